@@ -1,0 +1,2 @@
+//! Datasets, workloads, load driver, side-by-side comparison against any
+//! Meilisearch-compatible URL, and micro-benchmarks.

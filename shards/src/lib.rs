@@ -1,0 +1,4 @@
+//! Everything inside one shard: documents, analysis, inverted, facet, geo and vector indexes,
+//! filters, ranking, plus the rendezvous hashing that assigns documents to shards.
+//!
+//! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
