@@ -1,1 +1,3 @@
+//! The `coresearch` binary.
+
 fn main() {}
