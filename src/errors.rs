@@ -679,3 +679,18 @@ mod tests {
         assert_eq!(ResponseError::invalid_api_key().retry_after_seconds(), None);
     }
 }
+
+/// The operating-system error numbers that have their own code (reference §3.1 notes).
+const ERRNO_TOO_MANY_OPEN_FILES: i32 = 24;
+const ERRNO_NO_SPACE_LEFT_ON_DEVICE: i32 = 28;
+
+/// The API error for a failed file operation: a full disk and too many open files have their
+/// own codes, everything else is an `io_error`.
+pub fn io_error(error: &std::io::Error) -> ResponseError {
+    let code = match error.raw_os_error() {
+        Some(ERRNO_NO_SPACE_LEFT_ON_DEVICE) => Code::NoSpaceLeftOnDevice,
+        Some(ERRNO_TOO_MANY_OPEN_FILES) => Code::TooManyOpenFiles,
+        _ => Code::IoError,
+    };
+    ResponseError::new(code, error.to_string())
+}

@@ -1,3 +1,34 @@
-//! The `coresearch` binary.
+//! The `coresearch` binary: reads the configuration, opens the data directory and runs the
+//! server until SIGINT or SIGTERM.
 
-fn main() {}
+use std::process::ExitCode;
+
+use coresearch::config::Config;
+
+fn main() -> ExitCode {
+    let config = match Config::from_args_and_env() {
+        Ok(config) => config,
+        Err(error) => error.exit(),
+    };
+    coresearch::logs::init(&config);
+    if let Some(warning) = config.master_key_warning() {
+        eprintln!("{warning}");
+    }
+    let data_directory = match coresearch::data_dir::DataDirectory::open(&config.db_path) {
+        Ok(data_directory) => data_directory,
+        Err(error) => {
+            eprintln!("coresearch cannot use {}: {error}", config.db_path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    match coresearch::server::run(&config, data_directory.path().to_path_buf()) {
+        Ok(()) => {
+            tracing::info!("coresearch stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("coresearch stopped with an error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Experimental features: the twelve runtime toggles of `/experimental-features`.
+//!
+//! Invariants:
+//! - the persisted value is the toggles as last patched; flags given on the command line
+//!   (`--experimental-enable-metrics`, `--experimental-enable-logs-route`,
+//!   `--experimental-contains-filter`) force their toggle on in what requests see, without
+//!   being persisted;
+//! - the JSON form always has all twelve fields, in wire order.
+
+use serde::{Deserialize, Serialize};
+
+/// The twelve toggles, in wire order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeFeatures {
+    pub metrics: bool,
+    pub logs_route: bool,
+    pub edit_documents_by_function: bool,
+    pub contains_filter: bool,
+    pub dynamic_search_rules: bool,
+    pub network: bool,
+    pub get_task_documents_route: bool,
+    pub task_queue_compaction_route: bool,
+    pub composite_embedders: bool,
+    pub chat_completions: bool,
+    pub multimodal: bool,
+    pub foreign_keys: bool,
+}
+
+/// A partial update: each toggle either set or left as it is (absent or `null`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeaturesPatch {
+    pub metrics: Option<bool>,
+    pub logs_route: Option<bool>,
+    pub edit_documents_by_function: Option<bool>,
+    pub contains_filter: Option<bool>,
+    pub dynamic_search_rules: Option<bool>,
+    pub network: Option<bool>,
+    pub get_task_documents_route: Option<bool>,
+    pub task_queue_compaction_route: Option<bool>,
+    pub composite_embedders: Option<bool>,
+    pub chat_completions: Option<bool>,
+    pub multimodal: Option<bool>,
+    pub foreign_keys: Option<bool>,
+}
+
+/// The toggles that command-line flags force on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ForcedFeatures {
+    pub metrics: bool,
+    pub logs_route: bool,
+    pub contains_filter: bool,
+}
+
+impl RuntimeFeatures {
+    /// The toggles after `patch`.
+    pub fn patched(self, patch: &FeaturesPatch) -> RuntimeFeatures {
+        RuntimeFeatures {
+            metrics: patch.metrics.unwrap_or(self.metrics),
+            logs_route: patch.logs_route.unwrap_or(self.logs_route),
+            edit_documents_by_function: patch
+                .edit_documents_by_function
+                .unwrap_or(self.edit_documents_by_function),
+            contains_filter: patch.contains_filter.unwrap_or(self.contains_filter),
+            dynamic_search_rules: patch
+                .dynamic_search_rules
+                .unwrap_or(self.dynamic_search_rules),
+            network: patch.network.unwrap_or(self.network),
+            get_task_documents_route: patch
+                .get_task_documents_route
+                .unwrap_or(self.get_task_documents_route),
+            task_queue_compaction_route: patch
+                .task_queue_compaction_route
+                .unwrap_or(self.task_queue_compaction_route),
+            composite_embedders: patch.composite_embedders.unwrap_or(self.composite_embedders),
+            chat_completions: patch.chat_completions.unwrap_or(self.chat_completions),
+            multimodal: patch.multimodal.unwrap_or(self.multimodal),
+            foreign_keys: patch.foreign_keys.unwrap_or(self.foreign_keys),
+        }
+    }
+
+    /// The toggles as requests see them: persisted ones, with the forced ones switched on.
+    pub fn effective(self, forced: ForcedFeatures) -> RuntimeFeatures {
+        RuntimeFeatures {
+            metrics: self.metrics || forced.metrics,
+            logs_route: self.logs_route || forced.logs_route,
+            contains_filter: self.contains_filter || forced.contains_filter,
+            ..self
+        }
+    }
+
+    /// The wire JSON, all twelve fields in order.
+    pub fn to_json(self) -> String {
+        serde_json::to_string(&self).expect("twelve booleans always serialize")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_all_twelve_fields_in_wire_order() {
+        let json = RuntimeFeatures::default().to_json();
+        assert_eq!(
+            json,
+            "{\"metrics\":false,\"logsRoute\":false,\"editDocumentsByFunction\":false,\
+             \"containsFilter\":false,\"dynamicSearchRules\":false,\"network\":false,\
+             \"getTaskDocumentsRoute\":false,\"taskQueueCompactionRoute\":false,\
+             \"compositeEmbedders\":false,\"chatCompletions\":false,\"multimodal\":false,\
+             \"foreignKeys\":false}"
+        );
+    }
+
+    #[test]
+    fn patch_changes_only_the_given_toggles() {
+        let before = RuntimeFeatures {
+            network: true,
+            ..RuntimeFeatures::default()
+        };
+        let patch = FeaturesPatch {
+            metrics: Some(true),
+            network: None,
+            multimodal: Some(false),
+            ..FeaturesPatch::default()
+        };
+        let after = before.patched(&patch);
+        assert!(after.metrics);
+        assert!(after.network);
+        assert!(!after.multimodal);
+        assert!(!after.foreign_keys);
+    }
+
+    #[test]
+    fn forced_toggles_show_on_without_changing_the_persisted_value() {
+        let persisted = RuntimeFeatures::default();
+        let forced = ForcedFeatures {
+            metrics: true,
+            logs_route: false,
+            contains_filter: true,
+        };
+        let effective = persisted.effective(forced);
+        assert!(effective.metrics && effective.contains_filter && !effective.logs_route);
+        assert!(!persisted.metrics);
+    }
+}

@@ -1,0 +1,20 @@
+//! `GET /experimental-features` and `PATCH /experimental-features`: synchronous, persisted.
+
+use crate::control::features::FeaturesPatch;
+use crate::decode;
+use crate::errors::ResponseError;
+use crate::http::{Request, Response};
+use crate::routes::Services;
+
+/// `GET /experimental-features`.
+pub fn get(services: &Services) -> Response {
+    Response::json(200, services.control.features().to_json())
+}
+
+/// `PATCH /experimental-features`: any subset of the twelve toggles, each a boolean or
+/// `null` (left unchanged); answers the whole new set.
+pub async fn patch(services: &Services, request: Request) -> Result<Response, ResponseError> {
+    let patch: FeaturesPatch = decode::json::body(&request, services.payload_bytes_max)?;
+    let features = services.control.patch_features(patch).await?;
+    Ok(Response::json(200, features.to_json()))
+}

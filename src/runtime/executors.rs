@@ -1,0 +1,215 @@
+//! Starting the cores: one pinned glommio executor per core, each given its own listening
+//! sockets (SO_REUSEPORT on the same address, so the kernel spreads connections).
+//!
+//! Sockets are bound on the main thread before any executor starts, so a busy port is
+//! reported once, clearly, and no core is left waiting for a peer that failed to start.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{IntoRawFd, RawFd};
+
+use glommio::{LocalExecutorBuilder, Placement};
+
+use super::shutdown::ShutdownFlag;
+
+/// Locked memory each executor registers for io_uring buffers. Small on purpose: the
+/// server's own I/O goes through mmap and plain reads; this only backs glommio's DMA API.
+pub const IO_MEMORY_BYTES: usize = 512 << 10;
+
+/// Pending connections the kernel queues per listening socket.
+pub const LISTEN_BACKLOG: i32 = 4096;
+
+/// How the runtime is laid out.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// How many cores (executors) to run.
+    pub cores: usize,
+    /// Every address to listen on (a host name may resolve to several).
+    pub addresses: Vec<SocketAddr>,
+}
+
+/// What a core is told when it starts.
+pub struct CoreContext {
+    /// This core's index, 0 being the control core.
+    pub core: usize,
+    /// How many cores run.
+    pub cores: usize,
+    /// The listening sockets this core accepts on, one per address.
+    pub listeners: Vec<glommio::net::TcpListener>,
+    /// Raised when the process must stop.
+    pub shutdown: ShutdownFlag,
+}
+
+/// Why the runtime could not start or run.
+#[derive(Debug)]
+pub enum RuntimeError {
+    /// An address could not be bound.
+    Bind { address: SocketAddr, source: io::Error },
+    /// No usable CPU was found, or fewer than requested.
+    Cpus(String),
+    /// io_uring or locked memory is not available.
+    Executor(String),
+    /// A core stopped with an error.
+    Core { core: usize, message: String },
+}
+
+impl std::fmt::Display for RuntimeError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuntimeError::Bind { address, source } => {
+                write!(formatter, "could not listen on {address}: {source}")
+            }
+            RuntimeError::Cpus(message) => write!(formatter, "{message}"),
+            RuntimeError::Executor(message) => write!(formatter, "{message}"),
+            RuntimeError::Core { core, message } => write!(formatter, "core {core}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+/// Starts `options.cores` executors and runs `core_main` on each; returns when every core
+/// has returned.
+pub fn run<CoreMain, CoreFuture>(
+    options: &RuntimeOptions,
+    shutdown: ShutdownFlag,
+    core_main: CoreMain,
+) -> Result<(), RuntimeError>
+where
+    CoreMain: Fn(CoreContext) -> CoreFuture + Send + Clone + 'static,
+    CoreFuture: Future<Output = Result<(), String>> + 'static,
+{
+    let cpus = usable_cpus(options.cores)?;
+    probe_executor()?;
+    let mut sockets_per_core = Vec::with_capacity(options.cores);
+    for _ in 0..options.cores {
+        sockets_per_core.push(bind_all(&options.addresses)?);
+    }
+    let mut handles = Vec::with_capacity(options.cores);
+    for (core, (cpu, sockets)) in cpus.into_iter().zip(sockets_per_core).enumerate() {
+        let core_main = core_main.clone();
+        let shutdown = shutdown.clone();
+        let cores = options.cores;
+        let handle = LocalExecutorBuilder::new(Placement::Fixed(cpu))
+            .name(&format!("core-{core}"))
+            .io_memory(IO_MEMORY_BYTES)
+            .spawn(move || async move {
+                let context = CoreContext {
+                    core,
+                    cores,
+                    listeners: sockets.into_iter().map(adopt_listener).collect(),
+                    shutdown: shutdown.clone(),
+                };
+                let outcome = core_main(context).await;
+                if outcome.is_err() {
+                    // Let the other cores stop too rather than wait for this one.
+                    shutdown.raise();
+                }
+                outcome
+            })
+            .map_err(|error| RuntimeError::Executor(executor_failure_message(&error.to_string())))?;
+        handles.push(handle);
+    }
+    let mut first_error = None;
+    for (core, handle) in handles.into_iter().enumerate() {
+        let outcome = match handle.join() {
+            Ok(Ok(())) => continue,
+            Ok(Err(message)) => message,
+            Err(error) => executor_failure_message(&error.to_string()),
+        };
+        first_error.get_or_insert(RuntimeError::Core {
+            core,
+            message: outcome,
+        });
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The CPUs this process may run on, the first `cores` of them.
+fn usable_cpus(cores: usize) -> Result<Vec<usize>, RuntimeError> {
+    let allowed = allowed_cpus();
+    if cores == 0 {
+        return Err(RuntimeError::Cpus("--cores must be at least 1".to_string()));
+    }
+    if allowed.len() < cores {
+        return Err(RuntimeError::Cpus(format!(
+            "--cores {cores} asks for more cores than this process may use ({}: {:?})",
+            allowed.len(),
+            allowed
+        )));
+    }
+    Ok(allowed.into_iter().take(cores).collect())
+}
+
+/// The CPUs in this process's affinity mask, in increasing order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain data; zeroed is a valid empty set, and
+    // `sched_getaffinity` writes at most `size_of::<cpu_set_t>()` bytes into it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |count| count.get()))
+                .collect();
+        }
+        set
+    };
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, the capacity of the set.
+        .filter(|cpu| unsafe { libc::CPU_ISSET(*cpu, &set) })
+        .collect()
+}
+
+/// Starts and stops one executor, so that a missing io_uring or too little locked memory is
+/// reported once, clearly, before any core starts.
+fn probe_executor() -> Result<(), RuntimeError> {
+    let outcome = LocalExecutorBuilder::new(Placement::Unbound)
+        .name("probe")
+        .io_memory(IO_MEMORY_BYTES)
+        .spawn(|| async {})
+        .map_err(|error| error.to_string())
+        .and_then(|handle| handle.join().map_err(|error| error.to_string()));
+    outcome.map_err(|message| RuntimeError::Executor(executor_failure_message(&message)))
+}
+
+fn executor_failure_message(cause: &str) -> String {
+    format!(
+        "could not start an io_uring executor ({cause}). coresearch needs io_uring \
+         (Linux 5.8 or newer, with /proc/sys/kernel/io_uring_disabled = 0) and at least \
+         {} KiB of locked memory per core: raise `ulimit -l` (LimitMEMLOCK= in systemd). \
+         Run tuning/host-check.sh to see what to change.",
+        IO_MEMORY_BYTES >> 10
+    )
+}
+
+fn bind_all(addresses: &[SocketAddr]) -> Result<Vec<RawFd>, RuntimeError> {
+    addresses
+        .iter()
+        .map(|address| {
+            bind_reuse_port(*address).map_err(|source| RuntimeError::Bind {
+                address: *address,
+                source,
+            })
+        })
+        .collect()
+}
+
+fn bind_reuse_port(address: SocketAddr) -> io::Result<RawFd> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_port(true)?;
+    socket.set_reuse_address(true)?;
+    if address.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&address.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into_raw_fd())
+}
+
+fn adopt_listener(descriptor: RawFd) -> glommio::net::TcpListener {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `descriptor` is a listening TCP socket created by `bind_reuse_port`, whose
+    // ownership was released with `into_raw_fd` and is handed to exactly one core here.
+    unsafe { glommio::net::TcpListener::from_raw_fd(descriptor) }
+}

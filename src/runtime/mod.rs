@@ -1,0 +1,21 @@
+//! The runtime: one glommio executor per core, pinned, each serving its own listener and
+//! owning its own state; cores talk only through the bounded [`mesh`].
+//!
+//! This is the only module of the server that names glommio. Everything above it (HTTP,
+//! routes, control state) is written against plain futures and the traits defined here.
+//!
+//! Invariants:
+//! - core `i` runs on CPU `cpus[i]` and never migrates;
+//! - core 0 is the control core (see DESIGN.md §2);
+//! - no state is shared between cores except the shutdown flag, an atomic.
+
+pub mod blocking;
+pub mod executors;
+pub mod listener;
+pub mod mesh;
+pub mod shutdown;
+pub mod timer;
+
+pub use executors::{CoreContext, RuntimeError, RuntimeOptions, run};
+pub use mesh::{CoreMesh, MeshHandler};
+pub use timer::RuntimeTimer;

@@ -1,0 +1,115 @@
+//! Assembling the server: the data directory, the cores, and on each core its control-plane
+//! replica, its router and its listeners.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use crate::config::Config;
+use crate::control::features::ForcedFeatures;
+use crate::control::{ControlBroadcast, ControlPlane, ControlReply, ControlRequest};
+use crate::http::{HttpLimits, TlsAcceptor};
+use crate::routes::{Router, Services};
+use crate::runtime::mesh::{self, MeshSetup};
+use crate::runtime::shutdown::ShutdownFlag;
+use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions};
+
+/// What every core is started with; cloned into each executor.
+#[derive(Clone)]
+struct CoreSettings {
+    data_directory: PathBuf,
+    master_key: Option<String>,
+    production: bool,
+    forced_features: ForcedFeatures,
+    limits: HttpLimits,
+    tls: Option<crate::http::tls::TlsSettings>,
+    mesh: MeshSetup<ControlRequest, ControlReply, ControlBroadcast>,
+}
+
+/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
+pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
+    let addresses = resolve(&config.http_addr)?;
+    let shutdown = ShutdownFlag::from_signals()
+        .map_err(|error| format!("could not install the signal handlers: {error}"))?;
+    let tls = crate::http::tls::TlsSettings::from_config(config)?;
+    let settings = CoreSettings {
+        data_directory,
+        master_key: config.master_key.clone(),
+        production: config.is_production(),
+        forced_features: ForcedFeatures {
+            metrics: config.experimental_enable_metrics,
+            logs_route: config.experimental_enable_logs_route,
+            contains_filter: config.experimental_contains_filter,
+        },
+        limits: HttpLimits {
+            payload_bytes_max: config.http_payload_size_limit,
+            ..HttpLimits::default()
+        },
+        tls,
+        mesh: mesh::setup(config.cores),
+    };
+    let options = RuntimeOptions {
+        cores: config.cores,
+        addresses: addresses.clone(),
+    };
+    tracing::info!(
+        addresses = ?addresses,
+        cores = config.cores,
+        "coresearch {} (Meilisearch API {}) starting",
+        env!("CARGO_PKG_VERSION"),
+        crate::routes::root::API_VERSION
+    );
+    crate::runtime::run(&options, shutdown, move |context| {
+        core_main(context, settings.clone())
+    })
+    .map_err(|error| error.to_string())
+}
+
+async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), String> {
+    let CoreContext {
+        core,
+        listeners,
+        shutdown,
+        ..
+    } = context;
+    let features = crate::control::load_features(&settings.data_directory)?;
+    let data_directory = settings.data_directory.clone();
+    let forced = settings.forced_features;
+    let (mesh, control) = CoreMesh::join(settings.mesh, move |mesh| {
+        Rc::new(ControlPlane::new(mesh, data_directory, features, forced))
+    })
+    .await
+    .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
+    let tls = settings
+        .tls
+        .as_ref()
+        .map(TlsAcceptor::new)
+        .transpose()?
+        .map(Rc::new);
+    let router = Rc::new(Router::new(Services {
+        core,
+        control,
+        master_key: settings.master_key,
+        production: settings.production,
+        payload_bytes_max: settings.limits.payload_bytes_max,
+    }));
+    tracing::debug!(core, "serving");
+    crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)
+        .await;
+    mesh.close();
+    Ok(())
+}
+
+/// Every socket address `http_addr` names (`localhost:7700` gives the loopback ones).
+fn resolve(http_addr: &str) -> Result<Vec<SocketAddr>, String> {
+    let mut addresses: Vec<SocketAddr> = http_addr
+        .to_socket_addrs()
+        .map_err(|error| format!("`{http_addr}` is not a valid address to listen on: {error}"))?
+        .collect();
+    addresses.sort();
+    addresses.dedup();
+    if addresses.is_empty() {
+        return Err(format!("`{http_addr}` resolves to no address"));
+    }
+    Ok(addresses)
+}

@@ -1,0 +1,296 @@
+//! Starting the real `coresearch` binary for black-box tests: a free loopback port, a
+//! temporary data directory, and raw HTTP helpers for exact-byte checks.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The master key the tests start servers with when they want authentication.
+pub const MASTER_KEY: &str = "masterKey-for-tests-0123456789";
+
+/// How long a server may take to answer its first health check.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running server; killed when dropped.
+pub struct Server {
+    pub address: SocketAddr,
+    pub data_directory: PathBuf,
+    child: Option<Child>,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// How to start a server.
+#[derive(Clone, Default)]
+pub struct Options {
+    pub master_key: Option<String>,
+    pub extra_arguments: Vec<String>,
+    pub cores: Option<usize>,
+}
+
+impl Server {
+    /// A server without a master key, on a fresh data directory.
+    pub fn start() -> Server {
+        Server::start_with(Options::default())
+    }
+
+    /// A server with `options`, on a fresh data directory.
+    pub fn start_with(options: Options) -> Server {
+        let scratch = tempfile::tempdir().unwrap();
+        let data_directory = scratch.path().join("data.ms");
+        let mut server = Server::start_on(&data_directory, &options);
+        server._scratch = Some(scratch);
+        server
+    }
+
+    /// A server with `options` on `data_directory` (which may already hold data).
+    pub fn start_on(data_directory: &Path, options: &Options) -> Server {
+        let address = free_address();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_coresearch"));
+        command
+            .arg("--http-addr")
+            .arg(address.to_string())
+            .arg("--db-path")
+            .arg(data_directory)
+            .arg("--cores")
+            .arg(options.cores.unwrap_or(2).to_string())
+            .arg("--no-analytics")
+            .args(&options.extra_arguments)
+            .env_remove("MEILI_MASTER_KEY")
+            .env("MEILI_LOG_LEVEL", "WARN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        if let Some(master_key) = &options.master_key {
+            command.arg("--master-key").arg(master_key);
+        }
+        let child = command.spawn().unwrap();
+        let server = Server {
+            address,
+            data_directory: data_directory.to_path_buf(),
+            child: Some(child),
+            _scratch: None,
+        };
+        server.wait_until_healthy();
+        server
+    }
+
+    fn wait_until_healthy(&self) {
+        let started = Instant::now();
+        loop {
+            if let Ok(response) = self.try_request("GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n") {
+                if response.status == 200 {
+                    return;
+                }
+            }
+            assert!(started.elapsed() < START_TIMEOUT, "server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The base URL clients use.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// The process id of the server.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Sends raw bytes on a new connection and reads one response.
+    pub fn raw(&self, request: &str) -> HttpResponse {
+        self.try_request(request).unwrap()
+    }
+
+    fn try_request(&self, request: &str) -> std::io::Result<HttpResponse> {
+        let mut stream = self.connect()?;
+        stream.write_all(request.as_bytes())?;
+        read_response(&mut stream)
+    }
+
+    /// A new connection to the server.
+    pub fn connect(&self) -> std::io::Result<TcpStream> {
+        let stream = TcpStream::connect(self.address)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        Ok(stream)
+    }
+
+    /// Stops the server with SIGTERM and waits for it; returns its exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().unwrap();
+        // SAFETY: sending a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        child.wait().unwrap()
+    }
+
+    /// Kills the server with SIGKILL (a crash) and waits for it.
+    pub fn kill(mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_address() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+/// A parsed HTTP response.
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// The first header named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(header, _)| header.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "body is not JSON ({error}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).unwrap()
+    }
+}
+
+/// Reads exactly one response (Content-Length framed, or chunked) from `stream`.
+pub fn read_response(stream: &mut impl Read) -> std::io::Result<HttpResponse> {
+    let mut buffer = Vec::new();
+    let head_end = loop {
+        if let Some(position) = find(&buffer, b"\r\n\r\n") {
+            break position + 4;
+        }
+        read_more(stream, &mut buffer)?;
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or_default();
+    let status: u16 = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line {status_line:?}")))?;
+    let headers: Vec<(String, String)> = lines
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_string(), value.trim().to_string()))
+        .collect();
+    let mut rest = buffer[head_end..].to_vec();
+    let content_length = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.parse::<usize>().ok());
+    let chunked = headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked")
+    });
+    let body = if status == 100 || status == 204 || status == 304 {
+        Vec::new()
+    } else if let Some(length) = content_length {
+        while rest.len() < length {
+            read_more(stream, &mut rest)?;
+        }
+        rest.truncate(length);
+        rest
+    } else if chunked {
+        read_chunked(stream, rest)?
+    } else {
+        stream.read_to_end(&mut rest)?;
+        rest
+    };
+    Ok(HttpResponse {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn read_chunked(stream: &mut impl Read, mut buffer: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = loop {
+            if let Some(position) = find(&buffer, b"\r\n") {
+                break position;
+            }
+            read_more(stream, &mut buffer)?;
+        };
+        let size_text = String::from_utf8_lossy(&buffer[..line_end]).to_string();
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(std::io::Error::other)?;
+        buffer.drain(..line_end + 2);
+        while buffer.len() < size + 2 {
+            read_more(stream, &mut buffer)?;
+        }
+        if size == 0 {
+            return Ok(body);
+        }
+        body.extend_from_slice(&buffer[..size]);
+        buffer.drain(..size + 2);
+    }
+}
+
+fn read_more(stream: &mut impl Read, buffer: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut chunk = [0u8; 8192];
+    let read = stream.read(&mut chunk)?;
+    if read == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "connection closed before the response ended",
+        ));
+    }
+    buffer.extend_from_slice(&chunk[..read]);
+    Ok(())
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// A request with a JSON body.
+pub fn json_request(method: &str, path: &str, key: Option<&str>, body: &str) -> String {
+    let authorization = key
+        .map(|key| format!("Authorization: Bearer {key}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: t\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A request without a body.
+pub fn request(method: &str, path: &str, key: Option<&str>) -> String {
+    let authorization = key
+        .map(|key| format!("Authorization: Bearer {key}\r\n"))
+        .unwrap_or_default();
+    format!("{method} {path} HTTP/1.1\r\nHost: t\r\n{authorization}\r\n")
+}
