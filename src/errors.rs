@@ -63,7 +63,26 @@ macro_rules! error_codes {
                 }
             }
         }
+
+        /// One zero-sized marker type per code, named like its [`Code`] variant, so a type
+        /// can carry a code as a generic parameter (e.g. the decode errors of one field).
+        pub mod codes {
+            $(
+                #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+                pub struct $variant;
+
+                impl super::CodeMarker for $variant {
+                    const CODE: super::Code = super::Code::$variant;
+                }
+            )*
+        }
     };
+}
+
+/// A type that stands for one [`Code`]; implemented by every marker of [`codes`].
+pub trait CodeMarker {
+    /// The code this marker stands for.
+    const CODE: Code;
 }
 
 error_codes! {
@@ -647,6 +666,19 @@ mod tests {
             .filter(|code| code.status() != 400 || code.error_type() != ErrorType::InvalidRequest)
             .count();
         assert_eq!(special, 48);
+    }
+
+    #[test]
+    fn markers_stand_for_their_code() {
+        assert_eq!(<codes::BadRequest as CodeMarker>::CODE, Code::BadRequest);
+        assert_eq!(
+            <codes::InvalidSearchLimit as CodeMarker>::CODE.name(),
+            "invalid_search_limit"
+        );
+        assert_eq!(
+            <codes::S3SnapshotServerError as CodeMarker>::CODE.name(),
+            "s_3_snapshot_server_error"
+        );
     }
 
     #[test]
