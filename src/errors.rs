@@ -1,8 +1,14 @@
 //! The one error table of the HTTP API: every error code with its HTTP status and error
 //! type, and the error object every failure leaves as.
 //!
+//! The table holds the 278 codes of Meilisearch v1.41, sorted by wire name. Each code also
+//! has a zero-sized marker type in [`codes`] so request decoders can name a field's code as
+//! a type parameter (see `crate::decode`).
+//!
 //! Invariants:
 //! - a [`Code`] maps to exactly one status, one type and one snake_case name;
+//! - names are Meilisearch's, including the digit split of `invalid_s_3_snapshot_request`;
+//! - an `io_error` message always ends with [`IO_ERROR_MESSAGE_SUFFIX`];
 //! - the error object's keys are `message`, `code`, `type`, `link`, in that order, and
 //!   `link` is `https://docs.meilisearch.com/errors#<code>`.
 

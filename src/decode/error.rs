@@ -176,3 +176,73 @@ impl<F: MessageFormat, C: CodeMarker, E: std::error::Error> MergeWithError<E>
         ControlFlow::Break(Self::new(F::render(kind, merge_location), C::CODE))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use deserr::ValueKind;
+
+    use super::*;
+
+    fn wrong_kind<F: MessageFormat>(accepted: &[ValueKind], location: ValuePointerRef) -> String {
+        let actual: deserr::Value<serde_json::Value> = deserr::Value::Boolean(true);
+        F::render(ErrorKind::IncorrectValueKind { actual, accepted }, location)
+    }
+
+    #[test]
+    fn several_accepted_kinds_are_joined_with_or() {
+        let root = ValuePointerRef::Origin;
+        let location = root.push_key("distinct");
+        assert_eq!(
+            wrong_kind::<JsonFormat>(&[ValueKind::String, ValueKind::Null], location),
+            "Invalid value type at `.distinct`: expected null or a string, but found a boolean: `true`"
+        );
+        assert_eq!(
+            wrong_kind::<JsonFormat>(
+                &[
+                    ValueKind::Float,
+                    ValueKind::Integer,
+                    ValueKind::NegativeInteger,
+                    ValueKind::Boolean,
+                    ValueKind::Null,
+                ],
+                location
+            ),
+            "Invalid value type at `.distinct`: expected null, a boolean, or a number, but found a boolean: `true`"
+        );
+        assert_eq!(
+            wrong_kind::<JsonFormat>(&[ValueKind::Integer, ValueKind::NegativeInteger], root),
+            "Invalid value type: expected an integer, but found a boolean: `true`"
+        );
+    }
+
+    #[test]
+    fn query_locations_are_bare_parameter_names() {
+        let root = ValuePointerRef::Origin;
+        let parameter = root.push_key("uids");
+        let item = parameter.push_index(2);
+        let kind: ErrorKind<'_, serde_json::Value> = ErrorKind::Unexpected {
+            msg: "boom".to_owned(),
+        };
+        assert_eq!(
+            QueryFormat::render(kind, item),
+            "Invalid value in parameter `uids[2]`: boom"
+        );
+        assert_eq!(
+            wrong_kind::<QueryFormat>(&[ValueKind::String], parameter),
+            "Invalid value type for parameter `uids`: expected a string, but found a boolean: `true`"
+        );
+    }
+
+    #[test]
+    fn merged_field_error_keeps_its_code_and_message() {
+        let inner =
+            JsonError::<codes::InvalidSearchLimit>::missing_field("limit", ValuePointerRef::Origin);
+        let merged = deserr::take_cf_content(<JsonError as MergeWithError<_>>::merge(
+            None,
+            inner,
+            ValuePointerRef::Origin,
+        ));
+        assert_eq!(merged.code(), Code::InvalidSearchLimit);
+        assert_eq!(merged.message(), "Missing field `limit`");
+    }
+}
