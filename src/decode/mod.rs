@@ -29,3 +29,7 @@ pub mod star_or;
 mod tests;
 
 pub use error::{DecodeError, JsonError, JsonFormat, MessageFormat, QueryError, QueryFormat};
+pub use json::{decode_json_body, decode_json_request, decode_json_value};
+pub use payload::BodyReadFailure;
+pub use query::{FromQueryParameter, Param, decode_query};
+pub use star_or::{OptionStarOr, OptionStarOrList};

@@ -793,6 +793,26 @@ fn star_or_list_items_are_located_by_index_only_in_longer_lists() {
         400,
         "Invalid value in parameter `uids`: could not parse `dogo` as a positive integer",
     );
+    // The first bad item is reported, even past a star.
+    assert_error(
+        tasks("uids=cat,*,dog"),
+        Code::InvalidTaskUids,
+        400,
+        "Invalid value in parameter `uids[0]`: could not parse `cat` as a positive integer",
+    );
+    assert_error(
+        tasks("uids=78,hello,world"),
+        Code::InvalidTaskUids,
+        400,
+        "Invalid value in parameter `uids[1]`: could not parse `hello` as a positive integer",
+    );
+    // A parameter that is not a list does not accept a star.
+    assert_error(
+        tasks("uids=*&from=*"),
+        Code::InvalidTaskFrom,
+        400,
+        "Invalid value in parameter `from`: could not parse `*` as a positive integer",
+    );
     // Empty items are dropped before counting, so this list has one item.
     assert_error(
         tasks("uids=,dogo,"),
