@@ -1,8 +1,14 @@
 //! The one error table of the HTTP API: every error code with its HTTP status and error
 //! type, and the error object every failure leaves as.
 //!
+//! The table holds the 278 codes of Meilisearch v1.41, sorted by wire name. Each code also
+//! has a zero-sized marker type in [`codes`] so request decoders can name a field's code as
+//! a type parameter (see `crate::decode`).
+//!
 //! Invariants:
 //! - a [`Code`] maps to exactly one status, one type and one snake_case name;
+//! - names are Meilisearch's, including the digit split of `invalid_s_3_snapshot_request`;
+//! - an `io_error` message always ends with [`IO_ERROR_MESSAGE_SUFFIX`];
 //! - the error object's keys are `message`, `code`, `type`, `link`, in that order, and
 //!   `link` is `https://docs.meilisearch.com/errors#<code>`.
 
@@ -63,7 +69,26 @@ macro_rules! error_codes {
                 }
             }
         }
+
+        /// One zero-sized marker type per code, named like its [`Code`] variant, so a type
+        /// can carry a code as a generic parameter (e.g. the decode errors of one field).
+        pub mod codes {
+            $(
+                #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+                pub struct $variant;
+
+                impl super::CodeMarker for $variant {
+                    const CODE: super::Code = super::Code::$variant;
+                }
+            )*
+        }
     };
+}
+
+/// A type that stands for one [`Code`]; implemented by every marker of [`codes`].
+pub trait CodeMarker {
+    /// The code this marker stands for.
+    const CODE: Code;
 }
 
 error_codes! {
@@ -647,6 +672,19 @@ mod tests {
             .filter(|code| code.status() != 400 || code.error_type() != ErrorType::InvalidRequest)
             .count();
         assert_eq!(special, 48);
+    }
+
+    #[test]
+    fn markers_stand_for_their_code() {
+        assert_eq!(<codes::BadRequest as CodeMarker>::CODE, Code::BadRequest);
+        assert_eq!(
+            <codes::InvalidSearchLimit as CodeMarker>::CODE.name(),
+            "invalid_search_limit"
+        );
+        assert_eq!(
+            <codes::S3SnapshotServerError as CodeMarker>::CODE.name(),
+            "s_3_snapshot_server_error"
+        );
     }
 
     #[test]

@@ -66,7 +66,8 @@ pub struct CoreMesh<Request: Send, Reply: Send, Broadcast: Send> {
     core: usize,
     cores: usize,
     senders: Senders<Envelope<Request, Reply, Broadcast>>,
-    pending: RefCell<HashMap<u64, oneshot::Sender<Reply>>>,
+    /// Requests awaiting their reply: id → (peer asked, where the reply goes).
+    pending: RefCell<HashMap<u64, (usize, oneshot::Sender<Reply>)>>,
     next_request_id: Cell<u64>,
 }
 
@@ -118,7 +119,7 @@ where
         let id = self.next_request_id.get();
         self.next_request_id.set(id.wrapping_add(1));
         let (reply_sender, reply_receiver) = oneshot::channel();
-        self.pending.borrow_mut().insert(id, reply_sender);
+        self.pending.borrow_mut().insert(id, (to, reply_sender));
         if self
             .senders
             .send_to(to, Envelope::Request { id, body })
@@ -158,7 +159,9 @@ where
                     mesh.clone().dispatch(peer, envelope, &handler);
                 }
                 // The peer closed its end: fail the requests still waiting on it.
-                mesh.pending.borrow_mut().clear();
+                mesh.pending
+                    .borrow_mut()
+                    .retain(|_, (asked, _)| *asked != peer);
             })
             .detach();
         }
@@ -186,7 +189,7 @@ where
                 .detach();
             }
             Envelope::Reply { id, body } => {
-                if let Some(waiting) = self.pending.borrow_mut().remove(&id) {
+                if let Some((_, waiting)) = self.pending.borrow_mut().remove(&id) {
                     // The requester may have stopped waiting; the reply is then dropped.
                     let _ = waiting.send(body);
                 }
