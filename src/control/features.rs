@@ -27,20 +27,35 @@ pub struct RuntimeFeatures {
     pub foreign_keys: bool,
 }
 
-/// A partial update: each toggle either set or left as it is (absent or `null`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A partial update: each toggle either set or left as it is (absent or `null`). Decoded
+/// from the `PATCH /experimental-features` body; unknown fields and wrong types are
+/// `bad_request`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, deserr::Deserr)]
+#[deserr(error = crate::decode::JsonError, rename_all = camelCase, deny_unknown_fields)]
 pub struct FeaturesPatch {
+    #[deserr(default)]
     pub metrics: Option<bool>,
+    #[deserr(default)]
     pub logs_route: Option<bool>,
+    #[deserr(default)]
     pub edit_documents_by_function: Option<bool>,
+    #[deserr(default)]
     pub contains_filter: Option<bool>,
+    #[deserr(default)]
     pub dynamic_search_rules: Option<bool>,
+    #[deserr(default)]
     pub network: Option<bool>,
+    #[deserr(default)]
     pub get_task_documents_route: Option<bool>,
+    #[deserr(default)]
     pub task_queue_compaction_route: Option<bool>,
+    #[deserr(default)]
     pub composite_embedders: Option<bool>,
+    #[deserr(default)]
     pub chat_completions: Option<bool>,
+    #[deserr(default)]
     pub multimodal: Option<bool>,
+    #[deserr(default)]
     pub foreign_keys: Option<bool>,
 }
 

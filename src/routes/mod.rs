@@ -2,6 +2,7 @@
 //! [`Router`] that looks every request up in the [`table`] and logs one line per request.
 
 pub mod authorize;
+pub mod body;
 pub mod features;
 pub mod root;
 pub mod table;

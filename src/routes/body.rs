@@ -1,0 +1,44 @@
+//! Bringing a request's body to the decode layer: the HTTP layer's reading failures become
+//! the errors Meilisearch answers for them.
+
+use deserr::{DeserializeError, Deserr};
+
+use crate::decode::{BodyReadFailure, decode_json_request};
+use crate::errors::{Code, ResponseError};
+use crate::http::{BodyError, Request};
+
+/// Decodes the JSON body of `request` into `T`, checking the content type first.
+pub fn json<T, E>(request: &Request) -> Result<T, ResponseError>
+where
+    T: Deserr<E>,
+    E: DeserializeError + Into<ResponseError>,
+{
+    let body = match &request.body {
+        Ok(bytes) => Ok(bytes.as_slice()),
+        Err(error) => Err(read_failure(error)?),
+    };
+    decode_json_request::<T, E>(request.headers.get("content-type"), body)
+}
+
+/// The decode layer's view of a body that could not be read, or the error to answer at
+/// once for a body whose encoding is unusable.
+fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError> {
+    match error {
+        BodyError::TooLarge {
+            content_length,
+            limit,
+        } => Ok(BodyReadFailure::TooLarge {
+            content_length: *content_length,
+            limit: *limit,
+        }),
+        BodyError::Incomplete => Ok(BodyReadFailure::Incomplete),
+        BodyError::UnsupportedEncoding(encoding) => Err(ResponseError::new(
+            Code::UnsupportedMediaType,
+            format!("The Content-Encoding `{encoding}` is not supported."),
+        )),
+        BodyError::MalformedEncoding(detail) => Err(ResponseError::new(
+            Code::BadRequest,
+            format!("The request body could not be decoded: {detail}."),
+        )),
+    }
+}
