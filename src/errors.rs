@@ -78,6 +78,7 @@ error_codes! {
     MissingMasterKey => "missing_master_key", 401, Auth;
     MissingPayload => "missing_payload", 400, InvalidRequest;
     PayloadTooLarge => "payload_too_large", 413, InvalidRequest;
+    TooManySearchRequests => "too_many_search_requests", 503, System;
 }
 
 impl Code {

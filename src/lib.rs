@@ -5,3 +5,4 @@
 //! code → type → status table; `config` is the one place that reads flags and environment.
 
 pub mod errors;
+pub mod http;
