@@ -28,6 +28,9 @@ mod serialize;
 mod shutdown;
 mod timeout;
 
+#[cfg(test)]
+mod tests;
+
 use std::future::Future;
 use std::time::Duration;
 
