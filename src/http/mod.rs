@@ -27,6 +27,7 @@ mod response;
 mod serialize;
 mod shutdown;
 mod timeout;
+pub mod tls;
 
 #[cfg(test)]
 mod tests;
