@@ -1,0 +1,69 @@
+//! Every limit of the HTTP layer, as named constants and as the [`HttpLimits`] a connection
+//! is served with.
+//!
+//! Invariants: a connection never buffers more than `header_bytes_max` bytes of request head,
+//! nor more than `payload_bytes_max` bytes of body (raw or decoded), nor waits longer than
+//! the matching timeout for a peer that stopped sending or reading.
+
+use std::time::Duration;
+
+/// Default body limit (`--http-payload-size-limit`, 100 MB as Meilisearch).
+pub const PAYLOAD_BYTES_MAX: u64 = 100_000_000;
+/// Most header lines in one request head (actix-http's `MAX_HEADERS`); more → 431.
+pub const HEADER_COUNT_MAX: usize = 96;
+/// Largest request head, request line included (actix-http's buffer limit); larger → 431.
+pub const HEADER_BYTES_MAX: usize = 32 * 1024;
+/// Longest request target (path and query); longer → 414.
+pub const URI_BYTES_MAX: usize = 16 * 1024;
+/// How long a connection may stay idle between requests before it is closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(75);
+/// How long a started request head may take to arrive (actix's `client_request_timeout`,
+/// 5 s); past it the connection is answered 408 and closed.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest pause while reading a body before the body is declared incomplete.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest pause while the peer does not take our response bytes before the connection is
+/// dropped.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest chunk-size line of a chunked body (size, extensions and CRLF).
+pub const CHUNK_LINE_BYTES_MAX: usize = 4 * 1024;
+/// Initial read buffer of a connection; it grows up to `header_bytes_max` for a head.
+pub const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// Most bytes read from the socket per read call while reading a body.
+pub const BODY_READ_CHUNK_BYTES: usize = 64 * 1024;
+/// A body allocation never starts larger than this, whatever `Content-Length` announces.
+pub const BODY_PREALLOCATION_BYTES_MAX: usize = 1024 * 1024;
+/// Responses up to this size are copied behind their head and sent with one write.
+pub const RESPONSE_COPY_BYTES_MAX: usize = 64 * 1024;
+/// Pipelined responses are written once this many bytes are pending.
+pub const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
+
+/// The limits one connection is served with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpLimits {
+    pub payload_bytes_max: u64,
+    pub header_count_max: usize,
+    pub header_bytes_max: usize,
+    pub uri_bytes_max: usize,
+    pub idle_timeout: Duration,
+    pub header_read_timeout: Duration,
+    pub body_read_timeout: Duration,
+    pub write_timeout: Duration,
+    pub chunk_line_bytes_max: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> HttpLimits {
+        HttpLimits {
+            payload_bytes_max: PAYLOAD_BYTES_MAX,
+            header_count_max: HEADER_COUNT_MAX,
+            header_bytes_max: HEADER_BYTES_MAX,
+            uri_bytes_max: URI_BYTES_MAX,
+            idle_timeout: IDLE_TIMEOUT,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            body_read_timeout: BODY_READ_TIMEOUT,
+            write_timeout: WRITE_TIMEOUT,
+            chunk_line_bytes_max: CHUNK_LINE_BYTES_MAX,
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The HTTP/1.1 server layer: request parsing (httparse), bodies, CORS, compression and
+//! response writing over any `futures_io` byte stream, independent of the async runtime.
+//!
+//! The runtime accepts a connection (plain, or through [`tls::TlsAcceptor`]) and awaits
+//! [`serve_connection`], which answers requests one after the other with the [`Handler`]
+//! until the peer leaves, a limit or timeout closes the connection, or the
+//! [`ShutdownSignal`] fires. Time comes only from the [`Timer`] given, so the layer runs
+//! under any executor and under tests with a fake clock.
+//!
+//! Invariants (whole layer):
+//! - responses leave in request order, each with `content-length` and `date`;
+//! - a connection never buffers more than its [`HttpLimits`] allow;
+//! - after an error that leaves the byte stream out of sync (bad framing, body not read),
+//!   the connection is answered and closed, never reused.
+
+mod body;
+mod compress;
+mod connection;
+mod cors;
+mod date;
+mod decode;
+mod head;
+mod io;
+mod limits;
+mod request;
+mod response;
+mod serialize;
+mod shutdown;
+mod timeout;
+pub mod tls;
+
+#[cfg(test)]
+mod tests;
+
+use std::future::Future;
+use std::time::Duration;
+
+pub use connection::{CloseReason, ConnectionError, ConnectionSummary, serve_connection};
+pub use limits::*;
+pub use request::{BodyError, Headers, Method, Request, split_target};
+pub use response::{RETRY_AFTER_SECONDS, Response, reason_phrase};
+pub use shutdown::{ShutdownSignal, ShutdownWait};
+
+/// Answers requests. Called sequentially for the requests of one connection.
+pub trait Handler {
+    fn handle(&self, request: Request) -> impl Future<Output = Response>;
+}
+
+/// The runtime's clock, as the HTTP layer needs it.
+pub trait Timer {
+    /// Completes after `duration`.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()>;
+}

@@ -1,0 +1,127 @@
+//! Serialization of response heads into the connection's output buffer.
+//!
+//! Invariants: every head carries `content-length` (except 1xx and 204, where RFC 9110
+//! forbids it) and `date`; the handler's own `content-length`, `transfer-encoding`,
+//! `connection` and `date` headers are replaced by the connection's.
+
+use super::date;
+use super::response::{Response, reason_phrase};
+
+/// Headers the connection owns; a handler's copies are dropped.
+const CONNECTION_OWNED_HEADERS: [&str; 4] =
+    ["content-length", "transfer-encoding", "connection", "date"];
+
+/// Appends the head of `response` (status line, headers, blank line).
+pub(crate) fn write_response_head(
+    output: &mut Vec<u8>,
+    response: &Response,
+    connection_header: Option<&str>,
+) {
+    write_status_line(output, response.status);
+    for (name, value) in &response.headers {
+        if CONNECTION_OWNED_HEADERS
+            .iter()
+            .any(|owned| name.eq_ignore_ascii_case(owned))
+        {
+            continue;
+        }
+        write_header(output, name.as_bytes(), value.as_bytes());
+    }
+    if !(response.status < 200 || response.status == 204) {
+        output.extend_from_slice(b"content-length: ");
+        write_decimal(output, response.body.len() as u64);
+        output.extend_from_slice(b"\r\n");
+    }
+    if let Some(connection) = connection_header {
+        write_header(output, b"connection", connection.as_bytes());
+    }
+    write_header(output, b"date", &date::now());
+    output.extend_from_slice(b"\r\n");
+}
+
+/// Appends a bodiless answer that closes the connection (protocol errors, 408).
+pub(crate) fn write_bare_status(output: &mut Vec<u8>, status: u16) {
+    write_status_line(output, status);
+    output.extend_from_slice(b"content-length: 0\r\nconnection: close\r\n");
+    write_header(output, b"date", &date::now());
+    output.extend_from_slice(b"\r\n");
+}
+
+/// Appends the interim `100 Continue`.
+pub(crate) fn write_continue(output: &mut Vec<u8>) {
+    output.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+fn write_status_line(output: &mut Vec<u8>, status: u16) {
+    output.extend_from_slice(b"HTTP/1.1 ");
+    write_decimal(output, u64::from(status));
+    output.push(b' ');
+    output.extend_from_slice(reason_phrase(status).as_bytes());
+    output.extend_from_slice(b"\r\n");
+}
+
+fn write_header(output: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    output.extend_from_slice(name);
+    output.extend_from_slice(b": ");
+    // A value never spans lines: CR and LF would split the head (response splitting).
+    output.extend(value.iter().map(|&byte| match byte {
+        b'\r' | b'\n' => b' ',
+        other => other,
+    }));
+    output.extend_from_slice(b"\r\n");
+}
+
+fn write_decimal(output: &mut Vec<u8>, mut value: u64) {
+    const DIGITS_MAX: usize = 20;
+    let mut digits = [0u8; DIGITS_MAX];
+    let mut position = DIGITS_MAX;
+    loop {
+        position -= 1;
+        digits[position] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    output.extend_from_slice(&digits[position..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_has_length_and_date_and_drops_owned_headers() {
+        let response = Response::json(200, "{}")
+            .with_header("content-length", "99")
+            .with_header("x-evil", "a\r\nset-cookie: b");
+        let mut output = Vec::new();
+        write_response_head(&mut output, &response, Some("close"));
+        let text = String::from_utf8(output).expect("ascii head");
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"));
+        assert!(text.contains("x-evil: a  set-cookie: b\r\n"));
+        assert!(text.contains("content-length: 2\r\n"));
+        assert!(!text.contains("99"));
+        assert!(text.contains("connection: close\r\n"));
+        assert!(text.contains("\r\ndate: "));
+        assert!(text.ends_with(" GMT\r\n\r\n"));
+    }
+
+    #[test]
+    fn no_content_has_no_length() {
+        let mut output = Vec::new();
+        write_response_head(&mut output, &Response::empty(204), None);
+        let text = String::from_utf8(output).expect("ascii head");
+        assert!(text.starts_with("HTTP/1.1 204 No Content\r\n"));
+        assert!(!text.contains("content-length"));
+    }
+
+    #[test]
+    fn decimals_are_written_exactly() {
+        for value in [0u64, 7, 10, 1234567890, u64::MAX] {
+            let mut output = Vec::new();
+            write_decimal(&mut output, value);
+            assert_eq!(output, value.to_string().into_bytes());
+        }
+    }
+}
