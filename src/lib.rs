@@ -5,4 +5,5 @@
 //! code → type → status table; `config` is the one place that reads flags and environment.
 
 pub mod config;
+pub mod data_dir;
 pub mod errors;
