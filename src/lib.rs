@@ -7,3 +7,4 @@
 pub mod config;
 pub mod data_dir;
 pub mod errors;
+pub mod logs;
