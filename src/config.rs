@@ -1,0 +1,1980 @@
+//! The one place that reads command-line flags, environment variables and the configuration
+//! file (DESIGN.md §10 rule 9). Everything else receives a [`Config`] and its typed fields.
+//!
+//! Every Meilisearch v1.41 option is accepted with the same flag, the same `MEILI_*`
+//! variable, the same default and the same parsing, plus coresearch's own `--cores`,
+//! `--shards-per-index` and `VECTORSTORE_READER_PREFETCH_MEMORY`.
+//!
+//! Invariants:
+//! - precedence is command line > environment > configuration file > default;
+//! - [`Config::parse_from`] never reads or writes the process environment: the variables it
+//!   sees are the map it is given ([`Config::from_args_and_env`] collects the real ones);
+//! - every relative path in a [`Config`] has been resolved against the working directory;
+//! - a production [`Config`] always carries a master key of at least
+//!   [`MASTER_KEY_BYTES_MIN`] bytes.
+//!
+//! How the layers meet: clap reads the command line; environment variables (and the values
+//! of the configuration file, exported as the variables they stand for when those are not
+//! already set, as Meilisearch does) are turned into extra `--flag=value` arguments for every
+//! option the command line did not name, so clap applies one set of parsing, `requires` and
+//! `conflicts_with` rules to all of them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{self, Read};
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser, ValueEnum};
+
+/// The shortest master key a production instance accepts.
+pub const MASTER_KEY_BYTES_MIN: usize = 16;
+/// Random bytes in a master key we suggest (base64 encoded, 43 characters).
+const GENERATED_MASTER_KEY_BYTES: usize = 32;
+/// The snapshot interval of a bare `--schedule-snapshot` (one day).
+pub const SNAPSHOT_INTERVAL_DEFAULT_SECONDS: u64 = 86_400;
+const SNAPSHOT_INTERVAL_DEFAULT: &str = "86400";
+/// The most cores `--cores` accepts.
+pub const CORES_MAX: u64 = 4096;
+/// The most shards `--shards-per-index` accepts.
+pub const SHARDS_PER_INDEX_MAX: u64 = 4096;
+/// The default S3 multipart part size (375 MiB).
+pub const S3_MULTIPART_PART_BYTES_DEFAULT: u64 = 375 * 1024 * 1024;
+/// Meilisearch's default `--http-payload-size-limit`, `100 MB` (decimal megabytes).
+pub const HTTP_PAYLOAD_BYTES_DEFAULT: u64 = 100_000_000;
+
+const CONFIG_FILE_PATH_DEFAULT: &str = "./config.toml";
+const CONFIG_FILE_PATH_VARIABLE: &str = "MEILI_CONFIG_FILE_PATH";
+const CONFIG_FILE_PATH_FLAG: &str = "config-file-path";
+const CONFIG_FILE_PATH_KEY: &str = "config_file_path";
+/// The key of `/proc/meminfo` that gives the machine's total memory, in KiB.
+const MEMINFO_TOTAL_KEY: &str = "MemTotal:";
+const MEMINFO_PATH: &str = "/proc/meminfo";
+const KIBIBYTE_BYTES: u64 = 1024;
+
+/// `development` or `production`, as `--env` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "lower")]
+pub enum Environment {
+    Development,
+    Production,
+}
+
+/// How verbose the logs are, from `--log-level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Off,
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    /// The upper-case name, as `--log-level` accepts and `--help` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Off => "OFF",
+            LogLevel::Error => "ERROR",
+            LogLevel::Warn => "WARN",
+            LogLevel::Info => "INFO",
+            LogLevel::Debug => "DEBUG",
+            LogLevel::Trace => "TRACE",
+        }
+    }
+}
+
+impl FromStr for LogLevel {
+    type Err = String;
+
+    /// Case-insensitive; surrounding white space is ignored.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" => Ok(LogLevel::Off),
+            "error" => Ok(LogLevel::Error),
+            "warn" => Ok(LogLevel::Warn),
+            "info" => Ok(LogLevel::Info),
+            "debug" => Ok(LogLevel::Debug),
+            "trace" => Ok(LogLevel::Trace),
+            _ => Err(format!(
+                "log level `{text}` is not one of OFF, ERROR, WARN, INFO, DEBUG, TRACE"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// The format of the logs written to stderr, from `--experimental-logs-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogMode {
+    Human,
+    Json,
+}
+
+impl FromStr for LogMode {
+    type Err = String;
+
+    /// Case-insensitive; surrounding white space is ignored.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "human" => Ok(LogMode::Human),
+            "json" => Ok(LogMode::Json),
+            _ => Err(format!("log mode `{text}` is not one of HUMAN, JSON")),
+        }
+    }
+}
+
+/// The S3 snapshot options, present only when S3 snapshots are configured (then the bucket
+/// URL, region, name, prefix and one authentication method are all given).
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3SnapshotConfig {
+    pub bucket_url: String,
+    pub bucket_region: String,
+    pub bucket_name: String,
+    pub snapshot_prefix: String,
+    pub access_key: Option<String>,
+    pub secret_key: Option<String>,
+    pub role_arn: Option<String>,
+    pub web_identity_token_file: Option<PathBuf>,
+    pub max_in_flight_parts: NonZeroUsize,
+    pub compression_level: u32,
+    pub signature_duration_seconds: u64,
+    pub multipart_part_bytes: u64,
+}
+
+impl fmt::Debug for S3SnapshotConfig {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("S3SnapshotConfig")
+            .field("bucket_url", &self.bucket_url)
+            .field("bucket_region", &self.bucket_region)
+            .field("bucket_name", &self.bucket_name)
+            .field("snapshot_prefix", &self.snapshot_prefix)
+            .field("access_key", &redacted(&self.access_key))
+            .field("secret_key", &redacted(&self.secret_key))
+            .field("role_arn", &self.role_arn)
+            .field("web_identity_token_file", &self.web_identity_token_file)
+            .field("max_in_flight_parts", &self.max_in_flight_parts)
+            .field("compression_level", &self.compression_level)
+            .field(
+                "signature_duration_seconds",
+                &self.signature_duration_seconds,
+            )
+            .field("multipart_part_bytes", &self.multipart_part_bytes)
+            .finish()
+    }
+}
+
+/// The server's whole configuration. Options whose feature has not landed yet are accepted
+/// and stored; their doc says which feature they wait for.
+#[derive(Clone, PartialEq)]
+pub struct Config {
+    /// Where the data directory lives (`--db-path`, default `./data.ms`).
+    pub db_path: PathBuf,
+    /// The address and port to listen on (`--http-addr`, default `localhost:7700`).
+    pub http_addr: String,
+    /// The master key (`--master-key`); `None` leaves the instance unprotected.
+    pub master_key: Option<String>,
+    /// `--env`, default development.
+    pub env: Environment,
+    /// Accepted; takes effect when task webhooks land.
+    pub task_webhook_url: Option<url::Url>,
+    /// Accepted; takes effect when task webhooks land.
+    pub task_webhook_authorization_header: Option<String>,
+    /// Accepted; coresearch sends no telemetry either way.
+    pub no_analytics: bool,
+    /// The largest request body accepted, in bytes (default 100 MB).
+    pub http_payload_size_limit: u64,
+    /// TLS certificate chain (PEM); TLS is on when this and the key are both given.
+    pub ssl_cert_path: Option<PathBuf>,
+    /// TLS private key (PEM).
+    pub ssl_key_path: Option<PathBuf>,
+    /// Certificates of the authorities trusted for client authentication.
+    pub ssl_auth_path: Option<PathBuf>,
+    /// A DER-encoded OCSP response stapled to the certificate.
+    pub ssl_ocsp_path: Option<PathBuf>,
+    /// Refuse clients without a certificate (with `ssl_auth_path`).
+    pub ssl_require_auth: bool,
+    /// TLS session resumption.
+    pub ssl_resumption: bool,
+    /// TLS session tickets.
+    pub ssl_tickets: bool,
+    /// Accepted; takes effect when snapshots land.
+    pub import_snapshot: Option<PathBuf>,
+    /// Accepted; takes effect when snapshots land.
+    pub ignore_missing_snapshot: bool,
+    /// Accepted; takes effect when snapshots land.
+    pub ignore_snapshot_if_db_exists: bool,
+    /// Accepted; takes effect when snapshots land.
+    pub snapshot_dir: PathBuf,
+    /// Seconds between scheduled snapshots; `None` when disabled. Accepted; takes effect when
+    /// snapshots land.
+    pub schedule_snapshot: Option<u64>,
+    /// Accepted; takes effect when dumps land.
+    pub import_dump: Option<PathBuf>,
+    /// Accepted; takes effect when dumps land.
+    pub ignore_missing_dump: bool,
+    /// Accepted; takes effect when dumps land.
+    pub ignore_dump_if_db_exists: bool,
+    /// Accepted; takes effect when dumps land.
+    pub dump_dir: PathBuf,
+    /// `--log-level`, default INFO.
+    pub log_level: LogLevel,
+    /// Memory bound of indexing, in bytes; default two thirds of the machine's memory,
+    /// `None` when the machine's memory is unknown.
+    pub max_indexing_memory: Option<u64>,
+    /// Accepted; coresearch indexes on its shard cores (`--cores`), so no separate pool.
+    pub max_indexing_threads: Option<usize>,
+    /// Forces the `containsFilter` runtime feature on.
+    pub experimental_contains_filter: bool,
+    /// Forces the `metrics` runtime feature on.
+    pub experimental_enable_metrics: bool,
+    /// Forces the `logsRoute` runtime feature on.
+    pub experimental_enable_logs_route: bool,
+    /// `HUMAN` or `JSON` logs on stderr.
+    pub experimental_logs_mode: LogMode,
+    /// Searches waiting before 503 (default 1000). Accepted; takes effect when the search
+    /// queue lands.
+    pub experimental_search_queue_size: usize,
+    /// Seconds after which a waiting search is dropped (default 60). Accepted; takes effect
+    /// when the search queue lands.
+    pub experimental_drop_search_after: NonZeroUsize,
+    /// Concurrent searches per core (default 4). Accepted; takes effect when the search queue
+    /// lands.
+    pub experimental_nb_searches_per_core: NonZeroUsize,
+    /// Accepted; takes effect when database upgrades land.
+    pub experimental_dumpless_upgrade: bool,
+    /// Accepted; takes effect when the `TaskId`/`DryRun` headers land.
+    pub experimental_replication_parameters: bool,
+    /// Accepted; coresearch's indexing memory is bounded by `max_indexing_memory` either way.
+    pub experimental_reduce_indexing_memory_usage: bool,
+    /// Most tasks in one batch (default unlimited).
+    pub experimental_max_number_of_batched_tasks: usize,
+    /// Most total payload bytes in one batch; `None` = half of indexing memory, at most 10 GiB.
+    pub experimental_limit_batched_tasks_total_size: Option<u64>,
+    /// Entries of the query-embedding cache per embedder (default 0). Accepted; takes effect
+    /// when embedders land.
+    pub experimental_embedding_cache_entries: usize,
+    /// Accepted; takes effect when snapshots land.
+    pub experimental_no_snapshot_compaction: bool,
+    /// Accepted; takes effect when settings editions land.
+    pub experimental_no_edition_2024_for_settings: bool,
+    /// Accepted; takes effect when dumps land.
+    pub experimental_no_edition_2024_for_dumps: bool,
+    /// Accepted; takes effect when search personalization lands.
+    pub experimental_personalization_api_key: Option<String>,
+    /// Networks that outgoing requests may reach besides global addresses.
+    pub experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
+    /// Accepted; takes effect when snapshots land.
+    pub s3_snapshots: Option<S3SnapshotConfig>,
+    /// The configuration file that was read, if any.
+    pub config_file_path: Option<PathBuf>,
+    /// Executors, one pinned per core (`--cores`, default all available cores).
+    pub cores: usize,
+    /// Shards of a new index (`--shards-per-index`, default `cores`).
+    pub shards_per_index: usize,
+    /// Load each vector graph into memory when its shard opens
+    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, default false).
+    pub vectorstore_reader_prefetch_memory: bool,
+}
+
+fn redacted(secret: &Option<String>) -> Option<&'static str> {
+    secret.as_ref().map(|_| "<redacted>")
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Config {
+            db_path,
+            http_addr,
+            master_key,
+            env,
+            task_webhook_url,
+            task_webhook_authorization_header,
+            no_analytics,
+            http_payload_size_limit,
+            ssl_cert_path,
+            ssl_key_path,
+            ssl_auth_path,
+            ssl_ocsp_path,
+            ssl_require_auth,
+            ssl_resumption,
+            ssl_tickets,
+            import_snapshot,
+            ignore_missing_snapshot,
+            ignore_snapshot_if_db_exists,
+            snapshot_dir,
+            schedule_snapshot,
+            import_dump,
+            ignore_missing_dump,
+            ignore_dump_if_db_exists,
+            dump_dir,
+            log_level,
+            max_indexing_memory,
+            max_indexing_threads,
+            experimental_contains_filter,
+            experimental_enable_metrics,
+            experimental_enable_logs_route,
+            experimental_logs_mode,
+            experimental_search_queue_size,
+            experimental_drop_search_after,
+            experimental_nb_searches_per_core,
+            experimental_dumpless_upgrade,
+            experimental_replication_parameters,
+            experimental_reduce_indexing_memory_usage,
+            experimental_max_number_of_batched_tasks,
+            experimental_limit_batched_tasks_total_size,
+            experimental_embedding_cache_entries,
+            experimental_no_snapshot_compaction,
+            experimental_no_edition_2024_for_settings,
+            experimental_no_edition_2024_for_dumps,
+            experimental_personalization_api_key,
+            experimental_allowed_ip_networks,
+            s3_snapshots,
+            config_file_path,
+            cores,
+            shards_per_index,
+            vectorstore_reader_prefetch_memory,
+        } = self;
+        formatter
+            .debug_struct("Config")
+            .field("db_path", db_path)
+            .field("http_addr", http_addr)
+            .field("master_key", &redacted(master_key))
+            .field("env", env)
+            .field("task_webhook_url", task_webhook_url)
+            .field(
+                "task_webhook_authorization_header",
+                &redacted(task_webhook_authorization_header),
+            )
+            .field("no_analytics", no_analytics)
+            .field("http_payload_size_limit", http_payload_size_limit)
+            .field("ssl_cert_path", ssl_cert_path)
+            .field("ssl_key_path", ssl_key_path)
+            .field("ssl_auth_path", ssl_auth_path)
+            .field("ssl_ocsp_path", ssl_ocsp_path)
+            .field("ssl_require_auth", ssl_require_auth)
+            .field("ssl_resumption", ssl_resumption)
+            .field("ssl_tickets", ssl_tickets)
+            .field("import_snapshot", import_snapshot)
+            .field("ignore_missing_snapshot", ignore_missing_snapshot)
+            .field("ignore_snapshot_if_db_exists", ignore_snapshot_if_db_exists)
+            .field("snapshot_dir", snapshot_dir)
+            .field("schedule_snapshot", schedule_snapshot)
+            .field("import_dump", import_dump)
+            .field("ignore_missing_dump", ignore_missing_dump)
+            .field("ignore_dump_if_db_exists", ignore_dump_if_db_exists)
+            .field("dump_dir", dump_dir)
+            .field("log_level", log_level)
+            .field("max_indexing_memory", max_indexing_memory)
+            .field("max_indexing_threads", max_indexing_threads)
+            .field("experimental_contains_filter", experimental_contains_filter)
+            .field("experimental_enable_metrics", experimental_enable_metrics)
+            .field(
+                "experimental_enable_logs_route",
+                experimental_enable_logs_route,
+            )
+            .field("experimental_logs_mode", experimental_logs_mode)
+            .field(
+                "experimental_search_queue_size",
+                experimental_search_queue_size,
+            )
+            .field(
+                "experimental_drop_search_after",
+                experimental_drop_search_after,
+            )
+            .field(
+                "experimental_nb_searches_per_core",
+                experimental_nb_searches_per_core,
+            )
+            .field(
+                "experimental_dumpless_upgrade",
+                experimental_dumpless_upgrade,
+            )
+            .field(
+                "experimental_replication_parameters",
+                experimental_replication_parameters,
+            )
+            .field(
+                "experimental_reduce_indexing_memory_usage",
+                experimental_reduce_indexing_memory_usage,
+            )
+            .field(
+                "experimental_max_number_of_batched_tasks",
+                experimental_max_number_of_batched_tasks,
+            )
+            .field(
+                "experimental_limit_batched_tasks_total_size",
+                experimental_limit_batched_tasks_total_size,
+            )
+            .field(
+                "experimental_embedding_cache_entries",
+                experimental_embedding_cache_entries,
+            )
+            .field(
+                "experimental_no_snapshot_compaction",
+                experimental_no_snapshot_compaction,
+            )
+            .field(
+                "experimental_no_edition_2024_for_settings",
+                experimental_no_edition_2024_for_settings,
+            )
+            .field(
+                "experimental_no_edition_2024_for_dumps",
+                experimental_no_edition_2024_for_dumps,
+            )
+            .field(
+                "experimental_personalization_api_key",
+                &redacted(experimental_personalization_api_key),
+            )
+            .field(
+                "experimental_allowed_ip_networks",
+                experimental_allowed_ip_networks,
+            )
+            .field("s3_snapshots", s3_snapshots)
+            .field("config_file_path", config_file_path)
+            .field("cores", cores)
+            .field("shards_per_index", shards_per_index)
+            .field(
+                "vectorstore_reader_prefetch_memory",
+                vectorstore_reader_prefetch_memory,
+            )
+            .finish()
+    }
+}
+
+/// Why the configuration could not be built.
+#[derive(Debug)]
+pub enum ConfigError {
+    /// Bad command-line arguments or variables (clap's message), or `--help`/`--version`.
+    Arguments(clap::Error),
+    /// A configuration file named by the user could not be read.
+    ConfigFileUnreadable { path: PathBuf, source: io::Error },
+    /// The configuration file is not valid TOML.
+    ConfigFileInvalid { path: PathBuf, message: String },
+    /// The configuration file names an option that does not exist.
+    ConfigFileKeyUnknown { path: PathBuf, key: String },
+    /// The configuration file sets `config_file_path`.
+    ConfigFileKeyNotSupported { path: PathBuf },
+    /// A value of the configuration file has the wrong TOML type.
+    ConfigFileValueInvalid {
+        path: PathBuf,
+        key: String,
+        expected: &'static str,
+    },
+    /// A boolean variable holds something that is not a boolean.
+    VariableInvalid { name: String, value: String },
+    /// A variable we read is not valid UTF-8.
+    VariableNotUnicode { name: String },
+    /// `--env production` without a master key.
+    MasterKeyMissing { suggestion: String },
+    /// `--env production` with a master key shorter than [`MASTER_KEY_BYTES_MIN`].
+    MasterKeyTooShort { length: usize, suggestion: String },
+}
+
+impl ConfigError {
+    /// The process exit code: 0 for `--help` and `--version`, 2 for a usage error, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ConfigError::Arguments(error) => error.exit_code(),
+            _ => 1,
+        }
+    }
+
+    /// Prints the error where it belongs (help and version on stdout, the rest on stderr)
+    /// and ends the process with [`ConfigError::exit_code`].
+    pub fn exit(self) -> ! {
+        match self {
+            ConfigError::Arguments(error) => error.exit(),
+            other => {
+                eprintln!("Error: {other}");
+                std::process::exit(other.exit_code())
+            }
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Arguments(error) => write!(formatter, "{error}"),
+            ConfigError::ConfigFileUnreadable { path, source } => write!(
+                formatter,
+                "unable to open or read the {path:?} configuration file: {source}."
+            ),
+            ConfigError::ConfigFileInvalid { path, message } => {
+                write!(
+                    formatter,
+                    "the configuration file {path:?} is not valid TOML: {message}"
+                )
+            }
+            ConfigError::ConfigFileKeyUnknown { path, key } => write!(
+                formatter,
+                "unknown option `{key}` in the configuration file {path:?}; keys are the \
+                 snake_case names of the command-line options (`--db-path` is `db_path`)"
+            ),
+            ConfigError::ConfigFileKeyNotSupported { path } => write!(
+                formatter,
+                "`{CONFIG_FILE_PATH_KEY}` is not supported in the configuration file ({path:?})"
+            ),
+            ConfigError::ConfigFileValueInvalid {
+                path,
+                key,
+                expected,
+            } => write!(
+                formatter,
+                "invalid value for `{key}` in the configuration file {path:?}: expected {expected}"
+            ),
+            ConfigError::VariableInvalid { name, value } => write!(
+                formatter,
+                "invalid value `{value}` for the environment variable {name}: expected a \
+                 boolean (true/false, yes/no, on/off, 1/0)"
+            ),
+            ConfigError::VariableNotUnicode { name } => {
+                write!(
+                    formatter,
+                    "the environment variable {name} is not valid UTF-8"
+                )
+            }
+            ConfigError::MasterKeyMissing { suggestion } => write!(
+                formatter,
+                "You must provide a master key to secure your instance in a production \
+                 environment. It can be specified via the MEILI_MASTER_KEY environment variable \
+                 or the --master-key launch option.\n\n{suggestion}"
+            ),
+            ConfigError::MasterKeyTooShort { length, suggestion } => write!(
+                formatter,
+                "The master key must be at least {MASTER_KEY_BYTES_MIN} bytes in a production \
+                 environment. The provided key is only {length} bytes.\n\n{suggestion}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigError::Arguments(error) => Some(error),
+            ConfigError::ConfigFileUnreadable { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<clap::Error> for ConfigError {
+    fn from(error: clap::Error) -> Self {
+        ConfigError::Arguments(error)
+    }
+}
+
+/// `--schedule-snapshot`: empty means disabled, otherwise seconds between snapshots.
+#[derive(Debug, Clone, Copy)]
+struct SnapshotSchedule(Option<u64>);
+
+fn parse_snapshot_schedule(text: &str) -> Result<SnapshotSchedule, String> {
+    if text.is_empty() {
+        return Ok(SnapshotSchedule(None));
+    }
+    text.parse::<u64>()
+        .map(|seconds| SnapshotSchedule(Some(seconds)))
+        .map_err(|error| format!("`{text}` is not a number of seconds: {error}"))
+}
+
+/// `--max-indexing-threads`: empty or `unlimited` means no explicit bound.
+#[derive(Debug, Clone, Copy)]
+struct IndexingThreads(Option<usize>);
+
+fn parse_indexing_threads(text: &str) -> Result<IndexingThreads, String> {
+    if text.is_empty() || text == "unlimited" {
+        return Ok(IndexingThreads(None));
+    }
+    text.parse::<usize>()
+        .map(|threads| IndexingThreads(Some(threads)))
+        .map_err(|error| format!("`{text}` is not a number of threads or `unlimited`: {error}"))
+}
+
+/// A size in bytes, as Meilisearch's byte-unit syntax writes it: `100 MB` (decimal),
+/// `2GiB` (binary), `1048576` (plain bytes).
+pub fn parse_byte_size(text: &str) -> Result<u64, String> {
+    byte_unit::Byte::from_str(text)
+        .map(|size| size.as_u64())
+        .map_err(|error| {
+            format!("`{text}` is not a size in bytes (e.g. `100 MB`, `2GiB`): {error}")
+        })
+}
+
+fn parse_webhook_url(text: &str) -> Result<url::Url, String> {
+    url::Url::parse(text).map_err(|error| format!("`{text}` is not a URL: {error}"))
+}
+
+/// clap's boolish strings, case-insensitive.
+fn parse_boolish(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" | "t" | "true" | "on" | "1" => Some(true),
+        "n" | "no" | "f" | "false" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+fn default_cores() -> u64 {
+    u64::try_from(available_cores())
+        .unwrap_or(CORES_MAX)
+        .min(CORES_MAX)
+}
+
+/// Total memory of the machine in bytes, from `/proc/meminfo`; `None` where unknown.
+fn total_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string(MEMINFO_PATH).ok()?;
+    meminfo_total_bytes(&meminfo)
+}
+
+fn meminfo_total_bytes(meminfo: &str) -> Option<u64> {
+    let line = meminfo
+        .lines()
+        .find(|line| line.starts_with(MEMINFO_TOTAL_KEY))?;
+    let kibibytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kibibytes.checked_mul(KIBIBYTE_BYTES)
+}
+
+/// The flags, as clap sees them. Flag names, variables and defaults are Meilisearch's.
+#[derive(Debug, Parser)]
+#[command(
+    name = "coresearch",
+    version,
+    about = "A thread-per-core search server that speaks the Meilisearch HTTP API",
+    next_display_order = None
+)]
+#[command(group(
+    ArgGroup::new("s3_auth")
+        .args(["s3_access_key", "experimental_s3_role_arn"])
+        .multiple(true)
+))]
+#[command(group(
+    ArgGroup::new("s3_snapshots")
+        .args([
+            "s3_bucket_url",
+            "s3_bucket_region",
+            "s3_bucket_name",
+            "s3_snapshot_prefix",
+            "s3_access_key",
+            "s3_secret_key",
+            "experimental_s3_role_arn",
+            "experimental_s3_web_identity_token_file",
+            "experimental_s3_max_in_flight_parts",
+            "experimental_s3_compression_level",
+            "experimental_s3_signature_duration_seconds",
+            "experimental_s3_multipart_part_size",
+        ])
+        .multiple(true)
+        .requires_all([
+            "s3_bucket_url",
+            "s3_bucket_region",
+            "s3_bucket_name",
+            "s3_snapshot_prefix",
+            "s3_auth",
+        ])
+))]
+struct Cli {
+    /// Where the database files are created and found.
+    #[arg(long, env = "MEILI_DB_PATH", default_value = "./data.ms")]
+    db_path: PathBuf,
+
+    /// The HTTP address and port to listen on.
+    #[arg(long, env = "MEILI_HTTP_ADDR", default_value = "localhost:7700")]
+    http_addr: String,
+
+    /// The master key, protecting every route except `GET /health`.
+    #[arg(long, env = "MEILI_MASTER_KEY", hide_env_values = true)]
+    master_key: Option<String>,
+
+    /// The environment: `development` or `production` (production requires a master key
+    /// of at least 16 bytes).
+    #[arg(long, env = "MEILI_ENV", value_enum, default_value = "development")]
+    env: Environment,
+
+    /// URL called when a task finishes. Accepted; takes effect when task webhooks land.
+    #[arg(long, env = "MEILI_TASK_WEBHOOK_URL", value_parser = parse_webhook_url)]
+    task_webhook_url: Option<url::Url>,
+
+    /// `Authorization` header sent to the task webhook. Accepted; takes effect when task
+    /// webhooks land.
+    #[arg(
+        long,
+        env = "MEILI_TASK_WEBHOOK_AUTHORIZATION_HEADER",
+        hide_env_values = true
+    )]
+    task_webhook_authorization_header: Option<String>,
+
+    /// Accepted for compatibility; coresearch sends no telemetry.
+    #[arg(long, env = "MEILI_NO_ANALYTICS")]
+    no_analytics: bool,
+
+    /// The largest request body accepted (`100 MB`, `2GiB`, or plain bytes).
+    #[arg(long, env = "MEILI_HTTP_PAYLOAD_SIZE_LIMIT", default_value = "100 MB", value_parser = parse_byte_size)]
+    http_payload_size_limit: u64,
+
+    /// The server's TLS certificate chain (PEM).
+    #[arg(long, env = "MEILI_SSL_CERT_PATH")]
+    ssl_cert_path: Option<PathBuf>,
+
+    /// The server's TLS private key (PEM).
+    #[arg(long, env = "MEILI_SSL_KEY_PATH")]
+    ssl_key_path: Option<PathBuf>,
+
+    /// Enables client authentication with the authorities in this file.
+    #[arg(long, env = "MEILI_SSL_AUTH_PATH")]
+    ssl_auth_path: Option<PathBuf>,
+
+    /// A DER-encoded OCSP response stapled to the certificate.
+    #[arg(long, env = "MEILI_SSL_OCSP_PATH")]
+    ssl_ocsp_path: Option<PathBuf>,
+
+    /// Makes TLS client authentication mandatory.
+    #[arg(long, env = "MEILI_SSL_REQUIRE_AUTH")]
+    ssl_require_auth: bool,
+
+    /// Enables TLS session resumption.
+    #[arg(long, env = "MEILI_SSL_RESUMPTION")]
+    ssl_resumption: bool,
+
+    /// Enables TLS session tickets.
+    #[arg(long, env = "MEILI_SSL_TICKETS")]
+    ssl_tickets: bool,
+
+    /// Starts after importing this snapshot. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_IMPORT_SNAPSHOT")]
+    import_snapshot: Option<PathBuf>,
+
+    /// Do not fail when `--import-snapshot` names no file. Accepted; takes effect when
+    /// snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_IGNORE_MISSING_SNAPSHOT",
+        requires = "import_snapshot"
+    )]
+    ignore_missing_snapshot: bool,
+
+    /// Ignore `--import-snapshot` when a database exists. Accepted; takes effect when
+    /// snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS",
+        requires = "import_snapshot"
+    )]
+    ignore_snapshot_if_db_exists: bool,
+
+    /// Where snapshots are written. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_SNAPSHOT_DIR", default_value = "snapshots/")]
+    snapshot_dir: PathBuf,
+
+    /// Takes scheduled snapshots, every SNAPSHOT_INTERVAL_SEC seconds (default one day).
+    /// Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_SCHEDULE_SNAPSHOT",
+        num_args = 0..=1,
+        default_missing_value = SNAPSHOT_INTERVAL_DEFAULT,
+        value_name = "SNAPSHOT_INTERVAL_SEC",
+        value_parser = parse_snapshot_schedule
+    )]
+    schedule_snapshot: Option<SnapshotSchedule>,
+
+    /// Imports this dump file at launch. Accepted; takes effect when dumps land.
+    #[arg(long, env = "MEILI_IMPORT_DUMP", conflicts_with = "import_snapshot")]
+    import_dump: Option<PathBuf>,
+
+    /// Do not fail when `--import-dump` names no file. Accepted; takes effect when dumps land.
+    #[arg(long, env = "MEILI_IGNORE_MISSING_DUMP", requires = "import_dump")]
+    ignore_missing_dump: bool,
+
+    /// Ignore `--import-dump` when a database exists. Accepted; takes effect when dumps land.
+    #[arg(long, env = "MEILI_IGNORE_DUMP_IF_DB_EXISTS", requires = "import_dump")]
+    ignore_dump_if_db_exists: bool,
+
+    /// Where dumps are written. Accepted; takes effect when dumps land.
+    #[arg(long, env = "MEILI_DUMP_DIR", default_value = "dumps/")]
+    dump_dir: PathBuf,
+
+    /// Log verbosity: OFF, ERROR, WARN, INFO, DEBUG or TRACE (case-insensitive).
+    #[arg(long, env = "MEILI_LOG_LEVEL", default_value = "INFO", value_parser = LogLevel::from_str)]
+    log_level: LogLevel,
+
+    /// Most memory used by indexing (default: two thirds of the machine's memory).
+    #[arg(long, env = "MEILI_MAX_INDEXING_MEMORY", value_parser = parse_byte_size)]
+    max_indexing_memory: Option<u64>,
+
+    /// Accepted for compatibility (a number or `unlimited`); coresearch indexes on its shard
+    /// cores, set by `--cores`.
+    #[arg(long, env = "MEILI_MAX_INDEXING_THREADS", value_parser = parse_indexing_threads)]
+    max_indexing_threads: Option<IndexingThreads>,
+
+    /// Forces the `containsFilter` experimental feature on.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_CONTAINS_FILTER")]
+    experimental_contains_filter: bool,
+
+    /// Forces the `metrics` experimental feature on (`GET /metrics`).
+    #[arg(long, env = "MEILI_EXPERIMENTAL_ENABLE_METRICS")]
+    experimental_enable_metrics: bool,
+
+    /// Searches that may wait before 503. Accepted; takes effect when the search queue lands.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_SEARCH_QUEUE_SIZE",
+        default_value = "1000"
+    )]
+    experimental_search_queue_size: usize,
+
+    /// Seconds after which a waiting search is dropped. Accepted; takes effect when the
+    /// search queue lands.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER",
+        default_value = "60"
+    )]
+    experimental_drop_search_after: NonZeroUsize,
+
+    /// Concurrent searches per core. Accepted; takes effect when the search queue lands.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_NB_SEARCHES_PER_CORE",
+        default_value = "4"
+    )]
+    experimental_nb_searches_per_core: NonZeroUsize,
+
+    /// Log format on stderr: HUMAN or JSON.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_LOGS_MODE", default_value = "HUMAN", value_parser = LogMode::from_str)]
+    experimental_logs_mode: LogMode,
+
+    /// Upgrades the database without a dump. Accepted; takes effect when database upgrades
+    /// land.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_DUMPLESS_UPGRADE")]
+    experimental_dumpless_upgrade: bool,
+
+    /// Forces the `logsRoute` experimental feature on (`/logs/stream`, `/logs/stderr`).
+    #[arg(long, env = "MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE")]
+    experimental_enable_logs_route: bool,
+
+    /// Enables the `TaskId`/`DryRun` headers and disables automatic task cleanup. Accepted;
+    /// takes effect when those headers land.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_REPLICATION_PARAMETERS")]
+    experimental_replication_parameters: bool,
+
+    /// Accepted for compatibility; indexing memory is bounded by `--max-indexing-memory`.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_REDUCE_INDEXING_MEMORY_USAGE")]
+    experimental_reduce_indexing_memory_usage: bool,
+
+    /// Most tasks in one batch.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_MAX_NUMBER_OF_BATCHED_TASKS", default_value_t = usize::MAX)]
+    experimental_max_number_of_batched_tasks: usize,
+
+    /// Most total payload size of one batch (default: half the indexing memory, at most
+    /// 10 GiB).
+    #[arg(long, env = "MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE", value_parser = parse_byte_size)]
+    experimental_limit_batched_tasks_total_size: Option<u64>,
+
+    /// Query embeddings cached per embedder. Accepted; takes effect when embedders land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES",
+        default_value = "0"
+    )]
+    experimental_embedding_cache_entries: usize,
+
+    /// Snapshots are not compacted. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_NO_SNAPSHOT_COMPACTION")]
+    experimental_no_snapshot_compaction: bool,
+
+    /// Settings use the pre-2024 indexer. Accepted; takes effect when settings editions land.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS")]
+    experimental_no_edition_2024_for_settings: bool,
+
+    /// Dumps use the pre-2024 indexer. Accepted; takes effect when dumps land.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_DUMPS")]
+    experimental_no_edition_2024_for_dumps: bool,
+
+    /// API key of the personalization service. Accepted; takes effect when search
+    /// personalization lands.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY",
+        hide_env_values = true
+    )]
+    experimental_personalization_api_key: Option<String>,
+
+    /// Comma-separated networks (CIDR) that outgoing requests may reach besides global
+    /// addresses.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_ALLOWED_IP_NETWORKS", value_delimiter = ',', action = clap::ArgAction::Set)]
+    experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
+
+    /// S3 bucket URL for snapshots. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_S3_BUCKET_URL")]
+    s3_bucket_url: Option<String>,
+
+    /// S3 bucket region. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_S3_BUCKET_REGION")]
+    s3_bucket_region: Option<String>,
+
+    /// S3 bucket name. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_S3_BUCKET_NAME")]
+    s3_bucket_name: Option<String>,
+
+    /// Prefix of snapshot objects in the bucket. Accepted; takes effect when snapshots land.
+    #[arg(long, env = "MEILI_S3_SNAPSHOT_PREFIX")]
+    s3_snapshot_prefix: Option<String>,
+
+    /// S3 access key. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_S3_ACCESS_KEY",
+        hide_env_values = true,
+        requires = "s3_secret_key"
+    )]
+    s3_access_key: Option<String>,
+
+    /// S3 secret key. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_S3_SECRET_KEY",
+        hide_env_values = true,
+        conflicts_with_all = ["experimental_s3_role_arn", "experimental_s3_web_identity_token_file"]
+    )]
+    s3_secret_key: Option<String>,
+
+    /// Role to assume for S3. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_S3_ROLE_ARN",
+        requires = "experimental_s3_web_identity_token_file"
+    )]
+    experimental_s3_role_arn: Option<String>,
+
+    /// Web identity token file for S3. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_S3_WEB_IDENTITY_TOKEN_FILE",
+        conflicts_with_all = ["s3_access_key", "s3_secret_key"]
+    )]
+    experimental_s3_web_identity_token_file: Option<PathBuf>,
+
+    /// Parts uploaded at once. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_S3_MAX_IN_FLIGHT_PARTS",
+        default_value = "10"
+    )]
+    experimental_s3_max_in_flight_parts: NonZeroUsize,
+
+    /// Compression level of snapshots sent to S3. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_S3_COMPRESSION_LEVEL",
+        default_value = "0"
+    )]
+    experimental_s3_compression_level: u32,
+
+    /// Lifetime of S3 request signatures, in seconds. Accepted; takes effect when snapshots
+    /// land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_S3_SIGNATURE_DURATION_SECONDS",
+        default_value = "28800"
+    )]
+    experimental_s3_signature_duration_seconds: u64,
+
+    /// Size of each multipart part. Accepted; takes effect when snapshots land.
+    #[arg(
+        long,
+        env = "MEILI_EXPERIMENTAL_S3_MULTIPART_PART_SIZE",
+        default_value_t = S3_MULTIPART_PART_BYTES_DEFAULT,
+        value_parser = parse_byte_size
+    )]
+    experimental_s3_multipart_part_size: u64,
+
+    /// A TOML configuration file (default `./config.toml`, ignored when missing). Its keys
+    /// are the snake_case option names; flags and environment variables win over it. Also
+    /// read from MEILI_CONFIG_FILE_PATH.
+    #[arg(long)]
+    config_file_path: Option<PathBuf>,
+
+    /// Cores to run on, one pinned executor each (default: all available cores).
+    #[arg(
+        long,
+        env = "CORESEARCH_CORES",
+        default_value_t = default_cores(),
+        value_parser = clap::value_parser!(u64).range(1..=CORES_MAX)
+    )]
+    cores: u64,
+
+    /// Shards of each new index (default: the number of cores).
+    #[arg(
+        long,
+        env = "CORESEARCH_SHARDS_PER_INDEX",
+        value_parser = clap::value_parser!(u64).range(1..=SHARDS_PER_INDEX_MAX)
+    )]
+    shards_per_index: Option<u64>,
+
+    /// Loads each vector graph into memory when its shard opens.
+    #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
+    vectorstore_reader_prefetch_memory: bool,
+}
+
+/// What clap knows of one option that has an environment variable.
+struct OptionSpec {
+    long: String,
+    variable: String,
+    takes_value: bool,
+}
+
+/// Every option that can come from a variable or the configuration file.
+fn option_specs(command: &clap::Command) -> Vec<OptionSpec> {
+    command
+        .get_arguments()
+        .filter_map(|argument| {
+            let long = argument.get_long()?;
+            let variable = argument.get_env()?.to_str()?;
+            Some(OptionSpec {
+                long: long.to_owned(),
+                variable: variable.to_owned(),
+                takes_value: argument.get_action().takes_values(),
+            })
+        })
+        .collect()
+}
+
+/// The long option names present on the command line (before any `--`).
+fn long_names_given(arguments: &[OsString]) -> BTreeSet<String> {
+    arguments
+        .iter()
+        .skip(1)
+        .map_while(|argument| argument.to_str().filter(|text| *text != "--"))
+        .filter_map(|text| text.strip_prefix("--"))
+        .map(|name| {
+            name.split_once('=')
+                .map_or(name, |(name, _)| name)
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The value of `--config-file-path` on the command line, if any.
+fn config_file_path_given(arguments: &[OsString]) -> Option<PathBuf> {
+    let flag = format!("--{CONFIG_FILE_PATH_FLAG}");
+    let flag_with_value = format!("{flag}=");
+    let mut tokens = arguments.iter().skip(1);
+    let mut found = None;
+    while let Some(token) = tokens.next() {
+        let Some(text) = token.to_str() else { continue };
+        if text == "--" {
+            break;
+        }
+        if text == flag {
+            found = tokens.next().map(PathBuf::from);
+        } else if let Some(value) = text.strip_prefix(&flag_with_value) {
+            found = Some(PathBuf::from(value));
+        }
+    }
+    found
+}
+
+fn asks_for_help_or_version(arguments: &[OsString]) -> bool {
+    arguments
+        .iter()
+        .skip(1)
+        .map_while(|argument| argument.to_str().filter(|text| *text != "--"))
+        .any(|text| matches!(text, "-h" | "--help" | "-V" | "--version"))
+}
+
+/// Turns one TOML value of the configuration file into the text its variable would hold.
+fn config_value_text(
+    path: &Path,
+    key: &str,
+    spec: &OptionSpec,
+    value: &toml::Value,
+) -> Result<Option<String>, ConfigError> {
+    let invalid = |expected| ConfigError::ConfigFileValueInvalid {
+        path: path.to_path_buf(),
+        key: key.to_owned(),
+        expected,
+    };
+    if !spec.takes_value {
+        return match value {
+            toml::Value::Boolean(flag) => Ok(Some(flag.to_string())),
+            _ => Err(invalid("a boolean")),
+        };
+    }
+    match value {
+        toml::Value::String(text) => Ok(Some(text.clone())),
+        toml::Value::Integer(number) => Ok(Some(number.to_string())),
+        toml::Value::Float(number) => Ok(Some(number.to_string())),
+        // `schedule_snapshot = true` means the default interval, `false` means disabled.
+        toml::Value::Boolean(flag) if key == "schedule_snapshot" => {
+            Ok(flag.then(|| SNAPSHOT_INTERVAL_DEFAULT.to_owned()))
+        }
+        toml::Value::Array(items) => {
+            let texts: Option<Vec<&str>> = items.iter().map(toml::Value::as_str).collect();
+            texts
+                .map(|texts| Some(texts.join(",")))
+                .ok_or_else(|| invalid("an array of strings"))
+        }
+        _ => Err(invalid("a string or a number")),
+    }
+}
+
+/// Reads the configuration file and adds its values as variables not already set.
+/// Returns the path of the file read, if any.
+fn merge_config_file(
+    arguments: &[OsString],
+    variables: &mut HashMap<String, String>,
+    specs: &[OptionSpec],
+    cwd: &Path,
+) -> Result<Option<PathBuf>, ConfigError> {
+    let user_path = config_file_path_given(arguments)
+        .or_else(|| variables.get(CONFIG_FILE_PATH_VARIABLE).map(PathBuf::from));
+    let path = cwd.join(
+        user_path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(CONFIG_FILE_PATH_DEFAULT)),
+    );
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(source) => {
+            return match user_path {
+                Some(_) => Err(ConfigError::ConfigFileUnreadable { path, source }),
+                None => Ok(None),
+            };
+        }
+    };
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|error| ConfigError::ConfigFileInvalid {
+            path: path.clone(),
+            message: error.to_string(),
+        })?;
+    if table.contains_key(CONFIG_FILE_PATH_KEY) {
+        return Err(ConfigError::ConfigFileKeyNotSupported { path });
+    }
+    for (key, value) in &table {
+        let spec = specs
+            .iter()
+            .find(|spec| spec.long.replace('-', "_") == *key)
+            .ok_or_else(|| ConfigError::ConfigFileKeyUnknown {
+                path: path.clone(),
+                key: key.clone(),
+            })?;
+        if let Some(text) = config_value_text(&path, key, spec, value)? {
+            variables.entry(spec.variable.clone()).or_insert(text);
+        }
+    }
+    Ok(Some(path))
+}
+
+/// The command line clap parses: environment-derived `--flag=value` arguments for every
+/// option the user did not name, followed by the user's own arguments.
+fn arguments_with_variables(
+    arguments: &[OsString],
+    variables: &HashMap<String, String>,
+    specs: &[OptionSpec],
+) -> Result<Vec<OsString>, ConfigError> {
+    let given = long_names_given(arguments);
+    let mut combined: Vec<OsString> = arguments.iter().take(1).cloned().collect();
+    if combined.is_empty() {
+        combined.push(OsString::from("coresearch"));
+    }
+    for spec in specs.iter().filter(|spec| !given.contains(&spec.long)) {
+        let Some(value) = variables.get(&spec.variable) else {
+            continue;
+        };
+        if spec.takes_value {
+            combined.push(OsString::from(format!("--{}={value}", spec.long)));
+            continue;
+        }
+        match parse_boolish(value) {
+            Some(true) => combined.push(OsString::from(format!("--{}", spec.long))),
+            Some(false) => {}
+            None => {
+                return Err(ConfigError::VariableInvalid {
+                    name: spec.variable.clone(),
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    combined.extend(arguments.iter().skip(1).cloned());
+    Ok(combined)
+}
+
+impl Config {
+    /// Builds the configuration from the process's arguments, environment and working
+    /// directory.
+    pub fn from_args_and_env() -> Result<Config, ConfigError> {
+        let cwd = std::env::current_dir().map_err(|source| ConfigError::ConfigFileUnreadable {
+            path: PathBuf::from("."),
+            source,
+        })?;
+        let variables = process_variables()?;
+        Config::parse_from(std::env::args_os(), &variables, &cwd)
+    }
+
+    /// Builds the configuration from `arguments` (the first one is the program name),
+    /// `variables` standing for the environment, and `cwd` for the working directory.
+    /// Never reads the process environment.
+    pub fn parse_from<I, T>(
+        arguments: I,
+        variables: &HashMap<String, String>,
+        cwd: &Path,
+    ) -> Result<Config, ConfigError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let arguments: Vec<OsString> = arguments.into_iter().map(Into::into).collect();
+        if asks_for_help_or_version(&arguments) {
+            // Help shows the variables, so it is rendered by the untouched command.
+            Cli::command().try_get_matches_from(&arguments)?;
+        }
+        let command = Cli::command();
+        let specs = option_specs(&command);
+        let mut variables = variables.clone();
+        let config_file_path = merge_config_file(&arguments, &mut variables, &specs, cwd)?;
+        let combined = arguments_with_variables(&arguments, &variables, &specs)?;
+        let matches = command
+            .mut_args(|argument| argument.env(None))
+            .try_get_matches_from(combined)?;
+        let cli = Cli::from_arg_matches(&matches)?;
+        let config = Config::from_cli(cli, config_file_path, cwd);
+        config.check_master_key()?;
+        Ok(config)
+    }
+
+    fn from_cli(cli: Cli, config_file_path: Option<PathBuf>, cwd: &Path) -> Config {
+        let resolve = |path: PathBuf| cwd.join(path);
+        let cores = usize::try_from(cli.cores).unwrap_or(available_cores());
+        let shards_per_index = cli
+            .shards_per_index
+            .and_then(|shards| usize::try_from(shards).ok())
+            .unwrap_or(cores);
+        let s3_snapshots = s3_snapshot_config(&cli, cwd);
+        Config {
+            db_path: resolve(cli.db_path),
+            http_addr: cli.http_addr,
+            master_key: cli.master_key,
+            env: cli.env,
+            task_webhook_url: cli.task_webhook_url,
+            task_webhook_authorization_header: cli.task_webhook_authorization_header,
+            no_analytics: cli.no_analytics,
+            http_payload_size_limit: cli.http_payload_size_limit,
+            ssl_cert_path: cli.ssl_cert_path.map(resolve),
+            ssl_key_path: cli.ssl_key_path.map(resolve),
+            ssl_auth_path: cli.ssl_auth_path.map(resolve),
+            ssl_ocsp_path: cli.ssl_ocsp_path.map(resolve),
+            ssl_require_auth: cli.ssl_require_auth,
+            ssl_resumption: cli.ssl_resumption,
+            ssl_tickets: cli.ssl_tickets,
+            import_snapshot: cli.import_snapshot.map(resolve),
+            ignore_missing_snapshot: cli.ignore_missing_snapshot,
+            ignore_snapshot_if_db_exists: cli.ignore_snapshot_if_db_exists,
+            snapshot_dir: resolve(cli.snapshot_dir),
+            schedule_snapshot: cli.schedule_snapshot.and_then(|schedule| schedule.0),
+            import_dump: cli.import_dump.map(resolve),
+            ignore_missing_dump: cli.ignore_missing_dump,
+            ignore_dump_if_db_exists: cli.ignore_dump_if_db_exists,
+            dump_dir: resolve(cli.dump_dir),
+            log_level: cli.log_level,
+            max_indexing_memory: cli
+                .max_indexing_memory
+                .or_else(|| total_memory_bytes().map(|total| total / 3 * 2)),
+            max_indexing_threads: cli.max_indexing_threads.and_then(|threads| threads.0),
+            experimental_contains_filter: cli.experimental_contains_filter,
+            experimental_enable_metrics: cli.experimental_enable_metrics,
+            experimental_enable_logs_route: cli.experimental_enable_logs_route,
+            experimental_logs_mode: cli.experimental_logs_mode,
+            experimental_search_queue_size: cli.experimental_search_queue_size,
+            experimental_drop_search_after: cli.experimental_drop_search_after,
+            experimental_nb_searches_per_core: cli.experimental_nb_searches_per_core,
+            experimental_dumpless_upgrade: cli.experimental_dumpless_upgrade,
+            experimental_replication_parameters: cli.experimental_replication_parameters,
+            experimental_reduce_indexing_memory_usage: cli
+                .experimental_reduce_indexing_memory_usage,
+            experimental_max_number_of_batched_tasks: cli.experimental_max_number_of_batched_tasks,
+            experimental_limit_batched_tasks_total_size: cli
+                .experimental_limit_batched_tasks_total_size,
+            experimental_embedding_cache_entries: cli.experimental_embedding_cache_entries,
+            experimental_no_snapshot_compaction: cli.experimental_no_snapshot_compaction,
+            experimental_no_edition_2024_for_settings: cli
+                .experimental_no_edition_2024_for_settings,
+            experimental_no_edition_2024_for_dumps: cli.experimental_no_edition_2024_for_dumps,
+            experimental_personalization_api_key: cli.experimental_personalization_api_key,
+            experimental_allowed_ip_networks: cli.experimental_allowed_ip_networks,
+            s3_snapshots,
+            config_file_path,
+            cores,
+            shards_per_index,
+            vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
+        }
+    }
+
+    /// Refuses a production configuration without a master key of at least
+    /// [`MASTER_KEY_BYTES_MIN`] bytes.
+    fn check_master_key(&self) -> Result<(), ConfigError> {
+        if self.env != Environment::Production {
+            return Ok(());
+        }
+        match &self.master_key {
+            None => Err(ConfigError::MasterKeyMissing {
+                suggestion: generated_master_key_message(),
+            }),
+            Some(key) if key.len() < MASTER_KEY_BYTES_MIN => Err(ConfigError::MasterKeyTooShort {
+                length: key.len(),
+                suggestion: generated_master_key_message(),
+            }),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// The warning to print at launch in development when the master key is missing or
+    /// shorter than [`MASTER_KEY_BYTES_MIN`]; `None` when there is nothing to warn about.
+    pub fn master_key_warning(&self) -> Option<String> {
+        if self.env != Environment::Development {
+            return None;
+        }
+        let problem = match &self.master_key {
+            None => " No master key was found. The server will accept unidentified requests.",
+            Some(key) if key.len() < MASTER_KEY_BYTES_MIN => {
+                " Meilisearch started with a master key considered unsafe for use in a \
+                 production environment."
+            }
+            Some(_) => return None,
+        };
+        Some(format!(
+            "{problem}\n\n A master key of at least {MASTER_KEY_BYTES_MIN} bytes will be required \
+             when switching to a production environment.\n\n{}\n\nRestart Meilisearch with the \
+             argument above to use this new and secure master key.",
+            generated_master_key_message()
+        ))
+    }
+}
+
+fn s3_snapshot_config(cli: &Cli, cwd: &Path) -> Option<S3SnapshotConfig> {
+    // clap's `s3_snapshots` group guarantees the four bucket options come together.
+    Some(S3SnapshotConfig {
+        bucket_url: cli.s3_bucket_url.clone()?,
+        bucket_region: cli.s3_bucket_region.clone()?,
+        bucket_name: cli.s3_bucket_name.clone()?,
+        snapshot_prefix: cli.s3_snapshot_prefix.clone()?,
+        access_key: cli.s3_access_key.clone(),
+        secret_key: cli.s3_secret_key.clone(),
+        role_arn: cli.experimental_s3_role_arn.clone(),
+        web_identity_token_file: cli
+            .experimental_s3_web_identity_token_file
+            .as_ref()
+            .map(|path| cwd.join(path)),
+        max_in_flight_parts: cli.experimental_s3_max_in_flight_parts,
+        compression_level: cli.experimental_s3_compression_level,
+        signature_duration_seconds: cli.experimental_s3_signature_duration_seconds,
+        multipart_part_bytes: cli.experimental_s3_multipart_part_size,
+    })
+}
+
+/// The variables of the process that configuration reads: `MEILI_*`, `CORESEARCH_*` and
+/// `VECTORSTORE_*`. One of them that is not UTF-8 is an error; other variables are skipped.
+fn process_variables() -> Result<HashMap<String, String>, ConfigError> {
+    let mut variables = HashMap::new();
+    for (name, value) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if !["MEILI_", "CORESEARCH_", "VECTORSTORE_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
+            continue;
+        }
+        let value = value
+            .into_string()
+            .map_err(|_| ConfigError::VariableNotUnicode {
+                name: name.to_owned(),
+            })?;
+        variables.insert(name.to_owned(), value);
+    }
+    Ok(variables)
+}
+
+/// Meilisearch's suggestion of a fresh master key.
+fn generated_master_key_message() -> String {
+    match generate_master_key() {
+        Ok(key) => format!(
+            "We generated a new secure master key for you (you can safely use this token):\n\n\
+             >> --master-key {key} <<"
+        ),
+        Err(error) => format!("(a master key could not be generated: {error})"),
+    }
+}
+
+/// A random master key: [`GENERATED_MASTER_KEY_BYTES`] bytes from the operating system's
+/// cryptographic generator, in URL-safe base64 without padding.
+pub fn generate_master_key() -> io::Result<String> {
+    use base64::Engine as _;
+    let mut bytes = [0_u8; GENERATED_MASTER_KEY_BYTES];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn variables(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+
+    fn parse(
+        arguments: &[&str],
+        pairs: &[(&str, &str)],
+        cwd: &Path,
+    ) -> Result<Config, ConfigError> {
+        let mut all = vec!["coresearch"];
+        all.extend_from_slice(arguments);
+        Config::parse_from(all, &variables(pairs), cwd)
+    }
+
+    fn parse_ok(arguments: &[&str], pairs: &[(&str, &str)], cwd: &Path) -> Config {
+        match parse(arguments, pairs, cwd) {
+            Ok(config) => config,
+            Err(error) => panic!("expected a configuration, got: {error}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_meilisearch_defaults() {
+        let directory = tempfile::tempdir().unwrap();
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(config.db_path, directory.path().join("./data.ms"));
+        assert_eq!(config.http_addr, "localhost:7700");
+        assert_eq!(config.master_key, None);
+        assert_eq!(config.env, Environment::Development);
+        assert_eq!(config.http_payload_size_limit, HTTP_PAYLOAD_BYTES_DEFAULT);
+        assert_eq!(config.snapshot_dir, directory.path().join("snapshots/"));
+        assert_eq!(config.dump_dir, directory.path().join("dumps/"));
+        assert_eq!(config.schedule_snapshot, None);
+        assert_eq!(config.log_level, LogLevel::Info);
+        assert_eq!(config.experimental_logs_mode, LogMode::Human);
+        assert_eq!(config.experimental_search_queue_size, 1000);
+        assert_eq!(config.experimental_drop_search_after.get(), 60);
+        assert_eq!(config.experimental_nb_searches_per_core.get(), 4);
+        assert_eq!(config.experimental_max_number_of_batched_tasks, usize::MAX);
+        assert_eq!(config.experimental_limit_batched_tasks_total_size, None);
+        assert_eq!(config.experimental_embedding_cache_entries, 0);
+        assert!(config.experimental_allowed_ip_networks.is_empty());
+        assert_eq!(config.s3_snapshots, None);
+        assert_eq!(config.config_file_path, None);
+        assert!(!config.no_analytics && !config.ssl_require_auth && !config.ssl_tickets);
+        assert_eq!(config.cores, available_cores());
+        assert_eq!(config.shards_per_index, config.cores);
+        assert!(!config.vectorstore_reader_prefetch_memory);
+        let expected_memory = total_memory_bytes().map(|total| total / 3 * 2);
+        assert_eq!(config.max_indexing_memory, expected_memory);
+        assert!(
+            expected_memory.is_some(),
+            "/proc/meminfo is readable on Linux"
+        );
+    }
+
+    #[test]
+    fn environment_variables_set_options() {
+        let directory = tempfile::tempdir().unwrap();
+        let config = parse_ok(
+            &[],
+            &[
+                ("MEILI_DB_PATH", "/var/lib/search"),
+                ("MEILI_HTTP_ADDR", "0.0.0.0:7701"),
+                ("MEILI_MASTER_KEY", "a-master-key-of-enough-bytes"),
+                ("MEILI_ENV", "production"),
+                ("MEILI_NO_ANALYTICS", "true"),
+                ("MEILI_HTTP_PAYLOAD_SIZE_LIMIT", "2GiB"),
+                ("MEILI_LOG_LEVEL", "debug"),
+                ("MEILI_EXPERIMENTAL_LOGS_MODE", "json"),
+                ("MEILI_MAX_INDEXING_MEMORY", "1 GB"),
+                ("MEILI_MAX_INDEXING_THREADS", "unlimited"),
+                (
+                    "MEILI_EXPERIMENTAL_ALLOWED_IP_NETWORKS",
+                    "10.0.0.0/8,192.168.0.0/16",
+                ),
+                ("CORESEARCH_CORES", "2"),
+                ("CORESEARCH_SHARDS_PER_INDEX", "6"),
+                ("VECTORSTORE_READER_PREFETCH_MEMORY", "1"),
+            ],
+            directory.path(),
+        );
+        assert_eq!(config.db_path, PathBuf::from("/var/lib/search"));
+        assert_eq!(config.http_addr, "0.0.0.0:7701");
+        assert_eq!(
+            config.master_key.as_deref(),
+            Some("a-master-key-of-enough-bytes")
+        );
+        assert_eq!(config.env, Environment::Production);
+        assert!(config.no_analytics);
+        assert_eq!(config.http_payload_size_limit, 2 * 1024 * 1024 * 1024);
+        assert_eq!(config.log_level, LogLevel::Debug);
+        assert_eq!(config.experimental_logs_mode, LogMode::Json);
+        assert_eq!(config.max_indexing_memory, Some(1_000_000_000));
+        assert_eq!(config.max_indexing_threads, None);
+        let networks: Vec<String> = config
+            .experimental_allowed_ip_networks
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(networks, ["10.0.0.0/8", "192.168.0.0/16"]);
+        assert_eq!(config.cores, 2);
+        assert_eq!(config.shards_per_index, 6);
+        assert!(config.vectorstore_reader_prefetch_memory);
+    }
+
+    #[test]
+    fn flags_override_environment_variables() {
+        let directory = tempfile::tempdir().unwrap();
+        let config = parse_ok(
+            &[
+                "--http-addr",
+                "127.0.0.1:9000",
+                "--log-level=TRACE",
+                "--cores",
+                "3",
+            ],
+            &[
+                ("MEILI_HTTP_ADDR", "0.0.0.0:7701"),
+                ("MEILI_LOG_LEVEL", "ERROR"),
+                ("CORESEARCH_CORES", "2"),
+            ],
+            directory.path(),
+        );
+        assert_eq!(config.http_addr, "127.0.0.1:9000");
+        assert_eq!(config.log_level, LogLevel::Trace);
+        assert_eq!(config.cores, 3);
+        assert_eq!(
+            config.shards_per_index, 3,
+            "shards per index follows the core count"
+        );
+    }
+
+    #[test]
+    fn boolean_variables_accept_boolish_strings_and_reject_others() {
+        let directory = tempfile::tempdir().unwrap();
+        for (value, expected) in [("true", true), ("1", true), ("YES", true), ("on", true)] {
+            let config = parse_ok(&[], &[("MEILI_SSL_TICKETS", value)], directory.path());
+            assert_eq!(config.ssl_tickets, expected, "value {value}");
+        }
+        for value in ["false", "0", "no", "OFF"] {
+            let config = parse_ok(&[], &[("MEILI_SSL_TICKETS", value)], directory.path());
+            assert!(!config.ssl_tickets, "value {value}");
+        }
+        let error = parse(&[], &[("MEILI_SSL_TICKETS", "maybe")], directory.path()).unwrap_err();
+        assert!(
+            matches!(error, ConfigError::VariableInvalid { ref name, .. } if name == "MEILI_SSL_TICKETS")
+        );
+        assert!(error.to_string().contains("MEILI_SSL_TICKETS"), "{error}");
+    }
+
+    #[test]
+    fn config_file_has_the_lowest_precedence() {
+        let directory = tempfile::tempdir().unwrap();
+        std::fs::write(
+            directory.path().join("config.toml"),
+            "db_path = \"from-file.ms\"\nhttp_addr = \"file:1\"\nlog_level = \"WARN\"\n\
+             no_analytics = true\nexperimental_search_queue_size = 42\nschedule_snapshot = true\n\
+             experimental_allowed_ip_networks = [\"10.0.0.0/8\"]\ncores = 1\n",
+        )
+        .unwrap();
+        let config = parse_ok(
+            &["--log-level", "error"],
+            &[("MEILI_HTTP_ADDR", "env:2")],
+            directory.path(),
+        );
+        assert_eq!(
+            config.config_file_path,
+            Some(directory.path().join("./config.toml"))
+        );
+        assert_eq!(config.db_path, directory.path().join("from-file.ms"));
+        assert_eq!(config.http_addr, "env:2", "environment beats the file");
+        assert_eq!(config.log_level, LogLevel::Error, "flag beats the file");
+        assert!(config.no_analytics);
+        assert_eq!(config.experimental_search_queue_size, 42);
+        assert_eq!(
+            config.schedule_snapshot,
+            Some(SNAPSHOT_INTERVAL_DEFAULT_SECONDS)
+        );
+        assert_eq!(config.experimental_allowed_ip_networks.len(), 1);
+        assert_eq!(config.cores, 1);
+    }
+
+    #[test]
+    fn missing_default_config_file_is_ignored_but_a_named_one_is_an_error() {
+        let directory = tempfile::tempdir().unwrap();
+        assert_eq!(parse_ok(&[], &[], directory.path()).config_file_path, None);
+        let error = parse(
+            &["--config-file-path", "absent.toml"],
+            &[],
+            directory.path(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, ConfigError::ConfigFileUnreadable { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("absent.toml"), "{error}");
+        let error = parse(
+            &[],
+            &[("MEILI_CONFIG_FILE_PATH", "other.toml")],
+            directory.path(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, ConfigError::ConfigFileUnreadable { .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn config_file_named_by_flag_beats_the_variable() {
+        let directory = tempfile::tempdir().unwrap();
+        std::fs::write(
+            directory.path().join("chosen.toml"),
+            "http_addr = \"chosen:1\"\n",
+        )
+        .unwrap();
+        let config = parse_ok(
+            &["--config-file-path=chosen.toml"],
+            &[("MEILI_CONFIG_FILE_PATH", "absent.toml")],
+            directory.path(),
+        );
+        assert_eq!(config.http_addr, "chosen:1");
+    }
+
+    #[test]
+    fn config_file_rejects_its_own_path_unknown_keys_and_wrong_types() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("config.toml");
+        std::fs::write(&file, "config_file_path = \"other.toml\"\n").unwrap();
+        let error = parse(&[], &[], directory.path()).unwrap_err();
+        assert!(
+            matches!(error, ConfigError::ConfigFileKeyNotSupported { .. }),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("`config_file_path` is not supported"),
+            "{error}"
+        );
+
+        std::fs::write(&file, "no_such_option = 1\n").unwrap();
+        let error = parse(&[], &[], directory.path()).unwrap_err();
+        assert!(
+            matches!(error, ConfigError::ConfigFileKeyUnknown { ref key, .. } if key == "no_such_option"),
+            "{error}"
+        );
+
+        std::fs::write(&file, "no_analytics = \"yes\"\n").unwrap();
+        let error = parse(&[], &[], directory.path()).unwrap_err();
+        assert!(
+            matches!(error, ConfigError::ConfigFileValueInvalid { .. }),
+            "{error}"
+        );
+
+        std::fs::write(&file, "db_path = \n").unwrap();
+        let error = parse(&[], &[], directory.path()).unwrap_err();
+        assert!(
+            matches!(error, ConfigError::ConfigFileInvalid { .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn byte_sizes_parse_decimal_binary_and_plain_bytes() {
+        assert_eq!(parse_byte_size("100 MB"), Ok(100_000_000));
+        assert_eq!(parse_byte_size("2GiB"), Ok(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_byte_size("1048576"), Ok(1_048_576));
+        assert_eq!(
+            parse_byte_size("375 MiB"),
+            Ok(S3_MULTIPART_PART_BYTES_DEFAULT)
+        );
+        assert!(parse_byte_size("lots").is_err());
+        assert!(parse_byte_size("-5 MB").is_err());
+        let directory = tempfile::tempdir().unwrap();
+        let config = parse_ok(
+            &["--http-payload-size-limit", "10 KiB"],
+            &[],
+            directory.path(),
+        );
+        assert_eq!(config.http_payload_size_limit, 10 * 1024);
+        let error =
+            parse(&["--http-payload-size-limit", "big"], &[], directory.path()).unwrap_err();
+        assert!(
+            error.to_string().contains("--http-payload-size-limit"),
+            "{error}"
+        );
+        assert_eq!(error.exit_code(), 2);
+    }
+
+    #[test]
+    fn schedule_snapshot_takes_an_optional_interval() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        assert_eq!(parse_ok(&[], &[], cwd).schedule_snapshot, None);
+        assert_eq!(
+            parse_ok(&["--schedule-snapshot"], &[], cwd).schedule_snapshot,
+            Some(SNAPSHOT_INTERVAL_DEFAULT_SECONDS)
+        );
+        assert_eq!(
+            parse_ok(&["--schedule-snapshot", "3600"], &[], cwd).schedule_snapshot,
+            Some(3600)
+        );
+        let from_variable = parse_ok(&[], &[("MEILI_SCHEDULE_SNAPSHOT", "60")], cwd);
+        assert_eq!(from_variable.schedule_snapshot, Some(60));
+        assert_eq!(
+            parse_ok(&[], &[("MEILI_SCHEDULE_SNAPSHOT", "")], cwd).schedule_snapshot,
+            None
+        );
+        assert!(parse(&["--schedule-snapshot", "daily"], &[], cwd).is_err());
+    }
+
+    #[test]
+    fn log_level_and_mode_are_case_insensitive_and_validated() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        assert_eq!(
+            parse_ok(&["--log-level", "wArN"], &[], cwd).log_level,
+            LogLevel::Warn
+        );
+        assert_eq!(
+            parse_ok(&["--log-level", "off"], &[], cwd).log_level,
+            LogLevel::Off
+        );
+        let error = parse(&["--log-level", "verbose"], &[], cwd).unwrap_err();
+        assert!(error.to_string().contains("verbose"), "{error}");
+        let mode = parse_ok(&["--experimental-logs-mode", "Json"], &[], cwd).experimental_logs_mode;
+        assert_eq!(mode, LogMode::Json);
+        assert!(parse(&["--experimental-logs-mode", "xml"], &[], cwd).is_err());
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_option_named() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        for (arguments, option) in [
+            (&["--env", "staging"][..], "--env"),
+            (&["--cores", "0"][..], "--cores"),
+            (&["--shards-per-index", "0"][..], "--shards-per-index"),
+            (
+                &["--experimental-drop-search-after", "0"][..],
+                "--experimental-drop-search-after",
+            ),
+            (
+                &["--experimental-search-queue-size=-1"][..],
+                "--experimental-search-queue-size",
+            ),
+            (
+                &["--task-webhook-url", "not a url"][..],
+                "--task-webhook-url",
+            ),
+            (
+                &["--experimental-allowed-ip-networks", "10.0.0.1/8"][..],
+                "--experimental-allowed-ip-networks",
+            ),
+            (
+                &["--max-indexing-threads", "many"][..],
+                "--max-indexing-threads",
+            ),
+            (&["--no-such-flag"][..], "--no-such-flag"),
+        ] {
+            let error = parse(arguments, &[], cwd).unwrap_err();
+            assert!(error.to_string().contains(option), "{arguments:?}: {error}");
+        }
+        let error = parse(&[], &[("MEILI_ENV", "staging")], cwd).unwrap_err();
+        assert!(error.to_string().contains("staging"), "{error}");
+    }
+
+    #[test]
+    fn requires_and_conflicts_rules_hold_across_flags_and_variables() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        let error = parse(&["--ignore-missing-dump"], &[], cwd).unwrap_err();
+        assert!(error.to_string().contains("--import-dump"), "{error}");
+        assert!(parse(&["--ignore-snapshot-if-db-exists"], &[], cwd).is_err());
+        let config = parse_ok(
+            &["--ignore-missing-dump"],
+            &[("MEILI_IMPORT_DUMP", "a.dump")],
+            cwd,
+        );
+        assert_eq!(config.import_dump, Some(cwd.join("a.dump")));
+        assert!(config.ignore_missing_dump);
+        let error = parse(
+            &["--import-dump", "a.dump", "--import-snapshot", "b.snapshot"],
+            &[],
+            cwd,
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("cannot be used with"), "{error}");
+    }
+
+    #[test]
+    fn s3_options_come_together_with_one_authentication_method() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        assert!(parse(&["--s3-bucket-url", "https://s3.example"], &[], cwd).is_err());
+        let bucket = [
+            ("MEILI_S3_BUCKET_URL", "https://s3.example"),
+            ("MEILI_S3_BUCKET_REGION", "eu-west-1"),
+            ("MEILI_S3_BUCKET_NAME", "snapshots"),
+            ("MEILI_S3_SNAPSHOT_PREFIX", "prod/"),
+        ];
+        assert!(
+            parse(&[], &bucket, cwd).is_err(),
+            "an authentication method is required"
+        );
+        let mut with_keys = bucket.to_vec();
+        with_keys.extend([
+            ("MEILI_S3_ACCESS_KEY", "access"),
+            ("MEILI_S3_SECRET_KEY", "secret"),
+        ]);
+        let s3 = parse_ok(&[], &with_keys, cwd).s3_snapshots.unwrap();
+        assert_eq!(s3.bucket_name, "snapshots");
+        assert_eq!(s3.secret_key.as_deref(), Some("secret"));
+        assert_eq!(s3.multipart_part_bytes, S3_MULTIPART_PART_BYTES_DEFAULT);
+        assert_eq!(s3.max_in_flight_parts.get(), 10);
+        assert_eq!(s3.signature_duration_seconds, 28_800);
+        let mut mixed = with_keys.clone();
+        mixed.push(("MEILI_EXPERIMENTAL_S3_WEB_IDENTITY_TOKEN_FILE", "token"));
+        assert!(
+            parse(&[], &mixed, cwd).is_err(),
+            "keys conflict with web identity"
+        );
+    }
+
+    #[test]
+    fn production_refuses_a_missing_or_short_master_key() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        let error = parse(&["--env", "production"], &[], cwd).unwrap_err();
+        let message = error.to_string();
+        assert!(matches!(error, ConfigError::MasterKeyMissing { .. }));
+        assert!(message.starts_with("You must provide a master key to secure your instance in a production environment. It can be specified via the MEILI_MASTER_KEY environment variable or the --master-key launch option.\n\nWe generated a new secure master key for you (you can safely use this token):\n\n>> --master-key "), "{message}");
+        assert!(message.ends_with(" <<"), "{message}");
+        assert_eq!(error.exit_code(), 1);
+
+        let error = parse(
+            &["--env", "production"],
+            &[("MEILI_MASTER_KEY", "short")],
+            cwd,
+        )
+        .unwrap_err();
+        let message = error.to_string();
+        assert!(matches!(
+            error,
+            ConfigError::MasterKeyTooShort { length: 5, .. }
+        ));
+        assert!(message.starts_with("The master key must be at least 16 bytes in a production environment. The provided key is only 5 bytes.\n\nWe generated"), "{message}");
+
+        let config = parse_ok(
+            &["--env", "production", "--master-key", "0123456789abcdef"],
+            &[],
+            cwd,
+        );
+        assert_eq!(config.master_key_warning(), None);
+    }
+
+    #[test]
+    fn development_only_warns_about_a_missing_or_short_master_key() {
+        let directory = tempfile::tempdir().unwrap();
+        let cwd = directory.path();
+        let warning = parse_ok(&[], &[], cwd).master_key_warning().unwrap();
+        assert!(
+            warning.starts_with(" No master key was found."),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(" A master key of at least 16 bytes will be required"),
+            "{warning}"
+        );
+        let warning = parse_ok(&["--master-key", "short"], &[], cwd)
+            .master_key_warning()
+            .unwrap();
+        assert!(warning.starts_with(" Meilisearch started with a master key considered unsafe"));
+        assert!(
+            warning.ends_with("to use this new and secure master key."),
+            "{warning}"
+        );
+        let long_key = parse_ok(&["--master-key", "0123456789abcdef"], &[], cwd);
+        assert_eq!(long_key.master_key_warning(), None);
+    }
+
+    #[test]
+    fn generated_master_keys_are_random_url_safe_and_long_enough() {
+        let first = generate_master_key().unwrap();
+        let second = generate_master_key().unwrap();
+        assert_ne!(first, second);
+        assert_eq!(first.len(), 43);
+        assert!(
+            first
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+    }
+
+    #[test]
+    fn help_and_version_exit_successfully() {
+        let directory = tempfile::tempdir().unwrap();
+        for flag in ["--help", "--version"] {
+            let error = parse(&[flag], &[], directory.path()).unwrap_err();
+            assert_eq!(error.exit_code(), 0, "{flag}");
+        }
+        let help = parse(&["--help"], &[], directory.path())
+            .unwrap_err()
+            .to_string();
+        assert!(help.contains("MEILI_DB_PATH") && help.contains("CORESEARCH_SHARDS_PER_INDEX"));
+    }
+
+    #[test]
+    fn debug_output_redacts_secrets() {
+        let directory = tempfile::tempdir().unwrap();
+        let config = parse_ok(
+            &["--master-key", "do-not-print-me-anywhere"],
+            &[],
+            directory.path(),
+        );
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("do-not-print-me-anywhere"), "{debug}");
+        assert!(debug.contains("<redacted>"));
+    }
+
+    #[test]
+    fn meminfo_total_is_read_in_kibibytes() {
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:         1000 kB\n";
+        assert_eq!(meminfo_total_bytes(meminfo), Some(24_576_000 * 1024));
+        assert_eq!(meminfo_total_bytes("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_working_directory() {
+        let directory = tempfile::tempdir().unwrap();
+        let config = parse_ok(
+            &["--db-path", "db", "--ssl-cert-path", "/etc/cert.pem"],
+            &[],
+            directory.path(),
+        );
+        assert_eq!(config.db_path, directory.path().join("db"));
+        assert_eq!(config.ssl_cert_path, Some(PathBuf::from("/etc/cert.pem")));
+    }
+}
