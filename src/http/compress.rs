@@ -83,7 +83,12 @@ impl QualityItem {
 /// Chooses the response coding from the request's `Accept-Encoding` values (all headers of
 /// that name, in order). `None` means no acceptable coding: answer 406.
 pub(crate) fn negotiate<'a>(values: impl Iterator<Item = &'a [u8]>) -> Option<Encoding> {
-    let mut items: Vec<QualityItem> = Vec::new();
+    const UNUSED: QualityItem = QualityItem {
+        preference: Preference::Any,
+        quality: 0,
+    };
+    let mut slots = [UNUSED; ACCEPT_ENCODING_ITEMS_MAX];
+    let mut count = 0;
     let mut any_header = false;
     for value in values {
         any_header = true;
@@ -102,11 +107,13 @@ pub(crate) fn negotiate<'a>(values: impl Iterator<Item = &'a [u8]>) -> Option<En
             .filter(|item| !item.is_empty())
             .filter_map(parse_item);
         for item in parsed {
-            if items.len() < ACCEPT_ENCODING_ITEMS_MAX {
-                items.push(item);
+            if count < ACCEPT_ENCODING_ITEMS_MAX {
+                slots[count] = item;
+                count += 1;
             }
         }
     }
+    let items = &mut slots[..count];
     if !any_header || items.is_empty() {
         return Some(Encoding::Identity);
     }
@@ -121,7 +128,7 @@ pub(crate) fn negotiate<'a>(values: impl Iterator<Item = &'a [u8]>) -> Option<En
         });
     match matched {
         Some(encoding) => Some(encoding),
-        None if identity_acceptable(&items) => Some(Encoding::Identity),
+        None if identity_acceptable(items) => Some(Encoding::Identity),
         None => None,
     }
 }

@@ -18,7 +18,8 @@ pub const URI_BYTES_MAX: usize = 16 * 1024;
 /// How long a connection may stay idle between requests before it is closed.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(75);
 /// How long a started request head may take to arrive (actix's `client_request_timeout`,
-/// 5 s); past it the connection is answered 408 and closed.
+/// 5 s); past it the connection is answered 408 and closed. It also bounds the wait for the
+/// first byte of a new connection (then closed quietly).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest pause while reading a body before the body is declared incomplete.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
