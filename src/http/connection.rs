@@ -125,6 +125,15 @@ where
     };
     let close_reason = connection.run(handler).await?;
     connection.wire.close(limits.write_timeout).await;
+    if matches!(
+        close_reason,
+        CloseReason::BodyNotConsumed | CloseReason::ProtocolError(_)
+    ) {
+        connection
+            .wire
+            .discard_input(limits.linger_bytes_max, limits.linger_timeout)
+            .await;
+    }
     Ok(ConnectionSummary {
         peer,
         requests: connection.requests,

@@ -26,6 +26,12 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest pause while the peer does not take our response bytes before the connection is
 /// dropped.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// After answering a request whose body was not read (or a protocol error), the connection
+/// closes its sending side, then discards what the peer still sends for at most this long,
+/// so that the peer reads the answer instead of a reset.
+pub const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
+/// Most bytes discarded that way.
+pub const LINGER_BYTES_MAX: u64 = 4 * 1024 * 1024;
 /// Longest chunk-size line of a chunked body (size, extensions and CRLF).
 pub const CHUNK_LINE_BYTES_MAX: usize = 4 * 1024;
 /// Initial read buffer of a connection; it grows up to `header_bytes_max` for a head.
@@ -51,6 +57,8 @@ pub struct HttpLimits {
     pub body_read_timeout: Duration,
     pub write_timeout: Duration,
     pub chunk_line_bytes_max: usize,
+    pub linger_timeout: Duration,
+    pub linger_bytes_max: u64,
 }
 
 impl Default for HttpLimits {
@@ -65,6 +73,8 @@ impl Default for HttpLimits {
             body_read_timeout: BODY_READ_TIMEOUT,
             write_timeout: WRITE_TIMEOUT,
             chunk_line_bytes_max: CHUNK_LINE_BYTES_MAX,
+            linger_timeout: LINGER_TIMEOUT,
+            linger_bytes_max: LINGER_BYTES_MAX,
         }
     }
 }

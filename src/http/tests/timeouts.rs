@@ -78,9 +78,10 @@ fn a_stalled_body_is_incomplete_after_the_body_timeout() {
     assert_eq!(handler.seen.borrow()[0].body, Err(BodyError::Incomplete));
     assert_eq!(served.answers()[0].status, 400);
     assert_eq!(served.summary().close_reason, CloseReason::BodyNotConsumed);
+    let limits = HttpLimits::default();
     assert_eq!(
         *timer.sleeps.borrow(),
-        [HttpLimits::default().body_read_timeout]
+        [limits.body_read_timeout, limits.linger_timeout]
     );
 }
 
