@@ -42,6 +42,8 @@ pub(super) fn send(text: &str) -> Step {
 /// An in-memory stream: reads follow the script, writes are recorded.
 pub(super) struct MockStream {
     script: VecDeque<Step>,
+    /// Bytes of the front `Send` step already read.
+    sent: usize,
     /// Most bytes one read returns (to split requests across reads).
     pub(super) read_bytes_max: usize,
     /// Most bytes one write accepts (to exercise partial writes).
@@ -56,6 +58,7 @@ impl MockStream {
     pub(super) fn new(script: Vec<Step>) -> MockStream {
         MockStream {
             script: script.into(),
+            sent: 0,
             read_bytes_max: usize::MAX,
             write_bytes_max: usize::MAX,
             write_stalls: false,
@@ -72,21 +75,25 @@ impl AsyncRead for MockStream {
         target: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         loop {
-            let output_text = String::from_utf8_lossy(&self.output.borrow()).into_owned();
             let read_bytes_max = self.read_bytes_max;
+            let output = self.output.clone();
+            let sent = self.sent;
             match self.script.front_mut() {
                 None => return Poll::Ready(Ok(0)),
-                Some(Step::Send(bytes)) if bytes.is_empty() => {
-                    self.script.pop_front();
-                }
                 Some(Step::Send(bytes)) => {
-                    let count = bytes.len().min(target.len()).min(read_bytes_max);
-                    target[..count].copy_from_slice(&bytes[..count]);
-                    bytes.drain(..count);
+                    let remaining = &bytes[sent..];
+                    if remaining.is_empty() {
+                        self.script.pop_front();
+                        self.sent = 0;
+                        continue;
+                    }
+                    let count = remaining.len().min(target.len()).min(read_bytes_max);
+                    target[..count].copy_from_slice(&remaining[..count]);
+                    self.sent = sent + count;
                     return Poll::Ready(Ok(count));
                 }
                 Some(Step::AwaitOutput(pattern)) => {
-                    if output_text.contains(*pattern) {
+                    if String::from_utf8_lossy(&output.borrow()).contains(*pattern) {
                         self.script.pop_front();
                     } else {
                         context.waker().wake_by_ref();
