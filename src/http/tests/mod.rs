@@ -6,6 +6,7 @@
 mod bodies;
 mod connection;
 mod cors_and_compression;
+mod split_reads;
 mod timeouts;
 
 use std::cell::RefCell;
@@ -46,6 +47,9 @@ pub(super) struct MockStream {
     sent: usize,
     /// Most bytes one read returns (to split requests across reads).
     pub(super) read_bytes_max: usize,
+    /// When not empty, the sizes of successive reads (cycled), within `read_bytes_max`.
+    pub(super) read_sizes: Vec<usize>,
+    reads: usize,
     /// Most bytes one write accepts (to exercise partial writes).
     pub(super) write_bytes_max: usize,
     /// Writes never complete (a peer that stopped reading).
@@ -60,6 +64,8 @@ impl MockStream {
             script: script.into(),
             sent: 0,
             read_bytes_max: usize::MAX,
+            read_sizes: Vec::new(),
+            reads: 0,
             write_bytes_max: usize::MAX,
             write_stalls: false,
             output: Rc::default(),
@@ -75,7 +81,10 @@ impl AsyncRead for MockStream {
         target: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         loop {
-            let read_bytes_max = self.read_bytes_max;
+            let read_bytes_max = match self.read_sizes.len() {
+                0 => self.read_bytes_max,
+                count => self.read_sizes[self.reads % count].min(self.read_bytes_max),
+            };
             let output = self.output.clone();
             let sent = self.sent;
             match self.script.front_mut() {
@@ -90,6 +99,7 @@ impl AsyncRead for MockStream {
                     let count = remaining.len().min(target.len()).min(read_bytes_max);
                     target[..count].copy_from_slice(&remaining[..count]);
                     self.sent = sent + count;
+                    self.reads += 1;
                     return Poll::Ready(Ok(count));
                 }
                 Some(Step::AwaitOutput(pattern)) => {
