@@ -48,16 +48,27 @@ pub const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
 /// The limits one connection is served with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpLimits {
+    /// Largest body, raw and decoded (`--http-payload-size-limit`).
     pub payload_bytes_max: u64,
+    /// Most headers per request; values above [`HEADER_COUNT_MAX`] are clamped to it.
     pub header_count_max: usize,
+    /// Largest request head, request line included.
     pub header_bytes_max: usize,
+    /// Longest request target.
     pub uri_bytes_max: usize,
+    /// Longest wait for the next request on a kept-alive connection.
     pub idle_timeout: Duration,
+    /// Longest time for a started head to complete, and for a new connection's first byte.
     pub header_read_timeout: Duration,
+    /// Longest pause between two reads of a body.
     pub body_read_timeout: Duration,
+    /// Longest pause of a peer that does not take response bytes.
     pub write_timeout: Duration,
+    /// Longest chunk-size line of a chunked body.
     pub chunk_line_bytes_max: usize,
+    /// How long unread input is discarded before closing after an unread body.
     pub linger_timeout: Duration,
+    /// Most bytes discarded that way.
     pub linger_bytes_max: u64,
 }
 
