@@ -6,6 +6,7 @@
 mod bodies;
 mod connection;
 mod cors_and_compression;
+mod garbage;
 mod split_reads;
 mod timeouts;
 
@@ -192,7 +193,7 @@ impl Handler for RecordingHandler {
             body: request.body.clone(),
         });
         if let Some(size) = request.path.strip_prefix("/large/") {
-            let size: usize = size.parse().unwrap();
+            let size: usize = size.parse().unwrap_or(0);
             return Response::json(200, vec![b'a'; size]);
         }
         if request.path == "/image" {
