@@ -18,12 +18,13 @@ use futures_lite::future::poll_once;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
 use super::body::{BodyOutcome, read_chunked, read_length};
-use super::compress::{self, Encoding, SUPPORTED_ENCODINGS_TEXT};
+use super::compress;
 use super::cors;
 use super::decode::{content_coding, decode};
 use super::head::{Framing, HeadError, ParsedHead, parse_head};
 use super::io::{ReadOutcome, Wire, WriteFailure};
 use super::limits::{HttpLimits, OUTPUT_FLUSH_BYTES};
+use super::negotiate::{self, Encoding, SUPPORTED_ENCODINGS_TEXT};
 use super::request::{BodyError, Method, Request};
 use super::response::Response;
 use super::serialize::{HeadExtras, write_bare_status, write_continue, write_response_head};
@@ -320,7 +321,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
             body_not_consumed,
         } = exchange;
         let is_head_method = head.method == Method::Head;
-        let encoding = compress::negotiate(head.headers.get_all("accept-encoding"));
+        let encoding = negotiate::negotiate(head.headers.get_all("accept-encoding"));
         let request_has_origin = head.headers.contains("origin");
         let (mut response, encoding, simple_cors) = match encoding {
             None => (not_acceptable(), Encoding::Identity, None),

@@ -4,9 +4,9 @@
 //! forbids it) and `date`; the handler's own `content-length`, `transfer-encoding`,
 //! `connection` and `date` headers are replaced by the connection's.
 
-use super::compress::Encoding;
 use super::cors;
 use super::date;
+use super::negotiate::Encoding;
 use super::response::{Response, reason_phrase};
 
 /// What the connection adds to a handler's head.
