@@ -3,4 +3,5 @@
 //!
 //! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
 
+pub mod filter;
 pub mod rendezvous;
