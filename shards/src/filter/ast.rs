@@ -28,14 +28,6 @@ impl Token {
             end,
         }
     }
-
-    /// A token with a value computed by the caller and the position of `like`.
-    pub(crate) fn synthetic(value: &str, like: &Token) -> Self {
-        Self {
-            value: value.to_owned(),
-            ..like.clone()
-        }
-    }
 }
 
 /// The operator of a condition on one attribute.

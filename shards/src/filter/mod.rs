@@ -8,32 +8,34 @@
 mod ast;
 mod cursor;
 mod error;
-// TEMP mod evaluate;
-// TEMP mod geo;
+mod evaluate;
+mod geo;
 mod geo_syntax;
 mod json;
-// TEMP mod memory_source;
-// TEMP mod normalize;
+mod memory_source;
+mod normalize;
 mod parser;
-// TEMP mod rules;
+mod rules;
 mod syntax_error;
-// TEMP mod validate;
+mod validate;
 mod value;
 mod vector_syntax;
 
+#[cfg(test)]
+mod evaluate_tests;
 #[cfg(test)]
 mod parser_tests;
 
 pub use ast::{Condition, Expression, Token, VectorFilter};
 pub use error::{FilterError, FilterErrorKind};
-// TEMP pub use evaluate::{FacetSource, GeoPoint, evaluate};
-// TEMP pub use geo::{EARTH_RADIUS_METERS, haversine_distance_meters};
-// TEMP pub use memory_source::MemoryFacetSource;
-// TEMP pub use normalize::{FACET_STRING_BYTES_MAX, normalize_facet};
+pub use evaluate::{FacetSource, GeoPoint, VectorLookupError, evaluate};
+pub use geo::{EARTH_RADIUS_METERS, haversine_distance_meters};
+pub use memory_source::MemoryFacetSource;
+pub use normalize::{FACET_STRING_BYTES_MAX, normalize_facet, truncate_facet};
 pub use parser::PARSER_DEPTH_MAX;
-// TEMP pub use rules::{FilterFeatures, FilterableRule, FilterableRules, PatternMatch};
+pub use rules::{FilterFeatures, FilterableRule, FilterableRules, PatternMatch};
 pub use syntax_error::{SyntaxError, SyntaxErrorKind, position_marker};
-// TEMP pub use validate::check_filterable;
+pub use validate::check_filterable;
 
 use cursor::Cursor;
 

@@ -487,7 +487,7 @@ fn errors_point_at_the_offending_text() {
         ("title = 'foo\\", "Malformed value: `foo\\\\`.\n10:14 title = 'foo\\".into()),
         (
             "title = \"\\x1g\"",
-            format!("Found an invalid escaped sequence number: `\\\\x1g`.\n10:14 title = \"\\x1g\""),
+            "Found an invalid escaped sequence number: `\\\\x1g`.\n10:14 title = \"\\x1g\"".into(),
         ),
     ];
     for (input, expected) in examples {

@@ -184,7 +184,16 @@ const SUGGESTION_DISTANCE_MAX: usize = 2;
 
 /// The first vector suffix within [`SUGGESTION_DISTANCE_MAX`] edits of `found`.
 fn suggest_vector_suffix(found: &str) -> Option<&'static str> {
-    VECTOR_SUFFIXES
+    closest_within_two_edits(found, VECTOR_SUFFIXES)
+}
+
+/// The first of `candidates` within [`SUGGESTION_DISTANCE_MAX`] edits of `found` (a "did you
+/// mean" suggestion).
+pub(crate) fn closest_within_two_edits<'candidate>(
+    found: &str,
+    candidates: impl IntoIterator<Item = &'candidate str>,
+) -> Option<&'candidate str> {
+    candidates
         .into_iter()
         .find(|candidate| edit_distance(found, candidate) <= SUGGESTION_DISTANCE_MAX)
 }
