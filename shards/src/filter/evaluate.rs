@@ -52,7 +52,9 @@ pub enum VectorLookupError {
 pub trait FacetSource {
     /// Every document id.
     fn universe(&self) -> RoaringBitmap;
-    /// Whether any document has this (flattened) attribute.
+    /// Whether the index knows this (flattened) attribute: a condition on an unknown attribute
+    /// selects nothing, even `!=` or `NOT`. With several shards this must answer for the whole
+    /// index (its fields map), not for this shard alone, or sharding would change results.
     fn has_field(&self, attribute: &str) -> bool;
     fn numbers_in_range(
         &self,

@@ -261,6 +261,19 @@ fn operators_must_be_allowed_by_the_matching_rule() {
 }
 
 #[test]
+fn unknown_attributes_select_nothing_even_negated() {
+    assert!(selected("eq_unknown != 3").is_empty());
+    let parsed = Filter::parse("eq_unknown != 3").unwrap().unwrap();
+    let mut source = source();
+    source.add_known_field("eq_unknown");
+    let all: Vec<u32> = evaluate(&parsed, &rules(), &source)
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(all, [0, 1, 2, 3, 4]);
+}
+
+#[test]
 fn shard_filters_use_shard_membership() {
     assert_eq!(selected("_shard = shard-a"), [0, 1]);
     assert_eq!(selected("_shard != shard-a"), [2, 3, 4]);

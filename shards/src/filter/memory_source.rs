@@ -114,6 +114,12 @@ impl MemoryFacetSource {
         self.index_geo(document, object);
     }
 
+    /// Makes `attribute` known even if none of these documents has it (when this source is one
+    /// shard of an index whose other shards have it).
+    pub fn add_known_field(&mut self, attribute: &str) {
+        self.fields.entry(attribute.to_owned()).or_default();
+    }
+
     /// Records that `document` belongs to the network shard `shard`.
     pub fn assign_shard(&mut self, shard: &str, document: u32) {
         self.shards

@@ -25,6 +25,8 @@ mod vector_syntax;
 mod evaluate_tests;
 #[cfg(test)]
 mod parser_tests;
+#[cfg(test)]
+mod random_tests;
 
 pub use ast::{Condition, Expression, Token, VectorFilter};
 pub use error::{FilterError, FilterErrorKind};
