@@ -55,6 +55,20 @@ pub fn rendezvous_winner<'candidate>(
     rendezvous_winner_with_weight(candidates, object).map(|(candidate, _)| candidate)
 }
 
+/// The position in `candidates` of the owner of `object` (for shards kept in a list); `None`
+/// when the list is empty. Ties go to the later position.
+pub fn rendezvous_winner_position(candidates: &[impl AsRef<str>], object: &str) -> Option<usize> {
+    let mut best: Option<(usize, u64)> = None;
+    for (position, candidate) in candidates.iter().enumerate() {
+        let weight = rendezvous_weight(candidate.as_ref(), object);
+        match best {
+            Some((_, best_weight)) if weight < best_weight => {}
+            _ => best = Some((position, weight)),
+        }
+    }
+    best.map(|(position, _)| position)
+}
+
 /// Where a document goes when the set of shards changes from `existing` to `existing ∪ added`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resharding<'candidate> {
@@ -212,6 +226,25 @@ mod tests {
         let second = String::from("same");
         let winner = rendezvous_winner([first.as_str(), second.as_str()], "doc").unwrap();
         assert!(std::ptr::eq(winner.as_ptr(), second.as_ptr()));
+    }
+
+    #[test]
+    fn winner_position_points_at_the_winner() {
+        let shards = vec!["ms0".to_owned(), "ms1".to_owned(), "ms2".to_owned()];
+        for number in 0..100u32 {
+            let document_id = number.to_string();
+            let position = rendezvous_winner_position(&shards, &document_id).unwrap();
+            assert_eq!(
+                Some(shards[position].as_str()),
+                rendezvous_winner(shards.iter().map(String::as_str), &document_id)
+            );
+        }
+        assert_eq!(
+            rendezvous_winner_position(&["same", "same"], "doc"),
+            Some(1)
+        );
+        let no_shards: [&str; 0] = [];
+        assert_eq!(rendezvous_winner_position(&no_shards, "doc"), None);
     }
 
     #[test]

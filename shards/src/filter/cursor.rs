@@ -155,7 +155,8 @@ impl<'text> Cursor<'text> {
     }
 
     /// A decimal floating point literal `[+-]? (digits ('.' digits?)? | '.' digits) ([eE][+-]?digits)?`.
-    /// A missing exponent after `e` is a failure, as in Meilisearch's parser.
+    /// A missing exponent after `e` is a failure, as in Meilisearch's parser. Only the position
+    /// of an error matters: the geo functions, its only callers, replace the kind with their own.
     pub(crate) fn float(&self, at: usize) -> Step<()> {
         let mut position = at;
         if matches!(self.next_char(position), Some('+' | '-')) {

@@ -12,102 +12,12 @@ use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use roaring::RoaringBitmap;
 
 use super::ast::{Condition, Expression, Token, VectorFilter};
-use super::geo::is_within_radius;
+use super::facet_source::{FacetSource, VectorLookupError};
 use super::normalize::normalize_facet;
 use super::rules::{FilterFeatures, FilterableRules};
 use super::syntax_error::closest_within_two_edits;
-use super::validate::{check_filterable, not_filterable_message};
+use super::validate::check_filterable;
 use super::{Filter, FilterError, FilterErrorKind, SHARD_ATTRIBUTE};
-
-/// Default number of segments used to approximate a `_geoRadius` circle on GeoJSON shapes.
-const GEO_RESOLUTION_DEFAULT: usize = 125;
-/// The accepted range of the optional `_geoRadius` resolution.
-const GEO_RESOLUTION_MIN: usize = 3;
-const GEO_RESOLUTION_MAX: usize = 1000;
-/// Latitudes and longitudes are degrees within these bounds.
-const LATITUDE_MAX_DEGREES: f64 = 90.0;
-const LONGITUDE_MAX_DEGREES: f64 = 180.0;
-
-/// A document's `_geo` point.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GeoPoint {
-    pub document: u32,
-    pub latitude: f64,
-    pub longitude: f64,
-}
-
-/// Why a vector filter names something the index does not have.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VectorLookupError {
-    /// `available`: the configured embedders.
-    EmbedderDoesNotExist { available: Vec<String> },
-    /// `available`: the fragments configured on the embedder.
-    FragmentDoesNotExist { available: Vec<String> },
-}
-
-/// What evaluation needs to know about the documents of one shard.
-///
-/// Strings are the normalized (see [`normalize_facet`]) and truncated stored values; numbers are
-/// finite. Range bounds are never empty or inverted when the evaluator calls.
-pub trait FacetSource {
-    /// Every document id.
-    fn universe(&self) -> RoaringBitmap;
-    /// Whether the index knows this (flattened) attribute: a condition on an unknown attribute
-    /// selects nothing, even `!=` or `NOT`. With several shards this must answer for the whole
-    /// index (its fields map), not for this shard alone, or sharding would change results.
-    fn has_field(&self, attribute: &str) -> bool;
-    fn numbers_in_range(
-        &self,
-        attribute: &str,
-        lower: Bound<f64>,
-        upper: Bound<f64>,
-    ) -> RoaringBitmap;
-    fn strings_in_range(
-        &self,
-        attribute: &str,
-        lower: Bound<&str>,
-        upper: Bound<&str>,
-    ) -> RoaringBitmap;
-    fn strings_equal(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
-        self.strings_in_range(attribute, Included(normalized), Included(normalized))
-    }
-    fn numbers_equal(&self, attribute: &str, number: f64) -> RoaringBitmap {
-        self.numbers_in_range(attribute, Included(number), Included(number))
-    }
-    fn strings_containing(&self, attribute: &str, normalized: &str) -> RoaringBitmap;
-    fn strings_starting_with(&self, attribute: &str, normalized: &str) -> RoaringBitmap;
-    fn exists(&self, attribute: &str) -> RoaringBitmap;
-    fn null(&self, attribute: &str) -> RoaringBitmap;
-    fn empty(&self, attribute: &str) -> RoaringBitmap;
-    /// Calls `visit` for every document with a valid `_geo` point.
-    fn for_each_geo_point(&self, visit: &mut dyn FnMut(GeoPoint));
-    /// Documents whose `_geojson` shape meets the circle (`[latitude, longitude]`, meters).
-    fn geojson_within_radius(
-        &self,
-        center: [f64; 2],
-        radius_meters: f64,
-        resolution: usize,
-    ) -> RoaringBitmap {
-        let _ = (center, radius_meters, resolution);
-        RoaringBitmap::new()
-    }
-    /// Documents whose `_geojson` shape meets the polygon (`[latitude, longitude]` vertices).
-    fn geojson_in_polygon(&self, vertices: &[[f64; 2]]) -> RoaringBitmap {
-        let _ = vertices;
-        RoaringBitmap::new()
-    }
-    /// The documents of a network shard, `None` when the shard does not exist.
-    fn shard_documents(&self, shard: &str) -> Option<RoaringBitmap> {
-        let _ = shard;
-        None
-    }
-    /// Documents with vectors for `embedder` (all embedders when `None`) matching `filter`.
-    fn vector_documents(
-        &self,
-        embedder: Option<&str>,
-        filter: &VectorFilter,
-    ) -> Result<RoaringBitmap, VectorLookupError>;
-}
 
 /// The documents of `source` selected by `filter`, checking it against `rules` first.
 pub fn evaluate(
@@ -124,10 +34,10 @@ pub fn evaluate(
     .expression(filter.expression(), None)
 }
 
-struct Evaluator<'a, S: FacetSource> {
-    filter: &'a Filter,
-    rules: &'a FilterableRules,
-    source: &'a S,
+pub(crate) struct Evaluator<'a, S: FacetSource> {
+    pub(crate) filter: &'a Filter,
+    pub(crate) rules: &'a FilterableRules,
+    pub(crate) source: &'a S,
 }
 
 fn index_error(message: String) -> FilterError {
@@ -146,7 +56,7 @@ fn is_empty_range<T: PartialOrd>(lower: &Bound<T>, upper: &Bound<T>) -> bool {
 }
 
 impl<S: FacetSource> Evaluator<'_, S> {
-    fn located(&self, token: &Token, message: &str) -> FilterError {
+    pub(crate) fn located(&self, token: &Token, message: &str) -> FilterError {
         index_error(self.filter.located(token, message))
     }
 
@@ -375,154 +285,6 @@ impl<S: FacetSource> Evaluator<'_, S> {
                 }
             })
     }
-
-    /// A coordinate or distance operand as a finite number.
-    fn finite(&self, token: &Token) -> Result<f64, FilterError> {
-        match token.value.parse::<f64>() {
-            Ok(number) if number.is_finite() => Ok(number),
-            Ok(_) => Err(self.located(token, "Non finite floats are not supported")),
-            Err(error) => Err(self.located(token, &error.to_string())),
-        }
-    }
-
-    fn check_latitude(&self, token: &Token, latitude: f64) -> Result<(), FilterError> {
-        if (-LATITUDE_MAX_DEGREES..=LATITUDE_MAX_DEGREES).contains(&latitude) {
-            return Ok(());
-        }
-        let message = format!(
-            "Bad latitude `{latitude}`. Latitude must be contained between -90 and 90 degrees."
-        );
-        Err(self.located(token, &message))
-    }
-
-    fn check_longitude(&self, token: &Token, longitude: f64) -> Result<(), FilterError> {
-        if (-LONGITUDE_MAX_DEGREES..=LONGITUDE_MAX_DEGREES).contains(&longitude) {
-            return Ok(());
-        }
-        let normalized = (longitude + 180.0).rem_euclid(360.0) - 180.0;
-        let message = format!(
-            "Bad longitude `{longitude}`. Longitude must be contained between -180 and 180 degrees. Hint: try using `{normalized}` instead."
-        );
-        Err(self.located(token, &message))
-    }
-
-    fn geo_not_filterable(&self, token: &Token, attribute: &str) -> FilterError {
-        self.located(token, &not_filterable_message(attribute, self.rules))
-    }
-
-    fn geo_radius(
-        &self,
-        latitude: &Token,
-        longitude: &Token,
-        radius: &Token,
-        resolution: Option<&Token>,
-    ) -> Result<RoaringBitmap, FilterError> {
-        let center = [self.finite(latitude)?, self.finite(longitude)?];
-        self.check_latitude(latitude, center[0])?;
-        self.check_longitude(longitude, center[1])?;
-        let radius_meters = self.finite(radius)?;
-        let mut segments = GEO_RESOLUTION_DEFAULT;
-        if let Some(token) = resolution {
-            // Saturating conversion, as Meilisearch's `as usize`.
-            segments = self.finite(token)? as usize;
-            if !(GEO_RESOLUTION_MIN..=GEO_RESOLUTION_MAX).contains(&segments) {
-                let message = format!(
-                    "Invalid resolution `{segments}`. Resolution must be between 3 and 1000."
-                );
-                return Err(self.located(token, &message));
-            }
-        }
-        let (geo, geojson) = (self.rules.geo_enabled(), self.rules.geojson_enabled());
-        if !geo && !geojson {
-            return Err(self.geo_not_filterable(latitude, "_geo/_geojson"));
-        }
-        let mut selected = RoaringBitmap::new();
-        if geo {
-            self.source.for_each_geo_point(&mut |point| {
-                if is_within_radius(center, [point.latitude, point.longitude], radius_meters) {
-                    selected.insert(point.document);
-                }
-            });
-        }
-        if geojson {
-            selected |= self
-                .source
-                .geojson_within_radius(center, radius_meters, segments);
-        }
-        Ok(selected)
-    }
-
-    fn geo_bounding_box(
-        &self,
-        top_right: &[Token; 2],
-        bottom_left: &[Token; 2],
-    ) -> Result<RoaringBitmap, FilterError> {
-        let top = [self.finite(&top_right[0])?, self.finite(&top_right[1])?];
-        let bottom = [self.finite(&bottom_left[0])?, self.finite(&bottom_left[1])?];
-        self.check_latitude(&top_right[0], top[0])?;
-        self.check_longitude(&top_right[1], top[1])?;
-        self.check_latitude(&bottom_left[0], bottom[0])?;
-        self.check_longitude(&bottom_left[1], bottom[1])?;
-        if top[0] < bottom[0] {
-            let message = format!(
-                "The top latitude `{}` is below the bottom latitude `{}`.",
-                top[0], bottom[0]
-            );
-            return Err(self.located(&bottom_left[1], &message));
-        }
-        let (geo, geojson) = (self.rules.geo_enabled(), self.rules.geojson_enabled());
-        if !geo && !geojson {
-            return Err(self.geo_not_filterable(&top_right[0], "_geo/_geojson"));
-        }
-        let mut selected = RoaringBitmap::new();
-        if geo {
-            self.source.for_each_geo_point(&mut |point| {
-                if is_in_bounding_box(top, bottom, point) {
-                    selected.insert(point.document);
-                }
-            });
-        }
-        if geojson {
-            let rectangle = [
-                [top[0], top[1]],
-                [top[0], bottom[1]],
-                [bottom[0], bottom[1]],
-                [bottom[0], top[1]],
-            ];
-            selected |= self.source.geojson_in_polygon(&rectangle);
-        }
-        Ok(selected)
-    }
-
-    fn geo_polygon(&self, points: &[[Token; 2]]) -> Result<RoaringBitmap, FilterError> {
-        if !self.rules.geojson_enabled() {
-            let first = points.first().map(|point| &point[0]);
-            return match first {
-                Some(token) => Err(self.geo_not_filterable(token, "_geojson")),
-                None => Ok(RoaringBitmap::new()),
-            };
-        }
-        let mut vertices = Vec::with_capacity(points.len());
-        for [latitude, longitude] in points {
-            let vertex = [self.finite(latitude)?, self.finite(longitude)?];
-            self.check_latitude(latitude, vertex[0])?;
-            self.check_longitude(longitude, vertex[1])?;
-            vertices.push(vertex);
-        }
-        Ok(self.source.geojson_in_polygon(&vertices))
-    }
-}
-
-/// Inside the box, inclusive; a box whose right edge is west of its left edge wraps the
-/// antimeridian.
-fn is_in_bounding_box(top_right: [f64; 2], bottom_left: [f64; 2], point: GeoPoint) -> bool {
-    let latitude_inside = point.latitude >= bottom_left[0] && point.latitude <= top_right[0];
-    let longitude_inside = if top_right[1] < bottom_left[1] {
-        point.longitude >= bottom_left[1] || point.longitude <= top_right[1]
-    } else {
-        point.longitude >= bottom_left[1] && point.longitude <= top_right[1]
-    };
-    latitude_inside && longitude_inside
 }
 
 /// A range of numbers.

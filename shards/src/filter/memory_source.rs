@@ -15,7 +15,7 @@ use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
 use super::ast::VectorFilter;
-use super::evaluate::{FacetSource, GeoPoint, VectorLookupError};
+use super::facet_source::{FacetSource, GeoPoint, VectorLookupError};
 use super::geo::{haversine_distance_meters, is_in_polygon};
 use super::normalize::{normalize_facet, truncate_facet};
 

@@ -4,12 +4,37 @@
 //! Invariants: a [`Filter`] keeps every source string it was parsed from, so each error can point
 //! at the exact characters it is about; parsing never panics and its recursion is bounded by
 //! [`PARSER_DEPTH_MAX`]; messages are byte-for-byte Meilisearch's.
+//!
+//! The flow of a search request:
+//!
+//! ```
+//! use serde_json::json;
+//! use shards::filter::{EnabledFeatures, Filter, FilterableRules, MemoryFacetSource, evaluate};
+//!
+//! let documents = [json!({"genre": "Horror", "year": 1982}), json!({"genre": "Drama", "year": 1990})];
+//! let source = MemoryFacetSource::from_documents(documents.iter().enumerate().map(|(id, d)| (id as u32, d)));
+//! let rules = FilterableRules::from_setting(&json!(["genre", "year"])).expect("valid setting");
+//!
+//! // 1. At the edge: parse the JSON parameter and check experimental features.
+//! let filter = Filter::from_json(&json!(["year > 1980", ["genre = horror", "genre = comedy"]]))
+//!     .expect("valid filter")
+//!     .expect("not blank");
+//! filter.check_features(EnabledFeatures::default()).expect("no gated operator");
+//! // 2. In each shard: check against the rules and evaluate.
+//! let selected = evaluate(&filter, &rules, &source).expect("filterable");
+//! assert_eq!(selected.into_iter().collect::<Vec<_>>(), [0]);
+//! ```
+//!
+//! Errors carry their family ([`FilterErrorKind`]) for the code table; the server prefixes
+//! ``Index `{uid}`: `` to [`FilterErrorKind::Index`] messages, as Meilisearch does.
 
 mod ast;
 mod cursor;
 mod error;
 mod evaluate;
+mod facet_source;
 mod geo;
+mod geo_evaluate;
 mod geo_syntax;
 mod json;
 mod memory_source;
@@ -30,7 +55,8 @@ mod random_tests;
 
 pub use ast::{Condition, Expression, Token, VectorFilter};
 pub use error::{FilterError, FilterErrorKind};
-pub use evaluate::{FacetSource, GeoPoint, VectorLookupError, evaluate};
+pub use evaluate::evaluate;
+pub use facet_source::{FacetSource, GeoPoint, VectorLookupError};
 pub use geo::{EARTH_RADIUS_METERS, haversine_distance_meters};
 pub use memory_source::MemoryFacetSource;
 pub use normalize::{FACET_STRING_BYTES_MAX, normalize_facet, truncate_facet};
