@@ -2,10 +2,13 @@
 //! measures the server's CPU time over the measured window, and builds the
 //! report.
 //!
-//! Invariants: the CPU window and the throughput window are the same (from the
-//! end of the warm-up until every connection has finished); the driver's own
-//! CPU time is measured over the same window and reported beside the
-//! server's, so a saturated driver is visible.
+//! Invariants: the throughput window runs from the scheduled end of the
+//! warm-up until every connection has finished; the CPU windows (server and
+//! driver) run from when this thread woke at the end of the warm-up (at most
+//! a scheduling delay later) to the same end, and carry their own wall time,
+//! so cores used are never computed over a window they were not measured in;
+//! the driver's own CPU is reported beside the server's, so a saturated
+//! driver is visible.
 
 use std::fmt;
 use std::sync::Arc;
@@ -166,7 +169,9 @@ pub fn run(options: &RunOptions) -> Result<Report, RunError> {
             Err(_) => panicked = true,
         }
     }
-    let window = window_start.elapsed();
+    let finished = Instant::now();
+    let window = finished.saturating_duration_since(dispatcher.measure_start());
+    let cpu_window = finished.saturating_duration_since(window_start);
     if let Some(error) = spawn_error {
         return Err(RunError::Spawn(error));
     }
@@ -180,7 +185,7 @@ pub fn run(options: &RunOptions) -> Result<Report, RunError> {
         (Some(before), Some(after)) => after.saturating_sub(before),
         _ => 0,
     };
-    let driver_cpu = usage(vec![own_pid], driver_ticks, window, Vec::new());
+    let driver_cpu = usage(vec![own_pid], driver_ticks, cpu_window, Vec::new());
     let server_cpu = server_meter.map(|meter| {
         meter
             .map(|meter| meter.finish())
