@@ -98,6 +98,9 @@ pub struct Report {
     pub server_cpu_error: Option<String>,
     /// The driver's own CPU use over the same window.
     pub driver_cpu: CpuUsage,
+    /// The host's 1-, 5- and 15-minute load averages at the end of the run
+    /// (`/proc/loadavg`): on a shared machine, the competition for the CPUs.
+    pub load_average: Option<[f64; 3]>,
     /// Seed of the template choice.
     pub seed: u64,
 }
@@ -188,6 +191,7 @@ impl Report {
             server_cpu,
             server_cpu_error,
             driver_cpu,
+            load_average: read_load_average(),
             seed: options.seed,
         }
     }
@@ -338,7 +342,24 @@ impl Report {
             "driver cpu  {:.3} s = {:.3} cores",
             self.driver_cpu.cpu_seconds, self.driver_cpu.cores_used
         );
+        if let Some([one, five, fifteen]) = self.load_average {
+            let _ = writeln!(
+                text,
+                "host load   {one:.2} {five:.2} {fifteen:.2} (1, 5, 15 min)"
+            );
+        }
     }
+}
+
+/// The load averages from `/proc/loadavg`, if readable.
+fn read_load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut fields = text.split_ascii_whitespace().map(str::parse::<f64>);
+    Some([
+        fields.next()?.ok()?,
+        fields.next()?.ok()?,
+        fields.next()?.ok()?,
+    ])
 }
 
 /// Derives the per-request figures from the server's CPU use.
