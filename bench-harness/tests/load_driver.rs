@@ -299,3 +299,16 @@ fn duration_limit_stops_the_run() {
         report.to_text()
     );
 }
+
+#[test]
+fn open_loop_with_pipelining_sends_on_schedule_while_responses_are_pending() {
+    let address = start_server();
+    let mut options = options(address, vec![get("/ok"), get("/chunked")], Limit::Requests(200));
+    options.pacing = Pacing::OpenLoop { rate_per_second: 2_000.0 };
+    options.pipeline_depth = 4;
+    let report = run(&options).unwrap();
+    assert_eq!(report.successes, 200, "{}", report.to_text());
+    assert_eq!(report.error_total, 0, "{}", report.to_text());
+    assert_eq!(report.connections_opened, 1);
+    assert!(report.elapsed_seconds >= 0.0995, "{}", report.to_text());
+}
