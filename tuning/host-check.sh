@@ -144,8 +144,10 @@ check_swappiness() {
 }
 
 check_numa() {
-    local nodes
-    nodes="$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)"
+    local node nodes=0
+    for node in /sys/devices/system/node/node[0-9]*; do
+        [[ -d "$node" ]] && nodes=$((nodes + 1))
+    done
     if (( nodes <= 1 )); then
         ok numa "$nodes NUMA node"
     else

@@ -303,8 +303,14 @@ fn duration_limit_stops_the_run() {
 #[test]
 fn open_loop_with_pipelining_sends_on_schedule_while_responses_are_pending() {
     let address = start_server();
-    let mut options = options(address, vec![get("/ok"), get("/chunked")], Limit::Requests(200));
-    options.pacing = Pacing::OpenLoop { rate_per_second: 2_000.0 };
+    let mut options = options(
+        address,
+        vec![get("/ok"), get("/chunked")],
+        Limit::Requests(200),
+    );
+    options.pacing = Pacing::OpenLoop {
+        rate_per_second: 2_000.0,
+    };
     options.pipeline_depth = 4;
     let report = run(&options).unwrap();
     assert_eq!(report.successes, 200, "{}", report.to_text());
