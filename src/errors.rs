@@ -67,12 +67,32 @@ macro_rules! error_codes {
 }
 
 error_codes! {
+    ApiKeyAlreadyExists => "api_key_already_exists", 409, InvalidRequest;
+    ApiKeyNotFound => "api_key_not_found", 404, InvalidRequest;
     BadRequest => "bad_request", 400, InvalidRequest;
     FeatureNotEnabled => "feature_not_enabled", 400, InvalidRequest;
+    ImmutableApiKeyActions => "immutable_api_key_actions", 400, InvalidRequest;
+    ImmutableApiKeyCreatedAt => "immutable_api_key_created_at", 400, InvalidRequest;
+    ImmutableApiKeyExpiresAt => "immutable_api_key_expires_at", 400, InvalidRequest;
+    ImmutableApiKeyIndexes => "immutable_api_key_indexes", 400, InvalidRequest;
+    ImmutableApiKeyKey => "immutable_api_key_key", 400, InvalidRequest;
+    ImmutableApiKeyUid => "immutable_api_key_uid", 400, InvalidRequest;
+    ImmutableApiKeyUpdatedAt => "immutable_api_key_updated_at", 400, InvalidRequest;
     Internal => "internal", 500, Internal;
     InvalidApiKey => "invalid_api_key", 403, Auth;
+    InvalidApiKeyActions => "invalid_api_key_actions", 400, InvalidRequest;
+    InvalidApiKeyDescription => "invalid_api_key_description", 400, InvalidRequest;
+    InvalidApiKeyExpiresAt => "invalid_api_key_expires_at", 400, InvalidRequest;
+    InvalidApiKeyIndexes => "invalid_api_key_indexes", 400, InvalidRequest;
+    InvalidApiKeyLimit => "invalid_api_key_limit", 400, InvalidRequest;
+    InvalidApiKeyName => "invalid_api_key_name", 400, InvalidRequest;
+    InvalidApiKeyOffset => "invalid_api_key_offset", 400, InvalidRequest;
+    InvalidApiKeyUid => "invalid_api_key_uid", 400, InvalidRequest;
     InvalidContentType => "invalid_content_type", 415, InvalidRequest;
     MalformedPayload => "malformed_payload", 400, InvalidRequest;
+    MissingApiKeyActions => "missing_api_key_actions", 400, InvalidRequest;
+    MissingApiKeyExpiresAt => "missing_api_key_expires_at", 400, InvalidRequest;
+    MissingApiKeyIndexes => "missing_api_key_indexes", 400, InvalidRequest;
     MissingAuthorizationHeader => "missing_authorization_header", 401, Auth;
     MissingContentType => "missing_content_type", 415, InvalidRequest;
     MissingMasterKey => "missing_master_key", 401, Auth;

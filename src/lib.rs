@@ -4,4 +4,5 @@
 //! the HTTP/1.1 layer; `routes` holds one thin file per route family; `errors` is the one
 //! code → type → status table; `config` is the one place that reads flags and environment.
 
+pub mod auth;
 pub mod errors;
