@@ -10,8 +10,6 @@
 //!
 //! Messages come from [`super::json_messages`] until the shared decode layer lands.
 
-use std::str::FromStr;
-
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -20,6 +18,7 @@ use super::actions::{Action, wire_names};
 use super::expiration::parse_expiration_date;
 use super::index_pattern::IndexUidPattern;
 use super::json_messages as messages;
+use super::uuid_text::parse_uid;
 use crate::errors::{Code, ResponseError};
 
 /// The fields `POST /keys` accepts, in declaration order.
@@ -107,14 +106,14 @@ fn optional_string(
     }
 }
 
-fn parse_uid(value: &Value) -> Result<Uuid, ResponseError> {
+fn parse_uid_field(value: &Value) -> Result<Uuid, ResponseError> {
     let Value::String(text) = value else {
         return Err(error(
             Code::InvalidApiKeyUid,
             messages::invalid_type(".uid", "a string", value),
         ));
     };
-    Uuid::from_str(text).map_err(|uuid_error| {
+    parse_uid(text).map_err(|uuid_error| {
         error(
             Code::InvalidApiKeyUid,
             messages::invalid_value(".uid", &uuid_error.to_string()),
@@ -218,7 +217,7 @@ pub fn parse_create_api_key(
                 description = optional_string(field, value, Code::InvalidApiKeyDescription)?
             }
             "name" => name = optional_string(field, value, Code::InvalidApiKeyName)?,
-            "uid" => uid = Some(parse_uid(value)?),
+            "uid" => uid = Some(parse_uid_field(value)?),
             "actions" => actions = Some(parse_actions(value)?),
             "indexes" => indexes = Some(parse_indexes(value)?),
             "expiresAt" => expires_at = Some(parse_expires_at(value, now)?),

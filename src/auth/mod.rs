@@ -19,7 +19,7 @@
 //! (the immutable versioned key set and the control core's key store), `persistence`
 //! (durable storage of the key set), `authenticate` (the per-request decision), `context`
 //! (what an authenticated request may reach), `tenant_token` (JWT tenant tokens and filter
-//! merging), `jwt_hmac` (the HMAC-only crypto backend of `jsonwebtoken`).
+//! merging), `uuid_text` (uid parsing with Meilisearch's messages), `jwt_hmac` (the HMAC-only crypto backend of `jsonwebtoken`).
 //!
 //! Invariants: key secrets are derived, never stored; every secret comparison is
 //! constant-time; the key set seen by requests is an immutable snapshot replaced whole.
@@ -36,6 +36,7 @@ pub mod key;
 pub mod persistence;
 pub mod store;
 pub mod tenant_token;
+pub mod uuid_text;
 
 pub use actions::{Action, ActionSet};
 pub use authenticate::{AuthRequest, AuthenticationError, authenticate};

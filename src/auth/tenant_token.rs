@@ -146,6 +146,7 @@ mod claims {
     pub struct Claims {
         pub search_rules: SearchRules,
         pub exp: Option<i64>,
+        #[serde(deserialize_with = "super::super::uuid_text::deserialize_uid")]
         pub api_key_uid: Uuid,
     }
 }
