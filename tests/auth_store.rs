@@ -440,3 +440,25 @@ fn key_authorization_follows_expanded_actions_patterns_and_expiry() {
     assert!(!authorized(2, Action::Search, Some("sales")));
     assert!(!keys.is_key_authorized(uid(42), Action::Search, None, NOW));
 }
+
+#[test]
+fn replacing_every_key_keeps_the_last_of_duplicate_uids() {
+    let mut store = memory_store(Some(MASTER_KEY));
+    let key = |name: &str| Key {
+        uid: uid(1),
+        name: Some(name.to_string()),
+        description: None,
+        actions: vec![Action::Search],
+        indexes: vec![],
+        expires_at: None,
+        created_at: NOW,
+        updated_at: NOW,
+    };
+    store
+        .replace_all(vec![key("first"), key("second")])
+        .unwrap();
+    let keys = store.snapshot();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys.get(uid(1)).unwrap().name.as_deref(), Some("second"));
+    assert_eq!(keys.version(), 1);
+}

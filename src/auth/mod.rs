@@ -14,7 +14,8 @@
 //!
 //! Layout: `actions` (action names and wildcard expansion), `index_pattern` (index uid
 //! patterns), `key` (key model, key-string derivation, key object, default keys),
-//! `expiration` (`expiresAt` formats), `body` (the `/keys` request bodies),
+//! `expiration` (`expiresAt` formats), `body` (the `/keys` request bodies), `list_query` (the
+//! `GET /keys` query string),
 //! `json_messages` (deserr-worded messages until the shared decode layer lands), `store`
 //! (the immutable versioned key set and the control core's key store), `persistence`
 //! (durable storage of the key set), `authenticate` (the per-request decision), `context`
@@ -33,6 +34,7 @@ pub mod index_pattern;
 mod json_messages;
 mod jwt_hmac;
 pub mod key;
+pub mod list_query;
 pub mod persistence;
 pub mod store;
 pub mod tenant_token;
@@ -44,6 +46,7 @@ pub use body::{CreateApiKey, FieldChange, PatchApiKey, parse_create_api_key, par
 pub use context::AuthContext;
 pub use index_pattern::IndexUidPattern;
 pub use key::{Key, KeyView, derive_key_string};
+pub use list_query::{KeyListQuery, parse_key_list_query};
 pub use persistence::{
     JsonFileKeyPersistence, KeyPersistence, MemoryKeyPersistence, PersistenceError,
 };

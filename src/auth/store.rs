@@ -346,6 +346,28 @@ impl KeyStore {
         Ok(view)
     }
 
+    /// Replaces every key by `keys` (creation order), as a dump import does. Duplicate uids
+    /// keep the last one.
+    pub fn replace_all(&mut self, keys: Vec<Key>) -> Result<(), KeyStoreError> {
+        let mut deduplicated: Vec<Key> = Vec::with_capacity(keys.len());
+        let mut positions: HashMap<Uuid, usize> = HashMap::with_capacity(keys.len());
+        for key in keys {
+            match positions.get(&key.uid) {
+                Some(&position) => deduplicated[position] = key,
+                None => {
+                    positions.insert(key.uid, deduplicated.len());
+                    deduplicated.push(key);
+                }
+            }
+        }
+        let master_key = self.current.master_key();
+        let entries = deduplicated
+            .into_iter()
+            .map(|key| Arc::new(KeyEntry::new(key, master_key)))
+            .collect();
+        self.commit(entries)
+    }
+
     /// `DELETE /keys/{key}`.
     pub fn delete(&mut self, uid_or_key: &str) -> Result<(), KeyStoreError> {
         let uid = self.current.resolve(uid_or_key)?.uid;
