@@ -462,3 +462,10 @@ fn replacing_every_key_keeps_the_last_of_duplicate_uids() {
     assert_eq!(keys.get(uid(1)).unwrap().name.as_deref(), Some("second"));
     assert_eq!(keys.version(), 1);
 }
+
+#[test]
+fn snapshots_can_be_sent_to_every_core() {
+    fn assert_send_and_share<T: Send + Sync>() {}
+    assert_send_and_share::<coresearch::auth::KeySet>();
+    assert_send_and_share::<coresearch::auth::AuthContext>();
+}

@@ -201,6 +201,18 @@ impl JsonFileKeyPersistence {
         Ok(keys)
     }
 
+    /// Creates the `auth` directory on first use, durably (its parent entry synced too).
+    fn create_directory(&self) -> Result<(), PersistenceError> {
+        if self.directory.is_dir() {
+            return Ok(());
+        }
+        fs::create_dir_all(&self.directory).map_err(Self::io_error(&self.directory))?;
+        match self.directory.parent() {
+            Some(parent) => sync_directory(parent),
+            None => Ok(()),
+        }
+    }
+
     /// Writes `bytes` to the temporary file and syncs it.
     fn write_temporary(&self, bytes: &[u8]) -> Result<PathBuf, PersistenceError> {
         let temporary = self.directory.join(KEY_FILE_TEMPORARY_NAME);
@@ -222,7 +234,7 @@ impl KeyPersistence for JsonFileKeyPersistence {
     }
 
     fn store(&mut self, keys: &[&Key]) -> Result<(), PersistenceError> {
-        fs::create_dir_all(&self.directory).map_err(Self::io_error(&self.directory))?;
+        self.create_directory()?;
         let file = KeyFile {
             format_version: KEY_FILE_FORMAT_VERSION,
             keys: keys.iter().map(|key| KeyRecord::from_key(key)).collect(),
@@ -232,8 +244,16 @@ impl KeyPersistence for JsonFileKeyPersistence {
         let path = self.file_path();
         fs::rename(&temporary, &path).map_err(Self::io_error(&path))?;
         // The rename is durable only once the directory entry is synced.
-        File::open(&self.directory)
-            .and_then(|directory| directory.sync_all())
-            .map_err(Self::io_error(&self.directory))
+        sync_directory(&self.directory)
     }
+}
+
+/// Syncs a directory, making the entries created or renamed in it durable.
+fn sync_directory(directory: &Path) -> Result<(), PersistenceError> {
+    File::open(directory)
+        .and_then(|handle| handle.sync_all())
+        .map_err(|error| PersistenceError::Io {
+            path: directory.to_path_buf(),
+            error,
+        })
 }
