@@ -732,4 +732,3 @@ mod tests {
         assert_eq!(ResponseError::invalid_api_key().retry_after_seconds(), None);
     }
 }
-

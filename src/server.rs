@@ -5,9 +5,12 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::control::features::ForcedFeatures;
-use crate::control::{ControlBroadcast, ControlPlane, ControlReply, ControlRequest};
+use crate::control::{
+    CONTROL_CORE, ControlBroadcast, ControlPlane, ControlReply, ControlRequest, ControlState,
+};
 use std::sync::Arc;
 
 use crate::config::Environment;
@@ -23,6 +26,8 @@ use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions};
 struct CoreSettings {
     data_directory: PathBuf,
     master_key: Option<String>,
+    /// The key set as it was at start, which every core begins with.
+    keys: Arc<KeySet>,
     production: bool,
     forced_features: ForcedFeatures,
     limits: HttpLimits,
@@ -36,9 +41,11 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     let shutdown = ShutdownFlag::from_signals()
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;
     let tls = tls_config(config)?;
+    let keys = open_key_store(&data_directory, config.master_key.clone())?.snapshot();
     let settings = CoreSettings {
         data_directory,
         master_key: config.master_key.clone(),
+        keys,
         production: config.env == Environment::Production,
         forced_features: ForcedFeatures {
             metrics: config.experimental_enable_metrics,
@@ -76,11 +83,23 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         shutdown,
         ..
     } = context;
-    let features = crate::control::load_features(&settings.data_directory)?;
-    let data_directory = settings.data_directory.clone();
-    let forced = settings.forced_features;
+    let key_store = if core == CONTROL_CORE {
+        Some(open_key_store(
+            &settings.data_directory,
+            settings.master_key.clone(),
+        )?)
+    } else {
+        None
+    };
+    let state = ControlState {
+        data_directory: settings.data_directory.clone(),
+        features: crate::control::load_features(&settings.data_directory)?,
+        forced: settings.forced_features,
+        keys: settings.keys.clone(),
+        key_store,
+    };
     let (mesh, control) = CoreMesh::join(settings.mesh, move |mesh| {
-        Rc::new(ControlPlane::new(mesh, data_directory, features, forced))
+        Rc::new(ControlPlane::new(mesh, state))
     })
     .await
     .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
@@ -88,15 +107,23 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let router = Rc::new(Router::new(Services {
         core,
         control,
-        master_key: settings.master_key,
         production: settings.production,
-        payload_bytes_max: settings.limits.payload_bytes_max,
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)
         .await;
     mesh.close();
     Ok(())
+}
+
+/// Opens the durable key store (creating the default keys on first start).
+fn open_key_store(
+    data_directory: &std::path::Path,
+    master_key: Option<String>,
+) -> Result<KeyStore, String> {
+    let persistence = Box::new(JsonFileKeyPersistence::new(data_directory));
+    KeyStore::open(persistence, master_key, time::OffsetDateTime::now_utc())
+        .map_err(|error| format!("could not open the API keys: {error}"))
 }
 
 /// The TLS server configuration when `--ssl-cert-path` and `--ssl-key-path` are given.

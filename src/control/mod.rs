@@ -1,8 +1,8 @@
 //! The control plane: read-mostly state owned by the control core (core 0) and replicated
 //! to every core, so requests are answered locally without a hop.
 //!
-//! Today it holds the experimental features; the catalog, API keys and network state join
-//! it as they land.
+//! Today it holds the experimental features and the API keys; the catalog and the network
+//! state join it as they land.
 //!
 //! Invariants:
 //! - only core 0 changes the state: other cores send it a [`ControlRequest`];
@@ -15,10 +15,14 @@
 pub mod durable_file;
 pub mod features;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
+use time::OffsetDateTime;
+
+use crate::auth::{CreateApiKey, KeySet, KeyStore, KeyView, PatchApiKey};
 use crate::errors::{Code, ResponseError};
 use crate::runtime::{CoreMesh, MeshHandler};
 use features::{FeaturesPatch, ForcedFeatures, RuntimeFeatures};
@@ -33,18 +37,29 @@ pub const FEATURES_FILE_NAME: &str = "experimental-features.json";
 #[derive(Debug, Clone)]
 pub enum ControlRequest {
     PatchFeatures(FeaturesPatch),
+    CreateKey(CreateApiKey),
+    UpdateKey {
+        uid_or_key: String,
+        patch: PatchApiKey,
+    },
+    DeleteKey {
+        uid_or_key: String,
+    },
 }
 
 /// The control core's answer.
 #[derive(Debug, Clone)]
 pub enum ControlReply {
     Features(Result<RuntimeFeatures, ResponseError>),
+    Key(Result<KeyView, ResponseError>),
+    KeyDeleted(Result<(), ResponseError>),
 }
 
 /// A new version of replicated state.
 #[derive(Debug, Clone)]
 pub enum ControlBroadcast {
     Features(RuntimeFeatures),
+    Keys(Arc<KeySet>),
 }
 
 /// The mesh carrying control messages.
@@ -57,23 +72,134 @@ pub struct ControlPlane {
     forced: ForcedFeatures,
     data_directory: PathBuf,
     write_permit: glommio::sync::Semaphore,
+    /// The key set every request of this core is authenticated against.
+    keys: RefCell<Arc<KeySet>>,
+    /// The durable key store; only on the control core.
+    key_store: RefCell<Option<KeyStore>>,
+}
+
+/// What a core starts its control plane from.
+pub struct ControlState {
+    pub data_directory: PathBuf,
+    pub features: RuntimeFeatures,
+    pub forced: ForcedFeatures,
+    pub keys: Arc<KeySet>,
+    /// The key store, given to the control core only.
+    pub key_store: Option<KeyStore>,
 }
 
 impl ControlPlane {
-    /// A core's control plane, starting from the persisted `features`.
-    pub fn new(
-        mesh: Rc<ControlMesh>,
-        data_directory: PathBuf,
-        features: RuntimeFeatures,
-        forced: ForcedFeatures,
-    ) -> ControlPlane {
+    /// A core's control plane, starting from the persisted state.
+    pub fn new(mesh: Rc<ControlMesh>, state: ControlState) -> ControlPlane {
         ControlPlane {
             mesh,
-            features: Cell::new(features),
-            forced,
-            data_directory,
+            features: Cell::new(state.features),
+            forced: state.forced,
+            data_directory: state.data_directory,
             write_permit: glommio::sync::Semaphore::new(1),
+            keys: RefCell::new(state.keys),
+            key_store: RefCell::new(state.key_store),
         }
+    }
+
+    /// The key set requests are authenticated against.
+    pub fn keys(&self) -> Arc<KeySet> {
+        self.keys.borrow().clone()
+    }
+
+    /// `POST /keys`, applied on the control core.
+    pub async fn create_key(&self, request: CreateApiKey) -> Result<KeyView, ResponseError> {
+        match self.ask(ControlRequest::CreateKey(request)).await? {
+            ControlReply::Key(outcome) => outcome,
+            other => Err(unexpected_reply(&other)),
+        }
+    }
+
+    /// `PATCH /keys/{key}`, applied on the control core.
+    pub async fn update_key(
+        &self,
+        uid_or_key: String,
+        patch: PatchApiKey,
+    ) -> Result<KeyView, ResponseError> {
+        match self
+            .ask(ControlRequest::UpdateKey { uid_or_key, patch })
+            .await?
+        {
+            ControlReply::Key(outcome) => outcome,
+            other => Err(unexpected_reply(&other)),
+        }
+    }
+
+    /// `DELETE /keys/{key}`, applied on the control core.
+    pub async fn delete_key(&self, uid_or_key: String) -> Result<(), ResponseError> {
+        match self.ask(ControlRequest::DeleteKey { uid_or_key }).await? {
+            ControlReply::KeyDeleted(outcome) => outcome,
+            other => Err(unexpected_reply(&other)),
+        }
+    }
+
+    /// Sends `request` to the control core (or handles it here when this is the control
+    /// core) and returns its reply.
+    async fn ask(&self, request: ControlRequest) -> Result<ControlReply, ResponseError> {
+        if self.mesh.core() == CONTROL_CORE {
+            return Ok(self.handle(request).await);
+        }
+        self.mesh
+            .request(CONTROL_CORE, request)
+            .await
+            .map_err(|error| {
+                ResponseError::new(
+                    Code::Internal,
+                    format!("the control core did not answer: {error:?}"),
+                )
+            })
+    }
+
+    /// Applies a request on the control core.
+    async fn handle(&self, request: ControlRequest) -> ControlReply {
+        match request {
+            ControlRequest::PatchFeatures(patch) => {
+                ControlReply::Features(self.apply_features_patch(patch).await)
+            }
+            ControlRequest::CreateKey(request) => ControlReply::Key(
+                self.change_keys(|store, now| store.create(request, now))
+                    .await,
+            ),
+            ControlRequest::UpdateKey { uid_or_key, patch } => ControlReply::Key(
+                self.change_keys(|store, now| store.update(&uid_or_key, patch, now))
+                    .await,
+            ),
+            ControlRequest::DeleteKey { uid_or_key } => ControlReply::KeyDeleted(
+                self.change_keys(|store, _| store.delete(&uid_or_key)).await,
+            ),
+        }
+    }
+
+    /// Applies `change` to the key store (which persists it), then publishes the new key set
+    /// to this core and broadcasts it to the others before answering.
+    async fn change_keys<Outcome>(
+        &self,
+        change: impl FnOnce(
+            &mut KeyStore,
+            OffsetDateTime,
+        ) -> Result<Outcome, crate::auth::KeyStoreError>,
+    ) -> Result<Outcome, ResponseError> {
+        let _permit = self
+            .write_permit
+            .acquire_permit(1)
+            .await
+            .map_err(|error| ResponseError::new(Code::Internal, error.to_string()))?;
+        let (outcome, snapshot) = {
+            let mut store = self.key_store.borrow_mut();
+            let store = store.as_mut().ok_or_else(|| {
+                ResponseError::new(Code::Internal, "the key store lives on the control core")
+            })?;
+            let outcome = change(store, OffsetDateTime::now_utc())?;
+            (outcome, store.snapshot())
+        };
+        *self.keys.borrow_mut() = snapshot.clone();
+        self.mesh.broadcast(ControlBroadcast::Keys(snapshot)).await;
+        Ok(outcome)
     }
 
     /// The experimental features as requests see them.
@@ -86,19 +212,9 @@ impl ControlPlane {
         &self,
         patch: FeaturesPatch,
     ) -> Result<RuntimeFeatures, ResponseError> {
-        if self.mesh.core() == CONTROL_CORE {
-            return self.apply_features_patch(patch).await;
-        }
-        match self
-            .mesh
-            .request(CONTROL_CORE, ControlRequest::PatchFeatures(patch))
-            .await
-        {
-            Ok(ControlReply::Features(outcome)) => outcome,
-            Err(error) => Err(ResponseError::new(
-                Code::Internal,
-                format!("the control core did not answer: {error:?}"),
-            )),
+        match self.ask(ControlRequest::PatchFeatures(patch)).await? {
+            ControlReply::Features(outcome) => outcome,
+            other => Err(unexpected_reply(&other)),
         }
     }
 
@@ -127,18 +243,22 @@ impl ControlPlane {
 
 impl MeshHandler<ControlRequest, ControlReply, ControlBroadcast> for ControlPlane {
     async fn on_request(&self, _from: usize, request: ControlRequest) -> ControlReply {
-        match request {
-            ControlRequest::PatchFeatures(patch) => {
-                ControlReply::Features(self.apply_features_patch(patch).await)
-            }
-        }
+        self.handle(request).await
     }
 
     fn on_broadcast(&self, _from: usize, message: ControlBroadcast) {
         match message {
             ControlBroadcast::Features(features) => self.features.set(features),
+            ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
         }
     }
+}
+
+fn unexpected_reply(reply: &ControlReply) -> ResponseError {
+    ResponseError::new(
+        Code::Internal,
+        format!("the control core answered another request: {reply:?}"),
+    )
 }
 
 /// Reads the persisted experimental features (defaults when none were ever saved).

@@ -3,6 +3,8 @@
 
 use deserr::{DeserializeError, Deserr};
 
+use crate::decode::json::{check_json_content_type, parse_json_body};
+use crate::decode::payload::body_read_error;
 use crate::decode::{BodyReadFailure, decode_json_request};
 use crate::errors::{Code, ResponseError};
 use crate::http::{BodyError, Request};
@@ -18,6 +20,16 @@ where
         Err(error) => Err(read_failure(error)?),
     };
     decode_json_request::<T, E>(request.headers.get("content-type"), body)
+}
+
+/// The JSON body of `request` as a value, for routes that validate it themselves: the
+/// content type, reading failures and syntax are checked in Meilisearch's order.
+pub fn json_value(request: &Request) -> Result<serde_json::Value, ResponseError> {
+    check_json_content_type(request.headers.get("content-type"))?;
+    match &request.body {
+        Ok(bytes) => parse_json_body(bytes),
+        Err(error) => Err(body_read_error(read_failure(error)?)),
+    }
 }
 
 /// The decode layer's view of a body that could not be read, or the error to answer at

@@ -4,6 +4,7 @@
 pub mod authorize;
 pub mod body;
 pub mod features;
+pub mod keys;
 pub mod root;
 pub mod table;
 
@@ -20,9 +21,7 @@ use table::{Endpoint, Lookup};
 pub struct Services {
     pub core: usize,
     pub control: Rc<ControlPlane>,
-    pub master_key: Option<String>,
     pub production: bool,
-    pub payload_bytes_max: u64,
 }
 
 /// Answers every request of one core.
@@ -36,20 +35,31 @@ impl Router {
     }
 
     async fn dispatch(&self, request: Request) -> Response {
-        let (route, _parameters) = match table::lookup(&request.method, &request.path) {
+        let (route, parameters) = match table::lookup(&request.method, &request.path) {
             Lookup::Found { route, parameters } => (route, parameters),
             Lookup::MethodNotAllowed => return Response::empty(405),
             Lookup::NotFound => return Response::empty(404),
         };
-        if let Err(error) = authorize::authorize(&self.services, &request, route.action) {
+        let parameter = |name: &str| Lookup::parameter(&parameters, name);
+        let index_uid = parameter("index_uid");
+        if let Err(error) =
+            authorize::authorize(&self.services, &request, route.action, index_uid.as_deref())
+        {
             return Response::error(&error);
         }
+        let key = || parameter("key").unwrap_or_default();
+        let services = &self.services;
         let outcome: Result<Response, ResponseError> = match route.endpoint {
-            Endpoint::Root => Ok(root::root(&self.services)),
+            Endpoint::Root => Ok(root::root(services)),
             Endpoint::Health => Ok(root::health()),
             Endpoint::Version => Ok(root::version()),
-            Endpoint::GetExperimentalFeatures => Ok(features::get(&self.services)),
-            Endpoint::PatchExperimentalFeatures => features::patch(&self.services, request).await,
+            Endpoint::GetExperimentalFeatures => Ok(features::get(services)),
+            Endpoint::PatchExperimentalFeatures => features::patch(services, request).await,
+            Endpoint::CreateKey => keys::create(services, &request).await,
+            Endpoint::ListKeys => keys::list(services, &request),
+            Endpoint::GetKey => keys::get(services, &key()),
+            Endpoint::UpdateKey => keys::update(services, &request, key()).await,
+            Endpoint::DeleteKey => keys::delete(services, key()).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }

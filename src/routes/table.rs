@@ -9,6 +9,7 @@
 //! - every route names its action (or `None` for the public ones); authorization uses it
 //!   before anything else looks at the request.
 
+use crate::auth::Action;
 use crate::http::Method;
 
 /// What answers a route.
@@ -19,6 +20,11 @@ pub enum Endpoint {
     Version,
     GetExperimentalFeatures,
     PatchExperimentalFeatures,
+    CreateKey,
+    ListKeys,
+    GetKey,
+    UpdateKey,
+    DeleteKey,
 }
 
 /// One row of the table.
@@ -27,7 +33,7 @@ pub struct Route {
     pub method: Method,
     pub pattern: &'static str,
     /// The API-key action the route requires; `None` for public routes.
-    pub action: Option<&'static str>,
+    pub action: Option<Action>,
     pub endpoint: Endpoint,
 }
 
@@ -48,22 +54,87 @@ pub static ROUTES: &[Route] = &[
     Route {
         method: Method::Get,
         pattern: "/version",
-        action: Some("version"),
+        action: Some(Action::Version),
         endpoint: Endpoint::Version,
     },
     Route {
         method: Method::Get,
         pattern: "/experimental-features",
-        action: Some("experimental.get"),
+        action: Some(Action::ExperimentalGet),
         endpoint: Endpoint::GetExperimentalFeatures,
     },
     Route {
         method: Method::Patch,
         pattern: "/experimental-features",
-        action: Some("experimental.update"),
+        action: Some(Action::ExperimentalUpdate),
         endpoint: Endpoint::PatchExperimentalFeatures,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/keys",
+        action: Some(Action::KeysCreate),
+        endpoint: Endpoint::CreateKey,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/keys",
+        action: Some(Action::KeysGet),
+        endpoint: Endpoint::ListKeys,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/keys/{key}",
+        action: Some(Action::KeysGet),
+        endpoint: Endpoint::GetKey,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/keys/{key}",
+        action: Some(Action::KeysUpdate),
+        endpoint: Endpoint::UpdateKey,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/keys/{key}",
+        action: Some(Action::KeysDelete),
+        endpoint: Endpoint::DeleteKey,
+    },
 ];
+
+impl Lookup<'_> {
+    /// The value of path parameter `name`, when the route has it.
+    pub fn parameter(parameters: &[(&'static str, &str)], name: &str) -> Option<String> {
+        parameters
+            .iter()
+            .find(|(parameter, _)| *parameter == name)
+            .map(|(_, value)| percent_decode(value))
+    }
+}
+
+/// Decodes `%XX` escapes of a path segment (an invalid escape is kept as written).
+fn percent_decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut position = 0;
+    while position < bytes.len() {
+        let escape = bytes
+            .get(position + 1..position + 3)
+            .filter(|_| bytes[position] == b'%')
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escape {
+            Some(byte) => {
+                decoded.push(byte);
+                position += 3;
+            }
+            None => {
+                decoded.push(bytes[position]);
+                position += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
+}
 
 /// The outcome of looking a request up in the table.
 #[derive(Debug, PartialEq, Eq)]
