@@ -80,8 +80,11 @@ fn finalize_trees(
     let trees = std::mem::take(&mut state.trees);
     let mut catalog_root = state.base.catalog;
     let mut tree_count = state.base.tree_count;
-    let mut editor =
-        Editor { pager: &shared.pager, dirty: &mut state.dirty, allocator: &mut state.allocator };
+    let mut editor = Editor {
+        pager: &shared.pager,
+        dirty: &mut state.dirty,
+        allocator: &mut state.allocator,
+    };
     for (name, slot) in trees.into_iter().filter(|(_, slot)| slot.changed) {
         if slot.deleted {
             let (root, removed) = editor.delete(catalog_root, &name)?;
@@ -92,16 +95,28 @@ fn finalize_trees(
             }
             continue;
         }
-        let root = slot.tree.root.map(|root| editor.finalize(root, pages)).transpose()?;
-        let value = catalog::encode(&TreeRoot { root, entry_count: slot.tree.entry_count });
+        let root = slot
+            .tree
+            .root
+            .map(|root| editor.finalize(root, pages))
+            .transpose()?;
+        let value = catalog::encode(&TreeRoot {
+            root,
+            entry_count: slot.tree.entry_count,
+        });
         let (root, replaced) = editor.insert(catalog_root, &name, StoredValue::Inline(value))?;
         catalog_root = Some(root);
         if replaced.is_none() {
             tree_count += 1;
         }
     }
-    let catalog_root = catalog_root.map(|root| editor.finalize(root, pages)).transpose()?;
-    debug_assert!(state.dirty.is_empty(), "every dirty node belongs to a committed tree");
+    let catalog_root = catalog_root
+        .map(|root| editor.finalize(root, pages))
+        .transpose()?;
+    debug_assert!(
+        state.dirty.is_empty(),
+        "every dirty node belongs to a committed tree"
+    );
     Ok((catalog_root, tree_count))
 }
 
@@ -114,7 +129,10 @@ fn write_pages(shared: &Shared, pages: &mut [(u64, Vec<u8>)]) -> Result<()> {
     for (page, bytes) in pages.iter() {
         let contiguous = batch_start + (batch.len() / page_bytes) as u64 == *page;
         if !batch.is_empty() && (!contiguous || batch.len() >= WRITE_BATCH_BYTES_MAX) {
-            shared.pager.io().write(batch_start * page_bytes as u64, &batch)?;
+            shared
+                .pager
+                .io()
+                .write(batch_start * page_bytes as u64, &batch)?;
             batch.clear();
         }
         if batch.is_empty() {
@@ -123,14 +141,22 @@ fn write_pages(shared: &Shared, pages: &mut [(u64, Vec<u8>)]) -> Result<()> {
         batch.extend_from_slice(bytes);
     }
     if !batch.is_empty() {
-        shared.pager.io().write(batch_start * page_bytes as u64, &batch)?;
+        shared
+            .pager
+            .io()
+            .write(batch_start * page_bytes as u64, &batch)?;
     }
     Ok(())
 }
 
 /// Makes the new commit the shared state: new readers see it, freed pages wait for the
 /// readers of older snapshots.
-fn publish(shared: &mut SharedState, state: &mut WriteState, committed: CommitState, chain: Vec<u64>) {
+fn publish(
+    shared: &mut SharedState,
+    state: &mut WriteState,
+    committed: CommitState,
+    chain: Vec<u64>,
+) {
     shared.committed = committed;
     shared.free_list_chain = chain;
     shared.free.reusable = std::mem::take(&mut state.allocator.reusable);

@@ -47,12 +47,15 @@ impl<'a> NodeRef<'a> {
     pub fn key(&self, index: usize) -> Result<&'a [u8]> {
         match self {
             NodeRef::Page(view) => view.key(index),
-            NodeRef::Dirty(Node::Leaf(entries)) => {
-                entries.get(index).map(|entry| entry.key.as_slice()).ok_or(index_error())
-            }
-            NodeRef::Dirty(Node::Branch(branch)) => {
-                branch.keys.get(index).map(Vec::as_slice).ok_or(index_error())
-            }
+            NodeRef::Dirty(Node::Leaf(entries)) => entries
+                .get(index)
+                .map(|entry| entry.key.as_slice())
+                .ok_or(index_error()),
+            NodeRef::Dirty(Node::Branch(branch)) => branch
+                .keys
+                .get(index)
+                .map(Vec::as_slice)
+                .ok_or(index_error()),
         }
     }
 
@@ -64,9 +67,10 @@ impl<'a> NodeRef<'a> {
                 let entry = entries.get(index).ok_or(index_error())?;
                 Ok(match &entry.value {
                     StoredValue::Inline(bytes) => ValueSlot::Inline(bytes),
-                    StoredValue::Overflow { pointer, length } => {
-                        ValueSlot::Overflow { pointer: *pointer, length: *length }
-                    }
+                    StoredValue::Overflow { pointer, length } => ValueSlot::Overflow {
+                        pointer: *pointer,
+                        length: *length,
+                    },
                 })
             }
             NodeRef::Dirty(Node::Branch(_)) => Err(index_error()),
@@ -91,9 +95,9 @@ impl<'a> NodeRef<'a> {
             NodeRef::Dirty(Node::Leaf(entries)) => {
                 Ok(entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)))
             }
-            NodeRef::Dirty(Node::Branch(branch)) => {
-                Ok(branch.keys.binary_search_by(|separator| separator.as_slice().cmp(key)))
-            }
+            NodeRef::Dirty(Node::Branch(branch)) => Ok(branch
+                .keys
+                .binary_search_by(|separator| separator.as_slice().cmp(key))),
         }
     }
 
@@ -177,7 +181,10 @@ impl<'a> Cursor<'a> {
         seek: Seek<'_>,
         forward: bool,
     ) -> Result<Cursor<'a>> {
-        let mut cursor = Cursor { source, stack: Vec::with_capacity(8) };
+        let mut cursor = Cursor {
+            source,
+            stack: Vec::with_capacity(8),
+        };
         let Some(root) = root else {
             return Ok(cursor);
         };
@@ -233,7 +240,11 @@ impl<'a> Cursor<'a> {
     /// Moves to the next entry in `forward` (or backward) order.
     pub fn advance(&mut self, forward: bool) -> Result<()> {
         if let Some((_, position)) = self.stack.last_mut() {
-            *position = if forward { position.wrapping_add(1) } else { position.wrapping_sub(1) };
+            *position = if forward {
+                position.wrapping_add(1)
+            } else {
+                position.wrapping_sub(1)
+            };
         }
         self.normalize(forward)
     }
@@ -296,7 +307,10 @@ fn leaf_position(node: &NodeRef<'_>, seek: Seek<'_>, forward: bool) -> Result<us
 impl<'a> Cursor<'a> {
     /// A cursor past the end: `current` gives `None`.
     pub fn empty(source: Source<'a>) -> Cursor<'a> {
-        Cursor { source, stack: Vec::new() }
+        Cursor {
+            source,
+            stack: Vec::new(),
+        }
     }
 
     /// Where this cursor reads nodes from.

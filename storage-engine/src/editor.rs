@@ -8,15 +8,15 @@
 
 use std::collections::HashMap;
 
+use crate::bytes::write_u64;
 use crate::checksum::{page_checksum, streamed_checksum};
 use crate::cursor::{Source, TREE_DEPTH_MAX};
-use crate::bytes::write_u64;
 use crate::error::{Error, Result};
+use crate::free_pages::Allocator;
 use crate::layout::*;
 use crate::node::{Branch, LeafEntry, Node, StoredValue};
 use crate::page::Pointer;
 use crate::pager::Pager;
-use crate::free_pages::Allocator;
 
 /// A node below this many bytes is merged with a sibling when the two fit one page.
 fn underfull_bytes(page_bytes: usize) -> usize {
@@ -40,11 +40,16 @@ pub struct Editor<'a> {
 
 impl Editor<'_> {
     fn source(&self) -> Source<'_> {
-        Source { pager: self.pager, dirty: Some(self.dirty) }
+        Source {
+            pager: self.pager,
+            dirty: Some(self.dirty),
+        }
     }
 
     fn node_mut(&mut self, page: u64) -> &mut Node {
-        self.dirty.get_mut(&page).expect("callers pass pages they made dirty")
+        self.dirty
+            .get_mut(&page)
+            .expect("callers pass pages they made dirty")
     }
 
     /// Makes the node at `pointer` dirty; returns its (possibly new) page number.
@@ -81,7 +86,13 @@ impl Editor<'_> {
         if padding > 0 {
             io.write(offset + used, &vec![0u8; padding])?;
         }
-        Ok(StoredValue::Overflow { pointer: Pointer { page: first, checksum }, length })
+        Ok(StoredValue::Overflow {
+            pointer: Pointer {
+                page: first,
+                checksum,
+            },
+            length,
+        })
     }
 
     /// Frees the overflow run of a value that is no longer stored.
@@ -102,7 +113,10 @@ impl Editor<'_> {
     ) -> Result<(Pointer, Option<StoredValue>)> {
         let Some(root) = root else {
             let page = self.allocator.allocate(self.pager, 1)?;
-            let entry = LeafEntry { key: key.to_vec(), value };
+            let entry = LeafEntry {
+                key: key.to_vec(),
+                value,
+            };
             self.dirty.insert(page, Node::Leaf(vec![entry]));
             return Ok((dirty_pointer(page), None));
         };
@@ -112,8 +126,10 @@ impl Editor<'_> {
             return Ok((dirty_pointer(page), replaced));
         };
         let new_root = self.allocator.allocate(self.pager, 1)?;
-        let branch =
-            Branch { keys: vec![separator], children: vec![dirty_pointer(page), dirty_pointer(right)] };
+        let branch = Branch {
+            keys: vec![separator],
+            children: vec![dirty_pointer(page), dirty_pointer(right)],
+        };
         self.dirty.insert(new_root, Node::Branch(branch));
         Ok((dirty_pointer(new_root), replaced))
     }
@@ -134,7 +150,13 @@ impl Editor<'_> {
                 match entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)) {
                     Ok(index) => Some(std::mem::replace(&mut entries[index].value, value)),
                     Err(index) => {
-                        entries.insert(index, LeafEntry { key: key.to_vec(), value });
+                        entries.insert(
+                            index,
+                            LeafEntry {
+                                key: key.to_vec(),
+                                value,
+                            },
+                        );
                         None
                     }
                 }
@@ -173,19 +195,31 @@ impl Editor<'_> {
         let right_page = self.allocator.allocate(self.pager, 1)?;
         let (separator, right) = match self.node_mut(page) {
             Node::Leaf(entries) => {
-                let sizes: Vec<usize> =
-                    entries.iter().map(|entry| entry.value.cell_bytes(entry.key.len())).collect();
+                let sizes: Vec<usize> = entries
+                    .iter()
+                    .map(|entry| entry.value.cell_bytes(entry.key.len()))
+                    .collect();
                 let at = split_index(&sizes, 1, entries.len() - 1);
                 let right = entries.split_off(at);
                 (right[0].key.clone(), Node::Leaf(right))
             }
             Node::Branch(branch) => {
-                let sizes: Vec<usize> = branch.keys.iter().map(|key| branch_cell_bytes(key.len())).collect();
+                let sizes: Vec<usize> = branch
+                    .keys
+                    .iter()
+                    .map(|key| branch_cell_bytes(key.len()))
+                    .collect();
                 let at = split_index(&sizes, 1, branch.keys.len() - 2);
                 let right_keys = branch.keys.split_off(at + 1);
                 let separator = branch.keys.pop().expect("split index leaves a separator");
                 let right_children = branch.children.split_off(at + 1);
-                (separator, Node::Branch(Branch { keys: right_keys, children: right_children }))
+                (
+                    separator,
+                    Node::Branch(Branch {
+                        keys: right_keys,
+                        children: right_children,
+                    }),
+                )
             }
         };
         self.dirty.insert(right_page, right);
@@ -229,12 +263,12 @@ impl Editor<'_> {
             return Err(Error::corrupted(page, "tree deeper than possible"));
         }
         match self.node_mut(page) {
-            Node::Leaf(entries) => {
-                Ok(match entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)) {
+            Node::Leaf(entries) => Ok(
+                match entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)) {
                     Ok(index) => Some(entries.remove(index).value),
                     Err(_) => None,
-                })
-            }
+                },
+            ),
             Node::Branch(branch) => {
                 let index = child_index(&branch.keys, key);
                 let child_pointer = branch.children[index];
@@ -271,8 +305,16 @@ impl Editor<'_> {
             crate::cursor::NodeRef::Page(view) => Node::decode(&view)?.encoded_bytes(),
         };
         let child = &self.dirty[&child_page];
-        let header = if matches!(child, Node::Leaf(_)) { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
-        let extra = if matches!(child, Node::Leaf(_)) { 0 } else { separator_bytes };
+        let header = if matches!(child, Node::Leaf(_)) {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
+        let extra = if matches!(child, Node::Leaf(_)) {
+            0
+        } else {
+            separator_bytes
+        };
         if child.encoded_bytes() + sibling_bytes - header + extra > page_bytes {
             return Ok(());
         }
@@ -282,9 +324,14 @@ impl Editor<'_> {
         let separator = branch.keys.remove(left_index);
         let right = branch.children.remove(left_index + 1);
         let left = branch.children[left_index];
-        let right_node = self.dirty.remove(&right.page).expect("both children are dirty");
+        let right_node = self
+            .dirty
+            .remove(&right.page)
+            .expect("both children are dirty");
         match (self.node_mut(left.page), right_node) {
-            (Node::Leaf(left_entries), Node::Leaf(right_entries)) => left_entries.extend(right_entries),
+            (Node::Leaf(left_entries), Node::Leaf(right_entries)) => {
+                left_entries.extend(right_entries)
+            }
             (Node::Branch(left_branch), Node::Branch(right_branch)) => {
                 left_branch.keys.push(separator);
                 left_branch.keys.extend(right_branch.keys);
@@ -298,7 +345,8 @@ impl Editor<'_> {
 
     /// Frees every page of the tree at `root`, and its overflow runs.
     pub fn drop_tree(&mut self, root: Option<Pointer>) -> Result<()> {
-        let mut stack: Vec<(Pointer, usize)> = root.into_iter().map(|pointer| (pointer, 0)).collect();
+        let mut stack: Vec<(Pointer, usize)> =
+            root.into_iter().map(|pointer| (pointer, 0)).collect();
         while let Some((pointer, depth)) = stack.pop() {
             if depth >= TREE_DEPTH_MAX {
                 return Err(Error::corrupted(pointer.page, "tree deeper than possible"));
@@ -338,7 +386,10 @@ impl Editor<'_> {
         let checksum = page_checksum(root.page, &bytes[PAGE_CHECKSUMMED_OFFSET..]);
         write_u64(&mut bytes, PAGE_CHECKSUM_OFFSET, checksum);
         pages.push((root.page, bytes));
-        Ok(Pointer { page: root.page, checksum })
+        Ok(Pointer {
+            page: root.page,
+            checksum,
+        })
     }
 }
 

@@ -44,11 +44,6 @@ impl FreePages {
     pub fn pending_pages(&self) -> impl Iterator<Item = u64> + '_ {
         self.pending.values().flatten().copied()
     }
-
-    /// All free pages.
-    pub fn count(&self) -> u64 {
-        (self.reusable.len() + self.pending.values().map(Vec::len).sum::<usize>()) as u64
-    }
 }
 
 /// The write transaction's page allocator.
@@ -117,12 +112,16 @@ impl Allocator {
 
     fn take_from_end(&mut self, pager: &Pager, count: u64) -> Result<u64> {
         let first = self.high_water_pages;
-        let end = first.checked_add(count).ok_or(Error::MapFull { maximum_bytes: self.maximum_bytes })?;
+        let end = first.checked_add(count).ok_or(Error::MapFull {
+            maximum_bytes: self.maximum_bytes,
+        })?;
         let page_bytes = pager.page_bytes() as u64;
         let needed = end
             .checked_mul(page_bytes)
             .filter(|bytes| *bytes <= self.maximum_bytes.min(pager.io().capacity()))
-            .ok_or(Error::MapFull { maximum_bytes: self.maximum_bytes })?;
+            .ok_or(Error::MapFull {
+                maximum_bytes: self.maximum_bytes,
+            })?;
         let length = pager.io().length();
         if needed > length {
             let step = (length / GROWTH_FRACTION_DIVISOR).clamp(GROWTH_BYTES_MIN, GROWTH_BYTES_MAX);
@@ -149,7 +148,11 @@ impl Allocator {
     /// The pages to hand back to the shared reusable set when the transaction aborts.
     pub fn pages_after_abort(self) -> BTreeSet<u64> {
         let limit = self.committed_high_water_pages;
-        let mut pages: BTreeSet<u64> = self.reusable.into_iter().filter(|page| *page < limit).collect();
+        let mut pages: BTreeSet<u64> = self
+            .reusable
+            .into_iter()
+            .filter(|page| *page < limit)
+            .collect();
         pages.extend(self.fresh.into_iter().filter(|page| *page < limit));
         pages
     }
@@ -169,7 +172,7 @@ mod tests {
         assert_eq!(free.reusable, BTreeSet::from([10, 11]));
         assert_eq!(free.pending.keys().copied().collect::<Vec<_>>(), vec![7]);
         free.release(None);
-        assert_eq!(free.count(), 3);
+        assert_eq!(free.reusable.len(), 3);
         assert!(free.pending.is_empty());
     }
 }

@@ -72,7 +72,10 @@ impl Node {
                         StoredValue::Overflow { pointer, length }
                     }
                 };
-                entries.push(LeafEntry { key: view.key(index)?.to_vec(), value });
+                entries.push(LeafEntry {
+                    key: view.key(index)?.to_vec(),
+                    value,
+                });
             }
             Ok(Node::Leaf(entries))
         } else {
@@ -92,11 +95,18 @@ impl Node {
         match self {
             Node::Leaf(entries) => {
                 LEAF_SLOTS_OFFSET
-                    + entries.iter().map(|entry| entry.value.cell_bytes(entry.key.len())).sum::<usize>()
+                    + entries
+                        .iter()
+                        .map(|entry| entry.value.cell_bytes(entry.key.len()))
+                        .sum::<usize>()
             }
             Node::Branch(branch) => {
                 BRANCH_SLOTS_OFFSET
-                    + branch.keys.iter().map(|key| branch_cell_bytes(key.len())).sum::<usize>()
+                    + branch
+                        .keys
+                        .iter()
+                        .map(|key| branch_cell_bytes(key.len()))
+                        .sum::<usize>()
             }
         }
     }
@@ -111,7 +121,10 @@ impl Node {
 
     /// Encodes into `page` (zeroed, page-sized), leaving the checksum field for the caller.
     pub fn encode(&self, page: &mut [u8]) {
-        debug_assert!(self.encoded_bytes() <= page.len(), "node larger than a page");
+        debug_assert!(
+            self.encoded_bytes() <= page.len(),
+            "node larger than a page"
+        );
         let count = u16::try_from(self.count()).expect("a node that fits a page has < 2^16 cells");
         write_u16(page, PAGE_COUNT_OFFSET, count);
         let mut cell_end = page.len();
@@ -133,7 +146,11 @@ impl Node {
                     cell_end -= cell_bytes;
                     let cell = &mut page[cell_end..cell_end + cell_bytes];
                     write_u16(cell, BRANCH_CELL_KEY_LENGTH_OFFSET, key_length(key));
-                    write_pointer(cell, BRANCH_CELL_CHILD_PAGE_OFFSET, branch.children[index + 1]);
+                    write_pointer(
+                        cell,
+                        BRANCH_CELL_CHILD_PAGE_OFFSET,
+                        branch.children[index + 1],
+                    );
                     cell[BRANCH_CELL_HEADER_BYTES..].copy_from_slice(key);
                     write_slot(page, BRANCH_SLOTS_OFFSET, index, cell_end);
                 }
@@ -184,12 +201,21 @@ mod tests {
     #[test]
     fn encoded_leaf_decodes_to_the_same_entries() {
         let entries = vec![
-            LeafEntry { key: b"a".to_vec(), value: StoredValue::Inline(b"one".to_vec()) },
-            LeafEntry { key: Vec::new(), value: StoredValue::Inline(Vec::new()) },
+            LeafEntry {
+                key: b"a".to_vec(),
+                value: StoredValue::Inline(b"one".to_vec()),
+            },
+            LeafEntry {
+                key: Vec::new(),
+                value: StoredValue::Inline(Vec::new()),
+            },
             LeafEntry {
                 key: b"big".to_vec(),
                 value: StoredValue::Overflow {
-                    pointer: Pointer { page: 9, checksum: 42 },
+                    pointer: Pointer {
+                        page: 9,
+                        checksum: 42,
+                    },
                     length: 1 << 30,
                 },
             },
@@ -210,15 +236,28 @@ mod tests {
 
     #[test]
     fn encoded_branch_decodes_to_the_same_children() {
-        let children: Vec<Pointer> =
-            (0..3).map(|page| Pointer { page: page + 10, checksum: page * 7 }).collect();
-        let node = Node::Branch(Branch { keys: vec![b"m".to_vec(), b"t".to_vec()], children });
+        let children: Vec<Pointer> = (0..3)
+            .map(|page| Pointer {
+                page: page + 10,
+                checksum: page * 7,
+            })
+            .collect();
+        let node = Node::Branch(Branch {
+            keys: vec![b"m".to_vec(), b"t".to_vec()],
+            children,
+        });
         let mut page = vec![0u8; 4096];
         node.encode(&mut page);
         let view = PageView::new(5, &page).expect("valid page");
         assert_eq!(view.count(), 2);
         assert_eq!(view.key(1).expect("key"), b"t");
-        assert_eq!(view.child(2).expect("child"), Pointer { page: 12, checksum: 14 });
+        assert_eq!(
+            view.child(2).expect("child"),
+            Pointer {
+                page: 12,
+                checksum: 14
+            }
+        );
         assert_eq!(view.search(b"n").expect("search"), Err(1));
     }
 }

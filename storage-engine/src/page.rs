@@ -46,7 +46,9 @@ pub struct PageView<'a> {
 impl<'a> PageView<'a> {
     /// Interprets a verified page as a tree node.
     pub fn new(page: u64, bytes: &'a [u8]) -> Result<PageView<'a>> {
-        let kind = *bytes.get(PAGE_KIND_OFFSET).ok_or(Error::corrupted(page, "short page"))?;
+        let kind = *bytes
+            .get(PAGE_KIND_OFFSET)
+            .ok_or(Error::corrupted(page, "short page"))?;
         let leaf = match kind {
             KIND_LEAF => true,
             KIND_BRANCH => false,
@@ -55,11 +57,20 @@ impl<'a> PageView<'a> {
         let count = usize::from(
             read_u16(bytes, PAGE_COUNT_OFFSET).ok_or(Error::corrupted(page, "short page"))?,
         );
-        let slots_offset = if leaf { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
+        let slots_offset = if leaf {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
         if slots_offset + count * SLOT_BYTES > bytes.len() {
             return Err(Error::corrupted(page, "entry count exceeds the page"));
         }
-        Ok(PageView { page, bytes, leaf, count })
+        Ok(PageView {
+            page,
+            bytes,
+            leaf,
+            count,
+        })
     }
 
     /// Page number.
@@ -82,7 +93,11 @@ impl<'a> PageView<'a> {
     }
 
     fn cell(&self, index: usize) -> Result<usize> {
-        let slots_offset = if self.leaf { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
+        let slots_offset = if self.leaf {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
         let offset = read_u16(self.bytes, slots_offset + index * SLOT_BYTES)
             .ok_or(self.corrupted("slot past the page"))?;
         let offset = usize::from(offset);
@@ -93,8 +108,12 @@ impl<'a> PageView<'a> {
     }
 
     fn slice(&self, start: usize, length: usize) -> Result<&'a [u8]> {
-        let end = start.checked_add(length).ok_or(self.corrupted("cell length overflows"))?;
-        self.bytes.get(start..end).ok_or(self.corrupted("cell runs past the page"))
+        let end = start
+            .checked_add(length)
+            .ok_or(self.corrupted("cell length overflows"))?;
+        self.bytes
+            .get(start..end)
+            .ok_or(self.corrupted("cell runs past the page"))
     }
 
     /// Key of entry (leaf) or separator (branch) `index`.
@@ -104,7 +123,11 @@ impl<'a> PageView<'a> {
         }
         let cell = self.cell(index)?;
         let length = read_u16(self.bytes, cell).ok_or(self.corrupted("cell past the page"))?;
-        let header = if self.leaf { LEAF_CELL_HEADER_BYTES } else { BRANCH_CELL_HEADER_BYTES };
+        let header = if self.leaf {
+            LEAF_CELL_HEADER_BYTES
+        } else {
+            BRANCH_CELL_HEADER_BYTES
+        };
         self.slice(cell + header, usize::from(length))
     }
 
@@ -118,7 +141,10 @@ impl<'a> PageView<'a> {
             read_u16(self.bytes, cell + LEAF_CELL_KEY_LENGTH_OFFSET)
                 .ok_or(self.corrupted("cell past the page"))?,
         );
-        let tag = *self.bytes.get(cell + LEAF_CELL_TAG_OFFSET).ok_or(self.corrupted("short cell"))?;
+        let tag = *self
+            .bytes
+            .get(cell + LEAF_CELL_TAG_OFFSET)
+            .ok_or(self.corrupted("short cell"))?;
         let value_start = cell + LEAF_CELL_HEADER_BYTES + key_length;
         match tag {
             VALUE_TAG_INLINE => {
@@ -148,10 +174,16 @@ impl<'a> PageView<'a> {
             return Err(self.corrupted("child index past the count"));
         }
         let (page_offset, checksum_offset) = if index == 0 {
-            (BRANCH_FIRST_CHILD_PAGE_OFFSET, BRANCH_FIRST_CHILD_CHECKSUM_OFFSET)
+            (
+                BRANCH_FIRST_CHILD_PAGE_OFFSET,
+                BRANCH_FIRST_CHILD_CHECKSUM_OFFSET,
+            )
         } else {
             let cell = self.cell(index - 1)?;
-            (cell + BRANCH_CELL_CHILD_PAGE_OFFSET, cell + BRANCH_CELL_CHILD_CHECKSUM_OFFSET)
+            (
+                cell + BRANCH_CELL_CHILD_PAGE_OFFSET,
+                cell + BRANCH_CELL_CHILD_CHECKSUM_OFFSET,
+            )
         };
         let page = read_u64(self.bytes, page_offset).ok_or(self.corrupted("short cell"))?;
         let checksum = read_u64(self.bytes, checksum_offset).ok_or(self.corrupted("short cell"))?;

@@ -21,7 +21,8 @@ fn committed_values_survive_reopening() {
         let write = database.begin_write().unwrap();
         let tree = write.create_tree("documents").unwrap();
         for index in 0..5000 {
-            tree.put(&key(index), format!("value {index}").as_bytes()).unwrap();
+            tree.put(&key(index), format!("value {index}").as_bytes())
+                .unwrap();
         }
         tree.put(b"", b"").unwrap();
         write.commit().unwrap();
@@ -31,7 +32,10 @@ fn committed_values_survive_reopening() {
     let read = database.begin_read();
     let tree = read.open_tree("documents").unwrap().unwrap();
     assert_eq!(tree.len(), 5001);
-    assert_eq!(tree.get(&key(1234)).unwrap(), Some(b"value 1234".as_slice()));
+    assert_eq!(
+        tree.get(&key(1234)).unwrap(),
+        Some(b"value 1234".as_slice())
+    );
     assert_eq!(tree.get(b"").unwrap(), Some(b"".as_slice()));
     assert_eq!(tree.get(b"missing").unwrap(), None);
     let report = database.check_integrity().unwrap();
@@ -53,21 +57,32 @@ fn ranges_iterate_in_both_directions_within_bounds() {
     let start = key(101);
     let end = key(2001);
     let forward: Vec<Vec<u8>> = tree
-        .range(Bound::Included(&start), Bound::Excluded(&end), Direction::Forward)
+        .range(
+            Bound::Included(&start),
+            Bound::Excluded(&end),
+            Direction::Forward,
+        )
         .unwrap()
         .map(|entry| entry.unwrap().0.to_vec())
         .collect();
     let expected: Vec<Vec<u8>> = (51..1001).map(|index| key(index * 2)).collect();
     assert_eq!(forward, expected);
     let backward: Vec<Vec<u8>> = tree
-        .range(Bound::Included(&start), Bound::Excluded(&end), Direction::Backward)
+        .range(
+            Bound::Included(&start),
+            Bound::Excluded(&end),
+            Direction::Backward,
+        )
         .unwrap()
         .map(|entry| entry.unwrap().0.to_vec())
         .collect();
     assert_eq!(backward, expected.iter().rev().cloned().collect::<Vec<_>>());
     assert_eq!(tree.first().unwrap().unwrap().0, key(0).as_slice());
     assert_eq!(tree.last().unwrap().unwrap().0, key(5998).as_slice());
-    let prefixed = tree.prefix(b"key0000001", Direction::Forward).unwrap().count();
+    let prefixed = tree
+        .prefix(b"key0000001", Direction::Forward)
+        .unwrap()
+        .count();
     assert_eq!(prefixed, 5);
 }
 
@@ -78,8 +93,12 @@ fn a_key_past_the_maximum_is_refused() {
     let write = database.begin_write().unwrap();
     let tree = write.create_tree("t").unwrap();
     tree.put(&vec![7u8; KEY_BYTES_MAX], b"fits").unwrap();
-    let error = tree.put(&vec![7u8; KEY_BYTES_MAX + 1], b"too long").unwrap_err();
-    assert!(matches!(error, Error::KeyTooLarge { length, maximum } if length == KEY_BYTES_MAX + 1 && maximum == KEY_BYTES_MAX));
+    let error = tree
+        .put(&vec![7u8; KEY_BYTES_MAX + 1], b"too long")
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::KeyTooLarge { length, maximum } if length == KEY_BYTES_MAX + 1 && maximum == KEY_BYTES_MAX)
+    );
     write.commit().unwrap();
     database.check_integrity().unwrap();
 }
@@ -103,12 +122,20 @@ fn large_values_use_overflow_runs_and_are_freed() {
         assert_eq!(tree.get(b"medium").unwrap().unwrap(), &big[..5000]);
     }
     let write = database.begin_write().unwrap();
-    write.open_tree("t").unwrap().unwrap().delete(b"big").unwrap();
+    write
+        .open_tree("t")
+        .unwrap()
+        .unwrap()
+        .delete(b"big")
+        .unwrap();
     write.commit().unwrap();
     let write = database.begin_write().unwrap();
     write.commit().unwrap();
     let stats = database.stats();
-    assert!(stats.free_pages > 700, "the run's pages are free: {stats:?}");
+    assert!(
+        stats.free_pages > 700,
+        "the run's pages are free: {stats:?}"
+    );
     database.check_integrity().unwrap();
 }
 
@@ -137,7 +164,10 @@ fn a_snapshot_keeps_its_view_across_commits() {
     }
     let tree = snapshot.open_tree("t").unwrap().unwrap();
     assert_eq!(tree.len(), 2000);
-    for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward).unwrap() {
+    for entry in tree
+        .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .unwrap()
+    {
         assert_eq!(entry.unwrap().1, b"old");
     }
     drop(snapshot);
@@ -149,7 +179,10 @@ fn only_one_write_transaction_at_a_time() {
     let directory = tempfile::tempdir().unwrap();
     let database = open(&directory);
     let write = database.begin_write().unwrap();
-    assert!(matches!(database.begin_write(), Err(Error::WriteInProgress)));
+    assert!(matches!(
+        database.begin_write(),
+        Err(Error::WriteInProgress)
+    ));
     write.abort();
     database.begin_write().unwrap().commit().unwrap();
 }
@@ -162,12 +195,24 @@ fn abort_discards_changes_and_trees() {
     write.create_tree("kept").unwrap().put(b"a", b"1").unwrap();
     write.commit().unwrap();
     let write = database.begin_write().unwrap();
-    write.create_tree("dropped").unwrap().put(b"b", b"2").unwrap();
-    write.open_tree("kept").unwrap().unwrap().put(b"a", b"changed").unwrap();
+    write
+        .create_tree("dropped")
+        .unwrap()
+        .put(b"b", b"2")
+        .unwrap();
+    write
+        .open_tree("kept")
+        .unwrap()
+        .unwrap()
+        .put(b"a", b"changed")
+        .unwrap();
     write.abort();
     let read = database.begin_read();
     assert!(read.open_tree("dropped").unwrap().is_none());
-    assert_eq!(read.open_tree("kept").unwrap().unwrap().get(b"a").unwrap(), Some(b"1".as_slice()));
+    assert_eq!(
+        read.open_tree("kept").unwrap().unwrap().get(b"a").unwrap(),
+        Some(b"1".as_slice())
+    );
     assert_eq!(read.tree_names().unwrap(), vec!["kept".to_string()]);
     database.check_integrity().unwrap();
 }
