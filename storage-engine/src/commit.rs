@@ -22,7 +22,7 @@ const WRITE_BATCH_BYTES_MAX: usize = 8 << 20;
 
 /// Commits `state`; on success the shared state names the new commit.
 pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
-    let mut pages: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut pages: Vec<(u64, Box<[u8]>)> = Vec::new();
     let (catalog_root, tree_count) = finalize_trees(shared, state, &mut pages)?;
     let old_chain = shared.lock().free_list_chain.clone();
     for page in &old_chain {
@@ -75,7 +75,7 @@ fn durable(shared: &Shared, sync: impl FnOnce() -> Result<()>) -> Result<()> {
 fn finalize_trees(
     shared: &Shared,
     state: &mut WriteState,
-    pages: &mut Vec<(u64, Vec<u8>)>,
+    pages: &mut Vec<(u64, Box<[u8]>)>,
 ) -> Result<(Option<Pointer>, u64)> {
     let trees = std::mem::take(&mut state.trees);
     let mut catalog_root = state.base.catalog;
@@ -121,7 +121,7 @@ fn finalize_trees(
 }
 
 /// Writes encoded pages in page order, coalescing neighbours into one write.
-fn write_pages(shared: &Shared, pages: &mut [(u64, Vec<u8>)]) -> Result<()> {
+fn write_pages(shared: &Shared, pages: &mut [(u64, Box<[u8]>)]) -> Result<()> {
     pages.sort_unstable_by_key(|(page, _)| *page);
     let page_bytes = shared.pager.page_bytes();
     let mut batch: Vec<u8> = Vec::new();

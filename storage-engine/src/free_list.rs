@@ -88,7 +88,7 @@ pub fn encode(
     page_bytes: usize,
     chain: &[u64],
     entries: &[u64],
-    pages: &mut Vec<(u64, Vec<u8>)>,
+    pages: &mut Vec<(u64, Box<[u8]>)>,
 ) -> Option<Pointer> {
     let per_page = entries.len().div_ceil(chain.len().max(1));
     debug_assert!(
@@ -120,7 +120,7 @@ pub fn encode(
         }
         let checksum = page_checksum(*page, &bytes[PAGE_CHECKSUMMED_OFFSET..]);
         write_u64(&mut bytes, PAGE_CHECKSUM_OFFSET, checksum);
-        pages.push((*page, bytes));
+        pages.push((*page, bytes.into_boxed_slice()));
         next = Some(Pointer {
             page: *page,
             checksum,

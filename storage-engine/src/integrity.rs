@@ -95,11 +95,7 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn walk_tree(
-        &mut self,
-        root: Option<Pointer>,
-        visit: &mut EntryVisitor<'_>,
-    ) -> Result<()> {
+    fn walk_tree(&mut self, root: Option<Pointer>, visit: &mut EntryVisitor<'_>) -> Result<()> {
         let Some(root) = root else {
             return Ok(());
         };

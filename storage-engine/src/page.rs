@@ -190,6 +190,46 @@ impl<'a> PageView<'a> {
         Ok(Pointer { page, checksum })
     }
 
+    /// The raw bytes of cell `index` (key, value or child, as stored).
+    pub fn raw_cell(&self, index: usize) -> Result<&'a [u8]> {
+        if index >= self.count {
+            return Err(self.corrupted("cell index past the count"));
+        }
+        let cell = self.cell(index)?;
+        let key_length =
+            usize::from(read_u16(self.bytes, cell).ok_or(self.corrupted("short cell"))?);
+        let length = if self.leaf {
+            let tag = *self
+                .bytes
+                .get(cell + LEAF_CELL_TAG_OFFSET)
+                .ok_or(self.corrupted("short cell"))?;
+            let value_length = match tag {
+                VALUE_TAG_INLINE => read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
+                    .and_then(|length| usize::try_from(length).ok())
+                    .ok_or(self.corrupted("short cell"))?,
+                VALUE_TAG_OVERFLOW => OVERFLOW_REFERENCE_BYTES,
+                _ => return Err(self.corrupted("unknown value tag")),
+            };
+            LEAF_CELL_HEADER_BYTES + key_length + value_length
+        } else {
+            BRANCH_CELL_HEADER_BYTES + key_length
+        };
+        self.slice(cell, length)
+    }
+
+    /// Bytes the page's live content takes: header, slots and cells.
+    pub fn used_bytes(&self) -> Result<usize> {
+        let mut used = if self.leaf {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
+        for index in 0..self.count {
+            used += SLOT_BYTES + self.raw_cell(index)?.len();
+        }
+        Ok(used)
+    }
+
     /// Index of the first key not less than `key` (`Ok(index)` when equal, `Err` when not).
     pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
         let (mut low, mut high) = (0, self.count);

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::free_pages::Allocator;
 use crate::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
 use crate::meta::CommitState;
-use crate::node::Node;
+use crate::node::NodeBuffer;
 use crate::page::{PageView, Pointer, ValueSlot};
 use crate::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
 
@@ -42,7 +42,7 @@ pub(crate) struct TreeSlot {
 /// Everything the transaction changed so far.
 pub(crate) struct WriteState {
     pub base: CommitState,
-    pub dirty: HashMap<u64, Node>,
+    pub dirty: HashMap<u64, NodeBuffer>,
     pub allocator: Allocator,
     pub trees: BTreeMap<Vec<u8>, TreeSlot>,
     pub failed: bool,

@@ -238,3 +238,66 @@ fn deleting_a_tree_frees_its_pages() {
     assert_eq!(report.trees, 1);
     assert_eq!(report.entries, 1);
 }
+
+fn scrambled(index: u32) -> u32 {
+    index.wrapping_mul(2_654_435_761) % 1_000_003
+}
+
+#[test]
+fn deleting_everything_in_random_order_merges_back_to_an_empty_tree() {
+    let directory = tempfile::tempdir().unwrap();
+    let database = open(&directory);
+    let count = 30_000u32;
+    let write = database.begin_write().unwrap();
+    let tree = write.create_tree("t").unwrap();
+    for index in 0..count {
+        let key = format!("{:010}", scrambled(index));
+        tree.put(
+            key.as_bytes(),
+            &vec![(index % 200) as u8; (index % 120) as usize],
+        )
+        .unwrap();
+    }
+    write.commit().unwrap();
+    database.check_integrity().unwrap();
+    for round in 0..3u32 {
+        let write = database.begin_write().unwrap();
+        let tree = write.open_tree("t").unwrap().unwrap();
+        for index in (0..count).filter(|index| index % 3 == round) {
+            let key = format!("{:010}", scrambled(index.wrapping_mul(7) % count));
+            tree.delete(key.as_bytes()).unwrap();
+        }
+        write.commit().unwrap();
+        database.check_integrity().unwrap();
+    }
+    let read = database.begin_read();
+    let tree = read.open_tree("t").unwrap().unwrap();
+    assert_eq!(tree.len(), 0);
+    assert!(tree.first().unwrap().is_none());
+    let stats = database.stats();
+    // Commit slots, the catalog leaf and the free-list pages: nothing else is in use.
+    let free_list_pages = stats.free_pages.div_ceil(508);
+    assert!(
+        stats.used_pages <= 3 + free_list_pages,
+        "an empty tree keeps almost nothing: {stats:?}"
+    );
+}
+
+#[test]
+fn sequential_inserts_fill_pages() {
+    let directory = tempfile::tempdir().unwrap();
+    let database = open(&directory);
+    let write = database.begin_write().unwrap();
+    let tree = write.create_tree("t").unwrap();
+    for index in 0..20_000u32 {
+        tree.put(&index.to_be_bytes(), &[5u8; 100]).unwrap();
+    }
+    write.commit().unwrap();
+    let report = database.check_integrity().unwrap();
+    let entry_bytes = 20_000 * (4 + 100 + 7 + 2);
+    let tree_bytes = report.tree_pages * 4096;
+    assert!(
+        tree_bytes < entry_bytes * 110 / 100,
+        "pages are nearly full: {report:?}"
+    );
+}

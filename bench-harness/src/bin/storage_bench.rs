@@ -41,7 +41,11 @@ fn parse_arguments() -> Arguments {
     let mut raw = std::env::args().skip(1);
     while let Some(flag) = raw.next() {
         let value = raw.next().unwrap_or_else(|| panic!("{flag} needs a value"));
-        let number = || value.parse::<u64>().unwrap_or_else(|_| panic!("{flag}: not a number"));
+        let number = || {
+            value
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("{flag}: not a number"))
+        };
         match flag.as_str() {
             "--records" => arguments.sizes.records = number(),
             "--single-commits" => arguments.sizes.single_commits = number(),
@@ -63,7 +67,10 @@ fn parse_arguments() -> Arguments {
 fn main() {
     let arguments = parse_arguments();
     if let Some(engine) = &arguments.child {
-        let directory = arguments.directory.as_ref().expect("the parent passes --directory");
+        let directory = arguments
+            .directory
+            .as_ref()
+            .expect("the parent passes --directory");
         workload::run(engine, directory, &arguments.sizes);
         return;
     }
@@ -80,11 +87,20 @@ fn main() {
             .arg(&directory)
             .output()
             .expect("child process runs");
-        assert!(output.status.success(), "{engine} failed: {}", String::from_utf8_lossy(&output.stderr));
-        let measurements: Vec<Measurement> =
-            String::from_utf8_lossy(&output.stdout).lines().filter_map(Measurement::parse).collect();
+        assert!(
+            output.status.success(),
+            "{engine} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let measurements: Vec<Measurement> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(Measurement::parse)
+            .collect();
         for measurement in &measurements {
-            eprintln!("  {}: {:.1} {}", measurement.label, measurement.value, measurement.unit);
+            eprintln!(
+                "  {}: {:.1} {}",
+                measurement.label, measurement.value, measurement.unit
+            );
         }
         results.insert(engine.clone(), measurements);
         let _ = std::fs::remove_dir_all(&directory);

@@ -43,7 +43,10 @@ pub struct PageStore {
 impl PageStore {
     fn open(directory: &Path) -> PageStore {
         let path = directory.join("store.pages");
-        let options = Options { maximum_size_bytes: MAP_BYTES_MAX, ..Options::default() };
+        let options = Options {
+            maximum_size_bytes: MAP_BYTES_MAX,
+            ..Options::default()
+        };
         let database = Database::open(&path, options).expect("page store opens");
         PageStore { database, path }
     }
@@ -63,19 +66,33 @@ impl Engine for PageStore {
 
     fn read_keys(&self, keys: &[Vec<u8>]) -> u64 {
         let read = self.database.begin_read();
-        let tree = read.open_tree(TABLE_NAME).expect("tree").expect("tree exists");
+        let tree = read
+            .open_tree(TABLE_NAME)
+            .expect("tree")
+            .expect("tree exists");
         keys.iter()
-            .map(|key| tree.get(key).expect("get").map_or(0, |value| value.len() as u64))
+            .map(|key| {
+                tree.get(key)
+                    .expect("get")
+                    .map_or(0, |value| value.len() as u64)
+            })
             .sum()
     }
 
     fn scan(&self, starts: &[Vec<u8>], length: usize) -> u64 {
         let read = self.database.begin_read();
-        let tree = read.open_tree(TABLE_NAME).expect("tree").expect("tree exists");
+        let tree = read
+            .open_tree(TABLE_NAME)
+            .expect("tree")
+            .expect("tree exists");
         let mut seen = 0;
         for start in starts {
             let range = tree
-                .range(Bound::Included(start.as_slice()), Bound::Unbounded, Direction::Forward)
+                .range(
+                    Bound::Included(start.as_slice()),
+                    Bound::Unbounded,
+                    Direction::Forward,
+                )
                 .expect("range");
             for entry in range.take(length) {
                 let (_, value) = entry.expect("entry");
@@ -112,7 +129,11 @@ impl Lmdb {
             })
             .expect("database")
             .unwrap_commit();
-        Lmdb { environment, database, directory: directory.to_path_buf() }
+        Lmdb {
+            environment,
+            database,
+            directory: directory.to_path_buf(),
+        }
     }
 }
 
@@ -128,7 +149,12 @@ impl Engine for Lmdb {
     fn read_keys(&self, keys: &[Vec<u8>]) -> u64 {
         let read = self.environment.read_txn().expect("read transaction");
         keys.iter()
-            .map(|key| self.database.get(&read, key).expect("get").map_or(0, |value| value.len() as u64))
+            .map(|key| {
+                self.database
+                    .get(&read, key)
+                    .expect("get")
+                    .map_or(0, |value| value.len() as u64)
+            })
             .sum()
     }
 
@@ -137,7 +163,12 @@ impl Engine for Lmdb {
         let mut seen = 0;
         for start in starts {
             let bounds = (Bound::Included(start.as_slice()), Bound::Unbounded);
-            for entry in self.database.range(&read, &bounds).expect("range").take(length) {
+            for entry in self
+                .database
+                .range(&read, &bounds)
+                .expect("range")
+                .take(length)
+            {
                 let (_, value) = entry.expect("entry");
                 seen += u64::from(!value.is_empty());
             }
@@ -172,7 +203,9 @@ impl Engine for Redb {
         {
             let mut table = write.open_table(REDB_TABLE).expect("table");
             for (key, value) in entries {
-                table.insert(key.as_slice(), value.as_slice()).expect("insert");
+                table
+                    .insert(key.as_slice(), value.as_slice())
+                    .expect("insert");
             }
         }
         write.commit().expect("commit");
@@ -184,7 +217,10 @@ impl Engine for Redb {
         let table = read.open_table(REDB_TABLE).expect("table");
         keys.iter()
             .map(|key| {
-                table.get(key.as_slice()).expect("get").map_or(0, |value| value.value().len() as u64)
+                table
+                    .get(key.as_slice())
+                    .expect("get")
+                    .map_or(0, |value| value.value().len() as u64)
             })
             .sum()
     }

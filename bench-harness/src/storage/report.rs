@@ -63,7 +63,13 @@ pub fn markdown(engines: &[String], results: &BTreeMap<String, Vec<Measurement>>
         for measurement in measurements {
             let row = rows
                 .entry((measurement.order, measurement.label.clone()))
-                .or_insert_with(|| (measurement.unit.clone(), measurement.larger_is_better, BTreeMap::new()));
+                .or_insert_with(|| {
+                    (
+                        measurement.unit.clone(),
+                        measurement.larger_is_better,
+                        BTreeMap::new(),
+                    )
+                });
             row.2.insert(engine.clone(), measurement.value);
         }
     }
@@ -91,7 +97,11 @@ pub fn markdown(engines: &[String], results: &BTreeMap<String, Vec<Measurement>>
         for engine in engines.iter().skip(1) {
             match (values.get(&ours), values.get(engine)) {
                 (Some(mine), Some(theirs)) if *mine > 0.0 && *theirs > 0.0 => {
-                    let ratio = if larger_is_better { mine / theirs } else { theirs / mine };
+                    let ratio = if larger_is_better {
+                        mine / theirs
+                    } else {
+                        theirs / mine
+                    };
                     table.push_str(&format!(" {ratio:.2}× |"));
                 }
                 _ => table.push_str(" – |"),

@@ -59,24 +59,52 @@ pub fn key(number: u64, random: bool) -> Vec<u8> {
 
 /// The value of record `number`.
 pub fn value(number: u64) -> Vec<u8> {
-    (0..VALUE_BYTES).map(|index| (number as usize).wrapping_add(index) as u8).collect()
+    (0..VALUE_BYTES)
+        .map(|index| (number as usize).wrapping_add(index) as u8)
+        .collect()
 }
 
 fn entries(range: std::ops::Range<u64>, random: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-    range.map(|number| (key(number, random), value(number))).collect()
+    range
+        .map(|number| (key(number, random), value(number)))
+        .collect()
 }
 
-fn throughput(order: u32, label: String, operations: u64, started: Instant, unit: &str) -> Measurement {
+fn throughput(
+    order: u32,
+    label: String,
+    operations: u64,
+    started: Instant,
+    unit: &str,
+) -> Measurement {
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
-    Measurement { order, label, value: operations as f64 / seconds, unit: unit.into(), larger_is_better: true }
+    Measurement {
+        order,
+        label,
+        value: operations as f64 / seconds,
+        unit: unit.into(),
+        larger_is_better: true,
+    }
 }
 
 fn size(order: u32, label: String, bytes: u64) -> Measurement {
-    Measurement { order, label, value: bytes as f64 / (1 << 20) as f64, unit: "MiB".into(), larger_is_better: false }
+    Measurement {
+        order,
+        label,
+        value: bytes as f64 / (1 << 20) as f64,
+        unit: "MiB".into(),
+        larger_is_better: false,
+    }
 }
 
 /// Inserts records `range` in commits of `batch`; returns the measurement.
-fn insert(engine: &mut dyn Engine, range: std::ops::Range<u64>, batch: u64, random: bool, order: u32) -> Measurement {
+fn insert(
+    engine: &mut dyn Engine,
+    range: std::ops::Range<u64>,
+    batch: u64,
+    random: bool,
+    order: u32,
+) -> Measurement {
     let count = range.end - range.start;
     let batches: Vec<Vec<(Vec<u8>, Vec<u8>)>> = (range.start..range.end)
         .step_by(batch as usize)
@@ -87,19 +115,30 @@ fn insert(engine: &mut dyn Engine, range: std::ops::Range<u64>, batch: u64, rand
         engine.insert_batch(entries);
     }
     let order_label = if random { "random" } else { "sequential" };
-    throughput(order, format!("insert {order_label}, {batch} per commit"), count, started, "records/s")
+    throughput(
+        order,
+        format!("insert {order_label}, {batch} per commit"),
+        count,
+        started,
+        "records/s",
+    )
 }
 
 fn random_keys(count: u64, records: u64, seed: u64) -> Vec<Vec<u8>> {
-    (0..count).map(|index| key(mix(seed ^ index) % records, true)).collect()
+    (0..count)
+        .map(|index| key(mix(seed ^ index) % records, true))
+        .collect()
 }
 
 fn file_bytes(engine: &dyn Engine) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    engine.files().iter().fold((0, 0), |(length, blocks), path| {
-        let metadata = std::fs::metadata(path).expect("engine file exists");
-        (length + metadata.len(), blocks + metadata.blocks() * 512)
-    })
+    engine
+        .files()
+        .iter()
+        .fold((0, 0), |(length, blocks), path| {
+            let metadata = std::fs::metadata(path).expect("engine file exists");
+            (length + metadata.len(), blocks + metadata.blocks() * 512)
+        })
 }
 
 /// Drops the page cache of `path` (the data is synced, so the pages are clean).
@@ -116,7 +155,13 @@ fn peak_memory_bytes() -> u64 {
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .map_or(0, |kilobytes| kilobytes * 1024)
 }
 
@@ -127,13 +172,30 @@ pub fn run(name: &str, directory: &Path, sizes: &Sizes) {
     let mut engine = engines::open(name, &random_directory);
     insert(engine.as_mut(), 0..records, BULK_BATCH, true, 10).emit();
     let (length, blocks) = file_bytes(engine.as_ref());
-    size(80, format!("file size after {records} random records"), length).emit();
-    size(81, format!("disk blocks after {records} random records"), blocks).emit();
+    size(
+        80,
+        format!("file size after {records} random records"),
+        length,
+    )
+    .emit();
+    size(
+        81,
+        format!("disk blocks after {records} random records"),
+        blocks,
+    )
+    .emit();
     let mut next = records;
     let hundred = sizes.hundred_commits * 100;
     insert(engine.as_mut(), next..next + hundred, 100, true, 11).emit();
     next += hundred;
-    insert(engine.as_mut(), next..next + sizes.single_commits, 1, true, 12).emit();
+    insert(
+        engine.as_mut(),
+        next..next + sizes.single_commits,
+        1,
+        true,
+        12,
+    )
+    .emit();
     next += sizes.single_commits;
 
     let keys = random_keys(sizes.hot_reads, records, 1);
@@ -142,8 +204,19 @@ pub fn run(name: &str, directory: &Path, sizes: &Sizes) {
     for chunk in keys.chunks(READS_PER_TRANSACTION) {
         found += engine.read_keys(chunk);
     }
-    assert_eq!(found, sizes.hot_reads * VALUE_BYTES as u64, "every read key exists");
-    throughput(30, "random point reads, hot".into(), sizes.hot_reads, started, "reads/s").emit();
+    assert_eq!(
+        found,
+        sizes.hot_reads * VALUE_BYTES as u64,
+        "every read key exists"
+    );
+    throughput(
+        30,
+        "random point reads, hot".into(),
+        sizes.hot_reads,
+        started,
+        "reads/s",
+    )
+    .emit();
 
     let starts = random_keys(sizes.scans, records, 2);
     let started = Instant::now();
@@ -173,17 +246,41 @@ pub fn run(name: &str, directory: &Path, sizes: &Sizes) {
     for key in &keys {
         engine.read_keys(std::slice::from_ref(key));
     }
-    throughput(31, "random point reads, cold file".into(), sizes.cold_reads, started, "reads/s").emit();
+    throughput(
+        31,
+        "random point reads, cold file".into(),
+        sizes.cold_reads,
+        started,
+        "reads/s",
+    )
+    .emit();
     drop(engine);
 
     let mut engine = engines::open(name, &directory.join(format!("{name}-sequential")));
     insert(engine.as_mut(), 0..records, BULK_BATCH, false, 20).emit();
     let (length, _) = file_bytes(engine.as_ref());
-    size(82, format!("file size after {records} sequential records"), length).emit();
+    size(
+        82,
+        format!("file size after {records} sequential records"),
+        length,
+    )
+    .emit();
     let mut next = records;
     insert(engine.as_mut(), next..next + hundred, 100, false, 21).emit();
     next += hundred;
-    insert(engine.as_mut(), next..next + sizes.single_commits, 1, false, 22).emit();
+    insert(
+        engine.as_mut(),
+        next..next + sizes.single_commits,
+        1,
+        false,
+        22,
+    )
+    .emit();
     drop(engine);
-    size(90, "peak memory (child process)".into(), peak_memory_bytes()).emit();
+    size(
+        90,
+        "peak memory (child process)".into(),
+        peak_memory_bytes(),
+    )
+    .emit();
 }
