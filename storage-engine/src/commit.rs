@@ -13,8 +13,8 @@ use crate::editor::Editor;
 use crate::error::Result;
 use crate::free_list;
 use crate::meta::{self, CommitState};
-use crate::node::StoredValue;
 use crate::page::Pointer;
+use crate::page::ValueSlot;
 use crate::write_transaction::WriteState;
 
 /// Largest single write when coalescing consecutive pages.
@@ -104,7 +104,7 @@ fn finalize_trees(
             root,
             entry_count: slot.tree.entry_count,
         });
-        let (root, replaced) = editor.insert(catalog_root, &name, StoredValue::Inline(value))?;
+        let (root, replaced) = editor.insert(catalog_root, &name, ValueSlot::Inline(&value))?;
         catalog_root = Some(root);
         if replaced.is_none() {
             tree_count += 1;

@@ -157,9 +157,8 @@ impl<'a> Cursor<'a> {
         let Some((node, position)) = self.stack.last() else {
             return Ok(None);
         };
-        let key = node.key(*position)?;
-        let value = self.source.resolve(node.value(*position)?)?;
-        Ok(Some((key, value)))
+        let (key, value) = node.entry(*position)?;
+        Ok(Some((key, self.source.resolve(value)?)))
     }
 
     /// The key under the cursor.

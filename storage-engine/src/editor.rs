@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::free_pages::Allocator;
 use crate::layout::*;
 use crate::node::{NodeBuffer, StoredValue, branch_cell, cell_child, cell_key, leaf_cell};
-use crate::page::Pointer;
+use crate::page::{Pointer, ValueSlot};
 use crate::pager::Pager;
 
 /// A node below this many bytes is merged with a sibling when the two fit one page.
@@ -73,10 +73,10 @@ impl Editor<'_> {
     }
 
     /// Stores a value: inline when its cell fits a quarter page, else in a new overflow run.
-    pub fn store_value(&mut self, key: &[u8], value: &[u8]) -> Result<StoredValue> {
+    pub fn store_value<'v>(&mut self, key: &[u8], value: &'v [u8]) -> Result<ValueSlot<'v>> {
         let page_bytes = self.pager.page_bytes();
         if leaf_inline_cell_bytes(key.len(), value.len()) <= cell_bytes_max(page_bytes) {
-            return Ok(StoredValue::Inline(value.to_vec()));
+            return Ok(ValueSlot::Inline(value));
         }
         let length = value.len() as u64;
         let pages = self.pager.overflow_pages(length)?;
@@ -94,7 +94,7 @@ impl Editor<'_> {
         if padding > 0 {
             io.write(offset + used, &vec![0u8; padding])?;
         }
-        Ok(StoredValue::Overflow {
+        Ok(ValueSlot::Overflow {
             pointer: Pointer {
                 page: first,
                 checksum,
@@ -117,9 +117,9 @@ impl Editor<'_> {
         &mut self,
         root: Option<Pointer>,
         key: &[u8],
-        value: StoredValue,
+        value: ValueSlot<'_>,
     ) -> Result<(Pointer, Option<StoredValue>)> {
-        let cell = leaf_cell(key, &value);
+        let cell = leaf_cell(key, value);
         let page_bytes = self.pager.page_bytes();
         let Some(root) = root else {
             let page = self.allocator.allocate(self.pager, 1)?;

@@ -11,11 +11,11 @@ use crate::error::Result;
 use crate::layout::*;
 use crate::page::{PageView, Pointer, ValueSlot};
 
-/// A value held by a leaf, owned.
+/// Where a replaced or removed value lived: all the editor needs to free its pages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoredValue {
-    /// The value itself, stored in the leaf.
-    Inline(Vec<u8>),
+    /// In the leaf itself: nothing else to free.
+    Inline,
     /// A reference to an overflow run.
     Overflow {
         /// First page of the run and its checksum.
@@ -26,43 +26,39 @@ pub enum StoredValue {
 }
 
 impl StoredValue {
-    /// The owned form of a leaf's value slot (inline bytes are not copied for overflow).
+    /// Where the value of a leaf's value slot lives.
     pub fn from_slot(slot: ValueSlot<'_>) -> StoredValue {
         match slot {
-            ValueSlot::Inline(bytes) => StoredValue::Inline(bytes.to_vec()),
+            ValueSlot::Inline(_) => StoredValue::Inline,
             ValueSlot::Overflow { pointer, length } => StoredValue::Overflow { pointer, length },
         }
     }
 }
 
 /// Encodes a leaf cell for `key` and `value`.
-pub fn leaf_cell(key: &[u8], value: &StoredValue) -> Vec<u8> {
+pub fn leaf_cell(key: &[u8], value: ValueSlot<'_>) -> Vec<u8> {
     let value_bytes = match value {
-        StoredValue::Inline(bytes) => bytes.len(),
-        StoredValue::Overflow { .. } => OVERFLOW_REFERENCE_BYTES,
+        ValueSlot::Inline(bytes) => bytes.len(),
+        ValueSlot::Overflow { .. } => OVERFLOW_REFERENCE_BYTES,
     };
     let mut cell = vec![0u8; LEAF_CELL_HEADER_BYTES + key.len() + value_bytes];
     write_u16(&mut cell, LEAF_CELL_KEY_LENGTH_OFFSET, key_length(key));
     let key_end = LEAF_CELL_HEADER_BYTES + key.len();
     cell[LEAF_CELL_HEADER_BYTES..key_end].copy_from_slice(key);
     match value {
-        StoredValue::Inline(bytes) => {
+        ValueSlot::Inline(bytes) => {
             cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_INLINE;
             let length = u32::try_from(bytes.len()).expect("inline values fit a page");
             write_u32(&mut cell, LEAF_CELL_VALUE_LENGTH_OFFSET, length);
             cell[key_end..].copy_from_slice(bytes);
         }
-        StoredValue::Overflow { pointer, length } => {
+        ValueSlot::Overflow { pointer, length } => {
             cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_OVERFLOW;
-            write_pointer(
-                &mut cell,
-                key_end + OVERFLOW_REFERENCE_PAGE_OFFSET,
-                *pointer,
-            );
+            write_pointer(&mut cell, key_end + OVERFLOW_REFERENCE_PAGE_OFFSET, pointer);
             write_u64(
                 &mut cell,
                 key_end + OVERFLOW_REFERENCE_LENGTH_OFFSET,
-                *length,
+                length,
             );
         }
     }
@@ -303,33 +299,40 @@ mod tests {
 
     #[test]
     fn built_leaf_reads_back_through_a_page_view() {
-        let overflow = StoredValue::Overflow {
-            pointer: Pointer {
-                page: 9,
-                checksum: 42,
-            },
-            length: 1 << 30,
+        let pointer = Pointer {
+            page: 9,
+            checksum: 42,
         };
         let cells = [
-            leaf_cell(b"", &StoredValue::Inline(Vec::new())),
-            leaf_cell(b"a", &StoredValue::Inline(b"one".to_vec())),
-            leaf_cell(b"big", &overflow),
+            leaf_cell(b"", ValueSlot::Inline(b"")),
+            leaf_cell(b"a", ValueSlot::Inline(b"one")),
+            leaf_cell(
+                b"big",
+                ValueSlot::Overflow {
+                    pointer,
+                    length: 1 << 30,
+                },
+            ),
         ];
         let cell_slices: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
         let node = NodeBuffer::build(4096, None, &cell_slices);
         let view = node.view(5).expect("valid page");
         assert_eq!(view.count(), 3);
         assert_eq!(view.key(1).expect("key"), b"a");
+        let stored = StoredValue::from_slot(view.value(2).expect("value"));
         assert_eq!(
-            StoredValue::from_slot(view.value(2).expect("value")),
-            overflow
+            stored,
+            StoredValue::Overflow {
+                pointer,
+                length: 1 << 30
+            }
         );
         assert_eq!(view.used_bytes().expect("used"), node.used_bytes());
     }
 
     #[test]
     fn removed_cells_are_reclaimed_by_compaction() {
-        let cell = leaf_cell(b"key", &StoredValue::Inline(vec![7u8; 900]));
+        let cell = leaf_cell(b"key", ValueSlot::Inline(&[7u8; 900]));
         let mut node = NodeBuffer::build(4096, None, &[]);
         let mut inserted = 0;
         while node.insert_cell(inserted, &cell) {

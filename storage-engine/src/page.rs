@@ -133,6 +133,11 @@ impl<'a> PageView<'a> {
 
     /// Value of leaf entry `index`.
     pub fn value(&self, index: usize) -> Result<ValueSlot<'a>> {
+        Ok(self.entry(index)?.1)
+    }
+
+    /// Key and value of leaf entry `index`, reading its cell once.
+    pub fn entry(&self, index: usize) -> Result<(&'a [u8], ValueSlot<'a>)> {
         if !self.leaf || index >= self.count {
             return Err(self.corrupted("value index past the count"));
         }
@@ -145,27 +150,30 @@ impl<'a> PageView<'a> {
             .bytes
             .get(cell + LEAF_CELL_TAG_OFFSET)
             .ok_or(self.corrupted("short cell"))?;
-        let value_start = cell + LEAF_CELL_HEADER_BYTES + key_length;
-        match tag {
+        let key_start = cell + LEAF_CELL_HEADER_BYTES;
+        let key = self.slice(key_start, key_length)?;
+        let value_start = key_start + key_length;
+        let value = match tag {
             VALUE_TAG_INLINE => {
                 let length = read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
                     .ok_or(self.corrupted("cell past the page"))?;
                 let length = usize::try_from(length).map_err(|_| self.corrupted("value length"))?;
-                Ok(ValueSlot::Inline(self.slice(value_start, length)?))
+                ValueSlot::Inline(self.slice(value_start, length)?)
             }
             VALUE_TAG_OVERFLOW => {
                 let reference = self.slice(value_start, OVERFLOW_REFERENCE_BYTES)?;
                 let read = |offset| read_u64(reference, offset).ok_or(self.corrupted("short cell"));
-                Ok(ValueSlot::Overflow {
+                ValueSlot::Overflow {
                     pointer: Pointer {
                         page: read(OVERFLOW_REFERENCE_PAGE_OFFSET)?,
                         checksum: read(OVERFLOW_REFERENCE_CHECKSUM_OFFSET)?,
                     },
                     length: read(OVERFLOW_REFERENCE_LENGTH_OFFSET)?,
-                })
+                }
             }
-            _ => Err(self.corrupted("unknown value tag")),
-        }
+            _ => return Err(self.corrupted("unknown value tag")),
+        };
+        Ok((key, value))
     }
 
     /// Child `index` (0..=count) of a branch.

@@ -55,10 +55,13 @@ fn format_value(value: f64) -> String {
     }
 }
 
+/// One table row: unit, whether larger is better, value per engine.
+type Row = (String, bool, BTreeMap<String, f64>);
+
 /// The markdown table: one row per measurement, one column per engine, and the ratio of
 /// ours to each other engine (> 1 means ours is better).
 pub fn markdown(engines: &[String], results: &BTreeMap<String, Vec<Measurement>>) -> String {
-    let mut rows: BTreeMap<(u32, String), (String, bool, BTreeMap<String, f64>)> = BTreeMap::new();
+    let mut rows: BTreeMap<(u32, String), Row> = BTreeMap::new();
     for (engine, measurements) in results {
         for measurement in measurements {
             let row = rows
