@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 use crate::pager::Pager;
 
 /// Growth step of the file, as a fraction of its length: grow by length / this.
-const GROWTH_FRACTION_DIVISOR: u64 = 8;
+const GROWTH_FRACTION_DIVISOR: u64 = 32;
 /// Smallest growth step, in bytes.
 const GROWTH_BYTES_MIN: u64 = 1 << 20;
 /// Largest growth step, in bytes.
-const GROWTH_BYTES_MAX: u64 = 1 << 30;
+const GROWTH_BYTES_MAX: u64 = 64 << 20;
 
 /// Free pages shared between transactions.
 #[derive(Debug, Default)]

@@ -301,3 +301,78 @@ fn sequential_inserts_fill_pages() {
         "pages are nearly full: {report:?}"
     );
 }
+
+#[test]
+fn growing_past_the_maximum_size_is_map_full_and_aborts_cleanly() {
+    let directory = tempfile::tempdir().unwrap();
+    let options = Options {
+        initial_size_bytes: 0,
+        maximum_size_bytes: 64 * 4096,
+        ..Options::default()
+    };
+    let database = Database::open(&directory.path().join("small.pages"), options).unwrap();
+    let write = database.begin_write().unwrap();
+    write
+        .create_tree("t")
+        .unwrap()
+        .put(b"kept", b"value")
+        .unwrap();
+    write.commit().unwrap();
+    let write = database.begin_write().unwrap();
+    let tree = write.create_tree("t").unwrap();
+    let error = (0..10_000u32)
+        .map(|index| tree.put(&key(index), &[3u8; 200]))
+        .find_map(Result::err)
+        .expect("the file fills up");
+    assert!(
+        matches!(error, Error::MapFull { maximum_bytes } if maximum_bytes == 64 * 4096),
+        "{error}"
+    );
+    assert!(matches!(
+        tree.put(b"more", b"x"),
+        Err(Error::TransactionFailed)
+    ));
+    assert!(matches!(write.commit(), Err(Error::TransactionFailed)));
+    let read = database.begin_read();
+    let tree = read.open_tree("t").unwrap().unwrap();
+    assert_eq!(tree.len(), 1);
+    assert_eq!(tree.get(b"kept").unwrap(), Some(b"value".as_slice()));
+    database.check_integrity().unwrap();
+    let write = database.begin_write().unwrap();
+    write
+        .create_tree("t")
+        .unwrap()
+        .put(b"after", b"fits")
+        .unwrap();
+    write.commit().unwrap();
+}
+
+/// Size of the large-value test; set `STORAGE_LARGE_VALUE_BYTES=1073741825` for 1 GiB + 1.
+fn large_value_bytes() -> usize {
+    std::env::var("STORAGE_LARGE_VALUE_BYTES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or((64 << 20) + 1)
+}
+
+#[test]
+fn a_very_large_value_round_trips_through_reopening() {
+    let length = large_value_bytes();
+    println!("large value of {length} bytes (STORAGE_LARGE_VALUE_BYTES)");
+    let directory = tempfile::tempdir().unwrap();
+    let value: Vec<u8> = (0..length).map(|index| (index % 251) as u8).collect();
+    {
+        let database = open(&directory);
+        let write = database.begin_write().unwrap();
+        let tree = write.create_tree("blobs").unwrap();
+        tree.put(b"large", &value).unwrap();
+        tree.put(b"empty", b"").unwrap();
+        write.commit().unwrap();
+    }
+    let database = open(&directory);
+    let read = database.begin_read();
+    let tree = read.open_tree("blobs").unwrap().unwrap();
+    assert!(tree.get(b"large").unwrap().unwrap() == value.as_slice());
+    assert_eq!(tree.get(b"empty").unwrap(), Some(b"".as_slice()));
+    database.check_integrity().unwrap();
+}
