@@ -134,17 +134,23 @@ impl NodeBuffer {
         node
     }
 
-    /// A compact copy of a verified page.
+    /// A copy of a verified page, holes included (they are reclaimed when space is needed).
     pub fn from_view(view: &PageView<'_>, page_bytes: usize) -> Result<NodeBuffer> {
-        let cells = (0..view.count())
-            .map(|index| view.raw_cell(index))
-            .collect::<Result<Vec<_>>>()?;
-        let first_child = if view.is_leaf() {
-            None
-        } else {
-            Some(view.child(0)?)
-        };
-        Ok(NodeBuffer::build(page_bytes, first_child, &cells))
+        let mut cell_start = page_bytes;
+        let mut live = 0;
+        for index in 0..view.count() {
+            let (offset, length) = view.raw_cell_extent(index)?;
+            cell_start = cell_start.min(offset);
+            live += length;
+        }
+        let bytes: Box<[u8]> = view.bytes().into();
+        debug_assert_eq!(bytes.len(), page_bytes, "views of pages span one page");
+        let garbage = (page_bytes - cell_start).saturating_sub(live);
+        Ok(NodeBuffer {
+            bytes,
+            cell_start,
+            garbage,
+        })
     }
 
     /// A view of this buffer as page `page`.

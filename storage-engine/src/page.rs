@@ -198,6 +198,18 @@ impl<'a> PageView<'a> {
         Ok(Pointer { page, checksum })
     }
 
+    /// The whole page.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Offset and length of cell `index`, checked to lie within the cell area.
+    pub fn raw_cell_extent(&self, index: usize) -> Result<(usize, usize)> {
+        let cell = self.raw_cell(index)?;
+        let offset = cell.as_ptr() as usize - self.bytes.as_ptr() as usize;
+        Ok((offset, cell.len()))
+    }
+
     /// The raw bytes of cell `index` (key, value or child, as stored).
     pub fn raw_cell(&self, index: usize) -> Result<&'a [u8]> {
         if index >= self.count {
