@@ -4,7 +4,11 @@
 //!
 //! Usage: `storage_bench [--records N] [--single-commits N] [--hundred-commits N]
 //! [--hot-reads N] [--cold-reads N] [--scans N] [--mixed-rounds N] [--engines a,b,c]
-//! [--directory PATH] [--output FILE]`
+//! [--repeat N] [--directory PATH] [--output FILE]`
+//!
+//! The engines run in turn, `--repeat` rounds (default 2), interleaved so that a slow
+//! moment of a shared machine or disk does not fall on one engine only; each measurement
+//! keeps its best round (highest throughput, smallest size).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,6 +23,7 @@ struct Arguments {
     directory: Option<PathBuf>,
     output: Option<PathBuf>,
     child: Option<String>,
+    repeat: u64,
 }
 
 fn parse_arguments() -> Arguments {
@@ -37,6 +42,7 @@ fn parse_arguments() -> Arguments {
         directory: None,
         output: None,
         child: None,
+        repeat: 2,
     };
     let mut raw = std::env::args().skip(1);
     while let Some(flag) = raw.next() {
@@ -58,10 +64,30 @@ fn parse_arguments() -> Arguments {
             "--directory" => arguments.directory = Some(PathBuf::from(value)),
             "--output" => arguments.output = Some(PathBuf::from(value)),
             "--child" => arguments.child = Some(value),
+            "--repeat" => arguments.repeat = number().max(1),
             other => panic!("unknown flag {other}"),
         }
     }
     arguments
+}
+
+/// Merges a round's measurements into `best`, keeping the better value of each.
+fn keep_best(best: &mut Vec<Measurement>, round: Vec<Measurement>) {
+    for measurement in round {
+        match best.iter_mut().find(|kept| kept.label == measurement.label) {
+            Some(kept) => {
+                let better = if measurement.larger_is_better {
+                    measurement.value > kept.value
+                } else {
+                    measurement.value < kept.value
+                };
+                if better {
+                    *kept = measurement;
+                }
+            }
+            None => best.push(measurement),
+        }
+    }
 }
 
 fn main() {
@@ -79,31 +105,31 @@ fn main() {
     let executable = std::env::current_exe().expect("own executable");
     let passed: Vec<String> = std::env::args().skip(1).collect();
     let mut results: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
-    for engine in &arguments.engines {
-        eprintln!("running {engine} ...");
-        let output = Command::new(&executable)
-            .args(&passed)
-            .args(["--child", engine, "--directory"])
-            .arg(&directory)
-            .output()
-            .expect("child process runs");
-        assert!(
-            output.status.success(),
-            "{engine} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let measurements: Vec<Measurement> = String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(Measurement::parse)
-            .collect();
-        for measurement in &measurements {
-            eprintln!(
-                "  {}: {:.1} {}",
-                measurement.label, measurement.value, measurement.unit
-            );
+    for round in 0..arguments.repeat {
+        for engine in &arguments.engines {
+            eprintln!("round {round}: running {engine} ...");
+            let engine_directory = directory.join(engine);
+            let output = Command::new(&executable)
+                .args(&passed)
+                .args(["--child", engine, "--directory"])
+                .arg(&engine_directory)
+                .output()
+                .expect("child process runs");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{engine} failed: {stderr}");
+            let measurements: Vec<Measurement> = String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(Measurement::parse)
+                .collect();
+            for measurement in &measurements {
+                eprintln!(
+                    "  {}: {:.1} {}",
+                    measurement.label, measurement.value, measurement.unit
+                );
+            }
+            keep_best(results.entry(engine.clone()).or_default(), measurements);
+            let _ = std::fs::remove_dir_all(&engine_directory);
         }
-        results.insert(engine.clone(), measurements);
-        let _ = std::fs::remove_dir_all(&directory);
     }
     let table = markdown(&arguments.engines, &results);
     println!("{table}");

@@ -47,6 +47,9 @@ impl FileIo {
         // `read`), and bytes changed by our own pwrite are seen coherently through the page
         // cache. Other processes truncating the file are excluded by the lock.
         let mapping = unsafe { MmapOptions::new().len(capacity_bytes).map(&file)? };
+        // Tree pages are read at random: no readahead, and the page cache keeps small
+        // folios, which keeps 4 KiB pwrites into them cheap (as LMDB does).
+        mapping.advise(memmap2::Advice::Random)?;
         Ok(FileIo {
             file,
             mapping,
