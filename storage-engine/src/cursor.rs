@@ -53,7 +53,7 @@ pub struct Source<'a> {
     /// Verified committed pages.
     pub pager: &'a Pager,
     /// Dirty nodes of the open write transaction, by page number.
-    pub dirty: Option<&'a HashMap<u64, NodeBuffer>>,
+    pub dirty: Option<&'a HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>>,
 }
 
 impl<'a> Source<'a> {

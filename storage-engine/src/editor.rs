@@ -37,7 +37,7 @@ pub struct Editor<'a> {
     /// Reads of committed pages.
     pub pager: &'a Pager,
     /// Nodes changed by this transaction, by their new page number.
-    pub dirty: &'a mut HashMap<u64, NodeBuffer>,
+    pub dirty: &'a mut HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
     /// Page allocation.
     pub allocator: &'a mut Allocator,
 }

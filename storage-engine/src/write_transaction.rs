@@ -42,7 +42,7 @@ pub(crate) struct TreeSlot {
 /// Everything the transaction changed so far.
 pub(crate) struct WriteState {
     pub base: CommitState,
-    pub dirty: HashMap<u64, NodeBuffer>,
+    pub dirty: HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
     pub allocator: Allocator,
     pub trees: BTreeMap<Vec<u8>, TreeSlot>,
     pub failed: bool,
@@ -89,7 +89,7 @@ impl WriteTransaction {
         );
         let state = WriteState {
             base,
-            dirty: HashMap::new(),
+            dirty: HashMap::default(),
             allocator,
             trees: BTreeMap::new(),
             failed: false,
