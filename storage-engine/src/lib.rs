@@ -2,3 +2,5 @@
 //! HNSW vector store built on it.
 //!
 //! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
+
+pub mod vector;
