@@ -21,6 +21,8 @@ pub const DEFAULT_EF_CONSTRUCTION: usize = 125;
 pub const DEFAULT_EF_SEARCH: usize = 100;
 /// Default number of buffered inserts that triggers a merge into the graph.
 pub const DEFAULT_MERGE_THRESHOLD_VECTORS: usize = 1_024;
+/// Default number of matching ids below which a filtered search is exact.
+pub const DEFAULT_EXACT_SEARCH_CANDIDATES_MIN: u64 = 4_096;
 /// Default seed of the level sampler.
 pub const DEFAULT_SEED: u64 = 0x5EED_0F_6_4A9B;
 
@@ -46,6 +48,8 @@ pub struct GraphParameters {
     pub merge_threshold_vectors: usize,
     /// Seed of the level sampler.
     pub seed: u64,
+    /// A filtered search is exact when at most this many live ids match (see `searching`).
+    pub exact_search_candidates_min: u64,
 }
 
 impl GraphParameters {
@@ -61,6 +65,7 @@ impl GraphParameters {
             ef_search: DEFAULT_EF_SEARCH,
             merge_threshold_vectors: DEFAULT_MERGE_THRESHOLD_VECTORS,
             seed: DEFAULT_SEED,
+            exact_search_candidates_min: DEFAULT_EXACT_SEARCH_CANDIDATES_MIN,
         }
     }
 

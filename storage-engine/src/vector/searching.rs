@@ -4,7 +4,8 @@
 //!
 //! Filtered search policy (documented threshold): with `c` matching live ids out of `n` live
 //! vectors, the search is exact (every candidate scored, with full vectors when they exist)
-//! when `c <= max(EXACT_SEARCH_CANDIDATES_MIN, EXACT_SEARCH_SELECTIVITY_MAX * n)`; otherwise
+//! when `c <= max(exact_search_candidates_min, EXACT_SEARCH_SELECTIVITY_MAX * n)` (the first
+//! is a graph parameter, default `DEFAULT_EXACT_SEARCH_CANDIDATES_MIN` = 4,096); otherwise
 //! the graph is searched with the filter (see `graph::search`) and, if that finds fewer than
 //! `min(limit, c)` matches, the exact search answers instead.
 //!
@@ -18,11 +19,9 @@ use super::graph::visited::SearchScratch;
 use super::graph::{Links, Scored};
 use super::parameters::GraphParameters;
 use super::records::RecordStore;
-use super::space::{Query, Space};
+use super::space::Space;
 use roaring::RoaringBitmap;
 
-/// Below this many matching ids a filtered search is always exact.
-pub const EXACT_SEARCH_CANDIDATES_MIN: u64 = 4_096;
 /// Below this fraction of the live vectors a filtered search is exact.
 pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
 /// Beam width multiplier of a filtered graph search (matches are sparser than nodes).
@@ -120,7 +119,9 @@ pub fn search_view<L: Links, R: RecordStore, F: FullVectors>(
         return approximate(view, request, None, scratch);
     };
     let matching = candidates.intersection_len(view.live_ids);
-    let threshold = EXACT_SEARCH_CANDIDATES_MIN
+    let threshold = view
+        .parameters
+        .exact_search_candidates_min
         .max((EXACT_SEARCH_SELECTIVITY_MAX * view.live_count as f64) as u64);
     if matching <= threshold {
         return exact(view, request, candidates);

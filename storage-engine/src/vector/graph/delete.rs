@@ -9,7 +9,7 @@
 use super::reachability::ensure_reachable;
 use super::select::reselect;
 use super::visited::SearchScratch;
-use super::{EntryPoint, Links, LinksMut};
+use super::{EntryPoint, LinksMut};
 use crate::vector::error::VectorError;
 use crate::vector::parameters::GraphParameters;
 use crate::vector::records::RecordStore;

@@ -12,9 +12,9 @@
 //!
 //! Invariant: on success every live node is reachable on each of its layers.
 
-use super::search::{greedy_descent, search_layer};
+use super::search::search_layer;
 use super::visited::SearchScratch;
-use super::{EntryPoint, Links, LinksMut};
+use super::{EntryPoint, Links, LinksMut, Scored};
 use crate::vector::error::VectorError;
 use crate::vector::graph::insert::record_query;
 use crate::vector::parameters::GraphParameters;
@@ -99,9 +99,11 @@ fn attach<L: LinksMut, R: RecordStore>(
     scratch: &mut SearchScratch,
 ) -> Result<(), VectorError> {
     let query = record_query(space, orphan);
-    let closest = greedy_descent(links, space, &query, entry_point, layer, scratch)?;
+    // Start on this layer from the entry point itself: a greedy descent through the upper
+    // layers could land in the very component that is unreachable on this layer.
+    let start = Scored { distance: space.to_query(&query, entry_point.record), record: entry_point.record };
     let found =
-        search_layer(links, space, &query, &[closest], parameters.ef_construction, layer, None, scratch)?;
+        search_layer(links, space, &query, &[start], parameters.ef_construction, layer, None, scratch)?;
     let cap = parameters.links_cap(layer);
     let mut orphan_links = Vec::new();
     links.neighbours(orphan, layer, &mut orphan_links)?;
