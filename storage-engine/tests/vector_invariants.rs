@@ -28,7 +28,10 @@ fn operation() -> impl Strategy<Value = Operation> {
 }
 
 fn cases() -> u32 {
-    std::env::var("VECTOR_PROPTEST_CASES").ok().and_then(|value| value.parse().ok()).unwrap_or(12)
+    std::env::var("VECTOR_PROPTEST_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(12)
 }
 
 proptest! {
@@ -41,7 +44,7 @@ proptest! {
         m in 2_usize..6,
     ) {
         println!("seed {seed} m {m}");
-        let vectors = clustered_vectors(IDS as usize, DIMENSIONS, 4, 0.2, seed);
+        let vectors = clustered_vectors(IDS as usize, DIMENSIONS, 4, 0.2, seed, seed);
         let mut parameters = GraphParameters::new(Metric::Euclidean, DIMENSIONS);
         parameters.m = m;
         parameters.m0 = 2 * m;

@@ -40,9 +40,15 @@ fn mean_recall(
         request.candidates = candidates;
         let hits = index.search(&request).unwrap();
         if let Some(set) = candidates {
-            assert!(hits.iter().all(|hit| set.contains(hit.internal_id)), "hit outside filter");
+            assert!(
+                hits.iter().all(|hit| set.contains(hit.internal_id)),
+                "hit outside filter"
+            );
         }
-        assert!(hits.windows(2).all(|pair| pair[0].distance <= pair[1].distance));
+        assert!(
+            hits.windows(2)
+                .all(|pair| pair[0].distance <= pair[1].distance)
+        );
         let found: Vec<u32> = hits.iter().map(|hit| hit.internal_id).collect();
         total += recall(&found, &truth);
     }
@@ -67,8 +73,8 @@ fn recall_at_default_parameters_reaches_095_on_random_data() {
 fn recall_at_default_parameters_reaches_095_on_clustered_data() {
     let seed = 22;
     println!("seed {seed}");
-    let vectors = clustered_vectors(VECTORS, DIMENSIONS, 20, 0.3, seed);
-    let queries = clustered_vectors(QUERIES, DIMENSIONS, 20, 0.3, seed);
+    let vectors = clustered_vectors(VECTORS, DIMENSIONS, 20, 0.3, seed, seed);
+    let queries = clustered_vectors(QUERIES, DIMENSIONS, 20, 0.3, seed, seed + 1);
     let mut index = build(GraphParameters::new(Metric::Cosine, DIMENSIONS), &vectors);
     let value = mean_recall(&mut index, &vectors, &queries[..], true, None);
     println!("clustered recall@10 {value:.3}");
@@ -80,8 +86,8 @@ fn binary_quantization_with_rescoring_beats_hamming_alone() {
     let seed = 23;
     println!("seed {seed}");
     let dimensions = 128;
-    let vectors = clustered_vectors(VECTORS, dimensions, 20, 0.5, seed);
-    let queries = clustered_vectors(QUERIES, dimensions, 20, 0.5, seed);
+    let vectors = clustered_vectors(VECTORS, dimensions, 20, 0.5, seed, seed);
+    let queries = clustered_vectors(QUERIES, dimensions, 20, 0.5, seed, seed + 1);
     let mut parameters = GraphParameters::new(Metric::Cosine, dimensions);
     parameters.binary_quantized = true;
     let mut index = build(parameters, &vectors);
@@ -109,7 +115,10 @@ fn hamming_graph_finds_nearest_codes() {
             &vectors[truth[K - 1] as usize * dimensions..][..dimensions],
         ) / dimensions as f32;
         let worst_found = hits.last().unwrap().distance;
-        assert!(worst_found <= worst_truth + 2.0 / dimensions as f32, "{worst_found} {worst_truth}");
+        assert!(
+            worst_found <= worst_truth + 2.0 / dimensions as f32,
+            "{worst_found} {worst_truth}"
+        );
     }
 }
 
@@ -121,8 +130,8 @@ fn every_nth(count: usize, step: usize, offset: usize) -> RoaringBitmap {
 fn filtered_search_returns_only_matches_with_high_recall() {
     let seed = 25;
     println!("seed {seed}");
-    let vectors = clustered_vectors(VECTORS * 3, DIMENSIONS, 30, 0.3, seed);
-    let queries = clustered_vectors(QUERIES, DIMENSIONS, 30, 0.3, seed);
+    let vectors = clustered_vectors(VECTORS * 3, DIMENSIONS, 30, 0.3, seed, seed);
+    let queries = clustered_vectors(QUERIES, DIMENSIONS, 30, 0.3, seed, seed + 1);
     let mut parameters = GraphParameters::new(Metric::Euclidean, DIMENSIONS);
     // Force the filtered graph path (not the exact one) whenever the selectivity allows it.
     parameters.exact_search_candidates_min = 0;
@@ -134,8 +143,16 @@ fn filtered_search_returns_only_matches_with_high_recall() {
         assert!(value >= 0.95, "{label}: {value}");
     }
     let single = RoaringBitmap::from_iter([17_u32]);
-    let hits = index.search(&SearchRequest { candidates: Some(&single), ..SearchRequest::new(&queries[..DIMENSIONS], K) }).unwrap();
-    assert_eq!(hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>(), vec![17]);
+    let hits = index
+        .search(&SearchRequest {
+            candidates: Some(&single),
+            ..SearchRequest::new(&queries[..DIMENSIONS], K)
+        })
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>(),
+        vec![17]
+    );
 }
 
 #[test]
@@ -154,7 +171,10 @@ fn buffered_vectors_are_searchable_before_the_merge() {
     }
     assert_eq!(merges.len(), 2);
     assert_eq!(index.buffered(), 300 - 256);
-    println!("second merge re-linked {:.3} of the existing nodes", merges[1].relinked_fraction());
+    println!(
+        "second merge re-linked {:.3} of the existing nodes",
+        merges[1].relinked_fraction()
+    );
     assert!(merges[1].relinked_existing > 0 && merges[1].relinked_fraction() <= 1.0);
     let last = &vectors[299 * DIMENSIONS..];
     let hits = index.search(&SearchRequest::new(last, 1)).unwrap();
@@ -167,7 +187,10 @@ fn replacing_a_vector_moves_its_id() {
     let seed = 27;
     println!("seed {seed}");
     let vectors = random_vectors(400, DIMENSIONS, seed);
-    let mut index = build(GraphParameters::new(Metric::Euclidean, DIMENSIONS), &vectors);
+    let mut index = build(
+        GraphParameters::new(Metric::Euclidean, DIMENSIONS),
+        &vectors,
+    );
     let target = &vectors[5 * DIMENSIONS..6 * DIMENSIONS];
     index.insert(7, target).unwrap();
     index.merge().unwrap();
@@ -185,7 +208,12 @@ fn queries_of_the_wrong_length_or_with_nan_are_rejected() {
     assert!(index.insert(1, &[1.0, 2.0]).is_err());
     assert!(index.insert(1, &[1.0, f32::NAN, 0.0, 0.0]).is_err());
     assert!(index.search(&SearchRequest::new(&[1.0; 3], 1)).is_err());
-    assert!(index.search(&SearchRequest::new(&[1.0; 4], 1)).unwrap().is_empty());
+    assert!(
+        index
+            .search(&SearchRequest::new(&[1.0; 4], 1))
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -201,5 +229,10 @@ fn deleting_everything_empties_the_graph() {
     index.delete(&(0..200).collect()).unwrap();
     assert!(index.is_empty());
     assert_eq!(index.check().unwrap(), None);
-    assert!(index.search(&SearchRequest::new(&vectors[..DIMENSIONS], 3)).unwrap().is_empty());
+    assert!(
+        index
+            .search(&SearchRequest::new(&vectors[..DIMENSIONS], 3))
+            .unwrap()
+            .is_empty()
+    );
 }

@@ -109,8 +109,12 @@ mod tests {
     use super::*;
     use crate::vector::random::SplitMix64;
 
-    const METRICS: [Metric; 4] =
-        [Metric::Cosine, Metric::Euclidean, Metric::DotProduct, Metric::Hamming];
+    const METRICS: [Metric; 4] = [
+        Metric::Cosine,
+        Metric::Euclidean,
+        Metric::DotProduct,
+        Metric::Hamming,
+    ];
 
     #[test]
     fn every_metric_matches_its_scalar_reference() {
@@ -119,7 +123,8 @@ mod tests {
         let mut random = SplitMix64::new(seed);
         for metric in METRICS {
             for dimensions in [1, 5, 64, 100, 384, 769] {
-                let mut left: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
+                let mut left: Vec<f32> =
+                    (0..dimensions).map(|_| random.next_signed_f32()).collect();
                 let mut right: Vec<f32> =
                     (0..dimensions).map(|_| random.next_signed_f32()).collect();
                 metric.prepare(&mut left);

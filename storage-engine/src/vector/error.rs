@@ -21,22 +21,38 @@ pub enum VectorError {
     /// The operating system refused a read, write or sync.
     Io(std::io::Error),
     /// The page store failed.
-    Storage(String),
+    Storage(crate::Error),
+    /// The graph named does not exist.
+    UnknownGraph(String),
+    /// A graph exists under this name with other parameters.
+    ParametersMismatch(String),
 }
 
 impl fmt::Display for VectorError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             VectorError::DimensionMismatch { expected, found } => {
-                write!(formatter, "expected a vector of {expected} dimensions, found {found}")
+                write!(
+                    formatter,
+                    "expected a vector of {expected} dimensions, found {found}"
+                )
             }
             VectorError::NonFiniteValue => write!(formatter, "a vector holds NaN or infinity"),
             VectorError::InvalidParameters(message) => {
                 write!(formatter, "invalid graph parameters: {message}")
             }
-            VectorError::Corrupted(message) => write!(formatter, "corrupted vector store: {message}"),
+            VectorError::Corrupted(message) => {
+                write!(formatter, "corrupted vector store: {message}")
+            }
             VectorError::Io(error) => write!(formatter, "vector store I/O error: {error}"),
-            VectorError::Storage(message) => write!(formatter, "page store error: {message}"),
+            VectorError::Storage(error) => write!(formatter, "page store error: {error}"),
+            VectorError::UnknownGraph(name) => write!(formatter, "no vector graph named {name:?}"),
+            VectorError::ParametersMismatch(name) => {
+                write!(
+                    formatter,
+                    "vector graph {name:?} exists with other parameters"
+                )
+            }
         }
     }
 }
@@ -46,5 +62,11 @@ impl std::error::Error for VectorError {}
 impl From<std::io::Error> for VectorError {
     fn from(error: std::io::Error) -> Self {
         VectorError::Io(error)
+    }
+}
+
+impl From<crate::Error> for VectorError {
+    fn from(error: crate::Error) -> Self {
+        VectorError::Storage(error)
     }
 }

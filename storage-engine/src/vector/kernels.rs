@@ -15,7 +15,11 @@ const PORTABLE_CHUNK_LANES: usize = 16;
 /// The inner product of two equally long vectors, with the fastest kernel available.
 #[inline]
 pub fn dot(left: &[f32], right: &[f32]) -> f32 {
-    assert_eq!(left.len(), right.len(), "vectors of one graph share their dimensions");
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "vectors of one graph share their dimensions"
+    );
     #[cfg(target_arch = "x86_64")]
     {
         if has_avx2_fma() {
@@ -30,7 +34,11 @@ pub fn dot(left: &[f32], right: &[f32]) -> f32 {
 /// The squared Euclidean distance between two equally long vectors, with the fastest kernel.
 #[inline]
 pub fn squared_euclidean(left: &[f32], right: &[f32]) -> f32 {
-    assert_eq!(left.len(), right.len(), "vectors of one graph share their dimensions");
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "vectors of one graph share their dimensions"
+    );
     #[cfg(target_arch = "x86_64")]
     {
         if has_avx2_fma() {
@@ -45,7 +53,11 @@ pub fn squared_euclidean(left: &[f32], right: &[f32]) -> f32 {
 /// The number of differing bits between two equally long bit strings, with the fastest kernel.
 #[inline]
 pub fn hamming(left: &[u64], right: &[u64]) -> u32 {
-    assert_eq!(left.len(), right.len(), "codes of one graph share their length");
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "codes of one graph share their length"
+    );
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("popcnt") {
@@ -104,16 +116,19 @@ pub fn portable_squared_euclidean(left: &[f32], right: &[f32]) -> f32 {
 
 /// Portable Hamming distance.
 pub fn portable_hamming(left: &[u64], right: &[u64]) -> u32 {
-    left.iter().zip(right).map(|(a, b)| (a ^ b).count_ones()).sum()
+    left.iter()
+        .zip(right)
+        .map(|(a, b)| (a ^ b).count_ones())
+        .sum()
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     //! AVX2 + FMA kernels; callers guarantee the features and equal lengths.
     use std::arch::x86_64::{
-        __m256, _mm256_add_ps, _mm256_castps256_ps128, _mm256_extractf128_ps, _mm256_fmadd_ps,
-        _mm256_loadu_ps, _mm256_setzero_ps, _mm256_sub_ps, _mm_add_ps, _mm_add_ss,
-        _mm_cvtss_f32, _mm_movehl_ps, _mm_shuffle_ps,
+        __m256, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_movehl_ps, _mm_shuffle_ps,
+        _mm256_add_ps, _mm256_castps256_ps128, _mm256_extractf128_ps, _mm256_fmadd_ps,
+        _mm256_loadu_ps, _mm256_setzero_ps, _mm256_sub_ps,
     };
 
     /// Floats per AVX register.
@@ -158,7 +173,10 @@ mod x86 {
         while index + AVX_LANES <= length {
             // SAFETY: index + 8 <= length for both slices (equal lengths).
             let (a, b) = unsafe {
-                (_mm256_loadu_ps(left_pointer.add(index)), _mm256_loadu_ps(right_pointer.add(index)))
+                (
+                    _mm256_loadu_ps(left_pointer.add(index)),
+                    _mm256_loadu_ps(right_pointer.add(index)),
+                )
             };
             accumulators[0] = _mm256_fmadd_ps(a, b, accumulators[0]);
             index += AVX_LANES;
@@ -201,7 +219,10 @@ mod x86 {
         while index + AVX_LANES <= length {
             // SAFETY: index + 8 <= length for both slices (equal lengths).
             let (a, b) = unsafe {
-                (_mm256_loadu_ps(left_pointer.add(index)), _mm256_loadu_ps(right_pointer.add(index)))
+                (
+                    _mm256_loadu_ps(left_pointer.add(index)),
+                    _mm256_loadu_ps(right_pointer.add(index)),
+                )
             };
             let difference = _mm256_sub_ps(a, b);
             accumulators[0] = _mm256_fmadd_ps(difference, difference, accumulators[0]);
@@ -223,7 +244,10 @@ mod x86 {
     /// The processor supports POPCNT.
     #[target_feature(enable = "popcnt")]
     pub unsafe fn hamming_popcnt(left: &[u64], right: &[u64]) -> u32 {
-        left.iter().zip(right).map(|(a, b)| (a ^ b).count_ones()).sum()
+        left.iter()
+            .zip(right)
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum()
     }
 }
 
@@ -251,9 +275,18 @@ mod tests {
             let right: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
             let reference_dot = scalar::dot(&left, &right);
             let reference_l2 = scalar::squared_euclidean(&left, &right);
-            assert!(close(dot(&left, &right), reference_dot), "dot at {dimensions}");
-            assert!(close(portable_dot(&left, &right), reference_dot), "portable dot {dimensions}");
-            assert!(close(squared_euclidean(&left, &right), reference_l2), "l2 at {dimensions}");
+            assert!(
+                close(dot(&left, &right), reference_dot),
+                "dot at {dimensions}"
+            );
+            assert!(
+                close(portable_dot(&left, &right), reference_dot),
+                "portable dot {dimensions}"
+            );
+            assert!(
+                close(squared_euclidean(&left, &right), reference_l2),
+                "l2 at {dimensions}"
+            );
             assert!(
                 close(portable_squared_euclidean(&left, &right), reference_l2),
                 "portable l2 at {dimensions}"

@@ -11,13 +11,15 @@ use super::error::VectorError;
 use super::graph::check::check_graph;
 use super::graph::delete::delete_nodes;
 use super::graph::insert::{insert_node, random_level};
-use super::graph::reachability::ensure_reachable;
 use super::graph::memory::MemoryLinks;
+use super::graph::reachability::ensure_reachable;
 use super::graph::visited::SearchScratch;
 use super::parameters::GraphParameters;
 use super::random::SplitMix64;
 use super::records::{MemoryRecords, PayloadKind, RecordLayout};
-use super::searching::{Hit, RecordVectors, SearchRequest, SearchView, search_view, validate_vector};
+use super::searching::{
+    Hit, RecordVectors, SearchRequest, SearchView, search_view, validate_vector,
+};
 use super::space::Space;
 use roaring::RoaringBitmap;
 use std::collections::HashMap;
@@ -36,7 +38,11 @@ pub struct MergeReport {
 impl MergeReport {
     /// Fraction of the pre-existing nodes whose links the merge changed.
     pub fn relinked_fraction(&self) -> f64 {
-        if self.nodes_before == 0 { 0.0 } else { self.relinked_existing as f64 / self.nodes_before as f64 }
+        if self.nodes_before == 0 {
+            0.0
+        } else {
+            self.relinked_existing as f64 / self.nodes_before as f64
+        }
     }
 }
 
@@ -57,8 +63,15 @@ impl MemoryIndex {
     /// An empty index.
     pub fn new(parameters: GraphParameters) -> Result<Self, VectorError> {
         parameters.validate()?;
-        let kind = if parameters.binary_quantized { PayloadKind::Codes } else { PayloadKind::Floats };
-        let layout = RecordLayout { kind, dimensions: parameters.dimensions };
+        let kind = if parameters.binary_quantized {
+            PayloadKind::Codes
+        } else {
+            PayloadKind::Floats
+        };
+        let layout = RecordLayout {
+            kind,
+            dimensions: parameters.dimensions,
+        };
         let full = (parameters.binary_quantized && parameters.keeps_full_vectors()).then(|| {
             MemoryRecords::new(RecordLayout {
                 kind: PayloadKind::Floats,
@@ -148,7 +161,13 @@ impl MemoryIndex {
                 &mut relinked,
             )?;
         }
-        ensure_reachable(&mut self.links, &space, &self.parameters, &mut self.scratch, &mut relinked)?;
+        ensure_reachable(
+            &mut self.links,
+            &space,
+            &self.parameters,
+            &mut self.scratch,
+            &mut relinked,
+        )?;
         let new_records: RoaringBitmap = buffer.iter().copied().collect();
         Ok(MergeReport {
             merged: buffer.len(),
@@ -208,7 +227,9 @@ impl MemoryIndex {
             return Ok(Some(problem));
         }
         if self.links.len() + self.buffer.len() != self.record_of_id.len() {
-            return Ok(Some("live vectors are not partitioned into graph and buffer".to_owned()));
+            return Ok(Some(
+                "live vectors are not partitioned into graph and buffer".to_owned(),
+            ));
         }
         Ok(None)
     }

@@ -24,7 +24,7 @@ pub const DEFAULT_MERGE_THRESHOLD_VECTORS: usize = 1_024;
 /// Default number of matching ids below which a filtered search is exact.
 pub const DEFAULT_EXACT_SEARCH_CANDIDATES_MIN: u64 = 4_096;
 /// Default seed of the level sampler.
-pub const DEFAULT_SEED: u64 = 0x5EED_0F_6_4A9B;
+pub const DEFAULT_SEED: u64 = 0x5EED_0F64_A9B0;
 
 /// Everything that defines how one graph is built and searched.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,16 +75,24 @@ impl GraphParameters {
             return Err(VectorError::InvalidParameters("need 2 <= m <= m0 <= 255"));
         }
         if self.ef_construction == 0 || self.ef_search == 0 {
-            return Err(VectorError::InvalidParameters("beam widths must be positive"));
+            return Err(VectorError::InvalidParameters(
+                "beam widths must be positive",
+            ));
         }
         if self.dimensions == 0 || self.dimensions > DIMENSIONS_MAX {
-            return Err(VectorError::InvalidParameters("need 1 <= dimensions <= 65536"));
+            return Err(VectorError::InvalidParameters(
+                "need 1 <= dimensions <= 65536",
+            ));
         }
         if self.metric == Metric::Hamming && !self.binary_quantized {
-            return Err(VectorError::InvalidParameters("a Hamming graph stores codes only"));
+            return Err(VectorError::InvalidParameters(
+                "a Hamming graph stores codes only",
+            ));
         }
         if self.merge_threshold_vectors == 0 {
-            return Err(VectorError::InvalidParameters("the merge threshold must be positive"));
+            return Err(VectorError::InvalidParameters(
+                "the merge threshold must be positive",
+            ));
         }
         Ok(())
     }

@@ -20,7 +20,11 @@ pub fn encode(vector: &[f32]) -> Vec<u64> {
 
 /// Writes the 1-bit code of `vector` into `code` (`code_words(vector.len())` words).
 pub fn encode_into(vector: &[f32], code: &mut [u64]) {
-    assert_eq!(code.len(), code_words(vector.len()), "a code holds one bit per dimension");
+    assert_eq!(
+        code.len(),
+        code_words(vector.len()),
+        "a code holds one bit per dimension"
+    );
     for (word, chunk) in code.iter_mut().zip(vector.chunks(CODE_WORD_BITS)) {
         let mut bits = 0_u64;
         for (position, value) in chunk.iter().enumerate() {

@@ -10,7 +10,10 @@
 
 use super::quantization;
 
-const _: () = assert!(cfg!(target_endian = "little"), "records are viewed in place as LE");
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "records are viewed in place as LE"
+);
 
 /// Bytes before the payload of a record.
 pub const RECORD_HEADER_BYTES: usize = 8;
@@ -88,7 +91,10 @@ pub trait RecordStore {
 pub fn view_floats(bytes: &[u8]) -> &[f32] {
     // SAFETY: every bit pattern is a valid f32; `align_to` only returns an aligned middle part.
     let (prefix, floats, suffix) = unsafe { bytes.align_to::<f32>() };
-    assert!(prefix.is_empty() && suffix.is_empty(), "record payloads are aligned");
+    assert!(
+        prefix.is_empty() && suffix.is_empty(),
+        "record payloads are aligned"
+    );
     floats
 }
 
@@ -97,19 +103,28 @@ pub fn view_floats(bytes: &[u8]) -> &[f32] {
 pub fn view_codes(bytes: &[u8]) -> &[u64] {
     // SAFETY: every bit pattern is a valid u64; `align_to` only returns an aligned middle part.
     let (prefix, codes, suffix) = unsafe { bytes.align_to::<u64>() };
-    assert!(prefix.is_empty() && suffix.is_empty(), "record payloads are aligned");
+    assert!(
+        prefix.is_empty() && suffix.is_empty(),
+        "record payloads are aligned"
+    );
     codes
 }
 
 /// Encodes one record (`layout.stride()` bytes) for `internal_id` with a float `vector`
 /// (binarised when the layout holds codes).
 pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out: &mut Vec<u8>) {
-    assert_eq!(vector.len(), layout.dimensions, "vectors of one graph share their dimensions");
+    assert_eq!(
+        vector.len(),
+        layout.dimensions,
+        "vectors of one graph share their dimensions"
+    );
     let start = out.len();
     out.extend_from_slice(&internal_id.to_le_bytes());
     out.extend_from_slice(&0_u32.to_le_bytes());
     match layout.kind {
-        PayloadKind::Floats => vector.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        PayloadKind::Floats => vector
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         PayloadKind::Codes => quantization::encode(vector)
             .iter()
             .for_each(|word| out.extend_from_slice(&word.to_le_bytes())),
@@ -128,7 +143,11 @@ pub struct MemoryRecords {
 impl MemoryRecords {
     /// No records yet.
     pub fn new(layout: RecordLayout) -> Self {
-        Self { layout, words: Vec::new(), count: 0 }
+        Self {
+            layout,
+            words: Vec::new(),
+            count: 0,
+        }
     }
 
     /// Appends a record and returns its number.

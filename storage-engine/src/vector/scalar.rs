@@ -6,7 +6,11 @@
 
 /// The inner product of two equally long vectors.
 pub fn dot(left: &[f32], right: &[f32]) -> f32 {
-    assert_eq!(left.len(), right.len(), "vectors of one graph share their dimensions");
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "vectors of one graph share their dimensions"
+    );
     let mut sum = 0.0_f64;
     for (a, b) in left.iter().zip(right) {
         sum += f64::from(*a) * f64::from(*b);
@@ -16,7 +20,11 @@ pub fn dot(left: &[f32], right: &[f32]) -> f32 {
 
 /// The squared Euclidean distance between two equally long vectors.
 pub fn squared_euclidean(left: &[f32], right: &[f32]) -> f32 {
-    assert_eq!(left.len(), right.len(), "vectors of one graph share their dimensions");
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "vectors of one graph share their dimensions"
+    );
     let mut sum = 0.0_f64;
     for (a, b) in left.iter().zip(right) {
         let difference = f64::from(*a) - f64::from(*b);
@@ -27,7 +35,11 @@ pub fn squared_euclidean(left: &[f32], right: &[f32]) -> f32 {
 
 /// The number of differing bits between two equally long bit strings.
 pub fn hamming(left: &[u64], right: &[u64]) -> u32 {
-    assert_eq!(left.len(), right.len(), "codes of one graph share their length");
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "codes of one graph share their length"
+    );
     let mut count = 0_u32;
     for (a, b) in left.iter().zip(right) {
         let mut differing = a ^ b;

@@ -27,7 +27,7 @@ pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
 /// Beam width multiplier of a filtered graph search (matches are sparser than nodes).
 pub const FILTERED_EF_MULTIPLIER: usize = 2;
 /// Hamming candidates re-scored per requested result with binary quantization.
-pub const RESCORE_OVERSAMPLING: usize = 8;
+pub const RESCORE_OVERSAMPLING: usize = 30;
 
 /// One query.
 #[derive(Debug, Clone, Copy)]
@@ -47,7 +47,13 @@ pub struct SearchRequest<'a> {
 impl<'a> SearchRequest<'a> {
     /// The `limit` nearest vectors, default beam width, no filter, with re-scoring.
     pub fn new(vector: &'a [f32], limit: usize) -> Self {
-        Self { vector, limit, ef: None, candidates: None, rescore: true }
+        Self {
+            vector,
+            limit,
+            ef: None,
+            candidates: None,
+            rescore: true,
+        }
     }
 }
 
@@ -143,7 +149,10 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
     let space = Space::new(view.records, view.parameters.metric);
     let query = space.prepare_query(request.vector);
     let rescoring = request.rescore && view.parameters.binary_quantized && view.full.is_some();
-    let mut ef = request.ef.unwrap_or(view.parameters.ef_search).max(request.limit);
+    let mut ef = request
+        .ef
+        .unwrap_or(view.parameters.ef_search)
+        .max(request.limit);
     if rescoring {
         ef = ef.max(request.limit * RESCORE_OVERSAMPLING);
     }
@@ -151,21 +160,33 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
         ef *= FILTERED_EF_MULTIPLIER;
     }
     let records = view.records;
-    let accept = |record: u32| candidates.is_none_or(|set| set.contains(records.internal_id(record)));
-    let filter: Option<&dyn Fn(u32) -> bool> = if candidates.is_some() { Some(&accept) } else { None };
+    let accept =
+        |record: u32| candidates.is_none_or(|set| set.contains(records.internal_id(record)));
+    let filter: Option<&dyn Fn(u32) -> bool> = if candidates.is_some() {
+        Some(&accept)
+    } else {
+        None
+    };
     let mut found = search(view.links, &space, &query, ef, filter, scratch)?;
     found.extend(
         view.buffer
             .iter()
             .filter(|record| accept(**record))
-            .map(|&record| Scored { distance: space.to_query(&query, record), record }),
+            .map(|&record| Scored {
+                distance: space.to_query(&query, record),
+                record,
+            }),
     );
     found.sort_unstable();
     if rescoring && let Some(full) = view.full {
         found = rescore(view.parameters.metric, full, request.vector, &found)?;
     }
     found.truncate(request.limit);
-    Ok(to_hits(view, &found, view.parameters.binary_quantized && !rescoring))
+    Ok(to_hits(
+        view,
+        &found,
+        view.parameters.binary_quantized && !rescoring,
+    ))
 }
 
 /// Scores every matching live id exactly (full vectors when available).
@@ -183,7 +204,13 @@ fn exact<L: Links, R: RecordStore, F: FullVectors>(
     let hamming = view.full.is_none() && view.parameters.binary_quantized;
     let mut scored: Vec<Scored> = match view.full {
         Some(full) => {
-            let scored: Vec<Scored> = records.iter().map(|&record| Scored { distance: 0.0, record }).collect();
+            let scored: Vec<Scored> = records
+                .iter()
+                .map(|&record| Scored {
+                    distance: 0.0,
+                    record,
+                })
+                .collect();
             rescore(view.parameters.metric, full, request.vector, &scored)?
         }
         None => {
@@ -191,7 +218,10 @@ fn exact<L: Links, R: RecordStore, F: FullVectors>(
             let query = space.prepare_query(request.vector);
             records
                 .iter()
-                .map(|&record| Scored { distance: space.to_query(&query, record), record })
+                .map(|&record| Scored {
+                    distance: space.to_query(&query, record),
+                    record,
+                })
                 .collect()
         }
     };
@@ -235,7 +265,10 @@ fn to_hits<L: Links, R: RecordStore, F: FullVectors>(
             } else {
                 metric.user_distance(scored.distance, dimensions)
             };
-            Hit { internal_id: view.records.internal_id(scored.record), distance }
+            Hit {
+                internal_id: view.records.internal_id(scored.record),
+                distance,
+            }
         })
         .collect()
 }
@@ -250,6 +283,9 @@ impl<R: RecordStore> FullVectors for RecordVectors<'_, R> {
         query: &[f32],
         records: &[u32],
     ) -> Result<Vec<f32>, VectorError> {
-        Ok(records.iter().map(|&record| metric.distance(query, self.0.floats(record))).collect())
+        Ok(records
+            .iter()
+            .map(|&record| metric.distance(query, self.0.floats(record)))
+            .collect())
     }
 }

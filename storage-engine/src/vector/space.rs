@@ -51,7 +51,9 @@ impl<'a, R: RecordStore> Space<'a, R> {
     #[inline]
     pub fn to_query(&self, query: &Query, record: u32) -> f32 {
         match query {
-            Query::Floats(vector) => float_distance(self.metric, vector, self.records.floats(record)),
+            Query::Floats(vector) => {
+                float_distance(self.metric, vector, self.records.floats(record))
+            }
             Query::Codes(code) => kernels::hamming(code, self.records.codes(record)) as f32,
         }
     }

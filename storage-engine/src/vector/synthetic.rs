@@ -11,26 +11,36 @@ use roaring::RoaringBitmap;
 /// `count` vectors of `dimensions` uniform values in [-1, 1), flattened row by row.
 pub fn random_vectors(count: usize, dimensions: usize, seed: u64) -> Vec<f32> {
     let mut random = SplitMix64::new(seed);
-    (0..count * dimensions).map(|_| random.next_signed_f32()).collect()
+    (0..count * dimensions)
+        .map(|_| random.next_signed_f32())
+        .collect()
 }
 
-/// `count` vectors around `clusters` random centres (unit Gaussian centres, Gaussian noise of
-/// standard deviation `spread`), flattened row by row.
+/// `count` vectors around `clusters` random centres (unit Gaussian centres drawn from
+/// `centre_seed`, Gaussian noise of standard deviation `spread` drawn from `sample_seed`),
+/// flattened row by row. Data and queries share the centre seed and differ by sample seed.
 pub fn clustered_vectors(
     count: usize,
     dimensions: usize,
     clusters: usize,
     spread: f32,
-    seed: u64,
+    centre_seed: u64,
+    sample_seed: u64,
 ) -> Vec<f32> {
-    let mut random = SplitMix64::new(seed);
-    let centres: Vec<f32> =
-        (0..clusters.max(1) * dimensions).map(|_| random.next_gaussian_f32()).collect();
+    let mut centre_random = SplitMix64::new(centre_seed);
+    let centres: Vec<f32> = (0..clusters.max(1) * dimensions)
+        .map(|_| centre_random.next_gaussian_f32())
+        .collect();
+    let mut random = SplitMix64::new(sample_seed ^ 0xD1B5_4A32_D192_ED03);
     let mut vectors = Vec::with_capacity(count * dimensions);
     for _ in 0..count {
         let cluster = random.next_below(clusters.max(1) as u64) as usize;
         let centre = &centres[cluster * dimensions..(cluster + 1) * dimensions];
-        vectors.extend(centre.iter().map(|value| value + spread * random.next_gaussian_f32()));
+        vectors.extend(
+            centre
+                .iter()
+                .map(|value| value + spread * random.next_gaussian_f32()),
+        );
     }
     vectors
 }
@@ -54,7 +64,10 @@ pub fn brute_force(
         .map(|(row, vector)| {
             let mut prepared = vector.to_vec();
             metric.prepare(&mut prepared);
-            (metric.reference_distance(&prepared_query, &prepared), row as u32)
+            (
+                metric.reference_distance(&prepared_query, &prepared),
+                row as u32,
+            )
         })
         .collect();
     scored.sort_unstable_by(|left, right| left.0.total_cmp(&right.0).then(left.1.cmp(&right.1)));

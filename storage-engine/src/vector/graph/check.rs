@@ -6,8 +6,8 @@
 //! (and exists iff the graph has nodes); every live node is reachable from the entry point on
 //! each of its layers.
 
+use super::Links;
 use super::reachability::reachable_from;
-use super::{Links};
 use crate::vector::error::VectorError;
 use crate::vector::parameters::GraphParameters;
 use std::collections::HashMap;
@@ -23,9 +23,12 @@ pub fn check_graph<L: Links>(
         return Ok((!nodes.is_empty()).then(|| "nodes exist but no entry point".to_owned()));
     };
     let highest = nodes.iter().map(|(_, level)| *level).max();
-    if levels.get(&entry_point.record) != Some(&entry_point.level) || highest != Some(entry_point.level)
+    if levels.get(&entry_point.record) != Some(&entry_point.level)
+        || highest != Some(entry_point.level)
     {
-        return Ok(Some(format!("entry point {entry_point:?} is not a highest live node")));
+        return Ok(Some(format!(
+            "entry point {entry_point:?} is not a highest live node"
+        )));
     }
     let mut list = Vec::new();
     for &(record, level) in &nodes {
@@ -47,7 +50,9 @@ pub fn check_graph<L: Links>(
                 match levels.get(neighbour) {
                     None => return Ok(Some(format!("{record} -> {neighbour}: dangling link"))),
                     Some(target_level) if *target_level < layer => {
-                        return Ok(Some(format!("{record} -> {neighbour} crosses layer {layer}")));
+                        return Ok(Some(format!(
+                            "{record} -> {neighbour} crosses layer {layer}"
+                        )));
                     }
                     Some(_) => {}
                 }
@@ -56,8 +61,9 @@ pub fn check_graph<L: Links>(
     }
     for layer in 0..=entry_point.level {
         let reached = reachable_from(links, entry_point.record, layer)?;
-        if let Some((orphan, _)) =
-            nodes.iter().find(|(record, level)| *level >= layer && !reached.contains(*record))
+        if let Some((orphan, _)) = nodes
+            .iter()
+            .find(|(record, level)| *level >= layer && !reached.contains(*record))
         {
             return Ok(Some(format!("node {orphan} unreachable on layer {layer}")));
         }

@@ -41,12 +41,17 @@ pub fn delete_nodes<L: LinksMut, R: RecordStore>(
             if !list.iter().any(|neighbour| deleted.contains(*neighbour)) {
                 continue;
             }
-            let mut candidates: Vec<u32> =
-                list.iter().copied().filter(|n| !deleted.contains(*n)).collect();
+            let mut candidates: Vec<u32> = list
+                .iter()
+                .copied()
+                .filter(|n| !deleted.contains(*n))
+                .collect();
             for removed in list.iter().filter(|n| deleted.contains(**n)) {
                 links.neighbours(*removed, layer, &mut replacement)?;
                 candidates.extend(
-                    replacement.iter().filter(|n| **n != record && !deleted.contains(**n)),
+                    replacement
+                        .iter()
+                        .filter(|n| **n != record && !deleted.contains(**n)),
                 );
             }
             candidates.sort_unstable();

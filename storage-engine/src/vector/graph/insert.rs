@@ -23,7 +23,11 @@ pub const LEVEL_MAX: u8 = 15;
 /// Draws a level from the exponential distribution of factor `level_factor`.
 pub fn random_level(random: &mut SplitMix64, level_factor: f64) -> u8 {
     let level = (-random.next_unit_f64().ln() * level_factor).floor();
-    if level >= f64::from(LEVEL_MAX) { LEVEL_MAX } else { level as u8 }
+    if level >= f64::from(LEVEL_MAX) {
+        LEVEL_MAX
+    } else {
+        level as u8
+    }
 }
 
 /// The query that finds the neighbours of record `record`.

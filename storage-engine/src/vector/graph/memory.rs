@@ -40,7 +40,12 @@ impl MemoryLinks {
         self.nodes
             .iter()
             .flatten()
-            .map(|node| node.layers.iter().map(|layer| 1 + 4 * layer.len()).sum::<usize>())
+            .map(|node| {
+                node.layers
+                    .iter()
+                    .map(|layer| 1 + 4 * layer.len())
+                    .sum::<usize>()
+            })
             .sum()
     }
 }
@@ -75,7 +80,8 @@ impl Links for MemoryLinks {
             .iter()
             .enumerate()
             .filter_map(|(record, node)| {
-                node.as_ref().map(|node| (record as u32, (node.layers.len() - 1) as u8))
+                node.as_ref()
+                    .map(|node| (record as u32, (node.layers.len() - 1) as u8))
             })
             .collect())
     }
@@ -90,16 +96,13 @@ impl LinksMut for MemoryLinks {
         if self.nodes[index].is_none() {
             self.live += 1;
         }
-        self.nodes[index] = Some(Node { layers: vec![Vec::new(); usize::from(level) + 1] });
+        self.nodes[index] = Some(Node {
+            layers: vec![Vec::new(); usize::from(level) + 1],
+        });
         Ok(())
     }
 
-    fn set_neighbours(
-        &mut self,
-        record: u32,
-        layer: u8,
-        links: &[u32],
-    ) -> Result<(), VectorError> {
+    fn set_neighbours(&mut self, record: u32, layer: u8, links: &[u32]) -> Result<(), VectorError> {
         let node = self
             .nodes
             .get_mut(record as usize)

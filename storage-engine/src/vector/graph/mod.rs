@@ -51,7 +51,9 @@ impl PartialOrd for Scored {
 
 impl Ord for Scored {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.distance.total_cmp(&other.distance).then(self.record.cmp(&other.record))
+        self.distance
+            .total_cmp(&other.distance)
+            .then(self.record.cmp(&other.record))
     }
 }
 
@@ -72,8 +74,7 @@ pub trait LinksMut: Links {
     /// Adds node `record` at `level` with empty neighbour lists.
     fn insert_node(&mut self, record: u32, level: u8) -> Result<(), VectorError>;
     /// Replaces the neighbours of `record` on `layer`.
-    fn set_neighbours(&mut self, record: u32, layer: u8, links: &[u32])
-    -> Result<(), VectorError>;
+    fn set_neighbours(&mut self, record: u32, layer: u8, links: &[u32]) -> Result<(), VectorError>;
     /// Removes node `record` and its lists.
     fn remove_node(&mut self, record: u32) -> Result<(), VectorError>;
     /// Sets the entry point.

@@ -40,13 +40,19 @@ pub fn ensure_reachable<L: LinksMut, R: RecordStore>(
     let nodes = links.nodes()?;
     let mut attachments = 0;
     for layer in (0..=entry_point.level).rev() {
-        let layer_nodes: Vec<u32> =
-            nodes.iter().filter(|(_, level)| *level >= layer).map(|(record, _)| *record).collect();
+        let layer_nodes: Vec<u32> = nodes
+            .iter()
+            .filter(|(_, level)| *level >= layer)
+            .map(|(record, _)| *record)
+            .collect();
         let mut rounds = 0;
         loop {
             let reached = reachable_from(links, entry_point.record, layer)?;
-            let orphans: Vec<u32> =
-                layer_nodes.iter().copied().filter(|record| !reached.contains(*record)).collect();
+            let orphans: Vec<u32> = layer_nodes
+                .iter()
+                .copied()
+                .filter(|record| !reached.contains(*record))
+                .collect();
             if orphans.is_empty() {
                 break;
             }
@@ -58,7 +64,15 @@ pub fn ensure_reachable<L: LinksMut, R: RecordStore>(
                 )));
             }
             for orphan in orphans {
-                attach(links, space, parameters, entry_point, orphan, layer, scratch)?;
+                attach(
+                    links,
+                    space,
+                    parameters,
+                    entry_point,
+                    orphan,
+                    layer,
+                    scratch,
+                )?;
                 relinked.insert(orphan);
                 attachments += 1;
             }
@@ -101,9 +115,20 @@ fn attach<L: LinksMut, R: RecordStore>(
     let query = record_query(space, orphan);
     // Start on this layer from the entry point itself: a greedy descent through the upper
     // layers could land in the very component that is unreachable on this layer.
-    let start = Scored { distance: space.to_query(&query, entry_point.record), record: entry_point.record };
-    let found =
-        search_layer(links, space, &query, &[start], parameters.ef_construction, layer, None, scratch)?;
+    let start = Scored {
+        distance: space.to_query(&query, entry_point.record),
+        record: entry_point.record,
+    };
+    let found = search_layer(
+        links,
+        space,
+        &query,
+        &[start],
+        parameters.ef_construction,
+        layer,
+        None,
+        scratch,
+    )?;
     let cap = parameters.links_cap(layer);
     let mut orphan_links = Vec::new();
     links.neighbours(orphan, layer, &mut orphan_links)?;

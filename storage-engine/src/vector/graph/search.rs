@@ -26,7 +26,10 @@ pub fn greedy_descent<L: Links, R: RecordStore>(
     stop_layer: u8,
     scratch: &mut SearchScratch,
 ) -> Result<Scored, VectorError> {
-    let mut current = Scored { distance: space.to_query(query, start.record), record: start.record };
+    let mut current = Scored {
+        distance: space.to_query(query, start.record),
+        record: start.record,
+    };
     let mut layer = start.level;
     while layer > stop_layer {
         let mut moved = true;
@@ -36,7 +39,10 @@ pub fn greedy_descent<L: Links, R: RecordStore>(
             for &neighbour in &scratch.neighbours {
                 let distance = space.to_query(query, neighbour);
                 if distance < current.distance {
-                    current = Scored { distance, record: neighbour };
+                    current = Scored {
+                        distance,
+                        record: neighbour,
+                    };
                     moved = true;
                 }
             }
@@ -47,6 +53,7 @@ pub fn greedy_descent<L: Links, R: RecordStore>(
 }
 
 /// Beam search of width `ef` on `layer` from `seeds`; see the module documentation.
+#[allow(clippy::too_many_arguments)]
 pub fn search_layer<L: Links, R: RecordStore>(
     links: &L,
     space: &Space<'_, R>,
@@ -102,7 +109,10 @@ fn expand_until_done<L: Links, R: RecordStore>(
 ) -> Result<(), VectorError> {
     while let Some(Reverse(closest)) = scratch.candidates.pop() {
         if scratch.results.len() >= ef
-            && scratch.results.peek().is_some_and(|farthest| closest.distance > farthest.distance)
+            && scratch
+                .results
+                .peek()
+                .is_some_and(|farthest| closest.distance > farthest.distance)
         {
             break;
         }
@@ -138,7 +148,10 @@ fn consider<R: RecordStore>(
 ) {
     let distance = space.to_query(query, record);
     let admitted = scratch.results.len() < ef
-        || scratch.results.peek().is_some_and(|farthest| distance < farthest.distance);
+        || scratch
+            .results
+            .peek()
+            .is_some_and(|farthest| distance < farthest.distance);
     if admitted {
         let scored = Scored { distance, record };
         scratch.candidates.push(Reverse(scored));

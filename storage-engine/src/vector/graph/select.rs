@@ -42,9 +42,15 @@ pub fn reselect<R: RecordStore>(
     let mut candidates: Vec<Scored> = records
         .iter()
         .filter(|record| **record != base)
-        .map(|&record| Scored { distance: space.between(base, record), record })
+        .map(|&record| Scored {
+            distance: space.between(base, record),
+            record,
+        })
         .collect();
     candidates.sort_unstable();
     candidates.dedup_by_key(|scored| scored.record);
-    select_neighbours(space, &candidates, cap).iter().map(|scored| scored.record).collect()
+    select_neighbours(space, &candidates, cap)
+        .iter()
+        .map(|scored| scored.record)
+        .collect()
 }

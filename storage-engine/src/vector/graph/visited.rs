@@ -5,8 +5,8 @@
 //! bumping the generation clears the set in O(1) (a wrap-around clears it for real).
 
 use super::Scored;
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Scratch space reused across searches by one thread.
 #[derive(Debug, Default)]
