@@ -49,6 +49,8 @@ pub enum Error {
     Incompatible(&'static str),
     /// A write transaction is already open on this database.
     WriteInProgress,
+    /// An earlier operation of this write transaction failed half-way; it can only abort.
+    TransactionFailed,
     /// An earlier sync failed, so the state on disk is unknown: reopen the database.
     Poisoned,
 }
@@ -93,6 +95,9 @@ impl fmt::Display for Error {
             Error::InvalidOptions(what) => write!(formatter, "invalid options: {what}"),
             Error::Incompatible(what) => write!(formatter, "incompatible file: {what}"),
             Error::WriteInProgress => write!(formatter, "a write transaction is already open"),
+            Error::TransactionFailed => {
+                write!(formatter, "an earlier operation of this write transaction failed")
+            }
             Error::Poisoned => {
                 write!(formatter, "an earlier sync failed; the database must be reopened")
             }

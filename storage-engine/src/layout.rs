@@ -33,7 +33,8 @@ pub const META_FREE_LIST_PAGE_OFFSET: usize = META_CATALOG_CHECKSUM_OFFSET + 8;
 pub const META_FREE_LIST_CHECKSUM_OFFSET: usize = META_FREE_LIST_PAGE_OFFSET + 8;
 pub const META_HIGH_WATER_OFFSET: usize = META_FREE_LIST_CHECKSUM_OFFSET + 8;
 pub const META_FREE_COUNT_OFFSET: usize = META_HIGH_WATER_OFFSET + 8;
-pub const META_CHECKSUM_OFFSET: usize = META_FREE_COUNT_OFFSET + 8;
+pub const META_TREE_COUNT_OFFSET: usize = META_FREE_COUNT_OFFSET + 8;
+pub const META_CHECKSUM_OFFSET: usize = META_TREE_COUNT_OFFSET + 8;
 /// Bytes of a commit slot: everything before the checksum is covered by it.
 pub const META_BYTES: usize = META_CHECKSUM_OFFSET + 8;
 
@@ -121,7 +122,7 @@ pub const fn branch_cell_bytes(key_bytes: usize) -> usize {
     SLOT_BYTES + BRANCH_CELL_HEADER_BYTES + key_bytes
 }
 
-const _: () = assert!(META_BYTES == 80);
+const _: () = assert!(META_BYTES == 88);
 const _: () = assert!(META_BYTES <= 512, "a commit slot must fit one sector");
 const _: () = assert!(PAGE_HEADER_BYTES == 16);
 const _: () = assert!(BRANCH_SLOTS_OFFSET == 32);

@@ -31,12 +31,24 @@
 //!
 //! `DESIGN.md` beside this crate's manifest draws the file format and the commit protocol.
 
+mod bytes;
+mod catalog;
 mod checksum;
+mod commit;
+mod cursor;
 mod database;
+mod editor;
 mod error;
+mod free_list;
+mod free_pages;
+mod integrity;
 pub mod io;
 mod layout;
+mod meta;
+mod node;
 mod options;
+mod page;
+mod pager;
 mod read_transaction;
 mod write_transaction;
 

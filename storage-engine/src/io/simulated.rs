@@ -66,11 +66,12 @@ impl SimulatedIo {
     /// A simulated file whose written and durable images both start as `image`.
     pub fn from_image(image: &[u8], capacity: usize, seed: u64) -> SimulatedIo {
         let capacity = capacity.max(image.len());
-        let written: Box<[UnsafeCell<u8>]> = (0..capacity).map(|_| UnsafeCell::new(0)).collect();
-        for (cell, byte) in written.iter().zip(image) {
-            // SAFETY: the disk is not shared yet; nothing else can see these bytes.
-            unsafe { *cell.get() = *byte };
-        }
+        let mut zeroed = vec![0u8; capacity].into_boxed_slice();
+        zeroed[..image.len()].copy_from_slice(image);
+        let raw = Box::into_raw(zeroed) as *mut [UnsafeCell<u8>];
+        // SAFETY: UnsafeCell<u8> is repr(transparent) over u8, so the allocation has the
+        // same layout; ownership moves from one box to the other.
+        let written: Box<[UnsafeCell<u8>]> = unsafe { Box::from_raw(raw) };
         let state = SimulatedState {
             length: image.len() as u64,
             durable: image.to_vec(),
@@ -116,13 +117,8 @@ impl SimulatedIo {
 
     /// The written image: what a process crash (not a power loss) would leave.
     pub fn written_image(&self) -> Vec<u8> {
-        let length = self.state().length as usize;
-        self.disk.written[..length]
-            .iter()
-            // SAFETY: reading bytes the engine may not be writing concurrently: callers use
-            // this between operations, in the test thread that drives the engine.
-            .map(|cell| unsafe { *cell.get() })
-            .collect()
+        let length = self.state().length;
+        self.read(0, length as usize).map(<[u8]>::to_vec).unwrap_or_default()
     }
 }
 
@@ -206,9 +202,11 @@ impl PageIo for SimulatedIo {
         if end as u64 > state.length {
             return Err(Error::Io(std::io::Error::other("simulated write past the end")));
         }
-        for (cell, byte) in self.disk.written[offset as usize..end].iter().zip(bytes) {
-            // SAFETY: see `read`: no live slice covers a range being written.
-            unsafe { *cell.get() = *byte };
+        let cells = &self.disk.written[offset as usize..end];
+        // SAFETY: see `read`: no live slice covers a range being written; UnsafeCell permits
+        // writing through a shared reference, and the range lies within the allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), UnsafeCell::raw_get(cells.as_ptr()), bytes.len());
         }
         state.pending.push(PendingChange::Write { offset, bytes: bytes.to_vec() });
         Ok(())
