@@ -27,7 +27,7 @@ pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
 /// Beam width multiplier of a filtered graph search (matches are sparser than nodes).
 pub const FILTERED_EF_MULTIPLIER: usize = 2;
 /// Hamming candidates re-scored per requested result with binary quantization.
-pub const RESCORE_OVERSAMPLING: usize = 30;
+pub const RESCORE_OVERSAMPLING: usize = 10;
 
 /// One query.
 #[derive(Debug, Clone, Copy)]
@@ -178,7 +178,7 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
             }),
     );
     found.sort_unstable();
-    if rescoring && let Some(full) = view.full {
+    if let (true, Some(full)) = (rescoring, view.full) {
         found = rescore(view.parameters.metric, full, request.vector, &found)?;
     }
     found.truncate(request.limit);

@@ -66,9 +66,12 @@ impl Links for MemoryLinks {
     #[inline]
     fn neighbours(&self, record: u32, layer: u8, out: &mut Vec<u32>) -> Result<(), VectorError> {
         out.clear();
-        if let Some(Some(node)) = self.nodes.get(record as usize)
-            && let Some(links) = node.layers.get(usize::from(layer))
-        {
+        let links = self
+            .nodes
+            .get(record as usize)
+            .and_then(Option::as_ref)
+            .and_then(|node| node.layers.get(usize::from(layer)));
+        if let Some(links) = links {
             out.extend_from_slice(links);
         }
         Ok(())
@@ -118,9 +121,8 @@ impl LinksMut for MemoryLinks {
     }
 
     fn remove_node(&mut self, record: u32) -> Result<(), VectorError> {
-        if let Some(slot) = self.nodes.get_mut(record as usize)
-            && slot.take().is_some()
-        {
+        let removed = self.nodes.get_mut(record as usize).and_then(Option::take);
+        if removed.is_some() {
             self.live -= 1;
         }
         Ok(())

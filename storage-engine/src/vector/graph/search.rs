@@ -117,7 +117,13 @@ fn expand_until_done<L: Links, R: RecordStore>(
             break;
         }
         links.neighbours(closest.record, layer, neighbours)?;
-        for &neighbour in neighbours.iter() {
+        if let Some(first) = neighbours.first() {
+            space.prefetch(*first);
+        }
+        for (position, &neighbour) in neighbours.iter().enumerate() {
+            if let Some(next) = neighbours.get(position + 1) {
+                space.prefetch(*next);
+            }
             if !scratch.visit(neighbour) {
                 continue;
             }

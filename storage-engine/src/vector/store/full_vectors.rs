@@ -60,3 +60,30 @@ impl FullVectors for FileVectors<'_> {
         Ok(distances)
     }
 }
+
+/// The full vectors a graph search reads: in place from the navigation records (full-precision
+/// graphs, already being read through the mapping), or from the separate full-vector file with
+/// batched reads of non-resident records (binary-quantized graphs).
+pub enum GraphVectors<'a> {
+    /// The navigation records are the full vectors.
+    Mapped(FileRecords<'a>),
+    /// A separate full-vector file.
+    Batched(FileVectors<'a>),
+}
+
+impl FullVectors for GraphVectors<'_> {
+    fn distances(
+        &self,
+        metric: Metric,
+        query: &[f32],
+        records: &[u32],
+    ) -> Result<Vec<f32>, VectorError> {
+        match self {
+            GraphVectors::Mapped(file_records) => Ok(records
+                .iter()
+                .map(|&record| metric.distance(query, file_records.floats(record)))
+                .collect()),
+            GraphVectors::Batched(vectors) => vectors.distances(metric, query, records),
+        }
+    }
+}

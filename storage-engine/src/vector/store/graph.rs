@@ -15,7 +15,7 @@
 //! count covers every record any committed tree names, and those records are durable before
 //! the commit (`GraphWriter::finish` syncs the files; call it before committing).
 
-use super::full_vectors::FileVectors;
+use super::full_vectors::{FileVectors, GraphVectors};
 use super::metadata::{GraphState, decode_state, encode_state};
 use super::tree_links::{ReadLinks, WriteLinks};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
@@ -428,18 +428,17 @@ fn search_state<L: crate::vector::graph::Links>(
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
     let records = graph.navigation.records(record_count);
-    let full_file = graph.full.as_ref().unwrap_or(&graph.navigation);
-    let full = FileVectors {
-        records: full_file.records(record_count),
+    let full = match &graph.full {
+        Some(file) => GraphVectors::Batched(FileVectors {
+            records: file.records(record_count),
+        }),
+        None => GraphVectors::Mapped(records),
     };
     let lookup = |internal_id: u32| record_of(ids, internal_id);
     let view = SearchView {
         links,
         records: &records,
-        full: graph
-            .parameters
-            .keeps_full_vectors()
-            .then_some(&full as &FileVectors<'_>),
+        full: graph.parameters.keeps_full_vectors().then_some(&full),
         parameters: &graph.parameters,
         buffer,
         live_count: live.len(),

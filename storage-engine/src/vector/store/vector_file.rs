@@ -164,7 +164,17 @@ impl VectorFile {
 
     /// Records `0..count` (the caller checked them with `ensure_records`).
     pub fn records(&self, count: u32) -> FileRecords<'_> {
-        FileRecords { file: self, count }
+        let length = usize::try_from(self.logical_bytes(count)).expect("mapped files fit memory");
+        let bytes = self
+            .io
+            .read(0, length)
+            .expect("records below the committed count lie within the file (ensure_records)");
+        FileRecords {
+            file: self,
+            bytes,
+            stride: self.layout.stride(),
+            count,
+        }
     }
 
     /// The descriptor used for batched reads, when the backend is a real file.
@@ -220,6 +230,9 @@ impl VectorFile {
 #[derive(Clone, Copy)]
 pub struct FileRecords<'a> {
     file: &'a VectorFile,
+    /// The header and records `0..count`, from the backend's stable mapping.
+    bytes: &'a [u8],
+    stride: usize,
     count: u32,
 }
 
@@ -241,13 +254,7 @@ impl RecordStore for FileRecords<'_> {
 
     #[inline]
     fn record_bytes(&self, record: u32) -> &[u8] {
-        assert!(
-            record < self.count,
-            "record {record} past the committed count"
-        );
-        self.file
-            .io
-            .read(self.file.record_offset(record), self.file.layout.stride())
-            .expect("records below the committed count lie within the file (ensure_records)")
+        let start = VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride;
+        &self.bytes[start..start + self.stride]
     }
 }
