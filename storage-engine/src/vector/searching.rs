@@ -24,8 +24,6 @@ use roaring::RoaringBitmap;
 
 /// Below this fraction of the live vectors a filtered search is exact.
 pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
-/// Beam width multiplier of a filtered graph search (matches are sparser than nodes).
-pub const FILTERED_EF_MULTIPLIER: usize = 2;
 /// Hamming candidates re-scored per requested result with binary quantization.
 pub const RESCORE_OVERSAMPLING: usize = 10;
 
@@ -155,9 +153,6 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
         .max(request.limit);
     if rescoring {
         ef = ef.max(request.limit * RESCORE_OVERSAMPLING);
-    }
-    if candidates.is_some() {
-        ef *= FILTERED_EF_MULTIPLIER;
     }
     let records = view.records;
     let accept =

@@ -16,6 +16,9 @@ use crate::vector::records::RecordStore;
 use crate::vector::space::{Query, Space};
 use std::cmp::Reverse;
 
+/// A filtered expansion stops gathering accepted records at `list length / this`.
+pub const FILTERED_GATHER_DIVISOR: usize = 2;
+
 /// Walks down from `start` (on layer `start_layer`) to layer `stop_layer`, greedily moving to
 /// the closest neighbour on each layer above `stop_layer`; returns the closest node found.
 pub fn greedy_descent<L: Links, R: RecordStore>(
@@ -120,27 +123,81 @@ fn expand_until_done<L: Links, R: RecordStore>(
         if let Some(first) = neighbours.first() {
             space.prefetch(*first);
         }
-        for (position, &neighbour) in neighbours.iter().enumerate() {
-            if let Some(next) = neighbours.get(position + 1) {
-                space.prefetch(*next);
-            }
-            if !scratch.visit(neighbour) {
-                continue;
-            }
-            match filter {
-                None => consider(space, query, neighbour, ef, scratch),
-                Some(accept) if accept(neighbour) => consider(space, query, neighbour, ef, scratch),
-                Some(accept) => {
-                    links.neighbours(neighbour, layer, second_hop)?;
-                    for &hop in second_hop.iter() {
-                        if accept(hop) && scratch.visit(hop) {
-                            consider(space, query, hop, ef, scratch);
-                        }
-                    }
-                }
+        match filter {
+            None => expand_unfiltered(space, query, neighbours, ef, scratch),
+            Some(accept) => {
+                expand_filtered(
+                    links, space, query, neighbours, second_hop, ef, layer, accept, scratch,
+                )?;
             }
         }
     }
+    Ok(())
+}
+
+/// Scores every unvisited neighbour.
+#[inline]
+fn expand_unfiltered<R: RecordStore>(
+    space: &Space<'_, R>,
+    query: &Query,
+    neighbours: &[u32],
+    ef: usize,
+    scratch: &mut SearchScratch,
+) {
+    for (position, &neighbour) in neighbours.iter().enumerate() {
+        if let Some(next) = neighbours.get(position + 1) {
+            space.prefetch(*next);
+        }
+        if scratch.visit(neighbour) {
+            consider(space, query, neighbour, ef, scratch);
+        }
+    }
+}
+
+/// Scores the accepted unvisited neighbours, then looks through rejected neighbours' lists
+/// (two hops) for accepted records, until half as many accepted records as the list is long
+/// have been gathered (ACORN-1's truncation keeps the cost per expansion bounded).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn expand_filtered<L: Links, R: RecordStore>(
+    links: &L,
+    space: &Space<'_, R>,
+    query: &Query,
+    neighbours: &[u32],
+    second_hop: &mut Vec<u32>,
+    ef: usize,
+    layer: u8,
+    accept: &dyn Fn(u32) -> bool,
+    scratch: &mut SearchScratch,
+) -> Result<(), VectorError> {
+    let budget = neighbours.len().div_ceil(FILTERED_GATHER_DIVISOR);
+    let mut gathered = 0;
+    let mut rejected = std::mem::take(&mut scratch.rejected);
+    rejected.clear();
+    for &neighbour in neighbours {
+        if !scratch.visit(neighbour) {
+            continue;
+        }
+        if accept(neighbour) {
+            consider(space, query, neighbour, ef, scratch);
+            gathered += 1;
+        } else {
+            rejected.push(neighbour);
+        }
+    }
+    for &through in &rejected {
+        if gathered >= budget {
+            break;
+        }
+        links.neighbours(through, layer, second_hop)?;
+        for &hop in second_hop.iter() {
+            if gathered < budget && scratch.visit(hop) && accept(hop) {
+                consider(space, query, hop, ef, scratch);
+                gathered += 1;
+            }
+        }
+    }
+    scratch.rejected = rejected;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ pub struct SearchScratch {
     pub(crate) results: BinaryHeap<Scored>,
     pub(crate) neighbours: Vec<u32>,
     pub(crate) second_hop: Vec<u32>,
+    pub(crate) rejected: Vec<u32>,
 }
 
 impl SearchScratch {

@@ -16,7 +16,9 @@
 use super::uring;
 use crate::io::{FileIo, PageIo};
 use crate::vector::error::VectorError;
-use crate::vector::records::{PayloadKind, RecordLayout, RecordStore};
+use crate::vector::records::{
+    PayloadKind, RECORD_HEADER_BYTES, RecordLayout, RecordStore, view_codes, view_floats,
+};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -173,6 +175,7 @@ impl VectorFile {
             file: self,
             bytes,
             stride: self.layout.stride(),
+            payload_bytes: self.layout.payload_bytes(),
             count,
         }
     }
@@ -233,6 +236,7 @@ pub struct FileRecords<'a> {
     /// The header and records `0..count`, from the backend's stable mapping.
     bytes: &'a [u8],
     stride: usize,
+    payload_bytes: usize,
     count: u32,
 }
 
@@ -256,5 +260,19 @@ impl RecordStore for FileRecords<'_> {
     fn record_bytes(&self, record: u32) -> &[u8] {
         let start = VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride;
         &self.bytes[start..start + self.stride]
+    }
+
+    #[inline]
+    fn floats(&self, record: u32) -> &[f32] {
+        let start =
+            VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride + RECORD_HEADER_BYTES;
+        view_floats(&self.bytes[start..start + self.payload_bytes])
+    }
+
+    #[inline]
+    fn codes(&self, record: u32) -> &[u64] {
+        let start =
+            VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride + RECORD_HEADER_BYTES;
+        view_codes(&self.bytes[start..start + self.payload_bytes])
     }
 }
