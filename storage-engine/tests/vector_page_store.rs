@@ -234,6 +234,9 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
         if random.next_below(3) == 0 {
             writer.merge().unwrap();
         }
+        // A power loss in the middle of the transaction (after inserts, deletes and merges,
+        // before the commit) leaves the last committed graph.
+        let mid_transaction = (page_io.durable_image(), disks.after_power_loss());
         writer.finish().unwrap();
         let last_sync_before = page_io.sync_count();
         write.commit().unwrap();
@@ -276,6 +279,28 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
             }
             images_checked += 1;
         }
+        let (image, survivors) = mid_transaction;
+        let reopened = SimulatedIo::from_image(&image, PAGE_STORE_BYTES, 0);
+        let database = Database::open_with_io(Box::new(reopened), page_store_options()).unwrap();
+        let read = database.begin_read();
+        let graph = Graph::open_with_backends(
+            &read,
+            "default",
+            survivors.backends(),
+            GraphOptions::default(),
+        )
+        .unwrap();
+        let reader = graph.reader(&read).unwrap();
+        assert_eq!(
+            reader.check().unwrap(),
+            None,
+            "round {round}: mid-transaction crash"
+        );
+        assert_eq!(
+            reader.live_ids(),
+            &committed,
+            "round {round}: mid-transaction crash"
+        );
         committed = next;
     }
     println!("checked {images_checked} crash images");
