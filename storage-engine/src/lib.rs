@@ -52,6 +52,8 @@ mod pager;
 mod read_transaction;
 mod write_transaction;
 
+pub mod vector;
+
 pub use database::{Database, IntegrityReport, Stats};
 pub use error::{Error, Result};
 pub use layout::{KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX};

@@ -1,0 +1,45 @@
+"""hnswlib on the data vector_bench exported: build time and recall@10 / QPS per ef.
+
+Usage: python3 hnswlib_bench.py DIRECTORY DIMENSIONS EF[,EF...]
+DIRECTORY holds vectors.f32, queries.f32 (little-endian float32 rows) and truth.u32 (10 ids
+per query). Single thread for both the build and the queries (queries in one batch call, so
+no Python overhead per query). Prints a Markdown table.
+"""
+
+import sys
+import time
+
+import hnswlib
+import numpy as np
+
+K = 10
+M = 16
+EF_CONSTRUCTION = 125
+
+
+def main() -> None:
+    directory, dimensions, efs = sys.argv[1], int(sys.argv[2]), [int(ef) for ef in sys.argv[3].split(",")]
+    vectors = np.fromfile(f"{directory}/vectors.f32", dtype="<f4").reshape(-1, dimensions)
+    queries = np.fromfile(f"{directory}/queries.f32", dtype="<f4").reshape(-1, dimensions)
+    truth = np.fromfile(f"{directory}/truth.u32", dtype="<u4").reshape(-1, K)
+    index = hnswlib.Index(space="cosine", dim=dimensions)
+    index.init_index(max_elements=len(vectors), M=M, ef_construction=EF_CONSTRUCTION, random_seed=100)
+    index.set_num_threads(1)
+    start = time.perf_counter()
+    index.add_items(vectors, np.arange(len(vectors)), num_threads=1)
+    build = time.perf_counter() - start
+    print(f"build: {build:.1f} s ({len(vectors) / build:.0f} vectors/s, single thread)\n")
+    print("| ef | recall@10 | QPS |\n|---|---|---|")
+    index.set_ef(efs[0])
+    index.knn_query(queries, k=K, num_threads=1)
+    for ef in efs:
+        index.set_ef(ef)
+        start = time.perf_counter()
+        labels, _ = index.knn_query(queries, k=K, num_threads=1)
+        elapsed = time.perf_counter() - start
+        hits = sum(len(set(found.tolist()) & set(expected.tolist())) for found, expected in zip(labels, truth))
+        print(f"| {ef} | {hits / (K * len(queries)):.4f} | {len(queries) / elapsed:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+//! `vector_bench`: the vector store against brute force and hnswlib on the same synthetic
+//! data — build time, recall@10 against queries per second for several beam widths (hot),
+//! cold-start latency with and without prefetch, binary quantization with and without
+//! re-scoring, filtered search at 1 % and 10 %, merge cost, bytes per vector, kernel speed.
+//!
+//! Usage: `vector_bench --dataset clustered-384|clustered-128 [--vectors N] [--queries N]
+//! [--work DIR] [--hnswlib-script PATH] [--model true] [--cold false] [--quantized false]`.
+//! Prints a Markdown report on stdout.
+
+#[path = "../vector/mod.rs"]
+mod vector;
+
+fn main() -> std::process::ExitCode {
+    match vector::run(std::env::args().skip(1).collect()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("vector_bench: {message}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! Timing, percentiles and page-cache eviction for cold measurements.
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::Instant;
+
+/// Seconds since `start`.
+pub fn seconds(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+/// The `fraction` percentile of `values` (sorted copy), in the values' unit.
+pub fn percentile(values: &[f64], fraction: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let index = ((sorted.len() - 1) as f64 * fraction).round() as usize;
+    sorted[index]
+}
+
+/// Drops the clean page-cache pages of `path` (after syncing it), so that the next reads
+/// come from the disk. Pages mapped by a live mapping are not dropped: close first.
+pub fn evict(path: &Path) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    file.sync_all().map_err(|error| error.to_string())?;
+    // SAFETY: advice on a descriptor we own; no memory is involved.
+    let outcome = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if outcome == 0 {
+        Ok(())
+    } else {
+        Err(format!("posix_fadvise failed: {outcome}"))
+    }
+}

@@ -1,0 +1,450 @@
+//! The vector store's side of the benchmark: a persisted graph in a page store on disk.
+
+use super::dataset::{Dataset, K, ground_truth, mean_recall};
+use super::measure::{evict, percentile, seconds};
+use roaring::RoaringBitmap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use storage_engine::vector::random::SplitMix64;
+use storage_engine::vector::store::vector_file_paths;
+use storage_engine::vector::{
+    Graph, GraphOptions, GraphParameters, GraphReader, Metric, SearchRequest, SearchScratch,
+};
+use storage_engine::{Database, Options, SyncMode};
+
+/// Queries timed cold (each on a page cache emptied of the store's files).
+const COLD_QUERIES: usize = 50;
+/// Beam widths swept on the quantized graph beyond the common sweep.
+const QUANTIZED_EXTRA_EF: [usize; 1] = [800];
+/// Name of the full-precision graph.
+const FLOAT_GRAPH: &str = "float";
+/// Name of the binary-quantized graph.
+const QUANTIZED_GRAPH: &str = "quantized";
+
+fn text<E: std::fmt::Display>(error: E) -> String {
+    error.to_string()
+}
+
+fn options() -> Options {
+    Options {
+        maximum_size_bytes: 1 << 37,
+        sync_mode: SyncMode::Full,
+        ..Options::default()
+    }
+}
+
+/// Where the store lives.
+pub struct StorePaths {
+    /// The directory.
+    pub directory: PathBuf,
+    /// The page store file.
+    pub pages: PathBuf,
+}
+
+/// Builds graph `name` from the whole data set in one transaction; returns seconds.
+fn build(
+    database: &Database,
+    directory: &Path,
+    name: &str,
+    parameters: GraphParameters,
+    dataset: &Dataset,
+) -> Result<f64, String> {
+    let start = Instant::now();
+    let write = database.begin_write().map_err(text)?;
+    let graph = Graph::create(&write, directory, name, parameters).map_err(text)?;
+    let mut writer = graph.writer(&write).map_err(text)?;
+    for row in 0..dataset.count() {
+        writer
+            .insert(row as u32, dataset.vector(row))
+            .map_err(text)?;
+    }
+    writer.merge().map_err(text)?;
+    writer.finish().map_err(text)?;
+    write.commit().map_err(text)?;
+    Ok(seconds(start))
+}
+
+/// Runs every query once; returns (mean recall, queries per second, latencies in µs).
+fn sweep(
+    reader: &GraphReader<'_>,
+    dataset: &Dataset,
+    truth: &[Vec<u32>],
+    ef: usize,
+    rescore: bool,
+    candidates: Option<&RoaringBitmap>,
+) -> Result<(f64, f64, Vec<f64>), String> {
+    let mut scratch = SearchScratch::new();
+    let mut found = Vec::with_capacity(truth.len());
+    let mut latencies = Vec::with_capacity(truth.len());
+    let start = Instant::now();
+    for row in 0..truth.len() {
+        let query_start = Instant::now();
+        let request = SearchRequest {
+            vector: dataset.query(row),
+            limit: K,
+            ef: Some(ef),
+            candidates,
+            rescore,
+        };
+        let hits = reader.search(&request, &mut scratch).map_err(text)?;
+        latencies.push(query_start.elapsed().as_secs_f64() * 1e6);
+        found.push(hits.iter().map(|hit| hit.internal_id).collect::<Vec<u32>>());
+    }
+    let elapsed = seconds(start);
+    Ok((
+        mean_recall(&found, truth),
+        truth.len() as f64 / elapsed,
+        latencies,
+    ))
+}
+
+/// The whole store benchmark; prints Markdown.
+pub fn run_store(
+    dataset: &Dataset,
+    truth: &[Vec<u32>],
+    work: &Path,
+    efs: &[usize],
+    flags: Sections,
+) -> Result<(), String> {
+    let directory = work.join(format!("store-{}", dataset.name));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).map_err(text)?;
+    let paths = StorePaths {
+        pages: directory.join("shard.pages"),
+        directory,
+    };
+    let count = dataset.count();
+    let mut parameters = GraphParameters::new(Metric::Cosine, dataset.dimensions);
+    parameters.merge_threshold_vectors = 4_096;
+    let float_pages;
+    {
+        let database = Database::open(&paths.pages, options()).map_err(text)?;
+        let used_before = database.stats().used_pages;
+        let build_seconds = build(
+            &database,
+            &paths.directory,
+            FLOAT_GRAPH,
+            parameters,
+            dataset,
+        )?;
+        println!(
+            "\n## Full-precision graph (M={}, M0={}, ef_construction={})\n",
+            parameters.m, parameters.m0, parameters.ef_construction
+        );
+        println!(
+            "build: {build_seconds:.1} s ({:.0} vectors/s, single thread, one transaction, merges every {} vectors)\n",
+            count as f64 / build_seconds,
+            parameters.merge_threshold_vectors
+        );
+        let stats = database.stats();
+        let read = database.begin_read();
+        let graph = Graph::open(
+            &read,
+            &paths.directory,
+            FLOAT_GRAPH,
+            GraphOptions::default(),
+        )
+        .map_err(text)?;
+        let reader = graph.reader(&read).map_err(text)?;
+        float_pages = report_bytes(
+            &reader,
+            &graph,
+            (stats.used_pages - used_before) * stats.page_bytes,
+            count,
+        )?;
+        println!(
+            "\n### Hot, single thread, k=10\n\n| ef | recall@10 | QPS | p50 µs | p99 µs |\n|---|---|---|---|---|"
+        );
+        sweep(&reader, dataset, truth, efs[0], true, None)?;
+        for &ef in efs {
+            let (recall, qps, latencies) = sweep(&reader, dataset, truth, ef, true, None)?;
+            println!(
+                "| {ef} | {recall:.4} | {qps:.0} | {:.0} | {:.0} |",
+                percentile(&latencies, 0.5),
+                percentile(&latencies, 0.99)
+            );
+        }
+        filtered(&reader, dataset, parameters.ef_search)?;
+        drop(reader);
+        drop(read);
+        merge_cost(&database, &graph, dataset, build_seconds)?;
+    }
+    if flags.cold {
+        cold(&paths, dataset, truth, parameters)?;
+    }
+    if flags.quantized {
+        let quantized_pages = quantized(&paths, dataset, truth, efs)?;
+        bytes_by_dimensions(float_pages, quantized_pages);
+    }
+    Ok(())
+}
+
+/// Which optional sections run.
+#[derive(Debug, Clone, Copy)]
+pub struct Sections {
+    /// Cold-start measurements.
+    pub cold: bool,
+    /// The binary-quantized graph.
+    pub quantized: bool,
+}
+
+fn report_bytes(
+    reader: &GraphReader<'_>,
+    graph: &Graph,
+    page_store_bytes: u64,
+    count: usize,
+) -> Result<f64, String> {
+    let node_bytes = reader.node_bytes().map_err(text)?;
+    let file = graph.navigation_file();
+    let vector_bytes = file.logical_bytes(reader.record_count());
+    let pages_per_vector = page_store_bytes as f64 / count as f64;
+    println!("| bytes per vector | value |\n|---|---|");
+    println!(
+        "| graph node entries (keys + link lists) | {:.1} |",
+        node_bytes as f64 / count as f64
+    );
+    println!(
+        "| page store pages (nodes + ids + meta trees, B-tree overhead and free space included) | {pages_per_vector:.1} |"
+    );
+    println!(
+        "| vector file (record = 8-byte header + floats) | {:.1} |",
+        vector_bytes as f64 / count as f64
+    );
+    Ok(pages_per_vector)
+}
+
+/// Bytes per vector at other dimensions: the page-store bytes measured here (independent of
+/// the dimensions) plus the record strides of the vector files.
+fn bytes_by_dimensions(float_pages: f64, quantized_pages: f64) {
+    use storage_engine::vector::records::{PayloadKind, RecordLayout};
+    println!(
+        "\n### Bytes per vector by dimensions (page-store bytes measured above + vector records)\n\n| dimensions | raw f32 | full precision (graph + vector file) | overhead vs raw | quantized + full vectors kept for re-scoring | quantized only (Hamming, codes) |\n|---|---|---|---|---|---|"
+    );
+    for dimensions in [384, 768, 1_536, 3_072] {
+        let floats = RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions,
+        }
+        .stride() as f64;
+        let codes = RecordLayout {
+            kind: PayloadKind::Codes,
+            dimensions,
+        }
+        .stride() as f64;
+        let raw = 4.0 * dimensions as f64;
+        let full = float_pages + floats;
+        println!(
+            "| {dimensions} | {raw:.0} | {full:.0} | {:.1} % | {:.0} | {:.0} |",
+            100.0 * (full - raw) / raw,
+            quantized_pages + codes + floats,
+            quantized_pages + codes
+        );
+    }
+}
+
+fn random_subset(count: usize, fraction: f64, seed: u64) -> RoaringBitmap {
+    let mut random = SplitMix64::new(seed);
+    (0..count as u32)
+        .filter(|_| random.next_unit_f64() < fraction)
+        .collect()
+}
+
+fn filtered(reader: &GraphReader<'_>, dataset: &Dataset, ef: usize) -> Result<(), String> {
+    println!(
+        "\n### Filtered (random candidate sets, uncorrelated with the queries), ef={ef}\n\n| selectivity | candidates | path | recall@10 | QPS | p50 µs |\n|---|---|---|---|---|---|"
+    );
+    for (fraction, seed) in [(0.01, 1), (0.10, 2)] {
+        let candidates = random_subset(dataset.count(), fraction, seed);
+        let truth = ground_truth(dataset, &|id| candidates.contains(id));
+        let (recall, qps, latencies) = sweep(reader, dataset, &truth, ef, true, Some(&candidates))?;
+        let threshold = (storage_engine::vector::searching::EXACT_SEARCH_SELECTIVITY_MAX
+            * dataset.count() as f64) as u64;
+        let path = if candidates.len()
+            <= threshold
+                .max(storage_engine::vector::parameters::DEFAULT_EXACT_SEARCH_CANDIDATES_MIN)
+        {
+            "exact"
+        } else {
+            "graph"
+        };
+        println!(
+            "| {:.0}% | {} | {path} | {recall:.4} | {qps:.0} | {:.0} |",
+            fraction * 100.0,
+            candidates.len(),
+            percentile(&latencies, 0.5)
+        );
+    }
+    Ok(())
+}
+
+fn merge_cost(
+    database: &Database,
+    graph: &Graph,
+    dataset: &Dataset,
+    build_seconds: f64,
+) -> Result<(), String> {
+    let extra = dataset.extra.len() / dataset.dimensions;
+    let start = Instant::now();
+    let write = database.begin_write().map_err(text)?;
+    let mut writer = graph.writer(&write).map_err(text)?;
+    for row in 0..extra {
+        let vector = &dataset.extra[row * dataset.dimensions..(row + 1) * dataset.dimensions];
+        writer
+            .insert((dataset.count() + row) as u32, vector)
+            .map_err(text)?;
+    }
+    let report = writer.merge().map_err(text)?;
+    writer.finish().map_err(text)?;
+    write.commit().map_err(text)?;
+    let merge_seconds = seconds(start);
+    println!(
+        "\n### Incremental merge\n\nmerging {extra} vectors (1 %) into {} took {merge_seconds:.2} s = {:.1} % of the full build; it re-linked {:.2} % of the existing nodes\n",
+        report.nodes_before,
+        100.0 * merge_seconds / build_seconds,
+        100.0 * report.relinked_fraction()
+    );
+    let write = database.begin_write().map_err(text)?;
+    let mut writer = graph.writer(&write).map_err(text)?;
+    writer
+        .delete(&(dataset.count() as u32..(dataset.count() + extra) as u32).collect())
+        .map_err(text)?;
+    writer.finish().map_err(text)?;
+    write.commit().map_err(text)?;
+    Ok(())
+}
+
+fn evict_store(paths: &StorePaths, name: &str, parameters: &GraphParameters) -> Result<(), String> {
+    evict(&paths.pages)?;
+    let (navigation, full) = vector_file_paths(&paths.directory, name, parameters);
+    evict(&navigation)?;
+    if let Some(full) = full {
+        evict(&full)?;
+    }
+    Ok(())
+}
+
+fn cold(
+    paths: &StorePaths,
+    dataset: &Dataset,
+    truth: &[Vec<u32>],
+    parameters: GraphParameters,
+) -> Result<(), String> {
+    println!(
+        "\n### Cold start (page cache emptied of the store's files, then {COLD_QUERIES} queries, ef={})\n\n| prefetch_memory | open ms | first query µs | p50 µs | p99 µs | total ms (open + queries) | recall@10 |\n|---|---|---|---|---|---|---|",
+        parameters.ef_search
+    );
+    for prefetch_memory in [false, true] {
+        evict_store(paths, FLOAT_GRAPH, &parameters)?;
+        let start = Instant::now();
+        let database = Database::open(&paths.pages, options()).map_err(text)?;
+        let read = database.begin_read();
+        let graph = Graph::open(
+            &read,
+            &paths.directory,
+            FLOAT_GRAPH,
+            GraphOptions { prefetch_memory },
+        )
+        .map_err(text)?;
+        let reader = graph.reader(&read).map_err(text)?;
+        let open_ms = seconds(start) * 1e3;
+        let (recall, _, latencies) = sweep(
+            &reader,
+            dataset,
+            &truth[..COLD_QUERIES],
+            parameters.ef_search,
+            true,
+            None,
+        )?;
+        let total_ms = seconds(start) * 1e3;
+        println!(
+            "| {prefetch_memory} | {open_ms:.1} | {:.0} | {:.0} | {:.0} | {total_ms:.1} | {recall:.4} |",
+            latencies[0],
+            percentile(&latencies, 0.5),
+            percentile(&latencies, 0.99)
+        );
+    }
+    Ok(())
+}
+
+fn quantized(
+    paths: &StorePaths,
+    dataset: &Dataset,
+    truth: &[Vec<u32>],
+    efs: &[usize],
+) -> Result<f64, String> {
+    let mut parameters = GraphParameters::new(Metric::Cosine, dataset.dimensions);
+    parameters.binary_quantized = true;
+    parameters.merge_threshold_vectors = 4_096;
+    let database = Database::open(&paths.pages, options()).map_err(text)?;
+    let used_before = database.stats().used_pages;
+    let build_seconds = build(
+        &database,
+        &paths.directory,
+        QUANTIZED_GRAPH,
+        parameters,
+        dataset,
+    )?;
+    let stats = database.stats();
+    let quantized_pages =
+        ((stats.used_pages - used_before) * stats.page_bytes) as f64 / dataset.count() as f64;
+    println!(
+        "\n## Binary-quantized graph (1-bit codes, Hamming navigation; second graph in the same page store)\n\nbuild: {build_seconds:.1} s ({:.0} vectors/s)\n",
+        dataset.count() as f64 / build_seconds
+    );
+    let read = database.begin_read();
+    let graph = Graph::open(
+        &read,
+        &paths.directory,
+        QUANTIZED_GRAPH,
+        GraphOptions::default(),
+    )
+    .map_err(text)?;
+    let reader = graph.reader(&read).map_err(text)?;
+    let codes = graph.navigation_file().logical_bytes(reader.record_count());
+    println!(
+        "code file: {:.1} bytes per vector; node entries: {:.1} bytes per vector; page store pages: {quantized_pages:.1} bytes per vector\n",
+        codes as f64 / dataset.count() as f64,
+        reader.node_bytes().map_err(text)? as f64 / dataset.count() as f64
+    );
+    println!(
+        "| ef | recall@10 re-scored | QPS re-scored | recall@10 Hamming only | QPS Hamming only |\n|---|---|---|---|---|"
+    );
+    sweep(&reader, dataset, truth, efs[0], true, None)?;
+    for &ef in efs.iter().chain(&QUANTIZED_EXTRA_EF) {
+        let (recall, qps, _) = sweep(&reader, dataset, truth, ef, true, None)?;
+        let (raw_recall, raw_qps, _) = sweep(&reader, dataset, truth, ef, false, None)?;
+        println!("| {ef} | {recall:.4} | {qps:.0} | {raw_recall:.4} | {raw_qps:.0} |");
+    }
+    drop(reader);
+    drop(read);
+    drop(graph);
+    let (_, full) = vector_file_paths(&paths.directory, QUANTIZED_GRAPH, &parameters);
+    let full = full.ok_or("a quantized cosine graph keeps full vectors")?;
+    evict(&full)?;
+    let read = database.begin_read();
+    let graph = Graph::open(
+        &read,
+        &paths.directory,
+        QUANTIZED_GRAPH,
+        GraphOptions {
+            prefetch_memory: true,
+        },
+    )
+    .map_err(text)?;
+    let reader = graph.reader(&read).map_err(text)?;
+    let (recall, qps, latencies) = sweep(
+        &reader,
+        dataset,
+        &truth[..COLD_QUERIES],
+        parameters.ef_search,
+        true,
+        None,
+    )?;
+    let reads = graph.full_file().map_or(0, |file| file.uring_reads());
+    println!(
+        "\ncold re-scoring ({COLD_QUERIES} queries, codes prefetched, full vectors evicted): {reads} records read through io_uring in batches, p50 {:.0} µs, p99 {:.0} µs, {qps:.0} QPS, recall@10 {recall:.4}",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99)
+    );
+    Ok(quantized_pages)
+}

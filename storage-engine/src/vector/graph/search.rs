@@ -1,0 +1,247 @@
+//! Graph search: greedy descent through the upper layers and beam search on one layer,
+//! optionally restricted to records accepted by a filter.
+//!
+//! Filtered beam search only *returns* accepted records and only *expands* accepted records
+//! (plus the seeds it starts from). When a neighbour is rejected, its own neighbours are
+//! examined instead (two hops, as in ACORN-1), so the search keeps moving toward matches
+//! through rejected nodes without expanding them.
+//!
+//! Invariant: results are sorted by increasing distance, hold at most `ef` records, and with a
+//! filter hold accepted records only.
+
+use super::visited::SearchScratch;
+use super::{EntryPoint, Links, Scored};
+use crate::vector::error::VectorError;
+use crate::vector::records::RecordStore;
+use crate::vector::space::{Query, Space};
+use std::cmp::Reverse;
+
+/// A filtered expansion stops gathering accepted records at `list length / this`.
+pub const FILTERED_GATHER_DIVISOR: usize = 2;
+
+/// Walks down from `start` (on layer `start_layer`) to layer `stop_layer`, greedily moving to
+/// the closest neighbour on each layer above `stop_layer`; returns the closest node found.
+pub fn greedy_descent<L: Links, R: RecordStore>(
+    links: &L,
+    space: &Space<'_, R>,
+    query: &Query,
+    start: EntryPoint,
+    stop_layer: u8,
+    scratch: &mut SearchScratch,
+) -> Result<Scored, VectorError> {
+    let mut current = Scored {
+        distance: space.to_query(query, start.record),
+        record: start.record,
+    };
+    let mut layer = start.level;
+    while layer > stop_layer {
+        let mut moved = true;
+        while moved {
+            moved = false;
+            links.neighbours(current.record, layer, &mut scratch.neighbours)?;
+            for &neighbour in &scratch.neighbours {
+                let distance = space.to_query(query, neighbour);
+                if distance < current.distance {
+                    current = Scored {
+                        distance,
+                        record: neighbour,
+                    };
+                    moved = true;
+                }
+            }
+        }
+        layer -= 1;
+    }
+    Ok(current)
+}
+
+/// Beam search of width `ef` on `layer` from `seeds`; see the module documentation.
+#[allow(clippy::too_many_arguments)]
+pub fn search_layer<L: Links, R: RecordStore>(
+    links: &L,
+    space: &Space<'_, R>,
+    query: &Query,
+    seeds: &[Scored],
+    ef: usize,
+    layer: u8,
+    filter: Option<&dyn Fn(u32) -> bool>,
+    scratch: &mut SearchScratch,
+) -> Result<Vec<Scored>, VectorError> {
+    scratch.begin(space.records.record_count());
+    for seed in seeds {
+        if scratch.visit(seed.record) {
+            scratch.candidates.push(Reverse(*seed));
+            if filter.is_none_or(|accept| accept(seed.record)) {
+                push_result(scratch, *seed, ef);
+            }
+        }
+    }
+    let mut neighbours = std::mem::take(&mut scratch.neighbours);
+    let mut second_hop = std::mem::take(&mut scratch.second_hop);
+    let outcome = expand_until_done(
+        links,
+        space,
+        query,
+        ef,
+        layer,
+        filter,
+        scratch,
+        &mut neighbours,
+        &mut second_hop,
+    );
+    scratch.neighbours = neighbours;
+    scratch.second_hop = second_hop;
+    outcome?;
+    let mut results: Vec<Scored> = scratch.results.drain().collect();
+    results.sort_unstable();
+    Ok(results)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn expand_until_done<L: Links, R: RecordStore>(
+    links: &L,
+    space: &Space<'_, R>,
+    query: &Query,
+    ef: usize,
+    layer: u8,
+    filter: Option<&dyn Fn(u32) -> bool>,
+    scratch: &mut SearchScratch,
+    neighbours: &mut Vec<u32>,
+    second_hop: &mut Vec<u32>,
+) -> Result<(), VectorError> {
+    while let Some(Reverse(closest)) = scratch.candidates.pop() {
+        if scratch.results.len() >= ef
+            && scratch
+                .results
+                .peek()
+                .is_some_and(|farthest| closest.distance > farthest.distance)
+        {
+            break;
+        }
+        links.neighbours(closest.record, layer, neighbours)?;
+        if let Some(first) = neighbours.first() {
+            space.prefetch(*first);
+        }
+        match filter {
+            None => expand_unfiltered(space, query, neighbours, ef, scratch),
+            Some(accept) => {
+                expand_filtered(
+                    links, space, query, neighbours, second_hop, ef, layer, accept, scratch,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Scores every unvisited neighbour.
+#[inline]
+fn expand_unfiltered<R: RecordStore>(
+    space: &Space<'_, R>,
+    query: &Query,
+    neighbours: &[u32],
+    ef: usize,
+    scratch: &mut SearchScratch,
+) {
+    for (position, &neighbour) in neighbours.iter().enumerate() {
+        if let Some(next) = neighbours.get(position + 1) {
+            space.prefetch(*next);
+        }
+        if scratch.visit(neighbour) {
+            consider(space, query, neighbour, ef, scratch);
+        }
+    }
+}
+
+/// Scores the accepted unvisited neighbours, then looks through rejected neighbours' lists
+/// (two hops) for accepted records, until half as many accepted records as the list is long
+/// have been gathered (ACORN-1's truncation keeps the cost per expansion bounded).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn expand_filtered<L: Links, R: RecordStore>(
+    links: &L,
+    space: &Space<'_, R>,
+    query: &Query,
+    neighbours: &[u32],
+    second_hop: &mut Vec<u32>,
+    ef: usize,
+    layer: u8,
+    accept: &dyn Fn(u32) -> bool,
+    scratch: &mut SearchScratch,
+) -> Result<(), VectorError> {
+    let budget = neighbours.len().div_ceil(FILTERED_GATHER_DIVISOR);
+    let mut gathered = 0;
+    let mut rejected = std::mem::take(&mut scratch.rejected);
+    rejected.clear();
+    for &neighbour in neighbours {
+        if !scratch.visit(neighbour) {
+            continue;
+        }
+        if accept(neighbour) {
+            consider(space, query, neighbour, ef, scratch);
+            gathered += 1;
+        } else {
+            rejected.push(neighbour);
+        }
+    }
+    for &through in &rejected {
+        if gathered >= budget {
+            break;
+        }
+        links.neighbours(through, layer, second_hop)?;
+        for &hop in second_hop.iter() {
+            if gathered < budget && scratch.visit(hop) && accept(hop) {
+                consider(space, query, hop, ef, scratch);
+                gathered += 1;
+            }
+        }
+    }
+    scratch.rejected = rejected;
+    Ok(())
+}
+
+#[inline]
+fn consider<R: RecordStore>(
+    space: &Space<'_, R>,
+    query: &Query,
+    record: u32,
+    ef: usize,
+    scratch: &mut SearchScratch,
+) {
+    let distance = space.to_query(query, record);
+    let admitted = scratch.results.len() < ef
+        || scratch
+            .results
+            .peek()
+            .is_some_and(|farthest| distance < farthest.distance);
+    if admitted {
+        let scored = Scored { distance, record };
+        scratch.candidates.push(Reverse(scored));
+        push_result(scratch, scored, ef);
+    }
+}
+
+#[inline]
+fn push_result(scratch: &mut SearchScratch, scored: Scored, ef: usize) {
+    scratch.results.push(scored);
+    if scratch.results.len() > ef {
+        scratch.results.pop();
+    }
+}
+
+/// The `ef` closest nodes to `query` on layer 0: greedy descent, then beam search.
+pub fn search<L: Links, R: RecordStore>(
+    links: &L,
+    space: &Space<'_, R>,
+    query: &Query,
+    ef: usize,
+    filter: Option<&dyn Fn(u32) -> bool>,
+    scratch: &mut SearchScratch,
+) -> Result<Vec<Scored>, VectorError> {
+    let Some(entry_point) = links.entry_point() else {
+        return Ok(Vec::new());
+    };
+    let closest = greedy_descent(links, space, query, entry_point, 0, scratch)?;
+    search_layer(links, space, query, &[closest], ef, 0, filter, scratch)
+}

@@ -1,0 +1,35 @@
+//! The vector store: HNSW graphs over densely packed vector records.
+//!
+//! - `distance`, `kernels`, `scalar`: metrics and their SIMD and reference kernels;
+//! - `quantization`: 1-bit codes for binary quantization;
+//! - `records`: the fixed-stride record layout shared by vector files and memory;
+//! - `graph`: the HNSW algorithm over any node storage (`Links`);
+//! - `searching`: queries, filtered search policy, re-scoring;
+//! - `memory_index`: the whole index in memory (the model for the persisted graph);
+//! - `store`: graphs persisted in the page store, vectors in dense vector files.
+//!
+//! Invariant: a graph's node is named by its record number in the graph's vector records, so
+//! a link leads to a vector without any lookup.
+
+pub mod distance;
+pub mod error;
+pub mod graph;
+pub mod kernels;
+pub mod memory_index;
+pub mod parameters;
+pub mod quantization;
+pub mod random;
+pub mod records;
+pub mod scalar;
+pub mod searching;
+pub mod space;
+pub mod store;
+pub mod synthetic;
+
+pub use distance::Metric;
+pub use error::VectorError;
+pub use graph::visited::SearchScratch;
+pub use memory_index::{MemoryIndex, MergeReport};
+pub use parameters::GraphParameters;
+pub use searching::{Hit, SearchRequest};
+pub use store::{Graph, GraphOptions, GraphReader, GraphWriter};

@@ -1,0 +1,197 @@
+//! Fixed-stride vector records, as laid out in a vector file and in memory.
+//!
+//! A record is `[internal id: u32 LE][reserved: u32][payload]`, padded to a multiple of 8 bytes;
+//! the payload is either `dimensions` little-endian `f32`s or `code_words(dimensions)`
+//! little-endian `u64` code words. Record `r` starts at `r * stride` from the first record.
+//!
+//! Invariants: `stride % RECORD_ALIGNMENT_BYTES == 0` and every record store hands out record
+//! bytes that start on an 8-byte boundary, so payloads are viewed in place as `&[f32]` or
+//! `&[u64]` without copying (the target is little-endian, checked at compile time).
+
+use super::quantization;
+
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "records are viewed in place as LE"
+);
+
+/// Bytes before the payload of a record.
+pub const RECORD_HEADER_BYTES: usize = 8;
+/// Alignment of every record and every payload.
+pub const RECORD_ALIGNMENT_BYTES: usize = 8;
+
+/// What a record's payload holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadKind {
+    /// Full-precision floats, one per dimension.
+    Floats,
+    /// 1-bit codes, packed into 64-bit words.
+    Codes,
+}
+
+/// The shape of the records of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLayout {
+    /// What the payload holds.
+    pub kind: PayloadKind,
+    /// Dimensions of the vectors the records describe.
+    pub dimensions: usize,
+}
+
+impl RecordLayout {
+    /// Bytes of the payload.
+    pub fn payload_bytes(&self) -> usize {
+        match self.kind {
+            PayloadKind::Floats => self.dimensions * size_of::<f32>(),
+            PayloadKind::Codes => quantization::code_words(self.dimensions) * size_of::<u64>(),
+        }
+    }
+
+    /// Bytes from one record to the next.
+    pub fn stride(&self) -> usize {
+        (RECORD_HEADER_BYTES + self.payload_bytes()).next_multiple_of(RECORD_ALIGNMENT_BYTES)
+    }
+}
+
+/// Anything that hands out records by number.
+pub trait RecordStore {
+    /// The layout of every record.
+    fn layout(&self) -> RecordLayout;
+    /// Records `0..record_count()` exist.
+    fn record_count(&self) -> u32;
+    /// The bytes of record `record` (`stride` long, 8-byte aligned); panics past the end.
+    fn record_bytes(&self, record: u32) -> &[u8];
+
+    /// The internal id stored in record `record`.
+    #[inline]
+    fn internal_id(&self, record: u32) -> u32 {
+        let bytes = self.record_bytes(record);
+        u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+    }
+
+    /// The float payload of record `record` (layouts of kind `Floats`).
+    #[inline]
+    fn floats(&self, record: u32) -> &[f32] {
+        let layout = self.layout();
+        let bytes = &self.record_bytes(record)[RECORD_HEADER_BYTES..];
+        view_floats(&bytes[..layout.payload_bytes()])
+    }
+
+    /// The code payload of record `record` (layouts of kind `Codes`).
+    #[inline]
+    fn codes(&self, record: u32) -> &[u64] {
+        let layout = self.layout();
+        let bytes = &self.record_bytes(record)[RECORD_HEADER_BYTES..];
+        view_codes(&bytes[..layout.payload_bytes()])
+    }
+}
+
+/// Views 4-byte aligned bytes as floats.
+#[inline]
+pub fn view_floats(bytes: &[u8]) -> &[f32] {
+    // SAFETY: every bit pattern is a valid f32; `align_to` only returns an aligned middle part.
+    let (prefix, floats, suffix) = unsafe { bytes.align_to::<f32>() };
+    assert!(
+        prefix.is_empty() && suffix.is_empty(),
+        "record payloads are aligned"
+    );
+    floats
+}
+
+/// Views 8-byte aligned bytes as code words.
+#[inline]
+pub fn view_codes(bytes: &[u8]) -> &[u64] {
+    // SAFETY: every bit pattern is a valid u64; `align_to` only returns an aligned middle part.
+    let (prefix, codes, suffix) = unsafe { bytes.align_to::<u64>() };
+    assert!(
+        prefix.is_empty() && suffix.is_empty(),
+        "record payloads are aligned"
+    );
+    codes
+}
+
+/// Encodes one record (`layout.stride()` bytes) for `internal_id` with a float `vector`
+/// (binarised when the layout holds codes).
+pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out: &mut Vec<u8>) {
+    assert_eq!(
+        vector.len(),
+        layout.dimensions,
+        "vectors of one graph share their dimensions"
+    );
+    let start = out.len();
+    out.extend_from_slice(&internal_id.to_le_bytes());
+    out.extend_from_slice(&0_u32.to_le_bytes());
+    match layout.kind {
+        PayloadKind::Floats => vector
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        PayloadKind::Codes => quantization::encode(vector)
+            .iter()
+            .for_each(|word| out.extend_from_slice(&word.to_le_bytes())),
+    }
+    out.resize(start + layout.stride(), 0);
+}
+
+/// Records held in memory (8-byte aligned through a `u64` backing buffer).
+#[derive(Debug, Clone)]
+pub struct MemoryRecords {
+    layout: RecordLayout,
+    words: Vec<u64>,
+    count: u32,
+}
+
+impl MemoryRecords {
+    /// No records yet.
+    pub fn new(layout: RecordLayout) -> Self {
+        Self {
+            layout,
+            words: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Appends a record and returns its number.
+    pub fn push(&mut self, internal_id: u32, vector: &[f32]) -> u32 {
+        let mut bytes = Vec::with_capacity(self.layout.stride());
+        encode_record(self.layout, internal_id, vector, &mut bytes);
+        self.push_encoded(&bytes)
+    }
+
+    /// Appends one already encoded record and returns its number.
+    pub fn push_encoded(&mut self, bytes: &[u8]) -> u32 {
+        assert_eq!(bytes.len(), self.layout.stride(), "one record at a time");
+        for chunk in bytes.chunks_exact(size_of::<u64>()) {
+            let mut word = [0_u8; 8];
+            word.copy_from_slice(chunk);
+            self.words.push(u64::from_le_bytes(word));
+        }
+        let record = self.count;
+        self.count += 1;
+        record
+    }
+
+    /// Bytes held by the records.
+    pub fn memory_bytes(&self) -> usize {
+        self.words.len() * size_of::<u64>()
+    }
+}
+
+impl RecordStore for MemoryRecords {
+    fn layout(&self) -> RecordLayout {
+        self.layout
+    }
+
+    fn record_count(&self) -> u32 {
+        self.count
+    }
+
+    #[inline]
+    fn record_bytes(&self, record: u32) -> &[u8] {
+        let words_per_record = self.layout.stride() / size_of::<u64>();
+        let start = record as usize * words_per_record;
+        let words = &self.words[start..start + words_per_record];
+        // SAFETY: u64 has no padding and u8 has alignment 1, so any u64 slice is a valid byte
+        // slice of eight times its length, living as long as the borrow of `self`.
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), self.layout.stride()) }
+    }
+}

@@ -1,0 +1,286 @@
+//! Answering a query over one graph plus its insert buffer: validation, the exact-or-graph
+//! decision for filtered queries, binary-quantization re-scoring, and mapping records back to
+//! internal ids with user distances.
+//!
+//! Filtered search policy (documented threshold): with `c` matching live ids out of `n` live
+//! vectors, the search is exact (every candidate scored, with full vectors when they exist)
+//! when `c <= max(exact_search_candidates_min, EXACT_SEARCH_SELECTIVITY_MAX * n)` (the first
+//! is a graph parameter, default `DEFAULT_EXACT_SEARCH_CANDIDATES_MIN` = 4,096); otherwise
+//! the graph is searched with the filter (see `graph::search`) and, if that finds fewer than
+//! `min(limit, c)` matches, the exact search answers instead.
+//!
+//! Invariants: hits are sorted by increasing distance, hold at most `limit` entries, with a
+//! filter only matching ids, and `min(limit, matching live ids)` of them.
+
+use super::distance::Metric;
+use super::error::VectorError;
+use super::graph::search::search;
+use super::graph::visited::SearchScratch;
+use super::graph::{Links, Scored};
+use super::parameters::GraphParameters;
+use super::records::RecordStore;
+use super::space::Space;
+use roaring::RoaringBitmap;
+
+/// Below this fraction of the live vectors a filtered search is exact.
+pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
+/// Hamming candidates re-scored per requested result with binary quantization.
+pub const RESCORE_OVERSAMPLING: usize = 10;
+
+/// One query.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchRequest<'a> {
+    /// The query vector (user form, `dimensions` long).
+    pub vector: &'a [f32],
+    /// Hits wanted.
+    pub limit: usize,
+    /// Beam width; the graph's `ef_search` when `None` (always raised to `limit`).
+    pub ef: Option<usize>,
+    /// Only these internal ids may be returned.
+    pub candidates: Option<&'a RoaringBitmap>,
+    /// With binary quantization: re-score the best Hamming candidates with full vectors.
+    pub rescore: bool,
+}
+
+impl<'a> SearchRequest<'a> {
+    /// The `limit` nearest vectors, default beam width, no filter, with re-scoring.
+    pub fn new(vector: &'a [f32], limit: usize) -> Self {
+        Self {
+            vector,
+            limit,
+            ef: None,
+            candidates: None,
+            rescore: true,
+        }
+    }
+}
+
+/// One result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// The document's internal id.
+    pub internal_id: u32,
+    /// The user distance (see `Metric::user_distance`).
+    pub distance: f32,
+}
+
+/// Reads full-precision vectors to re-score candidates.
+pub trait FullVectors {
+    /// Ordering distances from the prepared `query` to each record, in order.
+    fn distances(
+        &self,
+        metric: Metric,
+        query: &[f32],
+        records: &[u32],
+    ) -> Result<Vec<f32>, VectorError>;
+}
+
+/// Everything a search reads.
+pub struct SearchView<'a, L: Links, R: RecordStore, F: FullVectors> {
+    /// The graph.
+    pub links: &'a L,
+    /// The records navigated (codes with binary quantization).
+    pub records: &'a R,
+    /// Full vectors for re-scoring and exact search (`None` for Hamming graphs).
+    pub full: Option<&'a F>,
+    /// The graph's parameters.
+    pub parameters: &'a GraphParameters,
+    /// Records inserted but not yet merged into the graph.
+    pub buffer: &'a [u32],
+    /// Live vectors (graph and buffer).
+    pub live_count: u64,
+    /// The live ids (graph and buffer).
+    pub live_ids: &'a RoaringBitmap,
+    /// Maps an internal id to its live record.
+    pub record_of: &'a dyn Fn(u32) -> Result<Option<u32>, VectorError>,
+}
+
+/// Checks a query or stored vector against the graph's dimensions.
+pub fn validate_vector(parameters: &GraphParameters, vector: &[f32]) -> Result<(), VectorError> {
+    if vector.len() != parameters.dimensions {
+        return Err(VectorError::DimensionMismatch {
+            expected: parameters.dimensions,
+            found: vector.len(),
+        });
+    }
+    if vector.iter().any(|value| !value.is_finite()) {
+        return Err(VectorError::NonFiniteValue);
+    }
+    Ok(())
+}
+
+/// Answers `request` (see the module documentation).
+pub fn search_view<L: Links, R: RecordStore, F: FullVectors>(
+    view: &SearchView<'_, L, R, F>,
+    request: &SearchRequest<'_>,
+    scratch: &mut SearchScratch,
+) -> Result<Vec<Hit>, VectorError> {
+    validate_vector(view.parameters, request.vector)?;
+    if request.limit == 0 || view.live_count == 0 {
+        return Ok(Vec::new());
+    }
+    let Some(candidates) = request.candidates else {
+        return approximate(view, request, None, scratch);
+    };
+    let matching = candidates.intersection_len(view.live_ids);
+    let threshold = view
+        .parameters
+        .exact_search_candidates_min
+        .max((EXACT_SEARCH_SELECTIVITY_MAX * view.live_count as f64) as u64);
+    if matching <= threshold {
+        return exact(view, request, candidates);
+    }
+    let hits = approximate(view, request, Some(candidates), scratch)?;
+    if (hits.len() as u64) < matching.min(request.limit as u64) {
+        return exact(view, request, candidates);
+    }
+    Ok(hits)
+}
+
+/// Graph (plus buffer) search, re-scored with binary quantization.
+fn approximate<L: Links, R: RecordStore, F: FullVectors>(
+    view: &SearchView<'_, L, R, F>,
+    request: &SearchRequest<'_>,
+    candidates: Option<&RoaringBitmap>,
+    scratch: &mut SearchScratch,
+) -> Result<Vec<Hit>, VectorError> {
+    let space = Space::new(view.records, view.parameters.metric);
+    let query = space.prepare_query(request.vector);
+    let rescoring = request.rescore && view.parameters.binary_quantized && view.full.is_some();
+    let mut ef = request
+        .ef
+        .unwrap_or(view.parameters.ef_search)
+        .max(request.limit);
+    if rescoring {
+        ef = ef.max(request.limit * RESCORE_OVERSAMPLING);
+    }
+    let records = view.records;
+    let accept =
+        |record: u32| candidates.is_none_or(|set| set.contains(records.internal_id(record)));
+    let filter: Option<&dyn Fn(u32) -> bool> = if candidates.is_some() {
+        Some(&accept)
+    } else {
+        None
+    };
+    let mut found = search(view.links, &space, &query, ef, filter, scratch)?;
+    found.extend(
+        view.buffer
+            .iter()
+            .filter(|record| accept(**record))
+            .map(|&record| Scored {
+                distance: space.to_query(&query, record),
+                record,
+            }),
+    );
+    found.sort_unstable();
+    if let (true, Some(full)) = (rescoring, view.full) {
+        found = rescore(view.parameters.metric, full, request.vector, &found)?;
+    }
+    found.truncate(request.limit);
+    Ok(to_hits(
+        view,
+        &found,
+        view.parameters.binary_quantized && !rescoring,
+    ))
+}
+
+/// Scores every matching live id exactly (full vectors when available).
+fn exact<L: Links, R: RecordStore, F: FullVectors>(
+    view: &SearchView<'_, L, R, F>,
+    request: &SearchRequest<'_>,
+    candidates: &RoaringBitmap,
+) -> Result<Vec<Hit>, VectorError> {
+    let mut records = Vec::new();
+    for internal_id in candidates.iter() {
+        if let Some(record) = (view.record_of)(internal_id)? {
+            records.push(record);
+        }
+    }
+    let hamming = view.full.is_none() && view.parameters.binary_quantized;
+    let mut scored: Vec<Scored> = match view.full {
+        Some(full) => {
+            let scored: Vec<Scored> = records
+                .iter()
+                .map(|&record| Scored {
+                    distance: 0.0,
+                    record,
+                })
+                .collect();
+            rescore(view.parameters.metric, full, request.vector, &scored)?
+        }
+        None => {
+            let space = Space::new(view.records, view.parameters.metric);
+            let query = space.prepare_query(request.vector);
+            records
+                .iter()
+                .map(|&record| Scored {
+                    distance: space.to_query(&query, record),
+                    record,
+                })
+                .collect()
+        }
+    };
+    scored.sort_unstable();
+    scored.truncate(request.limit);
+    Ok(to_hits(view, &scored, hamming))
+}
+
+/// Replaces navigation distances by full-precision ones and re-sorts.
+fn rescore<F: FullVectors>(
+    metric: Metric,
+    full: &F,
+    vector: &[f32],
+    found: &[Scored],
+) -> Result<Vec<Scored>, VectorError> {
+    let mut prepared = vector.to_vec();
+    metric.prepare(&mut prepared);
+    let records: Vec<u32> = found.iter().map(|scored| scored.record).collect();
+    let distances = full.distances(metric, &prepared, &records)?;
+    let mut rescored: Vec<Scored> = records
+        .iter()
+        .zip(distances)
+        .map(|(&record, distance)| Scored { distance, record })
+        .collect();
+    rescored.sort_unstable();
+    Ok(rescored)
+}
+
+fn to_hits<L: Links, R: RecordStore, F: FullVectors>(
+    view: &SearchView<'_, L, R, F>,
+    found: &[Scored],
+    hamming: bool,
+) -> Vec<Hit> {
+    let (metric, dimensions) = (view.parameters.metric, view.parameters.dimensions);
+    found
+        .iter()
+        .map(|scored| {
+            // Without re-scoring, a quantized graph's distances are bit counts.
+            let distance = if hamming {
+                Metric::Hamming.user_distance(scored.distance, dimensions)
+            } else {
+                metric.user_distance(scored.distance, dimensions)
+            };
+            Hit {
+                internal_id: view.records.internal_id(scored.record),
+                distance,
+            }
+        })
+        .collect()
+}
+
+/// Full vectors held in float records (in memory or mapped).
+pub struct RecordVectors<'a, R: RecordStore>(pub &'a R);
+
+impl<R: RecordStore> FullVectors for RecordVectors<'_, R> {
+    fn distances(
+        &self,
+        metric: Metric,
+        query: &[f32],
+        records: &[u32],
+    ) -> Result<Vec<f32>, VectorError> {
+        Ok(records
+            .iter()
+            .map(|&record| metric.distance(query, self.0.floats(record)))
+            .collect())
+    }
+}

@@ -1,0 +1,104 @@
+//! The space a graph navigates: its records and the distance between them.
+//!
+//! A full-precision graph navigates float records with its metric; a binary-quantized graph
+//! navigates code records with Hamming distance (whatever the user metric), and re-scores its
+//! best candidates with the full vectors afterwards.
+//!
+//! Invariant: a `Query` is prepared for the space it is used with (`Space::prepare_query`).
+
+use super::distance::Metric;
+use super::kernels;
+use super::quantization;
+use super::records::{PayloadKind, RecordStore};
+
+/// Bytes of one cache line (the second line of a record is prefetched too).
+const PREFETCH_LINE_BYTES: usize = 64;
+
+/// A query vector prepared for one space.
+#[derive(Debug, Clone)]
+pub enum Query {
+    /// A prepared float vector (normalised for cosine).
+    Floats(Vec<f32>),
+    /// A 1-bit code.
+    Codes(Vec<u64>),
+}
+
+/// Records plus the distance that orders them.
+#[derive(Debug, Clone, Copy)]
+pub struct Space<'a, R: RecordStore> {
+    /// The records navigated.
+    pub records: &'a R,
+    /// The metric for float records (code records always use Hamming).
+    pub metric: Metric,
+}
+
+impl<'a, R: RecordStore> Space<'a, R> {
+    /// A space over `records` ordered by `metric`.
+    pub fn new(records: &'a R, metric: Metric) -> Self {
+        Self { records, metric }
+    }
+
+    /// Prepares a user vector (already validated) as a query of this space.
+    pub fn prepare_query(&self, vector: &[f32]) -> Query {
+        match self.records.layout().kind {
+            PayloadKind::Floats => {
+                let mut prepared = vector.to_vec();
+                self.metric.prepare(&mut prepared);
+                Query::Floats(prepared)
+            }
+            PayloadKind::Codes => Query::Codes(quantization::encode(vector)),
+        }
+    }
+
+    /// Distance from `query` to record `record`.
+    #[inline]
+    pub fn to_query(&self, query: &Query, record: u32) -> f32 {
+        match query {
+            Query::Floats(vector) => {
+                float_distance(self.metric, vector, self.records.floats(record))
+            }
+            Query::Codes(code) => kernels::hamming(code, self.records.codes(record)) as f32,
+        }
+    }
+
+    /// Hints the processor to start loading record `record` (a neighbour about to be scored).
+    #[inline]
+    pub fn prefetch(&self, record: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let bytes = self.records.record_bytes(record);
+            let pointer = bytes.as_ptr().cast::<i8>();
+            // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint and never
+            // faults, and both addresses lie inside the record (the second only when the record
+            // is longer than one line).
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(pointer);
+                if bytes.len() > PREFETCH_LINE_BYTES {
+                    _mm_prefetch::<_MM_HINT_T0>(pointer.wrapping_add(PREFETCH_LINE_BYTES));
+                }
+            }
+        }
+    }
+
+    /// Distance between two records.
+    #[inline]
+    pub fn between(&self, left: u32, right: u32) -> f32 {
+        match self.records.layout().kind {
+            PayloadKind::Floats => float_distance(
+                self.metric,
+                self.records.floats(left),
+                self.records.floats(right),
+            ),
+            PayloadKind::Codes => {
+                kernels::hamming(self.records.codes(left), self.records.codes(right)) as f32
+            }
+        }
+    }
+}
+
+/// The ordering distance between two prepared float vectors.
+#[inline]
+fn float_distance(metric: Metric, left: &[f32], right: &[f32]) -> f32 {
+    metric.distance(left, right)
+}

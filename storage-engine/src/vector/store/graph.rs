@@ -1,0 +1,743 @@
+//! A persisted graph: one per embedder, any number per page store file, each named.
+//!
+//! A graph named `N` keeps three trees in the page store — `vector.N.nodes` (record number
+//! BE -> node links, see `node_codec`), `vector.N.ids` (internal id BE -> record LE) and
+//! `vector.N.meta` (`state`, `live`, `buffer`, see `metadata`) — and one or two vector files
+//! beside it: `<hex N>.vectors` (full-precision floats) and, with binary quantization,
+//! `<hex N>.codes` (the 1-bit codes the graph navigates).
+//!
+//! One writer at a time works in a write transaction (`GraphWriter`); readers
+//! (`GraphReader`) work on read snapshots and never wait for it: the trees are copy-on-write
+//! and the vector files append-only (see `vector_file`).
+//!
+//! Invariants: `live` holds exactly the keys of the ids tree; every live record is either in
+//! `buffer` (inserted, searched by brute force) or a node of the graph; the committed record
+//! count covers every record any committed tree names, and those records are durable before
+//! the commit (`GraphWriter::finish` syncs the files; call it before committing).
+
+use super::full_vectors::{FileVectors, GraphVectors};
+use super::metadata::{GraphState, decode_state, encode_state};
+use super::tree_links::{ReadLinks, WriteLinks};
+use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
+use super::vector_file::VectorFile;
+use crate::io::PageIo;
+use crate::vector::error::VectorError;
+use crate::vector::graph::check::check_graph;
+use crate::vector::graph::delete::delete_nodes;
+use crate::vector::graph::insert::{insert_node, random_level};
+use crate::vector::graph::reachability::ensure_reachable;
+use crate::vector::graph::visited::SearchScratch;
+use crate::vector::memory_index::MergeReport;
+use crate::vector::parameters::GraphParameters;
+use crate::vector::random::SplitMix64;
+use crate::vector::records::{PayloadKind, RecordLayout, encode_record};
+use crate::vector::searching::{
+    FullVectors, Hit, SearchRequest, SearchView, search_view, validate_vector,
+};
+use crate::vector::space::Space;
+use roaring::RoaringBitmap;
+use std::path::{Path, PathBuf};
+
+/// Longest graph name accepted (tree names stay far below the page store's key limit).
+pub const GRAPH_NAME_BYTES_MAX: usize = 200;
+/// Metadata key of the encoded `GraphState`.
+const STATE_KEY: &[u8] = b"state";
+/// Metadata key of the live internal ids.
+const LIVE_KEY: &[u8] = b"live";
+/// Metadata key of the buffered records.
+const BUFFER_KEY: &[u8] = b"buffer";
+
+/// How a graph is opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GraphOptions {
+    /// Load the graph's node pages and navigation vectors into memory once, at open
+    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, read by the server's config).
+    pub prefetch_memory: bool,
+}
+
+/// Storage backends of a graph's vector files (tests pass simulated ones).
+pub struct VectorBackends {
+    /// The records the graph navigates (floats, or codes with binary quantization).
+    pub navigation: Box<dyn PageIo>,
+    /// Full-precision floats kept beside codes (binary quantization, non-Hamming metric).
+    pub full: Option<Box<dyn PageIo>>,
+}
+
+/// An open graph: its parameters and vector files. Share it between the writer and readers.
+pub struct Graph {
+    name: String,
+    parameters: GraphParameters,
+    navigation: VectorFile,
+    full: Option<VectorFile>,
+    prefetched_bytes: u64,
+}
+
+fn tree_name(name: &str, part: &str) -> String {
+    format!("vector.{name}.{part}")
+}
+
+fn layouts(parameters: &GraphParameters) -> (RecordLayout, Option<RecordLayout>) {
+    let floats = RecordLayout {
+        kind: PayloadKind::Floats,
+        dimensions: parameters.dimensions,
+    };
+    if parameters.binary_quantized {
+        let codes = RecordLayout {
+            kind: PayloadKind::Codes,
+            dimensions: parameters.dimensions,
+        };
+        (codes, parameters.keeps_full_vectors().then_some(floats))
+    } else {
+        (floats, None)
+    }
+}
+
+/// Paths of the navigation and full vector files of graph `name` in `directory`.
+pub fn vector_file_paths(
+    directory: &Path,
+    name: &str,
+    parameters: &GraphParameters,
+) -> (PathBuf, Option<PathBuf>) {
+    let stem: String = name.bytes().map(|byte| format!("{byte:02x}")).collect();
+    let floats = directory.join(format!("{stem}.vectors"));
+    if parameters.binary_quantized {
+        (
+            directory.join(format!("{stem}.codes")),
+            parameters.keeps_full_vectors().then_some(floats),
+        )
+    } else {
+        (floats, None)
+    }
+}
+
+fn validate_name(name: &str) -> Result<(), VectorError> {
+    if name.is_empty() || name.len() > GRAPH_NAME_BYTES_MAX {
+        return Err(VectorError::InvalidParameters(
+            "graph names are 1 to 200 bytes long",
+        ));
+    }
+    Ok(())
+}
+
+fn read_state(meta: &dyn TreeRead, name: &str) -> Result<GraphState, VectorError> {
+    let bytes = meta
+        .get(STATE_KEY)?
+        .ok_or_else(|| VectorError::UnknownGraph(name.to_owned()))?;
+    decode_state(&bytes)
+}
+
+fn read_bitmap(meta: &dyn TreeRead, key: &[u8]) -> Result<RoaringBitmap, VectorError> {
+    match meta.get(key)? {
+        Some(bytes) => RoaringBitmap::deserialize_from(&bytes[..])
+            .map_err(|error| VectorError::Corrupted(format!("graph bitmap: {error}"))),
+        None => Ok(RoaringBitmap::new()),
+    }
+}
+
+fn write_bitmap(
+    meta: &dyn TreeWrite,
+    key: &[u8],
+    bitmap: &RoaringBitmap,
+) -> Result<(), VectorError> {
+    let mut bytes = Vec::with_capacity(bitmap.serialized_size());
+    bitmap.serialize_into(&mut bytes)?;
+    meta.put(key, &bytes)
+}
+
+impl Graph {
+    /// Creates graph `name` (trees in the write transaction, files in `directory`), or opens
+    /// it if it exists with the same parameters.
+    pub fn create(
+        trees: &dyn WriteTrees,
+        directory: &Path,
+        name: &str,
+        parameters: GraphParameters,
+    ) -> Result<Graph, VectorError> {
+        parameters.validate()?;
+        let backends = open_file_backends(directory, name, &parameters)?;
+        Self::create_with_backends(trees, name, parameters, backends)
+    }
+
+    /// `create` over given file backends.
+    pub fn create_with_backends(
+        trees: &dyn WriteTrees,
+        name: &str,
+        parameters: GraphParameters,
+        backends: FileBackends,
+    ) -> Result<Graph, VectorError> {
+        validate_name(name)?;
+        parameters.validate()?;
+        let meta = trees.open_write(&tree_name(name, "meta"))?;
+        let state = match meta.get(STATE_KEY)? {
+            Some(bytes) => {
+                let state = decode_state(&bytes)?;
+                if state.parameters != parameters {
+                    return Err(VectorError::ParametersMismatch(name.to_owned()));
+                }
+                state
+            }
+            None => {
+                let state = GraphState {
+                    parameters,
+                    random_state: parameters.seed,
+                    entry_point: None,
+                    record_count: 0,
+                };
+                meta.put(STATE_KEY, &encode_state(&state))?;
+                state
+            }
+        };
+        trees.open_write(&tree_name(name, "nodes"))?;
+        trees.open_write(&tree_name(name, "ids"))?;
+        let graph = Self::from_backends(name, parameters, backends)?;
+        graph.ensure_files(state.record_count)?;
+        Ok(graph)
+    }
+
+    /// Opens graph `name` as committed in the snapshot `trees`.
+    pub fn open(
+        trees: &dyn ReadTrees,
+        directory: &Path,
+        name: &str,
+        options: GraphOptions,
+    ) -> Result<Graph, VectorError> {
+        let meta = trees
+            .open_read(&tree_name(name, "meta"))?
+            .ok_or_else(|| VectorError::UnknownGraph(name.to_owned()))?;
+        let state = read_state(&*meta, name)?;
+        let backends = open_file_backends(directory, name, &state.parameters)?;
+        Self::open_with_backends(trees, name, backends, options)
+    }
+
+    /// `open` over given file backends.
+    pub fn open_with_backends(
+        trees: &dyn ReadTrees,
+        name: &str,
+        backends: FileBackends,
+        options: GraphOptions,
+    ) -> Result<Graph, VectorError> {
+        let meta = trees
+            .open_read(&tree_name(name, "meta"))?
+            .ok_or_else(|| VectorError::UnknownGraph(name.to_owned()))?;
+        let state = read_state(&*meta, name)?;
+        let mut graph = Self::from_backends(name, state.parameters, backends)?;
+        graph.ensure_files(state.record_count)?;
+        if options.prefetch_memory {
+            graph.prefetched_bytes = graph.prefetch(trees, state.record_count)?;
+        }
+        Ok(graph)
+    }
+
+    fn from_backends(
+        name: &str,
+        parameters: GraphParameters,
+        backends: FileBackends,
+    ) -> Result<Graph, VectorError> {
+        let (navigation_layout, full_layout) = layouts(&parameters);
+        let navigation = backends.navigation.open(navigation_layout)?;
+        let full = match (full_layout, backends.full) {
+            (Some(layout), Some(backend)) => Some(backend.open(layout)?),
+            (None, None) => None,
+            _ => {
+                return Err(VectorError::InvalidParameters(
+                    "full vector file expected iff BQ",
+                ));
+            }
+        };
+        Ok(Graph {
+            name: name.to_owned(),
+            parameters,
+            navigation,
+            full,
+            prefetched_bytes: 0,
+        })
+    }
+
+    fn ensure_files(&self, record_count: u32) -> Result<(), VectorError> {
+        self.navigation.ensure_records(record_count)?;
+        if let Some(full) = &self.full {
+            full.ensure_records(record_count)?;
+        }
+        Ok(())
+    }
+
+    /// Touches every node page and navigation record once.
+    fn prefetch(&self, trees: &dyn ReadTrees, record_count: u32) -> Result<u64, VectorError> {
+        let mut bytes = 0_u64;
+        if let Some(nodes) = trees.open_read(&tree_name(&self.name, "nodes"))? {
+            let mut checksum = 0_u64;
+            nodes.for_each(&mut |key, value| {
+                bytes += (key.len() + value.len()) as u64;
+                checksum = checksum.wrapping_add(u64::from(value.first().copied().unwrap_or(0)));
+                Ok(())
+            })?;
+            std::hint::black_box(checksum);
+        }
+        Ok(bytes + self.navigation.prefetch(record_count))
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The graph's parameters.
+    pub fn parameters(&self) -> &GraphParameters {
+        &self.parameters
+    }
+
+    /// Bytes loaded into memory by `prefetch_memory` at open (0 without it).
+    pub fn prefetched_bytes(&self) -> u64 {
+        self.prefetched_bytes
+    }
+
+    /// The navigation vector file (codes with binary quantization).
+    pub fn navigation_file(&self) -> &VectorFile {
+        &self.navigation
+    }
+
+    /// The full-precision vector file kept beside codes, if any.
+    pub fn full_file(&self) -> Option<&VectorFile> {
+        self.full.as_ref()
+    }
+
+    /// The writer, in the write transaction `trees`. Call `finish` before committing.
+    pub fn writer<'a>(&'a self, trees: &'a dyn WriteTrees) -> Result<GraphWriter<'a>, VectorError> {
+        let meta = trees.open_write(&tree_name(&self.name, "meta"))?;
+        let state = read_state(&*meta, &self.name)?;
+        let live = read_bitmap(&*meta, LIVE_KEY)?;
+        let buffer = read_bitmap(&*meta, BUFFER_KEY)?;
+        Ok(GraphWriter {
+            graph: self,
+            nodes: trees.open_write(&tree_name(&self.name, "nodes"))?,
+            ids: trees.open_write(&tree_name(&self.name, "ids"))?,
+            meta,
+            state,
+            live,
+            buffer,
+            scratch: SearchScratch::new(),
+            appended: false,
+        })
+    }
+
+    /// A reader of the snapshot `trees`.
+    pub fn reader<'a>(&'a self, trees: &'a dyn ReadTrees) -> Result<GraphReader<'a>, VectorError> {
+        let missing = || VectorError::UnknownGraph(self.name.clone());
+        let meta = trees
+            .open_read(&tree_name(&self.name, "meta"))?
+            .ok_or_else(missing)?;
+        let state = read_state(&*meta, &self.name)?;
+        if state.parameters != self.parameters {
+            return Err(VectorError::ParametersMismatch(self.name.clone()));
+        }
+        self.ensure_files(state.record_count)?;
+        Ok(GraphReader {
+            graph: self,
+            nodes: trees
+                .open_read(&tree_name(&self.name, "nodes"))?
+                .ok_or_else(missing)?,
+            ids: trees
+                .open_read(&tree_name(&self.name, "ids"))?
+                .ok_or_else(missing)?,
+            live: read_bitmap(&*meta, LIVE_KEY)?,
+            buffer: read_bitmap(&*meta, BUFFER_KEY)?.iter().collect(),
+            state,
+        })
+    }
+
+    /// Removes graph `name`'s trees (its vector files are left to the caller to delete after
+    /// the commit, with `vector_file_paths`).
+    pub fn drop_trees(trees: &dyn WriteTrees, name: &str) -> Result<bool, VectorError> {
+        let mut existed = false;
+        for part in ["nodes", "ids", "meta"] {
+            existed |= trees.drop_tree(&tree_name(name, part))?;
+        }
+        Ok(existed)
+    }
+}
+
+/// One vector file's backend: a path or a `PageIo`.
+pub enum FileBackend {
+    /// A real file (memory-mapped, io_uring for batched reads).
+    Path(PathBuf),
+    /// Any backend (no batched reads).
+    Io(Box<dyn PageIo>),
+}
+
+impl FileBackend {
+    fn open(self, layout: RecordLayout) -> Result<VectorFile, VectorError> {
+        match self {
+            FileBackend::Path(path) => VectorFile::open_path(&path, layout),
+            FileBackend::Io(io) => VectorFile::open_io(io, layout),
+        }
+    }
+}
+
+/// The backends of a graph's vector files.
+pub struct FileBackends {
+    /// The navigation file.
+    pub navigation: FileBackend,
+    /// The full-precision file, iff binary quantization keeps full vectors.
+    pub full: Option<FileBackend>,
+}
+
+impl From<VectorBackends> for FileBackends {
+    fn from(backends: VectorBackends) -> Self {
+        FileBackends {
+            navigation: FileBackend::Io(backends.navigation),
+            full: backends.full.map(FileBackend::Io),
+        }
+    }
+}
+
+fn open_file_backends(
+    directory: &Path,
+    name: &str,
+    parameters: &GraphParameters,
+) -> Result<FileBackends, VectorError> {
+    validate_name(name)?;
+    let (navigation, full) = vector_file_paths(directory, name, parameters);
+    Ok(FileBackends {
+        navigation: FileBackend::Path(navigation),
+        full: full.map(FileBackend::Path),
+    })
+}
+
+fn record_of(ids: &dyn TreeRead, internal_id: u32) -> Result<Option<u32>, VectorError> {
+    match ids.get(&internal_id.to_be_bytes())? {
+        Some(bytes) => {
+            let bytes: [u8; 4] = bytes[..]
+                .try_into()
+                .map_err(|_| VectorError::Corrupted("id entry is not four bytes".into()))?;
+            Ok(Some(u32::from_le_bytes(bytes)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Searches one state of a graph (shared by reader and writer).
+#[allow(clippy::too_many_arguments)]
+fn search_state<L: crate::vector::graph::Links>(
+    graph: &Graph,
+    links: &L,
+    ids: &dyn TreeRead,
+    record_count: u32,
+    live: &RoaringBitmap,
+    buffer: &[u32],
+    request: &SearchRequest<'_>,
+    scratch: &mut SearchScratch,
+) -> Result<Vec<Hit>, VectorError> {
+    let records = graph.navigation.records(record_count);
+    let full = match &graph.full {
+        Some(file) => GraphVectors::Batched(FileVectors {
+            records: file.records(record_count),
+        }),
+        None => GraphVectors::Mapped(records),
+    };
+    let lookup = |internal_id: u32| record_of(ids, internal_id);
+    let view = SearchView {
+        links,
+        records: &records,
+        full: graph.parameters.keeps_full_vectors().then_some(&full),
+        parameters: &graph.parameters,
+        buffer,
+        live_count: live.len(),
+        live_ids: live,
+        record_of: &lookup,
+    };
+    search_view(&view, request, scratch)
+}
+
+/// Searches one committed snapshot of a graph.
+pub struct GraphReader<'a> {
+    graph: &'a Graph,
+    nodes: Box<dyn TreeRead + 'a>,
+    ids: Box<dyn TreeRead + 'a>,
+    state: GraphState,
+    live: RoaringBitmap,
+    buffer: Vec<u32>,
+}
+
+impl GraphReader<'_> {
+    /// Answers one query.
+    pub fn search(
+        &self,
+        request: &SearchRequest<'_>,
+        scratch: &mut SearchScratch,
+    ) -> Result<Vec<Hit>, VectorError> {
+        let links = ReadLinks {
+            tree: &*self.nodes,
+            entry_point: self.state.entry_point,
+        };
+        search_state(
+            self.graph,
+            &links,
+            &*self.ids,
+            self.state.record_count,
+            &self.live,
+            &self.buffer,
+            request,
+            scratch,
+        )
+    }
+
+    /// Live vectors in this snapshot.
+    pub fn len(&self) -> u64 {
+        self.live.len()
+    }
+
+    /// Whether the snapshot holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    /// Live internal ids.
+    pub fn live_ids(&self) -> &RoaringBitmap {
+        &self.live
+    }
+
+    /// Records in this snapshot's vector files.
+    pub fn record_count(&self) -> u32 {
+        self.state.record_count
+    }
+
+    /// Vectors waiting in the insert buffer.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// The first broken invariant of this snapshot, if any (graph structure, partition of
+    /// live ids into graph and buffer, id map agreement).
+    pub fn check(&self) -> Result<Option<String>, VectorError> {
+        let links = ReadLinks {
+            tree: &*self.nodes,
+            entry_point: self.state.entry_point,
+        };
+        if let Some(problem) = check_graph(&links, &self.graph.parameters)? {
+            return Ok(Some(problem));
+        }
+        let records = self.graph.navigation.records(self.state.record_count);
+        let nodes = crate::vector::graph::Links::nodes(&links)?;
+        let mut live_records = RoaringBitmap::new();
+        for internal_id in &self.live {
+            match record_of(&*self.ids, internal_id)? {
+                Some(record) if record < self.state.record_count => {
+                    use crate::vector::records::RecordStore;
+                    if records.internal_id(record) != internal_id {
+                        return Ok(Some(format!("record {record} is not id {internal_id}")));
+                    }
+                    live_records.insert(record);
+                }
+                _ => return Ok(Some(format!("live id {internal_id} has no valid record"))),
+            }
+        }
+        let graph_records: RoaringBitmap = nodes.iter().map(|(record, _)| *record).collect();
+        let buffer_records: RoaringBitmap = self.buffer.iter().copied().collect();
+        if !graph_records.is_disjoint(&buffer_records)
+            || (&graph_records | &buffer_records) != live_records
+        {
+            return Ok(Some(
+                "live records are not partitioned into graph and buffer".into(),
+            ));
+        }
+        Ok(None)
+    }
+
+    /// Bytes of the node entries (keys and values) of this snapshot.
+    pub fn node_bytes(&self) -> Result<u64, VectorError> {
+        let mut bytes = 0_u64;
+        self.nodes.for_each(&mut |key, value| {
+            bytes += (key.len() + value.len()) as u64;
+            Ok(())
+        })?;
+        Ok(bytes)
+    }
+}
+
+/// The one writer of a graph, inside a write transaction.
+pub struct GraphWriter<'a> {
+    graph: &'a Graph,
+    nodes: Box<dyn TreeWrite + 'a>,
+    ids: Box<dyn TreeWrite + 'a>,
+    meta: Box<dyn TreeWrite + 'a>,
+    state: GraphState,
+    live: RoaringBitmap,
+    buffer: RoaringBitmap,
+    scratch: SearchScratch,
+    appended: bool,
+}
+
+impl GraphWriter<'_> {
+    /// Live vectors.
+    pub fn len(&self) -> u64 {
+        self.live.len()
+    }
+
+    /// Whether no vector is live.
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    /// Vectors waiting in the insert buffer.
+    pub fn buffered(&self) -> u64 {
+        self.buffer.len()
+    }
+
+    /// Adds or replaces the vector of `internal_id`; when the buffer reaches the merge
+    /// threshold, merges it and returns the merge's report.
+    pub fn insert(
+        &mut self,
+        internal_id: u32,
+        vector: &[f32],
+    ) -> Result<Option<MergeReport>, VectorError> {
+        let parameters = self.graph.parameters;
+        validate_vector(&parameters, vector)?;
+        if self.live.contains(internal_id) {
+            self.delete(&RoaringBitmap::from_iter([internal_id]))?;
+        }
+        let record = self.state.record_count;
+        let next = record.checked_add(1).ok_or(VectorError::InvalidParameters(
+            "a graph holds at most 2^32 - 1 records",
+        ))?;
+        let mut prepared = vector.to_vec();
+        parameters.metric.prepare(&mut prepared);
+        let mut bytes = Vec::new();
+        encode_record(
+            self.graph.navigation.layout(),
+            internal_id,
+            &prepared,
+            &mut bytes,
+        );
+        self.graph.navigation.write_record(record, &bytes)?;
+        if let Some(full) = &self.graph.full {
+            bytes.clear();
+            encode_record(full.layout(), internal_id, &prepared, &mut bytes);
+            full.write_record(record, &bytes)?;
+        }
+        self.appended = true;
+        self.state.record_count = next;
+        self.ids
+            .put(&internal_id.to_be_bytes(), &record.to_le_bytes())?;
+        self.live.insert(internal_id);
+        self.buffer.insert(record);
+        if self.buffer.len() >= parameters.merge_threshold_vectors as u64 {
+            return self.merge().map(Some);
+        }
+        Ok(None)
+    }
+
+    /// Links every buffered vector into the graph.
+    pub fn merge(&mut self) -> Result<MergeReport, VectorError> {
+        let parameters = self.graph.parameters;
+        let records = self.graph.navigation.records(self.state.record_count);
+        let space = Space::new(&records, parameters.metric);
+        let mut links = WriteLinks::new(&*self.nodes, self.state.entry_point);
+        let nodes_before = (self.live.len() - self.buffer.len()) as usize;
+        let mut random = SplitMix64::new(self.state.random_state);
+        let mut relinked = RoaringBitmap::new();
+        for record in &self.buffer {
+            let level = random_level(&mut random, parameters.level_factor());
+            insert_node(
+                &mut links,
+                &space,
+                &parameters,
+                record,
+                level,
+                &mut self.scratch,
+                &mut relinked,
+            )?;
+        }
+        ensure_reachable(
+            &mut links,
+            &space,
+            &parameters,
+            &mut self.scratch,
+            &mut relinked,
+        )?;
+        links.flush()?;
+        let report = MergeReport {
+            merged: self.buffer.len() as usize,
+            nodes_before,
+            relinked_existing: relinked.difference_len(&self.buffer),
+        };
+        self.state.entry_point = crate::vector::graph::Links::entry_point(&links);
+        self.state.random_state = random.state();
+        self.buffer.clear();
+        Ok(report)
+    }
+
+    /// Removes the vectors of `internal_ids` (absent ids are ignored), patching the graph's
+    /// links in place (no tombstones).
+    pub fn delete(&mut self, internal_ids: &RoaringBitmap) -> Result<(), VectorError> {
+        let mut graph_records = RoaringBitmap::new();
+        for internal_id in &(internal_ids & &self.live) {
+            let record = record_of(&*self.ids, internal_id)?
+                .ok_or_else(|| VectorError::Corrupted(format!("live id {internal_id} unmapped")))?;
+            self.ids.delete(&internal_id.to_be_bytes())?;
+            self.live.remove(internal_id);
+            if !self.buffer.remove(record) {
+                graph_records.insert(record);
+            }
+        }
+        if graph_records.is_empty() {
+            return Ok(());
+        }
+        let parameters = self.graph.parameters;
+        let records = self.graph.navigation.records(self.state.record_count);
+        let space = Space::new(&records, parameters.metric);
+        let mut links = WriteLinks::new(&*self.nodes, self.state.entry_point);
+        let mut relinked = RoaringBitmap::new();
+        delete_nodes(
+            &mut links,
+            &space,
+            &parameters,
+            &graph_records,
+            &mut self.scratch,
+            &mut relinked,
+        )?;
+        links.flush()?;
+        self.state.entry_point = crate::vector::graph::Links::entry_point(&links);
+        Ok(())
+    }
+
+    /// Answers a query over the writer's current state (its own changes included).
+    pub fn search(&mut self, request: &SearchRequest<'_>) -> Result<Vec<Hit>, VectorError> {
+        let links = ReadLinks {
+            tree: &*self.nodes,
+            entry_point: self.state.entry_point,
+        };
+        let buffer: Vec<u32> = self.buffer.iter().collect();
+        search_state(
+            self.graph,
+            &links,
+            &*self.ids,
+            self.state.record_count,
+            &self.live,
+            &buffer,
+            request,
+            &mut self.scratch,
+        )
+    }
+
+    /// Makes the appended vectors durable and records the graph's state in the transaction.
+    /// Must be called before the transaction commits.
+    pub fn finish(self) -> Result<(), VectorError> {
+        if self.appended {
+            self.graph.navigation.sync()?;
+            if let Some(full) = &self.graph.full {
+                full.sync()?;
+            }
+        }
+        self.meta.put(STATE_KEY, &encode_state(&self.state))?;
+        write_bitmap(&*self.meta, LIVE_KEY, &self.live)?;
+        write_bitmap(&*self.meta, BUFFER_KEY, &self.buffer)
+    }
+}
+
+/// Full vectors reachable from a graph (for benchmarks that want raw re-scoring numbers).
+pub fn full_vectors(graph: &Graph, record_count: u32) -> impl FullVectors + '_ {
+    let file = graph.full.as_ref().unwrap_or(&graph.navigation);
+    FileVectors {
+        records: file.records(record_count),
+    }
+}

@@ -1,0 +1,17 @@
+//! The persisted vector store: graphs in the page store's named trees, vectors in dense
+//! vector files beside it (see `graph` for the layout and the crash-safety argument).
+
+pub mod full_vectors;
+pub mod graph;
+pub mod metadata;
+pub mod node_codec;
+pub mod tree_links;
+pub mod trees;
+pub mod uring;
+pub mod vector_file;
+
+pub use graph::{
+    FileBackend, FileBackends, Graph, GraphOptions, GraphReader, GraphWriter, VectorBackends,
+    vector_file_paths,
+};
+pub use trees::{MemoryTrees, ReadTrees, TreeRead, TreeWrite, WriteTrees};

@@ -1,0 +1,278 @@
+//! A vector file: a 64-byte header, then fixed-stride records (see `records`) packed densely,
+//! record `r` at byte `VECTOR_FILE_HEADER_BYTES + r * stride` — no page rounding.
+//!
+//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes),
+//! dimensions and stride, zero to 64 bytes.
+//!
+//! Crash safety: records are only appended, at numbers at or past the committed record count
+//! (kept in the graph's state in the page store), and the file is synced before the page store
+//! commit that raises that count. So every committed record is durable, no committed record is
+//! ever rewritten (readers of old snapshots stay valid), and bytes past the committed count —
+//! left by a crash or an aborted transaction — are ignored and later overwritten.
+//!
+//! Reads go through the backend's stable mapping (`PageIo::read`), zero-copy. The file backend
+//! also keeps a plain descriptor for batched io_uring reads of records that are not resident.
+
+use super::uring;
+use crate::io::{FileIo, PageIo};
+use crate::vector::error::VectorError;
+use crate::vector::records::{
+    PayloadKind, RECORD_HEADER_BYTES, RecordLayout, RecordStore, view_codes, view_floats,
+};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes before the first record.
+pub const VECTOR_FILE_HEADER_BYTES: u64 = 64;
+/// The file grows by at least this much at a time (fewer `ftruncate` calls).
+pub const VECTOR_FILE_GROWTH_BYTES: u64 = 1 << 20;
+/// Address space reserved for a vector file's mapping.
+pub const VECTOR_FILE_CAPACITY_BYTES: u64 = 1 << 40;
+/// First bytes of every vector file.
+const MAGIC: [u8; 8] = *b"CSVECT01";
+/// Format version written.
+const FORMAT_VERSION: u32 = 1;
+
+/// One open vector file.
+pub struct VectorFile {
+    io: Box<dyn PageIo>,
+    layout: RecordLayout,
+    direct: Option<File>,
+    uring_reads: AtomicU64,
+}
+
+impl VectorFile {
+    /// Opens or creates the vector file at `path` for records of `layout`.
+    pub fn open_path(path: &Path, layout: RecordLayout) -> Result<Self, VectorError> {
+        let io = FileIo::open(path, true, VECTOR_FILE_CAPACITY_BYTES)?;
+        let direct = File::open(path)?;
+        Self::open_io_with_direct(Box::new(io), layout, Some(direct))
+    }
+
+    /// Opens or creates a vector file over any backend (the simulated one in tests).
+    pub fn open_io(io: Box<dyn PageIo>, layout: RecordLayout) -> Result<Self, VectorError> {
+        Self::open_io_with_direct(io, layout, None)
+    }
+
+    fn open_io_with_direct(
+        io: Box<dyn PageIo>,
+        layout: RecordLayout,
+        direct: Option<File>,
+    ) -> Result<Self, VectorError> {
+        let file = Self {
+            io,
+            layout,
+            direct,
+            uring_reads: AtomicU64::new(0),
+        };
+        if file.io.length() == 0 {
+            file.io.grow(VECTOR_FILE_HEADER_BYTES)?;
+            file.io.write(0, &file.header())?;
+            file.io.sync()?;
+        } else if file.stored_header()? != file.header() {
+            return Err(VectorError::Corrupted(
+                "vector file header does not match".into(),
+            ));
+        }
+        Ok(file)
+    }
+
+    /// The header as stored. Read with a plain read when possible: a fault on the mapping
+    /// would make the kernel read around it and load records nobody asked for.
+    fn stored_header(&self) -> Result<[u8; VECTOR_FILE_HEADER_BYTES as usize], VectorError> {
+        let mut header = [0_u8; VECTOR_FILE_HEADER_BYTES as usize];
+        if self.io.length() < VECTOR_FILE_HEADER_BYTES {
+            return Err(VectorError::Corrupted(
+                "vector file shorter than its header".into(),
+            ));
+        }
+        match &self.direct {
+            Some(direct) => direct.read_exact_at(&mut header, 0)?,
+            None => header.copy_from_slice(
+                self.io
+                    .read(0, VECTOR_FILE_HEADER_BYTES as usize)
+                    .ok_or_else(|| {
+                        VectorError::Corrupted("vector file header unreadable".into())
+                    })?,
+            ),
+        }
+        Ok(header)
+    }
+
+    fn header(&self) -> [u8; VECTOR_FILE_HEADER_BYTES as usize] {
+        let mut header = [0_u8; VECTOR_FILE_HEADER_BYTES as usize];
+        header[..8].copy_from_slice(&MAGIC);
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let kind: u32 = match self.layout.kind {
+            PayloadKind::Floats => 0,
+            PayloadKind::Codes => 1,
+        };
+        header[12..16].copy_from_slice(&kind.to_le_bytes());
+        let dimensions = u32::try_from(self.layout.dimensions).unwrap_or(u32::MAX);
+        header[16..20].copy_from_slice(&dimensions.to_le_bytes());
+        let stride = u32::try_from(self.layout.stride()).unwrap_or(u32::MAX);
+        header[20..24].copy_from_slice(&stride.to_le_bytes());
+        header
+    }
+
+    /// The record layout.
+    pub fn layout(&self) -> RecordLayout {
+        self.layout
+    }
+
+    /// Byte offset of record `record`.
+    pub fn record_offset(&self, record: u32) -> u64 {
+        VECTOR_FILE_HEADER_BYTES + u64::from(record) * self.layout.stride() as u64
+    }
+
+    /// Bytes used by the header and `count` records (the file may be longer by growth slack).
+    pub fn logical_bytes(&self, count: u32) -> u64 {
+        self.record_offset(count)
+    }
+
+    /// Current length of the file.
+    pub fn file_bytes(&self) -> u64 {
+        self.io.length()
+    }
+
+    /// Fails with `Corrupted` unless records `0..count` lie within the file.
+    pub fn ensure_records(&self, count: u32) -> Result<(), VectorError> {
+        if self.io.length() < self.logical_bytes(count) {
+            return Err(VectorError::Corrupted(format!(
+                "vector file holds fewer than its {count} committed records"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes one encoded record (`stride` bytes) as record `record`, growing the file.
+    pub fn write_record(&self, record: u32, bytes: &[u8]) -> Result<(), VectorError> {
+        assert_eq!(bytes.len(), self.layout.stride(), "one whole record");
+        let offset = self.record_offset(record);
+        let end = offset + bytes.len() as u64;
+        if end > self.io.length() {
+            self.io
+                .grow(end.next_multiple_of(VECTOR_FILE_GROWTH_BYTES))?;
+        }
+        Ok(self.io.write(offset, bytes)?)
+    }
+
+    /// Makes every written record durable.
+    pub fn sync(&self) -> Result<(), VectorError> {
+        Ok(self.io.sync()?)
+    }
+
+    /// Records `0..count` (the caller checked them with `ensure_records`).
+    pub fn records(&self, count: u32) -> FileRecords<'_> {
+        let length = usize::try_from(self.logical_bytes(count)).expect("mapped files fit memory");
+        let bytes = self
+            .io
+            .read(0, length)
+            .expect("records below the committed count lie within the file (ensure_records)");
+        FileRecords {
+            file: self,
+            bytes,
+            stride: self.layout.stride(),
+            payload_bytes: self.layout.payload_bytes(),
+            count,
+        }
+    }
+
+    /// The descriptor used for batched reads, when the backend is a real file.
+    pub fn direct(&self) -> Option<&File> {
+        self.direct.as_ref()
+    }
+
+    /// Records read through io_uring so far (not resident when needed).
+    pub fn uring_reads(&self) -> u64 {
+        self.uring_reads.load(Ordering::Relaxed)
+    }
+
+    /// Reads records by number through io_uring into `out` (one `stride`-long buffer each).
+    pub fn read_records_batched(
+        &self,
+        records: &[u32],
+        out: &mut Vec<Vec<u64>>,
+    ) -> Result<(), VectorError> {
+        let direct = self.direct.as_ref().ok_or_else(|| {
+            VectorError::Io(std::io::Error::other("batched reads need a file backend"))
+        })?;
+        let offsets: Vec<u64> = records
+            .iter()
+            .map(|record| self.record_offset(*record))
+            .collect();
+        uring::read_batch(direct, &offsets, self.layout.stride(), out)?;
+        self.uring_reads
+            .fetch_add(records.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Loads the first `count` records into memory: `madvise(WILLNEED)` on the range, then one
+    /// read per page so that the pages are resident before the first search.
+    pub fn prefetch(&self, count: u32) -> u64 {
+        let length = self.logical_bytes(count);
+        let Some(bytes) = usize::try_from(length)
+            .ok()
+            .and_then(|length| self.io.read(0, length))
+        else {
+            return 0;
+        };
+        uring::advise_will_need(bytes);
+        let mut checksum = 0_u64;
+        for page in bytes.chunks(uring::page_bytes()) {
+            checksum = checksum.wrapping_add(u64::from(page[0]));
+        }
+        std::hint::black_box(checksum);
+        length
+    }
+}
+
+/// Records `0..count` of a vector file.
+#[derive(Clone, Copy)]
+pub struct FileRecords<'a> {
+    file: &'a VectorFile,
+    /// The header and records `0..count`, from the backend's stable mapping.
+    bytes: &'a [u8],
+    stride: usize,
+    payload_bytes: usize,
+    count: u32,
+}
+
+impl FileRecords<'_> {
+    /// The file.
+    pub fn file(&self) -> &VectorFile {
+        self.file
+    }
+}
+
+impl RecordStore for FileRecords<'_> {
+    fn layout(&self) -> RecordLayout {
+        self.file.layout
+    }
+
+    fn record_count(&self) -> u32 {
+        self.count
+    }
+
+    #[inline]
+    fn record_bytes(&self, record: u32) -> &[u8] {
+        let start = VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride;
+        &self.bytes[start..start + self.stride]
+    }
+
+    #[inline]
+    fn floats(&self, record: u32) -> &[f32] {
+        let start =
+            VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride + RECORD_HEADER_BYTES;
+        view_floats(&self.bytes[start..start + self.payload_bytes])
+    }
+
+    #[inline]
+    fn codes(&self, record: u32) -> &[u64] {
+        let start =
+            VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride + RECORD_HEADER_BYTES;
+        view_codes(&self.bytes[start..start + self.payload_bytes])
+    }
+}

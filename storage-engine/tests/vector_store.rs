@@ -1,0 +1,350 @@
+//! The persisted graph (trees + vector files) against the in-memory model: identical results,
+//! reopening, a crash before commit, many graphs per store, binary quantization with
+//! re-scoring from the vector file, and batched io_uring reads of non-resident vectors.
+#![allow(clippy::unwrap_used)]
+
+use roaring::RoaringBitmap;
+use storage_engine::io::{PageIo, SimulatedIo};
+use storage_engine::vector::store::graph::FileBackends;
+use storage_engine::vector::store::{
+    FileBackend, Graph, GraphOptions, MemoryTrees, VectorBackends,
+};
+use storage_engine::vector::synthetic::{brute_force, clustered_vectors, recall};
+use storage_engine::vector::{GraphParameters, MemoryIndex, Metric, SearchRequest, SearchScratch};
+
+const DIMENSIONS: usize = 24;
+const SIMULATED_FILE_BYTES: usize = 8 << 20;
+
+struct Files {
+    navigation: SimulatedIo,
+    full: Option<SimulatedIo>,
+}
+
+impl Files {
+    fn new(parameters: &GraphParameters, seed: u64) -> Self {
+        let full = (parameters.binary_quantized && parameters.keeps_full_vectors())
+            .then(|| SimulatedIo::new(SIMULATED_FILE_BYTES, seed + 1));
+        Files {
+            navigation: SimulatedIo::new(SIMULATED_FILE_BYTES, seed),
+            full,
+        }
+    }
+
+    fn backends(&self) -> FileBackends {
+        VectorBackends {
+            navigation: Box::new(self.navigation.clone()) as Box<dyn PageIo>,
+            full: self
+                .full
+                .as_ref()
+                .map(|io| Box::new(io.clone()) as Box<dyn PageIo>),
+        }
+        .into()
+    }
+
+    /// What a power loss right now leaves of the vector files.
+    fn after_power_loss(&self) -> Files {
+        let image = |io: &SimulatedIo| {
+            SimulatedIo::from_image(&io.durable_image(), SIMULATED_FILE_BYTES, 0)
+        };
+        Files {
+            navigation: image(&self.navigation),
+            full: self.full.as_ref().map(image),
+        }
+    }
+}
+
+fn parameters(metric: Metric) -> GraphParameters {
+    let mut parameters = GraphParameters::new(metric, DIMENSIONS);
+    parameters.merge_threshold_vectors = 300;
+    parameters
+}
+
+#[test]
+fn persisted_graph_answers_exactly_like_the_memory_model() {
+    let seed = 41;
+    println!("seed {seed}");
+    let vectors = clustered_vectors(900, DIMENSIONS, 12, 0.3, seed, seed);
+    let queries = clustered_vectors(20, DIMENSIONS, 12, 0.3, seed, seed + 1);
+    let parameters = parameters(Metric::Cosine);
+    let trees = MemoryTrees::new();
+    let files = Files::new(&parameters, seed);
+    let graph =
+        Graph::create_with_backends(&trees, "default", parameters, files.backends()).unwrap();
+    let mut model = MemoryIndex::new(parameters).unwrap();
+    let mut writer = graph.writer(&trees).unwrap();
+    for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate() {
+        let persisted = writer.insert(row as u32, vector).unwrap();
+        let modelled = model.insert(row as u32, vector).unwrap();
+        assert_eq!(persisted, modelled);
+    }
+    let deleted: RoaringBitmap = (0..900).step_by(7).collect();
+    writer.delete(&deleted).unwrap();
+    model.delete(&deleted).unwrap();
+    writer.finish().unwrap();
+    let reader = graph.reader(&trees).unwrap();
+    assert_eq!(reader.check().unwrap(), None);
+    assert_eq!(reader.len(), model.len() as u64);
+    let mut scratch = SearchScratch::new();
+    let mut total = 0.0;
+    for query in queries.chunks_exact(DIMENSIONS) {
+        let request = SearchRequest::new(query, 10);
+        let hits = reader.search(&request, &mut scratch).unwrap();
+        assert_eq!(hits, model.search(&request).unwrap());
+        let live: RoaringBitmap = &(0..900).collect::<RoaringBitmap>() - &deleted;
+        let truth = brute_force(Metric::Cosine, &vectors, DIMENSIONS, query, 10, Some(&live));
+        total += recall(
+            &hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>(),
+            &truth,
+        );
+    }
+    let mean = total / 20.0;
+    println!("persisted recall@10 {mean:.3}");
+    assert!(mean >= 0.95);
+}
+
+#[test]
+fn a_crash_before_commit_reopens_to_the_last_commit() {
+    let seed = 42;
+    println!("seed {seed}");
+    let vectors = clustered_vectors(700, DIMENSIONS, 8, 0.3, seed, seed);
+    let parameters = parameters(Metric::Euclidean);
+    let trees = MemoryTrees::new();
+    let files = Files::new(&parameters, seed);
+    let graph =
+        Graph::create_with_backends(&trees, "default", parameters, files.backends()).unwrap();
+    let mut writer = graph.writer(&trees).unwrap();
+    for (row, vector) in vectors.chunks_exact(DIMENSIONS).take(400).enumerate() {
+        writer.insert(row as u32, vector).unwrap();
+    }
+    writer.finish().unwrap();
+    let committed = trees.clone();
+    // A second transaction appends and merges, then the machine loses power before commit.
+    let mut writer = graph.writer(&trees).unwrap();
+    for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate().skip(400) {
+        writer.insert(row as u32, vector).unwrap();
+    }
+    writer.delete(&(0..50).collect()).unwrap();
+    drop(writer);
+    let survivors = files.after_power_loss();
+    drop(graph);
+    let graph = Graph::open_with_backends(
+        &committed,
+        "default",
+        survivors.backends(),
+        GraphOptions::default(),
+    )
+    .unwrap();
+    let reader = graph.reader(&committed).unwrap();
+    assert_eq!(reader.check().unwrap(), None);
+    assert_eq!(reader.len(), 400);
+    let mut scratch = SearchScratch::new();
+    let query = &vectors[10 * DIMENSIONS..11 * DIMENSIONS];
+    assert_eq!(
+        reader
+            .search(&SearchRequest::new(query, 1), &mut scratch)
+            .unwrap()[0]
+            .internal_id,
+        10
+    );
+    // Writing again reuses the record numbers past the committed count.
+    let mut writer = graph.writer(&committed).unwrap();
+    writer
+        .insert(600, &vectors[600 * DIMENSIONS..601 * DIMENSIONS])
+        .unwrap();
+    writer.merge().unwrap();
+    writer.finish().unwrap();
+    let reader = graph.reader(&committed).unwrap();
+    assert_eq!(reader.check().unwrap(), None);
+    assert_eq!(reader.record_count(), 401);
+}
+
+#[test]
+fn many_graphs_share_one_store_and_old_readers_keep_their_snapshot() {
+    let seed = 43;
+    println!("seed {seed}");
+    let trees = MemoryTrees::new();
+    let first_parameters = parameters(Metric::Cosine);
+    let mut second_parameters = GraphParameters::new(Metric::DotProduct, 8);
+    second_parameters.m = 8;
+    second_parameters.m0 = 16;
+    let first_files = Files::new(&first_parameters, seed);
+    let second_files = Files::new(&second_parameters, seed + 10);
+    let first =
+        Graph::create_with_backends(&trees, "first", first_parameters, first_files.backends())
+            .unwrap();
+    let second =
+        Graph::create_with_backends(&trees, "second", second_parameters, second_files.backends())
+            .unwrap();
+    let first_vectors = clustered_vectors(200, DIMENSIONS, 4, 0.3, seed, seed);
+    let second_vectors = clustered_vectors(100, 8, 4, 0.3, seed, seed);
+    let mut writer = first.writer(&trees).unwrap();
+    for (row, vector) in first_vectors.chunks_exact(DIMENSIONS).enumerate() {
+        writer.insert(row as u32, vector).unwrap();
+    }
+    writer.merge().unwrap();
+    writer.finish().unwrap();
+    let mut writer = second.writer(&trees).unwrap();
+    for (row, vector) in second_vectors.chunks_exact(8).enumerate() {
+        writer.insert(1_000 + row as u32, vector).unwrap();
+    }
+    writer.finish().unwrap();
+    let snapshot = trees.clone();
+    let mut writer = first.writer(&trees).unwrap();
+    writer.delete(&(0..100).collect()).unwrap();
+    writer.finish().unwrap();
+    let old = first.reader(&snapshot).unwrap();
+    let new = first.reader(&trees).unwrap();
+    let other = second.reader(&trees).unwrap();
+    assert_eq!((old.len(), new.len(), other.len()), (200, 100, 100));
+    assert_eq!(other.buffered(), 100);
+    for reader in [&old, &new, &other] {
+        assert_eq!(reader.check().unwrap(), None);
+    }
+    let mut scratch = SearchScratch::new();
+    let query = &first_vectors[..DIMENSIONS];
+    assert_eq!(
+        old.search(&SearchRequest::new(query, 1), &mut scratch)
+            .unwrap()[0]
+            .internal_id,
+        0
+    );
+    assert_ne!(
+        new.search(&SearchRequest::new(query, 1), &mut scratch)
+            .unwrap()[0]
+            .internal_id,
+        0
+    );
+    let hits = other
+        .search(&SearchRequest::new(&second_vectors[..8], 5), &mut scratch)
+        .unwrap();
+    assert!(hits.iter().all(|hit| hit.internal_id >= 1_000));
+    assert!(
+        Graph::create_with_backends(
+            &trees,
+            "first",
+            second_parameters,
+            Files::new(&second_parameters, 0).backends()
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn quantized_graph_rescores_from_the_full_vector_file() {
+    let seed = 44;
+    println!("seed {seed}");
+    let dimensions = 96;
+    let vectors = clustered_vectors(800, dimensions, 10, 0.5, seed, seed);
+    let queries = clustered_vectors(20, dimensions, 10, 0.5, seed, seed + 1);
+    let mut parameters = GraphParameters::new(Metric::Cosine, dimensions);
+    parameters.binary_quantized = true;
+    let trees = MemoryTrees::new();
+    let files = Files::new(&parameters, seed);
+    let graph = Graph::create_with_backends(&trees, "bq", parameters, files.backends()).unwrap();
+    let mut writer = graph.writer(&trees).unwrap();
+    for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
+        writer.insert(row as u32, vector).unwrap();
+    }
+    writer.merge().unwrap();
+    writer.finish().unwrap();
+    let reader = graph.reader(&trees).unwrap();
+    let mut scratch = SearchScratch::new();
+    let (mut with, mut without) = (0.0, 0.0);
+    for query in queries.chunks_exact(dimensions) {
+        let truth = brute_force(Metric::Cosine, &vectors, dimensions, query, 10, None);
+        let mut request = SearchRequest::new(query, 10);
+        let ids = |hits: Vec<storage_engine::vector::Hit>| {
+            hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>()
+        };
+        with += recall(&ids(reader.search(&request, &mut scratch).unwrap()), &truth);
+        request.rescore = false;
+        without += recall(&ids(reader.search(&request, &mut scratch).unwrap()), &truth);
+    }
+    println!(
+        "persisted BQ recall@10: with re-scoring {:.3}, without {:.3}",
+        with / 20.0,
+        without / 20.0
+    );
+    assert!(with / 20.0 >= 0.9 && with > without);
+}
+
+#[test]
+fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
+    let seed = 45;
+    println!("seed {seed}");
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dimensions = 256;
+    let vectors = clustered_vectors(600, dimensions, 6, 0.4, seed, seed);
+    let mut parameters = GraphParameters::new(Metric::Euclidean, dimensions);
+    parameters.binary_quantized = true;
+    let trees = MemoryTrees::new();
+    let graph = Graph::create(&trees, directory.path(), "disk", parameters).unwrap();
+    let mut writer = graph.writer(&trees).unwrap();
+    for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
+        writer.insert(row as u32, vector).unwrap();
+    }
+    writer.merge().unwrap();
+    writer.finish().unwrap();
+    drop(graph);
+    let (_, full_path) =
+        storage_engine::vector::store::vector_file_paths(directory.path(), "disk", &parameters);
+    evict_from_page_cache(&full_path.unwrap());
+    let graph = Graph::open_with_backends(
+        &trees,
+        "disk",
+        FileBackends {
+            navigation: FileBackend::Path(
+                storage_engine::vector::store::vector_file_paths(
+                    directory.path(),
+                    "disk",
+                    &parameters,
+                )
+                .0,
+            ),
+            full: storage_engine::vector::store::vector_file_paths(
+                directory.path(),
+                "disk",
+                &parameters,
+            )
+            .1
+            .map(FileBackend::Path),
+        },
+        GraphOptions {
+            prefetch_memory: true,
+        },
+    )
+    .unwrap();
+    assert!(graph.prefetched_bytes() > 0);
+    let reader = graph.reader(&trees).unwrap();
+    let mut scratch = SearchScratch::new();
+    let query = &vectors[33 * dimensions..34 * dimensions];
+    let hits = reader
+        .search(&SearchRequest::new(query, 5), &mut scratch)
+        .unwrap();
+    assert_eq!(hits[0].internal_id, 33);
+    assert!(hits[0].distance.abs() < 1e-4);
+    let truth = brute_force(Metric::Euclidean, &vectors, dimensions, query, 5, None);
+    let exact: Vec<f32> = truth
+        .iter()
+        .map(|row| {
+            Metric::Euclidean
+                .reference_distance(query, &vectors[*row as usize * dimensions..][..dimensions])
+                .sqrt()
+        })
+        .collect();
+    for (hit, expected) in hits.iter().zip(&exact) {
+        assert!((hit.distance - expected).abs() <= 1e-3 * expected.max(1.0));
+    }
+    let batched = graph.full_file().unwrap().uring_reads();
+    println!("records read through io_uring: {batched}");
+    assert!(batched > 0, "evicted vectors must be read in batches");
+}
+
+fn evict_from_page_cache(path: &std::path::Path) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    // SAFETY: advice on a descriptor we own; no memory is involved.
+    let outcome = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(outcome, 0);
+}
