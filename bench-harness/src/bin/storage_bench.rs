@@ -101,7 +101,10 @@ fn main() {
         return;
     }
     let temporary = std::env::temp_dir().join(format!("storage-bench-{}", std::process::id()));
-    let directory = arguments.directory.clone().unwrap_or_else(|| temporary.clone());
+    let directory = arguments
+        .directory
+        .clone()
+        .unwrap_or_else(|| temporary.clone());
     let executable = std::env::current_exe().expect("own executable");
     let passed: Vec<String> = std::env::args().skip(1).collect();
     let mut results: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
