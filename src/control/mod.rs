@@ -6,9 +6,9 @@
 //!
 //! Invariants:
 //! - only core 0 changes the state: other cores send it a [`ControlRequest`];
-//! - core 0 persists a change before it broadcasts it, and broadcasts it before it replies,
-//!   so the requesting core already sees its own change when the reply arrives (both travel
-//!   on the same ordered channel);
+//! - core 0 persists a change, then replicates it to every other core and waits until each
+//!   one has applied it, and only then answers: once a change is acknowledged, no core can
+//!   serve a request with the old state (a deleted key is refused everywhere);
 //! - changes are applied one at a time (a single-permit semaphore on core 0), so two
 //!   concurrent patches never lose one another.
 
@@ -45,6 +45,8 @@ pub enum ControlRequest {
     DeleteKey {
         uid_or_key: String,
     },
+    /// Apply a new version of replicated state (sent by the control core to the others).
+    Replicate(ControlBroadcast),
 }
 
 /// The control core's answer.
@@ -53,6 +55,8 @@ pub enum ControlReply {
     Features(Result<RuntimeFeatures, ResponseError>),
     Key(Result<KeyView, ResponseError>),
     KeyDeleted(Result<(), ResponseError>),
+    /// The new state was applied.
+    Replicated,
 }
 
 /// A new version of replicated state.
@@ -172,7 +176,42 @@ impl ControlPlane {
             ControlRequest::DeleteKey { uid_or_key } => ControlReply::KeyDeleted(
                 self.change_keys(|store, _| store.delete(&uid_or_key)).await,
             ),
+            ControlRequest::Replicate(message) => {
+                self.apply(message);
+                ControlReply::Replicated
+            }
         }
+    }
+
+    /// Applies a new version of replicated state on this core.
+    fn apply(&self, message: ControlBroadcast) {
+        match message {
+            ControlBroadcast::Features(features) => self.features.set(features),
+            ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
+        }
+    }
+
+    /// Sends `message` to every other core and waits until each has applied it.
+    async fn replicate(&self, message: ControlBroadcast) -> Result<(), ResponseError> {
+        // One core after the other: changes of control state are rare, and a sequential
+        // round keeps the mesh's queues shallow.
+        for core in (0..self.mesh.cores()).filter(|core| *core != self.mesh.core()) {
+            let outcome = self
+                .mesh
+                .request(core, ControlRequest::Replicate(message.clone()))
+                .await;
+            match outcome {
+                Ok(ControlReply::Replicated) => {}
+                Ok(other) => return Err(unexpected_reply(&other)),
+                Err(error) => {
+                    return Err(ResponseError::new(
+                        Code::Internal,
+                        format!("a core did not apply the change: {error:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Applies `change` to the key store (which persists it), then publishes the new key set
@@ -197,8 +236,8 @@ impl ControlPlane {
             let outcome = change(store, OffsetDateTime::now_utc())?;
             (outcome, store.snapshot())
         };
-        *self.keys.borrow_mut() = snapshot.clone();
-        self.mesh.broadcast(ControlBroadcast::Keys(snapshot)).await;
+        self.apply(ControlBroadcast::Keys(snapshot.clone()));
+        self.replicate(ControlBroadcast::Keys(snapshot)).await?;
         Ok(outcome)
     }
 
@@ -233,10 +272,8 @@ impl ControlPlane {
         crate::runtime::blocking::run(move || durable_file::write(&path, &bytes))
             .await
             .map_err(|error| crate::errors::io_error(&error))?;
-        self.features.set(features);
-        self.mesh
-            .broadcast(ControlBroadcast::Features(features))
-            .await;
+        self.apply(ControlBroadcast::Features(features));
+        self.replicate(ControlBroadcast::Features(features)).await?;
         Ok(features)
     }
 }
@@ -247,10 +284,7 @@ impl MeshHandler<ControlRequest, ControlReply, ControlBroadcast> for ControlPlan
     }
 
     fn on_broadcast(&self, _from: usize, message: ControlBroadcast) {
-        match message {
-            ControlBroadcast::Features(features) => self.features.set(features),
-            ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
-        }
+        self.apply(message);
     }
 }
 
