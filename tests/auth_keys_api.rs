@@ -312,7 +312,10 @@ fn list_is_newest_first_with_offset_limit_and_total() {
     assert_eq!(page.status, 200);
     let page = page.json();
     assert_eq!(field_order(&page), ["results", "offset", "limit", "total"]);
-    assert_eq!((&page["offset"], &page["limit"], &page["total"]), (&json!(0), &json!(20), &json!(7)));
+    assert_eq!(
+        (&page["offset"], &page["limit"], &page["total"]),
+        (&json!(0), &json!(20), &json!(7))
+    );
     assert_eq!(
         names_of(&page),
         [
@@ -329,7 +332,10 @@ fn list_is_newest_first_with_offset_limit_and_total() {
         assert_eq!(field_order(key), KEY_FIELDS);
     }
     let page = send(&server, "GET", "/keys?offset=1&limit=2", None).json();
-    assert_eq!((&page["offset"], &page["limit"], &page["total"]), (&json!(1), &json!(2), &json!(7)));
+    assert_eq!(
+        (&page["offset"], &page["limit"], &page["total"]),
+        (&json!(1), &json!(2), &json!(7))
+    );
     assert_eq!(names_of(&page), ["second", "first"]);
     let page = send(&server, "GET", "/keys?offset=10", None).json();
     assert_eq!(page["results"], json!([]));
@@ -458,7 +464,10 @@ fn update_changes_name_and_description_and_nothing_else() {
         Some(&json!({"description": "e", "name": "m"})),
     )
     .json();
-    assert_eq!((&updated["name"], &updated["description"]), (&json!("m"), &json!("e")));
+    assert_eq!(
+        (&updated["name"], &updated["description"]),
+        (&json!("m"), &json!("e"))
+    );
     assert_eq!(send(&server, "GET", &path, None).json(), updated);
     // An empty patch changes nothing but `updatedAt`.
     let again = send(&server, "PATCH", &path, Some(&json!({}))).json();
@@ -479,8 +488,16 @@ fn update_rejects_every_immutable_field_with_its_code() {
         ("actions", "immutable_api_key_actions", json!(["*"])),
         ("indexes", "immutable_api_key_indexes", json!(["*"])),
         ("expiresAt", "immutable_api_key_expires_at", json!(null)),
-        ("createdAt", "immutable_api_key_created_at", json!("2050-11-13")),
-        ("updatedAt", "immutable_api_key_updated_at", json!("2050-11-13")),
+        (
+            "createdAt",
+            "immutable_api_key_created_at",
+            json!("2050-11-13"),
+        ),
+        (
+            "updatedAt",
+            "immutable_api_key_updated_at",
+            json!("2050-11-13"),
+        ),
     ] {
         let response = send(
             &server,
@@ -521,7 +538,12 @@ fn update_rejects_every_immutable_field_with_its_code() {
     assert_eq!(send(&server, "GET", &path, None).json(), key);
     // The body is checked before the key is looked up (as Meilisearch does).
     assert_error(
-        &send(&server, "PATCH", "/keys/doggo", Some(&json!({"uid": "doggo"}))),
+        &send(
+            &server,
+            "PATCH",
+            "/keys/doggo",
+            Some(&json!({"uid": "doggo"})),
+        ),
         400,
         "immutable_api_key_uid",
         "invalid_request",
@@ -538,7 +560,12 @@ fn delete_answers_204_then_the_key_is_not_found() {
     );
     let uid = key["uid"].as_str().unwrap();
     let key_string = key["key"].as_str().unwrap();
-    assert_eq!(server.raw(&request("GET", "/version", Some(key_string))).status, 200);
+    assert_eq!(
+        server
+            .raw(&request("GET", "/version", Some(key_string)))
+            .status,
+        200
+    );
     let response = send(&server, "DELETE", &format!("/keys/{uid}"), None);
     assert_eq!(response.status, 204);
     assert!(response.body.is_empty());
@@ -553,7 +580,12 @@ fn delete_answers_204_then_the_key_is_not_found() {
         );
     }
     assert_error(
-        &send(&server, "PATCH", &format!("/keys/{uid}"), Some(&json!({"name": "x"}))),
+        &send(
+            &server,
+            "PATCH",
+            &format!("/keys/{uid}"),
+            Some(&json!({"name": "x"})),
+        ),
         404,
         "api_key_not_found",
         "invalid_request",
@@ -587,9 +619,18 @@ fn delete_answers_204_then_the_key_is_not_found() {
         json!({"actions": ["version"], "indexes": ["*"], "expiresAt": null}),
     );
     let other_key = other["key"].as_str().unwrap();
-    assert_eq!(send(&server, "DELETE", &format!("/keys/{other_key}"), None).status, 204);
     assert_eq!(
-        send(&server, "GET", &format!("/keys/{}", other["uid"].as_str().unwrap()), None).status,
+        send(&server, "DELETE", &format!("/keys/{other_key}"), None).status,
+        204
+    );
+    assert_eq!(
+        send(
+            &server,
+            "GET",
+            &format!("/keys/{}", other["uid"].as_str().unwrap()),
+            None
+        )
+        .status,
         404
     );
 }
@@ -759,9 +800,8 @@ fn with_a_master_key_a_request_without_a_key_gets_401_and_a_wrong_key_403() {
         "auth",
         "The provided API key is invalid.",
     );
-    let response = server.raw(
-        "GET /keys HTTP/1.1\r\nHost: t\r\nAuthorization: Basic ZG9nZ286Ym9yaw==\r\n\r\n",
-    );
+    let response = server
+        .raw("GET /keys HTTP/1.1\r\nHost: t\r\nAuthorization: Basic ZG9nZ286Ym9yaw==\r\n\r\n");
     assert_error(
         &response,
         401,

@@ -66,7 +66,10 @@ const FAMILIES: &[(&str, &[&str])] = &[
     ("dumps.*", &["dumps.create"]),
     ("snapshots.*", &["snapshots.create"]),
     ("chats.*", &["chats.get", "chats.delete"]),
-    ("chatsSettings.*", &["chatsSettings.get", "chatsSettings.update"]),
+    (
+        "chatsSettings.*",
+        &["chatsSettings.get", "chatsSettings.update"],
+    ),
     (
         "webhooks.*",
         &[
@@ -260,7 +263,9 @@ fn a_key_with_several_actions_holds_their_union_and_family_keys_their_members() 
         }
     }
     if !checked_family_member {
-        println!("no route needs a `documents.*` member yet: family keys are covered by the matrix");
+        println!(
+            "no route needs a `documents.*` member yet: family keys are covered by the matrix"
+        );
     }
 }
 
@@ -324,7 +329,11 @@ fn a_valid_tenant_token_is_no_api_key_outside_search_routes() {
     for parent in [&search, &admin] {
         let uid = parent["uid"].as_str().unwrap();
         let secret = parent["key"].as_str().unwrap();
-        for search_rules in [json!(["*"]), json!({"*": null}), json!({"*": {"filter": "a = 1"}})] {
+        for search_rules in [
+            json!(["*"]),
+            json!({"*": null}),
+            json!({"*": {"filter": "a = 1"}}),
+        ] {
             let token = sign_hs256(
                 &json!({"apiKeyUid": uid, "searchRules": search_rules, "exp": expires}),
                 secret,
@@ -336,13 +345,21 @@ fn a_valid_tenant_token_is_no_api_key_outside_search_routes() {
                 let response = server.raw(&route_request(route, Some(&token)));
                 assert_invalid_api_key(
                     &response,
-                    &format!("tenant token of {} on {}", parent["actions"], describe(route)),
+                    &format!(
+                        "tenant token of {} on {}",
+                        parent["actions"],
+                        describe(route)
+                    ),
                 );
             }
         }
         // The parent key string itself is accepted where its actions allow.
         let response = server.raw(&request("GET", "/version", Some(secret)));
-        let expected = if parent["actions"] == json!(["*"]) { 200 } else { 403 };
+        let expected = if parent["actions"] == json!(["*"]) {
+            200
+        } else {
+            403
+        };
         assert_eq!(response.status, expected);
     }
 }
