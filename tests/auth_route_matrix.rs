@@ -1,0 +1,365 @@
+//! The authorization matrix, generated from the one route table
+//! (`coresearch::routes::table::ROUTES`), so a new route cannot ship unprotected: for every
+//! guarded route and every action, a key holding exactly that action must pass exactly
+//! when the action grants the route's action (reference §4.1, modelled here independently
+//! of the server's own expansion code), and must get 403 `invalid_api_key` otherwise.
+//! Also: public routes need no key, the master key passes everywhere, a missing header is
+//! 401, and a tenant token is no API key outside search routes (reference §4.6).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::{HttpResponse, MASTER_KEY, Options, Server, json_request, request};
+use coresearch::auth::{Action, ActionSet};
+use coresearch::routes::table::{ROUTES, Route};
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+/// The actions `*.get` grants: the "read = yes" rows of reference §4.1.
+const READ_ACTIONS: &[&str] = &[
+    "search",
+    "documents.get",
+    "indexes.get",
+    "tasks.get",
+    "settings.get",
+    "stats.get",
+    "metrics.get",
+    "version",
+    "experimental.get",
+    "export",
+    "network.get",
+    "chats.get",
+    "chatsSettings.get",
+    "webhooks.get",
+    "fields.post",
+    "dynamicSearchRules.get",
+];
+
+/// The `x.*` family actions and what each grants (reference §4.1); none grants itself.
+const FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "documents.*",
+        &["documents.add", "documents.get", "documents.delete"],
+    ),
+    (
+        "indexes.*",
+        &[
+            "indexes.create",
+            "indexes.get",
+            "indexes.update",
+            "indexes.delete",
+            "indexes.swap",
+            "indexes.compact",
+        ],
+    ),
+    ("settings.*", &["settings.get", "settings.update"]),
+    (
+        "tasks.*",
+        &["tasks.get", "tasks.delete", "tasks.cancel", "tasks.compact"],
+    ),
+    ("stats.*", &["stats.get"]),
+    ("metrics.*", &["metrics.get"]),
+    ("dumps.*", &["dumps.create"]),
+    ("snapshots.*", &["snapshots.create"]),
+    ("chats.*", &["chats.get", "chats.delete"]),
+    (
+        "chatsSettings.*",
+        &["chatsSettings.get", "chatsSettings.update"],
+    ),
+    (
+        "webhooks.*",
+        &[
+            "webhooks.get",
+            "webhooks.update",
+            "webhooks.delete",
+            "webhooks.create",
+        ],
+    ),
+    (
+        "dynamicSearchRules.*",
+        &[
+            "dynamicSearchRules.get",
+            "dynamicSearchRules.create",
+            "dynamicSearchRules.update",
+            "dynamicSearchRules.delete",
+        ],
+    ),
+];
+
+/// A key uid no key has: `/keys/{key}` routes then answer 404 past authorization.
+const ABSENT_KEY_UID: &str = "00000000-0000-4000-8000-000000000000";
+
+/// Whether a key given `key_action` may call a route requiring `route_action`.
+fn grants(key_action: &str, route_action: &str) -> bool {
+    match key_action {
+        "*" => route_action != "*.get",
+        "*.get" => READ_ACTIONS.contains(&route_action),
+        family if family.ends_with(".*") => FAMILIES
+            .iter()
+            .find(|(name, _)| *name == family)
+            .is_some_and(|(_, members)| members.contains(&route_action)),
+        exact => exact == route_action,
+    }
+}
+
+/// A concrete path for a route pattern: each `{parameter}` gets a value that passes
+/// routing and authorization and changes nothing.
+fn concrete_path(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|segment| {
+            match segment
+                .strip_prefix('{')
+                .and_then(|rest| rest.strip_suffix('}'))
+            {
+                Some("key") => ABSENT_KEY_UID.to_string(),
+                Some("index_uid") => "matrix-index".to_string(),
+                Some(_) => "0".to_string(),
+                None => segment.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The request for `route` with `key`: JSON methods get an empty object, which is refused
+/// or harmless past authorization (this test looks only at the authorization outcome).
+fn route_request(route: &Route, key: Option<&str>) -> String {
+    let method = route.method.as_str();
+    let path = concrete_path(route.pattern);
+    match method {
+        "POST" | "PUT" | "PATCH" => json_request(method, &path, key, "{}"),
+        _ => request(method, &path, key),
+    }
+}
+
+fn is_auth_refusal(response: &HttpResponse) -> bool {
+    response.status == 401 || response.status == 403
+}
+
+fn assert_invalid_api_key(response: &HttpResponse, context: &str) {
+    assert_eq!(response.status, 403, "{context}: {}", response.text());
+    assert_eq!(
+        response.json(),
+        json!({
+            "message": "The provided API key is invalid.",
+            "code": "invalid_api_key",
+            "type": "auth",
+            "link": "https://docs.meilisearch.com/errors#invalid_api_key",
+        }),
+        "{context}"
+    );
+}
+
+fn guarded_routes() -> impl Iterator<Item = (&'static Route, Action)> {
+    ROUTES
+        .iter()
+        .filter_map(|route| route.action.map(|action| (route, action)))
+}
+
+fn describe(route: &Route) -> String {
+    format!("{} {}", route.method.as_str(), route.pattern)
+}
+
+fn start() -> Server {
+    Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        ..Options::default()
+    })
+}
+
+fn create_key(server: &Server, actions: &[&str]) -> Value {
+    let body = json!({"actions": actions, "indexes": ["*"], "expiresAt": null}).to_string();
+    let response = server.raw(&json_request("POST", "/keys", Some(MASTER_KEY), &body));
+    assert_eq!(response.status, 201, "{actions:?}: {}", response.text());
+    response.json()
+}
+
+#[test]
+fn the_model_agrees_with_the_reference_read_flags_and_families() {
+    // Guards the model itself: every action is known to it, read flags and family
+    // expansions agree with the server's action table.
+    for &action in Action::ALL {
+        let name = action.wire_name();
+        assert_eq!(
+            READ_ACTIONS.contains(&name),
+            action.is_read(),
+            "read flag of {name}"
+        );
+        let expanded = ActionSet::expand(&[action]);
+        for &other in Action::ALL {
+            assert_eq!(
+                expanded.contains(other),
+                grants(name, other.wire_name()),
+                "does `{name}` grant `{}`?",
+                other.wire_name()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_guarded_route_admits_exactly_the_keys_whose_actions_grant_it() {
+    let server = start();
+    let keys: Vec<(Action, String)> = Action::ALL
+        .iter()
+        .map(|&action| {
+            let key = create_key(&server, &[action.wire_name()]);
+            (action, key["key"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let mut admitted = 0;
+    let mut refused = 0;
+    for (route, route_action) in guarded_routes() {
+        for (key_action, key) in &keys {
+            let response = server.raw(&route_request(route, Some(key)));
+            let context = format!(
+                "{} (needs `{}`) with a `{}` key",
+                describe(route),
+                route_action.wire_name(),
+                key_action.wire_name()
+            );
+            if grants(key_action.wire_name(), route_action.wire_name()) {
+                assert!(
+                    !is_auth_refusal(&response),
+                    "{context} was refused: {} {}",
+                    response.status,
+                    response.text()
+                );
+                admitted += 1;
+            } else {
+                assert_invalid_api_key(&response, &context);
+                refused += 1;
+            }
+        }
+    }
+    println!("matrix: {admitted} admitted, {refused} refused");
+    // Every guarded route is admitted at least by `*` and by its own action.
+    assert!(admitted >= 2 * guarded_routes().count());
+    assert!(refused > 0);
+}
+
+#[test]
+fn a_key_with_several_actions_holds_their_union_and_family_keys_their_members() {
+    let server = start();
+    let union = create_key(&server, &["version", "keys.get", "documents.*"]);
+    let union = union["key"].as_str().unwrap();
+    let mut checked_family_member = false;
+    for (route, route_action) in guarded_routes() {
+        let name = route_action.wire_name();
+        let expected = ["version", "keys.get", "documents.*"]
+            .iter()
+            .any(|action| grants(action, name));
+        checked_family_member |= grants("documents.*", name);
+        let response = server.raw(&route_request(route, Some(union)));
+        if expected {
+            assert!(!is_auth_refusal(&response), "{}", describe(route));
+        } else {
+            assert_invalid_api_key(&response, &describe(route));
+        }
+    }
+    if !checked_family_member {
+        println!(
+            "no route needs a `documents.*` member yet: family keys are covered by the matrix"
+        );
+    }
+}
+
+#[test]
+fn public_routes_need_no_key_and_the_master_key_passes_everywhere() {
+    let server = start();
+    for route in ROUTES.iter().filter(|route| route.action.is_none()) {
+        for key in [None, Some("not-a-key"), Some(MASTER_KEY)] {
+            let response = server.raw(&route_request(route, key));
+            assert_eq!(response.status, 200, "{} with {key:?}", describe(route));
+        }
+    }
+    for (route, _) in guarded_routes() {
+        let response = server.raw(&route_request(route, Some(MASTER_KEY)));
+        assert!(
+            !is_auth_refusal(&response),
+            "{} refused the master key: {} {}",
+            describe(route),
+            response.status,
+            response.text()
+        );
+        let response = server.raw(&route_request(route, None));
+        assert_eq!(response.status, 401, "{} without a key", describe(route));
+        assert_eq!(
+            response.json(),
+            json!({
+                "message": "The Authorization header is missing. It must use the bearer authorization method.",
+                "code": "missing_authorization_header",
+                "type": "auth",
+                "link": "https://docs.meilisearch.com/errors#missing_authorization_header",
+            })
+        );
+        let response = server.raw(&route_request(route, Some("not-a-key")));
+        assert_invalid_api_key(&response, &describe(route));
+        // A truncated master key is no master key.
+        let master_prefix = &MASTER_KEY[..MASTER_KEY.len() - 1];
+        let response = server.raw(&route_request(route, Some(master_prefix)));
+        assert_invalid_api_key(&response, &describe(route));
+    }
+}
+
+/// An HS256 JWT signed with `secret`, as any JWT library produces it.
+fn sign_hs256(claims: &Value, secret: &str) -> String {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"typ":"JWT","alg":"HS256"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let signing_input = format!("{header}.{payload}");
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(signing_input.as_bytes());
+    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{signing_input}.{signature}")
+}
+
+#[test]
+fn a_valid_tenant_token_is_no_api_key_outside_search_routes() {
+    let server = start();
+    // Parent keys: a search key, and an all-powerful one whose key string would pass
+    // every route if the token were taken for it.
+    let search = create_key(&server, &["search"]);
+    let admin = create_key(&server, &["*"]);
+    let expires = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
+    for parent in [&search, &admin] {
+        let uid = parent["uid"].as_str().unwrap();
+        let secret = parent["key"].as_str().unwrap();
+        for search_rules in [
+            json!(["*"]),
+            json!({"*": null}),
+            json!({"*": {"filter": "a = 1"}}),
+        ] {
+            let token = sign_hs256(
+                &json!({"apiKeyUid": uid, "searchRules": search_rules, "exp": expires}),
+                secret,
+            );
+            for (route, action) in guarded_routes() {
+                if matches!(action, Action::Search | Action::ChatCompletions) {
+                    continue;
+                }
+                let response = server.raw(&route_request(route, Some(&token)));
+                assert_invalid_api_key(
+                    &response,
+                    &format!(
+                        "tenant token of {} on {}",
+                        parent["actions"],
+                        describe(route)
+                    ),
+                );
+            }
+        }
+        // The parent key string itself is accepted where its actions allow.
+        let response = server.raw(&request("GET", "/version", Some(secret)));
+        let expected = if parent["actions"] == json!(["*"]) {
+            200
+        } else {
+            403
+        };
+        assert_eq!(response.status, expected);
+    }
+}
