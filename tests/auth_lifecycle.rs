@@ -118,9 +118,6 @@ fn open_connections_using(server: &Server, key: &str) -> Vec<Connection> {
 }
 
 #[test]
-#[ignore = "server bug: ControlPlane::change_keys replies before the other cores applied the new \
-            key set (CoreMesh::broadcast only enqueues), so a core other than the control core \
-            still accepts a just-deleted key"]
 fn a_deleted_key_is_refused_on_the_very_next_request_on_every_core() {
     let server = Server::start_with(options_with(MASTER_KEY, 2));
     for round in 0..DELETION_ROUNDS {
