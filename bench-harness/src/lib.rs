@@ -5,3 +5,4 @@
 //! servers over sockets or through their public library APIs.
 
 pub mod load;
+pub mod storage;
