@@ -76,7 +76,7 @@ fn random_condition(random: &mut Random) -> String {
         6 => format!("{field} IS NULL"),
         7 => format!("{field} IS EMPTY"),
         8 => format!("{field} IN [{color}, {number}]"),
-        9 => format!("{field} STARTS WITH {}", &color[..1]),
+        9 => format!("{field} STARTS WITH {}", color.chars().take(2).collect::<String>()),
         10 => format!("_geoRadius(0, 0, {})", random.below(4) * 300_000),
         _ => format!("NOT {field} = {number}"),
     }

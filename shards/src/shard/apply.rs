@@ -315,7 +315,7 @@ impl PreparedBatch {
                 .fields
                 .get(path)
                 .ok_or_else(|| ShardError::corrupted("faceted path missing from fields map"))?;
-            let mut change = |delta: &mut Delta| {
+            let change = |delta: &mut Delta| {
                 if add {
                     delta.add(id)
                 } else {

@@ -33,6 +33,7 @@ pub fn ordered_number(number: f64) -> u64 {
 }
 
 /// The inverse of [`ordered_number`].
+#[cfg(test)]
 pub fn number_from_ordered(ordered: u64) -> f64 {
     if ordered >> 63 == 1 {
         f64::from_bits(ordered & !(1 << 63))
@@ -69,15 +70,6 @@ pub fn string_key(field: u16, normalized: &str) -> Vec<u8> {
 pub fn presence_key(field: u16, presence: Presence) -> [u8; FIELD_ID_BYTES + 1] {
     let [high, low] = field.to_be_bytes();
     [high, low, presence as u8]
-}
-
-/// The number a number facet key holds (after its field id).
-pub fn number_of_key(key: &[u8]) -> ShardResult<f64> {
-    let bytes: [u8; 8] = key
-        .get(FIELD_ID_BYTES..)
-        .and_then(|rest| rest.try_into().ok())
-        .ok_or_else(|| ShardError::corrupted("number facet key"))?;
-    Ok(number_from_ordered(u64::from_be_bytes(bytes)))
 }
 
 /// The normalized string a string facet key holds (after its field id).
