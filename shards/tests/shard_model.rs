@@ -57,13 +57,18 @@ fn random_document(random: &mut Random) -> Map<String, Value> {
     if random.below(3) == 0 {
         let latitude = random.below(20) as f64 - 10.0;
         let longitude = random.below(20) as f64 - 10.0;
-        document.insert("_geo".to_owned(), json!({"lat": latitude, "lng": longitude}));
+        document.insert(
+            "_geo".to_owned(),
+            json!({"lat": latitude, "lng": longitude}),
+        );
     }
     document
 }
 
 fn random_condition(random: &mut Random) -> String {
-    let field = random.pick(&["color", "size", "tags", "nested", "nested.x", "nested.y", "unknown"]);
+    let field = random.pick(&[
+        "color", "size", "tags", "nested", "nested.x", "nested.y", "unknown",
+    ]);
     let number = random.below(6) as f64 - 2.0;
     let color = random.pick(&["red", "RED", "blue", "green", "écru", "true", "false"]);
     match random.below(12) {
@@ -76,7 +81,10 @@ fn random_condition(random: &mut Random) -> String {
         6 => format!("{field} IS NULL"),
         7 => format!("{field} IS EMPTY"),
         8 => format!("{field} IN [{color}, {number}]"),
-        9 => format!("{field} STARTS WITH {}", color.chars().take(2).collect::<String>()),
+        9 => format!(
+            "{field} STARTS WITH {}",
+            color.chars().take(2).collect::<String>()
+        ),
         10 => format!("_geoRadius(0, 0, {})", random.below(4) * 300_000),
         _ => format!("NOT {field} = {number}"),
     }
@@ -84,8 +92,16 @@ fn random_condition(random: &mut Random) -> String {
 
 fn random_filter(random: &mut Random) -> String {
     match random.below(4) {
-        0 => format!("{} AND {}", random_condition(random), random_condition(random)),
-        1 => format!("({}) OR {}", random_condition(random), random_condition(random)),
+        0 => format!(
+            "{} AND {}",
+            random_condition(random),
+            random_condition(random)
+        ),
+        1 => format!(
+            "({}) OR {}",
+            random_condition(random),
+            random_condition(random)
+        ),
         _ => random_condition(random),
     }
 }
@@ -94,7 +110,11 @@ fn collect_paths(value: &Value, base: &str, paths: &mut BTreeSet<String>) {
     match value {
         Value::Object(object) => {
             for (key, inner) in object {
-                let path = if base.is_empty() { key.clone() } else { format!("{base}.{key}") };
+                let path = if base.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{base}.{key}")
+                };
                 paths.insert(path.clone());
                 collect_paths(inner, &path, paths);
             }
@@ -111,7 +131,10 @@ fn collect_paths(value: &Value, base: &str, paths: &mut BTreeSet<String>) {
 fn run_case(seed: u64) {
     println!("shard_model seed {seed}");
     let directory = tempfile::tempdir().unwrap();
-    let options = Options { sync_mode: SyncMode::None, ..Options::default() };
+    let options = Options {
+        sync_mode: SyncMode::None,
+        ..Options::default()
+    };
     let shard = Shard::open(&directory.path().join("shard.pages"), options).unwrap();
     let setting = json!(["color", "size", "tags", "nested", "_geo"]);
     shard.set_filterable_fields(&setting).unwrap();
@@ -129,7 +152,10 @@ fn run_case(seed: u64) {
                     let document = random_document(&mut random);
                     collect_paths(&Value::Object(document.clone()), "", &mut seen_paths);
                     model.insert(external_id.clone(), document.clone());
-                    operations.push(Operation::Replace { external_id, document });
+                    operations.push(Operation::Replace {
+                        external_id,
+                        document,
+                    });
                 }
                 6..=8 => {
                     model.remove(&external_id);
@@ -163,13 +189,23 @@ fn check(
     step: u64,
 ) {
     let snapshot = shard.read().unwrap();
-    assert_eq!(snapshot.count(), model.len() as u64, "seed {seed} step {step}");
+    assert_eq!(
+        snapshot.count(),
+        model.len() as u64,
+        "seed {seed} step {step}"
+    );
     let stored_fields: BTreeSet<String> = snapshot.fields().unwrap().into_iter().collect();
     assert_eq!(&stored_fields, seen_paths, "seed {seed} step {step}");
     let mut documents = Vec::new();
     for (external_id, document) in model {
-        let id = snapshot.internal_id(external_id).unwrap().expect("model document is stored");
-        assert_eq!(snapshot.document_by_id(id, None).unwrap().as_ref(), Some(document));
+        let id = snapshot
+            .internal_id(external_id)
+            .unwrap()
+            .expect("model document is stored");
+        assert_eq!(
+            snapshot.document_by_id(id, None).unwrap().as_ref(),
+            Some(document)
+        );
         documents.push((id, Value::Object(document.clone())));
     }
     let mut memory = MemoryFacetSource::from_documents(documents.iter().map(|(id, d)| (*id, d)));

@@ -16,8 +16,8 @@ use super::codec;
 use super::error::{ShardError, ShardResult};
 use super::extract::{Extracted, extract};
 use super::keys::{
-    self, decode_bitmap, decode_string_entry, decode_u64, document_key,
-    encode_bitmap, encode_string_entry, encode_u64,
+    self, decode_bitmap, decode_string_entry, decode_u64, document_key, encode_bitmap,
+    encode_string_entry, encode_u64,
 };
 use super::settings::FacetSettings;
 use super::state::ShardState;
@@ -34,7 +34,9 @@ pub enum Operation {
         external_id: String,
         document: Map<String, Value>,
     },
-    Delete { external_id: String },
+    Delete {
+        external_id: String,
+    },
     DeleteAll,
 }
 
@@ -116,7 +118,9 @@ impl PreparedBatch {
     pub(crate) fn begin(database: &Database, batch_uid: u64) -> ShardResult<PreparedBatch> {
         let transaction = database.begin_write()?;
         let state = ShardState::load_write(&transaction)?;
-        let already_applied = state.applied_batch.is_some_and(|applied| applied >= batch_uid);
+        let already_applied = state
+            .applied_batch
+            .is_some_and(|applied| applied >= batch_uid);
         let fields = load_fields(&transaction)?;
         Ok(PreparedBatch {
             batch_uid,
@@ -316,11 +320,7 @@ impl PreparedBatch {
                 .get(path)
                 .ok_or_else(|| ShardError::corrupted("faceted path missing from fields map"))?;
             let change = |delta: &mut Delta| {
-                if add {
-                    delta.add(id)
-                } else {
-                    delta.remove(id)
-                }
+                if add { delta.add(id) } else { delta.remove(id) }
             };
             for ordered in &facets.numbers {
                 let mut key = field.to_be_bytes().to_vec();
@@ -379,7 +379,10 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
     for (key, delta) in deltas.strings {
         let (original, current) = match strings.get(&key)? {
             Some(bytes) => decode_string_entry(&bytes)?,
-            None => (delta.original.clone().unwrap_or_default(), RoaringBitmap::new()),
+            None => (
+                delta.original.clone().unwrap_or_default(),
+                RoaringBitmap::new(),
+            ),
         };
         let updated = delta.applied_to(current);
         if updated.is_empty() {

@@ -41,7 +41,10 @@ impl fmt::Display for ShardError {
             ShardError::Corrupted(what) => write!(formatter, "shard data corrupted: {what}"),
             ShardError::TooManyFields => write!(formatter, "too many distinct fields in a shard"),
             ShardError::DocumentIdsExhausted => {
-                write!(formatter, "every internal document id of the shard is in use")
+                write!(
+                    formatter,
+                    "every internal document id of the shard is in use"
+                )
             }
             ShardError::InvalidSetting(message) => write!(formatter, "invalid setting: {message}"),
         }

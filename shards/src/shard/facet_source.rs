@@ -20,9 +20,7 @@ use super::keys::{
     Presence, decode_bitmap, decode_string_entry, document_from_key, number_key, presence_key,
     string_key, string_of_key,
 };
-use super::{
-    FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELDS_TREE, GEO_TREE,
-};
+use super::{FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELDS_TREE, GEO_TREE};
 
 /// The facet indexes of one snapshot.
 pub struct ShardFacetSource<'a> {
@@ -116,7 +114,12 @@ impl<'a> ShardFacetSource<'a> {
         Ok(result)
     }
 
-    fn numbers(&self, attribute: &str, lower: Bound<f64>, upper: Bound<f64>) -> ShardResult<RoaringBitmap> {
+    fn numbers(
+        &self,
+        attribute: &str,
+        lower: Bound<f64>,
+        upper: Bound<f64>,
+    ) -> ShardResult<RoaringBitmap> {
         let Some(field) = field_id(self.read, attribute)? else {
             return Ok(RoaringBitmap::new());
         };
@@ -128,7 +131,13 @@ impl<'a> ShardFacetSource<'a> {
         self.union_range(FACET_NUMBERS_TREE, field, lower, upper, &|_| Ok(Some(true)))
     }
 
-    fn strings(&self, attribute: &str, lower: Bound<&str>, upper: Bound<&str>, keep: &dyn Fn(&str) -> Option<bool>) -> ShardResult<RoaringBitmap> {
+    fn strings(
+        &self,
+        attribute: &str,
+        lower: Bound<&str>,
+        upper: Bound<&str>,
+        keep: &dyn Fn(&str) -> Option<bool>,
+    ) -> ShardResult<RoaringBitmap> {
         let Some(field) = field_id(self.read, attribute)? else {
             return Ok(RoaringBitmap::new());
         };
@@ -162,8 +171,14 @@ impl<'a> ShardFacetSource<'a> {
         for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
             let (key, value) = entry?;
             let corrupted = || ShardError::corrupted("geo point");
-            let latitude: [u8; 8] = value.get(..8).and_then(|b| b.try_into().ok()).ok_or_else(corrupted)?;
-            let longitude: [u8; 8] = value.get(8..16).and_then(|b| b.try_into().ok()).ok_or_else(corrupted)?;
+            let latitude: [u8; 8] = value
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(corrupted)?;
+            let longitude: [u8; 8] = value
+                .get(8..16)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(corrupted)?;
             visit(GeoPoint {
                 document: document_from_key(key)?,
                 latitude: f64::from_be_bytes(latitude),
@@ -199,24 +214,39 @@ impl FacetSource for ShardFacetSource<'_> {
         }
     }
 
-    fn numbers_in_range(&self, attribute: &str, lower: Bound<f64>, upper: Bound<f64>) -> RoaringBitmap {
+    fn numbers_in_range(
+        &self,
+        attribute: &str,
+        lower: Bound<f64>,
+        upper: Bound<f64>,
+    ) -> RoaringBitmap {
         self.answer(self.numbers(attribute, lower, upper))
     }
 
-    fn strings_in_range(&self, attribute: &str, lower: Bound<&str>, upper: Bound<&str>) -> RoaringBitmap {
+    fn strings_in_range(
+        &self,
+        attribute: &str,
+        lower: Bound<&str>,
+        upper: Bound<&str>,
+    ) -> RoaringBitmap {
         self.answer(self.strings(attribute, lower, upper, &|_| Some(true)))
     }
 
     fn strings_containing(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
-        self.answer(self.strings(attribute, Bound::Unbounded, Bound::Unbounded, &|value| {
-            Some(value.contains(normalized))
-        }))
+        self.answer(
+            self.strings(attribute, Bound::Unbounded, Bound::Unbounded, &|value| {
+                Some(value.contains(normalized))
+            }),
+        )
     }
 
     fn strings_starting_with(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
-        self.answer(self.strings(attribute, Bound::Included(normalized), Bound::Unbounded, &|value| {
-            value.starts_with(normalized).then_some(true)
-        }))
+        self.answer(self.strings(
+            attribute,
+            Bound::Included(normalized),
+            Bound::Unbounded,
+            &|value| value.starts_with(normalized).then_some(true),
+        ))
     }
 
     fn exists(&self, attribute: &str) -> RoaringBitmap {
@@ -238,9 +268,15 @@ impl FacetSource for ShardFacetSource<'_> {
     }
 
     /// The shard has no vector store yet: it knows no embedder.
-    fn vector_documents(&self, embedder: Option<&str>, _filter: &VectorFilter) -> Result<RoaringBitmap, VectorLookupError> {
+    fn vector_documents(
+        &self,
+        embedder: Option<&str>,
+        _filter: &VectorFilter,
+    ) -> Result<RoaringBitmap, VectorLookupError> {
         match embedder {
-            Some(_) => Err(VectorLookupError::EmbedderDoesNotExist { available: Vec::new() }),
+            Some(_) => Err(VectorLookupError::EmbedderDoesNotExist {
+                available: Vec::new(),
+            }),
             None => Ok(RoaringBitmap::new()),
         }
     }

@@ -12,7 +12,10 @@ pub const WILDCARD_SELECTOR: &str = "*";
 
 /// `document` reduced to the fields `selectors` select.
 pub fn select_fields(document: &Map<String, Value>, selectors: &[String]) -> Map<String, Value> {
-    if selectors.iter().any(|selector| selector == WILDCARD_SELECTOR) {
+    if selectors
+        .iter()
+        .any(|selector| selector == WILDCARD_SELECTOR)
+    {
         return document.clone();
     }
     select_in_object(document, "", selectors)
@@ -34,7 +37,11 @@ fn is_within(path: &str, ancestor: &str) -> bool {
             && path.as_bytes()[ancestor.len()] == b'.')
 }
 
-fn select_in_object(object: &Map<String, Value>, base: &str, selectors: &[String]) -> Map<String, Value> {
+fn select_in_object(
+    object: &Map<String, Value>,
+    base: &str,
+    selectors: &[String],
+) -> Map<String, Value> {
     let mut selected = Map::new();
     for (key, value) in object {
         let path = join(base, key);
@@ -87,14 +94,23 @@ mod tests {
     #[test]
     fn selection_keeps_top_level_and_dotted_paths_in_document_order() {
         let document = json!({"id": 1, "title": "t", "doggo": {"name": "x", "age": 2, "toys": [{"kind": "ball", "size": 1}, 3]}});
-        assert_eq!(select(document.clone(), &["title", "id"]), json!({"id": 1, "title": "t"}));
-        assert_eq!(select(document.clone(), &["doggo.age"]), json!({"doggo": {"age": 2}}));
+        assert_eq!(
+            select(document.clone(), &["title", "id"]),
+            json!({"id": 1, "title": "t"})
+        );
+        assert_eq!(
+            select(document.clone(), &["doggo.age"]),
+            json!({"doggo": {"age": 2}})
+        );
         assert_eq!(
             select(document.clone(), &["doggo.toys.kind"]),
             json!({"doggo": {"toys": [{"kind": "ball"}]}})
         );
         assert_eq!(select(document.clone(), &["*"]), document);
         assert_eq!(select(document.clone(), &["missing"]), json!({}));
-        assert_eq!(select(json!({"a.b": 1, "a": {"b": 2}}), &["a.b"]), json!({"a.b": 1, "a": {"b": 2}}));
+        assert_eq!(
+            select(json!({"a.b": 1, "a": {"b": 2}}), &["a.b"]),
+            json!({"a.b": 1, "a": {"b": 2}})
+        );
     }
 }

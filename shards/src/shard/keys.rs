@@ -122,9 +122,7 @@ pub fn encode_u64(value: u64) -> [u8; 8] {
 }
 
 pub fn decode_u64(bytes: &[u8], what: &str) -> ShardResult<u64> {
-    let bytes: [u8; 8] = bytes
-        .try_into()
-        .map_err(|_| ShardError::corrupted(what))?;
+    let bytes: [u8; 8] = bytes.try_into().map_err(|_| ShardError::corrupted(what))?;
     Ok(u64::from_be_bytes(bytes))
 }
 

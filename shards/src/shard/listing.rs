@@ -111,7 +111,11 @@ pub(crate) fn list_ids(
             .collect()
     } else {
         let sorted = sorted_ids(read, candidates, &query.sort, needed)?;
-        sorted.into_iter().skip(query.offset).take(query.limit).collect()
+        sorted
+            .into_iter()
+            .skip(query.offset)
+            .take(query.limit)
+            .collect()
     };
     Ok((ids, total))
 }

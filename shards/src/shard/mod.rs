@@ -136,8 +136,8 @@ impl Shard {
         filterable_setting: &Value,
         sortable: &[String],
     ) -> ShardResult<bool> {
-        let settings = FacetSettings::new(filterable_setting, sortable)
-            .map_err(ShardError::InvalidSetting)?;
+        let settings =
+            FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
         apply::rebuild_facets(&self.database, settings)
     }
 

@@ -102,7 +102,9 @@ impl ShardSnapshot {
         let Some(tree) = self.read.open_tree(DOCUMENTS_TREE)? else {
             return Ok(None);
         };
-        tree.get(&document_key(id))?.map(codec::decompress).transpose()
+        tree.get(&document_key(id))?
+            .map(codec::decompress)
+            .transpose()
     }
 
     pub fn document(
@@ -141,7 +143,9 @@ impl ShardSnapshot {
         let mut fields = Vec::new();
         for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
             let (key, _) = entry?;
-            fields.push(String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?);
+            fields.push(
+                String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?,
+            );
         }
         Ok(fields)
     }
@@ -154,7 +158,8 @@ impl ShardSnapshot {
         };
         for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
             let (key, value) = entry?;
-            let field = String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field name"))?;
+            let field =
+                String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field name"))?;
             distribution.insert(field, decode_u64(value, "field count")?);
         }
         Ok(distribution)
@@ -167,7 +172,9 @@ impl ShardSnapshot {
         Ok(ShardStats {
             number_of_documents,
             raw_document_bytes,
-            average_document_bytes: raw_document_bytes.checked_div(number_of_documents).unwrap_or(0),
+            average_document_bytes: raw_document_bytes
+                .checked_div(number_of_documents)
+                .unwrap_or(0),
             file_bytes,
             field_distribution: self.field_distribution()?,
         })
