@@ -45,7 +45,7 @@ pub use facet_source::ShardFacetSource;
 pub use fields_selection::select_fields;
 pub use listing::{ListQuery, SortRule};
 pub use settings::FacetSettings;
-pub use snapshot::{ShardSnapshot, ShardStats};
+pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
 
 pub(crate) const META_TREE: &str = "meta";
 pub(crate) const EXTERNAL_IDS_TREE: &str = "external_ids";

@@ -34,6 +34,9 @@ pub struct ShardStats {
     pub field_distribution: BTreeMap<String, u64>,
 }
 
+/// A page of `(internal id, document)` and the number of matching documents.
+pub type DocumentPage = (Vec<(u32, Map<String, Value>)>, u64);
+
 /// A read snapshot of a shard.
 pub struct ShardSnapshot {
     read: ReadTransaction,
@@ -123,7 +126,7 @@ impl ShardSnapshot {
         &self,
         query: &ListQuery,
         fields: Option<&[String]>,
-    ) -> ShardResult<(Vec<(u32, Map<String, Value>)>, u64)> {
+    ) -> ShardResult<DocumentPage> {
         let (ids, total) = list_ids(&self.read, &self.state.document_ids, query)?;
         let mut documents = Vec::with_capacity(ids.len());
         for id in ids {

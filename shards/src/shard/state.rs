@@ -28,7 +28,10 @@ pub struct ShardState {
     pub settings: FacetSettings,
 }
 
-fn read_record(get: &dyn Fn(&[u8]) -> ShardResult<Option<Vec<u8>>>) -> ShardResult<ShardState> {
+/// One `meta` record, if present.
+type Record = ShardResult<Option<Vec<u8>>>;
+
+fn read_record(get: &dyn Fn(&[u8]) -> Record) -> ShardResult<ShardState> {
     let mut state = ShardState::default();
     if let Some(bytes) = get(META_APPLIED_BATCH)? {
         state.applied_batch = Some(decode_u64(&bytes, "applied batch")?);
