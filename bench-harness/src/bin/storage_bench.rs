@@ -101,7 +101,10 @@ fn main() {
         return;
     }
     let temporary = std::env::temp_dir().join(format!("storage-bench-{}", std::process::id()));
-    let directory = arguments.directory.clone().unwrap_or(temporary);
+    let directory = arguments
+        .directory
+        .clone()
+        .unwrap_or_else(|| temporary.clone());
     let executable = std::env::current_exe().expect("own executable");
     let passed: Vec<String> = std::env::args().skip(1).collect();
     let mut results: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
@@ -130,6 +133,9 @@ fn main() {
             keep_best(results.entry(engine.clone()).or_default(), measurements);
             let _ = std::fs::remove_dir_all(&engine_directory);
         }
+    }
+    if arguments.directory.is_none() {
+        let _ = std::fs::remove_dir_all(&temporary);
     }
     let table = markdown(&arguments.engines, &results);
     println!("{table}");
