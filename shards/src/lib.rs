@@ -5,3 +5,4 @@
 
 pub mod filter;
 pub mod rendezvous;
+pub mod shard;

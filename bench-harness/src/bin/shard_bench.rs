@@ -1,0 +1,166 @@
+//! Shard indexing benchmark: applies the first documents of the PyPI dataset to one shard in
+//! batches (filterable `year` and `rank`), then prints documents per second, file size, stored
+//! bytes, peak RSS, and the per-document compression ratio and speed of lz4 (used) and zstd.
+//!
+//! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY]`, defaults:
+//! `/work/shared/datasets/pypi-packages.ndjson.zst 200000 10000 <temporary directory>`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use shards::shard::{Operation, Shard};
+use storage_engine::{Options, SyncMode};
+
+const DATASET_DEFAULT: &str = "/work/shared/datasets/pypi-packages.ndjson.zst";
+const DOCUMENTS_DEFAULT: usize = 200_000;
+const BATCH_DOCUMENTS_DEFAULT: usize = 10_000;
+const ZSTD_LEVEL: i32 = 3;
+
+fn argument<T: std::str::FromStr>(position: usize, default: T) -> T {
+    std::env::args()
+        .nth(position)
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kilobytes| kilobytes * 1024)
+}
+
+fn read_documents(path: &str, count: usize) -> Vec<Map<String, Value>> {
+    let file = std::fs::File::open(path).expect("dataset opens");
+    let decoder = zstd::Decoder::new(file).expect("zstd stream");
+    BufReader::new(decoder)
+        .lines()
+        .take(count)
+        .map(|line| {
+            let line = line.expect("dataset line reads");
+            match serde_json::from_str(&line).expect("dataset line is JSON") {
+                Value::Object(document) => document,
+                _ => panic!("dataset lines are objects"),
+            }
+        })
+        .collect()
+}
+
+fn external_id(document: &Map<String, Value>) -> String {
+    match document.get("id") {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => panic!("dataset documents have an id"),
+    }
+}
+
+fn compression_report(documents: &[Map<String, Value>]) {
+    let jsons: Vec<Vec<u8>> = documents
+        .iter()
+        .map(|document| serde_json::to_vec(document).expect("serializes"))
+        .collect();
+    let raw: usize = jsons.iter().map(Vec::len).sum();
+    let started = Instant::now();
+    let lz4: usize = jsons
+        .iter()
+        .map(|json| lz4_flex::compress_prepend_size(json).len())
+        .sum();
+    let lz4_time = started.elapsed();
+    let started = Instant::now();
+    let zstd: usize = jsons
+        .iter()
+        .map(|json| {
+            zstd::bulk::compress(json, ZSTD_LEVEL)
+                .expect("compresses")
+                .len()
+        })
+        .sum();
+    let zstd_time = started.elapsed();
+    let rate = |time: Duration| raw as f64 / time.as_secs_f64() / 1e6;
+    println!(
+        "raw JSON bytes: {raw} ({} per document)",
+        raw / jsons.len().max(1)
+    );
+    println!(
+        "lz4 per document: {lz4} bytes, ratio {:.3}, {:.0} MB/s",
+        lz4 as f64 / raw as f64,
+        rate(lz4_time)
+    );
+    println!(
+        "zstd-{ZSTD_LEVEL} per document: {zstd} bytes, ratio {:.3}, {:.0} MB/s",
+        zstd as f64 / raw as f64,
+        rate(zstd_time)
+    );
+}
+
+fn main() {
+    let dataset: String = argument(1, DATASET_DEFAULT.to_owned());
+    let count: usize = argument(2, DOCUMENTS_DEFAULT);
+    let batch: usize = argument(3, BATCH_DOCUMENTS_DEFAULT).max(1);
+    let temporary = std::env::temp_dir().join(format!("shard_bench_{}", std::process::id()));
+    let directory: PathBuf = argument(4, temporary);
+    std::fs::create_dir_all(&directory).expect("bench directory");
+    let path = directory.join("shard.pages");
+    let _ = std::fs::remove_file(&path);
+
+    let documents = read_documents(&dataset, count);
+    println!("documents read: {}", documents.len());
+    let options = Options {
+        sync_mode: SyncMode::Full,
+        ..Options::default()
+    };
+    let shard = Shard::open(&path, options).expect("shard opens");
+    shard
+        .set_filterable_fields(&json!(["year", "rank"]))
+        .expect("settings apply");
+
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    for (index, chunk) in documents.chunks(batch).enumerate() {
+        let operations = chunk
+            .iter()
+            .map(|document| Operation::Replace {
+                external_id: external_id(document),
+                document: document.clone(),
+            })
+            .collect();
+        let batch_started = Instant::now();
+        shard
+            .apply(index as u64 + 1, operations)
+            .expect("batch applies");
+        slowest = slowest.max(batch_started.elapsed());
+    }
+    let elapsed = started.elapsed();
+    let stats = shard.stats().expect("stats read");
+    println!(
+        "indexed {} documents in {:.2} s: {:.0} documents/s (slowest batch {:.2} s)",
+        documents.len(),
+        elapsed.as_secs_f64(),
+        documents.len() as f64 / elapsed.as_secs_f64(),
+        slowest.as_secs_f64()
+    );
+    println!(
+        "file: {} bytes; stored documents: {} bytes (average {}); documents: {}",
+        stats.file_bytes,
+        stats.raw_document_bytes,
+        stats.average_document_bytes,
+        stats.number_of_documents
+    );
+    println!(
+        "peak RSS after indexing: {} MiB",
+        peak_rss_bytes() / (1 << 20)
+    );
+    compression_report(&documents);
+    drop(shard);
+    let _ = std::fs::remove_file(&path);
+}

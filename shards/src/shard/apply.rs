@@ -1,0 +1,454 @@
+//! Applying a batch to a shard: two-phase (prepare, apply in chunks, commit) inside one write
+//! transaction, and rebuilding the facet indexes when the facet settings change.
+//!
+//! Invariants: nothing is visible to readers before `commit`; dropping a [`PreparedBatch`]
+//! aborts; facet bitmaps are changed through per-chunk deltas flushed at the end of each chunk,
+//! so after every chunk the trees describe exactly the documents stored so far; a batch whose
+//! uid is not above the applied uid does nothing.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value};
+use storage_engine::{Database, Direction, WriteTransaction};
+
+use super::codec;
+use super::error::{ShardError, ShardResult};
+use super::extract::{Extracted, extract};
+use super::keys::{
+    self, decode_bitmap, decode_string_entry, decode_u64, document_key, encode_bitmap,
+    encode_string_entry, encode_u64,
+};
+use super::settings::FacetSettings;
+use super::state::ShardState;
+use super::{
+    DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FACET_NUMBERS_TREE, FACET_PRESENCE_TREE,
+    FACET_STRINGS_TREE, FACET_TREES, FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
+};
+
+/// The final effect of a batch on one document of this shard.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    /// Store this whole document (an update is folded into a full document by the caller).
+    Replace {
+        external_id: String,
+        document: Map<String, Value>,
+    },
+    Delete {
+        external_id: String,
+    },
+    DeleteAll,
+}
+
+/// What a committed batch did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApplyOutcome {
+    /// The batch was at or below the recorded applied uid: nothing changed.
+    pub already_applied: bool,
+    pub replaced: u64,
+    pub deleted: u64,
+}
+
+/// Bits added and removed for one facet key during a chunk.
+#[derive(Debug, Default)]
+struct Delta {
+    added: RoaringBitmap,
+    removed: RoaringBitmap,
+    /// For string keys: the original spelling, used when the key is new.
+    original: Option<String>,
+}
+
+impl Delta {
+    fn add(&mut self, document: u32) {
+        self.removed.remove(document);
+        self.added.insert(document);
+    }
+
+    fn remove(&mut self, document: u32) {
+        self.added.remove(document);
+        self.removed.insert(document);
+    }
+
+    fn applied_to(&self, mut bitmap: RoaringBitmap) -> RoaringBitmap {
+        bitmap -= &self.removed;
+        bitmap |= &self.added;
+        bitmap
+    }
+}
+
+/// Pending changes of the facet trees and the field distribution.
+#[derive(Debug, Default)]
+struct Deltas {
+    numbers: BTreeMap<Vec<u8>, Delta>,
+    strings: BTreeMap<Vec<u8>, Delta>,
+    presence: BTreeMap<Vec<u8>, Delta>,
+    distribution: BTreeMap<String, i64>,
+}
+
+/// The write side of a batch, between `prepare` and `commit`.
+pub struct PreparedBatch {
+    batch_uid: u64,
+    /// `None` when the batch was already applied.
+    transaction: Option<WriteTransaction>,
+    state: ShardState,
+    fields: BTreeMap<String, u16>,
+    deltas: Deltas,
+    outcome: ApplyOutcome,
+}
+
+fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u16>> {
+    let tree = transaction.create_tree(FIELDS_TREE)?;
+    let mut fields = BTreeMap::new();
+    for entry in tree.range(
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        Direction::Forward,
+    )? {
+        let (key, value) = entry?;
+        let path = String::from_utf8(key).map_err(|_| ShardError::corrupted("field path"))?;
+        let id: [u8; 2] = value[..]
+            .try_into()
+            .map_err(|_| ShardError::corrupted("field id"))?;
+        fields.insert(path, u16::from_be_bytes(id));
+    }
+    Ok(fields)
+}
+
+impl PreparedBatch {
+    pub(crate) fn begin(database: &Database, batch_uid: u64) -> ShardResult<PreparedBatch> {
+        let transaction = database.begin_write()?;
+        let state = ShardState::load_write(&transaction)?;
+        let already_applied = state
+            .applied_batch
+            .is_some_and(|applied| applied >= batch_uid);
+        let fields = load_fields(&transaction)?;
+        Ok(PreparedBatch {
+            batch_uid,
+            transaction: if already_applied {
+                transaction.abort();
+                None
+            } else {
+                Some(transaction)
+            },
+            state,
+            fields,
+            deltas: Deltas::default(),
+            outcome: ApplyOutcome {
+                already_applied,
+                ..ApplyOutcome::default()
+            },
+        })
+    }
+
+    /// Whether this batch was applied before (its chunks and commit do nothing).
+    pub fn is_already_applied(&self) -> bool {
+        self.transaction.is_none()
+    }
+
+    pub fn batch_uid(&self) -> u64 {
+        self.batch_uid
+    }
+
+    /// Applies the next operations, in order, and flushes the facet deltas.
+    pub fn apply_chunk(&mut self, operations: Vec<Operation>) -> ShardResult<()> {
+        if self.transaction.is_none() {
+            return Ok(());
+        }
+        for operation in operations {
+            match operation {
+                Operation::Replace {
+                    external_id,
+                    document,
+                } => self.replace(&external_id, &document)?,
+                Operation::Delete { external_id } => self.delete(&external_id)?,
+                Operation::DeleteAll => self.delete_all()?,
+            }
+        }
+        self.flush()
+    }
+
+    /// Records the batch uid and commits: the batch becomes visible and durable at once.
+    pub fn commit(mut self) -> ShardResult<ApplyOutcome> {
+        let Some(transaction) = self.transaction.take() else {
+            return Ok(self.outcome);
+        };
+        self.state.applied_batch = Some(self.batch_uid);
+        flush_deltas(&transaction, &mut self.deltas)?;
+        self.state.store(&transaction)?;
+        transaction.commit()?;
+        Ok(self.outcome)
+    }
+
+    fn transaction(&self) -> &WriteTransaction {
+        self.transaction
+            .as_ref()
+            .expect("operations run only while the transaction is open")
+    }
+
+    fn flush(&mut self) -> ShardResult<()> {
+        let transaction = self
+            .transaction
+            .as_ref()
+            .expect("flush runs only while the transaction is open");
+        flush_deltas(transaction, &mut self.deltas)?;
+        self.state.store(transaction)
+    }
+
+    fn stored_document(&self, id: u32) -> ShardResult<Vec<u8>> {
+        let documents = self.transaction().create_tree(DOCUMENTS_TREE)?;
+        let stored = documents
+            .get(&document_key(id))?
+            .ok_or_else(|| ShardError::corrupted("live id without document"))?;
+        Ok(stored.into_owned())
+    }
+
+    fn existing_id(&self, external_id: &str) -> ShardResult<Option<u32>> {
+        let tree = self.transaction().create_tree(EXTERNAL_IDS_TREE)?;
+        match tree.get(external_id.as_bytes())? {
+            Some(bytes) => Ok(Some(keys::document_from_key(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
+        let stored = codec::compress(&codec::document_json(document));
+        let id = match self.existing_id(external_id)? {
+            Some(id) => {
+                let old = self.stored_document(id)?;
+                if old == stored {
+                    self.outcome.replaced += 1;
+                    return Ok(());
+                }
+                self.unindex(id, &old)?;
+                id
+            }
+            None => {
+                let id = self.state.allocate()?;
+                let external = self.transaction().create_tree(EXTERNAL_IDS_TREE)?;
+                external.put(external_id.as_bytes(), &document_key(id))?;
+                id
+            }
+        };
+        self.transaction()
+            .create_tree(DOCUMENTS_TREE)?
+            .put(&document_key(id), &stored)?;
+        self.state.document_bytes += stored.len() as u64;
+        let extracted = extract(
+            document,
+            &|path| self.state.settings.is_faceted(path),
+            self.state.settings.keeps_geo(),
+        );
+        self.register_fields(&extracted)?;
+        self.contribute(id, document, &extracted, true)?;
+        self.outcome.replaced += 1;
+        Ok(())
+    }
+
+    fn delete(&mut self, external_id: &str) -> ShardResult<()> {
+        let Some(id) = self.existing_id(external_id)? else {
+            return Ok(());
+        };
+        let old = self.stored_document(id)?;
+        self.unindex(id, &old)?;
+        self.transaction()
+            .create_tree(DOCUMENTS_TREE)?
+            .delete(&document_key(id))?;
+        self.transaction()
+            .create_tree(EXTERNAL_IDS_TREE)?
+            .delete(external_id.as_bytes())?;
+        self.state.release(id);
+        self.outcome.deleted += 1;
+        Ok(())
+    }
+
+    /// Removes what the stored document `old` of `id` contributes to the indexes.
+    fn unindex(&mut self, id: u32, old: &[u8]) -> ShardResult<()> {
+        self.state.document_bytes = self.state.document_bytes.saturating_sub(old.len() as u64);
+        let document = codec::decode(old)?;
+        let extracted = extract(
+            &document,
+            &|path| self.state.settings.is_faceted(path),
+            self.state.settings.keeps_geo(),
+        );
+        self.contribute(id, &document, &extracted, false)?;
+        self.transaction()
+            .create_tree(GEO_TREE)?
+            .delete(&document_key(id))?;
+        Ok(())
+    }
+
+    fn delete_all(&mut self) -> ShardResult<()> {
+        let transaction = self.transaction();
+        for name in DOCUMENT_TREES.iter().chain([GEO_TREE].iter()) {
+            transaction.delete_tree(name)?;
+        }
+        self.deltas = Deltas::default();
+        self.outcome.deleted += self.state.document_ids.len();
+        self.state.clear_documents();
+        Ok(())
+    }
+
+    fn register_fields(&mut self, extracted: &Extracted) -> ShardResult<()> {
+        for path in &extracted.paths {
+            if self.fields.contains_key(path) {
+                continue;
+            }
+            let id = u16::try_from(self.fields.len()).map_err(|_| ShardError::TooManyFields)?;
+            self.transaction()
+                .create_tree(FIELDS_TREE)?
+                .put(path.as_bytes(), &id.to_be_bytes())?;
+            self.fields.insert(path.clone(), id);
+        }
+        Ok(())
+    }
+
+    /// Adds (`add`) or removes a document's facet values, geo point and distribution counts.
+    fn contribute(
+        &mut self,
+        id: u32,
+        document: &Map<String, Value>,
+        extracted: &Extracted,
+        add: bool,
+    ) -> ShardResult<()> {
+        let step = if add { 1 } else { -1 };
+        for key in document.keys() {
+            *self.deltas.distribution.entry(key.clone()).or_default() += step;
+        }
+        for (path, facets) in &extracted.facets {
+            let field = *self
+                .fields
+                .get(path)
+                .ok_or_else(|| ShardError::corrupted("faceted path missing from fields map"))?;
+            let change = |delta: &mut Delta| {
+                if add { delta.add(id) } else { delta.remove(id) }
+            };
+            for ordered in &facets.numbers {
+                let mut key = field.to_be_bytes().to_vec();
+                key.extend_from_slice(&ordered.to_be_bytes());
+                change(self.deltas.numbers.entry(key).or_default());
+            }
+            for (normalized, original) in &facets.strings {
+                let delta = self
+                    .deltas
+                    .strings
+                    .entry(keys::string_key(field, normalized))
+                    .or_default();
+                if add && delta.original.is_none() {
+                    delta.original = Some(original.clone());
+                }
+                change(delta);
+            }
+            for presence in &facets.presence {
+                let key = keys::presence_key(field, *presence).to_vec();
+                change(self.deltas.presence.entry(key).or_default());
+            }
+        }
+        if let (true, Some([latitude, longitude])) = (add, extracted.geo) {
+            let mut value = latitude.to_be_bytes().to_vec();
+            value.extend_from_slice(&longitude.to_be_bytes());
+            self.transaction()
+                .create_tree(GEO_TREE)?
+                .put(&document_key(id), &value)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes the pending deltas into the trees and empties them.
+fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
+    let deltas = std::mem::take(deltas);
+    for (name, entries) in [
+        (FACET_NUMBERS_TREE, deltas.numbers),
+        (FACET_PRESENCE_TREE, deltas.presence),
+    ] {
+        let tree = transaction.create_tree(name)?;
+        for (key, delta) in entries {
+            let current = match tree.get(&key)? {
+                Some(bytes) => decode_bitmap(&bytes)?,
+                None => RoaringBitmap::new(),
+            };
+            let updated = delta.applied_to(current);
+            if updated.is_empty() {
+                tree.delete(&key)?;
+            } else {
+                tree.put(&key, &encode_bitmap(&updated))?;
+            }
+        }
+    }
+    let strings = transaction.create_tree(FACET_STRINGS_TREE)?;
+    for (key, delta) in deltas.strings {
+        let (original, current) = match strings.get(&key)? {
+            Some(bytes) => decode_string_entry(&bytes)?,
+            None => (
+                delta.original.clone().unwrap_or_default(),
+                RoaringBitmap::new(),
+            ),
+        };
+        let updated = delta.applied_to(current);
+        if updated.is_empty() {
+            strings.delete(&key)?;
+        } else {
+            strings.put(&key, &encode_string_entry(&original, &updated))?;
+        }
+    }
+    let distribution = transaction.create_tree(FIELD_DISTRIBUTION_TREE)?;
+    for (field, change) in deltas.distribution {
+        if change == 0 {
+            continue;
+        }
+        let current = match distribution.get(field.as_bytes())? {
+            Some(bytes) => decode_u64(&bytes, "field count")?,
+            None => 0,
+        };
+        let updated = current.saturating_add_signed(change);
+        if updated == 0 {
+            distribution.delete(field.as_bytes())?;
+        } else {
+            distribution.put(field.as_bytes(), &encode_u64(updated))?;
+        }
+    }
+    Ok(())
+}
+
+/// Stores new facet settings and rebuilds the facet trees from the stored documents.
+pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> ShardResult<bool> {
+    let transaction = database.begin_write()?;
+    let mut state = ShardState::load_write(&transaction)?;
+    if state.settings == settings {
+        transaction.abort();
+        return Ok(false);
+    }
+    for name in FACET_TREES {
+        transaction.delete_tree(name)?;
+    }
+    state.settings = settings;
+    let mut prepared = PreparedBatch {
+        batch_uid: state.applied_batch.unwrap_or(0),
+        fields: load_fields(&transaction)?,
+        transaction: Some(transaction),
+        state,
+        deltas: Deltas::default(),
+        outcome: ApplyOutcome::default(),
+    };
+    let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
+    for id in ids {
+        let stored = prepared.stored_document(id)?;
+        let document = codec::decode(&stored)?;
+        let extracted = extract(
+            &document,
+            &|path| prepared.state.settings.is_faceted(path),
+            prepared.state.settings.keeps_geo(),
+        );
+        prepared.contribute(id, &document, &extracted, true)?;
+    }
+    // The rebuild touches only facet trees: the distribution counts stay as they were.
+    prepared.deltas.distribution.clear();
+    let transaction = prepared
+        .transaction
+        .take()
+        .expect("the rebuild transaction is open");
+    flush_deltas(&transaction, &mut prepared.deltas)?;
+    prepared.state.store(&transaction)?;
+    transaction.commit()?;
+    Ok(true)
+}

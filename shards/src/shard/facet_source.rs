@@ -1,0 +1,283 @@
+//! [`FacetSource`] over a read snapshot: filters are answered from the facet trees, never by
+//! reading documents.
+//!
+//! Invariants: answers describe exactly the snapshot's documents; [`FacetSource`] cannot return
+//! errors, so a storage error makes the answer empty and is kept: call
+//! [`ShardFacetSource::take_error`] after evaluating and discard the result if it is `Some`.
+//! `has_field` answers from this shard's fields map; with several shards the caller answers
+//! for the whole index.
+
+use std::cell::RefCell;
+use std::ops::Bound;
+
+use roaring::RoaringBitmap;
+use storage_engine::{Direction, ReadTransaction};
+
+use crate::filter::{FacetSource, GeoPoint, VectorFilter, VectorLookupError};
+
+use super::error::{ShardError, ShardResult};
+use super::keys::{
+    Presence, decode_bitmap, decode_string_entry, document_from_key, number_key, presence_key,
+    string_key, string_of_key,
+};
+use super::{FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELDS_TREE, GEO_TREE};
+
+/// The facet indexes of one snapshot.
+pub struct ShardFacetSource<'a> {
+    read: &'a ReadTransaction,
+    universe: &'a RoaringBitmap,
+    error: RefCell<Option<ShardError>>,
+}
+
+/// The field id of `path` in the snapshot, if the path is known.
+pub(crate) fn field_id(read: &ReadTransaction, path: &str) -> ShardResult<Option<u16>> {
+    let Some(tree) = read.open_tree(FIELDS_TREE)? else {
+        return Ok(None);
+    };
+    match tree.get(path.as_bytes())? {
+        Some(bytes) => {
+            let id: [u8; 2] = bytes
+                .try_into()
+                .map_err(|_| ShardError::corrupted("field id"))?;
+            Ok(Some(u16::from_be_bytes(id)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Bound on keys of field `field` from a bound on its values.
+fn key_bound(bound: Bound<Vec<u8>>, field: u16, upper: bool) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Unbounded if upper => match field.checked_add(1) {
+            Some(next) => Bound::Excluded(next.to_be_bytes().to_vec()),
+            None => Bound::Unbounded,
+        },
+        Bound::Unbounded => Bound::Included(field.to_be_bytes().to_vec()),
+        other => other,
+    }
+}
+
+impl<'a> ShardFacetSource<'a> {
+    pub(crate) fn new(read: &'a ReadTransaction, universe: &'a RoaringBitmap) -> Self {
+        ShardFacetSource {
+            read,
+            universe,
+            error: RefCell::new(None),
+        }
+    }
+
+    /// The first storage error met while answering, if any.
+    pub fn take_error(&self) -> Option<ShardError> {
+        self.error.borrow_mut().take()
+    }
+
+    fn answer(&self, result: ShardResult<RoaringBitmap>) -> RoaringBitmap {
+        result.unwrap_or_else(|error| {
+            self.error.borrow_mut().get_or_insert(error);
+            RoaringBitmap::new()
+        })
+    }
+
+    /// Union of the bitmaps of the keys in the range of `tree_name`.
+    fn union_range(
+        &self,
+        tree_name: &str,
+        field: u16,
+        lower: Bound<Vec<u8>>,
+        upper: Bound<Vec<u8>>,
+        keep: &dyn Fn(&[u8]) -> ShardResult<Option<bool>>,
+    ) -> ShardResult<RoaringBitmap> {
+        let mut result = RoaringBitmap::new();
+        let Some(tree) = self.read.open_tree(tree_name)? else {
+            return Ok(result);
+        };
+        let lower = key_bound(lower, field, false);
+        let upper = key_bound(upper, field, true);
+        let range = tree.range(
+            lower.as_ref().map(Vec::as_slice),
+            upper.as_ref().map(Vec::as_slice),
+            Direction::Forward,
+        )?;
+        for entry in range {
+            let (key, value) = entry?;
+            match keep(key)? {
+                Some(true) => {}
+                Some(false) => continue,
+                None => break,
+            }
+            result |= if tree_name == FACET_STRINGS_TREE {
+                decode_string_entry(value)?.1
+            } else {
+                decode_bitmap(value)?
+            };
+        }
+        Ok(result)
+    }
+
+    fn numbers(
+        &self,
+        attribute: &str,
+        lower: Bound<f64>,
+        upper: Bound<f64>,
+    ) -> ShardResult<RoaringBitmap> {
+        let Some(field) = field_id(self.read, attribute)? else {
+            return Ok(RoaringBitmap::new());
+        };
+        if is_inverted(&lower, &upper) {
+            return Ok(RoaringBitmap::new());
+        }
+        let lower = lower.map(|number| number_key(field, number));
+        let upper = upper.map(|number| number_key(field, number));
+        self.union_range(FACET_NUMBERS_TREE, field, lower, upper, &|_| Ok(Some(true)))
+    }
+
+    fn strings(
+        &self,
+        attribute: &str,
+        lower: Bound<&str>,
+        upper: Bound<&str>,
+        keep: &dyn Fn(&str) -> Option<bool>,
+    ) -> ShardResult<RoaringBitmap> {
+        let Some(field) = field_id(self.read, attribute)? else {
+            return Ok(RoaringBitmap::new());
+        };
+        if is_inverted(&lower, &upper) {
+            return Ok(RoaringBitmap::new());
+        }
+        let lower = lower.map(|text| string_key(field, text));
+        let upper = upper.map(|text| string_key(field, text));
+        self.union_range(FACET_STRINGS_TREE, field, lower, upper, &|key| {
+            Ok(keep(string_of_key(key)?))
+        })
+    }
+
+    fn presence(&self, attribute: &str, presence: Presence) -> ShardResult<RoaringBitmap> {
+        let Some(field) = field_id(self.read, attribute)? else {
+            return Ok(RoaringBitmap::new());
+        };
+        let Some(tree) = self.read.open_tree(FACET_PRESENCE_TREE)? else {
+            return Ok(RoaringBitmap::new());
+        };
+        match tree.get(&presence_key(field, presence))? {
+            Some(bytes) => decode_bitmap(bytes),
+            None => Ok(RoaringBitmap::new()),
+        }
+    }
+
+    fn geo_points(&self, visit: &mut dyn FnMut(GeoPoint)) -> ShardResult<()> {
+        let Some(tree) = self.read.open_tree(GEO_TREE)? else {
+            return Ok(());
+        };
+        for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+            let (key, value) = entry?;
+            let corrupted = || ShardError::corrupted("geo point");
+            let latitude: [u8; 8] = value
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(corrupted)?;
+            let longitude: [u8; 8] = value
+                .get(8..16)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(corrupted)?;
+            visit(GeoPoint {
+                document: document_from_key(key)?,
+                latitude: f64::from_be_bytes(latitude),
+                longitude: f64::from_be_bytes(longitude),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Whether a range is empty or inverted.
+fn is_inverted<T: PartialOrd>(lower: &Bound<T>, upper: &Bound<T>) -> bool {
+    match (lower, upper) {
+        (Bound::Included(low), Bound::Included(high)) => low > high,
+        (Bound::Included(low) | Bound::Excluded(low), Bound::Excluded(high))
+        | (Bound::Excluded(low), Bound::Included(high)) => low >= high,
+        _ => false,
+    }
+}
+
+impl FacetSource for ShardFacetSource<'_> {
+    fn universe(&self) -> RoaringBitmap {
+        self.universe.clone()
+    }
+
+    fn has_field(&self, attribute: &str) -> bool {
+        match field_id(self.read, attribute) {
+            Ok(found) => found.is_some(),
+            Err(error) => {
+                self.error.borrow_mut().get_or_insert(error);
+                false
+            }
+        }
+    }
+
+    fn numbers_in_range(
+        &self,
+        attribute: &str,
+        lower: Bound<f64>,
+        upper: Bound<f64>,
+    ) -> RoaringBitmap {
+        self.answer(self.numbers(attribute, lower, upper))
+    }
+
+    fn strings_in_range(
+        &self,
+        attribute: &str,
+        lower: Bound<&str>,
+        upper: Bound<&str>,
+    ) -> RoaringBitmap {
+        self.answer(self.strings(attribute, lower, upper, &|_| Some(true)))
+    }
+
+    fn strings_containing(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
+        self.answer(
+            self.strings(attribute, Bound::Unbounded, Bound::Unbounded, &|value| {
+                Some(value.contains(normalized))
+            }),
+        )
+    }
+
+    fn strings_starting_with(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
+        self.answer(self.strings(
+            attribute,
+            Bound::Included(normalized),
+            Bound::Unbounded,
+            &|value| value.starts_with(normalized).then_some(true),
+        ))
+    }
+
+    fn exists(&self, attribute: &str) -> RoaringBitmap {
+        self.answer(self.presence(attribute, Presence::Exists))
+    }
+
+    fn null(&self, attribute: &str) -> RoaringBitmap {
+        self.answer(self.presence(attribute, Presence::Null))
+    }
+
+    fn empty(&self, attribute: &str) -> RoaringBitmap {
+        self.answer(self.presence(attribute, Presence::Empty))
+    }
+
+    fn for_each_geo_point(&self, visit: &mut dyn FnMut(GeoPoint)) {
+        if let Err(error) = self.geo_points(visit) {
+            self.error.borrow_mut().get_or_insert(error);
+        }
+    }
+
+    /// The shard has no vector store yet: it knows no embedder.
+    fn vector_documents(
+        &self,
+        embedder: Option<&str>,
+        _filter: &VectorFilter,
+    ) -> Result<RoaringBitmap, VectorLookupError> {
+        match embedder {
+            Some(_) => Err(VectorLookupError::EmbedderDoesNotExist {
+                available: Vec::new(),
+            }),
+            None => Ok(RoaringBitmap::new()),
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Byte encodings of the shard's keys and values.
+//!
+//! Invariants: every integer key is big-endian so byte order is numeric order; a number facet
+//! key's byte order is the numeric order of the finite `f64` it encodes (`-0.0` equals `0.0`);
+//! every facet key starts with its field id so one field's keys are contiguous.
+
+use roaring::RoaringBitmap;
+
+use super::error::{ShardError, ShardResult};
+
+/// Bytes of a field id at the start of facet keys.
+pub const FIELD_ID_BYTES: usize = 2;
+/// Bytes of an internal document id key.
+pub const DOCUMENT_ID_BYTES: usize = 4;
+
+/// The kinds of presence bitmaps kept per faceted field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Presence {
+    Exists = 0,
+    Null = 1,
+    Empty = 2,
+}
+
+/// A sortable `u64` whose unsigned order is the numeric order of `number`.
+pub fn ordered_number(number: f64) -> u64 {
+    let number = if number == 0.0 { 0.0 } else { number };
+    let bits = number.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// The inverse of [`ordered_number`].
+#[cfg(test)]
+pub fn number_from_ordered(ordered: u64) -> f64 {
+    if ordered >> 63 == 1 {
+        f64::from_bits(ordered & !(1 << 63))
+    } else {
+        f64::from_bits(!ordered)
+    }
+}
+
+pub fn document_key(document: u32) -> [u8; DOCUMENT_ID_BYTES] {
+    document.to_be_bytes()
+}
+
+pub fn document_from_key(key: &[u8]) -> ShardResult<u32> {
+    let bytes: [u8; DOCUMENT_ID_BYTES] = key
+        .try_into()
+        .map_err(|_| ShardError::corrupted("document id key"))?;
+    Ok(u32::from_be_bytes(bytes))
+}
+
+pub fn number_key(field: u16, number: f64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(FIELD_ID_BYTES + 8);
+    key.extend_from_slice(&field.to_be_bytes());
+    key.extend_from_slice(&ordered_number(number).to_be_bytes());
+    key
+}
+
+pub fn string_key(field: u16, normalized: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(FIELD_ID_BYTES + normalized.len());
+    key.extend_from_slice(&field.to_be_bytes());
+    key.extend_from_slice(normalized.as_bytes());
+    key
+}
+
+pub fn presence_key(field: u16, presence: Presence) -> [u8; FIELD_ID_BYTES + 1] {
+    let [high, low] = field.to_be_bytes();
+    [high, low, presence as u8]
+}
+
+/// The normalized string a string facet key holds (after its field id).
+pub fn string_of_key(key: &[u8]) -> ShardResult<&str> {
+    key.get(FIELD_ID_BYTES..)
+        .and_then(|rest| std::str::from_utf8(rest).ok())
+        .ok_or_else(|| ShardError::corrupted("string facet key"))
+}
+
+pub fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(bitmap.serialized_size());
+    bitmap
+        .serialize_into(&mut bytes)
+        .expect("writing into a Vec cannot fail");
+    bytes
+}
+
+pub fn decode_bitmap(bytes: &[u8]) -> ShardResult<RoaringBitmap> {
+    RoaringBitmap::deserialize_from(bytes).map_err(|_| ShardError::corrupted("roaring bitmap"))
+}
+
+/// A string facet value: the first original spelling seen, then the bitmap.
+pub fn encode_string_entry(original: &str, bitmap: &RoaringBitmap) -> Vec<u8> {
+    let original = &original.as_bytes()[..original.len().min(usize::from(u16::MAX))];
+    let length = u16::try_from(original.len()).expect("cut to u16::MAX above");
+    let mut bytes = Vec::with_capacity(2 + original.len() + bitmap.serialized_size());
+    bytes.extend_from_slice(&length.to_be_bytes());
+    bytes.extend_from_slice(original);
+    bitmap
+        .serialize_into(&mut bytes)
+        .expect("writing into a Vec cannot fail");
+    bytes
+}
+
+/// The original spelling (possibly cut inside a character, then lossily decoded) and bitmap.
+pub fn decode_string_entry(bytes: &[u8]) -> ShardResult<(String, RoaringBitmap)> {
+    let corrupted = || ShardError::corrupted("string facet entry");
+    let length_bytes: [u8; 2] = bytes
+        .get(..2)
+        .and_then(|head| head.try_into().ok())
+        .ok_or_else(corrupted)?;
+    let length = usize::from(u16::from_be_bytes(length_bytes));
+    let original = bytes.get(2..2 + length).ok_or_else(corrupted)?;
+    let bitmap = decode_bitmap(bytes.get(2 + length..).ok_or_else(corrupted)?)?;
+    Ok((String::from_utf8_lossy(original).into_owned(), bitmap))
+}
+
+pub fn encode_u64(value: u64) -> [u8; 8] {
+    value.to_be_bytes()
+}
+
+pub fn decode_u64(bytes: &[u8], what: &str) -> ShardResult<u64> {
+    let bytes: [u8; 8] = bytes.try_into().map_err(|_| ShardError::corrupted(what))?;
+    Ok(u64::from_be_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_keys_sort_numerically_and_round_trip() {
+        let numbers = [-1e300, -2.5, -1.0, 0.0, 1e-300, 1.0, 2.5, 1e300];
+        for pair in numbers.windows(2) {
+            assert!(ordered_number(pair[0]) < ordered_number(pair[1]));
+        }
+        for number in numbers {
+            assert_eq!(number_from_ordered(ordered_number(number)), number);
+        }
+        assert_eq!(ordered_number(-0.0), ordered_number(0.0));
+    }
+}

@@ -1,0 +1,153 @@
+//! One shard of an index: a single page-store file holding the documents, the external-id map,
+//! the fields map, the field distribution, the facet indexes (numbers, strings and booleans,
+//! null/empty/exists) that also serve as sort values, the `_geo` points, and the uid of the
+//! last applied batch.
+//!
+//! Invariants:
+//! - Every change happens inside one write transaction; a batch is applied with
+//!   [`Shard::prepare`], [`PreparedBatch::apply_chunk`] and [`PreparedBatch::commit`]. Dropping a
+//!   prepared batch (or dying) before `commit` changes nothing.
+//! - Applying is deterministic and idempotent: a batch whose uid is not above the recorded
+//!   applied uid is a no-op, so replay after a restart is safe.
+//! - Internal ids: a new document takes the smallest freed id if any, else the next never-used
+//!   id; a replaced document keeps its id; `DeleteAll` frees everything and restarts at 0. The
+//!   same operations in the same order always give the same ids.
+//! - The fields map only grows (as Meilisearch's fields ids map), also across `DeleteAll`.
+//! - The facet indexes always describe exactly the stored documents under the stored settings.
+//!
+//! Trees (all keys big-endian where numeric):
+//! `meta` (named records), `external_ids` (external id → u32), `documents` (u32 → lz4 JSON),
+//! `fields` (path → u16 field id), `field_distribution` (top-level field → u64 count),
+//! `facet_numbers` (field id ‖ ordered f64 → bitmap), `facet_strings` (field id ‖ normalized
+//! string → original ‖ bitmap), `facet_presence` (field id ‖ kind → bitmap), `geo` (u32 →
+//! latitude ‖ longitude as f64).
+
+mod apply;
+mod codec;
+mod error;
+mod extract;
+mod facet_source;
+mod fields_selection;
+mod keys;
+mod listing;
+mod settings;
+mod snapshot;
+mod state;
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use storage_engine::{Database, Options};
+
+pub use apply::{ApplyOutcome, Operation, PreparedBatch};
+pub use error::{ShardError, ShardResult};
+pub use facet_source::ShardFacetSource;
+pub use fields_selection::select_fields;
+pub use listing::{ListQuery, SortRule};
+pub use settings::FacetSettings;
+pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
+
+pub(crate) const META_TREE: &str = "meta";
+pub(crate) const EXTERNAL_IDS_TREE: &str = "external_ids";
+pub(crate) const DOCUMENTS_TREE: &str = "documents";
+pub(crate) const FIELDS_TREE: &str = "fields";
+pub(crate) const FIELD_DISTRIBUTION_TREE: &str = "field_distribution";
+pub(crate) const FACET_NUMBERS_TREE: &str = "facet_numbers";
+pub(crate) const FACET_STRINGS_TREE: &str = "facet_strings";
+pub(crate) const FACET_PRESENCE_TREE: &str = "facet_presence";
+pub(crate) const GEO_TREE: &str = "geo";
+
+/// Trees emptied by `DeleteAll` (the fields map and `meta` stay).
+pub(crate) const DOCUMENT_TREES: [&str; 6] = [
+    EXTERNAL_IDS_TREE,
+    DOCUMENTS_TREE,
+    FIELD_DISTRIBUTION_TREE,
+    FACET_NUMBERS_TREE,
+    FACET_STRINGS_TREE,
+    FACET_PRESENCE_TREE,
+];
+/// Trees rebuilt when the facet settings change.
+pub(crate) const FACET_TREES: [&str; 4] = [
+    FACET_NUMBERS_TREE,
+    FACET_STRINGS_TREE,
+    FACET_PRESENCE_TREE,
+    GEO_TREE,
+];
+
+pub(crate) const META_APPLIED_BATCH: &[u8] = b"applied_batch";
+pub(crate) const META_NEXT_ID: &[u8] = b"next_id";
+pub(crate) const META_FREE_IDS: &[u8] = b"free_ids";
+pub(crate) const META_DOCUMENT_IDS: &[u8] = b"document_ids";
+pub(crate) const META_DOCUMENT_BYTES: &[u8] = b"document_bytes";
+pub(crate) const META_SETTINGS: &[u8] = b"facet_settings";
+
+/// One shard's page-store file.
+pub struct Shard {
+    database: Database,
+}
+
+impl Shard {
+    /// Opens the shard file at `path`, creating it when `options.create` allows.
+    pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
+        let database = Database::open(path, options)?;
+        Ok(Shard { database })
+    }
+
+    /// The page store underneath (for statistics and integrity checks).
+    pub fn database(&self) -> &Database {
+        &self.database
+    }
+
+    /// Starts applying batch `batch_uid`: opens the write transaction. A batch already applied
+    /// gives a prepared batch whose chunks and commit do nothing.
+    pub fn prepare(&self, batch_uid: u64) -> ShardResult<PreparedBatch> {
+        PreparedBatch::begin(&self.database, batch_uid)
+    }
+
+    /// Applies and commits a whole batch at once.
+    pub fn apply(&self, batch_uid: u64, operations: Vec<Operation>) -> ShardResult<ApplyOutcome> {
+        let mut prepared = self.prepare(batch_uid)?;
+        prepared.apply_chunk(operations)?;
+        prepared.commit()
+    }
+
+    /// A read snapshot of the last commit.
+    pub fn read(&self) -> ShardResult<ShardSnapshot> {
+        ShardSnapshot::new(self.database.begin_read())
+    }
+
+    /// Replaces the `filterableAttributes` setting and rebuilds the facet indexes in one
+    /// transaction (nothing happens when the setting is unchanged).
+    pub fn set_filterable_fields(&self, filterable_setting: &Value) -> ShardResult<bool> {
+        let current = self.read()?.settings().clone();
+        let sortable: Vec<String> = current.sortable().iter().cloned().collect();
+        self.set_facet_settings(filterable_setting, &sortable)
+    }
+
+    /// Replaces the sortable attributes and rebuilds the facet indexes in one transaction.
+    pub fn set_sortable_fields(&self, sortable: &[String]) -> ShardResult<bool> {
+        let current = self.read()?.settings().clone();
+        self.set_facet_settings(current.filterable_setting(), sortable)
+    }
+
+    /// Replaces both facet settings; returns whether anything changed (and was rebuilt).
+    pub fn set_facet_settings(
+        &self,
+        filterable_setting: &Value,
+        sortable: &[String],
+    ) -> ShardResult<bool> {
+        let settings =
+            FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
+        apply::rebuild_facets(&self.database, settings)
+    }
+
+    /// Statistics of the last commit, with the file's length.
+    pub fn stats(&self) -> ShardResult<ShardStats> {
+        self.read()?.stats(self.database.stats().file_bytes)
+    }
+
+    /// The document with this external id, in the last commit.
+    pub fn document(&self, external_id: &str) -> ShardResult<Option<Map<String, Value>>> {
+        self.read()?.document(external_id, None)
+    }
+}

@@ -1,0 +1,185 @@
+//! Reads on one committed snapshot of a shard: documents by external id (with `fields`
+//! selection), listings, counts, field distribution, facet source, and statistics.
+//!
+//! Invariant: everything answered by one [`ShardSnapshot`] describes the same commit.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value};
+use storage_engine::{Direction, ReadTransaction};
+
+use super::codec;
+use super::error::{ShardError, ShardResult};
+use super::facet_source::ShardFacetSource;
+use super::fields_selection::select_fields;
+use super::keys::{decode_u64, document_from_key, document_key};
+use super::listing::{ListQuery, list_ids};
+use super::settings::FacetSettings;
+use super::state::ShardState;
+use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_TREE};
+
+/// Document statistics of a shard.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShardStats {
+    pub number_of_documents: u64,
+    /// Bytes of the stored (compressed) documents.
+    pub raw_document_bytes: u64,
+    /// `raw_document_bytes / number_of_documents`, 0 without documents.
+    pub average_document_bytes: u64,
+    /// Length of the shard file.
+    pub file_bytes: u64,
+    /// Top-level field → number of documents having it.
+    pub field_distribution: BTreeMap<String, u64>,
+}
+
+/// A page of `(internal id, document)` and the number of matching documents.
+pub type DocumentPage = (Vec<(u32, Map<String, Value>)>, u64);
+
+/// A read snapshot of a shard.
+pub struct ShardSnapshot {
+    read: ReadTransaction,
+    state: ShardState,
+}
+
+impl ShardSnapshot {
+    pub(crate) fn new(read: ReadTransaction) -> ShardResult<ShardSnapshot> {
+        let state = ShardState::load_read(&read)?;
+        Ok(ShardSnapshot { read, state })
+    }
+
+    pub fn settings(&self) -> &FacetSettings {
+        &self.state.settings
+    }
+
+    /// The uid of the last batch this snapshot includes.
+    pub fn applied_batch(&self) -> Option<u64> {
+        self.state.applied_batch
+    }
+
+    /// Every internal id.
+    pub fn document_ids(&self) -> &RoaringBitmap {
+        &self.state.document_ids
+    }
+
+    pub fn count(&self) -> u64 {
+        self.state.document_ids.len()
+    }
+
+    /// The facet indexes, to evaluate filters with.
+    pub fn facet_source(&self) -> ShardFacetSource<'_> {
+        ShardFacetSource::new(&self.read, &self.state.document_ids)
+    }
+
+    pub fn internal_id(&self, external_id: &str) -> ShardResult<Option<u32>> {
+        let Some(tree) = self.read.open_tree(EXTERNAL_IDS_TREE)? else {
+            return Ok(None);
+        };
+        tree.get(external_id.as_bytes())?
+            .map(document_from_key)
+            .transpose()
+    }
+
+    /// The document with internal id `id`, reduced to `fields` when given.
+    pub fn document_by_id(
+        &self,
+        id: u32,
+        fields: Option<&[String]>,
+    ) -> ShardResult<Option<Map<String, Value>>> {
+        let Some(tree) = self.read.open_tree(DOCUMENTS_TREE)? else {
+            return Ok(None);
+        };
+        let Some(stored) = tree.get(&document_key(id))? else {
+            return Ok(None);
+        };
+        let document = codec::decode(stored)?;
+        Ok(Some(match fields {
+            Some(selectors) => select_fields(&document, selectors),
+            None => document,
+        }))
+    }
+
+    /// The JSON bytes of a document exactly as stored (as sent, keys in order).
+    pub fn document_json(&self, id: u32) -> ShardResult<Option<Vec<u8>>> {
+        let Some(tree) = self.read.open_tree(DOCUMENTS_TREE)? else {
+            return Ok(None);
+        };
+        tree.get(&document_key(id))?
+            .map(codec::decompress)
+            .transpose()
+    }
+
+    pub fn document(
+        &self,
+        external_id: &str,
+        fields: Option<&[String]>,
+    ) -> ShardResult<Option<Map<String, Value>>> {
+        match self.internal_id(external_id)? {
+            Some(id) => self.document_by_id(id, fields),
+            None => Ok(None),
+        }
+    }
+
+    /// The page of documents `query` asks for, with the number of matching documents.
+    pub fn documents(
+        &self,
+        query: &ListQuery,
+        fields: Option<&[String]>,
+    ) -> ShardResult<DocumentPage> {
+        let (ids, total) = list_ids(&self.read, &self.state.document_ids, query)?;
+        let mut documents = Vec::with_capacity(ids.len());
+        for id in ids {
+            let document = self
+                .document_by_id(id, fields)?
+                .ok_or_else(|| ShardError::corrupted("listed id without document"))?;
+            documents.push((id, document));
+        }
+        Ok((documents, total))
+    }
+
+    /// Every field path ever seen by this shard, sorted.
+    pub fn fields(&self) -> ShardResult<Vec<String>> {
+        let Some(tree) = self.read.open_tree(FIELDS_TREE)? else {
+            return Ok(Vec::new());
+        };
+        let mut fields = Vec::new();
+        for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+            let (key, _) = entry?;
+            fields.push(
+                String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?,
+            );
+        }
+        Ok(fields)
+    }
+
+    /// Top-level field → number of documents having it.
+    pub fn field_distribution(&self) -> ShardResult<BTreeMap<String, u64>> {
+        let mut distribution = BTreeMap::new();
+        let Some(tree) = self.read.open_tree(FIELD_DISTRIBUTION_TREE)? else {
+            return Ok(distribution);
+        };
+        for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+            let (key, value) = entry?;
+            let field =
+                String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field name"))?;
+            distribution.insert(field, decode_u64(value, "field count")?);
+        }
+        Ok(distribution)
+    }
+
+    /// Statistics; `file_bytes` is the caller's (the database knows its file length).
+    pub fn stats(&self, file_bytes: u64) -> ShardResult<ShardStats> {
+        let number_of_documents = self.count();
+        let raw_document_bytes = self.state.document_bytes;
+        Ok(ShardStats {
+            number_of_documents,
+            raw_document_bytes,
+            average_document_bytes: raw_document_bytes
+                .checked_div(number_of_documents)
+                .unwrap_or(0),
+            file_bytes,
+            field_distribution: self.field_distribution()?,
+        })
+    }
+}

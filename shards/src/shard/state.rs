@@ -1,0 +1,115 @@
+//! The shard-wide records of `meta` as one value: id allocation, the set of live ids, the
+//! stored document bytes, the facet settings and the applied batch uid.
+//!
+//! Invariant: `document_ids` and `free_ids` are disjoint and their union is `0..next_id`;
+//! allocation takes the smallest free id, else `next_id`.
+
+use roaring::RoaringBitmap;
+use storage_engine::{ReadTransaction, WriteTransaction};
+
+use super::error::{ShardError, ShardResult};
+use super::keys::{decode_bitmap, decode_u64, encode_bitmap, encode_u64};
+use super::settings::FacetSettings;
+use super::{
+    META_APPLIED_BATCH, META_DOCUMENT_BYTES, META_DOCUMENT_IDS, META_FREE_IDS, META_NEXT_ID,
+    META_SETTINGS, META_TREE,
+};
+
+/// One past the largest internal document id.
+pub const DOCUMENT_ID_COUNT_MAX: u64 = 1 << 32;
+
+#[derive(Debug, Clone, Default)]
+pub struct ShardState {
+    pub applied_batch: Option<u64>,
+    pub next_id: u64,
+    pub free_ids: RoaringBitmap,
+    pub document_ids: RoaringBitmap,
+    pub document_bytes: u64,
+    pub settings: FacetSettings,
+}
+
+/// One `meta` record, if present.
+type Record = ShardResult<Option<Vec<u8>>>;
+
+fn read_record(get: &dyn Fn(&[u8]) -> Record) -> ShardResult<ShardState> {
+    let mut state = ShardState::default();
+    if let Some(bytes) = get(META_APPLIED_BATCH)? {
+        state.applied_batch = Some(decode_u64(&bytes, "applied batch")?);
+    }
+    if let Some(bytes) = get(META_NEXT_ID)? {
+        state.next_id = decode_u64(&bytes, "next id")?;
+    }
+    if let Some(bytes) = get(META_FREE_IDS)? {
+        state.free_ids = decode_bitmap(&bytes)?;
+    }
+    if let Some(bytes) = get(META_DOCUMENT_IDS)? {
+        state.document_ids = decode_bitmap(&bytes)?;
+    }
+    if let Some(bytes) = get(META_DOCUMENT_BYTES)? {
+        state.document_bytes = decode_u64(&bytes, "document bytes")?;
+    }
+    if let Some(bytes) = get(META_SETTINGS)? {
+        state.settings = FacetSettings::from_bytes(&bytes)?;
+    }
+    Ok(state)
+}
+
+impl ShardState {
+    pub fn load_read(read: &ReadTransaction) -> ShardResult<ShardState> {
+        let Some(tree) = read.open_tree(META_TREE)? else {
+            return Ok(ShardState::default());
+        };
+        read_record(&|key| Ok(tree.get(key)?.map(<[u8]>::to_vec)))
+    }
+
+    pub fn load_write(write: &WriteTransaction) -> ShardResult<ShardState> {
+        let tree = write.create_tree(META_TREE)?;
+        read_record(&|key| Ok(tree.get(key)?.map(|value| value.into_owned())))
+    }
+
+    pub fn store(&self, write: &WriteTransaction) -> ShardResult<()> {
+        let tree = write.create_tree(META_TREE)?;
+        if let Some(batch) = self.applied_batch {
+            tree.put(META_APPLIED_BATCH, &encode_u64(batch))?;
+        }
+        tree.put(META_NEXT_ID, &encode_u64(self.next_id))?;
+        tree.put(META_FREE_IDS, &encode_bitmap(&self.free_ids))?;
+        tree.put(META_DOCUMENT_IDS, &encode_bitmap(&self.document_ids))?;
+        tree.put(META_DOCUMENT_BYTES, &encode_u64(self.document_bytes))?;
+        tree.put(META_SETTINGS, &self.settings.to_bytes())?;
+        Ok(())
+    }
+
+    /// Takes the smallest free id, else the next never-used one.
+    pub fn allocate(&mut self) -> ShardResult<u32> {
+        let id = match self.free_ids.min() {
+            Some(free) => {
+                self.free_ids.remove(free);
+                free
+            }
+            None => {
+                if self.next_id >= DOCUMENT_ID_COUNT_MAX {
+                    return Err(ShardError::DocumentIdsExhausted);
+                }
+                let id = u32::try_from(self.next_id).expect("checked below the maximum");
+                self.next_id += 1;
+                id
+            }
+        };
+        self.document_ids.insert(id);
+        Ok(id)
+    }
+
+    pub fn release(&mut self, id: u32) {
+        self.document_ids.remove(id);
+        self.free_ids.insert(id);
+    }
+
+    /// Forgets every document (`DeleteAll`).
+    pub fn clear_documents(&mut self) {
+        self.next_id = 0;
+        self.free_ids.clear();
+        self.document_ids.clear();
+        self.document_bytes = 0;
+    }
+}
