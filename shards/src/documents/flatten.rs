@@ -4,8 +4,9 @@
 //! Documents are stored as sent; flattening only names the fields that settings, filters, sorts
 //! and facets talk about. Invariants of [`flatten`]:
 //! - object keys are joined with `.`: `{"a":{"b":1}}` has `a.b` = `1`;
-//! - an array of objects is flattened into the same prefix, its leaves collected into arrays:
-//!   `{"a":[{"b":1},{"b":2}]}` has `a.b` = `[1,2]`; nested arrays are flattened likewise;
+//! - an array of objects is flattened into the same prefix, leaves reached twice collected into
+//!   an array: `{"a":[{"b":1},{"b":2}]}` has `a.b` = `[1,2]` (but `{"a":[{"b":1}]}` has
+//!   `a.b` = `1`); nested arrays are flattened into the same prefix;
 //! - a scalar coming from an array is always inside an array (`{"a":[1]}` has `a` = `[1]`);
 //! - a path reached twice (a literal `"a.b"` key and a nested `a.b`) collects both values into an
 //!   array;
