@@ -21,7 +21,13 @@ fn document(value: Value) -> Document {
 fn stored_primary_key_wins_and_a_different_request_fails() {
     let first = document(json!({"uid": 1}));
     let resolved = resolve_primary_key(Some("id"), None, Some(&first)).unwrap();
-    assert_eq!(resolved, ResolvedPrimaryKey { name: "id".into(), is_new: false });
+    assert_eq!(
+        resolved,
+        ResolvedPrimaryKey {
+            name: "id".into(),
+            is_new: false
+        }
+    );
     let resolved = resolve_primary_key(Some("id"), Some("id"), Some(&first)).unwrap();
     assert!(!resolved.is_new);
     let error = resolve_primary_key(Some("id"), Some("uid"), Some(&first)).unwrap_err();
@@ -32,7 +38,13 @@ fn stored_primary_key_wins_and_a_different_request_fails() {
 #[test]
 fn requested_primary_key_is_used_without_looking_at_documents() {
     let resolved = resolve_primary_key(None, Some("docid"), None).unwrap();
-    assert_eq!(resolved, ResolvedPrimaryKey { name: "docid".into(), is_new: true });
+    assert_eq!(
+        resolved,
+        ResolvedPrimaryKey {
+            name: "docid".into(),
+            is_new: true
+        }
+    );
 }
 
 #[test]
@@ -53,7 +65,10 @@ fn inference_takes_the_single_field_ending_with_id_case_insensitively() {
 #[test]
 fn inference_with_no_candidate_or_no_document_fails() {
     let message = "The primary key inference failed as the engine did not find any field ending with `id` in its name. Please specify the primary key manually using the `primaryKey` query parameter.";
-    for first in [Some(document(json!({"title": "x", "identity": 1, "i_d": 2}))), None] {
+    for first in [
+        Some(document(json!({"title": "x", "identity": 1, "i_d": 2}))),
+        None,
+    ] {
         let error = resolve_primary_key(None, None, first.as_ref()).unwrap_err();
         assert_eq!(error.code(), "index_primary_key_no_candidate_found");
         assert_eq!(error.to_string(), message);
@@ -86,12 +101,20 @@ fn nested_primary_key_splits_at_every_dot() {
 
 #[test]
 fn valid_ids_are_strings_of_allowed_ascii_or_integers() {
-    assert_eq!(document_id_from_value(&json!("Abc-_09")).unwrap(), "Abc-_09");
+    assert_eq!(
+        document_id_from_value(&json!("Abc-_09")).unwrap(),
+        "Abc-_09"
+    );
     assert_eq!(document_id_from_value(&json!(42)).unwrap(), "42");
     assert_eq!(document_id_from_value(&json!(-7)).unwrap(), "-7");
-    assert_eq!(document_id_from_value(&json!(u64::MAX)).unwrap(), u64::MAX.to_string());
+    assert_eq!(
+        document_id_from_value(&json!(u64::MAX)).unwrap(),
+        u64::MAX.to_string()
+    );
     assert!(is_valid_document_id(&"a".repeat(DOCUMENT_ID_BYTES_MAX)));
-    assert!(!is_valid_document_id(&"a".repeat(DOCUMENT_ID_BYTES_MAX + 1)));
+    assert!(!is_valid_document_id(
+        &"a".repeat(DOCUMENT_ID_BYTES_MAX + 1)
+    ));
     assert!(!is_valid_document_id(""));
     assert!(!is_valid_document_id("é"));
 }
@@ -108,11 +131,17 @@ fn invalid_ids_are_reported_as_compact_json() {
         (json!(null), "null"),
         (json!([1]), "[1]"),
         (json!({"a": 1}), r#"{"a":1}"#),
-        (json!("a".repeat(512)), &*format!("\"{}\"", "a".repeat(512)).leak()),
+        (
+            json!("a".repeat(512)),
+            &*format!("\"{}\"", "a".repeat(512)).leak(),
+        ),
     ] {
         let error = document_id_from_value(&value).unwrap_err();
         assert_eq!(error.code(), "invalid_document_id");
-        assert_eq!(error.to_string(), format!("Document identifier `{shown}` {suffix}"));
+        assert_eq!(
+            error.to_string(),
+            format!("Document identifier `{shown}` {suffix}")
+        );
     }
 }
 
@@ -129,8 +158,14 @@ fn missing_id_quotes_the_document_as_compact_json() {
 
 #[test]
 fn nested_primary_key_is_found_through_objects_or_a_dotted_key() {
-    assert_eq!(extract_document_id(&document(json!({"a": {"b": 1}})), "a.b").unwrap(), "1");
-    assert_eq!(extract_document_id(&document(json!({"a.b": "x"})), "a.b").unwrap(), "x");
+    assert_eq!(
+        extract_document_id(&document(json!({"a": {"b": 1}})), "a.b").unwrap(),
+        "1"
+    );
+    assert_eq!(
+        extract_document_id(&document(json!({"a.b": "x"})), "a.b").unwrap(),
+        "x"
+    );
     assert_eq!(
         extract_document_id(&document(json!({"a": {"b.c": "y"}})), "a.b.c").unwrap(),
         "y"
@@ -164,5 +199,9 @@ fn nested_primary_key_matching_twice_is_too_many() {
 fn nested_primary_key_with_invalid_value_reports_the_value() {
     let error = extract_document_id(&document(json!({"a": {"b": 1.5}})), "a.b").unwrap_err();
     assert_eq!(error.code(), "invalid_document_id");
-    assert!(error.to_string().starts_with("Document identifier `1.5` is invalid."));
+    assert!(
+        error
+            .to_string()
+            .starts_with("Document identifier `1.5` is invalid.")
+    );
 }

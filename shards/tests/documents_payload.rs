@@ -24,29 +24,43 @@ fn parse(payload: &str, format: PayloadFormat) -> Vec<Value> {
 fn failure(payload: &str, format: PayloadFormat) -> (&'static str, String) {
     let error = match documents(payload.as_bytes(), format) {
         Err(error) => error,
-        Ok(mut documents) => documents.find_map(Result::err).expect("the payload must fail"),
+        Ok(mut documents) => documents
+            .find_map(Result::err)
+            .expect("the payload must fail"),
     };
     (error.code(), error.to_string())
 }
 
 #[test]
 fn json_array_yields_each_object_in_order_with_key_order_kept() {
-    let documents = parse(r#" [ {"z": 1, "a": {"y": 2, "b": 3}}, {"id": "x"} ] "#, PayloadFormat::Json);
-    assert_eq!(documents, vec![json!({"z": 1, "a": {"y": 2, "b": 3}}), json!({"id": "x"})]);
+    let documents = parse(
+        r#" [ {"z": 1, "a": {"y": 2, "b": 3}}, {"id": "x"} ] "#,
+        PayloadFormat::Json,
+    );
+    assert_eq!(
+        documents,
+        vec![json!({"z": 1, "a": {"y": 2, "b": 3}}), json!({"id": "x"})]
+    );
     let keys: Vec<&String> = documents[0].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["z", "a"]);
 }
 
 #[test]
 fn json_single_object_counts_one_and_empty_array_counts_zero() {
-    assert_eq!(count_documents(br#"{"id": 1}"#, PayloadFormat::Json).unwrap(), 1);
+    assert_eq!(
+        count_documents(br#"{"id": 1}"#, PayloadFormat::Json).unwrap(),
+        1
+    );
     assert_eq!(count_documents(b"[]", PayloadFormat::Json).unwrap(), 0);
     assert_eq!(count_documents(b" [ ] ", PayloadFormat::Json).unwrap(), 0);
 }
 
 #[test]
 fn json_bytes_after_the_closing_bracket_are_ignored_like_meilisearch() {
-    assert_eq!(count_documents(br#"[{"id": 1}] trailing"#, PayloadFormat::Json).unwrap(), 1);
+    assert_eq!(
+        count_documents(br#"[{"id": 1}] trailing"#, PayloadFormat::Json).unwrap(),
+        1
+    );
 }
 
 #[test]
@@ -62,7 +76,12 @@ fn json_syntax_error_reports_position_in_whole_payload() {
 #[test]
 fn json_scalar_is_neither_an_object_nor_a_list() {
     let long = "0123456789".repeat(10);
-    for payload in [format!("\"{long}\""), format!("\"{long}m\""), "12".to_string(), "null".to_string()] {
+    for payload in [
+        format!("\"{long}\""),
+        format!("\"{long}m\""),
+        "12".to_string(),
+        "null".to_string(),
+    ] {
         let (code, message) = failure(&payload, PayloadFormat::Json);
         assert_eq!(code, "malformed_payload");
         assert_eq!(
@@ -114,7 +133,10 @@ fn json_array_errors_trailing_comma_and_unclosed() {
 fn json_array_element_that_is_not_an_object_is_an_internal_error() {
     let (code, message) = failure(r#"[{"id": 1}, 2]"#, PayloadFormat::Json);
     assert_eq!(code, "internal");
-    assert_eq!(message, "invalid type: integer `2`, expected a map at line 1 column 1");
+    assert_eq!(
+        message,
+        "invalid type: integer `2`, expected a map at line 1 column 1"
+    );
 }
 
 #[test]
@@ -140,8 +162,14 @@ fn empty_payload_is_missing_payload_for_each_format() {
 
 #[test]
 fn ndjson_yields_whitespace_separated_objects() {
-    let documents = parse("{\"id\": 1}\n\n{\"id\": 2} {\"id\": 3}\n", PayloadFormat::Ndjson);
-    assert_eq!(documents, vec![json!({"id": 1}), json!({"id": 2}), json!({"id": 3})]);
+    let documents = parse(
+        "{\"id\": 1}\n\n{\"id\": 2} {\"id\": 3}\n",
+        PayloadFormat::Ndjson,
+    );
+    assert_eq!(
+        documents,
+        vec![json!({"id": 1}), json!({"id": 2}), json!({"id": 3})]
+    );
     assert_eq!(count_documents(b"\n \n", PayloadFormat::Ndjson).unwrap(), 0);
 }
 
@@ -159,7 +187,10 @@ fn ndjson_syntax_error_reports_line_and_column_of_whole_payload() {
 fn ndjson_value_that_is_not_an_object_is_an_internal_error() {
     let (code, message) = failure("{\"id\": 1}\n[1]", PayloadFormat::Ndjson);
     assert_eq!(code, "internal");
-    assert_eq!(message, "invalid type: sequence, expected a map at line 1 column 0");
+    assert_eq!(
+        message,
+        "invalid type: sequence, expected a map at line 1 column 0"
+    );
 }
 
 #[test]
@@ -200,20 +231,29 @@ fn csv_typed_headers_convert_numbers_and_booleans() {
 #[test]
 fn csv_number_cells_are_trimmed_and_non_finite_floats_become_null() {
     let documents = parse("n:number,b:boolean\n 12 , true \n1e999,\n", CSV);
-    assert_eq!(documents, vec![json!({"n": 12, "b": true}), json!({"n": null, "b": null})]);
+    assert_eq!(
+        documents,
+        vec![json!({"n": 12, "b": true}), json!({"n": null, "b": null})]
+    );
 }
 
 #[test]
 fn csv_unknown_type_suffix_keeps_the_whole_header_and_last_colon_decides() {
     let documents = parse("a:date,b:c:number,c.d\nx,1,y\n", CSV);
-    assert_eq!(documents, vec![json!({"a:date": "x", "b:c": 1, "c.d": "y"})]);
+    assert_eq!(
+        documents,
+        vec![json!({"a:date": "x", "b:c": 1, "c.d": "y"})]
+    );
 }
 
 #[test]
 fn csv_quoting_and_custom_delimiter() {
     let payload = "id|text\n1|\"a|b \"\"quoted\"\"\nnext line\"\n";
     let documents = parse(payload, PayloadFormat::Csv { delimiter: b'|' });
-    assert_eq!(documents, vec![json!({"id": "1", "text": "a|b \"quoted\"\nnext line"})]);
+    assert_eq!(
+        documents,
+        vec![json!({"id": "1", "text": "a|b \"quoted\"\nnext line"})]
+    );
     let documents = parse("#id;name\n0;jean\n", PayloadFormat::Csv { delimiter: b';' });
     assert_eq!(documents, vec![json!({"#id": "0", "name": "jean"})]);
 }
@@ -241,7 +281,10 @@ fn csv_bad_typed_cells_report_record_number_and_reason() {
         message,
         "The `csv` payload provided is malformed: `Error parsing boolean \"doggo\" at line 1: provided string was not `true` or `false``."
     );
-    let (_, message) = failure("#id:number,a:boolean,b:number\n0,true,1\n1,false, doggo", CSV);
+    let (_, message) = failure(
+        "#id:number,a:boolean,b:number\n0,true,1\n1,false, doggo",
+        CSV,
+    );
     assert_eq!(
         message,
         "The `csv` payload provided is malformed: `Error parsing number \" doggo\" at line 2: invalid float literal`."
@@ -252,9 +295,18 @@ fn csv_bad_typed_cells_report_record_number_and_reason() {
 fn csv_delimiter_parameter_must_be_one_ascii_character() {
     assert_eq!(csv_delimiter_from_parameter(";").unwrap(), b';');
     let cases = [
-        ("", "Invalid value in parameter `csvDelimiter`: expected a string of one character, but found an empty string"),
-        ("doggo", "Invalid value in parameter `csvDelimiter`: expected a string of one character, but found the following string of 5 characters: `doggo`"),
-        ("🍰", "csv delimiter must be an ascii character. Found: `🍰`"),
+        (
+            "",
+            "Invalid value in parameter `csvDelimiter`: expected a string of one character, but found an empty string",
+        ),
+        (
+            "doggo",
+            "Invalid value in parameter `csvDelimiter`: expected a string of one character, but found the following string of 5 characters: `doggo`",
+        ),
+        (
+            "🍰",
+            "csv delimiter must be an ascii character. Found: `🍰`",
+        ),
     ];
     for (parameter, expected) in cases {
         let error = csv_delimiter_from_parameter(parameter).unwrap_err();
@@ -303,27 +355,40 @@ fn pypi_dataset_slice_parses_with_one_valid_id_per_document() {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = ["../../shared", "../../../shared"]
         .iter()
-        .map(|relative| manifest.join(relative).join("datasets/pypi-packages.ndjson.zst"))
+        .map(|relative| {
+            manifest
+                .join(relative)
+                .join("datasets/pypi-packages.ndjson.zst")
+        })
         .find(|candidate| candidate.exists())
         .expect("shared/datasets/pypi-packages.ndjson.zst beside the repository");
     let decoder = zstd::Decoder::new(std::fs::File::open(&path).unwrap()).unwrap();
-    let lines: Vec<String> =
-        BufReader::new(decoder).lines().take(DATASET_LINES).map(Result::unwrap).collect();
+    let lines: Vec<String> = BufReader::new(decoder)
+        .lines()
+        .take(DATASET_LINES)
+        .map(Result::unwrap)
+        .collect();
     let payload = lines.join("\n");
-    let documents: Vec<Document> =
-        documents(payload.as_bytes(), PayloadFormat::Ndjson).unwrap().map(Result::unwrap).collect();
+    let documents: Vec<Document> = documents(payload.as_bytes(), PayloadFormat::Ndjson)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(documents.len(), DATASET_LINES);
     let mut ids = std::collections::BTreeSet::new();
     for (document, line) in documents.iter().zip(&lines) {
         let expected: Value = serde_json::from_str(line).unwrap();
         assert_eq!(&Value::Object(document.clone()), &expected);
-        let primary_key = shards::documents::primary_key::resolve_primary_key(None, None, Some(document))
-            .unwrap();
+        let primary_key =
+            shards::documents::primary_key::resolve_primary_key(None, None, Some(document))
+                .unwrap();
         let id = extract_document_id(document, &primary_key.name).unwrap();
         ids.insert(id);
     }
     assert_eq!(ids.len(), DATASET_LINES, "ids are unique in the slice");
     // The same slice as one JSON array parses to the same documents.
     let array = format!("[{}]", lines.join(","));
-    assert_eq!(count_documents(array.as_bytes(), PayloadFormat::Json).unwrap(), DATASET_LINES as u64);
+    assert_eq!(
+        count_documents(array.as_bytes(), PayloadFormat::Json).unwrap(),
+        DATASET_LINES as u64
+    );
 }

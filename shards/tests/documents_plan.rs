@@ -35,13 +35,24 @@ fn nested_objects_get_dotted_paths_and_keep_intermediates() {
 
 #[test]
 fn scalars_from_arrays_are_always_in_arrays_and_nested_arrays_flatten() {
-    let flattened = flatten(&document(json!({"a": [1], "b": [[1, [2]], {"c": 3}], "e": []})));
+    let flattened = flatten(&document(
+        json!({"a": [1], "b": [[1, [2]], {"c": 3}], "e": []}),
+    ));
     assert_eq!(flattened["a"], json!([1]));
     assert_eq!(flattened["b"], json!([1, 2]));
-    assert_eq!(flattened["b.c"], json!(3), "a leaf of an object in an array stays a scalar");
+    assert_eq!(
+        flattened["b.c"],
+        json!(3),
+        "a leaf of an object in an array stays a scalar"
+    );
     assert_eq!(flattened["e"], json!([]));
-    let flattened = flatten(&document(json!({"a": [42, {"b": "c"}, {"b": "d"}, [], [{}]]})));
-    assert_eq!(Value::Object(flattened), json!({"a": [42], "a.b": ["c", "d"]}));
+    let flattened = flatten(&document(
+        json!({"a": [42, {"b": "c"}, {"b": "d"}, [], [{}]]}),
+    ));
+    assert_eq!(
+        Value::Object(flattened),
+        json!({"a": [42], "a.b": ["c", "d"]})
+    );
 }
 
 #[test]
@@ -59,11 +70,14 @@ fn field_distribution_counts_top_level_fields_except_vectors() {
     let second = document(json!({"id": 2, "c": 1}));
     count_document(&mut distribution, &first);
     count_document(&mut distribution, &second);
-    let expected: FieldDistribution =
-        [("_geo", 1), ("a", 1), ("c", 1), ("id", 2)].map(|(k, v)| (k.to_string(), v)).into();
+    let expected: FieldDistribution = [("_geo", 1), ("a", 1), ("c", 1), ("id", 2)]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
     assert_eq!(distribution, expected);
     uncount_document(&mut distribution, &first);
-    let expected: FieldDistribution = [("c", 1), ("id", 1)].map(|(k, v)| (k.to_string(), v)).into();
+    let expected: FieldDistribution = [("c", 1), ("id", 1)]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
     assert_eq!(distribution, expected);
 }
 
@@ -71,7 +85,10 @@ const CREATE: MissingDocumentPolicy = MissingDocumentPolicy::Create;
 const SKIP: MissingDocumentPolicy = MissingDocumentPolicy::Skip;
 
 fn written(onto_stored: bool, value: Value) -> Outcome {
-    Outcome::Written { onto_stored, document: document(value) }
+    Outcome::Written {
+        onto_stored,
+        document: document(value),
+    }
 }
 
 #[test]
@@ -88,8 +105,16 @@ fn later_replacement_wins() {
 #[test]
 fn update_merges_top_level_fields_onto_earlier_replacement() {
     let mut plan = BatchPlan::new();
-    plan.replace("1".into(), document(json!({"id": 1, "a": {"x": 1}, "b": 1})), CREATE);
-    plan.update("1".into(), document(json!({"id": 1, "a": {"y": 2}, "c": 3})), CREATE);
+    plan.replace(
+        "1".into(),
+        document(json!({"id": 1, "a": {"x": 1}, "b": 1})),
+        CREATE,
+    );
+    plan.update(
+        "1".into(),
+        document(json!({"id": 1, "a": {"y": 2}, "c": 3})),
+        CREATE,
+    );
     assert_eq!(
         plan.documents["1"],
         PlannedDocument::Unconditional(written(
@@ -105,7 +130,10 @@ fn updates_without_tombstone_merge_onto_the_stored_document() {
     plan.update("1".into(), document(json!({"id": 1, "a": 1})), CREATE);
     plan.update("1".into(), document(json!({"id": 1, "b": 2})), CREATE);
     let expected = written(true, json!({"id": 1, "a": 1, "b": 2}));
-    assert_eq!(plan.documents["1"], PlannedDocument::Unconditional(expected));
+    assert_eq!(
+        plan.documents["1"],
+        PlannedDocument::Unconditional(expected)
+    );
 }
 
 #[test]
@@ -125,18 +153,30 @@ fn skip_creation_depends_on_whether_the_document_is_stored() {
     let mut plan = BatchPlan::new();
     plan.update("1".into(), document(json!({"id": 1, "a": 1})), SKIP);
     let planned = &plan.documents["1"];
-    assert_eq!(planned.outcome(true), &written(true, json!({"id": 1, "a": 1})));
+    assert_eq!(
+        planned.outcome(true),
+        &written(true, json!({"id": 1, "a": 1}))
+    );
     assert_eq!(planned.outcome(false), &Outcome::Untouched);
 
     plan.update("1".into(), document(json!({"id": 1, "b": 2})), CREATE);
     let planned = &plan.documents["1"];
-    assert_eq!(planned.outcome(true), &written(true, json!({"id": 1, "a": 1, "b": 2})));
-    assert_eq!(planned.outcome(false), &written(false, json!({"id": 1, "b": 2})));
+    assert_eq!(
+        planned.outcome(true),
+        &written(true, json!({"id": 1, "a": 1, "b": 2}))
+    );
+    assert_eq!(
+        planned.outcome(false),
+        &written(false, json!({"id": 1, "b": 2}))
+    );
 
     let mut plan = BatchPlan::new();
     plan.delete("2".into());
     plan.replace("2".into(), document(json!({"id": 2})), SKIP);
-    assert_eq!(plan.documents["2"], PlannedDocument::Unconditional(Outcome::Deleted));
+    assert_eq!(
+        plan.documents["2"],
+        PlannedDocument::Unconditional(Outcome::Deleted)
+    );
 }
 
 #[test]
@@ -147,24 +187,49 @@ fn delete_all_deletes_planned_and_stored_documents_then_later_writes_apply() {
     plan.update("2".into(), document(json!({"id": 2})), CREATE);
     plan.update("3".into(), document(json!({"id": 3})), SKIP);
     assert!(plan.delete_all_stored);
-    assert_eq!(plan.documents["1"], PlannedDocument::Unconditional(Outcome::Deleted));
-    assert_eq!(plan.documents["2"], PlannedDocument::Unconditional(written(false, json!({"id": 2}))));
-    assert_eq!(plan.documents["3"], PlannedDocument::Unconditional(Outcome::Deleted));
+    assert_eq!(
+        plan.documents["1"],
+        PlannedDocument::Unconditional(Outcome::Deleted)
+    );
+    assert_eq!(
+        plan.documents["2"],
+        PlannedDocument::Unconditional(written(false, json!({"id": 2})))
+    );
+    assert_eq!(
+        plan.documents["3"],
+        PlannedDocument::Unconditional(Outcome::Deleted)
+    );
 }
 
 #[test]
 fn delete_by_filter_deletes_matching_stored_and_planned_documents() {
     let mut plan = BatchPlan::new();
-    plan.replace("1".into(), document(json!({"id": 1, "color": "red"})), CREATE);
-    plan.replace("2".into(), document(json!({"id": 2, "color": "blue"})), CREATE);
-    plan.delete_by_filter(["9".to_string(), "2".to_string()], |document| document["color"] == "red");
-    assert_eq!(plan.documents["1"], PlannedDocument::Unconditional(Outcome::Deleted));
+    plan.replace(
+        "1".into(),
+        document(json!({"id": 1, "color": "red"})),
+        CREATE,
+    );
+    plan.replace(
+        "2".into(),
+        document(json!({"id": 2, "color": "blue"})),
+        CREATE,
+    );
+    plan.delete_by_filter(["9".to_string(), "2".to_string()], |document| {
+        document["color"] == "red"
+    });
+    assert_eq!(
+        plan.documents["1"],
+        PlannedDocument::Unconditional(Outcome::Deleted)
+    );
     assert_eq!(
         plan.documents["2"],
         PlannedDocument::Unconditional(written(false, json!({"id": 2, "color": "blue"}))),
         "the stored version matched, but the batch replaced it with one that does not"
     );
-    assert_eq!(plan.documents["9"], PlannedDocument::Unconditional(Outcome::Deleted));
+    assert_eq!(
+        plan.documents["9"],
+        PlannedDocument::Unconditional(Outcome::Deleted)
+    );
 }
 
 #[test]
@@ -182,10 +247,14 @@ fn folding_is_deterministic_whatever_the_interleaving_of_other_ids() {
     println!("seed {seed}");
     let mut state = seed;
     let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         state >> 33
     };
-    let operations: Vec<(u64, u64, u64)> = (0..400).map(|_| (next() % 8, next() % 4, next() % 5)).collect();
+    let operations: Vec<(u64, u64, u64)> = (0..400)
+        .map(|_| (next() % 8, next() % 4, next() % 5))
+        .collect();
     let build = |reverse_other_ids: bool| {
         let mut per_id: std::collections::BTreeMap<u64, Vec<(u64, u64)>> = Default::default();
         for (id, kind, value) in &operations {

@@ -35,7 +35,9 @@ pub fn document_id_from_value(value: &Value) -> Result<String, DocumentsError> {
     match value {
         Value::String(text) if is_valid_document_id(text) => Ok(text.clone()),
         Value::Number(number) if number.is_i64() || number.is_u64() => Ok(number.to_string()),
-        other => Err(DocumentsError::InvalidDocumentId { document_id: other.clone() }),
+        other => Err(DocumentsError::InvalidDocumentId {
+            document_id: other.clone(),
+        }),
     }
 }
 

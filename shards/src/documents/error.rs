@@ -28,7 +28,10 @@ pub enum DocumentsError {
     MissingPayload { format: PayloadFormat },
     /// A JSON or NDJSON payload that does not parse, or JSON that is neither an object nor an
     /// array (`malformed_payload`). `detail` is the serde message (or the "neither" text).
-    MalformedJson { format: PayloadFormat, detail: String },
+    MalformedJson {
+        format: PayloadFormat,
+        detail: String,
+    },
     /// A CSV payload that does not parse, or a typed cell that does not convert
     /// (`malformed_payload`). `detail` is the csv crate's or the conversion's message.
     MalformedCsv { detail: String },
@@ -36,7 +39,10 @@ pub enum DocumentsError {
     /// Meilisearch reports this as an I/O-classified serde error, i.e. code `internal`.
     DocumentNotAnObject { detail: String },
     /// Reading the update file failed (`internal`, or `io_error`-family codes by errno).
-    Io { detail: String, os_error: Option<i32> },
+    Io {
+        detail: String,
+        os_error: Option<i32>,
+    },
     /// The `csvDelimiter` query parameter is not exactly one ASCII character.
     InvalidCsvDelimiter { message: String },
     /// The index has a primary key and the operation asked for another one.
@@ -48,9 +54,15 @@ pub enum DocumentsError {
     /// The document id is not a valid string or integer.
     InvalidDocumentId { document_id: Value },
     /// The document has no value at the primary key.
-    MissingDocumentId { primary_key: String, document: Document },
+    MissingDocumentId {
+        primary_key: String,
+        document: Document,
+    },
     /// A nested primary key matched more than one value in the document.
-    TooManyDocumentIds { primary_key: String, document: Document },
+    TooManyDocumentIds {
+        primary_key: String,
+        document: Document,
+    },
 }
 
 impl DocumentsError {
@@ -96,7 +108,10 @@ impl DocumentsError {
 
 impl From<std::io::Error> for DocumentsError {
     fn from(error: std::io::Error) -> Self {
-        Self::Io { detail: error.to_string(), os_error: error.raw_os_error() }
+        Self::Io {
+            detail: error.to_string(),
+            os_error: error.raw_os_error(),
+        }
     }
 }
 
@@ -114,7 +129,11 @@ pub(crate) fn shorten_serde_message(message: &str) -> String {
     while !message.is_char_boundary(suffix_start) {
         suffix_start += 1;
     }
-    format!("{}{ELLIPSIS}{}", &message[..prefix_end], &message[suffix_start..])
+    format!(
+        "{}{ELLIPSIS}{}",
+        &message[..prefix_end],
+        &message[suffix_start..]
+    )
 }
 
 fn compact_json(document: &Document) -> String {
@@ -169,3 +188,32 @@ impl fmt::Display for DocumentsError {
 }
 
 impl std::error::Error for DocumentsError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_serde_messages_keep_fifty_bytes_in_front_and_eighty_five_at_the_end() {
+        let message: String = (0..200).map(|index| char::from(b'a' + (index % 26) as u8)).collect();
+        let shortened = shorten_serde_message(&message);
+        assert_eq!(shortened.len(), SERDE_MESSAGE_BYTES_MAX);
+        assert_eq!(&shortened[..50], &message[..50]);
+        assert_eq!(&shortened[50..53], "...");
+        assert_eq!(&shortened[53..], &message[115..]);
+        let exact = "x".repeat(SERDE_MESSAGE_BYTES_MAX);
+        assert_eq!(shorten_serde_message(&exact), exact);
+    }
+
+    #[test]
+    fn malformed_json_message_wraps_the_shortened_detail() {
+        let error = DocumentsError::MalformedJson {
+            format: PayloadFormat::Ndjson,
+            detail: "expected value at line 1 column 1".to_string(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "The `ndjson` payload provided is malformed. `Couldn't serialize document value: expected value at line 1 column 1`."
+        );
+    }
+}

@@ -106,7 +106,10 @@ fn insert_leaf(flattened: &mut Document, path: &str, leaf: Value, from_array: bo
 
 /// The top-level fields of `document` that the field distribution counts.
 pub fn distribution_fields(document: &Document) -> impl Iterator<Item = &str> {
-    document.keys().map(String::as_str).filter(|name| *name != VECTORS_FIELD)
+    document
+        .keys()
+        .map(String::as_str)
+        .filter(|name| *name != VECTORS_FIELD)
 }
 
 /// Counts `document` in `distribution` (a document was added).

@@ -41,7 +41,10 @@ pub enum Outcome {
     Deleted,
     /// The document becomes `document`, or, when `onto_stored` and the document is stored, the
     /// stored document with `document`'s top-level fields written over it.
-    Written { onto_stored: bool, document: Document },
+    Written {
+        onto_stored: bool,
+        document: Document,
+    },
 }
 
 /// The planned effect of a batch on one document id.
@@ -50,7 +53,10 @@ pub enum PlannedDocument {
     /// The same outcome whether or not the document was stored before the batch.
     Unconditional(Outcome),
     /// The outcome depends on whether the document was stored before the batch.
-    Conditional { if_stored: Outcome, if_missing: Outcome },
+    Conditional {
+        if_stored: Outcome,
+        if_missing: Outcome,
+    },
 }
 
 impl PlannedDocument {
@@ -102,16 +108,30 @@ fn apply(outcome: Outcome, step: Step, stored_before: bool) -> Outcome {
     }
     match (outcome, step) {
         (_, Step::Delete) => Outcome::Deleted,
-        (_, Step::Replace(document, _)) => Outcome::Written { onto_stored: false, document },
-        (Outcome::Untouched, Step::Update(document, _)) => {
-            Outcome::Written { onto_stored: stored_before, document }
-        }
-        (Outcome::Deleted, Step::Update(document, _)) => {
-            Outcome::Written { onto_stored: false, document }
-        }
-        (Outcome::Written { onto_stored, mut document }, Step::Update(update, _)) => {
+        (_, Step::Replace(document, _)) => Outcome::Written {
+            onto_stored: false,
+            document,
+        },
+        (Outcome::Untouched, Step::Update(document, _)) => Outcome::Written {
+            onto_stored: stored_before,
+            document,
+        },
+        (Outcome::Deleted, Step::Update(document, _)) => Outcome::Written {
+            onto_stored: false,
+            document,
+        },
+        (
+            Outcome::Written {
+                onto_stored,
+                mut document,
+            },
+            Step::Update(update, _),
+        ) => {
             merge_top_level(&mut document, update);
-            Outcome::Written { onto_stored, document }
+            Outcome::Written {
+                onto_stored,
+                document,
+            }
         }
     }
 }
@@ -128,20 +148,32 @@ fn fold(planned: PlannedDocument, step: Step) -> PlannedDocument {
     match planned {
         PlannedDocument::Unconditional(Outcome::Untouched) if step.is_skipped_when_missing() => {
             let if_stored = apply(Outcome::Untouched, step, true);
-            PlannedDocument::Conditional { if_stored, if_missing: Outcome::Untouched }
+            PlannedDocument::Conditional {
+                if_stored,
+                if_missing: Outcome::Untouched,
+            }
         }
         // Not skipped: an untouched document gets the same outcome either way (an update on a
         // missing document with `onto_stored` creates it from the update alone).
         PlannedDocument::Unconditional(outcome) => {
             PlannedDocument::Unconditional(apply(outcome, step, true))
         }
-        PlannedDocument::Conditional { if_stored, if_missing } => {
-            if matches!(step, Step::Delete | Step::Replace(_, MissingDocumentPolicy::Create)) {
+        PlannedDocument::Conditional {
+            if_stored,
+            if_missing,
+        } => {
+            if matches!(
+                step,
+                Step::Delete | Step::Replace(_, MissingDocumentPolicy::Create)
+            ) {
                 return PlannedDocument::Unconditional(apply(Outcome::Untouched, step, false));
             }
             let if_missing = apply(if_missing, clone_step(&step), false);
             let if_stored = apply(if_stored, step, true);
-            PlannedDocument::Conditional { if_stored, if_missing }
+            PlannedDocument::Conditional {
+                if_stored,
+                if_missing,
+            }
         }
     }
 }
@@ -177,12 +209,22 @@ impl BatchPlan {
     }
 
     /// Adds or replaces the document `document_id` (`POST /documents`).
-    pub fn replace(&mut self, document_id: String, document: Document, policy: MissingDocumentPolicy) {
+    pub fn replace(
+        &mut self,
+        document_id: String,
+        document: Document,
+        policy: MissingDocumentPolicy,
+    ) {
         self.push(document_id, Step::Replace(document, policy));
     }
 
     /// Adds or updates the document `document_id` (`PUT /documents`).
-    pub fn update(&mut self, document_id: String, document: Document, policy: MissingDocumentPolicy) {
+    pub fn update(
+        &mut self,
+        document_id: String,
+        document: Document,
+        policy: MissingDocumentPolicy,
+    ) {
         self.push(document_id, Step::Update(document, policy));
     }
 
@@ -222,7 +264,10 @@ impl BatchPlan {
             };
             match planned {
                 PlannedDocument::Unconditional(outcome) => filter_outcome(outcome),
-                PlannedDocument::Conditional { if_stored, if_missing } => {
+                PlannedDocument::Conditional {
+                    if_stored,
+                    if_missing,
+                } => {
                     filter_outcome(if_stored);
                     filter_outcome(if_missing);
                 }

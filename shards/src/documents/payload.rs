@@ -103,7 +103,9 @@ impl PayloadFile {
         // modified or truncated while a `PayloadFile` exists (the server persists it, then only
         // reads it until the task is done), so the mapped bytes stay valid and unchanged.
         let mapping = unsafe { Mmap::map(file)? };
-        Ok(Self { mapping: Some(mapping) })
+        Ok(Self {
+            mapping: Some(mapping),
+        })
     }
 
     /// The payload bytes.
@@ -124,10 +126,16 @@ pub fn documents(payload: &[u8], format: PayloadFormat) -> Result<Documents<'_>,
     }
     let source = match format {
         PayloadFormat::Json => Source::Json(JsonDocuments::new(payload)),
-        PayloadFormat::Ndjson => Source::Ndjson(NdjsonDocuments { payload, position: 0 }),
+        PayloadFormat::Ndjson => Source::Ndjson(NdjsonDocuments {
+            payload,
+            position: 0,
+        }),
         PayloadFormat::Csv { delimiter } => Source::Csv(CsvDocuments::new(payload, delimiter)?),
     };
-    Ok(Documents { source, failed: false })
+    Ok(Documents {
+        source,
+        failed: false,
+    })
 }
 
 /// Validates the whole payload as Meilisearch does at upload and returns its document count
@@ -190,7 +198,11 @@ struct JsonDocuments<'payload> {
 
 impl<'payload> JsonDocuments<'payload> {
     fn new(payload: &'payload [u8]) -> Self {
-        Self { payload, position: 0, state: JsonState::Start }
+        Self {
+            payload,
+            position: 0,
+            state: JsonState::Start,
+        }
     }
 
     fn skip_whitespace(&mut self) {
@@ -266,7 +278,10 @@ fn malformed_json_from_single(error: &serde_json::Error) -> DocumentsError {
         Category::Data => NEITHER_OBJECT_NOR_LIST.to_string(),
         _ => error.to_string(),
     };
-    DocumentsError::MalformedJson { format: PayloadFormat::Json, detail }
+    DocumentsError::MalformedJson {
+        format: PayloadFormat::Json,
+        detail,
+    }
 }
 
 /// The error Meilisearch reports for a JSON payload the fast path refused: read it as a sequence
@@ -305,9 +320,10 @@ pub fn exact_json_error(payload: &[u8]) -> DocumentsError {
                 detail: NEITHER_OBJECT_NOR_LIST.to_string(),
             },
         },
-        Err(error) => {
-            DocumentsError::MalformedJson { format: PayloadFormat::Json, detail: error.to_string() }
-        }
+        Err(error) => DocumentsError::MalformedJson {
+            format: PayloadFormat::Json,
+            detail: error.to_string(),
+        },
     }
 }
 

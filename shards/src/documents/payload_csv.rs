@@ -50,7 +50,9 @@ pub struct CsvDocuments<'payload> {
 impl<'payload> CsvDocuments<'payload> {
     /// Reads the header of `payload`.
     pub fn new(payload: &'payload [u8], delimiter: u8) -> Result<Self, DocumentsError> {
-        let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).from_reader(payload);
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .from_reader(payload);
         let headers = reader.headers().map_err(malformed)?;
         let columns = headers
             .iter()
@@ -59,7 +61,12 @@ impl<'payload> CsvDocuments<'payload> {
                 (name.to_string(), column_type)
             })
             .collect();
-        Ok(Self { reader, columns, record: csv::StringRecord::new(), record_number: 0 })
+        Ok(Self {
+            reader,
+            columns,
+            record: csv::StringRecord::new(),
+            record_number: 0,
+        })
     }
 
     /// The next document, `None` at the end of the payload.
@@ -121,6 +128,8 @@ fn malformed(error: csv::Error) -> DocumentsError {
             detail: io_error.to_string(),
             os_error: io_error.raw_os_error(),
         },
-        _ => DocumentsError::MalformedCsv { detail: error.to_string() },
+        _ => DocumentsError::MalformedCsv {
+            detail: error.to_string(),
+        },
     }
 }

@@ -39,19 +39,30 @@ pub fn resolve_primary_key(
     if let Some(stored) = stored {
         return match requested {
             Some(requested) if requested != stored => {
-                Err(DocumentsError::PrimaryKeyAlreadyExists { primary_key: stored.to_string() })
+                Err(DocumentsError::PrimaryKeyAlreadyExists {
+                    primary_key: stored.to_string(),
+                })
             }
-            _ => Ok(ResolvedPrimaryKey { name: stored.to_string(), is_new: false }),
+            _ => Ok(ResolvedPrimaryKey {
+                name: stored.to_string(),
+                is_new: false,
+            }),
         };
     }
     if let Some(requested) = requested {
-        return Ok(ResolvedPrimaryKey { name: requested.to_string(), is_new: true });
+        return Ok(ResolvedPrimaryKey {
+            name: requested.to_string(),
+            is_new: true,
+        });
     }
     let first_document = first_document.ok_or(DocumentsError::NoPrimaryKeyCandidate)?;
     let mut candidates = primary_key_candidates(first_document);
     match candidates.len() {
         0 => Err(DocumentsError::NoPrimaryKeyCandidate),
-        1 => Ok(ResolvedPrimaryKey { name: candidates.remove(0), is_new: true }),
+        1 => Ok(ResolvedPrimaryKey {
+            name: candidates.remove(0),
+            is_new: true,
+        }),
         _ => Err(DocumentsError::MultiplePrimaryKeyCandidates { candidates }),
     }
 }
@@ -74,7 +85,10 @@ pub fn possible_level_names(primary_key: &str) -> impl Iterator<Item = (&str, &s
     primary_key
         .match_indices(PRIMARY_KEY_SEPARATOR)
         .map(move |(index, _)| {
-            (&primary_key[..index], &primary_key[index + PRIMARY_KEY_SEPARATOR.len_utf8()..])
+            (
+                &primary_key[..index],
+                &primary_key[index + PRIMARY_KEY_SEPARATOR.len_utf8()..],
+            )
         })
         .chain(std::iter::once((primary_key, "")))
 }
