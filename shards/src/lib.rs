@@ -3,6 +3,7 @@
 //!
 //! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
 
+pub mod documents;
 pub mod filter;
 pub mod rendezvous;
 pub mod shard;
