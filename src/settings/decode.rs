@@ -201,9 +201,11 @@ pub fn validate_update(settings: &Settings, features: SettingsFeatures) -> Resul
             FOREIGN_KEYS_LINK,
         ));
     }
-    if let Setting::Set(rules) = &settings.ranking_rules
-        && mixes_attribute_rules(rules)
-    {
+    let mixed = match &settings.ranking_rules {
+        Setting::Set(rules) => mixes_attribute_rules(rules),
+        Setting::Reset | Setting::NotSet => false,
+    };
+    if mixed {
         return Err(ResponseError::new(
             Code::InvalidSettingsRankingRules,
             MIXED_ATTRIBUTE_RULES_MESSAGE,

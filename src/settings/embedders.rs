@@ -44,10 +44,9 @@ pub fn decode_embedder<V: deserr::IntoValue, E: DeserializeError>(
     value: deserr::Value<V>,
     location: ValuePointerRef,
 ) -> Result<serde_json::Map<String, serde_json::Value>, E> {
-    let serde_json::Value::Object(object) = serde_json::Value::deserialize_from_value(
-        value_with_kind_check::<V, E>(value, location)?,
-        location,
-    )?
+    let checked = value_with_kind_check::<V, E>(value, location)?;
+    let serde_json::Value::Object(object) =
+        <serde_json::Value as Deserr<E>>::deserialize_from_value(checked, location)?
     else {
         // value_with_kind_check only lets maps through.
         return Ok(serde_json::Map::new());

@@ -92,7 +92,7 @@ impl<E: DeserializeError> Deserr<E> for Locale {
         value: deserr::Value<V>,
         location: ValuePointerRef,
     ) -> Result<Self, E> {
-        let text = String::deserialize_from_value(value, location)?;
+        let text = <String as Deserr<E>>::deserialize_from_value(value, location)?;
         Locale::parse(&text).ok_or_else(|| {
             let accepted = Locale::accepted();
             let kind: ErrorKind<'_, V> = ErrorKind::UnknownValue {

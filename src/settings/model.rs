@@ -294,9 +294,10 @@ fn validate_min_word_sizes<E: DeserializeError>(
     sizes: MinWordSizeTypos,
     location: ValuePointerRef,
 ) -> Result<MinWordSizeTypos, E> {
-    if let (Setting::Set(one), Setting::Set(two)) = (sizes.one_typo, sizes.two_typos)
-        && one > two
-    {
+    let (&Setting::Set(one), &Setting::Set(two)) = (&sizes.one_typo, &sizes.two_typos) else {
+        return Ok(sizes);
+    };
+    if one > two {
         let kind: ErrorKind<'_, serde_json::Value> = ErrorKind::Unexpected {
             msg: min_word_sizes_message(one, two),
         };
