@@ -122,7 +122,7 @@ fn type_errors_carry_the_setting_code() {
     patch_error(
         json!({"pagination": {"maxTotalHits": 0}}),
         Code::InvalidSettingsPagination,
-        decode_settings_body(json!({"pagination": {"maxTotalHits": 0}})).unwrap_err().message.as_str(),
+        "Invalid value at `.pagination.maxTotalHits`: a non-zero integer value lower than `18446744073709551615` was expected, but found a zero",
     );
 }
 
