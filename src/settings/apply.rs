@@ -126,7 +126,8 @@ impl StoredSettings {
 
     /// Reads a persisted form; refuses unknown versions.
     pub fn from_bytes(bytes: &[u8]) -> Result<StoredSettings, ResponseError> {
-        let stored: StoredSettings = serde_json::from_slice(bytes).map_err(ResponseError::internal)?;
+        let stored: StoredSettings =
+            serde_json::from_slice(bytes).map_err(ResponseError::internal)?;
         if stored.version != STORED_SETTINGS_VERSION {
             return Err(ResponseError::internal(format!(
                 "unsupported stored settings version {}",
@@ -154,18 +155,39 @@ impl StoredSettings {
     fn apply_unchecked(&mut self, update: Settings) {
         let defaults = StoredSettings::default();
         wildcard_attributes(update.displayed_attributes, &mut self.displayed_attributes);
-        wildcard_attributes(update.searchable_attributes, &mut self.searchable_attributes);
-        update.filterable_attributes.apply_to(&mut self.filterable_attributes, Vec::new);
-        update.sortable_attributes.apply_to(&mut self.sortable_attributes, BTreeSet::new);
-        update.foreign_keys.apply_to(&mut self.foreign_keys, Vec::new);
-        update.ranking_rules.apply_to(&mut self.ranking_rules, default_ranking_rules);
-        update.stop_words.apply_to(&mut self.stop_words, BTreeSet::new);
-        update.non_separator_tokens.apply_to(&mut self.non_separator_tokens, BTreeSet::new);
-        update.separator_tokens.apply_to(&mut self.separator_tokens, BTreeSet::new);
-        update.dictionary.apply_to(&mut self.dictionary, BTreeSet::new);
+        wildcard_attributes(
+            update.searchable_attributes,
+            &mut self.searchable_attributes,
+        );
+        update
+            .filterable_attributes
+            .apply_to(&mut self.filterable_attributes, Vec::new);
+        update
+            .sortable_attributes
+            .apply_to(&mut self.sortable_attributes, BTreeSet::new);
+        update
+            .foreign_keys
+            .apply_to(&mut self.foreign_keys, Vec::new);
+        update
+            .ranking_rules
+            .apply_to(&mut self.ranking_rules, default_ranking_rules);
+        update
+            .stop_words
+            .apply_to(&mut self.stop_words, BTreeSet::new);
+        update
+            .non_separator_tokens
+            .apply_to(&mut self.non_separator_tokens, BTreeSet::new);
+        update
+            .separator_tokens
+            .apply_to(&mut self.separator_tokens, BTreeSet::new);
+        update
+            .dictionary
+            .apply_to(&mut self.dictionary, BTreeSet::new);
         update.synonyms.apply_to(&mut self.synonyms, BTreeMap::new);
         optional(update.distinct_attribute, &mut self.distinct_attribute);
-        update.proximity_precision.apply_to(&mut self.proximity_precision, Default::default);
+        update
+            .proximity_precision
+            .apply_to(&mut self.proximity_precision, Default::default);
         self.apply_typo(update.typo_tolerance, &defaults);
         self.apply_faceting(update.faceting);
         match update.pagination {
@@ -178,12 +200,20 @@ impl StoredSettings {
         self.apply_embedders(update.embedders);
         optional(update.search_cutoff_ms, &mut self.search_cutoff_ms);
         optional(update.localized_attributes, &mut self.localized_attributes);
-        update.facet_search.apply_to(&mut self.facet_search, || true);
-        update.prefix_search.apply_to(&mut self.prefix_search, Default::default);
+        update
+            .facet_search
+            .apply_to(&mut self.facet_search, || true);
+        update
+            .prefix_search
+            .apply_to(&mut self.prefix_search, Default::default);
         self.apply_chat(update.chat, &defaults);
     }
 
-    fn apply_typo(&mut self, update: Setting<super::model::TypoSettings>, defaults: &StoredSettings) {
+    fn apply_typo(
+        &mut self,
+        update: Setting<super::model::TypoSettings>,
+        defaults: &StoredSettings,
+    ) {
         let typo = match update {
             Setting::Set(typo) => typo,
             Setting::Reset => {
@@ -200,8 +230,16 @@ impl StoredSettings {
         typo.enabled.apply_to(&mut self.typo_enabled, || true);
         match typo.min_word_size_for_typos {
             Setting::Set(sizes) => {
-                sizes.one_typo.apply_to(&mut self.min_word_size_one_typo, || DEFAULT_MIN_WORD_SIZE_ONE_TYPO);
-                sizes.two_typos.apply_to(&mut self.min_word_size_two_typos, || DEFAULT_MIN_WORD_SIZE_TWO_TYPOS);
+                sizes
+                    .one_typo
+                    .apply_to(&mut self.min_word_size_one_typo, || {
+                        DEFAULT_MIN_WORD_SIZE_ONE_TYPO
+                    });
+                sizes
+                    .two_typos
+                    .apply_to(&mut self.min_word_size_two_typos, || {
+                        DEFAULT_MIN_WORD_SIZE_TWO_TYPOS
+                    });
             }
             Setting::Reset => {
                 self.min_word_size_one_typo = DEFAULT_MIN_WORD_SIZE_ONE_TYPO;
@@ -209,16 +247,25 @@ impl StoredSettings {
             }
             Setting::NotSet => {}
         }
-        typo.disable_on_words.apply_to(&mut self.disable_on_words, BTreeSet::new);
-        typo.disable_on_attributes.apply_to(&mut self.disable_on_attributes, BTreeSet::new);
-        typo.disable_on_numbers.apply_to(&mut self.disable_on_numbers, || false);
+        typo.disable_on_words
+            .apply_to(&mut self.disable_on_words, BTreeSet::new);
+        typo.disable_on_attributes
+            .apply_to(&mut self.disable_on_attributes, BTreeSet::new);
+        typo.disable_on_numbers
+            .apply_to(&mut self.disable_on_numbers, || false);
     }
 
     fn apply_faceting(&mut self, update: Setting<super::model::FacetingSettings>) {
         match update {
             Setting::Set(faceting) => {
-                faceting.max_values_per_facet.apply_to(&mut self.max_values_per_facet, || DEFAULT_MAX_VALUES_PER_FACET);
-                faceting.sort_facet_values_by.apply_to(&mut self.sort_facet_values_by, default_facet_sort);
+                faceting
+                    .max_values_per_facet
+                    .apply_to(&mut self.max_values_per_facet, || {
+                        DEFAULT_MAX_VALUES_PER_FACET
+                    });
+                faceting
+                    .sort_facet_values_by
+                    .apply_to(&mut self.sort_facet_values_by, default_facet_sort);
             }
             Setting::Reset => {
                 self.max_values_per_facet = DEFAULT_MAX_VALUES_PER_FACET;
@@ -270,17 +317,28 @@ impl StoredSettings {
             }
             Setting::NotSet => return,
         };
-        chat.description.apply_to(&mut self.chat_description, String::new);
-        chat.document_template.apply_to(&mut self.chat_document_template, || DEFAULT_DOCUMENT_TEMPLATE.to_owned());
-        chat.document_template_max_bytes.apply_to(&mut self.chat_document_template_max_bytes, || DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES);
-        chat.search_parameters.apply_to(&mut self.chat_search_parameters, || Value::Object(Map::new()));
+        chat.description
+            .apply_to(&mut self.chat_description, String::new);
+        chat.document_template
+            .apply_to(&mut self.chat_document_template, || {
+                DEFAULT_DOCUMENT_TEMPLATE.to_owned()
+            });
+        chat.document_template_max_bytes
+            .apply_to(&mut self.chat_document_template_max_bytes, || {
+                DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES
+            });
+        chat.search_parameters
+            .apply_to(&mut self.chat_search_parameters, || {
+                Value::Object(Map::new())
+            });
     }
 
     /// The `GET /settings` object; `chat`/`foreignKeys` only when their feature is on.
     pub fn view(&self, show_chat: bool, show_foreign_keys: bool) -> Value {
         let mut object = Map::new();
         for key in SETTING_KEYS {
-            let hidden = (key == "chat" && !show_chat) || (key == "foreignKeys" && !show_foreign_keys);
+            let hidden =
+                (key == "chat" && !show_chat) || (key == "foreignKeys" && !show_foreign_keys);
             if !hidden {
                 object.insert(key.to_owned(), self.setting_view(key));
             }
@@ -316,7 +374,8 @@ impl StoredSettings {
             }),
             "faceting" => {
                 let mut sort = self.sort_facet_values_by.clone();
-                sort.entry(EVERY_FACET.to_owned()).or_insert(FacetValuesSort::Alpha);
+                sort.entry(EVERY_FACET.to_owned())
+                    .or_insert(FacetValuesSort::Alpha);
                 json!({ "maxValuesPerFacet": self.max_values_per_facet, "sortFacetValuesBy": sort })
             }
             "pagination" => json!({ "maxTotalHits": self.max_total_hits }),
@@ -399,7 +458,11 @@ fn localized_view(rules: Option<&[LocalizedAttributesRule]>) -> Value {
         rules
             .iter()
             .map(|rule| {
-                let locales: Vec<&str> = rule.locales.iter().map(|locale| locale.canonical()).collect();
+                let locales: Vec<&str> = rule
+                    .locales
+                    .iter()
+                    .map(|locale| locale.canonical())
+                    .collect();
                 json!({ "attributePatterns": rule.attribute_patterns, "locales": locales })
             })
             .collect(),

@@ -30,19 +30,39 @@ pub struct SubRoute {
 
 /// Every sub-route in Meilisearch's registration order.
 pub const SUB_ROUTES: [SubRoute; 22] = [
-    sub("filterable-attributes", "filterableAttributes", UpdateVerb::Put),
+    sub(
+        "filterable-attributes",
+        "filterableAttributes",
+        UpdateVerb::Put,
+    ),
     sub("sortable-attributes", "sortableAttributes", UpdateVerb::Put),
-    sub("displayed-attributes", "displayedAttributes", UpdateVerb::Put),
+    sub(
+        "displayed-attributes",
+        "displayedAttributes",
+        UpdateVerb::Put,
+    ),
     sub("typo-tolerance", "typoTolerance", UpdateVerb::Patch),
-    sub("searchable-attributes", "searchableAttributes", UpdateVerb::Put),
+    sub(
+        "searchable-attributes",
+        "searchableAttributes",
+        UpdateVerb::Put,
+    ),
     sub("stop-words", "stopWords", UpdateVerb::Put),
-    sub("non-separator-tokens", "nonSeparatorTokens", UpdateVerb::Put),
+    sub(
+        "non-separator-tokens",
+        "nonSeparatorTokens",
+        UpdateVerb::Put,
+    ),
     sub("separator-tokens", "separatorTokens", UpdateVerb::Put),
     sub("dictionary", "dictionary", UpdateVerb::Put),
     sub("synonyms", "synonyms", UpdateVerb::Put),
     sub("distinct-attribute", "distinctAttribute", UpdateVerb::Put),
     sub("proximity-precision", "proximityPrecision", UpdateVerb::Put),
-    sub("localized-attributes", "localizedAttributes", UpdateVerb::Put),
+    sub(
+        "localized-attributes",
+        "localizedAttributes",
+        UpdateVerb::Put,
+    ),
     sub("ranking-rules", "rankingRules", UpdateVerb::Put),
     sub("faceting", "faceting", UpdateVerb::Patch),
     sub("pagination", "pagination", UpdateVerb::Patch),
@@ -89,8 +109,11 @@ pub fn decode_sub_route_body(
 ) -> Option<Result<Settings, ResponseError>> {
     let mut settings = Settings::default();
     let result = match segment {
-        "filterable-attributes" => sub_value::<Vec<FilterableAttributesRule>, codes::InvalidSettingsFilterableAttributes>(body)
-            .map(|value| settings.filterable_attributes = value),
+        "filterable-attributes" => sub_value::<
+            Vec<FilterableAttributesRule>,
+            codes::InvalidSettingsFilterableAttributes,
+        >(body)
+        .map(|value| settings.filterable_attributes = value),
         "sortable-attributes" => sub_value::<_, codes::InvalidSettingsSortableAttributes>(body)
             .map(|value| settings.sortable_attributes = value),
         "displayed-attributes" => sub_value::<_, codes::InvalidSettingsDisplayedAttributes>(body)
@@ -111,18 +134,26 @@ pub fn decode_sub_route_body(
             .map(|value| settings.synonyms = value),
         "distinct-attribute" => sub_value::<_, codes::InvalidSettingsDistinctAttribute>(body)
             .map(|value| settings.distinct_attribute = value),
-        "proximity-precision" => sub_value::<ProximityPrecision, codes::InvalidSettingsProximityPrecision>(body)
-            .map(|value| settings.proximity_precision = value),
-        "localized-attributes" => sub_value::<Vec<LocalizedAttributesRule>, codes::InvalidSettingsLocalizedAttributes>(body)
-            .map(|value| settings.localized_attributes = value),
+        "proximity-precision" => {
+            sub_value::<ProximityPrecision, codes::InvalidSettingsProximityPrecision>(body)
+                .map(|value| settings.proximity_precision = value)
+        }
+        "localized-attributes" => sub_value::<
+            Vec<LocalizedAttributesRule>,
+            codes::InvalidSettingsLocalizedAttributes,
+        >(body)
+        .map(|value| settings.localized_attributes = value),
         "ranking-rules" => sub_value::<Vec<RankingRule>, codes::InvalidSettingsRankingRules>(body)
             .map(|value| settings.ranking_rules = value),
         "faceting" => sub_value::<FacetingSettings, codes::InvalidSettingsFaceting>(body)
             .map(|value| settings.faceting = value),
         "pagination" => sub_value::<PaginationSettings, codes::InvalidSettingsPagination>(body)
             .map(|value| settings.pagination = value),
-        "embedders" => sub_value::<std::collections::BTreeMap<String, Setting<EmbedderSettings>>, codes::InvalidSettingsEmbedders>(body)
-            .map(|value| settings.embedders = value),
+        "embedders" => sub_value::<
+            std::collections::BTreeMap<String, Setting<EmbedderSettings>>,
+            codes::InvalidSettingsEmbedders,
+        >(body)
+        .map(|value| settings.embedders = value),
         "search-cutoff-ms" => sub_value::<u64, codes::InvalidSettingsSearchCutoffMs>(body)
             .map(|value| settings.search_cutoff_ms = value),
         "facet-search" => sub_value::<bool, codes::InvalidSettingsFacetSearch>(body)
@@ -185,7 +216,10 @@ const MULTIMODAL_LINK: &str = "https://github.com/orgs/meilisearch/discussions/8
 
 /// The enqueue-time checks of an update, in Meilisearch's order: embedder feature gates,
 /// chat, foreign keys, then ranking-rule mixing.
-pub fn validate_update(settings: &Settings, features: SettingsFeatures) -> Result<(), ResponseError> {
+pub fn validate_update(
+    settings: &Settings,
+    features: SettingsFeatures,
+) -> Result<(), ResponseError> {
     check_embedder_features(settings, features)?;
     if matches!(settings.chat, Setting::Set(_)) && !features.chat_completions {
         return Err(ResponseError::feature_not_enabled(
@@ -214,7 +248,10 @@ pub fn validate_update(settings: &Settings, features: SettingsFeatures) -> Resul
     Ok(())
 }
 
-fn check_embedder_features(settings: &Settings, features: SettingsFeatures) -> Result<(), ResponseError> {
+fn check_embedder_features(
+    settings: &Settings,
+    features: SettingsFeatures,
+) -> Result<(), ResponseError> {
     let Setting::Set(embedders) = &settings.embedders else {
         return Ok(());
     };
@@ -224,18 +261,32 @@ fn check_embedder_features(settings: &Settings, features: SettingsFeatures) -> R
         };
         let is_set = |name: &str| fields.get(name).is_some_and(|value| !value.is_null());
         let composite_checks = [
-            (fields.get("source").and_then(|value| value.as_str()) == Some("composite"), "using `\"composite\"` as source"),
+            (
+                fields.get("source").and_then(|value| value.as_str()) == Some("composite"),
+                "using `\"composite\"` as source",
+            ),
             (is_set("searchEmbedder"), "setting `searchEmbedder`"),
             (is_set("indexingEmbedder"), "setting `indexingEmbedder`"),
         ];
         for (used, action) in composite_checks {
             if used && !features.composite_embedders {
-                return Err(ResponseError::feature_not_enabled(action, "composite embedders", COMPOSITE_EMBEDDERS_LINK));
+                return Err(ResponseError::feature_not_enabled(
+                    action,
+                    "composite embedders",
+                    COMPOSITE_EMBEDDERS_LINK,
+                ));
             }
         }
-        for (name, action) in [("indexingFragments", "setting `indexingFragments`"), ("searchFragments", "setting `searchFragments`")] {
+        for (name, action) in [
+            ("indexingFragments", "setting `indexingFragments`"),
+            ("searchFragments", "setting `searchFragments`"),
+        ] {
             if is_set(name) && !features.multimodal {
-                return Err(ResponseError::feature_not_enabled(action, "multimodal", MULTIMODAL_LINK));
+                return Err(ResponseError::feature_not_enabled(
+                    action,
+                    "multimodal",
+                    MULTIMODAL_LINK,
+                ));
             }
         }
     }

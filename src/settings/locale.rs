@@ -8,20 +8,76 @@ use serde::{Deserialize, Serialize};
 
 /// (ISO-639-1, ISO-639-3) pairs in Meilisearch's declaration order.
 pub const LOCALE_CODES: [(&str, &str); 70] = [
-    ("af", "afr"), ("ak", "aka"), ("am", "amh"), ("ar", "ara"), ("az", "aze"),
-    ("be", "bel"), ("bn", "ben"), ("bg", "bul"), ("ca", "cat"), ("cs", "ces"),
-    ("da", "dan"), ("de", "deu"), ("el", "ell"), ("en", "eng"), ("eo", "epo"),
-    ("et", "est"), ("fi", "fin"), ("fr", "fra"), ("gu", "guj"), ("he", "heb"),
-    ("hi", "hin"), ("hr", "hrv"), ("hu", "hun"), ("hy", "hye"), ("id", "ind"),
-    ("it", "ita"), ("jv", "jav"), ("ja", "jpn"), ("kn", "kan"), ("ka", "kat"),
-    ("km", "khm"), ("ko", "kor"), ("la", "lat"), ("lv", "lav"), ("lt", "lit"),
-    ("ml", "mal"), ("mr", "mar"), ("mk", "mkd"), ("my", "mya"), ("ne", "nep"),
-    ("nl", "nld"), ("nb", "nob"), ("or", "ori"), ("pa", "pan"), ("fa", "pes"),
-    ("pl", "pol"), ("pt", "por"), ("ro", "ron"), ("ru", "rus"), ("si", "sin"),
-    ("sk", "slk"), ("sl", "slv"), ("sn", "sna"), ("es", "spa"), ("sr", "srp"),
-    ("sv", "swe"), ("ta", "tam"), ("te", "tel"), ("tl", "tgl"), ("th", "tha"),
-    ("tk", "tuk"), ("tr", "tur"), ("uk", "ukr"), ("ur", "urd"), ("uz", "uzb"),
-    ("vi", "vie"), ("yi", "yid"), ("zh", "zho"), ("zu", "zul"), ("cmn", "cmn"),
+    ("af", "afr"),
+    ("ak", "aka"),
+    ("am", "amh"),
+    ("ar", "ara"),
+    ("az", "aze"),
+    ("be", "bel"),
+    ("bn", "ben"),
+    ("bg", "bul"),
+    ("ca", "cat"),
+    ("cs", "ces"),
+    ("da", "dan"),
+    ("de", "deu"),
+    ("el", "ell"),
+    ("en", "eng"),
+    ("eo", "epo"),
+    ("et", "est"),
+    ("fi", "fin"),
+    ("fr", "fra"),
+    ("gu", "guj"),
+    ("he", "heb"),
+    ("hi", "hin"),
+    ("hr", "hrv"),
+    ("hu", "hun"),
+    ("hy", "hye"),
+    ("id", "ind"),
+    ("it", "ita"),
+    ("jv", "jav"),
+    ("ja", "jpn"),
+    ("kn", "kan"),
+    ("ka", "kat"),
+    ("km", "khm"),
+    ("ko", "kor"),
+    ("la", "lat"),
+    ("lv", "lav"),
+    ("lt", "lit"),
+    ("ml", "mal"),
+    ("mr", "mar"),
+    ("mk", "mkd"),
+    ("my", "mya"),
+    ("ne", "nep"),
+    ("nl", "nld"),
+    ("nb", "nob"),
+    ("or", "ori"),
+    ("pa", "pan"),
+    ("fa", "pes"),
+    ("pl", "pol"),
+    ("pt", "por"),
+    ("ro", "ron"),
+    ("ru", "rus"),
+    ("si", "sin"),
+    ("sk", "slk"),
+    ("sl", "slv"),
+    ("sn", "sna"),
+    ("es", "spa"),
+    ("sr", "srp"),
+    ("sv", "swe"),
+    ("ta", "tam"),
+    ("te", "tel"),
+    ("tl", "tgl"),
+    ("th", "tha"),
+    ("tk", "tuk"),
+    ("tr", "tur"),
+    ("uk", "ukr"),
+    ("ur", "urd"),
+    ("uz", "uzb"),
+    ("vi", "vie"),
+    ("yi", "yid"),
+    ("zh", "zho"),
+    ("zu", "zul"),
+    ("cmn", "cmn"),
 ];
 
 /// Number of real language pairs in [`LOCALE_CODES`] (the last entry is `cmn` alone).
@@ -43,9 +99,15 @@ impl Locale {
             .enumerate()
             .find_map(|(index, (short, long))| {
                 if *short == code && index < LANGUAGE_PAIRS {
-                    Some(Locale { index, is_short: true })
+                    Some(Locale {
+                        index,
+                        is_short: true,
+                    })
                 } else if *long == code {
-                    Some(Locale { index, is_short: false })
+                    Some(Locale {
+                        index,
+                        is_short: false,
+                    })
                 } else {
                     None
                 }

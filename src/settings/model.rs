@@ -35,10 +35,18 @@ pub const DEFAULT_DOCUMENT_TEMPLATE: &str = "{% for field in fields %}{% if fiel
 #[serde(rename_all = "camelCase")]
 #[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
 pub struct Settings {
-    #[serde(default, skip_serializing_if = "Setting::is_not_set", serialize_with = "wildcard")]
+    #[serde(
+        default,
+        skip_serializing_if = "Setting::is_not_set",
+        serialize_with = "wildcard"
+    )]
     #[deserr(default, error = JsonError<codes::InvalidSettingsDisplayedAttributes>)]
     pub displayed_attributes: Setting<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Setting::is_not_set", serialize_with = "wildcard")]
+    #[serde(
+        default,
+        skip_serializing_if = "Setting::is_not_set",
+        serialize_with = "wildcard"
+    )]
     #[deserr(default, error = JsonError<codes::InvalidSettingsSearchableAttributes>)]
     pub searchable_attributes: Setting<Vec<String>>,
     #[serde(default, skip_serializing_if = "Setting::is_not_set")]

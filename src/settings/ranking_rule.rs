@@ -124,7 +124,9 @@ fn parse_custom(text: &str) -> Result<RankingRule, RankingRuleError> {
 fn check_custom_field(field: &str) -> Result<(), RankingRuleError> {
     if field.starts_with("_geoPoint(") && field.ends_with(')') {
         // Valid or not, a geo point is only usable at search time.
-        return Err(RankingRuleError::ReservedNameForSort("_geoPoint".to_owned()));
+        return Err(RankingRuleError::ReservedNameForSort(
+            "_geoPoint".to_owned(),
+        ));
     }
     let reserved = RESERVED_KEYWORDS.contains(&field)
         || RESERVED_FUNCTION_PREFIXES

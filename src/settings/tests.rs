@@ -6,8 +6,7 @@ use serde_json::json;
 
 use super::apply::{StoredSettings, task_details};
 use super::decode::{
-    SettingsFeatures, decode_settings_body, decode_sub_route_body, reset_sub_route,
-    validate_update,
+    SettingsFeatures, decode_settings_body, decode_sub_route_body, reset_sub_route, validate_update,
 };
 use super::model::Settings;
 use crate::errors::Code;
@@ -48,7 +47,10 @@ fn fresh_index_view_matches_meilisearch_defaults() {
         "facetSearch": true,
         "prefixSearch": "indexingTime"
     });
-    assert_eq!(serde_json::to_string(&view).unwrap(), serde_json::to_string(&expected).unwrap());
+    assert_eq!(
+        serde_json::to_string(&view).unwrap(),
+        serde_json::to_string(&expected).unwrap()
+    );
     assert_eq!(view.as_object().unwrap().len(), 20);
 }
 
@@ -128,18 +130,33 @@ fn type_errors_carry_the_setting_code() {
 
 #[test]
 fn sub_route_errors_have_no_location() {
-    let error = decode_sub_route_body("stop-words", json!("doggo")).unwrap().unwrap_err();
+    let error = decode_sub_route_body("stop-words", json!("doggo"))
+        .unwrap()
+        .unwrap_err();
     assert_eq!(error.code, Code::InvalidSettingsStopWords);
-    assert_eq!(error.message, "Invalid value type: expected an array, but found a string: `\"doggo\"`");
-    let error = decode_sub_route_body("ranking-rules", json!(["foo"])).unwrap().unwrap_err();
+    assert_eq!(
+        error.message,
+        "Invalid value type: expected an array, but found a string: `\"doggo\"`"
+    );
+    let error = decode_sub_route_body("ranking-rules", json!(["foo"]))
+        .unwrap()
+        .unwrap_err();
     assert_eq!(error.code, Code::InvalidSettingsRankingRules);
-    assert!(error.message.starts_with("Invalid value at `[0]`: `foo` ranking rule"), "{}", error.message);
+    assert!(
+        error
+            .message
+            .starts_with("Invalid value at `[0]`: `foo` ranking rule"),
+        "{}",
+        error.message
+    );
     assert!(decode_sub_route_body("nope", json!(null)).is_none());
 }
 
 #[test]
 fn sub_route_null_resets_and_delete_resets() {
-    let update = decode_sub_route_body("distinct-attribute", json!(null)).unwrap().unwrap();
+    let update = decode_sub_route_body("distinct-attribute", json!(null))
+        .unwrap()
+        .unwrap();
     assert_eq!(task_details(&update), json!({"distinctAttribute": null}));
     let update = reset_sub_route("displayed-attributes").unwrap();
     assert_eq!(task_details(&update), json!({"displayedAttributes": ["*"]}));
@@ -149,20 +166,33 @@ fn sub_route_null_resets_and_delete_resets() {
 fn merge_replaces_resets_and_keeps() {
     let mut stored = StoredSettings::default();
     stored.apply(patch(json!({"stopWords": ["b", "a", "a"], "distinctAttribute": "sku", "typoTolerance": {"enabled": false}}))).unwrap();
-    stored.apply(patch(json!({"typoTolerance": {"disableOnNumbers": true}, "distinctAttribute": null}))).unwrap();
+    stored
+        .apply(patch(
+            json!({"typoTolerance": {"disableOnNumbers": true}, "distinctAttribute": null}),
+        ))
+        .unwrap();
     let view = stored.view(false, false);
     assert_eq!(view["stopWords"], json!(["a", "b"]));
     assert_eq!(view["distinctAttribute"], json!(null));
     assert_eq!(view["typoTolerance"]["enabled"], json!(false));
     assert_eq!(view["typoTolerance"]["disableOnNumbers"], json!(true));
-    stored.apply(patch(json!({"displayedAttributes": ["title", "*"]}))).unwrap();
-    assert_eq!(stored.view(false, false)["displayedAttributes"], json!(["*"]));
+    stored
+        .apply(patch(json!({"displayedAttributes": ["title", "*"]})))
+        .unwrap();
+    assert_eq!(
+        stored.view(false, false)["displayedAttributes"],
+        json!(["*"])
+    );
 }
 
 #[test]
 fn stored_typo_sizes_out_of_order_fail_the_task() {
     let mut stored = StoredSettings::default();
-    let error = stored.apply(patch(json!({"typoTolerance": {"minWordSizeForTypos": {"oneTypo": 10}}}))).unwrap_err();
+    let error = stored
+        .apply(patch(
+            json!({"typoTolerance": {"minWordSizeForTypos": {"oneTypo": 10}}}),
+        ))
+        .unwrap_err();
     assert_eq!(error.code, Code::InvalidSettingsTypoTolerance);
     assert_eq!(stored, StoredSettings::default());
 }
@@ -170,20 +200,44 @@ fn stored_typo_sizes_out_of_order_fail_the_task() {
 #[test]
 fn facet_sort_always_shows_the_star_entry() {
     let mut stored = StoredSettings::default();
-    stored.apply(patch(json!({"faceting": {"sortFacetValuesBy": {"genre": "count"}}}))).unwrap();
-    assert_eq!(stored.view(false, false)["faceting"]["sortFacetValuesBy"], json!({"*": "alpha", "genre": "count"}));
+    stored
+        .apply(patch(
+            json!({"faceting": {"sortFacetValuesBy": {"genre": "count"}}}),
+        ))
+        .unwrap();
+    assert_eq!(
+        stored.view(false, false)["faceting"]["sortFacetValuesBy"],
+        json!({"*": "alpha", "genre": "count"})
+    );
 }
 
 #[test]
 fn locales_are_read_back_in_three_letter_form() {
-    let update = patch(json!({"localizedAttributes": [{"attributePatterns": ["*_ja"], "locales": ["ja", "eng"]}]}));
-    assert_eq!(task_details(&update)["localizedAttributes"][0]["locales"], json!(["ja", "eng"]));
+    let update = patch(
+        json!({"localizedAttributes": [{"attributePatterns": ["*_ja"], "locales": ["ja", "eng"]}]}),
+    );
+    assert_eq!(
+        task_details(&update)["localizedAttributes"][0]["locales"],
+        json!(["ja", "eng"])
+    );
     let mut stored = StoredSettings::default();
     stored.apply(update).unwrap();
-    assert_eq!(stored.view(false, false)["localizedAttributes"][0]["locales"], json!(["jpn", "eng"]));
-    let error = decode_settings_body(json!({"localizedAttributes": [{"attributePatterns": ["a"], "locales": ["xx"]}]})).unwrap_err();
+    assert_eq!(
+        stored.view(false, false)["localizedAttributes"][0]["locales"],
+        json!(["jpn", "eng"])
+    );
+    let error = decode_settings_body(
+        json!({"localizedAttributes": [{"attributePatterns": ["a"], "locales": ["xx"]}]}),
+    )
+    .unwrap_err();
     assert_eq!(error.code, Code::InvalidSettingsLocalizedAttributes);
-    assert!(error.message.starts_with("Unknown value `xx` at `.localizedAttributes[0].locales[0]`: expected one of `af`, `ak`"), "{}", error.message);
+    assert!(
+        error.message.starts_with(
+            "Unknown value `xx` at `.localizedAttributes[0].locales[0]`: expected one of `af`, `ak`"
+        ),
+        "{}",
+        error.message
+    );
 }
 
 #[test]
@@ -191,26 +245,47 @@ fn chat_and_foreign_keys_need_their_features() {
     let update = patch(json!({"chat": {"description": "movies"}}));
     let error = validate_update(&update, SettingsFeatures::default()).unwrap_err();
     assert_eq!(error.code, Code::FeatureNotEnabled);
-    assert_eq!(error.message, "setting `chat` in the index settings requires enabling the `chat completions` experimental feature. See https://github.com/orgs/meilisearch/discussions/835");
+    assert_eq!(
+        error.message,
+        "setting `chat` in the index settings requires enabling the `chat completions` experimental feature. See https://github.com/orgs/meilisearch/discussions/835"
+    );
     let update = patch(json!({"foreignKeys": [{"foreignIndexUid": "a", "fieldName": "b"}]}));
     let error = validate_update(&update, SettingsFeatures::default()).unwrap_err();
-    assert_eq!(error.message, "setting `foreignKeys` in the index settings requires enabling the `foreign_keys` experimental feature. See https://github.com/orgs/meilisearch/discussions/873");
-    let features = SettingsFeatures { chat_completions: true, foreign_keys: true, ..Default::default() };
+    assert_eq!(
+        error.message,
+        "setting `foreignKeys` in the index settings requires enabling the `foreign_keys` experimental feature. See https://github.com/orgs/meilisearch/discussions/873"
+    );
+    let features = SettingsFeatures {
+        chat_completions: true,
+        foreign_keys: true,
+        ..Default::default()
+    };
     assert!(validate_update(&update, features).is_ok());
     assert!(validate_update(&Settings::cleared(), SettingsFeatures::default()).is_ok());
 }
 
 #[test]
 fn details_keep_request_order_and_mask_api_keys() {
-    let update = patch(json!({"rankingRules": ["typo"], "displayedAttributes": null, "embedders": {"default": {"source": "rest", "apiKey": "My super secret value you will never guess"}}}));
+    let update = patch(
+        json!({"rankingRules": ["typo"], "displayedAttributes": null, "embedders": {"default": {"source": "rest", "apiKey": "My super secret value you will never guess"}}}),
+    );
     let details = task_details(&update);
-    assert_eq!(serde_json::to_string(&details).unwrap(), r#"{"displayedAttributes":["*"],"rankingRules":["typo"],"embedders":{"default":{"source":"rest","apiKey":"My suXXXXXX..."}}}"#);
+    assert_eq!(
+        serde_json::to_string(&details).unwrap(),
+        r#"{"displayedAttributes":["*"],"rankingRules":["typo"],"embedders":{"default":{"source":"rest","apiKey":"My suXXXXXX..."}}}"#
+    );
 }
 
 #[test]
 fn stored_settings_round_trip_through_bytes() {
     let mut stored = StoredSettings::default();
     stored.apply(patch(json!({"filterableAttributes": ["a", {"attributePatterns": ["b*"], "features": {"facetSearch": true}}], "rankingRules": ["price:desc"]}))).unwrap();
-    assert_eq!(StoredSettings::from_bytes(&stored.to_bytes()).unwrap(), stored);
-    assert_eq!(stored.view(false, false)["filterableAttributes"], json!(["a", {"attributePatterns": ["b*"], "features": {"facetSearch": true, "filter": {"equality": true, "comparison": false}}}]));
+    assert_eq!(
+        StoredSettings::from_bytes(&stored.to_bytes()).unwrap(),
+        stored
+    );
+    assert_eq!(
+        stored.view(false, false)["filterableAttributes"],
+        json!(["a", {"attributePatterns": ["b*"], "features": {"facetSearch": true, "filter": {"equality": true, "comparison": false}}}])
+    );
 }
