@@ -17,3 +17,4 @@ pub mod logs;
 pub mod routes;
 pub mod runtime;
 pub mod server;
+pub mod settings;

@@ -1,0 +1,17 @@
+//! Index settings (Meilisearch 1.41 §5): the update model ([`model`]), request decoding and
+//! enqueue-time checks ([`decode`]), and the stored settings with merge, read view and task
+//! details ([`apply`]).
+//!
+//! Invariants: an update is a [`model::Settings`] of three-state fields; stored settings
+//! ([`apply::StoredSettings`]) hold only concrete values, defaults included.
+
+pub mod apply;
+pub mod decode;
+pub mod embedders;
+pub mod locale;
+pub mod model;
+pub mod ranking_rule;
+pub mod setting;
+
+#[cfg(test)]
+mod tests;
