@@ -2,3 +2,70 @@
 //! HNSW vector store built on it.
 //!
 //! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
+//!
+//! # Page store in brief
+//!
+//! ```no_run
+//! use std::ops::Bound;
+//! use storage_engine::{Database, Direction, Options};
+//!
+//! # fn main() -> storage_engine::Result<()> {
+//! let database = Database::open("shard.pages".as_ref(), Options::default())?;
+//! let write = database.begin_write()?;
+//! {
+//!     let documents = write.create_tree("documents")?;
+//!     documents.put(b"id:1", b"{\"title\":\"a\"}")?;
+//! }
+//! write.commit()?;
+//!
+//! let read = database.begin_read();
+//! if let Some(documents) = read.open_tree("documents")? {
+//!     assert!(documents.get(b"id:1")?.is_some());
+//!     for entry in documents.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+//!         let (_key, _value) = entry?;
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `DESIGN.md` beside this crate's manifest draws the file format and the commit protocol.
+
+mod bytes;
+mod catalog;
+mod checksum;
+mod commit;
+mod cursor;
+mod database;
+mod editor;
+mod error;
+mod free_list;
+mod free_pages;
+mod integrity;
+pub mod io;
+mod layout;
+mod meta;
+mod node;
+mod options;
+mod page;
+mod pager;
+mod read_transaction;
+mod write_transaction;
+
+pub use database::{Database, IntegrityReport, Stats};
+pub use error::{Error, Result};
+pub use layout::{KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX};
+pub use options::{
+    INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
+};
+pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
+pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
+
+/// Order of an iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Ascending key order.
+    Forward,
+    /// Descending key order.
+    Backward,
+}

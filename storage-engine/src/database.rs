@@ -1,0 +1,214 @@
+//! The database handle: opening a file, starting transactions, statistics, integrity.
+//!
+//! Invariants: one write transaction at a time; any number of read transactions, each
+//! pinning the snapshot committed when it began (`SharedState::readers` counts them by
+//! transaction id, so freed pages wait for them). The handle and its transactions share
+//! one `Shared` through an `Arc`, so transactions are `'static` and may outlive a borrow.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+use crate::free_pages::FreePages;
+use crate::io::{FileIo, PageIo};
+use crate::layout::META_PAGE_COUNT;
+use crate::meta::{self, CommitState, SlotContent};
+use crate::options::{Options, SyncMode};
+use crate::pager::Pager;
+use crate::read_transaction::ReadTransaction;
+use crate::write_transaction::WriteTransaction;
+use crate::{free_list, integrity};
+
+/// A page store file, open.
+pub struct Database {
+    shared: Arc<Shared>,
+}
+
+/// What the database handle and its transactions share.
+pub(crate) struct Shared {
+    pub pager: Pager,
+    pub options: Options,
+    state: Mutex<SharedState>,
+}
+
+/// The mutable part of `Shared`.
+pub(crate) struct SharedState {
+    /// The last committed state.
+    pub committed: CommitState,
+    /// Pages of the committed free-list chain.
+    pub free_list_chain: Vec<u64>,
+    /// Live read transactions by snapshot transaction id.
+    pub readers: BTreeMap<u64, usize>,
+    /// Free pages, reusable or waiting for readers.
+    pub free: FreePages,
+    /// Whether a write transaction is open.
+    pub write_open: bool,
+    /// Whether a sync failed (the disk state is unknown until reopened).
+    pub poisoned: bool,
+}
+
+impl Shared {
+    /// The shared state; a panic elsewhere never leaves it half-changed, so a poisoned
+    /// lock is taken over.
+    pub fn lock(&self) -> MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Syncs unless the sync mode says not to.
+    pub fn sync(&self) -> Result<()> {
+        match self.options.sync_mode {
+            SyncMode::Full => self.pager.io().sync(),
+            SyncMode::None => Ok(()),
+        }
+    }
+}
+
+/// File statistics, as of the last commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Page size in bytes.
+    pub page_bytes: u64,
+    /// Length of the file in bytes.
+    pub file_bytes: u64,
+    /// Pages below the high-water mark (in use or free).
+    pub allocated_pages: u64,
+    /// Pages holding live data (commit slots, trees, overflow runs, the free list).
+    pub used_pages: u64,
+    /// Pages free for reuse (some may wait for old snapshots to end).
+    pub free_pages: u64,
+    /// Id of the last committed transaction.
+    pub transaction_id: u64,
+    /// Number of named trees.
+    pub tree_count: u64,
+}
+
+/// What the integrity check walked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IntegrityReport {
+    /// Named trees.
+    pub trees: u64,
+    /// Key/value entries across all trees.
+    pub entries: u64,
+    /// Branch and leaf pages (including the catalog's).
+    pub tree_pages: u64,
+    /// Pages in overflow runs.
+    pub overflow_pages: u64,
+    /// Pages of the persisted free list itself.
+    pub free_list_pages: u64,
+    /// Pages listed as free.
+    pub free_pages: u64,
+}
+
+impl Database {
+    /// Opens (or creates, with `options.create`) the page store at `path`.
+    pub fn open(path: &Path, options: Options) -> Result<Database> {
+        options.validate()?;
+        let io = FileIo::open(path, options.create, options.maximum_size_bytes)?;
+        Database::open_with_io(Box::new(io), options)
+    }
+
+    /// Opens a page store over any I/O backend (the simulated one in tests).
+    pub fn open_with_io(io: Box<dyn PageIo>, options: Options) -> Result<Database> {
+        options.validate()?;
+        let pager = Pager::new(io, options.page_bytes);
+        let committed = match read_slots(&pager)? {
+            Some(state) => state,
+            None => initialize(&pager, &options)?,
+        };
+        if committed.high_water_pages > pager.file_pages()
+            || committed.high_water_pages < META_PAGE_COUNT
+        {
+            return Err(Error::corrupted(committed.slot(), "high-water mark outside the file"));
+        }
+        let contents = free_list::read(&pager, committed.free_list, committed.high_water_pages)?;
+        if contents.free.len() as u64 != committed.free_pages {
+            return Err(Error::corrupted(committed.slot(), "free-page count disagrees"));
+        }
+        let state = SharedState {
+            committed,
+            free_list_chain: contents.chain,
+            readers: BTreeMap::new(),
+            free: FreePages { reusable: contents.free, pending: BTreeMap::new() },
+            write_open: false,
+            poisoned: false,
+        };
+        Ok(Database { shared: Arc::new(Shared { pager, options, state: Mutex::new(state) }) })
+    }
+
+    /// Starts a read transaction on the last committed snapshot.
+    pub fn begin_read(&self) -> ReadTransaction {
+        ReadTransaction::begin(Arc::clone(&self.shared))
+    }
+
+    /// Starts the write transaction; `Error::WriteInProgress` if one is open.
+    pub fn begin_write(&self) -> Result<WriteTransaction> {
+        WriteTransaction::begin(Arc::clone(&self.shared))
+    }
+
+    /// Statistics as of the last commit.
+    pub fn stats(&self) -> Stats {
+        let state = self.shared.lock();
+        let committed = state.committed;
+        Stats {
+            page_bytes: self.shared.options.page_bytes as u64,
+            file_bytes: self.shared.pager.io().length(),
+            allocated_pages: committed.high_water_pages,
+            used_pages: committed.high_water_pages - committed.free_pages,
+            free_pages: committed.free_pages,
+            transaction_id: committed.transaction_id,
+            tree_count: committed.tree_count,
+        }
+    }
+
+    /// Walks every tree and the free list of the last committed snapshot, verifying every
+    /// checksum, key order, and that each page is used exactly once.
+    pub fn check_integrity(&self) -> Result<IntegrityReport> {
+        let read = self.begin_read();
+        integrity::check(&self.shared.pager, read.commit_state())
+    }
+}
+
+/// The newest valid commit slot, `None` for a blank file, `Corrupted` if no slot is valid.
+fn read_slots(pager: &Pager) -> Result<Option<CommitState>> {
+    let page_bytes = pager.page_bytes();
+    let io = pager.io();
+    let mut newest: Option<CommitState> = None;
+    let mut blank = true;
+    for slot in 0..META_PAGE_COUNT {
+        let content = match io.read(slot * page_bytes as u64, page_bytes) {
+            Some(bytes) => meta::decode(bytes, page_bytes),
+            None if io.length() == 0 => SlotContent::Blank,
+            None => SlotContent::Invalid,
+        };
+        match content {
+            SlotContent::Valid(state) => {
+                blank = false;
+                if newest.is_none_or(|newest| state.transaction_id > newest.transaction_id) {
+                    newest = Some(state);
+                }
+            }
+            SlotContent::Blank => {}
+            SlotContent::Invalid => blank = false,
+            SlotContent::Incompatible(what) => return Err(Error::Incompatible(what)),
+        }
+    }
+    match newest {
+        Some(state) => Ok(Some(state)),
+        None if blank => Ok(None),
+        None => Err(Error::corrupted(0, "no valid commit slot")),
+    }
+}
+
+/// Writes the first commit slot of a new file.
+fn initialize(pager: &Pager, options: &Options) -> Result<CommitState> {
+    let page_bytes = options.page_bytes as u64;
+    let initial = options.initial_size_bytes.max(META_PAGE_COUNT * page_bytes);
+    pager.io().grow(initial.div_ceil(page_bytes) * page_bytes)?;
+    let state = CommitState::empty();
+    pager.io().write(state.slot() * page_bytes, &meta::encode(&state, options.page_bytes))?;
+    if options.sync_mode == SyncMode::Full {
+        pager.io().sync()?;
+    }
+    Ok(state)
+}

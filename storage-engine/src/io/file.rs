@@ -1,0 +1,100 @@
+//! The real file backend: one read-only `memmap2` mapping that reserves the whole maximum
+//! size up front, `pwrite` for writes, `fdatasync` for syncs.
+//!
+//! Invariant: the mapping is created once and never moved, so every slice handed out stays
+//! valid for the life of the backend, whatever the file grows to; `read` refuses ranges past
+//! the current file length, so no access can fault on a page beyond the end of the file.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::{Mmap, MmapOptions};
+
+use super::PageIo;
+use crate::error::{Error, Result};
+
+/// A page store file on disk.
+pub struct FileIo {
+    file: File,
+    mapping: Mmap,
+    length: AtomicU64,
+    capacity: u64,
+}
+
+impl FileIo {
+    /// Opens (or creates, when `create`) the file at `path`, takes an exclusive lock on it,
+    /// and reserves `capacity` bytes of address space for its mapping.
+    pub fn open(path: &Path, create: bool, capacity: u64) -> Result<FileIo> {
+        let file = OpenOptions::new().read(true).write(true).create(create).open(path)?;
+        lock_exclusively(&file)?;
+        let length = file.metadata()?.len();
+        let capacity_bytes = usize::try_from(capacity)
+            .map_err(|_| Error::InvalidOptions("maximum size does not fit the address space"))?;
+        if length > capacity {
+            return Err(Error::InvalidOptions("the file is larger than the maximum size"));
+        }
+        // SAFETY: the mapping is read-only and private to this process's view of a file we
+        // hold an exclusive lock on; the engine only reads ranges below the file length (see
+        // `read`), and bytes changed by our own pwrite are seen coherently through the page
+        // cache. Other processes truncating the file are excluded by the lock.
+        let mapping = unsafe { MmapOptions::new().len(capacity_bytes).map(&file)? };
+        Ok(FileIo { file, mapping, length: AtomicU64::new(length), capacity })
+    }
+}
+
+fn lock_exclusively(file: &File) -> Result<()> {
+    // SAFETY: flock on a file descriptor we own; no memory is involved.
+    let outcome = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if outcome == 0 {
+        Ok(())
+    } else {
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            Err(Error::Incompatible("the file is locked by another process"))
+        } else {
+            Err(Error::from_io(error))
+        }
+    }
+}
+
+impl PageIo for FileIo {
+    fn length(&self) -> u64 {
+        self.length.load(Ordering::Acquire)
+    }
+
+    fn read(&self, offset: u64, length: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(u64::try_from(length).ok()?)?;
+        if end > self.length() {
+            return None;
+        }
+        let start = usize::try_from(offset).ok()?;
+        let end = usize::try_from(end).ok()?;
+        self.mapping.get(start..end)
+    }
+
+    fn write(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+        self.file.write_all_at(bytes, offset).map_err(Error::from_io)
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.file.sync_data().map_err(Error::from_io)
+    }
+
+    fn grow(&self, length: u64) -> Result<()> {
+        if length > self.capacity {
+            return Err(Error::MapFull { maximum_bytes: self.capacity });
+        }
+        if length > self.length() {
+            self.file.set_len(length).map_err(Error::from_io)?;
+            self.length.store(length, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+}

@@ -1,0 +1,39 @@
+//! The I/O seam between the page store and the disk.
+//!
+//! `PageIo` reads through a stable mapping and writes through positioned writes. Two
+//! backends implement it: [`FileIo`] (memmap2 + pwrite + fdatasync) and [`SimulatedIo`]
+//! (an in-memory file that keeps the written image and the durable image apart, for crash
+//! tests).
+//!
+//! Invariant the engine keeps for every backend: it never writes a byte range while a slice
+//! returned by `read` over that range is alive (copy-on-write: live pages are immutable).
+
+mod file;
+mod simulated;
+
+pub use file::FileIo;
+pub use simulated::{CrashImage, SimulatedIo};
+
+use crate::error::Result;
+
+/// A file of pages: read through a mapping, written with positioned writes.
+pub trait PageIo: Send + Sync {
+    /// Current length of the file, in bytes.
+    fn length(&self) -> u64;
+
+    /// Bytes `[offset, offset + length)` of the file as last written, or `None` when the
+    /// range passes the end of the file. The slice stays valid for the life of `self`.
+    fn read(&self, offset: u64, length: usize) -> Option<&[u8]>;
+
+    /// Writes `bytes` at `offset`; the range must lie within `length()`.
+    fn write(&self, offset: u64, bytes: &[u8]) -> Result<()>;
+
+    /// Makes every earlier write and length change durable (fdatasync).
+    fn sync(&self) -> Result<()>;
+
+    /// Grows (never shrinks) the file to `length` bytes; new bytes read as zero.
+    fn grow(&self, length: u64) -> Result<()>;
+
+    /// Largest length `grow` accepts: the reserved address space.
+    fn capacity(&self) -> u64;
+}

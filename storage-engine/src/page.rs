@@ -1,0 +1,174 @@
+//! Read-only views of tree pages (leaf and branch) as they lie in the mapping.
+//!
+//! Invariant: every accessor checks its offsets against the page and returns
+//! `Error::Corrupted` instead of panicking; a `PageView` is only built over a page whose
+//! checksum the pager verified, so these checks guard against our own bugs and hash
+//! collisions, never against a silent wrong answer.
+
+use std::cmp::Ordering;
+
+use crate::bytes::{read_u16, read_u32, read_u64};
+use crate::error::{Error, Result};
+use crate::layout::*;
+
+/// A pointer to a page, with the checksum the page must carry (a Merkle link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pointer {
+    /// Page number.
+    pub page: u64,
+    /// Checksum stored in the page's header.
+    pub checksum: u64,
+}
+
+/// A value as stored in a leaf: inline bytes or a reference to an overflow run.
+#[derive(Debug, Clone, Copy)]
+pub enum ValueSlot<'a> {
+    /// The value's bytes, in the leaf.
+    Inline(&'a [u8]),
+    /// The value lives in an overflow run starting at `pointer`.
+    Overflow {
+        /// First page of the run, with its checksum.
+        pointer: Pointer,
+        /// Length of the value in bytes.
+        length: u64,
+    },
+}
+
+/// A verified leaf or branch page.
+#[derive(Clone, Copy)]
+pub struct PageView<'a> {
+    page: u64,
+    bytes: &'a [u8],
+    leaf: bool,
+    count: usize,
+}
+
+impl<'a> PageView<'a> {
+    /// Interprets a verified page as a tree node.
+    pub fn new(page: u64, bytes: &'a [u8]) -> Result<PageView<'a>> {
+        let kind = *bytes.get(PAGE_KIND_OFFSET).ok_or(Error::corrupted(page, "short page"))?;
+        let leaf = match kind {
+            KIND_LEAF => true,
+            KIND_BRANCH => false,
+            _ => return Err(Error::corrupted(page, "not a tree page")),
+        };
+        let count = usize::from(
+            read_u16(bytes, PAGE_COUNT_OFFSET).ok_or(Error::corrupted(page, "short page"))?,
+        );
+        let slots_offset = if leaf { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
+        if slots_offset + count * SLOT_BYTES > bytes.len() {
+            return Err(Error::corrupted(page, "entry count exceeds the page"));
+        }
+        Ok(PageView { page, bytes, leaf, count })
+    }
+
+    /// Page number.
+    pub fn page(&self) -> u64 {
+        self.page
+    }
+
+    /// Whether this is a leaf.
+    pub fn is_leaf(&self) -> bool {
+        self.leaf
+    }
+
+    /// Entries of a leaf, or keys of a branch (which has `count + 1` children).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    fn corrupted(&self, what: &'static str) -> Error {
+        Error::corrupted(self.page, what)
+    }
+
+    fn cell(&self, index: usize) -> Result<usize> {
+        let slots_offset = if self.leaf { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
+        let offset = read_u16(self.bytes, slots_offset + index * SLOT_BYTES)
+            .ok_or(self.corrupted("slot past the page"))?;
+        let offset = usize::from(offset);
+        if offset < slots_offset + self.count * SLOT_BYTES || offset >= self.bytes.len() {
+            return Err(self.corrupted("cell offset outside the cell area"));
+        }
+        Ok(offset)
+    }
+
+    fn slice(&self, start: usize, length: usize) -> Result<&'a [u8]> {
+        let end = start.checked_add(length).ok_or(self.corrupted("cell length overflows"))?;
+        self.bytes.get(start..end).ok_or(self.corrupted("cell runs past the page"))
+    }
+
+    /// Key of entry (leaf) or separator (branch) `index`.
+    pub fn key(&self, index: usize) -> Result<&'a [u8]> {
+        if index >= self.count {
+            return Err(self.corrupted("key index past the count"));
+        }
+        let cell = self.cell(index)?;
+        let length = read_u16(self.bytes, cell).ok_or(self.corrupted("cell past the page"))?;
+        let header = if self.leaf { LEAF_CELL_HEADER_BYTES } else { BRANCH_CELL_HEADER_BYTES };
+        self.slice(cell + header, usize::from(length))
+    }
+
+    /// Value of leaf entry `index`.
+    pub fn value(&self, index: usize) -> Result<ValueSlot<'a>> {
+        if !self.leaf || index >= self.count {
+            return Err(self.corrupted("value index past the count"));
+        }
+        let cell = self.cell(index)?;
+        let key_length = usize::from(
+            read_u16(self.bytes, cell + LEAF_CELL_KEY_LENGTH_OFFSET)
+                .ok_or(self.corrupted("cell past the page"))?,
+        );
+        let tag = *self.bytes.get(cell + LEAF_CELL_TAG_OFFSET).ok_or(self.corrupted("short cell"))?;
+        let value_start = cell + LEAF_CELL_HEADER_BYTES + key_length;
+        match tag {
+            VALUE_TAG_INLINE => {
+                let length = read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
+                    .ok_or(self.corrupted("cell past the page"))?;
+                let length = usize::try_from(length).map_err(|_| self.corrupted("value length"))?;
+                Ok(ValueSlot::Inline(self.slice(value_start, length)?))
+            }
+            VALUE_TAG_OVERFLOW => {
+                let reference = self.slice(value_start, OVERFLOW_REFERENCE_BYTES)?;
+                let read = |offset| read_u64(reference, offset).ok_or(self.corrupted("short cell"));
+                Ok(ValueSlot::Overflow {
+                    pointer: Pointer {
+                        page: read(OVERFLOW_REFERENCE_PAGE_OFFSET)?,
+                        checksum: read(OVERFLOW_REFERENCE_CHECKSUM_OFFSET)?,
+                    },
+                    length: read(OVERFLOW_REFERENCE_LENGTH_OFFSET)?,
+                })
+            }
+            _ => Err(self.corrupted("unknown value tag")),
+        }
+    }
+
+    /// Child `index` (0..=count) of a branch.
+    pub fn child(&self, index: usize) -> Result<Pointer> {
+        if self.leaf || index > self.count {
+            return Err(self.corrupted("child index past the count"));
+        }
+        let (page_offset, checksum_offset) = if index == 0 {
+            (BRANCH_FIRST_CHILD_PAGE_OFFSET, BRANCH_FIRST_CHILD_CHECKSUM_OFFSET)
+        } else {
+            let cell = self.cell(index - 1)?;
+            (cell + BRANCH_CELL_CHILD_PAGE_OFFSET, cell + BRANCH_CELL_CHILD_CHECKSUM_OFFSET)
+        };
+        let page = read_u64(self.bytes, page_offset).ok_or(self.corrupted("short cell"))?;
+        let checksum = read_u64(self.bytes, checksum_offset).ok_or(self.corrupted("short cell"))?;
+        Ok(Pointer { page, checksum })
+    }
+
+    /// Index of the first key not less than `key` (`Ok(index)` when equal, `Err` when not).
+    pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
+        let (mut low, mut high) = (0, self.count);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.key(middle)?.cmp(key) {
+                Ordering::Less => low = middle + 1,
+                Ordering::Greater => high = middle,
+                Ordering::Equal => return Ok(Ok(middle)),
+            }
+        }
+        Ok(Err(low))
+    }
+}
