@@ -16,3 +16,4 @@ pub mod logs;
 pub mod routes;
 pub mod runtime;
 pub mod server;
+pub mod tasks;
