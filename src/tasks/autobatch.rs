@@ -285,7 +285,7 @@ pub fn next_batch(
             .filter(move |task| task.kind() == kind)
     };
 
-    if let Some(cancelation) = enqueued_of(Kind::TaskCancelation).last() {
+    if let Some(cancelation) = enqueued_of(Kind::TaskCancelation).next_back() {
         let reason = StopReason::TaskCannotBeBatched {
             kind: Kind::TaskCancelation,
             id: cancelation.uid,

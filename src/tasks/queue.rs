@@ -34,6 +34,16 @@ use super::model::{BatchUid, Kind, KindWithContent, Status, Task, TaskUid};
 use super::query::{Page, TaskQuery, after_from, matches, paginate};
 use crate::errors::{Code, ResponseError};
 
+/// Registrations (other than cancel and delete) are refused past this share of the
+/// queue file's maximum size, as Meilisearch does for its task database.
+pub const QUEUE_FULL_PERCENT: u64 = 40;
+
+/// Tasks in the queue from which an automatic deletion of old finished tasks is registered.
+pub const MAX_NUMBER_OF_TASKS_DEFAULT: u64 = 1_000_000;
+
+/// The most finished tasks one automatic deletion removes.
+pub const AUTO_CLEANUP_TASKS_MAX: usize = 100_000;
+
 /// The format version of task and batch records.
 pub const RECORD_FORMAT_VERSION: u8 = 1;
 
@@ -68,6 +78,13 @@ pub enum QueueError {
     TaskUidsExhausted,
     /// A task the call names does not exist.
     TaskNotFound(TaskUid),
+    /// A requested task uid is below the next one.
+    BadTaskUid {
+        received: TaskUid,
+        expected: TaskUid,
+    },
+    /// The queue file is fuller than [`QUEUE_FULL_PERCENT`]: only cancel and delete pass.
+    QueueFull,
 }
 
 impl fmt::Display for QueueError {
@@ -77,6 +94,13 @@ impl fmt::Display for QueueError {
             QueueError::Corrupted(what) => write!(formatter, "corrupted task queue: {what}"),
             QueueError::TaskUidsExhausted => formatter.write_str("every task uid is used"),
             QueueError::TaskNotFound(uid) => write!(formatter, "task {uid} is not in the queue"),
+            QueueError::BadTaskUid { received, expected } => write!(
+                formatter,
+                "Received bad task id: {received} should be >= to {expected}."
+            ),
+            QueueError::QueueFull => formatter.write_str(
+                "Meilisearch cannot receive write operations because the limit of the task database has been reached. Please delete tasks to continue performing write operations.",
+            ),
         }
     }
 }
@@ -96,6 +120,12 @@ impl From<QueueError> for ResponseError {
                 ResponseError::new(Code::NoSpaceLeftOnDevice, error.to_string())
             }
             QueueError::TaskNotFound(uid) => ResponseError::task_not_found(uid),
+            QueueError::BadTaskUid { .. } => {
+                ResponseError::new(Code::BadRequest, error.to_string())
+            }
+            QueueError::QueueFull => {
+                ResponseError::new(Code::NoSpaceLeftOnDevice, error.to_string())
+            }
             other => ResponseError::internal(other),
         }
     }
@@ -124,6 +154,15 @@ impl TaskVisibility for AllIndexes {
     fn is_index_authorized(&self, _index: &str) -> bool {
         true
     }
+}
+
+/// Replication parameters of a registration (`TaskId` and `DryRun` headers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegisterOptions {
+    /// The uid the task must get (refused when below the next uid).
+    pub requested_uid: Option<TaskUid>,
+    /// Build the task without storing it.
+    pub dry_run: bool,
 }
 
 /// A registered task, and for a cancelation the processing batch it must interrupt.
@@ -205,11 +244,14 @@ fn secondary_keys(task: &Task) -> Vec<(&'static str, Vec<u8>)> {
 pub struct TaskQueue {
     database: Database,
     interrupted_at_open: Vec<TaskUid>,
+    /// The size the fullness check compares with (the file's maximum size).
+    maximum_size_bytes: u64,
 }
 
 impl TaskQueue {
     /// Opens (or creates) the queue file and finds the tasks a crash left `processing`.
     pub fn open(path: &Path, options: Options) -> QueueResult<TaskQueue> {
+        let maximum_size_bytes = options.maximum_size_bytes;
         let database = Database::open(path, options)?;
         let write = database.begin_write()?;
         for name in ALL_TREES {
@@ -219,6 +261,7 @@ impl TaskQueue {
         let mut queue = TaskQueue {
             database,
             interrupted_at_open: Vec::new(),
+            maximum_size_bytes,
         };
         let read = queue.database.begin_read();
         let processing =
@@ -373,20 +416,68 @@ impl TaskQueue {
         custom_metadata: Option<String>,
         enqueued_at: OffsetDateTime,
     ) -> QueueResult<Registered> {
+        self.register_with(
+            kind,
+            custom_metadata,
+            enqueued_at,
+            RegisterOptions::default(),
+        )
+    }
+
+    /// Whether the queue file is too full to take tasks other than cancel and delete.
+    pub fn is_full(&self) -> bool {
+        let stats = self.database.stats();
+        let used_bytes = stats.used_pages.saturating_mul(stats.page_bytes);
+        let limit = self.maximum_size_bytes.max(1);
+        used_bytes.saturating_mul(100) / limit > QUEUE_FULL_PERCENT
+    }
+
+    /// [`TaskQueue::register`] with the replication parameters.
+    pub fn register_with(
+        &self,
+        kind: KindWithContent,
+        custom_metadata: Option<String>,
+        enqueued_at: OffsetDateTime,
+        options: RegisterOptions,
+    ) -> QueueResult<Registered> {
+        let frees_space = matches!(
+            &kind,
+            KindWithContent::TaskCancelation { tasks, .. } | KindWithContent::TaskDeletion { tasks, .. }
+                if !tasks.is_empty()
+        );
+        if !frees_space && self.is_full() {
+            return Err(QueueError::QueueFull);
+        }
         let write = self.database.begin_write()?;
-        let uid = Self::next_task_uid_in(&write)?;
+        let next_uid = Self::next_task_uid_in(&write)?;
+        let uid = match options.requested_uid {
+            Some(requested) if requested < next_uid => {
+                return Err(QueueError::BadTaskUid {
+                    received: requested,
+                    expected: next_uid,
+                });
+            }
+            Some(requested) => requested,
+            None => next_uid,
+        };
         let next = uid.checked_add(1).ok_or(QueueError::TaskUidsExhausted)?;
         let task = Task::new(uid, kind, enqueued_at, custom_metadata);
         let mut interrupt_batch = None;
         if let KindWithContent::TaskCancelation { tasks, .. } = &task.kind {
             for matched in tasks {
-                if let Some(found) = Self::read_task_for_write(&write, *matched)? {
-                    if found.status == Status::Processing {
-                        interrupt_batch = found.batch_uid;
-                        break;
-                    }
+                let found = Self::read_task_for_write(&write, *matched)?;
+                if let Some(found) = found.filter(|found| found.status == Status::Processing) {
+                    interrupt_batch = found.batch_uid;
+                    break;
                 }
             }
+        }
+        if options.dry_run {
+            write.abort();
+            return Ok(Registered {
+                task,
+                interrupt_batch: None,
+            });
         }
         Self::write_task(&write, &task)?;
         Self::tree(&write, META_TREE)?.put(NEXT_TASK_UID_KEY, &uid_bytes(next))?;
@@ -395,6 +486,49 @@ impl TaskQueue {
             task,
             interrupt_batch,
         })
+    }
+
+    /// When the queue holds at least `max_number_of_tasks` tasks, registers the automatic
+    /// deletion of its oldest finished tasks (at most [`AUTO_CLEANUP_TASKS_MAX`], at least
+    /// two), as Meilisearch does before each batch.
+    pub fn register_cleanup_if_needed(
+        &self,
+        max_number_of_tasks: u64,
+        now: OffsetDateTime,
+    ) -> QueueResult<Option<Registered>> {
+        const SMALLEST_USEFUL_CLEANUP: usize = 2;
+        let read = self.database.begin_read();
+        if Self::read_tree(&read, TASKS_TREE)?.len() < max_number_of_tasks {
+            return Ok(None);
+        }
+        let mut finished = BTreeSet::new();
+        for status in [Status::Succeeded, Status::Failed, Status::Canceled] {
+            finished.extend(Self::uids_with_prefix(
+                &read,
+                BY_STATUS_TREE,
+                &[status.byte()],
+            )?);
+        }
+        let to_delete: Vec<TaskUid> = finished.into_iter().take(AUTO_CLEANUP_TASKS_MAX).collect();
+        let Some(newest) = to_delete
+            .last()
+            .copied()
+            .filter(|_| to_delete.len() >= SMALLEST_USEFUL_CLEANUP)
+        else {
+            return Ok(None);
+        };
+        let newest = Self::read_task(&read, newest)?.ok_or(QueueError::TaskNotFound(newest))?;
+        drop(read);
+        let before = newest.enqueued_at + time::Duration::nanoseconds(1);
+        let query = format!(
+            "?beforeEnqueuedAt={}&statuses=succeeded,failed,canceled",
+            super::view::format_date(before)
+        );
+        let kind = KindWithContent::TaskDeletion {
+            query,
+            tasks: to_delete,
+        };
+        self.register(kind, None, now).map(Some)
     }
 
     /// The task with `uid`.
@@ -665,11 +799,8 @@ impl TaskQueue {
                     Box::new(candidates.iter().rev())
                 };
                 for uid in ordered {
-                    if let Some(task) = Self::read_task(read, *uid)? {
-                        if matches(query, &task) {
-                            tasks.push(task);
-                        }
-                    }
+                    let task = Self::read_task(read, *uid)?;
+                    tasks.extend(task.filter(|task| matches(query, task)));
                 }
             }
             None => {
@@ -782,9 +913,9 @@ impl TaskQueue {
             // (it subtracts the task bitmap from the batch bitmap); reproduced as is.
             let global = Self::global_task_uids(&read)?;
             page.retain(|batch| {
-                !global.contains(&batch.uid)
-                    && !(batch.finished_at.is_none()
-                        && batch.kinds.iter().any(|kind| !kind.related_to_one_index()))
+                let processing_global = batch.finished_at.is_none()
+                    && batch.kinds.iter().any(|kind| !kind.related_to_one_index());
+                !(global.contains(&batch.uid) || processing_global)
             });
         }
         if !visibility.all_indexes_authorized() {
@@ -821,11 +952,11 @@ impl TaskQueue {
     ) -> QueueResult<BTreeSet<BatchUid>> {
         let mut batches = BTreeSet::new();
         for uid in uids {
-            if let Some(task) = Self::read_task(read, *uid)? {
-                if keep(&task) {
-                    batches.extend(task.batch_uid);
-                }
-            }
+            let task = Self::read_task(read, *uid)?;
+            batches.extend(
+                task.filter(|task| keep(task))
+                    .and_then(|task| task.batch_uid),
+            );
         }
         Ok(batches)
     }

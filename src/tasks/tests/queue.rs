@@ -425,3 +425,80 @@ fn batches_list_by_status_type_and_index() {
         [1, 0]
     );
 }
+
+#[test]
+fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
+    use crate::tasks::queue::RegisterOptions;
+    let directory = tempfile::tempdir().unwrap();
+    let queue = open(&directory.path().join("tasks.pages"));
+    let requested = RegisterOptions {
+        requested_uid: Some(10),
+        dry_run: false,
+    };
+    assert_eq!(
+        queue
+            .register_with(addition("movies", 1), None, at(0), requested)
+            .unwrap()
+            .task
+            .uid,
+        10
+    );
+    let error = queue
+        .register_with(
+            addition("movies", 1),
+            None,
+            at(0),
+            RegisterOptions {
+                requested_uid: Some(3),
+                dry_run: false,
+            },
+        )
+        .unwrap_err();
+    let response: crate::errors::ResponseError = error.into();
+    assert_eq!(response.code, crate::errors::Code::BadRequest);
+    assert_eq!(
+        response.message,
+        "Received bad task id: 3 should be >= to 11."
+    );
+    let dry = queue
+        .register_with(
+            addition("movies", 1),
+            None,
+            at(0),
+            RegisterOptions {
+                requested_uid: None,
+                dry_run: true,
+            },
+        )
+        .unwrap();
+    assert_eq!(dry.task.uid, 11);
+    assert_eq!(queue.get_task(11).unwrap(), None);
+    assert_eq!(queue.next_task_uid().unwrap(), 11);
+}
+
+#[test]
+fn a_full_queue_registers_the_deletion_of_its_oldest_finished_tasks() {
+    let directory = tempfile::tempdir().unwrap();
+    let queue = open(&directory.path().join("tasks.pages"));
+    for second in 0..4 {
+        queue
+            .register(addition("movies", 1), None, at(second))
+            .unwrap();
+    }
+    assert_eq!(queue.register_cleanup_if_needed(5, at(9)).unwrap(), None);
+    assert_eq!(
+        queue.register_cleanup_if_needed(4, at(9)).unwrap(),
+        None,
+        "nothing finished yet"
+    );
+    run(&queue, &[0, 1, 2], 5);
+    let registered = queue.register_cleanup_if_needed(4, at(9)).unwrap().unwrap();
+    assert_eq!(
+        registered.task.kind,
+        KindWithContent::TaskDeletion {
+            query: "?beforeEnqueuedAt=2024-08-08T17:05:57.000000001Z&statuses=succeeded,failed,canceled".into(),
+            tasks: vec![0, 1, 2],
+        }
+    );
+    assert!(!queue.is_full());
+}
