@@ -597,10 +597,23 @@ fn first_pending<T: Clone>(left: &mut Option<Option<T>>, right: &Option<Option<T
     }
 }
 
-/// Later settings override earlier ones key by key; the result keeps settings key order.
+/// Later settings override earlier ones key by key, except two `embedders` objects whose
+/// embedders are merged by name (sorted, as Meilisearch's map); the result keeps settings
+/// key order.
 fn merge_settings(left: &mut Map<String, Value>, right: &Map<String, Value>) {
+    const EMBEDDERS_KEY: &str = "embedders";
     for (key, value) in right {
-        left.insert(key.clone(), value.clone());
+        match (left.get_mut(key), value) {
+            (Some(Value::Object(earlier)), Value::Object(later)) if key == EMBEDDERS_KEY => {
+                for (name, embedder) in later {
+                    earlier.insert(name.clone(), embedder.clone());
+                }
+                earlier.sort_keys();
+            }
+            _ => {
+                left.insert(key.clone(), value.clone());
+            }
+        }
     }
     let mut ordered = Map::new();
     for key in SETTINGS_KEY_ORDER {

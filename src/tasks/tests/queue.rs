@@ -502,3 +502,62 @@ fn a_full_queue_registers_the_deletion_of_its_oldest_finished_tasks() {
     );
     assert!(!queue.is_full());
 }
+
+struct Only(&'static [&'static str]);
+
+impl TaskVisibility for Only {
+    fn all_indexes_authorized(&self) -> bool {
+        false
+    }
+
+    fn is_index_authorized(&self, index: &str) -> bool {
+        self.0.contains(&index)
+    }
+}
+
+#[test]
+fn swaps_are_hidden_by_index_filters_and_by_keys_missing_one_side() {
+    use crate::tasks::model::IndexSwap;
+    let directory = tempfile::tempdir().unwrap();
+    let queue = open(&directory.path().join("tasks.pages"));
+    let creation = |index: &str| KindWithContent::IndexCreation {
+        index_uid: index.into(),
+        primary_key: None,
+    };
+    let swap = |left: &str, right: &str| KindWithContent::IndexSwap {
+        swaps: vec![IndexSwap {
+            indexes: (left.into(), right.into()),
+            rename: false,
+        }],
+    };
+    queue.register(creation("catto"), None, at(0)).unwrap();
+    queue.register(creation("doggo"), None, at(1)).unwrap();
+    queue.register(swap("catto", "doggo"), None, at(2)).unwrap();
+    queue.register(swap("catto", "whalo"), None, at(3)).unwrap();
+    let catto = TaskQuery {
+        index_uids: Some(vec!["catto".into()]),
+        ..TaskQuery::default()
+    };
+    let everything = TaskQuery::default();
+    assert_eq!(queue.matching_task_uids(&catto, &AllIndexes).unwrap(), [0]);
+    assert_eq!(
+        queue.matching_task_uids(&catto, &Only(&["doggo"])).unwrap(),
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        queue
+            .matching_task_uids(&everything, &Only(&["doggo"]))
+            .unwrap(),
+        [1]
+    );
+    assert_eq!(
+        queue
+            .matching_task_uids(&everything, &Only(&["catto", "doggo"]))
+            .unwrap(),
+        [0, 1]
+    );
+    assert_eq!(
+        queue.matching_task_uids(&everything, &AllIndexes).unwrap(),
+        [0, 1, 2, 3]
+    );
+}

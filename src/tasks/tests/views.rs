@@ -403,3 +403,23 @@ fn processing_batch_view_shows_progress() {
     );
     assert_eq!(batch_view(&batch)["duration"], json!(null));
 }
+
+#[test]
+fn embedders_merged_over_a_batch_keep_every_embedder_sorted_by_name() {
+    let embedders = |value: serde_json::Value| {
+        let mut map = serde_json::Map::new();
+        map.insert("embedders".into(), value);
+        DetailsView::from_details(&Details::SettingsUpdate { settings: map })
+    };
+    let mut view = embedders(json!({"zeta": {"source": "userProvided"}}));
+    view.accumulate(&embedders(json!({"alpha": {"source": "openAi"}})));
+    assert_eq!(
+        serde_json::to_string(&view.to_json()).unwrap(),
+        r#"{"embedders":{"alpha":{"source":"openAi"},"zeta":{"source":"userProvided"}}}"#
+    );
+    view.accumulate(&embedders(json!(null)));
+    assert_eq!(
+        serde_json::to_string(&view.to_json()).unwrap(),
+        r#"{"embedders":null}"#
+    );
+}
