@@ -739,7 +739,14 @@ impl TaskQueue {
     ) -> QueueResult<Option<BTreeSet<TaskUid>>> {
         let mut sets: Vec<BTreeSet<TaskUid>> = Vec::new();
         if let Some(uids) = &query.uids {
-            sets.push(uids.iter().copied().collect());
+            let tasks = Self::read_tree(read, TASKS_TREE)?;
+            let mut existing = BTreeSet::new();
+            for uid in uids {
+                if tasks.get(&uid_bytes(*uid))?.is_some() {
+                    existing.insert(*uid);
+                }
+            }
+            sets.push(existing);
         }
         let union = |tree: &str, prefixes: Vec<Vec<u8>>| -> QueueResult<BTreeSet<TaskUid>> {
             let mut set = BTreeSet::new();
@@ -846,16 +853,77 @@ impl TaskQueue {
         visibility: &dyn TaskVisibility,
     ) -> QueueResult<Page<Task>> {
         let read = self.database.begin_read();
-        let all = Self::matching_tasks(&read, &query.without_limits())?;
-        let total = all.len() as u64;
         let limit = query.limit.unwrap_or(u32::MAX);
-        let mut page: Vec<Task> = all
-            .into_iter()
-            .filter(|task| after_from(query, task.uid))
-            .take(limit.saturating_add(1) as usize)
-            .collect();
+        let fetched = limit.saturating_add(1) as usize;
+        let (mut page, total) = if has_date_bounds(query) {
+            let all = Self::matching_tasks(&read, &query.without_limits())?;
+            let total = all.len() as u64;
+            let page = all
+                .into_iter()
+                .filter(|task| after_from(query, task.uid))
+                .take(fetched)
+                .collect();
+            (page, total)
+        } else {
+            // The secondary trees answer every filter exactly: count uids, read one page.
+            Self::page_without_dates(&read, query, fetched)?
+        };
         hide_tasks(&mut page, query, visibility);
         Ok(paginate(page, |task| task.uid, limit, total))
+    }
+
+    /// A page (at most `fetched` tasks) and the total, for a query without date bounds.
+    fn page_without_dates(
+        read: &ReadTransaction,
+        query: &TaskQuery,
+        fetched: usize,
+    ) -> QueueResult<(Vec<Task>, u64)> {
+        let reverse = query.reverse.unwrap_or(false);
+        let (uids, total): (Vec<TaskUid>, u64) = match Self::candidates(read, query)? {
+            Some(candidates) => {
+                let total = candidates.len() as u64;
+                let ordered: Box<dyn Iterator<Item = &TaskUid>> = if reverse {
+                    Box::new(candidates.iter())
+                } else {
+                    Box::new(candidates.iter().rev())
+                };
+                let uids = ordered
+                    .copied()
+                    .filter(|uid| after_from(query, *uid))
+                    .take(fetched)
+                    .collect();
+                (uids, total)
+            }
+            None => {
+                let tree = Self::read_tree(read, TASKS_TREE)?;
+                let from = query.from.map(uid_bytes);
+                let (start, end, direction) = match (&from, reverse) {
+                    (Some(from), true) => (
+                        Bound::Included(&from[..]),
+                        Bound::Unbounded,
+                        Direction::Forward,
+                    ),
+                    (Some(from), false) => (
+                        Bound::Unbounded,
+                        Bound::Included(&from[..]),
+                        Direction::Backward,
+                    ),
+                    (None, true) => (Bound::Unbounded, Bound::Unbounded, Direction::Forward),
+                    (None, false) => (Bound::Unbounded, Bound::Unbounded, Direction::Backward),
+                };
+                let mut uids = Vec::new();
+                for entry in tree.range(start, end, direction)?.take(fetched) {
+                    let (key, _) = entry?;
+                    uids.push(uid_from(key)?);
+                }
+                (uids, tree.len())
+            }
+        };
+        let tasks = uids
+            .into_iter()
+            .map(|uid| Self::read_task(read, uid)?.ok_or(QueueError::TaskNotFound(uid)))
+            .collect::<QueueResult<Vec<Task>>>()?;
+        Ok((tasks, total))
     }
 
     /// Every stored batch, in uid order.
@@ -960,6 +1028,20 @@ impl TaskQueue {
         }
         Ok(batches)
     }
+}
+
+/// Whether the query bounds a date (those filters are checked on each task).
+fn has_date_bounds(query: &TaskQuery) -> bool {
+    [
+        query.before_enqueued_at,
+        query.after_enqueued_at,
+        query.before_started_at,
+        query.after_started_at,
+        query.before_finished_at,
+        query.after_finished_at,
+    ]
+    .iter()
+    .any(Option::is_some)
 }
 
 /// Removes the tasks the query or the key hides: global tasks when indexes are named or

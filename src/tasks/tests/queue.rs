@@ -561,3 +561,81 @@ fn swaps_are_hidden_by_index_filters_and_by_keys_missing_one_side() {
         [0, 1, 2, 3]
     );
 }
+
+#[test]
+fn indexed_pages_agree_with_checking_every_task() {
+    let directory = tempfile::tempdir().unwrap();
+    let queue = open(&directory.path().join("tasks.pages"));
+    for uid in 0..12u32 {
+        let index = ["movies", "books", "games"][uid as usize % 3];
+        queue
+            .register(addition(index, 1), None, at(i64::from(uid)))
+            .unwrap();
+    }
+    queue
+        .register(KindWithContent::DumpCreation, None, at(20))
+        .unwrap();
+    run(&queue, &[0, 3, 6], 30);
+    run(&queue, &[1, 4], 32);
+    let queries = [
+        TaskQuery::default(),
+        TaskQuery {
+            from: Some(7),
+            ..TaskQuery::default()
+        },
+        TaskQuery {
+            from: Some(7),
+            reverse: Some(true),
+            ..TaskQuery::default()
+        },
+        TaskQuery {
+            uids: Some(vec![1, 5, 99]),
+            ..TaskQuery::default()
+        },
+        TaskQuery {
+            statuses: Some(vec![Status::Succeeded]),
+            from: Some(3),
+            ..TaskQuery::default()
+        },
+        TaskQuery {
+            index_uids: Some(vec!["movies".into(), "games".into()]),
+            ..TaskQuery::default()
+        },
+        TaskQuery {
+            batch_uids: Some(vec![1]),
+            types: Some(vec![Kind::DocumentAdditionOrUpdate]),
+            ..TaskQuery::default()
+        },
+    ];
+    for query in queries {
+        for limit in [0, 2, 20] {
+            let indexed = TaskQuery {
+                limit: Some(limit),
+                ..query.clone()
+            };
+            // A bound every task passes forces the path that checks each task.
+            let checked = TaskQuery {
+                after_enqueued_at: Some(at(-1000)),
+                ..indexed.clone()
+            };
+            let left = queue.list_tasks(&indexed, &AllIndexes).unwrap();
+            let right = queue.list_tasks(&checked, &AllIndexes).unwrap();
+            assert_eq!(
+                (uids(&left.results), left.total, left.from, left.next),
+                (uids(&right.results), right.total, right.from, right.next),
+                "{indexed:?}"
+            );
+        }
+    }
+    let page = queue
+        .list_tasks(
+            &TaskQuery {
+                limit: Some(20),
+                uids: Some(vec![1, 99]),
+                ..TaskQuery::default()
+            },
+            &AllIndexes,
+        )
+        .unwrap();
+    assert_eq!((uids(&page.results), page.total), (vec![1], 1));
+}
