@@ -94,7 +94,10 @@ pub trait CodeMarker {
 error_codes! {
     ApiKeyAlreadyExists => "api_key_already_exists", 409, InvalidRequest;
     ApiKeyNotFound => "api_key_not_found", 404, InvalidRequest;
+<<<<<<< HEAD
     BadParameter => "bad_parameter", 400, InvalidRequest;
+=======
+>>>>>>> auth
     BadRequest => "bad_request", 400, InvalidRequest;
     BatchNotFound => "batch_not_found", 404, InvalidRequest;
     ChatNotFound => "chat_not_found", 404, InvalidRequest;
@@ -115,6 +118,7 @@ error_codes! {
     ImmutableApiKeyKey => "immutable_api_key_key", 400, InvalidRequest;
     ImmutableApiKeyUid => "immutable_api_key_uid", 400, InvalidRequest;
     ImmutableApiKeyUpdatedAt => "immutable_api_key_updated_at", 400, InvalidRequest;
+<<<<<<< HEAD
     ImmutableIndexCreatedAt => "immutable_index_created_at", 400, InvalidRequest;
     ImmutableIndexUpdatedAt => "immutable_index_updated_at", 400, InvalidRequest;
     ImmutableWebhook => "immutable_webhook", 400, InvalidRequest;
@@ -130,6 +134,8 @@ error_codes! {
     IndexPrimaryKeyAlreadyExists => "index_primary_key_already_exists", 400, InvalidRequest;
     IndexPrimaryKeyMultipleCandidatesFound => "index_primary_key_multiple_candidates_found", 400, InvalidRequest;
     IndexPrimaryKeyNoCandidateFound => "index_primary_key_no_candidate_found", 400, InvalidRequest;
+=======
+>>>>>>> auth
     Internal => "internal", 500, Internal;
     InvalidApiKey => "invalid_api_key", 403, Auth;
     InvalidApiKeyActions => "invalid_api_key_actions", 400, InvalidRequest;
@@ -140,6 +146,7 @@ error_codes! {
     InvalidApiKeyName => "invalid_api_key_name", 400, InvalidRequest;
     InvalidApiKeyOffset => "invalid_api_key_offset", 400, InvalidRequest;
     InvalidApiKeyUid => "invalid_api_key_uid", 400, InvalidRequest;
+<<<<<<< HEAD
     InvalidBatchUids => "invalid_batch_uids", 400, InvalidRequest;
     InvalidChatCompletionApiKey => "invalid_chat_completion_api_key", 400, InvalidRequest;
     InvalidChatCompletionApiVersion => "invalid_chat_completion_api_version", 400, InvalidRequest;
@@ -156,6 +163,8 @@ error_codes! {
     InvalidChatCompletionSource => "invalid_chat_completion_source", 400, InvalidRequest;
     InvalidChatCompletionSystemPrompt => "invalid_chat_completion_system_prompt", 400, InvalidRequest;
     InvalidChatSettingDocumentTemplate => "invalid_chat_setting_document_template", 400, InvalidRequest;
+=======
+>>>>>>> auth
     InvalidContentType => "invalid_content_type", 415, InvalidRequest;
     InvalidDocumentCsvDelimiter => "invalid_document_csv_delimiter", 400, InvalidRequest;
     InvalidDocumentEditionContext => "invalid_document_edition_context", 400, InvalidRequest;
@@ -323,7 +332,10 @@ error_codes! {
     InvalidWebhooks => "invalid_webhooks", 400, InvalidRequest;
     IoError => "io_error", 422, System;
     MalformedPayload => "malformed_payload", 400, InvalidRequest;
+<<<<<<< HEAD
     MaxFieldsLimitExceeded => "max_fields_limit_exceeded", 400, InvalidRequest;
+=======
+>>>>>>> auth
     MissingApiKeyActions => "missing_api_key_actions", 400, InvalidRequest;
     MissingApiKeyExpiresAt => "missing_api_key_expires_at", 400, InvalidRequest;
     MissingApiKeyIndexes => "missing_api_key_indexes", 400, InvalidRequest;

@@ -10,6 +10,7 @@ pub mod config;
 pub mod control;
 pub mod data_dir;
 pub mod decode;
+pub mod auth;
 pub mod errors;
 pub mod http;
 pub mod logs;

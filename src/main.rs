@@ -10,7 +10,10 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(error) => error.exit(),
     };
-    coresearch::logs::init(&config);
+    if let Err(error) = coresearch::logs::init(&config) {
+        eprintln!("coresearch cannot set up its logs: {error}");
+        return ExitCode::FAILURE;
+    }
     if let Some(warning) = config.master_key_warning() {
         eprintln!("{warning}");
     }

@@ -8,7 +8,11 @@ use std::rc::Rc;
 use crate::config::Config;
 use crate::control::features::ForcedFeatures;
 use crate::control::{ControlBroadcast, ControlPlane, ControlReply, ControlRequest};
-use crate::http::{HttpLimits, TlsAcceptor};
+use std::sync::Arc;
+
+use crate::config::Environment;
+use crate::http::HttpLimits;
+use crate::http::tls::{TlsAcceptor, TlsOptions};
 use crate::routes::{Router, Services};
 use crate::runtime::mesh::{self, MeshSetup};
 use crate::runtime::shutdown::ShutdownFlag;
@@ -22,7 +26,7 @@ struct CoreSettings {
     production: bool,
     forced_features: ForcedFeatures,
     limits: HttpLimits,
-    tls: Option<crate::http::tls::TlsSettings>,
+    tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlRequest, ControlReply, ControlBroadcast>,
 }
 
@@ -31,11 +35,11 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     let addresses = resolve(&config.http_addr)?;
     let shutdown = ShutdownFlag::from_signals()
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;
-    let tls = crate::http::tls::TlsSettings::from_config(config)?;
+    let tls = tls_config(config)?;
     let settings = CoreSettings {
         data_directory,
         master_key: config.master_key.clone(),
-        production: config.is_production(),
+        production: config.env == Environment::Production,
         forced_features: ForcedFeatures {
             metrics: config.experimental_enable_metrics,
             logs_route: config.experimental_enable_logs_route,
@@ -82,10 +86,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
     let tls = settings
         .tls
-        .as_ref()
-        .map(TlsAcceptor::new)
-        .transpose()?
-        .map(Rc::new);
+        .map(|config| Rc::new(TlsAcceptor::new(config)));
     let router = Rc::new(Router::new(Services {
         core,
         control,
@@ -98,6 +99,25 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         .await;
     mesh.close();
     Ok(())
+}
+
+/// The TLS server configuration when `--ssl-cert-path` and `--ssl-key-path` are given.
+fn tls_config(config: &Config) -> Result<Option<Arc<futures_rustls::rustls::ServerConfig>>, String> {
+    let (Some(cert_path), Some(key_path)) = (&config.ssl_cert_path, &config.ssl_key_path) else {
+        return Ok(None);
+    };
+    let options = TlsOptions {
+        cert_path: cert_path.clone(),
+        key_path: key_path.clone(),
+        auth_path: config.ssl_auth_path.clone(),
+        require_auth: config.ssl_require_auth,
+        ocsp_path: config.ssl_ocsp_path.clone(),
+        resumption: config.ssl_resumption,
+        tickets: config.ssl_tickets,
+    };
+    crate::http::tls::server_config(&options)
+        .map(Some)
+        .map_err(|error| format!("TLS: {error}"))
 }
 
 /// Every socket address `http_addr` names (`localhost:7700` gives the loopback ones).

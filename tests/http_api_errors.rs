@@ -7,7 +7,7 @@ mod common;
 
 use std::io::Write;
 
-use common::{MASTER_KEY, Options, Server, json_request, read_response, request};
+use common::{MASTER_KEY, Options, Server, json_request, request};
 
 fn server_with_master_key() -> Server {
     Server::start_with(Options {
@@ -186,15 +186,15 @@ fn oversized_body_without_content_length_is_413() {
         extra_arguments: vec!["--http-payload-size-limit".into(), "1000".into()],
         ..Options::default()
     });
-    let mut stream = server.connect().unwrap();
+    let mut connection = server.connect().unwrap();
     let chunk = "a".repeat(600);
     let request = format!(
         "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
         chunk.len(),
         chunk.len()
     );
-    stream.write_all(request.as_bytes()).unwrap();
-    let response = read_response(&mut stream).unwrap();
+    connection.send(request.as_bytes());
+    let response = connection.read_response().unwrap();
     assert_eq!(response.status, 413);
     assert_eq!(response.json()["code"], "payload_too_large");
     assert_eq!(
@@ -209,13 +209,11 @@ fn oversized_body_with_content_length_is_refused_without_being_read() {
         extra_arguments: vec!["--http-payload-size-limit".into(), "1000".into()],
         ..Options::default()
     });
-    let mut stream = server.connect().unwrap();
-    stream
-        .write_all(
-            b"PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n",
-        )
-        .unwrap();
-    let response = read_response(&mut stream).unwrap();
+    let mut connection = server.connect().unwrap();
+    connection.send(
+        b"PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n",
+    );
+    let response = connection.read_response().unwrap();
     // Meilisearch (actix) answers a known oversized length with a 500 `internal` error.
     assert_eq!(response.status, 500);
     assert_eq!(
@@ -242,17 +240,17 @@ fn chunked_body_is_decoded() {
 #[test]
 fn pipelined_requests_are_answered_in_order_on_one_connection() {
     let server = Server::start();
-    let mut stream = server.connect().unwrap();
+    let mut connection = server.connect().unwrap();
     let pipelined = format!(
         "{}{}{}",
         request("GET", "/health", None),
         request("GET", "/no-such-route", None),
         request("GET", "/experimental-features", None)
     );
-    stream.write_all(pipelined.as_bytes()).unwrap();
-    let first = read_response(&mut stream).unwrap();
-    let second = read_response(&mut stream).unwrap();
-    let third = read_response(&mut stream).unwrap();
+    connection.send(pipelined.as_bytes());
+    let first = connection.read_response().unwrap();
+    let second = connection.read_response().unwrap();
+    let third = connection.read_response().unwrap();
     assert_eq!((first.status, second.status, third.status), (200, 404, 200));
     assert_eq!(third.json()["metrics"], false);
 }
@@ -260,12 +258,10 @@ fn pipelined_requests_are_answered_in_order_on_one_connection() {
 #[test]
 fn keep_alive_connection_serves_many_requests() {
     let server = Server::start();
-    let mut stream = server.connect().unwrap();
+    let mut connection = server.connect().unwrap();
     for _ in 0..50 {
-        stream
-            .write_all(request("GET", "/health", None).as_bytes())
-            .unwrap();
-        let response = read_response(&mut stream).unwrap();
+        connection.send(request("GET", "/health", None).as_bytes());
+        let response = connection.read_response().unwrap();
         assert_eq!(response.status, 200);
     }
 }
@@ -278,14 +274,14 @@ fn gzip_request_body_is_decompressed() {
     let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
     encoder.write_all(br#"{"network": true}"#).unwrap();
     let compressed = encoder.finish().unwrap();
-    let mut stream = server.connect().unwrap();
+    let mut connection = server.connect().unwrap();
     let head = format!(
         "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
         compressed.len()
     );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(&compressed).unwrap();
-    let response = read_response(&mut stream).unwrap();
+    connection.send(head.as_bytes());
+    connection.send(&compressed);
+    let response = connection.read_response().unwrap();
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.json()["network"], true);
 }
@@ -341,17 +337,17 @@ fn cors_headers_on_a_simple_request_with_origin() {
 #[test]
 fn expect_continue_gets_100_before_the_body() {
     let server = Server::start();
-    let mut stream = server.connect().unwrap();
+    let mut connection = server.connect().unwrap();
     let body = r#"{"multimodal": true}"#;
     let head = format!(
         "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
-    stream.write_all(head.as_bytes()).unwrap();
-    let interim = read_response(&mut stream).unwrap();
+    connection.send(head.as_bytes());
+    let interim = connection.read_response().unwrap();
     assert_eq!(interim.status, 100);
-    stream.write_all(body.as_bytes()).unwrap();
-    let response = read_response(&mut stream).unwrap();
+    connection.send(body.as_bytes());
+    let response = connection.read_response().unwrap();
     assert_eq!(response.status, 200);
     assert_eq!(response.json()["multimodal"], true);
 }

@@ -1,2 +1,7 @@
 //! Datasets, workloads, load driver, side-by-side comparison against any
 //! Meilisearch-compatible URL, and micro-benchmarks.
+//!
+//! Invariant: nothing here is linked into the server; the harness only talks to
+//! servers over sockets or through their public library APIs.
+
+pub mod load;

@@ -2,3 +2,6 @@
 //! filters, ranking, plus the rendezvous hashing that assigns documents to shards.
 //!
 //! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
+
+pub mod filter;
+pub mod rendezvous;

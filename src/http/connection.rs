@@ -18,15 +18,16 @@ use futures_lite::future::poll_once;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
 use super::body::{BodyOutcome, read_chunked, read_length};
-use super::compress::{self, Encoding, SUPPORTED_ENCODINGS_TEXT};
+use super::compress;
 use super::cors;
 use super::decode::{content_coding, decode};
 use super::head::{Framing, HeadError, ParsedHead, parse_head};
 use super::io::{ReadOutcome, Wire, WriteFailure};
 use super::limits::{HttpLimits, OUTPUT_FLUSH_BYTES};
+use super::negotiate::{self, Encoding, SUPPORTED_ENCODINGS_TEXT};
 use super::request::{BodyError, Method, Request};
 use super::response::Response;
-use super::serialize::{write_bare_status, write_continue, write_response_head};
+use super::serialize::{HeadExtras, write_bare_status, write_continue, write_response_head};
 use super::shutdown::ShutdownSignal;
 use super::timeout::with_timeout;
 use super::{Handler, Timer};
@@ -38,7 +39,8 @@ pub enum CloseReason {
     PeerClosed,
     /// The request asked for it (`Connection: close`, HTTP/1.0 without keep-alive).
     RequestedClose,
-    /// No request started within the idle timeout.
+    /// No request started within the idle timeout (the header read timeout for the first
+    /// request of a connection).
     IdleTimeout,
     /// A started head did not complete within the header read timeout (answered 408).
     HeaderTimeout,
@@ -124,6 +126,15 @@ where
     };
     let close_reason = connection.run(handler).await?;
     connection.wire.close(limits.write_timeout).await;
+    if matches!(
+        close_reason,
+        CloseReason::BodyNotConsumed | CloseReason::ProtocolError(_)
+    ) {
+        connection
+            .wire
+            .discard_input(limits.linger_bytes_max, limits.linger_timeout)
+            .await;
+    }
     Ok(ConnectionSummary {
         peer,
         requests: connection.requests,
@@ -211,13 +222,16 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         if self.shutdown.is_triggered() {
             return Ok(Some(CloseReason::Shutdown));
         }
+        // A new connection gets the header timeout for its first byte (as actix's client
+        // request timeout), so silent connections are dropped quickly.
+        let timeout = if self.requests == 0 && self.wire.bytes_read == 0 {
+            self.limits.header_read_timeout
+        } else {
+            self.limits.idle_timeout
+        };
         let outcome = self
             .wire
-            .fill(
-                self.limits.header_bytes_max,
-                self.limits.idle_timeout,
-                Some(self.shutdown),
-            )
+            .fill(self.limits.header_bytes_max, timeout, Some(self.shutdown))
             .await?;
         Ok(match outcome {
             ReadOutcome::Data(_) => None,
@@ -307,12 +321,12 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
             body_not_consumed,
         } = exchange;
         let is_head_method = head.method == Method::Head;
-        let encoding = compress::negotiate(head.headers.get_all("accept-encoding"));
+        let encoding = negotiate::negotiate(head.headers.get_all("accept-encoding"));
         let request_has_origin = head.headers.contains("origin");
-        let (mut response, encoding) = match encoding {
-            None => (not_acceptable(), Encoding::Identity),
+        let (mut response, encoding, simple_cors) = match encoding {
+            None => (not_acceptable(), Encoding::Identity, None),
             Some(encoding) => match cors::preflight(&head.method, &head.headers) {
-                Some(preflight) => (preflight, encoding),
+                Some(preflight) => (preflight, encoding, None),
                 None => {
                     let request = Request {
                         method: head.method,
@@ -321,9 +335,8 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
                         headers: head.headers,
                         body,
                     };
-                    let mut response = self.call(handler, request).await?;
-                    cors::augment(&mut response, request_has_origin);
-                    (response, encoding)
+                    let response = self.call(handler, request).await?;
+                    (response, encoding, Some(request_has_origin))
                 }
             },
         };
@@ -337,13 +350,16 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         } else {
             None
         };
-        compress_response(&mut response, encoding);
-        let connection_header = match (close_reason.is_some(), head.is_http_1_0) {
-            (true, _) => Some("close"),
-            (false, true) => Some("keep-alive"),
-            (false, false) => None,
+        let extras = HeadExtras {
+            simple_cors,
+            content_encoding: compress_body(&mut response, encoding),
+            connection: match (close_reason.is_some(), head.is_http_1_0) {
+                (true, _) => Some("close"),
+                (false, true) => Some("keep-alive"),
+                (false, false) => None,
+            },
         };
-        self.queue_response(&response, is_head_method, connection_header)
+        self.queue_response(&response, is_head_method, extras)
             .await?;
         if close_reason.is_some() || self.wire.output.len() >= OUTPUT_FLUSH_BYTES {
             self.wire.flush(self.limits.write_timeout).await?;
@@ -372,9 +388,9 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         &mut self,
         response: &Response,
         is_head_method: bool,
-        connection_header: Option<&str>,
+        extras: HeadExtras<'_>,
     ) -> Result<(), ConnectionError> {
-        write_response_head(&mut self.wire.output, response, connection_header);
+        write_response_head(&mut self.wire.output, response, extras);
         if is_head_method || response.body.is_empty() {
             return Ok(());
         }
@@ -399,10 +415,11 @@ fn not_acceptable() -> Response {
     }
 }
 
-/// Compresses the body in place when the coding and the response allow it.
-fn compress_response(response: &mut Response, encoding: Encoding) {
+/// Compresses the body in place when the coding and the response allow it; returns the
+/// coding used.
+fn compress_body(response: &mut Response, encoding: Encoding) -> Option<Encoding> {
     if encoding == Encoding::Identity {
-        return;
+        return None;
     }
     let compressible = compress::is_compressible(
         response.status,
@@ -411,15 +428,8 @@ fn compress_response(response: &mut Response, encoding: Encoding) {
         response.header("content-encoding").is_some(),
     );
     if !compressible {
-        return;
+        return None;
     }
-    if let Some(compressed) = compress::compress(&response.body, encoding) {
-        response.body = compressed;
-        response
-            .headers
-            .push(("content-encoding".into(), encoding.token().to_string()));
-        response
-            .headers
-            .push(("vary".into(), "accept-encoding".to_string()));
-    }
+    response.body = compress::compress(&response.body, encoding)?;
+    Some(encoding)
 }

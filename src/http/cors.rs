@@ -76,30 +76,24 @@ fn is_method_token(value: &[u8]) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(byte))
 }
 
-/// Adds the CORS headers of a non-preflight response.
-pub(crate) fn augment(response: &mut Response, request_has_origin: bool) {
+/// Writes the CORS header lines of a non-preflight response: the wildcard origin when the
+/// request carried an `Origin`, and `vary` (the handler's own `vary`, if any, followed by the
+/// CORS names, as actix-cors merges them).
+pub(crate) fn write_simple_headers(
+    output: &mut Vec<u8>,
+    request_has_origin: bool,
+    handler_vary: Option<&str>,
+) {
     if request_has_origin {
-        response
-            .headers
-            .retain(|(name, _)| !name.eq_ignore_ascii_case("access-control-allow-origin"));
-        response.headers.push((
-            Cow::Borrowed("access-control-allow-origin"),
-            "*".to_string(),
-        ));
+        output.extend_from_slice(b"access-control-allow-origin: *\r\n");
     }
-    let existing_vary = response
-        .headers
-        .iter_mut()
-        .find(|(name, _)| name.eq_ignore_ascii_case("vary"));
-    match existing_vary {
-        Some((_, value)) => {
-            value.push_str(", ");
-            value.push_str(CORS_VARY);
-        }
-        None => response
-            .headers
-            .push((Cow::Borrowed("vary"), CORS_VARY.to_string())),
+    output.extend_from_slice(b"vary: ");
+    if let Some(vary) = handler_vary {
+        output.extend(vary.bytes().filter(|byte| !matches!(byte, b'\r' | b'\n')));
+        output.extend_from_slice(b", ");
     }
+    output.extend_from_slice(CORS_VARY.as_bytes());
+    output.extend_from_slice(b"\r\n");
 }
 
 #[cfg(test)]
@@ -153,16 +147,17 @@ mod tests {
 
     #[test]
     fn simple_responses_get_origin_only_when_asked_and_always_vary() {
-        let mut with_origin = Response::json(200, "{}");
-        augment(&mut with_origin, true);
-        assert_eq!(with_origin.header("access-control-allow-origin"), Some("*"));
-        assert_eq!(with_origin.header("vary"), Some(CORS_VARY));
-        let mut without_origin = Response::json(200, "{}").with_header("Vary", "Cookie");
-        augment(&mut without_origin, false);
-        assert_eq!(without_origin.header("access-control-allow-origin"), None);
+        let mut with_origin = Vec::new();
+        write_simple_headers(&mut with_origin, true, None);
         assert_eq!(
-            without_origin.header("vary"),
-            Some(format!("Cookie, {CORS_VARY}").as_str())
+            String::from_utf8(with_origin).expect("ascii"),
+            format!("access-control-allow-origin: *\r\nvary: {CORS_VARY}\r\n")
+        );
+        let mut merged = Vec::new();
+        write_simple_headers(&mut merged, false, Some("Cookie"));
+        assert_eq!(
+            String::from_utf8(merged).expect("ascii"),
+            format!("vary: Cookie, {CORS_VARY}\r\n")
         );
     }
 }

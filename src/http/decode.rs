@@ -21,7 +21,9 @@ pub(crate) enum ContentCoding {
     Brotli,
 }
 
-/// Reads the `Content-Encoding` header value: absent, empty or `identity` mean none.
+/// Reads the `Content-Encoding` header value: absent, empty or `identity` mean none. The
+/// names are actix's (`br`, `gzip`, `deflate`, case-insensitive); note that actix itself
+/// decodes any other name as identity, where this layer reports it unsupported.
 pub(crate) fn content_coding(value: Option<&[u8]>) -> Result<ContentCoding, BodyError> {
     let Some(value) = value else {
         return Ok(ContentCoding::Identity);
@@ -32,7 +34,6 @@ pub(crate) fn content_coding(value: Option<&[u8]>) -> Result<ContentCoding, Body
         ("", ContentCoding::Identity),
         ("identity", ContentCoding::Identity),
         ("gzip", ContentCoding::Gzip),
-        ("x-gzip", ContentCoding::Gzip),
         ("deflate", ContentCoding::Deflate),
         ("br", ContentCoding::Brotli),
     ];

@@ -188,6 +188,26 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Wire<'a, S, T> {
         Ok(())
     }
 
+    /// Discards incoming bytes until the peer closes, `bytes_max` bytes were discarded, or
+    /// `timeout` passed (best effort).
+    pub(crate) async fn discard_input(&mut self, bytes_max: u64, timeout: Duration) {
+        let mut discarded = 0u64;
+        let timer = self.timer;
+        let discard = async {
+            while discarded < bytes_max {
+                self.start = 0;
+                self.end = 0;
+                match self.fill(READ_BUFFER_BYTES, timeout, None).await {
+                    Ok(ReadOutcome::Data(count)) if count > 0 => discarded += count as u64,
+                    _ => break,
+                }
+            }
+            self.start = 0;
+            self.end = 0;
+        };
+        let _ignored = with_timeout(timer, timeout, discard).await;
+    }
+
     /// Closes the writing side (best effort: the peer may already be gone).
     pub(crate) async fn close(&mut self, timeout: Duration) {
         let _ignored = with_timeout(self.timer, timeout, self.stream.close()).await;

@@ -18,13 +18,20 @@ pub const URI_BYTES_MAX: usize = 16 * 1024;
 /// How long a connection may stay idle between requests before it is closed.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(75);
 /// How long a started request head may take to arrive (actix's `client_request_timeout`,
-/// 5 s); past it the connection is answered 408 and closed.
+/// 5 s); past it the connection is answered 408 and closed. It also bounds the wait for the
+/// first byte of a new connection (then closed quietly).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest pause while reading a body before the body is declared incomplete.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest pause while the peer does not take our response bytes before the connection is
 /// dropped.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// After answering a request whose body was not read (or a protocol error), the connection
+/// closes its sending side, then discards what the peer still sends for at most this long,
+/// so that the peer reads the answer instead of a reset.
+pub const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
+/// Most bytes discarded that way.
+pub const LINGER_BYTES_MAX: u64 = 4 * 1024 * 1024;
 /// Longest chunk-size line of a chunked body (size, extensions and CRLF).
 pub const CHUNK_LINE_BYTES_MAX: usize = 4 * 1024;
 /// Initial read buffer of a connection; it grows up to `header_bytes_max` for a head.
@@ -41,15 +48,28 @@ pub const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
 /// The limits one connection is served with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpLimits {
+    /// Largest body, raw and decoded (`--http-payload-size-limit`).
     pub payload_bytes_max: u64,
+    /// Most headers per request; values above [`HEADER_COUNT_MAX`] are clamped to it.
     pub header_count_max: usize,
+    /// Largest request head, request line included.
     pub header_bytes_max: usize,
+    /// Longest request target.
     pub uri_bytes_max: usize,
+    /// Longest wait for the next request on a kept-alive connection.
     pub idle_timeout: Duration,
+    /// Longest time for a started head to complete, and for a new connection's first byte.
     pub header_read_timeout: Duration,
+    /// Longest pause between two reads of a body.
     pub body_read_timeout: Duration,
+    /// Longest pause of a peer that does not take response bytes.
     pub write_timeout: Duration,
+    /// Longest chunk-size line of a chunked body.
     pub chunk_line_bytes_max: usize,
+    /// How long unread input is discarded before closing after an unread body.
+    pub linger_timeout: Duration,
+    /// Most bytes discarded that way.
+    pub linger_bytes_max: u64,
 }
 
 impl Default for HttpLimits {
@@ -64,6 +84,8 @@ impl Default for HttpLimits {
             body_read_timeout: BODY_READ_TIMEOUT,
             write_timeout: WRITE_TIMEOUT,
             chunk_line_bytes_max: CHUNK_LINE_BYTES_MAX,
+            linger_timeout: LINGER_TIMEOUT,
+            linger_bytes_max: LINGER_BYTES_MAX,
         }
     }
 }

@@ -22,6 +22,7 @@ mod decode;
 mod head;
 mod io;
 mod limits;
+mod negotiate;
 mod request;
 mod response;
 mod serialize;

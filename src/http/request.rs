@@ -106,6 +106,10 @@ impl Headers {
             .expect("header names are pushed as str")
     }
 
+    fn name_bytes_of(&self, entry: &HeaderEntry) -> &[u8] {
+        &self.bytes[entry.name_start..entry.value_start]
+    }
+
     fn value_of(&self, entry: &HeaderEntry) -> &[u8] {
         &self.bytes[entry.value_start..entry.value_end]
     }
@@ -114,7 +118,10 @@ impl Headers {
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         self.entries
             .iter()
-            .find(|entry| self.name_of(entry).eq_ignore_ascii_case(name))
+            .find(|entry| {
+                self.name_bytes_of(entry)
+                    .eq_ignore_ascii_case(name.as_bytes())
+            })
             .map(|entry| self.value_of(entry))
     }
 
@@ -128,7 +135,10 @@ impl Headers {
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
         self.entries
             .iter()
-            .filter(move |entry| self.name_of(entry).eq_ignore_ascii_case(name))
+            .filter(move |entry| {
+                self.name_bytes_of(entry)
+                    .eq_ignore_ascii_case(name.as_bytes())
+            })
             .map(|entry| self.value_of(entry))
     }
 

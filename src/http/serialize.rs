@@ -4,8 +4,31 @@
 //! forbids it) and `date`; the handler's own `content-length`, `transfer-encoding`,
 //! `connection` and `date` headers are replaced by the connection's.
 
+use super::cors;
 use super::date;
+use super::negotiate::Encoding;
 use super::response::{Response, reason_phrase};
+
+/// What the connection adds to a handler's head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeadExtras<'a> {
+    /// CORS headers of a non-preflight answer: `Some(request_has_origin)`.
+    pub(crate) simple_cors: Option<bool>,
+    /// The coding the body was compressed with.
+    pub(crate) content_encoding: Option<Encoding>,
+    /// The `connection` header value, if one is needed.
+    pub(crate) connection: Option<&'a str>,
+}
+
+impl HeadExtras<'_> {
+    /// No addition besides length and date.
+    #[cfg(test)]
+    pub(crate) const NONE: HeadExtras<'static> = HeadExtras {
+        simple_cors: None,
+        content_encoding: None,
+        connection: None,
+    };
+}
 
 /// Headers the connection owns; a handler's copies are dropped.
 const CONNECTION_OWNED_HEADERS: [&str; 4] =
@@ -15,9 +38,10 @@ const CONNECTION_OWNED_HEADERS: [&str; 4] =
 pub(crate) fn write_response_head(
     output: &mut Vec<u8>,
     response: &Response,
-    connection_header: Option<&str>,
+    extras: HeadExtras<'_>,
 ) {
     write_status_line(output, response.status);
+    let mut handler_vary = None;
     for (name, value) in &response.headers {
         if CONNECTION_OWNED_HEADERS
             .iter()
@@ -25,14 +49,30 @@ pub(crate) fn write_response_head(
         {
             continue;
         }
+        if let Some(request_has_origin) = extras.simple_cors {
+            if name.eq_ignore_ascii_case("vary") && handler_vary.is_none() {
+                handler_vary = Some(value.as_str());
+                continue;
+            }
+            if request_has_origin && name.eq_ignore_ascii_case("access-control-allow-origin") {
+                continue;
+            }
+        }
         write_header(output, name.as_bytes(), value.as_bytes());
+    }
+    if let Some(request_has_origin) = extras.simple_cors {
+        cors::write_simple_headers(output, request_has_origin, handler_vary);
+    }
+    if let Some(encoding) = extras.content_encoding {
+        write_header(output, b"content-encoding", encoding.token().as_bytes());
+        output.extend_from_slice(b"vary: accept-encoding\r\n");
     }
     if !(response.status < 200 || response.status == 204) {
         output.extend_from_slice(b"content-length: ");
         write_decimal(output, response.body.len() as u64);
         output.extend_from_slice(b"\r\n");
     }
-    if let Some(connection) = connection_header {
+    if let Some(connection) = extras.connection {
         write_header(output, b"connection", connection.as_bytes());
     }
     write_header(output, b"date", &date::now());
@@ -96,7 +136,11 @@ mod tests {
             .with_header("content-length", "99")
             .with_header("x-evil", "a\r\nset-cookie: b");
         let mut output = Vec::new();
-        write_response_head(&mut output, &response, Some("close"));
+        let extras = HeadExtras {
+            connection: Some("close"),
+            ..HeadExtras::NONE
+        };
+        write_response_head(&mut output, &response, extras);
         let text = String::from_utf8(output).expect("ascii head");
         assert!(text.starts_with("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"));
         assert!(text.contains("x-evil: a  set-cookie: b\r\n"));
@@ -108,9 +152,28 @@ mod tests {
     }
 
     #[test]
+    fn cors_and_coding_lines_are_added_and_merged() {
+        let response = Response::json(200, "x")
+            .with_header("Vary", "Cookie")
+            .with_header("access-control-allow-origin", "http://a");
+        let extras = HeadExtras {
+            simple_cors: Some(true),
+            content_encoding: Some(Encoding::Gzip),
+            connection: None,
+        };
+        let mut output = Vec::new();
+        write_response_head(&mut output, &response, extras);
+        let text = String::from_utf8(output).expect("ascii head");
+        assert!(text.contains(&format!("vary: Cookie, {}\r\n", cors::CORS_VARY)));
+        assert!(text.contains("access-control-allow-origin: *\r\n"));
+        assert!(!text.contains("http://a"));
+        assert!(text.contains("content-encoding: gzip\r\nvary: accept-encoding\r\n"));
+    }
+
+    #[test]
     fn no_content_has_no_length() {
         let mut output = Vec::new();
-        write_response_head(&mut output, &Response::empty(204), None);
+        write_response_head(&mut output, &Response::empty(204), HeadExtras::NONE);
         let text = String::from_utf8(output).expect("ascii head");
         assert!(text.starts_with("HTTP/1.1 204 No Content\r\n"));
         assert!(!text.contains("content-length"));

@@ -22,7 +22,7 @@ pub enum Endpoint {
 }
 
 /// One row of the table.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub method: Method,
     pub pattern: &'static str,

@@ -82,10 +82,7 @@ where
 {
     let cpus = usable_cpus(options.cores)?;
     probe_executor()?;
-    let mut sockets_per_core = Vec::with_capacity(options.cores);
-    for _ in 0..options.cores {
-        sockets_per_core.push(bind_all(&options.addresses)?);
-    }
+    let sockets_per_core = bind_listeners(&options.addresses, options.cores)?;
     let mut handles = Vec::with_capacity(options.cores);
     for (core, (cpu, sockets)) in cpus.into_iter().zip(sockets_per_core).enumerate() {
         let core_main = core_main.clone();
@@ -182,19 +179,46 @@ fn executor_failure_message(cause: &str) -> String {
     )
 }
 
-fn bind_all(addresses: &[SocketAddr]) -> Result<Vec<RawFd>, RuntimeError> {
-    addresses
-        .iter()
-        .map(|address| {
-            bind_reuse_port(*address).map_err(|source| RuntimeError::Bind {
-                address: *address,
-                source,
-            })
-        })
-        .collect()
+/// Binds `cores` listening sockets per address, in one SO_REUSEPORT group per address;
+/// returns them grouped by core.
+///
+/// SO_REUSEPORT lets any process of the same user join a group, so before forming ours the
+/// address is bound once without it: if another server already listens there, starting
+/// fails instead of silently sharing its port. Port 0 is resolved to the port the kernel
+/// picks for the first socket, and every other socket joins that one.
+fn bind_listeners(addresses: &[SocketAddr], cores: usize) -> Result<Vec<Vec<RawFd>>, RuntimeError> {
+    let mut sockets_per_core: Vec<Vec<RawFd>> = vec![Vec::new(); cores];
+    for requested in addresses {
+        let error = |source| RuntimeError::Bind {
+            address: *requested,
+            source,
+        };
+        let mut address = *requested;
+        if address.port() != 0 {
+            ensure_address_is_free(address).map_err(error)?;
+        }
+        for sockets in sockets_per_core.iter_mut() {
+            let (descriptor, bound) = bind_reuse_port(address).map_err(error)?;
+            address = bound;
+            sockets.push(descriptor);
+        }
+    }
+    Ok(sockets_per_core)
 }
 
-fn bind_reuse_port(address: SocketAddr) -> io::Result<RawFd> {
+/// Fails with `AddrInUse` when some socket already listens on `address`.
+fn ensure_address_is_free(address: SocketAddr) -> io::Result<()> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let probe = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP))?;
+    // Connections of a previous run lingering in TIME_WAIT must not count as a listener.
+    probe.set_reuse_address(true)?;
+    if address.is_ipv6() {
+        probe.set_only_v6(true)?;
+    }
+    probe.bind(&address.into())
+}
+
+fn bind_reuse_port(address: SocketAddr) -> io::Result<(RawFd, SocketAddr)> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_port(true)?;
@@ -204,7 +228,11 @@ fn bind_reuse_port(address: SocketAddr) -> io::Result<RawFd> {
     }
     socket.bind(&address.into())?;
     socket.listen(LISTEN_BACKLOG)?;
-    Ok(socket.into_raw_fd())
+    let bound = socket
+        .local_addr()?
+        .as_socket()
+        .ok_or_else(|| io::Error::other("a TCP socket has an IP address"))?;
+    Ok((socket.into_raw_fd(), bound))
 }
 
 fn adopt_listener(descriptor: RawFd) -> glommio::net::TcpListener {

@@ -12,7 +12,8 @@ use futures_lite::future;
 
 use super::shutdown::ShutdownFlag;
 use super::timer::RuntimeTimer;
-use crate::http::{Handler, HttpLimits, ShutdownSignal, TlsAcceptor};
+use crate::http::tls::{TLS_HANDSHAKE_TIMEOUT, TlsAcceptor};
+use crate::http::{Handler, HttpLimits, ShutdownSignal};
 
 /// How long in-flight requests may take to finish once shutdown began.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -106,7 +107,10 @@ async fn accept_loop<H: Handler + 'static>(
                     )
                     .await
                 }
-                Some(acceptor) => match acceptor.accept(stream).await {
+                Some(acceptor) => match acceptor
+                    .accept_with_timeout(stream, &timer, TLS_HANDSHAKE_TIMEOUT)
+                    .await
+                {
                     Ok(stream) => {
                         crate::http::serve_connection(
                             stream,

@@ -87,7 +87,7 @@ where
         Handler: MeshHandler<Request, Reply, Broadcast> + 'static,
     {
         let cores = setup.nr_peers();
-        let (senders, mut receivers) = setup.join().await.map_err(|()| MeshError::PeerGone)?;
+        let (senders, mut receivers) = setup.join().await.map_err(|_| MeshError::PeerGone)?;
         let core = senders.peer_id();
         let mesh = Rc::new(CoreMesh {
             core,

@@ -63,7 +63,11 @@ impl Server {
             .env("MEILI_LOG_LEVEL", "WARN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+            .stderr(if std::env::var_os("CORESEARCH_TEST_SERVER_LOGS").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            });
         if let Some(master_key) = &options.master_key {
             command.arg("--master-key").arg(master_key);
         }
@@ -107,16 +111,16 @@ impl Server {
     }
 
     fn try_request(&self, request: &str) -> std::io::Result<HttpResponse> {
-        let mut stream = self.connect()?;
-        stream.write_all(request.as_bytes())?;
-        read_response(&mut stream)
+        let mut connection = self.connect()?;
+        connection.stream.write_all(request.as_bytes())?;
+        connection.read_response()
     }
 
     /// A new connection to the server.
-    pub fn connect(&self) -> std::io::Result<TcpStream> {
+    pub fn connect(&self) -> std::io::Result<Connection> {
         let stream = TcpStream::connect(self.address)?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        Ok(stream)
+        Ok(Connection::new(stream))
     }
 
     /// Stops the server with SIGTERM and waits for it; returns its exit status.
@@ -182,8 +186,67 @@ impl HttpResponse {
     }
 }
 
+/// A client connection that keeps the bytes it read past one response for the next one,
+/// so pipelined responses are read correctly.
+pub struct Connection {
+    pub stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl Connection {
+    pub fn new(stream: TcpStream) -> Connection {
+        Connection {
+            stream,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Sends raw bytes.
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    /// Reads the next response.
+    pub fn read_response(&mut self) -> std::io::Result<HttpResponse> {
+        let mut reader = Buffered {
+            stream: &mut self.stream,
+            pending: std::mem::take(&mut self.buffer),
+        };
+        let response = read_response(&mut reader);
+        self.buffer = reader.pending;
+        response
+    }
+}
+
+/// A stream with bytes already read in front of it; reading past a response's end leaves
+/// the surplus in `pending`.
+struct Buffered<'a> {
+    stream: &'a mut TcpStream,
+    pending: Vec<u8>,
+}
+
+impl Read for Buffered<'_> {
+    fn read(&mut self, output: &mut [u8]) -> std::io::Result<usize> {
+        if !self.pending.is_empty() {
+            let count = self.pending.len().min(output.len());
+            output[..count].copy_from_slice(&self.pending[..count]);
+            self.pending.drain(..count);
+            return Ok(count);
+        }
+        self.stream.read(output)
+    }
+}
+
+impl Buffered<'_> {
+    fn give_back(&mut self, surplus: &[u8]) {
+        let mut restored = surplus.to_vec();
+        restored.extend_from_slice(&self.pending);
+        self.pending = restored;
+    }
+}
+
 /// Reads exactly one response (Content-Length framed, or chunked) from `stream`.
-pub fn read_response(stream: &mut impl Read) -> std::io::Result<HttpResponse> {
+fn read_response(stream: &mut Buffered<'_>) -> std::io::Result<HttpResponse> {
     let mut buffer = Vec::new();
     let head_end = loop {
         if let Some(position) = find(&buffer, b"\r\n\r\n") {
@@ -213,11 +276,13 @@ pub fn read_response(stream: &mut impl Read) -> std::io::Result<HttpResponse> {
         name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked")
     });
     let body = if status == 100 || status == 204 || status == 304 {
+        stream.give_back(&rest);
         Vec::new()
     } else if let Some(length) = content_length {
         while rest.len() < length {
             read_more(stream, &mut rest)?;
         }
+        stream.give_back(&rest[length..]);
         rest.truncate(length);
         rest
     } else if chunked {
@@ -233,7 +298,7 @@ pub fn read_response(stream: &mut impl Read) -> std::io::Result<HttpResponse> {
     })
 }
 
-fn read_chunked(stream: &mut impl Read, mut buffer: Vec<u8>) -> std::io::Result<Vec<u8>> {
+fn read_chunked(stream: &mut Buffered<'_>, mut buffer: Vec<u8>) -> std::io::Result<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let line_end = loop {
@@ -250,6 +315,7 @@ fn read_chunked(stream: &mut impl Read, mut buffer: Vec<u8>) -> std::io::Result<
             read_more(stream, &mut buffer)?;
         }
         if size == 0 {
+            stream.give_back(&buffer[2..]);
             return Ok(body);
         }
         body.extend_from_slice(&buffer[..size]);

@@ -135,6 +135,20 @@ fn oversized_content_length_is_not_read_nor_continued_and_closes() {
 }
 
 #[test]
+fn an_unread_body_is_discarded_after_the_answer_so_the_peer_gets_it() {
+    let handler = RecordingHandler::default();
+    let head = "POST /big HTTP/1.1\r\nContent-Length: 5000\r\n\r\n";
+    let served = serve_with(
+        vec![with_body(head, &[b'z'; 5000])],
+        &small_limits(),
+        &handler,
+    );
+    assert_eq!(served.answers().len(), 1);
+    assert_eq!(served.answers()[0].status, 413);
+    assert_eq!(served.summary().bytes_read, (head.len() + 5000) as u64);
+}
+
+#[test]
 fn oversized_chunked_body_stops_at_the_limit_and_closes() {
     let handler = RecordingHandler::default();
     let chunk = "x".repeat(600);

@@ -6,6 +6,8 @@
 mod bodies;
 mod connection;
 mod cors_and_compression;
+mod garbage;
+mod split_reads;
 mod timeouts;
 
 use std::cell::RefCell;
@@ -42,8 +44,13 @@ pub(super) fn send(text: &str) -> Step {
 /// An in-memory stream: reads follow the script, writes are recorded.
 pub(super) struct MockStream {
     script: VecDeque<Step>,
+    /// Bytes of the front `Send` step already read.
+    sent: usize,
     /// Most bytes one read returns (to split requests across reads).
     pub(super) read_bytes_max: usize,
+    /// When not empty, the sizes of successive reads (cycled), within `read_bytes_max`.
+    pub(super) read_sizes: Vec<usize>,
+    reads: usize,
     /// Most bytes one write accepts (to exercise partial writes).
     pub(super) write_bytes_max: usize,
     /// Writes never complete (a peer that stopped reading).
@@ -56,7 +63,10 @@ impl MockStream {
     pub(super) fn new(script: Vec<Step>) -> MockStream {
         MockStream {
             script: script.into(),
+            sent: 0,
             read_bytes_max: usize::MAX,
+            read_sizes: Vec::new(),
+            reads: 0,
             write_bytes_max: usize::MAX,
             write_stalls: false,
             output: Rc::default(),
@@ -72,21 +82,29 @@ impl AsyncRead for MockStream {
         target: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         loop {
-            let output_text = String::from_utf8_lossy(&self.output.borrow()).into_owned();
-            let read_bytes_max = self.read_bytes_max;
+            let read_bytes_max = match self.read_sizes.len() {
+                0 => self.read_bytes_max,
+                count => self.read_sizes[self.reads % count].min(self.read_bytes_max),
+            };
+            let output = self.output.clone();
+            let sent = self.sent;
             match self.script.front_mut() {
                 None => return Poll::Ready(Ok(0)),
-                Some(Step::Send(bytes)) if bytes.is_empty() => {
-                    self.script.pop_front();
-                }
                 Some(Step::Send(bytes)) => {
-                    let count = bytes.len().min(target.len()).min(read_bytes_max);
-                    target[..count].copy_from_slice(&bytes[..count]);
-                    bytes.drain(..count);
+                    let remaining = &bytes[sent..];
+                    if remaining.is_empty() {
+                        self.script.pop_front();
+                        self.sent = 0;
+                        continue;
+                    }
+                    let count = remaining.len().min(target.len()).min(read_bytes_max);
+                    target[..count].copy_from_slice(&remaining[..count]);
+                    self.sent = sent + count;
+                    self.reads += 1;
                     return Poll::Ready(Ok(count));
                 }
                 Some(Step::AwaitOutput(pattern)) => {
-                    if output_text.contains(*pattern) {
+                    if String::from_utf8_lossy(&output.borrow()).contains(*pattern) {
                         self.script.pop_front();
                     } else {
                         context.waker().wake_by_ref();
@@ -175,7 +193,7 @@ impl Handler for RecordingHandler {
             body: request.body.clone(),
         });
         if let Some(size) = request.path.strip_prefix("/large/") {
-            let size: usize = size.parse().unwrap();
+            let size: usize = size.parse().unwrap_or(0);
             return Response::json(200, vec![b'a'; size]);
         }
         if request.path == "/image" {

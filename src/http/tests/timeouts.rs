@@ -28,6 +28,19 @@ fn an_idle_connection_is_closed_quietly_after_the_idle_timeout() {
 }
 
 #[test]
+fn a_silent_new_connection_is_closed_after_the_header_timeout() {
+    let timer = InstantTimer::default();
+    let handler = RecordingHandler::default();
+    let served = serve_instant(MockStream::new(vec![Step::Stall]), &timer, &handler);
+    assert!(served.output.is_empty());
+    assert_eq!(served.summary().close_reason, CloseReason::IdleTimeout);
+    assert_eq!(
+        *timer.sleeps.borrow(),
+        [HttpLimits::default().header_read_timeout]
+    );
+}
+
+#[test]
 fn a_half_sent_head_is_answered_408_after_the_header_timeout() {
     let timer = InstantTimer::default();
     let handler = RecordingHandler::default();
@@ -65,9 +78,10 @@ fn a_stalled_body_is_incomplete_after_the_body_timeout() {
     assert_eq!(handler.seen.borrow()[0].body, Err(BodyError::Incomplete));
     assert_eq!(served.answers()[0].status, 400);
     assert_eq!(served.summary().close_reason, CloseReason::BodyNotConsumed);
+    let limits = HttpLimits::default();
     assert_eq!(
         *timer.sleeps.borrow(),
-        [HttpLimits::default().body_read_timeout]
+        [limits.body_read_timeout, limits.linger_timeout]
     );
 }
 
