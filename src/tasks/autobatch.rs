@@ -706,212 +706,236 @@ fn accumulate(
     {
         return Step::Break(batch, StopReason::IndexCreationMismatch { id });
     }
-    match (batch, kind) {
-        (
-            B::DocumentClear { mut ids }
-            | B::DocumentDeletion {
-                deletion_ids: mut ids,
-                ..
-            }
-            | B::DocumentOperation {
-                operation_ids: mut ids,
-                ..
-            }
-            | B::Settings {
-                settings_ids: mut ids,
-                ..
-            },
-            K::IndexDeletion,
-        ) => {
+    if matches!(kind, K::IndexDeletion) {
+        return delete_index(batch, id);
+    }
+    match batch {
+        B::DocumentClear { ids } => onto_clear(ids, id, kind),
+        B::DocumentOperation {
+            allow_index_creation,
+            operation_ids,
+            ..
+        } => onto_operation(allow_index_creation, operation_ids, primary_key, id, kind),
+        B::DocumentDeletion {
+            deletion_ids,
+            includes_by_filter,
+        } => onto_deletion(deletion_ids, includes_by_filter, id, kind, index_exists),
+        B::Settings {
+            allow_index_creation,
+            settings_ids,
+        } => onto_settings(allow_index_creation, settings_ids, id, kind),
+        B::ClearAndSettings {
+            other,
+            allow_index_creation,
+            settings_ids,
+        } => onto_clear_and_settings(other, allow_index_creation, settings_ids, id, kind),
+        // Batches of one lone task stopped at their first task; they never accumulate.
+        batch @ (B::IndexCreation { .. }
+        | B::IndexDeletion { .. }
+        | B::IndexUpdate { .. }
+        | B::IndexSwap { .. }
+        | B::DocumentEdition { .. }) => Step::Break(batch, StopReason::Unspecified),
+    }
+}
+
+/// An index deletion joins any open batch and ends it.
+fn delete_index(batch: BatchKind, id: TaskUid) -> Step {
+    use BatchKind as B;
+    let ids = match batch {
+        B::DocumentClear { mut ids }
+        | B::DocumentDeletion {
+            deletion_ids: mut ids,
+            ..
+        }
+        | B::DocumentOperation {
+            operation_ids: mut ids,
+            ..
+        }
+        | B::Settings {
+            settings_ids: mut ids,
+            ..
+        } => {
             ids.push(id);
-            Step::Break(B::IndexDeletion { ids }, StopReason::IndexDeletion { id })
+            ids
         }
-        (
-            B::ClearAndSettings {
-                settings_ids: mut ids,
-                mut other,
-                ..
-            },
-            K::IndexDeletion,
-        ) => {
+        // Meilisearch lists the settings, then the deletion, then the clears.
+        B::ClearAndSettings {
+            mut settings_ids,
+            mut other,
+            ..
+        } => {
+            settings_ids.push(id);
+            settings_ids.append(&mut other);
+            settings_ids
+        }
+        batch => return Step::Break(batch, StopReason::Unspecified),
+    };
+    Step::Break(
+        BatchKind::IndexDeletion { ids },
+        StopReason::IndexDeletion { id },
+    )
+}
+
+fn onto_clear(mut ids: Vec<TaskUid>, id: TaskUid, kind: AutobatchKind) -> Step {
+    use AutobatchKind as K;
+    match kind {
+        K::DocumentClear | K::DocumentDeletion { .. } => {
             ids.push(id);
-            ids.append(&mut other);
-            Step::Break(B::IndexDeletion { ids }, StopReason::IndexDeletion { id })
+            Step::Continue(BatchKind::DocumentClear { ids })
         }
-        (B::DocumentClear { mut ids }, K::DocumentClear | K::DocumentDeletion { .. }) => {
-            ids.push(id);
-            Step::Continue(B::DocumentClear { ids })
-        }
-        (batch @ B::DocumentClear { .. }, K::DocumentImport { .. } | K::Settings { .. }) => {
-            Step::Break(batch, StopReason::DocumentOperationWithSettings { id })
-        }
-        (
-            B::DocumentOperation {
-                mut operation_ids, ..
-            },
-            K::DocumentClear,
-        ) => {
+        _ => Step::Break(
+            BatchKind::DocumentClear { ids },
+            StopReason::DocumentOperationWithSettings { id },
+        ),
+    }
+}
+
+fn onto_operation(
+    allow_index_creation: bool,
+    mut operation_ids: Vec<TaskUid>,
+    primary_key: Option<String>,
+    id: TaskUid,
+    kind: AutobatchKind,
+) -> Step {
+    use AutobatchKind as K;
+    let reason = match kind {
+        K::DocumentClear => {
             operation_ids.push(id);
-            Step::Continue(B::DocumentClear { ids: operation_ids })
+            return Step::Continue(BatchKind::DocumentClear { ids: operation_ids });
         }
-        (
-            B::DocumentOperation {
-                allow_index_creation,
-                mut operation_ids,
-                ..
-            },
-            K::DocumentImport { .. } | K::DocumentDeletion { by_filter: false },
-        ) => {
+        K::DocumentImport { .. } | K::DocumentDeletion { by_filter: false } => {
             operation_ids.push(id);
-            Step::Continue(B::DocumentOperation {
+            return Step::Continue(BatchKind::DocumentOperation {
                 allow_index_creation,
                 primary_key,
                 operation_ids,
-            })
+            });
         }
-        (batch @ B::DocumentOperation { .. }, K::DocumentDeletion { by_filter: true }) => {
-            Step::Break(
-                batch,
-                StopReason::DocumentOperationWithDeletionByFilter { id },
-            )
+        K::DocumentDeletion { by_filter: true } => {
+            StopReason::DocumentOperationWithDeletionByFilter { id }
         }
-        (batch @ B::DocumentOperation { .. }, K::Settings { .. }) => {
-            Step::Break(batch, StopReason::DocumentOperationWithSettings { id })
-        }
-        (
-            B::DocumentDeletion {
-                mut deletion_ids, ..
+        _ => StopReason::DocumentOperationWithSettings { id },
+    };
+    // Only kinds without a primary key stop here, so `primary_key` is still the batch's.
+    Step::Break(
+        BatchKind::DocumentOperation {
+            allow_index_creation,
+            primary_key,
+            operation_ids,
+        },
+        reason,
+    )
+}
+
+fn onto_deletion(
+    mut deletion_ids: Vec<TaskUid>,
+    includes_by_filter: bool,
+    id: TaskUid,
+    kind: AutobatchKind,
+    index_exists: bool,
+) -> Step {
+    use AutobatchKind as K;
+    let stop = |deletion_ids, reason| {
+        Step::Break(
+            BatchKind::DocumentDeletion {
+                deletion_ids,
+                includes_by_filter,
             },
-            K::DocumentClear,
-        ) => {
+            reason,
+        )
+    };
+    match kind {
+        K::DocumentClear => {
             deletion_ids.push(id);
-            Step::Continue(B::DocumentClear { ids: deletion_ids })
+            Step::Continue(BatchKind::DocumentClear { ids: deletion_ids })
         }
-        (
-            batch @ B::DocumentDeletion {
-                includes_by_filter: true,
-                ..
-            },
-            K::DocumentImport { .. },
-        ) => Step::Break(
-            batch,
+        K::DocumentImport { .. } if includes_by_filter => stop(
+            deletion_ids,
             StopReason::DeletionByFilterWithDocumentOperation { id },
         ),
-        (
-            B::DocumentDeletion {
-                mut deletion_ids,
-                includes_by_filter: false,
-            },
-            K::DocumentImport {
-                allow_index_creation,
-                primary_key: task_primary_key,
-            },
-        ) if index_exists || !allow_index_creation => {
+        K::DocumentImport {
+            allow_index_creation,
+            primary_key,
+        } if index_exists || !allow_index_creation => {
             deletion_ids.push(id);
-            Step::Continue(B::DocumentOperation {
+            Step::Continue(BatchKind::DocumentOperation {
                 allow_index_creation,
-                primary_key: task_primary_key,
+                primary_key,
                 operation_ids: deletion_ids,
             })
         }
-        (batch @ B::DocumentDeletion { .. }, K::DocumentImport { .. }) => {
-            Step::Break(batch, StopReason::IndexCreationMismatch { id })
-        }
-        (
-            B::DocumentDeletion {
-                mut deletion_ids,
-                includes_by_filter,
-            },
-            K::DocumentDeletion { by_filter },
-        ) => {
+        K::DocumentImport { .. } => stop(deletion_ids, StopReason::IndexCreationMismatch { id }),
+        K::DocumentDeletion { by_filter } => {
             deletion_ids.push(id);
-            Step::Continue(B::DocumentDeletion {
+            Step::Continue(BatchKind::DocumentDeletion {
                 deletion_ids,
                 includes_by_filter: includes_by_filter | by_filter,
             })
         }
-        (batch @ B::DocumentDeletion { .. }, K::Settings { .. }) => {
-            Step::Break(batch, StopReason::DocumentOperationWithSettings { id })
-        }
-        (
-            B::Settings {
-                settings_ids,
-                allow_index_creation,
-            },
-            K::DocumentClear,
-        ) => Step::Continue(B::ClearAndSettings {
+        _ => stop(
+            deletion_ids,
+            StopReason::DocumentOperationWithSettings { id },
+        ),
+    }
+}
+
+fn onto_settings(
+    allow_index_creation: bool,
+    mut settings_ids: Vec<TaskUid>,
+    id: TaskUid,
+    kind: AutobatchKind,
+) -> Step {
+    use AutobatchKind as K;
+    match kind {
+        K::DocumentClear => Step::Continue(BatchKind::ClearAndSettings {
             settings_ids,
             allow_index_creation,
             other: vec![id],
         }),
-        (batch @ B::Settings { .. }, K::DocumentImport { .. } | K::DocumentDeletion { .. }) => {
-            Step::Break(batch, StopReason::SettingsWithDocumentOperation { id })
-        }
-        (
-            B::Settings {
-                mut settings_ids,
-                allow_index_creation,
-            },
-            K::Settings { .. },
-        ) => {
+        K::Settings { .. } => {
             settings_ids.push(id);
-            Step::Continue(B::Settings {
+            Step::Continue(BatchKind::Settings {
                 allow_index_creation,
                 settings_ids,
             })
         }
-        (
-            B::ClearAndSettings {
-                mut other,
-                settings_ids,
+        _ => Step::Break(
+            BatchKind::Settings {
                 allow_index_creation,
+                settings_ids,
             },
-            K::DocumentClear | K::DocumentDeletion { .. },
-        ) => {
-            other.push(id);
-            Step::Continue(B::ClearAndSettings {
-                other,
-                settings_ids,
-                allow_index_creation,
-            })
-        }
-        (batch @ B::ClearAndSettings { .. }, K::DocumentImport { .. }) => {
-            Step::Break(batch, StopReason::SettingsWithDocumentOperation { id })
-        }
-        (
-            B::ClearAndSettings {
-                mut settings_ids,
-                other,
-                allow_index_creation,
-            },
-            K::Settings { .. },
-        ) => {
-            settings_ids.push(id);
-            Step::Continue(B::ClearAndSettings {
-                other,
-                settings_ids,
-                allow_index_creation,
-            })
-        }
-        // Batches of a lone task stopped at their first task; they never accumulate.
-        (
-            batch @ (B::IndexCreation { .. }
-            | B::IndexDeletion { .. }
-            | B::IndexUpdate { .. }
-            | B::IndexSwap { .. }
-            | B::DocumentEdition { .. }),
-            _,
-        ) => Step::Break(batch, StopReason::Unspecified),
-        (batch, K::IndexCreation | K::IndexUpdate | K::IndexSwap | K::DocumentEdition) => {
-            Step::Break(
-                batch,
-                StopReason::TaskCannotBeBatched {
-                    kind: task_kind,
-                    id,
+            StopReason::SettingsWithDocumentOperation { id },
+        ),
+    }
+}
+
+fn onto_clear_and_settings(
+    mut other: Vec<TaskUid>,
+    allow_index_creation: bool,
+    mut settings_ids: Vec<TaskUid>,
+    id: TaskUid,
+    kind: AutobatchKind,
+) -> Step {
+    use AutobatchKind as K;
+    match kind {
+        K::DocumentClear | K::DocumentDeletion { .. } => other.push(id),
+        K::Settings { .. } => settings_ids.push(id),
+        _ => {
+            return Step::Break(
+                BatchKind::ClearAndSettings {
+                    other,
+                    allow_index_creation,
+                    settings_ids,
                 },
-            )
+                StopReason::SettingsWithDocumentOperation { id },
+            );
         }
     }
+    Step::Continue(BatchKind::ClearAndSettings {
+        other,
+        allow_index_creation,
+        settings_ids,
+    })
 }
 
 /// The autobatcher: folds the index's tasks (uid order) into one batch kind. Returns the
