@@ -278,20 +278,33 @@ pub fn next_batch(
         .copied()
         .filter(|task| task.status == Status::Enqueued)
         .collect();
-    let enqueued_of = |kind: Kind| {
-        enqueued
-            .iter()
-            .copied()
-            .filter(move |task| task.kind() == kind)
-    };
+    next_cancelation(&enqueued)
+        .or_else(|| next_upgrade_batch(tasks))
+        .or_else(|| next_global_batch(&enqueued))
+        .or_else(|| next_index_batch(&enqueued, index_state, limits))
+}
 
-    if let Some(cancelation) = enqueued_of(Kind::TaskCancelation).next_back() {
-        let reason = StopReason::TaskCannotBeBatched {
-            kind: Kind::TaskCancelation,
-            id: cancelation.uid,
-        };
-        return Some(NextBatch::global(vec![cancelation.uid], reason));
-    }
+/// The uids of the enqueued tasks of `kind`.
+fn uids_of(enqueued: &[&Task], kind: Kind) -> Vec<TaskUid> {
+    enqueued
+        .iter()
+        .filter(|task| task.kind() == kind)
+        .map(|task| task.uid)
+        .collect()
+}
+
+/// Step 0: the newest enqueued cancelation, alone.
+fn next_cancelation(enqueued: &[&Task]) -> Option<NextBatch> {
+    let uid = *uids_of(enqueued, Kind::TaskCancelation).last()?;
+    let reason = StopReason::TaskCannotBeBatched {
+        kind: Kind::TaskCancelation,
+        id: uid,
+    };
+    Some(NextBatch::global(vec![uid], reason))
+}
+
+/// Step 1: every enqueued or failed upgrade, in the batch of the last one's earlier try.
+fn next_upgrade_batch(tasks: &[&Task]) -> Option<NextBatch> {
     let upgrades: Vec<&Task> = tasks
         .iter()
         .copied()
@@ -300,58 +313,44 @@ pub fn next_batch(
                 && matches!(task.status, Status::Enqueued | Status::Failed)
         })
         .collect();
-    if let Some(last) = upgrades.last() {
-        let reason = StopReason::TaskKindCannotBeBatched {
-            kind: Kind::UpgradeDatabase,
-        };
-        let mut batch = NextBatch::global(upgrades.iter().map(|task| task.uid).collect(), reason);
-        batch.reuse_batch_uid = last.batch_uid;
-        return Some(batch);
-    }
-    if let Some(network) = enqueued_of(Kind::NetworkTopologyChange).next() {
+    let last = upgrades.last()?;
+    let reason = StopReason::TaskKindCannotBeBatched {
+        kind: Kind::UpgradeDatabase,
+    };
+    let mut batch = NextBatch::global(upgrades.iter().map(|task| task.uid).collect(), reason);
+    batch.reuse_batch_uid = last.batch_uid;
+    Some(batch)
+}
+
+/// Steps 2 to 7: network change, deletions, compaction, export, snapshots, dump.
+fn next_global_batch(enqueued: &[&Task]) -> Option<NextBatch> {
+    let alone = |kind: Kind, uid: TaskUid| {
+        NextBatch::global(vec![uid], StopReason::TaskCannotBeBatched { kind, id: uid })
+    };
+    let all = |kind: Kind, uids: Vec<TaskUid>| {
+        NextBatch::global(uids, StopReason::TaskKindCannotBeBatched { kind })
+    };
+    if let Some(&uid) = uids_of(enqueued, Kind::NetworkTopologyChange).first() {
         return Some(NextBatch::global(
-            vec![network.uid],
-            StopReason::NetworkTask { id: network.uid },
+            vec![uid],
+            StopReason::NetworkTask { id: uid },
         ));
     }
-    let deletions: Vec<TaskUid> = enqueued_of(Kind::TaskDeletion)
-        .map(|task| task.uid)
-        .collect();
+    let deletions = uids_of(enqueued, Kind::TaskDeletion);
     if !deletions.is_empty() {
-        return Some(NextBatch::global(
-            deletions,
-            StopReason::TaskKindCannotBeBatched {
-                kind: Kind::TaskDeletion,
-            },
-        ));
+        return Some(all(Kind::TaskDeletion, deletions));
     }
     for kind in [Kind::IndexCompaction, Kind::Export] {
-        if let Some(task) = enqueued_of(kind).next() {
-            return Some(NextBatch::global(
-                vec![task.uid],
-                StopReason::TaskCannotBeBatched { kind, id: task.uid },
-            ));
+        if let Some(&uid) = uids_of(enqueued, kind).first() {
+            return Some(alone(kind, uid));
         }
     }
-    let snapshots: Vec<TaskUid> = enqueued_of(Kind::SnapshotCreation)
-        .map(|task| task.uid)
-        .collect();
+    let snapshots = uids_of(enqueued, Kind::SnapshotCreation);
     if !snapshots.is_empty() {
-        return Some(NextBatch::global(
-            snapshots,
-            StopReason::TaskKindCannotBeBatched {
-                kind: Kind::SnapshotCreation,
-            },
-        ));
+        return Some(all(Kind::SnapshotCreation, snapshots));
     }
-    if let Some(dump) = enqueued_of(Kind::DumpCreation).next() {
-        let reason = StopReason::TaskCannotBeBatched {
-            kind: Kind::DumpCreation,
-            id: dump.uid,
-        };
-        return Some(NextBatch::global(vec![dump.uid], reason));
-    }
-    next_index_batch(&enqueued, index_state, limits)
+    let dump = *uids_of(enqueued, Kind::DumpCreation).first()?;
+    Some(alone(Kind::DumpCreation, dump))
 }
 
 /// Step 8: the batch of the index of the oldest enqueued task.
