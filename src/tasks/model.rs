@@ -523,6 +523,48 @@ impl KindWithContent {
     }
 }
 
+impl KindWithContent {
+    /// The details of a task that finished without counting anything (Meilisearch's
+    /// `default_finished_details`): counters become 0, except a clear which keeps `null` and
+    /// an index deletion which has no details.
+    pub fn default_finished_details(&self) -> Option<Details> {
+        match self {
+            KindWithContent::DocumentClear { .. } => Some(Details::ClearAll {
+                deleted_documents: None,
+            }),
+            KindWithContent::IndexDeletion { .. } => None,
+            KindWithContent::TaskCancelation { query, tasks } => Some(Details::TaskCancelation {
+                matched_tasks: tasks.len() as u64,
+                canceled_tasks: Some(0),
+                original_filter: query.clone(),
+            }),
+            KindWithContent::TaskDeletion { query, tasks } => Some(Details::TaskDeletion {
+                matched_tasks: tasks.len() as u64,
+                deleted_tasks: Some(0),
+                original_filter: query.clone(),
+            }),
+            KindWithContent::DocumentEdition {
+                filter,
+                context,
+                function,
+                ..
+            } => Some(Details::DocumentEdition {
+                deleted_documents: Some(0),
+                edited_documents: Some(0),
+                original_filter: filter.as_ref().map(serde_json::Value::to_string),
+                context: context.clone(),
+                function: function.clone(),
+            }),
+            KindWithContent::DocumentAdditionOrUpdate { .. }
+            | KindWithContent::DocumentDeletion { .. }
+            | KindWithContent::DocumentDeletionByFilter { .. } => {
+                self.default_details().map(|details| details.to_failed())
+            }
+            _ => self.default_details(),
+        }
+    }
+}
+
 /// The `message` of a network topology change before it runs.
 pub const NETWORK_CHANGE_DEFAULT_MESSAGE: &str = "processing tasks for previous network versions";
 

@@ -423,3 +423,55 @@ fn embedders_merged_over_a_batch_keep_every_embedder_sorted_by_name() {
         r#"{"embedders":null}"#
     );
 }
+
+#[test]
+fn finished_details_without_counts_are_zero_except_clears_and_index_deletions() {
+    let finished = |kind: KindWithContent| kind.default_finished_details();
+    assert_eq!(
+        finished(addition("movies", 4)),
+        Some(Details::DocumentAdditionOrUpdate {
+            received_documents: 4,
+            indexed_documents: Some(0)
+        })
+    );
+    assert_eq!(
+        finished(KindWithContent::DocumentClear {
+            index_uid: "movies".into()
+        }),
+        Some(Details::ClearAll {
+            deleted_documents: None
+        })
+    );
+    assert_eq!(
+        finished(KindWithContent::IndexDeletion {
+            index_uid: "movies".into()
+        }),
+        None
+    );
+    assert_eq!(
+        finished(KindWithContent::DocumentEdition {
+            index_uid: "movies".into(),
+            filter: None,
+            context: None,
+            function: "f".into(),
+        }),
+        Some(Details::DocumentEdition {
+            deleted_documents: Some(0),
+            edited_documents: Some(0),
+            original_filter: None,
+            context: None,
+            function: "f".into(),
+        })
+    );
+    assert_eq!(
+        finished(KindWithContent::TaskDeletion {
+            query: "?uids=1".into(),
+            tasks: vec![1]
+        }),
+        Some(Details::TaskDeletion {
+            matched_tasks: 1,
+            deleted_tasks: Some(0),
+            original_filter: "?uids=1".into()
+        })
+    );
+}
