@@ -565,6 +565,37 @@ impl KindWithContent {
     }
 }
 
+/// Refuses swaps that name an index more than once (checked when the task is registered).
+pub fn check_index_swaps(swaps: &[IndexSwap]) -> Result<(), ResponseError> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut duplicates = std::collections::BTreeSet::new();
+    for swap in swaps {
+        for name in [&swap.indexes.0, &swap.indexes.1] {
+            if !seen.insert(name) {
+                duplicates.insert(name);
+            }
+        }
+    }
+    let message = match duplicates.len() {
+        0 => return Ok(()),
+        1 => format!(
+            "Indexes must be declared only once during a swap. `{}` was specified several times.",
+            duplicates.iter().next().expect("one duplicate")
+        ),
+        _ => {
+            let names: Vec<String> = duplicates.iter().map(|name| format!("`{name}`")).collect();
+            format!(
+                "Indexes must be declared only once during a swap. {} were specified several times.",
+                names.join(", ")
+            )
+        }
+    };
+    Err(ResponseError::new(
+        Code::InvalidSwapDuplicateIndexFound,
+        message,
+    ))
+}
+
 /// The `message` of a network topology change before it runs.
 pub const NETWORK_CHANGE_DEFAULT_MESSAGE: &str = "processing tasks for previous network versions";
 

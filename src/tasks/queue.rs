@@ -85,6 +85,8 @@ pub enum QueueError {
     },
     /// The queue file is fuller than [`QUEUE_FULL_PERCENT`]: only cancel and delete pass.
     QueueFull,
+    /// The task itself is invalid (e.g. a swap naming an index twice).
+    Rejected(ResponseError),
 }
 
 impl fmt::Display for QueueError {
@@ -98,6 +100,7 @@ impl fmt::Display for QueueError {
                 formatter,
                 "Received bad task id: {received} should be >= to {expected}."
             ),
+            QueueError::Rejected(error) => formatter.write_str(&error.message),
             QueueError::QueueFull => formatter.write_str(
                 "Meilisearch cannot receive write operations because the limit of the task database has been reached. Please delete tasks to continue performing write operations.",
             ),
@@ -126,6 +129,7 @@ impl From<QueueError> for ResponseError {
             QueueError::QueueFull => {
                 ResponseError::new(Code::NoSpaceLeftOnDevice, error.to_string())
             }
+            QueueError::Rejected(error) => error,
             other => ResponseError::internal(other),
         }
     }
@@ -462,6 +466,9 @@ impl TaskQueue {
         };
         let next = uid.checked_add(1).ok_or(QueueError::TaskUidsExhausted)?;
         let task = Task::new(uid, kind, enqueued_at, custom_metadata);
+        if let KindWithContent::IndexSwap { swaps } = &task.kind {
+            super::model::check_index_swaps(swaps).map_err(QueueError::Rejected)?;
+        }
         let mut interrupt_batch = None;
         if let KindWithContent::TaskCancelation { tasks, .. } = &task.kind {
             for matched in tasks {

@@ -639,3 +639,45 @@ fn indexed_pages_agree_with_checking_every_task() {
         .unwrap();
     assert_eq!((uids(&page.results), page.total), (vec![1], 1));
 }
+
+#[test]
+fn swaps_naming_an_index_twice_are_refused_at_registration() {
+    use crate::tasks::model::IndexSwap;
+    let directory = tempfile::tempdir().unwrap();
+    let queue = open(&directory.path().join("tasks.pages"));
+    let swap = |pairs: &[(&str, &str)]| KindWithContent::IndexSwap {
+        swaps: pairs
+            .iter()
+            .map(|(left, right)| IndexSwap {
+                indexes: ((*left).into(), (*right).into()),
+                rename: false,
+            })
+            .collect(),
+    };
+    let refused = |kind| -> crate::errors::ResponseError {
+        queue.register(kind, None, at(0)).unwrap_err().into()
+    };
+    let error = refused(swap(&[("a", "b"), ("b", "c")]));
+    assert_eq!(
+        error.code,
+        crate::errors::Code::InvalidSwapDuplicateIndexFound
+    );
+    assert_eq!(
+        error.message,
+        "Indexes must be declared only once during a swap. `b` was specified several times."
+    );
+    let error = refused(swap(&[("a", "b"), ("b", "a")]));
+    assert_eq!(
+        error.message,
+        "Indexes must be declared only once during a swap. `a`, `b` were specified several times."
+    );
+    assert_eq!(queue.next_task_uid().unwrap(), 0);
+    assert_eq!(
+        queue
+            .register(swap(&[("a", "b")]), None, at(0))
+            .unwrap()
+            .task
+            .uid,
+        0
+    );
+}
