@@ -405,10 +405,18 @@ impl TaskQueue {
 
     /// The uid the next registered task gets.
     pub fn next_task_uid(&self) -> QueueResult<TaskUid> {
-        let write = self.database.begin_write()?;
-        let uid = Self::next_task_uid_in(&write)?;
-        write.abort();
-        Ok(uid)
+        let read = self.database.begin_read();
+        let stored = match Self::read_tree(&read, META_TREE)?.get(NEXT_TASK_UID_KEY)? {
+            Some(bytes) => uid_from(bytes)?,
+            None => 0,
+        };
+        let after_last = match Self::read_tree(&read, TASKS_TREE)?.last()? {
+            Some((key, _)) => uid_from(key)?
+                .checked_add(1)
+                .ok_or(QueueError::TaskUidsExhausted)?,
+            None => 0,
+        };
+        Ok(stored.max(after_last))
     }
 
     /// Registers a task: gives it the next uid, stores it enqueued and commits. For a
