@@ -19,8 +19,9 @@
 //!   [`queue::TaskQueue::list_batches`] pages mapped through [`view::task_view`] /
 //!   [`view::batch_view`] and [`query::Page::to_json`].
 //!
-//! Invariants: a task is acknowledged only after the commit that stores it; task uids and
-//! batch uids only grow; finished tasks never change except by deletion.
+//! Invariants: a task is acknowledged only after the commit that stores it; task uids only
+//! grow; a batch uid is given again only after its batch was aborted (as Meilisearch);
+//! finished tasks never change except by deletion.
 
 pub mod autobatch;
 pub mod batch;
