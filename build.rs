@@ -8,7 +8,12 @@ fn main() {
     if let Some(sha) = git(&["rev-parse", "HEAD"]) {
         println!("cargo:rustc-env=CORESEARCH_COMMIT_SHA={sha}");
     }
-    if let Some(date) = git(&["log", "-1", "--date=format-local:%Y-%m-%dT%H:%M:%SZ", "--format=%cd"]) {
+    if let Some(date) = git(&[
+        "log",
+        "-1",
+        "--date=format-local:%Y-%m-%dT%H:%M:%SZ",
+        "--format=%cd",
+    ]) {
         println!("cargo:rustc-env=CORESEARCH_COMMIT_DATE={date}");
     }
 }
@@ -17,7 +22,8 @@ fn git(arguments: &[&str]) -> Option<String> {
     let output = Command::new("git")
         .args(arguments)
         .env("TZ", "UTC0")
-        .output().ok()?;
+        .output()
+        .ok()?;
     if !output.status.success() {
         return None;
     }

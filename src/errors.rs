@@ -94,10 +94,7 @@ pub trait CodeMarker {
 error_codes! {
     ApiKeyAlreadyExists => "api_key_already_exists", 409, InvalidRequest;
     ApiKeyNotFound => "api_key_not_found", 404, InvalidRequest;
-<<<<<<< HEAD
     BadParameter => "bad_parameter", 400, InvalidRequest;
-=======
->>>>>>> auth
     BadRequest => "bad_request", 400, InvalidRequest;
     BatchNotFound => "batch_not_found", 404, InvalidRequest;
     ChatNotFound => "chat_not_found", 404, InvalidRequest;
@@ -118,7 +115,6 @@ error_codes! {
     ImmutableApiKeyKey => "immutable_api_key_key", 400, InvalidRequest;
     ImmutableApiKeyUid => "immutable_api_key_uid", 400, InvalidRequest;
     ImmutableApiKeyUpdatedAt => "immutable_api_key_updated_at", 400, InvalidRequest;
-<<<<<<< HEAD
     ImmutableIndexCreatedAt => "immutable_index_created_at", 400, InvalidRequest;
     ImmutableIndexUpdatedAt => "immutable_index_updated_at", 400, InvalidRequest;
     ImmutableWebhook => "immutable_webhook", 400, InvalidRequest;
@@ -134,8 +130,6 @@ error_codes! {
     IndexPrimaryKeyAlreadyExists => "index_primary_key_already_exists", 400, InvalidRequest;
     IndexPrimaryKeyMultipleCandidatesFound => "index_primary_key_multiple_candidates_found", 400, InvalidRequest;
     IndexPrimaryKeyNoCandidateFound => "index_primary_key_no_candidate_found", 400, InvalidRequest;
-=======
->>>>>>> auth
     Internal => "internal", 500, Internal;
     InvalidApiKey => "invalid_api_key", 403, Auth;
     InvalidApiKeyActions => "invalid_api_key_actions", 400, InvalidRequest;
@@ -146,7 +140,6 @@ error_codes! {
     InvalidApiKeyName => "invalid_api_key_name", 400, InvalidRequest;
     InvalidApiKeyOffset => "invalid_api_key_offset", 400, InvalidRequest;
     InvalidApiKeyUid => "invalid_api_key_uid", 400, InvalidRequest;
-<<<<<<< HEAD
     InvalidBatchUids => "invalid_batch_uids", 400, InvalidRequest;
     InvalidChatCompletionApiKey => "invalid_chat_completion_api_key", 400, InvalidRequest;
     InvalidChatCompletionApiVersion => "invalid_chat_completion_api_version", 400, InvalidRequest;
@@ -163,8 +156,6 @@ error_codes! {
     InvalidChatCompletionSource => "invalid_chat_completion_source", 400, InvalidRequest;
     InvalidChatCompletionSystemPrompt => "invalid_chat_completion_system_prompt", 400, InvalidRequest;
     InvalidChatSettingDocumentTemplate => "invalid_chat_setting_document_template", 400, InvalidRequest;
-=======
->>>>>>> auth
     InvalidContentType => "invalid_content_type", 415, InvalidRequest;
     InvalidDocumentCsvDelimiter => "invalid_document_csv_delimiter", 400, InvalidRequest;
     InvalidDocumentEditionContext => "invalid_document_edition_context", 400, InvalidRequest;
@@ -332,10 +323,7 @@ error_codes! {
     InvalidWebhooks => "invalid_webhooks", 400, InvalidRequest;
     IoError => "io_error", 422, System;
     MalformedPayload => "malformed_payload", 400, InvalidRequest;
-<<<<<<< HEAD
     MaxFieldsLimitExceeded => "max_fields_limit_exceeded", 400, InvalidRequest;
-=======
->>>>>>> auth
     MissingApiKeyActions => "missing_api_key_actions", 400, InvalidRequest;
     MissingApiKeyExpiresAt => "missing_api_key_expires_at", 400, InvalidRequest;
     MissingApiKeyIndexes => "missing_api_key_indexes", 400, InvalidRequest;
@@ -569,6 +557,34 @@ struct ErrorObject<'a> {
     link: String,
 }
 
+/// The operating-system error numbers that have their own code (reference §3.1 notes).
+const ERRNO_TOO_MANY_OPEN_FILES: i32 = 24;
+const ERRNO_NO_SPACE_LEFT_ON_DEVICE: i32 = 28;
+
+/// The API error for a failed file operation: a full disk and too many open files have their
+/// own codes, everything else is an `io_error`.
+pub fn io_error(error: &std::io::Error) -> ResponseError {
+    let code = match error.raw_os_error() {
+        Some(ERRNO_NO_SPACE_LEFT_ON_DEVICE) => Code::NoSpaceLeftOnDevice,
+        Some(ERRNO_TOO_MANY_OPEN_FILES) => Code::TooManyOpenFiles,
+        _ => Code::IoError,
+    };
+    ResponseError::new(code, error.to_string())
+}
+
+/// Constructors of the task routes' errors (reference §2.5).
+impl ResponseError {
+    /// 400 `missing_task_filters`; `action` is `cancel` or `delete`.
+    pub fn missing_task_filters(action: &str) -> Self {
+        Self::new(
+            Code::MissingTaskFilters,
+            format!(
+                "Query parameters to filter the tasks to {action} are missing. Available query parameters are: `uids`, `indexUids`, `statuses`, `types`, `canceledBy`, `beforeEnqueuedAt`, `afterEnqueuedAt`, `beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`."
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -730,30 +746,3 @@ mod tests {
     }
 }
 
-/// The operating-system error numbers that have their own code (reference §3.1 notes).
-const ERRNO_TOO_MANY_OPEN_FILES: i32 = 24;
-const ERRNO_NO_SPACE_LEFT_ON_DEVICE: i32 = 28;
-
-/// The API error for a failed file operation: a full disk and too many open files have their
-/// own codes, everything else is an `io_error`.
-pub fn io_error(error: &std::io::Error) -> ResponseError {
-    let code = match error.raw_os_error() {
-        Some(ERRNO_NO_SPACE_LEFT_ON_DEVICE) => Code::NoSpaceLeftOnDevice,
-        Some(ERRNO_TOO_MANY_OPEN_FILES) => Code::TooManyOpenFiles,
-        _ => Code::IoError,
-    };
-    ResponseError::new(code, error.to_string())
-}
-
-/// Constructors of the task routes' errors (reference §2.5).
-impl ResponseError {
-    /// 400 `missing_task_filters`; `action` is `cancel` or `delete`.
-    pub fn missing_task_filters(action: &str) -> Self {
-        Self::new(
-            Code::MissingTaskFilters,
-            format!(
-                "Query parameters to filter the tasks to {action} are missing. Available query parameters are: `uids`, `indexUids`, `statuses`, `types`, `canceledBy`, `beforeEnqueuedAt`, `afterEnqueuedAt`, `beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`."
-            ),
-        )
-    }
-}

@@ -6,11 +6,11 @@
 //! the one code → type → status table; `config` is the one place that reads flags and
 //! environment.
 
+pub mod auth;
 pub mod config;
 pub mod control;
 pub mod data_dir;
 pub mod decode;
-pub mod auth;
 pub mod errors;
 pub mod http;
 pub mod logs;

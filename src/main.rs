@@ -20,7 +20,10 @@ fn main() -> ExitCode {
     let data_directory = match coresearch::data_dir::DataDirectory::open(&config.db_path) {
         Ok(data_directory) => data_directory,
         Err(error) => {
-            eprintln!("coresearch cannot use {}: {error}", config.db_path.display());
+            eprintln!(
+                "coresearch cannot use {}: {error}",
+                config.db_path.display()
+            );
             return ExitCode::FAILURE;
         }
     };

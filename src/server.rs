@@ -84,9 +84,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     })
     .await
     .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
-    let tls = settings
-        .tls
-        .map(|config| Rc::new(TlsAcceptor::new(config)));
+    let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
     let router = Rc::new(Router::new(Services {
         core,
         control,
@@ -102,7 +100,9 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
 }
 
 /// The TLS server configuration when `--ssl-cert-path` and `--ssl-key-path` are given.
-fn tls_config(config: &Config) -> Result<Option<Arc<futures_rustls::rustls::ServerConfig>>, String> {
+fn tls_config(
+    config: &Config,
+) -> Result<Option<Arc<futures_rustls::rustls::ServerConfig>>, String> {
     let (Some(cert_path), Some(key_path)) = (&config.ssl_cert_path, &config.ssl_key_path) else {
         return Ok(None);
     };

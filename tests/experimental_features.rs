@@ -83,10 +83,15 @@ fn features_survive_a_graceful_restart_and_a_crash() {
         r#"{"chatCompletions": true}"#,
     ));
     assert_eq!(response.status, 200);
-    assert!(server.stop().success(), "SIGTERM must end the server with status 0");
+    assert!(
+        server.stop().success(),
+        "SIGTERM must end the server with status 0"
+    );
 
     let server = Server::start_on(&data, &Options::default());
-    let features = server.raw(&request("GET", "/experimental-features", None)).json();
+    let features = server
+        .raw(&request("GET", "/experimental-features", None))
+        .json();
     assert_eq!(features["chatCompletions"], true);
     let response = server.raw(&json_request(
         "PATCH",
@@ -99,7 +104,9 @@ fn features_survive_a_graceful_restart_and_a_crash() {
     server.kill();
 
     let server = Server::start_on(&data, &Options::default());
-    let features = server.raw(&request("GET", "/experimental-features", None)).json();
+    let features = server
+        .raw(&request("GET", "/experimental-features", None))
+        .json();
     assert_eq!(features["chatCompletions"], true);
     assert_eq!(features["multimodal"], true);
 }
@@ -110,7 +117,9 @@ fn cli_flags_force_their_toggle_on() {
         extra_arguments: vec!["--experimental-enable-metrics".into()],
         ..Options::default()
     });
-    let features = server.raw(&request("GET", "/experimental-features", None)).json();
+    let features = server
+        .raw(&request("GET", "/experimental-features", None))
+        .json();
     assert_eq!(features["metrics"], true);
     assert_eq!(features["logsRoute"], false);
 }

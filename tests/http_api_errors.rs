@@ -57,7 +57,11 @@ fn missing_authorization_header_is_401_with_meilisearch_message() {
 #[test]
 fn wrong_key_is_403_invalid_api_key() {
     let server = server_with_master_key();
-    let response = server.raw(&request("GET", "/experimental-features", Some("not-the-key")));
+    let response = server.raw(&request(
+        "GET",
+        "/experimental-features",
+        Some("not-the-key"),
+    ));
     assert_eq!(response.status, 403);
     assert_eq!(
         response.json(),
@@ -98,14 +102,24 @@ fn trailing_slash_is_ignored() {
 #[test]
 fn auth_is_checked_before_the_body() {
     let server = server_with_master_key();
-    let response = server.raw(&json_request("PATCH", "/experimental-features", None, "{oops"));
+    let response = server.raw(&json_request(
+        "PATCH",
+        "/experimental-features",
+        None,
+        "{oops",
+    ));
     assert_eq!(response.status, 401);
 }
 
 #[test]
 fn malformed_json_is_malformed_payload() {
     let server = Server::start();
-    let response = server.raw(&json_request("PATCH", "/experimental-features", None, "{oops"));
+    let response = server.raw(&json_request(
+        "PATCH",
+        "/experimental-features",
+        None,
+        "{oops",
+    ));
     assert_eq!(response.status, 400);
     let body = response.json();
     assert_eq!(body["code"], "malformed_payload");
@@ -129,9 +143,8 @@ fn empty_body_is_missing_payload() {
 #[test]
 fn missing_and_wrong_content_types_are_415() {
     let server = Server::start();
-    let missing = server.raw(
-        "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}",
-    );
+    let missing = server
+        .raw("PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}");
     assert_eq!(missing.status, 415);
     assert_eq!(missing.json()["code"], "missing_content_type");
     assert_eq!(
@@ -290,9 +303,8 @@ fn gzip_request_body_is_decompressed() {
 fn gzip_response_when_the_client_accepts_it() {
     use std::io::Read;
     let server = Server::start();
-    let response = server.raw(
-        "GET /experimental-features HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n",
-    );
+    let response = server
+        .raw("GET /experimental-features HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n");
     assert_eq!(response.status, 200);
     assert_eq!(response.header("content-encoding"), Some("gzip"));
     let mut decoded = String::new();
@@ -327,9 +339,8 @@ fn cors_preflight_allows_any_origin_method_and_header() {
 #[test]
 fn cors_headers_on_a_simple_request_with_origin() {
     let server = Server::start();
-    let response = server.raw(
-        "GET /health HTTP/1.1\r\nHost: t\r\nOrigin: https://example.com\r\n\r\n",
-    );
+    let response =
+        server.raw("GET /health HTTP/1.1\r\nHost: t\r\nOrigin: https://example.com\r\n\r\n");
     assert_eq!(response.status, 200);
     assert_eq!(response.header("access-control-allow-origin"), Some("*"));
 }

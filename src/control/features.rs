@@ -87,7 +87,9 @@ impl RuntimeFeatures {
             task_queue_compaction_route: patch
                 .task_queue_compaction_route
                 .unwrap_or(self.task_queue_compaction_route),
-            composite_embedders: patch.composite_embedders.unwrap_or(self.composite_embedders),
+            composite_embedders: patch
+                .composite_embedders
+                .unwrap_or(self.composite_embedders),
             chat_completions: patch.chat_completions.unwrap_or(self.chat_completions),
             multimodal: patch.multimodal.unwrap_or(self.multimodal),
             foreign_keys: patch.foreign_keys.unwrap_or(self.foreign_keys),

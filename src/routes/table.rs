@@ -81,8 +81,7 @@ pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
     let mut path_matched = false;
     for route in ROUTES {
         if let Some(parameters) = match_pattern(route.pattern, path) {
-            if route.method == *method || (*method == Method::Head && route.method == Method::Get)
-            {
+            if route.method == *method || (*method == Method::Head && route.method == Method::Get) {
                 return Lookup::Found { route, parameters };
             }
             path_matched = true;
@@ -152,7 +151,10 @@ mod tests {
     #[test]
     fn parameters_are_captured_by_name() {
         assert_eq!(
-            match_pattern("/indexes/{index_uid}/documents", "/indexes/movies/documents"),
+            match_pattern(
+                "/indexes/{index_uid}/documents",
+                "/indexes/movies/documents"
+            ),
             Some(vec![("index_uid", "movies")])
         );
         assert_eq!(match_pattern("/indexes/{index_uid}", "/indexes/"), None);

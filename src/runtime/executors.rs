@@ -45,7 +45,10 @@ pub struct CoreContext {
 #[derive(Debug)]
 pub enum RuntimeError {
     /// An address could not be bound.
-    Bind { address: SocketAddr, source: io::Error },
+    Bind {
+        address: SocketAddr,
+        source: io::Error,
+    },
     /// No usable CPU was found, or fewer than requested.
     Cpus(String),
     /// io_uring or locked memory is not available.
@@ -105,7 +108,9 @@ where
                 }
                 outcome
             })
-            .map_err(|error| RuntimeError::Executor(executor_failure_message(&error.to_string())))?;
+            .map_err(|error| {
+                RuntimeError::Executor(executor_failure_message(&error.to_string()))
+            })?;
         handles.push(handle);
     }
     let mut first_error = None;
@@ -209,7 +214,11 @@ fn bind_listeners(addresses: &[SocketAddr], cores: usize) -> Result<Vec<Vec<RawF
 /// Fails with `AddrInUse` when some socket already listens on `address`.
 fn ensure_address_is_free(address: SocketAddr) -> io::Result<()> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let probe = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP))?;
+    let probe = Socket::new(
+        Domain::for_address(address),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
     // Connections of a previous run lingering in TIME_WAIT must not count as a listener.
     probe.set_reuse_address(true)?;
     if address.is_ipv6() {
@@ -220,7 +229,11 @@ fn ensure_address_is_free(address: SocketAddr) -> io::Result<()> {
 
 fn bind_reuse_port(address: SocketAddr) -> io::Result<(RawFd, SocketAddr)> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::for_address(address), Type::STREAM, Some(Protocol::TCP))?;
+    let socket = Socket::new(
+        Domain::for_address(address),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
     socket.set_reuse_port(true)?;
     socket.set_reuse_address(true)?;
     if address.is_ipv6() {

@@ -97,7 +97,8 @@ where
             next_request_id: Cell::new(0),
         });
         let handler = handler(mesh.clone());
-        mesh.clone().spawn_receive_loops(&mut receivers, handler.clone());
+        mesh.clone()
+            .spawn_receive_loops(&mut receivers, handler.clone());
         Ok((mesh, handler))
     }
 

@@ -63,11 +63,13 @@ impl Server {
             .env("MEILI_LOG_LEVEL", "WARN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(if std::env::var_os("CORESEARCH_TEST_SERVER_LOGS").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            });
+            .stderr(
+                if std::env::var_os("CORESEARCH_TEST_SERVER_LOGS").is_some() {
+                    Stdio::inherit()
+                } else {
+                    Stdio::null()
+                },
+            );
         if let Some(master_key) = &options.master_key {
             command.arg("--master-key").arg(master_key);
         }
@@ -85,7 +87,9 @@ impl Server {
     fn wait_until_healthy(&self) {
         let started = Instant::now();
         loop {
-            if let Ok(response) = self.try_request("GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n") {
+            if let Ok(response) =
+                self.try_request("GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            {
                 if response.status == 200 {
                     return;
                 }
