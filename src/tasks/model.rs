@@ -137,7 +137,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every kind, in Meilisearch's order.
+    /// Every kind, in Meilisearch's order. [`Kind::byte`] (on-disk keys) is the position
+    /// here: new kinds are appended, never inserted.
     pub const ALL: [Kind; 16] = [
         Kind::DocumentAdditionOrUpdate,
         Kind::DocumentEdition,
