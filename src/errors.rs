@@ -572,6 +572,19 @@ pub fn io_error(error: &std::io::Error) -> ResponseError {
     ResponseError::new(code, error.to_string())
 }
 
+/// Constructors of the task routes' errors (reference §2.5).
+impl ResponseError {
+    /// 400 `missing_task_filters`; `action` is `cancel` or `delete`.
+    pub fn missing_task_filters(action: &str) -> Self {
+        Self::new(
+            Code::MissingTaskFilters,
+            format!(
+                "Query parameters to filter the tasks to {action} are missing. Available query parameters are: `uids`, `indexUids`, `statuses`, `types`, `canceledBy`, `beforeEnqueuedAt`, `afterEnqueuedAt`, `beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`."
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

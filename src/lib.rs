@@ -18,3 +18,4 @@ pub mod routes;
 pub mod runtime;
 pub mod server;
 pub mod settings;
+pub mod tasks;

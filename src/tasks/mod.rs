@@ -1,0 +1,40 @@
+//! The task queue of the control core: the task and batch model, their JSON views, the
+//! task filters of the API, the durable queue on the page store and the auto-batching rule
+//! (reference §1.6 and §2). Synchronous: the control core drives it.
+//!
+//! How the control core drives it:
+//! - a route decodes its query with [`query::decode_list_query`] or
+//!   [`query::decode_deletion_or_cancelation_query`], registers with
+//!   [`queue::TaskQueue::register`] (committed on return) and answers
+//!   [`view::summarized_task`]; a cancelation's [`queue::Registered::interrupt_batch`] names
+//!   the processing batch to stop, whose tasks [`queue::TaskQueue::abort_batch`] requeues;
+//! - the scheduler loops: [`queue::TaskQueue::waiting_tasks`] →
+//!   [`autobatch::next_batch`] → [`queue::TaskQueue::start_batch`] → process →
+//!   [`queue::TaskQueue::finish_batch`] with the tasks' final states (a cancelation adds
+//!   [`queue::TaskQueue::cancel_matched`]'s tasks; a deletion first calls
+//!   [`queue::TaskQueue::delete_matched`]);
+//! - at start, [`queue::TaskQueue::interrupted_at_open`] lists what a crash interrupted and
+//!   [`queue::TaskQueue::requeue_interrupted`] puts it back in the queue;
+//! - `GET /tasks` and `GET /batches` answer [`queue::TaskQueue::list_tasks`] /
+//!   [`queue::TaskQueue::list_batches`] pages mapped through [`view::task_view`] /
+//!   [`view::batch_view`] and [`query::Page::to_json`].
+//!
+//! Invariants: a task is acknowledged only after the commit that stores it; task uids only
+//! grow; a batch uid is given again only after its batch was aborted (as Meilisearch);
+//! finished tasks never change except by deletion.
+
+pub mod autobatch;
+pub mod batch;
+pub mod model;
+pub mod query;
+pub mod queue;
+pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use batch::{Batch, BatchStats, Progress, ProgressStep};
+pub use model::{
+    BatchUid, Details, DocumentMethod, Kind, KindWithContent, Status, Task, TaskError, TaskUid,
+};
+pub use query::{Page, TaskQuery};
