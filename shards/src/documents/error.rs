@@ -195,7 +195,9 @@ mod tests {
 
     #[test]
     fn long_serde_messages_keep_fifty_bytes_in_front_and_eighty_five_at_the_end() {
-        let message: String = (0..200).map(|index| char::from(b'a' + (index % 26) as u8)).collect();
+        let message: String = (0..200)
+            .map(|index| char::from(b'a' + (index % 26) as u8))
+            .collect();
         let shortened = shorten_serde_message(&message);
         assert_eq!(shortened.len(), SERDE_MESSAGE_BYTES_MAX);
         assert_eq!(&shortened[..50], &message[..50]);
