@@ -12,7 +12,6 @@
 //! - changes are applied one at a time (a single-permit semaphore on core 0), so two
 //!   concurrent patches never lose one another.
 
-pub mod durable_file;
 pub mod features;
 
 use std::cell::{Cell, RefCell};
@@ -269,9 +268,14 @@ impl ControlPlane {
         let features = self.features.get().patched(&patch);
         let path = self.data_directory.join(FEATURES_FILE_NAME);
         let bytes = features.to_json().into_bytes();
-        crate::runtime::blocking::run(move || durable_file::write(&path, &bytes))
+        crate::runtime::blocking::run(move || crate::data_dir::write_atomically(&path, &bytes))
             .await
-            .map_err(|error| crate::errors::io_error(&error))?;
+            .map_err(|error| match error {
+                crate::data_dir::DataDirectoryError::Io { source, .. } => {
+                    crate::errors::io_error(&source)
+                }
+                other => ResponseError::new(Code::Internal, other.to_string()),
+            })?;
         self.apply(ControlBroadcast::Features(features));
         self.replicate(ControlBroadcast::Features(features)).await?;
         Ok(features)
@@ -298,10 +302,12 @@ fn unexpected_reply(reply: &ControlReply) -> ResponseError {
 /// Reads the persisted experimental features (defaults when none were ever saved).
 pub fn load_features(data_directory: &std::path::Path) -> Result<RuntimeFeatures, String> {
     let path = data_directory.join(FEATURES_FILE_NAME);
-    match durable_file::read(&path) {
-        Ok(None) => Ok(RuntimeFeatures::default()),
-        Ok(Some(bytes)) => serde_json::from_slice(&bytes)
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
             .map_err(|error| format!("{} is damaged: {error}", path.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Ok(RuntimeFeatures::default())
+        }
         Err(error) => Err(format!("could not read {}: {error}", path.display())),
     }
 }
