@@ -18,30 +18,7 @@ use super::batch::Batch;
 use super::model::{Details, ExportIndexSettings, IndexSwap, Task};
 
 /// The key order of a settings object (`GET /settings`), used to order merged settings.
-const SETTINGS_KEY_ORDER: [&str; 22] = [
-    "displayedAttributes",
-    "searchableAttributes",
-    "filterableAttributes",
-    "sortableAttributes",
-    "foreignKeys",
-    "rankingRules",
-    "stopWords",
-    "nonSeparatorTokens",
-    "separatorTokens",
-    "dictionary",
-    "synonyms",
-    "distinctAttribute",
-    "proximityPrecision",
-    "typoTolerance",
-    "faceting",
-    "pagination",
-    "embedders",
-    "searchCutoffMs",
-    "localizedAttributes",
-    "facetSearch",
-    "prefixSearch",
-    "chat",
-];
+const SETTINGS_KEY_ORDER: [&str; 22] = crate::settings::apply::SETTING_KEYS;
 
 /// Formats a date as RFC 3339 in UTC.
 pub fn format_date(date: OffsetDateTime) -> String {
