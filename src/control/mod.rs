@@ -214,7 +214,8 @@ impl ControlPlane {
     }
 
     /// Applies `change` to the key store (which persists it), then publishes the new key set
-    /// to this core and broadcasts it to the others before answering.
+    /// to this core and replicates it to the others (waiting until each applied it) before
+    /// answering.
     async fn change_keys<Outcome>(
         &self,
         change: impl FnOnce(
