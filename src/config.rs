@@ -1073,12 +1073,20 @@ fn option_specs(command: &clap::Command) -> Vec<OptionSpec> {
         .collect()
 }
 
-/// The long option names present on the command line (before any `--`).
-fn long_names_given(arguments: &[OsString]) -> BTreeSet<String> {
+/// The UTF-8 arguments after the program name and before a `--` separator (a non-UTF-8
+/// argument can only be a value, never an option name).
+fn option_tokens(arguments: &[OsString]) -> impl Iterator<Item = &str> {
     arguments
         .iter()
         .skip(1)
-        .map_while(|argument| argument.to_str().filter(|text| *text != "--"))
+        .map(|argument| argument.to_str())
+        .take_while(|text| *text != Some("--"))
+        .flatten()
+}
+
+/// The long option names present on the command line (before any `--`).
+fn long_names_given(arguments: &[OsString]) -> BTreeSet<String> {
+    option_tokens(arguments)
         .filter_map(|text| text.strip_prefix("--"))
         .map(|name| {
             name.split_once('=')
@@ -1109,11 +1117,7 @@ fn config_file_path_given(arguments: &[OsString]) -> Option<PathBuf> {
 }
 
 fn asks_for_help_or_version(arguments: &[OsString]) -> bool {
-    arguments
-        .iter()
-        .skip(1)
-        .map_while(|argument| argument.to_str().filter(|text| *text != "--"))
-        .any(|text| matches!(text, "-h" | "--help" | "-V" | "--version"))
+    option_tokens(arguments).any(|text| matches!(text, "-h" | "--help" | "-V" | "--version"))
 }
 
 /// Turns one TOML value of the configuration file into the text its variable would hold.
@@ -1982,6 +1986,25 @@ mod tests {
         let meminfo = "MemTotal:       24576000 kB\nMemFree:         1000 kB\n";
         assert_eq!(meminfo_total_bytes(meminfo), Some(24_576_000 * 1024));
         assert_eq!(meminfo_total_bytes("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn a_non_unicode_value_does_not_hide_later_flags() {
+        use std::os::unix::ffi::OsStringExt;
+        let directory = tempfile::tempdir().unwrap();
+        let arguments = vec![
+            OsString::from("coresearch"),
+            OsString::from("--db-path"),
+            OsString::from_vec(vec![b'd', 0xff]),
+            OsString::from("--http-addr=flag:1"),
+        ];
+        let config = Config::parse_from(
+            arguments,
+            &variables(&[("MEILI_HTTP_ADDR", "env:2")]),
+            directory.path(),
+        )
+        .unwrap();
+        assert_eq!(config.http_addr, "flag:1");
     }
 
     #[test]
