@@ -33,7 +33,10 @@ mod tests {
     fn streamed_checksum_equals_whole_checksum() {
         let bytes: Vec<u8> = (0..10_000u32).map(|index| (index % 251) as u8).collect();
         let (left, right) = bytes.split_at(4321);
-        assert_eq!(page_checksum(7, &bytes), streamed_checksum(7, &[left, right]));
+        assert_eq!(
+            page_checksum(7, &bytes),
+            streamed_checksum(7, &[left, right])
+        );
     }
 
     #[test]

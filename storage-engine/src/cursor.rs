@@ -10,93 +10,34 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::node::{Node, StoredValue};
+use crate::node::NodeBuffer;
 use crate::page::{PageView, Pointer, ValueSlot};
 use crate::pager::Pager;
 
 /// Deepest tree possible: a fan-out of at least four per branch would need 4^32 entries.
 pub const TREE_DEPTH_MAX: usize = 32;
 
-/// A tree node as the cursor sees it.
+/// A tree node as the cursor sees it: a committed page, or a dirty node of the open
+/// write transaction (both in page format).
 #[derive(Clone, Copy)]
 pub enum NodeRef<'a> {
     /// A committed page.
     Page(PageView<'a>),
     /// A node changed by the open write transaction.
-    Dirty(&'a Node),
+    Dirty(PageView<'a>),
 }
 
-impl<'a> NodeRef<'a> {
-    /// Whether the node is a leaf.
-    pub fn is_leaf(&self) -> bool {
+impl<'a> std::ops::Deref for NodeRef<'a> {
+    type Target = PageView<'a>;
+
+    fn deref(&self) -> &PageView<'a> {
         match self {
-            NodeRef::Page(view) => view.is_leaf(),
-            NodeRef::Dirty(node) => matches!(node, Node::Leaf(_)),
+            NodeRef::Page(view) | NodeRef::Dirty(view) => view,
         }
     }
+}
 
-    /// Entries of a leaf, separators of a branch.
-    pub fn count(&self) -> usize {
-        match self {
-            NodeRef::Page(view) => view.count(),
-            NodeRef::Dirty(node) => node.count(),
-        }
-    }
-
-    /// Key of entry or separator `index`.
-    pub fn key(&self, index: usize) -> Result<&'a [u8]> {
-        match self {
-            NodeRef::Page(view) => view.key(index),
-            NodeRef::Dirty(Node::Leaf(entries)) => {
-                entries.get(index).map(|entry| entry.key.as_slice()).ok_or(index_error())
-            }
-            NodeRef::Dirty(Node::Branch(branch)) => {
-                branch.keys.get(index).map(Vec::as_slice).ok_or(index_error())
-            }
-        }
-    }
-
-    /// Value of leaf entry `index`.
-    pub fn value(&self, index: usize) -> Result<ValueSlot<'a>> {
-        match self {
-            NodeRef::Page(view) => view.value(index),
-            NodeRef::Dirty(Node::Leaf(entries)) => {
-                let entry = entries.get(index).ok_or(index_error())?;
-                Ok(match &entry.value {
-                    StoredValue::Inline(bytes) => ValueSlot::Inline(bytes),
-                    StoredValue::Overflow { pointer, length } => {
-                        ValueSlot::Overflow { pointer: *pointer, length: *length }
-                    }
-                })
-            }
-            NodeRef::Dirty(Node::Branch(_)) => Err(index_error()),
-        }
-    }
-
-    /// Child `index` of a branch.
-    pub fn child(&self, index: usize) -> Result<Pointer> {
-        match self {
-            NodeRef::Page(view) => view.child(index),
-            NodeRef::Dirty(Node::Branch(branch)) => {
-                branch.children.get(index).copied().ok_or(index_error())
-            }
-            NodeRef::Dirty(Node::Leaf(_)) => Err(index_error()),
-        }
-    }
-
-    /// Index of `key` (`Ok`) or of the first larger key (`Err`).
-    pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
-        match self {
-            NodeRef::Page(view) => view.search(key),
-            NodeRef::Dirty(Node::Leaf(entries)) => {
-                Ok(entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)))
-            }
-            NodeRef::Dirty(Node::Branch(branch)) => {
-                Ok(branch.keys.binary_search_by(|separator| separator.as_slice().cmp(key)))
-            }
-        }
-    }
-
+impl NodeRef<'_> {
     /// The child of a branch whose subtree may hold `key`.
     pub fn child_index_for(&self, key: &[u8]) -> Result<usize> {
         Ok(match self.search(key)? {
@@ -106,24 +47,20 @@ impl<'a> NodeRef<'a> {
     }
 }
 
-fn index_error() -> Error {
-    Error::corrupted(0, "index past a dirty node's entries")
-}
-
 /// Where nodes come from: the pager, and the write transaction's dirty nodes if any.
 #[derive(Clone, Copy)]
 pub struct Source<'a> {
     /// Verified committed pages.
     pub pager: &'a Pager,
     /// Dirty nodes of the open write transaction, by page number.
-    pub dirty: Option<&'a HashMap<u64, Node>>,
+    pub dirty: Option<&'a HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>>,
 }
 
 impl<'a> Source<'a> {
     /// The node `pointer` names.
     pub fn load(&self, pointer: Pointer) -> Result<NodeRef<'a>> {
         if let Some(node) = self.dirty.and_then(|dirty| dirty.get(&pointer.page)) {
-            return Ok(NodeRef::Dirty(node));
+            return Ok(NodeRef::Dirty(node.view(pointer.page)?));
         }
         Ok(NodeRef::Page(self.pager.node(pointer)?))
     }
@@ -177,7 +114,10 @@ impl<'a> Cursor<'a> {
         seek: Seek<'_>,
         forward: bool,
     ) -> Result<Cursor<'a>> {
-        let mut cursor = Cursor { source, stack: Vec::with_capacity(8) };
+        let mut cursor = Cursor {
+            source,
+            stack: Vec::with_capacity(8),
+        };
         let Some(root) = root else {
             return Ok(cursor);
         };
@@ -217,9 +157,8 @@ impl<'a> Cursor<'a> {
         let Some((node, position)) = self.stack.last() else {
             return Ok(None);
         };
-        let key = node.key(*position)?;
-        let value = self.source.resolve(node.value(*position)?)?;
-        Ok(Some((key, value)))
+        let (key, value) = node.entry(*position)?;
+        Ok(Some((key, self.source.resolve(value)?)))
     }
 
     /// The key under the cursor.
@@ -233,7 +172,11 @@ impl<'a> Cursor<'a> {
     /// Moves to the next entry in `forward` (or backward) order.
     pub fn advance(&mut self, forward: bool) -> Result<()> {
         if let Some((_, position)) = self.stack.last_mut() {
-            *position = if forward { position.wrapping_add(1) } else { position.wrapping_sub(1) };
+            *position = if forward {
+                position.wrapping_add(1)
+            } else {
+                position.wrapping_sub(1)
+            };
         }
         self.normalize(forward)
     }
@@ -296,7 +239,10 @@ fn leaf_position(node: &NodeRef<'_>, seek: Seek<'_>, forward: bool) -> Result<us
 impl<'a> Cursor<'a> {
     /// A cursor past the end: `current` gives `None`.
     pub fn empty(source: Source<'a>) -> Cursor<'a> {
-        Cursor { source, stack: Vec::new() }
+        Cursor {
+            source,
+            stack: Vec::new(),
+        }
     }
 
     /// Where this cursor reads nodes from.

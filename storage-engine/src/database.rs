@@ -52,7 +52,9 @@ impl Shared {
     /// The shared state; a panic elsewhere never leaves it half-changed, so a poisoned
     /// lock is taken over.
     pub fn lock(&self) -> MutexGuard<'_, SharedState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Syncs unless the sync mode says not to.
@@ -119,21 +121,36 @@ impl Database {
         if committed.high_water_pages > pager.file_pages()
             || committed.high_water_pages < META_PAGE_COUNT
         {
-            return Err(Error::corrupted(committed.slot(), "high-water mark outside the file"));
+            return Err(Error::corrupted(
+                committed.slot(),
+                "high-water mark outside the file",
+            ));
         }
         let contents = free_list::read(&pager, committed.free_list, committed.high_water_pages)?;
         if contents.free.len() as u64 != committed.free_pages {
-            return Err(Error::corrupted(committed.slot(), "free-page count disagrees"));
+            return Err(Error::corrupted(
+                committed.slot(),
+                "free-page count disagrees",
+            ));
         }
         let state = SharedState {
             committed,
             free_list_chain: contents.chain,
             readers: BTreeMap::new(),
-            free: FreePages { reusable: contents.free, pending: BTreeMap::new() },
+            free: FreePages {
+                reusable: contents.free,
+                pending: BTreeMap::new(),
+            },
             write_open: false,
             poisoned: false,
         };
-        Ok(Database { shared: Arc::new(Shared { pager, options, state: Mutex::new(state) }) })
+        Ok(Database {
+            shared: Arc::new(Shared {
+                pager,
+                options,
+                state: Mutex::new(state),
+            }),
+        })
     }
 
     /// Starts a read transaction on the last committed snapshot.
@@ -206,7 +223,10 @@ fn initialize(pager: &Pager, options: &Options) -> Result<CommitState> {
     let initial = options.initial_size_bytes.max(META_PAGE_COUNT * page_bytes);
     pager.io().grow(initial.div_ceil(page_bytes) * page_bytes)?;
     let state = CommitState::empty();
-    pager.io().write(state.slot() * page_bytes, &meta::encode(&state, options.page_bytes))?;
+    pager.io().write(
+        state.slot() * page_bytes,
+        &meta::encode(&state, options.page_bytes),
+    )?;
     if options.sync_mode == SyncMode::Full {
         pager.io().sync()?;
     }

@@ -1,22 +1,22 @@
 //! Copy-on-write changes to one tree: insert, delete, split, merge, drop a whole tree, and
-//! the post-order encoding of dirty nodes at commit.
+//! the post-order checksumming of dirty nodes at commit.
 //!
-//! Invariants: a committed page is never changed: `make_dirty` decodes it into a new page
-//! number and frees the old one for after the commit. Every dirty node is at most a page
+//! Invariants: a committed page is never changed: `make_dirty` copies it into a new page
+//! number and frees the old one for after the commit. Every dirty node is a valid page
 //! once an operation returns (a node one cell over splits in two that fit, because a cell
-//! is at most a quarter page). A branch always has `keys + 1` children.
+//! is at most a quarter page). A branch always has `count + 1` children.
 
 use std::collections::HashMap;
 
-use crate::checksum::{page_checksum, streamed_checksum};
-use crate::cursor::{Source, TREE_DEPTH_MAX};
 use crate::bytes::write_u64;
+use crate::checksum::{page_checksum, streamed_checksum};
+use crate::cursor::{NodeRef, Source, TREE_DEPTH_MAX};
 use crate::error::{Error, Result};
-use crate::layout::*;
-use crate::node::{Branch, LeafEntry, Node, StoredValue};
-use crate::page::Pointer;
-use crate::pager::Pager;
 use crate::free_pages::Allocator;
+use crate::layout::*;
+use crate::node::{NodeBuffer, StoredValue, branch_cell, cell_child, cell_key, leaf_cell};
+use crate::page::{Pointer, ValueSlot};
+use crate::pager::Pager;
 
 /// A node below this many bytes is merged with a sibling when the two fit one page.
 fn underfull_bytes(page_bytes: usize) -> usize {
@@ -28,23 +28,36 @@ fn dirty_pointer(page: u64) -> Pointer {
     Pointer { page, checksum: 0 }
 }
 
+/// What an insertion below a node hands back up: the replaced value, and the separator
+/// and new right page if the node split.
+type Inserted = (Option<StoredValue>, Option<(Vec<u8>, u64)>);
+
 /// The write transaction's mutable view: pager, dirty nodes, allocator.
 pub struct Editor<'a> {
     /// Reads of committed pages.
     pub pager: &'a Pager,
     /// Nodes changed by this transaction, by their new page number.
-    pub dirty: &'a mut HashMap<u64, Node>,
+    pub dirty: &'a mut HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
     /// Page allocation.
     pub allocator: &'a mut Allocator,
 }
 
 impl Editor<'_> {
     fn source(&self) -> Source<'_> {
-        Source { pager: self.pager, dirty: Some(self.dirty) }
+        Source {
+            pager: self.pager,
+            dirty: Some(self.dirty),
+        }
     }
 
-    fn node_mut(&mut self, page: u64) -> &mut Node {
-        self.dirty.get_mut(&page).expect("callers pass pages they made dirty")
+    fn node(&self, page: u64) -> &NodeBuffer {
+        &self.dirty[&page]
+    }
+
+    fn node_mut(&mut self, page: u64) -> &mut NodeBuffer {
+        self.dirty
+            .get_mut(&page)
+            .expect("callers pass pages they made dirty")
     }
 
     /// Makes the node at `pointer` dirty; returns its (possibly new) page number.
@@ -52,7 +65,7 @@ impl Editor<'_> {
         if self.dirty.contains_key(&pointer.page) {
             return Ok(pointer.page);
         }
-        let node = Node::decode(&self.pager.node(pointer)?)?;
+        let node = NodeBuffer::from_view(&self.pager.node(pointer)?, self.pager.page_bytes())?;
         let page = self.allocator.allocate(self.pager, 1)?;
         self.allocator.free(pointer.page, 1);
         self.dirty.insert(page, node);
@@ -60,10 +73,10 @@ impl Editor<'_> {
     }
 
     /// Stores a value: inline when its cell fits a quarter page, else in a new overflow run.
-    pub fn store_value(&mut self, key: &[u8], value: &[u8]) -> Result<StoredValue> {
+    pub fn store_value<'v>(&mut self, key: &[u8], value: &'v [u8]) -> Result<ValueSlot<'v>> {
         let page_bytes = self.pager.page_bytes();
         if leaf_inline_cell_bytes(key.len(), value.len()) <= cell_bytes_max(page_bytes) {
-            return Ok(StoredValue::Inline(value.to_vec()));
+            return Ok(ValueSlot::Inline(value));
         }
         let length = value.len() as u64;
         let pages = self.pager.overflow_pages(length)?;
@@ -81,7 +94,13 @@ impl Editor<'_> {
         if padding > 0 {
             io.write(offset + used, &vec![0u8; padding])?;
         }
-        Ok(StoredValue::Overflow { pointer: Pointer { page: first, checksum }, length })
+        Ok(ValueSlot::Overflow {
+            pointer: Pointer {
+                page: first,
+                checksum,
+            },
+            length,
+        })
     }
 
     /// Frees the overflow run of a value that is no longer stored.
@@ -98,96 +117,115 @@ impl Editor<'_> {
         &mut self,
         root: Option<Pointer>,
         key: &[u8],
-        value: StoredValue,
+        value: ValueSlot<'_>,
     ) -> Result<(Pointer, Option<StoredValue>)> {
+        let cell = leaf_cell(key, value);
+        let page_bytes = self.pager.page_bytes();
         let Some(root) = root else {
             let page = self.allocator.allocate(self.pager, 1)?;
-            let entry = LeafEntry { key: key.to_vec(), value };
-            self.dirty.insert(page, Node::Leaf(vec![entry]));
+            self.dirty
+                .insert(page, NodeBuffer::build(page_bytes, None, &[&cell]));
             return Ok((dirty_pointer(page), None));
         };
         let page = self.make_dirty(root)?;
-        let (replaced, split) = self.insert_into(page, key, value, 0)?;
+        let (replaced, split) = self.insert_into(page, key, &cell, 0, true)?;
         let Some((separator, right)) = split else {
             return Ok((dirty_pointer(page), replaced));
         };
         let new_root = self.allocator.allocate(self.pager, 1)?;
-        let branch =
-            Branch { keys: vec![separator], children: vec![dirty_pointer(page), dirty_pointer(right)] };
-        self.dirty.insert(new_root, Node::Branch(branch));
+        let separator_cell = branch_cell(&separator, dirty_pointer(right));
+        let branch = NodeBuffer::build(page_bytes, Some(dirty_pointer(page)), &[&separator_cell]);
+        self.dirty.insert(new_root, branch);
         Ok((dirty_pointer(new_root), replaced))
     }
 
-    #[allow(clippy::type_complexity)]
     fn insert_into(
         &mut self,
         page: u64,
         key: &[u8],
-        value: StoredValue,
+        cell: &[u8],
         depth: usize,
-    ) -> Result<(Option<StoredValue>, Option<(Vec<u8>, u64)>)> {
+        rightmost: bool,
+    ) -> Result<Inserted> {
         if depth >= TREE_DEPTH_MAX {
             return Err(Error::corrupted(page, "tree deeper than possible"));
         }
-        let replaced = match self.node_mut(page) {
-            Node::Leaf(entries) => {
-                match entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)) {
-                    Ok(index) => Some(std::mem::replace(&mut entries[index].value, value)),
-                    Err(index) => {
-                        entries.insert(index, LeafEntry { key: key.to_vec(), value });
-                        None
-                    }
+        if self.node(page).is_leaf() {
+            let node = self.node_mut(page);
+            let (index, replaced) = match node.view(page)?.search(key)? {
+                Ok(index) => {
+                    let old = StoredValue::from_slot(node.view(page)?.value(index)?);
+                    node.remove_cell(index);
+                    (index, Some(old))
                 }
+                Err(index) => (index, None),
+            };
+            if node.insert_cell(index, cell) {
+                return Ok((replaced, None));
             }
-            Node::Branch(branch) => {
-                let index = child_index(&branch.keys, key);
-                let child_pointer = branch.children[index];
-                let child = self.make_dirty(child_pointer)?;
-                self.branch_mut(page).children[index] = dirty_pointer(child);
-                let (replaced, split) = self.insert_into(child, key, value, depth + 1)?;
-                if let Some((separator, right)) = split {
-                    let branch = self.branch_mut(page);
-                    branch.keys.insert(index, separator);
-                    branch.children.insert(index + 1, dirty_pointer(right));
-                }
-                replaced
-            }
-        };
-        let split = if self.dirty[&page].encoded_bytes() > self.pager.page_bytes() {
-            Some(self.split(page)?)
-        } else {
-            None
-        };
-        Ok((replaced, split))
-    }
-
-    fn branch_mut(&mut self, page: u64) -> &mut Branch {
-        match self.node_mut(page) {
-            Node::Branch(branch) => branch,
-            Node::Leaf(_) => unreachable!("page {page} was a branch a moment ago"),
+            return Ok((replaced, Some(self.split(page, index, cell, rightmost)?)));
         }
+        let node = self.node(page);
+        let index = node
+            .view(page)?
+            .search(key)?
+            .map_or_else(|index| index, |index| index + 1);
+        let child_is_rightmost = rightmost && index == node.count();
+        let child = self.make_dirty(node.child(index))?;
+        self.node_mut(page).set_child(index, dirty_pointer(child));
+        let (replaced, split) =
+            self.insert_into(child, key, cell, depth + 1, child_is_rightmost)?;
+        let Some((separator, right)) = split else {
+            return Ok((replaced, None));
+        };
+        let separator_cell = branch_cell(&separator, dirty_pointer(right));
+        if self.node_mut(page).insert_cell(index, &separator_cell) {
+            return Ok((replaced, None));
+        }
+        Ok((
+            replaced,
+            Some(self.split(page, index, &separator_cell, rightmost)?),
+        ))
     }
 
-    /// Splits an over-full node in two by bytes; returns the separator and the right page.
-    fn split(&mut self, page: u64) -> Result<(Vec<u8>, u64)> {
+    /// Splits node `page`, which `new_cell` at `index` overfilled, into two; returns the
+    /// separator and the right page. An append at the right edge of the tree leaves the
+    /// left node full (sequential loads fill pages); otherwise the bytes are halved.
+    fn split(
+        &mut self,
+        page: u64,
+        index: usize,
+        new_cell: &[u8],
+        rightmost: bool,
+    ) -> Result<(Vec<u8>, u64)> {
         let right_page = self.allocator.allocate(self.pager, 1)?;
-        let (separator, right) = match self.node_mut(page) {
-            Node::Leaf(entries) => {
-                let sizes: Vec<usize> =
-                    entries.iter().map(|entry| entry.value.cell_bytes(entry.key.len())).collect();
-                let at = split_index(&sizes, 1, entries.len() - 1);
-                let right = entries.split_off(at);
-                (right[0].key.clone(), Node::Leaf(right))
-            }
-            Node::Branch(branch) => {
-                let sizes: Vec<usize> = branch.keys.iter().map(|key| branch_cell_bytes(key.len())).collect();
-                let at = split_index(&sizes, 1, branch.keys.len() - 2);
-                let right_keys = branch.keys.split_off(at + 1);
-                let separator = branch.keys.pop().expect("split index leaves a separator");
-                let right_children = branch.children.split_off(at + 1);
-                (separator, Node::Branch(Branch { keys: right_keys, children: right_children }))
+        let page_bytes = self.pager.page_bytes();
+        let node = &self.dirty[&page];
+        let leaf = node.is_leaf();
+        let mut cells = node.cells();
+        cells.insert(index, new_cell);
+        let last = cells.len() - 1;
+        let at = if rightmost && index == last {
+            last
+        } else {
+            let sizes: Vec<usize> = cells.iter().map(|cell| cell.len() + SLOT_BYTES).collect();
+            if leaf {
+                split_index(&sizes, 1, last)
+            } else {
+                split_index(&sizes, 1, last - 1)
             }
         };
+        let (left, right, separator) = if leaf {
+            let left = NodeBuffer::build(page_bytes, None, &cells[..at]);
+            let right = NodeBuffer::build(page_bytes, None, &cells[at..]);
+            (left, right, cell_key(cells[at], true).to_vec())
+        } else {
+            let left = NodeBuffer::build(page_bytes, Some(node.child(0)), &cells[..at]);
+            let right =
+                NodeBuffer::build(page_bytes, Some(cell_child(cells[at])), &cells[at + 1..]);
+            (left, right, cell_key(cells[at], false).to_vec())
+        };
+        self.dirty.insert(page, left);
         self.dirty.insert(right_page, right);
         Ok((separator, right_page))
     }
@@ -207,9 +245,10 @@ impl Editor<'_> {
         let mut page = self.make_dirty(root_pointer)?;
         let removed = self.delete_from(page, key, 0)?;
         loop {
-            let only_child = match &self.dirty[&page] {
-                Node::Leaf(entries) if entries.is_empty() => None,
-                Node::Branch(branch) if branch.keys.is_empty() => Some(branch.children[0]),
+            let node = self.node(page);
+            let only_child = match (node.is_leaf(), node.count()) {
+                (true, 0) => None,
+                (false, 0) => Some(node.child(0)),
                 _ => return Ok((Some(dirty_pointer(page)), removed)),
             };
             self.dirty.remove(&page);
@@ -228,125 +267,136 @@ impl Editor<'_> {
         if depth >= TREE_DEPTH_MAX {
             return Err(Error::corrupted(page, "tree deeper than possible"));
         }
-        match self.node_mut(page) {
-            Node::Leaf(entries) => {
-                Ok(match entries.binary_search_by(|entry| entry.key.as_slice().cmp(key)) {
-                    Ok(index) => Some(entries.remove(index).value),
-                    Err(_) => None,
-                })
-            }
-            Node::Branch(branch) => {
-                let index = child_index(&branch.keys, key);
-                let child_pointer = branch.children[index];
-                let child = self.make_dirty(child_pointer)?;
-                self.branch_mut(page).children[index] = dirty_pointer(child);
-                let removed = self.delete_from(child, key, depth + 1)?;
-                if removed.is_some() {
-                    self.rebalance(page, index)?;
-                }
-                Ok(removed)
-            }
+        let node = self.node(page);
+        let search = node.view(page)?.search(key)?;
+        if node.is_leaf() {
+            let Ok(index) = search else {
+                return Ok(None);
+            };
+            let value = StoredValue::from_slot(node.view(page)?.value(index)?);
+            self.node_mut(page).remove_cell(index);
+            return Ok(Some(value));
         }
+        let index = search.map_or_else(|index| index, |index| index + 1);
+        let child = self.make_dirty(node.child(index))?;
+        self.node_mut(page).set_child(index, dirty_pointer(child));
+        let removed = self.delete_from(child, key, depth + 1)?;
+        if removed.is_some() {
+            self.rebalance(page, index)?;
+        }
+        Ok(removed)
     }
 
     /// Merges dirty child `index` of branch `page` with a sibling when it is under-full and
     /// the two fit one page.
     fn rebalance(&mut self, page: u64, index: usize) -> Result<()> {
         let page_bytes = self.pager.page_bytes();
-        let child_page = self.branch_mut(page).children[index].page;
-        let child = &self.dirty[&child_page];
-        if child.count() > 0 && child.encoded_bytes() >= underfull_bytes(page_bytes) {
-            return Ok(());
-        }
-        let branch = self.branch_mut(page);
-        if branch.children.len() < 2 {
+        let parent = self.node(page);
+        let child = self.node(parent.child(index).page);
+        if (child.count() > 0 && child.used_bytes() >= underfull_bytes(page_bytes))
+            || parent.count() == 0
+        {
             return Ok(());
         }
         let left_index = if index > 0 { index - 1 } else { index };
         let sibling_index = if index > 0 { index - 1 } else { index + 1 };
-        let sibling_pointer = branch.children[sibling_index];
-        let separator_bytes = branch_cell_bytes(branch.keys[left_index].len());
-        let sibling_bytes = match self.source().load(sibling_pointer)? {
-            crate::cursor::NodeRef::Dirty(node) => node.encoded_bytes(),
-            crate::cursor::NodeRef::Page(view) => Node::decode(&view)?.encoded_bytes(),
+        let sibling_pointer = parent.child(sibling_index);
+        let separator = parent.key(left_index).to_vec();
+        let (header, extra) = if child.is_leaf() {
+            (LEAF_SLOTS_OFFSET, 0)
+        } else {
+            (BRANCH_SLOTS_OFFSET, branch_cell_bytes(separator.len()))
         };
-        let child = &self.dirty[&child_page];
-        let header = if matches!(child, Node::Leaf(_)) { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
-        let extra = if matches!(child, Node::Leaf(_)) { 0 } else { separator_bytes };
-        if child.encoded_bytes() + sibling_bytes - header + extra > page_bytes {
+        let child_bytes = child.used_bytes();
+        let sibling_bytes = match self.source().load(sibling_pointer)? {
+            NodeRef::Dirty(view) | NodeRef::Page(view) => view.used_bytes()?,
+        };
+        if child_bytes + sibling_bytes - header + extra > page_bytes {
             return Ok(());
         }
         let sibling = self.make_dirty(sibling_pointer)?;
-        self.branch_mut(page).children[sibling_index] = dirty_pointer(sibling);
-        let branch = self.branch_mut(page);
-        let separator = branch.keys.remove(left_index);
-        let right = branch.children.remove(left_index + 1);
-        let left = branch.children[left_index];
-        let right_node = self.dirty.remove(&right.page).expect("both children are dirty");
-        match (self.node_mut(left.page), right_node) {
-            (Node::Leaf(left_entries), Node::Leaf(right_entries)) => left_entries.extend(right_entries),
-            (Node::Branch(left_branch), Node::Branch(right_branch)) => {
-                left_branch.keys.push(separator);
-                left_branch.keys.extend(right_branch.keys);
-                left_branch.children.extend(right_branch.children);
+        self.node_mut(page)
+            .set_child(sibling_index, dirty_pointer(sibling));
+        let parent = self.node(page);
+        let left_page = parent.child(left_index).page;
+        let right_page = parent.child(left_index + 1).page;
+        let merged = {
+            let left = self.node(left_page);
+            let right = self.node(right_page);
+            let mut cells = left.cells();
+            let separator_cell;
+            if !left.is_leaf() {
+                separator_cell = branch_cell(&separator, right.child(0));
+                cells.push(&separator_cell);
             }
-            _ => return Err(Error::corrupted(left.page, "siblings of different kinds")),
-        }
-        self.allocator.free(right.page, 1);
+            cells.extend(right.cells());
+            let first_child = (!left.is_leaf()).then(|| left.child(0));
+            NodeBuffer::build(page_bytes, first_child, &cells)
+        };
+        self.dirty.insert(left_page, merged);
+        self.dirty.remove(&right_page);
+        self.allocator.free(right_page, 1);
+        self.node_mut(page).remove_cell(left_index);
         Ok(())
     }
 
     /// Frees every page of the tree at `root`, and its overflow runs.
     pub fn drop_tree(&mut self, root: Option<Pointer>) -> Result<()> {
-        let mut stack: Vec<(Pointer, usize)> = root.into_iter().map(|pointer| (pointer, 0)).collect();
+        let mut stack: Vec<(Pointer, usize)> =
+            root.into_iter().map(|pointer| (pointer, 0)).collect();
         while let Some((pointer, depth)) = stack.pop() {
             if depth >= TREE_DEPTH_MAX {
                 return Err(Error::corrupted(pointer.page, "tree deeper than possible"));
             }
-            let node = match self.dirty.remove(&pointer.page) {
-                Some(node) => node,
-                None => Node::decode(&self.pager.node(pointer)?)?,
-            };
-            match &node {
-                Node::Leaf(entries) => {
-                    for entry in entries {
-                        self.release_value(&entry.value)?;
+            let mut values = Vec::new();
+            {
+                let view = match self.source().load(pointer)? {
+                    NodeRef::Dirty(view) | NodeRef::Page(view) => view,
+                };
+                for index in 0..view.count() {
+                    if view.is_leaf() {
+                        values.push(StoredValue::from_slot(view.value(index)?));
+                    } else {
+                        stack.push((view.child(index + 1)?, depth + 1));
                     }
                 }
-                Node::Branch(branch) => {
-                    stack.extend(branch.children.iter().map(|child| (*child, depth + 1)));
+                if !view.is_leaf() {
+                    stack.push((view.child(0)?, depth + 1));
                 }
             }
+            for value in &values {
+                self.release_value(value)?;
+            }
+            self.dirty.remove(&pointer.page);
             self.allocator.free(pointer.page, 1);
         }
         Ok(())
     }
 
-    /// Encodes the dirty nodes of the tree at `root` bottom-up (children first, so each
+    /// Checksums the dirty nodes of the tree at `root` bottom-up (children first, so each
     /// parent records its children's checksums) into `pages`; returns the root's pointer.
-    pub fn finalize(&mut self, root: Pointer, pages: &mut Vec<(u64, Vec<u8>)>) -> Result<Pointer> {
+    pub fn finalize(
+        &mut self,
+        root: Pointer,
+        pages: &mut Vec<(u64, Box<[u8]>)>,
+    ) -> Result<Pointer> {
         let Some(mut node) = self.dirty.remove(&root.page) else {
             return Ok(root);
         };
-        if let Node::Branch(branch) = &mut node {
-            for child in &mut branch.children {
-                *child = self.finalize(*child, pages)?;
+        if !node.is_leaf() {
+            for index in 0..=node.count() {
+                let child = self.finalize(node.child(index), pages)?;
+                node.set_child(index, child);
             }
         }
-        let mut bytes = vec![0u8; self.pager.page_bytes()];
-        node.encode(&mut bytes);
+        let bytes = node.bytes_mut();
         let checksum = page_checksum(root.page, &bytes[PAGE_CHECKSUMMED_OFFSET..]);
-        write_u64(&mut bytes, PAGE_CHECKSUM_OFFSET, checksum);
-        pages.push((root.page, bytes));
-        Ok(Pointer { page: root.page, checksum })
-    }
-}
-
-/// The child of a branch with separators `keys` whose subtree may hold `key`.
-fn child_index(keys: &[Vec<u8>], key: &[u8]) -> usize {
-    match keys.binary_search_by(|separator| separator.as_slice().cmp(key)) {
-        Ok(index) => index + 1,
-        Err(index) => index,
+        write_u64(bytes, PAGE_CHECKSUM_OFFSET, checksum);
+        pages.push((root.page, node.into_bytes()));
+        Ok(Pointer {
+            page: root.page,
+            checksum,
+        })
     }
 }
 

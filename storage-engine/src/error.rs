@@ -82,24 +82,41 @@ impl fmt::Display for Error {
             Error::Io(error) => write!(formatter, "I/O error: {error}"),
             Error::NoSpace => write!(formatter, "no space left on device"),
             Error::MapFull { maximum_bytes } => {
-                write!(formatter, "the file reached its maximum size of {maximum_bytes} bytes")
+                write!(
+                    formatter,
+                    "the file reached its maximum size of {maximum_bytes} bytes"
+                )
             }
-            Error::Corrupted { page, what } => write!(formatter, "page {page} is corrupted: {what}"),
+            Error::Corrupted { page, what } => {
+                write!(formatter, "page {page} is corrupted: {what}")
+            }
             Error::KeyTooLarge { length, maximum } => {
-                write!(formatter, "key of {length} bytes exceeds the maximum of {maximum}")
+                write!(
+                    formatter,
+                    "key of {length} bytes exceeds the maximum of {maximum}"
+                )
             }
             Error::ValueTooLarge { length, maximum } => {
-                write!(formatter, "value of {length} bytes exceeds the maximum of {maximum}")
+                write!(
+                    formatter,
+                    "value of {length} bytes exceeds the maximum of {maximum}"
+                )
             }
             Error::InvalidTreeName => write!(formatter, "invalid tree name"),
             Error::InvalidOptions(what) => write!(formatter, "invalid options: {what}"),
             Error::Incompatible(what) => write!(formatter, "incompatible file: {what}"),
             Error::WriteInProgress => write!(formatter, "a write transaction is already open"),
             Error::TransactionFailed => {
-                write!(formatter, "an earlier operation of this write transaction failed")
+                write!(
+                    formatter,
+                    "an earlier operation of this write transaction failed"
+                )
             }
             Error::Poisoned => {
-                write!(formatter, "an earlier sync failed; the database must be reopened")
+                write!(
+                    formatter,
+                    "an earlier sync failed; the database must be reopened"
+                )
             }
         }
     }

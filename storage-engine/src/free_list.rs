@@ -29,12 +29,22 @@ pub struct FreeListContents {
 }
 
 /// Reads the chain starting at `root` of a state whose high-water mark is `high_water_pages`.
-pub fn read(pager: &Pager, root: Option<Pointer>, high_water_pages: u64) -> Result<FreeListContents> {
-    let mut contents = FreeListContents { free: BTreeSet::new(), chain: Vec::new() };
+pub fn read(
+    pager: &Pager,
+    root: Option<Pointer>,
+    high_water_pages: u64,
+) -> Result<FreeListContents> {
+    let mut contents = FreeListContents {
+        free: BTreeSet::new(),
+        chain: Vec::new(),
+    };
     let mut next = root;
     while let Some(pointer) = next {
         if contents.chain.len() as u64 >= high_water_pages {
-            return Err(Error::corrupted(pointer.page, "free-list chain longer than the file"));
+            return Err(Error::corrupted(
+                pointer.page,
+                "free-list chain longer than the file",
+            ));
         }
         let bytes = pager.page(pointer)?;
         if bytes[PAGE_KIND_OFFSET] != KIND_FREE_LIST {
@@ -43,10 +53,16 @@ pub fn read(pager: &Pager, root: Option<Pointer>, high_water_pages: u64) -> Resu
         let count = crate::bytes::read_u16(bytes, PAGE_COUNT_OFFSET)
             .map(usize::from)
             .filter(|count| *count <= entries_per_page(bytes.len()))
-            .ok_or(Error::corrupted(pointer.page, "free-list count past the page"))?;
+            .ok_or(Error::corrupted(
+                pointer.page,
+                "free-list count past the page",
+            ))?;
         for index in 0..count {
-            let page = read_u64(bytes, FREE_LIST_ENTRIES_OFFSET + index * FREE_LIST_ENTRY_BYTES)
-                .ok_or(Error::corrupted(pointer.page, "short free-list page"))?;
+            let page = read_u64(
+                bytes,
+                FREE_LIST_ENTRIES_OFFSET + index * FREE_LIST_ENTRY_BYTES,
+            )
+            .ok_or(Error::corrupted(pointer.page, "short free-list page"))?;
             if !(META_PAGE_COUNT..high_water_pages).contains(&page) {
                 return Err(Error::corrupted(pointer.page, "free page outside the file"));
             }
@@ -72,10 +88,13 @@ pub fn encode(
     page_bytes: usize,
     chain: &[u64],
     entries: &[u64],
-    pages: &mut Vec<(u64, Vec<u8>)>,
+    pages: &mut Vec<(u64, Box<[u8]>)>,
 ) -> Option<Pointer> {
     let per_page = entries.len().div_ceil(chain.len().max(1));
-    debug_assert!(per_page <= entries_per_page(page_bytes), "chain too short for the entries");
+    debug_assert!(
+        per_page <= entries_per_page(page_bytes),
+        "chain too short for the entries"
+    );
     let mut next: Option<Pointer> = None;
     for (index, page) in chain.iter().enumerate().rev() {
         let start = (index * per_page).min(entries.len());
@@ -84,14 +103,28 @@ pub fn encode(
         bytes[PAGE_KIND_OFFSET] = KIND_FREE_LIST;
         let count = u16::try_from(end - start).expect("a free-list page holds < 2^16 entries");
         write_u16(&mut bytes, PAGE_COUNT_OFFSET, count);
-        write_pointer(&mut bytes, FREE_LIST_NEXT_PAGE_OFFSET, next.unwrap_or(Pointer { page: NO_PAGE, checksum: 0 }));
+        write_pointer(
+            &mut bytes,
+            FREE_LIST_NEXT_PAGE_OFFSET,
+            next.unwrap_or(Pointer {
+                page: NO_PAGE,
+                checksum: 0,
+            }),
+        );
         for (slot, entry) in entries[start..end].iter().enumerate() {
-            write_u64(&mut bytes, FREE_LIST_ENTRIES_OFFSET + slot * FREE_LIST_ENTRY_BYTES, *entry);
+            write_u64(
+                &mut bytes,
+                FREE_LIST_ENTRIES_OFFSET + slot * FREE_LIST_ENTRY_BYTES,
+                *entry,
+            );
         }
         let checksum = page_checksum(*page, &bytes[PAGE_CHECKSUMMED_OFFSET..]);
         write_u64(&mut bytes, PAGE_CHECKSUM_OFFSET, checksum);
-        pages.push((*page, bytes));
-        next = Some(Pointer { page: *page, checksum });
+        pages.push((*page, bytes.into_boxed_slice()));
+        next = Some(Pointer {
+            page: *page,
+            checksum,
+        });
     }
     next
 }

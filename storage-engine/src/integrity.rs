@@ -19,6 +19,9 @@ use crate::meta::CommitState;
 use crate::page::{PageView, Pointer, ValueSlot};
 use crate::pager::Pager;
 
+/// Called with each entry's key, value and leaf page.
+type EntryVisitor<'v> = dyn FnMut(&[u8], &[u8], u64) -> Result<()> + 'v;
+
 struct Walker<'a> {
     pager: &'a Pager,
     seen: Vec<u64>,
@@ -30,8 +33,12 @@ struct Walker<'a> {
 pub fn check(pager: &Pager, state: &CommitState) -> Result<IntegrityReport> {
     let words = usize::try_from(state.high_water_pages.div_ceil(64))
         .map_err(|_| Error::corrupted(state.slot(), "high-water mark too large"))?;
-    let mut walker =
-        Walker { pager, seen: vec![0; words], high_water_pages: state.high_water_pages, report: IntegrityReport::default() };
+    let mut walker = Walker {
+        pager,
+        seen: vec![0; words],
+        high_water_pages: state.high_water_pages,
+        report: IntegrityReport::default(),
+    };
     for page in 0..META_PAGE_COUNT {
         walker.mark(page)?;
     }
@@ -47,12 +54,18 @@ pub fn check(pager: &Pager, state: &CommitState) -> Result<IntegrityReport> {
         walker.walk_tree(tree.root, &mut |_, _, _| Ok(()))?;
         if walker.report.entries - before != tree.entry_count {
             let page = tree.root.map_or(0, |root| root.page);
-            return Err(Error::corrupted(page, "entry count disagrees with the catalog"));
+            return Err(Error::corrupted(
+                page,
+                "entry count disagrees with the catalog",
+            ));
         }
     }
     walker.report.trees = trees.len() as u64;
     if catalog_entries != state.tree_count {
-        return Err(Error::corrupted(state.slot(), "tree count disagrees with the catalog"));
+        return Err(Error::corrupted(
+            state.slot(),
+            "tree count disagrees with the catalog",
+        ));
     }
     walker.walk_free_list(state)?;
     walker.check_all_pages_seen()?;
@@ -82,17 +95,19 @@ impl Walker<'_> {
         Ok(())
     }
 
-
-    fn walk_tree(
-        &mut self,
-        root: Option<Pointer>,
-        visit: &mut dyn FnMut(&[u8], &[u8], u64) -> Result<()>,
-    ) -> Result<()> {
+    fn walk_tree(&mut self, root: Option<Pointer>, visit: &mut EntryVisitor<'_>) -> Result<()> {
         let Some(root) = root else {
             return Ok(());
         };
         let mut leaf_depth = None;
-        self.walk_node(root, Bound::Unbounded, Bound::Unbounded, 0, &mut leaf_depth, visit)
+        self.walk_node(
+            root,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            0,
+            &mut leaf_depth,
+            visit,
+        )
     }
 
     fn walk_node(
@@ -102,7 +117,7 @@ impl Walker<'_> {
         high: Bound<&[u8]>,
         depth: usize,
         leaf_depth: &mut Option<usize>,
-        visit: &mut dyn FnMut(&[u8], &[u8], u64) -> Result<()>,
+        visit: &mut EntryVisitor<'_>,
     ) -> Result<()> {
         if depth >= TREE_DEPTH_MAX {
             return Err(Error::corrupted(pointer.page, "tree deeper than possible"));
@@ -110,7 +125,10 @@ impl Walker<'_> {
         self.mark(pointer.page)?;
         self.report.tree_pages += 1;
         let pager = self.pager;
-        let view = PageView::new(pointer.page, rehashed_page(pager, pointer.page, Some(pointer.checksum))?)?;
+        let view = PageView::new(
+            pointer.page,
+            rehashed_page(pager, pointer.page, Some(pointer.checksum))?,
+        )?;
         let corrupted = |what| Error::corrupted(pointer.page, what);
         let mut previous: Option<&[u8]> = None;
         for index in 0..view.count() {
@@ -133,7 +151,9 @@ impl Walker<'_> {
             for index in 0..view.count() {
                 let value = match view.value(index)? {
                     ValueSlot::Inline(bytes) => bytes,
-                    ValueSlot::Overflow { pointer, length } => self.overflow(pager, pointer, length)?,
+                    ValueSlot::Overflow { pointer, length } => {
+                        self.overflow(pager, pointer, length)?
+                    }
                 };
                 self.report.entries += 1;
                 visit(view.key(index)?, value, pointer.page)?;
@@ -141,14 +161,34 @@ impl Walker<'_> {
             return Ok(());
         }
         for index in 0..=view.count() {
-            let child_low = if index == 0 { low } else { Bound::Included(view.key(index - 1)?) };
-            let child_high = if index == view.count() { high } else { Bound::Excluded(view.key(index)?) };
-            self.walk_node(view.child(index)?, child_low, child_high, depth + 1, leaf_depth, visit)?;
+            let child_low = if index == 0 {
+                low
+            } else {
+                Bound::Included(view.key(index - 1)?)
+            };
+            let child_high = if index == view.count() {
+                high
+            } else {
+                Bound::Excluded(view.key(index)?)
+            };
+            self.walk_node(
+                view.child(index)?,
+                child_low,
+                child_high,
+                depth + 1,
+                leaf_depth,
+                visit,
+            )?;
         }
         Ok(())
     }
 
-    fn overflow<'p>(&mut self, pager: &'p Pager, pointer: Pointer, length: u64) -> Result<&'p [u8]> {
+    fn overflow<'p>(
+        &mut self,
+        pager: &'p Pager,
+        pointer: Pointer,
+        length: u64,
+    ) -> Result<&'p [u8]> {
         let pages = pager.overflow_pages(length)?;
         for page in pointer.page..pointer.page.saturating_add(pages) {
             self.mark(page)?;
@@ -161,7 +201,10 @@ impl Walker<'_> {
             || streamed_checksum(pointer.page, &[&run[PAGE_CHECKSUMMED_OFFSET..end]]) != stored
             || stored != pointer.checksum
         {
-            return Err(Error::corrupted(pointer.page, "overflow run checksum mismatch"));
+            return Err(Error::corrupted(
+                pointer.page,
+                "overflow run checksum mismatch",
+            ));
         }
         Ok(&run[OVERFLOW_DATA_OFFSET..end])
     }
@@ -192,7 +235,10 @@ fn rehashed_page(pager: &Pager, page: u64, expected: Option<u64>) -> Result<&[u8
         return Err(Error::corrupted(page, "page checksum mismatch"));
     }
     if expected.is_some_and(|expected| expected != stored) {
-        return Err(Error::corrupted(page, "page is not the one its parent wrote"));
+        return Err(Error::corrupted(
+            page,
+            "page is not the one its parent wrote",
+        ));
     }
     Ok(bytes)
 }

@@ -133,5 +133,8 @@ const _: () = assert!(OVERFLOW_REFERENCE_BYTES == 24);
 const _: () = assert!(CATALOG_VALUE_BYTES == 24);
 const _: () = assert!(leaf_overflow_cell_bytes(KEY_BYTES_MAX) <= cell_bytes_max(PAGE_BYTES_MIN));
 const _: () = assert!(branch_cell_bytes(KEY_BYTES_MAX) <= cell_bytes_max(PAGE_BYTES_MIN));
-const _: () = assert!(PAGE_BYTES_MAX - 1 <= u16::MAX as usize, "slots are u16 offsets");
+const _: () = assert!(
+    PAGE_BYTES_MAX - 1 <= u16::MAX as usize,
+    "slots are u16 offsets"
+);
 const _: () = assert!(PAGE_BYTES_MIN.is_power_of_two() && PAGE_BYTES_MAX.is_power_of_two());

@@ -57,12 +57,22 @@ pub fn encode(state: &CommitState, page_bytes: usize) -> Vec<u8> {
     let page_bytes_field = u32::try_from(page_bytes).expect("page size is at most 65536");
     write_u32(&mut bytes, META_PAGE_BYTES_OFFSET, page_bytes_field);
     write_u64(&mut bytes, META_TRANSACTION_OFFSET, state.transaction_id);
-    let catalog = state.catalog.unwrap_or(Pointer { page: NO_PAGE, checksum: 0 });
+    let catalog = state.catalog.unwrap_or(Pointer {
+        page: NO_PAGE,
+        checksum: 0,
+    });
     write_u64(&mut bytes, META_CATALOG_PAGE_OFFSET, catalog.page);
     write_u64(&mut bytes, META_CATALOG_CHECKSUM_OFFSET, catalog.checksum);
-    let free_list = state.free_list.unwrap_or(Pointer { page: NO_PAGE, checksum: 0 });
+    let free_list = state.free_list.unwrap_or(Pointer {
+        page: NO_PAGE,
+        checksum: 0,
+    });
     write_u64(&mut bytes, META_FREE_LIST_PAGE_OFFSET, free_list.page);
-    write_u64(&mut bytes, META_FREE_LIST_CHECKSUM_OFFSET, free_list.checksum);
+    write_u64(
+        &mut bytes,
+        META_FREE_LIST_CHECKSUM_OFFSET,
+        free_list.checksum,
+    );
     write_u64(&mut bytes, META_HIGH_WATER_OFFSET, state.high_water_pages);
     write_u64(&mut bytes, META_FREE_COUNT_OFFSET, state.free_pages);
     write_u64(&mut bytes, META_TREE_COUNT_OFFSET, state.tree_count);
@@ -107,7 +117,10 @@ pub fn decode(bytes: &[u8], page_bytes: usize) -> SlotContent {
     }
     SlotContent::Valid(CommitState {
         transaction_id: field(META_TRANSACTION_OFFSET),
-        catalog: pointer_from(field(META_CATALOG_PAGE_OFFSET), field(META_CATALOG_CHECKSUM_OFFSET)),
+        catalog: pointer_from(
+            field(META_CATALOG_PAGE_OFFSET),
+            field(META_CATALOG_CHECKSUM_OFFSET),
+        ),
         free_list: pointer_from(
             field(META_FREE_LIST_PAGE_OFFSET),
             field(META_FREE_LIST_CHECKSUM_OFFSET),
@@ -126,13 +139,19 @@ mod tests {
     fn encoded_slot_decodes_to_the_same_state() {
         let state = CommitState {
             transaction_id: 77,
-            catalog: Some(Pointer { page: 5, checksum: 6 }),
+            catalog: Some(Pointer {
+                page: 5,
+                checksum: 6,
+            }),
             free_list: None,
             high_water_pages: 100,
             free_pages: 3,
             tree_count: 2,
         };
-        assert_eq!(decode(&encode(&state, 4096), 4096), SlotContent::Valid(state));
+        assert_eq!(
+            decode(&encode(&state, 4096), 4096),
+            SlotContent::Valid(state)
+        );
     }
 
     #[test]

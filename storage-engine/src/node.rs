@@ -1,19 +1,21 @@
-//! Decoded tree nodes: the form a page takes while a write transaction changes it.
+//! Dirty tree nodes: page-sized buffers in the on-disk page format, changed in place by
+//! the write transaction (as LMDB does), so a commit only checksums and writes them.
 //!
-//! Invariant: `encoded_bytes` is exactly what `encode` writes, so a node whose size is at
-//! most the page size always encodes into one page. Child pointers of dirty children carry
-//! a stale checksum until the commit encodes the children first (post-order).
+//! Invariants: a `NodeBuffer` is always a valid page per `layout.rs` (apart from the
+//! checksum, set at commit); `cell_start` is the lowest byte of the cell area and
+//! `garbage` counts dead cell bytes below no slot, reclaimed by compaction; child
+//! pointers to dirty children carry a stale checksum until the commit fills it in.
 
-use crate::bytes::{write_u16, write_u32, write_u64};
+use crate::bytes::{read_u16, read_u32, read_u64, write_u16, write_u32, write_u64};
 use crate::error::Result;
 use crate::layout::*;
 use crate::page::{PageView, Pointer, ValueSlot};
 
-/// A value held by a decoded leaf.
+/// Where a replaced or removed value lived: all the editor needs to free its pages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoredValue {
-    /// The value itself, stored in the leaf.
-    Inline(Vec<u8>),
+    /// In the leaf itself: nothing else to free.
+    Inline,
     /// A reference to an overflow run.
     Overflow {
         /// First page of the run and its checksum.
@@ -24,131 +26,76 @@ pub enum StoredValue {
 }
 
 impl StoredValue {
-    /// Bytes of this value's leaf cell, slot included, under a key of `key_bytes`.
-    pub fn cell_bytes(&self, key_bytes: usize) -> usize {
-        match self {
-            StoredValue::Inline(value) => leaf_inline_cell_bytes(key_bytes, value.len()),
-            StoredValue::Overflow { .. } => leaf_overflow_cell_bytes(key_bytes),
+    /// Where the value of a leaf's value slot lives.
+    pub fn from_slot(slot: ValueSlot<'_>) -> StoredValue {
+        match slot {
+            ValueSlot::Inline(_) => StoredValue::Inline,
+            ValueSlot::Overflow { pointer, length } => StoredValue::Overflow { pointer, length },
         }
     }
 }
 
-/// One entry of a decoded leaf.
-#[derive(Debug, Clone)]
-pub struct LeafEntry {
-    /// The key.
-    pub key: Vec<u8>,
-    /// The value or its overflow reference.
-    pub value: StoredValue,
-}
-
-/// A decoded branch: `children.len() == keys.len() + 1`; child `i + 1` holds keys `>= keys[i]`.
-#[derive(Debug, Clone)]
-pub struct Branch {
-    /// Separator keys, ascending.
-    pub keys: Vec<Vec<u8>>,
-    /// Children pointers.
-    pub children: Vec<Pointer>,
-}
-
-/// A decoded tree node.
-#[derive(Debug, Clone)]
-pub enum Node {
-    /// Entries, ascending by key.
-    Leaf(Vec<LeafEntry>),
-    /// Separators and children.
-    Branch(Branch),
-}
-
-impl Node {
-    /// Decodes a verified page.
-    pub fn decode(view: &PageView<'_>) -> Result<Node> {
-        if view.is_leaf() {
-            let mut entries = Vec::with_capacity(view.count());
-            for index in 0..view.count() {
-                let value = match view.value(index)? {
-                    ValueSlot::Inline(bytes) => StoredValue::Inline(bytes.to_vec()),
-                    ValueSlot::Overflow { pointer, length } => {
-                        StoredValue::Overflow { pointer, length }
-                    }
-                };
-                entries.push(LeafEntry { key: view.key(index)?.to_vec(), value });
-            }
-            Ok(Node::Leaf(entries))
-        } else {
-            let mut keys = Vec::with_capacity(view.count());
-            let mut children = Vec::with_capacity(view.count() + 1);
-            children.push(view.child(0)?);
-            for index in 0..view.count() {
-                keys.push(view.key(index)?.to_vec());
-                children.push(view.child(index + 1)?);
-            }
-            Ok(Node::Branch(Branch { keys, children }))
+/// Encodes a leaf cell for `key` and `value`.
+pub fn leaf_cell(key: &[u8], value: ValueSlot<'_>) -> Vec<u8> {
+    let value_bytes = match value {
+        ValueSlot::Inline(bytes) => bytes.len(),
+        ValueSlot::Overflow { .. } => OVERFLOW_REFERENCE_BYTES,
+    };
+    let mut cell = vec![0u8; LEAF_CELL_HEADER_BYTES + key.len() + value_bytes];
+    write_u16(&mut cell, LEAF_CELL_KEY_LENGTH_OFFSET, key_length(key));
+    let key_end = LEAF_CELL_HEADER_BYTES + key.len();
+    cell[LEAF_CELL_HEADER_BYTES..key_end].copy_from_slice(key);
+    match value {
+        ValueSlot::Inline(bytes) => {
+            cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_INLINE;
+            let length = u32::try_from(bytes.len()).expect("inline values fit a page");
+            write_u32(&mut cell, LEAF_CELL_VALUE_LENGTH_OFFSET, length);
+            cell[key_end..].copy_from_slice(bytes);
+        }
+        ValueSlot::Overflow { pointer, length } => {
+            cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_OVERFLOW;
+            write_pointer(&mut cell, key_end + OVERFLOW_REFERENCE_PAGE_OFFSET, pointer);
+            write_u64(
+                &mut cell,
+                key_end + OVERFLOW_REFERENCE_LENGTH_OFFSET,
+                length,
+            );
         }
     }
+    cell
+}
 
-    /// Bytes the node takes once encoded.
-    pub fn encoded_bytes(&self) -> usize {
-        match self {
-            Node::Leaf(entries) => {
-                LEAF_SLOTS_OFFSET
-                    + entries.iter().map(|entry| entry.value.cell_bytes(entry.key.len())).sum::<usize>()
-            }
-            Node::Branch(branch) => {
-                BRANCH_SLOTS_OFFSET
-                    + branch.keys.iter().map(|key| branch_cell_bytes(key.len())).sum::<usize>()
-            }
-        }
-    }
+/// Encodes a branch cell: separator `key` and the child right of it.
+pub fn branch_cell(key: &[u8], child: Pointer) -> Vec<u8> {
+    let mut cell = vec![0u8; BRANCH_CELL_HEADER_BYTES + key.len()];
+    write_u16(&mut cell, BRANCH_CELL_KEY_LENGTH_OFFSET, key_length(key));
+    write_pointer(&mut cell, BRANCH_CELL_CHILD_PAGE_OFFSET, child);
+    cell[BRANCH_CELL_HEADER_BYTES..].copy_from_slice(key);
+    cell
+}
 
-    /// Number of entries (leaf) or separators (branch).
-    pub fn count(&self) -> usize {
-        match self {
-            Node::Leaf(entries) => entries.len(),
-            Node::Branch(branch) => branch.keys.len(),
-        }
-    }
+/// The key of a raw leaf or branch cell.
+pub fn cell_key(cell: &[u8], leaf: bool) -> &[u8] {
+    let length = usize::from(read_u16(cell, 0).expect("cells start with their key length"));
+    let start = if leaf {
+        LEAF_CELL_HEADER_BYTES
+    } else {
+        BRANCH_CELL_HEADER_BYTES
+    };
+    &cell[start..start + length]
+}
 
-    /// Encodes into `page` (zeroed, page-sized), leaving the checksum field for the caller.
-    pub fn encode(&self, page: &mut [u8]) {
-        debug_assert!(self.encoded_bytes() <= page.len(), "node larger than a page");
-        let count = u16::try_from(self.count()).expect("a node that fits a page has < 2^16 cells");
-        write_u16(page, PAGE_COUNT_OFFSET, count);
-        let mut cell_end = page.len();
-        match self {
-            Node::Leaf(entries) => {
-                page[PAGE_KIND_OFFSET] = KIND_LEAF;
-                for (index, entry) in entries.iter().enumerate() {
-                    let cell_bytes = entry.value.cell_bytes(entry.key.len()) - SLOT_BYTES;
-                    cell_end -= cell_bytes;
-                    encode_leaf_cell(&mut page[cell_end..cell_end + cell_bytes], entry);
-                    write_slot(page, LEAF_SLOTS_OFFSET, index, cell_end);
-                }
-            }
-            Node::Branch(branch) => {
-                page[PAGE_KIND_OFFSET] = KIND_BRANCH;
-                write_pointer(page, BRANCH_FIRST_CHILD_PAGE_OFFSET, branch.children[0]);
-                for (index, key) in branch.keys.iter().enumerate() {
-                    let cell_bytes = branch_cell_bytes(key.len()) - SLOT_BYTES;
-                    cell_end -= cell_bytes;
-                    let cell = &mut page[cell_end..cell_end + cell_bytes];
-                    write_u16(cell, BRANCH_CELL_KEY_LENGTH_OFFSET, key_length(key));
-                    write_pointer(cell, BRANCH_CELL_CHILD_PAGE_OFFSET, branch.children[index + 1]);
-                    cell[BRANCH_CELL_HEADER_BYTES..].copy_from_slice(key);
-                    write_slot(page, BRANCH_SLOTS_OFFSET, index, cell_end);
-                }
-            }
-        }
+/// The child pointer of a raw branch cell.
+pub fn cell_child(cell: &[u8]) -> Pointer {
+    Pointer {
+        page: read_u64(cell, BRANCH_CELL_CHILD_PAGE_OFFSET).expect("branch cells hold a child"),
+        checksum: read_u64(cell, BRANCH_CELL_CHILD_CHECKSUM_OFFSET)
+            .expect("branch cells hold a child"),
     }
 }
 
 fn key_length(key: &[u8]) -> u16 {
     u16::try_from(key.len()).expect("keys are at most KEY_BYTES_MAX long")
-}
-
-fn write_slot(page: &mut [u8], slots_offset: usize, index: usize, cell_offset: usize) {
-    let offset = u16::try_from(cell_offset).expect("cell offsets are below PAGE_BYTES_MAX");
-    write_u16(page, slots_offset + index * SLOT_BYTES, offset);
 }
 
 /// Writes a page pointer followed by its checksum at `offset`.
@@ -157,23 +104,198 @@ pub fn write_pointer(bytes: &mut [u8], offset: usize, pointer: Pointer) {
     write_u64(bytes, offset + 8, pointer.checksum);
 }
 
-fn encode_leaf_cell(cell: &mut [u8], entry: &LeafEntry) {
-    write_u16(cell, LEAF_CELL_KEY_LENGTH_OFFSET, key_length(&entry.key));
-    let key_end = LEAF_CELL_HEADER_BYTES + entry.key.len();
-    cell[LEAF_CELL_HEADER_BYTES..key_end].copy_from_slice(&entry.key);
-    match &entry.value {
-        StoredValue::Inline(value) => {
-            cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_INLINE;
-            let length = u32::try_from(value.len()).expect("inline values fit a page");
-            write_u32(cell, LEAF_CELL_VALUE_LENGTH_OFFSET, length);
-            cell[key_end..].copy_from_slice(value);
+/// A dirty node: a page buffer changed in place.
+#[derive(Debug, Clone)]
+pub struct NodeBuffer {
+    bytes: Box<[u8]>,
+    cell_start: usize,
+    garbage: usize,
+}
+
+impl NodeBuffer {
+    /// A node of `page_bytes` holding `cells` in order; a branch also gets `first_child`.
+    pub fn build(page_bytes: usize, first_child: Option<Pointer>, cells: &[&[u8]]) -> NodeBuffer {
+        let mut node = NodeBuffer {
+            bytes: vec![0u8; page_bytes].into_boxed_slice(),
+            cell_start: page_bytes,
+            garbage: 0,
+        };
+        match first_child {
+            None => node.bytes[PAGE_KIND_OFFSET] = KIND_LEAF,
+            Some(child) => {
+                node.bytes[PAGE_KIND_OFFSET] = KIND_BRANCH;
+                write_pointer(&mut node.bytes, BRANCH_FIRST_CHILD_PAGE_OFFSET, child);
+            }
         }
-        StoredValue::Overflow { pointer, length } => {
-            cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_OVERFLOW;
-            write_u32(cell, LEAF_CELL_VALUE_LENGTH_OFFSET, 0);
-            write_pointer(cell, key_end + OVERFLOW_REFERENCE_PAGE_OFFSET, *pointer);
-            write_u64(cell, key_end + OVERFLOW_REFERENCE_LENGTH_OFFSET, *length);
+        for (index, cell) in cells.iter().enumerate() {
+            let fits = node.insert_cell(index, cell);
+            debug_assert!(fits, "cells given to build fit one page");
         }
+        node
+    }
+
+    /// A copy of a verified page, holes included (they are reclaimed when space is needed).
+    pub fn from_view(view: &PageView<'_>, page_bytes: usize) -> Result<NodeBuffer> {
+        let mut cell_start = page_bytes;
+        let mut live = 0;
+        for index in 0..view.count() {
+            let (offset, length) = view.raw_cell_extent(index)?;
+            cell_start = cell_start.min(offset);
+            live += length;
+        }
+        let bytes: Box<[u8]> = view.bytes().into();
+        debug_assert_eq!(bytes.len(), page_bytes, "views of pages span one page");
+        let garbage = (page_bytes - cell_start).saturating_sub(live);
+        Ok(NodeBuffer {
+            bytes,
+            cell_start,
+            garbage,
+        })
+    }
+
+    /// A view of this buffer as page `page`.
+    pub fn view(&self, page: u64) -> Result<PageView<'_>> {
+        PageView::new(page, &self.bytes)
+    }
+
+    /// The page bytes (checksum field as last set).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
+    /// The page bytes.
+    pub fn into_bytes(self) -> Box<[u8]> {
+        self.bytes
+    }
+
+    /// Whether this is a leaf.
+    pub fn is_leaf(&self) -> bool {
+        self.bytes[PAGE_KIND_OFFSET] == KIND_LEAF
+    }
+
+    /// Entries of a leaf, separators of a branch.
+    pub fn count(&self) -> usize {
+        usize::from(read_u16(&self.bytes, PAGE_COUNT_OFFSET).expect("the header is in the page"))
+    }
+
+    fn slots_offset(&self) -> usize {
+        if self.is_leaf() {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        }
+    }
+
+    fn slot(&self, index: usize) -> usize {
+        usize::from(
+            read_u16(&self.bytes, self.slots_offset() + index * SLOT_BYTES).expect("slot in page"),
+        )
+    }
+
+    fn cell_length_at(&self, offset: usize) -> usize {
+        let key_length = usize::from(read_u16(&self.bytes, offset).expect("cell in page"));
+        if !self.is_leaf() {
+            return BRANCH_CELL_HEADER_BYTES + key_length;
+        }
+        let value_length = if self.bytes[offset + LEAF_CELL_TAG_OFFSET] == VALUE_TAG_INLINE {
+            read_u32(&self.bytes, offset + LEAF_CELL_VALUE_LENGTH_OFFSET).expect("cell in page")
+                as usize
+        } else {
+            OVERFLOW_REFERENCE_BYTES
+        };
+        LEAF_CELL_HEADER_BYTES + key_length + value_length
+    }
+
+    /// Raw bytes of cell `index`.
+    pub fn cell(&self, index: usize) -> &[u8] {
+        let offset = self.slot(index);
+        &self.bytes[offset..offset + self.cell_length_at(offset)]
+    }
+
+    /// All cells, in order.
+    pub fn cells(&self) -> Vec<&[u8]> {
+        (0..self.count()).map(|index| self.cell(index)).collect()
+    }
+
+    fn free_bytes(&self) -> usize {
+        self.cell_start - (self.slots_offset() + self.count() * SLOT_BYTES)
+    }
+
+    /// Bytes of live content: header, slots and live cells.
+    pub fn used_bytes(&self) -> usize {
+        self.bytes.len() - self.free_bytes() - self.garbage
+    }
+
+    /// Inserts `cell` at `index`; `false` (and no change) if it does not fit the page.
+    pub fn insert_cell(&mut self, index: usize, cell: &[u8]) -> bool {
+        let needed = cell.len() + SLOT_BYTES;
+        if needed > self.free_bytes() + self.garbage {
+            return false;
+        }
+        if needed > self.free_bytes() {
+            self.compact();
+        }
+        let count = self.count();
+        self.cell_start -= cell.len();
+        self.bytes[self.cell_start..self.cell_start + cell.len()].copy_from_slice(cell);
+        let slot = self.slots_offset() + index * SLOT_BYTES;
+        let slots_end = self.slots_offset() + count * SLOT_BYTES;
+        self.bytes.copy_within(slot..slots_end, slot + SLOT_BYTES);
+        let offset = u16::try_from(self.cell_start).expect("cell offsets are below PAGE_BYTES_MAX");
+        write_u16(&mut self.bytes, slot, offset);
+        let count = u16::try_from(count + 1).expect("a page holds < 2^16 cells");
+        write_u16(&mut self.bytes, PAGE_COUNT_OFFSET, count);
+        true
+    }
+
+    /// Removes cell `index` (and, in a branch, the child right of its separator).
+    pub fn remove_cell(&mut self, index: usize) {
+        let count = self.count();
+        let offset = self.slot(index);
+        self.garbage += self.cell_length_at(offset);
+        let slot = self.slots_offset() + index * SLOT_BYTES;
+        let slots_end = self.slots_offset() + count * SLOT_BYTES;
+        self.bytes.copy_within(slot + SLOT_BYTES..slots_end, slot);
+        let count = u16::try_from(count - 1).expect("count was positive");
+        write_u16(&mut self.bytes, PAGE_COUNT_OFFSET, count);
+    }
+
+    fn compact(&mut self) {
+        let first_child = (!self.is_leaf()).then(|| self.child(0));
+        let rebuilt = {
+            let cells = self.cells();
+            NodeBuffer::build(self.bytes.len(), first_child, &cells)
+        };
+        *self = rebuilt;
+    }
+
+    /// Child `index` of a branch.
+    pub fn child(&self, index: usize) -> Pointer {
+        if index == 0 {
+            Pointer {
+                page: read_u64(&self.bytes, BRANCH_FIRST_CHILD_PAGE_OFFSET)
+                    .expect("header in page"),
+                checksum: read_u64(&self.bytes, BRANCH_FIRST_CHILD_CHECKSUM_OFFSET)
+                    .expect("header in page"),
+            }
+        } else {
+            cell_child(self.cell(index - 1))
+        }
+    }
+
+    /// Sets child `index` of a branch.
+    pub fn set_child(&mut self, index: usize, pointer: Pointer) {
+        let offset = if index == 0 {
+            BRANCH_FIRST_CHILD_PAGE_OFFSET
+        } else {
+            self.slot(index - 1) + BRANCH_CELL_CHILD_PAGE_OFFSET
+        };
+        write_pointer(&mut self.bytes, offset, pointer);
+    }
+
+    /// Key of cell `index`.
+    pub fn key(&self, index: usize) -> &[u8] {
+        cell_key(self.cell(index), self.is_leaf())
     }
 }
 
@@ -182,43 +304,95 @@ mod tests {
     use super::*;
 
     #[test]
-    fn encoded_leaf_decodes_to_the_same_entries() {
-        let entries = vec![
-            LeafEntry { key: b"a".to_vec(), value: StoredValue::Inline(b"one".to_vec()) },
-            LeafEntry { key: Vec::new(), value: StoredValue::Inline(Vec::new()) },
-            LeafEntry {
-                key: b"big".to_vec(),
-                value: StoredValue::Overflow {
-                    pointer: Pointer { page: 9, checksum: 42 },
+    fn built_leaf_reads_back_through_a_page_view() {
+        let pointer = Pointer {
+            page: 9,
+            checksum: 42,
+        };
+        let cells = [
+            leaf_cell(b"", ValueSlot::Inline(b"")),
+            leaf_cell(b"a", ValueSlot::Inline(b"one")),
+            leaf_cell(
+                b"big",
+                ValueSlot::Overflow {
+                    pointer,
                     length: 1 << 30,
                 },
-            },
+            ),
         ];
-        let node = Node::Leaf(entries.clone());
-        let mut page = vec![0u8; 4096];
-        node.encode(&mut page);
-        let view = PageView::new(5, &page).expect("valid page");
-        let Node::Leaf(decoded) = Node::decode(&view).expect("decodes") else {
-            panic!("leaf expected");
-        };
-        assert_eq!(decoded.len(), entries.len());
-        for (left, right) in decoded.iter().zip(&entries) {
-            assert_eq!(left.key, right.key);
-            assert_eq!(left.value, right.value);
-        }
+        let cell_slices: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
+        let node = NodeBuffer::build(4096, None, &cell_slices);
+        let view = node.view(5).expect("valid page");
+        assert_eq!(view.count(), 3);
+        assert_eq!(view.key(1).expect("key"), b"a");
+        let stored = StoredValue::from_slot(view.value(2).expect("value"));
+        assert_eq!(
+            stored,
+            StoredValue::Overflow {
+                pointer,
+                length: 1 << 30
+            }
+        );
+        assert_eq!(view.used_bytes().expect("used"), node.used_bytes());
     }
 
     #[test]
-    fn encoded_branch_decodes_to_the_same_children() {
-        let children: Vec<Pointer> =
-            (0..3).map(|page| Pointer { page: page + 10, checksum: page * 7 }).collect();
-        let node = Node::Branch(Branch { keys: vec![b"m".to_vec(), b"t".to_vec()], children });
-        let mut page = vec![0u8; 4096];
-        node.encode(&mut page);
-        let view = PageView::new(5, &page).expect("valid page");
-        assert_eq!(view.count(), 2);
-        assert_eq!(view.key(1).expect("key"), b"t");
-        assert_eq!(view.child(2).expect("child"), Pointer { page: 12, checksum: 14 });
+    fn removed_cells_are_reclaimed_by_compaction() {
+        let cell = leaf_cell(b"key", ValueSlot::Inline(&[7u8; 900]));
+        let mut node = NodeBuffer::build(4096, None, &[]);
+        let mut inserted = 0;
+        while node.insert_cell(inserted, &cell) {
+            inserted += 1;
+        }
+        assert_eq!(inserted, 4);
+        node.remove_cell(1);
+        assert!(
+            node.insert_cell(1, &cell),
+            "the removed cell's bytes are reused"
+        );
+        assert_eq!(node.count(), 4);
+    }
+
+    #[test]
+    fn branch_children_follow_their_separators() {
+        let first = Pointer {
+            page: 10,
+            checksum: 1,
+        };
+        let cells = [
+            branch_cell(
+                b"m",
+                Pointer {
+                    page: 11,
+                    checksum: 2,
+                },
+            ),
+            branch_cell(
+                b"t",
+                Pointer {
+                    page: 12,
+                    checksum: 3,
+                },
+            ),
+        ];
+        let cell_slices: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
+        let mut node = NodeBuffer::build(4096, Some(first), &cell_slices);
+        node.set_child(
+            2,
+            Pointer {
+                page: 13,
+                checksum: 4,
+            },
+        );
+        let view = node.view(5).expect("valid page");
+        assert_eq!(view.child(0).expect("child"), first);
+        assert_eq!(
+            view.child(2).expect("child"),
+            Pointer {
+                page: 13,
+                checksum: 4
+            }
+        );
         assert_eq!(view.search(b"n").expect("search"), Err(1));
     }
 }

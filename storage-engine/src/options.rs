@@ -58,17 +58,25 @@ impl Options {
             || self.page_bytes < PAGE_BYTES_MIN
             || self.page_bytes > PAGE_BYTES_MAX
         {
-            return Err(Error::InvalidOptions("page size must be a power of two in 4096..=65536"));
+            return Err(Error::InvalidOptions(
+                "page size must be a power of two in 4096..=65536",
+            ));
         }
         let page_bytes = self.page_bytes as u64;
         if self.maximum_size_bytes < 4 * page_bytes {
-            return Err(Error::InvalidOptions("maximum size must hold at least four pages"));
+            return Err(Error::InvalidOptions(
+                "maximum size must hold at least four pages",
+            ));
         }
         if self.initial_size_bytes > self.maximum_size_bytes {
-            return Err(Error::InvalidOptions("initial size is larger than the maximum size"));
+            return Err(Error::InvalidOptions(
+                "initial size is larger than the maximum size",
+            ));
         }
         if usize::try_from(self.maximum_size_bytes).is_err() {
-            return Err(Error::InvalidOptions("maximum size does not fit the address space"));
+            return Err(Error::InvalidOptions(
+                "maximum size does not fit the address space",
+            ));
         }
         Ok(())
     }

@@ -46,7 +46,9 @@ pub struct PageView<'a> {
 impl<'a> PageView<'a> {
     /// Interprets a verified page as a tree node.
     pub fn new(page: u64, bytes: &'a [u8]) -> Result<PageView<'a>> {
-        let kind = *bytes.get(PAGE_KIND_OFFSET).ok_or(Error::corrupted(page, "short page"))?;
+        let kind = *bytes
+            .get(PAGE_KIND_OFFSET)
+            .ok_or(Error::corrupted(page, "short page"))?;
         let leaf = match kind {
             KIND_LEAF => true,
             KIND_BRANCH => false,
@@ -55,11 +57,20 @@ impl<'a> PageView<'a> {
         let count = usize::from(
             read_u16(bytes, PAGE_COUNT_OFFSET).ok_or(Error::corrupted(page, "short page"))?,
         );
-        let slots_offset = if leaf { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
+        let slots_offset = if leaf {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
         if slots_offset + count * SLOT_BYTES > bytes.len() {
             return Err(Error::corrupted(page, "entry count exceeds the page"));
         }
-        Ok(PageView { page, bytes, leaf, count })
+        Ok(PageView {
+            page,
+            bytes,
+            leaf,
+            count,
+        })
     }
 
     /// Page number.
@@ -82,7 +93,11 @@ impl<'a> PageView<'a> {
     }
 
     fn cell(&self, index: usize) -> Result<usize> {
-        let slots_offset = if self.leaf { LEAF_SLOTS_OFFSET } else { BRANCH_SLOTS_OFFSET };
+        let slots_offset = if self.leaf {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
         let offset = read_u16(self.bytes, slots_offset + index * SLOT_BYTES)
             .ok_or(self.corrupted("slot past the page"))?;
         let offset = usize::from(offset);
@@ -93,8 +108,12 @@ impl<'a> PageView<'a> {
     }
 
     fn slice(&self, start: usize, length: usize) -> Result<&'a [u8]> {
-        let end = start.checked_add(length).ok_or(self.corrupted("cell length overflows"))?;
-        self.bytes.get(start..end).ok_or(self.corrupted("cell runs past the page"))
+        let end = start
+            .checked_add(length)
+            .ok_or(self.corrupted("cell length overflows"))?;
+        self.bytes
+            .get(start..end)
+            .ok_or(self.corrupted("cell runs past the page"))
     }
 
     /// Key of entry (leaf) or separator (branch) `index`.
@@ -104,12 +123,21 @@ impl<'a> PageView<'a> {
         }
         let cell = self.cell(index)?;
         let length = read_u16(self.bytes, cell).ok_or(self.corrupted("cell past the page"))?;
-        let header = if self.leaf { LEAF_CELL_HEADER_BYTES } else { BRANCH_CELL_HEADER_BYTES };
+        let header = if self.leaf {
+            LEAF_CELL_HEADER_BYTES
+        } else {
+            BRANCH_CELL_HEADER_BYTES
+        };
         self.slice(cell + header, usize::from(length))
     }
 
     /// Value of leaf entry `index`.
     pub fn value(&self, index: usize) -> Result<ValueSlot<'a>> {
+        Ok(self.entry(index)?.1)
+    }
+
+    /// Key and value of leaf entry `index`, reading its cell once.
+    pub fn entry(&self, index: usize) -> Result<(&'a [u8], ValueSlot<'a>)> {
         if !self.leaf || index >= self.count {
             return Err(self.corrupted("value index past the count"));
         }
@@ -118,28 +146,34 @@ impl<'a> PageView<'a> {
             read_u16(self.bytes, cell + LEAF_CELL_KEY_LENGTH_OFFSET)
                 .ok_or(self.corrupted("cell past the page"))?,
         );
-        let tag = *self.bytes.get(cell + LEAF_CELL_TAG_OFFSET).ok_or(self.corrupted("short cell"))?;
-        let value_start = cell + LEAF_CELL_HEADER_BYTES + key_length;
-        match tag {
+        let tag = *self
+            .bytes
+            .get(cell + LEAF_CELL_TAG_OFFSET)
+            .ok_or(self.corrupted("short cell"))?;
+        let key_start = cell + LEAF_CELL_HEADER_BYTES;
+        let key = self.slice(key_start, key_length)?;
+        let value_start = key_start + key_length;
+        let value = match tag {
             VALUE_TAG_INLINE => {
                 let length = read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
                     .ok_or(self.corrupted("cell past the page"))?;
                 let length = usize::try_from(length).map_err(|_| self.corrupted("value length"))?;
-                Ok(ValueSlot::Inline(self.slice(value_start, length)?))
+                ValueSlot::Inline(self.slice(value_start, length)?)
             }
             VALUE_TAG_OVERFLOW => {
                 let reference = self.slice(value_start, OVERFLOW_REFERENCE_BYTES)?;
                 let read = |offset| read_u64(reference, offset).ok_or(self.corrupted("short cell"));
-                Ok(ValueSlot::Overflow {
+                ValueSlot::Overflow {
                     pointer: Pointer {
                         page: read(OVERFLOW_REFERENCE_PAGE_OFFSET)?,
                         checksum: read(OVERFLOW_REFERENCE_CHECKSUM_OFFSET)?,
                     },
                     length: read(OVERFLOW_REFERENCE_LENGTH_OFFSET)?,
-                })
+                }
             }
-            _ => Err(self.corrupted("unknown value tag")),
-        }
+            _ => return Err(self.corrupted("unknown value tag")),
+        };
+        Ok((key, value))
     }
 
     /// Child `index` (0..=count) of a branch.
@@ -148,14 +182,72 @@ impl<'a> PageView<'a> {
             return Err(self.corrupted("child index past the count"));
         }
         let (page_offset, checksum_offset) = if index == 0 {
-            (BRANCH_FIRST_CHILD_PAGE_OFFSET, BRANCH_FIRST_CHILD_CHECKSUM_OFFSET)
+            (
+                BRANCH_FIRST_CHILD_PAGE_OFFSET,
+                BRANCH_FIRST_CHILD_CHECKSUM_OFFSET,
+            )
         } else {
             let cell = self.cell(index - 1)?;
-            (cell + BRANCH_CELL_CHILD_PAGE_OFFSET, cell + BRANCH_CELL_CHILD_CHECKSUM_OFFSET)
+            (
+                cell + BRANCH_CELL_CHILD_PAGE_OFFSET,
+                cell + BRANCH_CELL_CHILD_CHECKSUM_OFFSET,
+            )
         };
         let page = read_u64(self.bytes, page_offset).ok_or(self.corrupted("short cell"))?;
         let checksum = read_u64(self.bytes, checksum_offset).ok_or(self.corrupted("short cell"))?;
         Ok(Pointer { page, checksum })
+    }
+
+    /// The whole page.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Offset and length of cell `index`, checked to lie within the cell area.
+    pub fn raw_cell_extent(&self, index: usize) -> Result<(usize, usize)> {
+        let cell = self.raw_cell(index)?;
+        let offset = cell.as_ptr() as usize - self.bytes.as_ptr() as usize;
+        Ok((offset, cell.len()))
+    }
+
+    /// The raw bytes of cell `index` (key, value or child, as stored).
+    pub fn raw_cell(&self, index: usize) -> Result<&'a [u8]> {
+        if index >= self.count {
+            return Err(self.corrupted("cell index past the count"));
+        }
+        let cell = self.cell(index)?;
+        let key_length =
+            usize::from(read_u16(self.bytes, cell).ok_or(self.corrupted("short cell"))?);
+        let length = if self.leaf {
+            let tag = *self
+                .bytes
+                .get(cell + LEAF_CELL_TAG_OFFSET)
+                .ok_or(self.corrupted("short cell"))?;
+            let value_length = match tag {
+                VALUE_TAG_INLINE => read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
+                    .and_then(|length| usize::try_from(length).ok())
+                    .ok_or(self.corrupted("short cell"))?,
+                VALUE_TAG_OVERFLOW => OVERFLOW_REFERENCE_BYTES,
+                _ => return Err(self.corrupted("unknown value tag")),
+            };
+            LEAF_CELL_HEADER_BYTES + key_length + value_length
+        } else {
+            BRANCH_CELL_HEADER_BYTES + key_length
+        };
+        self.slice(cell, length)
+    }
+
+    /// Bytes the page's live content takes: header, slots and cells.
+    pub fn used_bytes(&self) -> Result<usize> {
+        let mut used = if self.leaf {
+            LEAF_SLOTS_OFFSET
+        } else {
+            BRANCH_SLOTS_OFFSET
+        };
+        for index in 0..self.count {
+            used += SLOT_BYTES + self.raw_cell(index)?.len();
+        }
+        Ok(used)
     }
 
     /// Index of the first key not less than `key` (`Ok(index)` when equal, `Err` when not).

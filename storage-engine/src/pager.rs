@@ -35,7 +35,11 @@ impl Pager {
         let chunks = usize::try_from(pages.div_ceil(VERIFIED_CHUNK_PAGES))
             .expect("capacity fits the address space");
         let verified = (0..chunks).map(|_| OnceLock::new()).collect();
-        Pager { io, page_bytes, verified }
+        Pager {
+            io,
+            page_bytes,
+            verified,
+        }
     }
 
     /// The I/O backend.
@@ -55,9 +59,15 @@ impl Pager {
 
     /// The bitmap word holding `page`'s bit, if its chunk exists (or `create` makes it).
     fn verified_word(&self, page: u64, create: bool) -> Option<&AtomicU64> {
-        let chunk = self.verified.get(usize::try_from(page / VERIFIED_CHUNK_PAGES).ok()?)?;
+        let chunk = self
+            .verified
+            .get(usize::try_from(page / VERIFIED_CHUNK_PAGES).ok()?)?;
         let words = if create {
-            chunk.get_or_init(|| (0..VERIFIED_CHUNK_WORDS).map(|_| AtomicU64::new(0)).collect())
+            chunk.get_or_init(|| {
+                (0..VERIFIED_CHUNK_WORDS)
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            })
         } else {
             chunk.get()?
         };
@@ -66,7 +76,8 @@ impl Pager {
 
     fn is_verified(&self, page: u64) -> bool {
         let bit = 1u64 << (page % 64);
-        self.verified_word(page, false).is_some_and(|word| word.load(Ordering::Relaxed) & bit != 0)
+        self.verified_word(page, false)
+            .is_some_and(|word| word.load(Ordering::Relaxed) & bit != 0)
     }
 
     fn set_verified(&self, page: u64) {
@@ -87,7 +98,9 @@ impl Pager {
     /// Bytes of `count` pages from `first`, or `Corrupted` past the end of the file.
     pub fn raw_pages(&self, first: u64, count: u64) -> Result<&[u8]> {
         let page_bytes = self.page_bytes as u64;
-        let length = count.checked_mul(page_bytes).and_then(|bytes| usize::try_from(bytes).ok());
+        let length = count
+            .checked_mul(page_bytes)
+            .and_then(|bytes| usize::try_from(bytes).ok());
         let offset = first.checked_mul(page_bytes);
         match (offset, length) {
             (Some(offset), Some(length)) if first >= META_PAGE_COUNT => self
@@ -110,7 +123,10 @@ impl Pager {
             self.set_verified(pointer.page);
         }
         if stored != pointer.checksum {
-            return Err(Error::corrupted(pointer.page, "page is not the one its parent wrote"));
+            return Err(Error::corrupted(
+                pointer.page,
+                "page is not the one its parent wrote",
+            ));
         }
         Ok(bytes)
     }
@@ -122,9 +138,13 @@ impl Pager {
 
     /// Number of pages an overflow run for a value of `length` bytes takes.
     pub fn overflow_pages(&self, length: u64) -> Result<u64> {
-        let total = length
-            .checked_add(OVERFLOW_DATA_OFFSET as u64)
-            .ok_or(Error::ValueTooLarge { length, maximum: VALUE_BYTES_MAX })?;
+        let total =
+            length
+                .checked_add(OVERFLOW_DATA_OFFSET as u64)
+                .ok_or(Error::ValueTooLarge {
+                    length,
+                    maximum: VALUE_BYTES_MAX,
+                })?;
         Ok(total.div_ceil(self.page_bytes as u64))
     }
 
@@ -149,7 +169,10 @@ impl Pager {
             self.set_verified(pointer.page);
         }
         if stored != pointer.checksum {
-            return Err(Error::corrupted(pointer.page, "overflow run is not the one its leaf wrote"));
+            return Err(Error::corrupted(
+                pointer.page,
+                "overflow run is not the one its leaf wrote",
+            ));
         }
         Ok(&run[OVERFLOW_DATA_OFFSET..end])
     }

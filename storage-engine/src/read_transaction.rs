@@ -51,7 +51,10 @@ impl ReadTransaction {
     }
 
     fn source(&self) -> Source<'_> {
-        Source { pager: &self.shared.pager, dirty: None }
+        Source {
+            pager: &self.shared.pager,
+            dirty: None,
+        }
     }
 
     /// Id of the committed transaction this snapshot shows.
@@ -63,7 +66,10 @@ impl ReadTransaction {
     pub fn open_tree(&self, name: &str) -> Result<Option<ReadTree<'_>>> {
         let name = catalog::check_name(name)?;
         let tree = find_tree(self.source(), self.snapshot.catalog, name)?;
-        Ok(tree.map(|tree| ReadTree { transaction: self, tree }))
+        Ok(tree.map(|tree| ReadTree {
+            transaction: self,
+            tree,
+        }))
     }
 
     /// Names of all trees, in byte order.
@@ -98,7 +104,10 @@ pub(crate) fn find_tree(
         NodeRef::Page(view) => view.page(),
         NodeRef::Dirty(_) => 0,
     };
-    Ok(Some(catalog::decode(source.resolve(node.value(index)?)?, page)?))
+    Ok(Some(catalog::decode(
+        source.resolve(node.value(index)?)?,
+        page,
+    )?))
 }
 
 /// All names in the catalog at `catalog`.
@@ -192,7 +201,11 @@ impl<'t> ReadTree<'t> {
         let forward = direction == Direction::Forward;
         let (seek, stop) = plan(start, end, forward);
         let cursor = Cursor::seek(self.source(), self.tree.root, seek, forward)?;
-        Ok(ReadRange { cursor, forward, stop })
+        Ok(ReadRange {
+            cursor,
+            forward,
+            stop,
+        })
     }
 
     /// Entries whose keys start with `prefix`, in `direction` order.

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::free_pages::Allocator;
 use crate::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
 use crate::meta::CommitState;
-use crate::node::Node;
+use crate::node::NodeBuffer;
 use crate::page::{PageView, Pointer, ValueSlot};
 use crate::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
 
@@ -42,7 +42,7 @@ pub(crate) struct TreeSlot {
 /// Everything the transaction changed so far.
 pub(crate) struct WriteState {
     pub base: CommitState,
-    pub dirty: HashMap<u64, Node>,
+    pub dirty: HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
     pub allocator: Allocator,
     pub trees: BTreeMap<Vec<u8>, TreeSlot>,
     pub failed: bool,
@@ -82,17 +82,23 @@ impl WriteTransaction {
             state.free.release(oldest);
             (state.committed, std::mem::take(&mut state.free.reusable))
         };
-        let allocator =
-            Allocator::new(reusable, base.high_water_pages, shared.options.maximum_size_bytes);
+        let allocator = Allocator::new(
+            reusable,
+            base.high_water_pages,
+            shared.options.maximum_size_bytes,
+        );
         let state = WriteState {
             base,
-            dirty: HashMap::new(),
+            dirty: HashMap::default(),
             allocator,
             trees: BTreeMap::new(),
             failed: false,
             finished: false,
         };
-        Ok(WriteTransaction { shared, state: RefCell::new(state) })
+        Ok(WriteTransaction {
+            shared,
+            state: RefCell::new(state),
+        })
     }
 
     /// Id this transaction will have once committed.
@@ -106,11 +112,21 @@ impl WriteTransaction {
         if let Some(slot) = state.trees.get(name) {
             return Ok(!slot.deleted);
         }
-        let source = Source { pager: &self.shared.pager, dirty: None };
+        let source = Source {
+            pager: &self.shared.pager,
+            dirty: None,
+        };
         let Some(tree) = find_tree(source, state.base.catalog, name)? else {
             return Ok(false);
         };
-        state.trees.insert(name.to_vec(), TreeSlot { tree, changed: false, deleted: false });
+        state.trees.insert(
+            name.to_vec(),
+            TreeSlot {
+                tree,
+                changed: false,
+                deleted: false,
+            },
+        );
         Ok(true)
     }
 
@@ -118,17 +134,30 @@ impl WriteTransaction {
     pub fn create_tree(&self, name: &str) -> Result<WriteTree<'_>> {
         let name = catalog::check_name(name)?;
         if !self.load_tree(name)? {
-            let empty = TreeRoot { root: None, entry_count: 0 };
-            let slot = TreeSlot { tree: empty, changed: true, deleted: false };
+            let empty = TreeRoot {
+                root: None,
+                entry_count: 0,
+            };
+            let slot = TreeSlot {
+                tree: empty,
+                changed: true,
+                deleted: false,
+            };
             self.state.borrow_mut().trees.insert(name.to_vec(), slot);
         }
-        Ok(WriteTree { transaction: self, name: name.to_vec() })
+        Ok(WriteTree {
+            transaction: self,
+            name: name.to_vec(),
+        })
     }
 
     /// The tree called `name`, or `None` if it does not exist.
     pub fn open_tree(&self, name: &str) -> Result<Option<WriteTree<'_>>> {
         let name = catalog::check_name(name)?;
-        Ok(self.load_tree(name)?.then(|| WriteTree { transaction: self, name: name.to_vec() }))
+        Ok(self.load_tree(name)?.then(|| WriteTree {
+            transaction: self,
+            name: name.to_vec(),
+        }))
     }
 
     /// Deletes the tree called `name` and all its entries; `false` if it did not exist.
@@ -139,9 +168,19 @@ impl WriteTransaction {
             return Ok(false);
         }
         self.edit(|editor, state| {
-            let slot = state.trees.get_mut(name).expect("load_tree inserted the slot");
+            let slot = state
+                .trees
+                .get_mut(name)
+                .expect("load_tree inserted the slot");
             let root = slot.tree.root;
-            *slot = TreeSlot { tree: TreeRoot { root: None, entry_count: 0 }, changed: true, deleted: true };
+            *slot = TreeSlot {
+                tree: TreeRoot {
+                    root: None,
+                    entry_count: 0,
+                },
+                changed: true,
+                deleted: true,
+            };
             editor.drop_tree(root)
         })?;
         Ok(true)
@@ -150,9 +189,13 @@ impl WriteTransaction {
     /// Names of all trees, in byte order.
     pub fn tree_names(&self) -> Result<Vec<String>> {
         let state = self.state.borrow();
-        let source = Source { pager: &self.shared.pager, dirty: None };
-        let mut names: std::collections::BTreeSet<String> =
-            tree_names(source, state.base.catalog)?.into_iter().collect();
+        let source = Source {
+            pager: &self.shared.pager,
+            dirty: None,
+        };
+        let mut names: std::collections::BTreeSet<String> = tree_names(source, state.base.catalog)?
+            .into_iter()
+            .collect();
         for (name, slot) in &state.trees {
             let name = String::from_utf8_lossy(name).into_owned();
             if slot.deleted {
@@ -174,9 +217,14 @@ impl WriteTransaction {
         if state.failed {
             return Err(Error::TransactionFailed);
         }
-        let mut editor =
-            Editor { pager: &self.shared.pager, dirty: &mut state.dirty, allocator: &mut state.allocator };
-        let mut table = TreeTable { trees: &mut state.trees };
+        let mut editor = Editor {
+            pager: &self.shared.pager,
+            dirty: &mut state.dirty,
+            allocator: &mut state.allocator,
+        };
+        let mut table = TreeTable {
+            trees: &mut state.trees,
+        };
         let outcome = change(&mut editor, &mut table);
         if outcome.is_err() {
             state.failed = true;
@@ -239,20 +287,31 @@ impl std::ops::DerefMut for TreeTable<'_> {
 
 fn check_key(key: &[u8]) -> Result<()> {
     if key.len() > KEY_BYTES_MAX {
-        return Err(Error::KeyTooLarge { length: key.len(), maximum: KEY_BYTES_MAX });
+        return Err(Error::KeyTooLarge {
+            length: key.len(),
+            maximum: KEY_BYTES_MAX,
+        });
     }
     Ok(())
 }
 
 impl<'t> WriteTree<'t> {
     fn root(&self) -> Option<Pointer> {
-        self.transaction.state.borrow().trees.get(&self.name).and_then(|slot| slot.tree.root)
+        self.transaction
+            .state
+            .borrow()
+            .trees
+            .get(&self.name)
+            .and_then(|slot| slot.tree.root)
     }
 
     /// Number of entries.
     pub fn len(&self) -> Result<u64> {
         let state = self.transaction.state.borrow();
-        Ok(state.trees.get(&self.name).map_or(0, |slot| slot.tree.entry_count))
+        Ok(state
+            .trees
+            .get(&self.name)
+            .map_or(0, |slot| slot.tree.entry_count))
     }
 
     /// Whether the tree has no entries.
@@ -265,7 +324,10 @@ impl<'t> WriteTree<'t> {
     pub fn get(&self, key: &[u8]) -> Result<Option<Cow<'t, [u8]>>> {
         let pager: &'t crate::pager::Pager = &self.transaction.shared.pager;
         let state = self.transaction.state.borrow();
-        let source = Source { pager, dirty: Some(&state.dirty) };
+        let source = Source {
+            pager,
+            dirty: Some(&state.dirty),
+        };
         let root = state.trees.get(&self.name).and_then(|slot| slot.tree.root);
         let Some((node, index)) = source.find(root, key)? else {
             return Ok(None);
@@ -281,9 +343,9 @@ impl<'t> WriteTree<'t> {
                 };
                 Ok(Some(Cow::Borrowed(value)))
             }
-            crate::cursor::NodeRef::Dirty(_) => {
-                Ok(Some(Cow::Owned(source.resolve(node.value(index)?)?.to_vec())))
-            }
+            crate::cursor::NodeRef::Dirty(_) => Ok(Some(Cow::Owned(
+                source.resolve(node.value(index)?)?.to_vec(),
+            ))),
         }
     }
 
@@ -291,11 +353,16 @@ impl<'t> WriteTree<'t> {
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         check_key(key)?;
         if value.len() as u64 > VALUE_BYTES_MAX {
-            return Err(Error::ValueTooLarge { length: value.len() as u64, maximum: VALUE_BYTES_MAX });
+            return Err(Error::ValueTooLarge {
+                length: value.len() as u64,
+                maximum: VALUE_BYTES_MAX,
+            });
         }
         self.transaction.edit(|editor, trees| {
             let stored = editor.store_value(key, value)?;
-            let slot = trees.get_mut(&self.name).expect("a WriteTree's slot is loaded");
+            let slot = trees
+                .get_mut(&self.name)
+                .expect("a WriteTree's slot is loaded");
             let (root, replaced) = editor.insert(slot.tree.root, key, stored)?;
             slot.tree.root = Some(root);
             slot.changed = true;
@@ -316,7 +383,9 @@ impl<'t> WriteTree<'t> {
             return Ok(false);
         }
         self.transaction.edit(|editor, trees| {
-            let slot = trees.get_mut(&self.name).expect("a WriteTree's slot is loaded");
+            let slot = trees
+                .get_mut(&self.name)
+                .expect("a WriteTree's slot is loaded");
             let (root, removed) = editor.delete(slot.tree.root, key)?;
             let Some(removed) = removed else {
                 return Ok(false);
@@ -343,8 +412,17 @@ impl<'t> WriteTree<'t> {
             Seek::Inclusive(key) => Some((key.to_vec(), true)),
             Seek::Exclusive(key) => Some((key.to_vec(), false)),
         };
-        let tree = WriteTree { transaction: self.transaction, name: self.name.clone() };
-        Ok(WriteRange { tree, forward, next_seek, stop, done: false })
+        let tree = WriteTree {
+            transaction: self.transaction,
+            name: self.name.clone(),
+        };
+        Ok(WriteRange {
+            tree,
+            forward,
+            next_seek,
+            stop,
+            done: false,
+        })
     }
 
     /// Entries whose keys start with `prefix`, in `direction` order.
@@ -356,20 +434,29 @@ impl<'t> WriteTree<'t> {
 
     /// The entry with the smallest key.
     pub fn first(&self) -> Result<Option<OwnedEntry<'t>>> {
-        self.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)?.next().transpose()
+        self.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)?
+            .next()
+            .transpose()
     }
 
     /// The entry with the largest key.
     pub fn last(&self) -> Result<Option<OwnedEntry<'t>>> {
-        self.range(Bound::Unbounded, Bound::Unbounded, Direction::Backward)?.next().transpose()
+        self.range(Bound::Unbounded, Bound::Unbounded, Direction::Backward)?
+            .next()
+            .transpose()
     }
 
     fn entry_at(&self, seek: Seek<'_>, forward: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let root = self.root();
         let state = self.transaction.state.borrow();
-        let source = Source { pager: &self.transaction.shared.pager, dirty: Some(&state.dirty) };
+        let source = Source {
+            pager: &self.transaction.shared.pager,
+            dirty: Some(&state.dirty),
+        };
         let cursor = Cursor::seek(source, root, seek, forward)?;
-        Ok(cursor.current()?.map(|(key, value)| (key.to_vec(), value.to_vec())))
+        Ok(cursor
+            .current()?
+            .map(|(key, value)| (key.to_vec(), value.to_vec())))
     }
 }
 

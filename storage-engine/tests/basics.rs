@@ -21,7 +21,8 @@ fn committed_values_survive_reopening() {
         let write = database.begin_write().unwrap();
         let tree = write.create_tree("documents").unwrap();
         for index in 0..5000 {
-            tree.put(&key(index), format!("value {index}").as_bytes()).unwrap();
+            tree.put(&key(index), format!("value {index}").as_bytes())
+                .unwrap();
         }
         tree.put(b"", b"").unwrap();
         write.commit().unwrap();
@@ -31,7 +32,10 @@ fn committed_values_survive_reopening() {
     let read = database.begin_read();
     let tree = read.open_tree("documents").unwrap().unwrap();
     assert_eq!(tree.len(), 5001);
-    assert_eq!(tree.get(&key(1234)).unwrap(), Some(b"value 1234".as_slice()));
+    assert_eq!(
+        tree.get(&key(1234)).unwrap(),
+        Some(b"value 1234".as_slice())
+    );
     assert_eq!(tree.get(b"").unwrap(), Some(b"".as_slice()));
     assert_eq!(tree.get(b"missing").unwrap(), None);
     let report = database.check_integrity().unwrap();
@@ -53,21 +57,32 @@ fn ranges_iterate_in_both_directions_within_bounds() {
     let start = key(101);
     let end = key(2001);
     let forward: Vec<Vec<u8>> = tree
-        .range(Bound::Included(&start), Bound::Excluded(&end), Direction::Forward)
+        .range(
+            Bound::Included(&start),
+            Bound::Excluded(&end),
+            Direction::Forward,
+        )
         .unwrap()
         .map(|entry| entry.unwrap().0.to_vec())
         .collect();
     let expected: Vec<Vec<u8>> = (51..1001).map(|index| key(index * 2)).collect();
     assert_eq!(forward, expected);
     let backward: Vec<Vec<u8>> = tree
-        .range(Bound::Included(&start), Bound::Excluded(&end), Direction::Backward)
+        .range(
+            Bound::Included(&start),
+            Bound::Excluded(&end),
+            Direction::Backward,
+        )
         .unwrap()
         .map(|entry| entry.unwrap().0.to_vec())
         .collect();
     assert_eq!(backward, expected.iter().rev().cloned().collect::<Vec<_>>());
     assert_eq!(tree.first().unwrap().unwrap().0, key(0).as_slice());
     assert_eq!(tree.last().unwrap().unwrap().0, key(5998).as_slice());
-    let prefixed = tree.prefix(b"key0000001", Direction::Forward).unwrap().count();
+    let prefixed = tree
+        .prefix(b"key0000001", Direction::Forward)
+        .unwrap()
+        .count();
     assert_eq!(prefixed, 5);
 }
 
@@ -78,8 +93,12 @@ fn a_key_past_the_maximum_is_refused() {
     let write = database.begin_write().unwrap();
     let tree = write.create_tree("t").unwrap();
     tree.put(&vec![7u8; KEY_BYTES_MAX], b"fits").unwrap();
-    let error = tree.put(&vec![7u8; KEY_BYTES_MAX + 1], b"too long").unwrap_err();
-    assert!(matches!(error, Error::KeyTooLarge { length, maximum } if length == KEY_BYTES_MAX + 1 && maximum == KEY_BYTES_MAX));
+    let error = tree
+        .put(&vec![7u8; KEY_BYTES_MAX + 1], b"too long")
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::KeyTooLarge { length, maximum } if length == KEY_BYTES_MAX + 1 && maximum == KEY_BYTES_MAX)
+    );
     write.commit().unwrap();
     database.check_integrity().unwrap();
 }
@@ -103,12 +122,20 @@ fn large_values_use_overflow_runs_and_are_freed() {
         assert_eq!(tree.get(b"medium").unwrap().unwrap(), &big[..5000]);
     }
     let write = database.begin_write().unwrap();
-    write.open_tree("t").unwrap().unwrap().delete(b"big").unwrap();
+    write
+        .open_tree("t")
+        .unwrap()
+        .unwrap()
+        .delete(b"big")
+        .unwrap();
     write.commit().unwrap();
     let write = database.begin_write().unwrap();
     write.commit().unwrap();
     let stats = database.stats();
-    assert!(stats.free_pages > 700, "the run's pages are free: {stats:?}");
+    assert!(
+        stats.free_pages > 700,
+        "the run's pages are free: {stats:?}"
+    );
     database.check_integrity().unwrap();
 }
 
@@ -137,7 +164,10 @@ fn a_snapshot_keeps_its_view_across_commits() {
     }
     let tree = snapshot.open_tree("t").unwrap().unwrap();
     assert_eq!(tree.len(), 2000);
-    for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward).unwrap() {
+    for entry in tree
+        .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .unwrap()
+    {
         assert_eq!(entry.unwrap().1, b"old");
     }
     drop(snapshot);
@@ -149,7 +179,10 @@ fn only_one_write_transaction_at_a_time() {
     let directory = tempfile::tempdir().unwrap();
     let database = open(&directory);
     let write = database.begin_write().unwrap();
-    assert!(matches!(database.begin_write(), Err(Error::WriteInProgress)));
+    assert!(matches!(
+        database.begin_write(),
+        Err(Error::WriteInProgress)
+    ));
     write.abort();
     database.begin_write().unwrap().commit().unwrap();
 }
@@ -162,12 +195,24 @@ fn abort_discards_changes_and_trees() {
     write.create_tree("kept").unwrap().put(b"a", b"1").unwrap();
     write.commit().unwrap();
     let write = database.begin_write().unwrap();
-    write.create_tree("dropped").unwrap().put(b"b", b"2").unwrap();
-    write.open_tree("kept").unwrap().unwrap().put(b"a", b"changed").unwrap();
+    write
+        .create_tree("dropped")
+        .unwrap()
+        .put(b"b", b"2")
+        .unwrap();
+    write
+        .open_tree("kept")
+        .unwrap()
+        .unwrap()
+        .put(b"a", b"changed")
+        .unwrap();
     write.abort();
     let read = database.begin_read();
     assert!(read.open_tree("dropped").unwrap().is_none());
-    assert_eq!(read.open_tree("kept").unwrap().unwrap().get(b"a").unwrap(), Some(b"1".as_slice()));
+    assert_eq!(
+        read.open_tree("kept").unwrap().unwrap().get(b"a").unwrap(),
+        Some(b"1".as_slice())
+    );
     assert_eq!(read.tree_names().unwrap(), vec!["kept".to_string()]);
     database.check_integrity().unwrap();
 }
@@ -192,4 +237,142 @@ fn deleting_a_tree_frees_its_pages() {
     let report = database.check_integrity().unwrap();
     assert_eq!(report.trees, 1);
     assert_eq!(report.entries, 1);
+}
+
+fn scrambled(index: u32) -> u32 {
+    index.wrapping_mul(2_654_435_761) % 1_000_003
+}
+
+#[test]
+fn deleting_everything_in_random_order_merges_back_to_an_empty_tree() {
+    let directory = tempfile::tempdir().unwrap();
+    let database = open(&directory);
+    let count = 30_000u32;
+    let write = database.begin_write().unwrap();
+    let tree = write.create_tree("t").unwrap();
+    for index in 0..count {
+        let key = format!("{:010}", scrambled(index));
+        tree.put(
+            key.as_bytes(),
+            &vec![(index % 200) as u8; (index % 120) as usize],
+        )
+        .unwrap();
+    }
+    write.commit().unwrap();
+    database.check_integrity().unwrap();
+    for round in 0..3u32 {
+        let write = database.begin_write().unwrap();
+        let tree = write.open_tree("t").unwrap().unwrap();
+        for index in (0..count).filter(|index| index % 3 == round) {
+            let key = format!("{:010}", scrambled(index.wrapping_mul(7) % count));
+            tree.delete(key.as_bytes()).unwrap();
+        }
+        write.commit().unwrap();
+        database.check_integrity().unwrap();
+    }
+    let read = database.begin_read();
+    let tree = read.open_tree("t").unwrap().unwrap();
+    assert_eq!(tree.len(), 0);
+    assert!(tree.first().unwrap().is_none());
+    let stats = database.stats();
+    // Commit slots, the catalog leaf and the free-list pages: nothing else is in use.
+    let free_list_pages = stats.free_pages.div_ceil(508);
+    assert!(
+        stats.used_pages <= 3 + free_list_pages,
+        "an empty tree keeps almost nothing: {stats:?}"
+    );
+}
+
+#[test]
+fn sequential_inserts_fill_pages() {
+    let directory = tempfile::tempdir().unwrap();
+    let database = open(&directory);
+    let write = database.begin_write().unwrap();
+    let tree = write.create_tree("t").unwrap();
+    for index in 0..20_000u32 {
+        tree.put(&index.to_be_bytes(), &[5u8; 100]).unwrap();
+    }
+    write.commit().unwrap();
+    let report = database.check_integrity().unwrap();
+    let entry_bytes = 20_000 * (4 + 100 + 7 + 2);
+    let tree_bytes = report.tree_pages * 4096;
+    assert!(
+        tree_bytes < entry_bytes * 110 / 100,
+        "pages are nearly full: {report:?}"
+    );
+}
+
+#[test]
+fn growing_past_the_maximum_size_is_map_full_and_aborts_cleanly() {
+    let directory = tempfile::tempdir().unwrap();
+    let options = Options {
+        initial_size_bytes: 0,
+        maximum_size_bytes: 64 * 4096,
+        ..Options::default()
+    };
+    let database = Database::open(&directory.path().join("small.pages"), options).unwrap();
+    let write = database.begin_write().unwrap();
+    write
+        .create_tree("t")
+        .unwrap()
+        .put(b"kept", b"value")
+        .unwrap();
+    write.commit().unwrap();
+    let write = database.begin_write().unwrap();
+    let tree = write.create_tree("t").unwrap();
+    let error = (0..10_000u32)
+        .map(|index| tree.put(&key(index), &[3u8; 200]))
+        .find_map(Result::err)
+        .expect("the file fills up");
+    assert!(
+        matches!(error, Error::MapFull { maximum_bytes } if maximum_bytes == 64 * 4096),
+        "{error}"
+    );
+    assert!(matches!(
+        tree.put(b"more", b"x"),
+        Err(Error::TransactionFailed)
+    ));
+    assert!(matches!(write.commit(), Err(Error::TransactionFailed)));
+    let read = database.begin_read();
+    let tree = read.open_tree("t").unwrap().unwrap();
+    assert_eq!(tree.len(), 1);
+    assert_eq!(tree.get(b"kept").unwrap(), Some(b"value".as_slice()));
+    database.check_integrity().unwrap();
+    let write = database.begin_write().unwrap();
+    write
+        .create_tree("t")
+        .unwrap()
+        .put(b"after", b"fits")
+        .unwrap();
+    write.commit().unwrap();
+}
+
+/// Size of the large-value test; set `STORAGE_LARGE_VALUE_BYTES=1073741825` for 1 GiB + 1.
+fn large_value_bytes() -> usize {
+    std::env::var("STORAGE_LARGE_VALUE_BYTES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or((64 << 20) + 1)
+}
+
+#[test]
+fn a_very_large_value_round_trips_through_reopening() {
+    let length = large_value_bytes();
+    println!("large value of {length} bytes (STORAGE_LARGE_VALUE_BYTES)");
+    let directory = tempfile::tempdir().unwrap();
+    let value: Vec<u8> = (0..length).map(|index| (index % 251) as u8).collect();
+    {
+        let database = open(&directory);
+        let write = database.begin_write().unwrap();
+        let tree = write.create_tree("blobs").unwrap();
+        tree.put(b"large", &value).unwrap();
+        tree.put(b"empty", b"").unwrap();
+        write.commit().unwrap();
+    }
+    let database = open(&directory);
+    let read = database.begin_read();
+    let tree = read.open_tree("blobs").unwrap().unwrap();
+    assert!(tree.get(b"large").unwrap().unwrap() == value.as_slice());
+    assert_eq!(tree.get(b"empty").unwrap(), Some(b"".as_slice()));
+    database.check_integrity().unwrap();
 }

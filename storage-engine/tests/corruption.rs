@@ -14,7 +14,10 @@ const PAGE_BYTES: usize = 4096;
 type Model = BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>>;
 
 fn options() -> Options {
-    Options { maximum_size_bytes: CAPACITY_BYTES as u64, ..Options::default() }
+    Options {
+        maximum_size_bytes: CAPACITY_BYTES as u64,
+        ..Options::default()
+    }
 }
 
 fn read_all(database: &Database) -> Result<Model> {
@@ -27,7 +30,9 @@ fn read_all(database: &Database) -> Result<Model> {
             let (key, value) = entry?;
             entries.push((key.to_vec(), value.to_vec()));
         }
-        let backward = tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Backward)?.count();
+        let backward = tree
+            .range(Bound::Unbounded, Bound::Unbounded, Direction::Backward)?
+            .count();
         assert_eq!(backward, entries.len());
         for (key, value) in &entries {
             assert_eq!(tree.get(key)?, Some(value.as_slice()));
@@ -38,7 +43,10 @@ fn read_all(database: &Database) -> Result<Model> {
 }
 
 fn open_image(image: &[u8]) -> Result<Database> {
-    Database::open_with_io(Box::new(SimulatedIo::from_image(image, CAPACITY_BYTES, 0)), options())
+    Database::open_with_io(
+        Box::new(SimulatedIo::from_image(image, CAPACITY_BYTES, 0)),
+        options(),
+    )
 }
 
 /// Builds a file with two commits; returns (image, state after the first, after the second).
@@ -50,7 +58,8 @@ fn build() -> (Vec<u8>, Model, Model) {
         let tree = write.create_tree(&format!("tree{tree_index}")).unwrap();
         for index in 0..400u32 {
             let value = vec![(index % 256) as u8; (index as usize * 7) % 300];
-            tree.put(format!("key{index:05}").as_bytes(), &value).unwrap();
+            tree.put(format!("key{index:05}").as_bytes(), &value)
+                .unwrap();
         }
         tree.put(b"overflow", &vec![9u8; 20_000]).unwrap();
     }
@@ -89,7 +98,9 @@ fn a_flipped_byte_in_any_page_is_detected_or_harmless() {
             let mut damaged = image.clone();
             damaged[page * PAGE_BYTES + offset] ^= 0x41;
             match outcome(&damaged) {
-                Ok(model) => assert_eq!(model, expected, "page {page} offset {offset}: wrong answer"),
+                Ok(model) => {
+                    assert_eq!(model, expected, "page {page} offset {offset}: wrong answer")
+                }
                 Err(Error::Corrupted { .. }) => detected += 1,
                 Err(other) => panic!("page {page} offset {offset}: unexpected error {other}"),
             }
@@ -107,13 +118,24 @@ fn a_damaged_newest_slot_falls_back_to_the_older_commit() {
     for offset in [0usize, 9, 16, 30, 60, 87] {
         let mut damaged = image.clone();
         damaged[offset] ^= 0x08;
-        assert_eq!(outcome(&damaged).unwrap(), first, "newest slot damaged at {offset}");
+        assert_eq!(
+            outcome(&damaged).unwrap(),
+            first,
+            "newest slot damaged at {offset}"
+        );
         let mut damaged = image.clone();
         damaged[PAGE_BYTES + offset] ^= 0x08;
-        assert_eq!(outcome(&damaged).unwrap(), second, "older slot damaged at {offset}");
+        assert_eq!(
+            outcome(&damaged).unwrap(),
+            second,
+            "older slot damaged at {offset}"
+        );
         let mut damaged = image.clone();
         damaged[offset] ^= 0x08;
         damaged[PAGE_BYTES + offset] ^= 0x08;
-        assert!(matches!(outcome(&damaged), Err(Error::Corrupted { page: 0, .. })));
+        assert!(matches!(
+            outcome(&damaged),
+            Err(Error::Corrupted { page: 0, .. })
+        ));
     }
 }

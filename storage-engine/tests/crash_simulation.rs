@@ -17,11 +17,18 @@ const CAPACITY_BYTES: usize = 16 << 20;
 type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 
 fn options() -> Options {
-    Options { maximum_size_bytes: CAPACITY_BYTES as u64, sync_mode: SyncMode::Full, ..Options::default() }
+    Options {
+        maximum_size_bytes: CAPACITY_BYTES as u64,
+        sync_mode: SyncMode::Full,
+        ..Options::default()
+    }
 }
 
 fn environment_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A small deterministic generator (splitmix64).
@@ -60,7 +67,11 @@ fn read_state(database: &Database) -> Model {
 }
 
 /// Applies one random transaction's changes to `model` and to the database.
-fn random_changes(random: &mut Random, database: &Database, model: &mut Model) -> storage_engine::WriteTransaction {
+fn random_changes(
+    random: &mut Random,
+    database: &Database,
+    model: &mut Model,
+) -> storage_engine::WriteTransaction {
     let write = database.begin_write().unwrap();
     let operations = match random.below(4) {
         0 => 1,
@@ -123,7 +134,11 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
         }
         if random.below(4) == 0 {
             // A reader held across commits keeps freed pages from reuse; drop it sometimes.
-            snapshot = if snapshot.is_some() { None } else { Some(database.begin_read()) };
+            snapshot = if snapshot.is_some() {
+                None
+            } else {
+                Some(database.begin_read())
+            };
         }
         let first_sync = io.sync_count() + 1;
         write.commit().unwrap();
@@ -145,7 +160,10 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
     drop(snapshot);
     database.check_integrity().unwrap();
     println!("checked {images_checked} crash images");
-    assert!(images_checked as u64 >= commits, "too few crash images checked");
+    assert!(
+        images_checked as u64 >= commits,
+        "too few crash images checked"
+    );
 }
 
 #[test]

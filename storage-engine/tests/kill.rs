@@ -17,7 +17,10 @@ const CHILD_ENVIRONMENT: &str = "STORAGE_KILL_CHILD_FILE";
 const ACKNOWLEDGEMENT: &str = "committed ";
 
 fn environment_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 fn last_committed(database: &Database) -> u64 {
@@ -50,11 +53,17 @@ fn kill_child_entry() {
         number += 1;
         let write = database.begin_write().unwrap();
         let entries = write.create_tree("entries").unwrap();
-        entries.put(&number.to_be_bytes(), &value_for(number)).unwrap();
+        entries
+            .put(&number.to_be_bytes(), &value_for(number))
+            .unwrap();
         if number > 3 {
             entries.delete(&(number - 3).to_be_bytes()).unwrap();
         }
-        write.create_tree("counter").unwrap().put(b"last", &number.to_le_bytes()).unwrap();
+        write
+            .create_tree("counter")
+            .unwrap()
+            .put(b"last", &number.to_le_bytes())
+            .unwrap();
         write.commit().unwrap();
         writeln!(stdout, "{ACKNOWLEDGEMENT}{number}").unwrap();
         stdout.flush().unwrap();
@@ -94,10 +103,17 @@ fn every_acknowledged_commit_survives_sigkill() {
     let executable = std::env::current_exe().unwrap();
     let mut acknowledged = 0;
     for round in 0..rounds {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let delay = Duration::from_millis(20 + (seed >> 33) % 250);
         let mut child = Command::new(&executable)
-            .args(["--exact", "kill_child_entry", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "kill_child_entry",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENVIRONMENT, &path)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -122,7 +138,10 @@ fn every_acknowledged_commit_survives_sigkill() {
             acknowledged = acknowledged.max(number);
         }
         let last = check_file(&path, acknowledged);
-        println!("round {round}: killed after {delay:?}, acknowledged {acknowledged} (+{}), found {last}", acknowledged - before);
+        println!(
+            "round {round}: killed after {delay:?}, acknowledged {acknowledged} (+{}), found {last}",
+            acknowledged - before
+        );
         acknowledged = last;
     }
     assert!(acknowledged > 0, "the child never committed");

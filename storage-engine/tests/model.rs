@@ -19,10 +19,25 @@ type Model = BTreeMap<&'static str, BTreeMap<Vec<u8>, Vec<u8>>>;
 
 #[derive(Debug, Clone)]
 enum Operation {
-    Put { tree: usize, key: Vec<u8>, value_bytes: usize, fill: u8 },
-    Delete { tree: usize, key: Vec<u8> },
-    Range { tree: usize, start: Vec<u8>, end: Vec<u8>, backward: bool },
-    DeleteTree { tree: usize },
+    Put {
+        tree: usize,
+        key: Vec<u8>,
+        value_bytes: usize,
+        fill: u8,
+    },
+    Delete {
+        tree: usize,
+        key: Vec<u8>,
+    },
+    Range {
+        tree: usize,
+        start: Vec<u8>,
+        end: Vec<u8>,
+        backward: bool,
+    },
+    DeleteTree {
+        tree: usize,
+    },
     Commit,
     Abort,
     TakeSnapshot,
@@ -65,7 +80,9 @@ fn operation_strategy() -> impl Strategy<Value = Operation> {
 }
 
 fn value_of(length: usize, fill: u8) -> Vec<u8> {
-    (0..length).map(|index| fill.wrapping_add(index as u8)).collect()
+    (0..length)
+        .map(|index| fill.wrapping_add(index as u8))
+        .collect()
 }
 
 fn options() -> Options {
@@ -90,8 +107,10 @@ fn check_snapshot(snapshot: &ReadTransaction, model: &Model) {
                 (key.to_vec(), value.to_vec())
             })
             .collect();
-        let expected: Vec<(Vec<u8>, Vec<u8>)> =
-            entries.iter().map(|(key, value)| (key.clone(), value.clone())).collect();
+        let expected: Vec<(Vec<u8>, Vec<u8>)> = entries
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
         assert_eq!(stored, expected, "tree {name}");
     }
 }
@@ -105,7 +124,12 @@ fn run(operations: &[Operation]) {
     let mut snapshots: Vec<(ReadTransaction, Model)> = Vec::new();
     for operation in operations {
         match operation {
-            Operation::Put { tree, key, value_bytes, fill } => {
+            Operation::Put {
+                tree,
+                key,
+                value_bytes,
+                fill,
+            } => {
                 let write = write.get_or_insert_with(|| database.begin_write().unwrap());
                 let value = value_of(*value_bytes, *fill);
                 let name = TREE_NAMES[*tree];
@@ -117,20 +141,38 @@ fn run(operations: &[Operation]) {
             Operation::Delete { tree, key } => {
                 let write = write.get_or_insert_with(|| database.begin_write().unwrap());
                 let name = TREE_NAMES[*tree];
-                let expected = pending.get_mut(name).and_then(|entries| entries.remove(key)).is_some();
+                let expected = pending
+                    .get_mut(name)
+                    .and_then(|entries| entries.remove(key))
+                    .is_some();
                 let deleted = match write.open_tree(name).unwrap() {
                     Some(handle) => handle.delete(key).unwrap(),
                     None => false,
                 };
                 assert_eq!(deleted, expected);
             }
-            Operation::Range { tree, start, end, backward } => {
+            Operation::Range {
+                tree,
+                start,
+                end,
+                backward,
+            } => {
                 let write = write.get_or_insert_with(|| database.begin_write().unwrap());
                 let name = TREE_NAMES[*tree];
-                let direction = if *backward { Direction::Backward } else { Direction::Forward };
-                let bounds = (Bound::Included(start.as_slice()), Bound::Excluded(end.as_slice()));
+                let direction = if *backward {
+                    Direction::Backward
+                } else {
+                    Direction::Forward
+                };
+                let bounds = (
+                    Bound::Included(start.as_slice()),
+                    Bound::Excluded(end.as_slice()),
+                );
                 let mut expected: Vec<Vec<u8>> = match (pending.get(name), start <= end) {
-                    (Some(entries), true) => entries.range::<[u8], _>(bounds).map(|(key, _)| key.clone()).collect(),
+                    (Some(entries), true) => entries
+                        .range::<[u8], _>(bounds)
+                        .map(|(key, _)| key.clone())
+                        .collect(),
                     _ => Vec::new(),
                 };
                 if *backward {
@@ -149,7 +191,10 @@ fn run(operations: &[Operation]) {
             Operation::DeleteTree { tree } => {
                 let write = write.get_or_insert_with(|| database.begin_write().unwrap());
                 let name = TREE_NAMES[*tree];
-                assert_eq!(write.delete_tree(name).unwrap(), pending.remove(name).is_some());
+                assert_eq!(
+                    write.delete_tree(name).unwrap(),
+                    pending.remove(name).is_some()
+                );
             }
             Operation::Commit => {
                 if let Some(write) = write.take() {
@@ -199,7 +244,10 @@ fn run(operations: &[Operation]) {
 }
 
 fn environment_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 #[test]
@@ -207,12 +255,20 @@ fn random_operation_sequences_match_a_btreemap_model() {
     let cases = environment_number("STORAGE_PROPTEST_CASES", 24) as u32;
     let seed = environment_number("STORAGE_PROPTEST_SEED", 0x5eed_0001);
     println!("model test: {cases} cases, seed {seed} (STORAGE_PROPTEST_SEED)");
-    let config = Config { cases, rng_seed: RngSeed::Fixed(seed), failure_persistence: None, ..Config::default() };
+    let config = Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    };
     let mut runner = TestRunner::new(config);
     runner
-        .run(&proptest::collection::vec(operation_strategy(), 1..400), |operations| {
-            run(&operations);
-            Ok(())
-        })
+        .run(
+            &proptest::collection::vec(operation_strategy(), 1..400),
+            |operations| {
+                run(&operations);
+                Ok(())
+            },
+        )
         .unwrap();
 }

@@ -28,20 +28,34 @@ impl FileIo {
     /// Opens (or creates, when `create`) the file at `path`, takes an exclusive lock on it,
     /// and reserves `capacity` bytes of address space for its mapping.
     pub fn open(path: &Path, create: bool, capacity: u64) -> Result<FileIo> {
-        let file = OpenOptions::new().read(true).write(true).create(create).open(path)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .open(path)?;
         lock_exclusively(&file)?;
         let length = file.metadata()?.len();
         let capacity_bytes = usize::try_from(capacity)
             .map_err(|_| Error::InvalidOptions("maximum size does not fit the address space"))?;
         if length > capacity {
-            return Err(Error::InvalidOptions("the file is larger than the maximum size"));
+            return Err(Error::InvalidOptions(
+                "the file is larger than the maximum size",
+            ));
         }
         // SAFETY: the mapping is read-only and private to this process's view of a file we
         // hold an exclusive lock on; the engine only reads ranges below the file length (see
         // `read`), and bytes changed by our own pwrite are seen coherently through the page
         // cache. Other processes truncating the file are excluded by the lock.
         let mapping = unsafe { MmapOptions::new().len(capacity_bytes).map(&file)? };
-        Ok(FileIo { file, mapping, length: AtomicU64::new(length), capacity })
+        // Tree pages are read at random: no readahead, and the page cache keeps small
+        // folios, which keeps 4 KiB pwrites into them cheap (as LMDB does).
+        mapping.advise(memmap2::Advice::Random)?;
+        Ok(FileIo {
+            file,
+            mapping,
+            length: AtomicU64::new(length),
+            capacity,
+        })
     }
 }
 
@@ -76,7 +90,9 @@ impl PageIo for FileIo {
     }
 
     fn write(&self, offset: u64, bytes: &[u8]) -> Result<()> {
-        self.file.write_all_at(bytes, offset).map_err(Error::from_io)
+        self.file
+            .write_all_at(bytes, offset)
+            .map_err(Error::from_io)
     }
 
     fn sync(&self) -> Result<()> {
@@ -85,7 +101,9 @@ impl PageIo for FileIo {
 
     fn grow(&self, length: u64) -> Result<()> {
         if length > self.capacity {
-            return Err(Error::MapFull { maximum_bytes: self.capacity });
+            return Err(Error::MapFull {
+                maximum_bytes: self.capacity,
+            });
         }
         if length > self.length() {
             self.file.set_len(length).map_err(Error::from_io)?;

@@ -82,12 +82,20 @@ impl SimulatedIo {
             fail_at_sync: None,
             random_state: seed ^ 0x9e37_79b9_7f4a_7c15,
         };
-        SimulatedIo { disk: Arc::new(SimulatedDisk { written, state: Mutex::new(state) }) }
+        SimulatedIo {
+            disk: Arc::new(SimulatedDisk {
+                written,
+                state: Mutex::new(state),
+            }),
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, SimulatedState> {
         // A panic while holding this lock can only come from a test's own assertion.
-        self.disk.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.disk
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// From now on, build `variants` crash images at every sync (0 turns recording off).
@@ -118,7 +126,9 @@ impl SimulatedIo {
     /// The written image: what a process crash (not a power loss) would leave.
     pub fn written_image(&self) -> Vec<u8> {
         let length = self.state().length;
-        self.read(0, length as usize).map(<[u8]>::to_vec).unwrap_or_default()
+        self.read(0, length as usize)
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default()
     }
 }
 
@@ -200,15 +210,24 @@ impl PageIo for SimulatedIo {
         let mut state = self.state();
         let end = offset as usize + bytes.len();
         if end as u64 > state.length {
-            return Err(Error::Io(std::io::Error::other("simulated write past the end")));
+            return Err(Error::Io(std::io::Error::other(
+                "simulated write past the end",
+            )));
         }
         let cells = &self.disk.written[offset as usize..end];
         // SAFETY: see `read`: no live slice covers a range being written; UnsafeCell permits
         // writing through a shared reference, and the range lies within the allocation.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), UnsafeCell::raw_get(cells.as_ptr()), bytes.len());
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                UnsafeCell::raw_get(cells.as_ptr()),
+                bytes.len(),
+            );
         }
-        state.pending.push(PendingChange::Write { offset, bytes: bytes.to_vec() });
+        state.pending.push(PendingChange::Write {
+            offset,
+            bytes: bytes.to_vec(),
+        });
         Ok(())
     }
 
@@ -229,7 +248,9 @@ impl PageIo for SimulatedIo {
 
     fn grow(&self, length: u64) -> Result<()> {
         if length > self.capacity() {
-            return Err(Error::MapFull { maximum_bytes: self.capacity() });
+            return Err(Error::MapFull {
+                maximum_bytes: self.capacity(),
+            });
         }
         let mut state = self.state();
         if length > state.length {
