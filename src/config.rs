@@ -233,11 +233,14 @@ pub struct Config {
     pub max_indexing_memory: Option<u64>,
     /// Accepted; coresearch indexes on its shard cores (`--cores`), so no separate pool.
     pub max_indexing_threads: Option<usize>,
-    /// Forces the `containsFilter` runtime feature on.
+    /// Forces the `containsFilter` runtime feature on. Accepted; takes effect when
+    /// experimental features land.
     pub experimental_contains_filter: bool,
-    /// Forces the `metrics` runtime feature on.
+    /// Forces the `metrics` runtime feature on. Accepted; takes effect when experimental
+    /// features land.
     pub experimental_enable_metrics: bool,
-    /// Forces the `logsRoute` runtime feature on.
+    /// Forces the `logsRoute` runtime feature on. Accepted; takes effect when experimental
+    /// features land.
     pub experimental_enable_logs_route: bool,
     /// `HUMAN` or `JSON` logs on stderr.
     pub experimental_logs_mode: LogMode,
@@ -256,9 +259,11 @@ pub struct Config {
     pub experimental_replication_parameters: bool,
     /// Accepted; coresearch's indexing memory is bounded by `max_indexing_memory` either way.
     pub experimental_reduce_indexing_memory_usage: bool,
-    /// Most tasks in one batch (default unlimited).
+    /// Most tasks in one batch (default unlimited). Accepted; takes effect when the task
+    /// batcher lands.
     pub experimental_max_number_of_batched_tasks: usize,
-    /// Most total payload bytes in one batch; `None` = half of indexing memory, at most 10 GiB.
+    /// Most total payload bytes in one batch; `None` = half of indexing memory, at most
+    /// 10 GiB. Accepted; takes effect when the task batcher lands.
     pub experimental_limit_batched_tasks_total_size: Option<u64>,
     /// Entries of the query-embedding cache per embedder (default 0). Accepted; takes effect
     /// when embedders land.
@@ -271,7 +276,8 @@ pub struct Config {
     pub experimental_no_edition_2024_for_dumps: bool,
     /// Accepted; takes effect when search personalization lands.
     pub experimental_personalization_api_key: Option<String>,
-    /// Networks that outgoing requests may reach besides global addresses.
+    /// Networks that outgoing requests may reach besides global addresses. Accepted; takes
+    /// effect when the outgoing HTTP client lands.
     pub experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
     /// Accepted; takes effect when snapshots land.
     pub s3_snapshots: Option<S3SnapshotConfig>,
@@ -282,7 +288,8 @@ pub struct Config {
     /// Shards of a new index (`--shards-per-index`, default `cores`).
     pub shards_per_index: usize,
     /// Load each vector graph into memory when its shard opens
-    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, default false).
+    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, default false). Accepted; takes effect when the
+    /// vector store lands.
     pub vectorstore_reader_prefetch_memory: bool,
 }
 
@@ -474,6 +481,8 @@ pub enum ConfigError {
     VariableInvalid { name: String, value: String },
     /// A variable we read is not valid UTF-8.
     VariableNotUnicode { name: String },
+    /// The process's working directory could not be determined.
+    WorkingDirectoryUnreadable { source: io::Error },
     /// `--env production` without a master key.
     MasterKeyMissing { suggestion: String },
     /// `--env production` with a master key shorter than [`MASTER_KEY_BYTES_MIN`].
@@ -544,6 +553,12 @@ impl fmt::Display for ConfigError {
                     "the environment variable {name} is not valid UTF-8"
                 )
             }
+            ConfigError::WorkingDirectoryUnreadable { source } => {
+                write!(
+                    formatter,
+                    "could not determine the working directory: {source}"
+                )
+            }
             ConfigError::MasterKeyMissing { suggestion } => write!(
                 formatter,
                 "You must provide a master key to secure your instance in a production \
@@ -563,7 +578,8 @@ impl std::error::Error for ConfigError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ConfigError::Arguments(error) => Some(error),
-            ConfigError::ConfigFileUnreadable { source, .. } => Some(source),
+            ConfigError::ConfigFileUnreadable { source, .. }
+            | ConfigError::WorkingDirectoryUnreadable { source } => Some(source),
             _ => None,
         }
     }
@@ -820,11 +836,13 @@ struct Cli {
     #[arg(long, env = "MEILI_MAX_INDEXING_THREADS", value_parser = parse_indexing_threads)]
     max_indexing_threads: Option<IndexingThreads>,
 
-    /// Forces the `containsFilter` experimental feature on.
+    /// Forces the `containsFilter` experimental feature on. Accepted; takes effect when
+    /// experimental features land.
     #[arg(long, env = "MEILI_EXPERIMENTAL_CONTAINS_FILTER")]
     experimental_contains_filter: bool,
 
-    /// Forces the `metrics` experimental feature on (`GET /metrics`).
+    /// Forces the `metrics` experimental feature on (`GET /metrics`). Accepted; takes effect
+    /// when experimental features land.
     #[arg(long, env = "MEILI_EXPERIMENTAL_ENABLE_METRICS")]
     experimental_enable_metrics: bool,
 
@@ -863,6 +881,7 @@ struct Cli {
     experimental_dumpless_upgrade: bool,
 
     /// Forces the `logsRoute` experimental feature on (`/logs/stream`, `/logs/stderr`).
+    /// Accepted; takes effect when experimental features land.
     #[arg(long, env = "MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE")]
     experimental_enable_logs_route: bool,
 
@@ -875,12 +894,12 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_REDUCE_INDEXING_MEMORY_USAGE")]
     experimental_reduce_indexing_memory_usage: bool,
 
-    /// Most tasks in one batch.
+    /// Most tasks in one batch. Accepted; takes effect when the task batcher lands.
     #[arg(long, env = "MEILI_EXPERIMENTAL_MAX_NUMBER_OF_BATCHED_TASKS", default_value_t = usize::MAX)]
     experimental_max_number_of_batched_tasks: usize,
 
     /// Most total payload size of one batch (default: half the indexing memory, at most
-    /// 10 GiB).
+    /// 10 GiB). Accepted; takes effect when the task batcher lands.
     #[arg(long, env = "MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE", value_parser = parse_byte_size)]
     experimental_limit_batched_tasks_total_size: Option<u64>,
 
@@ -914,7 +933,7 @@ struct Cli {
     experimental_personalization_api_key: Option<String>,
 
     /// Comma-separated networks (CIDR) that outgoing requests may reach besides global
-    /// addresses.
+    /// addresses. Accepted; takes effect when the outgoing HTTP client lands.
     #[arg(long, env = "MEILI_EXPERIMENTAL_ALLOWED_IP_NETWORKS", value_delimiter = ',', action = clap::ArgAction::Set)]
     experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
 
@@ -1025,7 +1044,8 @@ struct Cli {
     )]
     shards_per_index: Option<u64>,
 
-    /// Loads each vector graph into memory when its shard opens.
+    /// Loads each vector graph into memory when its shard opens. Accepted; takes effect when
+    /// the vector store lands.
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
     vectorstore_reader_prefetch_memory: bool,
 }
@@ -1053,12 +1073,20 @@ fn option_specs(command: &clap::Command) -> Vec<OptionSpec> {
         .collect()
 }
 
-/// The long option names present on the command line (before any `--`).
-fn long_names_given(arguments: &[OsString]) -> BTreeSet<String> {
+/// The UTF-8 arguments after the program name and before a `--` separator (a non-UTF-8
+/// argument can only be a value, never an option name).
+fn option_tokens(arguments: &[OsString]) -> impl Iterator<Item = &str> {
     arguments
         .iter()
         .skip(1)
-        .map_while(|argument| argument.to_str().filter(|text| *text != "--"))
+        .map(|argument| argument.to_str())
+        .take_while(|text| *text != Some("--"))
+        .flatten()
+}
+
+/// The long option names present on the command line (before any `--`).
+fn long_names_given(arguments: &[OsString]) -> BTreeSet<String> {
+    option_tokens(arguments)
         .filter_map(|text| text.strip_prefix("--"))
         .map(|name| {
             name.split_once('=')
@@ -1089,11 +1117,7 @@ fn config_file_path_given(arguments: &[OsString]) -> Option<PathBuf> {
 }
 
 fn asks_for_help_or_version(arguments: &[OsString]) -> bool {
-    arguments
-        .iter()
-        .skip(1)
-        .map_while(|argument| argument.to_str().filter(|text| *text != "--"))
-        .any(|text| matches!(text, "-h" | "--help" | "-V" | "--version"))
+    option_tokens(arguments).any(|text| matches!(text, "-h" | "--help" | "-V" | "--version"))
 }
 
 /// Turns one TOML value of the configuration file into the text its variable would hold.
@@ -1218,10 +1242,8 @@ impl Config {
     /// Builds the configuration from the process's arguments, environment and working
     /// directory.
     pub fn from_args_and_env() -> Result<Config, ConfigError> {
-        let cwd = std::env::current_dir().map_err(|source| ConfigError::ConfigFileUnreadable {
-            path: PathBuf::from("."),
-            source,
-        })?;
+        let cwd = std::env::current_dir()
+            .map_err(|source| ConfigError::WorkingDirectoryUnreadable { source })?;
         let variables = process_variables()?;
         Config::parse_from(std::env::args_os(), &variables, &cwd)
     }
@@ -1964,6 +1986,25 @@ mod tests {
         let meminfo = "MemTotal:       24576000 kB\nMemFree:         1000 kB\n";
         assert_eq!(meminfo_total_bytes(meminfo), Some(24_576_000 * 1024));
         assert_eq!(meminfo_total_bytes("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn a_non_unicode_value_does_not_hide_later_flags() {
+        use std::os::unix::ffi::OsStringExt;
+        let directory = tempfile::tempdir().unwrap();
+        let arguments = vec![
+            OsString::from("coresearch"),
+            OsString::from("--db-path"),
+            OsString::from_vec(vec![b'd', 0xff]),
+            OsString::from("--http-addr=flag:1"),
+        ];
+        let config = Config::parse_from(
+            arguments,
+            &variables(&[("MEILI_HTTP_ADDR", "env:2")]),
+            directory.path(),
+        )
+        .unwrap();
+        assert_eq!(config.http_addr, "flag:1");
     }
 
     #[test]

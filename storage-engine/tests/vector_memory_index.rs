@@ -9,7 +9,7 @@ use storage_engine::vector::synthetic::{brute_force, clustered_vectors, random_v
 use storage_engine::vector::{GraphParameters, MemoryIndex, Metric, SearchRequest};
 
 const DIMENSIONS: usize = 32;
-const VECTORS: usize = 1_500;
+const VECTORS: usize = 1_000;
 const QUERIES: usize = 50;
 const K: usize = 10;
 

@@ -348,3 +348,50 @@ fn evict_from_page_cache(path: &std::path::Path) {
     let outcome = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     assert_eq!(outcome, 0);
 }
+
+#[test]
+fn damaged_links_are_reported_as_corruption_not_panics() {
+    use storage_engine::vector::VectorError;
+    use storage_engine::vector::store::WriteTrees;
+    use storage_engine::vector::store::node_codec::encode_node;
+    let seed = 46;
+    println!("seed {seed}");
+    let vectors = clustered_vectors(200, DIMENSIONS, 4, 0.3, seed, seed);
+    let parameters = parameters(Metric::Euclidean);
+    let trees = MemoryTrees::new();
+    let files = Files::new(&parameters, seed);
+    let graph =
+        Graph::create_with_backends(&trees, "default", parameters, files.backends()).unwrap();
+    let mut writer = graph.writer(&trees).unwrap();
+    for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate() {
+        writer.insert(row as u32, vector).unwrap();
+    }
+    writer.merge().unwrap();
+    writer.finish().unwrap();
+    let nodes = trees.open_write("vector.default.nodes").unwrap();
+    let mut keys = Vec::new();
+    nodes
+        .for_each(&mut |key, _| {
+            keys.push(key.to_vec());
+            Ok(())
+        })
+        .unwrap();
+    for key in &keys {
+        nodes.put(key, &encode_node(&[vec![9_999_999]])).unwrap();
+    }
+    drop(nodes);
+    let reader = graph.reader(&trees).unwrap();
+    let outcome = reader.search(
+        &SearchRequest::new(&vectors[..DIMENSIONS], 3),
+        &mut SearchScratch::new(),
+    );
+    assert!(
+        matches!(outcome, Err(VectorError::Corrupted(_))),
+        "{outcome:?}"
+    );
+    let checked = reader.check();
+    assert!(
+        matches!(checked, Err(VectorError::Corrupted(_)) | Ok(Some(_))),
+        "the integrity check must report the damage: {checked:?}"
+    );
+}

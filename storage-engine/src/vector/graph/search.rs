@@ -191,7 +191,9 @@ fn expand_filtered<L: Links, R: RecordStore>(
         }
         links.neighbours(through, layer, second_hop)?;
         for &hop in second_hop.iter() {
-            if gathered < budget && scratch.visit(hop) && accept(hop) {
+            // Accept first: a rejected record must stay unvisited, or its own list could
+            // never be searched through when it later shows up as a direct neighbour.
+            if gathered < budget && accept(hop) && scratch.visit(hop) {
                 consider(space, query, hop, ef, scratch);
                 gathered += 1;
             }

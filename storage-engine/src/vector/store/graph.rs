@@ -134,6 +134,17 @@ fn read_bitmap(meta: &dyn TreeRead, key: &[u8]) -> Result<RoaringBitmap, VectorE
     }
 }
 
+/// The buffered records; one at or past `record_count` is `Corrupted`.
+fn read_buffer(meta: &dyn TreeRead, record_count: u32) -> Result<RoaringBitmap, VectorError> {
+    let buffer = read_bitmap(meta, BUFFER_KEY)?;
+    if buffer.max().is_some_and(|record| record >= record_count) {
+        return Err(VectorError::Corrupted(
+            "buffered record past the records".into(),
+        ));
+    }
+    Ok(buffer)
+}
+
 fn write_bitmap(
     meta: &dyn TreeWrite,
     key: &[u8],
@@ -306,7 +317,7 @@ impl Graph {
         let meta = trees.open_write(&tree_name(&self.name, "meta"))?;
         let state = read_state(&*meta, &self.name)?;
         let live = read_bitmap(&*meta, LIVE_KEY)?;
-        let buffer = read_bitmap(&*meta, BUFFER_KEY)?;
+        let buffer = read_buffer(&*meta, state.record_count)?;
         Ok(GraphWriter {
             graph: self,
             nodes: trees.open_write(&tree_name(&self.name, "nodes"))?,
@@ -340,7 +351,7 @@ impl Graph {
                 .open_read(&tree_name(&self.name, "ids"))?
                 .ok_or_else(missing)?,
             live: read_bitmap(&*meta, LIVE_KEY)?,
-            buffer: read_bitmap(&*meta, BUFFER_KEY)?.iter().collect(),
+            buffer: read_buffer(&*meta, state.record_count)?.iter().collect(),
             state,
         })
     }
@@ -403,13 +414,24 @@ fn open_file_backends(
     })
 }
 
-fn record_of(ids: &dyn TreeRead, internal_id: u32) -> Result<Option<u32>, VectorError> {
+/// The record of `internal_id`; a record at or past `record_count` is `Corrupted`.
+fn record_of(
+    ids: &dyn TreeRead,
+    internal_id: u32,
+    record_count: u32,
+) -> Result<Option<u32>, VectorError> {
     match ids.get(&internal_id.to_be_bytes())? {
         Some(bytes) => {
             let bytes: [u8; 4] = bytes[..]
                 .try_into()
                 .map_err(|_| VectorError::Corrupted("id entry is not four bytes".into()))?;
-            Ok(Some(u32::from_le_bytes(bytes)))
+            let record = u32::from_le_bytes(bytes);
+            if record >= record_count {
+                return Err(VectorError::Corrupted(format!(
+                    "id {internal_id} past the records"
+                )));
+            }
+            Ok(Some(record))
         }
         None => Ok(None),
     }
@@ -434,7 +456,7 @@ fn search_state<L: crate::vector::graph::Links>(
         }),
         None => GraphVectors::Mapped(records),
     };
-    let lookup = |internal_id: u32| record_of(ids, internal_id);
+    let lookup = |internal_id: u32| record_of(ids, internal_id, record_count);
     let view = SearchView {
         links,
         records: &records,
@@ -468,6 +490,7 @@ impl GraphReader<'_> {
         let links = ReadLinks {
             tree: &*self.nodes,
             entry_point: self.state.entry_point,
+            record_count: self.state.record_count,
         };
         search_state(
             self.graph,
@@ -512,6 +535,7 @@ impl GraphReader<'_> {
         let links = ReadLinks {
             tree: &*self.nodes,
             entry_point: self.state.entry_point,
+            record_count: self.state.record_count,
         };
         if let Some(problem) = check_graph(&links, &self.graph.parameters)? {
             return Ok(Some(problem));
@@ -520,7 +544,7 @@ impl GraphReader<'_> {
         let nodes = crate::vector::graph::Links::nodes(&links)?;
         let mut live_records = RoaringBitmap::new();
         for internal_id in &self.live {
-            match record_of(&*self.ids, internal_id)? {
+            match record_of(&*self.ids, internal_id, self.state.record_count)? {
                 Some(record) if record < self.state.record_count => {
                     use crate::vector::records::RecordStore;
                     if records.internal_id(record) != internal_id {
@@ -631,7 +655,11 @@ impl GraphWriter<'_> {
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let mut links = WriteLinks::new(&*self.nodes, self.state.entry_point);
+        let mut links = WriteLinks::new(
+            &*self.nodes,
+            self.state.entry_point,
+            self.state.record_count,
+        );
         let nodes_before = (self.live.len() - self.buffer.len()) as usize;
         let mut random = SplitMix64::new(self.state.random_state);
         let mut relinked = RoaringBitmap::new();
@@ -671,7 +699,7 @@ impl GraphWriter<'_> {
     pub fn delete(&mut self, internal_ids: &RoaringBitmap) -> Result<(), VectorError> {
         let mut graph_records = RoaringBitmap::new();
         for internal_id in &(internal_ids & &self.live) {
-            let record = record_of(&*self.ids, internal_id)?
+            let record = record_of(&*self.ids, internal_id, self.state.record_count)?
                 .ok_or_else(|| VectorError::Corrupted(format!("live id {internal_id} unmapped")))?;
             self.ids.delete(&internal_id.to_be_bytes())?;
             self.live.remove(internal_id);
@@ -685,7 +713,11 @@ impl GraphWriter<'_> {
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let mut links = WriteLinks::new(&*self.nodes, self.state.entry_point);
+        let mut links = WriteLinks::new(
+            &*self.nodes,
+            self.state.entry_point,
+            self.state.record_count,
+        );
         let mut relinked = RoaringBitmap::new();
         delete_nodes(
             &mut links,
@@ -705,6 +737,7 @@ impl GraphWriter<'_> {
         let links = ReadLinks {
             tree: &*self.nodes,
             entry_point: self.state.entry_point,
+            record_count: self.state.record_count,
         };
         let buffer: Vec<u32> = self.buffer.iter().collect();
         search_state(

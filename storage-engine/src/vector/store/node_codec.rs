@@ -42,12 +42,14 @@ pub fn decode_level(record: u32, bytes: &[u8]) -> Result<u8, VectorError> {
     }
 }
 
-/// Replaces `out` with the neighbours stored for `layer` (empty when the node is below it).
+/// Replaces `out` with the neighbours stored for `layer` (empty when the node is below it);
+/// a neighbour at or past `records_end` (no such record) is `Corrupted`.
 #[inline]
 pub fn decode_layer(
     record: u32,
     bytes: &[u8],
     layer: u8,
+    records_end: u32,
     out: &mut Vec<u32>,
 ) -> Result<(), VectorError> {
     out.clear();
@@ -73,6 +75,9 @@ pub fn decode_layer(
                     .chunks_exact(LINK_BYTES)
                     .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
             );
+            if out.iter().any(|neighbour| *neighbour >= records_end) {
+                return Err(corrupted(record, "link past the committed records"));
+            }
         }
         position = end;
     }
@@ -80,12 +85,16 @@ pub fn decode_layer(
 }
 
 /// Decodes every layer of a node.
-pub fn decode_node(record: u32, bytes: &[u8]) -> Result<Vec<Vec<u32>>, VectorError> {
+pub fn decode_node(
+    record: u32,
+    bytes: &[u8],
+    records_end: u32,
+) -> Result<Vec<Vec<u32>>, VectorError> {
     let level = decode_level(record, bytes)?;
     let mut layers = Vec::with_capacity(usize::from(level) + 1);
     for layer in 0..=level {
         let mut list = Vec::new();
-        decode_layer(record, bytes, layer, &mut list)?;
+        decode_layer(record, bytes, layer, records_end, &mut list)?;
         layers.push(list);
     }
     Ok(layers)
@@ -100,12 +109,13 @@ mod tests {
     fn nodes_round_trip_and_damage_is_an_error() {
         let layers = vec![vec![1, 2, 3], vec![], vec![70_000]];
         let bytes = encode_node(&layers);
-        assert_eq!(decode_node(9, &bytes).unwrap(), layers);
+        assert_eq!(decode_node(9, &bytes, 80_000).unwrap(), layers);
+        assert!(decode_node(9, &bytes, 70_000).is_err());
         let mut out = Vec::new();
-        decode_layer(9, &bytes, 5, &mut out).unwrap();
+        decode_layer(9, &bytes, 5, 80_000, &mut out).unwrap();
         assert!(out.is_empty());
-        assert!(decode_node(9, &bytes[..bytes.len() - 1]).is_err());
-        assert!(decode_node(9, &[200]).is_err());
-        assert!(decode_node(9, &[]).is_err());
+        assert!(decode_node(9, &bytes[..bytes.len() - 1], 80_000).is_err());
+        assert!(decode_node(9, &[200], 80_000).is_err());
+        assert!(decode_node(9, &[], 80_000).is_err());
     }
 }

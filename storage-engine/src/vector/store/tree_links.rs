@@ -39,6 +39,8 @@ pub struct ReadLinks<'a> {
     pub tree: &'a dyn TreeRead,
     /// The entry point of the snapshot.
     pub entry_point: Option<EntryPoint>,
+    /// Records `0..record_count` exist; a link past them is `Corrupted`.
+    pub record_count: u32,
 }
 
 impl Links for ReadLinks<'_> {
@@ -56,7 +58,7 @@ impl Links for ReadLinks<'_> {
     #[inline]
     fn neighbours(&self, record: u32, layer: u8, out: &mut Vec<u32>) -> Result<(), VectorError> {
         match self.tree.get(&node_key(record))? {
-            Some(value) => decode_layer(record, &value, layer, out),
+            Some(value) => decode_layer(record, &value, layer, self.record_count, out),
             None => {
                 out.clear();
                 Ok(())
@@ -74,15 +76,29 @@ pub struct WriteLinks<'a> {
     tree: &'a dyn TreeWrite,
     overlay: HashMap<u32, Option<Vec<Vec<u32>>>>,
     entry_point: Option<EntryPoint>,
+    record_count: u32,
 }
 
 impl<'a> WriteLinks<'a> {
-    /// A view of `tree` whose entry point is `entry_point`.
-    pub fn new(tree: &'a dyn TreeWrite, entry_point: Option<EntryPoint>) -> Self {
+    /// A view of `tree` whose entry point is `entry_point`, over records `0..record_count`.
+    pub fn new(
+        tree: &'a dyn TreeWrite,
+        entry_point: Option<EntryPoint>,
+        record_count: u32,
+    ) -> Self {
         Self {
             tree,
             overlay: HashMap::new(),
             entry_point,
+            record_count,
+        }
+    }
+
+    fn read_view(&self) -> ReadLinks<'_> {
+        ReadLinks {
+            tree: self.tree,
+            entry_point: None,
+            record_count: self.record_count,
         }
     }
 
@@ -108,7 +124,7 @@ impl<'a> WriteLinks<'a> {
                 .tree
                 .get(&node_key(record))?
                 .ok_or_else(|| VectorError::Corrupted(format!("no node {record}")))?;
-            let layers = decode_node(record, &value)?;
+            let layers = decode_node(record, &value, self.record_count)?;
             self.overlay.insert(record, Some(layers));
         }
         self.overlay
@@ -127,11 +143,7 @@ impl Links for WriteLinks<'_> {
         match self.overlay.get(&record) {
             Some(Some(layers)) => Ok(Some((layers.len() - 1) as u8)),
             Some(None) => Ok(None),
-            None => ReadLinks {
-                tree: self.tree,
-                entry_point: None,
-            }
-            .level(record),
+            None => self.read_view().level(record),
         }
     }
 
@@ -149,11 +161,7 @@ impl Links for WriteLinks<'_> {
                 out.clear();
                 Ok(())
             }
-            None => ReadLinks {
-                tree: self.tree,
-                entry_point: None,
-            }
-            .neighbours(record, layer, out),
+            None => self.read_view().neighbours(record, layer, out),
         }
     }
 
