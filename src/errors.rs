@@ -55,6 +55,14 @@ macro_rules! error_codes {
                 }
             }
 
+            /// The code whose wire name is `name`.
+            pub fn from_name(name: &str) -> Option<Code> {
+                match name {
+                    $($name => Some(Code::$variant),)*
+                    _ => None,
+                }
+            }
+
             /// The HTTP status an error with this code is answered with.
             pub fn status(self) -> u16 {
                 match self {

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod config;
 pub mod control;
+pub mod coordinator;
 pub mod data_dir;
 pub mod decode;
 pub mod errors;

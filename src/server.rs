@@ -1,12 +1,25 @@
 //! Assembling the server: the data directory, the cores, and on each core its control-plane
 //! replica, its router and its listeners.
 
+use std::cell::RefCell;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::rc::Rc;
 
 use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
+use crate::coordinator::catalog::Catalog;
+use crate::coordinator::{ControlSide, Coordinator, DataReply, DataRequest};
+use crate::tasks::Task;
+use crate::tasks::autobatch::AutobatchLimits;
+use crate::tasks::queue::TaskQueue;
+use crate::tasks::scheduler::{Scheduler, SchedulerOptions};
+use crate::tasks::update_files::UpdateFiles;
+
+/// The task queue's page-store file in the data directory.
+pub const TASK_QUEUE_FILE_NAME: &str = "tasks.store";
+/// Finished tasks kept before the oldest are deleted automatically (Meilisearch's 1M).
+pub const MAX_NUMBER_OF_TASKS: u64 = 1_000_000;
 use crate::control::features::ForcedFeatures;
 use crate::control::{
     CONTROL_CORE, ControlBroadcast, ControlPlane, ControlReply, ControlRequest, ControlState,
@@ -33,6 +46,14 @@ struct CoreSettings {
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlRequest, ControlReply, ControlBroadcast>,
+    data_mesh: MeshSetup<DataRequest, DataReply, ()>,
+    /// The task queue, opened before the cores start; used by the control core only.
+    queue: Arc<TaskQueue>,
+    /// The catalog as stored, which every core starts with.
+    catalog: Arc<Catalog>,
+    /// The tasks of the batch a crash interrupted, run again first.
+    interrupted: Vec<Task>,
+    scheduler: SchedulerOptions,
 }
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
@@ -42,6 +63,9 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;
     let tls = tls_config(config)?;
     let keys = open_key_store(&data_directory, config.master_key.clone())?.snapshot();
+    let (queue, interrupted) = open_task_queue(&data_directory)?;
+    let catalog = Catalog::load(&queue.database().begin_read())
+        .map_err(|error| format!("could not read the index catalog: {error}"))?;
     let settings = CoreSettings {
         data_directory,
         master_key: config.master_key.clone(),
@@ -58,6 +82,22 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         },
         tls,
         mesh: mesh::setup(config.cores),
+        data_mesh: mesh::setup(config.cores),
+        queue: Arc::new(queue),
+        catalog: Arc::new(catalog),
+        interrupted,
+        scheduler: SchedulerOptions {
+            limits: AutobatchLimits {
+                autobatching_enabled: true,
+                max_tasks_per_batch: config.experimental_max_number_of_batched_tasks,
+                max_payload_bytes: config
+                    .experimental_limit_batched_tasks_total_size
+                    .unwrap_or(u64::MAX),
+            },
+            max_number_of_tasks: MAX_NUMBER_OF_TASKS,
+            shards_per_index: u32::try_from(config.shards_per_index.max(1))
+                .map_err(|_| "--shards-per-index is too large".to_owned())?,
+        },
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -103,17 +143,71 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     })
     .await
     .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
+    let update_files = UpdateFiles::open(&settings.data_directory)
+        .map_err(|error| format!("could not open the update files: {error}"))?;
+    let (wake_sender, wake_receiver) = futures_channel::mpsc::channel(1);
+    let control_side = (core == CONTROL_CORE).then(|| ControlSide {
+        queue: settings.queue.clone(),
+        wake: wake_sender,
+        processing: RefCell::new(None),
+        processing_index: RefCell::new(None),
+    });
+    let data_directory = settings.data_directory.clone();
+    let catalog = settings.catalog.clone();
+    let (data_mesh, coordinator) = CoreMesh::join(settings.data_mesh, move |mesh| {
+        Rc::new(Coordinator::new(
+            mesh,
+            data_directory,
+            catalog,
+            update_files,
+            control_side,
+        ))
+    })
+    .await
+    .map_err(|error| format!("could not join the data mesh: {error:?}"))?;
+    if core == CONTROL_CORE {
+        let scheduler = Scheduler::new(
+            coordinator.clone(),
+            settings.queue.clone(),
+            wake_receiver,
+            settings.scheduler,
+        );
+        glommio::spawn_local(scheduler.run(settings.interrupted.clone())).detach();
+    }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
     let router = Rc::new(Router::new(Services {
         core,
         control,
+        coordinator,
         production: settings.production,
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)
         .await;
     mesh.close();
+    data_mesh.close();
     Ok(())
+}
+
+/// Opens the task queue and puts back the tasks a crash left processing; answers them so
+/// the scheduler runs their batch again first.
+fn open_task_queue(data_directory: &std::path::Path) -> Result<(TaskQueue, Vec<Task>), String> {
+    let path = data_directory.join(TASK_QUEUE_FILE_NAME);
+    let mut queue = TaskQueue::open(&path, storage_engine::Options::default())
+        .map_err(|error| format!("could not open the task queue: {error}"))?;
+    let uids = queue
+        .requeue_interrupted()
+        .map_err(|error| format!("could not recover the interrupted tasks: {error}"))?;
+    let mut interrupted = Vec::with_capacity(uids.len());
+    for uid in uids {
+        if let Some(task) = queue
+            .get_task(uid)
+            .map_err(|error| format!("could not read task {uid}: {error}"))?
+        {
+            interrupted.push(task);
+        }
+    }
+    Ok((queue, interrupted))
 }
 
 /// Opens the durable key store (creating the default keys on first start).

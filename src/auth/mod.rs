@@ -44,7 +44,7 @@ pub use actions::{Action, ActionSet};
 pub use authenticate::{AuthRequest, AuthenticationError, authenticate};
 pub use body::{CreateApiKey, FieldChange, PatchApiKey, parse_create_api_key, parse_patch_api_key};
 pub use context::AuthContext;
-pub use index_pattern::IndexUidPattern;
+pub use index_pattern::{IndexUidPattern, is_valid_index_uid};
 pub use key::{Key, KeyView, derive_key_string};
 pub use list_query::{KeyListQuery, parse_key_list_query};
 pub use persistence::{

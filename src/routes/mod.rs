@@ -3,10 +3,14 @@
 
 pub mod authorize;
 pub mod body;
+pub mod documents;
 pub mod features;
+pub mod indexes;
 pub mod keys;
 pub mod root;
+pub mod settings;
 pub mod table;
+pub mod tasks;
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -14,6 +18,8 @@ use std::time::Instant;
 use crate::control::ControlPlane;
 use crate::errors::ResponseError;
 use crate::http::{Handler, Request, Response};
+use crate::tasks::TaskAction;
+use crate::tasks::model::DocumentMethod;
 use table::{Endpoint, Lookup};
 
 /// What the routes of one core need: its replicas of the control state and the settings of
@@ -21,6 +27,7 @@ use table::{Endpoint, Lookup};
 pub struct Services {
     pub core: usize,
     pub control: Rc<ControlPlane>,
+    pub coordinator: Rc<crate::coordinator::Coordinator>,
     pub production: bool,
 }
 
@@ -42,11 +49,12 @@ impl Router {
         };
         let parameter = |name: &str| Lookup::parameter(&parameters, name);
         let index_uid = parameter("index_uid");
-        if let Err(error) =
-            authorize::authorize(&self.services, &request, route.action, index_uid.as_deref())
-        {
-            return Response::error(&error);
-        }
+        let context =
+            match authorize::authorize(&self.services, &request, route.action, index_uid.as_deref()) {
+                Ok(context) => context,
+                Err(error) => return Response::error(&error),
+            };
+        let index = || index_uid.clone().unwrap_or_default();
         let key = || parameter("key").unwrap_or_default();
         let services = &self.services;
         let outcome: Result<Response, ResponseError> = match route.endpoint {
@@ -60,6 +68,65 @@ impl Router {
             Endpoint::GetKey => keys::get(services, &key()),
             Endpoint::UpdateKey => keys::update(services, &request, key()).await,
             Endpoint::DeleteKey => keys::delete(services, key()).await,
+            Endpoint::ListIndexes => indexes::list(services, &request, &context),
+            Endpoint::CreateIndex => indexes::create(services, &request, &context).await,
+            Endpoint::GetIndex => indexes::get(services, &index()),
+            Endpoint::UpdateIndex => indexes::update(services, &request, &index()).await,
+            Endpoint::DeleteIndex => indexes::delete(services, &index()).await,
+            Endpoint::SwapIndexes => indexes::swap(services, &request, &context).await,
+            Endpoint::IndexStats => indexes::index_stats(services, &index()).await,
+            Endpoint::GlobalStats => indexes::global_stats(services, &context).await,
+            Endpoint::ListDocuments => documents::list(services, &request, &index()).await,
+            Endpoint::FetchDocuments => documents::fetch(services, &request, &index()).await,
+            Endpoint::GetDocument => {
+                let document_id = parameter("document_id").unwrap_or_default();
+                documents::get_one(services, &request, &index(), &document_id).await
+            }
+            Endpoint::ReplaceDocuments => {
+                documents::add(services, &request, &index(), &context, DocumentMethod::Replace)
+                    .await
+            }
+            Endpoint::UpdateDocuments => {
+                documents::add(services, &request, &index(), &context, DocumentMethod::Update)
+                    .await
+            }
+            Endpoint::ClearDocuments => documents::clear(services, &request, &index()).await,
+            Endpoint::DeleteDocument => {
+                let document_id = parameter("document_id").unwrap_or_default();
+                documents::delete_one(services, &request, &index(), document_id).await
+            }
+            Endpoint::DeleteDocumentsBatch => {
+                documents::delete_batch(services, &request, &index()).await
+            }
+            Endpoint::DeleteDocumentsByFilter => {
+                documents::delete_by_filter(services, &request, &index()).await
+            }
+            Endpoint::GetSettings => settings::get_all(services, &index()),
+            Endpoint::UpdateSettings => {
+                settings::update_all(services, &request, &index(), &context).await
+            }
+            Endpoint::ResetSettings => settings::reset_all(services, &index(), &context).await,
+            Endpoint::SettingsSubRoute => {
+                let segment = parameter("setting").unwrap_or_default();
+                settings::sub_route_request(services, &request, &index(), &segment, &context)
+                    .await
+            }
+            Endpoint::ListTasks => tasks::list_tasks(services, &request, context).await,
+            Endpoint::GetTask => {
+                let uid = parameter("task_uid").unwrap_or_default();
+                tasks::get_task(services, &uid, context).await
+            }
+            Endpoint::CancelTasks => {
+                tasks::cancel_or_delete(services, &request, context, TaskAction::Cancel).await
+            }
+            Endpoint::DeleteTasks => {
+                tasks::cancel_or_delete(services, &request, context, TaskAction::Delete).await
+            }
+            Endpoint::ListBatches => tasks::list_batches(services, &request, context).await,
+            Endpoint::GetBatch => {
+                let uid = parameter("batch_uid").unwrap_or_default();
+                tasks::get_batch(services, &uid, context).await
+            }
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }

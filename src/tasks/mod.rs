@@ -25,9 +25,12 @@
 
 pub mod autobatch;
 pub mod batch;
+pub mod index_batch;
 pub mod model;
 pub mod query;
 pub mod queue;
+pub mod scheduler;
+pub mod update_files;
 pub mod view;
 
 #[cfg(test)]
@@ -37,4 +40,4 @@ pub use batch::{Batch, BatchStats, Progress, ProgressStep};
 pub use model::{
     BatchUid, Details, DocumentMethod, Kind, KindWithContent, Status, Task, TaskError, TaskUid,
 };
-pub use query::{Page, TaskQuery};
+pub use query::{Page, TaskAction, TaskQuery};

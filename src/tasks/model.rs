@@ -284,6 +284,9 @@ pub enum KindWithContent {
         /// Size of the update file, for the batch size limit.
         content_bytes: u64,
         allow_index_creation: bool,
+        /// `skipCreation`: updates and replacements of missing documents are dropped.
+        #[serde(default)]
+        skip_creation: bool,
     },
     DocumentDeletion {
         index_uid: String,

@@ -473,6 +473,19 @@ pub fn paginate<T>(
     }
 }
 
+impl<T> Page<T> {
+    /// The same page with every result mapped through `view`.
+    pub fn map<U>(self, view: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            results: self.results.into_iter().map(view).collect(),
+            total: self.total,
+            limit: self.limit,
+            from: self.from,
+            next: self.next,
+        }
+    }
+}
+
 impl Page<Value> {
     /// `{"results", "total", "limit", "from", "next"}`.
     pub fn to_json(&self) -> Value {

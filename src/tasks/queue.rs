@@ -275,6 +275,11 @@ impl TaskQueue {
         Ok(queue)
     }
 
+    /// The page store underneath (the catalog shares it).
+    pub fn database(&self) -> &Database {
+        &self.database
+    }
+
     /// The tasks that were `processing` when the queue was opened (a crash interrupted
     /// them), in uid order.
     pub fn interrupted_at_open(&self) -> &[TaskUid] {
@@ -643,7 +648,21 @@ impl TaskQueue {
         tasks: &mut [Task],
         finished_at: OffsetDateTime,
     ) -> QueueResult<()> {
+        self.finish_batch_with(batch, tasks, finished_at, |_| Ok(()))
+    }
+
+    /// [`TaskQueue::finish_batch`], writing `also` (the catalog changes the batch made) in
+    /// the same transaction, so the batch's effects and its tasks' final states are durable
+    /// together.
+    pub fn finish_batch_with(
+        &self,
+        batch: &mut Batch,
+        tasks: &mut [Task],
+        finished_at: OffsetDateTime,
+        also: impl FnOnce(&WriteTransaction) -> QueueResult<()>,
+    ) -> QueueResult<()> {
         let write = self.database.begin_write()?;
+        also(&write)?;
         for task in tasks.iter_mut() {
             task.batch_uid = Some(batch.uid);
             task.started_at = Some(batch.started_at);

@@ -167,6 +167,11 @@ impl PreparedBatch {
         self.flush()
     }
 
+    /// What the chunks applied so far did.
+    pub fn outcome(&self) -> ApplyOutcome {
+        self.outcome
+    }
+
     /// Records the batch uid and commits: the batch becomes visible and durable at once.
     pub fn commit(mut self) -> ShardResult<ApplyOutcome> {
         let Some(transaction) = self.transaction.take() else {

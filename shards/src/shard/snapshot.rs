@@ -72,6 +72,28 @@ impl ShardSnapshot {
         ShardFacetSource::new(&self.read, &self.state.document_ids)
     }
 
+    /// The external ids of the documents in `selected`, in external id order (a scan of the
+    /// external-id map: meant for deletions by filter, not for hot paths).
+    pub fn external_ids(&self, selected: &RoaringBitmap) -> ShardResult<Vec<String>> {
+        let Some(tree) = self.read.open_tree(EXTERNAL_IDS_TREE)? else {
+            return Ok(Vec::new());
+        };
+        let mut found = Vec::with_capacity(selected.len() as usize);
+        for entry in tree.range(
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            storage_engine::Direction::Forward,
+        )? {
+            let (key, value) = entry?;
+            if selected.contains(document_from_key(value)?) {
+                let external = std::str::from_utf8(key)
+                    .map_err(|_| ShardError::corrupted("external id"))?;
+                found.push(external.to_owned());
+            }
+        }
+        Ok(found)
+    }
+
     pub fn internal_id(&self, external_id: &str) -> ShardResult<Option<u32>> {
         let Some(tree) = self.read.open_tree(EXTERNAL_IDS_TREE)? else {
             return Ok(None);

@@ -55,6 +55,7 @@ fn with_primary_key(index: &str, primary_key: &str) -> KindWithContent {
             documents_count,
             content_bytes,
             allow_index_creation,
+            skip_creation: false,
         },
         other => other,
     }

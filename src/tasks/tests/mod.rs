@@ -29,6 +29,7 @@ pub(super) fn addition(index: &str, documents: u64) -> KindWithContent {
         documents_count: documents,
         content_bytes: 100,
         allow_index_creation: true,
+        skip_creation: false,
     }
 }
 

@@ -1,0 +1,198 @@
+//! The index catalog: every index's uid, primary key, dates, settings and where its shards
+//! live. The control core owns it and stores it in the task queue's page store, in the same
+//! write transaction that finishes the batch that changed it, so an index change and its
+//! task's success are durable together. Every core holds a replica ([`Catalog`] behind an
+//! `Arc`, replaced whole on each change).
+//!
+//! Invariants:
+//! - an index's `storage` name never changes (a rename changes only `uid`), so its shard files
+//!   never move;
+//! - `storage` is derived from the uid of the task that created the index, which is unique
+//!   and the same when a crash makes the task run again;
+//! - `shards` is fixed at creation (`--shards-per-index`); shard `s` lives on core
+//!   `s mod cores`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use storage_engine::{Direction, ReadTransaction, WriteTransaction};
+use time::OffsetDateTime;
+
+use crate::settings::apply::StoredSettings;
+use crate::tasks::queue::{QueueError, QueueResult};
+
+/// The tree of the queue's page store that holds the catalog (index uid → record).
+pub const CATALOG_TREE: &str = "catalog";
+/// The directory of the data directory that holds one directory per index.
+pub const INDEXES_DIRECTORY: &str = "indexes";
+
+/// One index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexRecord {
+    pub uid: String,
+    /// The directory (under [`INDEXES_DIRECTORY`]) holding the shard files.
+    pub storage: String,
+    pub shards: u32,
+    pub primary_key: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub updated_at: OffsetDateTime,
+    pub settings: StoredSettings,
+}
+
+impl IndexRecord {
+    /// A new, empty index.
+    pub fn new(
+        uid: &str,
+        storage: String,
+        shards: u32,
+        primary_key: Option<String>,
+        now: OffsetDateTime,
+    ) -> IndexRecord {
+        IndexRecord {
+            uid: uid.to_owned(),
+            storage,
+            shards,
+            primary_key,
+            created_at: now,
+            updated_at: now,
+            settings: StoredSettings::default(),
+        }
+    }
+
+    /// The names of the shards, as rendezvous hashing ranks them.
+    pub fn shard_names(&self) -> Vec<String> {
+        (0..self.shards).map(shard_name).collect()
+    }
+
+    /// The directory of the index's shard files.
+    pub fn directory(&self, data_directory: &Path) -> PathBuf {
+        data_directory.join(INDEXES_DIRECTORY).join(&self.storage)
+    }
+}
+
+/// The name of shard `shard` of an index.
+pub fn shard_name(shard: u32) -> String {
+    format!("shard-{shard}")
+}
+
+/// The storage name of an index created by task `task_uid`.
+pub fn storage_name(task_uid: u32) -> String {
+    format!("index-{task_uid}")
+}
+
+/// Every index, by uid.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    indexes: BTreeMap<String, Arc<IndexRecord>>,
+}
+
+impl Catalog {
+    /// The index `uid`.
+    pub fn get(&self, uid: &str) -> Option<&Arc<IndexRecord>> {
+        self.indexes.get(uid)
+    }
+
+    /// Every index, by uid.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<IndexRecord>> {
+        self.indexes.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.indexes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.indexes.is_empty()
+    }
+
+    /// Inserts or replaces an index.
+    pub fn insert(&mut self, record: IndexRecord) {
+        self.indexes.insert(record.uid.clone(), Arc::new(record));
+    }
+
+    /// Removes an index.
+    pub fn remove(&mut self, uid: &str) -> Option<Arc<IndexRecord>> {
+        self.indexes.remove(uid)
+    }
+
+    /// Reads the stored catalog.
+    pub fn load(read: &ReadTransaction) -> QueueResult<Catalog> {
+        let mut catalog = Catalog::default();
+        let Some(tree) = read.open_tree(CATALOG_TREE)? else {
+            return Ok(catalog);
+        };
+        for entry in tree.range(
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            Direction::Forward,
+        )? {
+            let (_key, value) = entry?;
+            let record: IndexRecord = serde_json::from_slice(value).map_err(|error| {
+                QueueError::Corrupted(format!("undecodable index record: {error}"))
+            })?;
+            catalog.insert(record);
+        }
+        Ok(catalog)
+    }
+
+    /// Writes the difference between `before` and `self` into `write`.
+    pub fn store_changes(&self, before: &Catalog, write: &WriteTransaction) -> QueueResult<()> {
+        let tree = write.create_tree(CATALOG_TREE)?;
+        for uid in before.indexes.keys() {
+            if !self.indexes.contains_key(uid) {
+                tree.delete(uid.as_bytes())?;
+            }
+        }
+        for (uid, record) in &self.indexes {
+            if before.indexes.get(uid) != Some(record) {
+                let bytes = serde_json::to_vec(record.as_ref()).map_err(|error| {
+                    QueueError::Corrupted(format!("cannot encode an index record: {error}"))
+                })?;
+                tree.put(uid.as_bytes(), &bytes)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use storage_engine::{Database, Options};
+
+    #[test]
+    fn stored_changes_read_back_as_the_same_catalog() {
+        let directory = tempfile::tempdir().unwrap();
+        let database = Database::open(&directory.path().join("queue"), Options::default()).unwrap();
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let mut catalog = Catalog::default();
+        catalog.insert(IndexRecord::new("movies", storage_name(0), 2, None, now));
+        catalog.insert(IndexRecord::new("books", storage_name(1), 2, Some("id".into()), now));
+        let write = database.begin_write().unwrap();
+        catalog.store_changes(&Catalog::default(), &write).unwrap();
+        write.commit().unwrap();
+
+        let mut changed = catalog.clone();
+        changed.remove("books");
+        let mut movies = changed.get("movies").unwrap().as_ref().clone();
+        movies.primary_key = Some("key".into());
+        changed.insert(movies);
+        let write = database.begin_write().unwrap();
+        changed.store_changes(&catalog, &write).unwrap();
+        write.commit().unwrap();
+
+        let loaded = Catalog::load(&database.begin_read()).unwrap();
+        assert_eq!(loaded, changed);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(
+            loaded.get("movies").unwrap().primary_key.as_deref(),
+            Some("key")
+        );
+    }
+}

@@ -1,0 +1,392 @@
+//! The coordinator of one core: its replica of the index catalog, the shards it owns, and
+//! the fan-out of reads and writes to the owner cores of an index's shards. On the control
+//! core it also holds the task queue that the scheduler drives.
+//!
+//! Invariants:
+//! - only the control core changes the catalog; it replicates every new version to every
+//!   core and waits until each applied it, before the batch that changed it is finished;
+//! - shard `s` of an index is served by core `s mod cores`: a command for it is a local call
+//!   on that core and a mesh request from any other;
+//! - task registration and task reads go to the control core, which owns the queue.
+
+pub mod catalog;
+pub mod merge;
+pub mod shard_host;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::auth::AuthContext;
+use crate::errors::{Code, ResponseError};
+use crate::runtime::{CoreMesh, MeshHandler};
+use crate::tasks::queue::{QueueError, TaskQueue, TaskVisibility};
+use crate::tasks::update_files::UpdateFiles;
+use crate::tasks::{KindWithContent, Task, TaskQuery};
+use catalog::{Catalog, IndexRecord};
+use shard_host::{ShardAddress, ShardAnswer, ShardCommand, ShardHost};
+
+/// The core that owns the task queue and the catalog.
+pub const CONTROL_CORE: usize = crate::control::CONTROL_CORE;
+
+/// A request between coordinators.
+#[derive(Debug)]
+pub enum DataRequest {
+    Shard {
+        address: ShardAddress,
+        command: ShardCommand,
+    },
+    Register {
+        kind: KindWithContent,
+        custom_metadata: Option<String>,
+    },
+    ReadTasks {
+        read: TaskRead,
+        visibility: AuthContext,
+    },
+    Replicate(Arc<Catalog>),
+    /// Whether the batch being processed works on this index.
+    IsIndexing(String),
+}
+
+/// A read of the task queue.
+#[derive(Debug, Clone)]
+pub enum TaskRead {
+    ListTasks(TaskQuery),
+    Task(u32),
+    ListBatches(TaskQuery),
+    Batch(u32),
+    /// The uids of the tasks a cancelation or deletion query matches.
+    Matching(TaskQuery),
+}
+
+/// The answer to a [`DataRequest`].
+#[derive(Debug)]
+pub enum DataReply {
+    Shard(Result<ShardAnswer, ResponseError>),
+    Registered(Result<Task, ResponseError>),
+    Tasks(Result<Value, ResponseError>),
+    Matching(Result<Vec<u32>, ResponseError>),
+    Replicated,
+    Flag(bool),
+}
+
+/// The mesh carrying coordinator messages (no broadcasts: replication is acknowledged).
+pub type DataMesh = CoreMesh<DataRequest, DataReply, ()>;
+
+/// What only the control core holds.
+pub struct ControlSide {
+    pub queue: Arc<TaskQueue>,
+    /// Wakes the scheduler after a registration.
+    pub wake: futures_channel::mpsc::Sender<()>,
+    /// The batch being processed, and whether a cancelation asked to interrupt it.
+    pub processing: RefCell<Option<(u32, bool)>>,
+    /// The index of the batch being processed, if it is an index batch.
+    pub processing_index: RefCell<Option<String>>,
+}
+
+/// One core's coordinator.
+pub struct Coordinator {
+    mesh: Rc<DataMesh>,
+    data_directory: PathBuf,
+    catalog: RefCell<Arc<Catalog>>,
+    shards: ShardHost,
+    update_files: UpdateFiles,
+    control: Option<ControlSide>,
+}
+
+impl TaskVisibility for AuthContext {
+    fn all_indexes_authorized(&self) -> bool {
+        AuthContext::all_indexes_authorized(self)
+    }
+
+    fn is_index_authorized(&self, index: &str) -> bool {
+        AuthContext::is_index_authorized(self, index)
+    }
+}
+
+impl Coordinator {
+    pub fn new(
+        mesh: Rc<DataMesh>,
+        data_directory: PathBuf,
+        catalog: Arc<Catalog>,
+        update_files: UpdateFiles,
+        control: Option<ControlSide>,
+    ) -> Coordinator {
+        Coordinator {
+            mesh,
+            shards: ShardHost::new(data_directory.clone()),
+            data_directory,
+            catalog: RefCell::new(catalog),
+            update_files,
+            control,
+        }
+    }
+
+    pub fn core(&self) -> usize {
+        self.mesh.core()
+    }
+
+    pub fn cores(&self) -> usize {
+        self.mesh.cores()
+    }
+
+    pub fn data_directory(&self) -> &std::path::Path {
+        &self.data_directory
+    }
+
+    pub fn update_files(&self) -> &UpdateFiles {
+        &self.update_files
+    }
+
+    /// This core's replica of the catalog.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.borrow().clone()
+    }
+
+    /// The index `uid`, or `index_not_found`.
+    pub fn index(&self, uid: &str) -> Result<Arc<IndexRecord>, ResponseError> {
+        self.catalog
+            .borrow()
+            .get(uid)
+            .cloned()
+            .ok_or_else(|| ResponseError::index_not_found(uid))
+    }
+
+    /// The control core's side (queue and scheduler), on the control core only.
+    pub fn control(&self) -> Option<&ControlSide> {
+        self.control.as_ref()
+    }
+
+    /// Registers a task on the control core; answers the stored task.
+    pub async fn register(
+        &self,
+        kind: KindWithContent,
+        custom_metadata: Option<String>,
+    ) -> Result<Task, ResponseError> {
+        let request = DataRequest::Register {
+            kind,
+            custom_metadata,
+        };
+        match self.ask(CONTROL_CORE, request).await? {
+            DataReply::Registered(outcome) => outcome,
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Reads the task queue on the control core.
+    pub async fn read_tasks(
+        &self,
+        read: TaskRead,
+        visibility: AuthContext,
+    ) -> Result<DataReply, ResponseError> {
+        self.ask(CONTROL_CORE, DataRequest::ReadTasks { read, visibility })
+            .await
+    }
+
+    /// Whether the batch being processed works on the index `uid`.
+    pub async fn is_indexing(&self, uid: &str) -> bool {
+        matches!(
+            self.ask(CONTROL_CORE, DataRequest::IsIndexing(uid.to_owned()))
+                .await,
+            Ok(DataReply::Flag(true))
+        )
+    }
+
+    /// Runs `command` on shard `shard` of `record`, on its owner core.
+    pub async fn ask_shard(
+        &self,
+        record: &IndexRecord,
+        shard: u32,
+        command: ShardCommand,
+    ) -> Result<ShardAnswer, ResponseError> {
+        let address = ShardAddress {
+            storage: record.storage.clone(),
+            shard,
+        };
+        let owner = shard as usize % self.cores();
+        if owner == self.core() {
+            return self.shards.handle(address, command).await;
+        }
+        match self
+            .ask(owner, DataRequest::Shard { address, command })
+            .await?
+        {
+            DataReply::Shard(outcome) => outcome,
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Runs one command per shard of `record`, all at once; answers in shard order.
+    pub async fn ask_every_shard(
+        self: &Rc<Self>,
+        record: &Arc<IndexRecord>,
+        mut command: impl FnMut(u32) -> ShardCommand,
+    ) -> Vec<Result<ShardAnswer, ResponseError>> {
+        let mut running = Vec::with_capacity(record.shards as usize);
+        for shard in 0..record.shards {
+            let coordinator = self.clone();
+            let record = record.clone();
+            let command = command(shard);
+            running.push(glommio::spawn_local(async move {
+                coordinator.ask_shard(&record, shard, command).await
+            }));
+        }
+        let mut answers = Vec::with_capacity(running.len());
+        for task in running {
+            answers.push(task.await);
+        }
+        answers
+    }
+
+    /// Replaces the catalog on every core (this one included), waiting for each.
+    pub async fn publish_catalog(&self, catalog: Arc<Catalog>) -> Result<(), ResponseError> {
+        *self.catalog.borrow_mut() = catalog.clone();
+        for core in (0..self.cores()).filter(|core| *core != self.core()) {
+            match self
+                .ask(core, DataRequest::Replicate(catalog.clone()))
+                .await?
+            {
+                DataReply::Replicated => {}
+                other => return Err(unexpected(&other)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn ask(&self, core: usize, request: DataRequest) -> Result<DataReply, ResponseError> {
+        if core == self.core() {
+            return Ok(self.handle(request).await);
+        }
+        self.mesh.request(core, request).await.map_err(|error| {
+            ResponseError::new(
+                Code::Internal,
+                format!("core {core} did not answer: {error:?}"),
+            )
+        })
+    }
+
+    async fn handle(&self, request: DataRequest) -> DataReply {
+        match request {
+            DataRequest::Shard { address, command } => {
+                DataReply::Shard(self.shards.handle(address, command).await)
+            }
+            DataRequest::Register {
+                kind,
+                custom_metadata,
+            } => DataReply::Registered(self.register_here(kind, custom_metadata).await),
+            DataRequest::ReadTasks { read, visibility } => self.read_tasks_here(read, visibility),
+            DataRequest::IsIndexing(uid) => DataReply::Flag(
+                self.control
+                    .as_ref()
+                    .is_some_and(|control| control.processing_index.borrow().as_deref() == Some(&uid)),
+            ),
+            DataRequest::Replicate(catalog) => {
+                *self.catalog.borrow_mut() = catalog;
+                DataReply::Replicated
+            }
+        }
+    }
+
+    fn control_side(&self) -> Result<&ControlSide, ResponseError> {
+        self.control
+            .as_ref()
+            .ok_or_else(|| ResponseError::internal("the task queue lives on the control core"))
+    }
+
+    async fn register_here(
+        &self,
+        kind: KindWithContent,
+        custom_metadata: Option<String>,
+    ) -> Result<Task, ResponseError> {
+        let control = self.control_side()?;
+        let queue = control.queue.clone();
+        let registered = crate::runtime::blocking::run(move || {
+            queue.register(kind, custom_metadata, OffsetDateTime::now_utc())
+        })
+        .await
+        .map_err(queue_error)?;
+        if let Some(batch_uid) = registered.interrupt_batch {
+            let mut processing = control.processing.borrow_mut();
+            if let Some((processing_uid, interrupt)) = processing.as_mut()
+                && *processing_uid == batch_uid
+            {
+                *interrupt = true;
+            }
+        }
+        // A full channel already holds a wake-up: the scheduler will look at the queue.
+        let _ = control.wake.clone().try_send(());
+        Ok(registered.task)
+    }
+
+    fn read_tasks_here(&self, read: TaskRead, visibility: AuthContext) -> DataReply {
+        let control = match self.control_side() {
+            Ok(control) => control,
+            Err(error) => return DataReply::Tasks(Err(error)),
+        };
+        let queue = &control.queue;
+        match read {
+            TaskRead::ListTasks(query) => DataReply::Tasks(
+                queue
+                    .list_tasks(&query, &visibility)
+                    .map(|page| page.map(|task| crate::tasks::view::task_view(&task)).to_json())
+                    .map_err(queue_error),
+            ),
+            TaskRead::ListBatches(query) => DataReply::Tasks(
+                queue
+                    .list_batches(&query, &visibility)
+                    .map(|page| {
+                        page.map(|batch| crate::tasks::view::batch_view(&batch))
+                            .to_json()
+                    })
+                    .map_err(queue_error),
+            ),
+            TaskRead::Task(uid) => DataReply::Tasks(match queue.get_task(uid) {
+                Ok(Some(task)) if task_visible(&task, &visibility) => {
+                    Ok(crate::tasks::view::task_view(&task))
+                }
+                Ok(_) => Err(ResponseError::task_not_found(uid)),
+                Err(error) => Err(queue_error(error)),
+            }),
+            TaskRead::Batch(uid) => DataReply::Tasks(match queue.get_batch(uid) {
+                Ok(Some(batch)) => Ok(crate::tasks::view::batch_view(&batch)),
+                Ok(None) => Err(ResponseError::batch_not_found(uid)),
+                Err(error) => Err(queue_error(error)),
+            }),
+            TaskRead::Matching(query) => DataReply::Matching(
+                queue
+                    .matching_task_uids(&query, &visibility)
+                    .map_err(queue_error),
+            ),
+        }
+    }
+}
+
+fn task_visible(task: &Task, visibility: &AuthContext) -> bool {
+    visibility.all_indexes_authorized()
+        || task
+            .indexes()
+            .iter()
+            .all(|index| visibility.is_index_authorized(index))
+}
+
+impl MeshHandler<DataRequest, DataReply, ()> for Coordinator {
+    async fn on_request(&self, _from: usize, request: DataRequest) -> DataReply {
+        self.handle(request).await
+    }
+
+    fn on_broadcast(&self, _from: usize, _message: ()) {}
+}
+
+/// A queue failure as an API error.
+pub fn queue_error(error: QueueError) -> ResponseError {
+    ResponseError::from(error)
+}
+
+fn unexpected(reply: &DataReply) -> ResponseError {
+    ResponseError::internal(format!("a core answered another request: {reply:?}"))
+}

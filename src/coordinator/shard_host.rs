@@ -1,0 +1,375 @@
+//! The shards a core owns, and the commands other cores send them.
+//!
+//! Each core opens the shard files it owns lazily, on the first command for them, and keeps
+//! them open. A batch is applied in two phases: [`ShardCommand::Prepare`] resolves the
+//! batch's planned documents against the shard's stored ones and applies them inside one
+//! write transaction, in chunks of [`APPLY_CHUNK_DOCUMENTS`] with a yield between chunks (so
+//! searches on this core keep flowing), and keeps the prepared transaction;
+//! [`ShardCommand::Commit`] makes it durable (the sync runs off the core) and
+//! [`ShardCommand::Abort`] drops it.
+//!
+//! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
+//! time); reads use a snapshot of the last commit and never see a prepared batch; applying
+//! is idempotent by batch uid (the shard records the last batch it applied).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
+use shards::filter::{Filter, FilterableRules, evaluate};
+use shards::shard::{
+    ApplyOutcome, ListQuery, Operation, PreparedBatch, Shard, ShardError, ShardStats, SortRule,
+};
+use storage_engine::Options;
+
+use crate::errors::{Code, ResponseError};
+
+/// Documents applied between two yields of a prepare.
+pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
+
+/// Where a shard lives: its index's storage directory name and its number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShardAddress {
+    pub storage: String,
+    pub shard: u32,
+}
+
+impl ShardAddress {
+    /// The shard's page-store file.
+    pub fn path(&self, data_directory: &Path) -> PathBuf {
+        data_directory
+            .join(super::catalog::INDEXES_DIRECTORY)
+            .join(&self.storage)
+            .join(format!("{}.store", super::catalog::shard_name(self.shard)))
+    }
+}
+
+/// What a shard is asked.
+#[derive(Debug)]
+pub enum ShardCommand {
+    /// Applies a batch's share, uncommitted.
+    Prepare {
+        batch_uid: u64,
+        delete_all: bool,
+        documents: Vec<(String, PlannedDocument)>,
+    },
+    Commit,
+    Abort,
+    /// Replaces the facet settings (filterable and sortable attributes), rebuilding the
+    /// facet indexes when they change; committed at once, idempotent.
+    SetFacetSettings {
+        filterable: Value,
+        sortable: Vec<String>,
+    },
+    /// One document by external id, with only `fields` when given.
+    Document {
+        external_id: String,
+        fields: Option<Vec<String>>,
+    },
+    /// The first `needed` documents of a listing, with the number of matches.
+    List {
+        needed: usize,
+        filter: Option<Filter>,
+        ids: Option<Vec<String>>,
+        sort: Vec<SortRule>,
+        fields: Option<Vec<String>>,
+    },
+    Stats,
+    /// Which of `ids` are stored.
+    Existing { ids: Vec<String> },
+    /// The external ids of the documents `filter` matches.
+    Matching { filter: Filter },
+    /// Closes the shard and removes its file (index deletion).
+    Remove,
+}
+
+/// A listed document: its shard-local order key and its body.
+#[derive(Debug)]
+pub struct ListedDocument {
+    pub internal_id: u32,
+    pub document: Map<String, Value>,
+}
+
+/// A shard's answer.
+#[derive(Debug)]
+pub enum ShardAnswer {
+    Prepared(ApplyOutcome),
+    Done,
+    Document(Option<Map<String, Value>>),
+    Page {
+        documents: Vec<ListedDocument>,
+        total: u64,
+    },
+    Stats(ShardStats),
+    Ids(Vec<String>),
+}
+
+/// The shards of one core.
+pub struct ShardHost {
+    data_directory: PathBuf,
+    open: RefCell<HashMap<ShardAddress, Arc<Shard>>>,
+    prepared: RefCell<HashMap<ShardAddress, PreparedBatch>>,
+}
+
+impl ShardHost {
+    pub fn new(data_directory: PathBuf) -> ShardHost {
+        ShardHost {
+            data_directory,
+            open: RefCell::new(HashMap::new()),
+            prepared: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Runs `command` on the shard at `address`.
+    pub async fn handle(
+        &self,
+        address: ShardAddress,
+        command: ShardCommand,
+    ) -> Result<ShardAnswer, ResponseError> {
+        match command {
+            ShardCommand::Prepare {
+                batch_uid,
+                delete_all,
+                documents,
+            } => self
+                .prepare(address, batch_uid, delete_all, documents)
+                .await
+                .map(ShardAnswer::Prepared),
+            ShardCommand::Commit => self.commit(&address).await.map(|()| ShardAnswer::Done),
+            ShardCommand::Abort => {
+                self.prepared.borrow_mut().remove(&address);
+                Ok(ShardAnswer::Done)
+            }
+            ShardCommand::SetFacetSettings {
+                filterable,
+                sortable,
+            } => {
+                let shard = self.shard(&address)?;
+                crate::runtime::blocking::run(move || {
+                    shard.set_facet_settings(&filterable, &sortable)
+                })
+                .await
+                .map_err(shard_error)?;
+                Ok(ShardAnswer::Done)
+            }
+            ShardCommand::Remove => self.remove(&address).await.map(|()| ShardAnswer::Done),
+            read => self.read(&address, read),
+        }
+    }
+
+    fn read(
+        &self,
+        address: &ShardAddress,
+        command: ShardCommand,
+    ) -> Result<ShardAnswer, ResponseError> {
+        let snapshot = self.shard(address)?.read().map_err(shard_error)?;
+        match command {
+            ShardCommand::Document {
+                external_id,
+                fields,
+            } => snapshot
+                .document(&external_id, fields.as_deref())
+                .map(ShardAnswer::Document)
+                .map_err(shard_error),
+            ShardCommand::List {
+                needed,
+                filter,
+                ids,
+                sort,
+                fields,
+            } => {
+                let mut selected = match filter {
+                    Some(filter) => Some(filter_ids(&snapshot, &filter)?),
+                    None => None,
+                };
+                if let Some(ids) = ids {
+                    let mut wanted = roaring::RoaringBitmap::new();
+                    for id in ids {
+                        if let Some(internal) = snapshot.internal_id(&id).map_err(shard_error)? {
+                            wanted.insert(internal);
+                        }
+                    }
+                    selected = Some(match selected {
+                        Some(filtered) => filtered & wanted,
+                        None => wanted,
+                    });
+                }
+                let query = ListQuery {
+                    offset: 0,
+                    limit: needed,
+                    filter: selected,
+                    sort,
+                };
+                let (page, total) = snapshot
+                    .documents(&query, fields.as_deref())
+                    .map_err(shard_error)?;
+                let documents = page
+                    .into_iter()
+                    .map(|(internal_id, document)| ListedDocument {
+                        internal_id,
+                        document,
+                    })
+                    .collect();
+                Ok(ShardAnswer::Page { documents, total })
+            }
+            ShardCommand::Stats => {
+                let shard = self.shard(address)?;
+                shard.stats().map(ShardAnswer::Stats).map_err(shard_error)
+            }
+            ShardCommand::Existing { ids } => {
+                let mut existing = Vec::new();
+                for id in ids {
+                    if snapshot.internal_id(&id).map_err(shard_error)?.is_some() {
+                        existing.push(id);
+                    }
+                }
+                Ok(ShardAnswer::Ids(existing))
+            }
+            ShardCommand::Matching { filter } => {
+                let matched = filter_ids(&snapshot, &filter)?;
+                snapshot
+                    .external_ids(&matched)
+                    .map(ShardAnswer::Ids)
+                    .map_err(shard_error)
+            }
+            other => Err(ResponseError::internal(format!(
+                "`{other:?}` is not a read"
+            ))),
+        }
+    }
+
+    /// The open shard at `address`, opened (created) on first use.
+    fn shard(&self, address: &ShardAddress) -> Result<Arc<Shard>, ResponseError> {
+        if let Some(shard) = self.open.borrow().get(address) {
+            return Ok(shard.clone());
+        }
+        let path = address.path(&self.data_directory);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|error| crate::errors::io_error(&error))?;
+        }
+        let shard = Arc::new(Shard::open(&path, Options::default()).map_err(shard_error)?);
+        self.open
+            .borrow_mut()
+            .insert(address.clone(), shard.clone());
+        Ok(shard)
+    }
+
+    async fn prepare(
+        &self,
+        address: ShardAddress,
+        batch_uid: u64,
+        delete_all: bool,
+        documents: Vec<(String, PlannedDocument)>,
+    ) -> Result<ApplyOutcome, ResponseError> {
+        let shard = self.shard(&address)?;
+        self.prepared.borrow_mut().remove(&address);
+        let snapshot = shard.read().map_err(shard_error)?;
+        let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
+        if delete_all {
+            prepared
+                .apply_chunk(vec![Operation::DeleteAll])
+                .map_err(shard_error)?;
+        }
+        let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+        for (external_id, planned) in documents {
+            let stored = if delete_all {
+                None
+            } else {
+                snapshot.document(&external_id, None).map_err(shard_error)?
+            };
+            if let Some(operation) = resolve(external_id, &planned, stored) {
+                chunk.push(operation);
+            }
+            if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
+                prepared
+                    .apply_chunk(std::mem::take(&mut chunk))
+                    .map_err(shard_error)?;
+                glommio::yield_if_needed().await;
+            }
+        }
+        prepared.apply_chunk(chunk).map_err(shard_error)?;
+        let outcome = prepared.outcome();
+        self.prepared.borrow_mut().insert(address, prepared);
+        Ok(outcome)
+    }
+
+    async fn commit(&self, address: &ShardAddress) -> Result<(), ResponseError> {
+        let Some(prepared) = self.prepared.borrow_mut().remove(address) else {
+            return Err(ResponseError::internal(
+                "a commit arrived for a shard with no prepared batch",
+            ));
+        };
+        crate::runtime::blocking::run(move || prepared.commit())
+            .await
+            .map(|_| ())
+            .map_err(shard_error)
+    }
+
+    async fn remove(&self, address: &ShardAddress) -> Result<(), ResponseError> {
+        self.prepared.borrow_mut().remove(address);
+        self.open.borrow_mut().remove(address);
+        let path = address.path(&self.data_directory);
+        crate::runtime::blocking::run(move || match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(error),
+        })
+        .await
+        .map_err(|error| crate::errors::io_error(&error))
+    }
+}
+
+/// The operation that gives `planned`'s effect on a document `stored` (or absent).
+fn resolve(
+    external_id: String,
+    planned: &PlannedDocument,
+    stored: Option<Map<String, Value>>,
+) -> Option<Operation> {
+    match planned.outcome(stored.is_some()) {
+        Outcome::Untouched => None,
+        Outcome::Deleted => Some(Operation::Delete { external_id }),
+        Outcome::Written {
+            onto_stored,
+            document,
+        } => {
+            let document = match stored {
+                Some(mut stored) if *onto_stored => {
+                    merge_top_level(&mut stored, document.clone());
+                    stored
+                }
+                _ => document.clone(),
+            };
+            Some(Operation::Replace {
+                external_id,
+                document,
+            })
+        }
+    }
+}
+
+/// The internal ids `filter` selects in `snapshot`.
+fn filter_ids(
+    snapshot: &shards::shard::ShardSnapshot,
+    filter: &Filter,
+) -> Result<roaring::RoaringBitmap, ResponseError> {
+    let rules = FilterableRules::from_setting(snapshot.settings().filterable_setting())
+        .map_err(ResponseError::internal)?;
+    let source = snapshot.facet_source();
+    let selected = evaluate(filter, &rules, &source)
+        .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
+    if let Some(error) = source.take_error() {
+        return Err(shard_error(error));
+    }
+    Ok(selected)
+}
+
+/// A shard failure as an API error (`no_space_left_on_device` and the like keep their code).
+pub fn shard_error(error: ShardError) -> ResponseError {
+    match error {
+        ShardError::Storage(storage_engine::Error::Io(source)) => crate::errors::io_error(&source),
+        other => ResponseError::internal(other),
+    }
+}

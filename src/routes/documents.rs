@@ -1,0 +1,572 @@
+//! `/indexes/{index_uid}/documents`: additions and updates (the payload is checked, written
+//! to a synced update file, then registered), deletions (one, a batch, by filter, all), and
+//! reads (one document from its shard's owner core; listings merged from every shard).
+
+use std::sync::Arc;
+
+use deserr::Deserr;
+use serde_json::{Map, Value, json};
+use shards::documents::document_id::document_id_from_value;
+use shards::documents::payload::{PayloadFormat, count_documents, csv_delimiter_from_parameter};
+use shards::filter::{Filter, FilterableRules, check_filterable};
+use shards::shard::{SortRule, select_fields};
+
+use crate::auth::AuthContext;
+use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::merge::{ShardPage, merge_pages};
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::decode::{JsonError, Param, QueryError};
+use crate::errors::{Code, ResponseError, codes};
+use crate::http::{Request, Response};
+use crate::routes::indexes::{checked_path_uid, register};
+use crate::routes::tasks::json;
+use crate::routes::{Services, body};
+use crate::tasks::KindWithContent;
+use crate::tasks::index_batch::documents_error;
+use crate::tasks::model::DocumentMethod;
+
+/// Default page size of document listings.
+pub const DOCUMENTS_LIMIT_DEFAULT: usize = 20;
+/// The media types a document payload may have.
+const PAYLOAD_TYPES: [&str; 3] = ["application/json", "application/x-ndjson", "text/csv"];
+
+#[derive(Debug, Deserr)]
+#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
+struct AdditionQuery {
+    #[deserr(default, error = QueryError<codes::InvalidIndexPrimaryKey>)]
+    primary_key: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentCsvDelimiter>)]
+    csv_delimiter: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidIndexCustomMetadata>)]
+    custom_metadata: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSkipCreation>)]
+    skip_creation: Option<Param<bool>>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
+struct MetadataQuery {
+    #[deserr(default, error = QueryError<codes::InvalidIndexCustomMetadata>)]
+    custom_metadata: Option<String>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
+struct ListQuery {
+    #[deserr(default = Param(0), error = QueryError<codes::InvalidDocumentOffset>)]
+    offset: Param<usize>,
+    #[deserr(default = Param(DOCUMENTS_LIMIT_DEFAULT), error = QueryError<codes::InvalidDocumentLimit>)]
+    limit: Param<usize>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentFields>)]
+    fields: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentRetrieveVectors>)]
+    /// Accepted and validated; no embedder exists yet, so there are no vectors to add.
+    #[allow(dead_code)]
+    retrieve_vectors: Option<Param<bool>>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentIds>)]
+    ids: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentFilter>)]
+    filter: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentSort>)]
+    sort: Option<String>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
+struct GetOneQuery {
+    #[deserr(default, error = QueryError<codes::InvalidDocumentFields>)]
+    fields: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidDocumentRetrieveVectors>)]
+    /// Accepted and validated; no embedder exists yet, so there are no vectors to add.
+    #[allow(dead_code)]
+    retrieve_vectors: Option<Param<bool>>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct FetchBody {
+    #[deserr(default, error = JsonError<codes::InvalidDocumentOffset>)]
+    offset: Option<usize>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentLimit>)]
+    limit: Option<usize>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentFields>)]
+    fields: Option<Vec<String>>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentRetrieveVectors>)]
+    /// Accepted and validated; no embedder exists yet, so there are no vectors to add.
+    #[allow(dead_code)]
+    retrieve_vectors: Option<bool>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentIds>)]
+    ids: Option<Vec<Value>>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentFilter>)]
+    filter: Option<Value>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentSort>)]
+    sort: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct DeleteByFilterBody {
+    #[deserr(error = JsonError<codes::InvalidDocumentFilter>, missing_field_error = JsonError::<codes::MissingDocumentFilter>::missing_field)]
+    filter: Value,
+}
+
+/// A listing request once decoded.
+struct Listing {
+    offset: usize,
+    limit: usize,
+    fields: Option<Vec<String>>,
+    ids: Option<Vec<String>>,
+    filter: Option<Filter>,
+    sort: Vec<SortRule>,
+}
+
+/// `POST` (replace) and `PUT` (update) `/indexes/{index_uid}/documents`.
+pub async fn add(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+    context: &AuthContext,
+    method: DocumentMethod,
+) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let query = crate::decode::decode_query::<AdditionQuery, QueryError>(
+        request.query.as_deref().unwrap_or(""),
+    )?;
+    let format = payload_format(request, query.csv_delimiter.as_deref())?;
+    let payload = match &request.body {
+        Ok(bytes) => bytes,
+        Err(_) => return body::json_value(request).map(|_| Response::empty(400)),
+    };
+    let documents_count = count_documents(payload, format).map_err(documents_error)?;
+    let files = services.coordinator.update_files().clone();
+    let bytes = payload.clone();
+    let content_bytes = bytes.len() as u64;
+    let content_file = crate::runtime::blocking::run(move || files.write(&bytes, format))
+        .await
+        .map_err(|error| crate::errors::io_error(&error))?;
+    let kind = KindWithContent::DocumentAdditionOrUpdate {
+        index_uid: index_uid.to_owned(),
+        primary_key: query.primary_key,
+        method,
+        content_file: content_file.clone(),
+        documents_count,
+        content_bytes,
+        allow_index_creation: context.allow_index_creation(index_uid),
+        skip_creation: query.skip_creation.is_some_and(|flag| flag.0),
+    };
+    let registered = register(services, kind, query.custom_metadata, 202).await;
+    if registered.is_err() {
+        let _ = services.coordinator.update_files().remove(&content_file);
+    }
+    registered
+}
+
+/// The payload format from the `Content-Type` header and `csvDelimiter`.
+fn payload_format(
+    request: &Request,
+    csv_delimiter: Option<&str>,
+) -> Result<PayloadFormat, ResponseError> {
+    let Some(raw) = request.headers.get("content-type") else {
+        return Err(crate::decode::json::missing_content_type(&PAYLOAD_TYPES));
+    };
+    let shown = String::from_utf8_lossy(raw).to_string();
+    let media_type = shown
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let format = match media_type.as_str() {
+        "application/json" => PayloadFormat::Json,
+        "application/x-ndjson" => PayloadFormat::Ndjson,
+        "text/csv" => {
+            let delimiter = match csv_delimiter {
+                Some(text) => csv_delimiter_from_parameter(text).map_err(documents_error)?,
+                None => b',',
+            };
+            return Ok(PayloadFormat::Csv { delimiter });
+        }
+        _ => {
+            return Err(crate::decode::json::invalid_content_type(
+                &shown,
+                &PAYLOAD_TYPES,
+            ));
+        }
+    };
+    if csv_delimiter.is_some() {
+        return Err(ResponseError::new(
+            Code::InvalidContentType,
+            format!(
+                "The Content-Type `{media_type}` does not support the use of a csv delimiter. The csv delimiter can only be used with the Content-Type `text/csv`."
+            ),
+        ));
+    }
+    Ok(format)
+}
+
+fn custom_metadata(request: &Request) -> Result<Option<String>, ResponseError> {
+    crate::decode::decode_query::<MetadataQuery, QueryError>(request.query.as_deref().unwrap_or(""))
+        .map(|query| query.custom_metadata)
+}
+
+/// `DELETE /indexes/{index_uid}/documents`.
+pub async fn clear(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let metadata = custom_metadata(request)?;
+    let kind = KindWithContent::DocumentClear {
+        index_uid: index_uid.to_owned(),
+    };
+    register(services, kind, metadata, 202).await
+}
+
+/// `DELETE /indexes/{index_uid}/documents/{document_id}`.
+pub async fn delete_one(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+    document_id: String,
+) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let metadata = custom_metadata(request)?;
+    let kind = KindWithContent::DocumentDeletion {
+        index_uid: index_uid.to_owned(),
+        document_ids: vec![document_id],
+    };
+    register(services, kind, metadata, 202).await
+}
+
+/// `POST /indexes/{index_uid}/documents/delete-batch`.
+pub async fn delete_batch(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let metadata = custom_metadata(request)?;
+    let value = body::json_value(request)?;
+    let Value::Array(items) = value else {
+        return Err(ResponseError::new(
+            Code::BadRequest,
+            format!("Json deserialize error: invalid type: {}, expected a sequence at line 1 column 1", describe(&value)),
+        ));
+    };
+    let document_ids = items
+        .into_iter()
+        .map(|item| match item {
+            Value::String(text) => text,
+            other => other.to_string(),
+        })
+        .collect();
+    let kind = KindWithContent::DocumentDeletion {
+        index_uid: index_uid.to_owned(),
+        document_ids,
+    };
+    register(services, kind, metadata, 202).await
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(flag) => format!("boolean `{flag}`"),
+        Value::Number(number) => format!("integer `{number}`"),
+        Value::String(text) => format!("string \"{text}\""),
+        Value::Array(_) => "sequence".into(),
+        Value::Object(_) => "map".into(),
+    }
+}
+
+/// `POST /indexes/{index_uid}/documents/delete`.
+pub async fn delete_by_filter(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let metadata = custom_metadata(request)?;
+    let body: DeleteByFilterBody = body::json::<DeleteByFilterBody, JsonError>(request)?;
+    match Filter::from_json(&body.filter) {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            return Err(ResponseError::new(
+                Code::InvalidDocumentFilter,
+                "Sending an empty filter is forbidden.",
+            ));
+        }
+        Err(error) => return Err(ResponseError::new(Code::InvalidDocumentFilter, error.message)),
+    }
+    let kind = KindWithContent::DocumentDeletionByFilter {
+        index_uid: index_uid.to_owned(),
+        filter: body.filter,
+    };
+    register(services, kind, metadata, 202).await
+}
+
+/// `GET /indexes/{index_uid}/documents/{document_id}`.
+pub async fn get_one(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+    document_id: &str,
+) -> Result<Response, ResponseError> {
+    let query = crate::decode::decode_query::<GetOneQuery, QueryError>(
+        request.query.as_deref().unwrap_or(""),
+    )?;
+    let record = services.coordinator.index(index_uid)?;
+    let fields = query.fields.as_deref().map(comma_list);
+    let names = record.shard_names();
+    let shard = shards::rendezvous::rendezvous_winner_position(&names, document_id)
+        .ok_or_else(|| ResponseError::internal("an index without shards"))? as u32;
+    let answer = services
+        .coordinator
+        .ask_shard(
+            &record,
+            shard,
+            ShardCommand::Document {
+                external_id: document_id.to_owned(),
+                fields,
+            },
+        )
+        .await?;
+    match answer {
+        ShardAnswer::Document(Some(document)) => {
+            Ok(json(200, &Value::Object(displayed(&record, document))))
+        }
+        ShardAnswer::Document(None) => Err(ResponseError::document_not_found(document_id)),
+        other => Err(ResponseError::internal(format!("unexpected {other:?}"))),
+    }
+}
+
+/// `GET /indexes/{index_uid}/documents`.
+pub async fn list(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    let query = crate::decode::decode_query::<ListQuery, QueryError>(
+        request.query.as_deref().unwrap_or(""),
+    )?;
+    let record = services.coordinator.index(index_uid)?;
+    let filter = match &query.filter {
+        Some(text) => {
+            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
+            parse_filter(&record, &value)?
+        }
+        None => None,
+    };
+    let listing = Listing {
+        offset: query.offset.0,
+        limit: query.limit.0,
+        fields: query.fields.as_deref().map(comma_list),
+        ids: query.ids.as_deref().map(comma_list),
+        filter,
+        sort: match &query.sort {
+            Some(text) => parse_sort(&record, &sort_list(text))?,
+            None => Vec::new(),
+        },
+    };
+    list_documents(services, record, listing).await
+}
+
+/// `POST /indexes/{index_uid}/documents/fetch`.
+pub async fn fetch(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    let body: FetchBody = body::json::<FetchBody, JsonError>(request)?;
+    let record = services.coordinator.index(index_uid)?;
+    let ids = match body.ids {
+        Some(values) => {
+            let mut ids = Vec::with_capacity(values.len());
+            for (position, value) in values.iter().enumerate() {
+                let id = document_id_from_value(value).map_err(|error| {
+                    ResponseError::new(
+                        Code::InvalidDocumentIds,
+                        format!("In `.ids[{position}]`: {error}"),
+                    )
+                })?;
+                ids.push(id);
+            }
+            Some(ids)
+        }
+        None => None,
+    };
+    let filter = match &body.filter {
+        Some(value) => parse_filter(&record, value)?,
+        None => None,
+    };
+    let listing = Listing {
+        offset: body.offset.unwrap_or(0),
+        limit: body.limit.unwrap_or(DOCUMENTS_LIMIT_DEFAULT),
+        fields: body.fields,
+        ids,
+        filter,
+        sort: match &body.sort {
+            Some(rules) => parse_sort(&record, rules)?,
+            None => Vec::new(),
+        },
+    };
+    list_documents(services, record, listing).await
+}
+
+async fn list_documents(
+    services: &Services,
+    record: Arc<IndexRecord>,
+    listing: Listing,
+) -> Result<Response, ResponseError> {
+    let needed = listing.offset.saturating_add(listing.limit);
+    // The merge compares the sort fields' values, so shards send whole documents when
+    // there is a sort, and the fields are selected after the merge.
+    let shard_fields = if listing.sort.is_empty() {
+        listing.fields.clone()
+    } else {
+        None
+    };
+    let answers = services
+        .coordinator
+        .ask_every_shard(&record, |_| ShardCommand::List {
+            needed,
+            filter: listing.filter.clone(),
+            ids: listing.ids.clone(),
+            sort: listing.sort.clone(),
+            fields: shard_fields.clone(),
+        })
+        .await;
+    let mut pages = Vec::with_capacity(answers.len());
+    let mut total = 0u64;
+    for (shard, answer) in answers.into_iter().enumerate() {
+        match answer? {
+            ShardAnswer::Page {
+                documents,
+                total: shard_total,
+            } => {
+                total += shard_total;
+                pages.push(ShardPage {
+                    shard: shard as u32,
+                    documents,
+                });
+            }
+            other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
+        }
+    }
+    let results: Vec<Value> = merge_pages(pages, &listing.sort, listing.offset, listing.limit)
+        .into_iter()
+        .map(|document| match (&listing.fields, shard_fields.is_none()) {
+            (Some(fields), true) => select_fields(&document, fields),
+            _ => document,
+        })
+        .map(|document| Value::Object(displayed(&record, document)))
+        .collect();
+    Ok(json(
+        200,
+        &json!({
+            "results": results,
+            "offset": listing.offset,
+            "limit": listing.limit,
+            "total": total,
+        }),
+    ))
+}
+
+/// `document` reduced to the index's displayed attributes.
+fn displayed(record: &IndexRecord, document: Map<String, Value>) -> Map<String, Value> {
+    match &record.settings.displayed_attributes {
+        Some(attributes) => select_fields(&document, attributes),
+        None => document,
+    }
+}
+
+/// A filter checked against the index's filterable attributes.
+fn parse_filter(record: &IndexRecord, value: &Value) -> Result<Option<Filter>, ResponseError> {
+    let filter = Filter::from_json(value)
+        .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
+    if let Some(filter) = &filter {
+        let rules =
+            FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
+                .map_err(ResponseError::internal)?;
+        check_filterable(filter, &rules).map_err(|error| {
+            ResponseError::new(
+                Code::InvalidDocumentFilter,
+                format!("Index `{}`: {}", record.uid, error.message),
+            )
+        })?;
+    }
+    Ok(filter)
+}
+
+/// Sort rules `field:asc|desc`, each field sortable.
+fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, ResponseError> {
+    let sortable = &record.settings.sortable_attributes;
+    let mut parsed = Vec::with_capacity(rules.len());
+    for rule in rules {
+        let (field, ascending) = match rule.rsplit_once(':') {
+            Some((field, "asc")) => (field, true),
+            Some((field, "desc")) => (field, false),
+            _ => {
+                return Err(ResponseError::new(
+                    Code::InvalidDocumentSort,
+                    format!(
+                        "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`, found `{rule}`."
+                    ),
+                ));
+            }
+        };
+        if !sortable.contains(field) {
+            let available = if sortable.is_empty() {
+                "This index does not have configured sortable attributes.".to_owned()
+            } else {
+                let names: Vec<String> = sortable.iter().map(|name| format!("`{name}`")).collect();
+                format!("Available sortable attributes are: {}.", names.join(", "))
+            };
+            return Err(ResponseError::new(
+                Code::InvalidDocumentSort,
+                format!(
+                    "Index `{}`: Attribute `{field}` is not sortable. {available}",
+                    record.uid
+                ),
+            ));
+        }
+        parsed.push(SortRule {
+            field: field.to_owned(),
+            ascending,
+        });
+    }
+    Ok(parsed)
+}
+
+/// A comma-separated list, trimmed, empty items dropped.
+fn comma_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A `sort` query value: comma-separated, with the commas of `_geoPoint(…)` kept.
+fn sort_list(text: &str) -> Vec<String> {
+    let mut rules: Vec<String> = Vec::new();
+    let mut open = false;
+    for part in text.split(',') {
+        if open {
+            if let Some(last) = rules.last_mut() {
+                last.push(',');
+                last.push_str(part);
+            }
+        } else {
+            rules.push(part.to_owned());
+        }
+        open = rules
+            .last()
+            .is_some_and(|last| last.contains('(') && !last.contains(')'));
+    }
+    rules
+        .into_iter()
+        .map(|rule| rule.trim().to_owned())
+        .filter(|rule| !rule.is_empty())
+        .collect()
+}

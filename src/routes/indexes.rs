@@ -1,0 +1,318 @@
+//! `/indexes`, `/swap-indexes` and the stats routes: index listing and views are answered
+//! from this core's catalog replica; changes are registered as tasks; statistics sum the
+//! shards' own figures.
+
+use std::sync::Arc;
+
+use deserr::Deserr;
+use serde_json::{Map, Value, json};
+
+use crate::auth::AuthContext;
+use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::decode::{JsonError, Param, QueryError};
+use crate::errors::{Code, ResponseError, codes};
+use crate::http::{Request, Response};
+use crate::routes::tasks::json;
+use crate::routes::{Services, body};
+use crate::tasks::model::IndexSwap;
+use crate::tasks::view::{format_date, summarized_task};
+use crate::tasks::KindWithContent;
+
+/// Default page size of `GET /indexes`.
+pub const INDEXES_LIMIT_DEFAULT: usize = 20;
+
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct CreateIndexBody {
+    #[deserr(error = JsonError<codes::InvalidIndexUid>, missing_field_error = JsonError::<codes::MissingIndexUid>::missing_field)]
+    uid: String,
+    #[deserr(default, error = JsonError<codes::InvalidIndexPrimaryKey>)]
+    primary_key: Option<String>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct UpdateIndexBody {
+    #[deserr(default, error = JsonError<codes::InvalidIndexPrimaryKey>)]
+    primary_key: Option<String>,
+    #[deserr(default, error = JsonError<codes::InvalidIndexUid>)]
+    uid: Option<String>,
+    #[deserr(default, error = JsonError<codes::ImmutableIndexCreatedAt>)]
+    created_at: Option<Value>,
+    #[deserr(default, error = JsonError<codes::ImmutableIndexUpdatedAt>)]
+    updated_at: Option<Value>,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct SwapBody {
+    #[deserr(error = JsonError<codes::InvalidSwapIndexes>, missing_field_error = JsonError::<codes::MissingSwapIndexes>::missing_field)]
+    indexes: Vec<String>,
+    #[deserr(default, error = JsonError<codes::InvalidSwapRename>)]
+    rename: bool,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
+struct ListQuery {
+    #[deserr(default = Param(0), error = QueryError<codes::InvalidIndexOffset>)]
+    offset: Param<usize>,
+    #[deserr(default = Param(INDEXES_LIMIT_DEFAULT), error = QueryError<codes::InvalidIndexLimit>)]
+    limit: Param<usize>,
+}
+
+/// The JSON view of an index.
+pub fn index_view(record: &IndexRecord) -> Value {
+    json!({
+        "uid": record.uid,
+        "createdAt": format_date(record.created_at),
+        "updatedAt": format_date(record.updated_at),
+        "primaryKey": record.primary_key,
+    })
+}
+
+/// Checks an index uid from a body field.
+fn checked_uid(uid: &str, field: &str) -> Result<(), ResponseError> {
+    if crate::auth::is_valid_index_uid(uid) {
+        return Ok(());
+    }
+    Err(ResponseError::new(
+        Code::InvalidIndexUid,
+        format!(
+            "Invalid value at `.{field}`: {}",
+            ResponseError::invalid_index_uid(uid).message
+        ),
+    ))
+}
+
+/// `GET /indexes`.
+pub fn list(
+    services: &Services,
+    request: &Request,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let query = crate::decode::decode_query::<ListQuery, QueryError>(
+        request.query.as_deref().unwrap_or(""),
+    )?;
+    let catalog = services.coordinator.catalog();
+    let visible: Vec<&Arc<IndexRecord>> = catalog
+        .iter()
+        .filter(|record| context.is_index_authorized(&record.uid))
+        .collect();
+    let results: Vec<Value> = visible
+        .iter()
+        .skip(query.offset.0)
+        .take(query.limit.0)
+        .map(|record| index_view(record))
+        .collect();
+    Ok(json(
+        200,
+        &json!({
+            "results": results,
+            "offset": query.offset.0,
+            "limit": query.limit.0,
+            "total": visible.len(),
+        }),
+    ))
+}
+
+/// `GET /indexes/{index_uid}`.
+pub fn get(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+    let record = services.coordinator.index(index_uid)?;
+    Ok(json(200, &index_view(&record)))
+}
+
+/// `POST /indexes`.
+pub async fn create(
+    services: &Services,
+    request: &Request,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let body: CreateIndexBody = body::json::<CreateIndexBody, JsonError>(request)?;
+    checked_uid(&body.uid, "uid")?;
+    if !context.allow_index_creation(&body.uid) {
+        return Err(ResponseError::invalid_api_key());
+    }
+    let kind = KindWithContent::IndexCreation {
+        index_uid: body.uid,
+        primary_key: body.primary_key,
+    };
+    register(services, kind, None, 202).await
+}
+
+/// `PATCH /indexes/{index_uid}`.
+pub async fn update(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let body: UpdateIndexBody = body::json::<UpdateIndexBody, JsonError>(request)?;
+    if body.created_at.is_some() || body.updated_at.is_some() {
+        let (code, field) = if body.created_at.is_some() {
+            (Code::ImmutableIndexCreatedAt, "createdAt")
+        } else {
+            (Code::ImmutableIndexUpdatedAt, "updatedAt")
+        };
+        return Err(ResponseError::new(
+            code,
+            format!("Immutable field `{field}`: expected one of `primaryKey`, `uid`"),
+        ));
+    }
+    if let Some(uid) = &body.uid {
+        checked_uid(uid, "uid")?;
+    }
+    let kind = KindWithContent::IndexUpdate {
+        index_uid: index_uid.to_owned(),
+        primary_key: body.primary_key,
+        new_index_uid: body.uid,
+    };
+    register(services, kind, None, 202).await
+}
+
+/// `DELETE /indexes/{index_uid}`.
+pub async fn delete(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let kind = KindWithContent::IndexDeletion {
+        index_uid: index_uid.to_owned(),
+    };
+    register(services, kind, None, 202).await
+}
+
+/// `POST /swap-indexes`.
+pub async fn swap(
+    services: &Services,
+    request: &Request,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let bodies: Vec<SwapBody> = body::json::<Vec<SwapBody>, JsonError>(request)?;
+    let mut swaps = Vec::with_capacity(bodies.len());
+    for (position, swap) in bodies.into_iter().enumerate() {
+        let [left, right]: [String; 2] = swap.indexes.clone().try_into().map_err(|_| {
+            ResponseError::new(
+                Code::InvalidSwapIndexes,
+                format!(
+                    "Two indexes must be given for each swap. The list `{}` contains {} indexes.",
+                    Value::from(swap.indexes.clone()),
+                    swap.indexes.len()
+                ),
+            )
+        })?;
+        for uid in [&left, &right] {
+            checked_uid(uid, &format!("[{position}].indexes"))?;
+            if !context.is_index_authorized(uid) {
+                return Err(ResponseError::invalid_api_key());
+            }
+        }
+        swaps.push(IndexSwap {
+            indexes: (left, right),
+            rename: swap.rename,
+        });
+    }
+    register(services, KindWithContent::IndexSwap { swaps }, None, 202).await
+}
+
+/// `GET /indexes/{index_uid}/stats`.
+pub async fn index_stats(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+    let record = services.coordinator.index(index_uid)?;
+    let stats = stats_of(services, &record).await?;
+    Ok(json(200, &stats))
+}
+
+/// `GET /stats`.
+pub async fn global_stats(
+    services: &Services,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let catalog = services.coordinator.catalog();
+    let mut indexes = Map::new();
+    let mut database_bytes = directory_bytes(services.coordinator.data_directory());
+    let mut last_update = None;
+    for record in catalog.iter() {
+        if !context.is_index_authorized(&record.uid) {
+            continue;
+        }
+        let stats = stats_of(services, record).await?;
+        indexes.insert(record.uid.clone(), stats);
+        last_update = last_update.max(Some(record.updated_at));
+    }
+    database_bytes = database_bytes.max(1);
+    Ok(json(
+        200,
+        &json!({
+            "databaseSize": database_bytes,
+            "usedDatabaseSize": database_bytes,
+            "lastUpdate": last_update.map(format_date),
+            "indexes": indexes,
+        }),
+    ))
+}
+
+/// The statistics of one index, summed over its shards.
+async fn stats_of(services: &Services, record: &Arc<IndexRecord>) -> Result<Value, ResponseError> {
+    let mut documents = 0u64;
+    let mut raw_bytes = 0u64;
+    let mut distribution: std::collections::BTreeMap<String, u64> = Default::default();
+    for answer in services
+        .coordinator
+        .ask_every_shard(record, |_| ShardCommand::Stats)
+        .await
+    {
+        match answer? {
+            ShardAnswer::Stats(stats) => {
+                documents += stats.number_of_documents;
+                raw_bytes += stats.raw_document_bytes;
+                for (field, count) in stats.field_distribution {
+                    *distribution.entry(field).or_default() += count;
+                }
+            }
+            other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
+        }
+    }
+    let is_indexing = services.coordinator.is_indexing(&record.uid).await;
+    Ok(json!({
+        "numberOfDocuments": documents,
+        "rawDocumentDbSize": raw_bytes,
+        "avgDocumentSize": raw_bytes.checked_div(documents).unwrap_or(0),
+        "isIndexing": is_indexing,
+        "numberOfEmbeddings": 0,
+        "numberOfEmbeddedDocuments": 0,
+        "fieldDistribution": distribution,
+    }))
+}
+
+/// Bytes of every file under `directory`.
+fn directory_bytes(directory: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(metadata) if metadata.is_dir() => directory_bytes(&entry.path()),
+            Ok(metadata) => metadata.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Checks the `{index_uid}` of a write route.
+pub fn checked_path_uid(index_uid: &str) -> Result<(), ResponseError> {
+    if crate::auth::is_valid_index_uid(index_uid) {
+        Ok(())
+    } else {
+        Err(ResponseError::invalid_index_uid(index_uid))
+    }
+}
+
+/// Registers `kind` and answers its summarized task with `status`.
+pub async fn register(
+    services: &Services,
+    kind: KindWithContent,
+    custom_metadata: Option<String>,
+    status: u16,
+) -> Result<Response, ResponseError> {
+    let task = services.coordinator.register(kind, custom_metadata).await?;
+    Ok(json(status, &summarized_task(&task)))
+}

@@ -1,0 +1,103 @@
+//! `/tasks` and `/batches`: list with filters, get one, cancel (200) and delete (200). The
+//! queue lives on the control core; these routes ask it through the coordinator.
+
+use serde_json::Value;
+
+use crate::auth::AuthContext;
+use crate::coordinator::{DataReply, TaskRead};
+use crate::errors::{Code, ResponseError};
+use crate::http::{Request, Response};
+use crate::routes::Services;
+use crate::tasks::KindWithContent;
+use crate::tasks::query::{
+    TaskAction, decode_deletion_or_cancelation_query, decode_list_query, parse_path_uid,
+};
+use crate::tasks::view::summarized_task;
+
+/// `GET /tasks`.
+pub async fn list_tasks(
+    services: &Services,
+    request: &Request,
+    context: AuthContext,
+) -> Result<Response, ResponseError> {
+    let query = decode_list_query(request.query.as_deref().unwrap_or(""))?;
+    read(services, TaskRead::ListTasks(query), context).await
+}
+
+/// `GET /batches`.
+pub async fn list_batches(
+    services: &Services,
+    request: &Request,
+    context: AuthContext,
+) -> Result<Response, ResponseError> {
+    let query = decode_list_query(request.query.as_deref().unwrap_or(""))?;
+    read(services, TaskRead::ListBatches(query), context).await
+}
+
+/// `GET /tasks/{task_uid}`.
+pub async fn get_task(
+    services: &Services,
+    uid: &str,
+    context: AuthContext,
+) -> Result<Response, ResponseError> {
+    let uid = parse_path_uid(uid, Code::InvalidTaskUids)?;
+    read(services, TaskRead::Task(uid), context).await
+}
+
+/// `GET /batches/{batch_uid}`.
+pub async fn get_batch(
+    services: &Services,
+    uid: &str,
+    context: AuthContext,
+) -> Result<Response, ResponseError> {
+    let uid = parse_path_uid(uid, Code::InvalidBatchUids)?;
+    read(services, TaskRead::Batch(uid), context).await
+}
+
+/// `POST /tasks/cancel` and `DELETE /tasks`: register the task over the matched uids.
+pub async fn cancel_or_delete(
+    services: &Services,
+    request: &Request,
+    context: AuthContext,
+    action: TaskAction,
+) -> Result<Response, ResponseError> {
+    let raw_query = request.query.as_deref().unwrap_or("");
+    let query = decode_deletion_or_cancelation_query(raw_query, action)?;
+    let matched = match services
+        .coordinator
+        .read_tasks(TaskRead::Matching(query), context)
+        .await?
+    {
+        DataReply::Matching(outcome) => outcome?,
+        other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
+    };
+    let original = format!("?{raw_query}");
+    let kind = match action {
+        TaskAction::Cancel => KindWithContent::TaskCancelation {
+            query: original,
+            tasks: matched,
+        },
+        TaskAction::Delete => KindWithContent::TaskDeletion {
+            query: original,
+            tasks: matched,
+        },
+    };
+    let task = services.coordinator.register(kind, None).await?;
+    Ok(Response::json(200, summarized_task(&task).to_string()))
+}
+
+async fn read(
+    services: &Services,
+    read: TaskRead,
+    context: AuthContext,
+) -> Result<Response, ResponseError> {
+    match services.coordinator.read_tasks(read, context).await? {
+        DataReply::Tasks(outcome) => Ok(json(200, &outcome?)),
+        other => Err(ResponseError::internal(format!("unexpected {other:?}"))),
+    }
+}
+
+/// A JSON response from a value.
+pub fn json(status: u16, value: &Value) -> Response {
+    Response::json(status, value.to_string())
+}

@@ -1,0 +1,797 @@
+//! Processing one index batch: index creation, update, deletion and swap, document
+//! additions, updates and deletions, and settings updates. The document work is planned
+//! here (payloads parsed, primary key resolved, ids validated, operations folded per
+//! document id and split by shard) and applied by the shards in two phases: every shard
+//! prepares its share, and only when all are ready does every shard commit.
+//!
+//! Invariants: a task whose payload or ids are invalid fails alone and contributes nothing;
+//! if any shard cannot prepare, every shard aborts and the batch's document tasks fail with
+//! that error, changing nothing; the catalog is only changed in the copy this batch returns.
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde_json::Value;
+use shards::documents::DocumentsError;
+use shards::documents::document_id::extract_document_id;
+use shards::documents::operation::{BatchPlan as DocumentPlan, MissingDocumentPolicy};
+use shards::documents::payload::PayloadFile;
+use shards::documents::primary_key::resolve_primary_key;
+use shards::filter::Filter;
+use time::OffsetDateTime;
+
+use super::autobatch::BatchKind;
+use super::model::{Details, DocumentMethod, KindWithContent, Task};
+use super::scheduler::{BatchEnd, failed, succeeded_with};
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::{Catalog, IndexRecord, storage_name};
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::errors::{Code, ResponseError};
+
+/// What every index batch needs.
+pub struct BatchWork {
+    pub coordinator: Rc<Coordinator>,
+    pub batch_uid: u32,
+    pub shards_per_index: u32,
+}
+
+/// One index batch as the autobatcher formed it.
+pub struct IndexBatch {
+    pub index_uid: String,
+    pub kind: BatchKind,
+    pub must_create_index: bool,
+    pub tasks: Vec<Task>,
+}
+
+/// The catalog being changed by a batch.
+struct Changes {
+    catalog: Catalog,
+    changed: bool,
+    removed_storages: Vec<(String, u32)>,
+}
+
+impl Changes {
+    fn put(&mut self, record: IndexRecord) {
+        self.catalog.insert(record);
+        self.changed = true;
+    }
+}
+
+impl BatchWork {
+    /// Processes `batch` and says how it ends.
+    pub async fn run(&self, batch: IndexBatch) -> BatchEnd {
+        let mut changes = Changes {
+            catalog: self.coordinator.catalog().as_ref().clone(),
+            changed: false,
+            removed_storages: Vec::new(),
+        };
+        let tasks = self.dispatch(batch, &mut changes).await;
+        if self.interrupted() {
+            return BatchEnd::Interrupted;
+        }
+        BatchEnd::Finished {
+            tasks,
+            catalog: changes.changed.then_some(changes.catalog),
+            removed_storages: changes.removed_storages,
+        }
+    }
+
+    fn interrupted(&self) -> bool {
+        self.coordinator
+            .control()
+            .and_then(|control| *control.processing.borrow())
+            .is_some_and(|(_, interrupt)| interrupt)
+    }
+
+    async fn dispatch(&self, batch: IndexBatch, changes: &mut Changes) -> Vec<Task> {
+        let IndexBatch {
+            index_uid,
+            kind,
+            must_create_index,
+            tasks,
+        } = batch;
+        match kind {
+            BatchKind::IndexCreation { .. } => tasks
+                .into_iter()
+                .map(|task| self.create_index(&index_uid, task, changes))
+                .collect(),
+            BatchKind::IndexUpdate { .. } => {
+                let mut finished = Vec::new();
+                for task in tasks {
+                    finished.push(self.update_index(&index_uid, task, changes).await);
+                }
+                finished
+            }
+            BatchKind::IndexDeletion { .. } => self.delete_index(&index_uid, tasks, changes).await,
+            BatchKind::IndexSwap { .. } => tasks
+                .into_iter()
+                .map(|task| swap_indexes(task, changes))
+                .collect(),
+            BatchKind::DocumentOperation {
+                allow_index_creation,
+                ..
+            }
+            | BatchKind::Settings {
+                allow_index_creation,
+                ..
+            }
+            | BatchKind::ClearAndSettings {
+                allow_index_creation,
+                ..
+            } => {
+                let record = match self.ensure_index(
+                    &index_uid,
+                    must_create_index && allow_index_creation,
+                    tasks.first().map_or(0, |task| task.uid),
+                    changes,
+                ) {
+                    Ok(record) => record,
+                    Err(error) => return fail_all(tasks, &error),
+                };
+                self.index_work(record, tasks, changes).await
+            }
+            BatchKind::DocumentClear { .. }
+            | BatchKind::DocumentDeletion { .. }
+            | BatchKind::DocumentEdition { .. } => {
+                match self.ensure_index(&index_uid, false, 0, changes) {
+                    Ok(record) => self.index_work(record, tasks, changes).await,
+                    Err(error) => fail_all(tasks, &error),
+                }
+            }
+        }
+    }
+
+    /// The index of the batch, created when the batch may create it.
+    fn ensure_index(
+        &self,
+        index_uid: &str,
+        may_create: bool,
+        creating_task: u32,
+        changes: &mut Changes,
+    ) -> Result<Arc<IndexRecord>, ResponseError> {
+        if let Some(record) = changes.catalog.get(index_uid) {
+            return Ok(record.clone());
+        }
+        if !may_create {
+            return Err(ResponseError::index_not_found(index_uid));
+        }
+        let record = IndexRecord::new(
+            index_uid,
+            storage_name(creating_task),
+            self.shards_per_index,
+            None,
+            OffsetDateTime::now_utc(),
+        );
+        changes.put(record);
+        changes
+            .catalog
+            .get(index_uid)
+            .cloned()
+            .ok_or_else(|| ResponseError::internal("a created index vanished"))
+    }
+
+    fn create_index(&self, index_uid: &str, task: Task, changes: &mut Changes) -> Task {
+        if changes.catalog.get(index_uid).is_some() {
+            return failed(task, ResponseError::index_already_exists(index_uid));
+        }
+        let primary_key = match &task.kind {
+            KindWithContent::IndexCreation { primary_key, .. } => primary_key.clone(),
+            _ => None,
+        };
+        changes.put(IndexRecord::new(
+            index_uid,
+            storage_name(task.uid),
+            self.shards_per_index,
+            primary_key,
+            OffsetDateTime::now_utc(),
+        ));
+        succeeded_with(task, |_| {})
+    }
+
+    async fn update_index(&self, index_uid: &str, task: Task, changes: &mut Changes) -> Task {
+        let KindWithContent::IndexUpdate {
+            primary_key,
+            new_index_uid,
+            ..
+        } = task.kind.clone()
+        else {
+            return failed(task, ResponseError::internal("not an index update"));
+        };
+        let Some(record) = changes.catalog.get(index_uid).cloned() else {
+            return failed(task, ResponseError::index_not_found(index_uid));
+        };
+        let mut updated = record.as_ref().clone();
+        if let Some(primary_key) = primary_key
+            && record.primary_key.as_deref() != Some(primary_key.as_str())
+        {
+            match self.document_count(&record).await {
+                Ok(0) => updated.primary_key = Some(primary_key),
+                Ok(_) => {
+                    let current = record.primary_key.clone().unwrap_or_default();
+                    return failed(
+                        task,
+                        ResponseError::new(
+                            Code::IndexPrimaryKeyAlreadyExists,
+                            format!(
+                                "Index `{index_uid}`: Index already has a primary key: `{current}`."
+                            ),
+                        ),
+                    );
+                }
+                Err(error) => return failed(task, error),
+            }
+        }
+        if let Some(new_uid) = new_index_uid.filter(|new_uid| new_uid != index_uid) {
+            if changes.catalog.get(&new_uid).is_some() {
+                return failed(task, ResponseError::index_already_exists(&new_uid));
+            }
+            changes.catalog.remove(index_uid);
+            updated.uid = new_uid;
+        }
+        updated.updated_at = OffsetDateTime::now_utc();
+        changes.put(updated);
+        succeeded_with(task, |_| {})
+    }
+
+    async fn delete_index(
+        &self,
+        index_uid: &str,
+        tasks: Vec<Task>,
+        changes: &mut Changes,
+    ) -> Vec<Task> {
+        let Some(record) = changes.catalog.get(index_uid).cloned() else {
+            return fail_all(tasks, &ResponseError::index_not_found(index_uid));
+        };
+        let count = match self.document_count(&record).await {
+            Ok(count) => count,
+            Err(error) => return fail_all(tasks, &error),
+        };
+        changes.catalog.remove(index_uid);
+        changes.changed = true;
+        changes
+            .removed_storages
+            .push((record.storage.clone(), record.shards));
+        let mut first = true;
+        tasks
+            .into_iter()
+            .map(|task| {
+                let deleted = if first { count } else { 0 };
+                first = false;
+                succeeded_with(task, |details| {
+                    if let Details::ClearAll { deleted_documents } = details {
+                        *deleted_documents = Some(deleted);
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// The number of documents of `record`, summed over its shards.
+    async fn document_count(&self, record: &Arc<IndexRecord>) -> Result<u64, ResponseError> {
+        let mut total = 0;
+        for answer in self
+            .coordinator
+            .ask_every_shard(record, |_| ShardCommand::Stats)
+            .await
+        {
+            match answer? {
+                ShardAnswer::Stats(stats) => total += stats.number_of_documents,
+                other => return Err(unexpected(&other)),
+            }
+        }
+        Ok(total)
+    }
+
+    /// Document and settings tasks of one existing index, in task order.
+    async fn index_work(
+        &self,
+        record: Arc<IndexRecord>,
+        tasks: Vec<Task>,
+        changes: &mut Changes,
+    ) -> Vec<Task> {
+        let mut record = record.as_ref().clone();
+        let mut documents = DocumentWork::new(&record);
+        let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
+        let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
+        let settings_before = record.settings.clone();
+        for task in tasks {
+            let position = finished.len();
+            finished.push(None);
+            let outcome = match &task.kind {
+                KindWithContent::SettingsUpdate {
+                    settings,
+                    is_deletion,
+                    ..
+                } => apply_settings(&mut record, settings, *is_deletion).map(|()| TaskEffect::None),
+                _ => documents.plan_task(self, &record, &task).await,
+            };
+            match outcome {
+                Ok(effect) => pending.push((position, task, effect)),
+                Err(error) => finished[position] = Some(failed(task, error)),
+            }
+        }
+        if let Some(primary_key) = documents.new_primary_key.take() {
+            record.primary_key = Some(primary_key);
+        }
+        let applied = self.apply_documents(&record, documents).await;
+        let facets_applied = if applied.is_ok() && facet_settings_changed(&settings_before, &record)
+        {
+            self.apply_facet_settings(&record).await
+        } else {
+            Ok(())
+        };
+        for (position, task, effect) in pending {
+            let is_document_task = !matches!(task.kind, KindWithContent::SettingsUpdate { .. });
+            let outcome = if is_document_task {
+                applied.clone()
+            } else {
+                facets_applied.clone()
+            };
+            finished[position] = Some(match outcome {
+                Ok(()) => succeeded_with(task, |details| effect.fill(details)),
+                Err(error) => failed(task, error),
+            });
+        }
+        if applied.is_ok() && facets_applied.is_ok() {
+            record.updated_at = OffsetDateTime::now_utc();
+            changes.put(record);
+        }
+        finished.into_iter().flatten().collect()
+    }
+
+    /// Prepares every shard's share, then commits them all (or aborts them all).
+    async fn apply_documents(
+        &self,
+        record: &IndexRecord,
+        documents: DocumentWork,
+    ) -> Result<(), ResponseError> {
+        if documents.is_empty() {
+            return Ok(());
+        }
+        let record = Arc::new(record.clone());
+        let delete_all = documents.plan.delete_all_stored;
+        let mut shares = documents.plan.split_by_shard(&record.shard_names());
+        let batch_uid = u64::from(self.batch_uid);
+        let prepared = self
+            .coordinator
+            .ask_every_shard(&record, |shard| ShardCommand::Prepare {
+                batch_uid,
+                delete_all,
+                documents: std::mem::take(&mut shares[shard as usize]),
+            })
+            .await;
+        let failure = prepared.into_iter().find_map(Result::err);
+        if let Some(error) = failure.or_else(|| {
+            self.interrupted()
+                .then(|| ResponseError::internal("interrupted"))
+        }) {
+            for answer in self
+                .coordinator
+                .ask_every_shard(&record, |_| ShardCommand::Abort)
+                .await
+            {
+                if let Err(abort_error) = answer {
+                    tracing::warn!(%abort_error, "a shard could not abort");
+                }
+            }
+            return Err(error);
+        }
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record, |_| ShardCommand::Commit)
+            .await
+        {
+            answer?;
+        }
+        Ok(())
+    }
+
+    async fn apply_facet_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
+        let record = Arc::new(record.clone());
+        let filterable = record.settings.setting_view("filterableAttributes");
+        let sortable: Vec<String> = record.settings.sortable_attributes.iter().cloned().collect();
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record, |_| ShardCommand::SetFacetSettings {
+                filterable: filterable.clone(),
+                sortable: sortable.clone(),
+            })
+            .await
+        {
+            answer?;
+        }
+        Ok(())
+    }
+
+    /// Ids among `ids` stored in the index before the batch.
+    async fn existing_ids(
+        &self,
+        record: &IndexRecord,
+        ids: &[String],
+    ) -> Result<BTreeSet<String>, ResponseError> {
+        let record = Arc::new(record.clone());
+        let mut shares: Vec<Vec<String>> = vec![Vec::new(); record.shards as usize];
+        let names = record.shard_names();
+        for id in ids {
+            if let Some(position) = shards::rendezvous::rendezvous_winner_position(&names, id) {
+                shares[position].push(id.clone());
+            }
+        }
+        self.collect_ids(&record, |shard| ShardCommand::Existing {
+            ids: std::mem::take(&mut shares[shard as usize]),
+        })
+        .await
+    }
+
+    /// External ids of the stored documents `filter` matches.
+    async fn matching_ids(
+        &self,
+        record: &IndexRecord,
+        filter: &Filter,
+    ) -> Result<BTreeSet<String>, ResponseError> {
+        let record = Arc::new(record.clone());
+        self.collect_ids(&record, |_| ShardCommand::Matching {
+            filter: filter.clone(),
+        })
+        .await
+    }
+
+    async fn collect_ids(
+        &self,
+        record: &Arc<IndexRecord>,
+        command: impl FnMut(u32) -> ShardCommand,
+    ) -> Result<BTreeSet<String>, ResponseError> {
+        let mut found = BTreeSet::new();
+        for answer in self.coordinator.ask_every_shard(record, command).await {
+            match answer? {
+                ShardAnswer::Ids(ids) => found.extend(ids),
+                other => return Err(unexpected(&other)),
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The counters a succeeded task reports.
+enum TaskEffect {
+    None,
+    Indexed(u64),
+    Deleted(u64),
+}
+
+impl TaskEffect {
+    fn fill(&self, details: &mut Details) {
+        match (self, details) {
+            (
+                TaskEffect::Indexed(count),
+                Details::DocumentAdditionOrUpdate {
+                    indexed_documents, ..
+                },
+            ) => *indexed_documents = Some(*count),
+            (
+                TaskEffect::Deleted(count),
+                Details::DocumentDeletion {
+                    deleted_documents, ..
+                }
+                | Details::DocumentDeletionByFilter {
+                    deleted_documents, ..
+                }
+                | Details::ClearAll { deleted_documents },
+            ) => *deleted_documents = Some(*count),
+            _ => {}
+        }
+    }
+}
+
+/// The documents part of a batch being planned.
+struct DocumentWork {
+    plan: DocumentPlan,
+    primary_key: Option<String>,
+    new_primary_key: Option<String>,
+    /// Ids written by the batch so far (and not deleted since).
+    written: BTreeSet<String>,
+    /// Ids deleted by the batch so far.
+    gone: BTreeSet<String>,
+    /// Whether a clear happened in the batch (nothing stored before it counts any more).
+    cleared: bool,
+    touched: bool,
+}
+
+impl DocumentWork {
+    fn new(record: &IndexRecord) -> DocumentWork {
+        DocumentWork {
+            plan: DocumentPlan::new(),
+            primary_key: record.primary_key.clone(),
+            new_primary_key: None,
+            written: BTreeSet::new(),
+            gone: BTreeSet::new(),
+            cleared: false,
+            touched: false,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.touched
+    }
+
+    /// Marks `id` deleted; answers whether it existed at that point of the batch.
+    fn delete(&mut self, id: &str, stored_before: bool) -> bool {
+        let existed = self.written.remove(id)
+            || (stored_before && !self.cleared && !self.gone.contains(id));
+        self.gone.insert(id.to_owned());
+        existed
+    }
+
+    async fn plan_task(
+        &mut self,
+        work: &BatchWork,
+        record: &IndexRecord,
+        task: &Task,
+    ) -> Result<TaskEffect, ResponseError> {
+        match &task.kind {
+            KindWithContent::DocumentAdditionOrUpdate {
+                primary_key,
+                method,
+                content_file,
+                skip_creation,
+                ..
+            } => {
+                let parsed = self
+                    .parse_payload(work, content_file, primary_key.as_deref())
+                    .await?;
+                let count = parsed.len() as u64;
+                let policy = if *skip_creation {
+                    MissingDocumentPolicy::Skip
+                } else {
+                    MissingDocumentPolicy::Create
+                };
+                for (id, document) in parsed {
+                    self.written.insert(id.clone());
+                    match method {
+                        DocumentMethod::Replace => self.plan.replace(id, document, policy),
+                        DocumentMethod::Update => self.plan.update(id, document, policy),
+                    }
+                }
+                self.touched = true;
+                Ok(TaskEffect::Indexed(count))
+            }
+            KindWithContent::DocumentDeletion { document_ids, .. } => {
+                let stored = if self.cleared {
+                    BTreeSet::new()
+                } else {
+                    work.existing_ids(record, document_ids).await?
+                };
+                let mut deleted = 0;
+                for id in document_ids {
+                    if self.delete(id, stored.contains(id)) {
+                        deleted += 1;
+                    }
+                    self.plan.delete(id.clone());
+                }
+                self.touched = true;
+                Ok(TaskEffect::Deleted(deleted))
+            }
+            KindWithContent::DocumentDeletionByFilter { filter, .. } => {
+                let filter = parse_deletion_filter(filter, &record.uid)?;
+                let matched = match filter {
+                    Some(filter) if !self.cleared => work.matching_ids(record, &filter).await?,
+                    _ => BTreeSet::new(),
+                };
+                let mut deleted = 0;
+                for id in &matched {
+                    if self.delete(id, true) {
+                        deleted += 1;
+                    }
+                }
+                self.plan.delete_by_filter(matched, |_| false);
+                self.touched = true;
+                Ok(TaskEffect::Deleted(deleted))
+            }
+            KindWithContent::DocumentClear { .. } => {
+                let deleted = if self.cleared {
+                    self.written.len() as u64
+                } else {
+                    let stored = work.document_count(&Arc::new(record.clone())).await?;
+                    stored.saturating_sub(self.gone.len() as u64) + self.written.len() as u64
+                };
+                self.cleared = true;
+                self.written.clear();
+                self.plan.delete_all();
+                self.touched = true;
+                Ok(TaskEffect::Deleted(deleted))
+            }
+            other => Err(ResponseError::new(
+                Code::Internal,
+                format!(
+                    "coresearch cannot process `{}` tasks yet.",
+                    other.kind().name()
+                ),
+            )),
+        }
+    }
+
+    /// The documents of an update file with their ids; resolves the batch's primary key at
+    /// the first document when the index has none.
+    async fn parse_payload(
+        &mut self,
+        work: &BatchWork,
+        content_file: &str,
+        requested_primary_key: Option<&str>,
+    ) -> Result<Vec<(String, shards::documents::Document)>, ResponseError> {
+        let format = super::update_files::format_of(content_file).ok_or_else(|| {
+            ResponseError::internal(format!("unknown update file format: {content_file}"))
+        })?;
+        let path = work.coordinator.update_files().path(content_file);
+        let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
+        let payload = PayloadFile::open(&file).map_err(documents_error)?;
+        let mut parsed = Vec::new();
+        let mut primary_key = self.primary_key.clone().or(self.new_primary_key.clone());
+        let mut newly_resolved = None;
+        for (position, document) in payload
+            .documents(format)
+            .map_err(documents_error)?
+            .enumerate()
+        {
+            let document = document.map_err(documents_error)?;
+            if position == 0 {
+                let resolved = resolve_primary_key(
+                    primary_key.as_deref(),
+                    requested_primary_key,
+                    Some(&document),
+                )
+                .map_err(documents_error)?;
+                if resolved.is_new {
+                    newly_resolved = Some(resolved.name.clone());
+                }
+                primary_key = Some(resolved.name);
+            }
+            let key = primary_key
+                .as_deref()
+                .ok_or_else(|| documents_error(DocumentsError::NoPrimaryKeyCandidate))?;
+            let id = extract_document_id(&document, key).map_err(documents_error)?;
+            parsed.push((id, document));
+            if position % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0 {
+                glommio::yield_if_needed().await;
+            }
+        }
+        if parsed.is_empty()
+            && let (None, Some(requested)) = (&primary_key, requested_primary_key)
+        {
+            newly_resolved = Some(requested.to_owned());
+        }
+        if let Some(name) = newly_resolved {
+            self.new_primary_key = Some(name);
+        }
+        Ok(parsed)
+    }
+}
+
+/// Parses a deletion filter, with the messages of `invalid_document_filter`.
+fn parse_deletion_filter(filter: &Value, index_uid: &str) -> Result<Option<Filter>, ResponseError> {
+    Filter::from_json(filter).map_err(|error| {
+        let message = match error.kind {
+            shards::filter::FilterErrorKind::Index => {
+                format!("Index `{index_uid}`: {}", error.message)
+            }
+            _ => error.message,
+        };
+        ResponseError::new(Code::InvalidDocumentFilter, message)
+    })
+}
+
+/// Applies a settings task to the record's settings.
+fn apply_settings(
+    record: &mut IndexRecord,
+    settings: &serde_json::Map<String, Value>,
+    is_deletion: bool,
+) -> Result<(), ResponseError> {
+    let update = if is_deletion {
+        crate::settings::model::Settings::cleared()
+    } else {
+        crate::settings::decode::decode_settings_body(Value::Object(settings.clone()))?
+    };
+    record.settings.apply(update)
+}
+
+fn facet_settings_changed(before: &crate::settings::apply::StoredSettings, after: &IndexRecord) -> bool {
+    before.filterable_attributes != after.settings.filterable_attributes
+        || before.sortable_attributes != after.settings.sortable_attributes
+}
+
+/// Swaps (or renames) indexes in the catalog.
+fn swap_indexes(task: Task, changes: &mut Changes) -> Task {
+    let KindWithContent::IndexSwap { swaps } = task.kind.clone() else {
+        return failed(task, ResponseError::internal("not an index swap"));
+    };
+    let mut missing = Vec::new();
+    for swap in &swaps {
+        let (left, right) = &swap.indexes;
+        if changes.catalog.get(left).is_none() {
+            missing.push(left.clone());
+        }
+        if !swap.rename && changes.catalog.get(right).is_none() {
+            missing.push(right.clone());
+        }
+    }
+    if !missing.is_empty() {
+        let error = if missing.len() == 1 {
+            ResponseError::index_not_found(&missing[0])
+        } else {
+            let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+            ResponseError::new(
+                Code::IndexNotFound,
+                format!("Indexes {} not found.", names.join(", ")),
+            )
+        };
+        return failed(task, error);
+    }
+    for swap in &swaps {
+        let right = &swap.indexes.1;
+        if swap.rename && changes.catalog.get(right).is_some() {
+            return failed(task, ResponseError::index_already_exists(right));
+        }
+    }
+    let now = OffsetDateTime::now_utc();
+    for swap in swaps {
+        let (left, right) = swap.indexes;
+        let left_record = changes.catalog.remove(&left);
+        let right_record = changes.catalog.remove(&right);
+        if let Some(record) = left_record {
+            let mut record = record.as_ref().clone();
+            record.uid = right.clone();
+            record.updated_at = now;
+            changes.put(record);
+        }
+        if let Some(record) = right_record {
+            let mut record = record.as_ref().clone();
+            record.uid = left.clone();
+            record.updated_at = now;
+            changes.put(record);
+        }
+    }
+    changes.changed = true;
+    succeeded_with(task, |_| {})
+}
+
+/// Removes the shard files of a deleted index (after its deletion was recorded).
+pub async fn remove_index_files(coordinator: &Rc<Coordinator>, storage: &str, shards: u32) {
+    let record = Arc::new(IndexRecord::new(
+        "",
+        storage.to_owned(),
+        shards,
+        None,
+        OffsetDateTime::UNIX_EPOCH,
+    ));
+    for answer in coordinator
+        .ask_every_shard(&record, |_| ShardCommand::Remove)
+        .await
+    {
+        if let Err(error) = answer {
+            tracing::warn!(%error, storage, "could not remove a shard file");
+        }
+    }
+    let directory = record.directory(coordinator.data_directory());
+    if let Err(error) = std::fs::remove_dir(&directory)
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(%error, storage, "could not remove an index directory");
+    }
+}
+
+fn fail_all(tasks: Vec<Task>, error: &ResponseError) -> Vec<Task> {
+    tasks
+        .into_iter()
+        .map(|task| failed(task, error.clone()))
+        .collect()
+}
+
+/// A payload error as the task's error, with its Meilisearch code.
+pub fn documents_error(error: DocumentsError) -> ResponseError {
+    let code = Code::from_name(error.code()).unwrap_or(Code::Internal);
+    ResponseError::new(code, error.to_string())
+}
+
+fn unexpected(answer: &ShardAnswer) -> ResponseError {
+    ResponseError::internal(format!("a shard answered another command: {answer:?}"))
+}

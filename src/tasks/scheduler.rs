@@ -1,0 +1,346 @@
+//! The scheduler of the control core: forms the next batch from the waiting tasks with the
+//! auto-batching rules, processes it (fanning index work out to the shards' owner cores
+//! through the [`Coordinator`]), and finishes it — the tasks' final states and the catalog
+//! changes in one commit of the queue's page store.
+//!
+//! Recovery: a batch a crash interrupted is run again first, with exactly the same tasks and
+//! the same batch uid, so that shards which had already committed it skip it (their applied
+//! batch uid says so) and the others apply it; the result is the same as one uninterrupted
+//! run.
+//!
+//! Invariants: one batch at a time; a task is `succeeded` only after every shard committed
+//! its share and every core holds the new catalog; update files are removed only after the
+//! batch that used them is finished.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use futures_lite::StreamExt;
+use time::OffsetDateTime;
+
+use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
+use super::index_batch::{BatchWork, IndexBatch};
+use super::model::{Details, KindWithContent, Status, Task, TaskError};
+use super::queue::TaskQueue;
+use crate::coordinator::catalog::Catalog;
+use crate::coordinator::{Coordinator, queue_error};
+use crate::errors::{Code, ResponseError};
+
+/// Pause after a batch the queue itself failed to record, before trying again.
+pub const FAILED_BATCH_RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The scheduler's settings from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedulerOptions {
+    pub limits: AutobatchLimits,
+    /// `--experimental-max-number-of-tasks` equivalent: auto-deletion threshold.
+    pub max_number_of_tasks: u64,
+    /// Shards of a new index.
+    pub shards_per_index: u32,
+}
+
+/// The scheduler loop of the control core.
+pub struct Scheduler {
+    coordinator: Rc<Coordinator>,
+    queue: Arc<TaskQueue>,
+    wake: futures_channel::mpsc::Receiver<()>,
+    options: SchedulerOptions,
+}
+
+/// How a processed batch ends.
+pub enum BatchEnd {
+    /// Store these final task states and this catalog.
+    Finished {
+        tasks: Vec<Task>,
+        catalog: Option<Catalog>,
+        /// Index storages whose shard files go once the batch is recorded.
+        removed_storages: Vec<(String, u32)>,
+    },
+    /// A cancelation interrupted the batch: its tasks go back to the queue.
+    Interrupted,
+}
+
+impl Scheduler {
+    pub fn new(
+        coordinator: Rc<Coordinator>,
+        queue: Arc<TaskQueue>,
+        wake: futures_channel::mpsc::Receiver<()>,
+        options: SchedulerOptions,
+    ) -> Scheduler {
+        Scheduler {
+            coordinator,
+            queue,
+            wake,
+            options,
+        }
+    }
+
+    /// Runs until the wake channel closes (shutdown).
+    pub async fn run(mut self, interrupted: Vec<Task>) {
+        if !interrupted.is_empty()
+            && let Err(error) = self.rerun_interrupted(interrupted).await
+        {
+            tracing::error!(%error, "could not run the interrupted batch again");
+        }
+        loop {
+            loop {
+                match self.run_next_batch(None).await {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(error) => {
+                        tracing::error!(%error, "a batch could not be recorded");
+                        glommio::timer::sleep(FAILED_BATCH_RETRY_DELAY).await;
+                    }
+                }
+            }
+            if self.wake.next().await.is_none() {
+                return;
+            }
+        }
+    }
+
+    /// Runs the batch a crash interrupted again, with the same tasks (see the module doc).
+    async fn rerun_interrupted(&mut self, interrupted: Vec<Task>) -> Result<(), ResponseError> {
+        let uids: Vec<u32> = interrupted.iter().map(|task| task.uid).collect();
+        tracing::info!(tasks = ?uids, "running the batch a crash interrupted again");
+        let mut tasks = interrupted;
+        for task in &mut tasks {
+            task.status = Status::Enqueued;
+        }
+        self.run_next_batch(Some(tasks)).await.map(|_| ())
+    }
+
+    /// Forms, processes and records the next batch; false when nothing waits.
+    async fn run_next_batch(&mut self, only: Option<Vec<Task>>) -> Result<bool, ResponseError> {
+        let queue = self.queue.clone();
+        let max_tasks = self.options.max_number_of_tasks;
+        crate::runtime::blocking::run(move || {
+            queue.register_cleanup_if_needed(max_tasks, OffsetDateTime::now_utc())
+        })
+        .await
+        .map_err(queue_error)?;
+        let waiting = match only {
+            Some(tasks) => tasks,
+            None => {
+                let queue = self.queue.clone();
+                crate::runtime::blocking::run(move || queue.waiting_tasks())
+                    .await
+                    .map_err(queue_error)?
+            }
+        };
+        let catalog = self.coordinator.catalog();
+        let references: Vec<&Task> = waiting.iter().collect();
+        let Some(next) = autobatch::next_batch(
+            &references,
+            |uid| match catalog.get(uid) {
+                Some(record) => IndexState::Exists {
+                    primary_key: record.primary_key.clone(),
+                },
+                None => IndexState::Missing,
+            },
+            self.options.limits,
+        ) else {
+            return Ok(false);
+        };
+        self.run_batch(next).await?;
+        Ok(true)
+    }
+
+    async fn run_batch(&mut self, next: NextBatch) -> Result<(), ResponseError> {
+        let queue = self.queue.clone();
+        let task_uids = next.task_uids.clone();
+        let strategy = next.strategy();
+        let reuse = next.reuse_batch_uid;
+        let (mut batch, tasks) = crate::runtime::blocking::run(move || {
+            queue.start_batch(&task_uids, reuse, strategy, OffsetDateTime::now_utc())
+        })
+        .await
+        .map_err(queue_error)?;
+        let coordinator = self.coordinator.clone();
+        let control = coordinator
+            .control()
+            .ok_or_else(|| ResponseError::internal("the scheduler runs on the control core"))?;
+        *control.processing.borrow_mut() = Some((batch.uid, false));
+        *control.processing_index.borrow_mut() = match &next.plan {
+            BatchPlan::Index { index_uid, .. } => Some(index_uid.clone()),
+            BatchPlan::Global => None,
+        };
+        tracing::info!(batch = batch.uid, tasks = ?next.task_uids, "batch started");
+        let end = self.process(&next, batch.uid, tasks).await;
+        *control.processing.borrow_mut() = None;
+        *control.processing_index.borrow_mut() = None;
+        match end {
+            BatchEnd::Interrupted => {
+                let queue = self.queue.clone();
+                let uid = batch.uid;
+                crate::runtime::blocking::run(move || queue.abort_batch(uid))
+                    .await
+                    .map_err(queue_error)?;
+                tracing::info!(batch = uid, "batch interrupted by a cancelation");
+                Ok(())
+            }
+            BatchEnd::Finished {
+                mut tasks,
+                catalog,
+                removed_storages,
+            } => {
+                let before = self.coordinator.catalog();
+                if let Some(catalog) = &catalog {
+                    self.coordinator
+                        .publish_catalog(Arc::new(catalog.clone()))
+                        .await?;
+                }
+                let queue = self.queue.clone();
+                let finished_at = OffsetDateTime::now_utc();
+                let (batch, tasks) = crate::runtime::blocking::run(move || {
+                    let outcome = queue.finish_batch_with(
+                        &mut batch,
+                        &mut tasks,
+                        finished_at,
+                        |write| match &catalog {
+                            Some(catalog) => catalog.store_changes(&before, write),
+                            None => Ok(()),
+                        },
+                    );
+                    outcome.map(|()| (batch, tasks))
+                })
+                .await
+                .map_err(queue_error)?;
+                tracing::info!(batch = batch.uid, "batch finished");
+                self.clean_up(&tasks, removed_storages).await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes the update files of finished tasks and the shard files of deleted indexes.
+    async fn clean_up(&self, tasks: &[Task], removed_storages: Vec<(String, u32)>) {
+        let files = self.coordinator.update_files().clone();
+        let names: Vec<String> = tasks
+            .iter()
+            .filter_map(|task| match &task.kind {
+                KindWithContent::DocumentAdditionOrUpdate { content_file, .. } => {
+                    Some(content_file.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        crate::runtime::blocking::run(move || {
+            for name in names {
+                if let Err(error) = files.remove(&name) {
+                    tracing::warn!(%error, name, "could not remove an update file");
+                }
+            }
+        })
+        .await;
+        for (storage, shards) in removed_storages {
+            super::index_batch::remove_index_files(&self.coordinator, &storage, shards).await;
+        }
+    }
+
+    async fn process(&mut self, next: &NextBatch, batch_uid: u32, tasks: Vec<Task>) -> BatchEnd {
+        match &next.plan {
+            BatchPlan::Global => self.process_global(tasks).await,
+            BatchPlan::Index {
+                index_uid,
+                kind,
+                must_create_index,
+            } => {
+                let work = BatchWork {
+                    coordinator: self.coordinator.clone(),
+                    batch_uid,
+                    shards_per_index: self.options.shards_per_index,
+                };
+                let batch = IndexBatch {
+                    index_uid: index_uid.clone(),
+                    kind: kind.clone(),
+                    must_create_index: *must_create_index,
+                    tasks,
+                };
+                work.run(batch).await
+            }
+        }
+    }
+
+    async fn process_global(&mut self, tasks: Vec<Task>) -> BatchEnd {
+        let mut finished = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            match &task.kind {
+                KindWithContent::TaskCancelation { tasks: matched, .. } => {
+                    let outcome = self.cancel(task.uid, matched.clone()).await;
+                    match outcome {
+                        Ok(canceled) => {
+                            let count = canceled.len() as u64;
+                            finished.extend(canceled);
+                            finished.push(succeeded_with(task, |details| {
+                                if let Details::TaskCancelation { canceled_tasks, .. } = details {
+                                    *canceled_tasks = Some(count);
+                                }
+                            }));
+                        }
+                        Err(error) => finished.push(failed(task, error)),
+                    }
+                }
+                KindWithContent::TaskDeletion { tasks: matched, .. } => {
+                    let queue = self.queue.clone();
+                    let matched = matched.clone();
+                    let outcome =
+                        crate::runtime::blocking::run(move || queue.delete_matched(&matched))
+                            .await
+                            .map_err(queue_error);
+                    match outcome {
+                        Ok(deleted) => {
+                            let count = deleted.len() as u64;
+                            finished.push(succeeded_with(task, |details| {
+                                if let Details::TaskDeletion { deleted_tasks, .. } = details {
+                                    *deleted_tasks = Some(count);
+                                }
+                            }));
+                        }
+                        Err(error) => finished.push(failed(task, error)),
+                    }
+                }
+                other => {
+                    let error = ResponseError::new(
+                        Code::Internal,
+                        format!(
+                            "coresearch cannot process `{}` tasks yet.",
+                            other.kind().name()
+                        ),
+                    );
+                    finished.push(failed(task, error));
+                }
+            }
+        }
+        BatchEnd::Finished {
+            tasks: finished,
+            catalog: None,
+            removed_storages: Vec::new(),
+        }
+    }
+
+    async fn cancel(&self, cancel_uid: u32, matched: Vec<u32>) -> Result<Vec<Task>, ResponseError> {
+        let queue = self.queue.clone();
+        crate::runtime::blocking::run(move || queue.cancel_matched(cancel_uid, &matched))
+            .await
+            .map_err(queue_error)
+    }
+}
+
+/// `task` succeeded; `change` fills its counters.
+pub fn succeeded_with(mut task: Task, change: impl FnOnce(&mut Details)) -> Task {
+    task.status = Status::Succeeded;
+    task.error = None;
+    if let Some(details) = task.details.as_mut() {
+        change(details);
+    }
+    task
+}
+
+/// `task` failed with `error`; its counters become 0.
+pub fn failed(mut task: Task, error: ResponseError) -> Task {
+    task.status = Status::Failed;
+    task.details = task.details.as_ref().map(Details::to_failed);
+    task.error = Some(TaskError(error));
+    task
+}

@@ -1,0 +1,469 @@
+//! The durable write path through the official `meilisearch-sdk` client and raw HTTP:
+//! indexes, documents in every payload format, settings, tasks and batches, on two cores
+//! with two shards per index, and after a crash.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{MASTER_KEY, Options, Server, json_request, request};
+use meilisearch_sdk::client::Client;
+use meilisearch_sdk::documents::DocumentDeletionQuery;
+use meilisearch_sdk::tasks::{Task, TaskType};
+use serde_json::{Value, json};
+
+fn options() -> Options {
+    Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        ..Options::default()
+    }
+}
+
+fn movies() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "title": "Carol", "genre": "drama", "year": 2015, "info": {"stars": 4}}),
+        json!({"id": 2, "title": "Wonder Woman", "genre": "action", "year": 2017}),
+        json!({"id": 3, "title": "Life of Pi", "genre": "drama", "year": 2012}),
+        json!({"id": 4, "title": "Mad Max", "genre": "action", "year": 2015}),
+        json!({"id": "five", "title": "Moana", "genre": ["animation", "family"], "year": 2016}),
+    ]
+}
+
+/// Waits for the task and asserts it succeeded.
+async fn succeed(client: &Client, task: meilisearch_sdk::task_info::TaskInfo) -> Task {
+    let task = task.wait_for_completion(client, None, None).await.unwrap();
+    assert!(task.is_success(), "task failed: {task:?}");
+    task
+}
+
+fn ids(documents: &[Value]) -> Vec<String> {
+    let mut ids: Vec<String> = documents
+        .iter()
+        .map(|document| match &document["id"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn documents_added_through_the_sdk_are_read_back_from_every_shard() {
+    let server = Server::start_with(options());
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = client.index("movies");
+    succeed(&client, index.add_documents(&movies(), Some("id")).await.unwrap()).await;
+
+    let listed = index.get_documents::<Value>().await.unwrap();
+    assert_eq!(listed.total, 5);
+    assert_eq!(ids(&listed.results), ["1", "2", "3", "4", "five"]);
+    // Every document is reachable by id, whichever shard and core holds it.
+    for document in movies() {
+        let id = match &document["id"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let fetched: Value = index.get_document(&id).await.unwrap();
+        assert_eq!(fetched, document, "document {id} comes back as sent");
+    }
+    let fetched = client.get_index("movies").await.unwrap();
+    assert_eq!(fetched.primary_key.as_deref(), Some("id"));
+    let stats = index.get_stats().await.unwrap();
+    assert_eq!(stats.number_of_documents, 5);
+    assert_eq!(stats.field_distribution["title"], 5);
+    assert_eq!(stats.field_distribution["info"], 1);
+}
+
+#[tokio::test]
+async fn updates_merge_fields_and_deletions_count_what_they_removed() {
+    let server = Server::start_with(options());
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = client.index("movies");
+    succeed(&client, index.add_documents(&movies(), Some("id")).await.unwrap()).await;
+    succeed(
+        &client,
+        index
+            .add_or_update(&[json!({"id": 1, "rating": 5})], None)
+            .await
+            .unwrap(),
+    )
+    .await;
+    let carol: Value = index.get_document("1").await.unwrap();
+    assert_eq!(carol["title"], "Carol");
+    assert_eq!(carol["rating"], 5);
+
+    let task = succeed(&client, index.delete_documents(&[3, 42]).await.unwrap()).await;
+    let Task::Succeeded { content } = task else {
+        unreachable!()
+    };
+    let TaskType::DocumentDeletion {
+        details: Some(details),
+    } = content.update_type
+    else {
+        panic!("not a deletion: {:?}", content.update_type)
+    };
+    assert_eq!(details.deleted_documents, Some(1));
+    assert_eq!(details.provided_ids, Some(2));
+
+    // Deletion by filter needs the attribute filterable.
+    succeed(
+        &client,
+        index.set_filterable_attributes(["genre"]).await.unwrap(),
+    )
+    .await;
+    let mut query = DocumentDeletionQuery::new(&index);
+    query.with_filter("genre = action");
+    succeed(&client, index.delete_documents_with(&query).await.unwrap()).await;
+    let listed = index.get_documents::<Value>().await.unwrap();
+    assert_eq!(ids(&listed.results), ["1", "five"]);
+
+    succeed(&client, index.delete_all_documents().await.unwrap()).await;
+    assert_eq!(index.get_documents::<Value>().await.unwrap().total, 0);
+}
+
+#[test]
+fn filters_sorts_fields_and_pagination_merge_across_shards() {
+    let server = Server::start();
+    server.raw(&json_request(
+        "POST",
+        "/indexes/movies/documents",
+        None,
+        &Value::from(movies()).to_string(),
+    ));
+    server.raw(&json_request(
+        "PATCH",
+        "/indexes/movies/settings",
+        None,
+        r#"{"filterableAttributes": ["genre", "year"], "sortableAttributes": ["year", "title"]}"#,
+    ));
+    wait_idle(&server);
+    let response = server.raw(&json_request(
+        "POST",
+        "/indexes/movies/documents/fetch",
+        None,
+        r#"{"filter": "year >= 2015", "sort": ["year:asc", "title:desc"], "fields": ["title"], "limit": 3}"#,
+    ));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(
+        response.json(),
+        json!({
+            "results": [{"title": "Mad Max"}, {"title": "Carol"}, {"title": "Moana"}],
+            "offset": 0, "limit": 3, "total": 4
+        })
+    );
+    let response = server.raw(&request(
+        "GET",
+        "/indexes/movies/documents?filter=genre%20%3D%20drama&sort=year:desc&offset=1",
+        None,
+    ));
+    assert_eq!(response.json()["results"], json!([movies()[2]]));
+    assert_eq!(response.json()["total"], 2);
+    let response = server.raw(&request(
+        "GET",
+        "/indexes/movies/documents?filter=title%20%3D%20Carol",
+        None,
+    ));
+    assert_eq!(response.status, 400);
+    assert_eq!(response.json()["code"], "invalid_document_filter");
+    assert!(
+        response.json()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Index `movies`: Attribute `title` is not filterable."),
+        "{}",
+        response.text()
+    );
+    let response = server.raw(&request(
+        "GET",
+        "/indexes/movies/documents?sort=genre:asc",
+        None,
+    ));
+    assert_eq!(response.json()["code"], "invalid_document_sort");
+}
+
+#[test]
+fn ndjson_and_csv_payloads_are_indexed_with_typed_csv_columns() {
+    let server = Server::start();
+    let ndjson = "{\"product_id\": \"a1\", \"price\": 3}\n{\"product_id\": \"b2\", \"price\": 4}\n";
+    let response = server.raw(&payload_request(
+        "/indexes/shop/documents",
+        "application/x-ndjson",
+        ndjson,
+    ));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let csv = "product_id;price:number;available:boolean\nc3;5.5;true\nd4;;false\n";
+    let response = server.raw(&payload_request(
+        "/indexes/shop/documents?csvDelimiter=%3B",
+        "text/csv",
+        csv,
+    ));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_idle(&server);
+    let document = server
+        .raw(&request("GET", "/indexes/shop/documents/c3", None))
+        .json();
+    assert_eq!(document, json!({"product_id": "c3", "price": 5.5, "available": true}));
+    let document = server
+        .raw(&request("GET", "/indexes/shop/documents/d4", None))
+        .json();
+    assert_eq!(document, json!({"product_id": "d4", "price": null, "available": false}));
+    let index = server.raw(&request("GET", "/indexes/shop", None)).json();
+    assert_eq!(index["primaryKey"], "product_id", "inferred from the `id` suffix");
+}
+
+#[test]
+fn bad_payloads_are_refused_at_upload_and_bad_documents_fail_their_task_alone() {
+    let server = Server::start();
+    let response = server.raw(&payload_request("/indexes/shop/documents", "text/plain", "{}"));
+    assert_eq!(response.status, 415);
+    assert_eq!(response.json()["code"], "invalid_content_type");
+    let response = server.raw(&payload_request(
+        "/indexes/shop/documents",
+        "application/json",
+        "[{\"id\": 1},",
+    ));
+    assert_eq!(response.status, 400);
+    assert_eq!(response.json()["code"], "malformed_payload");
+    let response = server.raw(&payload_request(
+        "/indexes/bad%20uid/documents",
+        "application/json",
+        "[]",
+    ));
+    assert_eq!(response.json()["code"], "invalid_index_uid");
+
+    // One valid task and one with an invalid id, batched together: only the second fails.
+    server.raw(&payload_request(
+        "/indexes/shop/documents",
+        "application/json",
+        r#"[{"id": 1, "name": "ok"}]"#,
+    ));
+    let bad = server
+        .raw(&payload_request(
+            "/indexes/shop/documents",
+            "application/json",
+            r#"[{"id": "not valid!"}]"#,
+        ))
+        .json();
+    wait_idle(&server);
+    let task = server
+        .raw(&request("GET", &format!("/tasks/{}", bad["taskUid"]), None))
+        .json();
+    assert_eq!(task["status"], "failed");
+    assert_eq!(task["error"]["code"], "invalid_document_id");
+    assert_eq!(task["details"]["indexedDocuments"], 0);
+    let listed = server
+        .raw(&request("GET", "/indexes/shop/documents", None))
+        .json();
+    assert_eq!(listed["results"], json!([{"id": 1, "name": "ok"}]));
+    let missing = server.raw(&request("GET", "/indexes/shop/documents/9", None));
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["message"], "Document `9` not found.");
+}
+
+#[test]
+fn index_lifecycle_create_update_swap_rename_and_delete() {
+    let server = Server::start();
+    for uid in ["a", "b"] {
+        server.raw(&json_request(
+            "POST",
+            "/indexes",
+            None,
+            &json!({"uid": uid}).to_string(),
+        ));
+    }
+    server.raw(&json_request(
+        "POST",
+        "/indexes/a/documents",
+        None,
+        r#"[{"id": "in-a"}]"#,
+    ));
+    let duplicate = server
+        .raw(&json_request("POST", "/indexes", None, r#"{"uid": "a"}"#))
+        .json();
+    wait_idle(&server);
+    let task = server
+        .raw(&request("GET", &format!("/tasks/{}", duplicate["taskUid"]), None))
+        .json();
+    assert_eq!(task["error"]["code"], "index_already_exists");
+
+    server.raw(&json_request(
+        "POST",
+        "/swap-indexes",
+        None,
+        r#"[{"indexes": ["a", "b"]}]"#,
+    ));
+    server.raw(&json_request("PATCH", "/indexes/b", None, r#"{"uid": "c"}"#));
+    wait_idle(&server);
+    let listed = server.raw(&request("GET", "/indexes", None)).json();
+    let uids: Vec<&str> = listed["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|index| index["uid"].as_str().unwrap())
+        .collect();
+    assert_eq!(uids, ["a", "c"]);
+    let moved = server.raw(&request("GET", "/indexes/c/documents/in-a", None));
+    assert_eq!(moved.status, 200, "the documents follow the swap and the rename");
+
+    let deletion = server
+        .raw(&request("DELETE", "/indexes/c", None))
+        .json();
+    wait_idle(&server);
+    let task = server
+        .raw(&request("GET", &format!("/tasks/{}", deletion["taskUid"]), None))
+        .json();
+    assert_eq!(task["details"]["deletedDocuments"], 1);
+    assert_eq!(server.raw(&request("GET", "/indexes/c", None)).status, 404);
+}
+
+#[test]
+fn settings_are_stored_validated_and_reset_per_sub_route() {
+    let server = Server::start();
+    let response = server.raw(&json_request(
+        "PUT",
+        "/indexes/books/settings/ranking-rules",
+        None,
+        r#"["words", "year:desc"]"#,
+    ));
+    assert_eq!(response.status, 202, "a settings update creates the index");
+    server.raw(&json_request(
+        "PATCH",
+        "/indexes/books/settings/typo-tolerance",
+        None,
+        r#"{"minWordSizeForTypos": {"oneTypo": 4}}"#,
+    ));
+    wait_idle(&server);
+    let rules = server
+        .raw(&request("GET", "/indexes/books/settings/ranking-rules", None))
+        .json();
+    assert_eq!(rules, json!(["words", "year:desc"]));
+    let typo = server
+        .raw(&request("GET", "/indexes/books/settings/typo-tolerance", None))
+        .json();
+    assert_eq!(typo["minWordSizeForTypos"], json!({"oneTypo": 4, "twoTypos": 9}));
+    let wrong_verb = server.raw(&json_request(
+        "PUT",
+        "/indexes/books/settings/typo-tolerance",
+        None,
+        "{}",
+    ));
+    assert_eq!(wrong_verb.status, 405);
+    let invalid = server.raw(&json_request(
+        "PUT",
+        "/indexes/books/settings/ranking-rules",
+        None,
+        r#"["nope"]"#,
+    ));
+    assert_eq!(invalid.json()["code"], "invalid_settings_ranking_rules");
+    server.raw(&request("DELETE", "/indexes/books/settings/ranking-rules", None));
+    wait_idle(&server);
+    let rules = server
+        .raw(&request("GET", "/indexes/books/settings", None))
+        .json()["rankingRules"]
+        .clone();
+    assert_eq!(rules[0], "words");
+    assert_eq!(rules.as_array().unwrap().len(), 7);
+}
+
+#[test]
+fn acknowledged_tasks_and_documents_survive_a_crash() {
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data.ms");
+    let server = Server::start_on(&data, &Options::default());
+    server.raw(&json_request(
+        "POST",
+        "/indexes/movies/documents",
+        None,
+        &Value::from(movies()).to_string(),
+    ));
+    wait_idle(&server);
+    let mut acknowledged = Vec::new();
+    for round in 0..20 {
+        let response = server.raw(&json_request(
+            "POST",
+            "/indexes/movies/documents",
+            None,
+            &json!([{"id": format!("crash-{round}"), "round": round}]).to_string(),
+        ));
+        assert_eq!(response.status, 202);
+        acknowledged.push(response.json()["taskUid"].as_u64().unwrap());
+    }
+    server.kill();
+
+    let server = Server::start_on(&data, &Options::default());
+    wait_idle(&server);
+    for uid in acknowledged {
+        let task = server
+            .raw(&request("GET", &format!("/tasks/{uid}"), None))
+            .json();
+        assert_eq!(task["status"], "succeeded", "task {uid} after the crash: {task}");
+    }
+    let listed = server
+        .raw(&request("GET", "/indexes/movies/documents?limit=100", None))
+        .json();
+    assert_eq!(listed["total"], 25);
+    let stats = server
+        .raw(&request("GET", "/indexes/movies/stats", None))
+        .json();
+    assert_eq!(stats["numberOfDocuments"], 25);
+}
+
+#[test]
+fn tasks_and_batches_are_listed_filtered_canceled_and_deleted() {
+    let server = Server::start();
+    for round in 0..3 {
+        server.raw(&json_request(
+            "POST",
+            "/indexes/logs/documents",
+            None,
+            &json!([{"id": round}]).to_string(),
+        ));
+    }
+    wait_idle(&server);
+    let listed = server
+        .raw(&request(
+            "GET",
+            "/tasks?types=documentAdditionOrUpdate&statuses=succeeded&limit=2",
+            None,
+        ))
+        .json();
+    assert_eq!(listed["total"], 3);
+    assert_eq!(listed["results"].as_array().unwrap().len(), 2);
+    assert_eq!(listed["next"], 0);
+    let batch = server.raw(&request("GET", "/batches/0", None)).json();
+    assert_eq!(batch["uid"], 0);
+    assert_eq!(batch["stats"]["types"]["documentAdditionOrUpdate"], batch["stats"]["totalNbTasks"]);
+    let missing = server.raw(&request("GET", "/tasks/999", None));
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["code"], "task_not_found");
+
+    let deletion = server.raw(&request("DELETE", "/tasks?uids=0,1", None));
+    assert_eq!(deletion.status, 200);
+    wait_idle(&server);
+    let remaining = server.raw(&request("GET", "/tasks?uids=0,1,2", None)).json();
+    assert_eq!(remaining["total"], 1);
+    let no_filter = server.raw(&request("POST", "/tasks/cancel", None));
+    assert_eq!(no_filter.json()["code"], "missing_task_filters");
+}
+
+fn payload_request(path: &str, content_type: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Waits until no task is enqueued or processing.
+fn wait_idle(server: &Server) {
+    for _ in 0..600 {
+        let pending = server
+            .raw(&request("GET", "/tasks?statuses=enqueued,processing&limit=1", None))
+            .json();
+        if pending["total"] == 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("tasks still pending after 12 s");
+}
