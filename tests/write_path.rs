@@ -53,7 +53,11 @@ async fn documents_added_through_the_sdk_are_read_back_from_every_shard() {
     let server = Server::start_with(options());
     let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
     let index = client.index("movies");
-    succeed(&client, index.add_documents(&movies(), Some("id")).await.unwrap()).await;
+    succeed(
+        &client,
+        index.add_documents(&movies(), Some("id")).await.unwrap(),
+    )
+    .await;
 
     let listed = index.get_documents::<Value>().await.unwrap();
     assert_eq!(listed.total, 5);
@@ -80,7 +84,11 @@ async fn updates_merge_fields_and_deletions_count_what_they_removed() {
     let server = Server::start_with(options());
     let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
     let index = client.index("movies");
-    succeed(&client, index.add_documents(&movies(), Some("id")).await.unwrap()).await;
+    succeed(
+        &client,
+        index.add_documents(&movies(), Some("id")).await.unwrap(),
+    )
+    .await;
     succeed(
         &client,
         index
@@ -203,19 +211,32 @@ fn ndjson_and_csv_payloads_are_indexed_with_typed_csv_columns() {
     let document = server
         .raw(&request("GET", "/indexes/shop/documents/c3", None))
         .json();
-    assert_eq!(document, json!({"product_id": "c3", "price": 5.5, "available": true}));
+    assert_eq!(
+        document,
+        json!({"product_id": "c3", "price": 5.5, "available": true})
+    );
     let document = server
         .raw(&request("GET", "/indexes/shop/documents/d4", None))
         .json();
-    assert_eq!(document, json!({"product_id": "d4", "price": null, "available": false}));
+    assert_eq!(
+        document,
+        json!({"product_id": "d4", "price": null, "available": false})
+    );
     let index = server.raw(&request("GET", "/indexes/shop", None)).json();
-    assert_eq!(index["primaryKey"], "product_id", "inferred from the `id` suffix");
+    assert_eq!(
+        index["primaryKey"], "product_id",
+        "inferred from the `id` suffix"
+    );
 }
 
 #[test]
 fn bad_payloads_are_refused_at_upload_and_bad_documents_fail_their_task_alone() {
     let server = Server::start();
-    let response = server.raw(&payload_request("/indexes/shop/documents", "text/plain", "{}"));
+    let response = server.raw(&payload_request(
+        "/indexes/shop/documents",
+        "text/plain",
+        "{}",
+    ));
     assert_eq!(response.status, 415);
     assert_eq!(response.json()["code"], "invalid_content_type");
     let response = server.raw(&payload_request(
@@ -283,7 +304,11 @@ fn index_lifecycle_create_update_swap_rename_and_delete() {
         .json();
     wait_idle(&server);
     let task = server
-        .raw(&request("GET", &format!("/tasks/{}", duplicate["taskUid"]), None))
+        .raw(&request(
+            "GET",
+            &format!("/tasks/{}", duplicate["taskUid"]),
+            None,
+        ))
         .json();
     assert_eq!(task["error"]["code"], "index_already_exists");
 
@@ -293,7 +318,12 @@ fn index_lifecycle_create_update_swap_rename_and_delete() {
         None,
         r#"[{"indexes": ["a", "b"]}]"#,
     ));
-    server.raw(&json_request("PATCH", "/indexes/b", None, r#"{"uid": "c"}"#));
+    server.raw(&json_request(
+        "PATCH",
+        "/indexes/b",
+        None,
+        r#"{"uid": "c"}"#,
+    ));
     wait_idle(&server);
     let listed = server.raw(&request("GET", "/indexes", None)).json();
     let uids: Vec<&str> = listed["results"]
@@ -304,14 +334,19 @@ fn index_lifecycle_create_update_swap_rename_and_delete() {
         .collect();
     assert_eq!(uids, ["a", "c"]);
     let moved = server.raw(&request("GET", "/indexes/c/documents/in-a", None));
-    assert_eq!(moved.status, 200, "the documents follow the swap and the rename");
+    assert_eq!(
+        moved.status, 200,
+        "the documents follow the swap and the rename"
+    );
 
-    let deletion = server
-        .raw(&request("DELETE", "/indexes/c", None))
-        .json();
+    let deletion = server.raw(&request("DELETE", "/indexes/c", None)).json();
     wait_idle(&server);
     let task = server
-        .raw(&request("GET", &format!("/tasks/{}", deletion["taskUid"]), None))
+        .raw(&request(
+            "GET",
+            &format!("/tasks/{}", deletion["taskUid"]),
+            None,
+        ))
         .json();
     assert_eq!(task["details"]["deletedDocuments"], 1);
     assert_eq!(server.raw(&request("GET", "/indexes/c", None)).status, 404);
@@ -335,13 +370,24 @@ fn settings_are_stored_validated_and_reset_per_sub_route() {
     ));
     wait_idle(&server);
     let rules = server
-        .raw(&request("GET", "/indexes/books/settings/ranking-rules", None))
+        .raw(&request(
+            "GET",
+            "/indexes/books/settings/ranking-rules",
+            None,
+        ))
         .json();
     assert_eq!(rules, json!(["words", "year:desc"]));
     let typo = server
-        .raw(&request("GET", "/indexes/books/settings/typo-tolerance", None))
+        .raw(&request(
+            "GET",
+            "/indexes/books/settings/typo-tolerance",
+            None,
+        ))
         .json();
-    assert_eq!(typo["minWordSizeForTypos"], json!({"oneTypo": 4, "twoTypos": 9}));
+    assert_eq!(
+        typo["minWordSizeForTypos"],
+        json!({"oneTypo": 4, "twoTypos": 9})
+    );
     let wrong_verb = server.raw(&json_request(
         "PUT",
         "/indexes/books/settings/typo-tolerance",
@@ -356,7 +402,11 @@ fn settings_are_stored_validated_and_reset_per_sub_route() {
         r#"["nope"]"#,
     ));
     assert_eq!(invalid.json()["code"], "invalid_settings_ranking_rules");
-    server.raw(&request("DELETE", "/indexes/books/settings/ranking-rules", None));
+    server.raw(&request(
+        "DELETE",
+        "/indexes/books/settings/ranking-rules",
+        None,
+    ));
     wait_idle(&server);
     let rules = server
         .raw(&request("GET", "/indexes/books/settings", None))
@@ -397,7 +447,10 @@ fn acknowledged_tasks_and_documents_survive_a_crash() {
         let task = server
             .raw(&request("GET", &format!("/tasks/{uid}"), None))
             .json();
-        assert_eq!(task["status"], "succeeded", "task {uid} after the crash: {task}");
+        assert_eq!(
+            task["status"], "succeeded",
+            "task {uid} after the crash: {task}"
+        );
     }
     let listed = server
         .raw(&request("GET", "/indexes/movies/documents?limit=100", None))
@@ -433,7 +486,10 @@ fn tasks_and_batches_are_listed_filtered_canceled_and_deleted() {
     assert_eq!(listed["next"], 0);
     let batch = server.raw(&request("GET", "/batches/0", None)).json();
     assert_eq!(batch["uid"], 0);
-    assert_eq!(batch["stats"]["types"]["documentAdditionOrUpdate"], batch["stats"]["totalNbTasks"]);
+    assert_eq!(
+        batch["stats"]["types"]["documentAdditionOrUpdate"],
+        batch["stats"]["totalNbTasks"]
+    );
     let missing = server.raw(&request("GET", "/tasks/999", None));
     assert_eq!(missing.status, 404);
     assert_eq!(missing.json()["code"], "task_not_found");
@@ -441,7 +497,9 @@ fn tasks_and_batches_are_listed_filtered_canceled_and_deleted() {
     let deletion = server.raw(&request("DELETE", "/tasks?uids=0,1", None));
     assert_eq!(deletion.status, 200);
     wait_idle(&server);
-    let remaining = server.raw(&request("GET", "/tasks?uids=0,1,2", None)).json();
+    let remaining = server
+        .raw(&request("GET", "/tasks?uids=0,1,2", None))
+        .json();
     assert_eq!(remaining["total"], 1);
     let no_filter = server.raw(&request("POST", "/tasks/cancel", None));
     assert_eq!(no_filter.json()["code"], "missing_task_filters");
@@ -458,7 +516,11 @@ fn payload_request(path: &str, content_type: &str, body: &str) -> String {
 fn wait_idle(server: &Server) {
     for _ in 0..600 {
         let pending = server
-            .raw(&request("GET", "/tasks?statuses=enqueued,processing&limit=1", None))
+            .raw(&request(
+                "GET",
+                "/tasks?statuses=enqueued,processing&limit=1",
+                None,
+            ))
             .json();
         if pending["total"] == 0 {
             return;

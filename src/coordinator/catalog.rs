@@ -173,7 +173,13 @@ mod tests {
         let now = OffsetDateTime::UNIX_EPOCH;
         let mut catalog = Catalog::default();
         catalog.insert(IndexRecord::new("movies", storage_name(0), 2, None, now));
-        catalog.insert(IndexRecord::new("books", storage_name(1), 2, Some("id".into()), now));
+        catalog.insert(IndexRecord::new(
+            "books",
+            storage_name(1),
+            2,
+            Some("id".into()),
+            now,
+        ));
         let write = database.begin_write().unwrap();
         catalog.store_changes(&Catalog::default(), &write).unwrap();
         write.commit().unwrap();

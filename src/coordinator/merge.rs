@@ -34,6 +34,14 @@ enum SortValue {
     Missing,
 }
 
+/// A document with what orders it: its sort values, internal id and shard.
+struct Ordered {
+    keys: Vec<SortValue>,
+    internal_id: u32,
+    shard: u32,
+    document: Map<String, Value>,
+}
+
 /// The documents of `offset..offset + limit` in the global order.
 pub fn merge_pages(
     pages: Vec<ShardPage>,
@@ -41,7 +49,7 @@ pub fn merge_pages(
     offset: usize,
     limit: usize,
 ) -> Vec<Map<String, Value>> {
-    let mut all: Vec<(Vec<SortValue>, u32, u32, Map<String, Value>)> = pages
+    let mut all: Vec<Ordered> = pages
         .into_iter()
         .flat_map(|page| {
             let shard = page.shard;
@@ -50,19 +58,24 @@ pub fn merge_pages(
                     .iter()
                     .map(|rule| sort_value(&listed.document, rule))
                     .collect();
-                (keys, listed.internal_id, shard, listed.document)
+                Ordered {
+                    keys,
+                    internal_id: listed.internal_id,
+                    shard,
+                    document: listed.document,
+                }
             })
         })
         .collect();
     all.sort_by(|left, right| {
-        compare_keys(&left.0, &right.0, sort)
-            .then(left.1.cmp(&right.1))
-            .then(left.2.cmp(&right.2))
+        compare_keys(&left.keys, &right.keys, sort)
+            .then(left.internal_id.cmp(&right.internal_id))
+            .then(left.shard.cmp(&right.shard))
     });
     all.into_iter()
         .skip(offset)
         .take(limit)
-        .map(|(_, _, _, document)| document)
+        .map(|ordered| ordered.document)
         .collect()
 }
 
@@ -180,7 +193,10 @@ mod tests {
     }
 
     fn ids(documents: &[Map<String, Value>]) -> Vec<Value> {
-        documents.iter().map(|document| document["id"].clone()).collect()
+        documents
+            .iter()
+            .map(|document| document["id"].clone())
+            .collect()
     }
 
     #[test]
@@ -195,7 +211,10 @@ mod tests {
                 documents: vec![listed(0, json!({"id": "b"}))],
             },
         ];
-        assert_eq!(ids(&merge_pages(pages, &[], 1, 2)), [json!("b"), json!("c")]);
+        assert_eq!(
+            ids(&merge_pages(pages, &[], 1, 2)),
+            [json!("b"), json!("c")]
+        );
     }
 
     #[test]

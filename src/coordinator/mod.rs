@@ -68,7 +68,7 @@ pub enum TaskRead {
 #[derive(Debug)]
 pub enum DataReply {
     Shard(Result<ShardAnswer, ResponseError>),
-    Registered(Result<Task, ResponseError>),
+    Registered(Result<Box<Task>, ResponseError>),
     Tasks(Result<Value, ResponseError>),
     Matching(Result<Vec<u32>, ResponseError>),
     Replicated,
@@ -173,7 +173,7 @@ impl Coordinator {
             custom_metadata,
         };
         match self.ask(CONTROL_CORE, request).await? {
-            DataReply::Registered(outcome) => outcome,
+            DataReply::Registered(outcome) => outcome.map(|task| *task),
             other => Err(unexpected(&other)),
         }
     }
@@ -278,13 +278,17 @@ impl Coordinator {
             DataRequest::Register {
                 kind,
                 custom_metadata,
-            } => DataReply::Registered(self.register_here(kind, custom_metadata).await),
-            DataRequest::ReadTasks { read, visibility } => self.read_tasks_here(read, visibility),
-            DataRequest::IsIndexing(uid) => DataReply::Flag(
-                self.control
-                    .as_ref()
-                    .is_some_and(|control| control.processing_index.borrow().as_deref() == Some(&uid)),
+            } => DataReply::Registered(
+                self.register_here(kind, custom_metadata)
+                    .await
+                    .map(Box::new),
             ),
+            DataRequest::ReadTasks { read, visibility } => self.read_tasks_here(read, visibility),
+            DataRequest::IsIndexing(uid) => {
+                DataReply::Flag(self.control.as_ref().is_some_and(|control| {
+                    control.processing_index.borrow().as_deref() == Some(&uid)
+                }))
+            }
             DataRequest::Replicate(catalog) => {
                 *self.catalog.borrow_mut() = catalog;
                 DataReply::Replicated
@@ -333,7 +337,10 @@ impl Coordinator {
             TaskRead::ListTasks(query) => DataReply::Tasks(
                 queue
                     .list_tasks(&query, &visibility)
-                    .map(|page| page.map(|task| crate::tasks::view::task_view(&task)).to_json())
+                    .map(|page| {
+                        page.map(|task| crate::tasks::view::task_view(&task))
+                            .to_json()
+                    })
                     .map_err(queue_error),
             ),
             TaskRead::ListBatches(query) => DataReply::Tasks(

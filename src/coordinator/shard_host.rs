@@ -79,9 +79,13 @@ pub enum ShardCommand {
     },
     Stats,
     /// Which of `ids` are stored.
-    Existing { ids: Vec<String> },
+    Existing {
+        ids: Vec<String>,
+    },
     /// The external ids of the documents `filter` matches.
-    Matching { filter: Filter },
+    Matching {
+        filter: Filter,
+    },
     /// Closes the shard and removes its file (index deletion).
     Remove,
 }

@@ -251,7 +251,10 @@ pub async fn delete_batch(
     let Value::Array(items) = value else {
         return Err(ResponseError::new(
             Code::BadRequest,
-            format!("Json deserialize error: invalid type: {}, expected a sequence at line 1 column 1", describe(&value)),
+            format!(
+                "Json deserialize error: invalid type: {}, expected a sequence at line 1 column 1",
+                describe(&value)
+            ),
         ));
     };
     let document_ids = items
@@ -296,7 +299,12 @@ pub async fn delete_by_filter(
                 "Sending an empty filter is forbidden.",
             ));
         }
-        Err(error) => return Err(ResponseError::new(Code::InvalidDocumentFilter, error.message)),
+        Err(error) => {
+            return Err(ResponseError::new(
+                Code::InvalidDocumentFilter,
+                error.message,
+            ));
+        }
     }
     let kind = KindWithContent::DocumentDeletionByFilter {
         index_uid: index_uid.to_owned(),

@@ -15,9 +15,9 @@ use crate::errors::{Code, ResponseError, codes};
 use crate::http::{Request, Response};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
+use crate::tasks::KindWithContent;
 use crate::tasks::model::IndexSwap;
 use crate::tasks::view::{format_date, summarized_task};
-use crate::tasks::KindWithContent;
 
 /// Default page size of `GET /indexes`.
 pub const INDEXES_LIMIT_DEFAULT: usize = 20;

@@ -49,11 +49,15 @@ impl Router {
         };
         let parameter = |name: &str| Lookup::parameter(&parameters, name);
         let index_uid = parameter("index_uid");
-        let context =
-            match authorize::authorize(&self.services, &request, route.action, index_uid.as_deref()) {
-                Ok(context) => context,
-                Err(error) => return Response::error(&error),
-            };
+        let context = match authorize::authorize(
+            &self.services,
+            &request,
+            route.action,
+            index_uid.as_deref(),
+        ) {
+            Ok(context) => context,
+            Err(error) => return Response::error(&error),
+        };
         let index = || index_uid.clone().unwrap_or_default();
         let key = || parameter("key").unwrap_or_default();
         let services = &self.services;
@@ -83,12 +87,24 @@ impl Router {
                 documents::get_one(services, &request, &index(), &document_id).await
             }
             Endpoint::ReplaceDocuments => {
-                documents::add(services, &request, &index(), &context, DocumentMethod::Replace)
-                    .await
+                documents::add(
+                    services,
+                    &request,
+                    &index(),
+                    &context,
+                    DocumentMethod::Replace,
+                )
+                .await
             }
             Endpoint::UpdateDocuments => {
-                documents::add(services, &request, &index(), &context, DocumentMethod::Update)
-                    .await
+                documents::add(
+                    services,
+                    &request,
+                    &index(),
+                    &context,
+                    DocumentMethod::Update,
+                )
+                .await
             }
             Endpoint::ClearDocuments => documents::clear(services, &request, &index()).await,
             Endpoint::DeleteDocument => {
@@ -108,8 +124,7 @@ impl Router {
             Endpoint::ResetSettings => settings::reset_all(services, &index(), &context).await,
             Endpoint::SettingsSubRoute => {
                 let segment = parameter("setting").unwrap_or_default();
-                settings::sub_route_request(services, &request, &index(), &segment, &context)
-                    .await
+                settings::sub_route_request(services, &request, &index(), &segment, &context).await
             }
             Endpoint::ListTasks => tasks::list_tasks(services, &request, context).await,
             Endpoint::GetTask => {

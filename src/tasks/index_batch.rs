@@ -390,7 +390,12 @@ impl BatchWork {
     async fn apply_facet_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
         let record = Arc::new(record.clone());
         let filterable = record.settings.setting_view("filterableAttributes");
-        let sortable: Vec<String> = record.settings.sortable_attributes.iter().cloned().collect();
+        let sortable: Vec<String> = record
+            .settings
+            .sortable_attributes
+            .iter()
+            .cloned()
+            .collect();
         for answer in self
             .coordinator
             .ask_every_shard(&record, |_| ShardCommand::SetFacetSettings {
@@ -517,8 +522,8 @@ impl DocumentWork {
 
     /// Marks `id` deleted; answers whether it existed at that point of the batch.
     fn delete(&mut self, id: &str, stored_before: bool) -> bool {
-        let existed = self.written.remove(id)
-            || (stored_before && !self.cleared && !self.gone.contains(id));
+        let existed =
+            self.written.remove(id) || (stored_before && !self.cleared && !self.gone.contains(id));
         self.gone.insert(id.to_owned());
         existed
     }
@@ -694,7 +699,10 @@ fn apply_settings(
     record.settings.apply(update)
 }
 
-fn facet_settings_changed(before: &crate::settings::apply::StoredSettings, after: &IndexRecord) -> bool {
+fn facet_settings_changed(
+    before: &crate::settings::apply::StoredSettings,
+    after: &IndexRecord,
+) -> bool {
     before.filterable_attributes != after.settings.filterable_attributes
         || before.sortable_attributes != after.settings.sortable_attributes
 }

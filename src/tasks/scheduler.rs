@@ -193,15 +193,13 @@ impl Scheduler {
                 let queue = self.queue.clone();
                 let finished_at = OffsetDateTime::now_utc();
                 let (batch, tasks) = crate::runtime::blocking::run(move || {
-                    let outcome = queue.finish_batch_with(
-                        &mut batch,
-                        &mut tasks,
-                        finished_at,
-                        |write| match &catalog {
-                            Some(catalog) => catalog.store_changes(&before, write),
-                            None => Ok(()),
-                        },
-                    );
+                    let outcome =
+                        queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
+                            match &catalog {
+                                Some(catalog) => catalog.store_changes(&before, write),
+                                None => Ok(()),
+                            }
+                        });
                     outcome.map(|()| (batch, tasks))
                 })
                 .await

@@ -86,8 +86,8 @@ impl ShardSnapshot {
         )? {
             let (key, value) = entry?;
             if selected.contains(document_from_key(value)?) {
-                let external = std::str::from_utf8(key)
-                    .map_err(|_| ShardError::corrupted("external id"))?;
+                let external =
+                    std::str::from_utf8(key).map_err(|_| ShardError::corrupted("external id"))?;
                 found.push(external.to_owned());
             }
         }
