@@ -61,7 +61,11 @@ async fn documents_added_through_the_sdk_are_read_back_from_every_shard() {
 
     let listed = index.get_documents::<Value>().await.unwrap();
     assert_eq!(listed.total, 5);
-    assert_eq!(ids(&listed.results), ["1", "2", "3", "4", "five"]);
+    assert_eq!(
+        listed.results,
+        movies(),
+        "listed in the order they were added, as one unsharded index"
+    );
     // Every document is reachable by id, whichever shard and core holds it.
     for document in movies() {
         let id = match &document["id"] {
@@ -188,6 +192,61 @@ fn filters_sorts_fields_and_pagination_merge_across_shards() {
         None,
     ));
     assert_eq!(response.json()["code"], "invalid_document_sort");
+}
+
+#[test]
+fn listings_keep_the_order_documents_were_first_added_in_across_shards_and_batches() {
+    let server = Server::start();
+    let mut expected = Vec::new();
+    for batch in 0..3 {
+        let documents: Vec<Value> = (0..12)
+            .map(|position| json!({"id": 100 - batch * 12 - position}))
+            .collect();
+        expected.extend(documents.iter().map(|document| document["id"].clone()));
+        server.raw(&json_request(
+            "POST",
+            "/indexes/numbers/documents",
+            None,
+            &Value::from(documents).to_string(),
+        ));
+        wait_idle(&server);
+    }
+    // Replacing a document keeps its place.
+    server.raw(&json_request(
+        "POST",
+        "/indexes/numbers/documents",
+        None,
+        r#"[{"id": 100, "replaced": true}]"#,
+    ));
+    wait_idle(&server);
+    let listed = server
+        .raw(&request(
+            "GET",
+            "/indexes/numbers/documents?limit=100",
+            None,
+        ))
+        .json();
+    let order: Vec<Value> = listed["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|document| document["id"].clone())
+        .collect();
+    assert_eq!(order, expected);
+    let page = server
+        .raw(&request(
+            "GET",
+            "/indexes/numbers/documents?offset=10&limit=3",
+            None,
+        ))
+        .json();
+    let page: Vec<Value> = page["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|document| document["id"].clone())
+        .collect();
+    assert_eq!(page, expected[10..13]);
 }
 
 #[test]

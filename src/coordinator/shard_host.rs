@@ -55,6 +55,8 @@ pub enum ShardCommand {
         batch_uid: u64,
         delete_all: bool,
         documents: Vec<(String, PlannedDocument)>,
+        /// Index-wide internal ids for the documents the batch creates.
+        assigned: Vec<(String, u32)>,
     },
     Commit,
     Abort,
@@ -78,6 +80,8 @@ pub enum ShardCommand {
         fields: Option<Vec<String>>,
     },
     Stats,
+    /// The internal ids in use.
+    UsedIds,
     /// Which of `ids` are stored.
     Existing {
         ids: Vec<String>,
@@ -109,6 +113,7 @@ pub enum ShardAnswer {
     },
     Stats(ShardStats),
     Ids(Vec<String>),
+    Bitmap(roaring::RoaringBitmap),
 }
 
 /// The shards of one core.
@@ -138,8 +143,9 @@ impl ShardHost {
                 batch_uid,
                 delete_all,
                 documents,
+                assigned,
             } => self
-                .prepare(address, batch_uid, delete_all, documents)
+                .prepare(address, batch_uid, delete_all, documents, assigned)
                 .await
                 .map(ShardAnswer::Prepared),
             ShardCommand::Commit => self.commit(&address).await.map(|()| ShardAnswer::Done),
@@ -223,6 +229,7 @@ impl ShardHost {
                 let shard = self.shard(address)?;
                 shard.stats().map(ShardAnswer::Stats).map_err(shard_error)
             }
+            ShardCommand::UsedIds => Ok(ShardAnswer::Bitmap(snapshot.document_ids().clone())),
             ShardCommand::Existing { ids } => {
                 let mut existing = Vec::new();
                 for id in ids {
@@ -267,11 +274,13 @@ impl ShardHost {
         batch_uid: u64,
         delete_all: bool,
         documents: Vec<(String, PlannedDocument)>,
+        assigned: Vec<(String, u32)>,
     ) -> Result<ApplyOutcome, ResponseError> {
         let shard = self.shard(&address)?;
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
         let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
+        prepared.assign_ids(assigned);
         if delete_all {
             prepared
                 .apply_chunk(vec![Operation::DeleteAll])

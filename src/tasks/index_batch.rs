@@ -351,7 +351,15 @@ impl BatchWork {
         }
         let record = Arc::new(record.clone());
         let delete_all = documents.plan.delete_all_stored;
-        let mut shares = documents.plan.split_by_shard(&record.shard_names());
+        let assigned = self.assign_internal_ids(&record, &documents).await?;
+        let names = record.shard_names();
+        let mut assigned_shares: Vec<Vec<(String, u32)>> = vec![Vec::new(); names.len()];
+        for (id, internal) in assigned {
+            if let Some(position) = shards::rendezvous::rendezvous_winner_position(&names, &id) {
+                assigned_shares[position].push((id, internal));
+            }
+        }
+        let mut shares = documents.plan.split_by_shard(&names);
         let batch_uid = u64::from(self.batch_uid);
         let prepared = self
             .coordinator
@@ -359,6 +367,7 @@ impl BatchWork {
                 batch_uid,
                 delete_all,
                 documents: std::mem::take(&mut shares[shard as usize]),
+                assigned: std::mem::take(&mut assigned_shares[shard as usize]),
             })
             .await;
         let failure = prepared.into_iter().find_map(Result::err);
@@ -385,6 +394,55 @@ impl BatchWork {
             answer?;
         }
         Ok(())
+    }
+
+    /// Index-wide internal ids for the documents the batch creates, in the order the batch
+    /// first met them: the smallest ids no shard uses, as one unsharded index would give.
+    async fn assign_internal_ids(
+        &self,
+        record: &Arc<IndexRecord>,
+        documents: &DocumentWork,
+    ) -> Result<Vec<(String, u32)>, ResponseError> {
+        let delete_all = documents.plan.delete_all_stored;
+        let mut used = roaring::RoaringBitmap::new();
+        let mut stored = BTreeSet::new();
+        if !delete_all {
+            for answer in self
+                .coordinator
+                .ask_every_shard(record, |_| ShardCommand::UsedIds)
+                .await
+            {
+                match answer? {
+                    ShardAnswer::Bitmap(bitmap) => used |= bitmap,
+                    other => return Err(unexpected(&other)),
+                }
+            }
+            stored = self.existing_ids(record, &documents.order).await?;
+        }
+        let mut assigned = Vec::new();
+        let mut candidate = 0u32;
+        for id in &documents.order {
+            let Some(planned) = documents.plan.documents.get(id) else {
+                continue;
+            };
+            let is_stored = stored.contains(id);
+            let creates = !is_stored
+                && matches!(
+                    planned.outcome(is_stored),
+                    shards::documents::operation::Outcome::Written { .. }
+                );
+            if !creates {
+                continue;
+            }
+            while used.contains(candidate) {
+                candidate = candidate
+                    .checked_add(1)
+                    .ok_or_else(|| ResponseError::internal("every internal id is used"))?;
+            }
+            used.insert(candidate);
+            assigned.push((id.clone(), candidate));
+        }
+        Ok(assigned)
     }
 
     async fn apply_facet_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
@@ -500,6 +558,10 @@ struct DocumentWork {
     gone: BTreeSet<String>,
     /// Whether a clear happened in the batch (nothing stored before it counts any more).
     cleared: bool,
+    /// Every id the batch writes, in the order the batch first met it.
+    order: Vec<String>,
+    /// The ids in `order`.
+    ordered: BTreeSet<String>,
     touched: bool,
 }
 
@@ -512,6 +574,8 @@ impl DocumentWork {
             written: BTreeSet::new(),
             gone: BTreeSet::new(),
             cleared: false,
+            order: Vec::new(),
+            ordered: BTreeSet::new(),
             touched: false,
         }
     }
@@ -552,6 +616,9 @@ impl DocumentWork {
                     MissingDocumentPolicy::Create
                 };
                 for (id, document) in parsed {
+                    if self.ordered.insert(id.clone()) {
+                        self.order.push(id.clone());
+                    }
                     self.written.insert(id.clone());
                     match method {
                         DocumentMethod::Replace => self.plan.replace(id, document, policy),

@@ -94,6 +94,8 @@ pub struct PreparedBatch {
     fields: BTreeMap<String, u16>,
     deltas: Deltas,
     outcome: ApplyOutcome,
+    /// Internal ids chosen by the caller for new documents (see [`PreparedBatch::assign_ids`]).
+    assigned_ids: std::collections::HashMap<String, u32>,
 }
 
 fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u16>> {
@@ -137,6 +139,7 @@ impl PreparedBatch {
                 already_applied,
                 ..ApplyOutcome::default()
             },
+            assigned_ids: std::collections::HashMap::new(),
         })
     }
 
@@ -165,6 +168,13 @@ impl PreparedBatch {
             }
         }
         self.flush()
+    }
+
+    /// Internal ids for documents this batch creates, chosen by the caller so that ids are
+    /// unique and ordered across an index's shards (the order a listing merges by). A new
+    /// document without an assigned id takes the shard's smallest free id.
+    pub fn assign_ids(&mut self, assigned: impl IntoIterator<Item = (String, u32)>) {
+        self.assigned_ids.extend(assigned);
     }
 
     /// What the chunks applied so far did.
@@ -228,7 +238,10 @@ impl PreparedBatch {
                 id
             }
             None => {
-                let id = self.state.allocate()?;
+                let id = match self.assigned_ids.remove(external_id) {
+                    Some(id) => self.state.take(id)?,
+                    None => self.state.allocate()?,
+                };
                 let external = self.transaction().create_tree(EXTERNAL_IDS_TREE)?;
                 external.put(external_id.as_bytes(), &document_key(id))?;
                 id
@@ -434,6 +447,7 @@ pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> Sh
         state,
         deltas: Deltas::default(),
         outcome: ApplyOutcome::default(),
+        assigned_ids: std::collections::HashMap::new(),
     };
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {

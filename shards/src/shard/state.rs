@@ -100,6 +100,29 @@ impl ShardState {
         Ok(id)
     }
 
+    /// Takes `id`, chosen by the caller (an index-wide allocation across shards): it leaves
+    /// the free ids, and the ids between `next_id` and it become free. Refuses an id in use.
+    pub fn take(&mut self, id: u32) -> ShardResult<u32> {
+        if self.document_ids.contains(id) {
+            return Err(ShardError::corrupted(format!(
+                "assigned internal id {id} is already used"
+            )));
+        }
+        let end = u64::from(id) + 1;
+        if end > DOCUMENT_ID_COUNT_MAX {
+            return Err(ShardError::DocumentIdsExhausted);
+        }
+        if end > self.next_id {
+            let start = u32::try_from(self.next_id).expect("below an id that fits in u32");
+            self.free_ids.insert_range(start..id);
+            self.next_id = end;
+        } else {
+            self.free_ids.remove(id);
+        }
+        self.document_ids.insert(id);
+        Ok(id)
+    }
+
     pub fn release(&mut self, id: u32) {
         self.document_ids.remove(id);
         self.free_ids.insert(id);
