@@ -152,6 +152,18 @@ impl Drop for Server {
     }
 }
 
+/// Sends `request` to the server at `address` on a new connection; `None` when the server
+/// is gone (refused, reset or closed before answering) — what a crash looks like.
+pub fn raw_to(address: &str, request: &str) -> Option<HttpResponse> {
+    let stream = TcpStream::connect(address).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    let mut connection = Connection::new(stream);
+    connection.stream.write_all(request.as_bytes()).ok()?;
+    connection.read_response().ok()
+}
+
 fn free_address() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap()
