@@ -567,7 +567,7 @@ struct ErrorObject<'a> {
 
 /// The operating-system error numbers that have their own code (reference §3.1 notes).
 const ERRNO_TOO_MANY_OPEN_FILES: i32 = 24;
-const ERRNO_NO_SPACE_LEFT_ON_DEVICE: i32 = 28;
+pub const ERRNO_NO_SPACE_LEFT_ON_DEVICE: i32 = 28;
 
 /// The API error for a failed file operation: a full disk and too many open files have their
 /// own codes, everything else is an `io_error`.

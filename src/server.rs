@@ -207,7 +207,39 @@ fn open_task_queue(data_directory: &std::path::Path) -> Result<(TaskQueue, Vec<T
             interrupted.push(task);
         }
     }
+    remove_orphan_update_files(data_directory, &queue)?;
     Ok((queue, interrupted))
+}
+
+/// Removes the update files no waiting task refers to: a crash between writing a payload and
+/// registering its task leaves one behind.
+fn remove_orphan_update_files(
+    data_directory: &std::path::Path,
+    queue: &TaskQueue,
+) -> Result<(), String> {
+    let files = UpdateFiles::open(data_directory)
+        .map_err(|error| format!("could not open the update files: {error}"))?;
+    let waiting = queue
+        .waiting_tasks()
+        .map_err(|error| format!("could not read the waiting tasks: {error}"))?;
+    let referenced: std::collections::BTreeSet<&str> = waiting
+        .iter()
+        .filter_map(|task| match &task.kind {
+            crate::tasks::KindWithContent::DocumentAdditionOrUpdate { content_file, .. } => {
+                Some(content_file.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let names = files
+        .names()
+        .map_err(|error| format!("could not list the update files: {error}"))?;
+    for name in names.iter().filter(|name| !referenced.contains(name.as_str())) {
+        files
+            .remove(name)
+            .map_err(|error| format!("could not remove the update file {name}: {error}"))?;
+    }
+    Ok(())
 }
 
 /// Opens the durable key store (creating the default keys on first start).

@@ -588,3 +588,24 @@ fn wait_idle(server: &Server) {
     }
     panic!("tasks still pending after 12 s");
 }
+
+#[test]
+fn an_update_file_no_task_refers_to_is_removed_at_start() {
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data.ms");
+    let server = Server::start_on(&data, &Options::default());
+    server.raw(&json_request(
+        "POST",
+        "/indexes/kept/documents",
+        None,
+        r#"[{"id": 1}]"#,
+    ));
+    wait_idle(&server);
+    server.kill();
+    let orphan = data.join("update_files").join("left-by-a-crash.json");
+    std::fs::write(&orphan, b"[]").unwrap();
+    let server = Server::start_on(&data, &Options::default());
+    assert!(!orphan.exists(), "the orphan update file is removed");
+    let kept = server.raw(&request("GET", "/indexes/kept/documents/1", None));
+    assert_eq!(kept.status, 200);
+}

@@ -383,6 +383,9 @@ fn filter_ids(
 pub fn shard_error(error: ShardError) -> ResponseError {
     match error {
         ShardError::Storage(storage_engine::Error::Io(source)) => crate::errors::io_error(&source),
+        ShardError::Storage(storage_engine::Error::NoSpace) => crate::errors::io_error(
+            &std::io::Error::from_raw_os_error(crate::errors::ERRNO_NO_SPACE_LEFT_ON_DEVICE),
+        ),
         other => ResponseError::internal(other),
     }
 }
