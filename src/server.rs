@@ -151,6 +151,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         wake: wake_sender,
         processing: RefCell::new(None),
         processing_index: RefCell::new(None),
+        progress: RefCell::new(None),
     });
     let data_directory = settings.data_directory.clone();
     let catalog = settings.catalog.clone();
@@ -234,7 +235,10 @@ fn remove_orphan_update_files(
     let names = files
         .names()
         .map_err(|error| format!("could not list the update files: {error}"))?;
-    for name in names.iter().filter(|name| !referenced.contains(name.as_str())) {
+    for name in names
+        .iter()
+        .filter(|name| !referenced.contains(name.as_str()))
+    {
         files
             .remove(name)
             .map_err(|error| format!("could not remove the update file {name}: {error}"))?;

@@ -87,6 +87,36 @@ pub struct ControlSide {
     pub processing: RefCell<Option<(u32, bool)>>,
     /// The index of the batch being processed, if it is an index batch.
     pub processing_index: RefCell<Option<String>>,
+    /// Where the batch being processed is (`progress` of its batch view).
+    pub progress: RefCell<Option<crate::tasks::Progress>>,
+}
+
+impl ControlSide {
+    /// Records the step the batch being processed is at: `finished` of `total` done.
+    pub fn set_progress(&self, step: &str, finished: u32, total: u32) {
+        let percentage = if total == 0 {
+            0.0
+        } else {
+            finished as f32 * 100.0 / total as f32
+        };
+        *self.progress.borrow_mut() = Some(crate::tasks::Progress {
+            steps: vec![crate::tasks::ProgressStep {
+                current_step: step.to_owned(),
+                finished,
+                total,
+            }],
+            percentage,
+        });
+    }
+
+    /// `batch` with the live progress when it is the one being processed.
+    fn with_progress(&self, mut batch: crate::tasks::Batch) -> crate::tasks::Batch {
+        let processing = self.processing.borrow().map(|(uid, _)| uid);
+        if batch.finished_at.is_none() && processing == Some(batch.uid) {
+            batch.progress = self.progress.borrow().clone();
+        }
+        batch
+    }
 }
 
 /// One core's coordinator.
@@ -347,8 +377,10 @@ impl Coordinator {
                 queue
                     .list_batches(&query, &visibility)
                     .map(|page| {
-                        page.map(|batch| crate::tasks::view::batch_view(&batch))
-                            .to_json()
+                        page.map(|batch| {
+                            crate::tasks::view::batch_view(&control.with_progress(batch))
+                        })
+                        .to_json()
                     })
                     .map_err(queue_error),
             ),
@@ -360,7 +392,9 @@ impl Coordinator {
                 Err(error) => Err(queue_error(error)),
             }),
             TaskRead::Batch(uid) => DataReply::Tasks(match queue.get_batch(uid) {
-                Ok(Some(batch)) => Ok(crate::tasks::view::batch_view(&batch)),
+                Ok(Some(batch)) => Ok(crate::tasks::view::batch_view(
+                    &control.with_progress(batch),
+                )),
                 Ok(None) => Err(ResponseError::batch_not_found(uid)),
                 Err(error) => Err(queue_error(error)),
             }),

@@ -29,6 +29,13 @@ use crate::coordinator::catalog::{Catalog, IndexRecord, storage_name};
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::errors::{Code, ResponseError};
 
+/// The progress step while the batch's tasks are read and planned.
+const PROGRESS_PLANNING: &str = "processing tasks";
+/// The progress step while the shards apply their shares.
+const PROGRESS_INDEXING: &str = "indexing documents";
+/// The progress step while the shards commit.
+const PROGRESS_COMMITTING: &str = "committing shards";
+
 /// What every index batch needs.
 pub struct BatchWork {
     pub coordinator: Rc<Coordinator>,
@@ -74,6 +81,12 @@ impl BatchWork {
             tasks,
             catalog: changes.changed.then_some(changes.catalog),
             removed_storages: changes.removed_storages,
+        }
+    }
+
+    fn progress(&self, step: &str, finished: u32, total: u32) {
+        if let Some(control) = self.coordinator.control() {
+            control.set_progress(step, finished, total);
         }
     }
 
@@ -295,7 +308,9 @@ impl BatchWork {
         let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
         let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
         let settings_before = record.settings.clone();
-        for task in tasks {
+        let total = tasks.len() as u32;
+        for (step, task) in tasks.into_iter().enumerate() {
+            self.progress(PROGRESS_PLANNING, step as u32, total);
             let position = finished.len();
             finished.push(None);
             let outcome = match &task.kind {
@@ -314,6 +329,7 @@ impl BatchWork {
         if let Some(primary_key) = documents.new_primary_key.take() {
             record.primary_key = Some(primary_key);
         }
+        self.progress(PROGRESS_PLANNING, total, total);
         let applied = self.apply_documents(&record, documents).await;
         let facets_applied = if applied.is_ok() && facet_settings_changed(&settings_before, &record)
         {
@@ -361,6 +377,7 @@ impl BatchWork {
         }
         let mut shares = documents.plan.split_by_shard(&names);
         let batch_uid = u64::from(self.batch_uid);
+        self.progress(PROGRESS_INDEXING, 0, record.shards);
         let prepared = self
             .coordinator
             .ask_every_shard(&record, |shard| ShardCommand::Prepare {
@@ -386,6 +403,7 @@ impl BatchWork {
             }
             return Err(error);
         }
+        self.progress(PROGRESS_COMMITTING, 0, record.shards);
         for answer in self
             .coordinator
             .ask_every_shard(&record, |_| ShardCommand::Commit)

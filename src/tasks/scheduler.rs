@@ -169,6 +169,7 @@ impl Scheduler {
         let end = self.process(&next, batch.uid, tasks).await;
         *control.processing.borrow_mut() = None;
         *control.processing_index.borrow_mut() = None;
+        *control.progress.borrow_mut() = None;
         match end {
             BatchEnd::Interrupted => {
                 let queue = self.queue.clone();
