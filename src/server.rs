@@ -152,6 +152,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         processing: RefCell::new(None),
         processing_index: RefCell::new(None),
         progress: RefCell::new(None),
+        trace: RefCell::new(Vec::new()),
     });
     let data_directory = settings.data_directory.clone();
     let catalog = settings.catalog.clone();

@@ -182,7 +182,7 @@ fn filters_sorts_fields_and_pagination_merge_across_shards() {
         response.json()["message"]
             .as_str()
             .unwrap()
-            .starts_with("Index `movies`: Attribute `title` is not filterable."),
+            .starts_with("Attribute `title` is not filterable."),
         "{}",
         response.text()
     );

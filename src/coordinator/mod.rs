@@ -89,6 +89,8 @@ pub struct ControlSide {
     pub processing_index: RefCell<Option<String>>,
     /// Where the batch being processed is (`progress` of its batch view).
     pub progress: RefCell<Option<crate::tasks::Progress>>,
+    /// The steps the batch being processed went through, with when each began.
+    pub trace: RefCell<Vec<(String, std::time::Instant)>>,
 }
 
 impl ControlSide {
@@ -99,6 +101,10 @@ impl ControlSide {
         } else {
             finished as f32 * 100.0 / total as f32
         };
+        let mut trace = self.trace.borrow_mut();
+        if trace.last().is_none_or(|(last, _)| last != step) {
+            trace.push((step.to_owned(), std::time::Instant::now()));
+        }
         *self.progress.borrow_mut() = Some(crate::tasks::Progress {
             steps: vec![crate::tasks::ProgressStep {
                 current_step: step.to_owned(),
@@ -107,6 +113,22 @@ impl ControlSide {
             }],
             percentage,
         });
+    }
+
+    /// The time each step of the batch took (`stats.progressTrace`), and a fresh trace for
+    /// the next batch.
+    pub fn take_trace(&self) -> serde_json::Map<String, Value> {
+        let trace = std::mem::take(&mut *self.trace.borrow_mut());
+        let now = std::time::Instant::now();
+        let mut map = serde_json::Map::new();
+        for (position, (step, began)) in trace.iter().enumerate() {
+            let ended = trace.get(position + 1).map_or(now, |(_, next)| *next);
+            map.insert(
+                step.clone(),
+                Value::String(format!("{:.2?}", ended.duration_since(*began))),
+            );
+        }
+        map
     }
 
     /// `batch` with the live progress when it is the one being processed.

@@ -25,6 +25,8 @@ use crate::tasks::KindWithContent;
 use crate::tasks::index_batch::documents_error;
 use crate::tasks::model::DocumentMethod;
 
+/// The reserved field of user-provided embeddings.
+const VECTORS_FIELD: &str = "_vectors";
 /// Default page size of document listings.
 pub const DOCUMENTS_LIMIT_DEFAULT: usize = 20;
 /// The media types a document payload may have.
@@ -60,8 +62,6 @@ struct ListQuery {
     #[deserr(default, error = QueryError<codes::InvalidDocumentFields>)]
     fields: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidDocumentRetrieveVectors>)]
-    /// Accepted and validated; no embedder exists yet, so there are no vectors to add.
-    #[allow(dead_code)]
     retrieve_vectors: Option<Param<bool>>,
     #[deserr(default, error = QueryError<codes::InvalidDocumentIds>)]
     ids: Option<String>,
@@ -77,8 +77,6 @@ struct GetOneQuery {
     #[deserr(default, error = QueryError<codes::InvalidDocumentFields>)]
     fields: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidDocumentRetrieveVectors>)]
-    /// Accepted and validated; no embedder exists yet, so there are no vectors to add.
-    #[allow(dead_code)]
     retrieve_vectors: Option<Param<bool>>,
 }
 
@@ -92,8 +90,6 @@ struct FetchBody {
     #[deserr(default, error = JsonError<codes::InvalidDocumentFields>)]
     fields: Option<Vec<String>>,
     #[deserr(default, error = JsonError<codes::InvalidDocumentRetrieveVectors>)]
-    /// Accepted and validated; no embedder exists yet, so there are no vectors to add.
-    #[allow(dead_code)]
     retrieve_vectors: Option<bool>,
     #[deserr(default, error = JsonError<codes::InvalidDocumentIds>)]
     ids: Option<Vec<Value>>,
@@ -118,6 +114,7 @@ struct Listing {
     ids: Option<Vec<String>>,
     filter: Option<Filter>,
     sort: Vec<SortRule>,
+    retrieve_vectors: bool,
 }
 
 /// `POST` (replace) and `PUT` (update) `/indexes/{index_uid}/documents`.
@@ -341,7 +338,11 @@ pub async fn get_one(
         .await?;
     match answer {
         ShardAnswer::Document(Some(document)) => {
-            Ok(json(200, &Value::Object(displayed(&record, document))))
+            let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
+            Ok(json(
+                200,
+                &Value::Object(with_vectors(displayed(&record, document), retrieve)),
+            ))
         }
         ShardAnswer::Document(None) => Err(ResponseError::document_not_found(document_id)),
         other => Err(ResponseError::internal(format!("unexpected {other:?}"))),
@@ -375,6 +376,7 @@ pub async fn list(
             Some(text) => parse_sort(&record, &sort_list(text))?,
             None => Vec::new(),
         },
+        retrieve_vectors: query.retrieve_vectors.is_some_and(|flag| flag.0),
     };
     list_documents(services, record, listing).await
 }
@@ -417,6 +419,7 @@ pub async fn fetch(
             Some(rules) => parse_sort(&record, rules)?,
             None => Vec::new(),
         },
+        retrieve_vectors: body.retrieve_vectors.unwrap_or(false),
     };
     list_documents(services, record, listing).await
 }
@@ -467,7 +470,12 @@ async fn list_documents(
             (Some(fields), true) => select_fields(&document, fields),
             _ => document,
         })
-        .map(|document| Value::Object(displayed(&record, document)))
+        .map(|document| {
+            Value::Object(with_vectors(
+                displayed(&record, document),
+                listing.retrieve_vectors,
+            ))
+        })
         .collect();
     Ok(json(
         200,
@@ -478,6 +486,19 @@ async fn list_documents(
             "total": total,
         }),
     ))
+}
+
+/// `_vectors` as `retrieveVectors` asks: removed unless asked for, then present (the
+/// document's own, or an empty object: no embedder generates vectors yet).
+fn with_vectors(mut document: Map<String, Value>, retrieve: bool) -> Map<String, Value> {
+    if retrieve {
+        if !document.contains_key(VECTORS_FIELD) {
+            document.insert(VECTORS_FIELD.to_owned(), Value::Object(Map::new()));
+        }
+    } else {
+        document.remove(VECTORS_FIELD);
+    }
+    document
 }
 
 /// `document` reduced to the index's displayed attributes.
@@ -496,12 +517,10 @@ fn parse_filter(record: &IndexRecord, value: &Value) -> Result<Option<Filter>, R
         let rules =
             FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
                 .map_err(ResponseError::internal)?;
-        check_filterable(filter, &rules).map_err(|error| {
-            ResponseError::new(
-                Code::InvalidDocumentFilter,
-                format!("Index `{}`: {}", record.uid, error.message),
-            )
-        })?;
+        // The document routes answer the message without the ``Index `uid`: `` prefix that
+        // search and task errors carry.
+        check_filterable(filter, &rules)
+            .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
     }
     Ok(filter)
 }

@@ -29,6 +29,9 @@ use crate::errors::{Code, ResponseError};
 /// Pause after a batch the queue itself failed to record, before trying again.
 pub const FAILED_BATCH_RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The first progress step of every batch.
+const PROGRESS_STARTING: &str = "processing tasks > starting the batch";
+
 /// The scheduler's settings from the configuration.
 #[derive(Debug, Clone, Copy)]
 pub struct SchedulerOptions {
@@ -166,7 +169,9 @@ impl Scheduler {
             BatchPlan::Global => None,
         };
         tracing::info!(batch = batch.uid, tasks = ?next.task_uids, "batch started");
+        control.set_progress(PROGRESS_STARTING, 0, 1);
         let end = self.process(&next, batch.uid, tasks).await;
+        batch.stats.progress_trace = control.take_trace();
         *control.processing.borrow_mut() = None;
         *control.processing_index.borrow_mut() = None;
         *control.progress.borrow_mut() = None;
