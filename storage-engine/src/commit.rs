@@ -83,6 +83,13 @@ fn records_for(transaction_id: u64, in_hand: &[u64], freed: &[u64]) -> (Records,
 /// its own records, repeating until the edits of the free tree itself (which allocate and
 /// free pages) leave nothing unrecorded; then encodes the tree's dirty pages into `pages`.
 /// The work is proportional to the records taken and written, not to the free tree's size.
+///
+/// Why the rounds settle: pages the update frees go to the allocator's `spare` set, which
+/// it lists as free but never allocates from again, so a page cannot shuttle between "in
+/// the tree" and "listed free". Each round that changes anything either consumed a page
+/// (from hand, a taken record or the file's end) for a new tree node or freed one for
+/// good; the tree's node count needed for a fixed number of records is bounded, so the
+/// changes stop. `FREE_TREE_ROUNDS_MAX` turns a bug here into an error, not a hang.
 fn update_free_tree(
     shared: &Shared,
     state: &mut WriteState,
@@ -103,7 +110,10 @@ fn update_free_tree(
             root = editor.delete(root, &key.encode())?.0;
             deleted += 1;
         }
-        let in_hand: Vec<u64> = editor.allocator.reusable.iter().copied().collect();
+        let spare = editor.allocator.spare.get_or_insert_default();
+        let mut in_hand: Vec<u64> = spare.iter().copied().collect();
+        in_hand.extend(editor.allocator.reusable.iter().copied());
+        in_hand.sort_unstable();
         let mut freed = editor.allocator.freed.clone();
         freed.sort_unstable();
         let wanted = records_for(transaction_id, &in_hand, &freed);

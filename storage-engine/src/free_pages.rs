@@ -94,6 +94,10 @@ pub struct Allocator {
     pub freed: Vec<u64>,
     /// Pages allocated by this transaction and still in use by it.
     pub fresh: HashSet<u64, PageHashBuilder>,
+    /// While the commit updates the free tree: pages it allocated and freed again. They
+    /// are recorded as free but never allocated again in that update, so its rounds only
+    /// ever consume pages and settle (see `commit::update_free_tree`).
+    pub spare: Option<BTreeSet<u64>>,
     /// Largest file, in bytes.
     maximum_bytes: u64,
 }
@@ -108,6 +112,7 @@ impl Allocator {
             high_water_pages,
             freed: Vec::new(),
             fresh: HashSet::default(),
+            spare: None,
             maximum_bytes,
         }
     }
@@ -199,10 +204,12 @@ impl Allocator {
     /// else after commit (they belong to the committed state).
     pub fn free(&mut self, first: u64, count: u64) {
         for page in first..first + count {
-            if self.fresh.remove(&page) {
-                self.reusable.insert(page);
-            } else {
+            if !self.fresh.remove(&page) {
                 self.freed.push(page);
+            } else if let Some(spare) = &mut self.spare {
+                spare.insert(page);
+            } else {
+                self.reusable.insert(page);
             }
         }
     }
