@@ -161,6 +161,18 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_of_format_version_one_is_refused_as_older() {
+        let mut bytes = encode(&CommitState::empty(), 4096);
+        write_u32(&mut bytes, META_VERSION_OFFSET, 1);
+        let checksum = meta_checksum(&bytes[..META_CHECKSUM_OFFSET]);
+        write_u64(&mut bytes, META_CHECKSUM_OFFSET, checksum);
+        match decode(&bytes, 4096) {
+            SlotContent::Incompatible(what) => assert!(what.contains("older format"), "{what}"),
+            other => panic!("version 1 accepted: {other:?}"),
+        }
+    }
+
+    #[test]
     fn any_flipped_byte_invalidates_a_slot() {
         let bytes = encode(&CommitState::empty(), 4096);
         for index in 0..META_BYTES {
