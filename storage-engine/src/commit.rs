@@ -15,6 +15,7 @@ use crate::free_list::{self, RecordKey};
 use crate::free_pages::{Allocator, Records};
 use crate::layout::NO_PAGE;
 use crate::meta::{self, CommitState};
+use crate::options::SyncMode;
 use crate::page::Pointer;
 use crate::page::ValueSlot;
 use crate::write_transaction::WriteState;
@@ -52,8 +53,12 @@ pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
     durable(shared, || shared.sync())?;
     let slot_bytes = meta::encode(&committed, shared.pager.page_bytes());
     let slot_offset = committed.slot() * shared.pager.page_bytes() as u64;
-    shared.pager.io().write(slot_offset, &slot_bytes)?;
-    durable(shared, || shared.sync())?;
+    match shared.options.sync_mode {
+        SyncMode::Full => durable(shared, || {
+            shared.pager.io().write_durable(slot_offset, &slot_bytes)
+        })?,
+        SyncMode::None => shared.pager.io().write(slot_offset, &slot_bytes)?,
+    }
     publish(&mut shared.lock(), state, committed, update);
     Ok(())
 }
