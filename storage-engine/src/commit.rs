@@ -152,6 +152,12 @@ fn update_free_tree(
             root = editor.delete(root, &key.encode())?.0;
         }
         for (key, record_pages) in wanted.0.iter().chain(wanted.1.iter()) {
+            let unchanged = written.as_ref().is_some_and(|(reusable, pending)| {
+                reusable.get(key).or_else(|| pending.get(key)) == Some(record_pages)
+            });
+            if unchanged {
+                continue;
+            }
             let value = free_list::encode_pages(record_pages);
             root = Some(
                 editor
