@@ -47,7 +47,7 @@ impl Hasher for PageHasher {
 /// Hash-map state for maps keyed by page number.
 pub type PageHashBuilder = BuildHasherDefault<PageHasher>;
 
-/// A free-page record of the free tree, in memory: its key and its pages.
+/// Free-page records of the free tree, in memory: each key with its pages.
 pub type Records = BTreeMap<RecordKey, Vec<u64>>;
 
 /// Records taken from the free tree at most this many at a time while looking for a run of
