@@ -1,5 +1,5 @@
-//! The commit protocol: encode dirty trees bottom-up, record roots in the catalog, write
-//! the free list, write every page, sync, write the commit slot, sync.
+//! The commit protocol: encode dirty trees bottom-up, record roots in the catalog, update
+//! the free tree, write every page, sync, write the commit slot, sync.
 //!
 //! Invariants: until the commit slot is durable, the previous commit slot names a state
 //! none of whose pages this commit touched (every page written was free in it), so a crash
@@ -10,52 +10,167 @@
 use crate::catalog::{self, TreeRoot};
 use crate::database::{Shared, SharedState};
 use crate::editor::Editor;
-use crate::error::Result;
-use crate::free_list;
+use crate::error::{Error, Result};
+use crate::free_list::{self, RecordKey};
+use crate::free_pages::{Allocator, Records};
+use crate::layout::NO_PAGE;
 use crate::meta::{self, CommitState};
+use crate::options::SyncMode;
 use crate::page::Pointer;
 use crate::page::ValueSlot;
 use crate::write_transaction::WriteState;
+
+/// Rounds of the free-tree update before giving up: each round records the pages the
+/// previous round's edits allocated or freed; two or three rounds settle in practice.
+const FREE_TREE_ROUNDS_MAX: usize = 64;
+
+/// The records a commit adds to the free tree, and the in-memory state they become.
+struct FreeTreeUpdate {
+    /// Root of the new free tree.
+    root: Option<Pointer>,
+    /// Pages the new free tree lists.
+    free_pages: u64,
+    /// Records of pages reusable at once (the unused rest of the pages taken).
+    reusable: Records,
+    /// Records of pages this transaction freed, waiting for older snapshots.
+    pending: Records,
+}
 
 /// Commits `state`; on success the shared state names the new commit.
 pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
     let mut pages: Vec<(u64, Box<[u8]>)> = Vec::new();
     let (catalog_root, tree_count) = finalize_trees(shared, state, &mut pages)?;
-    let old_chain = shared.lock().free_list_chain.clone();
-    for page in &old_chain {
-        state.allocator.free(*page, 1);
-    }
-    let pending: Vec<u64> = shared.lock().free.pending_pages().collect();
-    let per_page = free_list::entries_per_page(shared.pager.page_bytes());
-    let mut chain = Vec::new();
-    loop {
-        let entries = state.allocator.reusable.len() + state.allocator.freed.len() + pending.len();
-        if chain.len() >= entries.div_ceil(per_page) {
-            break;
-        }
-        chain.push(state.allocator.allocate(&shared.pager, 1)?);
-    }
-    let mut entries: Vec<u64> = state.allocator.reusable.iter().copied().collect();
-    entries.extend(&state.allocator.freed);
-    entries.extend(&pending);
-    entries.sort_unstable();
-    let free_list_root = free_list::encode(shared.pager.page_bytes(), &chain, &entries, &mut pages);
+    let update = update_free_tree(shared, state, &mut pages)?;
     let committed = CommitState {
         transaction_id: state.base.transaction_id + 1,
         catalog: catalog_root,
-        free_list: free_list_root,
+        free_tree: update.root,
         high_water_pages: state.allocator.high_water_pages,
-        free_pages: entries.len() as u64,
+        free_pages: update.free_pages,
         tree_count,
     };
     write_pages(shared, &mut pages)?;
     durable(shared, || shared.sync())?;
     let slot_bytes = meta::encode(&committed, shared.pager.page_bytes());
     let slot_offset = committed.slot() * shared.pager.page_bytes() as u64;
-    shared.pager.io().write(slot_offset, &slot_bytes)?;
-    durable(shared, || shared.sync())?;
-    publish(&mut shared.lock(), state, committed, chain);
+    match shared.options.sync_mode {
+        SyncMode::Full => durable(shared, || {
+            shared.pager.io().write_durable(slot_offset, &slot_bytes)
+        })?,
+        SyncMode::None => shared.pager.io().write(slot_offset, &slot_bytes)?,
+    }
+    publish(&mut shared.lock(), state, committed, update);
     Ok(())
+}
+
+/// The records transaction `transaction_id` writes: the pages in hand (reusable at once)
+/// and the pages it freed, each sorted and cut into record-sized chunks, numbered in turn.
+fn records_for(transaction_id: u64, in_hand: &[u64], freed: &[u64]) -> (Records, Records) {
+    let mut sequence = 0u32;
+    let mut next_key = || {
+        let key = RecordKey {
+            transaction_id,
+            sequence,
+        };
+        sequence += 1;
+        key
+    };
+    let reusable = free_list::chunks(in_hand)
+        .map(|chunk| (next_key(), chunk.to_vec()))
+        .collect();
+    let pending = free_list::chunks(freed)
+        .map(|chunk| (next_key(), chunk.to_vec()))
+        .collect();
+    (reusable, pending)
+}
+
+/// Updates the free tree: deletes the records this transaction took pages from and writes
+/// its own records, repeating until the edits of the free tree itself (which allocate and
+/// free pages) leave nothing unrecorded; then encodes the tree's dirty pages into `pages`.
+/// The work is proportional to the records taken and written, not to the free tree's size.
+///
+/// Why the rounds settle: pages the update frees go to the allocator's `spare` set, which
+/// it lists as free but never allocates from again, so a page cannot shuttle between "in
+/// the tree" and "listed free". Each round that changes anything either consumed a page
+/// (from hand, a taken record or the file's end) for a new tree node or freed one for
+/// good; the tree's node count needed for a fixed number of records is bounded, so the
+/// changes stop. `FREE_TREE_ROUNDS_MAX` turns a bug here into an error, not a hang.
+fn update_free_tree(
+    shared: &Shared,
+    state: &mut WriteState,
+    pages: &mut Vec<(u64, Box<[u8]>)>,
+) -> Result<FreeTreeUpdate> {
+    let transaction_id = state.base.transaction_id + 1;
+    let mut editor = Editor {
+        pager: &shared.pager,
+        dirty: &mut state.dirty,
+        allocator: &mut state.allocator,
+    };
+    let mut root = state.base.free_tree;
+    let mut deleted = 0;
+    let mut written: Option<(Records, Records)> = None;
+    for _ in 0..FREE_TREE_ROUNDS_MAX {
+        // Deleting may allocate, which may take more records: loop until all are gone.
+        while let Some(key) = editor.allocator.taken.keys().nth(deleted).copied() {
+            root = editor.delete(root, &key.encode())?.0;
+            deleted += 1;
+        }
+        let spare = editor.allocator.spare.get_or_insert_default();
+        let mut in_hand: Vec<u64> = spare.iter().copied().collect();
+        in_hand.extend(editor.allocator.reusable.iter().copied());
+        in_hand.sort_unstable();
+        let mut freed = editor.allocator.freed.clone();
+        freed.sort_unstable();
+        let wanted = records_for(transaction_id, &in_hand, &freed);
+        if written.as_ref() == Some(&wanted) {
+            let root = root.map(|root| editor.finalize(root, pages)).transpose()?;
+            let taken_pages: u64 = editor
+                .allocator
+                .taken
+                .values()
+                .map(|pages| pages.len() as u64)
+                .sum();
+            let free_pages = state.base.free_pages.saturating_sub(taken_pages)
+                + in_hand.len() as u64
+                + freed.len() as u64;
+            debug_assert!(editor.dirty.is_empty(), "every dirty node was encoded");
+            let (reusable, pending) = wanted;
+            return Ok(FreeTreeUpdate {
+                root,
+                free_pages,
+                reusable,
+                pending,
+            });
+        }
+        let stale: Vec<RecordKey> = written
+            .iter()
+            .flat_map(|(reusable, pending)| reusable.keys().chain(pending.keys()))
+            .filter(|key| !wanted.0.contains_key(key) && !wanted.1.contains_key(key))
+            .copied()
+            .collect();
+        for key in stale {
+            root = editor.delete(root, &key.encode())?.0;
+        }
+        for (key, record_pages) in wanted.0.iter().chain(wanted.1.iter()) {
+            let unchanged = written.as_ref().is_some_and(|(reusable, pending)| {
+                reusable.get(key).or_else(|| pending.get(key)) == Some(record_pages)
+            });
+            if unchanged {
+                continue;
+            }
+            let value = free_list::encode_pages(record_pages);
+            root = Some(
+                editor
+                    .insert(root, &key.encode(), ValueSlot::Inline(&value))?
+                    .0,
+            );
+        }
+        written = Some(wanted);
+    }
+    Err(Error::corrupted(
+        root.map_or(NO_PAGE, |root| root.page),
+        "free-tree update did not settle",
+    ))
 }
 
 /// Runs a sync; a failure poisons the database.
@@ -130,20 +245,24 @@ fn write_pages(shared: &Shared, pages: &mut [(u64, Box<[u8]>)]) -> Result<()> {
     Ok(())
 }
 
-/// Makes the new commit the shared state: new readers see it, freed pages wait for the
-/// readers of older snapshots.
+/// Makes the new commit the shared state: new readers see it, the pages this transaction
+/// freed wait for the readers of older snapshots, untaken records stay reusable.
 fn publish(
     shared: &mut SharedState,
     state: &mut WriteState,
     committed: CommitState,
-    chain: Vec<u64>,
+    update: FreeTreeUpdate,
 ) {
     shared.committed = committed;
-    shared.free_list_chain = chain;
-    shared.free.reusable = std::mem::take(&mut state.allocator.reusable);
-    let freed = std::mem::take(&mut state.allocator.freed);
-    if !freed.is_empty() {
-        shared.free.pending.insert(committed.transaction_id, freed);
+    let allocator = std::mem::replace(&mut state.allocator, Allocator::new(Records::new(), 0, 0));
+    let mut reusable = allocator.records_untaken();
+    reusable.extend(update.reusable);
+    shared.free.reusable = reusable;
+    if !update.pending.is_empty() {
+        shared
+            .free
+            .pending
+            .insert(committed.transaction_id, update.pending);
     }
     shared.write_open = false;
 }

@@ -36,8 +36,6 @@ pub(crate) struct Shared {
 pub(crate) struct SharedState {
     /// The last committed state.
     pub committed: CommitState,
-    /// Pages of the committed free-list chain.
-    pub free_list_chain: Vec<u64>,
     /// Live read transactions by snapshot transaction id.
     pub readers: BTreeMap<u64, usize>,
     /// Free pages, reusable or waiting for readers.
@@ -75,7 +73,7 @@ pub struct Stats {
     pub file_bytes: u64,
     /// Pages below the high-water mark (in use or free).
     pub allocated_pages: u64,
-    /// Pages holding live data (commit slots, trees, overflow runs, the free list).
+    /// Pages holding live data (commit slots, trees, overflow runs, the free tree).
     pub used_pages: u64,
     /// Pages free for reuse (some may wait for old snapshots to end).
     pub free_pages: u64,
@@ -96,7 +94,7 @@ pub struct IntegrityReport {
     pub tree_pages: u64,
     /// Pages in overflow runs.
     pub overflow_pages: u64,
-    /// Pages of the persisted free list itself.
+    /// Pages of the free tree (the persisted free list) itself.
     pub free_list_pages: u64,
     /// Pages listed as free.
     pub free_pages: u64,
@@ -126,8 +124,9 @@ impl Database {
                 "high-water mark outside the file",
             ));
         }
-        let contents = free_list::read(&pager, committed.free_list, committed.high_water_pages)?;
-        if contents.free.len() as u64 != committed.free_pages {
+        let records = free_list::read_all(&pager, committed.free_tree, committed.high_water_pages)?;
+        let listed: u64 = records.values().map(|pages| pages.len() as u64).sum();
+        if listed != committed.free_pages {
             return Err(Error::corrupted(
                 committed.slot(),
                 "free-page count disagrees",
@@ -135,10 +134,10 @@ impl Database {
         }
         let state = SharedState {
             committed,
-            free_list_chain: contents.chain,
             readers: BTreeMap::new(),
+            // No reader is alive after opening: every record is reusable at once.
             free: FreePages {
-                reusable: contents.free,
+                reusable: records,
                 pending: BTreeMap::new(),
             },
             write_open: false,
@@ -178,11 +177,37 @@ impl Database {
         }
     }
 
-    /// Walks every tree and the free list of the last committed snapshot, verifying every
-    /// checksum, key order, and that each page is used exactly once.
+    /// Walks every tree and the free tree of the last committed snapshot, verifying every
+    /// checksum, key order, and that each page is used, reusable or pending exactly once.
+    /// When no write transaction is open, also checks that the in-memory allocator state
+    /// (reusable and pending records) lists exactly the free tree's records.
     pub fn check_integrity(&self) -> Result<IntegrityReport> {
         let read = self.begin_read();
-        integrity::check(&self.shared.pager, read.commit_state())
+        let state = read.commit_state();
+        let report = integrity::check(&self.shared.pager, state)?;
+        let in_memory = {
+            let shared = self.shared.lock();
+            let current =
+                !shared.write_open && shared.committed.transaction_id == state.transaction_id;
+            current.then(|| {
+                let mut records = shared.free.reusable.clone();
+                for pending in shared.free.pending.values() {
+                    records.extend(pending.iter().map(|(key, pages)| (*key, pages.clone())));
+                }
+                records
+            })
+        };
+        if let Some(in_memory) = in_memory {
+            let on_disk =
+                free_list::read_all(&self.shared.pager, state.free_tree, state.high_water_pages)?;
+            if in_memory != on_disk {
+                return Err(Error::corrupted(
+                    state.slot(),
+                    "allocator state disagrees with the free tree",
+                ));
+            }
+        }
+        Ok(report)
     }
 }
 

@@ -1,130 +1,146 @@
-//! The persisted free list: a chain of pages listing every free page number.
+//! The persisted free list: a B+tree of free-page records, rooted in the commit slot.
 //!
-//! Invariants: the chain is written whole at each commit into pages that are not free in
-//! that commit; each page links to the next with its checksum (a Merkle link), so a stale
-//! or damaged chain is `Corrupted`; every listed page lies in `META_PAGE_COUNT..high_water`
-//! and appears once.
+//! Each record lists at most `FREE_RECORD_PAGES_MAX` page numbers under a 12-byte key:
+//! the id of the transaction that wrote it (big-endian, so records sort oldest first) and
+//! a sequence number within that transaction. A commit deletes the records it took pages
+//! from and inserts its own (pages it freed, and the unused rest of the pages it took), so
+//! its cost follows the pages it touched, not the size of the free list.
+//!
+//! Invariants: every listed page lies in `META_PAGE_COUNT..high_water` and appears in one
+//! record only; the tree's own pages are reachable, never listed; values are whole
+//! multiples of `FREE_RECORD_ENTRY_BYTES`, between one and `FREE_RECORD_PAGES_MAX` pages.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::bytes::{read_u64, write_u16, write_u64};
-use crate::checksum::page_checksum;
+use crate::bytes::read_u64;
+use crate::cursor::{Cursor, Seek, Source};
 use crate::error::{Error, Result};
 use crate::layout::*;
-use crate::node::write_pointer;
 use crate::page::Pointer;
 use crate::pager::Pager;
 
-/// Page numbers one free-list page holds.
-pub fn entries_per_page(page_bytes: usize) -> usize {
-    (page_bytes - FREE_LIST_ENTRIES_OFFSET) / FREE_LIST_ENTRY_BYTES
+/// The key of a free-page record: the writing transaction and a sequence number in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RecordKey {
+    /// Id of the transaction that wrote the record.
+    pub transaction_id: u64,
+    /// Position among that transaction's records.
+    pub sequence: u32,
 }
 
-/// The free pages and the chain's own pages, read and checked.
-pub struct FreeListContents {
-    /// Free page numbers.
-    pub free: BTreeSet<u64>,
-    /// Pages of the chain itself.
-    pub chain: Vec<u64>,
+impl RecordKey {
+    /// The key bytes: both fields big-endian, so byte order is (transaction, sequence) order.
+    pub fn encode(&self) -> [u8; FREE_RECORD_KEY_BYTES] {
+        let mut bytes = [0u8; FREE_RECORD_KEY_BYTES];
+        bytes[FREE_RECORD_KEY_TRANSACTION_OFFSET..FREE_RECORD_KEY_SEQUENCE_OFFSET]
+            .copy_from_slice(&self.transaction_id.to_be_bytes());
+        bytes[FREE_RECORD_KEY_SEQUENCE_OFFSET..].copy_from_slice(&self.sequence.to_be_bytes());
+        bytes
+    }
+
+    /// Decodes key bytes; `None` if the length is wrong.
+    pub fn decode(bytes: &[u8]) -> Option<RecordKey> {
+        if bytes.len() != FREE_RECORD_KEY_BYTES {
+            return None;
+        }
+        let transaction = bytes
+            [FREE_RECORD_KEY_TRANSACTION_OFFSET..FREE_RECORD_KEY_SEQUENCE_OFFSET]
+            .try_into()
+            .ok()?;
+        let sequence = bytes[FREE_RECORD_KEY_SEQUENCE_OFFSET..].try_into().ok()?;
+        Some(RecordKey {
+            transaction_id: u64::from_be_bytes(transaction),
+            sequence: u32::from_be_bytes(sequence),
+        })
+    }
 }
 
-/// Reads the chain starting at `root` of a state whose high-water mark is `high_water_pages`.
-pub fn read(
+/// Encodes a record's page numbers (little-endian u64 each).
+pub fn encode_pages(pages: &[u64]) -> Vec<u8> {
+    debug_assert!(!pages.is_empty() && pages.len() <= FREE_RECORD_PAGES_MAX);
+    pages.iter().flat_map(|page| page.to_le_bytes()).collect()
+}
+
+/// Decodes a record's value, checking every page lies in `META_PAGE_COUNT..high_water`.
+pub fn decode_pages(value: &[u8], high_water_pages: u64, at_page: u64) -> Result<Vec<u64>> {
+    let count = value.len() / FREE_RECORD_ENTRY_BYTES;
+    if value.len() % FREE_RECORD_ENTRY_BYTES != 0 || count == 0 || count > FREE_RECORD_PAGES_MAX {
+        return Err(Error::corrupted(at_page, "malformed free-page record"));
+    }
+    (0..count)
+        .map(|index| {
+            read_u64(value, index * FREE_RECORD_ENTRY_BYTES)
+                .filter(|page| (META_PAGE_COUNT..high_water_pages).contains(page))
+                .ok_or(Error::corrupted(at_page, "free page outside the file"))
+        })
+        .collect()
+}
+
+/// Splits sorted `pages` into record-sized chunks.
+pub fn chunks(pages: &[u64]) -> impl Iterator<Item = &[u64]> {
+    pages.chunks(FREE_RECORD_PAGES_MAX)
+}
+
+/// Every record of the free tree at `root` of a state whose high-water mark is
+/// `high_water_pages`, checked: keys well formed, pages in the file and listed once.
+pub fn read_all(
     pager: &Pager,
     root: Option<Pointer>,
     high_water_pages: u64,
-) -> Result<FreeListContents> {
-    let mut contents = FreeListContents {
-        free: BTreeSet::new(),
-        chain: Vec::new(),
-    };
-    let mut next = root;
-    while let Some(pointer) = next {
-        if contents.chain.len() as u64 >= high_water_pages {
-            return Err(Error::corrupted(
-                pointer.page,
-                "free-list chain longer than the file",
-            ));
-        }
-        let bytes = pager.page(pointer)?;
-        if bytes[PAGE_KIND_OFFSET] != KIND_FREE_LIST {
-            return Err(Error::corrupted(pointer.page, "not a free-list page"));
-        }
-        let count = crate::bytes::read_u16(bytes, PAGE_COUNT_OFFSET)
-            .map(usize::from)
-            .filter(|count| *count <= entries_per_page(bytes.len()))
-            .ok_or(Error::corrupted(
-                pointer.page,
-                "free-list count past the page",
-            ))?;
-        for index in 0..count {
-            let page = read_u64(
-                bytes,
-                FREE_LIST_ENTRIES_OFFSET + index * FREE_LIST_ENTRY_BYTES,
-            )
-            .ok_or(Error::corrupted(pointer.page, "short free-list page"))?;
-            if !(META_PAGE_COUNT..high_water_pages).contains(&page) {
-                return Err(Error::corrupted(pointer.page, "free page outside the file"));
-            }
-            if !contents.free.insert(page) {
-                return Err(Error::corrupted(pointer.page, "free page listed twice"));
+) -> Result<BTreeMap<RecordKey, Vec<u64>>> {
+    let source = Source { pager, dirty: None };
+    let at_page = root.map_or(NO_PAGE, |root| root.page);
+    let mut records = BTreeMap::new();
+    let mut listed = BTreeSet::new();
+    let mut cursor = Cursor::seek(source, root, Seek::End, true)?;
+    while let Some((key, value)) = cursor.current()? {
+        let key =
+            RecordKey::decode(key).ok_or(Error::corrupted(at_page, "malformed free-page key"))?;
+        let pages = decode_pages(value, high_water_pages, at_page)?;
+        for page in &pages {
+            if !listed.insert(*page) {
+                return Err(Error::corrupted(*page, "free page listed twice"));
             }
         }
-        contents.chain.push(pointer.page);
-        let next_page = read_u64(bytes, FREE_LIST_NEXT_PAGE_OFFSET);
-        let next_checksum = read_u64(bytes, FREE_LIST_NEXT_CHECKSUM_OFFSET);
-        next = match (next_page, next_checksum) {
-            (Some(NO_PAGE), _) => None,
-            (Some(page), Some(checksum)) => Some(Pointer { page, checksum }),
-            _ => return Err(Error::corrupted(pointer.page, "short free-list page")),
-        };
+        records.insert(key, pages);
+        cursor.advance(true)?;
     }
-    Ok(contents)
+    Ok(records)
 }
 
-/// Encodes `entries` (sorted) into the chain pages `chain`, spreading them evenly; returns
-/// the encoded pages and the pointer to the first.
-pub fn encode(
-    page_bytes: usize,
-    chain: &[u64],
-    entries: &[u64],
-    pages: &mut Vec<(u64, Box<[u8]>)>,
-) -> Option<Pointer> {
-    let per_page = entries.len().div_ceil(chain.len().max(1));
-    debug_assert!(
-        per_page <= entries_per_page(page_bytes),
-        "chain too short for the entries"
-    );
-    let mut next: Option<Pointer> = None;
-    for (index, page) in chain.iter().enumerate().rev() {
-        let start = (index * per_page).min(entries.len());
-        let end = ((index + 1) * per_page).min(entries.len());
-        let mut bytes = vec![0u8; page_bytes];
-        bytes[PAGE_KIND_OFFSET] = KIND_FREE_LIST;
-        let count = u16::try_from(end - start).expect("a free-list page holds < 2^16 entries");
-        write_u16(&mut bytes, PAGE_COUNT_OFFSET, count);
-        write_pointer(
-            &mut bytes,
-            FREE_LIST_NEXT_PAGE_OFFSET,
-            next.unwrap_or(Pointer {
-                page: NO_PAGE,
-                checksum: 0,
-            }),
-        );
-        for (slot, entry) in entries[start..end].iter().enumerate() {
-            write_u64(
-                &mut bytes,
-                FREE_LIST_ENTRIES_OFFSET + slot * FREE_LIST_ENTRY_BYTES,
-                *entry,
-            );
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_keys_sort_by_transaction_then_sequence() {
+        let keys = [
+            RecordKey {
+                transaction_id: 1,
+                sequence: 300,
+            },
+            RecordKey {
+                transaction_id: 2,
+                sequence: 0,
+            },
+            RecordKey {
+                transaction_id: 256,
+                sequence: 1,
+            },
+        ];
+        for pair in keys.windows(2) {
+            assert!(pair[0].encode() < pair[1].encode());
+            assert_eq!(RecordKey::decode(&pair[0].encode()), Some(pair[0]));
         }
-        let checksum = page_checksum(*page, &bytes[PAGE_CHECKSUMMED_OFFSET..]);
-        write_u64(&mut bytes, PAGE_CHECKSUM_OFFSET, checksum);
-        pages.push((*page, bytes.into_boxed_slice()));
-        next = Some(Pointer {
-            page: *page,
-            checksum,
-        });
     }
-    next
+
+    #[test]
+    fn record_values_round_trip_and_reject_outside_pages() {
+        let pages = vec![2, 9, 40];
+        let value = encode_pages(&pages);
+        assert_eq!(decode_pages(&value, 41, 0).expect("valid record"), pages);
+        assert!(decode_pages(&value, 40, 0).is_err());
+        assert!(decode_pages(&value[..7], 41, 0).is_err());
+        assert!(decode_pages(&[], 41, 0).is_err());
+    }
 }

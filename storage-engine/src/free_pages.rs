@@ -1,15 +1,17 @@
-//! Free-page bookkeeping: pages safe to reuse now, pages waiting for old snapshots, and the
-//! write transaction's allocator.
+//! Free-page bookkeeping: the in-memory mirror of the free tree's records (reusable now, or
+//! waiting for old snapshots), rebuilt at open, and the write transaction's allocator.
 //!
 //! Invariants: a page freed by transaction `T` is referenced by snapshot `T - 1` and older,
-//! so it stays in `pending` until no reader with a snapshot older than `T` remains; a page
-//! allocated and freed within one write transaction was never visible to anyone and is
-//! reusable at once; an abort gives back exactly the pages the transaction took.
+//! so its record stays in `pending` until no reader with a snapshot older than `T` remains;
+//! a page allocated and freed within one write transaction was never visible to anyone and
+//! is reusable at once; the allocator takes whole records, and an abort gives back exactly
+//! the records the transaction took, unchanged (the committed free tree still lists them).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
+use crate::free_list::RecordKey;
 use crate::pager::Pager;
 
 /// Growth step of the file, as a fraction of its length: grow by length / this.
@@ -45,60 +47,72 @@ impl Hasher for PageHasher {
 /// Hash-map state for maps keyed by page number.
 pub type PageHashBuilder = BuildHasherDefault<PageHasher>;
 
-/// Free pages shared between transactions.
+/// Free-page records of the free tree, in memory: each key with its pages.
+pub type Records = BTreeMap<RecordKey, Vec<u64>>;
+
+/// Records taken from the free tree at most this many at a time while looking for a run of
+/// consecutive pages (an overflow value); past it, the run is taken from the file's end.
+const RECORDS_SEARCHED_FOR_RUN_MAX: usize = 4;
+
+/// Free pages shared between transactions: a mirror of the committed free tree's records,
+/// split by whether a live snapshot may still read their pages.
 #[derive(Debug, Default)]
 pub struct FreePages {
-    /// Reusable by the next write transaction.
-    pub reusable: BTreeSet<u64>,
-    /// Freed by transaction id (key), reusable once no older snapshot is alive.
-    pub pending: BTreeMap<u64, Vec<u64>>,
+    /// Records whose pages the next write transaction may reuse, oldest first.
+    pub reusable: Records,
+    /// Records waiting for snapshots, by the id of the transaction that freed their pages.
+    pub pending: BTreeMap<u64, Records>,
 }
 
 impl FreePages {
-    /// Moves to `reusable` the pages freed by transactions no live snapshot needs:
-    /// those freed by `T <= oldest_snapshot` (or all when no reader is alive).
+    /// Moves to `reusable` the records of pages freed by transactions no live snapshot
+    /// needs: those freed by `T <= oldest_snapshot` (or all when no reader is alive).
     pub fn release(&mut self, oldest_snapshot: Option<u64>) {
         let keep = match oldest_snapshot {
             Some(oldest) => self.pending.split_off(&(oldest + 1)),
             None => BTreeMap::new(),
         };
-        for (_, pages) in std::mem::replace(&mut self.pending, keep) {
-            self.reusable.extend(pages);
+        for (_, records) in std::mem::replace(&mut self.pending, keep) {
+            self.reusable.extend(records);
         }
-    }
-
-    /// Pages waiting for snapshots, in no particular order.
-    pub fn pending_pages(&self) -> impl Iterator<Item = u64> + '_ {
-        self.pending.values().flatten().copied()
     }
 }
 
-/// The write transaction's page allocator.
+/// The write transaction's page allocator: takes whole records from the free tree as it
+/// needs pages, and remembers which, so the commit deletes exactly those records.
 #[derive(Debug)]
 pub struct Allocator {
-    /// Pages this transaction may write.
+    /// Released records not taken yet, oldest first.
+    records: Records,
+    /// Records taken (their pages moved to `reusable`), with their content for an abort.
+    pub taken: Records,
+    /// Pages in hand: from taken records, or allocated and freed by this transaction.
     pub reusable: BTreeSet<u64>,
     /// Next page past everything allocated.
     pub high_water_pages: u64,
-    /// High-water mark of the committed state.
-    pub committed_high_water_pages: u64,
     /// Committed pages this transaction stopped using.
     pub freed: Vec<u64>,
     /// Pages allocated by this transaction and still in use by it.
     pub fresh: HashSet<u64, PageHashBuilder>,
+    /// While the commit updates the free tree: pages it allocated and freed again. They
+    /// are recorded as free but never allocated again in that update, so its rounds only
+    /// ever consume pages and settle (see `commit::update_free_tree`).
+    pub spare: Option<BTreeSet<u64>>,
     /// Largest file, in bytes.
     maximum_bytes: u64,
 }
 
 impl Allocator {
-    /// An allocator over the reusable pages of a committed state.
-    pub fn new(reusable: BTreeSet<u64>, high_water_pages: u64, maximum_bytes: u64) -> Allocator {
+    /// An allocator over the released records of a committed state.
+    pub fn new(records: Records, high_water_pages: u64, maximum_bytes: u64) -> Allocator {
         Allocator {
-            reusable,
+            records,
+            taken: BTreeMap::new(),
+            reusable: BTreeSet::new(),
             high_water_pages,
-            committed_high_water_pages: high_water_pages,
             freed: Vec::new(),
             fresh: HashSet::default(),
+            spare: None,
             maximum_bytes,
         }
     }
@@ -116,10 +130,36 @@ impl Allocator {
         Ok(first)
     }
 
+    /// Moves the oldest untaken record's pages into hand; `false` if none is left.
+    fn take_record(&mut self) -> bool {
+        let Some((key, pages)) = self.records.pop_first() else {
+            return false;
+        };
+        self.reusable.extend(pages.iter().copied());
+        self.taken.insert(key, pages);
+        true
+    }
+
     fn take_reusable(&mut self, count: u64) -> Option<u64> {
         if count == 1 {
+            if self.reusable.is_empty() {
+                self.take_record();
+            }
             return self.reusable.pop_first();
         }
+        for _ in 0..=RECORDS_SEARCHED_FOR_RUN_MAX {
+            if let Some(first) = self.take_run(count) {
+                return Some(first);
+            }
+            if !self.take_record() {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Takes `count` consecutive pages from those in hand, if they hold such a run.
+    fn take_run(&mut self, count: u64) -> Option<u64> {
         let (mut run_start, mut run_length) = (0, 0);
         for &page in &self.reusable {
             if run_length > 0 && page == run_start + run_length {
@@ -164,24 +204,27 @@ impl Allocator {
     /// else after commit (they belong to the committed state).
     pub fn free(&mut self, first: u64, count: u64) {
         for page in first..first + count {
-            if self.fresh.remove(&page) {
-                self.reusable.insert(page);
-            } else {
+            if !self.fresh.remove(&page) {
                 self.freed.push(page);
+            } else if let Some(spare) = &mut self.spare {
+                spare.insert(page);
+            } else {
+                self.reusable.insert(page);
             }
         }
     }
 
-    /// The pages to hand back to the shared reusable set when the transaction aborts.
-    pub fn pages_after_abort(self) -> BTreeSet<u64> {
-        let limit = self.committed_high_water_pages;
-        let mut pages: BTreeSet<u64> = self
-            .reusable
-            .into_iter()
-            .filter(|page| *page < limit)
-            .collect();
-        pages.extend(self.fresh.into_iter().filter(|page| *page < limit));
-        pages
+    /// The released records this transaction did not take (after a commit, still reusable).
+    pub fn records_untaken(self) -> Records {
+        self.records
+    }
+
+    /// The records to hand back to the shared reusable set when the transaction aborts:
+    /// every released record, taken or not, as the committed free tree still lists it.
+    pub fn records_after_abort(self) -> Records {
+        let mut records = self.records;
+        records.extend(self.taken);
+        records
     }
 }
 
@@ -191,15 +234,45 @@ mod tests {
 
     #[test]
     fn pages_freed_after_the_oldest_snapshot_stay_pending() {
+        let key = |transaction_id| RecordKey {
+            transaction_id,
+            sequence: 0,
+        };
         let mut free = FreePages::default();
-        free.pending.insert(5, vec![10]);
-        free.pending.insert(6, vec![11]);
-        free.pending.insert(7, vec![12]);
+        for (transaction_id, page) in [(5, 10), (6, 11), (7, 12)] {
+            let records = BTreeMap::from([(key(transaction_id), vec![page])]);
+            free.pending.insert(transaction_id, records);
+        }
         free.release(Some(6));
-        assert_eq!(free.reusable, BTreeSet::from([10, 11]));
+        let reusable: Vec<_> = free.reusable.keys().map(|key| key.transaction_id).collect();
+        assert_eq!(reusable, vec![5, 6]);
         assert_eq!(free.pending.keys().copied().collect::<Vec<_>>(), vec![7]);
         free.release(None);
         assert_eq!(free.reusable.len(), 3);
         assert!(free.pending.is_empty());
+    }
+
+    #[test]
+    fn an_abort_gives_back_every_record_unchanged() {
+        let records = BTreeMap::from([
+            (
+                RecordKey {
+                    transaction_id: 1,
+                    sequence: 0,
+                },
+                vec![5, 6],
+            ),
+            (
+                RecordKey {
+                    transaction_id: 2,
+                    sequence: 0,
+                },
+                vec![9],
+            ),
+        ]);
+        let mut allocator = Allocator::new(records.clone(), 20, 1 << 30);
+        assert!(allocator.take_record());
+        assert_eq!(allocator.reusable.pop_first(), Some(5));
+        assert_eq!(allocator.records_after_abort(), records);
     }
 }

@@ -1,10 +1,11 @@
-//! The integrity check: walks the catalog, every tree and the free list of a committed
+//! The integrity check: walks the catalog, every tree and the free tree of a committed
 //! snapshot, re-hashing every page, and accounts for every page below the high-water mark.
 //!
 //! Invariants checked: every checksum matches (ignoring the pager's verified cache); keys
 //! ascend strictly within each node and stay within the bounds their parents set; all
 //! leaves of a tree lie at one depth; entry counts match the catalog; each page is a
-//! commit slot, a tree page, an overflow page, a free-list page or free, exactly once.
+//! commit slot, a tree page, an overflow page, a free-tree page or listed free (reusable or
+//! pending: records of both kinds live in the free tree), exactly once.
 
 use std::ops::Bound;
 
@@ -13,7 +14,7 @@ use crate::checksum::{page_checksum, streamed_checksum};
 use crate::cursor::TREE_DEPTH_MAX;
 use crate::database::IntegrityReport;
 use crate::error::{Error, Result};
-use crate::free_list;
+use crate::free_list::{self, RecordKey};
 use crate::layout::*;
 use crate::meta::CommitState;
 use crate::page::{PageView, Pointer, ValueSlot};
@@ -67,7 +68,7 @@ pub fn check(pager: &Pager, state: &CommitState) -> Result<IntegrityReport> {
             "tree count disagrees with the catalog",
         ));
     }
-    walker.walk_free_list(state)?;
+    walker.walk_free_tree(state)?;
     walker.check_all_pages_seen()?;
     Ok(walker.report)
 }
@@ -209,17 +210,29 @@ impl Walker<'_> {
         Ok(&run[OVERFLOW_DATA_OFFSET..end])
     }
 
-    fn walk_free_list(&mut self, state: &CommitState) -> Result<()> {
-        let contents = free_list::read(self.pager, state.free_list, self.high_water_pages)?;
-        for page in &contents.chain {
-            rehashed_page(self.pager, *page, None)?;
+    /// Walks the free tree like any tree (its pages are used), then marks every page its
+    /// records list as free: a page both reachable and listed, or listed twice, is
+    /// `page used twice`.
+    fn walk_free_tree(&mut self, state: &CommitState) -> Result<()> {
+        let (tree_pages, entries) = (self.report.tree_pages, self.report.entries);
+        let high_water_pages = self.high_water_pages;
+        let mut listed = Vec::new();
+        self.walk_tree(state.free_tree, &mut |key, value, page| {
+            let key =
+                RecordKey::decode(key).ok_or(Error::corrupted(page, "malformed free-page key"))?;
+            if key.transaction_id > state.transaction_id {
+                return Err(Error::corrupted(page, "free-page record from the future"));
+            }
+            listed.extend(free_list::decode_pages(value, high_water_pages, page)?);
+            Ok(())
+        })?;
+        self.report.free_list_pages = self.report.tree_pages - tree_pages;
+        self.report.tree_pages = tree_pages;
+        self.report.entries = entries;
+        for page in &listed {
             self.mark(*page)?;
         }
-        for page in &contents.free {
-            self.mark(*page)?;
-        }
-        self.report.free_list_pages = contents.chain.len() as u64;
-        self.report.free_pages = contents.free.len() as u64;
+        self.report.free_pages = listed.len() as u64;
         if self.report.free_pages != state.free_pages {
             return Err(Error::corrupted(state.slot(), "free-page count disagrees"));
         }

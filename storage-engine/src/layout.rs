@@ -12,8 +12,10 @@ pub const PAGE_BYTES_MAX: usize = 65536;
 
 /// The magic bytes at the start of each commit slot page.
 pub const MAGIC: [u8; 8] = *b"CSPAGES1";
-/// Version of the file format; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the file format; bumped on any incompatible change. Version 1 kept the free
+/// list as a chain of pages rewritten whole at each commit; version 2 keeps it as a tree of
+/// free-page records (`free_list.rs`). Files of another version are refused at open.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Page number of commit slot 0; slot 1 is page 1. Page 0 is never a tree page, so 0 is
 /// also the "no page" pointer.
@@ -29,16 +31,16 @@ pub const META_PAGE_BYTES_OFFSET: usize = META_VERSION_OFFSET + 4;
 pub const META_TRANSACTION_OFFSET: usize = META_PAGE_BYTES_OFFSET + 4;
 pub const META_CATALOG_PAGE_OFFSET: usize = META_TRANSACTION_OFFSET + 8;
 pub const META_CATALOG_CHECKSUM_OFFSET: usize = META_CATALOG_PAGE_OFFSET + 8;
-pub const META_FREE_LIST_PAGE_OFFSET: usize = META_CATALOG_CHECKSUM_OFFSET + 8;
-pub const META_FREE_LIST_CHECKSUM_OFFSET: usize = META_FREE_LIST_PAGE_OFFSET + 8;
-pub const META_HIGH_WATER_OFFSET: usize = META_FREE_LIST_CHECKSUM_OFFSET + 8;
+pub const META_FREE_TREE_PAGE_OFFSET: usize = META_CATALOG_CHECKSUM_OFFSET + 8;
+pub const META_FREE_TREE_CHECKSUM_OFFSET: usize = META_FREE_TREE_PAGE_OFFSET + 8;
+pub const META_HIGH_WATER_OFFSET: usize = META_FREE_TREE_CHECKSUM_OFFSET + 8;
 pub const META_FREE_COUNT_OFFSET: usize = META_HIGH_WATER_OFFSET + 8;
 pub const META_TREE_COUNT_OFFSET: usize = META_FREE_COUNT_OFFSET + 8;
 pub const META_CHECKSUM_OFFSET: usize = META_TREE_COUNT_OFFSET + 8;
 /// Bytes of a commit slot: everything before the checksum is covered by it.
 pub const META_BYTES: usize = META_CHECKSUM_OFFSET + 8;
 
-// ---- Common page header (tree, overflow and free-list pages) ----
+// ---- Common page header (tree and overflow pages) ----
 pub const PAGE_CHECKSUM_OFFSET: usize = 0;
 /// The checksum covers the page from here to its end (and the page number, as seed).
 pub const PAGE_CHECKSUMMED_OFFSET: usize = PAGE_CHECKSUM_OFFSET + 8;
@@ -52,7 +54,6 @@ pub const PAGE_HEADER_BYTES: usize = PAGE_PADDING_OFFSET + 4;
 pub const KIND_LEAF: u8 = 1;
 pub const KIND_BRANCH: u8 = 2;
 pub const KIND_OVERFLOW: u8 = 3;
-pub const KIND_FREE_LIST: u8 = 4;
 
 /// Each slot is the `u16` offset of a cell within its page.
 pub const SLOT_BYTES: usize = 2;
@@ -84,11 +85,14 @@ pub const BRANCH_CELL_HEADER_BYTES: usize = BRANCH_CELL_CHILD_CHECKSUM_OFFSET + 
 // ---- Overflow run: header on its first page, then the value across the run ----
 pub const OVERFLOW_DATA_OFFSET: usize = PAGE_HEADER_BYTES;
 
-// ---- Free-list page: header, next page pointer, page numbers ----
-pub const FREE_LIST_NEXT_PAGE_OFFSET: usize = PAGE_HEADER_BYTES;
-pub const FREE_LIST_NEXT_CHECKSUM_OFFSET: usize = FREE_LIST_NEXT_PAGE_OFFSET + 8;
-pub const FREE_LIST_ENTRIES_OFFSET: usize = FREE_LIST_NEXT_CHECKSUM_OFFSET + 8;
-pub const FREE_LIST_ENTRY_BYTES: usize = 8;
+// ---- Free-tree record: key (writing transaction, sequence), value (page numbers) ----
+pub const FREE_RECORD_KEY_TRANSACTION_OFFSET: usize = 0;
+pub const FREE_RECORD_KEY_SEQUENCE_OFFSET: usize = FREE_RECORD_KEY_TRANSACTION_OFFSET + 8;
+pub const FREE_RECORD_KEY_BYTES: usize = FREE_RECORD_KEY_SEQUENCE_OFFSET + 4;
+/// Each page number in a record's value.
+pub const FREE_RECORD_ENTRY_BYTES: usize = 8;
+/// Page numbers one record holds: its cell stays inline in a 4 KiB page's quarter.
+pub const FREE_RECORD_PAGES_MAX: usize = 124;
 
 // ---- Catalog value: where a named tree lives ----
 pub const CATALOG_ROOT_PAGE_OFFSET: usize = 0;
@@ -126,7 +130,14 @@ const _: () = assert!(META_BYTES == 88);
 const _: () = assert!(META_BYTES <= 512, "a commit slot must fit one sector");
 const _: () = assert!(PAGE_HEADER_BYTES == 16);
 const _: () = assert!(BRANCH_SLOTS_OFFSET == 32);
-const _: () = assert!(FREE_LIST_ENTRIES_OFFSET == 32);
+const _: () = assert!(FREE_RECORD_KEY_BYTES == 12);
+const _: () = assert!(
+    leaf_inline_cell_bytes(
+        FREE_RECORD_KEY_BYTES,
+        FREE_RECORD_PAGES_MAX * FREE_RECORD_ENTRY_BYTES
+    ) <= cell_bytes_max(PAGE_BYTES_MIN),
+    "a free-page record is always inline"
+);
 const _: () = assert!(LEAF_CELL_HEADER_BYTES == 7);
 const _: () = assert!(BRANCH_CELL_HEADER_BYTES == 18);
 const _: () = assert!(OVERFLOW_REFERENCE_BYTES == 24);

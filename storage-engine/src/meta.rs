@@ -16,11 +16,11 @@ pub struct CommitState {
     pub transaction_id: u64,
     /// Root of the catalog tree (tree name -> root), `None` when there are no trees.
     pub catalog: Option<Pointer>,
-    /// First page of the free-list chain, `None` when nothing is free.
-    pub free_list: Option<Pointer>,
+    /// Root of the free tree (free-page records), `None` when nothing is free.
+    pub free_tree: Option<Pointer>,
     /// Pages below this are allocated (used or free); the file may be longer.
     pub high_water_pages: u64,
-    /// Pages listed in the free list.
+    /// Pages listed in the free tree.
     pub free_pages: u64,
     /// Named trees in the catalog.
     pub tree_count: u64,
@@ -32,7 +32,7 @@ impl CommitState {
         CommitState {
             transaction_id: 0,
             catalog: None,
-            free_list: None,
+            free_tree: None,
             high_water_pages: META_PAGE_COUNT,
             free_pages: 0,
             tree_count: 0,
@@ -63,15 +63,15 @@ pub fn encode(state: &CommitState, page_bytes: usize) -> Vec<u8> {
     });
     write_u64(&mut bytes, META_CATALOG_PAGE_OFFSET, catalog.page);
     write_u64(&mut bytes, META_CATALOG_CHECKSUM_OFFSET, catalog.checksum);
-    let free_list = state.free_list.unwrap_or(Pointer {
+    let free_tree = state.free_tree.unwrap_or(Pointer {
         page: NO_PAGE,
         checksum: 0,
     });
-    write_u64(&mut bytes, META_FREE_LIST_PAGE_OFFSET, free_list.page);
+    write_u64(&mut bytes, META_FREE_TREE_PAGE_OFFSET, free_tree.page);
     write_u64(
         &mut bytes,
-        META_FREE_LIST_CHECKSUM_OFFSET,
-        free_list.checksum,
+        META_FREE_TREE_CHECKSUM_OFFSET,
+        free_tree.checksum,
     );
     write_u64(&mut bytes, META_HIGH_WATER_OFFSET, state.high_water_pages);
     write_u64(&mut bytes, META_FREE_COUNT_OFFSET, state.free_pages);
@@ -109,8 +109,14 @@ pub fn decode(bytes: &[u8], page_bytes: usize) -> SlotContent {
         return SlotContent::Invalid;
     }
     let field = |offset| read_u64(covered, offset).unwrap_or_default();
-    if read_u32(covered, META_VERSION_OFFSET) != Some(FORMAT_VERSION) {
-        return SlotContent::Incompatible("unknown format version");
+    match read_u32(covered, META_VERSION_OFFSET) {
+        Some(FORMAT_VERSION) => {}
+        Some(version) if version < FORMAT_VERSION => {
+            return SlotContent::Incompatible(
+                "file of an older format version (free list as a page chain); this build reads only format version 2: rebuild the file",
+            );
+        }
+        _ => return SlotContent::Incompatible("file of a newer or unknown format version"),
     }
     if read_u32(covered, META_PAGE_BYTES_OFFSET).map(|value| value as usize) != Some(page_bytes) {
         return SlotContent::Incompatible("the file has another page size");
@@ -121,9 +127,9 @@ pub fn decode(bytes: &[u8], page_bytes: usize) -> SlotContent {
             field(META_CATALOG_PAGE_OFFSET),
             field(META_CATALOG_CHECKSUM_OFFSET),
         ),
-        free_list: pointer_from(
-            field(META_FREE_LIST_PAGE_OFFSET),
-            field(META_FREE_LIST_CHECKSUM_OFFSET),
+        free_tree: pointer_from(
+            field(META_FREE_TREE_PAGE_OFFSET),
+            field(META_FREE_TREE_CHECKSUM_OFFSET),
         ),
         high_water_pages: field(META_HIGH_WATER_OFFSET),
         free_pages: field(META_FREE_COUNT_OFFSET),
@@ -143,7 +149,7 @@ mod tests {
                 page: 5,
                 checksum: 6,
             }),
-            free_list: None,
+            free_tree: None,
             high_water_pages: 100,
             free_pages: 3,
             tree_count: 2,
@@ -152,6 +158,18 @@ mod tests {
             decode(&encode(&state, 4096), 4096),
             SlotContent::Valid(state)
         );
+    }
+
+    #[test]
+    fn a_slot_of_format_version_one_is_refused_as_older() {
+        let mut bytes = encode(&CommitState::empty(), 4096);
+        write_u32(&mut bytes, META_VERSION_OFFSET, 1);
+        let checksum = meta_checksum(&bytes[..META_CHECKSUM_OFFSET]);
+        write_u64(&mut bytes, META_CHECKSUM_OFFSET, checksum);
+        match decode(&bytes, 4096) {
+            SlotContent::Incompatible(what) => assert!(what.contains("older format"), "{what}"),
+            other => panic!("version 1 accepted: {other:?}"),
+        }
     }
 
     #[test]

@@ -262,7 +262,7 @@ impl Drop for WriteTransaction {
             Allocator::new(Default::default(), 0, 0),
         );
         let mut shared = self.shared.lock();
-        shared.free.reusable.extend(allocator.pages_after_abort());
+        shared.free.reusable.extend(allocator.records_after_abort());
         shared.write_open = false;
     }
 }

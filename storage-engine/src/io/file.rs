@@ -98,6 +98,36 @@ impl PageIo for FileIo {
         self.file.sync_data().map_err(Error::from_io)
     }
 
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn write_durable(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let vector = libc::iovec {
+            iov_base: bytes.as_ptr() as *mut libc::c_void,
+            iov_len: bytes.len(),
+        };
+        let position = libc::off_t::try_from(offset)
+            .map_err(|_| Error::Io(std::io::Error::from(std::io::ErrorKind::InvalidInput)))?;
+        loop {
+            // SAFETY: `vector` points at `bytes`, alive and unchanged for the call; the
+            // kernel only reads it (a write), and the descriptor is ours and open.
+            let written = unsafe {
+                libc::pwritev2(self.file.as_raw_fd(), &vector, 1, position, libc::RWF_DSYNC)
+            };
+            if written >= 0 && written as usize == bytes.len() {
+                return Ok(());
+            }
+            let error = std::io::Error::last_os_error();
+            match error.raw_os_error() {
+                Some(libc::EINTR) if written < 0 => continue,
+                // A kernel without per-write flags, or a short write: the plain way.
+                Some(libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL) if written < 0 => break,
+                _ if written >= 0 => break,
+                _ => return Err(Error::from_io(error)),
+            }
+        }
+        self.write(offset, bytes)?;
+        self.sync()
+    }
+
     fn grow(&self, length: u64) -> Result<()> {
         if length > self.capacity {
             return Err(Error::MapFull {

@@ -31,6 +31,16 @@ pub trait PageIo: Send + Sync {
     /// Makes every earlier write and length change durable (fdatasync).
     fn sync(&self) -> Result<()>;
 
+    /// Writes `bytes` at `offset` and returns only once that write is durable; earlier
+    /// writes must already have been made durable by `sync` (the commit slot, after the
+    /// pages). By default a `write` then a `sync`; `FileIo` makes it one `pwritev2` with
+    /// `RWF_DSYNC`, as LMDB writes its meta page through an `O_DSYNC` descriptor. An error
+    /// leaves the write's durability unknown.
+    fn write_durable(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+        self.write(offset, bytes)?;
+        self.sync()
+    }
+
     /// Grows (never shrinks) the file to `length` bytes; new bytes read as zero.
     fn grow(&self, length: u64) -> Result<()>;
 
