@@ -609,3 +609,62 @@ fn an_update_file_no_task_refers_to_is_removed_at_start() {
     let kept = server.raw(&request("GET", "/indexes/kept/documents/1", None));
     assert_eq!(kept.status, 200);
 }
+
+#[test]
+fn a_cancelation_stops_the_processing_batch_and_cancels_what_waits() {
+    let server = Server::start();
+    let big: Vec<Value> = (0..60_000)
+        .map(|id| json!({"id": id, "text": "a document long enough to take some time to apply"}))
+        .collect();
+    let big = Value::from(big).to_string();
+    let first = server
+        .raw(&json_request("POST", "/indexes/slow/documents", None, &big))
+        .json();
+    let second = server
+        .raw(&json_request(
+            "POST",
+            "/indexes/other/documents",
+            None,
+            r#"[{"id": "waiting"}]"#,
+        ))
+        .json();
+    let cancel = server.raw(&request(
+        "POST",
+        &format!(
+            "/tasks/cancel?uids={},{}",
+            first["taskUid"], second["taskUid"]
+        ),
+        None,
+    ));
+    assert_eq!(cancel.status, 200, "{}", cancel.text());
+    let cancel_uid = cancel.json()["taskUid"].clone();
+    wait_idle(&server);
+    let cancelation = server
+        .raw(&request("GET", &format!("/tasks/{cancel_uid}"), None))
+        .json();
+    assert_eq!(cancelation["status"], "succeeded", "{cancelation}");
+    for task in [&first, &second] {
+        let task = server
+            .raw(&request(
+                "GET",
+                &format!("/tasks/{}", task["taskUid"]),
+                None,
+            ))
+            .json();
+        match task["status"].as_str().unwrap() {
+            // The big batch may have finished before the cancelation was registered.
+            "succeeded" => assert_eq!(task["uid"], first["taskUid"]),
+            "canceled" => assert_eq!(task["canceledBy"], cancel_uid, "{task}"),
+            other => panic!("task ended {other}: {task}"),
+        }
+    }
+    let canceled = cancelation["details"]["canceledTasks"].as_u64().unwrap();
+    let documents = server.raw(&request("GET", "/indexes/slow/documents?limit=1", None));
+    if canceled == 2 {
+        // Nothing of the interrupted batch is visible.
+        assert!(documents.status == 404 || documents.json()["total"] == 0);
+    } else {
+        assert_eq!(documents.json()["total"], 60_000);
+    }
+    println!("canceled {canceled} tasks");
+}
