@@ -293,7 +293,7 @@ impl ShardHost {
             } else {
                 snapshot.document(&external_id, None).map_err(shard_error)?
             };
-            if let Some(operation) = resolve(external_id, &planned, stored) {
+            if let Some(operation) = resolve(external_id, planned, stored) {
                 chunk.push(operation);
             }
             if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
@@ -338,10 +338,10 @@ impl ShardHost {
 /// The operation that gives `planned`'s effect on a document `stored` (or absent).
 fn resolve(
     external_id: String,
-    planned: &PlannedDocument,
+    planned: PlannedDocument,
     stored: Option<Map<String, Value>>,
 ) -> Option<Operation> {
-    match planned.outcome(stored.is_some()) {
+    match planned.into_outcome(stored.is_some()) {
         Outcome::Untouched => None,
         Outcome::Deleted => Some(Operation::Delete { external_id }),
         Outcome::Written {
@@ -349,11 +349,11 @@ fn resolve(
             document,
         } => {
             let document = match stored {
-                Some(mut stored) if *onto_stored => {
-                    merge_top_level(&mut stored, document.clone());
+                Some(mut stored) if onto_stored => {
+                    merge_top_level(&mut stored, document);
                     stored
                 }
-                _ => document.clone(),
+                _ => document,
             };
             Some(Operation::Replace {
                 external_id,

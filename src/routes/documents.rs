@@ -118,9 +118,11 @@ struct Listing {
 }
 
 /// `POST` (replace) and `PUT` (update) `/indexes/{index_uid}/documents`.
+///
+/// Takes the request, so the payload is moved to the update-file writer, never copied.
 pub async fn add(
     services: &Services,
-    request: &Request,
+    request: Request,
     index_uid: &str,
     context: &AuthContext,
     method: DocumentMethod,
@@ -129,16 +131,17 @@ pub async fn add(
     let query = crate::decode::decode_query::<AdditionQuery, QueryError>(
         request.query.as_deref().unwrap_or(""),
     )?;
-    let format = payload_format(request, query.csv_delimiter.as_deref())?;
-    let payload = match &request.body {
-        Ok(bytes) => bytes,
-        Err(_) => return body::json_value(request).map(|_| Response::empty(400)),
+    let format = payload_format(&request, query.csv_delimiter.as_deref())?;
+    if request.body.is_err() {
+        return body::json_value(&request).map(|_| Response::empty(400));
+    }
+    let Ok(payload) = request.body else {
+        return Err(ResponseError::internal("a body checked readable"));
     };
-    let documents_count = count_documents(payload, format).map_err(documents_error)?;
+    let documents_count = count_documents(&payload, format).map_err(documents_error)?;
     let files = services.coordinator.update_files().clone();
-    let bytes = payload.clone();
-    let content_bytes = bytes.len() as u64;
-    let content_file = crate::runtime::blocking::run(move || files.write(&bytes, format))
+    let content_bytes = payload.len() as u64;
+    let content_file = crate::runtime::blocking::run(move || files.write(&payload, format))
         .await
         .map_err(|error| crate::errors::io_error(&error))?;
     let kind = KindWithContent::DocumentAdditionOrUpdate {

@@ -89,7 +89,7 @@ impl Router {
             Endpoint::ReplaceDocuments => {
                 documents::add(
                     services,
-                    &request,
+                    request,
                     &index(),
                     &context,
                     DocumentMethod::Replace,
@@ -99,7 +99,7 @@ impl Router {
             Endpoint::UpdateDocuments => {
                 documents::add(
                     services,
-                    &request,
+                    request,
                     &index(),
                     &context,
                     DocumentMethod::Update,

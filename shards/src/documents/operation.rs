@@ -60,6 +60,16 @@ pub enum PlannedDocument {
 }
 
 impl PlannedDocument {
+    /// The outcome for a document that `is_stored` (or not) before the batch, taken out of
+    /// the plan (no copy of the document).
+    pub fn into_outcome(self, is_stored: bool) -> Outcome {
+        match self {
+            Self::Unconditional(outcome) => outcome,
+            Self::Conditional { if_stored, .. } if is_stored => if_stored,
+            Self::Conditional { if_missing, .. } => if_missing,
+        }
+    }
+
     /// The outcome for a document that `is_stored` (or not) before the batch.
     pub fn outcome(&self, is_stored: bool) -> &Outcome {
         match self {
