@@ -1,0 +1,387 @@
+//! Running a search on one shard snapshot: parse `q`, drop documents with negative words or
+//! phrases, resolve the terms against the dictionary, read where they occur, keep the
+//! documents the matching strategy accepts, rank them rule by rule, and return the first
+//! `offset + limit` hits with scores and details, and the total number of matches.
+//!
+//! Invariants: hits are ordered by [`compare_details`] then internal id, which is the order
+//! Meilisearch's bucket sort gives; a hit's details and score depend only on the document and
+//! the query (see [`super::ranking`]), so the caller may merge shards by them. A placeholder
+//! search (no term) returns every candidate, ordered by the sort rules then internal id.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+
+use crate::analysis::{Analyzer, RankingRule};
+use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
+
+use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
+use super::occurrences::{
+    DocumentOccurrences, ResolvedTerm, TermOccurrence, collect_occurrences, phrase_occurrences,
+    resolve_term, searched_fields, word_documents,
+};
+use super::query::{MatchingStrategy, SearchQuery, parse_query};
+use super::ranking::{Kept, RankingContext};
+use super::score::{ScoreDetail, SortValue, compare_details, global_score};
+use super::sort_values::sort_values;
+
+/// One hit of a shard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardHit {
+    /// Internal id in this shard.
+    pub id: u32,
+    /// `_rankingScore`.
+    pub score: f64,
+    /// Per ranking rule, in rule order (see [`super::details_json`]).
+    pub details: Vec<ScoreDetail>,
+    /// The dictionary words through which the query matched this document (for highlighting).
+    pub matched_words: Vec<String>,
+}
+
+/// The answer of one shard.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShardHits {
+    /// The first `offset + limit` hits, best first.
+    pub hits: Vec<ShardHit>,
+    /// Number of documents matching the query (after the candidates and negations).
+    pub total: u64,
+    /// Whether `attribute` (rather than `attributeRank` + `wordPosition`) is in the rules.
+    pub attribute_unified: bool,
+    /// Per query term, every word it may match in this shard.
+    pub query_words: Vec<Vec<String>>,
+}
+
+/// One step of ranking, in order (`attribute` and `exactness` expand to two details).
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Words,
+    Typo,
+    Proximity,
+    AttributeRank,
+    WordPosition,
+    Exactness,
+    Sort(SortRule),
+}
+
+fn steps(rules: &[RankingRule], sort: &[SortRule]) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for rule in rules {
+        match rule {
+            RankingRule::Words => steps.push(Step::Words),
+            RankingRule::Typo => steps.push(Step::Typo),
+            RankingRule::Proximity => steps.push(Step::Proximity),
+            RankingRule::Attribute => {
+                steps.push(Step::AttributeRank);
+                steps.push(Step::WordPosition);
+            }
+            RankingRule::AttributeRank => steps.push(Step::AttributeRank),
+            RankingRule::WordPosition => steps.push(Step::WordPosition),
+            RankingRule::Sort => steps.extend(sort.iter().cloned().map(Step::Sort)),
+            RankingRule::Exactness => steps.push(Step::Exactness),
+            RankingRule::Custom { field, ascending } => steps.push(Step::Sort(SortRule {
+                field: field.clone(),
+                ascending: *ascending,
+            })),
+        }
+    }
+    steps
+}
+
+/// Sort rule index → document → value, for the documents of `documents`.
+type SortTables = Vec<BTreeMap<u32, SortValue>>;
+
+fn sort_tables(
+    snapshot: &ShardSnapshot,
+    steps: &[Step],
+    documents: &RoaringBitmap,
+) -> ShardResult<SortTables> {
+    let mut tables = Vec::new();
+    for step in steps {
+        if let Step::Sort(rule) = step {
+            tables.push(sort_values(
+                snapshot.read_transaction(),
+                &rule.field,
+                rule.ascending,
+                documents,
+            )?);
+        }
+    }
+    Ok(tables)
+}
+
+fn sort_detail(rule: &SortRule, table: &BTreeMap<u32, SortValue>, document: u32) -> ScoreDetail {
+    ScoreDetail::Sort {
+        field: rule.field.clone(),
+        ascending: rule.ascending,
+        value: table.get(&document).cloned().unwrap_or(SortValue::Missing),
+    }
+}
+
+impl ShardSnapshot {
+    /// Searches this shard.
+    pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
+        let settings = self.text_settings();
+        let analyzer = Analyzer::new(settings);
+        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let read = self.read_transaction();
+        let mut universe = self.document_ids().clone();
+        if let Some(candidates) = &query.candidates {
+            universe &= candidates;
+        }
+        for word in &parsed.negative_words {
+            universe -= word_documents(read, &universe, word)?;
+        }
+        for phrase in &parsed.negative_phrases {
+            for document in phrase_occurrences(read, &universe, phrase)?.keys() {
+                universe.remove(*document);
+            }
+        }
+        let steps = steps(&settings.ranking_rules, &query.sort);
+        let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
+        let needed = query.offset.saturating_add(query.limit);
+        if parsed.terms.is_empty() {
+            let mut hits = self.placeholder(&steps, &universe, needed)?;
+            hits.attribute_unified = attribute_unified;
+            return Ok(hits);
+        }
+        let fields = searched_fields(
+            &self.fields_map()?,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let resolved = parsed
+            .terms
+            .iter()
+            .map(|term| resolve_term(read, &analyzer, settings, term))
+            .collect::<ShardResult<Vec<_>>>()?;
+        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
+        let terms: Vec<_> = parsed.terms.clone();
+        let context = RankingContext {
+            terms: &terms,
+            strategy: query.matching_strategy,
+            removal_order: removal_order(query, &occurrences, terms.len()),
+            proximity_precision: settings.proximity_precision,
+            weight_max: settings.weight_max(),
+            fields: &fields,
+        };
+        let mut ranked = Vec::new();
+        for (document, term_occurrences) in &occurrences {
+            let matched: Vec<bool> = term_occurrences
+                .iter()
+                .map(|list| !list.is_empty())
+                .collect();
+            if let Some(kept) = context.kept(&matched) {
+                ranked.push((*document, kept));
+            }
+        }
+        let matching: RoaringBitmap = ranked.iter().map(|(document, _)| *document).collect();
+        let tables = sort_tables(self, &steps, &matching)?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (document, kept) in ranked {
+            let term_occurrences = occurrences
+                .get(&document)
+                .ok_or_else(|| ShardError::Corrupted("ranked document lost".to_owned()))?;
+            let details =
+                self.details(&context, &steps, &tables, document, &kept, term_occurrences)?;
+            hits.push(ShardHit {
+                id: document,
+                score: global_score(&details),
+                details,
+                matched_words: matched_words(&resolved, term_occurrences),
+            });
+        }
+        Ok(finish(
+            hits,
+            needed,
+            attribute_unified,
+            resolved.iter().map(ResolvedTerm::matching_words).collect(),
+        ))
+    }
+
+    /// For `matchingStrategy: frequency` across shards: per term of `query.q`, the number of
+    /// documents of this shard (within `query.candidates`) matching it.
+    pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
+        let settings = self.text_settings();
+        let analyzer = Analyzer::new(settings);
+        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let read = self.read_transaction();
+        let mut universe = self.document_ids().clone();
+        if let Some(candidates) = &query.candidates {
+            universe &= candidates;
+        }
+        let fields = searched_fields(
+            &self.fields_map()?,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let mut counts = Vec::with_capacity(parsed.terms.len());
+        for term in &parsed.terms {
+            let resolved = resolve_term(read, &analyzer, settings, term)?;
+            let found = collect_occurrences(read, &universe, &[resolved], &fields)?;
+            let count = found.values().filter(|lists| !lists[0].is_empty()).count();
+            counts.push(u64::try_from(count).unwrap_or(u64::MAX));
+        }
+        Ok(counts)
+    }
+
+    fn placeholder(
+        &self,
+        steps: &[Step],
+        universe: &RoaringBitmap,
+        needed: usize,
+    ) -> ShardResult<ShardHits> {
+        let sort_steps: Vec<&SortRule> = steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Sort(rule) => Some(rule),
+                _ => None,
+            })
+            .collect();
+        let total = universe.len();
+        if sort_steps.is_empty() {
+            let hits = universe
+                .iter()
+                .take(needed)
+                .map(|id| ShardHit {
+                    id,
+                    score: 1.0,
+                    details: Vec::new(),
+                    matched_words: Vec::new(),
+                })
+                .collect();
+            return Ok(ShardHits {
+                hits,
+                total,
+                ..ShardHits::default()
+            });
+        }
+        let tables = sort_tables(self, steps, universe)?;
+        let hits = universe
+            .iter()
+            .map(|id| {
+                let details: Vec<ScoreDetail> = sort_steps
+                    .iter()
+                    .zip(&tables)
+                    .map(|(rule, table)| sort_detail(rule, table, id))
+                    .collect();
+                ShardHit {
+                    id,
+                    score: 1.0,
+                    details,
+                    matched_words: Vec::new(),
+                }
+            })
+            .collect();
+        Ok(finish(hits, needed, false, Vec::new()))
+    }
+
+    fn details(
+        &self,
+        context: &RankingContext<'_>,
+        steps: &[Step],
+        tables: &SortTables,
+        document: u32,
+        kept: &Kept,
+        occurrences: &[Vec<TermOccurrence>],
+    ) -> ShardResult<Vec<ScoreDetail>> {
+        let mut details = Vec::with_capacity(steps.len() + 1);
+        let mut sort_index = 0;
+        for step in steps {
+            match step {
+                Step::Words => details.push(context.words(kept)),
+                Step::Typo => details.push(context.typo(kept, occurrences)),
+                Step::Proximity => details.push(context.proximity(kept, occurrences)),
+                Step::AttributeRank => details.push(context.attribute_rank(kept, occurrences)),
+                Step::WordPosition => details.push(context.word_position(kept, occurrences)),
+                Step::Exactness => {
+                    let lengths = self.field_lengths(document)?;
+                    details.extend(context.exactness(kept, occurrences, &lengths));
+                }
+                Step::Sort(rule) => {
+                    let table = tables
+                        .get(sort_index)
+                        .ok_or_else(|| ShardError::Corrupted("sort table".to_owned()))?;
+                    details.push(sort_detail(rule, table, document));
+                    sort_index += 1;
+                }
+            }
+        }
+        Ok(details)
+    }
+
+    /// Field id → number of words, for one document.
+    fn field_lengths(&self, document: u32) -> ShardResult<BTreeMap<u16, u16>> {
+        let Some(tree) = self.read_transaction().open_tree(FIELD_LENGTHS_TREE)? else {
+            return Ok(BTreeMap::new());
+        };
+        Ok(match tree.get(&document.to_be_bytes())? {
+            Some(bytes) => decode_field_lengths(bytes)?.into_iter().collect(),
+            None => BTreeMap::new(),
+        })
+    }
+}
+
+/// The order in which the matching strategy drops terms (all but one of them).
+fn removal_order(
+    query: &SearchQuery,
+    occurrences: &DocumentOccurrences,
+    term_count: usize,
+) -> Vec<usize> {
+    match query.matching_strategy {
+        MatchingStrategy::All => Vec::new(),
+        MatchingStrategy::Last => (1..term_count).rev().collect(),
+        MatchingStrategy::Frequency => {
+            let counts: Vec<u64> = match &query.term_document_counts {
+                Some(counts) if counts.len() == term_count => counts.clone(),
+                _ => (0..term_count)
+                    .map(|index| {
+                        let count = occurrences
+                            .values()
+                            .filter(|lists| !lists[index].is_empty())
+                            .count();
+                        u64::try_from(count).unwrap_or(u64::MAX)
+                    })
+                    .collect(),
+            };
+            let mut order: Vec<usize> = (0..term_count).collect();
+            // Most frequent first; among equals, the later term first.
+            order.sort_by(|left, right| counts[*right].cmp(&counts[*left]).then(right.cmp(left)));
+            order.truncate(term_count.saturating_sub(1));
+            order
+        }
+    }
+}
+
+fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) -> Vec<String> {
+    let mut words = std::collections::BTreeSet::new();
+    for (term, list) in terms.iter().zip(occurrences) {
+        let alternatives: std::collections::BTreeSet<u16> = list
+            .iter()
+            .map(|occurrence| occurrence.alternative)
+            .collect();
+        for alternative in alternatives {
+            words.extend(term.alternative_words(alternative));
+        }
+    }
+    words.into_iter().collect()
+}
+
+/// Orders hits, counts them, keeps the first `needed`.
+fn finish(
+    mut hits: Vec<ShardHit>,
+    needed: usize,
+    attribute_unified: bool,
+    query_words: Vec<Vec<String>>,
+) -> ShardHits {
+    let total = u64::try_from(hits.len()).unwrap_or(u64::MAX);
+    hits.sort_by(|left, right| {
+        compare_details(&left.details, &right.details).then(left.id.cmp(&right.id))
+    });
+    hits.truncate(needed);
+    ShardHits {
+        hits,
+        total,
+        attribute_unified,
+        query_words,
+    }
+}

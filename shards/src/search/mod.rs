@@ -1,0 +1,42 @@
+//! Full-text search inside one shard: the inverted index kept in the shard's page store
+//! ([`inverted`]), query parsing, word derivations (prefix, typos, synonyms), the matching
+//! strategies, Meilisearch's ranking rules with `_rankingScore` and `_rankingScoreDetails`,
+//! and [`crate::shard::ShardSnapshot::search`].
+//!
+//! The contract the server relies on: a hit's score and details depend only on the document
+//! and the query, never on the other documents of the shard, so merging shards' hits with
+//! [`compare_details`] (then any tie-break) gives the order one big shard would give.
+//! To keep that, maximum ranks are computed from the query alone (Meilisearch bounds a term's
+//! typo maximum by the typos its index actually holds; here it is the typos the term is
+//! allowed), and `matchingStrategy: frequency` takes index-wide term counts from the caller
+//! ([`SearchQuery::term_document_counts`]).
+//!
+//! Not done yet (known differences from Meilisearch 1.41):
+//! - n-grams (adjacent query words concatenated) and split words are not derived;
+//! - multi-word synonym keys (`"new york" → …`) are not matched; single-word keys are, with
+//!   single- or multi-word values;
+//! - `distinctAttribute` is not applied inside the shard (the coordinator deduplicates);
+//! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
+//!   one derivation per term along a path); the exact-attribute check wants every term in one
+//!   field;
+//! - prefix and typo expansions are capped per query word (see [`derivations`]);
+//! - every document matching a term has its occurrences read: no early stop on huge buckets;
+//! - localized attributes (`localizedAttributes`) and `rankingScoreThreshold` are not handled.
+
+pub mod derivations;
+mod execute;
+pub mod inverted;
+pub mod occurrences;
+mod query;
+pub mod ranking;
+mod score;
+mod sort_values;
+
+pub use execute::{ShardHit, ShardHits};
+pub use query::{
+    MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, TermKind, parse_query,
+    typos_allowed,
+};
+pub use score::{
+    ExactAttribute, Rank, ScoreDetail, SortValue, compare_details, details_json, global_score,
+};

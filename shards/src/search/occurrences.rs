@@ -1,0 +1,323 @@
+//! Where each query term occurs in each candidate document: the searched fields, the term's
+//! resolved alternatives (derived words, phrases, synonyms), and per (document, term) the list
+//! of occurrences with their typo count and exactness.
+//!
+//! Invariants: only occurrences in searched fields count; an occurrence reached through a typo
+//! in a field listed in `typoTolerance.disableOnAttributes` does not count; a phrase occurs
+//! where its words stand at consecutive positions (stop-word holes skipped) in one field. A
+//! document matches a term exactly when it has at least one occurrence of it.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+use storage_engine::ReadTransaction;
+
+use crate::analysis::{Analyzer, Occurrence, TextSettings};
+use crate::shard::ShardResult;
+
+use super::derivations::{Derivation, derive_word};
+use super::inverted::{
+    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences, position_key,
+};
+use super::query::{QueryTerm, TermKind};
+
+/// A searched field: its weight for the attribute rank and whether typos are disabled in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchedField {
+    pub weight: u16,
+    pub typos_disabled: bool,
+}
+
+/// Field id → searched field, for the fields this query searches.
+pub type SearchedFields = BTreeMap<u16, SearchedField>;
+
+fn covers(attribute: &str, path: &str) -> bool {
+    path == attribute
+        || (path.starts_with(attribute) && path.as_bytes().get(attribute.len()) == Some(&b'.'))
+}
+
+/// The fields searched: searchable under the settings and, when given, covered by
+/// `attributesToSearchOn`.
+pub fn searched_fields(
+    fields: &BTreeMap<String, u16>,
+    settings: &TextSettings,
+    attributes_to_search_on: Option<&[String]>,
+) -> SearchedFields {
+    let mut searched = SearchedFields::new();
+    for (path, id) in fields {
+        let Some(weight) = settings.field_weight(path) else {
+            continue;
+        };
+        if let Some(list) = attributes_to_search_on {
+            if !list.iter().any(|attribute| covers(attribute, path)) {
+                continue;
+            }
+        }
+        let typos_disabled = settings
+            .typo_tolerance
+            .disable_on_attributes
+            .iter()
+            .any(|attribute| covers(attribute, path));
+        searched.insert(
+            *id,
+            SearchedField {
+                weight,
+                typos_disabled,
+            },
+        );
+    }
+    searched
+}
+
+/// One place a term occurs in a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermOccurrence {
+    pub field: u16,
+    /// Position of the term's first word.
+    pub start: u16,
+    /// Position of the term's last word.
+    pub end: u16,
+    pub typos: u8,
+    /// Reached through the query word itself or the phrase itself.
+    pub exact: bool,
+    /// Which alternative of the term: an index in its words, then in its phrases.
+    pub alternative: u16,
+}
+
+/// A query term with everything it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTerm {
+    pub term: QueryTerm,
+    pub words: Vec<Derivation>,
+    /// Phrases and whether each is the term itself (exact) or a synonym.
+    pub phrases: Vec<(Vec<Option<String>>, bool)>,
+}
+
+impl ResolvedTerm {
+    /// The words of one alternative (see [`TermOccurrence::alternative`]).
+    pub fn alternative_words(&self, alternative: u16) -> Vec<String> {
+        let index = usize::from(alternative);
+        match self.words.get(index) {
+            Some(derivation) => vec![derivation.word.clone()],
+            None => self
+                .phrases
+                .get(index - self.words.len())
+                .map(|(phrase, _)| phrase.iter().flatten().cloned().collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Every dictionary word this term may match (for highlighting).
+    pub fn matching_words(&self) -> Vec<String> {
+        let mut words: Vec<String> = self.words.iter().map(|word| word.word.clone()).collect();
+        for (phrase, _) in &self.phrases {
+            words.extend(phrase.iter().flatten().cloned());
+        }
+        words
+    }
+}
+
+/// Resolves a term: derivations of a word and its synonyms, or the phrase itself.
+pub fn resolve_term(
+    read: &ReadTransaction,
+    analyzer: &Analyzer,
+    settings: &TextSettings,
+    term: &QueryTerm,
+) -> ShardResult<ResolvedTerm> {
+    let mut resolved = ResolvedTerm {
+        term: term.clone(),
+        words: Vec::new(),
+        phrases: Vec::new(),
+    };
+    match &term.kind {
+        TermKind::Phrase { words } => resolved.phrases.push((words.clone(), true)),
+        TermKind::Word {
+            word,
+            is_prefix,
+            typos_max,
+        } => {
+            let derived = derive_word(read, settings, word, *is_prefix, *typos_max)?;
+            resolved.words = derived.words;
+            for synonym in synonyms_of(analyzer, settings, word) {
+                match synonym.as_slice() {
+                    [single] => resolved.words.push(Derivation {
+                        word: single.clone(),
+                        typos: 0,
+                        exact: false,
+                    }),
+                    _ => resolved
+                        .phrases
+                        .push((synonym.into_iter().map(Some).collect(), false)),
+                }
+            }
+        }
+    }
+    Ok(resolved)
+}
+
+/// The synonyms of a single normalized word, each as its normalized words.
+fn synonyms_of(analyzer: &Analyzer, settings: &TextSettings, word: &str) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    for (key, values) in &settings.synonyms {
+        if analyzer.normalize_words(key) != [word] {
+            continue;
+        }
+        for value in values {
+            let words = analyzer.normalize_words(value);
+            if !words.is_empty() && !found.contains(&words) {
+                found.push(words);
+            }
+        }
+    }
+    found
+}
+
+/// Document → per term, its occurrences (the outer vector is indexed like `terms`).
+pub type DocumentOccurrences = BTreeMap<u32, Vec<Vec<TermOccurrence>>>;
+
+/// Reads where each term occurs in the documents of `universe`.
+pub fn collect_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    terms: &[ResolvedTerm],
+    fields: &SearchedFields,
+) -> ShardResult<DocumentOccurrences> {
+    let mut documents = DocumentOccurrences::new();
+    for (index, term) in terms.iter().enumerate() {
+        for (alternative, derivation) in term.words.iter().enumerate() {
+            let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
+            let found = word_occurrences(read, universe, &derivation.word)?;
+            for (document, occurrences) in found {
+                let slots = documents
+                    .entry(document)
+                    .or_insert_with(|| vec![Vec::new(); terms.len()]);
+                for occurrence in occurrences {
+                    let Some(field) = fields.get(&occurrence.field) else {
+                        continue;
+                    };
+                    if derivation.typos > 0 && field.typos_disabled {
+                        continue;
+                    }
+                    slots[index].push(TermOccurrence {
+                        field: occurrence.field,
+                        start: occurrence.position,
+                        end: occurrence.position,
+                        typos: derivation.typos,
+                        exact: derivation.exact,
+                        alternative,
+                    });
+                }
+            }
+        }
+        for (phrase_index, (phrase, exact)) in term.phrases.iter().enumerate() {
+            let alternative = u16::try_from(term.words.len() + phrase_index).unwrap_or(u16::MAX);
+            for (document, spans) in phrase_occurrences(read, universe, phrase)? {
+                let slots = documents
+                    .entry(document)
+                    .or_insert_with(|| vec![Vec::new(); terms.len()]);
+                for (field, start, end) in spans {
+                    if fields.contains_key(&field) {
+                        slots[index].push(TermOccurrence {
+                            field,
+                            start,
+                            end,
+                            typos: 0,
+                            exact: *exact,
+                            alternative,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(documents)
+}
+
+/// The documents of `universe` containing `word`.
+pub fn word_documents(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    word: &str,
+) -> ShardResult<RoaringBitmap> {
+    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(RoaringBitmap::new());
+    };
+    Ok(bitmap_or_empty(tree.get(word.as_bytes())?)? & universe)
+}
+
+/// The occurrences of `word` in each document of `universe` containing it.
+fn word_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    word: &str,
+) -> ShardResult<Vec<(u32, Vec<Occurrence>)>> {
+    let documents = word_documents(read, universe, word)?;
+    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::with_capacity(documents.len() as usize);
+    for document in &documents {
+        if let Some(bytes) = tree.get(&position_key(word, document))? {
+            found.push((document, decode_occurrences(bytes)?));
+        }
+    }
+    Ok(found)
+}
+
+/// Per document, the spans of a phrase: `(field, first position, last position)`.
+pub type PhraseSpans = BTreeMap<u32, Vec<(u16, u16, u16)>>;
+
+/// Where `phrase` occurs: per document, `(field, first position, last position)`.
+pub fn phrase_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    phrase: &[Option<String>],
+) -> ShardResult<PhraseSpans> {
+    let mut found = BTreeMap::new();
+    let real: Vec<(usize, &String)> = phrase
+        .iter()
+        .enumerate()
+        .filter_map(|(offset, word)| word.as_ref().map(|word| (offset, word)))
+        .collect();
+    let Some(&(first_offset, _)) = real.first() else {
+        return Ok(found);
+    };
+    let mut candidates = universe.clone();
+    for (_, word) in &real {
+        candidates &= word_documents(read, universe, word)?;
+    }
+    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(found);
+    };
+    let last_offset = phrase.len().saturating_sub(1);
+    for document in &candidates {
+        let mut lists = Vec::with_capacity(real.len());
+        for (offset, word) in &real {
+            let bytes = tree.get(&position_key(word, document))?.unwrap_or_default();
+            lists.push((*offset, decode_occurrences(bytes)?));
+        }
+        let mut spans = Vec::new();
+        for anchor in &lists[0].1 {
+            let Some(start) = usize::from(anchor.position).checked_sub(first_offset) else {
+                continue;
+            };
+            let all_there = lists.iter().all(|(offset, occurrences)| {
+                let wanted = Occurrence {
+                    field: anchor.field,
+                    position: u16::try_from(start + offset).unwrap_or(u16::MAX),
+                };
+                start + offset <= usize::from(u16::MAX)
+                    && occurrences.binary_search(&wanted).is_ok()
+            });
+            if all_there {
+                let start = u16::try_from(start).expect("below the anchor position");
+                let end = u16::try_from(start as usize + last_offset).unwrap_or(u16::MAX);
+                spans.push((anchor.field, start, end));
+            }
+        }
+        if !spans.is_empty() {
+            found.insert(document, spans);
+        }
+    }
+    Ok(found)
+}
