@@ -92,19 +92,33 @@ fn stop_words_take_positions_but_are_not_words() {
 fn query_parsing_finds_phrases_negations_and_the_prefix() {
     let settings = TextSettings::default();
     let analyzer = Analyzer::new(&settings);
-    let parsed = parse_query(&analyzer, &settings, "big \"red fox\" -cat -\"dog house\" jum");
+    let parsed = parse_query(
+        &analyzer,
+        &settings,
+        "big \"red fox\" -cat -\"dog house\" jum",
+    );
     assert_eq!(parsed.negative_words, ["cat"]);
     assert_eq!(
         parsed.negative_phrases,
         [vec![Some("dog".to_owned()), Some("house".to_owned())]]
     );
     assert_eq!(parsed.terms.len(), 3);
-    assert!(matches!(&parsed.terms[0].kind, TermKind::Word { word, is_prefix: false, .. } if word == "big"));
+    assert!(
+        matches!(&parsed.terms[0].kind, TermKind::Word { word, is_prefix: false, .. } if word == "big")
+    );
     assert!(matches!(&parsed.terms[1].kind, TermKind::Phrase { words } if words.len() == 2));
-    assert!(matches!(&parsed.terms[2].kind, TermKind::Word { word, is_prefix: true, .. } if word == "jum"));
+    assert!(
+        matches!(&parsed.terms[2].kind, TermKind::Word { word, is_prefix: true, .. } if word == "jum")
+    );
     // A trailing space ends the prefix.
     let parsed = parse_query(&analyzer, &settings, "jum ");
-    assert!(matches!(&parsed.terms[0].kind, TermKind::Word { is_prefix: false, .. }));
+    assert!(matches!(
+        &parsed.terms[0].kind,
+        TermKind::Word {
+            is_prefix: false,
+            ..
+        }
+    ));
     // A dash inside a word is no negation.
     let parsed = parse_query(&analyzer, &settings, "t-shirt");
     assert!(parsed.negative_words.is_empty());
@@ -192,7 +206,10 @@ fn phrases_need_consecutive_words_and_negations_exclude() {
     all.matching_strategy = MatchingStrategy::All;
     assert_eq!(sorted(ids(&shard, &all)), [1]);
     assert_eq!(sorted(ids(&shard, &query("quick -fox"))), [4]);
-    assert_eq!(sorted(ids(&shard, &query("quick -\"brown dog\""))), [1, 2, 3]);
+    assert_eq!(
+        sorted(ids(&shard, &query("quick -\"brown dog\""))),
+        [1, 2, 3]
+    );
     // Only negations: every other document.
     assert_eq!(sorted(ids(&shard, &query("-dog"))), [1, 2, 3]);
 }

@@ -25,8 +25,7 @@ fn shard_with(
     let shard = open(directory);
     let settings = TextSettings {
         ranking_rules: rules,
-        searchable_attributes: searchable
-            .map(|list| list.into_iter().map(str::to_owned).collect()),
+        searchable_attributes: searchable.map(|list| list.into_iter().map(str::to_owned).collect()),
         ..TextSettings::default()
     };
     shard.set_text_settings(settings).unwrap();
