@@ -307,3 +307,33 @@ fn synonyms_stop_words_separators_and_dictionary_apply() {
     shard.set_text_settings(settings).unwrap();
     assert_eq!(ids(&shard, &query("C++ ")), [3]);
 }
+
+#[test]
+fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "title": "a sunflower field"}),
+            json!({"id": 2, "title": "the sun and a flower"}),
+            json!({"id": 3, "title": "nyc at night"}),
+        ],
+    );
+    let mut all = query("sun flower ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &all), [1, 2]);
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&all).unwrap();
+    assert!(hits.hits[0].score > hits.hits[1].score);
+    assert_eq!(hits.hits[0].matched_words, ["sunflower"]);
+
+    let mut settings = TextSettings::default();
+    settings
+        .synonyms
+        .insert("New York".to_owned(), vec!["NYC".to_owned()]);
+    shard.set_text_settings(settings).unwrap();
+    let mut all = query("new york ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &all), [3]);
+}

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE};
+use charabia::Tokenizer;
+
+use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE, positioned_words};
 use super::settings::TextSettings;
 
 /// One place a word occurs: a field id and a position in that field.
@@ -30,8 +32,8 @@ pub struct DocumentWords {
     pub field_lengths: BTreeMap<u16, u16>,
 }
 
-struct Walker<'a, F> {
-    analyzer: &'a Analyzer,
+struct Walker<'a, 't, F> {
+    tokenizer: &'a Tokenizer<'t>,
     settings: &'a TextSettings,
     field_id: F,
     /// Field id → the position the next value would continue from.
@@ -50,26 +52,28 @@ pub fn document_words<F>(
 where
     F: FnMut(&str) -> Option<u16>,
 {
-    let mut walker = Walker {
-        analyzer,
-        settings,
-        field_id,
-        next_start: BTreeMap::new(),
-        output: DocumentWords::default(),
-    };
-    for (key, value) in document {
-        if settings.may_search_under(key) {
-            walker.value(key, value)?;
+    analyzer.with_tokenizer(|tokenizer| {
+        let mut walker = Walker {
+            tokenizer,
+            settings,
+            field_id,
+            next_start: BTreeMap::new(),
+            output: DocumentWords::default(),
+        };
+        for (key, value) in document {
+            if settings.may_search_under(key) {
+                walker.value(key, value)?;
+            }
         }
-    }
-    for occurrences in walker.output.words.values_mut() {
-        occurrences.sort_unstable();
-        occurrences.dedup();
-    }
-    Ok(walker.output)
+        for occurrences in walker.output.words.values_mut() {
+            occurrences.sort_unstable();
+            occurrences.dedup();
+        }
+        Ok(walker.output)
+    })
 }
 
-impl<F: FnMut(&str) -> Option<u16>> Walker<'_, F> {
+impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
     fn value(&mut self, path: &str, value: &Value) -> Result<(), String> {
         match value {
             Value::Object(object) => {
@@ -104,7 +108,7 @@ impl<F: FnMut(&str) -> Option<u16>> Walker<'_, F> {
         if start >= FIELD_POSITIONS_MAX {
             return Ok(());
         }
-        for word in self.analyzer.words(text, start) {
+        for word in positioned_words(self.tokenizer.tokenize(text), start) {
             let position = u16::try_from(word.position).expect("positions stay below 2^16");
             self.next_start.insert(field, word.position);
             let length = self.output.field_lengths.entry(field).or_default();

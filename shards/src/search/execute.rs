@@ -17,13 +17,14 @@ use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
-    DocumentOccurrences, ResolvedTerm, TermOccurrence, collect_occurrences, phrase_occurrences,
-    resolve_term, searched_fields, word_documents,
+    DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
+    word_documents,
 };
 use super::query::{MatchingStrategy, SearchQuery, parse_query};
 use super::ranking::{Kept, RankingContext};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::sort_values;
+use super::terms::{ResolvedTerm, normalized_synonyms, resolve_terms};
 
 /// One hit of a shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,11 +150,8 @@ impl ShardSnapshot {
             settings,
             query.attributes_to_search_on.as_deref(),
         );
-        let resolved = parsed
-            .terms
-            .iter()
-            .map(|term| resolve_term(read, &analyzer, settings, term))
-            .collect::<ShardResult<Vec<_>>>()?;
+        let synonyms = normalized_synonyms(&analyzer, settings);
+        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
         let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
         let terms: Vec<_> = parsed.terms.clone();
         let context = RankingContext {
@@ -214,14 +212,10 @@ impl ShardSnapshot {
             settings,
             query.attributes_to_search_on.as_deref(),
         );
-        let mut counts = Vec::with_capacity(parsed.terms.len());
-        for term in &parsed.terms {
-            let resolved = resolve_term(read, &analyzer, settings, term)?;
-            let found = collect_occurrences(read, &universe, &[resolved], &fields)?;
-            let count = found.values().filter(|lists| !lists[0].is_empty()).count();
-            counts.push(u64::try_from(count).unwrap_or(u64::MAX));
-        }
-        Ok(counts)
+        let synonyms = normalized_synonyms(&analyzer, settings);
+        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let found = collect_occurrences(read, &universe, &resolved, &fields)?;
+        Ok(term_counts(&found, resolved.len()))
     }
 
     fn placeholder(
@@ -333,15 +327,7 @@ fn removal_order(
         MatchingStrategy::Frequency => {
             let counts: Vec<u64> = match &query.term_document_counts {
                 Some(counts) if counts.len() == term_count => counts.clone(),
-                _ => (0..term_count)
-                    .map(|index| {
-                        let count = occurrences
-                            .values()
-                            .filter(|lists| !lists[index].is_empty())
-                            .count();
-                        u64::try_from(count).unwrap_or(u64::MAX)
-                    })
-                    .collect(),
+                _ => term_counts(occurrences, term_count),
             };
             let mut order: Vec<usize> = (0..term_count).collect();
             // Most frequent first; among equals, the later term first.
@@ -350,6 +336,19 @@ fn removal_order(
             order
         }
     }
+}
+
+/// Per term, the number of documents with an occurrence of it.
+fn term_counts(occurrences: &DocumentOccurrences, term_count: usize) -> Vec<u64> {
+    (0..term_count)
+        .map(|index| {
+            let count = occurrences
+                .values()
+                .filter(|lists| !lists[index].is_empty())
+                .count();
+            u64::try_from(count).unwrap_or(u64::MAX)
+        })
+        .collect()
 }
 
 fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) -> Vec<String> {

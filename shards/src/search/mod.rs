@@ -12,9 +12,9 @@
 //! ([`SearchQuery::term_document_counts`]).
 //!
 //! Not done yet (known differences from Meilisearch 1.41):
-//! - n-grams (adjacent query words concatenated) and split words are not derived;
-//! - multi-word synonym keys (`"new york" → …`) are not matched; single-word keys are, with
-//!   single- or multi-word values;
+//! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
+//!   prefix) and count like the separate words (Meilisearch gives them typo costs); one query
+//!   word is never split into two (`sunflower` → `sun flower`);
 //! - `distinctAttribute` is not applied inside the shard (the coordinator deduplicates);
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
 //!   one derivation per term along a path); the exact-attribute check wants every term in one
@@ -31,6 +31,7 @@ mod query;
 pub mod ranking;
 mod score;
 mod sort_values;
+pub mod terms;
 
 pub use execute::{ShardHit, ShardHits};
 pub use query::{

@@ -1,6 +1,6 @@
-//! Where each query term occurs in each candidate document: the searched fields, the term's
-//! resolved alternatives (derived words, phrases, synonyms), and per (document, term) the list
-//! of occurrences with their typo count and exactness.
+//! Where each query term occurs in each candidate document: the searched fields, and per
+//! (document, term) the occurrences of the term's alternatives (see [`super::terms`]) with
+//! their typo count and exactness.
 //!
 //! Invariants: only occurrences in searched fields count; an occurrence reached through a typo
 //! in a field listed in `typoTolerance.disableOnAttributes` does not count; a phrase occurs
@@ -12,14 +12,13 @@ use std::collections::BTreeMap;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
-use crate::analysis::{Analyzer, Occurrence, TextSettings};
+use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 
-use super::derivations::{Derivation, derive_word};
 use super::inverted::{
     WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences, position_key,
 };
-use super::query::{QueryTerm, TermKind};
+use super::terms::ResolvedTerm;
 
 /// A searched field: its weight for the attribute rank and whether typos are disabled in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,96 +79,10 @@ pub struct TermOccurrence {
     pub typos: u8,
     /// Reached through the query word itself or the phrase itself.
     pub exact: bool,
-    /// Which alternative of the term: an index in its words, then in its phrases.
+    /// Reached through an alternative several adjacent terms share.
+    pub shared: bool,
+    /// Which alternative of the term.
     pub alternative: u16,
-}
-
-/// A query term with everything it matches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedTerm {
-    pub term: QueryTerm,
-    pub words: Vec<Derivation>,
-    /// Phrases and whether each is the term itself (exact) or a synonym.
-    pub phrases: Vec<(Vec<Option<String>>, bool)>,
-}
-
-impl ResolvedTerm {
-    /// The words of one alternative (see [`TermOccurrence::alternative`]).
-    pub fn alternative_words(&self, alternative: u16) -> Vec<String> {
-        let index = usize::from(alternative);
-        match self.words.get(index) {
-            Some(derivation) => vec![derivation.word.clone()],
-            None => self
-                .phrases
-                .get(index - self.words.len())
-                .map(|(phrase, _)| phrase.iter().flatten().cloned().collect())
-                .unwrap_or_default(),
-        }
-    }
-
-    /// Every dictionary word this term may match (for highlighting).
-    pub fn matching_words(&self) -> Vec<String> {
-        let mut words: Vec<String> = self.words.iter().map(|word| word.word.clone()).collect();
-        for (phrase, _) in &self.phrases {
-            words.extend(phrase.iter().flatten().cloned());
-        }
-        words
-    }
-}
-
-/// Resolves a term: derivations of a word and its synonyms, or the phrase itself.
-pub fn resolve_term(
-    read: &ReadTransaction,
-    analyzer: &Analyzer,
-    settings: &TextSettings,
-    term: &QueryTerm,
-) -> ShardResult<ResolvedTerm> {
-    let mut resolved = ResolvedTerm {
-        term: term.clone(),
-        words: Vec::new(),
-        phrases: Vec::new(),
-    };
-    match &term.kind {
-        TermKind::Phrase { words } => resolved.phrases.push((words.clone(), true)),
-        TermKind::Word {
-            word,
-            is_prefix,
-            typos_max,
-        } => {
-            let derived = derive_word(read, settings, word, *is_prefix, *typos_max)?;
-            resolved.words = derived.words;
-            for synonym in synonyms_of(analyzer, settings, word) {
-                match synonym.as_slice() {
-                    [single] => resolved.words.push(Derivation {
-                        word: single.clone(),
-                        typos: 0,
-                        exact: false,
-                    }),
-                    _ => resolved
-                        .phrases
-                        .push((synonym.into_iter().map(Some).collect(), false)),
-                }
-            }
-        }
-    }
-    Ok(resolved)
-}
-
-/// The synonyms of a single normalized word, each as its normalized words.
-fn synonyms_of(analyzer: &Analyzer, settings: &TextSettings, word: &str) -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    for (key, values) in &settings.synonyms {
-        if analyzer.normalize_words(key) != [word] {
-            continue;
-        }
-        for value in values {
-            let words = analyzer.normalize_words(value);
-            if !words.is_empty() && !found.contains(&words) {
-                found.push(words);
-            }
-        }
-    }
-    found
 }
 
 /// Document → per term, its occurrences (the outer vector is indexed like `terms`).
@@ -184,48 +97,32 @@ pub fn collect_occurrences(
 ) -> ShardResult<DocumentOccurrences> {
     let mut documents = DocumentOccurrences::new();
     for (index, term) in terms.iter().enumerate() {
-        for (alternative, derivation) in term.words.iter().enumerate() {
+        for (alternative, found) in term.alternatives.iter().enumerate() {
             let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
-            let found = word_occurrences(read, universe, &derivation.word)?;
-            for (document, occurrences) in found {
-                let slots = documents
-                    .entry(document)
-                    .or_insert_with(|| vec![Vec::new(); terms.len()]);
-                for occurrence in occurrences {
-                    let Some(field) = fields.get(&occurrence.field) else {
-                        continue;
-                    };
-                    if derivation.typos > 0 && field.typos_disabled {
-                        continue;
-                    }
-                    slots[index].push(TermOccurrence {
-                        field: occurrence.field,
-                        start: occurrence.position,
-                        end: occurrence.position,
-                        typos: derivation.typos,
-                        exact: derivation.exact,
-                        alternative,
-                    });
-                }
-            }
-        }
-        for (phrase_index, (phrase, exact)) in term.phrases.iter().enumerate() {
-            let alternative = u16::try_from(term.words.len() + phrase_index).unwrap_or(u16::MAX);
-            for (document, spans) in phrase_occurrences(read, universe, phrase)? {
+            let spans = match found.words.as_slice() {
+                [Some(word)] => word_occurrences(read, universe, word)?,
+                phrase => phrase_occurrences(read, universe, phrase)?,
+            };
+            for (document, spans) in spans {
                 let slots = documents
                     .entry(document)
                     .or_insert_with(|| vec![Vec::new(); terms.len()]);
                 for (field, start, end) in spans {
-                    if fields.contains_key(&field) {
-                        slots[index].push(TermOccurrence {
-                            field,
-                            start,
-                            end,
-                            typos: 0,
-                            exact: *exact,
-                            alternative,
-                        });
+                    let Some(searched) = fields.get(&field) else {
+                        continue;
+                    };
+                    if found.typos > 0 && searched.typos_disabled {
+                        continue;
                     }
+                    slots[index].push(TermOccurrence {
+                        field,
+                        start,
+                        end,
+                        typos: found.typos,
+                        exact: found.exact,
+                        shared: found.shared,
+                        alternative,
+                    });
                 }
             }
         }
@@ -245,20 +142,24 @@ pub fn word_documents(
     Ok(bitmap_or_empty(tree.get(word.as_bytes())?)? & universe)
 }
 
-/// The occurrences of `word` in each document of `universe` containing it.
+/// The occurrences of `word` in each document of `universe` containing it, as spans.
 fn word_occurrences(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
     word: &str,
-) -> ShardResult<Vec<(u32, Vec<Occurrence>)>> {
+) -> ShardResult<PhraseSpans> {
     let documents = word_documents(read, universe, word)?;
+    let mut found = PhraseSpans::new();
     let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
-        return Ok(Vec::new());
+        return Ok(found);
     };
-    let mut found = Vec::with_capacity(documents.len() as usize);
     for document in &documents {
         if let Some(bytes) = tree.get(&position_key(word, document))? {
-            found.push((document, decode_occurrences(bytes)?));
+            let spans = decode_occurrences(bytes)?
+                .into_iter()
+                .map(|occurrence| (occurrence.field, occurrence.position, occurrence.position))
+                .collect();
+            found.insert(document, spans);
         }
     }
     Ok(found)

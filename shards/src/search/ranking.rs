@@ -241,30 +241,42 @@ impl RankingContext<'_> {
 /// The smallest proximity between an occurrence of `left` followed by one of `right` in the
 /// same field (`None` when they never share a field).
 fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Option<u32> {
-    let mut right_sorted: Vec<(u16, u16)> = right
+    let mut right_sorted: Vec<(u16, u16, bool)> = right
         .iter()
-        .map(|occurrence| (occurrence.field, occurrence.start))
+        .map(|occurrence| (occurrence.field, occurrence.start, occurrence.shared))
         .collect();
     right_sorted.sort_unstable();
     let mut best: Option<u32> = None;
     for occurrence in left {
         let key = (occurrence.field, occurrence.end);
-        let index = right_sorted.partition_point(|candidate| *candidate < key);
-        let mut consider = |candidate: Option<&(u16, u16)>| {
-            let Some(&(field, start)) = candidate else {
+        let index = right_sorted.partition_point(|(field, start, _)| (*field, *start) < key);
+        let mut consider = |candidate: Option<&(u16, u16, bool)>| {
+            let Some(&(field, start, shared)) = candidate else {
                 return;
             };
-            if field != occurrence.field || start == occurrence.end {
+            if field != occurrence.field {
+                return;
+            }
+            if start == occurrence.end {
+                // One occurrence matched both terms: an n-gram or multi-word synonym stands
+                // for adjacent words; the same plain word twice is no proximity at all.
+                if shared && occurrence.shared {
+                    best = Some(1);
+                }
                 return;
             }
             let (lhs, rhs) = (u32::from(occurrence.end), u32::from(start));
             let proximity = if lhs <= rhs { rhs - lhs } else { lhs - rhs + 1 };
             best = Some(best.map_or(proximity, |current| current.min(proximity)));
         };
-        // The nearest following start (skipping one equal to this end) and the nearest before.
-        consider(right_sorted.get(index));
-        if right_sorted.get(index) == Some(&key) {
-            consider(right_sorted.get(index + 1));
+        // The nearest following start (past those equal to this end) and the nearest before.
+        let mut following = index;
+        while let Some(candidate) = right_sorted.get(following) {
+            consider(Some(candidate));
+            if (candidate.0, candidate.1) != key {
+                break;
+            }
+            following += 1;
         }
         consider(
             index
