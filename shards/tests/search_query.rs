@@ -337,3 +337,29 @@ fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
     all.matching_strategy = MatchingStrategy::All;
     assert_eq!(ids(&shard, &all), [3]);
 }
+
+#[test]
+fn looked_up_and_scanned_occurrences_agree() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    let documents: Vec<Value> = (0..40)
+        .map(|id| json!({"id": id, "title": format!("fox number {id}"), "body": "brown fox"}))
+        .collect();
+    load(&shard, &documents);
+    let snapshot = shard.read().unwrap();
+    let everything = snapshot.search(&query("fox ")).unwrap();
+    for id in [0, 17, 39] {
+        let internal = snapshot.internal_id(&id.to_string()).unwrap().unwrap();
+        let mut narrow = query("fox ");
+        // One wanted document among forty: looked up, not scanned.
+        narrow.candidates = Some([internal].into_iter().collect());
+        let hits = snapshot.search(&narrow).unwrap();
+        assert_eq!(hits.total, 1);
+        let full = everything
+            .hits
+            .iter()
+            .find(|hit| hit.id == internal)
+            .unwrap();
+        assert_eq!(&hits.hits[0], full);
+    }
+}

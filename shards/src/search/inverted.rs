@@ -27,12 +27,27 @@ const WORD_END_BYTE: u8 = 0xFF;
 /// Bytes of one encoded occurrence or field length.
 const PAIR_BYTES: usize = 4;
 
-pub fn position_key(word: &str, document: u32) -> Vec<u8> {
+/// The common start of every `word_positions` key of `word`.
+pub fn position_prefix(word: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(word.len() + 5);
     key.extend_from_slice(word.as_bytes());
     key.push(WORD_END_BYTE);
+    key
+}
+
+pub fn position_key(word: &str, document: u32) -> Vec<u8> {
+    let mut key = position_prefix(word);
     key.extend_from_slice(&document.to_be_bytes());
     key
+}
+
+/// The internal id of a `word_positions` key whose word part is `prefix_bytes` long.
+pub fn document_of_position_key(key: &[u8], prefix_bytes: usize) -> ShardResult<u32> {
+    let bytes: [u8; 4] = key
+        .get(prefix_bytes..)
+        .and_then(|rest| rest.try_into().ok())
+        .ok_or_else(|| ShardError::Corrupted("word position key".to_owned()))?;
+    Ok(u32::from_be_bytes(bytes))
 }
 
 fn encode_pairs(pairs: impl Iterator<Item = (u16, u16)>) -> Vec<u8> {

@@ -10,15 +10,20 @@
 use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
-use storage_engine::ReadTransaction;
+use storage_engine::{Direction, ReadTransaction};
 
 use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 
 use super::inverted::{
-    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences, position_key,
+    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences,
+    document_of_position_key, position_key, position_prefix,
 };
 use super::terms::ResolvedTerm;
+
+/// Scan a word's position keys (rather than look them up) when at least one in this many of
+/// its documents is wanted.
+const SCAN_WANTED_RATIO: u64 = 8;
 
 /// A searched field: its weight for the attribute rank and whether typos are disabled in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,23 +148,43 @@ pub fn word_documents(
 }
 
 /// The occurrences of `word` in each document of `universe` containing it, as spans.
+///
+/// When most of the word's documents are wanted, its position keys are read in one ordered
+/// scan; otherwise each wanted document's key is looked up.
 fn word_occurrences(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
     word: &str,
 ) -> ShardResult<PhraseSpans> {
-    let documents = word_documents(read, universe, word)?;
     let mut found = PhraseSpans::new();
+    let Some(documents_tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(found);
+    };
+    let all = bitmap_or_empty(documents_tree.get(word.as_bytes())?)?;
+    let wanted = &all & universe;
     let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(found);
     };
-    for document in &documents {
-        if let Some(bytes) = tree.get(&position_key(word, document))? {
-            let spans = decode_occurrences(bytes)?
-                .into_iter()
-                .map(|occurrence| (occurrence.field, occurrence.position, occurrence.position))
-                .collect();
-            found.insert(document, spans);
+    let spans = |bytes: &[u8]| -> ShardResult<Vec<(u16, u16, u16)>> {
+        Ok(decode_occurrences(bytes)?
+            .into_iter()
+            .map(|occurrence| (occurrence.field, occurrence.position, occurrence.position))
+            .collect())
+    };
+    if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
+        let prefix = position_prefix(word);
+        for entry in tree.prefix(&prefix, Direction::Forward)? {
+            let (key, value) = entry?;
+            let document = document_of_position_key(key, prefix.len())?;
+            if wanted.contains(document) {
+                found.insert(document, spans(value)?);
+            }
+        }
+    } else {
+        for document in &wanted {
+            if let Some(bytes) = tree.get(&position_key(word, document))? {
+                found.insert(document, spans(bytes)?);
+            }
         }
     }
     Ok(found)

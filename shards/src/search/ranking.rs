@@ -319,3 +319,81 @@ pub fn cost_from_distance(distance: u32) -> u32 {
         _ => 10,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(field: u16, position: u16, shared: bool) -> TermOccurrence {
+        TermOccurrence {
+            field,
+            start: position,
+            end: position,
+            typos: 0,
+            exact: true,
+            shared,
+            alternative: 0,
+        }
+    }
+
+    #[test]
+    fn bucketed_positions_match_meilisearch() {
+        let expected = [
+            (0, 0),
+            (15, 15),
+            (16, 24),
+            (23, 24),
+            (24, 32),
+            (32, 32),
+            (33, 64),
+        ];
+        for (relative, bucket) in expected {
+            assert_eq!(bucketed_position(relative), bucket, "{relative}");
+        }
+        assert_eq!(bucketed_position(u16::MAX), u16::MAX);
+    }
+
+    #[test]
+    fn distance_costs_grow_by_buckets() {
+        let expected = [
+            (0, 0),
+            (1, 1),
+            (4, 2),
+            (7, 3),
+            (11, 4),
+            (16, 5),
+            (24, 6),
+            (64, 7),
+        ];
+        for (distance, cost) in expected {
+            assert_eq!(cost_from_distance(distance), cost, "{distance}");
+        }
+        assert_eq!(cost_from_distance(2000), WORD_POSITION_COST_MAX);
+    }
+
+    #[test]
+    fn closest_proximity_is_directional_and_per_field() {
+        // Right after: 1; right before: distance + 1; other field: none.
+        assert_eq!(
+            closest_proximity(&[at(0, 3, false)], &[at(0, 4, false)]),
+            Some(1)
+        );
+        assert_eq!(
+            closest_proximity(&[at(0, 4, false)], &[at(0, 3, false)]),
+            Some(2)
+        );
+        assert_eq!(
+            closest_proximity(&[at(0, 3, false)], &[at(1, 4, false)]),
+            None
+        );
+        assert_eq!(
+            closest_proximity(&[at(0, 3, false)], &[at(0, 3, false), at(0, 9, false)]),
+            Some(6)
+        );
+        // One shared occurrence standing for both words.
+        assert_eq!(
+            closest_proximity(&[at(0, 3, true)], &[at(0, 3, true)]),
+            Some(1)
+        );
+    }
+}
