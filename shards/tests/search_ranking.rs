@@ -291,3 +291,39 @@ fn default_rules_render_meilisearch_details() {
         })
     );
 }
+
+#[test]
+fn distinct_attribute_keeps_the_best_document_per_value() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::WordPosition],
+        None,
+        &[
+            json!({"id": 1, "text": "a b fox", "color": "Red"}),
+            json!({"id": 2, "text": "fox", "color": "red"}),
+            json!({"id": 3, "text": "a fox", "color": "blue"}),
+            json!({"id": 4, "text": "a b c d fox"}),
+            json!({"id": 5, "text": "a b c d e f g h fox"}),
+        ],
+    );
+    shard.set_filterable_fields(&json!(["color"])).unwrap();
+    let mut distinct = query("fox ");
+    distinct.distinct = Some("color".to_owned());
+    let order: Vec<i64> = ranked(&shard, &distinct)
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order, [2, 3, 4, 5]);
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&distinct).unwrap();
+    assert_eq!(hits.total, 4);
+    assert_eq!(hits.hits[0].distinct_values, ["s:red"]);
+    // Placeholder search too.
+    distinct.q = None;
+    let order: Vec<i64> = ranked(&shard, &distinct)
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order, [1, 3, 4, 5]);
+}

@@ -15,6 +15,7 @@ use roaring::RoaringBitmap;
 use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
+use super::distinct::{distinct_values, keep_distinct};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
     DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
@@ -24,6 +25,9 @@ use super::query::{MatchingStrategy, SearchQuery, parse_query};
 use super::ranking::{Kept, RankingContext};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::sort_values;
+
+/// Document → its distinct values.
+type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
 use super::terms::{ResolvedTerm, normalized_synonyms, resolve_terms};
 
 /// One hit of a shard.
@@ -37,6 +41,8 @@ pub struct ShardHit {
     pub details: Vec<ScoreDetail>,
     /// The dictionary words through which the query matched this document (for highlighting).
     pub matched_words: Vec<String>,
+    /// Its values of the distinct attribute, when one applies (see [`super::distinct`]).
+    pub distinct_values: Vec<String>,
 }
 
 /// The answer of one shard.
@@ -141,7 +147,8 @@ impl ShardSnapshot {
         let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
         let needed = query.offset.saturating_add(query.limit);
         if parsed.terms.is_empty() {
-            let mut hits = self.placeholder(&steps, &universe, needed)?;
+            let distinct = self.distinct_table(query, &universe)?;
+            let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
             hits.attribute_unified = attribute_unified;
             return Ok(hits);
         }
@@ -186,13 +193,16 @@ impl ShardSnapshot {
                 score: global_score(&details),
                 details,
                 matched_words: matched_words(&resolved, term_occurrences),
+                distinct_values: Vec::new(),
             });
         }
+        let distinct = self.distinct_table(query, &matching)?;
         Ok(finish(
             hits,
             needed,
             attribute_unified,
             resolved.iter().map(ResolvedTerm::matching_words).collect(),
+            distinct.as_ref(),
         ))
     }
 
@@ -218,11 +228,32 @@ impl ShardSnapshot {
         Ok(term_counts(&found, resolved.len()))
     }
 
+    /// The distinct values of `documents`, when a distinct attribute applies.
+    fn distinct_table(
+        &self,
+        query: &SearchQuery,
+        documents: &RoaringBitmap,
+    ) -> ShardResult<Option<DistinctTable>> {
+        let field = query
+            .distinct
+            .as_ref()
+            .or(self.text_settings().distinct_attribute.as_ref());
+        match field {
+            Some(field) => Ok(Some(distinct_values(
+                self.read_transaction(),
+                field,
+                documents,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
     fn placeholder(
         &self,
         steps: &[Step],
         universe: &RoaringBitmap,
         needed: usize,
+        distinct: Option<&DistinctTable>,
     ) -> ShardResult<ShardHits> {
         let sort_steps: Vec<&SortRule> = steps
             .iter()
@@ -232,7 +263,7 @@ impl ShardSnapshot {
             })
             .collect();
         let total = universe.len();
-        if sort_steps.is_empty() {
+        if sort_steps.is_empty() && distinct.is_none() {
             let hits = universe
                 .iter()
                 .take(needed)
@@ -241,6 +272,7 @@ impl ShardSnapshot {
                     score: 1.0,
                     details: Vec::new(),
                     matched_words: Vec::new(),
+                    distinct_values: Vec::new(),
                 })
                 .collect();
             return Ok(ShardHits {
@@ -263,10 +295,11 @@ impl ShardSnapshot {
                     score: 1.0,
                     details,
                     matched_words: Vec::new(),
+                    distinct_values: Vec::new(),
                 }
             })
             .collect();
-        Ok(finish(hits, needed, false, Vec::new()))
+        Ok(finish(hits, needed, false, Vec::new(), distinct))
     }
 
     fn details(
@@ -365,17 +398,28 @@ fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) ->
     words.into_iter().collect()
 }
 
-/// Orders hits, counts them, keeps the first `needed`.
+/// Orders hits, removes distinct duplicates, counts them, keeps the first `needed`.
 fn finish(
     mut hits: Vec<ShardHit>,
     needed: usize,
     attribute_unified: bool,
     query_words: Vec<Vec<String>>,
+    distinct: Option<&DistinctTable>,
 ) -> ShardHits {
-    let total = u64::try_from(hits.len()).unwrap_or(u64::MAX);
     hits.sort_by(|left, right| {
         compare_details(&left.details, &right.details).then(left.id.cmp(&right.id))
     });
+    if let Some(table) = distinct {
+        let ordered: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
+        let kept = keep_distinct(&ordered, table);
+        hits.retain(|hit| kept.contains(&hit.id));
+        for hit in &mut hits {
+            if let Some(values) = table.get(&hit.id) {
+                hit.distinct_values = values.iter().cloned().collect();
+            }
+        }
+    }
+    let total = u64::try_from(hits.len()).unwrap_or(u64::MAX);
     hits.truncate(needed);
     ShardHits {
         hits,

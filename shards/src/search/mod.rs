@@ -15,7 +15,8 @@
 //! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
 //!   prefix) and count like the separate words (Meilisearch gives them typo costs); one query
 //!   word is never split into two (`sunflower` → `sun flower`);
-//! - `distinctAttribute` is not applied inside the shard (the coordinator deduplicates);
+//! - `distinctAttribute` needs the field's facet index (filterable or sortable); the total
+//!   then counts the distinct documents of this shard (the coordinator deduplicates again);
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
 //!   one derivation per term along a path); the exact-attribute check wants every term in one
 //!   field;
@@ -24,6 +25,7 @@
 //! - localized attributes (`localizedAttributes`) and `rankingScoreThreshold` are not handled.
 
 pub mod derivations;
+pub mod distinct;
 mod execute;
 pub mod inverted;
 pub mod occurrences;

@@ -53,6 +53,8 @@ pub struct SearchQuery {
     /// each term (sum of [`crate::shard::ShardSnapshot::term_document_counts`] over shards).
     /// Without it the shard's own counts are used, and the order may differ between shards.
     pub term_document_counts: Option<Vec<u64>>,
+    /// The `distinct` parameter: overrides the `distinctAttribute` setting when set.
+    pub distinct: Option<String>,
 }
 
 /// What a term is made of.

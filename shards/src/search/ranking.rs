@@ -130,7 +130,7 @@ impl RankingContext<'_> {
         }
         let max_rank = 1 + worst * pairs;
         ScoreDetail::Proximity(Rank {
-            rank: max_rank - cost,
+            rank: max_rank.saturating_sub(cost),
             max_rank,
         })
     }
@@ -150,7 +150,7 @@ impl RankingContext<'_> {
         let count = u32::try_from(kept.terms.len()).unwrap_or(u32::MAX);
         let max_rank = 1 + weight_max * count;
         ScoreDetail::AttributeRank(Rank {
-            rank: max_rank - cost,
+            rank: max_rank.saturating_sub(cost),
             max_rank,
         })
     }
@@ -172,7 +172,7 @@ impl RankingContext<'_> {
         let count = u32::try_from(kept.terms.len()).unwrap_or(u32::MAX);
         let max_rank = 1 + WORD_POSITION_COST_MAX * count;
         ScoreDetail::WordPosition(Rank {
-            rank: max_rank - cost,
+            rank: max_rank.saturating_sub(cost),
             max_rank,
         })
     }
