@@ -327,3 +327,35 @@ fn distinct_attribute_keeps_the_best_document_per_value() {
         .collect();
     assert_eq!(order, [1, 3, 4, 5]);
 }
+
+#[test]
+fn phrases_are_never_dropped_and_equal_frequencies_drop_together() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words],
+        None,
+        &[
+            json!({"id": 1, "text": "quick brown fox"}),
+            json!({"id": 2, "text": "quick brown"}),
+            json!({"id": 3, "text": "fox"}),
+            json!({"id": 4, "text": "alpha"}),
+            json!({"id": 5, "text": "beta"}),
+            json!({"id": 6, "text": "alpha beta"}),
+            json!({"id": 7, "text": "alpha gamma"}),
+        ],
+    );
+    // Words maximum: 1 + (2 phrase words - 1) + 1 removable term.
+    assert_ranked(
+        &ranked(&shard, &query("\"quick brown\" fox ")),
+        &[(1, 1.0), (2, 2.0 / 3.0)],
+    );
+    let mut frequency = query("alpha beta ");
+    frequency.matching_strategy = MatchingStrategy::Frequency;
+    // "alpha" (3 documents) goes first, then "beta" stays.
+    assert_ranked(&ranked(&shard, &frequency), &[(6, 1.0), (5, 0.5)]);
+    let mut tied = query("quick fox ");
+    tied.matching_strategy = MatchingStrategy::Frequency;
+    // Equal counts (2 and 2) form one group, the last one, which is never dropped.
+    assert_ranked(&ranked(&shard, &tied), &[(1, 1.0)]);
+}

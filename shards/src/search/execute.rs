@@ -21,7 +21,7 @@ use super::occurrences::{
     DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
     word_documents,
 };
-use super::query::{MatchingStrategy, SearchQuery, parse_query};
+use super::query::{MatchingStrategy, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::sort_values;
@@ -164,7 +164,7 @@ impl ShardSnapshot {
         let context = RankingContext {
             terms: &terms,
             strategy: query.matching_strategy,
-            removal_order: removal_order(query, &occurrences, terms.len()),
+            removal_order: removal_order(query, &terms, &occurrences),
             proximity_precision: settings.proximity_precision,
             weight_max: settings.weight_max(),
             fields: &fields,
@@ -348,27 +348,44 @@ impl ShardSnapshot {
     }
 }
 
-/// The order in which the matching strategy drops terms (all but one of them).
+/// The groups of terms the matching strategy drops, in order, as Meilisearch: never a phrase;
+/// `last` drops from the end, `frequency` the terms matching the most documents first (terms
+/// matching none before all, equal counts together); without a phrase the last group stays.
 fn removal_order(
     query: &SearchQuery,
+    terms: &[QueryTerm],
     occurrences: &DocumentOccurrences,
-    term_count: usize,
-) -> Vec<usize> {
-    match query.matching_strategy {
-        MatchingStrategy::All => Vec::new(),
-        MatchingStrategy::Last => (1..term_count).rev().collect(),
+) -> Vec<Vec<usize>> {
+    let removable: Vec<usize> = (0..terms.len())
+        .filter(|index| matches!(terms[*index].kind, TermKind::Word { .. }))
+        .collect();
+    let has_phrase = removable.len() < terms.len();
+    let mut groups: Vec<Vec<usize>> = match query.matching_strategy {
+        MatchingStrategy::All => return Vec::new(),
+        MatchingStrategy::Last => removable.iter().rev().map(|index| vec![*index]).collect(),
         MatchingStrategy::Frequency => {
             let counts: Vec<u64> = match &query.term_document_counts {
-                Some(counts) if counts.len() == term_count => counts.clone(),
-                _ => term_counts(occurrences, term_count),
+                Some(counts) if counts.len() == terms.len() => counts.clone(),
+                _ => term_counts(occurrences, terms.len()),
             };
-            let mut order: Vec<usize> = (0..term_count).collect();
-            // Most frequent first; among equals, the later term first.
-            order.sort_by(|left, right| counts[*right].cmp(&counts[*left]).then(right.cmp(left)));
-            order.truncate(term_count.saturating_sub(1));
-            order
+            let frequency = |index: usize| match counts[index] {
+                0 => u64::MAX,
+                count => count,
+            };
+            let mut by_frequency: BTreeMap<std::cmp::Reverse<u64>, Vec<usize>> = BTreeMap::new();
+            for index in &removable {
+                by_frequency
+                    .entry(std::cmp::Reverse(frequency(*index)))
+                    .or_default()
+                    .push(*index);
+            }
+            by_frequency.into_values().collect()
         }
+    };
+    if !has_phrase {
+        groups.pop();
     }
+    groups
 }
 
 /// Per term, the number of documents with an occurrence of it.

@@ -26,14 +26,15 @@ pub const WORD_POSITION_COST_MAX: u32 = 10;
 pub struct RankingContext<'a> {
     pub terms: &'a [QueryTerm],
     pub strategy: MatchingStrategy,
-    /// Term indexes in the order the matching strategy drops them (never all of them).
-    pub removal_order: Vec<usize>,
+    /// Groups of term indexes, in the order the matching strategy drops them (phrases and the
+    /// last group, when there is no phrase, are never dropped).
+    pub removal_order: Vec<Vec<usize>>,
     pub proximity_precision: ProximityPrecision,
     pub weight_max: u16,
     pub fields: &'a SearchedFields,
 }
 
-/// The terms kept for a document and how many removal steps that took.
+/// The terms kept for a document and how many terms were dropped.
 pub struct Kept {
     pub terms: Vec<usize>,
     pub removed: u32,
@@ -52,13 +53,14 @@ impl RankingContext<'_> {
         if self.strategy == MatchingStrategy::All {
             return None;
         }
-        for steps in 1..=self.removal_order.len() {
-            let removed = &self.removal_order[..steps];
+        let mut removed: Vec<usize> = Vec::new();
+        for group in &self.removal_order {
+            removed.extend(group);
             let terms: Vec<usize> = (0..self.terms.len())
                 .filter(|index| !removed.contains(index))
                 .collect();
             if terms.iter().all(|index| matched[*index]) {
-                let removed = u32::try_from(steps).unwrap_or(u32::MAX);
+                let removed = u32::try_from(removed.len()).unwrap_or(u32::MAX);
                 return Some(Kept { terms, removed });
             }
         }
@@ -75,7 +77,7 @@ impl RankingContext<'_> {
             .sum();
         let removable = match self.strategy {
             MatchingStrategy::All => 0,
-            _ => self.removal_order.len(),
+            _ => self.removal_order.iter().map(Vec::len).sum(),
         };
         let max = 1 + phrase_words.saturating_sub(1) + removable;
         let max = u32::try_from(max).unwrap_or(u32::MAX);
