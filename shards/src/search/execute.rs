@@ -21,7 +21,7 @@ use super::occurrences::{
     DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
     word_documents,
 };
-use super::query::{MatchingStrategy, QueryTerm, SearchQuery, TermKind, parse_query};
+use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::sort_values;
@@ -130,6 +130,79 @@ impl ShardSnapshot {
         let settings = self.text_settings();
         let analyzer = Analyzer::new(settings);
         let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let universe = self.universe(query, &parsed)?;
+        let steps = steps(&settings.ranking_rules, &query.sort);
+        let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
+        let needed = query.offset.saturating_add(query.limit);
+        if parsed.terms.is_empty() {
+            let distinct = self.distinct_table(query, &universe)?;
+            let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
+            hits.attribute_unified = attribute_unified;
+            return Ok(hits);
+        }
+        let read = self.read_transaction();
+        let fields = searched_fields(
+            &self.fields_map()?,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let synonyms = normalized_synonyms(&analyzer, settings);
+        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
+        let removal_order = match (&query.term_document_counts, query.matching_strategy) {
+            (None, MatchingStrategy::Frequency) => {
+                let everywhere =
+                    collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
+                removal_order(
+                    query,
+                    &parsed.terms,
+                    &term_counts(&everywhere, resolved.len()),
+                )
+            }
+            _ => removal_order(query, &parsed.terms, &[]),
+        };
+        let context = RankingContext {
+            terms: &parsed.terms,
+            strategy: query.matching_strategy,
+            removal_order,
+            proximity_precision: settings.proximity_precision,
+            weight_max: settings.weight_max(),
+            fields: &fields,
+        };
+        let hits = self.rank(&context, &steps, &resolved, &occurrences)?;
+        let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
+        let distinct = self.distinct_table(query, &matching)?;
+        Ok(finish(
+            hits,
+            needed,
+            attribute_unified,
+            resolved.iter().map(ResolvedTerm::matching_words).collect(),
+            distinct.as_ref(),
+        ))
+    }
+
+    /// For `matchingStrategy: frequency` across shards: per term of `query.q`, the number of
+    /// documents of this shard matching it (all documents, as Meilisearch counts, whatever the
+    /// filter).
+    pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
+        let settings = self.text_settings();
+        let analyzer = Analyzer::new(settings);
+        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let read = self.read_transaction();
+        let fields = searched_fields(
+            &self.fields_map()?,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let synonyms = normalized_synonyms(&analyzer, settings);
+        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
+        Ok(term_counts(&found, resolved.len()))
+    }
+
+    /// The candidates of a query: the shard's documents within the caller's candidates, minus
+    /// those holding a negative word or phrase.
+    fn universe(&self, query: &SearchQuery, parsed: &ParsedQuery) -> ShardResult<RoaringBitmap> {
         let read = self.read_transaction();
         let mut universe = self.document_ids().clone();
         if let Some(candidates) = &query.candidates {
@@ -143,89 +216,42 @@ impl ShardSnapshot {
                 universe.remove(*document);
             }
         }
-        let steps = steps(&settings.ranking_rules, &query.sort);
-        let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
-        let needed = query.offset.saturating_add(query.limit);
-        if parsed.terms.is_empty() {
-            let distinct = self.distinct_table(query, &universe)?;
-            let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
-            hits.attribute_unified = attribute_unified;
-            return Ok(hits);
-        }
-        let fields = searched_fields(
-            &self.fields_map()?,
-            settings,
-            query.attributes_to_search_on.as_deref(),
-        );
-        let synonyms = normalized_synonyms(&analyzer, settings);
-        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
-        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
-        let terms: Vec<_> = parsed.terms.clone();
-        let context = RankingContext {
-            terms: &terms,
-            strategy: query.matching_strategy,
-            removal_order: removal_order(query, &terms, &occurrences),
-            proximity_precision: settings.proximity_precision,
-            weight_max: settings.weight_max(),
-            fields: &fields,
-        };
-        let mut ranked = Vec::new();
-        for (document, term_occurrences) in &occurrences {
+        Ok(universe)
+    }
+
+    /// The hits of the documents the matching strategy keeps, unordered.
+    fn rank(
+        &self,
+        context: &RankingContext<'_>,
+        steps: &[Step],
+        resolved: &[ResolvedTerm],
+        occurrences: &DocumentOccurrences,
+    ) -> ShardResult<Vec<ShardHit>> {
+        let mut kept_documents = Vec::new();
+        for (document, term_occurrences) in occurrences {
             let matched: Vec<bool> = term_occurrences
                 .iter()
                 .map(|list| !list.is_empty())
                 .collect();
             if let Some(kept) = context.kept(&matched) {
-                ranked.push((*document, kept));
+                kept_documents.push((*document, kept, term_occurrences));
             }
         }
-        let matching: RoaringBitmap = ranked.iter().map(|(document, _)| *document).collect();
-        let tables = sort_tables(self, &steps, &matching)?;
-        let mut hits = Vec::with_capacity(ranked.len());
-        for (document, kept) in ranked {
-            let term_occurrences = occurrences
-                .get(&document)
-                .ok_or_else(|| ShardError::Corrupted("ranked document lost".to_owned()))?;
+        let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
+        let tables = sort_tables(self, steps, &matching)?;
+        let mut hits = Vec::with_capacity(kept_documents.len());
+        for (document, kept, term_occurrences) in kept_documents {
             let details =
-                self.details(&context, &steps, &tables, document, &kept, term_occurrences)?;
+                self.details(context, steps, &tables, document, &kept, term_occurrences)?;
             hits.push(ShardHit {
                 id: document,
                 score: global_score(&details),
                 details,
-                matched_words: matched_words(&resolved, term_occurrences),
+                matched_words: matched_words(resolved, term_occurrences),
                 distinct_values: Vec::new(),
             });
         }
-        let distinct = self.distinct_table(query, &matching)?;
-        Ok(finish(
-            hits,
-            needed,
-            attribute_unified,
-            resolved.iter().map(ResolvedTerm::matching_words).collect(),
-            distinct.as_ref(),
-        ))
-    }
-
-    /// For `matchingStrategy: frequency` across shards: per term of `query.q`, the number of
-    /// documents of this shard (within `query.candidates`) matching it.
-    pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
-        let settings = self.text_settings();
-        let analyzer = Analyzer::new(settings);
-        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
-        let read = self.read_transaction();
-        let mut universe = self.document_ids().clone();
-        if let Some(candidates) = &query.candidates {
-            universe &= candidates;
-        }
-        let fields = searched_fields(
-            &self.fields_map()?,
-            settings,
-            query.attributes_to_search_on.as_deref(),
-        );
-        let synonyms = normalized_synonyms(&analyzer, settings);
-        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
-        let found = collect_occurrences(read, &universe, &resolved, &fields)?;
-        Ok(term_counts(&found, resolved.len()))
+        Ok(hits)
     }
 
     /// The distinct values of `documents`, when a distinct attribute applies.
@@ -354,7 +380,7 @@ impl ShardSnapshot {
 fn removal_order(
     query: &SearchQuery,
     terms: &[QueryTerm],
-    occurrences: &DocumentOccurrences,
+    local_counts: &[u64],
 ) -> Vec<Vec<usize>> {
     let removable: Vec<usize> = (0..terms.len())
         .filter(|index| matches!(terms[*index].kind, TermKind::Word { .. }))
@@ -366,7 +392,8 @@ fn removal_order(
         MatchingStrategy::Frequency => {
             let counts: Vec<u64> = match &query.term_document_counts {
                 Some(counts) if counts.len() == terms.len() => counts.clone(),
-                _ => term_counts(occurrences, terms.len()),
+                _ if local_counts.len() == terms.len() => local_counts.to_vec(),
+                _ => vec![0; terms.len()],
             };
             let frequency = |index: usize| match counts[index] {
                 0 => u64::MAX,
