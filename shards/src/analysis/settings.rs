@@ -121,8 +121,9 @@ impl Default for TypoTolerance {
 /// The text settings of an index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextSettings {
-    /// `None` is `["*"]`: every field, all with the same weight. Otherwise the listed fields
-    /// (and the fields nested under them), weighted by their index in the list.
+    /// `None` (or a list holding `"*"`) is every field, all with the same weight. Otherwise
+    /// the listed fields (and the fields nested under them), weighted by their index in the
+    /// list.
     pub searchable_attributes: Option<Vec<String>>,
     pub stop_words: BTreeSet<String>,
     /// Word or words → what they also match (one way: list both directions for mutual ones).
@@ -181,10 +182,17 @@ impl TextSettings {
         }
     }
 
+    /// The listed searchable attributes; `None` for every field (no list, or `"*"` listed).
+    fn searchable_list(&self) -> Option<&Vec<String>> {
+        self.searchable_attributes
+            .as_ref()
+            .filter(|list| !list.iter().any(|attribute| attribute == "*"))
+    }
+
     /// The weight of a field path for the attribute rank (0 is best), `None` when the path is
     /// not searchable. A path is searchable when it is listed or nested under a listed field.
     pub fn field_weight(&self, path: &str) -> Option<u16> {
-        let Some(list) = &self.searchable_attributes else {
+        let Some(list) = self.searchable_list() else {
             return Some(0);
         };
         list.iter()
@@ -198,7 +206,7 @@ impl TextSettings {
 
     /// Whether any field nested at or below the top-level `key` can be searchable.
     pub fn may_search_under(&self, key: &str) -> bool {
-        let Some(list) = &self.searchable_attributes else {
+        let Some(list) = self.searchable_list() else {
             return true;
         };
         list.iter().any(|attribute| {
@@ -212,7 +220,7 @@ impl TextSettings {
 
     /// The largest field weight (the attribute rank's worst cost per query term).
     pub fn weight_max(&self) -> u16 {
-        match &self.searchable_attributes {
+        match self.searchable_list() {
             None => 0,
             Some(list) => u16::try_from(list.len().saturating_sub(1)).unwrap_or(u16::MAX),
         }

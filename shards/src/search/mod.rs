@@ -3,6 +3,16 @@
 //! strategies, Meilisearch's ranking rules with `_rankingScore` and `_rankingScoreDetails`,
 //! and [`crate::shard::ShardSnapshot::search`].
 //!
+//! Entry points: [`crate::shard::Shard::set_text_settings`] (stores the
+//! [`crate::analysis::TextSettings`], rebuilding the index when searchable attributes, stop
+//! words, separators or the dictionary change), [`crate::shard::ShardSnapshot::search`] with a
+//! [`SearchQuery`] → [`ShardHits`] (first `offset + limit` hits, each with its internal id,
+//! `_rankingScore`, per-rule [`ScoreDetail`]s rendered by [`details_json`], the words it
+//! matched through, and its distinct values), and
+//! [`crate::shard::ShardSnapshot::term_document_counts`] for `matchingStrategy: frequency`
+//! across shards. The inverted index is kept by `shard::apply` in the same write transaction
+//! as the documents (see [`inverted`] for the trees and their encoding).
+//!
 //! The contract the server relies on: a hit's score and details depend only on the document
 //! and the query, never on the other documents of the shard, so merging shards' hits with
 //! [`compare_details`] (then any tie-break) gives the order one big shard would give.

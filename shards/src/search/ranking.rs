@@ -1,6 +1,6 @@
 //! The ranking rules on one document: from where each query term occurs in it, the rank every
 //! rule gives it, as Meilisearch's bucket sort would (words, typo, proximity, attribute rank,
-//! word position, exactness; sort values come from [`super::sort_values`]).
+//! word position, exactness; sort values come from the facet indexes).
 //!
 //! Invariants: every rank depends only on the document and the query (never on other
 //! documents), so scores from different shards compare. Maximum ranks follow Meilisearch's
