@@ -197,6 +197,11 @@ fn index_equals_a_rebuild_after_replace_update_delete_and_delete_all() {
         let mut settings = TextSettings::default();
         for batch in 1..=12u64 {
             let mut operations = Vec::new();
+            if batch == 10 {
+                // At least one DeleteAll in every case, with documents added after it.
+                operations.push(Operation::DeleteAll);
+                expected.clear();
+            }
             for _ in 0..(1 + random.below(8)) {
                 let id = random.below(20);
                 match random.below(10) {
