@@ -363,3 +363,20 @@ fn looked_up_and_scanned_occurrences_agree() {
         assert_eq!(&hits.hits[0], full);
     }
 }
+
+#[test]
+fn a_short_prefix_finds_every_word_it_starts() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    let documents: Vec<Value> = (0..300)
+        .map(|id| json!({"id": id, "title": format!("pre{id:03}x and more")}))
+        .collect();
+    load(&shard, &documents);
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&query("pr")).unwrap();
+    assert_eq!(hits.total, 300);
+    assert_eq!(hits.query_words, [vec!["pr".to_owned()]]);
+    // Four letters: no typo, exactly the hundred words starting "pre2".
+    let hits = snapshot.search(&query("pre2")).unwrap();
+    assert_eq!(hits.total, 100);
+}

@@ -1,5 +1,5 @@
-//! The dictionary words a query word matches: itself, the words it starts (last word only),
-//! the words one or two typos away, and its synonyms.
+//! The dictionary words a query word matches: itself and the words one or two typos away (the
+//! words a prefix word starts are read in one scan, see [`super::occurrences`]).
 //!
 //! Typo rules as Meilisearch's: a word allowed one typo matches words at Levenshtein distance 1
 //! (a transposition counts as one) that start with the same first letter; a word allowed two
@@ -10,8 +10,8 @@
 //!
 //! Invariant: the walk visits dictionary words in byte order and skips every key range the
 //! automaton rejects, so its cost follows the matches, not the dictionary size. The numbers of
-//! derived words are capped ([`PREFIX_DERIVATIONS_MAX`], [`ONE_TYPO_DERIVATIONS_MAX`],
-//! [`TWO_TYPOS_DERIVATIONS_MAX`]), first in byte order.
+//! typo words are capped ([`ONE_TYPO_DERIVATIONS_MAX`], [`TWO_TYPOS_DERIVATIONS_MAX`]), first
+//! in byte order, as Meilisearch caps them.
 
 use std::ops::Bound;
 
@@ -23,8 +23,6 @@ use crate::shard::ShardResult;
 
 use super::inverted::WORD_DOCUMENTS_TREE;
 
-/// Most dictionary words one prefix query word expands to.
-pub const PREFIX_DERIVATIONS_MAX: usize = 100;
 /// Most words at one typo per query word.
 pub const ONE_TYPO_DERIVATIONS_MAX: usize = 150;
 /// Most words at two typos per query word.
@@ -35,7 +33,7 @@ pub const TWO_TYPOS_DERIVATIONS_MAX: usize = 50;
 pub struct Derivation {
     pub word: String,
     pub typos: u8,
-    /// The query word itself (not a prefix expansion, typo or synonym).
+    /// The query word itself (not a typo or synonym).
     pub exact: bool,
 }
 
@@ -129,29 +127,6 @@ pub fn derive_word(
             typos: 0,
             exact: true,
         });
-    }
-    if is_prefix {
-        let end = prefix_end(word.as_bytes());
-        let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let mut count = 0;
-        for entry in tree.range(
-            Bound::Excluded(word.as_bytes()),
-            end_bound,
-            Direction::Forward,
-        )? {
-            let (key, _) = entry?;
-            if count >= PREFIX_DERIVATIONS_MAX {
-                break;
-            }
-            if let Ok(derived) = std::str::from_utf8(key) {
-                derivations.words.push(Derivation {
-                    word: derived.to_owned(),
-                    typos: 0,
-                    exact: false,
-                });
-                count += 1;
-            }
-        }
     }
     if typos_max > 0 {
         typo_derivations(

@@ -24,6 +24,8 @@ pub const TEXT_TREES: [&str; 3] = [WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, FIE
 
 /// Separates the word from the internal id in `word_positions` keys.
 const WORD_END_BYTE: u8 = 0xFF;
+/// Bytes after the word in a `word_positions` key: the separator and the internal id.
+pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
 /// Bytes of one encoded occurrence or field length.
 const PAIR_BYTES: usize = 4;
 

@@ -30,7 +30,8 @@
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
 //!   one derivation per term along a path); the exact-attribute check wants every term in one
 //!   field;
-//! - prefix and typo expansions are capped per query word (see [`derivations`]);
+//! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
+//!   prefix expansions are not (one ordered scan of the prefix's position keys);
 //! - every document matching a term has its occurrences read: no early stop on huge buckets;
 //! - localized attributes (`localizedAttributes`) and `rankingScoreThreshold` are not handled.
 

@@ -13,11 +13,11 @@ use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::analysis::{Occurrence, TextSettings};
-use crate::shard::ShardResult;
+use crate::shard::{ShardError, ShardResult};
 
 use super::inverted::{
-    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences,
-    document_of_position_key, position_key, position_prefix,
+    POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty,
+    decode_occurrences, document_of_position_key, position_key, position_prefix,
 };
 use super::terms::ResolvedTerm;
 
@@ -105,6 +105,7 @@ pub fn collect_occurrences(
         for (alternative, found) in term.alternatives.iter().enumerate() {
             let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
             let spans = match found.words.as_slice() {
+                [Some(word)] if found.prefix => prefix_occurrences(read, universe, word)?,
                 [Some(word)] => word_occurrences(read, universe, word)?,
                 phrase => phrase_occurrences(read, universe, phrase)?,
             };
@@ -186,6 +187,44 @@ fn word_occurrences(
                 found.insert(document, spans(bytes)?);
             }
         }
+    }
+    Ok(found)
+}
+
+/// The occurrences of every word longer than `prefix` that starts with it, in the documents
+/// of `universe`: one ordered scan of their position keys (which are contiguous), so no
+/// expansion is ever cut off.
+fn prefix_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    prefix: &str,
+) -> ShardResult<PhraseSpans> {
+    let mut found = PhraseSpans::new();
+    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(found);
+    };
+    for entry in tree.prefix(prefix.as_bytes(), Direction::Forward)? {
+        let (key, value) = entry?;
+        let word_bytes = key
+            .len()
+            .checked_sub(POSITION_KEY_SUFFIX_BYTES)
+            .ok_or_else(|| ShardError::Corrupted("word position key".to_owned()))?;
+        if word_bytes == prefix.len() {
+            // The word itself: its own alternative.
+            continue;
+        }
+        let document = document_of_position_key(key, word_bytes + 1)?;
+        if !universe.contains(document) {
+            continue;
+        }
+        let spans = found.entry(document).or_default();
+        for occurrence in decode_occurrences(value)? {
+            spans.push((occurrence.field, occurrence.position, occurrence.position));
+        }
+    }
+    for spans in found.values_mut() {
+        spans.sort_unstable();
+        spans.dedup();
     }
     Ok(found)
 }

@@ -1,5 +1,5 @@
 //! Resolving query terms into alternatives: the dictionary words a word derives to (itself,
-//! prefix expansions, typos), its synonyms, a phrase itself, and what several adjacent query
+//! typos), the words it starts when it is the query's prefix, its synonyms, a phrase itself, and what several adjacent query
 //! words match together: their concatenation (`sun flower` → `sunflower`) and multi-word
 //! synonym keys (`new york` → `nyc`). Alternatives matched by several terms at once are
 //! "shared": one occurrence then satisfies all of those terms.
@@ -34,6 +34,8 @@ pub struct Alternative {
     pub exact: bool,
     /// Matched together by several adjacent terms (an n-gram or multi-word synonym).
     pub shared: bool,
+    /// The one word is a prefix: this alternative is every longer dictionary word it starts.
+    pub prefix: bool,
 }
 
 /// A query term with everything it matches.
@@ -91,6 +93,7 @@ fn synonym_alternative(words: &[String], shared: bool) -> Alternative {
         typos: 0,
         exact: false,
         shared,
+        prefix: false,
     }
 }
 
@@ -122,6 +125,7 @@ fn resolve_term(
             typos: 0,
             exact: true,
             shared: false,
+            prefix: false,
         }),
         TermKind::Word {
             word,
@@ -134,6 +138,16 @@ fn resolve_term(
                     typos: derivation.typos,
                     exact: derivation.exact,
                     shared: false,
+                    prefix: false,
+                });
+            }
+            if *is_prefix {
+                alternatives.push(Alternative {
+                    words: vec![Some(word.clone())],
+                    typos: 0,
+                    exact: false,
+                    shared: false,
+                    prefix: true,
                 });
             }
             if let Some(values) = synonyms.get(std::slice::from_ref(word)) {
@@ -187,6 +201,7 @@ fn add_shared_alternatives(
                         typos: 0,
                         exact: true,
                         shared: true,
+                        prefix: false,
                     });
                 }
             }
