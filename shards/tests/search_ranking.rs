@@ -283,10 +283,12 @@ fn default_rules_render_meilisearch_details() {
     let details = Value::Object(details_json(&hits.hits[0].details, hits.attribute_unified));
     assert_eq!(
         details,
+        // `words` comes first even though the settings leave it out (strategy `last`).
         json!({
-            "attribute": {"order": 0, "attributeRankingOrderScore": 1.0,
+            "words": {"order": 0, "matchingWords": 1, "maxMatchingWords": 1, "score": 1.0},
+            "attribute": {"order": 1, "attributeRankingOrderScore": 1.0,
                           "queryWordDistanceScore": 10.0 / 11.0, "score": 10.0 / 11.0},
-            "exactness": {"order": 1, "matchType": "noExactMatch", "matchingWords": 1,
+            "exactness": {"order": 2, "matchType": "noExactMatch", "matchingWords": 1,
                           "maxMatchingWords": 1, "score": 2.0 / 6.0},
         })
     );
@@ -358,4 +360,34 @@ fn phrases_are_never_dropped_and_equal_frequencies_drop_together() {
     tied.matching_strategy = MatchingStrategy::Frequency;
     // Equal counts (2 and 2) form one group, the last one, which is never dropped.
     assert_ranked(&ranked(&shard, &tied), &[(1, 1.0)]);
+}
+
+#[test]
+fn rules_are_arranged_as_meilisearch_arranges_them() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::AttributeRank,
+            RankingRule::Words,
+            RankingRule::AttributeRank,
+        ],
+        None,
+        &[json!({"id": 1, "text": "quick fox"})],
+    );
+    let snapshot = shard.read().unwrap();
+    let keys = |query: &SearchQuery| {
+        let hits = snapshot.search(query).unwrap();
+        let details = details_json(&hits.hits[0].details, hits.attribute_unified);
+        details
+            .iter()
+            .map(|(name, value)| format!("{name}:{}", value["order"]))
+            .collect::<Vec<_>>()
+    };
+    // `words` moves before the first rule looking at words; duplicates are dropped.
+    assert_eq!(keys(&query("quick fox ")), ["words:0", "attributeRank:1"]);
+    // No `words` rule with matchingStrategy all.
+    let mut all = query("quick fox ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(keys(&all), ["attributeRank:0"]);
 }

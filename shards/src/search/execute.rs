@@ -70,11 +70,41 @@ enum Step {
     Sort(SortRule),
 }
 
-fn steps(rules: &[RankingRule], sort: &[SortRule]) -> Vec<Step> {
+/// The ranking steps, as Meilisearch builds them: each rule once; `words` is left out with
+/// `matchingStrategy: all`, and otherwise placed before the first rule that looks at words if
+/// the settings put it later; a field sorted once is not sorted again.
+fn steps(rules: &[RankingRule], sort: &[SortRule], strategy: MatchingStrategy) -> Vec<Step> {
     let mut steps = Vec::new();
+    let mut words = strategy == MatchingStrategy::All;
+    let mut seen: Vec<&RankingRule> = Vec::new();
+    let mut sorted_fields: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for rule in rules {
+        let looks_at_words = matches!(
+            rule,
+            RankingRule::Typo
+                | RankingRule::Proximity
+                | RankingRule::Attribute
+                | RankingRule::AttributeRank
+                | RankingRule::WordPosition
+                | RankingRule::Exactness
+        );
+        if looks_at_words && !words {
+            steps.push(Step::Words);
+            words = true;
+        }
+        if !matches!(rule, RankingRule::Custom { .. }) {
+            if seen.contains(&rule) {
+                continue;
+            }
+            seen.push(rule);
+        }
         match rule {
-            RankingRule::Words => steps.push(Step::Words),
+            RankingRule::Words => {
+                if !words {
+                    steps.push(Step::Words);
+                    words = true;
+                }
+            }
             RankingRule::Typo => steps.push(Step::Typo),
             RankingRule::Proximity => steps.push(Step::Proximity),
             RankingRule::Attribute => {
@@ -83,12 +113,22 @@ fn steps(rules: &[RankingRule], sort: &[SortRule]) -> Vec<Step> {
             }
             RankingRule::AttributeRank => steps.push(Step::AttributeRank),
             RankingRule::WordPosition => steps.push(Step::WordPosition),
-            RankingRule::Sort => steps.extend(sort.iter().cloned().map(Step::Sort)),
             RankingRule::Exactness => steps.push(Step::Exactness),
-            RankingRule::Custom { field, ascending } => steps.push(Step::Sort(SortRule {
-                field: field.clone(),
-                ascending: *ascending,
-            })),
+            RankingRule::Sort => {
+                for sort_rule in sort {
+                    if sorted_fields.insert(sort_rule.field.as_str()) {
+                        steps.push(Step::Sort(sort_rule.clone()));
+                    }
+                }
+            }
+            RankingRule::Custom { field, ascending } => {
+                if sorted_fields.insert(field.as_str()) {
+                    steps.push(Step::Sort(SortRule {
+                        field: field.clone(),
+                        ascending: *ascending,
+                    }));
+                }
+            }
         }
     }
     steps
@@ -131,7 +171,11 @@ impl ShardSnapshot {
         let analyzer = Analyzer::new(settings);
         let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
         let universe = self.universe(query, &parsed)?;
-        let steps = steps(&settings.ranking_rules, &query.sort);
+        let steps = steps(
+            &settings.ranking_rules,
+            &query.sort,
+            query.matching_strategy,
+        );
         let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
         let needed = query.offset.saturating_add(query.limit);
         if parsed.terms.is_empty() {
