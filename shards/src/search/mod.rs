@@ -33,7 +33,9 @@
 //! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
 //!   prefix expansions are not (one ordered scan of the prefix's position keys);
 //! - every document matching a term has its occurrences read: no early stop on huge buckets;
-//! - localized attributes (`localizedAttributes`) and `rankingScoreThreshold` are not handled.
+//! - `_geoPoint(…)` sort rules, localized attributes (`localizedAttributes`),
+//!   `rankingScoreThreshold` and `prefixSearch: disabled` are not handled here;
+//! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
 pub mod derivations;
 pub mod distinct;
