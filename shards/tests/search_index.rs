@@ -390,3 +390,47 @@ fn scores_are_shard_independent_so_merged_shards_rank_as_one() {
     }
     assert!(non_empty >= queries.len() * 2, "the queries find documents");
 }
+
+#[test]
+fn stopping_after_the_first_words_buckets_changes_no_hit_and_no_total() {
+    let mut random = Random(seed() | 1);
+    let directory = tempfile::tempdir().unwrap();
+    let documents: BTreeMap<u64, _> = (0..80).map(|id| (id, random.document(id))).collect();
+    let shard = from_scratch(
+        &directory,
+        "shard.pages",
+        &TextSettings::default(),
+        &documents,
+    );
+    let snapshot = shard.read().unwrap();
+    let mut non_empty = 0;
+    for q in [
+        "quick fox dog",
+        "lazy hel",
+        "wonderful sun flower over",
+        "\"lazy dog\" fox",
+    ] {
+        for limit in [1, 3, 10] {
+            let early = SearchQuery {
+                q: Some(q.to_owned()),
+                limit,
+                ..SearchQuery::default()
+            };
+            // Naming every field turns the early stop off: the full evaluation.
+            let full = SearchQuery {
+                limit: 1000,
+                attributes_to_search_on: Some(vec!["title".to_owned(), "body".to_owned()]),
+                ..early.clone()
+            };
+            let early_hits = snapshot.search(&early).unwrap();
+            let mut full_hits = snapshot.search(&full).unwrap();
+            if full_hits.total > 0 {
+                non_empty += 1;
+            }
+            full_hits.hits.truncate(limit);
+            assert_eq!(early_hits.total, full_hits.total, "q {q:?} limit {limit}");
+            assert_eq!(early_hits.hits, full_hits.hits, "q {q:?} limit {limit}");
+        }
+    }
+    assert!(non_empty >= 9, "most queries find documents");
+}

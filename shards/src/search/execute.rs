@@ -15,6 +15,7 @@ use roaring::RoaringBitmap;
 use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
+use super::buckets::{term_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
@@ -192,7 +193,6 @@ impl ShardSnapshot {
         );
         let synonyms = normalized_synonyms(&analyzer, settings);
         let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
-        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
         let removal_order = match (&query.term_document_counts, query.matching_strategy) {
             (None, MatchingStrategy::Frequency) => {
                 let everywhere =
@@ -213,6 +213,37 @@ impl ShardSnapshot {
             weight_max: settings.weight_max(),
             fields: &fields,
         };
+        let by_buckets = steps.first() == Some(&Step::Words)
+            && query.distinct.is_none()
+            && settings.distinct_attribute.is_none()
+            && query.attributes_to_search_on.is_none()
+            && fields.values().all(|field| !field.typos_disabled);
+        let query_words = resolved.iter().map(ResolvedTerm::matching_words).collect();
+        if by_buckets {
+            let mut documents = Vec::with_capacity(resolved.len());
+            for term in &resolved {
+                documents.push(term_documents(read, &universe, term)?);
+            }
+            let buckets = words_buckets(&documents, &context.removal_order);
+            let total = buckets.iter().map(RoaringBitmap::len).sum();
+            let mut hits = Vec::new();
+            for bucket in buckets.iter().filter(|bucket| !bucket.is_empty()) {
+                let occurrences = collect_occurrences(read, bucket, &resolved, &fields)?;
+                hits.extend(self.rank(&context, &steps, &resolved, &occurrences)?);
+                if hits.len() >= needed {
+                    break;
+                }
+            }
+            return Ok(finish(
+                hits,
+                needed,
+                attribute_unified,
+                query_words,
+                None,
+                Some(total),
+            ));
+        }
+        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
         let hits = self.rank(&context, &steps, &resolved, &occurrences)?;
         let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
         let distinct = self.distinct_table(query, &matching)?;
@@ -220,8 +251,9 @@ impl ShardSnapshot {
             hits,
             needed,
             attribute_unified,
-            resolved.iter().map(ResolvedTerm::matching_words).collect(),
+            query_words,
             distinct.as_ref(),
+            None,
         ))
     }
 
@@ -369,7 +401,7 @@ impl ShardSnapshot {
                 }
             })
             .collect();
-        Ok(finish(hits, needed, false, Vec::new(), distinct))
+        Ok(finish(hits, needed, false, Vec::new(), distinct, None))
     }
 
     fn details(
@@ -486,13 +518,15 @@ fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) ->
     words.into_iter().collect()
 }
 
-/// Orders hits, removes distinct duplicates, counts them, keeps the first `needed`.
+/// Orders hits, removes distinct duplicates, counts them (unless `total` is known), keeps the
+/// first `needed`.
 fn finish(
     mut hits: Vec<ShardHit>,
     needed: usize,
     attribute_unified: bool,
     query_words: Vec<Vec<String>>,
     distinct: Option<&DistinctTable>,
+    total: Option<u64>,
 ) -> ShardHits {
     hits.sort_by(|left, right| {
         compare_details(&left.details, &right.details).then(left.id.cmp(&right.id))
@@ -507,7 +541,7 @@ fn finish(
             }
         }
     }
-    let total = u64::try_from(hits.len()).unwrap_or(u64::MAX);
+    let total = total.unwrap_or_else(|| u64::try_from(hits.len()).unwrap_or(u64::MAX));
     hits.truncate(needed);
     ShardHits {
         hits,

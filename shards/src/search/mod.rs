@@ -32,11 +32,13 @@
 //!   field;
 //! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
 //!   prefix expansions are not (one ordered scan of the prefix's position keys);
-//! - every document matching a term has its occurrences read: no early stop on huge buckets;
+//! - every document of a words bucket has its occurrences read (the search stops after the
+//!   bucket that completes `offset + limit`), so a huge first bucket costs;
 //! - `_geoPoint(…)` sort rules, localized attributes (`localizedAttributes`),
 //!   `rankingScoreThreshold` and `prefixSearch: disabled` are not handled here;
 //! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
+mod buckets;
 pub mod derivations;
 pub mod distinct;
 mod execute;
