@@ -3,7 +3,9 @@
 //!
 //! A synchronous library: it knows nothing of the runtime, sockets or HTTP.
 
+pub mod analysis;
 pub mod documents;
 pub mod filter;
 pub mod rendezvous;
+pub mod search;
 pub mod shard;

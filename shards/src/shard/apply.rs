@@ -25,6 +25,11 @@ use super::{
     DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FACET_NUMBERS_TREE, FACET_PRESENCE_TREE,
     FACET_STRINGS_TREE, FACET_TREES, FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
 };
+use crate::analysis::{Analyzer, TextSettings, document_words};
+use crate::search::inverted::{
+    FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, encode_field_lengths,
+    encode_occurrences, position_key,
+};
 
 /// The final effect of a batch on one document of this shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +87,8 @@ struct Deltas {
     numbers: BTreeMap<Vec<u8>, Delta>,
     strings: BTreeMap<Vec<u8>, Delta>,
     presence: BTreeMap<Vec<u8>, Delta>,
+    /// Word → documents added and removed (the `word_documents` tree).
+    words: BTreeMap<Vec<u8>, Delta>,
     distribution: BTreeMap<String, i64>,
 }
 
@@ -96,6 +103,8 @@ pub struct PreparedBatch {
     outcome: ApplyOutcome,
     /// Internal ids chosen by the caller for new documents (see [`PreparedBatch::assign_ids`]).
     assigned_ids: std::collections::HashMap<String, u32>,
+    /// The tokenizer of the stored text settings.
+    analyzer: Analyzer,
 }
 
 fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u16>> {
@@ -124,6 +133,7 @@ impl PreparedBatch {
             .applied_batch
             .is_some_and(|applied| applied >= batch_uid);
         let fields = load_fields(&transaction)?;
+        let analyzer = Analyzer::new(&state.text_settings);
         Ok(PreparedBatch {
             batch_uid,
             transaction: if already_applied {
@@ -140,6 +150,7 @@ impl PreparedBatch {
                 ..ApplyOutcome::default()
             },
             assigned_ids: std::collections::HashMap::new(),
+            analyzer,
         })
     }
 
@@ -258,6 +269,7 @@ impl PreparedBatch {
         );
         self.register_fields(&extracted)?;
         self.contribute(id, document, &extracted, true)?;
+        self.contribute_text(id, document, true)?;
         self.outcome.replaced += 1;
         Ok(())
     }
@@ -289,6 +301,7 @@ impl PreparedBatch {
             self.state.settings.keeps_geo(),
         );
         self.contribute(id, &document, &extracted, false)?;
+        self.contribute_text(id, &document, false)?;
         self.transaction()
             .create_tree(GEO_TREE)?
             .delete(&document_key(id))?;
@@ -297,7 +310,11 @@ impl PreparedBatch {
 
     fn delete_all(&mut self) -> ShardResult<()> {
         let transaction = self.transaction();
-        for name in DOCUMENT_TREES.iter().chain([GEO_TREE].iter()) {
+        for name in DOCUMENT_TREES
+            .iter()
+            .chain([GEO_TREE].iter())
+            .chain(&TEXT_TREES)
+        {
             transaction.delete_tree(name)?;
         }
         self.deltas = Deltas::default();
@@ -316,6 +333,54 @@ impl PreparedBatch {
                 .create_tree(FIELDS_TREE)?
                 .put(path.as_bytes(), &id.to_be_bytes())?;
             self.fields.insert(path.clone(), id);
+        }
+        Ok(())
+    }
+
+    /// Adds (`add`) or removes a document's words: word bitmaps (through the deltas), word
+    /// occurrences and field lengths.
+    fn contribute_text(
+        &mut self,
+        id: u32,
+        document: &Map<String, Value>,
+        add: bool,
+    ) -> ShardResult<()> {
+        let fields = &self.fields;
+        let words = document_words(
+            &self.analyzer,
+            &self.state.text_settings,
+            document,
+            |path| fields.get(path).copied(),
+        )
+        .map_err(ShardError::Corrupted)?;
+        let transaction = self
+            .transaction
+            .as_ref()
+            .expect("operations run only while the transaction is open");
+        let positions = transaction.create_tree(WORD_POSITIONS_TREE)?;
+        for (word, occurrences) in &words.words {
+            let delta = self
+                .deltas
+                .words
+                .entry(word.as_bytes().to_vec())
+                .or_default();
+            let key = position_key(word, id);
+            if add {
+                delta.add(id);
+                positions.put(&key, &encode_occurrences(occurrences))?;
+            } else {
+                delta.remove(id);
+                positions.delete(&key)?;
+            }
+        }
+        let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
+        if add && !words.field_lengths.is_empty() {
+            lengths.put(
+                &document_key(id),
+                &encode_field_lengths(&words.field_lengths),
+            )?;
+        } else if !add {
+            lengths.delete(&document_key(id))?;
         }
         Ok(())
     }
@@ -378,6 +443,7 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
     for (name, entries) in [
         (FACET_NUMBERS_TREE, deltas.numbers),
         (FACET_PRESENCE_TREE, deltas.presence),
+        (WORD_DOCUMENTS_TREE, deltas.words),
     ] {
         let tree = transaction.create_tree(name)?;
         for (key, delta) in entries {
@@ -448,6 +514,7 @@ pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> Sh
         deltas: Deltas::default(),
         outcome: ApplyOutcome::default(),
         assigned_ids: std::collections::HashMap::new(),
+        analyzer: Analyzer::new(&TextSettings::default()),
     };
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
@@ -462,6 +529,51 @@ pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> Sh
     }
     // The rebuild touches only facet trees: the distribution counts stay as they were.
     prepared.deltas.distribution.clear();
+    let transaction = prepared
+        .transaction
+        .take()
+        .expect("the rebuild transaction is open");
+    flush_deltas(&transaction, &mut prepared.deltas)?;
+    prepared.state.store(&transaction)?;
+    transaction.commit()?;
+    Ok(true)
+}
+
+/// Stores new text settings; when what the inverted index depends on changed, rebuilds it from
+/// the stored documents, in the same transaction. Returns whether anything changed.
+pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> ShardResult<bool> {
+    let transaction = database.begin_write()?;
+    let mut state = ShardState::load_write(&transaction)?;
+    if state.text_settings == settings {
+        transaction.abort();
+        return Ok(false);
+    }
+    let rebuild = state.text_settings.index_key() != settings.index_key();
+    state.text_settings = settings;
+    if !rebuild {
+        state.store(&transaction)?;
+        transaction.commit()?;
+        return Ok(true);
+    }
+    for name in TEXT_TREES {
+        transaction.delete_tree(name)?;
+    }
+    let analyzer = Analyzer::new(&state.text_settings);
+    let mut prepared = PreparedBatch {
+        batch_uid: state.applied_batch.unwrap_or(0),
+        fields: load_fields(&transaction)?,
+        transaction: Some(transaction),
+        state,
+        deltas: Deltas::default(),
+        outcome: ApplyOutcome::default(),
+        analyzer,
+    };
+    let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
+    for id in ids {
+        let stored = prepared.stored_document(id)?;
+        let document = codec::decode(&stored)?;
+        prepared.contribute_text(id, &document, true)?;
+    }
     let transaction = prepared
         .transaction
         .take()

@@ -33,7 +33,6 @@ pub fn ordered_number(number: f64) -> u64 {
 }
 
 /// The inverse of [`ordered_number`].
-#[cfg(test)]
 pub fn number_from_ordered(ordered: u64) -> f64 {
     if ordered >> 63 == 1 {
         f64::from_bits(ordered & !(1 << 63))

@@ -20,15 +20,16 @@
 //! `fields` (path → u16 field id), `field_distribution` (top-level field → u64 count),
 //! `facet_numbers` (field id ‖ ordered f64 → bitmap), `facet_strings` (field id ‖ normalized
 //! string → original ‖ bitmap), `facet_presence` (field id ‖ kind → bitmap), `geo` (u32 →
-//! latitude ‖ longitude as f64).
+//! latitude ‖ longitude as f64); the inverted index's `word_documents`, `word_positions` and
+//! `field_lengths` (see [`crate::search`]).
 
 mod apply;
 mod codec;
 mod error;
 mod extract;
-mod facet_source;
+pub(crate) mod facet_source;
 mod fields_selection;
-mod keys;
+pub(crate) mod keys;
 mod listing;
 mod settings;
 mod snapshot;
@@ -38,6 +39,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
+
+use crate::analysis::TextSettings;
 
 pub use apply::{ApplyOutcome, Operation, PreparedBatch};
 pub use error::{ShardError, ShardResult};
@@ -80,6 +83,7 @@ pub(crate) const META_FREE_IDS: &[u8] = b"free_ids";
 pub(crate) const META_DOCUMENT_IDS: &[u8] = b"document_ids";
 pub(crate) const META_DOCUMENT_BYTES: &[u8] = b"document_bytes";
 pub(crate) const META_SETTINGS: &[u8] = b"facet_settings";
+pub(crate) const META_TEXT_SETTINGS: &[u8] = b"text_settings";
 
 /// One shard's page-store file.
 pub struct Shard {
@@ -139,6 +143,14 @@ impl Shard {
         let settings =
             FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
         apply::rebuild_facets(&self.database, settings)
+    }
+
+    /// Replaces the text settings (searchable attributes, stop words, separators, dictionary,
+    /// synonyms, typo tolerance, ranking rules, ...). When a setting the inverted index depends
+    /// on changed, the index is rebuilt from the stored documents in the same transaction.
+    /// Returns whether anything changed.
+    pub fn set_text_settings(&self, settings: TextSettings) -> ShardResult<bool> {
+        apply::rebuild_text(&self.database, settings)
     }
 
     /// Statistics of the last commit, with the file's length.

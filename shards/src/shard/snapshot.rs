@@ -19,6 +19,7 @@ use super::listing::{ListQuery, list_ids};
 use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_TREE};
+use crate::analysis::TextSettings;
 
 /// Document statistics of a shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,6 +52,34 @@ impl ShardSnapshot {
 
     pub fn settings(&self) -> &FacetSettings {
         &self.state.settings
+    }
+
+    /// The text settings (searchable attributes, stop words, ranking rules, ...).
+    pub fn text_settings(&self) -> &TextSettings {
+        &self.state.text_settings
+    }
+
+    /// The read transaction underneath (for the search module).
+    pub(crate) fn read_transaction(&self) -> &ReadTransaction {
+        &self.read
+    }
+
+    /// Field path → field id, for every field ever seen by this shard.
+    pub fn fields_map(&self) -> ShardResult<BTreeMap<String, u16>> {
+        let mut map = BTreeMap::new();
+        let Some(tree) = self.read.open_tree(FIELDS_TREE)? else {
+            return Ok(map);
+        };
+        for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+            let (key, value) = entry?;
+            let path =
+                String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?;
+            let id: [u8; 2] = value
+                .try_into()
+                .map_err(|_| ShardError::corrupted("field id"))?;
+            map.insert(path, u16::from_be_bytes(id));
+        }
+        Ok(map)
     }
 
     /// The uid of the last batch this snapshot includes.

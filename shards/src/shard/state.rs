@@ -12,8 +12,9 @@ use super::keys::{decode_bitmap, decode_u64, encode_bitmap, encode_u64};
 use super::settings::FacetSettings;
 use super::{
     META_APPLIED_BATCH, META_DOCUMENT_BYTES, META_DOCUMENT_IDS, META_FREE_IDS, META_NEXT_ID,
-    META_SETTINGS, META_TREE,
+    META_SETTINGS, META_TEXT_SETTINGS, META_TREE,
 };
+use crate::analysis::TextSettings;
 
 /// One past the largest internal document id.
 pub const DOCUMENT_ID_COUNT_MAX: u64 = 1 << 32;
@@ -26,6 +27,7 @@ pub struct ShardState {
     pub document_ids: RoaringBitmap,
     pub document_bytes: u64,
     pub settings: FacetSettings,
+    pub text_settings: TextSettings,
 }
 
 /// One `meta` record, if present.
@@ -50,6 +52,10 @@ fn read_record(get: &dyn Fn(&[u8]) -> Record) -> ShardResult<ShardState> {
     }
     if let Some(bytes) = get(META_SETTINGS)? {
         state.settings = FacetSettings::from_bytes(&bytes)?;
+    }
+    if let Some(bytes) = get(META_TEXT_SETTINGS)? {
+        state.text_settings = TextSettings::from_bytes(&bytes)
+            .ok_or_else(|| ShardError::corrupted("text settings"))?;
     }
     Ok(state)
 }
@@ -77,6 +83,7 @@ impl ShardState {
         tree.put(META_DOCUMENT_IDS, &encode_bitmap(&self.document_ids))?;
         tree.put(META_DOCUMENT_BYTES, &encode_u64(self.document_bytes))?;
         tree.put(META_SETTINGS, &self.settings.to_bytes())?;
+        tree.put(META_TEXT_SETTINGS, &self.text_settings.to_bytes())?;
         Ok(())
     }
 

@@ -1,0 +1,124 @@
+//! The words of one document: for every searchable leaf field, its words and their positions,
+//! walked as Meilisearch walks documents for search (nested keys joined with `.`, array
+//! elements on their array's path).
+//!
+//! Invariants: a field's first value starts at position 0 and each further value of the same
+//! field starts [`HARD_SEPARATOR_DISTANCE`] after the last word of the previous one; strings,
+//! numbers and booleans are analysed, `null` is not; positions stay below
+//! [`FIELD_POSITIONS_MAX`]; every word's occurrences are sorted and deduplicated.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use charabia::Tokenizer;
+
+use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE, positioned_words};
+use super::settings::TextSettings;
+
+/// One place a word occurs: a field id and a position in that field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Occurrence {
+    pub field: u16,
+    pub position: u16,
+}
+
+/// Everything a document contributes to the inverted index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentWords {
+    /// Word → its sorted occurrences.
+    pub words: BTreeMap<String, Vec<Occurrence>>,
+    /// Field id → number of words (stop words excluded) in that field.
+    pub field_lengths: BTreeMap<u16, u16>,
+}
+
+struct Walker<'a, 't, F> {
+    tokenizer: &'a Tokenizer<'t>,
+    settings: &'a TextSettings,
+    field_id: F,
+    /// Field id → the position the next value would continue from.
+    next_start: BTreeMap<u16, u32>,
+    output: DocumentWords,
+}
+
+/// Analyses `document`; `field_id` gives the id of a searchable leaf path (`None` when it has
+/// none, which the caller treats as corruption: every path is registered before indexing).
+pub fn document_words<F>(
+    analyzer: &Analyzer,
+    settings: &TextSettings,
+    document: &Map<String, Value>,
+    field_id: F,
+) -> Result<DocumentWords, String>
+where
+    F: FnMut(&str) -> Option<u16>,
+{
+    analyzer.with_tokenizer(|tokenizer| {
+        let mut walker = Walker {
+            tokenizer,
+            settings,
+            field_id,
+            next_start: BTreeMap::new(),
+            output: DocumentWords::default(),
+        };
+        for (key, value) in document {
+            if settings.may_search_under(key) {
+                walker.value(key, value)?;
+            }
+        }
+        for occurrences in walker.output.words.values_mut() {
+            occurrences.sort_unstable();
+            occurrences.dedup();
+        }
+        Ok(walker.output)
+    })
+}
+
+impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
+    fn value(&mut self, path: &str, value: &Value) -> Result<(), String> {
+        match value {
+            Value::Object(object) => {
+                for (key, inner) in object {
+                    self.value(&format!("{path}.{key}"), inner)?;
+                }
+                Ok(())
+            }
+            Value::Array(elements) => {
+                for element in elements {
+                    self.value(path, element)?;
+                }
+                Ok(())
+            }
+            Value::String(text) => self.leaf(path, text),
+            Value::Number(number) => self.leaf(path, &number.to_string()),
+            Value::Bool(flag) => self.leaf(path, if *flag { "true" } else { "false" }),
+            Value::Null => Ok(()),
+        }
+    }
+
+    fn leaf(&mut self, path: &str, text: &str) -> Result<(), String> {
+        if self.settings.field_weight(path).is_none() {
+            return Ok(());
+        }
+        let field = (self.field_id)(path).ok_or_else(|| format!("field {path} has no id"))?;
+        let start = match self.next_start.get(&field) {
+            Some(last) => last + HARD_SEPARATOR_DISTANCE,
+            None => 0,
+        };
+        self.next_start.insert(field, start);
+        if start >= FIELD_POSITIONS_MAX {
+            return Ok(());
+        }
+        for word in positioned_words(self.tokenizer.tokenize(text), start) {
+            let position = u16::try_from(word.position).expect("positions stay below 2^16");
+            self.next_start.insert(field, word.position);
+            let length = self.output.field_lengths.entry(field).or_default();
+            *length = length.saturating_add(1);
+            self.output
+                .words
+                .entry(word.word)
+                .or_default()
+                .push(Occurrence { field, position });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! Early stop by `words` buckets: when `words` is the first ranking step, documents that keep
+//! more query terms always rank first, so the documents of each words bucket (computed from
+//! bitmaps alone) are ranked in turn and the search stops once it holds `offset + limit` hits.
+//!
+//! Invariant: a term's bitmap here is exactly the set of documents where it has an occurrence
+//! (see [`super::occurrences`]) when every searchable field is searched and no field disables
+//! typos; the caller uses buckets only then, so hits and totals equal the full evaluation's.
+
+use std::ops::Bound;
+
+use roaring::RoaringBitmap;
+use storage_engine::{Direction, ReadTransaction};
+
+use crate::shard::ShardResult;
+
+use super::derivations::prefix_end;
+use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty};
+use super::occurrences::{phrase_occurrences, word_documents};
+use super::terms::ResolvedTerm;
+
+/// The documents of `universe` where `term` occurs through any alternative.
+pub fn term_documents(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    term: &ResolvedTerm,
+) -> ShardResult<RoaringBitmap> {
+    let mut documents = RoaringBitmap::new();
+    for alternative in &term.alternatives {
+        match alternative.words.as_slice() {
+            [Some(word)] if alternative.prefix => {
+                documents |= prefix_documents(read, universe, word)?;
+            }
+            [Some(word)] => documents |= word_documents(read, universe, word)?,
+            phrase => {
+                documents.extend(phrase_occurrences(read, universe, phrase)?.into_keys());
+            }
+        }
+    }
+    Ok(documents)
+}
+
+/// The documents of `universe` containing a word longer than `prefix` that starts with it.
+fn prefix_documents(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    prefix: &str,
+) -> ShardResult<RoaringBitmap> {
+    let mut documents = RoaringBitmap::new();
+    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(documents);
+    };
+    let end = prefix_end(prefix.as_bytes());
+    let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    for entry in tree.range(
+        Bound::Excluded(prefix.as_bytes()),
+        end_bound,
+        Direction::Forward,
+    )? {
+        let (_, value) = entry?;
+        documents |= bitmap_or_empty(Some(value))? & universe;
+    }
+    Ok(documents)
+}
+
+/// The words buckets, best first: the documents keeping every term, then those keeping the
+/// terms left after each removal group, each bucket without the documents of earlier ones.
+pub fn words_buckets(
+    term_documents: &[RoaringBitmap],
+    removal_order: &[Vec<usize>],
+) -> Vec<RoaringBitmap> {
+    let mut buckets = Vec::with_capacity(removal_order.len() + 1);
+    let mut seen = RoaringBitmap::new();
+    let mut removed: Vec<usize> = Vec::new();
+    for step in 0..=removal_order.len() {
+        if let Some(group) = step
+            .checked_sub(1)
+            .and_then(|index| removal_order.get(index))
+        {
+            removed.extend(group);
+        }
+        let mut kept = (0..term_documents.len()).filter(|index| !removed.contains(index));
+        let Some(first) = kept.next() else {
+            break;
+        };
+        let mut bucket = term_documents[first].clone();
+        for index in kept {
+            bucket &= &term_documents[index];
+        }
+        bucket -= &seen;
+        seen |= &bucket;
+        buckets.push(bucket);
+    }
+    buckets
+}

@@ -1,0 +1,220 @@
+//! The dictionary words a query word matches: itself and the words one or two typos away (the
+//! words a prefix word starts are read in one scan, see [`super::occurrences`]).
+//!
+//! Typo rules as Meilisearch's: a word allowed one typo matches words at Levenshtein distance 1
+//! (a transposition counts as one) that start with the same first letter; a word allowed two
+//! typos also matches words at distance 2 with the same first letter, and words at distance 1
+//! whose first letter differs count as two typos. A prefix word measures distance against the
+//! best prefix of the dictionary word. Numbers do not match numbers through typos when
+//! `disableOnNumbers` is set.
+//!
+//! Invariant: the walk visits dictionary words in byte order and skips every key range the
+//! automaton rejects, so its cost follows the matches, not the dictionary size. The numbers of
+//! typo words are capped ([`ONE_TYPO_DERIVATIONS_MAX`], [`TWO_TYPOS_DERIVATIONS_MAX`]), first
+//! in byte order, as Meilisearch caps them.
+
+use std::ops::Bound;
+
+use levenshtein_automata::{DFA, Distance, LevenshteinAutomatonBuilder, SINK_STATE};
+use storage_engine::{Direction, ReadTransaction, ReadTree};
+
+use crate::analysis::TextSettings;
+use crate::shard::ShardResult;
+
+use super::inverted::WORD_DOCUMENTS_TREE;
+
+/// Most words at one typo per query word.
+pub const ONE_TYPO_DERIVATIONS_MAX: usize = 150;
+/// Most words at two typos per query word.
+pub const TWO_TYPOS_DERIVATIONS_MAX: usize = 50;
+
+/// One dictionary word a query word matches, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derivation {
+    pub word: String,
+    pub typos: u8,
+    /// The query word itself (not a typo or synonym).
+    pub exact: bool,
+}
+
+/// Everything one query word matches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WordDerivations {
+    pub words: Vec<Derivation>,
+    /// Multi-word synonyms: phrases (stop-word holes are `None`).
+    pub phrases: Vec<Vec<Option<String>>>,
+}
+
+/// The smallest key above every key starting with `prefix` (`None`: no such key).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+fn first_letter(word: &str) -> &str {
+    word.chars()
+        .next()
+        .map_or("", |character| &word[..character.len_utf8()])
+}
+
+fn is_number(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(|character| character.is_ascii_digit())
+}
+
+/// Walks the words in `[start, end)` accepted by `dfa`, calling `found(word, distance)` until
+/// it returns `false`.
+fn walk(
+    tree: &ReadTree<'_>,
+    dfa: &DFA,
+    start: Vec<u8>,
+    end: Option<Vec<u8>>,
+    found: &mut dyn FnMut(&[u8], u8) -> bool,
+) -> ShardResult<()> {
+    let mut seek = Some(start);
+    while let Some(from) = seek.take() {
+        let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        for entry in tree.range(Bound::Included(&from), end_bound, Direction::Forward)? {
+            let (key, _) = entry?;
+            let mut state = dfa.initial_state();
+            let mut dead_at = None;
+            for (index, byte) in key.iter().enumerate() {
+                state = dfa.transition(state, *byte);
+                if state == SINK_STATE {
+                    dead_at = Some(index);
+                    break;
+                }
+            }
+            match dead_at {
+                Some(index) => {
+                    // No word starting with key[..=index] can match: jump past them all.
+                    seek = prefix_end(&key[..=index]);
+                    break;
+                }
+                None => {
+                    if let Distance::Exact(distance) = dfa.distance(state) {
+                        if !found(key, distance) {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Derives `word` against the shard's dictionary.
+pub fn derive_word(
+    read: &ReadTransaction,
+    settings: &TextSettings,
+    word: &str,
+    is_prefix: bool,
+    typos_max: u8,
+) -> ShardResult<WordDerivations> {
+    let mut derivations = WordDerivations::default();
+    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(derivations);
+    };
+    if tree.get(word.as_bytes())?.is_some() {
+        derivations.words.push(Derivation {
+            word: word.to_owned(),
+            typos: 0,
+            exact: true,
+        });
+    }
+    if typos_max > 0 {
+        typo_derivations(
+            &tree,
+            settings,
+            word,
+            is_prefix,
+            typos_max,
+            &mut derivations,
+        )?;
+    }
+    Ok(derivations)
+}
+
+fn typo_derivations(
+    tree: &ReadTree<'_>,
+    settings: &TextSettings,
+    word: &str,
+    is_prefix: bool,
+    typos_max: u8,
+    derivations: &mut WordDerivations,
+) -> ShardResult<()> {
+    let skip_numbers = settings.typo_tolerance.disable_on_numbers;
+    let build = |distance: u8| {
+        let builder = LevenshteinAutomatonBuilder::new(distance, true);
+        if is_prefix {
+            builder.build_prefix_dfa(word)
+        } else {
+            builder.build_dfa(word)
+        }
+    };
+    let first = first_letter(word).as_bytes().to_vec();
+    let first_end = prefix_end(&first);
+    let mut one = 0;
+    let mut two = 0;
+    let mut record = |key: &[u8], typos: u8, derivations: &mut WordDerivations| -> bool {
+        let Ok(derived) = std::str::from_utf8(key) else {
+            return true;
+        };
+        if skip_numbers && is_number(derived) {
+            return true;
+        }
+        let counter = if typos == 1 { &mut one } else { &mut two };
+        let limit = if typos == 1 {
+            ONE_TYPO_DERIVATIONS_MAX
+        } else {
+            TWO_TYPOS_DERIVATIONS_MAX
+        };
+        if *counter < limit {
+            *counter += 1;
+            derivations.words.push(Derivation {
+                word: derived.to_owned(),
+                typos,
+                exact: false,
+            });
+        }
+        one < ONE_TYPO_DERIVATIONS_MAX || two < TWO_TYPOS_DERIVATIONS_MAX
+    };
+    // Same first letter: the distance is the number of typos.
+    let same_letter = build(typos_max);
+    walk(
+        tree,
+        &same_letter,
+        first.clone(),
+        first_end.clone(),
+        &mut |key, distance| {
+            if distance == 0 {
+                return true;
+            }
+            record(key, distance, derivations)
+        },
+    )?;
+    if typos_max < 2 {
+        return Ok(());
+    }
+    // Another first letter: one edit, counted as two typos.
+    let other_letter = build(1);
+    walk(
+        tree,
+        &other_letter,
+        Vec::new(),
+        None,
+        &mut |key, distance| {
+            if key.starts_with(&first) || distance == 0 {
+                return true;
+            }
+            record(key, 2, derivations)
+        },
+    )?;
+    Ok(())
+}

@@ -1,0 +1,552 @@
+//! Running a search on one shard snapshot: parse `q`, drop documents with negative words or
+//! phrases, resolve the terms against the dictionary, read where they occur, keep the
+//! documents the matching strategy accepts, rank them rule by rule, and return the first
+//! `offset + limit` hits with scores and details, and the total number of matches.
+//!
+//! Invariants: hits are ordered by [`compare_details`] then internal id, which is the order
+//! Meilisearch's bucket sort gives; a hit's details and score depend only on the document and
+//! the query (see [`super::ranking`]), so the caller may merge shards by them. A placeholder
+//! search (no term) returns every candidate, ordered by the sort rules then internal id.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+
+use crate::analysis::{Analyzer, RankingRule};
+use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
+
+use super::buckets::{term_documents, words_buckets};
+use super::distinct::{distinct_values, keep_distinct};
+use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
+use super::occurrences::{
+    DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
+    word_documents,
+};
+use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
+use super::ranking::{Kept, RankingContext};
+use super::score::{ScoreDetail, SortValue, compare_details, global_score};
+use super::sort_values::sort_values;
+
+/// Document → its distinct values.
+type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
+use super::terms::{ResolvedTerm, normalized_synonyms, resolve_terms};
+
+/// One hit of a shard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardHit {
+    /// Internal id in this shard.
+    pub id: u32,
+    /// `_rankingScore`.
+    pub score: f64,
+    /// Per ranking rule, in rule order (see [`super::details_json`]).
+    pub details: Vec<ScoreDetail>,
+    /// The dictionary words through which the query matched this document (for highlighting).
+    pub matched_words: Vec<String>,
+    /// Its values of the distinct attribute, when one applies (see [`super::distinct`]).
+    pub distinct_values: Vec<String>,
+}
+
+/// The answer of one shard.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShardHits {
+    /// The first `offset + limit` hits, best first.
+    pub hits: Vec<ShardHit>,
+    /// Number of documents matching the query (after the candidates and negations).
+    pub total: u64,
+    /// Whether `attribute` (rather than `attributeRank` + `wordPosition`) is in the rules.
+    pub attribute_unified: bool,
+    /// Per query term, every word it may match in this shard.
+    pub query_words: Vec<Vec<String>>,
+}
+
+/// One step of ranking, in order (`attribute` and `exactness` expand to two details).
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Words,
+    Typo,
+    Proximity,
+    AttributeRank,
+    WordPosition,
+    Exactness,
+    Sort(SortRule),
+}
+
+/// The ranking steps, as Meilisearch builds them: each rule once; `words` is left out with
+/// `matchingStrategy: all`, and otherwise placed before the first rule that looks at words if
+/// the settings put it later; a field sorted once is not sorted again.
+fn steps(rules: &[RankingRule], sort: &[SortRule], strategy: MatchingStrategy) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut words = strategy == MatchingStrategy::All;
+    let mut seen: Vec<&RankingRule> = Vec::new();
+    let mut sorted_fields: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for rule in rules {
+        let looks_at_words = matches!(
+            rule,
+            RankingRule::Typo
+                | RankingRule::Proximity
+                | RankingRule::Attribute
+                | RankingRule::AttributeRank
+                | RankingRule::WordPosition
+                | RankingRule::Exactness
+        );
+        if looks_at_words && !words {
+            steps.push(Step::Words);
+            words = true;
+        }
+        if !matches!(rule, RankingRule::Custom { .. }) {
+            if seen.contains(&rule) {
+                continue;
+            }
+            seen.push(rule);
+        }
+        match rule {
+            RankingRule::Words => {
+                if !words {
+                    steps.push(Step::Words);
+                    words = true;
+                }
+            }
+            RankingRule::Typo => steps.push(Step::Typo),
+            RankingRule::Proximity => steps.push(Step::Proximity),
+            RankingRule::Attribute => {
+                steps.push(Step::AttributeRank);
+                steps.push(Step::WordPosition);
+            }
+            RankingRule::AttributeRank => steps.push(Step::AttributeRank),
+            RankingRule::WordPosition => steps.push(Step::WordPosition),
+            RankingRule::Exactness => steps.push(Step::Exactness),
+            RankingRule::Sort => {
+                for sort_rule in sort {
+                    if sorted_fields.insert(sort_rule.field.as_str()) {
+                        steps.push(Step::Sort(sort_rule.clone()));
+                    }
+                }
+            }
+            RankingRule::Custom { field, ascending } => {
+                if sorted_fields.insert(field.as_str()) {
+                    steps.push(Step::Sort(SortRule {
+                        field: field.clone(),
+                        ascending: *ascending,
+                    }));
+                }
+            }
+        }
+    }
+    steps
+}
+
+/// Sort rule index → document → value, for the documents of `documents`.
+type SortTables = Vec<BTreeMap<u32, SortValue>>;
+
+fn sort_tables(
+    snapshot: &ShardSnapshot,
+    steps: &[Step],
+    documents: &RoaringBitmap,
+) -> ShardResult<SortTables> {
+    let mut tables = Vec::new();
+    for step in steps {
+        if let Step::Sort(rule) = step {
+            tables.push(sort_values(
+                snapshot.read_transaction(),
+                &rule.field,
+                rule.ascending,
+                documents,
+            )?);
+        }
+    }
+    Ok(tables)
+}
+
+fn sort_detail(rule: &SortRule, table: &BTreeMap<u32, SortValue>, document: u32) -> ScoreDetail {
+    ScoreDetail::Sort {
+        field: rule.field.clone(),
+        ascending: rule.ascending,
+        value: table.get(&document).cloned().unwrap_or(SortValue::Missing),
+    }
+}
+
+impl ShardSnapshot {
+    /// Searches this shard.
+    pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
+        let settings = self.text_settings();
+        let analyzer = Analyzer::new(settings);
+        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let universe = self.universe(query, &parsed)?;
+        let steps = steps(
+            &settings.ranking_rules,
+            &query.sort,
+            query.matching_strategy,
+        );
+        let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
+        let needed = query.offset.saturating_add(query.limit);
+        if parsed.terms.is_empty() {
+            let distinct = self.distinct_table(query, &universe)?;
+            let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
+            hits.attribute_unified = attribute_unified;
+            return Ok(hits);
+        }
+        let read = self.read_transaction();
+        let fields = searched_fields(
+            &self.fields_map()?,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let synonyms = normalized_synonyms(&analyzer, settings);
+        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let removal_order = match (&query.term_document_counts, query.matching_strategy) {
+            (None, MatchingStrategy::Frequency) => {
+                let everywhere =
+                    collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
+                removal_order(
+                    query,
+                    &parsed.terms,
+                    &term_counts(&everywhere, resolved.len()),
+                )
+            }
+            _ => removal_order(query, &parsed.terms, &[]),
+        };
+        let context = RankingContext {
+            terms: &parsed.terms,
+            strategy: query.matching_strategy,
+            removal_order,
+            proximity_precision: settings.proximity_precision,
+            weight_max: settings.weight_max(),
+            fields: &fields,
+        };
+        let by_buckets = steps.first() == Some(&Step::Words)
+            && query.distinct.is_none()
+            && settings.distinct_attribute.is_none()
+            && query.attributes_to_search_on.is_none()
+            && fields.values().all(|field| !field.typos_disabled);
+        let query_words = resolved.iter().map(ResolvedTerm::matching_words).collect();
+        if by_buckets {
+            let mut documents = Vec::with_capacity(resolved.len());
+            for term in &resolved {
+                documents.push(term_documents(read, &universe, term)?);
+            }
+            let buckets = words_buckets(&documents, &context.removal_order);
+            let total = buckets.iter().map(RoaringBitmap::len).sum();
+            let mut hits = Vec::new();
+            for bucket in buckets.iter().filter(|bucket| !bucket.is_empty()) {
+                let occurrences = collect_occurrences(read, bucket, &resolved, &fields)?;
+                hits.extend(self.rank(&context, &steps, &resolved, &occurrences)?);
+                if hits.len() >= needed {
+                    break;
+                }
+            }
+            return Ok(finish(
+                hits,
+                needed,
+                attribute_unified,
+                query_words,
+                None,
+                Some(total),
+            ));
+        }
+        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
+        let hits = self.rank(&context, &steps, &resolved, &occurrences)?;
+        let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
+        let distinct = self.distinct_table(query, &matching)?;
+        Ok(finish(
+            hits,
+            needed,
+            attribute_unified,
+            query_words,
+            distinct.as_ref(),
+            None,
+        ))
+    }
+
+    /// For `matchingStrategy: frequency` across shards: per term of `query.q`, the number of
+    /// documents of this shard matching it (all documents, as Meilisearch counts, whatever the
+    /// filter).
+    pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
+        let settings = self.text_settings();
+        let analyzer = Analyzer::new(settings);
+        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let read = self.read_transaction();
+        let fields = searched_fields(
+            &self.fields_map()?,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let synonyms = normalized_synonyms(&analyzer, settings);
+        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
+        Ok(term_counts(&found, resolved.len()))
+    }
+
+    /// The candidates of a query: the shard's documents within the caller's candidates, minus
+    /// those holding a negative word or phrase.
+    fn universe(&self, query: &SearchQuery, parsed: &ParsedQuery) -> ShardResult<RoaringBitmap> {
+        let read = self.read_transaction();
+        let mut universe = self.document_ids().clone();
+        if let Some(candidates) = &query.candidates {
+            universe &= candidates;
+        }
+        for word in &parsed.negative_words {
+            universe -= word_documents(read, &universe, word)?;
+        }
+        for phrase in &parsed.negative_phrases {
+            for document in phrase_occurrences(read, &universe, phrase)?.keys() {
+                universe.remove(*document);
+            }
+        }
+        Ok(universe)
+    }
+
+    /// The hits of the documents the matching strategy keeps, unordered.
+    fn rank(
+        &self,
+        context: &RankingContext<'_>,
+        steps: &[Step],
+        resolved: &[ResolvedTerm],
+        occurrences: &DocumentOccurrences,
+    ) -> ShardResult<Vec<ShardHit>> {
+        let mut kept_documents = Vec::new();
+        for (document, term_occurrences) in occurrences {
+            let matched: Vec<bool> = term_occurrences
+                .iter()
+                .map(|list| !list.is_empty())
+                .collect();
+            if let Some(kept) = context.kept(&matched) {
+                kept_documents.push((*document, kept, term_occurrences));
+            }
+        }
+        let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
+        let tables = sort_tables(self, steps, &matching)?;
+        let mut hits = Vec::with_capacity(kept_documents.len());
+        for (document, kept, term_occurrences) in kept_documents {
+            let details =
+                self.details(context, steps, &tables, document, &kept, term_occurrences)?;
+            hits.push(ShardHit {
+                id: document,
+                score: global_score(&details),
+                details,
+                matched_words: matched_words(resolved, term_occurrences),
+                distinct_values: Vec::new(),
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The distinct values of `documents`, when a distinct attribute applies.
+    fn distinct_table(
+        &self,
+        query: &SearchQuery,
+        documents: &RoaringBitmap,
+    ) -> ShardResult<Option<DistinctTable>> {
+        let field = query
+            .distinct
+            .as_ref()
+            .or(self.text_settings().distinct_attribute.as_ref());
+        match field {
+            Some(field) => Ok(Some(distinct_values(
+                self.read_transaction(),
+                field,
+                documents,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
+    fn placeholder(
+        &self,
+        steps: &[Step],
+        universe: &RoaringBitmap,
+        needed: usize,
+        distinct: Option<&DistinctTable>,
+    ) -> ShardResult<ShardHits> {
+        let sort_steps: Vec<&SortRule> = steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Sort(rule) => Some(rule),
+                _ => None,
+            })
+            .collect();
+        let total = universe.len();
+        if sort_steps.is_empty() && distinct.is_none() {
+            let hits = universe
+                .iter()
+                .take(needed)
+                .map(|id| ShardHit {
+                    id,
+                    score: 1.0,
+                    details: Vec::new(),
+                    matched_words: Vec::new(),
+                    distinct_values: Vec::new(),
+                })
+                .collect();
+            return Ok(ShardHits {
+                hits,
+                total,
+                ..ShardHits::default()
+            });
+        }
+        let tables = sort_tables(self, steps, universe)?;
+        let hits = universe
+            .iter()
+            .map(|id| {
+                let details: Vec<ScoreDetail> = sort_steps
+                    .iter()
+                    .zip(&tables)
+                    .map(|(rule, table)| sort_detail(rule, table, id))
+                    .collect();
+                ShardHit {
+                    id,
+                    score: 1.0,
+                    details,
+                    matched_words: Vec::new(),
+                    distinct_values: Vec::new(),
+                }
+            })
+            .collect();
+        Ok(finish(hits, needed, false, Vec::new(), distinct, None))
+    }
+
+    fn details(
+        &self,
+        context: &RankingContext<'_>,
+        steps: &[Step],
+        tables: &SortTables,
+        document: u32,
+        kept: &Kept,
+        occurrences: &[Vec<TermOccurrence>],
+    ) -> ShardResult<Vec<ScoreDetail>> {
+        let mut details = Vec::with_capacity(steps.len() + 1);
+        let mut sort_index = 0;
+        for step in steps {
+            match step {
+                Step::Words => details.push(context.words(kept)),
+                Step::Typo => details.push(context.typo(kept, occurrences)),
+                Step::Proximity => details.push(context.proximity(kept, occurrences)),
+                Step::AttributeRank => details.push(context.attribute_rank(kept, occurrences)),
+                Step::WordPosition => details.push(context.word_position(kept, occurrences)),
+                Step::Exactness => {
+                    let lengths = self.field_lengths(document)?;
+                    details.extend(context.exactness(kept, occurrences, &lengths));
+                }
+                Step::Sort(rule) => {
+                    let table = tables
+                        .get(sort_index)
+                        .ok_or_else(|| ShardError::Corrupted("sort table".to_owned()))?;
+                    details.push(sort_detail(rule, table, document));
+                    sort_index += 1;
+                }
+            }
+        }
+        Ok(details)
+    }
+
+    /// Field id → number of words, for one document.
+    fn field_lengths(&self, document: u32) -> ShardResult<BTreeMap<u16, u16>> {
+        let Some(tree) = self.read_transaction().open_tree(FIELD_LENGTHS_TREE)? else {
+            return Ok(BTreeMap::new());
+        };
+        Ok(match tree.get(&document.to_be_bytes())? {
+            Some(bytes) => decode_field_lengths(bytes)?.into_iter().collect(),
+            None => BTreeMap::new(),
+        })
+    }
+}
+
+/// The groups of terms the matching strategy drops, in order, as Meilisearch: never a phrase;
+/// `last` drops from the end, `frequency` the terms matching the most documents first (terms
+/// matching none before all, equal counts together); without a phrase the last group stays.
+fn removal_order(
+    query: &SearchQuery,
+    terms: &[QueryTerm],
+    local_counts: &[u64],
+) -> Vec<Vec<usize>> {
+    let removable: Vec<usize> = (0..terms.len())
+        .filter(|index| matches!(terms[*index].kind, TermKind::Word { .. }))
+        .collect();
+    let has_phrase = removable.len() < terms.len();
+    let mut groups: Vec<Vec<usize>> = match query.matching_strategy {
+        MatchingStrategy::All => return Vec::new(),
+        MatchingStrategy::Last => removable.iter().rev().map(|index| vec![*index]).collect(),
+        MatchingStrategy::Frequency => {
+            let counts: Vec<u64> = match &query.term_document_counts {
+                Some(counts) if counts.len() == terms.len() => counts.clone(),
+                _ if local_counts.len() == terms.len() => local_counts.to_vec(),
+                _ => vec![0; terms.len()],
+            };
+            let frequency = |index: usize| match counts[index] {
+                0 => u64::MAX,
+                count => count,
+            };
+            let mut by_frequency: BTreeMap<std::cmp::Reverse<u64>, Vec<usize>> = BTreeMap::new();
+            for index in &removable {
+                by_frequency
+                    .entry(std::cmp::Reverse(frequency(*index)))
+                    .or_default()
+                    .push(*index);
+            }
+            by_frequency.into_values().collect()
+        }
+    };
+    if !has_phrase {
+        groups.pop();
+    }
+    groups
+}
+
+/// Per term, the number of documents with an occurrence of it.
+fn term_counts(occurrences: &DocumentOccurrences, term_count: usize) -> Vec<u64> {
+    (0..term_count)
+        .map(|index| {
+            let count = occurrences
+                .values()
+                .filter(|lists| !lists[index].is_empty())
+                .count();
+            u64::try_from(count).unwrap_or(u64::MAX)
+        })
+        .collect()
+}
+
+fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) -> Vec<String> {
+    let mut words = std::collections::BTreeSet::new();
+    for (term, list) in terms.iter().zip(occurrences) {
+        let alternatives: std::collections::BTreeSet<u16> = list
+            .iter()
+            .map(|occurrence| occurrence.alternative)
+            .collect();
+        for alternative in alternatives {
+            words.extend(term.alternative_words(alternative));
+        }
+    }
+    words.into_iter().collect()
+}
+
+/// Orders hits, removes distinct duplicates, counts them (unless `total` is known), keeps the
+/// first `needed`.
+fn finish(
+    mut hits: Vec<ShardHit>,
+    needed: usize,
+    attribute_unified: bool,
+    query_words: Vec<Vec<String>>,
+    distinct: Option<&DistinctTable>,
+    total: Option<u64>,
+) -> ShardHits {
+    hits.sort_by(|left, right| {
+        compare_details(&left.details, &right.details).then(left.id.cmp(&right.id))
+    });
+    if let Some(table) = distinct {
+        let ordered: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
+        let kept = keep_distinct(&ordered, table);
+        hits.retain(|hit| kept.contains(&hit.id));
+        for hit in &mut hits {
+            if let Some(values) = table.get(&hit.id) {
+                hit.distinct_values = values.iter().cloned().collect();
+            }
+        }
+    }
+    let total = total.unwrap_or_else(|| u64::try_from(hits.len()).unwrap_or(u64::MAX));
+    hits.truncate(needed);
+    ShardHits {
+        hits,
+        total,
+        attribute_unified,
+        query_words,
+    }
+}

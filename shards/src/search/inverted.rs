@@ -1,0 +1,109 @@
+//! The inverted index's trees and their byte encodings.
+//!
+//! - `word_documents`: word (UTF-8) → roaring bitmap of the internal ids containing it. Ordered,
+//!   so it is also the word dictionary: prefix iteration and Levenshtein automata walk it.
+//! - `word_positions`: word ‖ `0xFF` ‖ internal id (u32 big-endian) → the word's occurrences in
+//!   that document, each 4 bytes: field id (u16 BE) then position (u16 BE), sorted.
+//! - `field_lengths`: internal id (u32 BE) → per searchable field of the document, 4 bytes:
+//!   field id (u16 BE) then its number of words (u16 BE), sorted by field id.
+//!
+//! Invariants: `0xFF` never occurs in UTF-8, so a word's position keys are contiguous and
+//! never collide with another word's; the three trees describe exactly the stored documents
+//! under the stored text settings (kept in the same write transaction as the documents).
+
+use roaring::RoaringBitmap;
+
+use crate::analysis::Occurrence;
+use crate::shard::{ShardError, ShardResult};
+
+pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
+pub const WORD_POSITIONS_TREE: &str = "word_positions";
+pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
+/// The trees of the inverted index (emptied by `DeleteAll`, rebuilt on text settings change).
+pub const TEXT_TREES: [&str; 3] = [WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, FIELD_LENGTHS_TREE];
+
+/// Separates the word from the internal id in `word_positions` keys.
+const WORD_END_BYTE: u8 = 0xFF;
+/// Bytes after the word in a `word_positions` key: the separator and the internal id.
+pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
+/// Bytes of one encoded occurrence or field length.
+const PAIR_BYTES: usize = 4;
+
+/// The common start of every `word_positions` key of `word`.
+pub fn position_prefix(word: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(word.len() + 5);
+    key.extend_from_slice(word.as_bytes());
+    key.push(WORD_END_BYTE);
+    key
+}
+
+pub fn position_key(word: &str, document: u32) -> Vec<u8> {
+    let mut key = position_prefix(word);
+    key.extend_from_slice(&document.to_be_bytes());
+    key
+}
+
+/// The internal id of a `word_positions` key whose word part is `prefix_bytes` long.
+pub fn document_of_position_key(key: &[u8], prefix_bytes: usize) -> ShardResult<u32> {
+    let bytes: [u8; 4] = key
+        .get(prefix_bytes..)
+        .and_then(|rest| rest.try_into().ok())
+        .ok_or_else(|| ShardError::Corrupted("word position key".to_owned()))?;
+    Ok(u32::from_be_bytes(bytes))
+}
+
+fn encode_pairs(pairs: impl Iterator<Item = (u16, u16)>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for (first, second) in pairs {
+        bytes.extend_from_slice(&first.to_be_bytes());
+        bytes.extend_from_slice(&second.to_be_bytes());
+    }
+    bytes
+}
+
+fn decode_pairs(bytes: &[u8], what: &str) -> ShardResult<Vec<(u16, u16)>> {
+    if bytes.len() % PAIR_BYTES != 0 {
+        return Err(ShardError::Corrupted(what.to_owned()));
+    }
+    Ok(bytes
+        .chunks_exact(PAIR_BYTES)
+        .map(|chunk| {
+            (
+                u16::from_be_bytes([chunk[0], chunk[1]]),
+                u16::from_be_bytes([chunk[2], chunk[3]]),
+            )
+        })
+        .collect())
+}
+
+pub fn encode_occurrences(occurrences: &[Occurrence]) -> Vec<u8> {
+    encode_pairs(
+        occurrences
+            .iter()
+            .map(|occurrence| (occurrence.field, occurrence.position)),
+    )
+}
+
+pub fn decode_occurrences(bytes: &[u8]) -> ShardResult<Vec<Occurrence>> {
+    Ok(decode_pairs(bytes, "word occurrences")?
+        .into_iter()
+        .map(|(field, position)| Occurrence { field, position })
+        .collect())
+}
+
+pub fn encode_field_lengths(lengths: &std::collections::BTreeMap<u16, u16>) -> Vec<u8> {
+    encode_pairs(lengths.iter().map(|(field, count)| (*field, *count)))
+}
+
+pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
+    decode_pairs(bytes, "field lengths")
+}
+
+/// Reads of the inverted index through any lookup function (read or write transaction).
+pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
+    match bytes {
+        Some(bytes) => RoaringBitmap::deserialize_from(bytes)
+            .map_err(|_| ShardError::Corrupted("word bitmap".to_owned())),
+        None => Ok(RoaringBitmap::new()),
+    }
+}

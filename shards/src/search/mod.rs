@@ -1,0 +1,60 @@
+//! Full-text search inside one shard: the inverted index kept in the shard's page store
+//! ([`inverted`]), query parsing, word derivations (prefix, typos, synonyms), the matching
+//! strategies, Meilisearch's ranking rules with `_rankingScore` and `_rankingScoreDetails`,
+//! and [`crate::shard::ShardSnapshot::search`].
+//!
+//! Entry points: [`crate::shard::Shard::set_text_settings`] (stores the
+//! [`crate::analysis::TextSettings`], rebuilding the index when searchable attributes, stop
+//! words, separators or the dictionary change), [`crate::shard::ShardSnapshot::search`] with a
+//! [`SearchQuery`] → [`ShardHits`] (first `offset + limit` hits, each with its internal id,
+//! `_rankingScore`, per-rule [`ScoreDetail`]s rendered by [`details_json`], the words it
+//! matched through, and its distinct values), and
+//! [`crate::shard::ShardSnapshot::term_document_counts`] for `matchingStrategy: frequency`
+//! across shards. The inverted index is kept by `shard::apply` in the same write transaction
+//! as the documents (see [`inverted`] for the trees and their encoding).
+//!
+//! The contract the server relies on: a hit's score and details depend only on the document
+//! and the query, never on the other documents of the shard, so merging shards' hits with
+//! [`compare_details`] (then any tie-break) gives the order one big shard would give.
+//! To keep that, maximum ranks are computed from the query alone (Meilisearch bounds a term's
+//! typo maximum by the typos its index actually holds; here it is the typos the term is
+//! allowed), and `matchingStrategy: frequency` takes index-wide term counts from the caller
+//! ([`SearchQuery::term_document_counts`]).
+//!
+//! Not done yet (known differences from Meilisearch 1.41):
+//! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
+//!   prefix) and count like the separate words (Meilisearch gives them typo costs); one query
+//!   word is never split into two (`sunflower` → `sun flower`);
+//! - `distinctAttribute` needs the field's facet index (filterable or sortable); the total
+//!   then counts the distinct documents of this shard (the coordinator deduplicates again);
+//! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
+//!   one derivation per term along a path); the exact-attribute check wants every term in one
+//!   field;
+//! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
+//!   prefix expansions are not (one ordered scan of the prefix's position keys);
+//! - every document of a words bucket has its occurrences read (the search stops after the
+//!   bucket that completes `offset + limit`), so a huge first bucket costs;
+//! - `_geoPoint(…)` sort rules, localized attributes (`localizedAttributes`),
+//!   `rankingScoreThreshold` and `prefixSearch: disabled` are not handled here;
+//! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
+
+mod buckets;
+pub mod derivations;
+pub mod distinct;
+mod execute;
+pub mod inverted;
+pub mod occurrences;
+mod query;
+pub mod ranking;
+mod score;
+mod sort_values;
+pub mod terms;
+
+pub use execute::{ShardHit, ShardHits};
+pub use query::{
+    MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, TermKind, parse_query,
+    typos_allowed,
+};
+pub use score::{
+    ExactAttribute, Rank, ScoreDetail, SortValue, compare_details, details_json, global_score,
+};

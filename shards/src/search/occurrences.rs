@@ -1,0 +1,288 @@
+//! Where each query term occurs in each candidate document: the searched fields, and per
+//! (document, term) the occurrences of the term's alternatives (see [`super::terms`]) with
+//! their typo count and exactness.
+//!
+//! Invariants: only occurrences in searched fields count; an occurrence reached through a typo
+//! in a field listed in `typoTolerance.disableOnAttributes` does not count; a phrase occurs
+//! where its words stand at consecutive positions (stop-word holes skipped) in one field. A
+//! document matches a term exactly when it has at least one occurrence of it.
+
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
+use storage_engine::{Direction, ReadTransaction};
+
+use crate::analysis::{Occurrence, TextSettings};
+use crate::shard::{ShardError, ShardResult};
+
+use super::inverted::{
+    POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty,
+    decode_occurrences, document_of_position_key, position_key, position_prefix,
+};
+use super::terms::ResolvedTerm;
+
+/// Scan a word's position keys (rather than look them up) when at least one in this many of
+/// its documents is wanted.
+const SCAN_WANTED_RATIO: u64 = 8;
+
+/// A searched field: its weight for the attribute rank and whether typos are disabled in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchedField {
+    pub weight: u16,
+    pub typos_disabled: bool,
+}
+
+/// Field id → searched field, for the fields this query searches.
+pub type SearchedFields = BTreeMap<u16, SearchedField>;
+
+fn covers(attribute: &str, path: &str) -> bool {
+    path == attribute
+        || (path.starts_with(attribute) && path.as_bytes().get(attribute.len()) == Some(&b'.'))
+}
+
+/// The fields searched: searchable under the settings and, when given, covered by
+/// `attributesToSearchOn`.
+pub fn searched_fields(
+    fields: &BTreeMap<String, u16>,
+    settings: &TextSettings,
+    attributes_to_search_on: Option<&[String]>,
+) -> SearchedFields {
+    let mut searched = SearchedFields::new();
+    for (path, id) in fields {
+        let Some(weight) = settings.field_weight(path) else {
+            continue;
+        };
+        if let Some(list) = attributes_to_search_on {
+            if !list.iter().any(|attribute| covers(attribute, path)) {
+                continue;
+            }
+        }
+        let typos_disabled = settings
+            .typo_tolerance
+            .disable_on_attributes
+            .iter()
+            .any(|attribute| covers(attribute, path));
+        searched.insert(
+            *id,
+            SearchedField {
+                weight,
+                typos_disabled,
+            },
+        );
+    }
+    searched
+}
+
+/// One place a term occurs in a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermOccurrence {
+    pub field: u16,
+    /// Position of the term's first word.
+    pub start: u16,
+    /// Position of the term's last word.
+    pub end: u16,
+    pub typos: u8,
+    /// Reached through the query word itself or the phrase itself.
+    pub exact: bool,
+    /// Reached through an alternative several adjacent terms share.
+    pub shared: bool,
+    /// Which alternative of the term.
+    pub alternative: u16,
+}
+
+/// Document → per term, its occurrences (the outer vector is indexed like `terms`).
+pub type DocumentOccurrences = BTreeMap<u32, Vec<Vec<TermOccurrence>>>;
+
+/// Reads where each term occurs in the documents of `universe`.
+pub fn collect_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    terms: &[ResolvedTerm],
+    fields: &SearchedFields,
+) -> ShardResult<DocumentOccurrences> {
+    let mut documents = DocumentOccurrences::new();
+    for (index, term) in terms.iter().enumerate() {
+        for (alternative, found) in term.alternatives.iter().enumerate() {
+            let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
+            let spans = match found.words.as_slice() {
+                [Some(word)] if found.prefix => prefix_occurrences(read, universe, word)?,
+                [Some(word)] => word_occurrences(read, universe, word)?,
+                phrase => phrase_occurrences(read, universe, phrase)?,
+            };
+            for (document, spans) in spans {
+                let slots = documents
+                    .entry(document)
+                    .or_insert_with(|| vec![Vec::new(); terms.len()]);
+                for (field, start, end) in spans {
+                    let Some(searched) = fields.get(&field) else {
+                        continue;
+                    };
+                    if found.typos > 0 && searched.typos_disabled {
+                        continue;
+                    }
+                    slots[index].push(TermOccurrence {
+                        field,
+                        start,
+                        end,
+                        typos: found.typos,
+                        exact: found.exact,
+                        shared: found.shared,
+                        alternative,
+                    });
+                }
+            }
+        }
+    }
+    Ok(documents)
+}
+
+/// The documents of `universe` containing `word`.
+pub fn word_documents(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    word: &str,
+) -> ShardResult<RoaringBitmap> {
+    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(RoaringBitmap::new());
+    };
+    Ok(bitmap_or_empty(tree.get(word.as_bytes())?)? & universe)
+}
+
+/// The occurrences of `word` in each document of `universe` containing it, as spans.
+///
+/// When most of the word's documents are wanted, its position keys are read in one ordered
+/// scan; otherwise each wanted document's key is looked up.
+fn word_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    word: &str,
+) -> ShardResult<PhraseSpans> {
+    let mut found = PhraseSpans::new();
+    let Some(documents_tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(found);
+    };
+    let all = bitmap_or_empty(documents_tree.get(word.as_bytes())?)?;
+    let wanted = &all & universe;
+    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(found);
+    };
+    let spans = |bytes: &[u8]| -> ShardResult<Vec<(u16, u16, u16)>> {
+        Ok(decode_occurrences(bytes)?
+            .into_iter()
+            .map(|occurrence| (occurrence.field, occurrence.position, occurrence.position))
+            .collect())
+    };
+    if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
+        let prefix = position_prefix(word);
+        for entry in tree.prefix(&prefix, Direction::Forward)? {
+            let (key, value) = entry?;
+            let document = document_of_position_key(key, prefix.len())?;
+            if wanted.contains(document) {
+                found.insert(document, spans(value)?);
+            }
+        }
+    } else {
+        for document in &wanted {
+            if let Some(bytes) = tree.get(&position_key(word, document))? {
+                found.insert(document, spans(bytes)?);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The occurrences of every word longer than `prefix` that starts with it, in the documents
+/// of `universe`: one ordered scan of their position keys (which are contiguous), so no
+/// expansion is ever cut off.
+fn prefix_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    prefix: &str,
+) -> ShardResult<PhraseSpans> {
+    let mut found = PhraseSpans::new();
+    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(found);
+    };
+    for entry in tree.prefix(prefix.as_bytes(), Direction::Forward)? {
+        let (key, value) = entry?;
+        let word_bytes = key
+            .len()
+            .checked_sub(POSITION_KEY_SUFFIX_BYTES)
+            .ok_or_else(|| ShardError::Corrupted("word position key".to_owned()))?;
+        if word_bytes == prefix.len() {
+            // The word itself: its own alternative.
+            continue;
+        }
+        let document = document_of_position_key(key, word_bytes + 1)?;
+        if !universe.contains(document) {
+            continue;
+        }
+        let spans = found.entry(document).or_default();
+        for occurrence in decode_occurrences(value)? {
+            spans.push((occurrence.field, occurrence.position, occurrence.position));
+        }
+    }
+    for spans in found.values_mut() {
+        spans.sort_unstable();
+        spans.dedup();
+    }
+    Ok(found)
+}
+
+/// Per document, the spans of a phrase: `(field, first position, last position)`.
+pub type PhraseSpans = BTreeMap<u32, Vec<(u16, u16, u16)>>;
+
+/// Where `phrase` occurs: per document, `(field, first position, last position)`.
+pub fn phrase_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    phrase: &[Option<String>],
+) -> ShardResult<PhraseSpans> {
+    let mut found = BTreeMap::new();
+    let real: Vec<(usize, &String)> = phrase
+        .iter()
+        .enumerate()
+        .filter_map(|(offset, word)| word.as_ref().map(|word| (offset, word)))
+        .collect();
+    let Some(&(first_offset, _)) = real.first() else {
+        return Ok(found);
+    };
+    let mut candidates = universe.clone();
+    for (_, word) in &real {
+        candidates &= word_documents(read, universe, word)?;
+    }
+    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(found);
+    };
+    let last_offset = phrase.len().saturating_sub(1);
+    for document in &candidates {
+        let mut lists = Vec::with_capacity(real.len());
+        for (offset, word) in &real {
+            let bytes = tree.get(&position_key(word, document))?.unwrap_or_default();
+            lists.push((*offset, decode_occurrences(bytes)?));
+        }
+        let mut spans = Vec::new();
+        for anchor in &lists[0].1 {
+            let Some(start) = usize::from(anchor.position).checked_sub(first_offset) else {
+                continue;
+            };
+            let all_there = lists.iter().all(|(offset, occurrences)| {
+                let wanted = Occurrence {
+                    field: anchor.field,
+                    position: u16::try_from(start + offset).unwrap_or(u16::MAX),
+                };
+                start + offset <= usize::from(u16::MAX)
+                    && occurrences.binary_search(&wanted).is_ok()
+            });
+            if all_there {
+                let start = u16::try_from(start).expect("below the anchor position");
+                let end = u16::try_from(start as usize + last_offset).unwrap_or(u16::MAX);
+                spans.push((anchor.field, start, end));
+            }
+        }
+        if !spans.is_empty() {
+            found.insert(document, spans);
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,401 @@
+//! The ranking rules on one document: from where each query term occurs in it, the rank every
+//! rule gives it, as Meilisearch's bucket sort would (words, typo, proximity, attribute rank,
+//! word position, exactness; sort values come from the facet indexes).
+//!
+//! Invariants: every rank depends only on the document and the query (never on other
+//! documents), so scores from different shards compare. Maximum ranks follow Meilisearch's
+//! graph costs computed on the query alone: typo `Σ allowed typos`, proximity 3 per adjacent
+//! pair of query terms, attribute rank `weight_max` per term, word position 10 per term,
+//! exactness 1 per term. Rules after `words` look only at the terms the matching strategy kept
+//! for the document.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::ProximityPrecision;
+
+use super::occurrences::{SearchedFields, TermOccurrence};
+use super::query::{MatchingStrategy, QueryTerm, TermKind};
+use super::score::{ExactAttribute, Rank, ScoreDetail};
+
+/// Proximity at and beyond which words are "far" (Meilisearch's `MAX_DISTANCE`).
+pub const PROXIMITY_MAX: u32 = 4;
+/// Cost of the worst word position of one term.
+pub const WORD_POSITION_COST_MAX: u32 = 10;
+
+/// The query-wide inputs of ranking.
+pub struct RankingContext<'a> {
+    pub terms: &'a [QueryTerm],
+    pub strategy: MatchingStrategy,
+    /// Groups of term indexes, in the order the matching strategy drops them (phrases and the
+    /// last group, when there is no phrase, are never dropped).
+    pub removal_order: Vec<Vec<usize>>,
+    pub proximity_precision: ProximityPrecision,
+    pub weight_max: u16,
+    pub fields: &'a SearchedFields,
+}
+
+/// The terms kept for a document and how many terms were dropped.
+pub struct Kept {
+    pub terms: Vec<usize>,
+    pub removed: u32,
+}
+
+impl RankingContext<'_> {
+    /// The terms kept for a document matching `matched` (per term), `None` when it does not
+    /// match the query.
+    pub fn kept(&self, matched: &[bool]) -> Option<Kept> {
+        if matched.iter().all(|matched| *matched) {
+            return Some(Kept {
+                terms: (0..self.terms.len()).collect(),
+                removed: 0,
+            });
+        }
+        if self.strategy == MatchingStrategy::All {
+            return None;
+        }
+        let mut removed: Vec<usize> = Vec::new();
+        for group in &self.removal_order {
+            removed.extend(group);
+            let terms: Vec<usize> = (0..self.terms.len())
+                .filter(|index| !removed.contains(index))
+                .collect();
+            if terms.iter().all(|index| matched[*index]) {
+                let removed = u32::try_from(removed.len()).unwrap_or(u32::MAX);
+                return Some(Kept { terms, removed });
+            }
+        }
+        None
+    }
+
+    /// The `words` rule's rank.
+    pub fn words(&self, kept: &Kept) -> ScoreDetail {
+        let phrase_words: usize = self
+            .terms
+            .iter()
+            .filter(|term| matches!(term.kind, TermKind::Phrase { .. }))
+            .map(QueryTerm::word_count)
+            .sum();
+        let removable = match self.strategy {
+            MatchingStrategy::All => 0,
+            _ => self.removal_order.iter().map(Vec::len).sum(),
+        };
+        let max = 1 + phrase_words.saturating_sub(1) + removable;
+        let max = u32::try_from(max).unwrap_or(u32::MAX);
+        ScoreDetail::Words {
+            matching_words: max.saturating_sub(kept.removed),
+            max_matching_words: max,
+        }
+    }
+
+    pub fn typo(&self, kept: &Kept, occurrences: &[Vec<TermOccurrence>]) -> ScoreDetail {
+        let mut typo_count = 0;
+        let mut max_typo_count = 0;
+        for &index in &kept.terms {
+            max_typo_count += u32::from(self.terms[index].typos_max());
+            let fewest = occurrences[index]
+                .iter()
+                .map(|occurrence| occurrence.typos)
+                .min()
+                .unwrap_or(0);
+            typo_count += u32::from(fewest);
+        }
+        ScoreDetail::Typo {
+            typo_count,
+            max_typo_count,
+        }
+    }
+
+    pub fn proximity(&self, kept: &Kept, occurrences: &[Vec<TermOccurrence>]) -> ScoreDetail {
+        let worst = PROXIMITY_MAX - 1;
+        let mut pairs = 0;
+        let mut cost = 0;
+        for pair in kept.terms.windows(2) {
+            let (left, right) = (pair[0], pair[1]);
+            if self.terms[left].end_position + 1 != self.terms[right].position {
+                continue;
+            }
+            pairs += 1;
+            let best = match self.proximity_precision {
+                ProximityPrecision::ByWord => {
+                    closest_proximity(&occurrences[left], &occurrences[right])
+                }
+                ProximityPrecision::ByAttribute => {
+                    let same_field = occurrences[left].iter().any(|left| {
+                        occurrences[right]
+                            .iter()
+                            .any(|right| right.field == left.field)
+                    });
+                    if same_field { Some(1) } else { None }
+                }
+            };
+            cost += best.map_or(worst, |proximity| proximity.min(PROXIMITY_MAX) - 1);
+        }
+        let max_rank = 1 + worst * pairs;
+        ScoreDetail::Proximity(Rank {
+            rank: max_rank.saturating_sub(cost),
+            max_rank,
+        })
+    }
+
+    pub fn attribute_rank(&self, kept: &Kept, occurrences: &[Vec<TermOccurrence>]) -> ScoreDetail {
+        let weight_max = u32::from(self.weight_max);
+        let mut cost = 0;
+        for &index in &kept.terms {
+            let best = occurrences[index]
+                .iter()
+                .filter_map(|occurrence| self.fields.get(&occurrence.field))
+                .map(|field| u32::from(field.weight).min(weight_max))
+                .min()
+                .unwrap_or(weight_max);
+            cost += best;
+        }
+        let count = u32::try_from(kept.terms.len()).unwrap_or(u32::MAX);
+        let max_rank = 1 + weight_max * count;
+        ScoreDetail::AttributeRank(Rank {
+            rank: max_rank.saturating_sub(cost),
+            max_rank,
+        })
+    }
+
+    pub fn word_position(&self, kept: &Kept, occurrences: &[Vec<TermOccurrence>]) -> ScoreDetail {
+        let mut cost = 0;
+        for &index in &kept.terms {
+            let query_position = self.terms[index].position;
+            let best = occurrences[index]
+                .iter()
+                .map(|occurrence| {
+                    let position = u32::from(bucketed_position(occurrence.start));
+                    cost_from_distance(position.abs_diff(query_position))
+                })
+                .min()
+                .unwrap_or(WORD_POSITION_COST_MAX);
+            cost += best;
+        }
+        let count = u32::try_from(kept.terms.len()).unwrap_or(u32::MAX);
+        let max_rank = 1 + WORD_POSITION_COST_MAX * count;
+        ScoreDetail::WordPosition(Rank {
+            rank: max_rank.saturating_sub(cost),
+            max_rank,
+        })
+    }
+
+    /// The two halves of `exactness`: how the query matched a whole attribute, then how many
+    /// kept terms occur exactly.
+    pub fn exactness(
+        &self,
+        kept: &Kept,
+        occurrences: &[Vec<TermOccurrence>],
+        field_lengths: &BTreeMap<u16, u16>,
+    ) -> [ScoreDetail; 2] {
+        let matching_words = kept
+            .terms
+            .iter()
+            .filter(|index| {
+                occurrences[**index]
+                    .iter()
+                    .any(|occurrence| occurrence.exact)
+            })
+            .count();
+        let count = |value: usize| u32::try_from(value).unwrap_or(u32::MAX);
+        [
+            ScoreDetail::ExactAttribute(self.exact_attribute(kept, occurrences, field_lengths)),
+            ScoreDetail::ExactWords {
+                matching_words: count(matching_words),
+                max_matching_words: count(kept.terms.len()),
+            },
+        ]
+    }
+
+    fn exact_attribute(
+        &self,
+        kept: &Kept,
+        occurrences: &[Vec<TermOccurrence>],
+        field_lengths: &BTreeMap<u16, u16>,
+    ) -> ExactAttribute {
+        let all_positions: u32 = kept
+            .terms
+            .iter()
+            .map(|index| self.terms[*index].end_position - self.terms[*index].position + 1)
+            .sum();
+        let starts_at = |index: usize, field: u16| {
+            let wanted = bucketed_query_position(self.terms[index].position);
+            occurrences[index].iter().any(|occurrence| {
+                occurrence.exact
+                    && occurrence.field == field
+                    && bucketed_position(occurrence.start) == wanted
+            })
+        };
+        let mut result = ExactAttribute::NoExactMatch;
+        for field in self.fields.keys() {
+            if !kept.terms.iter().all(|index| starts_at(*index, *field)) {
+                continue;
+            }
+            let length = field_lengths.get(field).copied().unwrap_or(0);
+            if u32::from(length) == all_positions {
+                return ExactAttribute::ExactMatch;
+            }
+            result = ExactAttribute::MatchesStart;
+        }
+        result
+    }
+}
+
+/// The smallest proximity between an occurrence of `left` followed by one of `right` in the
+/// same field (`None` when they never share a field).
+fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Option<u32> {
+    let mut right_sorted: Vec<(u16, u16, bool)> = right
+        .iter()
+        .map(|occurrence| (occurrence.field, occurrence.start, occurrence.shared))
+        .collect();
+    right_sorted.sort_unstable();
+    let mut best: Option<u32> = None;
+    for occurrence in left {
+        let key = (occurrence.field, occurrence.end);
+        let index = right_sorted.partition_point(|(field, start, _)| (*field, *start) < key);
+        let mut consider = |candidate: Option<&(u16, u16, bool)>| {
+            let Some(&(field, start, shared)) = candidate else {
+                return;
+            };
+            if field != occurrence.field {
+                return;
+            }
+            if start == occurrence.end {
+                // One occurrence matched both terms: an n-gram or multi-word synonym stands
+                // for adjacent words; the same plain word twice is no proximity at all.
+                if shared && occurrence.shared {
+                    best = Some(1);
+                }
+                return;
+            }
+            let (lhs, rhs) = (u32::from(occurrence.end), u32::from(start));
+            let proximity = if lhs <= rhs { rhs - lhs } else { lhs - rhs + 1 };
+            best = Some(best.map_or(proximity, |current| current.min(proximity)));
+        };
+        // The nearest following start (past those equal to this end) and the nearest before.
+        let mut following = index;
+        while let Some(candidate) = right_sorted.get(following) {
+            consider(Some(candidate));
+            if (candidate.0, candidate.1) != key {
+                break;
+            }
+            following += 1;
+        }
+        consider(
+            index
+                .checked_sub(1)
+                .and_then(|before| right_sorted.get(before)),
+        );
+    }
+    best
+}
+
+/// Meilisearch's bucketed word position: exact below 16, then 24, then powers of two.
+pub fn bucketed_position(relative: u16) -> u16 {
+    if relative < 16 {
+        relative
+    } else if relative < 24 {
+        24
+    } else {
+        let bits = u16::BITS - (relative - 1).leading_zeros();
+        u16::try_from(1u32 << bits).unwrap_or(u16::MAX)
+    }
+}
+
+fn bucketed_query_position(position: u32) -> u16 {
+    bucketed_position(u16::try_from(position).unwrap_or(u16::MAX))
+}
+
+/// Cost of a word standing `distance` positions from where the query has it.
+pub fn cost_from_distance(distance: u32) -> u32 {
+    match distance {
+        0 => 0,
+        1 => 1,
+        2..=4 => 2,
+        5..=7 => 3,
+        8..=11 => 4,
+        12..=16 => 5,
+        17..=24 => 6,
+        25..=64 => 7,
+        65..=256 => 8,
+        257..=1024 => 9,
+        _ => 10,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(field: u16, position: u16, shared: bool) -> TermOccurrence {
+        TermOccurrence {
+            field,
+            start: position,
+            end: position,
+            typos: 0,
+            exact: true,
+            shared,
+            alternative: 0,
+        }
+    }
+
+    #[test]
+    fn bucketed_positions_match_meilisearch() {
+        let expected = [
+            (0, 0),
+            (15, 15),
+            (16, 24),
+            (23, 24),
+            (24, 32),
+            (32, 32),
+            (33, 64),
+        ];
+        for (relative, bucket) in expected {
+            assert_eq!(bucketed_position(relative), bucket, "{relative}");
+        }
+        assert_eq!(bucketed_position(u16::MAX), u16::MAX);
+    }
+
+    #[test]
+    fn distance_costs_grow_by_buckets() {
+        let expected = [
+            (0, 0),
+            (1, 1),
+            (4, 2),
+            (7, 3),
+            (11, 4),
+            (16, 5),
+            (24, 6),
+            (64, 7),
+        ];
+        for (distance, cost) in expected {
+            assert_eq!(cost_from_distance(distance), cost, "{distance}");
+        }
+        assert_eq!(cost_from_distance(2000), WORD_POSITION_COST_MAX);
+    }
+
+    #[test]
+    fn closest_proximity_is_directional_and_per_field() {
+        // Right after: 1; right before: distance + 1; other field: none.
+        assert_eq!(
+            closest_proximity(&[at(0, 3, false)], &[at(0, 4, false)]),
+            Some(1)
+        );
+        assert_eq!(
+            closest_proximity(&[at(0, 4, false)], &[at(0, 3, false)]),
+            Some(2)
+        );
+        assert_eq!(
+            closest_proximity(&[at(0, 3, false)], &[at(1, 4, false)]),
+            None
+        );
+        assert_eq!(
+            closest_proximity(&[at(0, 3, false)], &[at(0, 3, false), at(0, 9, false)]),
+            Some(6)
+        );
+        // One shared occurrence standing for both words.
+        assert_eq!(
+            closest_proximity(&[at(0, 3, true)], &[at(0, 3, true)]),
+            Some(1)
+        );
+    }
+}

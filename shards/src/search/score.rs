@@ -1,0 +1,318 @@
+//! Ranking scores: each ranking rule gives a document a rank out of a maximum rank, the global
+//! `_rankingScore` folds the ranks of the rules in order (sort rules excluded), and the
+//! details render as Meilisearch's `_rankingScoreDetails`.
+//!
+//! Invariants: ranks are `1..=max_rank` (higher is better); folding is Meilisearch's: each
+//! next rule subdivides the previous rule's rank interval, so the global score orders
+//! documents as the rules do (rule by rule). Details depend only on the document and the
+//! query, so hits of different shards compare with [`compare_details`] exactly as within one.
+
+use std::cmp::Ordering;
+
+use serde_json::{Map, Value, json};
+
+/// A rank out of a maximum rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rank {
+    pub rank: u32,
+    pub max_rank: u32,
+}
+
+impl Rank {
+    pub fn local_score(self) -> f64 {
+        f64::from(self.rank) / f64::from(self.max_rank.max(1))
+    }
+
+    /// The rank of `inner` inside the interval of `outer`.
+    pub fn merge(outer: Rank, inner: Rank) -> Rank {
+        Rank {
+            rank: outer.rank.saturating_sub(1) * inner.max_rank + inner.rank,
+            max_rank: outer.max_rank * inner.max_rank,
+        }
+    }
+
+    /// The score of ranks folded in order (1.0 without ranks).
+    pub fn global_score(ranks: impl Iterator<Item = Rank>) -> f64 {
+        ranks
+            .fold(
+                Rank {
+                    rank: 1,
+                    max_rank: 1,
+                },
+                Rank::merge,
+            )
+            .local_score()
+    }
+}
+
+/// How the query matched a whole attribute (the first half of `exactness`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactAttribute {
+    ExactMatch,
+    MatchesStart,
+    NoExactMatch,
+}
+
+impl ExactAttribute {
+    pub fn rank(self) -> Rank {
+        let rank = match self {
+            ExactAttribute::ExactMatch => 3,
+            ExactAttribute::MatchesStart => 2,
+            ExactAttribute::NoExactMatch => 1,
+        };
+        Rank { rank, max_rank: 3 }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ExactAttribute::ExactMatch => "exactMatch",
+            ExactAttribute::MatchesStart => "matchesStart",
+            ExactAttribute::NoExactMatch => "noExactMatch",
+        }
+    }
+}
+
+/// The value a sort rule saw for a document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortValue {
+    Number(f64),
+    /// Compared by the normalized form (the facet order), shown as the original.
+    String {
+        normalized: String,
+        original: String,
+    },
+    Missing,
+}
+
+/// What one ranking rule said about one document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScoreDetail {
+    Words {
+        matching_words: u32,
+        max_matching_words: u32,
+    },
+    Typo {
+        typo_count: u32,
+        max_typo_count: u32,
+    },
+    Proximity(Rank),
+    AttributeRank(Rank),
+    WordPosition(Rank),
+    ExactAttribute(ExactAttribute),
+    ExactWords {
+        matching_words: u32,
+        max_matching_words: u32,
+    },
+    /// A `sort` parameter rule or a custom `field:asc|desc` ranking rule.
+    Sort {
+        field: String,
+        ascending: bool,
+        value: SortValue,
+    },
+}
+
+impl ScoreDetail {
+    /// The rank, `None` for sort rules (which do not score).
+    pub fn rank(&self) -> Option<Rank> {
+        match self {
+            ScoreDetail::Words {
+                matching_words,
+                max_matching_words,
+            } => Some(Rank {
+                rank: *matching_words,
+                max_rank: *max_matching_words,
+            }),
+            ScoreDetail::Typo {
+                typo_count,
+                max_typo_count,
+            } => Some(Rank {
+                rank: (max_typo_count + 1).saturating_sub(*typo_count),
+                max_rank: max_typo_count + 1,
+            }),
+            ScoreDetail::Proximity(rank)
+            | ScoreDetail::AttributeRank(rank)
+            | ScoreDetail::WordPosition(rank) => Some(*rank),
+            ScoreDetail::ExactAttribute(exact) => Some(exact.rank()),
+            ScoreDetail::ExactWords {
+                matching_words,
+                max_matching_words,
+            } => Some(Rank {
+                rank: matching_words + 1,
+                max_rank: max_matching_words + 1,
+            }),
+            ScoreDetail::Sort { .. } => None,
+        }
+    }
+}
+
+/// `_rankingScore` of a document's details.
+pub fn global_score(details: &[ScoreDetail]) -> f64 {
+    Rank::global_score(details.iter().filter_map(ScoreDetail::rank))
+}
+
+/// Meilisearch's order of sort values: numbers before strings, missing values last.
+fn compare_sort_values(ascending: bool, left: &SortValue, right: &SortValue) -> Ordering {
+    let directed = |order: Ordering| if ascending { order } else { order.reverse() };
+    match (left, right) {
+        (SortValue::Missing, SortValue::Missing) => Ordering::Equal,
+        (SortValue::Missing, _) => Ordering::Greater,
+        (_, SortValue::Missing) => Ordering::Less,
+        (SortValue::Number(_), SortValue::String { .. }) => Ordering::Less,
+        (SortValue::String { .. }, SortValue::Number(_)) => Ordering::Greater,
+        (SortValue::Number(left), SortValue::Number(right)) => {
+            directed(left.partial_cmp(right).unwrap_or(Ordering::Equal))
+        }
+        (
+            SortValue::String {
+                normalized: left, ..
+            },
+            SortValue::String {
+                normalized: right, ..
+            },
+        ) => directed(left.cmp(right)),
+    }
+}
+
+/// Orders two documents' details (of the same query): `Less` means `left` ranks first.
+pub fn compare_details(left: &[ScoreDetail], right: &[ScoreDetail]) -> Ordering {
+    for (left, right) in left.iter().zip(right) {
+        let order = match (left, right) {
+            (
+                ScoreDetail::Sort {
+                    ascending, value, ..
+                },
+                ScoreDetail::Sort {
+                    value: other_value, ..
+                },
+            ) => compare_sort_values(*ascending, value, other_value),
+            _ => match (left.rank(), right.rank()) {
+                (Some(left), Some(right)) => {
+                    // Higher local score first; equal fractions are equal ranks.
+                    (u64::from(right.rank) * u64::from(left.max_rank))
+                        .cmp(&(u64::from(left.rank) * u64::from(right.max_rank)))
+                }
+                _ => Ordering::Equal,
+            },
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    Ordering::Equal
+}
+
+fn sort_value_json(value: &SortValue) -> Value {
+    match value {
+        SortValue::Number(number) => json!(number),
+        SortValue::String { original, .. } => json!(original),
+        SortValue::Missing => Value::Null,
+    }
+}
+
+/// `_rankingScoreDetails`. `attribute_unified` is true when the `attribute` rule (rather than
+/// `attributeRank` and `wordPosition`) is used: the two ranks then render as one `attribute`.
+pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<String, Value> {
+    let mut map = Map::new();
+    let mut order = 0u32;
+    let mut attribute_rank = None;
+    for detail in details {
+        let score = detail.rank().map(Rank::local_score);
+        match detail {
+            ScoreDetail::Words {
+                matching_words,
+                max_matching_words,
+            } => {
+                map.insert(
+                    "words".into(),
+                    json!({"order": order, "matchingWords": matching_words,
+                           "maxMatchingWords": max_matching_words, "score": score}),
+                );
+            }
+            ScoreDetail::Typo {
+                typo_count,
+                max_typo_count,
+            } => {
+                map.insert(
+                    "typo".into(),
+                    json!({"order": order, "typoCount": typo_count,
+                           "maxTypoCount": max_typo_count, "score": score}),
+                );
+            }
+            ScoreDetail::Proximity(_) => {
+                map.insert("proximity".into(), json!({"order": order, "score": score}));
+            }
+            ScoreDetail::AttributeRank(rank) if attribute_unified => {
+                attribute_rank = Some(*rank);
+                map.insert(
+                    "attribute".into(),
+                    json!({"order": order, "attributeRankingOrderScore": score}),
+                );
+            }
+            ScoreDetail::AttributeRank(_) => {
+                map.insert(
+                    "attributeRank".into(),
+                    json!({"order": order, "score": score}),
+                );
+            }
+            ScoreDetail::WordPosition(rank) if attribute_unified => {
+                if let (Some(Value::Object(attribute)), Some(first)) =
+                    (map.get_mut("attribute"), attribute_rank)
+                {
+                    attribute.insert("queryWordDistanceScore".into(), json!(score));
+                    let combined = Rank::global_score([first, *rank].into_iter());
+                    attribute.insert("score".into(), json!(combined));
+                }
+                continue;
+            }
+            ScoreDetail::WordPosition(_) => {
+                map.insert(
+                    "wordPosition".into(),
+                    json!({"order": order, "score": score}),
+                );
+            }
+            ScoreDetail::ExactAttribute(exact) => {
+                map.insert(
+                    "exactness".into(),
+                    json!({"order": order, "matchType": exact.name(), "score": score}),
+                );
+            }
+            ScoreDetail::ExactWords {
+                matching_words,
+                max_matching_words,
+            } => {
+                if let Some(Value::Object(exactness)) = map.get_mut("exactness") {
+                    if exactness.get("matchType") == Some(&json!("noExactMatch")) {
+                        let combined = Rank::global_score(
+                            [
+                                ExactAttribute::NoExactMatch.rank(),
+                                detail.rank().unwrap_or(Rank {
+                                    rank: 1,
+                                    max_rank: 1,
+                                }),
+                            ]
+                            .into_iter(),
+                        );
+                        exactness.remove("score");
+                        exactness.insert("matchingWords".into(), json!(matching_words));
+                        exactness.insert("maxMatchingWords".into(), json!(max_matching_words));
+                        exactness.insert("score".into(), json!(combined));
+                    }
+                }
+                continue;
+            }
+            ScoreDetail::Sort {
+                field,
+                ascending,
+                value,
+            } => {
+                let name = format!("{field}:{}", if *ascending { "asc" } else { "desc" });
+                map.insert(
+                    name,
+                    json!({"order": order, "value": sort_value_json(value)}),
+                );
+            }
+        }
+        order += 1;
+    }
+    map
+}

@@ -1,0 +1,214 @@
+//! Resolving query terms into alternatives: the dictionary words a word derives to (itself,
+//! typos), the words it starts when it is the query's prefix, its synonyms, a phrase itself, and what several adjacent query
+//! words match together: their concatenation (`sun flower` → `sunflower`) and multi-word
+//! synonym keys (`new york` → `nyc`). Alternatives matched by several terms at once are
+//! "shared": one occurrence then satisfies all of those terms.
+//!
+//! Invariants: synonyms are normalized with the index's analyzer (keys and values, once per
+//! search); n-grams join 2 or 3 adjacent non-phrase words (at most [`NGRAM_WORDS_MAX`]) and
+//! match only as whole dictionary words, as Meilisearch's n-gram terms without typos.
+
+use std::collections::BTreeMap;
+
+use storage_engine::ReadTransaction;
+
+use crate::analysis::{Analyzer, TextSettings};
+use crate::shard::ShardResult;
+
+use super::derivations::derive_word;
+use super::inverted::WORD_DOCUMENTS_TREE;
+use super::query::{QueryTerm, TermKind};
+
+/// Most adjacent query words joined into one n-gram or multi-word synonym key.
+pub const NGRAM_WORDS_MAX: usize = 3;
+
+/// Normalized synonym key words → normalized alternatives.
+pub type Synonyms = BTreeMap<Vec<String>, Vec<Vec<String>>>;
+
+/// One thing a term matches: a word (one element) or a phrase (`None` for stop-word holes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alternative {
+    pub words: Vec<Option<String>>,
+    pub typos: u8,
+    /// The query word or phrase itself (not a prefix expansion, typo, synonym).
+    pub exact: bool,
+    /// Matched together by several adjacent terms (an n-gram or multi-word synonym).
+    pub shared: bool,
+    /// The one word is a prefix: this alternative is every longer dictionary word it starts.
+    pub prefix: bool,
+}
+
+/// A query term with everything it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTerm {
+    pub term: QueryTerm,
+    pub alternatives: Vec<Alternative>,
+}
+
+impl ResolvedTerm {
+    /// The words of one alternative.
+    pub fn alternative_words(&self, alternative: u16) -> Vec<String> {
+        self.alternatives
+            .get(usize::from(alternative))
+            .map(|found| found.words.iter().flatten().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every dictionary word this term may match (for highlighting).
+    pub fn matching_words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        for alternative in &self.alternatives {
+            for word in alternative.words.iter().flatten() {
+                if !words.contains(word) {
+                    words.push(word.clone());
+                }
+            }
+        }
+        words
+    }
+}
+
+/// The synonyms setting with keys and values normalized by `analyzer`.
+pub fn normalized_synonyms(analyzer: &Analyzer, settings: &TextSettings) -> Synonyms {
+    let mut synonyms = Synonyms::new();
+    for (key, values) in &settings.synonyms {
+        let key = analyzer.normalize_words(key);
+        if key.is_empty() {
+            continue;
+        }
+        let entry = synonyms.entry(key).or_default();
+        for value in values {
+            let words = analyzer.normalize_words(value);
+            if !words.is_empty() && !entry.contains(&words) {
+                entry.push(words);
+            }
+        }
+    }
+    synonyms
+}
+
+fn synonym_alternative(words: &[String], shared: bool) -> Alternative {
+    Alternative {
+        words: words.iter().cloned().map(Some).collect(),
+        typos: 0,
+        exact: false,
+        shared,
+        prefix: false,
+    }
+}
+
+/// Resolves each term, then adds what adjacent words match together.
+pub fn resolve_terms(
+    read: &ReadTransaction,
+    settings: &TextSettings,
+    synonyms: &Synonyms,
+    terms: &[QueryTerm],
+) -> ShardResult<Vec<ResolvedTerm>> {
+    let mut resolved = Vec::with_capacity(terms.len());
+    for term in terms {
+        resolved.push(resolve_term(read, settings, synonyms, term)?);
+    }
+    add_shared_alternatives(read, synonyms, &mut resolved)?;
+    Ok(resolved)
+}
+
+fn resolve_term(
+    read: &ReadTransaction,
+    settings: &TextSettings,
+    synonyms: &Synonyms,
+    term: &QueryTerm,
+) -> ShardResult<ResolvedTerm> {
+    let mut alternatives = Vec::new();
+    match &term.kind {
+        TermKind::Phrase { words } => alternatives.push(Alternative {
+            words: words.clone(),
+            typos: 0,
+            exact: true,
+            shared: false,
+            prefix: false,
+        }),
+        TermKind::Word {
+            word,
+            is_prefix,
+            typos_max,
+        } => {
+            for derivation in derive_word(read, settings, word, *is_prefix, *typos_max)?.words {
+                alternatives.push(Alternative {
+                    words: vec![Some(derivation.word)],
+                    typos: derivation.typos,
+                    exact: derivation.exact,
+                    shared: false,
+                    prefix: false,
+                });
+            }
+            if *is_prefix {
+                alternatives.push(Alternative {
+                    words: vec![Some(word.clone())],
+                    typos: 0,
+                    exact: false,
+                    shared: false,
+                    prefix: true,
+                });
+            }
+            if let Some(values) = synonyms.get(std::slice::from_ref(word)) {
+                alternatives.extend(values.iter().map(|value| synonym_alternative(value, false)));
+            }
+        }
+    }
+    Ok(ResolvedTerm {
+        term: term.clone(),
+        alternatives,
+    })
+}
+
+/// The word of a non-phrase term.
+fn plain_word(term: &QueryTerm) -> Option<&str> {
+    match &term.kind {
+        TermKind::Word { word, .. } => Some(word),
+        TermKind::Phrase { .. } => None,
+    }
+}
+
+/// N-grams and multi-word synonyms of windows of adjacent word terms.
+fn add_shared_alternatives(
+    read: &ReadTransaction,
+    synonyms: &Synonyms,
+    resolved: &mut [ResolvedTerm],
+) -> ShardResult<()> {
+    let dictionary = read.open_tree(WORD_DOCUMENTS_TREE)?;
+    for size in 2..=NGRAM_WORDS_MAX {
+        for start in 0..resolved.len().saturating_sub(size - 1) {
+            let window = &resolved[start..start + size];
+            let adjacent = window
+                .windows(2)
+                .all(|pair| pair[0].term.end_position + 1 == pair[1].term.position);
+            let words: Option<Vec<String>> = window
+                .iter()
+                .map(|term| plain_word(&term.term).map(str::to_owned))
+                .collect();
+            let (true, Some(words)) = (adjacent, words) else {
+                continue;
+            };
+            let mut shared = Vec::new();
+            if let Some(values) = synonyms.get(&words) {
+                shared.extend(values.iter().map(|value| synonym_alternative(value, true)));
+            }
+            let joined = words.concat();
+            if let Some(tree) = &dictionary {
+                if tree.get(joined.as_bytes())?.is_some() {
+                    shared.push(Alternative {
+                        words: vec![Some(joined)],
+                        typos: 0,
+                        exact: true,
+                        shared: true,
+                        prefix: false,
+                    });
+                }
+            }
+            for term in &mut resolved[start..start + size] {
+                term.alternatives.extend(shared.iter().cloned());
+            }
+        }
+    }
+    Ok(())
+}

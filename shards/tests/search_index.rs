@@ -1,0 +1,436 @@
+//! The inverted index stays exact: after any sequence of additions, replacements, updates,
+//! deletions and `DeleteAll`, and after text settings changes, its trees equal those of a
+//! shard built from scratch with the same documents and settings. And scores are
+//! shard-independent: a corpus split over two shards and merged by details ranks as one shard.
+//!
+//! The random corpora use a fixed seed (printed; `SEARCH_INDEX_SEED` replaces it,
+//! `SEARCH_INDEX_CASES` sets the number of rounds).
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+
+use serde_json::{Map, Value, json};
+use shards::analysis::{RankingRule, TextSettings};
+use shards::search::{MatchingStrategy, SearchQuery, ShardHit, compare_details};
+use shards::shard::{Operation, Shard};
+use storage_engine::{Direction, Options, SyncMode};
+
+const DEFAULT_SEED: u64 = 0x5EA2_C4ED;
+const DEFAULT_CASES: u64 = 4;
+const WORDS: [&str; 16] = [
+    "quick",
+    "quack",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "wonderful",
+    "ponderful",
+    "the",
+    "hello",
+    "help",
+    "helicopter",
+    "sun",
+    "flower",
+];
+
+fn seed() -> u64 {
+    let seed = std::env::var("SEARCH_INDEX_SEED")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
+    println!("seed: {seed}");
+    seed
+}
+
+fn cases() -> u64 {
+    std::env::var("SEARCH_INDEX_CASES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(DEFAULT_CASES)
+}
+
+/// xorshift64*: small, deterministic.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+
+    fn text(&mut self) -> String {
+        let count = 1 + self.below(6);
+        (0..count)
+            .map(|_| WORDS[self.below(WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(if self.below(4) == 0 { ". " } else { " " })
+    }
+
+    fn document(&mut self, id: u64) -> Map<String, Value> {
+        let mut document = Map::new();
+        document.insert("id".into(), json!(id));
+        document.insert("title".into(), json!(self.text()));
+        if self.below(2) == 0 {
+            document.insert("body".into(), json!([self.text(), {"inner": self.text()}]));
+        }
+        if self.below(3) == 0 {
+            document.insert("count".into(), json!(self.below(100)));
+        }
+        document
+    }
+}
+
+fn open(directory: &tempfile::TempDir, name: &str) -> Shard {
+    let options = Options {
+        sync_mode: SyncMode::None,
+        ..Options::default()
+    };
+    Shard::open(&directory.path().join(name), options).unwrap()
+}
+
+/// The inverted index with internal ids and field ids replaced by external ids and paths.
+fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
+    let snapshot = shard.read().unwrap();
+    let fields: BTreeMap<u16, String> = snapshot
+        .fields_map()
+        .unwrap()
+        .into_iter()
+        .map(|(path, id)| (id, path))
+        .collect();
+    let external = |internal: u32| {
+        let document = snapshot.document_by_id(internal, None).unwrap().unwrap();
+        document["id"].to_string()
+    };
+    let read = shard.database().begin_read();
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for name in ["word_documents", "word_positions", "field_lengths"] {
+        let Some(tree) = read.open_tree(name).unwrap() else {
+            continue;
+        };
+        for entry in tree
+            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .unwrap()
+        {
+            let (key, value) = entry.unwrap();
+            let line = match name {
+                "word_documents" => {
+                    let bitmap = roaring::RoaringBitmap::deserialize_from(value).unwrap();
+                    let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
+                    format!("{} -> {ids:?}", String::from_utf8_lossy(key))
+                }
+                "word_positions" => {
+                    let split = key.len() - 5;
+                    let internal = u32::from_be_bytes(key[split + 1..].try_into().unwrap());
+                    let mut pairs: Vec<String> = value
+                        .chunks(4)
+                        .map(|chunk| {
+                            let field = u16::from_be_bytes([chunk[0], chunk[1]]);
+                            let position = u16::from_be_bytes([chunk[2], chunk[3]]);
+                            format!("{}@{position}", fields[&field])
+                        })
+                        .collect();
+                    // Field ids differ between shards: compare by path.
+                    pairs.sort();
+                    format!(
+                        "{} in {} -> {pairs:?}",
+                        String::from_utf8_lossy(&key[..split]),
+                        external(internal)
+                    )
+                }
+                _ => {
+                    let internal = u32::from_be_bytes(key.try_into().unwrap());
+                    let mut pairs: Vec<String> = value
+                        .chunks(4)
+                        .map(|chunk| {
+                            let field = u16::from_be_bytes([chunk[0], chunk[1]]);
+                            let count = u16::from_be_bytes([chunk[2], chunk[3]]);
+                            format!("{}={count}", fields[&field])
+                        })
+                        .collect();
+                    pairs.sort();
+                    format!("{} -> {pairs:?}", external(internal))
+                }
+            };
+            out.entry(name.to_owned()).or_default().insert(line);
+        }
+    }
+    out
+}
+
+/// A shard holding `documents`, built in one batch after its settings.
+fn from_scratch(
+    directory: &tempfile::TempDir,
+    name: &str,
+    settings: &TextSettings,
+    documents: &BTreeMap<u64, Map<String, Value>>,
+) -> Shard {
+    let shard = open(directory, name);
+    shard.set_text_settings(settings.clone()).unwrap();
+    let operations = documents
+        .iter()
+        .map(|(id, document)| Operation::Replace {
+            external_id: id.to_string(),
+            document: document.clone(),
+        })
+        .collect();
+    shard.apply(1, operations).unwrap();
+    shard
+}
+
+#[test]
+fn index_equals_a_rebuild_after_replace_update_delete_and_delete_all() {
+    let mut random = Random(seed() | 1);
+    for case in 0..cases() {
+        let directory = tempfile::tempdir().unwrap();
+        let shard = open(&directory, "live.pages");
+        let mut expected: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+        let mut settings = TextSettings::default();
+        for batch in 1..=12u64 {
+            let mut operations = Vec::new();
+            if batch == 10 {
+                // At least one DeleteAll in every case, with documents added after it.
+                operations.push(Operation::DeleteAll);
+                expected.clear();
+            }
+            for _ in 0..(1 + random.below(8)) {
+                let id = random.below(20);
+                match random.below(10) {
+                    0 if batch % 5 == 0 => {
+                        operations.push(Operation::DeleteAll);
+                        expected.clear();
+                    }
+                    0..=2 => {
+                        operations.push(Operation::Delete {
+                            external_id: id.to_string(),
+                        });
+                        expected.remove(&id);
+                    }
+                    3 if expected.contains_key(&id) => {
+                        // An update: the caller folds it into a whole document.
+                        let mut document = expected[&id].clone();
+                        document.insert("title".into(), json!(random.text()));
+                        operations.push(Operation::Replace {
+                            external_id: id.to_string(),
+                            document: document.clone(),
+                        });
+                        expected.insert(id, document);
+                    }
+                    _ => {
+                        let document = random.document(id);
+                        operations.push(Operation::Replace {
+                            external_id: id.to_string(),
+                            document: document.clone(),
+                        });
+                        expected.insert(id, document);
+                    }
+                }
+            }
+            shard.apply(batch, operations).unwrap();
+            if batch == 6 {
+                settings.stop_words = ["the".to_owned()].into();
+                settings.searchable_attributes = Some(vec!["body".to_owned(), "title".to_owned()]);
+                assert!(shard.set_text_settings(settings.clone()).unwrap());
+            }
+            let reference = from_scratch(
+                &directory,
+                &format!("reference-{batch}.pages"),
+                &settings,
+                &expected,
+            );
+            assert_eq!(dump(&shard), dump(&reference), "case {case} batch {batch}");
+        }
+        // Replaying the last batch changes nothing.
+        let before = dump(&shard);
+        let outcome = shard.apply(12, vec![Operation::DeleteAll]).unwrap();
+        assert!(outcome.already_applied);
+        assert_eq!(dump(&shard), before);
+    }
+}
+
+#[test]
+fn settings_that_do_not_change_the_index_do_not_rebuild_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory, "shard.pages");
+    let mut random = Random(seed() | 1);
+    let documents: BTreeMap<u64, _> = (0..10).map(|id| (id, random.document(id))).collect();
+    let operations = documents
+        .iter()
+        .map(|(id, document)| Operation::Replace {
+            external_id: id.to_string(),
+            document: document.clone(),
+        })
+        .collect();
+    shard.apply(1, operations).unwrap();
+    let before = dump(&shard);
+    let settings = TextSettings {
+        ranking_rules: vec![RankingRule::Exactness, RankingRule::Words],
+        ..TextSettings::default()
+    };
+    assert!(shard.set_text_settings(settings.clone()).unwrap());
+    assert!(!shard.set_text_settings(settings.clone()).unwrap());
+    assert_eq!(dump(&shard), before);
+    assert_eq!(shard.read().unwrap().text_settings(), &settings);
+}
+
+/// Merges shards' hits by their details (ties by shard then position), as the server does.
+fn merge(lists: Vec<Vec<(String, ShardHit)>>) -> Vec<(String, ShardHit)> {
+    let mut all: Vec<(usize, (String, ShardHit))> = lists
+        .into_iter()
+        .flat_map(|list| list.into_iter().enumerate())
+        .collect();
+    all.sort_by(|(left_rank, left), (right_rank, right)| {
+        compare_details(&left.1.details, &right.1.details).then(left_rank.cmp(right_rank))
+    });
+    all.into_iter().map(|(_, hit)| hit).collect()
+}
+
+fn named_hits(shard: &Shard, query: &SearchQuery) -> (Vec<(String, ShardHit)>, u64) {
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(query).unwrap();
+    let named = hits
+        .hits
+        .into_iter()
+        .map(|hit| {
+            let document = snapshot.document_by_id(hit.id, None).unwrap().unwrap();
+            (document["id"].to_string(), hit)
+        })
+        .collect();
+    (named, hits.total)
+}
+
+/// Hits grouped into runs of equal details: the order inside a run is a free tie-break.
+fn runs(hits: &[(String, ShardHit)]) -> Vec<(BTreeSet<String>, String)> {
+    let mut runs: Vec<(BTreeSet<String>, String)> = Vec::new();
+    let mut previous: Option<&ShardHit> = None;
+    for (name, hit) in hits {
+        let same = previous.is_some_and(|before| {
+            compare_details(&before.details, &hit.details) == std::cmp::Ordering::Equal
+        });
+        if !same {
+            runs.push((
+                BTreeSet::new(),
+                format!("{:.12} {:?}", hit.score, hit.details),
+            ));
+        }
+        runs.last_mut().unwrap().0.insert(name.clone());
+        previous = Some(hit);
+    }
+    runs
+}
+
+#[test]
+fn scores_are_shard_independent_so_merged_shards_rank_as_one() {
+    let mut random = Random(seed() | 1);
+    let directory = tempfile::tempdir().unwrap();
+    let settings = TextSettings {
+        searchable_attributes: Some(vec!["title".to_owned(), "body".to_owned()]),
+        ..TextSettings::default()
+    };
+    let documents: BTreeMap<u64, _> = (0..60).map(|id| (id, random.document(id))).collect();
+    let (even, odd): (BTreeMap<u64, _>, BTreeMap<u64, _>) = documents
+        .clone()
+        .into_iter()
+        .partition(|(id, _)| random.below(2) == 0 || *id == 0);
+    let whole = from_scratch(&directory, "whole.pages", &settings, &documents);
+    let first = from_scratch(&directory, "first.pages", &settings, &even);
+    let second = from_scratch(&directory, "second.pages", &settings, &odd);
+    let strategies = [
+        MatchingStrategy::Last,
+        MatchingStrategy::All,
+        MatchingStrategy::Frequency,
+    ];
+    let mut non_empty = 0;
+    let queries = [
+        "quick fox",
+        "wonderful dog ",
+        "hel",
+        "\"lazy dog\" jumps",
+        "the sun flower",
+        "quack brown -fox",
+        "ponderfull over",
+    ];
+    for q in queries {
+        for strategy in strategies {
+            let mut query = SearchQuery {
+                q: Some(q.to_owned()),
+                limit: 1000,
+                matching_strategy: strategy,
+                ..SearchQuery::default()
+            };
+            if strategy == MatchingStrategy::Frequency {
+                // The server sums the shards' term counts so that every shard drops the same
+                // terms first.
+                let left = first.read().unwrap().term_document_counts(&query).unwrap();
+                let right = second.read().unwrap().term_document_counts(&query).unwrap();
+                let whole_counts = whole.read().unwrap().term_document_counts(&query).unwrap();
+                let summed: Vec<u64> = left.iter().zip(&right).map(|(a, b)| a + b).collect();
+                assert_eq!(summed, whole_counts, "q {q:?}");
+                query.term_document_counts = Some(summed);
+            }
+            let (one, one_total) = named_hits(&whole, &query);
+            let (left, left_total) = named_hits(&first, &query);
+            let (right, right_total) = named_hits(&second, &query);
+            assert_eq!(one_total, left_total + right_total, "q {q:?}");
+            if !one.is_empty() {
+                non_empty += 1;
+            }
+            let merged = merge(vec![left, right]);
+            assert_eq!(runs(&merged), runs(&one), "q {q:?} {strategy:?}");
+        }
+    }
+    assert!(non_empty >= queries.len() * 2, "the queries find documents");
+}
+
+#[test]
+fn stopping_after_the_first_words_buckets_changes_no_hit_and_no_total() {
+    let mut random = Random(seed() | 1);
+    let directory = tempfile::tempdir().unwrap();
+    let documents: BTreeMap<u64, _> = (0..80).map(|id| (id, random.document(id))).collect();
+    let shard = from_scratch(
+        &directory,
+        "shard.pages",
+        &TextSettings::default(),
+        &documents,
+    );
+    let snapshot = shard.read().unwrap();
+    let mut non_empty = 0;
+    for q in [
+        "quick fox dog",
+        "lazy hel",
+        "wonderful sun flower over",
+        "\"lazy dog\" fox",
+    ] {
+        for limit in [1, 3, 10] {
+            let early = SearchQuery {
+                q: Some(q.to_owned()),
+                limit,
+                ..SearchQuery::default()
+            };
+            // Naming every field turns the early stop off: the full evaluation.
+            let full = SearchQuery {
+                limit: 1000,
+                attributes_to_search_on: Some(vec!["title".to_owned(), "body".to_owned()]),
+                ..early.clone()
+            };
+            let early_hits = snapshot.search(&early).unwrap();
+            let mut full_hits = snapshot.search(&full).unwrap();
+            if full_hits.total > 0 {
+                non_empty += 1;
+            }
+            full_hits.hits.truncate(limit);
+            assert_eq!(early_hits.total, full_hits.total, "q {q:?} limit {limit}");
+            assert_eq!(early_hits.hits, full_hits.hits, "q {q:?} limit {limit}");
+        }
+    }
+    assert!(non_empty >= 9, "most queries find documents");
+}

@@ -1,0 +1,382 @@
+//! Search on one shard: analysis of mixed text, query parsing (phrases, negation, prefix),
+//! typo rules (sizes, first letter, disableOn*), prefix search, phrases, negative words and
+//! phrases, matching strategies, attributesToSearchOn, candidates, synonyms, stop words.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use shards::analysis::{Analyzer, RankingRule, TextSettings};
+use shards::search::{MatchingStrategy, SearchQuery, TermKind, parse_query};
+use shards::shard::{Operation, Shard};
+use storage_engine::{Options, SyncMode};
+
+fn open(directory: &tempfile::TempDir) -> Shard {
+    let options = Options {
+        sync_mode: SyncMode::None,
+        ..Options::default()
+    };
+    Shard::open(&directory.path().join("shard.pages"), options).unwrap()
+}
+
+fn load(shard: &Shard, documents: &[Value]) {
+    let operations = documents
+        .iter()
+        .map(|document| Operation::Replace {
+            external_id: document["id"].to_string(),
+            document: document.as_object().unwrap().clone(),
+        })
+        .collect();
+    shard.apply(1, operations).unwrap();
+}
+
+/// External ids (the `id` field) of the hits, best first.
+fn ids(shard: &Shard, query: &SearchQuery) -> Vec<i64> {
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(query).unwrap();
+    hits.hits
+        .iter()
+        .map(|hit| {
+            let document = snapshot.document_by_id(hit.id, None).unwrap().unwrap();
+            document["id"].as_i64().unwrap()
+        })
+        .collect()
+}
+
+fn query(q: &str) -> SearchQuery {
+    SearchQuery {
+        q: Some(q.to_owned()),
+        limit: 100,
+        ..SearchQuery::default()
+    }
+}
+
+fn sorted(mut values: Vec<i64>) -> Vec<i64> {
+    values.sort_unstable();
+    values
+}
+
+#[test]
+fn mixed_text_is_normalized_and_positioned_like_meilisearch() {
+    let analyzer = Analyzer::new(&TextSettings::default());
+    let words: Vec<(String, u32)> = analyzer
+        .words("Hello Wörld. Café crème 東京", 0)
+        .into_iter()
+        .map(|word| (word.word, word.position))
+        .collect();
+    let texts: Vec<&str> = words.iter().map(|(word, _)| word.as_str()).collect();
+    assert_eq!(texts[..4], ["hello", "world", "cafe", "creme"]);
+    // A soft separator (" ") adds 1, a hard one (". ") adds 8.
+    assert_eq!(words[0].1, 0);
+    assert_eq!(words[1].1, 1);
+    assert_eq!(words[2].1, 9);
+    assert_eq!(words[3].1, 10);
+    assert!(words.len() >= 5, "the CJK text gives words: {words:?}");
+    assert!(words[4].1 >= 11);
+}
+
+#[test]
+fn stop_words_take_positions_but_are_not_words() {
+    let settings = TextSettings {
+        stop_words: ["The".to_owned()].into(),
+        ..TextSettings::default()
+    };
+    let analyzer = Analyzer::new(&settings);
+    let words: Vec<(String, u32)> = analyzer
+        .words("the quick fox", 0)
+        .into_iter()
+        .map(|word| (word.word, word.position))
+        .collect();
+    assert_eq!(words, [("quick".to_owned(), 1), ("fox".to_owned(), 2)]);
+}
+
+#[test]
+fn query_parsing_finds_phrases_negations_and_the_prefix() {
+    let settings = TextSettings::default();
+    let analyzer = Analyzer::new(&settings);
+    let parsed = parse_query(
+        &analyzer,
+        &settings,
+        "big \"red fox\" -cat -\"dog house\" jum",
+    );
+    assert_eq!(parsed.negative_words, ["cat"]);
+    assert_eq!(
+        parsed.negative_phrases,
+        [vec![Some("dog".to_owned()), Some("house".to_owned())]]
+    );
+    assert_eq!(parsed.terms.len(), 3);
+    assert!(
+        matches!(&parsed.terms[0].kind, TermKind::Word { word, is_prefix: false, .. } if word == "big")
+    );
+    assert!(matches!(&parsed.terms[1].kind, TermKind::Phrase { words } if words.len() == 2));
+    assert!(
+        matches!(&parsed.terms[2].kind, TermKind::Word { word, is_prefix: true, .. } if word == "jum")
+    );
+    // A trailing space ends the prefix.
+    let parsed = parse_query(&analyzer, &settings, "jum ");
+    assert!(matches!(
+        &parsed.terms[0].kind,
+        TermKind::Word {
+            is_prefix: false,
+            ..
+        }
+    ));
+    // A dash inside a word is no negation.
+    let parsed = parse_query(&analyzer, &settings, "t-shirt");
+    assert!(parsed.negative_words.is_empty());
+}
+
+fn typo_corpus() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "title": "hello"}),
+        json!({"id": 2, "title": "jello"}),
+        json!({"id": 3, "title": "hell"}),
+        json!({"id": 4, "title": "wonderful"}),
+        json!({"id": 5, "title": "ponderful"}),
+        json!({"id": 6, "title": "wandrefil"}),
+        json!({"id": 7, "title": "12345"}),
+        json!({"id": 8, "title": "helicopter"}),
+    ]
+}
+
+#[test]
+fn typo_rules_follow_word_sizes_and_the_first_letter() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(&shard, &typo_corpus());
+    // 5 letters: one typo, same first letter only ("jello" starts differently).
+    assert_eq!(sorted(ids(&shard, &query("hallo "))), [1]);
+    // 4 letters: no typo.
+    assert_eq!(sorted(ids(&shard, &query("hall "))), Vec::<i64>::new());
+    // 9 letters: two typos; a different first letter at one edit counts as two typos, and
+    // the exact match ranks first.
+    assert_eq!(ids(&shard, &query("wonderful ")), [4, 5]);
+    assert_eq!(ids(&shard, &query("wonderfol ")), [4]);
+    // 8 letters: one typo only.
+    assert_eq!(ids(&shard, &query("wondrful ")), [4]);
+    // Prefix: the last word also matches the words it starts.
+    assert_eq!(sorted(ids(&shard, &query("hel"))), [1, 3, 8]);
+    assert_eq!(ids(&shard, &query("hell"))[0], 3);
+}
+
+#[test]
+fn typo_tolerance_settings_disable_typos() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(&shard, &typo_corpus());
+    let mut settings = TextSettings::default();
+    settings.typo_tolerance.enabled = false;
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("hallo "))), Vec::<i64>::new());
+    let mut settings = TextSettings::default();
+    settings.typo_tolerance.disable_on_words = ["hallo".to_owned()].into();
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("hallo "))), Vec::<i64>::new());
+    let mut settings = TextSettings::default();
+    settings.typo_tolerance.one_typo_characters_min = 4;
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("hall "))), [3]);
+    let mut settings = TextSettings::default();
+    settings.typo_tolerance.disable_on_numbers = true;
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("12346 "))), Vec::<i64>::new());
+    shard.set_text_settings(TextSettings::default()).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("12346 "))), [7]);
+    let mut settings = TextSettings::default();
+    settings.typo_tolerance.disable_on_attributes = ["title".to_owned()].into();
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("hallo "))), Vec::<i64>::new());
+    assert_eq!(sorted(ids(&shard, &query("hello "))), [1]);
+}
+
+fn fox_corpus() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "title": "the quick brown fox", "body": "jumps"}),
+        json!({"id": 2, "title": "the brown quick fox", "body": "sleeps"}),
+        json!({"id": 3, "title": "a fox", "body": "quick"}),
+        json!({"id": 4, "title": "dog house", "body": "quick brown dog"}),
+    ]
+}
+
+#[test]
+fn phrases_need_consecutive_words_and_negations_exclude() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(&shard, &fox_corpus());
+    assert_eq!(sorted(ids(&shard, &query("\"quick brown\""))), [1, 4]);
+    let mut all = query("\"quick brown\" fox");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(sorted(ids(&shard, &all)), [1]);
+    assert_eq!(sorted(ids(&shard, &query("quick -fox"))), [4]);
+    assert_eq!(
+        sorted(ids(&shard, &query("quick -\"brown dog\""))),
+        [1, 2, 3]
+    );
+    // Only negations: every other document.
+    assert_eq!(sorted(ids(&shard, &query("-dog"))), [1, 2, 3]);
+}
+
+#[test]
+fn matching_strategies_drop_terms_as_meilisearch() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(&shard, &fox_corpus());
+    let mut all = query("quick fox sleeps ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &all), [2]);
+    let last = query("quick fox sleeps ");
+    // All three, then "quick fox", then "quick".
+    assert_eq!(ids(&shard, &last)[0], 2);
+    assert_eq!(sorted(ids(&shard, &last)), [1, 2, 3, 4]);
+    let mut frequency = query("dog quick ");
+    frequency.matching_strategy = MatchingStrategy::Frequency;
+    // "quick" is the most frequent: dropped first, so documents with "dog" only remain.
+    assert_eq!(ids(&shard, &frequency), [4]);
+    let mut last_words = query("dog quick ");
+    last_words.matching_strategy = MatchingStrategy::Last;
+    assert_eq!(ids(&shard, &last_words), [4]);
+}
+
+#[test]
+fn attributes_to_search_on_and_candidates_restrict_the_search() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(&shard, &fox_corpus());
+    let mut on_body = query("quick ");
+    on_body.attributes_to_search_on = Some(vec!["body".to_owned()]);
+    assert_eq!(sorted(ids(&shard, &on_body)), [3, 4]);
+    let snapshot = shard.read().unwrap();
+    let internal = snapshot.internal_id("3").unwrap().unwrap();
+    let mut filtered = query("quick ");
+    filtered.candidates = Some([internal].into_iter().collect());
+    assert_eq!(ids(&shard, &filtered), [3]);
+}
+
+#[test]
+fn searchable_attributes_limit_the_indexed_fields() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(&shard, &fox_corpus());
+    let settings = TextSettings {
+        searchable_attributes: Some(vec!["body".to_owned()]),
+        ..TextSettings::default()
+    };
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(sorted(ids(&shard, &query("fox "))), Vec::<i64>::new());
+    assert_eq!(sorted(ids(&shard, &query("quick "))), [3, 4]);
+}
+
+#[test]
+fn synonyms_stop_words_separators_and_dictionary_apply() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "title": "a tiny cat"}),
+            json!({"id": 2, "title": "new york city"}),
+            json!({"id": 3, "title": "snake_case and C++ rocks"}),
+        ],
+    );
+    let mut settings = TextSettings {
+        ranking_rules: RankingRule::defaults(),
+        ..TextSettings::default()
+    };
+    settings
+        .synonyms
+        .insert("small".to_owned(), vec!["tiny".to_owned()]);
+    settings
+        .synonyms
+        .insert("nyc".to_owned(), vec!["New York".to_owned()]);
+    shard.set_text_settings(settings.clone()).unwrap();
+    assert_eq!(ids(&shard, &query("small ")), [1]);
+    assert_eq!(ids(&shard, &query("nyc ")), [2]);
+    // One way only.
+    assert_eq!(ids(&shard, &query("tiny ")), [1]);
+    assert!(ids(&shard, &query("york ")).contains(&2));
+
+    settings.stop_words = ["city".to_owned()].into();
+    shard.set_text_settings(settings.clone()).unwrap();
+    // A stop word is no term unless it ends the query; it is no longer indexed either.
+    assert_eq!(ids(&shard, &query("city")), Vec::<i64>::new());
+    assert_eq!(ids(&shard, &query("york city ")), [2]);
+
+    settings.separator_tokens = ["_".to_owned()].into();
+    shard.set_text_settings(settings.clone()).unwrap();
+    assert_eq!(ids(&shard, &query("case ")), [3]);
+
+    settings.dictionary = ["C++".to_owned()].into();
+    shard.set_text_settings(settings).unwrap();
+    assert_eq!(ids(&shard, &query("C++ ")), [3]);
+}
+
+#[test]
+fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "title": "a sunflower field"}),
+            json!({"id": 2, "title": "the sun and a flower"}),
+            json!({"id": 3, "title": "nyc at night"}),
+        ],
+    );
+    let mut all = query("sun flower ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &all), [1, 2]);
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&all).unwrap();
+    assert!(hits.hits[0].score > hits.hits[1].score);
+    assert_eq!(hits.hits[0].matched_words, ["sunflower"]);
+
+    let mut settings = TextSettings::default();
+    settings
+        .synonyms
+        .insert("New York".to_owned(), vec!["NYC".to_owned()]);
+    shard.set_text_settings(settings).unwrap();
+    let mut all = query("new york ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &all), [3]);
+}
+
+#[test]
+fn looked_up_and_scanned_occurrences_agree() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    let documents: Vec<Value> = (0..40)
+        .map(|id| json!({"id": id, "title": format!("fox number {id}"), "body": "brown fox"}))
+        .collect();
+    load(&shard, &documents);
+    let snapshot = shard.read().unwrap();
+    let everything = snapshot.search(&query("fox ")).unwrap();
+    for id in [0, 17, 39] {
+        let internal = snapshot.internal_id(&id.to_string()).unwrap().unwrap();
+        let mut narrow = query("fox ");
+        // One wanted document among forty: looked up, not scanned.
+        narrow.candidates = Some([internal].into_iter().collect());
+        let hits = snapshot.search(&narrow).unwrap();
+        assert_eq!(hits.total, 1);
+        let full = everything
+            .hits
+            .iter()
+            .find(|hit| hit.id == internal)
+            .unwrap();
+        assert_eq!(&hits.hits[0], full);
+    }
+}
+
+#[test]
+fn a_short_prefix_finds_every_word_it_starts() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = open(&directory);
+    let documents: Vec<Value> = (0..300)
+        .map(|id| json!({"id": id, "title": format!("pre{id:03}x and more")}))
+        .collect();
+    load(&shard, &documents);
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&query("pr")).unwrap();
+    assert_eq!(hits.total, 300);
+    assert_eq!(hits.query_words, [vec!["pr".to_owned()]]);
+    // Four letters: no typo, exactly the hundred words starting "pre2".
+    let hits = snapshot.search(&query("pre2")).unwrap();
+    assert_eq!(hits.total, 100);
+}

@@ -1,0 +1,393 @@
+//! Ranking rules on hand-checked corpora, one rule at a time (order and `_rankingScore`), the
+//! sort and custom rules, and the rendering of `_rankingScoreDetails`.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use shards::analysis::{RankingRule, TextSettings};
+use shards::search::{MatchingStrategy, SearchQuery, details_json};
+use shards::shard::{Operation, Shard, SortRule};
+use storage_engine::{Options, SyncMode};
+
+fn open(directory: &tempfile::TempDir) -> Shard {
+    let options = Options {
+        sync_mode: SyncMode::None,
+        ..Options::default()
+    };
+    Shard::open(&directory.path().join("shard.pages"), options).unwrap()
+}
+
+fn shard_with(
+    directory: &tempfile::TempDir,
+    rules: Vec<RankingRule>,
+    searchable: Option<Vec<&str>>,
+    documents: &[Value],
+) -> Shard {
+    let shard = open(directory);
+    let settings = TextSettings {
+        ranking_rules: rules,
+        searchable_attributes: searchable.map(|list| list.into_iter().map(str::to_owned).collect()),
+        ..TextSettings::default()
+    };
+    shard.set_text_settings(settings).unwrap();
+    let operations = documents
+        .iter()
+        .map(|document| Operation::Replace {
+            external_id: document["id"].to_string(),
+            document: document.as_object().unwrap().clone(),
+        })
+        .collect();
+    shard.apply(1, operations).unwrap();
+    shard
+}
+
+/// `(external id, score)` of the hits, best first.
+fn ranked(shard: &Shard, query: &SearchQuery) -> Vec<(i64, f64)> {
+    let snapshot = shard.read().unwrap();
+    snapshot
+        .search(query)
+        .unwrap()
+        .hits
+        .iter()
+        .map(|hit| {
+            let document = snapshot.document_by_id(hit.id, None).unwrap().unwrap();
+            (document["id"].as_i64().unwrap(), hit.score)
+        })
+        .collect()
+}
+
+fn query(q: &str) -> SearchQuery {
+    SearchQuery {
+        q: Some(q.to_owned()),
+        limit: 100,
+        ..SearchQuery::default()
+    }
+}
+
+fn assert_ranked(actual: &[(i64, f64)], expected: &[(i64, f64)]) {
+    assert_eq!(actual.len(), expected.len(), "{actual:?} vs {expected:?}");
+    for ((id, score), (expected_id, expected_score)) in actual.iter().zip(expected) {
+        assert_eq!(id, expected_id, "{actual:?} vs {expected:?}");
+        assert!(
+            (score - expected_score).abs() < 1e-9,
+            "{actual:?} vs {expected:?}"
+        );
+    }
+}
+
+#[test]
+fn words_rule_ranks_by_matched_terms_from_the_end() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words],
+        None,
+        &[
+            json!({"id": 1, "text": "quick"}),
+            json!({"id": 2, "text": "quick brown fox"}),
+            json!({"id": 3, "text": "quick brown"}),
+            json!({"id": 4, "text": "brown fox"}),
+        ],
+    );
+    assert_ranked(
+        &ranked(&shard, &query("quick brown fox ")),
+        &[(2, 1.0), (3, 2.0 / 3.0), (1, 1.0 / 3.0)],
+    );
+    let mut all = query("quick brown fox ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_ranked(&ranked(&shard, &all), &[(2, 1.0)]);
+}
+
+#[test]
+fn typo_rule_ranks_by_typo_count() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Typo],
+        None,
+        &[
+            json!({"id": 1, "text": "wodrerful"}),
+            json!({"id": 2, "text": "wondrful"}),
+            json!({"id": 3, "text": "wonderful"}),
+        ],
+    );
+    assert_ranked(
+        &ranked(&shard, &query("wonderful ")),
+        &[(3, 1.0), (2, 2.0 / 3.0), (1, 1.0 / 3.0)],
+    );
+}
+
+#[test]
+fn proximity_rule_ranks_by_word_distance() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Proximity],
+        None,
+        &[
+            json!({"id": 1, "title": "quick", "body": "fox"}),
+            json!({"id": 2, "text": "quick one two three fox"}),
+            json!({"id": 3, "text": "fox quick"}),
+            json!({"id": 4, "text": "quick brown fox"}),
+            json!({"id": 5, "text": "quick fox"}),
+        ],
+    );
+    let mut all = query("quick fox ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_ranked(
+        &ranked(&shard, &all),
+        &[(5, 1.0), (3, 0.75), (4, 0.75), (1, 0.25), (2, 0.25)],
+    );
+}
+
+#[test]
+fn attribute_rank_rule_ranks_by_field_order() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::AttributeRank],
+        Some(vec!["title", "body"]),
+        &[
+            json!({"id": 1, "title": "dog", "body": "fox"}),
+            json!({"id": 2, "title": "fox", "body": "dog"}),
+        ],
+    );
+    assert_ranked(&ranked(&shard, &query("fox ")), &[(2, 1.0), (1, 0.5)]);
+}
+
+#[test]
+fn word_position_rule_ranks_by_position_in_the_field() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::WordPosition],
+        None,
+        &[
+            json!({"id": 1, "text": "one two three fox"}),
+            json!({"id": 2, "text": "one fox"}),
+            json!({"id": 3, "text": "fox"}),
+        ],
+    );
+    assert_ranked(
+        &ranked(&shard, &query("fox ")),
+        &[(3, 1.0), (2, 10.0 / 11.0), (1, 9.0 / 11.0)],
+    );
+}
+
+#[test]
+fn exactness_rule_prefers_whole_then_starting_then_exact_words() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Exactness],
+        None,
+        &[
+            json!({"id": 1, "text": "quikc fox"}),
+            json!({"id": 2, "text": "the quick fox"}),
+            json!({"id": 3, "text": "quick fox jumps"}),
+            json!({"id": 4, "text": "quick fox"}),
+        ],
+    );
+    let mut all = query("quick fox ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_ranked(
+        &ranked(&shard, &all),
+        &[(4, 1.0), (3, 6.0 / 9.0), (2, 3.0 / 9.0), (1, 2.0 / 9.0)],
+    );
+}
+
+#[test]
+fn sort_and_custom_rules_order_by_field_values() {
+    let directory = tempfile::tempdir().unwrap();
+    let documents = [
+        json!({"id": 1, "text": "fox", "price": 3}),
+        json!({"id": 2, "text": "fox", "price": 1}),
+        json!({"id": 3, "text": "fox"}),
+        json!({"id": 4, "text": "fox", "price": "cheap"}),
+        json!({"id": 5, "text": "fox", "price": 2}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words, RankingRule::Sort],
+        None,
+        &documents,
+    );
+    shard.set_sortable_fields(&["price".to_owned()]).unwrap();
+    let mut sorted = query("fox ");
+    sorted.sort = vec![SortRule {
+        field: "price".to_owned(),
+        ascending: true,
+    }];
+    let order: Vec<i64> = ranked(&shard, &sorted).iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, [2, 5, 1, 4, 3]);
+    // Placeholder search follows the sort too.
+    sorted.q = None;
+    let order: Vec<i64> = ranked(&shard, &sorted).iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, [2, 5, 1, 4, 3]);
+
+    let settings = TextSettings {
+        ranking_rules: vec![
+            RankingRule::Words,
+            RankingRule::Custom {
+                field: "price".to_owned(),
+                ascending: false,
+            },
+        ],
+        ..TextSettings::default()
+    };
+    shard.set_text_settings(settings).unwrap();
+    let order: Vec<i64> = ranked(&shard, &query("fox "))
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order, [1, 5, 2, 4, 3]);
+}
+
+#[test]
+fn default_rules_render_meilisearch_details() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        RankingRule::defaults(),
+        None,
+        &[json!({"id": 1, "text": "quick brown fox"})],
+    );
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&query("quick fox ")).unwrap();
+    assert_eq!(hits.total, 1);
+    let hit = &hits.hits[0];
+    let details = Value::Object(details_json(&hit.details, hits.attribute_unified));
+    assert_eq!(
+        details,
+        json!({
+            "words": {"order": 0, "matchingWords": 2, "maxMatchingWords": 2, "score": 1.0},
+            // "quick" may carry one typo: the maximum counts it (Meilisearch counts only the
+            // typos its index can match, 0 here; see the search module's documentation).
+            "typo": {"order": 1, "typoCount": 0, "maxTypoCount": 1, "score": 1.0},
+            "proximity": {"order": 2, "score": 0.75},
+            "attributeRank": {"order": 3, "score": 1.0},
+            "wordPosition": {"order": 4, "score": 20.0 / 21.0},
+            // "fox" is not at the query's position 1: no exact attribute match.
+            "exactness": {"order": 5, "matchType": "noExactMatch", "matchingWords": 2,
+                          "maxMatchingWords": 2, "score": 1.0 / 3.0},
+        })
+    );
+    assert_eq!(hit.matched_words, ["fox", "quick"]);
+
+    let settings = TextSettings {
+        ranking_rules: vec![RankingRule::Attribute, RankingRule::Exactness],
+        ..TextSettings::default()
+    };
+    shard.set_text_settings(settings).unwrap();
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&query("brown ")).unwrap();
+    let details = Value::Object(details_json(&hits.hits[0].details, hits.attribute_unified));
+    assert_eq!(
+        details,
+        // `words` comes first even though the settings leave it out (strategy `last`).
+        json!({
+            "words": {"order": 0, "matchingWords": 1, "maxMatchingWords": 1, "score": 1.0},
+            "attribute": {"order": 1, "attributeRankingOrderScore": 1.0,
+                          "queryWordDistanceScore": 10.0 / 11.0, "score": 10.0 / 11.0},
+            "exactness": {"order": 2, "matchType": "noExactMatch", "matchingWords": 1,
+                          "maxMatchingWords": 1, "score": 2.0 / 6.0},
+        })
+    );
+}
+
+#[test]
+fn distinct_attribute_keeps_the_best_document_per_value() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::WordPosition],
+        None,
+        &[
+            json!({"id": 1, "text": "a b fox", "color": "Red"}),
+            json!({"id": 2, "text": "fox", "color": "red"}),
+            json!({"id": 3, "text": "a fox", "color": "blue"}),
+            json!({"id": 4, "text": "a b c d fox"}),
+            json!({"id": 5, "text": "a b c d e f g h fox"}),
+        ],
+    );
+    shard.set_filterable_fields(&json!(["color"])).unwrap();
+    let mut distinct = query("fox ");
+    distinct.distinct = Some("color".to_owned());
+    let order: Vec<i64> = ranked(&shard, &distinct)
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order, [2, 3, 4, 5]);
+    let snapshot = shard.read().unwrap();
+    let hits = snapshot.search(&distinct).unwrap();
+    assert_eq!(hits.total, 4);
+    assert_eq!(hits.hits[0].distinct_values, ["s:red"]);
+    // Placeholder search too.
+    distinct.q = None;
+    let order: Vec<i64> = ranked(&shard, &distinct)
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order, [1, 3, 4, 5]);
+}
+
+#[test]
+fn phrases_are_never_dropped_and_equal_frequencies_drop_together() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words],
+        None,
+        &[
+            json!({"id": 1, "text": "quick brown fox"}),
+            json!({"id": 2, "text": "quick brown"}),
+            json!({"id": 3, "text": "fox"}),
+            json!({"id": 4, "text": "alpha"}),
+            json!({"id": 5, "text": "beta"}),
+            json!({"id": 6, "text": "alpha beta"}),
+            json!({"id": 7, "text": "alpha gamma"}),
+        ],
+    );
+    // Words maximum: 1 + (2 phrase words - 1) + 1 removable term.
+    assert_ranked(
+        &ranked(&shard, &query("\"quick brown\" fox ")),
+        &[(1, 1.0), (2, 2.0 / 3.0)],
+    );
+    let mut frequency = query("alpha beta ");
+    frequency.matching_strategy = MatchingStrategy::Frequency;
+    // "alpha" (3 documents) goes first, then "beta" stays.
+    assert_ranked(&ranked(&shard, &frequency), &[(6, 1.0), (5, 0.5)]);
+    let mut tied = query("quick fox ");
+    tied.matching_strategy = MatchingStrategy::Frequency;
+    // Equal counts (2 and 2) form one group, the last one, which is never dropped.
+    assert_ranked(&ranked(&shard, &tied), &[(1, 1.0)]);
+}
+
+#[test]
+fn rules_are_arranged_as_meilisearch_arranges_them() {
+    let directory = tempfile::tempdir().unwrap();
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::AttributeRank,
+            RankingRule::Words,
+            RankingRule::AttributeRank,
+        ],
+        None,
+        &[json!({"id": 1, "text": "quick fox"})],
+    );
+    let snapshot = shard.read().unwrap();
+    let keys = |query: &SearchQuery| {
+        let hits = snapshot.search(query).unwrap();
+        let details = details_json(&hits.hits[0].details, hits.attribute_unified);
+        details
+            .iter()
+            .map(|(name, value)| format!("{name}:{}", value["order"]))
+            .collect::<Vec<_>>()
+    };
+    // `words` moves before the first rule looking at words; duplicates are dropped.
+    assert_eq!(keys(&query("quick fox ")), ["words:0", "attributeRank:1"]);
+    // No `words` rule with matchingStrategy all.
+    let mut all = query("quick fox ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(keys(&all), ["attributeRank:0"]);
+}
