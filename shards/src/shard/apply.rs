@@ -566,6 +566,7 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
         state,
         deltas: Deltas::default(),
         outcome: ApplyOutcome::default(),
+        assigned_ids: std::collections::HashMap::new(),
         analyzer,
     };
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
