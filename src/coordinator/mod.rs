@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod merge;
 pub mod shard_host;
+pub mod text_settings;
 
 use std::cell::RefCell;
 use std::path::PathBuf;

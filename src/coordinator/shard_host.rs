@@ -66,6 +66,11 @@ pub enum ShardCommand {
         filterable: Value,
         sortable: Vec<String>,
     },
+    /// Replaces the text settings, rebuilding the inverted index when what it depends on
+    /// changed; committed at once, idempotent.
+    SetTextSettings {
+        settings: Box<shards::analysis::TextSettings>,
+    },
     /// One document by external id, with only `fields` when given.
     Document {
         external_id: String,
@@ -163,6 +168,13 @@ impl ShardHost {
                 })
                 .await
                 .map_err(shard_error)?;
+                Ok(ShardAnswer::Done)
+            }
+            ShardCommand::SetTextSettings { settings } => {
+                let shard = self.shard(&address)?;
+                crate::runtime::blocking::run(move || shard.set_text_settings(*settings))
+                    .await
+                    .map_err(shard_error)?;
                 Ok(ShardAnswer::Done)
             }
             ShardCommand::Remove => self.remove(&address).await.map(|()| ShardAnswer::Done),

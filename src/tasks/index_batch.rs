@@ -27,6 +27,7 @@ use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, storage_name};
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::coordinator::text_settings::text_settings;
 use crate::errors::{Code, ResponseError};
 
 /// The progress step while the batch's tasks are read and planned.
@@ -331,12 +332,18 @@ impl BatchWork {
         }
         self.progress(PROGRESS_PLANNING, total, total);
         let applied = self.apply_documents(&record, documents).await;
-        let facets_applied = if applied.is_ok() && facet_settings_changed(&settings_before, &record)
+        let mut facets_applied =
+            if applied.is_ok() && facet_settings_changed(&settings_before, &record) {
+                self.apply_facet_settings(&record).await
+            } else {
+                Ok(())
+            };
+        if facets_applied.is_ok()
+            && applied.is_ok()
+            && text_settings(&settings_before) != text_settings(&record.settings)
         {
-            self.apply_facet_settings(&record).await
-        } else {
-            Ok(())
-        };
+            facets_applied = self.apply_text_settings(&record).await;
+        }
         for (position, task, effect) in pending {
             let is_document_task = !matches!(task.kind, KindWithContent::SettingsUpdate { .. });
             let outcome = if is_document_task {
@@ -461,6 +468,21 @@ impl BatchWork {
             assigned.push((id.clone(), candidate));
         }
         Ok(assigned)
+    }
+
+    async fn apply_text_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
+        let record = Arc::new(record.clone());
+        let settings = text_settings(&record.settings);
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record, |_| ShardCommand::SetTextSettings {
+                settings: Box::new(settings.clone()),
+            })
+            .await
+        {
+            answer?;
+        }
+        Ok(())
     }
 
     async fn apply_facet_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
