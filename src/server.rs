@@ -153,6 +153,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         processing_index: RefCell::new(None),
         progress: RefCell::new(None),
         trace: RefCell::new(Vec::new()),
+        queue_writes: glommio::sync::Semaphore::new(1),
     });
     let data_directory = settings.data_directory.clone();
     let catalog = settings.catalog.clone();

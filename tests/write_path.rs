@@ -668,3 +668,42 @@ fn a_cancelation_stops_the_processing_batch_and_cancels_what_waits() {
     }
     println!("canceled {canceled} tasks");
 }
+
+#[test]
+fn concurrent_writes_from_many_connections_on_every_core_are_all_registered() {
+    let server = Server::start();
+    let address = server.address.to_string();
+    let clients: Vec<_> = (0..8)
+        .map(|client| {
+            let address = address.clone();
+            std::thread::spawn(move || {
+                let mut uids = Vec::new();
+                for round in 0..15 {
+                    let body = json!([{"id": format!("c{client}-r{round}")}]).to_string();
+                    let response = common::raw_to(
+                        &address,
+                        &json_request("POST", "/indexes/busy/documents", None, &body),
+                    )
+                    .expect("the server answers");
+                    assert_eq!(response.status, 202, "{}", response.text());
+                    uids.push(response.json()["taskUid"].as_u64().unwrap());
+                }
+                uids
+            })
+        })
+        .collect();
+    let mut uids: Vec<u64> = clients
+        .into_iter()
+        .flat_map(|client| client.join().unwrap())
+        .collect();
+    uids.sort_unstable();
+    uids.dedup();
+    assert_eq!(uids.len(), 120, "every registration got its own uid");
+    wait_idle(&server);
+    let failed = server
+        .raw(&request("GET", "/tasks?statuses=failed", None))
+        .json();
+    assert_eq!(failed["total"], 0, "{failed}");
+    let stats = server.raw(&request("GET", "/indexes/busy/stats", None)).json();
+    assert_eq!(stats["numberOfDocuments"], 120);
+}

@@ -92,9 +92,26 @@ pub struct ControlSide {
     pub progress: RefCell<Option<crate::tasks::Progress>>,
     /// The steps the batch being processed went through, with when each began.
     pub trace: RefCell<Vec<(String, std::time::Instant)>>,
+    /// One permit: the page store takes one write transaction at a time, so every write to
+    /// the queue (registrations from every core, the scheduler's batch records) waits here.
+    pub queue_writes: glommio::sync::Semaphore,
 }
 
 impl ControlSide {
+    /// Runs `work` on the queue off the core, after the writes before it.
+    pub async fn write_queue<Output: Send + 'static>(
+        &self,
+        work: impl FnOnce(&TaskQueue) -> Output + Send + 'static,
+    ) -> Result<Output, ResponseError> {
+        let _permit = self
+            .queue_writes
+            .acquire_permit(1)
+            .await
+            .map_err(|error| ResponseError::internal(error.to_string()))?;
+        let queue = self.queue.clone();
+        Ok(crate::runtime::blocking::run(move || work(&queue)).await)
+    }
+
     /// Records the step the batch being processed is at: `finished` of `total` done.
     pub fn set_progress(&self, step: &str, finished: u32, total: u32) {
         let percentage = if total == 0 {
@@ -361,12 +378,12 @@ impl Coordinator {
         custom_metadata: Option<String>,
     ) -> Result<Task, ResponseError> {
         let control = self.control_side()?;
-        let queue = control.queue.clone();
-        let registered = crate::runtime::blocking::run(move || {
-            queue.register(kind, custom_metadata, OffsetDateTime::now_utc())
-        })
-        .await
-        .map_err(queue_error)?;
+        let registered = control
+            .write_queue(move |queue| {
+                queue.register(kind, custom_metadata, OffsetDateTime::now_utc())
+            })
+            .await?
+            .map_err(queue_error)?;
         if let Some(batch_uid) = registered.interrupt_batch {
             let mut processing = control.processing.borrow_mut();
             if let Some((processing_uid, interrupt)) = processing.as_mut()

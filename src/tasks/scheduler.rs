@@ -102,6 +102,19 @@ impl Scheduler {
         }
     }
 
+    /// Runs a write on the queue after the writes before it (see
+    /// [`crate::coordinator::ControlSide::write_queue`]).
+    async fn write<Output: Send + 'static>(
+        &self,
+        work: impl FnOnce(&TaskQueue) -> super::queue::QueueResult<Output> + Send + 'static,
+    ) -> Result<Output, ResponseError> {
+        let control = self
+            .coordinator
+            .control()
+            .ok_or_else(|| ResponseError::internal("the scheduler runs on the control core"))?;
+        control.write_queue(work).await?.map_err(queue_error)
+    }
+
     /// Runs the batch a crash interrupted again, with the same tasks (see the module doc).
     async fn rerun_interrupted(&mut self, interrupted: Vec<Task>) -> Result<(), ResponseError> {
         let uids: Vec<u32> = interrupted.iter().map(|task| task.uid).collect();
@@ -115,13 +128,11 @@ impl Scheduler {
 
     /// Forms, processes and records the next batch; false when nothing waits.
     async fn run_next_batch(&mut self, only: Option<Vec<Task>>) -> Result<bool, ResponseError> {
-        let queue = self.queue.clone();
         let max_tasks = self.options.max_number_of_tasks;
-        crate::runtime::blocking::run(move || {
+        self.write(move |queue| {
             queue.register_cleanup_if_needed(max_tasks, OffsetDateTime::now_utc())
         })
-        .await
-        .map_err(queue_error)?;
+        .await?;
         let waiting = match only {
             Some(tasks) => tasks,
             None => {
@@ -150,15 +161,14 @@ impl Scheduler {
     }
 
     async fn run_batch(&mut self, next: NextBatch) -> Result<(), ResponseError> {
-        let queue = self.queue.clone();
         let task_uids = next.task_uids.clone();
         let strategy = next.strategy();
         let reuse = next.reuse_batch_uid;
-        let (mut batch, tasks) = crate::runtime::blocking::run(move || {
-            queue.start_batch(&task_uids, reuse, strategy, OffsetDateTime::now_utc())
-        })
-        .await
-        .map_err(queue_error)?;
+        let (mut batch, tasks) = self
+            .write(move |queue| {
+                queue.start_batch(&task_uids, reuse, strategy, OffsetDateTime::now_utc())
+            })
+            .await?;
         let coordinator = self.coordinator.clone();
         let control = coordinator
             .control()
@@ -177,11 +187,8 @@ impl Scheduler {
         *control.progress.borrow_mut() = None;
         match end {
             BatchEnd::Interrupted => {
-                let queue = self.queue.clone();
                 let uid = batch.uid;
-                crate::runtime::blocking::run(move || queue.abort_batch(uid))
-                    .await
-                    .map_err(queue_error)?;
+                self.write(move |queue| queue.abort_batch(uid)).await?;
                 tracing::info!(batch = uid, "batch interrupted by a cancelation");
                 Ok(())
             }
@@ -196,20 +203,19 @@ impl Scheduler {
                         .publish_catalog(Arc::new(catalog.clone()))
                         .await?;
                 }
-                let queue = self.queue.clone();
                 let finished_at = OffsetDateTime::now_utc();
-                let (batch, tasks) = crate::runtime::blocking::run(move || {
-                    let outcome =
-                        queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
-                            match &catalog {
-                                Some(catalog) => catalog.store_changes(&before, write),
-                                None => Ok(()),
-                            }
-                        });
-                    outcome.map(|()| (batch, tasks))
-                })
-                .await
-                .map_err(queue_error)?;
+                let (batch, tasks) = self
+                    .write(move |queue| {
+                        let outcome =
+                            queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
+                                match &catalog {
+                                    Some(catalog) => catalog.store_changes(&before, write),
+                                    None => Ok(()),
+                                }
+                            });
+                        outcome.map(|()| (batch, tasks))
+                    })
+                    .await?;
                 tracing::info!(batch = batch.uid, "batch finished");
                 self.clean_up(&tasks, removed_storages).await;
                 Ok(())
@@ -286,12 +292,10 @@ impl Scheduler {
                     }
                 }
                 KindWithContent::TaskDeletion { tasks: matched, .. } => {
-                    let queue = self.queue.clone();
                     let matched = matched.clone();
-                    let outcome =
-                        crate::runtime::blocking::run(move || queue.delete_matched(&matched))
-                            .await
-                            .map_err(queue_error);
+                    let outcome = self
+                        .write(move |queue| queue.delete_matched(&matched))
+                        .await;
                     match outcome {
                         Ok(deleted) => {
                             let count = deleted.len() as u64;
