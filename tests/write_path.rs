@@ -704,6 +704,8 @@ fn concurrent_writes_from_many_connections_on_every_core_are_all_registered() {
         .raw(&request("GET", "/tasks?statuses=failed", None))
         .json();
     assert_eq!(failed["total"], 0, "{failed}");
-    let stats = server.raw(&request("GET", "/indexes/busy/stats", None)).json();
+    let stats = server
+        .raw(&request("GET", "/indexes/busy/stats", None))
+        .json();
     assert_eq!(stats["numberOfDocuments"], 120);
 }
