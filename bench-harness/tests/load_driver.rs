@@ -19,8 +19,8 @@ const SLOW_RESPONSE: Duration = Duration::from_millis(50);
 const SEED: u64 = 7;
 
 fn start_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind succeeds");
+    let address = listener.local_addr().expect("local_addr succeeds");
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             std::thread::spawn(move || serve_connection(stream));
@@ -51,7 +51,7 @@ fn serve_connection(mut stream: TcpStream) {
 fn parse_request(buffer: &[u8]) -> Option<(usize, String, bool)> {
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut request = httparse::Request::new(&mut headers);
-    let head = match request.parse(buffer).unwrap() {
+    let head = match request.parse(buffer).expect("parse succeeds") {
         httparse::Status::Complete(head) => head,
         httparse::Status::Partial => return None,
     };
@@ -60,16 +60,21 @@ fn parse_request(buffer: &[u8]) -> Option<(usize, String, bool)> {
     for header in request.headers.iter() {
         if header.name.eq_ignore_ascii_case("content-length") {
             body = std::str::from_utf8(header.value)
-                .unwrap()
+                .expect("from_utf8 succeeds")
                 .parse::<usize>()
-                .unwrap();
+                .expect("parse succeeds");
         }
         if header.name.eq_ignore_ascii_case("authorization") && header.value == b"Bearer secret" {
             authorized = true;
         }
     }
-    (buffer.len() >= head + body)
-        .then(|| (head + body, request.path.unwrap().to_string(), authorized))
+    (buffer.len() >= head + body).then(|| {
+        (
+            head + body,
+            request.path.expect("`path` holds a value").to_string(),
+            authorized,
+        )
+    })
 }
 
 /// Writes the answer for `path`; false when the connection must end.
@@ -112,9 +117,9 @@ fn answer(stream: &mut TcpStream, path: &str, authorized: bool) -> bool {
 fn options(address: SocketAddr, templates: Vec<RequestTemplate>, limit: Limit) -> RunOptions {
     println!("seed {SEED}");
     RunOptions {
-        target: Target::parse(&format!("http://{address}")).unwrap(),
+        target: Target::parse(&format!("http://{address}")).expect("parse succeeds"),
         api_key: None,
-        workload: Workload::new("test", templates).unwrap(),
+        workload: Workload::new("test", templates).expect("new succeeds"),
         connections: 1,
         pipeline_depth: 1,
         pacing: Pacing::ClosedLoop,
@@ -135,7 +140,7 @@ fn closed_loop_request_count_is_exact_and_all_succeed() {
     let address = start_server();
     let mut options = options(address, vec![get("/ok")], Limit::Requests(500));
     options.connections = 4;
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert_eq!(report.responses, 500);
     assert_eq!(report.successes, 500);
     assert_eq!(report.error_total, 0, "{}", report.to_text());
@@ -154,7 +159,7 @@ fn pipelined_content_length_and_chunked_responses_are_all_read() {
     );
     options.connections = 2;
     options.pipeline_depth = 8;
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert_eq!(report.responses, 400, "{}", report.to_text());
     assert_eq!(report.error_total, 0, "{}", report.to_text());
     assert!(
@@ -170,7 +175,7 @@ fn pipelined_content_length_and_chunked_responses_are_all_read() {
 fn non_2xx_and_io_errors_are_counted_separately_and_completely() {
     let address = start_server();
     let templates = vec![get("/ok"), get("/fail"), get("/drop")];
-    let report = run(&options(address, templates, Limit::Requests(300))).unwrap();
+    let report = run(&options(address, templates, Limit::Requests(300))).expect("run succeeds");
     let non_2xx: u64 = report.non_2xx.values().sum();
     assert_eq!(
         report.responses + report.error_total,
@@ -189,7 +194,8 @@ fn non_2xx_and_io_errors_are_counted_separately_and_completely() {
 #[test]
 fn connection_close_responses_count_and_reconnect() {
     let address = start_server();
-    let report = run(&options(address, vec![get("/close")], Limit::Requests(50))).unwrap();
+    let report =
+        run(&options(address, vec![get("/close")], Limit::Requests(50))).expect("run succeeds");
     assert_eq!(report.successes, 50, "{}", report.to_text());
     assert_eq!(report.error_total, 0);
     assert_eq!(report.server_closes, 50);
@@ -199,10 +205,11 @@ fn connection_close_responses_count_and_reconnect() {
 #[test]
 fn every_attempt_against_a_closed_port_is_a_connect_error() {
     let address = {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind succeeds");
+        listener.local_addr().expect("local_addr succeeds")
     };
-    let report = run(&options(address, vec![get("/ok")], Limit::Requests(20))).unwrap();
+    let report =
+        run(&options(address, vec![get("/ok")], Limit::Requests(20))).expect("run succeeds");
     assert_eq!(report.responses, 0);
     assert_eq!(report.errors["connect"], 20, "{}", report.to_text());
 }
@@ -212,7 +219,7 @@ fn silent_server_gives_timeouts() {
     let address = start_server();
     let mut options = options(address, vec![get("/slow")], Limit::Requests(3));
     options.timeout = Duration::from_millis(10);
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert_eq!(report.errors["timeout"], 3, "{}", report.to_text());
     assert_eq!(report.responses, 0);
 }
@@ -221,10 +228,10 @@ fn silent_server_gives_timeouts() {
 fn api_key_is_sent_as_bearer_token() {
     let address = start_server();
     let mut options = options(address, vec![get("/auth")], Limit::Requests(10));
-    let without = run(&options).unwrap();
+    let without = run(&options).expect("run succeeds");
     assert_eq!(without.non_2xx["401"], 10);
     options.api_key = Some("secret".to_string());
-    let with = run(&options).unwrap();
+    let with = run(&options).expect("run succeeds");
     assert_eq!(with.successes, 10, "{}", with.to_text());
 }
 
@@ -236,7 +243,7 @@ fn open_loop_follows_the_schedule() {
         rate_per_second: 500.0,
     };
     options.connections = 4;
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert_eq!(report.scheduled_requests, Some(100));
     assert_eq!(report.successes, 100, "{}", report.to_text());
     // 100 slots at 500/s: the last is sent 198 ms after the first.
@@ -253,7 +260,7 @@ fn open_loop_latency_includes_queueing_behind_a_slow_server() {
     options.pacing = Pacing::OpenLoop {
         rate_per_second: 100.0,
     };
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert_eq!(report.successes, 10, "{}", report.to_text());
     let slow = SLOW_RESPONSE.as_micros() as f64;
     assert!(
@@ -272,8 +279,8 @@ fn open_loop_latency_includes_queueing_behind_a_slow_server() {
 fn server_cpu_is_measured_for_a_given_pid() {
     let address = start_server();
     let mut options = options(address, vec![get("/ok")], Limit::Requests(200));
-    options.server_pids = vec![i32::try_from(std::process::id()).unwrap()];
-    let report = run(&options).unwrap();
+    options.server_pids = vec![i32::try_from(std::process::id()).expect("try_from succeeds")];
+    let report = run(&options).expect("run succeeds");
     let cpu = report.server_cpu.expect("own pid is readable");
     assert!(cpu.usage.wall_seconds > 0.0);
     assert!(cpu.usage.vanished.is_empty());
@@ -291,7 +298,7 @@ fn duration_limit_stops_the_run() {
         Limit::Duration(Duration::from_millis(200)),
     );
     options.warmup = Duration::from_millis(50);
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert!(report.responses > 0);
     assert!(
         report.elapsed_seconds >= 0.19 && report.elapsed_seconds < 2.0,
@@ -312,7 +319,7 @@ fn open_loop_with_pipelining_sends_on_schedule_while_responses_are_pending() {
         rate_per_second: 2_000.0,
     };
     options.pipeline_depth = 4;
-    let report = run(&options).unwrap();
+    let report = run(&options).expect("run succeeds");
     assert_eq!(report.successes, 200, "{}", report.to_text());
     assert_eq!(report.error_total, 0, "{}", report.to_text());
     assert_eq!(report.connections_opened, 1);

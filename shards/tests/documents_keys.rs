@@ -20,7 +20,8 @@ fn document(value: Value) -> Document {
 #[test]
 fn stored_primary_key_wins_and_a_different_request_fails() {
     let first = document(json!({"uid": 1}));
-    let resolved = resolve_primary_key(Some("id"), None, Some(&first)).unwrap();
+    let resolved =
+        resolve_primary_key(Some("id"), None, Some(&first)).expect("resolve_primary_key succeeds");
     assert_eq!(
         resolved,
         ResolvedPrimaryKey {
@@ -28,7 +29,8 @@ fn stored_primary_key_wins_and_a_different_request_fails() {
             is_new: false
         }
     );
-    let resolved = resolve_primary_key(Some("id"), Some("id"), Some(&first)).unwrap();
+    let resolved = resolve_primary_key(Some("id"), Some("id"), Some(&first))
+        .expect("resolve_primary_key succeeds");
     assert!(!resolved.is_new);
     let error = resolve_primary_key(Some("id"), Some("uid"), Some(&first)).unwrap_err();
     assert_eq!(error.code(), "index_primary_key_already_exists");
@@ -37,7 +39,8 @@ fn stored_primary_key_wins_and_a_different_request_fails() {
 
 #[test]
 fn requested_primary_key_is_used_without_looking_at_documents() {
-    let resolved = resolve_primary_key(None, Some("docid"), None).unwrap();
+    let resolved =
+        resolve_primary_key(None, Some("docid"), None).expect("resolve_primary_key succeeds");
     assert_eq!(
         resolved,
         ResolvedPrimaryKey {
@@ -56,7 +59,8 @@ fn inference_takes_the_single_field_ending_with_id_case_insensitively() {
         (json!({"kid": "x", "title": "t"}), "kid"),
         (json!({"product_id": 3}), "product_id"),
     ] {
-        let resolved = resolve_primary_key(None, None, Some(&document(first))).unwrap();
+        let resolved = resolve_primary_key(None, None, Some(&document(first)))
+            .expect("resolve_primary_key succeeds");
         assert_eq!(resolved.name, expected);
         assert!(resolved.is_new);
     }
@@ -102,13 +106,19 @@ fn nested_primary_key_splits_at_every_dot() {
 #[test]
 fn valid_ids_are_strings_of_allowed_ascii_or_integers() {
     assert_eq!(
-        document_id_from_value(&json!("Abc-_09")).unwrap(),
+        document_id_from_value(&json!("Abc-_09")).expect("document_id_from_value succeeds"),
         "Abc-_09"
     );
-    assert_eq!(document_id_from_value(&json!(42)).unwrap(), "42");
-    assert_eq!(document_id_from_value(&json!(-7)).unwrap(), "-7");
     assert_eq!(
-        document_id_from_value(&json!(u64::MAX)).unwrap(),
+        document_id_from_value(&json!(42)).expect("document_id_from_value succeeds"),
+        "42"
+    );
+    assert_eq!(
+        document_id_from_value(&json!(-7)).expect("document_id_from_value succeeds"),
+        "-7"
+    );
+    assert_eq!(
+        document_id_from_value(&json!(u64::MAX)).expect("document_id_from_value succeeds"),
         u64::MAX.to_string()
     );
     assert!(is_valid_document_id(&"a".repeat(DOCUMENT_ID_BYTES_MAX)));
@@ -159,19 +169,23 @@ fn missing_id_quotes_the_document_as_compact_json() {
 #[test]
 fn nested_primary_key_is_found_through_objects_or_a_dotted_key() {
     assert_eq!(
-        extract_document_id(&document(json!({"a": {"b": 1}})), "a.b").unwrap(),
+        extract_document_id(&document(json!({"a": {"b": 1}})), "a.b")
+            .expect("extract_document_id succeeds"),
         "1"
     );
     assert_eq!(
-        extract_document_id(&document(json!({"a.b": "x"})), "a.b").unwrap(),
+        extract_document_id(&document(json!({"a.b": "x"})), "a.b")
+            .expect("extract_document_id succeeds"),
         "x"
     );
     assert_eq!(
-        extract_document_id(&document(json!({"a": {"b.c": "y"}})), "a.b.c").unwrap(),
+        extract_document_id(&document(json!({"a": {"b.c": "y"}})), "a.b.c")
+            .expect("extract_document_id succeeds"),
         "y"
     );
     assert_eq!(
-        extract_document_id(&document(json!({"a.b": {"c": "z"}})), "a.b.c").unwrap(),
+        extract_document_id(&document(json!({"a.b": {"c": "z"}})), "a.b.c")
+            .expect("extract_document_id succeeds"),
         "z"
     );
 }

@@ -15,8 +15,8 @@ const CSV: PayloadFormat = PayloadFormat::Csv { delimiter: b',' };
 
 fn parse(payload: &str, format: PayloadFormat) -> Vec<Value> {
     documents(payload.as_bytes(), format)
-        .unwrap()
-        .map(|document| Value::Object(document.unwrap()))
+        .expect("documents succeeds")
+        .map(|document| Value::Object(document.expect("`document` holds a value")))
         .collect()
 }
 
@@ -41,24 +41,35 @@ fn json_array_yields_each_object_in_order_with_key_order_kept() {
         documents,
         vec![json!({"z": 1, "a": {"y": 2, "b": 3}}), json!({"id": "x"})]
     );
-    let keys: Vec<&String> = documents[0].as_object().unwrap().keys().collect();
+    let keys: Vec<&String> = documents[0]
+        .as_object()
+        .expect("as_object finds a value")
+        .keys()
+        .collect();
     assert_eq!(keys, ["z", "a"]);
 }
 
 #[test]
 fn json_single_object_counts_one_and_empty_array_counts_zero() {
     assert_eq!(
-        count_documents(br#"{"id": 1}"#, PayloadFormat::Json).unwrap(),
+        count_documents(br#"{"id": 1}"#, PayloadFormat::Json).expect("count_documents succeeds"),
         1
     );
-    assert_eq!(count_documents(b"[]", PayloadFormat::Json).unwrap(), 0);
-    assert_eq!(count_documents(b" [ ] ", PayloadFormat::Json).unwrap(), 0);
+    assert_eq!(
+        count_documents(b"[]", PayloadFormat::Json).expect("count_documents succeeds"),
+        0
+    );
+    assert_eq!(
+        count_documents(b" [ ] ", PayloadFormat::Json).expect("count_documents succeeds"),
+        0
+    );
 }
 
 #[test]
 fn json_bytes_after_the_closing_bracket_are_ignored_like_meilisearch() {
     assert_eq!(
-        count_documents(br#"[{"id": 1}] trailing"#, PayloadFormat::Json).unwrap(),
+        count_documents(br#"[{"id": 1}] trailing"#, PayloadFormat::Json)
+            .expect("count_documents succeeds"),
         1
     );
 }
@@ -141,10 +152,11 @@ fn json_array_element_that_is_not_an_object_is_an_internal_error() {
 
 #[test]
 fn documents_before_an_error_are_yielded_then_the_error_then_nothing() {
-    let mut iterator = documents(br#"[{"id": 1}, {"id": 2}, {id}]"#, PayloadFormat::Json).unwrap();
-    assert!(iterator.next().unwrap().is_ok());
-    assert!(iterator.next().unwrap().is_ok());
-    assert!(iterator.next().unwrap().is_err());
+    let mut iterator = documents(br#"[{"id": 1}, {"id": 2}, {id}]"#, PayloadFormat::Json)
+        .expect("documents succeeds");
+    assert!(iterator.next().expect("next finds a value").is_ok());
+    assert!(iterator.next().expect("next finds a value").is_ok());
+    assert!(iterator.next().expect("next finds a value").is_err());
     assert!(iterator.next().is_none());
 }
 
@@ -170,7 +182,10 @@ fn ndjson_yields_whitespace_separated_objects() {
         documents,
         vec![json!({"id": 1}), json!({"id": 2}), json!({"id": 3})]
     );
-    assert_eq!(count_documents(b"\n \n", PayloadFormat::Ndjson).unwrap(), 0);
+    assert_eq!(
+        count_documents(b"\n \n", PayloadFormat::Ndjson).expect("count_documents succeeds"),
+        0
+    );
 }
 
 #[test]
@@ -260,7 +275,10 @@ fn csv_quoting_and_custom_delimiter() {
 
 #[test]
 fn csv_header_only_has_zero_documents() {
-    assert_eq!(count_documents(b"id,name\n", CSV).unwrap(), 0);
+    assert_eq!(
+        count_documents(b"id,name\n", CSV).expect("count_documents succeeds"),
+        0
+    );
 }
 
 #[test]
@@ -293,7 +311,10 @@ fn csv_bad_typed_cells_report_record_number_and_reason() {
 
 #[test]
 fn csv_delimiter_parameter_must_be_one_ascii_character() {
-    assert_eq!(csv_delimiter_from_parameter(";").unwrap(), b';');
+    assert_eq!(
+        csv_delimiter_from_parameter(";").expect("csv_delimiter_from_parameter succeeds"),
+        b';'
+    );
     let cases = [
         (
             "",
@@ -318,12 +339,21 @@ fn csv_delimiter_parameter_must_be_one_ascii_character() {
 #[test]
 fn payload_file_reads_from_the_mapped_update_file() {
     let mut file = tempfile_in_target();
-    file.write_all(b"{\"id\": 1}\n{\"id\": 2}\n").unwrap();
-    let payload = PayloadFile::open(&file).unwrap();
-    assert_eq!(payload.documents(PayloadFormat::Ndjson).unwrap().count(), 2);
+    file.write_all(b"{\"id\": 1}\n{\"id\": 2}\n")
+        .expect("write_all succeeds");
+    let payload = PayloadFile::open(&file).expect("open succeeds");
+    assert_eq!(
+        payload
+            .documents(PayloadFormat::Ndjson)
+            .expect("documents succeeds")
+            .count(),
+        2
+    );
     let empty = tempfile_in_target();
-    let payload = PayloadFile::open(&empty).unwrap();
-    let error = payload.documents(PayloadFormat::Json).err().unwrap();
+    let payload = PayloadFile::open(&empty).expect("open succeeds");
+    let Err(error) = payload.documents(PayloadFormat::Json) else {
+        panic!("an empty payload is refused");
+    };
     assert_eq!(error.code(), "missing_payload");
 }
 
@@ -341,8 +371,8 @@ fn tempfile_in_target() -> std::fs::File {
         .write(true)
         .create_new(true)
         .open(&path)
-        .unwrap();
-    std::fs::remove_file(&path).unwrap();
+        .expect("open succeeds");
+    std::fs::remove_file(&path).expect("remove_file succeeds");
     file
 }
 
@@ -362,7 +392,8 @@ fn pypi_dataset_slice_parses_with_one_valid_id_per_document() {
         })
         .find(|candidate| candidate.exists())
         .expect("shared/datasets/pypi-packages.ndjson.zst beside the repository");
-    let decoder = zstd::Decoder::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let decoder = zstd::Decoder::new(std::fs::File::open(&path).expect("open succeeds"))
+        .expect("new succeeds");
     let lines: Vec<String> = BufReader::new(decoder)
         .lines()
         .take(DATASET_LINES)
@@ -370,25 +401,26 @@ fn pypi_dataset_slice_parses_with_one_valid_id_per_document() {
         .collect();
     let payload = lines.join("\n");
     let documents: Vec<Document> = documents(payload.as_bytes(), PayloadFormat::Ndjson)
-        .unwrap()
+        .expect("documents succeeds")
         .map(Result::unwrap)
         .collect();
     assert_eq!(documents.len(), DATASET_LINES);
     let mut ids = std::collections::BTreeSet::new();
     for (document, line) in documents.iter().zip(&lines) {
-        let expected: Value = serde_json::from_str(line).unwrap();
+        let expected: Value = serde_json::from_str(line).expect("from_str succeeds");
         assert_eq!(&Value::Object(document.clone()), &expected);
         let primary_key =
             shards::documents::primary_key::resolve_primary_key(None, None, Some(document))
-                .unwrap();
-        let id = extract_document_id(document, &primary_key.name).unwrap();
+                .expect("resolve_primary_key succeeds");
+        let id =
+            extract_document_id(document, &primary_key.name).expect("extract_document_id succeeds");
         ids.insert(id);
     }
     assert_eq!(ids.len(), DATASET_LINES, "ids are unique in the slice");
     // The same slice as one JSON array parses to the same documents.
     let array = format!("[{}]", lines.join(","));
     assert_eq!(
-        count_documents(array.as_bytes(), PayloadFormat::Json).unwrap(),
+        count_documents(array.as_bytes(), PayloadFormat::Json).expect("count_documents succeeds"),
         DATASET_LINES as u64
     );
 }

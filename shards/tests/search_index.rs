@@ -95,42 +95,47 @@ fn open(directory: &tempfile::TempDir, name: &str) -> Shard {
         sync_mode: SyncMode::None,
         ..Options::default()
     };
-    Shard::open(&directory.path().join(name), options).unwrap()
+    Shard::open(&directory.path().join(name), options).expect("open succeeds")
 }
 
 /// The inverted index with internal ids and field ids replaced by external ids and paths.
 fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     let fields: BTreeMap<u16, String> = snapshot
         .fields_map()
-        .unwrap()
+        .expect("fields_map succeeds")
         .into_iter()
         .map(|(path, id)| (id, path))
         .collect();
     let external = |internal: u32| {
-        let document = snapshot.document_by_id(internal, None).unwrap().unwrap();
+        let document = snapshot
+            .document_by_id(internal, None)
+            .expect("document_by_id succeeds")
+            .expect("the value exists");
         document["id"].to_string()
     };
     let read = shard.database().begin_read();
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for name in ["word_documents", "word_positions", "field_lengths"] {
-        let Some(tree) = read.open_tree(name).unwrap() else {
+        let Some(tree) = read.open_tree(name).expect("open_tree finds a value") else {
             continue;
         };
         for entry in tree
             .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-            .unwrap()
+            .expect("range succeeds")
         {
-            let (key, value) = entry.unwrap();
+            let (key, value) = entry.expect("`entry` holds a value");
             let line = match name {
                 "word_documents" => {
-                    let bitmap = roaring::RoaringBitmap::deserialize_from(value).unwrap();
+                    let bitmap = roaring::RoaringBitmap::deserialize_from(value)
+                        .expect("deserialize_from succeeds");
                     let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
                     format!("{} -> {ids:?}", String::from_utf8_lossy(key))
                 }
                 "word_positions" => {
                     let split = key.len() - 5;
-                    let internal = u32::from_be_bytes(key[split + 1..].try_into().unwrap());
+                    let internal =
+                        u32::from_be_bytes(key[split + 1..].try_into().expect("try_into succeeds"));
                     let mut pairs: Vec<String> = value
                         .chunks(4)
                         .map(|chunk| {
@@ -148,7 +153,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                     )
                 }
                 _ => {
-                    let internal = u32::from_be_bytes(key.try_into().unwrap());
+                    let internal = u32::from_be_bytes(key.try_into().expect("try_into succeeds"));
                     let mut pairs: Vec<String> = value
                         .chunks(4)
                         .map(|chunk| {
@@ -175,7 +180,9 @@ fn from_scratch(
     documents: &BTreeMap<u64, Map<String, Value>>,
 ) -> Shard {
     let shard = open(directory, name);
-    shard.set_text_settings(settings.clone()).unwrap();
+    shard
+        .set_text_settings(settings.clone())
+        .expect("set_text_settings succeeds");
     let operations = documents
         .iter()
         .map(|(id, document)| Operation::Replace {
@@ -183,7 +190,7 @@ fn from_scratch(
             document: document.clone(),
         })
         .collect();
-    shard.apply(1, operations).unwrap();
+    shard.apply(1, operations).expect("apply succeeds");
     shard
 }
 
@@ -191,7 +198,7 @@ fn from_scratch(
 fn index_equals_a_rebuild_after_replace_update_delete_and_delete_all() {
     let mut random = Random(seed() | 1);
     for case in 0..cases() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let shard = open(&directory, "live.pages");
         let mut expected: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
         let mut settings = TextSettings::default();
@@ -235,11 +242,15 @@ fn index_equals_a_rebuild_after_replace_update_delete_and_delete_all() {
                     }
                 }
             }
-            shard.apply(batch, operations).unwrap();
+            shard.apply(batch, operations).expect("apply succeeds");
             if batch == 6 {
                 settings.stop_words = ["the".to_owned()].into();
                 settings.searchable_attributes = Some(vec!["body".to_owned(), "title".to_owned()]);
-                assert!(shard.set_text_settings(settings.clone()).unwrap());
+                assert!(
+                    shard
+                        .set_text_settings(settings.clone())
+                        .expect("set_text_settings succeeds")
+                );
             }
             let reference = from_scratch(
                 &directory,
@@ -251,7 +262,9 @@ fn index_equals_a_rebuild_after_replace_update_delete_and_delete_all() {
         }
         // Replaying the last batch changes nothing.
         let before = dump(&shard);
-        let outcome = shard.apply(12, vec![Operation::DeleteAll]).unwrap();
+        let outcome = shard
+            .apply(12, vec![Operation::DeleteAll])
+            .expect("apply succeeds");
         assert!(outcome.already_applied);
         assert_eq!(dump(&shard), before);
     }
@@ -259,7 +272,7 @@ fn index_equals_a_rebuild_after_replace_update_delete_and_delete_all() {
 
 #[test]
 fn settings_that_do_not_change_the_index_do_not_rebuild_it() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory, "shard.pages");
     let mut random = Random(seed() | 1);
     let documents: BTreeMap<u64, _> = (0..10).map(|id| (id, random.document(id))).collect();
@@ -270,16 +283,27 @@ fn settings_that_do_not_change_the_index_do_not_rebuild_it() {
             document: document.clone(),
         })
         .collect();
-    shard.apply(1, operations).unwrap();
+    shard.apply(1, operations).expect("apply succeeds");
     let before = dump(&shard);
     let settings = TextSettings {
         ranking_rules: vec![RankingRule::Exactness, RankingRule::Words],
         ..TextSettings::default()
     };
-    assert!(shard.set_text_settings(settings.clone()).unwrap());
-    assert!(!shard.set_text_settings(settings.clone()).unwrap());
+    assert!(
+        shard
+            .set_text_settings(settings.clone())
+            .expect("set_text_settings succeeds")
+    );
+    assert!(
+        !shard
+            .set_text_settings(settings.clone())
+            .expect("set_text_settings succeeds")
+    );
     assert_eq!(dump(&shard), before);
-    assert_eq!(shard.read().unwrap().text_settings(), &settings);
+    assert_eq!(
+        shard.read().expect("read succeeds").text_settings(),
+        &settings
+    );
 }
 
 /// Merges shards' hits by their details (ties by shard then position), as the server does.
@@ -295,13 +319,16 @@ fn merge(lists: Vec<Vec<(String, ShardHit)>>) -> Vec<(String, ShardHit)> {
 }
 
 fn named_hits(shard: &Shard, query: &SearchQuery) -> (Vec<(String, ShardHit)>, u64) {
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(query).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(query).expect("search succeeds");
     let named = hits
         .hits
         .into_iter()
         .map(|hit| {
-            let document = snapshot.document_by_id(hit.id, None).unwrap().unwrap();
+            let document = snapshot
+                .document_by_id(hit.id, None)
+                .expect("document_by_id succeeds")
+                .expect("the value exists");
             (document["id"].to_string(), hit)
         })
         .collect();
@@ -322,7 +349,10 @@ fn runs(hits: &[(String, ShardHit)]) -> Vec<(BTreeSet<String>, String)> {
                 format!("{:.12} {:?}", hit.score, hit.details),
             ));
         }
-        runs.last_mut().unwrap().0.insert(name.clone());
+        runs.last_mut()
+            .expect("last_mut finds a value")
+            .0
+            .insert(name.clone());
         previous = Some(hit);
     }
     runs
@@ -331,7 +361,7 @@ fn runs(hits: &[(String, ShardHit)]) -> Vec<(BTreeSet<String>, String)> {
 #[test]
 fn scores_are_shard_independent_so_merged_shards_rank_as_one() {
     let mut random = Random(seed() | 1);
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let settings = TextSettings {
         searchable_attributes: Some(vec!["title".to_owned(), "body".to_owned()]),
         ..TextSettings::default()
@@ -370,9 +400,21 @@ fn scores_are_shard_independent_so_merged_shards_rank_as_one() {
             if strategy == MatchingStrategy::Frequency {
                 // The server sums the shards' term counts so that every shard drops the same
                 // terms first.
-                let left = first.read().unwrap().term_document_counts(&query).unwrap();
-                let right = second.read().unwrap().term_document_counts(&query).unwrap();
-                let whole_counts = whole.read().unwrap().term_document_counts(&query).unwrap();
+                let left = first
+                    .read()
+                    .expect("read succeeds")
+                    .term_document_counts(&query)
+                    .expect("term_document_counts succeeds");
+                let right = second
+                    .read()
+                    .expect("read succeeds")
+                    .term_document_counts(&query)
+                    .expect("term_document_counts succeeds");
+                let whole_counts = whole
+                    .read()
+                    .expect("read succeeds")
+                    .term_document_counts(&query)
+                    .expect("term_document_counts succeeds");
                 let summed: Vec<u64> = left.iter().zip(&right).map(|(a, b)| a + b).collect();
                 assert_eq!(summed, whole_counts, "q {q:?}");
                 query.term_document_counts = Some(summed);
@@ -394,7 +436,7 @@ fn scores_are_shard_independent_so_merged_shards_rank_as_one() {
 #[test]
 fn stopping_after_the_first_words_buckets_changes_no_hit_and_no_total() {
     let mut random = Random(seed() | 1);
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let documents: BTreeMap<u64, _> = (0..80).map(|id| (id, random.document(id))).collect();
     let shard = from_scratch(
         &directory,
@@ -402,7 +444,7 @@ fn stopping_after_the_first_words_buckets_changes_no_hit_and_no_total() {
         &TextSettings::default(),
         &documents,
     );
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     let mut non_empty = 0;
     for q in [
         "quick fox dog",
@@ -422,8 +464,8 @@ fn stopping_after_the_first_words_buckets_changes_no_hit_and_no_total() {
                 attributes_to_search_on: Some(vec!["title".to_owned(), "body".to_owned()]),
                 ..early.clone()
             };
-            let early_hits = snapshot.search(&early).unwrap();
-            let mut full_hits = snapshot.search(&full).unwrap();
+            let early_hits = snapshot.search(&early).expect("search succeeds");
+            let mut full_hits = snapshot.search(&full).expect("search succeeds");
             if full_hits.total > 0 {
                 non_empty += 1;
             }

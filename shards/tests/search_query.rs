@@ -14,7 +14,7 @@ fn open(directory: &tempfile::TempDir) -> Shard {
         sync_mode: SyncMode::None,
         ..Options::default()
     };
-    Shard::open(&directory.path().join("shard.pages"), options).unwrap()
+    Shard::open(&directory.path().join("shard.pages"), options).expect("open succeeds")
 }
 
 fn load(shard: &Shard, documents: &[Value]) {
@@ -22,21 +22,27 @@ fn load(shard: &Shard, documents: &[Value]) {
         .iter()
         .map(|document| Operation::Replace {
             external_id: document["id"].to_string(),
-            document: document.as_object().unwrap().clone(),
+            document: document
+                .as_object()
+                .expect("as_object finds a value")
+                .clone(),
         })
         .collect();
-    shard.apply(1, operations).unwrap();
+    shard.apply(1, operations).expect("apply succeeds");
 }
 
 /// External ids (the `id` field) of the hits, best first.
 fn ids(shard: &Shard, query: &SearchQuery) -> Vec<i64> {
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(query).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(query).expect("search succeeds");
     hits.hits
         .iter()
         .map(|hit| {
-            let document = snapshot.document_by_id(hit.id, None).unwrap().unwrap();
-            document["id"].as_i64().unwrap()
+            let document = snapshot
+                .document_by_id(hit.id, None)
+                .expect("document_by_id succeeds")
+                .expect("the value exists");
+            document["id"].as_i64().expect("as_i64 finds a value")
         })
         .collect()
 }
@@ -139,7 +145,7 @@ fn typo_corpus() -> Vec<Value> {
 
 #[test]
 fn typo_rules_follow_word_sizes_and_the_first_letter() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(&shard, &typo_corpus());
     // 5 letters: one typo, same first letter only ("jello" starts differently).
@@ -159,30 +165,42 @@ fn typo_rules_follow_word_sizes_and_the_first_letter() {
 
 #[test]
 fn typo_tolerance_settings_disable_typos() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(&shard, &typo_corpus());
     let mut settings = TextSettings::default();
     settings.typo_tolerance.enabled = false;
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("hallo "))), Vec::<i64>::new());
     let mut settings = TextSettings::default();
     settings.typo_tolerance.disable_on_words = ["hallo".to_owned()].into();
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("hallo "))), Vec::<i64>::new());
     let mut settings = TextSettings::default();
     settings.typo_tolerance.one_typo_characters_min = 4;
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("hall "))), [3]);
     let mut settings = TextSettings::default();
     settings.typo_tolerance.disable_on_numbers = true;
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("12346 "))), Vec::<i64>::new());
-    shard.set_text_settings(TextSettings::default()).unwrap();
+    shard
+        .set_text_settings(TextSettings::default())
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("12346 "))), [7]);
     let mut settings = TextSettings::default();
     settings.typo_tolerance.disable_on_attributes = ["title".to_owned()].into();
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("hallo "))), Vec::<i64>::new());
     assert_eq!(sorted(ids(&shard, &query("hello "))), [1]);
 }
@@ -198,7 +216,7 @@ fn fox_corpus() -> Vec<Value> {
 
 #[test]
 fn phrases_need_consecutive_words_and_negations_exclude() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(&shard, &fox_corpus());
     assert_eq!(sorted(ids(&shard, &query("\"quick brown\""))), [1, 4]);
@@ -216,7 +234,7 @@ fn phrases_need_consecutive_words_and_negations_exclude() {
 
 #[test]
 fn matching_strategies_drop_terms_as_meilisearch() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(&shard, &fox_corpus());
     let mut all = query("quick fox sleeps ");
@@ -237,14 +255,17 @@ fn matching_strategies_drop_terms_as_meilisearch() {
 
 #[test]
 fn attributes_to_search_on_and_candidates_restrict_the_search() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(&shard, &fox_corpus());
     let mut on_body = query("quick ");
     on_body.attributes_to_search_on = Some(vec!["body".to_owned()]);
     assert_eq!(sorted(ids(&shard, &on_body)), [3, 4]);
-    let snapshot = shard.read().unwrap();
-    let internal = snapshot.internal_id("3").unwrap().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let internal = snapshot
+        .internal_id("3")
+        .expect("internal_id succeeds")
+        .expect("the value exists");
     let mut filtered = query("quick ");
     filtered.candidates = Some([internal].into_iter().collect());
     assert_eq!(ids(&shard, &filtered), [3]);
@@ -252,21 +273,23 @@ fn attributes_to_search_on_and_candidates_restrict_the_search() {
 
 #[test]
 fn searchable_attributes_limit_the_indexed_fields() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(&shard, &fox_corpus());
     let settings = TextSettings {
         searchable_attributes: Some(vec!["body".to_owned()]),
         ..TextSettings::default()
     };
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(sorted(ids(&shard, &query("fox "))), Vec::<i64>::new());
     assert_eq!(sorted(ids(&shard, &query("quick "))), [3, 4]);
 }
 
 #[test]
 fn synonyms_stop_words_separators_and_dictionary_apply() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(
         &shard,
@@ -286,7 +309,9 @@ fn synonyms_stop_words_separators_and_dictionary_apply() {
     settings
         .synonyms
         .insert("nyc".to_owned(), vec!["New York".to_owned()]);
-    shard.set_text_settings(settings.clone()).unwrap();
+    shard
+        .set_text_settings(settings.clone())
+        .expect("set_text_settings succeeds");
     assert_eq!(ids(&shard, &query("small ")), [1]);
     assert_eq!(ids(&shard, &query("nyc ")), [2]);
     // One way only.
@@ -294,23 +319,29 @@ fn synonyms_stop_words_separators_and_dictionary_apply() {
     assert!(ids(&shard, &query("york ")).contains(&2));
 
     settings.stop_words = ["city".to_owned()].into();
-    shard.set_text_settings(settings.clone()).unwrap();
+    shard
+        .set_text_settings(settings.clone())
+        .expect("set_text_settings succeeds");
     // A stop word is no term unless it ends the query; it is no longer indexed either.
     assert_eq!(ids(&shard, &query("city")), Vec::<i64>::new());
     assert_eq!(ids(&shard, &query("york city ")), [2]);
 
     settings.separator_tokens = ["_".to_owned()].into();
-    shard.set_text_settings(settings.clone()).unwrap();
+    shard
+        .set_text_settings(settings.clone())
+        .expect("set_text_settings succeeds");
     assert_eq!(ids(&shard, &query("case ")), [3]);
 
     settings.dictionary = ["C++".to_owned()].into();
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     assert_eq!(ids(&shard, &query("C++ ")), [3]);
 }
 
 #[test]
 fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     load(
         &shard,
@@ -323,8 +354,8 @@ fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
     let mut all = query("sun flower ");
     all.matching_strategy = MatchingStrategy::All;
     assert_eq!(ids(&shard, &all), [1, 2]);
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(&all).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&all).expect("search succeeds");
     assert!(hits.hits[0].score > hits.hits[1].score);
     assert_eq!(hits.hits[0].matched_words, ["sunflower"]);
 
@@ -332,7 +363,9 @@ fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
     settings
         .synonyms
         .insert("New York".to_owned(), vec!["NYC".to_owned()]);
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     let mut all = query("new york ");
     all.matching_strategy = MatchingStrategy::All;
     assert_eq!(ids(&shard, &all), [3]);
@@ -340,43 +373,46 @@ fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
 
 #[test]
 fn looked_up_and_scanned_occurrences_agree() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     let documents: Vec<Value> = (0..40)
         .map(|id| json!({"id": id, "title": format!("fox number {id}"), "body": "brown fox"}))
         .collect();
     load(&shard, &documents);
-    let snapshot = shard.read().unwrap();
-    let everything = snapshot.search(&query("fox ")).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let everything = snapshot.search(&query("fox ")).expect("search succeeds");
     for id in [0, 17, 39] {
-        let internal = snapshot.internal_id(&id.to_string()).unwrap().unwrap();
+        let internal = snapshot
+            .internal_id(&id.to_string())
+            .expect("internal_id succeeds")
+            .expect("the value exists");
         let mut narrow = query("fox ");
         // One wanted document among forty: looked up, not scanned.
         narrow.candidates = Some([internal].into_iter().collect());
-        let hits = snapshot.search(&narrow).unwrap();
+        let hits = snapshot.search(&narrow).expect("search succeeds");
         assert_eq!(hits.total, 1);
         let full = everything
             .hits
             .iter()
             .find(|hit| hit.id == internal)
-            .unwrap();
+            .expect("find finds a value");
         assert_eq!(&hits.hits[0], full);
     }
 }
 
 #[test]
 fn a_short_prefix_finds_every_word_it_starts() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);
     let documents: Vec<Value> = (0..300)
         .map(|id| json!({"id": id, "title": format!("pre{id:03}x and more")}))
         .collect();
     load(&shard, &documents);
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(&query("pr")).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&query("pr")).expect("search succeeds");
     assert_eq!(hits.total, 300);
     assert_eq!(hits.query_words, [vec!["pr".to_owned()]]);
     // Four letters: no typo, exactly the hundred words starting "pre2".
-    let hits = snapshot.search(&query("pre2")).unwrap();
+    let hits = snapshot.search(&query("pre2")).expect("search succeeds");
     assert_eq!(hits.total, 100);
 }

@@ -13,7 +13,7 @@ fn open(directory: &tempfile::TempDir) -> Shard {
         sync_mode: SyncMode::None,
         ..Options::default()
     };
-    Shard::open(&directory.path().join("shard.pages"), options).unwrap()
+    Shard::open(&directory.path().join("shard.pages"), options).expect("open succeeds")
 }
 
 fn shard_with(
@@ -28,29 +28,40 @@ fn shard_with(
         searchable_attributes: searchable.map(|list| list.into_iter().map(str::to_owned).collect()),
         ..TextSettings::default()
     };
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     let operations = documents
         .iter()
         .map(|document| Operation::Replace {
             external_id: document["id"].to_string(),
-            document: document.as_object().unwrap().clone(),
+            document: document
+                .as_object()
+                .expect("as_object finds a value")
+                .clone(),
         })
         .collect();
-    shard.apply(1, operations).unwrap();
+    shard.apply(1, operations).expect("apply succeeds");
     shard
 }
 
 /// `(external id, score)` of the hits, best first.
 fn ranked(shard: &Shard, query: &SearchQuery) -> Vec<(i64, f64)> {
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     snapshot
         .search(query)
-        .unwrap()
+        .expect("search succeeds")
         .hits
         .iter()
         .map(|hit| {
-            let document = snapshot.document_by_id(hit.id, None).unwrap().unwrap();
-            (document["id"].as_i64().unwrap(), hit.score)
+            let document = snapshot
+                .document_by_id(hit.id, None)
+                .expect("document_by_id succeeds")
+                .expect("the value exists");
+            (
+                document["id"].as_i64().expect("as_i64 finds a value"),
+                hit.score,
+            )
         })
         .collect()
 }
@@ -76,7 +87,7 @@ fn assert_ranked(actual: &[(i64, f64)], expected: &[(i64, f64)]) {
 
 #[test]
 fn words_rule_ranks_by_matched_terms_from_the_end() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::Words],
@@ -99,7 +110,7 @@ fn words_rule_ranks_by_matched_terms_from_the_end() {
 
 #[test]
 fn typo_rule_ranks_by_typo_count() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::Typo],
@@ -118,7 +129,7 @@ fn typo_rule_ranks_by_typo_count() {
 
 #[test]
 fn proximity_rule_ranks_by_word_distance() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::Proximity],
@@ -141,7 +152,7 @@ fn proximity_rule_ranks_by_word_distance() {
 
 #[test]
 fn attribute_rank_rule_ranks_by_field_order() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::AttributeRank],
@@ -156,7 +167,7 @@ fn attribute_rank_rule_ranks_by_field_order() {
 
 #[test]
 fn word_position_rule_ranks_by_position_in_the_field() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::WordPosition],
@@ -175,7 +186,7 @@ fn word_position_rule_ranks_by_position_in_the_field() {
 
 #[test]
 fn exactness_rule_prefers_whole_then_starting_then_exact_words() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::Exactness],
@@ -197,7 +208,7 @@ fn exactness_rule_prefers_whole_then_starting_then_exact_words() {
 
 #[test]
 fn sort_and_custom_rules_order_by_field_values() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let documents = [
         json!({"id": 1, "text": "fox", "price": 3}),
         json!({"id": 2, "text": "fox", "price": 1}),
@@ -211,7 +222,9 @@ fn sort_and_custom_rules_order_by_field_values() {
         None,
         &documents,
     );
-    shard.set_sortable_fields(&["price".to_owned()]).unwrap();
+    shard
+        .set_sortable_fields(&["price".to_owned()])
+        .expect("set_sortable_fields succeeds");
     let mut sorted = query("fox ");
     sorted.sort = vec![SortRule {
         field: "price".to_owned(),
@@ -234,7 +247,9 @@ fn sort_and_custom_rules_order_by_field_values() {
         ],
         ..TextSettings::default()
     };
-    shard.set_text_settings(settings).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
     let order: Vec<i64> = ranked(&shard, &query("fox "))
         .iter()
         .map(|(id, _)| *id)
@@ -244,15 +259,17 @@ fn sort_and_custom_rules_order_by_field_values() {
 
 #[test]
 fn default_rules_render_meilisearch_details() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         RankingRule::defaults(),
         None,
         &[json!({"id": 1, "text": "quick brown fox"})],
     );
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(&query("quick fox ")).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot
+        .search(&query("quick fox "))
+        .expect("search succeeds");
     assert_eq!(hits.total, 1);
     let hit = &hits.hits[0];
     let details = Value::Object(details_json(&hit.details, hits.attribute_unified));
@@ -277,9 +294,11 @@ fn default_rules_render_meilisearch_details() {
         ranking_rules: vec![RankingRule::Attribute, RankingRule::Exactness],
         ..TextSettings::default()
     };
-    shard.set_text_settings(settings).unwrap();
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(&query("brown ")).unwrap();
+    shard
+        .set_text_settings(settings)
+        .expect("set_text_settings succeeds");
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&query("brown ")).expect("search succeeds");
     let details = Value::Object(details_json(&hits.hits[0].details, hits.attribute_unified));
     assert_eq!(
         details,
@@ -296,7 +315,7 @@ fn default_rules_render_meilisearch_details() {
 
 #[test]
 fn distinct_attribute_keeps_the_best_document_per_value() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::WordPosition],
@@ -309,7 +328,9 @@ fn distinct_attribute_keeps_the_best_document_per_value() {
             json!({"id": 5, "text": "a b c d e f g h fox"}),
         ],
     );
-    shard.set_filterable_fields(&json!(["color"])).unwrap();
+    shard
+        .set_filterable_fields(&json!(["color"]))
+        .expect("set_filterable_fields succeeds");
     let mut distinct = query("fox ");
     distinct.distinct = Some("color".to_owned());
     let order: Vec<i64> = ranked(&shard, &distinct)
@@ -317,8 +338,8 @@ fn distinct_attribute_keeps_the_best_document_per_value() {
         .map(|(id, _)| *id)
         .collect();
     assert_eq!(order, [2, 3, 4, 5]);
-    let snapshot = shard.read().unwrap();
-    let hits = snapshot.search(&distinct).unwrap();
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&distinct).expect("search succeeds");
     assert_eq!(hits.total, 4);
     assert_eq!(hits.hits[0].distinct_values, ["s:red"]);
     // Placeholder search too.
@@ -332,7 +353,7 @@ fn distinct_attribute_keeps_the_best_document_per_value() {
 
 #[test]
 fn phrases_are_never_dropped_and_equal_frequencies_drop_together() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![RankingRule::Words],
@@ -364,7 +385,7 @@ fn phrases_are_never_dropped_and_equal_frequencies_drop_together() {
 
 #[test]
 fn rules_are_arranged_as_meilisearch_arranges_them() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = shard_with(
         &directory,
         vec![
@@ -375,9 +396,9 @@ fn rules_are_arranged_as_meilisearch_arranges_them() {
         None,
         &[json!({"id": 1, "text": "quick fox"})],
     );
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     let keys = |query: &SearchQuery| {
-        let hits = snapshot.search(query).unwrap();
+        let hits = snapshot.search(query).expect("search succeeds");
         let details = details_json(&hits.hits[0].details, hits.attribute_unified);
         details
             .iter()

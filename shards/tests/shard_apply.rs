@@ -32,25 +32,29 @@ fn replace(id: &str, document: Value) -> Operation {
 }
 
 fn open(path: &Path) -> Shard {
-    Shard::open(&path.join("shard.pages"), options()).unwrap()
+    Shard::open(&path.join("shard.pages"), options()).expect("open succeeds")
 }
 
 fn filtered(shard: &Shard, text: &str) -> Vec<u32> {
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     let rules = snapshot.settings().filterable_rules().clone();
-    let filter = Filter::parse(text).unwrap().unwrap();
+    let filter = Filter::parse(text)
+        .expect("parse succeeds")
+        .expect("the value exists");
     let source = snapshot.facet_source();
-    let result = evaluate(&filter, &rules, &source).unwrap();
+    let result = evaluate(&filter, &rules, &source).expect("evaluate succeeds");
     assert!(source.take_error().is_none());
     result.into_iter().collect()
 }
 
 #[test]
 fn committed_batches_survive_reopen_and_replay_is_a_no_op() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     {
         let shard = open(directory.path());
-        shard.set_filterable_fields(&json!(["year"])).unwrap();
+        shard
+            .set_filterable_fields(&json!(["year"]))
+            .expect("set_filterable_fields succeeds");
         let outcome = shard
             .apply(
                 7,
@@ -59,15 +63,17 @@ fn committed_batches_survive_reopen_and_replay_is_a_no_op() {
                     replace("b", json!({"id": "b", "year": 2021})),
                 ],
             )
-            .unwrap();
+            .expect("apply succeeds");
         assert_eq!(outcome.replaced, 2);
     }
     let shard = open(directory.path());
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     assert_eq!(snapshot.applied_batch(), Some(7));
     assert_eq!(snapshot.count(), 2);
     drop(snapshot);
-    let replay = shard.apply(7, vec![Operation::DeleteAll]).unwrap();
+    let replay = shard
+        .apply(7, vec![Operation::DeleteAll])
+        .expect("apply succeeds");
     assert!(replay.already_applied);
     let older = shard
         .apply(
@@ -76,59 +82,71 @@ fn committed_batches_survive_reopen_and_replay_is_a_no_op() {
                 external_id: "a".into(),
             }],
         )
-        .unwrap();
+        .expect("apply succeeds");
     assert!(older.already_applied);
-    assert_eq!(shard.read().unwrap().count(), 2);
+    assert_eq!(shard.read().expect("read succeeds").count(), 2);
     assert_eq!(filtered(&shard, "year = 2020"), vec![0]);
 }
 
 #[test]
 fn dropping_a_prepared_batch_changes_nothing() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(directory.path());
-    shard.set_filterable_fields(&json!(["year"])).unwrap();
+    shard
+        .set_filterable_fields(&json!(["year"]))
+        .expect("set_filterable_fields succeeds");
     shard
         .apply(1, vec![replace("a", json!({"year": 1}))])
-        .unwrap();
-    let before = shard.stats().unwrap();
+        .expect("apply succeeds");
+    let before = shard.stats().expect("stats succeeds");
     {
-        let mut prepared = shard.prepare(2).unwrap();
+        let mut prepared = shard.prepare(2).expect("prepare succeeds");
         prepared
             .apply_chunk(vec![replace("b", json!({"year": 2}))])
-            .unwrap();
+            .expect("apply_chunk succeeds");
         prepared
             .apply_chunk(vec![Operation::Delete {
                 external_id: "a".into(),
             }])
-            .unwrap();
+            .expect("apply_chunk succeeds");
     }
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     assert_eq!(snapshot.applied_batch(), Some(1));
     assert_eq!(snapshot.count(), 1);
-    assert!(snapshot.internal_id("b").unwrap().is_none());
+    assert!(
+        snapshot
+            .internal_id("b")
+            .expect("internal_id succeeds")
+            .is_none()
+    );
     drop(snapshot);
     assert_eq!(filtered(&shard, "year EXISTS"), vec![0]);
     assert_eq!(
-        shard.stats().unwrap().number_of_documents,
+        shard.stats().expect("stats succeeds").number_of_documents,
         before.number_of_documents
     );
     drop(shard);
     let reopened = open(directory.path());
-    assert_eq!(reopened.read().unwrap().applied_batch(), Some(1));
+    assert_eq!(
+        reopened.read().expect("read succeeds").applied_batch(),
+        Some(1)
+    );
 }
 
 #[test]
 fn chunks_of_one_batch_commit_together() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(directory.path());
-    shard.set_filterable_fields(&json!(["n"])).unwrap();
-    let mut prepared = shard.prepare(1).unwrap();
+    shard
+        .set_filterable_fields(&json!(["n"]))
+        .expect("set_filterable_fields succeeds");
+    let mut prepared = shard.prepare(1).expect("prepare succeeds");
     prepared
         .apply_chunk(vec![
             replace("a", json!({"n": 1})),
             replace("b", json!({"n": 2})),
         ])
-        .unwrap();
+        .expect("apply_chunk succeeds");
     prepared
         .apply_chunk(vec![
             replace("a", json!({"n": 3})),
@@ -136,9 +154,9 @@ fn chunks_of_one_batch_commit_together() {
                 external_id: "b".into(),
             },
         ])
-        .unwrap();
-    assert_eq!(shard.read().unwrap().count(), 0);
-    let outcome = prepared.commit().unwrap();
+        .expect("apply_chunk succeeds");
+    assert_eq!(shard.read().expect("read succeeds").count(), 0);
+    let outcome = prepared.commit().expect("commit succeeds");
     assert_eq!((outcome.replaced, outcome.deleted), (3, 1));
     assert_eq!(filtered(&shard, "n = 3"), vec![0]);
     assert!(filtered(&shard, "n < 3").is_empty());
@@ -146,11 +164,11 @@ fn chunks_of_one_batch_commit_together() {
 
 #[test]
 fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(directory.path());
     shard
         .set_filterable_fields(&json!(["tag", "_geo"]))
-        .unwrap();
+        .expect("set_filterable_fields succeeds");
     shard
         .apply(
             1,
@@ -160,7 +178,7 @@ fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
                 replace("c", json!({"tag": ""})),
             ],
         )
-        .unwrap();
+        .expect("apply succeeds");
     assert_eq!(filtered(&shard, "tag = x"), vec![0]);
     assert_eq!(filtered(&shard, "_geoRadius(1, 2, 10)"), vec![0]);
     shard
@@ -175,7 +193,7 @@ fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
                 },
             ],
         )
-        .unwrap();
+        .expect("apply succeeds");
     for text in [
         "tag = x",
         "tag IS NULL",
@@ -185,7 +203,7 @@ fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
         assert!(filtered(&shard, text).is_empty(), "{text}");
     }
     assert_eq!(filtered(&shard, "tag IS EMPTY"), vec![2]);
-    let stats = shard.stats().unwrap();
+    let stats = shard.stats().expect("stats succeeds");
     assert_eq!(stats.number_of_documents, 1);
     assert_eq!(stats.field_distribution.get("tag"), Some(&1));
     assert_eq!(stats.field_distribution.get("_geo"), None);
@@ -198,11 +216,16 @@ fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
                 replace("f", json!({})),
             ],
         )
-        .unwrap();
-    let snapshot = shard.read().unwrap();
+        .expect("apply succeeds");
+    let snapshot = shard.read().expect("read succeeds");
     let ids: Vec<_> = ["d", "e", "f"]
         .iter()
-        .map(|id| snapshot.internal_id(id).unwrap().unwrap())
+        .map(|id| {
+            snapshot
+                .internal_id(id)
+                .expect("internal_id succeeds")
+                .expect("the value exists")
+        })
         .collect();
     assert_eq!(ids, vec![0, 1, 3]);
     drop(snapshot);
@@ -211,12 +234,18 @@ fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
             4,
             vec![Operation::DeleteAll, replace("g", json!({"tag": "w"}))],
         )
-        .unwrap();
-    let snapshot = shard.read().unwrap();
+        .expect("apply succeeds");
+    let snapshot = shard.read().expect("read succeeds");
     assert_eq!(snapshot.count(), 1);
-    assert_eq!(snapshot.internal_id("g").unwrap(), Some(0));
+    assert_eq!(
+        snapshot.internal_id("g").expect("internal_id succeeds"),
+        Some(0)
+    );
     assert!(
-        snapshot.fields().unwrap().contains(&"_geo".to_owned()),
+        snapshot
+            .fields()
+            .expect("fields succeeds")
+            .contains(&"_geo".to_owned()),
         "the fields map only grows"
     );
     drop(snapshot);
@@ -226,7 +255,7 @@ fn deletions_clear_every_index_and_free_ids_are_reused_smallest_first() {
 
 #[test]
 fn documents_keep_their_key_order_and_fields_selection_works() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(directory.path());
     shard
         .apply(
@@ -236,30 +265,47 @@ fn documents_keep_their_key_order_and_fields_selection_works() {
                 json!({"zeta": 1, "alpha": {"inner": 2, "other": 3}, "mid": [1]}),
             )],
         )
-        .unwrap();
-    let snapshot = shard.read().unwrap();
-    let id = snapshot.internal_id("a").unwrap().unwrap();
-    let json = String::from_utf8(snapshot.document_json(id).unwrap().unwrap()).unwrap();
+        .expect("apply succeeds");
+    let snapshot = shard.read().expect("read succeeds");
+    let id = snapshot
+        .internal_id("a")
+        .expect("internal_id succeeds")
+        .expect("the value exists");
+    let json = String::from_utf8(
+        snapshot
+            .document_json(id)
+            .expect("document_json succeeds")
+            .expect("the value exists"),
+    )
+    .expect("from_utf8 succeeds");
     assert_eq!(
         json,
         r#"{"zeta":1,"alpha":{"inner":2,"other":3},"mid":[1]}"#
     );
     let fields = vec!["mid".to_owned(), "alpha.other".to_owned()];
-    let selected = snapshot.document("a", Some(&fields)).unwrap().unwrap();
+    let selected = snapshot
+        .document("a", Some(&fields))
+        .expect("document succeeds")
+        .expect("the value exists");
     assert_eq!(
         Value::Object(selected),
         json!({"alpha": {"other": 3}, "mid": [1]})
     );
-    assert!(snapshot.document("missing", None).unwrap().is_none());
+    assert!(
+        snapshot
+            .document("missing", None)
+            .expect("document succeeds")
+            .is_none()
+    );
 }
 
 #[test]
 fn listing_filters_pages_and_sorts_numbers_before_strings_missing_last() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(directory.path());
     shard
         .set_facet_settings(&json!(["group"]), &["rank".to_owned(), "group".to_owned()])
-        .unwrap();
+        .expect("set_facet_settings succeeds");
     shard
         .apply(
             1,
@@ -271,10 +317,12 @@ fn listing_filters_pages_and_sorts_numbers_before_strings_missing_last() {
                 replace("e", json!({"rank": 5, "group": 2})),
             ],
         )
-        .unwrap();
-    let snapshot = shard.read().unwrap();
+        .expect("apply succeeds");
+    let snapshot = shard.read().expect("read succeeds");
     let list = |query: ListQuery| -> (Vec<u32>, u64) {
-        let (documents, total) = snapshot.documents(&query, None).unwrap();
+        let (documents, total) = snapshot
+            .documents(&query, None)
+            .expect("documents succeeds");
         (documents.into_iter().map(|(id, _)| id).collect(), total)
     };
     assert_eq!(
@@ -329,7 +377,7 @@ fn listing_filters_pages_and_sorts_numbers_before_strings_missing_last() {
 
 #[test]
 fn stats_count_documents_bytes_and_top_level_fields() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(directory.path());
     shard
         .apply(
@@ -339,8 +387,8 @@ fn stats_count_documents_bytes_and_top_level_fields() {
                 replace("b", json!({"id": "b"})),
             ],
         )
-        .unwrap();
-    let stats = shard.stats().unwrap();
+        .expect("apply succeeds");
+    let stats = shard.stats().expect("stats succeeds");
     assert_eq!(stats.number_of_documents, 2);
     assert!(stats.raw_document_bytes > 0);
     assert_eq!(stats.average_document_bytes, stats.raw_document_bytes / 2);
@@ -351,8 +399,8 @@ fn stats_count_documents_bytes_and_top_level_fields() {
     );
     shard
         .apply(2, vec![replace("a", json!({"id": "a"}))])
-        .unwrap();
-    let after = shard.stats().unwrap();
+        .expect("apply succeeds");
+    let after = shard.stats().expect("stats succeeds");
     assert!(after.raw_document_bytes < stats.raw_document_bytes);
     assert_eq!(after.field_distribution.get("n"), None);
 }

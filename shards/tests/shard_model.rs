@@ -130,15 +130,17 @@ fn collect_paths(value: &Value, base: &str, paths: &mut BTreeSet<String>) {
 
 fn run_case(seed: u64) {
     println!("shard_model seed {seed}");
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let options = Options {
         sync_mode: SyncMode::None,
         ..Options::default()
     };
-    let shard = Shard::open(&directory.path().join("shard.pages"), options).unwrap();
+    let shard = Shard::open(&directory.path().join("shard.pages"), options).expect("open succeeds");
     let setting = json!(["color", "size", "tags", "nested", "_geo"]);
-    shard.set_filterable_fields(&setting).unwrap();
-    let rules = FilterableRules::from_setting(&setting).unwrap();
+    shard
+        .set_filterable_fields(&setting)
+        .expect("set_filterable_fields succeeds");
+    let rules = FilterableRules::from_setting(&setting).expect("from_setting succeeds");
     let mut random = Random(seed | 1);
     let mut model: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     let mut seen_paths = BTreeSet::new();
@@ -169,11 +171,15 @@ fn run_case(seed: u64) {
             }
         }
         batch_uid += 1;
-        shard.apply(batch_uid, operations).unwrap();
+        shard.apply(batch_uid, operations).expect("apply succeeds");
         if step == OPERATIONS_PER_CASE / 2 {
             // Change the setting mid-way and back: the rebuild must equal incremental indexing.
-            shard.set_filterable_fields(&json!(["color"])).unwrap();
-            shard.set_filterable_fields(&setting).unwrap();
+            shard
+                .set_filterable_fields(&json!(["color"]))
+                .expect("set_filterable_fields succeeds");
+            shard
+                .set_filterable_fields(&setting)
+                .expect("set_filterable_fields succeeds");
         }
         check(&shard, &rules, &model, &seen_paths, &mut random, seed, step);
     }
@@ -188,22 +194,29 @@ fn check(
     seed: u64,
     step: u64,
 ) {
-    let snapshot = shard.read().unwrap();
+    let snapshot = shard.read().expect("read succeeds");
     assert_eq!(
         snapshot.count(),
         model.len() as u64,
         "seed {seed} step {step}"
     );
-    let stored_fields: BTreeSet<String> = snapshot.fields().unwrap().into_iter().collect();
+    let stored_fields: BTreeSet<String> = snapshot
+        .fields()
+        .expect("fields succeeds")
+        .into_iter()
+        .collect();
     assert_eq!(&stored_fields, seen_paths, "seed {seed} step {step}");
     let mut documents = Vec::new();
     for (external_id, document) in model {
         let id = snapshot
             .internal_id(external_id)
-            .unwrap()
+            .expect("internal_id succeeds")
             .expect("model document is stored");
         assert_eq!(
-            snapshot.document_by_id(id, None).unwrap().as_ref(),
+            snapshot
+                .document_by_id(id, None)
+                .expect("document_by_id succeeds")
+                .as_ref(),
             Some(document)
         );
         documents.push((id, Value::Object(document.clone())));
@@ -215,7 +228,9 @@ fn check(
     let source = snapshot.facet_source();
     for _ in 0..FILTERS_PER_CHECK {
         let text = random_filter(random);
-        let filter = Filter::parse(&text).unwrap().expect("not blank");
+        let filter = Filter::parse(&text)
+            .expect("parse succeeds")
+            .expect("not blank");
         let expected = evaluate(&filter, rules, &memory);
         let actual = evaluate(&filter, rules, &source);
         assert!(source.take_error().is_none());

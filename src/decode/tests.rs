@@ -318,7 +318,7 @@ fn content_type_is_checked_before_body_read_failures() {
         JSON,
         Ok(br#"{"network": true}"#),
     )
-    .unwrap();
+    .expect("decode_json_request succeeds");
     assert_eq!(decoded.network, Some(true));
 }
 
@@ -326,7 +326,8 @@ fn content_type_is_checked_before_body_read_failures() {
 
 #[test]
 fn features_patch_accepts_booleans_and_null() {
-    let patch = features(r#"{"metrics": true, "logsRoute": null, "foreignKeys": false}"#).unwrap();
+    let patch = features(r#"{"metrics": true, "logsRoute": null, "foreignKeys": false}"#)
+        .expect("features succeeds");
     assert_eq!(
         patch,
         ExperimentalFeaturesPatch {
@@ -336,7 +337,7 @@ fn features_patch_accepts_booleans_and_null() {
         }
     );
     assert_eq!(
-        features("{}").unwrap(),
+        features("{}").expect("features succeeds"),
         ExperimentalFeaturesPatch::default()
     );
 }
@@ -435,7 +436,7 @@ fn search_body_defaults_and_values() {
     let body = search(
         r#"{"q": "hello", "limit": 3, "matchingStrategy": "frequency", "rankingScoreThreshold": 0.25, "hybrid": {"embedder": "default"}}"#,
     )
-    .unwrap();
+    .expect("search succeeds");
     assert_eq!(body.q.as_deref(), Some("hello"));
     assert_eq!(body.offset, 0);
     assert_eq!(body.limit, 3);
@@ -444,10 +445,10 @@ fn search_body_defaults_and_values() {
         body.ranking_score_threshold,
         Some(RankingScoreThreshold(0.25))
     );
-    let hybrid = body.hybrid.unwrap();
+    let hybrid = body.hybrid.expect("`hybrid` holds a value");
     assert_eq!(hybrid.semantic_ratio, SemanticRatio(0.5));
     assert_eq!(hybrid.embedder, "default");
-    assert_eq!(search("{}").unwrap().limit, 20);
+    assert_eq!(search("{}").expect("search succeeds").limit, 20);
 }
 
 #[test]
@@ -575,8 +576,8 @@ fn missing_required_field_uses_its_dedicated_code() {
         400,
         "Missing field `uid`",
     );
-    let body =
-        decode_json_body::<CreateIndexBody, JsonError>(JSON, br#"{"uid": "movies"}"#).unwrap();
+    let body = decode_json_body::<CreateIndexBody, JsonError>(JSON, br#"{"uid": "movies"}"#)
+        .expect("decode_json_body succeeds");
     assert_eq!(body.uid, "movies");
 }
 
@@ -676,7 +677,8 @@ fn search_query(query: &str) -> Result<SearchQuery, ResponseError> {
 
 #[test]
 fn query_values_are_parsed_from_strings() {
-    let query = tasks("limit=5&from=7&reverse=true&uids=1,2&statuses=failed").unwrap();
+    let query =
+        tasks("limit=5&from=7&reverse=true&uids=1,2&statuses=failed").expect("tasks succeeds");
     assert_eq!(*query.limit, 5);
     assert_eq!(query.from.map(Param::into_inner), Some(7));
     assert_eq!(query.reverse.map(Param::into_inner), Some(true));
@@ -685,14 +687,15 @@ fn query_values_are_parsed_from_strings() {
         query.statuses,
         OptionStarOrList::List(vec![TaskStatus::Failed])
     );
-    let defaults = tasks("").unwrap();
+    let defaults = tasks("").expect("tasks succeeds");
     assert_eq!(*defaults.limit, 20);
     assert_eq!(defaults.uids, OptionStarOrList::None);
 }
 
 #[test]
 fn query_strings_are_percent_decoded_and_the_last_repeat_wins() {
-    let query = search_query("q=hello%20world+again&limit=1&limit=2").unwrap();
+    let query =
+        search_query("q=hello%20world+again&limit=1&limit=2").expect("search_query succeeds");
     assert_eq!(query.q.as_deref(), Some("hello world again"));
     assert_eq!(*query.limit, 2);
 }
@@ -765,7 +768,7 @@ fn unknown_enum_value_in_a_parameter() {
         400,
         "Unknown value `doggo` for parameter `matchingStrategy`: expected one of `last`, `all`, `frequency`",
     );
-    let query = search_query("matchingStrategy=all").unwrap();
+    let query = search_query("matchingStrategy=all").expect("search_query succeeds");
     assert_eq!(query.matching_strategy, MatchingStrategy::All);
 }
 
@@ -831,19 +834,32 @@ fn star_or_list_items_are_located_by_index_only_in_longer_lists() {
 
 #[test]
 fn star_anywhere_in_a_list_means_everything() {
-    assert_eq!(tasks("uids=1,*").unwrap().uids, OptionStarOrList::Star);
-    assert_eq!(tasks("uids=*").unwrap().uids, OptionStarOrList::Star);
     assert_eq!(
-        tasks("uids=1,,2").unwrap().uids,
+        tasks("uids=1,*").expect("tasks succeeds").uids,
+        OptionStarOrList::Star
+    );
+    assert_eq!(
+        tasks("uids=*").expect("tasks succeeds").uids,
+        OptionStarOrList::Star
+    );
+    assert_eq!(
+        tasks("uids=1,,2").expect("tasks succeeds").uids,
         OptionStarOrList::List(vec![1, 2])
     );
-    assert_eq!(tasks("uids=").unwrap().uids, OptionStarOrList::List(vec![]));
     assert_eq!(
-        search_query("distinct=*").unwrap().distinct,
+        tasks("uids=").expect("tasks succeeds").uids,
+        OptionStarOrList::List(vec![])
+    );
+    assert_eq!(
+        search_query("distinct=*")
+            .expect("search_query succeeds")
+            .distinct,
         OptionStarOr::Star
     );
     assert_eq!(
-        search_query("distinct=genre").unwrap().distinct,
+        search_query("distinct=genre")
+            .expect("search_query succeeds")
+            .distinct,
         OptionStarOr::Other("genre".to_owned())
     );
 }

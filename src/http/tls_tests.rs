@@ -120,30 +120,33 @@ impl Material {
     fn generate(name: &str) -> Material {
         let directory =
             std::env::temp_dir().join(format!("coresearch-tls-{}-{name}", std::process::id()));
-        fs::create_dir_all(&directory).unwrap();
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca_params = CertificateParams::new(Vec::new()).unwrap();
+        fs::create_dir_all(&directory).expect("create_dir_all succeeds");
+        let ca_key = KeyPair::generate().expect("generate succeeds");
+        let mut ca_params = CertificateParams::new(Vec::new()).expect("new succeeds");
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let ca_cert = ca_params
+            .self_signed(&ca_key)
+            .expect("self_signed succeeds");
         let issuer = Issuer::new(ca_params, ca_key);
-        let server_key = KeyPair::generate().unwrap();
+        let server_key = KeyPair::generate().expect("generate succeeds");
         let server_cert = CertificateParams::new(vec!["localhost".to_string()])
-            .unwrap()
+            .expect("new succeeds")
             .signed_by(&server_key, &issuer)
-            .unwrap();
-        let client_key = KeyPair::generate().unwrap();
+            .expect("signed_by succeeds");
+        let client_key = KeyPair::generate().expect("generate succeeds");
         let client_cert = CertificateParams::new(vec!["client".to_string()])
-            .unwrap()
+            .expect("new succeeds")
             .signed_by(&client_key, &issuer)
-            .unwrap();
-        fs::write(directory.join("ca.pem"), ca_cert.pem()).unwrap();
-        fs::write(directory.join("cert.pem"), server_cert.pem()).unwrap();
-        fs::write(directory.join("key.pem"), server_key.serialize_pem()).unwrap();
+            .expect("signed_by succeeds");
+        fs::write(directory.join("ca.pem"), ca_cert.pem()).expect("write succeeds");
+        fs::write(directory.join("cert.pem"), server_cert.pem()).expect("write succeeds");
+        fs::write(directory.join("key.pem"), server_key.serialize_pem()).expect("write succeeds");
         Material {
             directory,
             ca_der: ca_cert.der().clone(),
             client_chain: vec![client_cert.der().clone()],
-            client_key: PrivateKeyDer::try_from(client_key.serialize_der()).unwrap(),
+            client_key: PrivateKeyDer::try_from(client_key.serialize_der())
+                .expect("try_from succeeds"),
         }
     }
 
@@ -157,15 +160,15 @@ impl Material {
 
     fn client_config(&self, with_certificate: bool) -> Arc<rustls::ClientConfig> {
         let mut roots = RootCertStore::empty();
-        roots.add(self.ca_der.clone()).unwrap();
+        roots.add(self.ca_der.clone()).expect("add succeeds");
         let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
-            .unwrap()
+            .expect("with_safe_default_protocol_versions succeeds")
             .with_root_certificates(roots);
         let config = if with_certificate {
             builder
                 .with_client_auth_cert(self.client_chain.clone(), self.client_key.clone_key())
-                .unwrap()
+                .expect("with_client_auth_cert succeeds")
         } else {
             builder.with_no_client_auth()
         };
@@ -184,7 +187,7 @@ fn exchange(
     options: &TlsOptions,
     client_config: Arc<rustls::ClientConfig>,
 ) -> (io::Result<u64>, io::Result<String>) {
-    let acceptor = TlsAcceptor::from_options(options).unwrap();
+    let acceptor = TlsAcceptor::from_options(options).expect("from_options succeeds");
     let handler = RecordingHandler::default();
     let limits = HttpLimits::default();
     let shutdown = ShutdownSignal::new();
@@ -200,7 +203,7 @@ fn exchange(
     };
     let client = async {
         let connector = futures_rustls::TlsConnector::from(client_config);
-        let name = ServerName::try_from("localhost").unwrap();
+        let name = ServerName::try_from("localhost").expect("try_from succeeds");
         let mut stream = connector.connect(name, client_end).await?;
         stream
             .write_all(
@@ -219,8 +222,8 @@ fn exchange(
 fn a_request_is_served_over_tls_with_a_generated_certificate() {
     let material = Material::generate("plain");
     let (server, client) = exchange(&material.options(), material.client_config(false));
-    assert_eq!(server.unwrap(), 1);
-    let answer = client.unwrap();
+    assert_eq!(server.expect("`server` holds a value"), 1);
+    let answer = client.expect("`client` holds a value");
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
     assert!(answer.ends_with("\r\n\r\nsecret"), "{answer}");
 }
@@ -237,8 +240,12 @@ fn required_client_authentication_refuses_anonymous_clients() {
     assert!(server.is_err());
     assert!(client.is_err());
     let (server, client) = exchange(&options, material.client_config(true));
-    assert_eq!(server.unwrap(), 1);
-    assert!(client.unwrap().starts_with("HTTP/1.1 200 OK\r\n"));
+    assert_eq!(server.expect("`server` holds a value"), 1);
+    assert!(
+        client
+            .expect("`client` holds a value")
+            .starts_with("HTTP/1.1 200 OK\r\n")
+    );
 }
 
 #[test]
@@ -251,8 +258,12 @@ fn optional_client_authentication_accepts_anonymous_clients() {
         ..material.options()
     };
     let (server, client) = exchange(&options, material.client_config(false));
-    assert_eq!(server.unwrap(), 1);
-    assert!(client.unwrap().starts_with("HTTP/1.1 200 OK\r\n"));
+    assert_eq!(server.expect("`server` holds a value"), 1);
+    assert!(
+        client
+            .expect("`client` holds a value")
+            .starts_with("HTTP/1.1 200 OK\r\n")
+    );
 }
 
 #[test]
@@ -266,12 +277,12 @@ fn unreadable_or_empty_material_is_a_clear_error() {
         server_config(&missing),
         Err(TlsError::Read { .. })
     ));
-    fs::write(material.directory.join("empty.pem"), "not pem").unwrap();
+    fs::write(material.directory.join("empty.pem"), "not pem").expect("write succeeds");
     let empty_key = TlsOptions {
         key_path: material.directory.join("empty.pem"),
         ..material.options()
     };
-    let error = server_config(&empty_key).err().unwrap();
+    let error = server_config(&empty_key).expect_err("an empty key is refused");
     assert!(matches!(
         error,
         TlsError::NoPemItem {

@@ -12,7 +12,7 @@ use super::model::Settings;
 use crate::errors::Code;
 
 fn patch(body: serde_json::Value) -> Settings {
-    decode_settings_body(body).unwrap()
+    decode_settings_body(body).expect("decode_settings_body succeeds")
 }
 
 #[track_caller]
@@ -48,16 +48,20 @@ fn fresh_index_view_matches_meilisearch_defaults() {
         "prefixSearch": "indexingTime"
     });
     assert_eq!(
-        serde_json::to_string(&view).unwrap(),
-        serde_json::to_string(&expected).unwrap()
+        serde_json::to_string(&view).expect("to_string succeeds"),
+        serde_json::to_string(&expected).expect("to_string succeeds")
     );
-    assert_eq!(view.as_object().unwrap().len(), 20);
+    assert_eq!(view.as_object().expect("as_object finds a value").len(), 20);
 }
 
 #[test]
 fn gated_keys_appear_in_order_when_features_are_on() {
     let view = StoredSettings::default().view(true, true);
-    let keys: Vec<&String> = view.as_object().unwrap().keys().collect();
+    let keys: Vec<&String> = view
+        .as_object()
+        .expect("as_object finds a value")
+        .keys()
+        .collect();
     assert_eq!(keys[4], "foreignKeys");
     assert_eq!(keys[21], "chat");
     assert_eq!(
@@ -131,7 +135,7 @@ fn type_errors_carry_the_setting_code() {
 #[test]
 fn sub_route_errors_have_no_location() {
     let error = decode_sub_route_body("stop-words", json!("doggo"))
-        .unwrap()
+        .expect("decode_sub_route_body succeeds")
         .unwrap_err();
     assert_eq!(error.code, Code::InvalidSettingsStopWords);
     assert_eq!(
@@ -139,7 +143,7 @@ fn sub_route_errors_have_no_location() {
         "Invalid value type: expected an array, but found a string: `\"doggo\"`"
     );
     let error = decode_sub_route_body("ranking-rules", json!(["foo"]))
-        .unwrap()
+        .expect("decode_sub_route_body succeeds")
         .unwrap_err();
     assert_eq!(error.code, Code::InvalidSettingsRankingRules);
     assert!(
@@ -155,22 +159,22 @@ fn sub_route_errors_have_no_location() {
 #[test]
 fn sub_route_null_resets_and_delete_resets() {
     let update = decode_sub_route_body("distinct-attribute", json!(null))
-        .unwrap()
-        .unwrap();
+        .expect("decode_sub_route_body succeeds")
+        .expect("the value exists");
     assert_eq!(task_details(&update), json!({"distinctAttribute": null}));
-    let update = reset_sub_route("displayed-attributes").unwrap();
+    let update = reset_sub_route("displayed-attributes").expect("reset_sub_route succeeds");
     assert_eq!(task_details(&update), json!({"displayedAttributes": ["*"]}));
 }
 
 #[test]
 fn merge_replaces_resets_and_keeps() {
     let mut stored = StoredSettings::default();
-    stored.apply(patch(json!({"stopWords": ["b", "a", "a"], "distinctAttribute": "sku", "typoTolerance": {"enabled": false}}))).unwrap();
+    stored.apply(patch(json!({"stopWords": ["b", "a", "a"], "distinctAttribute": "sku", "typoTolerance": {"enabled": false}}))).expect("apply succeeds");
     stored
         .apply(patch(
             json!({"typoTolerance": {"disableOnNumbers": true}, "distinctAttribute": null}),
         ))
-        .unwrap();
+        .expect("apply succeeds");
     let view = stored.view(false, false);
     assert_eq!(view["stopWords"], json!(["a", "b"]));
     assert_eq!(view["distinctAttribute"], json!(null));
@@ -178,7 +182,7 @@ fn merge_replaces_resets_and_keeps() {
     assert_eq!(view["typoTolerance"]["disableOnNumbers"], json!(true));
     stored
         .apply(patch(json!({"displayedAttributes": ["title", "*"]})))
-        .unwrap();
+        .expect("apply succeeds");
     assert_eq!(
         stored.view(false, false)["displayedAttributes"],
         json!(["*"])
@@ -204,7 +208,7 @@ fn facet_sort_always_shows_the_star_entry() {
         .apply(patch(
             json!({"faceting": {"sortFacetValuesBy": {"genre": "count"}}}),
         ))
-        .unwrap();
+        .expect("apply succeeds");
     assert_eq!(
         stored.view(false, false)["faceting"]["sortFacetValuesBy"],
         json!({"*": "alpha", "genre": "count"})
@@ -221,7 +225,7 @@ fn locales_are_read_back_in_three_letter_form() {
         json!(["ja", "eng"])
     );
     let mut stored = StoredSettings::default();
-    stored.apply(update).unwrap();
+    stored.apply(update).expect("apply succeeds");
     assert_eq!(
         stored.view(false, false)["localizedAttributes"][0]["locales"],
         json!(["jpn", "eng"])
@@ -271,7 +275,7 @@ fn details_keep_request_order_and_mask_api_keys() {
     );
     let details = task_details(&update);
     assert_eq!(
-        serde_json::to_string(&details).unwrap(),
+        serde_json::to_string(&details).expect("to_string succeeds"),
         r#"{"displayedAttributes":["*"],"rankingRules":["typo"],"embedders":{"default":{"source":"rest","apiKey":"My suXXXXXX..."}}}"#
     );
 }
@@ -279,9 +283,9 @@ fn details_keep_request_order_and_mask_api_keys() {
 #[test]
 fn stored_settings_round_trip_through_bytes() {
     let mut stored = StoredSettings::default();
-    stored.apply(patch(json!({"filterableAttributes": ["a", {"attributePatterns": ["b*"], "features": {"facetSearch": true}}], "rankingRules": ["price:desc"]}))).unwrap();
+    stored.apply(patch(json!({"filterableAttributes": ["a", {"attributePatterns": ["b*"], "features": {"facetSearch": true}}], "rankingRules": ["price:desc"]}))).expect("apply succeeds");
     assert_eq!(
-        StoredSettings::from_bytes(&stored.to_bytes()).unwrap(),
+        StoredSettings::from_bytes(&stored.to_bytes()).expect("from_bytes succeeds"),
         stored
     );
     assert_eq!(

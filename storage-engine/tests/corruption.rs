@@ -52,27 +52,36 @@ fn open_image(image: &[u8]) -> Result<Database> {
 /// Builds a file with two commits; returns (image, state after the first, after the second).
 fn build() -> (Vec<u8>, Model, Model) {
     let io = SimulatedIo::new(CAPACITY_BYTES, 3);
-    let database = Database::open_with_io(Box::new(io.clone()), options()).unwrap();
-    let write = database.begin_write().unwrap();
+    let database =
+        Database::open_with_io(Box::new(io.clone()), options()).expect("open_with_io succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
     for tree_index in 0..3 {
-        let tree = write.create_tree(&format!("tree{tree_index}")).unwrap();
+        let tree = write
+            .create_tree(&format!("tree{tree_index}"))
+            .expect("create_tree succeeds");
         for index in 0..400u32 {
             let value = vec![(index % 256) as u8; (index as usize * 7) % 300];
             tree.put(format!("key{index:05}").as_bytes(), &value)
-                .unwrap();
+                .expect("put succeeds");
         }
-        tree.put(b"overflow", &vec![9u8; 20_000]).unwrap();
+        tree.put(b"overflow", &vec![9u8; 20_000])
+            .expect("put succeeds");
     }
-    write.commit().unwrap();
-    let first = read_all(&database).unwrap();
-    let write = database.begin_write().unwrap();
-    let tree = write.open_tree("tree1").unwrap().unwrap();
+    write.commit().expect("commit succeeds");
+    let first = read_all(&database).expect("read_all succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write
+        .open_tree("tree1")
+        .expect("open_tree finds a value")
+        .expect("the value exists");
     for index in (0..400u32).step_by(3) {
-        tree.delete(format!("key{index:05}").as_bytes()).unwrap();
+        tree.delete(format!("key{index:05}").as_bytes())
+            .expect("delete succeeds");
     }
-    tree.put(b"overflow", &vec![5u8; 9000]).unwrap();
-    write.commit().unwrap();
-    let second = read_all(&database).unwrap();
+    tree.put(b"overflow", &vec![5u8; 9000])
+        .expect("put succeeds");
+    write.commit().expect("commit succeeds");
+    let second = read_all(&database).expect("read_all succeeds");
     assert_ne!(first, second);
     let used_bytes = database.stats().allocated_pages as usize * PAGE_BYTES;
     drop(database);
@@ -113,20 +122,20 @@ fn a_flipped_byte_in_any_page_is_detected_or_harmless() {
 #[test]
 fn a_damaged_newest_slot_falls_back_to_the_older_commit() {
     let (image, first, second) = build();
-    assert_eq!(outcome(&image).unwrap(), second);
+    assert_eq!(outcome(&image).expect("outcome succeeds"), second);
     // The second commit (transaction 2) lives in slot 0; the first in slot 1.
     for offset in [0usize, 9, 16, 30, 60, 87] {
         let mut damaged = image.clone();
         damaged[offset] ^= 0x08;
         assert_eq!(
-            outcome(&damaged).unwrap(),
+            outcome(&damaged).expect("outcome succeeds"),
             first,
             "newest slot damaged at {offset}"
         );
         let mut damaged = image.clone();
         damaged[PAGE_BYTES + offset] ^= 0x08;
         assert_eq!(
-            outcome(&damaged).unwrap(),
+            outcome(&damaged).expect("outcome succeeds"),
             second,
             "older slot damaged at {offset}"
         );

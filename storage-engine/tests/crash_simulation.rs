@@ -51,13 +51,16 @@ impl Random {
 fn read_state(database: &Database) -> Model {
     let read = database.begin_read();
     let mut model = Model::new();
-    for name in read.tree_names().unwrap() {
-        let tree = read.open_tree(&name).unwrap().unwrap();
+    for name in read.tree_names().expect("tree_names succeeds") {
+        let tree = read
+            .open_tree(&name)
+            .expect("open_tree finds a value")
+            .expect("the value exists");
         let entries = tree
             .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-            .unwrap()
+            .expect("range succeeds")
             .map(|entry| {
-                let (key, value) = entry.unwrap();
+                let (key, value) = entry.expect("`entry` holds a value");
                 (key.to_vec(), value.to_vec())
             })
             .collect();
@@ -72,7 +75,7 @@ fn random_changes(
     database: &Database,
     model: &mut Model,
 ) -> storage_engine::WriteTransaction {
-    let write = database.begin_write().unwrap();
+    let write = database.begin_write().expect("begin_write succeeds");
     let operations = match random.below(4) {
         0 => 1,
         1 => 10,
@@ -81,21 +84,21 @@ fn random_changes(
     for _ in 0..operations {
         let name = format!("tree{}", random.below(3));
         let key = format!("key{:05}", random.below(2000)).into_bytes();
-        let tree = write.create_tree(&name).unwrap();
+        let tree = write.create_tree(&name).expect("create_tree succeeds");
         let entries = model.entry(name.clone()).or_default();
         match random.below(10) {
             0..=2 => {
-                tree.delete(&key).unwrap();
+                tree.delete(&key).expect("delete succeeds");
                 entries.remove(&key);
             }
             3 if random.below(10) == 0 => {
                 let value = vec![random.below(256) as u8; 5000 + random.below(30_000) as usize];
-                tree.put(&key, &value).unwrap();
+                tree.put(&key, &value).expect("put succeeds");
                 entries.insert(key, value);
             }
             _ => {
                 let value = vec![random.below(256) as u8; random.below(300) as usize];
-                tree.put(&key, &value).unwrap();
+                tree.put(&key, &value).expect("put succeeds");
                 entries.insert(key, value);
             }
         }
@@ -106,8 +109,10 @@ fn random_changes(
 /// Reopens a crash image and returns its state, after the integrity check.
 fn reopen(image: &[u8]) -> Model {
     let io = SimulatedIo::from_image(image, CAPACITY_BYTES, 0);
-    let database = Database::open_with_io(Box::new(io), options()).unwrap();
-    database.check_integrity().unwrap();
+    let database = Database::open_with_io(Box::new(io), options()).expect("open_with_io succeeds");
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
     read_state(&database)
 }
 
@@ -119,7 +124,8 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
     println!("crash simulation: seed {seed}, {commits} commits, {variants} images per sync point");
     let mut random = Random(seed);
     let io = SimulatedIo::new(CAPACITY_BYTES, seed);
-    let database = Database::open_with_io(Box::new(io.clone()), options()).unwrap();
+    let database =
+        Database::open_with_io(Box::new(io.clone()), options()).expect("open_with_io succeeds");
     io.record_crash_images(variants);
     let mut committed = Model::new();
     let mut images_checked = 0;
@@ -141,7 +147,7 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
             };
         }
         let first_sync = io.sync_count() + 1;
-        write.commit().unwrap();
+        write.commit().expect("commit succeeds");
         let last_sync = io.sync_count();
         for image in io.take_crash_images() {
             let state = reopen(&image.bytes);
@@ -158,7 +164,9 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
         assert_eq!(read_state(&database), committed);
     }
     drop(snapshot);
-    database.check_integrity().unwrap();
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
     println!("checked {images_checked} crash images");
     assert!(
         images_checked as u64 >= commits,
@@ -169,13 +177,22 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
 #[test]
 fn a_failed_sync_poisons_the_database_and_reopening_recovers() {
     let io = SimulatedIo::new(CAPACITY_BYTES, 7);
-    let database = Database::open_with_io(Box::new(io.clone()), options()).unwrap();
-    let write = database.begin_write().unwrap();
-    write.create_tree("t").unwrap().put(b"a", b"1").unwrap();
-    write.commit().unwrap();
+    let database =
+        Database::open_with_io(Box::new(io.clone()), options()).expect("open_with_io succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    write
+        .create_tree("t")
+        .expect("create_tree succeeds")
+        .put(b"a", b"1")
+        .expect("put succeeds");
+    write.commit().expect("commit succeeds");
     io.fail_at_sync(io.sync_count() + 2);
-    let write = database.begin_write().unwrap();
-    write.create_tree("t").unwrap().put(b"b", b"2").unwrap();
+    let write = database.begin_write().expect("begin_write succeeds");
+    write
+        .create_tree("t")
+        .expect("create_tree succeeds")
+        .put(b"b", b"2")
+        .expect("put succeeds");
     assert!(matches!(write.commit(), Err(Error::Io(_))));
     assert!(matches!(database.begin_write(), Err(Error::Poisoned)));
     drop(database);

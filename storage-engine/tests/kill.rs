@@ -33,11 +33,14 @@ fn environment_number(name: &str, default: u64) -> u64 {
 
 fn last_committed(database: &Database) -> u64 {
     let read = database.begin_read();
-    let Some(tree) = read.open_tree("counter").unwrap() else {
+    let Some(tree) = read.open_tree("counter").expect("open_tree finds a value") else {
         return 0;
     };
-    let last = tree.get(b"last").unwrap().unwrap();
-    u64::from_le_bytes(last.try_into().unwrap())
+    let last = tree
+        .get(b"last")
+        .expect("get finds a value")
+        .expect("the value exists");
+    u64::from_le_bytes(last.try_into().expect("try_into succeeds"))
 }
 
 fn value_for(number: u64) -> Vec<u8> {
@@ -54,35 +57,39 @@ fn kill_child_entry() {
     let Ok(path) = std::env::var(CHILD_ENVIRONMENT) else {
         return;
     };
-    let acknowledgements = std::env::var(ACKNOWLEDGEMENT_ENVIRONMENT).unwrap();
+    let acknowledgements = std::env::var(ACKNOWLEDGEMENT_ENVIRONMENT).expect("var finds a value");
     let mut acknowledgements = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(acknowledgements)
-        .unwrap();
-    let database = Database::open(Path::new(&path), Options::default()).unwrap();
+        .expect("open succeeds");
+    let database = Database::open(Path::new(&path), Options::default()).expect("open succeeds");
     let mut number = last_committed(&database);
     loop {
         number += 1;
-        let write = database.begin_write().unwrap();
-        let entries = write.create_tree("entries").unwrap();
+        let write = database.begin_write().expect("begin_write succeeds");
+        let entries = write.create_tree("entries").expect("create_tree succeeds");
         entries
             .put(&number.to_be_bytes(), &value_for(number))
-            .unwrap();
+            .expect("put succeeds");
         if number > 3 {
-            entries.delete(&(number - 3).to_be_bytes()).unwrap();
+            entries
+                .delete(&(number - 3).to_be_bytes())
+                .expect("delete succeeds");
         }
         write
             .create_tree("counter")
-            .unwrap()
+            .expect("create_tree succeeds")
             .put(b"last", &number.to_le_bytes())
-            .unwrap();
-        write.commit().unwrap();
+            .expect("put succeeds");
+        write.commit().expect("commit succeeds");
         // One `write` of the whole line: once it returns the line is in the page cache,
         // where the child's death cannot take it back; a kill inside it can at worst leave
         // a line without its newline, which the parent ignores.
         let line = format!("{ACKNOWLEDGEMENT}{number}\n");
-        let written = acknowledgements.write(line.as_bytes()).unwrap();
+        let written = acknowledgements
+            .write(line.as_bytes())
+            .expect("write succeeds");
         assert_eq!(written, line.len(), "a short line is one write");
     }
 }
@@ -96,8 +103,10 @@ fn kill_child_entry() {
 const UNACKNOWLEDGED_COMMITS_MAX: u64 = 1;
 
 fn check_file(path: &Path, acknowledged: u64) -> u64 {
-    let database = Database::open(path, Options::default()).unwrap();
-    database.check_integrity().unwrap();
+    let database = Database::open(path, Options::default()).expect("open succeeds");
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
     let last = last_committed(&database);
     // Every acknowledged commit must be there, and at most one more (see the constant).
     assert!(
@@ -106,12 +115,23 @@ fn check_file(path: &Path, acknowledged: u64) -> u64 {
     );
     let read = database.begin_read();
     if last > 0 {
-        let entries = read.open_tree("entries").unwrap().unwrap();
+        let entries = read
+            .open_tree("entries")
+            .expect("open_tree finds a value")
+            .expect("the value exists");
         for number in last.saturating_sub(2).max(1)..=last {
-            let value = entries.get(&number.to_be_bytes()).unwrap().unwrap();
+            let value = entries
+                .get(&number.to_be_bytes())
+                .expect("get finds a value")
+                .expect("the value exists");
             assert_eq!(value, value_for(number).as_slice(), "entry {number}");
         }
-        assert!(entries.get(&(last + 1).to_be_bytes()).unwrap().is_none());
+        assert!(
+            entries
+                .get(&(last + 1).to_be_bytes())
+                .expect("get finds a value")
+                .is_none()
+        );
     }
     last
 }
@@ -139,9 +159,9 @@ fn every_acknowledged_commit_survives_sigkill() {
     let rounds = environment_number("STORAGE_KILL_ROUNDS", 30);
     let mut seed = environment_number("STORAGE_KILL_SEED", 0x6b696c6c);
     println!("kill test: {rounds} rounds, seed {seed} (STORAGE_KILL_SEED)");
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let path = directory.path().join("killed.pages");
-    let executable = std::env::current_exe().unwrap();
+    let executable = std::env::current_exe().expect("current_exe succeeds");
     let mut acknowledged = 0;
     for round in 0..rounds {
         seed = seed
@@ -161,10 +181,10 @@ fn every_acknowledged_commit_survives_sigkill() {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap();
+            .expect("spawn succeeds");
         std::thread::sleep(delay);
-        child.kill().unwrap();
-        child.wait().unwrap();
+        child.kill().expect("kill succeeds");
+        child.wait().expect("wait succeeds");
         let before = acknowledged;
         if let Some(number) = last_acknowledgement(&acknowledgement_path) {
             acknowledged = acknowledged.max(number);

@@ -95,15 +95,18 @@ fn options() -> Options {
 
 fn check_snapshot(snapshot: &ReadTransaction, model: &Model) {
     let names: Vec<String> = model.keys().map(|name| name.to_string()).collect();
-    assert_eq!(snapshot.tree_names().unwrap(), names);
+    assert_eq!(snapshot.tree_names().expect("tree_names succeeds"), names);
     for (name, entries) in model {
-        let tree = snapshot.open_tree(name).unwrap().unwrap();
+        let tree = snapshot
+            .open_tree(name)
+            .expect("open_tree finds a value")
+            .expect("the value exists");
         assert_eq!(tree.len(), entries.len() as u64);
         let stored: Vec<(Vec<u8>, Vec<u8>)> = tree
             .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-            .unwrap()
+            .expect("range succeeds")
             .map(|entry| {
-                let (key, value) = entry.unwrap();
+                let (key, value) = entry.expect("`entry` holds a value");
                 (key.to_vec(), value.to_vec())
             })
             .collect();
@@ -117,7 +120,8 @@ fn check_snapshot(snapshot: &ReadTransaction, model: &Model) {
 
 fn run(operations: &[Operation]) {
     let mut io = SimulatedIo::new(CAPACITY_BYTES, 1);
-    let mut database = Database::open_with_io(Box::new(io.clone()), options()).unwrap();
+    let mut database =
+        Database::open_with_io(Box::new(io.clone()), options()).expect("open_with_io succeeds");
     let mut committed: Model = BTreeMap::new();
     let mut pending: Model = BTreeMap::new();
     let mut write = None;
@@ -130,23 +134,32 @@ fn run(operations: &[Operation]) {
                 value_bytes,
                 fill,
             } => {
-                let write = write.get_or_insert_with(|| database.begin_write().unwrap());
+                let write = write
+                    .get_or_insert_with(|| database.begin_write().expect("begin_write succeeds"));
                 let value = value_of(*value_bytes, *fill);
                 let name = TREE_NAMES[*tree];
-                let handle = write.create_tree(name).unwrap();
-                handle.put(key, &value).unwrap();
-                assert_eq!(handle.get(key).unwrap().unwrap().as_ref(), value.as_slice());
+                let handle = write.create_tree(name).expect("create_tree succeeds");
+                handle.put(key, &value).expect("put succeeds");
+                assert_eq!(
+                    handle
+                        .get(key)
+                        .expect("get finds a value")
+                        .expect("the value exists")
+                        .as_ref(),
+                    value.as_slice()
+                );
                 pending.entry(name).or_default().insert(key.clone(), value);
             }
             Operation::Delete { tree, key } => {
-                let write = write.get_or_insert_with(|| database.begin_write().unwrap());
+                let write = write
+                    .get_or_insert_with(|| database.begin_write().expect("begin_write succeeds"));
                 let name = TREE_NAMES[*tree];
                 let expected = pending
                     .get_mut(name)
                     .and_then(|entries| entries.remove(key))
                     .is_some();
-                let deleted = match write.open_tree(name).unwrap() {
-                    Some(handle) => handle.delete(key).unwrap(),
+                let deleted = match write.open_tree(name).expect("open_tree finds a value") {
+                    Some(handle) => handle.delete(key).expect("delete succeeds"),
                     None => false,
                 };
                 assert_eq!(deleted, expected);
@@ -157,7 +170,8 @@ fn run(operations: &[Operation]) {
                 end,
                 backward,
             } => {
-                let write = write.get_or_insert_with(|| database.begin_write().unwrap());
+                let write = write
+                    .get_or_insert_with(|| database.begin_write().expect("begin_write succeeds"));
                 let name = TREE_NAMES[*tree];
                 let direction = if *backward {
                     Direction::Backward
@@ -178,27 +192,29 @@ fn run(operations: &[Operation]) {
                 if *backward {
                     expected.reverse();
                 }
-                let found: Vec<Vec<u8>> = match write.open_tree(name).unwrap() {
-                    Some(handle) if start <= end => handle
-                        .range(bounds.0, bounds.1, direction)
-                        .unwrap()
-                        .map(|entry| entry.unwrap().0)
-                        .collect(),
-                    _ => Vec::new(),
-                };
+                let found: Vec<Vec<u8>> =
+                    match write.open_tree(name).expect("open_tree finds a value") {
+                        Some(handle) if start <= end => handle
+                            .range(bounds.0, bounds.1, direction)
+                            .expect("range succeeds")
+                            .map(|entry| entry.expect("`entry` holds a value").0)
+                            .collect(),
+                        _ => Vec::new(),
+                    };
                 assert_eq!(found, expected);
             }
             Operation::DeleteTree { tree } => {
-                let write = write.get_or_insert_with(|| database.begin_write().unwrap());
+                let write = write
+                    .get_or_insert_with(|| database.begin_write().expect("begin_write succeeds"));
                 let name = TREE_NAMES[*tree];
                 assert_eq!(
-                    write.delete_tree(name).unwrap(),
+                    write.delete_tree(name).expect("delete_tree succeeds"),
                     pending.remove(name).is_some()
                 );
             }
             Operation::Commit => {
                 if let Some(write) = write.take() {
-                    write.commit().unwrap();
+                    write.commit().expect("commit succeeds");
                     committed = pending.clone();
                 }
             }
@@ -223,16 +239,19 @@ fn run(operations: &[Operation]) {
                 drop(write.take());
                 pending = committed.clone();
                 snapshots.clear();
-                database.check_integrity().unwrap();
+                database
+                    .check_integrity()
+                    .expect("check_integrity succeeds");
                 drop(database);
                 io = SimulatedIo::from_image(&io.written_image(), CAPACITY_BYTES, 1);
-                database = Database::open_with_io(Box::new(io.clone()), options()).unwrap();
+                database = Database::open_with_io(Box::new(io.clone()), options())
+                    .expect("open_with_io succeeds");
                 check_snapshot(&database.begin_read(), &committed);
             }
         }
     }
     if let Some(write) = write.take() {
-        write.commit().unwrap();
+        write.commit().expect("commit succeeds");
         committed = pending.clone();
     }
     for (snapshot, model) in &snapshots {
@@ -240,7 +259,9 @@ fn run(operations: &[Operation]) {
     }
     snapshots.clear();
     check_snapshot(&database.begin_read(), &committed);
-    database.check_integrity().unwrap();
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
 }
 
 fn environment_number(name: &str, default: u64) -> u64 {
@@ -270,5 +291,5 @@ fn random_operation_sequences_match_a_btreemap_model() {
                 Ok(())
             },
         )
-        .unwrap();
+        .expect("run succeeds");
 }

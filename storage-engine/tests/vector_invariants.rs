@@ -51,32 +51,32 @@ proptest! {
         parameters.ef_construction = 16;
         parameters.merge_threshold_vectors = 17;
         parameters.seed = seed;
-        let mut index = MemoryIndex::new(parameters).unwrap();
+        let mut index = MemoryIndex::new(parameters).expect("new succeeds");
         let mut live = RoaringBitmap::new();
         for operation in operations {
             match operation {
                 Operation::Insert(id) => {
                     let vector = &vectors[id as usize * DIMENSIONS..][..DIMENSIONS];
-                    index.insert(id, vector).unwrap();
+                    index.insert(id, vector).expect("insert succeeds");
                     live.insert(id);
                 }
                 Operation::Delete(ids) => {
                     let ids: RoaringBitmap = ids.into_iter().collect();
-                    index.delete(&ids).unwrap();
+                    index.delete(&ids).expect("delete succeeds");
                     live -= &ids;
                 }
-                Operation::Merge => { index.merge().unwrap(); }
+                Operation::Merge => { index.merge().expect("merge succeeds"); }
             }
-            prop_assert_eq!(index.check().unwrap(), None);
+            prop_assert_eq!(index.check().expect("check succeeds"), None);
             prop_assert_eq!(index.len() as u64, live.len());
         }
-        index.merge().unwrap();
-        prop_assert_eq!(index.check().unwrap(), None);
+        index.merge().expect("merge succeeds");
+        prop_assert_eq!(index.check().expect("check succeeds"), None);
         for id in &live {
             let vector = &vectors[id as usize * DIMENSIONS..][..DIMENSIONS];
             let mut request = SearchRequest::new(vector, 3);
             request.ef = Some(IDS as usize);
-            let hits = index.search(&request).unwrap();
+            let hits = index.search(&request).expect("search succeeds");
             prop_assert!(hits.iter().all(|hit| live.contains(hit.internal_id)));
             prop_assert!(hits[0].distance < 1e-6, "live id {} not found", id);
         }

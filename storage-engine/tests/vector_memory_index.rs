@@ -14,12 +14,12 @@ const QUERIES: usize = 50;
 const K: usize = 10;
 
 fn build(parameters: GraphParameters, vectors: &[f32]) -> MemoryIndex {
-    let mut index = MemoryIndex::new(parameters).unwrap();
+    let mut index = MemoryIndex::new(parameters).expect("new succeeds");
     for (row, vector) in vectors.chunks_exact(parameters.dimensions).enumerate() {
-        index.insert(row as u32, vector).unwrap();
+        index.insert(row as u32, vector).expect("insert succeeds");
     }
-    index.merge().unwrap();
-    assert_eq!(index.check().unwrap(), None);
+    index.merge().expect("merge succeeds");
+    assert_eq!(index.check().expect("check succeeds"), None);
     index
 }
 
@@ -38,7 +38,7 @@ fn mean_recall(
         let mut request = SearchRequest::new(query, K);
         request.rescore = rescore;
         request.candidates = candidates;
-        let hits = index.search(&request).unwrap();
+        let hits = index.search(&request).expect("search succeeds");
         if let Some(set) = candidates {
             assert!(
                 hits.iter().all(|hit| set.contains(hit.internal_id)),
@@ -109,12 +109,14 @@ fn hamming_graph_finds_nearest_codes() {
     // Hamming distances tie a lot: compare distances, not ids.
     for query in queries.chunks_exact(dimensions) {
         let truth = brute_force(Metric::Hamming, &vectors, dimensions, query, K, None);
-        let hits = index.search(&SearchRequest::new(query, K)).unwrap();
+        let hits = index
+            .search(&SearchRequest::new(query, K))
+            .expect("search succeeds");
         let worst_truth = Metric::Hamming.reference_distance(
             query,
             &vectors[truth[K - 1] as usize * dimensions..][..dimensions],
         ) / dimensions as f32;
-        let worst_found = hits.last().unwrap().distance;
+        let worst_found = hits.last().expect("last finds a value").distance;
         assert!(
             worst_found <= worst_truth + 2.0 / dimensions as f32,
             "{worst_found} {worst_truth}"
@@ -148,7 +150,7 @@ fn filtered_search_returns_only_matches_with_high_recall() {
             candidates: Some(&single),
             ..SearchRequest::new(&queries[..DIMENSIONS], K)
         })
-        .unwrap();
+        .expect("search succeeds");
     assert_eq!(
         hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>(),
         vec![17]
@@ -162,10 +164,10 @@ fn buffered_vectors_are_searchable_before_the_merge() {
     let vectors = random_vectors(300, DIMENSIONS, seed);
     let mut parameters = GraphParameters::new(Metric::Cosine, DIMENSIONS);
     parameters.merge_threshold_vectors = 128;
-    let mut index = MemoryIndex::new(parameters).unwrap();
+    let mut index = MemoryIndex::new(parameters).expect("new succeeds");
     let mut merges = Vec::new();
     for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate() {
-        if let Some(report) = index.insert(row as u32, vector).unwrap() {
+        if let Some(report) = index.insert(row as u32, vector).expect("insert succeeds") {
             merges.push(report);
         }
     }
@@ -177,7 +179,9 @@ fn buffered_vectors_are_searchable_before_the_merge() {
     );
     assert!(merges[1].relinked_existing > 0 && merges[1].relinked_fraction() <= 1.0);
     let last = &vectors[299 * DIMENSIONS..];
-    let hits = index.search(&SearchRequest::new(last, 1)).unwrap();
+    let hits = index
+        .search(&SearchRequest::new(last, 1))
+        .expect("search succeeds");
     assert_eq!(hits[0].internal_id, 299);
     assert!(hits[0].distance.abs() < 1e-5);
 }
@@ -192,26 +196,29 @@ fn replacing_a_vector_moves_its_id() {
         &vectors,
     );
     let target = &vectors[5 * DIMENSIONS..6 * DIMENSIONS];
-    index.insert(7, target).unwrap();
-    index.merge().unwrap();
-    let hits = index.search(&SearchRequest::new(target, 2)).unwrap();
+    index.insert(7, target).expect("insert succeeds");
+    index.merge().expect("merge succeeds");
+    let hits = index
+        .search(&SearchRequest::new(target, 2))
+        .expect("search succeeds");
     let mut ids: Vec<u32> = hits.iter().map(|hit| hit.internal_id).collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![5, 7]);
     assert_eq!(index.len(), 400);
-    assert_eq!(index.check().unwrap(), None);
+    assert_eq!(index.check().expect("check succeeds"), None);
 }
 
 #[test]
 fn queries_of_the_wrong_length_or_with_nan_are_rejected() {
-    let mut index = MemoryIndex::new(GraphParameters::new(Metric::Cosine, 4)).unwrap();
+    let mut index =
+        MemoryIndex::new(GraphParameters::new(Metric::Cosine, 4)).expect("new succeeds");
     assert!(index.insert(1, &[1.0, 2.0]).is_err());
     assert!(index.insert(1, &[1.0, f32::NAN, 0.0, 0.0]).is_err());
     assert!(index.search(&SearchRequest::new(&[1.0; 3], 1)).is_err());
     assert!(
         index
             .search(&SearchRequest::new(&[1.0; 4], 1))
-            .unwrap()
+            .expect("search succeeds")
             .is_empty()
     );
 }
@@ -224,15 +231,15 @@ fn deleting_everything_empties_the_graph() {
     let mut index = build(GraphParameters::new(Metric::Cosine, DIMENSIONS), &vectors);
     let mut random = SplitMix64::new(seed);
     let half: RoaringBitmap = (0..200).filter(|_| random.next_below(2) == 0).collect();
-    index.delete(&half).unwrap();
-    assert_eq!(index.check().unwrap(), None);
-    index.delete(&(0..200).collect()).unwrap();
+    index.delete(&half).expect("delete succeeds");
+    assert_eq!(index.check().expect("check succeeds"), None);
+    index.delete(&(0..200).collect()).expect("delete succeeds");
     assert!(index.is_empty());
-    assert_eq!(index.check().unwrap(), None);
+    assert_eq!(index.check().expect("check succeeds"), None);
     assert!(
         index
             .search(&SearchRequest::new(&vectors[..DIMENSIONS], 3))
-            .unwrap()
+            .expect("search succeeds")
             .is_empty()
     );
 }

@@ -33,7 +33,7 @@ fn parameters() -> GraphParameters {
 fn a_graph_in_the_page_store_reopens_from_disk_with_high_recall() {
     let seed = 51;
     println!("seed {seed}");
-    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir_in succeeds");
     let path = directory.path().join("shard.pages");
     let options = Options {
         maximum_size_bytes: 1 << 30,
@@ -42,28 +42,35 @@ fn a_graph_in_the_page_store_reopens_from_disk_with_high_recall() {
     let vectors = clustered_vectors(1_200, DIMENSIONS, 12, 0.3, seed, seed);
     let queries = clustered_vectors(20, DIMENSIONS, 12, 0.3, seed, seed + 1);
     {
-        let database = Database::open(&path, options.clone()).unwrap();
-        let write = database.begin_write().unwrap();
-        let graph = Graph::create(&write, directory.path(), "default", parameters()).unwrap();
-        write.commit().unwrap();
+        let database = Database::open(&path, options.clone()).expect("open succeeds");
+        let write = database.begin_write().expect("begin_write succeeds");
+        let graph = Graph::create(&write, directory.path(), "default", parameters())
+            .expect("create succeeds");
+        write.commit().expect("commit succeeds");
         for batch in vectors.chunks(400 * DIMENSIONS).enumerate() {
-            let write = database.begin_write().unwrap();
-            let mut writer = graph.writer(&write).unwrap();
+            let write = database.begin_write().expect("begin_write succeeds");
+            let mut writer = graph.writer(&write).expect("writer succeeds");
             for (row, vector) in batch.1.chunks_exact(DIMENSIONS).enumerate() {
-                writer.insert((batch.0 * 400 + row) as u32, vector).unwrap();
+                writer
+                    .insert((batch.0 * 400 + row) as u32, vector)
+                    .expect("insert succeeds");
             }
-            writer.finish().unwrap();
-            write.commit().unwrap();
+            writer.finish().expect("finish succeeds");
+            write.commit().expect("commit succeeds");
         }
-        let write = database.begin_write().unwrap();
-        let mut writer = graph.writer(&write).unwrap();
-        writer.delete(&(0..1_200).step_by(5).collect()).unwrap();
-        writer.merge().unwrap();
-        writer.finish().unwrap();
-        write.commit().unwrap();
+        let write = database.begin_write().expect("begin_write succeeds");
+        let mut writer = graph.writer(&write).expect("writer succeeds");
+        writer
+            .delete(&(0..1_200).step_by(5).collect())
+            .expect("delete succeeds");
+        writer.merge().expect("merge succeeds");
+        writer.finish().expect("finish succeeds");
+        write.commit().expect("commit succeeds");
     }
-    let database = Database::open(&path, options).unwrap();
-    database.check_integrity().unwrap();
+    let database = Database::open(&path, options).expect("open succeeds");
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
     let read = database.begin_read();
     let graph = Graph::open(
         &read,
@@ -73,10 +80,10 @@ fn a_graph_in_the_page_store_reopens_from_disk_with_high_recall() {
             prefetch_memory: true,
         },
     )
-    .unwrap();
+    .expect("open succeeds");
     assert!(graph.prefetched_bytes() > 0);
-    let reader = graph.reader(&read).unwrap();
-    assert_eq!(reader.check().unwrap(), None);
+    let reader = graph.reader(&read).expect("reader succeeds");
+    assert_eq!(reader.check().expect("check succeeds"), None);
     assert_eq!((reader.len(), reader.buffered()), (960, 0));
     let live: RoaringBitmap = (0..1_200).filter(|id| id % 5 != 0).collect();
     let mut scratch = SearchScratch::new();
@@ -84,7 +91,7 @@ fn a_graph_in_the_page_store_reopens_from_disk_with_high_recall() {
     for query in queries.chunks_exact(DIMENSIONS) {
         let hits = reader
             .search(&SearchRequest::new(query, 10), &mut scratch)
-            .unwrap();
+            .expect("search succeeds");
         let truth = brute_force(Metric::Cosine, &vectors, DIMENSIONS, query, 10, Some(&live));
         total += recall(
             &hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>(),
@@ -99,15 +106,17 @@ fn a_graph_in_the_page_store_reopens_from_disk_with_high_recall() {
 fn readers_on_snapshots_stay_consistent_while_the_writer_commits() {
     let seed = 52;
     println!("seed {seed}");
-    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir_in succeeds");
     let options = Options {
         maximum_size_bytes: 1 << 30,
         ..Options::default()
     };
-    let database = Database::open(&directory.path().join("shard.pages"), options).unwrap();
-    let write = database.begin_write().unwrap();
-    let graph = Graph::create(&write, directory.path(), "default", parameters()).unwrap();
-    write.commit().unwrap();
+    let database =
+        Database::open(&directory.path().join("shard.pages"), options).expect("open succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    let graph =
+        Graph::create(&write, directory.path(), "default", parameters()).expect("create succeeds");
+    write.commit().expect("commit succeeds");
     let vectors = clustered_vectors(800, DIMENSIONS, 8, 0.3, seed, seed);
     const BATCH: usize = 100;
     std::thread::scope(|scope| {
@@ -119,7 +128,7 @@ fn readers_on_snapshots_stay_consistent_while_the_writer_commits() {
                     let mut seen = 0_u64;
                     for round in 0..40 {
                         let read = database.begin_read();
-                        let reader = graph.reader(&read).unwrap();
+                        let reader = graph.reader(&read).expect("reader succeeds");
                         let count = reader.len();
                         assert_eq!(count % BATCH as u64, 0, "a reader never sees half a batch");
                         assert!(count >= seen, "snapshots only move forward");
@@ -128,7 +137,7 @@ fn readers_on_snapshots_stay_consistent_while_the_writer_commits() {
                         let query = &vectors[row * DIMENSIONS..(row + 1) * DIMENSIONS];
                         let hits = reader
                             .search(&SearchRequest::new(query, 5), &mut scratch)
-                            .unwrap();
+                            .expect("search succeeds");
                         assert!(
                             hits.iter()
                                 .all(|hit| reader.live_ids().contains(hit.internal_id))
@@ -142,25 +151,32 @@ fn readers_on_snapshots_stay_consistent_while_the_writer_commits() {
             })
             .collect();
         for batch in 0..800 / BATCH {
-            let write = database.begin_write().unwrap();
-            let mut writer = graph.writer(&write).unwrap();
+            let write = database.begin_write().expect("begin_write succeeds");
+            let mut writer = graph.writer(&write).expect("writer succeeds");
             for row in batch * BATCH..(batch + 1) * BATCH {
                 writer
                     .insert(
                         row as u32,
                         &vectors[row * DIMENSIONS..(row + 1) * DIMENSIONS],
                     )
-                    .unwrap();
+                    .expect("insert succeeds");
             }
-            writer.finish().unwrap();
-            write.commit().unwrap();
+            writer.finish().expect("finish succeeds");
+            write.commit().expect("commit succeeds");
         }
         for reader in readers {
-            reader.join().unwrap();
+            reader.join().expect("join succeeds");
         }
     });
     let read = database.begin_read();
-    assert_eq!(graph.reader(&read).unwrap().check().unwrap(), None);
+    assert_eq!(
+        graph
+            .reader(&read)
+            .expect("reader succeeds")
+            .check()
+            .expect("check succeeds"),
+        None
+    );
 }
 
 struct VectorDisks {
@@ -206,47 +222,50 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
     let disks = VectorDisks {
         navigation: SimulatedIo::new(VECTOR_FILE_BYTES, seed + 1),
     };
-    let database = Database::open_with_io(Box::new(page_io.clone()), page_store_options()).unwrap();
-    let write = database.begin_write().unwrap();
-    let graph =
-        Graph::create_with_backends(&write, "default", parameters(), disks.backends()).unwrap();
-    write.commit().unwrap();
+    let database = Database::open_with_io(Box::new(page_io.clone()), page_store_options())
+        .expect("open_with_io succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    let graph = Graph::create_with_backends(&write, "default", parameters(), disks.backends())
+        .expect("create_with_backends succeeds");
+    write.commit().expect("commit succeeds");
     page_io.record_crash_images(variants);
     let mut random = SplitMix64::new(seed);
     let mut committed = RoaringBitmap::new();
     let mut images_checked = 0;
     for round in 0..rounds {
         let mut next = committed.clone();
-        let write = database.begin_write().unwrap();
-        let mut writer = graph.writer(&write).unwrap();
+        let write = database.begin_write().expect("begin_write succeeds");
+        let mut writer = graph.writer(&write).expect("writer succeeds");
         for _ in 0..random.next_below(150) {
             let id = random.next_below(2_000) as u32;
             writer
                 .insert(id, &vectors[id as usize * DIMENSIONS..][..DIMENSIONS])
-                .unwrap();
+                .expect("insert succeeds");
             next.insert(id);
         }
         if random.next_below(2) == 0 {
             let doomed: RoaringBitmap = next.iter().filter(|_| random.next_below(6) == 0).collect();
-            writer.delete(&doomed).unwrap();
+            writer.delete(&doomed).expect("delete succeeds");
             next -= doomed;
         }
         if random.next_below(3) == 0 {
-            writer.merge().unwrap();
+            writer.merge().expect("merge succeeds");
         }
         // A power loss in the middle of the transaction (after inserts, deletes and merges,
         // before the commit) leaves the last committed graph.
         let mid_transaction = (page_io.durable_image(), disks.after_power_loss());
-        writer.finish().unwrap();
+        writer.finish().expect("finish succeeds");
         let last_sync_before = page_io.sync_count();
-        write.commit().unwrap();
+        write.commit().expect("commit succeeds");
         let last_sync = page_io.sync_count();
         let survivors = disks.after_power_loss();
         for image in page_io.take_crash_images() {
             let reopened = SimulatedIo::from_image(&image.bytes, PAGE_STORE_BYTES, 0);
-            let database =
-                Database::open_with_io(Box::new(reopened), page_store_options()).unwrap();
-            database.check_integrity().unwrap();
+            let database = Database::open_with_io(Box::new(reopened), page_store_options())
+                .expect("open_with_io succeeds");
+            database
+                .check_integrity()
+                .expect("check_integrity succeeds");
             let read = database.begin_read();
             let graph = Graph::open_with_backends(
                 &read,
@@ -254,10 +273,10 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
                 survivors.backends(),
                 GraphOptions::default(),
             )
-            .unwrap();
-            let reader = graph.reader(&read).unwrap();
+            .expect("open_with_backends succeeds");
+            let reader = graph.reader(&read).expect("reader succeeds");
             assert_eq!(
-                reader.check().unwrap(),
+                reader.check().expect("check succeeds"),
                 None,
                 "round {round} sync {}",
                 image.sync_index
@@ -274,14 +293,15 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
                 let query = &vectors[id as usize * DIMENSIONS..][..DIMENSIONS];
                 let hits = reader
                     .search(&SearchRequest::new(query, 1), &mut SearchScratch::new())
-                    .unwrap();
+                    .expect("search succeeds");
                 assert!(hits[0].distance < 1e-5);
             }
             images_checked += 1;
         }
         let (image, survivors) = mid_transaction;
         let reopened = SimulatedIo::from_image(&image, PAGE_STORE_BYTES, 0);
-        let database = Database::open_with_io(Box::new(reopened), page_store_options()).unwrap();
+        let database = Database::open_with_io(Box::new(reopened), page_store_options())
+            .expect("open_with_io succeeds");
         let read = database.begin_read();
         let graph = Graph::open_with_backends(
             &read,
@@ -289,10 +309,10 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
             survivors.backends(),
             GraphOptions::default(),
         )
-        .unwrap();
-        let reader = graph.reader(&read).unwrap();
+        .expect("open_with_backends succeeds");
+        let reader = graph.reader(&read).expect("reader succeeds");
         assert_eq!(
-            reader.check().unwrap(),
+            reader.check().expect("check succeeds"),
             None,
             "round {round}: mid-transaction crash"
         );

@@ -68,28 +68,30 @@ fn persisted_graph_answers_exactly_like_the_memory_model() {
     let parameters = parameters(Metric::Cosine);
     let trees = MemoryTrees::new();
     let files = Files::new(&parameters, seed);
-    let graph =
-        Graph::create_with_backends(&trees, "default", parameters, files.backends()).unwrap();
-    let mut model = MemoryIndex::new(parameters).unwrap();
-    let mut writer = graph.writer(&trees).unwrap();
+    let graph = Graph::create_with_backends(&trees, "default", parameters, files.backends())
+        .expect("create_with_backends succeeds");
+    let mut model = MemoryIndex::new(parameters).expect("new succeeds");
+    let mut writer = graph.writer(&trees).expect("writer succeeds");
     for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate() {
-        let persisted = writer.insert(row as u32, vector).unwrap();
-        let modelled = model.insert(row as u32, vector).unwrap();
+        let persisted = writer.insert(row as u32, vector).expect("insert succeeds");
+        let modelled = model.insert(row as u32, vector).expect("insert succeeds");
         assert_eq!(persisted, modelled);
     }
     let deleted: RoaringBitmap = (0..900).step_by(7).collect();
-    writer.delete(&deleted).unwrap();
-    model.delete(&deleted).unwrap();
-    writer.finish().unwrap();
-    let reader = graph.reader(&trees).unwrap();
-    assert_eq!(reader.check().unwrap(), None);
+    writer.delete(&deleted).expect("delete succeeds");
+    model.delete(&deleted).expect("delete succeeds");
+    writer.finish().expect("finish succeeds");
+    let reader = graph.reader(&trees).expect("reader succeeds");
+    assert_eq!(reader.check().expect("check succeeds"), None);
     assert_eq!(reader.len(), model.len() as u64);
     let mut scratch = SearchScratch::new();
     let mut total = 0.0;
     for query in queries.chunks_exact(DIMENSIONS) {
         let request = SearchRequest::new(query, 10);
-        let hits = reader.search(&request, &mut scratch).unwrap();
-        assert_eq!(hits, model.search(&request).unwrap());
+        let hits = reader
+            .search(&request, &mut scratch)
+            .expect("search succeeds");
+        assert_eq!(hits, model.search(&request).expect("search succeeds"));
         let live: RoaringBitmap = &(0..900).collect::<RoaringBitmap>() - &deleted;
         let truth = brute_force(Metric::Cosine, &vectors, DIMENSIONS, query, 10, Some(&live));
         total += recall(
@@ -110,20 +112,20 @@ fn a_crash_before_commit_reopens_to_the_last_commit() {
     let parameters = parameters(Metric::Euclidean);
     let trees = MemoryTrees::new();
     let files = Files::new(&parameters, seed);
-    let graph =
-        Graph::create_with_backends(&trees, "default", parameters, files.backends()).unwrap();
-    let mut writer = graph.writer(&trees).unwrap();
+    let graph = Graph::create_with_backends(&trees, "default", parameters, files.backends())
+        .expect("create_with_backends succeeds");
+    let mut writer = graph.writer(&trees).expect("writer succeeds");
     for (row, vector) in vectors.chunks_exact(DIMENSIONS).take(400).enumerate() {
-        writer.insert(row as u32, vector).unwrap();
+        writer.insert(row as u32, vector).expect("insert succeeds");
     }
-    writer.finish().unwrap();
+    writer.finish().expect("finish succeeds");
     let committed = trees.clone();
     // A second transaction appends and merges, then the machine loses power before commit.
-    let mut writer = graph.writer(&trees).unwrap();
+    let mut writer = graph.writer(&trees).expect("writer succeeds");
     for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate().skip(400) {
-        writer.insert(row as u32, vector).unwrap();
+        writer.insert(row as u32, vector).expect("insert succeeds");
     }
-    writer.delete(&(0..50).collect()).unwrap();
+    writer.delete(&(0..50).collect()).expect("delete succeeds");
     drop(writer);
     let survivors = files.after_power_loss();
     drop(graph);
@@ -133,28 +135,28 @@ fn a_crash_before_commit_reopens_to_the_last_commit() {
         survivors.backends(),
         GraphOptions::default(),
     )
-    .unwrap();
-    let reader = graph.reader(&committed).unwrap();
-    assert_eq!(reader.check().unwrap(), None);
+    .expect("open_with_backends succeeds");
+    let reader = graph.reader(&committed).expect("reader succeeds");
+    assert_eq!(reader.check().expect("check succeeds"), None);
     assert_eq!(reader.len(), 400);
     let mut scratch = SearchScratch::new();
     let query = &vectors[10 * DIMENSIONS..11 * DIMENSIONS];
     assert_eq!(
         reader
             .search(&SearchRequest::new(query, 1), &mut scratch)
-            .unwrap()[0]
+            .expect("search succeeds")[0]
             .internal_id,
         10
     );
     // Writing again reuses the record numbers past the committed count.
-    let mut writer = graph.writer(&committed).unwrap();
+    let mut writer = graph.writer(&committed).expect("writer succeeds");
     writer
         .insert(600, &vectors[600 * DIMENSIONS..601 * DIMENSIONS])
-        .unwrap();
-    writer.merge().unwrap();
-    writer.finish().unwrap();
-    let reader = graph.reader(&committed).unwrap();
-    assert_eq!(reader.check().unwrap(), None);
+        .expect("insert succeeds");
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    let reader = graph.reader(&committed).expect("reader succeeds");
+    assert_eq!(reader.check().expect("check succeeds"), None);
     assert_eq!(reader.record_count(), 401);
 }
 
@@ -171,52 +173,54 @@ fn many_graphs_share_one_store_and_old_readers_keep_their_snapshot() {
     let second_files = Files::new(&second_parameters, seed + 10);
     let first =
         Graph::create_with_backends(&trees, "first", first_parameters, first_files.backends())
-            .unwrap();
+            .expect("create_with_backends succeeds");
     let second =
         Graph::create_with_backends(&trees, "second", second_parameters, second_files.backends())
-            .unwrap();
+            .expect("create_with_backends succeeds");
     let first_vectors = clustered_vectors(200, DIMENSIONS, 4, 0.3, seed, seed);
     let second_vectors = clustered_vectors(100, 8, 4, 0.3, seed, seed);
-    let mut writer = first.writer(&trees).unwrap();
+    let mut writer = first.writer(&trees).expect("writer succeeds");
     for (row, vector) in first_vectors.chunks_exact(DIMENSIONS).enumerate() {
-        writer.insert(row as u32, vector).unwrap();
+        writer.insert(row as u32, vector).expect("insert succeeds");
     }
-    writer.merge().unwrap();
-    writer.finish().unwrap();
-    let mut writer = second.writer(&trees).unwrap();
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    let mut writer = second.writer(&trees).expect("writer succeeds");
     for (row, vector) in second_vectors.chunks_exact(8).enumerate() {
-        writer.insert(1_000 + row as u32, vector).unwrap();
+        writer
+            .insert(1_000 + row as u32, vector)
+            .expect("insert succeeds");
     }
-    writer.finish().unwrap();
+    writer.finish().expect("finish succeeds");
     let snapshot = trees.clone();
-    let mut writer = first.writer(&trees).unwrap();
-    writer.delete(&(0..100).collect()).unwrap();
-    writer.finish().unwrap();
-    let old = first.reader(&snapshot).unwrap();
-    let new = first.reader(&trees).unwrap();
-    let other = second.reader(&trees).unwrap();
+    let mut writer = first.writer(&trees).expect("writer succeeds");
+    writer.delete(&(0..100).collect()).expect("delete succeeds");
+    writer.finish().expect("finish succeeds");
+    let old = first.reader(&snapshot).expect("reader succeeds");
+    let new = first.reader(&trees).expect("reader succeeds");
+    let other = second.reader(&trees).expect("reader succeeds");
     assert_eq!((old.len(), new.len(), other.len()), (200, 100, 100));
     assert_eq!(other.buffered(), 100);
     for reader in [&old, &new, &other] {
-        assert_eq!(reader.check().unwrap(), None);
+        assert_eq!(reader.check().expect("check succeeds"), None);
     }
     let mut scratch = SearchScratch::new();
     let query = &first_vectors[..DIMENSIONS];
     assert_eq!(
         old.search(&SearchRequest::new(query, 1), &mut scratch)
-            .unwrap()[0]
+            .expect("search succeeds")[0]
             .internal_id,
         0
     );
     assert_ne!(
         new.search(&SearchRequest::new(query, 1), &mut scratch)
-            .unwrap()[0]
+            .expect("search succeeds")[0]
             .internal_id,
         0
     );
     let hits = other
         .search(&SearchRequest::new(&second_vectors[..8], 5), &mut scratch)
-        .unwrap();
+        .expect("search succeeds");
     assert!(hits.iter().all(|hit| hit.internal_id >= 1_000));
     assert!(
         Graph::create_with_backends(
@@ -240,14 +244,15 @@ fn quantized_graph_rescores_from_the_full_vector_file() {
     parameters.binary_quantized = true;
     let trees = MemoryTrees::new();
     let files = Files::new(&parameters, seed);
-    let graph = Graph::create_with_backends(&trees, "bq", parameters, files.backends()).unwrap();
-    let mut writer = graph.writer(&trees).unwrap();
+    let graph = Graph::create_with_backends(&trees, "bq", parameters, files.backends())
+        .expect("create_with_backends succeeds");
+    let mut writer = graph.writer(&trees).expect("writer succeeds");
     for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
-        writer.insert(row as u32, vector).unwrap();
+        writer.insert(row as u32, vector).expect("insert succeeds");
     }
-    writer.merge().unwrap();
-    writer.finish().unwrap();
-    let reader = graph.reader(&trees).unwrap();
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    let reader = graph.reader(&trees).expect("reader succeeds");
     let mut scratch = SearchScratch::new();
     let (mut with, mut without) = (0.0, 0.0);
     for query in queries.chunks_exact(dimensions) {
@@ -256,9 +261,19 @@ fn quantized_graph_rescores_from_the_full_vector_file() {
         let ids = |hits: Vec<storage_engine::vector::Hit>| {
             hits.iter().map(|hit| hit.internal_id).collect::<Vec<_>>()
         };
-        with += recall(&ids(reader.search(&request, &mut scratch).unwrap()), &truth);
+        with += recall(
+            &ids(reader
+                .search(&request, &mut scratch)
+                .expect("search succeeds")),
+            &truth,
+        );
         request.rescore = false;
-        without += recall(&ids(reader.search(&request, &mut scratch).unwrap()), &truth);
+        without += recall(
+            &ids(reader
+                .search(&request, &mut scratch)
+                .expect("search succeeds")),
+            &truth,
+        );
     }
     println!(
         "persisted BQ recall@10: with re-scoring {:.3}, without {:.3}",
@@ -272,23 +287,24 @@ fn quantized_graph_rescores_from_the_full_vector_file() {
 fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
     let seed = 45;
     println!("seed {seed}");
-    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir_in succeeds");
     let dimensions = 256;
     let vectors = clustered_vectors(600, dimensions, 6, 0.4, seed, seed);
     let mut parameters = GraphParameters::new(Metric::Euclidean, dimensions);
     parameters.binary_quantized = true;
     let trees = MemoryTrees::new();
-    let graph = Graph::create(&trees, directory.path(), "disk", parameters).unwrap();
-    let mut writer = graph.writer(&trees).unwrap();
+    let graph =
+        Graph::create(&trees, directory.path(), "disk", parameters).expect("create succeeds");
+    let mut writer = graph.writer(&trees).expect("writer succeeds");
     for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
-        writer.insert(row as u32, vector).unwrap();
+        writer.insert(row as u32, vector).expect("insert succeeds");
     }
-    writer.merge().unwrap();
-    writer.finish().unwrap();
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
     drop(graph);
     let (_, full_path) =
         storage_engine::vector::store::vector_file_paths(directory.path(), "disk", &parameters);
-    evict_from_page_cache(&full_path.unwrap());
+    evict_from_page_cache(&full_path.expect("`full_path` holds a value"));
     let graph = Graph::open_with_backends(
         &trees,
         "disk",
@@ -313,14 +329,14 @@ fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
             prefetch_memory: true,
         },
     )
-    .unwrap();
+    .expect("open_with_backends succeeds");
     assert!(graph.prefetched_bytes() > 0);
-    let reader = graph.reader(&trees).unwrap();
+    let reader = graph.reader(&trees).expect("reader succeeds");
     let mut scratch = SearchScratch::new();
     let query = &vectors[33 * dimensions..34 * dimensions];
     let hits = reader
         .search(&SearchRequest::new(query, 5), &mut scratch)
-        .unwrap();
+        .expect("search succeeds");
     assert_eq!(hits[0].internal_id, 33);
     assert!(hits[0].distance.abs() < 1e-4);
     let truth = brute_force(Metric::Euclidean, &vectors, dimensions, query, 5, None);
@@ -335,15 +351,15 @@ fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
     for (hit, expected) in hits.iter().zip(&exact) {
         assert!((hit.distance - expected).abs() <= 1e-3 * expected.max(1.0));
     }
-    let batched = graph.full_file().unwrap().uring_reads();
+    let batched = graph.full_file().expect("full_file succeeds").uring_reads();
     println!("records read through io_uring: {batched}");
     assert!(batched > 0, "evicted vectors must be read in batches");
 }
 
 fn evict_from_page_cache(path: &std::path::Path) {
     use std::os::fd::AsRawFd;
-    let file = std::fs::File::open(path).unwrap();
-    file.sync_all().unwrap();
+    let file = std::fs::File::open(path).expect("open succeeds");
+    file.sync_all().expect("sync_all succeeds");
     // SAFETY: advice on a descriptor we own; no memory is involved.
     let outcome = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     assert_eq!(outcome, 0);
@@ -360,27 +376,31 @@ fn damaged_links_are_reported_as_corruption_not_panics() {
     let parameters = parameters(Metric::Euclidean);
     let trees = MemoryTrees::new();
     let files = Files::new(&parameters, seed);
-    let graph =
-        Graph::create_with_backends(&trees, "default", parameters, files.backends()).unwrap();
-    let mut writer = graph.writer(&trees).unwrap();
+    let graph = Graph::create_with_backends(&trees, "default", parameters, files.backends())
+        .expect("create_with_backends succeeds");
+    let mut writer = graph.writer(&trees).expect("writer succeeds");
     for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate() {
-        writer.insert(row as u32, vector).unwrap();
+        writer.insert(row as u32, vector).expect("insert succeeds");
     }
-    writer.merge().unwrap();
-    writer.finish().unwrap();
-    let nodes = trees.open_write("vector.default.nodes").unwrap();
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    let nodes = trees
+        .open_write("vector.default.nodes")
+        .expect("open_write succeeds");
     let mut keys = Vec::new();
     nodes
         .for_each(&mut |key, _| {
             keys.push(key.to_vec());
             Ok(())
         })
-        .unwrap();
+        .expect("for_each succeeds");
     for key in &keys {
-        nodes.put(key, &encode_node(&[vec![9_999_999]])).unwrap();
+        nodes
+            .put(key, &encode_node(&[vec![9_999_999]]))
+            .expect("put succeeds");
     }
     drop(nodes);
-    let reader = graph.reader(&trees).unwrap();
+    let reader = graph.reader(&trees).expect("reader succeeds");
     let outcome = reader.search(
         &SearchRequest::new(&vectors[..DIMENSIONS], 3),
         &mut SearchScratch::new(),

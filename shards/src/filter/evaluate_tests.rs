@@ -44,12 +44,14 @@ fn rules() -> FilterableRules {
         {"attributePatterns": ["eq_*"]},
         {"attributePatterns": ["cmp_only"], "features": {"filter": {"equality": false, "comparison": true}}}
     ]))
-    .unwrap()
+    .expect("from_setting succeeds")
 }
 
 #[track_caller]
 fn selected(filter: &str) -> Vec<u32> {
-    let parsed = Filter::parse(filter).unwrap().unwrap();
+    let parsed = Filter::parse(filter)
+        .expect("parse succeeds")
+        .expect("the value exists");
     match evaluate(&parsed, &rules(), &source()) {
         Ok(documents) => documents.into_iter().collect(),
         Err(error) => panic!("{filter:?} failed: {error}"),
@@ -58,7 +60,9 @@ fn selected(filter: &str) -> Vec<u32> {
 
 #[track_caller]
 fn refused(filter: &str, rules: &FilterableRules) -> String {
-    let parsed = Filter::parse(filter).unwrap().unwrap();
+    let parsed = Filter::parse(filter)
+        .expect("parse succeeds")
+        .expect("the value exists");
     let error = evaluate(&parsed, rules, &source()).unwrap_err();
     assert_eq!(error.kind, FilterErrorKind::Index, "{filter:?}");
     error.message
@@ -181,7 +185,7 @@ fn geo_arguments_are_checked_with_meilisearch_messages() {
         refused("_geoPolygon([1, 2], [3, 4], [5, 6])", &rules),
         "Attribute `_geojson` is not filterable. Available filterable attribute patterns are: `_geo`, `cmp_only`, `color`, `empty_obj`, `eq_*`, `flag`, `nested`, `price`, `tags`, `title`.\n14:15 _geoPolygon([1, 2], [3, 4], [5, 6])"
     );
-    let no_geo = FilterableRules::from_setting(&json!(["title"])).unwrap();
+    let no_geo = FilterableRules::from_setting(&json!(["title"])).expect("from_setting succeeds");
     assert_eq!(
         refused("_geoRadius(1, 2, 10)", &no_geo),
         "Attribute `_geo/_geojson` is not filterable. Available filterable attribute patterns are: `title`.\n12:13 _geoRadius(1, 2, 10)"
@@ -200,18 +204,20 @@ fn geojson_points_answer_polygons_when_enabled() {
             .enumerate()
             .map(|(id, document)| (id as u32, document)),
     );
-    let rules = FilterableRules::from_setting(&json!(["_geojson"])).unwrap();
+    let rules = FilterableRules::from_setting(&json!(["_geojson"])).expect("from_setting succeeds");
     let filter = Filter::parse("_geoPolygon([0, 0], [0, 5], [5, 5], [5, 0])")
-        .unwrap()
-        .unwrap();
+        .expect("parse succeeds")
+        .expect("the value exists");
     let result: Vec<u32> = evaluate(&filter, &rules, &source)
-        .unwrap()
+        .expect("evaluate succeeds")
         .into_iter()
         .collect();
     assert_eq!(result, [0]);
-    let filter = Filter::parse("_geoRadius(10, 20, 1000)").unwrap().unwrap();
+    let filter = Filter::parse("_geoRadius(10, 20, 1000)")
+        .expect("parse succeeds")
+        .expect("the value exists");
     let result: Vec<u32> = evaluate(&filter, &rules, &source)
-        .unwrap()
+        .expect("evaluate succeeds")
         .into_iter()
         .collect();
     assert_eq!(result, [1]);
@@ -223,7 +229,7 @@ fn attributes_must_be_filterable() {
         refused("title = x", &FilterableRules::default()),
         "Attribute `title` is not filterable. This index does not have configured filterable attributes.\n1:6 title = x"
     );
-    let rules = FilterableRules::from_setting(&json!(["genres", "title", {"attributePatterns": ["x*"], "features": {"facetSearch": true, "filter": {"equality": false}}}])).unwrap();
+    let rules = FilterableRules::from_setting(&json!(["genres", "title", {"attributePatterns": ["x*"], "features": {"facetSearch": true, "filter": {"equality": false}}}])).expect("from_setting succeeds");
     assert_eq!(
         refused("title = x AND many = Glass", &rules),
         "Attribute `many` is not filterable. Available filterable attribute patterns are: `genres`, `title`.\n15:19 title = x AND many = Glass"
@@ -263,11 +269,13 @@ fn operators_must_be_allowed_by_the_matching_rule() {
 #[test]
 fn unknown_attributes_select_nothing_even_negated() {
     assert!(selected("eq_unknown != 3").is_empty());
-    let parsed = Filter::parse("eq_unknown != 3").unwrap().unwrap();
+    let parsed = Filter::parse("eq_unknown != 3")
+        .expect("parse succeeds")
+        .expect("the value exists");
     let mut source = source();
     source.add_known_field("eq_unknown");
     let all: Vec<u32> = evaluate(&parsed, &rules(), &source)
-        .unwrap()
+        .expect("evaluate succeeds")
         .into_iter()
         .collect();
     assert_eq!(all, [0, 1, 2, 3, 4]);
@@ -300,20 +308,26 @@ fn vector_filters_name_unknown_embedders() {
 #[test]
 fn json_forms_combine_with_and_and_or() {
     let filter = Filter::from_json(&json!(["tags = a", ["title = hello", "price = 10"]]))
-        .unwrap()
-        .unwrap();
-    let result: RoaringBitmap = evaluate(&filter, &rules(), &source()).unwrap();
+        .expect("from_json succeeds")
+        .expect("the value exists");
+    let result: RoaringBitmap = evaluate(&filter, &rules(), &source()).expect("evaluate succeeds");
     assert_eq!(result.into_iter().collect::<Vec<_>>(), [0]);
-    assert_eq!(Filter::from_json(&json!(["", [" "], []])).unwrap(), None);
-    assert_eq!(Filter::from_json(&json!(null)).unwrap(), None);
+    assert_eq!(
+        Filter::from_json(&json!(["", [" "], []])).expect("from_json succeeds"),
+        None
+    );
+    assert_eq!(
+        Filter::from_json(&json!(null)).expect("from_json succeeds"),
+        None
+    );
     let single = Filter::from_json(&json!([["title = hello"]]))
-        .unwrap()
-        .unwrap();
+        .expect("from_json succeeds")
+        .expect("the value exists");
     assert_eq!(
         single.expression(),
         Filter::parse("title = hello")
-            .unwrap()
-            .unwrap()
+            .expect("parse succeeds")
+            .expect("the value exists")
             .expression()
     );
 }
@@ -356,8 +370,8 @@ fn errors_in_array_elements_point_into_their_own_string() {
     assert_eq!(error.kind, FilterErrorKind::InvalidFilter);
     assert!(error.message.ends_with("\n1:4 b &"), "{}", error.message);
     let filter = Filter::from_json(&json!(["title = x", ["title = y", "nope = 2"]]))
-        .unwrap()
-        .unwrap();
+        .expect("from_json succeeds")
+        .expect("the value exists");
     let message = evaluate(&filter, &rules(), &source()).unwrap_err().message;
     assert!(message.ends_with("\n1:5 nope = 2"), "{message}");
 }
@@ -375,7 +389,9 @@ fn experimental_operators_need_their_feature() {
         (json!("_vectors EXISTS"), "using a vector filter requires enabling the `multimodal` experimental feature. See https://github.com/orgs/meilisearch/discussions/846\n1:9 _vectors EXISTS".to_owned()),
     ];
     for (value, expected) in examples {
-        let filter = Filter::from_json(&value).unwrap().unwrap();
+        let filter = Filter::from_json(&value)
+            .expect("from_json succeeds")
+            .expect("the value exists");
         let error = filter
             .check_features(EnabledFeatures::default())
             .unwrap_err();
@@ -388,10 +404,12 @@ fn experimental_operators_need_their_feature() {
         multimodal: true,
     };
     let filter = Filter::parse("a CONTAINS b AND _shard = c AND _vectors EXISTS")
-        .unwrap()
-        .unwrap();
+        .expect("parse succeeds")
+        .expect("the value exists");
     assert!(filter.check_features(all).is_ok());
     // STARTS WITH is not gated in Meilisearch 1.41.
-    let filter = Filter::parse("a STARTS WITH b").unwrap().unwrap();
+    let filter = Filter::parse("a STARTS WITH b")
+        .expect("parse succeeds")
+        .expect("the value exists");
     assert!(filter.check_features(EnabledFeatures::default()).is_ok());
 }

@@ -146,8 +146,8 @@ fn expecting_operation_at(found: &str, marker: &str) -> String {
 
 #[test]
 fn blank_filters_are_no_filter() {
-    assert_eq!(Filter::parse("").unwrap(), None);
-    assert_eq!(Filter::parse("   \n\t ").unwrap(), None);
+    assert_eq!(Filter::parse("").expect("parse succeeds"), None);
+    assert_eq!(Filter::parse("   \n\t ").expect("parse succeeds"), None);
 }
 
 #[test]
@@ -667,15 +667,23 @@ fn positions_count_characters_on_the_current_line() {
 #[test]
 fn contains_and_starts_with_keywords_are_reported_with_their_position() {
     let filter = Filter::parse("doggo != echo AND doggo CONTAINS kefir")
-        .unwrap()
-        .unwrap();
-    let keyword = filter.expression().contains_keyword().unwrap();
+        .expect("parse succeeds")
+        .expect("the value exists");
+    let keyword = filter
+        .expression()
+        .contains_keyword()
+        .expect("contains_keyword succeeds");
     assert_eq!(
         filter.located(keyword, "m"),
         "m\n25:33 doggo != echo AND doggo CONTAINS kefir"
     );
-    let filter = Filter::parse("a NOT STARTS WITH b").unwrap().unwrap();
-    let keyword = filter.expression().starts_with_keyword().unwrap();
+    let filter = Filter::parse("a NOT STARTS WITH b")
+        .expect("parse succeeds")
+        .expect("the value exists");
+    let keyword = filter
+        .expression()
+        .starts_with_keyword()
+        .expect("starts_with_keyword succeeds");
     assert_eq!((keyword.start, keyword.end), (6, 17));
     assert!(filter.expression().contains_keyword().is_none());
 }

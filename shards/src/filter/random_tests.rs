@@ -320,7 +320,7 @@ fn evaluation_agrees_with_a_naive_model() {
     let cases = setting("SHARDS_RANDOM_CASES", DEFAULT_CASES as u64) as usize;
     println!("evaluation_agrees_with_a_naive_model: seed {seed}, {cases} cases");
     let mut random = Random(seed.max(1));
-    let rules = FilterableRules::from_setting(&json!(FIELDS)).unwrap();
+    let rules = FilterableRules::from_setting(&json!(FIELDS)).expect("from_setting succeeds");
     for case in 0..cases {
         let documents: Vec<Value> = (0..1 + random.below(12))
             .map(|_| random_document(&mut random))
@@ -341,9 +341,11 @@ fn evaluation_agrees_with_a_naive_model() {
             })
             .collect();
         let text = random_filter(&mut random, 3);
-        let filter = Filter::parse(&text).unwrap().unwrap();
+        let filter = Filter::parse(&text)
+            .expect("parse succeeds")
+            .expect("the value exists");
         let selected: Vec<u32> = evaluate(&filter, &rules, &source)
-            .unwrap()
+            .expect("evaluate succeeds")
             .into_iter()
             .collect();
         let expected: Vec<u32> = documents

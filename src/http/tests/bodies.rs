@@ -7,8 +7,8 @@ use crate::http::CloseReason;
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder.write_all(data).unwrap();
-    encoder.finish().unwrap()
+    encoder.write_all(data).expect("write_all succeeds");
+    encoder.finish().expect("finish succeeds")
 }
 
 fn with_body(head: &str, body: &[u8]) -> Step {
@@ -190,10 +190,12 @@ fn body_of_exactly_the_limit_is_accepted() {
 fn encoded_bodies_are_decoded() {
     let plain = b"{\"title\":\"Carol\"}".repeat(10);
     let mut deflate = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    deflate.write_all(&plain).unwrap();
-    let deflated = deflate.finish().unwrap();
+    deflate.write_all(&plain).expect("write_all succeeds");
+    let deflated = deflate.finish().expect("finish succeeds");
     let mut brotli_encoder = brotli::CompressorWriter::new(Vec::new(), 4096, 5, 22);
-    brotli_encoder.write_all(&plain).unwrap();
+    brotli_encoder
+        .write_all(&plain)
+        .expect("write_all succeeds");
     let brotlied = brotli_encoder.into_inner();
     for (coding, encoded) in [
         ("gzip", gzip(&plain)),

@@ -236,7 +236,10 @@ fn shutdown_wakes_an_idle_connection() {
         shutdown.trigger();
     };
     let (result, ()) = futures_lite::future::block_on(futures_lite::future::zip(serving, trigger));
-    assert_eq!(result.unwrap().close_reason, CloseReason::Shutdown);
+    assert_eq!(
+        result.expect("`result` holds a value").close_reason,
+        CloseReason::Shutdown
+    );
     assert_eq!(parse_answers(&output.borrow(), &[]).len(), 1);
     assert_eq!(shutdown.waiter_count(), 0);
 }

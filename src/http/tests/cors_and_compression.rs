@@ -30,7 +30,7 @@ fn preflight_is_answered_without_the_handler() {
     assert!(
         answer
             .header("access-control-allow-methods")
-            .unwrap()
+            .expect("header succeeds")
             .contains("POST")
     );
     assert_eq!(answer.header("vary"), Some(CORS_VARY));
@@ -63,7 +63,7 @@ fn decode(coding: &str, body: &[u8]) -> Vec<u8> {
         "br" => brotli::Decompressor::new(body, 4096).read_to_end(&mut decoded),
         other => panic!("unexpected coding {other}"),
     }
-    .unwrap();
+    .expect("the value is present");
     decoded
 }
 

@@ -243,7 +243,7 @@ pub(super) fn parse_answers(mut output: &[u8], bodiless: &[usize]) -> Vec<Answer
     while !output.is_empty() {
         let mut slots = [httparse::EMPTY_HEADER; 64];
         let mut response = httparse::Response::new(&mut slots);
-        let length = match response.parse(output).unwrap() {
+        let length = match response.parse(output).expect("parse succeeds") {
             httparse::Status::Complete(length) => length,
             httparse::Status::Partial => panic!("truncated answer head: {output:?}"),
         };
@@ -251,16 +251,16 @@ pub(super) fn parse_answers(mut output: &[u8], bodiless: &[usize]) -> Vec<Answer
             .headers
             .iter()
             .map(|header| {
-                let value = String::from_utf8(header.value.to_vec()).unwrap();
+                let value = String::from_utf8(header.value.to_vec()).expect("from_utf8 succeeds");
                 (header.name.to_string(), value)
             })
             .collect();
-        let status = response.code.unwrap();
+        let status = response.code.expect("`code` holds a value");
         output = &output[length..];
         let content_length: usize = headers
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
-            .map(|(_, value)| value.parse().unwrap())
+            .map(|(_, value)| value.parse().expect("parse succeeds"))
             .unwrap_or(0);
         let body_length = if bodiless.contains(&answers.len()) || status < 200 {
             0
@@ -286,7 +286,7 @@ pub(super) struct Served {
 
 impl Served {
     pub(super) fn summary(&self) -> &ConnectionSummary {
-        self.result.as_ref().unwrap()
+        self.result.as_ref().expect("as_ref succeeds")
     }
 
     pub(super) fn answers(&self) -> Vec<Answer> {

@@ -24,8 +24,9 @@ impl Random {
 
 fn conversation() -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
     let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gzip.write_all(b"{\"compressed\":true}").unwrap();
-    let gzipped = gzip.finish().unwrap();
+    gzip.write_all(b"{\"compressed\":true}")
+        .expect("write_all succeeds");
+    let gzipped = gzip.finish().expect("finish succeeds");
     let mut bytes = Vec::new();
     bytes.extend_from_slice(b"GET /one/?a=1 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
     bytes.extend_from_slice(b"POST /two HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello world");
@@ -88,7 +89,12 @@ fn answers_do_not_depend_on_how_reads_are_split() {
             .seen
             .borrow()
             .iter()
-            .map(|seen| (seen.path.clone(), seen.body.clone().unwrap()))
+            .map(|seen| {
+                (
+                    seen.path.clone(),
+                    seen.body.clone().expect("clone succeeds"),
+                )
+            })
             .collect();
         assert_eq!(seen, expected, "case {case}, read sizes {sizes:?}");
         let answers = parse_answers(&served.output, &[5]);

@@ -29,7 +29,7 @@ fn assert_error(error: ResponseError, code: Code, message: &str) {
 
 #[test]
 fn list_query_defaults_and_values() {
-    let query = decode_list_query("").unwrap();
+    let query = decode_list_query("").expect("decode_list_query succeeds");
     assert_eq!(
         query,
         TaskQuery {
@@ -37,7 +37,7 @@ fn list_query_defaults_and_values() {
             ..TaskQuery::default()
         }
     );
-    let query = decode_list_query("limit=5&from=7&reverse=true&statuses=FAILED,enqueued&types=DocumentAdditionOrUpdate&indexUids=movies,*").unwrap();
+    let query = decode_list_query("limit=5&from=7&reverse=true&statuses=FAILED,enqueued&types=DocumentAdditionOrUpdate&indexUids=movies,*").expect("decode_list_query succeeds");
     assert_eq!(query.limit, Some(5));
     assert_eq!(query.from, Some(7));
     assert_eq!(query.reverse, Some(true));
@@ -148,27 +148,29 @@ fn cancel_and_delete_need_a_filter_and_star_counts_as_one() {
             .message
             .starts_with("Query parameters to filter the tasks to delete are missing.")
     );
-    let everything =
-        decode_deletion_or_cancelation_query("statuses=*", TaskAction::Delete).unwrap();
+    let everything = decode_deletion_or_cancelation_query("statuses=*", TaskAction::Delete)
+        .expect("decode_deletion_or_cancelation_query succeeds");
     assert_eq!(everything, TaskQuery::default());
 }
 
 #[test]
 fn dates_are_rfc_3339_or_days_and_after_days_start_the_next_day() {
     assert_eq!(
-        parse_task_date("2024-01-01", DateBound::After).unwrap(),
+        parse_task_date("2024-01-01", DateBound::After).expect("parse_task_date succeeds"),
         datetime!(2024-01-02 00:00:00 UTC)
     );
     assert_eq!(
-        parse_task_date("2024-01-01", DateBound::Before).unwrap(),
+        parse_task_date("2024-01-01", DateBound::Before).expect("parse_task_date succeeds"),
         datetime!(2024-01-01 00:00:00 UTC)
     );
     assert_eq!(
-        parse_task_date("2024-01-01T10:00:00.5+02:00", DateBound::After).unwrap(),
+        parse_task_date("2024-01-01T10:00:00.5+02:00", DateBound::After)
+            .expect("parse_task_date succeeds"),
         datetime!(2024-01-01 08:00:00.5 UTC)
     );
     assert!(parse_task_date("2024-13-01", DateBound::Before).is_err());
-    let query = decode_list_query("afterEnqueuedAt=2024-01-01&beforeFinishedAt=*").unwrap();
+    let query = decode_list_query("afterEnqueuedAt=2024-01-01&beforeFinishedAt=*")
+        .expect("decode_list_query succeeds");
     assert_eq!(
         query.after_enqueued_at,
         Some(datetime!(2024-01-02 00:00:00 UTC))
@@ -178,7 +180,10 @@ fn dates_are_rfc_3339_or_days_and_after_days_start_the_next_day() {
 
 #[test]
 fn path_uids_must_be_numeric() {
-    assert_eq!(parse_path_uid("12", Code::InvalidTaskUids).unwrap(), 12);
+    assert_eq!(
+        parse_path_uid("12", Code::InvalidTaskUids).expect("parse_path_uid succeeds"),
+        12
+    );
     assert_error(
         parse_path_uid("x", Code::InvalidTaskUids).unwrap_err(),
         Code::InvalidTaskUids,
@@ -288,7 +293,12 @@ fn pager_pops_the_extra_item_as_next_and_from_is_the_first_uid() {
             .iter()
             .copied()
             .filter(|uid| after_from(query, *uid))
-            .take(query.limit.unwrap().saturating_add(1) as usize)
+            .take(
+                query
+                    .limit
+                    .expect("`limit` holds a value")
+                    .saturating_add(1) as usize,
+            )
             .collect()
     };
     let query = TaskQuery {
@@ -361,7 +371,7 @@ impl JsonKeys for crate::tasks::Page<u32> {
         };
         page.to_json()
             .as_object()
-            .unwrap()
+            .expect("as_object finds a value")
             .keys()
             .cloned()
             .collect()

@@ -19,7 +19,7 @@ fn options() -> Options {
 }
 
 fn open(path: &Path) -> TaskQueue {
-    TaskQueue::open(path, options()).unwrap()
+    TaskQueue::open(path, options()).expect("open succeeds")
 }
 
 fn uids(tasks: &[Task]) -> Vec<u32> {
@@ -35,7 +35,7 @@ fn run(queue: &TaskQueue, task_uids: &[u32], seconds: i64) {
             "batched all enqueued tasks".into(),
             at(seconds),
         )
-        .unwrap();
+        .expect("start_batch succeeds");
     for task in &mut tasks {
         task.status = Status::Succeeded;
         if let Some(Details::DocumentAdditionOrUpdate {
@@ -48,17 +48,19 @@ fn run(queue: &TaskQueue, task_uids: &[u32], seconds: i64) {
     }
     queue
         .finish_batch(&mut batch, &mut tasks, at(seconds + 1))
-        .unwrap();
+        .expect("finish_batch succeeds");
 }
 
 #[test]
 fn registered_tasks_survive_reopen_and_uids_continue() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let path = directory.path().join("tasks.pages");
     {
         let queue = open(&path);
         for (expected, index) in ["movies", "books", "movies"].into_iter().enumerate() {
-            let registered = queue.register(addition(index, 1), None, at(0)).unwrap();
+            let registered = queue
+                .register(addition(index, 1), None, at(0))
+                .expect("register succeeds");
             assert_eq!(registered.task.uid, expected as u32);
             assert_eq!(registered.task.status, Status::Enqueued);
         }
@@ -66,61 +68,88 @@ fn registered_tasks_survive_reopen_and_uids_continue() {
     }
     let queue = open(&path);
     assert!(queue.interrupted_at_open().is_empty());
-    assert_eq!(queue.next_task_uid().unwrap(), 3);
-    let task = queue.get_task(2).unwrap().unwrap();
+    assert_eq!(queue.next_task_uid().expect("next_task_uid succeeds"), 3);
+    let task = queue
+        .get_task(2)
+        .expect("get_task succeeds")
+        .expect("the value exists");
     assert_eq!(
         (task.status, task.batch_uid, task.finished_at),
         (Status::Succeeded, Some(0), Some(at(6)))
     );
-    let batch = queue.get_batch(0).unwrap().unwrap();
+    let batch = queue
+        .get_batch(0)
+        .expect("get_batch succeeds")
+        .expect("the value exists");
     assert_eq!(batch.stats.total_nb_tasks, 2);
     assert_eq!(batch.finished_at, Some(at(6)));
     let registered = queue
         .register(KindWithContent::DumpCreation, Some("m".into()), at(9))
-        .unwrap();
+        .expect("register succeeds");
     assert_eq!(registered.task.uid, 3);
     assert_eq!(registered.task.custom_metadata.as_deref(), Some("m"));
 }
 
 #[test]
 fn tasks_processing_at_open_are_reported_and_requeued() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let path = directory.path().join("tasks.pages");
     {
         let queue = open(&path);
-        queue.register(addition("movies", 1), None, at(0)).unwrap();
-        queue.register(addition("movies", 1), None, at(1)).unwrap();
+        queue
+            .register(addition("movies", 1), None, at(0))
+            .expect("register succeeds");
+        queue
+            .register(addition("movies", 1), None, at(1))
+            .expect("register succeeds");
         queue
             .start_batch(&[0, 1], None, "batched all enqueued tasks".into(), at(2))
-            .unwrap();
+            .expect("start_batch succeeds");
         // The process dies here: the batch never finishes.
     }
     let mut queue = open(&path);
     assert_eq!(queue.interrupted_at_open(), [0, 1]);
-    assert_eq!(queue.requeue_interrupted().unwrap(), [0, 1]);
-    let task = queue.get_task(0).unwrap().unwrap();
+    assert_eq!(
+        queue
+            .requeue_interrupted()
+            .expect("requeue_interrupted succeeds"),
+        [0, 1]
+    );
+    let task = queue
+        .get_task(0)
+        .expect("get_task succeeds")
+        .expect("the value exists");
     assert_eq!(
         (task.status, task.batch_uid, task.started_at),
         (Status::Enqueued, None, None)
     );
-    assert_eq!(queue.get_batch(0).unwrap(), None);
-    assert_eq!(uids(&queue.waiting_tasks().unwrap()), [0, 1]);
+    assert_eq!(queue.get_batch(0).expect("get_batch succeeds"), None);
+    assert_eq!(
+        uids(&queue.waiting_tasks().expect("waiting_tasks succeeds")),
+        [0, 1]
+    );
     drop(queue);
     assert!(open(&path).interrupted_at_open().is_empty());
 }
 
 #[test]
 fn lists_filter_through_secondary_trees_newest_first() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
     for index in ["movies", "books", "movies", "books", "movies"] {
-        queue.register(addition(index, 1), None, at(0)).unwrap();
+        queue
+            .register(addition(index, 1), None, at(0))
+            .expect("register succeeds");
     }
     queue
         .register(KindWithContent::DumpCreation, None, at(0))
-        .unwrap();
+        .expect("register succeeds");
     run(&queue, &[0, 2], 10);
-    let list = |query: TaskQuery| queue.list_tasks(&query, &AllIndexes).unwrap();
+    let list = |query: TaskQuery| {
+        queue
+            .list_tasks(&query, &AllIndexes)
+            .expect("list_tasks succeeds")
+    };
 
     let page = list(TaskQuery {
         limit: Some(20),
@@ -187,13 +216,17 @@ impl TaskVisibility for OnlyMovies {
 
 #[test]
 fn index_filters_and_restricted_keys_hide_global_tasks_but_total_counts_them() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
-    queue.register(addition("movies", 1), None, at(0)).unwrap();
-    queue.register(addition("books", 1), None, at(0)).unwrap();
+    queue
+        .register(addition("movies", 1), None, at(0))
+        .expect("register succeeds");
+    queue
+        .register(addition("books", 1), None, at(0))
+        .expect("register succeeds");
     queue
         .register(KindWithContent::DumpCreation, None, at(0))
-        .unwrap();
+        .expect("register succeeds");
     let page = queue
         .list_tasks(
             &TaskQuery {
@@ -202,21 +235,27 @@ fn index_filters_and_restricted_keys_hide_global_tasks_but_total_counts_them() {
             },
             &OnlyMovies,
         )
-        .unwrap();
+        .expect("list_tasks succeeds");
     assert_eq!((uids(&page.results), page.total), (vec![0], 3));
     let matched = queue
         .matching_task_uids(&TaskQuery::default(), &OnlyMovies)
-        .unwrap();
+        .expect("matching_task_uids succeeds");
     assert_eq!(matched, [0]);
 }
 
 #[test]
 fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
-    queue.register(addition("movies", 2), None, at(0)).unwrap();
-    queue.register(addition("books", 1), None, at(1)).unwrap();
-    queue.register(addition("books", 1), None, at(2)).unwrap();
+    queue
+        .register(addition("movies", 2), None, at(0))
+        .expect("register succeeds");
+    queue
+        .register(addition("books", 1), None, at(1))
+        .expect("register succeeds");
+    queue
+        .register(addition("books", 1), None, at(2))
+        .expect("register succeeds");
     run(&queue, &[2], 3);
     queue
         .start_batch(
@@ -225,22 +264,26 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
             "batched all enqueued tasks for index `movies`".into(),
             at(5),
         )
-        .unwrap();
+        .expect("start_batch succeeds");
 
     let matched = queue
         .matching_task_uids(&TaskQuery::default(), &AllIndexes)
-        .unwrap();
+        .expect("matching_task_uids succeeds");
     assert_eq!(matched, [0, 1, 2]);
     let kind = KindWithContent::TaskCancelation {
         query: "?statuses=*".into(),
         tasks: matched.clone(),
     };
-    let registered = queue.register(kind, None, at(6)).unwrap();
+    let registered = queue
+        .register(kind, None, at(6))
+        .expect("register succeeds");
     assert_eq!(registered.interrupt_batch, Some(1));
-    assert_eq!(queue.abort_batch(1).unwrap(), [0]);
-    assert_eq!(queue.get_batch(1).unwrap(), None);
+    assert_eq!(queue.abort_batch(1).expect("abort_batch succeeds"), [0]);
+    assert_eq!(queue.get_batch(1).expect("get_batch succeeds"), None);
 
-    let canceled = queue.cancel_matched(3, &matched).unwrap();
+    let canceled = queue
+        .cancel_matched(3, &matched)
+        .expect("cancel_matched succeeds");
     assert_eq!(uids(&canceled), [0, 1]);
     assert!(
         canceled
@@ -256,7 +299,7 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
     );
     let (mut batch, mut tasks) = queue
         .start_batch(&[3], None, "cancel".into(), at(7))
-        .unwrap();
+        .expect("start_batch succeeds");
     assert_eq!(batch.uid, 1);
     tasks[0].status = Status::Succeeded;
     tasks[0].details = Some(Details::TaskCancelation {
@@ -265,9 +308,14 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
         original_filter: "?statuses=*".into(),
     });
     tasks.extend(canceled);
-    queue.finish_batch(&mut batch, &mut tasks, at(8)).unwrap();
+    queue
+        .finish_batch(&mut batch, &mut tasks, at(8))
+        .expect("finish_batch succeeds");
 
-    let stored = queue.get_task(0).unwrap().unwrap();
+    let stored = queue
+        .get_task(0)
+        .expect("get_task succeeds")
+        .expect("the value exists");
     assert_eq!(
         (
             stored.status,
@@ -277,7 +325,10 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
         ),
         (Status::Canceled, Some(1), Some(at(7)), Some(at(8)))
     );
-    let batch = queue.get_batch(1).unwrap().unwrap();
+    let batch = queue
+        .get_batch(1)
+        .expect("get_batch succeeds")
+        .expect("the value exists");
     assert_eq!(batch.stats.total_nb_tasks, 3);
     let page = queue
         .list_tasks(
@@ -288,7 +339,7 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
             },
             &AllIndexes,
         )
-        .unwrap();
+        .expect("list_tasks succeeds");
     assert_eq!(uids(&page.results), [1, 0]);
     let batches = queue
         .list_batches(
@@ -299,7 +350,7 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
             },
             &AllIndexes,
         )
-        .unwrap();
+        .expect("list_batches succeeds");
     assert_eq!(
         batches
             .results
@@ -308,28 +359,54 @@ fn cancelation_cancels_enqueued_tasks_and_names_the_batch_to_interrupt() {
             .collect::<Vec<_>>(),
         [1]
     );
-    assert!(queue.waiting_tasks().unwrap().is_empty());
+    assert!(
+        queue
+            .waiting_tasks()
+            .expect("waiting_tasks succeeds")
+            .is_empty()
+    );
 }
 
 #[test]
 fn deletion_removes_only_finished_tasks_and_empty_batches() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let path = directory.path().join("tasks.pages");
     let queue = open(&path);
-    queue.register(addition("movies", 1), None, at(0)).unwrap();
-    queue.register(addition("movies", 1), None, at(1)).unwrap();
-    queue.register(addition("books", 1), None, at(2)).unwrap();
+    queue
+        .register(addition("movies", 1), None, at(0))
+        .expect("register succeeds");
+    queue
+        .register(addition("movies", 1), None, at(1))
+        .expect("register succeeds");
+    queue
+        .register(addition("books", 1), None, at(2))
+        .expect("register succeeds");
     run(&queue, &[0], 3);
-    queue.start_batch(&[1], None, "x".into(), at(4)).unwrap();
-    let deleted = queue.delete_matched(&[0, 1, 2]).unwrap();
+    queue
+        .start_batch(&[1], None, "x".into(), at(4))
+        .expect("start_batch succeeds");
+    let deleted = queue
+        .delete_matched(&[0, 1, 2])
+        .expect("delete_matched succeeds");
     assert_eq!(deleted, [0]);
-    assert_eq!(queue.get_task(0).unwrap(), None);
-    assert_eq!(queue.get_batch(0).unwrap(), None);
+    assert_eq!(queue.get_task(0).expect("get_task succeeds"), None);
+    assert_eq!(queue.get_batch(0).expect("get_batch succeeds"), None);
     assert_eq!(
-        queue.get_task(1).unwrap().unwrap().status,
+        queue
+            .get_task(1)
+            .expect("get_task succeeds")
+            .expect("the value exists")
+            .status,
         Status::Processing
     );
-    assert_eq!(queue.get_task(2).unwrap().unwrap().status, Status::Enqueued);
+    assert_eq!(
+        queue
+            .get_task(2)
+            .expect("get_task succeeds")
+            .expect("the value exists")
+            .status,
+        Status::Enqueued
+    );
     let page = queue
         .list_tasks(
             &TaskQuery {
@@ -339,25 +416,31 @@ fn deletion_removes_only_finished_tasks_and_empty_batches() {
             },
             &AllIndexes,
         )
-        .unwrap();
+        .expect("list_tasks succeeds");
     assert_eq!(uids(&page.results), [1]);
     drop(queue);
     let queue = open(&path);
-    assert_eq!(queue.next_task_uid().unwrap(), 3);
+    assert_eq!(queue.next_task_uid().expect("next_task_uid succeeds"), 3);
 }
 
 #[test]
 fn batches_list_by_status_type_and_index() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
-    queue.register(addition("movies", 1), None, at(0)).unwrap();
-    queue.register(addition("books", 1), None, at(1)).unwrap();
+    queue
+        .register(addition("movies", 1), None, at(0))
+        .expect("register succeeds");
+    queue
+        .register(addition("books", 1), None, at(1))
+        .expect("register succeeds");
     queue
         .register(KindWithContent::DumpCreation, None, at(2))
-        .unwrap();
+        .expect("register succeeds");
     run(&queue, &[0], 3);
     run(&queue, &[1], 5);
-    queue.start_batch(&[2], None, "dump".into(), at(7)).unwrap();
+    queue
+        .start_batch(&[2], None, "dump".into(), at(7))
+        .expect("start_batch succeeds");
     let list = |query: TaskQuery| -> Vec<u32> {
         queue
             .list_batches(
@@ -367,7 +450,7 @@ fn batches_list_by_status_type_and_index() {
                 },
                 &AllIndexes,
             )
-            .unwrap()
+            .expect("list_batches succeeds")
             .results
             .iter()
             .map(|batch| batch.uid)
@@ -429,7 +512,7 @@ fn batches_list_by_status_type_and_index() {
 #[test]
 fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
     use crate::tasks::queue::RegisterOptions;
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
     let requested = RegisterOptions {
         requested_uid: Some(10),
@@ -438,7 +521,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
     assert_eq!(
         queue
             .register_with(addition("movies", 1), None, at(0), requested)
-            .unwrap()
+            .expect("register_with succeeds")
             .task
             .uid,
         10
@@ -470,29 +553,39 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
                 dry_run: true,
             },
         )
-        .unwrap();
+        .expect("register_with succeeds");
     assert_eq!(dry.task.uid, 11);
-    assert_eq!(queue.get_task(11).unwrap(), None);
-    assert_eq!(queue.next_task_uid().unwrap(), 11);
+    assert_eq!(queue.get_task(11).expect("get_task succeeds"), None);
+    assert_eq!(queue.next_task_uid().expect("next_task_uid succeeds"), 11);
 }
 
 #[test]
 fn a_full_queue_registers_the_deletion_of_its_oldest_finished_tasks() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
     for second in 0..4 {
         queue
             .register(addition("movies", 1), None, at(second))
-            .unwrap();
+            .expect("register succeeds");
     }
-    assert_eq!(queue.register_cleanup_if_needed(5, at(9)).unwrap(), None);
     assert_eq!(
-        queue.register_cleanup_if_needed(4, at(9)).unwrap(),
+        queue
+            .register_cleanup_if_needed(5, at(9))
+            .expect("register_cleanup_if_needed succeeds"),
+        None
+    );
+    assert_eq!(
+        queue
+            .register_cleanup_if_needed(4, at(9))
+            .expect("register_cleanup_if_needed succeeds"),
         None,
         "nothing finished yet"
     );
     run(&queue, &[0, 1, 2], 5);
-    let registered = queue.register_cleanup_if_needed(4, at(9)).unwrap().unwrap();
+    let registered = queue
+        .register_cleanup_if_needed(4, at(9))
+        .expect("register_cleanup_if_needed succeeds")
+        .expect("the value exists");
     assert_eq!(
         registered.task.kind,
         KindWithContent::TaskDeletion {
@@ -518,7 +611,7 @@ impl TaskVisibility for Only {
 #[test]
 fn swaps_are_hidden_by_index_filters_and_by_keys_missing_one_side() {
     use crate::tasks::model::IndexSwap;
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
     let creation = |index: &str| KindWithContent::IndexCreation {
         index_uid: index.into(),
@@ -530,51 +623,68 @@ fn swaps_are_hidden_by_index_filters_and_by_keys_missing_one_side() {
             rename: false,
         }],
     };
-    queue.register(creation("catto"), None, at(0)).unwrap();
-    queue.register(creation("doggo"), None, at(1)).unwrap();
-    queue.register(swap("catto", "doggo"), None, at(2)).unwrap();
-    queue.register(swap("catto", "whalo"), None, at(3)).unwrap();
+    queue
+        .register(creation("catto"), None, at(0))
+        .expect("register succeeds");
+    queue
+        .register(creation("doggo"), None, at(1))
+        .expect("register succeeds");
+    queue
+        .register(swap("catto", "doggo"), None, at(2))
+        .expect("register succeeds");
+    queue
+        .register(swap("catto", "whalo"), None, at(3))
+        .expect("register succeeds");
     let catto = TaskQuery {
         index_uids: Some(vec!["catto".into()]),
         ..TaskQuery::default()
     };
     let everything = TaskQuery::default();
-    assert_eq!(queue.matching_task_uids(&catto, &AllIndexes).unwrap(), [0]);
     assert_eq!(
-        queue.matching_task_uids(&catto, &Only(&["doggo"])).unwrap(),
+        queue
+            .matching_task_uids(&catto, &AllIndexes)
+            .expect("matching_task_uids succeeds"),
+        [0]
+    );
+    assert_eq!(
+        queue
+            .matching_task_uids(&catto, &Only(&["doggo"]))
+            .expect("matching_task_uids succeeds"),
         Vec::<u32>::new()
     );
     assert_eq!(
         queue
             .matching_task_uids(&everything, &Only(&["doggo"]))
-            .unwrap(),
+            .expect("matching_task_uids succeeds"),
         [1]
     );
     assert_eq!(
         queue
             .matching_task_uids(&everything, &Only(&["catto", "doggo"]))
-            .unwrap(),
+            .expect("matching_task_uids succeeds"),
         [0, 1]
     );
     assert_eq!(
-        queue.matching_task_uids(&everything, &AllIndexes).unwrap(),
+        queue
+            .matching_task_uids(&everything, &AllIndexes)
+            .expect("matching_task_uids succeeds"),
         [0, 1, 2, 3]
     );
 }
 
 #[test]
 fn indexed_pages_agree_with_checking_every_task() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
     for uid in 0..12u32 {
         let index = ["movies", "books", "games"][uid as usize % 3];
         queue
             .register(addition(index, 1), None, at(i64::from(uid)))
-            .unwrap();
+            .expect("register succeeds");
     }
     queue
         .register(KindWithContent::DumpCreation, None, at(20))
-        .unwrap();
+        .expect("register succeeds");
     run(&queue, &[0, 3, 6], 30);
     run(&queue, &[1, 4], 32);
     let queries = [
@@ -618,8 +728,12 @@ fn indexed_pages_agree_with_checking_every_task() {
                 after_enqueued_at: Some(at(-1000)),
                 ..indexed.clone()
             };
-            let left = queue.list_tasks(&indexed, &AllIndexes).unwrap();
-            let right = queue.list_tasks(&checked, &AllIndexes).unwrap();
+            let left = queue
+                .list_tasks(&indexed, &AllIndexes)
+                .expect("list_tasks succeeds");
+            let right = queue
+                .list_tasks(&checked, &AllIndexes)
+                .expect("list_tasks succeeds");
             assert_eq!(
                 (uids(&left.results), left.total, left.from, left.next),
                 (uids(&right.results), right.total, right.from, right.next),
@@ -636,14 +750,14 @@ fn indexed_pages_agree_with_checking_every_task() {
             },
             &AllIndexes,
         )
-        .unwrap();
+        .expect("list_tasks succeeds");
     assert_eq!((uids(&page.results), page.total), (vec![1], 1));
 }
 
 #[test]
 fn swaps_naming_an_index_twice_are_refused_at_registration() {
     use crate::tasks::model::IndexSwap;
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let queue = open(&directory.path().join("tasks.pages"));
     let swap = |pairs: &[(&str, &str)]| KindWithContent::IndexSwap {
         swaps: pairs
@@ -671,11 +785,11 @@ fn swaps_naming_an_index_twice_are_refused_at_registration() {
         error.message,
         "Indexes must be declared only once during a swap. `a`, `b` were specified several times."
     );
-    assert_eq!(queue.next_task_uid().unwrap(), 0);
+    assert_eq!(queue.next_task_uid().expect("next_task_uid succeeds"), 0);
     assert_eq!(
         queue
             .register(swap(&[("a", "b")]), None, at(0))
-            .unwrap()
+            .expect("register succeeds")
             .task
             .uid,
         0

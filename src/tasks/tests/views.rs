@@ -18,7 +18,8 @@ use crate::tasks::view::{
 
 fn details_json(kind: KindWithContent) -> String {
     let details = kind.default_details().expect("this kind has details");
-    serde_json::to_string(&DetailsView::from_details(&details).to_json()).unwrap()
+    serde_json::to_string(&DetailsView::from_details(&details).to_json())
+        .expect("to_string succeeds")
 }
 
 #[test]
@@ -325,7 +326,7 @@ fn batch_details_accumulate_counters_and_join_filters() {
         deleted_documents: Some(1),
     }));
     assert_eq!(
-        serde_json::to_string(&first.to_json()).unwrap(),
+        serde_json::to_string(&first.to_json()).expect("to_string succeeds"),
         r#"{"receivedDocuments":5,"indexedDocuments":2,"providedIds":1,"deletedDocuments":1,"originalFilter":null}"#
     );
     let mut filters = DetailsView::from_details(&Details::TaskCancelation {
@@ -339,7 +340,7 @@ fn batch_details_accumulate_counters_and_join_filters() {
         original_filter: "?uids=2".into(),
     }));
     assert_eq!(
-        serde_json::to_string(&filters.to_json()).unwrap(),
+        serde_json::to_string(&filters.to_json()).expect("to_string succeeds"),
         r#"{"matchedTasks":3,"canceledTasks":1,"originalFilter":"?uids=1&?uids=2"}"#
     );
 }
@@ -414,12 +415,12 @@ fn embedders_merged_over_a_batch_keep_every_embedder_sorted_by_name() {
     let mut view = embedders(json!({"zeta": {"source": "userProvided"}}));
     view.accumulate(&embedders(json!({"alpha": {"source": "openAi"}})));
     assert_eq!(
-        serde_json::to_string(&view.to_json()).unwrap(),
+        serde_json::to_string(&view.to_json()).expect("to_string succeeds"),
         r#"{"embedders":{"alpha":{"source":"openAi"},"zeta":{"source":"userProvided"}}}"#
     );
     view.accumulate(&embedders(json!(null)));
     assert_eq!(
-        serde_json::to_string(&view.to_json()).unwrap(),
+        serde_json::to_string(&view.to_json()).expect("to_string succeeds"),
         r#"{"embedders":null}"#
     );
 }
