@@ -66,12 +66,35 @@ impl IndexRecord {
 
     /// The names of the shards, as rendezvous hashing ranks them.
     pub fn shard_names(&self) -> Vec<String> {
-        (0..self.shards).map(shard_name).collect()
+        self.shard_set().names()
     }
 
-    /// The directory of the index's shard files.
+    /// Where the index's shards live.
+    pub fn shard_set(&self) -> ShardSet {
+        ShardSet {
+            storage: self.storage.clone(),
+            shards: self.shards,
+        }
+    }
+}
+
+/// Where an index's shards live: all a command to them needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardSet {
+    /// The directory (under [`INDEXES_DIRECTORY`]) holding the shard files.
+    pub storage: String,
+    pub shards: u32,
+}
+
+impl ShardSet {
+    /// The directory of the shard files.
     pub fn directory(&self, data_directory: &Path) -> PathBuf {
         data_directory.join(INDEXES_DIRECTORY).join(&self.storage)
+    }
+
+    /// The names of the shards, as rendezvous hashing ranks them.
+    pub fn names(&self) -> Vec<String> {
+        (0..self.shards).map(shard_name).collect()
     }
 }
 

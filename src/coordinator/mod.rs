@@ -28,7 +28,7 @@ use crate::runtime::{CoreMesh, MeshHandler};
 use crate::tasks::queue::{QueueError, TaskQueue, TaskVisibility};
 use crate::tasks::update_files::UpdateFiles;
 use crate::tasks::{KindWithContent, Task, TaskQuery};
-use catalog::{Catalog, IndexRecord};
+use catalog::{Catalog, IndexRecord, ShardSet};
 use shard_host::{ShardAddress, ShardAnswer, ShardCommand, ShardHost};
 
 /// The core that owns the task queue and the catalog.
@@ -267,15 +267,15 @@ impl Coordinator {
         )
     }
 
-    /// Runs `command` on shard `shard` of `record`, on its owner core.
+    /// Runs `command` on shard `shard` of `set`, on its owner core.
     pub async fn ask_shard(
         &self,
-        record: &IndexRecord,
+        set: &ShardSet,
         shard: u32,
         command: ShardCommand,
     ) -> Result<ShardAnswer, ResponseError> {
         let address = ShardAddress {
-            storage: record.storage.clone(),
+            storage: set.storage.clone(),
             shard,
         };
         let owner = shard as usize % self.cores();
@@ -291,19 +291,19 @@ impl Coordinator {
         }
     }
 
-    /// Runs one command per shard of `record`, all at once; answers in shard order.
+    /// Runs one command per shard of `set`, all at once; answers in shard order.
     pub async fn ask_every_shard(
         self: &Rc<Self>,
-        record: &Arc<IndexRecord>,
+        set: &ShardSet,
         mut command: impl FnMut(u32) -> ShardCommand,
     ) -> Vec<Result<ShardAnswer, ResponseError>> {
-        let mut running = Vec::with_capacity(record.shards as usize);
-        for shard in 0..record.shards {
+        let mut running = Vec::with_capacity(set.shards as usize);
+        for shard in 0..set.shards {
             let coordinator = self.clone();
-            let record = record.clone();
+            let set = set.clone();
             let command = command(shard);
             running.push(glommio::spawn_local(async move {
-                coordinator.ask_shard(&record, shard, command).await
+                coordinator.ask_shard(&set, shard, command).await
             }));
         }
         let mut answers = Vec::with_capacity(running.len());
@@ -311,6 +311,18 @@ impl Coordinator {
             answers.push(task.await);
         }
         answers
+    }
+
+    /// Runs one command per shard of `set` and waits for all: the first failure, if any.
+    pub async fn on_every_shard(
+        self: &Rc<Self>,
+        set: &ShardSet,
+        command: impl FnMut(u32) -> ShardCommand,
+    ) -> Result<(), ResponseError> {
+        let answers = self.ask_every_shard(set, command).await;
+        answers
+            .into_iter()
+            .try_for_each(|answer| answer.map(|_| ()))
     }
 
     /// Replaces the catalog on every core (this one included), waiting for each.

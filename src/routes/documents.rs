@@ -331,7 +331,7 @@ pub async fn get_one(
     let answer = services
         .coordinator
         .ask_shard(
-            &record,
+            &record.shard_set(),
             shard,
             ShardCommand::Document {
                 external_id: document_id.to_owned(),
@@ -442,7 +442,7 @@ async fn list_documents(
     };
     let answers = services
         .coordinator
-        .ask_every_shard(&record, |_| ShardCommand::List {
+        .ask_every_shard(&record.shard_set(), |_| ShardCommand::List {
             needed,
             filter: listing.filter.clone(),
             ids: listing.ids.clone(),

@@ -227,7 +227,9 @@ pub async fn global_stats(
 ) -> Result<Response, ResponseError> {
     let catalog = services.coordinator.catalog();
     let mut indexes = Map::new();
-    let mut database_bytes = directory_bytes(services.coordinator.data_directory());
+    // Both sizes are the data directory's bytes: every file in it is in use (the page
+    // stores' free pages are not told apart yet).
+    let database_bytes = directory_bytes(services.coordinator.data_directory());
     let mut last_update = None;
     for record in catalog.iter() {
         if !context.is_index_authorized(&record.uid) {
@@ -237,7 +239,6 @@ pub async fn global_stats(
         indexes.insert(record.uid.clone(), stats);
         last_update = last_update.max(Some(record.updated_at));
     }
-    database_bytes = database_bytes.max(1);
     Ok(json(
         200,
         &json!({
@@ -256,7 +257,7 @@ async fn stats_of(services: &Services, record: &Arc<IndexRecord>) -> Result<Valu
     let mut distribution: std::collections::BTreeMap<String, u64> = Default::default();
     for answer in services
         .coordinator
-        .ask_every_shard(record, |_| ShardCommand::Stats)
+        .ask_every_shard(&record.shard_set(), |_| ShardCommand::Stats)
         .await
     {
         match answer? {

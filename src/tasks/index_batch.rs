@@ -25,10 +25,11 @@ use super::autobatch::BatchKind;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
-use crate::coordinator::catalog::{Catalog, IndexRecord, storage_name};
+use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::coordinator::text_settings::text_settings;
 use crate::errors::{Code, ResponseError};
+use crate::settings::apply::StoredSettings;
 
 /// The progress step while the batch's tasks are read and planned.
 const PROGRESS_PLANNING: &str = "processing tasks";
@@ -56,7 +57,7 @@ pub struct IndexBatch {
 struct Changes {
     catalog: Catalog,
     changed: bool,
-    removed_storages: Vec<(String, u32)>,
+    removed_storages: Vec<ShardSet>,
 }
 
 impl Changes {
@@ -263,9 +264,7 @@ impl BatchWork {
         };
         changes.catalog.remove(index_uid);
         changes.changed = true;
-        changes
-            .removed_storages
-            .push((record.storage.clone(), record.shards));
+        changes.removed_storages.push(record.shard_set());
         let mut first = true;
         tasks
             .into_iter()
@@ -282,11 +281,11 @@ impl BatchWork {
     }
 
     /// The number of documents of `record`, summed over its shards.
-    async fn document_count(&self, record: &Arc<IndexRecord>) -> Result<u64, ResponseError> {
+    async fn document_count(&self, record: &IndexRecord) -> Result<u64, ResponseError> {
         let mut total = 0;
         for answer in self
             .coordinator
-            .ask_every_shard(record, |_| ShardCommand::Stats)
+            .ask_every_shard(&record.shard_set(), |_| ShardCommand::Stats)
             .await
         {
             match answer? {
@@ -332,31 +331,23 @@ impl BatchWork {
         }
         self.progress(PROGRESS_PLANNING, total, total);
         let applied = self.apply_documents(&record, documents).await;
-        let mut facets_applied =
-            if applied.is_ok() && facet_settings_changed(&settings_before, &record) {
-                self.apply_facet_settings(&record).await
-            } else {
-                Ok(())
-            };
-        if facets_applied.is_ok()
-            && applied.is_ok()
-            && text_settings(&settings_before) != text_settings(&record.settings)
-        {
-            facets_applied = self.apply_text_settings(&record).await;
-        }
+        let settings_applied = match &applied {
+            Ok(()) => self.apply_shard_settings(&settings_before, &record).await,
+            Err(error) => Err(error.clone()),
+        };
         for (position, task, effect) in pending {
             let is_document_task = !matches!(task.kind, KindWithContent::SettingsUpdate { .. });
             let outcome = if is_document_task {
                 applied.clone()
             } else {
-                facets_applied.clone()
+                settings_applied.clone()
             };
             finished[position] = Some(match outcome {
                 Ok(()) => succeeded_with(task, |details| effect.fill(details)),
                 Err(error) => failed(task, error),
             });
         }
-        if applied.is_ok() && facets_applied.is_ok() {
+        if applied.is_ok() && settings_applied.is_ok() {
             record.updated_at = OffsetDateTime::now_utc();
             changes.put(record);
         }
@@ -372,9 +363,8 @@ impl BatchWork {
         if documents.is_empty() {
             return Ok(());
         }
-        let record = Arc::new(record.clone());
         let delete_all = documents.plan.delete_all_stored;
-        let assigned = self.assign_internal_ids(&record, &documents).await?;
+        let assigned = self.assign_internal_ids(record, &documents).await?;
         let names = record.shard_names();
         let mut assigned_shares: Vec<Vec<(String, u32)>> = vec![Vec::new(); names.len()];
         for (id, internal) in assigned {
@@ -387,7 +377,7 @@ impl BatchWork {
         self.progress(PROGRESS_INDEXING, 0, record.shards);
         let prepared = self
             .coordinator
-            .ask_every_shard(&record, |shard| ShardCommand::Prepare {
+            .ask_every_shard(&record.shard_set(), |shard| ShardCommand::Prepare {
                 batch_uid,
                 delete_all,
                 documents: std::mem::take(&mut shares[shard as usize]),
@@ -401,7 +391,7 @@ impl BatchWork {
         }) {
             for answer in self
                 .coordinator
-                .ask_every_shard(&record, |_| ShardCommand::Abort)
+                .ask_every_shard(&record.shard_set(), |_| ShardCommand::Abort)
                 .await
             {
                 if let Err(abort_error) = answer {
@@ -411,21 +401,16 @@ impl BatchWork {
             return Err(error);
         }
         self.progress(PROGRESS_COMMITTING, 0, record.shards);
-        for answer in self
-            .coordinator
-            .ask_every_shard(&record, |_| ShardCommand::Commit)
+        self.coordinator
+            .on_every_shard(&record.shard_set(), |_| ShardCommand::Commit)
             .await
-        {
-            answer?;
-        }
-        Ok(())
     }
 
     /// Index-wide internal ids for the documents the batch creates, in the order the batch
     /// first met them: the smallest ids no shard uses, as one unsharded index would give.
     async fn assign_internal_ids(
         &self,
-        record: &Arc<IndexRecord>,
+        record: &IndexRecord,
         documents: &DocumentWork,
     ) -> Result<Vec<(String, u32)>, ResponseError> {
         let delete_all = documents.plan.delete_all_stored;
@@ -434,7 +419,7 @@ impl BatchWork {
         if !delete_all {
             for answer in self
                 .coordinator
-                .ask_every_shard(record, |_| ShardCommand::UsedIds)
+                .ask_every_shard(&record.shard_set(), |_| ShardCommand::UsedIds)
                 .await
             {
                 match answer? {
@@ -470,39 +455,33 @@ impl BatchWork {
         Ok(assigned)
     }
 
-    async fn apply_text_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
-        let record = Arc::new(record.clone());
-        let settings = text_settings(&record.settings);
-        for answer in self
-            .coordinator
-            .ask_every_shard(&record, |_| ShardCommand::SetTextSettings {
-                settings: Box::new(settings.clone()),
-            })
-            .await
+    /// Tells every shard the settings it indexes by, when they changed from `before`: the
+    /// facet settings (filterable and sortable attributes) and the text settings.
+    async fn apply_shard_settings(
+        &self,
+        before: &StoredSettings,
+        record: &IndexRecord,
+    ) -> Result<(), ResponseError> {
+        let settings = &record.settings;
+        if before.filterable_attributes != settings.filterable_attributes
+            || before.sortable_attributes != settings.sortable_attributes
         {
-            answer?;
+            let filterable = settings.setting_view("filterableAttributes");
+            let sortable: Vec<String> = settings.sortable_attributes.iter().cloned().collect();
+            self.coordinator
+                .on_every_shard(&record.shard_set(), |_| ShardCommand::SetFacetSettings {
+                    filterable: filterable.clone(),
+                    sortable: sortable.clone(),
+                })
+                .await?;
         }
-        Ok(())
-    }
-
-    async fn apply_facet_settings(&self, record: &IndexRecord) -> Result<(), ResponseError> {
-        let record = Arc::new(record.clone());
-        let filterable = record.settings.setting_view("filterableAttributes");
-        let sortable: Vec<String> = record
-            .settings
-            .sortable_attributes
-            .iter()
-            .cloned()
-            .collect();
-        for answer in self
-            .coordinator
-            .ask_every_shard(&record, |_| ShardCommand::SetFacetSettings {
-                filterable: filterable.clone(),
-                sortable: sortable.clone(),
-            })
-            .await
-        {
-            answer?;
+        let text = text_settings(settings);
+        if text_settings(before) != text {
+            self.coordinator
+                .on_every_shard(&record.shard_set(), |_| ShardCommand::SetTextSettings {
+                    settings: Box::new(text.clone()),
+                })
+                .await?;
         }
         Ok(())
     }
@@ -513,7 +492,6 @@ impl BatchWork {
         record: &IndexRecord,
         ids: &[String],
     ) -> Result<BTreeSet<String>, ResponseError> {
-        let record = Arc::new(record.clone());
         let mut shares: Vec<Vec<String>> = vec![Vec::new(); record.shards as usize];
         let names = record.shard_names();
         for id in ids {
@@ -521,7 +499,7 @@ impl BatchWork {
                 shares[position].push(id.clone());
             }
         }
-        self.collect_ids(&record, |shard| ShardCommand::Existing {
+        self.collect_ids(record, |shard| ShardCommand::Existing {
             ids: std::mem::take(&mut shares[shard as usize]),
         })
         .await
@@ -533,8 +511,7 @@ impl BatchWork {
         record: &IndexRecord,
         filter: &Filter,
     ) -> Result<BTreeSet<String>, ResponseError> {
-        let record = Arc::new(record.clone());
-        self.collect_ids(&record, |_| ShardCommand::Matching {
+        self.collect_ids(record, |_| ShardCommand::Matching {
             filter: filter.clone(),
         })
         .await
@@ -542,11 +519,15 @@ impl BatchWork {
 
     async fn collect_ids(
         &self,
-        record: &Arc<IndexRecord>,
+        record: &IndexRecord,
         command: impl FnMut(u32) -> ShardCommand,
     ) -> Result<BTreeSet<String>, ResponseError> {
         let mut found = BTreeSet::new();
-        for answer in self.coordinator.ask_every_shard(record, command).await {
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record.shard_set(), command)
+            .await
+        {
             match answer? {
                 ShardAnswer::Ids(ids) => found.extend(ids),
                 other => return Err(unexpected(&other)),
@@ -704,7 +685,7 @@ impl DocumentWork {
                 let deleted = if self.cleared {
                     self.written.len() as u64
                 } else {
-                    let stored = work.document_count(&Arc::new(record.clone())).await?;
+                    let stored = work.document_count(record).await?;
                     stored.saturating_sub(self.gone.len() as u64) + self.written.len() as u64
                 };
                 self.cleared = true;
@@ -713,13 +694,7 @@ impl DocumentWork {
                 self.touched = true;
                 Ok(TaskEffect::Deleted(deleted))
             }
-            other => Err(ResponseError::new(
-                Code::Internal,
-                format!(
-                    "coresearch cannot process `{}` tasks yet.",
-                    other.kind().name()
-                ),
-            )),
+            other => Err(super::scheduler::unsupported(other)),
         }
     }
 
@@ -806,14 +781,6 @@ fn apply_settings(
     record.settings.apply(update)
 }
 
-fn facet_settings_changed(
-    before: &crate::settings::apply::StoredSettings,
-    after: &IndexRecord,
-) -> bool {
-    before.filterable_attributes != after.settings.filterable_attributes
-        || before.sortable_attributes != after.settings.sortable_attributes
-}
-
 /// Swaps (or renames) indexes in the catalog.
 fn swap_indexes(task: Task, changes: &mut Changes) -> Task {
     let KindWithContent::IndexSwap { swaps } = task.kind.clone() else {
@@ -870,27 +837,20 @@ fn swap_indexes(task: Task, changes: &mut Changes) -> Task {
 }
 
 /// Removes the shard files of a deleted index (after its deletion was recorded).
-pub async fn remove_index_files(coordinator: &Rc<Coordinator>, storage: &str, shards: u32) {
-    let record = Arc::new(IndexRecord::new(
-        "",
-        storage.to_owned(),
-        shards,
-        None,
-        OffsetDateTime::UNIX_EPOCH,
-    ));
+pub async fn remove_index_files(coordinator: &Rc<Coordinator>, set: &ShardSet) {
     for answer in coordinator
-        .ask_every_shard(&record, |_| ShardCommand::Remove)
+        .ask_every_shard(set, |_| ShardCommand::Remove)
         .await
     {
         if let Err(error) = answer {
-            tracing::warn!(%error, storage, "could not remove a shard file");
+            tracing::warn!(%error, storage = set.storage, "could not remove a shard file");
         }
     }
-    let directory = record.directory(coordinator.data_directory());
+    let directory = set.directory(coordinator.data_directory());
     if let Err(error) = std::fs::remove_dir(&directory)
         && error.kind() != std::io::ErrorKind::NotFound
     {
-        tracing::warn!(%error, storage, "could not remove an index directory");
+        tracing::warn!(%error, storage = set.storage, "could not remove an index directory");
     }
 }
 

@@ -57,7 +57,7 @@ pub enum BatchEnd {
         tasks: Vec<Task>,
         catalog: Option<Catalog>,
         /// Index storages whose shard files go once the batch is recorded.
-        removed_storages: Vec<(String, u32)>,
+        removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
     },
     /// A cancelation interrupted the batch: its tasks go back to the queue.
     Interrupted,
@@ -224,7 +224,11 @@ impl Scheduler {
     }
 
     /// Removes the update files of finished tasks and the shard files of deleted indexes.
-    async fn clean_up(&self, tasks: &[Task], removed_storages: Vec<(String, u32)>) {
+    async fn clean_up(
+        &self,
+        tasks: &[Task],
+        removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
+    ) {
         let files = self.coordinator.update_files().clone();
         let names: Vec<String> = tasks
             .iter()
@@ -243,8 +247,8 @@ impl Scheduler {
             }
         })
         .await;
-        for (storage, shards) in removed_storages {
-            super::index_batch::remove_index_files(&self.coordinator, &storage, shards).await;
+        for set in removed_storages {
+            super::index_batch::remove_index_files(&self.coordinator, &set).await;
         }
     }
 
@@ -309,13 +313,7 @@ impl Scheduler {
                     }
                 }
                 other => {
-                    let error = ResponseError::new(
-                        Code::Internal,
-                        format!(
-                            "coresearch cannot process `{}` tasks yet.",
-                            other.kind().name()
-                        ),
-                    );
+                    let error = unsupported(other);
                     finished.push(failed(task, error));
                 }
             }
@@ -333,6 +331,17 @@ impl Scheduler {
             .await
             .map_err(queue_error)
     }
+}
+
+/// The error of a task whose type coresearch does not process yet.
+pub fn unsupported(kind: &KindWithContent) -> ResponseError {
+    ResponseError::new(
+        Code::Internal,
+        format!(
+            "coresearch cannot process `{}` tasks yet.",
+            kind.kind().name()
+        ),
+    )
 }
 
 /// `task` succeeded; `change` fills its counters.
