@@ -7,6 +7,8 @@
 //! `SEARCH_INDEX_CASES` sets the number of rounds).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
@@ -14,7 +16,7 @@ use serde_json::{Map, Value, json};
 use shards::analysis::{RankingRule, TextSettings};
 use shards::search::{MatchingStrategy, SearchQuery, ShardHit, compare_details};
 use shards::shard::{Operation, Shard};
-use storage_engine::{Direction, Options, SyncMode};
+use storage_engine::Direction;
 
 const DEFAULT_SEED: u64 = 0x5EA2_C4ED;
 const DEFAULT_CASES: u64 = 4;
@@ -91,11 +93,7 @@ impl Random {
 }
 
 fn open(directory: &tempfile::TempDir, name: &str) -> Shard {
-    let options = Options {
-        sync_mode: SyncMode::None,
-        ..Options::default()
-    };
-    Shard::open(&directory.path().join(name), options).expect("open succeeds")
+    common::open_shard(directory, name)
 }
 
 /// The inverted index with internal ids and field ids replaced by external ids and paths.

@@ -3,32 +3,19 @@
 //! phrases, matching strategies, attributesToSearchOn, candidates, synonyms, stop words.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use serde_json::{Value, json};
 use shards::analysis::{Analyzer, RankingRule, TextSettings};
 use shards::search::{MatchingStrategy, SearchQuery, TermKind, parse_query};
-use shards::shard::{Operation, Shard};
-use storage_engine::{Options, SyncMode};
+use shards::shard::Shard;
 
 fn open(directory: &tempfile::TempDir) -> Shard {
-    let options = Options {
-        sync_mode: SyncMode::None,
-        ..Options::default()
-    };
-    Shard::open(&directory.path().join("shard.pages"), options).expect("open succeeds")
+    common::open_shard(directory, "shard.pages")
 }
 
 fn load(shard: &Shard, documents: &[Value]) {
-    let operations = documents
-        .iter()
-        .map(|document| Operation::Replace {
-            external_id: document["id"].to_string(),
-            document: document
-                .as_object()
-                .expect("as_object finds a value")
-                .clone(),
-        })
-        .collect();
-    shard.apply(1, operations).expect("apply succeeds");
+    common::load(shard, documents);
 }
 
 /// External ids (the `id` field) of the hits, best first.

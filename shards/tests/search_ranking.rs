@@ -2,18 +2,15 @@
 //! sort and custom rules, and the rendering of `_rankingScoreDetails`.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use serde_json::{Value, json};
 use shards::analysis::{RankingRule, TextSettings};
 use shards::search::{MatchingStrategy, SearchQuery, details_json};
-use shards::shard::{Operation, Shard, SortRule};
-use storage_engine::{Options, SyncMode};
+use shards::shard::{Shard, SortRule};
 
 fn open(directory: &tempfile::TempDir) -> Shard {
-    let options = Options {
-        sync_mode: SyncMode::None,
-        ..Options::default()
-    };
-    Shard::open(&directory.path().join("shard.pages"), options).expect("open succeeds")
+    common::open_shard(directory, "shard.pages")
 }
 
 fn shard_with(
@@ -31,17 +28,7 @@ fn shard_with(
     shard
         .set_text_settings(settings)
         .expect("set_text_settings succeeds");
-    let operations = documents
-        .iter()
-        .map(|document| Operation::Replace {
-            external_id: document["id"].to_string(),
-            document: document
-                .as_object()
-                .expect("as_object finds a value")
-                .clone(),
-        })
-        .collect();
-    shard.apply(1, operations).expect("apply succeeds");
+    common::load(&shard, documents);
     shard
 }
 
