@@ -5,4 +5,5 @@
 //! servers over sockets or through their public library APIs.
 
 pub mod load;
+pub mod measure;
 pub mod storage;

@@ -122,13 +122,6 @@ fn get_json(options: &Options, path: &str) -> Result<Value, String> {
     serde_json::from_slice(&body).map_err(|error| error.to_string())
 }
 
-fn peak_resident_mebibytes(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    let kibibytes: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kibibytes * 1024.0 / BYTES_PER_MEBIBYTE)
-}
-
 fn directory_bytes(directory: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(directory) else {
         return 0;
@@ -215,7 +208,11 @@ fn run(options: &Options) -> Result<(), String> {
         elapsed.as_secs_f64(),
         documents as f64 / elapsed.as_secs_f64()
     );
-    if let Some(peak) = options.pid.and_then(peak_resident_mebibytes) {
+    if let Some(peak) = options
+        .pid
+        .and_then(|pid| bench_harness::measure::peak_resident_bytes(Some(pid)))
+        .map(|bytes| bytes as f64 / BYTES_PER_MEBIBYTE)
+    {
         println!("server_peak_rss_mib={peak:.1}");
     }
     if let Some(directory) = &options.db_path {

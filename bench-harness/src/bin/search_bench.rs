@@ -6,10 +6,9 @@
 //! Usage: `search_bench [DATASET] [DOCUMENTS] [BATCH] [ROUNDS]`, defaults:
 //! `/work/shared/datasets/pypi-packages.ndjson.zst 50000 10000 5`.
 
-use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use shards::analysis::TextSettings;
 use shards::search::SearchQuery;
 use shards::shard::{Operation, Shard};
@@ -38,22 +37,6 @@ fn argument<T: std::str::FromStr>(position: usize, default: T) -> T {
         .unwrap_or(default)
 }
 
-fn read_documents(path: &str, count: usize) -> Vec<Map<String, Value>> {
-    let file = std::fs::File::open(path).expect("dataset opens");
-    let decoder = zstd::Decoder::new(file).expect("zstd stream");
-    BufReader::new(decoder)
-        .lines()
-        .take(count)
-        .map(|line| {
-            let line = line.expect("dataset line reads");
-            match serde_json::from_str(&line).expect("dataset line is JSON") {
-                Value::Object(document) => document,
-                _ => panic!("dataset lines are objects"),
-            }
-        })
-        .collect()
-}
-
 fn main() {
     let dataset: String = argument(1, DATASET_DEFAULT.to_owned());
     let count: usize = argument(2, DOCUMENTS_DEFAULT);
@@ -71,7 +54,7 @@ fn main() {
         ..TextSettings::default()
     };
     shard.set_text_settings(settings).expect("settings apply");
-    let documents = read_documents(&dataset, count);
+    let documents = bench_harness::measure::read_documents(&dataset, count);
     let started = Instant::now();
     for (index, chunk) in documents.chunks(batch).enumerate() {
         let operations = chunk

@@ -5,7 +5,6 @@
 //! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY]`, defaults:
 //! `/work/shared/datasets/pypi-packages.ndjson.zst 200000 10000 <temporary directory>`.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -23,37 +22,6 @@ fn argument<T: std::str::FromStr>(position: usize, default: T) -> T {
         .nth(position)
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
-}
-
-fn peak_rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kilobytes| kilobytes * 1024)
-}
-
-fn read_documents(path: &str, count: usize) -> Vec<Map<String, Value>> {
-    let file = std::fs::File::open(path).expect("dataset opens");
-    let decoder = zstd::Decoder::new(file).expect("zstd stream");
-    BufReader::new(decoder)
-        .lines()
-        .take(count)
-        .map(|line| {
-            let line = line.expect("dataset line reads");
-            match serde_json::from_str(&line).expect("dataset line is JSON") {
-                Value::Object(document) => document,
-                _ => panic!("dataset lines are objects"),
-            }
-        })
-        .collect()
 }
 
 fn external_id(document: &Map<String, Value>) -> String {
@@ -113,7 +81,7 @@ fn main() {
     let path = directory.join("shard.pages");
     let _ = std::fs::remove_file(&path);
 
-    let documents = read_documents(&dataset, count);
+    let documents = bench_harness::measure::read_documents(&dataset, count);
     println!("documents read: {}", documents.len());
     let options = Options {
         sync_mode: SyncMode::Full,
@@ -158,7 +126,7 @@ fn main() {
     );
     println!(
         "peak RSS after indexing: {} MiB",
-        peak_rss_bytes() / (1 << 20)
+        bench_harness::measure::peak_resident_bytes(None).unwrap_or(0) / (1 << 20)
     );
     compression_report(&documents);
     drop(shard);

@@ -150,21 +150,6 @@ pub fn drop_page_cache(path: &Path) {
     assert_eq!(outcome, 0, "posix_fadvise failed");
 }
 
-fn peak_memory_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kilobytes| kilobytes * 1024)
-}
-
 /// Runs every workload for engine `name` in `directory`, printing measurements.
 pub fn run(name: &str, directory: &Path, sizes: &Sizes) {
     let records = sizes.records;
@@ -280,7 +265,7 @@ pub fn run(name: &str, directory: &Path, sizes: &Sizes) {
     size(
         90,
         "peak memory (child process)".into(),
-        peak_memory_bytes(),
+        crate::measure::peak_resident_bytes(None).unwrap_or(0),
     )
     .emit();
 }

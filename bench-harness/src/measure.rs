@@ -1,0 +1,46 @@
+//! What several benchmarks share: reading a zstd-compressed NDJSON dataset and a process's
+//! peak resident memory.
+
+use std::io::{BufRead, BufReader};
+
+use serde_json::{Map, Value};
+
+/// Bytes per kibibyte (`/proc/<pid>/status` reports kB).
+const BYTES_PER_KIBIBYTE: u64 = 1024;
+
+/// The first `count` documents of the `.ndjson.zst` dataset at `path`. Panics with a clear
+/// message when the dataset is missing or malformed (a benchmark cannot go on without it).
+pub fn read_documents(path: &str, count: usize) -> Vec<Map<String, Value>> {
+    let file = std::fs::File::open(path).expect("dataset opens");
+    let decoder = zstd::Decoder::new(file).expect("zstd stream");
+    BufReader::new(decoder)
+        .lines()
+        .take(count)
+        .map(|line| {
+            let line = line.expect("dataset line reads");
+            match serde_json::from_str(&line).expect("dataset line is JSON") {
+                Value::Object(document) => document,
+                _ => panic!("dataset lines are objects"),
+            }
+        })
+        .collect()
+}
+
+/// The peak resident memory (`VmHWM`) in bytes of process `pid` (this process when `None`);
+/// `None` when it cannot be read.
+pub fn peak_resident_bytes(pid: Option<u32>) -> Option<u64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_owned(),
+    };
+    let status = std::fs::read_to_string(path).ok()?;
+    let kibibytes: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kibibytes * BYTES_PER_KIBIBYTE)
+}
