@@ -23,6 +23,12 @@ const CRASH_ROUNDS: usize = 4;
 /// Document ids per index (small, so operations overlap).
 const DOCUMENT_IDS: u64 = 40;
 const INDEXES: [&str; 2] = ["alpha", "beta"];
+/// Operations the client has ready per round (the kill comes long before it runs out).
+const OPERATIONS_PER_ROUND: usize = 400;
+/// The kill comes this many milliseconds after the server started, plus up to
+/// `KILL_DELAY_SPREAD_MILLISECONDS` more.
+const KILL_DELAY_MIN_MILLISECONDS: u64 = 100;
+const KILL_DELAY_SPREAD_MILLISECONDS: u64 = 700;
 
 /// One operation of the stream.
 #[derive(Debug, Clone)]
@@ -191,7 +197,7 @@ fn every_acknowledged_task_ends_and_the_documents_match_the_succeeded_tasks_afte
         let server = Server::start_on(&data, &Options::default());
         let url = server.address.to_string();
         let stop = Arc::new(AtomicBool::new(false));
-        let operations: Vec<(u64, usize, Operation)> = (0..400)
+        let operations: Vec<(u64, usize, Operation)> = (0..OPERATIONS_PER_ROUND)
             .map(|_| {
                 number += 1;
                 let (index, operation) = operation(&mut random, number);
@@ -218,7 +224,7 @@ fn every_acknowledged_task_ends_and_the_documents_match_the_succeeded_tasks_afte
                 acknowledged
             })
         };
-        let delay = 100 + random.below(700);
+        let delay = KILL_DELAY_MIN_MILLISECONDS + random.below(KILL_DELAY_SPREAD_MILLISECONDS);
         std::thread::sleep(Duration::from_millis(delay));
         server.kill();
         stop.store(true, Ordering::SeqCst);
