@@ -17,6 +17,7 @@ pub mod http;
 pub mod logs;
 pub mod routes;
 pub mod runtime;
+pub mod search;
 pub mod server;
 pub mod settings;
 pub mod tasks;

@@ -26,6 +26,7 @@ use shards::shard::{
 use storage_engine::Options;
 
 use crate::errors::{Code, ResponseError};
+use crate::search::shard_search::{ShardSearchAnswer, ShardSearchRequest, search_shard};
 
 /// Documents applied between two yields of a prepare.
 pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
@@ -95,6 +96,11 @@ pub enum ShardCommand {
     Matching {
         filter: Filter,
     },
+    /// A search's share (see [`crate::search::shard_search`]).
+    Search(Box<ShardSearchRequest>),
+    /// Per term of a query, the documents of the shard matching it (for
+    /// `matchingStrategy: frequency`).
+    TermCounts(Box<shards::search::SearchQuery>),
     /// Closes the shard and removes its file (index deletion).
     Remove,
 }
@@ -119,6 +125,8 @@ pub enum ShardAnswer {
     Stats(ShardStats),
     Ids(Vec<String>),
     Bitmap(roaring::RoaringBitmap),
+    Search(Box<ShardSearchAnswer>),
+    Counts(Vec<u64>),
 }
 
 /// The shards of one core.
@@ -204,7 +212,9 @@ impl ShardHost {
                 fields,
             } => {
                 let mut selected = match filter {
-                    Some(filter) => Some(filter_ids(&snapshot, &filter)?),
+                    Some(filter) => {
+                        Some(filter_ids(&snapshot, &filter, Code::InvalidDocumentFilter)?)
+                    }
                     None => None,
                 };
                 if let Some(ids) = ids {
@@ -251,8 +261,14 @@ impl ShardHost {
                 }
                 Ok(ShardAnswer::Ids(existing))
             }
+            ShardCommand::Search(request) => search_shard(&snapshot, *request)
+                .map(|answer| ShardAnswer::Search(Box::new(answer))),
+            ShardCommand::TermCounts(query) => snapshot
+                .term_document_counts(&query)
+                .map(ShardAnswer::Counts)
+                .map_err(shard_error),
             ShardCommand::Matching { filter } => {
-                let matched = filter_ids(&snapshot, &filter)?;
+                let matched = filter_ids(&snapshot, &filter, Code::InvalidDocumentFilter)?;
                 snapshot
                     .external_ids(&matched)
                     .map(ShardAnswer::Ids)
@@ -375,16 +391,18 @@ fn resolve(
     }
 }
 
-/// The internal ids `filter` selects in `snapshot`.
-fn filter_ids(
+/// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo
+/// radius) carries `code`.
+pub fn filter_ids(
     snapshot: &shards::shard::ShardSnapshot,
     filter: &Filter,
+    code: Code,
 ) -> Result<roaring::RoaringBitmap, ResponseError> {
     let rules = FilterableRules::from_setting(snapshot.settings().filterable_setting())
         .map_err(ResponseError::internal)?;
     let source = snapshot.facet_source();
     let selected = evaluate(filter, &rules, &source)
-        .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
+        .map_err(|error| ResponseError::new(code, error.message))?;
     if let Some(error) = source.take_error() {
         return Err(shard_error(error));
     }

@@ -8,6 +8,7 @@ pub mod features;
 pub mod indexes;
 pub mod keys;
 pub mod root;
+pub mod search;
 pub mod settings;
 pub mod table;
 pub mod tasks;
@@ -80,6 +81,8 @@ impl Router {
             Endpoint::SwapIndexes => indexes::swap(services, &request, &context).await,
             Endpoint::IndexStats => indexes::index_stats(services, &index()).await,
             Endpoint::GlobalStats => indexes::global_stats(services, &context).await,
+            Endpoint::Search => search::search_post(services, &request, &index(), &context).await,
+            Endpoint::SearchGet => search::search_get(services, &request, &index(), &context).await,
             Endpoint::ListDocuments => documents::list(services, &request, &index()).await,
             Endpoint::FetchDocuments => documents::fetch(services, &request, &index()).await,
             Endpoint::GetDocument => {

@@ -33,6 +33,8 @@ pub enum Endpoint {
     SwapIndexes,
     IndexStats,
     GlobalStats,
+    Search,
+    SearchGet,
     ListDocuments,
     FetchDocuments,
     GetDocument,
@@ -173,6 +175,18 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}/stats",
         action: Some(Action::StatsGet),
         endpoint: Endpoint::IndexStats,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/indexes/{index_uid}/search",
+        action: Some(Action::Search),
+        endpoint: Endpoint::Search,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/indexes/{index_uid}/search",
+        action: Some(Action::Search),
+        endpoint: Endpoint::SearchGet,
     },
     Route {
         method: Method::Get,

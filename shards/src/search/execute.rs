@@ -57,6 +57,8 @@ pub struct ShardHits {
     pub attribute_unified: bool,
     /// Per query term, every word it may match in this shard.
     pub query_words: Vec<Vec<String>>,
+    /// Every document matching the query (before `distinct`): what facet counts describe.
+    pub matching: RoaringBitmap,
 }
 
 /// One step of ranking, in order (`attribute` and `exactness` expand to two details).
@@ -183,6 +185,7 @@ impl ShardSnapshot {
             let distinct = self.distinct_table(query, &universe)?;
             let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
             hits.attribute_unified = attribute_unified;
+            hits.matching = universe;
             return Ok(hits);
         }
         let read = self.read_transaction();
@@ -226,6 +229,9 @@ impl ShardSnapshot {
             }
             let buckets = words_buckets(&documents, &context.removal_order);
             let total = buckets.iter().map(RoaringBitmap::len).sum();
+            let matching = buckets
+                .iter()
+                .fold(RoaringBitmap::new(), |union, bucket| union | bucket);
             let mut hits = Vec::new();
             for bucket in buckets.iter().filter(|bucket| !bucket.is_empty()) {
                 let occurrences = collect_occurrences(read, bucket, &resolved, &fields)?;
@@ -234,27 +240,31 @@ impl ShardSnapshot {
                     break;
                 }
             }
-            return Ok(finish(
+            let mut hits = finish(
                 hits,
                 needed,
                 attribute_unified,
                 query_words,
                 None,
                 Some(total),
-            ));
+            );
+            hits.matching = matching;
+            return Ok(hits);
         }
         let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
         let hits = self.rank(&context, &steps, &resolved, &occurrences)?;
         let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
         let distinct = self.distinct_table(query, &matching)?;
-        Ok(finish(
+        let mut hits = finish(
             hits,
             needed,
             attribute_unified,
             query_words,
             distinct.as_ref(),
             None,
-        ))
+        );
+        hits.matching = matching;
+        Ok(hits)
     }
 
     /// For `matchingStrategy: frequency` across shards: per term of `query.q`, the number of
@@ -548,5 +558,6 @@ fn finish(
         total,
         attribute_unified,
         query_words,
+        matching: RoaringBitmap::new(),
     }
 }

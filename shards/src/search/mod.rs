@@ -42,6 +42,7 @@ mod buckets;
 pub mod derivations;
 pub mod distinct;
 mod execute;
+pub mod facet_counts;
 pub mod inverted;
 pub mod occurrences;
 mod query;
@@ -51,6 +52,7 @@ mod sort_values;
 pub mod terms;
 
 pub use execute::{ShardHit, ShardHits};
+pub use facet_counts::{ALL_FACETS, FieldFacetCounts};
 pub use query::{
     MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, TermKind, parse_query,
     typos_allowed,

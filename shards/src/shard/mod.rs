@@ -46,6 +46,7 @@ pub use apply::{ApplyOutcome, Operation, PreparedBatch};
 pub use error::{ShardError, ShardResult};
 pub use facet_source::ShardFacetSource;
 pub use fields_selection::select_fields;
+pub use keys::ordered_number;
 pub use listing::{ListQuery, SortRule};
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};

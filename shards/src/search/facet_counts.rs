@@ -1,0 +1,126 @@
+//! Facet value counts over a set of documents, for `facetDistribution` and `facetStats`.
+//!
+//! A shard answers, per faceted field that the request selects and that this shard has seen,
+//! every value held by at least one of the given documents with the number of those documents
+//! holding it: numbers in ascending numeric order, strings in ascending normalized order with
+//! the original spelling stored with them. The caller adds the counts of every shard, then
+//! orders and truncates them as Meilisearch does (see the server's `search::facets`); sending
+//! every value keeps the sum exact whatever the order asked for.
+//!
+//! Invariants: counts are read from the facet trees (one intersection per stored value), never
+//! from documents; a field absent from this shard's fields map is absent from the answer, and a
+//! field present but without values among the documents answers empty lists.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use roaring::RoaringBitmap;
+use storage_engine::{Direction, ReadTransaction};
+
+use crate::filter::FilterableRules;
+use crate::shard::keys::{
+    FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered, string_of_key,
+};
+use crate::shard::{
+    FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult, ShardSnapshot,
+};
+
+/// What `facets` asks for: every filterable field (`*`), or the named ones.
+pub const ALL_FACETS: &str = "*";
+
+/// The values of one field among some documents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldFacetCounts {
+    /// Number → documents holding it, ascending.
+    pub numbers: Vec<(f64, u64)>,
+    /// Normalized string, original spelling, documents holding it; ascending by normalized.
+    pub strings: Vec<(String, String, u64)>,
+}
+
+impl ShardSnapshot {
+    /// The facet counts of `documents` for the fields of this shard that `requested` names
+    /// (or all, with [`ALL_FACETS`]) and that the filterable attributes allow.
+    pub fn facet_counts(
+        &self,
+        requested: &[String],
+        documents: &RoaringBitmap,
+    ) -> ShardResult<BTreeMap<String, FieldFacetCounts>> {
+        let rules = FilterableRules::from_setting(self.settings().filterable_setting())
+            .map_err(ShardError::InvalidSetting)?;
+        let every = requested.iter().any(|name| name == ALL_FACETS);
+        let mut counts = BTreeMap::new();
+        for (path, field) in self.fields_map()? {
+            let selected = every || requested.iter().any(|name| *name == path);
+            if !selected || !rules.is_filterable(&path) {
+                continue;
+            }
+            let read = self.read_transaction();
+            let field_counts = FieldFacetCounts {
+                numbers: number_counts(read, field, documents)?,
+                strings: string_counts(read, field, documents)?,
+            };
+            counts.insert(path, field_counts);
+        }
+        Ok(counts)
+    }
+}
+
+/// Visits every entry of `field` in the facet tree `tree_name`, in key order.
+fn for_each_field_entry(
+    read: &ReadTransaction,
+    tree_name: &str,
+    field: u16,
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> ShardResult<()>,
+) -> ShardResult<()> {
+    let Some(tree) = read.open_tree(tree_name)? else {
+        return Ok(());
+    };
+    let lower = field.to_be_bytes();
+    let upper = field.checked_add(1).map(u16::to_be_bytes);
+    let upper = match &upper {
+        Some(bytes) => Bound::Excluded(bytes.as_slice()),
+        None => Bound::Unbounded,
+    };
+    for entry in tree.range(Bound::Included(lower.as_slice()), upper, Direction::Forward)? {
+        let (key, value) = entry?;
+        visit(key, value)?;
+    }
+    Ok(())
+}
+
+fn number_counts(
+    read: &ReadTransaction,
+    field: u16,
+    documents: &RoaringBitmap,
+) -> ShardResult<Vec<(f64, u64)>> {
+    let mut counts = Vec::new();
+    for_each_field_entry(read, FACET_NUMBERS_TREE, field, &mut |key, value| {
+        let count = decode_bitmap(value)?.intersection_len(documents);
+        if count > 0 {
+            let ordered: [u8; 8] = key
+                .get(FIELD_ID_BYTES..)
+                .and_then(|bytes| bytes.try_into().ok())
+                .ok_or_else(|| ShardError::corrupted("number facet key"))?;
+            counts.push((number_from_ordered(u64::from_be_bytes(ordered)), count));
+        }
+        Ok(())
+    })?;
+    Ok(counts)
+}
+
+fn string_counts(
+    read: &ReadTransaction,
+    field: u16,
+    documents: &RoaringBitmap,
+) -> ShardResult<Vec<(String, String, u64)>> {
+    let mut counts = Vec::new();
+    for_each_field_entry(read, FACET_STRINGS_TREE, field, &mut |key, value| {
+        let (original, bitmap) = decode_string_entry(value)?;
+        let count = bitmap.intersection_len(documents);
+        if count > 0 {
+            counts.push((string_of_key(key)?.to_owned(), original, count));
+        }
+        Ok(())
+    })?;
+    Ok(counts)
+}

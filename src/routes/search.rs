@@ -1,0 +1,97 @@
+//! `POST` and `GET /indexes/{index_uid}/search`.
+//!
+//! Both forms decode into one [`SearchBody`]; a tenant token's filter for the index is AND-ed
+//! with the query's filter before the search is checked and run (see [`crate::search`]).
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::auth::AuthContext;
+use crate::decode::{JsonError, QueryError};
+use crate::errors::ResponseError;
+use crate::http::{Request, Response};
+use crate::routes::tasks::json;
+use crate::routes::{Services, body};
+use crate::search::execute::execute;
+use crate::search::parameters::{SearchBody, SearchQueryString};
+use crate::search::prepare::prepare;
+use crate::search::response::search_result;
+
+/// `POST /indexes/{index_uid}/search`.
+pub async fn search_post(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let body: SearchBody = body::json::<SearchBody, JsonError>(request)?;
+    search(services, index_uid, body, context).await
+}
+
+/// `GET /indexes/{index_uid}/search`.
+pub async fn search_get(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let query = crate::decode::decode_query::<SearchQueryString, QueryError>(
+        request.query.as_deref().unwrap_or(""),
+    )?;
+    search(services, index_uid, query.into_body()?, context).await
+}
+
+async fn search(
+    services: &Services,
+    index_uid: &str,
+    body: SearchBody,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let result = search_index(services, index_uid, body, context).await?;
+    Ok(json(200, &Value::Object(result)))
+}
+
+/// Runs one search on one index and returns its result object.
+pub async fn search_index(
+    services: &Services,
+    index_uid: &str,
+    mut body: SearchBody,
+    context: &AuthContext,
+) -> Result<serde_json::Map<String, Value>, ResponseError> {
+    let started = Instant::now();
+    let record = services.coordinator.index(index_uid)?;
+    if let Some(rules) = context.index_search_rules(index_uid) {
+        body.filter = fuse_filters(rules.filter, body.filter.take());
+    }
+    let prepared = prepare(&record, body)?;
+    let outcome = execute(&services.coordinator, &record, &prepared).await?;
+    let request_uid = uuid::Uuid::now_v7().to_string();
+    Ok(search_result(
+        &record,
+        &prepared,
+        outcome,
+        started.elapsed().as_millis(),
+        &request_uid,
+    ))
+}
+
+/// Two filters AND-ed in the array form: each side's top-level items side by side.
+fn fuse_filters(left: Option<Value>, right: Option<Value>) -> Option<Value> {
+    match (left, right) {
+        (None, right) => right,
+        (left, None) => left,
+        (Some(left), Some(right)) => {
+            let mut items = into_items(left);
+            items.extend(into_items(right));
+            Some(Value::Array(items))
+        }
+    }
+}
+
+fn into_items(filter: Value) -> Vec<Value> {
+    match filter {
+        Value::Array(items) => items,
+        other => vec![other],
+    }
+}

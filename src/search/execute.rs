@@ -1,0 +1,186 @@
+//! Running a prepared search over every shard of an index and merging their answers into the
+//! order one unsharded index gives.
+//!
+//! Each shard returns its first `offset + limit` hits with their documents, its number of
+//! matches and, when asked, its facet counts. The hits are merged by their ranking details
+//! ([`compare_details`]), ties by internal id (ids are allocated index-wide, so this is the
+//! order of one index), then `distinct` is applied again across shards, then
+//! `rankingScoreThreshold`, then the window `offset..offset + limit` is cut.
+//!
+//! With `matchingStrategy: frequency`, the shards first report how many of their documents
+//! each query term matches, so every shard drops terms in the same, index-wide order.
+//!
+//! Invariants: a hit's score and details depend only on the document and the query (the
+//! shards' contract), so the merge is exact; totals are the sum of the shards' totals, except
+//! that a threshold that removes hits makes the total the number of hits kept among those
+//! returned (an estimate, as `estimatedTotalHits` is).
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use shards::search::{MatchingStrategy, SearchQuery, compare_details};
+
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::errors::ResponseError;
+
+use super::facets::MergedFacets;
+use super::parameters::MatchingStrategyParameter;
+use super::prepare::PreparedSearch;
+use super::shard_search::{ShardSearchHit, ShardSearchRequest};
+
+/// The merged answer of every shard.
+#[derive(Debug, Default)]
+pub struct SearchOutcome {
+    /// The hits of the window, best first.
+    pub hits: Vec<ShardSearchHit>,
+    /// Documents matching the query in the whole index.
+    pub total: u64,
+    /// Whether the legacy `attribute` rule (rather than `attributeRank` + `wordPosition`) ranks.
+    pub attribute_unified: bool,
+    /// Per query term, every word it matched in any shard (for highlighting).
+    pub query_words: Vec<Vec<String>>,
+    /// The summed facet counts, when `facets` was given.
+    pub facets: Option<MergedFacets>,
+}
+
+/// The shard-level query of `prepared`: its first `offset + limit` hits.
+fn shard_query(prepared: &PreparedSearch) -> SearchQuery {
+    let body = &prepared.body;
+    SearchQuery {
+        q: body.q.clone(),
+        offset: 0,
+        limit: prepared.offset.saturating_add(prepared.limit),
+        matching_strategy: match body.matching_strategy {
+            MatchingStrategyParameter::Last => MatchingStrategy::Last,
+            MatchingStrategyParameter::All => MatchingStrategy::All,
+            MatchingStrategyParameter::Frequency => MatchingStrategy::Frequency,
+        },
+        attributes_to_search_on: body.attributes_to_search_on.clone(),
+        candidates: None,
+        sort: prepared.sort.clone(),
+        term_document_counts: None,
+        distinct: body.distinct.clone(),
+    }
+}
+
+/// Runs `prepared` on every shard of `record` and merges the answers.
+pub async fn execute(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+) -> Result<SearchOutcome, ResponseError> {
+    let set = record.shard_set();
+    let mut query = shard_query(prepared);
+    let has_text = query.q.as_deref().is_some_and(|q| !q.trim().is_empty());
+    if query.matching_strategy == MatchingStrategy::Frequency && has_text && set.shards > 1 {
+        query.term_document_counts = Some(term_document_counts(coordinator, record, &query).await?);
+    }
+    let request = ShardSearchRequest {
+        query,
+        filter: prepared.filter.clone(),
+        facets: prepared.body.facets.clone(),
+    };
+    let answers = coordinator
+        .ask_every_shard(&set, |_| ShardCommand::Search(Box::new(request.clone())))
+        .await;
+    let mut outcome = SearchOutcome::default();
+    let mut hits = Vec::new();
+    let mut facets = prepared
+        .body
+        .facets
+        .as_ref()
+        .map(|_| MergedFacets::default());
+    for answer in answers {
+        let ShardAnswer::Search(answer) = answer? else {
+            return Err(ResponseError::internal(
+                "a shard answered a search with something else",
+            ));
+        };
+        let answer = *answer;
+        outcome.total += answer.total;
+        outcome.attribute_unified = answer.attribute_unified;
+        merge_query_words(&mut outcome.query_words, answer.query_words);
+        if let (Some(merged), Some(counts)) = (facets.as_mut(), answer.facets) {
+            merged.add(counts);
+        }
+        hits.extend(answer.hits);
+    }
+    hits.sort_by(|left, right| {
+        compare_details(&left.hit.details, &right.hit.details).then(left.hit.id.cmp(&right.hit.id))
+    });
+    if prepared.distinct.is_some() {
+        keep_first_of_each_distinct_value(&mut hits);
+    }
+    if let Some(threshold) = prepared.body.ranking_score_threshold {
+        let before = hits.len();
+        hits.retain(|hit| hit.hit.score >= threshold.0);
+        if hits.len() < before {
+            outcome.total = hits.len() as u64;
+        }
+    }
+    outcome.hits = hits
+        .into_iter()
+        .skip(prepared.offset)
+        .take(prepared.limit)
+        .collect();
+    outcome.facets = facets;
+    Ok(outcome)
+}
+
+/// Index-wide per-term document counts (the sum over shards).
+async fn term_document_counts(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    query: &SearchQuery,
+) -> Result<Vec<u64>, ResponseError> {
+    let answers = coordinator
+        .ask_every_shard(&record.shard_set(), |_| {
+            ShardCommand::TermCounts(Box::new(query.clone()))
+        })
+        .await;
+    let mut sums: Vec<u64> = Vec::new();
+    for answer in answers {
+        let ShardAnswer::Counts(counts) = answer? else {
+            return Err(ResponseError::internal(
+                "a shard answered term counts with something else",
+            ));
+        };
+        if sums.len() < counts.len() {
+            sums.resize(counts.len(), 0);
+        }
+        for (sum, count) in sums.iter_mut().zip(counts) {
+            *sum += count;
+        }
+    }
+    Ok(sums)
+}
+
+/// Adds a shard's per-term words to the merged ones, each word once.
+fn merge_query_words(merged: &mut Vec<Vec<String>>, shard: Vec<Vec<String>>) {
+    if merged.len() < shard.len() {
+        merged.resize(shard.len(), Vec::new());
+    }
+    for (words, shard_words) in merged.iter_mut().zip(shard) {
+        for word in shard_words {
+            if !words.contains(&word) {
+                words.push(word);
+            }
+        }
+    }
+}
+
+/// Drops every hit sharing a distinct value with a better hit (hits without a value stay):
+/// each shard applied `distinct` to its own documents, this applies it across shards.
+fn keep_first_of_each_distinct_value(hits: &mut Vec<ShardSearchHit>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    hits.retain(|hit| {
+        let values = &hit.hit.distinct_values;
+        if values.iter().any(|value| seen.contains(value)) {
+            return false;
+        }
+        seen.extend(values.iter().cloned());
+        true
+    });
+}

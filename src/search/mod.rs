@@ -1,0 +1,16 @@
+//! Search: `POST`/`GET /indexes/{uid}/search`, `/multi-search` and facet search.
+//!
+//! A search is decoded ([`parameters`]), checked against its index and clamped
+//! ([`prepare`]), run on every shard of the index on the shards' owner cores
+//! ([`shard_search`]), merged into the order one unsharded index gives ([`execute`], with
+//! [`facets`] summed across shards), and written as Meilisearch writes it ([`response`]).
+//!
+//! Invariant: the shards' hits carry scores that depend only on the document and the query, so
+//! the merged order and the facet counts do not depend on how many shards an index has.
+
+pub mod execute;
+pub mod facets;
+pub mod parameters;
+pub mod prepare;
+pub mod response;
+pub mod shard_search;

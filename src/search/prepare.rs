@@ -1,0 +1,320 @@
+//! Checking one decoded search against its index and turning it into what the shards run:
+//! the filter (parsed, each attribute filterable), the sort rules (each sortable, the `sort`
+//! ranking rule present), `distinct` (filterable), `facets` (filterable), and
+//! `attributesToSearchOn` (searchable), and the effective window of hits.
+//!
+//! Invariants: every refusal carries Meilisearch's code and message, with the
+//! ``Index `uid`: `` prefix where Meilisearch's engine adds it; `offset` is clamped to
+//! `pagination.maxTotalHits` and `limit` to what remains of it, as Meilisearch does.
+
+use shards::filter::{Filter, FilterableRules, check_filterable};
+use shards::shard::SortRule;
+
+use crate::coordinator::catalog::IndexRecord;
+use crate::errors::{Code, ResponseError};
+use crate::settings::ranking_rule::RankingRule;
+
+use super::parameters::{SEARCH_LIMIT_DEFAULT, SearchBody};
+
+/// `hybrid.semanticRatio` when absent.
+const SEMANTIC_RATIO_DEFAULT: f32 = 0.5;
+
+/// A search ready to be sent to the shards.
+#[derive(Debug, Clone)]
+pub struct PreparedSearch {
+    pub body: SearchBody,
+    pub filter: Option<Filter>,
+    pub sort: Vec<SortRule>,
+    /// `distinct`, from the parameter or the index's setting.
+    pub distinct: Option<String>,
+    /// Hits skipped, after clamping.
+    pub offset: usize,
+    /// Hits returned at most, after clamping.
+    pub limit: usize,
+    pub max_total_hits: usize,
+}
+
+impl PreparedSearch {
+    /// Whether `page` or `hitsPerPage` was given.
+    pub fn is_page_mode(&self) -> bool {
+        self.body.is_page_mode()
+    }
+}
+
+/// Checks `body` against `record`'s settings.
+pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch, ResponseError> {
+    let settings = &record.settings;
+    let rules = FilterableRules::from_setting(&settings.setting_view("filterableAttributes"))
+        .map_err(ResponseError::internal)?;
+    let filter = match &body.filter {
+        Some(value) => parse_filter(record, &rules, value)?,
+        None => None,
+    };
+    let sort = match &body.sort {
+        Some(rules) => parse_sort(record, rules)?,
+        None => Vec::new(),
+    };
+    if let Some(distinct) = &body.distinct {
+        check_distinct(record, &rules, distinct)?;
+    }
+    if let Some(facets) = &body.facets {
+        check_facets(&rules, facets)
+            .map_err(|message| index_error(record, Code::InvalidSearchFacets, message))?;
+    }
+    if let Some(attributes) = &body.attributes_to_search_on {
+        check_searchable(record, attributes)?;
+    }
+    check_hybrid(record, &body)?;
+    let max_total_hits = settings.max_total_hits;
+    let (offset, limit) = window(&body);
+    let offset = offset.min(max_total_hits);
+    let limit = limit.min(max_total_hits.saturating_sub(offset));
+    let distinct = body
+        .distinct
+        .clone()
+        .or_else(|| settings.distinct_attribute.clone());
+    Ok(PreparedSearch {
+        body,
+        filter,
+        sort,
+        distinct,
+        offset,
+        limit,
+        max_total_hits,
+    })
+}
+
+/// The requested `(offset, limit)`: from `page`/`hitsPerPage` in page mode (page 0 asks for
+/// nothing), else from `offset`/`limit`.
+fn window(body: &SearchBody) -> (usize, usize) {
+    if body.is_page_mode() {
+        let hits_per_page = body.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT);
+        match body.page.unwrap_or(1).checked_sub(1) {
+            Some(previous_pages) => (previous_pages.saturating_mul(hits_per_page), hits_per_page),
+            None => (0, 0),
+        }
+    } else {
+        (
+            body.offset.unwrap_or(0),
+            body.limit.unwrap_or(SEARCH_LIMIT_DEFAULT),
+        )
+    }
+}
+
+/// An error of the index's engine: Meilisearch prefixes them with the index.
+fn index_error(record: &IndexRecord, code: Code, message: String) -> ResponseError {
+    ResponseError::new(code, format!("Index `{}`: {message}", record.uid))
+}
+
+fn parse_filter(
+    record: &IndexRecord,
+    rules: &FilterableRules,
+    value: &serde_json::Value,
+) -> Result<Option<Filter>, ResponseError> {
+    let filter = Filter::from_json(value)
+        .map_err(|error| ResponseError::new(Code::InvalidSearchFilter, error.message))?;
+    if let Some(filter) = &filter {
+        check_filterable(filter, rules)
+            .map_err(|error| index_error(record, Code::InvalidSearchFilter, error.message))?;
+    }
+    Ok(filter)
+}
+
+/// `sort`: `field:asc|desc` rules on sortable fields, with `sort` in the ranking rules.
+fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, ResponseError> {
+    let settings = &record.settings;
+    let mut parsed = Vec::with_capacity(rules.len());
+    for rule in rules {
+        let (field, ascending) = match rule.rsplit_once(':') {
+            Some((field, "asc")) => (field, true),
+            Some((field, "desc")) => (field, false),
+            _ => {
+                return Err(ResponseError::new(
+                    Code::InvalidSearchSort,
+                    format!(
+                        "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`, found `{rule}`."
+                    ),
+                ));
+            }
+        };
+        if field.starts_with("_geoPoint(") || field == "_geo" {
+            return Err(ResponseError::new(
+                Code::InvalidSearchSort,
+                format!(
+                    "Sorting by `{field}` is not supported by this server yet: `_geoPoint` sort rules are not implemented."
+                ),
+            ));
+        }
+        if !settings.sortable_attributes.contains(field) {
+            let available = if settings.sortable_attributes.is_empty() {
+                "This index does not have configured sortable attributes.".to_owned()
+            } else {
+                let names: Vec<&str> = settings
+                    .sortable_attributes
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                format!("Available sortable attributes are: `{}`.", names.join(", "))
+            };
+            return Err(index_error(
+                record,
+                Code::InvalidSearchSort,
+                format!("Attribute `{field}` is not sortable. {available}"),
+            ));
+        }
+        parsed.push(SortRule {
+            field: field.to_owned(),
+            ascending,
+        });
+    }
+    if !parsed.is_empty() && !settings.ranking_rules.contains(&RankingRule::Sort) {
+        return Err(index_error(
+            record,
+            Code::InvalidSearchSort,
+            "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.".to_owned(),
+        ));
+    }
+    Ok(parsed)
+}
+
+/// The filterable patterns as Meilisearch lists them in its messages.
+fn filterable_list(rules: &FilterableRules) -> String {
+    let patterns: Vec<&str> = rules.filterable_patterns().into_iter().collect();
+    patterns.join(", ")
+}
+
+fn check_distinct(
+    record: &IndexRecord,
+    rules: &FilterableRules,
+    distinct: &str,
+) -> Result<(), ResponseError> {
+    if rules.is_filterable(distinct) {
+        return Ok(());
+    }
+    let detail = match rules.matching_rule(distinct) {
+        Some((index, _)) => format!(
+            "Note: this attribute matches rule #{index} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{index} by adding appropriate filter features.\nHint: prepend another rule matching {distinct} with filter features before rule #{index}"
+        ),
+        None if rules.filterable_patterns().is_empty() => {
+            "This index does not have configured filterable attributes.".to_owned()
+        }
+        None => format!(
+            "Available filterable attributes patterns are: `{}`.",
+            filterable_list(rules)
+        ),
+    };
+    Err(index_error(
+        record,
+        Code::InvalidSearchDistinct,
+        format!(
+            "Attribute `{distinct}` is not filterable and thus, cannot be used as distinct attribute. {detail}"
+        ),
+    ))
+}
+
+/// Every facet named must be filterable (`*` is every filterable one).
+pub fn check_facets(rules: &FilterableRules, facets: &[String]) -> Result<(), String> {
+    for facet in facets {
+        if facet == shards::search::ALL_FACETS || rules.is_filterable(facet) {
+            continue;
+        }
+        let message = match rules.matching_rule(facet) {
+            Some((index, _)) => format!(
+                "Attribute `{facet}` matched rule #{index} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{index} by modifying the features.filter object\nHint: prepend another rule matching `{facet}` with appropriate filter features before rule #{index}"
+            ),
+            None if rules.filterable_patterns().is_empty() => format!(
+                "Pattern `{facet}` is not filterable. This index does not have configured filterable attributes."
+            ),
+            None => format!(
+                "Pattern `{facet}` is not filterable. Available filterable attributes patterns are: `{}`.",
+                filterable_list(rules)
+            ),
+        };
+        return Err(format!("Invalid facet distribution: {message}"));
+    }
+    Ok(())
+}
+
+/// `attributesToSearchOn`: each attribute searchable (any, when every attribute is).
+fn check_searchable(record: &IndexRecord, attributes: &[String]) -> Result<(), ResponseError> {
+    let Some(searchable) = &record.settings.searchable_attributes else {
+        return Ok(());
+    };
+    for attribute in attributes {
+        let allowed = searchable.iter().any(|field| {
+            attribute == field
+                || attribute
+                    .strip_prefix(field.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+        });
+        if allowed {
+            continue;
+        }
+        let displayed = record.settings.displayed_attributes.as_ref();
+        let shown: Vec<&str> = searchable
+            .iter()
+            .filter(|field| displayed.is_none_or(|list| list.contains(field)))
+            .map(String::as_str)
+            .collect();
+        let hidden = if shown.len() < searchable.len() {
+            ", <..hidden-attributes>"
+        } else {
+            ""
+        };
+        return Err(index_error(
+            record,
+            Code::InvalidSearchAttributesToSearchOn,
+            format!(
+                "Attribute `{attribute}` is not searchable. Available searchable attributes are: `{}{hidden}`.",
+                shown.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `hybrid`, `vector` and `media`, in Meilisearch's order of cases: a semantic ratio of 0,
+/// or no query text, vector or media, is a keyword search whatever the embedder; anything
+/// else needs the embedder to exist and vectors to search.
+fn check_hybrid(record: &IndexRecord, body: &SearchBody) -> Result<(), ResponseError> {
+    let has_text = body.q.as_deref().is_some_and(|q| !q.trim().is_empty());
+    if body.media.is_some() && body.vector.is_some() {
+        return Err(ResponseError::new(
+            Code::InvalidSearchMediaAndVector,
+            "Invalid request: both `media` and `vector` parameters are present.",
+        ));
+    }
+    let Some(hybrid) = &body.hybrid else {
+        if body.vector.is_some() || body.media.is_some() {
+            return Err(ResponseError::new(
+                Code::MissingSearchHybrid,
+                "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
+            ));
+        }
+        return Ok(());
+    };
+    let ratio = hybrid.semantic_ratio.unwrap_or(SEMANTIC_RATIO_DEFAULT);
+    if !(0.0..=1.0).contains(&ratio) {
+        return Err(ResponseError::new(
+            Code::InvalidSearchSemanticRatio,
+            "Invalid value at `.hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.",
+        ));
+    }
+    let keyword_only = ratio == 0.0 || (body.media.is_none() && !has_text && body.vector.is_none());
+    if keyword_only {
+        return Ok(());
+    }
+    if !record.settings.embedders.contains_key(&hybrid.embedder) {
+        return Err(ResponseError::new(
+            Code::InvalidSearchEmbedder,
+            format!("Cannot find embedder with name `{}`.", hybrid.embedder),
+        ));
+    }
+    Err(ResponseError::new(
+        Code::InvalidSearchEmbedder,
+        format!(
+            "Embedder `{}`: semantic and hybrid search are not available on this server yet; `semanticRatio: 0.0` runs the keyword search.",
+            hybrid.embedder
+        ),
+    ))
+}

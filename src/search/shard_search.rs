@@ -1,0 +1,82 @@
+//! One shard's part of a search, run on the shard's owner core against one snapshot: the
+//! filter's candidates, the ranked hits (the first `offset + limit`, with their documents), the
+//! number of matches, and, when asked, the facet counts of every match.
+//!
+//! Invariant: everything in an answer comes from the same snapshot, so hits, totals and facet
+//! counts describe the same documents.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use shards::filter::Filter;
+use shards::search::{FieldFacetCounts, SearchQuery, ShardHit};
+use shards::shard::ShardSnapshot;
+
+use crate::coordinator::shard_host::{filter_ids, shard_error};
+use crate::errors::{Code, ResponseError};
+
+/// What a shard is asked to search.
+#[derive(Debug, Clone)]
+pub struct ShardSearchRequest {
+    /// The search, with `offset` 0 and `limit` = the caller's `offset + limit`.
+    pub query: SearchQuery,
+    pub filter: Option<Filter>,
+    /// `facets`, when given.
+    pub facets: Option<Vec<String>>,
+}
+
+/// A hit with its stored document.
+#[derive(Debug, Clone)]
+pub struct ShardSearchHit {
+    pub hit: ShardHit,
+    pub document: Map<String, Value>,
+}
+
+/// One shard's answer.
+#[derive(Debug, Clone, Default)]
+pub struct ShardSearchAnswer {
+    pub hits: Vec<ShardSearchHit>,
+    pub total: u64,
+    pub attribute_unified: bool,
+    pub query_words: Vec<Vec<String>>,
+    pub facets: Option<BTreeMap<String, FieldFacetCounts>>,
+}
+
+/// Runs `request` on `snapshot`.
+pub fn search_shard(
+    snapshot: &ShardSnapshot,
+    request: ShardSearchRequest,
+) -> Result<ShardSearchAnswer, ResponseError> {
+    let ShardSearchRequest {
+        mut query,
+        filter,
+        facets,
+    } = request;
+    if let Some(filter) = &filter {
+        query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
+    }
+    let found = snapshot.search(&query).map_err(shard_error)?;
+    let facets = match &facets {
+        Some(requested) => Some(
+            snapshot
+                .facet_counts(requested, &found.matching)
+                .map_err(shard_error)?,
+        ),
+        None => None,
+    };
+    let mut hits = Vec::with_capacity(found.hits.len());
+    for hit in found.hits {
+        let document = snapshot
+            .document_by_id(hit.id, None)
+            .map_err(shard_error)?
+            .ok_or_else(|| ResponseError::internal("a hit without its document"))?;
+        hits.push(ShardSearchHit { hit, document });
+    }
+    Ok(ShardSearchAnswer {
+        hits,
+        total: found.total,
+        attribute_unified: found.attribute_unified,
+        query_words: found.query_words,
+        facets,
+    })
+}
