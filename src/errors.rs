@@ -401,6 +401,9 @@ pub const RETRY_AFTER_SECONDS: u32 = 10;
 pub struct ResponseError {
     pub code: Code,
     pub message: String,
+    /// A status other than the code's own, where Meilisearch answers one (an index missing
+    /// inside a multi-search is 400, not 404).
+    pub status_override: Option<u16>,
 }
 
 impl ResponseError {
@@ -411,7 +414,23 @@ impl ResponseError {
         if code == Code::IoError {
             message.push_str(IO_ERROR_MESSAGE_SUFFIX);
         }
-        ResponseError { code, message }
+        ResponseError {
+            code,
+            message,
+            status_override: None,
+        }
+    }
+
+    /// The same error answered with `status`.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status_override = Some(status);
+        self
+    }
+
+    /// The same error with `prefix` before its message.
+    pub fn prefixed(mut self, prefix: &str) -> Self {
+        self.message.insert_str(0, prefix);
+        self
     }
 
     /// The `Retry-After` header value, in seconds, that a response with this error carries:
@@ -422,7 +441,7 @@ impl ResponseError {
 
     /// The HTTP status of this error.
     pub fn status(&self) -> u16 {
-        self.code.status()
+        self.status_override.unwrap_or_else(|| self.code.status())
     }
 
     /// The error object, serialized with its keys in wire order.

@@ -26,7 +26,9 @@ use shards::shard::{
 use storage_engine::Options;
 
 use crate::errors::{Code, ResponseError};
-use crate::search::shard_search::{ShardSearchAnswer, ShardSearchRequest, search_shard};
+use crate::search::shard_search::{
+    ShardSearchAnswer, ShardSearchRequest, facets_of_queries, search_shard,
+};
 
 /// Documents applied between two yields of a prepare.
 pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
@@ -98,6 +100,8 @@ pub enum ShardCommand {
     },
     /// A search's share (see [`crate::search::shard_search`]).
     Search(Box<ShardSearchRequest>),
+    /// Facet counts over the matches of several searches (`queries`, `facets`).
+    FacetsOfQueries(Box<(Vec<ShardSearchRequest>, Vec<String>)>),
     /// Per term of a query, the documents of the shard matching it (for
     /// `matchingStrategy: frequency`).
     TermCounts(Box<shards::search::SearchQuery>),
@@ -127,6 +131,7 @@ pub enum ShardAnswer {
     Bitmap(roaring::RoaringBitmap),
     Search(Box<ShardSearchAnswer>),
     Counts(Vec<u64>),
+    Facets(std::collections::BTreeMap<String, shards::search::FieldFacetCounts>),
 }
 
 /// The shards of one core.
@@ -263,6 +268,10 @@ impl ShardHost {
             }
             ShardCommand::Search(request) => search_shard(&snapshot, *request)
                 .map(|answer| ShardAnswer::Search(Box::new(answer))),
+            ShardCommand::FacetsOfQueries(request) => {
+                let (queries, facets) = *request;
+                facets_of_queries(&snapshot, queries, &facets).map(ShardAnswer::Facets)
+            }
             ShardCommand::TermCounts(query) => snapshot
                 .term_document_counts(&query)
                 .map(ShardAnswer::Counts)

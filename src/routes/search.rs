@@ -1,4 +1,4 @@
-//! `POST` and `GET /indexes/{index_uid}/search`.
+//! `POST` and `GET /indexes/{index_uid}/search`, and `POST /multi-search`.
 //!
 //! Both forms decode into one [`SearchBody`]; a tenant token's filter for the index is AND-ed
 //! with the query's filter before the search is checked and run (see [`crate::search`]).
@@ -14,8 +14,9 @@ use crate::http::{Request, Response};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::execute::execute;
+use crate::search::multi::{decode_body, multi_search};
 use crate::search::parameters::{SearchBody, SearchQueryString};
-use crate::search::prepare::prepare;
+use crate::search::prepare::{fuse_filters, prepare};
 use crate::search::response::search_result;
 
 /// `POST /indexes/{index_uid}/search`.
@@ -76,22 +77,13 @@ pub async fn search_index(
     ))
 }
 
-/// Two filters AND-ed in the array form: each side's top-level items side by side.
-fn fuse_filters(left: Option<Value>, right: Option<Value>) -> Option<Value> {
-    match (left, right) {
-        (None, right) => right,
-        (left, None) => left,
-        (Some(left), Some(right)) => {
-            let mut items = into_items(left);
-            items.extend(into_items(right));
-            Some(Value::Array(items))
-        }
-    }
-}
-
-fn into_items(filter: Value) -> Vec<Value> {
-    match filter {
-        Value::Array(items) => items,
-        other => vec![other],
-    }
+/// `POST /multi-search`.
+pub async fn multi_search_post(
+    services: &Services,
+    request: &Request,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let body = decode_body(body::json_value(request)?)?;
+    let result = multi_search(services, body, context).await?;
+    Ok(json(200, &Value::Object(result)))
 }

@@ -35,6 +35,7 @@ pub enum Endpoint {
     GlobalStats,
     Search,
     SearchGet,
+    MultiSearch,
     ListDocuments,
     FetchDocuments,
     GetDocument,
@@ -187,6 +188,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}/search",
         action: Some(Action::Search),
         endpoint: Endpoint::SearchGet,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/multi-search",
+        action: Some(Action::Search),
+        endpoint: Endpoint::MultiSearch,
     },
     Route {
         method: Method::Get,

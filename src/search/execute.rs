@@ -45,6 +45,15 @@ pub struct SearchOutcome {
     pub facets: Option<MergedFacets>,
 }
 
+/// What every shard is asked for `prepared` (before index-wide term counts are added).
+pub fn shard_request(prepared: &PreparedSearch) -> ShardSearchRequest {
+    ShardSearchRequest {
+        query: shard_query(prepared),
+        filter: prepared.filter.clone(),
+        facets: prepared.body.facets.clone(),
+    }
+}
+
 /// The shard-level query of `prepared`: its first `offset + limit` hits.
 fn shard_query(prepared: &PreparedSearch) -> SearchQuery {
     let body = &prepared.body;
@@ -72,16 +81,13 @@ pub async fn execute(
     prepared: &PreparedSearch,
 ) -> Result<SearchOutcome, ResponseError> {
     let set = record.shard_set();
-    let mut query = shard_query(prepared);
+    let mut request = shard_request(prepared);
+    let query = &request.query;
     let has_text = query.q.as_deref().is_some_and(|q| !q.trim().is_empty());
     if query.matching_strategy == MatchingStrategy::Frequency && has_text && set.shards > 1 {
-        query.term_document_counts = Some(term_document_counts(coordinator, record, &query).await?);
+        request.query.term_document_counts =
+            Some(term_document_counts(coordinator, record, &request.query).await?);
     }
-    let request = ShardSearchRequest {
-        query,
-        filter: prepared.filter.clone(),
-        facets: prepared.body.facets.clone(),
-    };
     let answers = coordinator
         .ask_every_shard(&set, |_| ShardCommand::Search(Box::new(request.clone())))
         .await;

@@ -10,6 +10,7 @@
 
 pub mod execute;
 pub mod facets;
+pub mod multi;
 pub mod parameters;
 pub mod prepare;
 pub mod response;

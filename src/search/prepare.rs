@@ -7,6 +7,7 @@
 //! ``Index `uid`: `` prefix where Meilisearch's engine adds it; `offset` is clamped to
 //! `pagination.maxTotalHits` and `limit` to what remains of it, as Meilisearch does.
 
+use serde_json::Value;
 use shards::filter::{Filter, FilterableRules, check_filterable};
 use shards::shard::SortRule;
 
@@ -109,7 +110,7 @@ fn index_error(record: &IndexRecord, code: Code, message: String) -> ResponseErr
 fn parse_filter(
     record: &IndexRecord,
     rules: &FilterableRules,
-    value: &serde_json::Value,
+    value: &Value,
 ) -> Result<Option<Filter>, ResponseError> {
     let filter = Filter::from_json(value)
         .map_err(|error| ResponseError::new(Code::InvalidSearchFilter, error.message))?;
@@ -317,4 +318,24 @@ fn check_hybrid(record: &IndexRecord, body: &SearchBody) -> Result<(), ResponseE
             hybrid.embedder
         ),
     ))
+}
+
+/// Two filters AND-ed in the array form: each side's top-level items side by side.
+pub fn fuse_filters(left: Option<Value>, right: Option<Value>) -> Option<Value> {
+    match (left, right) {
+        (None, right) => right,
+        (left, None) => left,
+        (Some(left), Some(right)) => {
+            let mut items = into_items(left);
+            items.extend(into_items(right));
+            Some(Value::Array(items))
+        }
+    }
+}
+
+fn into_items(filter: Value) -> Vec<Value> {
+    match filter {
+        Value::Array(items) => items,
+        other => vec![other],
+    }
 }

@@ -42,7 +42,7 @@ pub fn search_result(
     let hits: Vec<Value> = outcome
         .hits
         .iter()
-        .map(|hit| Value::Object(formatter.hit(hit, outcome.attribute_unified)))
+        .map(|hit| Value::Object(formatter.hit(hit, outcome.attribute_unified, None)))
         .collect();
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
@@ -125,8 +125,14 @@ impl<'a> HitFormatter<'a> {
         }
     }
 
-    /// One hit as Meilisearch writes it.
-    pub fn hit(&self, hit: &ShardSearchHit, attribute_unified: bool) -> Map<String, Value> {
+    /// One hit as Meilisearch writes it; `federation` (a federated search's `_federation`)
+    /// follows the document's own fields.
+    pub fn hit(
+        &self,
+        hit: &ShardSearchHit,
+        attribute_unified: bool,
+        federation: Option<Value>,
+    ) -> Map<String, Value> {
         let body = &self.prepared.body;
         let displayed = match self.displayed {
             Some(attributes) => select_fields(&hit.document, attributes),
@@ -144,6 +150,9 @@ impl<'a> HitFormatter<'a> {
             retrieved.remove(VECTORS_FIELD);
         }
         let mut written = retrieved.clone();
+        if let Some(federation) = federation {
+            written.insert("_federation".to_owned(), federation);
+        }
         if body.show_ranking_score {
             written.insert("_rankingScore".to_owned(), json!(hit.hit.score));
         }

@@ -80,3 +80,22 @@ pub fn search_shard(
         facets,
     })
 }
+
+/// The facet counts of the documents matching any of `queries` (a federated search's queries
+/// on one index): each query runs without hits, and the counts describe the union.
+pub fn facets_of_queries(
+    snapshot: &ShardSnapshot,
+    queries: Vec<ShardSearchRequest>,
+    facets: &[String],
+) -> Result<BTreeMap<String, FieldFacetCounts>, ResponseError> {
+    let mut union = roaring::RoaringBitmap::new();
+    for request in queries {
+        let mut query = request.query;
+        query.limit = 0;
+        if let Some(filter) = &request.filter {
+            query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
+        }
+        union |= snapshot.search(&query).map_err(shard_error)?.matching;
+    }
+    snapshot.facet_counts(facets, &union).map_err(shard_error)
+}

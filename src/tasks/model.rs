@@ -753,6 +753,7 @@ impl<'de> Deserialize<'de> for TaskError {
         Ok(TaskError(ResponseError {
             code,
             message: stored.message,
+            status_override: None,
         }))
     }
 }

@@ -1,0 +1,614 @@
+//! `POST /multi-search`: several searches in one request, answered side by side, or, with
+//! `federation`, merged into one list of hits.
+//!
+//! Decoding: the body is `{"queries": [...], "federation"?: {...}}`; each query is a search
+//! (decoded at `.queries[i]`, so messages point into the request) plus `indexUid` and
+//! `federationOptions`. Every error met while running query `i` is answered with
+//! ``Inside `.queries[i]`: `` before its message, and a missing index is a 400 there.
+//!
+//! Federated merge: every query returns its first `federation.offset + federation.limit`
+//! hits; they are merged by weighted ranking score (`_rankingScore × weight`), ties going to
+//! the earlier query, each query's own order kept; a document found by several queries of one
+//! index appears once, at its best place. `facetsByIndex` counts, per index, the documents
+//! matching any of that index's queries; `mergeFacets` adds those counts across indexes.
+//!
+//! Known difference: Meilisearch compares the weighted scores rule group by rule group and
+//! sort values in between; here the weighted global score decides.
+
+use std::collections::{BTreeMap, HashSet};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use deserr::{DeserializeError, Deserr, IntoValue, ValuePointerRef};
+use serde_json::{Map, Value, json};
+
+use crate::auth::AuthContext;
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::decode::JsonError;
+use crate::errors::{Code, ResponseError, codes};
+
+use super::execute::{SearchOutcome, execute, shard_request};
+use super::facets::MergedFacets;
+use super::parameters::{PersonalizeParameter, SEARCH_LIMIT_DEFAULT, SearchBody, decode_at};
+use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
+use super::response::HitFormatter;
+
+/// HTTP status of a missing index inside a multi-search.
+const MISSING_INDEX_STATUS: u16 = 400;
+/// `mergeFacets.maxValuesPerFacet` when absent.
+const MERGED_VALUES_PER_FACET_DEFAULT: usize = 100;
+
+/// The request body.
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+pub struct MultiSearchBody {
+    queries: Vec<Value>,
+    #[deserr(default)]
+    federation: Option<FederationBody>,
+}
+
+/// `federation`.
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct FederationBody {
+    #[deserr(default = SEARCH_LIMIT_DEFAULT, error = JsonError<codes::InvalidSearchLimit>)]
+    limit: usize,
+    #[deserr(default, error = JsonError<codes::InvalidSearchOffset>)]
+    offset: usize,
+    #[deserr(default, error = JsonError<codes::InvalidSearchPage>)]
+    page: Option<usize>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchHitsPerPage>)]
+    hits_per_page: Option<usize>,
+    #[deserr(default, error = JsonError<codes::InvalidMultiSearchFacetsByIndex>)]
+    facets_by_index: BTreeMap<String, Option<Vec<String>>>,
+    #[deserr(default, error = JsonError<codes::InvalidMultiSearchMergeFacets>)]
+    merge_facets: Option<MergeFacetsBody>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchDistinct>)]
+    distinct: Option<String>,
+    /// Accepted as Meilisearch accepts it; no performance details are reported yet.
+    #[deserr(default, error = JsonError<codes::InvalidSearchShowPerformanceDetails>)]
+    #[allow(dead_code)]
+    show_performance_details: bool,
+    /// Accepted as Meilisearch accepts it; personalization needs an external service that
+    /// this server does not call.
+    #[deserr(default, error = JsonError<codes::InvalidSearchPersonalize>)]
+    #[allow(dead_code)]
+    personalize: Option<PersonalizeParameter>,
+}
+
+/// `federation.mergeFacets`.
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError<codes::InvalidMultiSearchMergeFacets>, rename_all = camelCase, deny_unknown_fields)]
+struct MergeFacetsBody {
+    #[deserr(default, error = JsonError<codes::InvalidMultiSearchMaxValuesPerFacet>)]
+    max_values_per_facet: Option<usize>,
+}
+
+/// `federationOptions.weight`: a float of at least 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Weight(f64);
+
+/// Why a weight was refused.
+#[derive(Debug)]
+struct NegativeWeight;
+
+impl std::fmt::Display for NegativeWeight {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("the value of `weight` is invalid, expected a positive float (>= 0.0).")
+    }
+}
+
+impl std::error::Error for NegativeWeight {}
+
+impl<E> Deserr<E> for Weight
+where
+    E: DeserializeError + deserr::MergeWithError<NegativeWeight>,
+{
+    fn deserialize_from_value<V: IntoValue>(
+        value: deserr::Value<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, E> {
+        let weight = f64::deserialize_from_value(value, location)?;
+        if weight >= 0.0 {
+            Ok(Weight(weight))
+        } else {
+            Err(deserr::take_cf_content(E::merge(
+                None,
+                NegativeWeight,
+                location,
+            )))
+        }
+    }
+}
+
+/// `federationOptions`.
+#[derive(Debug, Default, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct FederationOptions {
+    #[deserr(default, error = JsonError<codes::InvalidMultiSearchWeight>)]
+    weight: Option<Weight>,
+    #[deserr(default, error = JsonError<codes::InvalidMultiSearchRemote>)]
+    remote: Option<String>,
+    #[deserr(default, error = JsonError<codes::InvalidMultiSearchQueryPosition>)]
+    query_position: Option<usize>,
+}
+
+/// One query of the request.
+struct IndexQuery {
+    index_uid: String,
+    body: SearchBody,
+    options: Option<FederationOptions>,
+    /// Which of `offset`, `limit`, `page`, `hitsPerPage` the query set, in that order.
+    pagination: Option<&'static str>,
+}
+
+/// Decodes one query at `.queries[position]`.
+fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseError> {
+    let root = ValuePointerRef::Origin;
+    let queries = root.push_key("queries");
+    let location = queries.push_index(position);
+    let mut object = match value {
+        Value::Object(object) => object,
+        other => {
+            let error: JsonError = deserr::take_cf_content(JsonError::error::<Value>(
+                None,
+                deserr::ErrorKind::IncorrectValueKind {
+                    actual: other.into_value(),
+                    accepted: &[deserr::ValueKind::Map],
+                },
+                location,
+            ));
+            return Err(error.into_response_error());
+        }
+    };
+    let index_uid = match object.remove("indexUid") {
+        None => {
+            return Err(
+                JsonError::<codes::MissingIndexUid>::missing_field("indexUid", location)
+                    .into_response_error(),
+            );
+        }
+        Some(Value::String(uid)) if crate::auth::index_pattern::is_valid_index_uid(&uid) => uid,
+        Some(Value::String(uid)) => return Err(ResponseError::invalid_index_uid(&uid)),
+        Some(other) => {
+            let error: JsonError<codes::InvalidIndexUid> =
+                deserr::take_cf_content(JsonError::error::<Value>(
+                    None,
+                    deserr::ErrorKind::IncorrectValueKind {
+                        actual: other.into_value(),
+                        accepted: &[deserr::ValueKind::String],
+                    },
+                    location.push_key("indexUid"),
+                ));
+            return Err(error.into_response_error());
+        }
+    };
+    let options = match object.remove("federationOptions") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            FederationOptions::deserialize_from_value(
+                value.into_value(),
+                location.push_key("federationOptions"),
+            )
+            .map_err(JsonError::into_response_error)?,
+        ),
+    };
+    let pagination = ["offset", "limit", "page", "hitsPerPage"]
+        .into_iter()
+        .find(|name| object.get(*name).is_some_and(|value| !value.is_null()));
+    let body =
+        decode_at(Value::Object(object), location).map_err(JsonError::into_response_error)?;
+    Ok(IndexQuery {
+        index_uid,
+        body,
+        options,
+        pagination,
+    })
+}
+
+/// ``Inside `.queries[i]`: `` before the message; a missing index answers 400.
+fn inside_query(position: usize, error: ResponseError) -> ResponseError {
+    let error = if error.code == Code::IndexNotFound {
+        error.with_status(MISSING_INDEX_STATUS)
+    } else {
+        error
+    };
+    error.prefixed(&format!("Inside `.queries[{position}]`: "))
+}
+
+/// Runs a multi-search.
+pub async fn multi_search(
+    services: &crate::routes::Services,
+    body: MultiSearchBody,
+    context: &AuthContext,
+) -> Result<Map<String, Value>, ResponseError> {
+    let started = Instant::now();
+    let mut queries = Vec::with_capacity(body.queries.len());
+    for (position, value) in body.queries.into_iter().enumerate() {
+        queries.push(decode_query(position, value)?);
+    }
+    for (position, query) in queries.iter_mut().enumerate() {
+        if !context.is_index_authorized(&query.index_uid) {
+            return Err(inside_query(position, ResponseError::invalid_api_key()));
+        }
+        if let Some(rules) = context.index_search_rules(&query.index_uid) {
+            query.body.filter = fuse_filters(rules.filter, query.body.filter.take());
+        }
+    }
+    match body.federation {
+        None => independent(services, queries, context).await,
+        Some(federation) => federated(services, queries, federation, started).await,
+    }
+}
+
+/// Without `federation`: one result per query, in order.
+async fn independent(
+    services: &crate::routes::Services,
+    queries: Vec<IndexQuery>,
+    context: &AuthContext,
+) -> Result<Map<String, Value>, ResponseError> {
+    let mut results = Vec::with_capacity(queries.len());
+    for (position, query) in queries.into_iter().enumerate() {
+        if query.options.is_some() {
+            return Err(inside_query(
+                position,
+                ResponseError::new(
+                    Code::InvalidMultiSearchFederationOptions,
+                    "Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.",
+                ),
+            ));
+        }
+        let result =
+            crate::routes::search::search_index(services, &query.index_uid, query.body, context)
+                .await
+                .map_err(|error| inside_query(position, error))?;
+        let mut with_index = Map::new();
+        with_index.insert("indexUid".to_owned(), Value::String(query.index_uid));
+        with_index.extend(result);
+        results.push(Value::Object(with_index));
+    }
+    let mut answer = Map::new();
+    answer.insert("results".to_owned(), Value::Array(results));
+    Ok(answer)
+}
+
+/// The refusals of a query inside a federated search.
+fn check_federated_query(
+    query: &IndexQuery,
+    federation: &FederationBody,
+) -> Result<(), ResponseError> {
+    if let Some(parameter) = query.pagination {
+        return Err(ResponseError::new(
+            Code::InvalidMultiSearchQueryPagination,
+            format!(
+                "Using pagination options is not allowed in federated queries.\n - Hint: remove `{parameter}` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search"
+            ),
+        ));
+    }
+    if let Some(facets) = query
+        .body
+        .facets
+        .as_ref()
+        .filter(|facets| !facets.is_empty())
+    {
+        return Err(ResponseError::new(
+            Code::InvalidMultiSearchQueryFacets,
+            format!(
+                "Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from the query or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.{}: {facets:?}` for facets in federated search",
+                query.index_uid
+            ),
+        ));
+    }
+    if let Some(remote) = query
+        .options
+        .as_ref()
+        .and_then(|options| options.remote.as_ref())
+    {
+        // No network is configured on this server yet, so no remote is registered.
+        return Err(ResponseError::new(
+            Code::InvalidMultiSearchRemote,
+            format!("Invalid `.federation_options.remote`: remote `{remote}` is not registered"),
+        ));
+    }
+    if query.body.personalize.is_some() {
+        return Err(ResponseError::new(
+            Code::InvalidMultiSearchQueryPersonalization,
+            "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from the query or remove `federation` from the request\n - Hint: pass `federation.personalize` for personalization in federated search",
+        ));
+    }
+    if query.body.show_performance_details {
+        return Err(ResponseError::new(
+            Code::InvalidMultiSearchQueryShowPerformanceDetails,
+            "Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from the query or remove `federation` from the request",
+        ));
+    }
+    if query.body.distinct.is_some() && federation.distinct.is_some() {
+        return Err(ResponseError::new(
+            Code::InvalidMultiSearchDistinct,
+            "Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from the query or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search.",
+        ));
+    }
+    Ok(())
+}
+
+/// One query of a federated search, run.
+struct RunQuery {
+    record: Arc<IndexRecord>,
+    prepared: PreparedSearch,
+    outcome: SearchOutcome,
+    weight: f64,
+    position: usize,
+}
+
+/// With `federation`: one merged list.
+async fn federated(
+    services: &crate::routes::Services,
+    queries: Vec<IndexQuery>,
+    federation: FederationBody,
+    started: Instant,
+) -> Result<Map<String, Value>, ResponseError> {
+    let page_mode = federation.page.is_some() || federation.hits_per_page.is_some();
+    let (offset, limit) = if page_mode {
+        let hits_per_page = federation.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT);
+        match federation.page.unwrap_or(1).checked_sub(1) {
+            Some(previous) => (previous.saturating_mul(hits_per_page), hits_per_page),
+            None => (0, 0),
+        }
+    } else {
+        (federation.offset, federation.limit)
+    };
+    let coordinator = &services.coordinator;
+    let mut runs = Vec::with_capacity(queries.len());
+    for (position, query) in queries.into_iter().enumerate() {
+        check_federated_query(&query, &federation)
+            .map_err(|error| inside_query(position, error))?;
+        let weight = query
+            .options
+            .as_ref()
+            .and_then(|options| options.weight)
+            .map_or(1.0, |weight| weight.0);
+        let query_position = query
+            .options
+            .as_ref()
+            .and_then(|options| options.query_position)
+            .unwrap_or(position);
+        let mut body = query.body;
+        body.offset = Some(0);
+        body.limit = Some(offset.saturating_add(limit));
+        if federation.distinct.is_some() {
+            body.distinct = federation.distinct.clone();
+        }
+        let record = coordinator
+            .index(&query.index_uid)
+            .map_err(|error| inside_query(position, error))?;
+        let prepared = prepare(&record, body).map_err(|error| inside_query(position, error))?;
+        let outcome = execute(coordinator, &record, &prepared)
+            .await
+            .map_err(|error| inside_query(position, error))?;
+        runs.push(RunQuery {
+            record,
+            prepared,
+            outcome,
+            weight,
+            position: query_position,
+        });
+    }
+    let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
+    let total: u64 = runs.iter().map(|run| run.outcome.total).sum();
+    let hits = merged_hits(&runs, offset, limit);
+    let mut result = Map::new();
+    result.insert("hits".to_owned(), Value::Array(hits));
+    result.insert(
+        "processingTimeMs".to_owned(),
+        json!(started.elapsed().as_millis()),
+    );
+    if page_mode {
+        let hits_per_page = federation.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT) as u64;
+        let total_pages = if hits_per_page == 0 {
+            0
+        } else {
+            total.div_ceil(hits_per_page)
+        };
+        result.insert("hitsPerPage".to_owned(), json!(hits_per_page));
+        result.insert("page".to_owned(), json!(federation.page.unwrap_or(1)));
+        result.insert("totalPages".to_owned(), json!(total_pages));
+        result.insert("totalHits".to_owned(), json!(total));
+    } else {
+        result.insert("limit".to_owned(), json!(limit));
+        result.insert("offset".to_owned(), json!(offset));
+        result.insert("estimatedTotalHits".to_owned(), json!(total));
+    }
+    match (&federation.merge_facets, facets_by_index) {
+        (Some(merge), Some(by_index)) => {
+            let max = merge
+                .max_values_per_facet
+                .unwrap_or(MERGED_VALUES_PER_FACET_DEFAULT);
+            let (distribution, stats) = merge_index_facets(&by_index, max);
+            result.insert("facetDistribution".to_owned(), Value::Object(distribution));
+            result.insert("facetStats".to_owned(), Value::Object(stats));
+        }
+        (None, Some(by_index)) => {
+            result.insert("facetsByIndex".to_owned(), Value::Object(by_index));
+        }
+        (_, None) => {}
+    }
+    result.insert(
+        "requestUid".to_owned(),
+        Value::String(uuid::Uuid::now_v7().to_string()),
+    );
+    Ok(result)
+}
+
+/// The weighted merge of every query's hits, cut to `offset..offset + limit`.
+fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
+    let formatters: Vec<HitFormatter<'_>> = runs
+        .iter()
+        .map(|run| HitFormatter::new(&run.record, &run.prepared, &run.outcome.query_words))
+        .collect();
+    let mut next = vec![0usize; runs.len()];
+    let mut seen: HashSet<(&str, u32)> = HashSet::new();
+    let mut hits = Vec::new();
+    let wanted = offset.saturating_add(limit);
+    let mut kept = 0usize;
+    while kept < wanted {
+        let mut best: Option<(usize, f64)> = None;
+        for (index, run) in runs.iter().enumerate() {
+            let Some(hit) = run.outcome.hits.get(next[index]) else {
+                continue;
+            };
+            let weighted = hit.hit.score * run.weight;
+            if best.is_none_or(|(_, best_score)| weighted > best_score) {
+                best = Some((index, weighted));
+            }
+        }
+        let Some((index, weighted)) = best else {
+            break;
+        };
+        let run = &runs[index];
+        let hit = &run.outcome.hits[next[index]];
+        next[index] += 1;
+        if !seen.insert((run.record.uid.as_str(), hit.hit.id)) {
+            continue;
+        }
+        kept += 1;
+        if kept <= offset {
+            continue;
+        }
+        let federation = json!({
+            "indexUid": run.record.uid,
+            "queriesPosition": run.position,
+            "weightedRankingScore": weighted,
+        });
+        hits.push(Value::Object(formatters[index].hit(
+            hit,
+            run.outcome.attribute_unified,
+            Some(federation),
+        )));
+    }
+    hits
+}
+
+/// `facetsByIndex`: per index named, the facet counts of the documents matching any of its
+/// queries, as `{"distribution", "stats"}`.
+async fn facets_by_index(
+    coordinator: &Rc<Coordinator>,
+    runs: &[RunQuery],
+    federation: &FederationBody,
+) -> Result<Option<Map<String, Value>>, ResponseError> {
+    if federation.facets_by_index.is_empty() {
+        return Ok(None);
+    }
+    let mut by_index = Map::new();
+    for (index_uid, facets) in &federation.facets_by_index {
+        let index_runs: Vec<&RunQuery> = runs
+            .iter()
+            .filter(|run| run.record.uid == *index_uid)
+            .collect();
+        let prefix = format!("Inside `.federation.facetsByIndex.{index_uid}`: ");
+        let Some(first) = index_runs.first() else {
+            return Err(ResponseError::new(
+                Code::IndexNotFound,
+                format!(
+                    "{prefix}Index `{index_uid}` not found.\n - Note: index `{index_uid}` is not used in queries"
+                ),
+            )
+            .with_status(MISSING_INDEX_STATUS));
+        };
+        let Some(facets) = facets.as_ref().filter(|facets| !facets.is_empty()) else {
+            continue;
+        };
+        let record = &first.record;
+        let rules = shards::filter::FilterableRules::from_setting(
+            &record.settings.setting_view("filterableAttributes"),
+        )
+        .map_err(ResponseError::internal)?;
+        check_facets(&rules, facets).map_err(|message| {
+            ResponseError::new(
+                Code::InvalidMultiSearchFacets,
+                format!("{prefix}Index `{index_uid}`: {message}"),
+            )
+        })?;
+        let requests: Vec<_> = index_runs
+            .iter()
+            .map(|run| shard_request(&run.prepared))
+            .collect();
+        let answers = coordinator
+            .ask_every_shard(&record.shard_set(), |_| {
+                ShardCommand::FacetsOfQueries(Box::new((requests.clone(), facets.clone())))
+            })
+            .await;
+        let mut merged = MergedFacets::default();
+        for answer in answers {
+            let ShardAnswer::Facets(counts) = answer? else {
+                return Err(ResponseError::internal(
+                    "a shard answered facets with something else",
+                ));
+            };
+            merged.add(counts);
+        }
+        let candidates: u64 = index_runs.iter().map(|run| run.outcome.total).sum();
+        by_index.insert(
+            index_uid.clone(),
+            json!({
+                "distribution": Value::Object(merged.distribution(&record.settings, candidates)),
+                "stats": Value::Object(merged.stats()),
+            }),
+        );
+    }
+    Ok(Some(by_index))
+}
+
+/// `mergeFacets`: every index's counts added value by value (at most `max` values per
+/// facet, in value order), and the extreme numbers of every index.
+fn merge_index_facets(
+    by_index: &Map<String, Value>,
+    max: usize,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut distribution: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut stats: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for facets in by_index.values() {
+        if let Some(fields) = facets["distribution"].as_object() {
+            for (field, values) in fields {
+                let merged = distribution.entry(field.clone()).or_default();
+                for (value, count) in values.as_object().into_iter().flatten() {
+                    *merged.entry(value.clone()).or_insert(0) += count.as_u64().unwrap_or(0);
+                }
+            }
+        }
+        if let Some(fields) = facets["stats"].as_object() {
+            for (field, extremes) in fields {
+                let (Some(min), Some(max)) = (extremes["min"].as_f64(), extremes["max"].as_f64())
+                else {
+                    continue;
+                };
+                let entry = stats.entry(field.clone()).or_insert((min, max));
+                entry.0 = entry.0.min(min);
+                entry.1 = entry.1.max(max);
+            }
+        }
+    }
+    let distribution = distribution
+        .into_iter()
+        .map(|(field, values)| {
+            let values: Map<String, Value> = values
+                .into_iter()
+                .take(max)
+                .map(|(value, count)| (value, json!(count)))
+                .collect();
+            (field, Value::Object(values))
+        })
+        .collect();
+    let stats = stats
+        .into_iter()
+        .map(|(field, (min, max))| (field, json!({"min": min, "max": max})))
+        .collect();
+    (distribution, stats)
+}
+
+/// Decodes the request body.
+pub fn decode_body(value: Value) -> Result<MultiSearchBody, ResponseError> {
+    crate::decode::decode_json_value::<MultiSearchBody, JsonError>(value)
+}
