@@ -100,6 +100,8 @@ pub enum ShardCommand {
     },
     /// A search's share (see [`crate::search::shard_search`]).
     Search(Box<ShardSearchRequest>),
+    /// A facet search's share (see [`crate::search::facet_search`]).
+    FacetSearch(Box<crate::search::facet_search::ShardFacetSearch>),
     /// Facet counts over the matches of several searches (`queries`, `facets`).
     FacetsOfQueries(Box<(Vec<ShardSearchRequest>, Vec<String>)>),
     /// Per term of a query, the documents of the shard matching it (for
@@ -132,6 +134,7 @@ pub enum ShardAnswer {
     Search(Box<ShardSearchAnswer>),
     Counts(Vec<u64>),
     Facets(std::collections::BTreeMap<String, shards::search::FieldFacetCounts>),
+    FacetValues(Vec<shards::search::facet_values::FacetValueCount>),
 }
 
 /// The shards of one core.
@@ -268,6 +271,10 @@ impl ShardHost {
             }
             ShardCommand::Search(request) => search_shard(&snapshot, *request)
                 .map(|answer| ShardAnswer::Search(Box::new(answer))),
+            ShardCommand::FacetSearch(request) => {
+                crate::search::facet_search::facet_search_shard(&snapshot, *request)
+                    .map(ShardAnswer::FacetValues)
+            }
             ShardCommand::FacetsOfQueries(request) => {
                 let (queries, facets) = *request;
                 facets_of_queries(&snapshot, queries, &facets).map(ShardAnswer::Facets)

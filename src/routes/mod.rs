@@ -83,6 +83,9 @@ impl Router {
             Endpoint::GlobalStats => indexes::global_stats(services, &context).await,
             Endpoint::Search => search::search_post(services, &request, &index(), &context).await,
             Endpoint::SearchGet => search::search_get(services, &request, &index(), &context).await,
+            Endpoint::FacetSearch => {
+                search::facet_search_post(services, &request, &index(), &context).await
+            }
             Endpoint::MultiSearch => search::multi_search_post(services, &request, &context).await,
             Endpoint::ListDocuments => documents::list(services, &request, &index()).await,
             Endpoint::FetchDocuments => documents::fetch(services, &request, &index()).await,

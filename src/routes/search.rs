@@ -1,4 +1,5 @@
-//! `POST` and `GET /indexes/{index_uid}/search`, and `POST /multi-search`.
+//! `POST` and `GET /indexes/{index_uid}/search`, `POST /multi-search` and
+//! `POST /indexes/{index_uid}/facet-search`.
 //!
 //! Both forms decode into one [`SearchBody`]; a tenant token's filter for the index is AND-ed
 //! with the query's filter before the search is checked and run (see [`crate::search`]).
@@ -14,6 +15,7 @@ use crate::http::{Request, Response};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::execute::execute;
+use crate::search::facet_search::{FacetSearchBody, facet_search};
 use crate::search::multi::{decode_body, multi_search};
 use crate::search::parameters::{SearchBody, SearchQueryString};
 use crate::search::prepare::{fuse_filters, prepare};
@@ -85,5 +87,21 @@ pub async fn multi_search_post(
 ) -> Result<Response, ResponseError> {
     let body = decode_body(body::json_value(request)?)?;
     let result = multi_search(services, body, context).await?;
+    Ok(json(200, &Value::Object(result)))
+}
+
+/// `POST /indexes/{index_uid}/facet-search`.
+pub async fn facet_search_post(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+    context: &AuthContext,
+) -> Result<Response, ResponseError> {
+    let body = body::json::<FacetSearchBody, JsonError>(request)?;
+    let record = services.coordinator.index(index_uid)?;
+    let tenant_filter = context
+        .index_search_rules(index_uid)
+        .and_then(|rules| rules.filter);
+    let result = facet_search(&services.coordinator, &record, body, tenant_filter).await?;
     Ok(json(200, &Value::Object(result)))
 }

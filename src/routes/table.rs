@@ -36,6 +36,7 @@ pub enum Endpoint {
     Search,
     SearchGet,
     MultiSearch,
+    FacetSearch,
     ListDocuments,
     FetchDocuments,
     GetDocument,
@@ -188,6 +189,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}/search",
         action: Some(Action::Search),
         endpoint: Endpoint::SearchGet,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/indexes/{index_uid}/facet-search",
+        action: Some(Action::Search),
+        endpoint: Endpoint::FacetSearch,
     },
     Route {
         method: Method::Post,

@@ -9,6 +9,7 @@
 //! the merged order and the facet counts do not depend on how many shards an index has.
 
 pub mod execute;
+pub mod facet_search;
 pub mod facets;
 pub mod multi;
 pub mod parameters;

@@ -57,7 +57,7 @@ impl ShardSnapshot {
             let read = self.read_transaction();
             let field_counts = FieldFacetCounts {
                 numbers: number_counts(read, field, documents)?,
-                strings: string_counts(read, field, documents)?,
+                strings: string_values(read, field, documents)?,
             };
             counts.insert(path, field_counts);
         }
@@ -108,7 +108,8 @@ fn number_counts(
     Ok(counts)
 }
 
-fn string_counts(
+/// The string values of `field` held by some of `documents`, in normalized order.
+pub(crate) fn string_values(
     read: &ReadTransaction,
     field: u16,
     documents: &RoaringBitmap,

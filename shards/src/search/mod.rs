@@ -43,6 +43,7 @@ pub mod derivations;
 pub mod distinct;
 mod execute;
 pub mod facet_counts;
+pub mod facet_values;
 pub mod inverted;
 pub mod occurrences;
 mod query;

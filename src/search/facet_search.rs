@@ -1,0 +1,232 @@
+//! `POST /indexes/{index_uid}/facet-search`: the values of one facet among the documents a
+//! search matches, filtered by a facet query.
+//!
+//! The body is decoded leniently, as Meilisearch does: unknown fields are ignored. The facet
+//! must be facet-searchable (a `filterableAttributes` rule with `facetSearch`), and the index's
+//! `facetSearch` setting must be on. Every shard runs the search (no hits) and answers every
+//! matching value with its count; values are added across shards, ordered by the facet's
+//! `sortFacetValuesBy` (`alpha`: normalized order; `count`: most documents first) and cut at
+//! `faceting.maxValuesPerFacet`.
+//!
+//! Invariant: counts are exact whatever `exhaustiveFacetCount` says (the shards count from
+//! their facet indexes).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use deserr::Deserr;
+use serde_json::{Map, Value, json};
+use shards::filter::{FilterableRule, FilterableRules};
+use shards::search::facet_values::FacetValueCount;
+
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
+use crate::decode::JsonError;
+use crate::errors::{Code, ResponseError, codes};
+use crate::settings::model::FacetValuesSort;
+
+use super::execute::shard_request;
+use super::parameters::{
+    HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
+};
+use super::prepare::prepare;
+use super::shard_search::ShardSearchRequest;
+
+/// The body of a facet search; unknown fields are ignored.
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase)]
+pub struct FacetSearchBody {
+    #[deserr(error = JsonError<codes::InvalidFacetSearchFacetName>, missing_field_error = JsonError::<codes::MissingFacetSearchFacetName>::missing_field)]
+    facet_name: String,
+    #[deserr(default, error = JsonError<codes::InvalidFacetSearchQuery>)]
+    facet_query: Option<String>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchQ>)]
+    q: Option<String>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchVector>)]
+    vector: Option<Vec<f32>>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchMedia>)]
+    media: Option<Value>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchHybridQuery>)]
+    hybrid: Option<HybridParameter>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchFilter>)]
+    filter: Option<Value>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchMatchingStrategy>)]
+    matching_strategy: MatchingStrategyParameter,
+    #[deserr(default, error = JsonError<codes::InvalidSearchAttributesToSearchOn>)]
+    attributes_to_search_on: Option<Vec<String>>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchRankingScoreThreshold>)]
+    ranking_score_threshold: Option<RankingScoreThreshold>,
+    #[deserr(default, error = JsonError<codes::InvalidSearchLocales>)]
+    locales: Option<Vec<String>>,
+    /// Counts are always exact here, so both values answer the same.
+    #[deserr(default, error = JsonError<codes::InvalidFacetSearchExhaustiveFacetCount>)]
+    #[allow(dead_code)]
+    exhaustive_facet_count: Option<bool>,
+}
+
+/// What a shard runs for a facet search.
+#[derive(Debug, Clone)]
+pub struct ShardFacetSearch {
+    pub search: ShardSearchRequest,
+    pub facet_name: String,
+    pub facet_query: Option<String>,
+}
+
+/// Runs a facet search on `record`.
+pub async fn facet_search(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    body: FacetSearchBody,
+    tenant_filter: Option<Value>,
+) -> Result<Map<String, Value>, ResponseError> {
+    let started = Instant::now();
+    if !record.settings.facet_search {
+        return Err(ResponseError::new(
+            Code::FacetSearchDisabled,
+            "The facet search is disabled for this index",
+        ));
+    }
+    let rules =
+        FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
+            .map_err(ResponseError::internal)?;
+    check_facet_searchable(record, &rules, &body.facet_name)?;
+    let mut search = SearchBody::empty();
+    search.q = body.q;
+    search.vector = body.vector;
+    search.media = body.media;
+    search.hybrid = body.hybrid;
+    search.filter = super::prepare::fuse_filters(tenant_filter, body.filter);
+    search.matching_strategy = body.matching_strategy;
+    search.attributes_to_search_on = body.attributes_to_search_on;
+    search.ranking_score_threshold = body.ranking_score_threshold;
+    search.locales = body.locales;
+    search.limit = Some(0);
+    let prepared = prepare(record, search)?;
+    let request = ShardFacetSearch {
+        search: shard_request(&prepared),
+        facet_name: body.facet_name.clone(),
+        facet_query: body.facet_query.clone(),
+    };
+    let answers = coordinator
+        .ask_every_shard(&record.shard_set(), |_| {
+            ShardCommand::FacetSearch(Box::new(request.clone()))
+        })
+        .await;
+    let mut merged: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    for answer in answers {
+        let ShardAnswer::FacetValues(values) = answer? else {
+            return Err(ResponseError::internal(
+                "a shard answered a facet search with something else",
+            ));
+        };
+        for (normalized, original, count) in values {
+            merged.entry(normalized).or_insert((original, 0)).1 += count;
+        }
+    }
+    let order = record
+        .settings
+        .sort_facet_values_by
+        .get(&body.facet_name)
+        .or_else(|| record.settings.sort_facet_values_by.get("*"))
+        .copied()
+        .unwrap_or_default();
+    let hits = ordered_hits(merged, order, record.settings.max_values_per_facet);
+    let mut result = Map::new();
+    result.insert("facetHits".to_owned(), Value::Array(hits));
+    result.insert(
+        "facetQuery".to_owned(),
+        body.facet_query.map_or(Value::Null, Value::String),
+    );
+    result.insert(
+        "processingTimeMs".to_owned(),
+        json!(started.elapsed().as_millis()),
+    );
+    Ok(result)
+}
+
+/// At most `max` values as `{value, count}`, in the facet's order.
+fn ordered_hits(
+    merged: BTreeMap<String, (String, u64)>,
+    order: FacetValuesSort,
+    max: usize,
+) -> Vec<Value> {
+    let mut values: Vec<(String, u64)> = merged.into_values().collect();
+    if order == FacetValuesSort::Count {
+        values.sort_by(|left, right| right.1.cmp(&left.1).then_with(|| right.0.cmp(&left.0)));
+    }
+    values
+        .into_iter()
+        .take(max)
+        .map(|(value, count)| json!({"value": value, "count": count}))
+        .collect()
+}
+
+/// The facet must match a filterable rule that enables facet search.
+fn check_facet_searchable(
+    record: &IndexRecord,
+    rules: &FilterableRules,
+    facet_name: &str,
+) -> Result<(), ResponseError> {
+    let matched = rules.matching_rule(facet_name);
+    if matched.is_some_and(|(_, rule)| rule.facet_search()) {
+        return Ok(());
+    }
+    let patterns = facet_searchable_patterns(rules);
+    let detail = match (patterns.is_empty(), matched) {
+        (_, Some((index, _))) => format!(
+            "Note: this attribute matches rule #{index} in filterableAttributes, but this rule does not enable facetSearch.\nHint: enable facetSearch in rule #{index} by adding `\"facetSearch\": true` to the rule.\nHint: prepend another rule matching {facet_name} with facetSearch: true before rule #{index}"
+        ),
+        (true, None) => "This index does not have configured facet-searchable attributes. To make it facet-searchable add it to the `filterableAttributes` index settings.".to_owned(),
+        (false, None) => format!(
+            "Available facet-searchable attributes patterns are: `{}`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
+            patterns.join(", ")
+        ),
+    };
+    Err(ResponseError::new(
+        Code::InvalidFacetSearchFacetName,
+        format!(
+            "Index `{}`: Attribute `{facet_name}` is not facet-searchable. {detail}",
+            record.uid
+        ),
+    ))
+}
+
+/// The patterns of the rules that enable facet search, sorted.
+fn facet_searchable_patterns(rules: &FilterableRules) -> Vec<String> {
+    let mut patterns: Vec<String> = rules
+        .rules()
+        .iter()
+        .filter(|rule| rule.facet_search())
+        .flat_map(|rule| match rule {
+            FilterableRule::Field(field) => vec![field.clone()],
+            FilterableRule::Patterns {
+                attribute_patterns, ..
+            } => attribute_patterns.clone(),
+        })
+        .collect();
+    patterns.sort();
+    patterns.dedup();
+    patterns
+}
+
+/// Runs a facet search's share on one shard snapshot.
+pub fn facet_search_shard(
+    snapshot: &shards::shard::ShardSnapshot,
+    request: ShardFacetSearch,
+) -> Result<Vec<FacetValueCount>, ResponseError> {
+    use crate::coordinator::shard_host::{filter_ids, shard_error};
+    let mut query = request.search.query;
+    if let Some(filter) = &request.search.filter {
+        query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
+    }
+    let matching = snapshot.search(&query).map_err(shard_error)?.matching;
+    snapshot
+        .facet_values(
+            &request.facet_name,
+            request.facet_query.as_deref(),
+            &matching,
+        )
+        .map_err(shard_error)
+}
