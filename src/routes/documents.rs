@@ -21,6 +21,7 @@ use crate::http::{Request, Response};
 use crate::routes::indexes::{checked_path_uid, register};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
+use crate::search::parameters::{comma_list, sort_list};
 use crate::tasks::KindWithContent;
 use crate::tasks::index_batch::documents_error;
 use crate::tasks::model::DocumentMethod;
@@ -566,37 +567,4 @@ fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, R
         });
     }
     Ok(parsed)
-}
-
-/// A comma-separated list, trimmed, empty items dropped.
-fn comma_list(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// A `sort` query value: comma-separated, with the commas of `_geoPoint(…)` kept.
-fn sort_list(text: &str) -> Vec<String> {
-    let mut rules: Vec<String> = Vec::new();
-    let mut open = false;
-    for part in text.split(',') {
-        if open {
-            if let Some(last) = rules.last_mut() {
-                last.push(',');
-                last.push_str(part);
-            }
-        } else {
-            rules.push(part.to_owned());
-        }
-        open = rules
-            .last()
-            .is_some_and(|last| last.contains('(') && !last.contains(')'));
-    }
-    rules
-        .into_iter()
-        .map(|rule| rule.trim().to_owned())
-        .filter(|rule| !rule.is_empty())
-        .collect()
 }

@@ -55,7 +55,8 @@ async fn search(
     Ok(json(200, &Value::Object(result)))
 }
 
-/// Runs one search on one index and returns its result object.
+/// Runs one search on one index and returns its result object (with `performanceDetails`,
+/// the duration of each stage, under `showPerformanceDetails`).
 pub async fn search_index(
     services: &Services,
     index_uid: &str,
@@ -67,16 +68,62 @@ pub async fn search_index(
     if let Some(rules) = context.index_search_rules(index_uid) {
         body.filter = fuse_filters(rules.filter, body.filter.take());
     }
+    let show_performance_details = body.show_performance_details;
+    let mut stages = StageTimer::new();
     let prepared = prepare(&record, body)?;
+    stages.finish("search > prepare");
     let outcome = execute(&services.coordinator, &record, &prepared).await?;
+    stages.finish("search > keyword search");
     let request_uid = uuid::Uuid::now_v7().to_string();
-    Ok(search_result(
+    let mut result = search_result(
         &record,
         &prepared,
         outcome,
         started.elapsed().as_millis(),
         &request_uid,
-    ))
+    );
+    stages.finish("search > format");
+    if show_performance_details {
+        result.insert(
+            "performanceDetails".to_owned(),
+            Value::Object(stages.into_details()),
+        );
+    }
+    Ok(result)
+}
+
+/// The durations of a search's stages, as `performanceDetails` reports them.
+pub struct StageTimer {
+    last: Instant,
+    stages: serde_json::Map<String, Value>,
+}
+
+impl StageTimer {
+    pub fn new() -> StageTimer {
+        StageTimer {
+            last: Instant::now(),
+            stages: serde_json::Map::new(),
+        }
+    }
+
+    /// Records the time since the previous stage ended under `name`.
+    pub fn finish(&mut self, name: &str) {
+        let now = Instant::now();
+        let elapsed = now - self.last;
+        self.last = now;
+        self.stages
+            .insert(name.to_owned(), Value::String(format!("{elapsed:.2?}")));
+    }
+
+    pub fn into_details(self) -> serde_json::Map<String, Value> {
+        self.stages
+    }
+}
+
+impl Default for StageTimer {
+    fn default() -> Self {
+        StageTimer::new()
+    }
 }
 
 /// `POST /multi-search`.

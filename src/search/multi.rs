@@ -68,9 +68,7 @@ struct FederationBody {
     merge_facets: Option<MergeFacetsBody>,
     #[deserr(default, error = JsonError<codes::InvalidSearchDistinct>)]
     distinct: Option<String>,
-    /// Accepted as Meilisearch accepts it; no performance details are reported yet.
     #[deserr(default, error = JsonError<codes::InvalidSearchShowPerformanceDetails>)]
-    #[allow(dead_code)]
     show_performance_details: bool,
     /// Accepted as Meilisearch accepts it; personalization needs an external service that
     /// this server does not call.
@@ -361,6 +359,7 @@ async fn federated(
         (federation.offset, federation.limit)
     };
     let coordinator = &services.coordinator;
+    let mut stages = crate::routes::search::StageTimer::new();
     let mut runs = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
         check_federated_query(&query, &federation)
@@ -396,7 +395,9 @@ async fn federated(
             position: query_position,
         });
     }
+    stages.finish("federating results > search");
     let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
+    stages.finish("federating results > facets");
     let total: u64 = runs.iter().map(|run| run.outcome.total).sum();
     let hits = merged_hits(&runs, offset, limit);
     let mut result = Map::new();
@@ -439,6 +440,13 @@ async fn federated(
         "requestUid".to_owned(),
         Value::String(uuid::Uuid::now_v7().to_string()),
     );
+    if federation.show_performance_details {
+        stages.finish("federating results > merge");
+        result.insert(
+            "performanceDetails".to_owned(),
+            Value::Object(stages.into_details()),
+        );
+    }
     Ok(result)
 }
 

@@ -1,0 +1,427 @@
+//! Search through the official `meilisearch-sdk` client and raw HTTP, on two cores with four
+//! shards per index: the expected hits are written from the documents and the settings (the
+//! ranking rules, typo rules and filters as Meilisearch documents them), never copied from
+//! this server's output.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{MASTER_KEY, Options, Server, json_request};
+use meilisearch_sdk::client::Client;
+use meilisearch_sdk::indexes::Index;
+use meilisearch_sdk::search::{FederationOptions, MatchingStrategies, SearchResults};
+use meilisearch_sdk::settings::Settings;
+use serde_json::{Value, json};
+
+/// Shards per index: more than the cores, so every search merges several shards per core.
+const SHARDS_PER_INDEX: &str = "4";
+
+fn server() -> Server {
+    Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        extra_arguments: vec![
+            "--shards-per-index".to_string(),
+            SHARDS_PER_INDEX.to_string(),
+        ],
+        ..Options::default()
+    })
+}
+
+fn books() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "title": "The Lord of the Rings", "genre": "fantasy", "year": 1954, "series": "middle-earth"}),
+        json!({"id": 2, "title": "Lord of the Flies", "genre": "drama", "year": 1954, "series": "none-1"}),
+        json!({"id": 3, "title": "The Hobbit", "genre": "fantasy", "year": 1937, "series": "middle-earth"}),
+        json!({"id": 4, "title": "The Silmarillion", "genre": "fantasy", "year": 1977, "series": "middle-earth"}),
+        json!({"id": 5, "title": "Dune", "genre": "science fiction", "year": 1965, "series": "dune"}),
+        json!({"id": 6, "title": "Dune Messiah", "genre": "science fiction", "year": 1969, "series": "dune"}),
+        json!({"id": 7, "title": "Neuromancer", "genre": "science fiction", "year": 1984, "series": "sprawl"}),
+        json!({"id": 8, "title": "Rings of Saturn", "genre": "essay", "year": 1995, "series": "none-2"}),
+    ]
+}
+
+/// An index of [`books`] with `genre`, `year`, `series` filterable and `year` sortable.
+async fn books_index(client: &Client) -> Index {
+    let index = client.index("books");
+    let settings = Settings::new()
+        .with_filterable_attributes(["genre", "year", "series"])
+        .with_sortable_attributes(["year"]);
+    let task = index.set_settings(&settings).await.unwrap();
+    task.wait_for_completion(client, None, None).await.unwrap();
+    let task = index.add_documents(&books(), Some("id")).await.unwrap();
+    let task = task.wait_for_completion(client, None, None).await.unwrap();
+    assert!(task.is_success(), "{task:?}");
+    index
+}
+
+fn hit_ids(results: &SearchResults<Value>) -> Vec<u64> {
+    results
+        .hits
+        .iter()
+        .map(|hit| hit.result["id"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn words_rule_ranks_documents_holding_every_query_word_first_across_shards() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    // `last` strategy: both words first (only book 1 has "lord" and "rings"), then "lord"
+    // alone (book 2); "rings" alone (book 8) is never reached because words are dropped
+    // from the end.
+    let results = index
+        .search()
+        .with_query("lord rings")
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&results), vec![1, 2]);
+    assert_eq!(results.estimated_total_hits, Some(2));
+    // `all`: only the book holding both.
+    let results = index
+        .search()
+        .with_query("lord rings")
+        .with_matching_strategy(MatchingStrategies::ALL)
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&results), vec![1]);
+}
+
+#[tokio::test]
+async fn a_typo_is_tolerated_in_words_of_five_letters_and_not_in_shorter_ones() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    // "hobit" has 5 letters: one typo allowed, it finds "hobbit".
+    let results = index
+        .search()
+        .with_query("hobit")
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&results), vec![3]);
+    // "dume" has 4 letters: no typo allowed, and as the last word it is only a prefix,
+    // which "dune" does not start with.
+    let results = index
+        .search()
+        .with_query("dume")
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert!(results.hits.is_empty());
+    // The last word is a prefix: "neuro" finds "neuromancer".
+    let results = index
+        .search()
+        .with_query("neuro")
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&results), vec![7]);
+}
+
+#[tokio::test]
+async fn filter_sort_and_page_mode_combine_over_every_shard() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    // Fantasy books sorted by year, newest first: 4 (1977), 1 (1954), 3 (1937).
+    let results = index
+        .search()
+        .with_filter("genre = fantasy")
+        .with_sort(&["year:desc"])
+        .with_hits_per_page(2)
+        .with_page(1)
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&results), vec![4, 1]);
+    assert_eq!(results.total_hits, Some(3));
+    assert_eq!(results.total_pages, Some(2));
+    let second = index
+        .search()
+        .with_filter("genre = fantasy")
+        .with_sort(&["year:desc"])
+        .with_hits_per_page(2)
+        .with_page(2)
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&second), vec![3]);
+    // A placeholder search without sort lists documents in insertion order.
+    let all = index
+        .search()
+        .with_offset(2)
+        .with_limit(3)
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&all), vec![3, 4, 5]);
+    assert_eq!(all.estimated_total_hits, Some(8));
+}
+
+#[tokio::test]
+async fn facet_distribution_and_stats_count_every_matching_document() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    let results = index
+        .search()
+        .with_filter("year > 1950")
+        .with_facets(meilisearch_sdk::search::Selectors::Some(&["genre", "year"]))
+        .execute::<Value>()
+        .await
+        .unwrap();
+    // Books after 1950: 1, 2, 4, 5, 6, 7, 8.
+    let distribution = results.facet_distribution.unwrap();
+    let genres: HashMap<String, usize> = [
+        ("fantasy", 2),
+        ("drama", 1),
+        ("science fiction", 3),
+        ("essay", 1),
+    ]
+    .into_iter()
+    .map(|(genre, count)| (genre.to_string(), count))
+    .collect();
+    assert_eq!(distribution["genre"], genres);
+    assert_eq!(distribution["year"]["1954"], 2);
+    assert_eq!(distribution["year"].len(), 6);
+    let stats = results.facet_stats.unwrap();
+    assert_eq!(stats["year"].min, 1954.0);
+    assert_eq!(stats["year"].max, 1995.0);
+    assert!(!stats.contains_key("genre"));
+}
+
+#[tokio::test]
+async fn distinct_keeps_the_best_document_of_each_series_across_shards() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    // Placeholder order is insertion order; the first book of each series stays.
+    let results = index
+        .search()
+        .with_distinct("series")
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(hit_ids(&results), vec![1, 2, 5, 7, 8]);
+}
+
+#[tokio::test]
+async fn multi_search_answers_each_query_and_federation_merges_by_weighted_score() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    let movies = client.index("movies");
+    let task = movies
+        .add_documents(
+            &[
+                json!({"id": 10, "title": "Dune"}),
+                json!({"id": 11, "title": "Alien"}),
+            ],
+            Some("id"),
+        )
+        .await
+        .unwrap();
+    task.wait_for_completion(&client, None, None).await.unwrap();
+    let mut books_query = index.search();
+    books_query.with_query("dune");
+    let mut movies_query = movies.search();
+    movies_query.with_query("alien");
+    let response = client
+        .multi_search()
+        .with_search_query(books_query.clone())
+        .with_search_query(movies_query.clone())
+        .execute::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(response.results.len(), 2);
+    assert_eq!(hit_ids(&response.results[0]), vec![5, 6]);
+    assert_eq!(response.results[0].index_uid.as_deref(), Some("books"));
+    assert_eq!(hit_ids(&response.results[1]), vec![11]);
+    // Federated: the movie query weighs 3, so its exact one-word match outranks the books.
+    let mut multi = client.multi_search();
+    multi
+        .with_search_query(books_query)
+        .with_search_query_and_weight(movies_query, 3.0);
+    let federated = multi
+        .with_federation(FederationOptions::default())
+        .execute::<Value>()
+        .await
+        .unwrap();
+    let order: Vec<(String, u64)> = federated
+        .hits
+        .iter()
+        .map(|hit| {
+            let federation = hit.federation.as_ref().unwrap();
+            (
+                federation.index_uid.clone(),
+                hit.result["id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(order[0], ("movies".to_string(), 11));
+    assert_eq!(order.len(), 3);
+    assert_eq!(federated.estimated_total_hits, 3);
+}
+
+#[tokio::test]
+async fn facet_search_finds_values_by_prefix_and_typo_among_the_search_matches() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    let response = index
+        .facet_search("genre")
+        .with_facet_query("scien")
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(response.facet_hits.len(), 1);
+    assert_eq!(response.facet_hits[0].value, "science fiction");
+    assert_eq!(response.facet_hits[0].count, 3);
+    // "fantazy" (7 bytes) allows one typo: it still finds "fantasy", counted among the
+    // books matching `q`.
+    let response = index
+        .facet_search("genre")
+        .with_facet_query("fantazy")
+        .with_search_query("lord")
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(response.facet_hits.len(), 1);
+    assert_eq!(response.facet_hits[0].count, 1);
+}
+
+#[tokio::test]
+async fn get_search_gives_the_same_hits_as_post_search() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    books_index(&client).await;
+    let post = server.raw(&json_request(
+        "POST",
+        "/indexes/books/search",
+        Some(MASTER_KEY),
+        r#"{"q": "the", "filter": "year < 1960", "sort": ["year:asc"], "attributesToRetrieve": ["id", "title"]}"#,
+    ));
+    let get = server.raw(&common::request(
+        "GET",
+        "/indexes/books/search?q=the&filter=year%20%3C%201960&sort=year:asc&attributesToRetrieve=id,title",
+        Some(MASTER_KEY),
+    ));
+    assert_eq!(post.status, 200, "{}", post.text());
+    assert_eq!(get.status, 200, "{}", get.text());
+    assert_eq!(post.json()["hits"], get.json()["hits"]);
+    // "the" titles before 1960, oldest first: The Hobbit (1937), then the two of 1954 in
+    // ranking order; only `id` and `title` are retrieved.
+    let hits = post.json()["hits"].clone();
+    assert_eq!(hits[0], json!({"id": 3, "title": "The Hobbit"}));
+    assert_eq!(hits.as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn bad_search_parameters_are_refused_with_their_codes() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    books_index(&client).await;
+    let cases = [
+        (
+            r#"{"sort": ["genre:asc"]}"#,
+            "invalid_search_sort",
+            "Index `books`: Attribute `genre` is not sortable. Available sortable attributes are: `year`.",
+        ),
+        (
+            r#"{"facets": ["title"]}"#,
+            "invalid_search_facets",
+            "Index `books`: Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `genre, series, year`.",
+        ),
+        (r#"{"filter": "title = Dune"}"#, "invalid_search_filter", ""),
+        (r#"{"limit": "ten"}"#, "invalid_search_limit", ""),
+        (
+            r#"{"rankingScoreThreshold": 1.5}"#,
+            "invalid_search_ranking_score_threshold",
+            "Invalid value at `.rankingScoreThreshold`: the value of `rankingScoreThreshold` is invalid, expected a float between `0.0` and `1.0`.",
+        ),
+        (
+            r#"{"matchingStrategy": "some"}"#,
+            "invalid_search_matching_strategy",
+            "",
+        ),
+        (r#"{"unknown": 1}"#, "bad_request", ""),
+    ];
+    for (body, code, message) in cases {
+        let response = server.raw(&json_request(
+            "POST",
+            "/indexes/books/search",
+            Some(MASTER_KEY),
+            body,
+        ));
+        assert_eq!(response.status, 400, "{body}: {}", response.text());
+        let error = response.json();
+        assert_eq!(error["code"], code, "{body}: {error}");
+        if !message.is_empty() {
+            assert_eq!(error["message"], message, "{body}");
+        }
+    }
+    let missing = server.raw(&json_request(
+        "POST",
+        "/indexes/nope/search",
+        Some(MASTER_KEY),
+        "{}",
+    ));
+    assert_eq!(missing.status, 404);
+    let inside_multi = server.raw(&json_request(
+        "POST",
+        "/multi-search",
+        Some(MASTER_KEY),
+        r#"{"queries": [{"indexUid": "books"}, {"indexUid": "nope"}]}"#,
+    ));
+    assert_eq!(inside_multi.status, 400);
+    assert_eq!(
+        inside_multi.json()["message"],
+        "Inside `.queries[1]`: Index `nope` not found."
+    );
+    let pagination_in_federated = server.raw(&json_request(
+        "POST",
+        "/multi-search",
+        Some(MASTER_KEY),
+        r#"{"federation": {}, "queries": [{"indexUid": "books", "limit": 2}]}"#,
+    ));
+    assert_eq!(pagination_in_federated.status, 400);
+    assert_eq!(
+        pagination_in_federated.json()["code"],
+        "invalid_multi_search_query_pagination"
+    );
+}
+
+#[tokio::test]
+async fn ranking_scores_are_returned_on_request_and_order_the_hits() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    let results = index
+        .search()
+        .with_query("lord of the rings")
+        .with_show_ranking_score(true)
+        .with_show_ranking_score_details(true)
+        .execute::<Value>()
+        .await
+        .unwrap();
+    let scores: Vec<f64> = results
+        .hits
+        .iter()
+        .map(|hit| hit.ranking_score.unwrap())
+        .collect();
+    assert_eq!(hit_ids(&results)[0], 1);
+    assert!(
+        scores.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{scores:?}"
+    );
+    assert!(scores.iter().all(|score| (0.0..=1.0).contains(score)));
+    let details = results.hits[0].ranking_score_details.as_ref().unwrap();
+    assert_eq!(details["words"]["matchingWords"], 4);
+    assert_eq!(details["words"]["maxMatchingWords"], 4);
+}
