@@ -138,6 +138,49 @@ impl Walk {
     }
 }
 
+/// Words still to add, and the walks the window grows along: before the group (leftwards)
+/// and after it (rightwards, or leftwards back into a phrase longer than the window).
+fn initial_walks(tokens: &[Token<'_>], matches: &[Match], crop: usize) -> (usize, Walk, Walk) {
+    let len = tokens.len();
+    let exhausted = Walk {
+        next: None,
+        forward: false,
+        len,
+    };
+    let Some((first, last)) = best_group(matches, crop) else {
+        let from_start = Walk {
+            next: (len > 0).then_some(0),
+            forward: true,
+            len,
+        };
+        return (crop, exhausted, from_start);
+    };
+    let (first, last) = (&matches[first], &matches[last]);
+    let span = last.last_word.saturating_sub(first.first_word) + 1;
+    let after_start = (last.last_token + 1).min(len);
+    if crop >= span {
+        let before = Walk {
+            next: first.first_token.checked_sub(1),
+            forward: false,
+            len,
+        };
+        let after = Walk {
+            next: (after_start < len).then_some(after_start),
+            forward: true,
+            len,
+        };
+        (crop - span, before, after)
+    } else {
+        // One phrase longer than the window: words are taken back from its end.
+        let back = Walk {
+            next: Some(after_start.min(len.saturating_sub(1))),
+            forward: false,
+            len,
+        };
+        (span - crop, exhausted, back)
+    }
+}
+
 /// Byte bounds `(start, end)` of the crop window of `crop` (> 0) words.
 pub fn crop_bounds(
     text_len: usize,
@@ -145,53 +188,7 @@ pub fn crop_bounds(
     matches: &[Match],
     crop: usize,
 ) -> (usize, usize) {
-    let len = tokens.len();
-    let (mut remaining, mut before, mut after) = match best_group(matches, crop) {
-        Some((first, last)) => {
-            let (first, last) = (&matches[first], &matches[last]);
-            let span = last.last_word.saturating_sub(first.first_word) + 1;
-            let after_start = (last.last_token + 1).min(len);
-            if crop >= span {
-                let before = Walk {
-                    next: first.first_token.checked_sub(1),
-                    forward: false,
-                    len,
-                };
-                let after = Walk {
-                    next: (after_start < len).then_some(after_start),
-                    forward: true,
-                    len,
-                };
-                (crop - span, before, after)
-            } else {
-                // One phrase longer than the window: words are taken back from its end.
-                let before = Walk {
-                    next: None,
-                    forward: false,
-                    len,
-                };
-                let after = Walk {
-                    next: after_start.min(len.saturating_sub(1)).into(),
-                    forward: false,
-                    len,
-                };
-                (span - crop, before, after)
-            }
-        }
-        None => (
-            crop,
-            Walk {
-                next: None,
-                forward: false,
-                len,
-            },
-            Walk {
-                next: (len > 0).then_some(0),
-                forward: true,
-                len,
-            },
-        ),
-    };
+    let (mut remaining, mut before, mut after) = initial_walks(tokens, matches, crop);
     while remaining > 0 {
         let before_side = before.peek(tokens).map(side_of);
         let after_side = after.peek(tokens).map(side_of);

@@ -9,7 +9,7 @@
 //!
 //! Texts are tokenized as Meilisearch's formatter does: charabia with the index's separators
 //! and dictionary and no stop words (so a stop-word hole of a phrase never matches, as in
-//! Meilisearch). The rules are in [`matcher`] (what matches), [`crop`] (the window), `render`
+//! Meilisearch). The rules are in [`matcher`] (what matches), `crop` (the window), `render`
 //! (tags, markers, byte bounds), `plan` (which attributes) and `document` (the walk and
 //! `_formatted`'s selection).
 //!
@@ -27,7 +27,7 @@
 //!
 //! Invariant: formatting is a pure function of the matcher, the document and the options.
 
-pub mod crop;
+mod crop;
 mod document;
 pub mod matcher;
 mod plan;

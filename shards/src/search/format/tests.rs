@@ -575,3 +575,32 @@ fn one_formatter_serves_many_hits() {
         ]
     );
 }
+
+#[test]
+fn prefix_typo_match_highlights_at_most_the_query_word_length() {
+    // "helo" (last word, 1 typo) derived to "hello": 4 characters are highlighted.
+    let out = formatted(
+        "helo",
+        &words(&[&["hello"]]),
+        json!({"text": "hello helot"}),
+        &highlight(&["text"]),
+    );
+    assert_eq!(out, json!({"text": "<em>hell</em>o <em>helo</em>t"}));
+}
+
+#[test]
+fn matches_position_of_a_phrase_spans_all_its_words() {
+    let out = positions(
+        "\"the one ring\"",
+        &words(&[&["the", "one", "ring"]]),
+        json!({"text": "find the one ring, the one"}),
+        None,
+    );
+    assert_eq!(out, json!({"text": [{"start": 5, "length": 12}]}));
+}
+
+#[test]
+fn matches_position_is_empty_but_present_without_matches() {
+    let out = positions("dragon", &words(&[&["dragon"]]), json!({"t": "a b"}), None);
+    assert_eq!(out, json!({}));
+}
