@@ -11,7 +11,8 @@
 //! matched through, and its distinct values), and
 //! [`crate::shard::ShardSnapshot::term_document_counts`] for `matchingStrategy: frequency`
 //! across shards. The inverted index is kept by `shard::apply` in the same write transaction
-//! as the documents (see [`inverted`] for the trees and their encoding).
+//! as the documents (see [`inverted`] for the trees and their encoding). [`format`] computes a
+//! hit's `_formatted` and `_matchesPosition` (highlighting, cropping, match positions).
 //!
 //! The contract the server relies on: a hit's score and details depend only on the document
 //! and the query, never on the other documents of the shard, so merging shards' hits with
@@ -44,6 +45,7 @@ pub mod distinct;
 mod execute;
 pub mod facet_counts;
 pub mod facet_values;
+pub mod format;
 pub mod inverted;
 pub mod occurrences;
 mod query;
