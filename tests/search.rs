@@ -425,3 +425,36 @@ async fn ranking_scores_are_returned_on_request_and_order_the_hits() {
     assert_eq!(details["words"]["matchingWords"], 4);
     assert_eq!(details["words"]["maxMatchingWords"], 4);
 }
+
+#[tokio::test]
+async fn hits_are_highlighted_cropped_and_located_as_asked() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let index = books_index(&client).await;
+    let results = index
+        .search()
+        .with_query("rings")
+        .with_attributes_to_highlight(meilisearch_sdk::search::Selectors::Some(&["title"]))
+        .with_attributes_to_crop(meilisearch_sdk::search::Selectors::Some(&[(
+            "genre",
+            Some(1),
+        )]))
+        .with_crop_marker("~")
+        .with_show_matches_position(true)
+        .with_filter("genre = fantasy")
+        .execute::<Value>()
+        .await
+        .unwrap();
+    let hit = &results.hits[0];
+    let formatted = hit.formatted_result.as_ref().unwrap();
+    assert_eq!(formatted["title"], "The Lord of the <em>Rings</em>");
+    // A one-word crop of a one-word value cuts nothing, so no marker.
+    assert_eq!(formatted["genre"], "fantasy");
+    // Every number becomes a string inside `_formatted`.
+    assert_eq!(formatted["id"], "1");
+    assert_eq!(formatted["year"], "1954");
+    let positions = hit.matches_position.as_ref().unwrap();
+    // "Rings" starts at byte 16 of "The Lord of the Rings" and is 5 bytes long.
+    assert_eq!(positions["title"][0].start, 16);
+    assert_eq!(positions["title"][0].length, 5);
+}

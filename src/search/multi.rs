@@ -34,7 +34,7 @@ use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
 use super::parameters::{PersonalizeParameter, SEARCH_LIMIT_DEFAULT, SearchBody, decode_at};
 use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
-use super::response::HitFormatter;
+use super::response::HitWriter;
 
 /// HTTP status of a missing index inside a multi-search.
 const MISSING_INDEX_STATUS: u16 = 400;
@@ -452,9 +452,16 @@ async fn federated(
 
 /// The weighted merge of every query's hits, cut to `offset..offset + limit`.
 fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
-    let formatters: Vec<HitFormatter<'_>> = runs
+    let writers: Vec<HitWriter<'_>> = runs
         .iter()
-        .map(|run| HitFormatter::new(&run.record, &run.prepared, &run.outcome.query_words))
+        .map(|run| {
+            HitWriter::new(
+                &run.record,
+                &run.prepared,
+                &run.outcome.query_words,
+                &run.outcome.hits,
+            )
+        })
         .collect();
     let mut next = vec![0usize; runs.len()];
     let mut seen: HashSet<(&str, u32)> = HashSet::new();
@@ -490,10 +497,10 @@ fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
             "queriesPosition": run.position,
             "weightedRankingScore": weighted,
         });
-        hits.push(Value::Object(formatters[index].hit(
+        hits.push(Value::Object(writers[index].federated_hit(
             hit,
             run.outcome.attribute_unified,
-            Some(federation),
+            federation,
         )));
     }
     hits

@@ -13,10 +13,14 @@
 //! `pagination.maxTotalHits`.
 
 use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+
 use shards::search::details_json;
+use shards::search::format::{FieldVisibility, FormatOptions, HitFormatter, QueryMatcher};
 use shards::shard::select_fields;
 
 use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::text_settings::text_settings;
 
 use super::execute::SearchOutcome;
 use super::parameters::SEARCH_LIMIT_DEFAULT;
@@ -38,12 +42,8 @@ pub fn search_result(
 ) -> Map<String, Value> {
     let body = &prepared.body;
     let total = outcome.total.min(prepared.max_total_hits as u64);
-    let formatter = HitFormatter::new(record, prepared, &outcome.query_words);
-    let hits: Vec<Value> = outcome
-        .hits
-        .iter()
-        .map(|hit| Value::Object(formatter.hit(hit, outcome.attribute_unified, None)))
-        .collect();
+    let writer = HitWriter::new(record, prepared, &outcome.query_words, &outcome.hits);
+    let hits = writer.write_all(&outcome.hits, outcome.attribute_unified);
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
     result.insert(
@@ -85,53 +85,122 @@ pub fn search_result(
 }
 
 /// What every hit of one search is written with.
-pub struct HitFormatter<'a> {
+pub struct HitWriter<'a> {
     prepared: &'a PreparedSearch,
     displayed: Option<&'a Vec<String>>,
     /// `attributesToRetrieve`, unless it retrieves everything displayed.
     retrieve: Option<Vec<String>>,
+    /// The query's words, when some attribute is highlighted or cropped or match positions
+    /// are asked for.
+    matcher: Option<QueryMatcher>,
+    options: FormatOptions,
+    /// Every field path of the hits to write: highlighting or cropping a name that no
+    /// document has is ignored, as Meilisearch ignores fields its index does not know.
+    known_fields: BTreeSet<String>,
 }
 
-impl<'a> HitFormatter<'a> {
+impl<'a> HitWriter<'a> {
     pub fn new(
         record: &'a IndexRecord,
         prepared: &'a PreparedSearch,
-        _query_words: &[Vec<String>],
-    ) -> HitFormatter<'a> {
+        query_words: &[Vec<String>],
+        hits: &[ShardSearchHit],
+    ) -> HitWriter<'a> {
         let body = &prepared.body;
         let retrieve = body
             .attributes_to_retrieve
             .as_ref()
             .filter(|attributes| !attributes.iter().any(|name| name == EVERY_ATTRIBUTE))
             .cloned();
-        HitFormatter {
+        let options = FormatOptions {
+            attributes_to_highlight: body.attributes_to_highlight.clone().unwrap_or_default(),
+            attributes_to_crop: body.attributes_to_crop.clone().unwrap_or_default(),
+            crop_length: body.crop_length,
+            crop_marker: body.crop_marker.clone(),
+            highlight_pre_tag: body.highlight_pre_tag.clone(),
+            highlight_post_tag: body.highlight_post_tag.clone(),
+            show_matches_position: body.show_matches_position,
+        };
+        let formats = !options.attributes_to_highlight.is_empty()
+            || !options.attributes_to_crop.is_empty()
+            || options.show_matches_position;
+        let matcher = formats.then(|| {
+            QueryMatcher::new(
+                &text_settings(&record.settings),
+                body.q.as_deref().unwrap_or(""),
+                query_words,
+            )
+        });
+        let mut known_fields = BTreeSet::new();
+        if formats {
+            for hit in hits {
+                collect_paths(&hit.document, "", &mut known_fields);
+            }
+        }
+        HitWriter {
             prepared,
             displayed: record.settings.displayed_attributes.as_ref(),
             retrieve,
+            matcher,
+            options,
+            known_fields,
         }
     }
 
-    /// Whether `path` is displayed.
-    fn is_displayed(&self, path: &str) -> bool {
-        match self.displayed {
-            None => true,
-            Some(attributes) => attributes.iter().any(|attribute| {
-                attribute == EVERY_ATTRIBUTE
-                    || attribute == path
-                    || path
-                        .strip_prefix(attribute.as_str())
-                        .is_some_and(|rest| rest.starts_with('.'))
-            }),
+    /// Writes `hits` (all of this search), building the formatter once.
+    pub fn write_all(&self, hits: &[ShardSearchHit], attribute_unified: bool) -> Vec<Value> {
+        match &self.matcher {
+            None => hits
+                .iter()
+                .map(|hit| Value::Object(self.hit(hit, attribute_unified, None, None)))
+                .collect(),
+            Some(matcher) => {
+                let is_known = |path: &str| self.known_fields.contains(path);
+                let fields = FieldVisibility {
+                    displayed: self.displayed.map(Vec::as_slice),
+                    is_known: &is_known,
+                };
+                matcher.with_hit_formatter(&self.options, &fields, |formatter| {
+                    hits.iter()
+                        .map(|hit| {
+                            Value::Object(self.hit(hit, attribute_unified, None, Some(formatter)))
+                        })
+                        .collect()
+                })
+            }
+        }
+    }
+
+    /// One hit with `_federation` (a federated search's hits come one by one).
+    pub fn federated_hit(
+        &self,
+        hit: &ShardSearchHit,
+        attribute_unified: bool,
+        federation: Value,
+    ) -> Map<String, Value> {
+        match &self.matcher {
+            None => self.hit(hit, attribute_unified, Some(federation), None),
+            Some(matcher) => {
+                let is_known = |path: &str| self.known_fields.contains(path);
+                let fields = FieldVisibility {
+                    displayed: self.displayed.map(Vec::as_slice),
+                    is_known: &is_known,
+                };
+                matcher.with_hit_formatter(&self.options, &fields, |formatter| {
+                    self.hit(hit, attribute_unified, Some(federation), Some(formatter))
+                })
+            }
         }
     }
 
     /// One hit as Meilisearch writes it; `federation` (a federated search's `_federation`)
     /// follows the document's own fields.
-    pub fn hit(
+    fn hit(
         &self,
         hit: &ShardSearchHit,
         attribute_unified: bool,
         federation: Option<Value>,
+        formatter: Option<&HitFormatter<'_>>,
     ) -> Map<String, Value> {
         let body = &self.prepared.body;
         let displayed = match self.displayed {
@@ -140,7 +209,7 @@ impl<'a> HitFormatter<'a> {
         };
         let mut retrieved = match &self.retrieve {
             Some(attributes) => select_fields(&displayed, attributes),
-            None => displayed.clone(),
+            None => displayed,
         };
         if body.retrieve_vectors {
             if !retrieved.contains_key(VECTORS_FIELD) {
@@ -149,9 +218,18 @@ impl<'a> HitFormatter<'a> {
         } else {
             retrieved.remove(VECTORS_FIELD);
         }
-        let mut written = retrieved.clone();
+        let formatted = formatter.map(|formatter| formatter.format(&hit.document, &retrieved));
+        let mut written = retrieved;
         if let Some(federation) = federation {
             written.insert("_federation".to_owned(), federation);
+        }
+        if let Some(formatted) = formatted {
+            if let Some(document) = formatted.formatted {
+                written.insert("_formatted".to_owned(), Value::Object(document));
+            }
+            if let Some(positions) = formatted.matches_position {
+                written.insert("_matchesPosition".to_owned(), Value::Object(positions));
+            }
         }
         if body.show_ranking_score {
             written.insert("_rankingScore".to_owned(), json!(hit.hit.score));
@@ -163,5 +241,30 @@ impl<'a> HitFormatter<'a> {
             );
         }
         written
+    }
+}
+
+/// Every dotted path of `object` (objects nested in arrays included) into `paths`.
+fn collect_paths(object: &Map<String, Value>, prefix: &str, paths: &mut BTreeSet<String>) {
+    for (key, value) in object {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        collect_value_paths(value, &path, paths);
+        paths.insert(path);
+    }
+}
+
+fn collect_value_paths(value: &Value, path: &str, paths: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(object) => collect_paths(object, path, paths),
+        Value::Array(items) => {
+            for item in items {
+                collect_value_paths(item, path, paths);
+            }
+        }
+        _ => {}
     }
 }
