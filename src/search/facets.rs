@@ -114,8 +114,8 @@ impl MergedField {
             }
             FacetValuesSort::Alpha => {}
             FacetValuesSort::Count => {
-                numbers.sort_by(|left, right| right.1.cmp(&left.1));
-                strings.sort_by(|left, right| right.1.cmp(&left.1));
+                numbers.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+                strings.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
             }
         }
         numbers.truncate(max);

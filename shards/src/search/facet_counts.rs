@@ -50,7 +50,7 @@ impl ShardSnapshot {
         let every = requested.iter().any(|name| name == ALL_FACETS);
         let mut counts = BTreeMap::new();
         for (path, field) in self.fields_map()? {
-            let selected = every || requested.iter().any(|name| *name == path);
+            let selected = every || requested.contains(&path);
             if !selected || !rules.is_filterable(&path) {
                 continue;
             }
@@ -65,12 +65,15 @@ impl ShardSnapshot {
     }
 }
 
+/// A visitor of one facet tree entry (key, value).
+type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> ShardResult<()> + 'a;
+
 /// Visits every entry of `field` in the facet tree `tree_name`, in key order.
 fn for_each_field_entry(
     read: &ReadTransaction,
     tree_name: &str,
     field: u16,
-    visit: &mut dyn FnMut(&[u8], &[u8]) -> ShardResult<()>,
+    visit: &mut EntryVisitor<'_>,
 ) -> ShardResult<()> {
     let Some(tree) = read.open_tree(tree_name)? else {
         return Ok(());
