@@ -399,3 +399,123 @@ fn rules_are_arranged_as_meilisearch_arranges_them() {
     all.matching_strategy = MatchingStrategy::All;
     assert_eq!(keys(&all), ["attributeRank:0"]);
 }
+
+/// A small deterministic generator (seeded LCG), so the test prints and replays its seed.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound
+    }
+}
+
+/// The value a sort sees, written out by hand: numbers before strings before nothing; an
+/// ascending rule sees a document's smallest value, a descending one its largest.
+fn sort_key(value: &serde_json::Value, ascending: bool) -> (u8, f64, String) {
+    let mut numbers: Vec<f64> = Vec::new();
+    let mut strings: Vec<String> = Vec::new();
+    let items = match value {
+        serde_json::Value::Array(items) => items.clone(),
+        serde_json::Value::Null => Vec::new(),
+        other => vec![other.clone()],
+    };
+    for item in items {
+        match item {
+            serde_json::Value::Number(number) => numbers.push(number.as_f64().expect("finite")),
+            serde_json::Value::String(text) => strings.push(text.to_lowercase()),
+            _ => {}
+        }
+    }
+    numbers.sort_by(f64::total_cmp);
+    strings.sort();
+    let pick = |count: usize| if ascending { 0 } else { count - 1 };
+    if !numbers.is_empty() {
+        (0, numbers[pick(numbers.len())], String::new())
+    } else if !strings.is_empty() {
+        (1, 0.0, strings[pick(strings.len())].clone())
+    } else {
+        (2, 0.0, String::new())
+    }
+}
+
+#[test]
+fn a_sorted_placeholder_search_equals_sorting_every_document_by_hand() {
+    let seed: u64 = std::env::var("SORT_SEED")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(7);
+    println!("SORT_SEED={seed}");
+    let mut random = Lcg(seed);
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut documents = Vec::new();
+    for id in 0..300u64 {
+        let a = match random.below(5) {
+            0 => json!(null),
+            1 => json!(format!("w{}", random.below(7))),
+            2 => json!([random.below(20), random.below(20)]),
+            _ => json!(random.below(20)),
+        };
+        let mut document = json!({"id": id, "text": "fox", "b": random.below(4)});
+        if !a.is_null() {
+            document["a"] = a;
+        }
+        documents.push(document);
+    }
+    let shard = shard_with(&directory, vec![RankingRule::Sort], None, &documents);
+    shard
+        .set_sortable_fields(&["a".to_owned(), "b".to_owned()])
+        .expect("set_sortable_fields succeeds");
+    for (a_ascending, b_ascending) in [(true, false), (false, true)] {
+        let mut search = query("");
+        search.q = None;
+        search.limit = 40;
+        search.sort = vec![
+            SortRule {
+                field: "a".to_owned(),
+                ascending: a_ascending,
+            },
+            SortRule {
+                field: "b".to_owned(),
+                ascending: b_ascending,
+            },
+        ];
+        let order: Vec<i64> = ranked(&shard, &search).iter().map(|(id, _)| *id).collect();
+        let mut expected: Vec<&serde_json::Value> = documents.iter().collect();
+        expected.sort_by(|left, right| {
+            let compare = |document: &serde_json::Value, field: &str, ascending: bool| {
+                sort_key(&document[field], ascending)
+            };
+            let (left_a, right_a) = (
+                compare(left, "a", a_ascending),
+                compare(right, "a", a_ascending),
+            );
+            let rank_a = left_a.0.cmp(&right_a.0).then_with(|| {
+                let order = left_a
+                    .1
+                    .total_cmp(&right_a.1)
+                    .then_with(|| left_a.2.cmp(&right_a.2));
+                if a_ascending { order } else { order.reverse() }
+            });
+            let (left_b, right_b) = (
+                compare(left, "b", b_ascending),
+                compare(right, "b", b_ascending),
+            );
+            let rank_b = left_b.0.cmp(&right_b.0).then_with(|| {
+                let order = left_b.1.total_cmp(&right_b.1);
+                if b_ascending { order } else { order.reverse() }
+            });
+            rank_a.then(rank_b)
+        });
+        // Ties keep insertion order, which is internal-id order in one batch.
+        let expected: Vec<i64> = expected
+            .iter()
+            .take(40)
+            .map(|document| document["id"].as_i64().expect("an integer id"))
+            .collect();
+        assert_eq!(order, expected, "a ascending: {a_ascending}, seed {seed}");
+    }
+}

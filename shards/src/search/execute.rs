@@ -25,7 +25,7 @@ use super::occurrences::{
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
-use super::sort_values::sort_values;
+use super::sort_values::{sort_values, sorted_documents};
 
 /// Document → its distinct values.
 type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
@@ -393,6 +393,9 @@ impl ShardSnapshot {
                 ..ShardHits::default()
             });
         }
+        if distinct.is_none() {
+            return self.sorted_placeholder(&sort_steps, universe, needed);
+        }
         let tables = sort_tables(self, steps, universe)?;
         let hits = universe
             .iter()
@@ -412,6 +415,44 @@ impl ShardSnapshot {
             })
             .collect();
         Ok(finish(hits, needed, false, Vec::new(), distinct, None))
+    }
+
+    /// A placeholder search sorted without `distinct`: a bucket sort over the sort fields'
+    /// facet indexes that stops once `needed` documents are ordered.
+    fn sorted_placeholder(
+        &self,
+        sort_steps: &[&SortRule],
+        universe: &RoaringBitmap,
+        needed: usize,
+    ) -> ShardResult<ShardHits> {
+        let rules: Vec<(&str, bool)> = sort_steps
+            .iter()
+            .map(|rule| (rule.field.as_str(), rule.ascending))
+            .collect();
+        let sorted = sorted_documents(self.read_transaction(), &rules, universe, needed)?;
+        let hits = sorted
+            .into_iter()
+            .map(|(id, values)| ShardHit {
+                id,
+                score: 1.0,
+                details: sort_steps
+                    .iter()
+                    .zip(values)
+                    .map(|(rule, value)| ScoreDetail::Sort {
+                        field: rule.field.clone(),
+                        ascending: rule.ascending,
+                        value,
+                    })
+                    .collect(),
+                matched_words: Vec::new(),
+                distinct_values: Vec::new(),
+            })
+            .collect();
+        Ok(ShardHits {
+            hits,
+            total: universe.len(),
+            ..ShardHits::default()
+        })
     }
 
     fn details(

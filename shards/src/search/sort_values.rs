@@ -77,3 +77,103 @@ pub fn sort_values(
     }
     Ok(values)
 }
+
+/// The first `needed` documents of `documents` ordered by `rules` (then internal id), each
+/// with the value every rule saw, by a bucket sort over the facet indexes: only the buckets
+/// that hold the first `needed` documents are split further, so a placeholder search sorted
+/// on a field costs what its page needs, not a value per document.
+///
+/// Invariant: the order and values are those [`sort_values`] gives each document, compared
+/// rule after rule, ties broken by internal id; a document without a value comes after every
+/// document with one.
+pub fn sorted_documents(
+    read: &ReadTransaction,
+    rules: &[(&str, bool)],
+    documents: &RoaringBitmap,
+    needed: usize,
+) -> ShardResult<Vec<(u32, Vec<SortValue>)>> {
+    let mut sorted = Vec::with_capacity(needed.min(documents.len() as usize));
+    let mut values = Vec::with_capacity(rules.len());
+    sort_bucket(
+        read,
+        rules,
+        documents.clone(),
+        needed,
+        &mut values,
+        &mut sorted,
+    )?;
+    Ok(sorted)
+}
+
+fn sort_bucket(
+    read: &ReadTransaction,
+    rules: &[(&str, bool)],
+    bucket: RoaringBitmap,
+    needed: usize,
+    values: &mut Vec<SortValue>,
+    sorted: &mut Vec<(u32, Vec<SortValue>)>,
+) -> ShardResult<()> {
+    let Some(((field, ascending), next_rules)) = rules.split_first() else {
+        for document in bucket.iter().take(needed.saturating_sub(sorted.len())) {
+            sorted.push((document, values.clone()));
+        }
+        return Ok(());
+    };
+    let mut remaining = bucket;
+    let mut visit = |value: SortValue, here: RoaringBitmap, sorted: &mut Vec<_>| {
+        values.push(value);
+        let result = sort_bucket(read, next_rules, here, needed, values, sorted);
+        values.pop();
+        result
+    };
+    if let Some(field) = field_id(read, field)? {
+        let direction = if *ascending {
+            Direction::Forward
+        } else {
+            Direction::Backward
+        };
+        let prefix = field.to_be_bytes();
+        if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
+            for entry in tree.prefix(&prefix, direction)? {
+                if remaining.is_empty() || sorted.len() >= needed {
+                    return Ok(());
+                }
+                let (key, value) = entry?;
+                let here = decode_bitmap(value)? & &remaining;
+                if here.is_empty() {
+                    continue;
+                }
+                let ordered: [u8; 8] = key
+                    .get(FIELD_ID_BYTES..)
+                    .and_then(|bytes| bytes.try_into().ok())
+                    .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
+                remaining -= &here;
+                let number = number_from_ordered(u64::from_be_bytes(ordered));
+                visit(SortValue::Number(number), here, sorted)?;
+            }
+        }
+        if let Some(tree) = read.open_tree(FACET_STRINGS_TREE)? {
+            for entry in tree.prefix(&prefix, direction)? {
+                if remaining.is_empty() || sorted.len() >= needed {
+                    return Ok(());
+                }
+                let (key, value) = entry?;
+                let (original, bitmap) = decode_string_entry(value)?;
+                let here = bitmap & &remaining;
+                if here.is_empty() {
+                    continue;
+                }
+                remaining -= &here;
+                let value = SortValue::String {
+                    normalized: string_of_key(key)?.to_owned(),
+                    original,
+                };
+                visit(value, here, sorted)?;
+            }
+        }
+    }
+    if !remaining.is_empty() && sorted.len() < needed {
+        visit(SortValue::Missing, remaining, sorted)?;
+    }
+    Ok(())
+}
