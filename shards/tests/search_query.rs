@@ -403,3 +403,24 @@ fn a_short_prefix_finds_every_word_it_starts() {
     let hits = snapshot.search(&query("pre2")).expect("search succeeds");
     assert_eq!(hits.total, 100);
 }
+
+#[test]
+fn disabled_prefix_search_makes_the_last_word_match_only_itself() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory);
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "text": "quick fox"}),
+            json!({"id": 2, "text": "quickly foxes"}),
+        ],
+    );
+    assert_eq!(sorted(ids(&shard, &query("quick"))), vec![1, 2]);
+    shard
+        .set_text_settings(TextSettings {
+            prefix_search: false,
+            ..TextSettings::default()
+        })
+        .expect("set_text_settings succeeds");
+    assert_eq!(ids(&shard, &query("quick")), vec![1]);
+}

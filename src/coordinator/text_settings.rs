@@ -6,7 +6,7 @@
 use shards::analysis::{ProximityPrecision, RankingRule, TextSettings, TypoTolerance};
 
 use crate::settings::apply::StoredSettings;
-use crate::settings::model::ProximityPrecision as StoredProximityPrecision;
+use crate::settings::model::{PrefixSearch, ProximityPrecision as StoredProximityPrecision};
 use crate::settings::ranking_rule::RankingRule as StoredRankingRule;
 
 /// The shard's view of `settings`.
@@ -32,6 +32,7 @@ pub fn text_settings(settings: &StoredSettings) -> TextSettings {
             StoredProximityPrecision::ByAttribute => ProximityPrecision::ByAttribute,
         },
         distinct_attribute: settings.distinct_attribute.clone(),
+        prefix_search: settings.prefix_search != PrefixSearch::Disabled,
     }
 }
 

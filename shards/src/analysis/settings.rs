@@ -135,6 +135,15 @@ pub struct TextSettings {
     pub ranking_rules: Vec<RankingRule>,
     pub proximity_precision: ProximityPrecision,
     pub distinct_attribute: Option<String>,
+    /// `prefixSearch`: whether the last query word also matches the words it starts
+    /// (`indexingTime`) or only itself (`disabled`).
+    #[serde(default = "prefix_search_default")]
+    pub prefix_search: bool,
+}
+
+/// `prefixSearch` when a stored form predates it: `indexingTime`.
+fn prefix_search_default() -> bool {
+    true
 }
 
 impl Default for TextSettings {
@@ -150,6 +159,7 @@ impl Default for TextSettings {
             ranking_rules: RankingRule::defaults(),
             proximity_precision: ProximityPrecision::default(),
             distinct_attribute: None,
+            prefix_search: true,
         }
     }
 }

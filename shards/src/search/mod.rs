@@ -36,7 +36,8 @@
 //! - every document of a words bucket has its occurrences read (the search stops after the
 //!   bucket that completes `offset + limit`), so a huge first bucket costs;
 //! - `_geoPoint(…)` sort rules, localized attributes (`localizedAttributes`),
-//!   `rankingScoreThreshold` and `prefixSearch: disabled` are not handled here;
+//!   and `rankingScoreThreshold` are not handled here (the threshold is applied by the
+//!   server after merging);
 //! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
 mod buckets;

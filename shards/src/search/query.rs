@@ -187,7 +187,7 @@ impl Parser<'_> {
             self.parsed.negative_words.push(lemma.to_owned());
             self.negative_next = false;
         } else if is_last || kind == TokenKind::Word {
-            let is_prefix = is_last && lemma.len() <= WORD_BYTES_MAX;
+            let is_prefix = is_last && self.settings.prefix_search && lemma.len() <= WORD_BYTES_MAX;
             self.parsed.terms.push(QueryTerm {
                 kind: TermKind::Word {
                     word: lemma.to_owned(),
