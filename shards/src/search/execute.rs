@@ -235,7 +235,7 @@ impl ShardSnapshot {
             let mut hits = Vec::new();
             for bucket in buckets.iter().filter(|bucket| !bucket.is_empty()) {
                 let occurrences = collect_occurrences(read, bucket, &resolved, &fields)?;
-                hits.extend(self.rank(&context, &steps, &resolved, &occurrences)?);
+                hits.extend(self.rank(&context, &steps, &occurrences)?);
                 if hits.len() >= needed {
                     break;
                 }
@@ -249,10 +249,11 @@ impl ShardSnapshot {
                 Some(total),
             );
             hits.matching = matching;
+            fill_matched_words(read, &mut hits.hits, &resolved, &fields)?;
             return Ok(hits);
         }
         let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
-        let hits = self.rank(&context, &steps, &resolved, &occurrences)?;
+        let hits = self.rank(&context, &steps, &occurrences)?;
         let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
         let distinct = self.distinct_table(query, &matching)?;
         let mut hits = finish(
@@ -264,6 +265,7 @@ impl ShardSnapshot {
             None,
         );
         hits.matching = matching;
+        fill_matched_words(read, &mut hits.hits, &resolved, &fields)?;
         Ok(hits)
     }
 
@@ -310,7 +312,6 @@ impl ShardSnapshot {
         &self,
         context: &RankingContext<'_>,
         steps: &[Step],
-        resolved: &[ResolvedTerm],
         occurrences: &DocumentOccurrences,
     ) -> ShardResult<Vec<ShardHit>> {
         let mut kept_documents = Vec::new();
@@ -333,7 +334,7 @@ impl ShardSnapshot {
                 id: document,
                 score: global_score(&details),
                 details,
-                matched_words: matched_words(resolved, term_occurrences),
+                matched_words: Vec::new(),
                 distinct_values: Vec::new(),
             });
         }
@@ -555,6 +556,24 @@ fn term_counts(occurrences: &DocumentOccurrences, term_count: usize) -> Vec<u64>
         .collect()
 }
 
+/// Sets the matched words of the hits kept (computed for them only: a large bucket's other
+/// documents never need theirs).
+fn fill_matched_words(
+    read: &storage_engine::ReadTransaction,
+    hits: &mut [ShardHit],
+    resolved: &[ResolvedTerm],
+    fields: &super::occurrences::SearchedFields,
+) -> ShardResult<()> {
+    let kept: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
+    let occurrences = collect_occurrences(read, &kept, resolved, fields)?;
+    for hit in hits {
+        if let Some(term_occurrences) = occurrences.get(&hit.id) {
+            hit.matched_words = matched_words(resolved, term_occurrences);
+        }
+    }
+    Ok(())
+}
+
 fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) -> Vec<String> {
     let mut words = std::collections::BTreeSet::new();
     for (term, list) in terms.iter().zip(occurrences) {
@@ -579,9 +598,20 @@ fn finish(
     distinct: Option<&DistinctTable>,
     total: Option<u64>,
 ) -> ShardHits {
-    hits.sort_by(|left, right| {
+    let order = |left: &ShardHit, right: &ShardHit| {
         compare_details(&left.details, &right.details).then(left.id.cmp(&right.id))
-    });
+    };
+    let counted = u64::try_from(hits.len()).unwrap_or(u64::MAX);
+    if distinct.is_none() && hits.len() > needed {
+        // Only the first `needed` hits are returned: select them, then order them.
+        if needed == 0 {
+            hits.clear();
+        } else {
+            hits.select_nth_unstable_by(needed - 1, order);
+            hits.truncate(needed);
+        }
+    }
+    hits.sort_by(order);
     if let Some(table) = distinct {
         let ordered: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
         let kept = keep_distinct(&ordered, table);
@@ -592,7 +622,13 @@ fn finish(
             }
         }
     }
-    let total = total.unwrap_or_else(|| u64::try_from(hits.len()).unwrap_or(u64::MAX));
+    let total = total.unwrap_or_else(|| {
+        if distinct.is_some() {
+            u64::try_from(hits.len()).unwrap_or(u64::MAX)
+        } else {
+            counted
+        }
+    });
     hits.truncate(needed);
     ShardHits {
         hits,
