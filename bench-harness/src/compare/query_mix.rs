@@ -323,7 +323,7 @@ mod tests {
     use super::*;
 
     /// The seed of the synthetic corpus and of the mixes.
-    const SEED: u64 = 0x5EA2_C4;
+    const SEED: u64 = 0x005E_A2C4;
 
     /// A small corpus with repeated words, so every band has members.
     fn corpus() -> Vec<DocumentText> {

@@ -164,6 +164,9 @@ fn both<T>(
     (ours.and_then(&pick), theirs.and_then(&pick))
 }
 
+/// One figure of a load run.
+type Field = fn(&LoadFigures) -> Option<f64>;
+
 fn load_rows(
     rows: &mut Vec<Row>,
     title: &str,
@@ -171,10 +174,10 @@ fn load_rows(
     theirs: Option<&SideResults>,
     pick: impl Fn(&SideResults) -> Option<LoadFigures> + Copy,
 ) {
-    let figure = |field: fn(&LoadFigures) -> Option<f64>| {
+    let figure = |field: Field| {
         both(ours, theirs, |side| pick(side).as_ref().and_then(field))
     };
-    let lines: [(&str, fn(&LoadFigures) -> Option<f64>, usize); 7] = [
+    let lines: [(&str, Field, usize); 7] = [
         ("throughput (2xx answers/s)", |f| Some(f.throughput), 1),
         ("p50 latency (ms)", |f| f.p50_milliseconds, 3),
         ("p99 latency (ms)", |f| f.p99_milliseconds, 3),
