@@ -174,9 +174,7 @@ fn load_rows(
     theirs: Option<&SideResults>,
     pick: impl Fn(&SideResults) -> Option<LoadFigures> + Copy,
 ) {
-    let figure = |field: Field| {
-        both(ours, theirs, |side| pick(side).as_ref().and_then(field))
-    };
+    let figure = |field: Field| both(ours, theirs, |side| pick(side).as_ref().and_then(field));
     let lines: [(&str, Field, usize); 7] = [
         ("throughput (2xx answers/s)", |f| Some(f.throughput), 1),
         ("p50 latency (ms)", |f| f.p50_milliseconds, 3),
