@@ -16,7 +16,7 @@ use super::client::Client;
 use super::disk::disk_usage;
 use super::query_mix::{Query, TOP_HITS_COUNT};
 use super::server::{ServerProcess, ServerSpec};
-use super::setup::{comparison_settings, create_index, ingest};
+use super::setup::{comparison_settings, create_index, get_json, ingest};
 use super::table::{LoadFigures, SideResults};
 use crate::load::{Limit, Pacing, RequestTemplate, RunOptions, Target, Workload, run};
 use crate::measure::peak_resident_bytes;
@@ -71,6 +71,9 @@ pub fn run_side(
     eprintln!("[{name}] starting {}", spec.binary.display());
     let mut server = ServerProcess::start(spec)?;
     let mut client = Client::new(spec.address(), spec.master_key.clone(), REQUEST_TIMEOUT);
+    let version = get_json(&mut client, "/version")
+        .ok()
+        .and_then(|answer| answer["pkgVersion"].as_str().map(str::to_string));
     create_index(
         &mut client,
         &options.index_uid,
@@ -127,6 +130,7 @@ pub fn run_side(
     Ok(SideOutcome {
         results: SideResults {
             name,
+            version,
             ingestion,
             peak_rss_after_indexing,
             peak_rss_end,

@@ -62,6 +62,8 @@ impl LoadFigures {
 pub struct SideResults {
     /// The server's name.
     pub name: &'static str,
+    /// Its `GET /version` `pkgVersion`, when it answered one.
+    pub version: Option<String>,
     /// The ingestion.
     pub ingestion: Ingestion,
     /// `VmHWM` right after indexing, in bytes.
@@ -262,6 +264,18 @@ pub fn render(
             .map_or_else(|| "not limited".to_string(), |cores| cores.to_string()),
         description.machine_cpus,
     );
+    let versions: Vec<String> = [ours, theirs]
+        .into_iter()
+        .flatten()
+        .map(|side| {
+            format!(
+                "{} {}",
+                side.name,
+                side.version.as_deref().unwrap_or("(unknown version)")
+            )
+        })
+        .collect();
+    let _ = writeln!(text, "Servers: {}.\n", versions.join(", "));
     let _ = writeln!(
         text,
         "| metric | coresearch | meilisearch | coresearch / meilisearch |"
@@ -333,6 +347,7 @@ mod tests {
         };
         SideResults {
             name,
+            version: Some("1.0.0".to_string()),
             ingestion: Ingestion {
                 documents: 1000,
                 payloads: 1,
@@ -407,5 +422,6 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("Top-10 agreement"));
+        assert!(text.contains("Servers: meilisearch 1.0.0.\n"), "{text}");
     }
 }
