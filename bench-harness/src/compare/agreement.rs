@@ -16,22 +16,36 @@ use super::query_mix::{Query, QueryKind};
 /// Disagreeing examples kept per query kind.
 pub const EXAMPLES_PER_KIND_MAX: usize = 3;
 
-/// The top hit ids a server answered for one query, or why it did not.
-pub type TopHits = Result<Vec<String>, String>;
+/// What a server answered to one query: its top hit ids and its hit count estimate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TopAnswer {
+    /// The ids of the first hits, in order.
+    pub ids: Vec<String>,
+    /// `estimatedTotalHits` (or `totalHits`), when answered.
+    pub total_hits: Option<u64>,
+}
 
-/// The ids of the first `count` hits of a search response; an error when it has no `hits`
-/// array or a hit has no `id`.
-pub fn top_ids(response: &Value, count: usize) -> Result<Vec<String>, String> {
+/// The top hits a server answered for one query, or why it did not.
+pub type TopHits = Result<TopAnswer, String>;
+
+/// The ids of the first `count` hits of a search response and its hit count; an error when
+/// it has no `hits` array or a hit has no `id`.
+pub fn top_ids(response: &Value, count: usize) -> Result<TopAnswer, String> {
     let hits = response["hits"]
         .as_array()
         .ok_or_else(|| "the response has no hits array".to_string())?;
-    hits.iter()
+    let ids = hits
+        .iter()
         .take(count)
         .map(|hit| match hit.get("id") {
             Some(id) => Ok(id.to_string()),
             None => Err("a hit has no id".to_string()),
         })
-        .collect()
+        .collect::<Result<Vec<String>, String>>()?;
+    let total_hits = response["estimatedTotalHits"]
+        .as_u64()
+        .or_else(|| response["totalHits"].as_u64());
+    Ok(TopAnswer { ids, total_hits })
 }
 
 /// How two top-hit lists compare.
@@ -136,7 +150,9 @@ pub fn agreement(queries: &[Query], ours: &[TopHits], theirs: &[TopHits]) -> Agr
     for (index, ((query, our_hits), their_hits)) in queries.iter().zip(ours).zip(theirs).enumerate()
     {
         let (comparison, failed) = match (our_hits, their_hits) {
-            (Ok(our_ids), Ok(their_ids)) => (compare(our_ids, their_ids), false),
+            (Ok(our_answer), Ok(their_answer)) => {
+                (compare(&our_answer.ids, &their_answer.ids), false)
+            }
             _ => (
                 Comparison {
                     equal: false,
@@ -178,6 +194,13 @@ mod tests {
         values.iter().map(u32::to_string).collect()
     }
 
+    fn answer(values: &[u32]) -> TopHits {
+        Ok(TopAnswer {
+            ids: ids(values),
+            total_hits: Some(values.len() as u64),
+        })
+    }
+
     #[test]
     fn equal_lists_agree_and_reordered_lists_only_overlap() {
         assert_eq!(
@@ -204,8 +227,18 @@ mod tests {
     #[test]
     fn top_ids_keep_order_and_json_text_and_reject_missing_ids() {
         let response = json!({"hits": [{"id": 7}, {"id": "7"}, {"id": 3}], "query": "x"});
-        assert_eq!(top_ids(&response, 2).unwrap(), ["7", "\"7\""]);
-        assert_eq!(top_ids(&response, 10).unwrap().len(), 3);
+        assert_eq!(
+            top_ids(&response, 2).unwrap(),
+            TopAnswer {
+                ids: vec!["7".to_string(), "\"7\"".to_string()],
+                total_hits: None
+            }
+        );
+        assert_eq!(top_ids(&response, 10).unwrap().ids.len(), 3);
+        let counted = json!({"hits": [], "estimatedTotalHits": 12});
+        assert_eq!(top_ids(&counted, 10).unwrap().total_hits, Some(12));
+        let paged = json!({"hits": [], "totalHits": 3});
+        assert_eq!(top_ids(&paged, 10).unwrap().total_hits, Some(3));
         assert!(top_ids(&json!({"hits": [{"name": 1}]}), 10).is_err());
         assert!(top_ids(&json!({"message": "x"}), 10).is_err());
     }
@@ -226,20 +259,20 @@ mod tests {
             })
             .collect();
         let ours: Vec<TopHits> = vec![
-            Ok(ids(&[1, 2])),
-            Ok(ids(&[2, 1])),
-            Ok(ids(&[5])),
-            Ok(ids(&[6])),
-            Ok(ids(&[7])),
+            answer(&[1, 2]),
+            answer(&[2, 1]),
+            answer(&[5]),
+            answer(&[6]),
+            answer(&[7]),
             Err("503".to_string()),
         ];
         let theirs: Vec<TopHits> = vec![
-            Ok(ids(&[1, 2])),
-            Ok(ids(&[1, 2])),
-            Ok(ids(&[4])),
-            Ok(ids(&[4])),
-            Ok(ids(&[4])),
-            Ok(ids(&[1])),
+            answer(&[1, 2]),
+            answer(&[1, 2]),
+            answer(&[4]),
+            answer(&[4]),
+            answer(&[4]),
+            answer(&[1]),
         ];
         let result = agreement(&queries, &ours, &theirs);
         assert_eq!(result.total.queries, 6);
