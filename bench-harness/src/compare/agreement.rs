@@ -123,10 +123,10 @@ pub struct Disagreement {
     pub kind: &'static str,
     /// The request body.
     pub body: Value,
-    /// Our answer.
-    pub ours: TopHits,
+    /// Our answer (`{"ids", "total_hits"}`, or `{"error"}`).
+    pub ours: Value,
     /// Theirs.
-    pub theirs: TopHits,
+    pub theirs: Value,
     /// The set overlap.
     pub overlap: f64,
 }
@@ -140,6 +140,14 @@ pub struct Agreement {
     pub per_kind: BTreeMap<&'static str, Tally>,
     /// At most `EXAMPLES_PER_KIND_MAX` disagreeing queries of each kind, in mix order.
     pub examples: Vec<Disagreement>,
+}
+
+/// An answer as written in the examples file.
+fn answer_json(hits: &TopHits) -> Value {
+    match hits {
+        Ok(answer) => serde_json::json!({"ids": answer.ids, "total_hits": answer.total_hits}),
+        Err(error) => serde_json::json!({ "error": error }),
+    }
 }
 
 /// Compares the answers of both servers to every query (`ours[i]` and `theirs[i]` answer
@@ -174,8 +182,8 @@ pub fn agreement(queries: &[Query], ours: &[TopHits], theirs: &[TopHits]) -> Agr
                 index,
                 kind: query.kind.label(),
                 body: query.body.clone(),
-                ours: our_hits.clone(),
-                theirs: their_hits.clone(),
+                ours: answer_json(our_hits),
+                theirs: answer_json(their_hits),
                 overlap: comparison.overlap,
             });
         }
@@ -290,6 +298,8 @@ mod tests {
         assert_eq!(one_word_examples, EXAMPLES_PER_KIND_MAX);
         assert_eq!(result.examples.len(), EXAMPLES_PER_KIND_MAX + 1);
         assert_eq!(result.examples[0].index, 1);
+        assert_eq!(result.examples[0].ours["ids"], json!(["2", "1"]));
+        assert_eq!(result.examples[3].ours["error"], "503");
         assert!((result.total.equal_share() - 1.0 / 6.0).abs() < 1e-12);
     }
 }
