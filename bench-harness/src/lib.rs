@@ -4,6 +4,7 @@
 //! Invariant: nothing here is linked into the server; the harness only talks to
 //! servers over sockets or through their public library APIs.
 
+pub mod compare;
 pub mod load;
 pub mod measure;
 pub mod storage;

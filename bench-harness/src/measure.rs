@@ -11,19 +11,34 @@ const BYTES_PER_KIBIBYTE: u64 = 1024;
 /// The first `count` documents of the `.ndjson.zst` dataset at `path`. Panics with a clear
 /// message when the dataset is missing or malformed (a benchmark cannot go on without it).
 pub fn read_documents(path: &str, count: usize) -> Vec<Map<String, Value>> {
-    let file = std::fs::File::open(path).expect("dataset opens");
-    let decoder = zstd::Decoder::new(file).expect("zstd stream");
-    BufReader::new(decoder)
-        .lines()
-        .take(count)
-        .map(|line| {
-            let line = line.expect("dataset line reads");
-            match serde_json::from_str(&line).expect("dataset line is JSON") {
+    read_lines(path, count)
+        .expect("dataset reads")
+        .iter()
+        .map(
+            |line| match serde_json::from_str(line).expect("dataset line is JSON") {
                 Value::Object(document) => document,
                 _ => panic!("dataset lines are objects"),
-            }
-        })
+            },
+        )
         .collect()
+}
+
+/// The first `count` non-empty lines of the `.ndjson.zst` dataset at `path`, unparsed (the
+/// exact NDJSON text to send); an error names the path when it cannot be read.
+pub fn read_lines(path: &str, count: usize) -> Result<Vec<String>, String> {
+    let file = std::fs::File::open(path).map_err(|error| format!("{path}: {error}"))?;
+    let decoder = zstd::Decoder::new(file).map_err(|error| format!("{path}: {error}"))?;
+    let mut lines = Vec::new();
+    for line in BufReader::new(decoder).lines() {
+        if lines.len() >= count {
+            break;
+        }
+        let line = line.map_err(|error| format!("{path}: {error}"))?;
+        if !line.trim().is_empty() {
+            lines.push(line);
+        }
+    }
+    Ok(lines)
 }
 
 /// The peak resident memory (`VmHWM`) in bytes of process `pid` (this process when `None`);

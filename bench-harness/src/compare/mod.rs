@@ -1,0 +1,20 @@
+//! The side-by-side search comparison (`search_compare`): coresearch and a Meilisearch
+//! binary, each started fresh on the same machine, fed the same dataset with the same
+//! settings, asked the same query mix drawn from the dataset's own vocabulary, loaded at
+//! fixed concurrency and at a fixed arrival rate, and compared on indexing speed, memory,
+//! disk, throughput, latency and top-10 agreement.
+//!
+//! Invariants: the harness builds nothing and only talks to the servers over HTTP (and
+//! reads `/proc` and the data directory); the servers run one after the other, never at the
+//! same time, so neither measures the other's load; both see the same documents, settings,
+//! queries and seeds.
+
+pub mod agreement;
+pub mod client;
+pub mod disk;
+pub mod query_mix;
+pub mod server;
+pub mod setup;
+pub mod side;
+pub mod table;
+pub mod vocabulary;

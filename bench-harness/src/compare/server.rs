@@ -1,0 +1,266 @@
+//! A server under comparison as a child process: started from a given binary with a fresh
+//! data directory, waited for until `/health` answers 200, stopped at the end.
+//!
+//! Invariants: the data directory is emptied before the start, so nothing of an earlier run
+//! is measured; the child runs in its own work directory (where Meilisearch puts `dumps/`
+//! and `snapshots/`) with its output in `server.log` there; a `ServerProcess` that is dropped
+//! stops its child (SIGTERM, then SIGKILL after `STOP_GRACE`), so no error path leaves a
+//! server running.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::client::Client;
+
+/// How long a server may take to answer `/health` after its start.
+pub const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// Pause between two health probes.
+const HEALTH_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How long a server may take to exit after SIGTERM before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(15);
+/// Pause between two checks that a stopping server exited.
+const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// Timeout of a single health probe.
+const HEALTH_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Which server a binary is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    /// Ours.
+    Coresearch,
+    /// The reference.
+    Meilisearch,
+}
+
+impl ServerKind {
+    /// The server's name in reports and directory names.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Coresearch => "coresearch",
+            ServerKind::Meilisearch => "meilisearch",
+        }
+    }
+}
+
+/// How to start one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// Which server.
+    pub kind: ServerKind,
+    /// Its binary.
+    pub binary: PathBuf,
+    /// Its own directory: the child's working directory, holding `data/` and `server.log`.
+    pub work_dir: PathBuf,
+    /// The loopback port it listens on.
+    pub port: u16,
+    /// Cores (coresearch executors; Meilisearch indexing threads), when limited.
+    pub cores: Option<usize>,
+    /// The master key, when one is set.
+    pub master_key: Option<String>,
+}
+
+impl ServerSpec {
+    /// The data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.work_dir.join("data")
+    }
+
+    /// The address it listens on.
+    pub fn address(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// The command-line arguments of the server.
+    pub fn arguments(&self) -> Vec<OsString> {
+        let mut arguments: Vec<OsString> = vec![
+            "--db-path".into(),
+            self.data_dir().into(),
+            "--http-addr".into(),
+            self.address().to_string().into(),
+        ];
+        match self.kind {
+            ServerKind::Coresearch => {
+                if let Some(cores) = self.cores {
+                    arguments.extend(["--cores".into(), cores.to_string().into()]);
+                }
+            }
+            ServerKind::Meilisearch => {
+                arguments.extend([
+                    "--no-analytics".into(),
+                    "--env".into(),
+                    "development".into(),
+                ]);
+                if let Some(cores) = self.cores {
+                    arguments.extend(["--max-indexing-threads".into(), cores.to_string().into()]);
+                }
+            }
+        }
+        if let Some(key) = &self.master_key {
+            arguments.extend(["--master-key".into(), key.into()]);
+        }
+        arguments
+    }
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    /// Its pid.
+    pub pid: u32,
+    /// How it was started.
+    pub spec: ServerSpec,
+}
+
+/// Empties (or creates) `directory`.
+fn fresh_directory(directory: &Path) -> Result<(), String> {
+    if directory.exists() {
+        std::fs::remove_dir_all(directory)
+            .map_err(|error| format!("cannot empty {}: {error}", directory.display()))?;
+    }
+    std::fs::create_dir_all(directory)
+        .map_err(|error| format!("cannot create {}: {error}", directory.display()))
+}
+
+impl ServerProcess {
+    /// Starts the server with an empty data directory and waits until it is healthy.
+    pub fn start(spec: &ServerSpec) -> Result<ServerProcess, String> {
+        fresh_directory(&spec.work_dir)?;
+        let log_path = spec.work_dir.join("server.log");
+        let log = std::fs::File::create(&log_path)
+            .map_err(|error| format!("cannot create {}: {error}", log_path.display()))?;
+        let log_for_errors = log
+            .try_clone()
+            .map_err(|error| format!("cannot share {}: {error}", log_path.display()))?;
+        let child = Command::new(&spec.binary)
+            .args(spec.arguments())
+            .current_dir(&spec.work_dir)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_for_errors)
+            .spawn()
+            .map_err(|error| format!("cannot start {}: {error}", spec.binary.display()))?;
+        let mut server = ServerProcess {
+            pid: child.id(),
+            child,
+            spec: spec.clone(),
+        };
+        server.wait_healthy(&log_path)?;
+        Ok(server)
+    }
+
+    fn wait_healthy(&mut self, log_path: &Path) -> Result<(), String> {
+        let started = Instant::now();
+        let mut client = Client::new(self.spec.address(), None, HEALTH_PROBE_TIMEOUT);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "{} exited at start ({status}); see {}",
+                    self.spec.kind.name(),
+                    log_path.display()
+                ));
+            }
+            if client
+                .get("/health")
+                .is_ok_and(|response| response.status == 200)
+            {
+                return Ok(());
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(format!(
+                    "{} not healthy after {START_TIMEOUT:?}; see {}",
+                    self.spec.kind.name(),
+                    log_path.display()
+                ));
+            }
+            std::thread::sleep(HEALTH_POLL_INTERVAL);
+        }
+    }
+
+    /// Stops the server: SIGTERM, then SIGKILL after `STOP_GRACE`; waits for its exit.
+    pub fn stop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        if let Ok(pid) = libc::pid_t::try_from(self.pid) {
+            // SAFETY: kill() only sends a signal; `pid` is our own child, not yet reaped
+            // (try_wait above saw it running), so the pid cannot belong to another process.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let asked = Instant::now();
+        while asked.elapsed() < STOP_GRACE {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(EXIT_POLL_INTERVAL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: ServerKind) -> ServerSpec {
+        ServerSpec {
+            kind,
+            binary: PathBuf::from("/bin/server"),
+            work_dir: PathBuf::from("/tmp/work/side"),
+            port: 7711,
+            cores: Some(2),
+            master_key: Some("key".to_string()),
+        }
+    }
+
+    fn text(arguments: Vec<OsString>) -> Vec<String> {
+        arguments
+            .into_iter()
+            .map(|argument| argument.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn each_server_gets_its_own_flags_and_a_data_dir_inside_its_work_dir() {
+        assert_eq!(
+            text(spec(ServerKind::Coresearch).arguments()),
+            [
+                "--db-path",
+                "/tmp/work/side/data",
+                "--http-addr",
+                "127.0.0.1:7711",
+                "--cores",
+                "2",
+                "--master-key",
+                "key"
+            ]
+        );
+        let mut meilisearch = spec(ServerKind::Meilisearch);
+        meilisearch.cores = None;
+        meilisearch.master_key = None;
+        assert_eq!(
+            text(meilisearch.arguments()),
+            [
+                "--db-path",
+                "/tmp/work/side/data",
+                "--http-addr",
+                "127.0.0.1:7711",
+                "--no-analytics",
+                "--env",
+                "development"
+            ]
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! Filling a server for the comparison: create the index, apply its settings, send the
+//! dataset as NDJSON payloads, and wait until every task finished.
+//!
+//! Invariants: every write must be answered 202 (enqueued), and every task must end
+//! `succeeded`, or the step fails with the server's answer; `ingest` measures from just
+//! before its first payload is sent to the first poll that finds no task enqueued or
+//! processing, so its duration includes the whole indexing and at most one
+//! `TASK_POLL_INTERVAL` of polling slack.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::client::{Client, Response};
+
+/// Pause between two polls of the task queue.
+pub const TASK_POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// How long the tasks may take to finish.
+pub const TASKS_TIMEOUT: Duration = Duration::from_secs(4 * 3600);
+
+/// The index settings of the comparison: `name` and `summary` searchable, `year` and `rank`
+/// filterable and sortable.
+pub fn comparison_settings() -> Value {
+    json!({
+        "searchableAttributes": ["name", "summary"],
+        "filterableAttributes": ["year", "rank"],
+        "sortableAttributes": ["year", "rank"],
+    })
+}
+
+/// What ingesting the dataset took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ingestion {
+    /// Documents sent.
+    pub documents: usize,
+    /// Payloads sent.
+    pub payloads: usize,
+    /// From the first payload to the last task finished.
+    pub elapsed: Duration,
+    /// Documents the index holds afterwards.
+    pub stored: u64,
+}
+
+fn io_error(step: &str) -> impl Fn(std::io::Error) -> String + '_ {
+    move |error| format!("{step}: {error}")
+}
+
+fn expect_status(step: &str, response: &Response, status: u16) -> Result<(), String> {
+    if response.status == status {
+        Ok(())
+    } else {
+        Err(format!(
+            "{step} answered {}: {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        ))
+    }
+}
+
+/// Creates index `uid` with `primary_key`, applies `settings`, and waits for both tasks.
+pub fn create_index(
+    client: &mut Client,
+    uid: &str,
+    primary_key: &str,
+    settings: &Value,
+) -> Result<(), String> {
+    let response = client
+        .send_json(
+            "POST",
+            "/indexes",
+            &json!({"uid": uid, "primaryKey": primary_key}),
+        )
+        .map_err(io_error("create index"))?;
+    expect_status("create index", &response, 202)?;
+    let path = format!("/indexes/{uid}/settings");
+    let response = client
+        .send_json("PATCH", &path, settings)
+        .map_err(io_error("update settings"))?;
+    expect_status("update settings", &response, 202)?;
+    wait_for_tasks(client)
+}
+
+/// Sends `lines` to index `uid` in NDJSON payloads of `batch` documents, waits for every
+/// task, and reads the document count.
+pub fn ingest(
+    client: &mut Client,
+    uid: &str,
+    lines: &[String],
+    batch: usize,
+) -> Result<Ingestion, String> {
+    let path = format!("/indexes/{uid}/documents");
+    let started = Instant::now();
+    let mut payloads = 0;
+    for chunk in lines.chunks(batch.max(1)) {
+        let mut payload = Vec::with_capacity(chunk.iter().map(|line| line.len() + 1).sum());
+        for line in chunk {
+            payload.extend_from_slice(line.as_bytes());
+            payload.push(b'\n');
+        }
+        let response = client
+            .request("POST", &path, "application/x-ndjson", &payload)
+            .map_err(io_error("send documents"))?;
+        expect_status(&format!("payload {payloads}"), &response, 202)?;
+        payloads += 1;
+    }
+    wait_for_tasks(client)?;
+    let elapsed = started.elapsed();
+    let stats = get_json(client, &format!("/indexes/{uid}/stats"))?;
+    Ok(Ingestion {
+        documents: lines.len(),
+        payloads,
+        elapsed,
+        stored: stats["numberOfDocuments"].as_u64().unwrap_or(0),
+    })
+}
+
+/// `GET path` answered 200 with a JSON body.
+pub fn get_json(client: &mut Client, path: &str) -> Result<Value, String> {
+    let response = client.get(path).map_err(io_error(path))?;
+    expect_status(&format!("GET {path}"), &response, 200)?;
+    response.json()
+}
+
+/// Waits until no task is enqueued or processing, then checks that none failed.
+pub fn wait_for_tasks(client: &mut Client) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        let pending = get_json(client, "/tasks?statuses=enqueued,processing&limit=1")?;
+        if pending["total"] == 0 {
+            break;
+        }
+        if started.elapsed() > TASKS_TIMEOUT {
+            return Err(format!("the tasks did not finish within {TASKS_TIMEOUT:?}"));
+        }
+        std::thread::sleep(TASK_POLL_INTERVAL);
+    }
+    let failed = get_json(client, "/tasks?statuses=failed&limit=1")?;
+    if failed["total"] != 0 {
+        return Err(format!("failed tasks: {}", failed["results"]));
+    }
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! One side of the comparison: start a server, fill it, ask it every query once for its top
+//! hits, load it at fixed concurrency and at a fixed rate, measure its memory and disk, and
+//! stop it.
+//!
+//! Invariants: the server is stopped on every path out of `run_side` (the process guard's
+//! drop); the top-hits pass runs after indexing and before the load runs, one query at a
+//! time, so its answers do not depend on load; both load runs send the same mix, each query
+//! with equal probability, from the same seed; the detailed load reports are kept as JSON in
+//! the side's work directory.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::agreement::{TopHits, top_ids};
+use super::client::Client;
+use super::disk::disk_usage;
+use super::query_mix::{Query, TOP_HITS_COUNT};
+use super::server::{ServerProcess, ServerSpec};
+use super::setup::{comparison_settings, create_index, get_json, ingest};
+use super::table::{LoadFigures, SideResults};
+use crate::load::{Limit, Pacing, RequestTemplate, RunOptions, Target, Workload, run};
+use crate::measure::peak_resident_bytes;
+
+/// The longest wait for one setup, ingestion or top-hits request.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+/// The primary key of the comparison's index.
+pub const PRIMARY_KEY: &str = "id";
+
+/// How each side is driven.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideOptions {
+    /// The index searched.
+    pub index_uid: String,
+    /// Documents per payload.
+    pub batch: usize,
+    /// Connections of the closed-loop run.
+    pub concurrency: usize,
+    /// Rate of the open-loop run, none to skip it.
+    pub rate: Option<f64>,
+    /// Connections available to the open-loop run.
+    pub rate_connections: usize,
+    /// Measured time of each run.
+    pub duration: Duration,
+    /// Unmeasured warm-up of each run.
+    pub warmup: Duration,
+    /// The longest wait for a response during the load runs.
+    pub load_timeout: Duration,
+    /// Seed of the query choice.
+    pub seed: u64,
+    /// Keep the data directory after the run.
+    pub keep_data: bool,
+}
+
+/// What one side produced.
+#[derive(Debug, Clone)]
+pub struct SideOutcome {
+    /// Its measurements.
+    pub results: SideResults,
+    /// Its top hits for each query, in mix order.
+    pub top_hits: Vec<TopHits>,
+}
+
+/// Runs one side; progress goes to standard error.
+pub fn run_side(
+    spec: &ServerSpec,
+    lines: &[String],
+    queries: &[Query],
+    options: &SideOptions,
+) -> Result<SideOutcome, String> {
+    let name = spec.kind.name();
+    eprintln!("[{name}] starting {}", spec.binary.display());
+    let mut server = ServerProcess::start(spec)?;
+    let mut client = Client::new(spec.address(), spec.master_key.clone(), REQUEST_TIMEOUT);
+    let version = get_json(&mut client, "/version")
+        .ok()
+        .and_then(|answer| answer["pkgVersion"].as_str().map(str::to_string));
+    create_index(
+        &mut client,
+        &options.index_uid,
+        PRIMARY_KEY,
+        &comparison_settings(),
+    )?;
+    eprintln!("[{name}] ingesting {} documents", lines.len());
+    let ingestion = ingest(&mut client, &options.index_uid, lines, options.batch)?;
+    eprintln!(
+        "[{name}] indexed {} documents ({} stored) in {:.2} s",
+        ingestion.documents,
+        ingestion.stored,
+        ingestion.elapsed.as_secs_f64()
+    );
+    let peak_rss_after_indexing = peak_resident_bytes(Some(server.pid));
+    let disk = disk_usage(&spec.data_dir());
+
+    eprintln!("[{name}] top-hits pass over {} queries", queries.len());
+    let top_hits = top_hits_pass(&mut client, &options.index_uid, queries);
+    let top_hits_failures = top_hits.iter().filter(|hits| hits.is_err()).count() as u64;
+    if let Some(Err(first)) = top_hits.iter().find(|hits| hits.is_err()) {
+        eprintln!("[{name}] {top_hits_failures} queries failed, the first: {first}");
+    }
+
+    let workload = search_workload(&options.index_uid, queries)?;
+    eprintln!("[{name}] closed loop, {} connections", options.concurrency);
+    let closed_loop = load_run(
+        &server,
+        &workload,
+        options,
+        Pacing::ClosedLoop,
+        options.concurrency,
+        &spec.work_dir.join("closed-loop.json"),
+    )?;
+    let open_loop = match options.rate {
+        Some(rate_per_second) => {
+            eprintln!("[{name}] open loop, {rate_per_second} requests/s");
+            Some(load_run(
+                &server,
+                &workload,
+                options,
+                Pacing::OpenLoop { rate_per_second },
+                options.rate_connections,
+                &spec.work_dir.join("open-loop.json"),
+            )?)
+        }
+        None => None,
+    };
+    let peak_rss_end = peak_resident_bytes(Some(server.pid));
+    server.stop();
+    if !options.keep_data {
+        let _ = std::fs::remove_dir_all(spec.data_dir());
+    }
+    Ok(SideOutcome {
+        results: SideResults {
+            name,
+            version,
+            ingestion,
+            peak_rss_after_indexing,
+            peak_rss_end,
+            disk,
+            top_hits_failures,
+            closed_loop: Some(closed_loop),
+            open_loop,
+        },
+        top_hits,
+    })
+}
+
+/// Every query once, in order: its top hit ids, or why there are none.
+fn top_hits_pass(client: &mut Client, index_uid: &str, queries: &[Query]) -> Vec<TopHits> {
+    let path = format!("/indexes/{index_uid}/search");
+    queries
+        .iter()
+        .map(|query| {
+            let response = client
+                .send_json("POST", &path, &query.body)
+                .map_err(|error| error.to_string())?;
+            if response.status != 200 {
+                return Err(format!(
+                    "status {}: {}",
+                    response.status,
+                    String::from_utf8_lossy(&response.body)
+                ));
+            }
+            top_ids(&response.json()?, TOP_HITS_COUNT)
+        })
+        .collect()
+}
+
+/// The mix as a load workload: one template per query, all of weight 1.
+fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, String> {
+    let path = format!("/indexes/{index_uid}/search");
+    let templates = queries
+        .iter()
+        .enumerate()
+        .map(|(index, query)| {
+            let mut template = RequestTemplate::new("POST", &path);
+            template.name = Some(format!("{index} {}", query.kind.label()));
+            template.json = Some(query.body.clone());
+            template
+        })
+        .collect();
+    Workload::new("search-mix", templates).map_err(|error| error.to_string())
+}
+
+/// One load run against `server`; its full report is written to `report_path`.
+fn load_run(
+    server: &ServerProcess,
+    workload: &Workload,
+    options: &SideOptions,
+    pacing: Pacing,
+    connections: usize,
+    report_path: &Path,
+) -> Result<LoadFigures, String> {
+    let target = Target::parse(&format!("http://{}", server.spec.address()))
+        .map_err(|error| error.to_string())?;
+    let run_options = RunOptions {
+        target,
+        api_key: server.spec.master_key.clone(),
+        workload: workload.clone(),
+        connections,
+        pipeline_depth: 1,
+        pacing,
+        limit: Limit::Duration(options.duration),
+        warmup: options.warmup,
+        timeout: options.load_timeout,
+        server_pids: i32::try_from(server.pid).into_iter().collect(),
+        seed: options.seed,
+    };
+    let report = run(&run_options).map_err(|error| error.to_string())?;
+    for line in report.to_text().lines() {
+        if !line.starts_with("template") {
+            eprintln!("{line}");
+        }
+    }
+    std::fs::write(report_path, report.to_json() + "\n")
+        .map_err(|error| format!("cannot write {}: {error}", report_path.display()))?;
+    Ok(LoadFigures::from_report(&report))
+}
