@@ -89,6 +89,9 @@ struct Deltas {
     presence: BTreeMap<Vec<u8>, Delta>,
     /// Word → documents added and removed (the `word_documents` tree).
     words: BTreeMap<Vec<u8>, Delta>,
+    /// `word_positions` keys to write (`Some`) or delete (`None`), written in key order so a
+    /// word's keys are inserted side by side.
+    positions: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     distribution: BTreeMap<String, i64>,
 }
 
@@ -105,7 +108,13 @@ pub struct PreparedBatch {
     assigned_ids: std::collections::HashMap<String, u32>,
     /// The tokenizer of the stored text settings.
     analyzer: Analyzer,
+    /// Documents applied since the deltas were last written to the trees.
+    pending_documents: usize,
 }
+
+/// Documents whose facet and word deltas may wait in memory before they are written to the
+/// trees (bounds a batch's delta memory; a commit always writes them).
+pub const PENDING_DOCUMENTS_MAX: usize = 50_000;
 
 fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u16>> {
     let tree = transaction.create_tree(FIELDS_TREE)?;
@@ -151,6 +160,7 @@ impl PreparedBatch {
             },
             assigned_ids: std::collections::HashMap::new(),
             analyzer,
+            pending_documents: 0,
         })
     }
 
@@ -163,11 +173,14 @@ impl PreparedBatch {
         self.batch_uid
     }
 
-    /// Applies the next operations, in order, and flushes the facet deltas.
+    /// Applies the next operations, in order. The facet and word deltas stay in memory
+    /// until [`PENDING_DOCUMENTS_MAX`] documents are pending or the batch commits: a common
+    /// word's bitmap is then rewritten once per batch, not once per chunk.
     pub fn apply_chunk(&mut self, operations: Vec<Operation>) -> ShardResult<()> {
         if self.transaction.is_none() {
             return Ok(());
         }
+        self.pending_documents += operations.len();
         for operation in operations {
             match operation {
                 Operation::Replace {
@@ -178,7 +191,10 @@ impl PreparedBatch {
                 Operation::DeleteAll => self.delete_all()?,
             }
         }
-        self.flush()
+        if self.pending_documents >= PENDING_DOCUMENTS_MAX {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     /// Internal ids for documents this batch creates, chosen by the caller so that ids are
@@ -217,6 +233,7 @@ impl PreparedBatch {
             .as_ref()
             .expect("flush runs only while the transaction is open");
         flush_deltas(transaction, &mut self.deltas)?;
+        self.pending_documents = 0;
         self.state.store(transaction)
     }
 
@@ -357,7 +374,6 @@ impl PreparedBatch {
             .transaction
             .as_ref()
             .expect("operations run only while the transaction is open");
-        let positions = transaction.create_tree(WORD_POSITIONS_TREE)?;
         for (word, occurrences) in &words.words {
             let delta = self
                 .deltas
@@ -367,10 +383,12 @@ impl PreparedBatch {
             let key = position_key(word, id);
             if add {
                 delta.add(id);
-                positions.put(&key, &encode_occurrences(occurrences))?;
+                self.deltas
+                    .positions
+                    .insert(key, Some(encode_occurrences(occurrences)));
             } else {
                 delta.remove(id);
-                positions.delete(&key)?;
+                self.deltas.positions.insert(key, None);
             }
         }
         let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
@@ -459,6 +477,15 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
             }
         }
     }
+    let positions = transaction.create_tree(WORD_POSITIONS_TREE)?;
+    for (key, value) in deltas.positions {
+        match value {
+            Some(value) => positions.put(&key, &value)?,
+            None => {
+                positions.delete(&key)?;
+            }
+        }
+    }
     let strings = transaction.create_tree(FACET_STRINGS_TREE)?;
     for (key, delta) in deltas.strings {
         let (original, current) = match strings.get(&key)? {
@@ -515,6 +542,7 @@ pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> Sh
         outcome: ApplyOutcome::default(),
         assigned_ids: std::collections::HashMap::new(),
         analyzer: Analyzer::new(&TextSettings::default()),
+        pending_documents: 0,
     };
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
@@ -568,6 +596,7 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
         outcome: ApplyOutcome::default(),
         assigned_ids: std::collections::HashMap::new(),
         analyzer,
+        pending_documents: 0,
     };
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
