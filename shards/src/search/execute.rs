@@ -215,6 +215,7 @@ impl ShardSnapshot {
             proximity_precision: settings.proximity_precision,
             weight_max: settings.weight_max(),
             fields: &fields,
+            typo_floors: resolved.iter().map(ResolvedTerm::typo_floor).collect(),
         };
         let by_buckets = steps.first() == Some(&Step::Words)
             && query.distinct.is_none()

@@ -32,6 +32,9 @@ pub struct RankingContext<'a> {
     pub proximity_precision: ProximityPrecision,
     pub weight_max: u16,
     pub fields: &'a SearchedFields,
+    /// Per term, the fewest typos its `maxTypoCount` allows: an n-gram alternative costs
+    /// typos even on terms that allow none.
+    pub typo_floors: Vec<u8>,
 }
 
 /// The terms kept for a document and how many terms were dropped.
@@ -91,7 +94,8 @@ impl RankingContext<'_> {
         let mut typo_count = 0;
         let mut max_typo_count = 0;
         for &index in &kept.terms {
-            max_typo_count += u32::from(self.terms[index].typos_max());
+            let floor = self.typo_floors.get(index).copied().unwrap_or(0);
+            max_typo_count += u32::from(self.terms[index].typos_max().max(floor));
             let fewest = occurrences[index]
                 .iter()
                 .map(|occurrence| occurrence.typos)
@@ -116,9 +120,12 @@ impl RankingContext<'_> {
             }
             pairs += 1;
             let best = match self.proximity_precision {
-                ProximityPrecision::ByWord => {
-                    closest_proximity(&occurrences[left], &occurrences[right])
-                }
+                // As Meilisearch's rules refine the paths the typo rule chose, proximity
+                // looks only at each term's occurrences with its fewest typos.
+                ProximityPrecision::ByWord => closest_proximity(
+                    &fewest_typos(&occurrences[left]),
+                    &fewest_typos(&occurrences[right]),
+                ),
                 ProximityPrecision::ByAttribute => {
                     let same_field = occurrences[left].iter().any(|left| {
                         occurrences[right]
@@ -242,6 +249,16 @@ impl RankingContext<'_> {
 
 /// The smallest proximity between an occurrence of `left` followed by one of `right` in the
 /// same field (`None` when they never share a field).
+/// The occurrences of a term that carry its fewest typos.
+fn fewest_typos(occurrences: &[TermOccurrence]) -> Vec<TermOccurrence> {
+    let fewest = occurrences.iter().map(|occurrence| occurrence.typos).min();
+    occurrences
+        .iter()
+        .filter(|occurrence| Some(occurrence.typos) == fewest)
+        .cloned()
+        .collect()
+}
+
 fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Option<u32> {
     let mut right_sorted: Vec<(u16, u16, bool)> = right
         .iter()

@@ -25,6 +25,9 @@ pub const NGRAM_WORDS_MAX: usize = 3;
 /// Normalized synonym key words → normalized alternatives.
 pub type Synonyms = BTreeMap<Vec<String>, Vec<Vec<String>>>;
 
+/// The typo cost an n-gram (adjacent query words joined) adds to each term it stands for.
+pub const NGRAM_TYPOS_PER_TERM: u8 = 1;
+
 /// One thing a term matches: a word (one element) or a phrase (`None` for stop-word holes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Alternative {
@@ -46,6 +49,16 @@ pub struct ResolvedTerm {
 }
 
 impl ResolvedTerm {
+    /// The typos this term may need whatever its own allowance: an n-gram alternative's cost.
+    pub fn typo_floor(&self) -> u8 {
+        self.alternatives
+            .iter()
+            .filter(|alternative| alternative.shared && alternative.words.len() == 1)
+            .map(|alternative| alternative.typos)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The words of one alternative.
     pub fn alternative_words(&self, alternative: u16) -> Vec<String> {
         self.alternatives
@@ -196,9 +209,11 @@ fn add_shared_alternatives(
             let joined = words.concat();
             if let Some(tree) = &dictionary {
                 if tree.get(joined.as_bytes())?.is_some() {
+                    // Meilisearch gives an n-gram a base typo cost of one per word it
+                    // joins: one typo on each of the terms it stands for.
                     shared.push(Alternative {
                         words: vec![Some(joined)],
-                        typos: 0,
+                        typos: NGRAM_TYPOS_PER_TERM,
                         exact: true,
                         shared: true,
                         prefix: false,
