@@ -88,6 +88,17 @@ pub struct TermOccurrence {
     pub shared: bool,
     /// Which alternative of the term.
     pub alternative: u16,
+    /// An occurrence of a phrase's first word in a document holding the phrase: Meilisearch's
+    /// attribute and word-position rules look at the first word instead of the phrase, and
+    /// no other rule looks at it.
+    pub anchor: bool,
+}
+
+impl TermOccurrence {
+    /// Whether this occurrence counts for the rules other than attribute and position.
+    pub fn is_match(&self) -> bool {
+        !self.anchor
+    }
 }
 
 /// Document → per term, its occurrences (the outer vector is indexed like `terms`).
@@ -104,12 +115,29 @@ pub fn collect_occurrences(
     for (index, term) in terms.iter().enumerate() {
         for (alternative, found) in term.alternatives.iter().enumerate() {
             let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
-            let spans = match found.words.as_slice() {
-                [Some(word)] if found.prefix => prefix_occurrences(read, universe, word)?,
-                [Some(word)] => word_occurrences(read, universe, word)?,
-                phrase => phrase_occurrences(read, universe, phrase)?,
+            let (spans, anchors) = match found.words.as_slice() {
+                [Some(word)] if found.prefix => (prefix_occurrences(read, universe, word)?, None),
+                [Some(word)] => (word_occurrences(read, universe, word)?, None),
+                phrase => {
+                    let spans = phrase_occurrences(read, universe, phrase)?;
+                    let holding: RoaringBitmap = spans.keys().copied().collect();
+                    let anchors = match phrase.iter().flatten().next() {
+                        Some(first) => Some(word_occurrences(read, &holding, first)?),
+                        None => None,
+                    };
+                    (spans, anchors)
+                }
             };
-            for (document, spans) in spans {
+            let tagged = spans
+                .into_iter()
+                .map(|(document, spans)| (document, spans, false))
+                .chain(
+                    anchors
+                        .into_iter()
+                        .flatten()
+                        .map(|(document, spans)| (document, spans, true)),
+                );
+            for (document, spans, anchor) in tagged {
                 let slots = documents
                     .entry(document)
                     .or_insert_with(|| vec![Vec::new(); terms.len()]);
@@ -128,6 +156,7 @@ pub fn collect_occurrences(
                         exact: found.exact,
                         shared: found.shared,
                         alternative,
+                        anchor,
                     });
                 }
             }

@@ -127,11 +127,15 @@ impl RankingContext<'_> {
                     &fewest_typos(&occurrences[right]),
                 ),
                 ProximityPrecision::ByAttribute => {
-                    let same_field = occurrences[left].iter().any(|left| {
-                        occurrences[right]
-                            .iter()
-                            .any(|right| right.field == left.field)
-                    });
+                    let same_field = occurrences[left]
+                        .iter()
+                        .filter(|left| left.is_match())
+                        .any(|left| {
+                            occurrences[right]
+                                .iter()
+                                .filter(|right| right.is_match())
+                                .any(|right| right.field == left.field)
+                        });
                     if same_field { Some(1) } else { None }
                 }
             };
@@ -148,8 +152,7 @@ impl RankingContext<'_> {
         let weight_max = u32::from(self.weight_max);
         let mut cost = 0;
         for &index in &kept.terms {
-            let best = occurrences[index]
-                .iter()
+            let best = positioned(&occurrences[index])
                 .filter_map(|occurrence| self.fields.get(&occurrence.field))
                 .map(|field| u32::from(field.weight).min(weight_max))
                 .min()
@@ -168,8 +171,7 @@ impl RankingContext<'_> {
         let mut cost = 0;
         for &index in &kept.terms {
             let query_position = self.terms[index].position;
-            let best = occurrences[index]
-                .iter()
+            let best = positioned(&occurrences[index])
                 .map(|occurrence| {
                     let position = u32::from(bucketed_position(occurrence.start));
                     cost_from_distance(position.abs_diff(query_position))
@@ -200,7 +202,7 @@ impl RankingContext<'_> {
             .filter(|index| {
                 occurrences[**index]
                     .iter()
-                    .any(|occurrence| occurrence.exact)
+                    .any(|occurrence| occurrence.exact && occurrence.is_match())
             })
             .count();
         let count = |value: usize| u32::try_from(value).unwrap_or(u32::MAX);
@@ -228,6 +230,7 @@ impl RankingContext<'_> {
             let wanted = bucketed_query_position(self.terms[index].position);
             occurrences[index].iter().any(|occurrence| {
                 occurrence.exact
+                    && occurrence.is_match()
                     && occurrence.field == field
                     && bucketed_position(occurrence.start) == wanted
             })
@@ -247,18 +250,27 @@ impl RankingContext<'_> {
     }
 }
 
-/// The smallest proximity between an occurrence of `left` followed by one of `right` in the
-/// same field (`None` when they never share a field).
-/// The occurrences of a term that carry its fewest typos.
+/// The matching occurrences of a term that carry its fewest typos (phrase anchors excluded).
 fn fewest_typos(occurrences: &[TermOccurrence]) -> Vec<TermOccurrence> {
-    let fewest = occurrences.iter().map(|occurrence| occurrence.typos).min();
-    occurrences
-        .iter()
+    let matching = || occurrences.iter().filter(|occurrence| occurrence.is_match());
+    let fewest = matching().map(|occurrence| occurrence.typos).min();
+    matching()
         .filter(|occurrence| Some(occurrence.typos) == fewest)
         .cloned()
         .collect()
 }
 
+/// What the attribute and word-position rules look at for a term: a phrase's anchors (its
+/// first word's occurrences) when it has some, else every occurrence.
+fn positioned(occurrences: &[TermOccurrence]) -> impl Iterator<Item = &TermOccurrence> {
+    let anchored = occurrences.iter().any(|occurrence| occurrence.anchor);
+    occurrences
+        .iter()
+        .filter(move |occurrence| occurrence.anchor == anchored)
+}
+
+/// The smallest proximity between an occurrence of `left` followed by one of `right` in the
+/// same field (`None` when they never share a field).
 fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Option<u32> {
     let mut right_sorted: Vec<(u16, u16, bool)> = right
         .iter()
@@ -345,6 +357,7 @@ mod tests {
 
     fn at(field: u16, position: u16, shared: bool) -> TermOccurrence {
         TermOccurrence {
+            anchor: false,
             field,
             start: position,
             end: position,
