@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
+use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use roaring::RoaringBitmap;
 use storage_engine::vector::synthetic::clustered_vectors;
 use storage_engine::vector::{GraphParameters, MemoryIndex, Metric, SearchRequest};
@@ -132,7 +132,13 @@ fn replaced_and_deleted_ids_keep_every_live_id_findable_seed_915() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: cases(),
+        // The regressions file next to this one, named explicitly: the default
+        // (`SourceParallel`) warns on every run that an integration test has no `lib.rs`.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_inserts_and_deletes_keep_the_graph_valid_and_reachable(
