@@ -4,7 +4,9 @@
 //! vector is found from its number alone, so following a link costs no lookup. Layers follow
 //! the usual exponential level distribution (factor `1 / ln(m)`); search descends greedily from
 //! the entry point (a node of the highest level) and runs a beam search of width `ef` on
-//! layer 0, which holds every node. Neighbours are chosen with the HNSW heuristic.
+//! layer 0, which holds every node, seeded with both the descent's end and the entry point
+//! (links are directed: only reachability from the entry point is kept). Neighbours are
+//! chosen with the HNSW heuristic.
 //!
 //! Invariants kept by every operation here (and checked by `check::check_graph`):
 //! - a link `a -> b` on layer `l` joins two distinct live nodes whose levels are `>= l`;

@@ -232,7 +232,16 @@ fn push_result(scratch: &mut SearchScratch, scored: Scored, ef: usize) {
     }
 }
 
-/// The `ef` closest nodes to `query` on layer 0: greedy descent, then beam search.
+/// The `ef` closest nodes to `query` on layer 0: greedy descent, then beam search seeded with
+/// both the node the descent reached and the entry point.
+///
+/// Links are directed, so a node reachable from the entry point (the invariant the graph
+/// keeps and `check::check_graph` verifies) need not be reachable from the descent's end:
+/// pruning can leave a cluster whose layer-0 lists all point inside it, and a descent that
+/// lands there could never leave. Seeding the entry point too makes the checked invariant
+/// sufficient: without a filter and with `ef` at least the number of nodes, the beam search
+/// visits every node.
+/// Far from the query, the extra seed costs one distance and leaves the results unchanged.
 pub fn search<L: Links, R: RecordStore>(
     links: &L,
     space: &Space<'_, R>,
@@ -245,5 +254,77 @@ pub fn search<L: Links, R: RecordStore>(
         return Ok(Vec::new());
     };
     let closest = greedy_descent(links, space, query, entry_point, 0, scratch)?;
-    search_layer(links, space, query, &[closest], ef, 0, filter, scratch)
+    let entry = Scored {
+        distance: space.to_query(query, entry_point.record),
+        record: entry_point.record,
+    };
+    search_layer(
+        links,
+        space,
+        query,
+        &[closest, entry],
+        ef,
+        0,
+        filter,
+        scratch,
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::vector::distance::Metric;
+    use crate::vector::graph::LinksMut;
+    use crate::vector::graph::check::check_graph;
+    use crate::vector::graph::memory::MemoryLinks;
+    use crate::vector::parameters::GraphParameters;
+    use crate::vector::records::{MemoryRecords, PayloadKind, RecordLayout};
+
+    /// Entry point 0 reaches every node, but the trap {1, 2} has no link out on layer 0, and
+    /// the upper layer leads a query for record 3 into it.
+    fn graph_with_a_trap() -> (MemoryLinks, MemoryRecords) {
+        let mut records = MemoryRecords::new(RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions: 2,
+        });
+        for point in [[0.0, 0.0], [6.0, 0.0], [7.0, 0.0], [4.0, 3.0]] {
+            records.push(0, &point);
+        }
+        let mut links = MemoryLinks::new();
+        for (record, level) in [(0, 1), (1, 1), (2, 0), (3, 0)] {
+            links.insert_node(record, level).unwrap();
+        }
+        links.set_neighbours(0, 1, &[1]).unwrap();
+        links.set_neighbours(1, 1, &[0]).unwrap();
+        links.set_neighbours(0, 0, &[1, 3]).unwrap();
+        links.set_neighbours(1, 0, &[2]).unwrap();
+        links.set_neighbours(2, 0, &[1]).unwrap();
+        links.set_neighbours(3, 0, &[0]).unwrap();
+        links
+            .set_entry_point(Some(EntryPoint {
+                record: 0,
+                level: 1,
+            }))
+            .unwrap();
+        (links, records)
+    }
+
+    #[test]
+    fn a_node_reachable_from_the_entry_point_is_found_even_when_the_descent_ends_in_a_trap() {
+        let (links, records) = graph_with_a_trap();
+        let parameters = GraphParameters::new(Metric::Euclidean, 2);
+        assert_eq!(check_graph(&links, &parameters).unwrap(), None);
+        let space = Space::new(&records, Metric::Euclidean);
+        let query = space.prepare_query(&[4.0, 3.0]);
+        let mut scratch = SearchScratch::new();
+        let entry_point = links.entry_point().unwrap();
+        let descended =
+            greedy_descent(&links, &space, &query, entry_point, 0, &mut scratch).unwrap();
+        assert_eq!(descended.record, 1, "the descent lands in the trap");
+        let found = search(&links, &space, &query, 4, None, &mut scratch).unwrap();
+        let records_found: Vec<u32> = found.iter().map(|scored| scored.record).collect();
+        assert_eq!(records_found, [3, 1, 2, 0]);
+        assert!(found[0].distance < 1e-6);
+    }
 }
