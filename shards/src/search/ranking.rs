@@ -127,15 +127,16 @@ impl RankingContext<'_> {
                     &fewest_typos(&occurrences[right]),
                 ),
                 ProximityPrecision::ByAttribute => {
-                    let same_field = occurrences[left]
-                        .iter()
-                        .filter(|left| left.is_match())
-                        .any(|left| {
-                            occurrences[right]
-                                .iter()
-                                .filter(|right| right.is_match())
-                                .any(|right| right.field == left.field)
-                        });
+                    let same_field =
+                        occurrences[left]
+                            .iter()
+                            .filter(|left| left.is_match())
+                            .any(|left| {
+                                occurrences[right]
+                                    .iter()
+                                    .filter(|right| right.is_match())
+                                    .any(|right| right.field == left.field)
+                            });
                     if same_field { Some(1) } else { None }
                 }
             };
@@ -252,7 +253,11 @@ impl RankingContext<'_> {
 
 /// The matching occurrences of a term that carry its fewest typos (phrase anchors excluded).
 fn fewest_typos(occurrences: &[TermOccurrence]) -> Vec<TermOccurrence> {
-    let matching = || occurrences.iter().filter(|occurrence| occurrence.is_match());
+    let matching = || {
+        occurrences
+            .iter()
+            .filter(|occurrence| occurrence.is_match())
+    };
     let fewest = matching().map(|occurrence| occurrence.typos).min();
     matching()
         .filter(|occurrence| Some(occurrence.typos) == fewest)
@@ -260,13 +265,15 @@ fn fewest_typos(occurrences: &[TermOccurrence]) -> Vec<TermOccurrence> {
         .collect()
 }
 
-/// What the attribute and word-position rules look at for a term: a phrase's anchors (its
-/// first word's occurrences) when it has some, else every occurrence.
+/// What the attribute and word-position rules look at for a term: among its occurrences with
+/// the fewest typos (Meilisearch's later rules refine the paths the typo rule chose), a
+/// phrase's anchors (its first word's occurrences) when it has some, else every occurrence.
 fn positioned(occurrences: &[TermOccurrence]) -> impl Iterator<Item = &TermOccurrence> {
+    let fewest = occurrences.iter().map(|occurrence| occurrence.typos).min();
     let anchored = occurrences.iter().any(|occurrence| occurrence.anchor);
     occurrences
         .iter()
-        .filter(move |occurrence| occurrence.anchor == anchored)
+        .filter(move |occurrence| occurrence.anchor == anchored && Some(occurrence.typos) == fewest)
 }
 
 /// The smallest proximity between an occurrence of `left` followed by one of `right` in the
