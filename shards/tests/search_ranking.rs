@@ -519,3 +519,53 @@ fn a_sorted_placeholder_search_equals_sorting_every_document_by_hand() {
         assert_eq!(order, expected, "a ascending: {a_ascending}, seed {seed}");
     }
 }
+
+#[test]
+fn a_phrase_ranks_by_the_field_of_its_first_word() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    // Both hold the phrase in `summary`; only document 2 has its first word in `name`, the
+    // better field. Meilisearch's attribute rule looks at the phrase's first word, so 2 wins
+    // although 1 was stored first.
+    let documents = [
+        json!({"id": 1, "name": "pysdrweb", "summary": "server to host radio"}),
+        json!({"id": 2, "name": "ytclip server", "summary": "server to run ytclip"}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words, RankingRule::AttributeRank],
+        Some(vec!["name", "summary"]),
+        &documents,
+    );
+    let order: Vec<i64> = ranked(&shard, &query("\"server to\""))
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order, [2, 1]);
+}
+
+#[test]
+fn attribute_and_position_follow_the_occurrences_with_the_fewest_typos() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    // "gatway" matches both summaries exactly; document 2's name holds "gateway", one typo
+    // away. The typo rule keeps the exact path, and the attribute rule then sees both in
+    // `summary`: a tie, broken by storage order (document 1 first).
+    let documents = [
+        json!({"id": 1, "name": "checkout", "summary": "payment gatway module"}),
+        json!({"id": 2, "name": "payment gateway", "summary": "payment gatway module"}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::Words,
+            RankingRule::Typo,
+            RankingRule::AttributeRank,
+            RankingRule::WordPosition,
+        ],
+        Some(vec!["name", "summary"]),
+        &documents,
+    );
+    let hits = ranked(&shard, &query("gatway"));
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0].0, 1);
+    assert!((hits[0].1 - hits[1].1).abs() < 1e-12, "{hits:?}");
+}
