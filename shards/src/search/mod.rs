@@ -24,13 +24,15 @@
 //!
 //! Not done yet (known differences from Meilisearch 1.41):
 //! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
-//!   prefix) and count like the separate words (Meilisearch gives them typo costs); one query
-//!   word is never split into two (`sunflower` → `sun flower`);
+//!   prefix); like Meilisearch's they cost one typo per word they join; one query word is
+//!   never split into two (`sunflower` → `sun flower`);
 //! - `distinctAttribute` needs the field's facet index (filterable or sortable); the total
 //!   then counts the distinct documents of this shard (the coordinator deduplicates again);
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
-//!   one derivation per term along a path); the exact-attribute check wants every term in one
-//!   field;
+//!   one derivation per term along a path); like Meilisearch's later rules, proximity,
+//!   attribute and word position look only at each term's fewest-typo occurrences, and a
+//!   phrase's attribute and position are its first word's; the exact-attribute check wants
+//!   every term in one field;
 //! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
 //!   prefix expansions are not (one ordered scan of the prefix's position keys);
 //! - every document of a words bucket has its occurrences read (the search stops after the
