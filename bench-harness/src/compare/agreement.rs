@@ -236,17 +236,26 @@ mod tests {
     fn top_ids_keep_order_and_json_text_and_reject_missing_ids() {
         let response = json!({"hits": [{"id": 7}, {"id": "7"}, {"id": 3}], "query": "x"});
         assert_eq!(
-            top_ids(&response, 2).unwrap(),
+            top_ids(&response, 2).expect("top_ids succeeds"),
             TopAnswer {
                 ids: vec!["7".to_string(), "\"7\"".to_string()],
                 total_hits: None
             }
         );
-        assert_eq!(top_ids(&response, 10).unwrap().ids.len(), 3);
+        assert_eq!(
+            top_ids(&response, 10).expect("top_ids succeeds").ids.len(),
+            3
+        );
         let counted = json!({"hits": [], "estimatedTotalHits": 12});
-        assert_eq!(top_ids(&counted, 10).unwrap().total_hits, Some(12));
+        assert_eq!(
+            top_ids(&counted, 10).expect("top_ids succeeds").total_hits,
+            Some(12)
+        );
         let paged = json!({"hits": [], "totalHits": 3});
-        assert_eq!(top_ids(&paged, 10).unwrap().total_hits, Some(3));
+        assert_eq!(
+            top_ids(&paged, 10).expect("top_ids succeeds").total_hits,
+            Some(3)
+        );
         assert!(top_ids(&json!({"hits": [{"name": 1}]}), 10).is_err());
         assert!(top_ids(&json!({"message": "x"}), 10).is_err());
     }

@@ -367,12 +367,12 @@ mod tests {
         let fixed = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
         let chunked = b"HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nhel\r\n2;x=y\r\nlo\r\n0\r\nTrailer: 1\r\n\r\n";
         for step in [1, 2, 7, 4096] {
-            let (response, close) = read_all(fixed, step).unwrap();
+            let (response, close) = read_all(fixed, step).expect("read_all succeeds");
             assert_eq!(
                 (response.status, response.body.as_slice(), close),
                 (200, b"hello".as_slice(), false)
             );
-            let (response, close) = read_all(chunked, step).unwrap();
+            let (response, close) = read_all(chunked, step).expect("read_all succeeds");
             assert_eq!(
                 (response.status, response.body.as_slice(), close),
                 (202, b"hello".as_slice(), true)
@@ -383,9 +383,9 @@ mod tests {
     #[test]
     fn interim_responses_are_skipped_and_unframed_bodies_end_at_close() {
         let input = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.0 404 Not Found\r\n\r\n{\"a\":1}";
-        let (response, close) = read_all(input, 3).unwrap();
+        let (response, close) = read_all(input, 3).expect("read_all succeeds");
         assert_eq!(response.status, 404);
-        assert_eq!(response.json().unwrap()["a"], 1);
+        assert_eq!(response.json().expect("json reads valid input")["a"], 1);
         assert!(close);
     }
 

@@ -51,16 +51,16 @@ mod tests {
     fn nested_files_are_summed_and_sparse_files_allocate_less_than_their_length() {
         let root = std::env::temp_dir().join(format!("disk-usage-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("inner")).unwrap();
-        std::fs::write(root.join("a"), vec![1u8; 10_000]).unwrap();
-        std::fs::write(root.join("inner/b"), vec![2u8; 5_000]).unwrap();
-        let sparse = std::fs::File::create(root.join("inner/sparse")).unwrap();
-        sparse.set_len(64 * 1024 * 1024).unwrap();
+        std::fs::create_dir_all(root.join("inner")).expect("create_dir_all succeeds");
+        std::fs::write(root.join("a"), vec![1u8; 10_000]).expect("write succeeds");
+        std::fs::write(root.join("inner/b"), vec![2u8; 5_000]).expect("write succeeds");
+        let sparse = std::fs::File::create(root.join("inner/sparse")).expect("create succeeds");
+        sparse.set_len(64 * 1024 * 1024).expect("set_len succeeds");
         let usage = disk_usage(&root);
         assert_eq!(usage.apparent_bytes, 15_000 + 64 * 1024 * 1024);
         assert!(usage.allocated_bytes >= 15_000, "{usage:?}");
         assert!(usage.allocated_bytes < 1024 * 1024, "{usage:?}");
         assert_eq!(disk_usage(&root.join("missing")), DiskUsage::default());
-        std::fs::remove_dir_all(&root).unwrap();
+        std::fs::remove_dir_all(&root).expect("remove_dir_all succeeds");
     }
 }

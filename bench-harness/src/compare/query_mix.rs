@@ -363,7 +363,7 @@ mod tests {
     }
 
     fn q(query: &Query) -> &str {
-        query.body["q"].as_str().unwrap()
+        query.body["q"].as_str().expect("as_str succeeds")
     }
 
     #[test]
@@ -471,7 +471,7 @@ mod tests {
             let inner = text
                 .strip_prefix('"')
                 .and_then(|rest| rest.strip_suffix('"'))
-                .unwrap();
+                .expect("the call succeeds");
             assert_eq!(inner.split(' ').count(), 2, "{text}");
             assert!(
                 documents.iter().any(|document| document
@@ -490,7 +490,7 @@ mod tests {
             .iter()
             .filter(|query| query.kind == QueryKind::Prefix)
         {
-            let last = q(query).rsplit(' ').next().unwrap();
+            let last = q(query).rsplit(' ').next().expect("next finds a value");
             assert!(last.chars().count() >= PREFIX_CHARS_MIN, "{last}");
             assert!(
                 vocabulary

@@ -183,9 +183,10 @@ mod tests {
     fn document_text_reads_name_and_summary_and_ignores_the_rest() {
         let text =
             DocumentText::parse(r#"{"id":1,"name":"pydoa","summary":"Python DOA.","year":2020}"#)
-                .unwrap();
+                .expect("the call succeeds");
         assert_eq!(text.tokens(), ["pydoa", "python", "doa"]);
-        let no_summary = DocumentText::parse(r#"{"id":2,"name":"x-y"}"#).unwrap();
+        let no_summary =
+            DocumentText::parse(r#"{"id":2,"name":"x-y"}"#).expect("parse reads valid input");
         assert_eq!(no_summary.tokens(), ["x", "y"]);
         assert!(DocumentText::parse("[1]").is_none());
     }

@@ -320,7 +320,7 @@ fn formatted_holds_retrieved_and_highlighted_attributes_in_document_order() {
         &all_fields(),
         &highlight(&["overview"]),
     );
-    let formatted = Value::Object(hit.formatted.unwrap());
+    let formatted = Value::Object(hit.formatted.expect("formatted succeeds"));
     assert_eq!(
         formatted,
         json!({"id": "1", "overview": "a <em>lord</em>", "year": "1954"})
@@ -564,7 +564,14 @@ fn one_formatter_serves_many_hits() {
     let out: Vec<Value> = matcher.with_hit_formatter(&options, &all_fields(), |formatter| {
         documents
             .iter()
-            .map(|document| Value::Object(formatter.format(document, document).formatted.unwrap()))
+            .map(|document| {
+                Value::Object(
+                    formatter
+                        .format(document, document)
+                        .formatted
+                        .expect("formatted succeeds"),
+                )
+            })
             .collect()
     });
     assert_eq!(

@@ -293,20 +293,34 @@ mod tests {
         }
         let mut links = MemoryLinks::new();
         for (record, level) in [(0, 1), (1, 1), (2, 0), (3, 0)] {
-            links.insert_node(record, level).unwrap();
+            links
+                .insert_node(record, level)
+                .expect("insert_node succeeds");
         }
-        links.set_neighbours(0, 1, &[1]).unwrap();
-        links.set_neighbours(1, 1, &[0]).unwrap();
-        links.set_neighbours(0, 0, &[1, 3]).unwrap();
-        links.set_neighbours(1, 0, &[2]).unwrap();
-        links.set_neighbours(2, 0, &[1]).unwrap();
-        links.set_neighbours(3, 0, &[0]).unwrap();
+        links
+            .set_neighbours(0, 1, &[1])
+            .expect("set_neighbours succeeds");
+        links
+            .set_neighbours(1, 1, &[0])
+            .expect("set_neighbours succeeds");
+        links
+            .set_neighbours(0, 0, &[1, 3])
+            .expect("set_neighbours succeeds");
+        links
+            .set_neighbours(1, 0, &[2])
+            .expect("set_neighbours succeeds");
+        links
+            .set_neighbours(2, 0, &[1])
+            .expect("set_neighbours succeeds");
+        links
+            .set_neighbours(3, 0, &[0])
+            .expect("set_neighbours succeeds");
         links
             .set_entry_point(Some(EntryPoint {
                 record: 0,
                 level: 1,
             }))
-            .unwrap();
+            .expect("the call succeeds");
         (links, records)
     }
 
@@ -314,15 +328,18 @@ mod tests {
     fn a_node_reachable_from_the_entry_point_is_found_even_when_the_descent_ends_in_a_trap() {
         let (links, records) = graph_with_a_trap();
         let parameters = GraphParameters::new(Metric::Euclidean, 2);
-        assert_eq!(check_graph(&links, &parameters).unwrap(), None);
+        assert_eq!(
+            check_graph(&links, &parameters).expect("check_graph succeeds"),
+            None
+        );
         let space = Space::new(&records, Metric::Euclidean);
         let query = space.prepare_query(&[4.0, 3.0]);
         let mut scratch = SearchScratch::new();
-        let entry_point = links.entry_point().unwrap();
-        let descended =
-            greedy_descent(&links, &space, &query, entry_point, 0, &mut scratch).unwrap();
+        let entry_point = links.entry_point().expect("entry_point succeeds");
+        let descended = greedy_descent(&links, &space, &query, entry_point, 0, &mut scratch)
+            .expect("greedy_descent succeeds");
         assert_eq!(descended.record, 1, "the descent lands in the trap");
-        let found = search(&links, &space, &query, 4, None, &mut scratch).unwrap();
+        let found = search(&links, &space, &query, 4, None, &mut scratch).expect("search succeeds");
         let records_found: Vec<u32> = found.iter().map(|scored| scored.record).collect();
         assert_eq!(records_found, [3, 1, 2, 0]);
         assert!(found[0].distance < 1e-6);
