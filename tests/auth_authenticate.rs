@@ -27,13 +27,16 @@ fn store_with(master_key: Option<&str>, bodies: &[serde_json::Value]) -> Arc<Key
         master_key.map(str::to_string),
         NOW,
     )
-    .unwrap();
+    .expect("open succeeds");
     for (position, body) in bodies.iter().enumerate() {
         let mut body = body.clone();
         body["uid"] = json!(uid(position as u128 + 1));
         store
-            .create(parse_create_api_key(&body, NOW).unwrap(), NOW)
-            .unwrap();
+            .create(
+                parse_create_api_key(&body, NOW).expect("parse_create_api_key succeeds"),
+                NOW,
+            )
+            .expect("create succeeds");
     }
     store.snapshot()
 }
@@ -79,14 +82,14 @@ fn default_key(keys: &KeySet, name: &str) -> String {
     let key = keys
         .keys()
         .find(|key| key.name.as_deref() == Some(name))
-        .unwrap();
+        .expect("find finds a value");
     derive_key_string(MASTER_KEY, key.uid)
 }
 
 #[test]
 fn without_master_key_everything_but_keys_routes_is_open() {
     let keys = store_with(None, &[]);
-    let context = run(&keys, None, Action::DocumentsAdd, Some("dog")).unwrap();
+    let context = run(&keys, None, Action::DocumentsAdd, Some("dog")).expect("run succeeds");
     assert_eq!(context, AuthContext::full_access());
     assert!(
         run(
@@ -157,7 +160,8 @@ fn with_master_key_a_missing_header_is_401() {
 fn the_master_key_has_full_access_and_near_misses_do_not() {
     let keys = store_with(Some(MASTER_KEY), &[]);
     for &action in Action::ALL {
-        let context = run(&keys, Some(&bearer(MASTER_KEY)), action, Some("any")).unwrap();
+        let context =
+            run(&keys, Some(&bearer(MASTER_KEY)), action, Some("any")).expect("run succeeds");
         assert_eq!(context, AuthContext::full_access());
     }
     for wrong in ["MASTER_KE", "MASTER_KEY ", "master_key", "", "kefir"] {
@@ -198,7 +202,7 @@ fn a_key_outside_its_indexes_gets_the_list_of_its_patterns() {
         Action::Search,
         Some("dog"),
     )
-    .unwrap();
+    .expect("run succeeds");
     assert_eq!(context.key_uid(), Some(uid(1)));
     assert!(!context.is_tenant_token());
 }
@@ -346,7 +350,7 @@ fn a_jwt_outside_search_routes_is_just_an_invalid_key() {
         "tamo",
         jsonwebtoken::Algorithm::HS256,
     )
-    .unwrap();
+    .expect("sign_tenant_token succeeds");
     assert_refused(
         run(
             &keys,
@@ -368,23 +372,31 @@ fn the_context_filters_listings_and_index_creation() {
             json!({"actions": ["indexes.get"], "indexes": ["*"], "expiresAt": null}),
         ],
     );
-    let scoped = run(&keys, Some(&bearer(&key_of(1))), Action::IndexesGet, None).unwrap();
+    let scoped =
+        run(&keys, Some(&bearer(&key_of(1))), Action::IndexesGet, None).expect("run succeeds");
     let names = ["products", "sales", "salt", "movies"];
     let visible: Vec<_> = scoped.filter_authorized(names, |name| name).collect();
     assert_eq!(visible, ["sales", "salt"]);
     assert!(!scoped.all_indexes_authorized());
     assert!(scoped.allow_index_creation("sales-2"));
     assert!(!scoped.allow_index_creation("products"));
-    let reader = run(&keys, Some(&bearer(&key_of(2))), Action::IndexesGet, None).unwrap();
+    let reader =
+        run(&keys, Some(&bearer(&key_of(2))), Action::IndexesGet, None).expect("run succeeds");
     assert!(reader.all_indexes_authorized());
     assert!(!reader.allow_index_creation("sales"));
-    assert_eq!(reader.index_search_rules("x").unwrap().filter, None);
+    assert_eq!(
+        reader
+            .index_search_rules("x")
+            .expect("index_search_rules succeeds")
+            .filter,
+        None
+    );
     let master = run(
         &keys,
         Some(&bearer(MASTER_KEY)),
         Action::IndexesCreate,
         Some("new"),
     )
-    .unwrap();
+    .expect("run succeeds");
     assert!(master.allow_index_creation("new") && master.all_indexes_authorized());
 }

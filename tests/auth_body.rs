@@ -34,7 +34,7 @@ fn a_complete_create_body_is_accepted_as_given() {
         "actions": ["documents.*", "search", "search"], "indexes": ["products", "sal*", "*"],
         "expiresAt": "2050-11-13"
     });
-    let create = parse_create_api_key(&body, NOW).unwrap();
+    let create = parse_create_api_key(&body, NOW).expect("parse_create_api_key succeeds");
     assert_eq!(create.name.as_deref(), Some("n"));
     assert_eq!(create.description, None);
     assert_eq!(
@@ -57,8 +57,8 @@ fn a_complete_create_body_is_accepted_as_given() {
 #[test]
 fn a_missing_uid_is_a_fresh_random_v4() {
     let body = json!({"actions": [], "indexes": [], "expiresAt": null});
-    let first = parse_create_api_key(&body, NOW).unwrap();
-    let second = parse_create_api_key(&body, NOW).unwrap();
+    let first = parse_create_api_key(&body, NOW).expect("parse_create_api_key succeeds");
+    let second = parse_create_api_key(&body, NOW).expect("parse_create_api_key succeeds");
     assert_eq!(first.uid.get_version_num(), 4);
     assert_ne!(first.uid, second.uid);
     assert_eq!(first.expires_at, None);
@@ -242,10 +242,11 @@ fn non_object_bodies_are_bad_requests() {
 
 #[test]
 fn patch_sets_clears_or_keeps_name_and_description() {
-    let patch = parse_patch_api_key(&json!({"name": "new", "description": null})).unwrap();
+    let patch = parse_patch_api_key(&json!({"name": "new", "description": null}))
+        .expect("parse_patch_api_key succeeds");
     assert_eq!(patch.name, FieldChange::Set("new".into()));
     assert_eq!(patch.description, FieldChange::Clear);
-    let empty = parse_patch_api_key(&json!({})).unwrap();
+    let empty = parse_patch_api_key(&json!({})).expect("parse_patch_api_key succeeds");
     assert_eq!(empty.name, FieldChange::Keep);
     assert_eq!(empty.description, FieldChange::Keep);
     assert_eq!(FieldChange::Keep.apply(Some("a".into())), Some("a".into()));

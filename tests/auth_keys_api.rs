@@ -56,7 +56,8 @@ fn options() -> Options {
 
 /// The key string a client computes: lowercase hex HMAC-SHA256(master key, uid).
 fn client_computed_key(master_key: &str, uid: &str) -> String {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master_key.as_bytes()).unwrap();
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master_key.as_bytes())
+        .expect("new_from_slice succeeds");
     mac.update(uid.as_bytes());
     hex::encode(mac.finalize().into_bytes())
 }
@@ -96,22 +97,26 @@ fn assert_error(response: &HttpResponse, status: u16, code: &str, kind: &str, me
 fn field_order(object: &Value) -> Vec<&str> {
     object
         .as_object()
-        .unwrap()
+        .expect("as_object finds a value of that type")
         .keys()
         .map(String::as_str)
         .collect()
 }
 
 fn parse_date(value: &Value) -> OffsetDateTime {
-    OffsetDateTime::parse(value.as_str().unwrap(), &Rfc3339).unwrap()
+    OffsetDateTime::parse(
+        value.as_str().expect("as_str finds a value of that type"),
+        &Rfc3339,
+    )
+    .expect("parse succeeds")
 }
 
 fn future_date() -> String {
     (OffsetDateTime::now_utc() + time::Duration::days(3650))
         .replace_nanosecond(0)
-        .unwrap()
+        .expect("replace_nanosecond succeeds")
         .format(&Rfc3339)
-        .unwrap()
+        .expect("format succeeds")
 }
 
 #[test]
@@ -138,8 +143,10 @@ fn create_answers_201_with_the_exact_key_object_in_order() {
     );
     assert_eq!(key["indexes"], json!(["products", "movies*"]));
     assert_eq!(key["expiresAt"], "2050-11-13T00:00:00Z");
-    let uid = key["uid"].as_str().unwrap();
-    let parsed = uuid::Uuid::parse_str(uid).unwrap();
+    let uid = key["uid"]
+        .as_str()
+        .expect("as_str finds a value of that type");
+    let parsed = uuid::Uuid::parse_str(uid).expect("parse_str succeeds");
     assert_eq!(parsed.get_version_num(), 4);
     assert_eq!(uid, parsed.hyphenated().to_string());
     assert_eq!(key["key"], client_computed_key(MASTER_KEY, uid));
@@ -207,7 +214,7 @@ fn key_string_is_the_hmac_of_the_uid_under_the_master_key() {
 #[tokio::test]
 async fn sdk_creates_gets_updates_and_deletes_a_key() {
     let server = Server::start_with(options());
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let expires_at = OffsetDateTime::now_utc() + time::Duration::days(30);
     let mut builder = KeyBuilder::new();
     builder
@@ -216,7 +223,10 @@ async fn sdk_creates_gets_updates_and_deletes_a_key() {
         .with_actions([SdkAction::Search, SdkAction::DocumentsAdd])
         .with_index("movies")
         .with_expires_at(expires_at);
-    let created = client.create_key(&builder).await.unwrap();
+    let created = client
+        .create_key(&builder)
+        .await
+        .expect("create_key succeeds");
     assert_eq!(created.name.as_deref(), Some("SDK key"));
     assert_eq!(created.description.as_deref(), Some("made by the SDK"));
     assert_eq!(
@@ -224,12 +234,18 @@ async fn sdk_creates_gets_updates_and_deletes_a_key() {
         vec![SdkAction::Search, SdkAction::DocumentsAdd]
     );
     assert_eq!(created.indexes, vec!["movies".to_string()]);
-    assert_eq!(created.expires_at.unwrap(), expires_at);
+    assert_eq!(created.expires_at.expect("expires_at succeeds"), expires_at);
     assert_eq!(created.key, client_computed_key(MASTER_KEY, &created.uid));
 
     // Get by uid and by key string.
-    let by_uid = client.get_key(&created.uid).await.unwrap();
-    let by_key = client.get_key(&created.key).await.unwrap();
+    let by_uid = client
+        .get_key(&created.uid)
+        .await
+        .expect("get_key succeeds");
+    let by_key = client
+        .get_key(&created.key)
+        .await
+        .expect("get_key succeeds");
     for fetched in [&by_uid, &by_key] {
         assert_eq!(fetched.uid, created.uid);
         assert_eq!(fetched.key, created.key);
@@ -246,7 +262,10 @@ async fn sdk_creates_gets_updates_and_deletes_a_key() {
     updater
         .with_name("renamed")
         .with_description("new description");
-    let updated = client.update_key(&updater).await.unwrap();
+    let updated = client
+        .update_key(&updater)
+        .await
+        .expect("update_key succeeds");
     assert_eq!(updated.name.as_deref(), Some("renamed"));
     assert_eq!(updated.description.as_deref(), Some("new description"));
     assert_eq!(updated.actions, created.actions);
@@ -257,23 +276,29 @@ async fn sdk_creates_gets_updates_and_deletes_a_key() {
     assert!(updated.updated_at > created.updated_at);
 
     // The SDK lists newest first.
-    let keys = client.get_keys().await.unwrap();
+    let keys = client.get_keys().await.expect("get_keys succeeds");
     assert_eq!(keys.results.len(), 5);
     assert_eq!(keys.results[0].uid, created.uid);
     let mut query = KeysQuery::new();
     query.with_offset(1).with_limit(2);
-    let page = client.get_keys_with(&query).await.unwrap();
+    let page = client
+        .get_keys_with(&query)
+        .await
+        .expect("get_keys_with succeeds");
     assert_eq!((page.offset, page.limit), (1, 2));
     assert_eq!(
         page.results
             .iter()
-            .map(|key| key.name.clone().unwrap())
+            .map(|key| key.name.clone().expect("clone succeeds"))
             .collect::<Vec<_>>(),
         ["Default Search API Key", "Default Admin API Key"]
     );
 
     // Delete, then the key is gone.
-    client.delete_key(&created.uid).await.unwrap();
+    client
+        .delete_key(&created.uid)
+        .await
+        .expect("delete_key succeeds");
     let error = client.get_key(&created.uid).await.unwrap_err();
     match error {
         meilisearch_sdk::errors::Error::Meilisearch(error) => {
@@ -303,9 +328,14 @@ fn list_is_newest_first_with_offset_limit_and_total() {
     let names_of = |page: &Value| -> Vec<String> {
         page["results"]
             .as_array()
-            .unwrap()
+            .expect("as_array finds a value of that type")
             .iter()
-            .map(|key| key["name"].as_str().unwrap().to_string())
+            .map(|key| {
+                key["name"]
+                    .as_str()
+                    .expect("as_str finds a value of that type")
+                    .to_string()
+            })
             .collect()
     };
     let page = send(&server, "GET", "/keys", None);
@@ -328,7 +358,10 @@ fn list_is_newest_first_with_offset_limit_and_total() {
             "Default Chat API Key",
         ]
     );
-    for key in page["results"].as_array().unwrap() {
+    for key in page["results"]
+        .as_array()
+        .expect("as_array finds a value of that type")
+    {
         assert_eq!(field_order(key), KEY_FIELDS);
     }
     let page = send(&server, "GET", "/keys?offset=1&limit=2", None).json();
@@ -393,7 +426,9 @@ fn the_four_default_keys_exist_with_their_names_descriptions_and_actions() {
             json!(["chatCompletions", "search"]),
         ),
     ];
-    let results = page["results"].as_array().unwrap();
+    let results = page["results"]
+        .as_array()
+        .expect("as_array finds a value of that type");
     assert_eq!(results.len(), expected.len());
     let mut key_strings = Vec::new();
     for (key, (name, description, actions)) in results.iter().zip(expected) {
@@ -405,9 +440,19 @@ fn the_four_default_keys_exist_with_their_names_descriptions_and_actions() {
         assert_eq!(key["expiresAt"], Value::Null);
         assert_eq!(
             key["key"],
-            client_computed_key(MASTER_KEY, key["uid"].as_str().unwrap())
+            client_computed_key(
+                MASTER_KEY,
+                key["uid"]
+                    .as_str()
+                    .expect("as_str finds a value of that type")
+            )
         );
-        key_strings.push(key["key"].as_str().unwrap().to_string());
+        key_strings.push(
+            key["key"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+                .to_string(),
+        );
     }
     let status = |path: &str, method: &str, key: &str| {
         let text = if method == "GET" {
@@ -442,7 +487,9 @@ fn update_changes_name_and_description_and_nothing_else() {
         &server,
         json!({"name": "n", "description": "d", "actions": ["search"], "indexes": ["a*"], "expiresAt": future_date()}),
     );
-    let uid = key["uid"].as_str().unwrap();
+    let uid = key["uid"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     let path = format!("/keys/{uid}");
     // `null` clears a field, an absent field is kept.
     let response = send(&server, "PATCH", &path, Some(&json!({"name": null})));
@@ -456,7 +503,12 @@ fn update_changes_name_and_description_and_nothing_else() {
     }
     assert!(parse_date(&updated["updatedAt"]) > parse_date(&key["updatedAt"]));
     // The key string addresses the key too.
-    let by_key = format!("/keys/{}", key["key"].as_str().unwrap());
+    let by_key = format!(
+        "/keys/{}",
+        key["key"]
+            .as_str()
+            .expect("as_str finds a value of that type")
+    );
     let updated = send(
         &server,
         "PATCH",
@@ -482,7 +534,12 @@ fn update_rejects_every_immutable_field_with_its_code() {
         &server,
         json!({"actions": ["search"], "indexes": ["*"], "expiresAt": null}),
     );
-    let path = format!("/keys/{}", key["uid"].as_str().unwrap());
+    let path = format!(
+        "/keys/{}",
+        key["uid"]
+            .as_str()
+            .expect("as_str finds a value of that type")
+    );
     for (field, code, value) in [
         ("uid", "immutable_api_key_uid", json!("doggo")),
         ("actions", "immutable_api_key_actions", json!(["*"])),
@@ -558,8 +615,12 @@ fn delete_answers_204_then_the_key_is_not_found() {
         &server,
         json!({"actions": ["version"], "indexes": ["*"], "expiresAt": null}),
     );
-    let uid = key["uid"].as_str().unwrap();
-    let key_string = key["key"].as_str().unwrap();
+    let uid = key["uid"]
+        .as_str()
+        .expect("as_str finds a value of that type");
+    let key_string = key["key"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     assert_eq!(
         server
             .raw(&request("GET", "/version", Some(key_string)))
@@ -618,7 +679,9 @@ fn delete_answers_204_then_the_key_is_not_found() {
         &server,
         json!({"actions": ["version"], "indexes": ["*"], "expiresAt": null}),
     );
-    let other_key = other["key"].as_str().unwrap();
+    let other_key = other["key"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     assert_eq!(
         send(&server, "DELETE", &format!("/keys/{other_key}"), None).status,
         204
@@ -627,7 +690,12 @@ fn delete_answers_204_then_the_key_is_not_found() {
         send(
             &server,
             "GET",
-            &format!("/keys/{}", other["uid"].as_str().unwrap()),
+            &format!(
+                "/keys/{}",
+                other["uid"]
+                    .as_str()
+                    .expect("as_str finds a value of that type")
+            ),
             None
         )
         .status,

@@ -2,8 +2,6 @@
 //! durability across a graceful restart and a kill -9 right after the acknowledgement, and
 //! key strings that depend on the master key only (reference §4.2, §4.5).
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use std::path::Path;
@@ -34,7 +32,8 @@ fn options_with(master_key: &str, cores: usize) -> Options {
 }
 
 fn client_computed_key(master_key: &str, uid: &str) -> String {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master_key.as_bytes()).unwrap();
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master_key.as_bytes())
+        .expect("new_from_slice succeeds");
     mac.update(uid.as_bytes());
     hex::encode(mac.finalize().into_bytes())
 }
@@ -77,9 +76,11 @@ fn an_expiring_key_works_until_it_expires_then_is_refused() {
     let key = create_key(
         &server,
         MASTER_KEY,
-        json!({"actions": ["version"], "indexes": ["*"], "expiresAt": expires_at.format(&Rfc3339).unwrap()}),
+        json!({"actions": ["version"], "indexes": ["*"], "expiresAt": expires_at.format(&Rfc3339).expect("format succeeds")}),
     );
-    let key_string = key["key"].as_str().unwrap();
+    let key_string = key["key"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     let mut used = 0;
     while Instant::now() + Duration::from_millis(300) < deadline && used < CONNECTIONS_PER_CHECK {
         assert_eq!(version_status(&server, key_string), 200);
@@ -98,7 +99,12 @@ fn an_expiring_key_works_until_it_expires_then_is_refused() {
     // The expired key is still listed: expiry refuses it, it does not delete it.
     let fetched = server.raw(&request(
         "GET",
-        &format!("/keys/{}", key["uid"].as_str().unwrap()),
+        &format!(
+            "/keys/{}",
+            key["uid"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+        ),
         Some(MASTER_KEY),
     ));
     assert_eq!(fetched.status, 200);
@@ -109,9 +115,15 @@ fn an_expiring_key_works_until_it_expires_then_is_refused() {
 fn open_connections_using(server: &Server, key: &str) -> Vec<Connection> {
     (0..CONNECTIONS_PER_CHECK)
         .map(|_| {
-            let mut connection = server.connect().unwrap();
+            let mut connection = server.connect().expect("connect succeeds");
             connection.send(request("GET", "/version", Some(key)).as_bytes());
-            assert_eq!(connection.read_response().unwrap().status, 200);
+            assert_eq!(
+                connection
+                    .read_response()
+                    .expect("read_response succeeds")
+                    .status,
+                200
+            );
             connection
         })
         .collect()
@@ -126,12 +138,19 @@ fn a_deleted_key_is_refused_on_the_very_next_request_on_every_core() {
             MASTER_KEY,
             json!({"actions": ["version"], "indexes": ["*"], "expiresAt": null}),
         );
-        let key_string = key["key"].as_str().unwrap();
+        let key_string = key["key"]
+            .as_str()
+            .expect("as_str finds a value of that type");
         // Connections opened before the deletion, spread over both cores.
         let mut connections = open_connections_using(&server, key_string);
         let deletion = server.raw(&request(
             "DELETE",
-            &format!("/keys/{}", key["uid"].as_str().unwrap()),
+            &format!(
+                "/keys/{}",
+                key["uid"]
+                    .as_str()
+                    .expect("as_str finds a value of that type")
+            ),
             Some(MASTER_KEY),
         ));
         assert_eq!(deletion.status, 204);
@@ -141,7 +160,7 @@ fn a_deleted_key_is_refused_on_the_very_next_request_on_every_core() {
             connection.send(version.as_bytes());
         }
         for (position, connection) in connections.iter_mut().enumerate() {
-            let response = connection.read_response().unwrap();
+            let response = connection.read_response().expect("read_response succeeds");
             assert_eq!(
                 response.status, 403,
                 "round {round}, open connection {position}: the deleted key was accepted"
@@ -169,7 +188,7 @@ fn restart(server: Server, data: &Path, options: &Options, graceful: bool) -> Se
 
 #[test]
 fn keys_and_their_strings_survive_a_graceful_restart() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let options = options_with(MASTER_KEY, 2);
     let server = Server::start_on(&data, &options);
@@ -178,7 +197,9 @@ fn keys_and_their_strings_survive_a_graceful_restart() {
         MASTER_KEY,
         json!({"name": "kept", "actions": ["version"], "indexes": ["a*"], "expiresAt": "2050-01-01"}),
     );
-    let uid = created["uid"].as_str().unwrap();
+    let uid = created["uid"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     let renamed = server.raw(&json_request(
         "PATCH",
         &format!("/keys/{uid}"),
@@ -188,14 +209,19 @@ fn keys_and_their_strings_survive_a_graceful_restart() {
     assert_eq!(renamed.status, 200);
     let search_key = list_keys(&server, MASTER_KEY)["results"]
         .as_array()
-        .unwrap()
+        .expect("as_array finds a value of that type")
         .iter()
         .find(|key| key["name"] == "Default Search API Key")
-        .unwrap()
+        .expect("find finds a value")
         .clone();
     let deleted = server.raw(&request(
         "DELETE",
-        &format!("/keys/{}", search_key["uid"].as_str().unwrap()),
+        &format!(
+            "/keys/{}",
+            search_key["uid"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+        ),
         Some(MASTER_KEY),
     ));
     assert_eq!(deleted.status, 204);
@@ -205,11 +231,21 @@ fn keys_and_their_strings_survive_a_graceful_restart() {
     let server = restart(server, &data, &options, true);
     assert_eq!(list_keys(&server, MASTER_KEY), before);
     assert_eq!(
-        version_status(&server, created["key"].as_str().unwrap()),
+        version_status(
+            &server,
+            created["key"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+        ),
         200
     );
     assert_eq!(
-        version_status(&server, search_key["key"].as_str().unwrap()),
+        version_status(
+            &server,
+            search_key["key"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+        ),
         403
     );
     // The default keys are not recreated over an existing key set.
@@ -219,7 +255,7 @@ fn keys_and_their_strings_survive_a_graceful_restart() {
 
 #[test]
 fn an_acknowledged_change_survives_a_kill_9_right_after_its_answer() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let options = options_with(MASTER_KEY, 2);
     let server = Server::start_on(&data, &options);
@@ -229,8 +265,12 @@ fn an_acknowledged_change_survives_a_kill_9_right_after_its_answer() {
         json!({"actions": ["version"], "indexes": ["*"], "expiresAt": null}),
     );
     let server = restart(server, &data, &options, false);
-    let key_string = created["key"].as_str().unwrap();
-    let uid = created["uid"].as_str().unwrap();
+    let key_string = created["key"]
+        .as_str()
+        .expect("as_str finds a value of that type");
+    let uid = created["uid"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     let fetched = server.raw(&request("GET", &format!("/keys/{uid}"), Some(MASTER_KEY)));
     assert_eq!(fetched.status, 200);
     assert_eq!(fetched.json(), created);
@@ -250,7 +290,7 @@ fn an_acknowledged_change_survives_a_kill_9_right_after_its_answer() {
 
 #[test]
 fn changing_the_master_key_changes_every_key_string() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let first_master = "first-master-key-0123456789";
     let second_master = "second-master-key-0123456789";
@@ -264,11 +304,17 @@ fn changing_the_master_key_changes_every_key_string() {
     let server = restart(server, &data, &options_with(second_master, 2), true);
     assert_eq!(version_status(&server, first_master), 403);
     let after = list_keys(&server, second_master);
-    let before = before["results"].as_array().unwrap();
-    let after = after["results"].as_array().unwrap();
+    let before = before["results"]
+        .as_array()
+        .expect("as_array finds a value of that type");
+    let after = after["results"]
+        .as_array()
+        .expect("as_array finds a value of that type");
     assert_eq!(before.len(), after.len());
     for (old, new) in before.iter().zip(after) {
-        let uid = new["uid"].as_str().unwrap();
+        let uid = new["uid"]
+            .as_str()
+            .expect("as_str finds a value of that type");
         assert_eq!(old["uid"], new["uid"]);
         assert_eq!(new["key"], client_computed_key(second_master, uid));
         assert_ne!(old["key"], new["key"]);
@@ -283,7 +329,9 @@ fn changing_the_master_key_changes_every_key_string() {
         ] {
             assert_eq!(old[field], new[field], "{field}");
         }
-        let old_key = old["key"].as_str().unwrap();
+        let old_key = old["key"]
+            .as_str()
+            .expect("as_str finds a value of that type");
         assert_invalid_api_key(&server.raw(&request("GET", "/version", Some(old_key))));
         let old_key_path = format!("/keys/{old_key}");
         assert_eq!(
@@ -296,6 +344,14 @@ fn changing_the_master_key_changes_every_key_string() {
     let admin = after
         .iter()
         .find(|key| key["actions"] == json!(["*"]))
-        .unwrap();
-    assert_eq!(version_status(&server, admin["key"].as_str().unwrap()), 200);
+        .expect("find finds a value");
+    assert_eq!(
+        version_status(
+            &server,
+            admin["key"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+        ),
+        200
+    );
 }

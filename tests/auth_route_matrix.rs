@@ -6,8 +6,6 @@
 //! Also: public routes need no key, the master key passes everywhere, a missing header is
 //! 401, and a tenant token is no API key outside search routes (reference §4.6).
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use base64::Engine;
@@ -209,7 +207,13 @@ fn every_guarded_route_admits_exactly_the_keys_whose_actions_grant_it() {
         .iter()
         .map(|&action| {
             let key = create_key(&server, &[action.wire_name()]);
-            (action, key["key"].as_str().unwrap().to_string())
+            (
+                action,
+                key["key"]
+                    .as_str()
+                    .expect("as_str finds a value of that type")
+                    .to_string(),
+            )
         })
         .collect();
     let mut admitted = 0;
@@ -247,7 +251,9 @@ fn every_guarded_route_admits_exactly_the_keys_whose_actions_grant_it() {
 fn a_key_with_several_actions_holds_their_union_and_family_keys_their_members() {
     let server = start();
     let union = create_key(&server, &["version", "keys.get", "documents.*"]);
-    let union = union["key"].as_str().unwrap();
+    let union = union["key"]
+        .as_str()
+        .expect("as_str finds a value of that type");
     let mut checked_family_member = false;
     for (route, route_action) in guarded_routes() {
         let name = route_action.wire_name();
@@ -312,7 +318,8 @@ fn sign_hs256(claims: &Value, secret: &str) -> String {
     let header = URL_SAFE_NO_PAD.encode(br#"{"typ":"JWT","alg":"HS256"}"#);
     let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
     let signing_input = format!("{header}.{payload}");
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    let mut mac =
+        <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).expect("new_from_slice succeeds");
     mac.update(signing_input.as_bytes());
     let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
     format!("{signing_input}.{signature}")
@@ -327,8 +334,12 @@ fn a_valid_tenant_token_is_no_api_key_outside_search_routes() {
     let admin = create_key(&server, &["*"]);
     let expires = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
     for parent in [&search, &admin] {
-        let uid = parent["uid"].as_str().unwrap();
-        let secret = parent["key"].as_str().unwrap();
+        let uid = parent["uid"]
+            .as_str()
+            .expect("as_str finds a value of that type");
+        let secret = parent["key"]
+            .as_str()
+            .expect("as_str finds a value of that type");
         for search_rules in [
             json!(["*"]),
             json!({"*": null}),

@@ -26,7 +26,7 @@ fn memory_store(master_key: Option<&str>) -> KeyStore {
         master_key.map(str::to_string),
         NOW,
     )
-    .unwrap()
+    .expect("open succeeds")
 }
 
 fn create(
@@ -34,7 +34,10 @@ fn create(
     body: serde_json::Value,
     at: OffsetDateTime,
 ) -> Result<coresearch::auth::KeyView, KeyStoreError> {
-    store.create(parse_create_api_key(&body, at).unwrap(), at)
+    store.create(
+        parse_create_api_key(&body, at).expect("parse_create_api_key succeeds"),
+        at,
+    )
 }
 
 fn uid(number: u128) -> Uuid {
@@ -46,7 +49,7 @@ fn temporary_directory(name: &str) -> PathBuf {
     let directory =
         std::env::temp_dir().join(format!("coresearch-auth-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::create_dir_all(&directory).expect("create_dir_all succeeds");
     directory
 }
 
@@ -61,7 +64,7 @@ fn an_empty_store_gets_the_four_default_keys_even_without_master_key() {
         let names: Vec<_> = page
             .results
             .iter()
-            .map(|view| view.name.clone().unwrap())
+            .map(|view| view.name.clone().expect("clone succeeds"))
             .collect();
         assert_eq!(
             names,
@@ -80,7 +83,10 @@ fn an_empty_store_gets_the_four_default_keys_even_without_master_key() {
                 Some(master_key) => {
                     assert_eq!(
                         view.key,
-                        derive_key_string(master_key, Uuid::parse_str(&view.uid).unwrap())
+                        derive_key_string(
+                            master_key,
+                            Uuid::parse_str(&view.uid).expect("parse_str succeeds")
+                        )
                     )
                 }
             }
@@ -101,8 +107,9 @@ fn a_non_empty_store_gets_no_default_keys() {
         created_at: NOW,
         updated_at: NOW,
     };
-    persistence.store(&[&key]).unwrap();
-    let store = KeyStore::open(Box::new(persistence), Some(MASTER_KEY.into()), NOW).unwrap();
+    persistence.store(&[&key]).expect("store succeeds");
+    let store =
+        KeyStore::open(Box::new(persistence), Some(MASTER_KEY.into()), NOW).expect("open succeeds");
     assert_eq!(store.snapshot().keys().collect::<Vec<_>>(), [&key]);
 }
 
@@ -115,7 +122,7 @@ fn create_answers_the_key_object_and_publishes_a_new_version() {
         json!({"uid": Uuid::nil(), "actions": ["search"], "indexes": ["dog"], "expiresAt": null}),
         NOW,
     )
-    .unwrap();
+    .expect("create succeeds");
     assert_eq!(
         view.to_json(),
         r#"{"name":null,"description":null,"key":"aeb94973e0b6e912d94165430bbe87dee91a7c4f891ce19050c3910ec96977e9","uid":"00000000-0000-0000-0000-000000000000","actions":["search"],"indexes":["dog"],"expiresAt":null,"createdAt":"2026-11-21T15:00:00Z","updatedAt":"2026-11-21T15:00:00Z"}"#
@@ -131,7 +138,7 @@ fn create_answers_the_key_object_and_publishes_a_new_version() {
 fn creating_an_existing_uid_is_a_conflict() {
     let mut store = memory_store(Some(MASTER_KEY));
     let body = json!({"uid": uid(1), "actions": ["*"], "indexes": ["*"], "expiresAt": null});
-    create(&mut store, body.clone(), NOW).unwrap();
+    create(&mut store, body.clone(), NOW).expect("create succeeds");
     let error = create(&mut store, body, NOW).unwrap_err();
     assert_eq!(error.code(), Code::ApiKeyAlreadyExists);
     assert_eq!(
@@ -151,7 +158,7 @@ fn listing_is_newest_first_and_paginated() {
             json!({"uid": uid(number), "actions": ["search"], "indexes": ["*"], "expiresAt": null}),
             at,
         )
-        .unwrap();
+        .expect("create succeeds");
     }
     let keys = store.snapshot();
     let page = keys.list(0, 2);
@@ -166,7 +173,7 @@ fn listing_is_newest_first_and_paginated() {
         Some("Default Chat API Key")
     );
     assert!(keys.list(10, 20).results.is_empty());
-    let json = serde_json::to_string(&keys.list(0, 0)).unwrap();
+    let json = serde_json::to_string(&keys.list(0, 0)).expect("to_string succeeds");
     assert_eq!(json, r#"{"results":[],"offset":0,"limit":0,"total":7}"#);
 }
 
@@ -178,7 +185,7 @@ fn get_accepts_a_uid_in_any_form_or_the_key_string_in_either_case() {
         json!({"uid": Uuid::nil(), "actions": ["search"], "indexes": ["*"], "expiresAt": null}),
         NOW,
     )
-    .unwrap();
+    .expect("create succeeds");
     let keys = store.snapshot();
     let key_string = derive_key_string(MASTER_KEY, Uuid::nil());
     for reference in [
@@ -188,7 +195,7 @@ fn get_accepts_a_uid_in_any_form_or_the_key_string_in_either_case() {
         key_string.to_uppercase(),
     ] {
         assert_eq!(
-            keys.get_view(&reference).unwrap().uid,
+            keys.get_view(&reference).expect("get_view succeeds").uid,
             Uuid::nil().to_string(),
             "{reference}"
         );
@@ -219,7 +226,7 @@ fn unknown_keys_are_not_found_with_the_reference_echoed() {
 fn without_master_key_no_key_string_resolves() {
     let store = memory_store(None);
     let keys = store.snapshot();
-    let some_uid = Uuid::parse_str(&keys.list(0, 1).results[0].uid).unwrap();
+    let some_uid = Uuid::parse_str(&keys.list(0, 1).results[0].uid).expect("parse_str succeeds");
     let would_be = derive_key_string(MASTER_KEY, some_uid);
     assert!(keys.uid_for_key_string(&would_be).is_none());
     assert!(keys.get_view(&some_uid.to_string()).is_ok());
@@ -233,13 +240,15 @@ fn update_changes_only_name_and_description_and_bumps_updated_at() {
         json!({"uid": uid(9), "name": "old", "description": "keep", "actions": ["search"], "indexes": ["a*"], "expiresAt": "2050-01-01"}),
         NOW,
     )
-    .unwrap();
+    .expect("create succeeds");
     let later = NOW + Duration::minutes(5);
     let patch = PatchApiKey {
         name: FieldChange::Set("new".into()),
         description: FieldChange::Keep,
     };
-    let view = store.update(&uid(9).to_string(), patch, later).unwrap();
+    let view = store
+        .update(&uid(9).to_string(), patch, later)
+        .expect("update succeeds");
     assert_eq!(view.name.as_deref(), Some("new"));
     assert_eq!(view.description.as_deref(), Some("keep"));
     assert_eq!(view.created_at, "2026-11-21T15:00:00Z");
@@ -255,7 +264,7 @@ fn update_changes_only_name_and_description_and_bumps_updated_at() {
             },
             later,
         )
-        .unwrap();
+        .expect("update succeeds");
     assert_eq!(cleared.description, None);
     assert_eq!(cleared.name.as_deref(), Some("new"));
     assert_eq!(store.snapshot().version(), 3);
@@ -271,13 +280,13 @@ fn delete_removes_the_key_and_its_key_string() {
         json!({"uid": uid(5), "actions": ["search"], "indexes": ["*"], "expiresAt": null}),
         NOW,
     )
-    .unwrap();
+    .expect("create succeeds");
     let key_string = derive_key_string(MASTER_KEY, uid(5));
     assert_eq!(
         store.snapshot().uid_for_key_string(&key_string),
         Some(uid(5))
     );
-    store.delete(&key_string).unwrap();
+    store.delete(&key_string).expect("delete succeeds");
     let keys = store.snapshot();
     assert!(keys.get(uid(5)).is_none());
     assert!(keys.uid_for_key_string(&key_string).is_none());
@@ -297,7 +306,7 @@ fn keys_survive_a_reopen_from_the_json_file() {
             Some(MASTER_KEY.into()),
             NOW,
         )
-        .unwrap()
+        .expect("open succeeds")
     };
     let mut store = open();
     let created_at = datetime!(2026-11-21 15:00:01.123456789 UTC);
@@ -306,7 +315,7 @@ fn keys_survive_a_reopen_from_the_json_file() {
         json!({"uid": uid(3), "name": "n", "actions": ["documents.*", "search"], "indexes": ["a*", "b"], "expiresAt": "2050-11-13T01:00:00+01:00"}),
         created_at,
     )
-    .unwrap();
+    .expect("create succeeds");
     let before: Vec<Key> = store.snapshot().keys().cloned().collect();
     drop(store);
     assert!(directory.join("auth").join(KEY_FILE_NAME).exists());
@@ -314,24 +323,29 @@ fn keys_survive_a_reopen_from_the_json_file() {
     let reopened = open();
     let after: Vec<Key> = reopened.snapshot().keys().cloned().collect();
     assert_eq!(before, after);
-    let view = reopened.snapshot().get_view(&uid(3).to_string()).unwrap();
+    let view = reopened
+        .snapshot()
+        .get_view(&uid(3).to_string())
+        .expect("get_view succeeds");
     assert_eq!(
         view.expires_at.as_deref(),
         Some("2050-11-13T01:00:00+01:00")
     );
     assert_eq!(view.created_at, "2026-11-21T15:00:01.123456789Z");
-    std::fs::remove_dir_all(&directory).unwrap();
+    std::fs::remove_dir_all(&directory).expect("remove_dir_all succeeds");
 }
 
 #[test]
 fn deleting_every_key_brings_the_defaults_back_on_reopen() {
     let directory = temporary_directory("defaults-again");
-    let open =
-        || KeyStore::open(Box::new(JsonFileKeyPersistence::new(&directory)), None, NOW).unwrap();
+    let open = || {
+        KeyStore::open(Box::new(JsonFileKeyPersistence::new(&directory)), None, NOW)
+            .expect("open succeeds")
+    };
     let mut store = open();
     let uids: Vec<Uuid> = store.snapshot().keys().map(|key| key.uid).collect();
     for key_uid in &uids {
-        store.delete(&key_uid.to_string()).unwrap();
+        store.delete(&key_uid.to_string()).expect("delete succeeds");
     }
     assert!(store.snapshot().is_empty());
     drop(store);
@@ -343,20 +357,20 @@ fn deleting_every_key_brings_the_defaults_back_on_reopen() {
             .keys()
             .all(|key| !uids.contains(&key.uid))
     );
-    std::fs::remove_dir_all(&directory).unwrap();
+    std::fs::remove_dir_all(&directory).expect("remove_dir_all succeeds");
 }
 
 #[test]
 fn a_corrupted_key_file_is_an_error_not_a_silent_reset() {
     let directory = temporary_directory("corrupted");
     let auth_directory = directory.join("auth");
-    std::fs::create_dir_all(&auth_directory).unwrap();
+    std::fs::create_dir_all(&auth_directory).expect("create_dir_all succeeds");
     for content in [
         "not json",
         r#"{"formatVersion":2,"keys":[]}"#,
         r#"{"formatVersion":1,"keys":[{"uid":"00000000-0000-0000-0000-000000000001","name":null,"description":null,"actions":["doggo"],"indexes":[],"expiresAt":null,"createdAt":"2026-11-21T15:00:00Z","updatedAt":"2026-11-21T15:00:00Z"}]}"#,
     ] {
-        std::fs::write(auth_directory.join(KEY_FILE_NAME), content).unwrap();
+        std::fs::write(auth_directory.join(KEY_FILE_NAME), content).expect("write succeeds");
         let result = KeyStore::open(Box::new(JsonFileKeyPersistence::new(&directory)), None, NOW);
         match result {
             Err(KeyStoreError::Persistence(PersistenceError::Corrupted { .. })) => {}
@@ -364,7 +378,7 @@ fn a_corrupted_key_file_is_an_error_not_a_silent_reset() {
             Ok(_) => panic!("{content}: a corrupted file was accepted"),
         }
     }
-    std::fs::remove_dir_all(&directory).unwrap();
+    std::fs::remove_dir_all(&directory).expect("remove_dir_all succeeds");
 }
 
 /// Persistence that fails every write after the first `successes` ones.
@@ -396,7 +410,7 @@ fn a_failed_write_changes_nothing() {
         Some(MASTER_KEY.into()),
         NOW,
     )
-    .unwrap();
+    .expect("open succeeds");
     let error = create(
         &mut store,
         json!({"uid": uid(1), "actions": ["*"], "indexes": ["*"], "expiresAt": null}),
@@ -416,13 +430,13 @@ fn key_authorization_follows_expanded_actions_patterns_and_expiry() {
         json!({"uid": uid(1), "actions": ["documents.*", "*.get"], "indexes": ["sal*", "products"], "expiresAt": "2027-01-01"}),
         NOW,
     )
-    .unwrap();
+    .expect("create succeeds");
     create(
         &mut store,
         json!({"uid": uid(2), "actions": ["*"], "indexes": [], "expiresAt": null}),
         NOW,
     )
-    .unwrap();
+    .expect("create succeeds");
     let keys = store.snapshot();
     let authorized = |key, action, index| keys.is_key_authorized(uid(key), action, index, NOW);
     assert!(authorized(1, Action::DocumentsAdd, Some("sales")));
@@ -456,10 +470,13 @@ fn replacing_every_key_keeps_the_last_of_duplicate_uids() {
     };
     store
         .replace_all(vec![key("first"), key("second")])
-        .unwrap();
+        .expect("replace_all succeeds");
     let keys = store.snapshot();
     assert_eq!(keys.len(), 1);
-    assert_eq!(keys.get(uid(1)).unwrap().name.as_deref(), Some("second"));
+    assert_eq!(
+        keys.get(uid(1)).expect("get finds a value").name.as_deref(),
+        Some("second")
+    );
     assert_eq!(keys.version(), 1);
 }
 

@@ -39,7 +39,7 @@ fn keys() -> Arc<KeySet> {
         Some(MASTER_KEY.into()),
         NOW,
     )
-    .unwrap();
+    .expect("open succeeds");
     let every_action_but_search: Vec<&str> = Action::ALL
         .iter()
         .filter(|action| !matches!(action, Action::Search | Action::All | Action::AllGet))
@@ -55,14 +55,17 @@ fn keys() -> Arc<KeySet> {
     for (position, mut body) in bodies.into_iter().enumerate() {
         body["uid"] = json!(uid(position as u128 + 1));
         store
-            .create(parse_create_api_key(&body, NOW).unwrap(), NOW)
-            .unwrap();
+            .create(
+                parse_create_api_key(&body, NOW).expect("parse_create_api_key succeeds"),
+                NOW,
+            )
+            .expect("create succeeds");
     }
     store.snapshot()
 }
 
 fn token(claims: Value, secret: &str) -> String {
-    sign_tenant_token(&claims, secret, Algorithm::HS256).unwrap()
+    sign_tenant_token(&claims, secret, Algorithm::HS256).expect("sign_tenant_token succeeds")
 }
 
 fn search_at(
@@ -157,24 +160,42 @@ fn a_valid_token_carries_its_rules_to_the_route() {
         json!({"searchRules": {"sal*": {"filter": "color = blue"}, "sales": {"filter": ["a = 1", "b = 2"]}, "products": null, "movies": {}}, "apiKeyUid": uid(2)}),
         &parent_key(2),
     );
-    let context = search(&keys, &tenant, Some("sales")).unwrap();
+    let context = search(&keys, &tenant, Some("sales")).expect("search succeeds");
     assert!(context.is_tenant_token());
     assert_eq!(context.key_uid(), Some(uid(2)));
     // The exact pattern wins over the prefix.
     assert_eq!(
-        context.index_search_rules("sales").unwrap().filter,
+        context
+            .index_search_rules("sales")
+            .expect("index_search_rules succeeds")
+            .filter,
         Some(json!(["a = 1", "b = 2"]))
     );
     assert_eq!(
-        context.index_search_rules("salt").unwrap().filter,
+        context
+            .index_search_rules("salt")
+            .expect("index_search_rules succeeds")
+            .filter,
         Some(json!("color = blue"))
     );
-    assert_eq!(context.index_search_rules("products").unwrap().filter, None);
-    assert_eq!(context.index_search_rules("movies").unwrap().filter, None);
+    assert_eq!(
+        context
+            .index_search_rules("products")
+            .expect("index_search_rules succeeds")
+            .filter,
+        None
+    );
+    assert_eq!(
+        context
+            .index_search_rules("movies")
+            .expect("index_search_rules succeeds")
+            .filter,
+        None
+    );
     assert_eq!(context.index_search_rules("other"), None);
     assert!(!context.all_indexes_authorized());
     // Multi-search (no index in the path) authenticates; routes check each query's index.
-    let multi = search(&keys, &tenant, None).unwrap();
+    let multi = search(&keys, &tenant, None).expect("search succeeds");
     assert!(multi.is_index_authorized("salt") && !multi.is_index_authorized("other"));
 }
 
@@ -185,17 +206,26 @@ fn the_longest_prefix_wins_among_prefixes() {
         json!({"searchRules": {"*": {"filter": "a"}, "sa*": {"filter": "b"}, "sal*": {"filter": "c"}}, "apiKeyUid": uid(2)}),
         &parent_key(2),
     );
-    let context = search(&keys, &tenant, Some("sales")).unwrap();
+    let context = search(&keys, &tenant, Some("sales")).expect("search succeeds");
     assert_eq!(
-        context.index_search_rules("sales").unwrap().filter,
+        context
+            .index_search_rules("sales")
+            .expect("index_search_rules succeeds")
+            .filter,
         Some(json!("c"))
     );
     assert_eq!(
-        context.index_search_rules("sam").unwrap().filter,
+        context
+            .index_search_rules("sam")
+            .expect("index_search_rules succeeds")
+            .filter,
         Some(json!("b"))
     );
     assert_eq!(
-        context.index_search_rules("x").unwrap().filter,
+        context
+            .index_search_rules("x")
+            .expect("index_search_rules succeeds")
+            .filter,
         Some(json!("a"))
     );
     assert!(context.all_indexes_authorized());
@@ -210,7 +240,7 @@ fn every_hmac_algorithm_is_accepted() {
             &parent_key(2),
             algorithm,
         )
-        .unwrap();
+        .expect("sign_tenant_token succeeds");
         assert!(search(&keys, &tenant, Some("x")).is_ok(), "{algorithm:?}");
     }
 }
@@ -223,7 +253,8 @@ fn handmade_token(header: Value, claims: Value, secret: &str) -> String {
         URL_SAFE_NO_PAD.encode(header.to_string()),
         URL_SAFE_NO_PAD.encode(claims.to_string())
     );
-    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes())
+        .expect("new_from_slice succeeds");
     mac.update(message.as_bytes());
     format!(
         "{message}.{}",
@@ -314,9 +345,9 @@ fn tampered_tokens_fail_the_signature() {
         json!({"searchRules": ["*"], "apiKeyUid": uid(2)}),
         &parent_key(2),
     );
-    let (signed, signature) = tenant.rsplit_once('.').unwrap();
+    let (signed, signature) = tenant.rsplit_once('.').expect("rsplit_once succeeds");
     let mut forged_signature = signature.to_string();
-    let last = forged_signature.pop().unwrap();
+    let last = forged_signature.pop().expect("pop succeeds");
     forged_signature.push(if last == 'A' { 'B' } else { 'A' });
     let forged = format!("{signed}.{forged_signature}");
     assert_eq!(
@@ -361,7 +392,11 @@ fn tokens_work_on_chat_completions_but_not_elsewhere() {
         action: Action::ChatCompletions,
         index_uid: None,
     };
-    assert!(authenticate(&keys, &chat, NOW).unwrap().is_tenant_token());
+    assert!(
+        authenticate(&keys, &chat, NOW)
+            .expect("authenticate succeeds")
+            .is_tenant_token()
+    );
     let admin_token = token(
         json!({"searchRules": ["*"], "apiKeyUid": uid(2)}),
         &parent_key(2),

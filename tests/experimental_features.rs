@@ -1,8 +1,6 @@
 //! `/experimental-features` through the official `meilisearch-sdk` client, and its
 //! persistence across a graceful restart and a crash.
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use common::{MASTER_KEY, Options, Server, json_request, request};
@@ -19,10 +17,23 @@ fn options() -> Options {
 #[tokio::test]
 async fn sdk_reads_health_version_and_features() {
     let server = Server::start_with(options());
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
-    assert_eq!(client.health().await.unwrap().status, "available");
-    assert_eq!(client.get_version().await.unwrap().pkg_version, "1.41.0");
-    let features = ExperimentalFeatures::new(&client).get().await.unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    assert_eq!(
+        client.health().await.expect("health succeeds").status,
+        "available"
+    );
+    assert_eq!(
+        client
+            .get_version()
+            .await
+            .expect("get_version succeeds")
+            .pkg_version,
+        "1.41.0"
+    );
+    let features = ExperimentalFeatures::new(&client)
+        .get()
+        .await
+        .expect("get finds a value");
     assert!(!features.metrics);
     assert!(!features.network);
 }
@@ -30,15 +41,18 @@ async fn sdk_reads_health_version_and_features() {
 #[tokio::test]
 async fn sdk_update_changes_only_what_it_sets_and_every_core_sees_it() {
     let server = Server::start_with(options());
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let mut features = ExperimentalFeatures::new(&client);
     features.set_metrics(true).set_contains_filter(true);
-    let updated = features.update().await.unwrap();
+    let updated = features.update().await.expect("update succeeds");
     assert!(updated.metrics && updated.contains_filter && !updated.network);
     // New connections land on either core; every one of them must see the change.
     for _ in 0..20 {
-        let fresh = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
-        let seen = ExperimentalFeatures::new(&fresh).get().await.unwrap();
+        let fresh = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+        let seen = ExperimentalFeatures::new(&fresh)
+            .get()
+            .await
+            .expect("get finds a value");
         assert!(seen.metrics && seen.contains_filter && !seen.network);
     }
 }
@@ -73,7 +87,7 @@ fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_twelve_fields() {
 
 #[test]
 fn features_survive_a_graceful_restart_and_a_crash() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let server = Server::start_on(&data, &Options::default());
     let response = server.raw(&json_request(

@@ -1,8 +1,6 @@
 //! Raw-HTTP black-box tests of the server skeleton: routing, authentication with a master
 //! key, JSON body errors, body framing and encodings, connection handling and CORS.
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use std::io::Write;
@@ -25,7 +23,7 @@ fn health_answers_available_without_a_key() {
     assert!(
         response
             .header("content-type")
-            .unwrap()
+            .expect("header succeeds")
             .starts_with("application/json")
     );
 }
@@ -39,7 +37,11 @@ fn version_reports_the_meilisearch_api_version() {
     assert_eq!(body["pkgVersion"], "1.41.0");
     assert!(body["commitSha"].is_string());
     assert!(body["commitDate"].is_string());
-    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    let keys: Vec<&String> = body
+        .as_object()
+        .expect("as_object finds a value of that type")
+        .keys()
+        .collect();
     assert_eq!(keys, ["commitSha", "commitDate", "pkgVersion"]);
 }
 
@@ -126,7 +128,7 @@ fn malformed_json_is_malformed_payload() {
     assert!(
         body["message"]
             .as_str()
-            .unwrap()
+            .expect("as_str finds a value of that type")
             .starts_with("The json payload provided is malformed. `")
     );
 }
@@ -188,7 +190,7 @@ fn unknown_field_and_wrong_type_are_bad_request() {
     assert!(
         unknown.json()["message"]
             .as_str()
-            .unwrap()
+            .expect("as_str finds a value of that type")
             .starts_with("Unknown field `doggo`: expected one of `metrics`, `logsRoute`")
     );
 }
@@ -199,7 +201,7 @@ fn oversized_body_without_content_length_is_413() {
         extra_arguments: vec!["--http-payload-size-limit".into(), "1000".into()],
         ..Options::default()
     });
-    let mut connection = server.connect().unwrap();
+    let mut connection = server.connect().expect("connect succeeds");
     let chunk = "a".repeat(600);
     let request = format!(
         "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
@@ -207,7 +209,7 @@ fn oversized_body_without_content_length_is_413() {
         chunk.len()
     );
     connection.send(request.as_bytes());
-    let response = connection.read_response().unwrap();
+    let response = connection.read_response().expect("read_response succeeds");
     assert_eq!(response.status, 413);
     assert_eq!(response.json()["code"], "payload_too_large");
     assert_eq!(
@@ -222,11 +224,11 @@ fn oversized_body_with_content_length_is_refused_without_being_read() {
         extra_arguments: vec!["--http-payload-size-limit".into(), "1000".into()],
         ..Options::default()
     });
-    let mut connection = server.connect().unwrap();
+    let mut connection = server.connect().expect("connect succeeds");
     connection.send(
         b"PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n",
     );
-    let response = connection.read_response().unwrap();
+    let response = connection.read_response().expect("read_response succeeds");
     // Meilisearch (actix) answers a known oversized length with a 500 `internal` error.
     assert_eq!(response.status, 500);
     assert_eq!(
@@ -253,7 +255,7 @@ fn chunked_body_is_decoded() {
 #[test]
 fn pipelined_requests_are_answered_in_order_on_one_connection() {
     let server = Server::start();
-    let mut connection = server.connect().unwrap();
+    let mut connection = server.connect().expect("connect succeeds");
     let pipelined = format!(
         "{}{}{}",
         request("GET", "/health", None),
@@ -261,9 +263,9 @@ fn pipelined_requests_are_answered_in_order_on_one_connection() {
         request("GET", "/experimental-features", None)
     );
     connection.send(pipelined.as_bytes());
-    let first = connection.read_response().unwrap();
-    let second = connection.read_response().unwrap();
-    let third = connection.read_response().unwrap();
+    let first = connection.read_response().expect("read_response succeeds");
+    let second = connection.read_response().expect("read_response succeeds");
+    let third = connection.read_response().expect("read_response succeeds");
     assert_eq!((first.status, second.status, third.status), (200, 404, 200));
     assert_eq!(third.json()["metrics"], false);
 }
@@ -271,10 +273,10 @@ fn pipelined_requests_are_answered_in_order_on_one_connection() {
 #[test]
 fn keep_alive_connection_serves_many_requests() {
     let server = Server::start();
-    let mut connection = server.connect().unwrap();
+    let mut connection = server.connect().expect("connect succeeds");
     for _ in 0..50 {
         connection.send(request("GET", "/health", None).as_bytes());
-        let response = connection.read_response().unwrap();
+        let response = connection.read_response().expect("read_response succeeds");
         assert_eq!(response.status, 200);
     }
 }
@@ -285,16 +287,18 @@ fn gzip_request_body_is_decompressed() {
     use flate2::write::GzEncoder;
     let server = Server::start();
     let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-    encoder.write_all(br#"{"network": true}"#).unwrap();
-    let compressed = encoder.finish().unwrap();
-    let mut connection = server.connect().unwrap();
+    encoder
+        .write_all(br#"{"network": true}"#)
+        .expect("write_all succeeds");
+    let compressed = encoder.finish().expect("finish succeeds");
+    let mut connection = server.connect().expect("connect succeeds");
     let head = format!(
         "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
         compressed.len()
     );
     connection.send(head.as_bytes());
     connection.send(&compressed);
-    let response = connection.read_response().unwrap();
+    let response = connection.read_response().expect("read_response succeeds");
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.json()["network"], true);
 }
@@ -310,9 +314,14 @@ fn gzip_response_when_the_client_accepts_it() {
     let mut decoded = String::new();
     flate2::read::GzDecoder::new(&response.body[..])
         .read_to_string(&mut decoded)
-        .unwrap();
-    let body: serde_json::Value = serde_json::from_str(&decoded).unwrap();
-    assert_eq!(body.as_object().unwrap().len(), 12);
+        .expect("read_to_string succeeds");
+    let body: serde_json::Value = serde_json::from_str(&decoded).expect("from_str succeeds");
+    assert_eq!(
+        body.as_object()
+            .expect("as_object finds a value of that type")
+            .len(),
+        12
+    );
 }
 
 #[test]
@@ -326,12 +335,12 @@ fn cors_preflight_allows_any_origin_method_and_header() {
     assert_eq!(response.header("access-control-max-age"), Some("86400"));
     let allowed_methods = response
         .header("access-control-allow-methods")
-        .unwrap()
+        .expect("header succeeds")
         .to_ascii_uppercase();
     assert!(allowed_methods.contains("POST"));
     let allowed_headers = response
         .header("access-control-allow-headers")
-        .unwrap()
+        .expect("header succeeds")
         .to_ascii_lowercase();
     assert!(allowed_headers.contains("authorization"));
 }
@@ -348,31 +357,31 @@ fn cors_headers_on_a_simple_request_with_origin() {
 #[test]
 fn expect_continue_gets_100_before_the_body() {
     let server = Server::start();
-    let mut connection = server.connect().unwrap();
+    let mut connection = server.connect().expect("connect succeeds");
     let body = r#"{"multimodal": true}"#;
     let head = format!(
         "PATCH /experimental-features HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     connection.send(head.as_bytes());
-    let interim = connection.read_response().unwrap();
+    let interim = connection.read_response().expect("read_response succeeds");
     assert_eq!(interim.status, 100);
     connection.send(body.as_bytes());
-    let response = connection.read_response().unwrap();
+    let response = connection.read_response().expect("read_response succeeds");
     assert_eq!(response.status, 200);
     assert_eq!(response.json()["multimodal"], true);
 }
 
 #[test]
 fn production_without_a_long_master_key_refuses_to_start() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_coresearch"))
         .args(["--env", "production", "--master-key", "short", "--db-path"])
         .arg(scratch.path().join("data.ms"))
         .args(["--http-addr", "127.0.0.1:0"])
         .env_remove("MEILI_MASTER_KEY")
         .output()
-        .unwrap();
+        .expect("output succeeds");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("16 bytes"), "{stderr}");

@@ -3,8 +3,6 @@
 //! ranking rules, typo rules and filters as Meilisearch documents them), never copied from
 //! this server's output.
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use std::collections::HashMap;
@@ -49,10 +47,21 @@ async fn books_index(client: &Client) -> Index {
     let settings = Settings::new()
         .with_filterable_attributes(["genre", "year", "series"])
         .with_sortable_attributes(["year"]);
-    let task = index.set_settings(&settings).await.unwrap();
-    task.wait_for_completion(client, None, None).await.unwrap();
-    let task = index.add_documents(&books(), Some("id")).await.unwrap();
-    let task = task.wait_for_completion(client, None, None).await.unwrap();
+    let task = index
+        .set_settings(&settings)
+        .await
+        .expect("set_settings succeeds");
+    task.wait_for_completion(client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    let task = index
+        .add_documents(&books(), Some("id"))
+        .await
+        .expect("add_documents succeeds");
+    let task = task
+        .wait_for_completion(client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
     assert!(task.is_success(), "{task:?}");
     index
 }
@@ -61,14 +70,18 @@ fn hit_ids(results: &SearchResults<Value>) -> Vec<u64> {
     results
         .hits
         .iter()
-        .map(|hit| hit.result["id"].as_u64().unwrap())
+        .map(|hit| {
+            hit.result["id"]
+                .as_u64()
+                .expect("as_u64 finds a value of that type")
+        })
         .collect()
 }
 
 #[tokio::test]
 async fn words_rule_ranks_documents_holding_every_query_word_first_across_shards() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     // `last` strategy: both words first (only book 1 has "lord" and "rings"), then "lord"
     // alone (book 2); "rings" alone (book 8) is never reached because words are dropped
@@ -78,7 +91,7 @@ async fn words_rule_ranks_documents_holding_every_query_word_first_across_shards
         .with_query("lord rings")
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&results), vec![1, 2]);
     assert_eq!(results.estimated_total_hits, Some(2));
     // `all`: only the book holding both.
@@ -88,14 +101,14 @@ async fn words_rule_ranks_documents_holding_every_query_word_first_across_shards
         .with_matching_strategy(MatchingStrategies::ALL)
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&results), vec![1]);
 }
 
 #[tokio::test]
 async fn a_typo_is_tolerated_in_words_of_five_letters_and_not_in_shorter_ones() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     // "hobit" has 5 letters: one typo allowed, it finds "hobbit".
     let results = index
@@ -103,7 +116,7 @@ async fn a_typo_is_tolerated_in_words_of_five_letters_and_not_in_shorter_ones() 
         .with_query("hobit")
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&results), vec![3]);
     // "dume" has 4 letters: no typo allowed, and as the last word it is only a prefix,
     // which "dune" does not start with.
@@ -112,7 +125,7 @@ async fn a_typo_is_tolerated_in_words_of_five_letters_and_not_in_shorter_ones() 
         .with_query("dume")
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert!(results.hits.is_empty());
     // The last word is a prefix: "neuro" finds "neuromancer".
     let results = index
@@ -120,14 +133,14 @@ async fn a_typo_is_tolerated_in_words_of_five_letters_and_not_in_shorter_ones() 
         .with_query("neuro")
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&results), vec![7]);
 }
 
 #[tokio::test]
 async fn filter_sort_and_page_mode_combine_over_every_shard() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     // Fantasy books sorted by year, newest first: 4 (1977), 1 (1954), 3 (1937).
     let results = index
@@ -138,7 +151,7 @@ async fn filter_sort_and_page_mode_combine_over_every_shard() {
         .with_page(1)
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&results), vec![4, 1]);
     assert_eq!(results.total_hits, Some(3));
     assert_eq!(results.total_pages, Some(2));
@@ -150,7 +163,7 @@ async fn filter_sort_and_page_mode_combine_over_every_shard() {
         .with_page(2)
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&second), vec![3]);
     // A placeholder search without sort lists documents in insertion order.
     let all = index
@@ -159,7 +172,7 @@ async fn filter_sort_and_page_mode_combine_over_every_shard() {
         .with_limit(3)
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&all), vec![3, 4, 5]);
     assert_eq!(all.estimated_total_hits, Some(8));
 }
@@ -167,7 +180,7 @@ async fn filter_sort_and_page_mode_combine_over_every_shard() {
 #[tokio::test]
 async fn facet_distribution_and_stats_count_every_matching_document() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     let results = index
         .search()
@@ -175,9 +188,11 @@ async fn facet_distribution_and_stats_count_every_matching_document() {
         .with_facets(meilisearch_sdk::search::Selectors::Some(&["genre", "year"]))
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     // Books after 1950: 1, 2, 4, 5, 6, 7, 8.
-    let distribution = results.facet_distribution.unwrap();
+    let distribution = results
+        .facet_distribution
+        .expect("facet_distribution succeeds");
     let genres: HashMap<String, usize> = [
         ("fantasy", 2),
         ("drama", 1),
@@ -190,7 +205,7 @@ async fn facet_distribution_and_stats_count_every_matching_document() {
     assert_eq!(distribution["genre"], genres);
     assert_eq!(distribution["year"]["1954"], 2);
     assert_eq!(distribution["year"].len(), 6);
-    let stats = results.facet_stats.unwrap();
+    let stats = results.facet_stats.expect("facet_stats succeeds");
     assert_eq!(stats["year"].min, 1954.0);
     assert_eq!(stats["year"].max, 1995.0);
     assert!(!stats.contains_key("genre"));
@@ -199,7 +214,7 @@ async fn facet_distribution_and_stats_count_every_matching_document() {
 #[tokio::test]
 async fn distinct_keeps_the_best_document_of_each_series_across_shards() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     // Placeholder order is insertion order; the first book of each series stays.
     let results = index
@@ -207,14 +222,14 @@ async fn distinct_keeps_the_best_document_of_each_series_across_shards() {
         .with_distinct("series")
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(hit_ids(&results), vec![1, 2, 5, 7, 8]);
 }
 
 #[tokio::test]
 async fn multi_search_answers_each_query_and_federation_merges_by_weighted_score() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     let movies = client.index("movies");
     let task = movies
@@ -226,8 +241,10 @@ async fn multi_search_answers_each_query_and_federation_merges_by_weighted_score
             Some("id"),
         )
         .await
-        .unwrap();
-    task.wait_for_completion(&client, None, None).await.unwrap();
+        .expect("add_documents succeeds");
+    task.wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
     let mut books_query = index.search();
     books_query.with_query("dune");
     let mut movies_query = movies.search();
@@ -238,7 +255,7 @@ async fn multi_search_answers_each_query_and_federation_merges_by_weighted_score
         .with_search_query(movies_query.clone())
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(response.results.len(), 2);
     assert_eq!(hit_ids(&response.results[0]), vec![5, 6]);
     assert_eq!(response.results[0].index_uid.as_deref(), Some("books"));
@@ -252,15 +269,20 @@ async fn multi_search_answers_each_query_and_federation_merges_by_weighted_score
         .with_federation(FederationOptions::default())
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     let order: Vec<(String, u64)> = federated
         .hits
         .iter()
         .map(|hit| {
-            let federation = hit.federation.as_ref().unwrap();
+            let federation = hit
+                .federation
+                .as_ref()
+                .expect("as_ref finds a value of that type");
             (
                 federation.index_uid.clone(),
-                hit.result["id"].as_u64().unwrap(),
+                hit.result["id"]
+                    .as_u64()
+                    .expect("as_u64 finds a value of that type"),
             )
         })
         .collect();
@@ -272,14 +294,14 @@ async fn multi_search_answers_each_query_and_federation_merges_by_weighted_score
 #[tokio::test]
 async fn facet_search_finds_values_by_prefix_and_typo_among_the_search_matches() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     let response = index
         .facet_search("genre")
         .with_facet_query("scien")
         .execute()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(response.facet_hits.len(), 1);
     assert_eq!(response.facet_hits[0].value, "science fiction");
     assert_eq!(response.facet_hits[0].count, 3);
@@ -291,7 +313,7 @@ async fn facet_search_finds_values_by_prefix_and_typo_among_the_search_matches()
         .with_search_query("lord")
         .execute()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     assert_eq!(response.facet_hits.len(), 1);
     assert_eq!(response.facet_hits[0].count, 1);
 }
@@ -299,7 +321,7 @@ async fn facet_search_finds_values_by_prefix_and_typo_among_the_search_matches()
 #[tokio::test]
 async fn get_search_gives_the_same_hits_as_post_search() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     books_index(&client).await;
     let post = server.raw(&json_request(
         "POST",
@@ -319,13 +341,18 @@ async fn get_search_gives_the_same_hits_as_post_search() {
     // ranking order; only `id` and `title` are retrieved.
     let hits = post.json()["hits"].clone();
     assert_eq!(hits[0], json!({"id": 3, "title": "The Hobbit"}));
-    assert_eq!(hits.as_array().unwrap().len(), 3);
+    assert_eq!(
+        hits.as_array()
+            .expect("as_array finds a value of that type")
+            .len(),
+        3
+    );
 }
 
 #[tokio::test]
 async fn bad_search_parameters_are_refused_with_their_codes() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     books_index(&client).await;
     let cases = [
         (
@@ -400,7 +427,7 @@ async fn bad_search_parameters_are_refused_with_their_codes() {
 #[tokio::test]
 async fn ranking_scores_are_returned_on_request_and_order_the_hits() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     let results = index
         .search()
@@ -409,11 +436,11 @@ async fn ranking_scores_are_returned_on_request_and_order_the_hits() {
         .with_show_ranking_score_details(true)
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     let scores: Vec<f64> = results
         .hits
         .iter()
-        .map(|hit| hit.ranking_score.unwrap())
+        .map(|hit| hit.ranking_score.expect("ranking_score succeeds"))
         .collect();
     assert_eq!(hit_ids(&results)[0], 1);
     assert!(
@@ -421,7 +448,10 @@ async fn ranking_scores_are_returned_on_request_and_order_the_hits() {
         "{scores:?}"
     );
     assert!(scores.iter().all(|score| (0.0..=1.0).contains(score)));
-    let details = results.hits[0].ranking_score_details.as_ref().unwrap();
+    let details = results.hits[0]
+        .ranking_score_details
+        .as_ref()
+        .expect("as_ref finds a value of that type");
     assert_eq!(details["words"]["matchingWords"], 4);
     assert_eq!(details["words"]["maxMatchingWords"], 4);
 }
@@ -429,7 +459,7 @@ async fn ranking_scores_are_returned_on_request_and_order_the_hits() {
 #[tokio::test]
 async fn hits_are_highlighted_cropped_and_located_as_asked() {
     let server = server();
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = books_index(&client).await;
     let results = index
         .search()
@@ -444,16 +474,22 @@ async fn hits_are_highlighted_cropped_and_located_as_asked() {
         .with_filter("genre = fantasy")
         .execute::<Value>()
         .await
-        .unwrap();
+        .expect("execute succeeds");
     let hit = &results.hits[0];
-    let formatted = hit.formatted_result.as_ref().unwrap();
+    let formatted = hit
+        .formatted_result
+        .as_ref()
+        .expect("as_ref finds a value of that type");
     assert_eq!(formatted["title"], "The Lord of the <em>Rings</em>");
     // A one-word crop of a one-word value cuts nothing, so no marker.
     assert_eq!(formatted["genre"], "fantasy");
     // Every number becomes a string inside `_formatted`.
     assert_eq!(formatted["id"], "1");
     assert_eq!(formatted["year"], "1954");
-    let positions = hit.matches_position.as_ref().unwrap();
+    let positions = hit
+        .matches_position
+        .as_ref()
+        .expect("as_ref finds a value of that type");
     // "Rings" starts at byte 16 of "The Lord of the Rings" and is 5 bytes long.
     assert_eq!(positions["title"][0].start, 16);
     assert_eq!(positions["title"][0].length, 5);

@@ -2,8 +2,6 @@
 //! indexes, documents in every payload format, settings, tasks and batches, on two cores
 //! with two shards per index, and after a crash.
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use common::{MASTER_KEY, Options, Server, json_request, request};
@@ -31,7 +29,10 @@ fn movies() -> Vec<Value> {
 
 /// Waits for the task and asserts it succeeded.
 async fn succeed(client: &Client, task: meilisearch_sdk::task_info::TaskInfo) -> Task {
-    let task = task.wait_for_completion(client, None, None).await.unwrap();
+    let task = task
+        .wait_for_completion(client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
     assert!(task.is_success(), "task failed: {task:?}");
     task
 }
@@ -51,15 +52,21 @@ fn ids(documents: &[Value]) -> Vec<String> {
 #[tokio::test]
 async fn documents_added_through_the_sdk_are_read_back_from_every_shard() {
     let server = Server::start_with(options());
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = client.index("movies");
     succeed(
         &client,
-        index.add_documents(&movies(), Some("id")).await.unwrap(),
+        index
+            .add_documents(&movies(), Some("id"))
+            .await
+            .expect("add_documents succeeds"),
     )
     .await;
 
-    let listed = index.get_documents::<Value>().await.unwrap();
+    let listed = index
+        .get_documents::<Value>()
+        .await
+        .expect("get_documents succeeds");
     assert_eq!(listed.total, 5);
     assert_eq!(
         listed.results,
@@ -72,12 +79,18 @@ async fn documents_added_through_the_sdk_are_read_back_from_every_shard() {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         };
-        let fetched: Value = index.get_document(&id).await.unwrap();
+        let fetched: Value = index
+            .get_document(&id)
+            .await
+            .expect("get_document succeeds");
         assert_eq!(fetched, document, "document {id} comes back as sent");
     }
-    let fetched = client.get_index("movies").await.unwrap();
+    let fetched = client
+        .get_index("movies")
+        .await
+        .expect("get_index succeeds");
     assert_eq!(fetched.primary_key.as_deref(), Some("id"));
-    let stats = index.get_stats().await.unwrap();
+    let stats = index.get_stats().await.expect("get_stats succeeds");
     assert_eq!(stats.number_of_documents, 5);
     assert_eq!(stats.field_distribution["title"], 5);
     assert_eq!(stats.field_distribution["info"], 1);
@@ -86,11 +99,14 @@ async fn documents_added_through_the_sdk_are_read_back_from_every_shard() {
 #[tokio::test]
 async fn updates_merge_fields_and_deletions_count_what_they_removed() {
     let server = Server::start_with(options());
-    let client = Client::new(server.url(), Some(MASTER_KEY)).unwrap();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let index = client.index("movies");
     succeed(
         &client,
-        index.add_documents(&movies(), Some("id")).await.unwrap(),
+        index
+            .add_documents(&movies(), Some("id"))
+            .await
+            .expect("add_documents succeeds"),
     )
     .await;
     succeed(
@@ -98,14 +114,24 @@ async fn updates_merge_fields_and_deletions_count_what_they_removed() {
         index
             .add_or_update(&[json!({"id": 1, "rating": 5})], None)
             .await
-            .unwrap(),
+            .expect("add_or_update succeeds"),
     )
     .await;
-    let carol: Value = index.get_document("1").await.unwrap();
+    let carol: Value = index
+        .get_document("1")
+        .await
+        .expect("get_document succeeds");
     assert_eq!(carol["title"], "Carol");
     assert_eq!(carol["rating"], 5);
 
-    let task = succeed(&client, index.delete_documents(&[3, 42]).await.unwrap()).await;
+    let task = succeed(
+        &client,
+        index
+            .delete_documents(&[3, 42])
+            .await
+            .expect("delete_documents succeeds"),
+    )
+    .await;
     let Task::Succeeded { content } = task else {
         unreachable!()
     };
@@ -121,17 +147,44 @@ async fn updates_merge_fields_and_deletions_count_what_they_removed() {
     // Deletion by filter needs the attribute filterable.
     succeed(
         &client,
-        index.set_filterable_attributes(["genre"]).await.unwrap(),
+        index
+            .set_filterable_attributes(["genre"])
+            .await
+            .expect("set_filterable_attributes succeeds"),
     )
     .await;
     let mut query = DocumentDeletionQuery::new(&index);
     query.with_filter("genre = action");
-    succeed(&client, index.delete_documents_with(&query).await.unwrap()).await;
-    let listed = index.get_documents::<Value>().await.unwrap();
+    succeed(
+        &client,
+        index
+            .delete_documents_with(&query)
+            .await
+            .expect("delete_documents_with succeeds"),
+    )
+    .await;
+    let listed = index
+        .get_documents::<Value>()
+        .await
+        .expect("get_documents succeeds");
     assert_eq!(ids(&listed.results), ["1", "five"]);
 
-    succeed(&client, index.delete_all_documents().await.unwrap()).await;
-    assert_eq!(index.get_documents::<Value>().await.unwrap().total, 0);
+    succeed(
+        &client,
+        index
+            .delete_all_documents()
+            .await
+            .expect("delete_all_documents succeeds"),
+    )
+    .await;
+    assert_eq!(
+        index
+            .get_documents::<Value>()
+            .await
+            .expect("get_documents succeeds")
+            .total,
+        0
+    );
 }
 
 #[test]
@@ -181,7 +234,7 @@ fn filters_sorts_fields_and_pagination_merge_across_shards() {
     assert!(
         response.json()["message"]
             .as_str()
-            .unwrap()
+            .expect("as_str finds a value of that type")
             .starts_with("Attribute `title` is not filterable."),
         "{}",
         response.text()
@@ -228,7 +281,7 @@ fn listings_keep_the_order_documents_were_first_added_in_across_shards_and_batch
         .json();
     let order: Vec<Value> = listed["results"]
         .as_array()
-        .unwrap()
+        .expect("as_array finds a value of that type")
         .iter()
         .map(|document| document["id"].clone())
         .collect();
@@ -242,7 +295,7 @@ fn listings_keep_the_order_documents_were_first_added_in_across_shards_and_batch
         .json();
     let page: Vec<Value> = page["results"]
         .as_array()
-        .unwrap()
+        .expect("as_array finds a value of that type")
         .iter()
         .map(|document| document["id"].clone())
         .collect();
@@ -387,9 +440,13 @@ fn index_lifecycle_create_update_swap_rename_and_delete() {
     let listed = server.raw(&request("GET", "/indexes", None)).json();
     let uids: Vec<&str> = listed["results"]
         .as_array()
-        .unwrap()
+        .expect("as_array finds a value of that type")
         .iter()
-        .map(|index| index["uid"].as_str().unwrap())
+        .map(|index| {
+            index["uid"]
+                .as_str()
+                .expect("as_str finds a value of that type")
+        })
         .collect();
     assert_eq!(uids, ["a", "c"]);
     let moved = server.raw(&request("GET", "/indexes/c/documents/in-a", None));
@@ -472,12 +529,18 @@ fn settings_are_stored_validated_and_reset_per_sub_route() {
         .json()["rankingRules"]
         .clone();
     assert_eq!(rules[0], "words");
-    assert_eq!(rules.as_array().unwrap().len(), 7);
+    assert_eq!(
+        rules
+            .as_array()
+            .expect("as_array finds a value of that type")
+            .len(),
+        7
+    );
 }
 
 #[test]
 fn acknowledged_tasks_and_documents_survive_a_crash() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let server = Server::start_on(&data, &Options::default());
     server.raw(&json_request(
@@ -496,7 +559,11 @@ fn acknowledged_tasks_and_documents_survive_a_crash() {
             &json!([{"id": format!("crash-{round}"), "round": round}]).to_string(),
         ));
         assert_eq!(response.status, 202);
-        acknowledged.push(response.json()["taskUid"].as_u64().unwrap());
+        acknowledged.push(
+            response.json()["taskUid"]
+                .as_u64()
+                .expect("as_u64 finds a value of that type"),
+        );
     }
     server.kill();
 
@@ -541,7 +608,13 @@ fn tasks_and_batches_are_listed_filtered_canceled_and_deleted() {
         ))
         .json();
     assert_eq!(listed["total"], 3);
-    assert_eq!(listed["results"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        listed["results"]
+            .as_array()
+            .expect("as_array finds a value of that type")
+            .len(),
+        2
+    );
     assert_eq!(listed["next"], 0);
     let batch = server.raw(&request("GET", "/batches/0", None)).json();
     assert_eq!(batch["uid"], 0);
@@ -591,7 +664,7 @@ fn wait_idle(server: &Server) {
 
 #[test]
 fn an_update_file_no_task_refers_to_is_removed_at_start() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let server = Server::start_on(&data, &Options::default());
     server.raw(&json_request(
@@ -603,7 +676,7 @@ fn an_update_file_no_task_refers_to_is_removed_at_start() {
     wait_idle(&server);
     server.kill();
     let orphan = data.join("update_files").join("left-by-a-crash.json");
-    std::fs::write(&orphan, b"[]").unwrap();
+    std::fs::write(&orphan, b"[]").expect("write succeeds");
     let server = Server::start_on(&data, &Options::default());
     assert!(!orphan.exists(), "the orphan update file is removed");
     let kept = server.raw(&request("GET", "/indexes/kept/documents/1", None));
@@ -651,14 +724,19 @@ fn a_cancelation_stops_the_processing_batch_and_cancels_what_waits() {
                 None,
             ))
             .json();
-        match task["status"].as_str().unwrap() {
+        match task["status"]
+            .as_str()
+            .expect("as_str finds a value of that type")
+        {
             // The big batch may have finished before the cancelation was registered.
             "succeeded" => assert_eq!(task["uid"], first["taskUid"]),
             "canceled" => assert_eq!(task["canceledBy"], cancel_uid, "{task}"),
             other => panic!("task ended {other}: {task}"),
         }
     }
-    let canceled = cancelation["details"]["canceledTasks"].as_u64().unwrap();
+    let canceled = cancelation["details"]["canceledTasks"]
+        .as_u64()
+        .expect("as_u64 finds a value of that type");
     let documents = server.raw(&request("GET", "/indexes/slow/documents?limit=1", None));
     if canceled == 2 {
         // Nothing of the interrupted batch is visible.
@@ -686,7 +764,11 @@ fn concurrent_writes_from_many_connections_on_every_core_are_all_registered() {
                     )
                     .expect("the server answers");
                     assert_eq!(response.status, 202, "{}", response.text());
-                    uids.push(response.json()["taskUid"].as_u64().unwrap());
+                    uids.push(
+                        response.json()["taskUid"]
+                            .as_u64()
+                            .expect("as_u64 finds a value of that type"),
+                    );
                 }
                 uids
             })
@@ -694,7 +776,7 @@ fn concurrent_writes_from_many_connections_on_every_core_are_all_registered() {
         .collect();
     let mut uids: Vec<u64> = clients
         .into_iter()
-        .flat_map(|client| client.join().unwrap())
+        .flat_map(|client| client.join().expect("join succeeds"))
         .collect();
     uids.sort_unstable();
     uids.dedup();

@@ -6,8 +6,6 @@
 //! Each request carries `customMetadata=<operation number>`, so even a task whose 202 was
 //! lost in the crash is matched to the operation that created it.
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use std::collections::BTreeMap;
@@ -93,7 +91,11 @@ fn send(server_url: &str, index: &str, operation: &Operation, number: u64) -> Op
         ),
     };
     let response = common::raw_to(server_url, &json_request(method, &path, None, &body))?;
-    (response.status == 202).then(|| response.json()["taskUid"].as_u64().unwrap())
+    (response.status == 202).then(|| {
+        response.json()["taskUid"]
+            .as_u64()
+            .expect("as_u64 finds a value of that type")
+    })
 }
 
 fn apply(model: &mut BTreeMap<String, Map<String, Value>>, operation: &Operation) {
@@ -101,14 +103,23 @@ fn apply(model: &mut BTreeMap<String, Map<String, Value>>, operation: &Operation
         Operation::Replace(documents) => {
             for document in documents {
                 let id = document["id"].to_string();
-                model.insert(id, document.as_object().unwrap().clone());
+                model.insert(
+                    id,
+                    document
+                        .as_object()
+                        .expect("as_object finds a value of that type")
+                        .clone(),
+                );
             }
         }
         Operation::Update(documents) => {
             for document in documents {
                 let id = document["id"].to_string();
                 let entry = model.entry(id).or_default();
-                for (key, value) in document.as_object().unwrap() {
+                for (key, value) in document
+                    .as_object()
+                    .expect("as_object finds a value of that type")
+                {
                     entry.insert(key.clone(), value.clone());
                 }
             }
@@ -148,7 +159,13 @@ fn all_tasks(server: &Server) -> Vec<Value> {
             None => "/tasks?limit=1000".to_owned(),
         };
         let page = server.raw(&request("GET", &path, None)).json();
-        tasks.extend(page["results"].as_array().unwrap().iter().cloned());
+        tasks.extend(
+            page["results"]
+                .as_array()
+                .expect("as_array finds a value of that type")
+                .iter()
+                .cloned(),
+        );
         match page["next"].as_u64() {
             Some(next) => from = Some(next),
             None => break,
@@ -169,12 +186,15 @@ fn documents_of(server: &Server, index: &str) -> BTreeMap<String, Map<String, Va
     }
     response.json()["results"]
         .as_array()
-        .unwrap()
+        .expect("as_array finds a value of that type")
         .iter()
         .map(|document| {
             (
                 document["id"].to_string(),
-                document.as_object().unwrap().clone(),
+                document
+                    .as_object()
+                    .expect("as_object finds a value of that type")
+                    .clone(),
             )
         })
         .collect()
@@ -188,7 +208,7 @@ fn every_acknowledged_task_ends_and_the_documents_match_the_succeeded_tasks_afte
         .unwrap_or(0x5eed_c0de_u64);
     println!("seed {seed}");
     let mut random = Random(seed | 1);
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
     let data = scratch.path().join("data.ms");
     let sent: Arc<Mutex<BTreeMap<u64, (usize, Operation)>>> = Arc::default();
     let mut acknowledged: Vec<u64> = Vec::new();
@@ -214,7 +234,7 @@ fn every_acknowledged_task_ends_and_the_documents_match_the_succeeded_tasks_afte
                         break;
                     }
                     sent.lock()
-                        .unwrap()
+                        .expect("lock succeeds")
                         .insert(number, (index, operation.clone()));
                     match send(&url, INDEXES[index], &operation, number) {
                         Some(uid) => acknowledged.push(uid),
@@ -228,7 +248,7 @@ fn every_acknowledged_task_ends_and_the_documents_match_the_succeeded_tasks_afte
         std::thread::sleep(Duration::from_millis(delay));
         server.kill();
         stop.store(true, Ordering::SeqCst);
-        let round_acknowledged = client.join().unwrap();
+        let round_acknowledged = client.join().expect("join succeeds");
         println!(
             "round {round}: killed after {delay} ms, {} tasks acknowledged",
             round_acknowledged.len()
@@ -241,25 +261,38 @@ fn every_acknowledged_task_ends_and_the_documents_match_the_succeeded_tasks_afte
     let tasks = all_tasks(&server);
     let by_uid: BTreeMap<u64, &Value> = tasks
         .iter()
-        .map(|task| (task["uid"].as_u64().unwrap(), task))
+        .map(|task| {
+            (
+                task["uid"]
+                    .as_u64()
+                    .expect("as_u64 finds a value of that type"),
+                task,
+            )
+        })
         .collect();
     for uid in &acknowledged {
         let task = by_uid
             .get(uid)
             .unwrap_or_else(|| panic!("acknowledged task {uid} is lost"));
-        let status = task["status"].as_str().unwrap();
+        let status = task["status"]
+            .as_str()
+            .expect("as_str finds a value of that type");
         assert!(
             status == "succeeded" || status == "failed",
             "task {uid} ended {status}: {task}"
         );
     }
-    let sent = sent.lock().unwrap();
+    let sent = sent.lock().expect("lock succeeds");
     let mut models: Vec<BTreeMap<String, Map<String, Value>>> = vec![BTreeMap::new(); 2];
     for task in &tasks {
         if task["status"] != "succeeded" {
             continue;
         }
-        let number: u64 = task["customMetadata"].as_str().unwrap().parse().unwrap();
+        let number: u64 = task["customMetadata"]
+            .as_str()
+            .expect("as_str finds a value of that type")
+            .parse()
+            .expect("parse succeeds");
         let (index, operation) = &sent[&number];
         assert_eq!(task["indexUid"], INDEXES[*index]);
         apply(&mut models[*index], operation);

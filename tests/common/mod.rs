@@ -39,7 +39,7 @@ impl Server {
 
     /// A server with `options`, on a fresh data directory.
     pub fn start_with(options: Options) -> Server {
-        let scratch = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().expect("tempdir succeeds");
         let data_directory = scratch.path().join("data.ms");
         let mut server = Server::start_on(&data_directory, &options);
         server._scratch = Some(scratch);
@@ -73,7 +73,7 @@ impl Server {
         if let Some(master_key) = &options.master_key {
             command.arg("--master-key").arg(master_key);
         }
-        let child = command.spawn().unwrap();
+        let child = command.spawn().expect("spawn succeeds");
         let server = Server {
             address,
             data_directory: data_directory.to_path_buf(),
@@ -106,12 +106,15 @@ impl Server {
 
     /// The process id of the server.
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().unwrap().id()
+        self.child
+            .as_ref()
+            .expect("as_ref finds a value of that type")
+            .id()
     }
 
     /// Sends raw bytes on a new connection and reads one response.
     pub fn raw(&self, request: &str) -> HttpResponse {
-        self.try_request(request).unwrap()
+        self.try_request(request).expect("try_request succeeds")
     }
 
     fn try_request(&self, request: &str) -> std::io::Result<HttpResponse> {
@@ -129,17 +132,17 @@ impl Server {
 
     /// Stops the server with SIGTERM and waits for it; returns its exit status.
     pub fn stop(mut self) -> std::process::ExitStatus {
-        let mut child = self.child.take().unwrap();
+        let mut child = self.child.take().expect("take succeeds");
         // SAFETY: sending a signal to our own child process.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-        child.wait().unwrap()
+        child.wait().expect("wait succeeds")
     }
 
     /// Kills the server with SIGKILL (a crash) and waits for it.
     pub fn kill(mut self) {
-        let mut child = self.child.take().unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
+        let mut child = self.child.take().expect("take succeeds");
+        child.kill().expect("kill succeeds");
+        child.wait().expect("wait succeeds");
     }
 }
 
@@ -165,8 +168,8 @@ pub fn raw_to(address: &str, request: &str) -> Option<HttpResponse> {
 }
 
 fn free_address() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind succeeds");
+    listener.local_addr().expect("local_addr succeeds")
 }
 
 /// A parsed HTTP response.
@@ -198,7 +201,7 @@ impl HttpResponse {
 
     /// The body as text.
     pub fn text(&self) -> String {
-        String::from_utf8(self.body.clone()).unwrap()
+        String::from_utf8(self.body.clone()).expect("from_utf8 succeeds")
     }
 }
 
@@ -219,7 +222,7 @@ impl Connection {
 
     /// Sends raw bytes.
     pub fn send(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).unwrap();
+        self.stream.write_all(bytes).expect("write_all succeeds");
     }
 
     /// Reads the next response.
