@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::query;
+
 use serde_json::{Value, json};
 use shards::analysis::{Analyzer, RankingRule, TextSettings};
 use shards::search::{MatchingStrategy, SearchQuery, TermKind, parse_query};
@@ -32,14 +34,6 @@ fn ids(shard: &Shard, query: &SearchQuery) -> Vec<i64> {
             document["id"].as_i64().expect("as_i64 finds a value")
         })
         .collect()
-}
-
-fn query(q: &str) -> SearchQuery {
-    SearchQuery {
-        q: Some(q.to_owned()),
-        limit: 100,
-        ..SearchQuery::default()
-    }
 }
 
 fn sorted(mut values: Vec<i64>) -> Vec<i64> {

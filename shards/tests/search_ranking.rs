@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::query;
+
 use serde_json::{Value, json};
 use shards::analysis::{RankingRule, TextSettings};
 use shards::search::{MatchingStrategy, SearchQuery, details_json};
@@ -51,14 +53,6 @@ fn ranked(shard: &Shard, query: &SearchQuery) -> Vec<(i64, f64)> {
             )
         })
         .collect()
-}
-
-fn query(q: &str) -> SearchQuery {
-    SearchQuery {
-        q: Some(q.to_owned()),
-        limit: 100,
-        ..SearchQuery::default()
-    }
 }
 
 fn assert_ranked(actual: &[(i64, f64)], expected: &[(i64, f64)]) {

@@ -21,7 +21,7 @@ use crate::http::{Request, Response};
 use crate::routes::indexes::{checked_path_uid, register};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
-use crate::search::parameters::{comma_list, sort_list};
+use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
 use crate::tasks::KindWithContent;
 use crate::tasks::index_batch::documents_error;
 use crate::tasks::model::DocumentMethod;
@@ -534,18 +534,7 @@ fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, R
     let sortable = &record.settings.sortable_attributes;
     let mut parsed = Vec::with_capacity(rules.len());
     for rule in rules {
-        let (field, ascending) = match rule.rsplit_once(':') {
-            Some((field, "asc")) => (field, true),
-            Some((field, "desc")) => (field, false),
-            _ => {
-                return Err(ResponseError::new(
-                    Code::InvalidDocumentSort,
-                    format!(
-                        "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`, found `{rule}`."
-                    ),
-                ));
-            }
-        };
+        let (field, ascending) = sort_rule_parts(rule, Code::InvalidDocumentSort)?;
         if !sortable.contains(field) {
             let available = if sortable.is_empty() {
                 "This index does not have configured sortable attributes.".to_owned()

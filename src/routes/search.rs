@@ -20,6 +20,7 @@ use crate::search::multi::{decode_body, multi_search};
 use crate::search::parameters::{SearchBody, SearchQueryString};
 use crate::search::prepare::{fuse_filters, prepare};
 use crate::search::response::search_result;
+use crate::search::stages::StageTimer;
 
 /// `POST /indexes/{index_uid}/search`.
 pub async fn search_post(
@@ -90,40 +91,6 @@ pub async fn search_index(
         );
     }
     Ok(result)
-}
-
-/// The durations of a search's stages, as `performanceDetails` reports them.
-pub struct StageTimer {
-    last: Instant,
-    stages: serde_json::Map<String, Value>,
-}
-
-impl StageTimer {
-    pub fn new() -> StageTimer {
-        StageTimer {
-            last: Instant::now(),
-            stages: serde_json::Map::new(),
-        }
-    }
-
-    /// Records the time since the previous stage ended under `name`.
-    pub fn finish(&mut self, name: &str) {
-        let now = Instant::now();
-        let elapsed = now - self.last;
-        self.last = now;
-        self.stages
-            .insert(name.to_owned(), Value::String(format!("{elapsed:.2?}")));
-    }
-
-    pub fn into_details(self) -> serde_json::Map<String, Value> {
-        self.stages
-    }
-}
-
-impl Default for StageTimer {
-    fn default() -> Self {
-        StageTimer::new()
-    }
 }
 
 /// `POST /multi-search`.

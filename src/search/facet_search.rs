@@ -32,7 +32,7 @@ use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
 use super::prepare::prepare;
-use super::shard_search::ShardSearchRequest;
+use super::shard_search::{ShardSearchRequest, matching_documents};
 
 /// The body of a facet search; unknown fields are ignored.
 #[derive(Debug, Deserr)]
@@ -216,12 +216,8 @@ pub fn facet_search_shard(
     snapshot: &shards::shard::ShardSnapshot,
     request: ShardFacetSearch,
 ) -> Result<Vec<FacetValueCount>, ResponseError> {
-    use crate::coordinator::shard_host::{filter_ids, shard_error};
-    let mut query = request.search.query;
-    if let Some(filter) = &request.search.filter {
-        query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
-    }
-    let matching = snapshot.search(&query).map_err(shard_error)?.matching;
+    use crate::coordinator::shard_host::shard_error;
+    let matching = matching_documents(snapshot, &request.search)?;
     snapshot
         .facet_values(
             &request.facet_name,

@@ -16,3 +16,4 @@ pub mod parameters;
 pub mod prepare;
 pub mod response;
 pub mod shard_search;
+pub mod stages;

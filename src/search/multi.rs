@@ -359,7 +359,7 @@ async fn federated(
         (federation.offset, federation.limit)
     };
     let coordinator = &services.coordinator;
-    let mut stages = crate::routes::search::StageTimer::new();
+    let mut stages = super::stages::StageTimer::new();
     let mut runs = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
         check_federated_query(&query, &federation)

@@ -488,3 +488,21 @@ pub fn unexpected(message: &str, location: ValuePointerRef) -> JsonError {
         location,
     ))
 }
+
+/// A sort rule's field and direction (`field:asc` → ascending); anything else is refused with
+/// Meilisearch's syntax message under `code`.
+pub fn sort_rule_parts(
+    rule: &str,
+    code: crate::errors::Code,
+) -> Result<(&str, bool), crate::errors::ResponseError> {
+    match rule.rsplit_once(':') {
+        Some((field, "asc")) => Ok((field, true)),
+        Some((field, "desc")) => Ok((field, false)),
+        _ => Err(crate::errors::ResponseError::new(
+            code,
+            format!(
+                "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`, found `{rule}`."
+            ),
+        )),
+    }
+}

@@ -15,7 +15,7 @@ use crate::coordinator::catalog::IndexRecord;
 use crate::errors::{Code, ResponseError};
 use crate::settings::ranking_rule::RankingRule;
 
-use super::parameters::{SEARCH_LIMIT_DEFAULT, SearchBody};
+use super::parameters::{SEARCH_LIMIT_DEFAULT, SearchBody, sort_rule_parts};
 
 /// `hybrid.semanticRatio` when absent.
 const SEMANTIC_RATIO_DEFAULT: f32 = 0.5;
@@ -126,18 +126,7 @@ fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, R
     let settings = &record.settings;
     let mut parsed = Vec::with_capacity(rules.len());
     for rule in rules {
-        let (field, ascending) = match rule.rsplit_once(':') {
-            Some((field, "asc")) => (field, true),
-            Some((field, "desc")) => (field, false),
-            _ => {
-                return Err(ResponseError::new(
-                    Code::InvalidSearchSort,
-                    format!(
-                        "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`, found `{rule}`."
-                    ),
-                ));
-            }
-        };
+        let (field, ascending) = sort_rule_parts(rule, Code::InvalidSearchSort)?;
         if field.starts_with("_geoPoint(") || field == "_geo" {
             return Err(ResponseError::new(
                 Code::InvalidSearchSort,

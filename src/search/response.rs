@@ -149,26 +149,11 @@ impl<'a> HitWriter<'a> {
 
     /// Writes `hits` (all of this search), building the formatter once.
     pub fn write_all(&self, hits: &[ShardSearchHit], attribute_unified: bool) -> Vec<Value> {
-        match &self.matcher {
-            None => hits
-                .iter()
-                .map(|hit| Value::Object(self.hit(hit, attribute_unified, None, None)))
-                .collect(),
-            Some(matcher) => {
-                let is_known = |path: &str| self.known_fields.contains(path);
-                let fields = FieldVisibility {
-                    displayed: self.displayed.map(Vec::as_slice),
-                    is_known: &is_known,
-                };
-                matcher.with_hit_formatter(&self.options, &fields, |formatter| {
-                    hits.iter()
-                        .map(|hit| {
-                            Value::Object(self.hit(hit, attribute_unified, None, Some(formatter)))
-                        })
-                        .collect()
-                })
-            }
-        }
+        self.with_formatter(|formatter| {
+            hits.iter()
+                .map(|hit| Value::Object(self.hit(hit, attribute_unified, None, formatter)))
+                .collect()
+        })
     }
 
     /// One hit with `_federation` (a federated search's hits come one by one).
@@ -178,19 +163,22 @@ impl<'a> HitWriter<'a> {
         attribute_unified: bool,
         federation: Value,
     ) -> Map<String, Value> {
-        match &self.matcher {
-            None => self.hit(hit, attribute_unified, Some(federation), None),
-            Some(matcher) => {
-                let is_known = |path: &str| self.known_fields.contains(path);
-                let fields = FieldVisibility {
-                    displayed: self.displayed.map(Vec::as_slice),
-                    is_known: &is_known,
-                };
-                matcher.with_hit_formatter(&self.options, &fields, |formatter| {
-                    self.hit(hit, attribute_unified, Some(federation), Some(formatter))
-                })
-            }
-        }
+        self.with_formatter(|formatter| {
+            self.hit(hit, attribute_unified, Some(federation), formatter)
+        })
+    }
+
+    /// Runs `body` with the formatter of this search (`None` when nothing is formatted).
+    fn with_formatter<R>(&self, body: impl FnOnce(Option<&HitFormatter<'_>>) -> R) -> R {
+        let Some(matcher) = &self.matcher else {
+            return body(None);
+        };
+        let is_known = |path: &str| self.known_fields.contains(path);
+        let fields = FieldVisibility {
+            displayed: self.displayed.map(Vec::as_slice),
+            is_known: &is_known,
+        };
+        matcher.with_hit_formatter(&self.options, &fields, |formatter| body(Some(formatter)))
     }
 
     /// One hit as Meilisearch writes it; `federation` (a federated search's `_federation`)

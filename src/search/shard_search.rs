@@ -47,15 +47,9 @@ pub fn search_shard(
     snapshot: &ShardSnapshot,
     request: ShardSearchRequest,
 ) -> Result<ShardSearchAnswer, ResponseError> {
-    let ShardSearchRequest {
-        mut query,
-        filter,
-        facets,
-    } = request;
-    if let Some(filter) = &filter {
-        query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
-    }
+    let query = resolved_query(snapshot, &request)?;
     let found = snapshot.search(&query).map_err(shard_error)?;
+    let facets = request.facets;
     let facets = match &facets {
         Some(requested) => Some(
             snapshot
@@ -89,13 +83,30 @@ pub fn facets_of_queries(
     facets: &[String],
 ) -> Result<BTreeMap<String, FieldFacetCounts>, ResponseError> {
     let mut union = roaring::RoaringBitmap::new();
-    for request in queries {
-        let mut query = request.query;
-        query.limit = 0;
-        if let Some(filter) = &request.filter {
-            query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
-        }
-        union |= snapshot.search(&query).map_err(shard_error)?.matching;
+    for request in &queries {
+        union |= matching_documents(snapshot, request)?;
     }
     snapshot.facet_counts(facets, &union).map_err(shard_error)
+}
+
+/// The request's query with its filter resolved into candidates on `snapshot`.
+fn resolved_query(
+    snapshot: &ShardSnapshot,
+    request: &ShardSearchRequest,
+) -> Result<SearchQuery, ResponseError> {
+    let mut query = request.query.clone();
+    if let Some(filter) = &request.filter {
+        query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
+    }
+    Ok(query)
+}
+
+/// Every document of `snapshot` the request matches (no hits are ranked).
+pub fn matching_documents(
+    snapshot: &ShardSnapshot,
+    request: &ShardSearchRequest,
+) -> Result<roaring::RoaringBitmap, ResponseError> {
+    let mut query = resolved_query(snapshot, request)?;
+    query.limit = 0;
+    Ok(snapshot.search(&query).map_err(shard_error)?.matching)
 }

@@ -135,6 +135,26 @@ fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u
 }
 
 impl PreparedBatch {
+    /// A batch that rebuilds indexes from the stored documents inside `transaction` (after a
+    /// settings change), recorded under the last applied batch uid.
+    fn for_rebuild(
+        transaction: WriteTransaction,
+        state: ShardState,
+        analyzer: Analyzer,
+    ) -> ShardResult<PreparedBatch> {
+        Ok(PreparedBatch {
+            batch_uid: state.applied_batch.unwrap_or(0),
+            fields: load_fields(&transaction)?,
+            transaction: Some(transaction),
+            state,
+            deltas: Deltas::default(),
+            outcome: ApplyOutcome::default(),
+            assigned_ids: std::collections::HashMap::new(),
+            analyzer,
+            pending_documents: 0,
+        })
+    }
+
     pub(crate) fn begin(database: &Database, batch_uid: u64) -> ShardResult<PreparedBatch> {
         let transaction = database.begin_write()?;
         let state = ShardState::load_write(&transaction)?;
@@ -533,17 +553,8 @@ pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> Sh
         transaction.delete_tree(name)?;
     }
     state.settings = settings;
-    let mut prepared = PreparedBatch {
-        batch_uid: state.applied_batch.unwrap_or(0),
-        fields: load_fields(&transaction)?,
-        transaction: Some(transaction),
-        state,
-        deltas: Deltas::default(),
-        outcome: ApplyOutcome::default(),
-        assigned_ids: std::collections::HashMap::new(),
-        analyzer: Analyzer::new(&TextSettings::default()),
-        pending_documents: 0,
-    };
+    let mut prepared =
+        PreparedBatch::for_rebuild(transaction, state, Analyzer::new(&TextSettings::default()))?;
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
         let stored = prepared.stored_document(id)?;
@@ -587,17 +598,7 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
         transaction.delete_tree(name)?;
     }
     let analyzer = Analyzer::new(&state.text_settings);
-    let mut prepared = PreparedBatch {
-        batch_uid: state.applied_batch.unwrap_or(0),
-        fields: load_fields(&transaction)?,
-        transaction: Some(transaction),
-        state,
-        deltas: Deltas::default(),
-        outcome: ApplyOutcome::default(),
-        assigned_ids: std::collections::HashMap::new(),
-        analyzer,
-        pending_documents: 0,
-    };
+    let mut prepared = PreparedBatch::for_rebuild(transaction, state, analyzer)?;
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
         let stored = prepared.stored_document(id)?;

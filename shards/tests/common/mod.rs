@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use shards::search::SearchQuery;
 use shards::shard::{Operation, Shard};
 use storage_engine::{Options, SyncMode};
 
@@ -28,4 +29,13 @@ pub fn load(shard: &Shard, documents: &[Value]) {
         })
         .collect();
     shard.apply(1, operations).expect("the batch applies");
+}
+
+/// A search for `q`, with room for every hit of the small test corpora.
+pub fn query(q: &str) -> SearchQuery {
+    SearchQuery {
+        q: Some(q.to_owned()),
+        limit: 100,
+        ..SearchQuery::default()
+    }
 }
