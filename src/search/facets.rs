@@ -88,11 +88,6 @@ impl MergedFacets {
         }
         stats
     }
-
-    /// The names of the fields counted.
-    pub fn field_names(&self) -> impl Iterator<Item = &String> {
-        self.fields.keys()
-    }
 }
 
 impl MergedField {

@@ -6,7 +6,7 @@
 //! are refused; values are only decoded here — checks that need the index (filterable, sortable,
 //! searchable attributes) belong to `search::prepare`.
 
-use deserr::{DeserializeError, Deserr, ErrorKind, ValuePointerRef};
+use deserr::{DeserializeError, Deserr, ValuePointerRef};
 use serde_json::Value;
 
 use crate::decode::{JsonError, Param, QueryError};
@@ -476,17 +476,6 @@ pub fn sort_list(text: &str) -> Vec<String> {
 pub fn decode_at(value: Value, location: ValuePointerRef) -> Result<SearchBody, JsonError> {
     use deserr::IntoValue;
     SearchBody::deserialize_from_value(value.into_value(), location)
-}
-
-/// A type error for a value decoded by hand (used by multi-search for its own fields).
-pub fn unexpected(message: &str, location: ValuePointerRef) -> JsonError {
-    deserr::take_cf_content(JsonError::error::<Value>(
-        None,
-        ErrorKind::Unexpected {
-            msg: message.to_owned(),
-        },
-        location,
-    ))
 }
 
 /// A sort rule's field and direction (`field:asc` → ascending); anything else is refused with
