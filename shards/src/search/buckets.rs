@@ -16,7 +16,7 @@ use crate::shard::ShardResult;
 use super::derivations::prefix_end;
 use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty};
 use super::occurrences::{phrase_occurrences, word_documents};
-use super::terms::ResolvedTerm;
+use super::terms::{Alternative, ResolvedTerm};
 
 /// The documents of `universe` where `term` occurs through any alternative.
 pub fn term_documents(
@@ -26,17 +26,24 @@ pub fn term_documents(
 ) -> ShardResult<RoaringBitmap> {
     let mut documents = RoaringBitmap::new();
     for alternative in &term.alternatives {
-        match alternative.words.as_slice() {
-            [Some(word)] if alternative.prefix => {
-                documents |= prefix_documents(read, universe, word)?;
-            }
-            [Some(word)] => documents |= word_documents(read, universe, word)?,
-            phrase => {
-                documents.extend(phrase_occurrences(read, universe, phrase)?.into_keys());
-            }
-        }
+        documents |= alternative_documents(read, universe, alternative)?;
     }
     Ok(documents)
+}
+
+/// The documents of `universe` where `alternative` occurs.
+pub fn alternative_documents(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    alternative: &Alternative,
+) -> ShardResult<RoaringBitmap> {
+    Ok(match alternative.words.as_slice() {
+        [Some(word)] if alternative.prefix => prefix_documents(read, universe, word)?,
+        [Some(word)] => word_documents(read, universe, word)?,
+        phrase => phrase_occurrences(read, universe, phrase)?
+            .into_keys()
+            .collect(),
+    })
 }
 
 /// The documents of `universe` containing a word longer than `prefix` that starts with it.

@@ -8,6 +8,7 @@
 //! the query (see [`super::ranking`]), so the caller may merge shards by them. A placeholder
 //! search (no term) returns every candidate, ordered by the sort rules then internal id.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
@@ -24,8 +25,10 @@ use super::occurrences::{
 };
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
+use super::refine::Refiner;
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::{sort_values, sorted_documents};
+use super::steps::{Step, steps};
 
 /// Document → its distinct values.
 type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
@@ -61,103 +64,8 @@ pub struct ShardHits {
     pub matching: RoaringBitmap,
 }
 
-/// One step of ranking, in order (`attribute` and `exactness` expand to two details).
-#[derive(Debug, Clone, PartialEq)]
-enum Step {
-    Words,
-    Typo,
-    Proximity,
-    AttributeRank,
-    WordPosition,
-    Exactness,
-    Sort(SortRule),
-}
-
-/// The ranking steps, as Meilisearch builds them: each rule once; `words` is left out with
-/// `matchingStrategy: all`, and otherwise placed before the first rule that looks at words if
-/// the settings put it later; a field sorted once is not sorted again.
-fn steps(rules: &[RankingRule], sort: &[SortRule], strategy: MatchingStrategy) -> Vec<Step> {
-    let mut steps = Vec::new();
-    let mut words = strategy == MatchingStrategy::All;
-    let mut seen: Vec<&RankingRule> = Vec::new();
-    let mut sorted_fields: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-    for rule in rules {
-        let looks_at_words = matches!(
-            rule,
-            RankingRule::Typo
-                | RankingRule::Proximity
-                | RankingRule::Attribute
-                | RankingRule::AttributeRank
-                | RankingRule::WordPosition
-                | RankingRule::Exactness
-        );
-        if looks_at_words && !words {
-            steps.push(Step::Words);
-            words = true;
-        }
-        if !matches!(rule, RankingRule::Custom { .. }) {
-            if seen.contains(&rule) {
-                continue;
-            }
-            seen.push(rule);
-        }
-        match rule {
-            RankingRule::Words => {
-                if !words {
-                    steps.push(Step::Words);
-                    words = true;
-                }
-            }
-            RankingRule::Typo => steps.push(Step::Typo),
-            RankingRule::Proximity => steps.push(Step::Proximity),
-            RankingRule::Attribute => {
-                steps.push(Step::AttributeRank);
-                steps.push(Step::WordPosition);
-            }
-            RankingRule::AttributeRank => steps.push(Step::AttributeRank),
-            RankingRule::WordPosition => steps.push(Step::WordPosition),
-            RankingRule::Exactness => steps.push(Step::Exactness),
-            RankingRule::Sort => {
-                for sort_rule in sort {
-                    if sorted_fields.insert(sort_rule.field.as_str()) {
-                        steps.push(Step::Sort(sort_rule.clone()));
-                    }
-                }
-            }
-            RankingRule::Custom { field, ascending } => {
-                if sorted_fields.insert(field.as_str()) {
-                    steps.push(Step::Sort(SortRule {
-                        field: field.clone(),
-                        ascending: *ascending,
-                    }));
-                }
-            }
-        }
-    }
-    steps
-}
-
 /// Sort rule index → document → value, for the documents of `documents`.
-type SortTables = Vec<BTreeMap<u32, SortValue>>;
-
-fn sort_tables(
-    snapshot: &ShardSnapshot,
-    steps: &[Step],
-    documents: &RoaringBitmap,
-) -> ShardResult<SortTables> {
-    let mut tables = Vec::new();
-    for step in steps {
-        if let Step::Sort(rule) = step {
-            tables.push(sort_values(
-                snapshot.read_transaction(),
-                &rule.field,
-                rule.ascending,
-                documents,
-            )?);
-        }
-    }
-    Ok(tables)
-}
+pub(super) type SortTables = Vec<BTreeMap<u32, SortValue>>;
 
 fn sort_detail(rule: &SortRule, table: &BTreeMap<u32, SortValue>, document: u32) -> ScoreDetail {
     ScoreDetail::Sort {
@@ -217,7 +125,11 @@ impl ShardSnapshot {
             fields: &fields,
             typo_floors: resolved.iter().map(ResolvedTerm::typo_floor).collect(),
         };
-        let by_buckets = steps.first() == Some(&Step::Words)
+        let words_first = match query.matching_strategy {
+            MatchingStrategy::All => true,
+            _ => steps.first() == Some(&Step::Words),
+        };
+        let by_buckets = words_first
             && query.distinct.is_none()
             && settings.distinct_attribute.is_none()
             && query.attributes_to_search_on.is_none()
@@ -233,14 +145,29 @@ impl ShardSnapshot {
             let matching = buckets
                 .iter()
                 .fold(RoaringBitmap::new(), |union, bucket| union | bucket);
-            let mut hits = Vec::new();
-            for bucket in buckets.iter().filter(|bucket| !bucket.is_empty()) {
-                let occurrences = collect_occurrences(read, bucket, &resolved, &fields)?;
-                hits.extend(self.rank(&context, &steps, &occurrences)?);
-                if hits.len() >= needed {
+            let needed = u64::try_from(needed).unwrap_or(u64::MAX);
+            let mut selected = RoaringBitmap::new();
+            for (level, bucket) in buckets.iter().enumerate() {
+                if selected.len() >= needed {
                     break;
                 }
+                let kept = context.kept_at_level(level);
+                let refiner = Refiner {
+                    snapshot: self,
+                    read,
+                    context: &context,
+                    steps: &steps,
+                    resolved: &resolved,
+                    fields: &fields,
+                    kept: &kept,
+                    occurrences: RefCell::default(),
+                    read_documents: RefCell::default(),
+                };
+                selected |= refiner.select(bucket, needed - selected.len())?;
             }
+            let occurrences = collect_occurrences(read, &selected, &resolved, &fields)?;
+            let hits = self.rank(&context, &steps, &occurrences)?;
+            let needed = usize::try_from(needed).unwrap_or(usize::MAX);
             let mut hits = finish(
                 hits,
                 needed,
@@ -326,7 +253,7 @@ impl ShardSnapshot {
             }
         }
         let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
-        let tables = sort_tables(self, steps, &matching)?;
+        let tables = self.sort_tables(steps, &matching)?;
         let mut hits = Vec::with_capacity(kept_documents.len());
         for (document, kept, term_occurrences) in kept_documents {
             let details =
@@ -340,6 +267,26 @@ impl ShardSnapshot {
             });
         }
         Ok(hits)
+    }
+
+    /// Per sort step, the sort values of `documents`.
+    pub(super) fn sort_tables(
+        &self,
+        steps: &[Step],
+        documents: &RoaringBitmap,
+    ) -> ShardResult<SortTables> {
+        let mut tables = Vec::new();
+        for step in steps {
+            if let Step::Sort(rule) = step {
+                tables.push(sort_values(
+                    self.read_transaction(),
+                    &rule.field,
+                    rule.ascending,
+                    documents,
+                )?);
+            }
+        }
+        Ok(tables)
     }
 
     /// The distinct values of `documents`, when a distinct attribute applies.
@@ -398,7 +345,7 @@ impl ShardSnapshot {
         if distinct.is_none() {
             return self.sorted_placeholder(&sort_steps, universe, needed);
         }
-        let tables = sort_tables(self, steps, universe)?;
+        let tables = self.sort_tables(steps, universe)?;
         let hits = universe
             .iter()
             .map(|id| {
@@ -457,7 +404,8 @@ impl ShardSnapshot {
         })
     }
 
-    fn details(
+    /// The details of `document` for each of `steps` (`tables` holds their sort values).
+    pub(super) fn details(
         &self,
         context: &RankingContext<'_>,
         steps: &[Step],

@@ -6,6 +6,11 @@
 //!   that document, each 4 bytes: field id (u16 BE) then position (u16 BE), sorted.
 //! - `field_lengths`: internal id (u32 BE) → per searchable field of the document, 4 bytes:
 //!   field id (u16 BE) then its number of words (u16 BE), sorted by field id.
+//! - `word_fields`: word ‖ `0xFF` ‖ field id (u16 BE) → roaring bitmap of the internal ids
+//!   where the word occurs in that field (what the attribute rule splits buckets by).
+//! - `word_position_buckets`: word ‖ `0xFF` ‖ bucketed position (u16 BE, see
+//!   [`super::ranking::bucketed_position`]) → roaring bitmap of the internal ids where the word
+//!   occurs at a position of that bucket in some field (what the word-position rule splits by).
 //!
 //! Invariants: `0xFF` never occurs in UTF-8, so a word's position keys are contiguous and
 //! never collide with another word's; the three trees describe exactly the stored documents
@@ -19,13 +24,24 @@ use crate::shard::{ShardError, ShardResult};
 pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
 pub const WORD_POSITIONS_TREE: &str = "word_positions";
 pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
+pub const WORD_FIELDS_TREE: &str = "word_fields";
+pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
 /// The trees of the inverted index (emptied by `DeleteAll`, rebuilt on text settings change).
-pub const TEXT_TREES: [&str; 3] = [WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, FIELD_LENGTHS_TREE];
+pub const TEXT_TREES: [&str; 5] = [
+    WORD_DOCUMENTS_TREE,
+    WORD_POSITIONS_TREE,
+    FIELD_LENGTHS_TREE,
+    WORD_FIELDS_TREE,
+    WORD_POSITION_BUCKETS_TREE,
+];
 
 /// Separates the word from the internal id in `word_positions` keys.
 const WORD_END_BYTE: u8 = 0xFF;
 /// Bytes after the word in a `word_positions` key: the separator and the internal id.
 pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
+/// Bytes after the word in a `word_fields` or `word_position_buckets` key: the separator
+/// and the slot.
+pub const WORD_SLOT_SUFFIX_BYTES: usize = 3;
 /// Bytes of one encoded occurrence or field length.
 const PAIR_BYTES: usize = 4;
 
@@ -41,6 +57,28 @@ pub fn position_key(word: &str, document: u32) -> Vec<u8> {
     let mut key = position_prefix(word);
     key.extend_from_slice(&document.to_be_bytes());
     key
+}
+
+/// A `word_fields` or `word_position_buckets` key: the word, the separator, then `slot` (a
+/// field id or a position bucket).
+pub fn word_slot_key(word: &str, slot: u16) -> Vec<u8> {
+    let mut key = position_prefix(word);
+    key.extend_from_slice(&slot.to_be_bytes());
+    key
+}
+
+/// Splits a `word_fields` or `word_position_buckets` key into its word bytes and its slot.
+pub fn split_word_slot_key(key: &[u8]) -> ShardResult<(&[u8], u16)> {
+    let corrupted = || ShardError::Corrupted("word slot key".to_owned());
+    let word_bytes = key
+        .len()
+        .checked_sub(WORD_SLOT_SUFFIX_BYTES)
+        .ok_or_else(corrupted)?;
+    let (word, suffix) = key.split_at(word_bytes);
+    match suffix {
+        [WORD_END_BYTE, high, low] => Ok((word, u16::from_be_bytes([*high, *low]))),
+        _ => Err(corrupted()),
+    }
 }
 
 /// The internal id of a `word_positions` key whose word part is `prefix_bytes` long.

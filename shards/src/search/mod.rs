@@ -53,8 +53,11 @@ pub mod inverted;
 pub mod occurrences;
 mod query;
 pub mod ranking;
+mod refine;
+mod rule_bitmaps;
 mod score;
 mod sort_values;
+mod steps;
 pub mod terms;
 
 pub use execute::{ShardHit, ShardHits};

@@ -70,6 +70,24 @@ impl RankingContext<'_> {
         None
     }
 
+    /// The terms kept by the documents of words bucket `level` (0: every term; then one
+    /// more removal group per level).
+    pub fn kept_at_level(&self, level: usize) -> Kept {
+        let removed: Vec<usize> = self
+            .removal_order
+            .iter()
+            .take(level)
+            .flatten()
+            .copied()
+            .collect();
+        Kept {
+            terms: (0..self.terms.len())
+                .filter(|index| !removed.contains(index))
+                .collect(),
+            removed: u32::try_from(removed.len()).unwrap_or(u32::MAX),
+        }
+    }
+
     /// The `words` rule's rank.
     pub fn words(&self, kept: &Kept) -> ScoreDetail {
         let phrase_words: usize = self
@@ -107,6 +125,16 @@ impl RankingContext<'_> {
             typo_count,
             max_typo_count,
         }
+    }
+
+    /// The pairs of kept terms that stand side by side in the query (what proximity ranks).
+    pub fn adjacent_pairs(&self, kept: &Kept) -> u32 {
+        let adjacent = kept
+            .terms
+            .windows(2)
+            .filter(|pair| self.terms[pair[0]].end_position + 1 == self.terms[pair[1]].position)
+            .count();
+        u32::try_from(adjacent).unwrap_or(u32::MAX)
     }
 
     pub fn proximity(&self, kept: &Kept, occurrences: &[Vec<TermOccurrence>]) -> ScoreDetail {

@@ -6,7 +6,7 @@
 //! so after every chunk the trees describe exactly the documents stored so far; a batch whose
 //! uid is not above the applied uid does nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
@@ -25,11 +25,13 @@ use super::{
     DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FACET_NUMBERS_TREE, FACET_PRESENCE_TREE,
     FACET_STRINGS_TREE, FACET_TREES, FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
 };
-use crate::analysis::{Analyzer, TextSettings, document_words};
+use crate::analysis::{Analyzer, Occurrence, TextSettings, document_words};
 use crate::search::inverted::{
-    FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, encode_field_lengths,
-    encode_occurrences, position_key,
+    FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE,
+    WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE, encode_field_lengths, encode_occurrences,
+    position_key, word_slot_key,
 };
+use crate::search::ranking::bucketed_position;
 
 /// The final effect of a batch on one document of this shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +91,10 @@ struct Deltas {
     presence: BTreeMap<Vec<u8>, Delta>,
     /// Word → documents added and removed (the `word_documents` tree).
     words: BTreeMap<Vec<u8>, Delta>,
+    /// Word ‖ field → documents added and removed (the `word_fields` tree).
+    word_fields: BTreeMap<Vec<u8>, Delta>,
+    /// Word ‖ position bucket → documents added and removed (`word_position_buckets`).
+    word_position_buckets: BTreeMap<Vec<u8>, Delta>,
     /// `word_positions` keys to write (`Some`) or delete (`None`), written in key order so a
     /// word's keys are inserted side by side.
     positions: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
@@ -395,21 +401,35 @@ impl PreparedBatch {
             .as_ref()
             .expect("operations run only while the transaction is open");
         for (word, occurrences) in &words.words {
-            let delta = self
-                .deltas
-                .words
-                .entry(word.as_bytes().to_vec())
-                .or_default();
-            let key = position_key(word, id);
-            if add {
-                delta.add(id);
+            let change = |delta: &mut Delta| {
+                if add { delta.add(id) } else { delta.remove(id) }
+            };
+            change(
                 self.deltas
-                    .positions
-                    .insert(key, Some(encode_occurrences(occurrences)));
-            } else {
-                delta.remove(id);
-                self.deltas.positions.insert(key, None);
+                    .words
+                    .entry(word.as_bytes().to_vec())
+                    .or_default(),
+            );
+            let (fields, buckets) = word_slots(occurrences);
+            for field in fields {
+                change(
+                    self.deltas
+                        .word_fields
+                        .entry(word_slot_key(word, field))
+                        .or_default(),
+                );
             }
+            for bucket in buckets {
+                change(
+                    self.deltas
+                        .word_position_buckets
+                        .entry(word_slot_key(word, bucket))
+                        .or_default(),
+                );
+            }
+            let key = position_key(word, id);
+            let value = add.then(|| encode_occurrences(occurrences));
+            self.deltas.positions.insert(key, value);
         }
         let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
         if add && !words.field_lengths.is_empty() {
@@ -475,6 +495,19 @@ impl PreparedBatch {
     }
 }
 
+/// The distinct fields and position buckets of a word's occurrences in one document.
+fn word_slots(occurrences: &[Occurrence]) -> (BTreeSet<u16>, BTreeSet<u16>) {
+    let fields = occurrences
+        .iter()
+        .map(|occurrence| occurrence.field)
+        .collect();
+    let buckets = occurrences
+        .iter()
+        .map(|occurrence| bucketed_position(occurrence.position))
+        .collect();
+    (fields, buckets)
+}
+
 /// Writes the pending deltas into the trees and empties them.
 fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
     let deltas = std::mem::take(deltas);
@@ -482,6 +515,8 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
         (FACET_NUMBERS_TREE, deltas.numbers),
         (FACET_PRESENCE_TREE, deltas.presence),
         (WORD_DOCUMENTS_TREE, deltas.words),
+        (WORD_FIELDS_TREE, deltas.word_fields),
+        (WORD_POSITION_BUCKETS_TREE, deltas.word_position_buckets),
     ] {
         let tree = transaction.create_tree(name)?;
         for (key, delta) in entries {
@@ -594,6 +629,29 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
         transaction.commit()?;
         return Ok(true);
     }
+    reindex_text(transaction, state)?;
+    Ok(true)
+}
+
+/// Rebuilds the inverted index of a shard written before its `word_fields` and
+/// `word_position_buckets` trees existed (they are derived from the stored documents, so the
+/// rebuild loses nothing). Returns whether it rebuilt.
+pub(crate) fn upgrade_text_index(database: &Database) -> ShardResult<bool> {
+    let transaction = database.begin_write()?;
+    let outdated = transaction.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
+        && transaction.open_tree(WORD_FIELDS_TREE)?.is_none();
+    if !outdated {
+        transaction.abort();
+        return Ok(false);
+    }
+    let state = ShardState::load_write(&transaction)?;
+    reindex_text(transaction, state)?;
+    Ok(true)
+}
+
+/// Empties the inverted index, fills it again from the stored documents under
+/// `state.text_settings`, stores `state`, and commits.
+fn reindex_text(transaction: WriteTransaction, state: ShardState) -> ShardResult<()> {
     for name in TEXT_TREES {
         transaction.delete_tree(name)?;
     }
@@ -612,5 +670,5 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
     flush_deltas(&transaction, &mut prepared.deltas)?;
     prepared.state.store(&transaction)?;
     transaction.commit()?;
-    Ok(true)
+    Ok(())
 }

@@ -95,6 +95,7 @@ impl Shard {
     /// Opens the shard file at `path`, creating it when `options.create` allows.
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
+        apply::upgrade_text_index(&database)?;
         Ok(Shard { database })
     }
 

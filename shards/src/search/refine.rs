@@ -1,0 +1,164 @@
+//! The lazy bucket sort: which documents of one words bucket are among the first `needed`.
+//!
+//! A bucket is split by the next ranking step into sub-buckets, best first, and only the
+//! sub-buckets that reach into the first `needed` documents are split further; a bucket that
+//! fits whole is taken whole, and one still too large after the last step gives its lowest
+//! internal ids (the final tie-break). The typo, attribute-rank and word-position steps split
+//! with bitmaps alone (see [`super::rule_bitmaps`]); proximity, exactness and sort read each
+//! document of the bucket they split, which by then is usually small.
+//!
+//! Invariant: a document's sub-bucket is exactly the rank the step gives it in
+//! [`super::ranking`] (the caller computes the full details of the selected documents with
+//! those same functions), so the selection equals the first `needed` documents of the order
+//! "details, then internal id". The caller uses it only where a words bucket's documents all
+//! keep the same terms and every searchable field is searched with typos allowed (see
+//! [`super::buckets`]).
+
+use std::cell::RefCell;
+
+use roaring::RoaringBitmap;
+use storage_engine::ReadTransaction;
+
+use crate::shard::{ShardResult, ShardSnapshot};
+
+use super::occurrences::{DocumentOccurrences, SearchedFields, collect_occurrences};
+use super::ranking::{Kept, RankingContext};
+use super::rule_bitmaps::BucketCosts;
+use super::score::{ScoreDetail, compare_details};
+use super::steps::Step;
+use super::terms::ResolvedTerm;
+
+/// Everything the refinement of one words bucket reads.
+pub struct Refiner<'a> {
+    pub snapshot: &'a ShardSnapshot,
+    pub read: &'a ReadTransaction,
+    pub context: &'a RankingContext<'a>,
+    pub steps: &'a [Step],
+    pub resolved: &'a [ResolvedTerm],
+    pub fields: &'a SearchedFields,
+    /// The terms every document of the bucket keeps.
+    pub kept: &'a Kept,
+    /// Occurrences already read, shared by the per-document steps.
+    pub occurrences: RefCell<DocumentOccurrences>,
+    /// The documents whose occurrences `occurrences` holds.
+    pub read_documents: RefCell<RoaringBitmap>,
+}
+
+impl Refiner<'_> {
+    /// The documents of `bucket` among its first `needed` (all of them when it has fewer).
+    pub fn select(&self, bucket: &RoaringBitmap, needed: u64) -> ShardResult<RoaringBitmap> {
+        let mut selected = RoaringBitmap::new();
+        if bucket.len() <= needed {
+            selected |= bucket;
+            return Ok(selected);
+        }
+        let costs =
+            BucketCosts::compute(self.read, self.context, self.resolved, self.kept, bucket)?;
+        self.refine(bucket.clone(), 0, &costs, &mut selected, needed)?;
+        Ok(selected)
+    }
+
+    fn refine(
+        &self,
+        bucket: RoaringBitmap,
+        step: usize,
+        costs: &BucketCosts<'_>,
+        selected: &mut RoaringBitmap,
+        needed: u64,
+    ) -> ShardResult<()> {
+        let remaining = needed.saturating_sub(selected.len());
+        if remaining == 0 || bucket.is_empty() {
+            return Ok(());
+        }
+        if bucket.len() <= remaining {
+            *selected |= bucket;
+            return Ok(());
+        }
+        let Some(current) = self.steps.get(step) else {
+            let lowest = usize::try_from(remaining).unwrap_or(usize::MAX);
+            selected.extend(bucket.iter().take(lowest));
+            return Ok(());
+        };
+        for sub_bucket in self.split(&bucket, current, costs)? {
+            self.refine(sub_bucket, step + 1, costs, selected, needed)?;
+            if selected.len() >= needed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `bucket` split by `step`, best sub-bucket first, empty ones left out.
+    fn split(
+        &self,
+        bucket: &RoaringBitmap,
+        step: &Step,
+        costs: &BucketCosts<'_>,
+    ) -> ShardResult<Vec<RoaringBitmap>> {
+        let split = match step {
+            Step::Words => vec![bucket.clone()],
+            Step::Typo => costs.split_by_typo(bucket),
+            Step::Proximity if self.context.adjacent_pairs(self.kept) == 0 => vec![bucket.clone()],
+            Step::AttributeRank if costs.single_words() => costs.split_by_attribute_rank(bucket)?,
+            Step::WordPosition if costs.single_words() => costs.split_by_word_position(bucket)?,
+            _ => self.split_by_document(bucket, step)?,
+        };
+        Ok(split
+            .into_iter()
+            .filter(|bucket| !bucket.is_empty())
+            .collect())
+    }
+
+    /// Splits by the details `step` gives each document, read one document at a time.
+    fn split_by_document(
+        &self,
+        bucket: &RoaringBitmap,
+        step: &Step,
+    ) -> ShardResult<Vec<RoaringBitmap>> {
+        self.read_occurrences(bucket)?;
+        let steps = std::slice::from_ref(step);
+        let tables = self.snapshot.sort_tables(steps, bucket)?;
+        let occurrences = self.occurrences.borrow();
+        let mut ranked: Vec<(u32, Vec<ScoreDetail>)> = Vec::new();
+        for document in bucket {
+            let Some(term_occurrences) = occurrences.get(&document) else {
+                continue;
+            };
+            let details = self.snapshot.details(
+                self.context,
+                steps,
+                &tables,
+                document,
+                self.kept,
+                term_occurrences,
+            )?;
+            ranked.push((document, details));
+        }
+        ranked.sort_by(|left, right| compare_details(&left.1, &right.1).then(left.0.cmp(&right.0)));
+        let mut split: Vec<RoaringBitmap> = Vec::new();
+        let mut previous: Option<&Vec<ScoreDetail>> = None;
+        for (document, details) in &ranked {
+            let same = previous.is_some_and(|previous| compare_details(previous, details).is_eq());
+            match split.last_mut() {
+                Some(last) if same => {
+                    last.insert(*document);
+                }
+                _ => split.push(std::iter::once(*document).collect()),
+            }
+            previous = Some(details);
+        }
+        Ok(split)
+    }
+
+    /// Reads the occurrences of the documents of `bucket` not read yet.
+    fn read_occurrences(&self, bucket: &RoaringBitmap) -> ShardResult<()> {
+        let missing = bucket - &*self.read_documents.borrow();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let found = collect_occurrences(self.read, &missing, self.resolved, self.fields)?;
+        self.occurrences.borrow_mut().extend(found);
+        *self.read_documents.borrow_mut() |= missing;
+        Ok(())
+    }
+}

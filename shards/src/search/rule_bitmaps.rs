@@ -1,0 +1,246 @@
+//! The typo, attribute-rank and word-position ranks of a words bucket's documents, from
+//! bitmaps alone: per kept term, the documents at each cost (the rank a rule takes away for
+//! that term), then a bucket split by the sum of its terms' costs.
+//!
+//! - typo: a term's cost in a document is the fewest typos of the alternatives found there
+//!   (alternatives' documents from `word_documents`, prefix ranges and phrases);
+//! - attribute rank: among the alternatives with that fewest number of typos, the lowest
+//!   weight of a field holding one (`word_fields`), capped at the weight maximum;
+//! - word position: among the same alternatives, the lowest distance cost of a position
+//!   bucket holding one (`word_position_buckets`).
+//!
+//! Invariant: each cost is exactly the one [`super::ranking`] computes from the document's
+//! occurrences for the same rule, so splitting by the summed costs orders like the rules'
+//! ranks (their maxima are the same for every document of a words bucket). Attribute rank and
+//! word position are computed here only when every kept term's alternatives are single words
+//! ([`BucketCosts::single_words`]): phrases and multi-word synonyms rank by their first word
+//! and their spans, which the per-document path handles.
+
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use roaring::RoaringBitmap;
+use storage_engine::{Direction, ReadTransaction};
+
+use crate::shard::ShardResult;
+
+use super::buckets::alternative_documents;
+use super::derivations::prefix_end;
+use super::inverted::{
+    WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, position_prefix,
+    split_word_slot_key,
+};
+use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
+use super::terms::{Alternative, ResolvedTerm};
+
+/// Cost → the documents of the words bucket where a term has that cost (ascending costs,
+/// disjoint sets).
+pub type TermCosts = Vec<(u32, RoaringBitmap)>;
+
+/// The per-term costs of one words bucket, computed once and reused for every sub-bucket.
+pub struct BucketCosts<'a> {
+    read: &'a ReadTransaction,
+    context: &'a RankingContext<'a>,
+    resolved: &'a [ResolvedTerm],
+    kept: &'a Kept,
+    /// Per kept term (in `kept.terms` order), its fewest typos.
+    typos: Vec<TermCosts>,
+    attribute: OnceCell<Vec<TermCosts>>,
+    position: OnceCell<Vec<TermCosts>>,
+}
+
+impl<'a> BucketCosts<'a> {
+    /// The typo levels of every kept term over `bucket`.
+    pub fn compute(
+        read: &'a ReadTransaction,
+        context: &'a RankingContext<'a>,
+        resolved: &'a [ResolvedTerm],
+        kept: &'a Kept,
+        bucket: &RoaringBitmap,
+    ) -> ShardResult<BucketCosts<'a>> {
+        let mut typos = Vec::with_capacity(kept.terms.len());
+        for &term in &kept.terms {
+            typos.push(typo_levels(read, bucket, &resolved[term])?);
+        }
+        Ok(BucketCosts {
+            read,
+            context,
+            resolved,
+            kept,
+            typos,
+            attribute: OnceCell::new(),
+            position: OnceCell::new(),
+        })
+    }
+
+    /// Whether every kept term matches through single words only (the condition for the
+    /// attribute-rank and word-position splits).
+    pub fn single_words(&self) -> bool {
+        self.kept.terms.iter().all(|term| {
+            self.resolved[*term]
+                .alternatives
+                .iter()
+                .all(|alternative| alternative.words.len() == 1)
+        })
+    }
+
+    /// `bucket` split by typo rank, best first.
+    pub fn split_by_typo(&self, bucket: &RoaringBitmap) -> Vec<RoaringBitmap> {
+        split_by_cost_sum(bucket, &self.typos)
+    }
+
+    /// `bucket` split by attribute rank, best first (only when [`Self::single_words`]).
+    pub fn split_by_attribute_rank(
+        &self,
+        bucket: &RoaringBitmap,
+    ) -> ShardResult<Vec<RoaringBitmap>> {
+        if self.attribute.get().is_none() {
+            let weight_max = u32::from(self.context.weight_max);
+            let costs = self.slot_costs(WORD_FIELDS_TREE, weight_max, |_, field| {
+                self.context
+                    .fields
+                    .get(&field)
+                    .map(|searched| u32::from(searched.weight.min(self.context.weight_max)))
+            })?;
+            let _ = self.attribute.set(costs);
+        }
+        let costs = self.attribute.get().map(Vec::as_slice).unwrap_or_default();
+        Ok(split_by_cost_sum(bucket, costs))
+    }
+
+    /// `bucket` split by word position, best first (only when [`Self::single_words`]).
+    pub fn split_by_word_position(
+        &self,
+        bucket: &RoaringBitmap,
+    ) -> ShardResult<Vec<RoaringBitmap>> {
+        if self.position.get().is_none() {
+            let worst = WORD_POSITION_COST_MAX;
+            let costs = self.slot_costs(WORD_POSITION_BUCKETS_TREE, worst, |term, position| {
+                let query_position = self.context.terms[term].position;
+                Some(cost_from_distance(
+                    u32::from(position).abs_diff(query_position),
+                ))
+            })?;
+            let _ = self.position.set(costs);
+        }
+        let costs = self.position.get().map(Vec::as_slice).unwrap_or_default();
+        Ok(split_by_cost_sum(bucket, costs))
+    }
+
+    /// Per kept term, its lowest cost over the slots (fields or position buckets) of `tree`
+    /// holding one of its fewest-typo alternatives; `cost` prices a slot (`None`: ignored),
+    /// and a document without a priced slot costs `worst`, as in [`super::ranking`].
+    fn slot_costs(
+        &self,
+        tree: &str,
+        worst: u32,
+        cost: impl Fn(usize, u16) -> Option<u32>,
+    ) -> ShardResult<Vec<TermCosts>> {
+        let mut all = Vec::with_capacity(self.kept.terms.len());
+        for (&term, levels) in self.kept.terms.iter().zip(&self.typos) {
+            let mut by_cost: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
+            for (_, documents) in levels {
+                *by_cost.entry(worst).or_default() |= documents;
+            }
+            for (typos, documents) in levels {
+                let alternatives = self.resolved[term]
+                    .alternatives
+                    .iter()
+                    .filter(|alternative| u32::from(alternative.typos) == *typos);
+                for alternative in alternatives {
+                    for (slot, holding) in slot_bitmaps(self.read, tree, alternative, documents)? {
+                        if let Some(cost) = cost(term, slot) {
+                            *by_cost.entry(cost).or_default() |= holding & documents;
+                        }
+                    }
+                }
+            }
+            all.push(lowest_costs(by_cost));
+        }
+        Ok(all)
+    }
+}
+
+/// A term's fewest typos per document of `bucket`.
+fn typo_levels(
+    read: &ReadTransaction,
+    bucket: &RoaringBitmap,
+    term: &ResolvedTerm,
+) -> ShardResult<TermCosts> {
+    let mut by_typos: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
+    for alternative in &term.alternatives {
+        let documents = alternative_documents(read, bucket, alternative)?;
+        *by_typos.entry(u32::from(alternative.typos)).or_default() |= documents;
+    }
+    Ok(lowest_costs(by_typos))
+}
+
+/// Makes "documents with some occurrence at this cost" disjoint: each document keeps its
+/// lowest cost.
+fn lowest_costs(by_cost: BTreeMap<u32, RoaringBitmap>) -> TermCosts {
+    let mut seen = RoaringBitmap::new();
+    let mut lowest = Vec::with_capacity(by_cost.len());
+    for (cost, documents) in by_cost {
+        let new = documents - &seen;
+        seen |= &new;
+        if !new.is_empty() {
+            lowest.push((cost, new));
+        }
+    }
+    lowest
+}
+
+/// `bucket` split by the sum of the terms' costs, lowest sum (best rank) first.
+pub fn split_by_cost_sum(bucket: &RoaringBitmap, terms: &[TermCosts]) -> Vec<RoaringBitmap> {
+    let mut sums: BTreeMap<u32, RoaringBitmap> = BTreeMap::from([(0, bucket.clone())]);
+    for costs in terms {
+        let mut next: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
+        for (sum, documents) in &sums {
+            for (cost, holding) in costs {
+                let both = documents & holding;
+                if !both.is_empty() {
+                    *next.entry(sum + cost).or_default() |= both;
+                }
+            }
+        }
+        sums = next;
+    }
+    sums.into_values().collect()
+}
+
+/// The slots (fields or position buckets) of `tree` where a single-word alternative occurs,
+/// each with its documents within `within`: the word's own keys, or for a prefix every longer
+/// word's keys.
+fn slot_bitmaps(
+    read: &ReadTransaction,
+    tree: &str,
+    alternative: &Alternative,
+    within: &RoaringBitmap,
+) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
+    let mut slots: BTreeMap<u16, RoaringBitmap> = BTreeMap::new();
+    let ([Some(word)], Some(tree)) = (alternative.words.as_slice(), read.open_tree(tree)?) else {
+        return Ok(slots);
+    };
+    if alternative.prefix {
+        let end = prefix_end(word.as_bytes());
+        let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let start = Bound::Excluded(word.as_bytes());
+        for entry in tree.range(start, end_bound, Direction::Forward)? {
+            let (key, value) = entry?;
+            let (key_word, slot) = split_word_slot_key(key)?;
+            if key_word.len() == word.len() {
+                // The word itself is its own alternative, not a prefix expansion.
+                continue;
+            }
+            *slots.entry(slot).or_default() |= bitmap_or_empty(Some(value))? & within;
+        }
+    } else {
+        for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
+            let (key, value) = entry?;
+            let (_, slot) = split_word_slot_key(key)?;
+            *slots.entry(slot).or_default() |= bitmap_or_empty(Some(value))? & within;
+        }
+    }
+    Ok(slots)
+}
