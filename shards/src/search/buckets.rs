@@ -8,7 +8,7 @@
 
 use std::ops::Bound;
 
-use roaring::RoaringBitmap;
+use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::shard::ShardResult;
@@ -18,17 +18,17 @@ use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty};
 use super::occurrences::{phrase_occurrences, word_documents};
 use super::terms::{Alternative, ResolvedTerm};
 
-/// The documents of `universe` where `term` occurs through any alternative.
-pub fn term_documents(
+/// Per alternative of `term`, the documents of `universe` where it occurs (their union is
+/// where the term occurs).
+pub fn alternatives_documents(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
     term: &ResolvedTerm,
-) -> ShardResult<RoaringBitmap> {
-    let mut documents = RoaringBitmap::new();
-    for alternative in &term.alternatives {
-        documents |= alternative_documents(read, universe, alternative)?;
-    }
-    Ok(documents)
+) -> ShardResult<Vec<RoaringBitmap>> {
+    term.alternatives
+        .iter()
+        .map(|alternative| alternative_documents(read, universe, alternative))
+        .collect()
 }
 
 /// The documents of `universe` where `alternative` occurs.
@@ -52,21 +52,22 @@ fn prefix_documents(
     universe: &RoaringBitmap,
     prefix: &str,
 ) -> ShardResult<RoaringBitmap> {
-    let mut documents = RoaringBitmap::new();
     let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
-        return Ok(documents);
+        return Ok(RoaringBitmap::new());
     };
     let end = prefix_end(prefix.as_bytes());
     let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    let mut words = Vec::new();
     for entry in tree.range(
         Bound::Excluded(prefix.as_bytes()),
         end_bound,
         Direction::Forward,
     )? {
         let (_, value) = entry?;
-        documents |= bitmap_or_empty(Some(value))? & universe;
+        words.push(bitmap_or_empty(Some(value))?);
     }
-    Ok(documents)
+    // One multi-way union: or-ing thousands of bitmaps one by one is quadratic.
+    Ok(words.union() & universe)
 }
 
 /// The words buckets, best first: the documents keeping every term, then those keeping the

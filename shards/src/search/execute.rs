@@ -8,15 +8,15 @@
 //! the query (see [`super::ranking`]), so the caller may merge shards by them. A placeholder
 //! search (no term) returns every candidate, ordered by the sort rules then internal id.
 
-use std::cell::RefCell;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use roaring::RoaringBitmap;
+use roaring::{MultiOps, RoaringBitmap};
 
 use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
-use super::buckets::{term_documents, words_buckets};
+use super::buckets::{alternatives_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
@@ -25,7 +25,7 @@ use super::occurrences::{
 };
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
-use super::refine::Refiner;
+use super::refine::{OccurrenceCache, Refiner};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::{sort_values, sorted_documents};
 use super::steps::{Step, steps};
@@ -136,10 +136,14 @@ impl ShardSnapshot {
             && fields.values().all(|field| !field.typos_disabled);
         let query_words = resolved.iter().map(ResolvedTerm::matching_words).collect();
         if by_buckets {
-            let mut documents = Vec::with_capacity(resolved.len());
+            let mut alternatives = Vec::with_capacity(resolved.len());
             for term in &resolved {
-                documents.push(term_documents(read, &universe, term)?);
+                alternatives.push(alternatives_documents(read, &universe, term)?);
             }
+            let documents: Vec<RoaringBitmap> = alternatives
+                .iter()
+                .map(|found| found.iter().union())
+                .collect();
             let buckets = words_buckets(&documents, &context.removal_order);
             let total = buckets.iter().map(RoaringBitmap::len).sum();
             let matching = buckets
@@ -160,8 +164,10 @@ impl ShardSnapshot {
                     resolved: &resolved,
                     fields: &fields,
                     kept: &kept,
-                    occurrences: RefCell::default(),
-                    read_documents: RefCell::default(),
+                    alternatives: &alternatives,
+                    occurrences: OccurrenceCache::default(),
+                    exact_occurrences: OccurrenceCache::default(),
+                    exact_terms: OnceCell::new(),
                 };
                 selected |= refiner.select(bucket, needed - selected.len())?;
             }

@@ -14,7 +14,7 @@
 //! keep the same terms and every searchable field is searched with typos allowed (see
 //! [`super::buckets`]).
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
@@ -38,10 +38,59 @@ pub struct Refiner<'a> {
     pub fields: &'a SearchedFields,
     /// The terms every document of the bucket keeps.
     pub kept: &'a Kept,
+    /// Per term, per alternative, the documents where it occurs.
+    pub alternatives: &'a [Vec<RoaringBitmap>],
     /// Occurrences already read, shared by the per-document steps.
-    pub occurrences: RefCell<DocumentOccurrences>,
-    /// The documents whose occurrences `occurrences` holds.
-    pub read_documents: RefCell<RoaringBitmap>,
+    pub occurrences: OccurrenceCache,
+    /// [`exact_terms`] of `resolved`, made when exactness first reads a bucket.
+    pub exact_terms: OnceCell<Vec<ResolvedTerm>>,
+    /// Occurrences of the exact alternatives only (all exactness looks at), already read.
+    pub exact_occurrences: OccurrenceCache,
+}
+
+/// Occurrences read so far for some documents.
+#[derive(Default)]
+pub struct OccurrenceCache {
+    found: RefCell<DocumentOccurrences>,
+    /// The documents whose occurrences `found` holds.
+    documents: RefCell<RoaringBitmap>,
+}
+
+impl OccurrenceCache {
+    /// Reads the occurrences of `terms` in the documents of `bucket` not read yet.
+    fn read(
+        &self,
+        read: &ReadTransaction,
+        bucket: &RoaringBitmap,
+        terms: &[ResolvedTerm],
+        fields: &SearchedFields,
+    ) -> ShardResult<()> {
+        let missing = bucket - &*self.documents.borrow();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let found = collect_occurrences(read, &missing, terms, fields)?;
+        self.found.borrow_mut().extend(found);
+        *self.documents.borrow_mut() |= missing;
+        Ok(())
+    }
+}
+
+/// The terms with their exact alternatives only (the query word or phrase itself, and
+/// n-grams): what the exactness rule looks at.
+pub fn exact_terms(resolved: &[ResolvedTerm]) -> Vec<ResolvedTerm> {
+    resolved
+        .iter()
+        .map(|term| ResolvedTerm {
+            term: term.term.clone(),
+            alternatives: term
+                .alternatives
+                .iter()
+                .filter(|alternative| alternative.exact)
+                .cloned()
+                .collect(),
+        })
+        .collect()
 }
 
 impl Refiner<'_> {
@@ -52,8 +101,14 @@ impl Refiner<'_> {
             selected |= bucket;
             return Ok(selected);
         }
-        let costs =
-            BucketCosts::compute(self.read, self.context, self.resolved, self.kept, bucket)?;
+        let costs = BucketCosts::compute(
+            self.read,
+            self.context,
+            self.resolved,
+            self.kept,
+            self.alternatives,
+            bucket,
+        )?;
         self.refine(bucket.clone(), 0, &costs, &mut selected, needed)?;
         Ok(selected)
     }
@@ -115,15 +170,27 @@ impl Refiner<'_> {
         bucket: &RoaringBitmap,
         step: &Step,
     ) -> ShardResult<Vec<RoaringBitmap>> {
-        self.read_occurrences(bucket)?;
+        let cache = match step {
+            Step::Exactness => {
+                let exact = self.exact_terms.get_or_init(|| exact_terms(self.resolved));
+                self.exact_occurrences
+                    .read(self.read, bucket, exact, self.fields)?;
+                &self.exact_occurrences
+            }
+            _ => {
+                self.occurrences
+                    .read(self.read, bucket, self.resolved, self.fields)?;
+                &self.occurrences
+            }
+        };
         let steps = std::slice::from_ref(step);
         let tables = self.snapshot.sort_tables(steps, bucket)?;
-        let occurrences = self.occurrences.borrow();
+        let occurrences = cache.found.borrow();
+        let none = vec![Vec::new(); self.resolved.len()];
         let mut ranked: Vec<(u32, Vec<ScoreDetail>)> = Vec::new();
         for document in bucket {
-            let Some(term_occurrences) = occurrences.get(&document) else {
-                continue;
-            };
+            // A document without an (exact) occurrence of any term ranks as having none.
+            let term_occurrences = occurrences.get(&document).unwrap_or(&none);
             let details = self.snapshot.details(
                 self.context,
                 steps,
@@ -148,17 +215,5 @@ impl Refiner<'_> {
             previous = Some(details);
         }
         Ok(split)
-    }
-
-    /// Reads the occurrences of the documents of `bucket` not read yet.
-    fn read_occurrences(&self, bucket: &RoaringBitmap) -> ShardResult<()> {
-        let missing = bucket - &*self.read_documents.borrow();
-        if missing.is_empty() {
-            return Ok(());
-        }
-        let found = collect_occurrences(self.read, &missing, self.resolved, self.fields)?;
-        self.occurrences.borrow_mut().extend(found);
-        *self.read_documents.borrow_mut() |= missing;
-        Ok(())
     }
 }

@@ -20,12 +20,11 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use roaring::RoaringBitmap;
+use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::shard::ShardResult;
 
-use super::buckets::alternative_documents;
 use super::derivations::prefix_end;
 use super::inverted::{
     WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, position_prefix,
@@ -57,11 +56,16 @@ impl<'a> BucketCosts<'a> {
         context: &'a RankingContext<'a>,
         resolved: &'a [ResolvedTerm],
         kept: &'a Kept,
+        alternatives: &[Vec<RoaringBitmap>],
         bucket: &RoaringBitmap,
     ) -> ShardResult<BucketCosts<'a>> {
         let mut typos = Vec::with_capacity(kept.terms.len());
         for &term in &kept.terms {
-            typos.push(typo_levels(read, bucket, &resolved[term])?);
+            let documents = alternatives
+                .get(term)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            typos.push(typo_levels(bucket, &resolved[term], documents));
         }
         Ok(BucketCosts {
             read,
@@ -162,18 +166,17 @@ impl<'a> BucketCosts<'a> {
     }
 }
 
-/// A term's fewest typos per document of `bucket`.
+/// A term's fewest typos per document of `bucket`, from its alternatives' documents.
 fn typo_levels(
-    read: &ReadTransaction,
     bucket: &RoaringBitmap,
     term: &ResolvedTerm,
-) -> ShardResult<TermCosts> {
+    documents: &[RoaringBitmap],
+) -> TermCosts {
     let mut by_typos: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
-    for alternative in &term.alternatives {
-        let documents = alternative_documents(read, bucket, alternative)?;
-        *by_typos.entry(u32::from(alternative.typos)).or_default() |= documents;
+    for (alternative, documents) in term.alternatives.iter().zip(documents) {
+        *by_typos.entry(u32::from(alternative.typos)).or_default() |= documents & bucket;
     }
-    Ok(lowest_costs(by_typos))
+    lowest_costs(by_typos)
 }
 
 /// Makes "documents with some occurrence at this cost" disjoint: each document keeps its
@@ -218,9 +221,9 @@ fn slot_bitmaps(
     alternative: &Alternative,
     within: &RoaringBitmap,
 ) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
-    let mut slots: BTreeMap<u16, RoaringBitmap> = BTreeMap::new();
+    let mut slots: BTreeMap<u16, Vec<RoaringBitmap>> = BTreeMap::new();
     let ([Some(word)], Some(tree)) = (alternative.words.as_slice(), read.open_tree(tree)?) else {
-        return Ok(slots);
+        return Ok(BTreeMap::new());
     };
     if alternative.prefix {
         let end = prefix_end(word.as_bytes());
@@ -233,14 +236,24 @@ fn slot_bitmaps(
                 // The word itself is its own alternative, not a prefix expansion.
                 continue;
             }
-            *slots.entry(slot).or_default() |= bitmap_or_empty(Some(value))? & within;
+            slots
+                .entry(slot)
+                .or_default()
+                .push(bitmap_or_empty(Some(value))?);
         }
     } else {
         for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
             let (key, value) = entry?;
             let (_, slot) = split_word_slot_key(key)?;
-            *slots.entry(slot).or_default() |= bitmap_or_empty(Some(value))? & within;
+            slots
+                .entry(slot)
+                .or_default()
+                .push(bitmap_or_empty(Some(value))?);
         }
     }
-    Ok(slots)
+    // One multi-way union per slot: or-ing thousands of bitmaps one by one is quadratic.
+    Ok(slots
+        .into_iter()
+        .map(|(slot, bitmaps)| (slot, bitmaps.union() & within))
+        .collect())
 }
