@@ -421,3 +421,24 @@ fn disabled_prefix_search_makes_the_last_word_match_only_itself() {
         .expect("set_text_settings succeeds");
     assert_eq!(ids(&shard, &query("quick")), vec![1]);
 }
+
+#[test]
+fn typo_derivations_see_the_words_of_every_new_commit() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory);
+    load(&shard, &[json!({"id": 1, "title": "turbulence models"})]);
+    let typo = common::query("turbulanse");
+    assert_eq!(ids(&shard, &typo), vec![1]);
+    // A second batch adds a word: the cached dictionary of the first commit must not hide it.
+    let operations = vec![shards::shard::Operation::Replace {
+        external_id: "2".to_owned(),
+        document: json!({"id": 2, "title": "avalanche forecasts"})
+            .as_object()
+            .expect("test documents are objects")
+            .clone(),
+    }];
+    shard.apply(2, operations).expect("the batch applies");
+    assert_eq!(ids(&shard, &common::query("avalanshe")), vec![2]);
+    // The words of the first commit are still there in the second one's dictionary.
+    assert_eq!(ids(&shard, &typo), vec![1]);
+}

@@ -8,20 +8,36 @@
 //! best prefix of the dictionary word. Numbers do not match numbers through typos when
 //! `disableOnNumbers` is set.
 //!
-//! Invariant: the walk visits dictionary words in byte order and skips every key range the
-//! automaton rejects, so its cost follows the matches, not the dictionary size. The numbers of
+//! Invariant: the walk intersects the automaton with the dictionary's FST (see
+//! [`super::dictionary`]) in byte order, so its cost follows the automaton's live states, not
+//! the dictionary size. The numbers of
 //! typo words are capped ([`ONE_TYPO_DERIVATIONS_MAX`], [`TWO_TYPOS_DERIVATIONS_MAX`]), first
 //! in byte order, as Meilisearch caps them.
 
-use std::ops::Bound;
+use std::sync::LazyLock;
 
-use levenshtein_automata::{DFA, Distance, LevenshteinAutomatonBuilder, SINK_STATE};
-use storage_engine::{Direction, ReadTransaction, ReadTree};
+use fst::{IntoStreamer, Streamer};
+use levenshtein_automata::{DFA, Distance, LevenshteinAutomatonBuilder};
 
 use crate::analysis::TextSettings;
-use crate::shard::ShardResult;
 
-use super::inverted::WORD_DOCUMENTS_TREE;
+use super::dictionary::{Dictionary, LevenshteinSearch};
+
+/// The automaton builders for one and two typos (transpositions count as one), made once per
+/// process: a builder precomputes its parametric tables, which costs milliseconds at two
+/// typos.
+static AUTOMATON_BUILDERS: LazyLock<[LevenshteinAutomatonBuilder; 2]> = LazyLock::new(|| {
+    [
+        LevenshteinAutomatonBuilder::new(1, true),
+        LevenshteinAutomatonBuilder::new(2, true),
+    ]
+});
+
+/// The builder of automata accepting `distance` typos (1 or 2; more is capped at 2).
+fn automaton_builder(distance: u8) -> &'static LevenshteinAutomatonBuilder {
+    let [one, two] = &*AUTOMATON_BUILDERS;
+    if distance <= 1 { one } else { two }
+}
 
 /// Most words at one typo per query word.
 pub const ONE_TYPO_DERIVATIONS_MAX: usize = 150;
@@ -67,61 +83,41 @@ fn is_number(word: &str) -> bool {
     !word.is_empty() && word.chars().all(|character| character.is_ascii_digit())
 }
 
-/// Walks the words in `[start, end)` accepted by `dfa`, calling `found(word, distance)` until
-/// it returns `false`.
+/// Walks the words of `dictionary` in `[start, end)` accepted by `dfa`, in byte order,
+/// calling `found(word, distance)` until it returns `false`.
 fn walk(
-    tree: &ReadTree<'_>,
+    dictionary: &Dictionary,
     dfa: &DFA,
-    start: Vec<u8>,
-    end: Option<Vec<u8>>,
+    start: &[u8],
+    end: Option<&[u8]>,
     found: &mut dyn FnMut(&[u8], u8) -> bool,
-) -> ShardResult<()> {
-    let mut seek = Some(start);
-    while let Some(from) = seek.take() {
-        let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        for entry in tree.range(Bound::Included(&from), end_bound, Direction::Forward)? {
-            let (key, _) = entry?;
-            let mut state = dfa.initial_state();
-            let mut dead_at = None;
-            for (index, byte) in key.iter().enumerate() {
-                state = dfa.transition(state, *byte);
-                if state == SINK_STATE {
-                    dead_at = Some(index);
-                    break;
-                }
-            }
-            match dead_at {
-                Some(index) => {
-                    // No word starting with key[..=index] can match: jump past them all.
-                    seek = prefix_end(&key[..=index]);
-                    break;
-                }
-                None => {
-                    if let Distance::Exact(distance) = dfa.distance(state) {
-                        if !found(key, distance) {
-                            return Ok(());
-                        }
-                    }
-                }
+) {
+    let search = dictionary
+        .search_with_state(LevenshteinSearch(dfa))
+        .ge(start);
+    let mut stream = match end {
+        Some(end) => search.lt(end).into_stream(),
+        None => search.into_stream(),
+    };
+    while let Some((key, state)) = stream.next() {
+        if let Distance::Exact(distance) = dfa.distance(state) {
+            if !found(key, distance) {
+                return;
             }
         }
     }
-    Ok(())
 }
 
 /// Derives `word` against the shard's dictionary.
 pub fn derive_word(
-    read: &ReadTransaction,
+    dictionary: &Dictionary,
     settings: &TextSettings,
     word: &str,
     is_prefix: bool,
     typos_max: u8,
-) -> ShardResult<WordDerivations> {
+) -> WordDerivations {
     let mut derivations = WordDerivations::default();
-    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
-        return Ok(derivations);
-    };
-    if tree.get(word.as_bytes())?.is_some() {
+    if dictionary.contains(word.as_bytes()) {
         derivations.words.push(Derivation {
             word: word.to_owned(),
             typos: 0,
@@ -130,28 +126,28 @@ pub fn derive_word(
     }
     if typos_max > 0 {
         typo_derivations(
-            &tree,
+            dictionary,
             settings,
             word,
             is_prefix,
             typos_max,
             &mut derivations,
-        )?;
+        );
     }
-    Ok(derivations)
+    derivations
 }
 
 fn typo_derivations(
-    tree: &ReadTree<'_>,
+    dictionary: &Dictionary,
     settings: &TextSettings,
     word: &str,
     is_prefix: bool,
     typos_max: u8,
     derivations: &mut WordDerivations,
-) -> ShardResult<()> {
+) {
     let skip_numbers = settings.typo_tolerance.disable_on_numbers;
     let build = |distance: u8| {
-        let builder = LevenshteinAutomatonBuilder::new(distance, true);
+        let builder = automaton_builder(distance);
         if is_prefix {
             builder.build_prefix_dfa(word)
         } else {
@@ -188,26 +184,26 @@ fn typo_derivations(
     // Same first letter: the distance is the number of typos.
     let same_letter = build(typos_max);
     walk(
-        tree,
+        dictionary,
         &same_letter,
-        first.clone(),
-        first_end.clone(),
+        &first,
+        first_end.as_deref(),
         &mut |key, distance| {
             if distance == 0 {
                 return true;
             }
             record(key, distance, derivations)
         },
-    )?;
+    );
     if typos_max < 2 {
-        return Ok(());
+        return;
     }
     // Another first letter: one edit, counted as two typos.
     let other_letter = build(1);
     walk(
-        tree,
+        dictionary,
         &other_letter,
-        Vec::new(),
+        &[],
         None,
         &mut |key, distance| {
             if key.starts_with(&first) || distance == 0 {
@@ -215,6 +211,5 @@ fn typo_derivations(
             }
             record(key, 2, derivations)
         },
-    )?;
-    Ok(())
+    );
 }

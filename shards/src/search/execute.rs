@@ -103,7 +103,8 @@ impl ShardSnapshot {
             query.attributes_to_search_on.as_deref(),
         );
         let synonyms = normalized_synonyms(&analyzer, settings);
-        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let dictionary = self.dictionary()?;
+        let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
         let removal_order = match (&query.term_document_counts, query.matching_strategy) {
             (None, MatchingStrategy::Frequency) => {
                 let everywhere =
@@ -217,7 +218,8 @@ impl ShardSnapshot {
             query.attributes_to_search_on.as_deref(),
         );
         let synonyms = normalized_synonyms(&analyzer, settings);
-        let resolved = resolve_terms(read, settings, &synonyms, &parsed.terms)?;
+        let dictionary = self.dictionary()?;
+        let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
         let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
         Ok(term_counts(&found, resolved.len()))
     }

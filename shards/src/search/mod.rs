@@ -44,6 +44,7 @@
 
 mod buckets;
 pub mod derivations;
+pub mod dictionary;
 pub mod distinct;
 mod execute;
 pub mod facet_counts;

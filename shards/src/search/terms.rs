@@ -10,13 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use storage_engine::ReadTransaction;
-
 use crate::analysis::{Analyzer, TextSettings};
-use crate::shard::ShardResult;
 
 use super::derivations::derive_word;
-use super::inverted::WORD_DOCUMENTS_TREE;
+use super::dictionary::Dictionary;
 use super::query::{QueryTerm, TermKind};
 
 /// Most adjacent query words joined into one n-gram or multi-word synonym key.
@@ -112,25 +109,25 @@ fn synonym_alternative(words: &[String], shared: bool) -> Alternative {
 
 /// Resolves each term, then adds what adjacent words match together.
 pub fn resolve_terms(
-    read: &ReadTransaction,
+    dictionary: &Dictionary,
     settings: &TextSettings,
     synonyms: &Synonyms,
     terms: &[QueryTerm],
-) -> ShardResult<Vec<ResolvedTerm>> {
+) -> Vec<ResolvedTerm> {
     let mut resolved = Vec::with_capacity(terms.len());
     for term in terms {
-        resolved.push(resolve_term(read, settings, synonyms, term)?);
+        resolved.push(resolve_term(dictionary, settings, synonyms, term));
     }
-    add_shared_alternatives(read, synonyms, &mut resolved)?;
-    Ok(resolved)
+    add_shared_alternatives(dictionary, synonyms, &mut resolved);
+    resolved
 }
 
 fn resolve_term(
-    read: &ReadTransaction,
+    dictionary: &Dictionary,
     settings: &TextSettings,
     synonyms: &Synonyms,
     term: &QueryTerm,
-) -> ShardResult<ResolvedTerm> {
+) -> ResolvedTerm {
     let mut alternatives = Vec::new();
     match &term.kind {
         TermKind::Phrase { words } => alternatives.push(Alternative {
@@ -145,7 +142,8 @@ fn resolve_term(
             is_prefix,
             typos_max,
         } => {
-            for derivation in derive_word(read, settings, word, *is_prefix, *typos_max)?.words {
+            for derivation in derive_word(dictionary, settings, word, *is_prefix, *typos_max).words
+            {
                 alternatives.push(Alternative {
                     words: vec![Some(derivation.word)],
                     typos: derivation.typos,
@@ -168,10 +166,10 @@ fn resolve_term(
             }
         }
     }
-    Ok(ResolvedTerm {
+    ResolvedTerm {
         term: term.clone(),
         alternatives,
-    })
+    }
 }
 
 /// The word of a non-phrase term.
@@ -184,11 +182,10 @@ fn plain_word(term: &QueryTerm) -> Option<&str> {
 
 /// N-grams and multi-word synonyms of windows of adjacent word terms.
 fn add_shared_alternatives(
-    read: &ReadTransaction,
+    dictionary: &Dictionary,
     synonyms: &Synonyms,
     resolved: &mut [ResolvedTerm],
-) -> ShardResult<()> {
-    let dictionary = read.open_tree(WORD_DOCUMENTS_TREE)?;
+) {
     for size in 2..=NGRAM_WORDS_MAX {
         for start in 0..resolved.len().saturating_sub(size - 1) {
             let window = &resolved[start..start + size];
@@ -207,23 +204,20 @@ fn add_shared_alternatives(
                 shared.extend(values.iter().map(|value| synonym_alternative(value, true)));
             }
             let joined = words.concat();
-            if let Some(tree) = &dictionary {
-                if tree.get(joined.as_bytes())?.is_some() {
-                    // Meilisearch gives an n-gram a base typo cost of one per word it
-                    // joins: one typo on each of the terms it stands for.
-                    shared.push(Alternative {
-                        words: vec![Some(joined)],
-                        typos: NGRAM_TYPOS_PER_TERM,
-                        exact: true,
-                        shared: true,
-                        prefix: false,
-                    });
-                }
+            if dictionary.contains(joined.as_bytes()) {
+                // Meilisearch gives an n-gram a base typo cost of one per word it joins: one
+                // typo on each of the terms it stands for.
+                shared.push(Alternative {
+                    words: vec![Some(joined)],
+                    typos: NGRAM_TYPOS_PER_TERM,
+                    exact: true,
+                    shared: true,
+                    prefix: false,
+                });
             }
             for term in &mut resolved[start..start + size] {
                 term.alternatives.extend(shared.iter().cloned());
             }
         }
     }
-    Ok(())
 }

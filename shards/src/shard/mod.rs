@@ -36,11 +36,13 @@ mod snapshot;
 mod state;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
 
 use crate::analysis::TextSettings;
+use crate::search::dictionary::DictionaryCache;
 
 pub use apply::{ApplyOutcome, Operation, PreparedBatch};
 pub use error::{ShardError, ShardResult};
@@ -89,6 +91,8 @@ pub(crate) const META_TEXT_SETTINGS: &[u8] = b"text_settings";
 /// One shard's page-store file.
 pub struct Shard {
     database: Database,
+    /// The word dictionary of the newest commit searched (see [`DictionaryCache`]).
+    dictionaries: Arc<DictionaryCache>,
 }
 
 impl Shard {
@@ -96,7 +100,10 @@ impl Shard {
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
         apply::upgrade_text_index(&database)?;
-        Ok(Shard { database })
+        Ok(Shard {
+            database,
+            dictionaries: Arc::default(),
+        })
     }
 
     /// The page store underneath (for statistics and integrity checks).
@@ -119,7 +126,7 @@ impl Shard {
 
     /// A read snapshot of the last commit.
     pub fn read(&self) -> ShardResult<ShardSnapshot> {
-        ShardSnapshot::new(self.database.begin_read())
+        ShardSnapshot::new(self.database.begin_read(), Arc::clone(&self.dictionaries))
     }
 
     /// Replaces the `filterableAttributes` setting and rebuilds the facet indexes in one

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
@@ -20,6 +21,7 @@ use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_TREE};
 use crate::analysis::TextSettings;
+use crate::search::dictionary::{Dictionary, DictionaryCache};
 
 /// Document statistics of a shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,12 +44,26 @@ pub type DocumentPage = (Vec<(u32, Map<String, Value>)>, u64);
 pub struct ShardSnapshot {
     read: ReadTransaction,
     state: ShardState,
+    /// The shard's word dictionary cache (shared by its snapshots).
+    dictionaries: Arc<DictionaryCache>,
 }
 
 impl ShardSnapshot {
-    pub(crate) fn new(read: ReadTransaction) -> ShardResult<ShardSnapshot> {
+    pub(crate) fn new(
+        read: ReadTransaction,
+        dictionaries: Arc<DictionaryCache>,
+    ) -> ShardResult<ShardSnapshot> {
         let state = ShardState::load_read(&read)?;
-        Ok(ShardSnapshot { read, state })
+        Ok(ShardSnapshot {
+            read,
+            state,
+            dictionaries,
+        })
+    }
+
+    /// The word dictionary of this snapshot's commit (built on first use after a commit).
+    pub fn dictionary(&self) -> ShardResult<Arc<Dictionary>> {
+        self.dictionaries.dictionary(&self.read)
     }
 
     pub fn settings(&self) -> &FacetSettings {
