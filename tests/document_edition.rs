@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 const TASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// A script that spends most of Rhai's operation budget, so that a few documents keep the
 /// scheduler busy long enough to look at the tasks queued behind.
-const SLOW_SCRIPT: &str = "let i = 0; while i < 200000 { i += 1; } doc.slow = true;";
+const SLOW_SCRIPT: &str = "let i = 0; while i < 100000 { i += 1; } doc.slow = true;";
 
 /// Documents the slow script runs on while the test looks at the waiting tasks.
 const SLOW_DOCUMENTS: u64 = 40;
