@@ -348,7 +348,10 @@ pub async fn edit(
         ));
     }
     checked_path_uid(index_uid)?;
-    check_compiles(&body.function)?;
+    // Compiling is linear in the script's length, which only the payload limit bounds:
+    // off the core.
+    let function = body.function.clone();
+    crate::runtime::blocking::run(move || check_compiles(&function)).await?;
     if let Some(filter) = &body.filter {
         check_write_filter(filter)?;
     }
