@@ -604,3 +604,35 @@ fn an_edition_interrupted_by_a_crash_runs_again_and_edits_each_document_once() {
         assert_eq!(document["slow"], true, "{document}");
     }
 }
+
+#[test]
+fn a_canceled_edition_changes_nothing() {
+    let server = server_with_books();
+    let filler: Vec<Value> = (10..10 + SLOW_DOCUMENTS)
+        .map(|id| json!({"id": id, "title": "filler", "stock": 1}))
+        .collect();
+    let uid = enqueue(
+        &server,
+        "POST",
+        "/indexes/books/documents",
+        &Value::from(filler),
+    );
+    succeed(&server, uid);
+    let before = documents(&server, "books");
+    let edition = enqueue(
+        &server,
+        "POST",
+        "/indexes/books/documents/edit",
+        &json!({"function": SLOW_SCRIPT}),
+    );
+    let cancel = send(
+        &server,
+        "POST",
+        &format!("/tasks/cancel?uids={edition}"),
+        None,
+    );
+    assert_eq!(cancel.status, 200, "{}", cancel.text());
+    let task = wait(&server, edition);
+    assert_eq!(task["status"], "canceled", "{task}");
+    assert_eq!(documents(&server, "books"), before);
+}

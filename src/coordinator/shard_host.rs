@@ -6,7 +6,8 @@
 //! write transaction, in chunks of [`APPLY_CHUNK_DOCUMENTS`] with a yield between chunks (so
 //! searches on this core keep flowing), and keeps the prepared transaction;
 //! [`ShardCommand::Commit`] makes it durable (the sync runs off the core) and
-//! [`ShardCommand::Abort`] drops it.
+//! [`ShardCommand::Abort`] drops it. [`ShardCommand::Edit`] prepares a document edition the
+//! same way: the shard runs the function on its own documents and applies the results.
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying

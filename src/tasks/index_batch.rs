@@ -2,7 +2,9 @@
 //! additions, updates and deletions, and settings updates. The document work is planned
 //! here (payloads parsed, primary key resolved, ids validated, operations folded per
 //! document id and split by shard) and applied by the shards in two phases: every shard
-//! prepares its share, and only when all are ready does every shard commit.
+//! prepares its share, and only when all are ready does every shard commit. A document
+//! edition (always alone in its batch) is not planned here: each shard runs the function on
+//! its own matching documents while it prepares, in the same two phases.
 //!
 //! Invariants: a task whose payload or ids are invalid fails alone and contributes nothing;
 //! if any shard cannot prepare, every shard aborts and the batch's document tasks fail with
