@@ -314,6 +314,24 @@ mod tests {
     }
 
     #[test]
+    fn recursion_runs_to_the_call_depth_limit_and_stops_there() {
+        let document = object(json!({"id": 1}));
+        let recursive = |depth: usize| {
+            format!(
+                "fn down(n) {{ if n == 0 {{ 0 }} else {{ down(n - 1) + 1 }} }} doc.depth = down({depth});"
+            )
+        };
+        let within = edition(&recursive(SCRIPT_CALL_DEPTH_MAX - 2), None)
+            .edit(&document)
+            .expect("recursion within the limit runs");
+        assert!(matches!(within, Edited::Replaced(_)), "{within:?}");
+        let beyond = edition(&recursive(SCRIPT_CALL_DEPTH_MAX * 4), None)
+            .edit(&document)
+            .expect_err("recursion past the limit is an error, not a stack overflow");
+        assert_eq!(beyond.code, Code::EditDocumentsByFunctionError);
+    }
+
+    #[test]
     fn a_script_that_does_not_compile_is_a_bad_request() {
         let error = check_compiles("doc.x = ").expect_err("incomplete script");
         assert_eq!(error.code, Code::BadRequest);
