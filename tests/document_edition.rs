@@ -16,8 +16,11 @@ const TASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// scheduler busy long enough to look at the tasks queued behind.
 const SLOW_SCRIPT: &str = "let i = 0; while i < 100000 { i += 1; } doc.slow = true;";
 
-/// Documents the slow script runs on while the test looks at the waiting tasks.
-const SLOW_DOCUMENTS: u64 = 40;
+/// Documents the slow script runs on while the test looks at the waiting tasks (split over
+/// two shards that run in parallel: about 2.5 s on an idle machine).
+const SLOW_DOCUMENTS: u64 = 300;
+/// Documents of the edition a cancelation stops.
+const CANCELED_DOCUMENTS: u64 = 40;
 
 fn options() -> Options {
     Options {
@@ -608,7 +611,7 @@ fn an_edition_interrupted_by_a_crash_runs_again_and_edits_each_document_once() {
 #[test]
 fn a_canceled_edition_changes_nothing() {
     let server = server_with_books();
-    let filler: Vec<Value> = (10..10 + SLOW_DOCUMENTS)
+    let filler: Vec<Value> = (10..10 + CANCELED_DOCUMENTS)
         .map(|id| json!({"id": id, "title": "filler", "stock": 1}))
         .collect();
     let uid = enqueue(
