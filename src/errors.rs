@@ -488,6 +488,16 @@ impl ResponseError {
         Self::new(Code::TaskNotFound, format!("Task `{task_uid}` not found."))
     }
 
+    /// 404 `task_file_not_found`: the task has no documents to show.
+    pub fn task_file_not_found(task_uid: u32) -> Self {
+        Self::new(
+            Code::TaskFileNotFound,
+            format!(
+                "Task `{task_uid}` does not contain any documents. Only `documentAdditionOrUpdate` tasks with the statuses `enqueued` or `processing` contain documents"
+            ),
+        )
+    }
+
     /// 404 `batch_not_found`.
     pub fn batch_not_found(batch_uid: u32) -> Self {
         Self::new(

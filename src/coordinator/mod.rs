@@ -10,6 +10,7 @@
 //! - task registration and task reads go to the control core, which owns the queue.
 
 pub mod catalog;
+pub mod document_edition;
 pub mod merge;
 pub mod shard_host;
 pub mod text_settings;
@@ -63,6 +64,10 @@ pub enum TaskRead {
     Batch(u32),
     /// The uids of the tasks a cancelation or deletion query matches.
     Matching(TaskQuery),
+    /// The update file of an enqueued or processing document addition.
+    UpdateFile(u32),
+    /// Bytes of the task queue's file that hold no live data.
+    QueueUnusedBytes,
 }
 
 /// The answer to a [`DataRequest`].
@@ -72,6 +77,9 @@ pub enum DataReply {
     Registered(Result<Box<Task>, ResponseError>),
     Tasks(Result<Value, ResponseError>),
     Matching(Result<Vec<u32>, ResponseError>),
+    /// The name of a task's update file.
+    UpdateFile(Result<String, ResponseError>),
+    Bytes(u64),
     Replicated,
     Flag(bool),
 }
@@ -455,7 +463,26 @@ impl Coordinator {
                     .matching_task_uids(&query, &visibility)
                     .map_err(queue_error),
             ),
+            TaskRead::UpdateFile(uid) => DataReply::UpdateFile(match queue.get_task(uid) {
+                Ok(Some(task)) if task_visible(&task, &visibility) => update_file_of(&task),
+                Ok(_) => Err(ResponseError::task_not_found(uid)),
+                Err(error) => Err(queue_error(error)),
+            }),
+            TaskRead::QueueUnusedBytes => DataReply::Bytes(queue.database().stats().unused_bytes()),
         }
+    }
+}
+
+/// The update file of `task` while it still has one: a document addition that is
+/// enqueued or processing (the file goes once the task is finished).
+fn update_file_of(task: &Task) -> Result<String, ResponseError> {
+    match &task.kind {
+        KindWithContent::DocumentAdditionOrUpdate { content_file, .. }
+            if !task.status.is_finished() =>
+        {
+            Ok(content_file.clone())
+        }
+        _ => Err(ResponseError::task_file_not_found(task.uid)),
     }
 }
 

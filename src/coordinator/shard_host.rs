@@ -6,7 +6,8 @@
 //! write transaction, in chunks of [`APPLY_CHUNK_DOCUMENTS`] with a yield between chunks (so
 //! searches on this core keep flowing), and keeps the prepared transaction;
 //! [`ShardCommand::Commit`] makes it durable (the sync runs off the core) and
-//! [`ShardCommand::Abort`] drops it.
+//! [`ShardCommand::Abort`] drops it. [`ShardCommand::Edit`] prepares a document edition the
+//! same way: the shard runs the function on its own documents and applies the results.
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -25,6 +26,7 @@ use shards::shard::{
 };
 use storage_engine::Options;
 
+use super::document_edition::{Edited, Edition, EditionRequest};
 use crate::errors::{Code, ResponseError};
 use crate::search::shard_search::{
     ShardSearchAnswer, ShardSearchRequest, facets_of_queries, search_shard,
@@ -61,6 +63,14 @@ pub enum ShardCommand {
         /// Index-wide internal ids for the documents the batch creates.
         assigned: Vec<(String, u32)>,
     },
+    /// Runs a document edition on the shard's documents `filter` selects (all without a
+    /// filter), uncommitted, like [`ShardCommand::Prepare`]; answers
+    /// [`ShardAnswer::Edited`].
+    Edit {
+        batch_uid: u64,
+        filter: Option<Filter>,
+        edition: Box<EditionRequest>,
+    },
     Commit,
     Abort,
     /// Replaces the facet settings (filterable and sortable attributes), rebuilding the
@@ -88,6 +98,8 @@ pub enum ShardCommand {
         fields: Option<Vec<String>>,
     },
     Stats,
+    /// Bytes of the shard's file that hold no live data; answers [`ShardAnswer::Bytes`].
+    UnusedBytes,
     /// The internal ids in use.
     UsedIds,
     /// Which of `ids` are stored.
@@ -122,6 +134,11 @@ pub struct ListedDocument {
 #[derive(Debug)]
 pub enum ShardAnswer {
     Prepared(ApplyOutcome),
+    /// An edition's share is prepared: the documents the function ran on (0 when the shard
+    /// had already applied the batch).
+    Edited {
+        candidates: u64,
+    },
     Done,
     Document(Option<Map<String, Value>>),
     Page {
@@ -129,6 +146,7 @@ pub enum ShardAnswer {
         total: u64,
     },
     Stats(ShardStats),
+    Bytes(u64),
     Ids(Vec<String>),
     Bitmap(roaring::RoaringBitmap),
     Search(Box<ShardSearchAnswer>),
@@ -169,6 +187,14 @@ impl ShardHost {
                 .prepare(address, batch_uid, delete_all, documents, assigned)
                 .await
                 .map(ShardAnswer::Prepared),
+            ShardCommand::Edit {
+                batch_uid,
+                filter,
+                edition,
+            } => self
+                .prepare_edition(address, batch_uid, filter, &edition)
+                .await
+                .map(|candidates| ShardAnswer::Edited { candidates }),
             ShardCommand::Commit => self.commit(&address).await.map(|()| ShardAnswer::Done),
             ShardCommand::Abort => {
                 self.prepared.borrow_mut().remove(&address);
@@ -194,6 +220,9 @@ impl ShardHost {
                 Ok(ShardAnswer::Done)
             }
             ShardCommand::Remove => self.remove(&address).await.map(|()| ShardAnswer::Done),
+            ShardCommand::UnusedBytes => {
+                Ok(ShardAnswer::Bytes(self.shard(&address)?.unused_bytes()))
+            }
             read => self.read(&address, read),
         }
     }
@@ -353,6 +382,57 @@ impl ShardHost {
         Ok(outcome)
     }
 
+    /// Runs the edition on the selected documents inside a prepared batch; answers how many
+    /// documents the function ran on. A script error drops the batch (nothing changes).
+    async fn prepare_edition(
+        &self,
+        address: ShardAddress,
+        batch_uid: u64,
+        filter: Option<Filter>,
+        request: &EditionRequest,
+    ) -> Result<u64, ResponseError> {
+        let shard = self.shard(&address)?;
+        self.prepared.borrow_mut().remove(&address);
+        let snapshot = shard.read().map_err(shard_error)?;
+        let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
+        if prepared.is_already_applied() {
+            self.prepared.borrow_mut().insert(address, prepared);
+            return Ok(0);
+        }
+        let candidates = match &filter {
+            Some(filter) => filter_ids(&snapshot, filter, Code::InvalidDocumentFilter)?,
+            None => snapshot.document_ids().clone(),
+        };
+        let edition = Edition::new(request)?;
+        let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+        for internal_id in &candidates {
+            let document = snapshot
+                .document_by_id(internal_id, None)
+                .map_err(shard_error)?
+                .ok_or_else(|| ResponseError::internal("a live id without its document"))?;
+            match edition.edit(&document)? {
+                Edited::Unchanged => {}
+                Edited::Deleted => chunk.push(Operation::Delete {
+                    external_id: external_id(&document, &request.primary_key)?,
+                }),
+                Edited::Replaced(edited) => chunk.push(Operation::Replace {
+                    external_id: external_id(&document, &request.primary_key)?,
+                    document: edited,
+                }),
+            }
+            if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
+                prepared
+                    .apply_chunk(std::mem::take(&mut chunk))
+                    .map_err(shard_error)?;
+            }
+            // Each run of the script may be long: yield between documents.
+            glommio::yield_if_needed().await;
+        }
+        prepared.apply_chunk(chunk).map_err(shard_error)?;
+        self.prepared.borrow_mut().insert(address, prepared);
+        Ok(candidates.len())
+    }
+
     async fn commit(&self, address: &ShardAddress) -> Result<(), ResponseError> {
         let Some(prepared) = self.prepared.borrow_mut().remove(address) else {
             return Err(ResponseError::internal(
@@ -405,6 +485,12 @@ fn resolve(
             })
         }
     }
+}
+
+/// The external id of a stored document.
+fn external_id(document: &Map<String, Value>, primary_key: &str) -> Result<String, ResponseError> {
+    shards::documents::document_id::extract_document_id(document, primary_key)
+        .map_err(crate::tasks::index_batch::documents_error)
 }
 
 /// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo

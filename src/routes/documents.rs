@@ -13,6 +13,7 @@ use shards::shard::{SortRule, select_fields};
 
 use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::document_edition::check_compiles;
 use crate::coordinator::merge::{ShardPage, merge_pages};
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::decode::{JsonError, Param, QueryError};
@@ -30,6 +31,8 @@ use crate::tasks::model::DocumentMethod;
 const VECTORS_FIELD: &str = "_vectors";
 /// Default page size of document listings.
 pub const DOCUMENTS_LIMIT_DEFAULT: usize = 20;
+/// The discussion `feature_not_enabled` points to for `POST /documents/edit`.
+const EDIT_DOCUMENTS_BY_FUNCTION_LINK: &str = "https://github.com/orgs/meilisearch/discussions/762";
 /// The media types a document payload may have.
 const PAYLOAD_TYPES: [&str; 3] = ["application/json", "application/x-ndjson", "text/csv"];
 
@@ -105,6 +108,17 @@ struct FetchBody {
 struct DeleteByFilterBody {
     #[deserr(error = JsonError<codes::InvalidDocumentFilter>, missing_field_error = JsonError::<codes::MissingDocumentFilter>::missing_field)]
     filter: Value,
+}
+
+#[derive(Debug, Deserr)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+struct EditionBody {
+    #[deserr(default, error = JsonError<codes::InvalidDocumentFilter>)]
+    filter: Option<Value>,
+    #[deserr(default, error = JsonError<codes::InvalidDocumentEditionContext>)]
+    context: Option<Value>,
+    #[deserr(error = JsonError<codes::InvalidDocumentEditionFunctionFilter>, missing_field_error = JsonError::<codes::MissingDocumentEditionFunction>::missing_field)]
+    function: String,
 }
 
 /// A listing request once decoded.
@@ -292,24 +306,70 @@ pub async fn delete_by_filter(
     checked_path_uid(index_uid)?;
     let metadata = custom_metadata(request)?;
     let body: DeleteByFilterBody = body::json::<DeleteByFilterBody, JsonError>(request)?;
-    match Filter::from_json(&body.filter) {
-        Ok(Some(_)) => {}
-        Ok(None) => {
-            return Err(ResponseError::new(
-                Code::InvalidDocumentFilter,
-                "Sending an empty filter is forbidden.",
-            ));
-        }
-        Err(error) => {
-            return Err(ResponseError::new(
-                Code::InvalidDocumentFilter,
-                error.message,
-            ));
-        }
-    }
+    check_write_filter(&body.filter)?;
     let kind = KindWithContent::DocumentDeletionByFilter {
         index_uid: index_uid.to_owned(),
         filter: body.filter,
+    };
+    register(services, kind, metadata, 202).await
+}
+
+/// Refuses the filter of a deletion or an edition that does not parse, or is empty.
+fn check_write_filter(filter: &Value) -> Result<(), ResponseError> {
+    match Filter::from_json(filter) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(ResponseError::new(
+            Code::InvalidDocumentFilter,
+            "Sending an empty filter is forbidden.",
+        )),
+        Err(error) => Err(ResponseError::new(
+            Code::InvalidDocumentFilter,
+            error.message,
+        )),
+    }
+}
+
+/// `POST /indexes/{index_uid}/documents/edit` (experimental `editDocumentsByFunction`).
+///
+/// Checks in Meilisearch's order: the query and the body, the feature, the index uid, that
+/// the function compiles, the filter, the context.
+pub async fn edit(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    let metadata = custom_metadata(request)?;
+    let body: EditionBody = body::json::<EditionBody, JsonError>(request)?;
+    if !services.control.features().edit_documents_by_function {
+        return Err(ResponseError::feature_not_enabled(
+            "Using the documents edit route",
+            "edit documents by function",
+            EDIT_DOCUMENTS_BY_FUNCTION_LINK,
+        ));
+    }
+    checked_path_uid(index_uid)?;
+    // Compiling is linear in the script's length, which only the payload limit bounds:
+    // off the core.
+    let function = body.function.clone();
+    crate::runtime::blocking::run(move || check_compiles(&function)).await?;
+    if let Some(filter) = &body.filter {
+        check_write_filter(filter)?;
+    }
+    let context = match body.context {
+        None => None,
+        Some(Value::Object(context)) => Some(context),
+        Some(_) => {
+            return Err(ResponseError::new(
+                Code::InvalidDocumentEditionContext,
+                "The context must be an object",
+            ));
+        }
+    };
+    let kind = KindWithContent::DocumentEdition {
+        index_uid: index_uid.to_owned(),
+        filter: body.filter,
+        context,
+        function: body.function,
     };
     register(services, kind, metadata, 202).await
 }

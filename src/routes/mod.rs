@@ -124,6 +124,7 @@ impl Router {
             Endpoint::DeleteDocumentsByFilter => {
                 documents::delete_by_filter(services, &request, &index()).await
             }
+            Endpoint::EditDocuments => documents::edit(services, &request, &index()).await,
             Endpoint::GetSettings => settings::get_all(services, &index()),
             Endpoint::UpdateSettings => {
                 settings::update_all(services, &request, &index(), &context).await
@@ -137,6 +138,10 @@ impl Router {
             Endpoint::GetTask => {
                 let uid = parameter("task_uid").unwrap_or_default();
                 tasks::get_task(services, &uid, context).await
+            }
+            Endpoint::GetTaskDocuments => {
+                let uid = parameter("task_uid").unwrap_or_default();
+                tasks::get_task_documents(services, &uid, context).await
             }
             Endpoint::CancelTasks => {
                 tasks::cancel_or_delete(services, &request, context, TaskAction::Cancel).await

@@ -46,12 +46,14 @@ pub enum Endpoint {
     DeleteDocument,
     DeleteDocumentsBatch,
     DeleteDocumentsByFilter,
+    EditDocuments,
     GetSettings,
     UpdateSettings,
     ResetSettings,
     SettingsSubRoute,
     ListTasks,
     GetTask,
+    GetTaskDocuments,
     CancelTasks,
     DeleteTasks,
     ListBatches,
@@ -257,6 +259,14 @@ pub static ROUTES: &[Route] = &[
         endpoint: Endpoint::DeleteDocumentsByFilter,
     },
     Route {
+        method: Method::Post,
+        pattern: "/indexes/{index_uid}/documents/edit",
+        // `documents.*` is never stored in a key (the wildcard expands to the concrete
+        // actions), so only `*` keys and the master key pass, as in Meilisearch.
+        action: Some(Action::DocumentsAll),
+        endpoint: Endpoint::EditDocuments,
+    },
+    Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/settings",
         action: Some(Action::SettingsGet),
@@ -321,6 +331,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/tasks/{task_uid}",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetTask,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/tasks/{task_uid}/documents",
+        action: Some(Action::TasksGet),
+        endpoint: Endpoint::GetTaskDocuments,
     },
     Route {
         method: Method::Get,

@@ -12,6 +12,8 @@ use crate::tasks::KindWithContent;
 use crate::tasks::query::{
     TaskAction, decode_deletion_or_cancelation_query, decode_list_query, parse_path_uid,
 };
+use crate::tasks::task_documents::update_file_as_ndjson;
+use crate::tasks::update_files::format_of;
 use crate::tasks::view::summarized_task;
 
 /// `GET /tasks`.
@@ -43,6 +45,59 @@ pub async fn get_task(
     let uid = parse_path_uid(uid, Code::InvalidTaskUids)?;
     read(services, TaskRead::Task(uid), context).await
 }
+
+/// The discussion `feature_not_enabled` points to for `GET /tasks/{task_uid}/documents`.
+const GET_TASK_DOCUMENTS_LINK: &str = "https://github.com/orgs/meilisearch/discussions/808";
+
+/// `GET /tasks/{task_uid}/documents` (experimental `getTaskDocumentsRoute`): the documents
+/// of an enqueued or processing document addition, as NDJSON.
+pub async fn get_task_documents(
+    services: &Services,
+    uid: &str,
+    context: AuthContext,
+) -> Result<Response, ResponseError> {
+    if !services.control.features().get_task_documents_route {
+        return Err(ResponseError::feature_not_enabled(
+            "Getting the documents of an enqueued task",
+            "get task documents route",
+            GET_TASK_DOCUMENTS_LINK,
+        ));
+    }
+    let uid = parse_path_uid(uid, Code::InvalidTaskUids)?;
+    let name = match services
+        .coordinator
+        .read_tasks(TaskRead::UpdateFile(uid), context)
+        .await?
+    {
+        DataReply::UpdateFile(outcome) => outcome?,
+        other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
+    };
+    let format = format_of(&name)
+        .ok_or_else(|| ResponseError::internal(format!("unknown update file format: {name}")))?;
+    let path = services.coordinator.update_files().path(&name);
+    let read = crate::runtime::blocking::run(move || match std::fs::read(&path) {
+        Ok(payload) => Ok(Some(update_file_as_ndjson(payload, format))),
+        // The task finished (and its file went) since the queue was asked.
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    })
+    .await
+    .map_err(|error| crate::errors::io_error(&error))?;
+    match read {
+        Some(converted) => Ok(Response {
+            status: 200,
+            headers: vec![(
+                std::borrow::Cow::Borrowed("content-type"),
+                NDJSON_CONTENT_TYPE.to_owned(),
+            )],
+            body: converted.map_err(ResponseError::internal)?,
+        }),
+        None => Err(ResponseError::task_file_not_found(uid)),
+    }
+}
+
+/// The content type of NDJSON bodies.
+const NDJSON_CONTENT_TYPE: &str = "application/x-ndjson";
 
 /// `GET /batches/{batch_uid}`.
 pub async fn get_batch(

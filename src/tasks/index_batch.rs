@@ -2,7 +2,9 @@
 //! additions, updates and deletions, and settings updates. The document work is planned
 //! here (payloads parsed, primary key resolved, ids validated, operations folded per
 //! document id and split by shard) and applied by the shards in two phases: every shard
-//! prepares its share, and only when all are ready does every shard commit.
+//! prepares its share, and only when all are ready does every shard commit. A document
+//! edition (always alone in its batch) is not planned here: each shard runs the function on
+//! its own matching documents while it prepares, in the same two phases.
 //!
 //! Invariants: a task whose payload or ids are invalid fails alone and contributes nothing;
 //! if any shard cannot prepare, every shard aborts and the batch's document tasks fail with
@@ -18,7 +20,7 @@ use shards::documents::document_id::extract_document_id;
 use shards::documents::operation::{BatchPlan as DocumentPlan, MissingDocumentPolicy};
 use shards::documents::payload::PayloadFile;
 use shards::documents::primary_key::resolve_primary_key;
-use shards::filter::Filter;
+use shards::filter::{Filter, FilterableRules, check_filterable};
 use time::OffsetDateTime;
 
 use super::autobatch::BatchKind;
@@ -26,6 +28,7 @@ use super::model::{Details, DocumentMethod, KindWithContent, Task};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
+use crate::coordinator::document_edition::EditionRequest;
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::coordinator::text_settings::text_settings;
 use crate::errors::{Code, ResponseError};
@@ -146,11 +149,21 @@ impl BatchWork {
                 };
                 self.index_work(record, tasks, changes).await
             }
-            BatchKind::DocumentClear { .. }
-            | BatchKind::DocumentDeletion { .. }
-            | BatchKind::DocumentEdition { .. } => {
+            BatchKind::DocumentClear { .. } | BatchKind::DocumentDeletion { .. } => {
                 match self.ensure_index(&index_uid, false, 0, changes) {
                     Ok(record) => self.index_work(record, tasks, changes).await,
+                    Err(error) => fail_all(tasks, &error),
+                }
+            }
+            BatchKind::DocumentEdition { .. } => {
+                match self.ensure_index(&index_uid, false, 0, changes) {
+                    Ok(record) => {
+                        let mut finished = Vec::with_capacity(tasks.len());
+                        for task in tasks {
+                            finished.push(self.edit_documents(&record, task, changes).await);
+                        }
+                        finished
+                    }
                     Err(error) => fail_all(tasks, &error),
                 }
             }
@@ -374,17 +387,40 @@ impl BatchWork {
         }
         let mut shares = documents.plan.split_by_shard(&names);
         let batch_uid = u64::from(self.batch_uid);
+        self.prepare_then_commit(record, |shard| ShardCommand::Prepare {
+            batch_uid,
+            delete_all,
+            documents: std::mem::take(&mut shares[shard as usize]),
+            assigned: std::mem::take(&mut assigned_shares[shard as usize]),
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// The two phases of a batch on an index's shards: every shard prepares its share with
+    /// `prepare`; when all are ready every shard commits, otherwise (or when a cancelation
+    /// interrupts the batch) every shard aborts and the first error is returned. Answers the
+    /// shards' prepare answers, in shard order.
+    async fn prepare_then_commit(
+        &self,
+        record: &IndexRecord,
+        prepare: impl FnMut(u32) -> ShardCommand,
+    ) -> Result<Vec<ShardAnswer>, ResponseError> {
         self.progress(PROGRESS_INDEXING, 0, record.shards);
         let prepared = self
             .coordinator
-            .ask_every_shard(&record.shard_set(), |shard| ShardCommand::Prepare {
-                batch_uid,
-                delete_all,
-                documents: std::mem::take(&mut shares[shard as usize]),
-                assigned: std::mem::take(&mut assigned_shares[shard as usize]),
-            })
+            .ask_every_shard(&record.shard_set(), prepare)
             .await;
-        let failure = prepared.into_iter().find_map(Result::err);
+        let mut answers = Vec::with_capacity(prepared.len());
+        let mut failure = None;
+        for answer in prepared {
+            match answer {
+                Ok(answer) => answers.push(answer),
+                Err(error) => {
+                    failure.get_or_insert(error);
+                }
+            }
+        }
         if let Some(error) = failure.or_else(|| {
             self.interrupted()
                 .then(|| ResponseError::internal("interrupted"))
@@ -403,7 +439,72 @@ impl BatchWork {
         self.progress(PROGRESS_COMMITTING, 0, record.shards);
         self.coordinator
             .on_every_shard(&record.shard_set(), |_| ShardCommand::Commit)
-            .await
+            .await?;
+        Ok(answers)
+    }
+
+    /// Runs a `documentEdition` task: each shard runs the function on its matching
+    /// documents in its prepared batch, then all commit (or all abort on the first error,
+    /// the task failing and nothing changing). Both counters report the documents the
+    /// function ran on, as Meilisearch does.
+    async fn edit_documents(
+        &self,
+        record: &Arc<IndexRecord>,
+        task: Task,
+        changes: &mut Changes,
+    ) -> Task {
+        let KindWithContent::DocumentEdition {
+            filter,
+            context,
+            function,
+            ..
+        } = &task.kind
+        else {
+            return failed(task, ResponseError::internal("not a document edition"));
+        };
+        let filter = match filter {
+            Some(value) => match edition_filter(value, record) {
+                Ok(filter) => filter,
+                Err(error) => return failed(task, error),
+            },
+            None => None,
+        };
+        // An index without a primary key has no documents: nothing to edit.
+        let Some(primary_key) = record.primary_key.clone() else {
+            return succeeded_with(task, |details| fill_edition_counts(details, 0));
+        };
+        let edition = Box::new(EditionRequest {
+            index_uid: record.uid.clone(),
+            function: function.clone(),
+            context: context.clone(),
+            primary_key,
+        });
+        let batch_uid = u64::from(self.batch_uid);
+        let answers = self
+            .prepare_then_commit(record, |_| ShardCommand::Edit {
+                batch_uid,
+                filter: filter.clone(),
+                edition: edition.clone(),
+            })
+            .await;
+        let mut candidates = 0;
+        match answers {
+            Ok(answers) => {
+                for answer in answers {
+                    match answer {
+                        ShardAnswer::Edited { candidates: count } => candidates += count,
+                        other => return failed(task, unexpected(&other)),
+                    }
+                }
+            }
+            Err(error) => return failed(task, error),
+        }
+        if candidates > 0 {
+            let mut updated = record.as_ref().clone();
+            updated.updated_at = OffsetDateTime::now_utc();
+            changes.put(updated);
+        }
+        succeeded_with(task, |details| fill_edition_counts(details, candidates))
     }
 
     /// Index-wide internal ids for the documents the batch creates, in the order the batch
@@ -752,6 +853,37 @@ impl DocumentWork {
         }
         Ok(parsed)
     }
+}
+
+/// Sets both counters of an edition's details.
+fn fill_edition_counts(details: &mut Details, count: u64) {
+    if let Details::DocumentEdition {
+        deleted_documents,
+        edited_documents,
+        ..
+    } = details
+    {
+        *deleted_documents = Some(count);
+        *edited_documents = Some(count);
+    }
+}
+
+/// An edition's filter, parsed and checked against the index's filterable attributes (an
+/// empty filter selects every document).
+fn edition_filter(value: &Value, record: &IndexRecord) -> Result<Option<Filter>, ResponseError> {
+    let Some(filter) = parse_deletion_filter(value, &record.uid)? else {
+        return Ok(None);
+    };
+    let rules =
+        FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
+            .map_err(ResponseError::internal)?;
+    check_filterable(&filter, &rules).map_err(|error| {
+        ResponseError::new(
+            Code::InvalidDocumentFilter,
+            format!("Index `{}`: {}", record.uid, error.message),
+        )
+    })?;
+    Ok(Some(filter))
 }
 
 /// Parses a deletion filter, with the messages of `invalid_document_filter`.

@@ -600,6 +600,25 @@ impl TaskQueue {
             .collect()
     }
 
+    /// Whether an enqueued cancelation matched one of `task_uids`: one registered while the
+    /// batch of `task_uids` was being formed and started, before the scheduler could be
+    /// told to stop it.
+    pub fn cancelation_waits_for(&self, task_uids: &[TaskUid]) -> QueueResult<bool> {
+        let read = self.database.begin_read();
+        let enqueued = Self::uids_with_prefix(&read, BY_STATUS_TREE, &[Status::Enqueued.byte()])?;
+        let cancelations =
+            Self::uids_with_prefix(&read, BY_KIND_TREE, &[Kind::TaskCancelation.byte()])?;
+        for uid in enqueued.intersection(&cancelations) {
+            let task = Self::read_task(&read, *uid)?.ok_or(QueueError::TaskNotFound(*uid))?;
+            if let KindWithContent::TaskCancelation { tasks, .. } = &task.kind
+                && tasks.iter().any(|matched| task_uids.contains(matched))
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn next_batch_uid_in(write: &WriteTransaction) -> QueueResult<BatchUid> {
         match Self::tree(write, BATCHES_TREE)?.last()? {
             Some((key, _)) => uid_from(&key)?

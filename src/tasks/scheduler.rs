@@ -180,7 +180,15 @@ impl Scheduler {
         };
         tracing::info!(batch = batch.uid, tasks = ?next.task_uids, "batch started");
         control.set_progress(PROGRESS_STARTING, 0, 1);
-        let end = self.process(&next, batch.uid, tasks).await;
+        // A cancelation registered while this batch was being formed could not interrupt it
+        // yet: it is in the queue, and the batch stops before doing any work.
+        let canceled_at_start = matches!(next.plan, BatchPlan::Index { .. })
+            && self.cancelation_waits_for(&next.task_uids).await;
+        let end = if canceled_at_start {
+            BatchEnd::Interrupted
+        } else {
+            self.process(&next, batch.uid, tasks).await
+        };
         batch.stats.progress_trace = control.take_trace();
         *control.processing.borrow_mut() = None;
         *control.processing_index.borrow_mut() = None;
@@ -219,6 +227,20 @@ impl Scheduler {
                 tracing::info!(batch = batch.uid, "batch finished");
                 self.clean_up(&tasks, removed_storages).await;
                 Ok(())
+            }
+        }
+    }
+
+    /// Whether an enqueued cancelation matched one of `task_uids` (a read error counts as
+    /// no: the batch then runs, and a cancelation still takes effect after it).
+    async fn cancelation_waits_for(&self, task_uids: &[u32]) -> bool {
+        let queue = self.queue.clone();
+        let task_uids = task_uids.to_vec();
+        match crate::runtime::blocking::run(move || queue.cancelation_waits_for(&task_uids)).await {
+            Ok(waits) => waits,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for a cancelation of the new batch");
+                false
             }
         }
     }

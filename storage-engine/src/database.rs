@@ -83,6 +83,15 @@ pub struct Stats {
     pub tree_count: u64,
 }
 
+impl Stats {
+    /// Bytes of the file that hold no live data: the free pages and the grown tail past the
+    /// high-water mark (what `usedDatabaseSize` leaves out).
+    pub fn unused_bytes(&self) -> u64 {
+        self.file_bytes
+            .saturating_sub(self.used_pages.saturating_mul(self.page_bytes))
+    }
+}
+
 /// What the integrity check walked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IntegrityReport {

@@ -560,3 +560,42 @@ fn a_small_commit_writes_pages_in_proportion_to_its_changes_not_to_the_free_list
         .check_integrity()
         .expect("check_integrity succeeds");
 }
+
+#[test]
+fn unused_bytes_count_free_pages_and_the_grown_tail_and_rise_after_deletions() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database = open(&directory);
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write
+        .create_tree("documents")
+        .expect("create_tree succeeds");
+    for index in 0..5000 {
+        tree.put(&key(index), &[b'v'; 200]).expect("put succeeds");
+    }
+    write.commit().expect("commit succeeds");
+    let filled = database.stats();
+    assert_eq!(
+        filled.unused_bytes(),
+        filled.file_bytes - filled.used_pages * filled.page_bytes,
+        "{filled:?}"
+    );
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write
+        .open_tree("documents")
+        .expect("open_tree succeeds")
+        .expect("the tree exists");
+    for index in 0..4900 {
+        tree.delete(&key(index)).expect("delete succeeds");
+    }
+    write.commit().expect("commit succeeds");
+    let emptied = database.stats();
+    assert!(
+        emptied.free_pages > filled.free_pages,
+        "{filled:?} {emptied:?}"
+    );
+    assert!(
+        emptied.unused_bytes() > filled.unused_bytes(),
+        "{filled:?} {emptied:?}"
+    );
+    assert!(emptied.unused_bytes() <= emptied.file_bytes);
+}

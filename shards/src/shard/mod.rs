@@ -167,6 +167,12 @@ impl Shard {
         self.read()?.stats(self.database.stats().file_bytes)
     }
 
+    /// Bytes of the shard's file that hold no live data as of the last commit (free pages
+    /// and the grown tail): read from the commit record, no tree is walked.
+    pub fn unused_bytes(&self) -> u64 {
+        self.database.stats().unused_bytes()
+    }
+
     /// The document with this external id, in the last commit.
     pub fn document(&self, external_id: &str) -> ShardResult<Option<Map<String, Value>>> {
         self.read()?.document(external_id, None)
