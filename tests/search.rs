@@ -494,3 +494,138 @@ async fn hits_are_highlighted_cropped_and_located_as_asked() {
     assert_eq!(positions["title"][0].start, 16);
     assert_eq!(positions["title"][0].length, 5);
 }
+
+/// Cities holding the word `city`, with `_geo` points (London's as strings, one without).
+fn cities() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "name": "berlin city", "_geo": {"lat": 52.52, "lng": 13.405}}),
+        json!({"id": 2, "name": "lyon city", "_geo": {"lat": 45.764, "lng": 4.8357}}),
+        json!({"id": 3, "name": "nowhere city"}),
+        json!({"id": 4, "name": "london city", "_geo": {"lat": "51.5072", "lng": "-0.1276"}}),
+        json!({"id": 5, "name": "paris city", "_geo": {"lat": 48.8566, "lng": 2.3522}}),
+    ]
+}
+
+/// Great-circle distance in meters on a sphere of radius 6,371 km (written here from the
+/// haversine formula, independently of the server).
+fn haversine_meters(from: [f64; 2], to: [f64; 2]) -> f64 {
+    let (from_latitude, to_latitude) = (from[0].to_radians(), to[0].to_radians());
+    let half_latitude = ((to_latitude - from_latitude) / 2.0).sin();
+    let half_longitude = ((to[1] - from[1]).to_radians() / 2.0).sin();
+    let inner = half_latitude * half_latitude
+        + from_latitude.cos() * to_latitude.cos() * half_longitude * half_longitude;
+    2.0 * 6_371_000.0 * inner.sqrt().asin()
+}
+
+#[tokio::test]
+async fn geo_point_sort_orders_by_distance_and_writes_geo_distance() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    let index = client.index("cities");
+    let settings = Settings::new().with_sortable_attributes(["_geo"]);
+    index
+        .set_settings(&settings)
+        .await
+        .expect("set_settings succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    let task = index
+        .add_documents(&cities(), Some("id"))
+        .await
+        .expect("add_documents succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+    let paris = [48.8566, 2.3522];
+    for q in ["", "city"] {
+        let nearest = index
+            .search()
+            .with_query(q)
+            .with_sort(&["_geoPoint(48.8566, 2.3522):asc"])
+            .execute::<Value>()
+            .await
+            .expect("execute succeeds");
+        // Paris, London (~344 km), Lyon (~392 km), Berlin (~878 km), then the one without `_geo`.
+        assert_eq!(hit_ids(&nearest), vec![5, 4, 2, 1, 3], "q {q:?}");
+        for hit in &nearest.hits {
+            let geo = &hit.result["_geo"];
+            let distance = hit.result.get("_geoDistance");
+            if geo.is_null() {
+                assert_eq!(distance, None, "a document without `_geo` has no distance");
+                continue;
+            }
+            let coordinate = |value: &Value| {
+                value
+                    .as_f64()
+                    .or_else(|| value.as_str().and_then(|text| text.parse().ok()))
+                    .expect("test coordinates are numbers or numeric strings")
+            };
+            let expected =
+                haversine_meters(paris, [coordinate(&geo["lat"]), coordinate(&geo["lng"])]);
+            let written = distance
+                .and_then(Value::as_f64)
+                .expect("`_geoDistance` is a number");
+            assert!(
+                (written - expected.round()).abs() <= 1.0,
+                "{written} vs {expected}"
+            );
+        }
+        let farthest = index
+            .search()
+            .with_query(q)
+            .with_sort(&["_geoPoint(48.8566, 2.3522):desc"])
+            .execute::<Value>()
+            .await
+            .expect("execute succeeds");
+        assert_eq!(hit_ids(&farthest), vec![1, 2, 4, 5, 3], "q {q:?}");
+    }
+    // Without `_geo` among the retrieved attributes, no distance is written.
+    let reduced = index
+        .search()
+        .with_sort(&["_geoPoint(48.8566, 2.3522):asc"])
+        .with_attributes_to_retrieve(meilisearch_sdk::search::Selectors::Some(&["id"]))
+        .execute::<Value>()
+        .await
+        .expect("execute succeeds");
+    assert!(reduced.hits[0].result.get("_geoDistance").is_none());
+    let refusals = [
+        (
+            r#"{"sort": ["_geoPoint(91, 2):asc"]}"#,
+            "Bad latitude `91`. Latitude must be contained between -90 and 90 degrees.",
+        ),
+        (
+            r#"{"sort": ["_geo:asc"]}"#,
+            "`_geo` is a reserved keyword and thus can't be used as a sort expression. Use the _geoPoint(latitude, longitude) built-in rule to sort on _geo field coordinates.",
+        ),
+        (
+            r#"{"sort": ["_geoPoint(1 2):asc"]}"#,
+            "Invalid syntax for the geo parameter: expected expression formated like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, found `_geoPoint(1 2)`.",
+        ),
+    ];
+    for (body, message) in refusals {
+        let response = server.raw(&json_request(
+            "POST",
+            "/indexes/cities/search",
+            Some(MASTER_KEY),
+            body,
+        ));
+        assert_eq!(response.status, 400, "{body}: {}", response.text());
+        let answer = response.json();
+        assert_eq!(answer["code"], "invalid_search_sort", "{body}");
+        assert_eq!(answer["message"], message, "{body}");
+    }
+    books_index(&client).await;
+    let response = server.raw(&json_request(
+        "POST",
+        "/indexes/books/search",
+        Some(MASTER_KEY),
+        r#"{"sort": ["_geoPoint(1, 2):asc"]}"#,
+    ));
+    assert_eq!(response.status, 400);
+    assert_eq!(
+        response.json()["message"],
+        "Index `books`: Attribute `_geo` is not sortable. Available sortable attributes are: `year`."
+    );
+}

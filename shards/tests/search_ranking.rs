@@ -8,7 +8,8 @@ use common::query;
 
 use serde_json::{Value, json};
 use shards::analysis::{RankingRule, TextSettings};
-use shards::search::{MatchingStrategy, SearchQuery, details_json};
+use shards::search::geo_sort::GeoSort;
+use shards::search::{MatchingStrategy, SearchQuery, SearchSort, details_json};
 use shards::shard::{Shard, SortRule};
 
 fn open(directory: &tempfile::TempDir) -> Shard {
@@ -207,10 +208,10 @@ fn sort_and_custom_rules_order_by_field_values() {
         .set_sortable_fields(&["price".to_owned()])
         .expect("set_sortable_fields succeeds");
     let mut sorted = query("fox ");
-    sorted.sort = vec![SortRule {
+    sorted.sort = vec![SearchSort::Field(SortRule {
         field: "price".to_owned(),
         ascending: true,
-    }];
+    })];
     let order: Vec<i64> = ranked(&shard, &sorted).iter().map(|(id, _)| *id).collect();
     assert_eq!(order, [2, 5, 1, 4, 3]);
     // Placeholder search follows the sort too.
@@ -468,14 +469,14 @@ fn a_sorted_placeholder_search_equals_sorting_every_document_by_hand() {
         search.q = None;
         search.limit = 40;
         search.sort = vec![
-            SortRule {
+            SearchSort::Field(SortRule {
                 field: "a".to_owned(),
                 ascending: a_ascending,
-            },
-            SortRule {
+            }),
+            SearchSort::Field(SortRule {
                 field: "b".to_owned(),
                 ascending: b_ascending,
-            },
+            }),
         ];
         let order: Vec<i64> = ranked(&shard, &search).iter().map(|(id, _)| *id).collect();
         let mut expected: Vec<&serde_json::Value> = documents.iter().collect();
@@ -562,4 +563,58 @@ fn attribute_and_position_follow_the_occurrences_with_the_fewest_typos() {
     assert_eq!(hits.len(), 2);
     assert_eq!(hits[0].0, 1);
     assert!((hits[0].1 - hits[1].1).abs() < 1e-12, "{hits:?}");
+}
+
+/// Cities with their `_geo` points (one without), all holding the word `city`.
+fn cities() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "name": "berlin city", "_geo": {"lat": 52.52, "lng": 13.405}}),
+        json!({"id": 2, "name": "lyon city", "_geo": {"lat": 45.764, "lng": 4.8357}}),
+        json!({"id": 3, "name": "nowhere city"}),
+        json!({"id": 4, "name": "london city", "_geo": {"lat": "51.5072", "lng": "-0.1276"}}),
+        json!({"id": 5, "name": "paris city", "_geo": {"lat": 48.8566, "lng": 2.3522}}),
+    ]
+}
+
+#[test]
+fn geo_sort_orders_by_distance_with_pointless_documents_last() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words, RankingRule::Sort],
+        None,
+        &cities(),
+    );
+    shard
+        .set_sortable_fields(&["_geo".to_owned()])
+        .expect("set_sortable_fields succeeds");
+    // From Paris: Paris 0 km, London ~344 km, Lyon ~392 km, Berlin ~878 km.
+    let from_paris = |ascending: bool, q: Option<&str>| {
+        let mut search = query("city");
+        search.q = q.map(str::to_owned);
+        search.sort = vec![SearchSort::Geo(GeoSort {
+            point: [48.8566, 2.3522],
+            ascending,
+        })];
+        let order: Vec<i64> = ranked(&shard, &search).iter().map(|(id, _)| *id).collect();
+        order
+    };
+    for q in [Some("city"), None] {
+        assert_eq!(from_paris(true, q), [5, 4, 2, 1, 3], "q {q:?}");
+        assert_eq!(from_paris(false, q), [1, 2, 4, 5, 3], "q {q:?}");
+    }
+    let mut search = query("city");
+    search.sort = vec![SearchSort::Geo(GeoSort {
+        point: [48.8566, 2.3522],
+        ascending: true,
+    })];
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&search).expect("search succeeds");
+    let details = details_json(&hits.hits[1].details, false);
+    let geo = &details["_geoPoint(48.8566, 2.3522):asc"];
+    assert_eq!(geo["value"], json!({"lat": 51.5072, "lng": -0.1276}));
+    let distance = geo["distance"].as_f64().expect("London has a distance");
+    assert!((340_000.0..350_000.0).contains(&distance), "{distance}");
+    let last = details_json(&hits.hits[4].details, false);
+    assert_eq!(last["_geoPoint(48.8566, 2.3522):asc"]["value"], Value::Null);
 }

@@ -16,4 +16,5 @@ pub mod parameters;
 pub mod prepare;
 pub mod response;
 pub mod shard_search;
+pub mod sort_member;
 pub mod stages;

@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 use shards::filter::{Filter, FilterableRules, check_filterable};
+use shards::search::SearchSort;
+use shards::search::geo_sort::GeoSort;
 use shards::shard::SortRule;
 
 use crate::coordinator::catalog::IndexRecord;
@@ -16,6 +18,7 @@ use crate::errors::{Code, ResponseError};
 use crate::settings::ranking_rule::RankingRule;
 
 use super::parameters::{SEARCH_LIMIT_DEFAULT, SearchBody, sort_rule_parts};
+use super::sort_member::{SortMember, parse_sort_member};
 
 /// `hybrid.semanticRatio` when absent.
 const SEMANTIC_RATIO_DEFAULT: f32 = 0.5;
@@ -25,7 +28,7 @@ const SEMANTIC_RATIO_DEFAULT: f32 = 0.5;
 pub struct PreparedSearch {
     pub body: SearchBody,
     pub filter: Option<Filter>,
-    pub sort: Vec<SortRule>,
+    pub sort: Vec<SearchSort>,
     /// `distinct`, from the parameter or the index's setting.
     pub distinct: Option<String>,
     /// Hits skipped, after clamping.
@@ -121,20 +124,23 @@ fn parse_filter(
     Ok(filter)
 }
 
-/// `sort`: `field:asc|desc` rules on sortable fields, with `sort` in the ranking rules.
-fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, ResponseError> {
+/// `sort`: `field:asc|desc` rules on sortable fields and `_geoPoint(lat, lng):asc|desc` rules
+/// (with `_geo` sortable), with `sort` in the ranking rules.
+fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SearchSort>, ResponseError> {
     let settings = &record.settings;
     let mut parsed = Vec::with_capacity(rules.len());
     for rule in rules {
-        let (field, ascending) = sort_rule_parts(rule, Code::InvalidSearchSort)?;
-        if field.starts_with("_geoPoint(") || field == "_geo" {
-            return Err(ResponseError::new(
-                Code::InvalidSearchSort,
-                format!(
-                    "Sorting by `{field}` is not supported by this server yet: `_geoPoint` sort rules are not implemented."
-                ),
-            ));
-        }
+        let (member, ascending) = sort_rule_parts(rule, Code::InvalidSearchSort)?;
+        let (field, sort) = match parse_sort_member(member)? {
+            SortMember::Field(field) => (
+                field,
+                SearchSort::Field(SortRule {
+                    field: field.to_owned(),
+                    ascending,
+                }),
+            ),
+            SortMember::GeoPoint(point) => ("_geo", SearchSort::Geo(GeoSort { point, ascending })),
+        };
         if !settings.sortable_attributes.contains(field) {
             let available = if settings.sortable_attributes.is_empty() {
                 "This index does not have configured sortable attributes.".to_owned()
@@ -152,10 +158,7 @@ fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, R
                 format!("Attribute `{field}` is not sortable. {available}"),
             ));
         }
-        parsed.push(SortRule {
-            field: field.to_owned(),
-            ascending,
-        });
+        parsed.push(sort);
     }
     if !parsed.is_empty() && !settings.ranking_rules.contains(&RankingRule::Sort) {
         return Err(index_error(

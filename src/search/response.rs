@@ -1,7 +1,9 @@
 //! The search response: each hit as Meilisearch writes it, and the result object around them.
 //!
 //! A hit is the document reduced to the retrieved attributes (`attributesToRetrieve` within
-//! `displayedAttributes`), with `_vectors` only under `retrieveVectors`, then `_formatted`
+//! `displayedAttributes`), with `_vectors` only under `retrieveVectors` and `_geoDistance`
+//! under a `_geoPoint(…)` sort rule (when the written document shows its `_geo`), then
+//! `_formatted`
 //! (when an attribute is highlighted or cropped), `_matchesPosition` (under
 //! `showMatchesPosition`), `_rankingScore` and `_rankingScoreDetails`, in that key order.
 //! The result object's keys follow Meilisearch's order: `hits`, `query`, `processingTimeMs`,
@@ -15,8 +17,9 @@
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
-use shards::search::details_json;
+use shards::filter::haversine_distance_meters;
 use shards::search::format::{FieldVisibility, FormatOptions, HitFormatter, QueryMatcher};
+use shards::search::{SearchSort, details_json};
 use shards::shard::select_fields;
 
 use crate::coordinator::catalog::IndexRecord;
@@ -29,6 +32,8 @@ use super::shard_search::ShardSearchHit;
 
 /// The reserved field of user-provided embeddings.
 const VECTORS_FIELD: &str = "_vectors";
+const GEO_FIELD: &str = "_geo";
+const GEO_DISTANCE_FIELD: &str = "_geoDistance";
 /// The attribute name meaning "every displayed attribute".
 const EVERY_ATTRIBUTE: &str = "*";
 
@@ -206,6 +211,9 @@ impl<'a> HitWriter<'a> {
         } else {
             retrieved.remove(VECTORS_FIELD);
         }
+        if let Some(distance) = self.geo_distance(&retrieved) {
+            retrieved.insert(GEO_DISTANCE_FIELD.to_owned(), json!(distance));
+        }
         let formatted = formatter.map(|formatter| formatter.format(&hit.document, &retrieved));
         let mut written = retrieved;
         if let Some(federation) = federation {
@@ -229,6 +237,28 @@ impl<'a> HitWriter<'a> {
             );
         }
         written
+    }
+}
+
+impl HitWriter<'_> {
+    /// `_geoDistance`: with a `_geoPoint(…)` sort rule (the first one), the rounded distance in
+    /// meters to the point of the written document's `_geo` (numbers or numeric strings);
+    /// `None` when the document shows no such point.
+    fn geo_distance(&self, written: &Map<String, Value>) -> Option<u64> {
+        let target = self.prepared.sort.iter().find_map(|rule| match rule {
+            SearchSort::Geo(rule) => Some(rule.point),
+            SearchSort::Field(_) => None,
+        })?;
+        let geo = written.get(GEO_FIELD)?;
+        let coordinate = |value: Option<&Value>| match value? {
+            Value::Number(number) => number.as_f64(),
+            Value::String(text) => text.parse().ok(),
+            _ => None,
+        };
+        let point = [coordinate(geo.get("lat"))?, coordinate(geo.get("lng"))?];
+        let meters = haversine_distance_meters(target, point).round();
+        // A distance on Earth is far below u64::MAX meters: the cast neither wraps nor clips.
+        Some(meters as u64)
     }
 }
 

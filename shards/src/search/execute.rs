@@ -18,6 +18,7 @@ use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
 use super::buckets::{alternatives_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
+use super::geo_sort::{GeoPoints, geo_points};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
     DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
@@ -65,14 +66,35 @@ pub struct ShardHits {
 }
 
 /// Sort rule index → document → value, for the documents of `documents`.
-pub(super) type SortTables = Vec<BTreeMap<u32, SortValue>>;
+pub(super) type SortTables = Vec<StepValues>;
 
-fn sort_detail(rule: &SortRule, table: &BTreeMap<u32, SortValue>, document: u32) -> ScoreDetail {
-    ScoreDetail::Sort {
-        field: rule.field.clone(),
-        ascending: rule.ascending,
-        value: table.get(&document).cloned().unwrap_or(SortValue::Missing),
+/// The values one sort step orders documents by.
+pub(super) enum StepValues {
+    /// A field's sort values.
+    Field(BTreeMap<u32, SortValue>),
+    /// The documents' geo points.
+    Geo(GeoPoints),
+}
+
+/// The detail of a sort or geo sort step for `document`, from its values (`None` for the
+/// other steps, or values of the wrong kind).
+fn sort_detail(step: &Step, values: &StepValues, document: u32) -> Option<ScoreDetail> {
+    match (step, values) {
+        (Step::Sort(rule), StepValues::Field(table)) => Some(ScoreDetail::Sort {
+            field: rule.field.clone(),
+            ascending: rule.ascending,
+            value: table.get(&document).cloned().unwrap_or(SortValue::Missing),
+        }),
+        (Step::GeoSort(rule), StepValues::Geo(points)) => Some(ScoreDetail::GeoSort {
+            rule: *rule,
+            value: points.get(&document).copied(),
+        }),
+        _ => None,
     }
+}
+
+fn is_sort(step: &Step) -> bool {
+    matches!(step, Step::Sort(_) | Step::GeoSort(_))
 }
 
 impl ShardSnapshot {
@@ -283,15 +305,18 @@ impl ShardSnapshot {
         steps: &[Step],
         documents: &RoaringBitmap,
     ) -> ShardResult<SortTables> {
+        let read = self.read_transaction();
         let mut tables = Vec::new();
         for step in steps {
-            if let Step::Sort(rule) = step {
-                tables.push(sort_values(
-                    self.read_transaction(),
+            match step {
+                Step::Sort(rule) => tables.push(StepValues::Field(sort_values(
+                    read,
                     &rule.field,
                     rule.ascending,
                     documents,
-                )?);
+                )?)),
+                Step::GeoSort(_) => tables.push(StepValues::Geo(geo_points(read, documents)?)),
+                _ => {}
             }
         }
         Ok(tables)
@@ -332,7 +357,7 @@ impl ShardSnapshot {
             })
             .collect();
         let total = universe.len();
-        if sort_steps.is_empty() && distinct.is_none() {
+        if !steps.iter().any(is_sort) && distinct.is_none() {
             let hits = universe
                 .iter()
                 .take(needed)
@@ -350,17 +375,19 @@ impl ShardSnapshot {
                 ..ShardHits::default()
             });
         }
-        if distinct.is_none() {
+        let geo = steps.iter().any(|step| matches!(step, Step::GeoSort(_)));
+        if distinct.is_none() && !geo {
             return self.sorted_placeholder(&sort_steps, universe, needed);
         }
+        let sorting: Vec<&Step> = steps.iter().filter(|step| is_sort(step)).collect();
         let tables = self.sort_tables(steps, universe)?;
         let hits = universe
             .iter()
             .map(|id| {
-                let details: Vec<ScoreDetail> = sort_steps
+                let details: Vec<ScoreDetail> = sorting
                     .iter()
                     .zip(&tables)
-                    .map(|(rule, table)| sort_detail(rule, table, id))
+                    .filter_map(|(step, values)| sort_detail(step, values, id))
                     .collect();
                 ShardHit {
                     id,
@@ -435,11 +462,12 @@ impl ShardSnapshot {
                     let lengths = self.field_lengths(document)?;
                     details.extend(context.exactness(kept, occurrences, &lengths));
                 }
-                Step::Sort(rule) => {
-                    let table = tables
+                Step::Sort(_) | Step::GeoSort(_) => {
+                    let detail = tables
                         .get(sort_index)
+                        .and_then(|values| sort_detail(step, values, document))
                         .ok_or_else(|| ShardError::Corrupted("sort table".to_owned()))?;
-                    details.push(sort_detail(rule, table, document));
+                    details.push(detail);
                     sort_index += 1;
                 }
             }

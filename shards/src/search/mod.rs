@@ -50,6 +50,7 @@ mod execute;
 pub mod facet_counts;
 pub mod facet_values;
 pub mod format;
+pub mod geo_sort;
 pub mod inverted;
 pub mod occurrences;
 mod query;
@@ -64,8 +65,8 @@ pub mod terms;
 pub use execute::{ShardHit, ShardHits};
 pub use facet_counts::{ALL_FACETS, FieldFacetCounts};
 pub use query::{
-    MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, TermKind, parse_query,
-    typos_allowed,
+    MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, SearchSort, TermKind,
+    parse_query, typos_allowed,
 };
 pub use score::{
     ExactAttribute, Rank, ScoreDetail, SortValue, compare_details, details_json, global_score,

@@ -16,6 +16,8 @@ use charabia::{SeparatorKind, TokenKind};
 use crate::analysis::{Analyzer, TextSettings, WORD_BYTES_MAX};
 use crate::shard::SortRule;
 
+use super::geo_sort::GeoSort;
+
 /// Most terms one query keeps (Meilisearch's words limit).
 pub const QUERY_TERMS_MAX: usize = 10;
 /// Most tokens of `q` looked at.
@@ -35,6 +37,13 @@ pub enum MatchingStrategy {
     Frequency,
 }
 
+/// One rule of the `sort` parameter: a sortable field, or the distance to a point.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchSort {
+    Field(SortRule),
+    Geo(GeoSort),
+}
+
 /// One search on one shard.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchQuery {
@@ -48,7 +57,7 @@ pub struct SearchQuery {
     /// Only these internal ids (a filter's result computed by the caller).
     pub candidates: Option<RoaringBitmap>,
     /// The `sort` parameter, used where the `sort` ranking rule stands.
-    pub sort: Vec<SortRule>,
+    pub sort: Vec<SearchSort>,
     /// For `matchingStrategy: frequency`: the number of documents of the whole index matching
     /// each term (sum of [`crate::shard::ShardSnapshot::term_document_counts`] over shards).
     /// Without it the shard's own counts are used, and the order may differ between shards.

@@ -11,6 +11,8 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Value, json};
 
+use super::geo_sort::{GeoSort, compare_points, distance};
+
 /// A rank out of a maximum rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rank {
@@ -109,6 +111,11 @@ pub enum ScoreDetail {
         ascending: bool,
         value: SortValue,
     },
+    /// A `_geoPoint(lat, lng):asc|desc` sort rule and the document's point, if any.
+    GeoSort {
+        rule: GeoSort,
+        value: Option<[f64; 2]>,
+    },
 }
 
 impl ScoreDetail {
@@ -140,7 +147,7 @@ impl ScoreDetail {
                 rank: matching_words + 1,
                 max_rank: max_matching_words + 1,
             }),
-            ScoreDetail::Sort { .. } => None,
+            ScoreDetail::Sort { .. } | ScoreDetail::GeoSort { .. } => None,
         }
     }
 }
@@ -185,6 +192,12 @@ pub fn compare_details(left: &[ScoreDetail], right: &[ScoreDetail]) -> Ordering 
                     value: other_value, ..
                 },
             ) => compare_sort_values(*ascending, value, other_value),
+            (
+                ScoreDetail::GeoSort { rule, value },
+                ScoreDetail::GeoSort {
+                    value: other_value, ..
+                },
+            ) => compare_points(*rule, *value, *other_value),
             _ => match (left.rank(), right.rank()) {
                 (Some(left), Some(right)) => {
                     // Higher local score first; equal fractions are equal ranks.
@@ -309,6 +322,20 @@ pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<Str
                 map.insert(
                     name,
                     json!({"order": order, "value": sort_value_json(value)}),
+                );
+            }
+            ScoreDetail::GeoSort { rule, value } => {
+                let [latitude, longitude] = rule.point;
+                let direction = if rule.ascending { "asc" } else { "desc" };
+                let name = format!("_geoPoint({latitude}, {longitude}):{direction}");
+                let point = value.map(|[lat, lng]| json!({"lat": lat, "lng": lng}));
+                map.insert(
+                    name,
+                    json!({
+                        "order": order,
+                        "value": point,
+                        "distance": distance(rule.point, *value),
+                    }),
                 );
             }
         }

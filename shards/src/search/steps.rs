@@ -7,7 +7,8 @@
 use crate::analysis::RankingRule;
 use crate::shard::SortRule;
 
-use super::query::MatchingStrategy;
+use super::geo_sort::GeoSort;
+use super::query::{MatchingStrategy, SearchSort};
 
 /// One step of ranking, in order (`attribute` and `exactness` expand to two details).
 #[derive(Debug, Clone, PartialEq)]
@@ -19,12 +20,13 @@ pub enum Step {
     WordPosition,
     Exactness,
     Sort(SortRule),
+    GeoSort(GeoSort),
 }
 
 /// The ranking steps, as Meilisearch builds them: each rule once; `words` is left out with
 /// `matchingStrategy: all`, and otherwise placed before the first rule that looks at words if
 /// the settings put it later; a field sorted once is not sorted again.
-pub fn steps(rules: &[RankingRule], sort: &[SortRule], strategy: MatchingStrategy) -> Vec<Step> {
+pub fn steps(rules: &[RankingRule], sort: &[SearchSort], strategy: MatchingStrategy) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut words = strategy == MatchingStrategy::All;
     let mut seen: Vec<&RankingRule> = Vec::new();
@@ -67,8 +69,13 @@ pub fn steps(rules: &[RankingRule], sort: &[SortRule], strategy: MatchingStrateg
             RankingRule::Exactness => steps.push(Step::Exactness),
             RankingRule::Sort => {
                 for sort_rule in sort {
-                    if sorted_fields.insert(sort_rule.field.as_str()) {
-                        steps.push(Step::Sort(sort_rule.clone()));
+                    match sort_rule {
+                        SearchSort::Field(rule) => {
+                            if sorted_fields.insert(rule.field.as_str()) {
+                                steps.push(Step::Sort(rule.clone()));
+                            }
+                        }
+                        SearchSort::Geo(rule) => steps.push(Step::GeoSort(*rule)),
                     }
                 }
             }
