@@ -14,6 +14,7 @@
 //! Invariants: documents are `serde_json::Map`s whose key order is the order in the payload
 //! (`preserve_order`); nothing here knows about a runtime, sockets or HTTP.
 
+pub mod chunked_input;
 pub mod document_id;
 pub mod error;
 pub mod flatten;
@@ -21,6 +22,7 @@ pub mod operation;
 pub mod payload;
 pub mod payload_csv;
 pub mod primary_key;
+pub mod simd_document;
 
 pub use error::DocumentsError;
 
