@@ -16,7 +16,7 @@ use serde_json::Value;
 use shards::documents::DocumentsError;
 use shards::documents::document_id::extract_document_id;
 use shards::documents::operation::{BatchPlan as DocumentPlan, MissingDocumentPolicy};
-use shards::documents::payload::PayloadFile;
+use shards::documents::payload::documents_from;
 use shards::documents::primary_key::resolve_primary_key;
 use shards::filter::Filter;
 use time::OffsetDateTime;
@@ -711,12 +711,10 @@ impl DocumentWork {
         })?;
         let path = work.coordinator.update_files().path(content_file);
         let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
-        let payload = PayloadFile::open(&file).map_err(documents_error)?;
         let mut parsed = Vec::new();
         let mut primary_key = self.primary_key.clone().or(self.new_primary_key.clone());
         let mut newly_resolved = None;
-        for (position, document) in payload
-            .documents(format)
+        for (position, document) in documents_from(file, format)
             .map_err(documents_error)?
             .enumerate()
         {

@@ -30,6 +30,7 @@ pub mod model;
 pub mod query;
 pub mod queue;
 pub mod scheduler;
+pub mod update_file_sink;
 pub mod update_files;
 pub mod view;
 
