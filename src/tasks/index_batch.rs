@@ -15,7 +15,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use shards::documents::DocumentsError;
 use shards::documents::document_id::extract_document_id;
-use shards::documents::operation::{BatchPlan as DocumentPlan, MissingDocumentPolicy};
+use shards::documents::operation::{
+    BatchPlan as DocumentPlan, DocumentRef, DocumentRefs, MissingDocumentPolicy,
+};
 use shards::documents::payload::documents_from;
 use shards::documents::primary_key::resolve_primary_key;
 use shards::filter::Filter;
@@ -372,7 +374,6 @@ impl BatchWork {
                 assigned_shares[position].push((id, internal));
             }
         }
-        let mut shares = documents.plan.split_by_shard(&names);
         let batch_uid = u64::from(self.batch_uid);
         self.progress(PROGRESS_INDEXING, 0, record.shards);
         let prepared = self
@@ -380,12 +381,22 @@ impl BatchWork {
             .ask_every_shard(&record.shard_set(), |shard| ShardCommand::Prepare {
                 batch_uid,
                 delete_all,
-                documents: std::mem::take(&mut shares[shard as usize]),
                 assigned: std::mem::take(&mut assigned_shares[shard as usize]),
             })
             .await;
-        let failure = prepared.into_iter().find_map(Result::err);
-        if let Some(error) = failure.or_else(|| {
+        let sent = match prepared.into_iter().find_map(Result::err) {
+            Some(error) => Err(error),
+            None => {
+                super::batch_documents::send_documents(
+                    &self.coordinator,
+                    record,
+                    &documents.payloads,
+                    documents.plan.documents,
+                )
+                .await
+            }
+        };
+        if let Some(error) = sent.err().or_else(|| {
             self.interrupted()
                 .then(|| ResponseError::internal("interrupted"))
         }) {
@@ -568,9 +579,13 @@ impl TaskEffect {
     }
 }
 
-/// The documents part of a batch being planned.
+/// The documents part of a batch being planned: the plan holds where each document is, not
+/// the document (see [`super::batch_documents`]).
 struct DocumentWork {
-    plan: DocumentPlan,
+    plan: DocumentPlan<DocumentRefs>,
+    /// The update files of the batch's additions, in batch order (a [`DocumentRef`]'s
+    /// `payload` indexes this).
+    payloads: Vec<String>,
     primary_key: Option<String>,
     new_primary_key: Option<String>,
     /// Ids written by the batch so far (and not deleted since).
@@ -590,6 +605,7 @@ impl DocumentWork {
     fn new(record: &IndexRecord) -> DocumentWork {
         DocumentWork {
             plan: DocumentPlan::new(),
+            payloads: Vec::new(),
             primary_key: record.primary_key.clone(),
             new_primary_key: None,
             written: BTreeSet::new(),
@@ -636,7 +652,14 @@ impl DocumentWork {
                 } else {
                     MissingDocumentPolicy::Create
                 };
-                for (id, document) in parsed {
+                let payload = u32::try_from(self.payloads.len())
+                    .map_err(|_| ResponseError::internal("too many payloads in a batch"))?;
+                self.payloads.push(content_file.clone());
+                for (position, id) in parsed.into_iter().enumerate() {
+                    let document = DocumentRefs::one(DocumentRef {
+                        payload,
+                        position: position as u32,
+                    });
                     if self.ordered.insert(id.clone()) {
                         self.order.push(id.clone());
                     }
@@ -698,14 +721,15 @@ impl DocumentWork {
         }
     }
 
-    /// The documents of an update file with their ids; resolves the batch's primary key at
-    /// the first document when the index has none.
+    /// The document ids of an update file, in payload order (the file is streamed; the
+    /// documents are checked and dropped); resolves the batch's primary key at the first
+    /// document when the index has none.
     async fn parse_payload(
         &mut self,
         work: &BatchWork,
         content_file: &str,
         requested_primary_key: Option<&str>,
-    ) -> Result<Vec<(String, shards::documents::Document)>, ResponseError> {
+    ) -> Result<Vec<String>, ResponseError> {
         let format = super::update_files::format_of(content_file).ok_or_else(|| {
             ResponseError::internal(format!("unknown update file format: {content_file}"))
         })?;
@@ -735,7 +759,7 @@ impl DocumentWork {
                 .as_deref()
                 .ok_or_else(|| documents_error(DocumentsError::NoPrimaryKeyCandidate))?;
             let id = extract_document_id(&document, key).map_err(documents_error)?;
-            parsed.push((id, document));
+            parsed.push(id);
             if position % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0 {
                 glommio::yield_if_needed().await;
             }

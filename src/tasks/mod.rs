@@ -25,6 +25,7 @@
 
 pub mod autobatch;
 pub mod batch;
+pub mod batch_documents;
 pub mod index_batch;
 pub mod model;
 pub mod query;
