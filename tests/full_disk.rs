@@ -100,7 +100,16 @@ fn start() -> Option<NamespacedServer> {
     let script = "mount -t tmpfs -o size=\"$1\" tmpfs \"$2\" && exec \"$3\" --db-path \"$2/data.ms\" \
                   --http-addr \"$4\" --cores 1 --shards-per-index 1 --no-analytics";
     let child = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "--", "sh", "-c", script, "sh"])
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
         .arg(TMPFS_SIZE)
         .arg(&mount_point)
         .arg(env!("CARGO_BIN_EXE_coresearch"))
@@ -161,7 +170,10 @@ fn finished_task(server: &NamespacedServer, uid: u64) -> Value {
         if matches!(task["status"].as_str(), Some("succeeded" | "failed")) {
             return task;
         }
-        assert!(started.elapsed() < TASK_TIMEOUT, "task {uid} did not finish");
+        assert!(
+            started.elapsed() < TASK_TIMEOUT,
+            "task {uid} did not finish"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -253,13 +265,13 @@ fn a_full_disk_fails_the_task_keeps_every_earlier_document_and_recovers_once_fre
     let fill = server.in_namespace(&[
         "sh",
         "-c",
-        &format!("dd if=/dev/zero of={} bs=64k 2>/dev/null; true", filler_path.display()),
+        &format!(
+            "dd if=/dev/zero of={} bs=64k 2>/dev/null; true",
+            filler_path.display()
+        ),
     ]);
     assert!(fill.status.success());
-    let tasks_before = server
-        .send(&request("GET", "/tasks?limit=1", None))
-        .json()["total"]
-        .clone();
+    let tasks_before = server.send(&request("GET", "/tasks?limit=1", None)).json()["total"].clone();
     let big: Vec<Value> = (0..PAYLOAD_DOCUMENTS)
         .map(|offset| json!({"id": 1_000_000 + offset, "text": filler(&mut state)}))
         .collect();

@@ -16,12 +16,12 @@ const LIMIT_BYTES: usize = 4096;
 /// Pieces a chunked body is cut into.
 const CHUNK_BYTES: usize = 700;
 
+/// Encodes a body for a `Content-Encoding`.
+type Encoder = fn(&[u8]) -> Vec<u8>;
+
 fn limited_server() -> Server {
     Server::start_with(Options {
-        extra_arguments: vec![
-            "--http-payload-size-limit".into(),
-            LIMIT_BYTES.to_string(),
-        ],
+        extra_arguments: vec!["--http-payload-size-limit".into(), LIMIT_BYTES.to_string()],
         ..Options::default()
     })
 }
@@ -118,7 +118,7 @@ fn task_total(server: &Server) -> serde_json::Value {
 fn every_framing_and_content_coding_is_streamed_and_indexed() {
     let server = limited_server();
     let mut expected = 0;
-    let encodings: [(Option<&str>, fn(&[u8]) -> Vec<u8>); 4] = [
+    let encodings: [(Option<&str>, Encoder); 4] = [
         (None, <[u8]>::to_vec),
         (Some("gzip"), gzip),
         (Some("deflate"), deflate),
@@ -212,10 +212,7 @@ fn malformed_and_empty_streamed_payloads_keep_meilisearch_errors_and_leave_no_fi
         response.json()["message"],
         "The `ndjson` payload provided is malformed. `Couldn't serialize document value: trailing comma at line 2 column 10`."
     );
-    let response = send(
-        &server,
-        &chunked_request(b"", "application/x-ndjson", None),
-    );
+    let response = send(&server, &chunked_request(b"", "application/x-ndjson", None));
     assert_eq!(response.status, 400, "{}", response.text());
     assert_eq!(response.json()["code"], "missing_payload");
     assert_eq!(response.json()["message"], "A ndjson payload is missing.");

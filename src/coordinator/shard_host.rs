@@ -386,7 +386,9 @@ impl ShardHost {
             }
         }
         preparing.batch.apply_chunk(chunk).map_err(shard_error)?;
-        self.prepared.borrow_mut().insert(address.clone(), preparing);
+        self.prepared
+            .borrow_mut()
+            .insert(address.clone(), preparing);
         Ok(())
     }
 

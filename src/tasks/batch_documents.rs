@@ -176,7 +176,9 @@ fn build(
     }
     let mut outcome = |outcome| build_outcome(outcome, documents, &mut uses);
     Ok(match planned {
-        PlannedDocument::Unconditional(planned) => PlannedDocument::Unconditional(outcome(planned)?),
+        PlannedDocument::Unconditional(planned) => {
+            PlannedDocument::Unconditional(outcome(planned)?)
+        }
         PlannedDocument::Conditional {
             if_stored,
             if_missing,

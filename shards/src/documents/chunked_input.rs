@@ -209,7 +209,10 @@ mod tests {
             .object_length()
             .expect("in memory")
             .expect("the object closes");
-        assert_eq!(&input.window()[..length], &br#"{"a":"}\"{","b":[{"c":"]"}],"d":{}}"#[..]);
+        assert_eq!(
+            &input.window()[..length],
+            &br#"{"a":"}\"{","b":[{"c":"]"}],"d":{}}"#[..]
+        );
         input.consume(length);
         assert_eq!(input.skip_whitespace().expect("in memory"), Some(b'{'));
     }

@@ -385,7 +385,8 @@ pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
     }
     let sequence = match source.seek(SeekFrom::Start(0)) {
         Ok(_) => {
-            let mut deserializer = serde_json::Deserializer::from_reader(BufReader::new(&mut *source));
+            let mut deserializer =
+                serde_json::Deserializer::from_reader(BufReader::new(&mut *source));
             serde::Deserializer::deserialize_seq(&mut deserializer, ElementsVisitor)
         }
         Err(error) => return error.into(),
