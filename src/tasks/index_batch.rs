@@ -306,7 +306,15 @@ impl BatchWork {
         changes: &mut Changes,
     ) -> Vec<Task> {
         let mut record = record.as_ref().clone();
-        let mut documents = DocumentWork::new(&record);
+        let deletes = tasks.iter().any(|task| {
+            matches!(
+                task.kind,
+                KindWithContent::DocumentDeletion { .. }
+                    | KindWithContent::DocumentDeletionByFilter { .. }
+                    | KindWithContent::DocumentClear { .. }
+            )
+        });
+        let mut documents = DocumentWork::new(&record, deletes);
         let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
         let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
         let settings_before = record.settings.clone();
@@ -438,7 +446,10 @@ impl BatchWork {
                     other => return Err(unexpected(&other)),
                 }
             }
-            stored = self.existing_ids(record, &documents.order).await?;
+            // No internal id in use means no document stored: nothing to look up.
+            if !used.is_empty() {
+                stored = self.existing_ids(record, &documents.order).await?;
+            }
         }
         let mut assigned = Vec::new();
         let mut candidate = 0u32;
@@ -588,8 +599,10 @@ struct DocumentWork {
     payloads: Vec<String>,
     primary_key: Option<String>,
     new_primary_key: Option<String>,
-    /// Ids written by the batch so far (and not deleted since).
+    /// Ids written by the batch so far (and not deleted since); kept only when the batch
+    /// deletes (only deletions and clears read it).
     written: BTreeSet<String>,
+    tracks_written: bool,
     /// Ids deleted by the batch so far.
     gone: BTreeSet<String>,
     /// Whether a clear happened in the batch (nothing stored before it counts any more).
@@ -602,13 +615,14 @@ struct DocumentWork {
 }
 
 impl DocumentWork {
-    fn new(record: &IndexRecord) -> DocumentWork {
+    fn new(record: &IndexRecord, tracks_written: bool) -> DocumentWork {
         DocumentWork {
             plan: DocumentPlan::new(),
             payloads: Vec::new(),
             primary_key: record.primary_key.clone(),
             new_primary_key: None,
             written: BTreeSet::new(),
+            tracks_written,
             gone: BTreeSet::new(),
             cleared: false,
             order: Vec::new(),
@@ -663,7 +677,9 @@ impl DocumentWork {
                     if self.ordered.insert(id.clone()) {
                         self.order.push(id.clone());
                     }
-                    self.written.insert(id.clone());
+                    if self.tracks_written {
+                        self.written.insert(id.clone());
+                    }
                     match method {
                         DocumentMethod::Replace => self.plan.replace(id, document, policy),
                         DocumentMethod::Update => self.plan.update(id, document, policy),
