@@ -142,3 +142,94 @@ impl<Sink: BodySink> BodyConsumer for StreamingConsumer<Sink> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use futures_lite::future::block_on;
+
+    use super::*;
+
+    /// A sink that keeps what it is given.
+    struct Collecting(Rc<RefCell<Vec<u8>>>);
+
+    impl BodySink for Collecting {
+        async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+            self.0.borrow_mut().extend_from_slice(bytes);
+            Ok(())
+        }
+
+        async fn finish(self) -> io::Result<SpooledBody> {
+            let bytes = self.0.borrow().len() as u64;
+            Ok(SpooledBody::new("collected".to_string(), bytes, || {}))
+        }
+    }
+
+    fn stream(raw: &[u8], coding: ContentCoding, limit: u64) -> (Result<u64, BodyError>, Vec<u8>) {
+        let collected = Rc::new(RefCell::new(Vec::new()));
+        let mut consumer = StreamingConsumer::new(Collecting(collected.clone()), coding, limit);
+        let outcome = block_on(async {
+            for piece in raw.chunks(1000) {
+                consumer.take(piece).await?;
+            }
+            consumer.finish().await.map(|spooled| spooled.keep().1)
+        });
+        let seen = collected.borrow().clone();
+        (outcome, seen)
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(data).expect("gzip takes bytes");
+        encoder.finish().expect("gzip finishes")
+    }
+
+    #[test]
+    fn every_coding_streams_the_decoded_body_to_the_sink() {
+        let data: Vec<u8> = (0..200_000u32).flat_map(|n| n.to_le_bytes()).collect();
+        let mut brotli_encoded = Vec::new();
+        {
+            let mut encoder = brotli::CompressorWriter::new(&mut brotli_encoded, 4096, 5, 22);
+            encoder.write_all(&data).expect("brotli takes bytes");
+        }
+        let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        zlib.write_all(&data).expect("zlib takes bytes");
+        let zlib = zlib.finish().expect("zlib finishes");
+        for (coding, raw) in [
+            (ContentCoding::Identity, data.clone()),
+            (ContentCoding::Gzip, gzip(&data)),
+            (ContentCoding::Deflate, zlib),
+            (ContentCoding::Brotli, brotli_encoded),
+        ] {
+            let (outcome, seen) = stream(&raw, coding, data.len() as u64);
+            assert_eq!(outcome, Ok(data.len() as u64), "{coding:?}");
+            assert!(seen == data, "{coding:?}");
+        }
+    }
+
+    #[test]
+    fn a_zip_bomb_stops_at_the_limit_without_passing_it() {
+        let bomb = gzip(&vec![0u8; 50 * 1024 * 1024]);
+        let limit = 1024 * 1024;
+        let (outcome, seen) = stream(&bomb, ContentCoding::Gzip, limit);
+        assert_eq!(
+            outcome,
+            Err(BodyError::TooLarge {
+                content_length: None,
+                limit
+            })
+        );
+        assert!(seen.len() as u64 <= limit);
+    }
+
+    #[test]
+    fn a_truncated_or_corrupt_stream_is_malformed() {
+        let encoded = gzip(b"some body that is long enough to matter");
+        let (truncated, _) = stream(&encoded[..encoded.len() / 2], ContentCoding::Gzip, 1000);
+        assert!(matches!(truncated, Err(BodyError::MalformedEncoding(_))));
+        let (corrupt, _) = stream(b"not brotli at all", ContentCoding::Brotli, 1000);
+        assert!(matches!(corrupt, Err(BodyError::MalformedEncoding(_))));
+    }
+}
