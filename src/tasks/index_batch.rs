@@ -754,30 +754,27 @@ impl DocumentWork {
         let mut parsed = Vec::new();
         let mut primary_key = self.primary_key.clone().or(self.new_primary_key.clone());
         let mut newly_resolved = None;
-        for (position, document) in documents_from(file, format)
-            .map_err(documents_error)?
-            .enumerate()
-        {
-            let document = document.map_err(documents_error)?;
-            if position == 0 {
-                let resolved = resolve_primary_key(
-                    primary_key.as_deref(),
-                    requested_primary_key,
-                    Some(&document),
-                )
-                .map_err(documents_error)?;
-                if resolved.is_new {
-                    newly_resolved = Some(resolved.name.clone());
-                }
-                primary_key = Some(resolved.name);
+        let mut documents = documents_from(file, format).map_err(documents_error)?;
+        // The first document is built: the primary key may have to be inferred from it.
+        if let Some(first) = documents.next() {
+            let first = first.map_err(documents_error)?;
+            let resolved =
+                resolve_primary_key(primary_key.as_deref(), requested_primary_key, Some(&first))
+                    .map_err(documents_error)?;
+            if resolved.is_new {
+                newly_resolved = Some(resolved.name.clone());
             }
-            let key = primary_key
-                .as_deref()
-                .ok_or_else(|| documents_error(DocumentsError::NoPrimaryKeyCandidate))?;
-            let id = extract_document_id(&document, key).map_err(documents_error)?;
-            parsed.push(id);
-            if position % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0 {
-                glommio::yield_if_needed().await;
+            parsed.push(extract_document_id(&first, &resolved.name).map_err(documents_error)?);
+            primary_key = Some(resolved.name);
+        }
+        if let Some(key) = primary_key.as_deref() {
+            // The others only give their id (read from the parse, the document is not built).
+            while let Some(id) = documents.next_id(key) {
+                parsed.push(id.map_err(documents_error)?);
+                if parsed.len() % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0
+                {
+                    glommio::yield_if_needed().await;
+                }
             }
         }
         if parsed.is_empty()

@@ -107,6 +107,25 @@ fn full_pass(
     Ok(count)
 }
 
+/// The scheduler's planning pass: the first document built (primary key inference), then only
+/// the ids of the others.
+fn ids_pass(file: &File, format: PayloadFormat) -> Result<u64, String> {
+    let mut documents = documents_from(file, format).map_err(|error| error.to_string())?;
+    let Some(first) = documents.next() else {
+        return Ok(0);
+    };
+    let first = first.map_err(|error| error.to_string())?;
+    let primary_key = resolve_primary_key(None, None, Some(&first)).map_err(|e| e.to_string())?;
+    let mut id_bytes = 0;
+    let mut count = 1;
+    while let Some(id) = documents.next_id(&primary_key.name) {
+        id_bytes += id.map_err(|error| error.to_string())?.len();
+        count += 1;
+    }
+    std::hint::black_box(id_bytes);
+    Ok(count)
+}
+
 fn simd_json_pass(payload: &[u8]) -> Result<u64, String> {
     let mut line_copy = Vec::new();
     let mut count = 0;
@@ -166,12 +185,16 @@ fn run(options: &Options) -> Result<(), String> {
         started,
     );
 
+    let started = Instant::now();
+    let ids = ids_pass(&file, format)?;
+    report("streamed file: ids only (scheduler plan)", ids, started);
+
     if options.simd_json && !options.json_array {
         let started = Instant::now();
         let parsed = simd_json_pass(payload.bytes())?;
         report("simd-json: per-line copy + parse", parsed, started);
     }
-    if [counted, passed, streamed_count, streamed]
+    if [counted, passed, streamed_count, streamed, ids]
         .iter()
         .any(|found| *found != lines)
     {

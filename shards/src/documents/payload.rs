@@ -30,6 +30,7 @@ use serde_json::error::Category;
 
 use super::Document;
 use super::chunked_input::ChunkedInput;
+use super::document_id::extract_document_id;
 use super::error::DocumentsError;
 use super::payload_csv::CsvDocuments;
 use super::simd_document::SimdParser;
@@ -165,7 +166,7 @@ pub fn count_documents_from<R: Read + Seek>(
 ) -> Result<u64, DocumentsError> {
     let mut documents = documents_from(source, format)?;
     let mut count = 0;
-    while let Some(outcome) = documents.next_item(false) {
+    while let Some(outcome) = documents.next_item(Mode::Validate) {
         outcome?;
         count += 1;
     }
@@ -184,24 +185,69 @@ enum Source<R> {
     Csv(CsvDocuments<R>),
 }
 
-/// One step of a reader: a document (`None` when only validated), or the payload's error.
-type Item = Result<Option<Document>, DocumentsError>;
+/// What a reader makes of the next document.
+#[derive(Debug, Clone, Copy)]
+enum Mode<'key> {
+    /// Only check it.
+    Validate,
+    /// Build it.
+    Build,
+    /// Only its id under this primary key (the document is built only when the id needs the
+    /// slow path: a dotted key, a missing or invalid id).
+    Id(&'key str),
+}
+
+/// What a reader made of a document.
+enum Parsed {
+    Validated,
+    Document(Document),
+    Id(String),
+}
+
+/// One step of a reader: the parsed document, or the payload's (or the id's) error.
+type Item = Result<Parsed, DocumentsError>;
 
 impl<R: Read + Seek> Documents<R> {
-    /// The next document; with `build` false, JSON and NDJSON documents are only validated.
-    fn next_item(&mut self, build: bool) -> Option<Item> {
+    fn next_item(&mut self, mode: Mode<'_>) -> Option<Item> {
         if self.failed {
             return None;
         }
         let item = match &mut self.source {
-            Source::Json(json) => json.next_item(build),
-            Source::Ndjson(ndjson) => ndjson.next_item(build),
-            Source::Csv(csv) => csv.next_document().map(|result| result.map(Some)),
+            Source::Json(json) => json.next_item(mode),
+            Source::Ndjson(ndjson) => ndjson.next_item(mode),
+            Source::Csv(csv) => csv.next_document().map(|result| {
+                let document = result?;
+                match mode {
+                    Mode::Id(primary_key) => {
+                        extract_document_id(&document, primary_key).map(Parsed::Id)
+                    }
+                    _ => Ok(Parsed::Document(document)),
+                }
+            }),
         };
         if matches!(item, Some(Err(_))) {
             self.failed = true;
         }
         item
+    }
+
+    /// The id under `primary_key` of the next document, without building the document when
+    /// the id can be read directly (a plain key holding a valid id); the errors are those of
+    /// [`extract_document_id`] on the built document.
+    pub fn next_id(&mut self, primary_key: &str) -> Option<Result<String, DocumentsError>> {
+        Some(match self.next_item(Mode::Id(primary_key))? {
+            Ok(Parsed::Id(id)) => Ok(id),
+            Ok(Parsed::Document(document)) => extract_document_id(&document, primary_key),
+            Ok(Parsed::Validated) => Err(unexpected_parse()),
+            Err(error) => Err(error),
+        })
+    }
+}
+
+fn unexpected_parse() -> DocumentsError {
+    DocumentsError::Io {
+        detail: "a payload reader answered another kind of parse".to_string(),
+        os_error: None,
     }
 }
 
@@ -209,14 +255,11 @@ impl<R: Read + Seek> Iterator for Documents<R> {
     type Item = Result<Document, DocumentsError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.next_item(true)? {
-            Ok(Some(document)) => Some(Ok(document)),
-            Ok(None) => Some(Err(DocumentsError::Io {
-                detail: "a built document is missing".to_string(),
-                os_error: None,
-            })),
-            Err(error) => Some(Err(error)),
-        }
+        Some(match self.next_item(Mode::Build)? {
+            Ok(Parsed::Document(document)) => Ok(document),
+            Ok(_) => Err(unexpected_parse()),
+            Err(error) => Err(error),
+        })
     }
 }
 
@@ -230,21 +273,24 @@ enum JsonState {
     Done,
 }
 
-/// Reads one JSON object from `input` and parses (or validates) it; `None` when the object
+/// Reads one JSON object from `input` and parses it as `mode` says; `None` when the object
 /// does not close or does not parse (the caller then reports the payload's exact error).
 fn read_object<R: Read>(
     input: &mut ChunkedInput<R>,
     parser: &mut SimdParser,
-    build: bool,
-) -> Result<Option<Option<Document>>, DocumentsError> {
+    mode: Mode<'_>,
+) -> Result<Option<Parsed>, DocumentsError> {
     let Some(length) = input.object_length()? else {
         return Ok(None);
     };
     let text = &input.window()[..length];
-    let parsed = if build {
-        parser.parse(text).map(Some)
-    } else {
-        parser.validate(text).map(|()| None)
+    let parsed = match mode {
+        Mode::Validate => parser.validate(text).map(|()| Parsed::Validated),
+        Mode::Build => parser.parse(text).map(Parsed::Document),
+        Mode::Id(primary_key) => match parser.id(text, primary_key) {
+            Some(id) => Ok(Parsed::Id(id)),
+            None => parser.parse(text).map(Parsed::Document),
+        },
     };
     input.consume(length);
     Ok(parsed.ok())
@@ -270,8 +316,8 @@ impl<R: Read + Seek> JsonDocuments<R> {
         Some(Err(exact_json_error(self.input.source_mut())))
     }
 
-    fn next_item(&mut self, build: bool) -> Option<Item> {
-        match self.step(build) {
+    fn next_item(&mut self, mode: Mode<'_>) -> Option<Item> {
+        match self.step(mode) {
             Ok(Some(Some(item))) => Some(Ok(item)),
             Ok(Some(None)) => None,
             Ok(None) => self.fail(),
@@ -282,21 +328,20 @@ impl<R: Read + Seek> JsonDocuments<R> {
         }
     }
 
-    /// `Some(Some(document))` for a document, `Some(None)` at the end, `None` on a payload
-    /// error (to be reported exactly).
-    #[allow(clippy::type_complexity)]
-    fn step(&mut self, build: bool) -> Result<Option<Option<Option<Document>>>, DocumentsError> {
+    /// `Some(Some(parsed))` for a document, `Some(None)` at the end, `None` on a payload error
+    /// (to be reported exactly).
+    fn step(&mut self, mode: Mode<'_>) -> Result<Option<Option<Parsed>>, DocumentsError> {
         match self.state {
             JsonState::Done => Ok(Some(None)),
             JsonState::Start => match self.input.skip_whitespace()? {
                 Some(b'[') => {
                     self.input.consume(1);
                     self.state = JsonState::InArray { first: true };
-                    self.step(build)
+                    self.step(mode)
                 }
                 Some(b'{') => {
                     self.state = JsonState::Done;
-                    let Some(document) = read_object(&mut self.input, &mut self.parser, build)?
+                    let Some(document) = read_object(&mut self.input, &mut self.parser, mode)?
                     else {
                         return Ok(None);
                     };
@@ -323,7 +368,7 @@ impl<R: Read + Seek> JsonDocuments<R> {
                 if self.input.window().first() != Some(&b'{') {
                     return Ok(None);
                 }
-                let Some(document) = read_object(&mut self.input, &mut self.parser, build)? else {
+                let Some(document) = read_object(&mut self.input, &mut self.parser, mode)? else {
                     return Ok(None);
                 };
                 self.state = JsonState::InArray { first: false };
@@ -443,13 +488,13 @@ impl<R: Read + Seek> NdjsonDocuments<R> {
         }
     }
 
-    fn next_item(&mut self, build: bool) -> Option<Item> {
+    fn next_item(&mut self, mode: Mode<'_>) -> Option<Item> {
         if self.done {
             return None;
         }
         let step = match self.input.skip_whitespace() {
             Ok(None) => return None,
-            Ok(Some(b'{')) => read_object(&mut self.input, &mut self.parser, build),
+            Ok(Some(b'{')) => read_object(&mut self.input, &mut self.parser, mode),
             Ok(Some(_)) => Ok(None),
             Err(error) => Err(error.into()),
         };
