@@ -1,10 +1,11 @@
 //! The shards a core owns, and the commands other cores send them.
 //!
 //! Each core opens the shard files it owns lazily, on the first command for them, and keeps
-//! them open. A batch is applied in two phases: [`ShardCommand::Prepare`] resolves the
-//! batch's planned documents against the shard's stored ones and applies them inside one
-//! write transaction, in chunks of [`APPLY_CHUNK_DOCUMENTS`] with a yield between chunks (so
-//! searches on this core keep flowing), and keeps the prepared transaction;
+//! them open. A batch is applied in two phases: [`ShardCommand::Prepare`] opens the batch's
+//! write transaction (with the internal ids the batch assigns), then each
+//! [`ShardCommand::Apply`] brings a bounded chunk of the batch's planned documents, resolved
+//! against the shard's stored ones and applied inside that transaction, with a yield every
+//! [`APPLY_CHUNK_DOCUMENTS`] (so searches on this core keep flowing);
 //! [`ShardCommand::Commit`] makes it durable (the sync runs off the core) and
 //! [`ShardCommand::Abort`] drops it. [`ShardCommand::Edit`] prepares a document edition the
 //! same way: the shard runs the function on its own documents and applies the results.
@@ -22,7 +23,7 @@ use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
 use shards::filter::{Filter, FilterableRules, evaluate};
 use shards::shard::{
-    ApplyOutcome, ListQuery, Operation, PreparedBatch, Shard, ShardError, ShardStats, SortRule,
+    ListQuery, Operation, PreparedBatch, Shard, ShardError, ShardSnapshot, ShardStats, SortRule,
 };
 use storage_engine::Options;
 
@@ -55,11 +56,10 @@ impl ShardAddress {
 /// What a shard is asked.
 #[derive(Debug)]
 pub enum ShardCommand {
-    /// Applies a batch's share, uncommitted.
+    /// Opens a batch's write transaction (uncommitted until [`ShardCommand::Commit`]).
     Prepare {
         batch_uid: u64,
         delete_all: bool,
-        documents: Vec<(String, PlannedDocument)>,
         /// Index-wide internal ids for the documents the batch creates.
         assigned: Vec<(String, u32)>,
     },
@@ -70,6 +70,10 @@ pub enum ShardCommand {
         batch_uid: u64,
         filter: Option<Filter>,
         edition: Box<EditionRequest>,
+    },
+    /// Applies a chunk of the prepared batch's share.
+    Apply {
+        documents: Vec<(String, PlannedDocument)>,
     },
     Commit,
     Abort,
@@ -133,7 +137,6 @@ pub struct ListedDocument {
 /// A shard's answer.
 #[derive(Debug)]
 pub enum ShardAnswer {
-    Prepared(ApplyOutcome),
     /// An edition's share is prepared: the documents the function ran on (0 when the shard
     /// had already applied the batch).
     Edited {
@@ -159,7 +162,15 @@ pub enum ShardAnswer {
 pub struct ShardHost {
     data_directory: PathBuf,
     open: RefCell<HashMap<ShardAddress, Arc<Shard>>>,
-    prepared: RefCell<HashMap<ShardAddress, PreparedBatch>>,
+    prepared: RefCell<HashMap<ShardAddress, Preparing>>,
+}
+
+/// A batch being applied to one shard.
+struct Preparing {
+    batch: PreparedBatch,
+    /// The last commit, to resolve planned documents against the stored ones.
+    snapshot: ShardSnapshot,
+    delete_all: bool,
 }
 
 impl ShardHost {
@@ -181,12 +192,14 @@ impl ShardHost {
             ShardCommand::Prepare {
                 batch_uid,
                 delete_all,
-                documents,
                 assigned,
             } => self
-                .prepare(address, batch_uid, delete_all, documents, assigned)
+                .prepare(address, batch_uid, delete_all, assigned)
+                .map(|()| ShardAnswer::Done),
+            ShardCommand::Apply { documents } => self
+                .apply(&address, documents)
                 .await
-                .map(ShardAnswer::Prepared),
+                .map(|()| ShardAnswer::Done),
             ShardCommand::Edit {
                 batch_uid,
                 filter,
@@ -341,45 +354,71 @@ impl ShardHost {
         Ok(shard)
     }
 
-    async fn prepare(
+    fn prepare(
         &self,
         address: ShardAddress,
         batch_uid: u64,
         delete_all: bool,
-        documents: Vec<(String, PlannedDocument)>,
         assigned: Vec<(String, u32)>,
-    ) -> Result<ApplyOutcome, ResponseError> {
+    ) -> Result<(), ResponseError> {
         let shard = self.shard(&address)?;
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
-        let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
-        prepared.assign_ids(assigned);
+        let mut batch = shard.prepare(batch_uid).map_err(shard_error)?;
+        batch.assign_ids(assigned);
         if delete_all {
-            prepared
+            batch
                 .apply_chunk(vec![Operation::DeleteAll])
                 .map_err(shard_error)?;
         }
-        let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+        self.prepared.borrow_mut().insert(
+            address,
+            Preparing {
+                batch,
+                snapshot,
+                delete_all,
+            },
+        );
+        Ok(())
+    }
+
+    /// Applies `documents` to the batch prepared on `address`.
+    async fn apply(
+        &self,
+        address: &ShardAddress,
+        documents: Vec<(String, PlannedDocument)>,
+    ) -> Result<(), ResponseError> {
+        let Some(mut preparing) = self.prepared.borrow_mut().remove(address) else {
+            return Err(ResponseError::internal(
+                "documents arrived for a shard with no prepared batch",
+            ));
+        };
+        let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS.min(documents.len()));
         for (external_id, planned) in documents {
-            let stored = if delete_all {
+            let stored = if preparing.delete_all {
                 None
             } else {
-                snapshot.document(&external_id, None).map_err(shard_error)?
+                preparing
+                    .snapshot
+                    .document(&external_id, None)
+                    .map_err(shard_error)?
             };
             if let Some(operation) = resolve(external_id, planned, stored) {
                 chunk.push(operation);
             }
             if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
-                prepared
+                preparing
+                    .batch
                     .apply_chunk(std::mem::take(&mut chunk))
                     .map_err(shard_error)?;
                 glommio::yield_if_needed().await;
             }
         }
-        prepared.apply_chunk(chunk).map_err(shard_error)?;
-        let outcome = prepared.outcome();
-        self.prepared.borrow_mut().insert(address, prepared);
-        Ok(outcome)
+        preparing.batch.apply_chunk(chunk).map_err(shard_error)?;
+        self.prepared
+            .borrow_mut()
+            .insert(address.clone(), preparing);
+        Ok(())
     }
 
     /// Runs the edition on the selected documents inside a prepared batch; answers how many
@@ -396,7 +435,14 @@ impl ShardHost {
         let snapshot = shard.read().map_err(shard_error)?;
         let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
         if prepared.is_already_applied() {
-            self.prepared.borrow_mut().insert(address, prepared);
+            self.prepared.borrow_mut().insert(
+                address,
+                Preparing {
+                    batch: prepared,
+                    snapshot,
+                    delete_all: false,
+                },
+            );
             return Ok(0);
         }
         let candidates = match &filter {
@@ -429,17 +475,28 @@ impl ShardHost {
             glommio::yield_if_needed().await;
         }
         prepared.apply_chunk(chunk).map_err(shard_error)?;
-        self.prepared.borrow_mut().insert(address, prepared);
+        self.prepared.borrow_mut().insert(
+            address,
+            Preparing {
+                batch: prepared,
+                snapshot,
+                delete_all: false,
+            },
+        );
         Ok(candidates.len())
     }
 
     async fn commit(&self, address: &ShardAddress) -> Result<(), ResponseError> {
-        let Some(prepared) = self.prepared.borrow_mut().remove(address) else {
+        let Some(preparing) = self.prepared.borrow_mut().remove(address) else {
             return Err(ResponseError::internal(
                 "a commit arrived for a shard with no prepared batch",
             ));
         };
-        crate::runtime::blocking::run(move || prepared.commit())
+        let Preparing {
+            batch, snapshot, ..
+        } = preparing;
+        drop(snapshot);
+        crate::runtime::blocking::run(move || batch.commit())
             .await
             .map(|_| ())
             .map_err(shard_error)

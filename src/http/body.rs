@@ -1,10 +1,13 @@
 //! Reading request bodies: `Content-Length` and chunked (with trailers), within the payload
-//! limit and the body read timeout.
+//! limit and the body read timeout, into a [`BodyConsumer`]: a buffer (the whole body in
+//! memory) or a stream (each piece handed on as it arrives, see [`super::stream_body`]).
 //!
-//! Invariants: never more than `payload_bytes_max` body bytes are kept; a chunked body is
+//! Invariants: never more than `payload_bytes_max` raw body bytes are taken; a chunked body is
 //! consumed exactly up to the end of its trailers, so the next request starts right after;
-//! when a read stalls past `body_read_timeout` or the peer leaves, the body is `Incomplete`.
+//! when a read stalls past `body_read_timeout` or the peer leaves, the body is `Incomplete`;
+//! a consumer's error stops the reading (the connection then closes after the answer).
 
+use std::future::Future;
 use std::io;
 
 use futures_lite::io::{AsyncRead, AsyncWrite};
@@ -17,72 +20,100 @@ use super::request::BodyError;
 /// Most trailer fields after a chunked body; more is malformed framing.
 pub(crate) const TRAILER_COUNT_MAX: usize = 32;
 
+/// Where the raw bytes of a body go, piece by piece, in order.
+pub(crate) trait BodyConsumer {
+    /// Takes the next raw bytes; an error stops the body there.
+    fn take(&mut self, raw: &[u8]) -> impl Future<Output = Result<(), BodyError>>;
+}
+
+impl BodyConsumer for Vec<u8> {
+    async fn take(&mut self, raw: &[u8]) -> Result<(), BodyError> {
+        self.extend_from_slice(raw);
+        Ok(())
+    }
+}
+
 /// How reading a body ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum BodyOutcome {
-    /// The whole body; the connection is in sync for the next request.
-    Complete(Vec<u8>),
+    /// The whole body went to the consumer; the connection is in sync for the next request.
+    Complete,
     /// The body could not be read whole; the connection must close after the answer.
     Failed(BodyError),
     /// The chunked framing is broken: answer 400 and close.
     MalformedFraming,
 }
 
-/// Reads a body of exactly `length` bytes (`length` is within the limit).
+/// The buffer a body of `length` announced bytes is read into (never preallocated past
+/// [`BODY_PREALLOCATION_BYTES_MAX`]).
+pub(crate) fn body_buffer(length: u64) -> Vec<u8> {
+    let length = usize::try_from(length).unwrap_or(usize::MAX);
+    Vec::with_capacity(length.min(BODY_PREALLOCATION_BYTES_MAX))
+}
+
+/// Reads a body of exactly `length` bytes (`length` is within the limit) into `consumer`.
 pub(crate) async fn read_length<S: AsyncRead + AsyncWrite, T: Timer>(
     wire: &mut Wire<'_, S, T>,
     length: u64,
     limits: &HttpLimits,
+    consumer: &mut impl BodyConsumer,
 ) -> io::Result<BodyOutcome> {
-    let length =
-        usize::try_from(length).map_err(|_| io::Error::other("body length exceeds memory"))?;
-    let mut body = Vec::with_capacity(length.min(BODY_PREALLOCATION_BYTES_MAX));
-    match append_exact(wire, &mut body, length, limits).await? {
-        None => Ok(BodyOutcome::Complete(body)),
+    match take_exact(wire, consumer, length, limits).await? {
+        None => Ok(BodyOutcome::Complete),
         Some(error) => Ok(BodyOutcome::Failed(error)),
     }
 }
 
-/// Appends exactly `count` bytes to `body`: first the buffered ones, then straight from the
-/// stream. Returns the error that stopped it, if any.
-async fn append_exact<S: AsyncRead + AsyncWrite, T: Timer>(
+/// Hands exactly `count` bytes to `consumer`: first the buffered ones, then from the stream
+/// in pieces of at most [`BODY_READ_CHUNK_BYTES`]. Returns the error that stopped it, if any.
+async fn take_exact<S: AsyncRead + AsyncWrite, T: Timer>(
     wire: &mut Wire<'_, S, T>,
-    body: &mut Vec<u8>,
-    count: usize,
+    consumer: &mut impl BodyConsumer,
+    count: u64,
     limits: &HttpLimits,
 ) -> io::Result<Option<BodyError>> {
-    let from_buffer = count.min(wire.buffered().len());
-    body.extend_from_slice(&wire.buffered()[..from_buffer]);
-    wire.consume(from_buffer);
-    let target_length = body.len() + (count - from_buffer);
-    while body.len() < target_length {
-        let start = body.len();
-        let step = (target_length - start).min(BODY_READ_CHUNK_BYTES);
-        body.resize(start + step, 0);
+    let from_buffer = usize::try_from(count)
+        .unwrap_or(usize::MAX)
+        .min(wire.buffered().len());
+    if from_buffer > 0 {
+        let taken = consumer.take(&wire.buffered()[..from_buffer]).await;
+        wire.consume(from_buffer);
+        if let Err(error) = taken {
+            return Ok(Some(error));
+        }
+    }
+    let mut remaining = count - from_buffer as u64;
+    let mut piece = Vec::new();
+    while remaining > 0 {
+        let step = usize::try_from(remaining)
+            .unwrap_or(usize::MAX)
+            .min(BODY_READ_CHUNK_BYTES);
+        piece.resize(step, 0);
         let outcome = wire
-            .read_direct(&mut body[start..], limits.body_read_timeout)
+            .read_direct(&mut piece[..], limits.body_read_timeout)
             .await;
-        match outcome {
-            Ok(ReadOutcome::Data(read)) => body.truncate(start + read),
-            Ok(ReadOutcome::Closed | ReadOutcome::TimedOut | ReadOutcome::ShutDown) => {
-                body.truncate(start);
-                return Ok(Some(BodyError::Incomplete));
+        match outcome? {
+            ReadOutcome::Data(read) => {
+                remaining -= read as u64;
+                if let Err(error) = consumer.take(&piece[..read]).await {
+                    return Ok(Some(error));
+                }
             }
-            Err(error) => {
-                body.truncate(start);
-                return Err(error);
+            ReadOutcome::Closed | ReadOutcome::TimedOut | ReadOutcome::ShutDown => {
+                return Ok(Some(BodyError::Incomplete));
             }
         }
     }
     Ok(None)
 }
 
-/// Reads a chunked body and its trailers (trailers are discarded).
+/// Reads a chunked body and its trailers (trailers are discarded) into `consumer`.
 pub(crate) async fn read_chunked<S: AsyncRead + AsyncWrite, T: Timer>(
     wire: &mut Wire<'_, S, T>,
     limits: &HttpLimits,
+    consumer: &mut impl BodyConsumer,
 ) -> io::Result<BodyOutcome> {
-    let mut body = Vec::new();
+    let mut taken: u64 = 0;
     loop {
         let size = match read_chunk_size(wire, limits).await? {
             Ok(size) => size,
@@ -90,19 +121,18 @@ pub(crate) async fn read_chunked<S: AsyncRead + AsyncWrite, T: Timer>(
         };
         if size == 0 {
             return Ok(match skip_trailers(wire, limits).await? {
-                None => BodyOutcome::Complete(body),
+                None => BodyOutcome::Complete,
                 Some(outcome) => outcome,
             });
         }
-        let total = (body.len() as u64).saturating_add(size);
-        if total > limits.payload_bytes_max {
+        taken = taken.saturating_add(size);
+        if taken > limits.payload_bytes_max {
             return Ok(BodyOutcome::Failed(BodyError::TooLarge {
                 content_length: None,
                 limit: limits.payload_bytes_max,
             }));
         }
-        let size = usize::try_from(size).map_err(|_| io::Error::other("chunk exceeds memory"))?;
-        if let Some(error) = append_exact(wire, &mut body, size, limits).await? {
+        if let Some(error) = take_exact(wire, consumer, size, limits).await? {
             return Ok(BodyOutcome::Failed(error));
         }
         if let Some(outcome) = expect_line_end(wire, limits).await? {

@@ -17,7 +17,7 @@ use std::pin::pin;
 use futures_lite::future::poll_once;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
-use super::body::{BodyOutcome, read_chunked, read_length};
+use super::body::{BodyConsumer, BodyOutcome, body_buffer, read_chunked, read_length};
 use super::compress;
 use super::cors;
 use super::decode::{content_coding, decode};
@@ -29,6 +29,8 @@ use super::request::{BodyError, Method, Request};
 use super::response::Response;
 use super::serialize::{HeadExtras, write_bare_status, write_continue, write_response_head};
 use super::shutdown::ShutdownSignal;
+use super::sink::{RequestHead, SpooledBody};
+use super::stream_body::StreamingConsumer;
 use super::timeout::with_timeout;
 use super::{Handler, Timer};
 
@@ -155,6 +157,8 @@ struct Connection<'a, S, T> {
 struct Exchange {
     head: ParsedHead,
     body: Result<Vec<u8>, BodyError>,
+    /// The body as the handler's sink stored it.
+    spooled: Option<SpooledBody>,
     /// The stream is out of sync after this request: close after answering.
     body_not_consumed: bool,
 }
@@ -171,7 +175,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
                 Err(error) => return self.refuse_head(error).await,
             };
             self.wire.consume(head.length);
-            let exchange = match self.read_body(head).await? {
+            let exchange = match self.read_body(head, handler).await? {
                 Ok(exchange) => exchange,
                 Err(reason) => return Ok(reason),
             };
@@ -253,10 +257,12 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         Ok(())
     }
 
-    /// Reads the body of `head`. `Err` when the connection ends (framing refused).
-    async fn read_body(
+    /// Reads the body of `head`, into the handler's sink when it streams it. `Err` when the
+    /// connection ends (framing refused).
+    async fn read_body<H: Handler>(
         &mut self,
         head: ParsedHead,
+        handler: &H,
     ) -> Result<Result<Exchange, CloseReason>, ConnectionError> {
         let limit = self.limits.payload_bytes_max;
         let has_body = !matches!(head.framing, Framing::Empty | Framing::Length(0));
@@ -266,6 +272,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
                 return Ok(Ok(Exchange {
                     head,
                     body: Err(error),
+                    spooled: None,
                     body_not_consumed: has_body,
                 }));
             }
@@ -278,6 +285,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
                         content_length: Some(length),
                         limit,
                     }),
+                    spooled: None,
                     body_not_consumed: true,
                 }));
             }
@@ -289,13 +297,43 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
             write_continue(&mut self.wire.output);
             self.wire.flush(self.limits.write_timeout).await?;
         }
-        let outcome = match head.framing {
-            Framing::Empty => BodyOutcome::Complete(Vec::new()),
-            Framing::Length(length) => read_length(&mut self.wire, length, self.limits).await?,
-            Framing::Chunked => read_chunked(&mut self.wire, self.limits).await?,
+        let sink = if has_body {
+            handler.body_sink(RequestHead {
+                method: &head.method,
+                path: &head.path,
+                headers: &head.headers,
+            })
+        } else {
+            None
+        };
+        let (body, spooled, outcome) = match sink {
+            None => {
+                let announced = match head.framing {
+                    Framing::Length(length) => length,
+                    _ => 0,
+                };
+                let mut buffer = body_buffer(announced);
+                let outcome = self.read_framed(&head.framing, &mut buffer).await?;
+                let body = match outcome {
+                    BodyOutcome::Complete => decode(buffer, coding, limit),
+                    _ => Ok(Vec::new()),
+                };
+                (body, None, outcome)
+            }
+            Some(sink) => {
+                let mut consumer = StreamingConsumer::new(sink, coding, limit);
+                let outcome = self.read_framed(&head.framing, &mut consumer).await?;
+                match outcome {
+                    BodyOutcome::Complete => match consumer.finish().await {
+                        Ok(spooled) => (Ok(Vec::new()), Some(spooled), outcome),
+                        Err(error) => (Err(error), None, outcome),
+                    },
+                    _ => (Ok(Vec::new()), None, outcome),
+                }
+            }
         };
         let (body, body_not_consumed) = match outcome {
-            BodyOutcome::Complete(raw) => (decode(raw, coding, limit), false),
+            BodyOutcome::Complete => (body, false),
             BodyOutcome::Failed(error) => (Err(error), true),
             BodyOutcome::MalformedFraming => {
                 self.send_bare_status(400).await?;
@@ -305,8 +343,24 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         Ok(Ok(Exchange {
             head,
             body,
+            spooled,
             body_not_consumed,
         }))
+    }
+
+    /// Reads a body framed as `framing` into `consumer`.
+    async fn read_framed(
+        &mut self,
+        framing: &Framing,
+        consumer: &mut impl BodyConsumer,
+    ) -> Result<BodyOutcome, ConnectionError> {
+        Ok(match framing {
+            Framing::Empty => BodyOutcome::Complete,
+            Framing::Length(length) => {
+                read_length(&mut self.wire, *length, self.limits, consumer).await?
+            }
+            Framing::Chunked => read_chunked(&mut self.wire, self.limits, consumer).await?,
+        })
     }
 
     /// Answers one request. `Some` when the connection must end after it.
@@ -318,6 +372,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         let Exchange {
             head,
             body,
+            spooled,
             body_not_consumed,
         } = exchange;
         let is_head_method = head.method == Method::Head;
@@ -334,6 +389,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
                         query: head.query,
                         headers: head.headers,
                         body,
+                        spooled,
                     };
                     let response = self.call(handler, request).await?;
                     (response, encoding, Some(request_has_origin))

@@ -27,6 +27,8 @@ mod request;
 mod response;
 mod serialize;
 mod shutdown;
+mod sink;
+mod stream_body;
 mod timeout;
 pub mod tls;
 
@@ -41,9 +43,17 @@ pub use limits::*;
 pub use request::{BodyError, Headers, Method, Request, split_target};
 pub use response::{RETRY_AFTER_SECONDS, Response, reason_phrase};
 pub use shutdown::{ShutdownSignal, ShutdownWait};
+pub use sink::{BodySink, NoSink, RequestHead, SpooledBody};
 
 /// Answers requests. Called sequentially for the requests of one connection.
 pub trait Handler {
+    /// Where the bodies this handler streams go.
+    type Sink: BodySink;
+
+    /// Called when a request with a body has its head parsed, before the body is read: a sink
+    /// to stream the decoded body into, or `None` to receive the body whole in memory.
+    fn body_sink(&self, head: RequestHead<'_>) -> Option<Self::Sink>;
+
     fn handle(&self, request: Request) -> impl Future<Output = Response>;
 }
 

@@ -182,6 +182,22 @@ pub enum BodyError {
     UnsupportedEncoding(String),
     /// The body is not valid for its `Content-Encoding` (the string says why).
     MalformedEncoding(String),
+    /// The handler's [`super::BodySink`] could not store the body (its I/O error's text and
+    /// OS error number).
+    Sink {
+        message: String,
+        os_error: Option<i32>,
+    },
+}
+
+impl BodyError {
+    /// The error of a sink that could not store a body.
+    pub fn from_sink(error: std::io::Error) -> BodyError {
+        BodyError::Sink {
+            message: error.to_string(),
+            os_error: error.raw_os_error(),
+        }
+    }
 }
 
 impl fmt::Display for BodyError {
@@ -205,6 +221,9 @@ impl fmt::Display for BodyError {
             BodyError::MalformedEncoding(reason) => {
                 write!(formatter, "malformed encoded payload: {reason}")
             }
+            BodyError::Sink { message, .. } => {
+                write!(formatter, "the payload could not be stored: {message}")
+            }
         }
     }
 }
@@ -220,8 +239,11 @@ pub struct Request {
     /// Raw query string without the `?`.
     pub query: Option<String>,
     pub headers: Headers,
-    /// Decoded body (`Content-Encoding` removed), or why it could not be read.
+    /// Decoded body (`Content-Encoding` removed), or why it could not be read. Empty when the
+    /// body was streamed to the handler's sink.
     pub body: Result<Vec<u8>, BodyError>,
+    /// The body as the handler's [`super::BodySink`] stored it, when it streamed one.
+    pub spooled: Option<super::SpooledBody>,
 }
 
 /// Splits a request target into its normalized path and raw query.

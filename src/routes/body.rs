@@ -34,7 +34,7 @@ pub fn json_value(request: &Request) -> Result<serde_json::Value, ResponseError>
 
 /// The decode layer's view of a body that could not be read, or the error to answer at
 /// once for a body whose encoding is unusable.
-fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError> {
+pub fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError> {
     match error {
         BodyError::TooLarge {
             content_length,
@@ -52,5 +52,9 @@ fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError> {
             Code::BadRequest,
             format!("The request body could not be decoded: {detail}."),
         )),
+        BodyError::Sink { message, os_error } => Err(crate::errors::io_error(&match os_error {
+            Some(code) => std::io::Error::from_raw_os_error(*code),
+            None => std::io::Error::other(message.clone()),
+        })),
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use deserr::Deserr;
 use serde_json::{Map, Value, json};
 use shards::documents::document_id::document_id_from_value;
-use shards::documents::payload::{PayloadFormat, count_documents, csv_delimiter_from_parameter};
+use shards::documents::payload::{PayloadFormat, csv_delimiter_from_parameter};
 use shards::filter::{Filter, FilterableRules, check_filterable};
 use shards::shard::{SortRule, select_fields};
 
@@ -134,7 +134,7 @@ struct Listing {
 
 /// `POST` (replace) and `PUT` (update) `/indexes/{index_uid}/documents`.
 ///
-/// Takes the request, so the payload is moved to the update-file writer, never copied.
+/// The payload arrives streamed into an upload (see [`crate::routes::payload`]).
 pub async fn add(
     services: &Services,
     request: Request,
@@ -147,18 +147,8 @@ pub async fn add(
         request.query.as_deref().unwrap_or(""),
     )?;
     let format = payload_format(&request, query.csv_delimiter.as_deref())?;
-    if request.body.is_err() {
-        return body::json_value(&request).map(|_| Response::empty(400));
-    }
-    let Ok(payload) = request.body else {
-        return Err(ResponseError::internal("a body checked readable"));
-    };
-    let documents_count = count_documents(&payload, format).map_err(documents_error)?;
-    let files = services.coordinator.update_files().clone();
-    let content_bytes = payload.len() as u64;
-    let content_file = crate::runtime::blocking::run(move || files.write(&payload, format))
-        .await
-        .map_err(|error| crate::errors::io_error(&error))?;
+    let (content_file, documents_count, content_bytes) =
+        crate::routes::payload::store_payload(services, request, format).await?;
     let kind = KindWithContent::DocumentAdditionOrUpdate {
         index_uid: index_uid.to_owned(),
         primary_key: query.primary_key,

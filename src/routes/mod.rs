@@ -7,6 +7,7 @@ pub mod documents;
 pub mod features;
 pub mod indexes;
 pub mod keys;
+pub mod payload;
 pub mod root;
 pub mod search;
 pub mod settings;
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use crate::control::ControlPlane;
 use crate::errors::ResponseError;
-use crate::http::{Handler, Request, Response};
+use crate::http::{Handler, Request, RequestHead, Response};
 use crate::tasks::TaskAction;
 use crate::tasks::model::DocumentMethod;
 use table::{Endpoint, Lookup};
@@ -160,6 +161,26 @@ impl Router {
 }
 
 impl Handler for Router {
+    type Sink = crate::tasks::update_file_sink::UpdateFileSink;
+
+    /// Document additions stream their payload into an upload; every other body is read
+    /// whole (they are small JSON bodies, bounded by the payload limit).
+    fn body_sink(&self, head: RequestHead<'_>) -> Option<Self::Sink> {
+        match table::lookup(head.method, head.path) {
+            Lookup::Found { route, .. }
+                if matches!(
+                    route.endpoint,
+                    Endpoint::ReplaceDocuments | Endpoint::UpdateDocuments
+                ) =>
+            {
+                Some(crate::tasks::update_file_sink::UpdateFileSink::new(
+                    self.services.coordinator.update_files().clone(),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     async fn handle(&self, request: Request) -> Response {
         let started = Instant::now();
         let method = request.method.clone();

@@ -17,8 +17,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use shards::documents::DocumentsError;
 use shards::documents::document_id::extract_document_id;
-use shards::documents::operation::{BatchPlan as DocumentPlan, MissingDocumentPolicy};
-use shards::documents::payload::PayloadFile;
+use shards::documents::operation::{
+    BatchPlan as DocumentPlan, DocumentRef, DocumentRefs, MissingDocumentPolicy,
+};
+use shards::documents::payload::documents_from;
 use shards::documents::primary_key::resolve_primary_key;
 use shards::filter::{Filter, FilterableRules, check_filterable};
 use time::OffsetDateTime;
@@ -317,7 +319,15 @@ impl BatchWork {
         changes: &mut Changes,
     ) -> Vec<Task> {
         let mut record = record.as_ref().clone();
-        let mut documents = DocumentWork::new(&record);
+        let deletes = tasks.iter().any(|task| {
+            matches!(
+                task.kind,
+                KindWithContent::DocumentDeletion { .. }
+                    | KindWithContent::DocumentDeletionByFilter { .. }
+                    | KindWithContent::DocumentClear { .. }
+            )
+        });
+        let mut documents = DocumentWork::new(&record, deletes);
         let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
         let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
         let settings_before = record.settings.clone();
@@ -385,23 +395,33 @@ impl BatchWork {
                 assigned_shares[position].push((id, internal));
             }
         }
-        let mut shares = documents.plan.split_by_shard(&names);
         let batch_uid = u64::from(self.batch_uid);
-        self.prepare_then_commit(record, |shard| ShardCommand::Prepare {
-            batch_uid,
-            delete_all,
-            documents: std::mem::take(&mut shares[shard as usize]),
-            assigned: std::mem::take(&mut assigned_shares[shard as usize]),
-        })
-        .await
-        .map(|_| ())
+        let prepared = self
+            .prepare_every_shard(record, |shard| ShardCommand::Prepare {
+                batch_uid,
+                delete_all,
+                assigned: std::mem::take(&mut assigned_shares[shard as usize]),
+            })
+            .await;
+        let sent = match prepared {
+            Err(error) => Err(error),
+            Ok(_) => {
+                super::batch_documents::send_documents(
+                    &self.coordinator,
+                    record,
+                    &documents.payloads,
+                    documents.plan.documents,
+                )
+                .await
+            }
+        };
+        self.commit_or_abort(record, sent).await
     }
 
-    /// The two phases of a batch on an index's shards: every shard prepares its share with
-    /// `prepare`; when all are ready every shard commits, otherwise (or when a cancelation
-    /// interrupts the batch) every shard aborts and the first error is returned. Answers the
-    /// shards' prepare answers, in shard order.
-    async fn prepare_then_commit(
+    /// The first phase of a batch on an index's shards: every shard prepares its share with
+    /// `prepare` (uncommitted). Answers the shards' answers in shard order, or the first
+    /// error.
+    async fn prepare_every_shard(
         &self,
         record: &IndexRecord,
         prepare: impl FnMut(u32) -> ShardCommand,
@@ -421,26 +441,44 @@ impl BatchWork {
                 }
             }
         }
-        if let Some(error) = failure.or_else(|| {
-            self.interrupted()
-                .then(|| ResponseError::internal("interrupted"))
-        }) {
-            for answer in self
-                .coordinator
-                .ask_every_shard(&record.shard_set(), |_| ShardCommand::Abort)
-                .await
-            {
-                if let Err(abort_error) = answer {
-                    tracing::warn!(%abort_error, "a shard could not abort");
-                }
-            }
-            return Err(error);
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(answers),
         }
+    }
+
+    /// The second phase: when the shards' shares are all ready (`ready` is `Ok`) and no
+    /// cancelation interrupted the batch, every shard commits; otherwise every shard aborts
+    /// and the error is returned.
+    async fn commit_or_abort<T>(
+        &self,
+        record: &IndexRecord,
+        ready: Result<T, ResponseError>,
+    ) -> Result<T, ResponseError> {
+        let ready = match ready {
+            Ok(_) if self.interrupted() => Err(ResponseError::internal("interrupted")),
+            other => other,
+        };
+        let value = match ready {
+            Ok(value) => value,
+            Err(error) => {
+                for answer in self
+                    .coordinator
+                    .ask_every_shard(&record.shard_set(), |_| ShardCommand::Abort)
+                    .await
+                {
+                    if let Err(abort_error) = answer {
+                        tracing::warn!(%abort_error, "a shard could not abort");
+                    }
+                }
+                return Err(error);
+            }
+        };
         self.progress(PROGRESS_COMMITTING, 0, record.shards);
         self.coordinator
             .on_every_shard(&record.shard_set(), |_| ShardCommand::Commit)
             .await?;
-        Ok(answers)
+        Ok(value)
     }
 
     /// Runs a `documentEdition` task: each shard runs the function on its matching
@@ -480,13 +518,14 @@ impl BatchWork {
             primary_key,
         });
         let batch_uid = u64::from(self.batch_uid);
-        let answers = self
-            .prepare_then_commit(record, |_| ShardCommand::Edit {
+        let prepared = self
+            .prepare_every_shard(record, |_| ShardCommand::Edit {
                 batch_uid,
                 filter: filter.clone(),
                 edition: edition.clone(),
             })
             .await;
+        let answers = self.commit_or_abort(record, prepared).await;
         let mut candidates = 0;
         match answers {
             Ok(answers) => {
@@ -528,7 +567,10 @@ impl BatchWork {
                     other => return Err(unexpected(&other)),
                 }
             }
-            stored = self.existing_ids(record, &documents.order).await?;
+            // No internal id in use means no document stored: nothing to look up.
+            if !used.is_empty() {
+                stored = self.existing_ids(record, &documents.order).await?;
+            }
         }
         let mut assigned = Vec::new();
         let mut candidate = 0u32;
@@ -669,13 +711,19 @@ impl TaskEffect {
     }
 }
 
-/// The documents part of a batch being planned.
+/// The documents part of a batch being planned: the plan holds where each document is, not
+/// the document (see [`super::batch_documents`]).
 struct DocumentWork {
-    plan: DocumentPlan,
+    plan: DocumentPlan<DocumentRefs>,
+    /// The update files of the batch's additions, in batch order (a [`DocumentRef`]'s
+    /// `payload` indexes this).
+    payloads: Vec<String>,
     primary_key: Option<String>,
     new_primary_key: Option<String>,
-    /// Ids written by the batch so far (and not deleted since).
+    /// Ids written by the batch so far (and not deleted since); kept only when the batch
+    /// deletes (only deletions and clears read it).
     written: BTreeSet<String>,
+    tracks_written: bool,
     /// Ids deleted by the batch so far.
     gone: BTreeSet<String>,
     /// Whether a clear happened in the batch (nothing stored before it counts any more).
@@ -688,12 +736,14 @@ struct DocumentWork {
 }
 
 impl DocumentWork {
-    fn new(record: &IndexRecord) -> DocumentWork {
+    fn new(record: &IndexRecord, tracks_written: bool) -> DocumentWork {
         DocumentWork {
             plan: DocumentPlan::new(),
+            payloads: Vec::new(),
             primary_key: record.primary_key.clone(),
             new_primary_key: None,
             written: BTreeSet::new(),
+            tracks_written,
             gone: BTreeSet::new(),
             cleared: false,
             order: Vec::new(),
@@ -737,11 +787,20 @@ impl DocumentWork {
                 } else {
                     MissingDocumentPolicy::Create
                 };
-                for (id, document) in parsed {
+                let payload = u32::try_from(self.payloads.len())
+                    .map_err(|_| ResponseError::internal("too many payloads in a batch"))?;
+                self.payloads.push(content_file.clone());
+                for (position, id) in parsed.into_iter().enumerate() {
+                    let document = DocumentRefs::one(DocumentRef {
+                        payload,
+                        position: position as u32,
+                    });
                     if self.ordered.insert(id.clone()) {
                         self.order.push(id.clone());
                     }
-                    self.written.insert(id.clone());
+                    if self.tracks_written {
+                        self.written.insert(id.clone());
+                    }
                     match method {
                         DocumentMethod::Replace => self.plan.replace(id, document, policy),
                         DocumentMethod::Update => self.plan.update(id, document, policy),
@@ -799,48 +858,44 @@ impl DocumentWork {
         }
     }
 
-    /// The documents of an update file with their ids; resolves the batch's primary key at
-    /// the first document when the index has none.
+    /// The document ids of an update file, in payload order (the file is streamed; the
+    /// documents are checked and dropped); resolves the batch's primary key at the first
+    /// document when the index has none.
     async fn parse_payload(
         &mut self,
         work: &BatchWork,
         content_file: &str,
         requested_primary_key: Option<&str>,
-    ) -> Result<Vec<(String, shards::documents::Document)>, ResponseError> {
+    ) -> Result<Vec<String>, ResponseError> {
         let format = super::update_files::format_of(content_file).ok_or_else(|| {
             ResponseError::internal(format!("unknown update file format: {content_file}"))
         })?;
         let path = work.coordinator.update_files().path(content_file);
         let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
-        let payload = PayloadFile::open(&file).map_err(documents_error)?;
         let mut parsed = Vec::new();
         let mut primary_key = self.primary_key.clone().or(self.new_primary_key.clone());
         let mut newly_resolved = None;
-        for (position, document) in payload
-            .documents(format)
-            .map_err(documents_error)?
-            .enumerate()
-        {
-            let document = document.map_err(documents_error)?;
-            if position == 0 {
-                let resolved = resolve_primary_key(
-                    primary_key.as_deref(),
-                    requested_primary_key,
-                    Some(&document),
-                )
-                .map_err(documents_error)?;
-                if resolved.is_new {
-                    newly_resolved = Some(resolved.name.clone());
-                }
-                primary_key = Some(resolved.name);
+        let mut documents = documents_from(file, format).map_err(documents_error)?;
+        // The first document is built: the primary key may have to be inferred from it.
+        if let Some(first) = documents.next() {
+            let first = first.map_err(documents_error)?;
+            let resolved =
+                resolve_primary_key(primary_key.as_deref(), requested_primary_key, Some(&first))
+                    .map_err(documents_error)?;
+            if resolved.is_new {
+                newly_resolved = Some(resolved.name.clone());
             }
-            let key = primary_key
-                .as_deref()
-                .ok_or_else(|| documents_error(DocumentsError::NoPrimaryKeyCandidate))?;
-            let id = extract_document_id(&document, key).map_err(documents_error)?;
-            parsed.push((id, document));
-            if position % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0 {
-                glommio::yield_if_needed().await;
+            parsed.push(extract_document_id(&first, &resolved.name).map_err(documents_error)?);
+            primary_key = Some(resolved.name);
+        }
+        if let Some(key) = primary_key.as_deref() {
+            // The others only give their id (read from the parse, the document is not built).
+            while let Some(id) = documents.next_id(key) {
+                parsed.push(id.map_err(documents_error)?);
+                if parsed.len() % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0
+                {
+                    glommio::yield_if_needed().await;
+                }
             }
         }
         if parsed.is_empty()

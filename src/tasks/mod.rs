@@ -25,12 +25,14 @@
 
 pub mod autobatch;
 pub mod batch;
+pub mod batch_documents;
 pub mod index_batch;
 pub mod model;
 pub mod query;
 pub mod queue;
 pub mod scheduler;
 pub mod task_documents;
+pub mod update_file_sink;
 pub mod update_files;
 pub mod view;
 

@@ -3,10 +3,13 @@
 //! payload), read by the shards' batch, deleted once the task is finished.
 //!
 //! A file's name says how to read it: `<uuid>.json`, `<uuid>.ndjson` or `<uuid>.csv-<d>`
-//! where `<d>` is the CSV delimiter byte in decimal.
+//! where `<d>` is the CSV delimiter byte in decimal. A payload being received is an upload,
+//! `<uuid>.upload`, written in chunks as it arrives ([`super::update_file_sink`]), then
+//! persisted: synced and renamed to its format's name.
 //!
 //! Invariants: a file is complete and durable (file and directory synced) before its name is
-//! handed out; a name is never reused (random v4 uuids); removing a missing file succeeds.
+//! handed out; a name is never reused (random v4 uuids); removing a missing file succeeds;
+//! an upload no task refers to is removed at startup like any unreferenced file.
 
 use std::fs::File;
 use std::io::Write;
@@ -16,6 +19,8 @@ use shards::documents::payload::PayloadFormat;
 
 /// The directory of the data directory that holds the update files.
 pub const UPDATE_FILES_DIRECTORY: &str = "update_files";
+/// The extension of a payload still being received.
+const UPLOAD_EXTENSION: &str = "upload";
 
 /// The update files of one data directory.
 #[derive(Debug, Clone)]
@@ -38,6 +43,27 @@ impl UpdateFiles {
         let mut file = File::create(&path)?;
         file.write_all(payload)?;
         file.sync_all()?;
+        File::open(&self.directory)?.sync_all()?;
+        Ok(name)
+    }
+
+    /// Creates a new, empty upload; returns its name and the file, open for writing.
+    pub fn create_upload(&self) -> std::io::Result<(String, File)> {
+        let name = format!("{}.{UPLOAD_EXTENSION}", uuid::Uuid::new_v4());
+        let file = File::create(self.path(&name))?;
+        Ok((name, file))
+    }
+
+    /// Makes the complete upload `upload` durable as an update file of `format`: syncs it,
+    /// renames it, syncs the directory; returns the update file's name.
+    pub fn persist(&self, upload: &str, format: PayloadFormat) -> std::io::Result<String> {
+        let stem = upload
+            .strip_suffix(UPLOAD_EXTENSION)
+            .and_then(|stem| stem.strip_suffix('.'))
+            .ok_or_else(|| std::io::Error::other(format!("{upload} is not an upload")))?;
+        let name = format!("{stem}.{}", extension(format));
+        File::open(self.path(upload))?.sync_all()?;
+        std::fs::rename(self.path(upload), self.path(&name))?;
         File::open(&self.directory)?.sync_all()?;
         Ok(name)
     }
@@ -110,6 +136,19 @@ mod tests {
             assert!(!files.path(&name).exists());
         }
         assert_eq!(format_of("no-extension"), None);
+        let (upload, mut file) = files.create_upload().expect("create_upload succeeds");
+        file.write_all(b"streamed").expect("the upload takes bytes");
+        drop(file);
+        let name = files
+            .persist(&upload, PayloadFormat::Ndjson)
+            .expect("persist succeeds");
+        assert_eq!(format_of(&name), Some(PayloadFormat::Ndjson));
+        assert_eq!(format_of(&upload), None);
+        assert!(!files.path(&upload).exists());
+        assert_eq!(
+            std::fs::read(files.path(&name)).expect("the update file reads back"),
+            b"streamed"
+        );
         assert_eq!(format_of("x.csv-abc"), None);
     }
 }

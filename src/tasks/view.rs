@@ -246,7 +246,7 @@ pub struct DetailsView {
 }
 
 /// A size as Meilisearch writes it in details (`byte_unit`, binary or decimal unit).
-fn human_size(bytes: u64) -> String {
+pub fn human_size(bytes: u64) -> String {
     byte_unit::Byte::from_u64(bytes)
         .get_appropriate_unit(byte_unit::UnitType::Both)
         .to_string()

@@ -2,9 +2,11 @@
 //!
 //! Decompresses a `.ndjson.zst` dataset (default: the 886k-document PyPI set) into an update file
 //! in the temporary directory, as the server would have written it, optionally rewrites it as a
-//! JSON array, then times: validation and counting (`count_documents`), and one full pass that
-//! yields every document and extracts its id under the inferred primary key. With `--simd-json`
-//! it also times simd-json parsing each NDJSON line from a per-line mutable copy, for comparison.
+//! JSON array, then times: validation and counting (`count_documents` on the mapped bytes, and
+//! `count_documents_from` streaming the file as the server's upload check does), and one full
+//! pass that yields every document and extracts its id under the inferred primary key (on the
+//! mapped bytes, and streamed from the file as the scheduler does). With `--simd-json` it also
+//! times simd-json's serde path on each NDJSON line from a per-line mutable copy, for comparison.
 //! Prints documents per second and the process's peak resident memory.
 
 use std::fs::{File, OpenOptions};
@@ -15,8 +17,11 @@ use std::time::Instant;
 
 use clap::Parser;
 use shards::documents::Document;
+use shards::documents::DocumentsError;
 use shards::documents::document_id::extract_document_id;
-use shards::documents::payload::{PayloadFile, PayloadFormat, count_documents};
+use shards::documents::payload::{
+    PayloadFile, PayloadFormat, count_documents, count_documents_from, documents_from,
+};
 use shards::documents::primary_key::resolve_primary_key;
 
 /// Bytes per kibibyte, to print `ru_maxrss` (KiB on Linux) in MiB.
@@ -79,10 +84,9 @@ fn report(label: &str, documents: u64, started: Instant) {
     );
 }
 
-fn full_pass(payload: &PayloadFile, format: PayloadFormat) -> Result<u64, String> {
-    let mut documents = payload
-        .documents(format)
-        .map_err(|error| error.to_string())?;
+fn full_pass(
+    mut documents: impl Iterator<Item = Result<Document, DocumentsError>>,
+) -> Result<u64, String> {
     let first: Document = match documents.next() {
         Some(document) => document.map_err(|error| error.to_string())?,
         None => return Ok(0),
@@ -100,6 +104,25 @@ fn full_pass(payload: &PayloadFile, format: PayloadFormat) -> Result<u64, String
         count += 1;
     }
     println!("primary key `{}`, {id_bytes} id bytes", primary_key.name);
+    Ok(count)
+}
+
+/// The scheduler's planning pass: the first document built (primary key inference), then only
+/// the ids of the others.
+fn ids_pass(file: &File, format: PayloadFormat) -> Result<u64, String> {
+    let mut documents = documents_from(file, format).map_err(|error| error.to_string())?;
+    let Some(first) = documents.next() else {
+        return Ok(0);
+    };
+    let first = first.map_err(|error| error.to_string())?;
+    let primary_key = resolve_primary_key(None, None, Some(&first)).map_err(|e| e.to_string())?;
+    let mut id_bytes = 0;
+    let mut count = 1;
+    while let Some(id) = documents.next_id(&primary_key.name) {
+        id_bytes += id.map_err(|error| error.to_string())?.len();
+        count += 1;
+    }
+    std::hint::black_box(id_bytes);
     Ok(count)
 }
 
@@ -140,20 +163,44 @@ fn run(options: &Options) -> Result<(), String> {
 
     let started = Instant::now();
     let counted = count_documents(payload.bytes(), format).map_err(|error| error.to_string())?;
-    report("serde_json: validate and count", counted, started);
+    report("mapped: validate and count", counted, started);
 
     let started = Instant::now();
-    let passed = full_pass(&payload, format)?;
-    report("serde_json: documents + id extraction", passed, started);
+    let passed = full_pass(
+        payload
+            .documents(format)
+            .map_err(|error| error.to_string())?,
+    )?;
+    report("mapped: documents + id extraction", passed, started);
+
+    let started = Instant::now();
+    let streamed_count = count_documents_from(&file, format).map_err(|error| error.to_string())?;
+    report("streamed file: validate and count", streamed_count, started);
+
+    let started = Instant::now();
+    let streamed = full_pass(documents_from(&file, format).map_err(|error| error.to_string())?)?;
+    report(
+        "streamed file: documents + id extraction",
+        streamed,
+        started,
+    );
+
+    let started = Instant::now();
+    let ids = ids_pass(&file, format)?;
+    report("streamed file: ids only (scheduler plan)", ids, started);
 
     if options.simd_json && !options.json_array {
         let started = Instant::now();
         let parsed = simd_json_pass(payload.bytes())?;
         report("simd-json: per-line copy + parse", parsed, started);
     }
-    if counted != lines || passed != lines {
+    if [counted, passed, streamed_count, streamed, ids]
+        .iter()
+        .any(|found| *found != lines)
+    {
         return Err(format!(
-            "expected {lines} documents, counted {counted}, passed {passed}"
+            "expected {lines} documents, counted {counted}, passed {passed}, streamed \
+             {streamed_count} and {streamed}"
         ));
     }
     Ok(())

@@ -16,11 +16,53 @@
 //!   far that the caller's predicate matches.
 //!
 //! Routing: [`BatchPlan::split_by_shard`] assigns each id to a shard with rendezvous hashing.
+//!
+//! The plan is generic over what stands for a document ([`PlanDocument`]): the documents
+//! themselves, or [`DocumentRefs`], the positions in the batch's payloads of the documents to
+//! merge, so that a batch can be planned from its payloads without keeping their documents in
+//! memory and the documents read again, streamed, only to be applied.
 
 use std::collections::BTreeMap;
 
 use super::Document;
 use crate::rendezvous::rendezvous_winner_position;
+
+/// What a plan holds for a document: it can take the top-level fields of a later update.
+pub trait PlanDocument: Clone {
+    /// Writes `update`'s top-level fields over `self`.
+    fn merge(&mut self, update: Self);
+}
+
+impl PlanDocument for Document {
+    fn merge(&mut self, update: Self) {
+        merge_top_level(self, update);
+    }
+}
+
+/// Where one document of a batch is: the payload (in batch order) and its position in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocumentRef {
+    pub payload: u32,
+    pub position: u32,
+}
+
+/// The documents whose top-level fields, written over one another in order, make a planned
+/// document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentRefs(pub Vec<DocumentRef>);
+
+impl DocumentRefs {
+    /// The single document at `reference`.
+    pub fn one(reference: DocumentRef) -> Self {
+        Self(vec![reference])
+    }
+}
+
+impl PlanDocument for DocumentRefs {
+    fn merge(&mut self, update: Self) {
+        self.0.extend(update.0);
+    }
+}
 
 /// What to do with an update or replacement of a document that does not exist
 /// (`skipCreation` query parameter).
@@ -34,35 +76,32 @@ pub enum MissingDocumentPolicy {
 
 /// The final effect of a batch on one document, given whether it was stored before the batch.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub enum Outcome<D = Document> {
     /// Nothing changes.
     Untouched,
     /// The document is deleted (a no-op if it is not stored).
     Deleted,
     /// The document becomes `document`, or, when `onto_stored` and the document is stored, the
     /// stored document with `document`'s top-level fields written over it.
-    Written {
-        onto_stored: bool,
-        document: Document,
-    },
+    Written { onto_stored: bool, document: D },
 }
 
 /// The planned effect of a batch on one document id.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PlannedDocument {
+pub enum PlannedDocument<D = Document> {
     /// The same outcome whether or not the document was stored before the batch.
-    Unconditional(Outcome),
+    Unconditional(Outcome<D>),
     /// The outcome depends on whether the document was stored before the batch.
     Conditional {
-        if_stored: Outcome,
-        if_missing: Outcome,
+        if_stored: Outcome<D>,
+        if_missing: Outcome<D>,
     },
 }
 
-impl PlannedDocument {
+impl<D> PlannedDocument<D> {
     /// The outcome for a document that `is_stored` (or not) before the batch, taken out of
     /// the plan (no copy of the document).
-    pub fn into_outcome(self, is_stored: bool) -> Outcome {
+    pub fn into_outcome(self, is_stored: bool) -> Outcome<D> {
         match self {
             Self::Unconditional(outcome) => outcome,
             Self::Conditional { if_stored, .. } if is_stored => if_stored,
@@ -71,7 +110,7 @@ impl PlannedDocument {
     }
 
     /// The outcome for a document that `is_stored` (or not) before the batch.
-    pub fn outcome(&self, is_stored: bool) -> &Outcome {
+    pub fn outcome(&self, is_stored: bool) -> &Outcome<D> {
         match self {
             Self::Unconditional(outcome) => outcome,
             Self::Conditional { if_stored, .. } if is_stored => if_stored,
@@ -89,13 +128,13 @@ pub fn merge_top_level(base: &mut Document, update: Document) {
 }
 
 /// One operation on a document, as folded into an [`Outcome`].
-enum Step {
-    Replace(Document, MissingDocumentPolicy),
-    Update(Document, MissingDocumentPolicy),
+enum Step<D> {
+    Replace(D, MissingDocumentPolicy),
+    Update(D, MissingDocumentPolicy),
     Delete,
 }
 
-impl Step {
+impl<D> Step<D> {
     fn is_skipped_when_missing(&self) -> bool {
         matches!(
             self,
@@ -107,7 +146,7 @@ impl Step {
 
 /// Applies `step` to `outcome`; `stored_before` says whether the document existed before the
 /// batch (needed only while the outcome is `Untouched`).
-fn apply(outcome: Outcome, step: Step, stored_before: bool) -> Outcome {
+fn apply<D: PlanDocument>(outcome: Outcome<D>, step: Step<D>, stored_before: bool) -> Outcome<D> {
     let exists_now = match &outcome {
         Outcome::Untouched => stored_before,
         Outcome::Deleted => false,
@@ -137,7 +176,7 @@ fn apply(outcome: Outcome, step: Step, stored_before: bool) -> Outcome {
             },
             Step::Update(update, _),
         ) => {
-            merge_top_level(&mut document, update);
+            document.merge(update);
             Outcome::Written {
                 onto_stored,
                 document,
@@ -146,7 +185,7 @@ fn apply(outcome: Outcome, step: Step, stored_before: bool) -> Outcome {
     }
 }
 
-fn clone_step(step: &Step) -> Step {
+fn clone_step<D: Clone>(step: &Step<D>) -> Step<D> {
     match step {
         Step::Replace(document, policy) => Step::Replace(document.clone(), *policy),
         Step::Update(document, policy) => Step::Update(document.clone(), *policy),
@@ -154,7 +193,7 @@ fn clone_step(step: &Step) -> Step {
     }
 }
 
-fn fold(planned: PlannedDocument, step: Step) -> PlannedDocument {
+fn fold<D: PlanDocument>(planned: PlannedDocument<D>, step: Step<D>) -> PlannedDocument<D> {
     match planned {
         PlannedDocument::Unconditional(Outcome::Untouched) if step.is_skipped_when_missing() => {
             let if_stored = apply(Outcome::Untouched, step, true);
@@ -189,21 +228,30 @@ fn fold(planned: PlannedDocument, step: Step) -> PlannedDocument {
 }
 
 /// The plan of a batch being built, one operation at a time, in task order.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct BatchPlan {
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchPlan<D = Document> {
     /// True when a "delete all" happened: every stored document not in `documents` is deleted.
     pub delete_all_stored: bool,
     /// The planned effect per external document id, sorted by id.
-    pub documents: BTreeMap<String, PlannedDocument>,
+    pub documents: BTreeMap<String, PlannedDocument<D>>,
 }
 
-impl BatchPlan {
+impl<D> Default for BatchPlan<D> {
+    fn default() -> Self {
+        Self {
+            delete_all_stored: false,
+            documents: BTreeMap::new(),
+        }
+    }
+}
+
+impl<D: PlanDocument> BatchPlan<D> {
     /// An empty plan.
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn initial(&self) -> PlannedDocument {
+    fn initial(&self) -> PlannedDocument<D> {
         if self.delete_all_stored {
             PlannedDocument::Unconditional(Outcome::Deleted)
         } else {
@@ -211,7 +259,7 @@ impl BatchPlan {
         }
     }
 
-    fn push(&mut self, document_id: String, step: Step) {
+    fn push(&mut self, document_id: String, step: Step<D>) {
         let initial = self.initial();
         let entry = self.documents.entry(document_id).or_insert(initial);
         let planned = std::mem::replace(entry, PlannedDocument::Unconditional(Outcome::Untouched));
@@ -219,22 +267,12 @@ impl BatchPlan {
     }
 
     /// Adds or replaces the document `document_id` (`POST /documents`).
-    pub fn replace(
-        &mut self,
-        document_id: String,
-        document: Document,
-        policy: MissingDocumentPolicy,
-    ) {
+    pub fn replace(&mut self, document_id: String, document: D, policy: MissingDocumentPolicy) {
         self.push(document_id, Step::Replace(document, policy));
     }
 
     /// Adds or updates the document `document_id` (`PUT /documents`).
-    pub fn update(
-        &mut self,
-        document_id: String,
-        document: Document,
-        policy: MissingDocumentPolicy,
-    ) {
+    pub fn update(&mut self, document_id: String, document: D, policy: MissingDocumentPolicy) {
         self.push(document_id, Step::Update(document, policy));
     }
 
@@ -256,13 +294,13 @@ impl BatchPlan {
     pub fn delete_by_filter(
         &mut self,
         matching_stored: impl IntoIterator<Item = String>,
-        mut matches_planned: impl FnMut(&Document) -> bool,
+        mut matches_planned: impl FnMut(&D) -> bool,
     ) {
         let matching_stored: std::collections::BTreeSet<String> =
             matching_stored.into_iter().collect();
         for (document_id, planned) in &mut self.documents {
             let stored_matches = matching_stored.contains(document_id);
-            let mut filter_outcome = |outcome: &mut Outcome| {
+            let mut filter_outcome = |outcome: &mut Outcome<D>| {
                 let deleted = match outcome {
                     Outcome::Untouched => stored_matches,
                     Outcome::Deleted => false,
@@ -298,8 +336,8 @@ impl BatchPlan {
     pub fn split_by_shard(
         self,
         shard_names: &[impl AsRef<str>],
-    ) -> Vec<Vec<(String, PlannedDocument)>> {
-        let mut per_shard: Vec<Vec<(String, PlannedDocument)>> =
+    ) -> Vec<Vec<(String, PlannedDocument<D>)>> {
+        let mut per_shard: Vec<Vec<(String, PlannedDocument<D>)>> =
             shard_names.iter().map(|_| Vec::new()).collect();
         for (document_id, planned) in self.documents {
             if let Some(position) = rendezvous_winner_position(shard_names, &document_id) {

@@ -1,9 +1,12 @@
 //! Update payloads: JSON (an array of objects, or one object), NDJSON and CSV, read one document
-//! at a time from the update file (memory-mapped) or from a byte slice.
+//! at a time from any seekable byte source (the update file, a byte slice).
 //!
 //! Invariants:
-//! - no second copy of the payload is made: JSON and NDJSON documents are deserialized straight
-//!   from the mapped bytes, CSV records are read by the `csv` crate from the same bytes;
+//! - the payload is streamed: it is read in chunks of
+//!   [`super::chunked_input::PAYLOAD_READ_CHUNK_BYTES`] and only the document being parsed (and
+//!   the rest of its chunk) is in memory, whatever the payload's size;
+//! - JSON and NDJSON documents are cut out of the stream by a string-and-nesting scan and parsed
+//!   with simd-json ([`super::simd_document`]); serde_json judges whatever simd-json refuses;
 //! - the errors are Meilisearch v1.41's (`document_formats.rs`): a zero-byte payload is
 //!   `missing_payload`; syntax errors are `malformed_payload` with serde's message and position
 //!   *in the whole payload*; a JSON value that is neither an object nor an array is
@@ -12,29 +15,25 @@
 //!   classifies that serde error as I/O); CSV errors are the `csv` crate's messages, typed cells
 //!   fail with ``Error parsing number "x" at line N: ...`` where N counts records from 1;
 //! - like Meilisearch, bytes after the closing `]` of a JSON array are ignored;
-//! - the fast path streams; when it meets any error it re-reads the payload from the start the
-//!   way Meilisearch does ([`exact_json_error`], [`exact_ndjson_error`]) so the reported position
-//!   and wording are exactly Meilisearch's. That second pass only happens on the error path.
-//!
-//! Why serde_json and not simd-json: simd-json parses a mutable copy of a whole buffer (it
-//! rewrites strings in place), so streaming documents out of a read-only mapping would need a
-//! per-document copy, and its error messages differ from serde_json's, which Meilisearch returns
-//! verbatim. Measured on the 886,009-document PyPI NDJSON (release, 2 shared cores, see the
-//! `payload_bench` binary, 139 MB payload): serde_json streaming from the mapping validates and
-//! counts 357k documents/s and yields documents with id extraction at 372k documents/s, while
-//! simd-json with a per-line mutable copy parses 274k documents/s; peak RSS 136 MiB, which is the
-//! mapped payload's pages (no second copy). So serde_json is used.
+//! - the fast path streams; when it meets any error it re-reads the payload from the start with
+//!   serde_json, the way Meilisearch does ([`exact_json_error`], [`exact_ndjson_error`]), so the
+//!   reported position and wording are exactly Meilisearch's. That second pass only happens on
+//!   the error path.
 
 use std::fmt;
 use std::fs::File;
+use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 
 use memmap2::Mmap;
 use serde_json::Value;
 use serde_json::error::Category;
 
 use super::Document;
+use super::chunked_input::ChunkedInput;
+use super::document_id::extract_document_id;
 use super::error::DocumentsError;
 use super::payload_csv::CsvDocuments;
+use super::simd_document::SimdParser;
 
 /// The CSV delimiter when the `csvDelimiter` parameter is absent.
 pub const CSV_DELIMITER_DEFAULT: u8 = b',';
@@ -86,7 +85,8 @@ pub fn csv_delimiter_from_parameter(value: &str) -> Result<u8, DocumentsError> {
     }
 }
 
-/// An update file mapped into memory, read-only.
+/// An update file mapped into memory, read-only (for callers that already hold the bytes;
+/// the server streams update files with [`documents_from`] instead).
 pub struct PayloadFile {
     /// `None` for an empty file, which cannot be mapped.
     mapping: Option<Mmap>,
@@ -114,23 +114,37 @@ impl PayloadFile {
     }
 
     /// The documents of this payload, one at a time.
-    pub fn documents(&self, format: PayloadFormat) -> Result<Documents<'_>, DocumentsError> {
+    pub fn documents(&self, format: PayloadFormat) -> Result<SliceDocuments<'_>, DocumentsError> {
         documents(self.bytes(), format)
     }
 }
 
+/// The documents of a payload held in memory.
+pub type SliceDocuments<'payload> = Documents<Cursor<&'payload [u8]>>;
+
 /// The documents of `payload`, one at a time; `missing_payload` when it has zero bytes.
-pub fn documents(payload: &[u8], format: PayloadFormat) -> Result<Documents<'_>, DocumentsError> {
-    if payload.is_empty() {
+pub fn documents(
+    payload: &[u8],
+    format: PayloadFormat,
+) -> Result<SliceDocuments<'_>, DocumentsError> {
+    documents_from(Cursor::new(payload), format)
+}
+
+/// The documents of the payload `source` holds from its start, read in bounded chunks;
+/// `missing_payload` when it has zero bytes.
+pub fn documents_from<R: Read + Seek>(
+    mut source: R,
+    format: PayloadFormat,
+) -> Result<Documents<R>, DocumentsError> {
+    let length = source.seek(SeekFrom::End(0))?;
+    source.seek(SeekFrom::Start(0))?;
+    if length == 0 {
         return Err(DocumentsError::MissingPayload { format });
     }
     let source = match format {
-        PayloadFormat::Json => Source::Json(JsonDocuments::new(payload)),
-        PayloadFormat::Ndjson => Source::Ndjson(NdjsonDocuments {
-            payload,
-            position: 0,
-        }),
-        PayloadFormat::Csv { delimiter } => Source::Csv(CsvDocuments::new(payload, delimiter)?),
+        PayloadFormat::Json => Source::Json(JsonDocuments::new(source)),
+        PayloadFormat::Ndjson => Source::Ndjson(NdjsonDocuments::new(source)),
+        PayloadFormat::Csv { delimiter } => Source::Csv(CsvDocuments::new(source, delimiter)?),
     };
     Ok(Documents {
         source,
@@ -141,42 +155,111 @@ pub fn documents(payload: &[u8], format: PayloadFormat) -> Result<Documents<'_>,
 /// Validates the whole payload as Meilisearch does at upload and returns its document count
 /// (`details.receivedDocuments`).
 pub fn count_documents(payload: &[u8], format: PayloadFormat) -> Result<u64, DocumentsError> {
+    count_documents_from(Cursor::new(payload), format)
+}
+
+/// [`count_documents`] of the payload `source` holds, streamed; JSON and NDJSON documents are
+/// validated without being built.
+pub fn count_documents_from<R: Read + Seek>(
+    source: R,
+    format: PayloadFormat,
+) -> Result<u64, DocumentsError> {
+    let mut documents = documents_from(source, format)?;
     let mut count = 0;
-    for document in documents(payload, format)? {
-        document?;
+    while let Some(outcome) = documents.next_item(Mode::Validate) {
+        outcome?;
         count += 1;
     }
     Ok(count)
 }
 
 /// An iterator over the documents of a payload. After the first error it yields nothing more.
-pub struct Documents<'payload> {
-    source: Source<'payload>,
+pub struct Documents<R> {
+    source: Source<R>,
     failed: bool,
 }
 
-enum Source<'payload> {
-    Json(JsonDocuments<'payload>),
-    Ndjson(NdjsonDocuments<'payload>),
-    Csv(CsvDocuments<'payload>),
+enum Source<R> {
+    Json(JsonDocuments<R>),
+    Ndjson(NdjsonDocuments<R>),
+    Csv(CsvDocuments<R>),
 }
 
-impl Iterator for Documents<'_> {
-    type Item = Result<Document, DocumentsError>;
+/// What a reader makes of the next document.
+#[derive(Debug, Clone, Copy)]
+enum Mode<'key> {
+    /// Only check it.
+    Validate,
+    /// Build it.
+    Build,
+    /// Only its id under this primary key (the document is built only when the id needs the
+    /// slow path: a dotted key, a missing or invalid id).
+    Id(&'key str),
+}
 
-    fn next(&mut self) -> Option<Self::Item> {
+/// What a reader made of a document.
+enum Parsed {
+    Validated,
+    Document(Document),
+    Id(String),
+}
+
+/// One step of a reader: the parsed document, or the payload's (or the id's) error.
+type Item = Result<Parsed, DocumentsError>;
+
+impl<R: Read + Seek> Documents<R> {
+    fn next_item(&mut self, mode: Mode<'_>) -> Option<Item> {
         if self.failed {
             return None;
         }
         let item = match &mut self.source {
-            Source::Json(json) => json.next_document(),
-            Source::Ndjson(ndjson) => ndjson.next_document(),
-            Source::Csv(csv) => csv.next_document(),
+            Source::Json(json) => json.next_item(mode),
+            Source::Ndjson(ndjson) => ndjson.next_item(mode),
+            Source::Csv(csv) => csv.next_document().map(|result| {
+                let document = result?;
+                match mode {
+                    Mode::Id(primary_key) => {
+                        extract_document_id(&document, primary_key).map(Parsed::Id)
+                    }
+                    _ => Ok(Parsed::Document(document)),
+                }
+            }),
         };
         if matches!(item, Some(Err(_))) {
             self.failed = true;
         }
         item
+    }
+
+    /// The id under `primary_key` of the next document, without building the document when
+    /// the id can be read directly (a plain key holding a valid id); the errors are those of
+    /// [`extract_document_id`] on the built document.
+    pub fn next_id(&mut self, primary_key: &str) -> Option<Result<String, DocumentsError>> {
+        Some(match self.next_item(Mode::Id(primary_key))? {
+            Ok(Parsed::Id(id)) => Ok(id),
+            Ok(Parsed::Document(document)) => extract_document_id(&document, primary_key),
+            Ok(Parsed::Validated) => Err(unexpected_parse()),
+            Err(error) => Err(error),
+        })
+    }
+}
+
+fn unexpected_parse() -> DocumentsError {
+    DocumentsError::Io {
+        detail: "a payload reader answered another kind of parse".to_string(),
+        os_error: None,
+    }
+}
+
+impl<R: Read + Seek> Iterator for Documents<R> {
+    type Item = Result<Document, DocumentsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(match self.next_item(Mode::Build)? {
+            Ok(Parsed::Document(document)) => Ok(document),
+            Ok(_) => Err(unexpected_parse()),
+            Err(error) => Err(error),
+        })
     }
 }
 
@@ -190,90 +273,129 @@ enum JsonState {
     Done,
 }
 
-struct JsonDocuments<'payload> {
-    payload: &'payload [u8],
-    position: usize,
+/// Reads one JSON object from `input` and parses it as `mode` says; `None` when the object
+/// does not close or does not parse (the caller then reports the payload's exact error).
+fn read_object<R: Read>(
+    input: &mut ChunkedInput<R>,
+    parser: &mut SimdParser,
+    mode: Mode<'_>,
+) -> Result<Option<Parsed>, DocumentsError> {
+    let Some(length) = input.object_length()? else {
+        return Ok(None);
+    };
+    let text = &input.window()[..length];
+    let parsed = match mode {
+        Mode::Validate => parser.validate(text).map(|()| Parsed::Validated),
+        Mode::Build => parser.parse(text).map(Parsed::Document),
+        Mode::Id(primary_key) => match parser.id(text, primary_key) {
+            Some(id) => Ok(Parsed::Id(id)),
+            None => parser.parse(text).map(Parsed::Document),
+        },
+    };
+    input.consume(length);
+    Ok(parsed.ok())
+}
+
+struct JsonDocuments<R> {
+    input: ChunkedInput<R>,
+    parser: SimdParser,
     state: JsonState,
 }
 
-impl<'payload> JsonDocuments<'payload> {
-    fn new(payload: &'payload [u8]) -> Self {
+impl<R: Read + Seek> JsonDocuments<R> {
+    fn new(source: R) -> Self {
         Self {
-            payload,
-            position: 0,
+            input: ChunkedInput::new(source),
+            parser: SimdParser::new(),
             state: JsonState::Start,
         }
     }
 
-    fn skip_whitespace(&mut self) {
-        while let Some(byte) = self.payload.get(self.position) {
-            if !matches!(byte, b' ' | b'\n' | b'\t' | b'\r') {
-                break;
+    fn fail(&mut self) -> Option<Item> {
+        self.state = JsonState::Done;
+        Some(Err(exact_json_error(self.input.source_mut())))
+    }
+
+    fn next_item(&mut self, mode: Mode<'_>) -> Option<Item> {
+        match self.step(mode) {
+            Ok(Some(Some(item))) => Some(Ok(item)),
+            Ok(Some(None)) => None,
+            Ok(None) => self.fail(),
+            Err(error) => {
+                self.state = JsonState::Done;
+                Some(Err(error))
             }
-            self.position += 1;
         }
     }
 
-    fn fail(&mut self) -> Option<Result<Document, DocumentsError>> {
-        self.state = JsonState::Done;
-        Some(Err(exact_json_error(self.payload)))
-    }
-
-    fn next_document(&mut self) -> Option<Result<Document, DocumentsError>> {
+    /// `Some(Some(parsed))` for a document, `Some(None)` at the end, `None` on a payload error
+    /// (to be reported exactly).
+    fn step(&mut self, mode: Mode<'_>) -> Result<Option<Option<Parsed>>, DocumentsError> {
         match self.state {
-            JsonState::Done => None,
-            JsonState::Start => {
-                self.skip_whitespace();
-                if self.payload.get(self.position) == Some(&b'[') {
-                    self.position += 1;
+            JsonState::Done => Ok(Some(None)),
+            JsonState::Start => match self.input.skip_whitespace()? {
+                Some(b'[') => {
+                    self.input.consume(1);
                     self.state = JsonState::InArray { first: true };
-                    self.next_document()
-                } else {
-                    self.state = JsonState::Done;
-                    Some(single_json_object(self.payload))
+                    self.step(mode)
                 }
-            }
+                Some(b'{') => {
+                    self.state = JsonState::Done;
+                    let Some(document) = read_object(&mut self.input, &mut self.parser, mode)?
+                    else {
+                        return Ok(None);
+                    };
+                    match self.input.skip_whitespace()? {
+                        None => Ok(Some(Some(document))),
+                        Some(_) => Ok(None),
+                    }
+                }
+                _ => Ok(None),
+            },
             JsonState::InArray { first } => {
-                self.skip_whitespace();
-                match self.payload.get(self.position) {
+                match self.input.skip_whitespace()? {
                     Some(b']') => {
                         self.state = JsonState::Done;
-                        return None;
+                        return Ok(Some(None));
                     }
                     Some(b',') if !first => {
-                        self.position += 1;
-                        self.skip_whitespace();
+                        self.input.consume(1);
+                        self.input.skip_whitespace()?;
                     }
-                    _ if first => {}
-                    _ => return self.fail(),
+                    Some(_) if first => {}
+                    _ => return Ok(None),
                 }
-                self.read_array_element()
-            }
-        }
-    }
-
-    fn read_array_element(&mut self) -> Option<Result<Document, DocumentsError>> {
-        let rest = &self.payload[self.position..];
-        // A stream deserializer reports how many bytes the element took; objects are
-        // self-delimiting, so it does not look past the closing brace.
-        let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Document>();
-        match stream.next() {
-            Some(Ok(document)) => {
-                self.position += stream.byte_offset();
+                if self.input.window().first() != Some(&b'{') {
+                    return Ok(None);
+                }
+                let Some(document) = read_object(&mut self.input, &mut self.parser, mode)? else {
+                    return Ok(None);
+                };
                 self.state = JsonState::InArray { first: false };
-                Some(Ok(document))
+                Ok(Some(Some(document)))
             }
-            Some(Err(_)) | None => self.fail(),
         }
     }
 }
 
-/// A JSON payload that does not start with `[`: it must be exactly one object.
-fn single_json_object(payload: &[u8]) -> Result<Document, DocumentsError> {
-    serde_json::from_slice::<Document>(payload).map_err(|error| malformed_json_from_single(&error))
+/// Re-reads `source` from its start with `read`; an I/O error becomes the payload's error.
+fn reread<R: Read + Seek>(
+    source: &mut R,
+    read: impl FnOnce(BufReader<&mut R>) -> DocumentsError,
+) -> DocumentsError {
+    match source.seek(SeekFrom::Start(0)) {
+        Ok(_) => read(BufReader::new(source)),
+        Err(error) => error.into(),
+    }
 }
 
 fn malformed_json_from_single(error: &serde_json::Error) -> DocumentsError {
+    if error.is_io() {
+        return DocumentsError::Io {
+            detail: error.to_string(),
+            os_error: None,
+        };
+    }
     let detail = match error.classify() {
         Category::Data => NEITHER_OBJECT_NOR_LIST.to_string(),
         _ => error.to_string(),
@@ -287,7 +409,7 @@ fn malformed_json_from_single(error: &serde_json::Error) -> DocumentsError {
 /// The error Meilisearch reports for a JSON payload the fast path refused: read it as a sequence
 /// of values; a non-sequence falls back to a single object; the first non-object element is
 /// reported with the serde "invalid type" message of that element alone.
-pub fn exact_json_error(payload: &[u8]) -> DocumentsError {
+pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
     struct ElementsVisitor;
     impl<'de> serde::de::Visitor<'de> for ElementsVisitor {
         type Value = Option<Value>;
@@ -306,19 +428,32 @@ pub fn exact_json_error(payload: &[u8]) -> DocumentsError {
             Ok(None)
         }
     }
-    let mut deserializer = serde_json::Deserializer::from_slice(payload);
-    match serde::Deserializer::deserialize_seq(&mut deserializer, ElementsVisitor) {
+    let sequence = match source.seek(SeekFrom::Start(0)) {
+        Ok(_) => {
+            let mut deserializer =
+                serde_json::Deserializer::from_reader(BufReader::new(&mut *source));
+            serde::Deserializer::deserialize_seq(&mut deserializer, ElementsVisitor)
+        }
+        Err(error) => return error.into(),
+    };
+    match sequence {
         Ok(Some(element)) => not_an_object(&element),
         Ok(None) => DocumentsError::MalformedJson {
             format: PayloadFormat::Json,
             detail: NEITHER_OBJECT_NOR_LIST.to_string(),
         },
-        Err(error) if error.classify() == Category::Data => match single_json_object(payload) {
-            Err(error) => error,
-            Ok(_) => DocumentsError::MalformedJson {
-                format: PayloadFormat::Json,
-                detail: NEITHER_OBJECT_NOR_LIST.to_string(),
-            },
+        Err(error) if error.classify() == Category::Data => reread(source, |reader| {
+            match serde_json::from_reader::<_, Document>(reader) {
+                Err(error) => malformed_json_from_single(&error),
+                Ok(_) => DocumentsError::MalformedJson {
+                    format: PayloadFormat::Json,
+                    detail: NEITHER_OBJECT_NOR_LIST.to_string(),
+                },
+            }
+        }),
+        Err(error) if error.is_io() => DocumentsError::Io {
+            detail: error.to_string(),
+            os_error: None,
         },
         Err(error) => DocumentsError::MalformedJson {
             format: PayloadFormat::Json,
@@ -338,23 +473,40 @@ fn not_an_object(value: &Value) -> DocumentsError {
     DocumentsError::DocumentNotAnObject { detail }
 }
 
-struct NdjsonDocuments<'payload> {
-    payload: &'payload [u8],
-    position: usize,
+struct NdjsonDocuments<R> {
+    input: ChunkedInput<R>,
+    parser: SimdParser,
+    done: bool,
 }
 
-impl NdjsonDocuments<'_> {
-    fn next_document(&mut self) -> Option<Result<Document, DocumentsError>> {
-        let rest = &self.payload[self.position..];
-        let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Document>();
-        match stream.next()? {
-            Ok(document) => {
-                self.position += stream.byte_offset();
-                Some(Ok(document))
+impl<R: Read + Seek> NdjsonDocuments<R> {
+    fn new(source: R) -> Self {
+        Self {
+            input: ChunkedInput::new(source),
+            parser: SimdParser::new(),
+            done: false,
+        }
+    }
+
+    fn next_item(&mut self, mode: Mode<'_>) -> Option<Item> {
+        if self.done {
+            return None;
+        }
+        let step = match self.input.skip_whitespace() {
+            Ok(None) => return None,
+            Ok(Some(b'{')) => read_object(&mut self.input, &mut self.parser, mode),
+            Ok(Some(_)) => Ok(None),
+            Err(error) => Err(error.into()),
+        };
+        match step {
+            Ok(Some(document)) => Some(Ok(document)),
+            Ok(None) => {
+                self.done = true;
+                Some(Err(exact_ndjson_error(self.input.source_mut())))
             }
-            Err(_) => {
-                self.position = self.payload.len();
-                Some(Err(exact_ndjson_error(self.payload)))
+            Err(error) => {
+                self.done = true;
+                Some(Err(error))
             }
         }
     }
@@ -363,21 +515,29 @@ impl NdjsonDocuments<'_> {
 /// The error Meilisearch reports for an NDJSON payload the fast path refused: the first syntax
 /// error of the stream (positions in the whole payload), or the first value that is not an
 /// object.
-pub fn exact_ndjson_error(payload: &[u8]) -> DocumentsError {
-    for value in serde_json::Deserializer::from_slice(payload).into_iter::<Value>() {
-        match value {
-            Ok(value) if value.is_object() => {}
-            Ok(value) => return not_an_object(&value),
-            Err(error) => {
-                return DocumentsError::MalformedJson {
-                    format: PayloadFormat::Ndjson,
-                    detail: error.to_string(),
-                };
+pub fn exact_ndjson_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
+    reread(source, |reader| {
+        for value in serde_json::Deserializer::from_reader(reader).into_iter::<Value>() {
+            match value {
+                Ok(value) if value.is_object() => {}
+                Ok(value) => return not_an_object(&value),
+                Err(error) if error.is_io() => {
+                    return DocumentsError::Io {
+                        detail: error.to_string(),
+                        os_error: None,
+                    };
+                }
+                Err(error) => {
+                    return DocumentsError::MalformedJson {
+                        format: PayloadFormat::Ndjson,
+                        detail: error.to_string(),
+                    };
+                }
             }
         }
-    }
-    DocumentsError::MalformedJson {
-        format: PayloadFormat::Ndjson,
-        detail: NEITHER_OBJECT_NOR_LIST.to_string(),
-    }
+        DocumentsError::MalformedJson {
+            format: PayloadFormat::Ndjson,
+            detail: NEITHER_OBJECT_NOR_LIST.to_string(),
+        }
+    })
 }

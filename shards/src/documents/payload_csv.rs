@@ -39,17 +39,18 @@ pub fn parse_header(header: &str) -> (&str, ColumnType) {
 }
 
 /// Reads the documents of a CSV payload one record at a time.
-pub struct CsvDocuments<'payload> {
-    reader: csv::Reader<&'payload [u8]>,
+pub struct CsvDocuments<R> {
+    reader: csv::Reader<R>,
     columns: Vec<(String, ColumnType)>,
     record: csv::StringRecord,
     /// The number of the record being converted, counting data records from 1.
     record_number: usize,
 }
 
-impl<'payload> CsvDocuments<'payload> {
-    /// Reads the header of `payload`.
-    pub fn new(payload: &'payload [u8], delimiter: u8) -> Result<Self, DocumentsError> {
+impl<R: std::io::Read> CsvDocuments<R> {
+    /// Reads the header of `payload` (the `csv` crate reads it through its own buffer, so the
+    /// payload streams).
+    pub fn new(payload: R, delimiter: u8) -> Result<Self, DocumentsError> {
         let mut reader = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .from_reader(payload);

@@ -182,6 +182,12 @@ pub(super) struct RecordingHandler {
 }
 
 impl Handler for RecordingHandler {
+    type Sink = crate::http::NoSink;
+
+    fn body_sink(&self, _head: crate::http::RequestHead<'_>) -> Option<Self::Sink> {
+        None
+    }
+
     async fn handle(&self, request: Request) -> Response {
         if let Some(signal) = &self.shutdown_on_call {
             signal.trigger();

@@ -1,0 +1,305 @@
+//! Sending a planned batch's documents to the shards, streamed: the plan holds only where each
+//! document is ([`DocumentRefs`]), so the batch's update files are read again, one document at
+//! a time, and each planned document is built (its documents merged in order) as soon as its
+//! last document has been read, then queued for its shard; a shard's queue goes out as one
+//! [`ShardCommand::Apply`] every [`SHARD_SEND_DOCUMENTS`] documents, with at most one chunk in
+//! flight per shard, so reading and applying overlap.
+//!
+//! Invariants: memory holds the plan (ids and positions), the chunks in flight and the
+//! documents of ids still waiting for a later document of theirs — never a whole payload;
+//! every id of the plan is sent exactly once; an error stops the sending (the caller aborts
+//! the shards).
+
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use shards::documents::Document;
+use shards::documents::document_id::extract_document_id;
+use shards::documents::operation::{DocumentRef, DocumentRefs, Outcome, PlannedDocument};
+use shards::documents::payload::documents_from;
+
+use super::index_batch::documents_error;
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::shard_host::{APPLY_CHUNK_DOCUMENTS, ShardAnswer, ShardCommand};
+use crate::errors::ResponseError;
+
+/// Planned documents per [`ShardCommand::Apply`].
+pub const SHARD_SEND_DOCUMENTS: usize = 1_000;
+
+/// The plan of a batch's documents, by position.
+pub type RefPlan = BTreeMap<String, PlannedDocument<DocumentRefs>>;
+
+/// Reads the batch's `payloads` (update file names, in batch order) again and sends every
+/// planned document of `plan` to its shard.
+pub async fn send_documents(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    payloads: &[String],
+    plan: RefPlan,
+) -> Result<(), ResponseError> {
+    let mut outbox = Outbox::new(coordinator.clone(), record);
+    let outcome = fill(coordinator, record, payloads, plan, &mut outbox).await;
+    let finished = outbox.finish(outcome.is_ok()).await;
+    outcome.and(finished)
+}
+
+/// Builds every planned document and queues it in `outbox`.
+async fn fill(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    payloads: &[String],
+    mut plan: RefPlan,
+    outbox: &mut Outbox,
+) -> Result<(), ResponseError> {
+    let without_documents: Vec<String> = plan
+        .iter()
+        .filter(|(_, planned)| references(planned).is_empty())
+        .map(|(id, _)| id.clone())
+        .collect();
+    for id in without_documents {
+        if let Some(planned) = plan.remove(&id) {
+            let built = build(planned, &mut BTreeMap::new())?;
+            outbox.push(id, built).await?;
+        }
+    }
+    let primary_key = record.primary_key.clone().unwrap_or_default();
+    let mut waiting: HashMap<String, BTreeMap<DocumentRef, Document>> = HashMap::new();
+    for (payload, content_file) in payloads.iter().enumerate() {
+        if plan.is_empty() {
+            break;
+        }
+        let format = super::update_files::format_of(content_file).ok_or_else(|| {
+            ResponseError::internal(format!("unknown update file format: {content_file}"))
+        })?;
+        let path = coordinator.update_files().path(content_file);
+        let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
+        let documents = documents_from(file, format).map_err(documents_error)?;
+        for (position, document) in documents.enumerate() {
+            let document = document.map_err(documents_error)?;
+            let reference = DocumentRef {
+                payload: payload as u32,
+                position: position as u32,
+            };
+            let id = extract_document_id(&document, &primary_key).map_err(documents_error)?;
+            if let Some(ready) = gather(&mut plan, &mut waiting, id, reference, document)? {
+                outbox.push(ready.0, ready.1).await?;
+            }
+            if position % APPLY_CHUNK_DOCUMENTS == 0 {
+                glommio::yield_if_needed().await;
+            }
+        }
+    }
+    match plan.keys().next() {
+        Some(id) => Err(ResponseError::internal(format!(
+            "the document `{id}` of the batch was not found again in its update files"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Records `document` (read at `reference`) for its id when the plan needs it; answers the id's
+/// planned document once its last needed document was read.
+fn gather(
+    plan: &mut RefPlan,
+    waiting: &mut HashMap<String, BTreeMap<DocumentRef, Document>>,
+    id: String,
+    reference: DocumentRef,
+    document: Document,
+) -> Result<Option<(String, PlannedDocument)>, ResponseError> {
+    let Some(planned) = plan.get(&id) else {
+        return Ok(None);
+    };
+    let needed = references(planned);
+    if !needed.contains(&reference) {
+        return Ok(None);
+    }
+    let is_last = needed.last() == Some(&reference);
+    let mut gathered = waiting.remove(&id).unwrap_or_default();
+    gathered.insert(reference, document);
+    if !is_last {
+        waiting.insert(id, gathered);
+        return Ok(None);
+    }
+    let Some(planned) = plan.remove(&id) else {
+        return Ok(None);
+    };
+    let built = build(planned, &mut gathered)?;
+    Ok(Some((id, built)))
+}
+
+/// Every document position `planned` needs, sorted, without repeats.
+fn references(planned: &PlannedDocument<DocumentRefs>) -> Vec<DocumentRef> {
+    let mut found = Vec::new();
+    let mut add = |outcome: &Outcome<DocumentRefs>| {
+        if let Outcome::Written { document, .. } = outcome {
+            found.extend(document.0.iter().copied());
+        }
+    };
+    match planned {
+        PlannedDocument::Unconditional(outcome) => add(outcome),
+        PlannedDocument::Conditional {
+            if_stored,
+            if_missing,
+        } => {
+            add(if_stored);
+            add(if_missing);
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+/// `planned` with its positions replaced by the documents read there (merged in order).
+fn build(
+    planned: PlannedDocument<DocumentRefs>,
+    documents: &mut BTreeMap<DocumentRef, Document>,
+) -> Result<PlannedDocument, ResponseError> {
+    let mut uses: BTreeMap<DocumentRef, usize> = BTreeMap::new();
+    let mut count = |outcome: &Outcome<DocumentRefs>| {
+        if let Outcome::Written { document, .. } = outcome {
+            for reference in &document.0 {
+                *uses.entry(*reference).or_default() += 1;
+            }
+        }
+    };
+    match &planned {
+        PlannedDocument::Unconditional(outcome) => count(outcome),
+        PlannedDocument::Conditional {
+            if_stored,
+            if_missing,
+        } => {
+            count(if_stored);
+            count(if_missing);
+        }
+    }
+    let mut outcome = |outcome| build_outcome(outcome, documents, &mut uses);
+    Ok(match planned {
+        PlannedDocument::Unconditional(planned) => {
+            PlannedDocument::Unconditional(outcome(planned)?)
+        }
+        PlannedDocument::Conditional {
+            if_stored,
+            if_missing,
+        } => PlannedDocument::Conditional {
+            if_stored: outcome(if_stored)?,
+            if_missing: outcome(if_missing)?,
+        },
+    })
+}
+
+fn build_outcome(
+    outcome: Outcome<DocumentRefs>,
+    documents: &mut BTreeMap<DocumentRef, Document>,
+    uses: &mut BTreeMap<DocumentRef, usize>,
+) -> Result<Outcome, ResponseError> {
+    let (onto_stored, references) = match outcome {
+        Outcome::Untouched => return Ok(Outcome::Untouched),
+        Outcome::Deleted => return Ok(Outcome::Deleted),
+        Outcome::Written {
+            onto_stored,
+            document,
+        } => (onto_stored, document.0),
+    };
+    let mut built: Option<Document> = None;
+    for reference in references {
+        let remaining = uses.entry(reference).or_default();
+        *remaining = remaining.saturating_sub(1);
+        let document = if *remaining == 0 {
+            documents.remove(&reference)
+        } else {
+            documents.get(&reference).cloned()
+        }
+        .ok_or_else(|| ResponseError::internal("a planned document was not read"))?;
+        match &mut built {
+            None => built = Some(document),
+            Some(base) => shards::documents::operation::merge_top_level(base, document),
+        }
+    }
+    let document = built.ok_or_else(|| ResponseError::internal("a written document is empty"))?;
+    Ok(Outcome::Written {
+        onto_stored,
+        document,
+    })
+}
+
+/// The chunks waiting for each shard, and the one in flight per shard.
+struct Outbox {
+    coordinator: Rc<Coordinator>,
+    set: crate::coordinator::catalog::ShardSet,
+    names: Vec<String>,
+    queued: Vec<Vec<(String, PlannedDocument)>>,
+    in_flight: Vec<Option<glommio::task::JoinHandle<Result<ShardAnswer, ResponseError>>>>,
+}
+
+impl Outbox {
+    fn new(coordinator: Rc<Coordinator>, record: &IndexRecord) -> Outbox {
+        let names = record.shard_names();
+        Outbox {
+            coordinator,
+            set: record.shard_set(),
+            queued: names.iter().map(|_| Vec::new()).collect(),
+            in_flight: names.iter().map(|_| None).collect(),
+            names,
+        }
+    }
+
+    async fn push(&mut self, id: String, planned: PlannedDocument) -> Result<(), ResponseError> {
+        let Some(shard) = shards::rendezvous::rendezvous_winner_position(&self.names, &id) else {
+            return Err(ResponseError::internal("an index without shards"));
+        };
+        self.queued[shard].push((id, planned));
+        if self.queued[shard].len() >= SHARD_SEND_DOCUMENTS {
+            self.send(shard).await?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the chunk in flight to `shard`, then sends its queue.
+    async fn send(&mut self, shard: usize) -> Result<(), ResponseError> {
+        self.settle(shard).await?;
+        let documents = std::mem::take(&mut self.queued[shard]);
+        let coordinator = self.coordinator.clone();
+        let set = self.set.clone();
+        let task = glommio::spawn_local(async move {
+            coordinator
+                .ask_shard(&set, shard as u32, ShardCommand::Apply { documents })
+                .await
+        })
+        .detach();
+        self.in_flight[shard] = Some(task);
+        Ok(())
+    }
+
+    /// Waits for the chunk in flight to `shard`, if any.
+    async fn settle(&mut self, shard: usize) -> Result<(), ResponseError> {
+        if let Some(task) = self.in_flight[shard].take() {
+            match task.await {
+                Some(answer) => answer.map(drop),
+                None => Err(ResponseError::internal("a shard chunk was dropped")),
+            }?;
+        }
+        Ok(())
+    }
+
+    /// Sends every queue (when `send_queued`) and waits for every chunk in flight, so that
+    /// nothing reaches a shard after the caller commits or aborts.
+    async fn finish(mut self, send_queued: bool) -> Result<(), ResponseError> {
+        let mut failure = None;
+        for shard in 0..self.names.len() {
+            if !send_queued || self.queued[shard].is_empty() {
+                continue;
+            }
+            if let Err(error) = self.send(shard).await {
+                failure.get_or_insert(error);
+            }
+        }
+        for shard in 0..self.names.len() {
+            if let Err(error) = self.settle(shard).await {
+                failure.get_or_insert(error);
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+}
