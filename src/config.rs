@@ -1481,7 +1481,7 @@ mod tests {
 
     #[test]
     fn defaults_are_meilisearch_defaults() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(&[], &[], directory.path());
         assert_eq!(config.db_path, directory.path().join("./data.ms"));
         assert_eq!(config.http_addr, "localhost:7700");
@@ -1516,7 +1516,7 @@ mod tests {
 
     #[test]
     fn environment_variables_set_options() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(
             &[],
             &[
@@ -1566,7 +1566,7 @@ mod tests {
 
     #[test]
     fn flags_override_environment_variables() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(
             &[
                 "--http-addr",
@@ -1593,7 +1593,7 @@ mod tests {
 
     #[test]
     fn boolean_variables_accept_boolish_strings_and_reject_others() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         for (value, expected) in [("true", true), ("1", true), ("YES", true), ("on", true)] {
             let config = parse_ok(&[], &[("MEILI_SSL_TICKETS", value)], directory.path());
             assert_eq!(config.ssl_tickets, expected, "value {value}");
@@ -1611,14 +1611,14 @@ mod tests {
 
     #[test]
     fn config_file_has_the_lowest_precedence() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         std::fs::write(
             directory.path().join("config.toml"),
             "db_path = \"from-file.ms\"\nhttp_addr = \"file:1\"\nlog_level = \"WARN\"\n\
              no_analytics = true\nexperimental_search_queue_size = 42\nschedule_snapshot = true\n\
              experimental_allowed_ip_networks = [\"10.0.0.0/8\"]\ncores = 1\n",
         )
-        .unwrap();
+        .expect("the value is present");
         let config = parse_ok(
             &["--log-level", "error"],
             &[("MEILI_HTTP_ADDR", "env:2")],
@@ -1643,7 +1643,7 @@ mod tests {
 
     #[test]
     fn missing_default_config_file_is_ignored_but_a_named_one_is_an_error() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         assert_eq!(parse_ok(&[], &[], directory.path()).config_file_path, None);
         let error = parse(
             &["--config-file-path", "absent.toml"],
@@ -1670,12 +1670,12 @@ mod tests {
 
     #[test]
     fn config_file_named_by_flag_beats_the_variable() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         std::fs::write(
             directory.path().join("chosen.toml"),
             "http_addr = \"chosen:1\"\n",
         )
-        .unwrap();
+        .expect("the value is present");
         let config = parse_ok(
             &["--config-file-path=chosen.toml"],
             &[("MEILI_CONFIG_FILE_PATH", "absent.toml")],
@@ -1686,9 +1686,9 @@ mod tests {
 
     #[test]
     fn config_file_rejects_its_own_path_unknown_keys_and_wrong_types() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let file = directory.path().join("config.toml");
-        std::fs::write(&file, "config_file_path = \"other.toml\"\n").unwrap();
+        std::fs::write(&file, "config_file_path = \"other.toml\"\n").expect("write succeeds");
         let error = parse(&[], &[], directory.path()).unwrap_err();
         assert!(
             matches!(error, ConfigError::ConfigFileKeyNotSupported { .. }),
@@ -1701,21 +1701,21 @@ mod tests {
             "{error}"
         );
 
-        std::fs::write(&file, "no_such_option = 1\n").unwrap();
+        std::fs::write(&file, "no_such_option = 1\n").expect("write succeeds");
         let error = parse(&[], &[], directory.path()).unwrap_err();
         assert!(
             matches!(error, ConfigError::ConfigFileKeyUnknown { ref key, .. } if key == "no_such_option"),
             "{error}"
         );
 
-        std::fs::write(&file, "no_analytics = \"yes\"\n").unwrap();
+        std::fs::write(&file, "no_analytics = \"yes\"\n").expect("write succeeds");
         let error = parse(&[], &[], directory.path()).unwrap_err();
         assert!(
             matches!(error, ConfigError::ConfigFileValueInvalid { .. }),
             "{error}"
         );
 
-        std::fs::write(&file, "db_path = \n").unwrap();
+        std::fs::write(&file, "db_path = \n").expect("write succeeds");
         let error = parse(&[], &[], directory.path()).unwrap_err();
         assert!(
             matches!(error, ConfigError::ConfigFileInvalid { .. }),
@@ -1734,7 +1734,7 @@ mod tests {
         );
         assert!(parse_byte_size("lots").is_err());
         assert!(parse_byte_size("-5 MB").is_err());
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(
             &["--http-payload-size-limit", "10 KiB"],
             &[],
@@ -1752,7 +1752,7 @@ mod tests {
 
     #[test]
     fn schedule_snapshot_takes_an_optional_interval() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
         assert_eq!(parse_ok(&[], &[], cwd).schedule_snapshot, None);
         assert_eq!(
@@ -1774,7 +1774,7 @@ mod tests {
 
     #[test]
     fn log_level_and_mode_are_case_insensitive_and_validated() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
         assert_eq!(
             parse_ok(&["--log-level", "wArN"], &[], cwd).log_level,
@@ -1793,7 +1793,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_refused_with_the_option_named() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
         for (arguments, option) in [
             (&["--env", "staging"][..], "--env"),
@@ -1830,7 +1830,7 @@ mod tests {
 
     #[test]
     fn requires_and_conflicts_rules_hold_across_flags_and_variables() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
         let error = parse(&["--ignore-missing-dump"], &[], cwd).unwrap_err();
         assert!(error.to_string().contains("--import-dump"), "{error}");
@@ -1853,7 +1853,7 @@ mod tests {
 
     #[test]
     fn s3_options_come_together_with_one_authentication_method() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
         assert!(parse(&["--s3-bucket-url", "https://s3.example"], &[], cwd).is_err());
         let bucket = [
@@ -1871,7 +1871,9 @@ mod tests {
             ("MEILI_S3_ACCESS_KEY", "access"),
             ("MEILI_S3_SECRET_KEY", "secret"),
         ]);
-        let s3 = parse_ok(&[], &with_keys, cwd).s3_snapshots.unwrap();
+        let s3 = parse_ok(&[], &with_keys, cwd)
+            .s3_snapshots
+            .expect("the value is present");
         assert_eq!(s3.bucket_name, "snapshots");
         assert_eq!(s3.secret_key.as_deref(), Some("secret"));
         assert_eq!(s3.multipart_part_bytes, S3_MULTIPART_PART_BYTES_DEFAULT);
@@ -1887,7 +1889,7 @@ mod tests {
 
     #[test]
     fn production_refuses_a_missing_or_short_master_key() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
         let error = parse(&["--env", "production"], &[], cwd).unwrap_err();
         let message = error.to_string();
@@ -1919,9 +1921,11 @@ mod tests {
 
     #[test]
     fn development_only_warns_about_a_missing_or_short_master_key() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let cwd = directory.path();
-        let warning = parse_ok(&[], &[], cwd).master_key_warning().unwrap();
+        let warning = parse_ok(&[], &[], cwd)
+            .master_key_warning()
+            .expect("master_key_warning succeeds");
         assert!(
             warning.starts_with(" No master key was found."),
             "{warning}"
@@ -1932,7 +1936,7 @@ mod tests {
         );
         let warning = parse_ok(&["--master-key", "short"], &[], cwd)
             .master_key_warning()
-            .unwrap();
+            .expect("the value is present");
         assert!(warning.starts_with(" Meilisearch started with a master key considered unsafe"));
         assert!(
             warning.ends_with("to use this new and secure master key."),
@@ -1944,8 +1948,8 @@ mod tests {
 
     #[test]
     fn generated_master_keys_are_random_url_safe_and_long_enough() {
-        let first = generate_master_key().unwrap();
-        let second = generate_master_key().unwrap();
+        let first = generate_master_key().expect("generate_master_key succeeds");
+        let second = generate_master_key().expect("generate_master_key succeeds");
         assert_ne!(first, second);
         assert_eq!(first.len(), 43);
         assert!(
@@ -1957,7 +1961,7 @@ mod tests {
 
     #[test]
     fn help_and_version_exit_successfully() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         for flag in ["--help", "--version"] {
             let error = parse(&[flag], &[], directory.path()).unwrap_err();
             assert_eq!(error.exit_code(), 0, "{flag}");
@@ -1970,7 +1974,7 @@ mod tests {
 
     #[test]
     fn debug_output_redacts_secrets() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(
             &["--master-key", "do-not-print-me-anywhere"],
             &[],
@@ -1991,7 +1995,7 @@ mod tests {
     #[test]
     fn a_non_unicode_value_does_not_hide_later_flags() {
         use std::os::unix::ffi::OsStringExt;
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let arguments = vec![
             OsString::from("coresearch"),
             OsString::from("--db-path"),
@@ -2003,13 +2007,13 @@ mod tests {
             &variables(&[("MEILI_HTTP_ADDR", "env:2")]),
             directory.path(),
         )
-        .unwrap();
+        .expect("the value is present");
         assert_eq!(config.http_addr, "flag:1");
     }
 
     #[test]
     fn relative_paths_resolve_against_the_working_directory() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(
             &["--db-path", "db", "--ssl-cert-path", "/etc/cert.pem"],
             &[],

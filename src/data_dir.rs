@@ -444,13 +444,13 @@ mod tests {
         let mut found = Vec::new();
         let mut pending = vec![root.to_path_buf()];
         while let Some(directory) = pending.pop() {
-            for entry in fs::read_dir(&directory).unwrap() {
-                let path = entry.unwrap().path();
+            for entry in fs::read_dir(&directory).expect("read_dir succeeds") {
+                let path = entry.expect("the value is present").path();
                 if path.is_dir() {
                     found.push((path.clone(), None));
                     pending.push(path);
                 } else {
-                    found.push((path.clone(), Some(fs::read(&path).unwrap())));
+                    found.push((path.clone(), Some(fs::read(&path).expect("read succeeds"))));
                 }
             }
         }
@@ -467,12 +467,15 @@ mod tests {
 
     #[test]
     fn missing_directory_is_created_and_marked() {
-        let root = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
         let path = root.path().join("nested").join("data.ms");
-        let directory = DataDirectory::open(&path).unwrap();
+        let directory = DataDirectory::open(&path).expect("open succeeds");
         assert!(directory.was_created());
         assert_eq!(directory.marker(), &FormatMarker::current());
-        assert_eq!(read_marker(&path).unwrap(), FormatMarker::current());
+        assert_eq!(
+            read_marker(&path).expect("read_marker succeeds"),
+            FormatMarker::current()
+        );
         assert!(
             !path
                 .join(format!("{FORMAT_FILE_NAME}{TEMPORARY_SUFFIX}"))
@@ -482,12 +485,12 @@ mod tests {
 
     #[test]
     fn empty_directory_is_initialized_and_reopened_as_ours() {
-        let root = tempfile::tempdir().unwrap();
-        let first = DataDirectory::open(root.path()).unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
+        let first = DataDirectory::open(root.path()).expect("open succeeds");
         assert!(first.was_created());
         drop(first);
-        fs::create_dir(root.path().join("shards")).unwrap();
-        let second = DataDirectory::open(root.path()).unwrap();
+        fs::create_dir(root.path().join("shards")).expect("create_dir succeeds");
+        let second = DataDirectory::open(root.path()).expect("open succeeds");
         assert!(!second.was_created());
         assert_eq!(second.marker().format_version, FORMAT_VERSION);
         assert_eq!(second.path(), root.path());
@@ -495,12 +498,12 @@ mod tests {
 
     #[test]
     fn meilisearch_database_is_refused_and_left_untouched() {
-        let root = tempfile::tempdir().unwrap();
-        fs::write(root.path().join("VERSION"), "1.41.0").unwrap();
-        fs::write(root.path().join("instance-uid"), "0d5e0a8c").unwrap();
-        fs::create_dir(root.path().join("tasks")).unwrap();
-        fs::write(root.path().join("tasks").join("data.mdb"), [1, 2, 3]).unwrap();
-        fs::create_dir(root.path().join("auth")).unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
+        fs::write(root.path().join("VERSION"), "1.41.0").expect("write succeeds");
+        fs::write(root.path().join("instance-uid"), "0d5e0a8c").expect("write succeeds");
+        fs::create_dir(root.path().join("tasks")).expect("create_dir succeeds");
+        fs::write(root.path().join("tasks").join("data.mdb"), [1, 2, 3]).expect("write succeeds");
+        fs::create_dir(root.path().join("auth")).expect("create_dir succeeds");
         let before = snapshot(root.path());
         let error = open_error(root.path());
         assert!(
@@ -522,8 +525,8 @@ mod tests {
 
     #[test]
     fn meilisearch_database_without_version_file_is_refused() {
-        let root = tempfile::tempdir().unwrap();
-        fs::create_dir(root.path().join("indexes")).unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
+        fs::create_dir(root.path().join("indexes")).expect("create_dir succeeds");
         let before = snapshot(root.path());
         let error = open_error(root.path());
         assert!(matches!(
@@ -535,7 +538,7 @@ mod tests {
 
     #[test]
     fn newer_format_is_refused_and_left_untouched() {
-        let root = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
         let newer = FormatMarker {
             name: FORMAT_NAME.to_owned(),
             format_version: FORMAT_VERSION + 1,
@@ -543,9 +546,9 @@ mod tests {
         };
         fs::write(
             root.path().join(FORMAT_FILE_NAME),
-            toml::to_string(&newer).unwrap(),
+            toml::to_string(&newer).expect("to_string succeeds"),
         )
-        .unwrap();
+        .expect("the value is present");
         let before = snapshot(root.path());
         let error = open_error(root.path());
         assert!(
@@ -562,7 +565,7 @@ mod tests {
 
     #[test]
     fn damaged_format_marker_is_refused() {
-        let root = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
         let cases = [
             "not toml at all {".to_owned(),
             "name = \"other\"\nformat_version = 1\ncreated_by = \"1\"\n".to_owned(),
@@ -573,7 +576,7 @@ mod tests {
             ),
         ];
         for text in cases {
-            fs::write(root.path().join(FORMAT_FILE_NAME), &text).unwrap();
+            fs::write(root.path().join(FORMAT_FILE_NAME), &text).expect("write succeeds");
             let before = snapshot(root.path());
             let error = open_error(root.path());
             assert!(
@@ -586,9 +589,10 @@ mod tests {
 
     #[test]
     fn unknown_content_is_refused_and_left_untouched() {
-        let root = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
         for index in 0..7 {
-            fs::write(root.path().join(format!("notes-{index}.txt")), "mine").unwrap();
+            fs::write(root.path().join(format!("notes-{index}.txt")), "mine")
+                .expect("write succeeds");
         }
         let before = snapshot(root.path());
         let error = open_error(root.path());
@@ -604,9 +608,9 @@ mod tests {
 
     #[test]
     fn a_file_is_not_a_data_directory() {
-        let root = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
         let path = root.path().join("file");
-        fs::write(&path, "x").unwrap();
+        fs::write(&path, "x").expect("write succeeds");
         assert!(matches!(
             open_error(&path),
             DataDirectoryError::NotADirectory { .. }
@@ -615,8 +619,8 @@ mod tests {
 
     #[test]
     fn second_open_is_refused_while_the_first_holds_the_lock() {
-        let root = tempfile::tempdir().unwrap();
-        let first = DataDirectory::open(root.path()).unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
+        let first = DataDirectory::open(root.path()).expect("open succeeds");
         let error = open_error(root.path());
         let message = error.to_string();
         assert!(
@@ -629,32 +633,35 @@ mod tests {
             "{message}"
         );
         drop(first);
-        let reopened = DataDirectory::open(root.path()).unwrap();
+        let reopened = DataDirectory::open(root.path()).expect("open succeeds");
         assert!(!reopened.was_created());
     }
 
     #[test]
     fn leftovers_of_a_crashed_initialization_are_ignored() {
-        let root = tempfile::tempdir().unwrap();
-        fs::write(root.path().join(LOCK_FILE_NAME), "12345\n").unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
+        fs::write(root.path().join(LOCK_FILE_NAME), "12345\n").expect("write succeeds");
         fs::write(
             root.path()
                 .join(format!("{FORMAT_FILE_NAME}{TEMPORARY_SUFFIX}")),
             "name = ",
         )
-        .unwrap();
-        let directory = DataDirectory::open(root.path()).unwrap();
+        .expect("the value is present");
+        let directory = DataDirectory::open(root.path()).expect("open succeeds");
         assert!(directory.was_created());
-        assert_eq!(read_marker(root.path()).unwrap(), FormatMarker::current());
+        assert_eq!(
+            read_marker(root.path()).expect("read_marker succeeds"),
+            FormatMarker::current()
+        );
     }
 
     #[test]
     fn atomic_write_replaces_the_whole_file() {
-        let root = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().expect("tempdir succeeds");
         let path = root.path().join("file");
-        write_atomically(&path, b"first version, longer").unwrap();
-        write_atomically(&path, b"second").unwrap();
-        assert_eq!(fs::read(&path).unwrap(), b"second");
+        write_atomically(&path, b"first version, longer").expect("write_atomically succeeds");
+        write_atomically(&path, b"second").expect("write_atomically succeeds");
+        assert_eq!(fs::read(&path).expect("read succeeds"), b"second");
         assert_eq!(snapshot(root.path()).len(), 1, "no temporary file is left");
     }
 }

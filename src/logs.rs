@@ -83,7 +83,7 @@ mod tests {
     /// What a subscriber at `level` in `mode` writes for three sample events (captured
     /// through a temporary file, which `tracing_subscriber` can write to as `Arc<File>`).
     fn logged(level: LogLevel, mode: LogMode) -> String {
-        let file = Arc::new(tempfile::tempfile().unwrap());
+        let file = Arc::new(tempfile::tempfile().expect("tempfile succeeds"));
         let subscriber = subscriber(level, mode, false, Arc::clone(&file));
         tracing::subscriber::with_default(subscriber, || {
             tracing::error!("an error happened");
@@ -92,8 +92,10 @@ mod tests {
         });
         let mut output = String::new();
         let mut reader = &*file;
-        reader.rewind().unwrap();
-        reader.read_to_string(&mut output).unwrap();
+        reader.rewind().expect("rewind succeeds");
+        reader
+            .read_to_string(&mut output)
+            .expect("read_to_string succeeds");
         output
     }
 
@@ -113,7 +115,7 @@ mod tests {
         let output = logged(LogLevel::Info, LogMode::Json);
         let lines: Vec<&str> = output.lines().collect();
         assert_eq!(lines.len(), 2, "{output}");
-        let event: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+        let event: serde_json::Value = serde_json::from_str(lines[1]).expect("from_str succeeds");
         assert_eq!(event["level"], "INFO");
         assert_eq!(event["fields"]["message"], "an index was created");
         assert_eq!(event["fields"]["index"], "movies");

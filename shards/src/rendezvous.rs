@@ -224,7 +224,8 @@ mod tests {
         // Equal names have equal weights: the last one in iteration order must win.
         let first = String::from("same");
         let second = String::from("same");
-        let winner = rendezvous_winner([first.as_str(), second.as_str()], "doc").unwrap();
+        let winner = rendezvous_winner([first.as_str(), second.as_str()], "doc")
+            .expect("rendezvous_winner succeeds");
         assert!(std::ptr::eq(winner.as_ptr(), second.as_ptr()));
     }
 
@@ -233,7 +234,8 @@ mod tests {
         let shards = vec!["ms0".to_owned(), "ms1".to_owned(), "ms2".to_owned()];
         for number in 0..100u32 {
             let document_id = number.to_string();
-            let position = rendezvous_winner_position(&shards, &document_id).unwrap();
+            let position = rendezvous_winner_position(&shards, &document_id)
+                .expect("rendezvous_winner_position succeeds");
             assert_eq!(
                 Some(shards[position].as_str()),
                 rendezvous_winner(shards.iter().map(String::as_str), &document_id)
@@ -263,7 +265,8 @@ mod tests {
         let mut moved = 0;
         for number in 0..300u32 {
             let document_id = number.to_string();
-            let all_winner = rendezvous_winner(["ms0", "ms1", "ms2"], &document_id).unwrap();
+            let all_winner = rendezvous_winner(["ms0", "ms1", "ms2"], &document_id)
+                .expect("rendezvous_winner succeeds");
             match reshard(existing, added, &document_id) {
                 Resharding::Resharded { previous, new } => {
                     moved += 1;

@@ -96,12 +96,13 @@ mod tests {
             "2050-11-13",
         ] {
             assert_eq!(
-                parse_expiration_date(text, NOW).unwrap(),
+                parse_expiration_date(text, NOW).expect("parse_expiration_date succeeds"),
                 midnight,
                 "{text}"
             );
         }
-        let with_offset = parse_expiration_date("2050-11-13T01:00:00+01:00", NOW).unwrap();
+        let with_offset = parse_expiration_date("2050-11-13T01:00:00+01:00", NOW)
+            .expect("parse_expiration_date succeeds");
         assert_eq!(with_offset, midnight);
         assert_eq!(format_rfc3339(with_offset), "2050-11-13T01:00:00+01:00");
     }
@@ -136,7 +137,8 @@ mod tests {
             format_rfc3339(datetime!(2024-08-08 17:05:55.791772 UTC)),
             "2024-08-08T17:05:55.791772Z"
         );
-        let round_trip = parse_rfc3339("2024-08-08T17:05:55.791772Z").unwrap();
+        let round_trip =
+            parse_rfc3339("2024-08-08T17:05:55.791772Z").expect("parse_rfc3339 succeeds");
         assert_eq!(round_trip, datetime!(2024-08-08 17:05:55.791772 UTC));
     }
 }

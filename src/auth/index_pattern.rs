@@ -112,7 +112,12 @@ mod tests {
     #[test]
     fn valid_patterns_are_star_prefixes_and_uids() {
         for pattern in ["*", "movies", "movies*", "a-b_C9", "42", "m*"] {
-            assert_eq!(IndexUidPattern::parse(pattern).unwrap().as_str(), pattern);
+            assert_eq!(
+                IndexUidPattern::parse(pattern)
+                    .expect("parse succeeds")
+                    .as_str(),
+                pattern
+            );
         }
         let longest = "a".repeat(INDEX_UID_BYTES_MAX);
         assert!(IndexUidPattern::parse(&longest).is_ok());
@@ -147,11 +152,11 @@ mod tests {
 
     #[test]
     fn matching_is_exact_prefix_or_all() {
-        let all = IndexUidPattern::parse("*").unwrap();
+        let all = IndexUidPattern::parse("*").expect("parse succeeds");
         assert!(all.matches("anything") && all.matches_all() && !all.is_exact());
-        let prefix = IndexUidPattern::parse("prod*").unwrap();
+        let prefix = IndexUidPattern::parse("prod*").expect("parse succeeds");
         assert!(prefix.matches("prod") && prefix.matches("products") && !prefix.matches("pro"));
-        let exact = IndexUidPattern::parse("prod").unwrap();
+        let exact = IndexUidPattern::parse("prod").expect("parse succeeds");
         assert!(exact.matches("prod") && !exact.matches("products") && exact.is_exact());
     }
 }

@@ -199,7 +199,8 @@ mod tests {
 
     #[test]
     fn key_string_is_hmac_of_hyphenated_lowercase_uid() {
-        let uid = Uuid::parse_str("01B4BC42-EB33-4041-B481-254D00CCE834").unwrap();
+        let uid =
+            Uuid::parse_str("01B4BC42-EB33-4041-B481-254D00CCE834").expect("parse_str succeeds");
         let long_master_key = "k".repeat(100);
         for master_key in [
             "MASTER_KEY",
@@ -223,7 +224,7 @@ mod tests {
             name: None,
             description: Some("d".into()),
             actions: vec![Action::Search, Action::DocumentsAll],
-            indexes: vec![IndexUidPattern::parse("dog*").unwrap()],
+            indexes: vec![IndexUidPattern::parse("dog*").expect("parse succeeds")],
             expires_at: None,
             created_at: at,
             updated_at: at,
@@ -254,7 +255,7 @@ mod tests {
         let keys = default_keys(datetime!(2026-01-01 00:00:00 UTC));
         let names: Vec<_> = keys
             .iter()
-            .map(|key| key.name.as_deref().unwrap())
+            .map(|key| key.name.as_deref().expect("as_deref succeeds"))
             .collect();
         assert_eq!(
             names,

@@ -73,13 +73,14 @@ mod tests {
     #[test]
     fn defaults_and_values() {
         assert_eq!(
-            parse_key_list_query([]).unwrap(),
+            parse_key_list_query([]).expect("parse_key_list_query succeeds"),
             KeyListQuery {
                 offset: 0,
                 limit: 20
             }
         );
-        let query = parse_key_list_query([("limit", "3"), ("offset", "7")]).unwrap();
+        let query = parse_key_list_query([("limit", "3"), ("offset", "7")])
+            .expect("parse_key_list_query succeeds");
         assert_eq!(
             query,
             KeyListQuery {

@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn every_uuid_form_parses() {
         let hyphenated = "01b4bc42-eb33-4041-b481-254d00cce834";
-        let expected = Uuid::try_parse(hyphenated).unwrap();
+        let expected = Uuid::try_parse(hyphenated).expect("try_parse succeeds");
         for text in [
             hyphenated,
             "01B4BC42-EB33-4041-B481-254D00CCE834",
@@ -155,7 +155,11 @@ mod tests {
             "{01b4bc42-eb33-4041-b481-254d00cce834}",
             "urn:uuid:01b4bc42-eb33-4041-b481-254d00cce834",
         ] {
-            assert_eq!(parse_uid(text).unwrap(), expected, "{text}");
+            assert_eq!(
+                parse_uid(text).expect("parse_uid succeeds"),
+                expected,
+                "{text}"
+            );
         }
     }
 

@@ -191,8 +191,9 @@ mod tests {
 
     #[test]
     fn stored_changes_read_back_as_the_same_catalog() {
-        let directory = tempfile::tempdir().unwrap();
-        let database = Database::open(&directory.path().join("queue"), Options::default()).unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let database = Database::open(&directory.path().join("queue"), Options::default())
+            .expect("open succeeds");
         let now = OffsetDateTime::UNIX_EPOCH;
         let mut catalog = Catalog::default();
         catalog.insert(IndexRecord::new("movies", storage_name(0), 2, None, now));
@@ -203,24 +204,36 @@ mod tests {
             Some("id".into()),
             now,
         ));
-        let write = database.begin_write().unwrap();
-        catalog.store_changes(&Catalog::default(), &write).unwrap();
-        write.commit().unwrap();
+        let write = database.begin_write().expect("begin_write succeeds");
+        catalog
+            .store_changes(&Catalog::default(), &write)
+            .expect("store_changes succeeds");
+        write.commit().expect("commit succeeds");
 
         let mut changed = catalog.clone();
         changed.remove("books");
-        let mut movies = changed.get("movies").unwrap().as_ref().clone();
+        let mut movies = changed
+            .get("movies")
+            .expect("get succeeds")
+            .as_ref()
+            .clone();
         movies.primary_key = Some("key".into());
         changed.insert(movies);
-        let write = database.begin_write().unwrap();
-        changed.store_changes(&catalog, &write).unwrap();
-        write.commit().unwrap();
+        let write = database.begin_write().expect("begin_write succeeds");
+        changed
+            .store_changes(&catalog, &write)
+            .expect("store_changes succeeds");
+        write.commit().expect("commit succeeds");
 
-        let loaded = Catalog::load(&database.begin_read()).unwrap();
+        let loaded = Catalog::load(&database.begin_read()).expect("load succeeds");
         assert_eq!(loaded, changed);
         assert_eq!(loaded.len(), 1);
         assert_eq!(
-            loaded.get("movies").unwrap().primary_key.as_deref(),
+            loaded
+                .get("movies")
+                .expect("get succeeds")
+                .primary_key
+                .as_deref(),
             Some("key")
         );
     }

@@ -188,7 +188,7 @@ mod tests {
     fn listed(internal_id: u32, document: Value) -> ListedDocument {
         ListedDocument {
             internal_id,
-            document: document.as_object().unwrap().clone(),
+            document: document.as_object().expect("as_object succeeds").clone(),
         }
     }
 

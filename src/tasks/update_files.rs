@@ -121,18 +121,21 @@ mod tests {
 
     #[test]
     fn a_written_file_reads_back_with_its_format() {
-        let directory = tempfile::tempdir().unwrap();
-        let files = UpdateFiles::open(directory.path()).unwrap();
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let files = UpdateFiles::open(directory.path()).expect("open succeeds");
         for format in [
             PayloadFormat::Json,
             PayloadFormat::Ndjson,
             PayloadFormat::Csv { delimiter: b';' },
         ] {
-            let name = files.write(b"payload", format).unwrap();
+            let name = files.write(b"payload", format).expect("write succeeds");
             assert_eq!(format_of(&name), Some(format));
-            assert_eq!(std::fs::read(files.path(&name)).unwrap(), b"payload");
-            files.remove(&name).unwrap();
-            files.remove(&name).unwrap();
+            assert_eq!(
+                std::fs::read(files.path(&name)).expect("read succeeds"),
+                b"payload"
+            );
+            files.remove(&name).expect("remove succeeds");
+            files.remove(&name).expect("remove succeeds");
             assert!(!files.path(&name).exists());
         }
         assert_eq!(format_of("no-extension"), None);

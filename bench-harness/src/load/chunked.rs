@@ -221,7 +221,7 @@ mod tests {
         let mut input = BODY.to_vec();
         input.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
         let mut decoder = ChunkedDecoder::new();
-        assert_eq!(decoder.feed(&input).unwrap(), BODY.len());
+        assert_eq!(decoder.feed(&input).expect("feed succeeds"), BODY.len());
         assert!(decoder.is_done());
     }
 
@@ -229,10 +229,10 @@ mod tests {
     fn every_split_point_gives_the_same_result() {
         for split in 0..=BODY.len() {
             let mut decoder = ChunkedDecoder::new();
-            let first = decoder.feed(&BODY[..split]).unwrap();
+            let first = decoder.feed(&BODY[..split]).expect("feed succeeds");
             assert_eq!(first, split, "split {split}");
             assert_eq!(decoder.is_done(), split == BODY.len());
-            let second = decoder.feed(&BODY[split..]).unwrap();
+            let second = decoder.feed(&BODY[split..]).expect("feed succeeds");
             assert_eq!(first + second, BODY.len(), "split {split}");
             assert!(decoder.is_done(), "split {split}");
         }
@@ -243,7 +243,12 @@ mod tests {
         let mut decoder = ChunkedDecoder::new();
         for byte in BODY {
             assert!(!decoder.is_done());
-            assert_eq!(decoder.feed(std::slice::from_ref(byte)).unwrap(), 1);
+            assert_eq!(
+                decoder
+                    .feed(std::slice::from_ref(byte))
+                    .expect("feed succeeds"),
+                1
+            );
         }
         assert!(decoder.is_done());
     }

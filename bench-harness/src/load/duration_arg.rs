@@ -44,15 +44,30 @@ mod tests {
 
     #[test]
     fn units_and_bare_seconds_parse() {
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(
-            parse_duration("1.5s").unwrap(),
+            parse_duration("10s").expect("parse_duration succeeds"),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            parse_duration("10").expect("parse_duration succeeds"),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            parse_duration("500ms").expect("parse_duration succeeds"),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_duration("2m").expect("parse_duration succeeds"),
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            parse_duration("1.5s").expect("parse_duration succeeds"),
             Duration::from_millis(1_500)
         );
-        assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
+        assert_eq!(
+            parse_duration("250us").expect("parse_duration succeeds"),
+            Duration::from_micros(250)
+        );
     }
 
     #[test]

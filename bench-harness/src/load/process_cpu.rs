@@ -210,7 +210,7 @@ mod tests {
     fn stat_fields_are_found_after_a_command_with_spaces_and_parentheses() {
         let line = "4242 (nginx: worker (x) ) S 4241 4241 4241 0 -1 4194624 120 0 0 0 \
                     1234 567 0 0 20 0 1 0 100 1000 200 18446744073709551615";
-        let fields = parse_stat(line).unwrap();
+        let fields = parse_stat(line).expect("parse_stat succeeds");
         assert_eq!(
             fields,
             StatFields {
@@ -224,8 +224,8 @@ mod tests {
 
     #[test]
     fn own_process_is_readable_and_burning_cpu_shows_up() {
-        let pid = i32::try_from(std::process::id()).unwrap();
-        let meter = CpuMeter::start(&[pid]).unwrap();
+        let pid = i32::try_from(std::process::id()).expect("try_from succeeds");
+        let meter = CpuMeter::start(&[pid]).expect("start succeeds");
         // Spin until at least one clock tick is charged (the machine may be
         // busy, so the wall time needed varies), within a bound.
         let give_up = Instant::now() + Duration::from_secs(5);

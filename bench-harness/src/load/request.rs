@@ -95,7 +95,7 @@ mod tests {
     use super::*;
 
     fn target() -> Target {
-        Target::parse("http://127.0.0.1:7701/base").unwrap()
+        Target::parse("http://127.0.0.1:7701/base").expect("parse succeeds")
     }
 
     #[test]
@@ -106,7 +106,7 @@ mod tests {
             Some("secret"),
         );
         assert_eq!(
-            String::from_utf8(bytes).unwrap(),
+            String::from_utf8(bytes).expect("from_utf8 succeeds"),
             "GET /base/health HTTP/1.1\r\nHost: 127.0.0.1:7701\r\nAuthorization: Bearer secret\r\n\r\n"
         );
     }
@@ -115,7 +115,8 @@ mod tests {
     fn json_patch_has_type_and_exact_length() {
         let mut template = RequestTemplate::new("PATCH", "/experimental-features");
         template.json = Some(serde_json::json!({"metrics": true}));
-        let text = String::from_utf8(encode(&template, &target(), None)).unwrap();
+        let text =
+            String::from_utf8(encode(&template, &target(), None)).expect("from_utf8 succeeds");
         assert!(text.contains("Content-Type: application/json\r\n"));
         assert!(
             text.ends_with("Content-Length: 16\r\n\r\n{\"metrics\":true}"),
@@ -132,7 +133,8 @@ mod tests {
         template
             .headers
             .insert("authorization".to_string(), "Bearer other".to_string());
-        let text = String::from_utf8(encode(&template, &target(), Some("secret"))).unwrap();
+        let text = String::from_utf8(encode(&template, &target(), Some("secret")))
+            .expect("from_utf8 succeeds");
         assert!(!text.contains("127.0.0.1:7701"));
         assert!(!text.contains("secret"));
         assert!(text.contains("Host: example\r\n"));

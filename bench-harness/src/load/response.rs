@@ -270,7 +270,7 @@ mod tests {
     use super::*;
 
     fn complete(parser: &mut ResponseParser, input: &[u8]) -> (usize, ResponseDone) {
-        match parser.feed(input, true).unwrap() {
+        match parser.feed(input, true).expect("feed succeeds") {
             Parsed::Complete { consumed, done } => (consumed, done),
             other => panic!("expected a complete response, got {other:?}"),
         }
@@ -296,7 +296,7 @@ mod tests {
         let input = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
         for split in 1..input.len() {
             let mut parser = ResponseParser::new();
-            let first = match parser.feed(&input[..split], true).unwrap() {
+            let first = match parser.feed(&input[..split], true).expect("feed succeeds") {
                 Parsed::Incomplete { consumed } => consumed,
                 other => panic!("split {split}: {other:?}"),
             };
@@ -314,7 +314,10 @@ mod tests {
         let (consumed, done) = complete(&mut ResponseParser::new(), input);
         assert_eq!((consumed, done.status), (input.len(), 204));
         let head = b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n";
-        match ResponseParser::new().feed(head, false).unwrap() {
+        match ResponseParser::new()
+            .feed(head, false)
+            .expect("feed succeeds")
+        {
             Parsed::Complete { consumed, .. } => assert_eq!(consumed, head.len()),
             other => panic!("{other:?}"),
         }
@@ -325,7 +328,7 @@ mod tests {
         let mut parser = ResponseParser::new();
         let input = b"HTTP/1.0 200 OK\r\n\r\nsome body";
         assert_eq!(
-            parser.feed(input, true).unwrap(),
+            parser.feed(input, true).expect("feed succeeds"),
             Parsed::Incomplete {
                 consumed: input.len()
             }

@@ -101,18 +101,24 @@ mod tests {
 
     #[test]
     fn loopback_url_with_port_and_prefix_resolves() {
-        let target = Target::parse("http://127.0.0.1:7701/prefix/").unwrap();
+        let target = Target::parse("http://127.0.0.1:7701/prefix/").expect("parse succeeds");
         assert_eq!(target.authority, "127.0.0.1:7701");
         assert_eq!(target.base_path, "/prefix");
-        assert_eq!(target.address, "127.0.0.1:7701".parse().unwrap());
+        assert_eq!(
+            target.address,
+            "127.0.0.1:7701".parse().expect("parse succeeds")
+        );
     }
 
     #[test]
     fn ipv6_and_default_port_are_understood() {
-        let target = Target::parse("http://[::1]:9000").unwrap();
-        assert_eq!(target.address, "[::1]:9000".parse().unwrap());
+        let target = Target::parse("http://[::1]:9000").expect("parse succeeds");
+        assert_eq!(
+            target.address,
+            "[::1]:9000".parse().expect("parse succeeds")
+        );
         assert_eq!(target.base_path, "");
-        let target = Target::parse("http://127.0.0.1").unwrap();
+        let target = Target::parse("http://127.0.0.1").expect("parse succeeds");
         assert_eq!(target.address.port(), HTTP_DEFAULT_PORT);
     }
 

@@ -277,10 +277,12 @@ mod tests {
             path = "/stats"
             headers = { "X-Trace" = "1" }
         "#;
-        let workload = Workload::from_text("movies", text, false).unwrap();
+        let workload = Workload::from_text("movies", text, false).expect("from_text succeeds");
         assert_eq!(workload.weights(), vec![3, 1]);
         assert_eq!(
-            workload.templates[0].body_bytes().unwrap(),
+            workload.templates[0]
+                .body_bytes()
+                .expect("body_bytes succeeds"),
             br#"{"q":"batman"}"#.to_vec()
         );
         assert_eq!(workload.templates[1].label(), "stats");
@@ -290,7 +292,7 @@ mod tests {
     #[test]
     fn json_workload_file_parses() {
         let text = r#"{"requests": [{"method": "GET", "path": "/health", "weight": 2}]}"#;
-        let workload = Workload::from_text("h", text, true).unwrap();
+        let workload = Workload::from_text("h", text, true).expect("from_text succeeds");
         assert_eq!(workload.templates.len(), 1);
         assert_eq!(workload.templates[0].label(), "GET /health");
     }
@@ -322,7 +324,7 @@ mod tests {
 
     #[test]
     fn features_ratio_sets_patch_share_and_toggles_both_ways() {
-        let workload = Workload::features(0.25).unwrap();
+        let workload = Workload::features(0.25).expect("features succeeds");
         let total: u32 = workload.weights().iter().sum();
         assert_eq!(total, RATIO_WEIGHT_SCALE);
         let patch: Vec<&RequestTemplate> = workload
@@ -337,11 +339,20 @@ mod tests {
         );
         let bodies: Vec<String> = patch
             .iter()
-            .map(|template| String::from_utf8(template.body_bytes().unwrap()).unwrap())
+            .map(|template| {
+                String::from_utf8(template.body_bytes().expect("body_bytes succeeds"))
+                    .expect("from_utf8 succeeds")
+            })
             .collect();
         assert!(bodies.contains(&r#"{"metrics":true}"#.to_string()));
         assert!(bodies.contains(&r#"{"metrics":false}"#.to_string()));
-        assert_eq!(Workload::features(0.0).unwrap().templates.len(), 1);
+        assert_eq!(
+            Workload::features(0.0)
+                .expect("features succeeds")
+                .templates
+                .len(),
+            1
+        );
         assert!(Workload::features(1.5).is_err());
     }
 }

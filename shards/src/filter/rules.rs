@@ -336,14 +336,20 @@ mod tests {
             {"attributePatterns": ["genre*"]},
             "_geo"
         ]))
-        .unwrap();
-        let (index, rule) = rules.matching_rule("price").unwrap();
+        .expect("the value is present");
+        let (index, rule) = rules
+            .matching_rule("price")
+            .expect("matching_rule succeeds");
         assert_eq!(index, 0);
         assert!(!rule.filter_features().is_filterable());
         assert!(!rules.is_filterable("price"));
         assert!(rules.is_filterable("genres"));
         assert_eq!(
-            rules.matching_rule("genres").unwrap().1.filter_features(),
+            rules
+                .matching_rule("genres")
+                .expect("matching_rule succeeds")
+                .1
+                .filter_features(),
             FilterFeatures::default()
         );
         assert!(rules.geo_enabled());

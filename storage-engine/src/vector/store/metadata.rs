@@ -150,7 +150,7 @@ mod tests {
             record_count: 10,
         };
         let bytes = encode_state(&state);
-        assert_eq!(decode_state(&bytes).unwrap(), state);
+        assert_eq!(decode_state(&bytes).expect("decode_state succeeds"), state);
         let mut damaged = bytes;
         damaged[1] = 77;
         assert!(decode_state(&damaged).is_err());

@@ -109,10 +109,13 @@ mod tests {
     fn nodes_round_trip_and_damage_is_an_error() {
         let layers = vec![vec![1, 2, 3], vec![], vec![70_000]];
         let bytes = encode_node(&layers);
-        assert_eq!(decode_node(9, &bytes, 80_000).unwrap(), layers);
+        assert_eq!(
+            decode_node(9, &bytes, 80_000).expect("decode_node succeeds"),
+            layers
+        );
         assert!(decode_node(9, &bytes, 70_000).is_err());
         let mut out = Vec::new();
-        decode_layer(9, &bytes, 5, 80_000, &mut out).unwrap();
+        decode_layer(9, &bytes, 5, 80_000, &mut out).expect("decode_layer succeeds");
         assert!(out.is_empty());
         assert!(decode_node(9, &bytes[..bytes.len() - 1], 80_000).is_err());
         assert!(decode_node(9, &[200], 80_000).is_err());
