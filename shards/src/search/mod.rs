@@ -35,11 +35,15 @@
 //!   every term in one field;
 //! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
 //!   prefix expansions are not (one ordered scan of the prefix's position keys);
-//! - every document of a words bucket has its occurrences read (the search stops after the
-//!   bucket that completes `offset + limit`), so a huge first bucket costs;
-//! - `_geoPoint(…)` sort rules, localized attributes (`localizedAttributes`),
-//!   and `rankingScoreThreshold` are not handled here (the threshold is applied by the
-//!   server after merging);
+//! - the lazy bucket sort ([`refine`]) splits by typo, attribute rank and word position from
+//!   bitmaps, but proximity, exactness and sort read every document of the bucket they split,
+//!   so a large bucket of frequent words still costs at the proximity rule (Meilisearch has a
+//!   word-pair proximity index); phrases are checked document by document;
+//! - the full evaluation (every matching document ranked) still serves `distinct`,
+//!   `attributesToSearchOn`, attributes with typos disabled, and rules that put `words`
+//!   after another rule;
+//! - localized attributes (`localizedAttributes`) and `rankingScoreThreshold` are not handled
+//!   here (the threshold is applied by the server after merging);
 //! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
 mod buckets;
