@@ -559,7 +559,17 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
     let mut compared = 0;
     for case in 0..cases() {
         let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let documents: BTreeMap<u64, _> = (0..300).map(|id| (id, random.document(id))).collect();
+        // A long `notes` field puts words past the exactly bucketed positions (16 and on).
+        let documents: BTreeMap<u64, _> = (0..300)
+            .map(|id| {
+                let mut document = random.document(id);
+                if random.below(2) == 0 {
+                    let long: Vec<String> = (0..4).map(|_| random.text()).collect();
+                    document.insert("notes".into(), json!(long.join(" ")));
+                }
+                (id, document)
+            })
+            .collect();
         let rules = rule_orders[case as usize % rule_orders.len()].clone();
         let settings = TextSettings {
             ranking_rules: rules.clone(),
@@ -583,7 +593,11 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
             let full = SearchQuery {
                 offset: 0,
                 limit: 1000,
-                attributes_to_search_on: Some(vec!["title".to_owned(), "body".to_owned()]),
+                attributes_to_search_on: Some(vec![
+                    "title".to_owned(),
+                    "body".to_owned(),
+                    "notes".to_owned(),
+                ]),
                 ..lazy.clone()
             };
             let lazy_hits = snapshot.search(&lazy).expect("search succeeds");

@@ -48,6 +48,14 @@ pub struct Refiner<'a> {
     pub exact_occurrences: OccurrenceCache,
 }
 
+/// A sub-bucket of a split, best first.
+enum SubBucket {
+    /// Ranked by the step: the next step refines it.
+    Ready(RoaringBitmap),
+    /// Documents ranked after the ready sub-buckets before it, not split by the step yet.
+    Unsplit(RoaringBitmap),
+}
+
 /// Occurrences read so far for some documents.
 #[derive(Default)]
 pub struct OccurrenceCache {
@@ -135,9 +143,16 @@ impl Refiner<'_> {
             return Ok(());
         };
         for sub_bucket in self.split(&bucket, current, costs)? {
-            self.refine(sub_bucket, step + 1, costs, selected, needed)?;
-            if selected.len() >= needed {
-                break;
+            let ready = match sub_bucket {
+                SubBucket::Ready(ready) => vec![ready],
+                // Reached only when the sub-buckets before it did not fill the page.
+                SubBucket::Unsplit(rest) => self.split_by_document(&rest, current)?,
+            };
+            for ready in ready {
+                self.refine(ready, step + 1, costs, selected, needed)?;
+                if selected.len() >= needed {
+                    return Ok(());
+                }
             }
         }
         Ok(())
@@ -149,11 +164,12 @@ impl Refiner<'_> {
         bucket: &RoaringBitmap,
         step: &Step,
         costs: &BucketCosts<'_>,
-    ) -> ShardResult<Vec<RoaringBitmap>> {
+    ) -> ShardResult<Vec<SubBucket>> {
         let split = match step {
             Step::Words => vec![bucket.clone()],
             Step::Typo => costs.split_by_typo(bucket),
             Step::Proximity if self.context.adjacent_pairs(self.kept) == 0 => vec![bucket.clone()],
+            Step::Proximity => return self.split_by_proximity(bucket, costs),
             Step::AttributeRank if costs.single_words() => costs.split_by_attribute_rank(bucket)?,
             Step::WordPosition if costs.single_words() => costs.split_by_word_position(bucket)?,
             _ => self.split_by_document(bucket, step)?,
@@ -161,7 +177,39 @@ impl Refiner<'_> {
         Ok(split
             .into_iter()
             .filter(|bucket| !bucket.is_empty())
+            .map(SubBucket::Ready)
             .collect())
+    }
+
+    /// Proximity: when the position buckets narrow down the documents that may hold every
+    /// adjacent pair side by side, only those are read; their best sub-bucket (every pair
+    /// side by side) comes first and the rest stays unsplit until the page needs it.
+    fn split_by_proximity(
+        &self,
+        bucket: &RoaringBitmap,
+        costs: &BucketCosts<'_>,
+    ) -> ShardResult<Vec<SubBucket>> {
+        let whole = |split: Vec<RoaringBitmap>| split.into_iter().map(SubBucket::Ready).collect();
+        let Some(candidates) = costs.maybe_side_by_side(bucket)? else {
+            return Ok(whole(self.split_by_document(bucket, &Step::Proximity)?));
+        };
+        let ranked = self.rank_by_document(&candidates, &Step::Proximity)?;
+        let best = ranked.into_iter().next().filter(|(_, details)| {
+            details
+                .first()
+                .and_then(ScoreDetail::rank)
+                .is_some_and(|rank| rank.rank == rank.max_rank)
+        });
+        let Some((best, _)) = best else {
+            // No document has every pair side by side: split the whole bucket.
+            return Ok(whole(self.split_by_document(bucket, &Step::Proximity)?));
+        };
+        let rest = bucket - &best;
+        let mut split = vec![SubBucket::Ready(best)];
+        if !rest.is_empty() {
+            split.push(SubBucket::Unsplit(rest));
+        }
+        Ok(split)
     }
 
     /// Splits by the details `step` gives each document, read one document at a time.
@@ -170,6 +218,20 @@ impl Refiner<'_> {
         bucket: &RoaringBitmap,
         step: &Step,
     ) -> ShardResult<Vec<RoaringBitmap>> {
+        Ok(self
+            .rank_by_document(bucket, step)?
+            .into_iter()
+            .map(|(documents, _)| documents)
+            .collect())
+    }
+
+    /// The documents of `bucket` grouped by the details `step` gives them, best first, each
+    /// group with its details.
+    fn rank_by_document(
+        &self,
+        bucket: &RoaringBitmap,
+        step: &Step,
+    ) -> ShardResult<Vec<(RoaringBitmap, Vec<ScoreDetail>)>> {
         let cache = match step {
             Step::Exactness => {
                 let exact = self.exact_terms.get_or_init(|| exact_terms(self.resolved));
@@ -202,17 +264,14 @@ impl Refiner<'_> {
             ranked.push((document, details));
         }
         ranked.sort_by(|left, right| compare_details(&left.1, &right.1).then(left.0.cmp(&right.0)));
-        let mut split: Vec<RoaringBitmap> = Vec::new();
-        let mut previous: Option<&Vec<ScoreDetail>> = None;
-        for (document, details) in &ranked {
-            let same = previous.is_some_and(|previous| compare_details(previous, details).is_eq());
+        let mut split: Vec<(RoaringBitmap, Vec<ScoreDetail>)> = Vec::new();
+        for (document, details) in ranked {
             match split.last_mut() {
-                Some(last) if same => {
-                    last.insert(*document);
+                Some((last, last_details)) if compare_details(last_details, &details).is_eq() => {
+                    last.insert(document);
                 }
-                _ => split.push(std::iter::once(*document).collect()),
+                _ => split.push((std::iter::once(document).collect(), details)),
             }
-            previous = Some(details);
         }
         Ok(split)
     }

@@ -23,6 +23,7 @@ use std::ops::Bound;
 use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
+use crate::analysis::ProximityPrecision;
 use crate::shard::ShardResult;
 
 use super::derivations::prefix_end;
@@ -32,6 +33,10 @@ use super::inverted::{
 };
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
 use super::terms::{Alternative, ResolvedTerm};
+
+/// Positions below this are their own position bucket (see
+/// [`super::ranking::bucketed_position`]).
+pub const EXACT_POSITIONS: u16 = 16;
 
 /// Cost → the documents of the words bucket where a term has that cost (ascending costs,
 /// disjoint sets).
@@ -47,6 +52,8 @@ pub struct BucketCosts<'a> {
     typos: Vec<TermCosts>,
     attribute: OnceCell<Vec<TermCosts>>,
     position: OnceCell<Vec<TermCosts>>,
+    /// Per kept term, its documents per position bucket (every alternative).
+    term_positions: OnceCell<Vec<BTreeMap<u16, RoaringBitmap>>>,
 }
 
 impl<'a> BucketCosts<'a> {
@@ -75,6 +82,7 @@ impl<'a> BucketCosts<'a> {
             typos,
             attribute: OnceCell::new(),
             position: OnceCell::new(),
+            term_positions: OnceCell::new(),
         })
     }
 
@@ -130,6 +138,75 @@ impl<'a> BucketCosts<'a> {
         }
         let costs = self.position.get().map(Vec::as_slice).unwrap_or_default();
         Ok(split_by_cost_sum(bucket, costs))
+    }
+
+    /// The documents of `bucket` that may hold every adjacent pair of kept terms side by side
+    /// in one field (a superset of proximity's best sub-bucket), or `None` when bitmaps cannot
+    /// tell (proximity by attribute, phrases, multi-word synonyms or n-grams).
+    ///
+    /// Positions below [`EXACT_POSITIONS`] are their own position bucket, so a pair side by
+    /// side there shows as position `p` of the left term and `p + 1` of the right one; a pair
+    /// reaching further is kept whenever either term occurs further.
+    pub fn maybe_side_by_side(&self, bucket: &RoaringBitmap) -> ShardResult<Option<RoaringBitmap>> {
+        let plain = self.single_words()
+            && self.kept.terms.iter().all(|term| {
+                self.resolved[*term]
+                    .alternatives
+                    .iter()
+                    .all(|alternative| !alternative.shared)
+            });
+        if self.context.proximity_precision != ProximityPrecision::ByWord || !plain {
+            return Ok(None);
+        }
+        if self.term_positions.get().is_none() {
+            let mut all = Vec::with_capacity(self.kept.terms.len());
+            for &term in &self.kept.terms {
+                let within: RoaringBitmap = self.typos[all.len()]
+                    .iter()
+                    .map(|(_, documents)| documents)
+                    .union();
+                let mut slots: BTreeMap<u16, Vec<RoaringBitmap>> = BTreeMap::new();
+                for alternative in &self.resolved[term].alternatives {
+                    let found =
+                        slot_bitmaps(self.read, WORD_POSITION_BUCKETS_TREE, alternative, &within)?;
+                    for (slot, documents) in found {
+                        slots.entry(slot).or_default().push(documents);
+                    }
+                }
+                all.push(
+                    slots
+                        .into_iter()
+                        .map(|(slot, documents)| (slot, documents.union()))
+                        .collect(),
+                );
+            }
+            let _ = self.term_positions.set(all);
+        }
+        let Some(positions) = self.term_positions.get() else {
+            return Ok(None);
+        };
+        let mut candidates = bucket.clone();
+        for (index, pair) in self.kept.terms.windows(2).enumerate() {
+            let (left, right) = (&self.context.terms[pair[0]], &self.context.terms[pair[1]]);
+            if left.end_position + 1 != right.position {
+                continue;
+            }
+            let (left, right) = (&positions[index], &positions[index + 1]);
+            let mut side_by_side = RoaringBitmap::new();
+            for position in 0..EXACT_POSITIONS - 1 {
+                if let (Some(here), Some(next)) = (left.get(&position), right.get(&(position + 1)))
+                {
+                    side_by_side |= here & next;
+                }
+            }
+            let further = |slots: &BTreeMap<u16, RoaringBitmap>, from: u16| {
+                slots.range(from..).map(|(_, documents)| documents).union()
+            };
+            side_by_side |= further(left, EXACT_POSITIONS - 1);
+            side_by_side |= further(right, EXACT_POSITIONS);
+            candidates &= side_by_side;
+        }
+        Ok(Some(candidates))
     }
 
     /// Per kept term, its lowest cost over the slots (fields or position buckets) of `tree`
