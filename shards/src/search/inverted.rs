@@ -59,12 +59,14 @@ pub fn position_key(word: &str, document: u32) -> Vec<u8> {
     key
 }
 
-/// A `word_fields` or `word_position_buckets` key: the word, the separator, then `slot` (a
-/// field id or a position bucket).
-pub fn word_slot_key(word: &str, slot: u16) -> Vec<u8> {
-    let mut key = position_prefix(word);
+/// Replaces the content of `key` with the `word_fields` / `word_position_buckets` key of
+/// `word` and `slot` (a field id or a position bucket): the word, the separator, then the slot
+/// (u16 BE). Reuses `key`'s allocation.
+pub fn write_word_slot_key(key: &mut Vec<u8>, word: &str, slot: u16) {
+    key.clear();
+    key.extend_from_slice(word.as_bytes());
+    key.push(WORD_END_BYTE);
     key.extend_from_slice(&slot.to_be_bytes());
-    key
 }
 
 /// Splits a `word_fields` or `word_position_buckets` key into its word bytes and its slot.

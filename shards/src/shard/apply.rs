@@ -6,7 +6,7 @@
 //! so after every chunk the trees describe exactly the documents stored so far; a batch whose
 //! uid is not above the applied uid does nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
@@ -29,7 +29,7 @@ use crate::analysis::{Analyzer, Occurrence, TextSettings, document_words};
 use crate::search::inverted::{
     FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE,
     WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE, encode_field_lengths, encode_occurrences,
-    position_key, word_slot_key,
+    position_key, write_word_slot_key,
 };
 use crate::search::ranking::bucketed_position;
 
@@ -83,6 +83,10 @@ impl Delta {
     }
 }
 
+/// Key → delta for the word trees: hashed, as every word of every document looks its keys up
+/// (an ordered map spent a third of indexing comparing keys); sorted once when flushed.
+type WordDeltas = HashMap<Vec<u8>, Delta>;
+
 /// Pending changes of the facet trees and the field distribution.
 #[derive(Debug, Default)]
 struct Deltas {
@@ -90,11 +94,11 @@ struct Deltas {
     strings: BTreeMap<Vec<u8>, Delta>,
     presence: BTreeMap<Vec<u8>, Delta>,
     /// Word → documents added and removed (the `word_documents` tree).
-    words: BTreeMap<Vec<u8>, Delta>,
+    words: WordDeltas,
     /// Word ‖ field → documents added and removed (the `word_fields` tree).
-    word_fields: BTreeMap<Vec<u8>, Delta>,
+    word_fields: WordDeltas,
     /// Word ‖ position bucket → documents added and removed (`word_position_buckets`).
-    word_position_buckets: BTreeMap<Vec<u8>, Delta>,
+    word_position_buckets: WordDeltas,
     /// `word_positions` keys to write (`Some`) or delete (`None`), written in key order so a
     /// word's keys are inserted side by side.
     positions: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
@@ -400,32 +404,20 @@ impl PreparedBatch {
             .transaction
             .as_ref()
             .expect("operations run only while the transaction is open");
+        // One key buffer for the whole document: most words already have their delta, so
+        // the lookups allocate nothing.
+        let mut slot_key = Vec::new();
         for (word, occurrences) in &words.words {
-            let change = |delta: &mut Delta| {
-                if add { delta.add(id) } else { delta.remove(id) }
-            };
-            change(
-                self.deltas
-                    .words
-                    .entry(word.as_bytes().to_vec())
-                    .or_default(),
-            );
+            change_delta(&mut self.deltas.words, word.as_bytes(), id, add);
             let (fields, buckets) = word_slots(occurrences);
-            for field in fields {
-                change(
-                    self.deltas
-                        .word_fields
-                        .entry(word_slot_key(word, field))
-                        .or_default(),
-                );
-            }
-            for bucket in buckets {
-                change(
-                    self.deltas
-                        .word_position_buckets
-                        .entry(word_slot_key(word, bucket))
-                        .or_default(),
-                );
+            for (slots, deltas) in [
+                (fields, &mut self.deltas.word_fields),
+                (buckets, &mut self.deltas.word_position_buckets),
+            ] {
+                for slot in slots {
+                    write_word_slot_key(&mut slot_key, word, slot);
+                    change_delta(deltas, &slot_key, id, add);
+                }
             }
             let key = position_key(word, id);
             let value = add.then(|| encode_occurrences(occurrences));
@@ -495,29 +487,60 @@ impl PreparedBatch {
     }
 }
 
-/// The distinct fields and position buckets of a word's occurrences in one document.
-fn word_slots(occurrences: &[Occurrence]) -> (BTreeSet<u16>, BTreeSet<u16>) {
-    let fields = occurrences
+/// Adds (`add`) or removes `id` in the delta of `key`, allocating the key only when the
+/// delta is new.
+fn change_delta(deltas: &mut WordDeltas, key: &[u8], id: u32, add: bool) {
+    let change = |delta: &mut Delta| {
+        if add { delta.add(id) } else { delta.remove(id) }
+    };
+    match deltas.get_mut(key) {
+        Some(delta) => change(delta),
+        None => {
+            let mut delta = Delta::default();
+            change(&mut delta);
+            deltas.insert(key.to_vec(), delta);
+        }
+    }
+}
+
+/// The distinct fields and position buckets of a word's occurrences in one document, each
+/// sorted.
+fn word_slots(occurrences: &[Occurrence]) -> (Vec<u16>, Vec<u16>) {
+    let mut fields: Vec<u16> = occurrences
         .iter()
         .map(|occurrence| occurrence.field)
         .collect();
-    let buckets = occurrences
+    fields.dedup();
+    let mut buckets: Vec<u16> = occurrences
         .iter()
         .map(|occurrence| bucketed_position(occurrence.position))
         .collect();
+    buckets.sort_unstable();
+    buckets.dedup();
     (fields, buckets)
+}
+
+/// The deltas sorted by key, so a tree's keys are written side by side.
+fn in_key_order(deltas: WordDeltas) -> Vec<(Vec<u8>, Delta)> {
+    let mut entries: Vec<(Vec<u8>, Delta)> = deltas.into_iter().collect();
+    entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+    entries
 }
 
 /// Writes the pending deltas into the trees and empties them.
 fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
     let deltas = std::mem::take(deltas);
     for (name, entries) in [
-        (FACET_NUMBERS_TREE, deltas.numbers),
-        (FACET_PRESENCE_TREE, deltas.presence),
-        (WORD_DOCUMENTS_TREE, deltas.words),
-        (WORD_FIELDS_TREE, deltas.word_fields),
-        (WORD_POSITION_BUCKETS_TREE, deltas.word_position_buckets),
+        (FACET_NUMBERS_TREE, deltas.numbers.into_iter().collect()),
+        (FACET_PRESENCE_TREE, deltas.presence.into_iter().collect()),
+        (WORD_DOCUMENTS_TREE, in_key_order(deltas.words)),
+        (WORD_FIELDS_TREE, in_key_order(deltas.word_fields)),
+        (
+            WORD_POSITION_BUCKETS_TREE,
+            in_key_order(deltas.word_position_buckets),
+        ),
     ] {
+        let entries: Vec<(Vec<u8>, Delta)> = entries;
         let tree = transaction.create_tree(name)?;
         for (key, delta) in entries {
             let current = match tree.get(&key)? {
