@@ -68,29 +68,35 @@ impl SimdParser {
     /// integer. `None` otherwise (invalid JSON, dotted key, missing or invalid id, zero): the
     /// caller then builds the document and extracts the id the exact way.
     pub fn id(&mut self, text: &[u8], primary_key: &str) -> Option<String> {
-        if primary_key.contains('.') || has_negative_zero_integer(text) {
+        if primary_key.contains('.') {
             return None;
         }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(text);
-        self.scratch.resize(text.len() + INPUT_PADDING, 0);
-        let mut tape = std::mem::replace(&mut self.tape, Tape::null()).reset();
-        let parsed = fill_tape_padded(&mut self.scratch, text.len(), &mut self.buffers, &mut tape);
-        let id = match parsed {
-            Ok(())
-                if matches!(tape.0.first(), Some(Node::Object { .. })) && within_depth(&tape.0) =>
-            {
-                top_level_id(&tape.0, primary_key)
-            }
-            _ => None,
-        };
-        self.tape = tape.reset();
-        id
+        self.read_object_tape(text, |nodes| top_level_id(nodes, primary_key))
     }
 
     /// `None` when simd-json refuses `text` or it is not an object; `Some(None)` when it is
     /// valid but `build` is false.
     fn parse_with_tape(&mut self, text: &[u8], build: bool) -> Option<Option<Document>> {
+        self.read_object_tape(text, |nodes| {
+            if !build {
+                return Some(None);
+            }
+            let mut position = 0;
+            match value_at(nodes, &mut position) {
+                Value::Object(document) => Some(Some(document)),
+                _ => None,
+            }
+        })
+    }
+
+    /// Fills the reused tape with `text` and, when it is one object within
+    /// [`TAPE_DEPTH_MAX`], answers what `read` makes of its nodes; `None` when simd-json
+    /// refuses `text`, it is not an object, it nests too deep, or it may hold the number -0.
+    fn read_object_tape<R>(
+        &mut self,
+        text: &[u8],
+        read: impl FnOnce(&[Node<'_>]) -> Option<R>,
+    ) -> Option<R> {
         if has_negative_zero_integer(text) {
             return None;
         }
@@ -100,17 +106,12 @@ impl SimdParser {
         let mut tape = std::mem::replace(&mut self.tape, Tape::null()).reset();
         let parsed = fill_tape_padded(&mut self.scratch, text.len(), &mut self.buffers, &mut tape);
         let outcome = match parsed {
-            Err(_) => None,
-            Ok(()) if !matches!(tape.0.first(), Some(Node::Object { .. })) => None,
-            Ok(()) if !within_depth(&tape.0) => None,
-            Ok(()) if !build => Some(None),
-            Ok(()) => {
-                let mut position = 0;
-                match value_at(&tape.0, &mut position) {
-                    Value::Object(document) => Some(Some(document)),
-                    _ => None,
-                }
+            Ok(())
+                if matches!(tape.0.first(), Some(Node::Object { .. })) && within_depth(&tape.0) =>
+            {
+                read(&tape.0)
             }
+            _ => None,
         };
         self.tape = tape.reset();
         outcome
