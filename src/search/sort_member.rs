@@ -1,21 +1,14 @@
 //! What a search `sort` rule sorts by: a field, or `_geoPoint(latitude, longitude)`, with
 //! Meilisearch's messages for the reserved geo names and for bad points.
 //!
+//! The reserved names are the ranking rules' ([`crate::settings::ranking_rule::is_reserved`]):
+//! anything else, `_geoRadiusX` or an unclosed `_geoPoint(1, 2` included, is a field name.
+//!
 //! Invariants: a geo point's latitude is within [-90, 90] and its longitude within
 //! [-180, 180] degrees; every refusal carries `invalid_search_sort`.
 
 use crate::errors::{Code, ResponseError};
-
-/// Names that are never sortable fields.
-const RESERVED_NAMES: [&str; 7] = [
-    "_geo",
-    "_geojson",
-    "_geoDistance",
-    "_geoPoint",
-    "_geoRadius",
-    "_geoBoundingBox",
-    "_geoPolygon",
-];
+use crate::settings::ranking_rule::is_reserved;
 
 /// Geo functions whose name stands for the whole expression in messages.
 const GEO_FUNCTIONS: [&str; 2] = ["_geoRadius", "_geoBoundingBox"];
@@ -52,6 +45,9 @@ pub fn parse_sort_member(member: &str) -> Result<SortMember<'_>, ResponseError> 
     {
         return parse_point(member, point).map(SortMember::GeoPoint);
     }
+    if !is_reserved(member) {
+        return Ok(SortMember::Field(member));
+    }
     if member.starts_with("_geoPoint") {
         return Err(geo_point_usage(member));
     }
@@ -64,15 +60,9 @@ pub fn parse_sort_member(member: &str) -> Result<SortMember<'_>, ResponseError> 
     {
         return Err(reserved_for_geo(function));
     }
-    let geo_call = ["_geo(", "_geoDistance("]
-        .iter()
-        .any(|start| member.starts_with(start));
-    if RESERVED_NAMES.contains(&member) || geo_call {
-        return Err(refused(format!(
-            "`{member}` is a reserved keyword and thus can't be used as a sort expression."
-        )));
-    }
-    Ok(SortMember::Field(member))
+    Err(refused(format!(
+        "`{member}` is a reserved keyword and thus can't be used as a sort expression."
+    )))
 }
 
 /// `latitude, longitude` inside `_geoPoint(…)`.
@@ -122,6 +112,11 @@ mod tests {
         assert_eq!(
             parse_sort_member("year").expect("a field parses"),
             SortMember::Field("year")
+        );
+        // Names that only look like geo functions are plain fields, as in Meilisearch.
+        assert_eq!(
+            parse_sort_member("_geoRadiusX").expect("a lookalike parses"),
+            SortMember::Field("_geoRadiusX")
         );
     }
 

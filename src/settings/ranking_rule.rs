@@ -10,8 +10,8 @@ use std::str::FromStr;
 use deserr::Deserr;
 use serde::{Deserialize, Serialize};
 
-/// Field names that cannot be used in a custom ranking rule.
-const RESERVED_KEYWORDS: [&str; 7] = [
+/// Field names that cannot be used in a custom ranking rule or a sort rule.
+pub(crate) const RESERVED_KEYWORDS: [&str; 7] = [
     "_geo",
     "_geojson",
     "_geoDistance",
@@ -21,8 +21,8 @@ const RESERVED_KEYWORDS: [&str; 7] = [
     "_geoPolygon",
 ];
 
-/// Prefixes of geo functions that cannot be used as a custom ranking field.
-const RESERVED_FUNCTION_PREFIXES: [&str; 4] =
+/// Prefixes of geo functions that cannot be used as a custom ranking or sort field.
+pub(crate) const RESERVED_FUNCTION_PREFIXES: [&str; 4] =
     ["_geoRadius(", "_geoBoundingBox(", "_geo(", "_geoDistance("];
 
 /// One ranking rule.
@@ -121,6 +121,15 @@ fn parse_custom(text: &str) -> Result<RankingRule, RankingRuleError> {
     })
 }
 
+/// Whether `field` is a reserved geo name or starts a geo function (never a field to rank or
+/// sort by).
+pub(crate) fn is_reserved(field: &str) -> bool {
+    RESERVED_KEYWORDS.contains(&field)
+        || RESERVED_FUNCTION_PREFIXES
+            .iter()
+            .any(|prefix| field.starts_with(prefix))
+}
+
 fn check_custom_field(field: &str) -> Result<(), RankingRuleError> {
     if field.starts_with("_geoPoint(") && field.ends_with(')') {
         // Valid or not, a geo point is only usable at search time.
@@ -128,11 +137,7 @@ fn check_custom_field(field: &str) -> Result<(), RankingRuleError> {
             "_geoPoint".to_owned(),
         ));
     }
-    let reserved = RESERVED_KEYWORDS.contains(&field)
-        || RESERVED_FUNCTION_PREFIXES
-            .iter()
-            .any(|prefix| field.starts_with(prefix));
-    if !reserved {
+    if !is_reserved(field) {
         return Ok(());
     }
     Err(if field.starts_with("_geoPoint") {
