@@ -62,20 +62,8 @@ fn client_computed_key(master_key: &str, uid: &str) -> String {
     hex::encode(mac.finalize().into_bytes())
 }
 
-fn send(server: &Server, method: &str, path: &str, body: Option<&Value>) -> HttpResponse {
-    match body {
-        Some(body) => server.raw(&json_request(
-            method,
-            path,
-            Some(MASTER_KEY),
-            &body.to_string(),
-        )),
-        None => server.raw(&request(method, path, Some(MASTER_KEY))),
-    }
-}
-
 fn create(server: &Server, body: Value) -> Value {
-    let response = send(server, "POST", "/keys", Some(&body));
+    let response = server.send("POST", "/keys", Some(&body));
     assert_eq!(response.status, 201, "{}", response.text());
     response.json()
 }
@@ -251,8 +239,8 @@ async fn sdk_creates_gets_updates_and_deletes_a_key() {
         assert_eq!(fetched.key, created.key);
         assert_eq!(fetched.created_at, created.created_at);
     }
-    let raw_by_key = send(&server, "GET", &format!("/keys/{}", created.key), None);
-    let raw_by_uid = send(&server, "GET", &format!("/keys/{}", created.uid), None);
+    let raw_by_key = server.send("GET", &format!("/keys/{}", created.key), None);
+    let raw_by_uid = server.send("GET", &format!("/keys/{}", created.uid), None);
     assert_eq!(raw_by_key.status, 200);
     assert_eq!(raw_by_key.json(), raw_by_uid.json());
     assert_eq!(field_order(&raw_by_key.json()), KEY_FIELDS);
@@ -338,7 +326,7 @@ fn list_is_newest_first_with_offset_limit_and_total() {
             })
             .collect()
     };
-    let page = send(&server, "GET", "/keys", None);
+    let page = server.send("GET", "/keys", None);
     assert_eq!(page.status, 200);
     let page = page.json();
     assert_eq!(field_order(&page), ["results", "offset", "limit", "total"]);
@@ -364,32 +352,32 @@ fn list_is_newest_first_with_offset_limit_and_total() {
     {
         assert_eq!(field_order(key), KEY_FIELDS);
     }
-    let page = send(&server, "GET", "/keys?offset=1&limit=2", None).json();
+    let page = server.send("GET", "/keys?offset=1&limit=2", None).json();
     assert_eq!(
         (&page["offset"], &page["limit"], &page["total"]),
         (&json!(1), &json!(2), &json!(7))
     );
     assert_eq!(names_of(&page), ["second", "first"]);
-    let page = send(&server, "GET", "/keys?offset=10", None).json();
+    let page = server.send("GET", "/keys?offset=10", None).json();
     assert_eq!(page["results"], json!([]));
     assert_eq!(page["total"], 7);
 
     assert_error(
-        &send(&server, "GET", "/keys?offset=doggo", None),
+        &server.send("GET", "/keys?offset=doggo", None),
         400,
         "invalid_api_key_offset",
         "invalid_request",
         "Invalid value in parameter `offset`: could not parse `doggo` as a positive integer",
     );
     assert_error(
-        &send(&server, "GET", "/keys?limit=-1", None),
+        &server.send("GET", "/keys?limit=-1", None),
         400,
         "invalid_api_key_limit",
         "invalid_request",
         "Invalid value in parameter `limit`: could not parse `-1` as a positive integer",
     );
     assert_error(
-        &send(&server, "GET", "/keys?doggo=no_limit", None),
+        &server.send("GET", "/keys?doggo=no_limit", None),
         400,
         "bad_request",
         "invalid_request",
@@ -400,7 +388,7 @@ fn list_is_newest_first_with_offset_limit_and_total() {
 #[test]
 fn the_four_default_keys_exist_with_their_names_descriptions_and_actions() {
     let server = Server::start_with(options());
-    let page = send(&server, "GET", "/keys", None).json();
+    let page = server.send("GET", "/keys", None).json();
     assert_eq!(page["total"], 4);
     let expected = [
         (
@@ -492,7 +480,7 @@ fn update_changes_name_and_description_and_nothing_else() {
         .expect("as_str finds a value of that type");
     let path = format!("/keys/{uid}");
     // `null` clears a field, an absent field is kept.
-    let response = send(&server, "PATCH", &path, Some(&json!({"name": null})));
+    let response = server.send("PATCH", &path, Some(&json!({"name": null})));
     assert_eq!(response.status, 200, "{}", response.text());
     let updated = response.json();
     assert_eq!(field_order(&updated), KEY_FIELDS);
@@ -509,20 +497,20 @@ fn update_changes_name_and_description_and_nothing_else() {
             .as_str()
             .expect("as_str finds a value of that type")
     );
-    let updated = send(
-        &server,
-        "PATCH",
-        &by_key,
-        Some(&json!({"description": "e", "name": "m"})),
-    )
-    .json();
+    let updated = server
+        .send(
+            "PATCH",
+            &by_key,
+            Some(&json!({"description": "e", "name": "m"})),
+        )
+        .json();
     assert_eq!(
         (&updated["name"], &updated["description"]),
         (&json!("m"), &json!("e"))
     );
-    assert_eq!(send(&server, "GET", &path, None).json(), updated);
+    assert_eq!(server.send("GET", &path, None).json(), updated);
     // An empty patch changes nothing but `updatedAt`.
-    let again = send(&server, "PATCH", &path, Some(&json!({}))).json();
+    let again = server.send("PATCH", &path, Some(&json!({}))).json();
     assert_eq!(again["name"], "m");
     assert_eq!(again["description"], "e");
 }
@@ -556,8 +544,7 @@ fn update_rejects_every_immutable_field_with_its_code() {
             json!("2050-11-13"),
         ),
     ] {
-        let response = send(
-            &server,
+        let response = server.send(
             "PATCH",
             &path,
             Some(&json!({"name": "changed", field: value})),
@@ -571,36 +558,31 @@ fn update_rejects_every_immutable_field_with_its_code() {
         );
     }
     assert_error(
-        &send(&server, "PATCH", &path, Some(&json!({"doggo": "bork"}))),
+        &server.send("PATCH", &path, Some(&json!({"doggo": "bork"}))),
         400,
         "bad_request",
         "invalid_request",
         "Unknown field `doggo`: expected one of `description`, `name`",
     );
     assert_error(
-        &send(&server, "PATCH", &path, Some(&json!({"name": ["doggo"]}))),
+        &server.send("PATCH", &path, Some(&json!({"name": ["doggo"]}))),
         400,
         "invalid_api_key_name",
         "invalid_request",
         "Invalid value type at `.name`: expected a string, but found an array: `[\"doggo\"]`",
     );
     assert_error(
-        &send(&server, "PATCH", &path, Some(&json!({"description": 3}))),
+        &server.send("PATCH", &path, Some(&json!({"description": 3}))),
         400,
         "invalid_api_key_description",
         "invalid_request",
         "Invalid value type at `.description`: expected a string, but found a positive integer: `3`",
     );
     // Nothing was changed by the refused patches.
-    assert_eq!(send(&server, "GET", &path, None).json(), key);
+    assert_eq!(server.send("GET", &path, None).json(), key);
     // The body is checked before the key is looked up (as Meilisearch does).
     assert_error(
-        &send(
-            &server,
-            "PATCH",
-            "/keys/doggo",
-            Some(&json!({"uid": "doggo"})),
-        ),
+        &server.send("PATCH", "/keys/doggo", Some(&json!({"uid": "doggo"}))),
         400,
         "immutable_api_key_uid",
         "invalid_request",
@@ -627,13 +609,13 @@ fn delete_answers_204_then_the_key_is_not_found() {
             .status,
         200
     );
-    let response = send(&server, "DELETE", &format!("/keys/{uid}"), None);
+    let response = server.send("DELETE", &format!("/keys/{uid}"), None);
     assert_eq!(response.status, 204);
     assert!(response.body.is_empty());
     let not_found = format!("API key `{uid}` not found.");
     for method in ["GET", "DELETE"] {
         assert_error(
-            &send(&server, method, &format!("/keys/{uid}"), None),
+            &server.send(method, &format!("/keys/{uid}"), None),
             404,
             "api_key_not_found",
             "invalid_request",
@@ -641,8 +623,7 @@ fn delete_answers_204_then_the_key_is_not_found() {
         );
     }
     assert_error(
-        &send(
-            &server,
+        &server.send(
             "PATCH",
             &format!("/keys/{uid}"),
             Some(&json!({"name": "x"})),
@@ -654,14 +635,14 @@ fn delete_answers_204_then_the_key_is_not_found() {
     );
     // A key string that matches no key is named as given.
     assert_error(
-        &send(&server, "GET", &format!("/keys/{key_string}"), None),
+        &server.send("GET", &format!("/keys/{key_string}"), None),
         404,
         "api_key_not_found",
         "invalid_request",
         &format!("API key `{key_string}` not found."),
     );
     assert_error(
-        &send(&server, "GET", "/keys/doggo", None),
+        &server.send("GET", "/keys/doggo", None),
         404,
         "api_key_not_found",
         "invalid_request",
@@ -683,22 +664,24 @@ fn delete_answers_204_then_the_key_is_not_found() {
         .as_str()
         .expect("as_str finds a value of that type");
     assert_eq!(
-        send(&server, "DELETE", &format!("/keys/{other_key}"), None).status,
+        server
+            .send("DELETE", &format!("/keys/{other_key}"), None)
+            .status,
         204
     );
     assert_eq!(
-        send(
-            &server,
-            "GET",
-            &format!(
-                "/keys/{}",
-                other["uid"]
-                    .as_str()
-                    .expect("as_str finds a value of that type")
-            ),
-            None
-        )
-        .status,
+        server
+            .send(
+                "GET",
+                &format!(
+                    "/keys/{}",
+                    other["uid"]
+                        .as_str()
+                        .expect("as_str finds a value of that type")
+                ),
+                None
+            )
+            .status,
         404
     );
 }
@@ -799,11 +782,11 @@ fn create_rejects_bad_bodies_with_meilisearch_codes_and_messages() {
         ),
     ];
     for (body, code, message) in cases {
-        let response = send(&server, "POST", "/keys", Some(&body));
+        let response = server.send("POST", "/keys", Some(&body));
         assert_error(&response, 400, code, "invalid_request", &message);
     }
     // None of the refused bodies created a key.
-    assert_eq!(send(&server, "GET", "/keys", None).json()["total"], 4);
+    assert_eq!(server.send("GET", "/keys", None).json()["total"], 4);
 }
 
 #[test]

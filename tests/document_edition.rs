@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{HttpResponse, MASTER_KEY, Options, Server, json_request, request};
+use common::{HttpResponse, MASTER_KEY, Options, Server, json_request};
 use serde_json::{Value, json};
 
 /// How long a test waits for a task to finish.
@@ -29,26 +29,14 @@ fn options() -> Options {
     }
 }
 
-fn send(server: &Server, method: &str, path: &str, body: Option<&Value>) -> HttpResponse {
-    match body {
-        Some(body) => server.raw(&json_request(
-            method,
-            path,
-            Some(MASTER_KEY),
-            &body.to_string(),
-        )),
-        None => server.raw(&request(method, path, Some(MASTER_KEY))),
-    }
-}
-
 fn enable(server: &Server, features: Value) {
-    let response = send(server, "PATCH", "/experimental-features", Some(&features));
+    let response = server.send("PATCH", "/experimental-features", Some(&features));
     assert_eq!(response.status, 200, "{}", response.text());
 }
 
 /// Registers a task (202) and answers its uid.
 fn enqueue(server: &Server, method: &str, path: &str, body: &Value) -> u64 {
-    let response = send(server, method, path, Some(body));
+    let response = server.send(method, path, Some(body));
     assert_eq!(response.status, 202, "{path}: {}", response.text());
     response.json()["taskUid"]
         .as_u64()
@@ -59,7 +47,7 @@ fn enqueue(server: &Server, method: &str, path: &str, body: &Value) -> u64 {
 fn wait(server: &Server, uid: u64) -> Value {
     let started = Instant::now();
     loop {
-        let task = send(server, "GET", &format!("/tasks/{uid}"), None).json();
+        let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
         if matches!(
             task["status"].as_str(),
             Some("succeeded" | "failed" | "canceled")
@@ -82,13 +70,13 @@ fn succeed(server: &Server, uid: u64) -> Value {
 
 /// Every document of `index`, sorted by id.
 fn documents(server: &Server, index: &str) -> Vec<Value> {
-    let listed = send(
-        server,
-        "GET",
-        &format!("/indexes/{index}/documents?limit=1000"),
-        None,
-    )
-    .json();
+    let listed = server
+        .send(
+            "GET",
+            &format!("/indexes/{index}/documents?limit=1000"),
+            None,
+        )
+        .json();
     let mut documents = listed["results"]
         .as_array()
         .expect("a listing has results")
@@ -127,14 +115,7 @@ fn error(response: &HttpResponse) -> (u16, String, String) {
 #[test]
 fn the_edit_route_is_refused_until_its_feature_is_on_and_checks_its_body_in_order() {
     let server = Server::start_with(options());
-    let edit = |body: Value| {
-        send(
-            &server,
-            "POST",
-            "/indexes/books/documents/edit",
-            Some(&body),
-        )
-    };
+    let edit = |body: Value| server.send("POST", "/indexes/books/documents/edit", Some(&body));
     // The body is decoded before the feature is checked.
     assert_eq!(
         error(&edit(json!({}))),
@@ -169,9 +150,7 @@ fn the_edit_route_is_refused_until_its_feature_is_on_and_checks_its_body_in_orde
         )
     );
     assert_eq!(
-        error(&send(
-            &server,
-            "POST",
+        error(&server.send("POST",
             "/indexes/b%20ad/documents/edit",
             Some(&json!({"function": "doc.x = 1"}))
         )),
@@ -264,15 +243,15 @@ fn a_function_edits_documents_with_its_context_and_deletes_those_it_sets_to_unit
         ]
     );
     // The edited documents are indexed again: search finds the new words, not the deleted one.
-    let found = send(
-        &server,
-        "POST",
-        "/indexes/books/search",
-        Some(&json!({"q": "north"})),
-    )
-    .json();
+    let found = server
+        .send(
+            "POST",
+            "/indexes/books/search",
+            Some(&json!({"q": "north"})),
+        )
+        .json();
     assert_eq!(found["estimatedTotalHits"], 3, "{found}");
-    let stats = send(&server, "GET", "/indexes/books/stats", None).json();
+    let stats = server.send("GET", "/indexes/books/stats", None).json();
     assert_eq!(stats["numberOfDocuments"], 3);
     assert_eq!(stats["fieldDistribution"]["tags"], 3);
 }
@@ -378,8 +357,7 @@ fn only_wildcard_keys_and_the_master_key_may_edit() {
     let server = server_with_books();
     let mut keys = Vec::new();
     for actions in [json!(["documents.*"]), json!(["*"])] {
-        let created = send(
-            &server,
+        let created = server.send(
             "POST",
             "/keys",
             Some(&json!({"actions": actions, "indexes": ["*"], "expiresAt": null})),
@@ -404,14 +382,14 @@ fn only_wildcard_keys_and_the_master_key_may_edit() {
 #[test]
 fn task_documents_are_served_while_the_task_waits_and_gone_once_it_finished() {
     let server = server_with_books();
-    let refused = send(&server, "GET", "/tasks/0/documents", None);
+    let refused = server.send("GET", "/tasks/0/documents", None);
     assert_eq!(
         refused.text(),
         r#"{"message":"Getting the documents of an enqueued task requires enabling the `get task documents route` experimental feature. See https://github.com/orgs/meilisearch/discussions/808","code":"feature_not_enabled","type":"invalid_request","link":"https://docs.meilisearch.com/errors#feature_not_enabled"}"#
     );
     enable(&server, json!({"getTaskDocumentsRoute": true}));
     assert_eq!(
-        error(&send(&server, "GET", "/tasks/x/documents", None)),
+        error(&server.send("GET", "/tasks/x/documents", None)),
         (
             400,
             "invalid_task_uids".into(),
@@ -419,7 +397,7 @@ fn task_documents_are_served_while_the_task_waits_and_gone_once_it_finished() {
         )
     );
     assert_eq!(
-        error(&send(&server, "GET", "/tasks/99/documents", None)),
+        error(&server.send("GET", "/tasks/99/documents", None)),
         (404, "task_not_found".into(), "Task `99` not found.".into())
     );
 
@@ -471,13 +449,13 @@ fn task_documents_are_served_while_the_task_waits_and_gone_once_it_finished() {
                 .to_owned(),
         ),
     ];
-    let current = send(&server, "GET", &format!("/tasks/{slow}"), None).json();
+    let current = server.send("GET", &format!("/tasks/{slow}"), None).json();
     assert!(
         matches!(current["status"].as_str(), Some("enqueued" | "processing")),
         "the slow edition is still running: {current}"
     );
     for (uid, ndjson) in &expected {
-        let served = send(&server, "GET", &format!("/tasks/{uid}/documents"), None);
+        let served = server.send("GET", &format!("/tasks/{uid}/documents"), None);
         assert_eq!(served.status, 200, "{}", served.text());
         assert_eq!(served.header("content-type"), Some("application/x-ndjson"));
         assert_eq!(&served.text(), ndjson, "task {uid}");
@@ -493,24 +471,14 @@ fn task_documents_are_served_while_the_task_waits_and_gone_once_it_finished() {
     };
     // An edition has no documents, running or not.
     assert_eq!(
-        error(&send(
-            &server,
-            "GET",
-            &format!("/tasks/{slow}/documents"),
-            None
-        )),
+        error(&server.send("GET", &format!("/tasks/{slow}/documents"), None)),
         file_not_found(slow)
     );
     succeed(&server, slow);
     for (uid, _) in &expected {
         succeed(&server, *uid);
         assert_eq!(
-            error(&send(
-                &server,
-                "GET",
-                &format!("/tasks/{uid}/documents"),
-                None
-            )),
+            error(&server.send("GET", &format!("/tasks/{uid}/documents"), None)),
             file_not_found(*uid)
         );
     }
@@ -529,7 +497,7 @@ fn used_database_size_stays_within_the_database_size_and_shrinks_after_deletions
         &Value::from(many),
     );
     succeed(&server, uid);
-    let before = send(&server, "GET", "/stats", None).json();
+    let before = server.send("GET", "/stats", None).json();
     let size = |stats: &Value, field: &str| stats[field].as_u64().expect("sizes are integers");
     assert!(size(&before, "usedDatabaseSize") > 0, "{before}");
     assert!(
@@ -543,7 +511,7 @@ fn used_database_size_stays_within_the_database_size_and_shrinks_after_deletions
         &Value::from((0..2900).collect::<Vec<u64>>()),
     );
     succeed(&server, uid);
-    let after = send(&server, "GET", "/stats", None).json();
+    let after = server.send("GET", "/stats", None).json();
     assert!(
         size(&after, "usedDatabaseSize") <= size(&after, "databaseSize"),
         "{after}"
@@ -585,7 +553,9 @@ fn an_edition_interrupted_by_a_crash_runs_again_and_edits_each_document_once() {
     // Kill the server while the edition runs.
     let started = Instant::now();
     loop {
-        let task = send(&server, "GET", &format!("/tasks/{edition}"), None).json();
+        let task = server
+            .send("GET", &format!("/tasks/{edition}"), None)
+            .json();
         if task["status"] == "processing" {
             break;
         }
@@ -628,12 +598,7 @@ fn a_canceled_edition_changes_nothing() {
         "/indexes/books/documents/edit",
         &json!({"function": SLOW_SCRIPT}),
     );
-    let cancel = send(
-        &server,
-        "POST",
-        &format!("/tasks/cancel?uids={edition}"),
-        None,
-    );
+    let cancel = server.send("POST", &format!("/tasks/cancel?uids={edition}"), None);
     assert_eq!(cancel.status, 200, "{}", cancel.text());
     let task = wait(&server, edition);
     assert_eq!(task["status"], "canceled", "{task}");

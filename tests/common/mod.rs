@@ -112,6 +112,19 @@ impl Server {
             .id()
     }
 
+    /// `method path` with the master key [`MASTER_KEY`], and `body` as JSON when given.
+    pub fn send(&self, method: &str, path: &str, body: Option<&serde_json::Value>) -> HttpResponse {
+        match body {
+            Some(body) => self.raw(&json_request(
+                method,
+                path,
+                Some(MASTER_KEY),
+                &body.to_string(),
+            )),
+            None => self.raw(&request(method, path, Some(MASTER_KEY))),
+        }
+    }
+
     /// Sends raw bytes on a new connection and reads one response.
     pub fn raw(&self, request: &str) -> HttpResponse {
         self.try_request(request).expect("try_request succeeds")
