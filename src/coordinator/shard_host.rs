@@ -434,47 +434,11 @@ impl ShardHost {
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
         let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
-        if prepared.is_already_applied() {
-            self.prepared.borrow_mut().insert(
-                address,
-                Preparing {
-                    batch: prepared,
-                    snapshot,
-                    delete_all: false,
-                },
-            );
-            return Ok(0);
-        }
-        let candidates = match &filter {
-            Some(filter) => filter_ids(&snapshot, filter, Code::InvalidDocumentFilter)?,
-            None => snapshot.document_ids().clone(),
+        let edited = if prepared.is_already_applied() {
+            0
+        } else {
+            run_edition(&snapshot, &mut prepared, filter.as_ref(), request).await?
         };
-        let edition = Edition::new(request)?;
-        let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
-        for internal_id in &candidates {
-            let document = snapshot
-                .document_by_id(internal_id, None)
-                .map_err(shard_error)?
-                .ok_or_else(|| ResponseError::internal("a live id without its document"))?;
-            match edition.edit(&document)? {
-                Edited::Unchanged => {}
-                Edited::Deleted => chunk.push(Operation::Delete {
-                    external_id: external_id(&document, &request.primary_key)?,
-                }),
-                Edited::Replaced(edited) => chunk.push(Operation::Replace {
-                    external_id: external_id(&document, &request.primary_key)?,
-                    document: edited,
-                }),
-            }
-            if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
-                prepared
-                    .apply_chunk(std::mem::take(&mut chunk))
-                    .map_err(shard_error)?;
-            }
-            // Each run of the script may be long: yield between documents.
-            glommio::yield_if_needed().await;
-        }
-        prepared.apply_chunk(chunk).map_err(shard_error)?;
         self.prepared.borrow_mut().insert(
             address,
             Preparing {
@@ -483,7 +447,7 @@ impl ShardHost {
                 delete_all: false,
             },
         );
-        Ok(candidates.len())
+        Ok(edited)
     }
 
     async fn commit(&self, address: &ShardAddress) -> Result<(), ResponseError> {
@@ -577,4 +541,46 @@ pub fn shard_error(error: ShardError) -> ResponseError {
         ),
         other => ResponseError::internal(other),
     }
+}
+
+/// Runs the edition's function on the documents of `snapshot` that `filter` selects (all
+/// without one), applying the results to `prepared` in chunks; answers how many documents the
+/// function ran on.
+async fn run_edition(
+    snapshot: &ShardSnapshot,
+    prepared: &mut PreparedBatch,
+    filter: Option<&Filter>,
+    request: &EditionRequest,
+) -> Result<u64, ResponseError> {
+    let candidates = match filter {
+        Some(filter) => filter_ids(snapshot, filter, Code::InvalidDocumentFilter)?,
+        None => snapshot.document_ids().clone(),
+    };
+    let edition = Edition::new(request)?;
+    let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+    for internal_id in &candidates {
+        let document = snapshot
+            .document_by_id(internal_id, None)
+            .map_err(shard_error)?
+            .ok_or_else(|| ResponseError::internal("a live id without its document"))?;
+        match edition.edit(&document)? {
+            Edited::Unchanged => {}
+            Edited::Deleted => chunk.push(Operation::Delete {
+                external_id: external_id(&document, &request.primary_key)?,
+            }),
+            Edited::Replaced(edited) => chunk.push(Operation::Replace {
+                external_id: external_id(&document, &request.primary_key)?,
+                document: edited,
+            }),
+        }
+        if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
+            prepared
+                .apply_chunk(std::mem::take(&mut chunk))
+                .map_err(shard_error)?;
+        }
+        // Each run of the script may be long: yield between documents.
+        glommio::yield_if_needed().await;
+    }
+    prepared.apply_chunk(chunk).map_err(shard_error)?;
+    Ok(candidates.len())
 }
