@@ -616,3 +616,31 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
         "enough queries have more hits than one page: {compared}"
     );
 }
+
+#[test]
+fn a_shard_without_the_slot_trees_rebuilds_them_when_opened() {
+    let mut random = Random(seed() | 1);
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let documents: BTreeMap<u64, _> = (0..60).map(|id| (id, random.document(id))).collect();
+    let shard = from_scratch(
+        &directory,
+        "old.pages",
+        &TextSettings::default(),
+        &documents,
+    );
+    let expected = dump(&shard);
+    assert!(expected.contains_key("word_fields") && expected.contains_key("word_position_buckets"));
+    // Make it look like a shard written before the two trees existed.
+    let transaction = shard
+        .database()
+        .begin_write()
+        .expect("begin_write succeeds");
+    for name in ["word_fields", "word_position_buckets"] {
+        transaction.delete_tree(name).expect("delete_tree succeeds");
+    }
+    transaction.commit().expect("commit succeeds");
+    assert!(!dump(&shard).contains_key("word_fields"));
+    drop(shard);
+    let reopened = open(&directory, "old.pages");
+    assert_eq!(dump(&reopened), expected);
+}

@@ -206,7 +206,7 @@ impl ShardSnapshot {
                 Some(total),
             );
             hits.matching = matching;
-            fill_matched_words(read, &mut hits.hits, &resolved, &fields)?;
+            fill_matched_words(&mut hits.hits, &resolved, &occurrences);
             return Ok(hits);
         }
         let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
@@ -222,7 +222,7 @@ impl ShardSnapshot {
             None,
         );
         hits.matching = matching;
-        fill_matched_words(read, &mut hits.hits, &resolved, &fields)?;
+        fill_matched_words(&mut hits.hits, &resolved, &occurrences);
         Ok(hits)
     }
 
@@ -541,22 +541,18 @@ fn term_counts(occurrences: &DocumentOccurrences, term_count: usize) -> Vec<u64>
         .collect()
 }
 
-/// Sets the matched words of the hits kept (computed for them only: a large bucket's other
-/// documents never need theirs).
+/// Sets the matched words of the hits kept (computed for them only: the other ranked
+/// documents never need theirs), from the occurrences already read to rank them.
 fn fill_matched_words(
-    read: &storage_engine::ReadTransaction,
     hits: &mut [ShardHit],
     resolved: &[ResolvedTerm],
-    fields: &super::occurrences::SearchedFields,
-) -> ShardResult<()> {
-    let kept: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
-    let occurrences = collect_occurrences(read, &kept, resolved, fields)?;
+    occurrences: &DocumentOccurrences,
+) {
     for hit in hits {
         if let Some(term_occurrences) = occurrences.get(&hit.id) {
             hit.matched_words = matched_words(resolved, term_occurrences);
         }
     }
-    Ok(())
 }
 
 fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) -> Vec<String> {

@@ -660,13 +660,15 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
 /// `word_position_buckets` trees existed (they are derived from the stored documents, so the
 /// rebuild loses nothing). Returns whether it rebuilt.
 pub(crate) fn upgrade_text_index(database: &Database) -> ShardResult<bool> {
-    let transaction = database.begin_write()?;
-    let outdated = transaction.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
-        && transaction.open_tree(WORD_FIELDS_TREE)?.is_none();
+    // A read snapshot tells, without taking the writer, that the usual shard is current.
+    let read = database.begin_read();
+    let outdated = read.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
+        && read.open_tree(WORD_FIELDS_TREE)?.is_none();
+    drop(read);
     if !outdated {
-        transaction.abort();
         return Ok(false);
     }
+    let transaction = database.begin_write()?;
     let state = ShardState::load_write(&transaction)?;
     reindex_text(transaction, state)?;
     Ok(true)
