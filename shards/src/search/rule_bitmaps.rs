@@ -52,9 +52,17 @@ pub struct BucketCosts<'a> {
     typos: Vec<TermCosts>,
     attribute: OnceCell<Vec<TermCosts>>,
     position: OnceCell<Vec<TermCosts>>,
-    /// Per kept term, its documents per position bucket (every alternative).
-    term_positions: OnceCell<Vec<BTreeMap<u16, RoaringBitmap>>>,
+    /// Per kept term, per alternative, its documents per field, read once.
+    field_slots: OnceCell<Vec<Vec<Slots>>>,
+    /// Per kept term, per alternative, its documents per position bucket, read once (the
+    /// word-position split and the proximity pre-filter both use them).
+    position_slots: OnceCell<Vec<Vec<Slots>>>,
+    /// Per kept term, `position_slots` of all its alternatives together.
+    term_positions: OnceCell<Vec<Slots>>,
 }
+
+/// Slot (a field id or a position bucket) → the documents holding a word there.
+type Slots = BTreeMap<u16, RoaringBitmap>;
 
 impl<'a> BucketCosts<'a> {
     /// The typo levels of every kept term over `bucket`.
@@ -82,6 +90,8 @@ impl<'a> BucketCosts<'a> {
             typos,
             attribute: OnceCell::new(),
             position: OnceCell::new(),
+            field_slots: OnceCell::new(),
+            position_slots: OnceCell::new(),
             term_positions: OnceCell::new(),
         })
     }
@@ -159,32 +169,27 @@ impl<'a> BucketCosts<'a> {
             return Ok(None);
         }
         if self.term_positions.get().is_none() {
-            let mut all = Vec::with_capacity(self.kept.terms.len());
-            for &term in &self.kept.terms {
-                let within: RoaringBitmap = self.typos[all.len()]
-                    .iter()
-                    .map(|(_, documents)| documents)
-                    .union();
-                let mut slots: BTreeMap<u16, Vec<RoaringBitmap>> = BTreeMap::new();
-                for alternative in &self.resolved[term].alternatives {
-                    let found =
-                        slot_bitmaps(self.read, WORD_POSITION_BUCKETS_TREE, alternative, &within)?;
-                    for (slot, documents) in found {
-                        slots.entry(slot).or_default().push(documents);
+            let merged = self
+                .alternative_slots(WORD_POSITION_BUCKETS_TREE)?
+                .iter()
+                .map(|alternatives| {
+                    let mut slots: BTreeMap<u16, Vec<&RoaringBitmap>> = BTreeMap::new();
+                    for (slot, documents) in alternatives.iter().flatten() {
+                        slots.entry(*slot).or_default().push(documents);
                     }
-                }
-                all.push(
                     slots
                         .into_iter()
                         .map(|(slot, documents)| (slot, documents.union()))
-                        .collect(),
-                );
-            }
-            let _ = self.term_positions.set(all);
+                        .collect()
+                })
+                .collect();
+            let _ = self.term_positions.set(merged);
         }
-        let Some(positions) = self.term_positions.get() else {
-            return Ok(None);
-        };
+        let positions = self
+            .term_positions
+            .get()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let mut candidates = bucket.clone();
         for (index, pair) in self.kept.terms.windows(2).enumerate() {
             let (left, right) = (&self.context.terms[pair[0]], &self.context.terms[pair[1]]);
@@ -199,7 +204,7 @@ impl<'a> BucketCosts<'a> {
                     side_by_side |= here & next;
                 }
             }
-            let further = |slots: &BTreeMap<u16, RoaringBitmap>, from: u16| {
+            let further = |slots: &Slots, from: u16| {
                 slots.range(from..).map(|(_, documents)| documents).union()
             };
             side_by_side |= further(left, EXACT_POSITIONS - 1);
@@ -218,20 +223,22 @@ impl<'a> BucketCosts<'a> {
         worst: u32,
         cost: impl Fn(usize, u16) -> Option<u32>,
     ) -> ShardResult<Vec<TermCosts>> {
+        let slots = self.alternative_slots(tree)?;
         let mut all = Vec::with_capacity(self.kept.terms.len());
-        for (&term, levels) in self.kept.terms.iter().zip(&self.typos) {
+        for ((&term, levels), alternatives) in self.kept.terms.iter().zip(&self.typos).zip(slots) {
             let mut by_cost: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
             for (_, documents) in levels {
                 *by_cost.entry(worst).or_default() |= documents;
             }
             for (typos, documents) in levels {
-                let alternatives = self.resolved[term]
+                let at_level = self.resolved[term]
                     .alternatives
                     .iter()
-                    .filter(|alternative| u32::from(alternative.typos) == *typos);
-                for alternative in alternatives {
-                    for (slot, holding) in slot_bitmaps(self.read, tree, alternative, documents)? {
-                        if let Some(cost) = cost(term, slot) {
+                    .zip(alternatives)
+                    .filter(|(alternative, _)| u32::from(alternative.typos) == *typos);
+                for (_, found) in at_level {
+                    for (slot, holding) in found {
+                        if let Some(cost) = cost(term, *slot) {
                             *by_cost.entry(cost).or_default() |= holding & documents;
                         }
                     }
@@ -240,6 +247,30 @@ impl<'a> BucketCosts<'a> {
             all.push(lowest_costs(by_cost));
         }
         Ok(all)
+    }
+
+    /// Per kept term, per alternative, the slots of `tree` (`word_fields` or
+    /// `word_position_buckets`) holding it, within the term's documents of the words bucket;
+    /// read once per tree.
+    fn alternative_slots(&self, tree: &str) -> ShardResult<&[Vec<Slots>]> {
+        let cell = if tree == WORD_FIELDS_TREE {
+            &self.field_slots
+        } else {
+            &self.position_slots
+        };
+        if cell.get().is_none() {
+            let mut all = Vec::with_capacity(self.kept.terms.len());
+            for (&term, levels) in self.kept.terms.iter().zip(&self.typos) {
+                let within: RoaringBitmap = levels.iter().map(|(_, documents)| documents).union();
+                let mut per_alternative = Vec::new();
+                for alternative in &self.resolved[term].alternatives {
+                    per_alternative.push(slot_bitmaps(self.read, tree, alternative, &within)?);
+                }
+                all.push(per_alternative);
+            }
+            let _ = cell.set(all);
+        }
+        Ok(cell.get().map(Vec::as_slice).unwrap_or_default())
     }
 }
 
