@@ -342,6 +342,10 @@ impl ShardSnapshot {
         }
     }
 
+    /// A search without terms: the candidates in internal-id order, or ordered by the sort
+    /// steps. Field sorts alone use the facet indexes' bucket sort, which stops at the page;
+    /// with `distinct` or a `_geoPoint` sort every candidate gets its sort details (a geo sort
+    /// reads every candidate's point: one scan of the geo tree).
     fn placeholder(
         &self,
         steps: &[Step],
