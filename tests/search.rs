@@ -629,3 +629,214 @@ async fn geo_point_sort_orders_by_distance_and_writes_geo_distance() {
         "Index `books`: Attribute `_geo` is not sortable. Available sortable attributes are: `year`."
     );
 }
+
+/// German compound words: charabia splits them only when it analyses the text as German.
+fn german_documents() -> Vec<Value> {
+    vec![
+        json!({"id": 1, "title_de": "Lebensversicherungsgesellschaft"}),
+        json!({"id": 2, "title": "Gesellschaft und Versicherung"}),
+        json!({"id": 3, "title_de": "Lebensversicherungsgesellschaft Hundehütte"}),
+    ]
+}
+
+async fn search_ids(index: &Index, q: &str, locales: Option<&[&str]>) -> Vec<u64> {
+    let mut query = index.search();
+    query.with_query(q);
+    if let Some(locales) = locales {
+        query.with_locales(locales);
+    }
+    let mut ids = hit_ids(&query.execute::<Value>().await.expect("execute succeeds"));
+    ids.sort_unstable();
+    ids
+}
+
+#[tokio::test]
+async fn localized_attributes_analyse_their_fields_and_queries_in_their_languages() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    let index = client.index("german");
+    let task = index
+        .add_documents(&german_documents(), Some("id"))
+        .await
+        .expect("add_documents succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+    // Without rules, charabia does not recognise one long word as German: it stays whole.
+    assert_eq!(search_ids(&index, "gesellschaft", None).await, vec![2]);
+    let rules = vec![meilisearch_sdk::settings::LocalizedAttributes {
+        locales: vec!["de".to_string()],
+        attribute_patterns: vec!["*_de".to_string()],
+    }];
+    let task = index
+        .set_localized_attributes(&rules)
+        .await
+        .expect("set_localized_attributes succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+    // The settings task re-analysed `title_de` as German: its compounds are split.
+    assert_eq!(
+        search_ids(&index, "gesellschaft", None).await,
+        vec![1, 2, 3]
+    );
+    assert_eq!(search_ids(&index, "hütte", None).await, vec![3]);
+    // The query is analysed in the searched fields' languages, or in `locales` when given.
+    let compound = "Lebensversicherungsgesellschaft";
+    assert_eq!(search_ids(&index, compound, None).await, vec![1, 3]);
+    assert_eq!(
+        search_ids(&index, compound, Some(&["deu"])).await,
+        vec![1, 3]
+    );
+    assert_eq!(
+        search_ids(&index, compound, Some(&["fra"])).await,
+        Vec::<u64>::new()
+    );
+    // Highlighting tokenizes each field in its languages, unless the query gives `locales`.
+    let highlighted = |q: &'static str, locales: Option<&'static [&'static str]>| {
+        let index = index.clone();
+        async move {
+            let mut query = index.search();
+            query
+                .with_query(q)
+                .with_attributes_to_highlight(meilisearch_sdk::search::Selectors::All)
+                .with_filter("id = 1")
+                .with_limit(1);
+            if let Some(locales) = locales {
+                query.with_locales(locales);
+            }
+            let results = query.execute::<Value>().await;
+            results.expect("execute succeeds").hits[0]
+                .formatted_result
+                .clone()
+                .expect("a highlighted hit has `_formatted`")["title_de"]
+                .clone()
+        }
+    };
+    let filterable = index
+        .set_filterable_attributes(["id"])
+        .await
+        .expect("set_filterable_attributes succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(filterable.is_success(), "{filterable:?}");
+    assert_eq!(
+        highlighted("gesellschaft", None).await,
+        "Lebensversicherungs<em>gesellschaft</em>"
+    );
+    assert_eq!(
+        highlighted("versicherungs", Some(&["fra"])).await,
+        "Lebensversicherungsgesellschaft"
+    );
+    // Unknown locales are refused in the body and in the query string.
+    let body = server.raw(&json_request(
+        "POST",
+        "/indexes/german/search",
+        Some(MASTER_KEY),
+        r#"{"q": "a", "locales": ["en", "xx"]}"#,
+    ));
+    assert_eq!(body.status, 400, "{}", body.text());
+    let error = body.json();
+    assert_eq!(error["code"], "invalid_search_locales");
+    assert!(
+        error["message"]
+            .as_str()
+            .expect("the message is a string")
+            .starts_with("Unknown value `xx` at `.locales[1]`: expected one of `af`, `ak`"),
+        "{error}"
+    );
+    let query_string = server.send("GET", "/indexes/german/search?q=a&locales=en,xx", None);
+    assert_eq!(query_string.status, 400, "{}", query_string.text());
+    let error = query_string.json();
+    assert_eq!(error["code"], "invalid_search_locales");
+    assert!(
+        error["message"]
+            .as_str()
+            .expect("the message is a string")
+            .starts_with(
+                "Invalid value in parameter `locales`: Unsupported locale `xx`, expected one of af, ak, am, ar, az, be, bg, bn,"
+            ),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn past_the_search_cutoff_hits_come_unranked_with_skipped_details() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    let index = books_index(&client).await;
+    let set_cutoff = |cutoff: Option<u64>| {
+        let index = index.clone();
+        let client = &client;
+        async move {
+            let task = index
+                .set_search_cutoff_ms(cutoff)
+                .await
+                .expect("set_search_cutoff_ms succeeds")
+                .wait_for_completion(client, None, None)
+                .await
+                .expect("wait_for_completion succeeds");
+            assert!(task.is_success(), "{task:?}");
+        }
+    };
+    let ranked = || {
+        let index = index.clone();
+        async move {
+            index
+                .search()
+                .with_query("rings lord")
+                .with_show_ranking_score(true)
+                .with_show_ranking_score_details(true)
+                .execute::<Value>()
+                .await
+                .expect("execute succeeds")
+        }
+    };
+    // A budget of 0 ms is spent before the first rule: every matching document (those holding
+    // `rings`, as `matchingStrategy: last` keeps) comes back, none ranked.
+    set_cutoff(Some(0)).await;
+    let degraded = ranked().await;
+    let mut ids = hit_ids(&degraded);
+    ids.sort_unstable();
+    assert_eq!(ids, vec![1, 8]);
+    assert_eq!(degraded.estimated_total_hits, Some(2));
+    for hit in &degraded.hits {
+        assert_eq!(hit.ranking_score, Some(0.0), "{hit:?}");
+        assert_eq!(
+            hit.ranking_score_details
+                .as_ref()
+                .map(|details| Value::Object(details.clone().into_iter().collect())),
+            Some(json!({"skipped": {"order": 0}})),
+            "{hit:?}"
+        );
+    }
+    // The full ranking (here for `distinct`) stops the same way.
+    let distinct = server.send(
+        "POST",
+        "/indexes/books/search",
+        Some(&json!({"q": "rings lord", "distinct": "series", "showRankingScoreDetails": true})),
+    );
+    assert_eq!(distinct.status, 200, "{}", distinct.text());
+    let answer = distinct.json();
+    let hits = answer["hits"].as_array().expect("hits is an array");
+    assert_eq!(hits.len(), 2, "{answer}");
+    for hit in hits {
+        assert_eq!(
+            hit["_rankingScoreDetails"],
+            json!({"skipped": {"order": 0}})
+        );
+    }
+    // With the default budget the same query is ranked rule by rule.
+    set_cutoff(None).await;
+    let full = ranked().await;
+    assert_eq!(hit_ids(&full), vec![1, 8]);
+    let details = full.hits[0]
+        .ranking_score_details
+        .as_ref()
+        .expect("details were asked for");
+    assert_eq!(details["words"]["matchingWords"], 2, "{details:?}");
+    assert!(!details.contains_key("skipped"), "{details:?}");
+}

@@ -3,7 +3,9 @@
 //! [`TextSettings`], so comparing them tells whether the shards must be told (and maybe
 //! rebuild their inverted index).
 
-use shards::analysis::{ProximityPrecision, RankingRule, TextSettings, TypoTolerance};
+use shards::analysis::{
+    LocalizedRule, ProximityPrecision, RankingRule, TextSettings, TypoTolerance,
+};
 
 use crate::settings::apply::StoredSettings;
 use crate::settings::model::{PrefixSearch, ProximityPrecision as StoredProximityPrecision};
@@ -33,6 +35,19 @@ pub fn text_settings(settings: &StoredSettings) -> TextSettings {
         },
         distinct_attribute: settings.distinct_attribute.clone(),
         prefix_search: settings.prefix_search != PrefixSearch::Disabled,
+        localized_attributes: settings
+            .localized_attributes
+            .iter()
+            .flatten()
+            .map(|rule| LocalizedRule {
+                attribute_patterns: rule.attribute_patterns.clone(),
+                locales: rule
+                    .locales
+                    .iter()
+                    .map(|locale| locale.canonical().to_owned())
+                    .collect(),
+            })
+            .collect(),
     }
 }
 

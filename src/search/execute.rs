@@ -24,6 +24,7 @@ use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::errors::ResponseError;
+use crate::settings::locale::Locale;
 
 use super::facets::MergedFacets;
 use super::parameters::MatchingStrategyParameter;
@@ -41,6 +42,9 @@ pub struct SearchOutcome {
     pub attribute_unified: bool,
     /// Per query term, every word it matched in any shard (for highlighting).
     pub query_words: Vec<Vec<String>>,
+    /// The languages the shards analysed `q` in (the first shard's that used any: shards
+    /// differ only when a localized field exists in some of them).
+    pub query_languages: Vec<String>,
     /// The summed facet counts, when `facets` was given.
     pub facets: Option<MergedFacets>,
 }
@@ -71,7 +75,17 @@ fn shard_query(prepared: &PreparedSearch) -> SearchQuery {
         sort: prepared.sort.clone(),
         term_document_counts: None,
         distinct: body.distinct.clone(),
+        locales: body.locales.as_deref().map(canonical_locales),
+        deadline: prepared.deadline,
     }
+}
+
+/// The ISO-639-3 codes of `locales` (the form the shards' analysis takes).
+pub fn canonical_locales(locales: &[Locale]) -> Vec<String> {
+    locales
+        .iter()
+        .map(|locale| locale.canonical().to_owned())
+        .collect()
 }
 
 /// Runs `prepared` on every shard of `record` and merges the answers.
@@ -108,6 +122,9 @@ pub async fn execute(
         outcome.total += answer.total;
         outcome.attribute_unified = answer.attribute_unified;
         merge_query_words(&mut outcome.query_words, answer.query_words);
+        if outcome.query_languages.is_empty() {
+            outcome.query_languages = answer.query_languages;
+        }
         if let (Some(merged), Some(counts)) = (facets.as_mut(), answer.facets) {
             merged.add(counts);
         }

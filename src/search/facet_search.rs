@@ -25,6 +25,7 @@ use crate::coordinator::catalog::IndexRecord;
 use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
+use crate::settings::locale::Locale;
 use crate::settings::model::FacetValuesSort;
 
 use super::execute::shard_request;
@@ -59,7 +60,7 @@ pub struct FacetSearchBody {
     #[deserr(default, error = JsonError<codes::InvalidSearchRankingScoreThreshold>)]
     ranking_score_threshold: Option<RankingScoreThreshold>,
     #[deserr(default, error = JsonError<codes::InvalidSearchLocales>)]
-    locales: Option<Vec<String>>,
+    locales: Option<Vec<Locale>>,
     /// Counts are always exact here, so both values answer the same.
     #[deserr(default, error = JsonError<codes::InvalidFacetSearchExhaustiveFacetCount>)]
     #[allow(dead_code)]

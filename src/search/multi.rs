@@ -454,14 +454,7 @@ async fn federated(
 fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
     let writers: Vec<HitWriter<'_>> = runs
         .iter()
-        .map(|run| {
-            HitWriter::new(
-                &run.record,
-                &run.prepared,
-                &run.outcome.query_words,
-                &run.outcome.hits,
-            )
-        })
+        .map(|run| HitWriter::new(&run.record, &run.prepared, &run.outcome))
         .collect();
     let mut next = vec![0usize; runs.len()];
     let mut seen: HashSet<(&str, u32)> = HashSet::new();

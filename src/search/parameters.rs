@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::decode::{JsonError, Param, QueryError};
 use crate::errors::codes;
+use crate::settings::locale::Locale;
 
 /// Default `limit` (and `hitsPerPage` in page mode).
 pub const SEARCH_LIMIT_DEFAULT: usize = 20;
@@ -169,7 +170,7 @@ pub struct SearchBody {
     #[deserr(default, error = JsonError<codes::InvalidSearchRankingScoreThreshold>)]
     pub ranking_score_threshold: Option<RankingScoreThreshold>,
     #[deserr(default, error = JsonError<codes::InvalidSearchLocales>)]
-    pub locales: Option<Vec<String>>,
+    pub locales: Option<Vec<Locale>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchHybridQuery>)]
     pub hybrid: Option<HybridParameter>,
     #[deserr(default, error = JsonError<codes::InvalidSearchVector>)]
@@ -394,7 +395,7 @@ impl SearchQueryString {
         body.hybrid = hybrid;
         body.vector = vector;
         body.ranking_score_threshold = self.ranking_score_threshold.map(Param::into_inner);
-        body.locales = self.locales.as_deref().map(comma_list);
+        body.locales = self.locales.as_deref().map(locale_list).transpose()?;
         body.personalize = self
             .personalize_user_context
             .map(|user_context| PersonalizeParameter { user_context });
@@ -419,6 +420,25 @@ fn semantic_ratio(text: &str) -> Result<f32, crate::errors::ResponseError> {
             ),
         )),
     }
+}
+
+/// `locales`: comma-separated locale codes.
+fn locale_list(text: &str) -> Result<Vec<Locale>, crate::errors::ResponseError> {
+    use crate::errors::{Code, ResponseError};
+    comma_list(text)
+        .iter()
+        .map(|code| {
+            Locale::parse(code).ok_or_else(|| {
+                ResponseError::new(
+                    Code::InvalidSearchLocales,
+                    format!(
+                        "Invalid value in parameter `locales`: {}",
+                        Locale::unsupported_message(code)
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// `vector`: comma-separated floats.

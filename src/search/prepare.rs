@@ -7,6 +7,8 @@
 //! ``Index `uid`: `` prefix where Meilisearch's engine adds it; `offset` is clamped to
 //! `pagination.maxTotalHits` and `limit` to what remains of it, as Meilisearch does.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 use shards::filter::{Filter, FilterableRules, check_filterable};
 use shards::search::SearchSort;
@@ -36,6 +38,9 @@ pub struct PreparedSearch {
     /// Hits returned at most, after clamping.
     pub limit: usize,
     pub max_total_hits: usize,
+    /// `searchCutoffMs` after the search was prepared: past it, the shards stop ranking and
+    /// answer with what they have (`None` when the budget overflows the clock).
+    pub deadline: Option<Instant>,
 }
 
 impl PreparedSearch {
@@ -44,6 +49,9 @@ impl PreparedSearch {
         self.body.is_page_mode()
     }
 }
+
+/// Meilisearch's search budget when `searchCutoffMs` is not set.
+pub const SEARCH_CUTOFF_MS_DEFAULT: u64 = 1_500;
 
 /// Checks `body` against `record`'s settings.
 pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch, ResponseError> {
@@ -77,6 +85,9 @@ pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch,
         .distinct
         .clone()
         .or_else(|| settings.distinct_attribute.clone());
+    let budget = settings
+        .search_cutoff_ms
+        .unwrap_or(SEARCH_CUTOFF_MS_DEFAULT);
     Ok(PreparedSearch {
         body,
         filter,
@@ -85,6 +96,7 @@ pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch,
         offset,
         limit,
         max_total_hits,
+        deadline: Instant::now().checked_add(Duration::from_millis(budget)),
     })
 }
 

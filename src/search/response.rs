@@ -18,14 +18,16 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
 use shards::filter::haversine_distance_meters;
-use shards::search::format::{FieldVisibility, FormatOptions, HitFormatter, QueryMatcher};
+use shards::search::format::{
+    FieldVisibility, FormatOptions, HitFormatter, QueryLanguages, QueryMatcher,
+};
 use shards::search::{SearchSort, details_json};
 use shards::shard::select_fields;
 
 use crate::coordinator::catalog::IndexRecord;
 use crate::coordinator::text_settings::text_settings;
 
-use super::execute::SearchOutcome;
+use super::execute::{SearchOutcome, canonical_locales};
 use super::parameters::SEARCH_LIMIT_DEFAULT;
 use super::prepare::PreparedSearch;
 use super::shard_search::ShardSearchHit;
@@ -47,7 +49,7 @@ pub fn search_result(
 ) -> Map<String, Value> {
     let body = &prepared.body;
     let total = outcome.total.min(prepared.max_total_hits as u64);
-    let writer = HitWriter::new(record, prepared, &outcome.query_words, &outcome.hits);
+    let writer = HitWriter::new(record, prepared, &outcome);
     let hits = writer.write_all(&outcome.hits, outcome.attribute_unified);
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
@@ -108,9 +110,9 @@ impl<'a> HitWriter<'a> {
     pub fn new(
         record: &'a IndexRecord,
         prepared: &'a PreparedSearch,
-        query_words: &[Vec<String>],
-        hits: &[ShardSearchHit],
+        outcome: &SearchOutcome,
     ) -> HitWriter<'a> {
+        let hits = &outcome.hits;
         let body = &prepared.body;
         let retrieve = body
             .attributes_to_retrieve
@@ -130,10 +132,15 @@ impl<'a> HitWriter<'a> {
             || !options.attributes_to_crop.is_empty()
             || options.show_matches_position;
         let matcher = formats.then(|| {
+            let languages = QueryLanguages {
+                requested: body.locales.as_deref().map(canonical_locales),
+                analysed: outcome.query_languages.clone(),
+            };
             QueryMatcher::new(
                 &text_settings(&record.settings),
                 body.q.as_deref().unwrap_or(""),
-                query_words,
+                &outcome.query_words,
+                &languages,
             )
         });
         let mut known_fields = BTreeSet::new();

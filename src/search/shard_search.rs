@@ -39,6 +39,8 @@ pub struct ShardSearchAnswer {
     pub total: u64,
     pub attribute_unified: bool,
     pub query_words: Vec<Vec<String>>,
+    /// The languages the shard analysed `q` in (ISO-639-3 codes).
+    pub query_languages: Vec<String>,
     pub facets: Option<BTreeMap<String, FieldFacetCounts>>,
 }
 
@@ -71,6 +73,7 @@ pub fn search_shard(
         total: found.total,
         attribute_unified: found.attribute_unified,
         query_words: found.query_words,
+        query_languages: found.query_languages,
         facets,
     })
 }

@@ -125,6 +125,17 @@ impl Locale {
         LOCALE_CODES[self.index].1
     }
 
+    /// The message of a query-string locale that is not accepted: every accepted code,
+    /// shortest first, alphabetically within a length.
+    pub fn unsupported_message(code: &str) -> String {
+        let mut accepted = Locale::accepted();
+        accepted.sort_by(|left, right| left.len().cmp(&right.len()).then(left.cmp(right)));
+        format!(
+            "Unsupported locale `{code}`, expected one of {}",
+            accepted.join(", ")
+        )
+    }
+
     /// Every accepted code in Meilisearch's order: all short codes, all long ones, `cmn`.
     fn accepted() -> Vec<&'static str> {
         let pairs = &LOCALE_CODES[..LANGUAGE_PAIRS];

@@ -1,5 +1,5 @@
 //! The analyzer: charabia's tokenizer configured from the text settings (stop words,
-//! separators, dictionary) as Meilisearch configures it, and the word positions Meilisearch
+//! separators, dictionary) as Meilisearch configures it, the languages of localized fields, and the word positions Meilisearch
 //! gives the words of one text.
 //!
 //! Invariants: a word's position grows by 1 after a soft separator and by
@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use charabia::{SeparatorKind, Token, TokenKind, Tokenizer, TokenizerBuilder};
 
+use super::locales::FieldLanguages;
 use super::settings::TextSettings;
 
 /// The position gap a hard separator (or a new value of the same field) makes.
@@ -33,6 +34,8 @@ pub struct Analyzer {
     /// `None` keeps charabia's default separators.
     separators: Option<Vec<String>>,
     dictionary: Option<Vec<String>>,
+    /// The `localizedAttributes` rules.
+    field_languages: FieldLanguages,
 }
 
 /// The normalized form of `text` under a default tokenizer: its word lemmas joined by spaces.
@@ -78,7 +81,13 @@ impl Analyzer {
             stop_words,
             separators,
             dictionary,
+            field_languages: FieldLanguages::new(&settings.localized_attributes),
         }
+    }
+
+    /// The languages of fields (`localizedAttributes`).
+    pub fn field_languages(&self) -> &FieldLanguages {
+        &self.field_languages
     }
 
     /// Runs `body` with the configured tokenizer.

@@ -1,6 +1,7 @@
 //! The words of one document: for every searchable leaf field, its words and their positions,
 //! walked as Meilisearch walks documents for search (nested keys joined with `.`, array
-//! elements on their array's path).
+//! elements on their array's path), each field analysed in the languages `localizedAttributes`
+//! gives it.
 //!
 //! Invariants: a field's first value starts at position 0 and each further value of the same
 //! field starts [`HARD_SEPARATOR_DISTANCE`] after the last word of the previous one; strings,
@@ -14,6 +15,7 @@ use serde_json::{Map, Value};
 use charabia::Tokenizer;
 
 use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE, positioned_words};
+use super::locales::FieldLanguages;
 use super::settings::TextSettings;
 
 /// One place a word occurs: a field id and a position in that field.
@@ -34,6 +36,7 @@ pub struct DocumentWords {
 
 struct Walker<'a, 't, F> {
     tokenizer: &'a Tokenizer<'t>,
+    field_languages: &'a FieldLanguages,
     settings: &'a TextSettings,
     field_id: F,
     /// Field id → the position the next value would continue from.
@@ -55,6 +58,7 @@ where
     analyzer.with_tokenizer(|tokenizer| {
         let mut walker = Walker {
             tokenizer,
+            field_languages: analyzer.field_languages(),
             settings,
             field_id,
             next_start: BTreeMap::new(),
@@ -108,7 +112,9 @@ impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
         if start >= FIELD_POSITIONS_MAX {
             return Ok(());
         }
-        for word in positioned_words(self.tokenizer.tokenize(text), start) {
+        let languages = self.field_languages.of_field(path);
+        let tokens = self.tokenizer.tokenize_with_allow_list(text, languages);
+        for word in positioned_words(tokens, start) {
             let position = u16::try_from(word.position).expect("positions stay below 2^16");
             self.next_start.insert(field, word.position);
             let length = self.output.field_lengths.entry(field).or_default();

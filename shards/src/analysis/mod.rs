@@ -14,6 +14,7 @@
 
 mod analyzer;
 mod document;
+mod locales;
 mod settings;
 
 pub use analyzer::{
@@ -21,6 +22,7 @@ pub use analyzer::{
     positioned_words,
 };
 pub use document::{DocumentWords, Occurrence, document_words};
+pub use locales::{FieldLanguages, LocalizedRule, languages, pattern_matches};
 pub use settings::{
     IndexKey, ONE_TYPO_WORD_CHARACTERS_MIN, ProximityPrecision, RankingRule,
     TEXT_SETTINGS_FORMAT_VERSION, TWO_TYPOS_WORD_CHARACTERS_MIN, TextSettings, TypoTolerance,

@@ -1,6 +1,6 @@
 //! The text settings of an index as one plain value: what is searchable, how text is cut into
 //! words (stop words, separators, dictionary), synonyms, typo tolerance, ranking rules,
-//! proximity precision and the distinct attribute.
+//! proximity precision, the distinct attribute and the fields' languages.
 //!
 //! Invariants: the settings are validated by the settings route before they get here (names,
 //! rule syntax, `attribute` not mixed with `attributeRank`/`wordPosition`); the stored form is
@@ -10,6 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+
+use super::locales::LocalizedRule;
 
 /// Version of the stored JSON form of [`TextSettings`].
 pub const TEXT_SETTINGS_FORMAT_VERSION: u32 = 1;
@@ -139,6 +141,9 @@ pub struct TextSettings {
     /// (`indexingTime`) or only itself (`disabled`).
     #[serde(default = "prefix_search_default")]
     pub prefix_search: bool,
+    /// `localizedAttributes`: the languages of the fields they match (see [`super::locales`]).
+    #[serde(default)]
+    pub localized_attributes: Vec<LocalizedRule>,
 }
 
 /// `prefixSearch` when a stored form predates it: `indexingTime`.
@@ -160,6 +165,7 @@ impl Default for TextSettings {
             proximity_precision: ProximityPrecision::default(),
             distinct_attribute: None,
             prefix_search: true,
+            localized_attributes: Vec::new(),
         }
     }
 }
@@ -172,6 +178,7 @@ pub struct IndexKey<'a> {
     separator_tokens: &'a BTreeSet<String>,
     non_separator_tokens: &'a BTreeSet<String>,
     dictionary: &'a BTreeSet<String>,
+    localized_attributes: &'a [LocalizedRule],
 }
 
 #[derive(Serialize, Deserialize)]
@@ -189,6 +196,7 @@ impl TextSettings {
             separator_tokens: &self.separator_tokens,
             non_separator_tokens: &self.non_separator_tokens,
             dictionary: &self.dictionary,
+            localized_attributes: &self.localized_attributes,
         }
     }
 

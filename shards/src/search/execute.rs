@@ -11,6 +11,7 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
+use charabia::Language;
 use roaring::{MultiOps, RoaringBitmap};
 
 use crate::analysis::{Analyzer, RankingRule};
@@ -21,12 +22,12 @@ use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
-    DocumentOccurrences, TermOccurrence, collect_occurrences, phrase_occurrences, searched_fields,
-    word_documents,
+    DocumentOccurrences, SearchedFields, TermOccurrence, collect_occurrences, phrase_occurrences,
+    searched_fields, word_documents,
 };
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
-use super::refine::{OccurrenceCache, Refiner};
+use super::refine::{OccurrenceCache, Refiner, Selection, is_past};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::{sort_values, sorted_documents};
 use super::steps::{Step, steps};
@@ -63,6 +64,9 @@ pub struct ShardHits {
     pub query_words: Vec<Vec<String>>,
     /// Every document matching the query (before `distinct`): what facet counts describe.
     pub matching: RoaringBitmap,
+    /// The languages `q` was analysed in (ISO-639-3 codes; empty: charabia's detection), for
+    /// the formatter to parse `q` as the shard did.
+    pub query_languages: Vec<String>,
 }
 
 /// Sort rule index → document → value, for the documents of `documents`.
@@ -102,7 +106,20 @@ impl ShardSnapshot {
     pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
         let settings = self.text_settings();
         let analyzer = Analyzer::new(settings);
-        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
+        let fields_map = self.fields_map()?;
+        let fields = searched_fields(
+            &fields_map,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let languages = query_languages(&analyzer, query, &fields_map, &fields);
+        let q = query.q.as_deref().unwrap_or("");
+        let parsed = parse_query(&analyzer, settings, q, languages.as_deref());
+        let language_codes: Vec<String> = languages
+            .iter()
+            .flatten()
+            .map(|language| language.code().to_owned())
+            .collect();
         let universe = self.universe(query, &parsed)?;
         let steps = steps(
             &settings.ranking_rules,
@@ -116,14 +133,10 @@ impl ShardSnapshot {
             let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
             hits.attribute_unified = attribute_unified;
             hits.matching = universe;
+            hits.query_languages = language_codes;
             return Ok(hits);
         }
         let read = self.read_transaction();
-        let fields = searched_fields(
-            &self.fields_map()?,
-            settings,
-            query.attributes_to_search_on.as_deref(),
-        );
         let synonyms = normalized_synonyms(&analyzer, settings);
         let dictionary = self.dictionary()?;
         let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
@@ -173,9 +186,9 @@ impl ShardSnapshot {
                 .iter()
                 .fold(RoaringBitmap::new(), |union, bucket| union | bucket);
             let needed = u64::try_from(needed).unwrap_or(u64::MAX);
-            let mut selected = RoaringBitmap::new();
+            let mut selected = Selection::default();
             for (level, bucket) in buckets.iter().enumerate() {
-                if selected.len() >= needed {
+                if selected.documents.len() >= needed {
                     break;
                 }
                 let kept = context.kept_at_level(level);
@@ -191,11 +204,17 @@ impl ShardSnapshot {
                     occurrences: OccurrenceCache::default(),
                     exact_occurrences: OccurrenceCache::default(),
                     exact_terms: OnceCell::new(),
+                    deadline: query.deadline,
                 };
-                selected |= refiner.select(bucket, needed - selected.len())?;
+                selected.extend(refiner.select(bucket, needed - selected.documents.len())?);
             }
-            let occurrences = collect_occurrences(read, &selected, &resolved, &fields)?;
-            let hits = self.rank(&context, &steps, &occurrences)?;
+            let occurrences = collect_occurrences(read, &selected.documents, &resolved, &fields)?;
+            let limits = RankLimits {
+                ranked_steps: selected.ranked_steps(),
+                deadline: None,
+                attribute_unified,
+            };
+            let hits = self.rank(&context, &steps, &occurrences, &limits)?;
             let needed = usize::try_from(needed).unwrap_or(usize::MAX);
             let mut hits = finish(
                 hits,
@@ -206,11 +225,17 @@ impl ShardSnapshot {
                 Some(total),
             );
             hits.matching = matching;
+            hits.query_languages = language_codes;
             fill_matched_words(&mut hits.hits, &resolved, &occurrences);
             return Ok(hits);
         }
         let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
-        let hits = self.rank(&context, &steps, &occurrences)?;
+        let limits = RankLimits {
+            ranked_steps: BTreeMap::new(),
+            deadline: query.deadline,
+            attribute_unified,
+        };
+        let hits = self.rank(&context, &steps, &occurrences, &limits)?;
         let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
         let distinct = self.distinct_table(query, &matching)?;
         let mut hits = finish(
@@ -222,6 +247,7 @@ impl ShardSnapshot {
             None,
         );
         hits.matching = matching;
+        hits.query_languages = language_codes;
         fill_matched_words(&mut hits.hits, &resolved, &occurrences);
         Ok(hits)
     }
@@ -232,13 +258,16 @@ impl ShardSnapshot {
     pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
         let settings = self.text_settings();
         let analyzer = Analyzer::new(settings);
-        let parsed = parse_query(&analyzer, settings, query.q.as_deref().unwrap_or(""));
-        let read = self.read_transaction();
+        let fields_map = self.fields_map()?;
         let fields = searched_fields(
-            &self.fields_map()?,
+            &fields_map,
             settings,
             query.attributes_to_search_on.as_deref(),
         );
+        let languages = query_languages(&analyzer, query, &fields_map, &fields);
+        let q = query.q.as_deref().unwrap_or("");
+        let parsed = parse_query(&analyzer, settings, q, languages.as_deref());
+        let read = self.read_transaction();
         let synonyms = normalized_synonyms(&analyzer, settings);
         let dictionary = self.dictionary()?;
         let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
@@ -265,12 +294,15 @@ impl ShardSnapshot {
         Ok(universe)
     }
 
-    /// The hits of the documents the matching strategy keeps, unordered.
+    /// The hits of the documents the matching strategy keeps, unordered. A document cut short
+    /// (by the lazy sort's deadline, or here once `limits.deadline` passed) is ranked by the
+    /// first steps only, its details ending with [`ScoreDetail::Skipped`].
     fn rank(
         &self,
         context: &RankingContext<'_>,
         steps: &[Step],
         occurrences: &DocumentOccurrences,
+        limits: &RankLimits,
     ) -> ShardResult<Vec<ShardHit>> {
         let mut kept_documents = Vec::new();
         for (document, term_occurrences) in occurrences {
@@ -285,9 +317,27 @@ impl ShardSnapshot {
         let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
         let tables = self.sort_tables(steps, &matching)?;
         let mut hits = Vec::with_capacity(kept_documents.len());
-        for (document, kept, term_occurrences) in kept_documents {
-            let details =
-                self.details(context, steps, &tables, document, &kept, term_occurrences)?;
+        let mut past_deadline = false;
+        for (index, (document, kept, term_occurrences)) in kept_documents.into_iter().enumerate() {
+            if index % DEADLINE_CHECK_DOCUMENTS == 0 && !past_deadline {
+                past_deadline = is_past(limits.deadline);
+            }
+            let ranked = if past_deadline {
+                0
+            } else {
+                limits.ranked_steps(steps, document)
+            };
+            let mut details = self.details(
+                context,
+                &steps[..ranked],
+                &tables,
+                document,
+                &kept,
+                term_occurrences,
+            )?;
+            if ranked < steps.len() {
+                details.push(ScoreDetail::Skipped);
+            }
             hits.push(ShardHit {
                 id: document,
                 score: global_score(&details),
@@ -491,6 +541,53 @@ impl ShardSnapshot {
     }
 }
 
+/// Documents ranked between two looks at the clock in the full ranking.
+const DEADLINE_CHECK_DOCUMENTS: usize = 256;
+
+/// How far [`ShardSnapshot::rank`] ranks each document.
+struct RankLimits {
+    /// Document → the number of steps that rank it, for documents the lazy sort cut short.
+    ranked_steps: BTreeMap<u32, usize>,
+    /// Past it, the documents left are not ranked at all.
+    deadline: Option<std::time::Instant>,
+    /// `attribute` is one rule: a cut never falls between its two steps.
+    attribute_unified: bool,
+}
+
+impl RankLimits {
+    fn ranked_steps(&self, steps: &[Step], document: u32) -> usize {
+        let Some(&ranked) = self.ranked_steps.get(&document) else {
+            return steps.len();
+        };
+        let splits_attribute = ranked > 0
+            && steps.get(ranked - 1) == Some(&Step::AttributeRank)
+            && steps.get(ranked) == Some(&Step::WordPosition);
+        if self.attribute_unified && splits_attribute {
+            ranked + 1
+        } else {
+            ranked
+        }
+    }
+}
+
+/// The languages `q` is analysed in: the `locales` parameter, or the locales of the searched
+/// fields of this shard (a localized field no document of this shard has does not count; with
+/// documents of one shape, every shard sees the same fields).
+fn query_languages(
+    analyzer: &Analyzer,
+    query: &SearchQuery,
+    fields_map: &BTreeMap<String, u16>,
+    searched: &SearchedFields,
+) -> Option<Vec<Language>> {
+    let paths = fields_map
+        .iter()
+        .filter(|(_, id)| searched.contains_key(id))
+        .map(|(path, _)| path.as_str());
+    analyzer
+        .field_languages()
+        .of_query(query.locales.as_deref(), paths)
+}
+
 /// The groups of terms the matching strategy drops, in order, as Meilisearch: never a phrase;
 /// `last` drops from the end, `frequency` the terms matching the most documents first (terms
 /// matching none before all, equal counts together); without a phrase the last group stays.
@@ -621,5 +718,6 @@ fn finish(
         attribute_unified,
         query_words,
         matching: RoaringBitmap::new(),
+        query_languages: Vec::new(),
     }
 }

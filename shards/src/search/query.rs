@@ -11,7 +11,7 @@
 
 use roaring::RoaringBitmap;
 
-use charabia::{SeparatorKind, TokenKind};
+use charabia::{Language, SeparatorKind, TokenKind};
 
 use crate::analysis::{Analyzer, TextSettings, WORD_BYTES_MAX};
 use crate::shard::SortRule;
@@ -64,6 +64,12 @@ pub struct SearchQuery {
     pub term_document_counts: Option<Vec<u64>>,
     /// The `distinct` parameter: overrides the `distinctAttribute` setting when set.
     pub distinct: Option<String>,
+    /// The `locales` parameter (ISO-639-3 codes): the languages `q` is analysed in. `None`
+    /// takes the locales of the searched fields' `localizedAttributes` rules.
+    pub locales: Option<Vec<String>>,
+    /// `searchCutoffMs`: past this instant the ranking stops refining and returns what it
+    /// has (see [`super::refine`]); `None` ranks fully.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// What a term is made of.
@@ -238,11 +244,17 @@ impl Parser<'_> {
     }
 }
 
-/// Parses `q` with the analyzer of the index's settings.
-pub fn parse_query(analyzer: &Analyzer, settings: &TextSettings, q: &str) -> ParsedQuery {
+/// Parses `q` with the analyzer of the index's settings, detecting its language among
+/// `languages` when given (see [`crate::analysis::FieldLanguages::of_query`]).
+pub fn parse_query(
+    analyzer: &Analyzer,
+    settings: &TextSettings,
+    q: &str,
+    languages: Option<&[Language]>,
+) -> ParsedQuery {
     analyzer.with_tokenizer(|tokenizer| {
         let tokens: Vec<_> = tokenizer
-            .tokenize(q)
+            .tokenize_with_allow_list(q, languages)
             .take(QUERY_TOKENS_MAX)
             .filter(|token| !token.lemma().is_empty())
             .collect();

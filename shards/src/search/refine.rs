@@ -7,6 +7,10 @@
 //! with bitmaps alone (see [`super::rule_bitmaps`]); proximity, exactness and sort read each
 //! document of the bucket they split, which by then is usually small.
 //!
+//! `searchCutoffMs`: once the deadline has passed, no bucket is ranked by a further step (even
+//! one that fits the page whole); its lowest ids are taken, ranked only by the steps before
+//! it, their details ending with `skipped`, as Meilisearch's degraded search gives them.
+//!
 //! Invariant: a document's sub-bucket is exactly the rank the step gives it in
 //! [`super::ranking`] (the caller computes the full details of the selected documents with
 //! those same functions), so the selection equals the first `needed` documents of the order
@@ -15,6 +19,8 @@
 //! [`super::buckets`]).
 
 use std::cell::{OnceCell, RefCell};
+use std::collections::BTreeMap;
+use std::time::Instant;
 
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
@@ -46,6 +52,38 @@ pub struct Refiner<'a> {
     pub exact_terms: OnceCell<Vec<ResolvedTerm>>,
     /// Occurrences of the exact alternatives only (all exactness looks at), already read.
     pub exact_occurrences: OccurrenceCache,
+    /// `searchCutoffMs`: once past, no bucket is split any more.
+    pub deadline: Option<Instant>,
+}
+
+/// The documents a refinement selected.
+#[derive(Debug, Default)]
+pub struct Selection {
+    pub documents: RoaringBitmap,
+    /// Documents taken by lowest id because the deadline passed before the step at this
+    /// index split their bucket: only the steps before it rank them.
+    pub cut: Vec<(RoaringBitmap, usize)>,
+}
+
+impl Selection {
+    /// Adds the documents of `other`.
+    pub fn extend(&mut self, other: Selection) {
+        self.documents |= other.documents;
+        self.cut.extend(other.cut);
+    }
+
+    /// Document → the number of steps that rank it, for the documents cut short.
+    pub fn ranked_steps(&self) -> BTreeMap<u32, usize> {
+        self.cut
+            .iter()
+            .flat_map(|(documents, steps)| documents.iter().map(move |id| (id, *steps)))
+            .collect()
+    }
+}
+
+/// Whether `deadline` has passed.
+pub fn is_past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|deadline| Instant::now() >= deadline)
 }
 
 /// A sub-bucket of a split, best first.
@@ -54,6 +92,18 @@ enum SubBucket {
     Ready(RoaringBitmap),
     /// Documents ranked after the ready sub-buckets before it, not split by the step yet.
     Unsplit(RoaringBitmap),
+}
+
+impl Selection {
+    /// Takes the lowest ids of `bucket` up to `needed` documents in all, ranked by the steps
+    /// before `step` only.
+    fn cut_at(&mut self, bucket: &RoaringBitmap, step: usize, needed: u64) {
+        let remaining = needed.saturating_sub(self.documents.len());
+        let lowest = usize::try_from(remaining).unwrap_or(usize::MAX);
+        let taken: RoaringBitmap = bucket.iter().take(lowest).collect();
+        self.documents |= &taken;
+        self.cut.push((taken, step));
+    }
 }
 
 /// Occurrences read so far for some documents.
@@ -103,10 +153,15 @@ pub fn exact_terms(resolved: &[ResolvedTerm]) -> Vec<ResolvedTerm> {
 
 impl Refiner<'_> {
     /// The documents of `bucket` among its first `needed` (all of them when it has fewer).
-    pub fn select(&self, bucket: &RoaringBitmap, needed: u64) -> ShardResult<RoaringBitmap> {
-        let mut selected = RoaringBitmap::new();
+    /// Past the deadline, a bucket still too large is not split: its lowest ids are taken.
+    pub fn select(&self, bucket: &RoaringBitmap, needed: u64) -> ShardResult<Selection> {
+        let mut selected = Selection::default();
+        if is_past(self.deadline) {
+            selected.cut_at(bucket, 0, needed);
+            return Ok(selected);
+        }
         if bucket.len() <= needed {
-            selected |= bucket;
+            selected.documents |= bucket;
             return Ok(selected);
         }
         let costs = BucketCosts::compute(
@@ -126,20 +181,24 @@ impl Refiner<'_> {
         bucket: RoaringBitmap,
         step: usize,
         costs: &BucketCosts<'_>,
-        selected: &mut RoaringBitmap,
+        selected: &mut Selection,
         needed: u64,
     ) -> ShardResult<()> {
-        let remaining = needed.saturating_sub(selected.len());
+        let remaining = needed.saturating_sub(selected.documents.len());
         if remaining == 0 || bucket.is_empty() {
             return Ok(());
         }
+        if step < self.steps.len() && is_past(self.deadline) {
+            selected.cut_at(&bucket, step, needed);
+            return Ok(());
+        }
         if bucket.len() <= remaining {
-            *selected |= bucket;
+            selected.documents |= bucket;
             return Ok(());
         }
         let Some(current) = self.steps.get(step) else {
             let lowest = usize::try_from(remaining).unwrap_or(usize::MAX);
-            selected.extend(bucket.iter().take(lowest));
+            selected.documents.extend(bucket.iter().take(lowest));
             return Ok(());
         };
         for sub_bucket in self.split(&bucket, current, costs)? {
@@ -150,7 +209,7 @@ impl Refiner<'_> {
             };
             for ready in ready {
                 self.refine(ready, step + 1, costs, selected, needed)?;
-                if selected.len() >= needed {
+                if selected.documents.len() >= needed {
                     return Ok(());
                 }
             }

@@ -116,6 +116,8 @@ pub enum ScoreDetail {
         rule: GeoSort,
         value: Option<[f64; 2]>,
     },
+    /// The rules from here on did not rank the document: `searchCutoffMs` passed first.
+    Skipped,
 }
 
 impl ScoreDetail {
@@ -148,6 +150,11 @@ impl ScoreDetail {
                 max_rank: max_matching_words + 1,
             }),
             ScoreDetail::Sort { .. } | ScoreDetail::GeoSort { .. } => None,
+            // The lowest rank: below every document the rule did rank.
+            ScoreDetail::Skipped => Some(Rank {
+                rank: 0,
+                max_rank: 1,
+            }),
         }
     }
 }
@@ -337,6 +344,9 @@ pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<Str
                         "distance": distance(rule.point, *value),
                     }),
                 );
+            }
+            ScoreDetail::Skipped => {
+                map.insert("skipped".into(), json!({"order": order}));
             }
         }
         order += 1;

@@ -88,7 +88,10 @@ impl HitFormatter<'_> {
         let wants_matches =
             !self.matcher.is_empty() && (positions.is_some() || format.needs_tokens());
         let tokens: Vec<Token<'_>> = if wants_matches || format.needs_tokens() {
-            self.tokenizer.tokenize(text).collect()
+            let languages = self.matcher.text_languages(path);
+            self.tokenizer
+                .tokenize_with_allow_list(text, languages)
+                .collect()
         } else {
             Vec::new()
         };

@@ -15,9 +15,9 @@
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
-use charabia::{Token, TokenKind};
+use charabia::{Language, Token, TokenKind};
 
-use crate::analysis::{Analyzer, TextSettings};
+use crate::analysis::{Analyzer, FieldLanguages, TextSettings};
 use crate::search::{ParsedQuery, TermKind, parse_query};
 
 /// Most adjacent query words joined into one n-gram word (as the shard's n-grams).
@@ -54,6 +54,15 @@ struct PhrasePattern {
     ids: TermIds,
 }
 
+/// The languages of one search's texts (ISO-639-3 codes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryLanguages {
+    /// The `locales` parameter, as given to the search.
+    pub requested: Option<Vec<String>>,
+    /// The languages the shards analysed `q` in (empty: charabia's detection).
+    pub analysed: Vec<String>,
+}
+
 /// The query's last word, matched as a prefix.
 #[derive(Debug, Clone)]
 struct PrefixTerm {
@@ -76,17 +85,43 @@ pub struct QueryMatcher {
     pub(super) separators: Option<Vec<String>>,
     /// Dictionary words of the index (`None`: none).
     pub(super) dictionary: Option<Vec<String>>,
+    /// The request's `locales` (non-empty), which every field is tokenized in when given.
+    pub(super) explicit_languages: Option<Vec<Language>>,
+    /// The `localizedAttributes` rules: the languages of each field otherwise.
+    pub(super) field_languages: FieldLanguages,
 }
 
 impl QueryMatcher {
     /// Parses `q` with the index's analyzer and takes, per query term (in the order
     /// [`parse_query`] gives them, as `ShardHits::query_words`), every dictionary word the
     /// term may match. When `words_per_term` does not have one entry per term, each word term
-    /// matches only its own word.
-    pub fn new(settings: &TextSettings, q: &str, words_per_term: &[Vec<String>]) -> QueryMatcher {
+    /// matches only its own word. `languages` says how `q` is analysed and texts tokenized:
+    /// the request's `locales`, and the languages the shards analysed `q` in.
+    pub fn new(
+        settings: &TextSettings,
+        q: &str,
+        words_per_term: &[Vec<String>],
+        languages: &QueryLanguages,
+    ) -> QueryMatcher {
         let analyzer = Analyzer::new(settings);
-        let parsed = parse_query(&analyzer, settings, q);
-        QueryMatcher::from_parsed(settings, &parsed, words_per_term)
+        let query_languages = (!languages.analysed.is_empty())
+            .then(|| crate::analysis::languages(&languages.analysed));
+        let parsed = parse_query(&analyzer, settings, q, query_languages.as_deref());
+        let mut matcher = QueryMatcher::from_parsed(settings, &parsed, words_per_term);
+        matcher.explicit_languages = languages
+            .requested
+            .as_deref()
+            .map(crate::analysis::languages)
+            .filter(|found| !found.is_empty());
+        matcher
+    }
+
+    /// The languages the text at `path` is tokenized in: the request's `locales`, else the
+    /// field's `localizedAttributes` locales, else charabia's detection (`None`).
+    pub(super) fn text_languages(&self, path: &str) -> Option<&[Language]> {
+        self.explicit_languages
+            .as_deref()
+            .or_else(|| self.field_languages.of_field(path))
     }
 
     /// As [`QueryMatcher::new`] for an already parsed query.
@@ -102,6 +137,8 @@ impl QueryMatcher {
             separators: formatting_separators(settings),
             dictionary: (!settings.dictionary.is_empty())
                 .then(|| settings.dictionary.iter().cloned().collect()),
+            explicit_languages: None,
+            field_languages: FieldLanguages::new(&settings.localized_attributes),
         };
         let aligned = words_per_term.len() == parsed.terms.len();
         let ngram_words = if aligned {

@@ -39,7 +39,7 @@ mod tests;
 use charabia::{Tokenizer, TokenizerBuilder};
 use serde_json::{Map, Value};
 
-pub use matcher::{Match, QueryMatcher, TermIds};
+pub use matcher::{Match, QueryLanguages, QueryMatcher, TermIds};
 
 use document::{Positions, is_selected, retrieved_selectors, select};
 use plan::FormatPlan;

@@ -46,7 +46,12 @@ fn formatted(
     document: Value,
     options: &FormatOptions,
 ) -> Value {
-    let matcher = QueryMatcher::new(&TextSettings::default(), q, words_per_term);
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        q,
+        words_per_term,
+        &QueryLanguages::default(),
+    );
     let document = object(document);
     let hit = format_hit(&matcher, &document, &document, &all_fields(), options);
     Value::Object(hit.formatted.expect("something is formatted"))
@@ -58,7 +63,12 @@ fn positions(
     document: Value,
     displayed: Option<&[String]>,
 ) -> Value {
-    let matcher = QueryMatcher::new(&TextSettings::default(), q, words_per_term);
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        q,
+        words_per_term,
+        &QueryLanguages::default(),
+    );
     let document = object(document);
     let options = FormatOptions {
         show_matches_position: true,
@@ -310,7 +320,12 @@ fn highlighting_an_ancestor_highlights_its_leaves() {
 
 #[test]
 fn formatted_holds_retrieved_and_highlighted_attributes_in_document_order() {
-    let matcher = QueryMatcher::new(&TextSettings::default(), "lord", &words(&[&["lord"]]));
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        "lord",
+        &words(&[&["lord"]]),
+        &QueryLanguages::default(),
+    );
     let document = object(json!({"id": 1, "title": "Lord", "overview": "a lord", "year": 1954}));
     let retrieved = object(json!({"id": 1, "year": 1954}));
     let hit = format_hit(
@@ -335,7 +350,12 @@ fn formatted_holds_retrieved_and_highlighted_attributes_in_document_order() {
 
 #[test]
 fn formatted_keeps_only_the_retrieved_part_of_a_nested_object() {
-    let matcher = QueryMatcher::new(&TextSettings::default(), "x", &words(&[&["x"]]));
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        "x",
+        &words(&[&["x"]]),
+        &QueryLanguages::default(),
+    );
     let document = object(json!({"id": 1, "doggo": {"name": "rex", "age": 3}}));
     let retrieved = object(json!({"doggo": {"name": "rex"}}));
     let hit = format_hit(
@@ -353,7 +373,12 @@ fn formatted_keeps_only_the_retrieved_part_of_a_nested_object() {
 
 #[test]
 fn no_formatted_without_a_highlighted_or_cropped_known_attribute() {
-    let matcher = QueryMatcher::new(&TextSettings::default(), "lord", &words(&[&["lord"]]));
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        "lord",
+        &words(&[&["lord"]]),
+        &QueryLanguages::default(),
+    );
     let document = object(json!({"title": "Lord"}));
     let hit = format_hit(
         &matcher,
@@ -381,7 +406,12 @@ fn no_formatted_without_a_highlighted_or_cropped_known_attribute() {
 #[test]
 fn attributes_not_displayed_are_neither_formatted_nor_positioned() {
     let displayed = vec!["title".to_owned()];
-    let matcher = QueryMatcher::new(&TextSettings::default(), "lord", &words(&[&["lord"]]));
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        "lord",
+        &words(&[&["lord"]]),
+        &QueryLanguages::default(),
+    );
     let document = object(json!({"title": "Lord", "secret": "lord"}));
     let retrieved = object(json!({"title": "Lord"}));
     let fields = FieldVisibility {
@@ -491,6 +521,7 @@ fn phrase_with_a_stop_word_is_not_highlighted_as_in_meilisearch() {
         &settings,
         "\"lord the rings\" lord",
         &words(&[&["lord", "rings"], &["lord"]]),
+        &QueryLanguages::default(),
     );
     let document = object(json!({"title": "lord the rings"}));
     let hit = format_hit(
@@ -555,7 +586,12 @@ fn placeholder_search_crops_without_highlighting() {
 
 #[test]
 fn one_formatter_serves_many_hits() {
-    let matcher = QueryMatcher::new(&TextSettings::default(), "lord", &words(&[&["lord"]]));
+    let matcher = QueryMatcher::new(
+        &TextSettings::default(),
+        "lord",
+        &words(&[&["lord"]]),
+        &QueryLanguages::default(),
+    );
     let documents = [
         object(json!({"title": "Lord"})),
         object(json!({"title": "no match"})),
