@@ -244,14 +244,12 @@ pub struct Config {
     pub experimental_enable_logs_route: bool,
     /// `HUMAN` or `JSON` logs on stderr.
     pub experimental_logs_mode: LogMode,
-    /// Searches waiting before 503 (default 1000). Accepted; takes effect when the search
-    /// queue lands.
+    /// Searches waiting before 503 (default 1000), shared out between the cores (see
+    /// [`crate::search::queue`]).
     pub experimental_search_queue_size: usize,
-    /// Seconds after which a waiting search is dropped (default 60). Accepted; takes effect
-    /// when the search queue lands.
+    /// Seconds after which a waiting search is refused instead of run (default 60).
     pub experimental_drop_search_after: NonZeroUsize,
-    /// Concurrent searches per core (default 4). Accepted; takes effect when the search queue
-    /// lands.
+    /// Searches one core runs at once (default 4).
     pub experimental_nb_searches_per_core: NonZeroUsize,
     /// Accepted; takes effect when database upgrades land.
     pub experimental_dumpless_upgrade: bool,

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::time::Duration;
 
 use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
@@ -33,6 +34,7 @@ use crate::routes::{Router, Services};
 use crate::runtime::mesh::{self, MeshSetup};
 use crate::runtime::shutdown::ShutdownFlag;
 use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions};
+use crate::search::queue::{SearchQueue, SearchQueueLimits};
 
 /// What every core is started with; cloned into each executor.
 #[derive(Clone)]
@@ -54,6 +56,7 @@ struct CoreSettings {
     /// The tasks of the batch a crash interrupted, run again first.
     interrupted: Vec<Task>,
     scheduler: SchedulerOptions,
+    search_queue: SearchQueueLimits,
 }
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
@@ -97,6 +100,14 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
             max_number_of_tasks: MAX_NUMBER_OF_TASKS,
             shards_per_index: u32::try_from(config.shards_per_index.max(1))
                 .map_err(|_| "--shards-per-index is too large".to_owned())?,
+        },
+        search_queue: SearchQueueLimits {
+            queue_size: config.experimental_search_queue_size,
+            cores: config.cores,
+            searches_per_core: config.experimental_nb_searches_per_core.get(),
+            drop_after: Duration::from_secs(
+                u64::try_from(config.experimental_drop_search_after.get()).unwrap_or(u64::MAX),
+            ),
         },
     };
     let options = RuntimeOptions {
@@ -183,6 +194,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         control,
         coordinator,
         production: settings.production,
+        search_queue: SearchQueue::new(settings.search_queue),
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)

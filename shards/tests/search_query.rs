@@ -83,6 +83,7 @@ fn query_parsing_finds_phrases_negations_and_the_prefix() {
         &analyzer,
         &settings,
         "big \"red fox\" -cat -\"dog house\" jum",
+        None,
     );
     assert_eq!(parsed.negative_words, ["cat"]);
     assert_eq!(
@@ -98,7 +99,7 @@ fn query_parsing_finds_phrases_negations_and_the_prefix() {
         matches!(&parsed.terms[2].kind, TermKind::Word { word, is_prefix: true, .. } if word == "jum")
     );
     // A trailing space ends the prefix.
-    let parsed = parse_query(&analyzer, &settings, "jum ");
+    let parsed = parse_query(&analyzer, &settings, "jum ", None);
     assert!(matches!(
         &parsed.terms[0].kind,
         TermKind::Word {
@@ -107,7 +108,7 @@ fn query_parsing_finds_phrases_negations_and_the_prefix() {
         }
     ));
     // A dash inside a word is no negation.
-    let parsed = parse_query(&analyzer, &settings, "t-shirt");
+    let parsed = parse_query(&analyzer, &settings, "t-shirt", None);
     assert!(parsed.negative_words.is_empty());
 }
 

@@ -31,6 +31,8 @@ pub struct Services {
     pub control: Rc<ControlPlane>,
     pub coordinator: Rc<crate::coordinator::Coordinator>,
     pub production: bool,
+    /// The searches this core runs and holds waiting.
+    pub search_queue: Rc<crate::search::queue::SearchQueue>,
 }
 
 /// Answers every request of one core.

@@ -1,6 +1,8 @@
 //! `POST` and `GET /indexes/{index_uid}/search`, `POST /multi-search` and
 //! `POST /indexes/{index_uid}/facet-search`.
 //!
+//! Each search, facet search and multi-search runs under a permit of the core's
+//! [`crate::search::queue::SearchQueue`] (503 `too_many_search_requests` when it is full).
 //! Both forms decode into one [`SearchBody`]; a tenant token's filter for the index is AND-ed
 //! with the query's filter before the search is checked and run (see [`crate::search`]).
 
@@ -52,6 +54,7 @@ async fn search(
     body: SearchBody,
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
+    let _permit = services.search_queue.permit().await?;
     let result = search_index(services, index_uid, body, context).await?;
     Ok(json(200, &Value::Object(result)))
 }
@@ -100,6 +103,8 @@ pub async fn multi_search_post(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let body = decode_body(body::json_value(request)?)?;
+    // One permit for the whole multi-search, as Meilisearch takes.
+    let _permit = services.search_queue.permit().await?;
     let result = multi_search(services, body, context).await?;
     Ok(json(200, &Value::Object(result)))
 }
@@ -113,6 +118,7 @@ pub async fn facet_search_post(
 ) -> Result<Response, ResponseError> {
     let body = body::json::<FacetSearchBody, JsonError>(request)?;
     let record = services.coordinator.index(index_uid)?;
+    let _permit = services.search_queue.permit().await?;
     let tenant_filter = context
         .index_search_rules(index_uid)
         .and_then(|rules| rules.filter);

@@ -14,6 +14,7 @@ pub mod facets;
 pub mod multi;
 pub mod parameters;
 pub mod prepare;
+pub mod queue;
 pub mod response;
 pub mod shard_search;
 pub mod sort_member;

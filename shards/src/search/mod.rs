@@ -42,8 +42,13 @@
 //! - the full evaluation (every matching document ranked) still serves `distinct`,
 //!   `attributesToSearchOn`, attributes with typos disabled, and rules that put `words`
 //!   after another rule;
-//! - localized attributes (`localizedAttributes`) and `rankingScoreThreshold` are not handled
-//!   here (the threshold is applied by the server after merging);
+//! - `rankingScoreThreshold` is not handled here (the server applies it after merging);
+//! - without `locales`, a query is analysed in the languages of the localized fields this
+//!   shard has (Meilisearch takes the index's fields: they differ only when a localized field
+//!   exists in some shards and not in others);
+//! - past `searchCutoffMs` ([`SearchQuery::deadline`]) the documents not ranked yet are taken
+//!   by lowest internal id; which ones differ from Meilisearch's (other ids, and a deadline
+//!   looked at between steps, not inside one), their details end with `skipped` as its do;
 //! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
 mod buckets;

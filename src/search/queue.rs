@@ -1,0 +1,247 @@
+//! The search queue: how many searches one core runs at once, how many wait, and which wait
+//! no more (503 `too_many_search_requests`).
+//!
+//! Meilisearch keeps one queue for the process: `cores × --experimental-nb-searches-per-core`
+//! searches run, up to `--experimental-search-queue-size` wait, a search arriving at a full
+//! queue evicts a random waiting one (which gets the 503), a finished search hands its permit
+//! to a random waiting one, and a search that waited longer than
+//! `--experimental-drop-search-after` seconds is refused instead of run. Here every core has
+//! its own queue (shared nothing: no permit crosses cores): it runs
+//! `--experimental-nb-searches-per-core` searches, so the process runs as many as
+//! Meilisearch's, and holds its share of the waiting room (the queue size divided by the
+//! cores, rounded up; 0 stays 0). The 503's message names the configured queue size, as
+//! Meilisearch's does.
+//!
+//! Invariants: `running <= parallelism`; a waiter is in `waiting` until it is handed a permit
+//! or evicted, never both; a [`SearchPermit`] gives its slot back when dropped, so an error or
+//! a cancelled request never leaks a slot.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use futures_channel::oneshot;
+
+use crate::errors::ResponseError;
+
+/// What the queue of one core is sized by.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchQueueLimits {
+    /// `--experimental-search-queue-size`: the process's waiting room (named in the 503).
+    pub queue_size: usize,
+    /// Cores sharing the waiting room.
+    pub cores: usize,
+    /// `--experimental-nb-searches-per-core`.
+    pub searches_per_core: usize,
+    /// `--experimental-drop-search-after`.
+    pub drop_after: Duration,
+}
+
+/// One core's search queue.
+pub struct SearchQueue {
+    limits: SearchQueueLimits,
+    /// Waiting searches this core holds at most.
+    capacity: usize,
+    running: Cell<usize>,
+    waiting: RefCell<Vec<oneshot::Sender<SearchPermit>>>,
+    /// Picks the waiter to evict or to run next.
+    random: Cell<u64>,
+}
+
+/// The right to run one search; its slot is given back when dropped (also when it is
+/// dropped inside the channel of a waiter that went away).
+pub struct SearchPermit {
+    queue: Rc<SearchQueue>,
+    /// `false` only for a permit a waiter could not take, whose slot moves on instead.
+    holds_slot: bool,
+}
+
+impl SearchPermit {
+    fn new(queue: Rc<SearchQueue>) -> SearchPermit {
+        SearchPermit {
+            queue,
+            holds_slot: true,
+        }
+    }
+}
+
+impl SearchQueue {
+    pub fn new(limits: SearchQueueLimits) -> Rc<SearchQueue> {
+        let cores = limits.cores.max(1);
+        Rc::new(SearchQueue {
+            limits,
+            capacity: limits.queue_size.div_ceil(cores),
+            running: Cell::new(0),
+            waiting: RefCell::new(Vec::new()),
+            random: Cell::new(0x9e37_79b9_7f4a_7c15),
+        })
+    }
+
+    /// Searches running on this core.
+    pub fn running(&self) -> usize {
+        self.running.get()
+    }
+
+    /// Searches waiting on this core.
+    pub fn waiting(&self) -> usize {
+        self.waiting.borrow().len()
+    }
+
+    /// Waits for a permit; a 503 when the queue is full, when this search was evicted by a
+    /// newer one, or when it waited longer than the drop delay.
+    pub async fn permit(self: &Rc<Self>) -> Result<SearchPermit, ResponseError> {
+        if self.running.get() < self.parallelism() && self.waiting.borrow().is_empty() {
+            self.running.set(self.running.get() + 1);
+            return Ok(SearchPermit::new(self.clone()));
+        }
+        if self.capacity == 0 {
+            return Err(self.refusal());
+        }
+        let arrived = Instant::now();
+        let (sender, receiver) = oneshot::channel();
+        {
+            let mut waiting = self.waiting.borrow_mut();
+            if waiting.len() >= self.capacity {
+                // Dropping the evicted sender wakes its search with the refusal.
+                let evicted = self.next_index(waiting.len());
+                waiting.swap_remove(evicted);
+            }
+            waiting.push(sender);
+        }
+        // The slot was handed over by the finished search: `running` already counts it.
+        let permit = receiver.await.map_err(|_| self.refusal())?;
+        if arrived.elapsed() > self.limits.drop_after {
+            return Err(self.refusal());
+        }
+        Ok(permit)
+    }
+
+    fn parallelism(&self) -> usize {
+        self.limits.searches_per_core.max(1)
+    }
+
+    fn refusal(&self) -> ResponseError {
+        ResponseError::too_many_search_requests(self.limits.queue_size)
+    }
+
+    /// A pseudo-random index below `length` (xorshift; fairness, not security).
+    fn next_index(&self, length: usize) -> usize {
+        let mut state = self.random.get();
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        self.random.set(state);
+        usize::try_from(state % u64::try_from(length.max(1)).unwrap_or(u64::MAX)).unwrap_or(0)
+    }
+
+    /// Gives a finished search's slot to a random waiter still listening, or frees it.
+    fn release(self: &Rc<Self>) {
+        loop {
+            let next = {
+                let mut waiting = self.waiting.borrow_mut();
+                if waiting.is_empty() {
+                    None
+                } else {
+                    let chosen = self.next_index(waiting.len());
+                    Some(waiting.swap_remove(chosen))
+                }
+            };
+            match next {
+                // The slot moves to the waiter: `running` is unchanged.
+                Some(waiter) => match waiter.send(SearchPermit::new(self.clone())) {
+                    Ok(()) => return,
+                    Err(mut refused) => refused.holds_slot = false,
+                },
+                None => {
+                    self.running.set(self.running.get().saturating_sub(1));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for SearchPermit {
+    fn drop(&mut self) {
+        if self.holds_slot {
+            self.queue.release();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(queue_size: usize, searches_per_core: usize) -> Rc<SearchQueue> {
+        SearchQueue::new(SearchQueueLimits {
+            queue_size,
+            cores: 1,
+            searches_per_core,
+            drop_after: Duration::from_secs(60),
+        })
+    }
+
+    fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+        futures_lite::future::block_on(future)
+    }
+
+    #[test]
+    fn searches_beyond_the_parallelism_wait_and_run_when_a_slot_frees() {
+        let queue = queue(10, 1);
+        let first = block_on(queue.permit()).expect("a free slot is granted");
+        assert_eq!(queue.running(), 1);
+        let mut second = Box::pin(queue.permit());
+        assert!(
+            futures_lite::future::block_on(futures_lite::future::poll_once(&mut second)).is_none()
+        );
+        assert_eq!(queue.waiting(), 1);
+        drop(first);
+        assert_eq!(queue.waiting(), 0);
+        let second = block_on(second).expect("the freed slot is handed over");
+        assert_eq!(queue.running(), 1);
+        drop(second);
+        assert_eq!(queue.running(), 0);
+    }
+
+    #[test]
+    fn a_full_queue_evicts_a_waiter_with_the_meilisearch_refusal() {
+        let queue = queue(1, 1);
+        let _running = block_on(queue.permit()).expect("a free slot is granted");
+        let mut first = Box::pin(queue.permit());
+        assert!(block_on(futures_lite::future::poll_once(&mut first)).is_none());
+        let mut second = Box::pin(queue.permit());
+        assert!(block_on(futures_lite::future::poll_once(&mut second)).is_none());
+        // The only waiting place went to the newer search; the older one is refused.
+        let refused = block_on(first)
+            .err()
+            .expect("the evicted search is refused");
+        assert_eq!(refused.status(), 503);
+        assert_eq!(
+            refused.message,
+            "Too many search requests running at the same time: 1. Retry after 10s."
+        );
+        assert_eq!(queue.waiting(), 1);
+    }
+
+    #[test]
+    fn without_a_waiting_room_a_busy_core_refuses_at_once() {
+        let queue = queue(0, 2);
+        let _first = block_on(queue.permit()).expect("a free slot is granted");
+        let _second = block_on(queue.permit()).expect("a free slot is granted");
+        assert!(block_on(queue.permit()).is_err());
+        assert_eq!(queue.running(), 2);
+    }
+
+    #[test]
+    fn a_waiter_that_went_away_does_not_keep_the_slot() {
+        let queue = queue(10, 1);
+        let first = block_on(queue.permit()).expect("a free slot is granted");
+        let mut abandoned = Box::pin(queue.permit());
+        assert!(block_on(futures_lite::future::poll_once(&mut abandoned)).is_none());
+        drop(abandoned);
+        drop(first);
+        assert_eq!(queue.running(), 0);
+        assert_eq!(queue.waiting(), 0);
+    }
+}
