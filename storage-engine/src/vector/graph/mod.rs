@@ -16,6 +16,7 @@
 
 pub mod check;
 pub mod delete;
+pub mod dense;
 pub mod insert;
 pub mod memory;
 pub mod reachability;

@@ -21,7 +21,6 @@ use crate::vector::parameters::GraphParameters;
 use crate::vector::records::RecordStore;
 use crate::vector::space::Space;
 use roaring::RoaringBitmap;
-use std::collections::VecDeque;
 
 /// Repair rounds per layer before giving up (each round reattaches every orphan found).
 pub const REACHABILITY_REPAIR_ROUNDS_MAX: usize = 64;
@@ -38,6 +37,7 @@ pub fn ensure_reachable<L: LinksMut, R: RecordStore>(
         return Ok(0);
     };
     let nodes = links.nodes()?;
+    let record_bound = nodes.last().map_or(0, |(record, _)| record + 1);
     let mut attachments = 0;
     for layer in (0..=entry_point.level).rev() {
         let layer_nodes: Vec<u32> = nodes
@@ -47,7 +47,7 @@ pub fn ensure_reachable<L: LinksMut, R: RecordStore>(
             .collect();
         let mut rounds = 0;
         loop {
-            let reached = reachable_from(links, entry_point.record, layer)?;
+            let reached = reachable_from(links, entry_point.record, layer, record_bound)?;
             let orphans: Vec<u32> = layer_nodes
                 .iter()
                 .copied()
@@ -81,21 +81,74 @@ pub fn ensure_reachable<L: LinksMut, R: RecordStore>(
     Ok(attachments)
 }
 
-/// Records reachable from `start` on `layer`.
+/// A set of record numbers as a growable bitset: one bit per record, O(1) insert and test
+/// without hashing (a breadth-first walk marks every node of a layer).
+#[derive(Debug, Clone, Default)]
+pub struct ReachedSet {
+    words: Vec<u64>,
+    count: usize,
+}
+
+impl ReachedSet {
+    /// An empty set with room for records `0..record_bound`.
+    pub fn with_bound(record_bound: u32) -> Self {
+        Self {
+            words: vec![0; (record_bound as usize).div_ceil(64)],
+            count: 0,
+        }
+    }
+
+    /// Adds `record`; whether it was new.
+    #[inline]
+    pub fn insert(&mut self, record: u32) -> bool {
+        let word = record as usize / 64;
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        let bit = 1_u64 << (record % 64);
+        let new = self.words[word] & bit == 0;
+        self.words[word] |= bit;
+        self.count += usize::from(new);
+        new
+    }
+
+    /// Whether `record` is in the set.
+    #[inline]
+    pub fn contains(&self, record: u32) -> bool {
+        self.words
+            .get(record as usize / 64)
+            .is_some_and(|word| word & (1_u64 << (record % 64)) != 0)
+    }
+
+    /// Records in the set.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Records reachable from `start` on `layer` (breadth first, one list read per node reached).
 pub fn reachable_from<L: Links>(
     links: &L,
     start: u32,
     layer: u8,
-) -> Result<RoaringBitmap, VectorError> {
-    let mut reached = RoaringBitmap::new();
-    let mut queue = VecDeque::from([start]);
+    record_bound: u32,
+) -> Result<ReachedSet, VectorError> {
+    let mut reached = ReachedSet::with_bound(record_bound);
+    let mut queue = vec![start];
     reached.insert(start);
     let mut list = Vec::new();
-    while let Some(record) = queue.pop_front() {
+    let mut next = 0;
+    while let Some(&record) = queue.get(next) {
+        next += 1;
         links.neighbours(record, layer, &mut list)?;
         for &neighbour in &list {
             if reached.insert(neighbour) {
-                queue.push_back(neighbour);
+                queue.push(neighbour);
             }
         }
     }

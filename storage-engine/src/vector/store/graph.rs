@@ -1,7 +1,8 @@
 //! A persisted graph: one per embedder, any number per page store file, each named.
 //!
-//! A graph named `N` keeps three trees in the page store — `vector.N.nodes` (record number
-//! BE -> node links, see `node_codec`), `vector.N.ids` (internal id BE -> record LE) and
+//! A graph named `N` keeps four trees in the page store — `vector.N.nodes` (record number
+//! BE -> node links, see `node_codec`), `vector.N.ids` (internal id BE -> record LE),
+//! `vector.N.records` (record -> internal id in chunks, see `record_ids`) and
 //! `vector.N.meta` (`state`, `live`, `buffer`, see `metadata`) — and one or two vector files
 //! beside it: `<hex N>.vectors` (full-precision floats) and, with binary quantization,
 //! `<hex N>.codes` (the 1-bit codes the graph navigates).
@@ -10,6 +11,12 @@
 //! (`GraphReader`) work on read snapshots and never wait for it: the trees are copy-on-write
 //! and the vector files append-only (see `vector_file`).
 //!
+//! The writer works on a dense in-memory copy of the nodes (`graph::dense`), loaded from the
+//! node tree at its first merge or delete and kept until it ends: searches during a merge read
+//! links by index, and each operation writes only the nodes it changed back to the tree, once,
+//! before returning — so the tree (what commits) always holds the writer's whole state between
+//! operations, and a crash or abort simply loses the in-memory copy.
+//!
 //! Invariants: `live` holds exactly the keys of the ids tree; every live record is either in
 //! `buffer` (inserted, searched by brute force) or a node of the graph; the committed record
 //! count covers every record any committed tree names, and those records are durable before
@@ -17,13 +24,15 @@
 
 use super::full_vectors::{FileVectors, GraphVectors};
 use super::metadata::{GraphState, decode_state, encode_state};
-use super::tree_links::{ReadLinks, WriteLinks};
+use super::record_ids::{RecordIdCache, append_record_id};
+use super::tree_links::{ReadLinks, flush_dense, load_dense};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
 use super::vector_file::VectorFile;
 use crate::io::PageIo;
 use crate::vector::error::VectorError;
 use crate::vector::graph::check::check_graph;
 use crate::vector::graph::delete::delete_nodes;
+use crate::vector::graph::dense::DenseLinks;
 use crate::vector::graph::insert::{insert_node, random_level};
 use crate::vector::graph::reachability::ensure_reachable;
 use crate::vector::graph::visited::SearchScratch;
@@ -70,6 +79,7 @@ pub struct Graph {
     navigation: VectorFile,
     full: Option<VectorFile>,
     prefetched_bytes: u64,
+    record_ids: RecordIdCache,
 }
 
 fn tree_name(name: &str, part: &str) -> String {
@@ -200,6 +210,7 @@ impl Graph {
         };
         trees.open_write(&tree_name(name, "nodes"))?;
         trees.open_write(&tree_name(name, "ids"))?;
+        trees.open_write(&tree_name(name, "records"))?;
         let graph = Self::from_backends(name, parameters, backends)?;
         graph.ensure_files(state.record_count)?;
         Ok(graph)
@@ -261,6 +272,7 @@ impl Graph {
             navigation,
             full,
             prefetched_bytes: 0,
+            record_ids: RecordIdCache::new(),
         })
     }
 
@@ -284,6 +296,12 @@ impl Graph {
             })?;
             std::hint::black_box(checksum);
         }
+        let records = self.navigation.records(record_count);
+        let map = trees.open_read(&tree_name(&self.name, "records"))?;
+        let ids = self
+            .record_ids
+            .ids_up_to(map.as_deref(), &records, record_count)?;
+        bytes += size_of_val(ids.as_slice()) as u64;
         Ok(bytes + self.navigation.prefetch(record_count))
     }
 
@@ -322,12 +340,14 @@ impl Graph {
             graph: self,
             nodes: trees.open_write(&tree_name(&self.name, "nodes"))?,
             ids: trees.open_write(&tree_name(&self.name, "ids"))?,
+            record_map: trees.open_write(&tree_name(&self.name, "records"))?,
             meta,
             state,
             live,
             buffer,
             scratch: SearchScratch::new(),
             appended: false,
+            links: None,
         })
     }
 
@@ -350,6 +370,7 @@ impl Graph {
             ids: trees
                 .open_read(&tree_name(&self.name, "ids"))?
                 .ok_or_else(missing)?,
+            record_map: trees.open_read(&tree_name(&self.name, "records"))?,
             live: read_bitmap(&*meta, LIVE_KEY)?,
             buffer: read_buffer(&*meta, state.record_count)?.iter().collect(),
             state,
@@ -360,7 +381,7 @@ impl Graph {
     /// the commit, with `vector_file_paths`).
     pub fn drop_trees(trees: &dyn WriteTrees, name: &str) -> Result<bool, VectorError> {
         let mut existed = false;
-        for part in ["nodes", "ids", "meta"] {
+        for part in ["nodes", "ids", "records", "meta"] {
             existed |= trees.drop_tree(&tree_name(name, part))?;
         }
         Ok(existed)
@@ -446,6 +467,7 @@ fn search_state<L: crate::vector::graph::Links>(
     record_count: u32,
     live: &RoaringBitmap,
     buffer: &[u32],
+    record_ids: Option<&[u32]>,
     request: &SearchRequest<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
@@ -466,6 +488,7 @@ fn search_state<L: crate::vector::graph::Links>(
         live_count: live.len(),
         live_ids: live,
         record_of: &lookup,
+        record_ids,
     };
     search_view(&view, request, scratch)
 }
@@ -475,6 +498,8 @@ pub struct GraphReader<'a> {
     graph: &'a Graph,
     nodes: Box<dyn TreeRead + 'a>,
     ids: Box<dyn TreeRead + 'a>,
+    /// The record -> id map (absent in graphs created before it existed).
+    record_map: Option<Box<dyn TreeRead + 'a>>,
     state: GraphState,
     live: RoaringBitmap,
     buffer: Vec<u32>,
@@ -492,6 +517,16 @@ impl GraphReader<'_> {
             entry_point: self.state.entry_point,
             record_count: self.state.record_count,
         };
+        // Only a filtered search checks ids along the way; the map is read (or extended) once
+        // per graph, not per query.
+        let record_ids = match request.candidates {
+            Some(_) => Some(self.graph.record_ids.ids_up_to(
+                self.record_map.as_deref(),
+                &self.graph.navigation.records(self.state.record_count),
+                self.state.record_count,
+            )?),
+            None => None,
+        };
         search_state(
             self.graph,
             &links,
@@ -499,6 +534,7 @@ impl GraphReader<'_> {
             self.state.record_count,
             &self.live,
             &self.buffer,
+            record_ids.as_deref().map(Vec::as_slice),
             request,
             scratch,
         )
@@ -583,12 +619,34 @@ pub struct GraphWriter<'a> {
     graph: &'a Graph,
     nodes: Box<dyn TreeWrite + 'a>,
     ids: Box<dyn TreeWrite + 'a>,
+    record_map: Box<dyn TreeWrite + 'a>,
     meta: Box<dyn TreeWrite + 'a>,
     state: GraphState,
     live: RoaringBitmap,
     buffer: RoaringBitmap,
     scratch: SearchScratch,
     appended: bool,
+    /// The graph's nodes in memory, loaded at the first merge or delete and kept until the
+    /// writer ends; `None` again after a failed operation (the tree still holds the state
+    /// before it, so the next operation reloads from there).
+    links: Option<DenseLinks>,
+}
+
+/// The writer's dense adjacency, loaded from the node tree on first use.
+fn writer_links<'l>(
+    slot: &'l mut Option<DenseLinks>,
+    nodes: &dyn TreeWrite,
+    state: &GraphState,
+) -> Result<&'l mut DenseLinks, VectorError> {
+    if slot.is_none() {
+        *slot = Some(load_dense(
+            nodes,
+            state.entry_point,
+            state.record_count,
+            &state.parameters,
+        )?);
+    }
+    Ok(slot.as_mut().expect("loaded just above"))
 }
 
 impl GraphWriter<'_> {
@@ -642,6 +700,7 @@ impl GraphWriter<'_> {
         self.state.record_count = next;
         self.ids
             .put(&internal_id.to_be_bytes(), &record.to_le_bytes())?;
+        append_record_id(&*self.record_map, record, internal_id)?;
         self.live.insert(internal_id);
         self.buffer.insert(record);
         if self.buffer.len() >= parameters.merge_threshold_vectors as u64 {
@@ -652,21 +711,25 @@ impl GraphWriter<'_> {
 
     /// Links every buffered vector into the graph.
     pub fn merge(&mut self) -> Result<MergeReport, VectorError> {
+        let outcome = self.merge_buffer();
+        if outcome.is_err() {
+            self.links = None;
+        }
+        outcome
+    }
+
+    fn merge_buffer(&mut self) -> Result<MergeReport, VectorError> {
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let mut links = WriteLinks::new(
-            &*self.nodes,
-            self.state.entry_point,
-            self.state.record_count,
-        );
+        let links = writer_links(&mut self.links, &*self.nodes, &self.state)?;
         let nodes_before = (self.live.len() - self.buffer.len()) as usize;
         let mut random = SplitMix64::new(self.state.random_state);
         let mut relinked = RoaringBitmap::new();
         for record in &self.buffer {
             let level = random_level(&mut random, parameters.level_factor());
             insert_node(
-                &mut links,
+                links,
                 &space,
                 &parameters,
                 record,
@@ -675,20 +738,14 @@ impl GraphWriter<'_> {
                 &mut relinked,
             )?;
         }
-        ensure_reachable(
-            &mut links,
-            &space,
-            &parameters,
-            &mut self.scratch,
-            &mut relinked,
-        )?;
-        links.flush()?;
+        ensure_reachable(links, &space, &parameters, &mut self.scratch, &mut relinked)?;
+        flush_dense(links, &*self.nodes)?;
         let report = MergeReport {
             merged: self.buffer.len() as usize,
             nodes_before,
             relinked_existing: relinked.difference_len(&self.buffer),
         };
-        self.state.entry_point = crate::vector::graph::Links::entry_point(&links);
+        self.state.entry_point = crate::vector::graph::Links::entry_point(&*links);
         self.state.random_state = random.state();
         self.buffer.clear();
         Ok(report)
@@ -697,6 +754,14 @@ impl GraphWriter<'_> {
     /// Removes the vectors of `internal_ids` (absent ids are ignored), patching the graph's
     /// links in place (no tombstones).
     pub fn delete(&mut self, internal_ids: &RoaringBitmap) -> Result<(), VectorError> {
+        let outcome = self.delete_records(internal_ids);
+        if outcome.is_err() {
+            self.links = None;
+        }
+        outcome
+    }
+
+    fn delete_records(&mut self, internal_ids: &RoaringBitmap) -> Result<(), VectorError> {
         let mut graph_records = RoaringBitmap::new();
         for internal_id in &(internal_ids & &self.live) {
             let record = record_of(&*self.ids, internal_id, self.state.record_count)?
@@ -713,22 +778,18 @@ impl GraphWriter<'_> {
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let mut links = WriteLinks::new(
-            &*self.nodes,
-            self.state.entry_point,
-            self.state.record_count,
-        );
+        let links = writer_links(&mut self.links, &*self.nodes, &self.state)?;
         let mut relinked = RoaringBitmap::new();
         delete_nodes(
-            &mut links,
+            links,
             &space,
             &parameters,
             &graph_records,
             &mut self.scratch,
             &mut relinked,
         )?;
-        links.flush()?;
-        self.state.entry_point = crate::vector::graph::Links::entry_point(&links);
+        flush_dense(links, &*self.nodes)?;
+        self.state.entry_point = crate::vector::graph::Links::entry_point(&*links);
         Ok(())
     }
 
@@ -747,6 +808,7 @@ impl GraphWriter<'_> {
             self.state.record_count,
             &self.live,
             &buffer,
+            None,
             request,
             &mut self.scratch,
         )

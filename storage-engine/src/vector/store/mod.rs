@@ -5,6 +5,7 @@ pub mod full_vectors;
 pub mod graph;
 pub mod metadata;
 pub mod node_codec;
+pub mod record_ids;
 pub mod tree_links;
 pub mod trees;
 pub mod uring;
