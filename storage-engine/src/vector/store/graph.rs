@@ -23,6 +23,7 @@
 //! the commit (`GraphWriter::finish` syncs the files; call it before committing).
 
 use super::full_vectors::{FileVectors, GraphVectors};
+use super::links_cache::{LINKS_VERSION_NONE, LinksCache, new_links_version};
 use super::metadata::{GraphState, decode_state, encode_state};
 use super::record_ids::{RecordIdCache, append_record_id};
 use super::tree_links::{ReadLinks, flush_dense, load_dense};
@@ -45,7 +46,9 @@ use crate::vector::searching::{
 };
 use crate::vector::space::Space;
 use roaring::RoaringBitmap;
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Longest graph name accepted (tree names stay far below the page store's key limit).
 pub const GRAPH_NAME_BYTES_MAX: usize = 200;
@@ -55,6 +58,8 @@ const STATE_KEY: &[u8] = b"state";
 const LIVE_KEY: &[u8] = b"live";
 /// Metadata key of the buffered records.
 const BUFFER_KEY: &[u8] = b"buffer";
+/// Metadata key of the links version (`u64` LE, see `links_cache`).
+const LINKS_VERSION_KEY: &[u8] = b"links_version";
 
 /// How a graph is opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -80,6 +85,7 @@ pub struct Graph {
     full: Option<VectorFile>,
     prefetched_bytes: u64,
     record_ids: RecordIdCache,
+    links_cache: LinksCache,
 }
 
 fn tree_name(name: &str, part: &str) -> String {
@@ -153,6 +159,19 @@ fn read_buffer(meta: &dyn TreeRead, record_count: u32) -> Result<RoaringBitmap, 
         ));
     }
     Ok(buffer)
+}
+
+/// The links version of the state in `meta` (`LINKS_VERSION_NONE` when never stored).
+fn read_links_version(meta: &dyn TreeRead) -> Result<u64, VectorError> {
+    match meta.get(LINKS_VERSION_KEY)? {
+        Some(bytes) => {
+            let bytes: [u8; 8] = bytes[..]
+                .try_into()
+                .map_err(|_| VectorError::Corrupted("links version is not eight bytes".into()))?;
+            Ok(u64::from_le_bytes(bytes))
+        }
+        None => Ok(LINKS_VERSION_NONE),
+    }
 }
 
 fn write_bitmap(
@@ -273,6 +292,7 @@ impl Graph {
             full,
             prefetched_bytes: 0,
             record_ids: RecordIdCache::new(),
+            links_cache: LinksCache::new(),
         })
     }
 
@@ -336,6 +356,7 @@ impl Graph {
         let state = read_state(&*meta, &self.name)?;
         let live = read_bitmap(&*meta, LIVE_KEY)?;
         let buffer = read_buffer(&*meta, state.record_count)?;
+        let links_seed = self.links_cache.get(read_links_version(&*meta)?);
         Ok(GraphWriter {
             graph: self,
             nodes: trees.open_write(&tree_name(&self.name, "nodes"))?,
@@ -348,6 +369,8 @@ impl Graph {
             scratch: SearchScratch::new(),
             appended: false,
             links: None,
+            links_seed,
+            links_changed: false,
         })
     }
 
@@ -373,6 +396,8 @@ impl Graph {
             record_map: trees.open_read(&tree_name(&self.name, "records"))?,
             live: read_bitmap(&*meta, LIVE_KEY)?,
             buffer: read_buffer(&*meta, state.record_count)?.iter().collect(),
+            links_version: read_links_version(&*meta)?,
+            dense: OnceCell::new(),
             state,
         })
     }
@@ -503,20 +528,44 @@ pub struct GraphReader<'a> {
     state: GraphState,
     live: RoaringBitmap,
     buffer: Vec<u32>,
+    links_version: u64,
+    /// The snapshot's adjacency, taken from the graph's cache or built at the first search.
+    dense: OnceCell<Arc<DenseLinks>>,
 }
 
 impl GraphReader<'_> {
+    /// The snapshot's dense adjacency, `None` for graphs without a links version.
+    fn dense_links(&self) -> Result<Option<&DenseLinks>, VectorError> {
+        if let Some(dense) = self.dense.get() {
+            return Ok(Some(dense));
+        }
+        if self.links_version == LINKS_VERSION_NONE {
+            return Ok(None);
+        }
+        let dense = match self.graph.links_cache.get(self.links_version) {
+            Some(dense) => dense,
+            None => {
+                let dense = Arc::new(load_dense(
+                    &*self.nodes,
+                    self.state.entry_point,
+                    self.state.record_count,
+                    &self.graph.parameters,
+                )?);
+                self.graph
+                    .links_cache
+                    .install(self.links_version, Arc::clone(&dense));
+                dense
+            }
+        };
+        Ok(Some(self.dense.get_or_init(|| dense)))
+    }
+
     /// Answers one query.
     pub fn search(
         &self,
         request: &SearchRequest<'_>,
         scratch: &mut SearchScratch,
     ) -> Result<Vec<Hit>, VectorError> {
-        let links = ReadLinks {
-            tree: &*self.nodes,
-            entry_point: self.state.entry_point,
-            record_count: self.state.record_count,
-        };
         // Only a filtered search checks ids along the way; the map is read (or extended) once
         // per graph, not per query.
         let record_ids = match request.candidates {
@@ -527,17 +576,36 @@ impl GraphReader<'_> {
             )?),
             None => None,
         };
-        search_state(
-            self.graph,
-            &links,
-            &*self.ids,
-            self.state.record_count,
-            &self.live,
-            &self.buffer,
-            record_ids.as_deref().map(Vec::as_slice),
-            request,
-            scratch,
-        )
+        let record_ids = record_ids.as_deref().map(Vec::as_slice);
+        let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
+        match self.dense_links()? {
+            Some(dense) => search_state(
+                graph,
+                dense,
+                ids,
+                record_count,
+                &self.live,
+                &self.buffer,
+                record_ids,
+                request,
+                scratch,
+            ),
+            None => search_state(
+                graph,
+                &ReadLinks {
+                    tree: &*self.nodes,
+                    entry_point: self.state.entry_point,
+                    record_count,
+                },
+                ids,
+                record_count,
+                &self.live,
+                &self.buffer,
+                record_ids,
+                request,
+                scratch,
+            ),
+        }
     }
 
     /// Live vectors in this snapshot.
@@ -630,21 +698,30 @@ pub struct GraphWriter<'a> {
     /// writer ends; `None` again after a failed operation (the tree still holds the state
     /// before it, so the next operation reloads from there).
     links: Option<DenseLinks>,
+    /// The cached adjacency of the state the writer started from, if any: its first merge or
+    /// delete starts from a copy of it instead of reading the node tree.
+    links_seed: Option<Arc<DenseLinks>>,
+    /// Whether an operation of this writer changed links (a new links version at `finish`).
+    links_changed: bool,
 }
 
 /// The writer's dense adjacency, loaded from the node tree on first use.
 fn writer_links<'l>(
     slot: &'l mut Option<DenseLinks>,
+    seed: &mut Option<Arc<DenseLinks>>,
     nodes: &dyn TreeWrite,
     state: &GraphState,
 ) -> Result<&'l mut DenseLinks, VectorError> {
     if slot.is_none() {
-        *slot = Some(load_dense(
-            nodes,
-            state.entry_point,
-            state.record_count,
-            &state.parameters,
-        )?);
+        *slot = Some(match seed.take() {
+            Some(cached) => Arc::unwrap_or_clone(cached),
+            None => load_dense(
+                nodes,
+                state.entry_point,
+                state.record_count,
+                &state.parameters,
+            )?,
+        });
     }
     Ok(slot.as_mut().expect("loaded just above"))
 }
@@ -719,10 +796,25 @@ impl GraphWriter<'_> {
     }
 
     fn merge_buffer(&mut self) -> Result<MergeReport, VectorError> {
+        if self.buffer.is_empty() {
+            return Ok(MergeReport {
+                merged: 0,
+                nodes_before: self.live.len() as usize,
+                relinked_existing: 0,
+            });
+        }
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let links = writer_links(&mut self.links, &*self.nodes, &self.state)?;
+        // From here on the node tree may change (even if the operation fails half-way): the
+        // links version must change at `finish`.
+        self.links_changed = true;
+        let links = writer_links(
+            &mut self.links,
+            &mut self.links_seed,
+            &*self.nodes,
+            &self.state,
+        )?;
         let nodes_before = (self.live.len() - self.buffer.len()) as usize;
         let mut random = SplitMix64::new(self.state.random_state);
         let mut relinked = RoaringBitmap::new();
@@ -778,7 +870,15 @@ impl GraphWriter<'_> {
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let links = writer_links(&mut self.links, &*self.nodes, &self.state)?;
+        // From here on the node tree may change (even if the operation fails half-way): the
+        // links version must change at `finish`.
+        self.links_changed = true;
+        let links = writer_links(
+            &mut self.links,
+            &mut self.links_seed,
+            &*self.nodes,
+            &self.state,
+        )?;
         let mut relinked = RoaringBitmap::new();
         delete_nodes(
             links,
@@ -825,7 +925,18 @@ impl GraphWriter<'_> {
         }
         self.meta.put(STATE_KEY, &encode_state(&self.state))?;
         write_bitmap(&*self.meta, LIVE_KEY, &self.live)?;
-        write_bitmap(&*self.meta, BUFFER_KEY, &self.buffer)
+        write_bitmap(&*self.meta, BUFFER_KEY, &self.buffer)?;
+        if self.links_changed {
+            let version = new_links_version();
+            self.meta.put(LINKS_VERSION_KEY, &version.to_le_bytes())?;
+            if let Some(links) = self.links {
+                // Valid only once a snapshot carrying `version` is committed.
+                self.graph
+                    .links_cache
+                    .publish_pending(version, Arc::new(links));
+            }
+        }
+        Ok(())
     }
 }
 
