@@ -28,7 +28,7 @@ use super::metadata::{GraphState, decode_state, encode_state};
 use super::record_ids::{RecordIdCache, append_record_id};
 use super::tree_links::{ReadLinks, flush_dense, load_dense};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
-use super::vector_file::VectorFile;
+use super::vector_file::{FileRecords, VectorFile};
 use crate::io::PageIo;
 use crate::vector::error::VectorError;
 use crate::vector::graph::check::check_graph;
@@ -667,6 +667,56 @@ impl GraphReader<'_> {
             return Ok(Some(
                 "live records are not partitioned into graph and buffer".into(),
             ));
+        }
+        if let Some(problem) = self.check_record_ids(&records)? {
+            return Ok(Some(problem));
+        }
+        self.check_dense_links(&links, &nodes)
+    }
+
+    /// The record -> id map (where stored) and the graph's id cache agree with the headers.
+    fn check_record_ids(&self, records: &FileRecords<'_>) -> Result<Option<String>, VectorError> {
+        use crate::vector::records::RecordStore;
+        let count = self.state.record_count;
+        let stored = RecordIdCache::new().ids_up_to(self.record_map.as_deref(), records, count)?;
+        let cached = self
+            .graph
+            .record_ids
+            .ids_up_to(self.record_map.as_deref(), records, count)?;
+        for record in 0..count {
+            let header = records.internal_id(record);
+            if stored[record as usize] != header || cached[record as usize] != header {
+                return Ok(Some(format!(
+                    "record {record}: id map disagrees with header"
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The dense adjacency searches would use holds exactly the node tree's links.
+    fn check_dense_links(
+        &self,
+        tree: &ReadLinks<'_>,
+        nodes: &[(u32, u8)],
+    ) -> Result<Option<String>, VectorError> {
+        use crate::vector::graph::Links;
+        let Some(dense) = self.dense_links()? else {
+            return Ok(None);
+        };
+        if dense.nodes()? != nodes || dense.entry_point() != tree.entry_point() {
+            return Ok(Some("dense adjacency: other nodes or entry point".into()));
+        }
+        let mut list = Vec::new();
+        for &(record, level) in nodes {
+            for layer in 0..=level {
+                tree.neighbours(record, layer, &mut list)?;
+                if dense.list(record, layer) != list.as_slice() {
+                    return Ok(Some(format!(
+                        "dense adjacency: node {record} layer {layer} differs from the tree"
+                    )));
+                }
+            }
         }
         Ok(None)
     }
