@@ -22,6 +22,8 @@ use std::collections::HashMap;
 
 /// Level byte of a record that is not a node.
 pub const LEVEL_ABSENT: u8 = u8::MAX;
+/// List words per cache line (a layer-0 slot is prefetched line by line).
+const PREFETCH_LINE_WORDS: usize = 64 / size_of::<u32>();
 
 /// A graph's nodes and links in memory, indexed by record number.
 #[derive(Debug, Clone)]
@@ -159,6 +161,30 @@ impl Links for DenseLinks {
         out.clear();
         out.extend_from_slice(self.list(record, layer));
         Ok(())
+    }
+
+    #[inline]
+    fn borrowed_neighbours(&self, record: u32, layer: u8) -> Option<&[u32]> {
+        Some(self.list(record, layer))
+    }
+
+    #[inline]
+    fn prefetch_neighbours(&self, record: u32, layer: u8) {
+        #[cfg(target_arch = "x86_64")]
+        if layer == 0 {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let stride = self.stride();
+            let start = record as usize * stride;
+            if let Some(slot) = self.bottom.get(start..start + stride) {
+                for line in slot.chunks(PREFETCH_LINE_WORDS) {
+                    // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint,
+                    // never faults, and the address lies inside the slot.
+                    unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (record, layer);
     }
 
     fn nodes(&self) -> Result<Vec<(u32, u8)>, VectorError> {

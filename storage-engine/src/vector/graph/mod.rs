@@ -70,6 +70,15 @@ pub trait Links {
     fn neighbours(&self, record: u32, layer: u8, out: &mut Vec<u32>) -> Result<(), VectorError>;
     /// Every node of the graph with its level, by increasing record number.
     fn nodes(&self) -> Result<Vec<(u32, u8)>, VectorError>;
+    /// The neighbours of `record` on `layer` borrowed in place, when the storage holds them as
+    /// a `u32` list (then a search reads them without copying); `None` otherwise.
+    #[inline]
+    fn borrowed_neighbours(&self, _record: u32, _layer: u8) -> Option<&[u32]> {
+        None
+    }
+    /// Hints that the list of `record` on `layer` is about to be read (no effect by default).
+    #[inline]
+    fn prefetch_neighbours(&self, _record: u32, _layer: u8) {}
 }
 
 /// Write access to a graph's nodes.

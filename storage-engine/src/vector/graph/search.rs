@@ -128,14 +128,24 @@ fn expand_until_done<L: Links, R: RecordStore>(
         {
             break;
         }
-        links.neighbours(closest.record, layer, neighbours)?;
+        let list: &[u32] = match links.borrowed_neighbours(closest.record, layer) {
+            Some(list) => list,
+            None => {
+                links.neighbours(closest.record, layer, neighbours)?;
+                neighbours
+            }
+        };
         match filter {
-            None => expand_unfiltered(space, query, neighbours, ef, scratch),
+            None => expand_unfiltered(space, query, list, ef, scratch),
             Some(accept) => {
                 expand_filtered(
-                    links, space, query, neighbours, second_hop, ef, layer, accept, scratch,
+                    links, space, query, list, second_hop, ef, layer, accept, scratch,
                 )?;
             }
+        }
+        // The closest candidate is most likely expanded next: start loading its list.
+        if let Some(Reverse(next)) = scratch.candidates.peek() {
+            links.prefetch_neighbours(next.record, layer);
         }
     }
     Ok(())
