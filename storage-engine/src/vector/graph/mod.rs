@@ -8,6 +8,10 @@
 //! (links are directed: only reachability from the entry point is kept). Neighbours are
 //! chosen with the HNSW heuristic.
 //!
+//! Storages: `memory::MemoryLinks` (the reference), `dense::DenseLinks` (the writer's and
+//! readers' compact adjacency: lists borrowed in place, `Links::borrowed_neighbours`), and
+//! the persisted node tree (`store::tree_links`).
+//!
 //! Invariants kept by every operation here (and checked by `check::check_graph`):
 //! - a link `a -> b` on layer `l` joins two distinct live nodes whose levels are `>= l`;
 //! - no list holds a duplicate, and the list of layer `l` holds at most `links_cap(l)` ids;

@@ -6,6 +6,13 @@
 //! examined instead (two hops, as in ACORN-1), so the search keeps moving toward matches
 //! through rejected nodes without expanding them.
 //!
+//! Memory: a search is bound by loading vectors it has not seen. The unvisited neighbours of
+//! an expanded node are marked first, then scored in list order while the whole records of
+//! the neighbours `PREFETCH_AHEAD_RECORDS` places ahead are being loaded; the list of the
+//! closest remaining candidate (likely expanded next) is prefetched too. Lists are read in
+//! place when the storage allows it, and the visited set is a generation-stamped array reused
+//! across searches (`visited`), so a warmed-up search allocates only its result.
+//!
 //! Invariant: results are sorted by increasing distance, hold at most `ef` records, and with a
 //! filter hold accepted records only.
 

@@ -15,7 +15,9 @@
 //! node tree at its first merge or delete and kept until it ends: searches during a merge read
 //! links by index, and each operation writes only the nodes it changed back to the tree, once,
 //! before returning — so the tree (what commits) always holds the writer's whole state between
-//! operations, and a crash or abort simply loses the in-memory copy.
+//! operations, and a crash or abort simply loses the in-memory copy. Readers search the same
+//! kind of adjacency, shared per committed links version (`links_cache`): the writer's copy
+//! once its transaction commits, or one built from the snapshot's tree at its first search.
 //!
 //! Invariants: `live` holds exactly the keys of the ids tree; every live record is either in
 //! `buffer` (inserted, searched by brute force) or a node of the graph; the committed record
@@ -49,6 +51,7 @@ use roaring::RoaringBitmap;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest graph name accepted (tree names stay far below the page store's key limit).
 pub const GRAPH_NAME_BYTES_MAX: usize = 200;
@@ -58,6 +61,11 @@ const STATE_KEY: &[u8] = b"state";
 const LIVE_KEY: &[u8] = b"live";
 /// Metadata key of the buffered records.
 const BUFFER_KEY: &[u8] = b"buffer";
+/// Searches of a links version without a cached adjacency that read the node tree before a
+/// reader builds the adjacency: a cold graph answers its first queries from the few tree
+/// pages they touch, and pays the whole-tree read only once it is evidently in use (or at open
+/// with `prefetch_memory`).
+pub const TREE_SEARCHES_BEFORE_DENSE_LINKS: u64 = 256;
 /// Metadata key of the links version (`u64` LE, see `links_cache`).
 const LINKS_VERSION_KEY: &[u8] = b"links_version";
 
@@ -86,6 +94,7 @@ pub struct Graph {
     prefetched_bytes: u64,
     record_ids: RecordIdCache,
     links_cache: LinksCache,
+    tree_searches: AtomicU64,
 }
 
 fn tree_name(name: &str, part: &str) -> String {
@@ -293,6 +302,7 @@ impl Graph {
             prefetched_bytes: 0,
             record_ids: RecordIdCache::new(),
             links_cache: LinksCache::new(),
+            tree_searches: AtomicU64::new(0),
         })
     }
 
@@ -304,17 +314,29 @@ impl Graph {
         Ok(())
     }
 
-    /// Touches every node page and navigation record once.
+    /// Reads every node into the shared dense adjacency (or touches every node page when the
+    /// graph has no links version), the record id map, and every navigation record once.
     fn prefetch(&self, trees: &dyn ReadTrees, record_count: u32) -> Result<u64, VectorError> {
         let mut bytes = 0_u64;
+        let meta = trees
+            .open_read(&tree_name(&self.name, "meta"))?
+            .ok_or_else(|| VectorError::UnknownGraph(self.name.clone()))?;
+        let state = read_state(&*meta, &self.name)?;
+        let version = read_links_version(&*meta)?;
         if let Some(nodes) = trees.open_read(&tree_name(&self.name, "nodes"))? {
-            let mut checksum = 0_u64;
             nodes.for_each(&mut |key, value| {
                 bytes += (key.len() + value.len()) as u64;
-                checksum = checksum.wrapping_add(u64::from(value.first().copied().unwrap_or(0)));
                 Ok(())
             })?;
-            std::hint::black_box(checksum);
+            if version != LINKS_VERSION_NONE {
+                let dense = load_dense(
+                    &*nodes,
+                    state.entry_point,
+                    state.record_count,
+                    &self.parameters,
+                )?;
+                self.links_cache.install(version, Arc::new(dense));
+            }
         }
         let records = self.navigation.records(record_count);
         let map = trees.open_read(&tree_name(&self.name, "records"))?;
@@ -534,8 +556,10 @@ pub struct GraphReader<'a> {
 }
 
 impl GraphReader<'_> {
-    /// The snapshot's dense adjacency, `None` for graphs without a links version.
-    fn dense_links(&self) -> Result<Option<&DenseLinks>, VectorError> {
+    /// The snapshot's dense adjacency, `None` for graphs without a links version and, unless
+    /// `build_now`, while the graph has served fewer than `TREE_SEARCHES_BEFORE_DENSE_LINKS`
+    /// searches from the tree.
+    fn dense_links(&self, build_now: bool) -> Result<Option<&DenseLinks>, VectorError> {
         if let Some(dense) = self.dense.get() {
             return Ok(Some(dense));
         }
@@ -544,6 +568,12 @@ impl GraphReader<'_> {
         }
         let dense = match self.graph.links_cache.get(self.links_version) {
             Some(dense) => dense,
+            None if !build_now
+                && self.graph.tree_searches.fetch_add(1, Ordering::Relaxed)
+                    < TREE_SEARCHES_BEFORE_DENSE_LINKS =>
+            {
+                return Ok(None);
+            }
             None => {
                 let dense = Arc::new(load_dense(
                     &*self.nodes,
@@ -578,7 +608,7 @@ impl GraphReader<'_> {
         };
         let record_ids = record_ids.as_deref().map(Vec::as_slice);
         let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
-        match self.dense_links()? {
+        match self.dense_links(false)? {
             Some(dense) => search_state(
                 graph,
                 dense,
@@ -701,7 +731,7 @@ impl GraphReader<'_> {
         nodes: &[(u32, u8)],
     ) -> Result<Option<String>, VectorError> {
         use crate::vector::graph::Links;
-        let Some(dense) = self.dense_links()? else {
+        let Some(dense) = self.dense_links(true)? else {
             return Ok(None);
         };
         if dense.nodes()? != nodes || dense.entry_point() != tree.entry_point() {
