@@ -326,3 +326,128 @@ fn a_crash_during_insert_merge_or_delete_reopens_to_a_consistent_graph() {
     println!("checked {images_checked} crash images");
     assert!(images_checked as u64 >= rounds);
 }
+
+/// Every query's hits (ids only), optionally filtered.
+fn all_hits(
+    reader: &storage_engine::vector::GraphReader<'_>,
+    queries: &[f32],
+    candidates: Option<&RoaringBitmap>,
+) -> Vec<Vec<u32>> {
+    let mut scratch = SearchScratch::new();
+    queries
+        .chunks_exact(DIMENSIONS)
+        .map(|query| {
+            let request = SearchRequest {
+                candidates,
+                ..SearchRequest::new(query, 10)
+            };
+            reader
+                .search(&request, &mut scratch)
+                .expect("search succeeds")
+                .iter()
+                .map(|hit| hit.internal_id)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn readers_use_only_the_links_and_ids_of_committed_transactions() {
+    let seed = 57;
+    println!("seed {seed}");
+    let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir_in succeeds");
+    let path = directory.path().join("shard.pages");
+    let options = Options {
+        maximum_size_bytes: 1 << 30,
+        ..Options::default()
+    };
+    let vectors = clustered_vectors(900, DIMENSIONS, 8, 0.3, seed, seed);
+    let queries = clustered_vectors(10, DIMENSIONS, 8, 0.3, seed, seed + 1);
+    // Sparse enough for the filtered graph path (above the exact-search threshold of 4,096
+    // matches only with the minimum lowered).
+    let candidates: RoaringBitmap = (0..900).filter(|id| id % 3 == 0).collect();
+    let mut parameters = parameters();
+    parameters.exact_search_candidates_min = 10;
+    let database = Database::open(&path, options).expect("open succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    let graph =
+        Graph::create(&write, directory.path(), "default", parameters).expect("create succeeds");
+    let mut writer = graph.writer(&write).expect("writer succeeds");
+    for (row, vector) in vectors[..400 * DIMENSIONS]
+        .chunks_exact(DIMENSIONS)
+        .enumerate()
+    {
+        writer.insert(row as u32, vector).expect("insert succeeds");
+    }
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    write.commit().expect("commit succeeds");
+    let read = database.begin_read();
+    let committed = graph.reader(&read).expect("reader succeeds");
+    assert_eq!(committed.check().expect("check succeeds"), None);
+    let committed_hits = all_hits(&committed, &queries, None);
+    let committed_filtered = all_hits(&committed, &queries, Some(&candidates));
+    // An aborted transaction: merges, deletes and a finished writer, never committed. Its
+    // records are overwritten by the next transaction with other ids.
+    let write = database.begin_write().expect("begin_write succeeds");
+    let mut writer = graph.writer(&write).expect("writer succeeds");
+    for (row, vector) in vectors[400 * DIMENSIONS..]
+        .chunks_exact(DIMENSIONS)
+        .enumerate()
+    {
+        writer
+            .insert(400 + row as u32, vector)
+            .expect("insert succeeds");
+    }
+    writer
+        .delete(&(0..400).step_by(3).collect())
+        .expect("delete succeeds");
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    write.abort();
+    let read = database.begin_read();
+    let after_abort = graph.reader(&read).expect("reader succeeds");
+    assert_eq!(after_abort.check().expect("check succeeds"), None);
+    assert_eq!(all_hits(&after_abort, &queries, None), committed_hits);
+    assert_eq!(
+        all_hits(&after_abort, &queries, Some(&candidates)),
+        committed_filtered
+    );
+    // A committed transaction reusing the aborted record numbers for other ids.
+    let write = database.begin_write().expect("begin_write succeeds");
+    let mut writer = graph.writer(&write).expect("writer succeeds");
+    for (row, vector) in vectors[600 * DIMENSIONS..]
+        .chunks_exact(DIMENSIONS)
+        .enumerate()
+    {
+        writer
+            .insert(600 + row as u32, vector)
+            .expect("insert succeeds");
+    }
+    writer
+        .delete(&(0..400).step_by(7).collect())
+        .expect("delete succeeds");
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+    write.commit().expect("commit succeeds");
+    let read = database.begin_read();
+    let published = graph.reader(&read).expect("reader succeeds");
+    assert_eq!(published.check().expect("check succeeds"), None);
+    let published_hits = all_hits(&published, &queries, None);
+    let filtered = all_hits(&published, &queries, Some(&candidates));
+    drop((committed, after_abort, published));
+    drop(graph);
+    // A graph opened afresh builds its adjacency and id cache from this snapshot alone.
+    let reopened = Graph::open(&read, directory.path(), "default", GraphOptions::default())
+        .expect("open succeeds");
+    let rebuilt = reopened.reader(&read).expect("reader succeeds");
+    assert_eq!(rebuilt.check().expect("check succeeds"), None);
+    assert_eq!(published_hits, all_hits(&rebuilt, &queries, None));
+    assert_eq!(filtered, all_hits(&rebuilt, &queries, Some(&candidates)));
+    assert!(
+        filtered
+            .iter()
+            .flatten()
+            .all(|id| candidates.contains(*id) && (*id >= 600 || id % 7 != 0))
+    );
+}

@@ -400,6 +400,12 @@ fn damaged_links_are_reported_as_corruption_not_panics() {
             .expect("put succeeds");
     }
     drop(nodes);
+    // A freshly opened graph: the one above keeps the adjacency its writer published (read
+    // before the damage), which a reader of the same links version would use instead of the
+    // tree.
+    let graph =
+        Graph::open_with_backends(&trees, "default", files.backends(), GraphOptions::default())
+            .expect("open_with_backends succeeds");
     let reader = graph.reader(&trees).expect("reader succeeds");
     let outcome = reader.search(
         &SearchRequest::new(&vectors[..DIMENSIONS], 3),

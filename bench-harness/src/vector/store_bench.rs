@@ -1,7 +1,7 @@
 //! The vector store's side of the benchmark: a persisted graph in a page store on disk.
 
 use super::dataset::{Dataset, K, ground_truth, mean_recall};
-use super::measure::{evict, percentile, seconds};
+use super::measure::{evict, percentile, seconds, thread_cpu_seconds};
 use roaring::RoaringBitmap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -41,15 +41,23 @@ pub struct StorePaths {
     pub pages: PathBuf,
 }
 
-/// Builds graph `name` from the whole data set in one transaction; returns seconds.
+/// Wall-clock and thread CPU seconds of one measured step.
+#[derive(Debug, Clone, Copy)]
+struct Elapsed {
+    wall: f64,
+    cpu: f64,
+}
+
+/// Builds graph `name` from the whole data set in one transaction.
 fn build(
     database: &Database,
     directory: &Path,
     name: &str,
     parameters: GraphParameters,
     dataset: &Dataset,
-) -> Result<f64, String> {
+) -> Result<Elapsed, String> {
     let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
     let write = database.begin_write().map_err(text)?;
     let graph = Graph::create(&write, directory, name, parameters).map_err(text)?;
     let mut writer = graph.writer(&write).map_err(text)?;
@@ -61,10 +69,24 @@ fn build(
     writer.merge().map_err(text)?;
     writer.finish().map_err(text)?;
     write.commit().map_err(text)?;
-    Ok(seconds(start))
+    Ok(Elapsed {
+        wall: seconds(start),
+        cpu: thread_cpu_seconds() - cpu_start,
+    })
 }
 
-/// Runs every query once; returns (mean recall, queries per second, latencies in µs).
+/// One sweep's outcome.
+struct Sweep {
+    recall: f64,
+    /// Queries per wall-clock second.
+    qps: f64,
+    /// Queries per thread CPU second.
+    cpu_qps: f64,
+    /// Latencies in µs.
+    latencies: Vec<f64>,
+}
+
+/// Runs every query once.
 fn sweep(
     reader: &GraphReader<'_>,
     dataset: &Dataset,
@@ -72,11 +94,12 @@ fn sweep(
     ef: usize,
     rescore: bool,
     candidates: Option<&RoaringBitmap>,
-) -> Result<(f64, f64, Vec<f64>), String> {
+) -> Result<Sweep, String> {
     let mut scratch = SearchScratch::new();
     let mut found = Vec::with_capacity(truth.len());
     let mut latencies = Vec::with_capacity(truth.len());
     let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
     for row in 0..truth.len() {
         let query_start = Instant::now();
         let request = SearchRequest {
@@ -91,11 +114,13 @@ fn sweep(
         found.push(hits.iter().map(|hit| hit.internal_id).collect::<Vec<u32>>());
     }
     let elapsed = seconds(start);
-    Ok((
-        mean_recall(&found, truth),
-        truth.len() as f64 / elapsed,
+    let cpu = thread_cpu_seconds() - cpu_start;
+    Ok(Sweep {
+        recall: mean_recall(&found, truth),
+        qps: truth.len() as f64 / elapsed,
+        cpu_qps: truth.len() as f64 / cpu,
         latencies,
-    ))
+    })
 }
 
 /// The whole store benchmark; prints Markdown.
@@ -120,20 +145,23 @@ pub fn run_store(
     {
         let database = Database::open(&paths.pages, options()).map_err(text)?;
         let used_before = database.stats().used_pages;
-        let build_seconds = build(
+        let build_time = build(
             &database,
             &paths.directory,
             FLOAT_GRAPH,
             parameters,
             dataset,
         )?;
+        let build_seconds = build_time.wall;
         println!(
             "\n## Full-precision graph (M={}, M0={}, ef_construction={})\n",
             parameters.m, parameters.m0, parameters.ef_construction
         );
         println!(
-            "build: {build_seconds:.1} s ({:.0} vectors/s, single thread, one transaction, merges every {} vectors)\n",
+            "build: {build_seconds:.1} s wall, {:.1} s thread CPU ({:.0} vectors/s wall, {:.0} vectors/s CPU; single thread, one transaction, merges every {} vectors)\n",
+            build_time.cpu,
             count as f64 / build_seconds,
+            count as f64 / build_time.cpu,
             parameters.merge_threshold_vectors
         );
         let stats = database.stats();
@@ -153,15 +181,18 @@ pub fn run_store(
             count,
         )?;
         println!(
-            "\n### Hot, single thread, k=10\n\n| ef | recall@10 | QPS | p50 µs | p99 µs |\n|---|---|---|---|---|"
+            "\n### Hot, single thread, k=10\n\n| ef | recall@10 | QPS (wall) | QPS (thread CPU) | p50 µs | p99 µs |\n|---|---|---|---|---|---|"
         );
         sweep(&reader, dataset, truth, efs[0], true, None)?;
         for &ef in efs {
-            let (recall, qps, latencies) = sweep(&reader, dataset, truth, ef, true, None)?;
+            let run = sweep(&reader, dataset, truth, ef, true, None)?;
             println!(
-                "| {ef} | {recall:.4} | {qps:.0} | {:.0} | {:.0} |",
-                percentile(&latencies, 0.5),
-                percentile(&latencies, 0.99)
+                "| {ef} | {:.4} | {:.0} | {:.0} | {:.0} | {:.0} |",
+                run.recall,
+                run.qps,
+                run.cpu_qps,
+                percentile(&run.latencies, 0.5),
+                percentile(&run.latencies, 0.99)
             );
         }
         filtered(&reader, dataset, parameters.ef_search)?;
@@ -251,12 +282,12 @@ fn random_subset(count: usize, fraction: f64, seed: u64) -> RoaringBitmap {
 
 fn filtered(reader: &GraphReader<'_>, dataset: &Dataset, ef: usize) -> Result<(), String> {
     println!(
-        "\n### Filtered (random candidate sets, uncorrelated with the queries), ef={ef}\n\n| selectivity | candidates | path | recall@10 | QPS | p50 µs |\n|---|---|---|---|---|---|"
+        "\n### Filtered (random candidate sets, uncorrelated with the queries), ef={ef}\n\n| selectivity | candidates | path | recall@10 | QPS (wall) | QPS (thread CPU) | p50 µs |\n|---|---|---|---|---|---|---|"
     );
     for (fraction, seed) in [(0.01, 1), (0.10, 2)] {
         let candidates = random_subset(dataset.count(), fraction, seed);
         let truth = ground_truth(dataset, &|id| candidates.contains(id));
-        let (recall, qps, latencies) = sweep(reader, dataset, &truth, ef, true, Some(&candidates))?;
+        let run = sweep(reader, dataset, &truth, ef, true, Some(&candidates))?;
         let threshold = (storage_engine::vector::searching::EXACT_SEARCH_SELECTIVITY_MAX
             * dataset.count() as f64) as u64;
         let path = if candidates.len()
@@ -268,10 +299,13 @@ fn filtered(reader: &GraphReader<'_>, dataset: &Dataset, ef: usize) -> Result<()
             "graph"
         };
         println!(
-            "| {:.0}% | {} | {path} | {recall:.4} | {qps:.0} | {:.0} |",
+            "| {:.0}% | {} | {path} | {:.4} | {:.0} | {:.0} | {:.0} |",
             fraction * 100.0,
             candidates.len(),
-            percentile(&latencies, 0.5)
+            run.recall,
+            run.qps,
+            run.cpu_qps,
+            percentile(&run.latencies, 0.5)
         );
     }
     Ok(())
@@ -347,7 +381,9 @@ fn cold(
         .map_err(text)?;
         let reader = graph.reader(&read).map_err(text)?;
         let open_ms = seconds(start) * 1e3;
-        let (recall, _, latencies) = sweep(
+        let Sweep {
+            recall, latencies, ..
+        } = sweep(
             &reader,
             dataset,
             &truth[..COLD_QUERIES],
@@ -383,7 +419,8 @@ fn quantized(
         QUANTIZED_GRAPH,
         parameters,
         dataset,
-    )?;
+    )?
+    .wall;
     let stats = database.stats();
     let quantized_pages =
         ((stats.used_pages - used_before) * stats.page_bytes) as f64 / dataset.count() as f64;
@@ -407,13 +444,16 @@ fn quantized(
         reader.node_bytes().map_err(text)? as f64 / dataset.count() as f64
     );
     println!(
-        "| ef | recall@10 re-scored | QPS re-scored | recall@10 Hamming only | QPS Hamming only |\n|---|---|---|---|---|"
+        "| ef | recall@10 re-scored | QPS re-scored (wall) | (thread CPU) | recall@10 Hamming only | QPS Hamming only (wall) | (thread CPU) |\n|---|---|---|---|---|---|---|"
     );
     sweep(&reader, dataset, truth, efs[0], true, None)?;
     for &ef in efs.iter().chain(&QUANTIZED_EXTRA_EF) {
-        let (recall, qps, _) = sweep(&reader, dataset, truth, ef, true, None)?;
-        let (raw_recall, raw_qps, _) = sweep(&reader, dataset, truth, ef, false, None)?;
-        println!("| {ef} | {recall:.4} | {qps:.0} | {raw_recall:.4} | {raw_qps:.0} |");
+        let rescored = sweep(&reader, dataset, truth, ef, true, None)?;
+        let raw = sweep(&reader, dataset, truth, ef, false, None)?;
+        println!(
+            "| {ef} | {:.4} | {:.0} | {:.0} | {:.4} | {:.0} | {:.0} |",
+            rescored.recall, rescored.qps, rescored.cpu_qps, raw.recall, raw.qps, raw.cpu_qps
+        );
     }
     drop(reader);
     drop(read);
@@ -432,7 +472,12 @@ fn quantized(
     )
     .map_err(text)?;
     let reader = graph.reader(&read).map_err(text)?;
-    let (recall, qps, latencies) = sweep(
+    let Sweep {
+        recall,
+        qps,
+        latencies,
+        ..
+    } = sweep(
         &reader,
         dataset,
         &truth[..COLD_QUERIES],

@@ -217,6 +217,7 @@ impl MemoryIndex {
             live_count: self.record_of_id.len() as u64,
             live_ids: &self.live_ids,
             record_of: &record_of,
+            record_ids: None,
         };
         search_view(&view, request, &mut self.scratch)
     }

@@ -6,7 +6,10 @@
 //! - `graph`: the HNSW algorithm over any node storage (`Links`);
 //! - `searching`: queries, filtered search policy, re-scoring;
 //! - `memory_index`: the whole index in memory (the model for the persisted graph);
-//! - `store`: graphs persisted in the page store, vectors in dense vector files.
+//! - `store`: graphs persisted in the page store, vectors in dense vector files; writers and
+//!   readers work on a dense in-memory adjacency (`graph::dense`, shared by readers per links
+//!   version, `store::links_cache`), and filtered searches check ids in a dense record -> id
+//!   map (`store::record_ids`).
 //!
 //! Invariant: a graph's node is named by its record number in the graph's vector records, so
 //! a link leads to a vector without any lookup.

@@ -93,6 +93,9 @@ pub struct SearchView<'a, L: Links, R: RecordStore, F: FullVectors> {
     pub live_ids: &'a RoaringBitmap,
     /// Maps an internal id to its live record.
     pub record_of: &'a dyn Fn(u32) -> Result<Option<u32>, VectorError>,
+    /// The internal ids of records `0..len`, when a dense map is at hand (a filtered search
+    /// checks them instead of the record headers; records past it are read from headers).
+    pub record_ids: Option<&'a [u32]>,
 }
 
 /// Checks a query or stored vector against the graph's dimensions.
@@ -155,8 +158,12 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
         ef = ef.max(request.limit * RESCORE_OVERSAMPLING);
     }
     let records = view.records;
-    let accept =
-        |record: u32| candidates.is_none_or(|set| set.contains(records.internal_id(record)));
+    let record_ids = view.record_ids.unwrap_or(&[]);
+    let internal_id = |record: u32| match record_ids.get(record as usize) {
+        Some(&internal_id) => internal_id,
+        None => records.internal_id(record),
+    };
+    let accept = |record: u32| candidates.is_none_or(|set| set.contains(internal_id(record)));
     let filter: Option<&dyn Fn(u32) -> bool> = if candidates.is_some() {
         Some(&accept)
     } else {

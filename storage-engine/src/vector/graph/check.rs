@@ -60,7 +60,8 @@ pub fn check_graph<L: Links>(
         }
     }
     for layer in 0..=entry_point.level {
-        let reached = reachable_from(links, entry_point.record, layer)?;
+        let record_bound = nodes.last().map_or(0, |(record, _)| record + 1);
+        let reached = reachable_from(links, entry_point.record, layer, record_bound)?;
         if let Some((orphan, _)) = nodes
             .iter()
             .find(|(record, level)| *level >= layer && !reached.contains(*record))

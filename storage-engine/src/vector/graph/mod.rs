@@ -8,6 +8,10 @@
 //! (links are directed: only reachability from the entry point is kept). Neighbours are
 //! chosen with the HNSW heuristic.
 //!
+//! Storages: `memory::MemoryLinks` (the reference), `dense::DenseLinks` (the writer's and
+//! readers' compact adjacency: lists borrowed in place, `Links::borrowed_neighbours`), and
+//! the persisted node tree (`store::tree_links`).
+//!
 //! Invariants kept by every operation here (and checked by `check::check_graph`):
 //! - a link `a -> b` on layer `l` joins two distinct live nodes whose levels are `>= l`;
 //! - no list holds a duplicate, and the list of layer `l` holds at most `links_cap(l)` ids;
@@ -16,6 +20,7 @@
 
 pub mod check;
 pub mod delete;
+pub mod dense;
 pub mod insert;
 pub mod memory;
 pub mod reachability;
@@ -69,6 +74,15 @@ pub trait Links {
     fn neighbours(&self, record: u32, layer: u8, out: &mut Vec<u32>) -> Result<(), VectorError>;
     /// Every node of the graph with its level, by increasing record number.
     fn nodes(&self) -> Result<Vec<(u32, u8)>, VectorError>;
+    /// The neighbours of `record` on `layer` borrowed in place, when the storage holds them as
+    /// a `u32` list (then a search reads them without copying); `None` otherwise.
+    #[inline]
+    fn borrowed_neighbours(&self, _record: u32, _layer: u8) -> Option<&[u32]> {
+        None
+    }
+    /// Hints that the list of `record` on `layer` is about to be read (no effect by default).
+    #[inline]
+    fn prefetch_neighbours(&self, _record: u32, _layer: u8) {}
 }
 
 /// Write access to a graph's nodes.

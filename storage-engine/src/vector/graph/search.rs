@@ -6,6 +6,13 @@
 //! examined instead (two hops, as in ACORN-1), so the search keeps moving toward matches
 //! through rejected nodes without expanding them.
 //!
+//! Memory: a search is bound by loading vectors it has not seen. The unvisited neighbours of
+//! an expanded node are marked first, then scored in list order while the whole records of
+//! the neighbours `PREFETCH_AHEAD_RECORDS` places ahead are being loaded; the list of the
+//! closest remaining candidate (likely expanded next) is prefetched too. Lists are read in
+//! place when the storage allows it, and the visited set is a generation-stamped array reused
+//! across searches (`visited`), so a warmed-up search allocates only its result.
+//!
 //! Invariant: results are sorted by increasing distance, hold at most `ef` records, and with a
 //! filter hold accepted records only.
 
@@ -18,6 +25,9 @@ use std::cmp::Reverse;
 
 /// A filtered expansion stops gathering accepted records at `list length / this`.
 pub const FILTERED_GATHER_DIVISOR: usize = 2;
+/// How many neighbours ahead of the one being scored their records are prefetched (enough
+/// to keep several memory loads in flight, few enough that they are still cached when used).
+pub const PREFETCH_AHEAD_RECORDS: usize = 3;
 
 /// Walks down from `start` (on layer `start_layer`) to layer `stop_layer`, greedily moving to
 /// the closest neighbour on each layer above `stop_layer`; returns the closest node found.
@@ -39,7 +49,13 @@ pub fn greedy_descent<L: Links, R: RecordStore>(
         while moved {
             moved = false;
             links.neighbours(current.record, layer, &mut scratch.neighbours)?;
-            for &neighbour in &scratch.neighbours {
+            for &neighbour in scratch.neighbours.iter().take(PREFETCH_AHEAD_RECORDS) {
+                space.prefetch(neighbour);
+            }
+            for (position, &neighbour) in scratch.neighbours.iter().enumerate() {
+                if let Some(&ahead) = scratch.neighbours.get(position + PREFETCH_AHEAD_RECORDS) {
+                    space.prefetch(ahead);
+                }
                 let distance = space.to_query(query, neighbour);
                 if distance < current.distance {
                     current = Scored {
@@ -119,23 +135,31 @@ fn expand_until_done<L: Links, R: RecordStore>(
         {
             break;
         }
-        links.neighbours(closest.record, layer, neighbours)?;
-        if let Some(first) = neighbours.first() {
-            space.prefetch(*first);
-        }
+        let list: &[u32] = match links.borrowed_neighbours(closest.record, layer) {
+            Some(list) => list,
+            None => {
+                links.neighbours(closest.record, layer, neighbours)?;
+                neighbours
+            }
+        };
         match filter {
-            None => expand_unfiltered(space, query, neighbours, ef, scratch),
+            None => expand_unfiltered(space, query, list, ef, scratch),
             Some(accept) => {
                 expand_filtered(
-                    links, space, query, neighbours, second_hop, ef, layer, accept, scratch,
+                    links, space, query, list, second_hop, ef, layer, accept, scratch,
                 )?;
             }
+        }
+        // The closest candidate is most likely expanded next: start loading its list.
+        if let Some(Reverse(next)) = scratch.candidates.peek() {
+            links.prefetch_neighbours(next.record, layer);
         }
     }
     Ok(())
 }
 
-/// Scores every unvisited neighbour.
+/// Scores every unvisited neighbour: marks them visited first, then scores them in list
+/// order while the records `PREFETCH_AHEAD_RECORDS` places ahead are being loaded.
 #[inline]
 fn expand_unfiltered<R: RecordStore>(
     space: &Space<'_, R>,
@@ -144,13 +168,34 @@ fn expand_unfiltered<R: RecordStore>(
     ef: usize,
     scratch: &mut SearchScratch,
 ) {
-    for (position, &neighbour) in neighbours.iter().enumerate() {
-        if let Some(next) = neighbours.get(position + 1) {
-            space.prefetch(*next);
-        }
+    let mut fresh = std::mem::take(&mut scratch.fresh);
+    fresh.clear();
+    for &neighbour in neighbours {
         if scratch.visit(neighbour) {
-            consider(space, query, neighbour, ef, scratch);
+            fresh.push(neighbour);
         }
+    }
+    score_prefetching(space, query, &fresh, ef, scratch);
+    scratch.fresh = fresh;
+}
+
+/// Considers `records` in order, prefetching ahead.
+#[inline]
+fn score_prefetching<R: RecordStore>(
+    space: &Space<'_, R>,
+    query: &Query,
+    records: &[u32],
+    ef: usize,
+    scratch: &mut SearchScratch,
+) {
+    for &record in records.iter().take(PREFETCH_AHEAD_RECORDS) {
+        space.prefetch(record);
+    }
+    for (position, &record) in records.iter().enumerate() {
+        if let Some(&ahead) = records.get(position + PREFETCH_AHEAD_RECORDS) {
+            space.prefetch(ahead);
+        }
+        consider(space, query, record, ef, scratch);
     }
 }
 
@@ -171,36 +216,43 @@ fn expand_filtered<L: Links, R: RecordStore>(
     scratch: &mut SearchScratch,
 ) -> Result<(), VectorError> {
     let budget = neighbours.len().div_ceil(FILTERED_GATHER_DIVISOR);
-    let mut gathered = 0;
     let mut rejected = std::mem::take(&mut scratch.rejected);
+    let mut fresh = std::mem::take(&mut scratch.fresh);
     rejected.clear();
+    fresh.clear();
     for &neighbour in neighbours {
         if !scratch.visit(neighbour) {
             continue;
         }
         if accept(neighbour) {
-            consider(space, query, neighbour, ef, scratch);
-            gathered += 1;
+            fresh.push(neighbour);
         } else {
             rejected.push(neighbour);
         }
     }
+    let mut outcome = Ok(());
     for &through in &rejected {
-        if gathered >= budget {
+        if fresh.len() >= budget {
             break;
         }
-        links.neighbours(through, layer, second_hop)?;
+        if let Err(error) = links.neighbours(through, layer, second_hop) {
+            outcome = Err(error);
+            break;
+        }
         for &hop in second_hop.iter() {
             // Accept first: a rejected record must stay unvisited, or its own list could
             // never be searched through when it later shows up as a direct neighbour.
-            if gathered < budget && accept(hop) && scratch.visit(hop) {
-                consider(space, query, hop, ef, scratch);
-                gathered += 1;
+            if fresh.len() < budget && accept(hop) && scratch.visit(hop) {
+                fresh.push(hop);
             }
         }
     }
+    // Scoring never changes what is visited or accepted, so scoring after gathering gives
+    // the same results as scoring along the way, with the records prefetched.
+    score_prefetching(space, query, &fresh, ef, scratch);
+    scratch.fresh = fresh;
     scratch.rejected = rejected;
-    Ok(())
+    outcome
 }
 
 #[inline]

@@ -39,6 +39,8 @@ pub fn reselect<R: RecordStore>(
     records: &[u32],
     cap: usize,
 ) -> Vec<u32> {
+    // The lists of other nodes are rarely in cache: start loading them all at once.
+    records.iter().for_each(|&record| space.prefetch(record));
     let mut candidates: Vec<Scored> = records
         .iter()
         .filter(|record| **record != base)

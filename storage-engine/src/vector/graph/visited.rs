@@ -18,6 +18,7 @@ pub struct SearchScratch {
     pub(crate) neighbours: Vec<u32>,
     pub(crate) second_hop: Vec<u32>,
     pub(crate) rejected: Vec<u32>,
+    pub(crate) fresh: Vec<u32>,
 }
 
 impl SearchScratch {

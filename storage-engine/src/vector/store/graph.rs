@@ -1,7 +1,8 @@
 //! A persisted graph: one per embedder, any number per page store file, each named.
 //!
-//! A graph named `N` keeps three trees in the page store — `vector.N.nodes` (record number
-//! BE -> node links, see `node_codec`), `vector.N.ids` (internal id BE -> record LE) and
+//! A graph named `N` keeps four trees in the page store — `vector.N.nodes` (record number
+//! BE -> node links, see `node_codec`), `vector.N.ids` (internal id BE -> record LE),
+//! `vector.N.records` (record -> internal id in chunks, see `record_ids`) and
 //! `vector.N.meta` (`state`, `live`, `buffer`, see `metadata`) — and one or two vector files
 //! beside it: `<hex N>.vectors` (full-precision floats) and, with binary quantization,
 //! `<hex N>.codes` (the 1-bit codes the graph navigates).
@@ -10,20 +11,31 @@
 //! (`GraphReader`) work on read snapshots and never wait for it: the trees are copy-on-write
 //! and the vector files append-only (see `vector_file`).
 //!
+//! The writer works on a dense in-memory copy of the nodes (`graph::dense`), loaded from the
+//! node tree at its first merge or delete and kept until it ends: searches during a merge read
+//! links by index, and each operation writes only the nodes it changed back to the tree, once,
+//! before returning — so the tree (what commits) always holds the writer's whole state between
+//! operations, and a crash or abort simply loses the in-memory copy. Readers search the same
+//! kind of adjacency, shared per committed links version (`links_cache`): the writer's copy
+//! once its transaction commits, or one built from the snapshot's tree at its first search.
+//!
 //! Invariants: `live` holds exactly the keys of the ids tree; every live record is either in
 //! `buffer` (inserted, searched by brute force) or a node of the graph; the committed record
 //! count covers every record any committed tree names, and those records are durable before
 //! the commit (`GraphWriter::finish` syncs the files; call it before committing).
 
 use super::full_vectors::{FileVectors, GraphVectors};
+use super::links_cache::{LINKS_VERSION_NONE, LinksCache, new_links_version};
 use super::metadata::{GraphState, decode_state, encode_state};
-use super::tree_links::{ReadLinks, WriteLinks};
+use super::record_ids::{RecordIdCache, append_record_id};
+use super::tree_links::{ReadLinks, flush_dense, load_dense};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
-use super::vector_file::VectorFile;
+use super::vector_file::{FileRecords, VectorFile};
 use crate::io::PageIo;
 use crate::vector::error::VectorError;
 use crate::vector::graph::check::check_graph;
 use crate::vector::graph::delete::delete_nodes;
+use crate::vector::graph::dense::DenseLinks;
 use crate::vector::graph::insert::{insert_node, random_level};
 use crate::vector::graph::reachability::ensure_reachable;
 use crate::vector::graph::visited::SearchScratch;
@@ -36,7 +48,10 @@ use crate::vector::searching::{
 };
 use crate::vector::space::Space;
 use roaring::RoaringBitmap;
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest graph name accepted (tree names stay far below the page store's key limit).
 pub const GRAPH_NAME_BYTES_MAX: usize = 200;
@@ -46,6 +61,13 @@ const STATE_KEY: &[u8] = b"state";
 const LIVE_KEY: &[u8] = b"live";
 /// Metadata key of the buffered records.
 const BUFFER_KEY: &[u8] = b"buffer";
+/// Searches of a links version without a cached adjacency that read the node tree before a
+/// reader builds the adjacency: a cold graph answers its first queries from the few tree
+/// pages they touch, and pays the whole-tree read only once it is evidently in use (or at open
+/// with `prefetch_memory`).
+pub const TREE_SEARCHES_BEFORE_DENSE_LINKS: u64 = 256;
+/// Metadata key of the links version (`u64` LE, see `links_cache`).
+const LINKS_VERSION_KEY: &[u8] = b"links_version";
 
 /// How a graph is opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -70,6 +92,9 @@ pub struct Graph {
     navigation: VectorFile,
     full: Option<VectorFile>,
     prefetched_bytes: u64,
+    record_ids: RecordIdCache,
+    links_cache: LinksCache,
+    tree_searches: AtomicU64,
 }
 
 fn tree_name(name: &str, part: &str) -> String {
@@ -145,6 +170,19 @@ fn read_buffer(meta: &dyn TreeRead, record_count: u32) -> Result<RoaringBitmap, 
     Ok(buffer)
 }
 
+/// The links version of the state in `meta` (`LINKS_VERSION_NONE` when never stored).
+fn read_links_version(meta: &dyn TreeRead) -> Result<u64, VectorError> {
+    match meta.get(LINKS_VERSION_KEY)? {
+        Some(bytes) => {
+            let bytes: [u8; 8] = bytes[..]
+                .try_into()
+                .map_err(|_| VectorError::Corrupted("links version is not eight bytes".into()))?;
+            Ok(u64::from_le_bytes(bytes))
+        }
+        None => Ok(LINKS_VERSION_NONE),
+    }
+}
+
 fn write_bitmap(
     meta: &dyn TreeWrite,
     key: &[u8],
@@ -200,6 +238,7 @@ impl Graph {
         };
         trees.open_write(&tree_name(name, "nodes"))?;
         trees.open_write(&tree_name(name, "ids"))?;
+        trees.open_write(&tree_name(name, "records"))?;
         let graph = Self::from_backends(name, parameters, backends)?;
         graph.ensure_files(state.record_count)?;
         Ok(graph)
@@ -261,6 +300,9 @@ impl Graph {
             navigation,
             full,
             prefetched_bytes: 0,
+            record_ids: RecordIdCache::new(),
+            links_cache: LinksCache::new(),
+            tree_searches: AtomicU64::new(0),
         })
     }
 
@@ -272,18 +314,36 @@ impl Graph {
         Ok(())
     }
 
-    /// Touches every node page and navigation record once.
+    /// Reads every node into the shared dense adjacency (or touches every node page when the
+    /// graph has no links version), the record id map, and every navigation record once.
     fn prefetch(&self, trees: &dyn ReadTrees, record_count: u32) -> Result<u64, VectorError> {
         let mut bytes = 0_u64;
+        let meta = trees
+            .open_read(&tree_name(&self.name, "meta"))?
+            .ok_or_else(|| VectorError::UnknownGraph(self.name.clone()))?;
+        let state = read_state(&*meta, &self.name)?;
+        let version = read_links_version(&*meta)?;
         if let Some(nodes) = trees.open_read(&tree_name(&self.name, "nodes"))? {
-            let mut checksum = 0_u64;
             nodes.for_each(&mut |key, value| {
                 bytes += (key.len() + value.len()) as u64;
-                checksum = checksum.wrapping_add(u64::from(value.first().copied().unwrap_or(0)));
                 Ok(())
             })?;
-            std::hint::black_box(checksum);
+            if version != LINKS_VERSION_NONE {
+                let dense = load_dense(
+                    &*nodes,
+                    state.entry_point,
+                    state.record_count,
+                    &self.parameters,
+                )?;
+                self.links_cache.install(version, Arc::new(dense));
+            }
         }
+        let records = self.navigation.records(record_count);
+        let map = trees.open_read(&tree_name(&self.name, "records"))?;
+        let ids = self
+            .record_ids
+            .ids_up_to(map.as_deref(), &records, record_count)?;
+        bytes += size_of_val(ids.as_slice()) as u64;
         Ok(bytes + self.navigation.prefetch(record_count))
     }
 
@@ -318,16 +378,21 @@ impl Graph {
         let state = read_state(&*meta, &self.name)?;
         let live = read_bitmap(&*meta, LIVE_KEY)?;
         let buffer = read_buffer(&*meta, state.record_count)?;
+        let links_seed = self.links_cache.get(read_links_version(&*meta)?);
         Ok(GraphWriter {
             graph: self,
             nodes: trees.open_write(&tree_name(&self.name, "nodes"))?,
             ids: trees.open_write(&tree_name(&self.name, "ids"))?,
+            record_map: trees.open_write(&tree_name(&self.name, "records"))?,
             meta,
             state,
             live,
             buffer,
             scratch: SearchScratch::new(),
             appended: false,
+            links: None,
+            links_seed,
+            links_changed: false,
         })
     }
 
@@ -350,8 +415,11 @@ impl Graph {
             ids: trees
                 .open_read(&tree_name(&self.name, "ids"))?
                 .ok_or_else(missing)?,
+            record_map: trees.open_read(&tree_name(&self.name, "records"))?,
             live: read_bitmap(&*meta, LIVE_KEY)?,
             buffer: read_buffer(&*meta, state.record_count)?.iter().collect(),
+            links_version: read_links_version(&*meta)?,
+            dense: OnceCell::new(),
             state,
         })
     }
@@ -360,7 +428,7 @@ impl Graph {
     /// the commit, with `vector_file_paths`).
     pub fn drop_trees(trees: &dyn WriteTrees, name: &str) -> Result<bool, VectorError> {
         let mut existed = false;
-        for part in ["nodes", "ids", "meta"] {
+        for part in ["nodes", "ids", "records", "meta"] {
             existed |= trees.drop_tree(&tree_name(name, part))?;
         }
         Ok(existed)
@@ -446,6 +514,7 @@ fn search_state<L: crate::vector::graph::Links>(
     record_count: u32,
     live: &RoaringBitmap,
     buffer: &[u32],
+    record_ids: Option<&[u32]>,
     request: &SearchRequest<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
@@ -466,6 +535,7 @@ fn search_state<L: crate::vector::graph::Links>(
         live_count: live.len(),
         live_ids: live,
         record_of: &lookup,
+        record_ids,
     };
     search_view(&view, request, scratch)
 }
@@ -475,33 +545,97 @@ pub struct GraphReader<'a> {
     graph: &'a Graph,
     nodes: Box<dyn TreeRead + 'a>,
     ids: Box<dyn TreeRead + 'a>,
+    /// The record -> id map (absent in graphs created before it existed).
+    record_map: Option<Box<dyn TreeRead + 'a>>,
     state: GraphState,
     live: RoaringBitmap,
     buffer: Vec<u32>,
+    links_version: u64,
+    /// The snapshot's adjacency, taken from the graph's cache or built at the first search.
+    dense: OnceCell<Arc<DenseLinks>>,
 }
 
 impl GraphReader<'_> {
+    /// The snapshot's dense adjacency, `None` for graphs without a links version and, unless
+    /// `build_now`, while the graph has served fewer than `TREE_SEARCHES_BEFORE_DENSE_LINKS`
+    /// searches from the tree.
+    fn dense_links(&self, build_now: bool) -> Result<Option<&DenseLinks>, VectorError> {
+        if let Some(dense) = self.dense.get() {
+            return Ok(Some(dense));
+        }
+        if self.links_version == LINKS_VERSION_NONE {
+            return Ok(None);
+        }
+        let dense = match self.graph.links_cache.get(self.links_version) {
+            Some(dense) => dense,
+            None if !build_now
+                && self.graph.tree_searches.fetch_add(1, Ordering::Relaxed)
+                    < TREE_SEARCHES_BEFORE_DENSE_LINKS =>
+            {
+                return Ok(None);
+            }
+            None => {
+                let dense = Arc::new(load_dense(
+                    &*self.nodes,
+                    self.state.entry_point,
+                    self.state.record_count,
+                    &self.graph.parameters,
+                )?);
+                self.graph
+                    .links_cache
+                    .install(self.links_version, Arc::clone(&dense));
+                dense
+            }
+        };
+        Ok(Some(self.dense.get_or_init(|| dense)))
+    }
+
     /// Answers one query.
     pub fn search(
         &self,
         request: &SearchRequest<'_>,
         scratch: &mut SearchScratch,
     ) -> Result<Vec<Hit>, VectorError> {
-        let links = ReadLinks {
-            tree: &*self.nodes,
-            entry_point: self.state.entry_point,
-            record_count: self.state.record_count,
+        // Only a filtered search checks ids along the way; the map is read (or extended) once
+        // per graph, not per query.
+        let record_ids = match request.candidates {
+            Some(_) => Some(self.graph.record_ids.ids_up_to(
+                self.record_map.as_deref(),
+                &self.graph.navigation.records(self.state.record_count),
+                self.state.record_count,
+            )?),
+            None => None,
         };
-        search_state(
-            self.graph,
-            &links,
-            &*self.ids,
-            self.state.record_count,
-            &self.live,
-            &self.buffer,
-            request,
-            scratch,
-        )
+        let record_ids = record_ids.as_deref().map(Vec::as_slice);
+        let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
+        match self.dense_links(false)? {
+            Some(dense) => search_state(
+                graph,
+                dense,
+                ids,
+                record_count,
+                &self.live,
+                &self.buffer,
+                record_ids,
+                request,
+                scratch,
+            ),
+            None => search_state(
+                graph,
+                &ReadLinks {
+                    tree: &*self.nodes,
+                    entry_point: self.state.entry_point,
+                    record_count,
+                },
+                ids,
+                record_count,
+                &self.live,
+                &self.buffer,
+                record_ids,
+                request,
+                scratch,
+            ),
+        }
     }
 
     /// Live vectors in this snapshot.
@@ -564,6 +698,56 @@ impl GraphReader<'_> {
                 "live records are not partitioned into graph and buffer".into(),
             ));
         }
+        if let Some(problem) = self.check_record_ids(&records)? {
+            return Ok(Some(problem));
+        }
+        self.check_dense_links(&links, &nodes)
+    }
+
+    /// The record -> id map (where stored) and the graph's id cache agree with the headers.
+    fn check_record_ids(&self, records: &FileRecords<'_>) -> Result<Option<String>, VectorError> {
+        use crate::vector::records::RecordStore;
+        let count = self.state.record_count;
+        let stored = RecordIdCache::new().ids_up_to(self.record_map.as_deref(), records, count)?;
+        let cached = self
+            .graph
+            .record_ids
+            .ids_up_to(self.record_map.as_deref(), records, count)?;
+        for record in 0..count {
+            let header = records.internal_id(record);
+            if stored[record as usize] != header || cached[record as usize] != header {
+                return Ok(Some(format!(
+                    "record {record}: id map disagrees with header"
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The dense adjacency searches would use holds exactly the node tree's links.
+    fn check_dense_links(
+        &self,
+        tree: &ReadLinks<'_>,
+        nodes: &[(u32, u8)],
+    ) -> Result<Option<String>, VectorError> {
+        use crate::vector::graph::Links;
+        let Some(dense) = self.dense_links(true)? else {
+            return Ok(None);
+        };
+        if dense.nodes()? != nodes || dense.entry_point() != tree.entry_point() {
+            return Ok(Some("dense adjacency: other nodes or entry point".into()));
+        }
+        let mut list = Vec::new();
+        for &(record, level) in nodes {
+            for layer in 0..=level {
+                tree.neighbours(record, layer, &mut list)?;
+                if dense.list(record, layer) != list.as_slice() {
+                    return Ok(Some(format!(
+                        "dense adjacency: node {record} layer {layer} differs from the tree"
+                    )));
+                }
+            }
+        }
         Ok(None)
     }
 
@@ -583,12 +767,43 @@ pub struct GraphWriter<'a> {
     graph: &'a Graph,
     nodes: Box<dyn TreeWrite + 'a>,
     ids: Box<dyn TreeWrite + 'a>,
+    record_map: Box<dyn TreeWrite + 'a>,
     meta: Box<dyn TreeWrite + 'a>,
     state: GraphState,
     live: RoaringBitmap,
     buffer: RoaringBitmap,
     scratch: SearchScratch,
     appended: bool,
+    /// The graph's nodes in memory, loaded at the first merge or delete and kept until the
+    /// writer ends; `None` again after a failed operation (the tree still holds the state
+    /// before it, so the next operation reloads from there).
+    links: Option<DenseLinks>,
+    /// The cached adjacency of the state the writer started from, if any: its first merge or
+    /// delete starts from a copy of it instead of reading the node tree.
+    links_seed: Option<Arc<DenseLinks>>,
+    /// Whether an operation of this writer changed links (a new links version at `finish`).
+    links_changed: bool,
+}
+
+/// The writer's dense adjacency, loaded from the node tree on first use.
+fn writer_links<'l>(
+    slot: &'l mut Option<DenseLinks>,
+    seed: &mut Option<Arc<DenseLinks>>,
+    nodes: &dyn TreeWrite,
+    state: &GraphState,
+) -> Result<&'l mut DenseLinks, VectorError> {
+    if slot.is_none() {
+        *slot = Some(match seed.take() {
+            Some(cached) => Arc::unwrap_or_clone(cached),
+            None => load_dense(
+                nodes,
+                state.entry_point,
+                state.record_count,
+                &state.parameters,
+            )?,
+        });
+    }
+    Ok(slot.as_mut().expect("loaded just above"))
 }
 
 impl GraphWriter<'_> {
@@ -642,6 +857,7 @@ impl GraphWriter<'_> {
         self.state.record_count = next;
         self.ids
             .put(&internal_id.to_be_bytes(), &record.to_le_bytes())?;
+        append_record_id(&*self.record_map, record, internal_id)?;
         self.live.insert(internal_id);
         self.buffer.insert(record);
         if self.buffer.len() >= parameters.merge_threshold_vectors as u64 {
@@ -652,21 +868,40 @@ impl GraphWriter<'_> {
 
     /// Links every buffered vector into the graph.
     pub fn merge(&mut self) -> Result<MergeReport, VectorError> {
+        let outcome = self.merge_buffer();
+        if outcome.is_err() {
+            self.links = None;
+        }
+        outcome
+    }
+
+    fn merge_buffer(&mut self) -> Result<MergeReport, VectorError> {
+        if self.buffer.is_empty() {
+            return Ok(MergeReport {
+                merged: 0,
+                nodes_before: self.live.len() as usize,
+                relinked_existing: 0,
+            });
+        }
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let mut links = WriteLinks::new(
+        // From here on the node tree may change (even if the operation fails half-way): the
+        // links version must change at `finish`.
+        self.links_changed = true;
+        let links = writer_links(
+            &mut self.links,
+            &mut self.links_seed,
             &*self.nodes,
-            self.state.entry_point,
-            self.state.record_count,
-        );
+            &self.state,
+        )?;
         let nodes_before = (self.live.len() - self.buffer.len()) as usize;
         let mut random = SplitMix64::new(self.state.random_state);
         let mut relinked = RoaringBitmap::new();
         for record in &self.buffer {
             let level = random_level(&mut random, parameters.level_factor());
             insert_node(
-                &mut links,
+                links,
                 &space,
                 &parameters,
                 record,
@@ -675,20 +910,14 @@ impl GraphWriter<'_> {
                 &mut relinked,
             )?;
         }
-        ensure_reachable(
-            &mut links,
-            &space,
-            &parameters,
-            &mut self.scratch,
-            &mut relinked,
-        )?;
-        links.flush()?;
+        ensure_reachable(links, &space, &parameters, &mut self.scratch, &mut relinked)?;
+        flush_dense(links, &*self.nodes)?;
         let report = MergeReport {
             merged: self.buffer.len() as usize,
             nodes_before,
             relinked_existing: relinked.difference_len(&self.buffer),
         };
-        self.state.entry_point = crate::vector::graph::Links::entry_point(&links);
+        self.state.entry_point = crate::vector::graph::Links::entry_point(&*links);
         self.state.random_state = random.state();
         self.buffer.clear();
         Ok(report)
@@ -697,6 +926,14 @@ impl GraphWriter<'_> {
     /// Removes the vectors of `internal_ids` (absent ids are ignored), patching the graph's
     /// links in place (no tombstones).
     pub fn delete(&mut self, internal_ids: &RoaringBitmap) -> Result<(), VectorError> {
+        let outcome = self.delete_records(internal_ids);
+        if outcome.is_err() {
+            self.links = None;
+        }
+        outcome
+    }
+
+    fn delete_records(&mut self, internal_ids: &RoaringBitmap) -> Result<(), VectorError> {
         let mut graph_records = RoaringBitmap::new();
         for internal_id in &(internal_ids & &self.live) {
             let record = record_of(&*self.ids, internal_id, self.state.record_count)?
@@ -713,22 +950,26 @@ impl GraphWriter<'_> {
         let parameters = self.graph.parameters;
         let records = self.graph.navigation.records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
-        let mut links = WriteLinks::new(
+        // From here on the node tree may change (even if the operation fails half-way): the
+        // links version must change at `finish`.
+        self.links_changed = true;
+        let links = writer_links(
+            &mut self.links,
+            &mut self.links_seed,
             &*self.nodes,
-            self.state.entry_point,
-            self.state.record_count,
-        );
+            &self.state,
+        )?;
         let mut relinked = RoaringBitmap::new();
         delete_nodes(
-            &mut links,
+            links,
             &space,
             &parameters,
             &graph_records,
             &mut self.scratch,
             &mut relinked,
         )?;
-        links.flush()?;
-        self.state.entry_point = crate::vector::graph::Links::entry_point(&links);
+        flush_dense(links, &*self.nodes)?;
+        self.state.entry_point = crate::vector::graph::Links::entry_point(&*links);
         Ok(())
     }
 
@@ -747,6 +988,7 @@ impl GraphWriter<'_> {
             self.state.record_count,
             &self.live,
             &buffer,
+            None,
             request,
             &mut self.scratch,
         )
@@ -763,7 +1005,18 @@ impl GraphWriter<'_> {
         }
         self.meta.put(STATE_KEY, &encode_state(&self.state))?;
         write_bitmap(&*self.meta, LIVE_KEY, &self.live)?;
-        write_bitmap(&*self.meta, BUFFER_KEY, &self.buffer)
+        write_bitmap(&*self.meta, BUFFER_KEY, &self.buffer)?;
+        if self.links_changed {
+            let version = new_links_version();
+            self.meta.put(LINKS_VERSION_KEY, &version.to_le_bytes())?;
+            if let Some(links) = self.links {
+                // Valid only once a snapshot carrying `version` is committed.
+                self.graph
+                    .links_cache
+                    .publish_pending(version, Arc::new(links));
+            }
+        }
+        Ok(())
     }
 }
 

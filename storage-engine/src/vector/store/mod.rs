@@ -3,8 +3,10 @@
 
 pub mod full_vectors;
 pub mod graph;
+pub mod links_cache;
 pub mod metadata;
 pub mod node_codec;
+pub mod record_ids;
 pub mod tree_links;
 pub mod trees;
 pub mod uring;

@@ -19,6 +19,12 @@ pub fn encode_node(layers: &[Vec<u32>]) -> Vec<u8> {
             .map(|l| 1 + LINK_BYTES * l.len())
             .sum::<usize>(),
     );
+    encode_node_into(layers, &mut bytes);
+    bytes
+}
+
+/// Appends the encoding of a node's layers to `bytes` (see `encode_node`).
+pub fn encode_node_into(layers: &[Vec<u32>], bytes: &mut Vec<u8>) {
     let level = u8::try_from(layers.len().saturating_sub(1)).expect("levels stay below LEVEL_MAX");
     bytes.push(level);
     for layer in layers {
@@ -27,7 +33,6 @@ pub fn encode_node(layers: &[Vec<u32>]) -> Vec<u8> {
             .iter()
             .for_each(|record| bytes.extend_from_slice(&record.to_le_bytes()));
     }
-    bytes
 }
 
 fn corrupted(record: u32, what: &str) -> VectorError {
