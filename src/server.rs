@@ -29,10 +29,11 @@ use std::sync::Arc;
 use crate::config::Environment;
 use crate::http::HttpLimits;
 use crate::http::tls::{TlsAcceptor, TlsOptions};
+use crate::request_log::RequestLog;
 use crate::routes::{Router, Services};
 use crate::runtime::mesh::{self, MeshSetup};
 use crate::runtime::shutdown::ShutdownFlag;
-use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions};
+use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions, RuntimeTimer};
 
 /// What every core is started with; cloned into each executor.
 #[derive(Clone)]
@@ -54,6 +55,9 @@ struct CoreSettings {
     /// The tasks of the batch a crash interrupted, run again first.
     interrupted: Vec<Task>,
     scheduler: SchedulerOptions,
+    /// `--log-level` and `--experimental-logs-mode`, for each core's request log.
+    log_level: crate::config::LogLevel,
+    log_mode: crate::config::LogMode,
 }
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
@@ -98,6 +102,8 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
             shards_per_index: u32::try_from(config.shards_per_index.max(1))
                 .map_err(|_| "--shards-per-index is too large".to_owned())?,
         },
+        log_level: config.log_level,
+        log_mode: config.experimental_logs_mode,
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -178,15 +184,26 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         glommio::spawn_local(scheduler.run(settings.interrupted.clone())).detach();
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
+    let request_log = Rc::new(RequestLog::stderr(settings.log_level, settings.log_mode));
+    if request_log.is_enabled() {
+        let request_log = request_log.clone();
+        glommio::spawn_local(async move {
+            request_log.flush_periodically(&RuntimeTimer).await;
+        })
+        .detach();
+    }
     let router = Rc::new(Router::new(Services {
         core,
         control,
         coordinator,
         production: settings.production,
+        request_log: request_log.clone(),
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)
         .await;
+    // Every connection has drained: no request line can follow these.
+    request_log.flush();
     mesh.close();
     data_mesh.close();
     Ok(())

@@ -17,7 +17,7 @@ mod body;
 mod compress;
 mod connection;
 mod cors;
-mod date;
+pub(crate) mod date;
 mod decode;
 mod head;
 mod io;
