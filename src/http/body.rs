@@ -224,7 +224,7 @@ async fn fill_for_body<S: AsyncRead + AsyncWrite, T: Timer>(
     limits: &HttpLimits,
 ) -> io::Result<Option<BodyOutcome>> {
     match wire
-        .fill(buffered_max, limits.body_read_timeout, None)
+        .fill(buffered_max, limits.body_read_timeout)
         .await?
     {
         ReadOutcome::Data(0) => Ok(Some(BodyOutcome::MalformedFraming)),

@@ -132,6 +132,10 @@ struct GateTimer {
 }
 
 impl Timer for GateTimer {
+    fn now(&self) -> std::time::Instant {
+        std::time::Instant::now()
+    }
+
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
         self.sleeps.borrow_mut().push(duration);
         poll_fn(|_context| {

@@ -8,6 +8,10 @@ use std::time::Duration;
 pub struct RuntimeTimer;
 
 impl crate::http::Timer for RuntimeTimer {
+    fn now(&self) -> std::time::Instant {
+        std::time::Instant::now()
+    }
+
     fn sleep(&self, duration: Duration) -> impl std::future::Future<Output = ()> {
         glommio::timer::sleep(duration)
     }
