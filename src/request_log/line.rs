@@ -96,7 +96,8 @@ fn write_json(
 ) {
     output.extend_from_slice(b"{\"timestamp\":\"");
     write_timestamp(output, prefix, micros);
-    output.extend_from_slice(b"\",\"level\":\"INFO\",\"fields\":{\"message\":\"request\",\"core\":");
+    output
+        .extend_from_slice(b"\",\"level\":\"INFO\",\"fields\":{\"message\":\"request\",\"core\":");
     write_decimal(output, line.core as u64);
     output.extend_from_slice(b",\"method\":\"");
     write_escaped(output, line.method, true);
@@ -239,7 +240,10 @@ mod tests {
             assert!(text.ends_with('\n') && !text.contains('\r') && !text.contains('\u{1b}'));
         }
         let human = formatted(LogMode::Human, &line, 0);
-        assert!(human.contains("path=/a\\u{000a}b\\u{000d}c\\u{001b}[31m"), "{human:?}");
+        assert!(
+            human.contains("path=/a\\u{000a}b\\u{000d}c\\u{001b}[31m"),
+            "{human:?}"
+        );
         let json = formatted(LogMode::Json, &line, 0);
         let value: serde_json::Value = serde_json::from_str(&json).expect("one JSON object");
         assert_eq!(value["fields"]["path"], line.path);
@@ -249,8 +253,16 @@ mod tests {
     fn timestamps_follow_the_clock_across_seconds() {
         let mut formatter = LineFormatter::new(LogMode::Human);
         let mut output = Vec::new();
-        formatter.write(&mut output, &LINE, UNIX_EPOCH + Duration::from_micros(999_999));
-        formatter.write(&mut output, &LINE, UNIX_EPOCH + Duration::from_micros(1_000_000));
+        formatter.write(
+            &mut output,
+            &LINE,
+            UNIX_EPOCH + Duration::from_micros(999_999),
+        );
+        formatter.write(
+            &mut output,
+            &LINE,
+            UNIX_EPOCH + Duration::from_micros(1_000_000),
+        );
         let text = String::from_utf8(output).expect("lines are UTF-8");
         let stamps: Vec<&str> = text.lines().map(|line| &line[..27]).collect();
         assert_eq!(

@@ -43,7 +43,11 @@ fn line(index: usize) -> RequestLine<'static> {
     RequestLine {
         core: 1,
         method: "GET",
-        path: if index % 2 == 0 { "/health" } else { "/indexes/movies/search" },
+        path: if index % 2 == 0 {
+            "/health"
+        } else {
+            "/indexes/movies/search"
+        },
         status: 200,
         duration_us: index as u64,
     }
@@ -58,7 +62,10 @@ fn indexes(lines: &[String]) -> Vec<usize> {
     lines
         .iter()
         .map(|text| {
-            let value = text.rsplit("duration_us=").next().expect("every line has a duration");
+            let value = text
+                .rsplit("duration_us=")
+                .next()
+                .expect("every line has a duration");
             value.parse().expect("the duration is a number")
         })
         .collect()
@@ -76,7 +83,11 @@ fn no_line_is_lost_when_the_log_is_dropped_at_shutdown() {
     drop(log);
     let lines = recorder.lines();
     assert_eq!(indexes(&lines), (0..count).collect::<Vec<_>>());
-    assert!(lines.iter().all(|text| text.contains(" INFO coresearch::routes: request core=1")));
+    assert!(
+        lines
+            .iter()
+            .all(|text| text.contains(" INFO coresearch::routes: request core=1"))
+    );
 }
 
 #[test]
@@ -105,7 +116,10 @@ fn a_full_buffer_is_written_at_once_and_stays_bounded() {
     }
     let written = recorder.bytes.borrow().len();
     assert!(written >= REQUEST_LOG_BUFFER_BYTES, "{written}");
-    assert!(recorder.bytes.borrow().ends_with(b"\n"), "batches hold whole lines");
+    assert!(
+        recorder.bytes.borrow().ends_with(b"\n"),
+        "batches hold whole lines"
+    );
     assert_eq!(indexes(&recorder.lines()), (0..index).collect::<Vec<_>>());
 }
 
@@ -156,7 +170,10 @@ fn the_flusher_writes_a_pending_line_after_the_interval_and_sleeps_when_idle() {
     let mut flusher = pin!(log.flush_periodically(&timer));
     let mut context = Context::from_waker(Waker::noop());
     assert!(flusher.as_mut().poll(&mut context).is_pending());
-    assert!(timer.sleeps.borrow().is_empty(), "no timer while nothing is pending");
+    assert!(
+        timer.sleeps.borrow().is_empty(),
+        "no timer while nothing is pending"
+    );
     log.record(&line(7));
     assert!(flusher.as_mut().poll(&mut context).is_pending());
     assert_eq!(*timer.sleeps.borrow(), [REQUEST_LOG_FLUSH_INTERVAL]);
