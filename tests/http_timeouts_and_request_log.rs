@@ -105,7 +105,7 @@ fn every_request_gets_one_log_line_and_none_is_lost_at_shutdown() {
         .spawn()
         .expect("spawn succeeds");
     let started = Instant::now();
-    let mut stream = loop {
+    let stream = loop {
         match TcpStream::connect(address) {
             Ok(stream) => break stream,
             Err(_) if started.elapsed() < Duration::from_secs(30) => {
