@@ -15,6 +15,7 @@ pub mod decode;
 pub mod errors;
 pub mod http;
 pub mod logs;
+pub mod request_log;
 pub mod routes;
 pub mod runtime;
 pub mod search;

@@ -30,10 +30,11 @@ use std::sync::Arc;
 use crate::config::Environment;
 use crate::http::HttpLimits;
 use crate::http::tls::{TlsAcceptor, TlsOptions};
+use crate::request_log::RequestLog;
 use crate::routes::{Router, Services};
 use crate::runtime::mesh::{self, MeshSetup};
 use crate::runtime::shutdown::ShutdownFlag;
-use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions};
+use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions, RuntimeTimer};
 use crate::search::queue::{SearchQueue, SearchQueueLimits};
 
 /// What every core is started with; cloned into each executor.
@@ -57,6 +58,9 @@ struct CoreSettings {
     interrupted: Vec<Task>,
     scheduler: SchedulerOptions,
     search_queue: SearchQueueLimits,
+    /// `--log-level` and `--experimental-logs-mode`, for each core's request log.
+    log_level: crate::config::LogLevel,
+    log_mode: crate::config::LogMode,
 }
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
@@ -109,6 +113,8 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
                 u64::try_from(config.experimental_drop_search_after.get()).unwrap_or(u64::MAX),
             ),
         },
+        log_level: config.log_level,
+        log_mode: config.experimental_logs_mode,
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -189,16 +195,27 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         glommio::spawn_local(scheduler.run(settings.interrupted.clone())).detach();
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
+    let request_log = Rc::new(RequestLog::stderr(settings.log_level, settings.log_mode));
+    if request_log.is_enabled() {
+        let request_log = request_log.clone();
+        glommio::spawn_local(async move {
+            request_log.flush_periodically(&RuntimeTimer).await;
+        })
+        .detach();
+    }
     let router = Rc::new(Router::new(Services {
         core,
         control,
         coordinator,
         production: settings.production,
         search_queue: SearchQueue::new(settings.search_queue),
+        request_log: request_log.clone(),
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)
         .await;
+    // Every connection has drained: no request line can follow these.
+    request_log.flush();
     mesh.close();
     data_mesh.close();
     Ok(())

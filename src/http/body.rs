@@ -223,10 +223,7 @@ async fn fill_for_body<S: AsyncRead + AsyncWrite, T: Timer>(
     buffered_max: usize,
     limits: &HttpLimits,
 ) -> io::Result<Option<BodyOutcome>> {
-    match wire
-        .fill(buffered_max, limits.body_read_timeout, None)
-        .await?
-    {
+    match wire.fill(buffered_max, limits.body_read_timeout).await? {
         ReadOutcome::Data(0) => Ok(Some(BodyOutcome::MalformedFraming)),
         ReadOutcome::Data(_) => Ok(None),
         ReadOutcome::Closed | ReadOutcome::TimedOut | ReadOutcome::ShutDown => {

@@ -20,6 +20,7 @@ use futures_lite::io::{AsyncRead, AsyncWrite};
 use super::body::{BodyConsumer, BodyOutcome, body_buffer, read_chunked, read_length};
 use super::compress;
 use super::cors;
+use super::deadline::LazyDeadline;
 use super::decode::{content_coding, decode};
 use super::head::{Framing, HeadError, ParsedHead, parse_head};
 use super::io::{ReadOutcome, Wire, WriteFailure};
@@ -28,7 +29,7 @@ use super::negotiate::{self, Encoding, SUPPORTED_ENCODINGS_TEXT};
 use super::request::{BodyError, Method, Request};
 use super::response::Response;
 use super::serialize::{HeadExtras, write_bare_status, write_continue, write_response_head};
-use super::shutdown::ShutdownSignal;
+use super::shutdown::{ShutdownSignal, ShutdownWait};
 use super::sink::{RequestHead, SpooledBody};
 use super::stream_body::StreamingConsumer;
 use super::timeout::with_timeout;
@@ -124,6 +125,8 @@ where
         wire: Wire::new(stream, timer),
         limits,
         shutdown,
+        idle_deadline: LazyDeadline::new(timer),
+        shutdown_wait: shutdown.wait(),
         requests: 0,
     };
     let close_reason = connection.run(handler).await?;
@@ -150,6 +153,11 @@ struct Connection<'a, S, T> {
     wire: Wire<'a, S, T>,
     limits: &'a HttpLimits,
     shutdown: &'a ShutdownSignal,
+    /// The deadline of the wait for the next request, kept across requests so that its
+    /// timer is not re-armed per request.
+    idle_deadline: LazyDeadline<'a, T>,
+    /// This connection's registration with the shutdown signal, kept across requests.
+    shutdown_wait: ShutdownWait<'a>,
     requests: u64,
 }
 
@@ -199,7 +207,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         let read_head = async move {
             loop {
                 let outcome = wire
-                    .fill(limits.header_bytes_max, limits.header_read_timeout, None)
+                    .fill(limits.header_bytes_max, limits.header_read_timeout)
                     .await?;
                 if !matches!(outcome, ReadOutcome::Data(_)) {
                     return Ok::<_, io::Error>(outcome);
@@ -233,9 +241,14 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         } else {
             self.limits.idle_timeout
         };
+        self.idle_deadline.set(timeout);
         let outcome = self
             .wire
-            .fill(self.limits.header_bytes_max, timeout, Some(self.shutdown))
+            .fill_until(
+                self.limits.header_bytes_max,
+                &mut self.idle_deadline,
+                &mut self.shutdown_wait,
+            )
             .await?;
         Ok(match outcome {
             ReadOutcome::Data(_) => None,

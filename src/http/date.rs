@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Length of an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
 pub(crate) const DATE_BYTES: usize = 29;
 
-const SECONDS_PER_DAY: u64 = 86_400;
+pub(crate) const SECONDS_PER_DAY: u64 = 86_400;
 const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -57,7 +57,7 @@ pub(crate) fn format_imf_fixdate(seconds: u64) -> [u8; DATE_BYTES] {
 
 /// Days since 1970-01-01 to (year, month 1..=12, day 1..=31), proleptic Gregorian
 /// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
+pub(crate) fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let shifted = days + 719_468;
     let era = shifted / 146_097;
     let day_of_era = shifted % 146_097;

@@ -12,9 +12,10 @@ use std::time::Duration;
 use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Timer;
+use super::deadline::LazyDeadline;
 use super::limits::READ_BUFFER_BYTES;
-use super::shutdown::ShutdownSignal;
-use super::timeout::{Raced, race, with_timeout};
+use super::shutdown::ShutdownWait;
+use super::timeout::{Raced, race, race_deadline, with_timeout};
 
 /// What a read brought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,12 +88,10 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Wire<'a, S, T> {
     }
 
     /// Reads more bytes behind the buffered ones, keeping at most `buffered_max` buffered.
-    /// With `shutdown`, the wait also ends when the signal fires.
     pub(crate) async fn fill(
         &mut self,
         buffered_max: usize,
         timeout: Duration,
-        shutdown: Option<&ShutdownSignal>,
     ) -> io::Result<ReadOutcome> {
         self.make_room(buffered_max);
         if self.end == self.buffer.len() {
@@ -106,7 +105,30 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Wire<'a, S, T> {
             ..
         } = self;
         let target = &mut buffer[*end..];
-        match race(*timer, timeout, shutdown, stream.read(target)).await {
+        let raced = race(*timer, timeout, stream.read(target)).await;
+        self.account_read(raced)
+    }
+
+    /// [`Wire::fill`] for the wait between requests: bounded by the connection's
+    /// `deadline` (set by the caller) and ended by its `shutdown` wait.
+    pub(crate) async fn fill_until(
+        &mut self,
+        buffered_max: usize,
+        deadline: &mut LazyDeadline<'_, T>,
+        shutdown: &mut ShutdownWait<'_>,
+    ) -> io::Result<ReadOutcome> {
+        self.make_room(buffered_max);
+        if self.end == self.buffer.len() {
+            return Ok(ReadOutcome::Data(0));
+        }
+        let target = &mut self.buffer[self.end..];
+        let raced = race_deadline(deadline, shutdown, self.stream.read(target)).await;
+        self.account_read(raced)
+    }
+
+    /// Counts the bytes a raced read brought.
+    fn account_read(&mut self, raced: Raced<io::Result<usize>>) -> io::Result<ReadOutcome> {
+        match raced {
             Raced::Done(Ok(0)) => Ok(ReadOutcome::Closed),
             Raced::Done(Ok(count)) => {
                 self.end += count;
@@ -197,7 +219,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Wire<'a, S, T> {
             while discarded < bytes_max {
                 self.start = 0;
                 self.end = 0;
-                match self.fill(READ_BUFFER_BYTES, timeout, None).await {
+                match self.fill(READ_BUFFER_BYTES, timeout).await {
                     Ok(ReadOutcome::Data(count)) if count > 0 => discarded += count as u64,
                     _ => break,
                 }

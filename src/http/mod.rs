@@ -17,7 +17,8 @@ mod body;
 mod compress;
 mod connection;
 mod cors;
-mod date;
+pub(crate) mod date;
+mod deadline;
 mod decode;
 mod head;
 mod io;
@@ -36,7 +37,7 @@ pub mod tls;
 mod tests;
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use connection::{CloseReason, ConnectionError, ConnectionSummary, serve_connection};
 pub use limits::*;
@@ -59,6 +60,9 @@ pub trait Handler {
 
 /// The runtime's clock, as the HTTP layer needs it.
 pub trait Timer {
+    /// The current instant of this clock (the one `sleep` counts on).
+    fn now(&self) -> Instant;
+
     /// Completes after `duration`.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()>;
 }

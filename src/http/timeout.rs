@@ -1,4 +1,5 @@
-//! Racing a future against a [`Timer`] and against the [`ShutdownSignal`].
+//! Racing a future against a [`Timer`], or against a connection's [`LazyDeadline`] and
+//! its registration with the [`ShutdownSignal`](super::ShutdownSignal).
 //!
 //! Invariant: the timer is created only if the future does not complete at its first poll,
 //! so the hot path (data already there) never pays for a timer.
@@ -9,7 +10,8 @@ use std::task::Poll;
 use std::time::Duration;
 
 use super::Timer;
-use super::shutdown::ShutdownSignal;
+use super::deadline::LazyDeadline;
+use super::shutdown::ShutdownWait;
 
 /// How a raced future ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -25,22 +27,20 @@ pub(crate) async fn with_timeout<T: Timer, F: Future>(
     duration: Duration,
     future: F,
 ) -> Option<F::Output> {
-    match race(timer, duration, None, future).await {
+    match race(timer, duration, future).await {
         Raced::Done(output) => Some(output),
         Raced::TimedOut | Raced::ShutDown => None,
     }
 }
 
-/// Runs `future` until it completes, `duration` passes, or `shutdown` (if given) fires.
+/// Runs `future` until it completes or `duration` passes.
 pub(crate) async fn race<T: Timer, F: Future>(
     timer: &T,
     duration: Duration,
-    shutdown: Option<&ShutdownSignal>,
     future: F,
 ) -> Raced<F::Output> {
     let mut future = pin!(future);
     let mut sleep = pin!(None);
-    let mut shutdown_wait = pin!(shutdown.map(ShutdownSignal::wait));
     poll_fn(|context| {
         if let Poll::Ready(output) = future.as_mut().poll(context) {
             return Poll::Ready(Raced::Done(output));
@@ -53,10 +53,29 @@ pub(crate) async fn race<T: Timer, F: Future>(
                 return Poll::Ready(Raced::TimedOut);
             }
         }
-        if let Some(wait) = shutdown_wait.as_mut().as_pin_mut() {
-            if wait.poll(context).is_ready() {
-                return Poll::Ready(Raced::ShutDown);
-            }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Runs `future` until it completes, `deadline` passes, or `shutdown` fires. The deadline
+/// and the shutdown wait outlive the race, so a connection registers them once, not once
+/// per wait.
+pub(crate) async fn race_deadline<T: Timer, F: Future>(
+    deadline: &mut LazyDeadline<'_, T>,
+    shutdown: &mut ShutdownWait<'_>,
+    future: F,
+) -> Raced<F::Output> {
+    let mut future = pin!(future);
+    poll_fn(|context| {
+        if let Poll::Ready(output) = future.as_mut().poll(context) {
+            return Poll::Ready(Raced::Done(output));
+        }
+        if deadline.poll_expired(context).is_ready() {
+            return Poll::Ready(Raced::TimedOut);
+        }
+        if std::pin::Pin::new(&mut *shutdown).poll(context).is_ready() {
+            return Poll::Ready(Raced::ShutDown);
         }
         Poll::Pending
     })

@@ -20,6 +20,7 @@ use std::time::Instant;
 use crate::control::ControlPlane;
 use crate::errors::ResponseError;
 use crate::http::{Handler, Request, RequestHead, Response};
+use crate::request_log::{RequestLine, RequestLog};
 use crate::tasks::TaskAction;
 use crate::tasks::model::DocumentMethod;
 use table::{Endpoint, Lookup};
@@ -33,6 +34,8 @@ pub struct Services {
     pub production: bool,
     /// The searches this core runs and holds waiting.
     pub search_queue: Rc<crate::search::queue::SearchQueue>,
+    /// This core's request log (one line per answered request at INFO).
+    pub request_log: Rc<RequestLog>,
 }
 
 /// Answers every request of one core.
@@ -184,18 +187,21 @@ impl Handler for Router {
     }
 
     async fn handle(&self, request: Request) -> Response {
+        let log = &self.services.request_log;
+        if !log.is_enabled() {
+            return self.dispatch(request).await;
+        }
         let started = Instant::now();
         let method = request.method.clone();
         let path = request.path.clone();
         let response = self.dispatch(request).await;
-        tracing::info!(
-            core = self.services.core,
-            method = %method,
-            path = %path,
-            status = response.status,
-            duration_us = started.elapsed().as_micros() as u64,
-            "request"
-        );
+        log.record(&RequestLine {
+            core: self.services.core,
+            method: method.as_str(),
+            path: &path,
+            status: response.status,
+            duration_us: started.elapsed().as_micros() as u64,
+        });
         response
     }
 }

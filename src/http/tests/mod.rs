@@ -16,7 +16,7 @@ use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
@@ -142,15 +142,29 @@ impl AsyncWrite for MockStream {
 }
 
 /// A timer whose sleeps end at once: any wait that would block times out. It records the
-/// durations asked for.
-#[derive(Default)]
+/// durations asked for; its clock moves forward by each sleep.
 pub(super) struct InstantTimer {
     pub(super) sleeps: RefCell<Vec<Duration>>,
+    now: std::cell::Cell<Instant>,
+}
+
+impl Default for InstantTimer {
+    fn default() -> InstantTimer {
+        InstantTimer {
+            sleeps: RefCell::default(),
+            now: std::cell::Cell::new(Instant::now()),
+        }
+    }
 }
 
 impl Timer for InstantTimer {
+    fn now(&self) -> Instant {
+        self.now.get()
+    }
+
     async fn sleep(&self, duration: Duration) {
         self.sleeps.borrow_mut().push(duration);
+        self.now.set(self.now.get() + duration);
     }
 }
 
@@ -158,6 +172,10 @@ impl Timer for InstantTimer {
 pub(super) struct NeverTimer;
 
 impl Timer for NeverTimer {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
     async fn sleep(&self, _duration: Duration) {
         futures_lite::future::pending::<()>().await;
     }
