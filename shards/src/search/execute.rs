@@ -106,20 +106,11 @@ impl ShardSnapshot {
     pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
         let settings = self.text_settings();
         let analyzer = Analyzer::new(settings);
-        let fields_map = self.fields_map()?;
-        let fields = searched_fields(
-            &fields_map,
-            settings,
-            query.attributes_to_search_on.as_deref(),
-        );
-        let languages = query_languages(&analyzer, query, &fields_map, &fields);
-        let q = query.q.as_deref().unwrap_or("");
-        let parsed = parse_query(&analyzer, settings, q, languages.as_deref());
-        let language_codes: Vec<String> = languages
-            .iter()
-            .flatten()
-            .map(|language| language.code().to_owned())
-            .collect();
+        let AnalysedQuery {
+            fields,
+            language_codes,
+            parsed,
+        } = self.analyse_query(&analyzer, query)?;
         let universe = self.universe(query, &parsed)?;
         let steps = steps(
             &settings.ranking_rules,
@@ -258,21 +249,42 @@ impl ShardSnapshot {
     pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
         let settings = self.text_settings();
         let analyzer = Analyzer::new(settings);
-        let fields_map = self.fields_map()?;
-        let fields = searched_fields(
-            &fields_map,
-            settings,
-            query.attributes_to_search_on.as_deref(),
-        );
-        let languages = query_languages(&analyzer, query, &fields_map, &fields);
-        let q = query.q.as_deref().unwrap_or("");
-        let parsed = parse_query(&analyzer, settings, q, languages.as_deref());
+        let AnalysedQuery { fields, parsed, .. } = self.analyse_query(&analyzer, query)?;
         let read = self.read_transaction();
         let synonyms = normalized_synonyms(&analyzer, settings);
         let dictionary = self.dictionary()?;
         let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
         let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
         Ok(term_counts(&found, resolved.len()))
+    }
+
+    /// The fields `query` searches and its `q` parsed in its languages (see
+    /// [`query_languages`]).
+    fn analyse_query(
+        &self,
+        analyzer: &Analyzer,
+        query: &SearchQuery,
+    ) -> ShardResult<AnalysedQuery> {
+        let settings = self.text_settings();
+        let fields_map = self.fields_map()?;
+        let fields = searched_fields(
+            &fields_map,
+            settings,
+            query.attributes_to_search_on.as_deref(),
+        );
+        let languages = query_languages(analyzer, query, &fields_map, &fields);
+        let q = query.q.as_deref().unwrap_or("");
+        let parsed = parse_query(analyzer, settings, q, languages.as_deref());
+        let language_codes = languages
+            .iter()
+            .flatten()
+            .map(|language| language.code().to_owned())
+            .collect();
+        Ok(AnalysedQuery {
+            fields,
+            language_codes,
+            parsed,
+        })
     }
 
     /// The candidates of a query: the shard's documents within the caller's candidates, minus
@@ -539,6 +551,14 @@ impl ShardSnapshot {
             None => BTreeMap::new(),
         })
     }
+}
+
+/// A query's analysis on one shard.
+struct AnalysedQuery {
+    fields: SearchedFields,
+    /// The languages `q` was analysed in, as ISO-639-3 codes (empty: charabia's detection).
+    language_codes: Vec<String>,
+    parsed: ParsedQuery,
 }
 
 /// Documents ranked between two looks at the clock in the full ranking.
