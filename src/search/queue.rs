@@ -174,11 +174,19 @@ mod tests {
     use super::*;
 
     fn queue(queue_size: usize, searches_per_core: usize) -> Rc<SearchQueue> {
+        queue_dropping_after(queue_size, searches_per_core, Duration::from_secs(60))
+    }
+
+    fn queue_dropping_after(
+        queue_size: usize,
+        searches_per_core: usize,
+        drop_after: Duration,
+    ) -> Rc<SearchQueue> {
         SearchQueue::new(SearchQueueLimits {
             queue_size,
             cores: 1,
             searches_per_core,
-            drop_after: Duration::from_secs(60),
+            drop_after,
         })
     }
 
@@ -231,6 +239,22 @@ mod tests {
         let _second = block_on(queue.permit()).expect("a free slot is granted");
         assert!(block_on(queue.permit()).is_err());
         assert_eq!(queue.running(), 2);
+    }
+
+    #[test]
+    fn a_search_that_waited_past_the_drop_delay_is_refused_and_frees_its_slot() {
+        let queue = queue_dropping_after(10, 1, Duration::ZERO);
+        let first = block_on(queue.permit()).expect("a free slot is granted");
+        let mut late = Box::pin(queue.permit());
+        assert!(block_on(futures_lite::future::poll_once(&mut late)).is_none());
+        std::thread::sleep(Duration::from_millis(2));
+        drop(first);
+        let refused = block_on(late)
+            .err()
+            .expect("a search that waited too long is refused");
+        assert_eq!(refused.status(), 503);
+        assert_eq!(queue.running(), 0);
+        assert_eq!(queue.waiting(), 0);
     }
 
     #[test]
