@@ -26,7 +26,7 @@ mod limits;
 mod negotiate;
 mod request;
 mod response;
-mod serialize;
+pub(crate) mod serialize;
 mod shutdown;
 mod sink;
 mod stream_body;

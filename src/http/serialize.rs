@@ -111,7 +111,8 @@ fn write_header(output: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     output.extend_from_slice(b"\r\n");
 }
 
-fn write_decimal(output: &mut Vec<u8>, mut value: u64) {
+/// Appends `value` in decimal without allocating (shared with the request log).
+pub(crate) fn write_decimal(output: &mut Vec<u8>, mut value: u64) {
     const DIGITS_MAX: usize = 20;
     let mut digits = [0u8; DIGITS_MAX];
     let mut position = DIGITS_MAX;

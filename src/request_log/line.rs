@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::LogMode;
 use crate::http::date::{SECONDS_PER_DAY, civil_from_days};
+use crate::http::serialize::write_decimal;
 
 /// The `target` the request lines carry (the module that logged them with `tracing`).
 pub const REQUEST_LOG_TARGET: &str = "coresearch::routes";
@@ -159,21 +160,6 @@ fn write_escaped(output: &mut Vec<u8>, text: &str, json: bool) {
             }
         }
     }
-}
-
-fn write_decimal(output: &mut Vec<u8>, mut value: u64) {
-    const DIGITS_MAX: usize = 20;
-    let mut digits = [0u8; DIGITS_MAX];
-    let mut position = DIGITS_MAX;
-    loop {
-        position -= 1;
-        digits[position] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    output.extend_from_slice(&digits[position..]);
 }
 
 #[cfg(test)]
