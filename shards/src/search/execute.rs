@@ -259,12 +259,21 @@ impl ShardSnapshot {
     }
 
     /// The fields `query` searches and its `q` parsed in its languages (see
-    /// [`query_languages`]).
+    /// [`query_languages`]). A blank `q` (a placeholder search) has no term in any language:
+    /// the fields map is not read for it.
     fn analyse_query(
         &self,
         analyzer: &Analyzer,
         query: &SearchQuery,
     ) -> ShardResult<AnalysedQuery> {
+        let q = query.q.as_deref().unwrap_or("");
+        if q.trim().is_empty() {
+            return Ok(AnalysedQuery {
+                fields: SearchedFields::new(),
+                language_codes: Vec::new(),
+                parsed: ParsedQuery::default(),
+            });
+        }
         let settings = self.text_settings();
         let fields_map = self.fields_map()?;
         let fields = searched_fields(
@@ -273,7 +282,6 @@ impl ShardSnapshot {
             query.attributes_to_search_on.as_deref(),
         );
         let languages = query_languages(analyzer, query, &fields_map, &fields);
-        let q = query.q.as_deref().unwrap_or("");
         let parsed = parse_query(analyzer, settings, q, languages.as_deref());
         let language_codes = languages
             .iter()
