@@ -351,6 +351,30 @@ fn all_hits(
         .collect()
 }
 
+/// Inside `write`: inserts the rows of `vectors` from `first_row` on (ids = row numbers),
+/// deletes every `delete_step`-th id below 400, merges and finishes.
+fn insert_from_and_delete_every(
+    graph: &Graph,
+    write: &storage_engine::WriteTransaction,
+    vectors: &[f32],
+    first_row: usize,
+    delete_step: usize,
+) {
+    let mut writer = graph.writer(write).expect("writer succeeds");
+    for (row, vector) in vectors[first_row * DIMENSIONS..]
+        .chunks_exact(DIMENSIONS)
+        .enumerate()
+    {
+        let id = u32::try_from(first_row + row).expect("test ids fit in u32");
+        writer.insert(id, vector).expect("insert succeeds");
+    }
+    writer
+        .delete(&(0..400).step_by(delete_step).collect())
+        .expect("delete succeeds");
+    writer.merge().expect("merge succeeds");
+    writer.finish().expect("finish succeeds");
+}
+
 #[test]
 fn readers_use_only_the_links_and_ids_of_committed_transactions() {
     let seed = 57;
@@ -390,20 +414,7 @@ fn readers_use_only_the_links_and_ids_of_committed_transactions() {
     // An aborted transaction: merges, deletes and a finished writer, never committed. Its
     // records are overwritten by the next transaction with other ids.
     let write = database.begin_write().expect("begin_write succeeds");
-    let mut writer = graph.writer(&write).expect("writer succeeds");
-    for (row, vector) in vectors[400 * DIMENSIONS..]
-        .chunks_exact(DIMENSIONS)
-        .enumerate()
-    {
-        writer
-            .insert(400 + row as u32, vector)
-            .expect("insert succeeds");
-    }
-    writer
-        .delete(&(0..400).step_by(3).collect())
-        .expect("delete succeeds");
-    writer.merge().expect("merge succeeds");
-    writer.finish().expect("finish succeeds");
+    insert_from_and_delete_every(&graph, &write, &vectors, 400, 3);
     write.abort();
     let read = database.begin_read();
     let after_abort = graph.reader(&read).expect("reader succeeds");
@@ -415,20 +426,7 @@ fn readers_use_only_the_links_and_ids_of_committed_transactions() {
     );
     // A committed transaction reusing the aborted record numbers for other ids.
     let write = database.begin_write().expect("begin_write succeeds");
-    let mut writer = graph.writer(&write).expect("writer succeeds");
-    for (row, vector) in vectors[600 * DIMENSIONS..]
-        .chunks_exact(DIMENSIONS)
-        .enumerate()
-    {
-        writer
-            .insert(600 + row as u32, vector)
-            .expect("insert succeeds");
-    }
-    writer
-        .delete(&(0..400).step_by(7).collect())
-        .expect("delete succeeds");
-    writer.merge().expect("merge succeeds");
-    writer.finish().expect("finish succeeds");
+    insert_from_and_delete_every(&graph, &write, &vectors, 600, 7);
     write.commit().expect("commit succeeds");
     let read = database.begin_read();
     let published = graph.reader(&read).expect("reader succeeds");
