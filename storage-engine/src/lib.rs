@@ -49,6 +49,7 @@ mod node;
 mod options;
 mod page;
 mod pager;
+mod path_lookup;
 mod read_transaction;
 mod write_transaction;
 
@@ -60,6 +61,7 @@ pub use layout::{KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX}
 pub use options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
 };
+pub use path_lookup::PathLookup;
 pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
 pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
 

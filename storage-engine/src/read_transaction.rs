@@ -14,6 +14,7 @@ use crate::database::Shared;
 use crate::error::Result;
 use crate::meta::CommitState;
 use crate::page::Pointer;
+use crate::path_lookup::PathLookup;
 
 /// A consistent snapshot of the database, as of the last commit before it began.
 pub struct ReadTransaction {
@@ -189,6 +190,12 @@ impl<'t> ReadTree<'t> {
             Some((node, index)) => Ok(Some(source.resolve(node.value(index)?)?)),
             None => Ok(None),
         }
+    }
+
+    /// Gets that reuse the path of the previous one: cheaper than [`Self::get`] for runs of
+    /// nearby keys, such as ascending keys under one prefix.
+    pub fn path_lookup(&self) -> PathLookup<'t> {
+        PathLookup::new(self.source(), self.tree.root)
     }
 
     /// Entries with keys within the bounds, in `direction` order.
