@@ -102,8 +102,8 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
     let fields: BTreeMap<u16, String> = snapshot
         .fields_map()
         .expect("fields_map succeeds")
-        .into_iter()
-        .map(|(path, id)| (id, path))
+        .iter()
+        .map(|(path, id)| (*id, path.clone()))
         .collect();
     let external = |internal: u32| {
         let document = snapshot

@@ -58,8 +58,13 @@ impl Analyzer {
             .map(|word| normalized_phrase(&default_tokenizer, word))
             .filter(|word| !word.is_empty())
             .collect();
-        let stop_words = fst::Set::from_iter(stop_words.iter())
-            .expect("a BTreeSet iterates in the sorted order fst requires");
+        // An empty set skips fst's builder, whose registry alone costs a large allocation.
+        let stop_words = if stop_words.is_empty() {
+            fst::Set::default()
+        } else {
+            fst::Set::from_iter(stop_words.iter())
+                .expect("a BTreeSet iterates in the sorted order fst requires")
+        };
         let separators =
             if settings.separator_tokens.is_empty() && settings.non_separator_tokens.is_empty() {
                 None

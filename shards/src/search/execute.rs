@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use charabia::Language;
 use roaring::{MultiOps, RoaringBitmap};
+use storage_engine::{PathLookup, ReadTransaction};
 
 use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
@@ -105,12 +106,12 @@ impl ShardSnapshot {
     /// Searches this shard.
     pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
         let settings = self.text_settings();
-        let analyzer = Analyzer::new(settings);
+        let analyzer = self.analyzer();
         let AnalysedQuery {
             fields,
             language_codes,
             parsed,
-        } = self.analyse_query(&analyzer, query)?;
+        } = self.analyse_query(analyzer, query)?;
         let universe = self.universe(query, &parsed)?;
         let steps = steps(
             &settings.ranking_rules,
@@ -128,9 +129,15 @@ impl ShardSnapshot {
             return Ok(hits);
         }
         let read = self.read_transaction();
-        let synonyms = normalized_synonyms(&analyzer, settings);
+        let synonyms = normalized_synonyms(analyzer, settings);
         let dictionary = self.dictionary()?;
-        let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
+        let resolved = resolve_terms(
+            &dictionary,
+            self.derivation_memo(),
+            settings,
+            &synonyms,
+            &parsed.terms,
+        );
         let removal_order = match (&query.term_document_counts, query.matching_strategy) {
             (None, MatchingStrategy::Frequency) => {
                 let everywhere =
@@ -248,12 +255,18 @@ impl ShardSnapshot {
     /// filter).
     pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
         let settings = self.text_settings();
-        let analyzer = Analyzer::new(settings);
-        let AnalysedQuery { fields, parsed, .. } = self.analyse_query(&analyzer, query)?;
+        let analyzer = self.analyzer();
+        let AnalysedQuery { fields, parsed, .. } = self.analyse_query(analyzer, query)?;
         let read = self.read_transaction();
-        let synonyms = normalized_synonyms(&analyzer, settings);
+        let synonyms = normalized_synonyms(analyzer, settings);
         let dictionary = self.dictionary()?;
-        let resolved = resolve_terms(&dictionary, settings, &synonyms, &parsed.terms);
+        let resolved = resolve_terms(
+            &dictionary,
+            self.derivation_memo(),
+            settings,
+            &synonyms,
+            &parsed.terms,
+        );
         let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
         Ok(term_counts(&found, resolved.len()))
     }
@@ -337,6 +350,7 @@ impl ShardSnapshot {
         let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
         let tables = self.sort_tables(steps, &matching)?;
         let mut hits = Vec::with_capacity(kept_documents.len());
+        let mut lengths = FieldLengthsReader::new(self.read_transaction())?;
         let mut past_deadline = false;
         for (index, (document, kept, term_occurrences)) in kept_documents.into_iter().enumerate() {
             if index % DEADLINE_CHECK_DOCUMENTS == 0 && !past_deadline {
@@ -351,6 +365,7 @@ impl ShardSnapshot {
                 context,
                 &steps[..ranked],
                 &tables,
+                &mut lengths,
                 document,
                 &kept,
                 term_occurrences,
@@ -519,6 +534,7 @@ impl ShardSnapshot {
         context: &RankingContext<'_>,
         steps: &[Step],
         tables: &SortTables,
+        lengths: &mut FieldLengthsReader<'_>,
         document: u32,
         kept: &Kept,
         occurrences: &[Vec<TermOccurrence>],
@@ -533,7 +549,7 @@ impl ShardSnapshot {
                 Step::AttributeRank => details.push(context.attribute_rank(kept, occurrences)),
                 Step::WordPosition => details.push(context.word_position(kept, occurrences)),
                 Step::Exactness => {
-                    let lengths = self.field_lengths(document)?;
+                    let lengths = lengths.lengths(document)?;
                     details.extend(context.exactness(kept, occurrences, &lengths));
                 }
                 Step::Sort(_) | Step::GeoSort(_) => {
@@ -548,13 +564,29 @@ impl ShardSnapshot {
         }
         Ok(details)
     }
+}
+
+/// The field lengths of documents, read one document at a time; reading them in ascending
+/// id order reuses the path of the previous lookup.
+pub(super) struct FieldLengthsReader<'t> {
+    /// `None` when the shard has no field lengths tree yet.
+    lookup: Option<PathLookup<'t>>,
+}
+
+impl<'t> FieldLengthsReader<'t> {
+    pub(super) fn new(read: &'t ReadTransaction) -> ShardResult<FieldLengthsReader<'t>> {
+        let lookup = read
+            .open_tree(FIELD_LENGTHS_TREE)?
+            .map(|tree| tree.path_lookup());
+        Ok(FieldLengthsReader { lookup })
+    }
 
     /// Field id → number of words, for one document.
-    fn field_lengths(&self, document: u32) -> ShardResult<BTreeMap<u16, u16>> {
-        let Some(tree) = self.read_transaction().open_tree(FIELD_LENGTHS_TREE)? else {
+    pub(super) fn lengths(&mut self, document: u32) -> ShardResult<BTreeMap<u16, u16>> {
+        let Some(lookup) = &mut self.lookup else {
             return Ok(BTreeMap::new());
         };
-        Ok(match tree.get(&document.to_be_bytes())? {
+        Ok(match lookup.get(&document.to_be_bytes())? {
             Some(bytes) => decode_field_lengths(bytes)?.into_iter().collect(),
             None => BTreeMap::new(),
         })

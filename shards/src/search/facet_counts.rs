@@ -49,9 +49,9 @@ impl ShardSnapshot {
             .map_err(ShardError::InvalidSetting)?;
         let every = requested.iter().any(|name| name == ALL_FACETS);
         let mut counts = BTreeMap::new();
-        for (path, field) in self.fields_map()? {
-            let selected = every || requested.contains(&path);
-            if !selected || !rules.is_filterable(&path) {
+        for (path, &field) in self.fields_map()?.iter() {
+            let selected = every || requested.contains(path);
+            if !selected || !rules.is_filterable(path) {
                 continue;
             }
             let read = self.read_transaction();
@@ -59,7 +59,7 @@ impl ShardSnapshot {
                 numbers: number_counts(read, field, documents)?,
                 strings: string_values(read, field, documents)?,
             };
-            counts.insert(path, field_counts);
+            counts.insert(path.clone(), field_counts);
         }
         Ok(counts)
     }

@@ -140,9 +140,10 @@ pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
 }
 
 /// Reads of the inverted index through any lookup function (read or write transaction).
+/// The containers are not re-checked (see [`crate::shard::keys::decode_bitmap`] for why).
 pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
     match bytes {
-        Some(bytes) => RoaringBitmap::deserialize_from(bytes)
+        Some(bytes) => RoaringBitmap::deserialize_unchecked_from(bytes)
             .map_err(|_| ShardError::Corrupted("word bitmap".to_owned())),
         None => Ok(RoaringBitmap::new()),
     }

@@ -61,6 +61,7 @@ pub mod facet_values;
 pub mod format;
 pub mod geo_sort;
 pub mod inverted;
+mod lazy_exactness;
 pub mod occurrences;
 mod query;
 pub mod ranking;

@@ -211,8 +211,13 @@ fn word_occurrences(
             }
         }
     } else {
+        let mut lookup = tree.path_lookup();
+        let mut key = position_prefix(word);
+        let word_end = key.len();
         for document in &wanted {
-            if let Some(bytes) = tree.get(&position_key(word, document))? {
+            key.truncate(word_end);
+            key.extend_from_slice(&document.to_be_bytes());
+            if let Some(bytes) = lookup.get(&key)? {
                 found.insert(document, spans(bytes)?);
             }
         }
@@ -284,10 +289,14 @@ pub fn phrase_occurrences(
         return Ok(found);
     };
     let last_offset = phrase.len().saturating_sub(1);
+    // One lookup per word: each walks its word's keys in ascending document order.
+    let mut lookups: Vec<_> = real.iter().map(|_| tree.path_lookup()).collect();
     for document in &candidates {
         let mut lists = Vec::with_capacity(real.len());
-        for (offset, word) in &real {
-            let bytes = tree.get(&position_key(word, document))?.unwrap_or_default();
+        for ((offset, word), lookup) in real.iter().zip(&mut lookups) {
+            let bytes = lookup
+                .get(&position_key(word, document))?
+                .unwrap_or_default();
             lists.push((*offset, decode_occurrences(bytes)?));
         }
         let mut spans = Vec::new();

@@ -244,17 +244,46 @@ impl RankingContext<'_> {
         ]
     }
 
+    /// The number of words a field must hold to match the kept terms exactly (the
+    /// `ExactMatch` half of exactness).
+    pub fn exact_match_length(&self, kept: &Kept) -> u32 {
+        kept.terms
+            .iter()
+            .map(|index| self.terms[*index].end_position - self.terms[*index].position + 1)
+            .sum()
+    }
+
+    /// The best exactness details a document can have when none of its searched fields holds
+    /// [`Self::exact_match_length`] words and only `exact_terms` of the kept terms can occur
+    /// exactly in it: it matches the start of a field at best, and only when every kept term
+    /// can occur exactly.
+    pub fn exactness_without_exact_match(
+        &self,
+        kept: &Kept,
+        exact_terms: usize,
+    ) -> [ScoreDetail; 2] {
+        let count = |value: usize| u32::try_from(value).unwrap_or(u32::MAX);
+        let attribute = if exact_terms >= kept.terms.len() {
+            ExactAttribute::MatchesStart
+        } else {
+            ExactAttribute::NoExactMatch
+        };
+        [
+            ScoreDetail::ExactAttribute(attribute),
+            ScoreDetail::ExactWords {
+                matching_words: count(exact_terms.min(kept.terms.len())),
+                max_matching_words: count(kept.terms.len()),
+            },
+        ]
+    }
+
     fn exact_attribute(
         &self,
         kept: &Kept,
         occurrences: &[Vec<TermOccurrence>],
         field_lengths: &BTreeMap<u16, u16>,
     ) -> ExactAttribute {
-        let all_positions: u32 = kept
-            .terms
-            .iter()
-            .map(|index| self.terms[*index].end_position - self.terms[*index].position + 1)
-            .sum();
+        let all_positions = self.exact_match_length(kept);
         let starts_at = |index: usize, field: u16| {
             let wanted = bucketed_query_position(self.terms[index].position);
             occurrences[index].iter().any(|occurrence| {

@@ -27,6 +27,7 @@ use storage_engine::ReadTransaction;
 
 use crate::shard::{ShardResult, ShardSnapshot};
 
+use super::execute::FieldLengthsReader;
 use super::occurrences::{DocumentOccurrences, SearchedFields, collect_occurrences};
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
@@ -201,6 +202,15 @@ impl Refiner<'_> {
             selected.documents.extend(bucket.iter().take(lowest));
             return Ok(());
         };
+        if *current == Step::Exactness && step + 1 == self.steps.len() {
+            for ready in self.split_by_last_exactness(&bucket, remaining)? {
+                self.refine(ready, step + 1, costs, selected, needed)?;
+                if selected.documents.len() >= needed {
+                    return Ok(());
+                }
+            }
+            return Ok(());
+        }
         for sub_bucket in self.split(&bucket, current, costs)? {
             let ready = match sub_bucket {
                 SubBucket::Ready(ready) => vec![ready],
@@ -286,7 +296,7 @@ impl Refiner<'_> {
 
     /// The documents of `bucket` grouped by the details `step` gives them, best first, each
     /// group with its details.
-    fn rank_by_document(
+    pub(super) fn rank_by_document(
         &self,
         bucket: &RoaringBitmap,
         step: &Step,
@@ -309,6 +319,7 @@ impl Refiner<'_> {
         let occurrences = cache.found.borrow();
         let none = vec![Vec::new(); self.resolved.len()];
         let mut ranked: Vec<(u32, Vec<ScoreDetail>)> = Vec::new();
+        let mut lengths = FieldLengthsReader::new(self.read)?;
         for document in bucket {
             // A document without an (exact) occurrence of any term ranks as having none.
             let term_occurrences = occurrences.get(&document).unwrap_or(&none);
@@ -316,6 +327,7 @@ impl Refiner<'_> {
                 self.context,
                 steps,
                 &tables,
+                &mut lengths,
                 document,
                 self.kept,
                 term_occurrences,

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::{Analyzer, TextSettings};
 
-use super::derivations::derive_word;
+use super::derivations::DerivationMemo;
 use super::dictionary::Dictionary;
 use super::query::{QueryTerm, TermKind};
 
@@ -110,13 +110,14 @@ fn synonym_alternative(words: &[String], shared: bool) -> Alternative {
 /// Resolves each term, then adds what adjacent words match together.
 pub fn resolve_terms(
     dictionary: &Dictionary,
+    memo: &DerivationMemo,
     settings: &TextSettings,
     synonyms: &Synonyms,
     terms: &[QueryTerm],
 ) -> Vec<ResolvedTerm> {
     let mut resolved = Vec::with_capacity(terms.len());
     for term in terms {
-        resolved.push(resolve_term(dictionary, settings, synonyms, term));
+        resolved.push(resolve_term(dictionary, memo, settings, synonyms, term));
     }
     add_shared_alternatives(dictionary, synonyms, &mut resolved);
     resolved
@@ -124,6 +125,7 @@ pub fn resolve_terms(
 
 fn resolve_term(
     dictionary: &Dictionary,
+    memo: &DerivationMemo,
     settings: &TextSettings,
     synonyms: &Synonyms,
     term: &QueryTerm,
@@ -142,10 +144,10 @@ fn resolve_term(
             is_prefix,
             typos_max,
         } => {
-            for derivation in derive_word(dictionary, settings, word, *is_prefix, *typos_max).words
-            {
+            let derivations = memo.derive(dictionary, settings, word, *is_prefix, *typos_max);
+            for derivation in &derivations.words {
                 alternatives.push(Alternative {
-                    words: vec![Some(derivation.word)],
+                    words: vec![Some(derivation.word.clone())],
                     typos: derivation.typos,
                     exact: derivation.exact,
                     shared: false,

@@ -25,6 +25,7 @@
 
 mod apply;
 mod codec;
+mod commit_view;
 mod error;
 mod extract;
 pub(crate) mod facet_source;
@@ -36,15 +37,15 @@ mod snapshot;
 mod state;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
 
 use crate::analysis::TextSettings;
-use crate::search::dictionary::DictionaryCache;
+use commit_view::CommitViews;
 
 pub use apply::{ApplyOutcome, Operation, PreparedBatch};
+pub use commit_view::FieldsMap;
 pub use error::{ShardError, ShardResult};
 pub use facet_source::ShardFacetSource;
 pub use fields_selection::select_fields;
@@ -91,8 +92,8 @@ pub(crate) const META_TEXT_SETTINGS: &[u8] = b"text_settings";
 /// One shard's page-store file.
 pub struct Shard {
     database: Database,
-    /// The word dictionary of the newest commit searched (see [`DictionaryCache`]).
-    dictionaries: Arc<DictionaryCache>,
+    /// What the snapshots of the newest commit read share (see [`CommitViews`]).
+    views: CommitViews,
 }
 
 impl Shard {
@@ -102,7 +103,7 @@ impl Shard {
         apply::upgrade_text_index(&database)?;
         Ok(Shard {
             database,
-            dictionaries: Arc::default(),
+            views: CommitViews::default(),
         })
     }
 
@@ -126,7 +127,7 @@ impl Shard {
 
     /// A read snapshot of the last commit.
     pub fn read(&self) -> ShardResult<ShardSnapshot> {
-        ShardSnapshot::new(self.database.begin_read(), Arc::clone(&self.dictionaries))
+        ShardSnapshot::new(self.database.begin_read(), &self.views)
     }
 
     /// Replaces the `filterableAttributes` setting and rebuilds the facet indexes in one

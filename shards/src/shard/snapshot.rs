@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use storage_engine::{Direction, ReadTransaction};
 
 use super::codec;
+use super::commit_view::{CommitView, CommitViews, FieldsMap};
 use super::error::{ShardError, ShardResult};
 use super::facet_source::ShardFacetSource;
 use super::fields_selection::select_fields;
@@ -20,8 +21,9 @@ use super::listing::{ListQuery, list_ids};
 use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_TREE};
-use crate::analysis::TextSettings;
-use crate::search::dictionary::{Dictionary, DictionaryCache};
+use crate::analysis::{Analyzer, TextSettings};
+use crate::search::derivations::DerivationMemo;
+use crate::search::dictionary::Dictionary;
 
 /// Document statistics of a shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,36 +45,42 @@ pub type DocumentPage = (Vec<(u32, Map<String, Value>)>, u64);
 /// A read snapshot of a shard.
 pub struct ShardSnapshot {
     read: ReadTransaction,
-    state: ShardState,
-    /// The shard's word dictionary cache (shared by its snapshots).
-    dictionaries: Arc<DictionaryCache>,
+    /// What every snapshot of this commit shares (state, analyzer, dictionary).
+    view: Arc<CommitView>,
 }
 
 impl ShardSnapshot {
-    pub(crate) fn new(
-        read: ReadTransaction,
-        dictionaries: Arc<DictionaryCache>,
-    ) -> ShardResult<ShardSnapshot> {
-        let state = ShardState::load_read(&read)?;
-        Ok(ShardSnapshot {
-            read,
-            state,
-            dictionaries,
-        })
+    pub(crate) fn new(read: ReadTransaction, views: &CommitViews) -> ShardResult<ShardSnapshot> {
+        let view = views.view(&read)?;
+        Ok(ShardSnapshot { read, view })
+    }
+
+    fn state(&self) -> &ShardState {
+        self.view.state()
     }
 
     /// The word dictionary of this snapshot's commit (built on first use after a commit).
     pub fn dictionary(&self) -> ShardResult<Arc<Dictionary>> {
-        self.dictionaries.dictionary(&self.read)
+        self.view.dictionary(&self.read)
+    }
+
+    /// The query words already derived on this commit (typos, exact word).
+    pub(crate) fn derivation_memo(&self) -> &DerivationMemo {
+        self.view.derivations()
+    }
+
+    /// The analyzer the text settings configure (made once per commit).
+    pub fn analyzer(&self) -> &Analyzer {
+        self.view.analyzer()
     }
 
     pub fn settings(&self) -> &FacetSettings {
-        &self.state.settings
+        &self.state().settings
     }
 
     /// The text settings (searchable attributes, stop words, ranking rules, ...).
     pub fn text_settings(&self) -> &TextSettings {
-        &self.state.text_settings
+        &self.state().text_settings
     }
 
     /// The read transaction underneath (for the search module).
@@ -80,41 +88,28 @@ impl ShardSnapshot {
         &self.read
     }
 
-    /// Field path → field id, for every field ever seen by this shard.
-    pub fn fields_map(&self) -> ShardResult<BTreeMap<String, u16>> {
-        let mut map = BTreeMap::new();
-        let Some(tree) = self.read.open_tree(FIELDS_TREE)? else {
-            return Ok(map);
-        };
-        for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
-            let (key, value) = entry?;
-            let path =
-                String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?;
-            let id: [u8; 2] = value
-                .try_into()
-                .map_err(|_| ShardError::corrupted("field id"))?;
-            map.insert(path, u16::from_be_bytes(id));
-        }
-        Ok(map)
+    /// Field path → field id, for every field ever seen by this shard (read once per commit).
+    pub fn fields_map(&self) -> ShardResult<Arc<FieldsMap>> {
+        self.view.fields_map(&self.read)
     }
 
     /// The uid of the last batch this snapshot includes.
     pub fn applied_batch(&self) -> Option<u64> {
-        self.state.applied_batch
+        self.state().applied_batch
     }
 
     /// Every internal id.
     pub fn document_ids(&self) -> &RoaringBitmap {
-        &self.state.document_ids
+        &self.state().document_ids
     }
 
     pub fn count(&self) -> u64 {
-        self.state.document_ids.len()
+        self.state().document_ids.len()
     }
 
     /// The facet indexes, to evaluate filters with.
     pub fn facet_source(&self) -> ShardFacetSource<'_> {
-        ShardFacetSource::new(&self.read, &self.state.document_ids)
+        ShardFacetSource::new(&self.read, &self.state().document_ids)
     }
 
     /// The external ids of the documents in `selected`, in external id order (a scan of the
@@ -194,7 +189,7 @@ impl ShardSnapshot {
         query: &ListQuery,
         fields: Option<&[String]>,
     ) -> ShardResult<DocumentPage> {
-        let (ids, total) = list_ids(&self.read, &self.state.document_ids, query)?;
+        let (ids, total) = list_ids(&self.read, &self.state().document_ids, query)?;
         let mut documents = Vec::with_capacity(ids.len());
         for id in ids {
             let document = self
@@ -238,7 +233,7 @@ impl ShardSnapshot {
     /// Statistics; `file_bytes` is the caller's (the database knows its file length).
     pub fn stats(&self, file_bytes: u64) -> ShardResult<ShardStats> {
         let number_of_documents = self.count();
-        let raw_document_bytes = self.state.document_bytes;
+        let raw_document_bytes = self.state().document_bytes;
         Ok(ShardStats {
             number_of_documents,
             raw_document_bytes,

@@ -1,0 +1,121 @@
+//! Exactness as the last ranking step, without ranking every document of the bucket.
+//!
+//! Exactness needs each document's occurrences, which for a bucket of a frequent word means
+//! thousands of reads, although the page wants a few documents. When exactness is the last
+//! step, ties go to the lowest ids, so only the best `remaining` documents by (exactness, id)
+//! matter. A document can match a field exactly only if one of its searched fields holds as
+//! many words as the query's kept terms span; field lengths are cheap to read, so those
+//! documents are found first and ranked fully. Every other document ranks at best
+//! [`RankingContext::exactness_without_exact_match`] (matches the start of a field, every word
+//! exact, when every kept term can occur exactly in the bucket): they are ranked in ascending
+//! id order, a growing chunk at a time, until `remaining` of them reach that ceiling — no
+//! later one can come before those.
+//!
+//! Invariant: the documents returned, grouped by their exactness details best first, hold the
+//! first `remaining` documents of the bucket in the order "details, then id"; the documents
+//! left out are never among them.
+//!
+//! [`RankingContext::exactness_without_exact_match`]: super::ranking::RankingContext::exactness_without_exact_match
+
+use roaring::RoaringBitmap;
+
+use crate::shard::ShardResult;
+
+use super::execute::FieldLengthsReader;
+use super::refine::Refiner;
+use super::score::{ScoreDetail, compare_details};
+use super::steps::Step;
+
+/// Documents ranked in the first chunk once the documents that may match a field exactly are
+/// ranked; each later chunk is twice the one before (each chunk reads the terms' keys anew,
+/// a whole prefix range for a prefix term, so the number of chunks must stay logarithmic).
+const RANKED_FIRST_CHUNK: usize = 64;
+
+/// Documents grouped by equal details, best group first.
+type RankedGroups = Vec<(RoaringBitmap, Vec<ScoreDetail>)>;
+
+impl Refiner<'_> {
+    /// `bucket` split by exactness, best first, leaving out documents that cannot be among
+    /// its first `remaining` (exactness being the last step).
+    pub(super) fn split_by_last_exactness(
+        &self,
+        bucket: &RoaringBitmap,
+        remaining: u64,
+    ) -> ShardResult<Vec<RoaringBitmap>> {
+        let may_match_exactly = self.documents_with_exact_length(bucket)?;
+        let mut ranked = self.rank_by_document(&may_match_exactly, &Step::Exactness)?;
+        let ceiling = self
+            .context
+            .exactness_without_exact_match(self.kept, self.terms_exact_in(bucket));
+        let others = bucket - &may_match_exactly;
+        let mut unranked = others.iter();
+        let mut at_ceiling = 0_u64;
+        let mut chunk_size = RANKED_FIRST_CHUNK;
+        while at_ceiling < remaining {
+            let chunk: RoaringBitmap = unranked.by_ref().take(chunk_size).collect();
+            chunk_size = chunk_size.saturating_mul(2);
+            if chunk.is_empty() {
+                break;
+            }
+            for (documents, details) in self.rank_by_document(&chunk, &Step::Exactness)? {
+                if compare_details(&details, &ceiling).is_eq() {
+                    at_ceiling += documents.len();
+                }
+                ranked.push((documents, details));
+            }
+        }
+        Ok(merge_groups(ranked))
+    }
+
+    /// How many kept terms have an exact alternative (the query word or phrase itself) in
+    /// some document of `bucket`.
+    fn terms_exact_in(&self, bucket: &RoaringBitmap) -> usize {
+        self.kept
+            .terms
+            .iter()
+            .filter(|&&term| {
+                let documents = self.alternatives.get(term).map(Vec::as_slice);
+                self.resolved[term]
+                    .alternatives
+                    .iter()
+                    .zip(documents.unwrap_or_default())
+                    .any(|(alternative, documents)| {
+                        alternative.exact && !documents.is_disjoint(bucket)
+                    })
+            })
+            .count()
+    }
+
+    /// The documents of `bucket` with a searched field holding exactly as many words as the
+    /// kept terms span.
+    fn documents_with_exact_length(&self, bucket: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
+        let wanted = self.context.exact_match_length(self.kept);
+        let mut lengths = FieldLengthsReader::new(self.read)?;
+        let mut found = RoaringBitmap::new();
+        for document in bucket {
+            let field_lengths = lengths.lengths(document)?;
+            let exact_length = field_lengths.iter().any(|(field, length)| {
+                self.context.fields.contains_key(field) && u32::from(*length) == wanted
+            });
+            if exact_length {
+                found.insert(document);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The documents of `groups` regrouped by equal details, best group first.
+fn merge_groups(mut groups: RankedGroups) -> Vec<RoaringBitmap> {
+    groups.sort_by(|left, right| compare_details(&left.1, &right.1));
+    let mut merged: RankedGroups = Vec::with_capacity(groups.len());
+    for (documents, details) in groups {
+        match merged.last_mut() {
+            Some((last, last_details)) if compare_details(last_details, &details).is_eq() => {
+                *last |= documents;
+            }
+            _ => merged.push((documents, details)),
+        }
+    }
+    merged.into_iter().map(|(documents, _)| documents).collect()
+}

@@ -1,0 +1,133 @@
+//! What every read snapshot of one commit shares, made once per commit instead of once per
+//! read: the shard's state (live ids, settings), the analyzer its text settings configure,
+//! the fields map and the word dictionary (the last two on first use), and the derivations
+//! of the query words searched so far.
+//!
+//! Decoding the live-ids bitmap and building the analyzer cost milliseconds on a shard of a
+//! few hundred thousand documents; a search that paid them on every read spent most of its
+//! time there.
+//!
+//! Invariants: a [`CommitView`] describes exactly the commit whose transaction id it carries
+//! (commits are immutable, so a view never goes stale); [`CommitViews`] keeps the view of the
+//! newest commit read so far; a snapshot of an older commit builds its own view and leaves the
+//! newer one in place.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use storage_engine::{Direction, ReadTransaction};
+
+use super::FIELDS_TREE;
+use super::error::{ShardError, ShardResult};
+use super::state::ShardState;
+use crate::analysis::Analyzer;
+use crate::search::derivations::DerivationMemo;
+use crate::search::dictionary::{Dictionary, build_dictionary};
+
+/// Field path → field id.
+pub type FieldsMap = BTreeMap<String, u16>;
+
+/// The shared, read-only view of one commit.
+pub struct CommitView {
+    commit: u64,
+    state: ShardState,
+    analyzer: Analyzer,
+    fields_map: OnceLock<Arc<FieldsMap>>,
+    dictionary: OnceLock<Arc<Dictionary>>,
+    derivations: DerivationMemo,
+}
+
+impl CommitView {
+    fn load(read: &ReadTransaction) -> ShardResult<CommitView> {
+        let state = ShardState::load_read(read)?;
+        let analyzer = Analyzer::new(&state.text_settings);
+        Ok(CommitView {
+            commit: read.transaction_id(),
+            state,
+            analyzer,
+            fields_map: OnceLock::new(),
+            dictionary: OnceLock::new(),
+            derivations: DerivationMemo::default(),
+        })
+    }
+
+    pub fn state(&self) -> &ShardState {
+        &self.state
+    }
+
+    /// The analyzer of this commit's text settings.
+    pub fn analyzer(&self) -> &Analyzer {
+        &self.analyzer
+    }
+
+    /// The fields map, read from `read` (a transaction of this commit) on first use.
+    pub fn fields_map(&self, read: &ReadTransaction) -> ShardResult<Arc<FieldsMap>> {
+        if let Some(map) = self.fields_map.get() {
+            return Ok(Arc::clone(map));
+        }
+        let map = Arc::new(read_fields_map(read)?);
+        Ok(Arc::clone(self.fields_map.get_or_init(|| map)))
+    }
+
+    /// The query words already derived against this commit's dictionary.
+    pub fn derivations(&self) -> &DerivationMemo {
+        &self.derivations
+    }
+
+    /// The word dictionary, built from `read` (a transaction of this commit) on first use.
+    pub fn dictionary(&self, read: &ReadTransaction) -> ShardResult<Arc<Dictionary>> {
+        if let Some(dictionary) = self.dictionary.get() {
+            return Ok(Arc::clone(dictionary));
+        }
+        let dictionary = Arc::new(build_dictionary(read)?);
+        Ok(Arc::clone(self.dictionary.get_or_init(|| dictionary)))
+    }
+}
+
+/// The view of the newest commit a snapshot was taken of.
+#[derive(Default)]
+pub struct CommitViews {
+    newest: Mutex<Option<Arc<CommitView>>>,
+}
+
+impl CommitViews {
+    /// The view of the commit `read` sees.
+    pub fn view(&self, read: &ReadTransaction) -> ShardResult<Arc<CommitView>> {
+        let commit = read.transaction_id();
+        if let Some(view) = &*self.lock() {
+            if view.commit == commit {
+                return Ok(Arc::clone(view));
+            }
+        }
+        let view = Arc::new(CommitView::load(read)?);
+        let mut newest = self.lock();
+        if newest.as_ref().is_none_or(|cached| cached.commit < commit) {
+            *newest = Some(Arc::clone(&view));
+        }
+        Ok(view)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Arc<CommitView>>> {
+        // A panic while holding the lock leaves a valid value (a whole view or none).
+        self.newest.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Field path → field id, for every field ever seen by the shard.
+fn read_fields_map(read: &ReadTransaction) -> ShardResult<FieldsMap> {
+    let mut map = FieldsMap::new();
+    let Some(tree) = read.open_tree(FIELDS_TREE)? else {
+        return Ok(map);
+    };
+    for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+        let (key, value) = entry?;
+        let path =
+            String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?;
+        let id: [u8; 2] = value
+            .try_into()
+            .map_err(|_| ShardError::corrupted("field id"))?;
+        map.insert(path, u16::from_be_bytes(id));
+    }
+    Ok(map)
+}
