@@ -188,6 +188,82 @@ fn exactness_rule_prefers_whole_then_starting_then_exact_words() {
     );
 }
 
+/// A page smaller than the bucket: exactness as the last rule ranks only the documents the
+/// page can hold, and must still find the exact match with the highest id and the lowest ids
+/// among the documents matching the start of the field.
+#[test]
+fn exactness_as_the_last_rule_fills_a_small_page_in_rank_then_id_order() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let documents = [
+        json!({"id": 1, "text": "fox quick"}),
+        json!({"id": 2, "text": "the quick fox"}),
+        json!({"id": 3, "text": "quick fox jumps"}),
+        json!({"id": 4, "text": "quick fox jumps high"}),
+        json!({"id": 5, "text": "quick brown fox"}),
+        json!({"id": 6, "text": "quick fox again"}),
+        json!({"id": 7, "text": "quick fox"}),
+    ];
+    let shard = shard_with(&directory, vec![RankingRule::Exactness], None, &documents);
+    let mut page = query("quick fox ");
+    page.matching_strategy = MatchingStrategy::All;
+    // Exact match 1.0; start of the field 6/9; neither, both words exact 3/9.
+    let expected = [
+        (7, 1.0),
+        (3, 6.0 / 9.0),
+        (4, 6.0 / 9.0),
+        (6, 6.0 / 9.0),
+        (1, 3.0 / 9.0),
+        (2, 3.0 / 9.0),
+        (5, 3.0 / 9.0),
+    ];
+    for limit in 1..=expected.len() {
+        page.limit = limit;
+        assert_ranked(&ranked(&shard, &page), &expected[..limit]);
+    }
+    page.offset = 2;
+    page.limit = 2;
+    let hits = ranked(&shard, &page);
+    assert_eq!(
+        hits.len(),
+        4,
+        "the shard returns offset + limit hits: {hits:?}"
+    );
+    assert_ranked(&hits, &expected[..4]);
+
+    // Without a document holding exactly the query, the ceiling is the start of a field.
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Exactness],
+        None,
+        &documents[..6],
+    );
+    page.offset = 0;
+    page.limit = 2;
+    assert_ranked(&ranked(&shard, &page), &[(3, 6.0 / 9.0), (4, 6.0 / 9.0)]);
+
+    // A prefix matches no word exactly: every document is at the ceiling, lowest ids first.
+    let mut prefix = query("qui");
+    prefix.limit = 2;
+    let hits = ranked(&shard, &prefix);
+    let ids: Vec<i64> = hits.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, vec![1, 2], "{hits:?}");
+
+    // More documents than one ranked chunk: the ones matching the start of the field come
+    // after many that do not, and must not be left out.
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut many: Vec<Value> = (1..=150)
+        .map(|id| json!({"id": id, "text": format!("the quick fox number{id}")}))
+        .collect();
+    many.extend((151..=160).map(|id| json!({"id": id, "text": format!("quick fox number{id}")})));
+    let shard = shard_with(&directory, vec![RankingRule::Exactness], None, &many);
+    page.limit = 3;
+    assert_ranked(
+        &ranked(&shard, &page),
+        &[(151, 6.0 / 9.0), (152, 6.0 / 9.0), (153, 6.0 / 9.0)],
+    );
+}
+
 #[test]
 fn sort_and_custom_rules_order_by_field_values() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
