@@ -36,7 +36,7 @@ pub const TEXT_TREES: [&str; 5] = [
 ];
 
 /// Separates the word from the internal id in `word_positions` keys.
-const WORD_END_BYTE: u8 = 0xFF;
+pub const WORD_END_BYTE: u8 = 0xFF;
 /// Bytes after the word in a `word_positions` key: the separator and the internal id.
 pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
 /// Bytes after the word in a `word_fields` or `word_position_buckets` key: the separator

@@ -8,16 +8,19 @@
 //! document matches a term exactly when it has at least one occurrence of it.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use roaring::RoaringBitmap;
-use storage_engine::{Direction, ReadTransaction};
+
+use storage_engine::{Direction, ReadTransaction, ReadTree};
 
 use crate::analysis::{Occurrence, TextSettings};
-use crate::shard::{ShardError, ShardResult};
+use crate::shard::ShardResult;
 
+use super::derivations::prefix_end;
 use super::inverted::{
-    POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty,
-    decode_occurrences, document_of_position_key, position_key, position_prefix,
+    POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_END_BYTE, WORD_POSITIONS_TREE,
+    bitmap_or_empty, decode_occurrences, document_of_position_key, position_key,
 };
 use super::terms::ResolvedTerm;
 
@@ -178,9 +181,6 @@ pub fn word_documents(
 }
 
 /// The occurrences of `word` in each document of `universe` containing it, as spans.
-///
-/// When most of the word's documents are wanted, its position keys are read in one ordered
-/// scan; otherwise each wanted document's key is looked up.
 fn word_occurrences(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
@@ -190,71 +190,88 @@ fn word_occurrences(
     let Some(documents_tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
         return Ok(found);
     };
-    let all = bitmap_or_empty(documents_tree.get(word.as_bytes())?)?;
-    let wanted = &all & universe;
-    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+    let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(found);
     };
-    let spans = |bytes: &[u8]| -> ShardResult<Vec<(u16, u16, u16)>> {
-        Ok(decode_occurrences(bytes)?
-            .into_iter()
-            .map(|occurrence| (occurrence.field, occurrence.position, occurrence.position))
-            .collect())
+    let all = bitmap_or_empty(documents_tree.get(word.as_bytes())?)?;
+    add_word_occurrences(&positions, word.as_bytes(), &all, universe, &mut found)?;
+    Ok(found)
+}
+
+/// Adds to `found` the occurrences of the word `word` (whose documents are `all`) in the
+/// documents of `universe`.
+///
+/// When most of the word's documents are wanted, its position keys are read in one ordered
+/// scan; otherwise each wanted document's key is looked up, in ascending order.
+fn add_word_occurrences(
+    positions: &ReadTree<'_>,
+    word: &[u8],
+    all: &RoaringBitmap,
+    universe: &RoaringBitmap,
+    found: &mut PhraseSpans,
+) -> ShardResult<()> {
+    let wanted = all & universe;
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut add = |document: u32, bytes: &[u8]| -> ShardResult<()> {
+        let spans = found.entry(document).or_default();
+        for occurrence in decode_occurrences(bytes)? {
+            spans.push((occurrence.field, occurrence.position, occurrence.position));
+        }
+        Ok(())
     };
+    let mut key = Vec::with_capacity(word.len() + POSITION_KEY_SUFFIX_BYTES);
+    key.extend_from_slice(word);
+    key.push(WORD_END_BYTE);
+    let word_end = key.len();
     if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
-        let prefix = position_prefix(word);
-        for entry in tree.prefix(&prefix, Direction::Forward)? {
-            let (key, value) = entry?;
-            let document = document_of_position_key(key, prefix.len())?;
+        for entry in positions.prefix(&key, Direction::Forward)? {
+            let (entry_key, value) = entry?;
+            let document = document_of_position_key(entry_key, word_end)?;
             if wanted.contains(document) {
-                found.insert(document, spans(value)?);
+                add(document, value)?;
             }
         }
     } else {
-        let mut lookup = tree.path_lookup();
-        let mut key = position_prefix(word);
-        let word_end = key.len();
+        let mut lookup = positions.path_lookup();
         for document in &wanted {
             key.truncate(word_end);
             key.extend_from_slice(&document.to_be_bytes());
             if let Some(bytes) = lookup.get(&key)? {
-                found.insert(document, spans(bytes)?);
+                add(document, bytes)?;
             }
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// The occurrences of every word longer than `prefix` that starts with it, in the documents
-/// of `universe`: one ordered scan of their position keys (which are contiguous), so no
-/// expansion is ever cut off.
+/// of `universe`: word by word over the dictionary range of the prefix (so no expansion is
+/// ever cut off), each word's positions read only for its documents in `universe`.
 fn prefix_occurrences(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
     prefix: &str,
 ) -> ShardResult<PhraseSpans> {
     let mut found = PhraseSpans::new();
-    let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
+    let Some(documents_tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
         return Ok(found);
     };
-    for entry in tree.prefix(prefix.as_bytes(), Direction::Forward)? {
-        let (key, value) = entry?;
-        let word_bytes = key
-            .len()
-            .checked_sub(POSITION_KEY_SUFFIX_BYTES)
-            .ok_or_else(|| ShardError::Corrupted("word position key".to_owned()))?;
-        if word_bytes == prefix.len() {
-            // The word itself: its own alternative.
-            continue;
-        }
-        let document = document_of_position_key(key, word_bytes + 1)?;
-        if !universe.contains(document) {
-            continue;
-        }
-        let spans = found.entry(document).or_default();
-        for occurrence in decode_occurrences(value)? {
-            spans.push((occurrence.field, occurrence.position, occurrence.position));
-        }
+    let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
+        return Ok(found);
+    };
+    let end = prefix_end(prefix.as_bytes());
+    let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    // Excluded start: the word itself is its own alternative.
+    for entry in documents_tree.range(
+        Bound::Excluded(prefix.as_bytes()),
+        end_bound,
+        Direction::Forward,
+    )? {
+        let (word, bitmap) = entry?;
+        let all = bitmap_or_empty(Some(bitmap))?;
+        add_word_occurrences(&positions, word, &all, universe, &mut found)?;
     }
     for spans in found.values_mut() {
         spans.sort_unstable();
