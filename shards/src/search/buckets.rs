@@ -16,29 +16,38 @@ use crate::shard::ShardResult;
 use super::derivations::prefix_end;
 use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty};
 use super::occurrences::{phrase_occurrences, word_documents};
+use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};
 
 /// Per alternative of `term`, the documents of `universe` where it occurs (their union is
 /// where the term occurs).
 pub fn alternatives_documents(
     read: &ReadTransaction,
+    prefixes: &PrefixUnions,
     universe: &RoaringBitmap,
     term: &ResolvedTerm,
 ) -> ShardResult<Vec<RoaringBitmap>> {
     term.alternatives
         .iter()
-        .map(|alternative| alternative_documents(read, universe, alternative))
+        .map(|alternative| alternative_documents(read, prefixes, universe, alternative))
         .collect()
 }
 
 /// The documents of `universe` where `alternative` occurs.
 pub fn alternative_documents(
     read: &ReadTransaction,
+    prefixes: &PrefixUnions,
     universe: &RoaringBitmap,
     alternative: &Alternative,
 ) -> ShardResult<RoaringBitmap> {
     Ok(match alternative.words.as_slice() {
-        [Some(word)] if alternative.prefix => prefix_documents(read, universe, word)?,
+        [Some(word)] if alternative.prefix => {
+            let union =
+                prefixes.union(UnionKind::Documents, word, || prefix_documents(read, word))?;
+            union
+                .get(&0)
+                .map_or_else(RoaringBitmap::new, |documents| documents & universe)
+        }
         [Some(word)] => word_documents(read, universe, word)?,
         phrase => phrase_occurrences(read, universe, phrase)?
             .into_keys()
@@ -46,14 +55,13 @@ pub fn alternative_documents(
     })
 }
 
-/// The documents of `universe` containing a word longer than `prefix` that starts with it.
-fn prefix_documents(
-    read: &ReadTransaction,
-    universe: &RoaringBitmap,
-    prefix: &str,
-) -> ShardResult<RoaringBitmap> {
+/// The documents containing a word longer than `prefix` that starts with it (as slot 0).
+fn prefix_documents(read: &ReadTransaction, prefix: &str) -> ShardResult<ComputedUnion> {
     let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
-        return Ok(RoaringBitmap::new());
+        return Ok(ComputedUnion {
+            union: SlotUnion::new(),
+            keys_read: 0,
+        });
     };
     let end = prefix_end(prefix.as_bytes());
     let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
@@ -66,8 +74,12 @@ fn prefix_documents(
         let (_, value) = entry?;
         words.push(bitmap_or_empty(Some(value))?);
     }
+    let keys_read = words.len();
     // One multi-way union: or-ing thousands of bitmaps one by one is quadratic.
-    Ok(words.union() & universe)
+    Ok(ComputedUnion {
+        union: SlotUnion::from([(0, words.union())]),
+        keys_read,
+    })
 }
 
 /// The words buckets, best first: the documents keeping every term, then those keeping the

@@ -172,7 +172,12 @@ impl ShardSnapshot {
         if by_buckets {
             let mut alternatives = Vec::with_capacity(resolved.len());
             for term in &resolved {
-                alternatives.push(alternatives_documents(read, &universe, term)?);
+                alternatives.push(alternatives_documents(
+                    read,
+                    self.prefix_unions(),
+                    &universe,
+                    term,
+                )?);
             }
             let documents: Vec<RoaringBitmap> = alternatives
                 .iter()
@@ -350,7 +355,10 @@ impl ShardSnapshot {
         let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
         let tables = self.sort_tables(steps, &matching)?;
         let mut hits = Vec::with_capacity(kept_documents.len());
-        let mut lengths = FieldLengthsReader::new(self.read_transaction())?;
+        let mut sources = DetailSources {
+            tables: &tables,
+            lengths: FieldLengthsReader::new(self.read_transaction())?,
+        };
         let mut past_deadline = false;
         for (index, (document, kept, term_occurrences)) in kept_documents.into_iter().enumerate() {
             if index % DEADLINE_CHECK_DOCUMENTS == 0 && !past_deadline {
@@ -364,8 +372,7 @@ impl ShardSnapshot {
             let mut details = self.details(
                 context,
                 &steps[..ranked],
-                &tables,
-                &mut lengths,
+                &mut sources,
                 document,
                 &kept,
                 term_occurrences,
@@ -528,13 +535,13 @@ impl ShardSnapshot {
         })
     }
 
-    /// The details of `document` for each of `steps` (`tables` holds their sort values).
+    /// The details of `document` for each of `steps` (`sources` holds their sort values and
+    /// reads field lengths).
     pub(super) fn details(
         &self,
         context: &RankingContext<'_>,
         steps: &[Step],
-        tables: &SortTables,
-        lengths: &mut FieldLengthsReader<'_>,
+        sources: &mut DetailSources<'_, '_>,
         document: u32,
         kept: &Kept,
         occurrences: &[Vec<TermOccurrence>],
@@ -549,11 +556,12 @@ impl ShardSnapshot {
                 Step::AttributeRank => details.push(context.attribute_rank(kept, occurrences)),
                 Step::WordPosition => details.push(context.word_position(kept, occurrences)),
                 Step::Exactness => {
-                    let lengths = lengths.lengths(document)?;
+                    let lengths = sources.lengths.lengths(document)?;
                     details.extend(context.exactness(kept, occurrences, &lengths));
                 }
                 Step::Sort(_) | Step::GeoSort(_) => {
-                    let detail = tables
+                    let detail = sources
+                        .tables
                         .get(sort_index)
                         .and_then(|values| sort_detail(step, values, document))
                         .ok_or_else(|| ShardError::Corrupted("sort table".to_owned()))?;
@@ -564,6 +572,12 @@ impl ShardSnapshot {
         }
         Ok(details)
     }
+}
+
+/// What per-document details read besides the occurrences: sort values and field lengths.
+pub(super) struct DetailSources<'a, 't> {
+    pub(super) tables: &'a SortTables,
+    pub(super) lengths: FieldLengthsReader<'t>,
 }
 
 /// The field lengths of documents, read one document at a time; reading them in ascending

@@ -3,19 +3,23 @@
 //! Exactness needs each document's occurrences, which for a bucket of a frequent word means
 //! thousands of reads, although the page wants a few documents. When exactness is the last
 //! step, ties go to the lowest ids, so only the best `remaining` documents by (exactness, id)
-//! matter. A document can match a field exactly only if one of its searched fields holds as
-//! many words as the query's kept terms span; field lengths are cheap to read, so those
-//! documents are found first and ranked fully. Every other document ranks at best
-//! [`RankingContext::exactness_without_exact_match`] (matches the start of a field, every word
-//! exact, when every kept term can occur exactly in the bucket): they are ranked in ascending
-//! id order, a growing chunk at a time, until `remaining` of them reach that ceiling — no
-//! later one can come before those.
+//! matter:
+//! - a document missing an exact occurrence (the query word or phrase itself) of some kept
+//!   term matches no field exactly or at its start; its exactness is the number of terms it
+//!   holds exactly, which bitmaps give without reading it;
+//! - among the documents holding every term exactly, one can match a field exactly only if
+//!   one of its searched fields holds as many words as the kept terms span; field lengths are
+//!   cheap to read, so those are found first and ranked fully. The others rank at best
+//!   "start of a field, every word exact": they are ranked in ascending id order, a growing
+//!   chunk at a time, until `remaining` of them reach that ceiling — no later one can come
+//!   before those.
 //!
 //! Invariant: the documents returned, grouped by their exactness details best first, hold the
 //! first `remaining` documents of the bucket in the order "details, then id"; the documents
-//! left out are never among them.
-//!
-//! [`RankingContext::exactness_without_exact_match`]: super::ranking::RankingContext::exactness_without_exact_match
+//! left out are never among them. The details given from bitmaps equal what
+//! [`super::ranking::RankingContext::exactness`] computes for those documents.
+
+use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
@@ -42,11 +46,83 @@ impl Refiner<'_> {
         bucket: &RoaringBitmap,
         remaining: u64,
     ) -> ShardResult<Vec<RoaringBitmap>> {
+        let exact_per_term = self.exact_documents_per_term(bucket);
+        let every_term_exact = exact_per_term
+            .iter()
+            .fold(bucket.clone(), |every, documents| every & documents);
+        let mut ranked =
+            self.rank_without_every_term_exact(&(bucket - &every_term_exact), &exact_per_term);
+        ranked.extend(self.rank_every_term_exact(&every_term_exact, remaining)?);
+        Ok(merge_groups(ranked))
+    }
+
+    /// Per kept term, the documents of `bucket` holding one of its exact alternatives (the
+    /// query word or phrase itself): where it counts as an exact word.
+    fn exact_documents_per_term(&self, bucket: &RoaringBitmap) -> Vec<RoaringBitmap> {
+        self.kept
+            .terms
+            .iter()
+            .map(|&term| {
+                let documents = self.alternatives.get(term).map(Vec::as_slice);
+                self.resolved[term]
+                    .alternatives
+                    .iter()
+                    .zip(documents.unwrap_or_default())
+                    .filter(|(alternative, _)| alternative.exact)
+                    .fold(RoaringBitmap::new(), |union, (_, documents)| {
+                        union | (documents & bucket)
+                    })
+            })
+            .collect()
+    }
+
+    /// Documents missing an exact occurrence of some kept term match no field exactly or at
+    /// its start; their exactness is the number of terms they hold exactly, from bitmaps.
+    fn rank_without_every_term_exact(
+        &self,
+        documents: &RoaringBitmap,
+        exact_per_term: &[RoaringBitmap],
+    ) -> RankedGroups {
+        let mut by_count: BTreeMap<usize, RoaringBitmap> = BTreeMap::from([(0, documents.clone())]);
+        for exact in exact_per_term {
+            let mut next: BTreeMap<usize, RoaringBitmap> = BTreeMap::new();
+            for (count, holding) in by_count {
+                let with = &holding & exact;
+                let without = holding - &with;
+                if !with.is_empty() {
+                    *next.entry(count + 1).or_default() |= with;
+                }
+                if !without.is_empty() {
+                    *next.entry(count).or_default() |= without;
+                }
+            }
+            by_count = next;
+        }
+        by_count
+            .into_iter()
+            .map(|(count, documents)| {
+                let details = self
+                    .context
+                    .exactness_without_exact_match(self.kept, count)
+                    .to_vec();
+                (documents, details)
+            })
+            .collect()
+    }
+
+    /// The documents holding every kept term exactly: those with a field of the exact-match
+    /// length ranked fully, then the others in id order until `remaining` of them reach the
+    /// start-of-field ceiling.
+    fn rank_every_term_exact(
+        &self,
+        bucket: &RoaringBitmap,
+        remaining: u64,
+    ) -> ShardResult<RankedGroups> {
         let may_match_exactly = self.documents_with_exact_length(bucket)?;
         let mut ranked = self.rank_by_document(&may_match_exactly, &Step::Exactness)?;
         let ceiling = self
             .context
-            .exactness_without_exact_match(self.kept, self.terms_exact_in(bucket));
+            .exactness_without_exact_match(self.kept, self.kept.terms.len());
         let others = bucket - &may_match_exactly;
         let mut unranked = others.iter();
         let mut at_ceiling = 0_u64;
@@ -64,26 +140,7 @@ impl Refiner<'_> {
                 ranked.push((documents, details));
             }
         }
-        Ok(merge_groups(ranked))
-    }
-
-    /// How many kept terms have an exact alternative (the query word or phrase itself) in
-    /// some document of `bucket`.
-    fn terms_exact_in(&self, bucket: &RoaringBitmap) -> usize {
-        self.kept
-            .terms
-            .iter()
-            .filter(|&&term| {
-                let documents = self.alternatives.get(term).map(Vec::as_slice);
-                self.resolved[term]
-                    .alternatives
-                    .iter()
-                    .zip(documents.unwrap_or_default())
-                    .any(|(alternative, documents)| {
-                        alternative.exact && !documents.is_disjoint(bucket)
-                    })
-            })
-            .count()
+        Ok(ranked)
     }
 
     /// The documents of `bucket` with a searched field holding exactly as many words as the

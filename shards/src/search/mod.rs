@@ -63,6 +63,7 @@ pub mod geo_sort;
 pub mod inverted;
 mod lazy_exactness;
 pub mod occurrences;
+pub mod prefix_unions;
 mod query;
 pub mod ranking;
 mod refine;

@@ -253,10 +253,10 @@ impl RankingContext<'_> {
             .sum()
     }
 
-    /// The best exactness details a document can have when none of its searched fields holds
-    /// [`Self::exact_match_length`] words and only `exact_terms` of the kept terms can occur
-    /// exactly in it: it matches the start of a field at best, and only when every kept term
-    /// can occur exactly.
+    /// The exactness of a document matching no searched field exactly and holding
+    /// `exact_terms` of the kept terms exactly: at the start of a field when it holds every
+    /// kept term exactly (the best it can have), else no exact match. For a document with
+    /// every term exact this is a ceiling, for the others their exactness.
     pub fn exactness_without_exact_match(
         &self,
         kept: &Kept,

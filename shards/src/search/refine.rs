@@ -27,7 +27,7 @@ use storage_engine::ReadTransaction;
 
 use crate::shard::{ShardResult, ShardSnapshot};
 
-use super::execute::FieldLengthsReader;
+use super::execute::{DetailSources, FieldLengthsReader};
 use super::occurrences::{DocumentOccurrences, SearchedFields, collect_occurrences};
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
@@ -167,6 +167,7 @@ impl Refiner<'_> {
         }
         let costs = BucketCosts::compute(
             self.read,
+            self.snapshot.prefix_unions(),
             self.context,
             self.resolved,
             self.kept,
@@ -319,15 +320,17 @@ impl Refiner<'_> {
         let occurrences = cache.found.borrow();
         let none = vec![Vec::new(); self.resolved.len()];
         let mut ranked: Vec<(u32, Vec<ScoreDetail>)> = Vec::new();
-        let mut lengths = FieldLengthsReader::new(self.read)?;
+        let mut sources = DetailSources {
+            tables: &tables,
+            lengths: FieldLengthsReader::new(self.read)?,
+        };
         for document in bucket {
             // A document without an (exact) occurrence of any term ranks as having none.
             let term_occurrences = occurrences.get(&document).unwrap_or(&none);
             let details = self.snapshot.details(
                 self.context,
                 steps,
-                &tables,
-                &mut lengths,
+                &mut sources,
                 document,
                 self.kept,
                 term_occurrences,

@@ -31,6 +31,7 @@ use super::inverted::{
     WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, position_prefix,
     split_word_slot_key,
 };
+use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
 use super::terms::{Alternative, ResolvedTerm};
 
@@ -45,6 +46,8 @@ pub type TermCosts = Vec<(u32, RoaringBitmap)>;
 /// The per-term costs of one words bucket, computed once and reused for every sub-bucket.
 pub struct BucketCosts<'a> {
     read: &'a ReadTransaction,
+    /// The commit's unions over prefix expansions.
+    prefixes: &'a PrefixUnions,
     context: &'a RankingContext<'a>,
     resolved: &'a [ResolvedTerm],
     kept: &'a Kept,
@@ -68,6 +71,7 @@ impl<'a> BucketCosts<'a> {
     /// The typo levels of every kept term over `bucket`.
     pub fn compute(
         read: &'a ReadTransaction,
+        prefixes: &'a PrefixUnions,
         context: &'a RankingContext<'a>,
         resolved: &'a [ResolvedTerm],
         kept: &'a Kept,
@@ -84,6 +88,7 @@ impl<'a> BucketCosts<'a> {
         }
         Ok(BucketCosts {
             read,
+            prefixes,
             context,
             resolved,
             kept,
@@ -264,7 +269,13 @@ impl<'a> BucketCosts<'a> {
                 let within: RoaringBitmap = levels.iter().map(|(_, documents)| documents).union();
                 let mut per_alternative = Vec::new();
                 for alternative in &self.resolved[term].alternatives {
-                    per_alternative.push(slot_bitmaps(self.read, tree, alternative, &within)?);
+                    per_alternative.push(slot_bitmaps(
+                        self.read,
+                        self.prefixes,
+                        tree,
+                        alternative,
+                        &within,
+                    )?);
                 }
                 all.push(per_alternative);
             }
@@ -322,37 +333,65 @@ pub fn split_by_cost_sum(bucket: &RoaringBitmap, terms: &[TermCosts]) -> Vec<Roa
 
 /// The slots (fields or position buckets) of `tree` where a single-word alternative occurs,
 /// each with its documents within `within`: the word's own keys, or for a prefix every longer
-/// word's keys.
+/// word's keys (a union the commit's [`PrefixUnions`] keeps).
 fn slot_bitmaps(
     read: &ReadTransaction,
+    prefixes: &PrefixUnions,
     tree: &str,
     alternative: &Alternative,
     within: &RoaringBitmap,
 ) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
-    let mut slots: BTreeMap<u16, Vec<RoaringBitmap>> = BTreeMap::new();
-    let ([Some(word)], Some(tree)) = (alternative.words.as_slice(), read.open_tree(tree)?) else {
+    let [Some(word)] = alternative.words.as_slice() else {
         return Ok(BTreeMap::new());
     };
+    let restricted = |union: &SlotUnion| -> SlotUnion {
+        union
+            .iter()
+            .map(|(slot, documents)| (*slot, documents & within))
+            .filter(|(_, documents)| !documents.is_empty())
+            .collect()
+    };
     if alternative.prefix {
-        let end = prefix_end(word.as_bytes());
+        let kind = if tree == WORD_FIELDS_TREE {
+            UnionKind::Fields
+        } else {
+            UnionKind::PositionBuckets
+        };
+        let union = prefixes.union(kind, word, || prefix_slot_union(read, tree, word))?;
+        return Ok(restricted(&union));
+    }
+    let Some(tree) = read.open_tree(tree)? else {
+        return Ok(BTreeMap::new());
+    };
+    let mut slots = SlotUnion::new();
+    for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
+        let (key, value) = entry?;
+        let (_, slot) = split_word_slot_key(key)?;
+        slots.insert(slot, bitmap_or_empty(Some(value))? & within);
+    }
+    Ok(slots)
+}
+
+/// Per slot of `tree`, the documents of every word longer than `prefix` that starts with it.
+fn prefix_slot_union(
+    read: &ReadTransaction,
+    tree: &str,
+    prefix: &str,
+) -> ShardResult<ComputedUnion> {
+    let mut slots: BTreeMap<u16, Vec<RoaringBitmap>> = BTreeMap::new();
+    let mut keys_read = 0;
+    if let Some(tree) = read.open_tree(tree)? {
+        let end = prefix_end(prefix.as_bytes());
         let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let start = Bound::Excluded(word.as_bytes());
+        let start = Bound::Excluded(prefix.as_bytes());
         for entry in tree.range(start, end_bound, Direction::Forward)? {
             let (key, value) = entry?;
             let (key_word, slot) = split_word_slot_key(key)?;
-            if key_word.len() == word.len() {
+            if key_word.len() == prefix.len() {
                 // The word itself is its own alternative, not a prefix expansion.
                 continue;
             }
-            slots
-                .entry(slot)
-                .or_default()
-                .push(bitmap_or_empty(Some(value))?);
-        }
-    } else {
-        for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
-            let (key, value) = entry?;
-            let (_, slot) = split_word_slot_key(key)?;
+            keys_read += 1;
             slots
                 .entry(slot)
                 .or_default()
@@ -360,8 +399,11 @@ fn slot_bitmaps(
         }
     }
     // One multi-way union per slot: or-ing thousands of bitmaps one by one is quadratic.
-    Ok(slots
-        .into_iter()
-        .map(|(slot, bitmaps)| (slot, bitmaps.union() & within))
-        .collect())
+    Ok(ComputedUnion {
+        union: slots
+            .into_iter()
+            .map(|(slot, bitmaps)| (slot, bitmaps.union()))
+            .collect(),
+        keys_read,
+    })
 }

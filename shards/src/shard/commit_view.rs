@@ -1,7 +1,7 @@
 //! What every read snapshot of one commit shares, made once per commit instead of once per
 //! read: the shard's state (live ids, settings), the analyzer its text settings configure,
-//! the fields map and the word dictionary (the last two on first use), and the derivations
-//! of the query words searched so far.
+//! the fields map and the word dictionary (the last two on first use), the derivations of the
+//! query words searched so far and the unions over the prefixes searched so far.
 //!
 //! Decoding the live-ids bitmap and building the analyzer cost milliseconds on a shard of a
 //! few hundred thousand documents; a search that paid them on every read spent most of its
@@ -24,6 +24,7 @@ use super::state::ShardState;
 use crate::analysis::Analyzer;
 use crate::search::derivations::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
+use crate::search::prefix_unions::PrefixUnions;
 
 /// Field path → field id.
 pub type FieldsMap = BTreeMap<String, u16>;
@@ -36,6 +37,7 @@ pub struct CommitView {
     fields_map: OnceLock<Arc<FieldsMap>>,
     dictionary: OnceLock<Arc<Dictionary>>,
     derivations: DerivationMemo,
+    prefix_unions: PrefixUnions,
 }
 
 impl CommitView {
@@ -49,6 +51,7 @@ impl CommitView {
             fields_map: OnceLock::new(),
             dictionary: OnceLock::new(),
             derivations: DerivationMemo::default(),
+            prefix_unions: PrefixUnions::default(),
         })
     }
 
@@ -73,6 +76,11 @@ impl CommitView {
     /// The query words already derived against this commit's dictionary.
     pub fn derivations(&self) -> &DerivationMemo {
         &self.derivations
+    }
+
+    /// The unions over prefix expansions computed on this commit.
+    pub fn prefix_unions(&self) -> &PrefixUnions {
+        &self.prefix_unions
     }
 
     /// The word dictionary, built from `read` (a transaction of this commit) on first use.

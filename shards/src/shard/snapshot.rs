@@ -24,6 +24,7 @@ use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_T
 use crate::analysis::{Analyzer, TextSettings};
 use crate::search::derivations::DerivationMemo;
 use crate::search::dictionary::Dictionary;
+use crate::search::prefix_unions::PrefixUnions;
 
 /// Document statistics of a shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,6 +68,11 @@ impl ShardSnapshot {
     /// The query words already derived on this commit (typos, exact word).
     pub(crate) fn derivation_memo(&self) -> &DerivationMemo {
         self.view.derivations()
+    }
+
+    /// The unions over prefix expansions computed on this commit.
+    pub(crate) fn prefix_unions(&self) -> &PrefixUnions {
+        self.view.prefix_unions()
     }
 
     /// The analyzer the text settings configure (made once per commit).

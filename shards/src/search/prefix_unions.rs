@@ -1,0 +1,92 @@
+//! Unions over the words a prefix starts, kept per commit: the documents of every word the
+//! prefix starts, and per field or position bucket the documents holding one of them.
+//!
+//! A prefix term matches every longer word it starts; ranking it reads the bitmaps of all of
+//! them (thousands for a two-letter prefix, times the fields and position buckets of each).
+//! Meilisearch precomputes such unions at indexing time for frequent prefixes; here they are
+//! computed on a prefix's first search after a commit and shared by the later searches of
+//! that commit (the commit view owns this cache, so an entry never outlives its commit).
+//!
+//! Invariants: an entry is the full union over the commit's words (never restricted to one
+//! search's candidates); only unions read from at least [`CACHED_WORDS_MIN`] keys are kept
+//! (cheaper ones are recomputed); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the cache
+//! starts over when the next entry would pass it).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use roaring::RoaringBitmap;
+
+use crate::shard::ShardResult;
+
+/// Fewest keys a union must have read to be worth keeping.
+pub const CACHED_WORDS_MIN: usize = 32;
+/// Most bytes of bitmaps (serialized size) one commit's cache holds.
+pub const CACHED_BYTES_MAX: usize = 64 << 20;
+
+/// Which union: of the words' documents, or per slot of one of the slot trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnionKind {
+    /// `word_documents`: one slot, 0.
+    Documents,
+    /// `word_fields`: per field id.
+    Fields,
+    /// `word_position_buckets`: per position bucket.
+    PositionBuckets,
+}
+
+/// Slot → the documents of the prefix's words there ([`UnionKind::Documents`]: slot 0 only).
+pub type SlotUnion = BTreeMap<u16, RoaringBitmap>;
+
+/// A computed union and the number of keys it was read from.
+pub struct ComputedUnion {
+    pub union: SlotUnion,
+    pub keys_read: usize,
+}
+
+#[derive(Default)]
+struct Entries {
+    unions: HashMap<(UnionKind, String), Arc<SlotUnion>>,
+    bytes: usize,
+}
+
+/// One commit's prefix unions.
+#[derive(Default)]
+pub struct PrefixUnions {
+    entries: Mutex<Entries>,
+}
+
+impl PrefixUnions {
+    /// The `kind` union of `prefix`, computed by `compute` unless already known.
+    pub fn union(
+        &self,
+        kind: UnionKind,
+        prefix: &str,
+        compute: impl FnOnce() -> ShardResult<ComputedUnion>,
+    ) -> ShardResult<Arc<SlotUnion>> {
+        let key = (kind, prefix.to_owned());
+        if let Some(known) = self.lock().unions.get(&key) {
+            return Ok(Arc::clone(known));
+        }
+        let computed = compute()?;
+        let union = Arc::new(computed.union);
+        if computed.keys_read >= CACHED_WORDS_MIN {
+            let bytes: usize = union.values().map(RoaringBitmap::serialized_size).sum();
+            let mut entries = self.lock();
+            if entries.bytes.saturating_add(bytes) > CACHED_BYTES_MAX {
+                *entries = Entries::default();
+            }
+            if bytes <= CACHED_BYTES_MAX {
+                entries.bytes += bytes;
+                entries.unions.insert(key, Arc::clone(&union));
+            }
+        }
+        Ok(union)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        // A panic while holding the lock leaves whole entries and a byte count at most
+        // one entry off, which only moves the next reset.
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
