@@ -202,6 +202,7 @@ fn exactness_as_the_last_rule_fills_a_small_page_in_rank_then_id_order() {
         json!({"id": 5, "text": "quick brown fox"}),
         json!({"id": 6, "text": "quick fox again"}),
         json!({"id": 7, "text": "quick fox"}),
+        json!({"id": 8, "text": "quikc fox"}),
     ];
     let shard = shard_with(&directory, vec![RankingRule::Exactness], None, &documents);
     let mut page = query("quick fox ");
@@ -215,6 +216,8 @@ fn exactness_as_the_last_rule_fills_a_small_page_in_rank_then_id_order() {
         (1, 3.0 / 9.0),
         (2, 3.0 / 9.0),
         (5, 3.0 / 9.0),
+        // A typo on one word: one exact word, 2/9.
+        (8, 2.0 / 9.0),
     ];
     for limit in 1..=expected.len() {
         page.limit = limit;
