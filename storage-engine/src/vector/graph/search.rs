@@ -367,7 +367,13 @@ fn consider<S: Scorer>(scorer: &S, record: u32, ef: usize, scratch: &mut SearchS
     if admitted {
         let scored = Scored { distance, record };
         scratch.candidates.push(Reverse(scored));
-        push_result(scratch, scored, ef);
+        if scratch.results.len() < ef {
+            scratch.results.push(scored);
+        } else if let Some(mut farthest) = scratch.results.peek_mut() {
+            // Full, and `scored` is closer than the farthest result (it was admitted): it
+            // replaces that result with one sift instead of a push and a pop.
+            *farthest = scored;
+        }
     }
 }
 
