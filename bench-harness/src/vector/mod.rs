@@ -34,6 +34,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
         sections: store_bench::Sections {
             cold: true,
             quantized: true,
+            hot_rounds: 0,
         },
     };
     let mut arguments = arguments.into_iter();
@@ -53,6 +54,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             "--model" => config.model = value == "true",
             "--cold" => config.sections.cold = value == "true",
             "--quantized" => config.sections.quantized = value == "true",
+            "--hot-rounds" => config.sections.hot_rounds = number()?,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }

@@ -131,9 +131,7 @@ pub fn run_store(
     efs: &[usize],
     flags: Sections,
 ) -> Result<(), String> {
-    let directory = work.join(format!("store-{}", dataset.name));
-    let _ = std::fs::remove_dir_all(&directory);
-    std::fs::create_dir_all(&directory).map_err(text)?;
+    let directory = work.join(format!("store-{}-{}", dataset.name, dataset.count()));
     let paths = StorePaths {
         pages: directory.join("shard.pages"),
         directory,
@@ -141,6 +139,11 @@ pub fn run_store(
     let count = dataset.count();
     let mut parameters = GraphParameters::new(Metric::Cosine, dataset.dimensions);
     parameters.merge_threshold_vectors = 4_096;
+    if flags.hot_rounds > 0 {
+        return hot_only(&paths, dataset, truth, efs, parameters, flags.hot_rounds);
+    }
+    let _ = std::fs::remove_dir_all(&paths.directory);
+    std::fs::create_dir_all(&paths.directory).map_err(text)?;
     let float_pages;
     {
         let database = Database::open(&paths.pages, options()).map_err(text)?;
@@ -217,6 +220,68 @@ pub struct Sections {
     pub cold: bool,
     /// The binary-quantized graph.
     pub quantized: bool,
+    /// When above 0: only the hot sweep, this many rounds, plus the filtered rows, on the
+    /// store an earlier run left in the work directory (built first if there is none).
+    pub hot_rounds: usize,
+}
+
+/// The A/B mode (`--hot-rounds N`): builds the full-precision graph only when the work
+/// directory holds none, then runs the hot sweep `rounds` times and the filtered rows, so that
+/// two binaries can be compared on the same graph with interleaved runs.
+fn hot_only(
+    paths: &StorePaths,
+    dataset: &Dataset,
+    truth: &[Vec<u32>],
+    efs: &[usize],
+    parameters: GraphParameters,
+    rounds: usize,
+) -> Result<(), String> {
+    let database = if paths.pages.exists() {
+        Database::open(&paths.pages, options()).map_err(text)?
+    } else {
+        std::fs::create_dir_all(&paths.directory).map_err(text)?;
+        let database = Database::open(&paths.pages, options()).map_err(text)?;
+        let elapsed = build(
+            &database,
+            &paths.directory,
+            FLOAT_GRAPH,
+            parameters,
+            dataset,
+        )?;
+        println!(
+            "build: {:.1} s wall, {:.1} s thread CPU",
+            elapsed.wall, elapsed.cpu
+        );
+        database
+    };
+    let read = database.begin_read();
+    let graph = Graph::open(
+        &read,
+        &paths.directory,
+        FLOAT_GRAPH,
+        GraphOptions {
+            prefetch_memory: true,
+        },
+    )
+    .map_err(text)?;
+    let reader = graph.reader(&read).map_err(text)?;
+    sweep(&reader, dataset, truth, efs[0], true, None)?;
+    for round in 0..rounds {
+        println!(
+            "\n### Hot, round {round}\n\n| ef | recall@10 | QPS (wall) | QPS (thread CPU) | p50 µs |\n|---|---|---|---|---|"
+        );
+        for &ef in efs {
+            let run = sweep(&reader, dataset, truth, ef, true, None)?;
+            println!(
+                "| {ef} | {:.4} | {:.0} | {:.0} | {:.0} |",
+                run.recall,
+                run.qps,
+                run.cpu_qps,
+                percentile(&run.latencies, 0.5)
+            );
+        }
+    }
+    filtered(&reader, dataset, parameters.ef_search)
 }
 
 fn report_bytes(

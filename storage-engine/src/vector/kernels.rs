@@ -100,6 +100,35 @@ pub fn avx2_squared_euclidean(left: &[f32], right: &[f32]) -> Option<f32> {
     has_avx2_fma().then(|| unsafe { x86::squared_euclidean_avx2(left, right) })
 }
 
+/// The AVX2 + FMA inner product over raw pointers (the search loops' kernel, chosen once
+/// per query by `scorer::dispatch`).
+///
+/// # Safety
+/// The processor supports AVX2 and FMA (`has_avx2_fma`), and both pointers address `length`
+/// readable floats.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub unsafe fn dot_avx2_raw(left: *const f32, right: *const f32, length: usize) -> f32 {
+    // SAFETY: guaranteed by the caller.
+    unsafe { x86::dot_avx2_raw(left, right, length) }
+}
+
+/// The AVX2 + FMA squared Euclidean distance over raw pointers (see `dot_avx2_raw`).
+///
+/// # Safety
+/// The processor supports AVX2 and FMA (`has_avx2_fma`), and both pointers address `length`
+/// readable floats.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub unsafe fn squared_euclidean_avx2_raw(
+    left: *const f32,
+    right: *const f32,
+    length: usize,
+) -> f32 {
+    // SAFETY: guaranteed by the caller.
+    unsafe { x86::squared_euclidean_avx2_raw(left, right, length) }
+}
+
 /// Portable chunked inner product.
 pub fn portable_dot(left: &[f32], right: &[f32]) -> f32 {
     let mut lanes = [0.0_f32; PORTABLE_CHUNK_LANES];
@@ -176,19 +205,25 @@ mod x86 {
     /// The processor supports AVX2 and FMA, and `left.len() == right.len()`.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn dot_avx2(left: &[f32], right: &[f32]) -> f32 {
-        let length = left.len();
+        // SAFETY: both slices hold `left.len()` floats (equal lengths); features as required.
+        unsafe { dot_avx2_raw(left.as_ptr(), right.as_ptr(), left.len()) }
+    }
+
+    /// # Safety
+    /// The processor supports AVX2 and FMA, and both pointers address `length` readable
+    /// floats.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dot_avx2_raw(left: *const f32, right: *const f32, length: usize) -> f32 {
         let mut accumulators = [_mm256_setzero_ps(); 4];
         let mut index = 0;
-        let left_pointer = left.as_ptr();
-        let right_pointer = right.as_ptr();
         while index + UNROLLED_LANES <= length {
             for (lane, accumulator) in accumulators.iter_mut().enumerate() {
                 let offset = index + lane * AVX_LANES;
-                // SAFETY: offset + 8 <= index + 32 <= length for both slices (equal lengths).
+                // SAFETY: offset + 8 <= index + 32 <= length for both pointers.
                 let (a, b) = unsafe {
                     (
-                        _mm256_loadu_ps(left_pointer.add(offset)),
-                        _mm256_loadu_ps(right_pointer.add(offset)),
+                        _mm256_loadu_ps(left.add(offset)),
+                        _mm256_loadu_ps(right.add(offset)),
                     )
                 };
                 *accumulator = _mm256_fmadd_ps(a, b, *accumulator);
@@ -196,11 +231,11 @@ mod x86 {
             index += UNROLLED_LANES;
         }
         while index + AVX_LANES <= length {
-            // SAFETY: index + 8 <= length for both slices (equal lengths).
+            // SAFETY: index + 8 <= length for both pointers.
             let (a, b) = unsafe {
                 (
-                    _mm256_loadu_ps(left_pointer.add(index)),
-                    _mm256_loadu_ps(right_pointer.add(index)),
+                    _mm256_loadu_ps(left.add(index)),
+                    _mm256_loadu_ps(right.add(index)),
                 )
             };
             accumulators[0] = _mm256_fmadd_ps(a, b, accumulators[0]);
@@ -211,8 +246,10 @@ mod x86 {
             _mm256_add_ps(accumulators[2], accumulators[3]),
         );
         let mut total = horizontal_sum(sum);
-        for position in index..length {
-            total += left[position] * right[position];
+        while index < length {
+            // SAFETY: index < length for both pointers.
+            total += unsafe { *left.add(index) * *right.add(index) };
+            index += 1;
         }
         total
     }
@@ -221,19 +258,29 @@ mod x86 {
     /// The processor supports AVX2 and FMA, and `left.len() == right.len()`.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn squared_euclidean_avx2(left: &[f32], right: &[f32]) -> f32 {
-        let length = left.len();
+        // SAFETY: both slices hold `left.len()` floats (equal lengths); features as required.
+        unsafe { squared_euclidean_avx2_raw(left.as_ptr(), right.as_ptr(), left.len()) }
+    }
+
+    /// # Safety
+    /// The processor supports AVX2 and FMA, and both pointers address `length` readable
+    /// floats.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn squared_euclidean_avx2_raw(
+        left: *const f32,
+        right: *const f32,
+        length: usize,
+    ) -> f32 {
         let mut accumulators = [_mm256_setzero_ps(); 4];
         let mut index = 0;
-        let left_pointer = left.as_ptr();
-        let right_pointer = right.as_ptr();
         while index + UNROLLED_LANES <= length {
             for (lane, accumulator) in accumulators.iter_mut().enumerate() {
                 let offset = index + lane * AVX_LANES;
-                // SAFETY: offset + 8 <= index + 32 <= length for both slices (equal lengths).
+                // SAFETY: offset + 8 <= index + 32 <= length for both pointers.
                 let (a, b) = unsafe {
                     (
-                        _mm256_loadu_ps(left_pointer.add(offset)),
-                        _mm256_loadu_ps(right_pointer.add(offset)),
+                        _mm256_loadu_ps(left.add(offset)),
+                        _mm256_loadu_ps(right.add(offset)),
                     )
                 };
                 let difference = _mm256_sub_ps(a, b);
@@ -242,11 +289,11 @@ mod x86 {
             index += UNROLLED_LANES;
         }
         while index + AVX_LANES <= length {
-            // SAFETY: index + 8 <= length for both slices (equal lengths).
+            // SAFETY: index + 8 <= length for both pointers.
             let (a, b) = unsafe {
                 (
-                    _mm256_loadu_ps(left_pointer.add(index)),
-                    _mm256_loadu_ps(right_pointer.add(index)),
+                    _mm256_loadu_ps(left.add(index)),
+                    _mm256_loadu_ps(right.add(index)),
                 )
             };
             let difference = _mm256_sub_ps(a, b);
@@ -258,9 +305,11 @@ mod x86 {
             _mm256_add_ps(accumulators[2], accumulators[3]),
         );
         let mut total = horizontal_sum(sum);
-        for position in index..length {
-            let difference = left[position] - right[position];
+        while index < length {
+            // SAFETY: index < length for both pointers.
+            let difference = unsafe { *left.add(index) - *right.add(index) };
             total += difference * difference;
+            index += 1;
         }
         total
     }

@@ -24,6 +24,7 @@ pub mod quantization;
 pub mod random;
 pub mod records;
 pub mod scalar;
+pub mod scorer;
 pub mod searching;
 pub mod space;
 pub mod store;

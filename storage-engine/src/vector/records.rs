@@ -62,6 +62,13 @@ pub trait RecordStore {
     /// The bytes of record `record` (`stride` long, 8-byte aligned); panics past the end.
     fn record_bytes(&self, record: u32) -> &[u8];
 
+    /// Records `0..record_count()` back to back (record `r` at `r * stride`), when the store
+    /// holds them in one buffer (then `scorer` addresses them directly); `None` otherwise.
+    #[inline]
+    fn contiguous_records(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// The internal id stored in record `record`.
     #[inline]
     fn internal_id(&self, record: u32) -> u32 {
@@ -183,6 +190,14 @@ impl RecordStore for MemoryRecords {
 
     fn record_count(&self) -> u32 {
         self.count
+    }
+
+    #[inline]
+    fn contiguous_records(&self) -> Option<&[u8]> {
+        let words = &self.words[..self.count as usize * self.layout.stride() / size_of::<u64>()];
+        // SAFETY: u64 has no padding and u8 has alignment 1, so any u64 slice is a valid byte
+        // slice of eight times its length, living as long as the borrow of `self`.
+        Some(unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), size_of_val(words)) })
     }
 
     #[inline]

@@ -13,6 +13,10 @@
 //! place when the storage allows it, and the visited set is a generation-stamped array reused
 //! across searches (`visited`), so a warmed-up search allocates only its result.
 //!
+//! Distances: every entry point here picks the query's scorer once (`scorer::dispatch`: the
+//! metric, the kernel and the record addressing), and the loops below are compiled for that
+//! scorer, so scoring a neighbour is one direct kernel call.
+//!
 //! Invariant: results are sorted by increasing distance, hold at most `ef` records, and with a
 //! filter hold accepted records only.
 
@@ -20,6 +24,7 @@ use super::visited::SearchScratch;
 use super::{EntryPoint, Links, Scored};
 use crate::vector::error::VectorError;
 use crate::vector::records::RecordStore;
+use crate::vector::scorer::{Scorer, ScorerTask, dispatch};
 use crate::vector::space::{Query, Space};
 use std::cmp::Reverse;
 
@@ -28,6 +33,9 @@ pub const FILTERED_GATHER_DIVISOR: usize = 2;
 /// How many neighbours ahead of the one being scored their records are prefetched (enough
 /// to keep several memory loads in flight, few enough that they are still cached when used).
 pub const PREFETCH_AHEAD_RECORDS: usize = 3;
+
+/// A filter on record numbers: only accepted records are returned.
+pub type RecordFilter<'a> = Option<&'a dyn Fn(u32) -> bool>;
 
 /// Walks down from `start` (on layer `start_layer`) to layer `stop_layer`, greedily moving to
 /// the closest neighbour on each layer above `stop_layer`; returns the closest node found.
@@ -39,24 +47,72 @@ pub fn greedy_descent<L: Links, R: RecordStore>(
     stop_layer: u8,
     scratch: &mut SearchScratch,
 ) -> Result<Scored, VectorError> {
+    struct Descent<'a, L> {
+        links: &'a L,
+        start: EntryPoint,
+        stop_layer: u8,
+        scratch: &'a mut SearchScratch,
+    }
+    impl<L: Links> ScorerTask for Descent<'_, L> {
+        type Output = Result<Scored, VectorError>;
+        fn run<S: Scorer>(self, scorer: &S) -> Self::Output {
+            descend(
+                self.links,
+                scorer,
+                self.start,
+                self.stop_layer,
+                self.scratch,
+            )
+        }
+    }
+    dispatch(
+        space,
+        query,
+        Descent {
+            links,
+            start,
+            stop_layer,
+            scratch,
+        },
+    )
+}
+
+/// `greedy_descent` with the query's scorer.
+fn descend<L: Links, S: Scorer>(
+    links: &L,
+    scorer: &S,
+    start: EntryPoint,
+    stop_layer: u8,
+    scratch: &mut SearchScratch,
+) -> Result<Scored, VectorError> {
     let mut current = Scored {
-        distance: space.to_query(query, start.record),
+        distance: scorer.score(start.record),
         record: start.record,
     };
+    let mut copied = std::mem::take(&mut scratch.neighbours);
     let mut layer = start.level;
     while layer > stop_layer {
         let mut moved = true;
         while moved {
             moved = false;
-            links.neighbours(current.record, layer, &mut scratch.neighbours)?;
-            for &neighbour in scratch.neighbours.iter().take(PREFETCH_AHEAD_RECORDS) {
-                space.prefetch(neighbour);
-            }
-            for (position, &neighbour) in scratch.neighbours.iter().enumerate() {
-                if let Some(&ahead) = scratch.neighbours.get(position + PREFETCH_AHEAD_RECORDS) {
-                    space.prefetch(ahead);
+            let list: &[u32] = match links.borrowed_neighbours(current.record, layer) {
+                Some(list) => list,
+                None => {
+                    if let Err(error) = links.neighbours(current.record, layer, &mut copied) {
+                        scratch.neighbours = copied;
+                        return Err(error);
+                    }
+                    &copied
                 }
-                let distance = space.to_query(query, neighbour);
+            };
+            for &neighbour in list.iter().take(PREFETCH_AHEAD_RECORDS) {
+                scorer.prefetch(neighbour);
+            }
+            for (position, &neighbour) in list.iter().enumerate() {
+                if let Some(&ahead) = list.get(position + PREFETCH_AHEAD_RECORDS) {
+                    scorer.prefetch(ahead);
+                }
+                let distance = scorer.score(neighbour);
                 if distance < current.distance {
                     current = Scored {
                         distance,
@@ -68,6 +124,7 @@ pub fn greedy_descent<L: Links, R: RecordStore>(
         }
         layer -= 1;
     }
+    scratch.neighbours = copied;
     Ok(current)
 }
 
@@ -80,10 +137,61 @@ pub fn search_layer<L: Links, R: RecordStore>(
     seeds: &[Scored],
     ef: usize,
     layer: u8,
-    filter: Option<&dyn Fn(u32) -> bool>,
+    filter: RecordFilter<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Scored>, VectorError> {
-    scratch.begin(space.records.record_count());
+    struct LayerSearch<'a, L> {
+        links: &'a L,
+        record_count: u32,
+        seeds: &'a [Scored],
+        ef: usize,
+        layer: u8,
+        filter: RecordFilter<'a>,
+        scratch: &'a mut SearchScratch,
+    }
+    impl<L: Links> ScorerTask for LayerSearch<'_, L> {
+        type Output = Result<Vec<Scored>, VectorError>;
+        fn run<S: Scorer>(self, scorer: &S) -> Self::Output {
+            beam_search(
+                self.links,
+                scorer,
+                self.record_count,
+                self.seeds,
+                self.ef,
+                self.layer,
+                self.filter,
+                self.scratch,
+            )
+        }
+    }
+    dispatch(
+        space,
+        query,
+        LayerSearch {
+            links,
+            record_count: space.records.record_count(),
+            seeds,
+            ef,
+            layer,
+            filter,
+            scratch,
+        },
+    )
+}
+
+/// `search_layer` with the query's scorer.
+#[allow(clippy::too_many_arguments)]
+fn beam_search<L: Links, S: Scorer>(
+    links: &L,
+    scorer: &S,
+    record_count: u32,
+    seeds: &[Scored],
+    ef: usize,
+    layer: u8,
+    filter: RecordFilter<'_>,
+    scratch: &mut SearchScratch,
+) -> Result<Vec<Scored>, VectorError> {
+    scratch.begin(record_count);
     for seed in seeds {
         if scratch.visit(seed.record) {
             scratch.candidates.push(Reverse(*seed));
@@ -96,8 +204,7 @@ pub fn search_layer<L: Links, R: RecordStore>(
     let mut second_hop = std::mem::take(&mut scratch.second_hop);
     let outcome = expand_until_done(
         links,
-        space,
-        query,
+        scorer,
         ef,
         layer,
         filter,
@@ -115,13 +222,12 @@ pub fn search_layer<L: Links, R: RecordStore>(
 
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn expand_until_done<L: Links, R: RecordStore>(
+fn expand_until_done<L: Links, S: Scorer>(
     links: &L,
-    space: &Space<'_, R>,
-    query: &Query,
+    scorer: &S,
     ef: usize,
     layer: u8,
-    filter: Option<&dyn Fn(u32) -> bool>,
+    filter: RecordFilter<'_>,
     scratch: &mut SearchScratch,
     neighbours: &mut Vec<u32>,
     second_hop: &mut Vec<u32>,
@@ -143,11 +249,9 @@ fn expand_until_done<L: Links, R: RecordStore>(
             }
         };
         match filter {
-            None => expand_unfiltered(space, query, list, ef, scratch),
+            None => expand_unfiltered(scorer, list, ef, scratch),
             Some(accept) => {
-                expand_filtered(
-                    links, space, query, list, second_hop, ef, layer, accept, scratch,
-                )?;
+                expand_filtered(links, scorer, list, second_hop, ef, layer, accept, scratch)?;
             }
         }
         // The closest candidate is most likely expanded next: start loading its list.
@@ -161,9 +265,8 @@ fn expand_until_done<L: Links, R: RecordStore>(
 /// Scores every unvisited neighbour: marks them visited first, then scores them in list
 /// order while the records `PREFETCH_AHEAD_RECORDS` places ahead are being loaded.
 #[inline]
-fn expand_unfiltered<R: RecordStore>(
-    space: &Space<'_, R>,
-    query: &Query,
+fn expand_unfiltered<S: Scorer>(
+    scorer: &S,
     neighbours: &[u32],
     ef: usize,
     scratch: &mut SearchScratch,
@@ -175,27 +278,26 @@ fn expand_unfiltered<R: RecordStore>(
             fresh.push(neighbour);
         }
     }
-    score_prefetching(space, query, &fresh, ef, scratch);
+    score_prefetching(scorer, &fresh, ef, scratch);
     scratch.fresh = fresh;
 }
 
 /// Considers `records` in order, prefetching ahead.
 #[inline]
-fn score_prefetching<R: RecordStore>(
-    space: &Space<'_, R>,
-    query: &Query,
+fn score_prefetching<S: Scorer>(
+    scorer: &S,
     records: &[u32],
     ef: usize,
     scratch: &mut SearchScratch,
 ) {
     for &record in records.iter().take(PREFETCH_AHEAD_RECORDS) {
-        space.prefetch(record);
+        scorer.prefetch(record);
     }
     for (position, &record) in records.iter().enumerate() {
         if let Some(&ahead) = records.get(position + PREFETCH_AHEAD_RECORDS) {
-            space.prefetch(ahead);
+            scorer.prefetch(ahead);
         }
-        consider(space, query, record, ef, scratch);
+        consider(scorer, record, ef, scratch);
     }
 }
 
@@ -204,10 +306,9 @@ fn score_prefetching<R: RecordStore>(
 /// have been gathered (ACORN-1's truncation keeps the cost per expansion bounded).
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn expand_filtered<L: Links, R: RecordStore>(
+fn expand_filtered<L: Links, S: Scorer>(
     links: &L,
-    space: &Space<'_, R>,
-    query: &Query,
+    scorer: &S,
     neighbours: &[u32],
     second_hop: &mut Vec<u32>,
     ef: usize,
@@ -249,21 +350,15 @@ fn expand_filtered<L: Links, R: RecordStore>(
     }
     // Scoring never changes what is visited or accepted, so scoring after gathering gives
     // the same results as scoring along the way, with the records prefetched.
-    score_prefetching(space, query, &fresh, ef, scratch);
+    score_prefetching(scorer, &fresh, ef, scratch);
     scratch.fresh = fresh;
     scratch.rejected = rejected;
     outcome
 }
 
 #[inline]
-fn consider<R: RecordStore>(
-    space: &Space<'_, R>,
-    query: &Query,
-    record: u32,
-    ef: usize,
-    scratch: &mut SearchScratch,
-) {
-    let distance = space.to_query(query, record);
+fn consider<S: Scorer>(scorer: &S, record: u32, ef: usize, scratch: &mut SearchScratch) {
+    let distance = scorer.score(record);
     let admitted = scratch.results.len() < ef
         || scratch
             .results
@@ -272,7 +367,13 @@ fn consider<R: RecordStore>(
     if admitted {
         let scored = Scored { distance, record };
         scratch.candidates.push(Reverse(scored));
-        push_result(scratch, scored, ef);
+        if scratch.results.len() < ef {
+            scratch.results.push(scored);
+        } else if let Some(mut farthest) = scratch.results.peek_mut() {
+            // Full, and `scored` is closer than the farthest result (it was admitted): it
+            // replaces that result with one sift instead of a push and a pop.
+            *farthest = scored;
+        }
     }
 }
 
@@ -299,26 +400,49 @@ pub fn search<L: Links, R: RecordStore>(
     space: &Space<'_, R>,
     query: &Query,
     ef: usize,
-    filter: Option<&dyn Fn(u32) -> bool>,
+    filter: RecordFilter<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Scored>, VectorError> {
-    let Some(entry_point) = links.entry_point() else {
-        return Ok(Vec::new());
-    };
-    let closest = greedy_descent(links, space, query, entry_point, 0, scratch)?;
-    let entry = Scored {
-        distance: space.to_query(query, entry_point.record),
-        record: entry_point.record,
-    };
-    search_layer(
-        links,
+    struct FullSearch<'a, L> {
+        links: &'a L,
+        record_count: u32,
+        ef: usize,
+        filter: RecordFilter<'a>,
+        scratch: &'a mut SearchScratch,
+    }
+    impl<L: Links> ScorerTask for FullSearch<'_, L> {
+        type Output = Result<Vec<Scored>, VectorError>;
+        fn run<S: Scorer>(self, scorer: &S) -> Self::Output {
+            let Some(entry_point) = self.links.entry_point() else {
+                return Ok(Vec::new());
+            };
+            let closest = descend(self.links, scorer, entry_point, 0, self.scratch)?;
+            let entry = Scored {
+                distance: scorer.score(entry_point.record),
+                record: entry_point.record,
+            };
+            beam_search(
+                self.links,
+                scorer,
+                self.record_count,
+                &[closest, entry],
+                self.ef,
+                0,
+                self.filter,
+                self.scratch,
+            )
+        }
+    }
+    dispatch(
         space,
         query,
-        &[closest, entry],
-        ef,
-        0,
-        filter,
-        scratch,
+        FullSearch {
+            links,
+            record_count: space.records.record_count(),
+            ef,
+            filter,
+            scratch,
+        },
     )
 }
 

@@ -257,6 +257,11 @@ impl RecordStore for FileRecords<'_> {
     }
 
     #[inline]
+    fn contiguous_records(&self) -> Option<&[u8]> {
+        self.bytes.get(VECTOR_FILE_HEADER_BYTES as usize..)
+    }
+
+    #[inline]
     fn record_bytes(&self, record: u32) -> &[u8] {
         let start = VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride;
         &self.bytes[start..start + self.stride]

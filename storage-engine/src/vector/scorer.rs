@@ -1,0 +1,355 @@
+//! Per-query distance scoring for the search loops. The metric, the kernel (AVX2 + FMA or
+//! portable) and the record addressing are chosen once per query by `dispatch`, which hands a
+//! `ScorerTask` a concrete `Scorer` type: each search loop is compiled once per scorer type,
+//! so its inner loop calls one known kernel on a record address computed from the record
+//! number — no per-distance metric match, feature check, slice view or alignment check.
+//!
+//! Float records held back to back in one contiguous buffer (vector files, in-memory records)
+//! get a `FloatScorer`; anything else (1-bit codes, stores without a contiguous buffer) gets
+//! a `SpaceScorer`, which goes through `Space::to_query` as before.
+//!
+//! Invariant: a scorer returns exactly the distance `Space::to_query` returns for the same
+//! query and record (same kernel, same formula), so choosing one or the other never changes a
+//! result; it panics, like `Space::to_query`, on a record number past the last record.
+
+use super::distance::Metric;
+use super::kernels;
+use super::records::{PayloadKind, RECORD_HEADER_BYTES, RecordStore};
+use super::space::{Query, Space};
+use std::marker::PhantomData;
+
+/// Bytes of one cache line (a record is prefetched line by line).
+const PREFETCH_LINE_BYTES: usize = 64;
+
+/// Distances from one prepared query to records, by record number.
+pub trait Scorer {
+    /// The ordering distance from the query to `record`.
+    fn score(&self, record: u32) -> f32;
+    /// Hints the processor to start loading every cache line of record `record`.
+    fn prefetch(&self, record: u32);
+}
+
+/// Work that runs with whatever scorer fits the query (see `dispatch`).
+pub trait ScorerTask {
+    /// What the work returns.
+    type Output;
+    /// Runs the work with `scorer`.
+    fn run<S: Scorer>(self, scorer: &S) -> Self::Output;
+}
+
+/// Runs `task` with the fastest scorer for `query` over `space`.
+pub fn dispatch<R: RecordStore, T: ScorerTask>(
+    space: &Space<'_, R>,
+    query: &Query,
+    task: T,
+) -> T::Output {
+    if let Query::Floats(vector) = query {
+        if let Some(records) = FloatRecords::of(space.records, vector) {
+            #[cfg(target_arch = "x86_64")]
+            if kernels::has_avx2_fma() {
+                match space.metric {
+                    Metric::Cosine => return task.run(&FloatScorer::<CosineAvx2>::new(records)),
+                    Metric::DotProduct => return task.run(&FloatScorer::<DotAvx2>::new(records)),
+                    Metric::Euclidean => {
+                        return task.run(&FloatScorer::<EuclideanAvx2>::new(records));
+                    }
+                    Metric::Hamming => {}
+                }
+            }
+            match space.metric {
+                Metric::Cosine => return task.run(&FloatScorer::<CosinePortable>::new(records)),
+                Metric::DotProduct => return task.run(&FloatScorer::<DotPortable>::new(records)),
+                Metric::Euclidean => {
+                    return task.run(&FloatScorer::<EuclideanPortable>::new(records));
+                }
+                Metric::Hamming => {}
+            }
+        }
+    }
+    task.run(&SpaceScorer { space, query })
+}
+
+/// The general scorer: `Space::to_query` and `Space::prefetch`.
+pub struct SpaceScorer<'a, 'r, R: RecordStore> {
+    space: &'a Space<'r, R>,
+    query: &'a Query,
+}
+
+impl<R: RecordStore> Scorer for SpaceScorer<'_, '_, R> {
+    #[inline]
+    fn score(&self, record: u32) -> f32 {
+        self.space.to_query(self.query, record)
+    }
+
+    #[inline]
+    fn prefetch(&self, record: u32) {
+        self.space.prefetch(record);
+    }
+}
+
+/// Float records back to back in one buffer, with a query of their dimensions.
+#[derive(Clone, Copy)]
+struct FloatRecords<'a> {
+    /// Records `0..record_count`, `stride` bytes each, 8-byte aligned.
+    bytes: &'a [u8],
+    stride: usize,
+    record_count: u32,
+    query: &'a [f32],
+}
+
+impl<'a> FloatRecords<'a> {
+    /// The records of `store` when they are floats of the query's length in one buffer.
+    fn of<R: RecordStore>(store: &'a R, query: &'a [f32]) -> Option<Self> {
+        let layout = store.layout();
+        if layout.kind != PayloadKind::Floats || layout.dimensions != query.len() {
+            return None;
+        }
+        let bytes = store.contiguous_records()?;
+        let stride = layout.stride();
+        let record_count = store.record_count();
+        if bytes.len() < record_count as usize * stride || stride < RECORD_HEADER_BYTES {
+            return None;
+        }
+        Some(Self {
+            bytes,
+            stride,
+            record_count,
+            query,
+        })
+    }
+}
+
+/// A distance kernel over raw float pointers.
+///
+/// # Safety
+/// `distance` may only be called when the processor has the features the kernel needs
+/// (`FloatScorer::new` is only reached for kernels `dispatch` checked) and both pointers
+/// address `dimensions` readable floats.
+unsafe trait FloatKernel {
+    /// The ordering distance between the `dimensions` floats at `query` and at `record`.
+    ///
+    /// # Safety
+    /// See the trait.
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32;
+}
+
+/// Scores float records of one contiguous buffer with kernel `K`.
+struct FloatScorer<'a, K: FloatKernel> {
+    records: FloatRecords<'a>,
+    kernel: PhantomData<K>,
+}
+
+impl<'a, K: FloatKernel> FloatScorer<'a, K> {
+    fn new(records: FloatRecords<'a>) -> Self {
+        Self {
+            records,
+            kernel: PhantomData,
+        }
+    }
+}
+
+impl<K: FloatKernel> Scorer for FloatScorer<'_, K> {
+    #[inline]
+    fn score(&self, record: u32) -> f32 {
+        let records = &self.records;
+        assert!(
+            record < records.record_count,
+            "a graph links only records of its vector file"
+        );
+        // SAFETY: record < record_count, so its `stride` bytes lie inside `bytes` (checked
+        // in `FloatRecords::of`), and its payload of `dimensions` floats follows its header;
+        // the query holds `dimensions` floats; `dispatch` checked the kernel's features.
+        unsafe {
+            let payload = records
+                .bytes
+                .as_ptr()
+                .add(record as usize * records.stride + RECORD_HEADER_BYTES);
+            K::distance(
+                records.query.as_ptr(),
+                payload.cast::<f32>(),
+                records.query.len(),
+            )
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, record: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let records = &self.records;
+            if record >= records.record_count {
+                return;
+            }
+            let start = record as usize * records.stride;
+            let mut offset = 0;
+            while offset < records.stride {
+                // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint and
+                // never faults, and the address lies inside the record (record < count).
+                unsafe {
+                    _mm_prefetch::<_MM_HINT_T0>(
+                        records.bytes.as_ptr().add(start + offset).cast::<i8>(),
+                    );
+                }
+                offset += PREFETCH_LINE_BYTES;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = record;
+    }
+}
+
+/// Views `dimensions` floats at `pointer` as a slice.
+///
+/// # Safety
+/// `pointer` addresses `dimensions` readable, aligned floats that outlive the slice's use.
+#[inline]
+unsafe fn floats<'a>(pointer: *const f32, dimensions: usize) -> &'a [f32] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { std::slice::from_raw_parts(pointer, dimensions) }
+}
+
+/// `1 - dot`, portable kernel.
+struct CosinePortable;
+// SAFETY: needs no processor feature; reads `dimensions` floats from each pointer.
+unsafe impl FloatKernel for CosinePortable {
+    #[inline]
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+        // SAFETY: the trait's contract.
+        let (query, record) = unsafe { (floats(query, dimensions), floats(record, dimensions)) };
+        1.0 - kernels::portable_dot(query, record)
+    }
+}
+
+/// `-dot`, portable kernel.
+struct DotPortable;
+// SAFETY: needs no processor feature; reads `dimensions` floats from each pointer.
+unsafe impl FloatKernel for DotPortable {
+    #[inline]
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+        // SAFETY: the trait's contract.
+        let (query, record) = unsafe { (floats(query, dimensions), floats(record, dimensions)) };
+        -kernels::portable_dot(query, record)
+    }
+}
+
+/// Squared Euclidean, portable kernel.
+struct EuclideanPortable;
+// SAFETY: needs no processor feature; reads `dimensions` floats from each pointer.
+unsafe impl FloatKernel for EuclideanPortable {
+    #[inline]
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+        // SAFETY: the trait's contract.
+        let (query, record) = unsafe { (floats(query, dimensions), floats(record, dimensions)) };
+        kernels::portable_squared_euclidean(query, record)
+    }
+}
+
+/// `1 - dot`, AVX2 + FMA kernel.
+#[cfg(target_arch = "x86_64")]
+struct CosineAvx2;
+// SAFETY: `dispatch` selects it only after `has_avx2_fma`; reads `dimensions` floats each.
+#[cfg(target_arch = "x86_64")]
+unsafe impl FloatKernel for CosineAvx2 {
+    #[inline]
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+        // SAFETY: the trait's contract (features and readable floats).
+        1.0 - unsafe { kernels::dot_avx2_raw(query, record, dimensions) }
+    }
+}
+
+/// `-dot`, AVX2 + FMA kernel.
+#[cfg(target_arch = "x86_64")]
+struct DotAvx2;
+// SAFETY: `dispatch` selects it only after `has_avx2_fma`; reads `dimensions` floats each.
+#[cfg(target_arch = "x86_64")]
+unsafe impl FloatKernel for DotAvx2 {
+    #[inline]
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+        // SAFETY: the trait's contract (features and readable floats).
+        -unsafe { kernels::dot_avx2_raw(query, record, dimensions) }
+    }
+}
+
+/// Squared Euclidean, AVX2 + FMA kernel.
+#[cfg(target_arch = "x86_64")]
+struct EuclideanAvx2;
+// SAFETY: `dispatch` selects it only after `has_avx2_fma`; reads `dimensions` floats each.
+#[cfg(target_arch = "x86_64")]
+unsafe impl FloatKernel for EuclideanAvx2 {
+    #[inline]
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+        // SAFETY: the trait's contract (features and readable floats).
+        unsafe { kernels::squared_euclidean_avx2_raw(query, record, dimensions) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::random::SplitMix64;
+    use crate::vector::records::{MemoryRecords, RecordLayout};
+
+    /// Collects every record's score through `dispatch`.
+    struct ScoreAll(u32);
+
+    impl ScorerTask for ScoreAll {
+        type Output = Vec<f32>;
+        fn run<S: Scorer>(self, scorer: &S) -> Vec<f32> {
+            (0..self.0)
+                .map(|record| {
+                    scorer.prefetch(record);
+                    scorer.score(record)
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn dispatched_scores_equal_the_space_distances_bit_for_bit() {
+        let seed = 19;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        for kind in [PayloadKind::Floats, PayloadKind::Codes] {
+            for metric in [Metric::Cosine, Metric::Euclidean, Metric::DotProduct] {
+                for dimensions in [1, 7, 16, 33, 128, 384] {
+                    let mut records = MemoryRecords::new(RecordLayout { kind, dimensions });
+                    let mut vectors = Vec::new();
+                    for id in 0..20 {
+                        let mut vector: Vec<f32> =
+                            (0..dimensions).map(|_| random.next_signed_f32()).collect();
+                        metric.prepare(&mut vector);
+                        records.push(id, &vector);
+                        vectors.push(vector);
+                    }
+                    let space = Space::new(&records, metric);
+                    let user: Vec<f32> =
+                        (0..dimensions).map(|_| random.next_signed_f32()).collect();
+                    let query = space.prepare_query(&user);
+                    let dispatched = dispatch(&space, &query, ScoreAll(20));
+                    let expected: Vec<f32> = (0..20)
+                        .map(|record| space.to_query(&query, record))
+                        .collect();
+                    assert_eq!(
+                        dispatched.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+                        expected.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+                        "{kind:?} {metric:?} {dimensions}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a graph links only records of its vector file")]
+    fn a_record_past_the_last_is_refused() {
+        let mut records = MemoryRecords::new(RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions: 4,
+        });
+        records.push(0, &[1.0, 0.0, 0.0, 0.0]);
+        let space = Space::new(&records, Metric::Euclidean);
+        let query = space.prepare_query(&[0.0, 1.0, 0.0, 0.0]);
+        dispatch(&space, &query, ScoreAll(2));
+    }
+}
