@@ -318,6 +318,60 @@ fn sort_and_custom_rules_order_by_field_values() {
     assert_eq!(order, [1, 5, 2, 4, 3]);
 }
 
+/// Pages smaller than the bucket: the sort step groups documents by facet value only as far
+/// as the page needs, then the next rule (exactness) orders each value's documents.
+#[test]
+fn sort_fills_small_pages_value_by_value_then_by_the_next_rule() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let documents = [
+        json!({"id": 1, "text": "the fox", "year": 2020}),
+        json!({"id": 2, "text": "fox", "year": 2024}),
+        json!({"id": 3, "text": "the fox", "year": 2024}),
+        json!({"id": 4, "text": "fox"}),
+        json!({"id": 5, "text": "the fox", "year": [2019, 2025]}),
+        json!({"id": 6, "text": "fox", "year": "recent"}),
+        json!({"id": 7, "text": "the fox", "year": 2020}),
+        json!({"id": 8, "text": "fox", "year": 2020}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::Words,
+            RankingRule::Sort,
+            RankingRule::Exactness,
+        ],
+        None,
+        &documents,
+    );
+    shard
+        .set_sortable_fields(&["year".to_owned()])
+        .expect("set_sortable_fields succeeds");
+    let mut page = query("fox ");
+    page.sort = vec![SearchSort::Field(SortRule {
+        field: "year".to_owned(),
+        ascending: false,
+    })];
+    // Descending: 2025 (5's largest value), 2024 (2 exact before 3), 2020 (8 exact, then 1
+    // and 7), then the string, then no value.
+    let expected = [5, 2, 3, 8, 1, 7, 6, 4];
+    for limit in 1..=expected.len() {
+        page.limit = limit;
+        let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+        assert_eq!(order, expected[..limit], "limit {limit}");
+    }
+    // Ascending: 2019 (5's smallest), 2020, 2024, the string, no value.
+    page.sort = vec![SearchSort::Field(SortRule {
+        field: "year".to_owned(),
+        ascending: true,
+    })];
+    let expected = [5, 8, 1, 7, 2, 3, 6, 4];
+    for limit in 1..=expected.len() {
+        page.limit = limit;
+        let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+        assert_eq!(order, expected[..limit], "limit {limit}");
+    }
+}
+
 #[test]
 fn default_rules_render_meilisearch_details() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");

@@ -25,13 +25,14 @@ use std::time::Instant;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
-use crate::shard::{ShardResult, ShardSnapshot};
+use crate::shard::{ShardResult, ShardSnapshot, SortRule};
 
 use super::execute::{DetailSources, FieldLengthsReader};
 use super::occurrences::{DocumentOccurrences, SearchedFields, collect_occurrences};
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
 use super::score::{ScoreDetail, compare_details};
+use super::sort_values::sort_groups;
 use super::steps::Step;
 use super::terms::ResolvedTerm;
 
@@ -203,6 +204,9 @@ impl Refiner<'_> {
             selected.documents.extend(bucket.iter().take(lowest));
             return Ok(());
         };
+        if let Step::Sort(rule) = current {
+            return self.refine_by_sort(bucket, step, rule, costs, selected, needed);
+        }
         if *current == Step::Exactness && step + 1 == self.steps.len() {
             for ready in self.split_by_last_exactness(&bucket, remaining)? {
                 self.refine(ready, step + 1, costs, selected, needed)?;
@@ -224,6 +228,33 @@ impl Refiner<'_> {
                     return Ok(());
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A sort step: the facet values give the sub-buckets in order, only as many as the page
+    /// needs at a time (no value is read per document).
+    fn refine_by_sort(
+        &self,
+        bucket: RoaringBitmap,
+        step: usize,
+        rule: &SortRule,
+        costs: &BucketCosts<'_>,
+        selected: &mut Selection,
+        needed: u64,
+    ) -> ShardResult<()> {
+        let mut rest = bucket;
+        while !rest.is_empty() {
+            let remaining = needed.saturating_sub(selected.documents.len());
+            let (groups, unsplit) =
+                sort_groups(self.read, &rule.field, rule.ascending, &rest, remaining)?;
+            for group in groups {
+                self.refine(group, step + 1, costs, selected, needed)?;
+                if selected.documents.len() >= needed {
+                    return Ok(());
+                }
+            }
+            rest = unsplit;
         }
         Ok(())
     }

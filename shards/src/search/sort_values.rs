@@ -78,6 +78,78 @@ pub fn sort_values(
     Ok(values)
 }
 
+/// `documents` grouped by the value a sort on `field` sees, best group first, until the groups
+/// hold at least `enough` documents; the documents not grouped yet come back unsplit (they
+/// rank after every group). The groups are those of equal [`sort_values`], in the order the
+/// rule ranks them (documents without a value last), without a value per document.
+pub fn sort_groups(
+    read: &ReadTransaction,
+    field: &str,
+    ascending: bool,
+    documents: &RoaringBitmap,
+    enough: u64,
+) -> ShardResult<(Vec<RoaringBitmap>, RoaringBitmap)> {
+    let mut grouping = Grouping {
+        groups: Vec::new(),
+        grouped: 0,
+        remaining: documents.clone(),
+    };
+    let Some(field) = field_id(read, field)? else {
+        return Ok((vec![grouping.remaining], RoaringBitmap::new()));
+    };
+    let direction = if ascending {
+        Direction::Forward
+    } else {
+        Direction::Backward
+    };
+    let prefix = field.to_be_bytes();
+    if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
+        for entry in tree.prefix(&prefix, direction)? {
+            if grouping.is_done(enough) {
+                return Ok((grouping.groups, grouping.remaining));
+            }
+            let (_, value) = entry?;
+            grouping.take(decode_bitmap(value)?);
+        }
+    }
+    if let Some(tree) = read.open_tree(FACET_STRINGS_TREE)? {
+        for entry in tree.prefix(&prefix, direction)? {
+            if grouping.is_done(enough) {
+                return Ok((grouping.groups, grouping.remaining));
+            }
+            let (_, value) = entry?;
+            grouping.take(decode_string_entry(value)?.1);
+        }
+    }
+    // The documents without a value: one last group.
+    let missing = grouping.remaining.clone();
+    grouping.take(missing);
+    Ok((grouping.groups, grouping.remaining))
+}
+
+/// The groups made so far by [`sort_groups`] and the documents not grouped yet.
+struct Grouping {
+    groups: Vec<RoaringBitmap>,
+    grouped: u64,
+    remaining: RoaringBitmap,
+}
+
+impl Grouping {
+    /// Groups the documents not grouped yet that `value_documents` holds, if any.
+    fn take(&mut self, value_documents: RoaringBitmap) {
+        let here = value_documents & &self.remaining;
+        if !here.is_empty() {
+            self.remaining -= &here;
+            self.grouped += here.len();
+            self.groups.push(here);
+        }
+    }
+
+    fn is_done(&self, enough: u64) -> bool {
+        self.remaining.is_empty() || self.grouped >= enough
+    }
+}
+
 /// The first `needed` documents of `documents` ordered by `rules` (then internal id), each
 /// with the value every rule saw, by a bucket sort over the facet indexes: only the buckets
 /// that hold the first `needed` documents are split further, so a placeholder search sorted
