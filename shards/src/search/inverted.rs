@@ -140,7 +140,8 @@ pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
 }
 
 /// Reads of the inverted index through any lookup function (read or write transaction).
-/// The containers are not re-checked (see [`crate::shard::keys::decode_bitmap`] for why).
+/// The containers are not re-checked (pages are checksum-verified; see `decode_bitmap` in
+/// `shard::keys`).
 pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
     match bytes {
         Some(bytes) => RoaringBitmap::deserialize_unchecked_from(bytes)

@@ -34,11 +34,12 @@
 //!   phrase's attribute and position are its first word's; the exact-attribute check wants
 //!   every term in one field;
 //! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
-//!   prefix expansions are not (one ordered scan of the prefix's position keys);
-//! - the lazy bucket sort ([`refine`]) splits by typo, attribute rank and word position from
-//!   bitmaps, but proximity, exactness and sort read every document of the bucket they split,
-//!   so a large bucket of frequent words still costs at the proximity rule (Meilisearch has a
-//!   word-pair proximity index); phrases are checked document by document;
+//!   prefix expansions are not (every word of the prefix's dictionary range);
+//! - the lazy bucket sort ([`refine`]) splits by typo, attribute rank, word position and sort
+//!   from bitmaps, and by exactness as the last rule reading only what the page needs, but
+//!   proximity (and exactness before another rule) reads every document of the bucket it
+//!   splits, so a large bucket of frequent words still costs at the proximity rule
+//!   (Meilisearch has a word-pair proximity index); phrases are checked document by document;
 //! - the full evaluation (every matching document ranked) still serves `distinct`,
 //!   `attributesToSearchOn`, attributes with typos disabled, and rules that put `words`
 //!   after another rule;

@@ -4,8 +4,10 @@
 //! sub-buckets that reach into the first `needed` documents are split further; a bucket that
 //! fits whole is taken whole, and one still too large after the last step gives its lowest
 //! internal ids (the final tie-break). The typo, attribute-rank and word-position steps split
-//! with bitmaps alone (see [`super::rule_bitmaps`]); proximity, exactness and sort read each
-//! document of the bucket they split, which by then is usually small.
+//! with bitmaps alone (see [`super::rule_bitmaps`]), sort with the facet entries of its field
+//! ([`super::sort_values::sort_groups`]), exactness as the last step reading only the
+//! documents the page can need ([`super::lazy_exactness`]); proximity and exactness before
+//! another step read each document of the bucket they split, which by then is usually small.
 //!
 //! `searchCutoffMs`: once the deadline has passed, no bucket is ranked by a further step (even
 //! one that fits the page whole); its lowest ids are taken, ranked only by the steps before
