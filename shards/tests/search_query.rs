@@ -443,3 +443,29 @@ fn typo_derivations_see_the_words_of_every_new_commit() {
     // The words of the first commit are still there in the second one's dictionary.
     assert_eq!(ids(&shard, &typo), vec![1]);
 }
+
+/// Enough documents holding both words apart that the phrase's position-bucket pre-filter
+/// runs (it applies from 4,096 candidates): it must keep phrases far into a field, phrases
+/// across the exact-position bound, and drop neighbours that sit in different fields.
+#[test]
+fn phrase_pre_filter_keeps_every_phrase_and_drops_words_apart() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory);
+    let mut documents: Vec<Value> = (1..=4200)
+        .map(|id| json!({"id": id, "title": format!("red is a fox number{id}")}))
+        .collect();
+    let filler = |count: usize| vec!["word"; count].join(" ");
+    documents.extend([
+        json!({"id": 5001, "title": "red fox"}),
+        json!({"id": 5002, "title": format!("{} red fox", filler(20))}),
+        json!({"id": 5003, "title": format!("{} red fox", filler(15))}),
+        json!({"id": 5004, "title": "one two three red", "summary": "a b c d fox"}),
+        json!({"id": 5005, "title": format!("{} red fox", filler(70))}),
+    ]);
+    load(&shard, &documents);
+    let phrase = query("\"red fox\"");
+    assert_eq!(sorted(ids(&shard, &phrase)), [5001, 5002, 5003, 5005]);
+    let snapshot = shard.read().expect("read succeeds");
+    let total = snapshot.search(&phrase).expect("search succeeds").total;
+    assert_eq!(total, 4);
+}

@@ -64,6 +64,7 @@ pub mod geo_sort;
 pub mod inverted;
 mod lazy_exactness;
 pub mod occurrences;
+mod phrase_filter;
 pub mod prefix_unions;
 mod query;
 pub mod ranking;

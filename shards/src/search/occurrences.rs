@@ -22,11 +22,16 @@ use super::inverted::{
     POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_END_BYTE, WORD_POSITIONS_TREE,
     bitmap_or_empty, decode_occurrences, document_of_position_key, position_key,
 };
+use super::phrase_filter::phrase_candidates;
 use super::terms::ResolvedTerm;
 
 /// Scan a word's position keys (rather than look them up) when at least one in this many of
 /// its documents is wanted.
 const SCAN_WANTED_RATIO: u64 = 8;
+
+/// Fewest candidates of a phrase worth the position-bucket pre-filter: below, reading each
+/// candidate's positions costs less than the words' bucket bitmaps.
+const PHRASE_FILTER_CANDIDATES_MIN: u64 = 4096;
 
 /// A searched field: its weight for the attribute rank and whether typos are disabled in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -301,6 +306,11 @@ pub fn phrase_occurrences(
     let mut candidates = universe.clone();
     for (_, word) in &real {
         candidates &= word_documents(read, universe, word)?;
+    }
+    if candidates.len() >= PHRASE_FILTER_CANDIDATES_MIN {
+        if let Some(possible) = phrase_candidates(read, &real)? {
+            candidates &= possible;
+        }
     }
     let Some(tree) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(found);
