@@ -35,7 +35,7 @@ use super::steps::{Step, steps};
 
 /// Document → its distinct values.
 type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
-use super::terms::{ResolvedTerm, normalized_synonyms, resolve_terms};
+use super::terms::{ResolvedTerm, resolve_terms};
 
 /// One hit of a shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,15 +129,7 @@ impl ShardSnapshot {
             return Ok(hits);
         }
         let read = self.read_transaction();
-        let synonyms = normalized_synonyms(analyzer, settings);
-        let dictionary = self.dictionary()?;
-        let resolved = resolve_terms(
-            &dictionary,
-            self.derivation_memo(),
-            settings,
-            &synonyms,
-            &parsed.terms,
-        );
+        let resolved = self.resolve(&parsed)?;
         let removal_order = match (&query.term_document_counts, query.matching_strategy) {
             (None, MatchingStrategy::Frequency) => {
                 let everywhere =
@@ -259,21 +251,24 @@ impl ShardSnapshot {
     /// documents of this shard matching it (all documents, as Meilisearch counts, whatever the
     /// filter).
     pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
-        let settings = self.text_settings();
         let analyzer = self.analyzer();
         let AnalysedQuery { fields, parsed, .. } = self.analyse_query(analyzer, query)?;
         let read = self.read_transaction();
-        let synonyms = normalized_synonyms(analyzer, settings);
-        let dictionary = self.dictionary()?;
-        let resolved = resolve_terms(
-            &dictionary,
-            self.derivation_memo(),
-            settings,
-            &synonyms,
-            &parsed.terms,
-        );
+        let resolved = self.resolve(&parsed)?;
         let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
         Ok(term_counts(&found, resolved.len()))
+    }
+
+    /// The parsed query's terms resolved against this commit's dictionary and synonyms.
+    fn resolve(&self, parsed: &ParsedQuery) -> ShardResult<Vec<ResolvedTerm>> {
+        let dictionary = self.dictionary()?;
+        Ok(resolve_terms(
+            &dictionary,
+            self.derivation_memo(),
+            self.text_settings(),
+            self.synonyms(),
+            &parsed.terms,
+        ))
     }
 
     /// The fields `query` searches and its `q` parsed in its languages (see

@@ -1,7 +1,8 @@
 //! What every read snapshot of one commit shares, made once per commit instead of once per
 //! read: the shard's state (live ids, settings), the analyzer its text settings configure,
-//! the fields map and the word dictionary (the last two on first use), the derivations of the
-//! query words searched so far and the unions over the prefixes searched so far.
+//! the fields map, the word dictionary and the normalized synonyms (the last three on first
+//! use), the derivations of the query words searched so far and the unions over the prefixes
+//! searched so far.
 //!
 //! Decoding the live-ids bitmap and building the analyzer cost milliseconds on a shard of a
 //! few hundred thousand documents; a search that paid them on every read spent most of its
@@ -25,6 +26,7 @@ use crate::analysis::Analyzer;
 use crate::search::derivations::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::prefix_unions::PrefixUnions;
+use crate::search::terms::{Synonyms, normalized_synonyms};
 
 /// Field path → field id.
 pub type FieldsMap = BTreeMap<String, u16>;
@@ -36,6 +38,7 @@ pub struct CommitView {
     analyzer: Analyzer,
     fields_map: OnceLock<Arc<FieldsMap>>,
     dictionary: OnceLock<Arc<Dictionary>>,
+    synonyms: OnceLock<Synonyms>,
     derivations: DerivationMemo,
     prefix_unions: PrefixUnions,
 }
@@ -50,6 +53,7 @@ impl CommitView {
             analyzer,
             fields_map: OnceLock::new(),
             dictionary: OnceLock::new(),
+            synonyms: OnceLock::new(),
             derivations: DerivationMemo::default(),
             prefix_unions: PrefixUnions::default(),
         })
@@ -66,11 +70,13 @@ impl CommitView {
 
     /// The fields map, read from `read` (a transaction of this commit) on first use.
     pub fn fields_map(&self, read: &ReadTransaction) -> ShardResult<Arc<FieldsMap>> {
-        if let Some(map) = self.fields_map.get() {
-            return Ok(Arc::clone(map));
-        }
-        let map = Arc::new(read_fields_map(read)?);
-        Ok(Arc::clone(self.fields_map.get_or_init(|| map)))
+        made_once(&self.fields_map, || read_fields_map(read))
+    }
+
+    /// The synonyms setting normalized by this commit's analyzer, made on first use.
+    pub fn synonyms(&self) -> &Synonyms {
+        self.synonyms
+            .get_or_init(|| normalized_synonyms(&self.analyzer, &self.state.text_settings))
     }
 
     /// The query words already derived against this commit's dictionary.
@@ -85,12 +91,20 @@ impl CommitView {
 
     /// The word dictionary, built from `read` (a transaction of this commit) on first use.
     pub fn dictionary(&self, read: &ReadTransaction) -> ShardResult<Arc<Dictionary>> {
-        if let Some(dictionary) = self.dictionary.get() {
-            return Ok(Arc::clone(dictionary));
-        }
-        let dictionary = Arc::new(build_dictionary(read)?);
-        Ok(Arc::clone(self.dictionary.get_or_init(|| dictionary)))
+        made_once(&self.dictionary, || build_dictionary(read))
     }
+}
+
+/// The value of `cell`, made by `make` if it has none yet (a failed `make` leaves it empty).
+fn made_once<T>(
+    cell: &OnceLock<Arc<T>>,
+    make: impl FnOnce() -> ShardResult<T>,
+) -> ShardResult<Arc<T>> {
+    if let Some(made) = cell.get() {
+        return Ok(Arc::clone(made));
+    }
+    let made = Arc::new(make()?);
+    Ok(Arc::clone(cell.get_or_init(|| made)))
 }
 
 /// The view of the newest commit a snapshot was taken of.

@@ -25,6 +25,7 @@ use crate::analysis::{Analyzer, TextSettings};
 use crate::search::derivations::DerivationMemo;
 use crate::search::dictionary::Dictionary;
 use crate::search::prefix_unions::PrefixUnions;
+use crate::search::terms::Synonyms;
 
 /// Document statistics of a shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,6 +64,11 @@ impl ShardSnapshot {
     /// The word dictionary of this snapshot's commit (built on first use after a commit).
     pub fn dictionary(&self) -> ShardResult<Arc<Dictionary>> {
         self.view.dictionary(&self.read)
+    }
+
+    /// The synonyms setting normalized by the analyzer (made once per commit).
+    pub(crate) fn synonyms(&self) -> &Synonyms {
+        self.view.synonyms()
     }
 
     /// The query words already derived on this commit (typos, exact word).
