@@ -6,15 +6,12 @@
 //! (see [`super::occurrences`]) when every searchable field is searched and no field disables
 //! typos; the caller uses buckets only then, so hits and totals equal the full evaluation's.
 
-use std::ops::Bound;
-
 use roaring::{MultiOps, RoaringBitmap};
-use storage_engine::{Direction, ReadTransaction};
+use storage_engine::ReadTransaction;
 
 use crate::shard::ShardResult;
 
-use super::derivations::prefix_end;
-use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty};
+use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty, keys_extending};
 use super::occurrences::{phrase_occurrences, word_documents};
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};
@@ -63,14 +60,8 @@ fn prefix_documents(read: &ReadTransaction, prefix: &str) -> ShardResult<Compute
             keys_read: 0,
         });
     };
-    let end = prefix_end(prefix.as_bytes());
-    let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
     let mut words = Vec::new();
-    for entry in tree.range(
-        Bound::Excluded(prefix.as_bytes()),
-        end_bound,
-        Direction::Forward,
-    )? {
+    for entry in keys_extending(&tree, prefix)? {
         let (_, value) = entry?;
         words.push(bitmap_or_empty(Some(value))?);
     }

@@ -16,8 +16,12 @@
 //! never collide with another word's; the three trees describe exactly the stored documents
 //! under the stored text settings (kept in the same write transaction as the documents).
 
-use roaring::RoaringBitmap;
+use std::ops::Bound;
 
+use roaring::RoaringBitmap;
+use storage_engine::{Direction, ReadRange, ReadTree};
+
+use super::derivations::prefix_end;
 use crate::analysis::Occurrence;
 use crate::shard::{ShardError, ShardResult};
 
@@ -44,6 +48,20 @@ pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
 pub const WORD_SLOT_SUFFIX_BYTES: usize = 3;
 /// Bytes of one encoded occurrence or field length.
 const PAIR_BYTES: usize = 4;
+
+/// The keys of `tree` above `prefix` itself that start with it, in order: in
+/// `word_documents`, every word longer than `prefix` that starts with it; in a tree keyed by
+/// word then more bytes, those words' keys and also the keys of `prefix` itself, which the
+/// caller tells apart by the word's length.
+pub fn keys_extending<'t>(tree: &ReadTree<'t>, prefix: &str) -> ShardResult<ReadRange<'t>> {
+    let end = prefix_end(prefix.as_bytes());
+    let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    Ok(tree.range(
+        Bound::Excluded(prefix.as_bytes()),
+        end_bound,
+        Direction::Forward,
+    )?)
+}
 
 /// The common start of every `word_positions` key of `word`.
 pub fn position_prefix(word: &str) -> Vec<u8> {

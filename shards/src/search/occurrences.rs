@@ -8,7 +8,6 @@
 //! document matches a term exactly when it has at least one occurrence of it.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use roaring::RoaringBitmap;
 
@@ -17,10 +16,9 @@ use storage_engine::{Direction, ReadTransaction, ReadTree};
 use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 
-use super::derivations::prefix_end;
 use super::inverted::{
     POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_END_BYTE, WORD_POSITIONS_TREE,
-    bitmap_or_empty, decode_occurrences, document_of_position_key, position_key,
+    bitmap_or_empty, decode_occurrences, document_of_position_key, keys_extending, position_key,
 };
 use super::phrase_filter::phrase_candidates;
 use super::terms::ResolvedTerm;
@@ -266,14 +264,8 @@ fn prefix_occurrences(
     let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(found);
     };
-    let end = prefix_end(prefix.as_bytes());
-    let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-    // Excluded start: the word itself is its own alternative.
-    for entry in documents_tree.range(
-        Bound::Excluded(prefix.as_bytes()),
-        end_bound,
-        Direction::Forward,
-    )? {
+    // The word itself is its own alternative: only longer words.
+    for entry in keys_extending(&documents_tree, prefix)? {
         let (word, bitmap) = entry?;
         let all = bitmap_or_empty(Some(bitmap))?;
         add_word_occurrences(&positions, word, &all, universe, &mut found)?;

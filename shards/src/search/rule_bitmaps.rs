@@ -18,7 +18,6 @@
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
@@ -26,9 +25,8 @@ use storage_engine::{Direction, ReadTransaction};
 use crate::analysis::ProximityPrecision;
 use crate::shard::ShardResult;
 
-use super::derivations::prefix_end;
 use super::inverted::{
-    WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, position_prefix,
+    WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, keys_extending, position_prefix,
     split_word_slot_key,
 };
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
@@ -381,10 +379,7 @@ fn prefix_slot_union(
     let mut slots: BTreeMap<u16, Vec<RoaringBitmap>> = BTreeMap::new();
     let mut keys_read = 0;
     if let Some(tree) = read.open_tree(tree)? {
-        let end = prefix_end(prefix.as_bytes());
-        let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let start = Bound::Excluded(prefix.as_bytes());
-        for entry in tree.range(start, end_bound, Direction::Forward)? {
+        for entry in keys_extending(&tree, prefix)? {
             let (key, value) = entry?;
             let (key_word, slot) = split_word_slot_key(key)?;
             if key_word.len() == prefix.len() {
