@@ -2,10 +2,15 @@
 //! rule the smallest value, for a descending one the largest, numbers before strings (as
 //! Meilisearch's facet sort meets them), nothing when the field has no value or no facet index.
 //!
+//! Per document values ([`sort_values`]), value groups as far as a page needs
+//! ([`sort_groups`]) and the bucket sort of placeholder searches ([`sorted_documents`]) all
+//! walk the facet keys the same way ([`walk_values`]).
+//!
 //! Invariant: one pass over the field's facet keys in the rule's direction, stopping when
 //! every document has its value; the value depends only on the document.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
@@ -18,6 +23,65 @@ use crate::shard::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResu
 
 use super::score::SortValue;
 
+/// A facet value met by [`walk_values`], made into a [`SortValue`] only when some wanted
+/// document holds it.
+enum FacetValue<'a> {
+    Number(f64),
+    String { key: &'a [u8], original: String },
+}
+
+impl FacetValue<'_> {
+    fn into_sort_value(self) -> ShardResult<SortValue> {
+        Ok(match self {
+            FacetValue::Number(number) => SortValue::Number(number),
+            FacetValue::String { key, original } => SortValue::String {
+                normalized: string_of_key(key)?.to_owned(),
+                original,
+            },
+        })
+    }
+}
+
+/// Calls `visit` with each value of the field `field` and its documents, in the order a sort
+/// in direction `ascending` meets them: numbers, then strings, each in that direction; stops
+/// when `visit` breaks. Returns whether every value was visited.
+fn walk_values(
+    read: &ReadTransaction,
+    field: u16,
+    ascending: bool,
+    visit: &mut dyn FnMut(FacetValue<'_>, RoaringBitmap) -> ShardResult<ControlFlow<()>>,
+) -> ShardResult<bool> {
+    let direction = if ascending {
+        Direction::Forward
+    } else {
+        Direction::Backward
+    };
+    let prefix = field.to_be_bytes();
+    if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
+        for entry in tree.prefix(&prefix, direction)? {
+            let (key, value) = entry?;
+            let ordered: [u8; 8] = key
+                .get(FIELD_ID_BYTES..)
+                .and_then(|bytes| bytes.try_into().ok())
+                .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
+            let number = number_from_ordered(u64::from_be_bytes(ordered));
+            if visit(FacetValue::Number(number), decode_bitmap(value)?)?.is_break() {
+                return Ok(false);
+            }
+        }
+    }
+    if let Some(tree) = read.open_tree(FACET_STRINGS_TREE)? {
+        for entry in tree.prefix(&prefix, direction)? {
+            let (key, value) = entry?;
+            let (original, bitmap) = decode_string_entry(value)?;
+            if visit(FacetValue::String { key, original }, bitmap)?.is_break() {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
 /// Document → the value a sort on `field` sees (documents without one are absent).
 pub fn sort_values(
     read: &ReadTransaction,
@@ -29,52 +93,21 @@ pub fn sort_values(
     let Some(field) = field_id(read, field)? else {
         return Ok(values);
     };
-    let direction = if ascending {
-        Direction::Forward
-    } else {
-        Direction::Backward
-    };
-    let prefix = field.to_be_bytes();
     let mut remaining = documents.clone();
-    if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
-        for entry in tree.prefix(&prefix, direction)? {
-            if remaining.is_empty() {
-                return Ok(values);
-            }
-            let (key, value) = entry?;
-            let ordered: [u8; 8] = key
-                .get(FIELD_ID_BYTES..)
-                .and_then(|bytes| bytes.try_into().ok())
-                .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
-            let number = number_from_ordered(u64::from_be_bytes(ordered));
-            let here = decode_bitmap(value)? & &remaining;
+    walk_values(read, field, ascending, &mut |value, documents| {
+        if remaining.is_empty() {
+            return Ok(ControlFlow::Break(()));
+        }
+        let here = documents & &remaining;
+        if !here.is_empty() {
+            let value = value.into_sort_value()?;
             for document in &here {
-                values.insert(document, SortValue::Number(number));
+                values.insert(document, value.clone());
             }
             remaining -= here;
         }
-    }
-    if let Some(tree) = read.open_tree(FACET_STRINGS_TREE)? {
-        for entry in tree.prefix(&prefix, direction)? {
-            if remaining.is_empty() {
-                break;
-            }
-            let (key, value) = entry?;
-            let normalized = string_of_key(key)?;
-            let (original, bitmap) = decode_string_entry(value)?;
-            let here = bitmap & &remaining;
-            for document in &here {
-                values.insert(
-                    document,
-                    SortValue::String {
-                        normalized: normalized.to_owned(),
-                        original: original.clone(),
-                    },
-                );
-            }
-            remaining -= here;
-        }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     Ok(values)
 }
 
@@ -89,65 +122,34 @@ pub fn sort_groups(
     documents: &RoaringBitmap,
     enough: u64,
 ) -> ShardResult<(Vec<RoaringBitmap>, RoaringBitmap)> {
-    let mut grouping = Grouping {
-        groups: Vec::new(),
-        grouped: 0,
-        remaining: documents.clone(),
-    };
+    let mut groups = Vec::new();
+    let mut grouped = 0_u64;
+    let mut remaining = documents.clone();
     let Some(field) = field_id(read, field)? else {
-        return Ok((vec![grouping.remaining], RoaringBitmap::new()));
+        return Ok((vec![remaining], RoaringBitmap::new()));
     };
-    let direction = if ascending {
-        Direction::Forward
-    } else {
-        Direction::Backward
-    };
-    let prefix = field.to_be_bytes();
-    if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
-        for entry in tree.prefix(&prefix, direction)? {
-            if grouping.is_done(enough) {
-                return Ok((grouping.groups, grouping.remaining));
-            }
-            let (_, value) = entry?;
-            grouping.take(decode_bitmap(value)?);
-        }
-    }
-    if let Some(tree) = read.open_tree(FACET_STRINGS_TREE)? {
-        for entry in tree.prefix(&prefix, direction)? {
-            if grouping.is_done(enough) {
-                return Ok((grouping.groups, grouping.remaining));
-            }
-            let (_, value) = entry?;
-            grouping.take(decode_string_entry(value)?.1);
-        }
-    }
-    // The documents without a value: one last group.
-    let missing = grouping.remaining.clone();
-    grouping.take(missing);
-    Ok((grouping.groups, grouping.remaining))
-}
-
-/// The groups made so far by [`sort_groups`] and the documents not grouped yet.
-struct Grouping {
-    groups: Vec<RoaringBitmap>,
-    grouped: u64,
-    remaining: RoaringBitmap,
-}
-
-impl Grouping {
-    /// Groups the documents not grouped yet that `value_documents` holds, if any.
-    fn take(&mut self, value_documents: RoaringBitmap) {
-        let here = value_documents & &self.remaining;
+    let mut take = |documents: RoaringBitmap, remaining: &mut RoaringBitmap| {
+        let here = documents & &*remaining;
         if !here.is_empty() {
-            self.remaining -= &here;
-            self.grouped += here.len();
-            self.groups.push(here);
+            *remaining -= &here;
+            grouped += here.len();
+            groups.push(here);
         }
+        remaining.is_empty() || grouped >= enough
+    };
+    let walked_all = walk_values(read, field, ascending, &mut |_, documents| {
+        Ok(if take(documents, &mut remaining) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })?;
+    if walked_all {
+        // The documents without a value: one last group.
+        let missing = std::mem::take(&mut remaining);
+        take(missing, &mut remaining);
     }
-
-    fn is_done(&self, enough: u64) -> bool {
-        self.remaining.is_empty() || self.grouped >= enough
-    }
+    Ok((groups, remaining))
 }
 
 /// The first `needed` documents of `documents` ordered by `rules` (then internal id), each
@@ -199,50 +201,17 @@ fn sort_bucket(
         result
     };
     if let Some(field) = field_id(read, field)? {
-        let direction = if *ascending {
-            Direction::Forward
-        } else {
-            Direction::Backward
-        };
-        let prefix = field.to_be_bytes();
-        if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
-            for entry in tree.prefix(&prefix, direction)? {
-                if remaining.is_empty() || sorted.len() >= needed {
-                    return Ok(());
-                }
-                let (key, value) = entry?;
-                let here = decode_bitmap(value)? & &remaining;
-                if here.is_empty() {
-                    continue;
-                }
-                let ordered: [u8; 8] = key
-                    .get(FIELD_ID_BYTES..)
-                    .and_then(|bytes| bytes.try_into().ok())
-                    .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
-                remaining -= &here;
-                let number = number_from_ordered(u64::from_be_bytes(ordered));
-                visit(SortValue::Number(number), here, sorted)?;
+        walk_values(read, field, *ascending, &mut |value, documents| {
+            if remaining.is_empty() || sorted.len() >= needed {
+                return Ok(ControlFlow::Break(()));
             }
-        }
-        if let Some(tree) = read.open_tree(FACET_STRINGS_TREE)? {
-            for entry in tree.prefix(&prefix, direction)? {
-                if remaining.is_empty() || sorted.len() >= needed {
-                    return Ok(());
-                }
-                let (key, value) = entry?;
-                let (original, bitmap) = decode_string_entry(value)?;
-                let here = bitmap & &remaining;
-                if here.is_empty() {
-                    continue;
-                }
+            let here = documents & &remaining;
+            if !here.is_empty() {
                 remaining -= &here;
-                let value = SortValue::String {
-                    normalized: string_of_key(key)?.to_owned(),
-                    original,
-                };
-                visit(value, here, sorted)?;
+                visit(value.into_sort_value()?, here, sorted)?;
             }
-        }
+            Ok(ControlFlow::Continue(()))
+        })?;
     }
     if !remaining.is_empty() && sorted.len() < needed {
         visit(SortValue::Missing, remaining, sorted)?;
