@@ -40,7 +40,7 @@ pub const TEXT_TREES: [&str; 5] = [
 ];
 
 /// Separates the word from the internal id in `word_positions` keys.
-pub const WORD_END_BYTE: u8 = 0xFF;
+const WORD_END_BYTE: u8 = 0xFF;
 /// Bytes after the word in a `word_positions` key: the separator and the internal id.
 pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
 /// Bytes after the word in a `word_fields` or `word_position_buckets` key: the separator
@@ -69,6 +69,34 @@ pub fn position_prefix(word: &str) -> Vec<u8> {
     key.extend_from_slice(word.as_bytes());
     key.push(WORD_END_BYTE);
     key
+}
+
+/// The `word_positions` keys of one word, written into one reused buffer.
+pub struct PositionKeys {
+    key: Vec<u8>,
+    word_end: usize,
+}
+
+impl PositionKeys {
+    pub fn new(word: &[u8]) -> PositionKeys {
+        let mut key = Vec::with_capacity(word.len() + POSITION_KEY_SUFFIX_BYTES);
+        key.extend_from_slice(word);
+        key.push(WORD_END_BYTE);
+        let word_end = key.len();
+        PositionKeys { key, word_end }
+    }
+
+    /// The common start of the word's keys.
+    pub fn prefix(&self) -> &[u8] {
+        &self.key[..self.word_end]
+    }
+
+    /// The key of the word in `document`.
+    pub fn of(&mut self, document: u32) -> &[u8] {
+        self.key.truncate(self.word_end);
+        self.key.extend_from_slice(&document.to_be_bytes());
+        &self.key
+    }
 }
 
 pub fn position_key(word: &str, document: u32) -> Vec<u8> {

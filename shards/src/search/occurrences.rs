@@ -17,8 +17,8 @@ use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 
 use super::inverted::{
-    POSITION_KEY_SUFFIX_BYTES, WORD_DOCUMENTS_TREE, WORD_END_BYTE, WORD_POSITIONS_TREE,
-    bitmap_or_empty, decode_occurrences, document_of_position_key, keys_extending, position_key,
+    PositionKeys, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences,
+    document_of_position_key, keys_extending,
 };
 use super::phrase_filter::phrase_candidates;
 use super::terms::ResolvedTerm;
@@ -224,14 +224,12 @@ fn add_word_occurrences(
         }
         Ok(())
     };
-    let mut key = Vec::with_capacity(word.len() + POSITION_KEY_SUFFIX_BYTES);
-    key.extend_from_slice(word);
-    key.push(WORD_END_BYTE);
-    let word_end = key.len();
+    let mut keys = PositionKeys::new(word);
     if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
-        for entry in positions.prefix(&key, Direction::Forward)? {
+        let prefix = keys.prefix();
+        for entry in positions.prefix(prefix, Direction::Forward)? {
             let (entry_key, value) = entry?;
-            let document = document_of_position_key(entry_key, word_end)?;
+            let document = document_of_position_key(entry_key, prefix.len())?;
             if wanted.contains(document) {
                 add(document, value)?;
             }
@@ -239,9 +237,7 @@ fn add_word_occurrences(
     } else {
         let mut lookup = positions.path_lookup();
         for document in &wanted {
-            key.truncate(word_end);
-            key.extend_from_slice(&document.to_be_bytes());
-            if let Some(bytes) = lookup.get(&key)? {
+            if let Some(bytes) = lookup.get(keys.of(document))? {
                 add(document, bytes)?;
             }
         }
@@ -309,13 +305,14 @@ pub fn phrase_occurrences(
     };
     let last_offset = phrase.len().saturating_sub(1);
     // One lookup per word: each walks its word's keys in ascending document order.
-    let mut lookups: Vec<_> = real.iter().map(|_| tree.path_lookup()).collect();
+    let mut lookups: Vec<_> = real
+        .iter()
+        .map(|(_, word)| (tree.path_lookup(), PositionKeys::new(word.as_bytes())))
+        .collect();
     for document in &candidates {
         let mut lists = Vec::with_capacity(real.len());
-        for ((offset, word), lookup) in real.iter().zip(&mut lookups) {
-            let bytes = lookup
-                .get(&position_key(word, document))?
-                .unwrap_or_default();
+        for ((offset, _), (lookup, keys)) in real.iter().zip(&mut lookups) {
+            let bytes = lookup.get(keys.of(document))?.unwrap_or_default();
             lists.push((*offset, decode_occurrences(bytes)?));
         }
         let mut spans = Vec::new();
