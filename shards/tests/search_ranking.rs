@@ -671,6 +671,46 @@ fn a_phrase_ranks_by_the_field_of_its_first_word() {
     assert_eq!(order, [2, 1]);
 }
 
+/// A page smaller than the phrase's bucket: the attribute and word-position rules rank a
+/// phrase by its first word wherever it occurs in a document holding the phrase (document 4
+/// holds the phrase in `summary` but its first word in `name`), at every page size.
+#[test]
+fn a_phrase_ranks_by_its_first_word_at_every_page_size() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let documents = [
+        json!({"id": 1, "name": "radio", "summary": "server to host radio"}),
+        json!({"id": 2, "name": "ytclip server", "summary": "server to run ytclip"}),
+        json!({"id": 3, "name": "tools", "summary": "a server to run things"}),
+        json!({"id": 4, "name": "server", "summary": "an app served to users, server to go"}),
+        json!({"id": 5, "name": "proxy", "summary": "simple http server to serve files"}),
+        json!({"id": 6, "name": "server", "summary": "to server"}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::Words,
+            RankingRule::Typo,
+            RankingRule::Proximity,
+            RankingRule::AttributeRank,
+            RankingRule::WordPosition,
+        ],
+        Some(vec!["name", "summary"]),
+        &documents,
+    );
+    let mut page = query("\"server to\"");
+    // `name` holds the first word of 2 (position 1, but position 0 in `summary`) and 4
+    // (position 0); `summary` holds it for 1, 3 and 5 at positions 0, 1 and 2. Document 6
+    // has both words, never in the phrase's order.
+    let expected = [2, 4, 1, 3, 5];
+    let full = ranked(&shard, &page);
+    let order: Vec<i64> = full.iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, expected);
+    for limit in 1..=expected.len() {
+        page.limit = limit;
+        assert_ranked(&ranked(&shard, &page), &full[..limit]);
+    }
+}
+
 #[test]
 fn attribute_and_position_follow_the_occurrences_with_the_fewest_typos() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");

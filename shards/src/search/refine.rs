@@ -273,8 +273,12 @@ impl Refiner<'_> {
             Step::Typo => costs.split_by_typo(bucket),
             Step::Proximity if self.context.adjacent_pairs(self.kept) == 0 => vec![bucket.clone()],
             Step::Proximity => return self.split_by_proximity(bucket, costs),
-            Step::AttributeRank if costs.single_words() => costs.split_by_attribute_rank(bucket)?,
-            Step::WordPosition if costs.single_words() => costs.split_by_word_position(bucket)?,
+            Step::AttributeRank if costs.positioned_by_bitmaps() => {
+                costs.split_by_attribute_rank(bucket)?
+            }
+            Step::WordPosition if costs.positioned_by_bitmaps() => {
+                costs.split_by_word_position(bucket)?
+            }
             _ => self.split_by_document(bucket, step)?,
         };
         Ok(split

@@ -13,8 +13,12 @@
 //! occurrences for the same rule, so splitting by the summed costs orders like the rules'
 //! ranks (their maxima are the same for every document of a words bucket). Attribute rank and
 //! word position are computed here only when every kept term's alternatives are single words
-//! ([`BucketCosts::single_words`]): phrases and multi-word synonyms rank by their first word
-//! and their spans, which the per-document path handles.
+//! or the term is one phrase alone ([`BucketCosts::positioned_by_bitmaps`]): these two rules
+//! look at a phrase's first word wherever it occurs in a document holding the phrase (see
+//! `positioned` in [`super::ranking`]), and every document of the term's bitmap holds it, so
+//! the first word's fields and position buckets within those documents rank it exactly. A term
+//! mixing phrases (multi-word synonyms, splits) with single words ranks by whichever its
+//! fewest-typo occurrences are, which the per-document path handles.
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -110,12 +114,24 @@ impl<'a> BucketCosts<'a> {
         })
     }
 
+    /// Whether every kept term matches through single words only, or through one phrase alone
+    /// (the condition for the attribute-rank and word-position splits).
+    pub fn positioned_by_bitmaps(&self) -> bool {
+        self.kept.terms.iter().all(|term| {
+            let alternatives = &self.resolved[*term].alternatives;
+            alternatives.len() == 1
+                || alternatives
+                    .iter()
+                    .all(|alternative| alternative.words.len() == 1)
+        })
+    }
+
     /// `bucket` split by typo rank, best first.
     pub fn split_by_typo(&self, bucket: &RoaringBitmap) -> Vec<RoaringBitmap> {
         split_by_cost_sum(bucket, &self.typos)
     }
 
-    /// `bucket` split by attribute rank, best first (only when [`Self::single_words`]).
+    /// `bucket` split by attribute rank, best first (only when [`Self::positioned_by_bitmaps`]).
     pub fn split_by_attribute_rank(
         &self,
         bucket: &RoaringBitmap,
@@ -134,7 +150,7 @@ impl<'a> BucketCosts<'a> {
         Ok(split_by_cost_sum(bucket, costs))
     }
 
-    /// `bucket` split by word position, best first (only when [`Self::single_words`]).
+    /// `bucket` split by word position, best first (only when [`Self::positioned_by_bitmaps`]).
     pub fn split_by_word_position(
         &self,
         bucket: &RoaringBitmap,
@@ -329,9 +345,11 @@ pub fn split_by_cost_sum(bucket: &RoaringBitmap, terms: &[TermCosts]) -> Vec<Roa
     sums.into_values().collect()
 }
 
-/// The slots (fields or position buckets) of `tree` where a single-word alternative occurs,
-/// each with its documents within `within`: the word's own keys, or for a prefix every longer
-/// word's keys (a union the commit's [`PrefixUnions`] keeps).
+/// The slots (fields or position buckets) of `tree` where an alternative's positioned word
+/// occurs, each with its documents within `within`: the word's own keys, or for a prefix every
+/// longer word's keys (a union the commit's [`PrefixUnions`] keeps). A phrase's positioned word
+/// is its first word (exact only when the phrase is its term's one alternative and `within`
+/// holds only documents holding the phrase, as [`BucketCosts::positioned_by_bitmaps`] ensures).
 fn slot_bitmaps(
     read: &ReadTransaction,
     prefixes: &PrefixUnions,
@@ -339,7 +357,7 @@ fn slot_bitmaps(
     alternative: &Alternative,
     within: &RoaringBitmap,
 ) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
-    let [Some(word)] = alternative.words.as_slice() else {
+    let Some(word) = alternative.words.iter().flatten().next() else {
         return Ok(BTreeMap::new());
     };
     let restricted = |union: &SlotUnion| -> SlotUnion {
@@ -349,7 +367,7 @@ fn slot_bitmaps(
             .filter(|(_, documents)| !documents.is_empty())
             .collect()
     };
-    if alternative.prefix {
+    if alternative.prefix && alternative.words.len() == 1 {
         let kind = if tree == WORD_FIELDS_TREE {
             UnionKind::Fields
         } else {
