@@ -120,6 +120,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
         "field_lengths",
         "word_fields",
         "word_position_buckets",
+        "word_pairs",
     ] {
         let Some(tree) = read.open_tree(name).expect("open_tree finds a value") else {
             continue;
@@ -135,6 +136,20 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                         .expect("deserialize_from succeeds");
                     let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
                     format!("{} -> {ids:?}", String::from_utf8_lossy(key))
+                }
+                "word_pairs" => {
+                    let split = key
+                        .iter()
+                        .position(|byte| *byte == 0xFF)
+                        .expect("a pair key holds the separator");
+                    let bitmap = roaring::RoaringBitmap::deserialize_from(value)
+                        .expect("deserialize_from succeeds");
+                    let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
+                    format!(
+                        "{} {} -> {ids:?}",
+                        String::from_utf8_lossy(&key[..split]),
+                        String::from_utf8_lossy(&key[split + 1..])
+                    )
                 }
                 "word_fields" | "word_position_buckets" => {
                     let split = key.len() - 3;
@@ -618,7 +633,7 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
 }
 
 #[test]
-fn a_shard_without_the_slot_trees_rebuilds_them_when_opened() {
+fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
     let mut random = Random(seed() | 1);
     let directory = tempfile::tempdir().expect("tempdir succeeds");
     let documents: BTreeMap<u64, _> = (0..60).map(|id| (id, random.document(id))).collect();
@@ -629,8 +644,10 @@ fn a_shard_without_the_slot_trees_rebuilds_them_when_opened() {
         &documents,
     );
     let expected = dump(&shard);
-    assert!(expected.contains_key("word_fields") && expected.contains_key("word_position_buckets"));
-    // Make it look like a shard written before the two trees existed.
+    for name in ["word_fields", "word_position_buckets", "word_pairs"] {
+        assert!(expected.contains_key(name), "{name} is filled");
+    }
+    // Make it look like a shard written before the slot trees existed.
     let transaction = shard
         .database()
         .begin_write()
@@ -643,4 +660,74 @@ fn a_shard_without_the_slot_trees_rebuilds_them_when_opened() {
     drop(shard);
     let reopened = open(&directory, "old.pages");
     assert_eq!(dump(&reopened), expected);
+
+    // And like one written before `word_pairs` existed.
+    let transaction = reopened
+        .database()
+        .begin_write()
+        .expect("begin_write succeeds");
+    transaction
+        .delete_tree("word_pairs")
+        .expect("delete_tree succeeds");
+    transaction.commit().expect("commit succeeds");
+    assert!(!dump(&reopened).contains_key("word_pairs"));
+    drop(reopened);
+    let reopened = open(&directory, "old.pages");
+    assert_eq!(dump(&reopened), expected);
+}
+
+/// `word_pairs` holds a pair where the second word stands right after the first in one
+/// field: not across fields nor across a stop word, and gone with the document.
+#[test]
+fn word_pairs_hold_the_words_side_by_side_in_one_field() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let settings = TextSettings {
+        stop_words: ["the".to_owned()].into(),
+        ..TextSettings::default()
+    };
+    let documents: BTreeMap<u64, Map<String, Value>> = [
+        json!({"id": 1, "title": "quick brown fox", "body": "fox den"}),
+        json!({"id": 2, "title": "brown fox", "body": "the quick brown"}),
+        json!({"id": 3, "title": "fox", "body": "quick the fox"}),
+    ]
+    .into_iter()
+    .map(|document| {
+        let Value::Object(map) = document else {
+            panic!("an object");
+        };
+        (map["id"].as_u64().expect("an integer id"), map)
+    })
+    .collect();
+    let shard = from_scratch(&directory, "pairs.pages", &settings, &documents);
+    let pairs = |shard: &Shard| -> Vec<String> {
+        dump(shard)
+            .remove("word_pairs")
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(
+        pairs(&shard),
+        [
+            "brown fox -> {\"1\", \"2\"}",
+            "fox den -> {\"1\"}",
+            "quick brown -> {\"1\", \"2\"}",
+        ]
+    );
+    shard
+        .apply(
+            2,
+            vec![Operation::Delete {
+                external_id: "2".to_owned(),
+            }],
+        )
+        .expect("apply succeeds");
+    assert_eq!(
+        pairs(&shard),
+        [
+            "brown fox -> {\"1\"}",
+            "fox den -> {\"1\"}",
+            "quick brown -> {\"1\"}",
+        ]
+    );
 }

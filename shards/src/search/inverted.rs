@@ -11,10 +11,14 @@
 //! - `word_position_buckets`: word ‖ `0xFF` ‖ bucketed position (u16 BE, see
 //!   [`super::ranking::bucketed_position`]) → roaring bitmap of the internal ids where the word
 //!   occurs at a position of that bucket in some field (what the word-position rule splits by).
+//! - `word_pairs`: word ‖ `0xFF` ‖ following word → roaring bitmap of the internal ids where
+//!   the second word stands at the position right after the first in one field (proximity 1:
+//!   what two-word phrases and proximity's best sub-bucket are read from).
 //!
-//! Invariants: `0xFF` never occurs in UTF-8, so a word's position keys are contiguous and
-//! never collide with another word's; the three trees describe exactly the stored documents
-//! under the stored text settings (kept in the same write transaction as the documents).
+//! Invariants: `0xFF` never occurs in UTF-8, so a word's keys are contiguous and never collide
+//! with another word's, and a pair's second word is everything after the separator; the trees
+//! describe exactly the stored documents under the stored text settings (kept in the same
+//! write transaction as the documents).
 
 use std::ops::Bound;
 
@@ -30,13 +34,15 @@ pub const WORD_POSITIONS_TREE: &str = "word_positions";
 pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
 pub const WORD_FIELDS_TREE: &str = "word_fields";
 pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
+pub const WORD_PAIRS_TREE: &str = "word_pairs";
 /// The trees of the inverted index (emptied by `DeleteAll`, rebuilt on text settings change).
-pub const TEXT_TREES: [&str; 5] = [
+pub const TEXT_TREES: [&str; 6] = [
     WORD_DOCUMENTS_TREE,
     WORD_POSITIONS_TREE,
     FIELD_LENGTHS_TREE,
     WORD_FIELDS_TREE,
     WORD_POSITION_BUCKETS_TREE,
+    WORD_PAIRS_TREE,
 ];
 
 /// Separates the word from the internal id in `word_positions` keys.
@@ -113,6 +119,14 @@ pub fn write_word_slot_key(key: &mut Vec<u8>, word: &str, slot: u16) {
     key.extend_from_slice(word.as_bytes());
     key.push(WORD_END_BYTE);
     key.extend_from_slice(&slot.to_be_bytes());
+}
+
+/// Replaces the content of `key` with the `word_pairs` key of `left` followed by `right`.
+pub fn write_pair_key(key: &mut Vec<u8>, left: &str, right: &str) {
+    key.clear();
+    key.extend_from_slice(left.as_bytes());
+    key.push(WORD_END_BYTE);
+    key.extend_from_slice(right.as_bytes());
 }
 
 /// Splits a `word_fields` or `word_position_buckets` key into its word bytes and its slot.

@@ -74,6 +74,7 @@ mod score;
 mod sort_values;
 mod steps;
 pub mod terms;
+mod word_pairs;
 
 pub use execute::{ShardHit, ShardHits};
 pub use facet_counts::{ALL_FACETS, FieldFacetCounts};

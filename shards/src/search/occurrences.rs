@@ -22,6 +22,7 @@ use super::inverted::{
 };
 use super::phrase_filter::phrase_candidates;
 use super::terms::ResolvedTerm;
+use super::word_pairs::WordPairs;
 
 /// Scan a word's position keys (rather than look them up) when at least one in this many of
 /// its documents is wanted.
@@ -291,11 +292,15 @@ pub fn phrase_occurrences(
     let Some(&(first_offset, _)) = real.first() else {
         return Ok(found);
     };
-    let mut candidates = universe.clone();
+    // The pairs of consecutive words are a tighter pre-filter than the position buckets;
+    // only a phrase without two consecutive words needs the buckets.
+    let holding_pairs = WordPairs::open(read)?.phrase_candidates(phrase, universe)?;
+    let paired = holding_pairs.is_some();
+    let mut candidates = holding_pairs.unwrap_or_else(|| universe.clone());
     for (_, word) in &real {
-        candidates &= word_documents(read, universe, word)?;
+        candidates &= word_documents(read, &candidates, word)?;
     }
-    if candidates.len() >= PHRASE_FILTER_CANDIDATES_MIN {
+    if !paired && candidates.len() >= PHRASE_FILTER_CANDIDATES_MIN {
         if let Some(possible) = phrase_candidates(read, &real)? {
             candidates &= possible;
         }

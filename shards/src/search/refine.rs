@@ -288,28 +288,23 @@ impl Refiner<'_> {
             .collect())
     }
 
-    /// Proximity: when the position buckets narrow down the documents that may hold every
-    /// adjacent pair side by side, only those are read; their best sub-bucket (every pair
-    /// side by side) comes first and the rest stays unsplit until the page needs it.
+    /// Proximity: when the word pairs tell which documents hold every adjacent pair side by
+    /// side, that best sub-bucket comes first and the rest stays unsplit until the page needs
+    /// it; otherwise every document is read.
     fn split_by_proximity(
         &self,
         bucket: &RoaringBitmap,
         costs: &BucketCosts<'_>,
     ) -> ShardResult<Vec<SubBucket>> {
-        let whole = |split: Vec<RoaringBitmap>| split.into_iter().map(SubBucket::Ready).collect();
-        let Some(candidates) = costs.maybe_side_by_side(bucket)? else {
-            return Ok(whole(self.split_by_document(bucket, &Step::Proximity)?));
-        };
-        let ranked = self.rank_by_document(&candidates, &Step::Proximity)?;
-        let best = ranked.into_iter().next().filter(|(_, details)| {
-            details
-                .first()
-                .and_then(ScoreDetail::rank)
-                .is_some_and(|rank| rank.rank == rank.max_rank)
-        });
-        let Some((best, _)) = best else {
-            // No document has every pair side by side: split the whole bucket.
-            return Ok(whole(self.split_by_document(bucket, &Step::Proximity)?));
+        let best = match costs.side_by_side(bucket)? {
+            Some(best) if !best.is_empty() => best,
+            _ => {
+                return Ok(self
+                    .split_by_document(bucket, &Step::Proximity)?
+                    .into_iter()
+                    .map(SubBucket::Ready)
+                    .collect());
+            }
         };
         let rest = bucket - &best;
         let mut split = vec![SubBucket::Ready(best)];

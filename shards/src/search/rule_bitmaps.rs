@@ -36,6 +36,7 @@ use super::inverted::{
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
 use super::terms::{Alternative, ResolvedTerm};
+use super::word_pairs::WordPairs;
 
 /// Positions below this are their own position bucket (see
 /// [`super::ranking::bucketed_position`]).
@@ -59,11 +60,8 @@ pub struct BucketCosts<'a> {
     position: OnceCell<Vec<TermCosts>>,
     /// Per kept term, per alternative, its documents per field, read once.
     field_slots: OnceCell<Vec<Vec<Slots>>>,
-    /// Per kept term, per alternative, its documents per position bucket, read once (the
-    /// word-position split and the proximity pre-filter both use them).
+    /// Per kept term, per alternative, its documents per position bucket, read once.
     position_slots: OnceCell<Vec<Vec<Slots>>>,
-    /// Per kept term, `position_slots` of all its alternatives together.
-    term_positions: OnceCell<Vec<Slots>>,
 }
 
 /// Slot (a field id or a position bucket) → the documents holding a word there.
@@ -99,7 +97,6 @@ impl<'a> BucketCosts<'a> {
             position: OnceCell::new(),
             field_slots: OnceCell::new(),
             position_slots: OnceCell::new(),
-            term_positions: OnceCell::new(),
         })
     }
 
@@ -169,68 +166,69 @@ impl<'a> BucketCosts<'a> {
         Ok(split_by_cost_sum(bucket, costs))
     }
 
-    /// The documents of `bucket` that may hold every adjacent pair of kept terms side by side
-    /// in one field (a superset of proximity's best sub-bucket), or `None` when bitmaps cannot
-    /// tell (proximity by attribute, phrases, multi-word synonyms or n-grams).
-    ///
-    /// Positions below [`EXACT_POSITIONS`] are their own position bucket, so a pair side by
-    /// side there shows as position `p` of the left term and `p + 1` of the right one; a pair
-    /// reaching further is kept whenever either term occurs further.
-    pub fn maybe_side_by_side(&self, bucket: &RoaringBitmap) -> ShardResult<Option<RoaringBitmap>> {
-        let plain = self.single_words()
+    /// Whether proximity ranks by word and every kept term matches through plain single words
+    /// (no phrase, multi-word synonym or n-gram): then a pair of terms is side by side exactly
+    /// where a pair of their alternatives is.
+    fn proximity_by_word_pairs(&self) -> bool {
+        self.context.proximity_precision == ProximityPrecision::ByWord
+            && self.single_words()
             && self.kept.terms.iter().all(|term| {
                 self.resolved[*term]
                     .alternatives
                     .iter()
                     .all(|alternative| !alternative.shared)
-            });
-        if self.context.proximity_precision != ProximityPrecision::ByWord || !plain {
+            })
+    }
+
+    /// The documents of `bucket` holding every adjacent pair of kept terms side by side in one
+    /// field (proximity's best sub-bucket), read from `word_pairs`: per pair of terms, the
+    /// pairs of their alternatives with the typo counts each document has for them (proximity
+    /// looks only at a term's fewest-typo occurrences). `None` when pairs cannot tell (see
+    /// [`Self::proximity_by_word_pairs`] and [`WordPairs::alternatives`]).
+    pub fn side_by_side(&self, bucket: &RoaringBitmap) -> ShardResult<Option<RoaringBitmap>> {
+        if !self.proximity_by_word_pairs() {
             return Ok(None);
         }
-        if self.term_positions.get().is_none() {
-            let merged = self
-                .alternative_slots(WORD_POSITION_BUCKETS_TREE)?
-                .iter()
-                .map(|alternatives| {
-                    let mut slots: BTreeMap<u16, Vec<&RoaringBitmap>> = BTreeMap::new();
-                    for (slot, documents) in alternatives.iter().flatten() {
-                        slots.entry(*slot).or_default().push(documents);
-                    }
-                    slots
-                        .into_iter()
-                        .map(|(slot, documents)| (slot, documents.union()))
-                        .collect()
-                })
-                .collect();
-            let _ = self.term_positions.set(merged);
-        }
-        let positions = self
-            .term_positions
-            .get()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let mut candidates = bucket.clone();
-        for (index, pair) in self.kept.terms.windows(2).enumerate() {
-            let (left, right) = (&self.context.terms[pair[0]], &self.context.terms[pair[1]]);
-            if left.end_position + 1 != right.position {
+        let mut pairs = WordPairs::open(self.read)?;
+        let mut best = bucket.clone();
+        for (index, terms) in self.kept.terms.windows(2).enumerate() {
+            let (left, right) = (terms[0], terms[1]);
+            if self.context.terms[left].end_position + 1 != self.context.terms[right].position {
                 continue;
             }
-            let (left, right) = (&positions[index], &positions[index + 1]);
-            let mut side_by_side = RoaringBitmap::new();
-            for position in 0..EXACT_POSITIONS - 1 {
-                if let (Some(here), Some(next)) = (left.get(&position), right.get(&(position + 1)))
-                {
-                    side_by_side |= here & next;
+            let mut holding = Vec::new();
+            for (left_typos, left_documents) in &self.typos[index] {
+                for (right_typos, right_documents) in &self.typos[index + 1] {
+                    let within = &(left_documents & right_documents) & &best;
+                    if within.is_empty() {
+                        continue;
+                    }
+                    for left_alternative in self.alternatives_at(left, *left_typos) {
+                        for right_alternative in self.alternatives_at(right, *right_typos) {
+                            let Some(found) =
+                                pairs.alternatives(left_alternative, right_alternative, &within)?
+                            else {
+                                return Ok(None);
+                            };
+                            holding.push(found);
+                        }
+                    }
                 }
             }
-            let further = |slots: &Slots, from: u16| {
-                slots.range(from..).map(|(_, documents)| documents).union()
-            };
-            side_by_side |= further(left, EXACT_POSITIONS - 1);
-            side_by_side |= further(right, EXACT_POSITIONS);
-            candidates &= side_by_side;
+            best = holding.union();
+            if best.is_empty() {
+                break;
+            }
         }
-        Ok(Some(candidates))
+        Ok(Some(best))
+    }
+
+    /// The alternatives of term `term` with `typos` typos.
+    fn alternatives_at(&self, term: usize, typos: u32) -> impl Iterator<Item = &Alternative> {
+        self.resolved[term]
+            .alternatives
+            .iter()
+            .filter(move |alternative| u32::from(alternative.typos) == typos)
     }
 
     /// Per kept term, its lowest cost over the slots (fields or position buckets) of `tree`

@@ -6,7 +6,7 @@
 //! so after every chunk the trees describe exactly the documents stored so far; a batch whose
 //! uid is not above the applied uid does nothing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
@@ -27,9 +27,9 @@ use super::{
 };
 use crate::analysis::{Analyzer, Occurrence, TextSettings, document_words};
 use crate::search::inverted::{
-    FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE,
+    FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE,
     WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE, encode_field_lengths, encode_occurrences,
-    position_key, write_word_slot_key,
+    position_key, write_pair_key, write_word_slot_key,
 };
 use crate::search::ranking::bucketed_position;
 
@@ -99,6 +99,8 @@ struct Deltas {
     word_fields: WordDeltas,
     /// Word ‖ position bucket → documents added and removed (`word_position_buckets`).
     word_position_buckets: WordDeltas,
+    /// Word ‖ following word → documents added and removed (`word_pairs`).
+    word_pairs: WordDeltas,
     /// `word_positions` keys to write (`Some`) or delete (`None`), written in key order so a
     /// word's keys are inserted side by side.
     positions: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
@@ -423,6 +425,10 @@ impl PreparedBatch {
             let value = add.then(|| encode_occurrences(occurrences));
             self.deltas.positions.insert(key, value);
         }
+        for (left, right) in adjacent_pairs(&words.words) {
+            write_pair_key(&mut slot_key, left, right);
+            change_delta(&mut self.deltas.word_pairs, &slot_key, id, add);
+        }
         let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
         if add && !words.field_lengths.is_empty() {
             lengths.put(
@@ -520,6 +526,25 @@ fn word_slots(occurrences: &[Occurrence]) -> (Vec<u16>, Vec<u16>) {
     (fields, buckets)
 }
 
+/// The distinct pairs of words of a document where the second stands right after the first
+/// in one field (what `word_pairs` holds).
+fn adjacent_pairs(words: &BTreeMap<String, Vec<Occurrence>>) -> BTreeSet<(&str, &str)> {
+    let mut placed: Vec<(u16, u16, &str)> = words
+        .iter()
+        .flat_map(|(word, occurrences)| {
+            occurrences
+                .iter()
+                .map(move |occurrence| (occurrence.field, occurrence.position, word.as_str()))
+        })
+        .collect();
+    placed.sort_unstable();
+    placed
+        .windows(2)
+        .filter(|pair| pair[0].0 == pair[1].0 && pair[0].1.checked_add(1) == Some(pair[1].1))
+        .map(|pair| (pair[0].2, pair[1].2))
+        .collect()
+}
+
 /// The deltas sorted by key, so a tree's keys are written side by side.
 fn in_key_order(deltas: WordDeltas) -> Vec<(Vec<u8>, Delta)> {
     let mut entries: Vec<(Vec<u8>, Delta)> = deltas.into_iter().collect();
@@ -539,6 +564,7 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
             WORD_POSITION_BUCKETS_TREE,
             in_key_order(deltas.word_position_buckets),
         ),
+        (WORD_PAIRS_TREE, in_key_order(deltas.word_pairs)),
     ] {
         let entries: Vec<(Vec<u8>, Delta)> = entries;
         let tree = transaction.create_tree(name)?;
@@ -656,14 +682,15 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
     Ok(true)
 }
 
-/// Rebuilds the inverted index of a shard written before its `word_fields` and
-/// `word_position_buckets` trees existed (they are derived from the stored documents, so the
-/// rebuild loses nothing). Returns whether it rebuilt.
+/// Rebuilds the inverted index of a shard written before its `word_fields`,
+/// `word_position_buckets` or `word_pairs` trees existed (they are derived from the stored
+/// documents, so the rebuild loses nothing). Returns whether it rebuilt.
 pub(crate) fn upgrade_text_index(database: &Database) -> ShardResult<bool> {
     // A read snapshot tells, without taking the writer, that the usual shard is current.
     let read = database.begin_read();
     let outdated = read.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
-        && read.open_tree(WORD_FIELDS_TREE)?.is_none();
+        && (read.open_tree(WORD_FIELDS_TREE)?.is_none()
+            || read.open_tree(WORD_PAIRS_TREE)?.is_none());
     drop(read);
     if !outdated {
         return Ok(false);

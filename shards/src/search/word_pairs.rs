@@ -1,0 +1,121 @@
+//! Reads of the `word_pairs` tree: the documents where one word stands right after another in
+//! one field (proximity 1), for a pair of alternatives, a phrase, or a bucket's adjacent
+//! query terms.
+//!
+//! Invariants: a pair read here is exactly what [`super::ranking`] calls proximity 1 between
+//! two single-word occurrences (same field, the right one at the position after the left
+//! one); a prefix alternative stands for every longer word it starts, as in
+//! [`super::occurrences`]; a left alternative that is a prefix or several words cannot be read
+//! from pairs (`None`), and the caller falls back to per-document occurrences.
+
+use std::ops::Bound;
+
+use roaring::{MultiOps, RoaringBitmap};
+use storage_engine::{Direction, ReadTransaction, ReadTree};
+
+use crate::shard::ShardResult;
+
+use super::derivations::prefix_end;
+use super::inverted::{WORD_PAIRS_TREE, bitmap_or_empty, write_pair_key};
+use super::terms::Alternative;
+
+/// The `word_pairs` tree of a snapshot, opened once for several reads.
+pub struct WordPairs<'t> {
+    tree: Option<ReadTree<'t>>,
+    key: Vec<u8>,
+}
+
+impl<'t> WordPairs<'t> {
+    pub fn open(read: &'t ReadTransaction) -> ShardResult<WordPairs<'t>> {
+        Ok(WordPairs {
+            tree: read.open_tree(WORD_PAIRS_TREE)?,
+            key: Vec::new(),
+        })
+    }
+
+    /// The documents of `within` where `right` follows `left` right away in one field.
+    pub fn words(
+        &mut self,
+        left: &str,
+        right: &str,
+        within: &RoaringBitmap,
+    ) -> ShardResult<RoaringBitmap> {
+        let Some(tree) = &self.tree else {
+            return Ok(RoaringBitmap::new());
+        };
+        write_pair_key(&mut self.key, left, right);
+        Ok(bitmap_or_empty(tree.get(&self.key)?)? & within)
+    }
+
+    /// The documents of `within` where a word longer than `prefix` that starts with it follows
+    /// `left` right away in one field.
+    fn extending(
+        &mut self,
+        left: &str,
+        prefix: &str,
+        within: &RoaringBitmap,
+    ) -> ShardResult<RoaringBitmap> {
+        let Some(tree) = &self.tree else {
+            return Ok(RoaringBitmap::new());
+        };
+        write_pair_key(&mut self.key, left, prefix);
+        let end = prefix_end(&self.key);
+        let end_bound = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let mut found = Vec::new();
+        for entry in tree.range(Bound::Excluded(&self.key), end_bound, Direction::Forward)? {
+            let (_, value) = entry?;
+            found.push(bitmap_or_empty(Some(value))? & within);
+        }
+        // One multi-way union: or-ing many bitmaps one by one is quadratic.
+        Ok(found.union())
+    }
+
+    /// The documents of `within` where an occurrence of `right` follows one of `left` right
+    /// away in one field, or `None` when pairs cannot tell (see the module invariants).
+    pub fn alternatives(
+        &mut self,
+        left: &Alternative,
+        right: &Alternative,
+        within: &RoaringBitmap,
+    ) -> ShardResult<Option<RoaringBitmap>> {
+        let ([Some(left_word)], [Some(right_word)]) =
+            (left.words.as_slice(), right.words.as_slice())
+        else {
+            return Ok(None);
+        };
+        if left.prefix {
+            return Ok(None);
+        }
+        let found = if right.prefix {
+            self.extending(left_word, right_word, within)?
+        } else {
+            self.words(left_word, right_word, within)?
+        };
+        Ok(Some(found))
+    }
+
+    /// The documents of `within` that may hold `phrase` (`None` for stop-word holes): those
+    /// holding each pair of its consecutive words side by side; exactly the documents holding
+    /// it when it is two words. `None` when the phrase has no two consecutive words.
+    pub fn phrase_candidates(
+        &mut self,
+        phrase: &[Option<String>],
+        within: &RoaringBitmap,
+    ) -> ShardResult<Option<RoaringBitmap>> {
+        let mut candidates: Option<RoaringBitmap> = None;
+        for pair in phrase.windows(2) {
+            let [Some(left), Some(right)] = pair else {
+                continue;
+            };
+            let scope = candidates.as_ref().unwrap_or(within);
+            let holding = self.words(left, right, scope)?;
+            candidates = Some(holding);
+        }
+        Ok(candidates)
+    }
+}
+
+/// Whether `phrase` is two words side by side, which its pair alone decides.
+pub fn is_word_pair(phrase: &[Option<String>]) -> bool {
+    matches!(phrase, [Some(_), Some(_)])
+}
