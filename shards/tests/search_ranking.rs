@@ -711,6 +711,38 @@ fn a_phrase_ranks_by_its_first_word_at_every_page_size() {
     }
 }
 
+/// A page smaller than the bucket: proximity's best sub-bucket holds the documents with the
+/// two words side by side and the one holding their n-gram (one occurrence standing for
+/// both), ahead of reversed and farther pairs, at every page size.
+#[test]
+fn proximity_counts_an_ngram_as_side_by_side_at_every_page_size() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let documents = [
+        json!({"id": 1, "title": "sun and a flower"}),
+        json!({"id": 2, "title": "flower sun"}),
+        json!({"id": 3, "title": "sunflower seeds"}),
+        json!({"id": 4, "title": "sun big flower"}),
+        json!({"id": 5, "title": "sun flower"}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Words, RankingRule::Proximity],
+        None,
+        &documents,
+    );
+    let mut page = query("sun flower");
+    page.matching_strategy = MatchingStrategy::All;
+    // Proximity 1 for 3 (the n-gram) and 5; 2 for 2 (reversed) and 4; 3 for 1.
+    let expected = [3, 5, 2, 4, 1];
+    let full = ranked(&shard, &page);
+    let order: Vec<i64> = full.iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, expected);
+    for limit in 1..=expected.len() {
+        page.limit = limit;
+        assert_ranked(&ranked(&shard, &page), &full[..limit]);
+    }
+}
+
 #[test]
 fn attribute_and_position_follow_the_occurrences_with_the_fewest_typos() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");

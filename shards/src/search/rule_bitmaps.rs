@@ -7,7 +7,10 @@
 //! - attribute rank: among the alternatives with that fewest number of typos, the lowest
 //!   weight of a field holding one (`word_fields`), capped at the weight maximum;
 //! - word position: among the same alternatives, the lowest distance cost of a position
-//!   bucket holding one (`word_position_buckets`).
+//!   bucket holding one (`word_position_buckets`);
+//! - proximity's best sub-bucket (no other proximity rank): the documents holding every
+//!   adjacent pair of terms side by side through their fewest-typo alternatives
+//!   (`word_pairs`, see [`super::word_pairs`]); the other ranks are read per document.
 //!
 //! Invariant: each cost is exactly the one [`super::ranking`] computes from the document's
 //! occurrences for the same rule, so splitting by the summed costs orders like the rules'
@@ -166,18 +169,11 @@ impl<'a> BucketCosts<'a> {
         Ok(split_by_cost_sum(bucket, costs))
     }
 
-    /// Whether proximity ranks by word and every kept term matches through plain single words
-    /// (no phrase, multi-word synonym or n-gram): then a pair of terms is side by side exactly
-    /// where a pair of their alternatives is.
+    /// Whether proximity ranks by word and every kept term matches through single words (no
+    /// phrase or multi-word synonym): then a pair of terms is side by side exactly where a
+    /// pair of their alternatives is.
     fn proximity_by_word_pairs(&self) -> bool {
-        self.context.proximity_precision == ProximityPrecision::ByWord
-            && self.single_words()
-            && self.kept.terms.iter().all(|term| {
-                self.resolved[*term]
-                    .alternatives
-                    .iter()
-                    .all(|alternative| !alternative.shared)
-            })
+        self.context.proximity_precision == ProximityPrecision::ByWord && self.single_words()
     }
 
     /// The documents of `bucket` holding every adjacent pair of kept terms side by side in one

@@ -4,7 +4,7 @@
 //!
 //! Invariants: a pair read here is exactly what [`super::ranking`] calls proximity 1 between
 //! two single-word occurrences (same field, the right one at the position after the left
-//! one); a prefix alternative stands for every longer word it starts, as in
+//! one, or one occurrence of a word both terms share); a prefix alternative stands for every longer word it starts, as in
 //! [`super::occurrences`]; a left alternative that is a prefix or several words cannot be read
 //! from pairs (`None`), and the caller falls back to per-document occurrences.
 
@@ -16,12 +16,14 @@ use storage_engine::{Direction, ReadTransaction, ReadTree};
 use crate::shard::ShardResult;
 
 use super::derivations::prefix_end;
-use super::inverted::{WORD_PAIRS_TREE, bitmap_or_empty, write_pair_key};
+use super::inverted::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE, bitmap_or_empty, write_pair_key};
 use super::terms::Alternative;
 
 /// The `word_pairs` tree of a snapshot, opened once for several reads.
 pub struct WordPairs<'t> {
     tree: Option<ReadTree<'t>>,
+    /// `word_documents`, for a word two terms share.
+    documents: Option<ReadTree<'t>>,
     key: Vec<u8>,
 }
 
@@ -29,8 +31,17 @@ impl<'t> WordPairs<'t> {
     pub fn open(read: &'t ReadTransaction) -> ShardResult<WordPairs<'t>> {
         Ok(WordPairs {
             tree: read.open_tree(WORD_PAIRS_TREE)?,
+            documents: read.open_tree(WORD_DOCUMENTS_TREE)?,
             key: Vec::new(),
         })
+    }
+
+    /// The documents of `within` holding `word`.
+    fn documents(&self, word: &str, within: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
+        let Some(tree) = &self.documents else {
+            return Ok(RoaringBitmap::new());
+        };
+        Ok(bitmap_or_empty(tree.get(word.as_bytes())?)? & within)
     }
 
     /// The documents of `within` where `right` follows `left` right away in one field.
@@ -85,6 +96,14 @@ impl<'t> WordPairs<'t> {
         };
         if left.prefix {
             return Ok(None);
+        }
+        if left.shared && right.shared && left_word == right_word {
+            // One occurrence of a word both terms share (an n-gram, a multi-word synonym's
+            // one-word value) stands for both side by side.
+            if right.prefix {
+                return Ok(None);
+            }
+            return self.documents(left_word, within).map(Some);
         }
         let found = if right.prefix {
             self.extending(left_word, right_word, within)?
