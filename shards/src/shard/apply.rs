@@ -269,6 +269,17 @@ impl PreparedBatch {
         self.state.store(transaction)
     }
 
+    /// Counts one more document re-indexed by a rebuild, and writes the pending deltas once
+    /// [`PENDING_DOCUMENTS_MAX`] documents are pending: a rebuild's memory stays bounded like
+    /// a batch's.
+    fn rebuilt_one(&mut self) -> ShardResult<()> {
+        self.pending_documents += 1;
+        if self.pending_documents >= PENDING_DOCUMENTS_MAX {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     fn stored_document(&self, id: u32) -> ShardResult<Vec<u8>> {
         let documents = self.transaction().create_tree(DOCUMENTS_TREE)?;
         let stored = documents
@@ -649,9 +660,10 @@ pub(crate) fn rebuild_facets(database: &Database, settings: FacetSettings) -> Sh
             prepared.state.settings.keeps_geo(),
         );
         prepared.contribute(id, &document, &extracted, true)?;
+        // The rebuild touches only facet trees: the distribution counts stay as they were.
+        prepared.deltas.distribution.clear();
+        prepared.rebuilt_one()?;
     }
-    // The rebuild touches only facet trees: the distribution counts stay as they were.
-    prepared.deltas.distribution.clear();
     let transaction = prepared
         .transaction
         .take()
@@ -714,6 +726,7 @@ fn reindex_text(transaction: WriteTransaction, state: ShardState) -> ShardResult
         let stored = prepared.stored_document(id)?;
         let document = codec::decode(&stored)?;
         prepared.contribute_text(id, &document, true)?;
+        prepared.rebuilt_one()?;
     }
     let transaction = prepared
         .transaction
