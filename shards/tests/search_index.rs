@@ -132,8 +132,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
             let (key, value) = entry.expect("`entry` holds a value");
             let line = match name {
                 "word_documents" => {
-                    let bitmap = roaring::RoaringBitmap::deserialize_from(value)
-                        .expect("deserialize_from succeeds");
+                    let bitmap = shards::shard::decode_bitmap(value).expect("the bitmap decodes");
                     let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
                     format!("{} -> {ids:?}", String::from_utf8_lossy(key))
                 }
@@ -142,8 +141,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                         .iter()
                         .position(|byte| *byte == 0xFF)
                         .expect("a pair key holds the separator");
-                    let bitmap = roaring::RoaringBitmap::deserialize_from(value)
-                        .expect("deserialize_from succeeds");
+                    let bitmap = shards::shard::decode_bitmap(value).expect("the bitmap decodes");
                     let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
                     format!(
                         "{} {} -> {ids:?}",
@@ -159,8 +157,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                         "word_fields" => fields[&slot].clone(),
                         _ => slot.to_string(),
                     };
-                    let bitmap = roaring::RoaringBitmap::deserialize_from(value)
-                        .expect("deserialize_from succeeds");
+                    let bitmap = shards::shard::decode_bitmap(value).expect("the bitmap decodes");
                     let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
                     format!(
                         "{} at {slot} -> {ids:?}",

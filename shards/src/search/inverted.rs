@@ -27,6 +27,7 @@ use storage_engine::{Direction, ReadRange, ReadTree};
 
 use super::derivations::prefix_end;
 use crate::analysis::Occurrence;
+use crate::shard::keys::decode_bitmap;
 use crate::shard::{ShardError, ShardResult};
 
 pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
@@ -199,13 +200,10 @@ pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
     decode_pairs(bytes, "field lengths")
 }
 
-/// Reads of the inverted index through any lookup function (read or write transaction).
-/// The containers are not re-checked (pages are checksum-verified; see `decode_bitmap` in
-/// `shard::keys`).
+/// A stored bitmap (see `decode_bitmap` in `shard::keys`), empty when absent.
 pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
     match bytes {
-        Some(bytes) => RoaringBitmap::deserialize_unchecked_from(bytes)
-            .map_err(|_| ShardError::Corrupted("word bitmap".to_owned())),
+        Some(bytes) => decode_bitmap(bytes),
         None => Ok(RoaringBitmap::new()),
     }
 }

@@ -78,11 +78,27 @@ pub fn string_of_key(key: &[u8]) -> ShardResult<&str> {
         .ok_or_else(|| ShardError::corrupted("string facet key"))
 }
 
-pub fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(bitmap.serialized_size());
+/// Bytes of a stored bitmap holding one id: the id alone (u32 BE). Most keys of the word
+/// indexes hold one document, and a roaring serialization of one id takes 18 bytes; it is
+/// never this short (its header alone takes 8), so both forms read back unambiguously.
+const SINGLE_ID_BYTES: usize = 4;
+
+/// Appends `bitmap`'s stored form to `bytes`: the id alone when it holds one, else its
+/// roaring serialization.
+fn write_bitmap(bitmap: &RoaringBitmap, bytes: &mut Vec<u8>) {
+    if let (1, Some(id)) = (bitmap.len(), bitmap.min()) {
+        bytes.extend_from_slice(&id.to_be_bytes());
+        return;
+    }
+    bytes.reserve(bitmap.serialized_size());
     bitmap
-        .serialize_into(&mut bytes)
+        .serialize_into(bytes)
         .expect("writing into a Vec cannot fail");
+}
+
+pub fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    write_bitmap(bitmap, &mut bytes);
     bytes
 }
 
@@ -90,6 +106,11 @@ pub fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
 /// the page store verified the page's checksum before handing out its bytes, and only
 /// [`encode_bitmap`] writes them (the check was a large share of a search's time).
 pub fn decode_bitmap(bytes: &[u8]) -> ShardResult<RoaringBitmap> {
+    if let Ok(single) = <[u8; SINGLE_ID_BYTES]>::try_from(bytes) {
+        let mut bitmap = RoaringBitmap::new();
+        bitmap.insert(u32::from_be_bytes(single));
+        return Ok(bitmap);
+    }
     RoaringBitmap::deserialize_unchecked_from(bytes)
         .map_err(|_| ShardError::corrupted("roaring bitmap"))
 }
@@ -98,12 +119,10 @@ pub fn decode_bitmap(bytes: &[u8]) -> ShardResult<RoaringBitmap> {
 pub fn encode_string_entry(original: &str, bitmap: &RoaringBitmap) -> Vec<u8> {
     let original = &original.as_bytes()[..original.len().min(usize::from(u16::MAX))];
     let length = u16::try_from(original.len()).expect("cut to u16::MAX above");
-    let mut bytes = Vec::with_capacity(2 + original.len() + bitmap.serialized_size());
+    let mut bytes = Vec::with_capacity(2 + original.len());
     bytes.extend_from_slice(&length.to_be_bytes());
     bytes.extend_from_slice(original);
-    bitmap
-        .serialize_into(&mut bytes)
-        .expect("writing into a Vec cannot fail");
+    write_bitmap(bitmap, &mut bytes);
     bytes
 }
 
@@ -143,5 +162,40 @@ mod tests {
             assert_eq!(number_from_ordered(ordered_number(number)), number);
         }
         assert_eq!(ordered_number(-0.0), ordered_number(0.0));
+    }
+
+    #[test]
+    fn bitmaps_round_trip_with_one_id_stored_alone() {
+        for ids in [
+            vec![],
+            vec![0],
+            vec![7],
+            vec![u32::MAX],
+            vec![1, 2],
+            (0..5000).collect(),
+        ] {
+            let bitmap: RoaringBitmap = ids.iter().copied().collect();
+            let bytes = encode_bitmap(&bitmap);
+            if ids.len() == 1 {
+                assert_eq!(bytes, ids[0].to_be_bytes());
+            } else {
+                assert!(bytes.len() > SINGLE_ID_BYTES, "{ids:?}");
+            }
+            assert_eq!(decode_bitmap(&bytes).expect("decodes"), bitmap);
+            let entry = encode_string_entry("Blue", &bitmap);
+            let (original, decoded) = decode_string_entry(&entry).expect("decodes");
+            assert_eq!((original.as_str(), decoded), ("Blue", bitmap));
+        }
+    }
+
+    #[test]
+    fn a_single_id_written_as_roaring_still_reads() {
+        let bitmap: RoaringBitmap = [42].into_iter().collect();
+        let mut roaring_bytes = Vec::new();
+        bitmap
+            .serialize_into(&mut roaring_bytes)
+            .expect("writing into a Vec cannot fail");
+        assert!(roaring_bytes.len() > SINGLE_ID_BYTES);
+        assert_eq!(decode_bitmap(&roaring_bytes).expect("decodes"), bitmap);
     }
 }

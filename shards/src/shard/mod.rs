@@ -49,7 +49,7 @@ pub use commit_view::FieldsMap;
 pub use error::{ShardError, ShardResult};
 pub use facet_source::ShardFacetSource;
 pub use fields_selection::select_fields;
-pub use keys::ordered_number;
+pub use keys::{decode_bitmap, ordered_number};
 pub use listing::{ListQuery, SortRule};
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
