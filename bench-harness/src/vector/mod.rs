@@ -141,6 +141,7 @@ pub fn run(arguments: Vec<String>) -> Result<(), String> {
         "\nground truth (brute force, SIMD): {:.1} s",
         measure::seconds(start)
     );
+    measure::print_memory("data set and ground truth generated");
     if let Some(script) = &config.hnswlib_script {
         let directory = config.work.join(format!("data-{}", dataset.name));
         std::fs::create_dir_all(&directory).map_err(|error| error.to_string())?;

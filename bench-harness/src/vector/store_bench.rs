@@ -1,7 +1,7 @@
 //! The vector store's side of the benchmark: a persisted graph in a page store on disk.
 
 use super::dataset::{Dataset, K, ground_truth, mean_recall};
-use super::measure::{evict, percentile, seconds, thread_cpu_seconds};
+use super::measure::{evict, percentile, print_memory, seconds, thread_cpu_seconds};
 use roaring::RoaringBitmap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -199,6 +199,7 @@ pub fn run_store(
             );
         }
         filtered(&reader, dataset, parameters.ef_search)?;
+        print_memory("after the full-precision build, hot sweep and filtered rows");
         drop(reader);
         drop(read);
         merge_cost(&database, &graph, dataset, build_seconds)?;
@@ -502,6 +503,7 @@ fn quantized(
     )
     .map_err(text)?;
     let reader = graph.reader(&read).map_err(text)?;
+    print_memory("after the quantized build");
     let codes = graph.navigation_file().logical_bytes(reader.record_count());
     println!(
         "code file: {:.1} bytes per vector; node entries: {:.1} bytes per vector; page store pages: {quantized_pages:.1} bytes per vector\n",
