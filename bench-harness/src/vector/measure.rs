@@ -58,7 +58,13 @@ pub fn resident_mebibytes() -> Option<(f64, f64)> {
         status
             .lines()
             .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
             .map(|kibibytes| kibibytes / 1024.0)
     };
     Some((field("VmRSS:")?, field("VmHWM:")?))

@@ -35,6 +35,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             cold: true,
             quantized: true,
             hot_rounds: 0,
+            sketch: true,
         },
     };
     let mut arguments = arguments.into_iter();
@@ -55,6 +56,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             "--cold" => config.sections.cold = value == "true",
             "--quantized" => config.sections.quantized = value == "true",
             "--hot-rounds" => config.sections.hot_rounds = number()?,
+            "--sketch" => config.sections.sketch = value == "true",
             _ => return Err(format!("unknown flag {flag}")),
         }
     }

@@ -17,6 +17,13 @@
 //! metric, the kernel and the record addressing), and the loops below are compiled for that
 //! scorer, so scoring a neighbour is one direct kernel call.
 //!
+//! Bounds: with a scorer that has lower bounds (a sketch, see `sketch`), an expansion (filtered
+//! or not) that already holds `ef` results first drops the gathered records whose lower
+//! bound is at or above the farthest result's distance (reading only their sketch rows, a few
+//! ahead prefetched), then scores the rest. A dropped neighbour could not have been admitted
+//! (its distance is at least its bound, and admission needs a distance below the farthest,
+//! which only decreases), so the results are exactly those of the search without bounds.
+//!
 //! Invariant: results are sorted by increasing distance, hold at most `ef` records, and with a
 //! filter hold accepted records only.
 
@@ -33,6 +40,8 @@ pub const FILTERED_GATHER_DIVISOR: usize = 2;
 /// How many neighbours ahead of the one being scored their records are prefetched (enough
 /// to keep several memory loads in flight, few enough that they are still cached when used).
 pub const PREFETCH_AHEAD_RECORDS: usize = 3;
+/// How many neighbours ahead of the one being bounded their sketch rows are prefetched.
+pub const PREFETCH_AHEAD_BOUNDS: usize = 4;
 
 /// A filter on record numbers: only accepted records are returned.
 pub type RecordFilter<'a> = Option<&'a dyn Fn(u32) -> bool>;
@@ -278,8 +287,46 @@ fn expand_unfiltered<S: Scorer>(
             fresh.push(neighbour);
         }
     }
+    drop_unadmittable(scorer, &mut fresh, ef, scratch);
     score_prefetching(scorer, &fresh, ef, scratch);
     scratch.fresh = fresh;
+}
+
+/// With a bounded scorer and `ef` results held: drops the records whose lower bound is at or
+/// above the farthest result's distance (they cannot be admitted; see the module doc).
+#[inline]
+fn drop_unadmittable<S: Scorer>(
+    scorer: &S,
+    records: &mut Vec<u32>,
+    ef: usize,
+    scratch: &SearchScratch,
+) {
+    if S::BOUNDED && scratch.results.len() >= ef {
+        if let Some(farthest) = scratch.results.peek() {
+            retain_below(scorer, records, farthest.distance);
+        }
+    }
+}
+
+/// Keeps, in order, the records whose lower bound is below `farthest`, with the sketch rows
+/// `PREFETCH_AHEAD_BOUNDS` places ahead being loaded.
+#[inline]
+fn retain_below<S: Scorer>(scorer: &S, records: &mut Vec<u32>, farthest: f32) {
+    for &record in records.iter().take(PREFETCH_AHEAD_BOUNDS) {
+        scorer.prefetch_bound(record);
+    }
+    let mut kept = 0;
+    for position in 0..records.len() {
+        if let Some(&ahead) = records.get(position + PREFETCH_AHEAD_BOUNDS) {
+            scorer.prefetch_bound(ahead);
+        }
+        let record = records[position];
+        if scorer.lower_bound(record) < farthest {
+            records[kept] = record;
+            kept += 1;
+        }
+    }
+    records.truncate(kept);
 }
 
 /// Considers `records` in order, prefetching ahead.
@@ -350,10 +397,45 @@ fn expand_filtered<L: Links, S: Scorer>(
     }
     // Scoring never changes what is visited or accepted, so scoring after gathering gives
     // the same results as scoring along the way, with the records prefetched.
+    drop_unadmittable(scorer, &mut fresh, ef, scratch);
     score_prefetching(scorer, &fresh, ef, scratch);
     scratch.fresh = fresh;
     scratch.rejected = rejected;
     outcome
+}
+
+/// The distances from `query` to `records`, in order, with the records
+/// `PREFETCH_AHEAD_RECORDS` places ahead being loaded (exact search over a candidate list).
+pub fn score_records<R: RecordStore>(
+    space: &Space<'_, R>,
+    query: &Query,
+    records: &[u32],
+) -> Vec<Scored> {
+    struct ScoreAll<'a> {
+        records: &'a [u32],
+    }
+    impl ScorerTask for ScoreAll<'_> {
+        type Output = Vec<Scored>;
+        fn run<S: Scorer>(self, scorer: &S) -> Vec<Scored> {
+            for &record in self.records.iter().take(PREFETCH_AHEAD_RECORDS) {
+                scorer.prefetch(record);
+            }
+            self.records
+                .iter()
+                .enumerate()
+                .map(|(position, &record)| {
+                    if let Some(&ahead) = self.records.get(position + PREFETCH_AHEAD_RECORDS) {
+                        scorer.prefetch(ahead);
+                    }
+                    Scored {
+                        distance: scorer.score(record),
+                        record,
+                    }
+                })
+                .collect()
+        }
+    }
+    dispatch(space, query, ScoreAll { records })
 }
 
 #[inline]
