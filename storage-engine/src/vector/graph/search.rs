@@ -99,6 +99,7 @@ fn descend<L: Links, S: Scorer>(
         record: start.record,
     };
     let mut copied = std::mem::take(&mut scratch.neighbours);
+    let mut survivors = std::mem::take(&mut scratch.fresh);
     let mut layer = start.level;
     while layer > stop_layer {
         let mut moved = true;
@@ -109,10 +110,22 @@ fn descend<L: Links, S: Scorer>(
                 None => {
                     if let Err(error) = links.neighbours(current.record, layer, &mut copied) {
                         scratch.neighbours = copied;
+                        scratch.fresh = survivors;
                         return Err(error);
                     }
                     &copied
                 }
+            };
+            // With bounds, only neighbours that might be closer than the current node are
+            // loaded (a neighbour moved to is closer than every earlier one, so a bound at or
+            // above the distance at the start of the list rules it out).
+            let list: &[u32] = if S::BOUNDED {
+                survivors.clear();
+                survivors.extend_from_slice(list);
+                retain_below(scorer, &mut survivors, current.distance);
+                &survivors
+            } else {
+                list
             };
             for &neighbour in list.iter().take(PREFETCH_AHEAD_RECORDS) {
                 scorer.prefetch(neighbour);
@@ -134,6 +147,7 @@ fn descend<L: Links, S: Scorer>(
         layer -= 1;
     }
     scratch.neighbours = copied;
+    scratch.fresh = survivors;
     Ok(current)
 }
 
