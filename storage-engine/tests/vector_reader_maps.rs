@@ -8,6 +8,7 @@
 use roaring::RoaringBitmap;
 use std::collections::HashMap;
 use storage_engine::vector::random::SplitMix64;
+use storage_engine::vector::sketch::SKETCH_DIMENSIONS_MIN;
 use storage_engine::vector::store::{Graph, GraphOptions, GraphReader};
 use storage_engine::vector::synthetic::clustered_vectors;
 use storage_engine::vector::{GraphParameters, Metric, SearchRequest, SearchScratch};
@@ -179,17 +180,19 @@ fn searches_with_the_distance_sketch_return_exactly_what_searches_without_it_ret
     };
     let database =
         Database::open(&directory.path().join("shard.pages"), options).expect("open succeeds");
-    let vectors = clustered_vectors(3_000, DIMENSIONS, 16, 0.3, seed, seed);
-    let queries = clustered_vectors(40, DIMENSIONS, 16, 0.3, seed, seed + 1);
+    // Sketches exist from `SKETCH_DIMENSIONS_MIN` dimensions on.
+    let dimensions = SKETCH_DIMENSIONS_MIN;
+    let vectors = clustered_vectors(1_500, dimensions, 16, 0.3, seed, seed);
+    let queries = clustered_vectors(30, dimensions, 16, 0.3, seed, seed + 1);
     for metric in [Metric::Cosine, Metric::DotProduct] {
         let name = format!("{metric:?}");
-        let mut parameters = GraphParameters::new(metric, DIMENSIONS);
+        let mut parameters = GraphParameters::new(metric, dimensions);
         parameters.merge_threshold_vectors = 512;
         let write = database.begin_write().expect("begin_write succeeds");
         let graph =
             Graph::create(&write, directory.path(), &name, parameters).expect("create succeeds");
         let mut writer = graph.writer(&write).expect("writer succeeds");
-        for (row, vector) in vectors.chunks_exact(DIMENSIONS).enumerate() {
+        for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
             writer.insert(row as u32, vector).expect("insert succeeds");
         }
         writer.merge().expect("merge succeeds");
@@ -215,7 +218,7 @@ fn searches_with_the_distance_sketch_return_exactly_what_searches_without_it_ret
             let mut scratch = SearchScratch::new();
             let mut all = Vec::new();
             for ef in [10, 40, 200] {
-                for query in queries.chunks_exact(DIMENSIONS) {
+                for query in queries.chunks_exact(dimensions) {
                     let request = SearchRequest {
                         ef: Some(ef),
                         ..SearchRequest::new(query, LIMIT)

@@ -46,7 +46,7 @@ use crate::vector::records::{PayloadKind, RecordLayout, encode_record};
 use crate::vector::searching::{
     FullVectors, Hit, SearchRequest, SearchView, search_view, validate_vector,
 };
-use crate::vector::sketch::{Sketch, SketchCache};
+use crate::vector::sketch::{SKETCH_DIMENSIONS_MIN, Sketch, SketchCache};
 use crate::vector::space::Space;
 use roaring::RoaringBitmap;
 use std::cell::OnceCell;
@@ -77,7 +77,8 @@ pub struct GraphOptions {
     /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, read by the server's config).
     pub prefetch_memory: bool,
     /// Keep an 8-bit sketch of the float vectors in memory for readers' searches (cosine and
-    /// dot-product graphs without binary quantization; see `vector::sketch`): same results,
+    /// dot-product graphs of at least `SKETCH_DIMENSIONS_MIN` dimensions without binary
+    /// quantization; see `vector::sketch`): same results,
     /// fewer vectors loaded, `Sketch` row bytes of memory per record. Built with the dense
     /// adjacency (at open with `prefetch_memory`, else once the graph is searched).
     pub distance_sketch: bool,
@@ -322,6 +323,7 @@ impl Graph {
             links_cache: LinksCache::new(),
             tree_searches: AtomicU64::new(0),
             sketch: (options.distance_sketch
+                && parameters.dimensions >= SKETCH_DIMENSIONS_MIN
                 && !parameters.binary_quantized
                 && matches!(
                     parameters.metric,
