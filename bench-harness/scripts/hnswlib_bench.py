@@ -7,6 +7,7 @@ no Python overhead per query; with one thread hnswlib runs in the calling thread
 thread CPU time is the work of the build or the queries alone). Prints a Markdown table.
 """
 
+import resource
 import sys
 import time
 
@@ -35,6 +36,8 @@ def main() -> None:
         f"build: {build:.1f} s wall, {build_cpu:.1f} s thread CPU ({len(vectors) / build:.0f} vectors/s wall, "
         f"{len(vectors) / build_cpu:.0f} vectors/s CPU; single thread)\n"
     )
+    # ru_maxrss is in KiB on Linux: the peak of this Python process (data, index, numpy).
+    print(f"memory after build: peak resident {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB\n")
     print("| ef | recall@10 | QPS (wall) | QPS (thread CPU) |\n|---|---|---|---|")
     index.set_ef(efs[0])
     index.knn_query(queries, k=K, num_threads=1)

@@ -78,6 +78,7 @@ fn a_graph_in_the_page_store_reopens_from_disk_with_high_recall() {
         "default",
         GraphOptions {
             prefetch_memory: true,
+            ..GraphOptions::default()
         },
     )
     .expect("open succeeds");

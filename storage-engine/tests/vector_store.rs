@@ -327,6 +327,7 @@ fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
         },
         GraphOptions {
             prefetch_memory: true,
+            ..GraphOptions::default()
         },
     )
     .expect("open_with_backends succeeds");

@@ -4,7 +4,10 @@
 //! re-scoring, filtered search at 1 % and 10 %, merge cost, bytes per vector, kernel speed.
 //!
 //! Usage: `vector_bench --dataset clustered-384|clustered-128 [--vectors N] [--queries N]
-//! [--work DIR] [--hnswlib-script PATH] [--model true] [--cold false] [--quantized false] [--hot-rounds N]`.
+//! [--work DIR] [--hnswlib-script PATH] [--model true] [--cold false] [--quantized false] [--hot-rounds N]
+//! [--sketch false]`.
+//! `--sketch false` opens the full-precision graph for the hot and filtered rows without the
+//! readers' distance sketch (`GraphOptions::distance_sketch`).
 //! With `--hot-rounds N` only the hot sweep (N rounds) and the filtered rows run, on the store
 //! an earlier such run left in `--work` (built when absent): the A/B mode.
 //! Prints a Markdown report on stdout.

@@ -48,3 +48,31 @@ pub fn evict(path: &Path) -> Result<(), String> {
         Err(format!("posix_fadvise failed: {outcome}"))
     }
 }
+
+/// This process's resident memory now and at its peak (`VmRSS`, `VmHWM` of
+/// `/proc/self/status`), in MiB; `None` where the file does not exist. Mapped file pages
+/// the process touched (vector files, page store) count as resident.
+pub fn resident_mebibytes() -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .map(|kibibytes| kibibytes / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// A Markdown line with the process's resident memory at `moment`.
+pub fn print_memory(moment: &str) {
+    if let Some((now, peak)) = resident_mebibytes() {
+        println!("\nmemory ({moment}): resident {now:.0} MiB, peak resident {peak:.0} MiB\n");
+    }
+}

@@ -35,6 +35,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             cold: true,
             quantized: true,
             hot_rounds: 0,
+            sketch: true,
         },
     };
     let mut arguments = arguments.into_iter();
@@ -55,6 +56,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             "--cold" => config.sections.cold = value == "true",
             "--quantized" => config.sections.quantized = value == "true",
             "--hot-rounds" => config.sections.hot_rounds = number()?,
+            "--sketch" => config.sections.sketch = value == "true",
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -141,6 +143,7 @@ pub fn run(arguments: Vec<String>) -> Result<(), String> {
         "\nground truth (brute force, SIMD): {:.1} s",
         measure::seconds(start)
     );
+    measure::print_memory("data set and ground truth generated");
     if let Some(script) = &config.hnswlib_script {
         let directory = config.work.join(format!("data-{}", dataset.name));
         std::fs::create_dir_all(&directory).map_err(|error| error.to_string())?;

@@ -1,7 +1,7 @@
 //! The vector store's side of the benchmark: a persisted graph in a page store on disk.
 
 use super::dataset::{Dataset, K, ground_truth, mean_recall};
-use super::measure::{evict, percentile, seconds, thread_cpu_seconds};
+use super::measure::{evict, percentile, print_memory, seconds, thread_cpu_seconds};
 use roaring::RoaringBitmap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -140,7 +140,7 @@ pub fn run_store(
     let mut parameters = GraphParameters::new(Metric::Cosine, dataset.dimensions);
     parameters.merge_threshold_vectors = 4_096;
     if flags.hot_rounds > 0 {
-        return hot_only(&paths, dataset, truth, efs, parameters, flags.hot_rounds);
+        return hot_only(&paths, dataset, truth, efs, parameters, flags);
     }
     let _ = std::fs::remove_dir_all(&paths.directory);
     std::fs::create_dir_all(&paths.directory).map_err(text)?;
@@ -173,7 +173,10 @@ pub fn run_store(
             &read,
             &paths.directory,
             FLOAT_GRAPH,
-            GraphOptions::default(),
+            GraphOptions {
+                distance_sketch: flags.sketch,
+                ..GraphOptions::default()
+            },
         )
         .map_err(text)?;
         let reader = graph.reader(&read).map_err(text)?;
@@ -199,6 +202,11 @@ pub fn run_store(
             );
         }
         filtered(&reader, dataset, parameters.ef_search)?;
+        println!(
+            "distance sketch (readers, in memory): {:.1} bytes per vector",
+            graph.sketch_bytes() as f64 / count as f64
+        );
+        print_memory("after the full-precision build, hot sweep and filtered rows");
         drop(reader);
         drop(read);
         merge_cost(&database, &graph, dataset, build_seconds)?;
@@ -223,6 +231,8 @@ pub struct Sections {
     /// When above 0: only the hot sweep, this many rounds, plus the filtered rows, on the
     /// store an earlier run left in the work directory (built first if there is none).
     pub hot_rounds: usize,
+    /// Open the full-precision graph with the readers' distance sketch (hot, filtered rows).
+    pub sketch: bool,
 }
 
 /// The A/B mode (`--hot-rounds N`): builds the full-precision graph only when the work
@@ -234,8 +244,9 @@ fn hot_only(
     truth: &[Vec<u32>],
     efs: &[usize],
     parameters: GraphParameters,
-    rounds: usize,
+    flags: Sections,
 ) -> Result<(), String> {
+    let rounds = flags.hot_rounds;
     let database = if paths.pages.exists() {
         Database::open(&paths.pages, options()).map_err(text)?
     } else {
@@ -261,10 +272,15 @@ fn hot_only(
         FLOAT_GRAPH,
         GraphOptions {
             prefetch_memory: true,
+            distance_sketch: flags.sketch,
         },
     )
     .map_err(text)?;
     let reader = graph.reader(&read).map_err(text)?;
+    println!(
+        "distance sketch: {} bytes per vector",
+        graph.sketch_bytes() as f64 / dataset.count() as f64
+    );
     sweep(&reader, dataset, truth, efs[0], true, None)?;
     for round in 0..rounds {
         println!(
@@ -441,7 +457,10 @@ fn cold(
             &read,
             &paths.directory,
             FLOAT_GRAPH,
-            GraphOptions { prefetch_memory },
+            GraphOptions {
+                prefetch_memory,
+                ..GraphOptions::default()
+            },
         )
         .map_err(text)?;
         let reader = graph.reader(&read).map_err(text)?;
@@ -502,6 +521,7 @@ fn quantized(
     )
     .map_err(text)?;
     let reader = graph.reader(&read).map_err(text)?;
+    print_memory("after the quantized build");
     let codes = graph.navigation_file().logical_bytes(reader.record_count());
     println!(
         "code file: {:.1} bytes per vector; node entries: {:.1} bytes per vector; page store pages: {quantized_pages:.1} bytes per vector\n",
@@ -533,6 +553,7 @@ fn quantized(
         QUANTIZED_GRAPH,
         GraphOptions {
             prefetch_memory: true,
+            ..GraphOptions::default()
         },
     )
     .map_err(text)?;

@@ -218,6 +218,7 @@ impl MemoryIndex {
             live_ids: &self.live_ids,
             record_of: &record_of,
             record_ids: None,
+            sketch: None,
         };
         search_view(&view, request, &mut self.scratch)
     }

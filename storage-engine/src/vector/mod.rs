@@ -9,7 +9,9 @@
 //! - `store`: graphs persisted in the page store, vectors in dense vector files; writers and
 //!   readers work on a dense in-memory adjacency (`graph::dense`, shared by readers per links
 //!   version, `store::links_cache`), and filtered searches check ids in a dense record -> id
-//!   map (`store::record_ids`).
+//!   map (`store::record_ids`);
+//! - `sketch`: 8-bit copies of the float vectors in memory, whose distance lower bounds let a
+//!   reader's search skip loading vectors that cannot enter its results.
 //!
 //! Invariant: a graph's node is named by its record number in the graph's vector records, so
 //! a link leads to a vector without any lookup.
@@ -26,6 +28,7 @@ pub mod records;
 pub mod scalar;
 pub mod scorer;
 pub mod searching;
+pub mod sketch;
 pub mod space;
 pub mod store;
 pub mod synthetic;

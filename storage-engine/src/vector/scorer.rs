@@ -8,13 +8,20 @@
 //! get a `FloatScorer`; anything else (1-bit codes, stores without a contiguous buffer) gets
 //! a `SpaceScorer`, which goes through `Space::to_query` as before.
 //!
+//! With a sketch in the space (cosine or dot product, AVX2 + FMA, every record sketched) the
+//! float scorer is a `BoundedScorer`: it also gives a lower bound of the distance from the
+//! sketch (`sketch`), which the search uses to skip vectors that cannot enter its results.
+//!
 //! Invariant: a scorer returns exactly the distance `Space::to_query` returns for the same
 //! query and record (same kernel, same formula), so choosing one or the other never changes a
-//! result; it panics, like `Space::to_query`, on a record number past the last record.
+//! result; it panics, like `Space::to_query`, on a record number past the last record. A
+//! lower bound is never above the distance `score` returns.
 
 use super::distance::Metric;
 use super::kernels;
 use super::records::{PayloadKind, RECORD_HEADER_BYTES, RecordStore};
+#[cfg(target_arch = "x86_64")]
+use super::sketch::{BoundQuery, Sketch};
 use super::space::{Query, Space};
 use std::marker::PhantomData;
 
@@ -27,6 +34,16 @@ pub trait Scorer {
     fn score(&self, record: u32) -> f32;
     /// Hints the processor to start loading every cache line of record `record`.
     fn prefetch(&self, record: u32);
+    /// Whether `lower_bound` can be above minus infinity (then a search checks it first).
+    const BOUNDED: bool = false;
+    /// A lower bound of `score(record)`, read from less memory than the record.
+    #[inline]
+    fn lower_bound(&self, _record: u32) -> f32 {
+        f32::NEG_INFINITY
+    }
+    /// Hints the processor to start loading what `lower_bound(record)` reads.
+    #[inline]
+    fn prefetch_bound(&self, _record: u32) {}
 }
 
 /// Work that runs with whatever scorer fits the query (see `dispatch`).
@@ -47,6 +64,22 @@ pub fn dispatch<R: RecordStore, T: ScorerTask>(
         if let Some(records) = FloatRecords::of(space.records, vector) {
             #[cfg(target_arch = "x86_64")]
             if kernels::has_avx2_fma() {
+                let sketch = space
+                    .sketch
+                    .filter(|sketch| sketch.record_count() >= records.record_count);
+                if let Some(sketch) = sketch {
+                    match space.metric {
+                        Metric::Cosine => {
+                            let scorer = FloatScorer::<CosineAvx2>::new(records);
+                            return task.run(&BoundedScorer::new(scorer, sketch, vector, 1.0));
+                        }
+                        Metric::DotProduct => {
+                            let scorer = FloatScorer::<DotAvx2>::new(records);
+                            return task.run(&BoundedScorer::new(scorer, sketch, vector, 0.0));
+                        }
+                        Metric::Euclidean | Metric::Hamming => {}
+                    }
+                }
                 match space.metric {
                     Metric::Cosine => return task.run(&FloatScorer::<CosineAvx2>::new(records)),
                     Metric::DotProduct => return task.run(&FloatScorer::<DotAvx2>::new(records)),
@@ -199,6 +232,62 @@ impl<K: FloatKernel> Scorer for FloatScorer<'_, K> {
     }
 }
 
+/// A float scorer plus lower bounds from a sketch: for a metric whose distance is
+/// `offset - dot` (cosine: 1, dot product: 0), `offset - (upper bound of the dot)`.
+#[cfg(target_arch = "x86_64")]
+struct BoundedScorer<'a, K: FloatKernel> {
+    scorer: FloatScorer<'a, K>,
+    sketch: &'a Sketch,
+    query: BoundQuery,
+    offset: f32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<'a, K: FloatKernel> BoundedScorer<'a, K> {
+    /// Only for kernels whose distance is `offset - dot`, after `has_avx2_fma`, with a sketch
+    /// of every record.
+    fn new(scorer: FloatScorer<'a, K>, sketch: &'a Sketch, query: &[f32], offset: f32) -> Self {
+        Self {
+            scorer,
+            sketch,
+            query: BoundQuery::new(sketch.layout(), query),
+            offset,
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<K: FloatKernel> Scorer for BoundedScorer<'_, K> {
+    const BOUNDED: bool = true;
+
+    #[inline]
+    fn score(&self, record: u32) -> f32 {
+        self.scorer.score(record)
+    }
+
+    #[inline]
+    fn prefetch(&self, record: u32) {
+        self.scorer.prefetch(record);
+    }
+
+    #[inline]
+    fn lower_bound(&self, record: u32) -> f32 {
+        // SAFETY: `dispatch` built this scorer only after `has_avx2_fma`; the padded query
+        // has the sketch's padded length; the sketch covers every record (checked there,
+        // and `row_pointer` panics otherwise).
+        let upper = unsafe {
+            self.sketch
+                .dot_upper_bound_avx2(self.query.padded.as_ptr(), self.query.norm, record)
+        };
+        self.offset - upper
+    }
+
+    #[inline]
+    fn prefetch_bound(&self, record: u32) {
+        self.sketch.prefetch(record);
+    }
+}
+
 /// Views `dimensions` floats at `pointer` as a slice.
 ///
 /// # Safety
@@ -335,6 +424,62 @@ mod tests {
                         expected.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
                         "{kind:?} {metric:?} {dimensions}"
                     );
+                }
+            }
+        }
+    }
+
+    /// Collects every record's score and lower bound, and whether the scorer is bounded.
+    struct BoundAll(u32);
+
+    impl ScorerTask for BoundAll {
+        type Output = (bool, Vec<(f32, f32)>);
+        fn run<S: Scorer>(self, scorer: &S) -> Self::Output {
+            let pairs = (0..self.0)
+                .map(|record| {
+                    scorer.prefetch_bound(record);
+                    (scorer.score(record), scorer.lower_bound(record))
+                })
+                .collect();
+            (S::BOUNDED, pairs)
+        }
+    }
+
+    #[test]
+    fn a_sketched_space_scores_the_same_and_bounds_from_below() {
+        use crate::vector::sketch::Sketch;
+        let seed = 31;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        for metric in [Metric::Cosine, Metric::DotProduct, Metric::Euclidean] {
+            for dimensions in [3, 128, 384] {
+                let mut records = MemoryRecords::new(RecordLayout {
+                    kind: PayloadKind::Floats,
+                    dimensions,
+                });
+                for id in 0..50 {
+                    let mut vector: Vec<f32> =
+                        (0..dimensions).map(|_| random.next_signed_f32()).collect();
+                    metric.prepare(&mut vector);
+                    records.push(id, &vector);
+                }
+                let mut sketch = Sketch::new(dimensions);
+                sketch.extend(&records, 50);
+                let plain = Space::new(&records, metric);
+                let sketched = Space::new(&records, metric).with_sketch(Some(&sketch));
+                let user: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
+                let query = plain.prepare_query(&user);
+                let (plain_bounded, expected) = dispatch(&plain, &query, BoundAll(50));
+                let (bounded, found) = dispatch(&sketched, &query, BoundAll(50));
+                assert!(!plain_bounded);
+                assert_eq!(
+                    bounded,
+                    kernels::has_avx2_fma() && metric != Metric::Euclidean,
+                    "{metric:?} {dimensions}"
+                );
+                for ((score, bound), (expected_score, _)) in found.iter().zip(&expected) {
+                    assert_eq!(score.to_bits(), expected_score.to_bits());
+                    assert!(bound <= score, "{metric:?} {dimensions}: {bound} > {score}");
                 }
             }
         }

@@ -14,11 +14,12 @@
 
 use super::distance::Metric;
 use super::error::VectorError;
-use super::graph::search::search;
+use super::graph::search::{score_records, search};
 use super::graph::visited::SearchScratch;
 use super::graph::{Links, Scored};
 use super::parameters::GraphParameters;
 use super::records::RecordStore;
+use super::sketch::Sketch;
 use super::space::Space;
 use roaring::RoaringBitmap;
 
@@ -91,11 +92,13 @@ pub struct SearchView<'a, L: Links, R: RecordStore, F: FullVectors> {
     pub live_count: u64,
     /// The live ids (graph and buffer).
     pub live_ids: &'a RoaringBitmap,
-    /// Maps an internal id to its live record.
+    /// Maps a live internal id to its record (only ever called with ids of `live_ids`).
     pub record_of: &'a dyn Fn(u32) -> Result<Option<u32>, VectorError>,
     /// The internal ids of records `0..len`, when a dense map is at hand (a filtered search
     /// checks them instead of the record headers; records past it are read from headers).
     pub record_ids: Option<&'a [u32]>,
+    /// Distance lower bounds for `records` (skips vectors that cannot be results).
+    pub sketch: Option<&'a Sketch>,
 }
 
 /// Checks a query or stored vector against the graph's dimensions.
@@ -147,7 +150,7 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
     candidates: Option<&RoaringBitmap>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
-    let space = Space::new(view.records, view.parameters.metric);
+    let space = Space::new(view.records, view.parameters.metric).with_sketch(view.sketch);
     let query = space.prepare_query(request.vector);
     let rescoring = request.rescore && view.parameters.binary_quantized && view.full.is_some();
     let mut ef = request
@@ -191,21 +194,24 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
     ))
 }
 
-/// Scores every matching live id exactly (full vectors when available).
+/// Scores every matching live id exactly (full vectors when available): without binary
+/// quantization the navigation records are the full vectors and are scored in place, the
+/// next ones prefetched; with it, the full vectors are read through `FullVectors`.
 fn exact<L: Links, R: RecordStore, F: FullVectors>(
     view: &SearchView<'_, L, R, F>,
     request: &SearchRequest<'_>,
     candidates: &RoaringBitmap,
 ) -> Result<Vec<Hit>, VectorError> {
-    let mut records = Vec::new();
-    for internal_id in candidates.iter() {
+    let live_candidates = candidates & view.live_ids;
+    let mut records = Vec::with_capacity(live_candidates.len() as usize);
+    for internal_id in &live_candidates {
         if let Some(record) = (view.record_of)(internal_id)? {
             records.push(record);
         }
     }
     let hamming = view.full.is_none() && view.parameters.binary_quantized;
-    let mut scored: Vec<Scored> = match view.full {
-        Some(full) => {
+    let scored: Vec<Scored> = match view.full {
+        Some(full) if view.parameters.binary_quantized => {
             let scored: Vec<Scored> = records
                 .iter()
                 .map(|&record| Scored {
@@ -215,21 +221,23 @@ fn exact<L: Links, R: RecordStore, F: FullVectors>(
                 .collect();
             rescore(view.parameters.metric, full, request.vector, &scored)?
         }
-        None => {
+        _ => {
             let space = Space::new(view.records, view.parameters.metric);
             let query = space.prepare_query(request.vector);
-            records
-                .iter()
-                .map(|&record| Scored {
-                    distance: space.to_query(&query, record),
-                    record,
-                })
-                .collect()
+            score_records(&space, &query, &records)
         }
     };
+    Ok(to_hits(view, &nearest(scored, request.limit), hamming))
+}
+
+/// The `limit` smallest of `scored`, sorted (a selection, then a sort of the few kept).
+fn nearest(mut scored: Vec<Scored>, limit: usize) -> Vec<Scored> {
+    if scored.len() > limit {
+        scored.select_nth_unstable(limit);
+        scored.truncate(limit);
+    }
     scored.sort_unstable();
-    scored.truncate(request.limit);
-    Ok(to_hits(view, &scored, hamming))
+    scored
 }
 
 /// Replaces navigation distances by full-precision ones and re-sorts.

@@ -10,6 +10,7 @@ use super::distance::Metric;
 use super::kernels;
 use super::quantization;
 use super::records::{PayloadKind, RecordStore};
+use super::sketch::Sketch;
 
 /// Bytes of one cache line (a record is prefetched line by line).
 const PREFETCH_LINE_BYTES: usize = 64;
@@ -30,12 +31,24 @@ pub struct Space<'a, R: RecordStore> {
     pub records: &'a R,
     /// The metric for float records (code records always use Hamming).
     pub metric: Metric,
+    /// Distance lower bounds for the records (readers' searches; see `sketch`).
+    pub sketch: Option<&'a Sketch>,
 }
 
 impl<'a, R: RecordStore> Space<'a, R> {
     /// A space over `records` ordered by `metric`.
     pub fn new(records: &'a R, metric: Metric) -> Self {
-        Self { records, metric }
+        Self {
+            records,
+            metric,
+            sketch: None,
+        }
+    }
+
+    /// The same space, with `sketch` to skip vectors that cannot enter a search's results
+    /// (used only when it covers every record, and only for dot-product metrics).
+    pub fn with_sketch(self, sketch: Option<&'a Sketch>) -> Self {
+        Self { sketch, ..self }
     }
 
     /// Prepares a user vector (already validated) as a query of this space.

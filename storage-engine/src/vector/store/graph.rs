@@ -27,7 +27,7 @@
 use super::full_vectors::{FileVectors, GraphVectors};
 use super::links_cache::{LINKS_VERSION_NONE, LinksCache, new_links_version};
 use super::metadata::{GraphState, decode_state, encode_state};
-use super::record_ids::{RecordIdCache, append_record_id};
+use super::record_ids::{RecordIdCache, RecordIdMaps, append_record_id};
 use super::tree_links::{ReadLinks, flush_dense, load_dense};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
 use super::vector_file::{FileRecords, VectorFile};
@@ -46,6 +46,7 @@ use crate::vector::records::{PayloadKind, RecordLayout, encode_record};
 use crate::vector::searching::{
     FullVectors, Hit, SearchRequest, SearchView, search_view, validate_vector,
 };
+use crate::vector::sketch::{SKETCH_DIMENSIONS_MIN, Sketch, SketchCache};
 use crate::vector::space::Space;
 use roaring::RoaringBitmap;
 use std::cell::OnceCell;
@@ -70,11 +71,26 @@ pub const TREE_SEARCHES_BEFORE_DENSE_LINKS: u64 = 256;
 const LINKS_VERSION_KEY: &[u8] = b"links_version";
 
 /// How a graph is opened.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GraphOptions {
     /// Load the graph's node pages and navigation vectors into memory once, at open
     /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, read by the server's config).
     pub prefetch_memory: bool,
+    /// Keep an 8-bit sketch of the float vectors in memory for readers' searches (cosine and
+    /// dot-product graphs of at least `SKETCH_DIMENSIONS_MIN` dimensions without binary
+    /// quantization; see `vector::sketch`): same results,
+    /// fewer vectors loaded, `Sketch` row bytes of memory per record. Built with the dense
+    /// adjacency (at open with `prefetch_memory`, else once the graph is searched).
+    pub distance_sketch: bool,
+}
+
+impl Default for GraphOptions {
+    fn default() -> Self {
+        Self {
+            prefetch_memory: false,
+            distance_sketch: true,
+        }
+    }
 }
 
 /// Storage backends of a graph's vector files (tests pass simulated ones).
@@ -95,6 +111,8 @@ pub struct Graph {
     record_ids: RecordIdCache,
     links_cache: LinksCache,
     tree_searches: AtomicU64,
+    /// The readers' distance sketch (`GraphOptions::distance_sketch`, dot-product metrics).
+    sketch: Option<SketchCache>,
 }
 
 fn tree_name(name: &str, part: &str) -> String {
@@ -239,7 +257,7 @@ impl Graph {
         trees.open_write(&tree_name(name, "nodes"))?;
         trees.open_write(&tree_name(name, "ids"))?;
         trees.open_write(&tree_name(name, "records"))?;
-        let graph = Self::from_backends(name, parameters, backends)?;
+        let graph = Self::from_backends(name, parameters, backends, GraphOptions::default())?;
         graph.ensure_files(state.record_count)?;
         Ok(graph)
     }
@@ -270,7 +288,7 @@ impl Graph {
             .open_read(&tree_name(name, "meta"))?
             .ok_or_else(|| VectorError::UnknownGraph(name.to_owned()))?;
         let state = read_state(&*meta, name)?;
-        let mut graph = Self::from_backends(name, state.parameters, backends)?;
+        let mut graph = Self::from_backends(name, state.parameters, backends, options)?;
         graph.ensure_files(state.record_count)?;
         if options.prefetch_memory {
             graph.prefetched_bytes = graph.prefetch(trees, state.record_count)?;
@@ -282,6 +300,7 @@ impl Graph {
         name: &str,
         parameters: GraphParameters,
         backends: FileBackends,
+        options: GraphOptions,
     ) -> Result<Graph, VectorError> {
         let (navigation_layout, full_layout) = layouts(&parameters);
         let navigation = backends.navigation.open(navigation_layout)?;
@@ -303,7 +322,27 @@ impl Graph {
             record_ids: RecordIdCache::new(),
             links_cache: LinksCache::new(),
             tree_searches: AtomicU64::new(0),
+            sketch: (options.distance_sketch
+                && parameters.dimensions >= SKETCH_DIMENSIONS_MIN
+                && !parameters.binary_quantized
+                && matches!(
+                    parameters.metric,
+                    crate::vector::Metric::Cosine | crate::vector::Metric::DotProduct
+                ))
+            .then(|| SketchCache::new(parameters.dimensions)),
         })
+    }
+
+    /// The readers' sketch of records `0..record_count` (extended if needed), if the graph
+    /// keeps one.
+    fn sketch_up_to(&self, record_count: u32) -> Option<Arc<Sketch>> {
+        let cache = self.sketch.as_ref()?;
+        cache.up_to(&self.navigation.records(record_count), record_count)
+    }
+
+    /// Bytes of memory held by the readers' distance sketch (0 without one).
+    pub fn sketch_bytes(&self) -> usize {
+        self.sketch.as_ref().map_or(0, SketchCache::memory_bytes)
     }
 
     fn ensure_files(&self, record_count: u32) -> Result<(), VectorError> {
@@ -343,8 +382,12 @@ impl Graph {
         let ids = self
             .record_ids
             .ids_up_to(map.as_deref(), &records, record_count)?;
-        bytes += size_of_val(ids.as_slice()) as u64;
-        Ok(bytes + self.navigation.prefetch(record_count))
+        bytes += size_of_val(ids.ids()) as u64;
+        let navigation = self.navigation.prefetch(record_count);
+        if let Some(sketch) = self.sketch_up_to(record_count) {
+            bytes += sketch.memory_bytes() as u64;
+        }
+        Ok(bytes + navigation)
     }
 
     /// The graph's name.
@@ -420,6 +463,7 @@ impl Graph {
             buffer: read_buffer(&*meta, state.record_count)?.iter().collect(),
             links_version: read_links_version(&*meta)?,
             dense: OnceCell::new(),
+            sketch: OnceCell::new(),
             state,
         })
     }
@@ -514,7 +558,8 @@ fn search_state<L: crate::vector::graph::Links>(
     record_count: u32,
     live: &RoaringBitmap,
     buffer: &[u32],
-    record_ids: Option<&[u32]>,
+    record_ids: Option<&RecordIdMaps>,
+    sketch: Option<&Sketch>,
     request: &SearchRequest<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
@@ -525,7 +570,13 @@ fn search_state<L: crate::vector::graph::Links>(
         }),
         None => GraphVectors::Mapped(records),
     };
-    let lookup = |internal_id: u32| record_of(ids, internal_id, record_count);
+    // A live id's record: from the id array when it can tell, else from the ids tree.
+    let lookup = |internal_id: u32| match record_ids
+        .and_then(|maps| maps.live_record(internal_id, record_count))
+    {
+        Some(record) => Ok(Some(record)),
+        None => record_of(ids, internal_id, record_count),
+    };
     let view = SearchView {
         links,
         records: &records,
@@ -535,7 +586,8 @@ fn search_state<L: crate::vector::graph::Links>(
         live_count: live.len(),
         live_ids: live,
         record_of: &lookup,
-        record_ids,
+        record_ids: record_ids.map(RecordIdMaps::ids),
+        sketch,
     };
     search_view(&view, request, scratch)
 }
@@ -553,6 +605,8 @@ pub struct GraphReader<'a> {
     links_version: u64,
     /// The snapshot's adjacency, taken from the graph's cache or built at the first search.
     dense: OnceCell<Arc<DenseLinks>>,
+    /// The graph's sketch of this snapshot's records, taken once the adjacency is in use.
+    sketch: OnceCell<Option<Arc<Sketch>>>,
 }
 
 impl GraphReader<'_> {
@@ -596,8 +650,8 @@ impl GraphReader<'_> {
         request: &SearchRequest<'_>,
         scratch: &mut SearchScratch,
     ) -> Result<Vec<Hit>, VectorError> {
-        // Only a filtered search checks ids along the way; the map is read (or extended) once
-        // per graph, not per query.
+        // Only a filtered search checks ids along the way (and maps candidate ids to records
+        // when exact); the maps are read (or extended) once per graph, not per query.
         let record_ids = match request.candidates {
             Some(_) => Some(self.graph.record_ids.ids_up_to(
                 self.record_map.as_deref(),
@@ -606,20 +660,27 @@ impl GraphReader<'_> {
             )?),
             None => None,
         };
-        let record_ids = record_ids.as_deref().map(Vec::as_slice);
+        let record_ids = record_ids.as_deref();
         let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
         match self.dense_links(false)? {
-            Some(dense) => search_state(
-                graph,
-                dense,
-                ids,
-                record_count,
-                &self.live,
-                &self.buffer,
-                record_ids,
-                request,
-                scratch,
-            ),
+            Some(dense) => {
+                // A graph searched from its dense adjacency is in use: sketch it too.
+                let sketch = self
+                    .sketch
+                    .get_or_init(|| self.graph.sketch_up_to(record_count));
+                search_state(
+                    graph,
+                    dense,
+                    ids,
+                    record_count,
+                    &self.live,
+                    &self.buffer,
+                    record_ids,
+                    sketch.as_deref(),
+                    request,
+                    scratch,
+                )
+            }
             None => search_state(
                 graph,
                 &ReadLinks {
@@ -632,6 +693,7 @@ impl GraphReader<'_> {
                 &self.live,
                 &self.buffer,
                 record_ids,
+                None,
                 request,
                 scratch,
             ),
@@ -704,7 +766,8 @@ impl GraphReader<'_> {
         self.check_dense_links(&links, &nodes)
     }
 
-    /// The record -> id map (where stored) and the graph's id cache agree with the headers.
+    /// The record -> id map (where stored) and the graph's id cache agree with the headers,
+    /// and their id -> record arrays with the ids tree.
     fn check_record_ids(&self, records: &FileRecords<'_>) -> Result<Option<String>, VectorError> {
         use crate::vector::records::RecordStore;
         let count = self.state.record_count;
@@ -715,9 +778,28 @@ impl GraphReader<'_> {
             .ids_up_to(self.record_map.as_deref(), records, count)?;
         for record in 0..count {
             let header = records.internal_id(record);
-            if stored[record as usize] != header || cached[record as usize] != header {
+            if stored.ids()[record as usize] != header || cached.ids()[record as usize] != header {
                 return Ok(Some(format!(
                     "record {record}: id map disagrees with header"
+                )));
+            }
+        }
+        // The id -> record arrays agree with the ids tree for every live id; built from this
+        // snapshot alone (`stored`), they must answer every live id.
+        for internal_id in &self.live {
+            let tree = record_of(&*self.ids, internal_id, count)?;
+            let fresh = stored.live_record(internal_id, count);
+            if fresh.is_some_and(|record| Some(record) != tree)
+                || (fresh.is_none() && stored.has_id_array())
+            {
+                return Ok(Some(format!(
+                    "id {internal_id}: id array gives {fresh:?}, the tree {tree:?}"
+                )));
+            }
+            let shared = cached.live_record(internal_id, count);
+            if shared.is_some_and(|record| Some(record) != tree) {
+                return Ok(Some(format!(
+                    "id {internal_id}: shared id array gives {shared:?}, the tree {tree:?}"
                 )));
             }
         }
@@ -988,6 +1070,7 @@ impl GraphWriter<'_> {
             self.state.record_count,
             &self.live,
             &buffer,
+            None,
             None,
             request,
             &mut self.scratch,
