@@ -34,7 +34,7 @@ use super::records::{PayloadKind, RecordStore};
 use std::sync::{Arc, RwLock};
 
 /// Graphs of fewer dimensions get no sketch: a full record is then too few cache lines more
-/// than a sketch row for the skipped loads to pay for the rows read (measured 2026-11-23:
+/// than a sketch row for the skipped loads to pay for the rows read (measured 2026-11-22:
 /// faster at 384 dimensions, slower at 128; 256 is between the two and not measured).
 pub const SKETCH_DIMENSIONS_MIN: usize = 256;
 /// Records per sketch chunk (a power of two: the chunk is `record >> SKETCH_CHUNK_SHIFT`).

@@ -413,7 +413,7 @@ fn expand_filtered<L: Links, S: Scorer>(
     }
     // Scoring never changes what is visited or accepted, so scoring after gathering gives
     // the same results as scoring along the way, with the records prefetched. (Bounds are
-    // not used here: measured no faster on filtered searches, 2026-11-23.)
+    // not used here: measured no faster on filtered searches, 2026-11-22.)
     score_prefetching(scorer, &fresh, ef, scratch);
     scratch.fresh = fresh;
     scratch.rejected = rejected;
