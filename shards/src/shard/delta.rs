@@ -1,4 +1,4 @@
-//! The bits a chunk adds to and removes from one posting bitmap (a facet value's or a word's).
+//! The bits a chunk adds to and removes from one facet value's posting bitmap.
 //!
 //! Invariant: `added` and `removed` are disjoint, and the last change of a document wins, so
 //! applying the delta to the stored bitmap gives what applying the changes one by one gives.
@@ -27,15 +27,6 @@ impl Delta {
     pub fn remove(&mut self, document: u32) {
         self.added.remove(document);
         self.removed.insert(document);
-    }
-
-    /// Adds (`add`) or removes `document`.
-    pub fn change(&mut self, document: u32, add: bool) {
-        if add {
-            self.add(document);
-        } else {
-            self.remove(document);
-        }
     }
 
     pub fn applied_to(&self, mut bitmap: RoaringBitmap) -> RoaringBitmap {

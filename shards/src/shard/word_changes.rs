@@ -3,19 +3,24 @@
 //! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_positions`
 //! (word ‖ `0xFF` ‖ slot or internal id).
 //!
-//! Invariants: a word is looked up once per document (one hash of the word, no key built);
-//! every change of a (word, document) pair is kept in operation order, so the last one wins,
-//! exactly as writing each document's keys at once would; the bytes written are those of
-//! [`crate::search::inverted`]'s encodings.
+//! A document's words are only recorded (one hash of each word, one push of its change);
+//! the postings of every key are worked out when written, from the changes sorted by
+//! document: per key, the last change of a document that touches the key decides whether the
+//! document is in it, exactly as applying the documents one by one would.
+//!
+//! Invariants: a word's changes are kept in operation order until written (the sort by
+//! document is stable); the bytes written are those of [`crate::search::inverted`]'s
+//! encodings and of [`super::keys::encode_bitmap`].
 
 use std::cmp::Ordering;
 use std::ops::Range;
 
+use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
-use storage_engine::WriteTransaction;
+use storage_engine::{WriteTransaction, WriteTree};
 
-use super::delta::Delta;
 use super::error::ShardResult;
+use super::keys::decode_bitmap;
 use crate::analysis::Occurrence;
 use crate::search::inverted::{
     PositionKeys, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE,
@@ -23,44 +28,131 @@ use crate::search::inverted::{
 };
 use crate::search::ranking::bucketed_position;
 
-/// A `word_positions` change: the document's occurrences (a range of
-/// [`WordChanges::occurrence_bytes`]) to store, or `None` to delete the key.
-#[derive(Debug)]
-struct PositionChange {
+/// One document's word added or removed: the occurrences of the word in the document (a
+/// range of [`WordChanges::occurrences`]), whose fields and position buckets the change
+/// touches.
+#[derive(Debug, Clone)]
+struct Change {
     document: u32,
-    occurrences: Option<Range<usize>>,
+    add: bool,
+    occurrences: Range<usize>,
 }
 
-/// Everything pending for one word.
+/// The documents a flush adds to and removes from one key, each ascending and disjoint.
 #[derive(Debug, Default)]
-struct WordEntry {
-    documents: Delta,
-    /// Field id → documents; a word is in few fields, so a short list beats a map.
-    fields: Vec<(u16, Delta)>,
-    /// Bucketed position → documents.
-    buckets: Vec<(u16, Delta)>,
-    /// In operation order.
-    positions: Vec<PositionChange>,
+struct Postings {
+    added: Vec<u32>,
+    removed: Vec<u32>,
+}
+
+impl Postings {
+    /// Records that `document` (not below any document recorded before) is in the key
+    /// (`add`) or not; a later mark of the same document replaces the earlier one.
+    fn mark(&mut self, document: u32, add: bool) {
+        if self.added.last() == Some(&document) {
+            if add {
+                return;
+            }
+            self.added.pop();
+        } else if self.removed.last() == Some(&document) {
+            if !add {
+                return;
+            }
+            self.removed.pop();
+        }
+        if add {
+            self.added.push(document);
+        } else {
+            self.removed.push(document);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.added.clear();
+        self.removed.clear();
+    }
+
+    /// Applies the postings to the bitmap stored under `key` in `tree` (absent is empty): an
+    /// emptied bitmap deletes the key. `buffer` is reused for the encoding.
+    fn merge_into(
+        &self,
+        tree: &WriteTree<'_>,
+        key: &[u8],
+        buffer: &mut Vec<u8>,
+    ) -> ShardResult<()> {
+        let mut bitmap = match tree.get(key)? {
+            Some(bytes) => decode_bitmap(&bytes)?,
+            None => RoaringBitmap::new(),
+        };
+        for document in &self.removed {
+            bitmap.remove(*document);
+        }
+        // New documents usually come after every stored one: appended without a search.
+        if bitmap.append(self.added.iter().copied()).is_err() {
+            bitmap.extend(self.added.iter().copied());
+        }
+        if bitmap.is_empty() {
+            tree.delete(key)?;
+            return Ok(());
+        }
+        buffer.clear();
+        bitmap
+            .serialize_into(&mut *buffer)
+            .expect("writing into a Vec cannot fail");
+        tree.put(key, buffer)?;
+        Ok(())
+    }
+}
+
+/// The postings of one word's slots (field ids or position buckets), by slot; a word has
+/// few, so a short list beats a map. Entries past `used` are spare (cleared) buffers.
+#[derive(Debug, Default)]
+struct SlotPostings {
+    slots: Vec<(u16, Postings)>,
+    used: usize,
+}
+
+impl SlotPostings {
+    fn mark(&mut self, slot: u16, document: u32, add: bool) {
+        let index = match self.slots[..self.used]
+            .iter()
+            .position(|(existing, _)| *existing == slot)
+        {
+            Some(index) => index,
+            None => {
+                if self.used == self.slots.len() {
+                    self.slots.push((slot, Postings::default()));
+                }
+                self.slots[self.used].0 = slot;
+                self.used += 1;
+                self.used - 1
+            }
+        };
+        self.slots[index].1.mark(document, add);
+    }
+
+    /// The used slots in slot order.
+    fn sorted(&mut self) -> &[(u16, Postings)] {
+        let used = &mut self.slots[..self.used];
+        used.sort_unstable_by_key(|(slot, _)| *slot);
+        used
+    }
+
+    fn clear(&mut self) {
+        for (_, postings) in &mut self.slots[..self.used] {
+            postings.clear();
+        }
+        self.used = 0;
+    }
 }
 
 /// The pending changes of the word trees.
 #[derive(Debug, Default)]
 pub(super) struct WordChanges {
-    words: FxHashMap<Box<str>, WordEntry>,
-    /// The encoded occurrences of every pending position change, back to back.
-    occurrence_bytes: Vec<u8>,
-}
-
-/// The delta of `slot` in a word's short slot list, created when missing.
-fn slot_delta(slots: &mut Vec<(u16, Delta)>, slot: u16) -> &mut Delta {
-    let index = match slots.iter().position(|(existing, _)| *existing == slot) {
-        Some(index) => index,
-        None => {
-            slots.push((slot, Delta::default()));
-            slots.len() - 1
-        }
-    };
-    &mut slots[index].1
+    /// Word → its changes, in operation order.
+    words: FxHashMap<Box<str>, Vec<Change>>,
+    /// The occurrences of every change, back to back.
+    occurrences: Vec<Occurrence>,
 }
 
 /// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
@@ -74,37 +166,43 @@ fn terminated_order(left: &str, right: &str) -> Ordering {
     }
 }
 
+/// The changes of one document: the run starting at `start` (changes sorted by document).
+fn document_run(changes: &[Change], start: usize) -> Range<usize> {
+    let document = changes[start].document;
+    let length = changes[start..]
+        .iter()
+        .take_while(|change| change.document == document)
+        .count();
+    start..start + length
+}
+
+/// Reused buffers of a flush.
+#[derive(Default)]
+struct Scratch {
+    documents: Postings,
+    fields: SlotPostings,
+    buckets: SlotPostings,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
 impl WordChanges {
     /// Adds (`add`) or removes the occurrences of `word` in `document` (sorted by field, then
     /// position).
     pub fn record(&mut self, word: String, document: u32, occurrences: &[Occurrence], add: bool) {
-        let entry = match self.words.get_mut(word.as_str()) {
-            Some(entry) => entry,
-            None => self.words.entry(word.into_boxed_str()).or_default(),
+        let start = self.occurrences.len();
+        self.occurrences.extend_from_slice(occurrences);
+        let change = Change {
+            document,
+            add,
+            occurrences: start..self.occurrences.len(),
         };
-        entry.documents.change(document, add);
-        let mut previous_field = None;
-        let mut previous_bucket = None;
-        for occurrence in occurrences {
-            if previous_field != Some(occurrence.field) {
-                previous_field = Some(occurrence.field);
-                slot_delta(&mut entry.fields, occurrence.field).change(document, add);
-            }
-            let bucket = bucketed_position(occurrence.position);
-            if previous_bucket != Some(bucket) {
-                previous_bucket = Some(bucket);
-                slot_delta(&mut entry.buckets, bucket).change(document, add);
+        match self.words.get_mut(word.as_str()) {
+            Some(changes) => changes.push(change),
+            None => {
+                self.words.insert(word.into_boxed_str(), vec![change]);
             }
         }
-        let occurrences = add.then(|| {
-            let start = self.occurrence_bytes.len();
-            append_occurrences(&mut self.occurrence_bytes, occurrences);
-            start..self.occurrence_bytes.len()
-        });
-        entry.positions.push(PositionChange {
-            document,
-            occurrences,
-        });
     }
 
     /// Writes every pending change into the word trees and empties the changes.
@@ -112,56 +210,91 @@ impl WordChanges {
         if self.words.is_empty() {
             return Ok(());
         }
-        let occurrence_bytes = std::mem::take(&mut self.occurrence_bytes);
-        let mut entries: Vec<(Box<str>, WordEntry)> =
+        let occurrences = std::mem::take(&mut self.occurrences);
+        let mut entries: Vec<(Box<str>, Vec<Change>)> =
             std::mem::take(&mut self.words).into_iter().collect();
-        let mut buffer = Vec::new();
+        let mut scratch = Scratch::default();
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let tree = transaction.create_tree(WORD_DOCUMENTS_TREE)?;
-        for (word, entry) in &entries {
-            entry
+        for (word, changes) in &mut entries {
+            if !changes.is_sorted_by_key(|change| change.document) {
+                // Stable: a document's changes stay in operation order.
+                changes.sort_by_key(|change| change.document);
+            }
+            scratch.documents.clear();
+            let mut start = 0;
+            while start < changes.len() {
+                let run = document_run(changes, start);
+                let last = &changes[run.end - 1];
+                scratch.documents.mark(last.document, last.add);
+                start = run.end;
+            }
+            scratch
                 .documents
-                .merge_into(&tree, word.as_bytes(), &mut buffer)?;
+                .merge_into(&tree, word.as_bytes(), &mut scratch.value)?;
         }
         entries.sort_unstable_by(|left, right| terminated_order(&left.0, &right.0));
-        let mut key = Vec::new();
-        for (name, slots_of) in [
-            (
-                WORD_FIELDS_TREE,
-                (|entry| &mut entry.fields) as fn(&mut WordEntry) -> &mut Vec<(u16, Delta)>,
-            ),
-            (WORD_POSITION_BUCKETS_TREE, |entry| &mut entry.buckets),
-        ] {
-            let tree = transaction.create_tree(name)?;
-            for (word, entry) in &mut entries {
-                let slots = slots_of(entry);
-                slots.sort_unstable_by_key(|(slot, _)| *slot);
-                for (slot, delta) in slots.iter() {
-                    write_word_slot_key(&mut key, word, *slot);
-                    delta.merge_into(&tree, &key, &mut buffer)?;
+        let trees = SlotTrees {
+            fields: transaction.create_tree(WORD_FIELDS_TREE)?,
+            buckets: transaction.create_tree(WORD_POSITION_BUCKETS_TREE)?,
+            positions: transaction.create_tree(WORD_POSITIONS_TREE)?,
+        };
+        for (word, changes) in &entries {
+            trees.write_word(word, changes, &occurrences, &mut scratch)?;
+        }
+        Ok(())
+    }
+}
+
+/// The trees keyed by word ‖ `0xFF` ‖ suffix.
+struct SlotTrees<'t> {
+    fields: WriteTree<'t>,
+    buckets: WriteTree<'t>,
+    positions: WriteTree<'t>,
+}
+
+impl SlotTrees<'_> {
+    /// Writes the slot postings and the positions of `word`, whose `changes` are sorted by
+    /// document.
+    fn write_word(
+        &self,
+        word: &str,
+        changes: &[Change],
+        occurrences: &[Occurrence],
+        scratch: &mut Scratch,
+    ) -> ShardResult<()> {
+        scratch.fields.clear();
+        scratch.buckets.clear();
+        let mut keys = PositionKeys::new(word.as_bytes());
+        let mut start = 0;
+        while start < changes.len() {
+            let run = document_run(changes, start);
+            for change in &changes[run.clone()] {
+                for occurrence in &occurrences[change.occurrences.clone()] {
+                    let (document, add) = (change.document, change.add);
+                    scratch.fields.mark(occurrence.field, document, add);
+                    let bucket = bucketed_position(occurrence.position);
+                    scratch.buckets.mark(bucket, document, add);
                 }
             }
+            let last = &changes[run.end - 1];
+            let key = keys.of(last.document);
+            if last.add {
+                scratch.value.clear();
+                append_occurrences(&mut scratch.value, &occurrences[last.occurrences.clone()]);
+                self.positions.put(key, &scratch.value)?;
+            } else {
+                self.positions.delete(key)?;
+            }
+            start = run.end;
         }
-        let tree = transaction.create_tree(WORD_POSITIONS_TREE)?;
-        for (word, entry) in &mut entries {
-            let mut keys = PositionKeys::new(word.as_bytes());
-            // Stable: a document's changes stay in operation order, the last one wins.
-            entry.positions.sort_by_key(|change| change.document);
-            let changes = &entry.positions;
-            for (index, change) in changes.iter().enumerate() {
-                if changes
-                    .get(index + 1)
-                    .is_some_and(|next| next.document == change.document)
-                {
-                    continue;
-                }
-                let key = keys.of(change.document);
-                match &change.occurrences {
-                    Some(range) => tree.put(key, &occurrence_bytes[range.clone()])?,
-                    None => {
-                        tree.delete(key)?;
-                    }
-                }
+        for (tree, slots) in [
+            (&self.fields, &mut scratch.fields),
+            (&self.buckets, &mut scratch.buckets),
+        ] {
+            for (slot, postings) in slots.sorted() {
+                write_word_slot_key(&mut scratch.key, word, *slot);
+                postings.merge_into(tree, &scratch.key, &mut scratch.value)?;
             }
         }
         Ok(())
