@@ -176,8 +176,11 @@ fn configured(directory: &tempfile::TempDir, name: &str) -> Shard {
     shard
 }
 
+/// Tree name → its entries, raw.
+type Dump = BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>>;
+
 /// Every non-empty tree's entries, raw; `meta` without the applied batch uid.
-fn dump(shard: &Shard) -> BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>> {
+fn dump(shard: &Shard) -> Dump {
     let read = shard.database().begin_read();
     let mut trees = BTreeMap::new();
     for name in read.tree_names().expect("tree names read") {
