@@ -14,6 +14,7 @@ use crate::cursor::{NodeRef, Source, TREE_DEPTH_MAX};
 use crate::error::{Error, Result};
 use crate::free_pages::Allocator;
 use crate::layout::*;
+use crate::leaf_cache::LeafCache;
 use crate::node::{NodeBuffer, StoredValue, branch_cell, cell_child, cell_key, leaf_cell};
 use crate::page::{Pointer, ValueSlot};
 use crate::pager::Pager;
@@ -26,6 +27,15 @@ fn underfull_bytes(page_bytes: usize) -> usize {
 /// Pointer to a dirty page: its checksum is computed at commit.
 fn dirty_pointer(page: u64) -> Pointer {
     Pointer { page, checksum: 0 }
+}
+
+/// Where an insertion's descent is: its depth, whether every node above took its rightmost
+/// child, and the version of the tree (recorded in the leaf cache).
+#[derive(Debug, Clone, Copy)]
+struct Descent {
+    depth: usize,
+    rightmost: bool,
+    version: u64,
 }
 
 /// What an insertion below a node hands back up: the replaced value, and the separator
@@ -120,15 +130,35 @@ impl Editor<'_> {
         value: ValueSlot<'_>,
     ) -> Result<(Pointer, Option<StoredValue>)> {
         let cell = leaf_cell(key, value);
+        self.insert_cell(root, key, &cell, &mut LeafCache::default(), 0)
+    }
+
+    /// Inserts or replaces the leaf `cell` of `key` from the root; returns the new root and
+    /// the replaced value. `cache` is left holding the leaf (at tree version `version`) when
+    /// the cell fit it, else empty.
+    pub fn insert_cell(
+        &mut self,
+        root: Option<Pointer>,
+        key: &[u8],
+        cell: &[u8],
+        cache: &mut LeafCache,
+        version: u64,
+    ) -> Result<(Pointer, Option<StoredValue>)> {
+        cache.start();
         let page_bytes = self.pager.page_bytes();
         let Some(root) = root else {
             let page = self.allocator.allocate(self.pager, 1)?;
             self.dirty
-                .insert(page, NodeBuffer::build(page_bytes, None, &[&cell]));
+                .insert(page, NodeBuffer::build(page_bytes, None, &[cell]));
             return Ok((dirty_pointer(page), None));
         };
         let page = self.make_dirty(root)?;
-        let (replaced, split) = self.insert_into(page, key, &cell, 0, true)?;
+        let descent = Descent {
+            depth: 0,
+            rightmost: true,
+            version,
+        };
+        let (replaced, split) = self.insert_into(page, key, cell, descent, cache)?;
         let Some((separator, right)) = split else {
             return Ok((dirty_pointer(page), replaced));
         };
@@ -139,15 +169,42 @@ impl Editor<'_> {
         Ok((dirty_pointer(new_root), replaced))
     }
 
+    /// Inserts or replaces `cell` of `key` in the dirty leaf `page` when it fits there;
+    /// `None` (and no change) when it does not. The caller knows `page` is the leaf a search
+    /// for `key` reaches (see [`LeafCache`]).
+    pub fn insert_in_leaf(
+        &mut self,
+        page: u64,
+        key: &[u8],
+        cell: &[u8],
+    ) -> Result<Option<Option<StoredValue>>> {
+        let node = self.node_mut(page);
+        debug_assert!(node.is_leaf(), "the leaf cache names leaves");
+        match node.view(page)?.search(key)? {
+            Ok(index) => {
+                let old_bytes = node.cell(index).len();
+                if cell.len() > node.room_bytes() + old_bytes {
+                    return Ok(None);
+                }
+                let old = StoredValue::from_slot(node.view(page)?.value(index)?);
+                node.remove_cell(index);
+                let fits = node.insert_cell(index, cell);
+                debug_assert!(fits, "the room was checked");
+                Ok(Some(Some(old)))
+            }
+            Err(index) => Ok(node.insert_cell(index, cell).then_some(None)),
+        }
+    }
+
     fn insert_into(
         &mut self,
         page: u64,
         key: &[u8],
         cell: &[u8],
-        depth: usize,
-        rightmost: bool,
+        descent: Descent,
+        cache: &mut LeafCache,
     ) -> Result<Inserted> {
-        if depth >= TREE_DEPTH_MAX {
+        if descent.depth >= TREE_DEPTH_MAX {
             return Err(Error::corrupted(page, "tree deeper than possible"));
         }
         if self.node(page).is_leaf() {
@@ -161,20 +218,30 @@ impl Editor<'_> {
                 Err(index) => (index, None),
             };
             if node.insert_cell(index, cell) {
+                cache.leaf = Some((page, descent.version));
                 return Ok((replaced, None));
             }
-            return Ok((replaced, Some(self.split(page, index, cell, rightmost)?)));
+            let split = self.split(page, index, cell, descent.rightmost)?;
+            return Ok((replaced, Some(split)));
         }
         let node = self.node(page);
         let index = node
             .view(page)?
             .search(key)?
             .map_or_else(|index| index, |index| index + 1);
-        let child_is_rightmost = rightmost && index == node.count();
+        let count = node.count();
+        let low = (index > 0).then(|| node.key(index - 1));
+        let high = (index < count).then(|| node.key(index));
+        cache.narrow(low, high);
+        let child_is_rightmost = descent.rightmost && index == count;
         let child = self.make_dirty(node.child(index))?;
         self.node_mut(page).set_child(index, dirty_pointer(child));
-        let (replaced, split) =
-            self.insert_into(child, key, cell, depth + 1, child_is_rightmost)?;
+        let below = Descent {
+            depth: descent.depth + 1,
+            rightmost: child_is_rightmost,
+            version: descent.version,
+        };
+        let (replaced, split) = self.insert_into(child, key, cell, below, cache)?;
         let Some((separator, right)) = split else {
             return Ok((replaced, None));
         };
@@ -184,7 +251,7 @@ impl Editor<'_> {
         }
         Ok((
             replaced,
-            Some(self.split(page, index, &separator_cell, rightmost)?),
+            Some(self.split(page, index, &separator_cell, descent.rightmost)?),
         ))
     }
 

@@ -44,6 +44,7 @@ mod free_pages;
 mod integrity;
 pub mod io;
 mod layout;
+mod leaf_cache;
 mod meta;
 mod node;
 mod options;

@@ -221,6 +221,11 @@ impl NodeBuffer {
         self.cell_start - (self.slots_offset() + self.count() * SLOT_BYTES)
     }
 
+    /// Bytes a new cell and its slot may take: the free gap and the dead cells.
+    pub fn room_bytes(&self) -> usize {
+        self.free_bytes() + self.garbage
+    }
+
     /// Bytes of live content: header, slots and live cells.
     pub fn used_bytes(&self) -> usize {
         self.bytes.len() - self.free_bytes() - self.garbage

@@ -20,8 +20,9 @@ use crate::editor::Editor;
 use crate::error::{Error, Result};
 use crate::free_pages::Allocator;
 use crate::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
+use crate::leaf_cache::LeafCache;
 use crate::meta::CommitState;
-use crate::node::NodeBuffer;
+use crate::node::{NodeBuffer, leaf_cell};
 use crate::page::{PageView, Pointer, ValueSlot};
 use crate::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
 
@@ -37,6 +38,8 @@ pub(crate) struct TreeSlot {
     pub tree: TreeRoot,
     pub changed: bool,
     pub deleted: bool,
+    /// Bumped by every change that searched from the root (see [`LeafCache`]).
+    pub version: u64,
 }
 
 /// Everything the transaction changed so far.
@@ -53,6 +56,8 @@ pub(crate) struct WriteState {
 pub struct WriteTree<'t> {
     transaction: &'t WriteTransaction,
     name: Vec<u8>,
+    /// The leaf this handle last inserted into.
+    cache: RefCell<LeafCache>,
 }
 
 /// An ordered iteration over a `WriteTree`; it sees changes made between its steps.
@@ -125,6 +130,7 @@ impl WriteTransaction {
                 tree,
                 changed: false,
                 deleted: false,
+                version: 0,
             },
         );
         Ok(true)
@@ -142,12 +148,14 @@ impl WriteTransaction {
                 tree: empty,
                 changed: true,
                 deleted: false,
+                version: 0,
             };
             self.state.borrow_mut().trees.insert(name.to_vec(), slot);
         }
         Ok(WriteTree {
             transaction: self,
             name: name.to_vec(),
+            cache: RefCell::default(),
         })
     }
 
@@ -157,6 +165,7 @@ impl WriteTransaction {
         Ok(self.load_tree(name)?.then(|| WriteTree {
             transaction: self,
             name: name.to_vec(),
+            cache: RefCell::default(),
         }))
     }
 
@@ -180,6 +189,7 @@ impl WriteTransaction {
                 },
                 changed: true,
                 deleted: true,
+                version: slot.version + 1,
             };
             editor.drop_tree(root)
         })?;
@@ -328,7 +338,19 @@ impl<'t> WriteTree<'t> {
             pager,
             dirty: Some(&state.dirty),
         };
-        let root = state.trees.get(&self.name).and_then(|slot| slot.tree.root);
+        let slot = state.trees.get(&self.name);
+        let version = slot.map_or(0, |slot| slot.version);
+        if let Some(page) = self.cache.borrow().leaf_for(key, version) {
+            let node = state.dirty.get(&page).expect("a cached leaf is dirty");
+            let view = node.view(page)?;
+            return match view.search(key)? {
+                Ok(index) => Ok(Some(Cow::Owned(
+                    source.resolve(view.value(index)?)?.to_vec(),
+                ))),
+                Err(_) => Ok(None),
+            };
+        }
+        let root = slot.and_then(|slot| slot.tree.root);
         let Some((node, index)) = source.find(root, key)? else {
             return Ok(None);
         };
@@ -360,11 +382,25 @@ impl<'t> WriteTree<'t> {
         }
         self.transaction.edit(|editor, trees| {
             let stored = editor.store_value(key, value)?;
+            let cell = leaf_cell(key, stored);
             let slot = trees
                 .get_mut(&self.name)
                 .expect("a WriteTree's slot is loaded");
-            let (root, replaced) = editor.insert(slot.tree.root, key, stored)?;
-            slot.tree.root = Some(root);
+            let mut cache = self.cache.borrow_mut();
+            let cached = match cache.leaf_for(key, slot.version) {
+                Some(page) => editor.insert_in_leaf(page, key, &cell)?,
+                None => None,
+            };
+            let replaced = match cached {
+                Some(replaced) => replaced,
+                None => {
+                    slot.version += 1;
+                    let (root, replaced) =
+                        editor.insert_cell(slot.tree.root, key, &cell, &mut cache, slot.version)?;
+                    slot.tree.root = Some(root);
+                    replaced
+                }
+            };
             slot.changed = true;
             slot.deleted = false;
             match replaced {
@@ -386,6 +422,7 @@ impl<'t> WriteTree<'t> {
             let slot = trees
                 .get_mut(&self.name)
                 .expect("a WriteTree's slot is loaded");
+            slot.version += 1;
             let (root, removed) = editor.delete(slot.tree.root, key)?;
             let Some(removed) = removed else {
                 return Ok(false);
@@ -415,6 +452,7 @@ impl<'t> WriteTree<'t> {
         let tree = WriteTree {
             transaction: self.transaction,
             name: self.name.clone(),
+            cache: RefCell::default(),
         };
         Ok(WriteRange {
             tree,

@@ -1,5 +1,6 @@
 //! Shard indexing benchmark: applies the first documents of the PyPI dataset to one shard in
-//! batches (filterable `year` and `rank`), then prints documents per second, file size, stored
+//! batches with the PyPI settings of the side-by-side run (`name` and `summary` searchable,
+//! `year` and `rank` filterable and sortable), then prints documents per second, file size, stored
 //! bytes, peak RSS, and the per-document compression ratio and speed of lz4 (used) and zstd.
 //!
 //! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY]`, defaults:
@@ -9,6 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use shards::analysis::TextSettings;
 use shards::shard::{Operation, Shard};
 use storage_engine::{Options, SyncMode};
 
@@ -88,9 +90,17 @@ fn main() {
         ..Options::default()
     };
     let shard = Shard::open(&path, options).expect("shard opens");
+    let sortable = ["year".to_owned(), "rank".to_owned()];
     shard
-        .set_filterable_fields(&json!(["year", "rank"]))
-        .expect("settings apply");
+        .set_facet_settings(&json!(["year", "rank"]), &sortable)
+        .expect("facet settings apply");
+    let text_settings = TextSettings {
+        searchable_attributes: Some(vec!["name".to_owned(), "summary".to_owned()]),
+        ..TextSettings::default()
+    };
+    shard
+        .set_text_settings(text_settings)
+        .expect("text settings apply");
 
     let started = Instant::now();
     let mut slowest = Duration::ZERO;

@@ -178,11 +178,17 @@ fn decode_pairs(bytes: &[u8], what: &str) -> ShardResult<Vec<(u16, u16)>> {
 }
 
 pub fn encode_occurrences(occurrences: &[Occurrence]) -> Vec<u8> {
-    encode_pairs(
-        occurrences
-            .iter()
-            .map(|occurrence| (occurrence.field, occurrence.position)),
-    )
+    let mut bytes = Vec::with_capacity(occurrences.len() * PAIR_BYTES);
+    append_occurrences(&mut bytes, occurrences);
+    bytes
+}
+
+/// Appends [`encode_occurrences`]'s bytes of `occurrences` to `bytes`.
+pub fn append_occurrences(bytes: &mut Vec<u8>, occurrences: &[Occurrence]) {
+    for occurrence in occurrences {
+        bytes.extend_from_slice(&occurrence.field.to_be_bytes());
+        bytes.extend_from_slice(&occurrence.position.to_be_bytes());
+    }
 }
 
 pub fn decode_occurrences(bytes: &[u8]) -> ShardResult<Vec<Occurrence>> {

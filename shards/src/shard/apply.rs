@@ -6,21 +6,22 @@
 //! so after every chunk the trees describe exactly the documents stored so far; a batch whose
 //! uid is not above the applied uid does nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 use storage_engine::{Database, Direction, WriteTransaction};
 
 use super::codec;
+use super::delta::Delta;
 use super::error::{ShardError, ShardResult};
 use super::extract::{Extracted, extract};
 use super::keys::{
-    self, decode_bitmap, decode_string_entry, decode_u64, document_key, encode_bitmap,
-    encode_string_entry, encode_u64,
+    self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
 };
 use super::settings::FacetSettings;
 use super::state::ShardState;
+use super::word_changes::{PairChanges, WordChanges};
 use super::{
     DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FACET_NUMBERS_TREE, FACET_PRESENCE_TREE,
     FACET_STRINGS_TREE, FACET_TREES, FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
@@ -28,10 +29,8 @@ use super::{
 use crate::analysis::{Analyzer, Occurrence, TextSettings, document_words};
 use crate::search::inverted::{
     FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE,
-    WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE, encode_field_lengths, encode_occurrences,
-    position_key, write_pair_key, write_word_slot_key,
+    encode_field_lengths, write_pair_key,
 };
-use crate::search::ranking::bucketed_position;
 
 /// The final effect of a batch on one document of this shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,54 +55,17 @@ pub struct ApplyOutcome {
     pub deleted: u64,
 }
 
-/// Bits added and removed for one facet key during a chunk.
-#[derive(Debug, Default)]
-struct Delta {
-    added: RoaringBitmap,
-    removed: RoaringBitmap,
-    /// For string keys: the original spelling, used when the key is new.
-    original: Option<String>,
-}
-
-impl Delta {
-    fn add(&mut self, document: u32) {
-        self.removed.remove(document);
-        self.added.insert(document);
-    }
-
-    fn remove(&mut self, document: u32) {
-        self.added.remove(document);
-        self.removed.insert(document);
-    }
-
-    fn applied_to(&self, mut bitmap: RoaringBitmap) -> RoaringBitmap {
-        bitmap -= &self.removed;
-        bitmap |= &self.added;
-        bitmap
-    }
-}
-
-/// Key → delta for the word trees: hashed, as every word of every document looks its keys up
-/// (an ordered map spent a third of indexing comparing keys); sorted once when flushed.
-type WordDeltas = HashMap<Vec<u8>, Delta>;
-
-/// Pending changes of the facet trees and the field distribution.
+/// Pending changes of the facet trees, the word trees and the field distribution.
 #[derive(Debug, Default)]
 struct Deltas {
     numbers: BTreeMap<Vec<u8>, Delta>,
     strings: BTreeMap<Vec<u8>, Delta>,
     presence: BTreeMap<Vec<u8>, Delta>,
-    /// Word → documents added and removed (the `word_documents` tree).
-    words: WordDeltas,
-    /// Word ‖ field → documents added and removed (the `word_fields` tree).
-    word_fields: WordDeltas,
-    /// Word ‖ position bucket → documents added and removed (`word_position_buckets`).
-    word_position_buckets: WordDeltas,
-    /// Word ‖ following word → documents added and removed (`word_pairs`).
-    word_pairs: WordDeltas,
-    /// `word_positions` keys to write (`Some`) or delete (`None`), written in key order so a
-    /// word's keys are inserted side by side.
-    positions: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The word trees' changes (`word_documents`, `word_fields`, `word_position_buckets`,
+    /// `word_positions`).
+    words: WordChanges,
+    /// The changes of `word_pairs`.
+    pairs: PairChanges,
     distribution: BTreeMap<String, i64>,
 }
 
@@ -413,33 +375,18 @@ impl PreparedBatch {
             |path| fields.get(path).copied(),
         )
         .map_err(ShardError::Corrupted)?;
+        let mut pair_key = Vec::new();
+        for (left, right) in adjacent_pairs(&words.words) {
+            write_pair_key(&mut pair_key, left, right);
+            self.deltas.pairs.record(&pair_key, id, add);
+        }
+        for (word, occurrences) in words.words {
+            self.deltas.words.record(word, id, &occurrences, add);
+        }
         let transaction = self
             .transaction
             .as_ref()
             .expect("operations run only while the transaction is open");
-        // One key buffer for the whole document: most words already have their delta, so
-        // the lookups allocate nothing.
-        let mut slot_key = Vec::new();
-        for (word, occurrences) in &words.words {
-            change_delta(&mut self.deltas.words, word.as_bytes(), id, add);
-            let (fields, buckets) = word_slots(occurrences);
-            for (slots, deltas) in [
-                (fields, &mut self.deltas.word_fields),
-                (buckets, &mut self.deltas.word_position_buckets),
-            ] {
-                for slot in slots {
-                    write_word_slot_key(&mut slot_key, word, slot);
-                    change_delta(deltas, &slot_key, id, add);
-                }
-            }
-            let key = position_key(word, id);
-            let value = add.then(|| encode_occurrences(occurrences));
-            self.deltas.positions.insert(key, value);
-        }
-        for (left, right) in adjacent_pairs(&words.words) {
-            write_pair_key(&mut slot_key, left, right);
-            change_delta(&mut self.deltas.word_pairs, &slot_key, id, add);
-        }
         let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
         if add && !words.field_lengths.is_empty() {
             lengths.put(
@@ -504,39 +451,6 @@ impl PreparedBatch {
     }
 }
 
-/// Adds (`add`) or removes `id` in the delta of `key`, allocating the key only when the
-/// delta is new.
-fn change_delta(deltas: &mut WordDeltas, key: &[u8], id: u32, add: bool) {
-    let change = |delta: &mut Delta| {
-        if add { delta.add(id) } else { delta.remove(id) }
-    };
-    match deltas.get_mut(key) {
-        Some(delta) => change(delta),
-        None => {
-            let mut delta = Delta::default();
-            change(&mut delta);
-            deltas.insert(key.to_vec(), delta);
-        }
-    }
-}
-
-/// The distinct fields and position buckets of a word's occurrences in one document, each
-/// sorted.
-fn word_slots(occurrences: &[Occurrence]) -> (Vec<u16>, Vec<u16>) {
-    let mut fields: Vec<u16> = occurrences
-        .iter()
-        .map(|occurrence| occurrence.field)
-        .collect();
-    fields.dedup();
-    let mut buckets: Vec<u16> = occurrences
-        .iter()
-        .map(|occurrence| bucketed_position(occurrence.position))
-        .collect();
-    buckets.sort_unstable();
-    buckets.dedup();
-    (fields, buckets)
-}
-
 /// The distinct pairs of words of a document where the second stands right after the first
 /// in one field (what `word_pairs` holds).
 fn adjacent_pairs(words: &BTreeMap<String, Vec<Occurrence>>) -> BTreeSet<(&str, &str)> {
@@ -555,50 +469,19 @@ fn adjacent_pairs(words: &BTreeMap<String, Vec<Occurrence>>) -> BTreeSet<(&str, 
         .map(|pair| (pair[0].2, pair[1].2))
         .collect()
 }
-
-/// The deltas sorted by key, so a tree's keys are written side by side.
-fn in_key_order(deltas: WordDeltas) -> Vec<(Vec<u8>, Delta)> {
-    let mut entries: Vec<(Vec<u8>, Delta)> = deltas.into_iter().collect();
-    entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
-    entries
-}
-
 /// Writes the pending deltas into the trees and empties them.
 fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
+    deltas.words.write(transaction)?;
+    deltas.pairs.write(transaction)?;
     let deltas = std::mem::take(deltas);
+    let mut buffer = Vec::new();
     for (name, entries) in [
-        (FACET_NUMBERS_TREE, deltas.numbers.into_iter().collect()),
-        (FACET_PRESENCE_TREE, deltas.presence.into_iter().collect()),
-        (WORD_DOCUMENTS_TREE, in_key_order(deltas.words)),
-        (WORD_FIELDS_TREE, in_key_order(deltas.word_fields)),
-        (
-            WORD_POSITION_BUCKETS_TREE,
-            in_key_order(deltas.word_position_buckets),
-        ),
-        (WORD_PAIRS_TREE, in_key_order(deltas.word_pairs)),
+        (FACET_NUMBERS_TREE, deltas.numbers),
+        (FACET_PRESENCE_TREE, deltas.presence),
     ] {
-        let entries: Vec<(Vec<u8>, Delta)> = entries;
         let tree = transaction.create_tree(name)?;
         for (key, delta) in entries {
-            let current = match tree.get(&key)? {
-                Some(bytes) => decode_bitmap(&bytes)?,
-                None => RoaringBitmap::new(),
-            };
-            let updated = delta.applied_to(current);
-            if updated.is_empty() {
-                tree.delete(&key)?;
-            } else {
-                tree.put(&key, &encode_bitmap(&updated))?;
-            }
-        }
-    }
-    let positions = transaction.create_tree(WORD_POSITIONS_TREE)?;
-    for (key, value) in deltas.positions {
-        match value {
-            Some(value) => positions.put(&key, &value)?,
-            None => {
-                positions.delete(&key)?;
-            }
+            delta.merge_into(&tree, &key, &mut buffer)?;
         }
     }
     let strings = transaction.create_tree(FACET_STRINGS_TREE)?;

@@ -85,7 +85,7 @@ const SINGLE_ID_BYTES: usize = 4;
 
 /// Appends `bitmap`'s stored form to `bytes`: the id alone when it holds one, else its
 /// roaring serialization.
-fn write_bitmap(bitmap: &RoaringBitmap, bytes: &mut Vec<u8>) {
+pub fn write_bitmap(bitmap: &RoaringBitmap, bytes: &mut Vec<u8>) {
     if let (1, Some(id)) = (bitmap.len(), bitmap.min()) {
         bytes.extend_from_slice(&id.to_be_bytes());
         return;

@@ -26,6 +26,7 @@
 mod apply;
 mod codec;
 mod commit_view;
+mod delta;
 mod error;
 mod extract;
 pub(crate) mod facet_source;
@@ -35,6 +36,7 @@ mod listing;
 mod settings;
 mod snapshot;
 mod state;
+mod word_changes;
 
 use std::path::Path;
 

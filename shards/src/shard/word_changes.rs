@@ -1,0 +1,368 @@
+//! The inverted index's pending changes, gathered per word in memory while documents are
+//! applied and written to the word trees once per flush, each tree in its key order:
+//! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_positions`
+//! (word ‖ `0xFF` ‖ slot or internal id); `word_pairs` (word ‖ `0xFF` ‖ following word) from
+//! its own changes per pair key.
+//!
+//! A document's words are only recorded (one hash of each word, one push of its change);
+//! the postings of every key are worked out when written, from the changes sorted by
+//! document: per key, the last change of a document that touches the key decides whether the
+//! document is in it, exactly as applying the documents one by one would.
+//!
+//! Invariants: a word's changes are kept in operation order until written (the sort by
+//! document is stable); the bytes written are those of [`crate::search::inverted`]'s
+//! encodings and of [`super::keys::encode_bitmap`].
+
+use std::cmp::Ordering;
+use std::ops::Range;
+
+use roaring::RoaringBitmap;
+use rustc_hash::FxHashMap;
+use storage_engine::{WriteTransaction, WriteTree};
+
+use super::error::ShardResult;
+use super::keys::{decode_bitmap, write_bitmap};
+use crate::analysis::Occurrence;
+use crate::search::inverted::{
+    PositionKeys, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE,
+    WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE, append_occurrences, write_word_slot_key,
+};
+use crate::search::ranking::bucketed_position;
+
+/// One document's word added or removed: the occurrences of the word in the document (a
+/// range of [`WordChanges::occurrences`]), whose fields and position buckets the change
+/// touches.
+#[derive(Debug, Clone)]
+struct Change {
+    document: u32,
+    add: bool,
+    occurrences: Range<usize>,
+}
+
+/// The documents a flush adds to and removes from one key, each ascending and disjoint.
+#[derive(Debug, Default)]
+struct Postings {
+    added: Vec<u32>,
+    removed: Vec<u32>,
+}
+
+impl Postings {
+    /// Records that `document` (not below any document recorded before) is in the key
+    /// (`add`) or not; a later mark of the same document replaces the earlier one.
+    fn mark(&mut self, document: u32, add: bool) {
+        if self.added.last() == Some(&document) {
+            if add {
+                return;
+            }
+            self.added.pop();
+        } else if self.removed.last() == Some(&document) {
+            if !add {
+                return;
+            }
+            self.removed.pop();
+        }
+        if add {
+            self.added.push(document);
+        } else {
+            self.removed.push(document);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.added.clear();
+        self.removed.clear();
+    }
+
+    /// Applies the postings to the bitmap stored under `key` in `tree` (absent is empty): an
+    /// emptied bitmap deletes the key. `buffer` is reused for the encoding.
+    fn merge_into(
+        &self,
+        tree: &WriteTree<'_>,
+        key: &[u8],
+        buffer: &mut Vec<u8>,
+    ) -> ShardResult<()> {
+        let mut bitmap = match tree.get(key)? {
+            Some(bytes) => decode_bitmap(&bytes)?,
+            None => RoaringBitmap::new(),
+        };
+        for document in &self.removed {
+            bitmap.remove(*document);
+        }
+        // New documents usually come after every stored one: appended without a search.
+        if bitmap.append(self.added.iter().copied()).is_err() {
+            bitmap.extend(self.added.iter().copied());
+        }
+        if bitmap.is_empty() {
+            tree.delete(key)?;
+            return Ok(());
+        }
+        buffer.clear();
+        write_bitmap(&bitmap, buffer);
+        tree.put(key, buffer)?;
+        Ok(())
+    }
+}
+
+/// The postings of one word's slots (field ids or position buckets), by slot; a word has
+/// few, so a short list beats a map. Entries past `used` are spare (cleared) buffers.
+#[derive(Debug, Default)]
+struct SlotPostings {
+    slots: Vec<(u16, Postings)>,
+    used: usize,
+}
+
+impl SlotPostings {
+    fn mark(&mut self, slot: u16, document: u32, add: bool) {
+        let index = match self.slots[..self.used]
+            .iter()
+            .position(|(existing, _)| *existing == slot)
+        {
+            Some(index) => index,
+            None => {
+                if self.used == self.slots.len() {
+                    self.slots.push((slot, Postings::default()));
+                }
+                self.slots[self.used].0 = slot;
+                self.used += 1;
+                self.used - 1
+            }
+        };
+        self.slots[index].1.mark(document, add);
+    }
+
+    /// The used slots in slot order.
+    fn sorted(&mut self) -> &[(u16, Postings)] {
+        let used = &mut self.slots[..self.used];
+        used.sort_unstable_by_key(|(slot, _)| *slot);
+        used
+    }
+
+    fn clear(&mut self) {
+        for (_, postings) in &mut self.slots[..self.used] {
+            postings.clear();
+        }
+        self.used = 0;
+    }
+}
+
+/// The pending changes of the word trees.
+#[derive(Debug, Default)]
+pub(super) struct WordChanges {
+    /// Word → its changes, in operation order.
+    words: FxHashMap<Box<str>, Vec<Change>>,
+    /// The occurrences of every change, back to back.
+    occurrences: Vec<Occurrence>,
+}
+
+/// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
+/// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
+fn terminated_order(left: &str, right: &str) -> Ordering {
+    let (left, right) = (left.as_bytes(), right.as_bytes());
+    let common = left.len().min(right.len());
+    match left[..common].cmp(&right[..common]) {
+        Ordering::Equal => right.len().cmp(&left.len()),
+        different => different,
+    }
+}
+
+/// The changes of one document: the run starting at `start` (changes sorted by document).
+fn document_run(changes: &[Change], start: usize) -> Range<usize> {
+    let document = changes[start].document;
+    let length = changes[start..]
+        .iter()
+        .take_while(|change| change.document == document)
+        .count();
+    start..start + length
+}
+
+/// Reused buffers of a flush.
+#[derive(Default)]
+struct Scratch {
+    documents: Postings,
+    fields: SlotPostings,
+    buckets: SlotPostings,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl WordChanges {
+    /// Adds (`add`) or removes the occurrences of `word` in `document` (sorted by field, then
+    /// position).
+    pub fn record(&mut self, word: String, document: u32, occurrences: &[Occurrence], add: bool) {
+        let start = self.occurrences.len();
+        self.occurrences.extend_from_slice(occurrences);
+        let change = Change {
+            document,
+            add,
+            occurrences: start..self.occurrences.len(),
+        };
+        match self.words.get_mut(word.as_str()) {
+            Some(changes) => changes.push(change),
+            None => {
+                self.words.insert(word.into_boxed_str(), vec![change]);
+            }
+        }
+    }
+
+    /// Writes every pending change into the word trees and empties the changes.
+    pub fn write(&mut self, transaction: &WriteTransaction) -> ShardResult<()> {
+        if self.words.is_empty() {
+            return Ok(());
+        }
+        let occurrences = std::mem::take(&mut self.occurrences);
+        let mut entries: Vec<(Box<str>, Vec<Change>)> =
+            std::mem::take(&mut self.words).into_iter().collect();
+        let mut scratch = Scratch::default();
+        entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+        let tree = transaction.create_tree(WORD_DOCUMENTS_TREE)?;
+        for (word, changes) in &mut entries {
+            if !changes.is_sorted_by_key(|change| change.document) {
+                // Stable: a document's changes stay in operation order.
+                changes.sort_by_key(|change| change.document);
+            }
+            scratch.documents.clear();
+            let mut start = 0;
+            while start < changes.len() {
+                let run = document_run(changes, start);
+                let last = &changes[run.end - 1];
+                scratch.documents.mark(last.document, last.add);
+                start = run.end;
+            }
+            scratch
+                .documents
+                .merge_into(&tree, word.as_bytes(), &mut scratch.value)?;
+        }
+        entries.sort_unstable_by(|left, right| terminated_order(&left.0, &right.0));
+        let trees = SlotTrees {
+            fields: transaction.create_tree(WORD_FIELDS_TREE)?,
+            buckets: transaction.create_tree(WORD_POSITION_BUCKETS_TREE)?,
+            positions: transaction.create_tree(WORD_POSITIONS_TREE)?,
+        };
+        for (word, changes) in &entries {
+            trees.write_word(word, changes, &occurrences, &mut scratch)?;
+        }
+        Ok(())
+    }
+}
+
+/// The pending changes of `word_pairs`: per pair key, the documents added and removed, in
+/// operation order (written like the word trees: per key, a document's last change decides).
+#[derive(Debug, Default)]
+pub(super) struct PairChanges {
+    pairs: FxHashMap<Box<[u8]>, Vec<(u32, bool)>>,
+}
+
+impl PairChanges {
+    /// Adds (`add`) or removes `document` in the pair `key`.
+    pub fn record(&mut self, key: &[u8], document: u32, add: bool) {
+        match self.pairs.get_mut(key) {
+            Some(changes) => changes.push((document, add)),
+            None => {
+                self.pairs.insert(key.into(), vec![(document, add)]);
+            }
+        }
+    }
+
+    /// Writes every pending change into `word_pairs` (created even when there is none, so
+    /// that a shard with words always has the tree) and empties the changes.
+    pub fn write(&mut self, transaction: &WriteTransaction) -> ShardResult<()> {
+        let tree = transaction.create_tree(WORD_PAIRS_TREE)?;
+        let mut entries: Vec<(Box<[u8]>, Vec<(u32, bool)>)> =
+            std::mem::take(&mut self.pairs).into_iter().collect();
+        entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+        let mut postings = Postings::default();
+        let mut value = Vec::new();
+        for (key, mut changes) in entries {
+            if !changes.is_sorted_by_key(|(document, _)| *document) {
+                // Stable: a document's changes stay in operation order.
+                changes.sort_by_key(|(document, _)| *document);
+            }
+            postings.clear();
+            for run in changes.chunk_by(|left, right| left.0 == right.0) {
+                if let Some(&(document, add)) = run.last() {
+                    postings.mark(document, add);
+                }
+            }
+            postings.merge_into(&tree, &key, &mut value)?;
+        }
+        Ok(())
+    }
+}
+
+/// The trees keyed by word ‖ `0xFF` ‖ suffix.
+struct SlotTrees<'t> {
+    fields: WriteTree<'t>,
+    buckets: WriteTree<'t>,
+    positions: WriteTree<'t>,
+}
+
+impl SlotTrees<'_> {
+    /// Writes the slot postings and the positions of `word`, whose `changes` are sorted by
+    /// document.
+    fn write_word(
+        &self,
+        word: &str,
+        changes: &[Change],
+        occurrences: &[Occurrence],
+        scratch: &mut Scratch,
+    ) -> ShardResult<()> {
+        scratch.fields.clear();
+        scratch.buckets.clear();
+        let mut keys = PositionKeys::new(word.as_bytes());
+        let mut start = 0;
+        while start < changes.len() {
+            let run = document_run(changes, start);
+            for change in &changes[run.clone()] {
+                for occurrence in &occurrences[change.occurrences.clone()] {
+                    let (document, add) = (change.document, change.add);
+                    scratch.fields.mark(occurrence.field, document, add);
+                    let bucket = bucketed_position(occurrence.position);
+                    scratch.buckets.mark(bucket, document, add);
+                }
+            }
+            let last = &changes[run.end - 1];
+            let key = keys.of(last.document);
+            if last.add {
+                scratch.value.clear();
+                append_occurrences(&mut scratch.value, &occurrences[last.occurrences.clone()]);
+                self.positions.put(key, &scratch.value)?;
+            } else {
+                self.positions.delete(key)?;
+            }
+            start = run.end;
+        }
+        for (tree, slots) in [
+            (&self.fields, &mut scratch.fields),
+            (&self.buckets, &mut scratch.buckets),
+        ] {
+            for (slot, postings) in slots.sorted() {
+                write_word_slot_key(&mut scratch.key, word, *slot);
+                postings.merge_into(tree, &scratch.key, &mut scratch.value)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminated_order_is_the_byte_order_of_the_words_keys() {
+        let words = ["", "a", "ab", "abc", "abd", "b", "é", "東京"];
+        for left in words {
+            for right in words {
+                let mut left_key = left.as_bytes().to_vec();
+                left_key.push(0xFF);
+                let mut right_key = right.as_bytes().to_vec();
+                right_key.push(0xFF);
+                assert_eq!(
+                    terminated_order(left, right),
+                    left_key.cmp(&right_key),
+                    "{left:?} against {right:?}"
+                );
+            }
+        }
+    }
+}

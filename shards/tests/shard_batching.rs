@@ -1,0 +1,269 @@
+//! Batching never changes what a shard stores: the same operations applied in one batch, one
+//! operation per batch, or in batches and chunks of random sizes leave every tree (documents,
+//! external ids, fields, facets, geo points and the whole inverted index) byte for byte equal,
+//! with replacements, updates, deletions, re-additions and `DeleteAll` mixed in.
+//!
+//! The random operations use a fixed seed (printed; `SHARD_BATCHING_SEED` replaces it,
+//! `SHARD_BATCHING_CASES` sets the number of cases).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use serde_json::{Map, Value, json};
+use shards::analysis::TextSettings;
+use shards::shard::{Operation, Shard};
+use storage_engine::Direction;
+
+const DEFAULT_SEED: u64 = 0xBA7C_4ED5;
+const DEFAULT_CASES: u64 = 3;
+/// Operations of one case.
+const OPERATIONS_PER_CASE: usize = 400;
+/// Distinct external ids, few enough that updates and deletions hit live documents.
+const EXTERNAL_IDS: u64 = 90;
+/// The `meta` record that names the last applied batch (it differs by design).
+const APPLIED_BATCH_RECORD: &[u8] = b"applied_batch";
+const WORDS: [&str; 20] = [
+    "quick",
+    "quack",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "wonder",
+    "ponder",
+    "the",
+    "hello",
+    "help",
+    "helicopter",
+    "sun",
+    "flower",
+    "héllo",
+    "東京",
+    "a",
+    "ab",
+];
+
+fn seed() -> u64 {
+    let seed = std::env::var("SHARD_BATCHING_SEED")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
+    println!("seed: {seed}");
+    seed
+}
+
+fn cases() -> u64 {
+    std::env::var("SHARD_BATCHING_CASES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(DEFAULT_CASES)
+}
+
+/// xorshift64*: small, deterministic.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+
+    /// Up to 40 words, so some words reach the far position buckets.
+    fn text(&mut self) -> String {
+        let longest = if self.below(8) == 0 { 40 } else { 6 };
+        let count = 1 + self.below(longest);
+        (0..count)
+            .map(|_| WORDS[self.below(WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(match self.below(4) {
+                0 => ". ",
+                1 => ", ",
+                _ => " ",
+            })
+    }
+
+    fn document(&mut self, id: u64) -> Map<String, Value> {
+        let mut document = Map::new();
+        document.insert("id".into(), json!(id));
+        document.insert("name".into(), json!(self.text()));
+        if self.below(2) == 0 {
+            document.insert(
+                "summary".into(),
+                json!([self.text(), {"inner": self.text()}]),
+            );
+        }
+        if self.below(3) != 0 {
+            document.insert("year".into(), json!(2000 + self.below(25)));
+        }
+        if self.below(4) == 0 {
+            document.insert("tag".into(), json!(WORDS[self.below(5) as usize]));
+        }
+        if self.below(6) == 0 {
+            document.insert(
+                "_geo".into(),
+                json!({"lat": self.below(90), "lng": self.below(180)}),
+            );
+        }
+        document
+    }
+
+    fn operations(&mut self) -> Vec<Operation> {
+        let mut live: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
+        let mut operations = Vec::with_capacity(OPERATIONS_PER_CASE);
+        for index in 0..OPERATIONS_PER_CASE {
+            let id = self.below(EXTERNAL_IDS);
+            let operation = match self.below(20) {
+                0 if index == OPERATIONS_PER_CASE / 2 => {
+                    live.clear();
+                    Operation::DeleteAll
+                }
+                0..=3 => {
+                    live.remove(&id);
+                    Operation::Delete {
+                        external_id: id.to_string(),
+                    }
+                }
+                4..=6 if live.contains_key(&id) => {
+                    // An update, folded into a whole document as the caller does.
+                    let mut document = live[&id].clone();
+                    document.insert("name".into(), json!(self.text()));
+                    live.insert(id, document.clone());
+                    Operation::Replace {
+                        external_id: id.to_string(),
+                        document,
+                    }
+                }
+                _ => {
+                    let document = self.document(id);
+                    live.insert(id, document.clone());
+                    Operation::Replace {
+                        external_id: id.to_string(),
+                        document,
+                    }
+                }
+            };
+            operations.push(operation);
+        }
+        operations
+    }
+}
+
+fn configured(directory: &tempfile::TempDir, name: &str) -> Shard {
+    let shard = common::open_shard(directory, name);
+    shard
+        .set_facet_settings(
+            &json!(["year", "tag", "_geo"]),
+            &["year".to_owned(), "name".to_owned()],
+        )
+        .expect("facet settings apply");
+    shard
+        .set_text_settings(TextSettings {
+            searchable_attributes: Some(vec!["name".to_owned(), "summary".to_owned()]),
+            stop_words: ["the".to_owned()].into(),
+            ..TextSettings::default()
+        })
+        .expect("text settings apply");
+    shard
+}
+
+/// Tree name → its entries, raw.
+type Dump = BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>>;
+
+/// Every non-empty tree's entries, raw; `meta` without the applied batch uid.
+fn dump(shard: &Shard) -> Dump {
+    let read = shard.database().begin_read();
+    let mut trees = BTreeMap::new();
+    for name in read.tree_names().expect("tree names read") {
+        let tree = read
+            .open_tree(&name)
+            .expect("a listed tree opens")
+            .expect("a listed tree exists");
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = tree
+            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .expect("range reads")
+            .map(|entry| {
+                let (key, value) = entry.expect("entry reads");
+                (key.to_vec(), value.to_vec())
+            })
+            .filter(|(key, _)| !(name == "meta" && key == APPLIED_BATCH_RECORD))
+            .collect();
+        if !entries.is_empty() {
+            trees.insert(name, entries);
+        }
+    }
+    trees
+}
+
+/// Applies `operations` cut into batches of the sizes `next_size` gives; each batch goes in
+/// chunks of up to `chunk` operations.
+fn apply_in_batches(
+    shard: &Shard,
+    operations: &[Operation],
+    mut next_size: impl FnMut() -> usize,
+    chunk: usize,
+) {
+    let mut rest = operations;
+    let mut batch_uid = 1;
+    while !rest.is_empty() {
+        let size = next_size().clamp(1, rest.len());
+        let (batch, after) = rest.split_at(size);
+        let mut prepared = shard.prepare(batch_uid).expect("batch prepares");
+        for part in batch.chunks(chunk.max(1)) {
+            prepared.apply_chunk(part.to_vec()).expect("chunk applies");
+        }
+        prepared.commit().expect("batch commits");
+        rest = after;
+        batch_uid += 1;
+    }
+}
+
+#[test]
+fn one_batch_one_operation_per_batch_and_random_batches_store_the_same_trees() {
+    let mut random = Random(seed() | 1);
+    for case in 0..cases() {
+        let operations = random.operations();
+        let directory = tempfile::tempdir().expect("temporary directory");
+
+        let whole = configured(&directory, "whole.pages");
+        apply_in_batches(&whole, &operations, || usize::MAX, usize::MAX);
+        let expected = dump(&whole);
+        for tree in [
+            "documents",
+            "word_documents",
+            "word_positions",
+            "word_pairs",
+            "facet_numbers",
+        ] {
+            assert!(expected.contains_key(tree), "case {case}: {tree} is filled");
+        }
+
+        let single = configured(&directory, "single.pages");
+        apply_in_batches(&single, &operations, || 1, 1);
+        assert_eq!(
+            dump(&single),
+            expected,
+            "case {case}: one operation per batch"
+        );
+
+        let mut sizes = Random(random.next() | 1);
+        let mixed = configured(&directory, "mixed.pages");
+        let chunk = 1 + sizes.below(16) as usize;
+        apply_in_batches(&mixed, &operations, || 1 + sizes.below(60) as usize, chunk);
+        assert_eq!(dump(&mixed), expected, "case {case}: random batches");
+        let report = mixed
+            .database()
+            .check_integrity()
+            .expect("integrity check runs");
+        println!("case {case}: {report:?}");
+    }
+}
