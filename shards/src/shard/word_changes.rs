@@ -249,8 +249,11 @@ impl WordChanges {
 /// operation order (written like the word trees: per key, a document's last change decides).
 #[derive(Debug, Default)]
 pub(super) struct PairChanges {
-    pairs: FxHashMap<Box<[u8]>, Vec<(u32, bool)>>,
+    pairs: FxHashMap<Box<[u8]>, Vec<DocumentChange>>,
 }
+
+/// A document added (`true`) to or removed from a key.
+type DocumentChange = (u32, bool);
 
 impl PairChanges {
     /// Adds (`add`) or removes `document` in the pair `key`.
@@ -267,8 +270,7 @@ impl PairChanges {
     /// that a shard with words always has the tree) and empties the changes.
     pub fn write(&mut self, transaction: &WriteTransaction) -> ShardResult<()> {
         let tree = transaction.create_tree(WORD_PAIRS_TREE)?;
-        let mut entries: Vec<(Box<[u8]>, Vec<(u32, bool)>)> =
-            std::mem::take(&mut self.pairs).into_iter().collect();
+        let mut entries: Vec<_> = std::mem::take(&mut self.pairs).into_iter().collect();
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let mut postings = Postings::default();
         let mut value = Vec::new();
