@@ -67,6 +67,18 @@ fn assert_ranked(actual: &[(i64, f64)], expected: &[(i64, f64)]) {
     }
 }
 
+/// `page` ranks the documents in `expected` order (external ids), and every smaller page gives
+/// the first hits of that ranking with the same scores.
+fn assert_order_at_every_page_size(shard: &Shard, mut page: SearchQuery, expected: &[i64]) {
+    let full = ranked(shard, &page);
+    let order: Vec<i64> = full.iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, expected);
+    for limit in 1..=expected.len() {
+        page.limit = limit;
+        assert_ranked(&ranked(shard, &page), &full[..limit]);
+    }
+}
+
 #[test]
 fn words_rule_ranks_by_matched_terms_from_the_end() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
@@ -697,18 +709,12 @@ fn a_phrase_ranks_by_its_first_word_at_every_page_size() {
         Some(vec!["name", "summary"]),
         &documents,
     );
-    let mut page = query("\"server to\"");
+    let page = query("\"server to\"");
     // `name` holds the first word of 2 (position 1, but position 0 in `summary`) and 4
     // (position 0); `summary` holds it for 1, 3 and 5 at positions 0, 1 and 2. Document 6
     // has both words, never in the phrase's order.
     let expected = [2, 4, 1, 3, 5];
-    let full = ranked(&shard, &page);
-    let order: Vec<i64> = full.iter().map(|(id, _)| *id).collect();
-    assert_eq!(order, expected);
-    for limit in 1..=expected.len() {
-        page.limit = limit;
-        assert_ranked(&ranked(&shard, &page), &full[..limit]);
-    }
+    assert_order_at_every_page_size(&shard, page, &expected);
 }
 
 /// A page smaller than the bucket: proximity's best sub-bucket holds the documents with the
@@ -734,13 +740,7 @@ fn proximity_counts_an_ngram_as_side_by_side_at_every_page_size() {
     page.matching_strategy = MatchingStrategy::All;
     // Proximity 1 for 3 (the n-gram) and 5; 2 for 2 (reversed) and 4; 3 for 1.
     let expected = [3, 5, 2, 4, 1];
-    let full = ranked(&shard, &page);
-    let order: Vec<i64> = full.iter().map(|(id, _)| *id).collect();
-    assert_eq!(order, expected);
-    for limit in 1..=expected.len() {
-        page.limit = limit;
-        assert_ranked(&ranked(&shard, &page), &full[..limit]);
-    }
+    assert_order_at_every_page_size(&shard, page, &expected);
 }
 
 #[test]
