@@ -15,7 +15,7 @@ use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty, keys_extending};
 use super::occurrences::{phrase_occurrences, word_documents};
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};
-use super::word_pairs::{WordPairs, is_word_pair};
+use super::word_pairs::WordPairs;
 
 /// Per alternative of `term`, the documents of `universe` where it occurs (their union is
 /// where the term occurs).
@@ -47,12 +47,8 @@ pub fn alternative_documents(
                 .map_or_else(RoaringBitmap::new, |documents| documents & universe)
         }
         [Some(word)] => word_documents(read, universe, word)?,
-        phrase if is_word_pair(phrase) => {
-            let [Some(left), Some(right)] = phrase else {
-                return Ok(RoaringBitmap::new());
-            };
-            WordPairs::open(read)?.words(left, right, universe)?
-        }
+        // Two words side by side: their pair alone decides.
+        [Some(left), Some(right)] => WordPairs::open(read)?.words(left, right, universe)?,
         phrase => phrase_occurrences(read, universe, phrase)?
             .into_keys()
             .collect(),

@@ -133,8 +133,3 @@ impl<'t> WordPairs<'t> {
         Ok(candidates)
     }
 }
-
-/// Whether `phrase` is two words side by side, which its pair alone decides.
-pub fn is_word_pair(phrase: &[Option<String>]) -> bool {
-    matches!(phrase, [Some(_), Some(_)])
-}

@@ -280,10 +280,9 @@ impl PairChanges {
                 changes.sort_by_key(|(document, _)| *document);
             }
             postings.clear();
-            for run in changes.chunk_by(|left, right| left.0 == right.0) {
-                if let Some(&(document, add)) = run.last() {
-                    postings.mark(document, add);
-                }
+            // `mark` keeps a document's last change: its changes in operation order suffice.
+            for (document, add) in changes {
+                postings.mark(document, add);
             }
             postings.merge_into(&tree, &key, &mut value)?;
         }
