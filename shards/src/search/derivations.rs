@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use fst::{IntoStreamer, Streamer};
-use levenshtein_automata::{DFA, Distance, LevenshteinAutomatonBuilder};
+use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder};
 
 use crate::analysis::TextSettings;
 
@@ -84,18 +84,17 @@ fn is_number(word: &str) -> bool {
     !word.is_empty() && word.chars().all(|character| character.is_ascii_digit())
 }
 
-/// Walks the words of `dictionary` in `[start, end)` accepted by `dfa`, in byte order,
-/// calling `found(word, distance)` until it returns `false`.
+/// Walks the words of `dictionary` in `[start, end)` accepted by `search`'s automaton, in
+/// byte order, calling `found(word, distance)` until it returns `false`.
 fn walk(
     dictionary: &Dictionary,
-    dfa: &DFA,
+    search: LevenshteinSearch<'_>,
     start: &[u8],
     end: Option<&[u8]>,
     found: &mut dyn FnMut(&[u8], u8) -> bool,
 ) {
-    let search = dictionary
-        .search_with_state(LevenshteinSearch(dfa))
-        .ge(start);
+    let dfa = search.dfa;
+    let search = dictionary.search_with_state(search).ge(start);
     let mut stream = match end {
         Some(end) => search.lt(end).into_stream(),
         None => search.into_stream(),
@@ -203,60 +202,263 @@ fn typo_derivations(
     };
     let first = first_letter(word).as_bytes().to_vec();
     let first_end = prefix_end(&first);
-    let mut one = 0;
-    let mut two = 0;
-    let mut record = |key: &[u8], typos: u8, derivations: &mut WordDerivations| -> bool {
-        let Ok(derived) = std::str::from_utf8(key) else {
-            return true;
-        };
-        if skip_numbers && is_number(derived) {
-            return true;
-        }
-        let counter = if typos == 1 { &mut one } else { &mut two };
-        let limit = if typos == 1 {
-            ONE_TYPO_DERIVATIONS_MAX
-        } else {
-            TWO_TYPOS_DERIVATIONS_MAX
-        };
-        if *counter < limit {
-            *counter += 1;
-            derivations.words.push(Derivation {
-                word: derived.to_owned(),
-                typos,
-                exact: false,
-            });
-        }
-        one < ONE_TYPO_DERIVATIONS_MAX || two < TWO_TYPOS_DERIVATIONS_MAX
+    let mut recorder = TypoRecorder {
+        typos_max,
+        skip_numbers,
+        one: 0,
+        two: 0,
+        derivations,
     };
     // Same first letter: the distance is the number of typos.
     let same_letter = build(typos_max);
     walk(
         dictionary,
-        &same_letter,
+        LevenshteinSearch {
+            dfa: &same_letter,
+            skip_exact_continuations: is_prefix,
+        },
         &first,
         first_end.as_deref(),
-        &mut |key, distance| {
-            if distance == 0 {
-                return true;
-            }
-            record(key, distance, derivations)
-        },
+        &mut |key, distance| distance == 0 || recorder.record(key, distance),
     );
-    if typos_max < 2 {
+    if typos_max < 2 || recorder.two_typos_full() {
         return;
     }
     // Another first letter: one edit, counted as two typos.
     let other_letter = build(1);
     walk(
         dictionary,
-        &other_letter,
+        LevenshteinSearch {
+            dfa: &other_letter,
+            skip_exact_continuations: is_prefix,
+        },
         &[],
         None,
         &mut |key, distance| {
             if key.starts_with(&first) || distance == 0 {
                 return true;
             }
-            record(key, 2, derivations)
+            recorder.record(key, 2);
+            !recorder.two_typos_full()
         },
     );
+}
+
+/// The typo words of one query word, kept to the first [`ONE_TYPO_DERIVATIONS_MAX`] at one
+/// typo and [`TWO_TYPOS_DERIVATIONS_MAX`] at two, in the order the walks find them.
+struct TypoRecorder<'a> {
+    typos_max: u8,
+    skip_numbers: bool,
+    one: usize,
+    two: usize,
+    derivations: &'a mut WordDerivations,
+}
+
+impl TypoRecorder<'_> {
+    /// Records `key` at `typos` unless it is a skipped number or its level is full; returns
+    /// whether a word at any level up to `typos_max` can still be recorded (once not, the
+    /// walk can stop: every later word would be dropped).
+    fn record(&mut self, key: &[u8], typos: u8) -> bool {
+        if let Ok(derived) = std::str::from_utf8(key)
+            && !(self.skip_numbers && is_number(derived))
+        {
+            let (counter, limit) = if typos == 1 {
+                (&mut self.one, ONE_TYPO_DERIVATIONS_MAX)
+            } else {
+                (&mut self.two, TWO_TYPOS_DERIVATIONS_MAX)
+            };
+            if *counter < limit {
+                *counter += 1;
+                self.derivations.words.push(Derivation {
+                    word: derived.to_owned(),
+                    typos,
+                    exact: false,
+                });
+            }
+        }
+        self.one < ONE_TYPO_DERIVATIONS_MAX || (self.typos_max >= 2 && !self.two_typos_full())
+    }
+
+    fn two_typos_full(&self) -> bool {
+        self.two >= TWO_TYPOS_DERIVATIONS_MAX
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Optimal string alignment distance (a transposition of neighbours counts as one edit),
+    /// the distance the automata measure.
+    fn edit_distance(query: &[u8], word: &[u8]) -> usize {
+        let mut rows = vec![vec![0usize; word.len() + 1]; query.len() + 1];
+        for (i, row) in rows.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        for j in 0..=word.len() {
+            rows[0][j] = j;
+        }
+        for i in 1..=query.len() {
+            for j in 1..=word.len() {
+                let substitution = usize::from(query[i - 1] != word[j - 1]);
+                let mut best = (rows[i - 1][j] + 1)
+                    .min(rows[i][j - 1] + 1)
+                    .min(rows[i - 1][j - 1] + substitution);
+                if i > 1 && j > 1 && query[i - 1] == word[j - 2] && query[i - 2] == word[j - 1] {
+                    best = best.min(rows[i - 2][j - 2] + 1);
+                }
+                rows[i][j] = best;
+            }
+        }
+        rows[query.len()][word.len()]
+    }
+
+    /// The typos a derivation counts at a budget of `typos_max`: the edit distance to the
+    /// word, computed here; for a prefix, the distance the prefix automaton reports after
+    /// reading the whole word (it stops improving at the closest prefix it can prove, which is
+    /// what Meilisearch's typo rules count), evaluated word by word instead of by a walk.
+    fn distance(query: &str, word: &str, is_prefix: bool, typos_max: u8) -> usize {
+        if is_prefix {
+            match automaton_builder(typos_max)
+                .build_prefix_dfa(query)
+                .eval(word)
+            {
+                Distance::Exact(typos) => usize::from(typos),
+                Distance::AtLeast(_) => usize::MAX,
+            }
+        } else {
+            edit_distance(query.as_bytes(), word.as_bytes())
+        }
+    }
+
+    /// The derivations by brute force over every dictionary word, with the same caps and order.
+    fn reference(
+        words: &[String],
+        word: &str,
+        is_prefix: bool,
+        typos_max: u8,
+        skip_numbers: bool,
+    ) -> Vec<Derivation> {
+        let mut found = Vec::new();
+        if words.iter().any(|known| known == word) {
+            found.push(Derivation {
+                word: word.to_owned(),
+                typos: 0,
+                exact: true,
+            });
+        }
+        if typos_max == 0 {
+            return found;
+        }
+        let first = word.as_bytes()[0];
+        let mut counts = [0usize; 3];
+        let mut push = |known: &String, typos: u8, found: &mut Vec<Derivation>| {
+            let limit = if typos == 1 {
+                ONE_TYPO_DERIVATIONS_MAX
+            } else {
+                TWO_TYPOS_DERIVATIONS_MAX
+            };
+            if (skip_numbers && is_number(known)) || counts[usize::from(typos)] >= limit {
+                return;
+            }
+            counts[usize::from(typos)] += 1;
+            found.push(Derivation {
+                word: known.clone(),
+                typos,
+                exact: false,
+            });
+        };
+        for known in words.iter().filter(|known| known.as_bytes()[0] == first) {
+            let typos = distance(word, known, is_prefix, typos_max);
+            if (1..=usize::from(typos_max)).contains(&typos) {
+                push(known, typos as u8, &mut found);
+            }
+        }
+        if typos_max >= 2 {
+            for known in words.iter().filter(|known| known.as_bytes()[0] != first) {
+                if distance(word, known, is_prefix, 1) == 1 {
+                    push(known, 2, &mut found);
+                }
+            }
+        }
+        found
+    }
+
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, bound: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) % bound as u64) as usize
+        }
+
+        fn word(&mut self, alphabet: &[u8]) -> String {
+            let length = 1 + self.below(9);
+            (0..length)
+                .map(|_| char::from(alphabet[self.below(alphabet.len())]))
+                .collect()
+        }
+    }
+
+    /// Small alphabets make dense dictionaries, so the caps, the prefix walks' skipped
+    /// subtrees and the early stops are all reached.
+    #[test]
+    fn derivations_equal_a_brute_force_over_the_dictionary() {
+        let mut random = Random(0x5eed);
+        let mut capped = [0usize; 3];
+        for round in 0..40 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"abc1" } else { b"abcde" };
+            let mut words: Vec<String> = (0..200 + random.below(4_000))
+                .map(|_| random.word(alphabet))
+                .collect();
+            words.sort();
+            words.dedup();
+            let dictionary = fst::Set::from_iter(words.iter()).expect("sorted unique words");
+            let mut settings = TextSettings::default();
+            settings.typo_tolerance.disable_on_numbers = round % 4 == 0;
+            for _ in 0..30 {
+                let word = if random.below(3) == 0 {
+                    words[random.below(words.len())].clone()
+                } else {
+                    random.word(alphabet)
+                };
+                let is_prefix = random.below(2) == 0;
+                let typos_max = random.below(3) as u8;
+                let derived = derive_word(&dictionary, &settings, &word, is_prefix, typos_max);
+                let expected = reference(
+                    &words,
+                    &word,
+                    is_prefix,
+                    typos_max,
+                    settings.typo_tolerance.disable_on_numbers,
+                );
+                for typos in 1..=2u8 {
+                    let limit = [0, ONE_TYPO_DERIVATIONS_MAX, TWO_TYPOS_DERIVATIONS_MAX];
+                    let count = expected.iter().filter(|found| found.typos == typos).count();
+                    capped[usize::from(typos)] += usize::from(count == limit[usize::from(typos)]);
+                }
+                let missing: Vec<_> = expected
+                    .iter()
+                    .filter(|derivation| !derived.words.contains(derivation))
+                    .collect();
+                let extra: Vec<_> = derived
+                    .words
+                    .iter()
+                    .filter(|derivation| !expected.contains(derivation))
+                    .collect();
+                assert_eq!(
+                    derived.words, expected,
+                    "round {round}: {word:?} prefix {is_prefix} typos {typos_max}: \
+                     missing {missing:?}, extra {extra:?}"
+                );
+            }
+        }
+        assert!(
+            capped[1] > 0 && capped[2] > 0,
+            "both caps reached: {capped:?}"
+        );
+    }
 }

@@ -32,24 +32,34 @@ pub fn build_dictionary(read: &ReadTransaction) -> ShardResult<Dictionary> {
 }
 
 /// A Levenshtein DFA driving an FST search.
-pub struct LevenshteinSearch<'a>(pub &'a DFA);
+///
+/// With `skip_exact_continuations` (for prefix automata only), a state at distance 0 is a
+/// dead end: a prefix automaton's distance is the smallest over the word's prefixes, so every
+/// word under a node at distance 0 is at distance 0 too, and a typo walk wants none of them
+/// (the words a prefix starts are read separately). Without it, every live state is followed.
+pub struct LevenshteinSearch<'a> {
+    pub dfa: &'a DFA,
+    pub skip_exact_continuations: bool,
+}
 
 impl Automaton for LevenshteinSearch<'_> {
     type State = u32;
 
     fn start(&self) -> u32 {
-        self.0.initial_state()
+        self.dfa.initial_state()
     }
 
     fn is_match(&self, state: &u32) -> bool {
-        matches!(self.0.distance(*state), Distance::Exact(_))
+        matches!(self.dfa.distance(*state), Distance::Exact(_))
     }
 
     fn can_match(&self, state: &u32) -> bool {
         *state != SINK_STATE
+            && !(self.skip_exact_continuations
+                && matches!(self.dfa.distance(*state), Distance::Exact(0)))
     }
 
     fn accept(&self, state: &u32, byte: u8) -> u32 {
-        self.0.transition(*state, byte)
+        self.dfa.transition(*state, byte)
     }
 }
