@@ -14,8 +14,7 @@
 //! typo words are capped ([`ONE_TYPO_DERIVATIONS_MAX`], [`TWO_TYPOS_DERIVATIONS_MAX`]), first
 //! in byte order, as Meilisearch caps them.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::LazyLock;
 
 use fst::{IntoStreamer, Streamer};
 use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder};
@@ -105,52 +104,6 @@ fn walk(
                 return;
             }
         }
-    }
-}
-
-/// Most query words whose derivations one commit remembers; past it the memo starts over.
-pub const DERIVATION_MEMO_ENTRIES_MAX: usize = 1024;
-
-/// What a derivation depends on besides the commit: the word, whether it is a prefix, and
-/// its typo budget.
-type DerivationKey = (String, bool, u8);
-
-/// The derivations already computed on one commit's dictionary and text settings (held by the
-/// commit's view, so it never outlives them): frequent query words are derived once per commit
-/// instead of once per search (a two-typo walk costs about a millisecond).
-#[derive(Default)]
-pub struct DerivationMemo {
-    known: Mutex<HashMap<DerivationKey, Arc<WordDerivations>>>,
-}
-
-impl DerivationMemo {
-    /// [`derive_word`], remembered.
-    pub fn derive(
-        &self,
-        dictionary: &Dictionary,
-        settings: &TextSettings,
-        word: &str,
-        is_prefix: bool,
-        typos_max: u8,
-    ) -> Arc<WordDerivations> {
-        let key = (word.to_owned(), is_prefix, typos_max);
-        if let Some(known) = self.lock().get(&key) {
-            return Arc::clone(known);
-        }
-        let derived = Arc::new(derive_word(
-            dictionary, settings, word, is_prefix, typos_max,
-        ));
-        let mut known = self.lock();
-        if known.len() >= DERIVATION_MEMO_ENTRIES_MAX {
-            known.clear();
-        }
-        known.insert(key, Arc::clone(&derived));
-        derived
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<DerivationKey, Arc<WordDerivations>>> {
-        // A panic while holding the lock leaves whole entries only.
-        self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -53,6 +53,7 @@
 //! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
 mod buckets;
+pub mod derivation_memo;
 pub mod derivations;
 pub mod dictionary;
 pub mod distinct;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::{Analyzer, TextSettings};
 
-use super::derivations::DerivationMemo;
+use super::derivation_memo::DerivationMemo;
 use super::dictionary::Dictionary;
 use super::query::{QueryTerm, TermKind};
 

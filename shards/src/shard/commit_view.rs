@@ -23,7 +23,7 @@ use super::FIELDS_TREE;
 use super::error::{ShardError, ShardResult};
 use super::state::ShardState;
 use crate::analysis::Analyzer;
-use crate::search::derivations::DerivationMemo;
+use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::terms::{Synonyms, normalized_synonyms};

@@ -22,7 +22,7 @@ use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_TREE};
 use crate::analysis::{Analyzer, TextSettings};
-use crate::search::derivations::DerivationMemo;
+use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::Dictionary;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::terms::Synonyms;

@@ -1,0 +1,158 @@
+//! The typo derivations already worked out on one commit's dictionary, so that a query word
+//! is derived once per commit rather than once per search: a derivation walks the dictionary
+//! with a Levenshtein automaton (tens of microseconds at one typo, about a millisecond at two),
+//! and a search derives each query word on every shard.
+//!
+//! The memo is a two-generation cache bounded in bytes: entries go to the current generation;
+//! when it would pass [`GENERATION_BYTES_MAX`] it becomes the previous one (the older previous
+//! generation is dropped) and a new one starts. A word found in the previous generation moves
+//! back to the current one, so words searched again and again stay while a stream of one-off
+//! words evicts only other one-off words.
+//!
+//! Invariants: the memo lives in a commit's view ([`crate::shard::ShardSnapshot`] shares it),
+//! so an entry never outlives the dictionary and text settings it was derived from; an entry
+//! is exactly what [`derive_word`] returns for its key; the bytes counted for a generation
+//! are an estimate of the heap it holds and never exceed [`GENERATION_BYTES_MAX`] plus one
+//! entry.
+
+use std::collections::HashMap;
+use std::mem::size_of;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::analysis::TextSettings;
+
+use super::derivations::{Derivation, WordDerivations, derive_word};
+use super::dictionary::Dictionary;
+
+/// Most bytes (estimated) of derivations one generation holds; the memo holds at most two.
+pub const GENERATION_BYTES_MAX: usize = 4 << 20;
+
+/// What a derivation depends on besides the commit: the word, whether it is a prefix, and
+/// its typo budget.
+type DerivationKey = (String, bool, u8);
+
+type Generation = HashMap<DerivationKey, Arc<WordDerivations>>;
+
+#[derive(Default)]
+struct Generations {
+    current: Generation,
+    current_bytes: usize,
+    previous: Generation,
+}
+
+/// The derivations known on one commit.
+#[derive(Default)]
+pub struct DerivationMemo {
+    generations: Mutex<Generations>,
+}
+
+impl DerivationMemo {
+    /// [`derive_word`], remembered.
+    pub fn derive(
+        &self,
+        dictionary: &Dictionary,
+        settings: &TextSettings,
+        word: &str,
+        is_prefix: bool,
+        typos_max: u8,
+    ) -> Arc<WordDerivations> {
+        let key = (word.to_owned(), is_prefix, typos_max);
+        if let Some(known) = self.lock().find(&key) {
+            return known;
+        }
+        let derived = Arc::new(derive_word(
+            dictionary, settings, word, is_prefix, typos_max,
+        ));
+        self.lock().insert(key, Arc::clone(&derived));
+        derived
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Generations> {
+        // A panic while holding the lock leaves whole entries only.
+        self.generations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Generations {
+    /// The entry of `key`, moved to the current generation when found in the previous one.
+    fn find(&mut self, key: &DerivationKey) -> Option<Arc<WordDerivations>> {
+        if let Some(known) = self.current.get(key) {
+            return Some(Arc::clone(known));
+        }
+        let (key, known) = self.previous.remove_entry(key)?;
+        self.insert(key, Arc::clone(&known));
+        Some(known)
+    }
+
+    fn insert(&mut self, key: DerivationKey, derived: Arc<WordDerivations>) {
+        let bytes = entry_bytes(&key, &derived);
+        if self.current_bytes + bytes > GENERATION_BYTES_MAX && !self.current.is_empty() {
+            self.previous = std::mem::take(&mut self.current);
+            self.current_bytes = 0;
+        }
+        self.current_bytes += bytes;
+        self.current.insert(key, derived);
+    }
+}
+
+/// An estimate of the heap one entry holds: its key, the map slot, and each derived word.
+fn entry_bytes(key: &DerivationKey, derived: &WordDerivations) -> usize {
+    let words: usize = derived
+        .words
+        .iter()
+        .map(|derivation| size_of::<Derivation>() + derivation.word.len())
+        .sum();
+    let phrases: usize = derived
+        .phrases
+        .iter()
+        .flatten()
+        .map(|word| size_of::<Option<String>>() + word.as_ref().map_or(0, String::len))
+        .sum();
+    key.0.len()
+        + size_of::<(DerivationKey, Arc<WordDerivations>)>()
+        + size_of::<WordDerivations>()
+        + words
+        + phrases
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(word: &str) -> (DerivationKey, Arc<WordDerivations>) {
+        let derived = WordDerivations {
+            words: vec![Derivation {
+                word: word.to_owned(),
+                typos: 0,
+                exact: true,
+            }],
+            phrases: Vec::new(),
+        };
+        ((word.to_owned(), false, 0), Arc::new(derived))
+    }
+
+    #[test]
+    fn a_word_found_again_survives_a_stream_of_new_words() {
+        let mut generations = Generations::default();
+        let (kept_key, kept) = entry("kept");
+        generations.insert(kept_key.clone(), kept);
+        let per_entry = generations.current_bytes;
+        let entries_per_generation = GENERATION_BYTES_MAX / per_entry;
+        for round in 0..5 * entries_per_generation {
+            let (key, derived) = entry(&format!("w{round:07}"));
+            generations.insert(key, derived);
+            if round % (entries_per_generation / 2) == 0 {
+                assert!(generations.find(&kept_key).is_some(), "round {round}");
+            }
+            assert!(generations.current_bytes <= GENERATION_BYTES_MAX);
+        }
+        assert!(generations.find(&kept_key).is_some());
+        let (first_key, _) = entry("w0000000");
+        assert!(
+            generations.find(&first_key).is_none(),
+            "an entry never found again is dropped after two generations"
+        );
+    }
+}
