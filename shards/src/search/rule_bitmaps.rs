@@ -59,6 +59,10 @@ pub struct BucketCosts<'a> {
     kept: &'a Kept,
     /// Per kept term (in `kept.terms` order), its fewest typos.
     typos: Vec<TermCosts>,
+    /// Per kept term, per alternative, the documents of the words bucket where the
+    /// alternative is one of the term's fewest-typo matches: the only documents its fields
+    /// and positions can rank (empty for most typo alternatives, whose slots are then not read).
+    ranked_by: Vec<Vec<RoaringBitmap>>,
     attribute: OnceCell<Vec<TermCosts>>,
     position: OnceCell<Vec<TermCosts>>,
     /// Per kept term, per alternative, its documents per field, read once.
@@ -82,12 +86,15 @@ impl<'a> BucketCosts<'a> {
         bucket: &RoaringBitmap,
     ) -> ShardResult<BucketCosts<'a>> {
         let mut typos = Vec::with_capacity(kept.terms.len());
+        let mut ranked_by = Vec::with_capacity(kept.terms.len());
         for &term in &kept.terms {
             let documents = alternatives
                 .get(term)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            typos.push(typo_levels(bucket, &resolved[term], documents));
+            let levels = typo_levels(bucket, &resolved[term], documents);
+            ranked_by.push(at_own_level(&resolved[term], documents, &levels));
+            typos.push(levels);
         }
         Ok(BucketCosts {
             read,
@@ -96,6 +103,7 @@ impl<'a> BucketCosts<'a> {
             resolved,
             kept,
             typos,
+            ranked_by,
             attribute: OnceCell::new(),
             position: OnceCell::new(),
             field_slots: OnceCell::new(),
@@ -273,17 +281,15 @@ impl<'a> BucketCosts<'a> {
         };
         if cell.get().is_none() {
             let mut all = Vec::with_capacity(self.kept.terms.len());
-            for (&term, levels) in self.kept.terms.iter().zip(&self.typos) {
-                let within: RoaringBitmap = levels.iter().map(|(_, documents)| documents).union();
+            for (&term, ranked_by) in self.kept.terms.iter().zip(&self.ranked_by) {
                 let mut per_alternative = Vec::new();
-                for alternative in &self.resolved[term].alternatives {
-                    per_alternative.push(slot_bitmaps(
-                        self.read,
-                        self.prefixes,
-                        tree,
-                        alternative,
-                        &within,
-                    )?);
+                for (alternative, within) in self.resolved[term].alternatives.iter().zip(ranked_by)
+                {
+                    per_alternative.push(if within.is_empty() {
+                        Slots::new()
+                    } else {
+                        slot_bitmaps(self.read, self.prefixes, tree, alternative, within)?
+                    });
                 }
                 all.push(per_alternative);
             }
@@ -304,6 +310,26 @@ fn typo_levels(
         *by_typos.entry(u32::from(alternative.typos)).or_default() |= documents & bucket;
     }
     lowest_costs(by_typos)
+}
+
+/// Per alternative of `term`, its documents among those where its number of typos is the
+/// term's fewest (`levels`, from [`typo_levels`]).
+fn at_own_level(
+    term: &ResolvedTerm,
+    documents: &[RoaringBitmap],
+    levels: &TermCosts,
+) -> Vec<RoaringBitmap> {
+    term.alternatives
+        .iter()
+        .zip(documents)
+        .map(|(alternative, documents)| {
+            levels
+                .iter()
+                .find(|(typos, _)| *typos == u32::from(alternative.typos))
+                .map(|(_, at_level)| documents & at_level)
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Makes "documents with some occurrence at this cost" disjoint: each document keeps its
