@@ -23,8 +23,8 @@ use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
 use super::occurrences::{
-    DocumentOccurrences, SearchedFields, TermOccurrence, collect_occurrences, phrase_occurrences,
-    searched_fields, word_documents,
+    DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
+    collect_occurrences, phrase_occurrences, searched_fields, word_documents,
 };
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::{Kept, RankingContext};
@@ -203,7 +203,13 @@ impl ShardSnapshot {
                 };
                 selected.extend(refiner.select(bucket, needed - selected.documents.len())?);
             }
-            let occurrences = collect_occurrences(read, &selected.documents, &resolved, &fields)?;
+            let occurrences = collect_known_occurrences(
+                read,
+                &selected.documents,
+                &resolved,
+                &alternatives,
+                &fields,
+            )?;
             let limits = RankLimits {
                 ranked_steps: selected.ranked_steps(),
                 deadline: None,

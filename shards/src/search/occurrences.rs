@@ -118,9 +118,48 @@ pub fn collect_occurrences(
     terms: &[ResolvedTerm],
     fields: &SearchedFields,
 ) -> ShardResult<DocumentOccurrences> {
+    collect_within(read, universe, terms, None, fields)
+}
+
+/// [`collect_occurrences`] when the documents of each alternative are known already:
+/// `known[term][alternative]` holds every document of `universe` where that alternative
+/// occurs (the search's per-alternative documents). An alternative found in none of them is
+/// not read at all (most typo alternatives, once a page of documents is chosen), and the
+/// others are read only in the documents they hold.
+pub fn collect_known_occurrences(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    terms: &[ResolvedTerm],
+    known: &[Vec<RoaringBitmap>],
+    fields: &SearchedFields,
+) -> ShardResult<DocumentOccurrences> {
+    collect_within(read, universe, terms, Some(known), fields)
+}
+
+fn collect_within(
+    read: &ReadTransaction,
+    universe: &RoaringBitmap,
+    terms: &[ResolvedTerm],
+    known: Option<&[Vec<RoaringBitmap>]>,
+    fields: &SearchedFields,
+) -> ShardResult<DocumentOccurrences> {
     let mut documents = DocumentOccurrences::new();
     for (index, term) in terms.iter().enumerate() {
         for (alternative, found) in term.alternatives.iter().enumerate() {
+            let holding = known
+                .and_then(|known| known.get(index))
+                .and_then(|known| known.get(alternative));
+            let narrowed;
+            let universe = match holding {
+                Some(holding) => {
+                    narrowed = holding & universe;
+                    if narrowed.is_empty() {
+                        continue;
+                    }
+                    &narrowed
+                }
+                None => universe,
+            };
             let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
             let (spans, anchors) = match found.words.as_slice() {
                 [Some(word)] if found.prefix => (prefix_occurrences(read, universe, word)?, None),

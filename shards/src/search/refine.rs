@@ -30,7 +30,9 @@ use storage_engine::ReadTransaction;
 use crate::shard::{ShardResult, ShardSnapshot, SortRule};
 
 use super::execute::{DetailSources, FieldLengthsReader};
-use super::occurrences::{DocumentOccurrences, SearchedFields, collect_occurrences};
+use super::occurrences::{
+    DocumentOccurrences, SearchedFields, collect_known_occurrences, collect_occurrences,
+};
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
 use super::score::{ScoreDetail, compare_details};
@@ -119,19 +121,24 @@ pub struct OccurrenceCache {
 }
 
 impl OccurrenceCache {
-    /// Reads the occurrences of `terms` in the documents of `bucket` not read yet.
+    /// Reads the occurrences of `terms` in the documents of `bucket` not read yet (`known`:
+    /// each alternative's documents, when `terms` are the search's resolved terms).
     fn read(
         &self,
         read: &ReadTransaction,
         bucket: &RoaringBitmap,
         terms: &[ResolvedTerm],
+        known: Option<&[Vec<RoaringBitmap>]>,
         fields: &SearchedFields,
     ) -> ShardResult<()> {
         let missing = bucket - &*self.documents.borrow();
         if missing.is_empty() {
             return Ok(());
         }
-        let found = collect_occurrences(read, &missing, terms, fields)?;
+        let found = match known {
+            Some(known) => collect_known_occurrences(read, &missing, terms, known, fields)?,
+            None => collect_occurrences(read, &missing, terms, fields)?,
+        };
         self.found.borrow_mut().extend(found);
         *self.documents.borrow_mut() |= missing;
         Ok(())
@@ -338,12 +345,17 @@ impl Refiner<'_> {
             Step::Exactness => {
                 let exact = self.exact_terms.get_or_init(|| exact_terms(self.resolved));
                 self.exact_occurrences
-                    .read(self.read, bucket, exact, self.fields)?;
+                    .read(self.read, bucket, exact, None, self.fields)?;
                 &self.exact_occurrences
             }
             _ => {
-                self.occurrences
-                    .read(self.read, bucket, self.resolved, self.fields)?;
+                self.occurrences.read(
+                    self.read,
+                    bucket,
+                    self.resolved,
+                    Some(self.alternatives),
+                    self.fields,
+                )?;
                 &self.occurrences
             }
         };
