@@ -248,8 +248,8 @@ mod tests {
         for (i, row) in rows.iter_mut().enumerate() {
             row[0] = i;
         }
-        for j in 0..=word.len() {
-            rows[0][j] = j;
+        for (j, cell) in rows[0].iter_mut().enumerate() {
+            *cell = j;
         }
         for i in 1..=query.len() {
             for j in 1..=word.len() {
