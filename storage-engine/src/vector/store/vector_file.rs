@@ -1,7 +1,7 @@
 //! A vector file: a 64-byte header, then fixed-stride records (see `records`) packed densely,
 //! record `r` at byte `VECTOR_FILE_HEADER_BYTES + r * stride` — no page rounding.
 //!
-//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes),
+//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes, 2 centred codes),
 //! dimensions and stride, zero to 64 bytes.
 //!
 //! Crash safety: records are only appended, at numbers at or past the committed record count
@@ -108,6 +108,7 @@ impl VectorFile {
         let kind: u32 = match self.layout.kind {
             PayloadKind::Floats => 0,
             PayloadKind::Codes => 1,
+            PayloadKind::CentredCodes => 2,
         };
         header[12..16].copy_from_slice(&kind.to_le_bytes());
         let dimensions = u32::try_from(self.layout.dimensions).unwrap_or(u32::MAX);
