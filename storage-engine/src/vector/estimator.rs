@@ -62,6 +62,10 @@ pub const FACTOR_BYTES: usize = 2 * size_of::<f32>();
 const TABLE_ENTRIES: usize = 256;
 /// Bits in one code byte.
 const BYTE_BITS: usize = 8;
+/// Slots of a query's direct-mapped cache of centre terms (centre `c` in slot `c % this`;
+/// a power of two): a search meets a few hundred to a few thousand centres, and a collision
+/// only recomputes one dot product.
+pub const CENTRE_TERM_SLOTS: usize = 4_096;
 
 /// The centres of one graph, numbered from 0 in creation order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -363,8 +367,9 @@ pub struct EstimateQuery {
     prepared: Vec<f32>,
     /// One table per code byte.
     tables: Vec<[f32; TABLE_ENTRIES]>,
-    /// `term(c)` of each centre, NaN until first needed.
-    centre_terms: Vec<Cell<f32>>,
+    /// Recently needed `(centre, term(centre))`, slot `centre % CENTRE_TERM_SLOTS`
+    /// (`NO_CENTRE` in an empty slot).
+    centre_terms: Vec<Cell<(u32, f32)>>,
     /// `term` of records without a centre.
     no_centre_term: f32,
 }
@@ -373,6 +378,7 @@ impl EstimateQuery {
     /// Prepares `prepared` (already normalised for cosine) for records coded against
     /// `centres`.
     pub fn new(metric: Metric, prepared: Vec<f32>, centres: &Centres) -> Self {
+        let slots = CENTRE_TERM_SLOTS.min((centres.len() as usize).next_power_of_two());
         let byte_count = code_bytes(prepared.len());
         let mut tables = vec![[0.0_f32; TABLE_ENTRIES]; byte_count];
         for (byte, table) in tables.iter_mut().enumerate() {
@@ -395,7 +401,7 @@ impl EstimateQuery {
         Self {
             metric,
             tables,
-            centre_terms: (0..centres.len()).map(|_| Cell::new(f32::NAN)).collect(),
+            centre_terms: vec![Cell::new((NO_CENTRE, 0.0)); slots],
             no_centre_term,
             prepared,
         }
@@ -422,9 +428,10 @@ impl EstimateQuery {
         if centre == NO_CENTRE {
             return self.no_centre_term;
         }
-        let cell = &self.centre_terms[centre as usize];
-        let cached = cell.get();
-        if !cached.is_nan() {
+        let slot = centre as usize & (self.centre_terms.len() - 1);
+        let cell = &self.centre_terms[slot];
+        let (cached_centre, cached) = cell.get();
+        if cached_centre == centre {
             return cached;
         }
         let dot = kernels::dot(&self.prepared, centres.vector(centre));
@@ -432,7 +439,7 @@ impl EstimateQuery {
             Metric::Euclidean => self.no_centre_term - 2.0 * dot,
             _ => -dot,
         };
-        cell.set(term);
+        cell.set((centre, term));
         term
     }
 

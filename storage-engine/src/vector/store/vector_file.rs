@@ -13,6 +13,7 @@
 //! Reads go through the backend's stable mapping (`PageIo::read`), zero-copy. The file backend
 //! also keeps a plain descriptor for batched io_uring reads of records that are not resident.
 
+use super::resident::ResidentPages;
 use super::uring;
 use crate::io::{FileIo, PageIo};
 use crate::vector::error::VectorError;
@@ -41,6 +42,8 @@ pub struct VectorFile {
     layout: RecordLayout,
     direct: Option<File>,
     uring_reads: AtomicU64,
+    /// Pages seen resident (re-scoring checks these before asking the kernel).
+    resident: ResidentPages,
 }
 
 impl VectorFile {
@@ -66,6 +69,7 @@ impl VectorFile {
             layout,
             direct,
             uring_reads: AtomicU64::new(0),
+            resident: ResidentPages::new(),
         };
         if file.io.length() == 0 {
             file.io.grow(VECTOR_FILE_HEADER_BYTES)?;
@@ -184,6 +188,12 @@ impl VectorFile {
     /// The descriptor used for batched reads, when the backend is a real file.
     pub fn direct(&self) -> Option<&File> {
         self.direct.as_ref()
+    }
+
+    /// Whether record `record` (its bytes `bytes` in the mapping) is resident, from the memo
+    /// of pages seen resident or from the kernel (see `resident`).
+    pub fn is_record_resident(&self, record: u32, bytes: &[u8]) -> bool {
+        self.resident.check(self.record_offset(record), bytes)
     }
 
     /// Records read through io_uring so far (not resident when needed).
