@@ -32,7 +32,7 @@ use roaring::RoaringBitmap;
 pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
 /// With binary quantization and re-scoring, the beam keeps at least this many candidates per
 /// requested result, and all of them (`max(limit * this, ef)`) are re-scored with full vectors.
-pub const RESCORE_CANDIDATES_PER_RESULT: usize = 20;
+pub const RESCORE_CANDIDATES_PER_RESULT: usize = 40;
 
 /// One query.
 #[derive(Debug, Clone, Copy)]
