@@ -5,7 +5,9 @@
 //!
 //! Usage: `vector_bench --dataset clustered-384|clustered-128 [--vectors N] [--queries N]
 //! [--work DIR] [--hnswlib-script PATH] [--model true] [--cold false] [--quantized false] [--hot-rounds N]
-//! [--sketch false]`.
+//! [--sketch false] [--full-precision false]`.
+//! `--full-precision false` skips the full-precision graph (its hot, filtered, merge and cold
+//! rows): only hnswlib (if asked) and the binary-quantized graph run.
 //! `--sketch false` opens the full-precision graph for the hot and filtered rows without the
 //! readers' distance sketch (`GraphOptions::distance_sketch`).
 //! With `--hot-rounds N` only the hot sweep (N rounds) and the filtered rows run, on the store

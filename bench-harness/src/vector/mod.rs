@@ -36,6 +36,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             quantized: true,
             hot_rounds: 0,
             sketch: true,
+            full_precision: true,
         },
     };
     let mut arguments = arguments.into_iter();
@@ -57,6 +58,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             "--quantized" => config.sections.quantized = value == "true",
             "--hot-rounds" => config.sections.hot_rounds = number()?,
             "--sketch" => config.sections.sketch = value == "true",
+            "--full-precision" => config.sections.full_precision = value == "true",
             _ => return Err(format!("unknown flag {flag}")),
         }
     }

@@ -144,8 +144,8 @@ pub fn run_store(
     }
     let _ = std::fs::remove_dir_all(&paths.directory);
     std::fs::create_dir_all(&paths.directory).map_err(text)?;
-    let float_pages;
-    {
+    let mut float_pages = None;
+    if flags.full_precision {
         let database = Database::open(&paths.pages, options()).map_err(text)?;
         let used_before = database.stats().used_pages;
         let build_time = build(
@@ -180,12 +180,12 @@ pub fn run_store(
         )
         .map_err(text)?;
         let reader = graph.reader(&read).map_err(text)?;
-        float_pages = report_bytes(
+        float_pages = Some(report_bytes(
             &reader,
             &graph,
             (stats.used_pages - used_before) * stats.page_bytes,
             count,
-        )?;
+        )?);
         println!(
             "\n### Hot, single thread, k=10\n\n| ef | recall@10 | QPS (wall) | QPS (thread CPU) | p50 µs | p99 µs |\n|---|---|---|---|---|---|"
         );
@@ -211,12 +211,14 @@ pub fn run_store(
         drop(read);
         merge_cost(&database, &graph, dataset, build_seconds)?;
     }
-    if flags.cold {
+    if flags.cold && flags.full_precision {
         cold(&paths, dataset, truth, parameters)?;
     }
     if flags.quantized {
         let quantized_pages = quantized(&paths, dataset, truth, efs)?;
-        bytes_by_dimensions(float_pages, quantized_pages);
+        if let Some(float_pages) = float_pages {
+            bytes_by_dimensions(float_pages, quantized_pages);
+        }
     }
     Ok(())
 }
@@ -233,6 +235,8 @@ pub struct Sections {
     pub hot_rounds: usize,
     /// Open the full-precision graph with the readers' distance sketch (hot, filtered rows).
     pub sketch: bool,
+    /// Build and measure the full-precision graph (hot, filtered, merge, cold rows).
+    pub full_precision: bool,
 }
 
 /// The A/B mode (`--hot-rounds N`): builds the full-precision graph only when the work
@@ -497,19 +501,21 @@ fn quantized(
     parameters.merge_threshold_vectors = 4_096;
     let database = Database::open(&paths.pages, options()).map_err(text)?;
     let used_before = database.stats().used_pages;
-    let build_seconds = build(
+    let elapsed = build(
         &database,
         &paths.directory,
         QUANTIZED_GRAPH,
         parameters,
         dataset,
-    )?
-    .wall;
+    )?;
+    let build_seconds = elapsed.wall;
     let stats = database.stats();
     let quantized_pages =
         ((stats.used_pages - used_before) * stats.page_bytes) as f64 / dataset.count() as f64;
     println!(
-        "\n## Binary-quantized graph (1-bit codes, Hamming navigation; second graph in the same page store)\n\nbuild: {build_seconds:.1} s ({:.0} vectors/s)\n",
+        "\n## Binary-quantized graph (centred 1-bit codes navigated by asymmetric estimates, links by full-precision distances, re-scoring max(k x {}, ef) candidates; in the same page store)\n\nbuild: {build_seconds:.1} s wall, {:.1} s thread CPU ({:.0} vectors/s wall)\n",
+        storage_engine::vector::searching::RESCORE_CANDIDATES_PER_RESULT,
+        elapsed.cpu,
         dataset.count() as f64 / build_seconds
     );
     let read = database.begin_read();
@@ -523,15 +529,34 @@ fn quantized(
     let reader = graph.reader(&read).map_err(text)?;
     print_memory("after the quantized build");
     let codes = graph.navigation_file().logical_bytes(reader.record_count());
-    println!(
-        "code file: {:.1} bytes per vector; node entries: {:.1} bytes per vector; page store pages: {quantized_pages:.1} bytes per vector\n",
-        codes as f64 / dataset.count() as f64,
-        reader.node_bytes().map_err(text)? as f64 / dataset.count() as f64
-    );
-    println!(
-        "| ef | recall@10 re-scored | QPS re-scored (wall) | (thread CPU) | recall@10 Hamming only | QPS Hamming only (wall) | (thread CPU) |\n|---|---|---|---|---|---|---|"
-    );
+    let count = dataset.count() as f64;
     sweep(&reader, dataset, truth, efs[0], true, None)?;
+    let centres = graph.centre_bytes() as f64;
+    let nodes = reader.node_bytes().map_err(text)? as f64;
+    println!(
+        "code file: {:.1} bytes per vector; centres: {} ({:.1} bytes per vector); node entries: {:.1} bytes per vector; page store pages: {quantized_pages:.1} bytes per vector",
+        codes as f64 / count,
+        graph.centre_bytes() / (4 * dataset.dimensions),
+        centres / count,
+        nodes / count
+    );
+    println!(
+        "resident for navigation (codes + centres + node entries): {:.1} bytes per vector (float vectors are read only to re-score)\n",
+        (codes as f64 + centres + nodes) / count
+    );
+    let default_run = sweep(&reader, dataset, truth, parameters.ef_search, true, None)?;
+    println!(
+        "default parameters (ef_search {}, k=10): recall@10 {:.4}, {:.0} QPS (wall), {:.0} QPS (thread CPU), p50 {:.0} µs, p99 {:.0} µs\n",
+        parameters.ef_search,
+        default_run.recall,
+        default_run.qps,
+        default_run.cpu_qps,
+        percentile(&default_run.latencies, 0.5),
+        percentile(&default_run.latencies, 0.99)
+    );
+    println!(
+        "| ef | recall@10 re-scored | QPS re-scored (wall) | (thread CPU) | recall@10 estimates only | QPS estimates only (wall) | (thread CPU) |\n|---|---|---|---|---|---|---|"
+    );
     for &ef in efs.iter().chain(&QUANTIZED_EXTRA_EF) {
         let rescored = sweep(&reader, dataset, truth, ef, true, None)?;
         let raw = sweep(&reader, dataset, truth, ef, false, None)?;

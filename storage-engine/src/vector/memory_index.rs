@@ -8,6 +8,7 @@
 //! bytes stay until the index is rebuilt).
 
 use super::error::VectorError;
+use super::estimator::{CENTRE_LEVEL_MIN, Centres, local_centre, nearest_centre};
 use super::graph::check::check_graph;
 use super::graph::delete::delete_nodes;
 use super::graph::insert::{insert_node, random_level};
@@ -51,6 +52,8 @@ pub struct MemoryIndex {
     parameters: GraphParameters,
     records: MemoryRecords,
     full: Option<MemoryRecords>,
+    /// Centres of the centred codes (binary quantization with full vectors).
+    centres: Centres,
     links: MemoryLinks,
     record_of_id: HashMap<u32, u32>,
     live_ids: RoaringBitmap,
@@ -63,10 +66,10 @@ impl MemoryIndex {
     /// An empty index.
     pub fn new(parameters: GraphParameters) -> Result<Self, VectorError> {
         parameters.validate()?;
-        let kind = if parameters.binary_quantized {
-            PayloadKind::Codes
-        } else {
-            PayloadKind::Floats
+        let kind = match (parameters.binary_quantized, parameters.keeps_full_vectors()) {
+            (false, _) => PayloadKind::Floats,
+            (true, false) => PayloadKind::Codes,
+            (true, true) => PayloadKind::CentredCodes,
         };
         let layout = RecordLayout {
             kind,
@@ -82,6 +85,7 @@ impl MemoryIndex {
             parameters,
             records: MemoryRecords::new(layout),
             full,
+            centres: Centres::new(parameters.dimensions),
             links: MemoryLinks::new(),
             record_of_id: HashMap::new(),
             live_ids: RoaringBitmap::new(),
@@ -129,10 +133,27 @@ impl MemoryIndex {
         }
         let mut prepared = vector.to_vec();
         self.parameters.metric.prepare(&mut prepared);
-        let record = self.records.push(internal_id, &prepared);
-        if let Some(full) = &mut self.full {
-            full.push(internal_id, &prepared);
-        }
+        let record = match &mut self.full {
+            Some(full) => {
+                let space = Space::new(&*full, self.parameters.metric);
+                let centre = nearest_centre(
+                    &self.links,
+                    &space,
+                    &self.centres,
+                    &prepared,
+                    &mut self.scratch,
+                )?;
+                full.push(internal_id, &prepared);
+                self.records.push_centred(
+                    self.parameters.metric,
+                    internal_id,
+                    &prepared,
+                    &self.centres,
+                    centre,
+                )
+            }
+            None => self.records.push(internal_id, &prepared),
+        };
         self.record_of_id.insert(internal_id, record);
         self.live_ids.insert(internal_id);
         self.buffer.push(record);
@@ -142,16 +163,19 @@ impl MemoryIndex {
         Ok(None)
     }
 
-    /// Links every buffered vector into the graph.
+    /// Links every buffered vector into the graph (by full-precision distances when the full
+    /// vectors are kept; binary-quantized graphs make a centre of every node of level
+    /// `CENTRE_LEVEL_MIN` or more).
     pub fn merge(&mut self) -> Result<MergeReport, VectorError> {
         let nodes_before = self.links.len();
-        let space = Space::new(&self.records, self.parameters.metric);
+        let building = self.full.as_ref().unwrap_or(&self.records);
+        let space = Space::new(building, self.parameters.metric);
         let mut relinked = RoaringBitmap::new();
         let level_factor = self.parameters.level_factor();
         let buffer = std::mem::take(&mut self.buffer);
         for &record in &buffer {
             let level = random_level(&mut self.random, level_factor);
-            insert_node(
+            let found = insert_node(
                 &mut self.links,
                 &space,
                 &self.parameters,
@@ -160,6 +184,12 @@ impl MemoryIndex {
                 &mut self.scratch,
                 &mut relinked,
             )?;
+            if level >= CENTRE_LEVEL_MIN
+                && let Some(full) = &self.full
+            {
+                self.centres
+                    .push(record, &local_centre(full, record, &found));
+            }
         }
         ensure_reachable(
             &mut self.links,
@@ -190,7 +220,8 @@ impl MemoryIndex {
                 graph_records.insert(record);
             }
         }
-        let space = Space::new(&self.records, self.parameters.metric);
+        let building = self.full.as_ref().unwrap_or(&self.records);
+        let space = Space::new(building, self.parameters.metric);
         let mut relinked = RoaringBitmap::new();
         delete_nodes(
             &mut self.links,
@@ -219,6 +250,7 @@ impl MemoryIndex {
             record_of: &record_of,
             record_ids: None,
             sketch: None,
+            centres: &self.centres,
         };
         search_view(&view, request, &mut self.scratch)
     }

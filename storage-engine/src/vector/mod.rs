@@ -2,6 +2,7 @@
 //!
 //! - `distance`, `kernels`, `scalar`: metrics and their SIMD and reference kernels;
 //! - `quantization`: 1-bit codes for binary quantization;
+//! - `estimator`: asymmetric distance estimates from 1-bit codes of residuals from centres;
 //! - `records`: the fixed-stride record layout shared by vector files and memory;
 //! - `graph`: the HNSW algorithm over any node storage (`Links`);
 //! - `searching`: queries, filtered search policy, re-scoring;
@@ -18,6 +19,7 @@
 
 pub mod distance;
 pub mod error;
+pub mod estimator;
 pub mod graph;
 pub mod kernels;
 pub mod memory_index;

@@ -1,13 +1,16 @@
 //! Fixed-stride vector records, as laid out in a vector file and in memory.
 //!
 //! A record is `[internal id: u32 LE][reserved: u32][payload]`, padded to a multiple of 8 bytes;
-//! the payload is either `dimensions` little-endian `f32`s or `code_words(dimensions)`
-//! little-endian `u64` code words. Record `r` starts at `r * stride` from the first record.
+//! the payload is either `dimensions` little-endian `f32`s, `code_words(dimensions)`
+//! little-endian `u64` code words, or (centred codes, see `estimator`) those words followed by
+//! two `f32` correction factors, the reserved word then holding the centre number. Record `r`
+//! starts at `r * stride` from the first record.
 //!
 //! Invariants: `stride % RECORD_ALIGNMENT_BYTES == 0` and every record store hands out record
 //! bytes that start on an 8-byte boundary, so payloads are viewed in place as `&[f32]` or
 //! `&[u64]` without copying (the target is little-endian, checked at compile time).
 
+use super::estimator;
 use super::quantization;
 
 const _: () = assert!(
@@ -27,6 +30,9 @@ pub enum PayloadKind {
     Floats,
     /// 1-bit codes, packed into 64-bit words.
     Codes,
+    /// 1-bit codes of the residual from a centre plus two correction factors (binary
+    /// quantization with a float copy, navigated by asymmetric estimates; see `estimator`).
+    CentredCodes,
 }
 
 /// The shape of the records of one file.
@@ -43,8 +49,14 @@ impl RecordLayout {
     pub fn payload_bytes(&self) -> usize {
         match self.kind {
             PayloadKind::Floats => self.dimensions * size_of::<f32>(),
-            PayloadKind::Codes => quantization::code_words(self.dimensions) * size_of::<u64>(),
+            PayloadKind::Codes => self.code_bytes(),
+            PayloadKind::CentredCodes => self.code_bytes() + estimator::FACTOR_BYTES,
         }
+    }
+
+    /// Bytes of the code words of a code payload.
+    pub fn code_bytes(&self) -> usize {
+        quantization::code_words(self.dimensions) * size_of::<u64>()
     }
 
     /// Bytes from one record to the next.
@@ -84,12 +96,12 @@ pub trait RecordStore {
         view_floats(&bytes[..layout.payload_bytes()])
     }
 
-    /// The code payload of record `record` (layouts of kind `Codes`).
+    /// The code words of record `record` (layouts of kind `Codes` or `CentredCodes`).
     #[inline]
     fn codes(&self, record: u32) -> &[u64] {
         let layout = self.layout();
         let bytes = &self.record_bytes(record)[RECORD_HEADER_BYTES..];
-        view_codes(&bytes[..layout.payload_bytes()])
+        view_codes(&bytes[..layout.code_bytes()])
     }
 }
 
@@ -118,7 +130,8 @@ pub fn view_codes(bytes: &[u8]) -> &[u64] {
 }
 
 /// Encodes one record (`layout.stride()` bytes) for `internal_id` with a float `vector`
-/// (binarised when the layout holds codes).
+/// (binarised when the layout holds codes). Centred codes need their centre: they are encoded
+/// by `estimator::encode_record` (here they panic).
 pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out: &mut Vec<u8>) {
     assert_eq!(
         vector.len(),
@@ -135,6 +148,9 @@ pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out
         PayloadKind::Codes => quantization::encode(vector)
             .iter()
             .for_each(|word| out.extend_from_slice(&word.to_le_bytes())),
+        PayloadKind::CentredCodes => {
+            panic!("centred codes are encoded by estimator::encode_record")
+        }
     }
     out.resize(start + layout.stride(), 0);
 }
@@ -161,6 +177,28 @@ impl MemoryRecords {
     pub fn push(&mut self, internal_id: u32, vector: &[f32]) -> u32 {
         let mut bytes = Vec::with_capacity(self.layout.stride());
         encode_record(self.layout, internal_id, vector, &mut bytes);
+        self.push_encoded(&bytes)
+    }
+
+    /// Appends a centred-code record of the prepared `vector` against centre `centre`.
+    pub fn push_centred(
+        &mut self,
+        metric: super::distance::Metric,
+        internal_id: u32,
+        vector: &[f32],
+        centres: &estimator::Centres,
+        centre: u32,
+    ) -> u32 {
+        let mut bytes = Vec::with_capacity(self.layout.stride());
+        estimator::encode_record(
+            self.layout,
+            metric,
+            internal_id,
+            vector,
+            centres,
+            centre,
+            &mut bytes,
+        );
         self.push_encoded(&bytes)
     }
 

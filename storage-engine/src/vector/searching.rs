@@ -2,6 +2,10 @@
 //! decision for filtered queries, binary-quantization re-scoring, and mapping records back to
 //! internal ids with user distances.
 //!
+//! Binary quantization: the beam holds `max(ef, limit * RESCORE_CANDIDATES_PER_RESULT)`
+//! candidates ranked by estimated (or, for `Hamming`, bit-count) distances, and with
+//! re-scoring all of them are re-ranked by their full vectors.
+//!
 //! Filtered search policy (documented threshold): with `c` matching live ids out of `n` live
 //! vectors, the search is exact (every candidate scored, with full vectors when they exist)
 //! when `c <= max(exact_search_candidates_min, EXACT_SEARCH_SELECTIVITY_MAX * n)` (the first
@@ -14,6 +18,7 @@
 
 use super::distance::Metric;
 use super::error::VectorError;
+use super::estimator::Centres;
 use super::graph::search::{score_records, search};
 use super::graph::visited::SearchScratch;
 use super::graph::{Links, Scored};
@@ -25,8 +30,9 @@ use roaring::RoaringBitmap;
 
 /// Below this fraction of the live vectors a filtered search is exact.
 pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
-/// Hamming candidates re-scored per requested result with binary quantization.
-pub const RESCORE_OVERSAMPLING: usize = 10;
+/// With binary quantization and re-scoring, the beam keeps at least this many candidates per
+/// requested result, and all of them (`max(limit * this, ef)`) are re-scored with full vectors.
+pub const RESCORE_CANDIDATES_PER_RESULT: usize = 40;
 
 /// One query.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +105,8 @@ pub struct SearchView<'a, L: Links, R: RecordStore, F: FullVectors> {
     pub record_ids: Option<&'a [u32]>,
     /// Distance lower bounds for `records` (skips vectors that cannot be results).
     pub sketch: Option<&'a Sketch>,
+    /// The centres of centred-code records (binary quantization with full vectors).
+    pub centres: &'a Centres,
 }
 
 /// Checks a query or stored vector against the graph's dimensions.
@@ -150,7 +158,9 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
     candidates: Option<&RoaringBitmap>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
-    let space = Space::new(view.records, view.parameters.metric).with_sketch(view.sketch);
+    let space = Space::new(view.records, view.parameters.metric)
+        .with_sketch(view.sketch)
+        .with_centres(view.centres);
     let query = space.prepare_query(request.vector);
     let rescoring = request.rescore && view.parameters.binary_quantized && view.full.is_some();
     let mut ef = request
@@ -158,7 +168,7 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
         .unwrap_or(view.parameters.ef_search)
         .max(request.limit);
     if rescoring {
-        ef = ef.max(request.limit * RESCORE_OVERSAMPLING);
+        ef = ef.max(request.limit * RESCORE_CANDIDATES_PER_RESULT);
     }
     let records = view.records;
     let record_ids = view.record_ids.unwrap_or(&[]);
@@ -187,11 +197,7 @@ fn approximate<L: Links, R: RecordStore, F: FullVectors>(
         found = rescore(view.parameters.metric, full, request.vector, &found)?;
     }
     found.truncate(request.limit);
-    Ok(to_hits(
-        view,
-        &found,
-        view.parameters.binary_quantized && !rescoring,
-    ))
+    Ok(to_hits(view, &found))
 }
 
 /// Scores every matching live id exactly (full vectors when available): without binary
@@ -209,7 +215,6 @@ fn exact<L: Links, R: RecordStore, F: FullVectors>(
             records.push(record);
         }
     }
-    let hamming = view.full.is_none() && view.parameters.binary_quantized;
     let scored: Vec<Scored> = match view.full {
         Some(full) if view.parameters.binary_quantized => {
             let scored: Vec<Scored> = records
@@ -227,7 +232,7 @@ fn exact<L: Links, R: RecordStore, F: FullVectors>(
             score_records(&space, &query, &records)
         }
     };
-    Ok(to_hits(view, &nearest(scored, request.limit), hamming))
+    Ok(to_hits(view, &nearest(scored, request.limit)))
 }
 
 /// The `limit` smallest of `scored`, sorted (a selection, then a sort of the few kept).
@@ -260,25 +265,18 @@ fn rescore<F: FullVectors>(
     Ok(rescored)
 }
 
+/// Maps records to hits. Distances are the metric's: exact, or, from a binary-quantized
+/// graph without re-scoring, estimates of it (bit counts for the `Hamming` metric).
 fn to_hits<L: Links, R: RecordStore, F: FullVectors>(
     view: &SearchView<'_, L, R, F>,
     found: &[Scored],
-    hamming: bool,
 ) -> Vec<Hit> {
     let (metric, dimensions) = (view.parameters.metric, view.parameters.dimensions);
     found
         .iter()
-        .map(|scored| {
-            // Without re-scoring, a quantized graph's distances are bit counts.
-            let distance = if hamming {
-                Metric::Hamming.user_distance(scored.distance, dimensions)
-            } else {
-                metric.user_distance(scored.distance, dimensions)
-            };
-            Hit {
-                internal_id: view.records.internal_id(scored.record),
-                distance,
-            }
+        .map(|scored| Hit {
+            internal_id: view.records.internal_id(scored.record),
+            distance: metric.user_distance(scored.distance, dimensions),
         })
         .collect()
 }

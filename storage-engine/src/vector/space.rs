@@ -1,12 +1,14 @@
 //! The space a graph navigates: its records and the distance between them.
 //!
-//! A full-precision graph navigates float records with its metric; a binary-quantized graph
-//! navigates code records with Hamming distance (whatever the user metric), and re-scores its
-//! best candidates with the full vectors afterwards.
+//! A full-precision graph navigates float records with its metric. A binary-quantized graph
+//! navigates code records: plain codes with Hamming distance (the `Hamming` metric), centred
+//! codes with asymmetric estimates of its metric's distance from the float query (`estimator`);
+//! it re-scores its best candidates with the full vectors afterwards.
 //!
 //! Invariant: a `Query` is prepared for the space it is used with (`Space::prepare_query`).
 
 use super::distance::Metric;
+use super::estimator::{Centres, CodedRecord, EstimateQuery};
 use super::kernels;
 use super::quantization;
 use super::records::{PayloadKind, RecordStore};
@@ -22,7 +24,12 @@ pub enum Query {
     Floats(Vec<f32>),
     /// A 1-bit code.
     Codes(Vec<u64>),
+    /// A float query with the lookup tables that estimate distances to centred codes.
+    Estimated(Box<EstimateQuery>),
 }
+
+/// The centres of a space without any.
+static NO_CENTRES: Centres = Centres::empty();
 
 /// Records plus the distance that orders them.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +40,8 @@ pub struct Space<'a, R: RecordStore> {
     pub metric: Metric,
     /// Distance lower bounds for the records (readers' searches; see `sketch`).
     pub sketch: Option<&'a Sketch>,
+    /// The centres centred-code records are coded against (see `estimator`).
+    pub centres: &'a Centres,
 }
 
 impl<'a, R: RecordStore> Space<'a, R> {
@@ -42,7 +51,13 @@ impl<'a, R: RecordStore> Space<'a, R> {
             records,
             metric,
             sketch: None,
+            centres: &NO_CENTRES,
         }
+    }
+
+    /// The same space, with the centres its centred-code records name.
+    pub fn with_centres(self, centres: &'a Centres) -> Self {
+        Self { centres, ..self }
     }
 
     /// The same space, with `sketch` to skip vectors that cannot enter a search's results
@@ -60,6 +75,15 @@ impl<'a, R: RecordStore> Space<'a, R> {
                 Query::Floats(prepared)
             }
             PayloadKind::Codes => Query::Codes(quantization::encode(vector)),
+            PayloadKind::CentredCodes => {
+                let mut prepared = vector.to_vec();
+                self.metric.prepare(&mut prepared);
+                Query::Estimated(Box::new(EstimateQuery::new(
+                    self.metric,
+                    prepared,
+                    self.centres,
+                )))
+            }
         }
     }
 
@@ -71,6 +95,9 @@ impl<'a, R: RecordStore> Space<'a, R> {
                 float_distance(self.metric, vector, self.records.floats(record))
             }
             Query::Codes(code) => kernels::hamming(code, self.records.codes(record)) as f32,
+            Query::Estimated(estimator) => {
+                estimator.estimate(self.centres, self.records.record_bytes(record))
+            }
         }
     }
 
@@ -103,7 +130,23 @@ impl<'a, R: RecordStore> Space<'a, R> {
             PayloadKind::Codes => {
                 kernels::hamming(self.records.codes(left), self.records.codes(right)) as f32
             }
+            PayloadKind::CentredCodes => float_distance(
+                self.metric,
+                &self.reconstruct(left),
+                &self.reconstruct(right),
+            ),
         }
+    }
+
+    /// The approximation a centred-code record stands for (record-to-record distances of a
+    /// centred-code space; graphs with float copies build their links from the floats).
+    pub fn reconstruct(&self, record: u32) -> Vec<f32> {
+        let dimensions = self.records.layout().dimensions;
+        CodedRecord::read(self.records.record_bytes(record), dimensions).reconstruct(
+            self.metric,
+            self.centres,
+            dimensions,
+        )
     }
 }
 

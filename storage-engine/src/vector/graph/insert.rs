@@ -35,11 +35,13 @@ pub fn record_query<R: RecordStore>(space: &Space<'_, R>, record: u32) -> Query 
     match space.records.layout().kind {
         PayloadKind::Floats => Query::Floats(space.records.floats(record).to_vec()),
         PayloadKind::Codes => Query::Codes(space.records.codes(record).to_vec()),
+        PayloadKind::CentredCodes => space.prepare_query(&space.reconstruct(record)),
     }
 }
 
 /// Inserts record `record` at `level`; records every pre-existing node whose links changed in
-/// `relinked`.
+/// `relinked`. Returns the candidates the layer-0 beam search found, closest first (empty for
+/// the first node), from which binary-quantized graphs make centres (`estimator`).
 pub fn insert_node<L: LinksMut, R: RecordStore>(
     links: &mut L,
     space: &Space<'_, R>,
@@ -48,10 +50,11 @@ pub fn insert_node<L: LinksMut, R: RecordStore>(
     level: u8,
     scratch: &mut SearchScratch,
     relinked: &mut RoaringBitmap,
-) -> Result<(), VectorError> {
+) -> Result<Vec<Scored>, VectorError> {
     let Some(entry_point) = links.entry_point() else {
         links.insert_node(record, level)?;
-        return links.set_entry_point(Some(EntryPoint { record, level }));
+        links.set_entry_point(Some(EntryPoint { record, level }))?;
+        return Ok(Vec::new());
     };
     let query = record_query(space, record);
     let closest = greedy_descent(links, space, &query, entry_point, level, scratch)?;
@@ -81,7 +84,7 @@ pub fn insert_node<L: LinksMut, R: RecordStore>(
     if level > entry_point.level {
         links.set_entry_point(Some(EntryPoint { record, level }))?;
     }
-    Ok(())
+    Ok(seeds)
 }
 
 /// Adds `record` to the list of `neighbour` on `layer`, re-selecting when the list is full.

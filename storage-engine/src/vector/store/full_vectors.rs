@@ -1,11 +1,11 @@
 //! Re-scoring reads of full-precision vectors from a vector file: records whose pages are
-//! resident are read in place through the mapping; the others are read together in one
+//! resident (seen so before, or per `mincore`; see `resident`) are read in place through the
+//! mapping; the others are read together in one
 //! batch through io_uring instead of faulting them in one page at a time.
 //!
 //! Invariant: the distances returned are exactly those computed from the stored vectors,
 //! whichever way they were read.
 
-use super::uring::is_resident;
 use super::vector_file::FileRecords;
 use crate::vector::distance::Metric;
 use crate::vector::error::VectorError;
@@ -31,7 +31,7 @@ impl FullVectors for FileVectors<'_> {
         let batched = self.records.file().direct().is_some();
         for (position, &record) in records.iter().enumerate() {
             let bytes = self.records.record_bytes(record);
-            if batched && !is_resident(bytes) {
+            if batched && !self.records.file().is_record_resident(record, bytes) {
                 missing_positions.push(position);
                 missing_records.push(record);
             } else {

@@ -3,9 +3,13 @@
 //! A graph named `N` keeps four trees in the page store — `vector.N.nodes` (record number
 //! BE -> node links, see `node_codec`), `vector.N.ids` (internal id BE -> record LE),
 //! `vector.N.records` (record -> internal id in chunks, see `record_ids`) and
-//! `vector.N.meta` (`state`, `live`, `buffer`, see `metadata`) — and one or two vector files
-//! beside it: `<hex N>.vectors` (full-precision floats) and, with binary quantization,
-//! `<hex N>.codes` (the 1-bit codes the graph navigates).
+//! `vector.N.meta` (`state`, `live`, `buffer`, see `metadata`; with centred codes also
+//! `centre` + centre number BE -> its node's record `u32` LE + the centre's floats LE, see
+//! `estimator`) — and one or two
+//! vector files beside it: `<hex N>.vectors` (full-precision floats) and, with binary
+//! quantization, `<hex N>.codes` (the 1-bit codes the graph navigates). A binary-quantized
+//! graph with full vectors links its nodes by full-precision distances (the writer reads the
+//! float file) and navigates searches by estimates from its codes.
 //!
 //! One writer at a time works in a write transaction (`GraphWriter`); readers
 //! (`GraphReader`) work on read snapshots and never wait for it: the trees are copy-on-write
@@ -26,13 +30,14 @@
 
 use super::full_vectors::{FileVectors, GraphVectors};
 use super::links_cache::{LINKS_VERSION_NONE, LinksCache, new_links_version};
-use super::metadata::{GraphState, decode_state, encode_state};
+use super::metadata::{GraphState, decode_state, encode_state, has_centred_codes};
 use super::record_ids::{RecordIdCache, RecordIdMaps, append_record_id};
 use super::tree_links::{ReadLinks, flush_dense, load_dense};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
 use super::vector_file::{FileRecords, VectorFile};
 use crate::io::PageIo;
 use crate::vector::error::VectorError;
+use crate::vector::estimator::{self, CENTRE_LEVEL_MIN, Centres, local_centre};
 use crate::vector::graph::check::check_graph;
 use crate::vector::graph::delete::delete_nodes;
 use crate::vector::graph::dense::DenseLinks;
@@ -51,8 +56,8 @@ use crate::vector::space::Space;
 use roaring::RoaringBitmap;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Longest graph name accepted (tree names stay far below the page store's key limit).
 pub const GRAPH_NAME_BYTES_MAX: usize = 200;
@@ -62,6 +67,8 @@ const STATE_KEY: &[u8] = b"state";
 const LIVE_KEY: &[u8] = b"live";
 /// Metadata key of the buffered records.
 const BUFFER_KEY: &[u8] = b"buffer";
+/// Prefix of the metadata keys of centres (followed by the centre number BE).
+const CENTRE_KEY_PREFIX: &[u8] = b"centre";
 /// Searches of a links version without a cached adjacency that read the node tree before a
 /// reader builds the adjacency: a cold graph answers its first queries from the few tree
 /// pages they touch, and pays the whole-tree read only once it is evidently in use (or at open
@@ -113,6 +120,9 @@ pub struct Graph {
     tree_searches: AtomicU64,
     /// The readers' distance sketch (`GraphOptions::distance_sketch`, dot-product metrics).
     sketch: Option<SketchCache>,
+    /// Committed centres (a prefix of every later snapshot's: centres are only appended),
+    /// extended from the snapshots that need more.
+    centres: Mutex<Arc<Centres>>,
 }
 
 fn tree_name(name: &str, part: &str) -> String {
@@ -126,7 +136,11 @@ fn layouts(parameters: &GraphParameters) -> (RecordLayout, Option<RecordLayout>)
     };
     if parameters.binary_quantized {
         let codes = RecordLayout {
-            kind: PayloadKind::Codes,
+            kind: if has_centred_codes(parameters) {
+                PayloadKind::CentredCodes
+            } else {
+                PayloadKind::Codes
+            },
             dimensions: parameters.dimensions,
         };
         (codes, parameters.keeps_full_vectors().then_some(floats))
@@ -201,6 +215,35 @@ fn read_links_version(meta: &dyn TreeRead) -> Result<u64, VectorError> {
     }
 }
 
+/// The metadata key of centre `centre`.
+fn centre_key(centre: u32) -> Vec<u8> {
+    let mut key = CENTRE_KEY_PREFIX.to_vec();
+    key.extend_from_slice(&centre.to_be_bytes());
+    key
+}
+
+/// Appends centres `centres.len()..count` read from `meta` to `centres`.
+fn read_centres(meta: &dyn TreeRead, count: u32, centres: &mut Centres) -> Result<(), VectorError> {
+    for centre in centres.len()..count {
+        let bytes = meta
+            .get(&centre_key(centre))?
+            .ok_or_else(|| VectorError::Corrupted(format!("centre {centre} missing")))?;
+        if bytes.len() != (1 + centres.dimensions()) * size_of::<f32>() {
+            return Err(VectorError::Corrupted(format!("centre {centre} length")));
+        }
+        let words: Vec<[u8; 4]> = bytes
+            .chunks_exact(size_of::<f32>())
+            .map(|chunk| [chunk[0], chunk[1], chunk[2], chunk[3]])
+            .collect();
+        let vector: Vec<f32> = words[1..]
+            .iter()
+            .map(|word| f32::from_le_bytes(*word))
+            .collect();
+        centres.push(u32::from_le_bytes(words[0]), &vector);
+    }
+    Ok(())
+}
+
 fn write_bitmap(
     meta: &dyn TreeWrite,
     key: &[u8],
@@ -249,6 +292,7 @@ impl Graph {
                     random_state: parameters.seed,
                     entry_point: None,
                     record_count: 0,
+                    centre_count: 0,
                 };
                 meta.put(STATE_KEY, &encode_state(&state))?;
                 state
@@ -322,6 +366,7 @@ impl Graph {
             record_ids: RecordIdCache::new(),
             links_cache: LinksCache::new(),
             tree_searches: AtomicU64::new(0),
+            centres: Mutex::new(Arc::new(Centres::new(parameters.dimensions))),
             sketch: (options.distance_sketch
                 && parameters.dimensions >= SKETCH_DIMENSIONS_MIN
                 && !parameters.binary_quantized
@@ -338,6 +383,38 @@ impl Graph {
     fn sketch_up_to(&self, record_count: u32) -> Option<Arc<Sketch>> {
         let cache = self.sketch.as_ref()?;
         cache.up_to(&self.navigation.records(record_count), record_count)
+    }
+
+    /// The centres `0..count` (or more) of `meta`: the cached committed ones, extended from
+    /// `meta` when the cache holds fewer. Only a committed snapshot's `meta` may extend the
+    /// cache (`committed`); a write transaction's centres are read without caching them.
+    fn centres_up_to(
+        &self,
+        meta: &dyn TreeRead,
+        count: u32,
+        committed: bool,
+    ) -> Result<Arc<Centres>, VectorError> {
+        let mut cached = self
+            .centres
+            .lock()
+            .map_err(|_| VectorError::Corrupted("centre cache poisoned".into()))?;
+        if cached.len() >= count {
+            return Ok(Arc::clone(&cached));
+        }
+        let mut extended = Centres::clone(&cached);
+        read_centres(meta, count, &mut extended)?;
+        let extended = Arc::new(extended);
+        if committed {
+            *cached = Arc::clone(&extended);
+        }
+        Ok(extended)
+    }
+
+    /// Bytes of memory held by the committed centres read so far.
+    pub fn centre_bytes(&self) -> usize {
+        self.centres
+            .lock()
+            .map_or(0, |centres| centres.memory_bytes())
     }
 
     /// Bytes of memory held by the readers' distance sketch (0 without one).
@@ -410,6 +487,15 @@ impl Graph {
         &self.navigation
     }
 
+    /// The records links are built from: the full vectors when kept beside codes (links by
+    /// full-precision distances), else the navigation records.
+    fn building_records(&self, record_count: u32) -> FileRecords<'_> {
+        self.full
+            .as_ref()
+            .unwrap_or(&self.navigation)
+            .records(record_count)
+    }
+
     /// The full-precision vector file kept beside codes, if any.
     pub fn full_file(&self) -> Option<&VectorFile> {
         self.full.as_ref()
@@ -422,6 +508,9 @@ impl Graph {
         let live = read_bitmap(&*meta, LIVE_KEY)?;
         let buffer = read_buffer(&*meta, state.record_count)?;
         let links_seed = self.links_cache.get(read_links_version(&*meta)?);
+        let centres = self.centres_up_to(&*meta, state.centre_count, false)?;
+        let mut centres = Centres::clone(&centres);
+        centres.truncate(state.centre_count);
         Ok(GraphWriter {
             graph: self,
             nodes: trees.open_write(&tree_name(&self.name, "nodes"))?,
@@ -436,6 +525,7 @@ impl Graph {
             links: None,
             links_seed,
             links_changed: false,
+            centres,
         })
     }
 
@@ -464,6 +554,7 @@ impl Graph {
             links_version: read_links_version(&*meta)?,
             dense: OnceCell::new(),
             sketch: OnceCell::new(),
+            centres: self.centres_up_to(&*meta, state.centre_count, true)?,
             state,
         })
     }
@@ -560,6 +651,7 @@ fn search_state<L: crate::vector::graph::Links>(
     buffer: &[u32],
     record_ids: Option<&RecordIdMaps>,
     sketch: Option<&Sketch>,
+    centres: &Centres,
     request: &SearchRequest<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
@@ -588,6 +680,7 @@ fn search_state<L: crate::vector::graph::Links>(
         record_of: &lookup,
         record_ids: record_ids.map(RecordIdMaps::ids),
         sketch,
+        centres,
     };
     search_view(&view, request, scratch)
 }
@@ -607,6 +700,8 @@ pub struct GraphReader<'a> {
     dense: OnceCell<Arc<DenseLinks>>,
     /// The graph's sketch of this snapshot's records, taken once the adjacency is in use.
     sketch: OnceCell<Option<Arc<Sketch>>>,
+    /// The centres of this snapshot's centred codes (and possibly later ones).
+    centres: Arc<Centres>,
 }
 
 impl GraphReader<'_> {
@@ -677,6 +772,7 @@ impl GraphReader<'_> {
                     &self.buffer,
                     record_ids,
                     sketch.as_deref(),
+                    &self.centres,
                     request,
                     scratch,
                 )
@@ -694,6 +790,7 @@ impl GraphReader<'_> {
                 &self.buffer,
                 record_ids,
                 None,
+                &self.centres,
                 request,
                 scratch,
             ),
@@ -865,6 +962,8 @@ pub struct GraphWriter<'a> {
     links_seed: Option<Arc<DenseLinks>>,
     /// Whether an operation of this writer changed links (a new links version at `finish`).
     links_changed: bool,
+    /// The centres of the writer's state (`state.centre_count` of them).
+    centres: Centres,
 }
 
 /// The writer's dense adjacency, loaded from the node tree on first use.
@@ -923,12 +1022,21 @@ impl GraphWriter<'_> {
         let mut prepared = vector.to_vec();
         parameters.metric.prepare(&mut prepared);
         let mut bytes = Vec::new();
-        encode_record(
-            self.graph.navigation.layout(),
-            internal_id,
-            &prepared,
-            &mut bytes,
-        );
+        let layout = self.graph.navigation.layout();
+        if layout.kind == PayloadKind::CentredCodes {
+            let centre = self.centre_for(&prepared)?;
+            estimator::encode_record(
+                layout,
+                parameters.metric,
+                internal_id,
+                &prepared,
+                &self.centres,
+                centre,
+                &mut bytes,
+            );
+        } else {
+            encode_record(layout, internal_id, &prepared, &mut bytes);
+        }
         self.graph.navigation.write_record(record, &bytes)?;
         if let Some(full) = &self.graph.full {
             bytes.clear();
@@ -946,6 +1054,28 @@ impl GraphWriter<'_> {
             return self.merge().map(Some);
         }
         Ok(None)
+    }
+
+    /// The centre a new prepared vector is coded against (`estimator::nearest_centre`).
+    fn centre_for(&mut self, prepared: &[f32]) -> Result<u32, VectorError> {
+        if self.centres.is_empty() {
+            return Ok(estimator::NO_CENTRE);
+        }
+        let records = self.graph.building_records(self.state.record_count);
+        let space = Space::new(&records, self.graph.parameters.metric);
+        let outcome = writer_links(
+            &mut self.links,
+            &mut self.links_seed,
+            &*self.nodes,
+            &self.state,
+        )
+        .and_then(|links| {
+            estimator::nearest_centre(&*links, &space, &self.centres, prepared, &mut self.scratch)
+        });
+        if outcome.is_err() {
+            self.links = None;
+        }
+        outcome
     }
 
     /// Links every buffered vector into the graph.
@@ -966,7 +1096,8 @@ impl GraphWriter<'_> {
             });
         }
         let parameters = self.graph.parameters;
-        let records = self.graph.navigation.records(self.state.record_count);
+        let graph = self.graph;
+        let records = graph.building_records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
         // From here on the node tree may change (even if the operation fails half-way): the
         // links version must change at `finish`.
@@ -982,7 +1113,7 @@ impl GraphWriter<'_> {
         let mut relinked = RoaringBitmap::new();
         for record in &self.buffer {
             let level = random_level(&mut random, parameters.level_factor());
-            insert_node(
+            let found = insert_node(
                 links,
                 &space,
                 &parameters,
@@ -991,6 +1122,17 @@ impl GraphWriter<'_> {
                 &mut self.scratch,
                 &mut relinked,
             )?;
+            if level >= CENTRE_LEVEL_MIN && graph.full.is_some() {
+                let centre = local_centre(&records, record, &found);
+                let number = self.centres.push(record, &centre);
+                let bytes: Vec<u8> = record
+                    .to_le_bytes()
+                    .into_iter()
+                    .chain(centre.iter().flat_map(|value| value.to_le_bytes()))
+                    .collect();
+                self.meta.put(&centre_key(number), &bytes)?;
+                self.state.centre_count = self.centres.len();
+            }
         }
         ensure_reachable(links, &space, &parameters, &mut self.scratch, &mut relinked)?;
         flush_dense(links, &*self.nodes)?;
@@ -1030,7 +1172,7 @@ impl GraphWriter<'_> {
             return Ok(());
         }
         let parameters = self.graph.parameters;
-        let records = self.graph.navigation.records(self.state.record_count);
+        let records = self.graph.building_records(self.state.record_count);
         let space = Space::new(&records, parameters.metric);
         // From here on the node tree may change (even if the operation fails half-way): the
         // links version must change at `finish`.
@@ -1072,6 +1214,7 @@ impl GraphWriter<'_> {
             &buffer,
             None,
             None,
+            &self.centres,
             request,
             &mut self.scratch,
         )

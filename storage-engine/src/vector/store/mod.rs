@@ -7,6 +7,7 @@ pub mod links_cache;
 pub mod metadata;
 pub mod node_codec;
 pub mod record_ids;
+pub mod resident;
 pub mod tree_links;
 pub mod trees;
 pub mod uring;

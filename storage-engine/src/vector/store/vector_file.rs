@@ -1,7 +1,7 @@
 //! A vector file: a 64-byte header, then fixed-stride records (see `records`) packed densely,
 //! record `r` at byte `VECTOR_FILE_HEADER_BYTES + r * stride` — no page rounding.
 //!
-//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes),
+//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes, 2 centred codes),
 //! dimensions and stride, zero to 64 bytes.
 //!
 //! Crash safety: records are only appended, at numbers at or past the committed record count
@@ -13,6 +13,7 @@
 //! Reads go through the backend's stable mapping (`PageIo::read`), zero-copy. The file backend
 //! also keeps a plain descriptor for batched io_uring reads of records that are not resident.
 
+use super::resident::ResidentPages;
 use super::uring;
 use crate::io::{FileIo, PageIo};
 use crate::vector::error::VectorError;
@@ -41,6 +42,8 @@ pub struct VectorFile {
     layout: RecordLayout,
     direct: Option<File>,
     uring_reads: AtomicU64,
+    /// Pages seen resident (re-scoring checks these before asking the kernel).
+    resident: ResidentPages,
 }
 
 impl VectorFile {
@@ -66,6 +69,7 @@ impl VectorFile {
             layout,
             direct,
             uring_reads: AtomicU64::new(0),
+            resident: ResidentPages::new(),
         };
         if file.io.length() == 0 {
             file.io.grow(VECTOR_FILE_HEADER_BYTES)?;
@@ -108,6 +112,7 @@ impl VectorFile {
         let kind: u32 = match self.layout.kind {
             PayloadKind::Floats => 0,
             PayloadKind::Codes => 1,
+            PayloadKind::CentredCodes => 2,
         };
         header[12..16].copy_from_slice(&kind.to_le_bytes());
         let dimensions = u32::try_from(self.layout.dimensions).unwrap_or(u32::MAX);
@@ -183,6 +188,12 @@ impl VectorFile {
     /// The descriptor used for batched reads, when the backend is a real file.
     pub fn direct(&self) -> Option<&File> {
         self.direct.as_ref()
+    }
+
+    /// Whether record `record` (its bytes `bytes` in the mapping) is resident, from the memo
+    /// of pages seen resident or from the kernel (see `resident`).
+    pub fn is_record_resident(&self, record: u32, bytes: &[u8]) -> bool {
+        self.resident.check(self.record_offset(record), bytes)
     }
 
     /// Records read through io_uring so far (not resident when needed).
