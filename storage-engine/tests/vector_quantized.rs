@@ -4,14 +4,16 @@
 //! codes written by the lost transaction never reach a reader).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use roaring::RoaringBitmap;
-use storage_engine::io::{PageIo, SimulatedIo};
-use storage_engine::vector::store::graph::FileBackends;
-use storage_engine::vector::store::{Graph, GraphOptions, MemoryTrees, VectorBackends};
+use storage_engine::vector::store::{Graph, GraphOptions, MemoryTrees};
 use storage_engine::vector::synthetic::{brute_force, clustered_vectors, recall};
 use storage_engine::vector::{
     GraphParameters, Hit, MemoryIndex, Metric, SearchRequest, SearchScratch,
 };
+
+use common::vector_files::Files;
 
 /// Vectors of the recall test (raise with `VECTOR_QUANTIZED_VECTORS`).
 const RECALL_VECTORS: usize = 20_000;
@@ -19,7 +21,6 @@ const RECALL_VECTORS: usize = 20_000;
 /// clusters (the size where Hamming navigation fell to recall 0.41).
 const RECALL_CLUSTERS: usize = 20;
 const RECALL_QUERIES: usize = 100;
-const SIMULATED_FILE_BYTES: usize = 8 << 20;
 
 fn ids(hits: &[Hit]) -> Vec<u32> {
     hits.iter().map(|hit| hit.internal_id).collect()
@@ -94,39 +95,6 @@ fn quantized_search_with_rescoring_reaches_recall_095_at_default_parameters() {
     }
 }
 
-struct Files {
-    navigation: SimulatedIo,
-    full: SimulatedIo,
-}
-
-impl Files {
-    fn new(seed: u64) -> Self {
-        Files {
-            navigation: SimulatedIo::new(SIMULATED_FILE_BYTES, seed),
-            full: SimulatedIo::new(SIMULATED_FILE_BYTES, seed + 1),
-        }
-    }
-
-    fn backends(&self) -> FileBackends {
-        VectorBackends {
-            navigation: Box::new(self.navigation.clone()) as Box<dyn PageIo>,
-            full: Some(Box::new(self.full.clone()) as Box<dyn PageIo>),
-        }
-        .into()
-    }
-
-    /// What a power loss right now leaves of the vector files.
-    fn after_power_loss(&self) -> Files {
-        let image = |io: &SimulatedIo| {
-            SimulatedIo::from_image(&io.durable_image(), SIMULATED_FILE_BYTES, 0)
-        };
-        Files {
-            navigation: image(&self.navigation),
-            full: image(&self.full),
-        }
-    }
-}
-
 #[test]
 fn persisted_quantized_graph_answers_exactly_like_the_memory_model() {
     let seed = 72;
@@ -138,7 +106,7 @@ fn persisted_quantized_graph_answers_exactly_like_the_memory_model() {
         let mut parameters = quantized(metric, dimensions);
         parameters.merge_threshold_vectors = 500;
         let trees = MemoryTrees::new();
-        let files = Files::new(seed);
+        let files = Files::new(&parameters, seed);
         let graph = Graph::create_with_backends(&trees, "bq", parameters, files.backends())
             .expect("create_with_backends succeeds");
         let mut model = MemoryIndex::new(parameters).expect("new succeeds");
@@ -202,7 +170,7 @@ fn a_quantized_graph_reopens_after_a_crash_with_its_committed_centres() {
     let mut parameters = quantized(Metric::Cosine, dimensions);
     parameters.merge_threshold_vectors = 400;
     let trees = MemoryTrees::new();
-    let files = Files::new(seed);
+    let files = Files::new(&parameters, seed);
     let graph = Graph::create_with_backends(&trees, "bq", parameters, files.backends())
         .expect("create_with_backends succeeds");
     let mut writer = graph.writer(&trees).expect("writer succeeds");

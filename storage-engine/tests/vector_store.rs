@@ -3,55 +3,17 @@
 //! re-scoring from the vector file, and batched io_uring reads of non-resident vectors.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use roaring::RoaringBitmap;
-use storage_engine::io::{PageIo, SimulatedIo};
 use storage_engine::vector::store::graph::FileBackends;
-use storage_engine::vector::store::{
-    FileBackend, Graph, GraphOptions, MemoryTrees, VectorBackends,
-};
+use storage_engine::vector::store::{FileBackend, Graph, GraphOptions, MemoryTrees};
 use storage_engine::vector::synthetic::{brute_force, clustered_vectors, recall};
 use storage_engine::vector::{GraphParameters, MemoryIndex, Metric, SearchRequest, SearchScratch};
 
+use common::vector_files::Files;
+
 const DIMENSIONS: usize = 24;
-const SIMULATED_FILE_BYTES: usize = 8 << 20;
-
-struct Files {
-    navigation: SimulatedIo,
-    full: Option<SimulatedIo>,
-}
-
-impl Files {
-    fn new(parameters: &GraphParameters, seed: u64) -> Self {
-        let full = (parameters.binary_quantized && parameters.keeps_full_vectors())
-            .then(|| SimulatedIo::new(SIMULATED_FILE_BYTES, seed + 1));
-        Files {
-            navigation: SimulatedIo::new(SIMULATED_FILE_BYTES, seed),
-            full,
-        }
-    }
-
-    fn backends(&self) -> FileBackends {
-        VectorBackends {
-            navigation: Box::new(self.navigation.clone()) as Box<dyn PageIo>,
-            full: self
-                .full
-                .as_ref()
-                .map(|io| Box::new(io.clone()) as Box<dyn PageIo>),
-        }
-        .into()
-    }
-
-    /// What a power loss right now leaves of the vector files.
-    fn after_power_loss(&self) -> Files {
-        let image = |io: &SimulatedIo| {
-            SimulatedIo::from_image(&io.durable_image(), SIMULATED_FILE_BYTES, 0)
-        };
-        Files {
-            navigation: image(&self.navigation),
-            full: self.full.as_ref().map(image),
-        }
-    }
-}
 
 fn parameters(metric: Metric) -> GraphParameters {
     let mut parameters = GraphParameters::new(metric, DIMENSIONS);

@@ -1,0 +1,4 @@
+//! Helpers shared by the storage engine's integration tests.
+#![allow(dead_code)]
+
+pub mod vector_files;
