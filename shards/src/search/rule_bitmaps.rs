@@ -251,17 +251,12 @@ impl<'a> BucketCosts<'a> {
             for (_, documents) in levels {
                 *by_cost.entry(worst).or_default() |= documents;
             }
-            for (typos, documents) in levels {
-                let at_level = self.resolved[term]
-                    .alternatives
-                    .iter()
-                    .zip(alternatives)
-                    .filter(|(alternative, _)| u32::from(alternative.typos) == *typos);
-                for (_, found) in at_level {
-                    for (slot, holding) in found {
-                        if let Some(cost) = cost(term, *slot) {
-                            *by_cost.entry(cost).or_default() |= holding & documents;
-                        }
+            // An alternative's slots already hold only the documents where it is one of the
+            // term's fewest-typo matches (`ranked_by`).
+            for found in alternatives {
+                for (slot, holding) in found {
+                    if let Some(cost) = cost(term, *slot) {
+                        *by_cost.entry(cost).or_default() |= holding;
                     }
                 }
             }
@@ -271,8 +266,8 @@ impl<'a> BucketCosts<'a> {
     }
 
     /// Per kept term, per alternative, the slots of `tree` (`word_fields` or
-    /// `word_position_buckets`) holding it, within the term's documents of the words bucket;
-    /// read once per tree.
+    /// `word_position_buckets`) holding it, within the documents where it is one of the
+    /// term's fewest-typo matches (`ranked_by`); read once per tree.
     fn alternative_slots(&self, tree: &str) -> ShardResult<&[Vec<Slots>]> {
         let cell = if tree == WORD_FIELDS_TREE {
             &self.field_slots
