@@ -23,7 +23,6 @@
 //! mixing phrases (multi-word synonyms, splits) with single words ranks by whichever its
 //! fewest-typo occurrences are, which the per-document path handles.
 
-use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use roaring::{MultiOps, RoaringBitmap};
@@ -49,7 +48,8 @@ pub const EXACT_POSITIONS: u16 = 16;
 /// disjoint sets).
 pub type TermCosts = Vec<(u32, RoaringBitmap)>;
 
-/// The per-term costs of one words bucket, computed once and reused for every sub-bucket.
+/// The per-term typo costs of one words bucket, computed once and reused for every
+/// sub-bucket; attribute-rank and word-position costs are read for each sub-bucket they split.
 pub struct BucketCosts<'a> {
     read: &'a ReadTransaction,
     /// The commit's unions over prefix expansions.
@@ -63,16 +63,7 @@ pub struct BucketCosts<'a> {
     /// alternative is one of the term's fewest-typo matches: the only documents its fields
     /// and positions can rank (empty for most typo alternatives, whose slots are then not read).
     ranked_by: Vec<Vec<RoaringBitmap>>,
-    attribute: OnceCell<Vec<TermCosts>>,
-    position: OnceCell<Vec<TermCosts>>,
-    /// Per kept term, per alternative, its documents per field, read once.
-    field_slots: OnceCell<Vec<Vec<Slots>>>,
-    /// Per kept term, per alternative, its documents per position bucket, read once.
-    position_slots: OnceCell<Vec<Vec<Slots>>>,
 }
-
-/// Slot (a field id or a position bucket) → the documents holding a word there.
-type Slots = BTreeMap<u16, RoaringBitmap>;
 
 impl<'a> BucketCosts<'a> {
     /// The typo levels of every kept term over `bucket`.
@@ -104,10 +95,6 @@ impl<'a> BucketCosts<'a> {
             kept,
             typos,
             ranked_by,
-            attribute: OnceCell::new(),
-            position: OnceCell::new(),
-            field_slots: OnceCell::new(),
-            position_slots: OnceCell::new(),
         })
     }
 
@@ -144,18 +131,13 @@ impl<'a> BucketCosts<'a> {
         &self,
         bucket: &RoaringBitmap,
     ) -> ShardResult<Vec<RoaringBitmap>> {
-        if self.attribute.get().is_none() {
-            let weight_max = u32::from(self.context.weight_max);
-            let costs = self.slot_costs(WORD_FIELDS_TREE, weight_max, |_, field| {
-                self.context
-                    .fields
-                    .get(&field)
-                    .map(|searched| u32::from(searched.weight.min(self.context.weight_max)))
-            })?;
-            let _ = self.attribute.set(costs);
-        }
-        let costs = self.attribute.get().map(Vec::as_slice).unwrap_or_default();
-        Ok(split_by_cost_sum(bucket, costs))
+        let weight_max = u32::from(self.context.weight_max);
+        self.split_by_slot_costs(bucket, WORD_FIELDS_TREE, weight_max, |_, field| {
+            self.context
+                .fields
+                .get(&field)
+                .map(|searched| u32::from(searched.weight.min(self.context.weight_max)))
+        })
     }
 
     /// `bucket` split by word position, best first (only when [`Self::positioned_by_bitmaps`]).
@@ -163,18 +145,32 @@ impl<'a> BucketCosts<'a> {
         &self,
         bucket: &RoaringBitmap,
     ) -> ShardResult<Vec<RoaringBitmap>> {
-        if self.position.get().is_none() {
-            let worst = WORD_POSITION_COST_MAX;
-            let costs = self.slot_costs(WORD_POSITION_BUCKETS_TREE, worst, |term, position| {
+        self.split_by_slot_costs(
+            bucket,
+            WORD_POSITION_BUCKETS_TREE,
+            WORD_POSITION_COST_MAX,
+            |term, position| {
                 let query_position = self.context.terms[term].position;
                 Some(cost_from_distance(
                     u32::from(position).abs_diff(query_position),
                 ))
-            })?;
-            let _ = self.position.set(costs);
-        }
-        let costs = self.position.get().map(Vec::as_slice).unwrap_or_default();
-        Ok(split_by_cost_sum(bucket, costs))
+            },
+        )
+    }
+
+    /// `bucket` split by the summed slot costs of a rule. The costs are read for `bucket`
+    /// alone, not for the whole words bucket, and not kept: a refinement splits each document
+    /// by a rule at most once (sub-buckets are disjoint), and most pages are filled by the
+    /// first sub-bucket of a step before this one.
+    fn split_by_slot_costs(
+        &self,
+        bucket: &RoaringBitmap,
+        tree: &str,
+        worst: u32,
+        cost: impl Fn(usize, u16) -> Option<u32>,
+    ) -> ShardResult<Vec<RoaringBitmap>> {
+        let costs = self.slot_costs(tree, bucket, worst, cost)?;
+        Ok(split_by_cost_sum(bucket, &costs))
     }
 
     /// Whether proximity ranks by word and every kept term matches through single words (no
@@ -235,27 +231,37 @@ impl<'a> BucketCosts<'a> {
             .filter(move |alternative| u32::from(alternative.typos) == typos)
     }
 
-    /// Per kept term, its lowest cost over the slots (fields or position buckets) of `tree`
-    /// holding one of its fewest-typo alternatives; `cost` prices a slot (`None`: ignored),
-    /// and a document without a priced slot costs `worst`, as in [`super::ranking`].
+    /// Per kept term, the lowest cost of each document of `within` over the slots (fields or
+    /// position buckets) of `tree` holding one of the term's fewest-typo alternatives there;
+    /// `cost` prices a slot (`None`: ignored), and a document without a priced slot costs
+    /// `worst`, as in [`super::ranking`].
     fn slot_costs(
         &self,
         tree: &str,
+        within: &RoaringBitmap,
         worst: u32,
         cost: impl Fn(usize, u16) -> Option<u32>,
     ) -> ShardResult<Vec<TermCosts>> {
-        let slots = self.alternative_slots(tree)?;
         let mut all = Vec::with_capacity(self.kept.terms.len());
-        for ((&term, levels), alternatives) in self.kept.terms.iter().zip(&self.typos).zip(slots) {
+        for (&term, ranked_by) in self.kept.terms.iter().zip(&self.ranked_by) {
             let mut by_cost: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
-            for (_, documents) in levels {
-                *by_cost.entry(worst).or_default() |= documents;
-            }
-            // An alternative's slots already hold only the documents where it is one of the
-            // term's fewest-typo matches (`ranked_by`).
-            for found in alternatives {
-                for (slot, holding) in found {
-                    if let Some(cost) = cost(term, *slot) {
+            by_cost.insert(worst, within.clone());
+            for (alternative, ranked_by) in self.resolved[term].alternatives.iter().zip(ranked_by) {
+                // Only the documents where the alternative is one of the term's fewest-typo
+                // matches rank by its slots.
+                let alternative_within = ranked_by & within;
+                if alternative_within.is_empty() {
+                    continue;
+                }
+                let slots = slot_bitmaps(
+                    self.read,
+                    self.prefixes,
+                    tree,
+                    alternative,
+                    &alternative_within,
+                )?;
+                for (slot, holding) in slots {
+                    if let Some(cost) = cost(term, slot) {
                         *by_cost.entry(cost).or_default() |= holding;
                     }
                 }
@@ -263,34 +269,6 @@ impl<'a> BucketCosts<'a> {
             all.push(lowest_costs(by_cost));
         }
         Ok(all)
-    }
-
-    /// Per kept term, per alternative, the slots of `tree` (`word_fields` or
-    /// `word_position_buckets`) holding it, within the documents where it is one of the
-    /// term's fewest-typo matches (`ranked_by`); read once per tree.
-    fn alternative_slots(&self, tree: &str) -> ShardResult<&[Vec<Slots>]> {
-        let cell = if tree == WORD_FIELDS_TREE {
-            &self.field_slots
-        } else {
-            &self.position_slots
-        };
-        if cell.get().is_none() {
-            let mut all = Vec::with_capacity(self.kept.terms.len());
-            for (&term, ranked_by) in self.kept.terms.iter().zip(&self.ranked_by) {
-                let mut per_alternative = Vec::new();
-                for (alternative, within) in self.resolved[term].alternatives.iter().zip(ranked_by)
-                {
-                    per_alternative.push(if within.is_empty() {
-                        Slots::new()
-                    } else {
-                        slot_bitmaps(self.read, self.prefixes, tree, alternative, within)?
-                    });
-                }
-                all.push(per_alternative);
-            }
-            let _ = cell.set(all);
-        }
-        Ok(cell.get().map(Vec::as_slice).unwrap_or_default())
     }
 }
 
