@@ -318,6 +318,117 @@ async fn facet_search_finds_values_by_prefix_and_typo_among_the_search_matches()
     assert_eq!(response.facet_hits[0].count, 1);
 }
 
+/// The values of a facet search, in order, as `(value, count)`.
+fn facet_hits(server: &Server, body: &str) -> Vec<(String, u64)> {
+    let response = server.raw(&json_request(
+        "POST",
+        "/indexes/labels/facet-search",
+        Some(MASTER_KEY),
+        body,
+    ));
+    assert_eq!(response.status, 200, "{}", response.text());
+    response.json()["facetHits"]
+        .as_array()
+        .expect("facetHits is an array")
+        .iter()
+        .map(|hit| {
+            let value = hit["value"].as_str().expect("a string value").to_owned();
+            (value, hit["count"].as_u64().expect("a count"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn facet_queries_are_compared_without_diacritics_and_in_the_facets_locales() {
+    let server = server();
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    let index = client.index("labels");
+    let rules = vec![meilisearch_sdk::settings::LocalizedAttributes {
+        locales: vec!["swe".to_string()],
+        attribute_patterns: vec!["city".to_string()],
+    }];
+    let settings = Settings::new()
+        .with_filterable_attributes(["genre", "city", "place"])
+        .with_localized_attributes(rules);
+    let task = index
+        .set_settings(&settings)
+        .await
+        .expect("set_settings succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+    let documents = vec![
+        json!({"id": 1, "genre": "École", "city": "Ålesund", "place": "Ålesund"}),
+        json!({"id": 2, "genre": "ecole", "city": "Alingsås"}),
+        json!({"id": 3, "genre": "Écoles", "city": "Ålesund"}),
+        json!({"id": 4, "genre": "drama"}),
+    ];
+    let task = index
+        .add_documents(&documents, Some("id"))
+        .await
+        .expect("add_documents succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+    // "eco" (3 bytes, no typo) is a prefix of every form: diacritics and case are dropped.
+    // Values stay apart by their normalized spelling ("ecole" sorts before "e\u{301}cole",
+    // both of form "ecole"), then "ecoles".
+    assert_eq!(
+        facet_hits(&server, r#"{"facetName": "genre", "facetQuery": "eco"}"#),
+        vec![
+            ("ecole".to_owned(), 1),
+            ("École".to_owned(), 1),
+            ("Écoles".to_owned(), 1)
+        ]
+    );
+    // "ÉCOLES" forms "ecoles": six bytes allow one typo, which reaches "ecole" too.
+    assert_eq!(
+        facet_hits(&server, r#"{"facetName": "genre", "facetQuery": "ÉCOLES"}"#),
+        vec![
+            ("ecole".to_owned(), 1),
+            ("École".to_owned(), 1),
+            ("Écoles".to_owned(), 1)
+        ]
+    );
+    assert_eq!(
+        facet_hits(&server, r#"{"facetName": "genre", "facetQuery": "DRÂ"}"#),
+        vec![("drama".to_owned(), 1)]
+    );
+    // `place` has no locale: "Å" folds to "a" on both sides.
+    assert_eq!(
+        facet_hits(&server, r#"{"facetName": "place", "facetQuery": "ale"}"#),
+        vec![("Ålesund".to_owned(), 1)]
+    );
+    // `city` is Swedish: "Å" is a letter of its own there, so "ale" (3 bytes, no typo) is
+    // no prefix of "ålesund", and "åle" is.
+    assert_eq!(
+        facet_hits(&server, r#"{"facetName": "city", "facetQuery": "ale"}"#),
+        Vec::<(String, u64)>::new()
+    );
+    assert_eq!(
+        facet_hits(&server, r#"{"facetName": "city", "facetQuery": "åle"}"#),
+        vec![("Ålesund".to_owned(), 2)]
+    );
+    assert_eq!(
+        facet_hits(
+            &server,
+            r#"{"facetName": "city", "facetQuery": "åle", "locales": ["swe"]}"#
+        ),
+        vec![("Ålesund".to_owned(), 2)]
+    );
+    // Request `locales` that leave none of the field's languages form the query without
+    // Swedish rules: "åle" becomes "ale", no prefix of the Swedish form.
+    assert_eq!(
+        facet_hits(
+            &server,
+            r#"{"facetName": "city", "facetQuery": "åle", "locales": ["fra"]}"#
+        ),
+        Vec::<(String, u64)>::new()
+    );
+}
+
 #[tokio::test]
 async fn get_search_gives_the_same_hits_as_post_search() {
     let server = server();

@@ -5,8 +5,10 @@
 //! must be facet-searchable (a `filterableAttributes` rule with `facetSearch`), and the index's
 //! `facetSearch` setting must be on. Every shard runs the search (no hits) and answers every
 //! matching value with its count; values are added across shards, ordered by the facet's
-//! `sortFacetValuesBy` (`alpha`: normalized order; `count`: most documents first) and cut at
-//! `faceting.maxValuesPerFacet`.
+//! `sortFacetValuesBy` (`alpha`: the order of the values' facet search forms with a facet
+//! query, of their normalized forms without; `count`: most documents first) and cut at
+//! `faceting.maxValuesPerFacet`. The facet query is analysed in the facet's `locales` (see
+//! `shards::search::facet_values`).
 //!
 //! Invariant: counts are exact whatever `exhaustiveFacetCount` says (the shards count from
 //! their facet indexes).
@@ -115,15 +117,16 @@ pub async fn facet_search(
             ShardCommand::FacetSearch(Box::new(request.clone()))
         })
         .await;
-    let mut merged: BTreeMap<String, (String, u64)> = BTreeMap::new();
+    let mut merged: MergedValues = BTreeMap::new();
     for answer in answers {
         let ShardAnswer::FacetValues(values) = answer? else {
             return Err(ResponseError::internal(
                 "a shard answered a facet search with something else",
             ));
         };
-        for (normalized, original, count) in values {
-            merged.entry(normalized).or_insert((original, 0)).1 += count;
+        for value in values {
+            let key = (value.order, value.normalized);
+            merged.entry(key).or_insert((value.original, 0)).1 += value.count;
         }
     }
     let order = record
@@ -147,12 +150,11 @@ pub async fn facet_search(
     Ok(result)
 }
 
+/// (order key, normalized value) → (one original spelling, documents), across shards.
+type MergedValues = BTreeMap<(String, String), (String, u64)>;
+
 /// At most `max` values as `{value, count}`, in the facet's order.
-fn ordered_hits(
-    merged: BTreeMap<String, (String, u64)>,
-    order: FacetValuesSort,
-    max: usize,
-) -> Vec<Value> {
+fn ordered_hits(merged: MergedValues, order: FacetValuesSort, max: usize) -> Vec<Value> {
     let mut values: Vec<(String, u64)> = merged.into_values().collect();
     if order == FacetValuesSort::Count {
         values.sort_by(|left, right| right.1.cmp(&left.1).then_with(|| right.0.cmp(&left.0)));
@@ -223,6 +225,7 @@ pub fn facet_search_shard(
         .facet_values(
             &request.facet_name,
             request.facet_query.as_deref(),
+            request.search.query.locales.as_deref(),
             &matching,
         )
         .map_err(shard_error)

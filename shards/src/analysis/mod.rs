@@ -14,6 +14,7 @@
 
 mod analyzer;
 mod document;
+mod facet_search_form;
 mod locales;
 mod settings;
 
@@ -22,6 +23,7 @@ pub use analyzer::{
     positioned_words,
 };
 pub use document::{DocumentWords, Occurrence, document_words};
+pub use facet_search_form::facet_search_form;
 pub use locales::{FieldLanguages, LocalizedRule, languages, pattern_matches};
 pub use settings::{
     IndexKey, ONE_TYPO_WORD_CHARACTERS_MIN, ProximityPrecision, RankingRule,

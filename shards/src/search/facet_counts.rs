@@ -66,10 +66,10 @@ impl ShardSnapshot {
 }
 
 /// A visitor of one facet tree entry (key, value).
-type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> ShardResult<()> + 'a;
+pub(crate) type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> ShardResult<()> + 'a;
 
 /// Visits every entry of `field` in the facet tree `tree_name`, in key order.
-fn for_each_field_entry(
+pub(crate) fn for_each_field_entry(
     read: &ReadTransaction,
     tree_name: &str,
     field: u16,

@@ -59,6 +59,7 @@ pub mod dictionary;
 pub mod distinct;
 mod execute;
 pub mod facet_counts;
+pub mod facet_forms;
 pub mod facet_values;
 pub mod format;
 pub mod geo_sort;

@@ -1,8 +1,8 @@
 //! What every read snapshot of one commit shares, made once per commit instead of once per
 //! read: the shard's state (live ids, settings), the analyzer its text settings configure,
 //! the fields map, the word dictionary and the normalized synonyms (the last three on first
-//! use), the derivations of the query words searched so far and the unions over the prefixes
-//! searched so far.
+//! use), the derivations of the query words searched so far, the unions over the prefixes
+//! searched so far and the facet search forms of the fields facet-searched so far.
 //!
 //! Decoding the live-ids bitmap and building the analyzer cost milliseconds on a shard of a
 //! few hundred thousand documents; a search that paid them on every read spent most of its
@@ -25,6 +25,7 @@ use super::state::ShardState;
 use crate::analysis::Analyzer;
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
+use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::terms::{Synonyms, normalized_synonyms};
 
@@ -41,6 +42,7 @@ pub struct CommitView {
     synonyms: OnceLock<Synonyms>,
     derivations: DerivationMemo,
     prefix_unions: PrefixUnions,
+    facet_forms: FacetForms,
 }
 
 impl CommitView {
@@ -56,6 +58,7 @@ impl CommitView {
             synonyms: OnceLock::new(),
             derivations: DerivationMemo::default(),
             prefix_unions: PrefixUnions::default(),
+            facet_forms: FacetForms::default(),
         })
     }
 
@@ -87,6 +90,11 @@ impl CommitView {
     /// The unions over prefix expansions computed on this commit.
     pub fn prefix_unions(&self) -> &PrefixUnions {
         &self.prefix_unions
+    }
+
+    /// The facet search forms of facet values made on this commit.
+    pub fn facet_forms(&self) -> &FacetForms {
+        &self.facet_forms
     }
 
     /// The word dictionary, built from `read` (a transaction of this commit) on first use.

@@ -24,6 +24,7 @@ use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_T
 use crate::analysis::{Analyzer, TextSettings};
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::Dictionary;
+use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::terms::Synonyms;
 
@@ -79,6 +80,11 @@ impl ShardSnapshot {
     /// The unions over prefix expansions computed on this commit.
     pub(crate) fn prefix_unions(&self) -> &PrefixUnions {
         self.view.prefix_unions()
+    }
+
+    /// The facet search forms of facet values made on this commit.
+    pub(crate) fn facet_forms(&self) -> &FacetForms {
+        self.view.facet_forms()
     }
 
     /// The analyzer the text settings configure (made once per commit).
