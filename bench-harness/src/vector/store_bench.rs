@@ -215,9 +215,9 @@ pub fn run_store(
         cold(&paths, dataset, truth, parameters)?;
     }
     if flags.quantized {
-        let quantized_pages = quantized(&paths, dataset, truth, efs)?;
+        let quantized_bytes = quantized(&paths, dataset, truth, efs)?;
         if let Some(float_pages) = float_pages {
-            bytes_by_dimensions(float_pages, quantized_pages);
+            bytes_by_dimensions(float_pages, &quantized_bytes);
         }
     }
     Ok(())
@@ -329,31 +329,53 @@ fn report_bytes(
     Ok(pages_per_vector)
 }
 
+/// What the binary-quantized build measured, per vector, to price other dimensions.
+struct QuantizedBytes {
+    /// Page-store bytes of the graph, its centres included.
+    pages: f64,
+    /// Centres per vector (about one per `m` vectors).
+    centres: f64,
+    /// Dimensions of the measured centres.
+    dimensions: usize,
+}
+
+impl QuantizedBytes {
+    /// Bytes per vector of centres of `dimensions` floats, each stored with its node number
+    /// (the meta tree's value; the tree's own overhead is left in `pages`).
+    fn centre_bytes(&self, dimensions: usize) -> f64 {
+        self.centres * ((1 + dimensions) * size_of::<f32>()) as f64
+    }
+
+    /// Page-store bytes per vector besides the centres: independent of the dimensions.
+    fn navigation_pages(&self) -> f64 {
+        self.pages - self.centre_bytes(self.dimensions)
+    }
+}
+
 /// Bytes per vector at other dimensions: the page-store bytes measured here (independent of
-/// the dimensions) plus the record strides of the vector files.
-fn bytes_by_dimensions(float_pages: f64, quantized_pages: f64) {
+/// the dimensions, centres apart) plus the record strides of the vector files and, for a
+/// quantized graph that keeps full vectors, its centres at those dimensions (a Hamming
+/// graph has none).
+fn bytes_by_dimensions(float_pages: f64, quantized: &QuantizedBytes) {
     use storage_engine::vector::records::{PayloadKind, RecordLayout};
     println!(
-        "\n### Bytes per vector by dimensions (page-store bytes measured above + vector records)\n\n| dimensions | raw f32 | full precision (graph + vector file) | overhead vs raw | quantized + full vectors kept for re-scoring | quantized only (Hamming, codes) |\n|---|---|---|---|---|---|"
+        "\n### Bytes per vector by dimensions (page-store bytes measured above + vector records)\n\n{:.3} centres per vector measured. Quantized with full vectors = page-store pages without centres + centred code record (codes + 2 correction factors) + centres (node number + floats) + full vector record; Hamming = page-store pages without centres + code record.\n\n| dimensions | raw f32 | full precision (graph + vector file) | overhead vs raw | quantized + full vectors kept for re-scoring | of which centres | quantized only (Hamming, codes) |\n|---|---|---|---|---|---|---|",
+        quantized.centres
     );
+    let stride = |kind, dimensions| RecordLayout { kind, dimensions }.stride() as f64;
     for dimensions in [384, 768, 1_536, 3_072] {
-        let floats = RecordLayout {
-            kind: PayloadKind::Floats,
-            dimensions,
-        }
-        .stride() as f64;
-        let codes = RecordLayout {
-            kind: PayloadKind::Codes,
-            dimensions,
-        }
-        .stride() as f64;
+        let floats = stride(PayloadKind::Floats, dimensions);
+        let centred_codes = stride(PayloadKind::CentredCodes, dimensions);
+        let codes = stride(PayloadKind::Codes, dimensions);
+        let centres = quantized.centre_bytes(dimensions);
         let raw = 4.0 * dimensions as f64;
         let full = float_pages + floats;
+        let navigation = quantized.navigation_pages();
         println!(
-            "| {dimensions} | {raw:.0} | {full:.0} | {:.1} % | {:.0} | {:.0} |",
+            "| {dimensions} | {raw:.0} | {full:.0} | {:.1} % | {:.0} | {centres:.0} | {:.0} |",
             100.0 * (full - raw) / raw,
-            quantized_pages + codes + floats,
-            quantized_pages + codes
+            navigation + centred_codes + centres + floats,
+            navigation + codes
         );
     }
 }
@@ -495,7 +517,7 @@ fn quantized(
     dataset: &Dataset,
     truth: &[Vec<u32>],
     efs: &[usize],
-) -> Result<f64, String> {
+) -> Result<QuantizedBytes, String> {
     let mut parameters = GraphParameters::new(Metric::Cosine, dataset.dimensions);
     parameters.binary_quantized = true;
     parameters.merge_threshold_vectors = 4_096;
@@ -602,5 +624,9 @@ fn quantized(
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.99)
     );
-    Ok(quantized_pages)
+    Ok(QuantizedBytes {
+        pages: quantized_pages,
+        centres: (centres / (size_of::<f32>() * dataset.dimensions) as f64) / count,
+        dimensions: dataset.dimensions,
+    })
 }
