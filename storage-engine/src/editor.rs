@@ -85,7 +85,7 @@ impl Editor<'_> {
     /// Stores a value: inline when its cell fits a quarter page, else in a new overflow run.
     pub fn store_value<'v>(&mut self, key: &[u8], value: &'v [u8]) -> Result<ValueSlot<'v>> {
         let page_bytes = self.pager.page_bytes();
-        if leaf_inline_cell_bytes(key.len(), value.len()) <= cell_bytes_max(page_bytes) {
+        if value_is_inline(page_bytes, key.len(), value.len()) {
             return Ok(ValueSlot::Inline(value));
         }
         let length = value.len() as u64;

@@ -121,6 +121,21 @@ pub const fn leaf_overflow_cell_bytes(key_bytes: usize) -> usize {
     SLOT_BYTES + LEAF_CELL_HEADER_BYTES + key_bytes + OVERFLOW_REFERENCE_BYTES
 }
 
+/// Whether a value is stored inline in its leaf cell (else in an overflow run).
+pub const fn value_is_inline(page_bytes: usize, key_bytes: usize, value_bytes: usize) -> bool {
+    leaf_inline_cell_bytes(key_bytes, value_bytes) <= cell_bytes_max(page_bytes)
+}
+
+/// Bytes one entry takes in a tree's pages, leaf fill aside: its leaf cell with its slot, plus
+/// the whole pages of its value's overflow run when the value is not inline.
+pub const fn stored_entry_bytes(page_bytes: usize, key_bytes: usize, value_bytes: usize) -> usize {
+    if value_is_inline(page_bytes, key_bytes, value_bytes) {
+        return leaf_inline_cell_bytes(key_bytes, value_bytes);
+    }
+    let run_pages = (OVERFLOW_DATA_OFFSET + value_bytes).div_ceil(page_bytes);
+    leaf_overflow_cell_bytes(key_bytes) + run_pages * page_bytes
+}
+
 /// Bytes a branch cell takes with its slot.
 pub const fn branch_cell_bytes(key_bytes: usize) -> usize {
     SLOT_BYTES + BRANCH_CELL_HEADER_BYTES + key_bytes

@@ -58,7 +58,9 @@ pub mod vector;
 
 pub use database::{Database, IntegrityReport, Stats};
 pub use error::{Error, Result};
-pub use layout::{KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX};
+pub use layout::{
+    KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX, stored_entry_bytes,
+};
 pub use options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
 };

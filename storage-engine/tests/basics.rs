@@ -3,7 +3,7 @@
 
 use std::ops::Bound;
 
-use storage_engine::{Database, Direction, Error, KEY_BYTES_MAX, Options};
+use storage_engine::{Database, Direction, Error, KEY_BYTES_MAX, Options, stored_entry_bytes};
 
 fn open(directory: &tempfile::TempDir) -> Database {
     Database::open(&directory.path().join("store.pages"), Options::default())
@@ -598,4 +598,46 @@ fn unused_bytes_count_free_pages_and_the_grown_tail_and_rise_after_deletions() {
         "{filled:?} {emptied:?}"
     );
     assert!(emptied.unused_bytes() <= emptied.file_bytes);
+}
+
+/// Pages (in bytes) that `count` entries of `value_bytes` add to a fresh tree.
+fn bytes_taken_by(count: u32, value_bytes: usize) -> (u64, u64) {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database = open(&directory);
+    let before = database.stats().used_pages;
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write.create_tree("values").expect("create_tree succeeds");
+    let value = vec![b'v'; value_bytes];
+    for index in 0..count {
+        tree.put(&key(index), &value).expect("put succeeds");
+    }
+    write.commit().expect("commit succeeds");
+    let stats = database.stats();
+    (
+        (stats.used_pages - before) * stats.page_bytes,
+        stats.page_bytes,
+    )
+}
+
+#[test]
+fn stored_entry_bytes_prices_entries_as_the_pages_they_take() {
+    const ENTRIES: u32 = 400;
+    // A value past a quarter page takes a whole overflow page besides its cell.
+    let (taken, page_bytes) = bytes_taken_by(ENTRIES, 1_540);
+    let priced = u64::from(ENTRIES) * stored_entry_bytes(page_bytes as usize, 11, 1_540) as u64;
+    assert!(priced >= u64::from(ENTRIES) * page_bytes, "{priced}");
+    assert!(taken >= priced, "taken {taken}, priced {priced}");
+    assert!(
+        taken <= priced + priced / 10,
+        "taken {taken}, priced {priced}"
+    );
+    // A small value stays inline: leaf pages at least half full hold the priced cells.
+    let (taken, page_bytes) = bytes_taken_by(ENTRIES, 200);
+    let priced = u64::from(ENTRIES) * stored_entry_bytes(page_bytes as usize, 11, 200) as u64;
+    assert!(priced < u64::from(ENTRIES) * 300, "{priced}");
+    assert!(taken >= priced, "taken {taken}, priced {priced}");
+    assert!(
+        taken <= 2 * priced + 4 * page_bytes,
+        "taken {taken}, priced {priced}"
+    );
 }

@@ -6,6 +6,7 @@ use roaring::RoaringBitmap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use storage_engine::vector::random::SplitMix64;
+use storage_engine::vector::store::graph::centre_stored_bytes;
 use storage_engine::vector::store::vector_file_paths;
 use storage_engine::vector::{
     Graph, GraphOptions, GraphParameters, GraphReader, Metric, SearchRequest, SearchScratch,
@@ -337,13 +338,15 @@ struct QuantizedBytes {
     centres: f64,
     /// Dimensions of the measured centres.
     dimensions: usize,
+    /// Page size of the store.
+    page_bytes: usize,
 }
 
 impl QuantizedBytes {
-    /// Bytes per vector of centres of `dimensions` floats, each stored with its node number
-    /// (the meta tree's value; the tree's own overhead is left in `pages`).
+    /// Bytes per vector of centres of `dimensions` floats as the meta tree stores them (key,
+    /// node number and floats; whole overflow pages past a quarter page; leaf fill aside).
     fn centre_bytes(&self, dimensions: usize) -> f64 {
-        self.centres * ((1 + dimensions) * size_of::<f32>()) as f64
+        self.centres * centre_stored_bytes(self.page_bytes, dimensions) as f64
     }
 
     /// Page-store bytes per vector besides the centres: independent of the dimensions.
@@ -359,7 +362,7 @@ impl QuantizedBytes {
 fn bytes_by_dimensions(float_pages: f64, quantized: &QuantizedBytes) {
     use storage_engine::vector::records::{PayloadKind, RecordLayout};
     println!(
-        "\n### Bytes per vector by dimensions (page-store bytes measured above + vector records)\n\n{:.3} centres per vector measured. Quantized with full vectors = page-store pages without centres + centred code record (codes + 2 correction factors) + centres (node number + floats) + full vector record; Hamming = page-store pages without centres + code record.\n\n| dimensions | raw f32 | full precision (graph + vector file) | overhead vs raw | quantized + full vectors kept for re-scoring | of which centres | quantized only (Hamming, codes) |\n|---|---|---|---|---|---|---|",
+        "\n### Bytes per vector by dimensions (page-store bytes measured above + vector records)\n\n{:.3} centres per vector measured. Quantized with full vectors = page-store pages without centres + centred code record (codes + 2 correction factors) + centres as the meta tree stores them (key, node number and floats, in a whole overflow page once past a quarter page) + full vector record; Hamming = page-store pages without centres + code record.\n\n| dimensions | raw f32 | full precision (graph + vector file) | overhead vs raw | quantized + full vectors kept for re-scoring | of which centres | quantized only (Hamming, codes) |\n|---|---|---|---|---|---|---|",
         quantized.centres
     );
     let stride = |kind, dimensions| RecordLayout { kind, dimensions }.stride() as f64;
@@ -628,5 +631,6 @@ fn quantized(
         pages: quantized_pages,
         centres: (centres / (size_of::<f32>() * dataset.dimensions) as f64) / count,
         dimensions: dataset.dimensions,
+        page_bytes: stats.page_bytes as usize,
     })
 }

@@ -215,6 +215,15 @@ fn read_links_version(meta: &dyn TreeRead) -> Result<u64, VectorError> {
     }
 }
 
+/// Bytes one centre of `dimensions` floats takes in the graph's meta tree with pages of
+/// `page_bytes` (leaf fill aside): its key, its node number and its floats, inline or in an
+/// overflow run.
+pub fn centre_stored_bytes(page_bytes: usize, dimensions: usize) -> usize {
+    let key_bytes = CENTRE_KEY_PREFIX.len() + size_of::<u32>();
+    let value_bytes = (1 + dimensions) * size_of::<f32>();
+    crate::stored_entry_bytes(page_bytes, key_bytes, value_bytes)
+}
+
 /// The metadata key of centre `centre`.
 fn centre_key(centre: u32) -> Vec<u8> {
     let mut key = CENTRE_KEY_PREFIX.to_vec();
