@@ -13,7 +13,8 @@ use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::shard::facet_source::field_id;
-use crate::shard::keys::{FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered};
+use crate::shard::keys::{FIELD_ID_BYTES, decode_string_entry, number_from_ordered};
+use crate::shard::stored_bitmap::intersection_within;
 use crate::shard::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult};
 
 /// Document → its values of `field` (documents without one are absent).
@@ -35,7 +36,7 @@ pub fn distinct_values(
                 .and_then(|bytes| bytes.try_into().ok())
                 .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
             let name = format!("n:{}", number_from_ordered(u64::from_be_bytes(ordered)));
-            for document in &(decode_bitmap(value)? & documents) {
+            for document in &intersection_within(value, documents)? {
                 values.entry(document).or_default().insert(name.clone());
             }
         }

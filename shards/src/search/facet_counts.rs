@@ -18,9 +18,8 @@ use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::filter::FilterableRules;
-use crate::shard::keys::{
-    FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered, string_of_key,
-};
+use crate::shard::keys::{FIELD_ID_BYTES, decode_string_entry, number_from_ordered, string_of_key};
+use crate::shard::stored_bitmap::intersection_len_within;
 use crate::shard::{
     FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult, ShardSnapshot,
 };
@@ -98,7 +97,7 @@ fn number_counts(
 ) -> ShardResult<Vec<(f64, u64)>> {
     let mut counts = Vec::new();
     for_each_field_entry(read, FACET_NUMBERS_TREE, field, &mut |key, value| {
-        let count = decode_bitmap(value)?.intersection_len(documents);
+        let count = intersection_len_within(value, documents)?;
         if count > 0 {
             let ordered: [u8; 8] = key
                 .get(FIELD_ID_BYTES..)

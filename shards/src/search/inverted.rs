@@ -28,6 +28,7 @@ use storage_engine::{Direction, ReadRange, ReadTree};
 use super::derivations::prefix_end;
 use crate::analysis::Occurrence;
 use crate::shard::keys::decode_bitmap;
+use crate::shard::stored_bitmap::intersection_within;
 use crate::shard::{ShardError, ShardResult};
 
 pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
@@ -210,6 +211,15 @@ pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
 pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
     match bytes {
         Some(bytes) => decode_bitmap(bytes),
+        None => Ok(RoaringBitmap::new()),
+    }
+}
+
+/// The ids of a stored bitmap that `within` holds (empty when absent), read in place when
+/// `within` is small (see [`crate::shard::stored_bitmap`]).
+pub fn bitmap_within(bytes: Option<&[u8]>, within: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
+    match bytes {
+        Some(bytes) => intersection_within(bytes, within),
         None => Ok(RoaringBitmap::new()),
     }
 }

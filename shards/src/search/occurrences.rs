@@ -17,8 +17,8 @@ use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 
 use super::inverted::{
-    PositionKeys, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, decode_occurrences,
-    document_of_position_key, keys_extending,
+    PositionKeys, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within,
+    decode_occurrences, document_of_position_key, keys_extending,
 };
 use super::phrase_filter::phrase_candidates;
 use super::terms::ResolvedTerm;
@@ -220,7 +220,7 @@ pub fn word_documents(
     let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
         return Ok(RoaringBitmap::new());
     };
-    Ok(bitmap_or_empty(tree.get(word.as_bytes())?)? & universe)
+    bitmap_within(tree.get(word.as_bytes())?, universe)
 }
 
 /// The occurrences of `word` in each document of `universe` containing it, as spans.

@@ -32,8 +32,8 @@ use crate::analysis::ProximityPrecision;
 use crate::shard::ShardResult;
 
 use super::inverted::{
-    WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, keys_extending, position_prefix,
-    split_word_slot_key,
+    WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
+    position_prefix, split_word_slot_key,
 };
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
@@ -376,7 +376,7 @@ fn slot_bitmaps(
     for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
         let (key, value) = entry?;
         let (_, slot) = split_word_slot_key(key)?;
-        slots.insert(slot, bitmap_or_empty(Some(value))? & within);
+        slots.insert(slot, bitmap_within(Some(value), within)?);
     }
     Ok(slots)
 }

@@ -16,7 +16,7 @@ use storage_engine::{Direction, ReadTransaction, ReadTree};
 use crate::shard::ShardResult;
 
 use super::derivations::prefix_end;
-use super::inverted::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE, bitmap_or_empty, write_pair_key};
+use super::inverted::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE, bitmap_within, write_pair_key};
 use super::terms::Alternative;
 
 /// The `word_pairs` tree of a snapshot, opened once for several reads.
@@ -41,7 +41,7 @@ impl<'t> WordPairs<'t> {
         let Some(tree) = &self.documents else {
             return Ok(RoaringBitmap::new());
         };
-        Ok(bitmap_or_empty(tree.get(word.as_bytes())?)? & within)
+        bitmap_within(tree.get(word.as_bytes())?, within)
     }
 
     /// The documents of `within` where `right` follows `left` right away in one field.
@@ -55,7 +55,7 @@ impl<'t> WordPairs<'t> {
             return Ok(RoaringBitmap::new());
         };
         write_pair_key(&mut self.key, left, right);
-        Ok(bitmap_or_empty(tree.get(&self.key)?)? & within)
+        bitmap_within(tree.get(&self.key)?, within)
     }
 
     /// The documents of `within` where a word longer than `prefix` that starts with it follows
@@ -75,7 +75,7 @@ impl<'t> WordPairs<'t> {
         let mut found = Vec::new();
         for entry in tree.range(Bound::Excluded(&self.key), end_bound, Direction::Forward)? {
             let (_, value) = entry?;
-            found.push(bitmap_or_empty(Some(value))? & within);
+            found.push(bitmap_within(Some(value), within)?);
         }
         // One multi-way union: or-ing many bitmaps one by one is quadratic.
         Ok(found.union())

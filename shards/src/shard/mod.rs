@@ -36,6 +36,7 @@ mod listing;
 mod settings;
 mod snapshot;
 mod state;
+pub(crate) mod stored_bitmap;
 mod word_changes;
 
 use std::path::Path;
