@@ -121,6 +121,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
         "word_fields",
         "word_position_buckets",
         "word_pairs",
+        "field_word_counts",
     ] {
         let Some(tree) = read.open_tree(name).expect("open_tree finds a value") else {
             continue;
@@ -148,6 +149,13 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                         String::from_utf8_lossy(&key[..split]),
                         String::from_utf8_lossy(&key[split + 1..])
                     )
+                }
+                "field_word_counts" => {
+                    let field = u16::from_be_bytes([key[0], key[1]]);
+                    let count = u16::from_be_bytes([key[2], key[3]]);
+                    let bitmap = shards::shard::decode_bitmap(value).expect("the bitmap decodes");
+                    let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
+                    format!("{}={count} -> {ids:?}", fields[&field])
                 }
                 "word_fields" | "word_position_buckets" => {
                     let split = key.len() - 3;
@@ -641,7 +649,12 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
         &documents,
     );
     let expected = dump(&shard);
-    for name in ["word_fields", "word_position_buckets", "word_pairs"] {
+    for name in [
+        "word_fields",
+        "word_position_buckets",
+        "word_pairs",
+        "field_word_counts",
+    ] {
         assert!(expected.contains_key(name), "{name} is filled");
     }
     // Make it look like a shard written before the slot trees existed.
@@ -658,19 +671,20 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
     let reopened = open(&directory, "old.pages");
     assert_eq!(dump(&reopened), expected);
 
-    // And like one written before `word_pairs` existed.
-    let transaction = reopened
-        .database()
-        .begin_write()
-        .expect("begin_write succeeds");
-    transaction
-        .delete_tree("word_pairs")
-        .expect("delete_tree succeeds");
-    transaction.commit().expect("commit succeeds");
-    assert!(!dump(&reopened).contains_key("word_pairs"));
-    drop(reopened);
-    let reopened = open(&directory, "old.pages");
-    assert_eq!(dump(&reopened), expected);
+    // And like one written before `word_pairs`, then before `field_word_counts`, existed.
+    let mut reopened = reopened;
+    for name in ["word_pairs", "field_word_counts"] {
+        let transaction = reopened
+            .database()
+            .begin_write()
+            .expect("begin_write succeeds");
+        transaction.delete_tree(name).expect("delete_tree succeeds");
+        transaction.commit().expect("commit succeeds");
+        assert!(!dump(&reopened).contains_key(name));
+        drop(reopened);
+        reopened = open(&directory, "old.pages");
+        assert_eq!(dump(&reopened), expected, "{name} rebuilt");
+    }
 }
 
 /// `word_pairs` holds a pair where the second word stands right after the first in one
@@ -727,4 +741,134 @@ fn word_pairs_hold_the_words_side_by_side_in_one_field() {
             "quick brown -> {\"1\"}",
         ]
     );
+}
+
+/// The `field_word_counts` lines (as [`dump`] writes them) that the shard's `field_lengths`
+/// call for: per field and word count up to 30, the documents whose field holds that many.
+fn word_counts_from_lengths(shard: &Shard) -> BTreeSet<String> {
+    let snapshot = shard.read().expect("read succeeds");
+    let fields: BTreeMap<u16, String> = snapshot
+        .fields_map()
+        .expect("fields_map succeeds")
+        .iter()
+        .map(|(path, id)| (*id, path.clone()))
+        .collect();
+    let read = shard.database().begin_read();
+    let mut holders: BTreeMap<(String, u16), BTreeSet<String>> = BTreeMap::new();
+    if let Some(tree) = read.open_tree("field_lengths").expect("open_tree succeeds") {
+        for entry in tree
+            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .expect("range succeeds")
+        {
+            let (key, value) = entry.expect("`entry` holds a value");
+            let internal = u32::from_be_bytes(key.try_into().expect("an id key"));
+            let document = snapshot
+                .document_by_id(internal, None)
+                .expect("document_by_id succeeds")
+                .expect("the document exists");
+            for chunk in value.chunks(4) {
+                let field = u16::from_be_bytes([chunk[0], chunk[1]]);
+                let count = u16::from_be_bytes([chunk[2], chunk[3]]);
+                if (1..=30).contains(&count) {
+                    holders
+                        .entry((fields[&field].clone(), count))
+                        .or_default()
+                        .insert(document["id"].to_string());
+                }
+            }
+        }
+    }
+    holders
+        .into_iter()
+        .map(|((path, count), ids)| format!("{path}={count} -> {ids:?}"))
+        .collect()
+}
+
+#[test]
+fn field_word_counts_hold_the_documents_of_each_fields_word_count() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let long_body: Vec<String> = (0..31).map(|index| format!("word{index}")).collect();
+    let documents: BTreeMap<u64, Map<String, Value>> = [
+        json!({"id": 1, "title": "quick brown fox", "body": "fox den"}),
+        json!({"id": 2, "title": "brown fox", "body": "quick brown"}),
+        json!({"id": 3, "title": "fox", "body": long_body.join(" ")}),
+    ]
+    .into_iter()
+    .map(|document| {
+        let Value::Object(map) = document else {
+            panic!("an object");
+        };
+        (map["id"].as_u64().expect("an integer id"), map)
+    })
+    .collect();
+    let shard = from_scratch(
+        &directory,
+        "counts.pages",
+        &TextSettings::default(),
+        &documents,
+    );
+    let counts = |shard: &Shard| -> Vec<String> {
+        dump(shard)
+            .remove("field_word_counts")
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    };
+    // Document 3's body holds 31 words: past the indexed counts. Every attribute is
+    // searchable, the id too.
+    assert_eq!(
+        counts(&shard),
+        [
+            "body=2 -> {\"1\", \"2\"}",
+            "id=1 -> {\"1\", \"2\", \"3\"}",
+            "title=1 -> {\"3\"}",
+            "title=2 -> {\"2\"}",
+            "title=3 -> {\"1\"}",
+        ]
+    );
+    shard
+        .apply(
+            2,
+            vec![Operation::Delete {
+                external_id: "2".to_owned(),
+            }],
+        )
+        .expect("apply succeeds");
+    assert_eq!(
+        counts(&shard),
+        [
+            "body=2 -> {\"1\"}",
+            "id=1 -> {\"1\", \"3\"}",
+            "title=1 -> {\"3\"}",
+            "title=3 -> {\"1\"}",
+        ]
+    );
+}
+
+#[test]
+fn field_word_counts_agree_with_field_lengths_after_random_changes() {
+    let mut random = Random(seed() | 1);
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory, "random.pages");
+    for batch in 1..=8u64 {
+        let operations = (0..12)
+            .map(|_| {
+                let id = random.below(30);
+                if random.below(4) == 0 {
+                    Operation::Delete {
+                        external_id: id.to_string(),
+                    }
+                } else {
+                    Operation::Replace {
+                        external_id: id.to_string(),
+                        document: random.document(id),
+                    }
+                }
+            })
+            .collect();
+        shard.apply(batch, operations).expect("apply succeeds");
+        let stored = dump(&shard).remove("field_word_counts").unwrap_or_default();
+        assert!(!stored.is_empty(), "batch {batch}: counts are indexed");
+        assert_eq!(stored, word_counts_from_lengths(&shard), "batch {batch}");
+    }
 }

@@ -277,6 +277,17 @@ fn exactness_as_the_last_rule_fills_a_small_page_in_rank_then_id_order() {
         &ranked(&shard, &page),
         &[(151, 6.0 / 9.0), (152, 6.0 / 9.0), (153, 6.0 / 9.0)],
     );
+
+    // An exact match with the highest id, after more documents at the start-of-field ceiling
+    // than one ranked chunk holds: it must be found without ranking them all.
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut many: Vec<Value> = (1..=200)
+        .map(|id| json!({"id": id, "text": format!("quick fox jumps high number{id}")}))
+        .collect();
+    many.push(json!({"id": 201, "text": "quick fox"}));
+    let shard = shard_with(&directory, vec![RankingRule::Exactness], None, &many);
+    page.limit = 2;
+    assert_ranked(&ranked(&shard, &page), &[(201, 1.0), (1, 6.0 / 9.0)]);
 }
 
 #[test]

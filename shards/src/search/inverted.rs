@@ -14,6 +14,10 @@
 //! - `word_pairs`: word ‖ `0xFF` ‖ following word → roaring bitmap of the internal ids where
 //!   the second word stands at the position right after the first in one field (proximity 1:
 //!   what two-word phrases and proximity's best sub-bucket are read from).
+//! - `field_word_counts`: field id (u16 BE) ‖ number of words (u16 BE) → roaring bitmap of the
+//!   internal ids whose field holds that many words, for counts up to
+//!   [`FIELD_WORD_COUNT_INDEXED_MAX`] (what tells, without reading each document, which
+//!   documents may match a field exactly; `field_lengths` holds every count).
 //!
 //! Invariants: `0xFF` never occurs in UTF-8, so a word's keys are contiguous and never collide
 //! with another word's, and a pair's second word is everything after the separator; the trees
@@ -37,15 +41,32 @@ pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
 pub const WORD_FIELDS_TREE: &str = "word_fields";
 pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
 pub const WORD_PAIRS_TREE: &str = "word_pairs";
+pub const FIELD_WORD_COUNTS_TREE: &str = "field_word_counts";
 /// The trees of the inverted index (emptied by `DeleteAll`, rebuilt on text settings change).
-pub const TEXT_TREES: [&str; 6] = [
+pub const TEXT_TREES: [&str; 7] = [
     WORD_DOCUMENTS_TREE,
     WORD_POSITIONS_TREE,
     FIELD_LENGTHS_TREE,
     WORD_FIELDS_TREE,
     WORD_POSITION_BUCKETS_TREE,
     WORD_PAIRS_TREE,
+    FIELD_WORD_COUNTS_TREE,
 ];
+
+/// The largest word count `field_word_counts` indexes: a query spanning more words is rare,
+/// and its exact matches are found by reading field lengths.
+pub const FIELD_WORD_COUNT_INDEXED_MAX: u16 = 30;
+
+/// The `field_word_counts` key of `field` holding `count` words, `None` past
+/// [`FIELD_WORD_COUNT_INDEXED_MAX`] (or for an empty field, which nothing matches).
+pub fn field_word_count_key(field: u16, count: u16) -> Option<[u8; 4]> {
+    if count == 0 || count > FIELD_WORD_COUNT_INDEXED_MAX {
+        return None;
+    }
+    let [field_high, field_low] = field.to_be_bytes();
+    let [count_high, count_low] = count.to_be_bytes();
+    Some([field_high, field_low, count_high, count_low])
+}
 
 /// Separates the word from the internal id in `word_positions` keys.
 const WORD_END_BYTE: u8 = 0xFF;

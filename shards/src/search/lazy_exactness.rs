@@ -8,8 +8,9 @@
 //!   term matches no field exactly or at its start; its exactness is the number of terms it
 //!   holds exactly, which bitmaps give without reading it;
 //! - among the documents holding every term exactly, one can match a field exactly only if
-//!   one of its searched fields holds as many words as the kept terms span; field lengths are
-//!   cheap to read, so those are found first and ranked fully. The others rank at best
+//!   one of its searched fields holds as many words as the kept terms span; `field_word_counts`
+//!   gives those documents (field lengths read one by one past the counts it indexes), so
+//!   they are found first and ranked fully. The others rank at best
 //!   "start of a field, every word exact": they are ranked in ascending id order, a growing
 //!   chunk at a time, until `remaining` of them reach that ceiling — no later one can come
 //!   before those.
@@ -26,6 +27,7 @@ use roaring::RoaringBitmap;
 use crate::shard::ShardResult;
 
 use super::execute::FieldLengthsReader;
+use super::inverted::{FIELD_WORD_COUNTS_TREE, bitmap_within, field_word_count_key};
 use super::refine::Refiner;
 use super::score::{ScoreDetail, compare_details};
 use super::steps::Step;
@@ -144,9 +146,13 @@ impl Refiner<'_> {
     }
 
     /// The documents of `bucket` with a searched field holding exactly as many words as the
-    /// kept terms span.
+    /// kept terms span: from `field_word_counts` when it indexes that count, else from each
+    /// document's field lengths.
     fn documents_with_exact_length(&self, bucket: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
         let wanted = self.context.exact_match_length(self.kept);
+        if let Some(found) = self.indexed_exact_length(bucket, wanted)? {
+            return Ok(found);
+        }
         let mut lengths = FieldLengthsReader::new(self.read)?;
         let mut found = RoaringBitmap::new();
         for document in bucket {
@@ -159,6 +165,29 @@ impl Refiner<'_> {
             }
         }
         Ok(found)
+    }
+
+    /// The documents of `bucket` with a searched field of `wanted` words, from
+    /// `field_word_counts`; `None` when it does not index that count.
+    fn indexed_exact_length(
+        &self,
+        bucket: &RoaringBitmap,
+        wanted: u32,
+    ) -> ShardResult<Option<RoaringBitmap>> {
+        let Ok(count) = u16::try_from(wanted) else {
+            return Ok(None);
+        };
+        let Some(tree) = self.read.open_tree(FIELD_WORD_COUNTS_TREE)? else {
+            return Ok(None);
+        };
+        let mut found = RoaringBitmap::new();
+        for field in self.context.fields.keys() {
+            let Some(key) = field_word_count_key(*field, count) else {
+                return Ok(None);
+            };
+            found |= bitmap_within(tree.get(&key)?, bucket)?;
+        }
+        Ok(Some(found))
     }
 }
 

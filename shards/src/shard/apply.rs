@@ -21,15 +21,15 @@ use super::keys::{
 };
 use super::settings::FacetSettings;
 use super::state::ShardState;
-use super::word_changes::{PairChanges, WordChanges};
+use super::word_changes::{KeyChanges, WordChanges};
 use super::{
     DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FACET_NUMBERS_TREE, FACET_PRESENCE_TREE,
     FACET_STRINGS_TREE, FACET_TREES, FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
 };
 use crate::analysis::{Analyzer, Occurrence, TextSettings, document_words};
 use crate::search::inverted::{
-    FIELD_LENGTHS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE,
-    encode_field_lengths, write_pair_key,
+    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE,
+    WORD_PAIRS_TREE, encode_field_lengths, field_word_count_key, write_pair_key,
 };
 
 /// The final effect of a batch on one document of this shard.
@@ -65,7 +65,9 @@ struct Deltas {
     /// `word_positions`).
     words: WordChanges,
     /// The changes of `word_pairs`.
-    pairs: PairChanges,
+    pairs: KeyChanges,
+    /// The changes of `field_word_counts`.
+    field_word_counts: KeyChanges,
     distribution: BTreeMap<String, i64>,
 }
 
@@ -383,6 +385,11 @@ impl PreparedBatch {
         for (word, occurrences) in words.words {
             self.deltas.words.record(word, id, &occurrences, add);
         }
+        for (field, count) in &words.field_lengths {
+            if let Some(key) = field_word_count_key(*field, *count) {
+                self.deltas.field_word_counts.record(&key, id, add);
+            }
+        }
         let transaction = self
             .transaction
             .as_ref()
@@ -472,7 +479,10 @@ fn adjacent_pairs(words: &BTreeMap<String, Vec<Occurrence>>) -> BTreeSet<(&str, 
 /// Writes the pending deltas into the trees and empties them.
 fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
     deltas.words.write(transaction)?;
-    deltas.pairs.write(transaction)?;
+    deltas.pairs.write(transaction, WORD_PAIRS_TREE)?;
+    deltas
+        .field_word_counts
+        .write(transaction, FIELD_WORD_COUNTS_TREE)?;
     let deltas = std::mem::take(deltas);
     let mut buffer = Vec::new();
     for (name, entries) in [
@@ -578,14 +588,15 @@ pub(crate) fn rebuild_text(database: &Database, settings: TextSettings) -> Shard
 }
 
 /// Rebuilds the inverted index of a shard written before its `word_fields`,
-/// `word_position_buckets` or `word_pairs` trees existed (they are derived from the stored
+/// `word_position_buckets`, `word_pairs` or `field_word_counts` trees existed (they are derived from the stored
 /// documents, so the rebuild loses nothing). Returns whether it rebuilt.
 pub(crate) fn upgrade_text_index(database: &Database) -> ShardResult<bool> {
     // A read snapshot tells, without taking the writer, that the usual shard is current.
     let read = database.begin_read();
     let outdated = read.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
         && (read.open_tree(WORD_FIELDS_TREE)?.is_none()
-            || read.open_tree(WORD_PAIRS_TREE)?.is_none());
+            || read.open_tree(WORD_PAIRS_TREE)?.is_none()
+            || read.open_tree(FIELD_WORD_COUNTS_TREE)?.is_none());
     drop(read);
     if !outdated {
         return Ok(false);

@@ -1,8 +1,8 @@
 //! The inverted index's pending changes, gathered per word in memory while documents are
 //! applied and written to the word trees once per flush, each tree in its key order:
 //! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_positions`
-//! (word ‖ `0xFF` ‖ slot or internal id); `word_pairs` (word ‖ `0xFF` ‖ following word) from
-//! its own changes per pair key.
+//! (word ‖ `0xFF` ‖ slot or internal id); `word_pairs` (word ‖ `0xFF` ‖ following word) and
+//! `field_word_counts` (field id ‖ word count) from their own changes per key.
 //!
 //! A document's words are only recorded (one hash of each word, one push of its change);
 //! the postings of every key are worked out when written, from the changes sorted by
@@ -24,8 +24,8 @@ use super::error::ShardResult;
 use super::keys::{decode_bitmap, write_bitmap};
 use crate::analysis::Occurrence;
 use crate::search::inverted::{
-    PositionKeys, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE,
-    WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE, append_occurrences, write_word_slot_key,
+    PositionKeys, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE,
+    WORD_POSITIONS_TREE, append_occurrences, write_word_slot_key,
 };
 use crate::search::ranking::bucketed_position;
 
@@ -245,32 +245,33 @@ impl WordChanges {
     }
 }
 
-/// The pending changes of `word_pairs`: per pair key, the documents added and removed, in
-/// operation order (written like the word trees: per key, a document's last change decides).
+/// The pending changes of a tree of bitmaps (`word_pairs`, `field_word_counts`): per key, the
+/// documents added and removed, in operation order (written like the word trees: per key, a
+/// document's last change decides).
 #[derive(Debug, Default)]
-pub(super) struct PairChanges {
-    pairs: FxHashMap<Box<[u8]>, Vec<DocumentChange>>,
+pub(super) struct KeyChanges {
+    keys: FxHashMap<Box<[u8]>, Vec<DocumentChange>>,
 }
 
 /// A document added (`true`) to or removed from a key.
 type DocumentChange = (u32, bool);
 
-impl PairChanges {
-    /// Adds (`add`) or removes `document` in the pair `key`.
+impl KeyChanges {
+    /// Adds (`add`) or removes `document` in `key`.
     pub fn record(&mut self, key: &[u8], document: u32, add: bool) {
-        match self.pairs.get_mut(key) {
+        match self.keys.get_mut(key) {
             Some(changes) => changes.push((document, add)),
             None => {
-                self.pairs.insert(key.into(), vec![(document, add)]);
+                self.keys.insert(key.into(), vec![(document, add)]);
             }
         }
     }
 
-    /// Writes every pending change into `word_pairs` (created even when there is none, so
+    /// Writes every pending change into the tree `name` (created even when there is none, so
     /// that a shard with words always has the tree) and empties the changes.
-    pub fn write(&mut self, transaction: &WriteTransaction) -> ShardResult<()> {
-        let tree = transaction.create_tree(WORD_PAIRS_TREE)?;
-        let mut entries: Vec<_> = std::mem::take(&mut self.pairs).into_iter().collect();
+    pub fn write(&mut self, transaction: &WriteTransaction, name: &str) -> ShardResult<()> {
+        let tree = transaction.create_tree(name)?;
+        let mut entries: Vec<_> = std::mem::take(&mut self.keys).into_iter().collect();
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let mut postings = Postings::default();
         let mut value = Vec::new();
