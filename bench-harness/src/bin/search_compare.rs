@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use bench_harness::compare::agreement::{Agreement, agreement};
+use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::query_mix::{Query, generate};
 use bench_harness::compare::server::{ServerKind, ServerSpec};
 use bench_harness::compare::side::{SideOptions, SideOutcome, run_side};
@@ -99,24 +100,6 @@ struct Arguments {
     /// Where disagreeing top-10 examples go (default: WORK_DIR/disagreements.json)
     #[arg(long)]
     disagreements: Option<PathBuf>,
-}
-
-/// The command line as typed, each argument quoted when the shell would need it.
-fn command_line() -> String {
-    std::env::args()
-        .map(|argument| {
-            let plain = !argument.is_empty()
-                && argument.chars().all(|character| {
-                    character.is_ascii_alphanumeric() || "-_./=:,@%+".contains(character)
-                });
-            if plain {
-                argument
-            } else {
-                format!("'{}'", argument.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The dataset's lines, their searchable text, and the query mix.

@@ -8,9 +8,15 @@
 //! reads `/proc` and the data directory); the servers run one after the other, never at the
 //! same time, so neither measures the other's load; both see the same documents, settings,
 //! queries and seeds.
+//!
+//! `cpu_cost` reuses the server launcher and the client for another tool (`search_cpu`): the
+//! server CPU each query of a mix costs on an already indexed data directory, for one build
+//! or two builds side by side; its own invariants are in its module documentation.
 
 pub mod agreement;
 pub mod client;
+pub mod command_line;
+pub mod cpu_cost;
 pub mod disk;
 pub mod query_mix;
 pub mod server;

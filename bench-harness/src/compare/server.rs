@@ -1,11 +1,11 @@
 //! A server under comparison as a child process: started from a given binary with a fresh
-//! data directory, waited for until `/health` answers 200, stopped at the end.
+//! (or a prepared) data directory, waited for until `/health` answers 200, stopped at the end.
 //!
-//! Invariants: the data directory is emptied before the start, so nothing of an earlier run
-//! is measured; the child runs in its own work directory (where Meilisearch puts `dumps/`
-//! and `snapshots/`) with its output in `server.log` there; a `ServerProcess` that is dropped
-//! stops its child (SIGTERM, then SIGKILL after `STOP_GRACE`), so no error path leaves a
-//! server running.
+//! Invariants: `start` empties the data directory before the start, so nothing of an earlier
+//! run is measured (`start_in_place` keeps it, for a caller that filled it on purpose); the
+//! child runs in its own work directory (where Meilisearch puts `dumps/` and `snapshots/`)
+//! with its output in `server.log` there; a `ServerProcess` that is dropped stops its child
+//! (SIGTERM, then SIGKILL after `STOP_GRACE`), so no error path leaves a server running.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -129,6 +129,12 @@ impl ServerProcess {
     /// Starts the server with an empty data directory and waits until it is healthy.
     pub fn start(spec: &ServerSpec) -> Result<ServerProcess, String> {
         fresh_directory(&spec.work_dir)?;
+        ServerProcess::start_in_place(spec)
+    }
+
+    /// Starts the server on its work directory as it is (the caller prepared its data
+    /// directory) and waits until it is healthy.
+    pub fn start_in_place(spec: &ServerSpec) -> Result<ServerProcess, String> {
         let log_path = spec.work_dir.join("server.log");
         let log = std::fs::File::create(&log_path)
             .map_err(|error| format!("cannot create {}: {error}", log_path.display()))?;

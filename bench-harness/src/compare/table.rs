@@ -18,7 +18,7 @@ const BYTES_PER_MEBIBYTE: f64 = 1024.0 * 1024.0;
 /// Microseconds per millisecond.
 const MICROSECONDS_PER_MILLISECOND: f64 = 1000.0;
 /// The placeholder of a missing value.
-const MISSING: &str = "—";
+pub const MISSING: &str = "—";
 
 /// What one load run measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,7 +138,8 @@ fn row(label: impl Into<String>, ours: Option<f64>, theirs: Option<f64>, decimal
     }
 }
 
-fn format_value(value: Option<f64>, decimals: usize) -> String {
+/// `value` with `decimals` decimals, `—` when missing.
+pub fn format_value(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(
         || MISSING.to_string(),
         |value| format!("{value:.decimals$}"),
