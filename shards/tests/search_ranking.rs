@@ -277,6 +277,20 @@ fn exactness_as_the_last_rule_fills_a_small_page_in_rank_then_id_order() {
         &ranked(&shard, &page),
         &[(151, 6.0 / 9.0), (152, 6.0 / 9.0), (153, 6.0 / 9.0)],
     );
+    // A page wanting more than the documents at the start of a field: the ones holding both
+    // words elsewhere follow in id order, ranked without being read, before those with a
+    // typo on one word (lower ids).
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut many: Vec<Value> = (1..=5)
+        .map(|id| json!({"id": id, "text": format!("quikc fox number{id}")}))
+        .collect();
+    many.extend((6..=155).map(|id| json!({"id": id, "text": format!("the quick fox number{id}")})));
+    many.extend((156..=160).map(|id| json!({"id": id, "text": format!("quick fox number{id}")})));
+    let shard = shard_with(&directory, vec![RankingRule::Exactness], None, &many);
+    page.limit = 12;
+    let mut expected: Vec<(i64, f64)> = (156..=160).map(|id| (id, 6.0 / 9.0)).collect();
+    expected.extend((6..=12).map(|id| (id, 3.0 / 9.0)));
+    assert_ranked(&ranked(&shard, &page), &expected);
 
     // An exact match with the highest id, after more documents at the start-of-field ceiling
     // than one ranked chunk holds: it must be found without ranking them all.

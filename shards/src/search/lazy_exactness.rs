@@ -13,7 +13,8 @@
 //!   they are found first and ranked fully. The others rank at best
 //!   "start of a field, every word exact": they are ranked in ascending id order, a growing
 //!   chunk at a time, until `remaining` of them reach that ceiling — no later one can come
-//!   before those.
+//!   before those. Bitmaps tell which documents may reach the ceiling at all
+//!   ([`super::field_starts`]): only those are read; the others rank below it unread.
 //!
 //! Invariant: the documents returned, grouped by their exactness details best first, hold the
 //! first `remaining` documents of the bucket in the order "details, then id"; the documents
@@ -27,6 +28,7 @@ use roaring::RoaringBitmap;
 use crate::shard::ShardResult;
 
 use super::execute::FieldLengthsReader;
+use super::field_starts::field_starts;
 use super::inverted::{FIELD_WORD_COUNTS_TREE, bitmap_within, field_word_count_key};
 use super::refine::Refiner;
 use super::score::{ScoreDetail, compare_details};
@@ -112,20 +114,26 @@ impl Refiner<'_> {
             .collect()
     }
 
-    /// The documents holding every kept term exactly: those with a field of the exact-match
-    /// length ranked fully, then the others in id order until `remaining` of them reach the
-    /// start-of-field ceiling.
+    /// The documents holding every kept term exactly: those that may match a field exactly
+    /// ranked fully, then those that may match a field at its start in id order until
+    /// `remaining` of them reach that ceiling; the documents that can do neither (known from
+    /// bitmaps, see [`super::field_starts`]) rank below, without being read, when the page
+    /// reaches them.
     fn rank_every_term_exact(
         &self,
         bucket: &RoaringBitmap,
         remaining: u64,
     ) -> ShardResult<RankedGroups> {
-        let may_match_exactly = self.documents_with_exact_length(bucket)?;
+        let starts = field_starts(self.read, self.context, self.resolved, self.kept, bucket)?;
+        let (may_match_exactly, may_start) = match starts {
+            Some(starts) => (starts.exact_length, starts.at_start),
+            None => (self.documents_with_exact_length(bucket)?, bucket.clone()),
+        };
         let mut ranked = self.rank_by_document(&may_match_exactly, &Step::Exactness)?;
         let ceiling = self
             .context
             .exactness_without_exact_match(self.kept, self.kept.terms.len());
-        let others = bucket - &may_match_exactly;
+        let others = &may_start - &may_match_exactly;
         let mut unranked = others.iter();
         let mut at_ceiling = 0_u64;
         let mut chunk_size = RANKED_FIRST_CHUNK;
@@ -133,6 +141,12 @@ impl Refiner<'_> {
             let chunk: RoaringBitmap = unranked.by_ref().take(chunk_size).collect();
             chunk_size = chunk_size.saturating_mul(2);
             if chunk.is_empty() {
+                // Every document that may reach the ceiling is ranked and the page wants more.
+                let off_starts = bucket - &may_start;
+                if !off_starts.is_empty() {
+                    let details = self.context.exactness_off_field_starts(self.kept);
+                    ranked.push((off_starts, details.to_vec()));
+                }
                 break;
             }
             for (documents, details) in self.rank_by_document(&chunk, &Step::Exactness)? {

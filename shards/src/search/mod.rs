@@ -61,6 +61,7 @@ mod execute;
 pub mod facet_counts;
 pub mod facet_forms;
 pub mod facet_values;
+mod field_starts;
 pub mod format;
 pub mod geo_sort;
 pub mod inverted;

@@ -277,6 +277,19 @@ impl RankingContext<'_> {
         ]
     }
 
+    /// The exactness of a document holding every kept term exactly, no searched field
+    /// starting with them.
+    pub fn exactness_off_field_starts(&self, kept: &Kept) -> [ScoreDetail; 2] {
+        let count = u32::try_from(kept.terms.len()).unwrap_or(u32::MAX);
+        [
+            ScoreDetail::ExactAttribute(ExactAttribute::NoExactMatch),
+            ScoreDetail::ExactWords {
+                matching_words: count,
+                max_matching_words: count,
+            },
+        ]
+    }
+
     fn exact_attribute(
         &self,
         kept: &Kept,
@@ -394,7 +407,8 @@ pub fn bucketed_position(relative: u16) -> u16 {
     }
 }
 
-fn bucketed_query_position(position: u32) -> u16 {
+/// The position bucket of a term's place in the query.
+pub(super) fn bucketed_query_position(position: u32) -> u16 {
     bucketed_position(u16::try_from(position).unwrap_or(u16::MAX))
 }
 

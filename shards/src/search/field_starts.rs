@@ -1,0 +1,147 @@
+//! Which documents can match a searched field at its start, and which can match one exactly,
+//! bounded from bitmaps: what lets exactness as the last rule rank only those documents one
+//! by one.
+//!
+//! A document holding every kept term exactly matches a field at its start when, in that
+//! field, each term has an exact occurrence whose position falls in the position bucket of the
+//! term's place in the query (see `exact_attribute` in [`super::ranking`]); it matches the
+//! field exactly when the field also holds as many words as the terms span. An exact
+//! occurrence is one of the term's exact alternatives (the query word, the phrase, an n-gram),
+//! and it starts where the alternative's first word stands. So a document can match a field
+//! at its start only if, for every term, one of its exact alternatives' first words is in
+//! `word_position_buckets` at the term's bucket and in `word_fields` at that field; and
+//! exactly only if that field is also in `field_word_counts` at the wanted count.
+//!
+//! Invariant: [`FieldStarts::at_start`] holds every document of the bucket whose exactness is
+//! "start of a field" or "exact match", and [`FieldStarts::exact_length`] (a subset of it)
+//! every one whose exactness is "exact match"; both may hold more (the field and the position
+//! are read from separate bitmaps), never less. `None` when the bitmaps cannot bound them: a
+//! term without an exact alternative, a phrase beginning with a stop-word hole, a count past
+//! what `field_word_counts` indexes, or a shard without one of the trees.
+
+use roaring::RoaringBitmap;
+use storage_engine::{ReadTransaction, ReadTree};
+
+use crate::shard::ShardResult;
+
+use super::inverted::{
+    FIELD_WORD_COUNTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_within,
+    field_word_count_key, write_word_slot_key,
+};
+use super::ranking::{Kept, RankingContext, bucketed_query_position};
+use super::terms::ResolvedTerm;
+
+/// The documents of a bucket that may match a field at its start, and exactly.
+#[derive(Debug, Default, PartialEq)]
+pub struct FieldStarts {
+    pub at_start: RoaringBitmap,
+    pub exact_length: RoaringBitmap,
+}
+
+/// The trees the bound reads.
+struct Trees<'t> {
+    fields: ReadTree<'t>,
+    buckets: ReadTree<'t>,
+    counts: ReadTree<'t>,
+}
+
+/// Bounds, within `bucket` (documents holding every kept term exactly), the documents that may
+/// match a field at its start or exactly.
+pub fn field_starts(
+    read: &ReadTransaction,
+    context: &RankingContext<'_>,
+    resolved: &[ResolvedTerm],
+    kept: &Kept,
+    bucket: &RoaringBitmap,
+) -> ShardResult<Option<FieldStarts>> {
+    let Ok(wanted) = u16::try_from(context.exact_match_length(kept)) else {
+        return Ok(None);
+    };
+    let Some(trees) = open_trees(read)? else {
+        return Ok(None);
+    };
+    let Some(first_words) = exact_first_words(resolved, kept) else {
+        return Ok(None);
+    };
+    let mut key = Vec::new();
+    let mut positioned = bucket.clone();
+    for (&term, words) in kept.terms.iter().zip(&first_words) {
+        let bucketed = bucketed_query_position(context.terms[term].position);
+        positioned = union_of_slots(&trees.buckets, words, bucketed, &positioned, &mut key)?;
+        if positioned.is_empty() {
+            return Ok(Some(FieldStarts::default()));
+        }
+    }
+    let mut starts = FieldStarts::default();
+    for &field in context.fields.keys() {
+        let mut in_field = positioned.clone();
+        for words in &first_words {
+            in_field = union_of_slots(&trees.fields, words, field, &in_field, &mut key)?;
+            if in_field.is_empty() {
+                break;
+            }
+        }
+        if in_field.is_empty() {
+            continue;
+        }
+        let Some(count_key) = field_word_count_key(field, wanted) else {
+            return Ok(None);
+        };
+        starts.exact_length |= bitmap_within(trees.counts.get(&count_key)?, &in_field)?;
+        starts.at_start |= in_field;
+    }
+    Ok(Some(starts))
+}
+
+fn open_trees(read: &ReadTransaction) -> ShardResult<Option<Trees<'_>>> {
+    let (Some(fields), Some(buckets), Some(counts)) = (
+        read.open_tree(WORD_FIELDS_TREE)?,
+        read.open_tree(WORD_POSITION_BUCKETS_TREE)?,
+        read.open_tree(FIELD_WORD_COUNTS_TREE)?,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(Trees {
+        fields,
+        buckets,
+        counts,
+    }))
+}
+
+/// Per kept term, the first words of its exact alternatives; `None` when a term has none or
+/// one begins with a stop-word hole (its occurrences start before its first word).
+fn exact_first_words(resolved: &[ResolvedTerm], kept: &Kept) -> Option<Vec<Vec<String>>> {
+    kept.terms
+        .iter()
+        .map(|&term| {
+            let mut words: Vec<String> = Vec::new();
+            for alternative in resolved[term]
+                .alternatives
+                .iter()
+                .filter(|alternative| alternative.exact)
+            {
+                let first = alternative.words.first()?.as_ref()?;
+                if !words.contains(first) {
+                    words.push(first.clone());
+                }
+            }
+            (!words.is_empty()).then_some(words)
+        })
+        .collect()
+}
+
+/// The documents of `within` where one of `words` is in `tree` at `slot`.
+fn union_of_slots(
+    tree: &ReadTree<'_>,
+    words: &[String],
+    slot: u16,
+    within: &RoaringBitmap,
+    key: &mut Vec<u8>,
+) -> ShardResult<RoaringBitmap> {
+    let mut found = RoaringBitmap::new();
+    for word in words {
+        write_word_slot_key(key, word, slot);
+        found |= bitmap_within(tree.get(key)?, within)?;
+    }
+    Ok(found)
+}
