@@ -277,6 +277,18 @@ fn exactness_as_the_last_rule_fills_a_small_page_in_rank_then_id_order() {
         &ranked(&shard, &page),
         &[(151, 6.0 / 9.0), (152, 6.0 / 9.0), (153, 6.0 / 9.0)],
     );
+    // More documents that may match a field exactly than one ranked chunk, only the last of
+    // which does: the others (both words in a two-word field, but starting another field)
+    // rank at the ceiling after it.
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut many: Vec<Value> = (1..=100)
+        .map(|id| json!({"id": id, "text": "fox quick", "title": format!("quick fox number{id}")}))
+        .collect();
+    many.push(json!({"id": 101, "text": "quick fox"}));
+    let shard = shard_with(&directory, vec![RankingRule::Exactness], None, &many);
+    page.limit = 2;
+    assert_ranked(&ranked(&shard, &page), &[(101, 1.0), (1, 6.0 / 9.0)]);
+
     // A page wanting more than the documents at the start of a field: the ones holding both
     // words elsewhere follow in id order, ranked without being read, before those with a
     // typo on one word (lower ids).

@@ -115,10 +115,10 @@ impl Refiner<'_> {
     }
 
     /// The documents holding every kept term exactly: those that may match a field exactly
-    /// ranked fully, then those that may match a field at its start in id order until
-    /// `remaining` of them reach that ceiling; the documents that can do neither (known from
-    /// bitmaps, see [`super::field_starts`]) rank below, without being read, when the page
-    /// reaches them.
+    /// in id order until `remaining` of them do, then (when all of them are ranked) those that
+    /// may match a field at its start in id order until `remaining` of them reach that
+    /// ceiling; the documents that can do neither (known from bitmaps, see
+    /// [`super::field_starts`]) rank below, without being read, when the page reaches them.
     fn rank_every_term_exact(
         &self,
         bucket: &RoaringBitmap,
@@ -129,34 +129,55 @@ impl Refiner<'_> {
             Some(starts) => (starts.exact_length, starts.at_start),
             None => (self.documents_with_exact_length(bucket)?, bucket.clone()),
         };
-        let mut ranked = self.rank_by_document(&may_match_exactly, &Step::Exactness)?;
+        let exact_match = self.context.exactness_exact_match(self.kept);
+        let (mut ranked, exhausted) =
+            self.rank_in_chunks(&may_match_exactly, remaining, &exact_match)?;
+        if !exhausted {
+            // `remaining` documents match a field exactly: none ranked later comes before them.
+            return Ok(ranked);
+        }
         let ceiling = self
             .context
             .exactness_without_exact_match(self.kept, self.kept.terms.len());
-        let others = &may_start - &may_match_exactly;
-        let mut unranked = others.iter();
-        let mut at_ceiling = 0_u64;
+        let (at_start, exhausted) =
+            self.rank_in_chunks(&(&may_start - &may_match_exactly), remaining, &ceiling)?;
+        ranked.extend(at_start);
+        let off_starts = bucket - &may_start;
+        if exhausted && !off_starts.is_empty() {
+            // Every document that may reach the ceiling is ranked and the page wants more.
+            let details = self.context.exactness_off_field_starts(self.kept);
+            ranked.push((off_starts, details.to_vec()));
+        }
+        Ok(ranked)
+    }
+
+    /// `documents` ranked in ascending id order, a growing chunk at a time, until `remaining`
+    /// of them reach `best` (the best exactness they can have); with whether all were ranked.
+    fn rank_in_chunks(
+        &self,
+        documents: &RoaringBitmap,
+        remaining: u64,
+        best: &[ScoreDetail],
+    ) -> ShardResult<(RankedGroups, bool)> {
+        let mut ranked = RankedGroups::new();
+        let mut unranked = documents.iter();
+        let mut at_best = 0_u64;
         let mut chunk_size = RANKED_FIRST_CHUNK;
-        while at_ceiling < remaining {
+        while at_best < remaining {
             let chunk: RoaringBitmap = unranked.by_ref().take(chunk_size).collect();
             chunk_size = chunk_size.saturating_mul(2);
             if chunk.is_empty() {
-                // Every document that may reach the ceiling is ranked and the page wants more.
-                let off_starts = bucket - &may_start;
-                if !off_starts.is_empty() {
-                    let details = self.context.exactness_off_field_starts(self.kept);
-                    ranked.push((off_starts, details.to_vec()));
-                }
-                break;
+                return Ok((ranked, true));
             }
             for (documents, details) in self.rank_by_document(&chunk, &Step::Exactness)? {
-                if compare_details(&details, &ceiling).is_eq() {
-                    at_ceiling += documents.len();
+                if compare_details(&details, best).is_eq() {
+                    at_best += documents.len();
                 }
                 ranked.push((documents, details));
             }
         }
-        Ok(ranked)
+        let exhausted = unranked.next().is_none();
+        Ok((ranked, exhausted))
     }
 
     /// The documents of `bucket` with a searched field holding exactly as many words as the

@@ -277,6 +277,19 @@ impl RankingContext<'_> {
         ]
     }
 
+    /// The exactness of a document with a searched field holding exactly the kept terms (the
+    /// best there is).
+    pub fn exactness_exact_match(&self, kept: &Kept) -> [ScoreDetail; 2] {
+        let count = u32::try_from(kept.terms.len()).unwrap_or(u32::MAX);
+        [
+            ScoreDetail::ExactAttribute(ExactAttribute::ExactMatch),
+            ScoreDetail::ExactWords {
+                matching_words: count,
+                max_matching_words: count,
+            },
+        ]
+    }
+
     /// The exactness of a document holding every kept term exactly, no searched field
     /// starting with them.
     pub fn exactness_off_field_starts(&self, kept: &Kept) -> [ScoreDetail; 2] {
