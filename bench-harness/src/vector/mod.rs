@@ -2,6 +2,7 @@
 //! kernel timings. See `src/bin/vector_bench.rs` for usage.
 
 pub mod dataset;
+pub mod files;
 pub mod measure;
 pub mod store_bench;
 
@@ -17,6 +18,7 @@ struct Config {
     dataset: String,
     vectors: Option<usize>,
     queries: usize,
+    dimensions: Option<usize>,
     work: PathBuf,
     hnswlib_script: Option<PathBuf>,
     model: bool,
@@ -28,6 +30,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
         dataset: "clustered-384".into(),
         vectors: None,
         queries: 1_000,
+        dimensions: None,
         work: std::env::temp_dir().join("vector_bench"),
         hnswlib_script: None,
         model: false,
@@ -51,6 +54,7 @@ fn parse(arguments: Vec<String>) -> Result<Config, String> {
             "--dataset" => config.dataset = value.clone(),
             "--vectors" => config.vectors = Some(number()?),
             "--queries" => config.queries = number()?,
+            "--dimensions" => config.dimensions = Some(number()?),
             "--work" => config.work = PathBuf::from(&value),
             "--hnswlib-script" => config.hnswlib_script = Some(PathBuf::from(&value)),
             "--model" => config.model = value == "true",
@@ -108,10 +112,17 @@ fn kernel_timings(dimensions: usize) {
     );
 }
 
-/// Runs the benchmark described by `arguments`.
-pub fn run(arguments: Vec<String>) -> Result<(), String> {
-    let config = parse(arguments)?;
-    let dataset = match config.dataset.as_str() {
+/// The data set `config` names: a synthetic one or `files:DIR`.
+fn dataset(config: &Config) -> Result<Dataset, String> {
+    if let Some(directory) = config.dataset.strip_prefix(files::PREFIX) {
+        return files::load(&files::Request {
+            directory: std::path::Path::new(directory),
+            vectors: config.vectors,
+            queries: config.queries,
+            dimensions: config.dimensions,
+        });
+    }
+    Ok(match config.dataset.as_str() {
         "clustered-384" => Dataset::clustered(
             "clustered-384",
             config.vectors.unwrap_or(100_000),
@@ -129,7 +140,13 @@ pub fn run(arguments: Vec<String>) -> Result<(), String> {
             0.5,
         ),
         other => return Err(format!("unknown data set {other}")),
-    };
+    })
+}
+
+/// Runs the benchmark described by `arguments`.
+pub fn run(arguments: Vec<String>) -> Result<(), String> {
+    let config = parse(arguments)?;
+    let dataset = dataset(&config)?;
     std::fs::create_dir_all(&config.work).map_err(|error| error.to_string())?;
     println!(
         "# vector_bench: {} — {} vectors x {} dimensions, {} held-out queries, cosine, k=10\n",
