@@ -63,7 +63,7 @@ fn report(file: &Path, page_bytes: usize) -> storage_engine::Result<String> {
     let stats = database.stats();
     let walked = database.check_integrity()?;
     let mut trees = tree_usages(&database, page_bytes)?;
-    trees.sort_by(|left, right| right.priced_bytes.cmp(&left.priced_bytes));
+    trees.sort_by_key(|tree| std::cmp::Reverse(tree.priced_bytes));
     let mebibytes = |pages: u64| (pages * stats.page_bytes) as f64 / MEBIBYTE;
     let mut text = format!(
         "# {}\n\n| pages | count | MiB |\n|---|---:|---:|\n\
