@@ -10,7 +10,7 @@ use crate::http::{Method, Request, Response};
 use crate::routes::indexes::{checked_path_uid, register};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
-use crate::settings::apply::task_details;
+use crate::settings::apply::task_settings;
 use crate::settings::decode::{
     SettingsFeatures, UpdateVerb, decode_settings_body, decode_sub_route_body, reset_sub_route,
     sub_route, validate_update,
@@ -110,7 +110,7 @@ async fn enqueue(
     is_deletion: bool,
 ) -> Result<Response, ResponseError> {
     validate_update(&update, features(services))?;
-    let Value::Object(settings) = task_details(&update) else {
+    let Value::Object(settings) = task_settings(&update) else {
         return Err(ResponseError::internal("settings details are an object"));
     };
     let kind = KindWithContent::SettingsUpdate {

@@ -1,5 +1,6 @@
 //! Stored settings of an index: merging an update onto them (the task's work), the
-//! `GET /settings` view, a sub-route's view, and the `details` of a `settingsUpdate` task.
+//! `GET /settings` view, a sub-route's view, and the content and `details` of a
+//! `settingsUpdate` task (the content keeps embedder API keys, the details mask them).
 //!
 //! Invariants: a [`StoredSettings`] always satisfies `oneTypo ≤ twoTypos`; it holds no
 //! `*` in displayed/searchable attributes (a `*` anywhere means "every attribute", `None`);
@@ -500,16 +501,28 @@ pub fn hide_secret(secret: &str) -> String {
     format!("{}{mask}", &secret[..boundary])
 }
 
-/// The `details` of a `settingsUpdate` task: the update as given, in key order, resets as
-/// `null` (displayed/searchable resets as `["*"]`), embedder API keys masked.
+/// The content of a `settingsUpdate` task: the update as given, in key order, resets as
+/// `null` (displayed/searchable resets as `["*"]`), secrets kept so the task applies them.
+pub fn task_settings(update: &Settings) -> Value {
+    serde_json::to_value(update).expect("settings updates always serialize")
+}
+
+/// The `details` of a `settingsUpdate` task: [`task_settings`] with embedder API keys masked.
 pub fn task_details(update: &Settings) -> Value {
-    let mut value = serde_json::to_value(update).expect("settings updates always serialize");
-    if let Some(Value::Object(embedders)) = value.get_mut("embedders") {
+    let mut value = task_settings(update);
+    if let Value::Object(settings) = &mut value {
+        mask_embedder_api_keys(settings);
+    }
+    value
+}
+
+/// Masks the `apiKey` of every embedder in a task's settings, as `details` shows them.
+pub fn mask_embedder_api_keys(settings: &mut Map<String, Value>) {
+    if let Some(Value::Object(embedders)) = settings.get_mut("embedders") {
         for embedder in embedders.values_mut() {
             if let Value::Object(fields) = embedder {
                 mask_api_key(fields);
             }
         }
     }
-    value
 }

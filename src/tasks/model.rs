@@ -16,6 +16,7 @@ use time::OffsetDateTime;
 
 use crate::decode::FromQueryParameter;
 use crate::errors::{Code, ResponseError};
+use crate::settings::apply::mask_embedder_api_keys;
 
 /// The global, increasing identifier of a task (starts at 0).
 pub type TaskUid = u32;
@@ -307,8 +308,8 @@ pub enum KindWithContent {
     },
     SettingsUpdate {
         index_uid: String,
-        /// The submitted settings as `details` shows them (settings key order, resets as
-        /// the settings layer renders them, secrets hidden).
+        /// The submitted settings (settings key order, resets as the settings layer renders
+        /// them, secrets kept: `details` masks them).
         settings: serde_json::Map<String, serde_json::Value>,
         is_deletion: bool,
         allow_index_creation: bool,
@@ -468,9 +469,11 @@ impl KindWithContent {
                     deleted_documents: None,
                 }
             }
-            KindWithContent::SettingsUpdate { settings, .. } => Details::SettingsUpdate {
-                settings: settings.clone(),
-            },
+            KindWithContent::SettingsUpdate { settings, .. } => {
+                let mut settings = settings.clone();
+                mask_embedder_api_keys(&mut settings);
+                Details::SettingsUpdate { settings }
+            }
             KindWithContent::IndexCreation { primary_key, .. } => Details::IndexInfo {
                 primary_key: primary_key.clone(),
                 old_index_uid: None,
