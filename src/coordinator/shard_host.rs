@@ -102,6 +102,8 @@ pub enum ShardCommand {
         fields: Option<Vec<String>>,
     },
     Stats,
+    /// Every field path the shard has ever seen, sorted; answers [`ShardAnswer::FieldPaths`].
+    FieldPaths,
     /// Bytes of the shard's file that hold no live data; answers [`ShardAnswer::Bytes`].
     UnusedBytes,
     /// The internal ids in use.
@@ -151,6 +153,7 @@ pub enum ShardAnswer {
     Stats(ShardStats),
     Bytes(u64),
     Ids(Vec<String>),
+    FieldPaths(Vec<String>),
     Bitmap(roaring::RoaringBitmap),
     Search(Box<ShardSearchAnswer>),
     Counts(Vec<u64>),
@@ -301,6 +304,10 @@ impl ShardHost {
                 let shard = self.shard(address)?;
                 shard.stats().map(ShardAnswer::Stats).map_err(shard_error)
             }
+            ShardCommand::FieldPaths => snapshot
+                .fields()
+                .map(ShardAnswer::FieldPaths)
+                .map_err(shard_error),
             ShardCommand::UsedIds => Ok(ShardAnswer::Bitmap(snapshot.document_ids().clone())),
             ShardCommand::Existing { ids } => {
                 let mut existing = Vec::new();

@@ -5,6 +5,7 @@ pub mod authorize;
 pub mod body;
 pub mod documents;
 pub mod features;
+pub mod fields;
 pub mod indexes;
 pub mod keys;
 pub mod payload;
@@ -86,6 +87,7 @@ impl Router {
             Endpoint::DeleteIndex => indexes::delete(services, &index()).await,
             Endpoint::SwapIndexes => indexes::swap(services, &request, &context).await,
             Endpoint::IndexStats => indexes::index_stats(services, &index()).await,
+            Endpoint::ListFields => fields::list(services, &request, &index()).await,
             Endpoint::GlobalStats => indexes::global_stats(services, &context).await,
             Endpoint::Search => search::search_post(services, &request, &index(), &context).await,
             Endpoint::SearchGet => search::search_get(services, &request, &index(), &context).await,

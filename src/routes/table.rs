@@ -32,6 +32,7 @@ pub enum Endpoint {
     DeleteIndex,
     SwapIndexes,
     IndexStats,
+    ListFields,
     GlobalStats,
     Search,
     SearchGet,
@@ -179,6 +180,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}/stats",
         action: Some(Action::StatsGet),
         endpoint: Endpoint::IndexStats,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/indexes/{index_uid}/fields",
+        action: Some(Action::FieldsPost),
+        endpoint: Endpoint::ListFields,
     },
     Route {
         method: Method::Post,

@@ -1,6 +1,6 @@
 //! Index settings (Meilisearch 1.41 §5): the update model ([`model`]), request decoding and
 //! enqueue-time checks ([`decode`]), and the stored settings with merge, read view and task
-//! details ([`apply`]).
+//! details ([`apply`]), and what they make of each field of an index ([`field_view`]).
 //!
 //! Invariants: an update is a [`model::Settings`] of three-state fields; stored settings
 //! ([`apply::StoredSettings`]) hold only concrete values, defaults included.
@@ -8,6 +8,7 @@
 pub mod apply;
 pub mod decode;
 pub mod embedders;
+pub mod field_view;
 pub mod locale;
 pub mod model;
 pub mod ranking_rule;
