@@ -118,13 +118,13 @@ mod tests {
     fn scratch(name: &str) -> PathBuf {
         let directory =
             std::env::temp_dir().join(format!("vector-files-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&directory).unwrap();
+        std::fs::create_dir_all(&directory).expect("the fixture directory is created");
         directory
     }
 
     fn write(directory: &Path, file: &str, values: impl Iterator<Item = f32>) {
         let bytes: Vec<u8> = values.flat_map(f32::to_le_bytes).collect();
-        std::fs::write(directory.join(file), bytes).unwrap();
+        std::fs::write(directory.join(file), bytes).expect("a fixture file is written");
     }
 
     fn load_error(request: &Request) -> String {
@@ -152,7 +152,8 @@ mod tests {
             "extra.f32",
             (0..12).map(|value| 2e4 + value as f32),
         );
-        std::fs::write(directory.join("source.json"), r#"{"dimensions": 3}"#).unwrap();
+        std::fs::write(directory.join("source.json"), r#"{"dimensions": 3}"#)
+            .expect("source.json is written");
         directory
     }
 
@@ -165,7 +166,7 @@ mod tests {
             queries: 2,
             dimensions: None,
         };
-        let dataset = load(&request).unwrap();
+        let dataset = load(&request).expect("the fixture loads");
         assert_eq!(dataset.dimensions, 3);
         assert_eq!(dataset.count(), 200);
         assert_eq!(dataset.vector(199), &[597.0, 598.0, 599.0]);
@@ -176,7 +177,7 @@ mod tests {
             vec![2e4, 2e4 + 1.0, 2e4 + 2.0, 2e4 + 3.0, 2e4 + 4.0, 2e4 + 5.0]
         );
         assert!(dataset.name.starts_with("vector-files-prefix"));
-        std::fs::remove_dir_all(&directory).unwrap();
+        std::fs::remove_dir_all(&directory).expect("the fixture directory is removed");
     }
 
     #[test]
@@ -188,10 +189,10 @@ mod tests {
             queries: 5,
             dimensions: Some(3),
         };
-        let dataset = load(&request).unwrap();
+        let dataset = load(&request).expect("the fixture loads");
         assert_eq!(dataset.count(), 300);
         assert_eq!(dataset.extra.len(), 3 * 3);
-        std::fs::remove_dir_all(&directory).unwrap();
+        std::fs::remove_dir_all(&directory).expect("the fixture directory is removed");
     }
 
     #[test]
@@ -211,6 +212,6 @@ mod tests {
             dimensions: Some(7),
         };
         assert!(load_error(&wrong).contains("not a whole number"));
-        std::fs::remove_dir_all(&directory).unwrap();
+        std::fs::remove_dir_all(&directory).expect("the fixture directory is removed");
     }
 }
