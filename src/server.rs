@@ -192,7 +192,10 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
             wake_receiver,
             settings.scheduler,
         );
-        glommio::spawn_local(scheduler.run(settings.interrupted.clone())).detach();
+        crate::runtime::latency::spawn_detached(
+            crate::runtime::latency::LatencyClass::Indexing,
+            scheduler.run(settings.interrupted.clone()),
+        );
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
     let request_log = Rc::new(RequestLog::stderr(settings.log_level, settings.log_mode));

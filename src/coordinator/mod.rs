@@ -25,6 +25,7 @@ use time::OffsetDateTime;
 
 use crate::auth::AuthContext;
 use crate::errors::{Code, ResponseError};
+use crate::runtime::latency::LatencyClass;
 use crate::runtime::{CoreMesh, MeshHandler};
 use crate::tasks::queue::{QueueError, TaskQueue, TaskVisibility};
 use crate::tasks::update_files::UpdateFiles;
@@ -500,6 +501,13 @@ impl MeshHandler<DataRequest, DataReply, ()> for Coordinator {
     }
 
     fn on_broadcast(&self, _from: usize, _message: ()) {}
+
+    fn class(&self, request: &DataRequest) -> LatencyClass {
+        match request {
+            DataRequest::Shard { command, .. } if command.is_write() => LatencyClass::Indexing,
+            _ => LatencyClass::Serving,
+        }
+    }
 }
 
 /// A queue failure as an API error.

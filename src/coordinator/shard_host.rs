@@ -33,6 +33,14 @@ use crate::search::shard_search::{
     ShardSearchAnswer, ShardSearchRequest, facets_of_queries, search_shard,
 };
 
+/// Documents an edition reads before handing them to the helper thread.
+pub const EDITION_STEP_DOCUMENTS: usize = 256;
+
+/// How long one step of an edition's scripts may keep the core's helper thread: long
+/// enough to amortise the hand-off (tens of microseconds), short enough that a file sync
+/// queued behind it barely waits.
+pub const EDITION_STEP_BUDGET: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Documents applied between two yields of a prepare.
 pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
 
@@ -127,6 +135,35 @@ pub enum ShardCommand {
     TermCounts(Box<shards::search::SearchQuery>),
     /// Closes the shard and removes its file (index deletion).
     Remove,
+}
+
+impl ShardCommand {
+    /// Whether the command is part of the write path (a batch, a settings rebuild, an
+    /// index removal), which runs in the indexing latency class.
+    pub fn is_write(&self) -> bool {
+        match self {
+            ShardCommand::Prepare { .. }
+            | ShardCommand::Edit { .. }
+            | ShardCommand::Apply { .. }
+            | ShardCommand::Commit
+            | ShardCommand::Abort
+            | ShardCommand::SetFacetSettings { .. }
+            | ShardCommand::SetTextSettings { .. }
+            | ShardCommand::Remove => true,
+            ShardCommand::Document { .. }
+            | ShardCommand::List { .. }
+            | ShardCommand::Stats
+            | ShardCommand::FieldPaths
+            | ShardCommand::UnusedBytes
+            | ShardCommand::UsedIds
+            | ShardCommand::Existing { .. }
+            | ShardCommand::Matching { .. }
+            | ShardCommand::Search(_)
+            | ShardCommand::FacetSearch(_)
+            | ShardCommand::FacetsOfQueries(_)
+            | ShardCommand::TermCounts(_) => false,
+        }
+    }
 }
 
 /// A listed document: its shard-local order key and its body.
@@ -521,6 +558,62 @@ fn external_id(document: &Map<String, Value>, primary_key: &str) -> Result<Strin
         .map_err(crate::tasks::index_batch::documents_error)
 }
 
+/// Runs the edition's script on `documents` on the core's helper thread, in steps of at
+/// most [`EDITION_STEP_BUDGET`] (plus one document), and adds the operations it gives to
+/// `chunk`. Off the core, a slow script (up to
+/// [`crate::coordinator::document_edition::SCRIPT_OPERATIONS_MAX`] operations per
+/// document) never holds up requests; in short steps, it never holds up for long the file
+/// syncs that share the helper. Stops at the first document whose script fails.
+async fn edit_step(
+    edition: &Arc<Edition>,
+    mut documents: Vec<Map<String, Value>>,
+    primary_key: &str,
+    chunk: &mut Vec<Operation>,
+) -> Result<(), ResponseError> {
+    while !documents.is_empty() {
+        let edition = edition.clone();
+        let (edited, rest) =
+            crate::runtime::blocking::run(move || edit_for_a_step(&edition, documents)).await?;
+        documents = rest;
+        for (document, outcome) in edited {
+            match outcome {
+                Edited::Unchanged => {}
+                Edited::Deleted => chunk.push(Operation::Delete {
+                    external_id: external_id(&document, primary_key)?,
+                }),
+                Edited::Replaced(edited) => chunk.push(Operation::Replace {
+                    external_id: external_id(&document, primary_key)?,
+                    document: edited,
+                }),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What one step of [`edit_step`] gives: the documents it ran the script on, with the
+/// outcome, and those left for the next step.
+type EditedStep = (Vec<(Map<String, Value>, Edited)>, Vec<Map<String, Value>>);
+
+/// Runs the script on the first documents of `documents` until [`EDITION_STEP_BUDGET`]
+/// has passed.
+fn edit_for_a_step(
+    edition: &Edition,
+    documents: Vec<Map<String, Value>>,
+) -> Result<EditedStep, ResponseError> {
+    let started = std::time::Instant::now();
+    let mut remaining = documents.into_iter();
+    let mut edited = Vec::new();
+    for document in remaining.by_ref() {
+        let outcome = edition.edit(&document)?;
+        edited.push((document, outcome));
+        if started.elapsed() >= EDITION_STEP_BUDGET {
+            break;
+        }
+    }
+    Ok((edited, remaining.collect()))
+}
+
 /// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo
 /// radius) carries `code`.
 pub fn filter_ids(
@@ -563,31 +656,28 @@ async fn run_edition(
         Some(filter) => filter_ids(snapshot, filter, Code::InvalidDocumentFilter)?,
         None => snapshot.document_ids().clone(),
     };
-    let edition = Edition::new(request)?;
+    let edition = Arc::new(Edition::new(request)?);
     let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+    let mut step = Vec::with_capacity(EDITION_STEP_DOCUMENTS);
     for internal_id in &candidates {
         let document = snapshot
             .document_by_id(internal_id, None)
             .map_err(shard_error)?
             .ok_or_else(|| ResponseError::internal("a live id without its document"))?;
-        match edition.edit(&document)? {
-            Edited::Unchanged => {}
-            Edited::Deleted => chunk.push(Operation::Delete {
-                external_id: external_id(&document, &request.primary_key)?,
-            }),
-            Edited::Replaced(edited) => chunk.push(Operation::Replace {
-                external_id: external_id(&document, &request.primary_key)?,
-                document: edited,
-            }),
+        step.push(document);
+        if step.len() >= EDITION_STEP_DOCUMENTS {
+            let documents =
+                std::mem::replace(&mut step, Vec::with_capacity(EDITION_STEP_DOCUMENTS));
+            edit_step(&edition, documents, &request.primary_key, &mut chunk).await?;
         }
         if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
             prepared
                 .apply_chunk(std::mem::take(&mut chunk))
                 .map_err(shard_error)?;
+            glommio::yield_if_needed().await;
         }
-        // Each run of the script may be long: yield between documents.
-        glommio::yield_if_needed().await;
     }
+    edit_step(&edition, step, &request.primary_key, &mut chunk).await?;
     prepared.apply_chunk(chunk).map_err(shard_error)?;
     Ok(candidates.len())
 }

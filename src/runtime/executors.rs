@@ -94,7 +94,9 @@ where
         let handle = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("core-{core}"))
             .io_memory(IO_MEMORY_BYTES)
+            .preempt_timer(super::latency::PREEMPTION_INTERVAL)
             .spawn(move || async move {
+                super::latency::install();
                 let context = CoreContext {
                     core,
                     cores,

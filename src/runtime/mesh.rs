@@ -20,6 +20,8 @@ use std::rc::Rc;
 use futures_channel::oneshot;
 use glommio::channels::channel_mesh::{MeshBuilder, Receivers, Senders};
 
+use super::latency::{LatencyClass, spawn_detached};
+
 /// How many messages a channel between two cores holds before senders wait.
 pub const MESH_QUEUE_CAPACITY: usize = 1024;
 
@@ -59,6 +61,10 @@ pub trait MeshHandler<Request, Reply, Broadcast> {
     fn on_request(&self, from: usize, request: Request) -> impl Future<Output = Reply>;
     /// Applies a broadcast from core `from`.
     fn on_broadcast(&self, from: usize, message: Broadcast);
+    /// The latency class `request` is answered in (see [`super::latency`]).
+    fn class(&self, _request: &Request) -> LatencyClass {
+        LatencyClass::Serving
+    }
 }
 
 /// One core's end of the mesh.
@@ -179,15 +185,15 @@ where
         match envelope {
             Envelope::Request { id, body } => {
                 let handler = handler.clone();
-                glommio::spawn_local(async move {
+                let class = handler.class(&body);
+                spawn_detached(class, async move {
                     let reply = handler.on_request(peer, body).await;
                     // If the requester is gone there is nobody left to answer.
                     let _ = self
                         .senders
                         .send_to(peer, Envelope::Reply { id, body: reply })
                         .await;
-                })
-                .detach();
+                });
             }
             Envelope::Reply { id, body } => {
                 if let Some((_, waiting)) = self.pending.borrow_mut().remove(&id) {

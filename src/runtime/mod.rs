@@ -11,6 +11,7 @@
 
 pub mod blocking;
 pub mod executors;
+pub mod latency;
 pub mod listener;
 pub mod mesh;
 pub mod shutdown;

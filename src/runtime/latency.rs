@@ -1,0 +1,189 @@
+//! Latency classes (DESIGN.md §2): on every core, serving requests comes before indexing.
+//!
+//! Each core runs its work in two glommio task queues. The serving queue is the executor's
+//! default queue: connections, searches, document reads and task reads run there. The
+//! indexing queue holds the scheduler (on the control core) and every shard's share of a
+//! write batch (preparing, applying, editing, committing, rebuilding after a settings
+//! change). glommio gives each active queue CPU time in proportion to its shares, so while
+//! both have work the serving queue gets [`SERVING_SHARES`] parts for indexing's
+//! [`INDEXING_SHARES`]; an idle serving queue leaves the whole core to indexing.
+//!
+//! A queue keeps the core until the executor's preemption timer fires
+//! ([`PREEMPTION_INTERVAL`]) and its running task yields (`glommio::yield_if_needed`, which
+//! every long write loop calls on a budget). The interval therefore bounds how long one step
+//! of a request (a read, a hop through the mesh, a reply) waits behind a busy indexing
+//! queue; glommio's own default of 100 ms made a request of a few such steps wait most of a
+//! second while a long document edition ran.
+//!
+//! Invariants:
+//! - [`install`] runs once per core, before anything is spawned into [`LatencyClass::Indexing`];
+//! - a task spawned with `glommio::spawn_local` stays in the queue of the task that spawned
+//!   it, so the whole tree of a batch's work runs in the indexing queue;
+//! - no queue handle crosses cores: each core keeps its own in a thread-local.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use glommio::{Latency, Shares, TaskQueueHandle};
+
+/// How long a task queue may keep the core before the executor looks at the others.
+pub const PREEMPTION_INTERVAL: Duration = Duration::from_millis(2);
+
+/// CPU shares of the serving queue (glommio's default queue has this many).
+pub const SERVING_SHARES: usize = 1000;
+
+/// CPU shares of the indexing queue: under a saturating search load a batch still advances,
+/// with about a tenth of the core.
+pub const INDEXING_SHARES: usize = 100;
+
+/// Which queue a piece of work runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyClass {
+    /// Requests: anything a client waits on.
+    Serving,
+    /// The write path: batches, settings rebuilds, index removal.
+    Indexing,
+}
+
+thread_local! {
+    /// This core's indexing queue, once [`install`] created it.
+    static INDEXING_QUEUE: Cell<Option<TaskQueueHandle>> = const { Cell::new(None) };
+}
+
+/// Creates this core's indexing queue. Called by the runtime at the start of every core.
+pub fn install() {
+    let handle = glommio::executor().create_task_queue(
+        Shares::Static(INDEXING_SHARES),
+        Latency::NotImportant,
+        "indexing",
+    );
+    INDEXING_QUEUE.with(|queue| queue.set(Some(handle)));
+}
+
+/// Spawns `work` on this core in the queue of `class` and lets it run to its end. On a core
+/// where [`install`] has not run (a unit test's bare executor) every class runs in the
+/// current queue.
+pub fn spawn_detached(class: LatencyClass, work: impl Future<Output = ()> + 'static) {
+    let queue = match class {
+        LatencyClass::Serving => Some(TaskQueueHandle::default()),
+        LatencyClass::Indexing => INDEXING_QUEUE.with(Cell::get),
+    };
+    let Some(queue) = queue else {
+        glommio::spawn_local(work).detach();
+        return;
+    };
+    // glommio drops the future when the queue is unknown; keeping it in a slot lets it run
+    // in the current queue instead of being lost (queues are never removed, so this is a
+    // safety net, not a path taken).
+    let slot = Rc::new(Cell::new(Some(work)));
+    let spawned = {
+        let slot = slot.clone();
+        async move {
+            if let Some(work) = slot.take() {
+                work.await;
+            }
+        }
+    };
+    match glommio::spawn_local_into(spawned, queue) {
+        Ok(task) => {
+            task.detach();
+        }
+        Err(error) => {
+            tracing::error!(%error, ?class, "no task queue for the class; running in the current one");
+            if let Some(work) = slot.take() {
+                glommio::spawn_local(work).detach();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use std::time::{Duration, Instant};
+
+    use glommio::{LocalExecutorBuilder, Placement};
+
+    use super::{LatencyClass, PREEMPTION_INTERVAL, install, spawn_detached};
+
+    /// How long both busy loops compete for the core.
+    const CONTENTION: Duration = Duration::from_millis(300);
+
+    /// One unit of busy work: a few microseconds of spinning.
+    fn work_unit() {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_micros(5) {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Runs one busy loop per class for [`CONTENTION`], each yielding only when glommio asks;
+    /// answers the units of work each got done (serving, indexing).
+    fn units_done_under_contention() -> (u64, u64) {
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .io_memory(super::super::executors::IO_MEMORY_BYTES)
+            .preempt_timer(PREEMPTION_INTERVAL)
+            .spawn(|| async {
+                install();
+                let started = Instant::now();
+                let counts = Rc::new([Cell::new(0u64), Cell::new(0u64)]);
+                let finished = Rc::new(Cell::new(0));
+                for (slot, class) in [LatencyClass::Serving, LatencyClass::Indexing]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let counts = counts.clone();
+                    let finished = finished.clone();
+                    spawn_detached(class, async move {
+                        while started.elapsed() < CONTENTION {
+                            work_unit();
+                            counts[slot].set(counts[slot].get() + 1);
+                            glommio::yield_if_needed().await;
+                        }
+                        finished.set(finished.get() + 1);
+                    });
+                }
+                while finished.get() < 2 {
+                    glommio::timer::sleep(PREEMPTION_INTERVAL).await;
+                }
+                (counts[0].get(), counts[1].get())
+            })
+            .expect("an executor starts");
+        handle.join().expect("the executor finishes")
+    }
+
+    #[test]
+    fn the_serving_queue_gets_most_of_a_core_an_indexing_loop_also_wants() {
+        let (serving, indexing) = units_done_under_contention();
+        // The shares give serving ten parts to indexing's one; a loose bound keeps the test
+        // about the classes, not about scheduling noise.
+        assert!(
+            serving > 4 * indexing,
+            "serving did {serving} units, indexing {indexing}"
+        );
+        assert!(indexing > 0, "indexing still advances");
+    }
+
+    #[test]
+    fn without_install_every_class_still_runs() {
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .io_memory(super::super::executors::IO_MEMORY_BYTES)
+            .spawn(|| async {
+                let ran = Rc::new(Cell::new(0));
+                for class in [LatencyClass::Serving, LatencyClass::Indexing] {
+                    let ran = ran.clone();
+                    spawn_detached(class, async move { ran.set(ran.get() + 1) });
+                }
+                while ran.get() < 2 {
+                    glommio::yield_if_needed().await;
+                    glommio::timer::sleep(Duration::from_millis(1)).await;
+                }
+                ran.get()
+            })
+            .expect("an executor starts");
+        assert_eq!(handle.join().expect("the executor finishes"), 2);
+    }
+}
