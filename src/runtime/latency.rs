@@ -15,6 +15,14 @@
 //! queue; glommio's own default of 100 ms made a request of a few such steps wait most of a
 //! second while a long document edition ran.
 //!
+//! glommio 0.9 can park an executor that still has runnable tasks: when the preemption
+//! timer has already fired by the time the executor looks at its task queues (the thread
+//! was descheduled for longer than the interval), it reports "nothing ran" and sleeps until
+//! the next I/O event or timer. At startup, with nothing in flight, that is a hang; seen
+//! here with many servers starting at once on two CPUs. Each core therefore keeps a
+//! heartbeat timer, so such a sleep lasts at most [`HEARTBEAT_INTERVAL`]; the cost is that
+//! many wake-ups per second on an idle core, a few microseconds each.
+//!
 //! Invariants:
 //! - [`install`] runs once per core, before anything is spawned into [`LatencyClass::Indexing`];
 //! - a task spawned with `glommio::spawn_local` stays in the queue of the task that spawned
@@ -29,7 +37,10 @@ use std::time::Duration;
 use glommio::{Latency, Shares, TaskQueueHandle};
 
 /// How long a task queue may keep the core before the executor looks at the others.
-pub const PREEMPTION_INTERVAL: Duration = Duration::from_millis(2);
+pub const PREEMPTION_INTERVAL: Duration = Duration::from_millis(5);
+
+/// Period of each core's heartbeat timer (see [`install`]).
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(10);
 
 /// CPU shares of the serving queue (glommio's default queue has this many).
 pub const SERVING_SHARES: usize = 1000;
@@ -52,7 +63,8 @@ thread_local! {
     static INDEXING_QUEUE: Cell<Option<TaskQueueHandle>> = const { Cell::new(None) };
 }
 
-/// Creates this core's indexing queue. Called by the runtime at the start of every core.
+/// Creates this core's indexing queue and starts its heartbeat. Called by the runtime at
+/// the start of every core.
 pub fn install() {
     let handle = glommio::executor().create_task_queue(
         Shares::Static(INDEXING_SHARES),
@@ -60,6 +72,12 @@ pub fn install() {
         "indexing",
     );
     INDEXING_QUEUE.with(|queue| queue.set(Some(handle)));
+    glommio::spawn_local(async {
+        loop {
+            glommio::timer::sleep(HEARTBEAT_INTERVAL).await;
+        }
+    })
+    .detach();
 }
 
 /// Spawns `work` on this core in the queue of `class` and lets it run to its end. On a core

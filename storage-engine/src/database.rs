@@ -148,6 +148,7 @@ impl Database {
             free: FreePages {
                 reusable: records,
                 pending: BTreeMap::new(),
+                blocks_released: Default::default(),
             },
             write_open: false,
             poisoned: false,
@@ -159,6 +160,11 @@ impl Database {
                 state: Mutex::new(state),
             }),
         })
+    }
+
+    /// What the handle shares with its transactions.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
     }
 
     /// Starts a read transaction on the last committed snapshot.

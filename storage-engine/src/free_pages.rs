@@ -62,6 +62,9 @@ pub struct FreePages {
     pub reusable: Records,
     /// Records waiting for snapshots, by the id of the transaction that freed their pages.
     pub pending: BTreeMap<u64, Records>,
+    /// Reusable records whose pages' disk blocks were given back (see `release`); a record
+    /// a writer takes leaves the free tree, and leaves this set at the next release.
+    pub blocks_released: BTreeSet<RecordKey>,
 }
 
 impl FreePages {
@@ -212,6 +215,11 @@ impl Allocator {
                 self.reusable.insert(page);
             }
         }
+    }
+
+    /// The released records not taken yet, as they stand.
+    pub fn untaken(&self) -> &Records {
+        &self.records
     }
 
     /// The released records this transaction did not take (after a commit, still reusable).

@@ -52,6 +52,7 @@ mod page;
 mod pager;
 mod path_lookup;
 mod read_transaction;
+mod release;
 mod write_transaction;
 
 pub mod vector;
@@ -66,6 +67,7 @@ pub use options::{
 };
 pub use path_lookup::PathLookup;
 pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
+pub use release::Released;
 pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
 
 /// Order of an iteration.

@@ -106,6 +106,14 @@ impl WriteTransaction {
         })
     }
 
+    /// Runs `work` on the released free-page records this transaction has not taken.
+    pub(crate) fn with_untaken_records<Output>(
+        &self,
+        work: impl FnOnce(&crate::free_pages::Records) -> Output,
+    ) -> Output {
+        work(self.state.borrow().allocator.untaken())
+    }
+
     /// Id this transaction will have once committed.
     pub fn transaction_id(&self) -> u64 {
         self.state.borrow().base.transaction_id + 1

@@ -128,6 +128,33 @@ impl PageIo for FileIo {
         self.sync()
     }
 
+    fn release(&self, offset: u64, length: u64) -> Result<()> {
+        let invalid = || Error::Io(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        let start = libc::off_t::try_from(offset).map_err(|_| invalid())?;
+        let length = libc::off_t::try_from(length).map_err(|_| invalid())?;
+        loop {
+            // SAFETY: plain system call on our open descriptor; it takes no pointers.
+            let outcome = unsafe {
+                libc::fallocate(
+                    self.file.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    start,
+                    length,
+                )
+            };
+            if outcome == 0 {
+                return Ok(());
+            }
+            let error = std::io::Error::last_os_error();
+            match error.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                // No holes on this file system: the blocks stay, nothing is wrong.
+                Some(libc::EOPNOTSUPP | libc::ENOSYS) => return Ok(()),
+                _ => return Err(Error::from_io(error)),
+            }
+        }
+    }
+
     fn grow(&self, length: u64) -> Result<()> {
         if length > self.capacity {
             return Err(Error::MapFull {

@@ -41,6 +41,13 @@ pub trait PageIo: Send + Sync {
         self.sync()
     }
 
+    /// Gives the disk blocks of `[offset, offset + length)` back to the file system; the
+    /// range reads as zero afterwards. The engine calls it only on free pages that no
+    /// snapshot references and no writer holds, so when it becomes durable does not matter:
+    /// after a crash the range holds its old bytes or zeros, and neither is ever read. A file
+    /// system that cannot punch holes keeps the blocks (not an error).
+    fn release(&self, offset: u64, length: u64) -> Result<()>;
+
     /// Grows (never shrinks) the file to `length` bytes; new bytes read as zero.
     fn grow(&self, length: u64) -> Result<()>;
 

@@ -246,6 +246,14 @@ impl PageIo for SimulatedIo {
         Ok(())
     }
 
+    /// A punched hole reads as zero, so the simulation writes zeros: a later read of a
+    /// released page (an engine bug) sees them instead of the old content.
+    fn release(&self, offset: u64, length: u64) -> Result<()> {
+        let length = usize::try_from(length)
+            .map_err(|_| Error::Io(std::io::Error::other("simulated release too long")))?;
+        self.write(offset, &vec![0; length])
+    }
+
     fn grow(&self, length: u64) -> Result<()> {
         if length > self.capacity() {
             return Err(Error::MapFull {
