@@ -40,7 +40,7 @@ fn assert_round(database: &Database, round: u32) {
         .expect("the tree exists");
     for index in (0..ENTRIES).step_by(97) {
         assert_eq!(
-            tree.get(&key(index)).expect("get succeeds").as_deref(),
+            tree.get(&key(index)).expect("get succeeds"),
             Some(value(index, round).as_slice())
         );
     }
@@ -119,11 +119,10 @@ fn pages_a_snapshot_still_reads_are_not_released() {
         .expect("the tree exists");
     for index in 0..ENTRIES {
         assert_eq!(
-            tree.get(&key(index)).expect("get succeeds").as_deref(),
+            tree.get(&key(index)).expect("get succeeds"),
             Some(value(index, 0).as_slice())
         );
     }
-    drop(tree);
     drop(snapshot);
     let later = database
         .release_free_pages()
