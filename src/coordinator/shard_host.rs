@@ -135,6 +135,10 @@ pub enum ShardCommand {
     TermCounts(Box<shards::search::SearchQuery>),
     /// Closes the shard and removes its file (index deletion).
     Remove,
+    /// Gives the disk blocks of the shard file's free pages back to the file system (see
+    /// [`shards::shard::Shard::release_free_space`]); answers [`ShardAnswer::Bytes`], the
+    /// bytes given back.
+    ReleaseFreeSpace,
 }
 
 impl ShardCommand {
@@ -149,7 +153,8 @@ impl ShardCommand {
             | ShardCommand::Abort
             | ShardCommand::SetFacetSettings { .. }
             | ShardCommand::SetTextSettings { .. }
-            | ShardCommand::Remove => true,
+            | ShardCommand::Remove
+            | ShardCommand::ReleaseFreeSpace => true,
             ShardCommand::Document { .. }
             | ShardCommand::List { .. }
             | ShardCommand::Stats
@@ -273,6 +278,14 @@ impl ShardHost {
                 Ok(ShardAnswer::Done)
             }
             ShardCommand::Remove => self.remove(&address).await.map(|()| ShardAnswer::Done),
+            ShardCommand::ReleaseFreeSpace => {
+                let shard = self.shard(&address)?;
+                let page_bytes = shard.page_bytes();
+                let pages = crate::runtime::blocking::run(move || shard.release_free_space())
+                    .await
+                    .map_err(shard_error)?;
+                Ok(ShardAnswer::Bytes(pages * page_bytes))
+            }
             ShardCommand::UnusedBytes => {
                 Ok(ShardAnswer::Bytes(self.shard(&address)?.unused_bytes()))
             }

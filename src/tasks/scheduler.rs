@@ -23,6 +23,7 @@ use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, KindWithContent, Status, Task, TaskError};
 use super::queue::TaskQueue;
 use crate::coordinator::catalog::Catalog;
+use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::coordinator::{Coordinator, queue_error};
 use crate::errors::{Code, ResponseError};
 
@@ -48,6 +49,9 @@ pub struct Scheduler {
     queue: Arc<TaskQueue>,
     wake: futures_channel::mpsc::Receiver<()>,
     options: SchedulerOptions,
+    /// Indexes a batch wrote since the queue was last empty: their shard files give their
+    /// free pages' disk blocks back when it is (see [`Scheduler::release_free_space`]).
+    written: std::collections::BTreeSet<String>,
 }
 
 /// How a processed batch ends.
@@ -75,6 +79,7 @@ impl Scheduler {
             queue,
             wake,
             options,
+            written: Default::default(),
         }
     }
 
@@ -89,7 +94,10 @@ impl Scheduler {
             loop {
                 match self.run_next_batch(None).await {
                     Ok(true) => {}
-                    Ok(false) => break,
+                    Ok(false) => {
+                        self.release_free_space().await;
+                        break;
+                    }
                     Err(error) => {
                         tracing::error!(%error, "a batch could not be recorded");
                         glommio::timer::sleep(FAILED_BATCH_RETRY_DELAY).await;
@@ -98,6 +106,40 @@ impl Scheduler {
             }
             if self.wake.next().await.is_none() {
                 return;
+            }
+        }
+    }
+
+    /// Once the queue is empty, gives the disk blocks of the free pages of the indexes
+    /// written since back to the file system: after a batch, copy-on-write leaves the pages
+    /// it replaced free, often a third of a shard file. A failure only costs disk space, so
+    /// it is logged and the scheduler goes on.
+    async fn release_free_space(&mut self) {
+        let catalog = self.coordinator.catalog();
+        for uid in std::mem::take(&mut self.written) {
+            let Some(record) = catalog.get(&uid) else {
+                continue;
+            };
+            let answers = self
+                .coordinator
+                .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace)
+                .await;
+            let mut released = 0;
+            for answer in answers {
+                match answer {
+                    Ok(ShardAnswer::Bytes(bytes)) => released += bytes,
+                    Ok(other) => tracing::warn!(index = uid, ?other, "unexpected answer"),
+                    Err(error) => {
+                        tracing::warn!(index = uid, %error, "could not release free pages")
+                    }
+                }
+            }
+            if released > 0 {
+                tracing::debug!(
+                    index = uid,
+                    released,
+                    "free pages given back to the file system"
+                );
             }
         }
     }
@@ -175,7 +217,10 @@ impl Scheduler {
             .ok_or_else(|| ResponseError::internal("the scheduler runs on the control core"))?;
         *control.processing.borrow_mut() = Some((batch.uid, false));
         *control.processing_index.borrow_mut() = match &next.plan {
-            BatchPlan::Index { index_uid, .. } => Some(index_uid.clone()),
+            BatchPlan::Index { index_uid, .. } => {
+                self.written.insert(index_uid.clone());
+                Some(index_uid.clone())
+            }
             BatchPlan::Global => None,
         };
         tracing::info!(batch = batch.uid, tasks = ?next.task_uids, "batch started");

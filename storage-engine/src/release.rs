@@ -28,10 +28,11 @@ pub struct Released {
 }
 
 impl Database {
-    /// Gives back the disk blocks of every reusable free page not given back yet. Fails
-    /// with [`crate::Error::WriteInProgress`] while a write transaction is open (call it
-    /// again when the writer is done).
-    pub fn release_free_pages(&self) -> Result<Released> {
+    /// Gives back the disk blocks of every reusable free page not given back yet, when
+    /// there are at least `minimum_pages` of them (else gives back nothing). Fails with
+    /// [`crate::Error::WriteInProgress`] while a write transaction is open (call it again
+    /// when the writer is done).
+    pub fn release_free_pages(&self, minimum_pages: u64) -> Result<Released> {
         let transaction = self.begin_write()?;
         let already = self.shared().lock().free.blocks_released.clone();
         let (keys, mut pages) = transaction.with_untaken_records(|records| {
@@ -45,6 +46,9 @@ impl Database {
             }
             (keys, pages)
         });
+        if (pages.len() as u64) < minimum_pages.max(1) {
+            return Ok(Released::default());
+        }
         pages.sort_unstable();
         let runs = runs_of(&pages);
         let page_bytes = self.shared().pager.page_bytes() as u64;

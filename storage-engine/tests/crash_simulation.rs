@@ -136,7 +136,7 @@ fn every_crash_image_reopens_to_the_last_committed_state() {
             // Punched free pages read as zero: no snapshot, live or after a crash, may need
             // them.
             pages_released += database
-                .release_free_pages()
+                .release_free_pages(0)
                 .expect("release_free_pages succeeds")
                 .pages;
             assert_eq!(read_state(&database), committed);

@@ -58,8 +58,16 @@ fn released_free_pages_leave_the_disk_and_the_data_intact() {
     assert!(stats.free_pages > 0, "{stats:?}");
     let before = allocated_bytes(&path);
 
+    let below_minimum = database
+        .release_free_pages(stats.free_pages + 1)
+        .expect("release_free_pages succeeds");
+    assert_eq!(
+        below_minimum.pages, 0,
+        "fewer pages than asked: nothing released"
+    );
+    assert_eq!(allocated_bytes(&path), before);
     let released = database
-        .release_free_pages()
+        .release_free_pages(stats.free_pages)
         .expect("release_free_pages succeeds");
     let after = allocated_bytes(&path);
     assert_eq!(
@@ -80,7 +88,7 @@ fn released_free_pages_leave_the_disk_and_the_data_intact() {
     assert_round(&database, 1);
 
     let again = database
-        .release_free_pages()
+        .release_free_pages(0)
         .expect("release_free_pages succeeds");
     assert_eq!(again.pages, 0, "released records are not punched twice");
 
@@ -104,7 +112,7 @@ fn pages_a_snapshot_still_reads_are_not_released() {
     let snapshot = database.begin_read();
     write_round(&database, 1);
     let released = database
-        .release_free_pages()
+        .release_free_pages(0)
         .expect("release_free_pages succeeds");
     let freed_by_round_one = database.stats().free_pages;
     assert!(
@@ -125,7 +133,7 @@ fn pages_a_snapshot_still_reads_are_not_released() {
     }
     drop(snapshot);
     let later = database
-        .release_free_pages()
+        .release_free_pages(0)
         .expect("release_free_pages succeeds");
     assert_eq!(released.pages + later.pages, freed_by_round_one);
 }
@@ -137,13 +145,13 @@ fn release_waits_for_the_writer() {
         .expect("open succeeds");
     let write = database.begin_write().expect("begin_write succeeds");
     assert!(matches!(
-        database.release_free_pages(),
+        database.release_free_pages(0),
         Err(Error::WriteInProgress)
     ));
     write.abort();
     assert_eq!(
         database
-            .release_free_pages()
+            .release_free_pages(0)
             .expect("release_free_pages succeeds")
             .pages,
         0

@@ -99,6 +99,10 @@ pub struct Shard {
     views: CommitViews,
 }
 
+/// Fewest unreleased free pages worth a release: below it the next batches reuse them
+/// soon anyway, and punching and re-allocating them would only churn the file system.
+pub const RELEASE_PAGES_MIN: u64 = 256;
+
 impl Shard {
     /// Opens the shard file at `path`, creating it when `options.create` allows.
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
@@ -175,6 +179,22 @@ impl Shard {
     /// and the grown tail): read from the commit record, no tree is walked.
     pub fn unused_bytes(&self) -> u64 {
         self.database.stats().unused_bytes()
+    }
+
+    /// Bytes per page of the shard's file.
+    pub fn page_bytes(&self) -> u64 {
+        self.database.stats().page_bytes
+    }
+
+    /// Gives the disk blocks of the file's reusable free pages back to the file system, when
+    /// at least [`RELEASE_PAGES_MIN`] are not given back yet; a write in progress leaves
+    /// everything as it is (answers zero pages).
+    pub fn release_free_space(&self) -> ShardResult<u64> {
+        match self.database.release_free_pages(RELEASE_PAGES_MIN) {
+            Ok(released) => Ok(released.pages),
+            Err(storage_engine::Error::WriteInProgress) => Ok(0),
+            Err(error) => Err(ShardError::Storage(error)),
+        }
     }
 
     /// The document with this external id, in the last commit.

@@ -1,0 +1,124 @@
+//! After a batch, copy-on-write leaves the pages it replaced free in the shard files; once
+//! the task queue is empty the server gives their disk blocks back to the file system. Seen
+//! from outside: the blocks the index files hold come down to what `/stats` reports as used,
+//! and every document is still there, and still writable.
+
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{MASTER_KEY, Options, Server};
+use meilisearch_sdk::client::Client;
+use serde_json::{Value, json};
+
+/// Bytes per unit of `st_blocks`.
+const STAT_BLOCK_BYTES: u64 = 512;
+const DOCUMENTS: u64 = 20_000;
+/// Free pages a shard keeps rather than release (`RELEASE_PAGES_MIN` pages of 4 KiB), times
+/// two shards, plus the task queue's file.
+const UNRELEASED_BYTES_MAX: u64 = 2 * 256 * 4096 + (1 << 20);
+/// How long the release may take after the last task finished.
+const RELEASE_WAIT: Duration = Duration::from_secs(20);
+
+fn documents(round: u64) -> Vec<Value> {
+    (0..DOCUMENTS)
+        .map(|id| {
+            let words: Vec<String> = (0..20)
+                .map(|position| format!("word{}", (id * 7 + position) % 997))
+                .collect();
+            json!({"id": id, "round": round, "title": format!("document {id} {}", words.join(" "))})
+        })
+        .collect()
+}
+
+/// Apparent and allocated bytes of every file under `directory`.
+fn file_bytes(directory: &Path) -> (u64, u64) {
+    let mut apparent = 0;
+    let mut allocated = 0;
+    for entry in std::fs::read_dir(directory).expect("read_dir succeeds") {
+        let entry = entry.expect("a directory entry");
+        let metadata = entry.metadata().expect("metadata succeeds");
+        if metadata.is_dir() {
+            let (inner_apparent, inner_allocated) = file_bytes(&entry.path());
+            apparent += inner_apparent;
+            allocated += inner_allocated;
+        } else {
+            apparent += metadata.len();
+            allocated += metadata.blocks() * STAT_BLOCK_BYTES;
+        }
+    }
+    (apparent, allocated)
+}
+
+async fn add_round(client: &Client, round: u64) {
+    let task = client
+        .index("books")
+        .add_documents(&documents(round), Some("id"))
+        .await
+        .expect("add_documents succeeds")
+        .wait_for_completion(client, None, Some(Duration::from_secs(120)))
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+}
+
+fn used_database_size(server: &Server) -> u64 {
+    server.send("GET", "/stats", None).json()["usedDatabaseSize"]
+        .as_u64()
+        .expect("usedDatabaseSize is a number")
+}
+
+#[tokio::test]
+async fn free_pages_go_back_to_the_file_system_once_the_queue_is_empty() {
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        ..Options::default()
+    });
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    add_round(&client, 0).await;
+    // Every document replaced: most pages of the first round become free.
+    add_round(&client, 1).await;
+    let indexes = server.data_directory.join("indexes");
+    let used = used_database_size(&server);
+    let started = Instant::now();
+    let (apparent, allocated) = loop {
+        let (apparent, allocated) = file_bytes(&indexes);
+        if allocated <= used + UNRELEASED_BYTES_MAX || started.elapsed() > RELEASE_WAIT {
+            break (apparent, allocated);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        allocated <= used + UNRELEASED_BYTES_MAX,
+        "index files hold {allocated} bytes of blocks for {used} bytes used ({apparent} apparent)"
+    );
+    assert!(
+        apparent > used + UNRELEASED_BYTES_MAX,
+        "the rewrite left free pages to release ({apparent} apparent, {used} used)"
+    );
+
+    // The documents are intact, and writes reuse the released pages.
+    add_round(&client, 2).await;
+    let index = client.index("books");
+    let stats = index.get_stats().await.expect("get_stats succeeds");
+    assert_eq!(stats.number_of_documents as u64, DOCUMENTS);
+    for id in [0, 4_999, DOCUMENTS - 1] {
+        let document: Value = index
+            .get_document(&id.to_string())
+            .await
+            .expect("get_document succeeds");
+        assert_eq!(document["round"], 2, "{document}");
+        assert!(document["title"]
+            .as_str()
+            .is_some_and(|title| title.starts_with(&format!("document {id} "))));
+    }
+    let found = server.send(
+        "POST",
+        "/indexes/books/search",
+        Some(&json!({"q": "word996", "limit": 1})),
+    );
+    assert_eq!(found.status, 200, "{}", found.text());
+    assert!(found.json()["estimatedTotalHits"].as_u64() > Some(0));
+}
