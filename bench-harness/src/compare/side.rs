@@ -123,6 +123,7 @@ pub fn run_side(
         None => None,
     };
     let peak_rss_end = peak_resident_bytes(Some(server.pid));
+    let disk_at_end = disk_usage(&spec.data_dir());
     server.stop();
     if !options.keep_data {
         let _ = std::fs::remove_dir_all(spec.data_dir());
@@ -135,6 +136,7 @@ pub fn run_side(
             peak_rss_after_indexing,
             peak_rss_end,
             disk,
+            disk_at_end,
             top_hits_failures,
             closed_loop: Some(closed_loop),
             open_loop,

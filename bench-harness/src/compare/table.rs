@@ -70,8 +70,11 @@ pub struct SideResults {
     pub peak_rss_after_indexing: Option<u64>,
     /// `VmHWM` at the end of every run, in bytes.
     pub peak_rss_end: Option<u64>,
-    /// The data directory after indexing.
+    /// The data directory right after the last indexing task succeeded.
     pub disk: DiskUsage,
+    /// The data directory at the end, after every search run (no write in between: what a
+    /// server at rest keeps).
+    pub disk_at_end: DiskUsage,
     /// Queries of the top-hits pass not answered 200 with hits.
     pub top_hits_failures: u64,
     /// The fixed-concurrency run.
@@ -224,6 +227,10 @@ fn rows(
         mebibytes(Some(side.disk.apparent_bytes))
     });
     rows.push(row("disk, apparent (MiB)", a, b, 1));
+    let (a, b) = both(ours, theirs, |side| {
+        mebibytes(Some(side.disk_at_end.allocated_bytes))
+    });
+    rows.push(row("disk at the end, allocated (MiB)", a, b, 1));
     let (a, b) = both(ours, theirs, |side| Some(side.top_hits_failures as f64));
     rows.push(row("top-hits pass: failed queries", a, b, 0));
     let closed = format!("{} connections", description.concurrency);
@@ -360,6 +367,10 @@ mod tests {
             disk: DiskUsage {
                 apparent_bytes: 2 * 1024 * 1024,
                 allocated_bytes: 1024 * 1024,
+            },
+            disk_at_end: DiskUsage {
+                apparent_bytes: 2 * 1024 * 1024,
+                allocated_bytes: 512 * 1024,
             },
             top_hits_failures: 0,
             closed_loop: Some(figures),
