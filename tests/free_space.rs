@@ -110,9 +110,11 @@ async fn free_pages_go_back_to_the_file_system_once_the_queue_is_empty() {
             .await
             .expect("get_document succeeds");
         assert_eq!(document["round"], 2, "{document}");
-        assert!(document["title"]
-            .as_str()
-            .is_some_and(|title| title.starts_with(&format!("document {id} "))));
+        assert!(
+            document["title"]
+                .as_str()
+                .is_some_and(|title| title.starts_with(&format!("document {id} ")))
+        );
     }
     let found = server.send(
         "POST",
