@@ -124,3 +124,66 @@ async fn free_pages_go_back_to_the_file_system_once_the_queue_is_empty() {
     assert_eq!(found.status, 200, "{}", found.text());
     assert!(found.json()["estimatedTotalHits"].as_u64() > Some(0));
 }
+
+/// Task `uid` once it succeeded or failed, through raw HTTP.
+async fn finished_task(server: &Server, uid: u64) -> Value {
+    let started = Instant::now();
+    loop {
+        let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
+        if task["status"] == "succeeded" || task["status"] == "failed" {
+            return task;
+        }
+        assert!(started.elapsed() < RELEASE_WAIT, "{task}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn compaction_gives_back_every_free_page_and_reports_both_sizes() {
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        ..Options::default()
+    });
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+
+    let invalid = server.send("POST", "/indexes/not%20valid/compact", None);
+    assert_eq!(invalid.status, 400, "{}", invalid.text());
+    assert_eq!(invalid.json()["code"], "invalid_index_uid");
+    let missing = server.send("POST", "/indexes/missing/compact", None);
+    assert_eq!(missing.status, 202, "{}", missing.text());
+    assert_eq!(missing.json()["type"], "indexCompaction");
+    let uid = missing.json()["taskUid"].as_u64().expect("a task uid");
+    let task = finished_task(&server, uid).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["error"]["code"], "index_not_found", "{task}");
+    assert_eq!(task["error"]["message"], "Index `missing` not found.");
+
+    add_round(&client, 0).await;
+    add_round(&client, 1).await;
+    let compaction = server.send("POST", "/indexes/books/compact", None);
+    assert_eq!(compaction.status, 202, "{}", compaction.text());
+    let uid = compaction.json()["taskUid"].as_u64().expect("a task uid");
+    let task = finished_task(&server, uid).await;
+    assert_eq!(task["status"], "succeeded", "{task}");
+    assert_eq!(task["type"], "indexCompaction");
+    for size in ["preCompactionSize", "postCompactionSize"] {
+        let text = task["details"][size].as_str().unwrap_or_default();
+        assert!(
+            text.ends_with("B") && text.starts_with(|first: char| first.is_ascii_digit()),
+            "{size}: {task}"
+        );
+    }
+    // Every free page is released: the index files hold blocks for live pages only.
+    let (_, allocated) = file_bytes(&server.data_directory.join("indexes"));
+    let used = used_database_size(&server);
+    assert!(
+        allocated <= used,
+        "index files hold {allocated} bytes of blocks for {used} bytes used"
+    );
+    let stats = client
+        .index("books")
+        .get_stats()
+        .await
+        .expect("get_stats succeeds");
+    assert_eq!(stats.number_of_documents as u64, DOCUMENTS);
+}

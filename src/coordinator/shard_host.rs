@@ -139,6 +139,10 @@ pub enum ShardCommand {
     /// [`shards::shard::Shard::release_free_space`]); answers [`ShardAnswer::Bytes`], the
     /// bytes given back.
     ReleaseFreeSpace,
+    /// Compacts the shard file (an `indexCompaction` task): gives back the disk blocks of
+    /// every reusable free page, however few; answers [`ShardAnswer::Sizes`], the blocks the
+    /// file held before and after.
+    Compact,
 }
 
 impl ShardCommand {
@@ -154,7 +158,8 @@ impl ShardCommand {
             | ShardCommand::SetFacetSettings { .. }
             | ShardCommand::SetTextSettings { .. }
             | ShardCommand::Remove
-            | ShardCommand::ReleaseFreeSpace => true,
+            | ShardCommand::ReleaseFreeSpace
+            | ShardCommand::Compact => true,
             ShardCommand::Document { .. }
             | ShardCommand::List { .. }
             | ShardCommand::Stats
@@ -194,6 +199,11 @@ pub enum ShardAnswer {
     },
     Stats(ShardStats),
     Bytes(u64),
+    /// A file's allocated bytes before and after a change.
+    Sizes {
+        before: u64,
+        after: u64,
+    },
     Ids(Vec<String>),
     FieldPaths(Vec<String>),
     Bitmap(roaring::RoaringBitmap),
@@ -285,6 +295,17 @@ impl ShardHost {
                     .await
                     .map_err(shard_error)?;
                 Ok(ShardAnswer::Bytes(pages * page_bytes))
+            }
+            ShardCommand::Compact => {
+                let shard = self.shard(&address)?;
+                let path = address.path(&self.data_directory);
+                let (before, after) = crate::runtime::blocking::run(move || {
+                    let before = allocated_bytes(&path)?;
+                    shard.compact().map_err(shard_error)?;
+                    Ok::<_, ResponseError>((before, allocated_bytes(&path)?))
+                })
+                .await?;
+                Ok(ShardAnswer::Sizes { before, after })
             }
             ShardCommand::UnusedBytes => {
                 Ok(ShardAnswer::Bytes(self.shard(&address)?.unused_bytes()))
@@ -625,6 +646,17 @@ fn edit_for_a_step(
         }
     }
     Ok((edited, remaining.collect()))
+}
+
+/// The bytes of disk blocks the file at `path` holds (what `du` counts, not its length: a
+/// shard file's released free pages are holes).
+fn allocated_bytes(path: &Path) -> Result<u64, ResponseError> {
+    use std::os::unix::fs::MetadataExt;
+    /// Bytes per unit of `st_blocks`, fixed by POSIX.
+    const STAT_BLOCK_BYTES: u64 = 512;
+    std::fs::metadata(path)
+        .map(|metadata| metadata.blocks() * STAT_BLOCK_BYTES)
+        .map_err(|error| crate::errors::io_error(&error))
 }
 
 /// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo

@@ -181,6 +181,16 @@ pub async fn delete(services: &Services, index_uid: &str) -> Result<Response, Re
     register(services, kind, None, 202).await
 }
 
+/// `POST /indexes/{index_uid}/compact`: enqueues an `indexCompaction` task (a missing index
+/// fails in the task, as a deletion does).
+pub async fn compact(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+    checked_path_uid(index_uid)?;
+    let kind = KindWithContent::IndexCompaction {
+        index_uid: index_uid.to_owned(),
+    };
+    register(services, kind, None, 202).await
+}
+
 /// `POST /swap-indexes`.
 pub async fn swap(
     services: &Services,

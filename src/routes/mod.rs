@@ -85,6 +85,7 @@ impl Router {
             Endpoint::GetIndex => indexes::get(services, &index()),
             Endpoint::UpdateIndex => indexes::update(services, &request, &index()).await,
             Endpoint::DeleteIndex => indexes::delete(services, &index()).await,
+            Endpoint::CompactIndex => indexes::compact(services, &index()).await,
             Endpoint::SwapIndexes => indexes::swap(services, &request, &context).await,
             Endpoint::IndexStats => indexes::index_stats(services, &index()).await,
             Endpoint::ListFields => fields::list(services, &request, &index()).await,

@@ -30,6 +30,7 @@ pub enum Endpoint {
     GetIndex,
     UpdateIndex,
     DeleteIndex,
+    CompactIndex,
     SwapIndexes,
     IndexStats,
     ListFields,
@@ -168,6 +169,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}",
         action: Some(Action::IndexesDelete),
         endpoint: Endpoint::DeleteIndex,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/indexes/{index_uid}/compact",
+        action: Some(Action::IndexesCompact),
+        endpoint: Endpoint::CompactIndex,
     },
     Route {
         method: Method::Post,

@@ -379,6 +379,21 @@ impl Scheduler {
                         Err(error) => finished.push(failed(task, error)),
                     }
                 }
+                KindWithContent::IndexCompaction { index_uid } => {
+                    match self.compact(&index_uid.clone()).await {
+                        Ok((before, after)) => finished.push(succeeded_with(task, |details| {
+                            if let Details::IndexCompaction {
+                                pre_compaction_size,
+                                post_compaction_size,
+                            } = details
+                            {
+                                *pre_compaction_size = Some(before);
+                                *post_compaction_size = Some(after);
+                            }
+                        })),
+                        Err(error) => finished.push(failed(task, error)),
+                    }
+                }
                 other => {
                     let error = unsupported(other);
                     finished.push(failed(task, error));
@@ -390,6 +405,35 @@ impl Scheduler {
             catalog: None,
             removed_storages: Vec::new(),
         }
+    }
+
+    /// Compacts every shard file of index `index_uid`; answers the disk blocks (bytes) the
+    /// files held before and after. Compaction here gives back the blocks of every free page
+    /// (`Shard::compact`); it does not rewrite the trees, so leaves stay as full as they were.
+    async fn compact(&self, index_uid: &str) -> Result<(u64, u64), ResponseError> {
+        let catalog = self.coordinator.catalog();
+        let record = catalog
+            .get(index_uid)
+            .ok_or_else(|| ResponseError::index_not_found(index_uid))?;
+        let mut sizes = (0, 0);
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record.shard_set(), |_| ShardCommand::Compact)
+            .await
+        {
+            match answer? {
+                ShardAnswer::Sizes { before, after } => {
+                    sizes.0 += before;
+                    sizes.1 += after;
+                }
+                other => {
+                    return Err(ResponseError::internal(format!(
+                        "a shard answered a compaction with {other:?}"
+                    )));
+                }
+            }
+        }
+        Ok(sizes)
     }
 
     async fn cancel(&self, cancel_uid: u32, matched: Vec<u32>) -> Result<Vec<Task>, ResponseError> {

@@ -197,6 +197,16 @@ impl Shard {
         }
     }
 
+    /// Compacts the file: gives back the disk blocks of every reusable free page, however
+    /// few (the idle release of [`Shard::release_free_space`] keeps up to
+    /// [`RELEASE_PAGES_MIN`]). Fails while a write is in progress.
+    pub fn compact(&self) -> ShardResult<u64> {
+        self.database
+            .release_free_pages(0)
+            .map(|released| released.pages)
+            .map_err(ShardError::Storage)
+    }
+
     /// The document with this external id, in the last commit.
     pub fn document(&self, external_id: &str) -> ShardResult<Option<Map<String, Value>>> {
         self.read()?.document(external_id, None)
