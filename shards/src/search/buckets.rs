@@ -17,12 +17,22 @@ use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
 
+/// The documents a search may return, and whether they are every document of the shard.
+/// Postings only ever list live documents (a deletion removes the document from each of its
+/// words'), so against every document a posting needs no intersection: decoding it is
+/// enough, which spares an unfiltered search one bitmap intersection per word it matches.
+#[derive(Debug, Clone, Copy)]
+pub struct Universe<'a> {
+    pub documents: &'a RoaringBitmap,
+    pub is_everything: bool,
+}
+
 /// Per alternative of `term`, the documents of `universe` where it occurs (their union is
 /// where the term occurs).
 pub fn alternatives_documents(
     read: &ReadTransaction,
     prefixes: &PrefixUnions,
-    universe: &RoaringBitmap,
+    universe: Universe<'_>,
     term: &ResolvedTerm,
 ) -> ShardResult<Vec<RoaringBitmap>> {
     term.alternatives
@@ -35,21 +45,28 @@ pub fn alternatives_documents(
 pub fn alternative_documents(
     read: &ReadTransaction,
     prefixes: &PrefixUnions,
-    universe: &RoaringBitmap,
+    universe: Universe<'_>,
     alternative: &Alternative,
 ) -> ShardResult<RoaringBitmap> {
+    let documents = universe.documents;
     Ok(match alternative.words.as_slice() {
         [Some(word)] if alternative.prefix => {
             let union =
                 prefixes.union(UnionKind::Documents, word, || prefix_documents(read, word))?;
-            union
-                .get(&0)
-                .map_or_else(RoaringBitmap::new, |documents| documents & universe)
+            match union.get(&0) {
+                Some(found) if universe.is_everything => found.clone(),
+                Some(found) => found & documents,
+                None => RoaringBitmap::new(),
+            }
         }
-        [Some(word)] => word_documents(read, universe, word)?,
+        [Some(word)] if universe.is_everything => match read.open_tree(WORD_DOCUMENTS_TREE)? {
+            Some(tree) => bitmap_or_empty(tree.get(word.as_bytes())?)?,
+            None => RoaringBitmap::new(),
+        },
+        [Some(word)] => word_documents(read, documents, word)?,
         // Two words side by side: their pair alone decides.
-        [Some(left), Some(right)] => WordPairs::open(read)?.words(left, right, universe)?,
-        phrase => phrase_occurrences(read, universe, phrase)?
+        [Some(left), Some(right)] => WordPairs::open(read)?.words(left, right, documents)?,
+        phrase => phrase_occurrences(read, documents, phrase)?
             .into_keys()
             .collect(),
     })

@@ -18,7 +18,7 @@ use storage_engine::{PathLookup, ReadTransaction};
 use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
-use super::buckets::{alternatives_documents, words_buckets};
+use super::buckets::{Universe, alternatives_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
 use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
@@ -163,11 +163,16 @@ impl ShardSnapshot {
         let query_words = resolved.iter().map(ResolvedTerm::matching_words).collect();
         if by_buckets {
             let mut alternatives = Vec::with_capacity(resolved.len());
+            let whole = Universe {
+                documents: &universe,
+                // The universe is a subset of the shard's documents: as many means the same.
+                is_everything: universe.len() == self.document_ids().len(),
+            };
             for term in &resolved {
                 alternatives.push(alternatives_documents(
                     read,
                     self.prefix_unions(),
-                    &universe,
+                    whole,
                     term,
                 )?);
             }
