@@ -135,14 +135,14 @@ pub enum ShardCommand {
     TermCounts(Box<shards::search::SearchQuery>),
     /// Closes the shard and removes its file (index deletion).
     Remove,
-    /// Gives the disk blocks of the shard file's free pages back to the file system (see
-    /// [`shards::shard::Shard::release_free_space`]); answers [`ShardAnswer::Bytes`], the
-    /// bytes given back.
-    ReleaseFreeSpace,
-    /// Compacts the shard file (an `indexCompaction` task): gives back the disk blocks of
-    /// every reusable free page, however few; answers [`ShardAnswer::Sizes`], the blocks the
-    /// file held before and after.
-    Compact,
+    /// Gives the disk blocks of the shard file's free pages back to the file system when at
+    /// least `minimum_pages` are not given back yet (see
+    /// [`shards::shard::Shard::release_free_space`]): once the task queue is idle, and for an
+    /// `indexCompaction` task (with no minimum). Answers [`ShardAnswer::Sizes`], the blocks
+    /// the file held before and after.
+    ReleaseFreeSpace {
+        minimum_pages: u64,
+    },
 }
 
 impl ShardCommand {
@@ -158,8 +158,7 @@ impl ShardCommand {
             | ShardCommand::SetFacetSettings { .. }
             | ShardCommand::SetTextSettings { .. }
             | ShardCommand::Remove
-            | ShardCommand::ReleaseFreeSpace
-            | ShardCommand::Compact => true,
+            | ShardCommand::ReleaseFreeSpace { .. } => true,
             ShardCommand::Document { .. }
             | ShardCommand::List { .. }
             | ShardCommand::Stats
@@ -288,20 +287,14 @@ impl ShardHost {
                 Ok(ShardAnswer::Done)
             }
             ShardCommand::Remove => self.remove(&address).await.map(|()| ShardAnswer::Done),
-            ShardCommand::ReleaseFreeSpace => {
-                let shard = self.shard(&address)?;
-                let page_bytes = shard.page_bytes();
-                let pages = crate::runtime::blocking::run(move || shard.release_free_space())
-                    .await
-                    .map_err(shard_error)?;
-                Ok(ShardAnswer::Bytes(pages * page_bytes))
-            }
-            ShardCommand::Compact => {
+            ShardCommand::ReleaseFreeSpace { minimum_pages } => {
                 let shard = self.shard(&address)?;
                 let path = address.path(&self.data_directory);
                 let (before, after) = crate::runtime::blocking::run(move || {
                     let before = allocated_bytes(&path)?;
-                    shard.compact().map_err(shard_error)?;
+                    shard
+                        .release_free_space(minimum_pages)
+                        .map_err(shard_error)?;
                     Ok::<_, ResponseError>((before, allocated_bytes(&path)?))
                 })
                 .await?;

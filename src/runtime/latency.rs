@@ -5,7 +5,7 @@
 //! indexing queue holds the scheduler (on the control core) and every shard's share of a
 //! write batch (preparing, applying, editing, committing, rebuilding after a settings
 //! change). glommio gives each active queue CPU time in proportion to its shares, so while
-//! both have work the serving queue gets [`SERVING_SHARES`] parts for indexing's
+//! both have work the serving queue gets glommio's default 1000 shares for indexing's
 //! [`INDEXING_SHARES`]; an idle serving queue leaves the whole core to indexing.
 //!
 //! A queue keeps the core until the executor's preemption timer fires
@@ -33,7 +33,6 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::rc::Rc;
 use std::time::Duration;
 
 use glommio::{Latency, Shares, TaskQueueHandle};
@@ -43,9 +42,6 @@ pub const PREEMPTION_INTERVAL: Duration = Duration::from_millis(5);
 
 /// Period of each core's heartbeat timer (see [`install`]).
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(20);
-
-/// CPU shares of the serving queue (glommio's default queue has this many).
-pub const SERVING_SHARES: usize = 1000;
 
 /// CPU shares of the indexing queue: under a saturating search load a batch still advances,
 /// with about a tenth of the core.
@@ -94,28 +90,13 @@ pub fn spawn_detached(class: LatencyClass, work: impl Future<Output = ()> + 'sta
         glommio::spawn_local(work).detach();
         return;
     };
-    // glommio drops the future when the queue is unknown; keeping it in a slot lets it run
-    // in the current queue instead of being lost (queues are never removed, so this is a
-    // safety net, not a path taken).
-    let slot = Rc::new(Cell::new(Some(work)));
-    let spawned = {
-        let slot = slot.clone();
-        async move {
-            if let Some(work) = slot.take() {
-                work.await;
-            }
-        }
-    };
-    match glommio::spawn_local_into(spawned, queue) {
+    // glommio refuses only a queue it does not know: the default queue always exists, and
+    // the indexing queue is created by `install` and never removed.
+    match glommio::spawn_local_into(work, queue) {
         Ok(task) => {
             task.detach();
         }
-        Err(error) => {
-            tracing::error!(%error, ?class, "no task queue for the class; running in the current one");
-            if let Some(work) = slot.take() {
-                glommio::spawn_local(work).detach();
-            }
-        }
+        Err(error) => tracing::error!(%error, ?class, "no task queue for the class"),
     }
 }
 

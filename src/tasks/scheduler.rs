@@ -16,6 +16,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use futures_lite::StreamExt;
+use shards::shard::IDLE_RELEASE_PAGES_MIN;
 use time::OffsetDateTime;
 
 use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
@@ -115,33 +116,54 @@ impl Scheduler {
     /// it replaced free, often a third of a shard file. A failure only costs disk space, so
     /// it is logged and the scheduler goes on.
     async fn release_free_space(&mut self) {
-        let catalog = self.coordinator.catalog();
         for uid in std::mem::take(&mut self.written) {
-            let Some(record) = catalog.get(&uid) else {
-                continue;
-            };
-            let answers = self
-                .coordinator
-                .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace)
-                .await;
-            let mut released = 0;
-            for answer in answers {
-                match answer {
-                    Ok(ShardAnswer::Bytes(bytes)) => released += bytes,
-                    Ok(other) => tracing::warn!(index = uid, ?other, "unexpected answer"),
-                    Err(error) => {
-                        tracing::warn!(index = uid, %error, "could not release free pages")
-                    }
-                }
-            }
-            if released > 0 {
-                tracing::debug!(
+            match self.release_index_space(&uid, IDLE_RELEASE_PAGES_MIN).await {
+                Ok((before, after)) if before > after => tracing::debug!(
                     index = uid,
-                    released,
+                    released = before - after,
                     "free pages given back to the file system"
-                );
+                ),
+                Ok(_) => {}
+                // Deleted since it was written: its files are gone.
+                Err(error) if error.code == Code::IndexNotFound => {}
+                Err(error) => tracing::warn!(index = uid, %error, "could not release free pages"),
             }
         }
+    }
+
+    /// Gives back the disk blocks of the free pages of every shard file of index
+    /// `index_uid` (see [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the
+    /// files held before and after.
+    async fn release_index_space(
+        &self,
+        index_uid: &str,
+        minimum_pages: u64,
+    ) -> Result<(u64, u64), ResponseError> {
+        let catalog = self.coordinator.catalog();
+        let record = catalog
+            .get(index_uid)
+            .ok_or_else(|| ResponseError::index_not_found(index_uid))?;
+        let mut sizes = (0, 0);
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace {
+                minimum_pages,
+            })
+            .await
+        {
+            match answer? {
+                ShardAnswer::Sizes { before, after } => {
+                    sizes.0 += before;
+                    sizes.1 += after;
+                }
+                other => {
+                    return Err(ResponseError::internal(format!(
+                        "a shard answered a release of free space with {other:?}"
+                    )));
+                }
+            }
+        }
+        Ok(sizes)
     }
 
     /// Runs a write on the queue after the writes before it (see
@@ -379,8 +401,10 @@ impl Scheduler {
                         Err(error) => finished.push(failed(task, error)),
                     }
                 }
+                // Compaction gives back the blocks of every free page, however few; it does
+                // not rewrite the trees, so leaves stay as full as they were.
                 KindWithContent::IndexCompaction { index_uid } => {
-                    match self.compact(&index_uid.clone()).await {
+                    match self.release_index_space(index_uid, 0).await {
                         Ok((before, after)) => finished.push(succeeded_with(task, |details| {
                             if let Details::IndexCompaction {
                                 pre_compaction_size,
@@ -405,35 +429,6 @@ impl Scheduler {
             catalog: None,
             removed_storages: Vec::new(),
         }
-    }
-
-    /// Compacts every shard file of index `index_uid`; answers the disk blocks (bytes) the
-    /// files held before and after. Compaction here gives back the blocks of every free page
-    /// (`Shard::compact`); it does not rewrite the trees, so leaves stay as full as they were.
-    async fn compact(&self, index_uid: &str) -> Result<(u64, u64), ResponseError> {
-        let catalog = self.coordinator.catalog();
-        let record = catalog
-            .get(index_uid)
-            .ok_or_else(|| ResponseError::index_not_found(index_uid))?;
-        let mut sizes = (0, 0);
-        for answer in self
-            .coordinator
-            .ask_every_shard(&record.shard_set(), |_| ShardCommand::Compact)
-            .await
-        {
-            match answer? {
-                ShardAnswer::Sizes { before, after } => {
-                    sizes.0 += before;
-                    sizes.1 += after;
-                }
-                other => {
-                    return Err(ResponseError::internal(format!(
-                        "a shard answered a compaction with {other:?}"
-                    )));
-                }
-            }
-        }
-        Ok(sizes)
     }
 
     async fn cancel(&self, cancel_uid: u32, matched: Vec<u32>) -> Result<Vec<Task>, ResponseError> {

@@ -12,7 +12,7 @@ use storage_engine::ReadTransaction;
 use crate::shard::ShardResult;
 
 use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty, keys_extending};
-use super::occurrences::{phrase_occurrences, word_documents};
+use super::occurrences::{phrase_occurrences, word_documents, word_postings};
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
@@ -59,10 +59,7 @@ pub fn alternative_documents(
                 None => RoaringBitmap::new(),
             }
         }
-        [Some(word)] if universe.is_everything => match read.open_tree(WORD_DOCUMENTS_TREE)? {
-            Some(tree) => bitmap_or_empty(tree.get(word.as_bytes())?)?,
-            None => RoaringBitmap::new(),
-        },
+        [Some(word)] if universe.is_everything => word_postings(read, word)?,
         [Some(word)] => word_documents(read, documents, word)?,
         // Two words side by side: their pair alone decides.
         [Some(left), Some(right)] => WordPairs::open(read)?.words(left, right, documents)?,

@@ -223,6 +223,14 @@ pub fn word_documents(
     bitmap_within(tree.get(word.as_bytes())?, universe)
 }
 
+/// Every document holding `word` (its whole posting: live documents only).
+pub fn word_postings(read: &ReadTransaction, word: &str) -> ShardResult<RoaringBitmap> {
+    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
+        return Ok(RoaringBitmap::new());
+    };
+    bitmap_or_empty(tree.get(word.as_bytes())?)
+}
+
 /// The occurrences of `word` in each document of `universe` containing it, as spans.
 fn word_occurrences(
     read: &ReadTransaction,

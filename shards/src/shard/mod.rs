@@ -99,9 +99,10 @@ pub struct Shard {
     views: CommitViews,
 }
 
-/// Fewest unreleased free pages worth a release: below it the next batches reuse them
-/// soon anyway, and punching and re-allocating them would only churn the file system.
-pub const RELEASE_PAGES_MIN: u64 = 256;
+/// Fewest unreleased free pages worth a release once the task queue is idle: below it the
+/// next batches reuse them soon anyway, and punching and re-allocating them would only churn
+/// the file system. (A compaction releases them however few.)
+pub const IDLE_RELEASE_PAGES_MIN: u64 = 256;
 
 impl Shard {
     /// Opens the shard file at `path`, creating it when `options.create` allows.
@@ -181,30 +182,15 @@ impl Shard {
         self.database.stats().unused_bytes()
     }
 
-    /// Bytes per page of the shard's file.
-    pub fn page_bytes(&self) -> u64 {
-        self.database.stats().page_bytes
-    }
-
     /// Gives the disk blocks of the file's reusable free pages back to the file system, when
-    /// at least [`RELEASE_PAGES_MIN`] are not given back yet; a write in progress leaves
-    /// everything as it is (answers zero pages).
-    pub fn release_free_space(&self) -> ShardResult<u64> {
-        match self.database.release_free_pages(RELEASE_PAGES_MIN) {
+    /// at least `minimum_pages` are not given back yet; answers how many were. A write in
+    /// progress leaves everything as it is (answers zero).
+    pub fn release_free_space(&self, minimum_pages: u64) -> ShardResult<u64> {
+        match self.database.release_free_pages(minimum_pages) {
             Ok(released) => Ok(released.pages),
             Err(storage_engine::Error::WriteInProgress) => Ok(0),
             Err(error) => Err(ShardError::Storage(error)),
         }
-    }
-
-    /// Compacts the file: gives back the disk blocks of every reusable free page, however
-    /// few (the idle release of [`Shard::release_free_space`] keeps up to
-    /// [`RELEASE_PAGES_MIN`]). Fails while a write is in progress.
-    pub fn compact(&self) -> ShardResult<u64> {
-        self.database
-            .release_free_pages(0)
-            .map(|released| released.pages)
-            .map_err(ShardError::Storage)
     }
 
     /// The document with this external id, in the last commit.
