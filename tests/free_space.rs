@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 /// Bytes per unit of `st_blocks`.
 const STAT_BLOCK_BYTES: u64 = 512;
 const DOCUMENTS: u64 = 20_000;
-/// Free pages a shard keeps rather than release (`RELEASE_PAGES_MIN` pages of 4 KiB), times
+/// Free pages a shard keeps rather than release (`IDLE_RELEASE_PAGES_MIN` pages of 4 KiB), times
 /// two shards, plus the task queue's file.
 const UNRELEASED_BYTES_MAX: u64 = 2 * 256 * 4096 + (1 << 20);
 /// How long the release may take after the last task finished.
