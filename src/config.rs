@@ -229,7 +229,9 @@ pub struct Config {
     /// `--log-level`, default INFO.
     pub log_level: LogLevel,
     /// Memory bound of indexing, in bytes; default two thirds of the machine's memory,
-    /// `None` when the machine's memory is unknown.
+    /// `None` when the machine's memory is unknown. A quarter of it, shared by the cores,
+    /// bounds the changed pages the shards' write transactions keep in memory (see
+    /// `coordinator::shard_host::shard_write_memory_bytes`).
     pub max_indexing_memory: Option<u64>,
     /// Accepted; coresearch indexes on its shard cores (`--cores`), so no separate pool.
     pub max_indexing_threads: Option<usize>,
@@ -255,7 +257,7 @@ pub struct Config {
     pub experimental_dumpless_upgrade: bool,
     /// Accepted; takes effect when the `TaskId`/`DryRun` headers land.
     pub experimental_replication_parameters: bool,
-    /// Accepted; coresearch's indexing memory is bounded by `max_indexing_memory` either way.
+    /// Accepted; coresearch bounds its indexing memory by `max_indexing_memory` either way.
     pub experimental_reduce_indexing_memory_usage: bool,
     /// Most tasks in one batch (default unlimited). Accepted; takes effect when the task
     /// batcher lands.

@@ -191,6 +191,7 @@ impl TaskVisibility for AuthContext {
 impl Coordinator {
     pub fn new(
         mesh: Rc<DataMesh>,
+        shards: ShardHost,
         data_directory: PathBuf,
         catalog: Arc<Catalog>,
         update_files: UpdateFiles,
@@ -198,7 +199,7 @@ impl Coordinator {
     ) -> Coordinator {
         Coordinator {
             mesh,
-            shards: ShardHost::new(data_directory.clone()),
+            shards,
             data_directory,
             catalog: RefCell::new(catalog),
             update_files,

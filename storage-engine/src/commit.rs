@@ -49,7 +49,7 @@ pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
         free_pages: update.free_pages,
         tree_count,
     };
-    write_pages(shared, &mut pages)?;
+    crate::spill::write_pages(&shared.pager, &mut pages)?;
     durable(shared, || shared.sync())?;
     let slot_bytes = meta::encode(&committed, shared.pager.page_bytes());
     let slot_offset = committed.slot() * shared.pager.page_bytes() as u64;
@@ -59,6 +59,8 @@ pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
         })?,
         SyncMode::None => shared.pager.io().write(slot_offset, &slot_bytes)?,
     }
+    // Only a residency hint: the commit is durable already, and a failure changes nothing.
+    crate::spill::unmap_unused(&shared.pager, &mut state.allocator).ok();
     publish(&mut shared.lock(), state, committed, update);
     Ok(())
 }
@@ -230,19 +232,6 @@ fn finalize_trees(
         "every dirty node belongs to a committed tree"
     );
     Ok((catalog_root, tree_count))
-}
-
-/// Writes encoded pages in page order, one `pwrite` per page. Coalescing neighbours into
-/// large writes would be fewer system calls, but makes the kernel cache the file in large
-/// folios, after which every 4 KiB write and writeback walks the whole folio (measured:
-/// most of a commit's CPU time on ext4).
-fn write_pages(shared: &Shared, pages: &mut [(u64, Box<[u8]>)]) -> Result<()> {
-    pages.sort_unstable_by_key(|(page, _)| *page);
-    let page_bytes = shared.pager.page_bytes() as u64;
-    for (page, bytes) in pages.iter() {
-        shared.pager.io().write(page * page_bytes, bytes)?;
-    }
-    Ok(())
 }
 
 /// Makes the new commit the shared state: new readers see it, the pages this transaction

@@ -101,6 +101,9 @@ pub struct Allocator {
     /// are recorded as free but never allocated again in that update, so its rounds only
     /// ever consume pages and settle (see `commit::update_free_tree`).
     pub spare: Option<BTreeSet<u64>>,
+    /// Runs of pages (first, count) freed since [`Allocator::take_unused_runs`] last took
+    /// them: the transaction no longer reads them, so the mapping need not keep them resident.
+    unused_runs: Vec<(u64, u64)>,
     /// Largest file, in bytes.
     maximum_bytes: u64,
 }
@@ -116,6 +119,7 @@ impl Allocator {
             freed: Vec::new(),
             fresh: HashSet::default(),
             spare: None,
+            unused_runs: Vec::new(),
             maximum_bytes,
         }
     }
@@ -206,6 +210,7 @@ impl Allocator {
     /// Gives back `count` pages from `first`: at once if this transaction allocated them,
     /// else after commit (they belong to the committed state).
     pub fn free(&mut self, first: u64, count: u64) {
+        self.unused_runs.push((first, count));
         for page in first..first + count {
             if !self.fresh.remove(&page) {
                 self.freed.push(page);
@@ -215,6 +220,22 @@ impl Allocator {
                 self.reusable.insert(page);
             }
         }
+    }
+
+    /// The runs of pages freed since the last call, sorted, neighbours joined.
+    pub fn take_unused_runs(&mut self) -> Vec<(u64, u64)> {
+        let mut runs = std::mem::take(&mut self.unused_runs);
+        runs.sort_unstable();
+        let mut joined: Vec<(u64, u64)> = Vec::with_capacity(runs.len());
+        for (first, count) in runs {
+            match joined.last_mut() {
+                Some((last_first, last_count)) if *last_first + *last_count >= first => {
+                    *last_count = (*last_count).max(first + count - *last_first);
+                }
+                _ => joined.push((first, count)),
+            }
+        }
+        joined
     }
 
     /// The released records not taken yet, as they stand.

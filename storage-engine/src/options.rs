@@ -37,6 +37,10 @@ pub struct Options {
     pub sync_mode: SyncMode,
     /// Create the file when it does not exist.
     pub create: bool,
+    /// Most bytes of changed pages a write transaction keeps in memory; past this it writes
+    /// them to their places in the file before it commits (see [`crate::WriteTransaction`]).
+    /// `None`: no bound.
+    pub write_memory_bytes_max: Option<u64>,
 }
 
 impl Default for Options {
@@ -47,6 +51,7 @@ impl Default for Options {
             maximum_size_bytes: MAXIMUM_SIZE_BYTES_DEFAULT,
             sync_mode: SyncMode::Full,
             create: true,
+            write_memory_bytes_max: None,
         }
     }
 }

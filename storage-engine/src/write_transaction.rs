@@ -50,6 +50,9 @@ pub(crate) struct WriteState {
     pub trees: BTreeMap<Vec<u8>, TreeSlot>,
     pub failed: bool,
     pub finished: bool,
+    /// Whether changed pages were written early ([`crate::spill`]): pages this transaction
+    /// allocated may then be read from the mapping, and may be rewritten before it ends.
+    pub spilled: bool,
 }
 
 /// A named tree changed through the write transaction. Several may be open at once.
@@ -99,6 +102,7 @@ impl WriteTransaction {
             trees: BTreeMap::new(),
             failed: false,
             finished: false,
+            spilled: false,
         };
         Ok(WriteTransaction {
             shared,
@@ -244,10 +248,34 @@ impl WriteTransaction {
             trees: &mut state.trees,
         };
         let outcome = change(&mut editor, &mut table);
-        if outcome.is_err() {
+        let spilled = match &outcome {
+            Ok(_) if self.outgrew_its_budget(state) => {
+                crate::spill::spill(&self.shared.pager, state).map(drop)
+            }
+            _ => Ok(()),
+        };
+        if outcome.is_err() || spilled.is_err() {
             state.failed = true;
         }
+        spilled?;
         outcome
+    }
+
+    /// Whether the changed pages in memory exceed [`Options::write_memory_bytes_max`].
+    ///
+    /// [`Options::write_memory_bytes_max`]: crate::Options::write_memory_bytes_max
+    fn outgrew_its_budget(&self, state: &WriteState) -> bool {
+        self.shared
+            .options
+            .write_memory_bytes_max
+            .is_some_and(|maximum| {
+                state.dirty.len() as u64 * self.shared.pager.page_bytes() as u64 > maximum
+            })
+    }
+
+    /// Bytes of changed pages this transaction holds in memory.
+    pub fn changed_bytes(&self) -> u64 {
+        self.state.borrow().dirty.len() as u64 * self.shared.pager.page_bytes() as u64
     }
 
     /// Makes every change durable (per the sync mode) and visible to new readers.
@@ -283,6 +311,16 @@ impl Drop for WriteTransaction {
         shared.free.reusable.extend(allocator.records_after_abort());
         shared.write_open = false;
     }
+}
+
+/// Whether a value read from the mapping at leaf `page` (in the overflow run at
+/// `overflow_page`, if any) may change before the transaction ends: a page the transaction
+/// allocated (a spilled leaf, an overflow run it wrote) may be freed by a later change and
+/// written again by a later allocation, so such a value is copied, never borrowed.
+fn is_rewritable(state: &WriteState, page: u64, overflow_page: Option<u64>) -> bool {
+    let fresh = &state.allocator.fresh;
+    (state.spilled && fresh.contains(&page))
+        || overflow_page.is_some_and(|run| fresh.contains(&run))
 }
 
 /// The transaction's tree table, as an edit closure sees it.
@@ -364,6 +402,14 @@ impl<'t> WriteTree<'t> {
         };
         match node {
             crate::cursor::NodeRef::Page(view) => {
+                let slot = view.value(index)?;
+                let overflow_page = match slot {
+                    ValueSlot::Overflow { pointer, .. } => Some(pointer.page),
+                    ValueSlot::Inline(_) => None,
+                };
+                if is_rewritable(&state, view.page(), overflow_page) {
+                    return Ok(Some(Cow::Owned(source.resolve(slot)?.to_vec())));
+                }
                 // The page is committed and stays unchanged for this transaction's life:
                 // view it again with the pager's lifetime to borrow from the mapping.
                 let page = PageView::new(view.page(), pager.raw_pages(view.page(), 1)?)?;

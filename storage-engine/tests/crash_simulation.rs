@@ -2,7 +2,8 @@
 //! point builds crash images (the durable image plus a random subset of the unsynced
 //! writes, some torn at sector granularity). Every image must reopen to the last
 //! acknowledged commit — or, for a crash at a commit's final sync, possibly the commit in
-//! flight — and pass the integrity check.
+//! flight — and pass the integrity check. Transactions past a small memory budget spill their
+//! changed pages early, so the images also hold those unsynced writes.
 //! Knobs: `STORAGE_CRASH_SEED`, `STORAGE_CRASH_COMMITS` (default 40),
 //! `STORAGE_CRASH_VARIANTS` (crash images per sync point, default 3).
 #![allow(clippy::unwrap_used)]
@@ -16,10 +17,17 @@ use storage_engine::{Database, Direction, Error, Options, SyncMode};
 const CAPACITY_BYTES: usize = 16 << 20;
 type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 
+/// Changed pages a transaction keeps in memory: the larger transactions spill, so crash
+/// images also hold the early, unsynced writes of a transaction that never committed.
+const WRITE_MEMORY_PAGES: u64 = 16;
+
 fn options() -> Options {
     Options {
         maximum_size_bytes: CAPACITY_BYTES as u64,
         sync_mode: SyncMode::Full,
+        write_memory_bytes_max: Some(
+            WRITE_MEMORY_PAGES * storage_engine::PAGE_BYTES_DEFAULT as u64,
+        ),
         ..Options::default()
     }
 }

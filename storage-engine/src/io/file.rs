@@ -155,6 +155,27 @@ impl PageIo for FileIo {
         }
     }
 
+    fn unmap_resident(&self, offset: u64, length: u64) -> Result<()> {
+        let invalid = || Error::Io(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        let start = usize::try_from(offset).map_err(|_| invalid())?;
+        let length = usize::try_from(length).map_err(|_| invalid())?;
+        if start
+            .checked_add(length)
+            .is_none_or(|end| end > self.mapping.len())
+        {
+            return Err(invalid());
+        }
+        // SAFETY: the mapping is a shared, read-only mapping of the file, never written
+        // through: dropping its resident pages loses nothing, and a later read (of this
+        // backend or of a slice handed out before) maps the same bytes again from the page
+        // cache. The range lies inside the mapping (checked above).
+        unsafe {
+            self.mapping
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, length)
+        }
+        .map_err(Error::from_io)
+    }
+
     fn grow(&self, length: u64) -> Result<()> {
         if length > self.capacity {
             return Err(Error::MapFull {

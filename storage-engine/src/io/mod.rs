@@ -48,6 +48,15 @@ pub trait PageIo: Send + Sync {
     /// system that cannot punch holes keeps the blocks (not an error).
     fn release(&self, offset: u64, length: u64) -> Result<()>;
 
+    /// Stops holding `[offset, offset + length)` of the read mapping resident in this process:
+    /// the next read maps the range again from the page cache, with the same bytes. A hint for
+    /// pages the writer copied and stopped using (their bytes stay for older snapshots); a
+    /// backend without a mapping does nothing.
+    fn unmap_resident(&self, offset: u64, length: u64) -> Result<()> {
+        let _ = (offset, length);
+        Ok(())
+    }
+
     /// Grows (never shrinks) the file to `length` bytes; new bytes read as zero.
     fn grow(&self, length: u64) -> Result<()>;
 
