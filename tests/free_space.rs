@@ -160,6 +160,7 @@ async fn compaction_gives_back_every_free_page_and_reports_both_sizes() {
 
     add_round(&client, 0).await;
     add_round(&client, 1).await;
+    let used_before = used_database_size(&server);
     // The official client's `compact` enqueues the task and reads back its outcome.
     let compaction = client
         .index("books")
@@ -195,4 +196,28 @@ async fn compaction_gives_back_every_free_page_and_reports_both_sizes() {
         .await
         .expect("get_stats succeeds");
     assert_eq!(stats.number_of_documents as u64, DOCUMENTS);
+    // The trees were rewritten in full pages: the live data itself takes less room, and
+    // searches find what they found before.
+    assert!(
+        used < used_before,
+        "used {used} bytes after compaction, {used_before} before"
+    );
+    let results = client
+        .index("books")
+        .search()
+        .with_query("document 7777")
+        .with_limit(3)
+        .execute::<Value>()
+        .await
+        .expect("search succeeds");
+    // Only document 7777 holds the word `7777` (too short for a typo).
+    assert_eq!(results.hits[0].result, documents(1)[7_777]);
+    for id in [0, 7_777, DOCUMENTS - 1] {
+        let document: Value = client
+            .index("books")
+            .get_document(&id.to_string())
+            .await
+            .expect("get_document succeeds");
+        assert_eq!(document, documents(1)[id as usize]);
+    }
 }

@@ -160,10 +160,12 @@ pub enum ShardCommand {
     /// Gives the disk blocks of the shard file's free pages back to the file system when at
     /// least `minimum_pages` are not given back yet (see
     /// [`shards::shard::Shard::release_free_space`]): once the task queue is idle, and for an
-    /// `indexCompaction` task (with no minimum). Answers [`ShardAnswer::Sizes`], the blocks
-    /// the file held before and after.
+    /// `indexCompaction` task (with no minimum, after rewriting every tree in full pages when
+    /// `repack`, see [`shards::shard::Shard::repack`]). Answers [`ShardAnswer::Sizes`], the
+    /// blocks the file held before and after.
     ReleaseFreeSpace {
         minimum_pages: u64,
+        repack: bool,
     },
 }
 
@@ -313,11 +315,17 @@ impl ShardHost {
                 Ok(ShardAnswer::Done)
             }
             ShardCommand::Remove => self.remove(&address).await.map(|()| ShardAnswer::Done),
-            ShardCommand::ReleaseFreeSpace { minimum_pages } => {
+            ShardCommand::ReleaseFreeSpace {
+                minimum_pages,
+                repack,
+            } => {
                 let shard = self.shard(&address)?;
                 let path = address.path(&self.data_directory);
                 let (before, after) = crate::runtime::blocking::run(move || {
                     let before = allocated_bytes(&path)?;
+                    if repack {
+                        shard.repack().map_err(shard_error)?;
+                    }
                     shard
                         .release_free_space(minimum_pages)
                         .map_err(shard_error)?;

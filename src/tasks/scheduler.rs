@@ -117,7 +117,10 @@ impl Scheduler {
     /// it is logged and the scheduler goes on.
     async fn release_free_space(&mut self) {
         for uid in std::mem::take(&mut self.written) {
-            match self.release_index_space(&uid, IDLE_RELEASE_PAGES_MIN).await {
+            match self
+                .release_index_space(&uid, IDLE_RELEASE_PAGES_MIN, false)
+                .await
+            {
                 Ok((before, after)) if before > after => tracing::debug!(
                     index = uid,
                     released = before - after,
@@ -132,12 +135,14 @@ impl Scheduler {
     }
 
     /// Gives back the disk blocks of the free pages of every shard file of index
-    /// `index_uid` (see [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the
-    /// files held before and after.
+    /// `index_uid`, after rewriting its trees in full pages when `repack` (see
+    /// [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the files held before
+    /// and after.
     async fn release_index_space(
         &self,
         index_uid: &str,
         minimum_pages: u64,
+        repack: bool,
     ) -> Result<(u64, u64), ResponseError> {
         let catalog = self.coordinator.catalog();
         let record = catalog
@@ -148,6 +153,7 @@ impl Scheduler {
             .coordinator
             .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace {
                 minimum_pages,
+                repack,
             })
             .await
         {
@@ -401,10 +407,11 @@ impl Scheduler {
                         Err(error) => finished.push(failed(task, error)),
                     }
                 }
-                // Compaction gives back the blocks of every free page, however few; it does
-                // not rewrite the trees, so leaves stay as full as they were.
+                // Compaction rewrites every tree in full pages, then gives back the blocks of
+                // every free page, however few (pages a running search still reads go back at
+                // a later release).
                 KindWithContent::IndexCompaction { index_uid } => {
-                    match self.release_index_space(index_uid, 0).await {
+                    match self.release_index_space(index_uid, 0, true).await {
                         Ok((before, after)) => finished.push(succeeded_with(task, |details| {
                             if let Details::IndexCompaction {
                                 pre_compaction_size,

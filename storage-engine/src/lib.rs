@@ -53,6 +53,7 @@ mod pager;
 mod path_lookup;
 mod read_transaction;
 mod release;
+mod repack;
 mod spill;
 mod write_transaction;
 

@@ -230,7 +230,7 @@ impl WriteTransaction {
     }
 
     /// Runs a change with an editor; a failure marks the transaction failed.
-    fn edit<R>(
+    pub(crate) fn edit<R>(
         &self,
         change: impl FnOnce(&mut Editor<'_>, &mut TreeTable<'_>) -> Result<R>,
     ) -> Result<R> {

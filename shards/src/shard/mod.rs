@@ -193,6 +193,18 @@ impl Shard {
         }
     }
 
+    /// Rewrites every tree of the shard with its entries in full pages, in one commit (see
+    /// `WriteTransaction::repack_tree`); the old pages become free, and
+    /// [`Shard::release_free_space`] gives their blocks back once no snapshot reads them.
+    pub fn repack(&self) -> ShardResult<()> {
+        let write = self.database.begin_write()?;
+        for name in write.tree_names()? {
+            write.repack_tree(&name)?;
+        }
+        write.commit()?;
+        Ok(())
+    }
+
     /// The document with this external id, in the last commit.
     pub fn document(&self, external_id: &str) -> ShardResult<Option<Map<String, Value>>> {
         self.read()?.document(external_id, None)

@@ -1,0 +1,70 @@
+//! Repacking: rewriting a tree with its entries, in key order, into full pages.
+//!
+//! A copy-on-write B-tree splits a full leaf into halves, so a tree that took its entries in
+//! many batches ends with leaves about two-thirds full. Appending in key order fills every page
+//! instead (an append at the right edge leaves the left page full, see `Editor::split`), so
+//! repacking copies the entries, in order, into a new tree under a temporary name, then gives
+//! the tree's name the new root and frees every page of the old tree. After the commit, once
+//! no snapshot reads them, `Database::release_free_pages` gives their disk blocks back.
+//!
+//! Invariants: the repacked tree holds exactly the entries it held; snapshots taken before
+//! the commit keep reading the old pages; a crash before the commit leaves the old tree; the
+//! temporary tree never reaches the catalog (its slot is dropped before the commit); the copy
+//! is made with ordinary puts, so the transaction's memory budget (spilling) bounds it.
+
+use std::ops::Bound;
+
+use crate::Direction;
+use crate::catalog::{self, TreeRoot};
+use crate::error::{Error, Result};
+use crate::write_transaction::{TreeSlot, WriteTransaction};
+
+/// Appended to a tree's name for the copy a repack builds.
+const REPACK_SUFFIX: &str = "\u{0}repack";
+
+impl WriteTransaction {
+    /// Rewrites tree `name` with its entries in full pages; `false` if there is no such tree.
+    pub fn repack_tree(&self, name: &str) -> Result<bool> {
+        let Some(source) = self.open_tree(name)? else {
+            return Ok(false);
+        };
+        let temporary = format!("{name}{REPACK_SUFFIX}");
+        catalog::check_name(&temporary)?;
+        if self.open_tree(&temporary)?.is_some() {
+            // A tree of that name is not ours to overwrite.
+            return Err(Error::InvalidTreeName);
+        }
+        let copy = self.create_tree(&temporary)?;
+        for entry in source.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+            let (key, value) = entry?;
+            copy.put(&key, &value)?;
+        }
+        drop((source, copy));
+        self.move_tree(temporary.as_bytes(), name.as_bytes())?;
+        Ok(true)
+    }
+
+    /// Gives tree `to` the root of tree `from` and frees the old tree of `to`; `from`'s slot
+    /// is dropped (it was created in this transaction, so the catalog never named it).
+    fn move_tree(&self, from: &[u8], to: &[u8]) -> Result<()> {
+        self.edit(|editor, trees| {
+            let moved = trees
+                .remove(from)
+                .expect("the copy's slot was created by this transaction");
+            let target = trees
+                .get_mut(to)
+                .expect("the repacked tree's slot is loaded");
+            let old_root = target.tree.root;
+            *target = TreeSlot {
+                tree: TreeRoot {
+                    root: moved.tree.root,
+                    entry_count: moved.tree.entry_count,
+                },
+                changed: true,
+                deleted: false,
+                version: target.version.max(moved.version) + 1,
+            };
+            editor.drop_tree(old_root)
+        })
+    }
+}
