@@ -4,7 +4,8 @@
 //! (`name` and `summary` searchable, `year` and `rank` filterable and sortable), ingests the
 //! dataset as NDJSON payloads, asks every query of a deterministic mix drawn from the
 //! dataset's vocabulary once for its top 10 hits, then loads the server at fixed concurrency
-//! and at a fixed arrival rate. Prints one markdown table (coresearch, Meilisearch, ratio)
+//! and at a fixed arrival rate, measures the data directory at rest, and last compacts the
+//! index (`POST /indexes/pypi/compact`) and measures it again. Prints one markdown table (coresearch, Meilisearch, ratio)
 //! with the top-10 agreement per query kind, writes it to `--output`, and writes disagreeing
 //! examples to `--disagreements`. The harness builds nothing itself.
 //!

@@ -60,6 +60,21 @@ pub struct SideOutcome {
     pub top_hits: Vec<TopHits>,
 }
 
+/// Compacts index `uid` (`POST /indexes/{uid}/compact`) and waits until its task succeeded.
+fn compact(client: &mut Client, uid: &str) -> Result<(), String> {
+    let response = client
+        .request("POST", &format!("/indexes/{uid}/compact"), "application/json", b"")
+        .map_err(|error| format!("compact: {error}"))?;
+    if response.status != 202 {
+        return Err(format!(
+            "compact answered {}: {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        ));
+    }
+    super::setup::wait_for_tasks(client)
+}
+
 /// Runs one side; progress goes to standard error.
 pub fn run_side(
     spec: &ServerSpec,
@@ -124,6 +139,12 @@ pub fn run_side(
     };
     let peak_rss_end = peak_resident_bytes(Some(server.pid));
     let disk_at_end = disk_usage(&spec.data_dir());
+    eprintln!("[{name}] compaction");
+    let compaction = compact(&mut client, &options.index_uid);
+    if let Err(error) = &compaction {
+        eprintln!("[{name}] compaction failed: {error}");
+    }
+    let disk_after_compaction = compaction.ok().map(|()| disk_usage(&spec.data_dir()));
     server.stop();
     if !options.keep_data {
         let _ = std::fs::remove_dir_all(spec.data_dir());
@@ -137,6 +158,7 @@ pub fn run_side(
             peak_rss_end,
             disk,
             disk_at_end,
+            disk_after_compaction,
             top_hits_failures,
             closed_loop: Some(closed_loop),
             open_loop,

@@ -75,6 +75,9 @@ pub struct SideResults {
     /// The data directory at the end, after every search run (no write in between: what a
     /// server at rest keeps).
     pub disk_at_end: DiskUsage,
+    /// The data directory after `POST /indexes/{uid}/compact` finished, at the very end; `None`
+    /// when the server did not compact.
+    pub disk_after_compaction: Option<DiskUsage>,
     /// Queries of the top-hits pass not answered 200 with hits.
     pub top_hits_failures: u64,
     /// The fixed-concurrency run.
@@ -231,6 +234,10 @@ fn rows(
         mebibytes(Some(side.disk_at_end.allocated_bytes))
     });
     rows.push(row("disk at the end, allocated (MiB)", a, b, 1));
+    let (a, b) = both(ours, theirs, |side| {
+        mebibytes(side.disk_after_compaction.map(|disk| disk.allocated_bytes))
+    });
+    rows.push(row("disk after compaction, allocated (MiB)", a, b, 1));
     let (a, b) = both(ours, theirs, |side| Some(side.top_hits_failures as f64));
     rows.push(row("top-hits pass: failed queries", a, b, 0));
     let closed = format!("{} connections", description.concurrency);
@@ -372,6 +379,7 @@ mod tests {
                 apparent_bytes: 2 * 1024 * 1024,
                 allocated_bytes: 512 * 1024,
             },
+            disk_after_compaction: None,
             top_hits_failures: 0,
             closed_loop: Some(figures),
             open_loop: None,
