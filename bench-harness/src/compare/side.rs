@@ -63,7 +63,12 @@ pub struct SideOutcome {
 /// Compacts index `uid` (`POST /indexes/{uid}/compact`) and waits until its task succeeded.
 fn compact(client: &mut Client, uid: &str) -> Result<(), String> {
     let response = client
-        .request("POST", &format!("/indexes/{uid}/compact"), "application/json", b"")
+        .request(
+            "POST",
+            &format!("/indexes/{uid}/compact"),
+            "application/json",
+            b"",
+        )
         .map_err(|error| format!("compact: {error}"))?;
     if response.status != 202 {
         return Err(format!(
