@@ -8,14 +8,13 @@
 //! `STORAGE_CRASH_VARIANTS` (crash images per sync point, default 3).
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
+mod common;
 
+use common::state::{Model, Random, read_state};
 use storage_engine::io::SimulatedIo;
-use storage_engine::{Database, Direction, Error, Options, SyncMode};
+use storage_engine::{Database, Error, Options, SyncMode};
 
 const CAPACITY_BYTES: usize = 16 << 20;
-type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 
 /// Changed pages a transaction keeps in memory: the larger transactions spill, so crash
 /// images also hold the early, unsynced writes of a transaction that never committed.
@@ -37,44 +36,6 @@ fn environment_number(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
-}
-
-/// A small deterministic generator (splitmix64).
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut mixed = self.0;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        mixed ^ (mixed >> 31)
-    }
-
-    fn below(&mut self, limit: u64) -> u64 {
-        self.next() % limit
-    }
-}
-
-fn read_state(database: &Database) -> Model {
-    let read = database.begin_read();
-    let mut model = Model::new();
-    for name in read.tree_names().expect("tree_names succeeds") {
-        let tree = read
-            .open_tree(&name)
-            .expect("open_tree finds a value")
-            .expect("the value exists");
-        let entries = tree
-            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-            .expect("range succeeds")
-            .map(|entry| {
-                let (key, value) = entry.expect("`entry` holds a value");
-                (key.to_vec(), value.to_vec())
-            })
-            .collect();
-        model.insert(name, entries);
-    }
-    model
 }
 
 /// Applies one random transaction's changes to `model` and to the database.

@@ -2,12 +2,11 @@
 //! outgrow the budget writes them to the file early. It must see its own changes, keep its
 //! memory near the budget, commit exactly what it would have committed without spilling, and
 //! leave the committed state untouched when it aborts.
-#![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
+mod common;
 
-use storage_engine::{Database, Direction, Options, PAGE_BYTES_DEFAULT};
+use common::state::{Model, Random, read_state};
+use storage_engine::{Database, Options, PAGE_BYTES_DEFAULT};
 
 /// The budget of the spilling databases: a handful of pages.
 const BUDGET_PAGES: u64 = 8;
@@ -15,51 +14,11 @@ const BUDGET_PAGES: u64 = 8;
 /// root-to-leaf path that splits at every level of a small tree.
 const PAGES_ONE_OPERATION_CHANGES_MAX: u64 = 16;
 
-type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
-
 fn spilling() -> Options {
     Options {
         write_memory_bytes_max: Some(BUDGET_PAGES * PAGE_BYTES_DEFAULT as u64),
         ..Options::default()
     }
-}
-
-/// A small deterministic generator (splitmix64).
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut mixed = self.0;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        mixed ^ (mixed >> 31)
-    }
-
-    fn below(&mut self, limit: u64) -> u64 {
-        self.next() % limit
-    }
-}
-
-fn read_state(database: &Database) -> Model {
-    let read = database.begin_read();
-    let mut model = Model::new();
-    for name in read.tree_names().expect("tree_names succeeds") {
-        let tree = read
-            .open_tree(&name)
-            .expect("open_tree succeeds")
-            .expect("the tree exists");
-        let entries = tree
-            .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-            .expect("range succeeds")
-            .map(|entry| {
-                let (key, value) = entry.expect("the entry reads");
-                (key.to_vec(), value.to_vec())
-            })
-            .collect();
-        model.insert(name, entries);
-    }
-    model
 }
 
 /// Runs the same random transactions on `databases`, checking every read inside each
@@ -70,7 +29,12 @@ fn random_transactions(databases: &[(&Database, bool)], seed: u64, transactions:
     for _ in 0..transactions {
         let writes: Vec<_> = databases
             .iter()
-            .map(|(database, spills)| (database.begin_write().unwrap(), *spills))
+            .map(|(database, spills)| {
+                (
+                    database.begin_write().expect("begin_write succeeds"),
+                    *spills,
+                )
+            })
             .collect();
         let mut pending = model.clone();
         let abort = random.below(5) == 0;
@@ -84,16 +48,19 @@ fn random_transactions(databases: &[(&Database, bool)], seed: u64, transactions:
                 _ => vec![random.below(256) as u8; random.below(200) as usize],
             };
             for (write, spills) in &writes {
-                let tree = write.create_tree(&name).unwrap();
+                let tree = write.create_tree(&name).expect("create_tree succeeds");
                 match choice {
                     1..=5 => {
-                        tree.delete(&key).unwrap();
+                        tree.delete(&key).expect("delete succeeds");
                     }
                     6..=8 => {
-                        let found = tree.get(&key).unwrap().map(|value| value.to_vec());
+                        let found = tree
+                            .get(&key)
+                            .expect("get succeeds")
+                            .map(|value| value.to_vec());
                         assert_eq!(found.as_ref(), entries.get(&key));
                     }
-                    _ => tree.put(&key, &value).unwrap(),
+                    _ => tree.put(&key, &value).expect("put succeeds"),
                 }
                 if *spills {
                     let bound = (BUDGET_PAGES + PAGES_ONE_OPERATION_CHANGES_MAX)
@@ -115,7 +82,7 @@ fn random_transactions(databases: &[(&Database, bool)], seed: u64, transactions:
             if abort {
                 write.abort();
             } else {
-                write.commit().unwrap();
+                write.commit().expect("commit succeeds");
             }
         }
         if !abort {
@@ -128,13 +95,14 @@ fn random_transactions(databases: &[(&Database, bool)], seed: u64, transactions:
 
 #[test]
 fn a_spilling_transaction_commits_what_an_unbounded_one_commits() {
-    let directory = tempfile::tempdir().unwrap();
-    let bounded = Database::open(&directory.path().join("bounded.pages"), spilling()).unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let bounded =
+        Database::open(&directory.path().join("bounded.pages"), spilling()).expect("open succeeds");
     let unbounded = Database::open(
         &directory.path().join("unbounded.pages"),
         Options::default(),
     )
-    .unwrap();
+    .expect("open succeeds");
     let model = random_transactions(&[(&bounded, true), (&unbounded, false)], 7, 12);
     let mut bounded_state = read_state(&bounded);
     bounded_state.retain(|_, entries| !entries.is_empty());
@@ -142,10 +110,13 @@ fn a_spilling_transaction_commits_what_an_unbounded_one_commits() {
     unbounded_state.retain(|_, entries| !entries.is_empty());
     assert_eq!(bounded_state, model);
     assert_eq!(unbounded_state, model);
-    bounded.check_integrity().unwrap();
+    bounded.check_integrity().expect("check_integrity succeeds");
     drop(bounded);
-    let reopened = Database::open(&directory.path().join("bounded.pages"), spilling()).unwrap();
-    reopened.check_integrity().unwrap();
+    let reopened =
+        Database::open(&directory.path().join("bounded.pages"), spilling()).expect("open succeeds");
+    reopened
+        .check_integrity()
+        .expect("check_integrity succeeds");
     let mut reopened_state = read_state(&reopened);
     reopened_state.retain(|_, entries| !entries.is_empty());
     assert_eq!(reopened_state, model);
@@ -153,54 +124,68 @@ fn a_spilling_transaction_commits_what_an_unbounded_one_commits() {
 
 #[test]
 fn an_aborted_spilling_transaction_leaves_the_committed_state_and_its_snapshots_intact() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
     let path = directory.path().join("store.pages");
-    let database = Database::open(&path, spilling()).unwrap();
-    let write = database.begin_write().unwrap();
-    let tree = write.create_tree("values").unwrap();
+    let database = Database::open(&path, spilling()).expect("open succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write.create_tree("values").expect("create_tree succeeds");
     for index in 0..5_000u32 {
         tree.put(format!("key{index:06}").as_bytes(), b"committed")
-            .unwrap();
+            .expect("put succeeds");
     }
-    write.commit().unwrap();
+    write.commit().expect("commit succeeds");
     let before = read_state(&database);
     let snapshot = database.begin_read();
-    let write = database.begin_write().unwrap();
-    let tree = write.create_tree("values").unwrap();
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write.create_tree("values").expect("create_tree succeeds");
     for index in 0..5_000u32 {
         tree.put(format!("key{index:06}").as_bytes(), b"spilled and aborted")
-            .unwrap();
+            .expect("put succeeds");
     }
     assert!(
         write.changed_bytes()
             <= (BUDGET_PAGES + PAGES_ONE_OPERATION_CHANGES_MAX) * PAGE_BYTES_DEFAULT as u64,
         "the transaction spilled"
     );
-    let seen = snapshot.open_tree("values").unwrap().unwrap();
-    assert_eq!(seen.get(b"key000042").unwrap(), Some(&b"committed"[..]));
+    let seen = snapshot
+        .open_tree("values")
+        .expect("open_tree succeeds")
+        .expect("the tree exists");
+    assert_eq!(
+        seen.get(b"key000042").expect("get succeeds"),
+        Some(&b"committed"[..])
+    );
     write.abort();
     assert_eq!(read_state(&database), before);
-    database.check_integrity().unwrap();
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
     drop(snapshot);
     drop(database);
-    let reopened = Database::open(&path, spilling()).unwrap();
-    reopened.check_integrity().unwrap();
+    let reopened = Database::open(&path, spilling()).expect("open succeeds");
+    reopened
+        .check_integrity()
+        .expect("check_integrity succeeds");
     assert_eq!(read_state(&reopened), before);
 }
 
 #[test]
 fn a_value_read_from_a_spilled_page_does_not_change_when_the_page_is_reused() {
-    let directory = tempfile::tempdir().unwrap();
-    let database = Database::open(&directory.path().join("store.pages"), spilling()).unwrap();
-    let write = database.begin_write().unwrap();
-    let tree = write.create_tree("values").unwrap();
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database =
+        Database::open(&directory.path().join("store.pages"), spilling()).expect("open succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write.create_tree("values").expect("create_tree succeeds");
     let key = |index: u32| format!("key{index:06}").into_bytes();
     for index in 0..2_000u32 {
         tree.put(&key(index), format!("first {index}").as_bytes())
-            .unwrap();
+            .expect("put succeeds");
     }
     // Every page above was spilled: this value is read from a page the transaction wrote.
-    let held = tree.get(&key(7)).unwrap().unwrap();
+    let held = tree
+        .get(&key(7))
+        .expect("get succeeds")
+        .expect("the key is stored");
     assert_eq!(&held[..], b"first 7");
     // Rewriting every entry frees each spilled page and allocates it again for other content.
     for round in 0..3 {
@@ -209,10 +194,12 @@ fn a_value_read_from_a_spilled_page_does_not_change_when_the_page_is_reused() {
                 &key(index),
                 format!("round {round} {index} ").repeat(3).as_bytes(),
             )
-            .unwrap();
+            .expect("put succeeds");
         }
     }
     assert_eq!(&held[..], b"first 7");
-    write.commit().unwrap();
-    database.check_integrity().unwrap();
+    write.commit().expect("commit succeeds");
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
 }

@@ -1,4 +1,5 @@
 //! Helpers shared by the storage engine's integration tests.
 #![allow(dead_code)]
 
+pub mod state;
 pub mod vector_files;
