@@ -262,6 +262,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unused_runs_come_back_sorted_with_neighbours_and_overlaps_joined() {
+        let mut allocator = Allocator::new(Records::new(), 100, u64::MAX);
+        for (first, count) in [(40, 2), (10, 1), (11, 3), (42, 1), (20, 1), (13, 4)] {
+            allocator.free(first, count);
+        }
+        assert_eq!(
+            allocator.take_unused_runs(),
+            vec![(10, 7), (20, 1), (40, 3)]
+        );
+        assert!(allocator.take_unused_runs().is_empty());
+    }
+
+    #[test]
     fn pages_freed_after_the_oldest_snapshot_stay_pending() {
         let key = |transaction_id| RecordKey {
             transaction_id,

@@ -19,9 +19,8 @@ use crate::free_pages::Allocator;
 use crate::pager::Pager;
 use crate::write_transaction::WriteState;
 
-/// Writes every changed page of `state`'s trees to the file and drops it from memory; answers
-/// how many pages were written.
-pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<usize> {
+/// Writes every changed page of `state`'s trees to the file and drops it from memory.
+pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
     let mut pages: Vec<(u64, Box<[u8]>)> = Vec::with_capacity(state.dirty.len());
     let mut editor = Editor {
         pager,
@@ -40,8 +39,7 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<usize> {
     );
     write_pages(pager, &mut pages)?;
     state.spilled = true;
-    unmap_unused(pager, &mut state.allocator)?;
-    Ok(pages.len())
+    unmap_unused(pager, &mut state.allocator)
 }
 
 /// Lets the mapping drop the pages freed since the last call: the committed pages the

@@ -250,7 +250,7 @@ impl WriteTransaction {
         let outcome = change(&mut editor, &mut table);
         let spilled = match &outcome {
             Ok(_) if self.outgrew_its_budget(state) => {
-                crate::spill::spill(&self.shared.pager, state).map(drop)
+                crate::spill::spill(&self.shared.pager, state)
             }
             _ => Ok(()),
         };
