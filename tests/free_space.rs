@@ -19,6 +19,13 @@ const DOCUMENTS: u64 = 20_000;
 /// Free pages a shard keeps rather than release (`IDLE_RELEASE_PAGES_MIN` pages of 4 KiB), times
 /// two shards, plus the task queue's file.
 const UNRELEASED_BYTES_MAX: u64 = 2 * 256 * 4096 + (1 << 20);
+/// Rounds of new documents of the idle repack test, and documents per round but the last.
+const SMALL_ROUNDS: u64 = 9;
+const SMALL_ROUND_DOCUMENTS: u64 = 1_500;
+/// After the idle repack, a compaction keeps at least this share of the used bytes.
+const IDLE_REPACKED_PERCENT_MIN: u64 = 84;
+/// How long `usedDatabaseSize` stays unchanged before the idle work counts as done.
+const SETTLED_FOR: Duration = Duration::from_secs(1);
 /// How long the release may take after the last task finished.
 const RELEASE_WAIT: Duration = Duration::from_secs(20);
 
@@ -125,6 +132,25 @@ async fn free_pages_go_back_to_the_file_system_once_the_queue_is_empty() {
     assert!(found.json()["estimatedTotalHits"].as_u64() > Some(0));
 }
 
+/// `usedDatabaseSize` once it has stayed the same for [`SETTLED_FOR`]: the idle work done.
+async fn settled_used_database_size(server: &Server) -> u64 {
+    let started = Instant::now();
+    let mut last = (used_database_size(server), Instant::now());
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let used = used_database_size(server);
+        if used != last.0 {
+            last = (used, Instant::now());
+        } else if last.1.elapsed() >= SETTLED_FOR {
+            return used;
+        }
+        assert!(
+            started.elapsed() < RELEASE_WAIT,
+            "usedDatabaseSize keeps changing"
+        );
+    }
+}
+
 /// Task `uid` once it succeeded or failed, through raw HTTP.
 async fn finished_task(server: &Server, uid: u64) -> Value {
     let started = Instant::now();
@@ -160,7 +186,8 @@ async fn compaction_gives_back_every_free_page_and_reports_both_sizes() {
 
     add_round(&client, 0).await;
     add_round(&client, 1).await;
-    let used_before = used_database_size(&server);
+    // Once the queue is idle the server has already rewritten the sparse trees.
+    let used_before = settled_used_database_size(&server).await;
     // The official client's `compact` enqueues the task and reads back its outcome.
     let compaction = client
         .index("books")
@@ -220,4 +247,83 @@ async fn compaction_gives_back_every_free_page_and_reports_both_sizes() {
             .expect("get_document succeeds");
         assert_eq!(document, documents(1)[id as usize]);
     }
+}
+
+/// New documents `ids`, with words shared by every round.
+fn new_documents(ids: std::ops::Range<u64>) -> Vec<Value> {
+    ids.map(|id| {
+        let words: Vec<String> = (0..12)
+            .map(|position| format!("term{}", (id * 13 + position * 101) % 4_001))
+            .collect();
+        json!({"id": id, "title": words.join(" ")})
+    })
+    .collect()
+}
+
+/// The documents of round `round`: [`SMALL_ROUND_DOCUMENTS`] each, and the last round as
+/// many as the ones before together.
+fn round_documents(round: u64) -> Vec<Value> {
+    let first = round * SMALL_ROUND_DOCUMENTS;
+    if round + 1 == SMALL_ROUNDS {
+        new_documents(first..2 * first)
+    } else {
+        new_documents(first..first + SMALL_ROUND_DOCUMENTS)
+    }
+}
+
+#[tokio::test]
+async fn an_idle_server_rewrites_the_trees_batches_left_sparse() {
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        ..Options::default()
+    });
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    // Each round adds to the postings of most words: leaves all over the word trees split
+    // in halves, and the queue is idle between rounds. The last round doubles the index, so
+    // the idle policy (which waits for a repacked tree to grow) repacks after it.
+    for round in 0..SMALL_ROUNDS {
+        let task = client
+            .index("books")
+            .add_documents(&round_documents(round), Some("id"))
+            .await
+            .expect("add_documents succeeds")
+            .wait_for_completion(&client, None, Some(Duration::from_secs(120)))
+            .await
+            .expect("wait_for_completion succeeds");
+        assert!(task.is_success(), "{task:?}");
+    }
+    let settled = settled_used_database_size(&server).await;
+    let compaction = client
+        .index("books")
+        .compact()
+        .await
+        .expect("compact succeeds")
+        .wait_for_completion(&client, None, Some(Duration::from_secs(60)))
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(compaction.is_success(), "{compaction:?}");
+    let compacted = used_database_size(&server);
+    // Left sparse, the trees would take about 1 / 0.69 of their compacted size; repacked
+    // when idle into leaves 90 % full, they take about 1 / 0.9 of it.
+    assert!(
+        compacted * 100 >= settled * IDLE_REPACKED_PERCENT_MIN,
+        "used {settled} bytes once idle, {compacted} after a compaction"
+    );
+    let results = client
+        .index("books")
+        .search()
+        .with_query("term17")
+        .execute::<Value>()
+        .await
+        .expect("search succeeds");
+    assert!(results.estimated_total_hits > Some(0));
+    let last = round_documents(SMALL_ROUNDS - 1)
+        .pop()
+        .expect("a last document");
+    let document: Value = client
+        .index("books")
+        .get_document(&last["id"].to_string())
+        .await
+        .expect("get_document succeeds");
+    assert_eq!(document, last);
 }

@@ -23,7 +23,8 @@ use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
 use shards::filter::{Filter, FilterableRules, evaluate};
 use shards::shard::{
-    ListQuery, Operation, PreparedBatch, Shard, ShardError, ShardSnapshot, ShardStats, SortRule,
+    ListQuery, Operation, PreparedBatch, Repack, Shard, ShardError, ShardSnapshot, ShardStats,
+    SortRule,
 };
 use storage_engine::Options;
 
@@ -159,13 +160,13 @@ pub enum ShardCommand {
     Remove,
     /// Gives the disk blocks of the shard file's free pages back to the file system when at
     /// least `minimum_pages` are not given back yet (see
-    /// [`shards::shard::Shard::release_free_space`]): once the task queue is idle, and for an
-    /// `indexCompaction` task (with no minimum, after rewriting every tree in full pages when
-    /// `repack`, see [`shards::shard::Shard::repack`]). Answers [`ShardAnswer::Sizes`], the
-    /// blocks the file held before and after.
+    /// [`shards::shard::Shard::release_free_space`]), after rewriting the trees `repack`
+    /// selects in full pages (see [`shards::shard::Shard::repack`]): once the task queue is
+    /// idle (the sparse trees), and for an `indexCompaction` task (every tree, with no
+    /// minimum). Answers [`ShardAnswer::Sizes`], the blocks the file held before and after.
     ReleaseFreeSpace {
         minimum_pages: u64,
-        repack: bool,
+        repack: Repack,
     },
 }
 
@@ -323,8 +324,9 @@ impl ShardHost {
                 let path = address.path(&self.data_directory);
                 let (before, after) = crate::runtime::blocking::run(move || {
                     let before = allocated_bytes(&path)?;
-                    if repack {
-                        shard.repack().map_err(shard_error)?;
+                    let repacked = shard.repack(repack).map_err(shard_error)?;
+                    if !repacked.is_empty() {
+                        tracing::debug!(?repacked, "trees rewritten in full pages");
                     }
                     shard
                         .release_free_space(minimum_pages)

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use futures_lite::StreamExt;
-use shards::shard::IDLE_RELEASE_PAGES_MIN;
+use shards::shard::{IDLE_RELEASE_PAGES_MIN, Repack};
 use time::OffsetDateTime;
 
 use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
@@ -111,14 +111,15 @@ impl Scheduler {
         }
     }
 
-    /// Once the queue is empty, gives the disk blocks of the free pages of the indexes
-    /// written since back to the file system: after a batch, copy-on-write leaves the pages
-    /// it replaced free, often a third of a shard file. A failure only costs disk space, so
-    /// it is logged and the scheduler goes on.
+    /// Once the queue is empty, rewrites the sparse trees of the indexes written since in
+    /// full pages ([`Repack::Sparse`]) and gives the disk blocks of their free pages back to
+    /// the file system: after a batch, copy-on-write leaves the pages it replaced free, often
+    /// a third of a shard file, and the split leaves of the word trees settle two-thirds
+    /// full. A failure only costs disk space, so it is logged and the scheduler goes on.
     async fn release_free_space(&mut self) {
         for uid in std::mem::take(&mut self.written) {
             match self
-                .release_index_space(&uid, IDLE_RELEASE_PAGES_MIN, false)
+                .release_index_space(&uid, IDLE_RELEASE_PAGES_MIN, Repack::Sparse)
                 .await
             {
                 Ok((before, after)) if before > after => tracing::debug!(
@@ -135,14 +136,14 @@ impl Scheduler {
     }
 
     /// Gives back the disk blocks of the free pages of every shard file of index
-    /// `index_uid`, after rewriting its trees in full pages when `repack` (see
+    /// `index_uid`, after rewriting the trees `repack` selects in full pages (see
     /// [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the files held before
     /// and after.
     async fn release_index_space(
         &self,
         index_uid: &str,
         minimum_pages: u64,
-        repack: bool,
+        repack: Repack,
     ) -> Result<(u64, u64), ResponseError> {
         let catalog = self.coordinator.catalog();
         let record = catalog
@@ -411,7 +412,10 @@ impl Scheduler {
                 // every free page, however few (pages a running search still reads go back at
                 // a later release).
                 KindWithContent::IndexCompaction { index_uid } => {
-                    match self.release_index_space(index_uid, 0, true).await {
+                    match self
+                        .release_index_space(index_uid, 0, Repack::Everything)
+                        .await
+                    {
                         Ok((before, after)) => finished.push(succeeded_with(task, |details| {
                             if let Details::IndexCompaction {
                                 pre_compaction_size,

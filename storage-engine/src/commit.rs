@@ -107,6 +107,7 @@ fn update_free_tree(
         pager: &shared.pager,
         dirty: &mut state.dirty,
         allocator: &mut state.allocator,
+        append_fill_bytes: None,
     };
     let mut root = state.base.free_tree;
     let mut deleted = 0;
@@ -198,6 +199,7 @@ fn finalize_trees(
         pager: &shared.pager,
         dirty: &mut state.dirty,
         allocator: &mut state.allocator,
+        append_fill_bytes: None,
     };
     for (name, slot) in trees.into_iter().filter(|(_, slot)| slot.changed) {
         if slot.deleted {

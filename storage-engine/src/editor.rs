@@ -50,6 +50,9 @@ pub struct Editor<'a> {
     pub dirty: &'a mut HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
     /// Page allocation.
     pub allocator: &'a mut Allocator,
+    /// When set, a leaf split by an append at the tree's right edge keeps this many bytes of
+    /// cells (and slots) on the left instead of all of them: room for later inserts.
+    pub append_fill_bytes: Option<usize>,
 }
 
 impl Editor<'_> {
@@ -273,9 +276,12 @@ impl Editor<'_> {
         cells.insert(index, new_cell);
         let last = cells.len() - 1;
         let at = if rightmost && index == last {
-            last
+            match self.append_fill_bytes.filter(|_| leaf) {
+                Some(fill) => fill_index(&cell_sizes(&cells), fill, last),
+                None => last,
+            }
         } else {
-            let sizes: Vec<usize> = cells.iter().map(|cell| cell.len() + SLOT_BYTES).collect();
+            let sizes = cell_sizes(&cells);
             if leaf {
                 split_index(&sizes, 1, last)
             } else {
@@ -469,6 +475,24 @@ impl Editor<'_> {
 
 /// The index splitting cells of `sizes` into two halves of about equal bytes, within
 /// `minimum..=maximum`.
+/// Bytes each cell takes in a page, its slot included.
+fn cell_sizes(cells: &[&[u8]]) -> Vec<usize> {
+    cells.iter().map(|cell| cell.len() + SLOT_BYTES).collect()
+}
+
+/// Where to split cells of `sizes` so that the left node keeps at most `fill` bytes (at
+/// least one cell, at most `maximum` cells).
+fn fill_index(sizes: &[usize], fill: usize, maximum: usize) -> usize {
+    let mut running = 0;
+    for (index, size) in sizes.iter().enumerate() {
+        if running + size > fill {
+            return index.clamp(1, maximum.max(1));
+        }
+        running += size;
+    }
+    maximum.max(1)
+}
+
 fn split_index(sizes: &[usize], minimum: usize, maximum: usize) -> usize {
     let total: usize = sizes.iter().sum();
     let mut running = 0;

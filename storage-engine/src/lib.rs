@@ -55,6 +55,7 @@ mod read_transaction;
 mod release;
 mod repack;
 mod spill;
+mod tree_fill;
 mod write_transaction;
 
 pub mod vector;
@@ -70,6 +71,8 @@ pub use options::{
 pub use path_lookup::PathLookup;
 pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
 pub use release::Released;
+pub use repack::REPACK_LEAF_FILL_PERCENT;
+pub use tree_fill::TreeFill;
 pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
 
 /// Order of an iteration.

@@ -173,6 +173,14 @@ impl<'t> ReadTree<'t> {
         self.transaction.source()
     }
 
+    pub(crate) fn pager(&self) -> &'t crate::pager::Pager {
+        &self.transaction.shared.pager
+    }
+
+    pub(crate) fn root(&self) -> Option<Pointer> {
+        self.tree.root
+    }
+
     /// Number of entries.
     pub fn len(&self) -> u64 {
         self.tree.entry_count

@@ -1,11 +1,18 @@
 //! Repacking: rewriting a tree with its entries, in key order, into full pages.
 //!
 //! A copy-on-write B-tree splits a full leaf into halves, so a tree that took its entries in
-//! many batches ends with leaves about two-thirds full. Appending in key order fills every page
-//! instead (an append at the right edge leaves the left page full, see `Editor::split`), so
-//! repacking copies the entries, in order, into a new tree under a temporary name, then gives
-//! the tree's name the new root and frees every page of the old tree. After the commit, once
-//! no snapshot reads them, `Database::release_free_pages` gives their disk blocks back.
+//! many batches ends with leaves about two-thirds full. Appending in key order fills the
+//! pages instead (an append at the right edge splits off only what passes the left page, see
+//! `Editor::split`), so repacking copies the entries, in order, into a new tree under a
+//! temporary name, then gives the tree's name the new root and frees every page of the old
+//! tree. After the commit, once no snapshot reads them, `Database::release_free_pages` gives
+//! their disk blocks back.
+//!
+//! The caller chooses how full the leaves get. Full pages take the least room, but a full leaf
+//! splits in halves at its next insert, so a small batch of scattered inserts after a repack
+//! to full pages leaves most leaves half empty again. Leaves filled to
+//! [`REPACK_LEAF_FILL_PERCENT`] keep room that absorbs such batches (the reason B-tree
+//! databases such as PostgreSQL fill index leaves to 90 %).
 //!
 //! Invariants: the repacked tree holds exactly the entries it held; snapshots taken before
 //! the commit keep reading the old pages; a crash before the commit leaves the old tree; the
@@ -17,14 +24,23 @@ use std::ops::Bound;
 use crate::Direction;
 use crate::catalog::{self, TreeRoot};
 use crate::error::{Error, Result};
-use crate::write_transaction::{TreeSlot, WriteTransaction};
+use crate::write_transaction::{TreeSlot, WriteTransaction, WriteTree};
+
+/// A leaf fill, in percent of a page's bytes, that leaves room for later inserts.
+pub const REPACK_LEAF_FILL_PERCENT: usize = 90;
+/// The fewest percent of a page's bytes a repack fills a leaf with.
+const REPACK_LEAF_FILL_PERCENT_MIN: usize = 50;
+/// Full pages.
+const FULL_PERCENT: usize = 100;
 
 /// Appended to a tree's name for the copy a repack builds.
 const REPACK_SUFFIX: &str = "\u{0}repack";
 
 impl WriteTransaction {
-    /// Rewrites tree `name` with its entries in full pages; `false` if there is no such tree.
-    pub fn repack_tree(&self, name: &str) -> Result<bool> {
+    /// Rewrites tree `name` with its entries in order, each leaf filled to about
+    /// `leaf_fill_percent` of a page (clamped to 50..=100; branches are always full);
+    /// `false` if there is no such tree.
+    pub fn repack_tree(&self, name: &str, leaf_fill_percent: usize) -> Result<bool> {
         let Some(source) = self.open_tree(name)? else {
             return Ok(false);
         };
@@ -35,10 +51,13 @@ impl WriteTransaction {
             return Err(Error::InvalidTreeName);
         }
         let copy = self.create_tree(&temporary)?;
-        for entry in source.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
-            let (key, value) = entry?;
-            copy.put(&key, &value)?;
-        }
+        let percent = leaf_fill_percent.clamp(REPACK_LEAF_FILL_PERCENT_MIN, FULL_PERCENT);
+        let fill = (percent < FULL_PERCENT)
+            .then(|| self.shared.pager.page_bytes() * percent / FULL_PERCENT);
+        self.state.borrow_mut().append_fill_bytes = fill;
+        let copied = copy_entries(&source, &copy);
+        self.state.borrow_mut().append_fill_bytes = None;
+        copied?;
         drop((source, copy));
         self.move_tree(temporary.as_bytes(), name.as_bytes())?;
         Ok(true)
@@ -67,4 +86,13 @@ impl WriteTransaction {
             editor.drop_tree(old_root)
         })
     }
+}
+
+/// Puts every entry of `source` into `copy`, in key order.
+fn copy_entries(source: &WriteTree<'_>, copy: &WriteTree<'_>) -> Result<()> {
+    for entry in source.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+        let (key, value) = entry?;
+        copy.put(&key, &value)?;
+    }
+    Ok(())
 }

@@ -26,6 +26,7 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
         pager,
         dirty: &mut state.dirty,
         allocator: &mut state.allocator,
+        append_fill_bytes: None,
     };
     for slot in state.trees.values_mut() {
         slot.version += 1;

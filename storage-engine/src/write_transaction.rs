@@ -28,8 +28,8 @@ use crate::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
 
 /// The one open write transaction of a database.
 pub struct WriteTransaction {
-    shared: Arc<Shared>,
-    state: RefCell<WriteState>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) state: RefCell<WriteState>,
 }
 
 /// A tree as this transaction sees it.
@@ -53,6 +53,9 @@ pub(crate) struct WriteState {
     /// Whether changed pages were written early ([`crate::spill`]): pages this transaction
     /// allocated may then be read from the mapping, and may be rewritten before it ends.
     pub spilled: bool,
+    /// While set, a leaf filled by appends at a tree's right edge splits once its cells pass
+    /// this many bytes (a repack's fill factor, see `repack.rs`).
+    pub append_fill_bytes: Option<usize>,
 }
 
 /// A named tree changed through the write transaction. Several may be open at once.
@@ -103,6 +106,7 @@ impl WriteTransaction {
             failed: false,
             finished: false,
             spilled: false,
+            append_fill_bytes: None,
         };
         Ok(WriteTransaction {
             shared,
@@ -243,6 +247,7 @@ impl WriteTransaction {
             pager: &self.shared.pager,
             dirty: &mut state.dirty,
             allocator: &mut state.allocator,
+            append_fill_bytes: state.append_fill_bytes,
         };
         let mut table = TreeTable {
             trees: &mut state.trees,

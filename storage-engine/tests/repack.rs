@@ -58,8 +58,16 @@ fn a_repacked_tree_holds_the_same_entries_in_fewer_pages() {
 
     let snapshot = database.begin_read();
     let write = database.begin_write().expect("begin_write succeeds");
-    assert!(write.repack_tree("values").expect("repack_tree succeeds"));
-    assert!(!write.repack_tree("missing").expect("repack_tree succeeds"));
+    assert!(
+        write
+            .repack_tree("values", 100)
+            .expect("repack_tree succeeds")
+    );
+    assert!(
+        !write
+            .repack_tree("missing", 100)
+            .expect("repack_tree succeeds")
+    );
     write.commit().expect("commit succeeds");
 
     assert_eq!(entries(&database, "values"), before);
@@ -109,11 +117,87 @@ fn a_repack_under_a_small_memory_budget_spills_and_keeps_every_entry() {
     fill(&database);
     let before = entries(&database, "values");
     let write = database.begin_write().expect("begin_write succeeds");
-    write.repack_tree("values").expect("repack_tree succeeds");
+    write
+        .repack_tree("values", 100)
+        .expect("repack_tree succeeds");
     assert!(write.changed_bytes() <= 32 * storage_engine::PAGE_BYTES_DEFAULT as u64);
     write.commit().expect("commit succeeds");
     assert_eq!(entries(&database, "values"), before);
     database
         .check_integrity()
         .expect("check_integrity succeeds");
+}
+
+/// The fill of tree `name` in the last commit.
+fn tree_fill(database: &Database, name: &str) -> storage_engine::TreeFill {
+    let read = database.begin_read();
+    let tree = read
+        .open_tree(name)
+        .expect("open_tree succeeds")
+        .expect("the tree exists");
+    tree.fill().expect("fill succeeds")
+}
+
+#[test]
+fn fill_counts_the_tree_pages_and_rises_when_repacked() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let path = directory.path().join("store.pages");
+    let database = Database::open(&path, Options::default()).expect("open succeeds");
+    fill(&database);
+    let scattered = tree_fill(&database, "values");
+    let report = database
+        .check_integrity()
+        .expect("check_integrity succeeds");
+    // Every page the integrity walk counts as a tree page of the one tree, and no overflow.
+    assert_eq!(scattered.pages, report.tree_pages - catalog_pages(&report));
+    assert!(
+        scattered.fraction() < 0.8,
+        "halved leaves: {:.2}",
+        scattered.fraction()
+    );
+    assert!(scattered.spare_pages() > scattered.pages / 5);
+
+    let write = database.begin_write().expect("begin_write succeeds");
+    write
+        .repack_tree("values", storage_engine::REPACK_LEAF_FILL_PERCENT)
+        .expect("repack_tree succeeds");
+    write.commit().expect("commit succeeds");
+    let repacked = tree_fill(&database, "values");
+    // Leaves filled to the repack's fill factor, branches full.
+    let fill = storage_engine::REPACK_LEAF_FILL_PERCENT as f64 / 100.0;
+    assert!(
+        (fill - 0.05..=fill + 0.02).contains(&repacked.fraction()),
+        "pages filled to {fill}: {:.3}",
+        repacked.fraction()
+    );
+    assert!(repacked.pages < scattered.pages);
+
+    let write = database.begin_write().expect("begin_write succeeds");
+    write
+        .repack_tree("values", 100)
+        .expect("repack_tree succeeds");
+    write.commit().expect("commit succeeds");
+    let full = tree_fill(&database, "values");
+    assert!(full.fraction() > 0.95, "full pages: {:.3}", full.fraction());
+    assert!(full.pages < repacked.pages);
+    assert!(full.spare_pages() <= full.pages / 20);
+}
+
+/// The catalog's own tree pages: one root leaf for a catalog of one tree.
+fn catalog_pages(report: &storage_engine::IntegrityReport) -> u64 {
+    assert_eq!(report.trees, 1, "one tree in the catalog");
+    1
+}
+
+#[test]
+fn an_empty_tree_counts_as_full() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database = Database::open(&directory.path().join("store.pages"), Options::default())
+        .expect("open succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    write.create_tree("empty").expect("create_tree succeeds");
+    write.commit().expect("commit succeeds");
+    let fill = tree_fill(&database, "empty");
+    assert_eq!((fill.pages, fill.used_bytes, fill.spare_pages()), (0, 0, 0));
+    assert_eq!(fill.fraction(), 1.0);
 }

@@ -33,6 +33,7 @@ pub(crate) mod facet_source;
 mod fields_selection;
 pub(crate) mod keys;
 mod listing;
+mod repack;
 mod settings;
 mod snapshot;
 mod state;
@@ -54,6 +55,9 @@ pub use facet_source::ShardFacetSource;
 pub use fields_selection::select_fields;
 pub use keys::{decode_bitmap, ordered_number};
 pub use listing::{ListQuery, SortRule};
+pub use repack::{
+    IDLE_REPACK_FILL_BELOW, IDLE_REPACK_GROWTH_PERCENT_MIN, IDLE_REPACK_SPARE_PAGES_MIN, Repack,
+};
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
 
@@ -97,6 +101,8 @@ pub struct Shard {
     database: Database,
     /// What the snapshots of the newest commit read share (see [`CommitViews`]).
     views: CommitViews,
+    /// The trees' entry counts at their last repack (see [`Repack::Sparse`]).
+    repacked: repack::RepackRecord,
 }
 
 /// Fewest unreleased free pages worth a release once the task queue is idle: below it the
@@ -112,6 +118,7 @@ impl Shard {
         Ok(Shard {
             database,
             views: CommitViews::default(),
+            repacked: repack::RepackRecord::default(),
         })
     }
 
@@ -193,16 +200,11 @@ impl Shard {
         }
     }
 
-    /// Rewrites every tree of the shard with its entries in full pages, in one commit (see
-    /// `WriteTransaction::repack_tree`); the old pages become free, and
+    /// Rewrites the trees `which` selects with their entries in full pages, in one commit (see
+    /// [`Repack`]), and answers their names; the old pages become free, and
     /// [`Shard::release_free_space`] gives their blocks back once no snapshot reads them.
-    pub fn repack(&self) -> ShardResult<()> {
-        let write = self.database.begin_write()?;
-        for name in write.tree_names()? {
-            write.repack_tree(&name)?;
-        }
-        write.commit()?;
-        Ok(())
+    pub fn repack(&self, which: Repack) -> ShardResult<Vec<String>> {
+        repack::repack(&self.database, which, &self.repacked)
     }
 
     /// The document with this external id, in the last commit.

@@ -1,0 +1,79 @@
+//! How full a tree's pages are: the measure that tells whether repacking a tree (see
+//! `repack.rs`) would give pages back.
+//!
+//! A B-tree that took its entries in many batches splits full leaves into halves, so its
+//! pages settle about two-thirds full; a repacked tree's pages are full. The walk reads
+//! every branch and leaf page of the tree once (their headers and slot arrays, never the
+//! values), so it costs about one sequential read of the tree.
+//!
+//! Invariants: overflow runs are not counted (a repack copies them as they are); a tree
+//! with no root has no pages and counts as full.
+
+use crate::cursor::TREE_DEPTH_MAX;
+use crate::error::{Error, Result};
+use crate::page::Pointer;
+use crate::pager::Pager;
+use crate::read_transaction::ReadTree;
+
+/// The pages of a tree and the bytes of them its content uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeFill {
+    /// Branch and leaf pages.
+    pub pages: u64,
+    /// Bytes used in those pages: headers, slots and cells.
+    pub used_bytes: u64,
+    /// Bytes of one page.
+    pub page_bytes: u64,
+}
+
+impl TreeFill {
+    /// The share of the tree's page bytes its content uses, in `0.0..=1.0` (1.0 when empty).
+    pub fn fraction(&self) -> f64 {
+        let capacity = self.pages * self.page_bytes;
+        if capacity == 0 {
+            return 1.0;
+        }
+        self.used_bytes as f64 / capacity as f64
+    }
+
+    /// Pages a repack into full pages would spare: the pages beyond those the used bytes
+    /// need.
+    pub fn spare_pages(&self) -> u64 {
+        if self.page_bytes == 0 {
+            return 0;
+        }
+        self.pages
+            .saturating_sub(self.used_bytes.div_ceil(self.page_bytes))
+    }
+}
+
+impl ReadTree<'_> {
+    /// Walks the tree's pages and measures how full they are.
+    pub fn fill(&self) -> Result<TreeFill> {
+        let pager = self.pager();
+        let mut fill = TreeFill {
+            page_bytes: pager.page_bytes() as u64,
+            ..TreeFill::default()
+        };
+        if let Some(root) = self.root() {
+            add_node(pager, root, 0, &mut fill)?;
+        }
+        Ok(fill)
+    }
+}
+
+fn add_node(pager: &Pager, pointer: Pointer, depth: usize, fill: &mut TreeFill) -> Result<()> {
+    if depth >= TREE_DEPTH_MAX {
+        return Err(Error::corrupted(pointer.page, "tree deeper than possible"));
+    }
+    let view = pager.node(pointer)?;
+    fill.pages += 1;
+    fill.used_bytes += view.used_bytes()? as u64;
+    if view.is_leaf() {
+        return Ok(());
+    }
+    for index in 0..=view.count() {
+        add_node(pager, view.child(index)?, depth + 1, fill)?;
+    }
+    Ok(())
+}
