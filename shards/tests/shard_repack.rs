@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
 use shards::shard::{
@@ -12,6 +13,9 @@ use shards::shard::{
     Repack, Shard,
 };
 use storage_engine::TreeFill;
+
+/// An interrupt flag never set.
+static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);
 
 const BATCHES: u64 = 40;
 const DOCUMENTS_PER_BATCH: u64 = 500;
@@ -127,11 +131,24 @@ fn idle_repacks_the_sparse_trees_once_and_changes_no_answer() {
     let fills = tree_fills(&shard);
     assert!(
         shard
-            .repack(Repack::Nothing)
+            .repack(Repack::Nothing, &NO_INTERRUPT)
             .expect("repack succeeds")
+            .repacked
             .is_empty()
     );
-    let repacked = shard.repack(Repack::Sparse).expect("repack succeeds");
+    // A task arriving stops the repack: the tree being copied stays as it was.
+    let interrupted = shard
+        .repack(Repack::Sparse, &AtomicBool::new(true))
+        .expect("repack succeeds");
+    assert!(interrupted.interrupted, "{interrupted:?}");
+    for name in &interrupted.repacked {
+        assert!(tree_fills(&shard)[name].fraction() > 0.8, "{name}");
+    }
+    assert_eq!(observed(&shard), before);
+    let repacked = shard
+        .repack(Repack::Sparse, &NO_INTERRUPT)
+        .expect("repack succeeds")
+        .repacked;
     assert!(
         !repacked.is_empty(),
         "scattered inserts leave sparse trees: {fills:?}"
@@ -151,7 +168,10 @@ fn idle_repacks_the_sparse_trees_once_and_changes_no_answer() {
     assert_eq!(observed(&shard), before);
 
     // Full pages now: nothing left to repack until writes split them again.
-    let again = shard.repack(Repack::Sparse).expect("repack succeeds");
+    let again = shard
+        .repack(Repack::Sparse, &NO_INTERRUPT)
+        .expect("repack succeeds")
+        .repacked;
     assert!(again.is_empty(), "repacked twice: {again:?}");
 
     // The room a repack leaves in each leaf absorbs a small batch: no tree turns sparse.
@@ -168,8 +188,9 @@ fn idle_repacks_the_sparse_trees_once_and_changes_no_answer() {
     }
     assert!(
         shard
-            .repack(Repack::Sparse)
+            .repack(Repack::Sparse, &NO_INTERRUPT)
             .expect("repack succeeds")
+            .repacked
             .is_empty()
     );
 
@@ -191,12 +212,18 @@ fn idle_repacks_the_sparse_trees_once_and_changes_no_answer() {
         .map(|(name, _)| name.clone())
         .collect();
     assert_eq!(
-        shard.repack(Repack::Sparse).expect("repack succeeds"),
+        shard
+            .repack(Repack::Sparse, &NO_INTERRUPT)
+            .expect("repack succeeds")
+            .repacked,
         expected
     );
 
     let before = observed_first(&shard, BATCHES);
-    let everything = shard.repack(Repack::Everything).expect("repack succeeds");
+    let everything = shard
+        .repack(Repack::Everything, &NO_INTERRUPT)
+        .expect("repack succeeds")
+        .repacked;
     let snapshot_names = {
         let mut names = everything.clone();
         names.sort();

@@ -4,8 +4,9 @@
 //! them open. A batch is applied in two phases: [`ShardCommand::Prepare`] opens the batch's
 //! write transaction (with the internal ids the batch assigns), then each
 //! [`ShardCommand::Apply`] brings a bounded chunk of the batch's planned documents, resolved
-//! against the shard's stored ones and applied inside that transaction, with a yield every
-//! [`APPLY_CHUNK_DOCUMENTS`] (so searches on this core keep flowing);
+//! against the shard's stored ones on the core and applied inside that transaction on the
+//! core's helper thread, [`APPLY_CHUNK_DOCUMENTS`] at a time (so searches on this core and
+//! the coordinator keep flowing);
 //! [`ShardCommand::Commit`] makes it durable (the sync runs off the core) and
 //! [`ShardCommand::Abort`] drops it. [`ShardCommand::Edit`] prepares a document edition the
 //! same way: the shard runs the function on its own documents and applies the results.
@@ -18,6 +19,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
@@ -64,7 +66,11 @@ pub fn shard_write_memory_bytes(max_indexing_memory: Option<u64>, cores: usize) 
     }
 }
 
-/// Documents applied between two yields of a prepare.
+/// The name of the threads that run idle maintenance (see
+/// [`crate::runtime::blocking::run_in_background`]).
+const BACKGROUND_THREAD_NAME: &str = "shard-maintenance";
+
+/// Documents one hand-off to the helper thread applies.
 pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
 
 /// Where a shard lives: its index's storage directory name and its number.
@@ -167,6 +173,8 @@ pub enum ShardCommand {
     ReleaseFreeSpace {
         minimum_pages: u64,
         repack: Repack,
+        /// Set when a task arrives: stops the repack between two runs of entries.
+        interrupt: Arc<AtomicBool>,
     },
 }
 
@@ -319,21 +327,32 @@ impl ShardHost {
             ShardCommand::ReleaseFreeSpace {
                 minimum_pages,
                 repack,
+                interrupt,
             } => {
                 let shard = self.shard(&address)?;
                 let path = address.path(&self.data_directory);
-                let (before, after) = crate::runtime::blocking::run(move || {
+                let work = move || {
                     let before = allocated_bytes(&path)?;
-                    let repacked = shard.repack(repack).map_err(shard_error)?;
-                    if !repacked.is_empty() {
-                        tracing::debug!(?repacked, "trees rewritten in full pages");
+                    let outcome = shard.repack(repack, &interrupt).map_err(shard_error)?;
+                    if !outcome.repacked.is_empty() || outcome.interrupted {
+                        tracing::debug!(?outcome, "trees rewritten");
                     }
                     shard
                         .release_free_space(minimum_pages)
                         .map_err(shard_error)?;
                     Ok::<_, ResponseError>((before, allocated_bytes(&path)?))
-                })
-                .await?;
+                };
+                let (before, after) = match repack {
+                    // Idle maintenance yields the CPU to requests and indexing.
+                    Repack::Sparse => {
+                        crate::runtime::blocking::run_in_background(BACKGROUND_THREAD_NAME, work)
+                            .await
+                            .map_err(|error| crate::errors::io_error(&error))??
+                    }
+                    Repack::Nothing | Repack::Everything => {
+                        crate::runtime::blocking::run(work).await?
+                    }
+                };
                 Ok(ShardAnswer::Sizes { before, after })
             }
             ShardCommand::UnusedBytes => {
@@ -518,14 +537,13 @@ impl ShardHost {
                 chunk.push(operation);
             }
             if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
-                preparing
-                    .batch
-                    .apply_chunk(std::mem::take(&mut chunk))
-                    .map_err(shard_error)?;
-                glommio::yield_if_needed().await;
+                preparing.batch =
+                    apply_off_core(preparing.batch, std::mem::take(&mut chunk)).await?;
             }
         }
-        preparing.batch.apply_chunk(chunk).map_err(shard_error)?;
+        if !chunk.is_empty() {
+            preparing.batch = apply_off_core(preparing.batch, chunk).await?;
+        }
         self.prepared
             .borrow_mut()
             .insert(address.clone(), preparing);
@@ -589,6 +607,18 @@ impl ShardHost {
         .await
         .map_err(|error| crate::errors::io_error(&error))
     }
+}
+
+/// Applies `chunk` to `batch` on the core's helper thread and hands the batch back: the
+/// analysis and the posting flushes it runs take up to a second of CPU per flush, which on
+/// the core would stall its searches and the coordinator feeding the other shards.
+async fn apply_off_core(
+    mut batch: PreparedBatch,
+    chunk: Vec<Operation>,
+) -> Result<PreparedBatch, ResponseError> {
+    crate::runtime::blocking::run(move || batch.apply_chunk(chunk).map(|()| batch))
+        .await
+        .map_err(shard_error)
 }
 
 /// The operation that gives `planned`'s effect on a document `stored` (or absent).

@@ -12,8 +12,10 @@
 //! its share and every core holds the new catalog; update files are removed only after the
 //! batch that used them is finished.
 
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_lite::StreamExt;
 use shards::shard::{IDLE_RELEASE_PAGES_MIN, Repack};
@@ -52,7 +54,7 @@ pub struct Scheduler {
     options: SchedulerOptions,
     /// Indexes a batch wrote since the queue was last empty: their shard files give their
     /// free pages' disk blocks back when it is (see [`Scheduler::release_free_space`]).
-    written: std::collections::BTreeSet<String>,
+    written: BTreeSet<String>,
 }
 
 /// How a processed batch ends.
@@ -95,15 +97,17 @@ impl Scheduler {
             loop {
                 match self.run_next_batch(None).await {
                     Ok(true) => {}
-                    Ok(false) => {
-                        self.release_free_space().await;
-                        break;
-                    }
+                    Ok(false) => break,
                     Err(error) => {
                         tracing::error!(%error, "a batch could not be recorded");
                         glommio::timer::sleep(FAILED_BATCH_RETRY_DELAY).await;
                     }
                 }
+            }
+            match self.release_free_space().await {
+                IdleEnd::Finished => {}
+                IdleEnd::Woken => continue,
+                IdleEnd::Closed => return,
             }
             if self.wake.next().await.is_none() {
                 return;
@@ -111,66 +115,35 @@ impl Scheduler {
         }
     }
 
-    /// Once the queue is empty, rewrites the sparse trees of the indexes written since in
-    /// full pages ([`Repack::Sparse`]) and gives the disk blocks of their free pages back to
-    /// the file system: after a batch, copy-on-write leaves the pages it replaced free, often
-    /// a third of a shard file, and the split leaves of the word trees settle two-thirds
-    /// full. A failure only costs disk space, so it is logged and the scheduler goes on.
-    async fn release_free_space(&mut self) {
-        for uid in std::mem::take(&mut self.written) {
-            match self
-                .release_index_space(&uid, IDLE_RELEASE_PAGES_MIN, Repack::Sparse)
-                .await
-            {
-                Ok((before, after)) if before > after => tracing::debug!(
-                    index = uid,
-                    released = before - after,
-                    "free pages given back to the file system"
-                ),
-                Ok(_) => {}
-                // Deleted since it was written: its files are gone.
-                Err(error) if error.code == Code::IndexNotFound => {}
-                Err(error) => tracing::warn!(index = uid, %error, "could not release free pages"),
-            }
+    /// Once the queue is empty, rewrites the sparse trees of the indexes written since with
+    /// leaves 90 % full ([`Repack::Sparse`]) and gives the disk blocks of their free pages
+    /// back to the file system: after a batch, copy-on-write leaves the pages it replaced
+    /// free, often a third of a shard file, and the split leaves of the word trees settle
+    /// two-thirds full. A task arriving meanwhile interrupts the work (the indexes it did not
+    /// finish wait for the next idle moment). A failure only costs disk space, so it is
+    /// logged and the scheduler goes on.
+    async fn release_free_space(&mut self) -> IdleEnd {
+        let uids = std::mem::take(&mut self.written);
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let mut release = std::pin::pin!(release_indexes(&self.coordinator, &uids, &interrupt));
+        let woken = futures_lite::future::or(
+            async {
+                (&mut release).await;
+                None
+            },
+            async { Some(self.wake.next().await) },
+        )
+        .await;
+        let Some(message) = woken else {
+            return IdleEnd::Finished;
+        };
+        interrupt.store(true, Ordering::Relaxed);
+        release.await;
+        self.written.extend(uids.iter().cloned());
+        match message {
+            Some(()) => IdleEnd::Woken,
+            None => IdleEnd::Closed,
         }
-    }
-
-    /// Gives back the disk blocks of the free pages of every shard file of index
-    /// `index_uid`, after rewriting the trees `repack` selects in full pages (see
-    /// [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the files held before
-    /// and after.
-    async fn release_index_space(
-        &self,
-        index_uid: &str,
-        minimum_pages: u64,
-        repack: Repack,
-    ) -> Result<(u64, u64), ResponseError> {
-        let catalog = self.coordinator.catalog();
-        let record = catalog
-            .get(index_uid)
-            .ok_or_else(|| ResponseError::index_not_found(index_uid))?;
-        let mut sizes = (0, 0);
-        for answer in self
-            .coordinator
-            .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace {
-                minimum_pages,
-                repack,
-            })
-            .await
-        {
-            match answer? {
-                ShardAnswer::Sizes { before, after } => {
-                    sizes.0 += before;
-                    sizes.1 += after;
-                }
-                other => {
-                    return Err(ResponseError::internal(format!(
-                        "a shard answered a release of free space with {other:?}"
-                    )));
-                }
-            }
-        }
-        Ok(sizes)
     }
 
     /// Runs a write on the queue after the writes before it (see
@@ -412,9 +385,15 @@ impl Scheduler {
                 // every free page, however few (pages a running search still reads go back at
                 // a later release).
                 KindWithContent::IndexCompaction { index_uid } => {
-                    match self
-                        .release_index_space(index_uid, 0, Repack::Everything)
-                        .await
+                    let never = Arc::new(AtomicBool::new(false));
+                    match release_index_space(
+                        &self.coordinator,
+                        index_uid,
+                        0,
+                        Repack::Everything,
+                        &never,
+                    )
+                    .await
                     {
                         Ok((before, after)) => finished.push(succeeded_with(task, |details| {
                             if let Details::IndexCompaction {
@@ -477,4 +456,86 @@ pub fn failed(mut task: Task, error: ResponseError) -> Task {
     task.details = task.details.as_ref().map(Details::to_failed);
     task.error = Some(TaskError(error));
     task
+}
+
+/// Gives back the disk blocks of the free pages of every shard file of index
+/// `index_uid`, after rewriting the trees `repack` selects in full pages (see
+/// [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the files held before
+/// and after.
+async fn release_index_space(
+    coordinator: &Rc<Coordinator>,
+    index_uid: &str,
+    minimum_pages: u64,
+    repack: Repack,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<(u64, u64), ResponseError> {
+    let catalog = coordinator.catalog();
+    let record = catalog
+        .get(index_uid)
+        .ok_or_else(|| ResponseError::index_not_found(index_uid))?;
+    let mut sizes = (0, 0);
+    for answer in coordinator
+        .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace {
+            minimum_pages,
+            repack,
+            interrupt: Arc::clone(interrupt),
+        })
+        .await
+    {
+        match answer? {
+            ShardAnswer::Sizes { before, after } => {
+                sizes.0 += before;
+                sizes.1 += after;
+            }
+            other => {
+                return Err(ResponseError::internal(format!(
+                    "a shard answered a release of free space with {other:?}"
+                )));
+            }
+        }
+    }
+    Ok(sizes)
+}
+
+/// How the idle work after the queue emptied ended.
+enum IdleEnd {
+    /// It finished: wait for the next task.
+    Finished,
+    /// A task arrived (and interrupted it): run the queue.
+    Woken,
+    /// The wake channel closed: shut down.
+    Closed,
+}
+
+/// The idle work over the indexes `uids`: their sparse trees repacked, their free pages'
+/// blocks given back, until `interrupt` is set. Failures are logged.
+async fn release_indexes(
+    coordinator: &Rc<Coordinator>,
+    uids: &BTreeSet<String>,
+    interrupt: &Arc<AtomicBool>,
+) {
+    for uid in uids {
+        if interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+        match release_index_space(
+            coordinator,
+            uid,
+            IDLE_RELEASE_PAGES_MIN,
+            Repack::Sparse,
+            interrupt,
+        )
+        .await
+        {
+            Ok((before, after)) if before > after => tracing::debug!(
+                index = uid,
+                released = before - after,
+                "free pages given back to the file system"
+            ),
+            Ok(_) => {}
+            // Deleted since it was written: its files are gone.
+            Err(error) if error.code == Code::IndexNotFound => {}
+            Err(error) => tracing::warn!(index = uid, %error, "could not release free pages"),
+        }
+    }
 }

@@ -71,7 +71,7 @@ pub use options::{
 pub use path_lookup::PathLookup;
 pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
 pub use release::Released;
-pub use repack::REPACK_LEAF_FILL_PERCENT;
+pub use repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
 pub use tree_fill::TreeFill;
 pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
 

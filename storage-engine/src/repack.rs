@@ -14,12 +14,14 @@
 //! [`REPACK_LEAF_FILL_PERCENT`] keep room that absorbs such batches (the reason B-tree
 //! databases such as PostgreSQL fill index leaves to 90 %).
 //!
-//! Invariants: the repacked tree holds exactly the entries it held; snapshots taken before
+//! Invariants: the repacked tree holds exactly the entries it held; an interrupted repack
+//! leaves the tree and the transaction's other trees as they were; snapshots taken before
 //! the commit keep reading the old pages; a crash before the commit leaves the old tree; the
 //! temporary tree never reaches the catalog (its slot is dropped before the commit); the copy
 //! is made with ordinary puts, so the transaction's memory budget (spilling) bounds it.
 
 use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Direction;
 use crate::catalog::{self, TreeRoot};
@@ -33,16 +35,38 @@ const REPACK_LEAF_FILL_PERCENT_MIN: usize = 50;
 /// Full pages.
 const FULL_PERCENT: usize = 100;
 
+/// Entries a repack copies between two reads of its interrupt flag (a few milliseconds).
+pub const INTERRUPT_CHECK_ENTRIES: usize = 4096;
+
+/// What [`WriteTransaction::repack_tree`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repacked {
+    /// The tree was rewritten.
+    Done,
+    /// There is no tree of that name.
+    NoSuchTree,
+    /// The interrupt flag was set: the tree is unchanged.
+    Interrupted,
+}
+
 /// Appended to a tree's name for the copy a repack builds.
 const REPACK_SUFFIX: &str = "\u{0}repack";
 
 impl WriteTransaction {
     /// Rewrites tree `name` with its entries in order, each leaf filled to about
-    /// `leaf_fill_percent` of a page (clamped to 50..=100; branches are always full);
-    /// `false` if there is no such tree.
-    pub fn repack_tree(&self, name: &str, leaf_fill_percent: usize) -> Result<bool> {
+    /// `leaf_fill_percent` of a page (clamped to 50..=100; branches are always full).
+    ///
+    /// `interrupt` is read every [`INTERRUPT_CHECK_ENTRIES`] entries: once it is set, the
+    /// partial copy is dropped and the tree stays as it was ([`Repacked::Interrupted`]), so
+    /// that foreground work waiting for the write transaction does not wait for the copy.
+    pub fn repack_tree(
+        &self,
+        name: &str,
+        leaf_fill_percent: usize,
+        interrupt: &AtomicBool,
+    ) -> Result<Repacked> {
         let Some(source) = self.open_tree(name)? else {
-            return Ok(false);
+            return Ok(Repacked::NoSuchTree);
         };
         let temporary = format!("{name}{REPACK_SUFFIX}");
         catalog::check_name(&temporary)?;
@@ -55,12 +79,15 @@ impl WriteTransaction {
         let fill = (percent < FULL_PERCENT)
             .then(|| self.shared.pager.page_bytes() * percent / FULL_PERCENT);
         self.state.borrow_mut().append_fill_bytes = fill;
-        let copied = copy_entries(&source, &copy);
+        let copied = copy_entries(&source, &copy, interrupt);
         self.state.borrow_mut().append_fill_bytes = None;
-        copied?;
         drop((source, copy));
+        if copied? == Copied::Interrupted {
+            self.delete_tree(&temporary)?;
+            return Ok(Repacked::Interrupted);
+        }
         self.move_tree(temporary.as_bytes(), name.as_bytes())?;
-        Ok(true)
+        Ok(Repacked::Done)
     }
 
     /// Gives tree `to` the root of tree `from` and frees the old tree of `to`; `from`'s slot
@@ -88,11 +115,27 @@ impl WriteTransaction {
     }
 }
 
-/// Puts every entry of `source` into `copy`, in key order.
-fn copy_entries(source: &WriteTree<'_>, copy: &WriteTree<'_>) -> Result<()> {
-    for entry in source.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
+/// How a copy ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Copied {
+    All,
+    Interrupted,
+}
+
+/// Puts every entry of `source` into `copy`, in key order, unless `interrupt` is set first.
+fn copy_entries(
+    source: &WriteTree<'_>,
+    copy: &WriteTree<'_>,
+    interrupt: &AtomicBool,
+) -> Result<Copied> {
+    let entries = source.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)?;
+    for (index, entry) in entries.enumerate() {
+        // After each run of entries (never before the first), so a copy always progresses.
+        if index > 0 && index % INTERRUPT_CHECK_ENTRIES == 0 && interrupt.load(Ordering::Relaxed) {
+            return Ok(Copied::Interrupted);
+        }
         let (key, value) = entry?;
         copy.put(&key, &value)?;
     }
-    Ok(())
+    Ok(Copied::All)
 }

@@ -4,7 +4,12 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use storage_engine::{Database, Direction, Options};
+use std::sync::atomic::AtomicBool;
+
+use storage_engine::{Database, Direction, Options, Repacked};
+
+/// An interrupt flag never set.
+static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);
 
 const ENTRIES: u64 = 30_000;
 
@@ -58,15 +63,17 @@ fn a_repacked_tree_holds_the_same_entries_in_fewer_pages() {
 
     let snapshot = database.begin_read();
     let write = database.begin_write().expect("begin_write succeeds");
-    assert!(
+    assert_eq!(
         write
-            .repack_tree("values", 100)
-            .expect("repack_tree succeeds")
+            .repack_tree("values", 100, &NO_INTERRUPT)
+            .expect("repack_tree succeeds"),
+        Repacked::Done
     );
-    assert!(
-        !write
-            .repack_tree("missing", 100)
-            .expect("repack_tree succeeds")
+    assert_eq!(
+        write
+            .repack_tree("missing", 100, &NO_INTERRUPT)
+            .expect("repack_tree succeeds"),
+        Repacked::NoSuchTree
     );
     write.commit().expect("commit succeeds");
 
@@ -118,7 +125,7 @@ fn a_repack_under_a_small_memory_budget_spills_and_keeps_every_entry() {
     let before = entries(&database, "values");
     let write = database.begin_write().expect("begin_write succeeds");
     write
-        .repack_tree("values", 100)
+        .repack_tree("values", 100, &NO_INTERRUPT)
         .expect("repack_tree succeeds");
     assert!(write.changed_bytes() <= 32 * storage_engine::PAGE_BYTES_DEFAULT as u64);
     write.commit().expect("commit succeeds");
@@ -159,7 +166,11 @@ fn fill_counts_the_tree_pages_and_rises_when_repacked() {
 
     let write = database.begin_write().expect("begin_write succeeds");
     write
-        .repack_tree("values", storage_engine::REPACK_LEAF_FILL_PERCENT)
+        .repack_tree(
+            "values",
+            storage_engine::REPACK_LEAF_FILL_PERCENT,
+            &NO_INTERRUPT,
+        )
         .expect("repack_tree succeeds");
     write.commit().expect("commit succeeds");
     let repacked = tree_fill(&database, "values");
@@ -174,7 +185,7 @@ fn fill_counts_the_tree_pages_and_rises_when_repacked() {
 
     let write = database.begin_write().expect("begin_write succeeds");
     write
-        .repack_tree("values", 100)
+        .repack_tree("values", 100, &NO_INTERRUPT)
         .expect("repack_tree succeeds");
     write.commit().expect("commit succeeds");
     let full = tree_fill(&database, "values");
@@ -200,4 +211,42 @@ fn an_empty_tree_counts_as_full() {
     let fill = tree_fill(&database, "empty");
     assert_eq!((fill.pages, fill.used_bytes, fill.spare_pages()), (0, 0, 0));
     assert_eq!(fill.fraction(), 1.0);
+}
+
+#[test]
+fn an_interrupted_repack_leaves_the_tree_as_it_was() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let path = directory.path().join("store.pages");
+    let database = Database::open(&path, Options::default()).expect("open succeeds");
+    fill(&database);
+    let before = entries(&database, "values");
+    let fill_before = tree_fill(&database, "values");
+    // Set from the start: the copy stops after its first run of entries, partly built.
+    let interrupt = AtomicBool::new(true);
+    assert!(before.len() > storage_engine::INTERRUPT_CHECK_ENTRIES);
+    let write = database.begin_write().expect("begin_write succeeds");
+    assert_eq!(
+        write
+            .repack_tree("values", 100, &interrupt)
+            .expect("repack_tree succeeds"),
+        Repacked::Interrupted
+    );
+    // The transaction stays usable and commits only what else it changed.
+    write
+        .create_tree("other")
+        .expect("create_tree succeeds")
+        .put(b"key", b"value")
+        .expect("put succeeds");
+    write.commit().expect("commit succeeds");
+    assert_eq!(entries(&database, "values"), before);
+    assert_eq!(tree_fill(&database, "values"), fill_before);
+    let read = database.begin_read();
+    assert_eq!(
+        read.tree_names().expect("tree_names succeeds"),
+        vec!["other".to_owned(), "values".to_owned()]
+    );
+    drop(read);
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
 }

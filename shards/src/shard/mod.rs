@@ -41,6 +41,7 @@ pub(crate) mod stored_bitmap;
 mod word_changes;
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
@@ -57,6 +58,7 @@ pub use keys::{decode_bitmap, ordered_number};
 pub use listing::{ListQuery, SortRule};
 pub use repack::{
     IDLE_REPACK_FILL_BELOW, IDLE_REPACK_GROWTH_PERCENT_MIN, IDLE_REPACK_SPARE_PAGES_MIN, Repack,
+    RepackOutcome,
 };
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
@@ -200,11 +202,11 @@ impl Shard {
         }
     }
 
-    /// Rewrites the trees `which` selects with their entries in full pages, in one commit (see
-    /// [`Repack`]), and answers their names; the old pages become free, and
+    /// Rewrites the trees `which` selects with their entries in order, one commit per tree,
+    /// until `interrupt` is set (see [`Repack`]); the old pages become free, and
     /// [`Shard::release_free_space`] gives their blocks back once no snapshot reads them.
-    pub fn repack(&self, which: Repack) -> ShardResult<Vec<String>> {
-        repack::repack(&self.database, which, &self.repacked)
+    pub fn repack(&self, which: Repack, interrupt: &AtomicBool) -> ShardResult<RepackOutcome> {
+        repack::repack(&self.database, which, &self.repacked, interrupt)
     }
 
     /// The document with this external id, in the last commit.

@@ -12,15 +12,20 @@
 //! growing tree form a geometric series, so their total copying stays within a constant
 //! factor of the tree's final size, however small the batches.
 //!
-//! Invariants: trees are measured on the last commit and repacked in one write transaction,
-//! so readers see either every chosen tree repacked or none; a repack changes no entry; the
+//! A repack is background work: each tree is rewritten in its own write transaction, and an
+//! interrupt flag (set when a task arrives) stops it between two runs of entries, dropping
+//! only the tree being copied, so the task waits milliseconds, not the whole copy.
+//!
+//! Invariants: trees are measured on the last commit; each tree is repacked whole in one
+//! commit or not at all; a repack changes no entry; the
 //! record of entry counts at the last repack lives in memory only (after a restart every
 //! tree may be repacked once more).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
-use storage_engine::{Database, REPACK_LEAF_FILL_PERCENT, ReadTree};
+use storage_engine::{Database, REPACK_LEAF_FILL_PERCENT, ReadTree, Repacked};
 
 use super::error::ShardResult;
 
@@ -125,26 +130,38 @@ fn chosen_trees(
     }
 }
 
-/// Rewrites the trees `which` selects in full pages, in one commit; answers their names.
+/// What a repack did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepackOutcome {
+    /// The trees rewritten, in name order.
+    pub repacked: Vec<String>,
+    /// Whether the interrupt flag stopped it before every chosen tree was rewritten.
+    pub interrupted: bool,
+}
+
+/// Rewrites the trees `which` selects, each in its own commit, until `interrupt` is set
+/// (see `WriteTransaction::repack_tree`).
 pub(super) fn repack(
     database: &Database,
     which: Repack,
     record: &RepackRecord,
-) -> ShardResult<Vec<String>> {
-    let chosen = chosen_trees(database, which, record)?;
-    if chosen.is_empty() {
-        return Ok(chosen);
+    interrupt: &AtomicBool,
+) -> ShardResult<RepackOutcome> {
+    let mut outcome = RepackOutcome::default();
+    for name in chosen_trees(database, which, record)? {
+        let write = database.begin_write()?;
+        match write.repack_tree(&name, which.leaf_fill_percent(), interrupt)? {
+            Repacked::Done => {}
+            Repacked::NoSuchTree => continue,
+            Repacked::Interrupted => {
+                outcome.interrupted = true;
+                return Ok(outcome);
+            }
+        }
+        let count = write.open_tree(&name)?.map_or(Ok(0), |tree| tree.len())?;
+        write.commit()?;
+        record.record(&name, count);
+        outcome.repacked.push(name);
     }
-    let write = database.begin_write()?;
-    let mut entry_counts = Vec::with_capacity(chosen.len());
-    for name in &chosen {
-        write.repack_tree(name, which.leaf_fill_percent())?;
-        let count = write.open_tree(name)?.map_or(Ok(0), |tree| tree.len())?;
-        entry_counts.push(count);
-    }
-    write.commit()?;
-    for (name, count) in chosen.iter().zip(entry_counts) {
-        record.record(name, count);
-    }
-    Ok(chosen)
+    Ok(outcome)
 }
