@@ -30,6 +30,11 @@ use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::coordinator::{Coordinator, queue_error};
 use crate::errors::{Code, ResponseError};
 
+/// How long the queue stays empty before the idle maintenance (repacking sparse trees,
+/// giving free pages back) starts: longer than the gap between two requests of a client
+/// sending its documents in many payloads, short enough that disk space comes back soon.
+pub const IDLE_MAINTENANCE_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Pause after a batch the queue itself failed to record, before trying again.
 pub const FAILED_BATCH_RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -115,7 +120,7 @@ impl Scheduler {
         }
     }
 
-    /// Once the queue is empty, rewrites the sparse trees of the indexes written since with
+    /// Once the queue has been empty for [`IDLE_MAINTENANCE_DELAY`], rewrites the sparse trees of the indexes written since with
     /// leaves 90 % full ([`Repack::Sparse`]) and gives the disk blocks of their free pages
     /// back to the file system: after a batch, copy-on-write leaves the pages it replaced
     /// free, often a third of a shard file, and the split leaves of the word trees settle
@@ -123,6 +128,24 @@ impl Scheduler {
     /// finish wait for the next idle moment). A failure only costs disk space, so it is
     /// logged and the scheduler goes on.
     async fn release_free_space(&mut self) -> IdleEnd {
+        if self.written.is_empty() {
+            return IdleEnd::Finished;
+        }
+        // A client sending its documents in many requests leaves the queue empty between
+        // two of them: wait a little before starting work that the next one would interrupt.
+        let quiet = futures_lite::future::or(
+            async {
+                glommio::timer::sleep(IDLE_MAINTENANCE_DELAY).await;
+                None
+            },
+            async { Some(self.wake.next().await) },
+        )
+        .await;
+        match quiet {
+            None => {}
+            Some(Some(())) => return IdleEnd::Woken,
+            Some(None) => return IdleEnd::Closed,
+        }
         let uids = std::mem::take(&mut self.written);
         let interrupt = Arc::new(AtomicBool::new(false));
         let mut release = std::pin::pin!(release_indexes(&self.coordinator, &uids, &interrupt));
