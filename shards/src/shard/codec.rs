@@ -5,10 +5,19 @@
 //!
 //! lz4 (`lz4_flex`) was chosen over plain zstd for speed: documents are decompressed for every
 //! displayed hit, and `shard_bench` measured zstd-3 per document at 5 MB/s against lz4's
-//! 88 MB/s. On small documents (PyPI, ~155 bytes) neither gains anything per document (lz4
-//! 1.02, zstd 0.88): what they have in common (keys, recurring values) is in no single
-//! document. A dictionary trained from the shard's own documents holds it, and zstd with it
-//! stores PyPI documents in about 0.4 of their JSON (`document_codec_bench`).
+//! 88 MB/s. On small documents (PyPI, ~156 bytes) neither gains much per document (lz4 1.00
+//! with the raw fallback, zstd-3 0.89): what documents have in common (keys, recurring
+//! values) is in no single one. A dictionary trained from the shard's own documents holds it.
+//! `document_codec_bench` on all of PyPI, per document (one core, times vary by ~20% with
+//! the machine's load):
+//!
+//! | form | bytes | compress | decompress |
+//! |---|---:|---:|---:|
+//! | raw | 156.9 | 70 ns | 35 ns |
+//! | lz4, else raw | 155.9 | 389 ns | 65 ns |
+//! | zstd-3, 64 KiB dictionary | 64.7 | 1 061 ns | 370 ns |
+//!
+//! (Parsing the JSON into a document, which every read does next, takes 758 ns.)
 //!
 //! Dictionaries (`document_dictionaries`: id → bytes) are trained by the shard (see
 //! `apply.rs`, [`DICTIONARY_TRAINING_DOCUMENTS`]); the frames leave out everything the shard
@@ -47,9 +56,10 @@ pub const TAG_ZSTD_DICTIONARY: u8 = 2;
 
 /// Documents a shard holds when it trains its first dictionary (counting the batch that
 /// reaches them). On PyPI (156 bytes of JSON per document) a 64 KiB dictionary from the first
-/// 5 000 documents stores all 886 000 in 65.2 bytes each, one from the first 20 000 in 64.9,
-/// one from 2 MiB spread over all of them in 64.9: a few thousand documents hold nearly all
-/// there is to learn, and the earlier the dictionary, the fewer documents without it.
+/// 2 000 documents stores all 886 000 in 65.2 bytes each, from the first 5 000 in 64.8,
+/// 10 000 in 64.7, 2 MiB of the first 20 000 in 64.6, 2 MiB spread over all of them in 64.8:
+/// a few thousand documents hold nearly all there is to learn, and the earlier the
+/// dictionary, the fewer documents without it.
 pub const DICTIONARY_TRAINING_DOCUMENTS: u64 = 10_000;
 /// Fewest documents a shard trains from; with at least these, a shard whose stored documents
 /// already take [`DICTIONARY_SAMPLE_BYTES`] (large documents) trains without waiting for
@@ -58,19 +68,25 @@ pub const DICTIONARY_TRAINING_DOCUMENTS_MIN: u64 = 1_000;
 /// A shard trains a newer dictionary once it holds this many times the documents it held
 /// at the last training (or failed attempt), from a sample spread over all of them: insurance
 /// against documents that change over time, cheap (a retraining every 8-fold growth). On
-/// PyPI, whose documents do not change, it gains under 1%. Older dictionaries stay as long as
-/// any document uses them: until a compaction stores every document again with the newest.
+/// PyPI, whose documents do not change, it gains nothing (see above). Older dictionaries stay
+/// as long as any document uses them: until a compaction stores every document again with
+/// the newest.
 pub const DICTIONARY_RETRAINING_GROWTH: u64 = 8;
-/// The size of a trained dictionary. On PyPI, zstd-3: 16 KiB 68.1 bytes per document, 32 KiB
-/// 66.5, 64 KiB 65.2, 112 KiB 64.5.
+/// The size of a trained dictionary. On PyPI, zstd-3: 16 KiB 68.2 bytes per document, 32 KiB
+/// 66.4, 64 KiB 64.7, 112 KiB 64.4 (at the same speed; the encoder takes longer to load, 620
+/// µs against 440 at 64 KiB, and its tables grow with the dictionary).
 pub const DICTIONARY_BYTES: usize = 64 * 1024;
 /// The JSON bytes of the sample a dictionary is trained from (32 times the dictionary).
-/// zstd trains from 2 MiB in about 250 ms, on the core applying the batch.
+/// Training from 1.5 MiB takes about 30 ms, from 2 MiB about 40, on the core applying the
+/// batch.
 pub const DICTIONARY_SAMPLE_BYTES: usize = 2 * 1024 * 1024;
-/// The zstd level documents are compressed at with a dictionary. On PyPI, 64 KiB: level 1
-/// 70.6 bytes per document, 2 68.6, 3 65.2, 5 72.7 (the lazy strategies of 4 and up lose the
-/// dictionary's literal tables on small inputs), at about the same cost per document.
+/// The zstd level documents are compressed at with a dictionary. On PyPI, 64 KiB: level -1
+/// 81.0 bytes per document, 1 70.0, 2 68.0, 3 64.7, 5 71.1, in 994, 1 056, 1 002, 1 061 and
+/// 1 770 ns: up to 3 the cost is the frame's, not the level's; 5 is both larger and slower.
 pub const DICTIONARY_LEVEL: i32 = 3;
+/// The segment size (fastCover's k) dictionaries are trained with: about a small document.
+/// PyPI, 64 KiB: 200 bytes 64.7 bytes per document, 537 65.0, 1 000 65.3, 2 000 65.3.
+pub const DICTIONARY_SEGMENT_BYTES: u32 = 200;
 /// Fewest sample documents worth training from.
 pub const DICTIONARY_SAMPLES_MIN: usize = 16;
 
@@ -123,21 +139,64 @@ pub fn decode(stored: &[u8], dictionaries: &dyn Dictionaries) -> ShardResult<Map
 
 /// A dictionary trained from `samples` (JSON texts), at most `dictionary_bytes` long; `None`
 /// when there are too few samples or zstd cannot train from them.
+///
+/// zstd's fastCover with fixed parameters ([`DICTIONARY_SEGMENT_BYTES`], d = 8, f = 20: 6 MiB
+/// of tables). `ZDICT_trainFromBuffer` tries four segment sizes and tests each: on 1.5 MiB of
+/// PyPI or npm documents it took 3 to 4 times as long (126-224 ms against 45-60 ms, measured
+/// side by side) for dictionaries that compress them no better (PyPI 65.1 against 64.7 bytes
+/// per document, npm 61.5 against 61.2).
 pub fn train_dictionary<'a>(
     samples: impl IntoIterator<Item = &'a [u8]>,
     dictionary_bytes: usize,
 ) -> Option<Vec<u8>> {
+    use zstd::zstd_safe::zstd_sys::{
+        ZDICT_fastCover_params_t, ZDICT_isError, ZDICT_params_t, ZDICT_trainFromBuffer_fastCover,
+    };
     let mut buffer = Vec::new();
     let mut sizes = Vec::new();
     for sample in samples {
         buffer.extend_from_slice(sample);
         sizes.push(sample.len());
     }
-    if sizes.len() < DICTIONARY_SAMPLES_MIN || u32::try_from(sizes.len()).is_err() {
+    let count = u32::try_from(sizes.len()).ok()?;
+    if sizes.len() < DICTIONARY_SAMPLES_MIN {
         return None;
     }
-    let mut dictionary = Vec::with_capacity(dictionary_bytes);
-    zstd::zstd_safe::train_from_buffer(&mut dictionary, &buffer, &sizes).ok()?;
+    let parameters = ZDICT_fastCover_params_t {
+        k: DICTIONARY_SEGMENT_BYTES,
+        d: 8,
+        f: 0,
+        steps: 0,
+        nbThreads: 0,
+        splitPoint: 0.0,
+        accel: 0,
+        shrinkDict: 0,
+        shrinkDictMaxRegression: 0,
+        zParams: ZDICT_params_t {
+            compressionLevel: DICTIONARY_LEVEL,
+            notificationLevel: 0,
+            dictID: 0,
+        },
+    };
+    let mut dictionary = vec![0u8; dictionary_bytes];
+    // SAFETY: `dictionary` is writable for its whole length; `buffer` holds exactly the
+    // `count` samples whose lengths `sizes` lists (both built in the loop above); zstd reads
+    // the parameters by value and keeps no pointer past the call.
+    let written = unsafe {
+        ZDICT_trainFromBuffer_fastCover(
+            dictionary.as_mut_ptr().cast(),
+            dictionary.len(),
+            buffer.as_ptr().cast(),
+            sizes.as_ptr(),
+            count,
+            parameters,
+        )
+    };
+    // SAFETY: a pure function of the returned code.
+    if unsafe { ZDICT_isError(written) } != 0 || written > dictionary.len() {
+        return None;
+    }
+    dictionary.truncate(written);
     Some(dictionary)
 }
 
@@ -562,22 +621,40 @@ mod tests {
         let empty: Vec<&[u8]> = vec![b""; 100];
         assert!(train_dictionary(empty.iter().copied(), 4096).is_none());
         let same: Vec<&[u8]> = vec![b"{}"; 100];
-        if let Some(dictionary) = train_dictionary(same.iter().copied(), 4096) {
-            // Whatever zstd makes of it must still round trip (or refuse to load).
+        let one_byte: Vec<&[u8]> = vec![b"7"; 1000];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<Vec<u8>> = (0..2000)
+            .map(|_| {
+                (0..150)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        state as u8
+                    })
+                    .collect()
+            })
+            .collect();
+        let probe = br#"{"a":"b","c":[1,2,3]}"#;
+        for samples in [same, one_byte, noise.iter().map(Vec::as_slice).collect()] {
+            let Some(dictionary) = train_dictionary(samples.iter().copied(), 4096) else {
+                continue;
+            };
+            // Whatever zstd makes of them must still round trip (or refuse to load).
             if let Some(mut encoder) = DocumentEncoder::new(1, &dictionary, DICTIONARY_LEVEL) {
                 let mut decoders = HashMap::new();
                 decoders.insert(
                     1,
                     Arc::new(DictionaryDecoder::new(&dictionary).expect("decoder")),
                 );
-                let stored = encoder.compress(br#"{"a":"b"}"#);
-                assert_eq!(
-                    decompress(&stored, &decoders).expect("round trip"),
-                    br#"{"a":"b"}"#
-                );
+                for json in [&probe[..], samples[0]] {
+                    let stored = encoder.compress(json);
+                    assert_eq!(decompress(&stored, &decoders).expect("round trip"), json);
+                }
             }
         }
-        assert!(train_dictionary(same.iter().copied(), 10).is_none());
+        let alike = samples(100);
+        assert!(train_dictionary(alike.iter().map(Vec::as_slice), 10).is_none());
     }
 
     #[test]
