@@ -15,15 +15,15 @@
 //! Times are single-threaded wall time over all documents divided by their count; run it on
 //! one quiet core (`taskset -c 1`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Parser;
 use serde_json::{Map, Value};
+use shards::shard::ShardResult;
 use shards::shard::codec::{
-    self, DICTIONARY_SAMPLE_BYTES, DICTIONARY_TRAINING_DOCUMENTS, Dictionaries, DictionaryDecoder,
-    DocumentEncoder, NoDictionaries,
+    self, DICTIONARY_SAMPLE_BYTES, DICTIONARY_TRAINING_DOCUMENTS, DecoderCache, Dictionaries,
+    DictionaryDecoder, DocumentEncoder, NoDictionaries,
 };
 
 #[derive(Debug, Parser)]
@@ -49,6 +49,20 @@ struct Options {
     /// Also train from a sample spread over every document read.
     #[arg(long)]
     spread: bool,
+}
+
+/// The dictionary behind the shard's shared cache of prepared dictionaries, as a snapshot
+/// reads it (a lock and a lookup per document; the bytes are prepared on first use).
+struct Cached<'a> {
+    cache: DecoderCache,
+    dictionary: &'a [u8],
+}
+
+impl Dictionaries for Cached<'_> {
+    fn decoder(&self, id: u32) -> ShardResult<Arc<DictionaryDecoder>> {
+        self.cache
+            .decoder(id, || Ok((id == 0).then(|| self.dictionary.to_vec())))
+    }
 }
 
 /// One form's totals.
@@ -128,11 +142,10 @@ fn main() {
                 started.elapsed().as_secs_f64() * 1e3,
                 dictionary.len()
             );
-            let mut decoders = HashMap::new();
-            decoders.insert(
-                0,
-                Arc::new(DictionaryDecoder::new(&dictionary).expect("dictionary loads")),
-            );
+            let decoders = Cached {
+                cache: DecoderCache::default(),
+                dictionary: &dictionary,
+            };
             for &level in &options.levels {
                 let started = Instant::now();
                 let mut encoder =

@@ -1,7 +1,8 @@
 //! How documents are stored: the JSON bytes as sent (key order kept), behind one tag byte:
 //! [`TAG_RAW`] then the JSON, [`TAG_LZ4`] then the lz4 block (size prepended), or
 //! [`TAG_ZSTD_DICTIONARY`] then the id of one of the shard's document dictionaries (LEB128)
-//! and a zstd frame compressed with it. A shard writes the smallest form it has.
+//! and a zstd frame compressed with it. A shard with a dictionary writes that form unless it
+//! is no smaller than the JSON; without one, lz4 when it is smaller, else raw.
 //!
 //! lz4 (`lz4_flex`) was chosen over plain zstd for speed: documents are decompressed for every
 //! displayed hit, and `shard_bench` measured zstd-3 per document at 5 MB/s against lz4's
@@ -13,11 +14,12 @@
 //!
 //! | form | bytes | compress | decompress |
 //! |---|---:|---:|---:|
-//! | raw | 156.9 | 70 ns | 35 ns |
-//! | lz4, else raw | 155.9 | 389 ns | 65 ns |
-//! | zstd-3, 64 KiB dictionary | 64.7 | 1 061 ns | 370 ns |
+//! | raw | 156.9 | 73 ns | 34 ns |
+//! | lz4, else raw | 155.9 | 371 ns | 65 ns |
+//! | zstd-3, 64 KiB dictionary | 64.7 | 1 107 ns | 398 ns |
+//! | the same in standard frames (magic number, dictionary id) | 72.7 | 1 102 ns | 390 ns |
 //!
-//! (Parsing the JSON into a document, which every read does next, takes 758 ns.)
+//! (Parsing the JSON into a document, which every read does next, takes 767 ns.)
 //!
 //! Dictionaries (`document_dictionaries`: id → bytes) are trained by the shard (see
 //! `apply.rs`, [`DICTIONARY_TRAINING_DOCUMENTS`]); the frames leave out everything the shard
@@ -73,16 +75,16 @@ pub const DICTIONARY_TRAINING_DOCUMENTS_MIN: u64 = 1_000;
 /// the newest.
 pub const DICTIONARY_RETRAINING_GROWTH: u64 = 8;
 /// The size of a trained dictionary. On PyPI, zstd-3: 16 KiB 68.2 bytes per document, 32 KiB
-/// 66.4, 64 KiB 64.7, 112 KiB 64.4 (at the same speed; the encoder takes longer to load, 620
-/// µs against 440 at 64 KiB, and its tables grow with the dictionary).
+/// 66.4, 64 KiB 64.7, 112 KiB 64.4 (at the same speed; the encoder takes longer to load, 620-820
+/// µs against 440-470 at 64 KiB, and its tables grow with the dictionary).
 pub const DICTIONARY_BYTES: usize = 64 * 1024;
 /// The JSON bytes of the sample a dictionary is trained from (32 times the dictionary).
 /// Training from 1.5 MiB takes about 30 ms, from 2 MiB about 40, on the core applying the
 /// batch.
 pub const DICTIONARY_SAMPLE_BYTES: usize = 2 * 1024 * 1024;
 /// The zstd level documents are compressed at with a dictionary. On PyPI, 64 KiB: level -1
-/// 81.0 bytes per document, 1 70.0, 2 68.0, 3 64.7, 5 71.1, in 994, 1 056, 1 002, 1 061 and
-/// 1 770 ns: up to 3 the cost is the frame's, not the level's; 5 is both larger and slower.
+/// 81.0 bytes per document, 1 70.0, 2 68.0, 3 64.7, 5 71.1, in 1 009, 1 038, 1 051, 1 107 and
+/// 1 794 ns: up to 3 the cost is the frame's, not the level's; 5 is both larger and slower.
 pub const DICTIONARY_LEVEL: i32 = 3;
 /// The segment size (fastCover's k) dictionaries are trained with: about a small document.
 /// PyPI, 64 KiB: 200 bytes 64.7 bytes per document, 537 65.0, 1 000 65.3, 2 000 65.3.
@@ -245,8 +247,8 @@ impl DocumentEncoder {
         self.context.compress2(&mut self.frame, json).is_ok()
     }
 
-    /// The stored form of `json`: compressed with the dictionary when that is the smallest
-    /// form, else as [`compress`] stores it.
+    /// The stored form of `json`: compressed with the dictionary when that is smaller than
+    /// the JSON, else as [`compress`] stores it (lz4 or raw).
     pub fn compress(&mut self, json: &[u8]) -> Vec<u8> {
         let mut header = [0u8; 6];
         header[0] = TAG_ZSTD_DICTIONARY;
