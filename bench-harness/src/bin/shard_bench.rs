@@ -1,7 +1,9 @@
 //! Shard indexing benchmark: applies the first documents of the PyPI dataset to one shard in
 //! batches with the PyPI settings of the side-by-side run (`name` and `summary` searchable,
 //! `year` and `rank` filterable and sortable), then prints documents per second, file size, stored
-//! bytes, peak RSS, and the per-document compression ratio and speed of lz4 (used) and zstd.
+//! bytes (with the shard's document dictionary past its first 10 000 documents), peak RSS, and
+//! the per-document compression ratio and speed of lz4 and plain zstd without a dictionary
+//! (`document_codec_bench` compares every stored form, dictionaries included).
 //!
 //! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY]`, defaults:
 //! `/work/shared/datasets/pypi-packages.ndjson.zst 200000 10000 <temporary directory>`.

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use storage_engine::{Direction, ReadTransaction};
 
 use super::FIELDS_TREE;
+use super::codec::DecoderCache;
 use super::error::{ShardError, ShardResult};
 use super::state::ShardState;
 use crate::analysis::Analyzer;
@@ -115,13 +116,20 @@ fn made_once<T>(
     Ok(Arc::clone(cell.get_or_init(|| made)))
 }
 
-/// The view of the newest commit a snapshot was taken of.
+/// The view of the newest commit a snapshot was taken of, and the shard's prepared document
+/// dictionaries (those of every commit: a dictionary id never changes meaning).
 #[derive(Default)]
 pub struct CommitViews {
     newest: Mutex<Option<Arc<CommitView>>>,
+    decoders: Arc<DecoderCache>,
 }
 
 impl CommitViews {
+    /// The prepared document dictionaries of the shard.
+    pub fn decoders(&self) -> &Arc<DecoderCache> {
+        &self.decoders
+    }
+
     /// The view of the commit `read` sees.
     pub fn view(&self, read: &ReadTransaction) -> ShardResult<Arc<CommitView>> {
         let commit = read.transaction_id();

@@ -16,7 +16,9 @@
 //! - The facet indexes always describe exactly the stored documents under the stored settings.
 //!
 //! Trees (all keys big-endian where numeric):
-//! `meta` (named records), `external_ids` (external id → u32), `documents` (u32 → lz4 JSON),
+//! `meta` (named records), `external_ids` (external id → u32), `documents` (u32 → the JSON,
+//! stored as `codec` says), `document_dictionaries` (u32 → a zstd dictionary trained from the
+//! shard's documents),
 //! `fields` (path → u16 field id), `field_distribution` (top-level field → u64 count),
 //! `facet_numbers` (field id ‖ ordered f64 → bitmap), `facet_strings` (field id ‖ normalized
 //! string → original ‖ bitmap), `facet_presence` (field id ‖ kind → bitmap), `geo` (u32 →
@@ -24,7 +26,7 @@
 //! `field_lengths` (see [`crate::search`]).
 
 mod apply;
-mod codec;
+pub mod codec;
 mod commit_view;
 mod delta;
 mod error;
@@ -66,6 +68,7 @@ pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
 pub(crate) const META_TREE: &str = "meta";
 pub(crate) const EXTERNAL_IDS_TREE: &str = "external_ids";
 pub(crate) const DOCUMENTS_TREE: &str = "documents";
+pub(crate) const DOCUMENT_DICTIONARIES_TREE: &str = "document_dictionaries";
 pub(crate) const FIELDS_TREE: &str = "fields";
 pub(crate) const FIELD_DISTRIBUTION_TREE: &str = "field_distribution";
 pub(crate) const FACET_NUMBERS_TREE: &str = "facet_numbers";
@@ -74,9 +77,10 @@ pub(crate) const FACET_PRESENCE_TREE: &str = "facet_presence";
 pub(crate) const GEO_TREE: &str = "geo";
 
 /// Trees emptied by `DeleteAll` (the fields map and `meta` stay).
-pub(crate) const DOCUMENT_TREES: [&str; 6] = [
+pub(crate) const DOCUMENT_TREES: [&str; 7] = [
     EXTERNAL_IDS_TREE,
     DOCUMENTS_TREE,
+    DOCUMENT_DICTIONARIES_TREE,
     FIELD_DISTRIBUTION_TREE,
     FACET_NUMBERS_TREE,
     FACET_STRINGS_TREE,
@@ -97,6 +101,9 @@ pub(crate) const META_DOCUMENT_IDS: &[u8] = b"document_ids";
 pub(crate) const META_DOCUMENT_BYTES: &[u8] = b"document_bytes";
 pub(crate) const META_SETTINGS: &[u8] = b"facet_settings";
 pub(crate) const META_TEXT_SETTINGS: &[u8] = b"text_settings";
+pub(crate) const META_DICTIONARY: &[u8] = b"document_dictionary";
+pub(crate) const META_NEXT_DICTIONARY_ID: &[u8] = b"next_document_dictionary";
+pub(crate) const META_DICTIONARY_TRAINED_AT: &[u8] = b"document_dictionary_trained_at";
 
 /// One shard's page-store file.
 pub struct Shard {
@@ -116,10 +123,11 @@ impl Shard {
     /// Opens the shard file at `path`, creating it when `options.create` allows.
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
-        apply::upgrade_text_index(&database)?;
+        let views = CommitViews::default();
+        apply::upgrade_text_index(&database, views.decoders())?;
         Ok(Shard {
             database,
-            views: CommitViews::default(),
+            views,
             repacked: repack::RepackRecord::default(),
         })
     }
@@ -132,7 +140,7 @@ impl Shard {
     /// Starts applying batch `batch_uid`: opens the write transaction. A batch already applied
     /// gives a prepared batch whose chunks and commit do nothing.
     pub fn prepare(&self, batch_uid: u64) -> ShardResult<PreparedBatch> {
-        PreparedBatch::begin(&self.database, batch_uid)
+        PreparedBatch::begin(&self.database, batch_uid, self.views.decoders())
     }
 
     /// Applies and commits a whole batch at once.
@@ -169,7 +177,7 @@ impl Shard {
     ) -> ShardResult<bool> {
         let settings =
             FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
-        apply::rebuild_facets(&self.database, settings)
+        apply::rebuild_facets(&self.database, settings, self.views.decoders())
     }
 
     /// Replaces the text settings (searchable attributes, stop words, separators, dictionary,
@@ -177,7 +185,7 @@ impl Shard {
     /// on changed, the index is rebuilt from the stored documents in the same transaction.
     /// Returns whether anything changed.
     pub fn set_text_settings(&self, settings: TextSettings) -> ShardResult<bool> {
-        apply::rebuild_text(&self.database, settings)
+        apply::rebuild_text(&self.database, settings, self.views.decoders())
     }
 
     /// Statistics of the last commit, with the file's length.
@@ -205,7 +213,15 @@ impl Shard {
     /// Rewrites the trees `which` selects with their entries in order, one commit per tree,
     /// until `interrupt` is set (see [`Repack`]); the old pages become free, and
     /// [`Shard::release_free_space`] gives their blocks back once no snapshot reads them.
+    /// A compaction ([`Repack::Everything`]) first stores every document not stored with the
+    /// shard's newest dictionary again with it, and the older dictionaries go (see
+    /// `apply::recompress_documents`), in a commit of its own.
     pub fn repack(&self, which: Repack, interrupt: &AtomicBool) -> ShardResult<RepackOutcome> {
+        if which == Repack::Everything {
+            let write = self.database.begin_write()?;
+            apply::recompress_documents(&write, self.views.decoders())?;
+            write.commit()?;
+        }
         repack::repack(&self.database, which, &self.repacked, interrupt)
     }
 

@@ -11,7 +11,7 @@ use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 use storage_engine::{Direction, ReadTransaction};
 
-use super::codec;
+use super::codec::{self, DecoderCache, Dictionaries, DictionaryDecoder};
 use super::commit_view::{CommitView, CommitViews, FieldsMap};
 use super::error::{ShardError, ShardResult};
 use super::facet_source::ShardFacetSource;
@@ -20,7 +20,10 @@ use super::keys::{decode_u64, document_from_key, document_key};
 use super::listing::{ListQuery, list_ids};
 use super::settings::FacetSettings;
 use super::state::ShardState;
-use super::{DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE, FIELDS_TREE};
+use super::{
+    DOCUMENT_DICTIONARIES_TREE, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE,
+    FIELDS_TREE,
+};
 use crate::analysis::{Analyzer, TextSettings};
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::Dictionary;
@@ -50,12 +53,43 @@ pub struct ShardSnapshot {
     read: ReadTransaction,
     /// What every snapshot of this commit shares (state, analyzer, dictionary).
     view: Arc<CommitView>,
+    /// The shard's prepared document dictionaries.
+    decoders: Arc<DecoderCache>,
+}
+
+/// The document dictionaries a read transaction sees, prepared once per shard.
+struct ReadDictionaries<'a> {
+    read: &'a ReadTransaction,
+    decoders: &'a DecoderCache,
+}
+
+impl Dictionaries for ReadDictionaries<'_> {
+    fn decoder(&self, id: u32) -> ShardResult<Arc<DictionaryDecoder>> {
+        self.decoders.decoder(id, || {
+            let Some(tree) = self.read.open_tree(DOCUMENT_DICTIONARIES_TREE)? else {
+                return Ok(None);
+            };
+            Ok(tree.get(&document_key(id))?.map(<[u8]>::to_vec))
+        })
+    }
 }
 
 impl ShardSnapshot {
     pub(crate) fn new(read: ReadTransaction, views: &CommitViews) -> ShardResult<ShardSnapshot> {
         let view = views.view(&read)?;
-        Ok(ShardSnapshot { read, view })
+        Ok(ShardSnapshot {
+            read,
+            view,
+            decoders: Arc::clone(views.decoders()),
+        })
+    }
+
+    /// Where this snapshot's stored documents find their dictionaries.
+    fn dictionaries(&self) -> ReadDictionaries<'_> {
+        ReadDictionaries {
+            read: &self.read,
+            decoders: &self.decoders,
+        }
     }
 
     fn state(&self) -> &ShardState {
@@ -173,7 +207,7 @@ impl ShardSnapshot {
         let Some(stored) = tree.get(&document_key(id))? else {
             return Ok(None);
         };
-        let document = codec::decode(stored)?;
+        let document = codec::decode(stored, &self.dictionaries())?;
         Ok(Some(match fields {
             Some(selectors) => select_fields(&document, selectors),
             None => document,
@@ -186,7 +220,7 @@ impl ShardSnapshot {
             return Ok(None);
         };
         tree.get(&document_key(id))?
-            .map(codec::decompress)
+            .map(|stored| codec::decompress(stored, &self.dictionaries()))
             .transpose()
     }
 

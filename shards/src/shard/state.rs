@@ -1,8 +1,11 @@
 //! The shard-wide records of `meta` as one value: id allocation, the set of live ids, the
-//! stored document bytes, the facet settings and the applied batch uid.
+//! stored document bytes, the facet settings, the applied batch uid and the document
+//! dictionaries' bookkeeping.
 //!
-//! Invariant: `document_ids` and `free_ids` are disjoint and their union is `0..next_id`;
-//! allocation takes the smallest free id, else `next_id`.
+//! Invariants: `document_ids` and `free_ids` are disjoint and their union is `0..next_id`;
+//! allocation takes the smallest free id, else `next_id`. Every document dictionary id is
+//! below `next_dictionary_id`, which only grows (also across `DeleteAll`): an id never names
+//! two dictionaries.
 
 use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, WriteTransaction};
@@ -11,8 +14,9 @@ use super::error::{ShardError, ShardResult};
 use super::keys::{decode_bitmap, decode_u64, encode_bitmap, encode_u64};
 use super::settings::FacetSettings;
 use super::{
-    META_APPLIED_BATCH, META_DOCUMENT_BYTES, META_DOCUMENT_IDS, META_FREE_IDS, META_NEXT_ID,
-    META_SETTINGS, META_TEXT_SETTINGS, META_TREE,
+    META_APPLIED_BATCH, META_DICTIONARY, META_DICTIONARY_TRAINED_AT, META_DOCUMENT_BYTES,
+    META_DOCUMENT_IDS, META_FREE_IDS, META_NEXT_DICTIONARY_ID, META_NEXT_ID, META_SETTINGS,
+    META_TEXT_SETTINGS, META_TREE,
 };
 use crate::analysis::TextSettings;
 
@@ -28,6 +32,17 @@ pub struct ShardState {
     pub document_bytes: u64,
     pub settings: FacetSettings,
     pub text_settings: TextSettings,
+    /// The document dictionary new documents are compressed with, if the shard has one.
+    pub dictionary: Option<u32>,
+    /// The id the next trained dictionary takes.
+    pub next_dictionary_id: u32,
+    /// Live documents when a dictionary was last trained (or training failed); 0 before.
+    pub dictionary_trained_at: u64,
+}
+
+fn decode_u32(bytes: &[u8], what: &str) -> ShardResult<u32> {
+    let array: [u8; 4] = bytes.try_into().map_err(|_| ShardError::corrupted(what))?;
+    Ok(u32::from_be_bytes(array))
 }
 
 /// One `meta` record, if present.
@@ -57,6 +72,15 @@ fn read_record(get: &dyn Fn(&[u8]) -> Record) -> ShardResult<ShardState> {
         state.text_settings = TextSettings::from_bytes(&bytes)
             .ok_or_else(|| ShardError::corrupted("text settings"))?;
     }
+    if let Some(bytes) = get(META_DICTIONARY)? {
+        state.dictionary = Some(decode_u32(&bytes, "document dictionary")?);
+    }
+    if let Some(bytes) = get(META_NEXT_DICTIONARY_ID)? {
+        state.next_dictionary_id = decode_u32(&bytes, "next document dictionary")?;
+    }
+    if let Some(bytes) = get(META_DICTIONARY_TRAINED_AT)? {
+        state.dictionary_trained_at = decode_u64(&bytes, "dictionary trained at")?;
+    }
     Ok(state)
 }
 
@@ -84,6 +108,20 @@ impl ShardState {
         tree.put(META_DOCUMENT_BYTES, &encode_u64(self.document_bytes))?;
         tree.put(META_SETTINGS, &self.settings.to_bytes())?;
         tree.put(META_TEXT_SETTINGS, &self.text_settings.to_bytes())?;
+        match self.dictionary {
+            Some(id) => tree.put(META_DICTIONARY, &id.to_be_bytes())?,
+            None => {
+                tree.delete(META_DICTIONARY)?;
+            }
+        }
+        tree.put(
+            META_NEXT_DICTIONARY_ID,
+            &self.next_dictionary_id.to_be_bytes(),
+        )?;
+        tree.put(
+            META_DICTIONARY_TRAINED_AT,
+            &encode_u64(self.dictionary_trained_at),
+        )?;
         Ok(())
     }
 
@@ -135,11 +173,14 @@ impl ShardState {
         self.free_ids.insert(id);
     }
 
-    /// Forgets every document (`DeleteAll`).
+    /// Forgets every document (`DeleteAll`), and with them the dictionary (the next one is
+    /// trained from the documents that come); dictionary ids keep growing.
     pub fn clear_documents(&mut self) {
         self.next_id = 0;
         self.free_ids.clear();
         self.document_ids.clear();
         self.document_bytes = 0;
+        self.dictionary = None;
+        self.dictionary_trained_at = 0;
     }
 }
