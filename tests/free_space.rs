@@ -23,7 +23,7 @@ const UNRELEASED_BYTES_MAX: u64 = 2 * 256 * 4096 + (1 << 20);
 const SMALL_ROUNDS: u64 = 9;
 const SMALL_ROUND_DOCUMENTS: u64 = 1_500;
 /// After the idle repack, a compaction keeps at least this share of the used bytes.
-const IDLE_REPACKED_PERCENT_MIN: u64 = 84;
+const IDLE_REPACKED_PERCENT_MIN: u64 = 72;
 /// How long `usedDatabaseSize` stays unchanged before the idle work counts as done: the idle
 /// repack commits tree by tree at a low CPU priority, so a busy machine spaces its commits.
 const SETTLED_FOR: Duration = Duration::from_secs(5);
@@ -274,6 +274,18 @@ fn round_documents(round: u64) -> Vec<Value> {
     }
 }
 
+async fn compact(client: &Client) {
+    let compaction = client
+        .index("books")
+        .compact()
+        .await
+        .expect("compact succeeds")
+        .wait_for_completion(client, None, Some(Duration::from_secs(60)))
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(compaction.is_success(), "{compaction:?}");
+}
+
 #[tokio::test]
 async fn an_idle_server_rewrites_the_trees_batches_left_sparse() {
     let server = Server::start_with(Options {
@@ -281,9 +293,9 @@ async fn an_idle_server_rewrites_the_trees_batches_left_sparse() {
         ..Options::default()
     });
     let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
-    // Each round adds to the postings of most words: leaves all over the word trees split
-    // in halves, and the queue is idle between rounds. The last round doubles the index, so
-    // the idle policy (which waits for a repacked tree to grow) repacks after it.
+    // Each round adds to the postings of most words: leaves all over the word trees split in
+    // halves. The last round doubles the index, so the idle policy (which waits for a
+    // repacked tree to grow) repacks the sparse trees after it.
     for round in 0..SMALL_ROUNDS {
         let task = client
             .index("books")
@@ -296,18 +308,11 @@ async fn an_idle_server_rewrites_the_trees_batches_left_sparse() {
         assert!(task.is_success(), "{task:?}");
     }
     let settled = settled_used_database_size(&server).await;
-    let compaction = client
-        .index("books")
-        .compact()
-        .await
-        .expect("compact succeeds")
-        .wait_for_completion(&client, None, Some(Duration::from_secs(60)))
-        .await
-        .expect("wait_for_completion succeeds");
-    assert!(compaction.is_success(), "{compaction:?}");
+    compact(&client).await;
     let compacted = used_database_size(&server);
-    // Left sparse, the trees would take about 1 / 0.69 of their compacted size; repacked
-    // when idle into leaves 90 % full, they take about 1 / 0.9 of it.
+    // Measured on this data: left sparse, the index takes 1 / 0.63 of its compacted size;
+    // with its sparse trees repacked when idle into leaves 90 % full, 1 / 0.79 (a compaction
+    // also stores the documents written before the shards' dictionary again with it).
     assert!(
         compacted * 100 >= settled * IDLE_REPACKED_PERCENT_MIN,
         "used {settled} bytes once idle, {compacted} after a compaction"
