@@ -14,6 +14,7 @@ use std::ops::Bound;
 
 use serde_json::{Map, Value, json};
 use shards::analysis::{RankingRule, TextSettings};
+use shards::search::position_chunks::{ChunkDocuments, Occurrences, split_chunk_key};
 use shards::search::{MatchingStrategy, SearchQuery, ShardHit, compare_details};
 use shards::shard::{Operation, Shard};
 use storage_engine::Direction;
@@ -173,24 +174,29 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                     )
                 }
                 "word_positions" => {
-                    let split = key.len() - 5;
-                    let internal =
-                        u32::from_be_bytes(key[split + 1..].try_into().expect("try_into succeeds"));
-                    let mut pairs: Vec<String> = value
-                        .chunks(4)
-                        .map(|chunk| {
-                            let field = u16::from_be_bytes([chunk[0], chunk[1]]);
-                            let position = u16::from_be_bytes([chunk[2], chunk[3]]);
-                            format!("{}@{position}", fields[&field])
+                    // One line per document of the chunk: how the documents are cut into
+                    // chunks depends on the order they came in.
+                    let (word, first) = split_chunk_key(key).expect("a chunk key");
+                    let lines: Vec<String> = ChunkDocuments::new(first, value)
+                        .map(|entry| {
+                            let (internal, bytes) = entry.expect("the chunk decodes");
+                            let mut pairs: Vec<String> = Occurrences::new(bytes)
+                                .map(|occurrence| {
+                                    let occurrence = occurrence.expect("an occurrence decodes");
+                                    format!("{}@{}", fields[&occurrence.field], occurrence.position)
+                                })
+                                .collect();
+                            // Field ids differ between shards: compare by path.
+                            pairs.sort();
+                            format!(
+                                "{} in {} -> {pairs:?}",
+                                String::from_utf8_lossy(word),
+                                external(internal)
+                            )
                         })
                         .collect();
-                    // Field ids differ between shards: compare by path.
-                    pairs.sort();
-                    format!(
-                        "{} in {} -> {pairs:?}",
-                        String::from_utf8_lossy(&key[..split]),
-                        external(internal)
-                    )
+                    out.entry(name.to_owned()).or_default().extend(lines);
+                    continue;
                 }
                 _ => {
                     let internal = u32::from_be_bytes(key.try_into().expect("try_into succeeds"));

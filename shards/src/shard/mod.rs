@@ -33,6 +33,7 @@ pub(crate) mod facet_source;
 mod fields_selection;
 pub(crate) mod keys;
 mod listing;
+mod position_merge;
 mod settings;
 mod snapshot;
 mod state;
