@@ -82,7 +82,19 @@ pub fn varint_bytes(value: u32) -> usize {
 
 /// Reads the varint at `*offset` in `bytes` and moves `*offset` past it; `None` when cut
 /// short or above u32.
+#[inline]
 pub fn read_varint(bytes: &[u8], offset: &mut usize) -> Option<u32> {
+    // Most values (differences of near documents, lengths, fields) take one byte.
+    let first = *bytes.get(*offset)?;
+    if first < 0x80 {
+        *offset += 1;
+        return Some(u32::from(first));
+    }
+    read_long_varint(bytes, offset)
+}
+
+/// [`read_varint`] of a varint of two bytes or more.
+fn read_long_varint(bytes: &[u8], offset: &mut usize) -> Option<u32> {
     let mut value: u32 = 0;
     for index in 0..VARINT_BYTES_MAX {
         let byte = *bytes.get(*offset + index)?;
@@ -198,28 +210,45 @@ impl<'a> ChunkDocuments<'a> {
         }
     }
 
-    fn read(&mut self) -> ShardResult<(u32, &'a [u8])> {
-        let corrupted = || ShardError::corrupted("word positions chunk");
-        let difference = read_varint(self.bytes, &mut self.offset).ok_or_else(corrupted)?;
+    /// The next document and its occurrences (there is one: `offset` is before the end);
+    /// `None` when the bytes are malformed.
+    #[inline]
+    fn read(&mut self) -> Option<(u32, &'a [u8])> {
+        let difference = read_varint(self.bytes, &mut self.offset)?;
         // The first document is the key's id; every later one is above the one before.
         if (difference == 0) == self.started {
-            return Err(corrupted());
+            return None;
         }
-        let document = self
-            .document
-            .checked_add(difference)
-            .ok_or_else(corrupted)?;
-        let length = read_varint(self.bytes, &mut self.offset).ok_or_else(corrupted)?;
+        let document = self.document.checked_add(difference)?;
+        let length = read_varint(self.bytes, &mut self.offset)?;
         let end = self
             .offset
             .checked_add(length as usize)
-            .filter(|end| *end <= self.bytes.len())
-            .ok_or_else(corrupted)?;
+            .filter(|end| *end <= self.bytes.len())?;
         let occurrences = &self.bytes[self.offset..end];
         self.offset = end;
         self.document = document;
         self.started = true;
-        Ok((document, occurrences))
+        Some((document, occurrences))
+    }
+
+    /// The next document at or above `document` with its occurrences, the documents below it
+    /// skipped without decoding their occurrences; `None` once the chunk is read.
+    pub fn next_at_or_above(&mut self, document: u32) -> ShardResult<Option<(u32, &'a [u8])>> {
+        while !self.failed && self.offset < self.bytes.len() {
+            let Some(entry) = self.read() else {
+                self.failed = true;
+                return Err(ShardError::corrupted("word positions chunk"));
+            };
+            if entry.0 >= document {
+                return Ok(Some(entry));
+            }
+        }
+        if !self.started && !self.failed {
+            self.failed = true;
+            return Err(ShardError::corrupted("empty word positions chunk"));
+        }
+        Ok(None)
     }
 }
 
@@ -227,19 +256,7 @@ impl<'a> Iterator for ChunkDocuments<'a> {
     type Item = ShardResult<(u32, &'a [u8])>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        if self.offset >= self.bytes.len() {
-            if self.started {
-                return None;
-            }
-            self.failed = true;
-            return Some(Err(ShardError::corrupted("empty word positions chunk")));
-        }
-        let read = self.read();
-        self.failed = read.is_err();
-        Some(read)
+        self.next_at_or_above(0).transpose()
     }
 }
 

@@ -4,19 +4,18 @@
 //!
 //! Invariants: a lookup answers exactly what the word's chunks hold for the document,
 //! whatever the order of the lookups; ascending lookups read each chunk once. Occurrences are
-//! handed out encoded, borrowed from the read snapshot: nothing is allocated per lookup but
-//! the cursor of a seek to another chunk.
+//! handed out encoded, borrowed from the read snapshot, and the chunk holding a document is
+//! found from the path of the previous one ([`PathLookup::at_or_below`]): nothing is
+//! allocated per lookup.
 
-use std::ops::Bound;
-
-use storage_engine::{Direction, ReadRange, ReadTree};
+use storage_engine::{Direction, PathLookup, ReadRange, ReadTree};
 
 use super::position_chunks::{ChunkDocuments, ChunkKeys};
 use crate::shard::{ShardError, ShardResult};
 
 /// Lookups of one word's occurrences in documents, cheapest in ascending document order.
 pub struct WordPositions<'t> {
-    tree: ReadTree<'t>,
+    lookup: PathLookup<'t>,
     keys: ChunkKeys,
     chunk: Option<CurrentChunk<'t>>,
 }
@@ -25,11 +24,12 @@ pub struct WordPositions<'t> {
 struct CurrentChunk<'t> {
     first: u32,
     bytes: &'t [u8],
+    /// The documents after `pending`.
     documents: ChunkDocuments<'t>,
-    /// The document read last and not passed yet (the documents below it were).
+    /// Every document of the chunk below this one was read past.
+    low: u32,
+    /// The first document at or above `low`, once read.
     pending: Option<(u32, &'t [u8])>,
-    /// The largest document passed, if any.
-    passed: Option<u32>,
 }
 
 /// Where a document stands against a chunk that may hold it.
@@ -48,36 +48,28 @@ impl<'t> CurrentChunk<'t> {
             first,
             bytes,
             documents: ChunkDocuments::new(first, bytes),
+            low: first,
             pending: None,
-            passed: None,
         }
     }
 
     /// Finds `document` (not below the chunk's first), reading on from where the last search
     /// stopped, or from the start when that is past `document`.
     fn find(&mut self, document: u32) -> ShardResult<InChunk<'t>> {
-        if self.passed.is_some_and(|passed| passed >= document) {
+        if document < self.low {
             *self = CurrentChunk::new(self.first, self.bytes);
         }
-        loop {
-            let entry = match self.pending.take() {
-                Some(entry) => entry,
-                None => match self.documents.next() {
-                    Some(entry) => entry?,
-                    None => return Ok(InChunk::Beyond),
-                },
-            };
-            if entry.0 < document {
-                self.passed = Some(entry.0);
-                continue;
-            }
-            self.pending = Some(entry);
-            return Ok(if entry.0 == document {
-                InChunk::Found(entry.1)
-            } else {
-                InChunk::Absent
-            });
-        }
+        self.low = document;
+        let entry = match self.pending {
+            Some(pending) if pending.0 >= document => Some(pending),
+            _ => self.documents.next_at_or_above(document)?,
+        };
+        self.pending = entry;
+        Ok(match entry {
+            Some((found, occurrences)) if found == document => InChunk::Found(occurrences),
+            Some(_) => InChunk::Absent,
+            None => InChunk::Beyond,
+        })
     }
 }
 
@@ -85,7 +77,7 @@ impl<'t> WordPositions<'t> {
     /// Lookups of `word` in `tree` (`word_positions`).
     pub fn new(tree: ReadTree<'t>, word: &[u8]) -> WordPositions<'t> {
         WordPositions {
-            tree,
+            lookup: tree.path_lookup(),
             keys: ChunkKeys::new(word),
             chunk: None,
         }
@@ -120,11 +112,7 @@ impl<'t> WordPositions<'t> {
     /// `document` without finding it, or when the word has no such chunk.
     fn seek(&mut self, document: u32) -> ShardResult<bool> {
         let key = self.keys.of(document);
-        let found = self
-            .tree
-            .range(Bound::Unbounded, Bound::Included(key), Direction::Backward)?
-            .next()
-            .transpose()?;
+        let found = self.lookup.at_or_below(key)?;
         let first = match found {
             Some((key, bytes)) => self.keys.document_of(key)?.map(|first| (first, bytes)),
             None => None,
