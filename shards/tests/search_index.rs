@@ -117,7 +117,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for name in [
         "word_documents",
-        "word_positions",
+        "word_position_chunks",
         "field_lengths",
         "word_fields",
         "word_position_buckets",
@@ -173,7 +173,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                         String::from_utf8_lossy(&key[..split])
                     )
                 }
-                "word_positions" => {
+                "word_position_chunks" => {
                     // One line per document of the chunk: how the documents are cut into
                     // chunks depends on the order they came in.
                     let (word, first) = split_chunk_key(key).expect("a chunk key");
@@ -691,6 +691,34 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
         reopened = open(&directory, "old.pages");
         assert_eq!(dump(&reopened), expected, "{name} rebuilt");
     }
+
+    // And like one written before positions were chunked: one `word_positions` key per word
+    // and document, 4 bytes per occurrence, no `word_position_chunks`.
+    let transaction = reopened
+        .database()
+        .begin_write()
+        .expect("begin_write succeeds");
+    transaction
+        .delete_tree("word_position_chunks")
+        .expect("delete_tree succeeds");
+    let legacy = transaction
+        .create_tree("word_positions")
+        .expect("create_tree succeeds");
+    legacy
+        .put(b"word\xFF\x00\x00\x00\x01", &[0, 1, 0, 2])
+        .expect("put succeeds");
+    drop(legacy);
+    transaction.commit().expect("commit succeeds");
+    drop(reopened);
+    let reopened = open(&directory, "old.pages");
+    assert_eq!(dump(&reopened), expected, "positions chunked");
+    let read = reopened.database().begin_read();
+    assert!(
+        read.open_tree("word_positions")
+            .expect("the catalog reads")
+            .is_none(),
+        "the legacy tree is gone"
+    );
 }
 
 /// `word_pairs` holds a pair where the second word stands right after the first in one

@@ -2,8 +2,9 @@
 //! operation per batch, or in batches and chunks of random sizes leave every tree (documents,
 //! external ids, fields, facets, geo points and the whole inverted index) byte for byte equal,
 //! with replacements, updates, deletions, re-additions and `DeleteAll` mixed in. The one
-//! exception is where `word_positions` cuts a word's documents into chunks, which depends on
-//! the batches: that tree is compared document by document (each document's bytes equal).
+//! exception is where `word_position_chunks` cuts a word's documents into chunks, which
+//! depends on the batches: that tree is compared document by document (each document's bytes
+//! equal).
 //!
 //! The random operations use a fixed seed (printed; `SHARD_BATCHING_SEED` replaces it,
 //! `SHARD_BATCHING_CASES` sets the number of cases).
@@ -200,7 +201,7 @@ fn dump(shard: &Shard) -> Dump {
             })
             .filter(|(key, _)| !(name == "meta" && key == APPLIED_BATCH_RECORD))
             .collect();
-        let entries = if name == "word_positions" {
+        let entries = if name == "word_position_chunks" {
             per_document(&entries)
         } else {
             entries
@@ -212,8 +213,8 @@ fn dump(shard: &Shard) -> Dump {
     trees
 }
 
-/// `word_positions` entries one per (word, document): word ‖ `0xFF` ‖ document → its encoded
-/// occurrences. How a word's documents are cut into chunks depends on the batches they came
+/// `word_position_chunks` entries one per (word, document): word ‖ `0xFF` ‖ document → its
+/// encoded occurrences. How a word's documents are cut into chunks depends on the batches they came
 /// in; what the chunks hold does not.
 fn per_document(chunks: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut entries = Vec::new();
@@ -266,7 +267,7 @@ fn one_batch_one_operation_per_batch_and_random_batches_store_the_same_trees() {
         for tree in [
             "documents",
             "word_documents",
-            "word_positions",
+            "word_position_chunks",
             "word_pairs",
             "facet_numbers",
         ] {

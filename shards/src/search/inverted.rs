@@ -2,9 +2,11 @@
 //!
 //! - `word_documents`: word (UTF-8) → roaring bitmap of the internal ids containing it. Ordered,
 //!   so it is also the word dictionary: prefix iteration and Levenshtein automata walk it.
-//! - `word_positions`: word ‖ `0xFF` ‖ internal id (u32 big-endian) → a chunk of the word's
-//!   documents from that id on, each with its occurrences (field id and position), see
-//!   [`super::position_chunks`].
+//! - `word_position_chunks`: word ‖ `0xFF` ‖ internal id (u32 big-endian) → a chunk of the
+//!   word's documents from that id on, each with its occurrences (field id and position), see
+//!   [`super::position_chunks`]. It replaced `word_positions` (one key per word and
+//!   document, [`LEGACY_WORD_POSITIONS_TREE`]): a shard holding that tree is re-indexed when
+//!   opened.
 //! - `field_lengths`: internal id (u32 BE) → per searchable field of the document, 4 bytes:
 //!   field id (u16 BE) then its number of words (u16 BE), sorted by field id.
 //! - `word_fields`: word ‖ `0xFF` ‖ field id (u16 BE) → roaring bitmap of the internal ids
@@ -36,7 +38,10 @@ use crate::shard::stored_bitmap::intersection_within;
 use crate::shard::{ShardError, ShardResult};
 
 pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
-pub const WORD_POSITIONS_TREE: &str = "word_positions";
+pub const WORD_POSITIONS_TREE: &str = "word_position_chunks";
+/// The tree of one key per word and document that [`WORD_POSITIONS_TREE`] replaced: only a
+/// shard written before holds it (and is re-indexed when opened).
+pub const LEGACY_WORD_POSITIONS_TREE: &str = "word_positions";
 pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
 pub const WORD_FIELDS_TREE: &str = "word_fields";
 pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
@@ -92,7 +97,7 @@ pub fn keys_extending<'t>(tree: &ReadTree<'t>, prefix: &str) -> ShardResult<Read
 }
 
 /// The common start of every key of `word` in the trees keyed by word ‖ `0xFF` ‖ suffix
-/// (`word_fields`, `word_position_buckets`, `word_positions`, `word_pairs`).
+/// (`word_fields`, `word_position_buckets`, `word_position_chunks`, `word_pairs`).
 pub fn position_prefix(word: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(word.len() + WORD_SLOT_SUFFIX_BYTES);
     key.extend_from_slice(word.as_bytes());

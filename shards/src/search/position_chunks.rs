@@ -1,4 +1,4 @@
-//! The `word_positions` tree: each word's occurrences in its documents, stored as chunks of
+//! The `word_position_chunks` tree: each word's occurrences in its documents, in chunks of
 //! consecutive documents.
 //!
 //! Key: word (UTF-8) ‖ `0xFF` ‖ the chunk's first internal id (u32 big-endian).
@@ -14,9 +14,12 @@
 //!   position (modulo 2^16, so even an unsorted list round-trips).
 //!
 //! A varint is LEB128: 7 bits per byte, lowest first, the high bit set on every byte but the
-//! last; at most [`VARINT_BYTES_MAX`] bytes for a u32. On the PyPI dataset a word occurs once
-//! or twice in most of its documents, at small positions of few fields, so a document takes 4
-//! to 6 bytes where a key of its own took its word's bytes plus 5, a cell header and a slot.
+//! last; at most [`VARINT_BYTES_MAX`] bytes for a u32. The length before the occurrences
+//! costs a byte per document but lets a lookup skip the documents below the one it wants
+//! without decoding them. On the PyPI dataset (886k documents, `name` and `summary`
+//! searchable, 2 shards) a shard's 4.1M (word, document) pairs take 19.0 MiB of chunks,
+//! 4.8 bytes each (the former 4-byte occurrences took 17.5 MiB of values, but each pair also
+//! had a key and a leaf cell: 95 MiB of priced entries against 28 MiB now).
 //!
 //! Invariants (kept by `shard::position_merge`, checked by its model test):
 //! - a word's chunks are disjoint and ascending: every document of a chunk is below the next
@@ -39,14 +42,18 @@ use super::inverted::WORD_END_BYTE;
 use crate::analysis::{Occurrence, WORD_BYTES_MAX};
 use crate::shard::{ShardError, ShardResult};
 
-/// Bytes after the word in a `word_positions` key: the separator and the chunk's first id.
+/// Bytes after the word in a `word_position_chunks` key: the separator and the chunk's first id.
 pub const CHUNK_KEY_SUFFIX_BYTES: usize = 5;
 /// Most bytes of a chunk holding more than one document.
 ///
 /// With the longest word's key, a chunk this long stays inline in a leaf page of the smallest
-/// page size (checked below), so that it never costs an overflow page. Measured on the PyPI
-/// dataset (see `tuning/`): 256, 512 and 740 bytes were tried.
-pub const POSITION_CHUNK_BYTES_MAX: usize = 512;
+/// page size (checked below: 747 bytes at most), so that it never costs an overflow page.
+/// Measured on the PyPI dataset (`store_usage`, per shard): 256, 512 and 747 bytes gave 417k,
+/// 385k and 375k chunks, 27.7, 27.1 and 26.9 MiB of priced entries and used files within 1%
+/// of each other (321.4, 318.8, 318.0 MiB; the same build varies by a few MiB from run to
+/// run). A lookup skips half a chunk on average, and `search_bench` ran its multi-word
+/// queries 0.01-0.04 ms faster with 256 than with 512: 256.
+pub const POSITION_CHUNK_BYTES_MAX: usize = 256;
 /// Most bytes of a u32 varint.
 pub const VARINT_BYTES_MAX: usize = 5;
 
@@ -320,7 +327,7 @@ impl ChunkPacker {
     }
 }
 
-/// The `word_positions` keys of one word, written into one reused buffer.
+/// The `word_position_chunks` keys of one word, written into one reused buffer.
 #[derive(Debug, Clone)]
 pub struct ChunkKeys {
     key: Vec<u8>,
@@ -361,7 +368,7 @@ impl ChunkKeys {
     }
 }
 
-/// Splits a `word_positions` key into its word bytes and its chunk's first document.
+/// Splits a `word_position_chunks` key into its word bytes and its chunk's first document.
 pub fn split_chunk_key(key: &[u8]) -> ShardResult<(&[u8], u32)> {
     let corrupted = || ShardError::corrupted("word positions key");
     let word_bytes = key

@@ -1,4 +1,4 @@
-//! Reading one word's occurrences from its `word_positions` chunks (see
+//! Reading one word's occurrences from its `word_position_chunks` chunks (see
 //! [`super::position_chunks`]): looked up document by document ([`WordPositions`]), or all
 //! of them in one ordered scan ([`scan_word`]).
 //!
@@ -74,7 +74,7 @@ impl<'t> CurrentChunk<'t> {
 }
 
 impl<'t> WordPositions<'t> {
-    /// Lookups of `word` in `tree` (`word_positions`).
+    /// Lookups of `word` in `tree` (`word_position_chunks`).
     pub fn new(tree: ReadTree<'t>, word: &[u8]) -> WordPositions<'t> {
         WordPositions {
             lookup: tree.path_lookup(),
@@ -140,7 +140,7 @@ pub struct WordScan<'t> {
     documents: Option<ChunkDocuments<'t>>,
 }
 
-/// Scans the chunks of `word` in `tree` (`word_positions`).
+/// Scans the chunks of `word` in `tree` (`word_position_chunks`).
 pub fn scan_word<'t>(tree: &ReadTree<'t>, word: &[u8]) -> ShardResult<WordScan<'t>> {
     let keys = ChunkKeys::new(word);
     let chunks = tree.prefix(keys.prefix(), Direction::Forward)?;

@@ -1,4 +1,4 @@
-//! Applying one word's changes of a flush to its `word_positions` chunks (the encoding and
+//! Applying one word's changes of a flush to its `word_position_chunks` chunks (the encoding and
 //! its invariants are in [`crate::search::position_chunks`]).
 //!
 //! The changes are the word's documents in ascending order, each either set (in the word,
@@ -60,7 +60,7 @@ struct StoredChunk<'t> {
     bytes: Cow<'t, [u8]>,
 }
 
-/// Writes `changes` into the chunks of `word` in `tree` (`word_positions`); `packer` is
+/// Writes `changes` into the chunks of `word` in `tree` (`word_position_chunks`); `packer` is
 /// reused from word to word.
 pub(super) fn write_word_positions(
     tree: &WriteTree<'_>,

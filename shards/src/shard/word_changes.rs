@@ -1,6 +1,6 @@
 //! The inverted index's pending changes, gathered per word in memory while documents are
 //! applied and written to the word trees once per flush, each tree in its key order:
-//! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_positions`
+//! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_position_chunks`
 //! (word ‖ `0xFF` ‖ slot, or a chunk's first internal id); `word_pairs` (word ‖ `0xFF` ‖
 //! following word) and `field_word_counts` (field id ‖ word count) from their own changes per
 //! key.
@@ -12,7 +12,7 @@
 //!
 //! Invariants: a word's changes are kept in operation order until written (the sort by
 //! document is stable); the bytes written are those of [`crate::search::inverted`]'s
-//! encodings, of [`super::keys::encode_bitmap`] and, for `word_positions`, of
+//! encodings, of [`super::keys::encode_bitmap`] and, for `word_position_chunks`, of
 //! [`crate::search::position_chunks`] (merged into the word's chunks by
 //! [`super::position_merge`]).
 
