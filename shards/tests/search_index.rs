@@ -14,6 +14,7 @@ use std::ops::Bound;
 
 use serde_json::{Map, Value, json};
 use shards::analysis::{RankingRule, TextSettings};
+use shards::search::position_chunks::{ChunkDocuments, Occurrences, split_chunk_key};
 use shards::search::{MatchingStrategy, SearchQuery, ShardHit, compare_details};
 use shards::shard::{Operation, Shard};
 use storage_engine::Direction;
@@ -116,7 +117,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for name in [
         "word_documents",
-        "word_positions",
+        "word_position_chunks",
         "field_lengths",
         "word_fields",
         "word_position_buckets",
@@ -172,25 +173,30 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                         String::from_utf8_lossy(&key[..split])
                     )
                 }
-                "word_positions" => {
-                    let split = key.len() - 5;
-                    let internal =
-                        u32::from_be_bytes(key[split + 1..].try_into().expect("try_into succeeds"));
-                    let mut pairs: Vec<String> = value
-                        .chunks(4)
-                        .map(|chunk| {
-                            let field = u16::from_be_bytes([chunk[0], chunk[1]]);
-                            let position = u16::from_be_bytes([chunk[2], chunk[3]]);
-                            format!("{}@{position}", fields[&field])
+                "word_position_chunks" => {
+                    // One line per document of the chunk: how the documents are cut into
+                    // chunks depends on the order they came in.
+                    let (word, first) = split_chunk_key(key).expect("a chunk key");
+                    let lines: Vec<String> = ChunkDocuments::new(first, value)
+                        .map(|entry| {
+                            let (internal, bytes) = entry.expect("the chunk decodes");
+                            let mut pairs: Vec<String> = Occurrences::new(bytes)
+                                .map(|occurrence| {
+                                    let occurrence = occurrence.expect("an occurrence decodes");
+                                    format!("{}@{}", fields[&occurrence.field], occurrence.position)
+                                })
+                                .collect();
+                            // Field ids differ between shards: compare by path.
+                            pairs.sort();
+                            format!(
+                                "{} in {} -> {pairs:?}",
+                                String::from_utf8_lossy(word),
+                                external(internal)
+                            )
                         })
                         .collect();
-                    // Field ids differ between shards: compare by path.
-                    pairs.sort();
-                    format!(
-                        "{} in {} -> {pairs:?}",
-                        String::from_utf8_lossy(&key[..split]),
-                        external(internal)
-                    )
+                    out.entry(name.to_owned()).or_default().extend(lines);
+                    continue;
                 }
                 _ => {
                     let internal = u32::from_be_bytes(key.try_into().expect("try_into succeeds"));
@@ -685,6 +691,34 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
         reopened = open(&directory, "old.pages");
         assert_eq!(dump(&reopened), expected, "{name} rebuilt");
     }
+
+    // And like one written before positions were chunked: one `word_positions` key per word
+    // and document, 4 bytes per occurrence, no `word_position_chunks`.
+    let transaction = reopened
+        .database()
+        .begin_write()
+        .expect("begin_write succeeds");
+    transaction
+        .delete_tree("word_position_chunks")
+        .expect("delete_tree succeeds");
+    let legacy = transaction
+        .create_tree("word_positions")
+        .expect("create_tree succeeds");
+    legacy
+        .put(b"word\xFF\x00\x00\x00\x01", &[0, 1, 0, 2])
+        .expect("put succeeds");
+    drop(legacy);
+    transaction.commit().expect("commit succeeds");
+    drop(reopened);
+    let reopened = open(&directory, "old.pages");
+    assert_eq!(dump(&reopened), expected, "positions chunked");
+    let read = reopened.database().begin_read();
+    assert!(
+        read.open_tree("word_positions")
+            .expect("the catalog reads")
+            .is_none(),
+        "the legacy tree is gone"
+    );
 }
 
 /// `word_pairs` holds a pair where the second word stands right after the first in one

@@ -1,6 +1,7 @@
 //! Point lookups that remember the path of the previous one: a run of gets over nearby keys
 //! (ascending document ids under one word, say) starts each search from the deepest node
-//! whose key range still holds the key, instead of from the root.
+//! whose key range still holds the key, instead of from the root. Besides exact gets, the
+//! entry at or below a key (the chunk holding a document, say).
 //!
 //! Invariants: `path` is a root-to-leaf path of the tree as of the read snapshot; each entry
 //! below the root records the child index its parent chose, and the key range that child
@@ -8,7 +9,7 @@
 //! gives exactly what a search from the root gives, whatever the order of the keys asked
 //! (order only decides how much of the path is reused).
 
-use crate::cursor::{NodeRef, Source, TREE_DEPTH_MAX};
+use crate::cursor::{Cursor, NodeRef, Seek, Source, TREE_DEPTH_MAX};
 use crate::error::{Error, Result};
 use crate::page::Pointer;
 
@@ -36,6 +37,38 @@ impl<'t> PathLookup<'t> {
 
     /// The value stored under `key`.
     pub fn get(&mut self, key: &[u8]) -> Result<Option<&'t [u8]>> {
+        let Some(leaf) = self.leaf_for(key)? else {
+            return Ok(None);
+        };
+        match leaf.search(key)? {
+            Ok(index) => Ok(Some(self.source.resolve(leaf.value(index)?)?)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The entry with the largest key at or below `key`, if any (where a backward range from
+    /// `key` starts). Found in the leaf of `key`'s path; when that leaf holds nothing at or
+    /// below `key`, by a backward seek from the root.
+    pub fn at_or_below(&mut self, key: &[u8]) -> Result<Option<(&'t [u8], &'t [u8])>> {
+        let Some(leaf) = self.leaf_for(key)? else {
+            return Ok(None);
+        };
+        let index = match leaf.search(key)? {
+            Ok(index) => Some(index),
+            Err(index) => index.checked_sub(1),
+        };
+        match index {
+            Some(index) => {
+                let (found, value) = leaf.entry(index)?;
+                Ok(Some((found, self.source.resolve(value)?)))
+            }
+            None => Cursor::seek(self.source, self.root, Seek::Inclusive(key), false)?.current(),
+        }
+    }
+
+    /// The leaf whose key range holds `key` (`None` for an empty tree), reached from the
+    /// deepest remembered level that covers `key`; the path is remembered.
+    fn leaf_for(&mut self, key: &[u8]) -> Result<Option<NodeRef<'t>>> {
         let Some(root) = self.root else {
             return Ok(None);
         };
@@ -54,10 +87,7 @@ impl<'t> PathLookup<'t> {
             };
             let node = level.node;
             if node.is_leaf() {
-                return match node.search(key)? {
-                    Ok(index) => Ok(Some(self.source.resolve(node.value(index)?)?)),
-                    Err(_) => Ok(None),
-                };
+                return Ok(Some(node));
             }
             let child = node.child_index_for(key)?;
             level.child = child;

@@ -1,8 +1,11 @@
-//! `ReadTree::path_lookup` answers exactly what `ReadTree::get` answers, for keys asked in
-//! ascending order (its fast case), descending order and any order, present or absent, on a
-//! tree several levels deep.
+//! `ReadTree::path_lookup` answers exactly what `ReadTree::get` answers, and its `at_or_below`
+//! exactly what a backward `ReadTree::range` starts at, for keys asked in ascending order (its
+//! fast case), descending order and any order, present or absent, on a tree several levels
+//! deep.
 
-use storage_engine::{Database, Options};
+use std::ops::Bound;
+
+use storage_engine::{Database, Direction, Options};
 
 /// Entries in the tree: enough for a tree of three levels at the default page size.
 const ENTRIES: u32 = 60_000;
@@ -38,11 +41,24 @@ fn compare_lookups(database: &Database, probes: &[u32]) {
         .expect("open_tree succeeds")
         .expect("the tree exists");
     let mut lookup = tree.path_lookup();
+    let mut below = tree.path_lookup();
     for &index in probes {
         let wanted = probe(index);
         let expected = tree.get(&wanted).expect("get succeeds");
         let found = lookup.get(&wanted).expect("path lookup succeeds");
         assert_eq!(found, expected, "probe {index}");
+        let expected = tree
+            .range(
+                Bound::Unbounded,
+                Bound::Included(&wanted),
+                Direction::Backward,
+            )
+            .expect("range succeeds")
+            .next()
+            .transpose()
+            .expect("range reads");
+        let found = below.at_or_below(&wanted).expect("at_or_below succeeds");
+        assert_eq!(found, expected, "at or below probe {index}");
     }
 }
 
@@ -73,6 +89,10 @@ fn a_missing_tree_root_finds_nothing() {
         .expect("the tree exists");
     let mut lookup = tree.path_lookup();
     assert_eq!(lookup.get(b"anything").expect("lookup succeeds"), None);
+    assert_eq!(
+        lookup.at_or_below(b"anything").expect("lookup succeeds"),
+        None
+    );
 }
 
 #[test]
@@ -96,4 +116,25 @@ fn any_order_of_probes_finds_what_get_finds() {
         sorted.sort_unstable();
         compare_lookups(&database, &sorted);
     }
+}
+
+#[test]
+fn lookups_after_deletions_find_what_get_and_range_find() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database = filled_database(&directory);
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write.open_tree("positions").expect("open_tree succeeds");
+    let tree = tree.expect("the tree exists");
+    // Runs of deleted keys leave separators above the first key left in a leaf, or leaves
+    // emptied of their first keys: the entry at or below a key is then in the leaf before.
+    for index in 0..ENTRIES {
+        if index % 500 < 120 || (index / 7) % 3 == 0 {
+            tree.delete(&key(index)).expect("delete succeeds");
+        }
+    }
+    write.commit().expect("commit succeeds");
+    let ascending: Vec<u32> = (0..ENTRIES * 2 + 10).collect();
+    compare_lookups(&database, &ascending);
+    let descending: Vec<u32> = ascending.iter().rev().step_by(5).copied().collect();
+    compare_lookups(&database, &descending);
 }

@@ -2,8 +2,11 @@
 //!
 //! - `word_documents`: word (UTF-8) → roaring bitmap of the internal ids containing it. Ordered,
 //!   so it is also the word dictionary: prefix iteration and Levenshtein automata walk it.
-//! - `word_positions`: word ‖ `0xFF` ‖ internal id (u32 big-endian) → the word's occurrences in
-//!   that document, each 4 bytes: field id (u16 BE) then position (u16 BE), sorted.
+//! - `word_position_chunks`: word ‖ `0xFF` ‖ internal id (u32 big-endian) → a chunk of the
+//!   word's documents from that id on, each with its occurrences (field id and position), see
+//!   [`super::position_chunks`]. It replaced `word_positions` (one key per word and
+//!   document, [`LEGACY_WORD_POSITIONS_TREE`]): a shard holding that tree is re-indexed when
+//!   opened.
 //! - `field_lengths`: internal id (u32 BE) → per searchable field of the document, 4 bytes:
 //!   field id (u16 BE) then its number of words (u16 BE), sorted by field id.
 //! - `word_fields`: word ‖ `0xFF` ‖ field id (u16 BE) → roaring bitmap of the internal ids
@@ -30,13 +33,15 @@ use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadRange, ReadTree};
 
 use super::derivations::prefix_end;
-use crate::analysis::Occurrence;
 use crate::shard::keys::decode_bitmap;
 use crate::shard::stored_bitmap::intersection_within;
 use crate::shard::{ShardError, ShardResult};
 
 pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
-pub const WORD_POSITIONS_TREE: &str = "word_positions";
+pub const WORD_POSITIONS_TREE: &str = "word_position_chunks";
+/// The tree of one key per word and document that [`WORD_POSITIONS_TREE`] replaced: only a
+/// shard written before holds it (and is re-indexed when opened).
+pub const LEGACY_WORD_POSITIONS_TREE: &str = "word_positions";
 pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
 pub const WORD_FIELDS_TREE: &str = "word_fields";
 pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
@@ -68,14 +73,13 @@ pub fn field_word_count_key(field: u16, count: u16) -> Option<[u8; 4]> {
     Some([field_high, field_low, count_high, count_low])
 }
 
-/// Separates the word from the internal id in `word_positions` keys.
-const WORD_END_BYTE: u8 = 0xFF;
-/// Bytes after the word in a `word_positions` key: the separator and the internal id.
-pub const POSITION_KEY_SUFFIX_BYTES: usize = 5;
+/// Separates the word from what follows it in the keys of the trees keyed by word ‖ `0xFF` ‖
+/// suffix.
+pub const WORD_END_BYTE: u8 = 0xFF;
 /// Bytes after the word in a `word_fields` or `word_position_buckets` key: the separator
 /// and the slot.
 pub const WORD_SLOT_SUFFIX_BYTES: usize = 3;
-/// Bytes of one encoded occurrence or field length.
+/// Bytes of one encoded field length.
 const PAIR_BYTES: usize = 4;
 
 /// The keys of `tree` above `prefix` itself that start with it, in order: in
@@ -92,45 +96,12 @@ pub fn keys_extending<'t>(tree: &ReadTree<'t>, prefix: &str) -> ShardResult<Read
     )?)
 }
 
-/// The common start of every `word_positions` key of `word`.
+/// The common start of every key of `word` in the trees keyed by word ‖ `0xFF` ‖ suffix
+/// (`word_fields`, `word_position_buckets`, `word_position_chunks`, `word_pairs`).
 pub fn position_prefix(word: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(word.len() + 5);
+    let mut key = Vec::with_capacity(word.len() + WORD_SLOT_SUFFIX_BYTES);
     key.extend_from_slice(word.as_bytes());
     key.push(WORD_END_BYTE);
-    key
-}
-
-/// The `word_positions` keys of one word, written into one reused buffer.
-pub struct PositionKeys {
-    key: Vec<u8>,
-    word_end: usize,
-}
-
-impl PositionKeys {
-    pub fn new(word: &[u8]) -> PositionKeys {
-        let mut key = Vec::with_capacity(word.len() + POSITION_KEY_SUFFIX_BYTES);
-        key.extend_from_slice(word);
-        key.push(WORD_END_BYTE);
-        let word_end = key.len();
-        PositionKeys { key, word_end }
-    }
-
-    /// The common start of the word's keys.
-    pub fn prefix(&self) -> &[u8] {
-        &self.key[..self.word_end]
-    }
-
-    /// The key of the word in `document`.
-    pub fn of(&mut self, document: u32) -> &[u8] {
-        self.key.truncate(self.word_end);
-        self.key.extend_from_slice(&document.to_be_bytes());
-        &self.key
-    }
-}
-
-pub fn position_key(word: &str, document: u32) -> Vec<u8> {
-    let mut key = position_prefix(word);
-    key.extend_from_slice(&document.to_be_bytes());
     key
 }
 
@@ -166,15 +137,6 @@ pub fn split_word_slot_key(key: &[u8]) -> ShardResult<(&[u8], u16)> {
     }
 }
 
-/// The internal id of a `word_positions` key whose word part is `prefix_bytes` long.
-pub fn document_of_position_key(key: &[u8], prefix_bytes: usize) -> ShardResult<u32> {
-    let bytes: [u8; 4] = key
-        .get(prefix_bytes..)
-        .and_then(|rest| rest.try_into().ok())
-        .ok_or_else(|| ShardError::Corrupted("word position key".to_owned()))?;
-    Ok(u32::from_be_bytes(bytes))
-}
-
 fn encode_pairs(pairs: impl Iterator<Item = (u16, u16)>) -> Vec<u8> {
     let mut bytes = Vec::new();
     for (first, second) in pairs {
@@ -196,27 +158,6 @@ fn decode_pairs(bytes: &[u8], what: &str) -> ShardResult<Vec<(u16, u16)>> {
                 u16::from_be_bytes([chunk[2], chunk[3]]),
             )
         })
-        .collect())
-}
-
-pub fn encode_occurrences(occurrences: &[Occurrence]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(occurrences.len() * PAIR_BYTES);
-    append_occurrences(&mut bytes, occurrences);
-    bytes
-}
-
-/// Appends [`encode_occurrences`]'s bytes of `occurrences` to `bytes`.
-pub fn append_occurrences(bytes: &mut Vec<u8>, occurrences: &[Occurrence]) {
-    for occurrence in occurrences {
-        bytes.extend_from_slice(&occurrence.field.to_be_bytes());
-        bytes.extend_from_slice(&occurrence.position.to_be_bytes());
-    }
-}
-
-pub fn decode_occurrences(bytes: &[u8]) -> ShardResult<Vec<Occurrence>> {
-    Ok(decode_pairs(bytes, "word occurrences")?
-        .into_iter()
-        .map(|(field, position)| Occurrence { field, position })
         .collect())
 }
 

@@ -68,6 +68,7 @@ pub mod inverted;
 mod lazy_exactness;
 pub mod occurrences;
 mod phrase_filter;
+pub mod position_chunks;
 pub mod prefix_unions;
 mod query;
 pub mod ranking;
@@ -78,6 +79,7 @@ mod sort_values;
 mod steps;
 pub mod terms;
 mod word_pairs;
+pub mod word_positions;
 
 pub use execute::{ShardHit, ShardHits};
 pub use facet_counts::{ALL_FACETS, FieldFacetCounts};

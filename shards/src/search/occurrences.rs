@@ -11,21 +11,22 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use storage_engine::{Direction, ReadTransaction, ReadTree};
+use storage_engine::{ReadTransaction, ReadTree};
 
 use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 
 use super::inverted::{
-    PositionKeys, WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within,
-    decode_occurrences, document_of_position_key, keys_extending,
+    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
 };
 use super::phrase_filter::phrase_candidates;
+use super::position_chunks::{Occurrences, decode_occurrences_into};
 use super::terms::ResolvedTerm;
 use super::word_pairs::WordPairs;
+use super::word_positions::{WordPositions, scan_word};
 
-/// Scan a word's position keys (rather than look them up) when at least one in this many of
-/// its documents is wanted.
+/// Scan a word's position chunks (rather than look its documents up) when at least one in
+/// this many of its documents is wanted.
 const SCAN_WANTED_RATIO: u64 = 8;
 
 /// Fewest candidates of a phrase worth the position-bucket pre-filter: below, reading each
@@ -252,8 +253,8 @@ fn word_occurrences(
 /// Adds to `found` the occurrences of the word `word` (whose documents are `all`) in the
 /// documents of `universe`.
 ///
-/// When most of the word's documents are wanted, its position keys are read in one ordered
-/// scan; otherwise each wanted document's key is looked up, in ascending order.
+/// When most of the word's documents are wanted, its position chunks are read in one ordered
+/// scan; otherwise each wanted document is looked up, in ascending order.
 fn add_word_occurrences(
     positions: &ReadTree<'_>,
     word: &[u8],
@@ -267,25 +268,23 @@ fn add_word_occurrences(
     }
     let mut add = |document: u32, bytes: &[u8]| -> ShardResult<()> {
         let spans = found.entry(document).or_default();
-        for occurrence in decode_occurrences(bytes)? {
+        for occurrence in Occurrences::new(bytes) {
+            let occurrence = occurrence?;
             spans.push((occurrence.field, occurrence.position, occurrence.position));
         }
         Ok(())
     };
-    let mut keys = PositionKeys::new(word);
     if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
-        let prefix = keys.prefix();
-        for entry in positions.prefix(prefix, Direction::Forward)? {
-            let (entry_key, value) = entry?;
-            let document = document_of_position_key(entry_key, prefix.len())?;
+        for entry in scan_word(positions, word)? {
+            let (document, bytes) = entry?;
             if wanted.contains(document) {
-                add(document, value)?;
+                add(document, bytes)?;
             }
         }
     } else {
-        let mut lookup = positions.path_lookup();
+        let mut lookup = WordPositions::new(*positions, word);
         for document in &wanted {
-            if let Some(bytes) = lookup.get(keys.of(document))? {
+            if let Some(bytes) = lookup.get(document)? {
                 add(document, bytes)?;
             }
         }
@@ -356,16 +355,20 @@ pub fn phrase_occurrences(
         return Ok(found);
     };
     let last_offset = phrase.len().saturating_sub(1);
-    // One lookup per word: each walks its word's keys in ascending document order.
+    // One reader per word: each walks its word's chunks in ascending document order. The
+    // occurrence lists are reused from document to document.
     let mut lookups: Vec<_> = real
         .iter()
-        .map(|(_, word)| (tree.path_lookup(), PositionKeys::new(word.as_bytes())))
+        .map(|(_, word)| WordPositions::new(tree, word.as_bytes()))
+        .collect();
+    let mut lists: Vec<(usize, Vec<Occurrence>)> = real
+        .iter()
+        .map(|(offset, _)| (*offset, Vec::new()))
         .collect();
     for document in &candidates {
-        let mut lists = Vec::with_capacity(real.len());
-        for ((offset, _), (lookup, keys)) in real.iter().zip(&mut lookups) {
-            let bytes = lookup.get(keys.of(document))?.unwrap_or_default();
-            lists.push((*offset, decode_occurrences(bytes)?));
+        for (lookup, (_, list)) in lookups.iter_mut().zip(&mut lists) {
+            let bytes = lookup.get(document)?.unwrap_or_default();
+            decode_occurrences_into(bytes, list)?;
         }
         let mut spans = Vec::new();
         for anchor in &lists[0].1 {

@@ -41,8 +41,9 @@ use super::{
 };
 use crate::analysis::{Analyzer, Occurrence, TextSettings, document_words};
 use crate::search::inverted::{
-    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, TEXT_TREES, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE,
-    WORD_PAIRS_TREE, encode_field_lengths, field_word_count_key, write_pair_key,
+    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, LEGACY_WORD_POSITIONS_TREE, TEXT_TREES,
+    WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE, WORD_POSITIONS_TREE,
+    encode_field_lengths, field_word_count_key, write_pair_key,
 };
 
 /// The final effect of a batch on one document of this shard.
@@ -75,7 +76,7 @@ struct Deltas {
     strings: BTreeMap<Vec<u8>, Delta>,
     presence: BTreeMap<Vec<u8>, Delta>,
     /// The word trees' changes (`word_documents`, `word_fields`, `word_position_buckets`,
-    /// `word_positions`).
+    /// `word_position_chunks`).
     words: WordChanges,
     /// The changes of `word_pairs`.
     pairs: KeyChanges,
@@ -808,8 +809,9 @@ pub(crate) fn rebuild_text(
 }
 
 /// Rebuilds the inverted index of a shard written before its `word_fields`,
-/// `word_position_buckets`, `word_pairs` or `field_word_counts` trees existed (they are derived from the stored
-/// documents, so the rebuild loses nothing). Returns whether it rebuilt.
+/// `word_position_buckets`, `word_pairs`, `field_word_counts` or `word_position_chunks` trees
+/// existed (they are derived from the stored documents, so the rebuild loses nothing; the
+/// legacy `word_positions` tree goes). Returns whether it rebuilt.
 pub(crate) fn upgrade_text_index(
     database: &Database,
     decoders: &Arc<DecoderCache>,
@@ -819,7 +821,9 @@ pub(crate) fn upgrade_text_index(
     let outdated = read.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
         && (read.open_tree(WORD_FIELDS_TREE)?.is_none()
             || read.open_tree(WORD_PAIRS_TREE)?.is_none()
-            || read.open_tree(FIELD_WORD_COUNTS_TREE)?.is_none());
+            || read.open_tree(FIELD_WORD_COUNTS_TREE)?.is_none()
+            || read.open_tree(WORD_POSITIONS_TREE)?.is_none())
+        || read.open_tree(LEGACY_WORD_POSITIONS_TREE)?.is_some();
     drop(read);
     if !outdated {
         return Ok(false);
@@ -837,7 +841,7 @@ fn reindex_text(
     state: ShardState,
     decoders: &Arc<DecoderCache>,
 ) -> ShardResult<()> {
-    for name in TEXT_TREES {
+    for name in TEXT_TREES.iter().chain([&LEGACY_WORD_POSITIONS_TREE]) {
         transaction.delete_tree(name)?;
     }
     let analyzer = Analyzer::new(&state.text_settings);

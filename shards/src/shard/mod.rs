@@ -22,8 +22,8 @@
 //! `fields` (path → u16 field id), `field_distribution` (top-level field → u64 count),
 //! `facet_numbers` (field id ‖ ordered f64 → bitmap), `facet_strings` (field id ‖ normalized
 //! string → original ‖ bitmap), `facet_presence` (field id ‖ kind → bitmap), `geo` (u32 →
-//! latitude ‖ longitude as f64); the inverted index's `word_documents`, `word_positions` and
-//! `field_lengths` (see [`crate::search`]).
+//! latitude ‖ longitude as f64); the inverted index's `word_documents`,
+//! `word_position_chunks` and `field_lengths` (see [`crate::search`]).
 
 mod apply;
 pub mod codec;
@@ -35,6 +35,7 @@ pub(crate) mod facet_source;
 mod fields_selection;
 pub(crate) mod keys;
 mod listing;
+mod position_merge;
 mod repack;
 mod settings;
 mod snapshot;

@@ -1,8 +1,9 @@
 //! The inverted index's pending changes, gathered per word in memory while documents are
 //! applied and written to the word trees once per flush, each tree in its key order:
-//! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_positions`
-//! (word ‖ `0xFF` ‖ slot or internal id); `word_pairs` (word ‖ `0xFF` ‖ following word) and
-//! `field_word_counts` (field id ‖ word count) from their own changes per key.
+//! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_position_chunks`
+//! (word ‖ `0xFF` ‖ slot, or a chunk's first internal id); `word_pairs` (word ‖ `0xFF` ‖
+//! following word) and `field_word_counts` (field id ‖ word count) from their own changes per
+//! key.
 //!
 //! A document's words are only recorded (one hash of each word, one push of its change);
 //! the postings of every key are worked out when written, from the changes sorted by
@@ -11,7 +12,9 @@
 //!
 //! Invariants: a word's changes are kept in operation order until written (the sort by
 //! document is stable); the bytes written are those of [`crate::search::inverted`]'s
-//! encodings and of [`super::keys::encode_bitmap`].
+//! encodings, of [`super::keys::encode_bitmap`] and, for `word_position_chunks`, of
+//! [`crate::search::position_chunks`] (merged into the word's chunks by
+//! [`super::position_merge`]).
 
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -22,11 +25,13 @@ use storage_engine::{WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
 use super::keys::{decode_bitmap, write_bitmap};
+use super::position_merge::{PositionChanges, write_word_positions};
 use crate::analysis::Occurrence;
 use crate::search::inverted::{
-    PositionKeys, WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE,
-    WORD_POSITIONS_TREE, append_occurrences, write_word_slot_key,
+    WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE,
+    write_word_slot_key,
 };
+use crate::search::position_chunks::ChunkPacker;
 use crate::search::ranking::bucketed_position;
 
 /// One document's word added or removed: the occurrences of the word in the document (a
@@ -181,6 +186,8 @@ struct Scratch {
     documents: Postings,
     fields: SlotPostings,
     buckets: SlotPostings,
+    positions: PositionChanges,
+    packer: ChunkPacker,
     key: Vec<u8>,
     value: Vec<u8>,
 }
@@ -310,7 +317,7 @@ impl SlotTrees<'_> {
     ) -> ShardResult<()> {
         scratch.fields.clear();
         scratch.buckets.clear();
-        let mut keys = PositionKeys::new(word.as_bytes());
+        scratch.positions.clear();
         let mut start = 0;
         while start < changes.len() {
             let run = document_run(changes, start);
@@ -323,16 +330,20 @@ impl SlotTrees<'_> {
                 }
             }
             let last = &changes[run.end - 1];
-            let key = keys.of(last.document);
             if last.add {
-                scratch.value.clear();
-                append_occurrences(&mut scratch.value, &occurrences[last.occurrences.clone()]);
-                self.positions.put(key, &scratch.value)?;
+                let occurrences = &occurrences[last.occurrences.clone()];
+                scratch.positions.set(last.document, occurrences);
             } else {
-                self.positions.delete(key)?;
+                scratch.positions.remove(last.document);
             }
             start = run.end;
         }
+        write_word_positions(
+            &self.positions,
+            word,
+            &scratch.positions,
+            &mut scratch.packer,
+        )?;
         for (tree, slots) in [
             (&self.fields, &mut scratch.fields),
             (&self.buckets, &mut scratch.buckets),
