@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value, json};
 use shards::analysis::TextSettings;
@@ -15,7 +16,7 @@ use shards::filter::{Filter, evaluate};
 use shards::shard::codec::{
     self, DICTIONARY_RETRAINING_GROWTH, DICTIONARY_TRAINING_DOCUMENTS, TAG_ZSTD_DICTIONARY,
 };
-use shards::shard::{ListQuery, Operation, Shard};
+use shards::shard::{ListQuery, Operation, Repack, Shard};
 use storage_engine::{Direction, Options, SyncMode};
 
 const DOCUMENTS_TREE: &str = "documents";
@@ -281,7 +282,9 @@ fn documents_the_sample_left_out_are_recompressed_by_the_compaction() {
         "{with} with, {without} without"
     );
     let before = shard.stats().expect("stats").raw_document_bytes;
-    shard.repack().expect("repack succeeds");
+    shard
+        .repack(Repack::Everything, &AtomicBool::new(false))
+        .expect("repack succeeds");
     assert_eq!(stored_forms(&shard, 0), (total, 0));
     let after = shard.stats().expect("stats").raw_document_bytes;
     assert!(
@@ -359,7 +362,9 @@ fn a_grown_shard_trains_a_newer_dictionary_and_the_compaction_drops_the_older() 
     drop(shard);
     let shard = open(directory.path());
     assert_reads_back(&shard, total, |_| false);
-    shard.repack().expect("repack succeeds");
+    shard
+        .repack(Repack::Everything, &AtomicBool::new(false))
+        .expect("repack succeeds");
     assert_eq!(dictionary_ids(&shard), vec![1]);
     assert_eq!(stored_forms(&shard, 1), (total, 0));
     assert_reads_back(&shard, total, |_| false);
