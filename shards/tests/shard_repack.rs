@@ -32,9 +32,17 @@ fn word(index: u64) -> String {
     word
 }
 
+/// A well-mixed hash (splitmix64's finalizer): adjacent words of a document form pairs that
+/// rarely repeat, so `word_pairs` takes scattered inserts like real text.
+fn mixed(mut value: u64) -> u64 {
+    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    value ^ (value >> 31)
+}
+
 fn document(id: u64) -> Value {
     let words: Vec<String> = (0..8)
-        .map(|slot| word((id * 7 + slot * 131) % VOCABULARY))
+        .map(|slot| word(mixed(id * 8 + slot) % VOCABULARY))
         .collect();
     json!({"id": id, "title": words.join(" ")})
 }
