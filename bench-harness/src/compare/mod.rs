@@ -20,6 +20,7 @@ pub mod cpu_cost;
 pub mod disk;
 pub mod query_mix;
 pub mod server;
+pub mod settle;
 pub mod setup;
 pub mod side;
 pub mod table;

@@ -9,13 +9,14 @@
 //! the side's work directory.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::agreement::{TopHits, top_ids};
 use super::client::Client;
 use super::disk::disk_usage;
 use super::query_mix::{Query, TOP_HITS_COUNT};
 use super::server::{ServerProcess, ServerSpec};
+use super::settle::wait_until_quiet;
 use super::setup::{comparison_settings, create_index, get_json, ingest};
 use super::table::{LoadFigures, SideResults};
 use crate::load::{Limit, Pacing, RequestTemplate, RunOptions, Target, Workload, run};
@@ -102,6 +103,7 @@ pub fn run_side(
     )?;
     eprintln!("[{name}] ingesting {} documents", lines.len());
     let ingestion = ingest(&mut client, &options.index_uid, lines, options.batch)?;
+    let indexed_at = Instant::now();
     eprintln!(
         "[{name}] indexed {} documents ({} stored) in {:.2} s",
         ingestion.documents,
@@ -110,6 +112,18 @@ pub fn run_side(
     );
     let peak_rss_after_indexing = peak_resident_bytes(Some(server.pid));
     let disk = disk_usage(&spec.data_dir());
+    eprintln!("[{name}] waiting for the server to go quiet");
+    let settling = wait_until_quiet(server_pid(&server)?, indexed_at)?;
+    eprintln!(
+        "[{name}] {} after {:.1} s",
+        if settling.quiet {
+            "quiet"
+        } else {
+            "still busy"
+        },
+        settling.elapsed.as_secs_f64()
+    );
+    let disk_settled = disk_usage(&spec.data_dir());
 
     eprintln!("[{name}] top-hits pass over {} queries", queries.len());
     let top_hits = top_hits_pass(&mut client, &options.index_uid, queries);
@@ -162,6 +176,8 @@ pub fn run_side(
             peak_rss_after_indexing,
             peak_rss_end,
             disk,
+            settling,
+            disk_settled,
             disk_at_end,
             disk_after_compaction,
             top_hits_failures,
@@ -170,6 +186,11 @@ pub fn run_side(
         },
         top_hits,
     })
+}
+
+/// The server's process id as `/proc` numbers it.
+fn server_pid(server: &ServerProcess) -> Result<i32, String> {
+    i32::try_from(server.pid).map_err(|_| format!("process id {} out of range", server.pid))
 }
 
 /// Every query once, in order: its top hit ids, or why there are none.

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use super::agreement::Agreement;
 use super::disk::DiskUsage;
+use super::settle::Settling;
 use super::setup::Ingestion;
 use crate::load::Report;
 
@@ -72,6 +73,10 @@ pub struct SideResults {
     pub peak_rss_end: Option<u64>,
     /// The data directory right after the last indexing task succeeded.
     pub disk: DiskUsage,
+    /// How the server went quiet after indexing (before any search run).
+    pub settling: Settling,
+    /// The data directory once the server went quiet after indexing.
+    pub disk_settled: DiskUsage,
     /// The data directory at the end, after every search run (no write in between: what a
     /// server at rest keeps).
     pub disk_at_end: DiskUsage,
@@ -231,6 +236,14 @@ fn rows(
     });
     rows.push(row("disk, apparent (MiB)", a, b, 1));
     let (a, b) = both(ours, theirs, |side| {
+        Some(side.settling.elapsed.as_secs_f64())
+    });
+    rows.push(row("busy after indexing, until quiet (s)", a, b, 1));
+    let (a, b) = both(ours, theirs, |side| {
+        mebibytes(Some(side.disk_settled.allocated_bytes))
+    });
+    rows.push(row("disk once quiet, allocated (MiB)", a, b, 1));
+    let (a, b) = both(ours, theirs, |side| {
         mebibytes(Some(side.disk_at_end.allocated_bytes))
     });
     rows.push(row("disk at the end, allocated (MiB)", a, b, 1));
@@ -375,6 +388,14 @@ mod tests {
                 apparent_bytes: 2 * 1024 * 1024,
                 allocated_bytes: 1024 * 1024,
             },
+            settling: Settling {
+                elapsed: Duration::from_secs(3),
+                quiet: true,
+            },
+            disk_settled: DiskUsage {
+                apparent_bytes: 2 * 1024 * 1024,
+                allocated_bytes: 768 * 1024,
+            },
             disk_at_end: DiskUsage {
                 apparent_bytes: 2 * 1024 * 1024,
                 allocated_bytes: 512 * 1024,
@@ -421,6 +442,14 @@ mod tests {
         );
         assert!(
             text.contains("| 8 connections: throughput (2xx answers/s) | 300.0 | 100.0 | 3.00 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| disk once quiet, allocated (MiB) | 0.8 | 0.8 | 1.00 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| busy after indexing, until quiet (s) | 3.0 | 3.0 | 1.00 |"),
             "{text}"
         );
         assert!(

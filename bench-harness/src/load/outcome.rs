@@ -6,7 +6,7 @@
 //! recorded for 2xx responses only, so fast error answers cannot flatter them.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -73,6 +73,36 @@ pub struct Tally {
     pub service_time: LatencyHistogram,
     /// When the last measured response arrived.
     pub last_completion: Option<Instant>,
+    /// The [`SLOWEST_KEPT`] slowest measured 2xx responses, slowest first.
+    pub slowest: Vec<SlowResponse>,
+}
+
+/// How many of the slowest responses a tally keeps, to tell which requests make the tail.
+pub const SLOWEST_KEPT: usize = 16;
+
+/// One slow 2xx response.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowResponse {
+    /// Its template (workload order).
+    pub template: usize,
+    /// From the intended send time to the response.
+    pub latency: Duration,
+    /// From the actual write to the response.
+    pub service_time: Duration,
+}
+
+/// Inserts `response` into `slowest` (slowest first), keeping at most [`SLOWEST_KEPT`].
+fn keep_if_slow(slowest: &mut Vec<SlowResponse>, response: SlowResponse) {
+    if slowest.len() == SLOWEST_KEPT
+        && slowest
+            .last()
+            .is_some_and(|fastest_kept| fastest_kept.latency >= response.latency)
+    {
+        return;
+    }
+    let position = slowest.partition_point(|kept| kept.latency >= response.latency);
+    slowest.insert(position, response);
+    slowest.truncate(SLOWEST_KEPT);
 }
 
 impl Tally {
@@ -89,6 +119,7 @@ impl Tally {
             latency: LatencyHistogram::new(),
             service_time: LatencyHistogram::new(),
             last_completion: None,
+            slowest: Vec::new(),
         }
     }
 
@@ -108,10 +139,18 @@ impl Tally {
         self.per_template[template] += 1;
         if (200..300).contains(&status) {
             self.successes += 1;
-            self.latency
-                .record(now.saturating_duration_since(slot.intended));
-            self.service_time
-                .record(now.saturating_duration_since(sent));
+            let latency = now.saturating_duration_since(slot.intended);
+            let service_time = now.saturating_duration_since(sent);
+            self.latency.record(latency);
+            self.service_time.record(service_time);
+            keep_if_slow(
+                &mut self.slowest,
+                SlowResponse {
+                    template,
+                    latency,
+                    service_time,
+                },
+            );
         } else {
             *self.statuses.entry(status).or_insert(0) += 1;
         }
@@ -154,6 +193,9 @@ impl Tally {
         self.server_closes += other.server_closes;
         self.latency.merge(&other.latency);
         self.service_time.merge(&other.service_time);
+        for response in &other.slowest {
+            keep_if_slow(&mut self.slowest, *response);
+        }
         self.last_completion = match (self.last_completion, other.last_completion) {
             (Some(mine), Some(theirs)) => Some(mine.max(theirs)),
             (mine, theirs) => mine.or(theirs),
@@ -164,7 +206,41 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+
+    #[test]
+    fn the_slowest_responses_are_kept_slowest_first_across_merges() {
+        let start = Instant::now();
+        let measured = Slot {
+            intended: start,
+            measured: true,
+        };
+        let mut first = Tally::new(40);
+        let mut second = Tally::new(40);
+        for template in 0..40usize {
+            // Latencies 0..40 ms in a scrambled order, split over two tallies.
+            let milliseconds = (template * 17) % 40;
+            let tally = if template % 2 == 0 {
+                &mut first
+            } else {
+                &mut second
+            };
+            let done = start + Duration::from_millis(milliseconds as u64);
+            tally.record_response(template, measured, start, 200, done);
+        }
+        second.record_response(39, measured, start, 500, start + Duration::from_secs(1));
+        first.merge(&second);
+        let kept: Vec<u128> = first
+            .slowest
+            .iter()
+            .map(|response| response.latency.as_millis())
+            .collect();
+        let expected: Vec<u128> = (40 - SLOWEST_KEPT as u128..40).rev().collect();
+        assert_eq!(kept, expected);
+        assert_eq!(
+            first.slowest[0].template, 24,
+            "39 ms is template 24 (24 * 17 % 40)"
+        );
+    }
 
     #[test]
     fn responses_and_errors_are_counted_once_each_and_merge_adds_up() {

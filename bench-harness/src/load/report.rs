@@ -103,6 +103,22 @@ pub struct Report {
     pub load_average: Option<[f64; 3]>,
     /// Seed of the template choice.
     pub seed: u64,
+    /// The slowest 2xx responses, slowest first: which requests make the tail.
+    pub slowest: Vec<SlowRequest>,
+}
+
+/// How many of the slowest responses the text report lists (the JSON report has them all).
+const SLOWEST_PRINTED: usize = 5;
+
+/// One of the slowest 2xx responses of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SlowRequest {
+    /// The template's label.
+    pub label: String,
+    /// From the intended send time to the response, in milliseconds.
+    pub latency_milliseconds: f64,
+    /// From the actual write to the response, in milliseconds.
+    pub service_milliseconds: f64,
 }
 
 /// `count / seconds`, zero for an empty window.
@@ -193,6 +209,19 @@ impl Report {
             driver_cpu,
             load_average: read_load_average(),
             seed: options.seed,
+            slowest: tally
+                .slowest
+                .iter()
+                .map(|response| SlowRequest {
+                    label: workload
+                        .labels
+                        .get(response.template)
+                        .cloned()
+                        .unwrap_or_default(),
+                    latency_milliseconds: response.latency.as_secs_f64() * 1e3,
+                    service_milliseconds: response.service_time.as_secs_f64() * 1e3,
+                })
+                .collect(),
         }
     }
 
@@ -281,6 +310,13 @@ impl Report {
             row("service", &self.service_time);
         } else {
             row("2xx", &self.latency);
+        }
+        for slow in self.slowest.iter().take(SLOWEST_PRINTED) {
+            let _ = writeln!(
+                text,
+                "  slow      {:>10.1} ms  (service {:.1} ms)  {}",
+                slow.latency_milliseconds, slow.service_milliseconds, slow.label
+            );
         }
     }
 
