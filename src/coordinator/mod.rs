@@ -288,7 +288,7 @@ impl Coordinator {
             storage: set.storage.clone(),
             shard,
         };
-        let owner = shard as usize % self.cores();
+        let owner = self.owner_of(shard);
         if owner == self.core() {
             return self.shards.handle(address, command).await;
         }
@@ -301,26 +301,50 @@ impl Coordinator {
         }
     }
 
+    /// The core that owns shard `shard` of any index.
+    fn owner_of(&self, shard: u32) -> usize {
+        owner_core(shard, self.cores())
+    }
+
     /// Runs one command per shard of `set`, all at once; answers in shard order.
+    ///
+    /// The commands for other cores' shards are started first: a task runs until it awaits,
+    /// and this core's own shards do their work without awaiting, so a local shard started
+    /// first would hold the core for its whole search before the other cores were even asked.
+    /// Seen as a search taking twice as long on the connections core 0 accepted (2.9 against
+    /// 5.3 ms for one phrase query, by connection).
     pub async fn ask_every_shard(
         self: &Rc<Self>,
         set: &ShardSet,
         mut command: impl FnMut(u32) -> ShardCommand,
     ) -> Vec<Result<ShardAnswer, ResponseError>> {
-        let mut running = Vec::with_capacity(set.shards as usize);
-        for shard in 0..set.shards {
+        let order = dispatch_order(set.shards, self.cores(), self.core());
+        let mut running = Vec::with_capacity(order.len());
+        for shard in order {
             let coordinator = self.clone();
             let set = set.clone();
             let command = command(shard);
-            running.push(glommio::spawn_local(async move {
-                coordinator.ask_shard(&set, shard, command).await
-            }));
+            let task =
+                glommio::spawn_local(
+                    async move { coordinator.ask_shard(&set, shard, command).await },
+                );
+            running.push((shard, task));
         }
-        let mut answers = Vec::with_capacity(running.len());
-        for task in running {
-            answers.push(task.await);
+        let mut answers: Vec<Option<Result<ShardAnswer, ResponseError>>> =
+            (0..running.len()).map(|_| None).collect();
+        for (shard, task) in running {
+            if let Some(slot) = answers.get_mut(shard as usize) {
+                *slot = Some(task.await);
+            }
         }
         answers
+            .into_iter()
+            .map(|answer| {
+                answer.unwrap_or_else(|| {
+                    Err(ResponseError::internal("a shard was not asked".to_string()))
+                })
+            })
+            .collect()
     }
 
     /// Runs one command per shard of `set` and waits for all: the first failure, if any.
@@ -518,4 +542,32 @@ pub fn queue_error(error: QueueError) -> ResponseError {
 
 fn unexpected(reply: &DataReply) -> ResponseError {
     ResponseError::internal(format!("a core answered another request: {reply:?}"))
+}
+
+/// The core that owns shard `shard` of any index, on a server of `cores` cores.
+fn owner_core(shard: u32, cores: usize) -> usize {
+    shard as usize % cores.max(1)
+}
+
+/// The order in which core `core` starts the commands of shards `0..shards`: every other
+/// core's shard first (in shard order), then its own (see [`Coordinator::ask_every_shard`]).
+fn dispatch_order(shards: u32, cores: usize, core: usize) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..shards).collect();
+    order.sort_by_key(|shard| owner_core(*shard, cores) == core);
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_cores_shards_are_started_before_this_cores_own() {
+        assert_eq!(dispatch_order(2, 2, 0), vec![1, 0]);
+        assert_eq!(dispatch_order(2, 2, 1), vec![0, 1]);
+        assert_eq!(dispatch_order(5, 2, 0), vec![1, 3, 0, 2, 4]);
+        assert_eq!(dispatch_order(4, 4, 2), vec![0, 1, 3, 2]);
+        assert_eq!(dispatch_order(3, 1, 0), vec![0, 1, 2]);
+        assert_eq!(owner_core(5, 2), 1);
+    }
 }

@@ -32,6 +32,9 @@ pub struct LoadFigures {
     pub p99_milliseconds: Option<f64>,
     /// 99.9th percentile.
     pub p999_milliseconds: Option<f64>,
+    /// 99.9th percentile of the service time (from the actual write, so without the driver's
+    /// own delay in sending a request late; equal to the latency in a closed loop).
+    pub service_p999_milliseconds: Option<f64>,
     /// Responses other than 2xx.
     pub non_2xx: u64,
     /// Failed attempts (connection errors, timeouts, open-loop requests never sent).
@@ -51,6 +54,7 @@ impl LoadFigures {
             p50_milliseconds: milliseconds(report.latency.p50_microseconds),
             p99_milliseconds: milliseconds(report.latency.p99_microseconds),
             p999_milliseconds: milliseconds(report.latency.p99_9_microseconds),
+            service_p999_milliseconds: milliseconds(report.service_time.p99_9_microseconds),
             non_2xx: report.non_2xx.values().sum(),
             errors: report.error_total,
             server_cores: report.server_cpu.as_ref().map(|cpu| cpu.usage.cores_used),
@@ -189,11 +193,16 @@ fn load_rows(
     pick: impl Fn(&SideResults) -> Option<LoadFigures> + Copy,
 ) {
     let figure = |field: Field| both(ours, theirs, |side| pick(side).as_ref().and_then(field));
-    let lines: [(&str, Field, usize); 7] = [
+    let lines: [(&str, Field, usize); 8] = [
         ("throughput (2xx answers/s)", |f| Some(f.throughput), 1),
         ("p50 latency (ms)", |f| f.p50_milliseconds, 3),
         ("p99 latency (ms)", |f| f.p99_milliseconds, 3),
         ("p99.9 latency (ms)", |f| f.p999_milliseconds, 3),
+        (
+            "p99.9 service time (ms)",
+            |f| f.service_p999_milliseconds,
+            3,
+        ),
         ("non-2xx answers", |f| Some(f.non_2xx as f64), 0),
         ("failed requests", |f| Some(f.errors as f64), 0),
         ("server cores used", |f| f.server_cores, 2),
@@ -369,6 +378,7 @@ mod tests {
             p50_milliseconds: Some(1.0),
             p99_milliseconds: Some(4.0),
             p999_milliseconds: None,
+            service_p999_milliseconds: None,
             non_2xx: 0,
             errors: 0,
             server_cores: None,

@@ -144,7 +144,12 @@ fn collect_within(
     known: Option<&[Vec<RoaringBitmap>]>,
     fields: &SearchedFields,
 ) -> ShardResult<DocumentOccurrences> {
-    let mut documents = DocumentOccurrences::new();
+    // Every occurrence of every term, tagged with its document and term, in the order the
+    // per-term lists keep them; a stable sort by document then groups them without one map
+    // lookup per occurrence, and the map is built from sorted entries in one pass.
+    let mut tagged: Vec<(u32, usize, TermOccurrence)> = Vec::new();
+    let mut spans = FlatSpans::new();
+    let mut anchors = FlatSpans::new();
     for (index, term) in terms.iter().enumerate() {
         for (alternative, found) in term.alternatives.iter().enumerate() {
             let holding = known
@@ -162,40 +167,42 @@ fn collect_within(
                 None => universe,
             };
             let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
-            let (spans, anchors) = match found.words.as_slice() {
-                [Some(word)] if found.prefix => (prefix_occurrences(read, universe, word)?, None),
-                [Some(word)] => (word_occurrences(read, universe, word)?, None),
-                phrase => {
-                    let spans = phrase_occurrences(read, universe, phrase)?;
-                    let holding: RoaringBitmap = spans.keys().copied().collect();
-                    let anchors = match phrase.iter().flatten().next() {
-                        Some(first) => Some(word_occurrences(read, &holding, first)?),
-                        None => None,
-                    };
-                    (spans, anchors)
+            spans.clear();
+            anchors.clear();
+            match found.words.as_slice() {
+                [Some(word)] if found.prefix => {
+                    prefix_occurrences(read, universe, word, &mut spans)?
                 }
-            };
-            let tagged = spans
-                .into_iter()
-                .map(|(document, spans)| (document, spans, false))
-                .chain(
-                    anchors
-                        .into_iter()
-                        .flatten()
-                        .map(|(document, spans)| (document, spans, true)),
-                );
-            for (document, spans, anchor) in tagged {
-                let slots = documents
-                    .entry(document)
-                    .or_insert_with(|| vec![Vec::new(); terms.len()]);
-                for (field, start, end) in spans {
-                    let Some(searched) = fields.get(&field) else {
-                        continue;
-                    };
-                    if found.typos > 0 && searched.typos_disabled {
-                        continue;
+                [Some(word)] => word_occurrences(read, universe, word, &mut spans)?,
+                phrase => {
+                    let phrase_spans = phrase_occurrences(read, universe, phrase)?;
+                    let holding: RoaringBitmap = phrase_spans.keys().copied().collect();
+                    spans.extend(phrase_spans.into_iter().flat_map(|(document, list)| {
+                        list.into_iter().map(move |span| (document, span))
+                    }));
+                    if let Some(first) = phrase.iter().flatten().next() {
+                        word_occurrences(read, &holding, first, &mut anchors)?;
                     }
-                    slots[index].push(TermOccurrence {
+                }
+            }
+            let all = spans
+                .iter()
+                .map(|entry| (entry, false))
+                .chain(anchors.iter().map(|entry| (entry, true)));
+            for (&(document, (field, start, end)), anchor) in all {
+                let counts = fields
+                    .get(&field)
+                    .is_some_and(|searched| found.typos == 0 || !searched.typos_disabled);
+                if !counts {
+                    // The document still gets its (possibly empty) lists, as every document
+                    // with a span of any term does.
+                    tagged.push((document, usize::MAX, EMPTY_MARK));
+                    continue;
+                }
+                tagged.push((
+                    document,
+                    index,
+                    TermOccurrence {
                         field,
                         start,
                         end,
@@ -204,13 +211,50 @@ fn collect_within(
                         shared: found.shared,
                         alternative,
                         anchor,
-                    });
-                }
+                    },
+                ));
             }
         }
     }
-    Ok(documents)
+    tagged.sort_by_key(|(document, _, _)| *document);
+    Ok(group_by_document(tagged, terms.len()))
 }
+
+/// Marks a document as holding a span (of no counted occurrence); never stored.
+const EMPTY_MARK: TermOccurrence = TermOccurrence {
+    field: 0,
+    start: 0,
+    end: 0,
+    typos: 0,
+    exact: false,
+    shared: false,
+    alternative: 0,
+    anchor: false,
+};
+
+/// `tagged` (sorted by document, term index `usize::MAX` for a mere mark) as per-document
+/// lists indexed like the terms.
+fn group_by_document(
+    tagged: Vec<(u32, usize, TermOccurrence)>,
+    term_count: usize,
+) -> DocumentOccurrences {
+    let mut grouped: Vec<(u32, Vec<Vec<TermOccurrence>>)> = Vec::new();
+    for (document, index, occurrence) in tagged {
+        if grouped.last().is_none_or(|(last, _)| *last != document) {
+            grouped.push((document, vec![Vec::new(); term_count]));
+        }
+        if let Some((_, lists)) = grouped.last_mut() {
+            if let Some(list) = lists.get_mut(index) {
+                list.push(occurrence);
+            }
+        }
+    }
+    grouped.into_iter().collect()
+}
+
+/// Spans `(document, (field, first position, last position))`, grouped by document in
+/// ascending document order.
+type FlatSpans = Vec<(u32, (u16, u16, u16))>;
 
 /// The documents of `universe` containing `word`.
 pub fn word_documents(
@@ -232,26 +276,26 @@ pub fn word_postings(read: &ReadTransaction, word: &str) -> ShardResult<RoaringB
     bitmap_or_empty(tree.get(word.as_bytes())?)
 }
 
-/// The occurrences of `word` in each document of `universe` containing it, as spans.
+/// Appends to `found` the occurrences of `word` in each document of `universe` containing
+/// it, as spans in ascending document order.
 fn word_occurrences(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
     word: &str,
-) -> ShardResult<PhraseSpans> {
-    let mut found = PhraseSpans::new();
+    found: &mut FlatSpans,
+) -> ShardResult<()> {
     let Some(documents_tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
-        return Ok(found);
+        return Ok(());
     };
     let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
-        return Ok(found);
+        return Ok(());
     };
     let all = bitmap_or_empty(documents_tree.get(word.as_bytes())?)?;
-    add_word_occurrences(&positions, word.as_bytes(), &all, universe, &mut found)?;
-    Ok(found)
+    add_word_occurrences(&positions, word.as_bytes(), &all, universe, found)
 }
 
-/// Adds to `found` the occurrences of the word `word` (whose documents are `all`) in the
-/// documents of `universe`.
+/// Appends to `found` the occurrences of the word `word` (whose documents are `all`) in the
+/// documents of `universe`, in ascending document order.
 ///
 /// When most of the word's documents are wanted, its position chunks are read in one ordered
 /// scan; otherwise each wanted document is looked up, in ascending order.
@@ -260,17 +304,19 @@ fn add_word_occurrences(
     word: &[u8],
     all: &RoaringBitmap,
     universe: &RoaringBitmap,
-    found: &mut PhraseSpans,
+    found: &mut FlatSpans,
 ) -> ShardResult<()> {
     let wanted = all & universe;
     if wanted.is_empty() {
         return Ok(());
     }
     let mut add = |document: u32, bytes: &[u8]| -> ShardResult<()> {
-        let spans = found.entry(document).or_default();
         for occurrence in Occurrences::new(bytes) {
             let occurrence = occurrence?;
-            spans.push((occurrence.field, occurrence.position, occurrence.position));
+            found.push((
+                document,
+                (occurrence.field, occurrence.position, occurrence.position),
+            ));
         }
         Ok(())
     };
@@ -292,32 +338,31 @@ fn add_word_occurrences(
     Ok(())
 }
 
-/// The occurrences of every word longer than `prefix` that starts with it, in the documents
-/// of `universe`: word by word over the dictionary range of the prefix (so no expansion is
-/// ever cut off), each word's positions read only for its documents in `universe`.
+/// Appends to `found` (empty on entry) the occurrences of every word longer than `prefix`
+/// that starts with it, in the documents of `universe`: word by word over the dictionary range
+/// of the prefix (so no expansion is ever cut off), each word's positions read only for its
+/// documents in `universe`; sorted by document and span, without repeats.
 fn prefix_occurrences(
     read: &ReadTransaction,
     universe: &RoaringBitmap,
     prefix: &str,
-) -> ShardResult<PhraseSpans> {
-    let mut found = PhraseSpans::new();
+    found: &mut FlatSpans,
+) -> ShardResult<()> {
     let Some(documents_tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
-        return Ok(found);
+        return Ok(());
     };
     let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
-        return Ok(found);
+        return Ok(());
     };
     // The word itself is its own alternative: only longer words.
     for entry in keys_extending(&documents_tree, prefix)? {
         let (word, bitmap) = entry?;
         let all = bitmap_or_empty(Some(bitmap))?;
-        add_word_occurrences(&positions, word, &all, universe, &mut found)?;
+        add_word_occurrences(&positions, word, &all, universe, found)?;
     }
-    for spans in found.values_mut() {
-        spans.sort_unstable();
-        spans.dedup();
-    }
-    Ok(found)
+    found.sort_unstable();
+    found.dedup();
+    Ok(())
 }
 
 /// Per document, the spans of a phrase: `(field, first position, last position)`.
