@@ -130,7 +130,13 @@ fn entries(shard: &Shard, tree: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
 fn dictionary_ids(shard: &Shard) -> Vec<u32> {
     entries(shard, DICTIONARIES_TREE)
         .iter()
-        .map(|(key, _)| u32::from_be_bytes(key[..].try_into().unwrap()))
+        .map(|(key, _)| {
+            u32::from_be_bytes(
+                key[..]
+                    .try_into()
+                    .expect("document keys are 4-byte internal ids"),
+            )
+        })
         .collect()
 }
 
@@ -180,7 +186,9 @@ fn assert_reads_back(shard: &Shard, count: usize, long: impl Fn(usize) -> bool) 
     assert_eq!(total, count as u64);
     assert_eq!(page.len(), count);
     for (_, listed) in page {
-        let index = listed["id"].as_u64().unwrap() as usize;
+        let index = listed["id"]
+            .as_u64()
+            .expect("every listed document has a numeric id") as usize;
         assert_eq!(listed, document(index, long(index)));
     }
 }
