@@ -9,3 +9,5 @@ pub mod filter;
 pub mod rendezvous;
 pub mod search;
 pub mod shard;
+#[cfg(test)]
+mod test_random;

@@ -221,21 +221,7 @@ mod tests {
     };
     use crate::search::word_positions::{WordPositions, scan_word};
 
-    /// A small deterministic generator (xorshift64*).
-    struct Random(u64);
-
-    impl Random {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        fn below(&mut self, bound: u64) -> u32 {
-            (self.next() % bound) as u32
-        }
-    }
+    use crate::test_random::Random;
 
     /// (word, document) → the word's occurrences in the document.
     type Model = BTreeMap<(String, u32), Vec<Occurrence>>;
