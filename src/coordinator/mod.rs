@@ -330,21 +330,12 @@ impl Coordinator {
                 );
             running.push((shard, task));
         }
-        let mut answers: Vec<Option<Result<ShardAnswer, ResponseError>>> =
-            (0..running.len()).map(|_| None).collect();
+        let mut answers = Vec::with_capacity(running.len());
         for (shard, task) in running {
-            if let Some(slot) = answers.get_mut(shard as usize) {
-                *slot = Some(task.await);
-            }
+            answers.push((shard, task.await));
         }
-        answers
-            .into_iter()
-            .map(|answer| {
-                answer.unwrap_or_else(|| {
-                    Err(ResponseError::internal("a shard was not asked".to_string()))
-                })
-            })
-            .collect()
+        answers.sort_by_key(|(shard, _)| *shard);
+        answers.into_iter().map(|(_, answer)| answer).collect()
     }
 
     /// Runs one command per shard of `set` and waits for all: the first failure, if any.

@@ -147,7 +147,7 @@ fn collect_within(
     // Every occurrence of every term, tagged with its document and term, in the order the
     // per-term lists keep them; a stable sort by document then groups them without one map
     // lookup per occurrence, and the map is built from sorted entries in one pass.
-    let mut tagged: Vec<(u32, usize, TermOccurrence)> = Vec::new();
+    let mut tagged: Vec<(u32, Option<(usize, TermOccurrence)>)> = Vec::new();
     let mut spans = FlatSpans::new();
     let mut anchors = FlatSpans::new();
     for (index, term) in terms.iter().enumerate() {
@@ -196,54 +196,44 @@ fn collect_within(
                 if !counts {
                     // The document still gets its (possibly empty) lists, as every document
                     // with a span of any term does.
-                    tagged.push((document, usize::MAX, EMPTY_MARK));
+                    tagged.push((document, None));
                     continue;
                 }
                 tagged.push((
                     document,
-                    index,
-                    TermOccurrence {
-                        field,
-                        start,
-                        end,
-                        typos: found.typos,
-                        exact: found.exact,
-                        shared: found.shared,
-                        alternative,
-                        anchor,
-                    },
+                    Some((
+                        index,
+                        TermOccurrence {
+                            field,
+                            start,
+                            end,
+                            typos: found.typos,
+                            exact: found.exact,
+                            shared: found.shared,
+                            alternative,
+                            anchor,
+                        },
+                    )),
                 ));
             }
         }
     }
-    tagged.sort_by_key(|(document, _, _)| *document);
+    tagged.sort_by_key(|(document, _)| *document);
     Ok(group_by_document(tagged, terms.len()))
 }
 
-/// Marks a document as holding a span (of no counted occurrence); never stored.
-const EMPTY_MARK: TermOccurrence = TermOccurrence {
-    field: 0,
-    start: 0,
-    end: 0,
-    typos: 0,
-    exact: false,
-    shared: false,
-    alternative: 0,
-    anchor: false,
-};
-
-/// `tagged` (sorted by document, term index `usize::MAX` for a mere mark) as per-document
-/// lists indexed like the terms.
+/// `tagged` (sorted by document; `None` marks a document holding only spans that do not
+/// count) as per-document lists indexed like the terms.
 fn group_by_document(
-    tagged: Vec<(u32, usize, TermOccurrence)>,
+    tagged: Vec<(u32, Option<(usize, TermOccurrence)>)>,
     term_count: usize,
 ) -> DocumentOccurrences {
     let mut grouped: Vec<(u32, Vec<Vec<TermOccurrence>>)> = Vec::new();
-    for (document, index, occurrence) in tagged {
+    for (document, occurrence) in tagged {
         if grouped.last().is_none_or(|(last, _)| *last != document) {
             grouped.push((document, vec![Vec::new(); term_count]));
         }
-        if let Some((_, lists)) = grouped.last_mut() {
+        if let (Some((index, occurrence)), Some((_, lists))) = (occurrence, grouped.last_mut()) {
             if let Some(list) = lists.get_mut(index) {
                 list.push(occurrence);
             }
