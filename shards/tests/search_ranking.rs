@@ -807,6 +807,62 @@ fn attribute_and_position_follow_the_occurrences_with_the_fewest_typos() {
     assert!((hits[0].1 - hits[1].1).abs() < 1e-12, "{hits:?}");
 }
 
+/// One term, ranked by field then position at every page size: the splits stop once the
+/// page is ranked, and a document's cost comes from its best slot. `wor` is a prefix: document
+/// 5 holds it in `body` at position 0 and in `title` at position 2, so the field rule puts it
+/// with the other title matches, and the position rule then ranks it by its best position over
+/// both fields (0).
+#[test]
+fn one_term_ranks_by_field_then_position_at_every_page_size() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::Words,
+            RankingRule::AttributeRank,
+            RankingRule::WordPosition,
+        ],
+        Some(vec!["title", "body"]),
+        &[
+            json!({"id": 1, "title": "hello there world", "body": "x"}),
+            json!({"id": 2, "title": "x", "body": "world peace"}),
+            json!({"id": 3, "title": "a b c d e f g h i j k l m n o p q r s worker", "body": "x"}),
+            json!({"id": 4, "title": "the work", "body": "x"}),
+            json!({"id": 5, "title": "a b word", "body": "words"}),
+            json!({"id": 6, "title": "x", "body": "one two three four five wording"}),
+            json!({"id": 7, "title": "nothing here", "body": "x"}),
+        ],
+    );
+    // Title matches: 5 (best position 0, in body), 4 (1), 1 (2), 3 (19); then body
+    // matches: 2 (0), 6 (5).
+    assert_order_at_every_page_size(&shard, query("wor"), &[5, 4, 1, 3, 2, 6]);
+}
+
+/// One term with typo alternatives, at every page size: after the typo rule, the field rule
+/// looks only at each document's fewest-typo occurrences (document 1's title holds a one-typo
+/// form, its body the word itself: it ranks with the body matches).
+#[test]
+fn one_term_ranks_fields_by_its_fewest_typos_at_every_page_size() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = shard_with(
+        &directory,
+        vec![
+            RankingRule::Words,
+            RankingRule::Typo,
+            RankingRule::AttributeRank,
+        ],
+        Some(vec!["title", "body"]),
+        &[
+            json!({"id": 1, "title": "wondrful", "body": "wonderful"}),
+            json!({"id": 2, "title": "x", "body": "wonderful"}),
+            json!({"id": 3, "title": "wonderful", "body": "x"}),
+            json!({"id": 4, "title": "wondrful", "body": "x"}),
+            json!({"id": 5, "title": "x", "body": "wondrful"}),
+        ],
+    );
+    assert_order_at_every_page_size(&shard, query("wonderful "), &[3, 1, 2, 4, 5]);
+}
+
 /// Cities with their `_geo` points (one without), all holding the word `city`.
 fn cities() -> Vec<Value> {
     vec![

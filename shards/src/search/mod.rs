@@ -67,6 +67,7 @@ pub mod geo_sort;
 pub mod inverted;
 mod lazy_exactness;
 pub mod occurrences;
+mod one_term_split;
 mod phrase_filter;
 pub mod position_chunks;
 pub mod prefix_unions;

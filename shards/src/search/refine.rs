@@ -33,6 +33,7 @@ use super::execute::{DetailSources, FieldLengthsReader};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, collect_known_occurrences, collect_occurrences,
 };
+use super::one_term_split::FirstSubBuckets;
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
 use super::score::{ScoreDetail, compare_details};
@@ -225,7 +226,7 @@ impl Refiner<'_> {
             }
             return Ok(());
         }
-        for sub_bucket in self.split(&bucket, current, costs)? {
+        for sub_bucket in self.split(&bucket, current, costs, remaining)? {
             let ready = match sub_bucket {
                 SubBucket::Ready(ready) => vec![ready],
                 // Reached only when the sub-buckets before it did not fill the page.
@@ -268,13 +269,29 @@ impl Refiner<'_> {
         Ok(())
     }
 
-    /// `bucket` split by `step`, best sub-bucket first, empty ones left out.
+    /// `bucket` split by `step`, best sub-bucket first, empty ones left out; with one kept
+    /// term, the attribute-rank and word-position splits stop once `needed` documents are
+    /// ranked and leave the rest unsplit (see [`super::one_term_split`]).
     fn split(
         &self,
         bucket: &RoaringBitmap,
         step: &Step,
         costs: &BucketCosts<'_>,
+        needed: u64,
     ) -> ShardResult<Vec<SubBucket>> {
+        let lazy = costs.one_term() && costs.positioned_by_bitmaps();
+        let first = match step {
+            Step::AttributeRank if lazy => Some(costs.first_by_attribute_rank(bucket, needed)?),
+            Step::WordPosition if lazy => Some(costs.first_by_word_position(bucket, needed)?),
+            _ => None,
+        };
+        if let Some(FirstSubBuckets { ready, unsplit }) = first {
+            return Ok(ready
+                .into_iter()
+                .map(SubBucket::Ready)
+                .chain(unsplit.map(SubBucket::Unsplit))
+                .collect());
+        }
         let split = match step {
             Step::Words => vec![bucket.clone()],
             Step::Typo => costs.split_by_typo(bucket),

@@ -24,6 +24,7 @@
 //! fewest-typo occurrences are, which the per-document path handles.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
@@ -51,18 +52,18 @@ pub type TermCosts = Vec<(u32, RoaringBitmap)>;
 /// The per-term typo costs of one words bucket, computed once and reused for every
 /// sub-bucket; attribute-rank and word-position costs are read for each sub-bucket they split.
 pub struct BucketCosts<'a> {
-    read: &'a ReadTransaction,
+    pub(super) read: &'a ReadTransaction,
     /// The commit's unions over prefix expansions.
-    prefixes: &'a PrefixUnions,
+    pub(super) prefixes: &'a PrefixUnions,
     context: &'a RankingContext<'a>,
-    resolved: &'a [ResolvedTerm],
-    kept: &'a Kept,
+    pub(super) resolved: &'a [ResolvedTerm],
+    pub(super) kept: &'a Kept,
     /// Per kept term (in `kept.terms` order), its fewest typos.
     typos: Vec<TermCosts>,
     /// Per kept term, per alternative, the documents of the words bucket where the
     /// alternative is one of the term's fewest-typo matches: the only documents its fields
     /// and positions can rank (empty for most typo alternatives, whose slots are then not read).
-    ranked_by: Vec<Vec<RoaringBitmap>>,
+    pub(super) ranked_by: Vec<Vec<RoaringBitmap>>,
 }
 
 impl<'a> BucketCosts<'a> {
@@ -131,13 +132,33 @@ impl<'a> BucketCosts<'a> {
         &self,
         bucket: &RoaringBitmap,
     ) -> ShardResult<Vec<RoaringBitmap>> {
-        let weight_max = u32::from(self.context.weight_max);
-        self.split_by_slot_costs(bucket, WORD_FIELDS_TREE, weight_max, |_, field| {
-            self.context
-                .fields
-                .get(&field)
-                .map(|searched| u32::from(searched.weight.min(self.context.weight_max)))
-        })
+        self.split_by_slot_costs(
+            bucket,
+            WORD_FIELDS_TREE,
+            self.attribute_rank_worst(),
+            |term, field| self.attribute_rank_cost(term, field),
+        )
+    }
+
+    /// The attribute-rank cost of a document without a searched field holding the term.
+    pub(super) fn attribute_rank_worst(&self) -> u32 {
+        u32::from(self.context.weight_max)
+    }
+
+    /// The attribute-rank cost of a field holding a term (`None`: not searched).
+    pub(super) fn attribute_rank_cost(&self, _term: usize, field: u16) -> Option<u32> {
+        self.context
+            .fields
+            .get(&field)
+            .map(|searched| u32::from(searched.weight.min(self.context.weight_max)))
+    }
+
+    /// The word-position cost of a position bucket holding term `term`.
+    pub(super) fn word_position_cost(&self, term: usize, position: u16) -> Option<u32> {
+        let query_position = self.context.terms[term].position;
+        Some(cost_from_distance(
+            u32::from(position).abs_diff(query_position),
+        ))
     }
 
     /// `bucket` split by word position, best first (only when [`Self::positioned_by_bitmaps`]).
@@ -149,12 +170,7 @@ impl<'a> BucketCosts<'a> {
             bucket,
             WORD_POSITION_BUCKETS_TREE,
             WORD_POSITION_COST_MAX,
-            |term, position| {
-                let query_position = self.context.terms[term].position;
-                Some(cost_from_distance(
-                    u32::from(position).abs_diff(query_position),
-                ))
-            },
+            |term, position| self.word_position_cost(term, position),
         )
     }
 
@@ -350,15 +366,37 @@ fn slot_bitmaps(
     alternative: &Alternative,
     within: &RoaringBitmap,
 ) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
+    Ok(
+        match alternative_slots(read, prefixes, tree, alternative, within)? {
+            AlternativeSlots::Prefix(union) => union
+                .iter()
+                .map(|(slot, documents)| (*slot, documents & within))
+                .filter(|(_, documents)| !documents.is_empty())
+                .collect(),
+            AlternativeSlots::Word(slots) => slots,
+        },
+    )
+}
+
+/// The slots of `tree` holding an alternative's positioned word (see [`slot_bitmaps`]).
+pub(super) enum AlternativeSlots {
+    /// A prefix: the commit's union over its expansions, not restricted to any documents.
+    Prefix(Arc<SlotUnion>),
+    /// A word: its slots, each restricted to the documents asked for.
+    Word(SlotUnion),
+}
+
+/// The slots of `tree` where an alternative's positioned word occurs: a prefix's union as the
+/// commit keeps it, or a word's own keys read within `within`.
+pub(super) fn alternative_slots(
+    read: &ReadTransaction,
+    prefixes: &PrefixUnions,
+    tree: &str,
+    alternative: &Alternative,
+    within: &RoaringBitmap,
+) -> ShardResult<AlternativeSlots> {
     let Some(word) = alternative.words.iter().flatten().next() else {
-        return Ok(BTreeMap::new());
-    };
-    let restricted = |union: &SlotUnion| -> SlotUnion {
-        union
-            .iter()
-            .map(|(slot, documents)| (*slot, documents & within))
-            .filter(|(_, documents)| !documents.is_empty())
-            .collect()
+        return Ok(AlternativeSlots::Word(SlotUnion::new()));
     };
     if alternative.prefix && alternative.words.len() == 1 {
         let kind = if tree == WORD_FIELDS_TREE {
@@ -367,10 +405,10 @@ fn slot_bitmaps(
             UnionKind::PositionBuckets
         };
         let union = prefixes.union(kind, word, || prefix_slot_union(read, tree, word))?;
-        return Ok(restricted(&union));
+        return Ok(AlternativeSlots::Prefix(union));
     }
     let Some(tree) = read.open_tree(tree)? else {
-        return Ok(BTreeMap::new());
+        return Ok(AlternativeSlots::Word(SlotUnion::new()));
     };
     let mut slots = SlotUnion::new();
     for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
@@ -378,7 +416,7 @@ fn slot_bitmaps(
         let (_, slot) = split_word_slot_key(key)?;
         slots.insert(slot, bitmap_within(Some(value), within)?);
     }
-    Ok(slots)
+    Ok(AlternativeSlots::Word(slots))
 }
 
 /// Per slot of `tree`, the documents of every word longer than `prefix` that starts with it.
