@@ -4,12 +4,6 @@
 //! This is the only module of the server that names glommio. Everything above it (HTTP,
 //! routes, control state) is written against plain futures and the traits defined here.
 //!
-//! glommio is built from `vendor/glommio` (0.9.0 with one patch, `vendor/README.md`): its main
-//! ring posts completions cooperatively, at the core's next entry into the kernel, instead of
-//! interrupting a running core for each readable socket. A core serving many connections is
-//! always running when the next request arrives; the interrupts cost a third of a small
-//! request's CPU.
-//!
 //! Invariants:
 //! - core `i` runs on CPU `cpus[i]` and never migrates;
 //! - core 0 is the control core (see DESIGN.md §2);
