@@ -36,7 +36,7 @@ pub struct CoreContext {
     /// How many cores run.
     pub cores: usize,
     /// The listening sockets this core accepts on, one per address.
-    pub listeners: Vec<glommio::net::TcpListener>,
+    pub listeners: Vec<super::socket::Listener>,
     /// Raised when the process must stop.
     pub shutdown: ShutdownFlag,
 }
@@ -97,10 +97,17 @@ where
             .preempt_timer(super::latency::PREEMPTION_INTERVAL)
             .spawn(move || async move {
                 super::latency::install();
+                let listeners = match adopt_listeners(sockets) {
+                    Ok(listeners) => listeners,
+                    Err(error) => {
+                        shutdown.raise();
+                        return Err(format!("core {core} could not watch its sockets: {error}"));
+                    }
+                };
                 let context = CoreContext {
                     core,
                     cores,
-                    listeners: sockets.into_iter().map(adopt_listener).collect(),
+                    listeners,
                     shutdown: shutdown.clone(),
                 };
                 let outcome = core_main(context).await;
@@ -250,9 +257,18 @@ fn bind_reuse_port(address: SocketAddr) -> io::Result<(RawFd, SocketAddr)> {
     Ok((socket.into_raw_fd(), bound))
 }
 
-fn adopt_listener(descriptor: RawFd) -> glommio::net::TcpListener {
+/// Creates this core's readiness set and puts the core's listening sockets in it.
+fn adopt_listeners(descriptors: Vec<RawFd>) -> io::Result<Vec<super::socket::Listener>> {
     use std::os::fd::FromRawFd;
-    // SAFETY: `descriptor` is a listening TCP socket created by `bind_reuse_port`, whose
-    // ownership was released with `into_raw_fd` and is handed to exactly one core here.
-    unsafe { glommio::net::TcpListener::from_raw_fd(descriptor) }
+    let readiness = super::readiness::install()?;
+    descriptors
+        .into_iter()
+        .map(|descriptor| {
+            // SAFETY: `descriptor` is a listening TCP socket created by `bind_reuse_port`,
+            // whose ownership was released with `into_raw_fd` and is handed to exactly one
+            // core here.
+            let listener = unsafe { std::net::TcpListener::from_raw_fd(descriptor) };
+            super::socket::Listener::adopt(listener, readiness.clone())
+        })
+        .collect()
 }

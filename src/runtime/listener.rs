@@ -23,7 +23,7 @@ pub const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(20);
 
 /// Serves every listener of this core until shutdown, then drains open connections.
 pub async fn serve<H: Handler + 'static>(
-    listeners: Vec<glommio::net::TcpListener>,
+    listeners: Vec<super::socket::Listener>,
     handler: Rc<H>,
     limits: Rc<HttpLimits>,
     tls: Option<Rc<TlsAcceptor>>,
@@ -68,7 +68,7 @@ pub async fn serve<H: Handler + 'static>(
 }
 
 async fn accept_loop<H: Handler + 'static>(
-    listener: glommio::net::TcpListener,
+    listener: super::socket::Listener,
     handler: Rc<H>,
     limits: Rc<HttpLimits>,
     tls: Option<Rc<TlsAcceptor>>,

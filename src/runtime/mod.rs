@@ -10,11 +10,14 @@
 //! - no state is shared between cores except the shutdown flag, an atomic.
 
 pub mod blocking;
+mod epoll_wake;
 pub mod executors;
 pub mod latency;
 pub mod listener;
 pub mod mesh;
+pub mod readiness;
 pub mod shutdown;
+pub mod socket;
 pub mod timer;
 
 pub use executors::{CoreContext, RuntimeError, RuntimeOptions, run};

@@ -1,0 +1,121 @@
+//! Awaiting an epoll descriptor through glommio's ring, so a core sleeps until one of its
+//! sockets is ready.
+//!
+//! glommio 0.9 has no public "wait until this descriptor is readable". What it does have:
+//! a stream adopted from a raw descriptor arms an io_uring poll for input on that
+//! descriptor at once, and its first read waits for that poll. We adopt a duplicate of the
+//! epoll descriptor (glommio closes what it adopts, and the set must stay open) and read
+//! from it: the read waits for the poll, then tries a `recv`, which an epoll descriptor
+//! refuses (`ENOTSOCK`). That refusal, coming after the poll, is the wake-up we want.
+//!
+//! The behaviour is pinned by glommio's exact version in `Cargo.lock`, and the tests below
+//! check both halves: no wake-up while nothing is ready, a wake-up once something is.
+//!
+//! Invariants:
+//! - [`readable`] returns only after the epoll set had a ready entry, or with an error
+//!   other than the expected refusal;
+//! - the duplicate descriptor is closed when [`readable`] returns or is dropped.
+
+use std::io;
+use std::os::fd::{FromRawFd, RawFd};
+
+use futures_lite::io::AsyncReadExt;
+
+/// Waits until the epoll set `epoll` has a ready entry.
+pub async fn readable(epoll: RawFd) -> io::Result<()> {
+    // SAFETY: `dup` takes no pointer; `epoll` is an open descriptor owned by the caller,
+    // which stays open while this runs.
+    let duplicate = unsafe { libc::fcntl(epoll, libc::F_DUPFD_CLOEXEC, 0) };
+    if duplicate < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `duplicate` is a new descriptor owned by nothing else; the stream takes it
+    // over and closes it when dropped.
+    let mut stream = unsafe { glommio::net::UnixStream::from_raw_fd(duplicate) };
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte).await {
+        Err(error) if error.raw_os_error() == Some(libc::ENOTSOCK) => Ok(()),
+        Err(error) => Err(error),
+        Ok(_) => Err(io::Error::other(
+            "an epoll descriptor answered a read; readiness cannot be awaited",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::time::Duration;
+
+    use futures_lite::future;
+    use glommio::{LocalExecutorBuilder, Placement};
+
+    use super::*;
+
+    fn epoll_with(socket: RawFd) -> std::os::fd::OwnedFd {
+        // SAFETY: plain system calls on descriptors this test owns; `event` outlives them.
+        unsafe {
+            let epoll = libc::epoll_create1(libc::EPOLL_CLOEXEC);
+            assert!(epoll >= 0);
+            let mut event = libc::epoll_event {
+                events: (libc::EPOLLIN | libc::EPOLLET) as u32,
+                u64: 7,
+            };
+            assert_eq!(
+                libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, socket, &mut event),
+                0
+            );
+            std::os::fd::OwnedFd::from_raw_fd(epoll)
+        }
+    }
+
+    #[test]
+    fn wakes_only_once_a_socket_is_ready() {
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .spawn(|| async {
+                let (mut writer, reader) =
+                    std::os::unix::net::UnixStream::pair().expect("socket pair");
+                let epoll = epoll_with(reader.as_raw_fd());
+                let waiting = readable(epoll.as_raw_fd());
+                let quiet = async {
+                    glommio::timer::sleep(Duration::from_millis(50)).await;
+                    None
+                };
+                let early = future::or(async { Some(waiting.await) }, quiet).await;
+                assert!(early.is_none(), "woke with nothing ready");
+
+                writer.write_all(b"x").expect("write");
+                let woken = future::or(async { Some(readable(epoll.as_raw_fd()).await) }, async {
+                    glommio::timer::sleep(Duration::from_secs(5)).await;
+                    None
+                })
+                .await;
+                assert!(matches!(woken, Some(Ok(()))), "no wake-up: {woken:?}");
+            })
+            .expect("executor starts");
+        handle.join().expect("test executor ends");
+    }
+
+    #[test]
+    fn wakes_a_waiter_armed_before_the_data_arrives() {
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .spawn(|| async {
+                let (mut writer, reader) =
+                    std::os::unix::net::UnixStream::pair().expect("socket pair");
+                let epoll = epoll_with(reader.as_raw_fd());
+                let descriptor = epoll.as_raw_fd();
+                let waiter = glommio::spawn_local(async move { readable(descriptor).await });
+                glommio::timer::sleep(Duration::from_millis(20)).await;
+                writer.write_all(b"x").expect("write");
+                let woken = future::or(async { Some(waiter.await) }, async {
+                    glommio::timer::sleep(Duration::from_secs(5)).await;
+                    None
+                })
+                .await;
+                assert!(matches!(woken, Some(Ok(()))), "no wake-up: {woken:?}");
+            })
+            .expect("executor starts");
+        handle.join().expect("test executor ends");
+    }
+}

@@ -1,0 +1,432 @@
+//! Socket readiness for one core: an edge-triggered epoll set, harvested by one task.
+//!
+//! Why not glommio's own socket polls: glommio arms one io_uring poll per socket wait, and
+//! the kernel posts each of its completions by interrupting the core's thread when that
+//! thread is running (a reschedule interrupt, and on a virtual machine an exit to the
+//! hypervisor). A core busy with many keep-alive connections took about one such interrupt
+//! for every three requests, and it doubled the kernel time of a small request
+//! (`tuning/results/http-2026-11-24.md`). glommio 0.9 offers no way to create its rings
+//! with cooperative completions, the kernel's own fix. An epoll set has no such cost: an
+//! arriving segment only marks the socket ready, and nobody is interrupted.
+//!
+//! How it works:
+//! - every client connection and listening socket of the core joins this core's epoll set
+//!   once, edge-triggered, for input and output ([`Readiness::register`]);
+//! - a socket operation that would block leaves its task's waker in the socket's slot;
+//! - one poller task ([`Readiness::run_poller`]) collects the ready sockets without
+//!   blocking (`epoll_wait` with a zero timeout) and wakes their waiters, then awaits the
+//!   epoll descriptor becoming readable through one io_uring poll ([`super::epoll_wake`]).
+//!   glommio submits that poll only once the core's queues have run dry, so while the core
+//!   is busy one poll covers every connection, and glommio still reaps its own completions
+//!   (timers, the core mesh, file I/O) between two harvests exactly as before.
+//!
+//! Invariants:
+//! - a slot's generation changes whenever the slot is freed, so an event that names a
+//!   closed socket (already queued when it closed) wakes nobody;
+//! - a waiter is woken at least once after the readiness it waits for appears: socket
+//!   operations retry before they wait, and an edge-triggered event follows every change
+//!   after the retry;
+//! - the set lives on one core and is never touched from another thread.
+
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
+use std::task::Waker;
+
+/// How many ready sockets one `epoll_wait` call reports at most; a harvest calls it again
+/// while it comes back full.
+pub const EVENTS_PER_WAIT: usize = 256;
+
+/// The interest every socket registers: input, output, and the peer closing, edge-triggered.
+const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+
+/// Events that concern a reader: input, the peer closing, errors.
+const READ_EVENTS: u32 =
+    (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+
+/// Events that concern a writer: room to write, errors.
+const WRITE_EVENTS: u32 = (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+
+/// Which way a task waits on a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+}
+
+/// The waiters of one registered socket.
+#[derive(Default)]
+struct Slot {
+    generation: u32,
+    in_use: bool,
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+}
+
+/// A socket's place in the set, returned by [`Readiness::register`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    index: u32,
+    generation: u32,
+}
+
+impl Token {
+    fn to_event_data(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.index)
+    }
+
+    fn from_event_data(data: u64) -> Self {
+        Token {
+            index: (data & u64::from(u32::MAX)) as u32,
+            generation: (data >> 32) as u32,
+        }
+    }
+}
+
+/// The epoll set of one core and the waiters of its sockets.
+pub struct Readiness {
+    epoll: OwnedFd,
+    slots: RefCell<Vec<Slot>>,
+    free: RefCell<Vec<u32>>,
+    harvests: Cell<u64>,
+}
+
+thread_local! {
+    /// This core's set, once [`install`] created it.
+    static CURRENT: RefCell<Option<Rc<Readiness>>> = const { RefCell::new(None) };
+}
+
+/// Creates this core's set and starts its poller. Called by the runtime at the start of
+/// every core, before any socket registers.
+pub fn install() -> io::Result<Rc<Readiness>> {
+    let readiness = Rc::new(Readiness::new()?);
+    CURRENT.with(|current| *current.borrow_mut() = Some(readiness.clone()));
+    glommio::spawn_local(Readiness::run_poller(Rc::downgrade(&readiness))).detach();
+    Ok(readiness)
+}
+
+/// This core's set; `None` on a thread where [`install`] has not run.
+pub fn current() -> Option<Rc<Readiness>> {
+    CURRENT.with(|current| current.borrow().clone())
+}
+
+impl Readiness {
+    fn new() -> io::Result<Self> {
+        // SAFETY: `epoll_create1` takes no pointer; a non-negative result is a new
+        // descriptor that nothing else owns.
+        let descriptor = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if descriptor < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `descriptor` was just created and is owned by nothing else.
+        let epoll = unsafe { OwnedFd::from_raw_fd(descriptor) };
+        Ok(Readiness {
+            epoll,
+            slots: RefCell::new(Vec::new()),
+            free: RefCell::new(Vec::new()),
+            harvests: Cell::new(0),
+        })
+    }
+
+    /// Adds `socket` to the set. The caller must [`deregister`](Self::deregister) the
+    /// token before it closes the socket.
+    pub fn register(&self, socket: RawFd) -> io::Result<Token> {
+        let token = self.allocate();
+        let mut event = libc::epoll_event {
+            events: INTEREST,
+            u64: token.to_event_data(),
+        };
+        // SAFETY: `event` is a valid, initialised `epoll_event` that outlives the call; the
+        // kernel only reads it.
+        let outcome = unsafe {
+            libc::epoll_ctl(
+                self.epoll.as_raw_fd(),
+                libc::EPOLL_CTL_ADD,
+                socket,
+                &mut event,
+            )
+        };
+        if outcome < 0 {
+            let error = io::Error::last_os_error();
+            self.release(token);
+            return Err(error);
+        }
+        Ok(token)
+    }
+
+    /// Removes `socket` from the set and frees its slot; a waiter still in it is dropped.
+    pub fn deregister(&self, socket: RawFd, token: Token) {
+        // SAFETY: a null event is allowed for `EPOLL_CTL_DEL` (kernels since 2.6.9). A
+        // failure means the socket was not in the set, which leaves nothing to undo.
+        unsafe {
+            libc::epoll_ctl(
+                self.epoll.as_raw_fd(),
+                libc::EPOLL_CTL_DEL,
+                socket,
+                std::ptr::null_mut(),
+            );
+        }
+        self.release(token);
+    }
+
+    /// Leaves `waker` to be woken when the socket of `token` is ready for `direction`,
+    /// replacing the previous waiter in that direction.
+    pub fn wait(&self, token: Token, direction: Direction, waker: &Waker) {
+        let mut slots = self.slots.borrow_mut();
+        let Some(slot) = slots.get_mut(token.index as usize) else {
+            return;
+        };
+        if !slot.in_use || slot.generation != token.generation {
+            return;
+        }
+        let place = match direction {
+            Direction::Read => &mut slot.reader,
+            Direction::Write => &mut slot.writer,
+        };
+        match place {
+            Some(existing) if existing.will_wake(waker) => {}
+            _ => *place = Some(waker.clone()),
+        }
+    }
+
+    /// How many times the poller collected ready sockets since the core started.
+    pub fn harvests(&self) -> u64 {
+        self.harvests.get()
+    }
+
+    fn allocate(&self) -> Token {
+        let mut slots = self.slots.borrow_mut();
+        if let Some(index) = self.free.borrow_mut().pop() {
+            let slot = &mut slots[index as usize];
+            slot.in_use = true;
+            return Token {
+                index,
+                generation: slot.generation,
+            };
+        }
+        let index = u32::try_from(slots.len()).expect("fewer than 2^32 open sockets per core");
+        slots.push(Slot {
+            in_use: true,
+            ..Slot::default()
+        });
+        Token {
+            index,
+            generation: 0,
+        }
+    }
+
+    fn release(&self, token: Token) {
+        let mut slots = self.slots.borrow_mut();
+        let Some(slot) = slots.get_mut(token.index as usize) else {
+            return;
+        };
+        if !slot.in_use || slot.generation != token.generation {
+            return;
+        }
+        slot.in_use = false;
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.reader = None;
+        slot.writer = None;
+        self.free.borrow_mut().push(token.index);
+    }
+
+    /// Collects every socket ready now and wakes its waiters. Returns how many events came.
+    fn harvest(&self) -> usize {
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS_PER_WAIT];
+        let mut total = 0;
+        loop {
+            let count = self.wait_ready(&mut events);
+            total += count;
+            for event in &events[..count] {
+                self.wake(Token::from_event_data(event.u64), event.events);
+            }
+            if count < EVENTS_PER_WAIT {
+                break;
+            }
+        }
+        self.harvests.set(self.harvests.get() + 1);
+        total
+    }
+
+    /// One non-blocking `epoll_wait` into `events`; returns how many it filled.
+    fn wait_ready(&self, events: &mut [libc::epoll_event; EVENTS_PER_WAIT]) -> usize {
+        loop {
+            // SAFETY: `events` is a writable array of `EVENTS_PER_WAIT` entries, and the
+            // kernel writes at most `maxevents` of them.
+            let count = unsafe {
+                libc::epoll_wait(
+                    self.epoll.as_raw_fd(),
+                    events.as_mut_ptr(),
+                    EVENTS_PER_WAIT as i32,
+                    0,
+                )
+            };
+            if count >= 0 {
+                return count as usize;
+            }
+            if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                tracing::error!(error = %io::Error::last_os_error(), "epoll_wait failed");
+                return 0;
+            }
+        }
+    }
+
+    fn wake(&self, token: Token, events: u32) {
+        let (reader, writer) = {
+            let mut slots = self.slots.borrow_mut();
+            let Some(slot) = slots.get_mut(token.index as usize) else {
+                return;
+            };
+            if !slot.in_use || slot.generation != token.generation {
+                return;
+            }
+            let reader = if events & READ_EVENTS != 0 {
+                slot.reader.take()
+            } else {
+                None
+            };
+            let writer = if events & WRITE_EVENTS != 0 {
+                slot.writer.take()
+            } else {
+                None
+            };
+            (reader, writer)
+        };
+        // Woken outside the borrow: a waker may run code that registers again.
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+        if let Some(writer) = writer {
+            writer.wake();
+        }
+    }
+
+    /// The poller: harvest, then sleep until the set has something ready, for as long as
+    /// the set exists.
+    async fn run_poller(readiness: std::rc::Weak<Readiness>) {
+        loop {
+            let Some(set) = readiness.upgrade() else {
+                return;
+            };
+            set.harvest();
+            let descriptor = set.epoll.as_raw_fd();
+            drop(set);
+            if let Err(error) = super::epoll_wake::readable(descriptor).await {
+                tracing::error!(%error, "waiting for socket readiness failed");
+                glommio::timer::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    use super::*;
+
+    struct CountingWaker(AtomicUsize);
+
+    impl Wake for CountingWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counting_waker() -> (Arc<CountingWaker>, Waker) {
+        let counter = Arc::new(CountingWaker(AtomicUsize::new(0)));
+        (counter.clone(), Waker::from(counter))
+    }
+
+    #[test]
+    fn a_ready_socket_wakes_its_reader_once_and_not_its_writer_twice() {
+        let readiness = Readiness::new().expect("epoll set");
+        let (mut peer, socket) = std::os::unix::net::UnixStream::pair().expect("pair");
+        socket.set_nonblocking(true).expect("non-blocking");
+        let token = readiness.register(socket.as_raw_fd()).expect("register");
+        let (reads, reader) = counting_waker();
+        readiness.wait(token, Direction::Read, &reader);
+        // Registration reports the socket writable once; nobody waits to write.
+        readiness.harvest();
+        assert_eq!(reads.0.load(Ordering::SeqCst), 0, "woken before any input");
+
+        peer.write_all(b"ping").expect("write");
+        assert!(readiness.harvest() >= 1);
+        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+        // The waker was taken: a second harvest with nothing new wakes nobody.
+        readiness.harvest();
+        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+        readiness.deregister(socket.as_raw_fd(), token);
+    }
+
+    #[test]
+    fn an_event_for_a_closed_socket_wakes_nobody_in_its_reused_slot() {
+        let readiness = Readiness::new().expect("epoll set");
+        let first = readiness.allocate();
+        readiness.release(first);
+        let second = readiness.allocate();
+        assert_eq!(first.index, second.index, "the slot is reused");
+        assert_ne!(first.generation, second.generation);
+
+        let (reads, reader) = counting_waker();
+        readiness.wait(second, Direction::Read, &reader);
+        readiness.wake(first, libc::EPOLLIN as u32);
+        assert_eq!(
+            reads.0.load(Ordering::SeqCst),
+            0,
+            "a stale event woke the new socket"
+        );
+        readiness.wake(second, libc::EPOLLIN as u32);
+        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn output_room_wakes_the_writer_and_not_the_reader() {
+        let readiness = Readiness::new().expect("epoll set");
+        let token = readiness.allocate();
+        let (reads, reader) = counting_waker();
+        let (writes, writer) = counting_waker();
+        readiness.wait(token, Direction::Read, &reader);
+        readiness.wait(token, Direction::Write, &writer);
+        readiness.wake(token, libc::EPOLLOUT as u32);
+        assert_eq!(writes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.0.load(Ordering::SeqCst), 0);
+        // A hang-up concerns both; only the reader still waits.
+        readiness.wake(token, libc::EPOLLHUP as u32);
+        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+        assert_eq!(writes.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_harvest_larger_than_one_wait_reaches_every_socket() {
+        let readiness = Readiness::new().expect("epoll set");
+        let sockets = EVENTS_PER_WAIT * 2 + 3;
+        let mut pairs = Vec::with_capacity(sockets);
+        let mut counters = Vec::with_capacity(sockets);
+        for _ in 0..sockets {
+            let (peer, socket) = std::os::unix::net::UnixStream::pair().expect("pair");
+            let token = readiness.register(socket.as_raw_fd()).expect("register");
+            let (reads, reader) = counting_waker();
+            readiness.wait(token, Direction::Read, &reader);
+            counters.push(reads);
+            pairs.push((peer, socket, token));
+        }
+        readiness.harvest();
+        for (peer, _, _) in &mut pairs {
+            peer.write_all(b"x").expect("write");
+        }
+        readiness.harvest();
+        let woken = counters
+            .iter()
+            .filter(|reads| reads.0.load(Ordering::SeqCst) == 1)
+            .count();
+        assert_eq!(woken, sockets);
+        for (_, socket, token) in &pairs {
+            readiness.deregister(socket.as_raw_fd(), *token);
+        }
+    }
+}

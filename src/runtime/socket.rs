@@ -1,0 +1,268 @@
+//! Client connections and listening sockets driven by the core's [`Readiness`] set.
+//!
+//! Every operation first tries the plain non-blocking system call (`recv`, `send`,
+//! `accept4`); only when the kernel answers "would block" does the task leave its waker in
+//! the set and wait. A keep-alive request therefore costs one `recv` and one `send`, with
+//! no io_uring submission of its own (see [`super::readiness`] for why).
+//!
+//! Invariants:
+//! - a socket is in its core's set from creation to drop, and leaves it before it closes;
+//! - a socket is used only on the core that created it (`Rc`, not `Send`).
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use futures_lite::io::{AsyncRead, AsyncWrite};
+
+use super::readiness::{Direction, Readiness, Token};
+
+/// A TCP connection of this core.
+pub struct Socket {
+    stream: TcpStream,
+    readiness: Rc<Readiness>,
+    token: Token,
+}
+
+impl Socket {
+    /// Makes `stream` non-blocking and adds it to `readiness`.
+    pub fn adopt(stream: TcpStream, readiness: Rc<Readiness>) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        let token = readiness.register(stream.as_raw_fd())?;
+        Ok(Socket {
+            stream,
+            readiness,
+            token,
+        })
+    }
+
+    /// Sends small writes at once rather than waiting for Nagle's algorithm.
+    pub fn set_nodelay(&self, value: bool) -> io::Result<()> {
+        self.stream.set_nodelay(value)
+    }
+
+    /// The address of the other end.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.stream.peer_addr()
+    }
+
+    /// Runs `operation` once; on "would block" leaves the waker for `direction`.
+    fn attempt<T>(
+        &self,
+        direction: Direction,
+        context: &Context<'_>,
+        mut operation: impl FnMut(&TcpStream) -> io::Result<T>,
+    ) -> Poll<io::Result<T>> {
+        loop {
+            match operation(&self.stream) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.readiness.wait(self.token, direction, context.waker());
+                    return Poll::Pending;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                outcome => return Poll::Ready(outcome),
+            }
+        }
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        self.readiness
+            .deregister(self.stream.as_raw_fd(), self.token);
+    }
+}
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.attempt(Direction::Read, context, |mut stream| stream.read(buffer))
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.attempt(Direction::Write, context, |mut stream| stream.write(buffer))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffers: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.attempt(Direction::Write, context, |mut stream| {
+            stream.write_vectored(buffers)
+        })
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Writes go straight to the kernel; nothing is buffered here.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.stream.shutdown(Shutdown::Write) {
+            Err(error) if error.kind() != io::ErrorKind::NotConnected => Poll::Ready(Err(error)),
+            _ => Poll::Ready(Ok(())),
+        }
+    }
+}
+
+/// A listening socket of this core.
+pub struct Listener {
+    listener: TcpListener,
+    readiness: Rc<Readiness>,
+    token: Token,
+}
+
+impl Listener {
+    /// Makes `listener` non-blocking and adds it to `readiness`.
+    pub fn adopt(listener: TcpListener, readiness: Rc<Readiness>) -> io::Result<Self> {
+        listener.set_nonblocking(true)?;
+        let token = readiness.register(listener.as_raw_fd())?;
+        Ok(Listener {
+            listener,
+            readiness,
+            token,
+        })
+    }
+
+    /// Accepts the next connection, adopted by the same set.
+    pub async fn accept(&self) -> io::Result<Socket> {
+        let stream = std::future::poll_fn(|context| self.poll_accept(context)).await?;
+        Socket::adopt(stream, self.readiness.clone())
+    }
+
+    fn poll_accept(&self, context: &Context<'_>) -> Poll<io::Result<TcpStream>> {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _peer)) => return Poll::Ready(Ok(stream)),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.readiness
+                        .wait(self.token, Direction::Read, context.waker());
+                    return Poll::Pending;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Poll::Ready(Err(error)),
+            }
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.readiness
+            .deregister(self.listener.as_raw_fd(), self.token);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+
+    use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
+    use glommio::{LocalExecutorBuilder, Placement};
+
+    use super::*;
+
+    /// Bytes pushed through a peer that reads slowly: far more than the socket buffers hold,
+    /// so the writer must wait for room again and again.
+    const BACKPRESSURE_BYTES: usize = 16 << 20;
+
+    /// How long a test's socket work may take before the test fails instead of hanging.
+    const TEST_DEADLINE: Duration = Duration::from_secs(30);
+
+    /// Runs `work`, failing the test when it has not finished within [`TEST_DEADLINE`].
+    async fn within_deadline<T>(work: impl std::future::Future<Output = T>) -> T {
+        futures_lite::future::or(work, async {
+            glommio::timer::sleep(TEST_DEADLINE).await;
+            panic!("the socket never became ready: a wake-up was lost");
+        })
+        .await
+    }
+
+    fn pattern(length: usize) -> Vec<u8> {
+        (0..length).map(|index| (index % 251) as u8).collect()
+    }
+
+    #[test]
+    fn a_large_write_to_a_slow_reader_arrives_whole_and_in_order() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = listener.local_addr().expect("address");
+        let reader = std::thread::spawn(move || {
+            let mut client = TcpStream::connect(address).expect("connect");
+            let mut received = Vec::with_capacity(BACKPRESSURE_BYTES);
+            let mut chunk = vec![0u8; 64 << 10];
+            loop {
+                std::thread::sleep(Duration::from_micros(200));
+                let count = client.read(&mut chunk).expect("read");
+                if count == 0 {
+                    break;
+                }
+                received.extend_from_slice(&chunk[..count]);
+            }
+            received
+        });
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .spawn(move || async move {
+                let readiness = crate::runtime::readiness::install().expect("readiness");
+                let listener = Listener::adopt(listener, readiness).expect("adopt");
+                within_deadline(async {
+                    let mut socket = listener.accept().await.expect("accept");
+                    socket
+                        .write_all(&pattern(BACKPRESSURE_BYTES))
+                        .await
+                        .expect("write everything");
+                    socket.close().await.expect("close");
+                })
+                .await;
+            })
+            .expect("executor starts");
+        handle.join().expect("server ends");
+        let received = reader.join().expect("reader ends");
+        assert_eq!(received.len(), BACKPRESSURE_BYTES);
+        assert!(received == pattern(BACKPRESSURE_BYTES), "bytes differ");
+    }
+
+    #[test]
+    fn a_read_waits_for_late_input_and_sees_the_peer_close() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = listener.local_addr().expect("address");
+        let writer = std::thread::spawn(move || {
+            let mut client = TcpStream::connect(address).expect("connect");
+            std::thread::sleep(Duration::from_millis(100));
+            client.write_all(b"late").expect("write");
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .spawn(move || async move {
+                let readiness = crate::runtime::readiness::install().expect("readiness");
+                let listener = Listener::adopt(listener, readiness).expect("adopt");
+                within_deadline(async {
+                    let mut socket = listener.accept().await.expect("accept");
+                    let mut received = Vec::new();
+                    socket
+                        .read_to_end(&mut received)
+                        .await
+                        .expect("read until the peer closes");
+                    received
+                })
+                .await
+            })
+            .expect("executor starts");
+        let received = handle.join().expect("server ends");
+        writer.join().expect("writer ends");
+        assert_eq!(received, b"late");
+    }
+}
