@@ -60,6 +60,9 @@ pub enum Direction {
 struct Slot {
     generation: u32,
     in_use: bool,
+    /// False once a read found the input drained, true again at the next input event: a
+    /// read of a drained socket waits without asking the kernel.
+    readable: bool,
     reader: Option<Waker>,
     writer: Option<Waker>,
 }
@@ -170,8 +173,18 @@ impl Readiness {
         self.release(token);
     }
 
+    /// Whether input may be waiting on the socket of `token`: false only after a read
+    /// found it drained and no input event came since.
+    pub fn may_read(&self, token: Token) -> bool {
+        self.slots
+            .borrow()
+            .get(token.index as usize)
+            .is_none_or(|slot| slot.readable || slot.generation != token.generation)
+    }
+
     /// Leaves `waker` to be woken when the socket of `token` is ready for `direction`,
-    /// replacing the previous waiter in that direction.
+    /// replacing the previous waiter in that direction. Waiting to read means the input
+    /// was found drained.
     pub fn wait(&self, token: Token, direction: Direction, waker: &Waker) {
         let mut slots = self.slots.borrow_mut();
         let Some(slot) = slots.get_mut(token.index as usize) else {
@@ -181,12 +194,24 @@ impl Readiness {
             return;
         }
         let place = match direction {
-            Direction::Read => &mut slot.reader,
+            Direction::Read => {
+                slot.readable = false;
+                &mut slot.reader
+            }
             Direction::Write => &mut slot.writer,
         };
         match place {
             Some(existing) if existing.will_wake(waker) => {}
             _ => *place = Some(waker.clone()),
+        }
+    }
+
+    /// Records that a read emptied the input of the socket of `token`.
+    pub fn mark_drained(&self, token: Token) {
+        if let Some(slot) = self.slots.borrow_mut().get_mut(token.index as usize) {
+            if slot.generation == token.generation {
+                slot.readable = false;
+            }
         }
     }
 
@@ -200,6 +225,7 @@ impl Readiness {
         if let Some(index) = self.free.borrow_mut().pop() {
             let slot = &mut slots[index as usize];
             slot.in_use = true;
+            slot.readable = true;
             return Token {
                 index,
                 generation: slot.generation,
@@ -208,6 +234,7 @@ impl Readiness {
         let index = u32::try_from(slots.len()).expect("fewer than 2^32 open sockets per core");
         slots.push(Slot {
             in_use: true,
+            readable: true,
             ..Slot::default()
         });
         Token {
@@ -282,6 +309,7 @@ impl Readiness {
                 return;
             }
             let reader = if events & READ_EVENTS != 0 {
+                slot.readable = true;
                 slot.reader.take()
             } else {
                 None
@@ -382,6 +410,24 @@ mod tests {
         );
         readiness.wake(second, libc::EPOLLIN as u32);
         assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_drained_socket_is_readable_again_only_after_an_input_event() {
+        let readiness = Readiness::new().expect("epoll set");
+        let token = readiness.allocate();
+        assert!(readiness.may_read(token), "a new socket's input is unknown");
+        readiness.mark_drained(token);
+        assert!(!readiness.may_read(token));
+        readiness.wake(token, libc::EPOLLOUT as u32);
+        assert!(!readiness.may_read(token), "output room is not input");
+        readiness.wake(token, libc::EPOLLIN as u32);
+        assert!(readiness.may_read(token));
+        let (_, reader) = counting_waker();
+        readiness.wait(token, Direction::Read, &reader);
+        assert!(!readiness.may_read(token), "waiting to read means drained");
+        readiness.wake(token, libc::EPOLLRDHUP as u32);
+        assert!(readiness.may_read(token), "the peer closing is input");
     }
 
     #[test]

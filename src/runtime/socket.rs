@@ -82,7 +82,22 @@ impl AsyncRead for Socket {
         context: &mut Context<'_>,
         buffer: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.attempt(Direction::Read, context, |mut stream| stream.read(buffer))
+        if !self.readiness.may_read(self.token) {
+            self.readiness
+                .wait(self.token, Direction::Read, context.waker());
+            return Poll::Pending;
+        }
+        let capacity = buffer.len();
+        let outcome = self.attempt(Direction::Read, context, |mut stream| stream.read(buffer));
+        // A read that stopped short of the buffer emptied the socket's queue: the next one
+        // waits for an input event instead of asking the kernel again. The end of input
+        // (0 bytes) stays readable, as no event would follow it.
+        if let Poll::Ready(Ok(count)) = outcome {
+            if count > 0 && count < capacity {
+                self.readiness.mark_drained(self.token);
+            }
+        }
+        outcome
     }
 }
 
