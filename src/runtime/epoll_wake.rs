@@ -23,8 +23,8 @@ use futures_lite::io::AsyncReadExt;
 
 /// Waits until the epoll set `epoll` has a ready entry.
 pub async fn readable(epoll: RawFd) -> io::Result<()> {
-    // SAFETY: `dup` takes no pointer; `epoll` is an open descriptor owned by the caller,
-    // which stays open while this runs.
+    // SAFETY: `fcntl(F_DUPFD_CLOEXEC)` takes no pointer; `epoll` is an open descriptor
+    // owned by the caller, which stays open while this runs.
     let duplicate = unsafe { libc::fcntl(epoll, libc::F_DUPFD_CLOEXEC, 0) };
     if duplicate < 0 {
         return Err(io::Error::last_os_error());
