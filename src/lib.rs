@@ -22,3 +22,5 @@ pub mod search;
 pub mod server;
 pub mod settings;
 pub mod tasks;
+#[cfg(test)]
+mod test_support;

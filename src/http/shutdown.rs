@@ -104,23 +104,12 @@ impl Drop for ShutdownWait<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::task::Wake;
-
-    struct CountingWaker(AtomicUsize);
-
-    impl Wake for CountingWaker {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    use crate::test_support::CountingWaker;
 
     #[test]
     fn trigger_wakes_every_waiter_and_dropped_waiters_unregister() {
         let signal = ShutdownSignal::new();
-        let counter = Arc::new(CountingWaker(AtomicUsize::new(0)));
-        let waker = Waker::from(counter.clone());
+        let (counter, waker) = CountingWaker::new();
         let mut context = Context::from_waker(&waker);
         let mut first = Box::pin(signal.wait());
         let mut second = Box::pin(signal.wait());
@@ -130,7 +119,7 @@ mod tests {
         drop(second);
         assert_eq!(signal.waiter_count(), 1);
         signal.clone().trigger();
-        assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+        assert_eq!(counter.count(), 1);
         assert!(first.as_mut().poll(&mut context).is_ready());
         assert!(signal.is_triggered());
         let mut late = Box::pin(signal.wait());

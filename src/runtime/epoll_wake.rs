@@ -70,52 +70,60 @@ mod tests {
         }
     }
 
-    #[test]
-    fn wakes_only_once_a_socket_is_ready() {
-        let handle = LocalExecutorBuilder::new(Placement::Unbound)
-            .spawn(|| async {
-                let (mut writer, reader) =
-                    std::os::unix::net::UnixStream::pair().expect("socket pair");
-                let epoll = epoll_with(reader.as_raw_fd());
-                let waiting = readable(epoll.as_raw_fd());
-                let quiet = async {
-                    glommio::timer::sleep(Duration::from_millis(50)).await;
-                    None
-                };
-                let early = future::or(async { Some(waiting.await) }, quiet).await;
-                assert!(early.is_none(), "woke with nothing ready");
+    /// How long a waiter must stay asleep while nothing is ready.
+    const QUIET_PERIOD: Duration = Duration::from_millis(50);
+    /// How long a test waits for a wake-up before it fails.
+    const WAKE_DEADLINE: Duration = Duration::from_secs(5);
+    /// How long the waiter is left waiting before the data arrives.
+    const ARMED_BEFORE_DATA: Duration = Duration::from_millis(20);
 
-                writer.write_all(b"x").expect("write");
-                let woken = future::or(async { Some(readable(epoll.as_raw_fd()).await) }, async {
-                    glommio::timer::sleep(Duration::from_secs(5)).await;
-                    None
-                })
-                .await;
-                assert!(matches!(woken, Some(Ok(()))), "no wake-up: {woken:?}");
+    /// `work`'s output if it finishes within `limit`, else `None`.
+    async fn within<T>(limit: Duration, work: impl std::future::Future<Output = T>) -> Option<T> {
+        future::or(async { Some(work.await) }, async {
+            glommio::timer::sleep(limit).await;
+            None
+        })
+        .await
+    }
+
+    /// Runs `test` on a glommio executor of its own, with a socket pair whose reading end
+    /// is the only member of an epoll set.
+    fn on_executor<Test, Body>(test: Test)
+    where
+        Test: FnOnce(std::os::unix::net::UnixStream, std::os::fd::OwnedFd) -> Body + Send + 'static,
+        Body: std::future::Future<Output = ()> + 'static,
+    {
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .spawn(|| async move {
+                let (writer, reader) = std::os::unix::net::UnixStream::pair().expect("socket pair");
+                let epoll = epoll_with(reader.as_raw_fd());
+                test(writer, epoll).await;
             })
             .expect("executor starts");
         handle.join().expect("test executor ends");
     }
 
     #[test]
+    fn wakes_only_once_a_socket_is_ready() {
+        on_executor(|mut writer, epoll| async move {
+            let early = within(QUIET_PERIOD, readable(epoll.as_raw_fd())).await;
+            assert!(early.is_none(), "woke with nothing ready");
+
+            writer.write_all(b"x").expect("write");
+            let woken = within(WAKE_DEADLINE, readable(epoll.as_raw_fd())).await;
+            assert!(matches!(woken, Some(Ok(()))), "no wake-up: {woken:?}");
+        });
+    }
+
+    #[test]
     fn wakes_a_waiter_armed_before_the_data_arrives() {
-        let handle = LocalExecutorBuilder::new(Placement::Unbound)
-            .spawn(|| async {
-                let (mut writer, reader) =
-                    std::os::unix::net::UnixStream::pair().expect("socket pair");
-                let epoll = epoll_with(reader.as_raw_fd());
-                let descriptor = epoll.as_raw_fd();
-                let waiter = glommio::spawn_local(async move { readable(descriptor).await });
-                glommio::timer::sleep(Duration::from_millis(20)).await;
-                writer.write_all(b"x").expect("write");
-                let woken = future::or(async { Some(waiter.await) }, async {
-                    glommio::timer::sleep(Duration::from_secs(5)).await;
-                    None
-                })
-                .await;
-                assert!(matches!(woken, Some(Ok(()))), "no wake-up: {woken:?}");
-            })
-            .expect("executor starts");
-        handle.join().expect("test executor ends");
+        on_executor(|mut writer, epoll| async move {
+            let descriptor = epoll.as_raw_fd();
+            let waiter = glommio::spawn_local(async move { readable(descriptor).await });
+            glommio::timer::sleep(ARMED_BEFORE_DATA).await;
+            writer.write_all(b"x").expect("write");
+            let woken = within(WAKE_DEADLINE, waiter).await;
+            assert!(matches!(woken, Some(Ok(()))), "no wake-up: {woken:?}");
+        });
     }
 }

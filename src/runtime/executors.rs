@@ -97,20 +97,18 @@ where
             .preempt_timer(super::latency::PREEMPTION_INTERVAL)
             .spawn(move || async move {
                 super::latency::install();
-                let listeners = match adopt_listeners(sockets) {
-                    Ok(listeners) => listeners,
-                    Err(error) => {
-                        shutdown.raise();
-                        return Err(format!("core {core} could not watch its sockets: {error}"));
+                let outcome = match adopt_listeners(sockets) {
+                    Ok(listeners) => {
+                        let context = CoreContext {
+                            core,
+                            cores,
+                            listeners,
+                            shutdown: shutdown.clone(),
+                        };
+                        core_main(context).await
                     }
+                    Err(error) => Err(format!("core {core} could not watch its sockets: {error}")),
                 };
-                let context = CoreContext {
-                    core,
-                    cores,
-                    listeners,
-                    shutdown: shutdown.clone(),
-                };
-                let outcome = core_main(context).await;
                 if outcome.is_err() {
                     // Let the other cores stop too rather than wait for this one.
                     shutdown.raise();
@@ -257,7 +255,8 @@ fn bind_reuse_port(address: SocketAddr) -> io::Result<(RawFd, SocketAddr)> {
     Ok((socket.into_raw_fd(), bound))
 }
 
-/// Creates this core's readiness set and puts the core's listening sockets in it.
+/// Creates this core's readiness set (every socket of the core joins it) and puts the
+/// core's listening sockets in it.
 fn adopt_listeners(descriptors: Vec<RawFd>) -> io::Result<Vec<super::socket::Listener>> {
     use std::os::fd::FromRawFd;
     let readiness = super::readiness::install()?;

@@ -28,7 +28,7 @@
 //!   after the retry;
 //! - the set lives on one core and is never touched from another thread.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
@@ -37,6 +37,9 @@ use std::task::Waker;
 /// How many ready sockets one `epoll_wait` call reports at most; a harvest calls it again
 /// while it comes back full.
 pub const EVENTS_PER_WAIT: usize = 256;
+
+/// How long the poller pauses after waiting for readiness failed, before it tries again.
+const RETRY_AFTER_FAILED_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The interest every socket registers: input, output, and the peer closing, edge-triggered.
 const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
@@ -92,7 +95,6 @@ pub struct Readiness {
     epoll: OwnedFd,
     slots: RefCell<Vec<Slot>>,
     free: RefCell<Vec<u32>>,
-    harvests: Cell<u64>,
 }
 
 thread_local! {
@@ -128,7 +130,6 @@ impl Readiness {
             epoll,
             slots: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
-            harvests: Cell::new(0),
         })
     }
 
@@ -215,11 +216,6 @@ impl Readiness {
         }
     }
 
-    /// How many times the poller collected ready sockets since the core started.
-    pub fn harvests(&self) -> u64 {
-        self.harvests.get()
-    }
-
     fn allocate(&self) -> Token {
         let mut slots = self.slots.borrow_mut();
         if let Some(index) = self.free.borrow_mut().pop() {
@@ -272,7 +268,6 @@ impl Readiness {
                 break;
             }
         }
-        self.harvests.set(self.harvests.get() + 1);
         total
     }
 
@@ -342,7 +337,7 @@ impl Readiness {
             drop(set);
             if let Err(error) = super::epoll_wake::readable(descriptor).await {
                 tracing::error!(%error, "waiting for socket readiness failed");
-                glommio::timer::sleep(std::time::Duration::from_millis(1)).await;
+                glommio::timer::sleep(RETRY_AFTER_FAILED_WAIT).await;
             }
         }
     }
@@ -351,24 +346,9 @@ impl Readiness {
 #[cfg(test)]
 mod tests {
     use std::io::Write;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::task::Wake;
 
     use super::*;
-
-    struct CountingWaker(AtomicUsize);
-
-    impl Wake for CountingWaker {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn counting_waker() -> (Arc<CountingWaker>, Waker) {
-        let counter = Arc::new(CountingWaker(AtomicUsize::new(0)));
-        (counter.clone(), Waker::from(counter))
-    }
+    use crate::test_support::CountingWaker;
 
     #[test]
     fn a_ready_socket_wakes_its_reader_once_and_not_its_writer_twice() {
@@ -376,18 +356,18 @@ mod tests {
         let (mut peer, socket) = std::os::unix::net::UnixStream::pair().expect("pair");
         socket.set_nonblocking(true).expect("non-blocking");
         let token = readiness.register(socket.as_raw_fd()).expect("register");
-        let (reads, reader) = counting_waker();
+        let (reads, reader) = CountingWaker::new();
         readiness.wait(token, Direction::Read, &reader);
         // Registration reports the socket writable once; nobody waits to write.
         readiness.harvest();
-        assert_eq!(reads.0.load(Ordering::SeqCst), 0, "woken before any input");
+        assert_eq!(reads.count(), 0, "woken before any input");
 
         peer.write_all(b"ping").expect("write");
         assert!(readiness.harvest() >= 1);
-        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.count(), 1);
         // The waker was taken: a second harvest with nothing new wakes nobody.
         readiness.harvest();
-        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.count(), 1);
         readiness.deregister(socket.as_raw_fd(), token);
     }
 
@@ -400,16 +380,12 @@ mod tests {
         assert_eq!(first.index, second.index, "the slot is reused");
         assert_ne!(first.generation, second.generation);
 
-        let (reads, reader) = counting_waker();
+        let (reads, reader) = CountingWaker::new();
         readiness.wait(second, Direction::Read, &reader);
         readiness.wake(first, libc::EPOLLIN as u32);
-        assert_eq!(
-            reads.0.load(Ordering::SeqCst),
-            0,
-            "a stale event woke the new socket"
-        );
+        assert_eq!(reads.count(), 0, "a stale event woke the new socket");
         readiness.wake(second, libc::EPOLLIN as u32);
-        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.count(), 1);
     }
 
     #[test]
@@ -423,7 +399,7 @@ mod tests {
         assert!(!readiness.may_read(token), "output room is not input");
         readiness.wake(token, libc::EPOLLIN as u32);
         assert!(readiness.may_read(token));
-        let (_, reader) = counting_waker();
+        let (_, reader) = CountingWaker::new();
         readiness.wait(token, Direction::Read, &reader);
         assert!(!readiness.may_read(token), "waiting to read means drained");
         readiness.wake(token, libc::EPOLLRDHUP as u32);
@@ -434,17 +410,17 @@ mod tests {
     fn output_room_wakes_the_writer_and_not_the_reader() {
         let readiness = Readiness::new().expect("epoll set");
         let token = readiness.allocate();
-        let (reads, reader) = counting_waker();
-        let (writes, writer) = counting_waker();
+        let (reads, reader) = CountingWaker::new();
+        let (writes, writer) = CountingWaker::new();
         readiness.wait(token, Direction::Read, &reader);
         readiness.wait(token, Direction::Write, &writer);
         readiness.wake(token, libc::EPOLLOUT as u32);
-        assert_eq!(writes.0.load(Ordering::SeqCst), 1);
-        assert_eq!(reads.0.load(Ordering::SeqCst), 0);
+        assert_eq!(writes.count(), 1);
+        assert_eq!(reads.count(), 0);
         // A hang-up concerns both; only the reader still waits.
         readiness.wake(token, libc::EPOLLHUP as u32);
-        assert_eq!(reads.0.load(Ordering::SeqCst), 1);
-        assert_eq!(writes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.count(), 1);
+        assert_eq!(writes.count(), 1);
     }
 
     #[test]
@@ -456,7 +432,7 @@ mod tests {
         for _ in 0..sockets {
             let (peer, socket) = std::os::unix::net::UnixStream::pair().expect("pair");
             let token = readiness.register(socket.as_raw_fd()).expect("register");
-            let (reads, reader) = counting_waker();
+            let (reads, reader) = CountingWaker::new();
             readiness.wait(token, Direction::Read, &reader);
             counters.push(reads);
             pairs.push((peer, socket, token));
@@ -466,10 +442,7 @@ mod tests {
             peer.write_all(b"x").expect("write");
         }
         readiness.harvest();
-        let woken = counters
-            .iter()
-            .filter(|reads| reads.0.load(Ordering::SeqCst) == 1)
-            .count();
+        let woken = counters.iter().filter(|reads| reads.count() == 1).count();
         assert_eq!(woken, sockets);
         for (_, socket, token) in &pairs {
             readiness.deregister(socket.as_raw_fd(), *token);

@@ -20,44 +20,35 @@ use futures_lite::io::{AsyncRead, AsyncWrite};
 
 use super::readiness::{Direction, Readiness, Token};
 
-/// A TCP connection of this core.
-pub struct Socket {
-    stream: TcpStream,
+/// A descriptor in its core's readiness set, removed from the set when dropped (before the
+/// descriptor closes, as `inner` drops after this type's `drop`).
+struct Registered<T: AsRawFd> {
+    inner: T,
     readiness: Rc<Readiness>,
     token: Token,
 }
 
-impl Socket {
-    /// Makes `stream` non-blocking and adds it to `readiness`.
-    pub fn adopt(stream: TcpStream, readiness: Rc<Readiness>) -> io::Result<Self> {
-        stream.set_nonblocking(true)?;
-        let token = readiness.register(stream.as_raw_fd())?;
-        Ok(Socket {
-            stream,
+impl<T: AsRawFd> Registered<T> {
+    /// Adds `inner`, already non-blocking, to `readiness`.
+    fn new(inner: T, readiness: Rc<Readiness>) -> io::Result<Self> {
+        let token = readiness.register(inner.as_raw_fd())?;
+        Ok(Registered {
+            inner,
             readiness,
             token,
         })
     }
 
-    /// Sends small writes at once rather than waiting for Nagle's algorithm.
-    pub fn set_nodelay(&self, value: bool) -> io::Result<()> {
-        self.stream.set_nodelay(value)
-    }
-
-    /// The address of the other end.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.stream.peer_addr()
-    }
-
-    /// Runs `operation` once; on "would block" leaves the waker for `direction`.
-    fn attempt<T>(
+    /// Runs `operation` until it is not interrupted; on "would block" leaves the waker for
+    /// `direction` and returns `Pending`.
+    fn attempt<Output>(
         &self,
         direction: Direction,
         context: &Context<'_>,
-        mut operation: impl FnMut(&TcpStream) -> io::Result<T>,
-    ) -> Poll<io::Result<T>> {
+        mut operation: impl FnMut(&T) -> io::Result<Output>,
+    ) -> Poll<io::Result<Output>> {
         loop {
-            match operation(&self.stream) {
+            match operation(&self.inner) {
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     self.readiness.wait(self.token, direction, context.waker());
                     return Poll::Pending;
@@ -69,10 +60,35 @@ impl Socket {
     }
 }
 
-impl Drop for Socket {
+impl<T: AsRawFd> Drop for Registered<T> {
     fn drop(&mut self) {
         self.readiness
-            .deregister(self.stream.as_raw_fd(), self.token);
+            .deregister(self.inner.as_raw_fd(), self.token);
+    }
+}
+
+/// A TCP connection of this core.
+pub struct Socket {
+    registered: Registered<TcpStream>,
+}
+
+impl Socket {
+    /// Makes `stream` non-blocking and adds it to `readiness`.
+    pub fn adopt(stream: TcpStream, readiness: Rc<Readiness>) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        Ok(Socket {
+            registered: Registered::new(stream, readiness)?,
+        })
+    }
+
+    /// Sends small writes at once rather than waiting for Nagle's algorithm.
+    pub fn set_nodelay(&self, value: bool) -> io::Result<()> {
+        self.registered.inner.set_nodelay(value)
+    }
+
+    /// The address of the other end.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.registered.inner.peer_addr()
     }
 }
 
@@ -82,19 +98,21 @@ impl AsyncRead for Socket {
         context: &mut Context<'_>,
         buffer: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        if !self.readiness.may_read(self.token) {
-            self.readiness
-                .wait(self.token, Direction::Read, context.waker());
+        let registered = &self.registered;
+        let readiness = &registered.readiness;
+        if !readiness.may_read(registered.token) {
+            readiness.wait(registered.token, Direction::Read, context.waker());
             return Poll::Pending;
         }
         let capacity = buffer.len();
-        let outcome = self.attempt(Direction::Read, context, |mut stream| stream.read(buffer));
+        let outcome =
+            registered.attempt(Direction::Read, context, |mut stream| stream.read(buffer));
         // A read that stopped short of the buffer emptied the socket's queue: the next one
         // waits for an input event instead of asking the kernel again. The end of input
         // (0 bytes) stays readable, as no event would follow it.
         if let Poll::Ready(Ok(count)) = outcome {
             if count > 0 && count < capacity {
-                self.readiness.mark_drained(self.token);
+                readiness.mark_drained(registered.token);
             }
         }
         outcome
@@ -107,7 +125,8 @@ impl AsyncWrite for Socket {
         context: &mut Context<'_>,
         buffer: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.attempt(Direction::Write, context, |mut stream| stream.write(buffer))
+        self.registered
+            .attempt(Direction::Write, context, |mut stream| stream.write(buffer))
     }
 
     fn poll_write_vectored(
@@ -115,9 +134,10 @@ impl AsyncWrite for Socket {
         context: &mut Context<'_>,
         buffers: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.attempt(Direction::Write, context, |mut stream| {
-            stream.write_vectored(buffers)
-        })
+        self.registered
+            .attempt(Direction::Write, context, |mut stream| {
+                stream.write_vectored(buffers)
+            })
     }
 
     fn poll_flush(self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -126,7 +146,7 @@ impl AsyncWrite for Socket {
     }
 
     fn poll_close(self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.stream.shutdown(Shutdown::Write) {
+        match self.registered.inner.shutdown(Shutdown::Write) {
             Err(error) if error.kind() != io::ErrorKind::NotConnected => Poll::Ready(Err(error)),
             _ => Poll::Ready(Ok(())),
         }
@@ -135,49 +155,26 @@ impl AsyncWrite for Socket {
 
 /// A listening socket of this core.
 pub struct Listener {
-    listener: TcpListener,
-    readiness: Rc<Readiness>,
-    token: Token,
+    registered: Registered<TcpListener>,
 }
 
 impl Listener {
     /// Makes `listener` non-blocking and adds it to `readiness`.
     pub fn adopt(listener: TcpListener, readiness: Rc<Readiness>) -> io::Result<Self> {
         listener.set_nonblocking(true)?;
-        let token = readiness.register(listener.as_raw_fd())?;
         Ok(Listener {
-            listener,
-            readiness,
-            token,
+            registered: Registered::new(listener, readiness)?,
         })
     }
 
     /// Accepts the next connection, adopted by the same set.
     pub async fn accept(&self) -> io::Result<Socket> {
-        let stream = std::future::poll_fn(|context| self.poll_accept(context)).await?;
-        Socket::adopt(stream, self.readiness.clone())
-    }
-
-    fn poll_accept(&self, context: &Context<'_>) -> Poll<io::Result<TcpStream>> {
-        loop {
-            match self.listener.accept() {
-                Ok((stream, _peer)) => return Poll::Ready(Ok(stream)),
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                    self.readiness
-                        .wait(self.token, Direction::Read, context.waker());
-                    return Poll::Pending;
-                }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => return Poll::Ready(Err(error)),
-            }
-        }
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        self.readiness
-            .deregister(self.listener.as_raw_fd(), self.token);
+        let (stream, _peer) = std::future::poll_fn(|context| {
+            self.registered
+                .attempt(Direction::Read, context, TcpListener::accept)
+        })
+        .await?;
+        Socket::adopt(stream, self.registered.readiness.clone())
     }
 }
 
