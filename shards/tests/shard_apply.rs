@@ -404,3 +404,55 @@ fn stats_count_documents_bytes_and_top_level_fields() {
     assert!(after.raw_document_bytes < stats.raw_document_bytes);
     assert_eq!(after.field_distribution.get("n"), None);
 }
+
+/// Documents a range filter must select for its union to be kept by the commit's view
+/// (`range_unions::CACHED_DOCUMENTS_MIN`, with a margin).
+const KEPT_RANGE_DOCUMENTS: u32 = 5_000;
+
+#[test]
+fn a_kept_range_union_answers_its_commit_only() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(directory.path());
+    shard
+        .set_filterable_fields(&json!(["n", "tag"]))
+        .expect("set_filterable_fields succeeds");
+    let documents = (0..KEPT_RANGE_DOCUMENTS)
+        .map(|n| replace(&n.to_string(), json!({"n": n % 10, "tag": "common"})))
+        .collect();
+    shard.apply(1, documents).expect("apply succeeds");
+    let everything: Vec<u32> = (0..KEPT_RANGE_DOCUMENTS).collect();
+    // Twice on one commit: the second answer comes from the kept union, and is the same.
+    for _ in 0..2 {
+        assert_eq!(filtered(&shard, "n >= 0"), everything);
+        assert_eq!(filtered(&shard, "tag = common"), everything);
+        assert_eq!(filtered(&shard, "n > 4").len(), everything.len() / 2);
+        assert_eq!(
+            filtered(&shard, "n >= 0 AND NOT n > 4").len(),
+            everything.len() / 2
+        );
+    }
+    // A new commit sees its own documents: a new one in the range, one deleted from it.
+    shard
+        .apply(
+            2,
+            vec![
+                replace("new", json!({"n": 7, "tag": "common"})),
+                Operation::Delete {
+                    external_id: "3".into(),
+                },
+            ],
+        )
+        .expect("apply succeeds");
+    let after = filtered(&shard, "n >= 0");
+    assert_eq!(after.len(), everything.len());
+    assert!(!after.contains(&3));
+    let added = shard
+        .read()
+        .expect("read succeeds")
+        .internal_id("new")
+        .expect("internal_id succeeds")
+        .expect("the new document exists");
+    assert!(after.contains(&added));
+    assert_eq!(filtered(&shard, "tag = common"), after);
+    assert_eq!(filtered(&shard, "n > 4").len(), everything.len() / 2 + 1);
+}

@@ -319,14 +319,21 @@ impl ShardSnapshot {
         })
     }
 
-    /// The candidates of a query: the shard's documents within the caller's candidates, minus
-    /// those holding a negative word or phrase.
+    /// The candidates of a query: the caller's candidates (within the shard's documents, see
+    /// [`SearchQuery::candidates`]) or else every document, minus those holding a negative
+    /// word or phrase.
     fn universe(&self, query: &SearchQuery, parsed: &ParsedQuery) -> ShardResult<RoaringBitmap> {
         let read = self.read_transaction();
-        let mut universe = self.document_ids().clone();
-        if let Some(candidates) = &query.candidates {
-            universe &= candidates;
-        }
+        let mut universe = match &query.candidates {
+            Some(candidates) => {
+                debug_assert!(
+                    candidates.is_subset(self.document_ids()),
+                    "the candidates are a filter's answer on this snapshot"
+                );
+                candidates.clone()
+            }
+            None => self.document_ids().clone(),
+        };
         for word in &parsed.negative_words {
             universe -= word_documents(read, &universe, word)?;
         }

@@ -54,7 +54,8 @@ pub struct SearchQuery {
     pub matching_strategy: MatchingStrategy,
     /// Restricts the searched fields (each listed name and the fields nested under it).
     pub attributes_to_search_on: Option<Vec<String>>,
-    /// Only these internal ids (a filter's result computed by the caller).
+    /// Only these internal ids: a filter's result on the same snapshot, so a subset of the
+    /// shard's documents (the search takes them as they are, without intersecting them).
     pub candidates: Option<RoaringBitmap>,
     /// The `sort` parameter, used where the `sort` ranking rule stands.
     pub sort: Vec<SearchSort>,

@@ -2,7 +2,8 @@
 //! read: the shard's state (live ids, settings), the analyzer its text settings configure,
 //! the fields map, the word dictionary and the normalized synonyms (the last three on first
 //! use), the derivations of the query words searched so far, the unions over the prefixes
-//! searched so far and the facet search forms of the fields facet-searched so far.
+//! and facet value ranges searched so far and the facet search forms of the fields
+//! facet-searched so far.
 //!
 //! Decoding the live-ids bitmap and building the analyzer cost milliseconds on a shard of a
 //! few hundred thousand documents; a search that paid them on every read spent most of its
@@ -22,6 +23,7 @@ use storage_engine::{Direction, ReadTransaction};
 use super::FIELDS_TREE;
 use super::codec::DecoderCache;
 use super::error::{ShardError, ShardResult};
+use super::range_unions::RangeUnions;
 use super::state::ShardState;
 use crate::analysis::Analyzer;
 use crate::search::derivation_memo::DerivationMemo;
@@ -43,6 +45,7 @@ pub struct CommitView {
     synonyms: OnceLock<Synonyms>,
     derivations: DerivationMemo,
     prefix_unions: PrefixUnions,
+    range_unions: RangeUnions,
     facet_forms: FacetForms,
 }
 
@@ -59,6 +62,7 @@ impl CommitView {
             synonyms: OnceLock::new(),
             derivations: DerivationMemo::default(),
             prefix_unions: PrefixUnions::default(),
+            range_unions: RangeUnions::default(),
             facet_forms: FacetForms::default(),
         })
     }
@@ -91,6 +95,11 @@ impl CommitView {
     /// The unions over prefix expansions computed on this commit.
     pub fn prefix_unions(&self) -> &PrefixUnions {
         &self.prefix_unions
+    }
+
+    /// The unions over facet value ranges computed on this commit.
+    pub fn range_unions(&self) -> &RangeUnions {
+        &self.range_unions
     }
 
     /// The facet search forms of facet values made on this commit.

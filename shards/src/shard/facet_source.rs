@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::ops::Bound;
 
-use roaring::RoaringBitmap;
+use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::filter::{FacetSource, GeoPoint, VectorFilter, VectorLookupError};
@@ -20,12 +20,15 @@ use super::keys::{
     Presence, decode_bitmap, decode_string_entry, document_from_key, number_key, presence_key,
     string_key, string_of_key,
 };
+use super::range_unions::{RangeKey, RangeTree, RangeUnions};
 use super::{FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELDS_TREE, GEO_TREE};
 
 /// The facet indexes of one snapshot.
 pub struct ShardFacetSource<'a> {
     read: &'a ReadTransaction,
     universe: &'a RoaringBitmap,
+    /// The commit's unions over value ranges (see `range_unions`).
+    ranges: &'a RangeUnions,
     error: RefCell<Option<ShardError>>,
 }
 
@@ -58,10 +61,15 @@ fn key_bound(bound: Bound<Vec<u8>>, field: u16, upper: bool) -> Bound<Vec<u8>> {
 }
 
 impl<'a> ShardFacetSource<'a> {
-    pub(crate) fn new(read: &'a ReadTransaction, universe: &'a RoaringBitmap) -> Self {
+    pub(crate) fn new(
+        read: &'a ReadTransaction,
+        universe: &'a RoaringBitmap,
+        ranges: &'a RangeUnions,
+    ) -> Self {
         ShardFacetSource {
             read,
             universe,
+            ranges,
             error: RefCell::new(None),
         }
     }
@@ -78,40 +86,74 @@ impl<'a> ShardFacetSource<'a> {
         })
     }
 
-    /// Union of the bitmaps of the keys in the range of `tree_name`.
+    /// Union of the bitmaps of every key of field `field` between `lower` and `upper` in the
+    /// tree `tree`, from the commit's range unions when it was computed before.
+    fn every_value_in_range(
+        &self,
+        tree: RangeTree,
+        field: u16,
+        lower: Bound<Vec<u8>>,
+        upper: Bound<Vec<u8>>,
+    ) -> ShardResult<RoaringBitmap> {
+        let tree_name = match tree {
+            RangeTree::Numbers => FACET_NUMBERS_TREE,
+            RangeTree::Strings => FACET_STRINGS_TREE,
+        };
+        let key = RangeKey {
+            tree,
+            lower: key_bound(lower, field, false),
+            upper: key_bound(upper, field, true),
+        };
+        let union = self.ranges.union(key.clone(), || {
+            self.union_range(tree_name, key.lower, key.upper, &|_| Ok(Some(true)))
+        })?;
+        Ok(RoaringBitmap::clone(&union))
+    }
+
+    /// Union of the bitmaps of the keys in the range of `tree_name` (key bounds) that `keep`
+    /// keeps, up to the first key it answers `None` for.
     fn union_range(
         &self,
         tree_name: &str,
-        field: u16,
         lower: Bound<Vec<u8>>,
         upper: Bound<Vec<u8>>,
         keep: &dyn Fn(&[u8]) -> ShardResult<Option<bool>>,
     ) -> ShardResult<RoaringBitmap> {
-        let mut result = RoaringBitmap::new();
         let Some(tree) = self.read.open_tree(tree_name)? else {
-            return Ok(result);
+            return Ok(RoaringBitmap::new());
         };
-        let lower = key_bound(lower, field, false);
-        let upper = key_bound(upper, field, true);
         let range = tree.range(
             lower.as_ref().map(Vec::as_slice),
             upper.as_ref().map(Vec::as_slice),
             Direction::Forward,
         )?;
-        for entry in range {
-            let (key, value) = entry?;
-            match keep(key)? {
-                Some(true) => {}
-                Some(false) => continue,
-                None => break,
+        // One streamed union over the values' bitmaps: or-ing them one by one merged array
+        // containers again and again and converted them on the way (a range over a few
+        // frequent values cost more than the search it filtered).
+        let strings = tree_name == FACET_STRINGS_TREE;
+        let mut range = range;
+        let bitmaps = std::iter::from_fn(|| {
+            for entry in range.by_ref() {
+                let (key, value) = match entry {
+                    Ok(entry) => entry,
+                    Err(error) => return Some(Err(ShardError::from(error))),
+                };
+                match keep(key) {
+                    Ok(Some(true)) => {}
+                    Ok(Some(false)) => continue,
+                    Ok(None) => return None,
+                    Err(error) => return Some(Err(error)),
+                }
+                return Some(if strings {
+                    decode_string_entry(value).map(|(_, documents)| documents)
+                } else {
+                    decode_bitmap(value)
+                });
             }
-            result |= if tree_name == FACET_STRINGS_TREE {
-                decode_string_entry(value)?.1
-            } else {
-                decode_bitmap(value)?
-            };
-        }
-        Ok(result)
+            None
+        });
+        // Fused: the union asks again after the first `None`, which must stay the end.
+        bitmaps.fuse().union()
     }
 
     fn numbers(
@@ -128,15 +170,17 @@ impl<'a> ShardFacetSource<'a> {
         }
         let lower = lower.map(|number| number_key(field, number));
         let upper = upper.map(|number| number_key(field, number));
-        self.union_range(FACET_NUMBERS_TREE, field, lower, upper, &|_| Ok(Some(true)))
+        self.every_value_in_range(RangeTree::Numbers, field, lower, upper)
     }
 
+    /// The documents of the values of `attribute` between `lower` and `upper` that `keep`
+    /// keeps (`None`: every value, and the union may come from the commit's range unions).
     fn strings(
         &self,
         attribute: &str,
         lower: Bound<&str>,
         upper: Bound<&str>,
-        keep: &dyn Fn(&str) -> Option<bool>,
+        keep: Option<&dyn Fn(&str) -> Option<bool>>,
     ) -> ShardResult<RoaringBitmap> {
         let Some(field) = field_id(self.read, attribute)? else {
             return Ok(RoaringBitmap::new());
@@ -146,9 +190,15 @@ impl<'a> ShardFacetSource<'a> {
         }
         let lower = lower.map(|text| string_key(field, text));
         let upper = upper.map(|text| string_key(field, text));
-        self.union_range(FACET_STRINGS_TREE, field, lower, upper, &|key| {
-            Ok(keep(string_of_key(key)?))
-        })
+        match keep {
+            None => self.every_value_in_range(RangeTree::Strings, field, lower, upper),
+            Some(keep) => self.union_range(
+                FACET_STRINGS_TREE,
+                key_bound(lower, field, false),
+                key_bound(upper, field, true),
+                &|key| Ok(keep(string_of_key(key)?)),
+            ),
+        }
     }
 
     fn presence(&self, attribute: &str, presence: Presence) -> ShardResult<RoaringBitmap> {
@@ -229,15 +279,16 @@ impl FacetSource for ShardFacetSource<'_> {
         lower: Bound<&str>,
         upper: Bound<&str>,
     ) -> RoaringBitmap {
-        self.answer(self.strings(attribute, lower, upper, &|_| Some(true)))
+        self.answer(self.strings(attribute, lower, upper, None))
     }
 
     fn strings_containing(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
-        self.answer(
-            self.strings(attribute, Bound::Unbounded, Bound::Unbounded, &|value| {
-                Some(value.contains(normalized))
-            }),
-        )
+        self.answer(self.strings(
+            attribute,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Some(&|value| Some(value.contains(normalized))),
+        ))
     }
 
     fn strings_starting_with(&self, attribute: &str, normalized: &str) -> RoaringBitmap {
@@ -245,7 +296,7 @@ impl FacetSource for ShardFacetSource<'_> {
             attribute,
             Bound::Included(normalized),
             Bound::Unbounded,
-            &|value| value.starts_with(normalized).then_some(true),
+            Some(&|value| value.starts_with(normalized).then_some(true)),
         ))
     }
 

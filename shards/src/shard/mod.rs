@@ -36,6 +36,7 @@ mod fields_selection;
 pub(crate) mod keys;
 mod listing;
 mod position_merge;
+pub(crate) mod range_unions;
 mod repack;
 mod settings;
 mod snapshot;

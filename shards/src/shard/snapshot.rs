@@ -161,7 +161,11 @@ impl ShardSnapshot {
 
     /// The facet indexes, to evaluate filters with.
     pub fn facet_source(&self) -> ShardFacetSource<'_> {
-        ShardFacetSource::new(&self.read, &self.state().document_ids)
+        ShardFacetSource::new(
+            &self.read,
+            &self.state().document_ids,
+            self.view.range_unions(),
+        )
     }
 
     /// The external ids of the documents in `selected`, in external id order (a scan of the
