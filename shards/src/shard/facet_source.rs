@@ -23,6 +23,10 @@ use super::keys::{
 use super::range_unions::{RangeKey, RangeTree, RangeUnions};
 use super::{FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELDS_TREE, GEO_TREE};
 
+/// Whether a string value is kept (`Some(true)`), skipped (`Some(false)`), or ends the
+/// ordered scan (`None`).
+type KeepValue<'a> = dyn Fn(&str) -> Option<bool> + 'a;
+
 /// The facet indexes of one snapshot.
 pub struct ShardFacetSource<'a> {
     read: &'a ReadTransaction,
@@ -180,7 +184,7 @@ impl<'a> ShardFacetSource<'a> {
         attribute: &str,
         lower: Bound<&str>,
         upper: Bound<&str>,
-        keep: Option<&dyn Fn(&str) -> Option<bool>>,
+        keep: Option<&KeepValue<'_>>,
     ) -> ShardResult<RoaringBitmap> {
         let Some(field) = field_id(self.read, attribute)? else {
             return Ok(RoaringBitmap::new());
