@@ -29,7 +29,7 @@ use crate::settings::locale::Locale;
 use super::facets::MergedFacets;
 use super::parameters::MatchingStrategyParameter;
 use super::prepare::PreparedSearch;
-use super::shard_search::{ShardSearchHit, ShardSearchRequest};
+use super::shard_search::{ShardFoundHit, ShardSearchHit, ShardSearchRequest};
 
 /// The merged answer of every shard.
 #[derive(Debug, Default)]
@@ -147,7 +147,8 @@ pub async fn execute(
         .into_iter()
         .skip(prepared.offset)
         .take(prepared.limit)
-        .collect();
+        .map(ShardFoundHit::decoded)
+        .collect::<Result<_, _>>()?;
     outcome.facets = facets;
     Ok(outcome)
 }
@@ -196,7 +197,7 @@ fn merge_query_words(merged: &mut Vec<Vec<String>>, shard: Vec<Vec<String>>) {
 
 /// Drops every hit sharing a distinct value with a better hit (hits without a value stay):
 /// each shard applied `distinct` to its own documents, this applies it across shards.
-fn keep_first_of_each_distinct_value(hits: &mut Vec<ShardSearchHit>) {
+fn keep_first_of_each_distinct_value(hits: &mut Vec<ShardFoundHit>) {
     let mut seen: HashSet<String> = HashSet::new();
     hits.retain(|hit| {
         let values = &hit.hit.distinct_values;

@@ -1,6 +1,7 @@
 //! One shard's part of a search, run on the shard's owner core against one snapshot: the
-//! filter's candidates, the ranked hits (the first `offset + limit`, with their documents), the
-//! number of matches, and, when asked, the facet counts of every match.
+//! filter's candidates, the ranked hits (the first `offset + limit`, with their documents as
+//! stored: the caller decodes the hits it keeps), the number of matches, and, when asked, the
+//! facet counts of every match.
 //!
 //! Invariant: everything in an answer comes from the same snapshot, so hits, totals and facet
 //! counts describe the same documents.
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use shards::filter::Filter;
 use shards::search::{FieldFacetCounts, SearchQuery, ShardHit};
-use shards::shard::ShardSnapshot;
+use shards::shard::{ShardSnapshot, StoredDocument};
 
 use crate::coordinator::shard_host::{filter_ids, shard_error};
 use crate::errors::{Code, ResponseError};
@@ -25,17 +26,36 @@ pub struct ShardSearchRequest {
     pub facets: Option<Vec<String>>,
 }
 
-/// A hit with its stored document.
+/// A hit with its document.
 #[derive(Debug, Clone)]
 pub struct ShardSearchHit {
     pub hit: ShardHit,
     pub document: Map<String, Value>,
 }
 
+/// A hit of one shard with its document as stored: the caller decodes only the hits it keeps
+/// (of every shard's first `offset + limit`, only `limit` reach the answer).
+#[derive(Debug, Clone)]
+pub struct ShardFoundHit {
+    pub hit: ShardHit,
+    pub document: StoredDocument,
+}
+
+impl ShardFoundHit {
+    /// The hit with its decoded document.
+    pub fn decoded(self) -> Result<ShardSearchHit, ResponseError> {
+        let document = self.document.decode().map_err(shard_error)?;
+        Ok(ShardSearchHit {
+            hit: self.hit,
+            document,
+        })
+    }
+}
+
 /// One shard's answer.
 #[derive(Debug, Clone, Default)]
 pub struct ShardSearchAnswer {
-    pub hits: Vec<ShardSearchHit>,
+    pub hits: Vec<ShardFoundHit>,
     pub total: u64,
     pub attribute_unified: bool,
     pub query_words: Vec<Vec<String>>,
@@ -63,10 +83,10 @@ pub fn search_shard(
     let mut hits = Vec::with_capacity(found.hits.len());
     for hit in found.hits {
         let document = snapshot
-            .document_by_id(hit.id, None)
+            .stored_document(hit.id)
             .map_err(shard_error)?
             .ok_or_else(|| ResponseError::internal("a hit without its document"))?;
-        hits.push(ShardSearchHit { hit, document });
+        hits.push(ShardFoundHit { hit, document });
     }
     Ok(ShardSearchAnswer {
         hits,

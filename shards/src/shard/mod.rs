@@ -42,6 +42,7 @@ mod settings;
 mod snapshot;
 mod state;
 pub(crate) mod stored_bitmap;
+mod stored_document;
 mod word_changes;
 
 use std::path::Path;
@@ -66,6 +67,7 @@ pub use repack::{
 };
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
+pub use stored_document::StoredDocument;
 
 pub(crate) const META_TREE: &str = "meta";
 pub(crate) const EXTERNAL_IDS_TREE: &str = "external_ids";

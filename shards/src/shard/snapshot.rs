@@ -20,6 +20,7 @@ use super::keys::{decode_u64, document_from_key, document_key};
 use super::listing::{ListQuery, list_ids};
 use super::settings::FacetSettings;
 use super::state::ShardState;
+use super::stored_document::StoredDocument;
 use super::{
     DOCUMENT_DICTIONARIES_TREE, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE,
     FIELDS_TREE,
@@ -216,6 +217,16 @@ impl ShardSnapshot {
             Some(selectors) => select_fields(&document, selectors),
             None => document,
         }))
+    }
+
+    /// A document as stored, to be decoded later, anywhere (see [`StoredDocument`]).
+    pub fn stored_document(&self, id: u32) -> ShardResult<Option<StoredDocument>> {
+        let Some(tree) = self.read.open_tree(DOCUMENTS_TREE)? else {
+            return Ok(None);
+        };
+        tree.get(&document_key(id))?
+            .map(|stored| StoredDocument::new(stored.to_vec(), &self.dictionaries()))
+            .transpose()
     }
 
     /// The JSON bytes of a document exactly as stored (as sent, keys in order).
