@@ -7,8 +7,8 @@
 //! orders and truncates them as Meilisearch does (see the server's `search::facets`); sending
 //! every value keeps the sum exact whatever the order asked for.
 //!
-//! Invariants: counts are read from the facet trees (one intersection per stored value), never
-//! from documents; a field absent from this shard's fields map is absent from the answer, and a
+//! Invariants: counts are read from the facet trees (from the field's facet column, built from
+//! them once per commit, or one intersection per stored value), never from documents; a field absent from this shard's fields map is absent from the answer, and a
 //! field present but without values among the documents answers empty lists.
 
 use std::collections::BTreeMap;
@@ -54,14 +54,27 @@ impl ShardSnapshot {
                 continue;
             }
             let read = self.read_transaction();
-            let field_counts = FieldFacetCounts {
-                numbers: number_counts(read, field, documents)?,
-                strings: string_values(read, field, documents)?,
+            let field_counts = match self.facet_columns().column(read, field)? {
+                Some(column) => column.counts(documents),
+                None => counts_per_value(read, field, documents)?,
             };
             counts.insert(path.clone(), field_counts);
         }
         Ok(counts)
     }
+}
+
+/// The counts of `field` over `documents`, one intersection per stored value (what a facet
+/// column answers without them, see [`super::facet_columns`]).
+pub fn counts_per_value(
+    read: &ReadTransaction,
+    field: u16,
+    documents: &RoaringBitmap,
+) -> ShardResult<FieldFacetCounts> {
+    Ok(FieldFacetCounts {
+        numbers: number_counts(read, field, documents)?,
+        strings: string_values(read, field, documents)?,
+    })
 }
 
 /// A visitor of one facet tree entry (key, value).

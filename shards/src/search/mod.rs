@@ -58,6 +58,7 @@ pub mod derivations;
 pub mod dictionary;
 pub mod distinct;
 mod execute;
+pub mod facet_columns;
 pub mod facet_counts;
 pub mod facet_forms;
 pub mod facet_values;

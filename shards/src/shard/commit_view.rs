@@ -2,8 +2,8 @@
 //! read: the shard's state (live ids, settings), the analyzer its text settings configure,
 //! the fields map, the word dictionary and the normalized synonyms (the last three on first
 //! use), the derivations of the query words searched so far, the unions over the prefixes
-//! and facet value ranges searched so far and the facet search forms of the fields
-//! facet-searched so far.
+//! and facet value ranges searched so far, the facet columns of the fields counted so far and
+//! the facet search forms of the fields facet-searched so far.
 //!
 //! Decoding the live-ids bitmap and building the analyzer cost milliseconds on a shard of a
 //! few hundred thousand documents; a search that paid them on every read spent most of its
@@ -28,6 +28,7 @@ use super::state::ShardState;
 use crate::analysis::Analyzer;
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
+use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::terms::{Synonyms, normalized_synonyms};
@@ -46,6 +47,7 @@ pub struct CommitView {
     derivations: DerivationMemo,
     prefix_unions: PrefixUnions,
     range_unions: RangeUnions,
+    facet_columns: FacetColumns,
     facet_forms: FacetForms,
 }
 
@@ -63,6 +65,7 @@ impl CommitView {
             derivations: DerivationMemo::default(),
             prefix_unions: PrefixUnions::default(),
             range_unions: RangeUnions::default(),
+            facet_columns: FacetColumns::default(),
             facet_forms: FacetForms::default(),
         })
     }
@@ -100,6 +103,11 @@ impl CommitView {
     /// The unions over facet value ranges computed on this commit.
     pub fn range_unions(&self) -> &RangeUnions {
         &self.range_unions
+    }
+
+    /// The facet columns of the fields counted on this commit.
+    pub fn facet_columns(&self) -> &FacetColumns {
+        &self.facet_columns
     }
 
     /// The facet search forms of facet values made on this commit.

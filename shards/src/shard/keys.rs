@@ -105,10 +105,17 @@ pub fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
 /// Decodes a bitmap this shard wrote. The containers' order and bounds are not re-checked:
 /// the page store verified the page's checksum before handing out its bytes, and only
 /// [`encode_bitmap`] writes them (the check was a large share of a search's time).
+/// The id of a stored bitmap of one id (its short form, see [`write_bitmap`]), read in place.
+pub fn stored_single_id(bytes: &[u8]) -> Option<u32> {
+    <[u8; SINGLE_ID_BYTES]>::try_from(bytes)
+        .ok()
+        .map(u32::from_be_bytes)
+}
+
 pub fn decode_bitmap(bytes: &[u8]) -> ShardResult<RoaringBitmap> {
-    if let Ok(single) = <[u8; SINGLE_ID_BYTES]>::try_from(bytes) {
+    if let Some(single) = stored_single_id(bytes) {
         let mut bitmap = RoaringBitmap::new();
-        bitmap.insert(u32::from_be_bytes(single));
+        bitmap.insert(single);
         return Ok(bitmap);
     }
     RoaringBitmap::deserialize_unchecked_from(bytes)

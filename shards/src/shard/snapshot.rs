@@ -28,6 +28,7 @@ use super::{
 use crate::analysis::{Analyzer, TextSettings};
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::Dictionary;
+use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::terms::Synonyms;
@@ -113,6 +114,10 @@ impl ShardSnapshot {
     }
 
     /// The unions over prefix expansions computed on this commit.
+    pub(crate) fn facet_columns(&self) -> &FacetColumns {
+        self.view.facet_columns()
+    }
+
     pub(crate) fn prefix_unions(&self) -> &PrefixUnions {
         self.view.prefix_unions()
     }

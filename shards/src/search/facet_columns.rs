@@ -1,0 +1,301 @@
+//! Facet columns: per faceted field of one commit, the values each document holds, indexed by
+//! internal id, so that counting a field's values over a set of documents reads each document
+//! once instead of intersecting every value's bitmap with the set.
+//!
+//! The facet trees map a value to its documents; `facetDistribution` needs the other
+//! direction. Intersecting each value's bitmap with the matches costs about as much as every
+//! document of the field whatever the matches (a `year` facet over a two-letter prefix search
+//! cost more than the search), and a field of many values costs one intersection per value.
+//! A column is built once per commit and field, on the first count that needs it (one pass
+//! over the field's values and documents), and kept by the commit's view.
+//!
+//! Layout: the field's values in facet order (numbers ascending, then strings by normalized
+//! form, each with its original spelling); per internal id up to the largest one holding a
+//! value, the ordinal + 1 of its value (0: no value) or [`SEVERAL_VALUES`], the ordinals of
+//! documents holding several values being kept aside.
+//!
+//! Invariants: a column describes exactly its commit's facet trees for its field, so
+//! [`FacetColumn::counts`] equals intersecting each stored value with the documents (the
+//! per-value path in `facet_counts`, which a test compares it with); the columns of one commit
+//! stay under [`COLUMNS_BYTES_MAX`] (a field whose column would pass it is counted the
+//! per-value way).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use roaring::RoaringBitmap;
+use storage_engine::ReadTransaction;
+
+use crate::shard::keys::{
+    FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered, stored_single_id,
+    string_of_key,
+};
+use crate::shard::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult};
+
+use super::facet_counts::{FieldFacetCounts, for_each_field_entry};
+
+/// Most bytes the columns of one commit hold (about 4 bytes per internal id and field).
+pub const COLUMNS_BYTES_MAX: usize = 128 << 20;
+/// The slot of a document holding several values of the field (see `several`).
+const SEVERAL_VALUES: u32 = u32::MAX;
+
+/// The values of one field and which documents hold them.
+pub struct FacetColumn {
+    numbers: Vec<f64>,
+    /// Normalized form and original spelling.
+    strings: Vec<(String, String)>,
+    /// Per internal id: 0, the ordinal of its one value + 1, or [`SEVERAL_VALUES`].
+    slots: Vec<u32>,
+    /// The ordinals of the documents whose slot is [`SEVERAL_VALUES`], ascending.
+    several: HashMap<u32, Vec<u32>>,
+}
+
+impl FacetColumn {
+    /// Reads the column of `field` from the facet trees of `read`.
+    pub fn build(read: &ReadTransaction, field: u16) -> ShardResult<FacetColumn> {
+        let mut column = FacetColumn {
+            numbers: Vec::new(),
+            strings: Vec::new(),
+            slots: Vec::new(),
+            several: HashMap::new(),
+        };
+        for_each_field_entry(read, FACET_NUMBERS_TREE, field, &mut |key, value| {
+            let ordered: [u8; 8] = key
+                .get(FIELD_ID_BYTES..)
+                .and_then(|bytes| bytes.try_into().ok())
+                .ok_or_else(|| ShardError::corrupted("number facet key"))?;
+            column
+                .numbers
+                .push(number_from_ordered(u64::from_be_bytes(ordered)));
+            // A value of one document (most of a field like a rank) is read in place.
+            match stored_single_id(value) {
+                Some(document) => column.add_value(std::iter::once(document)),
+                None => column.add_value(&decode_bitmap(value)?),
+            }
+        })?;
+        for_each_field_entry(read, FACET_STRINGS_TREE, field, &mut |key, value| {
+            let (original, documents) = decode_string_entry(value)?;
+            column
+                .strings
+                .push((string_of_key(key)?.to_owned(), original));
+            column.add_value(&documents)
+        })?;
+        Ok(column)
+    }
+
+    /// Records that the value just pushed (the last ordinal) is held by `documents`.
+    fn add_value(&mut self, documents: impl IntoIterator<Item = u32>) -> ShardResult<()> {
+        let ordinal = u32::try_from(self.numbers.len() + self.strings.len() - 1)
+            .map_err(|_| ShardError::corrupted("facet value count"))?;
+        for document in documents {
+            let index = document as usize;
+            if self.slots.len() <= index {
+                self.slots.resize(index + 1, 0);
+            }
+            let slot = &mut self.slots[index];
+            match *slot {
+                0 => *slot = ordinal + 1,
+                SEVERAL_VALUES => self.several.entry(document).or_default().push(ordinal),
+                single => {
+                    *slot = SEVERAL_VALUES;
+                    self.several.insert(document, vec![single - 1, ordinal]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Heap bytes held, about.
+    pub fn bytes(&self) -> usize {
+        let strings: usize = self
+            .strings
+            .iter()
+            .map(|(normalized, original)| normalized.len() + original.len() + 48)
+            .sum();
+        let several: usize = self.several.values().map(|list| 40 + 4 * list.len()).sum();
+        self.numbers.len() * 8 + strings + self.slots.len() * 4 + several
+    }
+
+    /// Per value held by at least one of `documents`, how many of them hold it.
+    pub fn counts(&self, documents: &RoaringBitmap) -> FieldFacetCounts {
+        let mut counts = vec![0_u64; self.numbers.len() + self.strings.len()];
+        for document in documents {
+            match self.slots.get(document as usize).copied().unwrap_or(0) {
+                0 => {}
+                SEVERAL_VALUES => {
+                    for &ordinal in self.several.get(&document).into_iter().flatten() {
+                        counts[ordinal as usize] += 1;
+                    }
+                }
+                single => counts[single as usize - 1] += 1,
+            }
+        }
+        let (number_counts, string_counts) = counts.split_at(self.numbers.len());
+        FieldFacetCounts {
+            numbers: self
+                .numbers
+                .iter()
+                .zip(number_counts)
+                .filter(|(_, count)| **count > 0)
+                .map(|(number, count)| (*number, *count))
+                .collect(),
+            strings: self
+                .strings
+                .iter()
+                .zip(string_counts)
+                .filter(|(_, count)| **count > 0)
+                .map(|((normalized, original), count)| {
+                    (normalized.clone(), original.clone(), *count)
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Entries {
+    columns: HashMap<u16, Arc<FacetColumn>>,
+    /// Fields whose column did not fit: counted the per-value way for the rest of the commit,
+    /// without building it again.
+    refused: HashSet<u16>,
+    bytes: usize,
+}
+
+/// One commit's facet columns.
+#[derive(Default)]
+pub struct FacetColumns {
+    entries: Mutex<Entries>,
+}
+
+impl FacetColumns {
+    /// The column of `field`, built from `read` (a transaction of this commit) unless already
+    /// known; `None` when the commit's columns would pass [`COLUMNS_BYTES_MAX`] with it (then
+    /// for the rest of the commit, without building it again).
+    pub fn column(
+        &self,
+        read: &ReadTransaction,
+        field: u16,
+    ) -> ShardResult<Option<Arc<FacetColumn>>> {
+        {
+            let entries = self.lock();
+            if let Some(known) = entries.columns.get(&field) {
+                return Ok(Some(Arc::clone(known)));
+            }
+            if entries.refused.contains(&field) {
+                return Ok(None);
+            }
+        }
+        let column = Arc::new(FacetColumn::build(read, field)?);
+        let bytes = column.bytes();
+        let mut entries = self.lock();
+        if let Some(known) = entries.columns.get(&field) {
+            return Ok(Some(Arc::clone(known)));
+        }
+        if entries.bytes.saturating_add(bytes) > COLUMNS_BYTES_MAX {
+            entries.refused.insert(field);
+            return Ok(None);
+        }
+        entries.bytes += bytes;
+        entries.columns.insert(field, Arc::clone(&column));
+        Ok(Some(column))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        // Entries are inserted whole with their byte count: a panic elsewhere leaves them
+        // usable.
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::facet_counts::counts_per_value;
+    use crate::shard::{Operation, Shard};
+    use crate::test_random::Random;
+    use serde_json::{Value, json};
+
+    /// Documents of each random shard.
+    const DOCUMENTS: u32 = 400;
+    /// Random document sets counted per shard.
+    const SETS: usize = 40;
+
+    fn value(random: &mut Random) -> Value {
+        match random.below(4) {
+            0 => json!(random.below(12)),
+            1 => json!(f64::from(random.below(5)) / 2.0),
+            2 => json!(["Red", "green", "BLUE", "rouge"][random.below(4) as usize]),
+            _ => json!([random.below(6), "Green", random.below(3)]),
+        }
+    }
+
+    fn operations(random: &mut Random) -> Vec<Operation> {
+        (0..DOCUMENTS)
+            .map(|number| {
+                let mut document = serde_json::Map::new();
+                document.insert("id".into(), json!(number));
+                if random.below(5) != 0 {
+                    document.insert("tag".into(), value(random));
+                }
+                Operation::Replace {
+                    external_id: number.to_string(),
+                    document,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn column_counts_equal_the_per_value_counts() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let shard = Shard::open(
+            &directory.path().join("shard.pages"),
+            storage_engine::Options::default(),
+        )
+        .expect("open succeeds");
+        shard
+            .set_filterable_fields(&json!(["tag"]))
+            .expect("set_filterable_fields succeeds");
+        let mut random = Random(0x5eed_fa7e);
+        shard
+            .apply(1, operations(&mut random))
+            .expect("apply succeeds");
+        // Deletions and replacements: slots of documents gone or changed.
+        let changes = (0..DOCUMENTS / 4)
+            .map(|_| {
+                let external_id = random.below(u64::from(DOCUMENTS)).to_string();
+                if random.below(2) == 0 {
+                    Operation::Delete { external_id }
+                } else {
+                    let mut document = serde_json::Map::new();
+                    document.insert("tag".into(), value(&mut random));
+                    Operation::Replace {
+                        external_id,
+                        document,
+                    }
+                }
+            })
+            .collect();
+        shard.apply(2, changes).expect("apply succeeds");
+        let snapshot = shard.read().expect("read succeeds");
+        let read = snapshot.read_transaction();
+        let field = snapshot.fields_map().expect("fields map")["tag"];
+        let column = FacetColumn::build(read, field).expect("build succeeds");
+        assert!(
+            !column.several.is_empty(),
+            "some documents hold several values"
+        );
+        let live = snapshot.document_ids().clone();
+        let mut sets = vec![live.clone(), RoaringBitmap::new()];
+        for _ in 0..SETS {
+            let keep = u64::from(random.below(8)) + 1;
+            sets.push(live.iter().filter(|_| random.below(keep) == 0).collect());
+        }
+        // Ids past the column (never stored) count nothing.
+        sets.push((DOCUMENTS * 2..DOCUMENTS * 3).collect());
+        for documents in &sets {
+            let expected = counts_per_value(read, field, documents).expect("counts succeed");
+            assert_eq!(column.counts(documents), expected);
+        }
+    }
+}
