@@ -15,6 +15,7 @@ use storage_engine::{ReadTransaction, ReadTree};
 
 use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
+use crate::shard::keys::stored_single_id;
 
 use super::inverted::{
     WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
@@ -347,6 +348,15 @@ fn prefix_occurrences(
     // The word itself is its own alternative: only longer words.
     for entry in keys_extending(&documents_tree, prefix)? {
         let (word, bitmap) = entry?;
+        // Most words a short prefix starts are rare, stored as their one document: that one
+        // is tested against the universe in place, without decoding a bitmap per word.
+        if let Some(document) = stored_single_id(bitmap) {
+            if universe.contains(document) {
+                let only: RoaringBitmap = std::iter::once(document).collect();
+                add_word_occurrences(&positions, word, &only, &only, found)?;
+            }
+            continue;
+        }
         let all = bitmap_or_empty(Some(bitmap))?;
         add_word_occurrences(&positions, word, &all, universe, found)?;
     }
