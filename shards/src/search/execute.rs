@@ -12,12 +12,13 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use charabia::Language;
-use roaring::{MultiOps, RoaringBitmap};
+use roaring::RoaringBitmap;
 use storage_engine::{PathLookup, ReadTransaction};
 
 use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
+use super::bitmap_union::union_of;
 use super::buckets::{Universe, alternatives_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
@@ -176,10 +177,8 @@ impl ShardSnapshot {
                     term,
                 )?);
             }
-            let documents: Vec<RoaringBitmap> = alternatives
-                .iter()
-                .map(|found| found.iter().union())
-                .collect();
+            let documents: Vec<RoaringBitmap> =
+                alternatives.iter().map(|found| union_of(found)).collect();
             let buckets = words_buckets(&documents, &context.removal_order);
             let total = buckets.iter().map(RoaringBitmap::len).sum();
             let matching = buckets

@@ -52,6 +52,7 @@
 //!   looked at between steps, not inside one), their details end with `skipped` as its do;
 //! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
 
+mod bitmap_union;
 mod buckets;
 pub mod derivation_memo;
 pub mod derivations;

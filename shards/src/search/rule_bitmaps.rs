@@ -32,6 +32,7 @@ use storage_engine::{Direction, ReadTransaction};
 use crate::analysis::ProximityPrecision;
 use crate::shard::ShardResult;
 
+use super::bitmap_union::union_of_owned;
 use super::inverted::{
     WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
     position_prefix, split_word_slot_key,
@@ -231,7 +232,7 @@ impl<'a> BucketCosts<'a> {
                     }
                 }
             }
-            best = holding.union();
+            best = union_of_owned(holding);
             if best.is_empty() {
                 break;
             }

@@ -10,11 +10,12 @@
 
 use std::ops::Bound;
 
-use roaring::{MultiOps, RoaringBitmap};
+use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction, ReadTree};
 
 use crate::shard::ShardResult;
 
+use super::bitmap_union::union_of_owned;
 use super::derivations::prefix_end;
 use super::inverted::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE, bitmap_within, write_pair_key};
 use super::terms::Alternative;
@@ -77,8 +78,7 @@ impl<'t> WordPairs<'t> {
             let (_, value) = entry?;
             found.push(bitmap_within(Some(value), within)?);
         }
-        // One multi-way union: or-ing many bitmaps one by one is quadratic.
-        Ok(found.union())
+        Ok(union_of_owned(found))
     }
 
     /// The documents of `within` where an occurrence of `right` follows one of `left` right
