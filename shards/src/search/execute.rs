@@ -22,7 +22,7 @@ use super::bitmap_union::union_of;
 use super::buckets::{Universe, alternatives_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
-use super::inverted::{FIELD_LENGTHS_TREE, decode_field_lengths};
+use super::inverted::{FIELD_LENGTHS_TREE, FieldLengths, decode_field_lengths_into};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
@@ -569,7 +569,7 @@ impl ShardSnapshot {
                 Step::WordPosition => details.push(context.word_position(kept, occurrences)),
                 Step::Exactness => {
                     let lengths = sources.lengths.lengths(document)?;
-                    details.extend(context.exactness(kept, occurrences, &lengths));
+                    details.extend(context.exactness(kept, occurrences, lengths));
                 }
                 Step::Sort(_) | Step::GeoSort(_) => {
                     let detail = sources
@@ -593,10 +593,12 @@ pub(super) struct DetailSources<'a, 't> {
 }
 
 /// The field lengths of documents, read one document at a time; reading them in ascending
-/// id order reuses the path of the previous lookup.
+/// id order reuses the path of the previous lookup, and every document's lengths are decoded
+/// into the same buffer (nothing is allocated per document).
 pub(super) struct FieldLengthsReader<'t> {
     /// `None` when the shard has no field lengths tree yet.
     lookup: Option<PathLookup<'t>>,
+    lengths: Vec<(u16, u16)>,
 }
 
 impl<'t> FieldLengthsReader<'t> {
@@ -604,18 +606,21 @@ impl<'t> FieldLengthsReader<'t> {
         let lookup = read
             .open_tree(FIELD_LENGTHS_TREE)?
             .map(|tree| tree.path_lookup());
-        Ok(FieldLengthsReader { lookup })
+        Ok(FieldLengthsReader {
+            lookup,
+            lengths: Vec::new(),
+        })
     }
 
-    /// Field id → number of words, for one document.
-    pub(super) fn lengths(&mut self, document: u32) -> ShardResult<BTreeMap<u16, u16>> {
-        let Some(lookup) = &mut self.lookup else {
-            return Ok(BTreeMap::new());
-        };
-        Ok(match lookup.get(&document.to_be_bytes())? {
-            Some(bytes) => decode_field_lengths(bytes)?.into_iter().collect(),
-            None => BTreeMap::new(),
-        })
+    /// One document's field lengths, until the next call.
+    pub(super) fn lengths(&mut self, document: u32) -> ShardResult<FieldLengths<'_>> {
+        self.lengths.clear();
+        if let Some(lookup) = &mut self.lookup {
+            if let Some(bytes) = lookup.get(&document.to_be_bytes())? {
+                decode_field_lengths_into(bytes, &mut self.lengths)?;
+            }
+        }
+        Ok(FieldLengths(&self.lengths))
     }
 }
 

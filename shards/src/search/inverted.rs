@@ -169,6 +169,35 @@ pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
     decode_pairs(bytes, "field lengths")
 }
 
+/// One document's `(field id, number of words)`, sorted by field id.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldLengths<'a>(pub &'a [(u16, u16)]);
+
+impl FieldLengths<'_> {
+    /// The number of words of `field` (0 when the document has none there).
+    pub fn get(&self, field: u16) -> u16 {
+        self.0
+            .binary_search_by_key(&field, |(id, _)| *id)
+            .map_or(0, |index| self.0[index].1)
+    }
+}
+
+/// [`decode_field_lengths`] into `lengths` (emptied first): `(field id, words)` sorted by
+/// field id, as stored.
+pub fn decode_field_lengths_into(bytes: &[u8], lengths: &mut Vec<(u16, u16)>) -> ShardResult<()> {
+    lengths.clear();
+    if bytes.len() % PAIR_BYTES != 0 {
+        return Err(ShardError::Corrupted("field lengths".to_owned()));
+    }
+    lengths.extend(bytes.chunks_exact(PAIR_BYTES).map(|chunk| {
+        (
+            u16::from_be_bytes([chunk[0], chunk[1]]),
+            u16::from_be_bytes([chunk[2], chunk[3]]),
+        )
+    }));
+    Ok(())
+}
+
 /// A stored bitmap (see `decode_bitmap` in `shard::keys`), empty when absent.
 pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
     match bytes {

@@ -192,7 +192,7 @@ impl Refiner<'_> {
         let mut found = RoaringBitmap::new();
         for document in bucket {
             let field_lengths = lengths.lengths(document)?;
-            let exact_length = field_lengths.iter().any(|(field, length)| {
+            let exact_length = field_lengths.0.iter().any(|(field, length)| {
                 self.context.fields.contains_key(field) && u32::from(*length) == wanted
             });
             if exact_length {

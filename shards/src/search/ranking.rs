@@ -9,10 +9,9 @@
 //! exactness 1 per term. Rules after `words` look only at the terms the matching strategy kept
 //! for the document.
 
-use std::collections::BTreeMap;
-
 use crate::analysis::ProximityPrecision;
 
+use super::inverted::FieldLengths;
 use super::occurrences::{SearchedFields, TermOccurrence};
 use super::query::{MatchingStrategy, QueryTerm, TermKind};
 use super::score::{ExactAttribute, Rank, ScoreDetail};
@@ -223,7 +222,7 @@ impl RankingContext<'_> {
         &self,
         kept: &Kept,
         occurrences: &[Vec<TermOccurrence>],
-        field_lengths: &BTreeMap<u16, u16>,
+        field_lengths: FieldLengths<'_>,
     ) -> [ScoreDetail; 2] {
         let matching_words = kept
             .terms
@@ -307,7 +306,7 @@ impl RankingContext<'_> {
         &self,
         kept: &Kept,
         occurrences: &[Vec<TermOccurrence>],
-        field_lengths: &BTreeMap<u16, u16>,
+        field_lengths: FieldLengths<'_>,
     ) -> ExactAttribute {
         let all_positions = self.exact_match_length(kept);
         let starts_at = |index: usize, field: u16| {
@@ -324,7 +323,7 @@ impl RankingContext<'_> {
             if !kept.terms.iter().all(|index| starts_at(*index, *field)) {
                 continue;
             }
-            let length = field_lengths.get(field).copied().unwrap_or(0);
+            let length = field_lengths.get(*field);
             if u32::from(length) == all_positions {
                 return ExactAttribute::ExactMatch;
             }
