@@ -19,32 +19,48 @@ pub const PAIRWISE_UNION_MAX: usize = 8;
 /// multi-way union (a union of this size has at most 16 full array containers).
 pub const TREE_UNION_IDS_MAX: u64 = 65_536;
 
-/// The union of `bitmaps`.
-pub fn union_of(bitmaps: &[RoaringBitmap]) -> RoaringBitmap {
-    match bitmaps {
-        [] => RoaringBitmap::new(),
-        [only] => only.clone(),
-        [first, rest @ ..] if bitmaps.len() <= PAIRWISE_UNION_MAX => {
-            let mut union = first.clone();
-            for bitmap in rest {
-                union |= bitmap;
-            }
-            union
-        }
-        many if total_ids(many) <= TREE_UNION_IDS_MAX => {
-            let level = many.chunks(2).map(|pair| match pair {
-                [left, right] => left | right,
-                [only] => only.clone(),
-                _ => RoaringBitmap::new(),
-            });
-            tree_union(level.collect())
-        }
-        many => many.iter().union(),
+/// How a union is computed (see the module documentation).
+enum UnionWay {
+    OneByOne,
+    Tree,
+    MultiWay,
+}
+
+fn way(bitmaps: &[RoaringBitmap]) -> UnionWay {
+    if bitmaps.len() <= PAIRWISE_UNION_MAX {
+        UnionWay::OneByOne
+    } else if bitmaps.iter().map(RoaringBitmap::len).sum::<u64>() <= TREE_UNION_IDS_MAX {
+        UnionWay::Tree
+    } else {
+        UnionWay::MultiWay
     }
 }
 
-fn total_ids(bitmaps: &[RoaringBitmap]) -> u64 {
-    bitmaps.iter().map(RoaringBitmap::len).sum()
+/// The union of `bitmaps`.
+pub fn union_of(bitmaps: &[RoaringBitmap]) -> RoaringBitmap {
+    let or_all = |bitmaps: &[RoaringBitmap]| match bitmaps.split_first() {
+        Some((first, rest)) => rest
+            .iter()
+            .fold(first.clone(), |union, bitmap| union | bitmap),
+        None => RoaringBitmap::new(),
+    };
+    match way(bitmaps) {
+        UnionWay::OneByOne => or_all(bitmaps),
+        UnionWay::Tree => tree_union(bitmaps.chunks(2).map(or_all).collect()),
+        UnionWay::MultiWay => bitmaps.iter().union(),
+    }
+}
+
+/// The union of `bitmaps`, taking them.
+pub fn union_of_owned(bitmaps: Vec<RoaringBitmap>) -> RoaringBitmap {
+    match way(&bitmaps) {
+        UnionWay::OneByOne => bitmaps
+            .into_iter()
+            .reduce(|union, bitmap| union | bitmap)
+            .unwrap_or_default(),
+        UnionWay::Tree => tree_union(bitmaps),
+        UnionWay::MultiWay => bitmaps.union(),
+    }
 }
 
 /// Ors `level` pairwise, level after level, down to one bitmap.
@@ -61,24 +77,6 @@ fn tree_union(mut level: Vec<RoaringBitmap>) -> RoaringBitmap {
         level = next;
     }
     level.pop().unwrap_or_default()
-}
-
-/// The union of `bitmaps`, taking them.
-pub fn union_of_owned(bitmaps: Vec<RoaringBitmap>) -> RoaringBitmap {
-    if bitmaps.len() > PAIRWISE_UNION_MAX {
-        if total_ids(&bitmaps) <= TREE_UNION_IDS_MAX {
-            return tree_union(bitmaps);
-        }
-        return bitmaps.union();
-    }
-    let mut bitmaps = bitmaps.into_iter();
-    let Some(mut union) = bitmaps.next() else {
-        return RoaringBitmap::new();
-    };
-    for bitmap in bitmaps {
-        union |= bitmap;
-    }
-    union
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use super::bitmap_union::union_of;
 use super::buckets::{Universe, alternatives_documents, words_buckets};
 use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
-use super::inverted::{FIELD_LENGTHS_TREE, FieldLengths, decode_field_lengths_into};
+use super::inverted::{FIELD_LENGTHS_TREE, FieldLengths, decode_field_lengths};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
@@ -617,7 +617,7 @@ impl<'t> FieldLengthsReader<'t> {
         self.lengths.clear();
         if let Some(lookup) = &mut self.lookup {
             if let Some(bytes) = lookup.get(&document.to_be_bytes())? {
-                decode_field_lengths_into(bytes, &mut self.lengths)?;
+                decode_field_lengths(bytes, &mut self.lengths)?;
             }
         }
         Ok(FieldLengths(&self.lengths))

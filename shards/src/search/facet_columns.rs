@@ -17,15 +17,16 @@
 //! Invariants: a column describes exactly its commit's facet trees for its field, so
 //! [`FacetColumn::counts`] equals intersecting each stored value with the documents (the
 //! per-value path in `facet_counts`, which a test compares it with); the columns of one commit
-//! stay under [`COLUMNS_BYTES_MAX`] (a field whose column would pass it is counted the
-//! per-value way).
+//! stay under [`COLUMNS_BYTES_MAX`] (a column that would pass it serves the count that built
+//! it, then the field is counted the per-value way for the rest of the commit).
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
+use crate::shard::commit_memo::{CommitMemo, WhenFull};
 use crate::shard::keys::{
     FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered, stored_single_id,
     string_of_key,
@@ -152,58 +153,40 @@ impl FacetColumn {
     }
 }
 
-#[derive(Default)]
-struct Entries {
-    columns: HashMap<u16, Arc<FacetColumn>>,
-    /// Fields whose column did not fit: counted the per-value way for the rest of the commit,
-    /// without building it again.
-    refused: HashSet<u16>,
-    bytes: usize,
+/// One commit's facet columns; a field whose column did not fit holds `None`, so that it is
+/// counted the per-value way for the rest of the commit without building it again.
+pub struct FacetColumns {
+    memo: CommitMemo<u16, Option<FacetColumn>>,
 }
 
-/// One commit's facet columns.
-#[derive(Default)]
-pub struct FacetColumns {
-    entries: Mutex<Entries>,
+impl Default for FacetColumns {
+    fn default() -> Self {
+        FacetColumns {
+            memo: CommitMemo::new(COLUMNS_BYTES_MAX, WhenFull::KeepWhatIsThere),
+        }
+    }
 }
 
 impl FacetColumns {
     /// The column of `field`, built from `read` (a transaction of this commit) unless already
-    /// known; `None` when the commit's columns would pass [`COLUMNS_BYTES_MAX`] with it (then
-    /// for the rest of the commit, without building it again).
+    /// known. A column that would pass [`COLUMNS_BYTES_MAX`] with the others serves the count
+    /// that built it, and is `None` for the rest of the commit.
     pub fn column(
         &self,
         read: &ReadTransaction,
         field: u16,
-    ) -> ShardResult<Option<Arc<FacetColumn>>> {
-        {
-            let entries = self.lock();
-            if let Some(known) = entries.columns.get(&field) {
-                return Ok(Some(Arc::clone(known)));
-            }
-            if entries.refused.contains(&field) {
-                return Ok(None);
-            }
+    ) -> ShardResult<Arc<Option<FacetColumn>>> {
+        if let Some(known) = self.memo.get(&field) {
+            return Ok(known);
         }
-        let column = Arc::new(FacetColumn::build(read, field)?);
+        let column = FacetColumn::build(read, field)?;
         let bytes = column.bytes();
-        let mut entries = self.lock();
-        if let Some(known) = entries.columns.get(&field) {
-            return Ok(Some(Arc::clone(known)));
+        let answer = self.memo.keep(field, Arc::new(Some(column)), bytes);
+        if self.memo.get(&field).is_none() {
+            // Refused: remembered as weighing nothing.
+            self.memo.keep(field, Arc::new(None), 0);
         }
-        if entries.bytes.saturating_add(bytes) > COLUMNS_BYTES_MAX {
-            entries.refused.insert(field);
-            return Ok(None);
-        }
-        entries.bytes += bytes;
-        entries.columns.insert(field, Arc::clone(&column));
-        Ok(Some(column))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Entries> {
-        // Entries are inserted whole with their byte count: a panic elsewhere leaves them
-        // usable.
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+        Ok(answer)
     }
 }
 

@@ -54,7 +54,7 @@ impl ShardSnapshot {
                 continue;
             }
             let read = self.read_transaction();
-            let field_counts = match self.facet_columns().column(read, field)? {
+            let field_counts = match &*self.facet_columns().column(read, field)? {
                 Some(column) => column.counts(documents),
                 None => counts_per_value(read, field, documents)?,
             };

@@ -12,9 +12,11 @@
 //! are made for the one search that asked and not kept.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use charabia::Language;
+
+use crate::shard::commit_memo::{CommitMemo, WhenFull};
 
 /// The most bytes of values and forms one commit's memo keeps.
 pub const FACET_FORMS_BYTES_MAX: usize = 64 * 1024 * 1024;
@@ -25,16 +27,17 @@ pub type FieldForms = HashMap<String, String>;
 /// Which forms an entry holds: a field, and the locales its values were formed with.
 type FormsKey = (u16, Option<Vec<Language>>);
 
-#[derive(Default)]
-struct Memo {
-    forms: HashMap<FormsKey, Arc<FieldForms>>,
-    bytes: usize,
+/// The forms made on one commit.
+pub struct FacetForms {
+    memo: CommitMemo<FormsKey, FieldForms>,
 }
 
-/// The forms made on one commit.
-#[derive(Default)]
-pub struct FacetForms {
-    memo: Mutex<Memo>,
+impl Default for FacetForms {
+    fn default() -> Self {
+        FacetForms {
+            memo: CommitMemo::new(FACET_FORMS_BYTES_MAX, WhenFull::KeepWhatIsThere),
+        }
+    }
 }
 
 impl FacetForms {
@@ -46,22 +49,12 @@ impl FacetForms {
         make: impl FnOnce() -> Result<FieldForms, E>,
     ) -> Result<Arc<FieldForms>, E> {
         let key: FormsKey = (field, locales.map(<[Language]>::to_vec));
-        if let Some(kept) = self.lock().forms.get(&key) {
-            return Ok(Arc::clone(kept));
+        if let Some(kept) = self.memo.get(&key) {
+            return Ok(kept);
         }
         let made = Arc::new(make()?);
         let bytes = forms_bytes(&made);
-        let mut memo = self.lock();
-        if memo.bytes + bytes <= FACET_FORMS_BYTES_MAX && !memo.forms.contains_key(&key) {
-            memo.bytes += bytes;
-            memo.forms.insert(key, Arc::clone(&made));
-        }
-        Ok(made)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Memo> {
-        // A panic while holding the lock leaves a valid memo (entries are inserted whole).
-        self.memo.lock().unwrap_or_else(PoisonError::into_inner)
+        Ok(self.memo.keep(key, made, bytes))
     }
 }
 

@@ -146,27 +146,23 @@ fn encode_pairs(pairs: impl Iterator<Item = (u16, u16)>) -> Vec<u8> {
     bytes
 }
 
-fn decode_pairs(bytes: &[u8], what: &str) -> ShardResult<Vec<(u16, u16)>> {
+/// The pairs `bytes` holds, into `pairs` (emptied first).
+fn decode_pairs_into(bytes: &[u8], what: &str, pairs: &mut Vec<(u16, u16)>) -> ShardResult<()> {
+    pairs.clear();
     if bytes.len() % PAIR_BYTES != 0 {
         return Err(ShardError::Corrupted(what.to_owned()));
     }
-    Ok(bytes
-        .chunks_exact(PAIR_BYTES)
-        .map(|chunk| {
-            (
-                u16::from_be_bytes([chunk[0], chunk[1]]),
-                u16::from_be_bytes([chunk[2], chunk[3]]),
-            )
-        })
-        .collect())
+    pairs.extend(bytes.chunks_exact(PAIR_BYTES).map(|chunk| {
+        (
+            u16::from_be_bytes([chunk[0], chunk[1]]),
+            u16::from_be_bytes([chunk[2], chunk[3]]),
+        )
+    }));
+    Ok(())
 }
 
 pub fn encode_field_lengths(lengths: &std::collections::BTreeMap<u16, u16>) -> Vec<u8> {
     encode_pairs(lengths.iter().map(|(field, count)| (*field, *count)))
-}
-
-pub fn decode_field_lengths(bytes: &[u8]) -> ShardResult<Vec<(u16, u16)>> {
-    decode_pairs(bytes, "field lengths")
 }
 
 /// One document's `(field id, number of words)`, sorted by field id.
@@ -182,20 +178,10 @@ impl FieldLengths<'_> {
     }
 }
 
-/// [`decode_field_lengths`] into `lengths` (emptied first): `(field id, words)` sorted by
+/// A document's field lengths into `lengths` (emptied first): `(field id, words)` sorted by
 /// field id, as stored.
-pub fn decode_field_lengths_into(bytes: &[u8], lengths: &mut Vec<(u16, u16)>) -> ShardResult<()> {
-    lengths.clear();
-    if bytes.len() % PAIR_BYTES != 0 {
-        return Err(ShardError::Corrupted("field lengths".to_owned()));
-    }
-    lengths.extend(bytes.chunks_exact(PAIR_BYTES).map(|chunk| {
-        (
-            u16::from_be_bytes([chunk[0], chunk[1]]),
-            u16::from_be_bytes([chunk[2], chunk[3]]),
-        )
-    }));
-    Ok(())
+pub fn decode_field_lengths(bytes: &[u8], lengths: &mut Vec<(u16, u16)>) -> ShardResult<()> {
+    decode_pairs_into(bytes, "field lengths", lengths)
 }
 
 /// A stored bitmap (see `decode_bitmap` in `shard::keys`), empty when absent.

@@ -12,12 +12,13 @@
 //! (cheaper ones are recomputed); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the cache
 //! starts over when the next entry would pass it).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
 use crate::shard::ShardResult;
+use crate::shard::commit_memo::{CommitMemo, WhenFull};
 
 /// Fewest keys a union must have read to be worth keeping.
 pub const CACHED_WORDS_MIN: usize = 32;
@@ -44,16 +45,17 @@ pub struct ComputedUnion {
     pub keys_read: usize,
 }
 
-#[derive(Default)]
-struct Entries {
-    unions: HashMap<(UnionKind, String), Arc<SlotUnion>>,
-    bytes: usize,
+/// One commit's prefix unions.
+pub struct PrefixUnions {
+    memo: CommitMemo<(UnionKind, String), SlotUnion>,
 }
 
-/// One commit's prefix unions.
-#[derive(Default)]
-pub struct PrefixUnions {
-    entries: Mutex<Entries>,
+impl Default for PrefixUnions {
+    fn default() -> Self {
+        PrefixUnions {
+            memo: CommitMemo::new(CACHED_BYTES_MAX, WhenFull::StartOver),
+        }
+    }
 }
 
 impl PrefixUnions {
@@ -65,28 +67,15 @@ impl PrefixUnions {
         compute: impl FnOnce() -> ShardResult<ComputedUnion>,
     ) -> ShardResult<Arc<SlotUnion>> {
         let key = (kind, prefix.to_owned());
-        if let Some(known) = self.lock().unions.get(&key) {
-            return Ok(Arc::clone(known));
+        if let Some(known) = self.memo.get(&key) {
+            return Ok(known);
         }
         let computed = compute()?;
         let union = Arc::new(computed.union);
-        if computed.keys_read >= CACHED_WORDS_MIN {
-            let bytes: usize = union.values().map(RoaringBitmap::serialized_size).sum();
-            let mut entries = self.lock();
-            if entries.bytes.saturating_add(bytes) > CACHED_BYTES_MAX {
-                *entries = Entries::default();
-            }
-            if bytes <= CACHED_BYTES_MAX {
-                entries.bytes += bytes;
-                entries.unions.insert(key, Arc::clone(&union));
-            }
+        if computed.keys_read < CACHED_WORDS_MIN {
+            return Ok(union);
         }
-        Ok(union)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Entries> {
-        // A panic while holding the lock leaves whole entries and a byte count at most
-        // one entry off, which only moves the next reset.
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+        let bytes = union.values().map(RoaringBitmap::serialized_size).sum();
+        Ok(self.memo.keep(key, union, bytes))
     }
 }

@@ -126,7 +126,7 @@ impl<'a> ShardFacetSource<'a> {
         let Some(tree) = self.read.open_tree(tree_name)? else {
             return Ok(RoaringBitmap::new());
         };
-        let range = tree.range(
+        let mut range = tree.range(
             lower.as_ref().map(Vec::as_slice),
             upper.as_ref().map(Vec::as_slice),
             Direction::Forward,
@@ -135,7 +135,6 @@ impl<'a> ShardFacetSource<'a> {
         // containers again and again and converted them on the way (a range over a few
         // frequent values cost more than the search it filtered).
         let strings = tree_name == FACET_STRINGS_TREE;
-        let mut range = range;
         let bitmaps = std::iter::from_fn(|| {
             for entry in range.by_ref() {
                 let (key, value) = match entry {

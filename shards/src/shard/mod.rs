@@ -27,6 +27,7 @@
 
 mod apply;
 pub mod codec;
+pub(crate) mod commit_memo;
 mod commit_view;
 mod delta;
 mod error;

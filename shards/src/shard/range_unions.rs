@@ -14,12 +14,12 @@
 //! hold); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the cache starts over when the
 //! next entry would pass it).
 
-use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
+use super::commit_memo::{CommitMemo, WhenFull};
 use super::error::ShardResult;
 
 /// Fewest documents a union must select to be worth keeping.
@@ -42,16 +42,17 @@ pub struct RangeKey {
     pub upper: Bound<Vec<u8>>,
 }
 
-#[derive(Default)]
-struct Entries {
-    unions: HashMap<RangeKey, Arc<RoaringBitmap>>,
-    bytes: usize,
+/// One commit's range unions.
+pub struct RangeUnions {
+    memo: CommitMemo<RangeKey, RoaringBitmap>,
 }
 
-/// One commit's range unions.
-#[derive(Default)]
-pub struct RangeUnions {
-    entries: Mutex<Entries>,
+impl Default for RangeUnions {
+    fn default() -> Self {
+        RangeUnions {
+            memo: CommitMemo::new(CACHED_BYTES_MAX, WhenFull::StartOver),
+        }
+    }
 }
 
 impl RangeUnions {
@@ -61,28 +62,15 @@ impl RangeUnions {
         key: RangeKey,
         compute: impl FnOnce() -> ShardResult<RoaringBitmap>,
     ) -> ShardResult<Arc<RoaringBitmap>> {
-        if let Some(known) = self.lock().unions.get(&key) {
-            return Ok(Arc::clone(known));
+        if let Some(known) = self.memo.get(&key) {
+            return Ok(known);
         }
         let union = Arc::new(compute()?);
-        if union.len() >= CACHED_DOCUMENTS_MIN {
-            let bytes = union.serialized_size();
-            let mut entries = self.lock();
-            if entries.bytes.saturating_add(bytes) > CACHED_BYTES_MAX {
-                *entries = Entries::default();
-            }
-            if bytes <= CACHED_BYTES_MAX {
-                entries.bytes += bytes;
-                entries.unions.insert(key, Arc::clone(&union));
-            }
+        if union.len() < CACHED_DOCUMENTS_MIN {
+            return Ok(union);
         }
-        Ok(union)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Entries> {
-        // A panic while holding the lock leaves whole entries and a byte count at most
-        // one entry off, which only moves the next reset.
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+        let bytes = union.serialized_size();
+        Ok(self.memo.keep(key, union, bytes))
     }
 }
 
