@@ -312,10 +312,17 @@ fn add_word_occurrences(
         Ok(())
     };
     if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
+        // The scan and the wanted documents both ascend: walked side by side, and the scan
+        // stops at the last wanted document.
+        let mut pending = wanted.iter().peekable();
         for entry in scan_word(positions, word)? {
             let (document, bytes) = entry?;
-            if wanted.contains(document) {
+            while pending.next_if(|&next| next < document).is_some() {}
+            if pending.next_if_eq(&document).is_some() {
                 add(document, bytes)?;
+            }
+            if pending.peek().is_none() {
+                break;
             }
         }
     } else {

@@ -23,7 +23,7 @@ use crate::shard::ShardResult;
 
 use super::inverted::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 use super::ranking::WORD_POSITION_COST_MAX;
-use super::rule_bitmaps::{AlternativeSlots, BucketCosts, alternative_slots};
+use super::rule_bitmaps::{BucketCosts, alternative_slots};
 
 /// The first sub-buckets of a split, best first, and the documents not split yet.
 pub struct FirstSubBuckets {
@@ -92,9 +92,9 @@ impl BucketCosts<'_> {
             if within.is_empty() {
                 continue;
             }
-            let slots = alternative_slots(self.read, self.prefixes, tree, alternative, &within)?;
+            let slots = alternative_slots(self.read, self.prefixes, tree, alternative)?;
             let source = sources.len();
-            for &slot in slot_keys(&slots) {
+            for slot in slots.keys() {
                 match cost(term, slot) {
                     Some(cost) if cost < worst => {
                         slots_by_cost.entry(cost).or_default().push((source, slot))
@@ -117,7 +117,7 @@ impl BucketCosts<'_> {
             let mut at_cost = RoaringBitmap::new();
             for (source, slot) in slots {
                 let (slots, within) = &sources[source];
-                at_cost |= slot_documents(slots, slot, within);
+                at_cost |= slots.documents(slot, within)?;
             }
             // A document keeps its lowest cost.
             at_cost &= &rest;
@@ -135,25 +135,5 @@ impl BucketCosts<'_> {
             ready,
             unsplit: None,
         })
-    }
-}
-
-/// The slots an alternative occurs in.
-fn slot_keys(slots: &AlternativeSlots) -> impl Iterator<Item = &u16> {
-    match slots {
-        AlternativeSlots::Prefix(union) => union.keys(),
-        AlternativeSlots::Word(slots) => slots.keys(),
-    }
-}
-
-/// The documents of `within` where an alternative occurs in `slot`.
-fn slot_documents(slots: &AlternativeSlots, slot: u16, within: &RoaringBitmap) -> RoaringBitmap {
-    match slots {
-        AlternativeSlots::Prefix(union) => union
-            .get(&slot)
-            .map(|documents| documents & within)
-            .unwrap_or_default(),
-        // A word's slots were read within the alternative's documents already.
-        AlternativeSlots::Word(slots) => slots.get(&slot).cloned().unwrap_or_default(),
     }
 }

@@ -140,7 +140,12 @@ impl OccurrenceCache {
             Some(known) => collect_known_occurrences(read, &missing, terms, known, fields)?,
             None => collect_occurrences(read, &missing, terms, fields)?,
         };
-        self.found.borrow_mut().extend(found);
+        let mut known_found = self.found.borrow_mut();
+        if known_found.is_empty() {
+            *known_found = found;
+        } else {
+            known_found.extend(found);
+        }
         *self.documents.borrow_mut() |= missing;
         Ok(())
     }
@@ -380,7 +385,9 @@ impl Refiner<'_> {
         let tables = self.snapshot.sort_tables(steps, bucket)?;
         let occurrences = cache.found.borrow();
         let none = vec![Vec::new(); self.resolved.len()];
-        let mut ranked: Vec<(u32, Vec<ScoreDetail>)> = Vec::new();
+        // Groups of equal details, kept sorted best first; documents come in ascending order,
+        // so each is appended to its group's bitmap.
+        let mut split: Vec<(RoaringBitmap, Vec<ScoreDetail>)> = Vec::new();
         let mut sources = DetailSources {
             tables: &tables,
             lengths: FieldLengthsReader::new(self.read)?,
@@ -396,16 +403,15 @@ impl Refiner<'_> {
                 self.kept,
                 term_occurrences,
             )?;
-            ranked.push((document, details));
-        }
-        ranked.sort_by(|left, right| compare_details(&left.1, &right.1).then(left.0.cmp(&right.0)));
-        let mut split: Vec<(RoaringBitmap, Vec<ScoreDetail>)> = Vec::new();
-        for (document, details) in ranked {
-            match split.last_mut() {
-                Some((last, last_details)) if compare_details(last_details, &details).is_eq() => {
-                    last.insert(document);
+            match split.binary_search_by(|(_, group)| compare_details(group, &details)) {
+                Ok(index) => {
+                    let group = &mut split[index].0;
+                    // Appending is the common case (ascending documents); insert otherwise.
+                    if group.try_push(document).is_err() {
+                        group.insert(document);
+                    }
                 }
-                _ => split.push((std::iter::once(document).collect(), details)),
+                Err(index) => split.insert(index, (std::iter::once(document).collect(), details)),
             }
         }
         Ok(split)

@@ -367,37 +367,63 @@ fn slot_bitmaps(
     alternative: &Alternative,
     within: &RoaringBitmap,
 ) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
-    Ok(
-        match alternative_slots(read, prefixes, tree, alternative, within)? {
-            AlternativeSlots::Prefix(union) => union
-                .iter()
-                .map(|(slot, documents)| (*slot, documents & within))
-                .filter(|(_, documents)| !documents.is_empty())
-                .collect(),
-            AlternativeSlots::Word(slots) => slots,
-        },
-    )
+    let slots = alternative_slots(read, prefixes, tree, alternative)?;
+    let mut bitmaps = BTreeMap::new();
+    for slot in slots.keys() {
+        let documents = slots.documents(slot, within)?;
+        if !documents.is_empty() {
+            bitmaps.insert(slot, documents);
+        }
+    }
+    Ok(bitmaps)
 }
 
-/// The slots of `tree` holding an alternative's positioned word (see [`slot_bitmaps`]).
-pub(super) enum AlternativeSlots {
+/// The slots of `tree` holding an alternative's positioned word (see [`slot_bitmaps`]), not
+/// read yet: a slot's documents are decoded only when [`AlternativeSlots::documents`] asks.
+pub(super) enum AlternativeSlots<'t> {
     /// A prefix: the commit's union over its expansions, not restricted to any documents.
     Prefix(Arc<SlotUnion>),
-    /// A word: its slots, each restricted to the documents asked for.
-    Word(SlotUnion),
+    /// A word: its slots in ascending order, each with its stored bitmap.
+    Word(Vec<(u16, &'t [u8])>),
+}
+
+impl AlternativeSlots<'_> {
+    /// The slots the alternative occurs in, ascending.
+    pub(super) fn keys(&self) -> Vec<u16> {
+        match self {
+            AlternativeSlots::Prefix(union) => union.keys().copied().collect(),
+            AlternativeSlots::Word(slots) => slots.iter().map(|(slot, _)| *slot).collect(),
+        }
+    }
+
+    /// The documents of `within` where the alternative occurs in `slot`.
+    pub(super) fn documents(&self, slot: u16, within: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
+        match self {
+            AlternativeSlots::Prefix(union) => Ok(union
+                .get(&slot)
+                .map(|documents| documents & within)
+                .unwrap_or_default()),
+            AlternativeSlots::Word(slots) => {
+                let stored = slots
+                    .binary_search_by_key(&slot, |(key, _)| *key)
+                    .ok()
+                    .map(|index| slots[index].1);
+                bitmap_within(stored, within)
+            }
+        }
+    }
 }
 
 /// The slots of `tree` where an alternative's positioned word occurs: a prefix's union as the
-/// commit keeps it, or a word's own keys read within `within`.
-pub(super) fn alternative_slots(
-    read: &ReadTransaction,
+/// commit keeps it, or a word's own keys with their stored bitmaps.
+pub(super) fn alternative_slots<'t>(
+    read: &'t ReadTransaction,
     prefixes: &PrefixUnions,
     tree: &str,
     alternative: &Alternative,
-    within: &RoaringBitmap,
-) -> ShardResult<AlternativeSlots> {
+) -> ShardResult<AlternativeSlots<'t>> {
     let Some(word) = alternative.words.iter().flatten().next() else {
-        return Ok(AlternativeSlots::Word(SlotUnion::new()));
+        return Ok(AlternativeSlots::Word(Vec::new()));
     };
     if alternative.prefix && alternative.words.len() == 1 {
         let kind = if tree == WORD_FIELDS_TREE {
@@ -409,13 +435,13 @@ pub(super) fn alternative_slots(
         return Ok(AlternativeSlots::Prefix(union));
     }
     let Some(tree) = read.open_tree(tree)? else {
-        return Ok(AlternativeSlots::Word(SlotUnion::new()));
+        return Ok(AlternativeSlots::Word(Vec::new()));
     };
-    let mut slots = SlotUnion::new();
+    let mut slots = Vec::new();
     for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
         let (key, value) = entry?;
         let (_, slot) = split_word_slot_key(key)?;
-        slots.insert(slot, bitmap_within(Some(value), within)?);
+        slots.push((slot, value));
     }
     Ok(AlternativeSlots::Word(slots))
 }
