@@ -916,3 +916,57 @@ fn geo_sort_orders_by_distance_with_pointless_documents_last() {
     let last = details_json(&hits.hits[4].details, false);
     assert_eq!(last["_geoPoint(48.8566, 2.3522):asc"]["value"], Value::Null);
 }
+
+/// Exactness as the last rule with phrases: the documents that may match a field at its start
+/// are bounded with every word of the phrase at its own position (not only the first), and
+/// the bound must never leave out one that does. The decoys (more than one ranked chunk) have
+/// the phrase's first word first in a field of the phrase's length, and hold the phrase
+/// elsewhere; the documents that match are stored last.
+#[test]
+fn a_phrase_at_the_start_of_a_field_is_found_past_many_documents_starting_with_its_first_word()
+{
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut documents: Vec<Value> = (1..=150)
+        .map(|id| {
+            json!({"id": id, "name": format!("mcp tool{id}"), "summary": format!("an mcp server number{id}")})
+        })
+        .collect();
+    // The phrase is the whole summary: an exact match.
+    documents.push(json!({"id": 151, "name": "other151", "summary": "mcp server"}));
+    // The phrase starts the summary, which holds more words.
+    documents.push(json!({"id": 152, "name": "other152", "summary": "mcp server tools"}));
+    // The second word right after the first, but in another field.
+    documents.push(json!({"id": 153, "name": "mcp", "summary": "server mcp server"}));
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Exactness],
+        Some(vec!["name", "summary"]),
+        &documents,
+    );
+    let mut page = query("\"mcp server\"");
+    page.limit = 3;
+    // The exact match, the start of a field, then the lowest id holding the phrase elsewhere.
+    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, [151, 152, 1]);
+
+    // A phrase after a word: it must start at the query's second position.
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut documents: Vec<Value> = (1..=150)
+        .map(|id| {
+            json!({"id": id, "name": format!("quick brown dog{id}"), "summary": format!("quick and brown fox {id}")})
+        })
+        .collect();
+    documents.push(json!({"id": 151, "name": "other", "summary": "quick brown fox"}));
+    documents.push(json!({"id": 152, "name": "other", "summary": "quick brown fox runs"}));
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Exactness],
+        Some(vec!["name", "summary"]),
+        &documents,
+    );
+    let mut page = query("quick \"brown fox\"");
+    page.matching_strategy = MatchingStrategy::All;
+    page.limit = 3;
+    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, [151, 152, 1]);
+}

@@ -10,7 +10,13 @@
 //! and it starts where the alternative's first word stands. So a document can match a field
 //! at its start only if, for every term, one of its exact alternatives' first words is in
 //! `word_position_buckets` at the term's bucket and in `word_fields` at that field; and
-//! exactly only if that field is also in `field_word_counts` at the wanted count.
+//! exactly only if that field is also in `field_word_counts` at the wanted count. A phrase
+//! occurs where its words stand at consecutive positions of one field: when a term's one exact
+//! alternative is a phrase and its place in the query has an exact position bucket (below
+//! [`EXACT_POSITIONS`]), the phrase can only start there, so each later word of the phrase
+//! must also be in `word_fields` at that field and in `word_position_buckets` at the bucket of
+//! its own position. Without this, a phrase such as `"mcp server"` bounds every document with
+//! `mcp` first in a two-word field, most of which never match.
 //!
 //! Invariant: [`FieldStarts::at_start`] holds every document of the bucket whose exactness is
 //! "start of a field" or "exact match", and [`FieldStarts::exact_length`] (a subset of it)
@@ -28,7 +34,8 @@ use super::inverted::{
     FIELD_WORD_COUNTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_within,
     field_word_count_key, write_word_slot_key,
 };
-use super::ranking::{Kept, RankingContext, bucketed_query_position};
+use super::ranking::{Kept, RankingContext, bucketed_position, bucketed_query_position};
+use super::rule_bitmaps::EXACT_POSITIONS;
 use super::terms::ResolvedTerm;
 
 /// The documents of a bucket that may match a field at its start, and exactly.
@@ -60,14 +67,33 @@ pub fn field_starts(
     let Some(trees) = open_trees(read)? else {
         return Ok(None);
     };
-    let Some(first_words) = exact_first_words(resolved, kept) else {
+    let Some(exact_words) = exact_words(resolved, kept) else {
         return Ok(None);
     };
     let mut key = Vec::new();
     let mut positioned = bucket.clone();
-    for (&term, words) in kept.terms.iter().zip(&first_words) {
-        let bucketed = bucketed_query_position(context.terms[term].position);
-        positioned = union_of_slots(&trees.buckets, words, bucketed, &positioned, &mut key)?;
+    for (&term, words) in kept.terms.iter().zip(&exact_words) {
+        let position = context.terms[term].position;
+        let bucketed = bucketed_query_position(position);
+        positioned = union_of_slots(
+            &trees.buckets,
+            &words.first,
+            bucketed,
+            &positioned,
+            &mut key,
+        )?;
+        if bucketed < EXACT_POSITIONS {
+            for (offset, word) in &words.following {
+                let at = bucketed_position(u16::try_from(position + offset).unwrap_or(u16::MAX));
+                positioned = union_of_slots(
+                    &trees.buckets,
+                    std::slice::from_ref(word),
+                    at,
+                    &positioned,
+                    &mut key,
+                )?;
+            }
+        }
         if positioned.is_empty() {
             return Ok(Some(FieldStarts::default()));
         }
@@ -75,7 +101,15 @@ pub fn field_starts(
     let mut starts = FieldStarts::default();
     for &field in context.fields.keys() {
         let mut in_field = positioned.clone();
-        for words in &first_words {
+        let field_words = exact_words.iter().flat_map(|words| {
+            std::iter::once(words.first.as_slice()).chain(
+                words
+                    .following
+                    .iter()
+                    .map(|(_, word)| std::slice::from_ref(word)),
+            )
+        });
+        for words in field_words {
             in_field = union_of_slots(&trees.fields, words, field, &in_field, &mut key)?;
             if in_field.is_empty() {
                 break;
@@ -108,24 +142,46 @@ fn open_trees(read: &ReadTransaction) -> ShardResult<Option<Trees<'_>>> {
     }))
 }
 
-/// Per kept term, the first words of its exact alternatives; `None` when a term has none or
-/// one begins with a stop-word hole (its occurrences start before its first word).
-fn exact_first_words(resolved: &[ResolvedTerm], kept: &Kept) -> Option<Vec<Vec<String>>> {
+/// The words a term's exact occurrence must show in a field that starts with it.
+struct ExactWords {
+    /// The first words of the term's exact alternatives (one of them at the term's place).
+    first: Vec<String>,
+    /// When the term's one exact alternative is a phrase: its later words, each with its
+    /// offset from the first word.
+    following: Vec<(u32, String)>,
+}
+
+/// Per kept term, the words of its exact alternatives; `None` when a term has none or one
+/// begins with a stop-word hole (its occurrences start before its first word).
+fn exact_words(resolved: &[ResolvedTerm], kept: &Kept) -> Option<Vec<ExactWords>> {
     kept.terms
         .iter()
         .map(|&term| {
-            let mut words: Vec<String> = Vec::new();
-            for alternative in resolved[term]
+            let exact: Vec<_> = resolved[term]
                 .alternatives
                 .iter()
                 .filter(|alternative| alternative.exact)
-            {
-                let first = alternative.words.first()?.as_ref()?;
-                if !words.contains(first) {
-                    words.push(first.clone());
+                .collect();
+            let mut first: Vec<String> = Vec::new();
+            for alternative in &exact {
+                let word = alternative.words.first()?.as_ref()?;
+                if !first.contains(word) {
+                    first.push(word.clone());
                 }
             }
-            (!words.is_empty()).then_some(words)
+            let following = match exact.as_slice() {
+                [only] => only
+                    .words
+                    .iter()
+                    .enumerate()
+                    .skip(1)
+                    .filter_map(|(offset, word)| {
+                        Some((u32::try_from(offset).ok()?, word.as_ref()?.clone()))
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (!first.is_empty()).then_some(ExactWords { first, following })
         })
         .collect()
 }

@@ -397,7 +397,11 @@ impl AlternativeSlots<'_> {
     }
 
     /// The documents of `within` where the alternative occurs in `slot`.
-    pub(super) fn documents(&self, slot: u16, within: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
+    pub(super) fn documents(
+        &self,
+        slot: u16,
+        within: &RoaringBitmap,
+    ) -> ShardResult<RoaringBitmap> {
         match self {
             AlternativeSlots::Prefix(union) => Ok(union
                 .get(&slot)
