@@ -923,8 +923,7 @@ fn geo_sort_orders_by_distance_with_pointless_documents_last() {
 /// the phrase's first word first in a field of the phrase's length, and hold the phrase
 /// elsewhere; the documents that match are stored last.
 #[test]
-fn a_phrase_at_the_start_of_a_field_is_found_past_many_documents_starting_with_its_first_word()
-{
+fn a_phrase_at_the_start_of_a_field_is_found_past_many_documents_starting_with_its_first_word() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
     let mut documents: Vec<Value> = (1..=150)
         .map(|id| {

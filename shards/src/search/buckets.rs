@@ -90,33 +90,172 @@ fn prefix_documents(read: &ReadTransaction, prefix: &str) -> ShardResult<Compute
     })
 }
 
-/// The words buckets, best first: the documents keeping every term, then those keeping the
-/// terms left after each removal group, each bucket without the documents of earlier ones.
-pub fn words_buckets(
-    term_documents: &[RoaringBitmap],
-    removal_order: &[Vec<usize>],
-) -> Vec<RoaringBitmap> {
-    let mut buckets = Vec::with_capacity(removal_order.len() + 1);
-    let mut seen = RoaringBitmap::new();
-    let mut removed: Vec<usize> = Vec::new();
-    for step in 0..=removal_order.len() {
-        if let Some(group) = step
-            .checked_sub(1)
-            .and_then(|index| removal_order.get(index))
-        {
-            removed.extend(group);
+/// The words levels of a search: per removal step, the documents keeping every term the
+/// matching strategy has not removed yet.
+///
+/// Invariant: the levels are nested, each holding the one before it (a later step keeps fewer
+/// terms, so fewer sets are intersected); the words bucket of a level is its documents not in
+/// the level before, and every document matching the query is in the last level.
+pub struct WordsLevels {
+    levels: Vec<RoaringBitmap>,
+}
+
+impl WordsLevels {
+    /// The levels of `term_documents` (per term, the documents it matches) as terms are
+    /// removed in `removal_order`: each level is the next one's documents intersected with
+    /// the terms its step removes, computed from the last (fewest terms kept) backwards.
+    pub fn new(term_documents: &[RoaringBitmap], removal_order: &[Vec<usize>]) -> WordsLevels {
+        let mut kept_per_level: Vec<Vec<usize>> = Vec::with_capacity(removal_order.len() + 1);
+        let mut removed: Vec<usize> = Vec::new();
+        for step in 0..=removal_order.len() {
+            if let Some(group) = step
+                .checked_sub(1)
+                .and_then(|index| removal_order.get(index))
+            {
+                removed.extend(group);
+            }
+            let kept: Vec<usize> = (0..term_documents.len())
+                .filter(|index| !removed.contains(index))
+                .collect();
+            if kept.is_empty() {
+                break;
+            }
+            kept_per_level.push(kept);
         }
-        let mut kept = (0..term_documents.len()).filter(|index| !removed.contains(index));
-        let Some(first) = kept.next() else {
-            break;
-        };
-        let mut bucket = term_documents[first].clone();
-        for index in kept {
-            bucket &= &term_documents[index];
+        let mut levels: Vec<RoaringBitmap> = Vec::with_capacity(kept_per_level.len());
+        let mut later_kept: &[usize] = &[];
+        for kept in kept_per_level.iter().rev() {
+            let added = kept
+                .iter()
+                .filter(|term| !later_kept.contains(term))
+                .map(|&term| &term_documents[term]);
+            let level = intersection_of(levels.last().into_iter().chain(added));
+            levels.push(level);
+            later_kept = kept;
         }
-        bucket -= &seen;
-        seen |= &bucket;
-        buckets.push(bucket);
+        levels.reverse();
+        WordsLevels { levels }
     }
-    buckets
+
+    /// The number of levels (of words buckets).
+    pub fn count(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The words bucket of `level`: its documents not in the level before.
+    pub fn bucket(&self, level: usize) -> RoaringBitmap {
+        match (
+            level
+                .checked_sub(1)
+                .and_then(|before| self.levels.get(before)),
+            self.levels.get(level),
+        ) {
+            (Some(before), Some(documents)) => documents - before,
+            (None, Some(documents)) => documents.clone(),
+            (_, None) => RoaringBitmap::new(),
+        }
+    }
+
+    /// Every document matching the query: the last level.
+    pub fn matching(&self) -> RoaringBitmap {
+        self.levels.last().cloned().unwrap_or_default()
+    }
+}
+
+/// The intersection of `sets` (empty when there is none).
+fn intersection_of<'a>(mut sets: impl Iterator<Item = &'a RoaringBitmap>) -> RoaringBitmap {
+    let Some(first) = sets.next() else {
+        return RoaringBitmap::new();
+    };
+    let Some(second) = sets.next() else {
+        return first.clone();
+    };
+    let mut intersection = first & second;
+    for set in sets {
+        intersection &= set;
+    }
+    intersection
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift), enough to vary the sets.
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, bound: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % bound
+        }
+    }
+
+    /// The buckets as their definition states them: per step, the intersection of the terms
+    /// kept, without the documents of earlier buckets.
+    fn buckets_by_definition(
+        term_documents: &[RoaringBitmap],
+        removal_order: &[Vec<usize>],
+    ) -> Vec<RoaringBitmap> {
+        let mut buckets = Vec::new();
+        let mut seen = RoaringBitmap::new();
+        let mut removed: Vec<usize> = Vec::new();
+        for step in 0..=removal_order.len() {
+            if step > 0 {
+                removed.extend(&removal_order[step - 1]);
+            }
+            let kept: Vec<usize> = (0..term_documents.len())
+                .filter(|index| !removed.contains(index))
+                .collect();
+            if kept.is_empty() {
+                break;
+            }
+            let mut bucket = term_documents[kept[0]].clone();
+            for index in &kept[1..] {
+                bucket &= &term_documents[*index];
+            }
+            bucket -= &seen;
+            seen |= &bucket;
+            buckets.push(bucket);
+        }
+        buckets
+    }
+
+    #[test]
+    fn levels_give_the_buckets_of_their_definition() {
+        let mut random = Random(0x0b0c_4e75);
+        for _ in 0..200 {
+            let terms = usize::try_from(random.below(5)).unwrap() + 1;
+            let term_documents: Vec<RoaringBitmap> = (0..terms)
+                .map(|_| {
+                    let density = random.below(4) + 1;
+                    (0..3_000_u32)
+                        .filter(|_| random.below(density * 2) == 0)
+                        .collect()
+                })
+                .collect();
+            // Removal groups: the terms from the last, one or two at a time, some left kept.
+            let mut removal_order = Vec::new();
+            let mut next = terms;
+            while next > 1 && random.below(4) != 0 {
+                let size = usize::try_from(random.below(2)).unwrap() + 1;
+                let start = next.saturating_sub(size).max(1);
+                removal_order.push((start..next).collect::<Vec<_>>());
+                next = start;
+            }
+            let expected = buckets_by_definition(&term_documents, &removal_order);
+            let levels = WordsLevels::new(&term_documents, &removal_order);
+            assert_eq!(levels.count(), expected.len());
+            let buckets: Vec<RoaringBitmap> = (0..levels.count())
+                .map(|level| levels.bucket(level))
+                .collect();
+            assert_eq!(buckets, expected, "{removal_order:?}");
+            let union = expected
+                .iter()
+                .fold(RoaringBitmap::new(), |union, bucket| union | bucket);
+            assert_eq!(levels.matching(), union);
+        }
+    }
 }

@@ -19,7 +19,7 @@ use crate::analysis::{Analyzer, RankingRule};
 use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
 
 use super::bitmap_union::union_of;
-use super::buckets::{Universe, alternatives_documents, words_buckets};
+use super::buckets::{Universe, WordsLevels, alternatives_documents};
 use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
 use super::inverted::{FIELD_LENGTHS_TREE, FieldLengths, decode_field_lengths};
@@ -179,17 +179,16 @@ impl ShardSnapshot {
             }
             let documents: Vec<RoaringBitmap> =
                 alternatives.iter().map(|found| union_of(found)).collect();
-            let buckets = words_buckets(&documents, &context.removal_order);
-            let total = buckets.iter().map(RoaringBitmap::len).sum();
-            let matching = buckets
-                .iter()
-                .fold(RoaringBitmap::new(), |union, bucket| union | bucket);
+            let levels = WordsLevels::new(&documents, &context.removal_order);
+            let matching = levels.matching();
+            let total = matching.len();
             let needed = u64::try_from(needed).unwrap_or(u64::MAX);
             let mut selected = Selection::default();
-            for (level, bucket) in buckets.iter().enumerate() {
+            for level in 0..levels.count() {
                 if selected.documents.len() >= needed {
                     break;
                 }
+                let bucket = levels.bucket(level);
                 let kept = context.kept_at_level(level);
                 let refiner = Refiner {
                     snapshot: self,
@@ -205,7 +204,7 @@ impl ShardSnapshot {
                     exact_terms: OnceCell::new(),
                     deadline: query.deadline,
                 };
-                selected.extend(refiner.select(bucket, needed - selected.documents.len())?);
+                selected.extend(refiner.select(&bucket, needed - selected.documents.len())?);
             }
             let occurrences = collect_known_occurrences(
                 read,
