@@ -85,8 +85,12 @@ impl<'a> BucketCosts<'a> {
                 .get(term)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            let levels = typo_levels(bucket, &resolved[term], documents);
-            ranked_by.push(at_own_level(&resolved[term], documents, &levels));
+            let in_bucket: Vec<RoaringBitmap> = documents
+                .iter()
+                .map(|documents| documents & bucket)
+                .collect();
+            let levels = typo_levels(&resolved[term], &in_bucket);
+            ranked_by.push(at_own_level(&resolved[term], in_bucket, &levels));
             typos.push(levels);
         }
         Ok(BucketCosts {
@@ -289,33 +293,35 @@ impl<'a> BucketCosts<'a> {
     }
 }
 
-/// A term's fewest typos per document of `bucket`, from its alternatives' documents.
-fn typo_levels(
-    bucket: &RoaringBitmap,
-    term: &ResolvedTerm,
-    documents: &[RoaringBitmap],
-) -> TermCosts {
+/// A term's fewest typos per document of a bucket, from its alternatives' documents in it.
+fn typo_levels(term: &ResolvedTerm, in_bucket: &[RoaringBitmap]) -> TermCosts {
     let mut by_typos: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
-    for (alternative, documents) in term.alternatives.iter().zip(documents) {
-        *by_typos.entry(u32::from(alternative.typos)).or_default() |= documents & bucket;
+    for (alternative, documents) in term.alternatives.iter().zip(in_bucket) {
+        *by_typos.entry(u32::from(alternative.typos)).or_default() |= documents;
     }
     lowest_costs(by_typos)
 }
 
-/// Per alternative of `term`, its documents among those where its number of typos is the
-/// term's fewest (`levels`, from [`typo_levels`]).
+/// Per alternative of `term`, its documents (`in_bucket`: those of the bucket) among those
+/// where its number of typos is the term's fewest (`levels`, from [`typo_levels`]). At the
+/// lowest level, every document of such an alternative has its fewest typos already.
 fn at_own_level(
     term: &ResolvedTerm,
-    documents: &[RoaringBitmap],
+    in_bucket: Vec<RoaringBitmap>,
     levels: &TermCosts,
 ) -> Vec<RoaringBitmap> {
+    let lowest = levels.first().map(|(typos, _)| *typos);
     term.alternatives
         .iter()
-        .zip(documents)
+        .zip(in_bucket)
         .map(|(alternative, documents)| {
+            let typos = u32::from(alternative.typos);
+            if lowest == Some(typos) {
+                return documents;
+            }
             levels
                 .iter()
-                .find(|(typos, _)| *typos == u32::from(alternative.typos))
+                .find(|(level, _)| *level == typos)
                 .map(|(_, at_level)| documents & at_level)
                 .unwrap_or_default()
         })
