@@ -16,6 +16,7 @@ use storage_engine::{ReadTransaction, ReadTree};
 use crate::analysis::{Occurrence, TextSettings};
 use crate::shard::ShardResult;
 use crate::shard::keys::stored_single_id;
+use crate::shard::stored_bitmap::intersection_within_counted;
 
 use super::inverted::{
     WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
@@ -281,23 +282,26 @@ fn word_occurrences(
     let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(());
     };
-    let all = bitmap_or_empty(documents_tree.get(word.as_bytes())?)?;
-    add_word_occurrences(&positions, word.as_bytes(), &all, universe, found)
+    let Some(stored) = documents_tree.get(word.as_bytes())? else {
+        return Ok(());
+    };
+    let (wanted, stored_len) = intersection_within_counted(stored, universe)?;
+    add_word_occurrences(&positions, word.as_bytes(), &wanted, stored_len, found)
 }
 
-/// Appends to `found` the occurrences of the word `word` (whose documents are `all`) in the
-/// documents of `universe`, in ascending document order.
+/// Appends to `found` the occurrences of the word `word` in the documents of `wanted` (the
+/// word's documents that are wanted; it has `stored_len` documents in all), in ascending
+/// document order.
 ///
 /// When most of the word's documents are wanted, its position chunks are read in one ordered
 /// scan; otherwise each wanted document is looked up, in ascending order.
 fn add_word_occurrences(
     positions: &ReadTree<'_>,
     word: &[u8],
-    all: &RoaringBitmap,
-    universe: &RoaringBitmap,
+    wanted: &RoaringBitmap,
+    stored_len: u64,
     found: &mut FlatSpans,
 ) -> ShardResult<()> {
-    let wanted = all & universe;
     if wanted.is_empty() {
         return Ok(());
     }
@@ -311,7 +315,7 @@ fn add_word_occurrences(
         }
         Ok(())
     };
-    if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= all.len() {
+    if wanted.len().saturating_mul(SCAN_WANTED_RATIO) >= stored_len {
         // The scan and the wanted documents both ascend: walked side by side, and the scan
         // stops at the last wanted document.
         let mut pending = wanted.iter().peekable();
@@ -327,7 +331,7 @@ fn add_word_occurrences(
         }
     } else {
         let mut lookup = WordPositions::new(*positions, word);
-        for document in &wanted {
+        for document in wanted {
             if let Some(bytes) = lookup.get(document)? {
                 add(document, bytes)?;
             }
@@ -360,12 +364,13 @@ fn prefix_occurrences(
         if let Some(document) = stored_single_id(bitmap) {
             if universe.contains(document) {
                 let only: RoaringBitmap = std::iter::once(document).collect();
-                add_word_occurrences(&positions, word, &only, &only, found)?;
+                add_word_occurrences(&positions, word, &only, 1, found)?;
             }
             continue;
         }
-        let all = bitmap_or_empty(Some(bitmap))?;
-        add_word_occurrences(&positions, word, &all, universe, found)?;
+        // A small universe (the page's documents) is probed in the stored bitmap in place.
+        let (wanted, stored_len) = intersection_within_counted(bitmap, universe)?;
+        add_word_occurrences(&positions, word, &wanted, stored_len, found)?;
     }
     found.sort_unstable();
     found.dedup();

@@ -61,6 +61,24 @@ pub fn intersection_within(bytes: &[u8], within: &RoaringBitmap) -> ShardResult<
     }
 }
 
+/// [`intersection_within`] with the number of ids the stored bitmap holds, from its header
+/// when it is read in place.
+pub fn intersection_within_counted(
+    bytes: &[u8],
+    within: &RoaringBitmap,
+) -> ShardResult<(RoaringBitmap, u64)> {
+    match StoredBitmap::parse(bytes)? {
+        Some(stored) if stored.worth_probing(within) => {
+            Ok((stored.intersection(within)?, stored.cardinality))
+        }
+        _ => {
+            let all = decode_bitmap(bytes)?;
+            let stored_len = all.len();
+            Ok((all & within, stored_len))
+        }
+    }
+}
+
 /// `(decode_bitmap(bytes) & within).len()`, read in place when `within` is small against the
 /// stored bitmap.
 pub fn intersection_len_within(bytes: &[u8], within: &RoaringBitmap) -> ShardResult<u64> {
