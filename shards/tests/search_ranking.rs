@@ -969,3 +969,50 @@ fn a_phrase_at_the_start_of_a_field_is_found_past_many_documents_starting_with_i
     let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
     assert_eq!(order, [151, 152, 1]);
 }
+
+/// Exactness as the last rule with one word: the documents with the word at the start of a
+/// field rank at the "start of a field" ceiling straight from the bitmaps, in id order, after
+/// the exact match and before the documents holding it elsewhere, however many of those have
+/// lower ids.
+#[test]
+fn one_word_at_the_start_of_a_field_ranks_before_lower_ids_holding_it_elsewhere() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let mut documents = vec![
+        json!({"id": 1, "name": "other", "summary": "fox runs"}),
+        json!({"id": 2, "name": "fox", "summary": "x"}),
+        json!({"id": 3, "name": "the fox", "summary": "fox tail"}),
+        json!({"id": 4, "name": "red fox", "summary": "a fox"}),
+    ];
+    documents.extend((5..=150).map(|id| json!({"id": id, "name": format!("red fox {id}")})));
+    documents.push(json!({"id": 151, "name": "fox hunter"}));
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Exactness],
+        Some(vec!["name", "summary"]),
+        &documents,
+    );
+    let mut page = query("fox");
+    page.limit = 6;
+    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, [2, 1, 3, 151, 4, 5]);
+
+    // Two words are not known to start a field from the bitmaps alone: document 1 has
+    // `quick` first in `text` and `fox` second in `title`, each field holding both, yet no
+    // field starts with both. It must be read, and ranks after document 2.
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let documents = [
+        json!({"id": 1, "text": "quick brown fox", "title": "red fox quick"}),
+        json!({"id": 2, "text": "quick fox jumps"}),
+    ];
+    let shard = shard_with(
+        &directory,
+        vec![RankingRule::Exactness],
+        Some(vec!["text", "title"]),
+        &documents,
+    );
+    let mut page = query("quick fox");
+    page.matching_strategy = MatchingStrategy::All;
+    page.limit = 1;
+    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    assert_eq!(order, [2]);
+}

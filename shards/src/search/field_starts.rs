@@ -21,7 +21,11 @@
 //! Invariant: [`FieldStarts::at_start`] holds every document of the bucket whose exactness is
 //! "start of a field" or "exact match", and [`FieldStarts::exact_length`] (a subset of it)
 //! every one whose exactness is "exact match"; both may hold more (the field and the position
-//! are read from separate bitmaps), never less. `None` when the bitmaps cannot bound them: a
+//! are read from separate bitmaps), never less. With one kept term matched exactly through
+//! single words, `at_start` holds no more ([`FieldStarts::at_start_is_exact`]): the position
+//! bucket of the word's occurrence lies in a field holding it, and that field is searched,
+//! as the bucket path searches every indexed field (no `attributesToSearchOn`, see `by_buckets`
+//! in [`super::execute`]). `None` when the bitmaps cannot bound them: a
 //! term without an exact alternative, a phrase beginning with a stop-word hole, a count past
 //! what `field_word_counts` indexes, or a shard without one of the trees.
 
@@ -43,6 +47,9 @@ use super::terms::ResolvedTerm;
 pub struct FieldStarts {
     pub at_start: RoaringBitmap,
     pub exact_length: RoaringBitmap,
+    /// Whether every document of `at_start` matches a field at its start (see the module
+    /// invariant): those not matching one exactly are at the "start of a field" rank unread.
+    pub at_start_is_exact: bool,
 }
 
 /// The trees the bound reads.
@@ -98,7 +105,10 @@ pub fn field_starts(
             return Ok(Some(FieldStarts::default()));
         }
     }
-    let mut starts = FieldStarts::default();
+    let mut starts = FieldStarts {
+        at_start_is_exact: matches!(exact_words.as_slice(), [only] if only.single_words),
+        ..FieldStarts::default()
+    };
     for &field in context.fields.keys() {
         let mut in_field = positioned.clone();
         let field_words = exact_words.iter().flat_map(|words| {
@@ -149,6 +159,8 @@ struct ExactWords {
     /// When the term's one exact alternative is a phrase: its later words, each with its
     /// offset from the first word.
     following: Vec<(u32, String)>,
+    /// Whether every exact alternative of the term is one word.
+    single_words: bool,
 }
 
 /// Per kept term, the words of its exact alternatives; `None` when a term has none or one
@@ -181,7 +193,12 @@ fn exact_words(resolved: &[ResolvedTerm], kept: &Kept) -> Option<Vec<ExactWords>
                     .collect(),
                 _ => Vec::new(),
             };
-            (!first.is_empty()).then_some(ExactWords { first, following })
+            let single_words = exact.iter().all(|alternative| alternative.words.len() == 1);
+            (!first.is_empty()).then_some(ExactWords {
+                first,
+                following,
+                single_words,
+            })
         })
         .collect()
 }

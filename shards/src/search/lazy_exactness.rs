@@ -14,7 +14,9 @@
 //!   "start of a field, every word exact": they are ranked in ascending id order, a growing
 //!   chunk at a time, until `remaining` of them reach that ceiling — no later one can come
 //!   before those. Bitmaps tell which documents may reach the ceiling at all
-//!   ([`super::field_starts`]): only those are read; the others rank below it unread.
+//!   ([`super::field_starts`]): only those are read; the others rank below it unread. With one
+//!   term matched through single words, the bitmaps tell exactly which reach it: those rank
+//!   at the ceiling unread too.
 //!
 //! Invariant: the documents returned, grouped by their exactness details best first, hold the
 //! first `remaining` documents of the bucket in the order "details, then id"; the documents
@@ -125,9 +127,17 @@ impl Refiner<'_> {
         remaining: u64,
     ) -> ShardResult<RankedGroups> {
         let starts = field_starts(self.read, self.context, self.resolved, self.kept, bucket)?;
-        let (may_match_exactly, may_start) = match starts {
-            Some(starts) => (starts.exact_length, starts.at_start),
-            None => (self.documents_with_exact_length(bucket)?, bucket.clone()),
+        let (may_match_exactly, may_start, start_is_exact) = match starts {
+            Some(starts) => (
+                starts.exact_length,
+                starts.at_start,
+                starts.at_start_is_exact,
+            ),
+            None => (
+                self.documents_with_exact_length(bucket)?,
+                bucket.clone(),
+                false,
+            ),
         };
         let exact_match = self.context.exactness_exact_match(self.kept);
         let (mut ranked, exhausted) =
@@ -139,9 +149,18 @@ impl Refiner<'_> {
         let ceiling = self
             .context
             .exactness_without_exact_match(self.kept, self.kept.terms.len());
-        let (at_start, exhausted) =
-            self.rank_in_chunks(&(&may_start - &may_match_exactly), remaining, &ceiling)?;
-        ranked.extend(at_start);
+        let starting = &may_start - &may_match_exactly;
+        let exhausted = if start_is_exact {
+            // Every one of them matches a field at its start: the ceiling, without reading.
+            if !starting.is_empty() {
+                ranked.push((starting, ceiling.to_vec()));
+            }
+            true
+        } else {
+            let (at_start, exhausted) = self.rank_in_chunks(&starting, remaining, &ceiling)?;
+            ranked.extend(at_start);
+            exhausted
+        };
         let off_starts = bucket - &may_start;
         if exhausted && !off_starts.is_empty() {
             // Every document that may reach the ceiling is ranked and the page wants more.
