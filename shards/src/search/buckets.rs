@@ -227,7 +227,7 @@ mod tests {
     fn levels_give_the_buckets_of_their_definition() {
         let mut random = Random(0x0b0c_4e75);
         for _ in 0..200 {
-            let terms = usize::try_from(random.below(5)).unwrap() + 1;
+            let terms = usize::try_from(random.below(5)).expect("below 5") + 1;
             let term_documents: Vec<RoaringBitmap> = (0..terms)
                 .map(|_| {
                     let density = random.below(4) + 1;
@@ -240,7 +240,7 @@ mod tests {
             let mut removal_order = Vec::new();
             let mut next = terms;
             while next > 1 && random.below(4) != 0 {
-                let size = usize::try_from(random.below(2)).unwrap() + 1;
+                let size = usize::try_from(random.below(2)).expect("below 2") + 1;
                 let start = next.saturating_sub(size).max(1);
                 removal_order.push((start..next).collect::<Vec<_>>());
                 next = start;
