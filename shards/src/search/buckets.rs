@@ -180,18 +180,7 @@ fn intersection_of<'a>(mut sets: impl Iterator<Item = &'a RoaringBitmap>) -> Roa
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift), enough to vary the sets.
-    struct Random(u64);
-
-    impl Random {
-        fn below(&mut self, bound: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % bound
-        }
-    }
+    use crate::test_random::Random;
 
     /// The buckets as their definition states them: per step, the intersection of the terms
     /// kept, without the documents of earlier buckets.
@@ -227,12 +216,12 @@ mod tests {
     fn levels_give_the_buckets_of_their_definition() {
         let mut random = Random(0x0b0c_4e75);
         for _ in 0..200 {
-            let terms = usize::try_from(random.below(5)).expect("below 5") + 1;
+            let terms = random.below(5) as usize + 1;
             let term_documents: Vec<RoaringBitmap> = (0..terms)
                 .map(|_| {
                     let density = random.below(4) + 1;
                     (0..3_000_u32)
-                        .filter(|_| random.below(density * 2) == 0)
+                        .filter(|_| random.below(u64::from(density) * 2) == 0)
                         .collect()
                 })
                 .collect();
@@ -240,7 +229,7 @@ mod tests {
             let mut removal_order = Vec::new();
             let mut next = terms;
             while next > 1 && random.below(4) != 0 {
-                let size = usize::try_from(random.below(2)).expect("below 2") + 1;
+                let size = random.below(2) as usize + 1;
                 let start = next.saturating_sub(size).max(1);
                 removal_order.push((start..next).collect::<Vec<_>>());
                 next = start;

@@ -133,8 +133,13 @@ impl ShardSnapshot {
         let resolved = self.resolve(&parsed)?;
         let removal_order = match (&query.term_document_counts, query.matching_strategy) {
             (None, MatchingStrategy::Frequency) => {
-                let everywhere =
-                    collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
+                let everywhere = collect_occurrences(
+                    read,
+                    self.prefix_words(),
+                    self.document_ids(),
+                    &resolved,
+                    &fields,
+                )?;
                 removal_order(
                     query,
                     &parsed.terms,
@@ -208,6 +213,7 @@ impl ShardSnapshot {
             }
             let occurrences = collect_known_occurrences(
                 read,
+                self.prefix_words(),
                 &selected.documents,
                 &resolved,
                 &alternatives,
@@ -233,7 +239,8 @@ impl ShardSnapshot {
             fill_matched_words(&mut hits.hits, &resolved, &occurrences);
             return Ok(hits);
         }
-        let occurrences = collect_occurrences(read, &universe, &resolved, &fields)?;
+        let occurrences =
+            collect_occurrences(read, self.prefix_words(), &universe, &resolved, &fields)?;
         let limits = RankLimits {
             ranked_steps: BTreeMap::new(),
             deadline: query.deadline,
@@ -264,7 +271,13 @@ impl ShardSnapshot {
         let AnalysedQuery { fields, parsed, .. } = self.analyse_query(analyzer, query)?;
         let read = self.read_transaction();
         let resolved = self.resolve(&parsed)?;
-        let found = collect_occurrences(read, self.document_ids(), &resolved, &fields)?;
+        let found = collect_occurrences(
+            read,
+            self.prefix_words(),
+            self.document_ids(),
+            &resolved,
+            &fields,
+        )?;
         Ok(term_counts(&found, resolved.len()))
     }
 

@@ -73,6 +73,7 @@ mod one_term_split;
 mod phrase_filter;
 pub mod position_chunks;
 pub mod prefix_unions;
+pub mod prefix_words;
 mod query;
 pub mod ranking;
 mod refine;

@@ -23,6 +23,7 @@ use super::inverted::{
 };
 use super::phrase_filter::phrase_candidates;
 use super::position_chunks::{Occurrences, decode_occurrences_into};
+use super::prefix_words::PrefixWords;
 use super::terms::ResolvedTerm;
 use super::word_pairs::WordPairs;
 use super::word_positions::{WordPositions, scan_word};
@@ -30,6 +31,10 @@ use super::word_positions::{WordPositions, scan_word};
 /// Scan a word's position chunks (rather than look its documents up) when at least one in
 /// this many of its documents is wanted.
 const SCAN_WANTED_RATIO: u64 = 8;
+
+/// Most documents for which a prefix's words are found through the commit's
+/// [`PrefixWords`] (a page's hits, a small chunk to rank) rather than word by word.
+const FEW_DOCUMENTS_MAX: u64 = 256;
 
 /// Fewest candidates of a phrase worth the position-bucket pre-filter: below, reading each
 /// candidate's positions costs less than the words' bucket bitmaps.
@@ -117,11 +122,12 @@ pub type DocumentOccurrences = BTreeMap<u32, Vec<Vec<TermOccurrence>>>;
 /// Reads where each term occurs in the documents of `universe`.
 pub fn collect_occurrences(
     read: &ReadTransaction,
+    prefix_words: &PrefixWords,
     universe: &RoaringBitmap,
     terms: &[ResolvedTerm],
     fields: &SearchedFields,
 ) -> ShardResult<DocumentOccurrences> {
-    collect_within(read, universe, terms, None, fields)
+    collect_within(read, prefix_words, universe, terms, None, fields)
 }
 
 /// [`collect_occurrences`] when the documents of each alternative are known already:
@@ -131,16 +137,18 @@ pub fn collect_occurrences(
 /// others are read only in the documents they hold.
 pub fn collect_known_occurrences(
     read: &ReadTransaction,
+    prefix_words: &PrefixWords,
     universe: &RoaringBitmap,
     terms: &[ResolvedTerm],
     known: &[Vec<RoaringBitmap>],
     fields: &SearchedFields,
 ) -> ShardResult<DocumentOccurrences> {
-    collect_within(read, universe, terms, Some(known), fields)
+    collect_within(read, prefix_words, universe, terms, Some(known), fields)
 }
 
 fn collect_within(
     read: &ReadTransaction,
+    prefix_words: &PrefixWords,
     universe: &RoaringBitmap,
     terms: &[ResolvedTerm],
     known: Option<&[Vec<RoaringBitmap>]>,
@@ -173,7 +181,7 @@ fn collect_within(
             anchors.clear();
             match found.words.as_slice() {
                 [Some(word)] if found.prefix => {
-                    prefix_occurrences(read, universe, word, &mut spans)?
+                    prefix_occurrences(read, prefix_words, universe, word, &mut spans)?
                 }
                 [Some(word)] => word_occurrences(read, universe, word, &mut spans)?,
                 phrase => {
@@ -341,11 +349,13 @@ fn add_word_occurrences(
 }
 
 /// Appends to `found` (empty on entry) the occurrences of every word longer than `prefix`
-/// that starts with it, in the documents of `universe`: word by word over the dictionary range
-/// of the prefix (so no expansion is ever cut off), each word's positions read only for its
-/// documents in `universe`; sorted by document and span, without repeats.
+/// that starts with it, in the documents of `universe`, each word's positions read only for
+/// its documents in `universe`; sorted by document and span, without repeats. For a few
+/// documents the words come from the commit's [`PrefixWords`]; otherwise word by word over
+/// the dictionary range of the prefix (so no expansion is ever cut off).
 fn prefix_occurrences(
     read: &ReadTransaction,
+    prefix_words: &PrefixWords,
     universe: &RoaringBitmap,
     prefix: &str,
     found: &mut FlatSpans,
@@ -356,21 +366,33 @@ fn prefix_occurrences(
     let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(());
     };
-    // The word itself is its own alternative: only longer words.
-    for entry in keys_extending(&documents_tree, prefix)? {
-        let (word, bitmap) = entry?;
-        // Most words a short prefix starts are rare, stored as their one document: that one
-        // is tested against the universe in place, without decoding a bitmap per word.
-        if let Some(document) = stored_single_id(bitmap) {
-            if universe.contains(document) {
-                let only: RoaringBitmap = std::iter::once(document).collect();
-                add_word_occurrences(&positions, word, &only, 1, found)?;
-            }
-            continue;
+    if universe.len() <= FEW_DOCUMENTS_MAX {
+        let words = prefix_words.words(read, prefix)?;
+        for within in words.within(&documents_tree, universe)? {
+            add_word_occurrences(
+                &positions,
+                within.word,
+                &within.documents,
+                within.stored_len,
+                found,
+            )?;
         }
-        // A small universe (the page's documents) is probed in the stored bitmap in place.
-        let (wanted, stored_len) = intersection_within_counted(bitmap, universe)?;
-        add_word_occurrences(&positions, word, &wanted, stored_len, found)?;
+    } else {
+        // The word itself is its own alternative: only longer words.
+        for entry in keys_extending(&documents_tree, prefix)? {
+            let (word, bitmap) = entry?;
+            // Most words a short prefix starts are rare, stored as their one document: that
+            // one is tested against the universe in place, without decoding a bitmap per word.
+            if let Some(document) = stored_single_id(bitmap) {
+                if universe.contains(document) {
+                    let only: RoaringBitmap = std::iter::once(document).collect();
+                    add_word_occurrences(&positions, word, &only, 1, found)?;
+                }
+                continue;
+            }
+            let (wanted, stored_len) = intersection_within_counted(bitmap, universe)?;
+            add_word_occurrences(&positions, word, &wanted, stored_len, found)?;
+        }
     }
     found.sort_unstable();
     found.dedup();

@@ -34,6 +34,7 @@ use super::occurrences::{
     DocumentOccurrences, SearchedFields, collect_known_occurrences, collect_occurrences,
 };
 use super::one_term_split::FirstSubBuckets;
+use super::prefix_words::PrefixWords;
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
 use super::score::{ScoreDetail, compare_details};
@@ -127,6 +128,7 @@ impl OccurrenceCache {
     fn read(
         &self,
         read: &ReadTransaction,
+        prefix_words: &PrefixWords,
         bucket: &RoaringBitmap,
         terms: &[ResolvedTerm],
         known: Option<&[Vec<RoaringBitmap>]>,
@@ -137,8 +139,10 @@ impl OccurrenceCache {
             return Ok(());
         }
         let found = match known {
-            Some(known) => collect_known_occurrences(read, &missing, terms, known, fields)?,
-            None => collect_occurrences(read, &missing, terms, fields)?,
+            Some(known) => {
+                collect_known_occurrences(read, prefix_words, &missing, terms, known, fields)?
+            }
+            None => collect_occurrences(read, prefix_words, &missing, terms, fields)?,
         };
         let mut known_found = self.found.borrow_mut();
         if known_found.is_empty() {
@@ -366,13 +370,20 @@ impl Refiner<'_> {
         let cache = match step {
             Step::Exactness => {
                 let exact = self.exact_terms.get_or_init(|| exact_terms(self.resolved));
-                self.exact_occurrences
-                    .read(self.read, bucket, exact, None, self.fields)?;
+                self.exact_occurrences.read(
+                    self.read,
+                    self.snapshot.prefix_words(),
+                    bucket,
+                    exact,
+                    None,
+                    self.fields,
+                )?;
                 &self.exact_occurrences
             }
             _ => {
                 self.occurrences.read(
                     self.read,
+                    self.snapshot.prefix_words(),
                     bucket,
                     self.resolved,
                     Some(self.alternatives),

@@ -31,6 +31,7 @@ use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
+use crate::search::prefix_words::PrefixWords;
 use crate::search::terms::{Synonyms, normalized_synonyms};
 
 /// Field path → field id.
@@ -46,6 +47,7 @@ pub struct CommitView {
     synonyms: OnceLock<Synonyms>,
     derivations: DerivationMemo,
     prefix_unions: PrefixUnions,
+    prefix_words: PrefixWords,
     range_unions: RangeUnions,
     facet_columns: FacetColumns,
     facet_forms: FacetForms,
@@ -64,6 +66,7 @@ impl CommitView {
             synonyms: OnceLock::new(),
             derivations: DerivationMemo::default(),
             prefix_unions: PrefixUnions::default(),
+            prefix_words: PrefixWords::default(),
             range_unions: RangeUnions::default(),
             facet_columns: FacetColumns::default(),
             facet_forms: FacetForms::default(),
@@ -98,6 +101,11 @@ impl CommitView {
     /// The unions over prefix expansions computed on this commit.
     pub fn prefix_unions(&self) -> &PrefixUnions {
         &self.prefix_unions
+    }
+
+    /// The words of the prefixes read on this commit.
+    pub fn prefix_words(&self) -> &PrefixWords {
+        &self.prefix_words
     }
 
     /// The unions over facet value ranges computed on this commit.

@@ -31,6 +31,7 @@ use crate::search::dictionary::Dictionary;
 use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
+use crate::search::prefix_words::PrefixWords;
 use crate::search::terms::Synonyms;
 
 /// Document statistics of a shard.
@@ -113,13 +114,19 @@ impl ShardSnapshot {
         self.view.derivations()
     }
 
-    /// The unions over prefix expansions computed on this commit.
+    /// The facet columns of the fields counted on this commit.
     pub(crate) fn facet_columns(&self) -> &FacetColumns {
         self.view.facet_columns()
     }
 
+    /// The unions over prefix expansions computed on this commit.
     pub(crate) fn prefix_unions(&self) -> &PrefixUnions {
         self.view.prefix_unions()
+    }
+
+    /// The words of the prefixes read on this commit.
+    pub(crate) fn prefix_words(&self) -> &PrefixWords {
+        self.view.prefix_words()
     }
 
     /// The facet search forms of facet values made on this commit.
