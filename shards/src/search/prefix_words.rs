@@ -26,7 +26,7 @@ use storage_engine::{ReadTransaction, ReadTree};
 use crate::shard::ShardResult;
 use crate::shard::commit_memo::{CommitMemo, WhenFull};
 use crate::shard::keys::{decode_bitmap, stored_single_id};
-use crate::shard::stored_bitmap::intersection_within_counted;
+use crate::shard::stored_bitmap::{intersection_within_counted, stored_len};
 
 use super::inverted::{WORD_DOCUMENTS_TREE, keys_extending};
 use super::prefix_unions::CACHED_WORDS_MIN;
@@ -83,11 +83,11 @@ impl WordsOfPrefix {
             self.rare_words.push((word.into(), 1));
             return Ok(());
         }
-        let documents = decode_bitmap(stored)?;
-        if documents.len() >= FREQUENT_DOCUMENTS_MIN {
+        if stored_len(stored)? >= FREQUENT_DOCUMENTS_MIN {
             self.frequent.push(word.into());
             return Ok(());
         }
+        let documents = decode_bitmap(stored)?;
         self.rare
             .extend(documents.iter().map(|document| (document, index)));
         self.rare_words.push((word.into(), documents.len()));

@@ -61,6 +61,11 @@ pub fn intersection_within(bytes: &[u8], within: &RoaringBitmap) -> ShardResult<
     }
 }
 
+/// The number of ids a stored bitmap holds, from its header (nothing is decoded).
+pub fn stored_len(bytes: &[u8]) -> ShardResult<u64> {
+    Ok(StoredBitmap::parse(bytes)?.map_or(1, |stored| stored.cardinality))
+}
+
 /// [`intersection_within`] with the number of ids the stored bitmap holds, from its header
 /// when it is read in place.
 pub fn intersection_within_counted(
@@ -424,6 +429,11 @@ mod tests {
                     intersection_len_within(&bytes, within).expect("reads"),
                     expected.len()
                 );
+                assert_eq!(
+                    intersection_within_counted(&bytes, within).expect("reads"),
+                    (expected.clone(), bitmap.len())
+                );
+                assert_eq!(stored_len(&bytes).expect("reads"), bitmap.len());
                 // The probing path itself, whatever the sizes.
                 if let Some(parsed) = StoredBitmap::parse(&bytes).expect("parses") {
                     assert_eq!(parsed.cardinality, bitmap.len());
