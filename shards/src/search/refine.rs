@@ -144,11 +144,11 @@ impl OccurrenceCache {
             }
             None => collect_occurrences(read, prefix_words, &missing, terms, fields)?,
         };
-        let mut known_found = self.found.borrow_mut();
-        if known_found.is_empty() {
-            *known_found = found;
+        let mut cached = self.found.borrow_mut();
+        if cached.is_empty() {
+            *cached = found;
         } else {
-            known_found.extend(found);
+            cached.extend(found);
         }
         *self.documents.borrow_mut() |= missing;
         Ok(())
