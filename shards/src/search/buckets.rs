@@ -102,8 +102,8 @@ pub struct WordsLevels {
 
 impl WordsLevels {
     /// The levels of `term_documents` (per term, the documents it matches) as terms are
-    /// removed in `removal_order`: each level is the next one's documents intersected with
-    /// the terms its step removes, computed from the last (fewest terms kept) backwards.
+    /// removed in `removal_order`: each level is the next level's documents intersected with
+    /// the terms the next step removes, computed from the last (fewest terms kept) backwards.
     pub fn new(term_documents: &[RoaringBitmap], removal_order: &[Vec<usize>]) -> WordsLevels {
         let mut kept_per_level: Vec<Vec<usize>> = Vec::with_capacity(removal_order.len() + 1);
         let mut removed: Vec<usize> = Vec::new();

@@ -23,9 +23,11 @@
 //! every one whose exactness is "exact match"; both may hold more (the field and the position
 //! are read from separate bitmaps), never less. With one kept term matched exactly through
 //! single words, `at_start` holds no more ([`FieldStarts::at_start_is_exact`]): the position
-//! bucket of the word's occurrence lies in a field holding it, and that field is searched,
-//! as the bucket path searches every indexed field (no `attributesToSearchOn`, see `by_buckets`
-//! in [`super::execute`]). `None` when the bitmaps cannot bound them: a
+//! bucket of the word's occurrence lies in a field holding it, and that occurrence counts
+//! there. This needs every indexed field searched, which the bucket path ensures (it runs
+//! only without `attributesToSearchOn`, see `by_buckets` in [`super::execute`]; only
+//! searchable fields are indexed), and no field disabling typos (an n-gram alternative has
+//! typos and would not count in such a field), which is checked here as well. `None` when the bitmaps cannot bound them: a
 //! term without an exact alternative, a phrase beginning with a stop-word hole, a count past
 //! what `field_word_counts` indexes, or a shard without one of the trees.
 
@@ -106,7 +108,8 @@ pub fn field_starts(
         }
     }
     let mut starts = FieldStarts {
-        at_start_is_exact: matches!(exact_words.as_slice(), [only] if only.single_words),
+        at_start_is_exact: matches!(exact_words.as_slice(), [only] if only.single_words)
+            && context.fields.values().all(|field| !field.typos_disabled),
         ..FieldStarts::default()
     };
     for &field in context.fields.keys() {

@@ -119,8 +119,9 @@ impl Refiner<'_> {
     /// The documents holding every kept term exactly: those that may match a field exactly
     /// in id order until `remaining` of them do, then (when all of them are ranked) those that
     /// may match a field at its start in id order until `remaining` of them reach that
-    /// ceiling; the documents that can do neither (known from bitmaps, see
-    /// [`super::field_starts`]) rank below, without being read, when the page reaches them.
+    /// ceiling, or all of them at the ceiling unread when the bitmaps tell exactly which do
+    /// ([`super::field_starts::FieldStarts::at_start_is_exact`]); the documents that can do
+    /// neither (known from bitmaps) rank below, without being read, when the page reaches them.
     fn rank_every_term_exact(
         &self,
         bucket: &RoaringBitmap,

@@ -351,8 +351,9 @@ fn add_word_occurrences(
 /// Appends to `found` (empty on entry) the occurrences of every word longer than `prefix`
 /// that starts with it, in the documents of `universe`, each word's positions read only for
 /// its documents in `universe`; sorted by document and span, without repeats. For a few
-/// documents the words come from the commit's [`PrefixWords`]; otherwise word by word over
-/// the dictionary range of the prefix (so no expansion is ever cut off).
+/// documents the words come from the commit's [`PrefixWords`] (unless the prefix is too heavy
+/// to keep); otherwise word by word over the dictionary range of the prefix (so no expansion
+/// is ever cut off).
 fn prefix_occurrences(
     read: &ReadTransaction,
     prefix_words: &PrefixWords,
@@ -366,8 +367,12 @@ fn prefix_occurrences(
     let Some(positions) = read.open_tree(WORD_POSITIONS_TREE)? else {
         return Ok(());
     };
-    if universe.len() <= FEW_DOCUMENTS_MAX {
-        let words = prefix_words.words(read, prefix)?;
+    let kept = if universe.len() <= FEW_DOCUMENTS_MAX {
+        Some(prefix_words.words(read, prefix)?)
+    } else {
+        None
+    };
+    if let Some(Some(words)) = kept.as_deref() {
         for within in words.within(&documents_tree, universe)? {
             add_word_occurrences(
                 &positions,

@@ -14,8 +14,10 @@
 //! commit it was read from (the commit view owns the memo, so an entry never outlives its
 //! commit), each exactly once, frequent or rare by its number of documents; `rare` is sorted
 //! by document then word index and holds exactly the (document, word) pairs of the rare
-//! words; only prefixes of at least [`CACHED_WORDS_MIN`] words are kept, within
-//! [`CACHED_BYTES_MAX`] per commit (the memo starts over when the next entry would pass it).
+//! words. Entries are kept within [`CACHED_BYTES_MAX`] per commit (the memo starts over when
+//! the next entry would pass it); an entry weighing more than [`ENTRY_BYTES_MAX`] is read once
+//! and remembered as refused, and that prefix's occurrences are then read word by word, so a
+//! prefix is never read whole twice on one commit.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,21 +25,24 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, ReadTree};
 
-use crate::shard::ShardResult;
 use crate::shard::commit_memo::{CommitMemo, WhenFull};
 use crate::shard::keys::{decode_bitmap, stored_single_id};
 use crate::shard::stored_bitmap::{intersection_within_counted, stored_len};
+use crate::shard::{ShardError, ShardResult};
 
 use super::inverted::{WORD_DOCUMENTS_TREE, keys_extending};
-use super::prefix_unions::CACHED_WORDS_MIN;
 
 /// Documents from which a word is frequent: read through its bitmap rather than listed per
 /// document (the size of a roaring container's array form).
 pub const FREQUENT_DOCUMENTS_MIN: u64 = 4_096;
 /// Most bytes one commit's entries weigh.
 pub const CACHED_BYTES_MAX: usize = 64 << 20;
+/// Most bytes one entry weighs (a heavier prefix is read word by word).
+pub const ENTRY_BYTES_MAX: usize = 16 << 20;
 /// Bytes a kept (document, word) pair weighs.
 const PAIR_BYTES: usize = std::mem::size_of::<(u32, u32)>();
+/// Bytes a kept word weighs besides its letters (its box and its document count).
+const WORD_OVERHEAD_BYTES: usize = std::mem::size_of::<(Box<[u8]>, u64)>();
 
 /// The words of one prefix (see the module invariants).
 pub struct WordsOfPrefix {
@@ -77,7 +82,8 @@ impl WordsOfPrefix {
     }
 
     fn add(&mut self, word: &[u8], stored: &[u8]) -> ShardResult<()> {
-        let index = u32::try_from(self.rare_words.len()).unwrap_or(u32::MAX);
+        let index = u32::try_from(self.rare_words.len())
+            .map_err(|_| ShardError::corrupted("more words than a u32 counts"))?;
         if let Some(document) = stored_single_id(stored) {
             self.rare.push((document, index));
             self.rare_words.push((word.into(), 1));
@@ -94,20 +100,16 @@ impl WordsOfPrefix {
         Ok(())
     }
 
-    /// How many words the prefix starts.
-    pub fn word_count(&self) -> usize {
-        self.frequent.len() + self.rare_words.len()
-    }
-
     /// What the entry weighs in memory.
     pub fn bytes(&self) -> usize {
-        let words: usize = self.frequent.iter().map(|word| word.len()).sum::<usize>()
+        let letters: usize = self.frequent.iter().map(|word| word.len()).sum::<usize>()
             + self
                 .rare_words
                 .iter()
                 .map(|(word, _)| word.len())
                 .sum::<usize>();
-        words + self.rare.len() * PAIR_BYTES
+        let words = self.frequent.len() + self.rare_words.len();
+        letters + words * WORD_OVERHEAD_BYTES + self.rare.len() * PAIR_BYTES
     }
 
     /// Every word the prefix starts that some document of `universe` holds, with those
@@ -158,9 +160,10 @@ impl WordsOfPrefix {
     }
 }
 
-/// One commit's prefix words.
+/// One commit's prefix words; a refused prefix (heavier than [`ENTRY_BYTES_MAX`]) is kept as
+/// `None`, weighing nothing.
 pub struct PrefixWords {
-    memo: CommitMemo<String, WordsOfPrefix>,
+    memo: CommitMemo<String, Option<WordsOfPrefix>>,
 }
 
 impl Default for PrefixWords {
@@ -172,18 +175,23 @@ impl Default for PrefixWords {
 }
 
 impl PrefixWords {
-    /// The words of `prefix`, read from `read` (a transaction of this commit) unless known.
-    pub fn words(&self, read: &ReadTransaction, prefix: &str) -> ShardResult<Arc<WordsOfPrefix>> {
+    /// The words of `prefix`, read from `read` (a transaction of this commit) unless known;
+    /// `None` when the prefix is too heavy to keep (read it word by word).
+    pub fn words(
+        &self,
+        read: &ReadTransaction,
+        prefix: &str,
+    ) -> ShardResult<Arc<Option<WordsOfPrefix>>> {
         let key = prefix.to_owned();
         if let Some(known) = self.memo.get(&key) {
             return Ok(known);
         }
-        let words = Arc::new(WordsOfPrefix::read(read, prefix)?);
-        if words.word_count() < CACHED_WORDS_MIN {
-            return Ok(words);
-        }
+        let words = WordsOfPrefix::read(read, prefix)?;
         let bytes = words.bytes();
-        Ok(self.memo.keep(key, words, bytes))
+        if bytes > ENTRY_BYTES_MAX {
+            return Ok(self.memo.keep(key, Arc::new(None), 0));
+        }
+        Ok(self.memo.keep(key, Arc::new(Some(words)), bytes))
     }
 }
 

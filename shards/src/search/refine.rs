@@ -172,6 +172,30 @@ pub fn exact_terms(resolved: &[ResolvedTerm]) -> Vec<ResolvedTerm> {
         .collect()
 }
 
+/// Details ordered as the ranking orders them ([`compare_details`]: best first), to key the
+/// groups of equal details.
+struct RankedDetails(Vec<ScoreDetail>);
+
+impl PartialEq for RankedDetails {
+    fn eq(&self, other: &Self) -> bool {
+        compare_details(&self.0, &other.0).is_eq()
+    }
+}
+
+impl Eq for RankedDetails {}
+
+impl PartialOrd for RankedDetails {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for RankedDetails {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        compare_details(&self.0, &other.0)
+    }
+}
+
 impl Refiner<'_> {
     /// The documents of `bucket` among its first `needed` (all of them when it has fewer).
     /// Past the deadline, a bucket still too large is not split: its lowest ids are taken.
@@ -396,9 +420,10 @@ impl Refiner<'_> {
         let tables = self.snapshot.sort_tables(steps, bucket)?;
         let occurrences = cache.found.borrow();
         let none = vec![Vec::new(); self.resolved.len()];
-        // Groups of equal details, kept sorted best first; documents come in ascending order,
-        // so each is appended to its group's bitmap.
-        let mut split: Vec<(RoaringBitmap, Vec<ScoreDetail>)> = Vec::new();
+        // Groups of equal details, ordered best first; documents come in ascending order, so
+        // each is appended to its group's bitmap. A map keeps this O(n log groups) even when
+        // nearly every document has its own details (a geo sort).
+        let mut groups: BTreeMap<RankedDetails, RoaringBitmap> = BTreeMap::new();
         let mut sources = DetailSources {
             tables: &tables,
             lengths: FieldLengthsReader::new(self.read)?,
@@ -414,17 +439,16 @@ impl Refiner<'_> {
                 self.kept,
                 term_occurrences,
             )?;
-            match split.binary_search_by(|(_, group)| compare_details(group, &details)) {
-                Ok(index) => {
-                    let group = &mut split[index].0;
-                    // Appending is the common case (ascending documents); insert otherwise.
-                    if group.try_push(document).is_err() {
-                        group.insert(document);
-                    }
-                }
-                Err(index) => split.insert(index, (std::iter::once(document).collect(), details)),
+            let group = groups.entry(RankedDetails(details)).or_default();
+            // Appending is the common case (ascending documents); insert otherwise.
+            if group.try_push(document).is_err() {
+                group.insert(document);
             }
         }
+        let split: Vec<(RoaringBitmap, Vec<ScoreDetail>)> = groups
+            .into_iter()
+            .map(|(RankedDetails(details), documents)| (documents, details))
+            .collect();
         Ok(split)
     }
 }
