@@ -6,9 +6,11 @@
 //! child runs in its own work directory (where Meilisearch puts `dumps/` and `snapshots/`)
 //! with its output in `server.log` there; a `ServerProcess` that is dropped stops its child
 //! (SIGTERM, then SIGKILL after `STOP_GRACE`), so no error path leaves a server running.
+//! A server is started only on a free port: otherwise the health probe could be answered by
+//! whatever process holds it (a leftover server), and that process would be measured.
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -125,6 +127,18 @@ fn fresh_directory(directory: &Path) -> Result<(), String> {
         .map_err(|error| format!("cannot create {}: {error}", directory.display()))
 }
 
+/// Fails when another process listens on the server's address already.
+fn ensure_port_free(spec: &ServerSpec) -> Result<(), String> {
+    // The listener is dropped at once: the server binds the address right after.
+    TcpListener::bind(spec.address()).map(drop).map_err(|error| {
+        format!(
+            "{}'s address {} is taken ({error}): stop what listens there or choose another port",
+            spec.kind.name(),
+            spec.address()
+        )
+    })
+}
+
 impl ServerProcess {
     /// Starts the server with an empty data directory and waits until it is healthy.
     pub fn start(spec: &ServerSpec) -> Result<ServerProcess, String> {
@@ -135,6 +149,7 @@ impl ServerProcess {
     /// Starts the server on its work directory as it is (the caller prepared its data
     /// directory) and waits until it is healthy.
     pub fn start_in_place(spec: &ServerSpec) -> Result<ServerProcess, String> {
+        ensure_port_free(spec)?;
         let log_path = spec.work_dir.join("server.log");
         let log = std::fs::File::create(&log_path)
             .map_err(|error| format!("cannot create {}: {error}", log_path.display()))?;
@@ -236,6 +251,23 @@ mod tests {
             .into_iter()
             .map(|argument| argument.to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn a_server_is_not_started_on_a_port_another_process_holds() {
+        let holder = TcpListener::bind(("127.0.0.1", 0)).expect("bind succeeds");
+        let port = holder.local_addr().expect("local_addr succeeds").port();
+        // Checked before anything is created or spawned: neither path is touched.
+        let taken = ServerSpec {
+            binary: PathBuf::from("/nonexistent/server"),
+            work_dir: PathBuf::from("/nonexistent/work"),
+            port,
+            ..spec(ServerKind::Meilisearch)
+        };
+        let error = ServerProcess::start_in_place(&taken).expect_err("the port is taken");
+        assert!(error.contains("is taken"), "{error}");
+        drop(holder);
+        assert!(ensure_port_free(&taken).is_ok(), "the port is free again");
     }
 
     #[test]
