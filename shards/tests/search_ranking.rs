@@ -56,6 +56,11 @@ fn ranked(shard: &Shard, query: &SearchQuery) -> Vec<(i64, f64)> {
         .collect()
 }
 
+/// The external ids of the hits, best first.
+fn ranked_ids(shard: &Shard, query: &SearchQuery) -> Vec<i64> {
+    ranked(shard, query).iter().map(|(id, _)| *id).collect()
+}
+
 fn assert_ranked(actual: &[(i64, f64)], expected: &[(i64, f64)]) {
     assert_eq!(actual.len(), expected.len(), "{actual:?} vs {expected:?}");
     for ((id, score), (expected_id, expected_score)) in actual.iter().zip(expected) {
@@ -340,11 +345,11 @@ fn sort_and_custom_rules_order_by_field_values() {
         field: "price".to_owned(),
         ascending: true,
     })];
-    let order: Vec<i64> = ranked(&shard, &sorted).iter().map(|(id, _)| *id).collect();
+    let order = ranked_ids(&shard, &sorted);
     assert_eq!(order, [2, 5, 1, 4, 3]);
     // Placeholder search follows the sort too.
     sorted.q = None;
-    let order: Vec<i64> = ranked(&shard, &sorted).iter().map(|(id, _)| *id).collect();
+    let order = ranked_ids(&shard, &sorted);
     assert_eq!(order, [2, 5, 1, 4, 3]);
 
     let settings = TextSettings {
@@ -360,10 +365,7 @@ fn sort_and_custom_rules_order_by_field_values() {
     shard
         .set_text_settings(settings)
         .expect("set_text_settings succeeds");
-    let order: Vec<i64> = ranked(&shard, &query("fox "))
-        .iter()
-        .map(|(id, _)| *id)
-        .collect();
+    let order = ranked_ids(&shard, &query("fox "));
     assert_eq!(order, [1, 5, 2, 4, 3]);
 }
 
@@ -405,7 +407,7 @@ fn sort_fills_small_pages_value_by_value_then_by_the_next_rule() {
     let expected = [5, 2, 3, 8, 1, 7, 6, 4];
     for limit in 1..=expected.len() {
         page.limit = limit;
-        let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+        let order = ranked_ids(&shard, &page);
         assert_eq!(order, expected[..limit], "limit {limit}");
     }
     // Ascending: 2019 (5's smallest), 2020, 2024, the string, no value.
@@ -416,7 +418,7 @@ fn sort_fills_small_pages_value_by_value_then_by_the_next_rule() {
     let expected = [5, 8, 1, 7, 2, 3, 6, 4];
     for limit in 1..=expected.len() {
         page.limit = limit;
-        let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+        let order = ranked_ids(&shard, &page);
         assert_eq!(order, expected[..limit], "limit {limit}");
     }
 }
@@ -497,10 +499,7 @@ fn distinct_attribute_keeps_the_best_document_per_value() {
         .expect("set_filterable_fields succeeds");
     let mut distinct = query("fox ");
     distinct.distinct = Some("color".to_owned());
-    let order: Vec<i64> = ranked(&shard, &distinct)
-        .iter()
-        .map(|(id, _)| *id)
-        .collect();
+    let order = ranked_ids(&shard, &distinct);
     assert_eq!(order, [2, 3, 4, 5]);
     let snapshot = shard.read().expect("read succeeds");
     let hits = snapshot.search(&distinct).expect("search succeeds");
@@ -508,10 +507,7 @@ fn distinct_attribute_keeps_the_best_document_per_value() {
     assert_eq!(hits.hits[0].distinct_values, ["s:red"]);
     // Placeholder search too.
     distinct.q = None;
-    let order: Vec<i64> = ranked(&shard, &distinct)
-        .iter()
-        .map(|(id, _)| *id)
-        .collect();
+    let order = ranked_ids(&shard, &distinct);
     assert_eq!(order, [1, 3, 4, 5]);
 }
 
@@ -660,7 +656,7 @@ fn a_sorted_placeholder_search_equals_sorting_every_document_by_hand() {
                 ascending: b_ascending,
             }),
         ];
-        let order: Vec<i64> = ranked(&shard, &search).iter().map(|(id, _)| *id).collect();
+        let order = ranked_ids(&shard, &search);
         let mut expected: Vec<&serde_json::Value> = documents.iter().collect();
         expected.sort_by(|left, right| {
             let compare = |document: &serde_json::Value, field: &str, ascending: bool| {
@@ -713,10 +709,7 @@ fn a_phrase_ranks_by_the_field_of_its_first_word() {
         Some(vec!["name", "summary"]),
         &documents,
     );
-    let order: Vec<i64> = ranked(&shard, &query("\"server to\""))
-        .iter()
-        .map(|(id, _)| *id)
-        .collect();
+    let order = ranked_ids(&shard, &query("\"server to\""));
     assert_eq!(order, [2, 1]);
 }
 
@@ -894,8 +887,7 @@ fn geo_sort_orders_by_distance_with_pointless_documents_last() {
             point: [48.8566, 2.3522],
             ascending,
         })];
-        let order: Vec<i64> = ranked(&shard, &search).iter().map(|(id, _)| *id).collect();
-        order
+        ranked_ids(&shard, &search)
     };
     for q in [Some("city"), None] {
         assert_eq!(from_paris(true, q), [5, 4, 2, 1, 3], "q {q:?}");
@@ -945,7 +937,7 @@ fn a_phrase_at_the_start_of_a_field_is_found_past_many_documents_starting_with_i
     let mut page = query("\"mcp server\"");
     page.limit = 3;
     // The exact match, the start of a field, then the lowest id holding the phrase elsewhere.
-    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    let order = ranked_ids(&shard, &page);
     assert_eq!(order, [151, 152, 1]);
 
     // A phrase after a word: it must start at the query's second position.
@@ -966,7 +958,7 @@ fn a_phrase_at_the_start_of_a_field_is_found_past_many_documents_starting_with_i
     let mut page = query("quick \"brown fox\"");
     page.matching_strategy = MatchingStrategy::All;
     page.limit = 3;
-    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    let order = ranked_ids(&shard, &page);
     assert_eq!(order, [151, 152, 1]);
 }
 
@@ -993,7 +985,7 @@ fn one_word_at_the_start_of_a_field_ranks_before_lower_ids_holding_it_elsewhere(
     );
     let mut page = query("fox");
     page.limit = 6;
-    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    let order = ranked_ids(&shard, &page);
     assert_eq!(order, [2, 1, 3, 151, 4, 5]);
 
     // Two words are not known to start a field from the bitmaps alone: document 1 has
@@ -1013,6 +1005,6 @@ fn one_word_at_the_start_of_a_field_ranks_before_lower_ids_holding_it_elsewhere(
     let mut page = query("quick fox");
     page.matching_strategy = MatchingStrategy::All;
     page.limit = 1;
-    let order: Vec<i64> = ranked(&shard, &page).iter().map(|(id, _)| *id).collect();
+    let order = ranked_ids(&shard, &page);
     assert_eq!(order, [2]);
 }

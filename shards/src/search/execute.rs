@@ -132,20 +132,11 @@ impl ShardSnapshot {
         let read = self.read_transaction();
         let resolved = self.resolve(&parsed)?;
         let removal_order = match (&query.term_document_counts, query.matching_strategy) {
-            (None, MatchingStrategy::Frequency) => {
-                let everywhere = collect_occurrences(
-                    read,
-                    self.prefix_words(),
-                    self.document_ids(),
-                    &resolved,
-                    &fields,
-                )?;
-                removal_order(
-                    query,
-                    &parsed.terms,
-                    &term_counts(&everywhere, resolved.len()),
-                )
-            }
+            (None, MatchingStrategy::Frequency) => removal_order(
+                query,
+                &parsed.terms,
+                &self.term_counts_everywhere(&resolved, &fields)?,
+            ),
             _ => removal_order(query, &parsed.terms, &[]),
         };
         let context = RankingContext {
@@ -269,14 +260,22 @@ impl ShardSnapshot {
     pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
         let analyzer = self.analyzer();
         let AnalysedQuery { fields, parsed, .. } = self.analyse_query(analyzer, query)?;
-        let read = self.read_transaction();
         let resolved = self.resolve(&parsed)?;
+        self.term_counts_everywhere(&resolved, &fields)
+    }
+
+    /// Per resolved term, the number of this shard's documents where it occurs.
+    fn term_counts_everywhere(
+        &self,
+        resolved: &[ResolvedTerm],
+        fields: &SearchedFields,
+    ) -> ShardResult<Vec<u64>> {
         let found = collect_occurrences(
-            read,
+            self.read_transaction(),
             self.prefix_words(),
             self.document_ids(),
-            &resolved,
-            &fields,
+            resolved,
+            fields,
         )?;
         Ok(term_counts(&found, resolved.len()))
     }

@@ -55,10 +55,7 @@ const RUN_BYTES: usize = 4;
 /// `decode_bitmap(bytes) & within`, read in place when `within` is small against the stored
 /// bitmap.
 pub fn intersection_within(bytes: &[u8], within: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
-    match StoredBitmap::parse(bytes)? {
-        Some(stored) if stored.worth_probing(within) => stored.intersection(within),
-        _ => Ok(decode_bitmap(bytes)? & within),
-    }
+    intersection_within_counted(bytes, within).map(|(found, _)| found)
 }
 
 /// The number of ids a stored bitmap holds, from its header (nothing is decoded).
