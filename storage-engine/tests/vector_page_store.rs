@@ -378,6 +378,24 @@ fn insert_from_and_delete_every(
 
 #[test]
 fn readers_use_only_the_links_and_ids_of_committed_transactions() {
+    committed_only(None);
+}
+
+/// The same with the graph reopened after its first commit with `prefetch_memory`, so that
+/// readers read vectors from the memory copy, which must grow with every commit and never
+/// take the aborted transaction's records.
+#[test]
+fn the_memory_copy_holds_only_committed_records() {
+    committed_only(Some(GraphOptions {
+        prefetch_memory: true,
+        ..GraphOptions::default()
+    }));
+}
+
+/// Readers of snapshots before, after an aborted and after a committed transaction see only
+/// committed state; with `reopen`, the graph is reopened with those options after the first
+/// commit.
+fn committed_only(reopen: Option<GraphOptions>) {
     let seed = 57;
     println!("seed {seed}");
     let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir_in succeeds");
@@ -408,6 +426,18 @@ fn readers_use_only_the_links_and_ids_of_committed_transactions() {
     writer.finish().expect("finish succeeds");
     write.commit().expect("commit succeeds");
     let read = database.begin_read();
+    let graph = match reopen {
+        Some(options) => {
+            drop(graph);
+            let graph =
+                Graph::open(&read, directory.path(), "default", options).expect("open succeeds");
+            let copied = graph.navigation_file().memory_copy_bytes() as u64;
+            assert_eq!(copied, graph.navigation_file().logical_bytes(400));
+            graph
+        }
+        None => graph,
+    };
+    let copied = |graph: &Graph| graph.navigation_file().memory_copy_bytes() as u64;
     let committed = graph.reader(&read).expect("reader succeeds");
     assert_eq!(committed.check().expect("check succeeds"), None);
     let committed_hits = all_hits(&committed, &queries, None);
@@ -425,6 +455,9 @@ fn readers_use_only_the_links_and_ids_of_committed_transactions() {
         all_hits(&after_abort, &queries, Some(&candidates)),
         committed_filtered
     );
+    if reopen.is_some() {
+        assert_eq!(copied(&graph), graph.navigation_file().logical_bytes(400));
+    }
     // A committed transaction reusing the aborted record numbers for other ids.
     let write = database.begin_write().expect("begin_write succeeds");
     insert_from_and_delete_every(&graph, &write, &vectors, 600, 7);
@@ -434,6 +467,12 @@ fn readers_use_only_the_links_and_ids_of_committed_transactions() {
     assert_eq!(published.check().expect("check succeeds"), None);
     let published_hits = all_hits(&published, &queries, None);
     let filtered = all_hits(&published, &queries, Some(&candidates));
+    if reopen.is_some() {
+        // The 300 rows from 600 on took the aborted transaction's record numbers 400..700.
+        assert_eq!(copied(&graph), graph.navigation_file().logical_bytes(700));
+    } else {
+        assert_eq!(copied(&graph), 0);
+    }
     drop((committed, after_abort, published));
     drop(graph);
     // A graph opened afresh builds its adjacency and id cache from this snapshot alone.

@@ -21,6 +21,7 @@ pub mod distance;
 pub mod error;
 pub mod estimator;
 pub mod graph;
+pub mod huge_pages;
 pub mod kernels;
 pub mod memory_index;
 pub mod parameters;

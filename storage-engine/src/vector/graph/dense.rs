@@ -4,12 +4,16 @@
 //!
 //! Layout: one level byte per record (`LEVEL_ABSENT` for records that are not nodes), the
 //! layer-0 lists in one flat array of fixed stride (`1 + bottom_cap` words per record: the
-//! count, then the links), and the lists of layers `1..=level` of the few nodes that live above
-//! layer 0 in a map. Looking up a neighbour list is an index computation, not a tree search.
+//! count, then the links; allocated on huge pages, see `huge_pages`), and the lists of layers
+//! `1..=level` of the few nodes that live above layer 0 in a map from record to one slice per
+//! node (`1 + upper_cap` words per layer, the same count-then-links slots), hashed by one
+//! multiplication. Looking up a neighbour list is an index computation (or one probe), not a
+//! tree search; an upper list is one hash-table entry and one slice away, which matters to the
+//! greedy descent, whose every step waits for the next list.
 //!
 //! Invariants:
 //! - `levels[record] != LEVEL_ABSENT` exactly for the nodes of the graph, and `upper` holds
-//!   exactly `level` lists for every node of level `>= 1`;
+//!   exactly `level` slots of `1 + upper_cap` words for every node of level `>= 1`;
 //! - a list of layer `l` never holds more than its cap (`bottom_cap` on layer 0, `upper_cap`
 //!   above), and every stored count is within the stride;
 //! - `changed` holds every record whose level or lists differ from what was last handed to
@@ -17,8 +21,39 @@
 
 use super::{EntryPoint, Links, LinksMut};
 use crate::vector::error::VectorError;
+use crate::vector::huge_pages;
 use roaring::RoaringBitmap;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hashes a record number by one multiplication with an odd constant (2^64 / golden ratio),
+/// which spreads consecutive records over the high bits the hash table reads. Record numbers
+/// are not attacker-chosen keys (they are assigned in order by the store), so a keyed hash
+/// buys nothing here.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RecordHasher {
+    hash: u64,
+}
+
+/// The multiplier of `RecordHasher`.
+const RECORD_HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for RecordHasher {
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.hash =
+                (self.hash.rotate_left(8) ^ u64::from(byte)).wrapping_mul(RECORD_HASH_MULTIPLIER);
+        }
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.hash = (self.hash ^ u64::from(value)).wrapping_mul(RECORD_HASH_MULTIPLIER);
+    }
+}
 
 /// Level byte of a record that is not a node.
 pub const LEVEL_ABSENT: u8 = u8::MAX;
@@ -26,16 +61,32 @@ pub const LEVEL_ABSENT: u8 = u8::MAX;
 const PREFETCH_LINE_WORDS: usize = 64 / size_of::<u32>();
 
 /// A graph's nodes and links in memory, indexed by record number.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct DenseLinks {
     levels: Vec<u8>,
     bottom: Vec<u32>,
     bottom_cap: usize,
     upper_cap: usize,
-    upper: HashMap<u32, Vec<Vec<u32>>>,
+    upper: HashMap<u32, Box<[u32]>, BuildHasherDefault<RecordHasher>>,
     entry_point: Option<EntryPoint>,
     node_count: usize,
     changed: RoaringBitmap,
+}
+
+impl Clone for DenseLinks {
+    /// A copy whose layer-0 lists are on huge pages too (a plain `Vec` clone would not be).
+    fn clone(&self) -> Self {
+        Self {
+            levels: self.levels.clone(),
+            bottom: huge_pages::copy(&self.bottom),
+            bottom_cap: self.bottom_cap,
+            upper_cap: self.upper_cap,
+            upper: self.upper.clone(),
+            entry_point: self.entry_point,
+            node_count: self.node_count,
+            changed: self.changed.clone(),
+        }
+    }
 }
 
 impl DenseLinks {
@@ -47,7 +98,7 @@ impl DenseLinks {
             bottom: Vec::new(),
             bottom_cap,
             upper_cap,
-            upper: HashMap::new(),
+            upper: HashMap::default(),
             entry_point: None,
             node_count: 0,
             changed: RoaringBitmap::new(),
@@ -74,7 +125,7 @@ impl DenseLinks {
         if self.levels.len() < count {
             self.levels.resize(count, LEVEL_ABSENT);
             let stride = self.stride();
-            self.bottom.resize(count * stride, 0);
+            huge_pages::resize(&mut self.bottom, count * stride, 0);
         }
     }
 
@@ -107,10 +158,19 @@ impl DenseLinks {
         if layer == 0 {
             return self.bottom_list(record);
         }
-        self.upper
+        let stride = self.upper_cap + 1;
+        let start = (usize::from(layer) - 1) * stride;
+        match self
+            .upper
             .get(&record)
-            .and_then(|layers| layers.get(usize::from(layer) - 1))
-            .map_or(&[], Vec::as_slice)
+            .and_then(|layers| layers.get(start..start + stride))
+        {
+            Some(slot) => {
+                let count = (slot[0] as usize).min(self.upper_cap);
+                &slot[1..1 + count]
+            }
+            None => &[],
+        }
     }
 
     /// Adds node `record` of `level` with the given lists (`layers[l]` for layer `l`), as read
@@ -214,8 +274,8 @@ impl LinksMut for DenseLinks {
         let stride = self.stride();
         self.bottom[index * stride] = 0;
         if level > 0 {
-            self.upper
-                .insert(record, vec![Vec::new(); usize::from(level)]);
+            let words = usize::from(level) * (self.upper_cap + 1);
+            self.upper.insert(record, vec![0; words].into_boxed_slice());
         } else {
             self.upper.remove(&record);
         }
@@ -250,15 +310,17 @@ impl LinksMut for DenseLinks {
             slot[0] = links.len() as u32;
             slot[1..1 + links.len()].copy_from_slice(links);
         } else {
-            let list = self
+            let stride = self.upper_cap + 1;
+            let start = (usize::from(layer) - 1) * stride;
+            let slot = self
                 .upper
                 .get_mut(&record)
-                .and_then(|layers| layers.get_mut(usize::from(layer) - 1))
+                .and_then(|layers| layers.get_mut(start..start + stride))
                 .ok_or_else(|| {
                     VectorError::Corrupted(format!("node {record} has no layer {layer}"))
                 })?;
-            list.clear();
-            list.extend_from_slice(links);
+            slot[0] = links.len() as u32;
+            slot[1..1 + links.len()].copy_from_slice(links);
         }
         self.changed.insert(record);
         Ok(())

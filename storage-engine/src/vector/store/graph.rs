@@ -47,7 +47,7 @@ use crate::vector::graph::visited::SearchScratch;
 use crate::vector::memory_index::MergeReport;
 use crate::vector::parameters::GraphParameters;
 use crate::vector::random::SplitMix64;
-use crate::vector::records::{PayloadKind, RecordLayout, encode_record};
+use crate::vector::records::{PayloadKind, RecordLayout, RecordStore, encode_record};
 use crate::vector::searching::{
     FullVectors, Hit, SearchRequest, SearchView, search_view, validate_vector,
 };
@@ -356,7 +356,10 @@ impl Graph {
         options: GraphOptions,
     ) -> Result<Graph, VectorError> {
         let (navigation_layout, full_layout) = layouts(&parameters);
-        let navigation = backends.navigation.open(navigation_layout)?;
+        let mut navigation = backends.navigation.open(navigation_layout)?;
+        if options.prefetch_memory {
+            navigation.keep_memory_copy()?;
+        }
         let full = match (full_layout, backends.full) {
             (Some(layout), Some(backend)) => Some(backend.open(layout)?),
             (None, None) => None,
@@ -391,7 +394,10 @@ impl Graph {
     /// keeps one.
     fn sketch_up_to(&self, record_count: u32) -> Option<Arc<Sketch>> {
         let cache = self.sketch.as_ref()?;
-        cache.up_to(&self.navigation.records(record_count), record_count)
+        cache.up_to(
+            &self.navigation.committed_records(record_count),
+            record_count,
+        )
     }
 
     /// The centres `0..count` (or more) of `meta`: the cached committed ones, extended from
@@ -463,7 +469,7 @@ impl Graph {
                 self.links_cache.install(version, Arc::new(dense));
             }
         }
-        let records = self.navigation.records(record_count);
+        let records = self.navigation.committed_records(record_count);
         let map = trees.open_read(&tree_name(&self.name, "records"))?;
         let ids = self
             .record_ids
@@ -649,13 +655,14 @@ fn record_of(
     }
 }
 
-/// Searches one state of a graph (shared by reader and writer).
+/// Searches one state of a graph (shared by reader and writer) whose navigation records are
+/// `records` (from the memory copy for a committed snapshot that has one).
 #[allow(clippy::too_many_arguments)]
 fn search_state<L: crate::vector::graph::Links>(
     graph: &Graph,
     links: &L,
     ids: &dyn TreeRead,
-    record_count: u32,
+    records: FileRecords<'_>,
     live: &RoaringBitmap,
     buffer: &[u32],
     record_ids: Option<&RecordIdMaps>,
@@ -664,7 +671,7 @@ fn search_state<L: crate::vector::graph::Links>(
     request: &SearchRequest<'_>,
     scratch: &mut SearchScratch,
 ) -> Result<Vec<Hit>, VectorError> {
-    let records = graph.navigation.records(record_count);
+    let record_count = records.record_count();
     let full = match &graph.full {
         Some(file) => GraphVectors::Batched(FileVectors {
             records: file.records(record_count),
@@ -757,15 +764,21 @@ impl GraphReader<'_> {
         // Only a filtered search checks ids along the way (and maps candidate ids to records
         // when exact); the maps are read (or extended) once per graph, not per query.
         let record_ids = match request.candidates {
-            Some(_) => Some(self.graph.record_ids.ids_up_to(
-                self.record_map.as_deref(),
-                &self.graph.navigation.records(self.state.record_count),
-                self.state.record_count,
-            )?),
+            Some(_) => Some(
+                self.graph.record_ids.ids_up_to(
+                    self.record_map.as_deref(),
+                    &self
+                        .graph
+                        .navigation
+                        .committed_records(self.state.record_count),
+                    self.state.record_count,
+                )?,
+            ),
             None => None,
         };
         let record_ids = record_ids.as_deref();
         let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
+        let records = graph.navigation.committed_records(record_count);
         match self.dense_links(false)? {
             Some(dense) => {
                 // A graph searched from its dense adjacency is in use: sketch it too.
@@ -776,7 +789,7 @@ impl GraphReader<'_> {
                     graph,
                     dense,
                     ids,
-                    record_count,
+                    records,
                     &self.live,
                     &self.buffer,
                     record_ids,
@@ -794,7 +807,7 @@ impl GraphReader<'_> {
                     record_count,
                 },
                 ids,
-                record_count,
+                records,
                 &self.live,
                 &self.buffer,
                 record_ids,
@@ -842,7 +855,10 @@ impl GraphReader<'_> {
         if let Some(problem) = check_graph(&links, &self.graph.parameters)? {
             return Ok(Some(problem));
         }
-        let records = self.graph.navigation.records(self.state.record_count);
+        let records = self
+            .graph
+            .navigation
+            .committed_records(self.state.record_count);
         let nodes = crate::vector::graph::Links::nodes(&links)?;
         let mut live_records = RoaringBitmap::new();
         for internal_id in &self.live {
@@ -1218,7 +1234,7 @@ impl GraphWriter<'_> {
             self.graph,
             &links,
             &*self.ids,
-            self.state.record_count,
+            self.graph.navigation.records(self.state.record_count),
             &self.live,
             &buffer,
             None,

@@ -4,6 +4,7 @@
 pub mod full_vectors;
 pub mod graph;
 pub mod links_cache;
+pub mod memory_copy;
 pub mod metadata;
 pub mod node_codec;
 pub mod record_ids;

@@ -12,7 +12,12 @@
 //!
 //! Reads go through the backend's stable mapping (`PageIo::read`), zero-copy. The file backend
 //! also keeps a plain descriptor for batched io_uring reads of records that are not resident.
+//! A file opened for a graph with `prefetch_memory` also keeps a copy of its committed records
+//! on huge pages (`memory_copy`), which committed snapshots read instead of the mapping
+//! (`committed_records`); the writer keeps reading the mapping, which also holds records not
+//! yet committed.
 
+use super::memory_copy::MemoryCopy;
 use super::resident::ResidentPages;
 use super::uring;
 use crate::io::{FileIo, PageIo};
@@ -45,6 +50,8 @@ pub struct VectorFile {
     uring_reads: AtomicU64,
     /// Pages seen resident (re-scoring checks these before asking the kernel).
     resident: ResidentPages,
+    /// Committed records in memory, when kept (see `keep_memory_copy`).
+    copy: Option<MemoryCopy>,
 }
 
 impl VectorFile {
@@ -71,6 +78,7 @@ impl VectorFile {
             direct,
             uring_reads: AtomicU64::new(0),
             resident: ResidentPages::new(),
+            copy: None,
         };
         if file.io.length() == 0 {
             file.io.grow(VECTOR_FILE_HEADER_BYTES)?;
@@ -195,13 +203,43 @@ impl VectorFile {
         Ok(self.io.sync()?)
     }
 
-    /// Records `0..count` (the caller checked them with `ensure_records`).
+    /// Records `0..count` (the caller checked them with `ensure_records`), read through the
+    /// mapping.
     pub fn records(&self, count: u32) -> FileRecords<'_> {
         let length = usize::try_from(self.logical_bytes(count)).expect("mapped files fit memory");
         let bytes = self
             .io
             .read(0, length)
             .expect("records below the committed count lie within the file (ensure_records)");
+        self.records_in(bytes, count)
+    }
+
+    /// Records `0..count` of a committed snapshot: from the memory copy when one is kept
+    /// (copying the records committed since the last such call), else as `records`. A copy
+    /// that cannot grow (out of address space or memory) leaves reads on the mapping.
+    pub fn committed_records(&self, count: u32) -> FileRecords<'_> {
+        let mapped = self.records(count);
+        let Some(copy) = &self.copy else {
+            return mapped;
+        };
+        let length = mapped.bytes.len();
+        if let Some(bytes) = copy.prefix(length) {
+            return self.records_in(bytes, count);
+        }
+        match copy.extend_to(mapped.bytes) {
+            Ok(()) => copy
+                .prefix(length)
+                .map_or(mapped, |bytes| self.records_in(bytes, count)),
+            Err(_) => mapped,
+        }
+    }
+
+    /// Bytes held by the memory copy (0 without one).
+    pub fn memory_copy_bytes(&self) -> usize {
+        self.copy.as_ref().map_or(0, MemoryCopy::copied_bytes)
+    }
+
+    fn records_in<'a>(&'a self, bytes: &'a [u8], count: u32) -> FileRecords<'a> {
         FileRecords {
             file: self,
             bytes,
@@ -246,8 +284,16 @@ impl VectorFile {
         Ok(())
     }
 
-    /// Loads the first `count` records into memory: `madvise(WILLNEED)` on the range, then one
-    /// read per page so that the pages are resident before the first search.
+    /// From now on, keeps committed records in memory on huge pages (see `memory_copy`), copied
+    /// as committed snapshots first read them.
+    pub fn keep_memory_copy(&mut self) -> Result<(), VectorError> {
+        self.copy = Some(MemoryCopy::reserve(self.io.capacity())?);
+        Ok(())
+    }
+
+    /// Loads the first `count` records into memory: `madvise(WILLNEED)` on the range, then
+    /// into the memory copy when one is kept, else one read per page so that the pages are
+    /// resident before the first search. Only for committed records.
     pub fn prefetch(&self, count: u32) -> u64 {
         let length = self.logical_bytes(count);
         let Some(bytes) = usize::try_from(length)
@@ -257,6 +303,11 @@ impl VectorFile {
             return 0;
         };
         uring::advise_will_need(bytes);
+        if let Some(copy) = &self.copy
+            && copy.extend_to(bytes).is_ok()
+        {
+            return length;
+        }
         let mut checksum = 0_u64;
         for page in bytes.chunks(uring::page_bytes()) {
             checksum = checksum.wrapping_add(u64::from(page[0]));
