@@ -6,9 +6,12 @@
 //! mapping those reads land on page-cache folios whose size depends on how the file was
 //! written or read back, and mostly on 4 KiB page-table entries: nearly every record read
 //! misses the TLB. The copy is one anonymous region advised for transparent huge pages, so the
-//! whole file needs a few hundred TLB entries; hot searches at 1M x 128 ran 8-12 % faster from
-//! it (`tuning/results/vector-store-2026-11-25.md`). The cost is the copy's memory beside the
-//! page cache's (the page cache's copy is clean and reclaimable; the anonymous one is not).
+//! whole file needs a few hundred TLB entries; hot searches at 1M x 128 ran 10-20 % faster
+//! with it and the adjacency on huge pages than through the mapping
+//! (`tuning/results/vector-store-2026-11-24b.md`). The cost is the copy's memory beside the
+//! page cache's: the page cache's is clean and reclaimable, and the copied pages are dropped
+//! from the process's mapping (see `VectorFile::committed_records`); the copy itself is not
+//! reclaimable.
 //!
 //! Layout: one reservation of the file's maximum size (address space only, `PROT_NONE`,
 //! nothing committed), aligned to a huge page. Its prefix is made readable and writable in

@@ -226,12 +226,34 @@ impl VectorFile {
         if let Some(bytes) = copy.prefix(length) {
             return self.records_in(bytes, count);
         }
-        match copy.extend_to(mapped.bytes) {
-            Ok(()) => copy
-                .prefix(length)
-                .map_or(mapped, |bytes| self.records_in(bytes, count)),
-            Err(_) => mapped,
+        if !self.copy_committed(mapped.bytes) {
+            return mapped;
         }
+        copy.prefix(length)
+            .map_or(mapped, |bytes| self.records_in(bytes, count))
+    }
+
+    /// Extends the memory copy (if kept) to `committed`, the mapping's bytes of a committed
+    /// snapshot, then drops the newly copied pages from this process's mapping: the page cache
+    /// keeps them (clean, reclaimable), but they no longer count in the process's resident
+    /// memory twice, and a later read through the mapping (the writer's) maps them again.
+    /// Returns whether the copy now holds all of `committed`.
+    fn copy_committed(&self, committed: &[u8]) -> bool {
+        let Some(copy) = &self.copy else {
+            return false;
+        };
+        let before = copy.copied_bytes();
+        if copy.extend_to(committed).is_err() {
+            return false;
+        }
+        let page = uring::page_bytes();
+        let start = before - before % page;
+        let end = committed.len() - committed.len() % page;
+        if end > start {
+            // Only advice: failing to drop the pages leaves them mapped, nothing else.
+            let _ = self.io.unmap_resident(start as u64, (end - start) as u64);
+        }
+        true
     }
 
     /// Bytes held by the memory copy (0 without one).
@@ -303,9 +325,7 @@ impl VectorFile {
             return 0;
         };
         uring::advise_will_need(bytes);
-        if let Some(copy) = &self.copy
-            && copy.extend_to(bytes).is_ok()
-        {
+        if self.copy_committed(bytes) {
             return length;
         }
         let mut checksum = 0_u64;
