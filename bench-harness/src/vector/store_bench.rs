@@ -191,7 +191,11 @@ pub fn run_store(
             "\n### Hot, single thread, k=10 (vectors read through the file mapping, page cache warm)"
         );
         hot_table(&reader, dataset, truth, efs)?;
-        let prefetched = Graph::open(
+        // One open graph per file at a time (the files are locked): the same graph again,
+        // opened with `prefetch_memory`, for the rest.
+        drop(reader);
+        drop(graph);
+        let graph = Graph::open(
             &read,
             &paths.directory,
             FLOAT_GRAPH,
@@ -201,16 +205,11 @@ pub fn run_store(
             },
         )
         .map_err(text)?;
+        let reader = graph.reader(&read).map_err(text)?;
         println!(
             "\n### Hot, single thread, k=10, `prefetch_memory` (vectors read from the memory copy on huge pages)"
         );
-        hot_table(
-            &prefetched.reader(&read).map_err(text)?,
-            dataset,
-            truth,
-            efs,
-        )?;
-        drop(prefetched);
+        hot_table(&reader, dataset, truth, efs)?;
         filtered(&reader, dataset, parameters.ef_search)?;
         println!(
             "distance sketch (readers, in memory): {:.1} bytes per vector",

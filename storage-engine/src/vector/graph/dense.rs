@@ -27,9 +27,9 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Hashes a record number by one multiplication with an odd constant (2^64 / golden ratio),
-/// which spreads consecutive records over the high bits the hash table reads. Record numbers
-/// are not attacker-chosen keys (they are assigned in order by the store), so a keyed hash
-/// buys nothing here.
+/// rotated so that the product's well-mixed high bits land in the low bits, from which the
+/// hash table picks a bucket (its control bytes read the top seven). Record numbers are not
+/// attacker-chosen keys (the store assigns them in order), so a keyed hash buys nothing.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RecordHasher {
     hash: u64,
@@ -37,10 +37,12 @@ pub struct RecordHasher {
 
 /// The multiplier of `RecordHasher`.
 const RECORD_HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+/// How far `RecordHasher` rotates the product left (its bits 38..64 become the low bits).
+const RECORD_HASH_ROTATION: u32 = 26;
 
 impl Hasher for RecordHasher {
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(RECORD_HASH_ROTATION)
     }
 
     fn write(&mut self, bytes: &[u8]) {

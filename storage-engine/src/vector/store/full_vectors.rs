@@ -65,7 +65,8 @@ impl FullVectors for FileVectors<'_> {
 /// graphs, already being read through the mapping), or from the separate full-vector file with
 /// batched reads of non-resident records (binary-quantized graphs).
 pub enum GraphVectors<'a> {
-    /// The navigation records are the full vectors.
+    /// The navigation records are the full vectors (read in place: through the mapping, or
+    /// from the memory copy for a committed snapshot that has one).
     Mapped(FileRecords<'a>),
     /// A separate full-vector file.
     Batched(FileVectors<'a>),

@@ -80,7 +80,9 @@ const LINKS_VERSION_KEY: &[u8] = b"links_version";
 /// How a graph is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GraphOptions {
-    /// Load the graph's node pages and navigation vectors into memory once, at open
+    /// Load the graph's node pages into memory once, at open, and keep the navigation
+    /// vectors of committed snapshots in memory: copied at open into anonymous memory on huge
+    /// pages (not reclaimable; see `memory_copy`), which grows as later snapshots are searched
     /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, read by the server's config).
     pub prefetch_memory: bool,
     /// Keep an 8-bit sketch of the float vectors in memory for readers' searches (cosine and
@@ -469,13 +471,15 @@ impl Graph {
                 self.links_cache.install(version, Arc::new(dense));
             }
         }
+        // Records first (read-ahead advice, then the memory copy when kept), then what reads
+        // them.
+        let navigation = self.navigation.prefetch(record_count);
         let records = self.navigation.committed_records(record_count);
         let map = trees.open_read(&tree_name(&self.name, "records"))?;
         let ids = self
             .record_ids
             .ids_up_to(map.as_deref(), &records, record_count)?;
         bytes += size_of_val(ids.ids()) as u64;
-        let navigation = self.navigation.prefetch(record_count);
         if let Some(sketch) = self.sketch_up_to(record_count) {
             bytes += sketch.memory_bytes() as u64;
         }

@@ -10,8 +10,9 @@
 //! with it and the adjacency on huge pages than through the mapping
 //! (`tuning/results/vector-store-2026-11-24b.md`). The cost is the copy's memory beside the
 //! page cache's: the page cache's is clean and reclaimable, and the copied pages are dropped
-//! from the process's mapping (see `VectorFile::committed_records`); the copy itself is not
-//! reclaimable.
+//! from the process's mapping (see `VectorFile::copy_committed`); the copy itself is not
+//! reclaimable. A copy that failed to grow (out of memory or mappings) stays as it is: the
+//! reads it does not cover go through the file mapping, and it is not tried again.
 //!
 //! Layout: one reservation of the file's maximum size (address space only, `PROT_NONE`,
 //! nothing committed), aligned to a huge page. Its prefix is made readable and writable in
@@ -26,12 +27,9 @@
 //! - bytes at or past `copied` are written only under `extending`, and no slice handed out
 //!   reaches them.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Huge page size of x86-64 and aarch64 with 4 KiB base pages: the reservation's alignment
-/// and the step by which its writable prefix grows.
-const HUGE_PAGE_BYTES: usize = 2 << 20;
+use crate::vector::huge_pages::HUGE_PAGE_BYTES;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, TryLockError};
 
 /// The copy of one file (see the module documentation).
 pub struct MemoryCopy {
@@ -43,6 +41,8 @@ pub struct MemoryCopy {
     mapping: (usize, usize),
     /// Bytes copied (a prefix of the file).
     copied: AtomicUsize,
+    /// Set once growing failed: no extension is tried again.
+    failed: AtomicBool,
     /// Serializes extensions; holds the writable prefix's length.
     extending: Mutex<usize>,
 }
@@ -76,6 +76,7 @@ impl MemoryCopy {
             capacity,
             mapping: (base, length),
             copied: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
             extending: Mutex::new(0),
         })
     }
@@ -100,12 +101,36 @@ impl MemoryCopy {
     }
 
     /// Copies `committed` (the file's first bytes, all of a committed snapshot's records)
-    /// past what is already copied. Bytes already copied are not read again.
-    pub fn extend_to(&self, committed: &[u8]) -> std::io::Result<()> {
-        let mut writable = self
-            .extending
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+    /// past what is already copied; bytes already copied are not read again. Returns whether
+    /// the copy now holds all of `committed`: not when another thread is extending and `wait`
+    /// is false, nor once growing has failed (then for good).
+    pub fn extend_to(&self, committed: &[u8], wait: bool) -> bool {
+        if committed.len() <= self.copied.load(Ordering::Acquire) {
+            return true;
+        }
+        if self.failed.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut writable = match self.extending.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poison)) => poison.into_inner(),
+            Err(TryLockError::WouldBlock) if wait => self
+                .extending
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()),
+            Err(TryLockError::WouldBlock) => return false,
+        };
+        match self.extend_locked(committed, &mut writable) {
+            Ok(()) => true,
+            Err(_) => {
+                self.failed.store(true, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// `extend_to` with the `extending` lock held (`writable` is its value).
+    fn extend_locked(&self, committed: &[u8], writable: &mut usize) -> std::io::Result<()> {
         let done = self.copied.load(Ordering::Acquire);
         if committed.len() <= done {
             return Ok(());
@@ -125,9 +150,10 @@ impl MemoryCopy {
         }
         let fresh = &committed[done..];
         // SAFETY: `start + done .. start + committed.len()` lies in the writable prefix (made
-        // so above) and past `copied`, so no slice handed out by `prefix` overlaps it, and
-        // only this thread writes there (the `extending` lock is held). `fresh` is file
-        // bytes, which cannot overlap this private anonymous mapping.
+        // so above) and past `copied`, and `prefix` never hands out a slice past `copied`, so
+        // no live reference overlaps it; only this thread writes there (the `extending` lock
+        // is held). `fresh` is a shared slice, so it cannot be this private region's unshared
+        // tail that we write.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 fresh.as_ptr(),
@@ -182,32 +208,48 @@ mod tests {
         let file: Vec<u8> = (0..5 * HUGE_PAGE_BYTES + 123)
             .map(|index| (index % 251) as u8)
             .collect();
-        copy.extend_to(&file[..1_000]).expect("first extension");
+        assert!(copy.extend_to(&file[..1_000], true));
         assert_eq!(copy.prefix(1_000), Some(&file[..1_000]));
         assert!(copy.prefix(1_001).is_none());
         // Bytes already copied are not read again: a source whose prefix differs still
         // leaves the copy's prefix as first copied.
         let mut changed = file.clone();
         changed[..1_000].fill(0);
-        copy.extend_to(&changed).expect("across huge pages");
+        assert!(copy.extend_to(&changed, true));
         assert_eq!(copy.copied_bytes(), file.len());
         let whole = copy.prefix(file.len()).expect("copied");
         assert_eq!(&whole[..1_000], &file[..1_000]);
         assert_eq!(&whole[1_000..], &file[1_000..]);
         // A shorter source changes nothing.
-        copy.extend_to(&file[..10]).expect("nothing new");
+        assert!(copy.extend_to(&file[..10], false));
         assert_eq!(copy.copied_bytes(), file.len());
     }
 
     #[test]
-    fn a_file_longer_than_the_reservation_is_refused_without_copying() {
-        let copy = MemoryCopy::reserve(HUGE_PAGE_BYTES as u64).expect("reserve");
-        let file = vec![7_u8; HUGE_PAGE_BYTES + 1];
-        assert!(copy.extend_to(&file).is_err());
-        assert_eq!(copy.copied_bytes(), 0);
-        copy.extend_to(&file[..HUGE_PAGE_BYTES])
-            .expect("exactly the reservation");
+    fn a_file_longer_than_the_reservation_is_refused_and_the_copy_stops_growing() {
+        let copy = MemoryCopy::reserve(2 * HUGE_PAGE_BYTES as u64).expect("reserve");
+        let file = vec![7_u8; 2 * HUGE_PAGE_BYTES + 1];
+        assert!(copy.extend_to(&file[..HUGE_PAGE_BYTES], true));
+        assert!(!copy.extend_to(&file, true));
+        assert_eq!(copy.copied_bytes(), HUGE_PAGE_BYTES);
+        // Failed for good: even a length that would fit is not copied any more, and what
+        // was copied is still served.
+        assert!(!copy.extend_to(&file[..2 * HUGE_PAGE_BYTES], true));
+        assert_eq!(copy.copied_bytes(), HUGE_PAGE_BYTES);
+        assert!(copy.extend_to(&file[..10], false));
         assert_eq!(copy.prefix(HUGE_PAGE_BYTES), Some(&file[..HUGE_PAGE_BYTES]));
+    }
+
+    #[test]
+    fn an_extension_under_way_elsewhere_is_waited_for_only_when_asked() {
+        let copy = MemoryCopy::reserve(4 * HUGE_PAGE_BYTES as u64).expect("reserve");
+        let file = vec![3_u8; HUGE_PAGE_BYTES];
+        let guard = copy.extending.lock().expect("not poisoned");
+        assert!(!copy.extend_to(&file, false));
+        assert_eq!(copy.copied_bytes(), 0);
+        drop(guard);
+        assert!(copy.extend_to(&file, false));
+        assert_eq!(copy.copied_bytes(), file.len());
     }
 
     #[test]
@@ -217,8 +259,7 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 for step in 1..=64 {
-                    copy.extend_to(&file[..step * (file.len() / 64)])
-                        .expect("extension");
+                    assert!(copy.extend_to(&file[..step * (file.len() / 64)], true));
                 }
             });
             scope.spawn(|| {

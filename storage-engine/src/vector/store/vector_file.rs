@@ -35,8 +35,12 @@ pub const VECTOR_FILE_HEADER_BYTES: u64 = 64;
 /// The file grows by whole, aligned steps of this size (one huge page of x86-64), each
 /// filled with zeros in one write (see [`VectorFile::write_record`]).
 pub const VECTOR_FILE_GROWTH_BYTES: u64 = 2 << 20;
-/// Address space reserved for a vector file's mapping.
+/// Address space reserved for a vector file's mapping (and, when kept, its memory copy's:
+/// address space only, so a process holds ~60 such files in x86-64's 128 TiB).
 pub const VECTOR_FILE_CAPACITY_BYTES: u64 = 1 << 40;
+/// A search copies at most this much of the records committed since the last copy into the
+/// memory copy (a few milliseconds of `memcpy`), so no query pays for a whole large commit.
+pub const COPY_STEP_BYTES: usize = 16 << 20;
 /// First bytes of every vector file.
 const MAGIC: [u8; 8] = *b"CSVECT01";
 /// Format version written.
@@ -214,10 +218,15 @@ impl VectorFile {
         self.records_in(bytes, count)
     }
 
-    /// Records `0..count` of a committed snapshot: from the memory copy when one is kept
-    /// (copying the records committed since the last such call), else as `records`. A copy
-    /// that cannot grow (out of address space or memory) leaves reads on the mapping.
-    pub fn committed_records(&self, count: u32) -> FileRecords<'_> {
+    /// Records `0..count` of a committed snapshot: from the memory copy when one is kept and
+    /// holds them, else as `records`. Each call first copies up to `COPY_STEP_BYTES` of the
+    /// records committed since (so a search after a large commit pays a bounded copy, and
+    /// the searches after it catch up), unless another thread is copying. A copy that cannot
+    /// grow (out of address space or memory) leaves reads on the mapping for good.
+    ///
+    /// Contract: `count` is a committed snapshot's record count (never the writer's, whose
+    /// records past the committed count may still be overwritten).
+    pub(crate) fn committed_records(&self, count: u32) -> FileRecords<'_> {
         let mapped = self.records(count);
         let Some(copy) = &self.copy else {
             return mapped;
@@ -226,34 +235,37 @@ impl VectorFile {
         if let Some(bytes) = copy.prefix(length) {
             return self.records_in(bytes, count);
         }
-        if !self.copy_committed(mapped.bytes) {
+        if !self.copy_committed(mapped.bytes, COPY_STEP_BYTES) {
             return mapped;
         }
         copy.prefix(length)
             .map_or(mapped, |bytes| self.records_in(bytes, count))
     }
 
-    /// Extends the memory copy (if kept) to `committed`, the mapping's bytes of a committed
-    /// snapshot, then drops the newly copied pages from this process's mapping: the page cache
-    /// keeps them (clean, reclaimable), but they no longer count in the process's resident
-    /// memory twice, and a later read through the mapping (the writer's) maps them again.
-    /// Returns whether the copy now holds all of `committed`.
-    fn copy_committed(&self, committed: &[u8]) -> bool {
+    /// Extends the memory copy (if kept) toward `committed`, the mapping's bytes of a
+    /// committed snapshot, by at most `step` bytes (waiting for another thread's copy only
+    /// when `step` is unbounded), then drops the newly copied pages from this process's
+    /// mapping: the page cache keeps them (clean, reclaimable), but they no longer count in
+    /// the process's resident memory twice, and a later read through the mapping (the
+    /// writer's) maps them again. Returns whether the copy now holds all of `committed`.
+    fn copy_committed(&self, committed: &[u8], step: usize) -> bool {
         let Some(copy) = &self.copy else {
             return false;
         };
         let before = copy.copied_bytes();
-        if copy.extend_to(committed).is_err() {
+        let target = committed.len().min(before.saturating_add(step));
+        let wait = step == usize::MAX;
+        if !copy.extend_to(&committed[..target], wait) {
             return false;
         }
         let page = uring::page_bytes();
         let start = before - before % page;
-        let end = committed.len() - committed.len() % page;
+        let end = target - target % page;
         if end > start {
             // Only advice: failing to drop the pages leaves them mapped, nothing else.
             let _ = self.io.unmap_resident(start as u64, (end - start) as u64);
         }
-        true
+        target == committed.len()
     }
 
     /// Bytes held by the memory copy (0 without one).
@@ -316,7 +328,7 @@ impl VectorFile {
     /// Loads the first `count` records into memory: `madvise(WILLNEED)` on the range, then
     /// into the memory copy when one is kept, else one read per page so that the pages are
     /// resident before the first search. Only for committed records.
-    pub fn prefetch(&self, count: u32) -> u64 {
+    pub(crate) fn prefetch(&self, count: u32) -> u64 {
         let length = self.logical_bytes(count);
         let Some(bytes) = usize::try_from(length)
             .ok()
@@ -325,7 +337,7 @@ impl VectorFile {
             return 0;
         };
         uring::advise_will_need(bytes);
-        if self.copy_committed(bytes) {
+        if self.copy_committed(bytes, usize::MAX) {
             return length;
         }
         let mut checksum = 0_u64;
@@ -341,7 +353,8 @@ impl VectorFile {
 #[derive(Clone, Copy)]
 pub struct FileRecords<'a> {
     file: &'a VectorFile,
-    /// The header and records `0..count`, from the backend's stable mapping.
+    /// The header and records `0..count`, from the backend's stable mapping or from the
+    /// memory copy (`committed_records`).
     bytes: &'a [u8],
     stride: usize,
     payload_bytes: usize,
