@@ -6,9 +6,11 @@
 //! mapping those reads land on page-cache folios whose size depends on how the file was
 //! written or read back, and mostly on 4 KiB page-table entries: nearly every record read
 //! misses the TLB. The copy is one anonymous region advised for transparent huge pages, so the
-//! whole file needs a few hundred TLB entries; hot searches at 1M x 128 ran 10-20 % faster
-//! with it and the adjacency on huge pages than through the mapping
-//! (`tuning/results/vector-store-2026-11-24b.md`). The cost is the copy's memory beside the
+//! whole file needs a few hundred TLB entries. On a store read back with most of its vector
+//! file in small folios, hot searches at 1M x 128 ran 15-20 % faster with the copy and the
+//! adjacency on huge pages; right after a build, whose file is written in 2 MiB folios, the
+//! copy and the mapping measure the same (`tuning/results/vector-store-2026-11-24b.md`).
+//! The cost is the copy's memory beside the
 //! page cache's: the page cache's is clean and reclaimable, and the copied pages are dropped
 //! from the process's mapping (see `VectorFile::copy_committed`); the copy itself is not
 //! reclaimable. A copy that failed to grow (out of memory or mappings) stays as it is: the
