@@ -141,7 +141,6 @@ pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out
     let start = out.len();
     out.extend_from_slice(&internal_id.to_le_bytes());
     out.extend_from_slice(&0_u32.to_le_bytes());
-    out.resize(start + RECORD_HEADER_BYTES, 0);
     match layout.kind {
         PayloadKind::Floats => vector
             .iter()

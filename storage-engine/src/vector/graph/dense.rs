@@ -57,6 +57,13 @@ impl Hasher for RecordHasher {
     }
 }
 
+/// The links of a count-then-links slot (a count past `cap` is read as `cap`).
+#[inline]
+fn slot_links(slot: &[u32], cap: usize) -> &[u32] {
+    let count = (slot[0] as usize).min(cap);
+    &slot[1..1 + count]
+}
+
 /// Level byte of a record that is not a node.
 pub const LEVEL_ABSENT: u8 = u8::MAX;
 /// List words per cache line (a layer-0 slot is prefetched line by line).
@@ -140,18 +147,27 @@ impl DenseLinks {
         }
     }
 
+    /// The layer-0 slot of `record` (count, then links), if it has room in the array.
+    #[inline]
+    fn bottom_slot(&self, record: u32) -> Option<&[u32]> {
+        let stride = self.stride();
+        let start = record as usize * stride;
+        self.bottom.get(start..start + stride)
+    }
+
+    /// Where the slot of `layer` (at least 1) lies in a node's upper-layer slice.
+    #[inline]
+    fn upper_slot_range(&self, layer: u8) -> std::ops::Range<usize> {
+        let stride = self.upper_cap + 1;
+        let start = (usize::from(layer) - 1) * stride;
+        start..start + stride
+    }
+
     /// The layer-0 list of `record` (empty when it is not a node), borrowed.
     #[inline]
     pub fn bottom_list(&self, record: u32) -> &[u32] {
-        let stride = self.stride();
-        let start = record as usize * stride;
-        match self.bottom.get(start..start + stride) {
-            Some(slot) => {
-                let count = (slot[0] as usize).min(self.bottom_cap);
-                &slot[1..1 + count]
-            }
-            None => &[],
-        }
+        self.bottom_slot(record)
+            .map_or(&[], |slot| slot_links(slot, self.bottom_cap))
     }
 
     /// The list of `record` on `layer`, borrowed (empty when absent).
@@ -160,19 +176,10 @@ impl DenseLinks {
         if layer == 0 {
             return self.bottom_list(record);
         }
-        let stride = self.upper_cap + 1;
-        let start = (usize::from(layer) - 1) * stride;
-        match self
-            .upper
+        self.upper
             .get(&record)
-            .and_then(|layers| layers.get(start..start + stride))
-        {
-            Some(slot) => {
-                let count = (slot[0] as usize).min(self.upper_cap);
-                &slot[1..1 + count]
-            }
-            None => &[],
-        }
+            .and_then(|layers| layers.get(self.upper_slot_range(layer)))
+            .map_or(&[], |slot| slot_links(slot, self.upper_cap))
     }
 
     /// Adds node `record` of `level` with the given lists (`layers[l]` for layer `l`), as read
@@ -235,9 +242,7 @@ impl Links for DenseLinks {
         #[cfg(target_arch = "x86_64")]
         if layer == 0 {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let stride = self.stride();
-            let start = record as usize * stride;
-            if let Some(slot) = self.bottom.get(start..start + stride) {
+            if let Some(slot) = self.bottom_slot(record) {
                 for line in slot.chunks(PREFETCH_LINE_WORDS) {
                     // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint,
                     // never faults, and the address lies inside the slot.
@@ -276,7 +281,7 @@ impl LinksMut for DenseLinks {
         let stride = self.stride();
         self.bottom[index * stride] = 0;
         if level > 0 {
-            let words = usize::from(level) * (self.upper_cap + 1);
+            let words = self.upper_slot_range(level).end;
             self.upper.insert(record, vec![0; words].into_boxed_slice());
         } else {
             self.upper.remove(&record);
@@ -305,25 +310,21 @@ impl LinksMut for DenseLinks {
                 links.len()
             )));
         }
-        if layer == 0 {
+        let slot = if layer == 0 {
             let stride = self.stride();
             let start = record as usize * stride;
-            let slot = &mut self.bottom[start..start + stride];
-            slot[0] = links.len() as u32;
-            slot[1..1 + links.len()].copy_from_slice(links);
+            &mut self.bottom[start..start + stride]
         } else {
-            let stride = self.upper_cap + 1;
-            let start = (usize::from(layer) - 1) * stride;
-            let slot = self
-                .upper
+            let range = self.upper_slot_range(layer);
+            self.upper
                 .get_mut(&record)
-                .and_then(|layers| layers.get_mut(start..start + stride))
+                .and_then(|layers| layers.get_mut(range))
                 .ok_or_else(|| {
                     VectorError::Corrupted(format!("node {record} has no layer {layer}"))
-                })?;
-            slot[0] = links.len() as u32;
-            slot[1..1 + links.len()].copy_from_slice(links);
-        }
+                })?
+        };
+        slot[0] = links.len() as u32;
+        slot[1..1 + links.len()].copy_from_slice(links);
         self.changed.insert(record);
         Ok(())
     }

@@ -765,24 +765,19 @@ impl GraphReader<'_> {
         request: &SearchRequest<'_>,
         scratch: &mut SearchScratch,
     ) -> Result<Vec<Hit>, VectorError> {
+        let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
+        let records = graph.navigation.committed_records(record_count);
         // Only a filtered search checks ids along the way (and maps candidate ids to records
         // when exact); the maps are read (or extended) once per graph, not per query.
         let record_ids = match request.candidates {
-            Some(_) => Some(
-                self.graph.record_ids.ids_up_to(
-                    self.record_map.as_deref(),
-                    &self
-                        .graph
-                        .navigation
-                        .committed_records(self.state.record_count),
-                    self.state.record_count,
-                )?,
-            ),
+            Some(_) => Some(graph.record_ids.ids_up_to(
+                self.record_map.as_deref(),
+                &records,
+                record_count,
+            )?),
             None => None,
         };
         let record_ids = record_ids.as_deref();
-        let (graph, ids, record_count) = (self.graph, &*self.ids, self.state.record_count);
-        let records = graph.navigation.committed_records(record_count);
         match self.dense_links(false)? {
             Some(dense) => {
                 // A graph searched from its dense adjacency is in use: sketch it too.

@@ -228,18 +228,12 @@ impl VectorFile {
     /// records past the committed count may still be overwritten).
     pub(crate) fn committed_records(&self, count: u32) -> FileRecords<'_> {
         let mapped = self.records(count);
-        let Some(copy) = &self.copy else {
-            return mapped;
-        };
-        let length = mapped.bytes.len();
-        if let Some(bytes) = copy.prefix(length) {
-            return self.records_in(bytes, count);
+        match &self.copy {
+            Some(copy) if self.copy_committed(mapped.bytes, COPY_STEP_BYTES) => copy
+                .prefix(mapped.bytes.len())
+                .map_or(mapped, |bytes| self.records_in(bytes, count)),
+            _ => mapped,
         }
-        if !self.copy_committed(mapped.bytes, COPY_STEP_BYTES) {
-            return mapped;
-        }
-        copy.prefix(length)
-            .map_or(mapped, |bytes| self.records_in(bytes, count))
     }
 
     /// Extends the memory copy (if kept) toward `committed`, the mapping's bytes of a
@@ -253,6 +247,9 @@ impl VectorFile {
             return false;
         };
         let before = copy.copied_bytes();
+        if committed.len() <= before {
+            return true;
+        }
         let target = committed.len().min(before.saturating_add(step));
         let wait = step == usize::MAX;
         if !copy.extend_to(&committed[..target], wait) {
