@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use storage_engine::vector::random::SplitMix64;
 use storage_engine::vector::store::graph::centre_stored_bytes;
-use storage_engine::vector::store::vector_file_paths;
+use storage_engine::vector::store::{ReadTrees, vector_file_paths};
 use storage_engine::vector::{
     Graph, GraphOptions, GraphParameters, GraphReader, Metric, SearchRequest, SearchScratch,
 };
@@ -170,16 +170,7 @@ pub fn run_store(
         );
         let stats = database.stats();
         let read = database.begin_read();
-        let graph = Graph::open(
-            &read,
-            &paths.directory,
-            FLOAT_GRAPH,
-            GraphOptions {
-                distance_sketch: flags.sketch,
-                ..GraphOptions::default()
-            },
-        )
-        .map_err(text)?;
+        let graph = open_float_graph(&read, &paths, false, flags.sketch)?;
         let reader = graph.reader(&read).map_err(text)?;
         float_pages = Some(report_bytes(
             &reader,
@@ -195,16 +186,7 @@ pub fn run_store(
         // opened with `prefetch_memory`, for the rest.
         drop(reader);
         drop(graph);
-        let graph = Graph::open(
-            &read,
-            &paths.directory,
-            FLOAT_GRAPH,
-            GraphOptions {
-                prefetch_memory: true,
-                distance_sketch: flags.sketch,
-            },
-        )
-        .map_err(text)?;
+        let graph = open_float_graph(&read, &paths, true, flags.sketch)?;
         let reader = graph.reader(&read).map_err(text)?;
         println!(
             "\n### Hot, single thread, k=10, `prefetch_memory` (vectors read from the memory copy on huge pages)"
@@ -230,6 +212,20 @@ pub fn run_store(
         }
     }
     Ok(())
+}
+
+/// Opens the full-precision graph of `paths` for reading.
+fn open_float_graph(
+    read: &dyn ReadTrees,
+    paths: &StorePaths,
+    prefetch_memory: bool,
+    distance_sketch: bool,
+) -> Result<Graph, String> {
+    let options = GraphOptions {
+        prefetch_memory,
+        distance_sketch,
+    };
+    Graph::open(read, &paths.directory, FLOAT_GRAPH, options).map_err(text)
 }
 
 /// One hot sweep over `efs` (after a warm-up pass at the first), as a Markdown table.
@@ -304,16 +300,7 @@ fn hot_only(
         database
     };
     let read = database.begin_read();
-    let graph = Graph::open(
-        &read,
-        &paths.directory,
-        FLOAT_GRAPH,
-        GraphOptions {
-            prefetch_memory: true,
-            distance_sketch: flags.sketch,
-        },
-    )
-    .map_err(text)?;
+    let graph = open_float_graph(&read, paths, true, flags.sketch)?;
     let reader = graph.reader(&read).map_err(text)?;
     println!(
         "distance sketch: {} bytes per vector",
