@@ -5,8 +5,10 @@
 //! the per-document compression ratio and speed of lz4 and plain zstd without a dictionary
 //! (`document_codec_bench` compares every stored form, dictionaries included).
 //!
-//! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY]`, defaults:
-//! `/work/shared/datasets/pypi-packages.ndjson.zst 200000 10000 <temporary directory>`.
+//! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY] [WRITE_MEMORY_MIB]`, defaults:
+//! `/work/shared/datasets/pypi-packages.ndjson.zst 200000 10000 <temporary directory> 32` (the
+//! server's bound on a shard's write transaction; 0 for none). Batches go through the shard's
+//! own chunked path (`prepare`, `apply_chunk` of 1,000 documents, `commit`) as the server's do.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -20,6 +22,10 @@ const DATASET_DEFAULT: &str = "/work/shared/datasets/pypi-packages.ndjson.zst";
 const DOCUMENTS_DEFAULT: usize = 200_000;
 const BATCH_DOCUMENTS_DEFAULT: usize = 10_000;
 const ZSTD_LEVEL: i32 = 3;
+/// The server's default bound on one shard's write transaction, in MiB.
+const WRITE_MEMORY_MIB_DEFAULT: u64 = 32;
+/// Documents per `apply_chunk`, as the server hands them to a shard.
+const CHUNK_DOCUMENTS: usize = 1_000;
 
 fn argument<T: std::str::FromStr>(position: usize, default: T) -> T {
     std::env::args()
@@ -87,8 +93,11 @@ fn main() {
 
     let documents = bench_harness::measure::read_documents(&dataset, count);
     println!("documents read: {}", documents.len());
+    let write_memory_mebibytes: u64 = argument(5, WRITE_MEMORY_MIB_DEFAULT);
     let options = Options {
         sync_mode: SyncMode::Full,
+        write_memory_bytes_max: (write_memory_mebibytes > 0)
+            .then_some(write_memory_mebibytes << 20),
         ..Options::default()
     };
     let shard = Shard::open(&path, options).expect("shard opens");
@@ -107,17 +116,19 @@ fn main() {
     let started = Instant::now();
     let mut slowest = Duration::ZERO;
     for (index, chunk) in documents.chunks(batch).enumerate() {
-        let operations = chunk
-            .iter()
-            .map(|document| Operation::Replace {
-                external_id: external_id(document),
-                document: document.clone(),
-            })
-            .collect();
         let batch_started = Instant::now();
-        shard
-            .apply(index as u64 + 1, operations)
-            .expect("batch applies");
+        let mut prepared = shard.prepare(index as u64 + 1).expect("batch prepares");
+        for documents in chunk.chunks(CHUNK_DOCUMENTS) {
+            let operations = documents
+                .iter()
+                .map(|document| Operation::Replace {
+                    external_id: external_id(document),
+                    document: document.clone(),
+                })
+                .collect();
+            prepared.apply_chunk(operations).expect("chunk applies");
+        }
+        prepared.commit().expect("batch commits");
         slowest = slowest.max(batch_started.elapsed());
     }
     let elapsed = started.elapsed();
