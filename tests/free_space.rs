@@ -154,6 +154,25 @@ async fn settled_used_database_size(server: &Server) -> u64 {
     }
 }
 
+/// The blocks the index files hold and `usedDatabaseSize`, once neither changed for
+/// `SETTLED_FOR`.
+async fn settled_sizes(server: &Server) -> (u64, u64) {
+    let indexes = server.data_directory.join("indexes");
+    let read = || (file_bytes(&indexes).1, used_database_size(server));
+    let started = Instant::now();
+    let mut last = (read(), Instant::now());
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let sizes = read();
+        if sizes != last.0 {
+            last = (sizes, Instant::now());
+        } else if last.1.elapsed() >= SETTLED_FOR {
+            return sizes;
+        }
+        assert!(started.elapsed() < SETTLE_WAIT, "the sizes keep changing");
+    }
+}
+
 /// Task `uid` once it succeeded or failed, through raw HTTP.
 async fn finished_task(server: &Server, uid: u64) -> Value {
     let started = Instant::now();
@@ -213,9 +232,9 @@ async fn compaction_gives_back_every_free_page_and_reports_both_sizes() {
             "{size}: {task}"
         );
     }
-    // Every free page is released: the index files hold blocks for live pages only.
-    let (_, allocated) = file_bytes(&server.data_directory.join("indexes"));
-    let used = used_database_size(&server);
+    // Every free page is released: the index files hold blocks for live pages only. Read
+    // once both settle: the idle server's own maintenance may still be committing.
+    let (allocated, used) = settled_sizes(&server).await;
     assert!(
         allocated <= used,
         "index files hold {allocated} bytes of blocks for {used} bytes used"
