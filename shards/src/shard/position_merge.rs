@@ -293,12 +293,10 @@ mod tests {
             let key = (word.clone(), document);
             let add = random.below(4) != 0;
             match model.get(&key) {
-                Some(old) => {
-                    changes.record(word.clone(), document, old, false);
-                }
+                Some(old) => changes.record(word.clone(), document, old, false),
                 // Removing what is not there changes nothing.
                 None if !add => {
-                    changes.record(word.clone(), document, &random_occurrences(random), false);
+                    changes.record(word.clone(), document, &random_occurrences(random), false)
                 }
                 None => {}
             }
