@@ -29,6 +29,8 @@ const IDLE_REPACKED_PERCENT_MIN: u64 = 72;
 const SETTLED_FOR: Duration = Duration::from_secs(5);
 /// How long the idle work may take to settle.
 const SETTLE_WAIT: Duration = Duration::from_secs(90);
+/// Pause between two reads of a size that is settling.
+const SETTLE_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// How long the release may take after the last task finished.
 const RELEASE_WAIT: Duration = Duration::from_secs(20);
 
@@ -135,42 +137,35 @@ async fn free_pages_go_back_to_the_file_system_once_the_queue_is_empty() {
     assert!(found.json()["estimatedTotalHits"].as_u64() > Some(0));
 }
 
-/// `usedDatabaseSize` once it has stayed the same for [`SETTLED_FOR`]: the idle work done.
-async fn settled_used_database_size(server: &Server) -> u64 {
-    let started = Instant::now();
-    let mut last = (used_database_size(server), Instant::now());
-    loop {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let used = used_database_size(server);
-        if used != last.0 {
-            last = (used, Instant::now());
-        } else if last.1.elapsed() >= SETTLED_FOR {
-            return used;
-        }
-        assert!(
-            started.elapsed() < SETTLE_WAIT,
-            "usedDatabaseSize keeps changing"
-        );
-    }
-}
-
-/// The blocks the index files hold and `usedDatabaseSize`, once neither changed for
-/// `SETTLED_FOR`.
-async fn settled_sizes(server: &Server) -> (u64, u64) {
-    let indexes = server.data_directory.join("indexes");
-    let read = || (file_bytes(&indexes).1, used_database_size(server));
+/// What `read` answers once it has stayed the same for [`SETTLED_FOR`]: the idle work done.
+/// Polled every [`SETTLE_POLL_INTERVAL`].
+async fn settled<T: PartialEq>(what: &str, read: impl Fn() -> T) -> T {
     let started = Instant::now();
     let mut last = (read(), Instant::now());
     loop {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let sizes = read();
-        if sizes != last.0 {
-            last = (sizes, Instant::now());
+        tokio::time::sleep(SETTLE_POLL_INTERVAL).await;
+        let current = read();
+        if current != last.0 {
+            last = (current, Instant::now());
         } else if last.1.elapsed() >= SETTLED_FOR {
-            return sizes;
+            return current;
         }
-        assert!(started.elapsed() < SETTLE_WAIT, "the sizes keep changing");
+        assert!(started.elapsed() < SETTLE_WAIT, "{what} keeps changing");
     }
+}
+
+/// `usedDatabaseSize` once it settled.
+async fn settled_used_database_size(server: &Server) -> u64 {
+    settled("usedDatabaseSize", || used_database_size(server)).await
+}
+
+/// The blocks the index files hold and `usedDatabaseSize`, once neither changes.
+async fn settled_sizes(server: &Server) -> (u64, u64) {
+    let indexes = server.data_directory.join("indexes");
+    settled("the index files' blocks or usedDatabaseSize", || {
+        (file_bytes(&indexes).1, used_database_size(server))
+    })
+    .await
 }
 
 /// Task `uid` once it succeeded or failed, through raw HTTP.

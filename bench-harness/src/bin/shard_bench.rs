@@ -22,9 +22,11 @@ const DATASET_DEFAULT: &str = "/work/shared/datasets/pypi-packages.ndjson.zst";
 const DOCUMENTS_DEFAULT: usize = 200_000;
 const BATCH_DOCUMENTS_DEFAULT: usize = 10_000;
 const ZSTD_LEVEL: i32 = 3;
-/// The server's default bound on one shard's write transaction, in MiB.
+/// The server's default bound on one shard's write transaction, in MiB: the server crate's
+/// `SHARD_WRITE_MEMORY_BYTES_DEFAULT` (kept equal by hand: the harness does not link the server).
 const WRITE_MEMORY_MIB_DEFAULT: u64 = 32;
-/// Documents per `apply_chunk`, as the server hands them to a shard.
+/// Documents per `apply_chunk`, as the server hands them to a shard: the server crate's
+/// `APPLY_CHUNK_DOCUMENTS` (kept equal by hand).
 const CHUNK_DOCUMENTS: usize = 1_000;
 
 fn argument<T: std::str::FromStr>(position: usize, default: T) -> T {
