@@ -36,6 +36,7 @@ pub(crate) mod facet_source;
 mod fields_selection;
 pub(crate) mod keys;
 mod listing;
+mod pair_changes;
 mod position_merge;
 pub(crate) mod range_unions;
 mod repack;

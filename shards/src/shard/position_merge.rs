@@ -293,10 +293,12 @@ mod tests {
             let key = (word.clone(), document);
             let add = random.below(4) != 0;
             match model.get(&key) {
-                Some(old) => changes.record(word.clone(), document, old, false),
+                Some(old) => {
+                    changes.record(word.clone(), document, old, false);
+                }
                 // Removing what is not there changes nothing.
                 None if !add => {
-                    changes.record(word.clone(), document, &random_occurrences(random), false)
+                    changes.record(word.clone(), document, &random_occurrences(random), false);
                 }
                 None => {}
             }

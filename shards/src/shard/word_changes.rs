@@ -46,7 +46,7 @@ struct Change {
 
 /// The documents a flush adds to and removes from one key, each ascending and disjoint.
 #[derive(Debug, Default)]
-struct Postings {
+pub(super) struct Postings {
     added: Vec<u32>,
     removed: Vec<u32>,
 }
@@ -54,7 +54,7 @@ struct Postings {
 impl Postings {
     /// Records that `document` (not below any document recorded before) is in the key
     /// (`add`) or not; a later mark of the same document replaces the earlier one.
-    fn mark(&mut self, document: u32, add: bool) {
+    pub(super) fn mark(&mut self, document: u32, add: bool) {
         if self.added.last() == Some(&document) {
             if add {
                 return;
@@ -73,14 +73,14 @@ impl Postings {
         }
     }
 
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.added.clear();
         self.removed.clear();
     }
 
     /// Applies the postings to the bitmap stored under `key` in `tree` (absent is empty): an
     /// emptied bitmap deletes the key. `buffer` is reused for the encoding.
-    fn merge_into(
+    pub(super) fn merge_into(
         &self,
         tree: &WriteTree<'_>,
         key: &[u8],
@@ -151,17 +151,22 @@ impl SlotPostings {
 }
 
 /// The pending changes of the word trees.
+///
+/// Every word recorded since the last write has a number, its place in `words`, which
+/// [`super::pair_changes::PairChanges`] records pairs with (numbers last until the next write).
 #[derive(Debug, Default)]
 pub(super) struct WordChanges {
-    /// Word → its changes, in operation order.
-    words: FxHashMap<Box<str>, Vec<Change>>,
+    /// Word → its number.
+    numbers: FxHashMap<Box<str>, u32>,
+    /// By number: the word and its changes, in operation order.
+    words: Vec<(Box<str>, Vec<Change>)>,
     /// The occurrences of every change, back to back.
     occurrences: Vec<Occurrence>,
 }
 
 /// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
 /// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
-fn terminated_order(left: &str, right: &str) -> Ordering {
+pub(super) fn terminated_order(left: &str, right: &str) -> Ordering {
     let (left, right) = (left.as_bytes(), right.as_bytes());
     let common = left.len().min(right.len());
     match left[..common].cmp(&right[..common]) {
@@ -194,8 +199,14 @@ struct Scratch {
 
 impl WordChanges {
     /// Adds (`add`) or removes the occurrences of `word` in `document` (sorted by field, then
-    /// position).
-    pub fn record(&mut self, word: String, document: u32, occurrences: &[Occurrence], add: bool) {
+    /// position); answers the word's number.
+    pub fn record(
+        &mut self,
+        word: String,
+        document: u32,
+        occurrences: &[Occurrence],
+        add: bool,
+    ) -> u32 {
         let start = self.occurrences.len();
         self.occurrences.extend_from_slice(occurrences);
         let change = Change {
@@ -203,12 +214,24 @@ impl WordChanges {
             add,
             occurrences: start..self.occurrences.len(),
         };
-        match self.words.get_mut(word.as_str()) {
-            Some(changes) => changes.push(change),
+        let number = match self.numbers.get(word.as_str()) {
+            Some(&number) => number,
             None => {
-                self.words.insert(word.into_boxed_str(), vec![change]);
+                let number =
+                    u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
+                let word = word.into_boxed_str();
+                self.numbers.insert(word.clone(), number);
+                self.words.push((word, Vec::new()));
+                number
             }
-        }
+        };
+        self.words[number as usize].1.push(change);
+        number
+    }
+
+    /// The words recorded since the last write, by number.
+    pub fn words(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.words.iter().map(|(word, _)| &**word)
     }
 
     /// Writes every pending change into the word trees and empties the changes.
@@ -217,8 +240,8 @@ impl WordChanges {
             return Ok(());
         }
         let occurrences = std::mem::take(&mut self.occurrences);
-        let mut entries: Vec<(Box<str>, Vec<Change>)> =
-            std::mem::take(&mut self.words).into_iter().collect();
+        self.numbers.clear();
+        let mut entries = std::mem::take(&mut self.words);
         let mut scratch = Scratch::default();
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let tree = transaction.create_tree(WORD_DOCUMENTS_TREE)?;

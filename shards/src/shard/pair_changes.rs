@@ -1,0 +1,204 @@
+//! The pending changes of `word_pairs` (word ‖ `0xFF` ‖ the word right after it in a field):
+//! per pair of word numbers (see [`WordChanges`]), the documents added and removed, kept as
+//! one flat list in operation order and sorted into key order when written.
+//!
+//! A pair is recorded as two word numbers, not as its key bytes: recording costs a push, and
+//! the keys are made once per distinct pair when written.
+//!
+//! Invariants: the numbers are those of the [`WordChanges`] the pairs are written with (so
+//! pairs are written before the words, whose write forgets the numbers); per key, a
+//! document's last change decides whether the document is in the key, as applying the
+//! documents one by one would.
+
+use std::cmp::Ordering;
+
+use storage_engine::WriteTransaction;
+
+use super::error::ShardResult;
+use super::word_changes::{Postings, WordChanges, terminated_order};
+use crate::search::inverted::{WORD_PAIRS_TREE, write_pair_key};
+
+/// One document's pair added or removed.
+#[derive(Debug, Clone, Copy)]
+struct PairChange {
+    left: u32,
+    right: u32,
+    document: u32,
+    add: bool,
+}
+
+/// The pending changes of `word_pairs`.
+#[derive(Debug, Default)]
+pub(super) struct PairChanges {
+    /// In operation order.
+    changes: Vec<PairChange>,
+}
+
+/// The rank of every word number in the order `order` gives the words.
+fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> Vec<u32> {
+    let mut by_order: Vec<u32> = (0..words.len() as u32).collect();
+    by_order.sort_unstable_by(|left, right| order(words[*left as usize], words[*right as usize]));
+    let mut ranks = vec![0; words.len()];
+    for (rank, number) in by_order.into_iter().enumerate() {
+        ranks[number as usize] = rank as u32;
+    }
+    ranks
+}
+
+impl PairChanges {
+    /// Adds (`add`) or removes `document` in the pair of words numbered `left` and `right`.
+    pub fn record(&mut self, left: u32, right: u32, document: u32, add: bool) {
+        self.changes.push(PairChange {
+            left,
+            right,
+            document,
+            add,
+        });
+    }
+
+    /// Writes every pending change into `word_pairs` (created even when there is none, so
+    /// that a shard with words always has the tree) and empties the changes; `words` holds
+    /// the numbers the pairs were recorded with.
+    pub fn write(
+        &mut self,
+        transaction: &WriteTransaction,
+        words: &WordChanges,
+    ) -> ShardResult<()> {
+        let tree = transaction.create_tree(WORD_PAIRS_TREE)?;
+        if self.changes.is_empty() {
+            return Ok(());
+        }
+        let changes = std::mem::take(&mut self.changes);
+        let words: Vec<&str> = words.words().collect();
+        // A key is the left word terminated by `0xFF`, then the right word: keys sort by the
+        // left words' terminated order, then by the right words' byte order.
+        let left_ranks = ranks(&words, terminated_order);
+        let right_ranks = ranks(&words, |left, right| left.as_bytes().cmp(right.as_bytes()));
+        let mut order: Vec<(u64, u64)> = changes
+            .iter()
+            .enumerate()
+            .map(|(sequence, change)| {
+                let key = (u64::from(left_ranks[change.left as usize]) << 32)
+                    | u64::from(right_ranks[change.right as usize]);
+                let within = (u64::from(change.document) << 32) | sequence as u64;
+                (key, within)
+            })
+            .collect();
+        // Per key, by document, then operation order: `mark` keeps a document's last change.
+        order.sort_unstable();
+        let mut postings = Postings::default();
+        let mut key = Vec::new();
+        let mut value = Vec::new();
+        let mut start = 0;
+        while start < order.len() {
+            let group = order[start].0;
+            let end = start
+                + order[start..]
+                    .iter()
+                    .take_while(|(key, _)| *key == group)
+                    .count();
+            postings.clear();
+            for (_, within) in &order[start..end] {
+                let change = &changes[(*within & u64::from(u32::MAX)) as usize];
+                postings.mark(change.document, change.add);
+            }
+            let first = &changes[(order[start].1 & u64::from(u32::MAX)) as usize];
+            write_pair_key(
+                &mut key,
+                words[first.left as usize],
+                words[first.right as usize],
+            );
+            postings.merge_into(&tree, &key, &mut value)?;
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::ops::Bound;
+
+    use storage_engine::{Database, Direction, Options, SyncMode};
+
+    use super::*;
+    use crate::analysis::Occurrence;
+    use crate::shard::keys::decode_bitmap;
+    use crate::test_random::Random;
+
+    /// Words whose pair keys interleave: a word before the longer words it starts, and a
+    /// word starting the left word of another pair.
+    const WORDS: [&str; 7] = ["a", "ab", "abc", "b", "ba", "é", "z"];
+
+    /// Pair key → the documents holding the pair.
+    type Model = BTreeMap<Vec<u8>, BTreeSet<u32>>;
+
+    /// One round: random pairs added to and removed from random documents, recorded by the
+    /// numbers a `WordChanges` gives the words (numbered in the round's first-use order).
+    fn random_round(random: &mut Random, model: &mut Model) -> (WordChanges, PairChanges) {
+        let mut words = WordChanges::default();
+        let mut pairs = PairChanges::default();
+        let occurrence = [Occurrence {
+            field: 0,
+            position: 0,
+        }];
+        for _ in 0..1 + random.below(300) {
+            let left = WORDS[random.below(WORDS.len() as u64) as usize];
+            let right = WORDS[random.below(WORDS.len() as u64) as usize];
+            let document = random.below(40);
+            let add = random.below(3) != 0;
+            let left_number = words.record(left.to_owned(), document, &occurrence, add);
+            let right_number = words.record(right.to_owned(), document, &occurrence, add);
+            pairs.record(left_number, right_number, document, add);
+            let mut key = Vec::new();
+            write_pair_key(&mut key, left, right);
+            let documents = model.entry(key).or_default();
+            if add {
+                documents.insert(document);
+            } else {
+                documents.remove(&document);
+            }
+        }
+        model.retain(|_, documents| !documents.is_empty());
+        (words, pairs)
+    }
+
+    #[test]
+    fn pairs_written_in_rounds_equal_a_model_applied_change_by_change() {
+        for case in 0..6_u64 {
+            let mut random = Random(0x5DEE_CE66_D1CE_4E5B ^ (case + 1).wrapping_mul(0x9E37));
+            let directory = tempfile::tempdir().expect("a temporary directory");
+            let options = Options {
+                sync_mode: SyncMode::None,
+                ..Options::default()
+            };
+            let database = Database::open(&directory.path().join("pairs.pages"), options)
+                .expect("the database opens");
+            let mut model = Model::new();
+            for _ in 0..10 {
+                let (words, mut pairs) = random_round(&mut random, &mut model);
+                let write = database.begin_write().expect("a write begins");
+                pairs.write(&write, &words).expect("the pairs are written");
+                write.commit().expect("the round commits");
+
+                let read = database.begin_read();
+                let tree = read
+                    .open_tree(WORD_PAIRS_TREE)
+                    .expect("the catalog reads")
+                    .expect("the tree exists");
+                let mut stored = Model::new();
+                for entry in tree
+                    .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+                    .expect("the tree reads")
+                {
+                    let (key, value) = entry.expect("an entry reads");
+                    let bitmap = decode_bitmap(value).expect("a bitmap decodes");
+                    stored.insert(key.to_vec(), bitmap.iter().collect());
+                }
+                assert_eq!(stored, model, "case {case}");
+            }
+            assert!(!model.is_empty(), "case {case} ends with pairs stored");
+        }
+    }
+}
