@@ -338,7 +338,7 @@ impl ShardHost {
                         tracing::debug!(?outcome, "trees rewritten");
                     }
                     shard
-                        .release_free_space(minimum_pages)
+                        .release_free_space(minimum_pages, &interrupt)
                         .map_err(shard_error)?;
                     Ok::<_, ResponseError>((before, allocated_bytes(&path)?))
                 };

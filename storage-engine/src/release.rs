@@ -25,16 +25,31 @@ pub struct Released {
     pub pages: u64,
     /// Consecutive runs they formed (one system call each).
     pub runs: u64,
+    /// Free pages a live snapshot may still read: their blocks stay until it ends, and a
+    /// later call gives them back.
+    pub pending_pages: u64,
 }
 
 impl Database {
     /// Gives back the disk blocks of every reusable free page not given back yet, when
-    /// there are at least `minimum_pages` of them (else gives back nothing). Fails with
+    /// there are at least `minimum_pages` of them (else gives back nothing), and counts the
+    /// free pages a live snapshot still holds (a caller that wants every block back calls
+    /// again once they are 0). Fails with
     /// [`crate::Error::WriteInProgress`] while a write transaction is open (call it again
     /// when the writer is done).
     pub fn release_free_pages(&self, minimum_pages: u64) -> Result<Released> {
         let transaction = self.begin_write()?;
-        let already = self.shared().lock().free.blocks_released.clone();
+        let (already, pending_pages) = {
+            let state = self.shared().lock();
+            let pending_pages = state
+                .free
+                .pending
+                .values()
+                .flat_map(|records| records.values())
+                .map(|pages| pages.len() as u64)
+                .sum();
+            (state.free.blocks_released.clone(), pending_pages)
+        };
         let (keys, mut pages) = transaction.with_untaken_records(|records| {
             let mut keys = BTreeSet::new();
             let mut pages = Vec::new();
@@ -47,7 +62,10 @@ impl Database {
             (keys, pages)
         });
         if (pages.len() as u64) < minimum_pages.max(1) {
-            return Ok(Released::default());
+            return Ok(Released {
+                pending_pages,
+                ..Released::default()
+            });
         }
         pages.sort_unstable();
         let runs = runs_of(&pages);
@@ -68,6 +86,7 @@ impl Database {
         Ok(Released {
             pages: pages.len() as u64,
             runs: runs.len() as u64,
+            pending_pages,
         })
     }
 }

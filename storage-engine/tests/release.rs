@@ -120,6 +120,11 @@ fn pages_a_snapshot_still_reads_are_not_released() {
         "{} of {freed_by_round_one} released while a snapshot reads them",
         released.pages
     );
+    assert_eq!(
+        released.pages + released.pending_pages,
+        freed_by_round_one,
+        "every free page is either released or held by the snapshot"
+    );
     // The old snapshot still reads round 0 in full.
     let tree = snapshot
         .open_tree("values")
@@ -136,6 +141,7 @@ fn pages_a_snapshot_still_reads_are_not_released() {
         .release_free_pages(0)
         .expect("release_free_pages succeeds");
     assert_eq!(released.pages + later.pages, freed_by_round_one);
+    assert_eq!(later.pending_pages, 0);
 }
 
 #[test]

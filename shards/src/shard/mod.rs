@@ -125,6 +125,14 @@ pub struct Shard {
 /// the file system. (A compaction releases them however few.)
 pub const IDLE_RELEASE_PAGES_MIN: u64 = 256;
 
+/// Pause between two releases while readers' snapshots still hold free pages: a search or
+/// a stats read holds its snapshot for milliseconds.
+pub const PENDING_RELEASE_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Longest a release waits for readers' snapshots to end; a longer reader (a dump, an export)
+/// leaves the pages it holds to the next idle release.
+pub const PENDING_RELEASE_WAIT_MAX: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Shard {
     /// Opens the shard file at `path`, creating it when `options.create` allows.
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
@@ -208,11 +216,35 @@ impl Shard {
     /// Gives the disk blocks of the file's reusable free pages back to the file system, when
     /// at least `minimum_pages` are not given back yet; answers how many were. A write in
     /// progress leaves everything as it is (answers zero).
-    pub fn release_free_space(&self, minimum_pages: u64) -> ShardResult<u64> {
-        match self.database.release_free_pages(minimum_pages) {
-            Ok(released) => Ok(released.pages),
-            Err(storage_engine::Error::WriteInProgress) => Ok(0),
-            Err(error) => Err(ShardError::Storage(error)),
+    ///
+    /// Pages freed by the last commits that a reader's snapshot still holds (a search or a
+    /// stats read overlapping a repack's commit) count toward the release: it waits for the
+    /// readers, in steps of [`PENDING_RELEASE_POLL_INTERVAL`] for at most
+    /// [`PENDING_RELEASE_WAIT_MAX`] or until `interrupt` is set, and gives them back too.
+    /// Without the wait, their blocks would stay until the next idle release.
+    pub fn release_free_space(
+        &self,
+        minimum_pages: u64,
+        interrupt: &AtomicBool,
+    ) -> ShardResult<u64> {
+        let started = std::time::Instant::now();
+        let mut released_pages = 0;
+        loop {
+            // Once some pages went back, the held ones belong to the same release.
+            let minimum = if released_pages > 0 { 1 } else { minimum_pages };
+            let released = match self.database.release_free_pages(minimum) {
+                Ok(released) => released,
+                Err(storage_engine::Error::WriteInProgress) => return Ok(released_pages),
+                Err(error) => return Err(ShardError::Storage(error)),
+            };
+            released_pages += released.pages;
+            if released.pending_pages == 0
+                || interrupt.load(std::sync::atomic::Ordering::Relaxed)
+                || started.elapsed() >= PENDING_RELEASE_WAIT_MAX
+            {
+                return Ok(released_pages);
+            }
+            std::thread::sleep(PENDING_RELEASE_POLL_INTERVAL);
         }
     }
 
