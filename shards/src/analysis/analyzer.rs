@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use charabia::{SeparatorKind, Token, TokenKind, Tokenizer, TokenizerBuilder};
 
+use super::ascii_tokenizer::{AsciiTokenizer, is_printable_ascii};
 use super::locales::FieldLanguages;
 use super::settings::TextSettings;
 
@@ -117,9 +118,21 @@ impl Analyzer {
         body(&tokenizer)
     }
 
+    /// The shortcut for printable ASCII text (see [`AsciiTokenizer`]), when the settings
+    /// keep charabia's default separators and add no dictionary words.
+    pub fn ascii_tokenizer(&self) -> Option<AsciiTokenizer<'_>> {
+        if self.separators.is_some() || self.dictionary.is_some() {
+            return None;
+        }
+        AsciiTokenizer::new(&self.stop_words)
+    }
+
     /// The words of `text` with positions starting at `start`.
     pub fn words(&self, text: &str, start: u32) -> Vec<PositionedWord> {
-        self.with_tokenizer(|tokenizer| positioned_words(tokenizer.tokenize(text), start))
+        match self.ascii_tokenizer() {
+            Some(ascii) if is_printable_ascii(text) => positioned_words(ascii.tokens(text), start),
+            _ => self.with_tokenizer(|tokenizer| positioned_words(tokenizer.tokenize(text), start)),
+        }
     }
 
     /// The normalized words of `text`, in order, stop words included (used for synonyms and

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use charabia::Tokenizer;
 
 use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE, positioned_words};
+use super::ascii_tokenizer::{AsciiTokenizer, is_printable_ascii};
 use super::locales::FieldLanguages;
 use super::settings::TextSettings;
 
@@ -36,6 +37,8 @@ pub struct DocumentWords {
 
 struct Walker<'a, 't, F> {
     tokenizer: &'a Tokenizer<'t>,
+    /// charabia's shortcut for printable ASCII, when the settings allow it.
+    ascii: Option<AsciiTokenizer<'a>>,
     field_languages: &'a FieldLanguages,
     settings: &'a TextSettings,
     field_id: F,
@@ -58,6 +61,7 @@ where
     analyzer.with_tokenizer(|tokenizer| {
         let mut walker = Walker {
             tokenizer,
+            ascii: analyzer.ascii_tokenizer(),
             field_languages: analyzer.field_languages(),
             settings,
             field_id,
@@ -113,8 +117,16 @@ impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
             return Ok(());
         }
         let languages = self.field_languages.of_field(path);
-        let tokens = self.tokenizer.tokenize_with_allow_list(text, languages);
-        for word in positioned_words(tokens, start) {
+        let words = match &self.ascii {
+            Some(ascii) if languages.is_none() && is_printable_ascii(text) => {
+                positioned_words(ascii.tokens(text), start)
+            }
+            _ => positioned_words(
+                self.tokenizer.tokenize_with_allow_list(text, languages),
+                start,
+            ),
+        };
+        for word in words {
             let position = u16::try_from(word.position).expect("positions stay below 2^16");
             self.next_start.insert(field, word.position);
             let length = self.output.field_lengths.entry(field).or_default();

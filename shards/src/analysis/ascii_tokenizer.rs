@@ -1,0 +1,290 @@
+//! A shortcut through charabia for printable ASCII text under the default separators: the
+//! same tokens (kinds and lemmas) charabia gives, without its script detection, its
+//! separator automaton or its normalizer chain.
+//!
+//! What charabia does with such a text, and so what this does: the whole text is one Latin
+//! group (or one group of no script, which no normalizer touches, when it holds no letter);
+//! the default separators cut it leftmost-longest, each match a token of its own; every piece
+//! between two separators is one token (the Latin segmenter does not split camelCase in our
+//! build); each token is a stop word if the stop words hold it as written (charabia's
+//! classifier runs before it lowercases), else a separator (hard when charabia counts it as a
+//! context separator) or a word; then the lemma is lowercased. No other normalizer changes
+//! printable ASCII.
+//!
+//! Invariants: [`AsciiTokenizer::tokens`] is only used for a text of printable ASCII bytes
+//! (`0x20..=0x7E`; tab, newline and the control bytes go through charabia) with no custom
+//! separators, no dictionary and no language list, and then yields exactly charabia's
+//! tokens' kinds and lemmas, in order; the tables are built from charabia's own separator
+//! lists, and if a multi-byte separator could start on a byte that is not a separator itself
+//! the shortcut is off (the greedy cut below would no longer be leftmost-longest).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use charabia::separators::{CONTEXT_SEPARATORS, DEFAULT_SEPARATORS};
+use charabia::{Script, SeparatorKind, Token, TokenKind};
+
+/// The printable ASCII bytes the shortcut takes: space to tilde.
+const PRINTABLE: std::ops::RangeInclusive<u8> = 0x20..=0x7E;
+
+/// What charabia's default separators make of printable ASCII.
+struct SeparatorTable {
+    /// For each byte: its kind when the byte alone is a separator.
+    single: [Option<SeparatorKind>; 128],
+    /// The separators of two or more printable ASCII bytes (". ", ", "), longest first.
+    longer: Vec<(&'static str, SeparatorKind)>,
+}
+
+/// The table, or `None` when the shortcut cannot reproduce charabia's cut.
+static SEPARATORS: LazyLock<Option<SeparatorTable>> = LazyLock::new(SeparatorTable::build);
+
+fn kind_of(separator: &str) -> SeparatorKind {
+    if CONTEXT_SEPARATORS.contains(&separator) {
+        SeparatorKind::Hard
+    } else {
+        SeparatorKind::Soft
+    }
+}
+
+impl SeparatorTable {
+    fn build() -> Option<SeparatorTable> {
+        let mut single = [None; 128];
+        let mut longer = Vec::new();
+        for &separator in DEFAULT_SEPARATORS {
+            if !separator.bytes().all(|byte| PRINTABLE.contains(&byte)) {
+                continue;
+            }
+            match separator.as_bytes() {
+                [byte] => single[usize::from(*byte)] = Some(kind_of(separator)),
+                _ => longer.push((separator, kind_of(separator))),
+            }
+        }
+        // Greedy cutting at separator bytes is leftmost-longest only if every longer
+        // separator starts with a byte that is a separator by itself.
+        let starts_on_separators = longer
+            .iter()
+            .all(|(separator, _)| single[usize::from(separator.as_bytes()[0])].is_some());
+        longer.sort_by_key(|(separator, _)| std::cmp::Reverse(separator.len()));
+        starts_on_separators.then_some(SeparatorTable { single, longer })
+    }
+
+    /// Whether `byte` alone is a separator.
+    fn is_separator(&self, byte: u8) -> bool {
+        self.single
+            .get(usize::from(byte))
+            .is_some_and(Option::is_some)
+    }
+
+    /// The separator starting at the beginning of `rest`, if any: the longest that matches.
+    fn separator_at(&self, rest: &[u8]) -> Option<(usize, SeparatorKind)> {
+        let first = usize::from(*rest.first()?);
+        let kind = (*self.single.get(first)?)?;
+        let longer = self
+            .longer
+            .iter()
+            .find(|(separator, _)| rest.starts_with(separator.as_bytes()));
+        Some(match longer {
+            Some((separator, kind)) => (separator.len(), *kind),
+            None => (1, kind),
+        })
+    }
+}
+
+/// Whether `text` is one the shortcut takes (see the module invariants).
+pub fn is_printable_ascii(text: &str) -> bool {
+    text.bytes().all(|byte| PRINTABLE.contains(&byte))
+}
+
+/// The shortcut, with the index's stop words.
+pub struct AsciiTokenizer<'a> {
+    table: &'static SeparatorTable,
+    stop_words: &'a fst::Set<Vec<u8>>,
+}
+
+impl<'a> AsciiTokenizer<'a> {
+    /// The shortcut under the default separators, or `None` when charabia's separators cannot
+    /// be reproduced by it.
+    pub fn new(stop_words: &'a fst::Set<Vec<u8>>) -> Option<AsciiTokenizer<'a>> {
+        let table = SEPARATORS.as_ref()?;
+        Some(AsciiTokenizer { table, stop_words })
+    }
+
+    /// charabia's tokens of `text`, which must be printable ASCII ([`is_printable_ascii`]).
+    pub fn tokens<'o>(&self, text: &'o str) -> impl Iterator<Item = Token<'o>> + use<'o, '_> {
+        debug_assert!(is_printable_ascii(text));
+        let script = if text.bytes().any(|byte| byte.is_ascii_alphabetic()) {
+            Script::Latin
+        } else {
+            Script::Other
+        };
+        let mut offset = 0;
+        std::iter::from_fn(move || {
+            let rest = text
+                .as_bytes()
+                .get(offset..)
+                .filter(|rest| !rest.is_empty())?;
+            let start = offset;
+            let kind = match self.table.separator_at(rest) {
+                Some((length, kind)) => {
+                    offset += length;
+                    TokenKind::Separator(kind)
+                }
+                None => {
+                    let piece = rest
+                        .iter()
+                        .position(|&byte| self.table.is_separator(byte))
+                        .unwrap_or(rest.len());
+                    offset += piece;
+                    TokenKind::Word
+                }
+            };
+            let written = &text[start..offset];
+            Some(self.token(written, kind, script))
+        })
+    }
+
+    /// The token of `written`, cut as `kind`: classified as charabia's classifier does, then
+    /// lowercased.
+    fn token<'o>(&self, written: &'o str, kind: TokenKind, script: Script) -> Token<'o> {
+        let kind = if !self.stop_words.is_empty() && self.stop_words.contains(written) {
+            TokenKind::StopWord
+        } else {
+            kind
+        };
+        let lemma = if written.bytes().any(|byte| byte.is_ascii_uppercase()) {
+            Cow::Owned(written.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(written)
+        };
+        Token {
+            kind,
+            lemma,
+            script,
+            ..Token::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use charabia::{Token, TokenKind, TokenizerBuilder};
+
+    use super::{AsciiTokenizer, is_printable_ascii};
+    use crate::test_random::Random;
+
+    /// Strings drawn per case.
+    const CASES: usize = 4_000;
+    /// Longest drawn string, in pieces.
+    const PIECES_MAX: u64 = 24;
+
+    /// Pieces the strings are made of: words, numbers, every printable separator and
+    /// non-separator symbol, the two-byte separators, camelCase and capitals.
+    const PIECES: &[&str] = &[
+        "word",
+        "Word",
+        "WORD",
+        "camelCase",
+        "MongoDB",
+        "x",
+        "42",
+        "3.14",
+        "1e10",
+        "-7",
+        ". ",
+        ", ",
+        ".",
+        ",",
+        " ",
+        "  ",
+        "-",
+        "_",
+        "'",
+        "\"",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "!",
+        "?",
+        ":",
+        ";",
+        "/",
+        "\\",
+        "@",
+        "#",
+        "%",
+        "&",
+        "*",
+        "+",
+        "`",
+        "$",
+        "<",
+        "=",
+        ">",
+        "^",
+        "|",
+        "~",
+        "the",
+        "The",
+        "a",
+        "and",
+        "C++",
+        "node.js",
+        "e-mail",
+        "don't",
+        "v1.2.3",
+    ];
+
+    fn drawn(random: &mut Random) -> String {
+        let pieces = random.below(PIECES_MAX) + 1;
+        (0..pieces)
+            .map(|_| PIECES[random.below(PIECES.len() as u64) as usize])
+            .collect()
+    }
+
+    fn kinds_and_lemmas<'o>(tokens: impl Iterator<Item = Token<'o>>) -> Vec<(TokenKind, String)> {
+        tokens
+            .map(|token| (token.kind, token.lemma().to_owned()))
+            .collect()
+    }
+
+    fn assert_same_as_charabia(stop_words: &fst::Set<Vec<u8>>, seed: u64) {
+        let mut builder = TokenizerBuilder::new();
+        builder.stop_words(stop_words);
+        let tokenizer = builder.build();
+        let shortcut = AsciiTokenizer::new(stop_words).expect("the default separators allow it");
+        let mut random = Random(seed);
+        for _ in 0..CASES {
+            let text = drawn(&mut random);
+            assert!(is_printable_ascii(&text));
+            assert_eq!(
+                kinds_and_lemmas(shortcut.tokens(&text)),
+                kinds_and_lemmas(tokenizer.tokenize_with_allow_list(&text, None)),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn printable_ascii_gives_charabias_tokens() {
+        assert_same_as_charabia(&fst::Set::default(), 0x5EED_0001);
+    }
+
+    #[test]
+    fn stop_words_are_matched_as_written_as_charabia_does() {
+        let stop_words = fst::Set::from_iter(["a", "and", "the"]).expect("sorted words");
+        assert_same_as_charabia(&stop_words, 0x5EED_0002);
+    }
+
+    #[test]
+    fn only_printable_ascii_takes_the_shortcut() {
+        assert!(is_printable_ascii("Hello, world. 42 ~"));
+        assert!(is_printable_ascii(""));
+        assert!(!is_printable_ascii("tab\there"));
+        assert!(!is_printable_ascii("line\nbreak"));
+        assert!(!is_printable_ascii("café"));
+        assert!(!is_printable_ascii("nul\0byte"));
+    }
+}
