@@ -28,7 +28,7 @@ use crate::errors::ResponseError;
 pub const SHARD_SEND_DOCUMENTS: usize = 1_000;
 
 /// The plan of a batch's documents, by position.
-pub type RefPlan = BTreeMap<String, PlannedDocument<DocumentRefs>>;
+pub type RefPlan = HashMap<String, PlannedDocument<DocumentRefs>>;
 
 /// Reads the batch's `payloads` (update file names, in batch order) again and sends every
 /// planned document of `plan` to its shard.

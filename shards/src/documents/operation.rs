@@ -22,7 +22,7 @@
 //! merge, so that a batch can be planned from its payloads without keeping their documents in
 //! memory and the documents read again, streamed, only to be applied.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use super::Document;
 use crate::rendezvous::rendezvous_winner_position;
@@ -232,15 +232,18 @@ fn fold<D: PlanDocument>(planned: PlannedDocument<D>, step: Step<D>) -> PlannedD
 pub struct BatchPlan<D = Document> {
     /// True when a "delete all" happened: every stored document not in `documents` is deleted.
     pub delete_all_stored: bool,
-    /// The planned effect per external document id, sorted by id.
-    pub documents: BTreeMap<String, PlannedDocument<D>>,
+    /// The planned effect per external document id. A hash map, not an ordered one: a batch
+    /// plans hundreds of thousands of ids on the control core while the shards wait, and
+    /// nothing depends on their order (internal ids follow the order ids first appear in).
+    /// The ids come from users, so the hasher is std's keyed one.
+    pub documents: HashMap<String, PlannedDocument<D>>,
 }
 
 impl<D> Default for BatchPlan<D> {
     fn default() -> Self {
         Self {
             delete_all_stored: false,
-            documents: BTreeMap::new(),
+            documents: HashMap::new(),
         }
     }
 }
