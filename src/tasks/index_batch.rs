@@ -10,7 +10,7 @@
 //! if any shard cannot prepare, every shard aborts and the batch's document tasks fail with
 //! that error, changing nothing; the catalog is only changed in the copy this batch returns.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -730,8 +730,8 @@ struct DocumentWork {
     cleared: bool,
     /// Every id the batch writes, in the order the batch first met it.
     order: Vec<String>,
-    /// The ids in `order`.
-    ordered: BTreeSet<String>,
+    /// The ids in `order` (membership only: a hash set, like the plan's map).
+    ordered: HashSet<String>,
     touched: bool,
 }
 
@@ -747,7 +747,7 @@ impl DocumentWork {
             gone: BTreeSet::new(),
             cleared: false,
             order: Vec::new(),
-            ordered: BTreeSet::new(),
+            ordered: HashSet::new(),
             touched: false,
         }
     }
