@@ -298,3 +298,25 @@ fn split_by_shard_routes_each_id_to_its_rendezvous_winner() {
     }
     assert!(split.iter().all(|documents| !documents.is_empty()));
 }
+
+#[test]
+fn only_updates_and_conditional_plans_depend_on_the_stored_document() {
+    let mut plan: BatchPlan = BatchPlan::new();
+    let body = || document(json!({"title": "x"}));
+    plan.replace("replaced".into(), body(), MissingDocumentPolicy::Create);
+    plan.update("updated".into(), body(), MissingDocumentPolicy::Create);
+    plan.replace("skipped".into(), body(), MissingDocumentPolicy::Skip);
+    plan.delete("deleted".into());
+    plan.replace(
+        "deleted later".into(),
+        body(),
+        MissingDocumentPolicy::Create,
+    );
+    plan.delete("deleted later".into());
+    let depends = |id: &str| plan.documents[id].depends_on_stored();
+    assert!(!depends("replaced"), "{:?}", plan.documents["replaced"]);
+    assert!(depends("updated"), "{:?}", plan.documents["updated"]);
+    assert!(depends("skipped"), "{:?}", plan.documents["skipped"]);
+    assert!(!depends("deleted"));
+    assert!(!depends("deleted later"));
+}

@@ -525,7 +525,9 @@ impl ShardHost {
         };
         let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS.min(documents.len()));
         for (external_id, planned) in documents {
-            let stored = if preparing.delete_all {
+            // The shard looks the id up again when it applies the operation; reading the
+            // stored document here only serves outcomes that depend on it.
+            let stored = if preparing.delete_all || !planned.depends_on_stored() {
                 None
             } else {
                 preparing

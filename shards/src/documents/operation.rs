@@ -109,6 +109,16 @@ impl<D> PlannedDocument<D> {
         }
     }
 
+    /// Whether the outcome needs the document stored before the batch: to choose between
+    /// conditional outcomes, or to write over it. A plain replacement does not.
+    pub fn depends_on_stored(&self) -> bool {
+        match self {
+            Self::Unconditional(Outcome::Written { onto_stored, .. }) => *onto_stored,
+            Self::Unconditional(_) => false,
+            Self::Conditional { .. } => true,
+        }
+    }
+
     /// The outcome for a document that `is_stored` (or not) before the batch.
     pub fn outcome(&self, is_stored: bool) -> &Outcome<D> {
         match self {
