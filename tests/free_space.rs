@@ -73,15 +73,20 @@ fn data_extent_bytes(path: &Path, length: u64) -> u64 {
     let mut data = 0;
     let mut position: libc::off_t = 0;
     while position < end {
-        // SAFETY: plain system calls on a descriptor `file` keeps open; no pointers.
-        let (start, hole) = unsafe {
-            let start = libc::lseek(descriptor, position, libc::SEEK_DATA);
-            if start < 0 {
-                // ENXIO: only a hole remains up to the end.
-                break;
-            }
-            (start, libc::lseek(descriptor, start, libc::SEEK_HOLE))
-        };
+        // SAFETY: a plain system call on a descriptor `file` keeps open; no pointers.
+        let start = unsafe { libc::lseek(descriptor, position, libc::SEEK_DATA) };
+        if start < 0 {
+            let error = std::io::Error::last_os_error();
+            // ENXIO: only a hole remains up to the end; anything else would undercount.
+            assert_eq!(
+                error.raw_os_error(),
+                Some(libc::ENXIO),
+                "SEEK_DATA fails: {error}"
+            );
+            break;
+        }
+        // SAFETY: a plain system call on the same open descriptor; no pointers.
+        let hole = unsafe { libc::lseek(descriptor, start, libc::SEEK_HOLE) };
         assert!(hole >= start, "SEEK_HOLE fails on {}", path.display());
         data += (hole - start) as u64;
         position = hole;

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde_json::json;
-use shards::shard::{Operation, Shard};
+use shards::shard::{Operation, PENDING_RELEASE_WAIT_MAX, Shard};
 
 /// An interrupt flag never set.
 static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);
@@ -69,9 +69,12 @@ fn an_interrupted_release_leaves_the_held_pages_to_the_next() {
     let snapshot = shard.read().expect("read succeeds");
     write_every_document(&shard, 2);
     let interrupted = AtomicBool::new(true);
+    let started = std::time::Instant::now();
     shard
         .release_free_space(0, &interrupted)
         .expect("release_free_space succeeds");
+    // An interrupted release does not wait for the reader (this thread holds it).
+    assert!(started.elapsed() < PENDING_RELEASE_WAIT_MAX / 2);
     drop(snapshot);
     let later = shard
         .release_free_space(0, &NO_INTERRUPT)

@@ -25,6 +25,8 @@ pub struct Released {
     pub pages: u64,
     /// Consecutive runs they formed (one system call each).
     pub runs: u64,
+    /// Reusable free pages not given back because there were fewer than the minimum.
+    pub held_back_pages: u64,
     /// Free pages a live snapshot may still read: their blocks stay until it ends, and a
     /// later call gives them back.
     pub pending_pages: u64,
@@ -63,6 +65,7 @@ impl Database {
         });
         if (pages.len() as u64) < minimum_pages.max(1) {
             return Ok(Released {
+                held_back_pages: pages.len() as u64,
                 pending_pages,
                 ..Released::default()
             });
@@ -86,6 +89,7 @@ impl Database {
         Ok(Released {
             pages: pages.len() as u64,
             runs: runs.len() as u64,
+            held_back_pages: 0,
             pending_pages,
         })
     }

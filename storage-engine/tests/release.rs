@@ -65,6 +65,8 @@ fn released_free_pages_leave_the_disk_and_the_data_intact() {
         below_minimum.pages, 0,
         "fewer pages than asked: nothing released"
     );
+    assert_eq!(below_minimum.held_back_pages, stats.free_pages);
+    assert_eq!(below_minimum.pending_pages, 0, "no reader holds a page");
     assert_eq!(allocated_bytes(&path), before);
     let released = database
         .release_free_pages(stats.free_pages)
@@ -74,6 +76,7 @@ fn released_free_pages_leave_the_disk_and_the_data_intact() {
         released.pages, stats.free_pages,
         "no reader: all are reusable"
     );
+    assert_eq!(released.held_back_pages, 0);
     assert!(released.runs >= 1 && released.runs <= released.pages);
     let page_bytes = stats.page_bytes;
     assert!(

@@ -11,10 +11,16 @@
 //! context separator) or a word; then the lemma is lowercased. No other normalizer changes
 //! printable ASCII.
 //!
+//! Without a language list, charabia gives Latin text no language (it detects languages only
+//! for scripts several of whose languages have their own segmenter, and Latin's rule is to
+//! pick none), so its German compound splitter never runs here; the tests hold German text to
+//! that.
+//!
 //! Invariants: [`AsciiTokenizer::tokens`] is only used for a text of printable ASCII bytes
 //! (`0x20..=0x7E`; tab, newline and the control bytes go through charabia) with no custom
 //! separators, no dictionary and no language list, and then yields exactly charabia's
-//! tokens' kinds and lemmas, in order; the tables are built from charabia's own separator
+//! tokens' kinds, lemmas and scripts, in order (the offsets are left at zero: indexing reads
+//! none of them, and highlighting goes through charabia); the tables are built from charabia's own separator
 //! lists, and if a multi-byte separator could start on a byte that is not a separator itself
 //! the shortcut is off (the greedy cut below would no longer be leftmost-longest).
 
@@ -26,11 +32,13 @@ use charabia::{Script, SeparatorKind, Token, TokenKind};
 
 /// The printable ASCII bytes the shortcut takes: space to tilde.
 const PRINTABLE: std::ops::RangeInclusive<u8> = 0x20..=0x7E;
+/// Entries of the per-byte separator table: every ASCII byte.
+const ASCII_BYTES: usize = 128;
 
 /// What charabia's default separators make of printable ASCII.
 struct SeparatorTable {
     /// For each byte: its kind when the byte alone is a separator.
-    single: [Option<SeparatorKind>; 128],
+    single: [Option<SeparatorKind>; ASCII_BYTES],
     /// The separators of two or more printable ASCII bytes (". ", ", "), longest first.
     longer: Vec<(&'static str, SeparatorKind)>,
 }
@@ -48,7 +56,7 @@ fn kind_of(separator: &str) -> SeparatorKind {
 
 impl SeparatorTable {
     fn build() -> Option<SeparatorTable> {
-        let mut single = [None; 128];
+        let mut single = [None; ASCII_BYTES];
         let mut longer = Vec::new();
         for &separator in DEFAULT_SEPARATORS {
             if !separator.bytes().all(|byte| PRINTABLE.contains(&byte)) {
@@ -167,7 +175,7 @@ impl<'a> AsciiTokenizer<'a> {
 
 #[cfg(test)]
 mod tests {
-    use charabia::{Token, TokenKind, TokenizerBuilder};
+    use charabia::{Script, Token, TokenKind, TokenizerBuilder};
 
     use super::{AsciiTokenizer, is_printable_ascii};
     use crate::test_random::Random;
@@ -244,9 +252,11 @@ mod tests {
             .collect()
     }
 
-    fn kinds_and_lemmas<'o>(tokens: impl Iterator<Item = Token<'o>>) -> Vec<(TokenKind, String)> {
+    fn kinds_and_lemmas<'o>(
+        tokens: impl Iterator<Item = Token<'o>>,
+    ) -> Vec<(TokenKind, String, Script)> {
         tokens
-            .map(|token| (token.kind, token.lemma().to_owned()))
+            .map(|token| (token.kind, token.lemma().to_owned(), token.script))
             .collect()
     }
 
@@ -276,6 +286,24 @@ mod tests {
     fn stop_words_are_matched_as_written_as_charabia_does() {
         let stop_words = fst::Set::from_iter(["a", "and", "the"]).expect("sorted words");
         assert_same_as_charabia(&stop_words, 0x5EED_0002);
+    }
+
+    #[test]
+    fn german_and_other_latin_text_is_not_split_into_compounds() {
+        let stop_words = fst::Set::default();
+        let tokenizer = TokenizerBuilder::<Vec<u8>>::new().into_tokenizer();
+        let shortcut = AsciiTokenizer::new(&stop_words).expect("the default separators allow it");
+        for text in [
+            "Der Dampfschifffahrtskapitan fahrt uber den Mittellandkanal zur Strombrucke",
+            "Feuchteschutz insgesamt. Hausaufgaben, Bundesverfassungsgericht!",
+            "Le garcon mange une pomme; el nino come manzanas",
+        ] {
+            assert_eq!(
+                kinds_and_lemmas(shortcut.tokens(text)),
+                kinds_and_lemmas(tokenizer.tokenize_with_allow_list(text, None)),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

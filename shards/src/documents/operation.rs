@@ -345,7 +345,7 @@ impl<D: PlanDocument> BatchPlan<D> {
     }
 
     /// Splits the planned documents by owning shard: entry `i` of the result holds the ids of
-    /// `shard_names[i]` in id order. Empty when there is no shard.
+    /// `shard_names[i]`, in no particular order. Empty when there is no shard.
     pub fn split_by_shard(
         self,
         shard_names: &[impl AsRef<str>],

@@ -238,7 +238,12 @@ impl Shard {
                 Err(error) => return Err(ShardError::Storage(error)),
             };
             released_pages += released.pages;
+            // Waiting only helps when the held pages, with those below the minimum, would
+            // make a release.
+            let worth_waiting = released_pages > 0
+                || released.pending_pages + released.held_back_pages >= minimum_pages;
             if released.pending_pages == 0
+                || !worth_waiting
                 || interrupt.load(std::sync::atomic::Ordering::Relaxed)
                 || started.elapsed() >= PENDING_RELEASE_WAIT_MAX
             {

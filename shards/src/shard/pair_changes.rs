@@ -36,11 +36,11 @@ pub(super) struct PairChanges {
 
 /// The rank of every word number in the order `order` gives the words.
 fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> Vec<u32> {
-    let mut by_order: Vec<u32> = (0..words.len() as u32).collect();
-    by_order.sort_unstable_by(|left, right| order(words[*left as usize], words[*right as usize]));
+    let mut by_order: Vec<usize> = (0..words.len()).collect();
+    by_order.sort_unstable_by(|left, right| order(words[*left], words[*right]));
     let mut ranks = vec![0; words.len()];
     for (rank, number) in by_order.into_iter().enumerate() {
-        ranks[number as usize] = rank as u32;
+        ranks[number] = u32::try_from(rank).expect("word numbers are u32, so ranks are too");
     }
     ranks
 }
@@ -74,42 +74,37 @@ impl PairChanges {
         // left words' terminated order, then by the right words' byte order.
         let left_ranks = ranks(&words, terminated_order);
         let right_ranks = ranks(&words, |left, right| left.as_bytes().cmp(right.as_bytes()));
-        let mut order: Vec<(u64, u64)> = changes
+        // (left rank, right rank, document, operation order): per key, by document, then
+        // operation order, so that `mark` keeps a document's last change.
+        let mut order: Vec<(u32, u32, u32, usize)> = changes
             .iter()
             .enumerate()
             .map(|(sequence, change)| {
-                let key = (u64::from(left_ranks[change.left as usize]) << 32)
-                    | u64::from(right_ranks[change.right as usize]);
-                let within = (u64::from(change.document) << 32) | sequence as u64;
-                (key, within)
+                (
+                    left_ranks[change.left as usize],
+                    right_ranks[change.right as usize],
+                    change.document,
+                    sequence,
+                )
             })
             .collect();
-        // Per key, by document, then operation order: `mark` keeps a document's last change.
         order.sort_unstable();
         let mut postings = Postings::default();
         let mut key = Vec::new();
         let mut value = Vec::new();
-        let mut start = 0;
-        while start < order.len() {
-            let group = order[start].0;
-            let end = start
-                + order[start..]
-                    .iter()
-                    .take_while(|(key, _)| *key == group)
-                    .count();
+        for group in order.chunk_by(|first, second| (first.0, first.1) == (second.0, second.1)) {
             postings.clear();
-            for (_, within) in &order[start..end] {
-                let change = &changes[(*within & u64::from(u32::MAX)) as usize];
+            for &(_, _, _, sequence) in group {
+                let change = &changes[sequence];
                 postings.mark(change.document, change.add);
             }
-            let first = &changes[(order[start].1 & u64::from(u32::MAX)) as usize];
+            let first = &changes[group[0].3];
             write_pair_key(
                 &mut key,
                 words[first.left as usize],
                 words[first.right as usize],
             );
             postings.merge_into(&tree, &key, &mut value)?;
-            start = end;
         }
         Ok(())
     }
