@@ -10,4 +10,6 @@ pub mod rendezvous;
 pub mod search;
 pub mod shard;
 #[cfg(test)]
+mod test_database;
+#[cfg(test)]
 mod test_random;

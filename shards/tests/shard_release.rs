@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde_json::json;
-use shards::shard::{Operation, PENDING_RELEASE_WAIT_MAX, Shard};
+use shards::shard::{Operation, PENDING_RELEASE_WAIT_MAX, Shard, ShardSnapshot};
 
 /// An interrupt flag never set.
 static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);
@@ -37,13 +37,20 @@ fn write_every_document(shard: &Shard, batch_uid: u64) {
         .expect("the batch applies");
 }
 
-#[test]
-fn a_release_waits_for_the_readers_and_gives_back_the_pages_they_held() {
-    let directory = tempfile::tempdir().expect("tempdir succeeds");
-    let shard = common::open_shard(&directory, "shard.pages");
+/// A shard in `directory` whose first batch's pages, freed by a second batch, a reader's
+/// snapshot (answered with it) still holds.
+fn shard_with_held_pages(directory: &tempfile::TempDir) -> (Shard, ShardSnapshot) {
+    let shard = common::open_shard(directory, "shard.pages");
     write_every_document(&shard, 1);
     let snapshot = shard.read().expect("read succeeds");
     write_every_document(&shard, 2);
+    (shard, snapshot)
+}
+
+#[test]
+fn a_release_waits_for_the_readers_and_gives_back_the_pages_they_held() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let (shard, snapshot) = shard_with_held_pages(&directory);
     let released = std::thread::scope(|scope| {
         let release = scope.spawn(|| shard.release_free_space(0, &NO_INTERRUPT));
         std::thread::sleep(READER_HOLDS_FOR);
@@ -64,10 +71,7 @@ fn a_release_waits_for_the_readers_and_gives_back_the_pages_they_held() {
 #[test]
 fn an_interrupted_release_leaves_the_held_pages_to_the_next() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
-    let shard = common::open_shard(&directory, "shard.pages");
-    write_every_document(&shard, 1);
-    let snapshot = shard.read().expect("read succeeds");
-    write_every_document(&shard, 2);
+    let (shard, snapshot) = shard_with_held_pages(&directory);
     let interrupted = AtomicBool::new(true);
     let started = std::time::Instant::now();
     shard

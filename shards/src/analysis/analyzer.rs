@@ -9,9 +9,9 @@
 
 use std::collections::BTreeSet;
 
-use charabia::{SeparatorKind, Token, TokenKind, Tokenizer, TokenizerBuilder};
+use charabia::{Language, SeparatorKind, Token, TokenKind, Tokenizer, TokenizerBuilder};
 
-use super::ascii_tokenizer::{AsciiTokenizer, is_printable_ascii};
+use super::ascii_tokenizer::AsciiTokenizer;
 use super::locales::FieldLanguages;
 use super::settings::TextSettings;
 
@@ -120,19 +120,37 @@ impl Analyzer {
 
     /// The shortcut for printable ASCII text (see [`AsciiTokenizer`]), when the settings
     /// keep charabia's default separators and add no dictionary words.
-    pub fn ascii_tokenizer(&self) -> Option<AsciiTokenizer<'_>> {
+    fn ascii_tokenizer(&self) -> Option<AsciiTokenizer<'_>> {
         if self.separators.is_some() || self.dictionary.is_some() {
             return None;
         }
         AsciiTokenizer::new(&self.stop_words)
     }
 
+    /// The words of `text` in `languages` (a field's, if it has any), with positions
+    /// starting at `start`: through the ASCII shortcut when it takes the text, else through
+    /// `tokenizer` (the one [`Analyzer::with_tokenizer`] builds).
+    pub fn words_with(
+        &self,
+        tokenizer: &Tokenizer<'_>,
+        text: &str,
+        languages: Option<&[Language]>,
+        start: u32,
+    ) -> Vec<PositionedWord> {
+        let shortcut = match (languages, self.ascii_tokenizer()) {
+            (None, Some(ascii)) => ascii
+                .tokens(text)
+                .map(|tokens| positioned_words(tokens, start)),
+            _ => None,
+        };
+        shortcut.unwrap_or_else(|| {
+            positioned_words(tokenizer.tokenize_with_allow_list(text, languages), start)
+        })
+    }
+
     /// The words of `text` with positions starting at `start`.
     pub fn words(&self, text: &str, start: u32) -> Vec<PositionedWord> {
-        match self.ascii_tokenizer() {
-            Some(ascii) if is_printable_ascii(text) => positioned_words(ascii.tokens(text), start),
-            _ => self.with_tokenizer(|tokenizer| positioned_words(tokenizer.tokenize(text), start)),
-        }
+        self.with_tokenizer(|tokenizer| self.words_with(tokenizer, text, None, start))
     }
 
     /// The normalized words of `text`, in order, stop words included (used for synonyms and

@@ -16,9 +16,9 @@
 //! pick none), so its German compound splitter never runs here; the tests hold German text to
 //! that.
 //!
-//! Invariants: [`AsciiTokenizer::tokens`] is only used for a text of printable ASCII bytes
-//! (`0x20..=0x7E`; tab, newline and the control bytes go through charabia) with no custom
-//! separators, no dictionary and no language list, and then yields exactly charabia's
+//! Invariants: [`AsciiTokenizer::tokens`] takes only a text of printable ASCII bytes
+//! (`0x20..=0x7E`; tab, newline and the control bytes go through charabia), it is only used
+//! with no custom separators, no dictionary and no language list, and then yields exactly charabia's
 //! tokens' kinds, lemmas and scripts, in order (the offsets are left at zero: indexing reads
 //! none of them, and highlighting goes through charabia); the tables are built from charabia's own separator
 //! lists, and if a multi-byte separator could start on a byte that is not a separator itself
@@ -98,9 +98,20 @@ impl SeparatorTable {
     }
 }
 
-/// Whether `text` is one the shortcut takes (see the module invariants).
-pub fn is_printable_ascii(text: &str) -> bool {
-    text.bytes().all(|byte| PRINTABLE.contains(&byte))
+/// The script charabia gives printable ASCII `text` (Latin when it holds a letter, none
+/// otherwise), read in the same pass that checks it; `None` when `text` is not one the
+/// shortcut takes (see the module invariants).
+fn printable_script(text: &str) -> Option<Script> {
+    let mut script = Script::Other;
+    for byte in text.bytes() {
+        if !PRINTABLE.contains(&byte) {
+            return None;
+        }
+        if byte.is_ascii_alphabetic() {
+            script = Script::Latin;
+        }
+    }
+    Some(script)
 }
 
 /// The shortcut, with the index's stop words.
@@ -117,16 +128,15 @@ impl<'a> AsciiTokenizer<'a> {
         Some(AsciiTokenizer { table, stop_words })
     }
 
-    /// charabia's tokens of `text`, which must be printable ASCII ([`is_printable_ascii`]).
-    pub fn tokens<'o>(&self, text: &'o str) -> impl Iterator<Item = Token<'o>> + use<'o, '_> {
-        debug_assert!(is_printable_ascii(text));
-        let script = if text.bytes().any(|byte| byte.is_ascii_alphabetic()) {
-            Script::Latin
-        } else {
-            Script::Other
-        };
+    /// charabia's tokens of `text`, or `None` when `text` is not printable ASCII (charabia
+    /// then tokenizes it).
+    pub fn tokens<'o>(
+        &self,
+        text: &'o str,
+    ) -> Option<impl Iterator<Item = Token<'o>> + use<'o, '_>> {
+        let script = printable_script(text)?;
         let mut offset = 0;
-        std::iter::from_fn(move || {
+        Some(std::iter::from_fn(move || {
             let rest = text
                 .as_bytes()
                 .get(offset..)
@@ -148,7 +158,7 @@ impl<'a> AsciiTokenizer<'a> {
             };
             let written = &text[start..offset];
             Some(self.token(written, kind, script))
-        })
+        }))
     }
 
     /// The token of `written`, cut as `kind`: classified as charabia's classifier does, then
@@ -177,7 +187,7 @@ impl<'a> AsciiTokenizer<'a> {
 mod tests {
     use charabia::{Script, Token, TokenKind, TokenizerBuilder};
 
-    use super::{AsciiTokenizer, is_printable_ascii};
+    use super::{AsciiTokenizer, printable_script};
     use crate::test_random::Random;
 
     /// Strings drawn per case.
@@ -268,9 +278,11 @@ mod tests {
         let mut random = Random(seed);
         for _ in 0..CASES {
             let text = drawn(&mut random);
-            assert!(is_printable_ascii(&text));
+            let tokens = shortcut
+                .tokens(&text)
+                .expect("drawn texts are printable ASCII");
             assert_eq!(
-                kinds_and_lemmas(shortcut.tokens(&text)),
+                kinds_and_lemmas(tokens),
                 kinds_and_lemmas(tokenizer.tokenize_with_allow_list(&text, None)),
                 "{text:?}"
             );
@@ -299,7 +311,7 @@ mod tests {
             "Le garcon mange une pomme; el nino come manzanas",
         ] {
             assert_eq!(
-                kinds_and_lemmas(shortcut.tokens(text)),
+                kinds_and_lemmas(shortcut.tokens(text).expect("printable ASCII")),
                 kinds_and_lemmas(tokenizer.tokenize_with_allow_list(text, None)),
                 "{text:?}"
             );
@@ -308,11 +320,12 @@ mod tests {
 
     #[test]
     fn only_printable_ascii_takes_the_shortcut() {
-        assert!(is_printable_ascii("Hello, world. 42 ~"));
-        assert!(is_printable_ascii(""));
-        assert!(!is_printable_ascii("tab\there"));
-        assert!(!is_printable_ascii("line\nbreak"));
-        assert!(!is_printable_ascii("café"));
-        assert!(!is_printable_ascii("nul\0byte"));
+        assert_eq!(printable_script("Hello, world. 42 ~"), Some(Script::Latin));
+        assert_eq!(printable_script("42 ~"), Some(Script::Other));
+        assert_eq!(printable_script(""), Some(Script::Other));
+        assert_eq!(printable_script("tab\there"), None);
+        assert_eq!(printable_script("line\nbreak"), None);
+        assert_eq!(printable_script("café"), None);
+        assert_eq!(printable_script("nul\0byte"), None);
     }
 }

@@ -14,9 +14,7 @@ use serde_json::{Map, Value};
 
 use charabia::Tokenizer;
 
-use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE, positioned_words};
-use super::ascii_tokenizer::{AsciiTokenizer, is_printable_ascii};
-use super::locales::FieldLanguages;
+use super::analyzer::{Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE};
 use super::settings::TextSettings;
 
 /// One place a word occurs: a field id and a position in that field.
@@ -37,9 +35,7 @@ pub struct DocumentWords {
 
 struct Walker<'a, 't, F> {
     tokenizer: &'a Tokenizer<'t>,
-    /// charabia's shortcut for printable ASCII, when the settings allow it.
-    ascii: Option<AsciiTokenizer<'a>>,
-    field_languages: &'a FieldLanguages,
+    analyzer: &'a Analyzer,
     settings: &'a TextSettings,
     field_id: F,
     /// Field id → the position the next value would continue from.
@@ -61,8 +57,7 @@ where
     analyzer.with_tokenizer(|tokenizer| {
         let mut walker = Walker {
             tokenizer,
-            ascii: analyzer.ascii_tokenizer(),
-            field_languages: analyzer.field_languages(),
+            analyzer,
             settings,
             field_id,
             next_start: BTreeMap::new(),
@@ -116,17 +111,11 @@ impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
         if start >= FIELD_POSITIONS_MAX {
             return Ok(());
         }
-        let languages = self.field_languages.of_field(path);
-        let words = match &self.ascii {
-            Some(ascii) if languages.is_none() && is_printable_ascii(text) => {
-                positioned_words(ascii.tokens(text), start)
-            }
-            _ => positioned_words(
-                self.tokenizer.tokenize_with_allow_list(text, languages),
-                start,
-            ),
-        };
-        for word in words {
+        let languages = self.analyzer.field_languages().of_field(path);
+        for word in self
+            .analyzer
+            .words_with(self.tokenizer, text, languages, start)
+        {
             let position = u16::try_from(word.position).expect("positions stay below 2^16");
             self.next_start.insert(field, word.position);
             let length = self.output.field_lengths.entry(field).or_default();

@@ -115,11 +115,12 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::ops::Bound;
 
-    use storage_engine::{Database, Direction, Options, SyncMode};
+    use storage_engine::Direction;
 
     use super::*;
     use crate::analysis::Occurrence;
     use crate::shard::keys::decode_bitmap;
+    use crate::test_database::scratch_database;
     use crate::test_random::Random;
 
     /// Words whose pair keys interleave: a word before the longer words it starts, and a
@@ -163,13 +164,7 @@ mod tests {
     fn pairs_written_in_rounds_equal_a_model_applied_change_by_change() {
         for case in 0..6_u64 {
             let mut random = Random(0x5DEE_CE66_D1CE_4E5B ^ (case + 1).wrapping_mul(0x9E37));
-            let directory = tempfile::tempdir().expect("a temporary directory");
-            let options = Options {
-                sync_mode: SyncMode::None,
-                ..Options::default()
-            };
-            let database = Database::open(&directory.path().join("pairs.pages"), options)
-                .expect("the database opens");
+            let (_directory, database) = scratch_database();
             let mut model = Model::new();
             for _ in 0..10 {
                 let (words, mut pairs) = random_round(&mut random, &mut model);

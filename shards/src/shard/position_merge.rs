@@ -211,7 +211,7 @@ impl Region<'_, '_> {
 mod tests {
     use std::collections::BTreeMap;
 
-    use storage_engine::{Database, Options, ReadTree, SyncMode};
+    use storage_engine::ReadTree;
 
     use super::super::word_changes::WordChanges;
     use crate::analysis::Occurrence;
@@ -221,6 +221,7 @@ mod tests {
     };
     use crate::search::word_positions::{WordPositions, scan_word};
 
+    use crate::test_database::scratch_database;
     use crate::test_random::Random;
 
     /// (word, document) → the word's occurrences in the document.
@@ -423,13 +424,7 @@ mod tests {
         let mut most_chunks = 0;
         for case in 0..4_u64 {
             let mut random = Random(0x9E37_79B9_7F4A_7C15 ^ (case + 1).wrapping_mul(0xA24B));
-            let directory = tempfile::tempdir().expect("a temporary directory");
-            let options = Options {
-                sync_mode: SyncMode::None,
-                ..Options::default()
-            };
-            let database = Database::open(&directory.path().join("positions.pages"), options)
-                .expect("the database opens");
+            let (_directory, database) = scratch_database();
             let mut model = Model::new();
             let mut next_id = 0;
             for round in 0..14 {
