@@ -230,8 +230,8 @@ pub struct Config {
     pub log_level: LogLevel,
     /// Memory bound of indexing, in bytes; default two thirds of the machine's memory,
     /// `None` when the machine's memory is unknown. A quarter of it, shared by the cores,
-    /// bounds the changed pages the shards' write transactions keep in memory (see
-    /// `coordinator::shard_host::shard_write_memory_bytes`).
+    /// bounds the changed pages the shards' write transactions keep in memory, and half of it
+    /// the batches' pending word and facet changes (see `coordinator::shard_host::ShardMemory`).
     pub max_indexing_memory: Option<u64>,
     /// Accepted; coresearch indexes on its shard cores (`--cores`), so no separate pool.
     pub max_indexing_threads: Option<usize>,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::coordinator::catalog::Catalog;
-use crate::coordinator::shard_host::ShardHost;
+use crate::coordinator::shard_host::{ShardHost, ShardMemory};
 use crate::coordinator::{ControlSide, Coordinator, DataReply, DataRequest};
 use crate::tasks::Task;
 use crate::tasks::autobatch::AutobatchLimits;
@@ -43,7 +43,7 @@ use crate::search::queue::{SearchQueue, SearchQueueLimits};
 struct CoreSettings {
     data_directory: PathBuf,
     /// Changed pages one shard's write transaction keeps in memory at most.
-    shard_write_memory_bytes: u64,
+    shard_memory: ShardMemory,
     master_key: Option<String>,
     /// The key set as it was at start, which every core begins with.
     keys: Arc<KeySet>,
@@ -78,10 +78,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
     let settings = CoreSettings {
         data_directory,
-        shard_write_memory_bytes: crate::coordinator::shard_host::shard_write_memory_bytes(
-            config.max_indexing_memory,
-            config.cores,
-        ),
+        shard_memory: ShardMemory::for_indexing_memory(config.max_indexing_memory, config.cores),
         master_key: config.master_key.clone(),
         keys,
         production: config.env == Environment::Production,
@@ -181,11 +178,11 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     });
     let data_directory = settings.data_directory.clone();
     let catalog = settings.catalog.clone();
-    let shard_write_memory_bytes = settings.shard_write_memory_bytes;
+    let shard_memory = settings.shard_memory;
     let (data_mesh, coordinator) = CoreMesh::join(settings.data_mesh, move |mesh| {
         Rc::new(Coordinator::new(
             mesh,
-            ShardHost::new(data_directory.clone(), shard_write_memory_bytes),
+            ShardHost::new(data_directory.clone(), shard_memory),
             data_directory,
             catalog,
             update_files,

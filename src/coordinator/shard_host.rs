@@ -25,8 +25,8 @@ use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
 use shards::filter::{Filter, FilterableRules, evaluate};
 use shards::shard::{
-    ListQuery, Operation, PreparedBatch, Repack, Shard, ShardError, ShardSnapshot, ShardStats,
-    SortRule,
+    ListQuery, Operation, PENDING_CHANGES_BYTES_DEFAULT, PreparedBatch, Repack, Shard, ShardError,
+    ShardSnapshot, ShardStats, SortRule,
 };
 use storage_engine::Options;
 
@@ -55,14 +55,61 @@ pub const SHARD_WRITE_MEMORY_BYTES_DEFAULT: u64 = 32 << 20;
 /// the rest is for the batch's pending word changes, its plan and its payloads.
 const WRITE_MEMORY_SHARE_OF_INDEXING_MEMORY: u64 = 4;
 
+/// Share of `--max-indexing-memory` the pending word and facet changes of all cores' batches
+/// may take together.
+const PENDING_CHANGES_SHARE_OF_INDEXING_MEMORY: u64 = 2;
+
+/// `default`, lowered so that one per core stays within `1 / share` of `max_indexing_memory`.
+fn per_core_share(default: u64, max_indexing_memory: Option<u64>, share: u64, cores: usize) -> u64 {
+    let cores = u64::try_from(cores.max(1)).unwrap_or(u64::MAX);
+    match max_indexing_memory {
+        Some(memory) => default.min(memory / share / cores),
+        None => default,
+    }
+}
+
 /// Changed pages one shard's write transaction keeps in memory at most: the default, lowered
 /// so that one transaction per core stays within a quarter of `max_indexing_memory`.
 pub fn shard_write_memory_bytes(max_indexing_memory: Option<u64>, cores: usize) -> u64 {
-    let cores = u64::try_from(cores.max(1)).unwrap_or(u64::MAX);
-    match max_indexing_memory {
-        Some(memory) => SHARD_WRITE_MEMORY_BYTES_DEFAULT
-            .min(memory / WRITE_MEMORY_SHARE_OF_INDEXING_MEMORY / cores),
-        None => SHARD_WRITE_MEMORY_BYTES_DEFAULT,
+    per_core_share(
+        SHARD_WRITE_MEMORY_BYTES_DEFAULT,
+        max_indexing_memory,
+        WRITE_MEMORY_SHARE_OF_INDEXING_MEMORY,
+        cores,
+    )
+}
+
+/// Heap bytes one shard's pending word and facet changes take at most between two writes to
+/// its trees: the shards' default, lowered so that one batch per core stays within half of
+/// `max_indexing_memory`.
+pub fn shard_pending_changes_bytes(max_indexing_memory: Option<u64>, cores: usize) -> u64 {
+    let default = u64::try_from(PENDING_CHANGES_BYTES_DEFAULT).unwrap_or(u64::MAX);
+    per_core_share(
+        default,
+        max_indexing_memory,
+        PENDING_CHANGES_SHARE_OF_INDEXING_MEMORY,
+        cores,
+    )
+}
+
+/// What one shard's batch may hold in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardMemory {
+    /// Changed pages its write transaction keeps in memory at most (the page store writes the
+    /// rest to the file before the commit).
+    pub write_pages_bytes: u64,
+    /// Heap bytes its pending word and facet changes take at most between two writes to the
+    /// trees.
+    pub pending_changes_bytes: u64,
+}
+
+impl ShardMemory {
+    /// The bounds for `cores` cores sharing `max_indexing_memory`.
+    pub fn for_indexing_memory(max_indexing_memory: Option<u64>, cores: usize) -> ShardMemory {
+        ShardMemory {
+            write_pages_bytes: shard_write_memory_bytes(max_indexing_memory, cores),
+            pending_changes_bytes: shard_pending_changes_bytes(max_indexing_memory, cores),
+        }
     }
 }
 
@@ -248,9 +295,8 @@ pub enum ShardAnswer {
 /// The shards of one core.
 pub struct ShardHost {
     data_directory: PathBuf,
-    /// Changed pages a shard's write transaction keeps in memory at most (the page store
-    /// writes the rest to the file before the commit).
-    write_memory_bytes: u64,
+    /// What a shard's batch may hold in memory.
+    memory: ShardMemory,
     open: RefCell<HashMap<ShardAddress, Arc<Shard>>>,
     prepared: RefCell<HashMap<ShardAddress, Preparing>>,
 }
@@ -264,13 +310,18 @@ struct Preparing {
 }
 
 impl ShardHost {
-    pub fn new(data_directory: PathBuf, write_memory_bytes: u64) -> ShardHost {
+    pub fn new(data_directory: PathBuf, memory: ShardMemory) -> ShardHost {
         ShardHost {
             data_directory,
-            write_memory_bytes,
+            memory,
             open: RefCell::new(HashMap::new()),
             prepared: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// The bound of a batch's pending changes, as the shard takes it.
+    fn pending_changes_bytes(&self) -> usize {
+        usize::try_from(self.memory.pending_changes_bytes).unwrap_or(usize::MAX)
     }
 
     /// Runs `command` on the shard at `address`.
@@ -474,7 +525,7 @@ impl ShardHost {
             std::fs::create_dir_all(parent).map_err(|error| crate::errors::io_error(&error))?;
         }
         let options = Options {
-            write_memory_bytes_max: Some(self.write_memory_bytes),
+            write_memory_bytes_max: Some(self.memory.write_pages_bytes),
             ..Options::default()
         };
         let shard = Arc::new(Shard::open(&path, options).map_err(shard_error)?);
@@ -495,6 +546,7 @@ impl ShardHost {
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
         let mut batch = shard.prepare(batch_uid).map_err(shard_error)?;
+        batch.bound_pending_changes(self.pending_changes_bytes());
         batch.assign_ids(assigned);
         if delete_all {
             batch
@@ -565,6 +617,7 @@ impl ShardHost {
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
         let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
+        prepared.bound_pending_changes(self.pending_changes_bytes());
         let edited = if prepared.is_already_applied() {
             0
         } else {
@@ -809,5 +862,17 @@ mod tests {
         // A quarter of 64 MiB shared by two cores.
         assert_eq!(shard_write_memory_bytes(Some(64 << 20), 2), 8 << 20);
         assert_eq!(shard_write_memory_bytes(Some(64 << 20), 0), 16 << 20);
+    }
+
+    #[test]
+    fn the_pending_changes_of_a_shard_take_the_default_unless_indexing_memory_is_small() {
+        let default = u64::try_from(PENDING_CHANGES_BYTES_DEFAULT).expect("fits u64");
+        assert_eq!(shard_pending_changes_bytes(None, 2), default);
+        assert_eq!(shard_pending_changes_bytes(Some(16 << 30), 2), default);
+        // Half of 64 MiB shared by two cores.
+        assert_eq!(shard_pending_changes_bytes(Some(64 << 20), 2), 16 << 20);
+        let memory = ShardMemory::for_indexing_memory(Some(64 << 20), 2);
+        assert_eq!(memory.write_pages_bytes, 8 << 20);
+        assert_eq!(memory.pending_changes_bytes, 16 << 20);
     }
 }

@@ -89,6 +89,30 @@ impl<'a> Source<'a> {
     }
 }
 
+impl<'a> Source<'a> {
+    /// The leaf whose range holds `key`, the key its range ends before (none for the tree's
+    /// last leaf), and its depth (branches above it).
+    pub fn leaf_and_high(
+        &self,
+        root: Pointer,
+        key: &[u8],
+    ) -> Result<(NodeRef<'a>, Option<&'a [u8]>, usize)> {
+        let mut node = self.load(root)?;
+        let mut high = None;
+        for depth in 0..TREE_DEPTH_MAX {
+            if node.is_leaf() {
+                return Ok((node, high, depth));
+            }
+            let index = node.child_index_for(key)?;
+            if index < node.count() {
+                high = Some(node.key(index)?);
+            }
+            node = self.load(node.child(index)?)?;
+        }
+        Err(Error::corrupted(root.page, "tree deeper than possible"))
+    }
+}
+
 /// Where a seek starts.
 #[derive(Clone, Copy)]
 pub enum Seek<'k> {

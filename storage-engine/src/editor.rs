@@ -38,6 +38,15 @@ struct Descent {
     version: u64,
 }
 
+/// A branch on a root-to-leaf path and the index of the child the path takes.
+#[derive(Debug, Clone, Copy)]
+pub struct PathStep {
+    /// The branch's dirty page.
+    pub page: u64,
+    /// The child taken.
+    pub index: usize,
+}
+
 /// What an insertion below a node hands back up: the replaced value, and the separator
 /// and new right page if the node split.
 type Inserted = (Option<StoredValue>, Option<(Vec<u8>, u64)>);
@@ -315,22 +324,27 @@ impl Editor<'_> {
         if self.source().find(root, key)?.is_none() {
             return Ok((root, None));
         }
-        let mut page = self.make_dirty(root_pointer)?;
+        let page = self.make_dirty(root_pointer)?;
         let removed = self.delete_from(page, key, 0)?;
+        Ok((self.collapse_root(page), removed))
+    }
+
+    /// The root of the tree whose dirty root is `page`, once the root is neither an empty
+    /// leaf (the tree is empty: `None`) nor a branch with a single child (the child is the
+    /// root); the pages dropped are freed.
+    pub fn collapse_root(&mut self, mut page: u64) -> Option<Pointer> {
         loop {
             let node = self.node(page);
             let only_child = match (node.is_leaf(), node.count()) {
                 (true, 0) => None,
                 (false, 0) => Some(node.child(0)),
-                _ => return Ok((Some(dirty_pointer(page)), removed)),
+                _ => return Some(dirty_pointer(page)),
             };
             self.dirty.remove(&page);
             self.allocator.free(page, 1);
             match only_child {
-                None => return Ok((None, removed)),
-                Some(child) if !self.dirty.contains_key(&child.page) => {
-                    return Ok((Some(child), removed));
-                }
+                None => return None,
+                Some(child) if !self.dirty.contains_key(&child.page) => return Some(child),
                 Some(child) => page = child.page,
             }
         }
@@ -358,6 +372,159 @@ impl Editor<'_> {
             self.rebalance(page, index)?;
         }
         Ok(removed)
+    }
+
+    /// Makes the branches from `root` down to the leaf whose range holds `key`, which lies
+    /// `leaf_depth` branches below the root, dirty, and leaves the leaf as it is. Returns the
+    /// root's page (when the root is a branch) and the leaf's pointer; `path` receives each
+    /// branch on the way down with the index of the child taken.
+    pub fn dirty_branches(
+        &mut self,
+        root: Pointer,
+        key: &[u8],
+        leaf_depth: usize,
+        path: &mut Vec<PathStep>,
+    ) -> Result<(Option<u64>, Pointer)> {
+        path.clear();
+        if leaf_depth == 0 {
+            return Ok((None, root));
+        }
+        if leaf_depth > TREE_DEPTH_MAX {
+            return Err(Error::corrupted(root.page, "tree deeper than possible"));
+        }
+        let root_page = self.make_dirty(root)?;
+        let mut page = root_page;
+        loop {
+            let node = self.node(page);
+            if node.is_leaf() {
+                return Err(Error::corrupted(page, "a leaf above the leaves' depth"));
+            }
+            let index = node
+                .view(page)?
+                .search(key)?
+                .map_or_else(|index| index, |index| index + 1);
+            let child = node.child(index);
+            path.push(PathStep { page, index });
+            if path.len() == leaf_depth {
+                return Ok((Some(root_page), child));
+            }
+            let child = self.make_dirty(child)?;
+            self.node_mut(page).set_child(index, dirty_pointer(child));
+            page = child;
+        }
+    }
+
+    /// Puts `node` in place of the node at `old` without reading it: in its page when it is
+    /// already dirty, else in a new page (the old one is freed), which `parent` (the branch
+    /// step above it, none for the root) then points to. Returns the node's page.
+    pub fn replace_node(
+        &mut self,
+        old: Pointer,
+        node: NodeBuffer,
+        parent: Option<PathStep>,
+    ) -> Result<u64> {
+        let page = if self.dirty.contains_key(&old.page) {
+            old.page
+        } else {
+            let page = self.allocator.allocate(self.pager, 1)?;
+            self.allocator.free(old.page, 1);
+            page
+        };
+        self.dirty.insert(page, node);
+        if let Some(step) = parent {
+            self.node_mut(step.page)
+                .set_child(step.index, dirty_pointer(page));
+        }
+        Ok(page)
+    }
+
+    /// Merges each node of `path` (bottom-up, the leaf below it first) with a sibling when it
+    /// is under-full, as deletions do; `root` is the path's dirty root. Returns the root after
+    /// [`Self::collapse_root`].
+    pub fn rebalance_path(&mut self, root: u64, path: &[PathStep]) -> Result<Option<Pointer>> {
+        for step in path.iter().rev() {
+            self.rebalance(step.page, step.index)?;
+        }
+        Ok(self.collapse_root(root))
+    }
+
+    /// Adds the dirty leaf `child`, whose keys start at `separator`, to the tree whose root is
+    /// `root` and whose leaves lie `leaf_depth` branches below it: `separator` falls in
+    /// the range of an existing leaf whose keys are all below it, and the new leaf takes the
+    /// upper part of that range. Branches that overflow split upwards. Returns the root and
+    /// the leaves' depth afterwards.
+    pub fn insert_child(
+        &mut self,
+        root: Pointer,
+        separator: &[u8],
+        child: u64,
+        leaf_depth: usize,
+    ) -> Result<(u64, usize)> {
+        let root = self.make_dirty(root)?;
+        let split = if leaf_depth == 0 {
+            Some((separator.to_vec(), child))
+        } else {
+            self.insert_child_below(root, separator, child, 1, leaf_depth, true)?
+        };
+        let Some((separator, right)) = split else {
+            return Ok((root, leaf_depth));
+        };
+        let new_root = self.allocator.allocate(self.pager, 1)?;
+        let separator_cell = branch_cell(&separator, dirty_pointer(right));
+        let branch = NodeBuffer::build(
+            self.pager.page_bytes(),
+            Some(dirty_pointer(root)),
+            &[&separator_cell],
+        );
+        self.dirty.insert(new_root, branch);
+        Ok((new_root, leaf_depth + 1))
+    }
+
+    /// [`Self::insert_child`] below the dirty branch `page`, `depth` levels below the root
+    /// (`rightmost` when every branch above took its last child).
+    fn insert_child_below(
+        &mut self,
+        page: u64,
+        separator: &[u8],
+        child: u64,
+        depth: usize,
+        leaf_depth: usize,
+        rightmost: bool,
+    ) -> Result<Option<(Vec<u8>, u64)>> {
+        if depth > TREE_DEPTH_MAX {
+            return Err(Error::corrupted(page, "tree deeper than possible"));
+        }
+        let node = self.node(page);
+        if node.is_leaf() {
+            return Err(Error::corrupted(page, "a leaf above the leaves' depth"));
+        }
+        let index = node
+            .view(page)?
+            .search(separator)?
+            .map_or_else(|index| index, |index| index + 1);
+        let split = if depth == leaf_depth {
+            Some((separator.to_vec(), child))
+        } else {
+            let below_rightmost = rightmost && index == node.count();
+            let below = self.make_dirty(node.child(index))?;
+            self.node_mut(page).set_child(index, dirty_pointer(below));
+            self.insert_child_below(
+                below,
+                separator,
+                child,
+                depth + 1,
+                leaf_depth,
+                below_rightmost,
+            )?
+        };
+        let Some((separator, right)) = split else {
+            return Ok(None);
+        };
+        let separator_cell = branch_cell(&separator, dirty_pointer(right));
+        if self.node_mut(page).insert_cell(index, &separator_cell) {
+            return Ok(None);
+        }
+        Ok(Some(self.split(page, index, &separator_cell, rightmost)?))
     }
 
     /// Merges dirty child `index` of branch `page` with a sibling when it is under-full and

@@ -53,6 +53,10 @@ pub enum Error {
     TransactionFailed,
     /// An earlier sync failed, so the state on disk is unknown: reopen the database.
     Poisoned,
+    /// A merge writer was given a key not above the key before it.
+    KeysOutOfOrder,
+    /// A merge writer was asked to put or delete before any key was sought, or twice for one.
+    NothingSought,
 }
 
 impl Error {
@@ -116,6 +120,18 @@ impl fmt::Display for Error {
                 write!(
                     formatter,
                     "an earlier sync failed; the database must be reopened"
+                )
+            }
+            Error::KeysOutOfOrder => {
+                write!(
+                    formatter,
+                    "a merge's keys must be sought in ascending order"
+                )
+            }
+            Error::NothingSought => {
+                write!(
+                    formatter,
+                    "a merge's put or delete needs a key sought before it"
                 )
             }
         }

@@ -45,6 +45,7 @@ mod integrity;
 pub mod io;
 mod layout;
 mod leaf_cache;
+mod merge_writer;
 mod meta;
 mod node;
 mod options;
@@ -65,6 +66,7 @@ pub use error::{Error, Result};
 pub use layout::{
     KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX, stored_entry_bytes,
 };
+pub use merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
 pub use options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
 };

@@ -37,32 +37,36 @@ impl StoredValue {
 
 /// Encodes a leaf cell for `key` and `value`.
 pub fn leaf_cell(key: &[u8], value: ValueSlot<'_>) -> Vec<u8> {
+    let mut cell = Vec::new();
+    append_leaf_cell(&mut cell, key, value);
+    cell
+}
+
+/// Appends the leaf cell for `key` and `value` to `out`.
+pub fn append_leaf_cell(out: &mut Vec<u8>, key: &[u8], value: ValueSlot<'_>) {
     let value_bytes = match value {
         ValueSlot::Inline(bytes) => bytes.len(),
         ValueSlot::Overflow { .. } => OVERFLOW_REFERENCE_BYTES,
     };
-    let mut cell = vec![0u8; LEAF_CELL_HEADER_BYTES + key.len() + value_bytes];
-    write_u16(&mut cell, LEAF_CELL_KEY_LENGTH_OFFSET, key_length(key));
+    let start = out.len();
+    out.resize(start + LEAF_CELL_HEADER_BYTES + key.len() + value_bytes, 0);
+    let cell = &mut out[start..];
+    write_u16(cell, LEAF_CELL_KEY_LENGTH_OFFSET, key_length(key));
     let key_end = LEAF_CELL_HEADER_BYTES + key.len();
     cell[LEAF_CELL_HEADER_BYTES..key_end].copy_from_slice(key);
     match value {
         ValueSlot::Inline(bytes) => {
             cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_INLINE;
             let length = u32::try_from(bytes.len()).expect("inline values fit a page");
-            write_u32(&mut cell, LEAF_CELL_VALUE_LENGTH_OFFSET, length);
+            write_u32(cell, LEAF_CELL_VALUE_LENGTH_OFFSET, length);
             cell[key_end..].copy_from_slice(bytes);
         }
         ValueSlot::Overflow { pointer, length } => {
             cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_OVERFLOW;
-            write_pointer(&mut cell, key_end + OVERFLOW_REFERENCE_PAGE_OFFSET, pointer);
-            write_u64(
-                &mut cell,
-                key_end + OVERFLOW_REFERENCE_LENGTH_OFFSET,
-                length,
-            );
+            write_pointer(cell, key_end + OVERFLOW_REFERENCE_PAGE_OFFSET, pointer);
+            write_u64(cell, key_end + OVERFLOW_REFERENCE_LENGTH_OFFSET, length);
         }
     }
-    cell
 }
 
 /// Encodes a branch cell: separator `key` and the child right of it.

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::free_pages::Allocator;
 use crate::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
 use crate::leaf_cache::LeafCache;
+use crate::merge_writer::MergeWriter;
 use crate::meta::CommitState;
 use crate::node::{NodeBuffer, leaf_cell};
 use crate::page::{PageView, Pointer, ValueSlot};
@@ -470,6 +471,12 @@ impl<'t> WriteTree<'t> {
                 }
             }
         })
+    }
+
+    /// A writer of changes to this tree in ascending key order, each changed leaf rewritten
+    /// once (see [`MergeWriter`]). Nothing else may change or read the tree until it finishes.
+    pub fn merge_writer(&self) -> MergeWriter<'t> {
+        MergeWriter::new(self.transaction, self.name.clone())
     }
 
     /// Removes `key`; `true` if it was present.

@@ -4,7 +4,7 @@
 //! applying the delta to the stored bitmap gives what applying the changes one by one gives.
 
 use roaring::RoaringBitmap;
-use storage_engine::WriteTree;
+use storage_engine::MergeWriter;
 
 use super::error::ShardResult;
 use super::keys::decode_bitmap;
@@ -35,28 +35,28 @@ impl Delta {
         bitmap
     }
 
-    /// Applies the delta to the bitmap stored under `key` in `tree` (absent is empty): an
-    /// emptied bitmap deletes the key. `buffer` is reused for the encoding, which is
-    /// [`super::keys::encode_bitmap`]'s.
+    /// Applies the delta to the bitmap stored under `key` (absent is empty) through `merge`,
+    /// whose keys ascend: an emptied bitmap deletes the key. `buffer` is reused for the
+    /// encoding, which is [`super::keys::encode_bitmap`]'s.
     pub fn merge_into(
         &self,
-        tree: &WriteTree<'_>,
+        merge: &mut MergeWriter<'_>,
         key: &[u8],
         buffer: &mut Vec<u8>,
     ) -> ShardResult<()> {
-        let updated = match tree.get(key)? {
-            Some(bytes) => self.applied_to(decode_bitmap(&bytes)?),
+        let updated = match merge.seek(key)? {
+            Some(bytes) => self.applied_to(decode_bitmap(bytes)?),
             None => self.applied_to(RoaringBitmap::new()),
         };
         if updated.is_empty() {
-            tree.delete(key)?;
+            merge.delete()?;
             return Ok(());
         }
         buffer.clear();
         updated
             .serialize_into(&mut *buffer)
             .expect("writing into a Vec cannot fail");
-        tree.put(key, buffer)?;
+        merge.put(buffer)?;
         Ok(())
     }
 }

@@ -87,7 +87,7 @@ const SINGLE_ID_BYTES: usize = 4;
 /// roaring serialization.
 pub fn write_bitmap(bitmap: &RoaringBitmap, bytes: &mut Vec<u8>) {
     if let (1, Some(id)) = (bitmap.len(), bitmap.min()) {
-        bytes.extend_from_slice(&id.to_be_bytes());
+        bytes.extend_from_slice(&single_id_bytes(id));
         return;
     }
     bytes.reserve(bitmap.serialized_size());
@@ -102,9 +102,6 @@ pub fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
     bytes
 }
 
-/// Decodes a bitmap this shard wrote. The containers' order and bounds are not re-checked:
-/// the page store verified the page's checksum before handing out its bytes, and only
-/// [`encode_bitmap`] writes them (the check was a large share of a search's time).
 /// The id of a stored bitmap of one id (its short form, see [`write_bitmap`]), read in place.
 pub fn stored_single_id(bytes: &[u8]) -> Option<u32> {
     <[u8; SINGLE_ID_BYTES]>::try_from(bytes)
@@ -112,6 +109,14 @@ pub fn stored_single_id(bytes: &[u8]) -> Option<u32> {
         .map(u32::from_be_bytes)
 }
 
+/// The stored form of a bitmap of one id (see [`write_bitmap`]).
+pub fn single_id_bytes(id: u32) -> [u8; SINGLE_ID_BYTES] {
+    id.to_be_bytes()
+}
+
+/// Decodes a bitmap this shard wrote. The containers' order and bounds are not re-checked:
+/// the page store verified the page's checksum before handing out its bytes, and only
+/// [`encode_bitmap`] writes them (the check was a large share of a search's time).
 pub fn decode_bitmap(bytes: &[u8]) -> ShardResult<RoaringBitmap> {
     if let Some(single) = stored_single_id(bytes) {
         let mut bitmap = RoaringBitmap::new();

@@ -56,7 +56,7 @@ use storage_engine::{Database, Options};
 use crate::analysis::TextSettings;
 use commit_view::CommitViews;
 
-pub use apply::{ApplyOutcome, Operation, PreparedBatch};
+pub use apply::{ApplyOutcome, Operation, PENDING_CHANGES_BYTES_DEFAULT, PreparedBatch};
 pub use commit_view::FieldsMap;
 pub use error::{ShardError, ShardResult};
 pub use facet_source::ShardFacetSource;

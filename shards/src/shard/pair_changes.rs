@@ -46,6 +46,11 @@ fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> Vec<u32> {
 }
 
 impl PairChanges {
+    /// About the heap bytes the changes take.
+    pub fn estimated_bytes(&self) -> usize {
+        self.changes.capacity() * size_of::<PairChange>()
+    }
+
     /// Adds (`add`) or removes `document` in the pair of words numbered `left` and `right`.
     pub fn record(&mut self, left: u32, right: u32, document: u32, add: bool) {
         self.changes.push(PairChange {
@@ -92,6 +97,7 @@ impl PairChanges {
         let mut postings = Postings::default();
         let mut key = Vec::new();
         let mut value = Vec::new();
+        let mut merge = tree.merge_writer();
         for group in order.chunk_by(|first, second| (first.0, first.1) == (second.0, second.1)) {
             postings.clear();
             for &(_, _, _, sequence) in group {
@@ -104,8 +110,9 @@ impl PairChanges {
                 words[first.left as usize],
                 words[first.right as usize],
             );
-            postings.merge_into(&tree, &key, &mut value)?;
+            postings.merge_into(&mut merge, &key, &mut value)?;
         }
+        merge.finish()?;
         Ok(())
     }
 }

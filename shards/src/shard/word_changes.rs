@@ -21,10 +21,10 @@ use std::ops::Range;
 
 use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
-use storage_engine::{WriteTransaction, WriteTree};
+use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
-use super::keys::{decode_bitmap, write_bitmap};
+use super::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
 use super::position_merge::{PositionChanges, write_word_positions};
 use crate::analysis::Occurrence;
 use crate::search::inverted::{
@@ -78,16 +78,31 @@ impl Postings {
         self.removed.clear();
     }
 
-    /// Applies the postings to the bitmap stored under `key` in `tree` (absent is empty): an
-    /// emptied bitmap deletes the key. `buffer` is reused for the encoding.
+    /// Applies the postings to the bitmap stored under `key` (absent is empty) through
+    /// `merge`, whose keys ascend: an emptied bitmap deletes the key. `buffer` is reused for
+    /// the encoding.
     pub(super) fn merge_into(
         &self,
-        tree: &WriteTree<'_>,
+        merge: &mut MergeWriter<'_>,
         key: &[u8],
         buffer: &mut Vec<u8>,
     ) -> ShardResult<()> {
-        let mut bitmap = match tree.get(key)? {
-            Some(bytes) => decode_bitmap(&bytes)?,
+        let stored = merge.seek(key)?;
+        // Most keys hold one document or none: those are worked out without a bitmap.
+        let stored_single = match stored {
+            None => Some(None),
+            Some(bytes) => stored_single_id(bytes).map(Some),
+        };
+        if let Some(outcome) = stored_single.and_then(|single| self.applied_to_single(single)) {
+            match outcome {
+                SingleOutcome::Unchanged => {}
+                SingleOutcome::Empty => merge.delete()?,
+                SingleOutcome::Single(document) => merge.put(&single_id_bytes(document))?,
+            }
+            return Ok(());
+        }
+        let mut bitmap = match stored {
+            Some(bytes) => decode_bitmap(bytes)?,
             None => RoaringBitmap::new(),
         };
         for document in &self.removed {
@@ -98,13 +113,40 @@ impl Postings {
             bitmap.extend(self.added.iter().copied());
         }
         if bitmap.is_empty() {
-            tree.delete(key)?;
+            merge.delete()?;
             return Ok(());
         }
         buffer.clear();
         write_bitmap(&bitmap, buffer);
-        tree.put(key, buffer)?;
+        merge.put(buffer)?;
         Ok(())
+    }
+}
+
+/// What postings make of a key holding at most one document, when they leave it at most one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SingleOutcome {
+    /// The key holds what it held.
+    Unchanged,
+    /// The key holds no document (and goes, if it was stored).
+    Empty,
+    /// The key holds this one document.
+    Single(u32),
+}
+
+impl Postings {
+    /// The postings applied to a key holding `stored` (one document or none), when the key
+    /// then holds at most one document; `None` when it holds more.
+    fn applied_to_single(&self, stored: Option<u32>) -> Option<SingleOutcome> {
+        let kept = stored.filter(|document| self.removed.binary_search(document).is_err());
+        match (kept, self.added.as_slice()) {
+            (None, []) if stored.is_none() => Some(SingleOutcome::Unchanged),
+            (None, []) => Some(SingleOutcome::Empty),
+            (None, [added]) => Some(SingleOutcome::Single(*added)),
+            (Some(_), []) => Some(SingleOutcome::Unchanged),
+            (Some(document), [added]) if document == *added => Some(SingleOutcome::Unchanged),
+            _ => None,
+        }
     }
 }
 
@@ -162,7 +204,17 @@ pub(super) struct WordChanges {
     words: Vec<(Box<str>, Vec<Change>)>,
     /// The occurrences of every change, back to back.
     occurrences: Vec<Occurrence>,
+    /// Heap bytes of the words and their change lists, as [`WordChanges::record`] counts them.
+    list_bytes: usize,
 }
+
+/// Heap bytes the allocator may round one allocation up by.
+pub(super) const ALLOCATION_SLACK_BYTES: usize = 16;
+/// Heap bytes a word new to the changes takes besides its text (held twice): its three
+/// allocations' slack and the first capacity of its change list (four changes).
+const NEW_WORD_BYTES: usize = 3 * ALLOCATION_SLACK_BYTES + 4 * size_of::<Change>();
+/// Heap bytes one more change takes in its word's list, which doubles as it grows.
+const CHANGE_BYTES: usize = 2 * size_of::<Change>();
 
 /// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
 /// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
@@ -220,13 +272,23 @@ impl WordChanges {
                 let number =
                     u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
                 let word = word.into_boxed_str();
+                self.list_bytes += 2 * word.len() + NEW_WORD_BYTES;
                 self.numbers.insert(word.clone(), number);
                 self.words.push((word, Vec::new()));
                 number
             }
         };
         self.words[number as usize].1.push(change);
+        self.list_bytes += CHANGE_BYTES;
         number
+    }
+
+    /// About the heap bytes the changes take: what bounds a batch's memory between writes.
+    pub fn estimated_bytes(&self) -> usize {
+        self.list_bytes
+            + self.occurrences.capacity() * size_of::<Occurrence>()
+            + self.numbers.capacity() * size_of::<(Box<str>, u32)>()
+            + self.words.capacity() * size_of::<(Box<str>, Vec<Change>)>()
     }
 
     /// The words recorded since the last write, by number.
@@ -241,10 +303,12 @@ impl WordChanges {
         }
         let occurrences = std::mem::take(&mut self.occurrences);
         self.numbers.clear();
+        self.list_bytes = 0;
         let mut entries = std::mem::take(&mut self.words);
         let mut scratch = Scratch::default();
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let tree = transaction.create_tree(WORD_DOCUMENTS_TREE)?;
+        let mut merge = tree.merge_writer();
         for (word, changes) in &mut entries {
             if !changes.is_sorted_by_key(|change| change.document) {
                 // Stable: a document's changes stay in operation order.
@@ -260,17 +324,22 @@ impl WordChanges {
             }
             scratch
                 .documents
-                .merge_into(&tree, word.as_bytes(), &mut scratch.value)?;
+                .merge_into(&mut merge, word.as_bytes(), &mut scratch.value)?;
         }
+        merge.finish()?;
         entries.sort_unstable_by(|left, right| terminated_order(&left.0, &right.0));
-        let trees = SlotTrees {
-            fields: transaction.create_tree(WORD_FIELDS_TREE)?,
-            buckets: transaction.create_tree(WORD_POSITION_BUCKETS_TREE)?,
+        let fields = transaction.create_tree(WORD_FIELDS_TREE)?;
+        let buckets = transaction.create_tree(WORD_POSITION_BUCKETS_TREE)?;
+        let mut trees = SlotTrees {
+            fields: fields.merge_writer(),
+            buckets: buckets.merge_writer(),
             positions: transaction.create_tree(WORD_POSITIONS_TREE)?,
         };
         for (word, changes) in &entries {
             trees.write_word(word, changes, &occurrences, &mut scratch)?;
         }
+        trees.fields.finish()?;
+        trees.buckets.finish()?;
         Ok(())
     }
 }
@@ -281,6 +350,8 @@ impl WordChanges {
 #[derive(Debug, Default)]
 pub(super) struct KeyChanges {
     keys: FxHashMap<Box<[u8]>, Vec<DocumentChange>>,
+    /// Heap bytes of the keys and their change lists, as [`KeyChanges::record`] counts them.
+    list_bytes: usize,
 }
 
 /// A document added (`true`) to or removed from a key.
@@ -292,19 +363,30 @@ impl KeyChanges {
         match self.keys.get_mut(key) {
             Some(changes) => changes.push((document, add)),
             None => {
+                self.list_bytes += key.len()
+                    + 2 * ALLOCATION_SLACK_BYTES
+                    + size_of::<(Box<[u8]>, Vec<DocumentChange>)>();
                 self.keys.insert(key.into(), vec![(document, add)]);
             }
         }
+        self.list_bytes += 2 * size_of::<DocumentChange>();
+    }
+
+    /// About the heap bytes the changes take.
+    pub fn estimated_bytes(&self) -> usize {
+        self.list_bytes
     }
 
     /// Writes every pending change into the tree `name` (created even when there is none, so
     /// that a shard with words always has the tree) and empties the changes.
     pub fn write(&mut self, transaction: &WriteTransaction, name: &str) -> ShardResult<()> {
         let tree = transaction.create_tree(name)?;
+        self.list_bytes = 0;
         let mut entries: Vec<_> = std::mem::take(&mut self.keys).into_iter().collect();
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let mut postings = Postings::default();
         let mut value = Vec::new();
+        let mut merge = tree.merge_writer();
         for (key, mut changes) in entries {
             if !changes.is_sorted_by_key(|(document, _)| *document) {
                 // Stable: a document's changes stay in operation order.
@@ -315,16 +397,19 @@ impl KeyChanges {
             for (document, add) in changes {
                 postings.mark(document, add);
             }
-            postings.merge_into(&tree, &key, &mut value)?;
+            postings.merge_into(&mut merge, &key, &mut value)?;
         }
+        merge.finish()?;
         Ok(())
     }
 }
 
-/// The trees keyed by word ‖ `0xFF` ‖ suffix.
+/// The trees keyed by word ‖ `0xFF` ‖ suffix: the slot trees through merge writers (their keys
+/// are written in ascending order), the positions tree directly (its chunks are looked up
+/// around each key).
 struct SlotTrees<'t> {
-    fields: WriteTree<'t>,
-    buckets: WriteTree<'t>,
+    fields: MergeWriter<'t>,
+    buckets: MergeWriter<'t>,
     positions: WriteTree<'t>,
 }
 
@@ -332,7 +417,7 @@ impl SlotTrees<'_> {
     /// Writes the slot postings and the positions of `word`, whose `changes` are sorted by
     /// document.
     fn write_word(
-        &self,
+        &mut self,
         word: &str,
         changes: &[Change],
         occurrences: &[Occurrence],
@@ -367,13 +452,13 @@ impl SlotTrees<'_> {
             &scratch.positions,
             &mut scratch.packer,
         )?;
-        for (tree, slots) in [
-            (&self.fields, &mut scratch.fields),
-            (&self.buckets, &mut scratch.buckets),
+        for (merge, slots) in [
+            (&mut self.fields, &mut scratch.fields),
+            (&mut self.buckets, &mut scratch.buckets),
         ] {
             for (slot, postings) in slots.sorted() {
                 write_word_slot_key(&mut scratch.key, word, *slot);
-                postings.merge_into(tree, &scratch.key, &mut scratch.value)?;
+                postings.merge_into(merge, &scratch.key, &mut scratch.value)?;
             }
         }
         Ok(())
@@ -383,6 +468,66 @@ impl SlotTrees<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bitmap `postings` leave of a key holding `stored`, worked out the general way.
+    fn applied(postings: &Postings, stored: &[u32]) -> Vec<u32> {
+        let mut bitmap: RoaringBitmap = stored.iter().copied().collect();
+        for document in &postings.removed {
+            bitmap.remove(*document);
+        }
+        bitmap.extend(postings.added.iter().copied());
+        bitmap.into_iter().collect()
+    }
+
+    #[test]
+    fn keys_of_one_document_or_none_are_worked_out_as_bitmaps_would_be() {
+        let documents = [3, 5, 9];
+        let mut cases = 0;
+        // Every sequence of up to three marks over three documents, on keys holding none or
+        // one of them.
+        for marks in 0..(1 + 6 + 36 + 216) {
+            let mut postings = Postings::default();
+            let (mut code, mut count, mut last) = (marks, 0, 0);
+            let length = match marks {
+                0 => 0,
+                1..=6 => 1,
+                7..=42 => 2,
+                _ => 3,
+            };
+            code -= [0, 1, 7, 43][length];
+            while count < length {
+                let mark = code % 6;
+                code /= 6;
+                count += 1;
+                // Postings take documents in ascending order (a document's marks in a row).
+                let document = documents[mark / 2];
+                if document < last {
+                    continue;
+                }
+                last = document;
+                postings.mark(document, mark % 2 == 0);
+            }
+            for stored in [None, Some(3), Some(5), Some(7)] {
+                let stored_list: Vec<u32> = stored.into_iter().collect();
+                let expected = applied(&postings, &stored_list);
+                match postings.applied_to_single(stored) {
+                    Some(SingleOutcome::Unchanged) => {
+                        assert_eq!(expected, stored_list, "{postings:?} on {stored:?}")
+                    }
+                    Some(SingleOutcome::Empty) => {
+                        assert!(expected.is_empty() && stored.is_some())
+                    }
+                    Some(SingleOutcome::Single(document)) => {
+                        assert_eq!(expected, vec![document]);
+                        assert_ne!(stored, Some(document), "a kept key is unchanged");
+                    }
+                    None => assert!(expected.len() > 1, "{postings:?} on {stored:?}"),
+                }
+                cases += 1;
+            }
+        }
+        assert!(cases > 1000);
+    }
 
     #[test]
     fn terminated_order_is_the_byte_order_of_the_words_keys() {
