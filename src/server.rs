@@ -42,7 +42,7 @@ use crate::search::queue::{SearchQueue, SearchQueueLimits};
 #[derive(Clone)]
 struct CoreSettings {
     data_directory: PathBuf,
-    /// Changed pages one shard's write transaction keeps in memory at most.
+    /// What one shard's batch may hold in memory: its changed pages and its pending changes.
     shard_memory: ShardMemory,
     master_key: Option<String>,
     /// The key set as it was at start, which every core begins with.

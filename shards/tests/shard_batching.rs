@@ -292,5 +292,32 @@ fn one_batch_one_operation_per_batch_and_random_batches_store_the_same_trees() {
             .check_integrity()
             .expect("integrity check runs");
         println!("case {case}: {report:?}");
+
+        // Pending changes bounded to nothing: every chunk's changes are written to the trees
+        // before the next, all in one transaction.
+        let bounded = configured(&directory, "bounded.pages");
+        bounded.bound_pending_changes(1);
+        apply_in_batches(&bounded, &operations, || usize::MAX, chunk);
+        assert_eq!(dump(&bounded), expected, "case {case}: bounded changes");
+        bounded
+            .database()
+            .check_integrity()
+            .expect("integrity check runs");
+
+        // Rebuilds after a settings change, with and without the bound, store the same trees.
+        let settings = TextSettings {
+            searchable_attributes: Some(vec!["summary".to_owned(), "name".to_owned()]),
+            stop_words: ["a".to_owned()].into(),
+            ..TextSettings::default()
+        };
+        for shard in [&whole, &bounded] {
+            assert!(
+                shard
+                    .set_text_settings(settings.clone())
+                    .expect("text settings apply"),
+                "case {case}: the settings change"
+            );
+        }
+        assert_eq!(dump(&bounded), dump(&whole), "case {case}: bounded rebuild");
     }
 }

@@ -528,7 +528,9 @@ impl ShardHost {
             write_memory_bytes_max: Some(self.memory.write_pages_bytes),
             ..Options::default()
         };
-        let shard = Arc::new(Shard::open(&path, options).map_err(shard_error)?);
+        let shard = Shard::open(&path, options).map_err(shard_error)?;
+        shard.bound_pending_changes(self.pending_changes_bytes());
+        let shard = Arc::new(shard);
         self.open
             .borrow_mut()
             .insert(address.clone(), shard.clone());
@@ -546,7 +548,6 @@ impl ShardHost {
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
         let mut batch = shard.prepare(batch_uid).map_err(shard_error)?;
-        batch.bound_pending_changes(self.pending_changes_bytes());
         batch.assign_ids(assigned);
         if delete_all {
             batch
@@ -617,7 +618,6 @@ impl ShardHost {
         self.prepared.borrow_mut().remove(&address);
         let snapshot = shard.read().map_err(shard_error)?;
         let mut prepared = shard.prepare(batch_uid).map_err(shard_error)?;
-        prepared.bound_pending_changes(self.pending_changes_bytes());
         let edited = if prepared.is_already_applied() {
             0
         } else {

@@ -532,11 +532,15 @@ impl Editor<'_> {
     fn rebalance(&mut self, page: u64, index: usize) -> Result<()> {
         let page_bytes = self.pager.page_bytes();
         let parent = self.node(page);
-        let child = self.node(parent.child(index).page);
+        let child_pointer = parent.child(index);
+        let child = self.node(child_pointer.page);
         if (child.count() > 0 && child.used_bytes() >= underfull_bytes(page_bytes))
             || parent.count() == 0
         {
             return Ok(());
+        }
+        if child.count() == 0 && self.is_empty_subtree(child_pointer)? {
+            return self.unlink_child(page, index);
         }
         let left_index = if index > 0 { index - 1 } else { index };
         let sibling_index = if index > 0 { index - 1 } else { index + 1 };
@@ -577,6 +581,40 @@ impl Editor<'_> {
         self.dirty.remove(&right_page);
         self.allocator.free(right_page, 1);
         self.node_mut(page).remove_cell(left_index);
+        Ok(())
+    }
+
+    /// Whether the subtree at `pointer` holds no entry: an empty leaf, or branches of one child
+    /// each down to one. A branch of one child (what a split at the right edge or merges below
+    /// leave) cannot merge its emptied child with a sibling, so the emptiness rises until a
+    /// branch with other children unlinks it.
+    fn is_empty_subtree(&self, mut pointer: Pointer) -> Result<bool> {
+        for _ in 0..TREE_DEPTH_MAX {
+            let node = self.source().load(pointer)?;
+            if node.is_leaf() {
+                return Ok(node.count() == 0);
+            }
+            if node.count() > 0 {
+                return Ok(false);
+            }
+            pointer = node.child(0)?;
+        }
+        Err(Error::corrupted(pointer.page, "tree deeper than possible"))
+    }
+
+    /// Removes the empty subtree at child `index` of branch `page` (which has another child),
+    /// with the separator beside it, and frees its pages.
+    fn unlink_child(&mut self, page: u64, index: usize) -> Result<()> {
+        let child = self.node(page).child(index);
+        self.drop_tree(Some(child))?;
+        let node = self.node_mut(page);
+        if index == 0 {
+            let next = node.child(1);
+            node.set_child(0, next);
+            node.remove_cell(0);
+        } else {
+            node.remove_cell(index - 1);
+        }
         Ok(())
     }
 

@@ -173,6 +173,8 @@ impl<'t> MergeWriter<'t> {
     /// tree holds under it. Unless a put or delete follows, the entry stays as it is.
     pub fn seek(&mut self, key: &[u8]) -> Result<Option<&[u8]>> {
         if self.started && key <= self.key.as_slice() {
+            // The key sought before stays as it is; nothing is sought until the next seek.
+            self.sought = Sought::Nothing;
             return Err(Error::KeysOutOfOrder);
         }
         self.sought = Sought::Nothing;
@@ -210,7 +212,9 @@ impl<'t> MergeWriter<'t> {
 
     /// Stores `value` under the key last sought.
     pub fn put(&mut self, value: &[u8]) -> Result<()> {
-        let stored = self.take_sought()?;
+        if self.sought == Sought::Nothing {
+            return Err(Error::NothingSought);
+        }
         if self.key.len() > KEY_BYTES_MAX {
             return Err(Error::KeyTooLarge {
                 length: self.key.len(),
@@ -223,6 +227,7 @@ impl<'t> MergeWriter<'t> {
                 maximum: VALUE_BYTES_MAX,
             });
         }
+        let stored = self.take_sought()?;
         let page_bytes = self.transaction.shared.pager.page_bytes();
         let (key, bytes) = (&self.key, &mut self.run.bytes);
         if value_is_inline(page_bytes, key.len(), value.len()) {

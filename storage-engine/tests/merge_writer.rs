@@ -307,3 +307,76 @@ fn leaves_a_merge_empties_are_merged_away() {
         }
     }
 }
+
+/// A key of `KEY_BYTES_MAX`-ish length: few fit a leaf, so trees of a few dozen keys are deep.
+fn long_key(index: u32) -> Vec<u8> {
+    let mut key = format!("k{index:08}").into_bytes();
+    key.resize(900, b'x');
+    key
+}
+
+/// Fills trees `t1`..`t6` with `count` long keys (by merges or puts), then deletes the last
+/// 1..=6 keys of each (by merges or deletes): emptying the last leaf under a branch of one
+/// child (what an append at the right edge leaves) must leave no empty leaf behind.
+fn fill_then_delete_the_last_keys(count: u32, merged_puts: bool, merged_deletes: bool) {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database = open(&directory, false);
+    let trees = 6u32.min(count);
+    let write = database.begin_write().expect("begin_write succeeds");
+    for deleted in 1..=trees {
+        let tree = write
+            .create_tree(&format!("t{deleted}"))
+            .expect("create_tree succeeds");
+        if merged_puts {
+            let mut merge = tree.merge_writer();
+            for index in 0..count {
+                merge.seek(&long_key(index)).expect("seek succeeds");
+                merge.put(b"value").expect("put succeeds");
+            }
+            merge.finish().expect("finish succeeds");
+        } else {
+            for index in 0..count {
+                tree.put(&long_key(index), b"value").expect("put succeeds");
+            }
+        }
+    }
+    write.commit().expect("commit succeeds");
+    let write = database.begin_write().expect("begin_write succeeds");
+    for deleted in 1..=trees {
+        let tree = write
+            .create_tree(&format!("t{deleted}"))
+            .expect("create_tree succeeds");
+        if merged_deletes {
+            let mut merge = tree.merge_writer();
+            for index in count - deleted..count {
+                let stored = merge.seek(&long_key(index)).expect("seek succeeds");
+                assert!(stored.is_some());
+                merge.delete().expect("delete succeeds");
+            }
+            merge.finish().expect("finish succeeds");
+        } else {
+            for index in count - deleted..count {
+                assert!(tree.delete(&long_key(index)).expect("delete succeeds"));
+            }
+        }
+        assert_eq!(
+            tree.len().expect("len succeeds"),
+            u64::from(count - deleted)
+        );
+    }
+    write.commit().expect("commit succeeds");
+    database.check_integrity().unwrap_or_else(|error| {
+        panic!("{count} keys, merged puts {merged_puts}, merged deletes {merged_deletes}: {error}")
+    });
+}
+
+#[test]
+fn emptying_the_last_leaf_under_a_branch_of_one_child_leaves_no_empty_leaf() {
+    for count in 1..120 {
+        for (merged_puts, merged_deletes) in
+            [(true, true), (true, false), (false, true), (false, false)]
+        {
+            fill_then_delete_the_last_keys(count, merged_puts, merged_deletes);
+        }
+    }
+}

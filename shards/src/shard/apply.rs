@@ -88,9 +88,13 @@ struct Deltas {
     facet_bytes: usize,
 }
 
-/// Heap bytes a facet value new to the deltas takes besides its key: its two bitmaps and the
-/// map's share.
-const NEW_FACET_VALUE_BYTES: usize = 2 * size_of::<RoaringBitmap>() + size_of::<Delta>() + 64;
+/// Heap bytes of one entry of a B-tree map beyond its key and value: its share of a node's
+/// bookkeeping and the key's allocation slack.
+const MAP_ENTRY_OVERHEAD_BYTES: usize = 64;
+/// Heap bytes a facet value new to the deltas takes besides its key: its delta (two bitmaps
+/// and the original spelling's slot) and the map entry.
+const NEW_FACET_VALUE_BYTES: usize =
+    size_of::<Vec<u8>>() + size_of::<Delta>() + MAP_ENTRY_OVERHEAD_BYTES;
 /// Heap bytes one more document in a facet value's delta takes (a bitmap's array entry, with
 /// its growth).
 const FACET_CHANGE_BYTES: usize = 4;
@@ -119,7 +123,7 @@ pub struct PreparedBatch {
     /// The tokenizer of the stored text settings.
     analyzer: Analyzer,
     /// About how many heap bytes the pending changes may take before they are written to the
-    /// trees (see [`PreparedBatch::bound_pending_changes`]).
+    /// trees (see [`super::Shard::bound_pending_changes`]).
     pending_bytes_max: usize,
     /// The shard's prepared document dictionaries (committed ones only).
     decoders: Arc<DecoderCache>,
@@ -200,6 +204,7 @@ impl PreparedBatch {
         state: ShardState,
         analyzer: Analyzer,
         decoders: &Arc<DecoderCache>,
+        pending_bytes_max: usize,
     ) -> ShardResult<PreparedBatch> {
         Ok(PreparedBatch {
             batch_uid: state.applied_batch.unwrap_or(0),
@@ -210,17 +215,21 @@ impl PreparedBatch {
             outcome: ApplyOutcome::default(),
             assigned_ids: std::collections::HashMap::new(),
             analyzer,
-            pending_bytes_max: PENDING_CHANGES_BYTES_DEFAULT,
+            pending_bytes_max,
             decoders: Arc::clone(decoders),
             trained: HashMap::new(),
             encoder: Encoder::Unloaded,
         })
     }
 
+    /// Opens batch `batch_uid`'s write transaction; its pending changes are written to the
+    /// trees once they take about `pending_bytes_max` heap bytes (see
+    /// [`Deltas::estimated_bytes`]).
     pub(crate) fn begin(
         database: &Database,
         batch_uid: u64,
         decoders: &Arc<DecoderCache>,
+        pending_bytes_max: usize,
     ) -> ShardResult<PreparedBatch> {
         let transaction = database.begin_write()?;
         let state = ShardState::load_write(&transaction)?;
@@ -246,7 +255,7 @@ impl PreparedBatch {
             },
             assigned_ids: std::collections::HashMap::new(),
             analyzer,
-            pending_bytes_max: PENDING_CHANGES_BYTES_DEFAULT,
+            pending_bytes_max,
             decoders: Arc::clone(decoders),
             trained: HashMap::new(),
             encoder: Encoder::Unloaded,
@@ -260,12 +269,6 @@ impl PreparedBatch {
 
     pub fn batch_uid(&self) -> u64 {
         self.batch_uid
-    }
-
-    /// Bounds the heap bytes the pending changes take between writes to the trees (about:
-    /// see [`Deltas::estimated_bytes`]); [`PENDING_CHANGES_BYTES_DEFAULT`] until set.
-    pub fn bound_pending_changes(&mut self, bytes: usize) {
-        self.pending_bytes_max = bytes;
     }
 
     /// Applies the next operations, in order. The facet and word deltas stay in memory
@@ -802,6 +805,7 @@ pub(crate) fn rebuild_facets(
     database: &Database,
     settings: FacetSettings,
     decoders: &Arc<DecoderCache>,
+    pending_bytes_max: usize,
 ) -> ShardResult<bool> {
     let transaction = database.begin_write()?;
     let mut state = ShardState::load_write(&transaction)?;
@@ -818,6 +822,7 @@ pub(crate) fn rebuild_facets(
         state,
         Analyzer::new(&TextSettings::default()),
         decoders,
+        pending_bytes_max,
     )?;
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
@@ -849,6 +854,7 @@ pub(crate) fn rebuild_text(
     database: &Database,
     settings: TextSettings,
     decoders: &Arc<DecoderCache>,
+    pending_bytes_max: usize,
 ) -> ShardResult<bool> {
     let transaction = database.begin_write()?;
     let mut state = ShardState::load_write(&transaction)?;
@@ -863,7 +869,7 @@ pub(crate) fn rebuild_text(
         transaction.commit()?;
         return Ok(true);
     }
-    reindex_text(transaction, state, decoders)?;
+    reindex_text(transaction, state, decoders, pending_bytes_max)?;
     Ok(true)
 }
 
@@ -874,6 +880,7 @@ pub(crate) fn rebuild_text(
 pub(crate) fn upgrade_text_index(
     database: &Database,
     decoders: &Arc<DecoderCache>,
+    pending_bytes_max: usize,
 ) -> ShardResult<bool> {
     // A read snapshot tells, without taking the writer, that the usual shard is current.
     let read = database.begin_read();
@@ -889,7 +896,7 @@ pub(crate) fn upgrade_text_index(
     }
     let transaction = database.begin_write()?;
     let state = ShardState::load_write(&transaction)?;
-    reindex_text(transaction, state, decoders)?;
+    reindex_text(transaction, state, decoders, pending_bytes_max)?;
     Ok(true)
 }
 
@@ -899,12 +906,14 @@ fn reindex_text(
     transaction: WriteTransaction,
     state: ShardState,
     decoders: &Arc<DecoderCache>,
+    pending_bytes_max: usize,
 ) -> ShardResult<()> {
     for name in TEXT_TREES.iter().chain([&LEGACY_WORD_POSITIONS_TREE]) {
         transaction.delete_tree(name)?;
     }
     let analyzer = Analyzer::new(&state.text_settings);
-    let mut prepared = PreparedBatch::for_rebuild(transaction, state, analyzer, decoders)?;
+    let mut prepared =
+        PreparedBatch::for_rebuild(transaction, state, analyzer, decoders, pending_bytes_max)?;
     let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
     for id in ids {
         let stored = prepared.stored_document(id)?;

@@ -48,7 +48,7 @@ mod stored_document;
 mod word_changes;
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
@@ -118,6 +118,9 @@ pub struct Shard {
     views: CommitViews,
     /// The trees' entry counts at their last repack (see [`Repack::Sparse`]).
     repacked: repack::RepackRecord,
+    /// About how many heap bytes a batch's or a rebuild's pending changes may take before they
+    /// are written to the trees (see [`Shard::bound_pending_changes`]).
+    pending_changes_bytes: AtomicUsize,
 }
 
 /// Fewest unreleased free pages worth a release once the task queue is idle: below it the
@@ -138,12 +141,24 @@ impl Shard {
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
         let views = CommitViews::default();
-        apply::upgrade_text_index(&database, views.decoders())?;
+        apply::upgrade_text_index(&database, views.decoders(), PENDING_CHANGES_BYTES_DEFAULT)?;
         Ok(Shard {
             database,
             views,
             repacked: repack::RepackRecord::default(),
+            pending_changes_bytes: AtomicUsize::new(PENDING_CHANGES_BYTES_DEFAULT),
         })
+    }
+
+    /// Bounds the heap bytes the pending changes of this shard's batches and rebuilds take
+    /// between two writes to the trees ([`PENDING_CHANGES_BYTES_DEFAULT`] until set; the
+    /// upgrade a shard written by an older version gets at open uses the default).
+    pub fn bound_pending_changes(&self, bytes: usize) {
+        self.pending_changes_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    fn pending_changes_bytes(&self) -> usize {
+        self.pending_changes_bytes.load(Ordering::Relaxed)
     }
 
     /// The page store underneath (for statistics and integrity checks).
@@ -154,7 +169,12 @@ impl Shard {
     /// Starts applying batch `batch_uid`: opens the write transaction. A batch already applied
     /// gives a prepared batch whose chunks and commit do nothing.
     pub fn prepare(&self, batch_uid: u64) -> ShardResult<PreparedBatch> {
-        PreparedBatch::begin(&self.database, batch_uid, self.views.decoders())
+        PreparedBatch::begin(
+            &self.database,
+            batch_uid,
+            self.views.decoders(),
+            self.pending_changes_bytes(),
+        )
     }
 
     /// Applies and commits a whole batch at once.
@@ -191,7 +211,12 @@ impl Shard {
     ) -> ShardResult<bool> {
         let settings =
             FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
-        apply::rebuild_facets(&self.database, settings, self.views.decoders())
+        apply::rebuild_facets(
+            &self.database,
+            settings,
+            self.views.decoders(),
+            self.pending_changes_bytes(),
+        )
     }
 
     /// Replaces the text settings (searchable attributes, stop words, separators, dictionary,
@@ -199,7 +224,12 @@ impl Shard {
     /// on changed, the index is rebuilt from the stored documents in the same transaction.
     /// Returns whether anything changed.
     pub fn set_text_settings(&self, settings: TextSettings) -> ShardResult<bool> {
-        apply::rebuild_text(&self.database, settings, self.views.decoders())
+        apply::rebuild_text(
+            &self.database,
+            settings,
+            self.views.decoders(),
+            self.pending_changes_bytes(),
+        )
     }
 
     /// Statistics of the last commit, with the file's length.
