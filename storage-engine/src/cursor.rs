@@ -37,16 +37,6 @@ impl<'a> std::ops::Deref for NodeRef<'a> {
     }
 }
 
-impl NodeRef<'_> {
-    /// The child of a branch whose subtree may hold `key`.
-    pub fn child_index_for(&self, key: &[u8]) -> Result<usize> {
-        Ok(match self.search(key)? {
-            Ok(index) => index + 1,
-            Err(index) => index,
-        })
-    }
-}
-
 /// Where nodes come from: the pager, and the write transaction's dirty nodes if any.
 #[derive(Clone, Copy)]
 pub struct Source<'a> {

@@ -237,10 +237,7 @@ impl Editor<'_> {
             return Ok((replaced, Some(split)));
         }
         let node = self.node(page);
-        let index = node
-            .view(page)?
-            .search(key)?
-            .map_or_else(|index| index, |index| index + 1);
+        let index = node.view(page)?.child_index_for(key)?;
         let count = node.count();
         let low = (index > 0).then(|| node.key(index - 1));
         let high = (index < count).then(|| node.key(index));
@@ -399,10 +396,7 @@ impl Editor<'_> {
             if node.is_leaf() {
                 return Err(Error::corrupted(page, "a leaf above the leaves' depth"));
             }
-            let index = node
-                .view(page)?
-                .search(key)?
-                .map_or_else(|index| index, |index| index + 1);
+            let index = node.view(page)?.child_index_for(key)?;
             let child = node.child(index);
             path.push(PathStep { page, index });
             if path.len() == leaf_depth {
@@ -498,10 +492,7 @@ impl Editor<'_> {
         if node.is_leaf() {
             return Err(Error::corrupted(page, "a leaf above the leaves' depth"));
         }
-        let index = node
-            .view(page)?
-            .search(separator)?
-            .map_or_else(|index| index, |index| index + 1);
+        let index = node.view(page)?.child_index_for(separator)?;
         let split = if depth == leaf_depth {
             Some((separator.to_vec(), child))
         } else {

@@ -22,8 +22,8 @@
 //!   with a sibling when it ends under-full, as after a deletion.
 
 use crate::error::{Error, Result};
+use crate::layout::value_is_inline;
 use crate::layout::{KEY_BYTES_MAX, LEAF_SLOTS_OFFSET, SLOT_BYTES, VALUE_BYTES_MAX};
-use crate::layout::{PAGE_BYTES_MAX, value_is_inline};
 use crate::node::{NodeBuffer, StoredValue, append_leaf_cell, cell_key};
 use crate::page::{PageView, Pointer, ValueSlot};
 use crate::write_transaction::WriteTransaction;
@@ -198,12 +198,11 @@ impl<'t> MergeWriter<'t> {
         leaf.next = found;
         if found < leaf.count && view.key(found)? == key {
             self.sought = Sought::Stored(found);
-            let value = match view.value(found)? {
-                ValueSlot::Inline(bytes) => bytes,
-                ValueSlot::Overflow { pointer, length } => {
-                    self.transaction.shared.pager.overflow(pointer, length)?
-                }
+            let source = crate::cursor::Source {
+                pager: &self.transaction.shared.pager,
+                dirty: None,
             };
+            let value = source.resolve(view.value(found)?)?;
             return Ok(Some(value));
         }
         self.sought = Sought::Absent;
@@ -487,7 +486,6 @@ impl Drop for MergeWriter<'_> {
 
 /// Bytes of cells and slots one leaf holds.
 fn leaf_room(page_bytes: usize) -> usize {
-    debug_assert!(page_bytes <= PAGE_BYTES_MAX, "page sizes are bounded");
     page_bytes - LEAF_SLOTS_OFFSET
 }
 

@@ -250,6 +250,15 @@ impl<'a> PageView<'a> {
         Ok(used)
     }
 
+    /// The child of a branch whose subtree may hold `key` (a key equal to a separator lies in
+    /// the child right of it).
+    pub fn child_index_for(&self, key: &[u8]) -> Result<usize> {
+        Ok(match self.search(key)? {
+            Ok(index) => index + 1,
+            Err(index) => index,
+        })
+    }
+
     /// Index of the first key not less than `key` (`Ok(index)` when equal, `Err` when not).
     pub fn search(&self, key: &[u8]) -> Result<std::result::Result<usize, usize>> {
         let (mut low, mut high) = (0, self.count);
