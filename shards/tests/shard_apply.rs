@@ -456,3 +456,103 @@ fn a_kept_range_union_answers_its_commit_only() {
     assert_eq!(filtered(&shard, "tag = common"), after);
     assert_eq!(filtered(&shard, "n > 4").len(), everything.len() / 2 + 1);
 }
+
+/// The stored value of `field` of the document `external_id`, if it is stored.
+fn stored_field(shard: &Shard, external_id: &str, field: &str) -> Option<Value> {
+    let snapshot = shard.read().expect("read succeeds");
+    let document = snapshot
+        .document(external_id, None)
+        .expect("the document reads")?;
+    document.get(field).cloned()
+}
+
+#[test]
+fn documents_created_under_assigned_ids_are_found_again_within_their_batch() {
+    // Unbounded, the batch's new ids wait in memory until the commit; bounded to nothing,
+    // every chunk's are written before the next chunk runs.
+    for bound in [usize::MAX, 1] {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let shard = open(directory.path());
+        shard.bound_pending_changes(bound);
+        shard
+            .set_filterable_fields(&json!(["n"]))
+            .expect("set_filterable_fields succeeds");
+        let mut prepared = shard.prepare(1).expect("prepare succeeds");
+        prepared.assign_ids([
+            ("a".to_owned(), 10),
+            ("b".to_owned(), 11),
+            ("c".to_owned(), 12),
+        ]);
+        prepared
+            .apply_chunk(vec![
+                replace("a", json!({"n": 1})),
+                replace("b", json!({"n": 2})),
+                replace("c", json!({"n": 3})),
+            ])
+            .expect("apply_chunk succeeds");
+        prepared
+            .apply_chunk(vec![
+                replace("a", json!({"n": 4})),
+                Operation::Delete {
+                    external_id: "b".into(),
+                },
+            ])
+            .expect("apply_chunk succeeds");
+        let outcome = prepared.commit().expect("commit succeeds");
+        assert_eq!((outcome.replaced, outcome.deleted), (4, 1), "bound {bound}");
+        assert_eq!(shard.read().expect("read succeeds").count(), 2);
+        assert_eq!(
+            stored_field(&shard, "a", "n"),
+            Some(json!(4)),
+            "bound {bound}"
+        );
+        assert_eq!(stored_field(&shard, "b", "n"), None, "bound {bound}");
+        assert_eq!(
+            stored_field(&shard, "c", "n"),
+            Some(json!(3)),
+            "bound {bound}"
+        );
+        // The assigned internal ids are the documents' ids: `a` kept 10 when replaced.
+        assert_eq!(filtered(&shard, "n >= 3"), vec![10, 12], "bound {bound}");
+
+        // The next batch finds them in the tree.
+        let outcome = shard
+            .apply(
+                2,
+                vec![
+                    replace("c", json!({"n": 5})),
+                    Operation::Delete {
+                        external_id: "a".into(),
+                    },
+                ],
+            )
+            .expect("apply succeeds");
+        assert_eq!((outcome.replaced, outcome.deleted), (1, 1), "bound {bound}");
+        assert_eq!(filtered(&shard, "n >= 0"), vec![12], "bound {bound}");
+    }
+}
+
+#[test]
+fn an_id_assigned_to_a_stored_document_fails_the_batch_and_changes_nothing() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(directory.path());
+    shard
+        .set_filterable_fields(&json!(["n"]))
+        .expect("set_filterable_fields succeeds");
+    shard
+        .apply(1, vec![replace("a", json!({"n": 1}))])
+        .expect("apply succeeds");
+    // A caller that wrongly believes `a` is new: the commit refuses to store it twice.
+    let mut prepared = shard.prepare(2).expect("prepare succeeds");
+    prepared.assign_ids([("a".to_owned(), 5)]);
+    prepared
+        .apply_chunk(vec![replace("a", json!({"n": 2}))])
+        .expect("apply_chunk succeeds");
+    assert!(prepared.commit().is_err());
+    let snapshot = shard.read().expect("read succeeds");
+    assert_eq!(snapshot.count(), 1);
+    assert_eq!(snapshot.applied_batch(), Some(1));
+    drop(snapshot);
+    assert_eq!(stored_field(&shard, "a", "n"), Some(json!(1)));
+    assert_eq!(filtered(&shard, "n >= 0"), vec![0]);
+}

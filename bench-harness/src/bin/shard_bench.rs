@@ -8,7 +8,8 @@
 //! Usage: `shard_bench [DATASET] [DOCUMENTS] [BATCH] [DIRECTORY] [WRITE_MEMORY_MIB]`, defaults:
 //! `/work/shared/datasets/pypi-packages.ndjson.zst 200000 10000 <temporary directory> 32` (the
 //! server's bound on a shard's write transaction; 0 for none). Batches go through the shard's
-//! own chunked path (`prepare`, `apply_chunk` of 1,000 documents, `commit`) as the server's do.
+//! own chunked path (`prepare` with internal ids assigned, `apply_chunk` of 1,000 documents,
+//! `commit`) as the server's do.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -120,6 +121,16 @@ fn main() {
     for (index, chunk) in documents.chunks(batch).enumerate() {
         let batch_started = Instant::now();
         let mut prepared = shard.prepare(index as u64 + 1).expect("batch prepares");
+        // As the server's coordinator does: every new document gets the index's next internal
+        // id (the dataset's ids are distinct, so every document of a batch is new).
+        let first_id =
+            u32::try_from(index * batch).expect("the benchmark holds under 2^32 documents");
+        prepared.assign_ids(
+            chunk
+                .iter()
+                .zip(first_id..)
+                .map(|(document, id)| (external_id(document), id)),
+        );
         for documents in chunk.chunks(CHUNK_DOCUMENTS) {
             let operations = documents
                 .iter()

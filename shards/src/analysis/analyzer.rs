@@ -137,15 +137,39 @@ impl Analyzer {
         languages: Option<&[Language]>,
         start: u32,
     ) -> Vec<PositionedWord> {
-        let shortcut = match (languages, self.ascii_tokenizer()) {
-            (None, Some(ascii)) => ascii
-                .tokens(text)
-                .map(|tokens| positioned_words(tokens, start)),
-            _ => None,
-        };
-        shortcut.unwrap_or_else(|| {
-            positioned_words(tokenizer.tokenize_with_allow_list(text, languages), start)
-        })
+        let mut words = Vec::new();
+        self.each_word_with(tokenizer, text, languages, start, &mut |word, position| {
+            words.push(PositionedWord {
+                word: word.to_owned(),
+                position,
+            });
+        });
+        words
+    }
+
+    /// Calls `visit` with each word of `text` (borrowed, so that a word already known costs
+    /// no allocation) and its position, in order: the words and positions
+    /// [`Analyzer::words_with`] answers.
+    pub fn each_word_with(
+        &self,
+        tokenizer: &Tokenizer<'_>,
+        text: &str,
+        languages: Option<&[Language]>,
+        start: u32,
+        visit: &mut impl FnMut(&str, u32),
+    ) {
+        if languages.is_none()
+            && let Some(ascii) = self.ascii_tokenizer()
+            && let Some(tokens) = ascii.tokens(text)
+        {
+            each_positioned_word(tokens, start, visit);
+            return;
+        }
+        each_positioned_word(
+            tokenizer.tokenize_with_allow_list(text, languages),
+            start,
+            visit,
+        );
     }
 
     /// The words of `text` with positions starting at `start`.
@@ -173,6 +197,21 @@ pub fn positioned_words<'o>(
     start: u32,
 ) -> Vec<PositionedWord> {
     let mut words = Vec::new();
+    each_positioned_word(tokens, start, &mut |word, position| {
+        words.push(PositionedWord {
+            word: word.to_owned(),
+            position,
+        });
+    });
+    words
+}
+
+/// [`positioned_words`] without collecting: `visit` gets each word and its position.
+fn each_positioned_word<'o>(
+    tokens: impl Iterator<Item = Token<'o>>,
+    start: u32,
+    visit: &mut impl FnMut(&str, u32),
+) {
     let mut position = start;
     let mut previous: Option<TokenKind> = None;
     for token in tokens.skip_while(Token::is_separator) {
@@ -192,10 +231,7 @@ pub fn positioned_words<'o>(
                     && !lemma.is_empty()
                     && lemma.len() <= WORD_BYTES_MAX
                 {
-                    words.push(PositionedWord {
-                        word: lemma.to_owned(),
-                        position,
-                    });
+                    visit(lemma, position);
                 }
             }
             TokenKind::Separator(SeparatorKind::Hard) => previous = Some(token.kind),
@@ -207,5 +243,4 @@ pub fn positioned_words<'o>(
             _ => {}
         }
     }
-    words
 }

@@ -33,14 +33,16 @@ pub struct DocumentWords {
     pub field_lengths: BTreeMap<u16, u16>,
 }
 
-struct Walker<'a, 't, F> {
+struct Walker<'a, 't, F, V> {
     tokenizer: &'a Tokenizer<'t>,
     analyzer: &'a Analyzer,
     settings: &'a TextSettings,
     field_id: F,
     /// Field id → the position the next value would continue from.
     next_start: BTreeMap<u16, u32>,
-    output: DocumentWords,
+    /// Field id → number of words (stop words excluded) in that field.
+    field_lengths: BTreeMap<u16, u16>,
+    visit: &'a mut V,
 }
 
 /// Analyses `document`; `field_id` gives the id of a searchable leaf path (`None` when it has
@@ -54,6 +56,43 @@ pub fn document_words<F>(
 where
     F: FnMut(&str) -> Option<u16>,
 {
+    let mut words: BTreeMap<String, Vec<Occurrence>> = BTreeMap::new();
+    let field_lengths = each_document_word(
+        analyzer,
+        settings,
+        document,
+        field_id,
+        &mut |word, occurrence| match words.get_mut(word) {
+            Some(occurrences) => occurrences.push(occurrence),
+            None => {
+                words.insert(word.to_owned(), vec![occurrence]);
+            }
+        },
+    )?;
+    for occurrences in words.values_mut() {
+        occurrences.sort_unstable();
+        occurrences.dedup();
+    }
+    Ok(DocumentWords {
+        words,
+        field_lengths,
+    })
+}
+
+/// Walks `document` as [`document_words`] does, calling `visit` with every occurrence of a
+/// word (borrowed: the caller copies only the words it keeps), in walk order, unsorted and
+/// with repeats; answers the field lengths.
+pub fn each_document_word<F, V>(
+    analyzer: &Analyzer,
+    settings: &TextSettings,
+    document: &Map<String, Value>,
+    field_id: F,
+    visit: &mut V,
+) -> Result<BTreeMap<u16, u16>, String>
+where
+    F: FnMut(&str) -> Option<u16>,
+    V: FnMut(&str, Occurrence),
+{
     analyzer.with_tokenizer(|tokenizer| {
         let mut walker = Walker {
             tokenizer,
@@ -61,22 +100,19 @@ where
             settings,
             field_id,
             next_start: BTreeMap::new(),
-            output: DocumentWords::default(),
+            field_lengths: BTreeMap::new(),
+            visit,
         };
         for (key, value) in document {
             if settings.may_search_under(key) {
                 walker.value(key, value)?;
             }
         }
-        for occurrences in walker.output.words.values_mut() {
-            occurrences.sort_unstable();
-            occurrences.dedup();
-        }
-        Ok(walker.output)
+        Ok(walker.field_lengths)
     })
 }
 
-impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
+impl<F: FnMut(&str) -> Option<u16>, V: FnMut(&str, Occurrence)> Walker<'_, '_, F, V> {
     fn value(&mut self, path: &str, value: &Value) -> Result<(), String> {
         match value {
             Value::Object(object) => {
@@ -112,19 +148,25 @@ impl<F: FnMut(&str) -> Option<u16>> Walker<'_, '_, F> {
             return Ok(());
         }
         let languages = self.analyzer.field_languages().of_field(path);
-        for word in self
-            .analyzer
-            .words_with(self.tokenizer, text, languages, start)
-        {
-            let position = u16::try_from(word.position).expect("positions stay below 2^16");
-            self.next_start.insert(field, word.position);
-            let length = self.output.field_lengths.entry(field).or_default();
-            *length = length.saturating_add(1);
-            self.output
-                .words
-                .entry(word.word)
-                .or_default()
-                .push(Occurrence { field, position });
+        let mut last_position = None;
+        let mut words: u32 = 0;
+        let visit = &mut *self.visit;
+        self.analyzer.each_word_with(
+            self.tokenizer,
+            text,
+            languages,
+            start,
+            &mut |word, position| {
+                last_position = Some(position);
+                words += 1;
+                let position = u16::try_from(position).expect("positions stay below 2^16");
+                visit(word, Occurrence { field, position });
+            },
+        );
+        if let Some(position) = last_position {
+            self.next_start.insert(field, position);
+            let length = self.field_lengths.entry(field).or_default();
+            *length = length.saturating_add(u16::try_from(words).unwrap_or(u16::MAX));
         }
         Ok(())
     }

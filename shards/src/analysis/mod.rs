@@ -27,7 +27,7 @@ pub use analyzer::{
     Analyzer, FIELD_POSITIONS_MAX, HARD_SEPARATOR_DISTANCE, PositionedWord, WORD_BYTES_MAX,
     positioned_words,
 };
-pub use document::{DocumentWords, Occurrence, document_words};
+pub use document::{DocumentWords, Occurrence, document_words, each_document_word};
 pub use facet_search_form::facet_search_form;
 pub use locales::{FieldLanguages, LocalizedRule, languages, pattern_matches};
 pub use settings::{

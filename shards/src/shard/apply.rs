@@ -31,6 +31,7 @@ use super::extract::{Extracted, extract};
 use super::keys::{
     self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
 };
+use super::new_external_ids::NewExternalIds;
 use super::pair_changes::PairChanges;
 use super::settings::FacetSettings;
 use super::state::ShardState;
@@ -40,7 +41,7 @@ use super::{
     FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FACET_TREES,
     FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
 };
-use crate::analysis::{Analyzer, TextSettings, document_words};
+use crate::analysis::{Analyzer, Occurrence, TextSettings, each_document_word};
 use crate::search::inverted::{
     FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, LEGACY_WORD_POSITIONS_TREE, TEXT_TREES,
     WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE, WORD_POSITIONS_TREE,
@@ -86,6 +87,8 @@ struct Deltas {
     distribution: BTreeMap<String, i64>,
     /// Heap bytes of the facet deltas, as [`PreparedBatch::contribute`] counts them.
     facet_bytes: usize,
+    /// The external ids of the documents created since the last flush.
+    new_external_ids: NewExternalIds,
 }
 
 /// Heap bytes of one entry of a B-tree map beyond its key and value: its share of a node's
@@ -106,6 +109,7 @@ impl Deltas {
             + self.pairs.estimated_bytes()
             + self.field_word_counts.estimated_bytes()
             + self.facet_bytes
+            + self.new_external_ids.estimated_bytes()
     }
 }
 
@@ -131,6 +135,8 @@ pub struct PreparedBatch {
     trained: HashMap<u32, Arc<DictionaryDecoder>>,
     /// What compresses the documents this batch writes.
     encoder: Encoder,
+    /// Buffers [`PreparedBatch::contribute_text`] reuses.
+    text_scratch: TextScratch,
 }
 
 /// The document encoder of a batch, loaded when the batch writes its first document.
@@ -219,6 +225,7 @@ impl PreparedBatch {
             decoders: Arc::clone(decoders),
             trained: HashMap::new(),
             encoder: Encoder::Unloaded,
+            text_scratch: TextScratch::default(),
         })
     }
 
@@ -259,6 +266,7 @@ impl PreparedBatch {
             decoders: Arc::clone(decoders),
             trained: HashMap::new(),
             encoder: Encoder::Unloaded,
+            text_scratch: TextScratch::default(),
         })
     }
 
@@ -489,7 +497,11 @@ impl PreparedBatch {
         Ok(stored.into_owned())
     }
 
+    /// The internal id of the document stored (or created by this batch) under `external_id`.
     fn existing_id(&self, external_id: &str) -> ShardResult<Option<u32>> {
+        if let Some(id) = self.deltas.new_external_ids.get(external_id) {
+            return Ok(Some(id));
+        }
         let tree = self.transaction().create_tree(EXTERNAL_IDS_TREE)?;
         match tree.get(external_id.as_bytes())? {
             Some(bytes) => Ok(Some(keys::document_from_key(&bytes)?)),
@@ -499,25 +511,31 @@ impl PreparedBatch {
 
     fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
         let stored = self.encode(&codec::document_json(document))?;
-        let id = match self.existing_id(external_id)? {
-            Some(id) => {
-                let old = self.stored_document(id)?;
-                if old == stored {
-                    self.outcome.replaced += 1;
-                    return Ok(());
+        let id = match self.assigned_ids.remove(external_id) {
+            // The caller assigns ids only to documents no shard stores (see
+            // [`PreparedBatch::assign_ids`]): new, without a lookup. The flush that writes the
+            // id checks it is not stored.
+            Some(assigned) => {
+                let id = self.state.take(assigned)?;
+                self.deltas.new_external_ids.insert(external_id, id);
+                id
+            }
+            None => match self.existing_id(external_id)? {
+                Some(id) => {
+                    let old = self.stored_document(id)?;
+                    if old == stored {
+                        self.outcome.replaced += 1;
+                        return Ok(());
+                    }
+                    self.unindex(id, &old)?;
+                    id
                 }
-                self.unindex(id, &old)?;
-                id
-            }
-            None => {
-                let id = match self.assigned_ids.remove(external_id) {
-                    Some(id) => self.state.take(id)?,
-                    None => self.state.allocate()?,
-                };
-                let external = self.transaction().create_tree(EXTERNAL_IDS_TREE)?;
-                external.put(external_id.as_bytes(), &document_key(id))?;
-                id
-            }
+                None => {
+                    let id = self.state.allocate()?;
+                    self.deltas.new_external_ids.insert(external_id, id);
+                    id
+                }
+            },
         };
         self.transaction()
             .create_tree(DOCUMENTS_TREE)?
@@ -547,9 +565,11 @@ impl PreparedBatch {
         self.transaction()
             .create_tree(DOCUMENTS_TREE)?
             .delete(&document_key(id))?;
-        self.transaction()
-            .create_tree(EXTERNAL_IDS_TREE)?
-            .delete(external_id.as_bytes())?;
+        if !self.deltas.new_external_ids.remove(external_id) {
+            self.transaction()
+                .create_tree(EXTERNAL_IDS_TREE)?
+                .delete(external_id.as_bytes())?;
+        }
         self.state.release(id);
         self.outcome.deleted += 1;
         Ok(())
@@ -611,26 +631,36 @@ impl PreparedBatch {
         add: bool,
     ) -> ShardResult<()> {
         let fields = &self.fields;
-        let words = document_words(
+        let scratch = &mut self.text_scratch;
+        scratch.clear();
+        let words = &mut self.deltas.words;
+        let field_lengths = each_document_word(
             &self.analyzer,
             &self.state.text_settings,
             document,
             |path| fields.get(path).copied(),
+            &mut |word, occurrence| scratch.occurrences.push((words.number(word), occurrence)),
         )
         .map_err(ShardError::Corrupted)?;
-        let mut placed: Vec<(u16, u16, u32)> = Vec::new();
-        for (word, occurrences) in words.words {
-            let number = self.deltas.words.record(word, id, &occurrences, add);
-            placed.extend(
-                occurrences
-                    .iter()
-                    .map(|occurrence| (occurrence.field, occurrence.position, number)),
+        scratch.occurrences.sort_unstable();
+        scratch.occurrences.dedup();
+        for group in scratch
+            .occurrences
+            .chunk_by(|left, right| left.0 == right.0)
+        {
+            let number = group[0].0;
+            words.record_number(
+                number,
+                id,
+                group.iter().map(|(_, occurrence)| *occurrence),
+                add,
             );
         }
-        for (left, right) in adjacent_pairs(placed) {
+        scratch.fill_adjacent_pairs();
+        for &(left, right) in &scratch.pairs {
             self.deltas.pairs.record(left, right, id, add);
         }
-        for (field, count) in &words.field_lengths {
+        for (field, count) in &field_lengths {
             if let Some(key) = field_word_count_key(*field, *count) {
                 self.deltas.field_word_counts.record(&key, id, add);
             }
@@ -640,11 +670,8 @@ impl PreparedBatch {
             .as_ref()
             .expect("operations run only while the transaction is open");
         let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
-        if add && !words.field_lengths.is_empty() {
-            lengths.put(
-                &document_key(id),
-                &encode_field_lengths(&words.field_lengths),
-            )?;
+        if add && !field_lengths.is_empty() {
+            lengths.put(&document_key(id), &encode_field_lengths(&field_lengths))?;
         } else if !add {
             lengths.delete(&document_key(id))?;
         }
@@ -727,19 +754,46 @@ fn facet_delta<'d>(
     }
 }
 
-/// The distinct pairs of words of a document where the second stands right after the first
-/// in one field (what `word_pairs` holds), from every occurrence of the document's words as
-/// (field, position, word number).
-fn adjacent_pairs(mut placed: Vec<(u16, u16, u32)>) -> Vec<(u32, u32)> {
-    placed.sort_unstable();
-    let mut pairs: Vec<(u32, u32)> = placed
-        .windows(2)
-        .filter(|pair| pair[0].0 == pair[1].0 && pair[0].1.checked_add(1) == Some(pair[1].1))
-        .map(|pair| (pair[0].2, pair[1].2))
-        .collect();
-    pairs.sort_unstable();
-    pairs.dedup();
-    pairs
+/// Buffers the analysis of one document reuses from the last.
+#[derive(Debug, Default)]
+struct TextScratch {
+    /// Every occurrence of the document's words, as (word number, occurrence).
+    occurrences: Vec<(u32, Occurrence)>,
+    /// The occurrences as (field, position, word number).
+    placed: Vec<(u16, u16, u32)>,
+    /// The distinct pairs of word numbers of the document (see [`TextScratch::fill_adjacent_pairs`]).
+    pairs: Vec<(u32, u32)>,
+}
+
+impl TextScratch {
+    fn clear(&mut self) {
+        self.occurrences.clear();
+        self.placed.clear();
+        self.pairs.clear();
+    }
+
+    /// Fills `pairs` with the distinct pairs of words of the document where the second stands
+    /// right after the first in one field (what `word_pairs` holds), from `occurrences`.
+    fn fill_adjacent_pairs(&mut self) {
+        self.placed.clear();
+        self.placed.extend(
+            self.occurrences
+                .iter()
+                .map(|(number, occurrence)| (occurrence.field, occurrence.position, *number)),
+        );
+        self.placed.sort_unstable();
+        self.pairs.clear();
+        self.pairs.extend(
+            self.placed
+                .windows(2)
+                .filter(|pair| {
+                    pair[0].0 == pair[1].0 && pair[0].1.checked_add(1) == Some(pair[1].1)
+                })
+                .map(|pair| (pair[0].2, pair[1].2)),
+        );
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+    }
 }
 
 /// Writes the pending deltas into the trees and empties them.
@@ -750,6 +804,7 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
     deltas
         .field_word_counts
         .write(transaction, FIELD_WORD_COUNTS_TREE)?;
+    deltas.new_external_ids.write(transaction)?;
     let deltas = std::mem::take(deltas);
     let mut buffer = Vec::new();
     for (name, entries) in [

@@ -36,6 +36,7 @@ pub(crate) mod facet_source;
 mod fields_selection;
 pub(crate) mod keys;
 mod listing;
+mod new_external_ids;
 mod pair_changes;
 mod position_merge;
 pub(crate) mod range_unions;

@@ -151,8 +151,8 @@ mod tests {
             let right = WORDS[random.below(WORDS.len() as u64) as usize];
             let document = random.below(40);
             let add = random.below(3) != 0;
-            let left_number = words.record(left.to_owned(), document, &occurrence, add);
-            let right_number = words.record(right.to_owned(), document, &occurrence, add);
+            let left_number = words.record(left, document, &occurrence, add);
+            let right_number = words.record(right, document, &occurrence, add);
             pairs.record(left_number, right_number, document, add);
             let mut key = Vec::new();
             write_pair_key(&mut key, left, right);

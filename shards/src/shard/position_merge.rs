@@ -295,17 +295,17 @@ mod tests {
             let add = random.below(4) != 0;
             match model.get(&key) {
                 Some(old) => {
-                    changes.record(word.clone(), document, old, false);
+                    changes.record(word, document, old, false);
                 }
                 // Removing what is not there changes nothing.
                 None if !add => {
-                    changes.record(word.clone(), document, &random_occurrences(random), false);
+                    changes.record(word, document, &random_occurrences(random), false);
                 }
                 None => {}
             }
             if add {
                 let occurrences = random_occurrences(random);
-                changes.record(word.clone(), document, &occurrences, true);
+                changes.record(word, document, &occurrences, true);
                 model.insert(key, occurrences);
             } else {
                 model.remove(&key);

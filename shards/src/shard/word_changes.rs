@@ -252,35 +252,52 @@ struct Scratch {
 impl WordChanges {
     /// Adds (`add`) or removes the occurrences of `word` in `document` (sorted by field, then
     /// position); answers the word's number.
+    #[cfg(test)]
     pub fn record(
         &mut self,
-        word: String,
+        word: &str,
         document: u32,
         occurrences: &[Occurrence],
         add: bool,
     ) -> u32 {
+        let number = self.number(word);
+        self.record_number(number, document, occurrences.iter().copied(), add);
+        number
+    }
+
+    /// The number of `word`, which it takes now if it has none yet (the word is copied only
+    /// then).
+    pub fn number(&mut self, word: &str) -> u32 {
+        if let Some(&number) = self.numbers.get(word) {
+            return number;
+        }
+        let number =
+            u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
+        let word: Box<str> = word.into();
+        self.list_bytes += 2 * word.len() + NEW_WORD_BYTES;
+        self.numbers.insert(word.clone(), number);
+        self.words.push((word, Vec::new()));
+        number
+    }
+
+    /// Adds (`add`) or removes the `occurrences` (sorted by field, then position) in
+    /// `document` of the word numbered `number` (by [`WordChanges::number`]).
+    pub fn record_number(
+        &mut self,
+        number: u32,
+        document: u32,
+        occurrences: impl Iterator<Item = Occurrence>,
+        add: bool,
+    ) {
         let start = self.occurrences.len();
-        self.occurrences.extend_from_slice(occurrences);
+        self.occurrences.extend(occurrences);
         let change = Change {
             document,
             add,
             occurrences: start..self.occurrences.len(),
         };
-        let number = match self.numbers.get(word.as_str()) {
-            Some(&number) => number,
-            None => {
-                let number =
-                    u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
-                let word = word.into_boxed_str();
-                self.list_bytes += 2 * word.len() + NEW_WORD_BYTES;
-                self.numbers.insert(word.clone(), number);
-                self.words.push((word, Vec::new()));
-                number
-            }
-        };
         self.words[number as usize].1.push(change);
         self.list_bytes += CHANGE_BYTES;
-        number
     }
 
     /// About the heap bytes the changes take: what bounds a batch's memory between writes.
