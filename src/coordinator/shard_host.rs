@@ -23,6 +23,8 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
+use shards::documents::payload_document::PayloadDocument;
+use shards::documents::simd_document::SimdParser;
 use shards::filter::{Filter, FilterableRules, evaluate};
 use shards::shard::{
     ListQuery, Operation, PENDING_CHANGES_BYTES_DEFAULT, PreparedBatch, Repack, Shard, ShardError,
@@ -157,7 +159,7 @@ pub enum ShardCommand {
     },
     /// Applies a chunk of the prepared batch's share.
     Apply {
-        documents: Vec<(String, PlannedDocument)>,
+        documents: Vec<(String, PlannedDocument<PayloadDocument>)>,
     },
     Commit,
     Abort,
@@ -569,7 +571,7 @@ impl ShardHost {
     async fn apply(
         &self,
         address: &ShardAddress,
-        documents: Vec<(String, PlannedDocument)>,
+        documents: Vec<(String, PlannedDocument<PayloadDocument>)>,
     ) -> Result<(), ResponseError> {
         let Some(mut preparing) = self.prepared.borrow_mut().remove(address) else {
             return Err(ResponseError::internal(
@@ -588,7 +590,7 @@ impl ShardHost {
                     .document(&external_id, None)
                     .map_err(shard_error)?
             };
-            if let Some(operation) = resolve(external_id, planned, stored) {
+            if let Some(operation) = resolve(external_id, planned, stored)? {
                 chunk.push(operation);
             }
             if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
@@ -676,32 +678,42 @@ async fn apply_off_core(
         .map_err(shard_error)
 }
 
-/// The operation that gives `planned`'s effect on a document `stored` (or absent).
+/// The operation that gives `planned`'s effect on a document `stored` (or absent). A document
+/// written over nothing goes on as it came (as text, the shard builds it on its helper
+/// thread); one written over the stored document is built and merged here.
 fn resolve(
     external_id: String,
-    planned: PlannedDocument,
+    planned: PlannedDocument<PayloadDocument>,
     stored: Option<Map<String, Value>>,
-) -> Option<Operation> {
-    match planned.into_outcome(stored.is_some()) {
+) -> Result<Option<Operation>, ResponseError> {
+    Ok(match planned.into_outcome(stored.is_some()) {
         Outcome::Untouched => None,
         Outcome::Deleted => Some(Operation::Delete { external_id }),
         Outcome::Written {
             onto_stored,
             document,
-        } => {
-            let document = match stored {
-                Some(mut stored) if onto_stored => {
-                    merge_top_level(&mut stored, document);
-                    stored
+        } => Some(match (stored, document) {
+            (Some(mut stored), document) if onto_stored => {
+                let update = document
+                    .into_document(&mut SimdParser::new())
+                    .map_err(|error| {
+                        ResponseError::internal(format!(
+                            "the text of document `{external_id}` does not parse: {error}"
+                        ))
+                    })?;
+                merge_top_level(&mut stored, update);
+                Operation::Replace {
+                    external_id,
+                    document: stored,
                 }
-                _ => document,
-            };
-            Some(Operation::Replace {
+            }
+            (_, PayloadDocument::Text(text)) => Operation::ReplaceText { external_id, text },
+            (_, PayloadDocument::Built(document)) => Operation::Replace {
                 external_id,
                 document,
-            })
-        }
-    }
+            },
+        }),
+    })
 }
 
 /// The external id of a stored document.

@@ -1,7 +1,8 @@
 //! Sending a planned batch's documents to the shards, streamed: the plan holds only where each
-//! document is ([`DocumentRefs`]), so the batch's update files are read again, one document at
-//! a time, and each planned document is built (its documents merged in order) as soon as its
-//! last document has been read, then queued for its shard; a shard's queue goes out as one
+//! document is ([`DocumentRefs`]) and the ids planning read ([`PlannedPayload`]), so the batch's
+//! update files are read again, one document's text at a time (not parsed: the shard builds
+//! it), and each planned document is made (its documents merged in order) as soon as its last
+//! document has been read, then queued for its shard; a shard's queue goes out as one
 //! [`ShardCommand::Apply`] every [`SHARD_SEND_DOCUMENTS`] documents, with at most one chunk in
 //! flight per shard, so reading and applying overlap.
 //!
@@ -13,10 +14,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use shards::documents::Document;
-use shards::documents::document_id::extract_document_id;
 use shards::documents::operation::{DocumentRef, DocumentRefs, Outcome, PlannedDocument};
 use shards::documents::payload::documents_from;
+use shards::documents::payload_document::PayloadDocument;
+use shards::documents::simd_document::SimdParser;
 
 use super::index_batch::documents_error;
 use crate::coordinator::Coordinator;
@@ -30,16 +31,23 @@ pub const SHARD_SEND_DOCUMENTS: usize = 1_000;
 /// The plan of a batch's documents, by position.
 pub type RefPlan = HashMap<String, PlannedDocument<DocumentRefs>>;
 
-/// Reads the batch's `payloads` (update file names, in batch order) again and sends every
-/// planned document of `plan` to its shard.
+/// One update file of a batch, with the ids its documents have, in payload order (read when
+/// the batch was planned, so that sending needs only each document's text).
+pub struct PlannedPayload {
+    pub content_file: String,
+    pub ids: Vec<String>,
+}
+
+/// Reads the batch's `payloads` (in batch order) again and sends every planned document of
+/// `plan` to its shard.
 pub async fn send_documents(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
-    payloads: &[String],
+    payloads: Vec<PlannedPayload>,
     plan: RefPlan,
 ) -> Result<(), ResponseError> {
     let mut outbox = Outbox::new(coordinator.clone(), record);
-    let outcome = fill(coordinator, record, payloads, plan, &mut outbox).await;
+    let outcome = fill(coordinator, payloads, plan, &mut outbox).await;
     let finished = outbox.finish(outcome.is_ok()).await;
     outcome.and(finished)
 }
@@ -47,14 +55,13 @@ pub async fn send_documents(
 /// Builds every planned document and queues it in `outbox`.
 async fn fill(
     coordinator: &Rc<Coordinator>,
-    record: &IndexRecord,
-    payloads: &[String],
+    payloads: Vec<PlannedPayload>,
     mut plan: RefPlan,
     outbox: &mut Outbox,
 ) -> Result<(), ResponseError> {
     let without_documents: Vec<String> = plan
         .iter()
-        .filter(|(_, planned)| references(planned).is_empty())
+        .filter(|(_, planned)| !reads_documents(planned))
         .map(|(id, _)| id.clone())
         .collect();
     for id in without_documents {
@@ -63,25 +70,31 @@ async fn fill(
             outbox.push(id, built).await?;
         }
     }
-    let primary_key = record.primary_key.clone().unwrap_or_default();
-    let mut waiting: HashMap<String, BTreeMap<DocumentRef, Document>> = HashMap::new();
-    for (payload, content_file) in payloads.iter().enumerate() {
+    let mut waiting: HashMap<String, BTreeMap<DocumentRef, PayloadDocument>> = HashMap::new();
+    for (payload, planned_payload) in payloads.into_iter().enumerate() {
         if plan.is_empty() {
             break;
         }
+        let content_file = &planned_payload.content_file;
         let format = super::update_files::format_of(content_file).ok_or_else(|| {
             ResponseError::internal(format!("unknown update file format: {content_file}"))
         })?;
         let path = coordinator.update_files().path(content_file);
         let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
-        let documents = documents_from(file, format).map_err(documents_error)?;
-        for (position, document) in documents.enumerate() {
-            let document = document.map_err(documents_error)?;
+        let mut documents = documents_from(file, format).map_err(documents_error)?;
+        for (position, id) in planned_payload.ids.into_iter().enumerate() {
+            let document = documents
+                .next_unparsed()
+                .ok_or_else(|| {
+                    ResponseError::internal(format!(
+                        "the update file {content_file} holds fewer documents than planned"
+                    ))
+                })?
+                .map_err(documents_error)?;
             let reference = DocumentRef {
                 payload: payload as u32,
                 position: position as u32,
             };
-            let id = extract_document_id(&document, &primary_key).map_err(documents_error)?;
             if let Some(ready) = gather(&mut plan, &mut waiting, id, reference, document)? {
                 outbox.push(ready.0, ready.1).await?;
             }
@@ -102,14 +115,32 @@ async fn fill(
 /// planned document once its last needed document was read.
 fn gather(
     plan: &mut RefPlan,
-    waiting: &mut HashMap<String, BTreeMap<DocumentRef, Document>>,
+    waiting: &mut HashMap<String, BTreeMap<DocumentRef, PayloadDocument>>,
     id: String,
     reference: DocumentRef,
-    document: Document,
-) -> Result<Option<(String, PlannedDocument)>, ResponseError> {
+    document: PayloadDocument,
+) -> Result<Option<(String, PlannedDocument<PayloadDocument>)>, ResponseError> {
     let Some(planned) = plan.get(&id) else {
         return Ok(None);
     };
+    // Most ids are written once, from one document: handed on as read, nothing gathered.
+    if let PlannedDocument::Unconditional(Outcome::Written {
+        onto_stored,
+        document: references,
+    }) = planned
+        && let [only] = references.0.as_slice()
+    {
+        if *only != reference {
+            return Ok(None);
+        }
+        let onto_stored = *onto_stored;
+        plan.remove(&id);
+        let written = Outcome::Written {
+            onto_stored,
+            document,
+        };
+        return Ok(Some((id, PlannedDocument::Unconditional(written))));
+    }
     let needed = references(planned);
     if !needed.contains(&reference) {
         return Ok(None);
@@ -126,6 +157,18 @@ fn gather(
     };
     let built = build(planned, &mut gathered)?;
     Ok(Some((id, built)))
+}
+
+/// Whether `planned` writes a document read from the payloads.
+fn reads_documents(planned: &PlannedDocument<DocumentRefs>) -> bool {
+    let reads = |outcome: &Outcome<DocumentRefs>| matches!(outcome, Outcome::Written { document, .. } if !document.0.is_empty());
+    match planned {
+        PlannedDocument::Unconditional(outcome) => reads(outcome),
+        PlannedDocument::Conditional {
+            if_stored,
+            if_missing,
+        } => reads(if_stored) || reads(if_missing),
+    }
 }
 
 /// Every document position `planned` needs, sorted, without repeats.
@@ -154,8 +197,8 @@ fn references(planned: &PlannedDocument<DocumentRefs>) -> Vec<DocumentRef> {
 /// `planned` with its positions replaced by the documents read there (merged in order).
 fn build(
     planned: PlannedDocument<DocumentRefs>,
-    documents: &mut BTreeMap<DocumentRef, Document>,
-) -> Result<PlannedDocument, ResponseError> {
+    documents: &mut BTreeMap<DocumentRef, PayloadDocument>,
+) -> Result<PlannedDocument<PayloadDocument>, ResponseError> {
     let mut uses: BTreeMap<DocumentRef, usize> = BTreeMap::new();
     let mut count = |outcome: &Outcome<DocumentRefs>| {
         if let Outcome::Written { document, .. } = outcome {
@@ -189,11 +232,13 @@ fn build(
     })
 }
 
+/// The document `outcome` writes: the one document it names as it was read, or the
+/// documents it names built and merged in order.
 fn build_outcome(
     outcome: Outcome<DocumentRefs>,
-    documents: &mut BTreeMap<DocumentRef, Document>,
+    documents: &mut BTreeMap<DocumentRef, PayloadDocument>,
     uses: &mut BTreeMap<DocumentRef, usize>,
-) -> Result<Outcome, ResponseError> {
+) -> Result<Outcome<PayloadDocument>, ResponseError> {
     let (onto_stored, references) = match outcome {
         Outcome::Untouched => return Ok(Outcome::Untouched),
         Outcome::Deleted => return Ok(Outcome::Deleted),
@@ -202,7 +247,7 @@ fn build_outcome(
             document,
         } => (onto_stored, document.0),
     };
-    let mut built: Option<Document> = None;
+    let mut read = Vec::with_capacity(references.len());
     for reference in references {
         let remaining = uses.entry(reference).or_default();
         *remaining = remaining.saturating_sub(1);
@@ -212,16 +257,32 @@ fn build_outcome(
             documents.get(&reference).cloned()
         }
         .ok_or_else(|| ResponseError::internal("a planned document was not read"))?;
+        read.push(document);
+    }
+    let document = match <[PayloadDocument; 1]>::try_from(read) {
+        Ok([single]) => single,
+        Err(several) => PayloadDocument::Built(merged(several)?),
+    };
+    Ok(Outcome::Written {
+        onto_stored,
+        document,
+    })
+}
+
+/// `documents` built and merged in order: each one's top-level fields over the ones before.
+fn merged(documents: Vec<PayloadDocument>) -> Result<shards::documents::Document, ResponseError> {
+    let mut parser = SimdParser::new();
+    let mut built: Option<shards::documents::Document> = None;
+    for document in documents {
+        let document = document.into_document(&mut parser).map_err(|error| {
+            ResponseError::internal(format!("a read document does not parse again: {error}"))
+        })?;
         match &mut built {
             None => built = Some(document),
             Some(base) => shards::documents::operation::merge_top_level(base, document),
         }
     }
-    let document = built.ok_or_else(|| ResponseError::internal("a written document is empty"))?;
-    Ok(Outcome::Written {
-        onto_stored,
-        document,
-    })
+    built.ok_or_else(|| ResponseError::internal("a written document is empty"))
 }
 
 /// The chunks waiting for each shard, and the one in flight per shard.
@@ -229,7 +290,7 @@ struct Outbox {
     coordinator: Rc<Coordinator>,
     set: crate::coordinator::catalog::ShardSet,
     names: Vec<String>,
-    queued: Vec<Vec<(String, PlannedDocument)>>,
+    queued: Vec<Vec<(String, PlannedDocument<PayloadDocument>)>>,
     in_flight: Vec<Option<glommio::task::JoinHandle<Result<ShardAnswer, ResponseError>>>>,
 }
 
@@ -245,7 +306,11 @@ impl Outbox {
         }
     }
 
-    async fn push(&mut self, id: String, planned: PlannedDocument) -> Result<(), ResponseError> {
+    async fn push(
+        &mut self,
+        id: String,
+        planned: PlannedDocument<PayloadDocument>,
+    ) -> Result<(), ResponseError> {
         let Some(shard) = shards::rendezvous::rendezvous_winner_position(&self.names, &id) else {
             return Err(ResponseError::internal("an index without shards"));
         };

@@ -26,6 +26,7 @@ use shards::filter::{Filter, FilterableRules, check_filterable};
 use time::OffsetDateTime;
 
 use super::autobatch::BatchKind;
+use super::batch_documents::PlannedPayload;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
@@ -409,7 +410,7 @@ impl BatchWork {
                 super::batch_documents::send_documents(
                     &self.coordinator,
                     record,
-                    &documents.payloads,
+                    documents.payloads,
                     documents.plan.documents,
                 )
                 .await
@@ -715,9 +716,9 @@ impl TaskEffect {
 /// the document (see [`super::batch_documents`]).
 struct DocumentWork {
     plan: DocumentPlan<DocumentRefs>,
-    /// The update files of the batch's additions, in batch order (a [`DocumentRef`]'s
-    /// `payload` indexes this).
-    payloads: Vec<String>,
+    /// The update files of the batch's additions with their documents' ids, in batch order
+    /// (a [`DocumentRef`]'s `payload` indexes this).
+    payloads: Vec<PlannedPayload>,
     primary_key: Option<String>,
     new_primary_key: Option<String>,
     /// Ids written by the batch so far (and not deleted since); kept only when the batch
@@ -789,7 +790,10 @@ impl DocumentWork {
                 };
                 let payload = u32::try_from(self.payloads.len())
                     .map_err(|_| ResponseError::internal("too many payloads in a batch"))?;
-                self.payloads.push(content_file.clone());
+                self.payloads.push(PlannedPayload {
+                    content_file: content_file.clone(),
+                    ids: parsed.clone(),
+                });
                 for (position, id) in parsed.into_iter().enumerate() {
                     let document = DocumentRefs::one(DocumentRef {
                         payload,

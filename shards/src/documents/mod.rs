@@ -5,6 +5,7 @@
 //! - [`payload`]: JSON, NDJSON and CSV payloads streamed from a file or a byte slice, one document
 //!   at a time, with Meilisearch v1.41's exact `malformed_payload` / `missing_payload` messages;
 //! - [`chunked_input`]: the bounded read buffer and the object scan the JSON readers stream with;
+//! - [`payload_document`]: a document handed to its shard as the payload's text or built;
 //! - [`simd_document`]: one JSON object parsed with simd-json, serde_json judging what it refuses;
 //! - [`primary_key`]: primary key resolution (stored key, `primaryKey` parameter, inference);
 //! - [`document_id`]: extraction and validation of the external document id;
@@ -24,6 +25,7 @@ pub mod flatten;
 pub mod operation;
 pub mod payload;
 pub mod payload_csv;
+pub mod payload_document;
 pub mod primary_key;
 pub mod simd_document;
 

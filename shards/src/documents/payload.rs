@@ -33,6 +33,7 @@ use super::chunked_input::ChunkedInput;
 use super::document_id::extract_document_id;
 use super::error::DocumentsError;
 use super::payload_csv::CsvDocuments;
+use super::payload_document::PayloadDocument;
 use super::simd_document::SimdParser;
 
 /// The CSV delimiter when the `csvDelimiter` parameter is absent.
@@ -195,6 +196,8 @@ enum Mode<'key> {
     /// Only its id under this primary key (the document is built only when the id needs the
     /// slow path: a dotted key, a missing or invalid id).
     Id(&'key str),
+    /// Only its text (a CSV record is built).
+    Text,
 }
 
 /// What a reader made of a document.
@@ -202,6 +205,7 @@ enum Parsed {
     Validated,
     Document(Document),
     Id(String),
+    Text(Box<[u8]>),
 }
 
 /// One step of a reader: the parsed document, or the payload's (or the id's) error.
@@ -221,6 +225,7 @@ impl<R: Read + Seek> Documents<R> {
                     Mode::Id(primary_key) => {
                         extract_document_id(&document, primary_key).map(Parsed::Id)
                     }
+                    // A CSV record is built as it is read: it goes on built.
                     _ => Ok(Parsed::Document(document)),
                 }
             }),
@@ -231,6 +236,17 @@ impl<R: Read + Seek> Documents<R> {
         item
     }
 
+    /// The next document as the payload holds it: the text of a JSON or NDJSON document,
+    /// not parsed again (the batch's planning read and checked it), or a CSV record built.
+    pub fn next_unparsed(&mut self) -> Option<Result<PayloadDocument, DocumentsError>> {
+        Some(match self.next_item(Mode::Text)? {
+            Ok(Parsed::Text(text)) => Ok(PayloadDocument::Text(text)),
+            Ok(Parsed::Document(document)) => Ok(PayloadDocument::Built(document)),
+            Ok(_) => Err(unexpected_parse()),
+            Err(error) => Err(error),
+        })
+    }
+
     /// The id under `primary_key` of the next document, without building the document when
     /// the id can be read directly (a plain key holding a valid id); the errors are those of
     /// [`extract_document_id`] on the built document.
@@ -238,7 +254,7 @@ impl<R: Read + Seek> Documents<R> {
         Some(match self.next_item(Mode::Id(primary_key))? {
             Ok(Parsed::Id(id)) => Ok(id),
             Ok(Parsed::Document(document)) => extract_document_id(&document, primary_key),
-            Ok(Parsed::Validated) => Err(unexpected_parse()),
+            Ok(_) => Err(unexpected_parse()),
             Err(error) => Err(error),
         })
     }
@@ -291,6 +307,7 @@ fn read_object<R: Read>(
             Some(id) => Ok(Parsed::Id(id)),
             None => parser.parse(text).map(Parsed::Document),
         },
+        Mode::Text => Ok(Parsed::Text(text.into())),
     };
     input.consume(length);
     Ok(parsed.ok())

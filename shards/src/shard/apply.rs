@@ -42,6 +42,7 @@ use super::{
     FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
 };
 use crate::analysis::{Analyzer, Occurrence, TextSettings, each_document_word};
+use crate::documents::simd_document::SimdParser;
 use crate::search::inverted::{
     FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, LEGACY_WORD_POSITIONS_TREE, TEXT_TREES,
     WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE, WORD_POSITIONS_TREE,
@@ -55,6 +56,12 @@ pub enum Operation {
     Replace {
         external_id: String,
         document: Map<String, Value>,
+    },
+    /// Store the document whose JSON object `text` is (a
+    /// [`crate::documents::payload_document::PayloadDocument::Text`]); the shard builds it.
+    ReplaceText {
+        external_id: String,
+        text: Box<[u8]>,
     },
     Delete {
         external_id: String,
@@ -137,6 +144,8 @@ pub struct PreparedBatch {
     encoder: Encoder,
     /// Buffers [`PreparedBatch::contribute_text`] reuses.
     text_scratch: TextScratch,
+    /// Builds the documents that arrive as text.
+    parser: SimdParser,
 }
 
 /// The document encoder of a batch, loaded when the batch writes its first document.
@@ -226,6 +235,7 @@ impl PreparedBatch {
             trained: HashMap::new(),
             encoder: Encoder::Unloaded,
             text_scratch: TextScratch::default(),
+            parser: SimdParser::new(),
         })
     }
 
@@ -267,6 +277,7 @@ impl PreparedBatch {
             trained: HashMap::new(),
             encoder: Encoder::Unloaded,
             text_scratch: TextScratch::default(),
+            parser: SimdParser::new(),
         })
     }
 
@@ -292,6 +303,14 @@ impl PreparedBatch {
                     external_id,
                     document,
                 } => self.replace(&external_id, &document)?,
+                Operation::ReplaceText { external_id, text } => {
+                    let document = self.parser.parse(&text).map_err(|error| {
+                        ShardError::Corrupted(format!(
+                            "the text of document `{external_id}` does not parse: {error}"
+                        ))
+                    })?;
+                    self.replace(&external_id, &document)?;
+                }
                 Operation::Delete { external_id } => self.delete(&external_id)?,
                 Operation::DeleteAll => self.delete_all()?,
             }
