@@ -794,6 +794,9 @@ impl DocumentWork {
                     content_file: content_file.clone(),
                     ids: parsed.clone(),
                 });
+                self.plan.reserve(parsed.len());
+                self.ordered.reserve(parsed.len());
+                self.order.reserve(parsed.len());
                 for (position, id) in parsed.into_iter().enumerate() {
                     let document = DocumentRefs::one(DocumentRef {
                         payload,

@@ -264,6 +264,12 @@ impl<D: PlanDocument> BatchPlan<D> {
         Self::default()
     }
 
+    /// Makes room for `additional` more ids, so that a payload's ids are planned without the
+    /// map growing (and rehashing every id planned so far) on the way.
+    pub fn reserve(&mut self, additional: usize) {
+        self.documents.reserve(additional);
+    }
+
     fn initial(&self) -> PlannedDocument<D> {
         if self.delete_all_stored {
             PlannedDocument::Unconditional(Outcome::Deleted)

@@ -20,6 +20,7 @@ use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 use storage_engine::{Database, Direction, WriteTransaction};
 
+use super::assigned_ids::AssignedIds;
 use super::codec::{
     self, DICTIONARY_BYTES, DICTIONARY_LEVEL, DICTIONARY_RETRAINING_GROWTH,
     DICTIONARY_SAMPLE_BYTES, DICTIONARY_TRAINING_DOCUMENTS, DICTIONARY_TRAINING_DOCUMENTS_MIN,
@@ -130,7 +131,7 @@ pub struct PreparedBatch {
     deltas: Deltas,
     outcome: ApplyOutcome,
     /// Internal ids chosen by the caller for new documents (see [`PreparedBatch::assign_ids`]).
-    assigned_ids: std::collections::HashMap<String, u32>,
+    assigned_ids: AssignedIds,
     /// The tokenizer of the stored text settings.
     analyzer: Analyzer,
     /// About how many heap bytes the pending changes may take before they are written to the
@@ -228,7 +229,7 @@ impl PreparedBatch {
             state,
             deltas: Deltas::default(),
             outcome: ApplyOutcome::default(),
-            assigned_ids: std::collections::HashMap::new(),
+            assigned_ids: AssignedIds::default(),
             analyzer,
             pending_bytes_max,
             decoders: Arc::clone(decoders),
@@ -270,7 +271,7 @@ impl PreparedBatch {
                 already_applied,
                 ..ApplyOutcome::default()
             },
-            assigned_ids: std::collections::HashMap::new(),
+            assigned_ids: AssignedIds::default(),
             analyzer,
             pending_bytes_max,
             decoders: Arc::clone(decoders),
@@ -517,7 +518,7 @@ impl PreparedBatch {
     }
 
     /// The internal id of the document stored (or created by this batch) under `external_id`.
-    fn existing_id(&self, external_id: &str) -> ShardResult<Option<u32>> {
+    fn existing_id(&mut self, external_id: &str) -> ShardResult<Option<u32>> {
         if let Some(id) = self.deltas.new_external_ids.get(external_id) {
             return Ok(Some(id));
         }
@@ -530,7 +531,7 @@ impl PreparedBatch {
 
     fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
         let stored = self.encode(&codec::document_json(document))?;
-        let id = match self.assigned_ids.remove(external_id) {
+        let id = match self.assigned_ids.take(external_id) {
             // The caller assigns ids only to documents no shard stores (see
             // [`PreparedBatch::assign_ids`]): new, without a lookup. The flush that writes the
             // id checks it is not stored.

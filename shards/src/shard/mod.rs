@@ -26,6 +26,7 @@
 //! `word_position_chunks` and `field_lengths` (see [`crate::search`]).
 
 mod apply;
+mod assigned_ids;
 pub mod codec;
 pub(crate) mod commit_memo;
 mod commit_view;

@@ -10,8 +10,9 @@
 //!
 //! Invariants: an id held here is in no stored entry of `external_ids` when it is written —
 //! the write checks it against the stored value the merge writer sees anyway, and a stored id
-//! fails the batch as corruption instead of leaving two documents under one id; lookups of
-//! the batch (a later operation on the same id) see the ids held here before the tree.
+//! (or one held twice) fails the batch as corruption instead of leaving two documents under one
+//! id; lookups of the batch (a later operation on the same id) see the ids held here before
+//! the tree, through an index built at the first lookup.
 
 use rustc_hash::FxHashMap;
 use storage_engine::WriteTransaction;
@@ -21,40 +22,73 @@ use super::error::{ShardError, ShardResult};
 use super::keys::document_key;
 use super::word_changes::ALLOCATION_SLACK_BYTES;
 
-/// Heap bytes one held id takes besides its text: its map slot and its allocation's slack.
-const HELD_ID_BYTES: usize = size_of::<(Box<str>, u32)>() + ALLOCATION_SLACK_BYTES;
+/// Heap bytes one held id takes besides its text: its slot and its allocation's slack.
+const HELD_ID_BYTES: usize = size_of::<(Box<str>, Option<u32>)>() + ALLOCATION_SLACK_BYTES;
+/// Heap bytes one entry of the lookup index takes besides its text: its map slot and its
+/// allocation's slack.
+const INDEX_ENTRY_BYTES: usize = 2 * size_of::<(Box<str>, usize)>() + ALLOCATION_SLACK_BYTES;
 
 /// External id → internal id of the documents a batch created since its last flush.
 #[derive(Debug, Default)]
 pub(super) struct NewExternalIds {
-    ids: FxHashMap<Box<str>, u32>,
-    /// Heap bytes of the held ids, as [`NewExternalIds::insert`] counts them.
+    /// In creation order; `None` once the document was deleted again.
+    held: Vec<(Box<str>, Option<u32>)>,
+    /// External id → its place in `held`: built at the batch's first lookup (a batch that
+    /// only creates documents under assigned ids never looks up), kept up to date after.
+    index: Option<FxHashMap<Box<str>, usize>>,
+    /// Heap bytes of the held ids and the index, as they are counted when added.
     bytes: usize,
 }
 
 impl NewExternalIds {
     /// Holds `external_id` as the id of the new document `id`.
     pub fn insert(&mut self, external_id: &str, id: u32) {
-        if self.ids.insert(external_id.into(), id).is_none() {
-            self.bytes += external_id.len() + HELD_ID_BYTES;
+        let place = self.held.len();
+        self.held.push((external_id.into(), Some(id)));
+        self.bytes += external_id.len() + HELD_ID_BYTES;
+        if let Some(index) = &mut self.index {
+            index.insert(external_id.into(), place);
+            self.bytes += external_id.len() + INDEX_ENTRY_BYTES;
         }
     }
 
+    /// The place in `held` of `external_id`, building the index if this is the first lookup.
+    fn place_of(&mut self, external_id: &str) -> Option<usize> {
+        if self.held.is_empty() {
+            return None;
+        }
+        let index = match &mut self.index {
+            Some(index) => index,
+            None => {
+                let mut index = FxHashMap::default();
+                for (place, (held, id)) in self.held.iter().enumerate() {
+                    if id.is_some() {
+                        index.insert(held.clone(), place);
+                        self.bytes += held.len() + INDEX_ENTRY_BYTES;
+                    }
+                }
+                self.index.insert(index)
+            }
+        };
+        index.get(external_id).copied()
+    }
+
     /// The internal id held for `external_id`.
-    pub fn get(&self, external_id: &str) -> Option<u32> {
-        self.ids.get(external_id).copied()
+    pub fn get(&mut self, external_id: &str) -> Option<u32> {
+        let place = self.place_of(external_id)?;
+        self.held[place].1
     }
 
     /// Forgets `external_id` (its document was deleted in the same batch); answers whether it
     /// was held.
     pub fn remove(&mut self, external_id: &str) -> bool {
-        match self.ids.remove(external_id) {
-            Some(_) => {
-                self.bytes = self.bytes.saturating_sub(external_id.len() + HELD_ID_BYTES);
-                true
-            }
-            None => false,
+        let Some(place) = self.place_of(external_id) else {
+            return false;
+        };
+        if let Some(index) = &mut self.index {
+            index.remove(external_id);
         }
+        self.held[place].1.take().is_some()
     }
 
     /// About the heap bytes the held ids take.
@@ -63,14 +97,24 @@ impl NewExternalIds {
     }
 
     /// Writes every held id into `external_ids`, in key order, and forgets them; an id the
-    /// tree already stores is corruption (the batch fails, nothing is overwritten).
+    /// tree already stores, or held twice, is corruption (the batch fails, nothing is
+    /// overwritten).
     pub fn write(&mut self, transaction: &WriteTransaction) -> ShardResult<()> {
-        if self.ids.is_empty() {
+        self.index = None;
+        self.bytes = 0;
+        let mut held: Vec<(Box<str>, u32)> = std::mem::take(&mut self.held)
+            .into_iter()
+            .filter_map(|(external_id, id)| id.map(|id| (external_id, id)))
+            .collect();
+        if held.is_empty() {
             return Ok(());
         }
-        self.bytes = 0;
-        let mut held: Vec<(Box<str>, u32)> = std::mem::take(&mut self.ids).into_iter().collect();
         held.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+        if held.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+            return Err(ShardError::corrupted(
+                "the batch created two documents under one id",
+            ));
+        }
         let tree = transaction.create_tree(EXTERNAL_IDS_TREE)?;
         let mut merge = tree.merge_writer();
         for (external_id, id) in held {
@@ -131,6 +175,29 @@ mod tests {
             .map(|(external_id, id)| (external_id.as_bytes().to_vec(), document_key(id).to_vec()))
             .collect();
         assert_eq!(stored_ids(&database), expected);
+    }
+
+    #[test]
+    fn an_id_deleted_and_created_again_is_written_once_and_one_held_twice_fails() {
+        let (_directory, database) = scratch_database();
+        let mut held = NewExternalIds::default();
+        held.insert("a", 1);
+        assert!(held.remove("a"));
+        held.insert("a", 2);
+        assert_eq!(held.get("a"), Some(2));
+        let write = database.begin_write().expect("a write begins");
+        held.write(&write).expect("the ids are written");
+        write.commit().expect("the write commits");
+        assert_eq!(
+            stored_ids(&database),
+            vec![(b"a".to_vec(), document_key(2).to_vec())]
+        );
+
+        held.insert("b", 3);
+        held.insert("b", 4);
+        let write = database.begin_write().expect("a write begins");
+        assert!(matches!(held.write(&write), Err(ShardError::Corrupted(_))));
+        write.abort();
     }
 
     #[test]
