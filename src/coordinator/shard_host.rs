@@ -579,6 +579,7 @@ impl ShardHost {
             ));
         };
         let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS.min(documents.len()));
+        let mut parser = SimdParser::new();
         for (external_id, planned) in documents {
             // The shard looks the id up again when it applies the operation; reading the
             // stored document here only serves outcomes that depend on it.
@@ -590,7 +591,7 @@ impl ShardHost {
                     .document(&external_id, None)
                     .map_err(shard_error)?
             };
-            if let Some(operation) = resolve(external_id, planned, stored)? {
+            if let Some(operation) = resolve(external_id, planned, stored, &mut parser)? {
                 chunk.push(operation);
             }
             if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
@@ -680,11 +681,12 @@ async fn apply_off_core(
 
 /// The operation that gives `planned`'s effect on a document `stored` (or absent). A document
 /// written over nothing goes on as it came (as text, the shard builds it on its helper
-/// thread); one written over the stored document is built and merged here.
+/// thread); one written over the stored document is built here with `parser` and merged.
 fn resolve(
     external_id: String,
     planned: PlannedDocument<PayloadDocument>,
     stored: Option<Map<String, Value>>,
+    parser: &mut SimdParser,
 ) -> Result<Option<Operation>, ResponseError> {
     Ok(match planned.into_outcome(stored.is_some()) {
         Outcome::Untouched => None,
@@ -694,13 +696,11 @@ fn resolve(
             document,
         } => Some(match (stored, document) {
             (Some(mut stored), document) if onto_stored => {
-                let update = document
-                    .into_document(&mut SimdParser::new())
-                    .map_err(|error| {
-                        ResponseError::internal(format!(
-                            "the text of document `{external_id}` does not parse: {error}"
-                        ))
-                    })?;
+                let update = document.into_document(parser).map_err(|error| {
+                    ResponseError::internal(format!(
+                        "the text of document `{external_id}` does not parse: {error}"
+                    ))
+                })?;
                 merge_top_level(&mut stored, update);
                 Operation::Replace {
                     external_id,

@@ -161,7 +161,10 @@ fn gather(
 
 /// Whether `planned` writes a document read from the payloads.
 fn reads_documents(planned: &PlannedDocument<DocumentRefs>) -> bool {
-    let reads = |outcome: &Outcome<DocumentRefs>| matches!(outcome, Outcome::Written { document, .. } if !document.0.is_empty());
+    let reads = |outcome: &Outcome<DocumentRefs>| match outcome {
+        Outcome::Written { document, .. } => !document.0.is_empty(),
+        Outcome::Untouched | Outcome::Deleted => false,
+    };
     match planned {
         PlannedDocument::Unconditional(outcome) => reads(outcome),
         PlannedDocument::Conditional {
@@ -271,6 +274,7 @@ fn build_outcome(
 
 /// `documents` built and merged in order: each one's top-level fields over the ones before.
 fn merged(documents: Vec<PayloadDocument>) -> Result<shards::documents::Document, ResponseError> {
+    // Merges are rare (an id written by several documents of one batch): a parser of their own.
     let mut parser = SimdParser::new();
     let mut built: Option<shards::documents::Document> = None;
     for document in documents {

@@ -2,9 +2,15 @@
 //! transaction, and rebuilding the facet indexes when the facet settings change.
 //!
 //! Invariants: nothing is visible to readers before `commit`; dropping a [`PreparedBatch`]
-//! aborts; facet bitmaps are changed through per-chunk deltas flushed at the end of each chunk,
-//! so after every chunk the trees describe exactly the documents stored so far; a batch whose
-//! uid is not above the applied uid does nothing.
+//! aborts; the documents tree changes with each document, while the index trees (facets, words)
+//! and `external_ids` for the documents the batch creates change through pending changes
+//! ([`Deltas`]) written at each flush (when they take the bound's bytes, and at commit), and
+//! every lookup of the batch goes through [`PreparedBatch::existing_id`], which sees the pending
+//! ids before the tree; a batch whose uid is not above the applied uid does nothing.
+//!
+//! Assigned ids: the caller assigns internal ids only to documents no shard stores (see
+//! [`PreparedBatch::assign_ids`]); a document created under an assigned id is not looked up,
+//! and an assigned id the shard does store fails the batch at its flush.
 //!
 //! Document dictionaries: a batch trains one in its transaction, right after the document
 //! that makes the shard due one (see [`PreparedBatch::training_due`]), from a sample spread
@@ -330,6 +336,10 @@ impl PreparedBatch {
     /// Internal ids for documents this batch creates, chosen by the caller so that ids are
     /// unique and ordered across an index's shards (the order a listing merges by). A new
     /// document without an assigned id takes the shard's smallest free id.
+    ///
+    /// The caller assigns ids only to distinct external ids this shard does not store (the
+    /// coordinator asks the shards first): such a document is created without a lookup, and
+    /// an assigned id found stored at the flush fails the batch as corruption.
     pub fn assign_ids(&mut self, assigned: impl IntoIterator<Item = (String, u32)>) {
         self.assigned_ids.extend(assigned);
     }
@@ -519,7 +529,7 @@ impl PreparedBatch {
 
     /// The internal id of the document stored (or created by this batch) under `external_id`.
     fn existing_id(&mut self, external_id: &str) -> ShardResult<Option<u32>> {
-        if let Some(id) = self.deltas.new_external_ids.get(external_id) {
+        if let Some(id) = self.deltas.new_external_ids.get(external_id)? {
             return Ok(Some(id));
         }
         let tree = self.transaction().create_tree(EXTERNAL_IDS_TREE)?;
@@ -537,7 +547,7 @@ impl PreparedBatch {
             // id checks it is not stored.
             Some(assigned) => {
                 let id = self.state.take(assigned)?;
-                self.deltas.new_external_ids.insert(external_id, id);
+                self.deltas.new_external_ids.insert(external_id, id)?;
                 id
             }
             None => match self.existing_id(external_id)? {
@@ -552,7 +562,7 @@ impl PreparedBatch {
                 }
                 None => {
                     let id = self.state.allocate()?;
-                    self.deltas.new_external_ids.insert(external_id, id);
+                    self.deltas.new_external_ids.insert(external_id, id)?;
                     id
                 }
             },
@@ -585,7 +595,7 @@ impl PreparedBatch {
         self.transaction()
             .create_tree(DOCUMENTS_TREE)?
             .delete(&document_key(id))?;
-        if !self.deltas.new_external_ids.remove(external_id) {
+        if !self.deltas.new_external_ids.remove(external_id)? {
             self.transaction()
                 .create_tree(EXTERNAL_IDS_TREE)?
                 .delete(external_id.as_bytes())?;
@@ -659,6 +669,8 @@ impl PreparedBatch {
             &self.state.text_settings,
             document,
             |path| fields.get(path).copied(),
+            // A word numbered here stays in the batch's changes even if the analysis fails
+            // later: harmless, since an error fails the whole batch.
             &mut |word, occurrence| scratch.occurrences.push((words.number(word), occurrence)),
         )
         .map_err(ShardError::Corrupted)?;
@@ -786,6 +798,7 @@ struct TextScratch {
 }
 
 impl TextScratch {
+    /// Empties every buffer, keeping its capacity.
     fn clear(&mut self) {
         self.occurrences.clear();
         self.placed.clear();

@@ -24,9 +24,14 @@ use super::word_changes::ALLOCATION_SLACK_BYTES;
 
 /// Heap bytes one held id takes besides its text: its slot and its allocation's slack.
 const HELD_ID_BYTES: usize = size_of::<(Box<str>, Option<u32>)>() + ALLOCATION_SLACK_BYTES;
-/// Heap bytes one entry of the lookup index takes besides its text: its map slot and its
-/// allocation's slack.
+/// Heap bytes one entry of the lookup index takes besides its text: its map slot, doubled for
+/// the spare slots a hash map keeps (it grows by doubling), and its key's allocation slack.
 const INDEX_ENTRY_BYTES: usize = 2 * size_of::<(Box<str>, usize)>() + ALLOCATION_SLACK_BYTES;
+
+/// The error of an id held for two documents.
+fn held_twice() -> ShardError {
+    ShardError::corrupted("the batch created two documents under one id")
+}
 
 /// External id → internal id of the documents a batch created since its last flush.
 #[derive(Debug, Default)]
@@ -41,21 +46,28 @@ pub(super) struct NewExternalIds {
 }
 
 impl NewExternalIds {
-    /// Holds `external_id` as the id of the new document `id`.
-    pub fn insert(&mut self, external_id: &str, id: u32) {
+    /// Holds `external_id` as the id of the new document `id`. Once the index is built, an id
+    /// already held is refused at once; before, [`NewExternalIds::place_of`] or
+    /// [`NewExternalIds::write`] refuses it.
+    pub fn insert(&mut self, external_id: &str, id: u32) -> ShardResult<()> {
         let place = self.held.len();
-        self.held.push((external_id.into(), Some(id)));
-        self.bytes += external_id.len() + HELD_ID_BYTES;
         if let Some(index) = &mut self.index {
+            if index.contains_key(external_id) {
+                return Err(held_twice());
+            }
             index.insert(external_id.into(), place);
             self.bytes += external_id.len() + INDEX_ENTRY_BYTES;
         }
+        self.held.push((external_id.into(), Some(id)));
+        self.bytes += external_id.len() + HELD_ID_BYTES;
+        Ok(())
     }
 
-    /// The place in `held` of `external_id`, building the index if this is the first lookup.
-    fn place_of(&mut self, external_id: &str) -> Option<usize> {
+    /// The place in `held` of `external_id`, building the index if this is the first lookup;
+    /// an id held twice is corruption.
+    fn place_of(&mut self, external_id: &str) -> ShardResult<Option<usize>> {
         if self.held.is_empty() {
-            return None;
+            return Ok(None);
         }
         let index = match &mut self.index {
             Some(index) => index,
@@ -63,32 +75,35 @@ impl NewExternalIds {
                 let mut index = FxHashMap::default();
                 for (place, (held, id)) in self.held.iter().enumerate() {
                     if id.is_some() {
-                        index.insert(held.clone(), place);
+                        if index.insert(held.clone(), place).is_some() {
+                            return Err(held_twice());
+                        }
                         self.bytes += held.len() + INDEX_ENTRY_BYTES;
                     }
                 }
                 self.index.insert(index)
             }
         };
-        index.get(external_id).copied()
+        Ok(index.get(external_id).copied())
     }
 
     /// The internal id held for `external_id`.
-    pub fn get(&mut self, external_id: &str) -> Option<u32> {
-        let place = self.place_of(external_id)?;
-        self.held[place].1
+    pub fn get(&mut self, external_id: &str) -> ShardResult<Option<u32>> {
+        Ok(self
+            .place_of(external_id)?
+            .and_then(|place| self.held[place].1))
     }
 
     /// Forgets `external_id` (its document was deleted in the same batch); answers whether it
     /// was held.
-    pub fn remove(&mut self, external_id: &str) -> bool {
-        let Some(place) = self.place_of(external_id) else {
-            return false;
+    pub fn remove(&mut self, external_id: &str) -> ShardResult<bool> {
+        let Some(place) = self.place_of(external_id)? else {
+            return Ok(false);
         };
         if let Some(index) = &mut self.index {
             index.remove(external_id);
         }
-        self.held[place].1.take().is_some()
+        Ok(self.held[place].1.take().is_some())
     }
 
     /// About the heap bytes the held ids take.
@@ -111,9 +126,7 @@ impl NewExternalIds {
         }
         held.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         if held.windows(2).any(|pair| pair[0].0 == pair[1].0) {
-            return Err(ShardError::corrupted(
-                "the batch created two documents under one id",
-            ));
+            return Err(held_twice());
         }
         let tree = transaction.create_tree(EXTERNAL_IDS_TREE)?;
         let mut merge = tree.merge_writer();
@@ -159,17 +172,24 @@ mod tests {
         let (_directory, database) = scratch_database();
         let mut held = NewExternalIds::default();
         for (external_id, id) in [("b", 2), ("a", 1), ("c", 3), ("ab", 4)] {
-            held.insert(external_id, id);
+            held.insert(external_id, id).expect("a new id is held");
         }
-        assert_eq!(held.get("ab"), Some(4));
-        assert!(held.remove("c"));
-        assert!(!held.remove("c"), "an id is forgotten once");
+        assert_eq!(held.get("ab").expect("a lookup"), Some(4));
+        assert!(held.remove("c").expect("a removal"));
+        assert!(
+            !held.remove("c").expect("a removal"),
+            "an id is forgotten once"
+        );
         assert!(held.estimated_bytes() > 0);
         let write = database.begin_write().expect("a write begins");
         held.write(&write).expect("the ids are written");
         write.commit().expect("the write commits");
         assert_eq!(held.estimated_bytes(), 0);
-        assert_eq!(held.get("a"), None, "written ids are no longer held");
+        assert_eq!(
+            held.get("a").expect("a lookup"),
+            None,
+            "written ids are no longer held"
+        );
         let expected: Vec<(Vec<u8>, Vec<u8>)> = [("a", 1), ("ab", 4), ("b", 2)]
             .into_iter()
             .map(|(external_id, id)| (external_id.as_bytes().to_vec(), document_key(id).to_vec()))
@@ -178,13 +198,13 @@ mod tests {
     }
 
     #[test]
-    fn an_id_deleted_and_created_again_is_written_once_and_one_held_twice_fails() {
+    fn an_id_deleted_and_created_again_is_written_once() {
         let (_directory, database) = scratch_database();
         let mut held = NewExternalIds::default();
-        held.insert("a", 1);
-        assert!(held.remove("a"));
-        held.insert("a", 2);
-        assert_eq!(held.get("a"), Some(2));
+        held.insert("a", 1).expect("a new id is held");
+        assert!(held.remove("a").expect("a removal"));
+        held.insert("a", 2).expect("a deleted id is held again");
+        assert_eq!(held.get("a").expect("a lookup"), Some(2));
         let write = database.begin_write().expect("a write begins");
         held.write(&write).expect("the ids are written");
         write.commit().expect("the write commits");
@@ -192,9 +212,26 @@ mod tests {
             stored_ids(&database),
             vec![(b"a".to_vec(), document_key(2).to_vec())]
         );
+    }
 
-        held.insert("b", 3);
-        held.insert("b", 4);
+    #[test]
+    fn an_id_held_twice_is_refused_by_the_insert_the_lookup_or_the_write() {
+        let (_directory, database) = scratch_database();
+        // Indexed already: the second insert is refused.
+        let mut held = NewExternalIds::default();
+        held.insert("x", 0).expect("a new id is held");
+        assert_eq!(held.get("y").expect("a lookup"), None);
+        held.insert("b", 3).expect("a new id is held");
+        assert!(matches!(held.insert("b", 4), Err(ShardError::Corrupted(_))));
+        // Not indexed yet: the first lookup (here a deletion) is refused.
+        let mut held = NewExternalIds::default();
+        held.insert("b", 3).expect("held before any lookup");
+        held.insert("b", 4).expect("held before any lookup");
+        assert!(matches!(held.remove("b"), Err(ShardError::Corrupted(_))));
+        // Never looked up: the write is refused.
+        let mut held = NewExternalIds::default();
+        held.insert("b", 3).expect("held before any lookup");
+        held.insert("b", 4).expect("held before any lookup");
         let write = database.begin_write().expect("a write begins");
         assert!(matches!(held.write(&write), Err(ShardError::Corrupted(_))));
         write.abort();
@@ -212,8 +249,8 @@ mod tests {
         write.commit().expect("the write commits");
 
         let mut held = NewExternalIds::default();
-        held.insert("free", 1);
-        held.insert("taken", 2);
+        held.insert("free", 1).expect("a new id is held");
+        held.insert("taken", 2).expect("a new id is held");
         let write = database.begin_write().expect("a write begins");
         let outcome = held.write(&write);
         assert!(
