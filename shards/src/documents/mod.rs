@@ -9,6 +9,7 @@
 //! - [`simd_document`]: one JSON object parsed with simd-json, serde_json judging what it refuses;
 //! - [`primary_key`]: primary key resolution (stored key, `primaryKey` parameter, inference);
 //! - [`document_id`]: extraction and validation of the external document id;
+//! - [`id_scan`]: a document's id read from a validated object's text without parsing it;
 //! - [`flatten`]: dotted field paths of nested documents, and field distribution counting;
 //! - [`operation`]: folding a batch of document operations into one idempotent operation per
 //!   document id (over the documents, or over their positions in the payloads), split by shard
@@ -22,6 +23,7 @@ pub mod chunked_input;
 pub mod document_id;
 pub mod error;
 pub mod flatten;
+pub mod id_scan;
 pub mod operation;
 pub mod payload;
 pub mod payload_csv;

@@ -32,6 +32,7 @@ use super::Document;
 use super::chunked_input::ChunkedInput;
 use super::document_id::extract_document_id;
 use super::error::DocumentsError;
+use super::id_scan::scan_top_level_id;
 use super::payload_csv::CsvDocuments;
 use super::payload_document::PayloadDocument;
 use super::simd_document::SimdParser;
@@ -194,7 +195,9 @@ enum Mode<'key> {
     /// Build it.
     Build,
     /// Only its id under this primary key (the document is built only when the id needs the
-    /// slow path: a dotted key, a missing or invalid id).
+    /// slow path: a dotted key, a missing or invalid id). The id is first looked for by a scan
+    /// of the object's top level ([`scan_top_level_id`]), which trusts the text to be valid
+    /// JSON: this mode reads only update files, which were validated when uploaded.
     Id(&'key str),
     /// Only its text (a CSV record is built).
     Text,
@@ -249,7 +252,8 @@ impl<R: Read + Seek> Documents<R> {
 
     /// The id under `primary_key` of the next document, without building the document when
     /// the id can be read directly (a plain key holding a valid id); the errors are those of
-    /// [`extract_document_id`] on the built document.
+    /// [`extract_document_id`] on the built document. For payloads validated before (update
+    /// files): a malformed object may be given an id instead of failing here.
     pub fn next_id(&mut self, primary_key: &str) -> Option<Result<String, DocumentsError>> {
         Some(match self.next_item(Mode::Id(primary_key))? {
             Ok(Parsed::Id(id)) => Ok(id),
@@ -303,10 +307,12 @@ fn read_object<R: Read>(
     let parsed = match mode {
         Mode::Validate => parser.validate(text).map(|()| Parsed::Validated),
         Mode::Build => parser.parse(text).map(Parsed::Document),
-        Mode::Id(primary_key) => match parser.id(text, primary_key) {
-            Some(id) => Ok(Parsed::Id(id)),
-            None => parser.parse(text).map(Parsed::Document),
-        },
+        Mode::Id(primary_key) => {
+            match scan_top_level_id(text, primary_key).or_else(|| parser.id(text, primary_key)) {
+                Some(id) => Ok(Parsed::Id(id)),
+                None => parser.parse(text).map(Parsed::Document),
+            }
+        }
         Mode::Text => Ok(Parsed::Text(text.into())),
     };
     input.consume(length);
