@@ -137,14 +137,7 @@ impl Analyzer {
         languages: Option<&[Language]>,
         start: u32,
     ) -> Vec<PositionedWord> {
-        let mut words = Vec::new();
-        self.each_word_with(tokenizer, text, languages, start, &mut |word, position| {
-            words.push(PositionedWord {
-                word: word.to_owned(),
-                position,
-            });
-        });
-        words
+        collected(|mut visit| self.each_word_with(tokenizer, text, languages, start, &mut visit))
     }
 
     /// Calls `visit` with each word of `text` (borrowed, so that a word already known costs
@@ -196,8 +189,13 @@ pub fn positioned_words<'o>(
     tokens: impl Iterator<Item = Token<'o>>,
     start: u32,
 ) -> Vec<PositionedWord> {
+    collected(|mut visit| each_positioned_word(tokens, start, &mut visit))
+}
+
+/// The words `each` visits, with their positions, collected.
+fn collected(each: impl FnOnce(&mut dyn FnMut(&str, u32))) -> Vec<PositionedWord> {
     let mut words = Vec::new();
-    each_positioned_word(tokens, start, &mut |word, position| {
+    each(&mut |word, position| {
         words.push(PositionedWord {
             word: word.to_owned(),
             position,

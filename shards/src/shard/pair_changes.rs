@@ -45,20 +45,6 @@ fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> Vec<u32> {
     ranks
 }
 
-/// The sort key of one change: its pair's ranks, its document and its place in operation
-/// order, high to low.
-fn pack(left_rank: u32, right_rank: u32, document: u32, sequence: u32) -> u128 {
-    (u128::from(left_rank) << 96)
-        | (u128::from(right_rank) << 64)
-        | (u128::from(document) << 32)
-        | u128::from(sequence)
-}
-
-/// The place in operation order of a change packed by [`pack`].
-fn sequence_of(packed: u128) -> usize {
-    (packed & u128::from(u32::MAX)) as usize
-}
-
 impl PairChanges {
     /// About the heap bytes the changes take.
     pub fn estimated_bytes(&self) -> usize {
@@ -93,16 +79,13 @@ impl PairChanges {
         // left words' terminated order, then by the right words' byte order.
         let left_ranks = ranks(&words, terminated_order);
         let right_ranks = ranks(&words, |left, right| left.as_bytes().cmp(right.as_bytes()));
-        // (left rank, right rank, document, operation order), packed high to low into one
-        // integer so that the sort compares integers: per key, by document, then operation
-        // order, so that `mark` keeps a document's last change.
-        let mut order: Vec<u128> = changes
+        // (left rank, right rank, document, operation order): per key, by document, then
+        // operation order, so that `mark` keeps a document's last change.
+        let mut order: Vec<(u32, u32, u32, usize)> = changes
             .iter()
             .enumerate()
             .map(|(sequence, change)| {
-                let sequence =
-                    u32::try_from(sequence).expect("a flush records fewer than 2^32 pairs");
-                pack(
+                (
                     left_ranks[change.left as usize],
                     right_ranks[change.right as usize],
                     change.document,
@@ -115,13 +98,13 @@ impl PairChanges {
         let mut key = Vec::new();
         let mut value = Vec::new();
         let mut merge = tree.merge_writer();
-        for group in order.chunk_by(|first, second| first >> 64 == second >> 64) {
+        for group in order.chunk_by(|first, second| (first.0, first.1) == (second.0, second.1)) {
             postings.clear();
-            for &packed in group {
-                let change = &changes[sequence_of(packed)];
+            for &(_, _, _, sequence) in group {
+                let change = &changes[sequence];
                 postings.mark(change.document, change.add);
             }
-            let first = &changes[sequence_of(group[0])];
+            let first = &changes[group[0].3];
             write_pair_key(
                 &mut key,
                 words[first.left as usize],
