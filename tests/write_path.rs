@@ -791,3 +791,111 @@ fn concurrent_writes_from_many_connections_on_every_core_are_all_registered() {
         .json();
     assert_eq!(stats["numberOfDocuments"], 120);
 }
+
+/// One batch of several additions to an index whose primary key is known (their update files
+/// are read on both cores, and most documents reach their shard as spans the shard reads
+/// itself), mixed with what takes the general path: an id written by two payloads (merged), a
+/// CSV payload, a deletion, and an id written twice in one payload. The documents are the ones
+/// the tasks describe, applied in order.
+#[test]
+fn a_batch_of_mixed_additions_applies_each_document_as_the_tasks_order_it() {
+    let server = Server::start();
+    let created = server.raw(&json_request(
+        "POST",
+        "/indexes",
+        None,
+        r#"{"uid": "mixed", "primaryKey": "id"}"#,
+    ));
+    assert_eq!(created.status, 202, "{}", created.text());
+    wait_idle(&server);
+    // Keeps the scheduler busy while the tasks below are enqueued, so they form one batch.
+    let slow: Vec<Value> = (0..60_000)
+        .map(|id| json!({"id": id, "text": "a document long enough to take some time to apply"}))
+        .collect();
+    server.raw(&json_request(
+        "POST",
+        "/indexes/slow/documents",
+        None,
+        &Value::from(slow).to_string(),
+    ));
+    let replaced: String = (1..=300)
+        .map(|id| format!("{{\"id\":{id},\"v\":\"a\"}}\n"))
+        .collect();
+    let updated: Vec<Value> = (250..=320).map(|id| json!({"id": id, "w": "b"})).collect();
+    let mut uids = Vec::new();
+    let mut enqueue = |raw: String| {
+        let response = server.raw(&raw);
+        assert_eq!(response.status, 202, "{}", response.text());
+        uids.push(response.json()["taskUid"].clone());
+    };
+    enqueue(payload_request(
+        "/indexes/mixed/documents",
+        "application/x-ndjson",
+        &replaced,
+    ));
+    enqueue(json_request(
+        "PUT",
+        "/indexes/mixed/documents",
+        None,
+        &Value::from(updated).to_string(),
+    ));
+    enqueue(payload_request(
+        "/indexes/mixed/documents",
+        "text/csv",
+        "id,v\n5,csv\n6,csv\n",
+    ));
+    enqueue(json_request(
+        "POST",
+        "/indexes/mixed/documents/delete-batch",
+        None,
+        "[7]",
+    ));
+    enqueue(json_request(
+        "POST",
+        "/indexes/mixed/documents",
+        None,
+        r#"[{"id": 8, "v": "first"}, {"id": 9, "v": "x"}, {"id": 8, "v": "last"}]"#,
+    ));
+    wait_idle(&server);
+    let mut batches = Vec::new();
+    for uid in &uids {
+        let task = server
+            .raw(&request("GET", &format!("/tasks/{uid}"), None))
+            .json();
+        assert_eq!(task["status"], "succeeded", "{task}");
+        batches.push(task["batchUid"].clone());
+    }
+    assert!(
+        batches.iter().all(|batch| *batch == batches[0]),
+        "the tasks form one batch: {batches:?}"
+    );
+    let mut expected: Vec<Value> = Vec::new();
+    for id in 1..=320 {
+        let document = match id {
+            5 | 6 => json!({"id": id.to_string(), "v": "csv"}),
+            7 => continue,
+            8 => json!({"id": 8, "v": "last"}),
+            9 => json!({"id": 9, "v": "x"}),
+            250..=300 => json!({"id": id, "v": "a", "w": "b"}),
+            301.. => json!({"id": id, "w": "b"}),
+            _ => json!({"id": id, "v": "a"}),
+        };
+        expected.push(document);
+    }
+    let listed = server
+        .raw(&request("GET", "/indexes/mixed/documents?limit=1000", None))
+        .json();
+    let mut documents = listed["results"]
+        .as_array()
+        .expect("the listing has results")
+        .clone();
+    let key = |document: &Value| match &document["id"] {
+        Value::String(text) => text.parse::<u64>().expect("numeric ids"),
+        number => number.as_u64().expect("numeric ids"),
+    };
+    documents.sort_by_key(key);
+    assert_eq!(documents.len(), expected.len());
+    for (document, expected) in documents.iter().zip(&expected) {
+        assert_eq!(document, expected);
+    }
+}

@@ -424,3 +424,56 @@ fn pypi_dataset_slice_parses_with_one_valid_id_per_document() {
         DATASET_LINES as u64
     );
 }
+
+/// Each document's span, read back from the payload, is exactly that document's text: for a
+/// JSON array, a single JSON object and NDJSON, with documents crossing the reader's chunks; a
+/// CSV record has none.
+#[test]
+fn last_span_names_the_bytes_of_the_document_just_read() {
+    use shards::documents::chunked_input::PAYLOAD_READ_CHUNK_BYTES;
+    use shards::documents::payload::documents_from;
+    // Documents of about 3 KiB: several fall across each chunk boundary.
+    let texts: Vec<String> = (0..(3 * PAYLOAD_READ_CHUNK_BYTES / 3_000))
+        .map(|number| {
+            format!(
+                r#"{{"id":{number},"text":"{}","nested":{{"a":[1,"}}"]}}}}"#,
+                "x".repeat(3_000 + number % 7)
+            )
+        })
+        .collect();
+    let array = format!(" [ {} ] ", texts.join(" ,\n"));
+    let ndjson = format!("\n{}\n", texts.join("\n  \n"));
+    for (payload, format) in [
+        (array.as_str(), PayloadFormat::Json),
+        (ndjson.as_str(), PayloadFormat::Ndjson),
+    ] {
+        let mut read = documents_from(std::io::Cursor::new(payload.as_bytes()), format).unwrap();
+        assert_eq!(read.last_span(), None, "nothing read yet");
+        let mut count = 0;
+        while let Some(id) = read.next_id("id") {
+            let id = id.unwrap();
+            let span = read.last_span().expect("a JSON document has a span");
+            let start = usize::try_from(span.offset).unwrap();
+            let end = start + usize::try_from(span.length).unwrap();
+            assert_eq!(
+                &payload[start..end],
+                texts[count],
+                "{format} document {count}"
+            );
+            assert_eq!(id, count.to_string());
+            count += 1;
+        }
+        assert_eq!(count, texts.len(), "{format}: every document read");
+    }
+    let single = r#"  {"id":"only","a":{"b":"{"}}  "#;
+    let mut read = documents(single.as_bytes(), PayloadFormat::Json).unwrap();
+    read.next().unwrap().unwrap();
+    let span = read.last_span().unwrap();
+    assert_eq!(
+        &single[span.offset as usize..(span.offset + span.length) as usize],
+        r#"{"id":"only","a":{"b":"{"}}"#
+    );
+    let mut csv = documents(b"id,name\n1,a\n".as_slice(), CSV).unwrap();
+    csv.next().unwrap().unwrap();
+    assert_eq!(csv.last_span(), None, "a CSV record is not one JSON object");
+}

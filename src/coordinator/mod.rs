@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod document_edition;
 pub mod merge;
+pub mod read_documents;
 pub mod shard_host;
 pub mod text_settings;
 
@@ -21,12 +22,14 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use serde_json::Value;
+use shards::documents::payload::PayloadFormat;
 use time::OffsetDateTime;
 
 use crate::auth::AuthContext;
 use crate::errors::{Code, ResponseError};
 use crate::runtime::latency::LatencyClass;
 use crate::runtime::{CoreMesh, MeshHandler};
+use crate::tasks::payload_ids::{PayloadIds, read_payload_ids};
 use crate::tasks::queue::{QueueError, TaskQueue, TaskVisibility};
 use crate::tasks::update_files::UpdateFiles;
 use crate::tasks::{KindWithContent, Task, TaskQuery};
@@ -54,6 +57,12 @@ pub enum DataRequest {
     Replicate(Arc<Catalog>),
     /// Whether the batch being processed works on this index.
     IsIndexing(String),
+    /// The ids (and spans) of an update file's documents under a primary key.
+    PayloadIds {
+        path: PathBuf,
+        format: PayloadFormat,
+        primary_key: String,
+    },
 }
 
 /// A read of the task queue.
@@ -83,6 +92,7 @@ pub enum DataReply {
     Bytes(u64),
     Replicated,
     Flag(bool),
+    PayloadIds(Result<PayloadIds, ResponseError>),
 }
 
 /// The mesh carrying coordinator messages (no broadcasts: replication is acknowledged).
@@ -400,6 +410,30 @@ impl Coordinator {
                 *self.catalog.borrow_mut() = catalog;
                 DataReply::Replicated
             }
+            DataRequest::PayloadIds {
+                path,
+                format,
+                primary_key,
+            } => DataReply::PayloadIds(read_payload_ids(&path, format, &primary_key).await),
+        }
+    }
+
+    /// The ids (and spans) of the update file at `path` under `primary_key`, read on `core`.
+    pub async fn read_payload_ids_on(
+        &self,
+        core: usize,
+        path: PathBuf,
+        format: PayloadFormat,
+        primary_key: &str,
+    ) -> Result<PayloadIds, ResponseError> {
+        let request = DataRequest::PayloadIds {
+            path,
+            format,
+            primary_key: primary_key.to_owned(),
+        };
+        match self.ask(core, request).await? {
+            DataReply::PayloadIds(read) => read,
+            other => Err(unexpected(&other)),
         }
     }
 

@@ -23,6 +23,8 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
+
+use super::read_documents::{ReadDocument, read_documents};
 use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
 use shards::filter::{Filter, FilterableRules, evaluate};
@@ -161,6 +163,12 @@ pub enum ShardCommand {
     Apply {
         documents: Vec<(String, PlannedDocument<PayloadDocument>)>,
     },
+    /// Applies a chunk of the prepared batch's share that the shard reads from the batch's
+    /// update `files` itself (see [`super::read_documents`]).
+    ApplyRead {
+        files: Arc<[PathBuf]>,
+        documents: Vec<ReadDocument>,
+    },
     Commit,
     Abort,
     /// Replaces the facet settings (filterable and sortable attributes), rebuilding the
@@ -235,6 +243,7 @@ impl ShardCommand {
             ShardCommand::Prepare { .. }
             | ShardCommand::Edit { .. }
             | ShardCommand::Apply { .. }
+            | ShardCommand::ApplyRead { .. }
             | ShardCommand::Commit
             | ShardCommand::Abort
             | ShardCommand::SetFacetSettings { .. }
@@ -344,6 +353,12 @@ impl ShardHost {
                 .apply(&address, documents)
                 .await
                 .map(|()| ShardAnswer::Done),
+            ShardCommand::ApplyRead { files, documents } => {
+                let documents = read_documents(&files, documents)?;
+                self.apply(&address, documents)
+                    .await
+                    .map(|()| ShardAnswer::Done)
+            }
             ShardCommand::Edit {
                 batch_uid,
                 filter,

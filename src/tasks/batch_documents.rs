@@ -1,55 +1,189 @@
-//! Sending a planned batch's documents to the shards, streamed: the plan holds only where each
-//! document is ([`DocumentRefs`]) and the ids planning read ([`PlannedPayload`]), so the batch's
+//! Sending a planned batch's documents to the shards, in two parts.
+//!
+//! First, every id whose planned document is one whole document of a JSON or NDJSON update
+//! file (most ids of most batches) goes to its shard as its span ([`ReadDocument`]): the
+//! shard's core reads the text itself. Each shard gets its list in the order the batch first
+//! met the ids (the order internal ids were assigned in), [`SHARD_SEND_DOCUMENTS`] at a time,
+//! with one chunk in flight per shard and no shard waiting on another.
+//!
+//! Then the rest (ids written by several documents, CSV records, deletions): the batch's
 //! update files are read again, one document's text at a time (not parsed: the shard builds
-//! it), and each planned document is made (its documents merged in order) as soon as its last
+//! it), each planned document is made (its documents merged in order) as soon as its last
 //! document has been read, then queued for its shard; a shard's queue goes out as one
 //! [`ShardCommand::Apply`] every [`SHARD_SEND_DOCUMENTS`] documents, with at most one chunk in
 //! flight per shard, so reading and applying overlap.
 //!
-//! Invariants: memory holds the plan (ids and positions), the chunks in flight and the
-//! documents of ids still waiting for a later document of theirs — never a whole payload;
-//! every id of the plan is sent exactly once; an error stops the sending (the caller aborts
-//! the shards).
+//! Invariants: memory holds the plan (ids and positions), the span lists, the chunks in flight
+//! and the documents of ids still waiting for a later document of theirs — never a whole
+//! payload; every id of the plan is sent exactly once; an error stops the sending (the caller
+//! aborts the shards), and no chunk is in flight when sending returns.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use shards::documents::operation::{DocumentRef, DocumentRefs, Outcome, PlannedDocument};
-use shards::documents::payload::documents_from;
+use shards::documents::payload::{DocumentSpan, documents_from};
 use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
 
 use super::index_batch::documents_error;
 use crate::coordinator::Coordinator;
-use crate::coordinator::catalog::IndexRecord;
+use crate::coordinator::catalog::{IndexRecord, ShardSet};
+use crate::coordinator::read_documents::ReadDocument;
 use crate::coordinator::shard_host::{APPLY_CHUNK_DOCUMENTS, ShardAnswer, ShardCommand};
 use crate::errors::ResponseError;
 
-/// Planned documents per [`ShardCommand::Apply`].
+/// Planned documents per [`ShardCommand::Apply`] and [`ShardCommand::ApplyRead`].
 pub const SHARD_SEND_DOCUMENTS: usize = 1_000;
 
 /// The plan of a batch's documents, by position.
 pub type RefPlan = HashMap<String, PlannedDocument<DocumentRefs>>;
 
-/// One update file of a batch, with the ids its documents have, in payload order (read when
-/// the batch was planned, so that sending needs only each document's text).
+/// One update file of a batch, with the ids its documents have, in payload order, and where
+/// each lies (read when the batch was planned, so that sending needs only each document's
+/// text).
 pub struct PlannedPayload {
     pub content_file: String,
     pub ids: Vec<String>,
+    /// `None` for a CSV file (its records are not JSON objects a shard could read).
+    pub spans: Option<Vec<DocumentSpan>>,
 }
 
-/// Reads the batch's `payloads` (in batch order) again and sends every planned document of
-/// `plan` to its shard.
+/// Sends every planned document of `plan` to its shard: the ones shards read themselves
+/// first, by `order` (every id the batch writes, in the order it first met them), then the
+/// rest, reading the batch's `payloads` (in batch order) again.
 pub async fn send_documents(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
     payloads: Vec<PlannedPayload>,
-    plan: RefPlan,
+    mut plan: RefPlan,
+    order: Vec<String>,
 ) -> Result<(), ResponseError> {
+    let files: Arc<[PathBuf]> = payloads
+        .iter()
+        .map(|payload| coordinator.update_files().path(&payload.content_file))
+        .collect();
+    let reads = shard_reads(&record.shard_names(), &payloads, &mut plan, order).await;
+    send_reads(coordinator, &record.shard_set(), &files, reads).await?;
+    if plan.is_empty() {
+        return Ok(());
+    }
     let mut outbox = Outbox::new(coordinator.clone(), record);
     let outcome = fill(coordinator, payloads, plan, &mut outbox).await;
     let finished = outbox.finish(outcome.is_ok()).await;
     outcome.and(finished)
+}
+
+/// Takes out of `plan` every id, in `order`, whose planned document is one whole document of
+/// a payload with spans; answers them by shard (`names` in shard order).
+async fn shard_reads(
+    names: &[String],
+    payloads: &[PlannedPayload],
+    plan: &mut RefPlan,
+    order: Vec<String>,
+) -> Vec<Vec<ReadDocument>> {
+    let mut reads: Vec<Vec<ReadDocument>> = names
+        .iter()
+        .map(|_| Vec::with_capacity(order.len() / names.len()))
+        .collect();
+    for (position, id) in order.into_iter().enumerate() {
+        if position % APPLY_CHUNK_DOCUMENTS == 0 {
+            glommio::yield_if_needed().await;
+        }
+        let Some((payload, span, onto_stored)) = plan
+            .get(&id)
+            .and_then(|planned| one_whole_document(planned, payloads))
+        else {
+            continue;
+        };
+        let Some(shard) = shards::rendezvous::rendezvous_winner_position(names, &id) else {
+            // No shard: the general path reports it.
+            continue;
+        };
+        plan.remove(&id);
+        reads[shard].push(ReadDocument {
+            external_id: id,
+            payload,
+            span,
+            onto_stored,
+        });
+    }
+    reads
+}
+
+/// Where the one document `planned` writes lies, with whether it is merged onto the stored
+/// one: `None` unless `planned` writes exactly one document of a payload with spans, whatever
+/// is stored.
+fn one_whole_document(
+    planned: &PlannedDocument<DocumentRefs>,
+    payloads: &[PlannedPayload],
+) -> Option<(u32, DocumentSpan, bool)> {
+    let PlannedDocument::Unconditional(Outcome::Written {
+        onto_stored,
+        document: references,
+    }) = planned
+    else {
+        return None;
+    };
+    let [only] = references.0.as_slice() else {
+        return None;
+    };
+    let spans = payloads.get(only.payload as usize)?.spans.as_ref()?;
+    let span = *spans.get(only.position as usize)?;
+    Some((only.payload, span, *onto_stored))
+}
+
+/// Sends each shard its list, [`SHARD_SEND_DOCUMENTS`] at a time, one chunk in flight per
+/// shard, the shards side by side; after a failure no shard gets another chunk. Returns once
+/// every chunk sent is answered: the first error, if any.
+async fn send_reads(
+    coordinator: &Rc<Coordinator>,
+    set: &ShardSet,
+    files: &Arc<[PathBuf]>,
+    reads: Vec<Vec<ReadDocument>>,
+) -> Result<(), ResponseError> {
+    let failed = Rc::new(Cell::new(false));
+    let mut running = Vec::with_capacity(reads.len());
+    for (shard, documents) in reads.into_iter().enumerate() {
+        if documents.is_empty() {
+            continue;
+        }
+        let (coordinator, set, files, failed) = (
+            coordinator.clone(),
+            set.clone(),
+            files.clone(),
+            failed.clone(),
+        );
+        running.push(glommio::spawn_local(async move {
+            let mut documents = documents.into_iter();
+            while !failed.get() {
+                let chunk: Vec<ReadDocument> =
+                    documents.by_ref().take(SHARD_SEND_DOCUMENTS).collect();
+                if chunk.is_empty() {
+                    break;
+                }
+                let command = ShardCommand::ApplyRead {
+                    files: files.clone(),
+                    documents: chunk,
+                };
+                if let Err(error) = coordinator.ask_shard(&set, shard as u32, command).await {
+                    failed.set(true);
+                    return Err(error);
+                }
+            }
+            Ok(())
+        }));
+    }
+    let mut outcome = Ok(());
+    for task in running {
+        if let Err(error) = task.await {
+            outcome = outcome.and(Err(error));
+        }
+    }
+    outcome
 }
 
 /// Builds every planned document and queues it in `outbox`.

@@ -28,6 +28,7 @@ use time::OffsetDateTime;
 use super::autobatch::BatchKind;
 use super::batch_documents::PlannedPayload;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
+use super::payload_ids::{PayloadIds, PrefetchJob, Prefetched, prefetch};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
@@ -329,10 +330,12 @@ impl BatchWork {
             )
         });
         let mut documents = DocumentWork::new(&record, deletes);
+        documents.reserve(&tasks);
         let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
         let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
         let settings_before = record.settings.clone();
         let total = tasks.len() as u32;
+        let mut prefetched = self.prefetch_payloads(&record, &tasks);
         for (step, task) in tasks.into_iter().enumerate() {
             self.progress(PROGRESS_PLANNING, step as u32, total);
             let position = finished.len();
@@ -343,7 +346,11 @@ impl BatchWork {
                     is_deletion,
                     ..
                 } => apply_settings(&mut record, settings, *is_deletion).map(|()| TaskEffect::None),
-                _ => documents.plan_task(self, &record, &task).await,
+                _ => {
+                    documents
+                        .plan_task(self, &record, &task, step, &mut prefetched)
+                        .await
+                }
             };
             match outcome {
                 Ok(effect) => pending.push((position, task, effect)),
@@ -376,6 +383,40 @@ impl BatchWork {
             changes.put(record);
         }
         finished.into_iter().flatten().collect()
+    }
+
+    /// Starts reading ahead, on every core, the update files of the document additions of
+    /// `tasks` when the index's primary key is known already (each file is then read by
+    /// itself) and there are several.
+    fn prefetch_payloads(&self, record: &IndexRecord, tasks: &[Task]) -> Prefetched {
+        let Some(primary_key) = record.primary_key.as_deref() else {
+            return Prefetched::none();
+        };
+        let jobs: Vec<PrefetchJob> = tasks
+            .iter()
+            .enumerate()
+            .filter_map(|(position, task)| match &task.kind {
+                KindWithContent::DocumentAdditionOrUpdate {
+                    primary_key: requested,
+                    content_file,
+                    ..
+                } if requested
+                    .as_deref()
+                    .is_none_or(|requested| requested == primary_key) =>
+                {
+                    Some(PrefetchJob {
+                        position,
+                        path: self.coordinator.update_files().path(content_file),
+                        format: super::update_files::format_of(content_file)?,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        if jobs.len() < 2 || self.coordinator.cores() < 2 {
+            return Prefetched::none();
+        }
+        prefetch(&self.coordinator, jobs, primary_key)
     }
 
     /// Prepares every shard's share, then commits them all (or aborts them all).
@@ -412,6 +453,7 @@ impl BatchWork {
                     record,
                     documents.payloads,
                     documents.plan.documents,
+                    documents.order,
                 )
                 .await
             }
@@ -714,6 +756,10 @@ impl TaskEffect {
 
 /// The documents part of a batch being planned: the plan holds where each document is, not
 /// the document (see [`super::batch_documents`]).
+/// Documents a batch's plan makes room for at most before planning (beyond, its maps grow as
+/// usual): a bound on what an upload's count can make the batch allocate ahead.
+const PLAN_RESERVE_MAX: usize = 4_000_000;
+
 struct DocumentWork {
     plan: DocumentPlan<DocumentRefs>,
     /// The update files of the batch's additions with their documents' ids, in batch order
@@ -757,6 +803,26 @@ impl DocumentWork {
         !self.touched
     }
 
+    /// Makes room for the documents the additions of `tasks` counted at upload, so that the
+    /// plan's maps are sized once rather than rehashed as they grow (most ids are distinct).
+    fn reserve(&mut self, tasks: &[Task]) {
+        let counted: u64 = tasks
+            .iter()
+            .map(|task| match &task.kind {
+                KindWithContent::DocumentAdditionOrUpdate {
+                    documents_count, ..
+                } => *documents_count,
+                _ => 0,
+            })
+            .sum();
+        let counted = usize::try_from(counted)
+            .unwrap_or(usize::MAX)
+            .min(PLAN_RESERVE_MAX);
+        self.plan.reserve(counted);
+        self.ordered.reserve(counted);
+        self.order.reserve(counted);
+    }
+
     /// Marks `id` deleted; answers whether it existed at that point of the batch.
     fn delete(&mut self, id: &str, stored_before: bool) -> bool {
         let existed =
@@ -765,11 +831,15 @@ impl DocumentWork {
         existed
     }
 
+    /// Plans `task`, the batch's task at `position`, whose update file may have been read
+    /// ahead (`prefetched`).
     async fn plan_task(
         &mut self,
         work: &BatchWork,
         record: &IndexRecord,
         task: &Task,
+        position: usize,
+        prefetched: &mut Prefetched,
     ) -> Result<TaskEffect, ResponseError> {
         match &task.kind {
             KindWithContent::DocumentAdditionOrUpdate {
@@ -779,9 +849,14 @@ impl DocumentWork {
                 skip_creation,
                 ..
             } => {
-                let parsed = self
-                    .parse_payload(work, content_file, primary_key.as_deref())
-                    .await?;
+                let read = match prefetched.take(position).await {
+                    Some(read) => read?,
+                    None => {
+                        self.parse_payload(work, content_file, primary_key.as_deref())
+                            .await?
+                    }
+                };
+                let PayloadIds { ids: parsed, spans } = read;
                 let count = parsed.len() as u64;
                 let policy = if *skip_creation {
                     MissingDocumentPolicy::Skip
@@ -793,6 +868,7 @@ impl DocumentWork {
                 self.payloads.push(PlannedPayload {
                     content_file: content_file.clone(),
                     ids: parsed.clone(),
+                    spans,
                 });
                 self.plan.reserve(parsed.len());
                 self.ordered.reserve(parsed.len());
@@ -865,21 +941,21 @@ impl DocumentWork {
         }
     }
 
-    /// The document ids of an update file, in payload order (the file is streamed; the
-    /// documents are checked and dropped); resolves the batch's primary key at the first
-    /// document when the index has none.
+    /// The document ids of an update file, in payload order, with where each document lies
+    /// (the file is streamed; the documents are checked and dropped); resolves the batch's
+    /// primary key at the first document when the index has none.
     async fn parse_payload(
         &mut self,
         work: &BatchWork,
         content_file: &str,
         requested_primary_key: Option<&str>,
-    ) -> Result<Vec<String>, ResponseError> {
+    ) -> Result<PayloadIds, ResponseError> {
         let format = super::update_files::format_of(content_file).ok_or_else(|| {
             ResponseError::internal(format!("unknown update file format: {content_file}"))
         })?;
         let path = work.coordinator.update_files().path(content_file);
         let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
-        let mut parsed = Vec::new();
+        let mut parsed = PayloadIds::new();
         let mut primary_key = self.primary_key.clone().or(self.new_primary_key.clone());
         let mut newly_resolved = None;
         let mut documents = documents_from(file, format).map_err(documents_error)?;
@@ -892,20 +968,22 @@ impl DocumentWork {
             if resolved.is_new {
                 newly_resolved = Some(resolved.name.clone());
             }
-            parsed.push(extract_document_id(&first, &resolved.name).map_err(documents_error)?);
+            let id = extract_document_id(&first, &resolved.name).map_err(documents_error)?;
+            parsed.push(id, &documents);
             primary_key = Some(resolved.name);
         }
         if let Some(key) = primary_key.as_deref() {
             // The others only give their id (read from the parse, the document is not built).
             while let Some(id) = documents.next_id(key) {
-                parsed.push(id.map_err(documents_error)?);
-                if parsed.len() % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS == 0
+                parsed.push(id.map_err(documents_error)?, &documents);
+                if parsed.ids.len() % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS
+                    == 0
                 {
                     glommio::yield_if_needed().await;
                 }
             }
         }
-        if parsed.is_empty()
+        if parsed.ids.is_empty()
             && let (None, Some(requested)) = (&primary_key, requested_primary_key)
         {
             newly_resolved = Some(requested.to_owned());

@@ -67,6 +67,11 @@ impl<R: Read> ChunkedInput<R> {
         self.bytes_read
     }
 
+    /// Where the window starts, in bytes from where the source was when this input was made.
+    pub fn position(&self) -> u64 {
+        self.bytes_read - (self.end - self.start) as u64
+    }
+
     /// The source, to read it again from another position (error reporting).
     pub fn source_mut(&mut self) -> &mut R {
         &mut self.source

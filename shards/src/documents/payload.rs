@@ -87,6 +87,14 @@ pub fn csv_delimiter_from_parameter(value: &str) -> Result<u8, DocumentsError> {
     }
 }
 
+/// Where one JSON object of a payload lies: its first byte and its length, in bytes from the
+/// payload's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocumentSpan {
+    pub offset: u64,
+    pub length: u64,
+}
+
 /// An update file mapped into memory, read-only (for callers that already hold the bytes;
 /// the server streams update files with [`documents_from`] instead).
 pub struct PayloadFile {
@@ -250,6 +258,16 @@ impl<R: Read + Seek> Documents<R> {
         })
     }
 
+    /// Where the document read last lies in the payload: `None` for a CSV record (not one
+    /// JSON object) or before the first document.
+    pub fn last_span(&self) -> Option<DocumentSpan> {
+        match &self.source {
+            Source::Json(json) => json.last_span,
+            Source::Ndjson(ndjson) => ndjson.last_span,
+            Source::Csv(_) => None,
+        }
+    }
+
     /// The id under `primary_key` of the next document, without building the document when
     /// the id can be read directly (a plain key holding a valid id); the errors are those of
     /// [`extract_document_id`] on the built document. For payloads validated before (update
@@ -299,10 +317,15 @@ fn read_object<R: Read>(
     input: &mut ChunkedInput<R>,
     parser: &mut SimdParser,
     mode: Mode<'_>,
+    span: &mut Option<DocumentSpan>,
 ) -> Result<Option<Parsed>, DocumentsError> {
     let Some(length) = input.object_length()? else {
         return Ok(None);
     };
+    *span = Some(DocumentSpan {
+        offset: input.position(),
+        length: length as u64,
+    });
     let text = &input.window()[..length];
     let parsed = match mode {
         Mode::Validate => parser.validate(text).map(|()| Parsed::Validated),
@@ -323,6 +346,8 @@ struct JsonDocuments<R> {
     input: ChunkedInput<R>,
     parser: SimdParser,
     state: JsonState,
+    /// Where the object read last lies.
+    last_span: Option<DocumentSpan>,
 }
 
 impl<R: Read + Seek> JsonDocuments<R> {
@@ -331,6 +356,7 @@ impl<R: Read + Seek> JsonDocuments<R> {
             input: ChunkedInput::new(source),
             parser: SimdParser::new(),
             state: JsonState::Start,
+            last_span: None,
         }
     }
 
@@ -364,7 +390,8 @@ impl<R: Read + Seek> JsonDocuments<R> {
                 }
                 Some(b'{') => {
                     self.state = JsonState::Done;
-                    let Some(document) = read_object(&mut self.input, &mut self.parser, mode)?
+                    let Some(document) =
+                        read_object(&mut self.input, &mut self.parser, mode, &mut self.last_span)?
                     else {
                         return Ok(None);
                     };
@@ -391,7 +418,9 @@ impl<R: Read + Seek> JsonDocuments<R> {
                 if self.input.window().first() != Some(&b'{') {
                     return Ok(None);
                 }
-                let Some(document) = read_object(&mut self.input, &mut self.parser, mode)? else {
+                let Some(document) =
+                    read_object(&mut self.input, &mut self.parser, mode, &mut self.last_span)?
+                else {
                     return Ok(None);
                 };
                 self.state = JsonState::InArray { first: false };
@@ -500,6 +529,8 @@ struct NdjsonDocuments<R> {
     input: ChunkedInput<R>,
     parser: SimdParser,
     done: bool,
+    /// Where the object read last lies.
+    last_span: Option<DocumentSpan>,
 }
 
 impl<R: Read + Seek> NdjsonDocuments<R> {
@@ -508,6 +539,7 @@ impl<R: Read + Seek> NdjsonDocuments<R> {
             input: ChunkedInput::new(source),
             parser: SimdParser::new(),
             done: false,
+            last_span: None,
         }
     }
 
@@ -517,7 +549,9 @@ impl<R: Read + Seek> NdjsonDocuments<R> {
         }
         let step = match self.input.skip_whitespace() {
             Ok(None) => return None,
-            Ok(Some(b'{')) => read_object(&mut self.input, &mut self.parser, mode),
+            Ok(Some(b'{')) => {
+                read_object(&mut self.input, &mut self.parser, mode, &mut self.last_span)
+            }
             Ok(Some(_)) => Ok(None),
             Err(error) => Err(error.into()),
         };
