@@ -680,11 +680,12 @@ impl PreparedBatch {
             .occurrences
             .chunk_by(|left, right| left.0 == right.0)
         {
-            let number = group[0].0;
+            let (number, first) = group[0];
             words.record_number(
                 number,
                 id,
-                group.iter().map(|(_, occurrence)| *occurrence),
+                first,
+                group[1..].iter().map(|(_, occurrence)| *occurrence),
                 add,
             );
         }

@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 
-use storage_engine::WriteTransaction;
+use storage_engine::{WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
 use super::word_changes::{Postings, WordChanges, terminated_order};
@@ -34,16 +34,21 @@ pub(super) struct PairChanges {
     changes: Vec<PairChange>,
 }
 
-/// The rank of every word number in the order `order` gives the words.
-fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> Vec<u32> {
-    let mut by_order: Vec<usize> = (0..words.len()).collect();
-    by_order.sort_unstable_by(|left, right| order(words[*left], words[*right]));
+/// The words' numbers in the order `order` gives the words, and the rank of every number in
+/// that order.
+fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> (Vec<u32>, Vec<u32>) {
+    let count = u32::try_from(words.len()).expect("word numbers are u32");
+    let mut by_order: Vec<u32> = (0..count).collect();
+    by_order.sort_unstable_by(|left, right| order(words[*left as usize], words[*right as usize]));
     let mut ranks = vec![0; words.len()];
-    for (rank, number) in by_order.into_iter().enumerate() {
-        ranks[number] = u32::try_from(rank).expect("word numbers are u32, so ranks are too");
+    for (rank, number) in (0..count).zip(&by_order) {
+        ranks[*number as usize] = rank;
     }
-    ranks
+    (by_order, ranks)
 }
+
+/// Changes a flush may hold: their sequence numbers take 31 bits, the operation the 32nd.
+const CHANGES_MAX: usize = 1 << 31;
 
 impl PairChanges {
     /// About the heap bytes the changes take.
@@ -77,44 +82,76 @@ impl PairChanges {
         let words: Vec<&str> = words.words().collect();
         // A key is the left word terminated by `0xFF`, then the right word: keys sort by the
         // left words' terminated order, then by the right words' byte order.
-        let left_ranks = ranks(&words, terminated_order);
-        let right_ranks = ranks(&words, |left, right| left.as_bytes().cmp(right.as_bytes()));
-        // (left rank, right rank, document, operation order): per key, by document, then
-        // operation order, so that `mark` keeps a document's last change.
-        let mut order: Vec<(u32, u32, u32, usize)> = changes
-            .iter()
-            .enumerate()
-            .map(|(sequence, change)| {
-                (
-                    left_ranks[change.left as usize],
-                    right_ranks[change.right as usize],
-                    change.document,
-                    sequence,
-                )
-            })
-            .collect();
-        order.sort_unstable();
-        let mut postings = Postings::default();
-        let mut key = Vec::new();
-        let mut value = Vec::new();
-        let mut merge = tree.merge_writer();
-        for group in order.chunk_by(|first, second| (first.0, first.1) == (second.0, second.1)) {
-            postings.clear();
-            for &(_, _, _, sequence) in group {
-                let change = &changes[sequence];
-                postings.mark(change.document, change.add);
-            }
-            let first = &changes[group[0].3];
-            write_pair_key(
-                &mut key,
-                words[first.left as usize],
-                words[first.right as usize],
-            );
-            postings.merge_into(&mut merge, &key, &mut value)?;
+        let (by_left, left_ranks) = ranks(&words, terminated_order);
+        let (by_right, right_ranks) =
+            ranks(&words, |left, right| left.as_bytes().cmp(right.as_bytes()));
+        let numbering = Numbering {
+            words: &words,
+            by_left: &by_left,
+            left_ranks: &left_ranks,
+            by_right: &by_right,
+            right_ranks: &right_ranks,
+        };
+        // Applying the changes part after part, in operation order, is applying them all.
+        for part in changes.chunks(CHANGES_MAX) {
+            write_part(&tree, &numbering, part)?;
         }
-        merge.finish()?;
         Ok(())
     }
+}
+
+/// The words of a flush by number, in the two orders pair keys sort them by.
+struct Numbering<'w> {
+    words: &'w [&'w str],
+    /// Word numbers by rank in the left words' order (terminated), and the reverse.
+    by_left: &'w [u32],
+    left_ranks: &'w [u32],
+    /// Word numbers by rank in the right words' order (bytes), and the reverse.
+    by_right: &'w [u32],
+    right_ranks: &'w [u32],
+}
+
+/// Writes `changes` (at most [`CHANGES_MAX`], in operation order) into `tree`.
+fn write_part(
+    tree: &WriteTree<'_>,
+    numbering: &Numbering<'_>,
+    changes: &[PairChange],
+) -> ShardResult<()> {
+    // (left rank, right rank, document, sequence ‖ operation): per key, by document, then
+    // operation order, so that `mark` keeps a document's last change. Everything the writing
+    // needs is in the tuple: it is read in key order without going back to the changes.
+    let mut order: Vec<(u32, u32, u32, u32)> = (0u32..)
+        .zip(changes)
+        .map(|(sequence, change)| {
+            (
+                numbering.left_ranks[change.left as usize],
+                numbering.right_ranks[change.right as usize],
+                change.document,
+                sequence << 1 | u32::from(change.add),
+            )
+        })
+        .collect();
+    order.sort_unstable();
+    let mut postings = Postings::default();
+    let mut key = Vec::new();
+    let mut value = Vec::new();
+    let mut merge = tree.merge_writer();
+    for group in order.chunk_by(|first, second| (first.0, first.1) == (second.0, second.1)) {
+        postings.clear();
+        for &(_, _, document, operation) in group {
+            postings.mark(document, operation & 1 == 1);
+        }
+        let left = numbering.by_left[group[0].0 as usize];
+        let right = numbering.by_right[group[0].1 as usize];
+        write_pair_key(
+            &mut key,
+            numbering.words[left as usize],
+            numbering.words[right as usize],
+        );
+        postings.merge_into(&mut merge, &key, &mut value)?;
+    }
+    merge.finish()?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -35,14 +35,30 @@ use crate::search::inverted::{
 use crate::search::position_chunks::ChunkPacker;
 use crate::search::ranking::bucketed_position;
 
-/// One document's word added or removed: the occurrences of the word in the document (a
-/// range of [`WordChanges::occurrences`]), whose fields and position buckets the change
-/// touches.
+/// One document's word added or removed, with the occurrences of the word in the document,
+/// whose fields and position buckets the change touches.
+///
+/// Most words occur once in a document: that occurrence is held here (`single`), so writing
+/// the change reads nothing else. Several occurrences are a range of
+/// [`WordChanges::occurrences`] (`several`, empty for a single one): the flush reads the changes
+/// word by word, and the occurrences, recorded document by document, are far apart then.
 #[derive(Debug, Clone)]
 struct Change {
     document: u32,
     add: bool,
-    occurrences: Range<usize>,
+    single: Occurrence,
+    several: Range<u32>,
+}
+
+impl Change {
+    /// The occurrences of the change, of `occurrences` (the flush's).
+    fn occurrences<'c>(&'c self, occurrences: &'c [Occurrence]) -> &'c [Occurrence] {
+        if self.several.is_empty() {
+            std::slice::from_ref(&self.single)
+        } else {
+            &occurrences[self.several.start as usize..self.several.end as usize]
+        }
+    }
 }
 
 /// The documents a flush adds to and removes from one key, each ascending and disjoint.
@@ -203,8 +219,9 @@ pub(super) struct WordChanges {
     /// compares it without reading another allocation (one cache miss per word of a document,
     /// not two).
     numbers: FxHashMap<CompactString, u32>,
-    /// By number: the word and its changes, in operation order.
-    words: Vec<(Box<str>, Vec<Change>)>,
+    /// By number: the word and its changes, in operation order. The flush sorts these
+    /// entries by word: a word of up to 24 bytes is compared where the entry is.
+    words: Vec<(CompactString, Vec<Change>)>,
     /// The occurrences of every change, back to back.
     occurrences: Vec<Occurrence>,
     /// Heap bytes of the words and their change lists, as [`WordChanges::record`] counts them.
@@ -264,7 +281,10 @@ impl WordChanges {
         add: bool,
     ) -> u32 {
         let number = self.number(word);
-        self.record_number(number, document, occurrences.iter().copied(), add);
+        let (first, rest) = occurrences
+            .split_first()
+            .expect("a recorded word occurs in its document");
+        self.record_number(number, document, *first, rest.iter().copied(), add);
         number
     }
 
@@ -277,29 +297,46 @@ impl WordChanges {
         let number =
             u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
         self.list_bytes += 2 * word.len() + NEW_WORD_BYTES;
-        self.numbers.insert(CompactString::from(word), number);
-        self.words.push((word.into(), Vec::new()));
+        let word = CompactString::from(word);
+        self.numbers.insert(word.clone(), number);
+        self.words.push((word, Vec::new()));
         number
     }
 
-    /// Adds (`add`) or removes the `occurrences` (sorted by field, then position) in
-    /// `document` of the word numbered `number` (by [`WordChanges::number`]).
+    /// Adds (`add`) or removes the occurrences `first` then `rest` (sorted by field, then
+    /// position) in `document` of the word numbered `number` (by [`WordChanges::number`]).
     pub fn record_number(
         &mut self,
         number: u32,
         document: u32,
-        occurrences: impl Iterator<Item = Occurrence>,
+        first: Occurrence,
+        mut rest: impl Iterator<Item = Occurrence>,
         add: bool,
     ) {
-        let start = self.occurrences.len();
-        self.occurrences.extend(occurrences);
+        let several = match rest.next() {
+            None => 0..0,
+            Some(second) => {
+                let start = self.occurrence_number();
+                self.occurrences.push(first);
+                self.occurrences.push(second);
+                self.occurrences.extend(rest);
+                start..self.occurrence_number()
+            }
+        };
         let change = Change {
             document,
             add,
-            occurrences: start..self.occurrences.len(),
+            single: first,
+            several,
         };
         self.words[number as usize].1.push(change);
         self.list_bytes += CHANGE_BYTES;
+    }
+
+    /// The number the next occurrence recorded takes in `occurrences`.
+    fn occurrence_number(&self) -> u32 {
+        u32::try_from(self.occurrences.len())
+            .expect("a flush records fewer than 2^32 occurrences (its bound is in bytes)")
     }
 
     /// About the heap bytes the changes take: what bounds a batch's memory between writes.
@@ -307,7 +344,7 @@ impl WordChanges {
         self.list_bytes
             + self.occurrences.capacity() * size_of::<Occurrence>()
             + self.numbers.capacity() * size_of::<(CompactString, u32)>()
-            + self.words.capacity() * size_of::<(Box<str>, Vec<Change>)>()
+            + self.words.capacity() * size_of::<(CompactString, Vec<Change>)>()
     }
 
     /// The words recorded since the last write, by number.
@@ -449,7 +486,7 @@ impl SlotTrees<'_> {
         while start < changes.len() {
             let run = document_run(changes, start);
             for change in &changes[run.clone()] {
-                for occurrence in &occurrences[change.occurrences.clone()] {
+                for occurrence in change.occurrences(occurrences) {
                     let (document, add) = (change.document, change.add);
                     scratch.fields.mark(occurrence.field, document, add);
                     let bucket = bucketed_position(occurrence.position);
@@ -458,8 +495,9 @@ impl SlotTrees<'_> {
             }
             let last = &changes[run.end - 1];
             if last.add {
-                let occurrences = &occurrences[last.occurrences.clone()];
-                scratch.positions.set(last.document, occurrences);
+                scratch
+                    .positions
+                    .set(last.document, last.occurrences(occurrences));
             } else {
                 scratch.positions.remove(last.document);
             }
