@@ -50,6 +50,9 @@ pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
         tree_count,
     };
     crate::spill::write_pages(&shared.pager, &mut pages)?;
+    drop(pages);
+    // The transaction is over: the buffers its spills kept go back to the allocator.
+    crate::page_buffers::release();
     durable(shared, || shared.sync())?;
     let slot_bytes = meta::encode(&committed, shared.pager.page_bytes());
     let slot_offset = committed.slot() * shared.pager.page_bytes() as u64;

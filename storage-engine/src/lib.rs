@@ -50,6 +50,7 @@ mod meta;
 mod node;
 mod options;
 mod page;
+mod page_buffers;
 mod pager;
 mod path_lookup;
 mod read_transaction;

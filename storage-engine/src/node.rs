@@ -120,7 +120,7 @@ impl NodeBuffer {
     /// A node of `page_bytes` holding `cells` in order; a branch also gets `first_child`.
     pub fn build(page_bytes: usize, first_child: Option<Pointer>, cells: &[&[u8]]) -> NodeBuffer {
         let mut node = NodeBuffer {
-            bytes: vec![0u8; page_bytes].into_boxed_slice(),
+            bytes: crate::page_buffers::zeroed(page_bytes),
             cell_start: page_bytes,
             garbage: 0,
         };
@@ -147,7 +147,7 @@ impl NodeBuffer {
             cell_start = cell_start.min(offset);
             live += length;
         }
-        let bytes: Box<[u8]> = view.bytes().into();
+        let bytes = crate::page_buffers::copied(view.bytes());
         debug_assert_eq!(bytes.len(), page_bytes, "views of pages span one page");
         let garbage = (page_bytes - cell_start).saturating_sub(live);
         Ok(NodeBuffer {

@@ -39,6 +39,10 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
         "every changed page belongs to a tree of the transaction"
     );
     write_pages(pager, &mut pages)?;
+    // Written: their buffers serve the pages the transaction builds next on this thread.
+    for (_, bytes) in pages {
+        crate::page_buffers::recycle(bytes);
+    }
     state.spilled = true;
     unmap_unused(pager, &mut state.allocator)
 }
