@@ -832,9 +832,10 @@ impl TextScratch {
 
 /// Writes the pending deltas into the trees and empties them.
 fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
-    // The pairs first: they are recorded by the numbers the words' write forgets.
-    deltas.pairs.write(transaction, &deltas.words)?;
-    deltas.words.write(transaction)?;
+    // Both are recorded by the word numbers the vocabulary ranks.
+    let vocabulary = deltas.words.take_vocabulary();
+    deltas.pairs.write(transaction, &vocabulary)?;
+    deltas.words.write(transaction, &vocabulary)?;
     deltas
         .field_word_counts
         .write(transaction, FIELD_WORD_COUNTS_TREE)?;

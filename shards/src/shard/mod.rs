@@ -47,6 +47,7 @@ mod snapshot;
 mod state;
 pub(crate) mod stored_bitmap;
 mod stored_document;
+mod vocabulary;
 mod word_changes;
 
 use std::path::Path;

@@ -10,12 +10,11 @@
 //! document's last change decides whether the document is in the key, as applying the
 //! documents one by one would.
 
-use std::cmp::Ordering;
-
 use storage_engine::{WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
-use super::word_changes::{Postings, WordChanges, terminated_order};
+use super::vocabulary::Vocabulary;
+use super::word_changes::Postings;
 use crate::search::inverted::{WORD_PAIRS_TREE, write_pair_key};
 
 /// One document's pair added or removed.
@@ -32,19 +31,6 @@ struct PairChange {
 pub(super) struct PairChanges {
     /// In operation order.
     changes: Vec<PairChange>,
-}
-
-/// The words' numbers in the order `order` gives the words, and the rank of every number in
-/// that order.
-fn ranks(words: &[&str], order: impl Fn(&str, &str) -> Ordering) -> (Vec<u32>, Vec<u32>) {
-    let count = u32::try_from(words.len()).expect("word numbers are u32");
-    let mut by_order: Vec<u32> = (0..count).collect();
-    by_order.sort_unstable_by(|left, right| order(words[*left as usize], words[*right as usize]));
-    let mut ranks = vec![0; words.len()];
-    for (rank, number) in (0..count).zip(&by_order) {
-        ranks[*number as usize] = rank;
-    }
-    (by_order, ranks)
 }
 
 /// Changes a flush may hold: their sequence numbers take 31 bits, the operation the 32nd.
@@ -67,65 +53,43 @@ impl PairChanges {
     }
 
     /// Writes every pending change into `word_pairs` (created even when there is none, so
-    /// that a shard with words always has the tree) and empties the changes; `words` holds
-    /// the numbers the pairs were recorded with.
+    /// that a shard with words always has the tree) and empties the changes; `vocabulary`
+    /// holds the words the pairs were recorded with (by number).
     pub fn write(
         &mut self,
         transaction: &WriteTransaction,
-        words: &WordChanges,
+        vocabulary: &Vocabulary,
     ) -> ShardResult<()> {
         let tree = transaction.create_tree(WORD_PAIRS_TREE)?;
         if self.changes.is_empty() {
             return Ok(());
         }
         let changes = std::mem::take(&mut self.changes);
-        let words: Vec<&str> = words.words().collect();
-        // A key is the left word terminated by `0xFF`, then the right word: keys sort by the
-        // left words' terminated order, then by the right words' byte order.
-        let (by_left, left_ranks) = ranks(&words, terminated_order);
-        let (by_right, right_ranks) =
-            ranks(&words, |left, right| left.as_bytes().cmp(right.as_bytes()));
-        let numbering = Numbering {
-            words: &words,
-            by_left: &by_left,
-            left_ranks: &left_ranks,
-            by_right: &by_right,
-            right_ranks: &right_ranks,
-        };
         // Applying the changes part after part, in operation order, is applying them all.
         for part in changes.chunks(CHANGES_MAX) {
-            write_part(&tree, &numbering, part)?;
+            write_part(&tree, vocabulary, part)?;
         }
         Ok(())
     }
 }
 
-/// The words of a flush by number, in the two orders pair keys sort them by.
-struct Numbering<'w> {
-    words: &'w [&'w str],
-    /// Word numbers by rank in the left words' order (terminated), and the reverse.
-    by_left: &'w [u32],
-    left_ranks: &'w [u32],
-    /// Word numbers by rank in the right words' order (bytes), and the reverse.
-    by_right: &'w [u32],
-    right_ranks: &'w [u32],
-}
-
 /// Writes `changes` (at most [`CHANGES_MAX`], in operation order) into `tree`.
 fn write_part(
     tree: &WriteTree<'_>,
-    numbering: &Numbering<'_>,
+    vocabulary: &Vocabulary,
     changes: &[PairChange],
 ) -> ShardResult<()> {
-    // (left rank, right rank, document, sequence ‖ operation): per key, by document, then
-    // operation order, so that `mark` keeps a document's last change. Everything the writing
-    // needs is in the tuple: it is read in key order without going back to the changes.
+    // A key is the left word terminated by `0xFF`, then the right word: keys sort by the left
+    // words' terminated order, then by the right words' byte order. (left rank, right rank,
+    // document, sequence ‖ operation): per key, by document, then operation order, so that
+    // `mark` keeps a document's last change. Everything the writing needs is in the tuple: it
+    // is read in key order without going back to the changes.
     let mut order: Vec<(u32, u32, u32, u32)> = (0u32..)
         .zip(changes)
         .map(|(sequence, change)| {
             (
-                numbering.left_ranks[change.left as usize],
-                numbering.right_ranks[change.right as usize],
+                vocabulary.terminated_rank(change.left),
+                vocabulary.byte_rank(change.right),
                 change.document,
                 sequence << 1 | u32::from(change.add),
             )
@@ -141,13 +105,9 @@ fn write_part(
         for &(_, _, document, operation) in group {
             postings.mark(document, operation & 1 == 1);
         }
-        let left = numbering.by_left[group[0].0 as usize];
-        let right = numbering.by_right[group[0].1 as usize];
-        write_pair_key(
-            &mut key,
-            numbering.words[left as usize],
-            numbering.words[right as usize],
-        );
+        let left = vocabulary.word(vocabulary.byte_rank_of_terminated(group[0].0));
+        let right = vocabulary.word(group[0].1);
+        write_pair_key(&mut key, left, right);
         postings.merge_into(&mut merge, &key, &mut value)?;
     }
     merge.finish()?;
@@ -164,6 +124,7 @@ mod tests {
     use super::*;
     use crate::analysis::Occurrence;
     use crate::shard::keys::decode_bitmap;
+    use crate::shard::word_changes::WordChanges;
     use crate::test_database::scratch_database;
     use crate::test_random::Random;
 
@@ -211,9 +172,12 @@ mod tests {
             let (_directory, database) = scratch_database();
             let mut model = Model::new();
             for _ in 0..10 {
-                let (words, mut pairs) = random_round(&mut random, &mut model);
+                let (mut words, mut pairs) = random_round(&mut random, &mut model);
                 let write = database.begin_write().expect("a write begins");
-                pairs.write(&write, &words).expect("the pairs are written");
+                let vocabulary = words.take_vocabulary();
+                pairs
+                    .write(&write, &vocabulary)
+                    .expect("the pairs are written");
                 write.commit().expect("the round commits");
 
                 let read = database.begin_read();

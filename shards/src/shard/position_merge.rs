@@ -430,7 +430,10 @@ mod tests {
             for round in 0..14 {
                 let mut changes = random_round(&mut random, &words, &mut next_id, &mut model);
                 let write = database.begin_write().expect("a write begins");
-                changes.write(&write).expect("the changes are written");
+                let vocabulary = changes.take_vocabulary();
+                changes
+                    .write(&write, &vocabulary)
+                    .expect("the changes are written");
                 write.commit().expect("the round commits");
 
                 let read = database.begin_read();

@@ -27,6 +27,7 @@ use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 use super::error::ShardResult;
 use super::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
 use super::position_merge::{PositionChanges, write_word_positions};
+use super::vocabulary::Vocabulary;
 use crate::analysis::Occurrence;
 use crate::search::inverted::{
     WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE,
@@ -213,28 +214,29 @@ impl SlotPostings {
 ///
 /// Every word recorded since the last write has a number, its place in `words`, which
 /// [`super::pair_changes::PairChanges`] records pairs with (numbers last until the next write).
+/// The changes are kept in one list in operation order, each with its word's number:
+/// recording one is a push at the list's end, and the write sorts them by word once.
 #[derive(Debug, Default)]
 pub(super) struct WordChanges {
     /// Word → its number. A word of up to 24 bytes is held in the key itself, so a lookup
     /// compares it without reading another allocation (one cache miss per word of a document,
     /// not two).
     numbers: FxHashMap<CompactString, u32>,
-    /// By number: the word and its changes, in operation order. The flush sorts these
-    /// entries by word: a word of up to 24 bytes is compared where the entry is.
-    words: Vec<(CompactString, Vec<Change>)>,
-    /// The occurrences of every change, back to back.
+    /// By number: the word.
+    words: Vec<CompactString>,
+    /// Every change with its word's number, in operation order.
+    changes: Vec<(u32, Change)>,
+    /// The occurrences of the changes with several, back to back.
     occurrences: Vec<Occurrence>,
-    /// Heap bytes of the words and their change lists, as [`WordChanges::record`] counts them.
-    list_bytes: usize,
+    /// Heap bytes of the words, as [`WordChanges::number`] counts them.
+    word_bytes: usize,
 }
 
 /// Heap bytes the allocator may round one allocation up by.
 pub(super) const ALLOCATION_SLACK_BYTES: usize = 16;
-/// Heap bytes a word new to the changes takes besides its text (held twice): its three
-/// allocations' slack and the first capacity of its change list (four changes).
-const NEW_WORD_BYTES: usize = 3 * ALLOCATION_SLACK_BYTES + 4 * size_of::<Change>();
-/// Heap bytes one more change takes in its word's list, which doubles as it grows.
-const CHANGE_BYTES: usize = 2 * size_of::<Change>();
+/// Heap bytes a word new to the changes takes besides its text (held twice): the slack of
+/// its two allocations (a word longer than 24 bytes has them).
+const NEW_WORD_BYTES: usize = 2 * ALLOCATION_SLACK_BYTES;
 
 /// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
 /// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
@@ -296,10 +298,10 @@ impl WordChanges {
         }
         let number =
             u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
-        self.list_bytes += 2 * word.len() + NEW_WORD_BYTES;
+        self.word_bytes += 2 * word.len() + NEW_WORD_BYTES;
         let word = CompactString::from(word);
         self.numbers.insert(word.clone(), number);
-        self.words.push((word, Vec::new()));
+        self.words.push(word);
         number
     }
 
@@ -329,8 +331,7 @@ impl WordChanges {
             single: first,
             several,
         };
-        self.words[number as usize].1.push(change);
-        self.list_bytes += CHANGE_BYTES;
+        self.changes.push((number, change));
     }
 
     /// The number the next occurrence recorded takes in `occurrences`.
@@ -341,31 +342,39 @@ impl WordChanges {
 
     /// About the heap bytes the changes take: what bounds a batch's memory between writes.
     pub fn estimated_bytes(&self) -> usize {
-        self.list_bytes
+        self.word_bytes
+            + self.changes.capacity() * size_of::<(u32, Change)>()
             + self.occurrences.capacity() * size_of::<Occurrence>()
             + self.numbers.capacity() * size_of::<(CompactString, u32)>()
-            + self.words.capacity() * size_of::<(CompactString, Vec<Change>)>()
+            + self.words.capacity() * size_of::<CompactString>()
     }
 
-    /// The words recorded since the last write, by number.
-    pub fn words(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.words.iter().map(|(word, _)| &**word)
+    /// The words recorded since the last write, with their ranks in the trees' key orders;
+    /// the word numbers are forgotten (the changes keep them until [`WordChanges::write`]).
+    pub fn take_vocabulary(&mut self) -> Vocabulary {
+        self.numbers.clear();
+        self.word_bytes = 0;
+        Vocabulary::new(std::mem::take(&mut self.words))
     }
 
-    /// Writes every pending change into the word trees and empties the changes.
-    pub fn write(&mut self, transaction: &WriteTransaction) -> ShardResult<()> {
-        if self.words.is_empty() {
+    /// Writes every pending change into the word trees and empties the changes; `vocabulary`
+    /// is what [`WordChanges::take_vocabulary`] took for them.
+    pub fn write(
+        &mut self,
+        transaction: &WriteTransaction,
+        vocabulary: &Vocabulary,
+    ) -> ShardResult<()> {
+        let occurrences = std::mem::take(&mut self.occurrences);
+        let changes = std::mem::take(&mut self.changes);
+        if vocabulary.is_empty() {
             return Ok(());
         }
-        let occurrences = std::mem::take(&mut self.occurrences);
-        self.numbers.clear();
-        self.list_bytes = 0;
-        let mut entries = std::mem::take(&mut self.words);
+        let mut grouped = ChangesByWord::new(vocabulary, changes);
         let mut scratch = Scratch::default();
-        entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
         let tree = transaction.create_tree(WORD_DOCUMENTS_TREE)?;
         let mut merge = tree.merge_writer();
-        for (word, changes) in &mut entries {
+        for rank in 0..grouped.words() {
+            let changes = grouped.of_mut(rank);
             if !changes.is_sorted_by_key(|change| change.document) {
                 // Stable: a document's changes stay in operation order.
                 changes.sort_by_key(|change| change.document);
@@ -378,12 +387,12 @@ impl WordChanges {
                 scratch.documents.mark(last.document, last.add);
                 start = run.end;
             }
+            let word = vocabulary.word(rank);
             scratch
                 .documents
                 .merge_into(&mut merge, word.as_bytes(), &mut scratch.value)?;
         }
         merge.finish()?;
-        entries.sort_unstable_by(|left, right| terminated_order(&left.0, &right.0));
         let fields = transaction.create_tree(WORD_FIELDS_TREE)?;
         let buckets = transaction.create_tree(WORD_POSITION_BUCKETS_TREE)?;
         let mut trees = SlotTrees {
@@ -391,12 +400,67 @@ impl WordChanges {
             buckets: buckets.merge_writer(),
             positions: transaction.create_tree(WORD_POSITIONS_TREE)?,
         };
-        for (word, changes) in &entries {
-            trees.write_word(word, changes, &occurrences, &mut scratch)?;
+        for terminated_rank in 0..grouped.words() {
+            let rank = vocabulary.byte_rank_of_terminated(terminated_rank);
+            let word = vocabulary.word(rank);
+            trees.write_word(word, grouped.of(rank), &occurrences, &mut scratch)?;
         }
         trees.fields.finish()?;
         trees.buckets.finish()?;
         Ok(())
+    }
+}
+
+/// A flush's changes grouped by word: the words in byte order, each word's changes in
+/// operation order (a stable counting sort by the words' ranks).
+struct ChangesByWord {
+    changes: Vec<Change>,
+    /// By rank in byte order: where the word's changes start (then where the last ends).
+    starts: Vec<usize>,
+}
+
+impl ChangesByWord {
+    fn new(vocabulary: &Vocabulary, numbered: Vec<(u32, Change)>) -> ChangesByWord {
+        let mut starts = vec![0usize; vocabulary.len() + 1];
+        for (number, _) in &numbered {
+            starts[vocabulary.byte_rank(*number) as usize + 1] += 1;
+        }
+        for rank in 1..starts.len() {
+            starts[rank] += starts[rank - 1];
+        }
+        let mut next = starts.clone();
+        let placeholder = Change {
+            document: 0,
+            add: false,
+            single: Occurrence {
+                field: 0,
+                position: 0,
+            },
+            several: 0..0,
+        };
+        let mut changes = vec![placeholder; numbered.len()];
+        for (number, change) in numbered {
+            let slot = &mut next[vocabulary.byte_rank(number) as usize];
+            changes[*slot] = change;
+            *slot += 1;
+        }
+        ChangesByWord { changes, starts }
+    }
+
+    /// How many words (ranks).
+    fn words(&self) -> u32 {
+        u32::try_from(self.starts.len() - 1).expect("word ranks are u32")
+    }
+
+    /// The changes of the word of rank `rank` in byte order.
+    fn of(&self, rank: u32) -> &[Change] {
+        let rank = rank as usize;
+        &self.changes[self.starts[rank]..self.starts[rank + 1]]
+    }
+
+    fn of_mut(&mut self, rank: u32) -> &mut [Change] {
+        let rank = rank as usize;
+        &mut self.changes[self.starts[rank]..self.starts[rank + 1]]
     }
 }
 
