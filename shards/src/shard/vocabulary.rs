@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn ranks_follow_both_key_orders_for_words_that_start_one_another() {
-        let mut random = Random(0x51CE_0F_CAFE);
+        let mut random = Random(0x0051_CE0F_CAFE);
         let alphabet = ["a", "b", "é", "ab", "z"];
         for _ in 0..50 {
             let mut words: Vec<String> = Vec::new();
