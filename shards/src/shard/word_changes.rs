@@ -1,5 +1,6 @@
-//! The inverted index's pending changes, gathered per word in memory while documents are
-//! applied and written to the word trees once per flush, each tree in its key order:
+//! The inverted index's pending changes, recorded in memory while documents are applied (one
+//! list in operation order, grouped by word when written) and written to the word trees once
+//! per flush, each tree in its key order:
 //! `word_documents` (word), then `word_fields`, `word_position_buckets` and `word_position_chunks`
 //! (word ‖ `0xFF` ‖ slot, or a chunk's first internal id); `word_pairs` (word ‖ `0xFF` ‖
 //! following word) and `field_word_counts` (field id ‖ word count) from their own changes per
@@ -10,11 +11,11 @@
 //! document: per key, the last change of a document that touches the key decides whether the
 //! document is in it, exactly as applying the documents one by one would.
 //!
-//! Invariants: a word's changes are kept in operation order until written (the sort by
-//! document is stable); the bytes written are those of [`crate::search::inverted`]'s
-//! encodings, of [`super::keys::encode_bitmap`] and, for `word_position_chunks`, of
-//! [`crate::search::position_chunks`] (merged into the word's chunks by
-//! [`super::position_merge`]).
+//! Invariants: a word's changes are kept in operation order until written (the grouping by
+//! word and the sort by document are both stable); the bytes written are those of
+//! [`crate::search::inverted`]'s encodings, of [`super::keys::encode_bitmap`] and, for
+//! `word_position_chunks`, of [`crate::search::position_chunks`] (merged into the word's
+//! chunks by [`super::position_merge`]).
 
 use std::cmp::Ordering;
 use std::ops::Range;
