@@ -447,14 +447,15 @@ fn last_span_names_the_bytes_of_the_document_just_read() {
         (array.as_str(), PayloadFormat::Json),
         (ndjson.as_str(), PayloadFormat::Ndjson),
     ] {
-        let mut read = documents_from(std::io::Cursor::new(payload.as_bytes()), format).unwrap();
+        let mut read = documents_from(std::io::Cursor::new(payload.as_bytes()), format)
+            .expect("the payload opens");
         assert_eq!(read.last_span(), None, "nothing read yet");
         let mut count = 0;
         while let Some(id) = read.next_id("id") {
-            let id = id.unwrap();
+            let id = id.expect("every document has an id");
             let span = read.last_span().expect("a JSON document has a span");
-            let start = usize::try_from(span.offset).unwrap();
-            let end = start + usize::try_from(span.length).unwrap();
+            let start = usize::try_from(span.offset).expect("offsets fit usize");
+            let end = start + usize::try_from(span.length).expect("lengths fit usize");
             assert_eq!(
                 &payload[start..end],
                 texts[count],
@@ -466,14 +467,16 @@ fn last_span_names_the_bytes_of_the_document_just_read() {
         assert_eq!(count, texts.len(), "{format}: every document read");
     }
     let single = r#"  {"id":"only","a":{"b":"{"}}  "#;
-    let mut read = documents(single.as_bytes(), PayloadFormat::Json).unwrap();
-    read.next().unwrap().unwrap();
-    let span = read.last_span().unwrap();
+    let mut read = documents(single.as_bytes(), PayloadFormat::Json).expect("the payload opens");
+    read.next()
+        .expect("one document")
+        .expect("the document parses");
+    let span = read.last_span().expect("a JSON object has a span");
     assert_eq!(
         &single[span.offset as usize..(span.offset + span.length) as usize],
         r#"{"id":"only","a":{"b":"{"}}"#
     );
-    let mut csv = documents(b"id,name\n1,a\n".as_slice(), CSV).unwrap();
-    csv.next().unwrap().unwrap();
+    let mut csv = documents(b"id,name\n1,a\n".as_slice(), CSV).expect("the payload opens");
+    csv.next().expect("one record").expect("the record parses");
     assert_eq!(csv.last_span(), None, "a CSV record is not one JSON object");
 }
