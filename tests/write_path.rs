@@ -683,13 +683,22 @@ fn an_update_file_no_task_refers_to_is_removed_at_start() {
     assert_eq!(kept.status, 200);
 }
 
+/// `SLOW_PAYLOAD_DOCUMENTS` documents as one JSON payload: long enough to apply that tasks
+/// enqueued right after it wait for it.
+fn slow_payload() -> String {
+    let documents: Vec<Value> = (0..SLOW_PAYLOAD_DOCUMENTS)
+        .map(|id| json!({"id": id, "text": "a document long enough to take some time to apply"}))
+        .collect();
+    Value::from(documents).to_string()
+}
+
+/// Documents of [`slow_payload`].
+const SLOW_PAYLOAD_DOCUMENTS: u64 = 60_000;
+
 #[test]
 fn a_cancelation_stops_the_processing_batch_and_cancels_what_waits() {
     let server = Server::start();
-    let big: Vec<Value> = (0..60_000)
-        .map(|id| json!({"id": id, "text": "a document long enough to take some time to apply"}))
-        .collect();
-    let big = Value::from(big).to_string();
+    let big = slow_payload();
     let first = server
         .raw(&json_request("POST", "/indexes/slow/documents", None, &big))
         .json();
@@ -742,7 +751,7 @@ fn a_cancelation_stops_the_processing_batch_and_cancels_what_waits() {
         // Nothing of the interrupted batch is visible.
         assert!(documents.status == 404 || documents.json()["total"] == 0);
     } else {
-        assert_eq!(documents.json()["total"], 60_000);
+        assert_eq!(documents.json()["total"], SLOW_PAYLOAD_DOCUMENTS);
     }
     println!("canceled {canceled} tasks");
 }
@@ -809,14 +818,11 @@ fn a_batch_of_mixed_additions_applies_each_document_as_the_tasks_order_it() {
     assert_eq!(created.status, 202, "{}", created.text());
     wait_idle(&server);
     // Keeps the scheduler busy while the tasks below are enqueued, so they form one batch.
-    let slow: Vec<Value> = (0..60_000)
-        .map(|id| json!({"id": id, "text": "a document long enough to take some time to apply"}))
-        .collect();
     server.raw(&json_request(
         "POST",
         "/indexes/slow/documents",
         None,
-        &Value::from(slow).to_string(),
+        &slow_payload(),
     ));
     let replaced: String = (1..=300)
         .map(|id| format!("{{\"id\":{id},\"v\":\"a\"}}\n"))

@@ -23,8 +23,6 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
-
-use super::read_documents::{ReadDocument, read_documents};
 use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
 use shards::filter::{Filter, FilterableRules, evaluate};
@@ -35,6 +33,7 @@ use shards::shard::{
 use storage_engine::Options;
 
 use super::document_edition::{Edited, Edition, EditionRequest};
+use super::read_documents::{ReadDocument, read_documents};
 use crate::errors::{Code, ResponseError};
 use crate::search::shard_search::{
     ShardSearchAnswer, ShardSearchRequest, facets_of_queries, search_shard,

@@ -28,7 +28,7 @@ use time::OffsetDateTime;
 use super::autobatch::BatchKind;
 use super::batch_documents::PlannedPayload;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
-use super::payload_ids::{PayloadIds, PrefetchJob, Prefetched, prefetch};
+use super::payload_ids::{PayloadIds, PrefetchJob, Prefetched, prefetch, read_remaining_ids};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
@@ -330,7 +330,6 @@ impl BatchWork {
             )
         });
         let mut documents = DocumentWork::new(&record, deletes);
-        documents.reserve(&tasks);
         let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
         let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
         let settings_before = record.settings.clone();
@@ -756,10 +755,6 @@ impl TaskEffect {
 
 /// The documents part of a batch being planned: the plan holds where each document is, not
 /// the document (see [`super::batch_documents`]).
-/// Documents a batch's plan makes room for at most before planning (beyond, its maps grow as
-/// usual): a bound on what an upload's count can make the batch allocate ahead.
-const PLAN_RESERVE_MAX: usize = 4_000_000;
-
 struct DocumentWork {
     plan: DocumentPlan<DocumentRefs>,
     /// The update files of the batch's additions with their documents' ids, in batch order
@@ -801,26 +796,6 @@ impl DocumentWork {
 
     fn is_empty(&self) -> bool {
         !self.touched
-    }
-
-    /// Makes room for the documents the additions of `tasks` counted at upload, so that the
-    /// plan's maps are sized once rather than rehashed as they grow (most ids are distinct).
-    fn reserve(&mut self, tasks: &[Task]) {
-        let counted: u64 = tasks
-            .iter()
-            .map(|task| match &task.kind {
-                KindWithContent::DocumentAdditionOrUpdate {
-                    documents_count, ..
-                } => *documents_count,
-                _ => 0,
-            })
-            .sum();
-        let counted = usize::try_from(counted)
-            .unwrap_or(usize::MAX)
-            .min(PLAN_RESERVE_MAX);
-        self.plan.reserve(counted);
-        self.ordered.reserve(counted);
-        self.order.reserve(counted);
     }
 
     /// Marks `id` deleted; answers whether it existed at that point of the batch.
@@ -974,14 +949,7 @@ impl DocumentWork {
         }
         if let Some(key) = primary_key.as_deref() {
             // The others only give their id (read from the parse, the document is not built).
-            while let Some(id) = documents.next_id(key) {
-                parsed.push(id.map_err(documents_error)?, &documents);
-                if parsed.ids.len() % super::super::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS
-                    == 0
-                {
-                    glommio::yield_if_needed().await;
-                }
-            }
+            read_remaining_ids(&mut documents, key, &mut parsed).await?;
         }
         if parsed.ids.is_empty()
             && let (None, Some(requested)) = (&primary_key, requested_primary_key)

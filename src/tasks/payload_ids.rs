@@ -14,6 +14,7 @@
 //! stops reading as soon as nobody waits for its results.
 
 use std::collections::HashMap;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -44,7 +45,7 @@ impl PayloadIds {
 
     /// Adds the id of the document `documents` read last, with its span; one document without
     /// a span leaves the payload without spans.
-    pub fn push<R: std::io::Read + std::io::Seek>(&mut self, id: String, documents: &Documents<R>) {
+    pub fn push<R: Read + Seek>(&mut self, id: String, documents: &Documents<R>) {
         self.ids.push(id);
         match (self.spans.as_mut(), documents.last_span()) {
             (Some(spans), Some(span)) => spans.push(span),
@@ -60,7 +61,7 @@ impl Default for PayloadIds {
 }
 
 /// Reads the id under `primary_key` of every document of the update file at `path`, with
-/// where each lies. Yields to the core's other tasks every [`APPLY_CHUNK_DOCUMENTS`] documents.
+/// where each lies.
 pub async fn read_payload_ids(
     path: &Path,
     format: PayloadFormat,
@@ -69,13 +70,24 @@ pub async fn read_payload_ids(
     let file = std::fs::File::open(path).map_err(|error| crate::errors::io_error(&error))?;
     let mut documents = documents_from(file, format).map_err(documents_error)?;
     let mut read = PayloadIds::new();
+    read_remaining_ids(&mut documents, primary_key, &mut read).await?;
+    Ok(read)
+}
+
+/// Adds to `read` the id under `primary_key` of every document `documents` has left, with
+/// where each lies. Yields to the core's other tasks every [`APPLY_CHUNK_DOCUMENTS`] documents.
+pub async fn read_remaining_ids<R: Read + Seek>(
+    documents: &mut Documents<R>,
+    primary_key: &str,
+    read: &mut PayloadIds,
+) -> Result<(), ResponseError> {
     while let Some(id) = documents.next_id(primary_key) {
-        read.push(id.map_err(documents_error)?, &documents);
+        read.push(id.map_err(documents_error)?, documents);
         if read.ids.len() % APPLY_CHUNK_DOCUMENTS == 0 {
             glommio::yield_if_needed().await;
         }
     }
-    Ok(read)
+    Ok(())
 }
 
 /// One update file to read ahead: the position of its task in the batch, its path and format.
