@@ -9,13 +9,21 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{IntoRawFd, RawFd};
 
-use glommio::{LocalExecutorBuilder, Placement};
+use glommio::{CpuSet, LocalExecutorBuilder, Placement, PoolPlacement};
 
 use super::shutdown::ShutdownFlag;
 
 /// Locked memory each executor registers for io_uring buffers. Small on purpose: the
 /// server's own I/O goes through mmap and plain reads; this only backs glommio's DMA API.
 pub const IO_MEMORY_BYTES: usize = 512 << 10;
+
+/// Helper threads each core runs its blocking calls on (`runtime::blocking::run`), all pinned
+/// to the core's CPU and taking calls from one queue. A shard's indexing step holds a helper
+/// for as long as it computes (a batch's final write takes seconds), so a single helper would
+/// queue a request's short file write or sync behind it, and uploads would wait for indexing.
+/// With several, calls wait only when this many run at once; idle helpers cost a sleeping
+/// thread each.
+pub const BLOCKING_THREADS_PER_CORE: usize = 4;
 
 /// Pending connections the kernel queues per listening socket.
 pub const LISTEN_BACKLOG: i32 = 4096;
@@ -93,6 +101,7 @@ where
         let cores = options.cores;
         let handle = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("core-{core}"))
+            .blocking_thread_pool_placement(helper_placement(cpu)?)
             .io_memory(IO_MEMORY_BYTES)
             .preempt_timer(super::latency::PREEMPTION_INTERVAL)
             .spawn(move || async move {
@@ -136,6 +145,18 @@ where
 }
 
 /// The CPUs this process may run on, the first `cores` of them.
+/// [`BLOCKING_THREADS_PER_CORE`] helper threads, each pinned to `cpu`.
+fn helper_placement(cpu: usize) -> Result<PoolPlacement, RuntimeError> {
+    let online = CpuSet::online().map_err(|error| {
+        RuntimeError::Cpus(format!("the online CPUs could not be read: {error}"))
+    })?;
+    let only_this_cpu = online.filter(|location| location.cpu == cpu);
+    Ok(PoolPlacement::Custom(vec![
+        only_this_cpu;
+        BLOCKING_THREADS_PER_CORE
+    ]))
+}
+
 fn usable_cpus(cores: usize) -> Result<Vec<usize>, RuntimeError> {
     let allowed = allowed_cpus();
     if cores == 0 {
