@@ -18,14 +18,33 @@ use xxhash_rust::xxh3::xxh3_64;
 /// The byte that terminates each string in the hashed layout (Rust's `Hash` for `str`).
 const STRING_TERMINATOR_BYTE: u8 = 0xFF;
 
+/// The longest hashed layout laid out on the stack; a longer one is laid out on the heap. Every
+/// call of a batch's planning weighs one document id, so the usual id costs no allocation.
+const STACK_LAYOUT_BYTES_MAX: usize = 256;
+
 /// The weight of `candidate` for `object`: XXH3-64, seed 0, of `candidate ‖ 0xFF ‖ object ‖ 0xFF`.
 pub fn rendezvous_weight(candidate: &str, object: &str) -> u64 {
-    let mut bytes = Vec::with_capacity(candidate.len() + object.len() + 2);
+    let length = candidate.len() + object.len() + 2;
+    if length > STACK_LAYOUT_BYTES_MAX {
+        let mut bytes = Vec::with_capacity(length);
+        lay_out(candidate, object, &mut bytes);
+        return xxh3_64(&bytes);
+    }
+    let mut stack = [0u8; STACK_LAYOUT_BYTES_MAX];
+    let object_start = candidate.len() + 1;
+    stack[..candidate.len()].copy_from_slice(candidate.as_bytes());
+    stack[candidate.len()] = STRING_TERMINATOR_BYTE;
+    stack[object_start..length - 1].copy_from_slice(object.as_bytes());
+    stack[length - 1] = STRING_TERMINATOR_BYTE;
+    xxh3_64(&stack[..length])
+}
+
+/// Appends the hashed layout of `candidate` and `object` to `bytes`.
+fn lay_out(candidate: &str, object: &str, bytes: &mut Vec<u8>) {
     bytes.extend_from_slice(candidate.as_bytes());
     bytes.push(STRING_TERMINATOR_BYTE);
     bytes.extend_from_slice(object.as_bytes());
     bytes.push(STRING_TERMINATOR_BYTE);
-    xxh3_64(&bytes)
 }
 
 /// The winning candidate for `object` together with its weight; `None` when there is no candidate.

@@ -270,9 +270,15 @@ fn folding_is_deterministic_whatever_the_interleaving_of_other_ids() {
             for (kind, value) in &per_id[&id] {
                 let body = document(json!({"id": id, format!("f{value}"): value}));
                 match kind {
-                    0 => plan.replace(id.to_string(), body, CREATE),
-                    1 => plan.update(id.to_string(), body, CREATE),
-                    2 => plan.update(id.to_string(), body, SKIP),
+                    0 => {
+                        plan.replace(id.to_string(), body, CREATE);
+                    }
+                    1 => {
+                        plan.update(id.to_string(), body, CREATE);
+                    }
+                    2 => {
+                        plan.update(id.to_string(), body, SKIP);
+                    }
                     _ => plan.delete(id.to_string()),
                 }
             }
@@ -280,6 +286,25 @@ fn folding_is_deterministic_whatever_the_interleaving_of_other_ids() {
         plan
     };
     assert_eq!(build(false), build(true));
+}
+
+#[test]
+fn additions_answer_whether_the_plan_meets_their_id_for_the_first_time() {
+    let mut plan = BatchPlan::new();
+    assert!(plan.replace("a".to_string(), document(json!({"id": "a"})), CREATE));
+    assert!(!plan.update(
+        "a".to_string(),
+        document(json!({"id": "a", "x": 1})),
+        CREATE
+    ));
+    assert!(plan.update("b".to_string(), document(json!({"id": "b"})), SKIP));
+    assert!(!plan.replace("b".to_string(), document(json!({"id": "b"})), CREATE));
+    plan.delete("c".to_string());
+    // A deletion planned the id first: the addition is not the plan's first sight of it.
+    assert!(!plan.replace("c".to_string(), document(json!({"id": "c"})), CREATE));
+    plan.delete("a".to_string());
+    assert!(!plan.replace("a".to_string(), document(json!({"id": "a"})), CREATE));
+    assert_eq!(plan.documents.len(), 3);
 }
 
 #[test]

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use shards::documents::operation::{DocumentRef, DocumentRefs, Outcome, PlannedDocument};
+use shards::documents::operation::{DocumentRef, DocumentRefs, Outcome, PlanMap, PlannedDocument};
 use shards::documents::payload::{DocumentSpan, documents_from};
 use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
@@ -40,7 +40,7 @@ use crate::errors::ResponseError;
 pub const SHARD_SEND_DOCUMENTS: usize = 1_000;
 
 /// The plan of a batch's documents, by position.
-pub type RefPlan = HashMap<String, PlannedDocument<DocumentRefs>>;
+pub type RefPlan = PlanMap<DocumentRefs>;
 
 /// One update file of a batch, with the ids its documents have, in payload order, and where
 /// each lies (read when the batch was planned, so that sending needs only each document's
@@ -53,20 +53,22 @@ pub struct PlannedPayload {
 }
 
 /// Sends every planned document of `plan` to its shard: the ones shards read themselves
-/// first, by `order` (every id the batch writes, in the order it first met them), then the
-/// rest, reading the batch's `payloads` (in batch order) again.
+/// first, by `order` (every id the batch writes, in the order it first met them, with its
+/// owning shard at the same position of `owners`), then the rest, reading the batch's
+/// `payloads` (in batch order) again.
 pub async fn send_documents(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
     payloads: Vec<PlannedPayload>,
     mut plan: RefPlan,
     order: Vec<String>,
+    owners: Vec<Option<u32>>,
 ) -> Result<(), ResponseError> {
     let files: Arc<[PathBuf]> = payloads
         .iter()
         .map(|payload| coordinator.update_files().path(&payload.content_file))
         .collect();
-    let reads = shard_reads(&record.shard_names(), &payloads, &mut plan, order).await;
+    let reads = shard_reads(record.shards, &payloads, &mut plan, order, owners).await;
     send_reads(coordinator, &record.shard_set(), &files, reads).await?;
     if plan.is_empty() {
         return Ok(());
@@ -78,29 +80,34 @@ pub async fn send_documents(
 }
 
 /// Takes out of `plan` every id, in `order`, whose planned document is one whole document of
-/// a payload with spans; answers them by shard (`names` in shard order).
+/// a payload with spans; answers them by shard (`owners` holds each id's shard, out of
+/// `shards`).
 async fn shard_reads(
-    names: &[String],
+    shards: u32,
     payloads: &[PlannedPayload],
     plan: &mut RefPlan,
     order: Vec<String>,
+    owners: Vec<Option<u32>>,
 ) -> Vec<Vec<ReadDocument>> {
-    let mut reads: Vec<Vec<ReadDocument>> = names
-        .iter()
-        .map(|_| Vec::with_capacity(order.len() / names.len()))
+    let shards = shards as usize;
+    let mut reads: Vec<Vec<ReadDocument>> = (0..shards)
+        .map(|_| Vec::with_capacity(order.len() / shards.max(1)))
         .collect();
-    for (position, id) in order.into_iter().enumerate() {
+    for (position, (id, owner)) in order.into_iter().zip(owners).enumerate() {
         if position % APPLY_CHUNK_DOCUMENTS == 0 {
             glommio::yield_if_needed().await;
         }
+        // No shard: the general path reports it.
+        let Some(shard) = owner
+            .map(|shard| shard as usize)
+            .filter(|&shard| shard < shards)
+        else {
+            continue;
+        };
         let Some((payload, span, onto_stored)) = plan
             .get(&id)
             .and_then(|planned| one_whole_document(planned, payloads))
         else {
-            continue;
-        };
-        let Some(shard) = shards::rendezvous::rendezvous_winner_position(names, &id) else {
-            // No shard: the general path reports it.
             continue;
         };
         plan.remove(&id);

@@ -18,7 +18,7 @@ use serde_json::Value;
 use shards::documents::DocumentsError;
 use shards::documents::document_id::extract_document_id;
 use shards::documents::operation::{
-    BatchPlan as DocumentPlan, DocumentRef, DocumentRefs, MissingDocumentPolicy,
+    BatchPlan as DocumentPlan, DocumentRef, DocumentRefs, IdHasher, MissingDocumentPolicy,
 };
 use shards::documents::payload::documents_from;
 use shards::documents::primary_key::resolve_primary_key;
@@ -28,6 +28,7 @@ use time::OffsetDateTime;
 use super::autobatch::BatchKind;
 use super::batch_documents::PlannedPayload;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
+use super::owners::{owning_shards, shares_by_owner};
 use super::payload_ids::{PayloadIds, PrefetchJob, Prefetched, prefetch, read_remaining_ids};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
@@ -428,12 +429,16 @@ impl BatchWork {
             return Ok(());
         }
         let delete_all = documents.plan.delete_all_stored;
-        let assigned = self.assign_internal_ids(record, &documents).await?;
-        let names = record.shard_names();
-        let mut assigned_shares: Vec<Vec<(String, u32)>> = vec![Vec::new(); names.len()];
-        for (id, internal) in assigned {
-            if let Some(position) = shards::rendezvous::rendezvous_winner_position(&names, &id) {
-                assigned_shares[position].push((id, internal));
+        let owners = owning_shards(&record.shard_names(), &documents.order).await;
+        let assigned = self
+            .assign_internal_ids(record, &documents, &owners)
+            .await?;
+        let mut assigned_shares: Vec<Vec<(String, u32)>> = vec![Vec::new(); record.shards as usize];
+        for (position, internal) in assigned {
+            if let Some(share) =
+                owners[position].and_then(|shard| assigned_shares.get_mut(shard as usize))
+            {
+                share.push((documents.order[position].clone(), internal));
             }
         }
         let batch_uid = u64::from(self.batch_uid);
@@ -453,6 +458,7 @@ impl BatchWork {
                     documents.payloads,
                     documents.plan.documents,
                     documents.order,
+                    owners,
                 )
                 .await
             }
@@ -590,11 +596,14 @@ impl BatchWork {
 
     /// Index-wide internal ids for the documents the batch creates, in the order the batch
     /// first met them: the smallest ids no shard uses, as one unsharded index would give.
+    /// Answers each created document's position in `documents.order` with its internal id;
+    /// `owners` holds the shard of each id in `documents.order`.
     async fn assign_internal_ids(
         &self,
         record: &IndexRecord,
         documents: &DocumentWork,
-    ) -> Result<Vec<(String, u32)>, ResponseError> {
+        owners: &[Option<u32>],
+    ) -> Result<Vec<(usize, u32)>, ResponseError> {
         let delete_all = documents.plan.delete_all_stored;
         let mut used = roaring::RoaringBitmap::new();
         let mut stored = BTreeSet::new();
@@ -611,12 +620,13 @@ impl BatchWork {
             }
             // No internal id in use means no document stored: nothing to look up.
             if !used.is_empty() {
-                stored = self.existing_ids(record, &documents.order).await?;
+                let shares = shares_by_owner(record.shards, &documents.order, owners);
+                stored = self.stored_ids(record, shares).await?;
             }
         }
         let mut assigned = Vec::new();
         let mut candidate = 0u32;
-        for id in &documents.order {
+        for (position, id) in documents.order.iter().enumerate() {
             let Some(planned) = documents.plan.documents.get(id) else {
                 continue;
             };
@@ -635,7 +645,7 @@ impl BatchWork {
                     .ok_or_else(|| ResponseError::internal("every internal id is used"))?;
             }
             used.insert(candidate);
-            assigned.push((id.clone(), candidate));
+            assigned.push((position, candidate));
         }
         Ok(assigned)
     }
@@ -677,13 +687,17 @@ impl BatchWork {
         record: &IndexRecord,
         ids: &[String],
     ) -> Result<BTreeSet<String>, ResponseError> {
-        let mut shares: Vec<Vec<String>> = vec![Vec::new(); record.shards as usize];
-        let names = record.shard_names();
-        for id in ids {
-            if let Some(position) = shards::rendezvous::rendezvous_winner_position(&names, id) {
-                shares[position].push(id.clone());
-            }
-        }
+        let owners = owning_shards(&record.shard_names(), ids).await;
+        let shares = shares_by_owner(record.shards, ids, &owners);
+        self.stored_ids(record, shares).await
+    }
+
+    /// The ids of `shares` (one list per shard, in shard order) that their shard stores.
+    async fn stored_ids(
+        &self,
+        record: &IndexRecord,
+        mut shares: Vec<Vec<String>>,
+    ) -> Result<BTreeSet<String>, ResponseError> {
         self.collect_ids(record, |shard| ShardCommand::Existing {
             ids: std::mem::take(&mut shares[shard as usize]),
         })
@@ -772,8 +786,10 @@ struct DocumentWork {
     cleared: bool,
     /// Every id the batch writes, in the order the batch first met it.
     order: Vec<String>,
-    /// The ids in `order` (membership only: a hash set, like the plan's map).
-    ordered: HashSet<String>,
+    /// The ids in `order` (membership only), kept only when the batch deletes: a deletion
+    /// plans an id it does not write. Otherwise an id is in `order` exactly when the plan
+    /// has it, and the plan says so.
+    ordered: HashSet<String, IdHasher>,
     touched: bool,
 }
 
@@ -789,7 +805,7 @@ impl DocumentWork {
             gone: BTreeSet::new(),
             cleared: false,
             order: Vec::new(),
-            ordered: HashSet::new(),
+            ordered: HashSet::default(),
             touched: false,
         }
     }
@@ -846,22 +862,27 @@ impl DocumentWork {
                     spans,
                 });
                 self.plan.reserve(parsed.len());
-                self.ordered.reserve(parsed.len());
                 self.order.reserve(parsed.len());
+                if self.tracks_written {
+                    self.ordered.reserve(parsed.len());
+                }
                 for (position, id) in parsed.into_iter().enumerate() {
                     let document = DocumentRefs::one(DocumentRef {
                         payload,
                         position: position as u32,
                     });
-                    if self.ordered.insert(id.clone()) {
-                        self.order.push(id.clone());
-                    }
                     if self.tracks_written {
                         self.written.insert(id.clone());
+                        if self.ordered.insert(id.clone()) {
+                            self.order.push(id.clone());
+                        }
                     }
-                    match method {
-                        DocumentMethod::Replace => self.plan.replace(id, document, policy),
-                        DocumentMethod::Update => self.plan.update(id, document, policy),
+                    let first_met = match method {
+                        DocumentMethod::Replace => self.plan.replace(id.clone(), document, policy),
+                        DocumentMethod::Update => self.plan.update(id.clone(), document, policy),
+                    };
+                    if first_met && !self.tracks_written {
+                        self.order.push(id);
                     }
                 }
                 self.touched = true;

@@ -28,6 +28,7 @@ pub mod batch;
 pub mod batch_documents;
 pub mod index_batch;
 pub mod model;
+pub mod owners;
 pub mod payload_ids;
 pub mod query;
 pub mod queue;

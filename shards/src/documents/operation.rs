@@ -245,15 +245,22 @@ pub struct BatchPlan<D = Document> {
     /// The planned effect per external document id. A hash map, not an ordered one: a batch
     /// plans hundreds of thousands of ids on the control core while the shards wait, and
     /// nothing depends on their order (internal ids follow the order ids first appear in).
-    /// The ids come from users, so the hasher is std's keyed one.
-    pub documents: HashMap<String, PlannedDocument<D>>,
+    pub documents: PlanMap<D>,
 }
+
+/// The hasher of maps keyed by external document ids. The ids come from users, so it is keyed
+/// with random keys per process (as std's is), but several times faster than std's SipHash on
+/// ids: a batch hashes each of its ids a few times, serially, while the shards wait.
+pub type IdHasher = ahash::RandomState;
+
+/// A batch plan's map from external id to planned effect.
+pub type PlanMap<D> = HashMap<String, PlannedDocument<D>, IdHasher>;
 
 impl<D> Default for BatchPlan<D> {
     fn default() -> Self {
         Self {
             delete_all_stored: false,
-            documents: HashMap::new(),
+            documents: HashMap::default(),
         }
     }
 }
@@ -278,21 +285,37 @@ impl<D: PlanDocument> BatchPlan<D> {
         }
     }
 
-    fn push(&mut self, document_id: String, step: Step<D>) {
+    /// Folds `step` into the plan of `document_id`; answers whether the plan had no entry for
+    /// it before.
+    fn push(&mut self, document_id: String, step: Step<D>) -> bool {
         let initial = self.initial();
+        let size_before = self.documents.len();
         let entry = self.documents.entry(document_id).or_insert(initial);
         let planned = std::mem::replace(entry, PlannedDocument::Unconditional(Outcome::Untouched));
         *entry = fold(planned, step);
+        self.documents.len() > size_before
     }
 
-    /// Adds or replaces the document `document_id` (`POST /documents`).
-    pub fn replace(&mut self, document_id: String, document: D, policy: MissingDocumentPolicy) {
-        self.push(document_id, Step::Replace(document, policy));
+    /// Adds or replaces the document `document_id` (`POST /documents`); answers whether the
+    /// plan met `document_id` for the first time.
+    pub fn replace(
+        &mut self,
+        document_id: String,
+        document: D,
+        policy: MissingDocumentPolicy,
+    ) -> bool {
+        self.push(document_id, Step::Replace(document, policy))
     }
 
-    /// Adds or updates the document `document_id` (`PUT /documents`).
-    pub fn update(&mut self, document_id: String, document: D, policy: MissingDocumentPolicy) {
-        self.push(document_id, Step::Update(document, policy));
+    /// Adds or updates the document `document_id` (`PUT /documents`); answers whether the
+    /// plan met `document_id` for the first time.
+    pub fn update(
+        &mut self,
+        document_id: String,
+        document: D,
+        policy: MissingDocumentPolicy,
+    ) -> bool {
+        self.push(document_id, Step::Update(document, policy))
     }
 
     /// Deletes the document `document_id`.
