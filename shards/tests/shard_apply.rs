@@ -556,3 +556,44 @@ fn an_id_assigned_to_a_stored_document_fails_the_batch_and_changes_nothing() {
     assert_eq!(stored_field(&shard, "a", "n"), Some(json!(1)));
     assert_eq!(filtered(&shard, "n >= 0"), vec![0]);
 }
+
+#[test]
+fn stored_external_ids_answers_exactly_the_stored_ones_of_many() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(directory.path());
+    let stored: Vec<String> = (0..3000).map(|number| format!("doc-{number:05}")).collect();
+    shard
+        .apply(
+            1,
+            stored
+                .iter()
+                .map(|id| replace(id, json!({"n": id})))
+                .collect(),
+        )
+        .expect("apply succeeds");
+    // Every third stored id, interleaved with ids never stored, out of order and repeated.
+    let mut asked: Vec<String> = Vec::new();
+    for number in (0..3000).rev().step_by(3) {
+        asked.push(format!("doc-{number:05}"));
+        asked.push(format!("doc-{number:05}x"));
+        asked.push(format!("absent-{number}"));
+    }
+    asked.push("doc-00003".to_string());
+    asked.push("doc-00003".to_string());
+    let snapshot = shard.read().expect("read succeeds");
+    let mut expected: Vec<String> = asked
+        .iter()
+        .filter(|id| snapshot.internal_id(id).expect("lookup").is_some())
+        .cloned()
+        .collect();
+    expected.sort();
+    assert_eq!(
+        expected.len(),
+        1002,
+        "1,000 stored ids, and another asked twice"
+    );
+    let answered = snapshot
+        .stored_external_ids(asked)
+        .expect("the lookups succeed");
+    assert_eq!(answered, expected);
+}

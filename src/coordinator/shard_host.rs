@@ -495,15 +495,10 @@ impl ShardHost {
                 .map(ShardAnswer::FieldPaths)
                 .map_err(shard_error),
             ShardCommand::UsedIds => Ok(ShardAnswer::Bitmap(snapshot.document_ids().clone())),
-            ShardCommand::Existing { ids } => {
-                let mut existing = Vec::new();
-                for id in ids {
-                    if snapshot.internal_id(&id).map_err(shard_error)?.is_some() {
-                        existing.push(id);
-                    }
-                }
-                Ok(ShardAnswer::Ids(existing))
-            }
+            ShardCommand::Existing { ids } => snapshot
+                .stored_external_ids(ids)
+                .map(ShardAnswer::Ids)
+                .map_err(shard_error),
             ShardCommand::Search(request) => search_shard(&snapshot, *request)
                 .map(|answer| ShardAnswer::Search(Box::new(answer))),
             ShardCommand::FacetSearch(request) => {

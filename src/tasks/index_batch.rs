@@ -46,6 +46,10 @@ const PROGRESS_INDEXING: &str = "indexing documents";
 /// The progress step while the shards commit.
 const PROGRESS_COMMITTING: &str = "committing shards";
 
+/// The most ids a batch's plan makes room for before planning (about 400 MiB of map); a
+/// bigger batch grows its map beyond that as it plans.
+const PLAN_RESERVED_IDS_MAX: u64 = 4 << 20;
+
 /// What every index batch needs.
 pub struct BatchWork {
     pub coordinator: Rc<Coordinator>,
@@ -331,6 +335,7 @@ impl BatchWork {
             )
         });
         let mut documents = DocumentWork::new(&record, deletes);
+        documents.reserve_for(&tasks);
         let mut finished: Vec<Option<Task>> = Vec::with_capacity(tasks.len());
         let mut pending: Vec<(usize, Task, TaskEffect)> = Vec::new();
         let settings_before = record.settings.clone();
@@ -812,6 +817,27 @@ impl DocumentWork {
 
     fn is_empty(&self) -> bool {
         !self.touched
+    }
+
+    /// Makes room for the ids of every addition of `tasks` at once: grown task by task, the
+    /// plan's map would move every id planned so far each time it doubles, while the shards
+    /// wait for the plan.
+    fn reserve_for(&mut self, tasks: &[Task]) {
+        let counted: u64 = tasks
+            .iter()
+            .map(|task| match &task.kind {
+                KindWithContent::DocumentAdditionOrUpdate {
+                    documents_count, ..
+                } => *documents_count,
+                _ => 0,
+            })
+            .sum();
+        let ids = usize::try_from(counted.min(PLAN_RESERVED_IDS_MAX)).unwrap_or(0);
+        self.plan.reserve(ids);
+        self.order.reserve(ids);
+        if self.tracks_written {
+            self.ordered.reserve(ids);
+        }
     }
 
     /// Marks `id` deleted; answers whether it existed at that point of the batch.

@@ -24,6 +24,8 @@
 
 use std::collections::HashMap;
 
+use smallvec::SmallVec;
+
 use super::Document;
 use crate::rendezvous::rendezvous_winner_position;
 
@@ -47,14 +49,15 @@ pub struct DocumentRef {
 }
 
 /// The documents whose top-level fields, written over one another in order, make a planned
-/// document.
+/// document. Nearly every planned document is one document of one payload: that one is held
+/// in place, and only a document merged from several takes a heap allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocumentRefs(pub Vec<DocumentRef>);
+pub struct DocumentRefs(pub SmallVec<[DocumentRef; 1]>);
 
 impl DocumentRefs {
     /// The single document at `reference`.
     pub fn one(reference: DocumentRef) -> Self {
-        Self(vec![reference])
+        Self(smallvec::smallvec![reference])
     }
 }
 

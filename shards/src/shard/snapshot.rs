@@ -203,6 +203,24 @@ impl ShardSnapshot {
         Ok(found)
     }
 
+    /// The ids of `external_ids` this shard stores, in byte order. Looked up in byte order,
+    /// each lookup starting from the path of the one before: a batch asks for hundreds of
+    /// thousands of ids at once, and most of its lookups then stay in the same few leaves.
+    pub fn stored_external_ids(&self, mut external_ids: Vec<String>) -> ShardResult<Vec<String>> {
+        let Some(tree) = self.read.open_tree(EXTERNAL_IDS_TREE)? else {
+            return Ok(Vec::new());
+        };
+        external_ids.sort_unstable();
+        let mut lookup = tree.path_lookup();
+        let mut stored = Vec::new();
+        for id in external_ids {
+            if lookup.get(id.as_bytes())?.is_some() {
+                stored.push(id);
+            }
+        }
+        Ok(stored)
+    }
+
     pub fn internal_id(&self, external_id: &str) -> ShardResult<Option<u32>> {
         let Some(tree) = self.read.open_tree(EXTERNAL_IDS_TREE)? else {
             return Ok(None);
