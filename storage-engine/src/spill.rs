@@ -44,6 +44,8 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
         crate::page_buffers::recycle(bytes);
     }
     state.spilled = true;
+    // Only a hint (the commit's sync makes the pages durable): a failure changes nothing.
+    pager.io().start_writeback().ok();
     unmap_unused(pager, &mut state.allocator)
 }
 

@@ -57,6 +57,14 @@ pub trait PageIo: Send + Sync {
         Ok(())
     }
 
+    /// Asks the system to start writing the file's changed pages to disk now, without
+    /// waiting for them: a hint, so that the sync a commit waits for finds most of the
+    /// transaction's earlier writes already on disk. Durability still comes only from `sync`.
+    /// A backend without a page cache does nothing.
+    fn start_writeback(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Grows (never shrinks) the file to `length` bytes; new bytes read as zero.
     fn grow(&self, length: u64) -> Result<()>;
 
