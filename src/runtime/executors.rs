@@ -144,7 +144,6 @@ where
     first_error.map_or(Ok(()), Err)
 }
 
-/// The CPUs this process may run on, the first `cores` of them.
 /// [`BLOCKING_THREADS_PER_CORE`] helper threads, each pinned to `cpu`.
 fn helper_placement(cpu: usize) -> Result<PoolPlacement, RuntimeError> {
     let online = CpuSet::online().map_err(|error| {
@@ -157,6 +156,7 @@ fn helper_placement(cpu: usize) -> Result<PoolPlacement, RuntimeError> {
     ]))
 }
 
+/// The CPUs this process may run on, the first `cores` of them.
 fn usable_cpus(cores: usize) -> Result<Vec<usize>, RuntimeError> {
     let allowed = allowed_cpus();
     if cores == 0 {

@@ -252,7 +252,7 @@ pub struct BatchPlan<D = Document> {
 }
 
 /// The hasher of maps keyed by external document ids. The ids come from users, so it is keyed
-/// with random keys per process (as std's is), but several times faster than std's SipHash on
+/// with random keys, as std's is, but several times faster than std's SipHash on
 /// ids: a batch hashes each of its ids a few times, serially, while the shards wait.
 pub type IdHasher = ahash::RandomState;
 
