@@ -12,6 +12,7 @@ use coresearch::config::Config;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    let huge_pages = coresearch::runtime::huge_pages::disable_transparent_huge_pages();
     let config = match Config::from_args_and_env() {
         Ok(config) => config,
         Err(error) => error.exit(),
@@ -19,6 +20,9 @@ fn main() -> ExitCode {
     if let Err(error) = coresearch::logs::init(&config) {
         eprintln!("coresearch cannot set up its logs: {error}");
         return ExitCode::FAILURE;
+    }
+    if let Err(error) = huge_pages {
+        tracing::warn!(%error, "transparent huge pages stay on for this process");
     }
     if let Some(warning) = config.master_key_warning() {
         eprintln!("{warning}");

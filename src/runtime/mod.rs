@@ -12,6 +12,7 @@
 pub mod blocking;
 mod epoll_wake;
 pub mod executors;
+pub mod huge_pages;
 pub mod latency;
 pub mod listener;
 pub mod mesh;
