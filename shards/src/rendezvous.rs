@@ -13,6 +13,7 @@
 //! The same function assigns documents to the local shards of an index and to network shards, and
 //! chooses which old owner of a shard ships it to a new owner (candidate = remote, object = shard).
 
+use smallvec::SmallVec;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The byte that terminates each string in the hashed layout (Rust's `Hash` for `str`).
@@ -24,27 +25,12 @@ const STACK_LAYOUT_BYTES_MAX: usize = 256;
 
 /// The weight of `candidate` for `object`: XXH3-64, seed 0, of `candidate ‖ 0xFF ‖ object ‖ 0xFF`.
 pub fn rendezvous_weight(candidate: &str, object: &str) -> u64 {
-    let length = candidate.len() + object.len() + 2;
-    if length > STACK_LAYOUT_BYTES_MAX {
-        let mut bytes = Vec::with_capacity(length);
-        lay_out(candidate, object, &mut bytes);
-        return xxh3_64(&bytes);
-    }
-    let mut stack = [0u8; STACK_LAYOUT_BYTES_MAX];
-    let object_start = candidate.len() + 1;
-    stack[..candidate.len()].copy_from_slice(candidate.as_bytes());
-    stack[candidate.len()] = STRING_TERMINATOR_BYTE;
-    stack[object_start..length - 1].copy_from_slice(object.as_bytes());
-    stack[length - 1] = STRING_TERMINATOR_BYTE;
-    xxh3_64(&stack[..length])
-}
-
-/// Appends the hashed layout of `candidate` and `object` to `bytes`.
-fn lay_out(candidate: &str, object: &str, bytes: &mut Vec<u8>) {
+    let mut bytes: SmallVec<[u8; STACK_LAYOUT_BYTES_MAX]> = SmallVec::new();
     bytes.extend_from_slice(candidate.as_bytes());
     bytes.push(STRING_TERMINATOR_BYTE);
     bytes.extend_from_slice(object.as_bytes());
     bytes.push(STRING_TERMINATOR_BYTE);
+    xxh3_64(&bytes)
 }
 
 /// The winning candidate for `object` together with its weight; `None` when there is no candidate.

@@ -28,7 +28,7 @@ use time::OffsetDateTime;
 use super::autobatch::BatchKind;
 use super::batch_documents::PlannedPayload;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
-use super::owners::{owning_shards, shares_by_owner};
+use super::owners::{owning_shards, share_out, shares_by_owner};
 use super::payload_ids::{PayloadIds, PrefetchJob, Prefetched, prefetch, read_remaining_ids};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
@@ -438,14 +438,15 @@ impl BatchWork {
         let assigned = self
             .assign_internal_ids(record, &documents, &owners)
             .await?;
-        let mut assigned_shares: Vec<Vec<(String, u32)>> = vec![Vec::new(); record.shards as usize];
-        for (position, internal) in assigned {
-            if let Some(share) =
-                owners[position].and_then(|shard| assigned_shares.get_mut(shard as usize))
-            {
-                share.push((documents.order[position].clone(), internal));
-            }
-        }
+        let mut assigned_shares = share_out(
+            record.shards,
+            assigned.into_iter().map(|(position, internal)| {
+                (
+                    owners[position],
+                    (documents.order[position].clone(), internal),
+                )
+            }),
+        );
         let batch_uid = u64::from(self.batch_uid);
         let prepared = self
             .prepare_every_shard(record, |shard| ShardCommand::Prepare {
@@ -887,11 +888,6 @@ impl DocumentWork {
                     ids: parsed.clone(),
                     spans,
                 });
-                self.plan.reserve(parsed.len());
-                self.order.reserve(parsed.len());
-                if self.tracks_written {
-                    self.ordered.reserve(parsed.len());
-                }
                 for (position, id) in parsed.into_iter().enumerate() {
                     let document = DocumentRefs::one(DocumentRef {
                         payload,

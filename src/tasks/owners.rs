@@ -24,16 +24,25 @@ pub async fn owning_shards(names: &[String], ids: &[String]) -> Vec<Option<u32>>
     owners
 }
 
-/// The ids of `ids` by owning shard (`owners` as [`owning_shards`] answers it), for an index
-/// of `shards` shards: one list per shard, each in the order of `ids`.
-pub fn shares_by_owner(shards: u32, ids: &[String], owners: &[Option<u32>]) -> Vec<Vec<String>> {
-    let mut shares: Vec<Vec<String>> = vec![Vec::new(); shards as usize];
-    for (id, owner) in ids.iter().zip(owners) {
+/// `items` by owning shard, for an index of `shards` shards: one list per shard, each in the
+/// order of `items`; an item without an owner (or with one out of range) goes nowhere.
+pub fn share_out<Item>(
+    shards: u32,
+    items: impl IntoIterator<Item = (Option<u32>, Item)>,
+) -> Vec<Vec<Item>> {
+    let mut shares: Vec<Vec<Item>> = (0..shards).map(|_| Vec::new()).collect();
+    for (owner, item) in items {
         if let Some(share) = owner.and_then(|shard| shares.get_mut(shard as usize)) {
-            share.push(id.clone());
+            share.push(item);
         }
     }
     shares
+}
+
+/// The ids of `ids` by owning shard (`owners` as [`owning_shards`] answers it), for an index
+/// of `shards` shards: one list per shard, each in the order of `ids`.
+pub fn shares_by_owner(shards: u32, ids: &[String], owners: &[Option<u32>]) -> Vec<Vec<String>> {
+    share_out(shards, owners.iter().copied().zip(ids.iter().cloned()))
 }
 
 #[cfg(test)]
