@@ -197,8 +197,11 @@ struct Sample {
 /// word trees, so fewer, larger writes index faster: on the 886k PyPI documents (two shards),
 /// writing every 50,000 documents (about 40 MiB of changes) took 21.4-24.8 s and 36-40 s of CPU
 /// against 18.3-22.5 s and 30-37 s for every 150,000 or 400,000, with peak RSS 580-610 MiB
-/// against 650-700 MiB.
-pub const PENDING_CHANGES_BYTES_DEFAULT: usize = 128 << 20;
+/// against 650-700 MiB. Since the changes are counted as held (in segments, not by a doubling
+/// vector's capacity), 160 MiB takes the last batch of that ingest (about 300,000 documents a
+/// shard, 130 MiB) in one write, where 128 MiB wrote it twice: 9.6-10.5 s against 11.0-12.5 s
+/// over three alternating runs, and peak RSS 600-720 MiB against 720-830 MiB.
+pub const PENDING_CHANGES_BYTES_DEFAULT: usize = 160 << 20;
 
 fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u16>> {
     let tree = transaction.create_tree(FIELDS_TREE)?;

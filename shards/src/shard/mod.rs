@@ -42,6 +42,7 @@ mod pair_changes;
 mod position_merge;
 pub(crate) mod range_unions;
 mod repack;
+mod segmented_vec;
 mod settings;
 mod snapshot;
 mod state;

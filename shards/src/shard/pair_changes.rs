@@ -13,24 +13,42 @@
 use storage_engine::{WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
+use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
 use super::word_changes::Postings;
 use crate::search::inverted::{WORD_PAIRS_TREE, write_pair_key};
 
-/// One document's pair added or removed.
+/// One document's pair added or removed, in 12 bytes: the right word's number shares its
+/// `u32` with the operation (word numbers stay below [`WORD_NUMBERS_MAX`]).
 #[derive(Debug, Clone, Copy)]
 struct PairChange {
     left: u32,
-    right: u32,
+    /// The right word's number, shifted left by one, with the operation (1 for an addition) in
+    /// the low bit.
+    right_and_add: u32,
     document: u32,
-    add: bool,
 }
+
+impl PairChange {
+    fn right(self) -> u32 {
+        self.right_and_add >> 1
+    }
+
+    fn add(self) -> bool {
+        self.right_and_add & 1 == 1
+    }
+}
+
+/// Word numbers a flush may give and still record pairs: one bit of the right word's `u32`
+/// holds the operation. A flush records fewer words than this, since its bound is in bytes
+/// and every word takes dozens.
+pub(super) const WORD_NUMBERS_MAX: u32 = 1 << 31;
 
 /// The pending changes of `word_pairs`.
 #[derive(Debug, Default)]
 pub(super) struct PairChanges {
     /// In operation order.
-    changes: Vec<PairChange>,
+    changes: SegmentedVec<PairChange>,
 }
 
 /// Changes a flush may hold: their sequence numbers take 31 bits, the operation the 32nd.
@@ -39,16 +57,19 @@ const CHANGES_MAX: usize = 1 << 31;
 impl PairChanges {
     /// About the heap bytes the changes take.
     pub fn estimated_bytes(&self) -> usize {
-        self.changes.capacity() * size_of::<PairChange>()
+        self.changes.heap_bytes()
     }
 
     /// Adds (`add`) or removes `document` in the pair of words numbered `left` and `right`.
     pub fn record(&mut self, left: u32, right: u32, document: u32, add: bool) {
+        debug_assert!(
+            right < WORD_NUMBERS_MAX,
+            "WordChanges::number bounds numbers"
+        );
         self.changes.push(PairChange {
             left,
-            right,
+            right_and_add: right << 1 | u32::from(add),
             document,
-            add,
         });
     }
 
@@ -66,35 +87,43 @@ impl PairChanges {
         }
         let changes = std::mem::take(&mut self.changes);
         // Applying the changes part after part, in operation order, is applying them all.
-        for part in changes.chunks(CHANGES_MAX) {
-            write_part(&tree, vocabulary, part)?;
+        let mut part = Vec::with_capacity(changes.len().min(CHANGES_MAX));
+        for segment in changes.into_segments() {
+            for change in segment {
+                if part.len() == CHANGES_MAX {
+                    write_part(&tree, vocabulary, std::mem::take(&mut part))?;
+                }
+                part.push(key_order(vocabulary, change, part.len()));
+            }
         }
-        Ok(())
+        write_part(&tree, vocabulary, part)
     }
 }
 
-/// Writes `changes` (at most [`CHANGES_MAX`], in operation order) into `tree`.
+/// A change as the writing sorts it: (left rank in terminated order, right rank in byte
+/// order, document, sequence ‖ operation). Per key, by document, then operation order, so that
+/// `mark` keeps a document's last change; everything the writing needs is in the tuple.
+type OrderedChange = (u32, u32, u32, u32);
+
+/// `change`, the `sequence`th of its part, as the writing sorts it.
+fn key_order(vocabulary: &Vocabulary, change: PairChange, sequence: usize) -> OrderedChange {
+    let sequence = u32::try_from(sequence).expect("a part holds at most CHANGES_MAX changes");
+    (
+        vocabulary.terminated_rank(change.left),
+        vocabulary.byte_rank(change.right()),
+        change.document,
+        sequence << 1 | u32::from(change.add()),
+    )
+}
+
+/// Writes `order` (at most [`CHANGES_MAX`] changes, in operation order, by [`key_order`])
+/// into `tree`. A key is the left word terminated by `0xFF`, then the right word: keys sort by
+/// the left words' terminated order, then by the right words' byte order.
 fn write_part(
     tree: &WriteTree<'_>,
     vocabulary: &Vocabulary,
-    changes: &[PairChange],
+    mut order: Vec<OrderedChange>,
 ) -> ShardResult<()> {
-    // A key is the left word terminated by `0xFF`, then the right word: keys sort by the left
-    // words' terminated order, then by the right words' byte order. (left rank, right rank,
-    // document, sequence ‖ operation): per key, by document, then operation order, so that
-    // `mark` keeps a document's last change. Everything the writing needs is in the tuple: it
-    // is read in key order without going back to the changes.
-    let mut order: Vec<(u32, u32, u32, u32)> = (0u32..)
-        .zip(changes)
-        .map(|(sequence, change)| {
-            (
-                vocabulary.terminated_rank(change.left),
-                vocabulary.byte_rank(change.right),
-                change.document,
-                sequence << 1 | u32::from(change.add),
-            )
-        })
-        .collect();
     order.sort_unstable();
     let mut postings = Postings::default();
     let mut key = Vec::new();

@@ -27,7 +27,9 @@ use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
 use super::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
+use super::pair_changes::WORD_NUMBERS_MAX;
 use super::position_merge::{PositionChanges, write_word_positions};
+use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
 use crate::analysis::Occurrence;
 use crate::search::inverted::{
@@ -59,6 +61,70 @@ impl Change {
             std::slice::from_ref(&self.single)
         } else {
             &occurrences[self.several.start as usize..self.several.end as usize]
+        }
+    }
+}
+
+/// A [`Change`] as it waits for the write, with its word's number, in 16 bytes rather than 24:
+/// pending changes are most of a batch's memory between flushes.
+///
+/// `tail` is the single occurrence (field ‖ position) or, for several, how many;
+/// `start_and_flags` holds the operation (bit 31), whether there are several (bit 30) and
+/// where they start in [`WordChanges::occurrences`] (bits 0-29).
+#[derive(Debug, Clone, Copy)]
+struct RecordedChange {
+    number: u32,
+    document: u32,
+    tail: u32,
+    start_and_flags: u32,
+}
+
+/// Occurrences a flush may record: where the several occurrences of a change start takes 30
+/// bits of [`RecordedChange`]. A flush records far fewer, since its bound is in bytes.
+const OCCURRENCES_MAX: u32 = 1 << 30;
+const ADD_FLAG: u32 = 1 << 31;
+const SEVERAL_FLAG: u32 = 1 << 30;
+
+impl RecordedChange {
+    fn new(number: u32, change: &Change) -> RecordedChange {
+        let add = if change.add { ADD_FLAG } else { 0 };
+        let (tail, start_and_flags) = if change.several.is_empty() {
+            let single = u32::from(change.single.field) << 16 | u32::from(change.single.position);
+            (single, add)
+        } else {
+            let count = change.several.end - change.several.start;
+            (count, add | SEVERAL_FLAG | change.several.start)
+        };
+        RecordedChange {
+            number,
+            document: change.document,
+            tail,
+            start_and_flags,
+        }
+    }
+
+    /// The change this records; `occurrences` are the flush's.
+    fn change(self, occurrences: &[Occurrence]) -> Change {
+        let add = self.start_and_flags & ADD_FLAG != 0;
+        if self.start_and_flags & SEVERAL_FLAG == 0 {
+            let [field_high, field_low, position_high, position_low] = self.tail.to_be_bytes();
+            let single = Occurrence {
+                field: u16::from_be_bytes([field_high, field_low]),
+                position: u16::from_be_bytes([position_high, position_low]),
+            };
+            return Change {
+                document: self.document,
+                add,
+                single,
+                several: 0..0,
+            };
+        }
+        let start = self.start_and_flags & !(ADD_FLAG | SEVERAL_FLAG);
+        Change {
+            document: self.document,
+            add,
+            single: occurrences[start as usize],
+            several: start..start + self.tail,
         }
     }
 }
@@ -226,7 +292,7 @@ pub(super) struct WordChanges {
     /// By number: the word.
     words: Vec<CompactString>,
     /// Every change with its word's number, in operation order.
-    changes: Vec<(u32, Change)>,
+    changes: SegmentedVec<RecordedChange>,
     /// The occurrences of the changes with several, back to back.
     occurrences: Vec<Occurrence>,
     /// Heap bytes of the words, as [`WordChanges::number`] counts them.
@@ -297,8 +363,10 @@ impl WordChanges {
         if let Some(&number) = self.numbers.get(word) {
             return number;
         }
-        let number =
-            u32::try_from(self.words.len()).expect("a flush records fewer than 2^32 words");
+        let number = u32::try_from(self.words.len())
+            .ok()
+            .filter(|&number| number < WORD_NUMBERS_MAX)
+            .expect("a flush records fewer than WORD_NUMBERS_MAX words (its bound is in bytes)");
         self.word_bytes += 2 * word.len() + NEW_WORD_BYTES;
         let word = CompactString::from(word);
         self.numbers.insert(word.clone(), number);
@@ -332,19 +400,23 @@ impl WordChanges {
             single: first,
             several,
         };
-        self.changes.push((number, change));
+        self.changes.push(RecordedChange::new(number, &change));
     }
 
     /// The number the next occurrence recorded takes in `occurrences`.
     fn occurrence_number(&self) -> u32 {
         u32::try_from(self.occurrences.len())
-            .expect("a flush records fewer than 2^32 occurrences (its bound is in bytes)")
+            .ok()
+            .filter(|&number| number < OCCURRENCES_MAX)
+            .expect(
+                "a flush records fewer than OCCURRENCES_MAX occurrences (its bound is in bytes)",
+            )
     }
 
     /// About the heap bytes the changes take: what bounds a batch's memory between writes.
     pub fn estimated_bytes(&self) -> usize {
         self.word_bytes
-            + self.changes.capacity() * size_of::<(u32, Change)>()
+            + self.changes.heap_bytes()
             + self.occurrences.capacity() * size_of::<Occurrence>()
             + self.numbers.capacity() * size_of::<(CompactString, u32)>()
             + self.words.capacity() * size_of::<CompactString>()
@@ -370,7 +442,7 @@ impl WordChanges {
         if vocabulary.is_empty() {
             return Ok(());
         }
-        let mut grouped = ChangesByWord::new(vocabulary, changes);
+        let mut grouped = ChangesByWord::new(vocabulary, changes, &occurrences);
         let mut scratch = Scratch::default();
         let tree = transaction.create_tree(WORD_DOCUMENTS_TREE)?;
         let mut merge = tree.merge_writer();
@@ -421,10 +493,14 @@ struct ChangesByWord {
 }
 
 impl ChangesByWord {
-    fn new(vocabulary: &Vocabulary, numbered: Vec<(u32, Change)>) -> ChangesByWord {
+    fn new(
+        vocabulary: &Vocabulary,
+        recorded: SegmentedVec<RecordedChange>,
+        occurrences: &[Occurrence],
+    ) -> ChangesByWord {
         let mut starts = vec![0usize; vocabulary.len() + 1];
-        for (number, _) in &numbered {
-            starts[vocabulary.byte_rank(*number) as usize + 1] += 1;
+        for change in recorded.iter() {
+            starts[vocabulary.byte_rank(change.number) as usize + 1] += 1;
         }
         for rank in 1..starts.len() {
             starts[rank] += starts[rank - 1];
@@ -439,10 +515,10 @@ impl ChangesByWord {
             },
             several: 0..0,
         };
-        let mut changes = vec![placeholder; numbered.len()];
-        for (number, change) in numbered {
-            let slot = &mut next[vocabulary.byte_rank(number) as usize];
-            changes[*slot] = change;
+        let mut changes = vec![placeholder; recorded.len()];
+        for recorded in recorded {
+            let slot = &mut next[vocabulary.byte_rank(recorded.number) as usize];
+            changes[*slot] = recorded.change(occurrences);
             *slot += 1;
         }
         ChangesByWord { changes, starts }
@@ -590,6 +666,68 @@ impl SlotTrees<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recorded_change_gives_back_the_change_it_records() {
+        let occurrences: Vec<Occurrence> = (0..40_u16)
+            .map(|position| Occurrence {
+                field: position % 3,
+                position,
+            })
+            .collect();
+        let extremes = [
+            Occurrence {
+                field: 0,
+                position: 0,
+            },
+            Occurrence {
+                field: u16::MAX,
+                position: u16::MAX,
+            },
+            Occurrence {
+                field: 0x1234,
+                position: 0xFEDC,
+            },
+        ];
+        let mut changes = Vec::new();
+        for add in [false, true] {
+            for single in extremes {
+                changes.push(Change {
+                    document: u32::MAX,
+                    add,
+                    single,
+                    several: 0..0,
+                });
+            }
+            for several in [0..2, 5..40, 38..40] {
+                changes.push(Change {
+                    document: 7,
+                    add,
+                    single: occurrences[several.start as usize],
+                    several,
+                });
+            }
+        }
+        for (number, change) in (0..).zip(&changes) {
+            let recorded = RecordedChange::new(number, change);
+            assert_eq!(recorded.number, number);
+            let back = recorded.change(&occurrences);
+            assert_eq!(
+                (back.document, back.add, back.single, back.several.clone()),
+                (
+                    change.document,
+                    change.add,
+                    change.single,
+                    change.several.clone()
+                )
+            );
+            assert_eq!(
+                back.occurrences(&occurrences),
+                change.occurrences(&occurrences)
+            );
+        }
+        assert_eq!(size_of::<RecordedChange>(), 16);
+    }
 
     /// The bitmap `postings` leave of a key holding `stored`, worked out the general way.
     fn applied(postings: &Postings, stored: &[u32]) -> Vec<u32> {
