@@ -104,13 +104,15 @@ async fn shard_reads(
         else {
             continue;
         };
-        let Some((payload, span, onto_stored)) = plan
-            .get(&id)
-            .and_then(|planned| one_whole_document(planned, payloads))
+        let Some((index, (payload, span, onto_stored))) =
+            plan.get_full(&id).and_then(|(index, _, planned)| {
+                one_whole_document(planned, payloads).map(|read| (index, read))
+            })
         else {
             continue;
         };
-        plan.remove(&id);
+        // Nothing depends on the order of what stays planned.
+        plan.swap_remove_index(index);
         reads[shard].push(ReadDocument {
             external_id: id,
             payload,
@@ -206,7 +208,7 @@ async fn fill(
         .map(|(id, _)| id.clone())
         .collect();
     for id in without_documents {
-        if let Some(planned) = plan.remove(&id) {
+        if let Some(planned) = plan.swap_remove(&id) {
             let built = build(planned, &mut BTreeMap::new())?;
             outbox.push(id, built).await?;
         }
@@ -261,7 +263,7 @@ fn gather(
     reference: DocumentRef,
     document: PayloadDocument,
 ) -> Result<Option<(String, PlannedDocument<PayloadDocument>)>, ResponseError> {
-    let Some(planned) = plan.get(&id) else {
+    let Some((index, _, planned)) = plan.get_full(&id) else {
         return Ok(None);
     };
     // Most ids are written once, from one document: handed on as read, nothing gathered.
@@ -275,7 +277,7 @@ fn gather(
             return Ok(None);
         }
         let onto_stored = *onto_stored;
-        plan.remove(&id);
+        plan.swap_remove_index(index);
         let written = Outcome::Written {
             onto_stored,
             document,
@@ -293,7 +295,7 @@ fn gather(
         waiting.insert(id, gathered);
         return Ok(None);
     }
-    let Some(planned) = plan.remove(&id) else {
+    let Some(planned) = plan.swap_remove_index(index).map(|(_, planned)| planned) else {
         return Ok(None);
     };
     let built = build(planned, &mut gathered)?;
