@@ -257,8 +257,8 @@ pub type IdHasher = ahash::RandomState;
 /// A batch plan's map from external id to planned effect: the entries in one vector, in the
 /// order they were planned, found through a table of their indexes. A batch plans hundreds of
 /// thousands of ids on the control core while the shards wait; a hash map holding the entries
-/// themselves (about 100 bytes each) spreads them over a table of 100 MiB for 600,000 ids,
-/// and each plan, look-up and removal missed the cache there. Here the table holds 8 bytes an
+/// themselves (88 bytes each for a batch of documents) spreads them over a table of 88 MiB for
+/// 600,000 ids (2^20 slots), and each plan, look-up and removal missed the cache there. Here the table holds 8 bytes an
 /// id, and the entries are written and mostly read in the order the batch meets the ids.
 pub type PlanMap<D> = IndexMap<String, PlannedDocument<D>, IdHasher>;
 
