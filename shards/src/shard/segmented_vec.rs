@@ -45,12 +45,13 @@ impl<T> SegmentedVec<T> {
     }
 
     fn next_segment_capacity(&self) -> usize {
-        let doublings = u32::try_from(self.segments.len()).unwrap_or(u32::MAX);
-        FIRST_SEGMENT_ELEMENTS
-            .checked_shl(doublings)
-            .map_or(SEGMENT_ELEMENTS_MAX, |capacity| {
-                capacity.min(SEGMENT_ELEMENTS_MAX)
-            })
+        // A segment is at the maximum long before this many doublings; capping the shift
+        // keeps it from overflowing.
+        let doublings = self
+            .segments
+            .len()
+            .min(SEGMENT_ELEMENTS_MAX.ilog2() as usize);
+        (FIRST_SEGMENT_ELEMENTS << doublings).min(SEGMENT_ELEMENTS_MAX)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -132,13 +133,12 @@ mod tests {
             list.push(u8::try_from(element % 200).expect("below 256"));
         }
         let capacities: Vec<usize> = list.segments.iter().map(Vec::capacity).collect();
+        assert!(capacities.len() > 100, "{} segments", capacities.len());
+        for (index, &capacity) in capacities.iter().enumerate() {
+            let expected = (FIRST_SEGMENT_ELEMENTS << index.min(8)).min(SEGMENT_ELEMENTS_MAX);
+            assert_eq!(capacity, expected, "segment {index}");
+        }
         assert_eq!(capacities[..3], [256, 512, 1024]);
-        assert!(
-            capacities
-                .iter()
-                .all(|&capacity| capacity <= SEGMENT_ELEMENTS_MAX)
-        );
-        assert_eq!(*capacities.last().expect("segments"), SEGMENT_ELEMENTS_MAX);
         let segments: Vec<Vec<u8>> = list.into_segments().collect();
         assert!(
             segments[..segments.len() - 1]
