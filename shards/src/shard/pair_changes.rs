@@ -15,7 +15,7 @@ use storage_engine::{WriteTransaction, WriteTree};
 use super::error::ShardResult;
 use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
-use super::word_changes::Postings;
+use super::word_changes::{Postings, WORD_NUMBERS_MAX};
 use crate::search::inverted::{WORD_PAIRS_TREE, write_pair_key};
 
 /// One document's pair added or removed, in 12 bytes: the right word's number shares its
@@ -38,11 +38,6 @@ impl PairChange {
         self.right_and_add & 1 == 1
     }
 }
-
-/// Word numbers a flush may give and still record pairs: one bit of the right word's `u32`
-/// holds the operation. A flush records fewer words than this, since its bound is in bytes
-/// and every word takes dozens.
-pub(super) const WORD_NUMBERS_MAX: u32 = 1 << 31;
 
 /// The pending changes of `word_pairs`.
 #[derive(Debug, Default)]
@@ -88,13 +83,11 @@ impl PairChanges {
         let changes = std::mem::take(&mut self.changes);
         // Applying the changes part after part, in operation order, is applying them all.
         let mut part = Vec::with_capacity(changes.len().min(CHANGES_MAX));
-        for segment in changes.into_segments() {
-            for change in segment {
-                if part.len() == CHANGES_MAX {
-                    write_part(&tree, vocabulary, std::mem::take(&mut part))?;
-                }
-                part.push(key_order(vocabulary, change, part.len()));
+        for change in changes {
+            if part.len() == CHANGES_MAX {
+                write_part(&tree, vocabulary, std::mem::take(&mut part))?;
             }
+            part.push(key_order(vocabulary, change, part.len()));
         }
         write_part(&tree, vocabulary, part)
     }

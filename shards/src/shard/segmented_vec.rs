@@ -72,11 +72,6 @@ impl<T> SegmentedVec<T> {
     pub(super) fn iter(&self) -> impl Iterator<Item = &T> {
         self.segments.iter().flatten()
     }
-
-    /// The segments in push order, each freed once consumed.
-    pub(super) fn into_segments(self) -> impl Iterator<Item = Vec<T>> {
-        self.segments.into_iter()
-    }
 }
 
 impl<T> IntoIterator for SegmentedVec<T> {
@@ -139,7 +134,7 @@ mod tests {
             assert_eq!(capacity, expected, "segment {index}");
         }
         assert_eq!(capacities[..3], [256, 512, 1024]);
-        let segments: Vec<Vec<u8>> = list.into_segments().collect();
+        let segments = &list.segments;
         assert!(
             segments[..segments.len() - 1]
                 .iter()

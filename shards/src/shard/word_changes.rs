@@ -27,7 +27,6 @@ use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 
 use super::error::ShardResult;
 use super::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
-use super::pair_changes::WORD_NUMBERS_MAX;
 use super::position_merge::{PositionChanges, write_word_positions};
 use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
@@ -78,6 +77,11 @@ struct RecordedChange {
     tail: u32,
     start_and_flags: u32,
 }
+
+/// Word numbers a flush may give: a pair change ([`super::pair_changes`]) packs the right
+/// word's number with its operation in one `u32`. A flush gives far fewer, since its bound is
+/// in bytes and every word takes dozens.
+pub(super) const WORD_NUMBERS_MAX: u32 = 1 << 31;
 
 /// Occurrences a flush may record: where the several occurrences of a change start takes 30
 /// bits of [`RecordedChange`]. A flush records far fewer, since its bound is in bytes.
