@@ -102,6 +102,7 @@ pub trait CodeMarker {
 error_codes! {
     ApiKeyAlreadyExists => "api_key_already_exists", 409, InvalidRequest;
     ApiKeyNotFound => "api_key_not_found", 404, InvalidRequest;
+    IndexScopedApiKeyWithGlobalAction => "index_scoped_api_key_with_global_action", 400, InvalidRequest;
     BadParameter => "bad_parameter", 400, InvalidRequest;
     BadRequest => "bad_request", 400, InvalidRequest;
     BatchNotFound => "batch_not_found", 404, InvalidRequest;

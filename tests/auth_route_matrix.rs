@@ -374,3 +374,174 @@ fn a_valid_tenant_token_is_no_api_key_outside_search_routes() {
         assert_eq!(response.status, expected);
     }
 }
+
+/// The routes naming no index that a key restricted to some indexes may call: each narrows
+/// its work to the key's indexes itself (reference §4: `indexes.get`, `indexes.create`,
+/// `indexes.swap`, `stats.get`, `search`, `tasks.*` are checked by their handlers). Kept
+/// here by method and path, independently of the server's own scope table.
+const ROUTES_FILTERING_BY_INDEX: &[(&str, &str)] = &[
+    ("GET", "/indexes"),
+    ("POST", "/indexes"),
+    ("POST", "/swap-indexes"),
+    ("GET", "/stats"),
+    ("POST", "/multi-search"),
+    ("GET", "/tasks"),
+    ("POST", "/tasks/cancel"),
+    ("DELETE", "/tasks"),
+    ("GET", "/tasks/{task_uid}"),
+    ("GET", "/tasks/{task_uid}/documents"),
+    ("GET", "/batches"),
+    ("GET", "/batches/{batch_uid}"),
+];
+
+fn names_an_index(route: &Route) -> bool {
+    route.pattern.contains("{index_uid}")
+}
+
+fn filters_by_index(route: &Route) -> bool {
+    ROUTES_FILTERING_BY_INDEX
+        .iter()
+        .any(|&(method, pattern)| route.method.as_str() == method && route.pattern == pattern)
+}
+
+fn create_scoped_key(server: &Server, actions: &[&str], indexes: &[&str]) -> String {
+    let body = json!({"actions": actions, "indexes": indexes, "expiresAt": null}).to_string();
+    let response = server.raw(&json_request("POST", "/keys", Some(MASTER_KEY), &body));
+    assert_eq!(response.status, 201, "{indexes:?}: {}", response.text());
+    response.json()["key"]
+        .as_str()
+        .expect("a created key has its key string")
+        .to_string()
+}
+
+/// Every guarded route × a `*` key scoped to the route's index (exactly, and by a prefix
+/// pattern), to another index, and to every index. A restricted key passes a route naming
+/// no index only when that route filters by index, and a route naming an index only when
+/// the key covers it; a key over `*` passes everywhere.
+#[test]
+fn a_key_restricted_to_some_indexes_reaches_nothing_beyond_them() {
+    let server = start();
+    let own_exact = create_scoped_key(&server, &["*"], &["matrix-index"]);
+    let own_prefix = create_scoped_key(&server, &["*"], &["matrix-*"]);
+    let other = create_scoped_key(&server, &["*"], &["other-index"]);
+    let every = create_scoped_key(&server, &["*"], &["*"]);
+    let mut refused_global = 0;
+    for (route, _) in guarded_routes() {
+        let expect_admitted = |key_covers_route_index: bool| {
+            if names_an_index(route) {
+                key_covers_route_index
+            } else {
+                filters_by_index(route)
+            }
+        };
+        for (key, name, covers) in [
+            (&own_exact, "scoped to the index", true),
+            (&own_prefix, "scoped to `matrix-*`", true),
+            (&other, "scoped to another index", false),
+            (&every, "scoped to `*`", true),
+        ] {
+            let response = server.raw(&route_request(route, Some(key)));
+            let context = format!("{} with a `*` key {name}", describe(route));
+            let admitted = if key == &every {
+                true
+            } else {
+                expect_admitted(covers)
+            };
+            if admitted {
+                assert!(
+                    !is_auth_refusal(&response),
+                    "{context} was refused: {} {}",
+                    response.status,
+                    response.text()
+                );
+            } else if names_an_index(route) {
+                assert_eq!(response.status, 403, "{context}: {}", response.text());
+                assert_eq!(response.json()["code"], "invalid_api_key", "{context}");
+                assert_eq!(
+                    response.json()["message"],
+                    "The API key cannot acces the index `matrix-index`, authorized indexes are \
+                     [\"other-index\"].",
+                    "{context}"
+                );
+            } else {
+                assert_invalid_api_key(&response, &context);
+                refused_global += 1;
+            }
+        }
+    }
+    // Keys, experimental features and version at least are instance-wide.
+    assert!(refused_global >= 3 * 8, "{refused_global}");
+}
+
+/// The hole this closes, step by step: a restricted `*` key can neither read the keys (and
+/// with them the admin key's secret), nor mint an unrestricted key, nor change the
+/// experimental features; and no restricted key can be created with such an action.
+#[test]
+fn a_restricted_admin_key_cannot_read_keys_mint_keys_or_toggle_features() {
+    let server = start();
+    let restricted = create_scoped_key(&server, &["*"], &["base"]);
+    for (method, path, body) in [
+        ("GET", "/keys", None),
+        (
+            "POST",
+            "/keys",
+            Some(json!({"actions": ["*"], "indexes": ["*"], "expiresAt": null})),
+        ),
+        (
+            "PATCH",
+            "/experimental-features",
+            Some(json!({"metrics": true})),
+        ),
+        ("GET", "/experimental-features", None),
+        ("GET", "/version", None),
+    ] {
+        let raw = match &body {
+            Some(body) => json_request(method, path, Some(&restricted), &body.to_string()),
+            None => request(method, path, Some(&restricted)),
+        };
+        assert_invalid_api_key(&server.raw(&raw), &format!("{method} {path}"));
+    }
+    let keys = server.send("GET", "/keys?limit=100", None).json();
+    assert_eq!(keys["total"], 5, "no key was minted: {keys}");
+    let features = server.send("GET", "/experimental-features", None).json();
+    assert_eq!(features["metrics"], false, "{features}");
+
+    for action in [
+        "keys.get",
+        "keys.create",
+        "experimental.update",
+        "dumps.create",
+        "version",
+    ] {
+        let body =
+            json!({"actions": ["search", action], "indexes": ["base", "other"], "expiresAt": null});
+        let response = server.send("POST", "/keys", Some(&body));
+        assert_eq!(response.status, 400, "{action}: {}", response.text());
+        assert_eq!(
+            response.json(),
+            json!({
+                "message": format!(
+                    "cannot create index-scoped API key with global action `\"{action}\"`\n  - Hint: remove action `\"{action}\"` from the action list, or remove `indexes` to make the key global"
+                ),
+                "code": "index_scoped_api_key_with_global_action",
+                "type": "invalid_request",
+                "link": "https://docs.meilisearch.com/errors#index_scoped_api_key_with_global_action",
+            })
+        );
+    }
+    // The same actions over every index, or a restricted key of index actions, are created.
+    for (actions, indexes) in [
+        (json!(["keys.get"]), json!(["*"])),
+        (json!(["keys.get"]), json!(["base", "*"])),
+        (
+            json!(["search", "documents.*", "tasks.get"]),
+            json!(["base"]),
+        ),
+    ] {
+        let body = json!({"actions": actions, "indexes": indexes, "expiresAt": null});
+        let response = server.send("POST", "/keys", Some(&body));
+        assert_eq!(response.status, 201, "{body}: {}", response.text());
+    }
+    let keys = server.send("GET", "/keys?limit=100", None).json();
+    assert_eq!(keys["total"], 8, "{keys}");
+}

@@ -31,6 +31,7 @@ pub mod body;
 pub mod context;
 pub mod expiration;
 pub mod index_pattern;
+pub mod index_scope;
 mod json_messages;
 mod jwt_hmac;
 pub mod key;
@@ -45,6 +46,7 @@ pub use authenticate::{AuthRequest, AuthenticationError, authenticate};
 pub use body::{CreateApiKey, FieldChange, PatchApiKey, parse_create_api_key, parse_patch_api_key};
 pub use context::AuthContext;
 pub use index_pattern::{IndexUidPattern, is_valid_index_uid};
+pub use index_scope::IndexScope;
 pub use key::{Key, KeyView, derive_key_string};
 pub use list_query::{KeyListQuery, parse_key_list_query};
 pub use persistence::{

@@ -39,6 +39,9 @@ pub enum KeyStoreError {
     NotFound(String),
     /// A key with this uid exists already.
     AlreadyExists(Uuid),
+    /// A key restricted to some indexes was asked with an instance-wide action
+    /// ([`super::IndexScope::Global`]).
+    IndexScopedGlobalAction(Action),
     /// The key set could not be read or written.
     Persistence(PersistenceError),
 }
@@ -50,6 +53,14 @@ impl fmt::Display for KeyStoreError {
             KeyStoreError::AlreadyExists(uid) => write!(
                 formatter,
                 "`uid` field value `{uid}` is already an existing API key."
+            ),
+            // The action is quoted as a JSON string inside the backticks, as Meilisearch
+            // writes it.
+            KeyStoreError::IndexScopedGlobalAction(action) => write!(
+                formatter,
+                "cannot create index-scoped API key with global action `\"{action}\"`\n  - Hint: \
+                 remove action `\"{action}\"` from the action list, or remove `indexes` to make \
+                 the key global"
             ),
             KeyStoreError::Persistence(error) => write!(formatter, "Internal error: {error}"),
         }
@@ -70,6 +81,7 @@ impl KeyStoreError {
         match self {
             KeyStoreError::NotFound(_) => Code::ApiKeyNotFound,
             KeyStoreError::AlreadyExists(_) => Code::ApiKeyAlreadyExists,
+            KeyStoreError::IndexScopedGlobalAction(_) => Code::IndexScopedApiKeyWithGlobalAction,
             KeyStoreError::Persistence(_) => Code::Internal,
         }
     }
@@ -237,8 +249,11 @@ impl KeySet {
         }
     }
 
-    /// Whether the key holds `action` on `index_uid` (on at least one index when `None`)
-    /// and is unexpired at `now`.
+    /// Whether the key holds `action` and is unexpired at `now`, and its indexes allow the
+    /// action: every action when they cover every index; with `index_uid`, the actions on
+    /// that index when a pattern matches it; without, only the route-filtered actions
+    /// ([`RouteFilters`](super::IndexScope::RouteFilters)), and only when the key names some index — the route
+    /// then narrows its work to the key's indexes.
     pub fn is_key_authorized(
         &self,
         uid: Uuid,
@@ -258,7 +273,7 @@ impl KeySet {
         }
         match index_uid {
             Some(index_uid) => patterns.iter().any(|pattern| pattern.matches(index_uid)),
-            None => !patterns.is_empty(),
+            None => action.is_route_filtered() && !patterns.is_empty(),
         }
     }
 }
@@ -307,6 +322,7 @@ impl KeyStore {
         request: CreateApiKey,
         now: OffsetDateTime,
     ) -> Result<KeyView, KeyStoreError> {
+        refuse_index_scoped_global_action(&request)?;
         if self.current.get(request.uid).is_some() {
             return Err(KeyStoreError::AlreadyExists(request.uid));
         }
@@ -379,5 +395,16 @@ impl KeyStore {
             .cloned()
             .collect();
         self.commit(entries)
+    }
+}
+
+/// A key restricted to some indexes (neither `*` nor an empty list) is never created with
+/// an instance-wide action: it could never use it.
+fn refuse_index_scoped_global_action(request: &CreateApiKey) -> Result<(), KeyStoreError> {
+    let covers_every_index =
+        request.indexes.is_empty() || request.indexes.iter().any(|pattern| pattern.matches_all());
+    match request.actions.iter().find(|action| action.is_global()) {
+        Some(&action) if !covers_every_index => Err(KeyStoreError::IndexScopedGlobalAction(action)),
+        _ => Ok(()),
     }
 }

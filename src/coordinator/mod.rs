@@ -502,13 +502,15 @@ impl Coordinator {
                 Ok(_) => Err(ResponseError::task_not_found(uid)),
                 Err(error) => Err(queue_error(error)),
             }),
-            TaskRead::Batch(uid) => DataReply::Tasks(match queue.get_batch(uid) {
-                Ok(Some(batch)) => Ok(crate::tasks::view::batch_view(
-                    &control.with_progress(batch),
-                )),
-                Ok(None) => Err(ResponseError::batch_not_found(uid)),
-                Err(error) => Err(queue_error(error)),
-            }),
+            TaskRead::Batch(uid) => {
+                DataReply::Tasks(match queue.get_visible_batch(uid, &visibility) {
+                    Ok(Some(batch)) => Ok(crate::tasks::view::batch_view(
+                        &control.with_progress(batch),
+                    )),
+                    Ok(None) => Err(ResponseError::batch_not_found(uid)),
+                    Err(error) => Err(queue_error(error)),
+                })
+            }
             TaskRead::Matching(query) => DataReply::Matching(
                 queue
                     .matching_task_uids(&query, &visibility)
@@ -537,12 +539,16 @@ fn update_file_of(task: &Task) -> Result<String, ResponseError> {
     }
 }
 
+/// Whether `GET /tasks/{uid}` shows `task`: as `GET /tasks` would, a key restricted to
+/// some indexes sees only the tasks of one of its indexes (never a dump, a swap or a task
+/// cancelation, which are about several indexes or none).
 fn task_visible(task: &Task, visibility: &AuthContext) -> bool {
     visibility.all_indexes_authorized()
-        || task
-            .indexes()
-            .iter()
-            .all(|index| visibility.is_index_authorized(index))
+        || (task.kind().related_to_one_index()
+            && task
+                .indexes()
+                .iter()
+                .all(|index| visibility.is_index_authorized(index)))
 }
 
 impl MeshHandler<DataRequest, DataReply, ()> for Coordinator {

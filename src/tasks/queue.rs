@@ -573,6 +573,24 @@ impl TaskQueue {
             .transpose()
     }
 
+    /// The batch `uid` as `GET /batches/{uid}` shows it to `visibility`: hidden exactly when
+    /// `GET /batches` would leave it out of its listing.
+    pub fn get_visible_batch(
+        &self,
+        uid: BatchUid,
+        visibility: &dyn TaskVisibility,
+    ) -> QueueResult<Option<Batch>> {
+        if visibility.all_indexes_authorized() {
+            return self.get_batch(uid);
+        }
+        let query = TaskQuery {
+            batch_uids: Some(vec![uid]),
+            ..TaskQuery::default()
+        };
+        let page = self.list_batches(&query, visibility)?;
+        Ok(page.results.into_iter().find(|batch| batch.uid == uid))
+    }
+
     /// Stores changed tasks (status, details, batch, dates) in one commit.
     pub fn update_tasks(&self, tasks: &[Task]) -> QueueResult<()> {
         let write = self.database.begin_write()?;
