@@ -1,7 +1,8 @@
 //! The one error table of the HTTP API: every error code with its HTTP status and error
 //! type, and the error object every failure leaves as.
 //!
-//! The table holds the 278 codes of Meilisearch v1.41, sorted by wire name. Each code also
+//! The table holds the 278 codes of Meilisearch v1.41 and the one later code coresearch
+//! answers (`index_scoped_api_key_with_global_action`, 1.48.3), sorted by wire name. Each code also
 //! has a zero-sized marker type in [`codes`] so request decoders can name a field's code as
 //! a type parameter (see `crate::decode`).
 //!
@@ -102,7 +103,6 @@ pub trait CodeMarker {
 error_codes! {
     ApiKeyAlreadyExists => "api_key_already_exists", 409, InvalidRequest;
     ApiKeyNotFound => "api_key_not_found", 404, InvalidRequest;
-    IndexScopedApiKeyWithGlobalAction => "index_scoped_api_key_with_global_action", 400, InvalidRequest;
     BadParameter => "bad_parameter", 400, InvalidRequest;
     BadRequest => "bad_request", 400, InvalidRequest;
     BatchNotFound => "batch_not_found", 404, InvalidRequest;
@@ -139,6 +139,7 @@ error_codes! {
     IndexPrimaryKeyAlreadyExists => "index_primary_key_already_exists", 400, InvalidRequest;
     IndexPrimaryKeyMultipleCandidatesFound => "index_primary_key_multiple_candidates_found", 400, InvalidRequest;
     IndexPrimaryKeyNoCandidateFound => "index_primary_key_no_candidate_found", 400, InvalidRequest;
+    IndexScopedApiKeyWithGlobalAction => "index_scoped_api_key_with_global_action", 400, InvalidRequest;
     Internal => "internal", 500, Internal;
     InvalidApiKey => "invalid_api_key", 403, Auth;
     InvalidApiKeyActions => "invalid_api_key_actions", 400, InvalidRequest;
@@ -623,6 +624,26 @@ impl ResponseError {
     }
 }
 
+/// A payload error (a document addition's file, an edition's results) as an API error,
+/// with the Meilisearch code the payload layer names (`internal` for a name this table
+/// does not know).
+pub fn documents_error(error: shards::documents::DocumentsError) -> ResponseError {
+    let code = Code::from_name(error.code()).unwrap_or(Code::Internal);
+    ResponseError::new(code, error.to_string())
+}
+
+/// A shard failure as an API error (`no_space_left_on_device` and the like keep their code).
+pub fn shard_error(error: shards::shard::ShardError) -> ResponseError {
+    use shards::shard::ShardError;
+    match error {
+        ShardError::Storage(storage_engine::Error::Io(source)) => io_error(&source),
+        ShardError::Storage(storage_engine::Error::NoSpace) => io_error(
+            &std::io::Error::from_raw_os_error(ERRNO_NO_SPACE_LEFT_ON_DEVICE),
+        ),
+        other => ResponseError::internal(other),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -630,8 +651,9 @@ mod tests {
 
     use super::*;
 
-    /// The number of codes Meilisearch v1.41.0 defines.
+    /// The number of codes Meilisearch v1.41.0 defines, and the later ones the table holds.
     const CODE_COUNT_V1_41: usize = 278;
+    const CODE_COUNT_LATER: usize = 1;
 
     fn code_named(name: &str) -> Code {
         Code::ALL
@@ -643,9 +665,10 @@ mod tests {
 
     #[test]
     fn table_holds_every_meilisearch_code_once() {
-        assert_eq!(Code::ALL.len(), CODE_COUNT_V1_41);
+        let count = CODE_COUNT_V1_41 + CODE_COUNT_LATER;
+        assert_eq!(Code::ALL.len(), count);
         let names: HashSet<&str> = Code::ALL.iter().map(|code| code.name()).collect();
-        assert_eq!(names.len(), CODE_COUNT_V1_41, "code names must be unique");
+        assert_eq!(names.len(), count, "code names must be unique");
     }
 
     #[test]

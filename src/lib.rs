@@ -1,10 +1,20 @@
 //! coresearch: a thread-per-core search server that speaks the Meilisearch HTTP API.
 //!
-//! Layout (see DESIGN.md §1): `runtime` is the only module that names glommio; `http` is
-//! the HTTP/1.1 layer; `routes` holds one thin file per route family; `control` is the
-//! read-mostly state owned by the control core and replicated to every core; `errors` is
-//! the one code → type → status table; `config` is the one place that reads flags and
-//! environment.
+//! Layout, top to bottom (see DESIGN.md §1 and the README's layout table):
+//! - `server` is the composition root: it starts the cores and wires every part;
+//! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
+//!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
+//! - the use cases: `search` (search, multi-search, facet search), `tasks` (the task queue,
+//!   the scheduler and one file per task family, with the control core's side of the queue),
+//!   `settings` and `control` (the read-mostly state the control core replicates);
+//! - `coordinator` is transport and fan-out only: typed requests to one shard, every shard
+//!   of an index or any core, and the core's replica of the catalog;
+//! - `host` is the shard side of every command, on the core that owns the shard;
+//! - `runtime` is the only module that names glommio; `errors` is the one
+//!   code → type → status table; `config` is the one place that reads flags and environment.
+//!
+//! Imports run down this list only; the tidy test (`tests/tidy.rs`) fails on an import
+//! circle between top-level folders.
 
 pub mod auth;
 pub mod config;
@@ -13,6 +23,7 @@ pub mod coordinator;
 pub mod data_dir;
 pub mod decode;
 pub mod errors;
+pub mod host;
 pub mod http;
 pub mod logs;
 pub mod request_log;

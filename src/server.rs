@@ -10,10 +10,11 @@ use std::time::Duration;
 use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::coordinator::catalog::Catalog;
-use crate::coordinator::shard_host::{ShardHost, ShardMemory};
-use crate::coordinator::{ControlSide, Coordinator, DataReply, DataRequest};
+use crate::coordinator::{Coordinator, Invocation};
+use crate::host::{ShardHost, ShardMemory};
 use crate::tasks::Task;
 use crate::tasks::autobatch::AutobatchLimits;
+use crate::tasks::control_side::ControlSide;
 use crate::tasks::queue::TaskQueue;
 use crate::tasks::scheduler::{Scheduler, SchedulerOptions};
 use crate::tasks::update_files::UpdateFiles;
@@ -52,7 +53,7 @@ struct CoreSettings {
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlRequest, ControlReply, ControlBroadcast>,
-    data_mesh: MeshSetup<DataRequest, DataReply, ()>,
+    data_mesh: MeshSetup<Invocation, (), ()>,
     /// The task queue, opened before the cores start; used by the control core only.
     queue: Arc<TaskQueue>,
     /// The catalog as stored, which every core starts with.
@@ -167,15 +168,21 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let update_files = UpdateFiles::open(&settings.data_directory)
         .map_err(|error| format!("could not open the update files: {error}"))?;
     let (wake_sender, wake_receiver) = futures_channel::mpsc::channel(1);
-    let control_side = (core == CONTROL_CORE).then(|| ControlSide {
-        queue: settings.queue.clone(),
-        wake: wake_sender,
-        processing: RefCell::new(None),
-        processing_index: RefCell::new(None),
-        progress: RefCell::new(None),
-        trace: RefCell::new(Vec::new()),
-        queue_writes: glommio::sync::Semaphore::new(1),
+    let control_side = (core == CONTROL_CORE).then(|| {
+        Rc::new(ControlSide {
+            queue: settings.queue.clone(),
+            wake: wake_sender,
+            processing: RefCell::new(None),
+            processing_index: RefCell::new(None),
+            progress: RefCell::new(None),
+            trace: RefCell::new(Vec::new()),
+            queue_writes: crate::runtime::Semaphore::new(1),
+            update_files: update_files.clone(),
+        })
     });
+    if let Some(control_side) = &control_side {
+        ControlSide::install(control_side.clone())?;
+    }
     let data_directory = settings.data_directory.clone();
     let catalog = settings.catalog.clone();
     let shard_memory = settings.shard_memory;
@@ -185,16 +192,14 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
             ShardHost::new(data_directory.clone(), shard_memory),
             data_directory,
             catalog,
-            update_files,
-            control_side,
         ))
     })
     .await
     .map_err(|error| format!("could not join the data mesh: {error:?}"))?;
-    if core == CONTROL_CORE {
+    if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
             coordinator.clone(),
-            settings.queue.clone(),
+            control_side,
             wake_receiver,
             settings.scheduler,
         );
@@ -207,10 +212,9 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let request_log = Rc::new(RequestLog::stderr(settings.log_level, settings.log_mode));
     if request_log.is_enabled() {
         let request_log = request_log.clone();
-        glommio::spawn_local(async move {
+        crate::runtime::spawn_detached(async move {
             request_log.flush_periodically(&RuntimeTimer).await;
-        })
-        .detach();
+        });
     }
     let router = Rc::new(Router::new(Services {
         core,
@@ -219,6 +223,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         production: settings.production,
         search_queue: SearchQueue::new(settings.search_queue),
         request_log: request_log.clone(),
+        update_files,
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)

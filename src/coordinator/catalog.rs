@@ -20,13 +20,12 @@ use serde::{Deserialize, Serialize};
 use storage_engine::{Direction, ReadTransaction, WriteTransaction};
 use time::OffsetDateTime;
 
+use crate::host::{INDEXES_DIRECTORY, shard_name};
 use crate::settings::apply::StoredSettings;
 use crate::tasks::queue::{QueueError, QueueResult};
 
 /// The tree of the queue's page store that holds the catalog (index uid → record).
 pub const CATALOG_TREE: &str = "catalog";
-/// The directory of the data directory that holds one directory per index.
-pub const INDEXES_DIRECTORY: &str = "indexes";
 
 /// One index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,11 +95,6 @@ impl ShardSet {
     pub fn names(&self) -> Vec<String> {
         (0..self.shards).map(shard_name).collect()
     }
-}
-
-/// The name of shard `shard` of an index.
-pub fn shard_name(shard: u32) -> String {
-    format!("shard-{shard}")
 }
 
 /// The storage name of an index created by task `task_uid`.

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use shards::filter::normalize_facet;
 use shards::shard::SortRule;
 
-use super::shard_host::ListedDocument;
+use crate::host::documents::ListedDocument;
 
 /// One shard's page.
 pub struct ShardPage {

@@ -13,18 +13,18 @@ use shards::shard::{SortRule, select_fields};
 
 use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::document_edition::check_compiles;
 use crate::coordinator::merge::{ShardPage, merge_pages};
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::decode::{JsonError, Param, QueryError};
+use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, codes};
+use crate::host::documents::{DocumentPage, GetDocument, ListDocuments};
+use crate::host::edition::check_compiles;
 use crate::http::{Request, Response};
 use crate::routes::indexes::{checked_path_uid, register};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
 use crate::tasks::KindWithContent;
-use crate::tasks::index_batch::documents_error;
 use crate::tasks::model::DocumentMethod;
 
 /// The reserved field of user-provided embeddings.
@@ -161,7 +161,7 @@ pub async fn add(
     };
     let registered = register(services, kind, query.custom_metadata, 202).await;
     if registered.is_err() {
-        let _ = services.coordinator.update_files().remove(&content_file);
+        let _ = services.update_files.remove(&content_file);
     }
     registered
 }
@@ -384,22 +384,21 @@ pub async fn get_one(
         .ask_shard(
             &record.shard_set(),
             shard,
-            ShardCommand::Document {
+            GetDocument {
                 external_id: document_id.to_owned(),
                 fields,
             },
         )
         .await?;
     match answer {
-        ShardAnswer::Document(Some(document)) => {
+        Some(document) => {
             let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
             Ok(json(
                 200,
                 &Value::Object(with_vectors(displayed(&record, document), retrieve)),
             ))
         }
-        ShardAnswer::Document(None) => Err(ResponseError::document_not_found(document_id)),
-        other => Err(ResponseError::internal(format!("unexpected {other:?}"))),
+        None => Err(ResponseError::document_not_found(document_id)),
     }
 }
 
@@ -493,7 +492,7 @@ async fn list_documents(
     };
     let answers = services
         .coordinator
-        .ask_every_shard(&record.shard_set(), |_| ShardCommand::List {
+        .ask_every_shard(&record.shard_set(), |_| ListDocuments {
             needed,
             filter: listing.filter.clone(),
             ids: listing.ids.clone(),
@@ -504,19 +503,15 @@ async fn list_documents(
     let mut pages = Vec::with_capacity(answers.len());
     let mut total = 0u64;
     for (shard, answer) in answers.into_iter().enumerate() {
-        match answer? {
-            ShardAnswer::Page {
-                documents,
-                total: shard_total,
-            } => {
-                total += shard_total;
-                pages.push(ShardPage {
-                    shard: shard as u32,
-                    documents,
-                });
-            }
-            other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
-        }
+        let DocumentPage {
+            documents,
+            total: shard_total,
+        } = answer?;
+        total += shard_total;
+        pages.push(ShardPage {
+            shard: shard as u32,
+            documents,
+        });
     }
     let results: Vec<Value> = merge_pages(pages, &listing.sort, listing.offset, listing.limit)
         .into_iter()

@@ -8,9 +8,9 @@ use deserr::Deserr;
 use serde_json::json;
 
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::decode::JsonError;
 use crate::errors::{ResponseError, codes};
+use crate::host::documents::FieldPaths;
 use crate::http::{Request, Response};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
@@ -105,13 +105,10 @@ async fn field_paths(
     let mut paths = BTreeSet::new();
     for answer in services
         .coordinator
-        .ask_every_shard(&record.shard_set(), |_| ShardCommand::FieldPaths)
+        .ask_every_shard(&record.shard_set(), |_| FieldPaths)
         .await
     {
-        match answer? {
-            ShardAnswer::FieldPaths(shard_paths) => paths.extend(shard_paths),
-            other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
-        }
+        paths.extend(answer?);
     }
     Ok(paths)
 }

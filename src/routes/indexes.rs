@@ -9,14 +9,15 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
-use crate::coordinator::{DataReply, TaskRead};
 use crate::decode::{JsonError, Param, QueryError};
 use crate::errors::{Code, ResponseError, codes};
+use crate::host::documents::Stats;
+use crate::host::maintenance::UnusedBytes;
 use crate::http::{Request, Response};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::tasks::KindWithContent;
+use crate::tasks::control_side;
 use crate::tasks::model::IndexSwap;
 use crate::tasks::view::{format_date, summarized_task};
 
@@ -266,14 +267,7 @@ pub async fn global_stats(
 
 /// Bytes of the task queue's file without live data.
 async fn queue_unused_bytes(services: &Services) -> Result<u64, ResponseError> {
-    match services
-        .coordinator
-        .read_tasks(TaskRead::QueueUnusedBytes, AuthContext::full_access())
-        .await?
-    {
-        DataReply::Bytes(bytes) => Ok(bytes),
-        other => Err(ResponseError::internal(format!("unexpected {other:?}"))),
-    }
+    control_side::queue_unused_bytes(&services.coordinator).await
 }
 
 /// Bytes of an index's shard files without live data.
@@ -284,13 +278,10 @@ async fn shards_unused_bytes(
     let mut unused = 0;
     for answer in services
         .coordinator
-        .ask_every_shard(&record.shard_set(), |_| ShardCommand::UnusedBytes)
+        .ask_every_shard(&record.shard_set(), |_| UnusedBytes)
         .await
     {
-        match answer? {
-            ShardAnswer::Bytes(bytes) => unused += bytes,
-            other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
-        }
+        unused += answer?;
     }
     Ok(unused)
 }
@@ -302,21 +293,17 @@ async fn stats_of(services: &Services, record: &Arc<IndexRecord>) -> Result<Valu
     let mut distribution: std::collections::BTreeMap<String, u64> = Default::default();
     for answer in services
         .coordinator
-        .ask_every_shard(&record.shard_set(), |_| ShardCommand::Stats)
+        .ask_every_shard(&record.shard_set(), |_| Stats)
         .await
     {
-        match answer? {
-            ShardAnswer::Stats(stats) => {
-                documents += stats.number_of_documents;
-                raw_bytes += stats.raw_document_bytes;
-                for (field, count) in stats.field_distribution {
-                    *distribution.entry(field).or_default() += count;
-                }
-            }
-            other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
+        let stats = answer?;
+        documents += stats.number_of_documents;
+        raw_bytes += stats.raw_document_bytes;
+        for (field, count) in stats.field_distribution {
+            *distribution.entry(field).or_default() += count;
         }
     }
-    let is_indexing = services.coordinator.is_indexing(&record.uid).await;
+    let is_indexing = control_side::is_indexing(&services.coordinator, &record.uid).await;
     Ok(json!({
         "numberOfDocuments": documents,
         "rawDocumentDbSize": raw_bytes,
@@ -359,6 +346,6 @@ pub async fn register(
     custom_metadata: Option<String>,
     status: u16,
 ) -> Result<Response, ResponseError> {
-    let task = services.coordinator.register(kind, custom_metadata).await?;
+    let task = control_side::register(&services.coordinator, kind, custom_metadata).await?;
     Ok(json(status, &summarized_task(&task)))
 }

@@ -37,6 +37,8 @@ pub struct Services {
     pub search_queue: Rc<crate::search::queue::SearchQueue>,
     /// This core's request log (one line per answered request at INFO).
     pub request_log: Rc<RequestLog>,
+    /// Where document additions' payloads are written.
+    pub update_files: crate::tasks::update_files::UpdateFiles,
 }
 
 /// Answers every request of one core.
@@ -182,7 +184,7 @@ impl Handler for Router {
                 ) =>
             {
                 Some(crate::tasks::update_file_sink::UpdateFileSink::new(
-                    self.services.coordinator.update_files().clone(),
+                    self.services.update_files.clone(),
                 ))
             }
             _ => None,

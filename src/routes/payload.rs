@@ -16,10 +16,10 @@ use shards::documents::payload::{PayloadFormat, count_documents, count_documents
 
 use crate::decode::BodyReadFailure;
 use crate::decode::payload::body_read_error;
+use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, io_error};
 use crate::http::{BodyError, Request, SpooledBody};
 use crate::routes::Services;
-use crate::tasks::index_batch::documents_error;
 use crate::tasks::update_files::UpdateFiles;
 
 /// Validates and stores the payload of `request`; answers the update file's name, the number
@@ -29,7 +29,7 @@ pub async fn store_payload(
     mut request: Request,
     format: PayloadFormat,
 ) -> Result<(String, u64, u64), ResponseError> {
-    let files = services.coordinator.update_files().clone();
+    let files = services.update_files.clone();
     let body = std::mem::replace(&mut request.body, Ok(Vec::new()));
     let payload = body.map_err(|error| payload_read_error(&error))?;
     match request.spooled.take() {

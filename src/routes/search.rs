@@ -6,8 +6,6 @@
 //! Both forms decode into one [`SearchBody`]; a tenant token's filter for the index is AND-ed
 //! with the query's filter before the search is checked and run (see [`crate::search`]).
 
-use std::time::Instant;
-
 use serde_json::Value;
 
 use crate::auth::AuthContext;
@@ -16,13 +14,10 @@ use crate::errors::ResponseError;
 use crate::http::{Request, Response};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
-use crate::search::execute::execute;
 use crate::search::facet_search::{FacetSearchBody, facet_search};
 use crate::search::multi::{decode_body, multi_search};
 use crate::search::parameters::{SearchBody, SearchQueryString};
-use crate::search::prepare::{fuse_filters, prepare};
-use crate::search::response::search_result;
-use crate::search::stages::StageTimer;
+use crate::search::single::search_index;
 
 /// `POST /indexes/{index_uid}/search`.
 pub async fn search_post(
@@ -55,45 +50,8 @@ async fn search(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
-    let result = search_index(services, index_uid, body, context).await?;
+    let result = search_index(&services.coordinator, index_uid, body, context).await?;
     Ok(json(200, &Value::Object(result)))
-}
-
-/// Runs one search on one index and returns its result object (with `performanceDetails`,
-/// the duration of each stage, under `showPerformanceDetails`).
-pub async fn search_index(
-    services: &Services,
-    index_uid: &str,
-    mut body: SearchBody,
-    context: &AuthContext,
-) -> Result<serde_json::Map<String, Value>, ResponseError> {
-    let started = Instant::now();
-    let record = services.coordinator.index(index_uid)?;
-    if let Some(rules) = context.index_search_rules(index_uid) {
-        body.filter = fuse_filters(rules.filter, body.filter.take());
-    }
-    let show_performance_details = body.show_performance_details;
-    let mut stages = StageTimer::new();
-    let prepared = prepare(&record, body)?;
-    stages.finish("search > prepare");
-    let outcome = execute(&services.coordinator, &record, &prepared).await?;
-    stages.finish("search > keyword search");
-    let request_uid = uuid::Uuid::now_v7().to_string();
-    let mut result = search_result(
-        &record,
-        &prepared,
-        outcome,
-        started.elapsed().as_millis(),
-        &request_uid,
-    );
-    stages.finish("search > format");
-    if show_performance_details {
-        result.insert(
-            "performanceDetails".to_owned(),
-            Value::Object(stages.into_details()),
-        );
-    }
-    Ok(result)
 }
 
 /// `POST /multi-search`.
@@ -105,7 +63,7 @@ pub async fn multi_search_post(
     let body = decode_body(body::json_value(request)?)?;
     // One permit for the whole multi-search, as Meilisearch takes.
     let _permit = services.search_queue.permit().await?;
-    let result = multi_search(services, body, context).await?;
+    let result = multi_search(&services.coordinator, body, context).await?;
     Ok(json(200, &Value::Object(result)))
 }
 

@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use crate::auth::AuthContext;
-use crate::coordinator::{DataReply, TaskRead};
 use crate::errors::{Code, ResponseError};
 use crate::http::{Request, Response};
 use crate::routes::Services;
 use crate::tasks::KindWithContent;
+use crate::tasks::control_side::{self, TaskRead};
 use crate::tasks::query::{
     TaskAction, decode_deletion_or_cancelation_query, decode_list_query, parse_path_uid,
 };
@@ -64,17 +64,10 @@ pub async fn get_task_documents(
         ));
     }
     let uid = parse_path_uid(uid, Code::InvalidTaskUids)?;
-    let name = match services
-        .coordinator
-        .read_tasks(TaskRead::UpdateFile(uid), context)
-        .await?
-    {
-        DataReply::UpdateFile(outcome) => outcome?,
-        other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
-    };
+    let name = control_side::task_update_file(&services.coordinator, uid, context).await?;
     let format = format_of(&name)
         .ok_or_else(|| ResponseError::internal(format!("unknown update file format: {name}")))?;
-    let path = services.coordinator.update_files().path(&name);
+    let path = services.update_files.path(&name);
     let read = crate::runtime::blocking::run(move || match std::fs::read(&path) {
         Ok(payload) => Ok(Some(update_file_as_ndjson(payload, format))),
         // The task finished (and its file went) since the queue was asked.
@@ -118,14 +111,7 @@ pub async fn cancel_or_delete(
 ) -> Result<Response, ResponseError> {
     let raw_query = request.query.as_deref().unwrap_or("");
     let query = decode_deletion_or_cancelation_query(raw_query, action)?;
-    let matched = match services
-        .coordinator
-        .read_tasks(TaskRead::Matching(query), context)
-        .await?
-    {
-        DataReply::Matching(outcome) => outcome?,
-        other => return Err(ResponseError::internal(format!("unexpected {other:?}"))),
-    };
+    let matched = control_side::matching_tasks(&services.coordinator, query, context).await?;
     let original = format!("?{raw_query}");
     let kind = match action {
         TaskAction::Cancel => KindWithContent::TaskCancelation {
@@ -137,7 +123,7 @@ pub async fn cancel_or_delete(
             tasks: matched,
         },
     };
-    let task = services.coordinator.register(kind, None).await?;
+    let task = control_side::register(&services.coordinator, kind, None).await?;
     Ok(Response::json(200, summarized_task(&task).to_string()))
 }
 
@@ -146,10 +132,8 @@ async fn read(
     read: TaskRead,
     context: AuthContext,
 ) -> Result<Response, ResponseError> {
-    match services.coordinator.read_tasks(read, context).await? {
-        DataReply::Tasks(outcome) => Ok(json(200, &outcome?)),
-        other => Err(ResponseError::internal(format!("unexpected {other:?}"))),
-    }
+    let answer = control_side::read_tasks(&services.coordinator, read, context).await?;
+    Ok(json(200, &answer))
 }
 
 /// A JSON response from a value.

@@ -19,8 +19,12 @@ pub mod mesh;
 pub mod readiness;
 pub mod shutdown;
 pub mod socket;
+pub mod task;
 pub mod timer;
 
 pub use executors::{CoreContext, RuntimeError, RuntimeOptions, run};
 pub use mesh::{CoreMesh, MeshHandler};
+pub use task::{
+    Detached, Semaphore, Task, sleep, spawn, spawn_detached, spawn_to_completion, yield_if_needed,
+};
 pub use timer::RuntimeTimer;

@@ -22,14 +22,13 @@ use shards::search::{MatchingStrategy, SearchQuery, compare_details};
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::errors::ResponseError;
 use crate::settings::locale::Locale;
 
 use super::facets::MergedFacets;
 use super::parameters::MatchingStrategyParameter;
 use super::prepare::PreparedSearch;
-use super::shard_search::{ShardFoundHit, ShardSearchHit, ShardSearchRequest};
+use crate::host::search::{ShardFoundHit, ShardSearchHit, ShardSearchRequest, TermCounts};
 
 /// The merged answer of every shard.
 #[derive(Debug, Default)]
@@ -102,9 +101,7 @@ pub async fn execute(
         request.query.term_document_counts =
             Some(term_document_counts(coordinator, record, &request.query).await?);
     }
-    let answers = coordinator
-        .ask_every_shard(&set, |_| ShardCommand::Search(Box::new(request.clone())))
-        .await;
+    let answers = coordinator.ask_every_shard(&set, |_| request.clone()).await;
     let mut outcome = SearchOutcome::default();
     let mut hits = Vec::new();
     let mut facets = prepared
@@ -113,12 +110,7 @@ pub async fn execute(
         .as_ref()
         .map(|_| MergedFacets::default());
     for answer in answers {
-        let ShardAnswer::Search(answer) = answer? else {
-            return Err(ResponseError::internal(
-                "a shard answered a search with something else",
-            ));
-        };
-        let answer = *answer;
+        let answer = answer?;
         outcome.total += answer.total;
         outcome.attribute_unified = answer.attribute_unified;
         merge_query_words(&mut outcome.query_words, answer.query_words);
@@ -160,17 +152,13 @@ async fn term_document_counts(
     query: &SearchQuery,
 ) -> Result<Vec<u64>, ResponseError> {
     let answers = coordinator
-        .ask_every_shard(&record.shard_set(), |_| {
-            ShardCommand::TermCounts(Box::new(query.clone()))
+        .ask_every_shard(&record.shard_set(), |_| TermCounts {
+            query: query.clone(),
         })
         .await;
     let mut sums: Vec<u64> = Vec::new();
     for answer in answers {
-        let ShardAnswer::Counts(counts) = answer? else {
-            return Err(ResponseError::internal(
-                "a shard answered term counts with something else",
-            ));
-        };
+        let counts = answer?;
         if sums.len() < counts.len() {
             sums.resize(counts.len(), 0);
         }

@@ -20,11 +20,9 @@ use std::time::Instant;
 use deserr::Deserr;
 use serde_json::{Map, Value, json};
 use shards::filter::{FilterableRule, FilterableRules};
-use shards::search::facet_values::FacetValueCount;
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
 use crate::settings::locale::Locale;
@@ -35,7 +33,7 @@ use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
 use super::prepare::prepare;
-use super::shard_search::{ShardSearchRequest, matching_documents};
+use crate::host::facet_search::ShardFacetSearch;
 
 /// The body of a facet search; unknown fields are ignored.
 #[derive(Debug, Deserr)]
@@ -67,14 +65,6 @@ pub struct FacetSearchBody {
     #[deserr(default, error = JsonError<codes::InvalidFacetSearchExhaustiveFacetCount>)]
     #[allow(dead_code)]
     exhaustive_facet_count: Option<bool>,
-}
-
-/// What a shard runs for a facet search.
-#[derive(Debug, Clone)]
-pub struct ShardFacetSearch {
-    pub search: ShardSearchRequest,
-    pub facet_name: String,
-    pub facet_query: Option<String>,
 }
 
 /// Runs a facet search on `record`.
@@ -113,18 +103,11 @@ pub async fn facet_search(
         facet_query: body.facet_query.clone(),
     };
     let answers = coordinator
-        .ask_every_shard(&record.shard_set(), |_| {
-            ShardCommand::FacetSearch(Box::new(request.clone()))
-        })
+        .ask_every_shard(&record.shard_set(), |_| request.clone())
         .await;
     let mut merged: MergedValues = BTreeMap::new();
     for answer in answers {
-        let ShardAnswer::FacetValues(values) = answer? else {
-            return Err(ResponseError::internal(
-                "a shard answered a facet search with something else",
-            ));
-        };
-        for value in values {
+        for value in answer? {
             let key = (value.order, value.normalized);
             merged.entry(key).or_insert((value.original, 0)).1 += value.count;
         }
@@ -212,21 +195,4 @@ fn facet_searchable_patterns(rules: &FilterableRules) -> Vec<String> {
     patterns.sort();
     patterns.dedup();
     patterns
-}
-
-/// Runs a facet search's share on one shard snapshot.
-pub fn facet_search_shard(
-    snapshot: &shards::shard::ShardSnapshot,
-    request: ShardFacetSearch,
-) -> Result<Vec<FacetValueCount>, ResponseError> {
-    use crate::coordinator::shard_host::shard_error;
-    let matching = matching_documents(snapshot, &request.search)?;
-    snapshot
-        .facet_values(
-            &request.facet_name,
-            request.facet_query.as_deref(),
-            request.search.query.locales.as_deref(),
-            &matching,
-        )
-        .map_err(shard_error)
 }

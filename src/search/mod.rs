@@ -2,7 +2,7 @@
 //!
 //! A search is decoded ([`parameters`]), checked against its index and clamped
 //! ([`prepare`]), run on every shard of the index on the shards' owner cores
-//! ([`shard_search`]), merged into the order one unsharded index gives ([`execute`], with
+//! (`crate::host::search`), merged into the order one unsharded index gives ([`execute`], with
 //! [`facets`] summed across shards), and written as Meilisearch writes it ([`response`]).
 //!
 //! Invariant: the shards' hits carry scores that depend only on the document and the query, so
@@ -16,6 +16,6 @@ pub mod parameters;
 pub mod prepare;
 pub mod queue;
 pub mod response;
-pub mod shard_search;
+pub mod single;
 pub mod sort_member;
 pub mod stages;

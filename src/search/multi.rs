@@ -26,9 +26,9 @@ use serde_json::{Map, Value, json};
 use crate::auth::AuthContext;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
+use crate::host::search::FacetsOfQueries;
 
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
@@ -219,7 +219,7 @@ fn inside_query(position: usize, error: ResponseError) -> ResponseError {
 
 /// Runs a multi-search.
 pub async fn multi_search(
-    services: &crate::routes::Services,
+    coordinator: &Rc<Coordinator>,
     body: MultiSearchBody,
     context: &AuthContext,
 ) -> Result<Map<String, Value>, ResponseError> {
@@ -237,14 +237,14 @@ pub async fn multi_search(
         }
     }
     match body.federation {
-        None => independent(services, queries, context).await,
-        Some(federation) => federated(services, queries, federation, started).await,
+        None => independent(coordinator, queries, context).await,
+        Some(federation) => federated(coordinator, queries, federation, started).await,
     }
 }
 
 /// Without `federation`: one result per query, in order.
 async fn independent(
-    services: &crate::routes::Services,
+    coordinator: &Rc<Coordinator>,
     queries: Vec<IndexQuery>,
     context: &AuthContext,
 ) -> Result<Map<String, Value>, ResponseError> {
@@ -260,7 +260,7 @@ async fn independent(
             ));
         }
         let result =
-            crate::routes::search::search_index(services, &query.index_uid, query.body, context)
+            super::single::search_index(coordinator, &query.index_uid, query.body, context)
                 .await
                 .map_err(|error| inside_query(position, error))?;
         let mut with_index = Map::new();
@@ -343,7 +343,7 @@ struct RunQuery {
 
 /// With `federation`: one merged list.
 async fn federated(
-    services: &crate::routes::Services,
+    coordinator: &Rc<Coordinator>,
     queries: Vec<IndexQuery>,
     federation: FederationBody,
     started: Instant,
@@ -358,7 +358,6 @@ async fn federated(
     } else {
         (federation.offset, federation.limit)
     };
-    let coordinator = &services.coordinator;
     let mut stages = super::stages::StageTimer::new();
     let mut runs = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
@@ -544,18 +543,14 @@ async fn facets_by_index(
             .map(|run| shard_request(&run.prepared))
             .collect();
         let answers = coordinator
-            .ask_every_shard(&record.shard_set(), |_| {
-                ShardCommand::FacetsOfQueries(Box::new((requests.clone(), facets.clone())))
+            .ask_every_shard(&record.shard_set(), |_| FacetsOfQueries {
+                queries: requests.clone(),
+                facets: facets.clone(),
             })
             .await;
         let mut merged = MergedFacets::default();
         for answer in answers {
-            let ShardAnswer::Facets(counts) = answer? else {
-                return Err(ResponseError::internal(
-                    "a shard answered facets with something else",
-                ));
-            };
-            merged.add(counts);
+            merged.add(answer?);
         }
         let candidates: u64 = index_runs.iter().map(|run| run.outcome.total).sum();
         by_index.insert(

@@ -25,12 +25,12 @@ use shards::search::{SearchSort, details_json};
 use shards::shard::select_fields;
 
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::text_settings::text_settings;
+use crate::settings::text_settings::text_settings;
 
 use super::execute::{SearchOutcome, canonical_locales};
 use super::parameters::SEARCH_LIMIT_DEFAULT;
 use super::prepare::PreparedSearch;
-use super::shard_search::ShardSearchHit;
+use crate::host::search::ShardSearchHit;
 
 /// The reserved field of user-provided embeddings.
 const VECTORS_FIELD: &str = "_vectors";

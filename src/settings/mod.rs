@@ -13,6 +13,7 @@ pub mod locale;
 pub mod model;
 pub mod ranking_rule;
 pub mod setting;
+pub mod text_settings;
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@
 //! update files are read again, one document's text at a time (not parsed: the shard builds
 //! it), each planned document is made (its documents merged in order) as soon as its last
 //! document has been read, then queued for its shard; a shard's queue goes out as one
-//! [`ShardCommand::Apply`] every [`SHARD_SEND_DOCUMENTS`] documents, with at most one chunk in
+//! [`Apply`] every [`SHARD_SEND_DOCUMENTS`] documents, with at most one chunk in
 //! flight per shard, so reading and applying overlap.
 //!
 //! Invariants: memory holds the plan (ids and positions), the span lists, the chunks in flight
@@ -29,14 +29,16 @@ use shards::documents::payload::{DocumentSpan, documents_from};
 use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
 
-use super::index_batch::documents_error;
+use super::update_files::UpdateFiles;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{IndexRecord, ShardSet};
-use crate::coordinator::read_documents::ReadDocument;
-use crate::coordinator::shard_host::{APPLY_CHUNK_DOCUMENTS, ShardAnswer, ShardCommand};
 use crate::errors::ResponseError;
+use crate::errors::documents_error;
+use crate::host::batch::{APPLY_CHUNK_DOCUMENTS, Apply, ApplyRead};
+use crate::host::read_documents::ReadDocument;
+use crate::runtime::Detached;
 
-/// Planned documents per [`ShardCommand::Apply`] and [`ShardCommand::ApplyRead`].
+/// Planned documents per [`Apply`] and [`ApplyRead`].
 pub const SHARD_SEND_DOCUMENTS: usize = 1_000;
 
 /// The plan of a batch's documents, by position.
@@ -58,6 +60,7 @@ pub struct PlannedPayload {
 /// `payloads` (in batch order) again.
 pub async fn send_documents(
     coordinator: &Rc<Coordinator>,
+    update_files: &UpdateFiles,
     record: &IndexRecord,
     payloads: Vec<PlannedPayload>,
     mut plan: RefPlan,
@@ -66,7 +69,7 @@ pub async fn send_documents(
 ) -> Result<(), ResponseError> {
     let files: Arc<[PathBuf]> = payloads
         .iter()
-        .map(|payload| coordinator.update_files().path(&payload.content_file))
+        .map(|payload| update_files.path(&payload.content_file))
         .collect();
     let reads = shard_reads(record.shards, &payloads, &mut plan, order, owners).await;
     send_reads(coordinator, &record.shard_set(), &files, reads).await?;
@@ -74,7 +77,7 @@ pub async fn send_documents(
         return Ok(());
     }
     let mut outbox = Outbox::new(coordinator.clone(), record);
-    let outcome = fill(coordinator, payloads, plan, &mut outbox).await;
+    let outcome = fill(update_files, payloads, plan, &mut outbox).await;
     let finished = outbox.finish(outcome.is_ok()).await;
     outcome.and(finished)
 }
@@ -95,7 +98,7 @@ async fn shard_reads(
         .collect();
     for (position, (id, owner)) in order.into_iter().zip(owners).enumerate() {
         if position % APPLY_CHUNK_DOCUMENTS == 0 {
-            glommio::yield_if_needed().await;
+            crate::runtime::yield_if_needed().await;
         }
         // No shard: the general path reports it.
         let Some(shard) = owner
@@ -166,7 +169,7 @@ async fn send_reads(
             files.clone(),
             failed.clone(),
         );
-        running.push(glommio::spawn_local(async move {
+        running.push(crate::runtime::spawn(async move {
             let mut documents = documents.into_iter();
             while !failed.get() {
                 let chunk: Vec<ReadDocument> =
@@ -174,7 +177,7 @@ async fn send_reads(
                 if chunk.is_empty() {
                     break;
                 }
-                let command = ShardCommand::ApplyRead {
+                let command = ApplyRead {
                     files: files.clone(),
                     documents: chunk,
                 };
@@ -197,7 +200,7 @@ async fn send_reads(
 
 /// Builds every planned document and queues it in `outbox`.
 async fn fill(
-    coordinator: &Rc<Coordinator>,
+    update_files: &UpdateFiles,
     payloads: Vec<PlannedPayload>,
     mut plan: RefPlan,
     outbox: &mut Outbox,
@@ -222,7 +225,7 @@ async fn fill(
         let format = super::update_files::format_of(content_file).ok_or_else(|| {
             ResponseError::internal(format!("unknown update file format: {content_file}"))
         })?;
-        let path = coordinator.update_files().path(content_file);
+        let path = update_files.path(content_file);
         let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
         let mut documents = documents_from(file, format).map_err(documents_error)?;
         for (position, id) in planned_payload.ids.into_iter().enumerate() {
@@ -242,7 +245,7 @@ async fn fill(
                 outbox.push(ready.0, ready.1).await?;
             }
             if position % APPLY_CHUNK_DOCUMENTS == 0 {
-                glommio::yield_if_needed().await;
+                crate::runtime::yield_if_needed().await;
             }
         }
     }
@@ -438,7 +441,7 @@ struct Outbox {
     set: crate::coordinator::catalog::ShardSet,
     names: Vec<String>,
     queued: Vec<Vec<(String, PlannedDocument<PayloadDocument>)>>,
-    in_flight: Vec<Option<glommio::task::JoinHandle<Result<ShardAnswer, ResponseError>>>>,
+    in_flight: Vec<Option<Detached<Result<(), ResponseError>>>>,
 }
 
 impl Outbox {
@@ -474,12 +477,11 @@ impl Outbox {
         let documents = std::mem::take(&mut self.queued[shard]);
         let coordinator = self.coordinator.clone();
         let set = self.set.clone();
-        let task = glommio::spawn_local(async move {
+        let task = crate::runtime::spawn_to_completion(async move {
             coordinator
-                .ask_shard(&set, shard as u32, ShardCommand::Apply { documents })
+                .ask_shard(&set, shard as u32, Apply { documents })
                 .await
-        })
-        .detach();
+        });
         self.in_flight[shard] = Some(task);
         Ok(())
     }
@@ -488,7 +490,7 @@ impl Outbox {
     async fn settle(&mut self, shard: usize) -> Result<(), ResponseError> {
         if let Some(task) = self.in_flight[shard].take() {
             match task.await {
-                Some(answer) => answer.map(drop),
+                Some(answer) => answer,
                 None => Err(ResponseError::internal("a shard chunk was dropped")),
             }?;
         }

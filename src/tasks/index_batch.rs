@@ -15,7 +15,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use serde_json::Value;
-use shards::documents::DocumentsError;
 use shards::documents::document_id::extract_document_id;
 use shards::documents::operation::{
     BatchPlan as DocumentPlan, DocumentRef, DocumentRefs, IdHasher, MissingDocumentPolicy,
@@ -27,17 +26,24 @@ use time::OffsetDateTime;
 
 use super::autobatch::BatchKind;
 use super::batch_documents::PlannedPayload;
+use super::control_side::ControlSide;
 use super::model::{Details, DocumentMethod, KindWithContent, Task};
 use super::owners::{owning_shards, share_out, shares_by_owner};
 use super::payload_ids::{PayloadIds, PrefetchJob, Prefetched, prefetch, read_remaining_ids};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
-use crate::coordinator::document_edition::EditionRequest;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
-use crate::coordinator::text_settings::text_settings;
+use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError};
+use crate::host::batch::{Abort, Commit, Prepare};
+use crate::host::documents::{ExistingIds, MatchingIds, Stats, UsedIds};
+use crate::host::edit::Edit;
+use crate::host::edition::EditionRequest;
+use crate::host::maintenance::Remove;
+use crate::host::protocol::ShardRequest;
+use crate::host::settings::{SetFacetSettings, SetTextSettings};
 use crate::settings::apply::StoredSettings;
+use crate::settings::text_settings::text_settings;
 
 /// The progress step while the batch's tasks are read and planned.
 const PROGRESS_PLANNING: &str = "processing tasks";
@@ -53,6 +59,8 @@ const PLAN_RESERVED_IDS_MAX: u64 = 4 << 20;
 /// What every index batch needs.
 pub struct BatchWork {
     pub coordinator: Rc<Coordinator>,
+    /// The control core's side of the queue (progress, interruption, update files).
+    pub control: Rc<ControlSide>,
     pub batch_uid: u32,
     pub shards_per_index: u32,
 }
@@ -99,15 +107,13 @@ impl BatchWork {
     }
 
     fn progress(&self, step: &str, finished: u32, total: u32) {
-        if let Some(control) = self.coordinator.control() {
-            control.set_progress(step, finished, total);
-        }
+        self.control.set_progress(step, finished, total);
     }
 
     fn interrupted(&self) -> bool {
-        self.coordinator
-            .control()
-            .and_then(|control| *control.processing.borrow())
+        self.control
+            .processing
+            .borrow()
             .is_some_and(|(_, interrupt)| interrupt)
     }
 
@@ -307,13 +313,10 @@ impl BatchWork {
         let mut total = 0;
         for answer in self
             .coordinator
-            .ask_every_shard(&record.shard_set(), |_| ShardCommand::Stats)
+            .ask_every_shard(&record.shard_set(), |_| Stats)
             .await
         {
-            match answer? {
-                ShardAnswer::Stats(stats) => total += stats.number_of_documents,
-                other => return Err(unexpected(&other)),
-            }
+            total += answer?.number_of_documents;
         }
         Ok(total)
     }
@@ -411,7 +414,7 @@ impl BatchWork {
                 {
                     Some(PrefetchJob {
                         position,
-                        path: self.coordinator.update_files().path(content_file),
+                        path: self.control.update_files.path(content_file),
                         format: super::update_files::format_of(content_file)?,
                     })
                 }
@@ -449,7 +452,7 @@ impl BatchWork {
         );
         let batch_uid = u64::from(self.batch_uid);
         let prepared = self
-            .prepare_every_shard(record, |shard| ShardCommand::Prepare {
+            .prepare_every_shard(record, |shard| Prepare {
                 batch_uid,
                 delete_all,
                 assigned: std::mem::take(&mut assigned_shares[shard as usize]),
@@ -460,6 +463,7 @@ impl BatchWork {
             Ok(_) => {
                 super::batch_documents::send_documents(
                     &self.coordinator,
+                    &self.control.update_files,
                     record,
                     documents.payloads,
                     documents.plan.documents,
@@ -475,11 +479,11 @@ impl BatchWork {
     /// The first phase of a batch on an index's shards: every shard prepares its share with
     /// `prepare` (uncommitted). Answers the shards' answers in shard order, or the first
     /// error.
-    async fn prepare_every_shard(
+    async fn prepare_every_shard<Request: ShardRequest>(
         &self,
         record: &IndexRecord,
-        prepare: impl FnMut(u32) -> ShardCommand,
-    ) -> Result<Vec<ShardAnswer>, ResponseError> {
+        prepare: impl FnMut(u32) -> Request,
+    ) -> Result<Vec<Request::Answer>, ResponseError> {
         self.progress(PROGRESS_INDEXING, 0, record.shards);
         let prepared = self
             .coordinator
@@ -518,7 +522,7 @@ impl BatchWork {
             Err(error) => {
                 for answer in self
                     .coordinator
-                    .ask_every_shard(&record.shard_set(), |_| ShardCommand::Abort)
+                    .ask_every_shard(&record.shard_set(), |_| Abort)
                     .await
                 {
                     if let Err(abort_error) = answer {
@@ -530,7 +534,7 @@ impl BatchWork {
         };
         self.progress(PROGRESS_COMMITTING, 0, record.shards);
         self.coordinator
-            .on_every_shard(&record.shard_set(), |_| ShardCommand::Commit)
+            .on_every_shard(&record.shard_set(), |_| Commit)
             .await?;
         Ok(value)
     }
@@ -573,25 +577,17 @@ impl BatchWork {
         });
         let batch_uid = u64::from(self.batch_uid);
         let prepared = self
-            .prepare_every_shard(record, |_| ShardCommand::Edit {
+            .prepare_every_shard(record, |_| Edit {
                 batch_uid,
                 filter: filter.clone(),
                 edition: edition.clone(),
             })
             .await;
         let answers = self.commit_or_abort(record, prepared).await;
-        let mut candidates = 0;
-        match answers {
-            Ok(answers) => {
-                for answer in answers {
-                    match answer {
-                        ShardAnswer::Edited { candidates: count } => candidates += count,
-                        other => return failed(task, unexpected(&other)),
-                    }
-                }
-            }
+        let candidates: u64 = match answers {
+            Ok(answers) => answers.iter().sum(),
             Err(error) => return failed(task, error),
-        }
+        };
         if candidates > 0 {
             let mut updated = record.as_ref().clone();
             updated.updated_at = OffsetDateTime::now_utc();
@@ -616,13 +612,10 @@ impl BatchWork {
         if !delete_all {
             for answer in self
                 .coordinator
-                .ask_every_shard(&record.shard_set(), |_| ShardCommand::UsedIds)
+                .ask_every_shard(&record.shard_set(), |_| UsedIds)
                 .await
             {
-                match answer? {
-                    ShardAnswer::Bitmap(bitmap) => used |= bitmap,
-                    other => return Err(unexpected(&other)),
-                }
+                used |= answer?;
             }
             // No internal id in use means no document stored: nothing to look up.
             if !used.is_empty() {
@@ -670,7 +663,7 @@ impl BatchWork {
             let filterable = settings.setting_view("filterableAttributes");
             let sortable: Vec<String> = settings.sortable_attributes.iter().cloned().collect();
             self.coordinator
-                .on_every_shard(&record.shard_set(), |_| ShardCommand::SetFacetSettings {
+                .on_every_shard(&record.shard_set(), |_| SetFacetSettings {
                     filterable: filterable.clone(),
                     sortable: sortable.clone(),
                 })
@@ -679,7 +672,7 @@ impl BatchWork {
         let text = text_settings(settings);
         if text_settings(before) != text {
             self.coordinator
-                .on_every_shard(&record.shard_set(), |_| ShardCommand::SetTextSettings {
+                .on_every_shard(&record.shard_set(), |_| SetTextSettings {
                     settings: Box::new(text.clone()),
                 })
                 .await?;
@@ -704,7 +697,7 @@ impl BatchWork {
         record: &IndexRecord,
         mut shares: Vec<Vec<String>>,
     ) -> Result<BTreeSet<String>, ResponseError> {
-        self.collect_ids(record, |shard| ShardCommand::Existing {
+        self.collect_ids(record, |shard| ExistingIds {
             ids: std::mem::take(&mut shares[shard as usize]),
         })
         .await
@@ -716,16 +709,16 @@ impl BatchWork {
         record: &IndexRecord,
         filter: &Filter,
     ) -> Result<BTreeSet<String>, ResponseError> {
-        self.collect_ids(record, |_| ShardCommand::Matching {
+        self.collect_ids(record, |_| MatchingIds {
             filter: filter.clone(),
         })
         .await
     }
 
-    async fn collect_ids(
+    async fn collect_ids<Request: ShardRequest<Answer = Vec<String>>>(
         &self,
         record: &IndexRecord,
-        command: impl FnMut(u32) -> ShardCommand,
+        command: impl FnMut(u32) -> Request,
     ) -> Result<BTreeSet<String>, ResponseError> {
         let mut found = BTreeSet::new();
         for answer in self
@@ -733,10 +726,7 @@ impl BatchWork {
             .ask_every_shard(&record.shard_set(), command)
             .await
         {
-            match answer? {
-                ShardAnswer::Ids(ids) => found.extend(ids),
-                other => return Err(unexpected(&other)),
-            }
+            found.extend(answer?);
         }
         Ok(found)
     }
@@ -971,7 +961,7 @@ impl DocumentWork {
         let format = super::update_files::format_of(content_file).ok_or_else(|| {
             ResponseError::internal(format!("unknown update file format: {content_file}"))
         })?;
-        let path = work.coordinator.update_files().path(content_file);
+        let path = work.control.update_files.path(content_file);
         let file = std::fs::File::open(&path).map_err(|error| crate::errors::io_error(&error))?;
         let mut parsed = PayloadIds::new();
         let mut primary_key = self.primary_key.clone().or(self.new_primary_key.clone());
@@ -1121,10 +1111,7 @@ fn swap_indexes(task: Task, changes: &mut Changes) -> Task {
 
 /// Removes the shard files of a deleted index (after its deletion was recorded).
 pub async fn remove_index_files(coordinator: &Rc<Coordinator>, set: &ShardSet) {
-    for answer in coordinator
-        .ask_every_shard(set, |_| ShardCommand::Remove)
-        .await
-    {
+    for answer in coordinator.ask_every_shard(set, |_| Remove).await {
         if let Err(error) = answer {
             tracing::warn!(%error, storage = set.storage, "could not remove a shard file");
         }
@@ -1142,14 +1129,4 @@ fn fail_all(tasks: Vec<Task>, error: &ResponseError) -> Vec<Task> {
         .into_iter()
         .map(|task| failed(task, error.clone()))
         .collect()
-}
-
-/// A payload error as the task's error, with its Meilisearch code.
-pub fn documents_error(error: DocumentsError) -> ResponseError {
-    let code = Code::from_name(error.code()).unwrap_or(Code::Internal);
-    ResponseError::new(code, error.to_string())
-}
-
-fn unexpected(answer: &ShardAnswer) -> ResponseError {
-    ResponseError::internal(format!("a shard answered another command: {answer:?}"))
 }

@@ -9,7 +9,7 @@
 
 use shards::rendezvous::rendezvous_winner_position;
 
-use crate::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS;
+use crate::host::batch::APPLY_CHUNK_DOCUMENTS;
 
 /// The owning shard's position in `names` of each id of `ids`, in order. Yields to the
 /// core's other tasks every [`APPLY_CHUNK_DOCUMENTS`] ids.
@@ -17,7 +17,7 @@ pub async fn owning_shards(names: &[String], ids: &[String]) -> Vec<Option<u32>>
     let mut owners = Vec::with_capacity(ids.len());
     for (position, id) in ids.iter().enumerate() {
         if position % APPLY_CHUNK_DOCUMENTS == 0 {
-            glommio::yield_if_needed().await;
+            crate::runtime::yield_if_needed().await;
         }
         owners.push(rendezvous_winner_position(names, id).map(|shard| shard as u32));
     }

@@ -21,10 +21,10 @@ use std::rc::Rc;
 use futures_channel::oneshot;
 use shards::documents::payload::{DocumentSpan, Documents, PayloadFormat, documents_from};
 
-use super::index_batch::documents_error;
-use crate::coordinator::Coordinator;
-use crate::coordinator::shard_host::APPLY_CHUNK_DOCUMENTS;
-use crate::errors::ResponseError;
+use crate::coordinator::{Coordinator, CoreRequest};
+use crate::errors::{ResponseError, documents_error};
+use crate::host::batch::APPLY_CHUNK_DOCUMENTS;
+use crate::runtime::latency::LatencyClass;
 
 /// What planning reads of an update file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub async fn read_remaining_ids<R: Read + Seek>(
     while let Some(id) = documents.next_id(primary_key) {
         read.push(id.map_err(documents_error)?, documents);
         if read.ids.len() % APPLY_CHUNK_DOCUMENTS == 0 {
-            glommio::yield_if_needed().await;
+            crate::runtime::yield_if_needed().await;
         }
     }
     Ok(())
@@ -148,21 +148,40 @@ pub fn prefetch(
         let core = (local + core) % cores;
         let coordinator = coordinator.clone();
         let primary_key = primary_key.to_owned();
-        glommio::spawn_local(async move {
+        crate::runtime::spawn_detached(async move {
             for (job, sender) in lane {
                 if sender.is_canceled() {
                     return;
                 }
-                let read = coordinator
-                    .read_payload_ids_on(core, job.path, job.format, &primary_key)
-                    .await;
+                let request = ReadPayloadIds {
+                    path: job.path,
+                    format: job.format,
+                    primary_key: primary_key.clone(),
+                };
+                let read = coordinator.ask(core, request).await.and_then(|read| read);
                 // Nobody waiting any more is not an error: the batch stopped.
                 let _ = sender.send(read);
             }
-        })
-        .detach();
+        });
     }
     Prefetched { waiting }
+}
+
+/// The ids (and spans) of an update file's documents under a primary key, read on the core
+/// it is sent to.
+struct ReadPayloadIds {
+    path: PathBuf,
+    format: PayloadFormat,
+    primary_key: String,
+}
+
+impl CoreRequest for ReadPayloadIds {
+    type Answer = Result<PayloadIds, ResponseError>;
+    const CLASS: LatencyClass = LatencyClass::Serving;
+
+    async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        read_payload_ids(&self.path, self.format, &self.primary_key).await
+    }
 }
 
 #[cfg(test)]

@@ -22,13 +22,14 @@ use shards::shard::{IDLE_RELEASE_PAGES_MIN, Repack};
 use time::OffsetDateTime;
 
 use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
+use super::control_side::{ControlSide, queue_error};
 use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, KindWithContent, Status, Task, TaskError};
 use super::queue::TaskQueue;
+use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::Catalog;
-use crate::coordinator::shard_host::{ShardAnswer, ShardCommand};
-use crate::coordinator::{Coordinator, queue_error};
 use crate::errors::{Code, ResponseError};
+use crate::host::maintenance::{FileSizes, ReleaseFreeSpace};
 
 /// How long the queue stays empty before the idle maintenance (repacking sparse trees,
 /// giving free pages back) starts: longer than the gap between two requests of a client
@@ -54,6 +55,8 @@ pub struct SchedulerOptions {
 /// The scheduler loop of the control core.
 pub struct Scheduler {
     coordinator: Rc<Coordinator>,
+    /// The control core's side of the queue, which the scheduler drives.
+    control: Rc<ControlSide>,
     queue: Arc<TaskQueue>,
     wake: futures_channel::mpsc::Receiver<()>,
     options: SchedulerOptions,
@@ -78,12 +81,14 @@ pub enum BatchEnd {
 impl Scheduler {
     pub fn new(
         coordinator: Rc<Coordinator>,
-        queue: Arc<TaskQueue>,
+        control: Rc<ControlSide>,
         wake: futures_channel::mpsc::Receiver<()>,
         options: SchedulerOptions,
     ) -> Scheduler {
+        let queue = control.queue.clone();
         Scheduler {
             coordinator,
+            control,
             queue,
             wake,
             options,
@@ -105,7 +110,7 @@ impl Scheduler {
                     Ok(false) => break,
                     Err(error) => {
                         tracing::error!(%error, "a batch could not be recorded");
-                        glommio::timer::sleep(FAILED_BATCH_RETRY_DELAY).await;
+                        crate::runtime::sleep(FAILED_BATCH_RETRY_DELAY).await;
                     }
                 }
             }
@@ -135,7 +140,7 @@ impl Scheduler {
         // two of them: wait a little before starting work that the next one would interrupt.
         let quiet = futures_lite::future::or(
             async {
-                glommio::timer::sleep(IDLE_MAINTENANCE_DELAY).await;
+                crate::runtime::sleep(IDLE_MAINTENANCE_DELAY).await;
                 None
             },
             async { Some(self.wake.next().await) },
@@ -170,16 +175,12 @@ impl Scheduler {
     }
 
     /// Runs a write on the queue after the writes before it (see
-    /// [`crate::coordinator::ControlSide::write_queue`]).
+    /// [`ControlSide::write_queue`]).
     async fn write<Output: Send + 'static>(
         &self,
         work: impl FnOnce(&TaskQueue) -> super::queue::QueueResult<Output> + Send + 'static,
     ) -> Result<Output, ResponseError> {
-        let control = self
-            .coordinator
-            .control()
-            .ok_or_else(|| ResponseError::internal("the scheduler runs on the control core"))?;
-        control.write_queue(work).await?.map_err(queue_error)
+        self.control.write_queue(work).await?.map_err(queue_error)
     }
 
     /// Runs the batch a crash interrupted again, with the same tasks (see the module doc).
@@ -236,10 +237,7 @@ impl Scheduler {
                 queue.start_batch(&task_uids, reuse, strategy, OffsetDateTime::now_utc())
             })
             .await?;
-        let coordinator = self.coordinator.clone();
-        let control = coordinator
-            .control()
-            .ok_or_else(|| ResponseError::internal("the scheduler runs on the control core"))?;
+        let control = self.control.clone();
         *control.processing.borrow_mut() = Some((batch.uid, false));
         *control.processing_index.borrow_mut() = match &next.plan {
             BatchPlan::Index { index_uid, .. } => {
@@ -321,7 +319,7 @@ impl Scheduler {
         tasks: &[Task],
         removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
     ) {
-        let files = self.coordinator.update_files().clone();
+        let files = self.control.update_files.clone();
         let names: Vec<String> = tasks
             .iter()
             .filter_map(|task| match &task.kind {
@@ -354,6 +352,7 @@ impl Scheduler {
             } => {
                 let work = BatchWork {
                     coordinator: self.coordinator.clone(),
+                    control: self.control.clone(),
                     batch_uid,
                     shards_per_index: self.options.shards_per_index,
                 };
@@ -483,7 +482,7 @@ pub fn failed(mut task: Task, error: ResponseError) -> Task {
 
 /// Gives back the disk blocks of the free pages of every shard file of index
 /// `index_uid`, after rewriting the trees `repack` selects in full pages (see
-/// [`ShardCommand::ReleaseFreeSpace`]); answers the bytes of blocks the files held before
+/// [`ReleaseFreeSpace`]); answers the bytes of blocks the files held before
 /// and after.
 async fn release_index_space(
     coordinator: &Rc<Coordinator>,
@@ -498,24 +497,16 @@ async fn release_index_space(
         .ok_or_else(|| ResponseError::index_not_found(index_uid))?;
     let mut sizes = (0, 0);
     for answer in coordinator
-        .ask_every_shard(&record.shard_set(), |_| ShardCommand::ReleaseFreeSpace {
+        .ask_every_shard(&record.shard_set(), |_| ReleaseFreeSpace {
             minimum_pages,
             repack,
             interrupt: Arc::clone(interrupt),
         })
         .await
     {
-        match answer? {
-            ShardAnswer::Sizes { before, after } => {
-                sizes.0 += before;
-                sizes.1 += after;
-            }
-            other => {
-                return Err(ResponseError::internal(format!(
-                    "a shard answered a release of free space with {other:?}"
-                )));
-            }
-        }
+        let FileSizes { before, after } = answer?;
+        sizes.0 += before;
+        sizes.1 += after;
     }
     Ok(sizes)
 }

@@ -105,7 +105,7 @@ impl Drop for UpdateFileSink {
 /// Removes the file `name` on a helper thread, without waiting (a failure is logged; a file
 /// left behind is collected at the next start).
 fn remove_later(files: UpdateFiles, name: String) {
-    glommio::spawn_local(async move {
+    crate::runtime::spawn_detached(async move {
         let outcome = crate::runtime::blocking::run({
             let name = name.clone();
             move || files.remove(&name)
@@ -114,6 +114,5 @@ fn remove_later(files: UpdateFiles, name: String) {
         if let Err(error) = outcome {
             tracing::warn!(%error, name, "could not remove an unused upload");
         }
-    })
-    .detach();
+    });
 }

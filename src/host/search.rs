@@ -3,6 +3,10 @@
 //! stored: the caller decodes the hits it keeps), the number of matches, and, when asked, the
 //! facet counts of every match.
 //!
+//! The requests: [`ShardSearchRequest`] (a search's share), [`FacetsOfQueries`] (facet counts
+//! over several queries' matches) and [`TermCounts`] (per query term, its matching
+//! documents, for `matchingStrategy: frequency`).
+//!
 //! Invariant: everything in an answer comes from the same snapshot, so hits, totals and facet
 //! counts describe the same documents.
 
@@ -13,8 +17,9 @@ use shards::filter::Filter;
 use shards::search::{FieldFacetCounts, SearchQuery, ShardHit};
 use shards::shard::{ShardSnapshot, StoredDocument};
 
-use crate::coordinator::shard_host::{filter_ids, shard_error};
-use crate::errors::{Code, ResponseError};
+use super::filter_ids;
+use super::protocol::{ShardRead, shard_reads};
+use crate::errors::{Code, ResponseError, shard_error};
 
 /// What a shard is asked to search.
 #[derive(Debug, Clone)]
@@ -65,7 +70,7 @@ pub struct ShardSearchAnswer {
 }
 
 /// Runs `request` on `snapshot`.
-pub fn search_shard(
+fn search_shard(
     snapshot: &ShardSnapshot,
     request: ShardSearchRequest,
 ) -> Result<ShardSearchAnswer, ResponseError> {
@@ -98,9 +103,52 @@ pub fn search_shard(
     })
 }
 
+impl ShardRead for ShardSearchRequest {
+    type Answer = ShardSearchAnswer;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<ShardSearchAnswer, ResponseError> {
+        search_shard(snapshot, self)
+    }
+}
+
+/// Facet counts over the matches of several searches: `facets` of the documents matching
+/// any of `queries`.
+#[derive(Debug)]
+pub struct FacetsOfQueries {
+    pub queries: Vec<ShardSearchRequest>,
+    pub facets: Vec<String>,
+}
+
+impl ShardRead for FacetsOfQueries {
+    type Answer = BTreeMap<String, FieldFacetCounts>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Self::Answer, ResponseError> {
+        facets_of_queries(snapshot, self.queries, &self.facets)
+    }
+}
+
+/// Per term of a query, the documents of the shard matching it (for `matchingStrategy:
+/// frequency`).
+#[derive(Debug)]
+pub struct TermCounts {
+    pub query: SearchQuery,
+}
+
+impl ShardRead for TermCounts {
+    type Answer = Vec<u64>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Vec<u64>, ResponseError> {
+        snapshot
+            .term_document_counts(&self.query)
+            .map_err(shard_error)
+    }
+}
+
+shard_reads!(ShardSearchRequest, FacetsOfQueries, TermCounts);
+
 /// The facet counts of the documents matching any of `queries` (a federated search's queries
 /// on one index): each query runs without hits, and the counts describe the union.
-pub fn facets_of_queries(
+fn facets_of_queries(
     snapshot: &ShardSnapshot,
     queries: Vec<ShardSearchRequest>,
     facets: &[String],

@@ -17,8 +17,8 @@ use rhai::{AST, Dynamic, Engine, OptimizationLevel, Scope};
 use serde_json::{Map, Value};
 use shards::documents::document_id::extract_document_id;
 
+use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError};
-use crate::tasks::index_batch::documents_error;
 
 /// Operations one run of the script may perform (one document).
 pub const SCRIPT_OPERATIONS_MAX: u64 = 1_000_000;

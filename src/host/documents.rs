@@ -1,0 +1,184 @@
+//! Reads of a shard's documents and ids: one document ([`GetDocument`]), a listing page
+//! ([`ListDocuments`]), the shard's [`Stats`], its [`FieldPaths`], and the ids a batch plans
+//! with ([`UsedIds`], [`ExistingIds`], [`MatchingIds`]).
+//!
+//! Invariant: every read answers from one snapshot of the shard's last commit.
+
+use serde_json::{Map, Value};
+use shards::filter::Filter;
+use shards::shard::{ListQuery, ShardSnapshot, ShardStats, SortRule};
+
+use super::protocol::{ShardRead, ShardRequest, shard_reads};
+use super::{ShardAddress, ShardHost, filter_ids};
+use crate::errors::{Code, ResponseError, shard_error};
+
+/// One document by external id, with only `fields` when given.
+#[derive(Debug)]
+pub struct GetDocument {
+    pub external_id: String,
+    pub fields: Option<Vec<String>>,
+}
+
+impl ShardRead for GetDocument {
+    type Answer = Option<Map<String, Value>>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Self::Answer, ResponseError> {
+        snapshot
+            .document(&self.external_id, self.fields.as_deref())
+            .map_err(shard_error)
+    }
+}
+
+/// The first `needed` documents of a listing, with the number of matches.
+#[derive(Debug)]
+pub struct ListDocuments {
+    pub needed: usize,
+    pub filter: Option<Filter>,
+    pub ids: Option<Vec<String>>,
+    pub sort: Vec<SortRule>,
+    pub fields: Option<Vec<String>>,
+}
+
+/// A listed document: its shard-local order key and its body.
+#[derive(Debug)]
+pub struct ListedDocument {
+    pub internal_id: u32,
+    pub document: Map<String, Value>,
+}
+
+/// A shard's page of a listing.
+#[derive(Debug)]
+pub struct DocumentPage {
+    pub documents: Vec<ListedDocument>,
+    pub total: u64,
+}
+
+impl ShardRead for ListDocuments {
+    type Answer = DocumentPage;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<DocumentPage, ResponseError> {
+        let selected = selected_ids(snapshot, self.filter.as_ref(), self.ids)?;
+        let query = ListQuery {
+            offset: 0,
+            limit: self.needed,
+            filter: selected,
+            sort: self.sort,
+        };
+        let (page, total) = snapshot
+            .documents(&query, self.fields.as_deref())
+            .map_err(shard_error)?;
+        let documents = page
+            .into_iter()
+            .map(|(internal_id, document)| ListedDocument {
+                internal_id,
+                document,
+            })
+            .collect();
+        Ok(DocumentPage { documents, total })
+    }
+}
+
+/// The internal ids a listing keeps: those `filter` selects AND those of `ids` that are
+/// stored (`None`: every document).
+fn selected_ids(
+    snapshot: &ShardSnapshot,
+    filter: Option<&Filter>,
+    ids: Option<Vec<String>>,
+) -> Result<Option<roaring::RoaringBitmap>, ResponseError> {
+    let mut selected = match filter {
+        Some(filter) => Some(filter_ids(snapshot, filter, Code::InvalidDocumentFilter)?),
+        None => None,
+    };
+    if let Some(ids) = ids {
+        let mut wanted = roaring::RoaringBitmap::new();
+        for id in ids {
+            if let Some(internal) = snapshot.internal_id(&id).map_err(shard_error)? {
+                wanted.insert(internal);
+            }
+        }
+        selected = Some(match selected {
+            Some(filtered) => filtered & wanted,
+            None => wanted,
+        });
+    }
+    Ok(selected)
+}
+
+/// The shard's document count and field distribution.
+#[derive(Debug)]
+pub struct Stats;
+
+impl ShardRequest for Stats {
+    type Answer = ShardStats;
+    const IS_WRITE: bool = false;
+
+    async fn run(
+        self,
+        host: &ShardHost,
+        address: ShardAddress,
+    ) -> Result<ShardStats, ResponseError> {
+        host.shard(&address)?.stats().map_err(shard_error)
+    }
+}
+
+/// Every field path the shard has ever seen, sorted.
+#[derive(Debug)]
+pub struct FieldPaths;
+
+impl ShardRead for FieldPaths {
+    type Answer = Vec<String>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Vec<String>, ResponseError> {
+        snapshot.fields().map_err(shard_error)
+    }
+}
+
+/// The internal ids in use.
+#[derive(Debug)]
+pub struct UsedIds;
+
+impl ShardRead for UsedIds {
+    type Answer = roaring::RoaringBitmap;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<roaring::RoaringBitmap, ResponseError> {
+        Ok(snapshot.document_ids().clone())
+    }
+}
+
+/// Which of `ids` are stored.
+#[derive(Debug)]
+pub struct ExistingIds {
+    pub ids: Vec<String>,
+}
+
+impl ShardRead for ExistingIds {
+    type Answer = Vec<String>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Vec<String>, ResponseError> {
+        snapshot.stored_external_ids(self.ids).map_err(shard_error)
+    }
+}
+
+/// The external ids of the documents `filter` matches.
+#[derive(Debug)]
+pub struct MatchingIds {
+    pub filter: Filter,
+}
+
+impl ShardRead for MatchingIds {
+    type Answer = Vec<String>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Vec<String>, ResponseError> {
+        let matched = filter_ids(snapshot, &self.filter, Code::InvalidDocumentFilter)?;
+        snapshot.external_ids(&matched).map_err(shard_error)
+    }
+}
+
+shard_reads!(
+    GetDocument,
+    ListDocuments,
+    FieldPaths,
+    UsedIds,
+    ExistingIds,
+    MatchingIds
+);

@@ -1,0 +1,129 @@
+//! A shard's file over its life: [`Remove`] (index deletion), [`ReleaseFreeSpace`] (idle
+//! maintenance and `indexCompaction`) and [`UnusedBytes`] (what a compaction would give
+//! back).
+//!
+//! Invariant: a removed shard is closed and its prepared batch dropped before its file goes;
+//! a missing file is already removed.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use shards::shard::Repack;
+
+use super::protocol::ShardRequest;
+use super::{ShardAddress, ShardHost};
+use crate::errors::{ResponseError, shard_error};
+
+/// The name of the threads that run idle maintenance (see
+/// [`crate::runtime::blocking::run_in_background`]).
+const BACKGROUND_THREAD_NAME: &str = "shard-maintenance";
+
+/// Closes the shard and removes its file.
+#[derive(Debug)]
+pub struct Remove;
+
+impl ShardRequest for Remove {
+    type Answer = ();
+    const IS_WRITE: bool = true;
+
+    async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<(), ResponseError> {
+        host.prepared.borrow_mut().remove(&address);
+        host.open.borrow_mut().remove(&address);
+        let path = address.path(&host.data_directory);
+        crate::runtime::blocking::run(move || match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(error),
+        })
+        .await
+        .map_err(|error| crate::errors::io_error(&error))
+    }
+}
+
+/// Gives the disk blocks of the shard file's free pages back to the file system when at
+/// least `minimum_pages` are not given back yet (see
+/// [`shards::shard::Shard::release_free_space`]), after rewriting the trees `repack`
+/// selects in full pages (see [`shards::shard::Shard::repack`]): once the task queue is
+/// idle (the sparse trees), and for an `indexCompaction` task (every tree, with no
+/// minimum). Answers the blocks the file held before and after.
+#[derive(Debug)]
+pub struct ReleaseFreeSpace {
+    pub minimum_pages: u64,
+    pub repack: Repack,
+    /// Set when a task arrives: stops the repack between two runs of entries.
+    pub interrupt: Arc<AtomicBool>,
+}
+
+/// A file's allocated bytes before and after a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileSizes {
+    pub before: u64,
+    pub after: u64,
+}
+
+impl ShardRequest for ReleaseFreeSpace {
+    type Answer = FileSizes;
+    const IS_WRITE: bool = true;
+
+    async fn run(
+        self,
+        host: &ShardHost,
+        address: ShardAddress,
+    ) -> Result<FileSizes, ResponseError> {
+        let shard = host.shard(&address)?;
+        let path = address.path(&host.data_directory);
+        let ReleaseFreeSpace {
+            minimum_pages,
+            repack,
+            interrupt,
+        } = self;
+        let work = move || {
+            let before = allocated_bytes(&path)?;
+            let outcome = shard.repack(repack, &interrupt).map_err(shard_error)?;
+            if !outcome.repacked.is_empty() || outcome.interrupted {
+                tracing::debug!(?outcome, "trees rewritten");
+            }
+            shard
+                .release_free_space(minimum_pages, &interrupt)
+                .map_err(shard_error)?;
+            Ok::<_, ResponseError>(FileSizes {
+                before,
+                after: allocated_bytes(&path)?,
+            })
+        };
+        match repack {
+            // Idle maintenance yields the CPU to requests and indexing.
+            Repack::Sparse => {
+                crate::runtime::blocking::run_in_background(BACKGROUND_THREAD_NAME, work)
+                    .await
+                    .map_err(|error| crate::errors::io_error(&error))?
+            }
+            Repack::Nothing | Repack::Everything => crate::runtime::blocking::run(work).await,
+        }
+    }
+}
+
+/// Bytes of the shard's file that hold no live data.
+#[derive(Debug)]
+pub struct UnusedBytes;
+
+impl ShardRequest for UnusedBytes {
+    type Answer = u64;
+    const IS_WRITE: bool = false;
+
+    async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
+        Ok(host.shard(&address)?.unused_bytes())
+    }
+}
+
+/// The bytes of disk blocks the file at `path` holds (what `du` counts, not its length: a
+/// shard file's released free pages are holes).
+fn allocated_bytes(path: &Path) -> Result<u64, ResponseError> {
+    use std::os::unix::fs::MetadataExt;
+    /// Bytes per unit of `st_blocks`, fixed by POSIX.
+    const STAT_BLOCK_BYTES: u64 = 512;
+    std::fs::metadata(path)
+        .map(|metadata| metadata.blocks() * STAT_BLOCK_BYTES)
+        .map_err(|error| crate::errors::io_error(&error))
+}

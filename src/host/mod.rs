@@ -1,0 +1,169 @@
+//! The shard side of every command: the shards a core owns, and what each command does on
+//! its shard. The use cases (`crate::search`, `crate::tasks`, the document and index routes)
+//! send typed requests ([`protocol::ShardRequest`]) through `crate::coordinator` to the
+//! owner core of a shard, where this folder runs them.
+//!
+//! Each core opens the shard files it owns lazily, on the first command for them, and keeps
+//! them open. A batch is applied in two phases ([`batch`]): [`batch::Prepare`] opens the
+//! batch's write transaction (with the internal ids the batch assigns), then each
+//! [`batch::Apply`] brings a bounded chunk of the batch's planned documents, resolved
+//! against the shard's stored ones on the core and applied inside that transaction on the
+//! core's helper thread, [`batch::APPLY_CHUNK_DOCUMENTS`] at a time (so searches on this
+//! core and the coordinator keep flowing); [`batch::Commit`] makes it durable (the sync runs
+//! off the core) and [`batch::Abort`] drops it. [`edit::Edit`] prepares a document edition
+//! the same way: the shard runs the function on its own documents and applies the results.
+//!
+//! Layout: [`protocol`] (the request traits), [`batch`] and [`edit`] (the write path),
+//! [`settings`] (facet and text settings), [`maintenance`] (removal, free space),
+//! [`documents`] (document reads, stats, ids), [`search`] and [`facet_search`] (a search's
+//! share), [`read_documents`] (reading planned documents from update files), [`edition`]
+//! (the Rhai function engine), [`memory`] (what a batch may hold).
+//!
+//! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
+//! time); reads use a snapshot of the last commit and never see a prepared batch; applying
+//! is idempotent by batch uid (the shard records the last batch it applied). Nothing here
+//! imports from the coordinator, the use cases or the routes.
+
+pub mod batch;
+pub mod documents;
+pub mod edit;
+pub mod edition;
+pub mod facet_search;
+pub mod maintenance;
+pub mod memory;
+pub mod protocol;
+pub mod read_documents;
+pub mod search;
+pub mod settings;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use shards::filter::{Filter, FilterableRules, evaluate};
+use shards::shard::{PreparedBatch, Shard, ShardSnapshot};
+use storage_engine::Options;
+
+use crate::errors::{Code, ResponseError, shard_error};
+pub use memory::ShardMemory;
+
+/// The folder of the data directory that holds one folder per index storage.
+pub const INDEXES_DIRECTORY: &str = "indexes";
+
+/// The file name (without extension) of shard `shard` in its index's storage folder.
+pub fn shard_name(shard: u32) -> String {
+    format!("shard-{shard}")
+}
+
+/// Where a shard lives: its index's storage directory name and its number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShardAddress {
+    pub storage: String,
+    pub shard: u32,
+}
+
+impl ShardAddress {
+    /// The shard's page-store file.
+    pub fn path(&self, data_directory: &Path) -> PathBuf {
+        data_directory
+            .join(INDEXES_DIRECTORY)
+            .join(&self.storage)
+            .join(format!("{}.store", shard_name(self.shard)))
+    }
+}
+
+/// The shards of one core.
+pub struct ShardHost {
+    data_directory: PathBuf,
+    /// What a shard's batch may hold in memory.
+    memory: ShardMemory,
+    open: RefCell<HashMap<ShardAddress, Arc<Shard>>>,
+    prepared: RefCell<HashMap<ShardAddress, Preparing>>,
+}
+
+/// A batch being applied to one shard.
+struct Preparing {
+    batch: PreparedBatch,
+    /// The last commit, to resolve planned documents against the stored ones.
+    snapshot: ShardSnapshot,
+    delete_all: bool,
+}
+
+impl ShardHost {
+    pub fn new(data_directory: PathBuf, memory: ShardMemory) -> ShardHost {
+        ShardHost {
+            data_directory,
+            memory,
+            open: RefCell::new(HashMap::new()),
+            prepared: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The bound of a batch's pending changes, as the shard takes it.
+    fn pending_changes_bytes(&self) -> usize {
+        usize::try_from(self.memory.pending_changes_bytes).unwrap_or(usize::MAX)
+    }
+
+    /// A snapshot of the last commit of the shard at `address`.
+    pub fn snapshot(&self, address: &ShardAddress) -> Result<ShardSnapshot, ResponseError> {
+        self.shard(address)?.read().map_err(shard_error)
+    }
+
+    /// The open shard at `address`, opened (created) on first use.
+    fn shard(&self, address: &ShardAddress) -> Result<Arc<Shard>, ResponseError> {
+        if let Some(shard) = self.open.borrow().get(address) {
+            return Ok(shard.clone());
+        }
+        let path = address.path(&self.data_directory);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|error| crate::errors::io_error(&error))?;
+        }
+        let options = Options {
+            write_memory_bytes_max: Some(self.memory.write_pages_bytes),
+            ..Options::default()
+        };
+        let shard = Shard::open(&path, options).map_err(shard_error)?;
+        shard.bound_pending_changes(self.pending_changes_bytes());
+        let shard = Arc::new(shard);
+        self.open
+            .borrow_mut()
+            .insert(address.clone(), shard.clone());
+        Ok(shard)
+    }
+
+    /// Takes the batch prepared on `address`; `what` names the command that needs it.
+    fn take_prepared(
+        &self,
+        address: &ShardAddress,
+        what: &str,
+    ) -> Result<Preparing, ResponseError> {
+        self.prepared.borrow_mut().remove(address).ok_or_else(|| {
+            ResponseError::internal(format!("{what} arrived for a shard with no prepared batch"))
+        })
+    }
+
+    /// Holds `preparing` as the batch prepared on `address` (at most one per shard).
+    fn hold_prepared(&self, address: ShardAddress, preparing: Preparing) {
+        let previous = self.prepared.borrow_mut().insert(address, preparing);
+        debug_assert!(previous.is_none(), "two batches prepared on one shard");
+    }
+}
+
+/// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo
+/// radius) carries `code`.
+pub fn filter_ids(
+    snapshot: &ShardSnapshot,
+    filter: &Filter,
+    code: Code,
+) -> Result<roaring::RoaringBitmap, ResponseError> {
+    let rules = FilterableRules::from_setting(snapshot.settings().filterable_setting())
+        .map_err(ResponseError::internal)?;
+    let source = snapshot.facet_source();
+    let selected = evaluate(filter, &rules, &source)
+        .map_err(|error| ResponseError::new(code, error.message))?;
+    if let Some(error) = source.take_error() {
+        return Err(shard_error(error));
+    }
+    Ok(selected)
+}

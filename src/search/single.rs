@@ -1,0 +1,55 @@
+//! One search on one index, the use case behind `POST /indexes/{uid}/search` and each
+//! query of a non-federated `/multi-search`: the tenant token's filter is AND-ed with the
+//! query's, the query is prepared against the index's settings, run on every shard, and
+//! formatted, with the time of each stage.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::execute::execute;
+use super::parameters::SearchBody;
+use super::prepare::{fuse_filters, prepare};
+use super::response::search_result;
+use super::stages::StageTimer;
+use crate::auth::AuthContext;
+use crate::coordinator::Coordinator;
+use crate::errors::ResponseError;
+
+/// Runs one search on one index and returns its result object (with `performanceDetails`,
+/// the duration of each stage, under `showPerformanceDetails`).
+pub async fn search_index(
+    coordinator: &Rc<Coordinator>,
+    index_uid: &str,
+    mut body: SearchBody,
+    context: &AuthContext,
+) -> Result<serde_json::Map<String, Value>, ResponseError> {
+    let started = Instant::now();
+    let record = coordinator.index(index_uid)?;
+    if let Some(rules) = context.index_search_rules(index_uid) {
+        body.filter = fuse_filters(rules.filter, body.filter.take());
+    }
+    let show_performance_details = body.show_performance_details;
+    let mut stages = StageTimer::new();
+    let prepared = prepare(&record, body)?;
+    stages.finish("search > prepare");
+    let outcome = execute(coordinator, &record, &prepared).await?;
+    stages.finish("search > keyword search");
+    let request_uid = uuid::Uuid::now_v7().to_string();
+    let mut result = search_result(
+        &record,
+        &prepared,
+        outcome,
+        started.elapsed().as_millis(),
+        &request_uid,
+    );
+    stages.finish("search > format");
+    if show_performance_details {
+        result.insert(
+            "performanceDetails".to_owned(),
+            Value::Object(stages.into_details()),
+        );
+    }
+    Ok(result)
+}
