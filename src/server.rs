@@ -75,7 +75,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     let tls = tls_config(config)?;
     let keys = open_key_store(&data_directory, config.master_key.clone())?.snapshot();
     let (queue, interrupted) = open_task_queue(&data_directory)?;
-    let catalog = Catalog::load(&queue.database().begin_read())
+    let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
     let settings = CoreSettings {
         data_directory,

@@ -17,12 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use storage_engine::{Direction, ReadTransaction, WriteTransaction};
 use time::OffsetDateTime;
 
 use crate::host::{INDEXES_DIRECTORY, shard_name};
 use crate::settings::apply::StoredSettings;
-use crate::tasks::queue::{QueueError, QueueResult};
 
 /// The tree of the queue's page store that holds the catalog (index uid → record).
 pub const CATALOG_TREE: &str = "catalog";
@@ -135,100 +133,5 @@ impl Catalog {
     /// Removes an index.
     pub fn remove(&mut self, uid: &str) -> Option<Arc<IndexRecord>> {
         self.indexes.remove(uid)
-    }
-
-    /// Reads the stored catalog.
-    pub fn load(read: &ReadTransaction) -> QueueResult<Catalog> {
-        let mut catalog = Catalog::default();
-        let Some(tree) = read.open_tree(CATALOG_TREE)? else {
-            return Ok(catalog);
-        };
-        for entry in tree.range(
-            std::ops::Bound::Unbounded,
-            std::ops::Bound::Unbounded,
-            Direction::Forward,
-        )? {
-            let (_key, value) = entry?;
-            let record: IndexRecord = serde_json::from_slice(value).map_err(|error| {
-                QueueError::Corrupted(format!("undecodable index record: {error}"))
-            })?;
-            catalog.insert(record);
-        }
-        Ok(catalog)
-    }
-
-    /// Writes the difference between `before` and `self` into `write`.
-    pub fn store_changes(&self, before: &Catalog, write: &WriteTransaction) -> QueueResult<()> {
-        let tree = write.create_tree(CATALOG_TREE)?;
-        for uid in before.indexes.keys() {
-            if !self.indexes.contains_key(uid) {
-                tree.delete(uid.as_bytes())?;
-            }
-        }
-        for (uid, record) in &self.indexes {
-            if before.indexes.get(uid) != Some(record) {
-                let bytes = serde_json::to_vec(record.as_ref()).map_err(|error| {
-                    QueueError::Corrupted(format!("cannot encode an index record: {error}"))
-                })?;
-                tree.put(uid.as_bytes(), &bytes)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use storage_engine::{Database, Options};
-
-    #[test]
-    fn stored_changes_read_back_as_the_same_catalog() {
-        let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let database = Database::open(&directory.path().join("queue"), Options::default())
-            .expect("open succeeds");
-        let now = OffsetDateTime::UNIX_EPOCH;
-        let mut catalog = Catalog::default();
-        catalog.insert(IndexRecord::new("movies", storage_name(0), 2, None, now));
-        catalog.insert(IndexRecord::new(
-            "books",
-            storage_name(1),
-            2,
-            Some("id".into()),
-            now,
-        ));
-        let write = database.begin_write().expect("begin_write succeeds");
-        catalog
-            .store_changes(&Catalog::default(), &write)
-            .expect("store_changes succeeds");
-        write.commit().expect("commit succeeds");
-
-        let mut changed = catalog.clone();
-        changed.remove("books");
-        let mut movies = changed
-            .get("movies")
-            .expect("get succeeds")
-            .as_ref()
-            .clone();
-        movies.primary_key = Some("key".into());
-        changed.insert(movies);
-        let write = database.begin_write().expect("begin_write succeeds");
-        changed
-            .store_changes(&catalog, &write)
-            .expect("store_changes succeeds");
-        write.commit().expect("commit succeeds");
-
-        let loaded = Catalog::load(&database.begin_read()).expect("load succeeds");
-        assert_eq!(loaded, changed);
-        assert_eq!(loaded.len(), 1);
-        assert_eq!(
-            loaded
-                .get("movies")
-                .expect("get succeeds")
-                .primary_key
-                .as_deref(),
-            Some("key")
-        );
     }
 }

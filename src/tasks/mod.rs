@@ -26,6 +26,7 @@
 pub mod autobatch;
 pub mod batch;
 pub mod batch_documents;
+pub mod catalog_store;
 pub mod control_side;
 pub mod index_batch;
 pub mod model;

@@ -285,7 +285,9 @@ impl Scheduler {
                         let outcome =
                             queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
                                 match &catalog {
-                                    Some(catalog) => catalog.store_changes(&before, write),
+                                    Some(catalog) => super::catalog_store::store_catalog_changes(
+                                        catalog, &before, write,
+                                    ),
                                     None => Ok(()),
                                 }
                             });
