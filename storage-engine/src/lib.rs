@@ -31,52 +31,30 @@
 //!
 //! `DESIGN.md` beside this crate's manifest draws the file format and the commit protocol.
 
-mod bytes;
-mod catalog;
-mod checksum;
-mod commit;
-mod cursor;
-mod database;
-mod editor;
+mod btree;
 mod error;
-mod free_list;
-mod free_pages;
-mod integrity;
+mod free_space;
 pub mod io;
-mod layout;
-mod leaf_cache;
-mod merge_writer;
-mod meta;
-mod node;
-mod options;
-mod page;
-mod page_buffers;
-mod pager;
-mod path_lookup;
-mod read_transaction;
-mod release;
-mod repack;
-mod spill;
-mod tree_fill;
-mod write_transaction;
+mod page_store;
+mod transaction;
 
 pub mod vector;
 
-pub use database::{Database, IntegrityReport, Stats};
+pub use btree::path_lookup::PathLookup;
+pub use btree::tree_fill::TreeFill;
 pub use error::{Error, Result};
-pub use layout::{
+pub use free_space::release::Released;
+pub use page_store::layout::{
     KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX, stored_entry_bytes,
 };
-pub use merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
-pub use options::{
+pub use transaction::database::{Database, IntegrityReport, Stats};
+pub use transaction::merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
+pub use transaction::options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
 };
-pub use path_lookup::PathLookup;
-pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
-pub use release::Released;
-pub use repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
-pub use tree_fill::TreeFill;
-pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
+pub use transaction::read_transaction::{ReadRange, ReadTransaction, ReadTree};
+pub use transaction::repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
+pub use transaction::write_transaction::{WriteRange, WriteTransaction, WriteTree};
 
 /// Order of an iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

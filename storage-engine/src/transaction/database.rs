@@ -10,15 +10,16 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
-use crate::free_pages::FreePages;
+use crate::free_space::free_list;
+use crate::free_space::free_pages::FreePages;
 use crate::io::{FileIo, PageIo};
-use crate::layout::META_PAGE_COUNT;
-use crate::meta::{self, CommitState, SlotContent};
-use crate::options::{Options, SyncMode};
-use crate::pager::Pager;
-use crate::read_transaction::ReadTransaction;
-use crate::write_transaction::WriteTransaction;
-use crate::{free_list, integrity};
+use crate::page_store::layout::META_PAGE_COUNT;
+use crate::page_store::meta::{self, CommitState, SlotContent};
+use crate::page_store::pager::Pager;
+use crate::transaction::integrity;
+use crate::transaction::options::{Options, SyncMode};
+use crate::transaction::read_transaction::ReadTransaction;
+use crate::transaction::write_transaction::WriteTransaction;
 
 /// A page store file, open.
 pub struct Database {

@@ -14,9 +14,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::database::Database;
 use crate::error::Result;
-use crate::free_list::RecordKey;
+use crate::free_space::free_list::RecordKey;
+use crate::transaction::database::Database;
 
 /// What one release gave back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

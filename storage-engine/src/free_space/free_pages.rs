@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
-use crate::free_list::RecordKey;
-use crate::pager::Pager;
+use crate::free_space::free_list::RecordKey;
+use crate::page_store::pager::Pager;
 
 /// Growth step of the file, as a fraction of its length: grow by length / this.
 const GROWTH_FRACTION_DIVISOR: u64 = 32;

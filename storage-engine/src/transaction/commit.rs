@@ -7,18 +7,18 @@
 //! failed sync poisons the database: after fsync fails, the kernel may have dropped the
 //! dirty pages, and only a reopen can tell what is on disk.
 
-use crate::catalog::{self, TreeRoot};
-use crate::database::{Shared, SharedState};
-use crate::editor::Editor;
+use crate::btree::catalog::{self, TreeRoot};
+use crate::btree::editor::Editor;
 use crate::error::{Error, Result};
-use crate::free_list::{self, RecordKey};
-use crate::free_pages::{Allocator, Records};
-use crate::layout::NO_PAGE;
-use crate::meta::{self, CommitState};
-use crate::options::SyncMode;
-use crate::page::Pointer;
-use crate::page::ValueSlot;
-use crate::write_transaction::WriteState;
+use crate::free_space::free_list::{self, RecordKey};
+use crate::free_space::free_pages::{Allocator, Records};
+use crate::page_store::layout::NO_PAGE;
+use crate::page_store::meta::{self, CommitState};
+use crate::page_store::page::Pointer;
+use crate::page_store::page::ValueSlot;
+use crate::transaction::database::{Shared, SharedState};
+use crate::transaction::options::SyncMode;
+use crate::transaction::write_transaction::WriteState;
 
 /// Rounds of the free-tree update before giving up: each round records the pages the
 /// previous round's edits allocated or freed; two or three rounds settle in practice.
@@ -49,10 +49,10 @@ pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
         free_pages: update.free_pages,
         tree_count,
     };
-    crate::spill::write_pages(&shared.pager, &mut pages)?;
+    crate::transaction::spill::write_pages(&shared.pager, &mut pages)?;
     drop(pages);
     // The transaction is over: the buffers its spills kept go back to the allocator.
-    crate::page_buffers::release();
+    crate::page_store::page_buffers::release();
     durable(shared, || shared.sync())?;
     let slot_bytes = meta::encode(&committed, shared.pager.page_bytes());
     let slot_offset = committed.slot() * shared.pager.page_bytes() as u64;
@@ -63,7 +63,7 @@ pub fn commit(shared: &Shared, state: &mut WriteState) -> Result<()> {
         SyncMode::None => shared.pager.io().write(slot_offset, &slot_bytes)?,
     }
     // Only a residency hint: the commit is durable already, and a failure changes nothing.
-    crate::spill::unmap_unused(&shared.pager, &mut state.allocator).ok();
+    crate::transaction::spill::unmap_unused(&shared.pager, &mut state.allocator).ok();
     publish(&mut shared.lock(), state, committed, update);
     Ok(())
 }

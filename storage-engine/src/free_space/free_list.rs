@@ -12,12 +12,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::bytes::read_u64;
-use crate::cursor::{Cursor, Seek, Source};
+use crate::btree::cursor::{Cursor, Seek, Source};
 use crate::error::{Error, Result};
-use crate::layout::*;
-use crate::page::Pointer;
-use crate::pager::Pager;
+use crate::page_store::bytes::read_u64;
+use crate::page_store::layout::*;
+use crate::page_store::page::Pointer;
+use crate::page_store::pager::Pager;
 
 /// The key of a free-page record: the writing transaction and a sequence number in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -9,11 +9,11 @@
 //! Invariants: overflow runs are not counted (a repack copies them as they are); a tree
 //! with no root has no pages and counts as full.
 
-use crate::cursor::TREE_DEPTH_MAX;
+use crate::btree::cursor::TREE_DEPTH_MAX;
 use crate::error::{Error, Result};
-use crate::page::Pointer;
-use crate::pager::Pager;
-use crate::read_transaction::ReadTree;
+use crate::page_store::page::Pointer;
+use crate::page_store::pager::Pager;
+use crate::transaction::read_transaction::ReadTree;
 
 /// The pages of a tree and the bytes of them its content uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -9,16 +9,16 @@
 
 use std::ops::Bound;
 
-use crate::catalog;
-use crate::checksum::{page_checksum, streamed_checksum};
-use crate::cursor::TREE_DEPTH_MAX;
-use crate::database::IntegrityReport;
+use crate::btree::catalog;
+use crate::btree::cursor::TREE_DEPTH_MAX;
 use crate::error::{Error, Result};
-use crate::free_list::{self, RecordKey};
-use crate::layout::*;
-use crate::meta::CommitState;
-use crate::page::{PageView, Pointer, ValueSlot};
-use crate::pager::Pager;
+use crate::free_space::free_list::{self, RecordKey};
+use crate::page_store::checksum::{page_checksum, streamed_checksum};
+use crate::page_store::layout::*;
+use crate::page_store::meta::CommitState;
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
+use crate::page_store::pager::Pager;
+use crate::transaction::database::IntegrityReport;
 
 /// Called with each entry's key, value and leaf page.
 type EntryVisitor<'v> = dyn FnMut(&[u8], &[u8], u64) -> Result<()> + 'v;
@@ -197,7 +197,8 @@ impl Walker<'_> {
         self.report.overflow_pages += pages;
         let run = pager.raw_pages(pointer.page, pages)?;
         let end = OVERFLOW_DATA_OFFSET + length as usize;
-        let stored = crate::bytes::read_u64(run, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
+        let stored =
+            crate::page_store::bytes::read_u64(run, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
         if run[PAGE_KIND_OFFSET] != KIND_OVERFLOW
             || streamed_checksum(pointer.page, &[&run[PAGE_CHECKSUMMED_OFFSET..end]]) != stored
             || stored != pointer.checksum
@@ -243,7 +244,8 @@ impl Walker<'_> {
 /// Re-hashes page `page`, ignoring the verified cache; checks it against `expected` too.
 fn rehashed_page(pager: &Pager, page: u64, expected: Option<u64>) -> Result<&[u8]> {
     let bytes = pager.raw_pages(page, 1)?;
-    let stored = crate::bytes::read_u64(bytes, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
+    let stored =
+        crate::page_store::bytes::read_u64(bytes, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
     if page_checksum(page, &bytes[PAGE_CHECKSUMMED_OFFSET..]) != stored {
         return Err(Error::corrupted(page, "page checksum mismatch"));
     }

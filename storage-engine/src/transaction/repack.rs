@@ -24,9 +24,9 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Direction;
-use crate::catalog::{self, TreeRoot};
+use crate::btree::catalog::{self, TreeRoot};
 use crate::error::{Error, Result};
-use crate::write_transaction::{TreeSlot, WriteTransaction, WriteTree};
+use crate::transaction::write_transaction::{TreeSlot, WriteTransaction, WriteTree};
 
 /// A leaf fill, in percent of a page's bytes, that leaves room for later inserts.
 pub const REPACK_LEAF_FILL_PERCENT: usize = 90;
