@@ -30,6 +30,21 @@
 //! ```
 //!
 //! `DESIGN.md` beside this crate's manifest draws the file format and the commit protocol.
+//!
+//! # Layers
+//!
+//! One folder per layer, each importing only the layers below it (each folder's `mod.rs`
+//! says what it does, what it may import and its invariants):
+//!
+//! 1. `io/`: the `PageIo` seam to the disk (file and simulated backends);
+//! 2. `page_store/`: the file layout, verified pages, checksums and commit slots;
+//! 3. `free_space/`: free-page records, the allocator, giving disk blocks back;
+//! 4. `btree/`: copy-on-write B+trees, cursors, the catalog's format;
+//! 5. `transaction/`: `Database`, read and write transactions, the commit protocol;
+//! 6. `vector/`: the HNSW vector store, built on the public API of the layers below.
+//!
+//! `error` is shared by all of them. This file only re-exports the public names, so every
+//! `storage_engine::X` path stays where it was.
 
 mod btree;
 mod error;
@@ -40,6 +55,7 @@ mod transaction;
 
 pub mod vector;
 
+pub use btree::cursor::Direction;
 pub use btree::path_lookup::PathLookup;
 pub use btree::tree_fill::TreeFill;
 pub use error::{Error, Result};
@@ -47,7 +63,8 @@ pub use free_space::release::Released;
 pub use page_store::layout::{
     KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX, stored_entry_bytes,
 };
-pub use transaction::database::{Database, IntegrityReport, Stats};
+pub use transaction::database::{Database, Stats};
+pub use transaction::integrity::IntegrityReport;
 pub use transaction::merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
 pub use transaction::options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
@@ -55,12 +72,3 @@ pub use transaction::options::{
 pub use transaction::read_transaction::{ReadRange, ReadTransaction, ReadTree};
 pub use transaction::repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
 pub use transaction::write_transaction::{WriteRange, WriteTransaction, WriteTree};
-
-/// Order of an iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Ascending key order.
-    Forward,
-    /// Descending key order.
-    Backward,
-}

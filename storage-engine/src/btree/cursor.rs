@@ -17,6 +17,15 @@ use crate::page_store::pager::Pager;
 /// Deepest tree possible: a fan-out of at least four per branch would need 4^32 entries.
 pub const TREE_DEPTH_MAX: usize = 32;
 
+/// Order of an iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Ascending key order.
+    Forward,
+    /// Descending key order.
+    Backward,
+}
+
 /// A tree node as the cursor sees it: a committed page, or a dirty node of the open
 /// write transaction (both in page format).
 #[derive(Clone, Copy)]

@@ -2,7 +2,7 @@
 //!
 //! Copy-on-write leaves the pages a commit replaced free in the file, reused by the next
 //! write transactions; after a large batch they can be a third of the file. When the
-//! database is idle, [`Database::release_free_pages`] punches holes over the reusable ones,
+//! database is idle, `Database::release_free_pages` punches holes over the reusable ones,
 //! so the file holds disk blocks only for live data (its length does not change). A later
 //! writer reuses a released page as it would any free page: it writes the whole page, and
 //! the file system allocates a block again.
@@ -11,12 +11,17 @@
 //! so nothing reads them), and only while this call holds the write transaction (no writer
 //! can take and rewrite a page being punched). A record already released is not punched
 //! again; the set of released records only ever names records of the free tree.
+//!
+//! This file holds the free-space half (which pages, which runs, the released set); the
+//! method that holds the write transaction while it runs is `Database::release_free_pages`
+//! in `transaction/database.rs`, the layer that owns transactions.
 
 use std::collections::BTreeSet;
 
 use crate::error::Result;
 use crate::free_space::free_list::RecordKey;
-use crate::transaction::database::Database;
+use crate::free_space::free_pages::{FreePages, Records};
+use crate::page_store::pager::Pager;
 
 /// What one release gave back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,67 +37,53 @@ pub struct Released {
     pub pending_pages: u64,
 }
 
-impl Database {
-    /// Gives back the disk blocks of every reusable free page not given back yet, when
-    /// there are at least `minimum_pages` of them (else gives back nothing), and counts the
-    /// free pages a live snapshot still holds (a caller that wants every block back calls
-    /// again once they are 0). Fails with
-    /// [`crate::Error::WriteInProgress`] while a write transaction is open (call it again
-    /// when the writer is done).
-    pub fn release_free_pages(&self, minimum_pages: u64) -> Result<Released> {
-        let transaction = self.begin_write()?;
-        let (already, pending_pages) = {
-            let state = self.shared().lock();
-            let pending_pages = state
-                .free
-                .pending
-                .values()
-                .flat_map(|records| records.values())
-                .map(|pages| pages.len() as u64)
-                .sum();
-            (state.free.blocks_released.clone(), pending_pages)
-        };
-        let (keys, mut pages) = transaction.with_untaken_records(|records| {
-            let mut keys = BTreeSet::new();
-            let mut pages = Vec::new();
-            for (key, record_pages) in records {
-                keys.insert(*key);
-                if !already.contains(key) {
-                    pages.extend_from_slice(record_pages);
-                }
-            }
-            (keys, pages)
-        });
-        if (pages.len() as u64) < minimum_pages.max(1) {
-            return Ok(Released {
-                held_back_pages: pages.len() as u64,
-                pending_pages,
-                ..Released::default()
-            });
+/// The free pages waiting for snapshots in `free`: their blocks stay until those end.
+pub fn pending_pages(free: &FreePages) -> u64 {
+    free.pending
+        .values()
+        .flat_map(|records| records.values())
+        .map(|pages| pages.len() as u64)
+        .sum()
+}
+
+/// What a release of the reusable `records` covers: the key of every record (the released
+/// set once the release is done), and the pages of the records not in `already` (given back
+/// before), in record order.
+pub fn unreleased_pages(
+    records: &Records,
+    already: &BTreeSet<RecordKey>,
+) -> (BTreeSet<RecordKey>, Vec<u64>) {
+    let mut keys = BTreeSet::new();
+    let mut pages = Vec::new();
+    for (key, record_pages) in records {
+        keys.insert(*key);
+        if !already.contains(key) {
+            pages.extend_from_slice(record_pages);
         }
-        pages.sort_unstable();
-        let runs = runs_of(&pages);
-        let page_bytes = self.shared().pager.page_bytes() as u64;
-        for &(first, count) in &runs {
-            self.shared()
-                .pager
-                .io()
-                .release(first * page_bytes, count * page_bytes)?;
-        }
-        let mut state = self.shared().lock();
-        let released: &mut BTreeSet<RecordKey> = &mut state.free.blocks_released;
-        // Records taken since the last release have left the free tree: forget them.
-        released.retain(|key| keys.contains(key));
-        released.extend(keys);
-        drop(state);
-        transaction.abort();
-        Ok(Released {
-            pages: pages.len() as u64,
-            runs: runs.len() as u64,
-            held_back_pages: 0,
-            pending_pages,
-        })
     }
+    (keys, pages)
+}
+
+/// Gives back the disk blocks of `pages` (sorted, each once), one call per run of consecutive
+/// pages; returns the number of runs.
+pub fn give_back(pager: &Pager, pages: &[u64]) -> Result<u64> {
+    debug_assert!(
+        pages.windows(2).all(|pair| pair[0] < pair[1]),
+        "pages to release are sorted and listed once"
+    );
+    let runs = runs_of(pages);
+    let page_bytes = pager.page_bytes() as u64;
+    for &(first, count) in &runs {
+        pager.io().release(first * page_bytes, count * page_bytes)?;
+    }
+    Ok(runs.len() as u64)
+}
+
+/// Makes `keys` (the records a release covered) the released set `released`: records taken
+/// since the last release have left the free tree, so they are forgotten.
+pub fn remember_released(released: &mut BTreeSet<RecordKey>, keys: BTreeSet<RecordKey>) {
+    released.retain(|key| keys.contains(key));
+    released.extend(keys);
 }
 
 /// Sorted page numbers as runs of consecutive pages: (first page, page count).

@@ -18,7 +18,23 @@ use crate::page_store::layout::*;
 use crate::page_store::meta::CommitState;
 use crate::page_store::page::{PageView, Pointer, ValueSlot};
 use crate::page_store::pager::Pager;
-use crate::transaction::database::IntegrityReport;
+
+/// What the integrity check walked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IntegrityReport {
+    /// Named trees.
+    pub trees: u64,
+    /// Key/value entries across all trees.
+    pub entries: u64,
+    /// Branch and leaf pages (including the catalog's).
+    pub tree_pages: u64,
+    /// Pages in overflow runs.
+    pub overflow_pages: u64,
+    /// Pages of the free tree (the persisted free list) itself.
+    pub free_list_pages: u64,
+    /// Pages listed as free.
+    pub free_pages: u64,
+}
 
 /// Called with each entry's key, value and leaf page.
 type EntryVisitor<'v> = dyn FnMut(&[u8], &[u8], u64) -> Result<()> + 'v;

@@ -17,7 +17,7 @@ use crate::btree::editor::Editor;
 use crate::error::Result;
 use crate::free_space::free_pages::Allocator;
 use crate::page_store::pager::Pager;
-use crate::transaction::write_transaction::WriteState;
+use crate::transaction::write_state::WriteState;
 
 /// Writes every changed page of `state`'s trees to the file and drops it from memory.
 pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {

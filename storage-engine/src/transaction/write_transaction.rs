@@ -11,52 +11,26 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::Direction;
 use crate::btree::catalog::{self, TreeRoot};
+use crate::btree::cursor::Direction;
 use crate::btree::cursor::{Cursor, Seek, Source};
 use crate::btree::editor::Editor;
 use crate::btree::leaf_cache::LeafCache;
-use crate::btree::node::{NodeBuffer, leaf_cell};
+use crate::btree::node::leaf_cell;
 use crate::error::{Error, Result};
 use crate::free_space::free_pages::Allocator;
 use crate::page_store::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
-use crate::page_store::meta::CommitState;
 use crate::page_store::page::{PageView, Pointer, ValueSlot};
 use crate::transaction::commit;
-use crate::transaction::database::Shared;
 use crate::transaction::merge_writer::MergeWriter;
 use crate::transaction::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
+use crate::transaction::shared::Shared;
+use crate::transaction::write_state::{TreeSlot, WriteState};
 
 /// The one open write transaction of a database.
 pub struct WriteTransaction {
     pub(crate) shared: Arc<Shared>,
     pub(crate) state: RefCell<WriteState>,
-}
-
-/// A tree as this transaction sees it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TreeSlot {
-    pub tree: TreeRoot,
-    pub changed: bool,
-    pub deleted: bool,
-    /// Bumped by every change that searched from the root (see [`LeafCache`]).
-    pub version: u64,
-}
-
-/// Everything the transaction changed so far.
-pub(crate) struct WriteState {
-    pub base: CommitState,
-    pub dirty: HashMap<u64, NodeBuffer, crate::free_space::free_pages::PageHashBuilder>,
-    pub allocator: Allocator,
-    pub trees: BTreeMap<Vec<u8>, TreeSlot>,
-    pub failed: bool,
-    pub finished: bool,
-    /// Whether changed pages were written early ([`crate::transaction::spill`]): pages this transaction
-    /// allocated may then be read from the mapping, and may be rewritten before it ends.
-    pub spilled: bool,
-    /// While set, a leaf filled by appends at a tree's right edge splits once its cells pass
-    /// this many bytes (a repack's fill factor, see `repack.rs`).
-    pub append_fill_bytes: Option<usize>,
 }
 
 /// A named tree changed through the write transaction. Several may be open at once.
