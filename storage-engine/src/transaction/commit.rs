@@ -126,6 +126,12 @@ fn publish(
     committed: CommitState,
     update: FreeTreeUpdate,
 ) {
+    debug_assert!(shared.write_open, "only the open write transaction commits");
+    debug_assert_eq!(
+        committed.transaction_id,
+        shared.committed.transaction_id + 1,
+        "a commit follows the state its transaction began from"
+    );
     shared.committed = committed;
     let allocator = std::mem::replace(&mut state.allocator, Allocator::new(Records::new(), 0, 0));
     let mut reusable = allocator.records_untaken();

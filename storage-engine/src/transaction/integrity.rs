@@ -127,6 +127,8 @@ impl Walker<'_> {
         )
     }
 
+    /// Walks the subtree at `pointer`, whose keys must lie within `low..high`, `depth` levels
+    /// below the root; every leaf must lie at `leaf_depth` (set by the first leaf met).
     fn walk_node(
         &mut self,
         pointer: Pointer,
@@ -141,42 +143,55 @@ impl Walker<'_> {
         }
         self.mark(pointer.page)?;
         self.report.tree_pages += 1;
-        let pager = self.pager;
         let view = PageView::new(
             pointer.page,
-            rehashed_page(pager, pointer.page, Some(pointer.checksum))?,
+            rehashed_page(self.pager, pointer.page, Some(pointer.checksum))?,
         )?;
-        let corrupted = |what| Error::corrupted(pointer.page, what);
-        let mut previous: Option<&[u8]> = None;
-        for index in 0..view.count() {
-            let key = view.key(index)?;
-            if previous.is_some_and(|previous| previous >= key) {
-                return Err(corrupted("keys out of order"));
-            }
-            if !within(key, low, high) {
-                return Err(corrupted("key outside its parent's bounds"));
-            }
-            previous = Some(key);
-        }
+        check_keys(&view, low, high)?;
         if view.is_leaf() {
-            if view.count() == 0 {
-                return Err(corrupted("empty leaf"));
-            }
-            if *leaf_depth.get_or_insert(depth) != depth {
-                return Err(corrupted("leaves at different depths"));
-            }
-            for index in 0..view.count() {
-                let value = match view.value(index)? {
-                    ValueSlot::Inline(bytes) => bytes,
-                    ValueSlot::Overflow { pointer, length } => {
-                        self.overflow(pager, pointer, length)?
-                    }
-                };
-                self.report.entries += 1;
-                visit(view.key(index)?, value, pointer.page)?;
-            }
-            return Ok(());
+            return self.walk_leaf(&view, depth, leaf_depth, visit);
         }
+        self.walk_children(&view, low, high, depth, leaf_depth, visit)
+    }
+
+    /// Checks the leaf `view` (not empty, at the tree's leaf depth) and visits its entries,
+    /// walking their overflow runs.
+    fn walk_leaf(
+        &mut self,
+        view: &PageView<'_>,
+        depth: usize,
+        leaf_depth: &mut Option<usize>,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<()> {
+        let corrupted = |what| Error::corrupted(view.page(), what);
+        if view.count() == 0 {
+            return Err(corrupted("empty leaf"));
+        }
+        if *leaf_depth.get_or_insert(depth) != depth {
+            return Err(corrupted("leaves at different depths"));
+        }
+        let pager = self.pager;
+        for index in 0..view.count() {
+            let value = match view.value(index)? {
+                ValueSlot::Inline(bytes) => bytes,
+                ValueSlot::Overflow { pointer, length } => self.overflow(pager, pointer, length)?,
+            };
+            self.report.entries += 1;
+            visit(view.key(index)?, value, view.page())?;
+        }
+        Ok(())
+    }
+
+    /// Walks every child of the branch `view`, each within the separators around it.
+    fn walk_children(
+        &mut self,
+        view: &PageView<'_>,
+        low: Bound<&[u8]>,
+        high: Bound<&[u8]>,
+        depth: usize,
+        leaf_depth: &mut Option<usize>,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<()> {
         for index in 0..=view.count() {
             let child_low = if index == 0 {
                 low
@@ -255,6 +270,24 @@ impl Walker<'_> {
         }
         Ok(())
     }
+}
+
+/// Checks that the keys of `view` ascend strictly and lie within `low..high` (the bounds its
+/// parent's separators set).
+fn check_keys(view: &PageView<'_>, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Result<()> {
+    let corrupted = |what| Error::corrupted(view.page(), what);
+    let mut previous: Option<&[u8]> = None;
+    for index in 0..view.count() {
+        let key = view.key(index)?;
+        if previous.is_some_and(|previous| previous >= key) {
+            return Err(corrupted("keys out of order"));
+        }
+        if !within(key, low, high) {
+            return Err(corrupted("key outside its parent's bounds"));
+        }
+        previous = Some(key);
+    }
+    Ok(())
 }
 
 /// Re-hashes page `page`, ignoring the verified cache; checks it against `expected` too.
