@@ -31,6 +31,24 @@
 //!
 //! `DESIGN.md` beside this crate's manifest draws the file format and the commit protocol.
 //!
+//! # Vector store in brief
+//!
+//! [`vector`] is the on-disk HNSW vector store, kept in the page store's named trees and in
+//! dense vector files beside the page file. Its entry type is [`vector::Graph`]:
+//! `Graph::create` in a write transaction (or `Graph::open` on a read snapshot), then
+//! `Graph::writer` in a write transaction ([`vector::GraphWriter`]: `insert`, `merge`,
+//! `finish`, then commit the transaction) and `Graph::reader` on a read snapshot
+//! ([`vector::GraphReader`]: `search` with a [`vector::SearchRequest`], answering
+//! [`vector::Hit`]s). `storage_engine::vector` re-exports every type that path needs:
+//! `Graph`, `GraphOptions`, `GraphParameters`, `GraphWriter`, `GraphReader`, `SearchRequest`,
+//! `Hit`, `Metric`, `VectorError`, the `ReadTrees`/`WriteTrees` seams that `ReadTransaction`
+//! and `WriteTransaction` implement, and the file backends (`VectorBackends`, `FileBackends`,
+//! `vector_file_paths`).
+//!
+//! Nothing in the server calls the vector store yet: neither the `shards` crate nor the server
+//! crate names `storage_engine::vector`; only `bench-harness` and this crate's tests use it.
+//! The `shards` crate is to be its first caller, through `vector::Graph`.
+//!
 //! # Layers
 //!
 //! One folder per layer, each importing only the layers below it (each folder's `mod.rs`
