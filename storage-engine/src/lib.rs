@@ -30,59 +30,63 @@
 //! ```
 //!
 //! `DESIGN.md` beside this crate's manifest draws the file format and the commit protocol.
+//!
+//! # Vector store in brief
+//!
+//! [`vector`] is the on-disk HNSW vector store, kept in the page store's named trees and in
+//! dense vector files beside the page file. Its entry type is [`vector::Graph`]:
+//! `Graph::create` in a write transaction (or `Graph::open` on a read snapshot), then
+//! `Graph::writer` in a write transaction ([`vector::GraphWriter`]: `insert`, `merge`,
+//! `finish`, then commit the transaction) and `Graph::reader` on a read snapshot
+//! ([`vector::GraphReader`]: `search` with a [`vector::SearchRequest`], answering
+//! [`vector::Hit`]s). `storage_engine::vector` re-exports every type that path needs:
+//! `Graph`, `GraphOptions`, `GraphParameters`, `GraphWriter`, `GraphReader`, `SearchRequest`,
+//! `Hit`, `Metric`, `VectorError`, the `ReadTrees`/`WriteTrees` seams that `ReadTransaction`
+//! and `WriteTransaction` implement, and the file backends (`VectorBackends`, `FileBackends`,
+//! `vector_file_paths`).
+//!
+//! Nothing in the server calls the vector store yet: neither the `shards` crate nor the server
+//! crate names `storage_engine::vector`; only `bench-harness` and this crate's tests use it.
+//! The `shards` crate is to be its first caller, through `vector::Graph`.
+//!
+//! # Layers
+//!
+//! One folder per layer, each importing only the layers below it (each folder's `mod.rs`
+//! says what it does, what it may import and its invariants):
+//!
+//! 1. `io/`: the `PageIo` seam to the disk (file and simulated backends);
+//! 2. `page_store/`: the file layout, verified pages, checksums and commit slots;
+//! 3. `free_space/`: free-page records, the allocator, giving disk blocks back;
+//! 4. `btree/`: copy-on-write B+trees, cursors, the catalog's format;
+//! 5. `transaction/`: `Database`, read and write transactions, the commit protocol;
+//! 6. `vector/`: the HNSW vector store, built on the public API of the layers below.
+//!
+//! `error` is shared by all of them. This file only re-exports the public names, so every
+//! `storage_engine::X` path stays where it was.
 
-mod bytes;
-mod catalog;
-mod checksum;
-mod commit;
-mod cursor;
-mod database;
-mod editor;
+mod btree;
 mod error;
-mod free_list;
-mod free_pages;
-mod integrity;
+mod free_space;
 pub mod io;
-mod layout;
-mod leaf_cache;
-mod merge_writer;
-mod meta;
-mod node;
-mod options;
-mod page;
-mod page_buffers;
-mod pager;
-mod path_lookup;
-mod read_transaction;
-mod release;
-mod repack;
-mod spill;
-mod tree_fill;
-mod write_transaction;
+mod page_store;
+mod transaction;
 
 pub mod vector;
 
-pub use database::{Database, IntegrityReport, Stats};
+pub use btree::cursor::Direction;
+pub use btree::path_lookup::PathLookup;
+pub use btree::tree_fill::TreeFill;
 pub use error::{Error, Result};
-pub use layout::{
+pub use free_space::release::Released;
+pub use page_store::layout::{
     KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX, stored_entry_bytes,
 };
-pub use merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
-pub use options::{
+pub use transaction::database::{Database, Stats};
+pub use transaction::integrity::IntegrityReport;
+pub use transaction::merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
+pub use transaction::options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
 };
-pub use path_lookup::PathLookup;
-pub use read_transaction::{ReadRange, ReadTransaction, ReadTree};
-pub use release::Released;
-pub use repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
-pub use tree_fill::TreeFill;
-pub use write_transaction::{WriteRange, WriteTransaction, WriteTree};
-
-/// Order of an iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Ascending key order.
-    Forward,
-    /// Descending key order.
-    Backward,
-}
+pub use transaction::read_transaction::{ReadRange, ReadTransaction, ReadTree};
+pub use transaction::repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
+pub use transaction::write_transaction::{WriteRange, WriteTransaction, WriteTree};

@@ -1,4 +1,6 @@
-//! The I/O seam between the page store and the disk.
+//! Layer 1, the I/O seam between the page store and the disk.
+//!
+//! May import: `crate::error` only; every layer above reaches the disk through `PageIo`.
 //!
 //! `PageIo` reads through a stable mapping and writes through positioned writes. Two
 //! backends implement it: [`FileIo`] (memmap2 + pwrite + fdatasync) and [`SimulatedIo`]

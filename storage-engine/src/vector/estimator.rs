@@ -27,9 +27,14 @@
 //! the mean of its float vector and of its `CENTRE_NEIGHBOURS` nearest layer-0 candidates
 //! becomes a new centre, the node's (about one centre per `m` vectors). A vector is coded
 //! against the nearest centre that exists when it is inserted, found through the graph
-//! (`nearest_centre`: a greedy descent by full-precision distances to layer 1, then the
-//! centres of the node reached and of its layer-1 neighbours). Residuals from a local mean are
-//! small and isotropic, which is what makes 1-bit codes discriminate between close neighbours.
+//! (`graph::centres::nearest_centre`: a greedy descent by full-precision distances to layer 1,
+//! then the centres of the node reached and of its layer-1 neighbours). Residuals from a local
+//! mean are small and isotropic, which is what makes 1-bit codes discriminate between close
+//! neighbours.
+//!
+//! This file is arithmetic over the centres it is given (`Centres`, `mean`, codes, estimates)
+//! and imports nothing from `graph/`: finding and making centres through the graph is
+//! `graph::centres`, which sits above it.
 //!
 //! Record payload (`PayloadKind::CentredCodes`): `code_words(d)` LE `u64` words, then `scale`
 //! and `bias` as LE `f32`; the header's second word holds the centre number (`NO_CENTRE` for
@@ -37,14 +42,9 @@
 //! before) when it was written; centres are only appended, never changed.
 
 use super::distance::Metric;
-use super::error::VectorError;
-use super::graph::search::greedy_descent;
-use super::graph::visited::SearchScratch;
-use super::graph::{Links, Scored};
 use super::kernels;
 use super::quantization::{self, CODE_WORD_BITS};
-use super::records::{RECORD_HEADER_BYTES, RecordLayout, RecordStore};
-use super::space::{Query, Space};
+use super::records::{RECORD_HEADER_BYTES, RecordLayout};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
@@ -174,40 +174,6 @@ impl Centres {
     }
 }
 
-/// The centre to code the prepared `vector` against: through the graph `links` (whose nodes'
-/// full vectors `space` holds), the nearest of the centres of the layer-1 node a greedy
-/// descent reaches and of its layer-1 neighbours; by brute force when none of them has one.
-pub fn nearest_centre<L: Links, R: RecordStore>(
-    links: &L,
-    space: &Space<'_, R>,
-    centres: &Centres,
-    vector: &[f32],
-    scratch: &mut SearchScratch,
-) -> Result<u32, VectorError> {
-    let Some(entry_point) = links.entry_point() else {
-        return Ok(centres.nearest(vector));
-    };
-    if centres.is_empty() {
-        return Ok(NO_CENTRE);
-    }
-    let query = Query::Floats(vector.to_vec());
-    let closest = greedy_descent(links, space, &query, entry_point, 0, scratch)?;
-    let mut nodes = Vec::new();
-    if entry_point.level >= 1 {
-        links.neighbours(closest.record, 1, &mut nodes)?;
-    }
-    nodes.push(closest.record);
-    let candidates: Vec<u32> = nodes
-        .iter()
-        .filter_map(|&record| centres.of_record(record))
-        .collect();
-    Ok(if candidates.is_empty() {
-        centres.nearest(vector)
-    } else {
-        centres.nearest_of(vector, candidates)
-    })
-}
-
 /// The mean of `vectors` (at least one, all `dimensions` long): a new centre.
 pub fn mean<'a>(dimensions: usize, vectors: impl Iterator<Item = &'a [f32]>) -> Vec<f32> {
     let mut sum = vec![0.0_f64; dimensions];
@@ -220,18 +186,6 @@ pub fn mean<'a>(dimensions: usize, vectors: impl Iterator<Item = &'a [f32]>) -> 
     }
     let count = count.max(1) as f64;
     sum.iter().map(|total| (total / count) as f32).collect()
-}
-
-/// The centre made when `record` (a node of level `CENTRE_LEVEL_MIN` or more) joins the graph:
-/// the mean of its float vector and those of its `CENTRE_NEIGHBOURS` closest layer-0
-/// candidates `found` (closest first), all read from the float records `floats`.
-pub fn local_centre<R: RecordStore>(floats: &R, record: u32, found: &[Scored]) -> Vec<f32> {
-    let neighbours = found.iter().take(CENTRE_NEIGHBOURS);
-    mean(
-        floats.layout().dimensions,
-        std::iter::once(floats.floats(record))
-            .chain(neighbours.map(|scored| floats.floats(scored.record))),
-    )
 }
 
 /// Bytes of the code of a `dimensions`-long vector (whole words).

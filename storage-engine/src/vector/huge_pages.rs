@@ -23,10 +23,10 @@ fn advise(start: usize, length: usize) {
     if last <= first {
         return;
     }
+    #[cfg(target_os = "linux")]
     // SAFETY: `first..last` lies inside the allocation the caller passed (rounded inwards);
     // the advice changes how the kernel backs that memory, never its contents or mapping, so
     // no reference to it is invalidated.
-    #[cfg(target_os = "linux")]
     unsafe {
         libc::madvise(
             first as *mut libc::c_void,

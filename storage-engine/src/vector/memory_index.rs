@@ -8,7 +8,8 @@
 //! bytes stay until the index is rebuilt).
 
 use super::error::VectorError;
-use super::estimator::{CENTRE_LEVEL_MIN, Centres, local_centre, nearest_centre};
+use super::estimator::{CENTRE_LEVEL_MIN, Centres};
+use super::graph::centres::{local_centre, nearest_centre};
 use super::graph::check::check_graph;
 use super::graph::delete::delete_nodes;
 use super::graph::insert::{insert_node, random_level};

@@ -4,7 +4,8 @@
 //! - `quantization`: 1-bit codes for binary quantization;
 //! - `estimator`: asymmetric distance estimates from 1-bit codes of residuals from centres;
 //! - `records`: the fixed-stride record layout shared by vector files and memory;
-//! - `graph`: the HNSW algorithm over any node storage (`Links`);
+//! - `graph`: the HNSW algorithm over any node storage (`Links`), and (`graph::centres`) the
+//!   centres found and made through the graph that `estimator` codes against;
 //! - `searching`: queries, filtered search policy, re-scoring;
 //! - `memory_index`: the whole index in memory (the model for the persisted graph);
 //! - `store`: graphs persisted in the page store, vectors in dense vector files; writers and
@@ -13,6 +14,14 @@
 //!   map (`store::record_ids`);
 //! - `sketch`: 8-bit copies of the float vectors in memory, whose distance lower bounds let a
 //!   reader's search skip loading vectors that cannot enter its results.
+//!
+//! Entry: [`Graph`] (`Graph::create` / `Graph::open`, then `Graph::writer` in a write
+//! transaction and `Graph::reader` on a read snapshot); the types a caller needs are
+//! re-exported here. Nothing in the server calls the vector store yet (only `bench-harness`
+//! and this crate's tests do); the `shards` crate is to be its first caller.
+//!
+//! Layer 6 of the crate: it uses the page store only through its public API (`Database`'s
+//! transactions and trees, via `store::trees`) and `io::PageIo` for its vector files.
 //!
 //! Invariant: a graph's node is named by its record number in the graph's vector records, so
 //! a link leads to a vector without any lookup.
@@ -42,4 +51,7 @@ pub use graph::visited::SearchScratch;
 pub use memory_index::{MemoryIndex, MergeReport};
 pub use parameters::GraphParameters;
 pub use searching::{Hit, SearchRequest};
-pub use store::{Graph, GraphOptions, GraphReader, GraphWriter};
+pub use store::{
+    FileBackend, FileBackends, Graph, GraphOptions, GraphReader, GraphWriter, ReadTrees,
+    VectorBackends, WriteTrees, vector_file_paths,
+};

@@ -18,6 +18,7 @@
 //! - the entry point is a live node of the highest level, present iff the graph is not empty;
 //! - every live node is reachable from the entry point on every layer it lives on.
 
+pub mod centres;
 pub mod check;
 pub mod delete;
 pub mod dense;

@@ -37,7 +37,8 @@ use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
 use super::vector_file::{FileRecords, VectorFile};
 use crate::io::PageIo;
 use crate::vector::error::VectorError;
-use crate::vector::estimator::{self, CENTRE_LEVEL_MIN, Centres, local_centre};
+use crate::vector::estimator::{self, CENTRE_LEVEL_MIN, Centres};
+use crate::vector::graph::centres::{local_centre, nearest_centre};
 use crate::vector::graph::check::check_graph;
 use crate::vector::graph::delete::delete_nodes;
 use crate::vector::graph::dense::DenseLinks;
@@ -1080,7 +1081,7 @@ impl GraphWriter<'_> {
         Ok(None)
     }
 
-    /// The centre a new prepared vector is coded against (`estimator::nearest_centre`).
+    /// The centre a new prepared vector is coded against (`graph::centres::nearest_centre`).
     fn centre_for(&mut self, prepared: &[f32]) -> Result<u32, VectorError> {
         if self.centres.is_empty() {
             return Ok(estimator::NO_CENTRE);
@@ -1094,7 +1095,7 @@ impl GraphWriter<'_> {
             &self.state,
         )
         .and_then(|links| {
-            estimator::nearest_centre(&*links, &space, &self.centres, prepared, &mut self.scratch)
+            nearest_centre(&*links, &space, &self.centres, prepared, &mut self.scratch)
         });
         if outcome.is_err() {
             self.links = None;

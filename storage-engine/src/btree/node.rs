@@ -6,10 +6,10 @@
 //! `garbage` counts dead cell bytes below no slot, reclaimed by compaction; child
 //! pointers to dirty children carry a stale checksum until the commit fills it in.
 
-use crate::bytes::{read_u16, read_u32, read_u64, write_u16, write_u32, write_u64};
 use crate::error::Result;
-use crate::layout::*;
-use crate::page::{PageView, Pointer, ValueSlot};
+use crate::page_store::bytes::{read_u16, read_u32, read_u64, write_u16, write_u32, write_u64};
+use crate::page_store::layout::*;
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
 
 /// Where a replaced or removed value lived: all the editor needs to free its pages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl NodeBuffer {
     /// A node of `page_bytes` holding `cells` in order; a branch also gets `first_child`.
     pub fn build(page_bytes: usize, first_child: Option<Pointer>, cells: &[&[u8]]) -> NodeBuffer {
         let mut node = NodeBuffer {
-            bytes: crate::page_buffers::zeroed(page_bytes),
+            bytes: crate::page_store::page_buffers::zeroed(page_bytes),
             cell_start: page_bytes,
             garbage: 0,
         };
@@ -147,7 +147,7 @@ impl NodeBuffer {
             cell_start = cell_start.min(offset);
             live += length;
         }
-        let bytes = crate::page_buffers::copied(view.bytes());
+        let bytes = crate::page_store::page_buffers::copied(view.bytes());
         debug_assert_eq!(bytes.len(), page_bytes, "views of pages span one page");
         let garbage = (page_bytes - cell_start).saturating_sub(live);
         Ok(NodeBuffer {

@@ -9,13 +9,22 @@
 
 use std::collections::HashMap;
 
+use crate::btree::node::NodeBuffer;
 use crate::error::{Error, Result};
-use crate::node::NodeBuffer;
-use crate::page::{PageView, Pointer, ValueSlot};
-use crate::pager::Pager;
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
+use crate::page_store::pager::Pager;
 
 /// Deepest tree possible: a fan-out of at least four per branch would need 4^32 entries.
 pub const TREE_DEPTH_MAX: usize = 32;
+
+/// Order of an iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Ascending key order.
+    Forward,
+    /// Descending key order.
+    Backward,
+}
 
 /// A tree node as the cursor sees it: a committed page, or a dirty node of the open
 /// write transaction (both in page format).
@@ -43,7 +52,7 @@ pub struct Source<'a> {
     /// Verified committed pages.
     pub pager: &'a Pager,
     /// Dirty nodes of the open write transaction, by page number.
-    pub dirty: Option<&'a HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>>,
+    pub dirty: Option<&'a HashMap<u64, NodeBuffer, crate::free_space::free_pages::PageHashBuilder>>,
 }
 
 impl<'a> Source<'a> {

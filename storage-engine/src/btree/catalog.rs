@@ -3,10 +3,10 @@
 //! Invariant: a catalog value is exactly `CATALOG_VALUE_BYTES`; root page `NO_PAGE` means
 //! an empty tree.
 
-use crate::bytes::{read_u64, write_u64};
 use crate::error::{Error, Result};
-use crate::layout::*;
-use crate::page::Pointer;
+use crate::page_store::bytes::{read_u64, write_u64};
+use crate::page_store::layout::*;
+use crate::page_store::page::Pointer;
 
 /// Where a named tree lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,12 +21,12 @@
 //!   [`MERGE_LEAF_FILL_PERCENT`]; a run that fits one page replaces the leaf, which is merged
 //!   with a sibling when it ends under-full, as after a deletion.
 
+use crate::btree::node::{NodeBuffer, StoredValue, append_leaf_cell, cell_key};
 use crate::error::{Error, Result};
-use crate::layout::value_is_inline;
-use crate::layout::{KEY_BYTES_MAX, LEAF_SLOTS_OFFSET, SLOT_BYTES, VALUE_BYTES_MAX};
-use crate::node::{NodeBuffer, StoredValue, append_leaf_cell, cell_key};
-use crate::page::{PageView, Pointer, ValueSlot};
-use crate::write_transaction::WriteTransaction;
+use crate::page_store::layout::value_is_inline;
+use crate::page_store::layout::{KEY_BYTES_MAX, LEAF_SLOTS_OFFSET, SLOT_BYTES, VALUE_BYTES_MAX};
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
+use crate::transaction::write_transaction::WriteTransaction;
 
 /// How full, in percent of a page's cell room, a run cut into several leaves fills each: room
 /// for the next merge's new keys before the leaf splits again.
@@ -148,7 +148,7 @@ pub struct MergeWriter<'t> {
     cells: Vec<std::ops::Range<usize>>,
     /// The input buffer of the last leaf closed, reused by the next.
     spare_input: Vec<u8>,
-    path: Vec<crate::editor::PathStep>,
+    path: Vec<crate::btree::editor::PathStep>,
 }
 
 impl<'t> MergeWriter<'t> {
@@ -198,7 +198,7 @@ impl<'t> MergeWriter<'t> {
         leaf.next = found;
         if found < leaf.count && view.key(found)? == key {
             self.sought = Sought::Stored(found);
-            let source = crate::cursor::Source {
+            let source = crate::btree::cursor::Source {
                 pager: &self.transaction.shared.pager,
                 dirty: None,
             };
@@ -324,7 +324,7 @@ impl<'t> MergeWriter<'t> {
                 leaf.input.extend_from_slice(&empty.into_bytes());
             }
             Some(root) => {
-                let source = crate::cursor::Source {
+                let source = crate::btree::cursor::Source {
                     pager: &transaction.shared.pager,
                     dirty: Some(&state.dirty),
                 };

@@ -9,9 +9,9 @@
 //! gives exactly what a search from the root gives, whatever the order of the keys asked
 //! (order only decides how much of the path is reused).
 
-use crate::cursor::{Cursor, NodeRef, Seek, Source, TREE_DEPTH_MAX};
+use crate::btree::cursor::{Cursor, NodeRef, Seek, Source, TREE_DEPTH_MAX};
 use crate::error::{Error, Result};
-use crate::page::Pointer;
+use crate::page_store::page::Pointer;
 
 /// One level of the remembered path: a node, and for a branch the child index taken.
 struct Level<'t> {

@@ -7,9 +7,9 @@
 
 use std::cmp::Ordering;
 
-use crate::bytes::{read_u16, read_u32, read_u64};
 use crate::error::{Error, Result};
-use crate::layout::*;
+use crate::page_store::bytes::{read_u16, read_u32, read_u64};
+use crate::page_store::layout::*;
 
 /// A pointer to a page, with the checksum the page must carry (a Merkle link).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,52 +11,26 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::Direction;
-use crate::catalog::{self, TreeRoot};
-use crate::commit;
-use crate::cursor::{Cursor, Seek, Source};
-use crate::database::Shared;
-use crate::editor::Editor;
+use crate::btree::catalog::{self, TreeRoot};
+use crate::btree::cursor::Direction;
+use crate::btree::cursor::{Cursor, Seek, Source};
+use crate::btree::editor::Editor;
+use crate::btree::leaf_cache::LeafCache;
+use crate::btree::node::leaf_cell;
 use crate::error::{Error, Result};
-use crate::free_pages::Allocator;
-use crate::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
-use crate::leaf_cache::LeafCache;
-use crate::merge_writer::MergeWriter;
-use crate::meta::CommitState;
-use crate::node::{NodeBuffer, leaf_cell};
-use crate::page::{PageView, Pointer, ValueSlot};
-use crate::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
+use crate::free_space::free_pages::Allocator;
+use crate::page_store::layout::{KEY_BYTES_MAX, VALUE_BYTES_MAX};
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
+use crate::transaction::commit;
+use crate::transaction::merge_writer::MergeWriter;
+use crate::transaction::read_transaction::{find_tree, is_past, plan, prefix_end, tree_names};
+use crate::transaction::shared::Shared;
+use crate::transaction::write_state::{TreeSlot, WriteState};
 
 /// The one open write transaction of a database.
 pub struct WriteTransaction {
     pub(crate) shared: Arc<Shared>,
     pub(crate) state: RefCell<WriteState>,
-}
-
-/// A tree as this transaction sees it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TreeSlot {
-    pub tree: TreeRoot,
-    pub changed: bool,
-    pub deleted: bool,
-    /// Bumped by every change that searched from the root (see [`LeafCache`]).
-    pub version: u64,
-}
-
-/// Everything the transaction changed so far.
-pub(crate) struct WriteState {
-    pub base: CommitState,
-    pub dirty: HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
-    pub allocator: Allocator,
-    pub trees: BTreeMap<Vec<u8>, TreeSlot>,
-    pub failed: bool,
-    pub finished: bool,
-    /// Whether changed pages were written early ([`crate::spill`]): pages this transaction
-    /// allocated may then be read from the mapping, and may be rewritten before it ends.
-    pub spilled: bool,
-    /// While set, a leaf filled by appends at a tree's right edge splits once its cells pass
-    /// this many bytes (a repack's fill factor, see `repack.rs`).
-    pub append_fill_bytes: Option<usize>,
 }
 
 /// A named tree changed through the write transaction. Several may be open at once.
@@ -118,7 +92,7 @@ impl WriteTransaction {
     /// Runs `work` on the released free-page records this transaction has not taken.
     pub(crate) fn with_untaken_records<Output>(
         &self,
-        work: impl FnOnce(&crate::free_pages::Records) -> Output,
+        work: impl FnOnce(&crate::free_space::free_pages::Records) -> Output,
     ) -> Output {
         work(self.state.borrow().allocator.untaken())
     }
@@ -256,7 +230,7 @@ impl WriteTransaction {
         let outcome = change(&mut editor, &mut table);
         let spilled = match &outcome {
             Ok(_) if self.outgrew_its_budget(state) => {
-                crate::spill::spill(&self.shared.pager, state)
+                crate::transaction::spill::spill(&self.shared.pager, state)
             }
             _ => Ok(()),
         };
@@ -384,7 +358,7 @@ impl<'t> WriteTree<'t> {
     /// The value stored under `key`. Values on pages this transaction did not change are
     /// borrowed from the mapping; the others are copied.
     pub fn get(&self, key: &[u8]) -> Result<Option<Cow<'t, [u8]>>> {
-        let pager: &'t crate::pager::Pager = &self.transaction.shared.pager;
+        let pager: &'t crate::page_store::pager::Pager = &self.transaction.shared.pager;
         let state = self.transaction.state.borrow();
         let source = Source {
             pager,
@@ -407,7 +381,7 @@ impl<'t> WriteTree<'t> {
             return Ok(None);
         };
         match node {
-            crate::cursor::NodeRef::Page(view) => {
+            crate::btree::cursor::NodeRef::Page(view) => {
                 let slot = view.value(index)?;
                 let overflow_page = match slot {
                     ValueSlot::Overflow { pointer, .. } => Some(pointer.page),
@@ -425,7 +399,7 @@ impl<'t> WriteTree<'t> {
                 };
                 Ok(Some(Cow::Borrowed(value)))
             }
-            crate::cursor::NodeRef::Dirty(_) => Ok(Some(Cow::Owned(
+            crate::btree::cursor::NodeRef::Dirty(_) => Ok(Some(Cow::Owned(
                 source.resolve(node.value(index)?)?.to_vec(),
             ))),
         }

@@ -23,10 +23,11 @@
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::Direction;
-use crate::catalog::{self, TreeRoot};
+use crate::btree::catalog::{self, TreeRoot};
+use crate::btree::cursor::Direction;
 use crate::error::{Error, Result};
-use crate::write_transaction::{TreeSlot, WriteTransaction, WriteTree};
+use crate::transaction::write_state::TreeSlot;
+use crate::transaction::write_transaction::{WriteTransaction, WriteTree};
 
 /// A leaf fill, in percent of a page's bytes, that leaves room for later inserts.
 pub const REPACK_LEAF_FILL_PERCENT: usize = 90;

@@ -13,11 +13,11 @@
 //! version is bumped, so no leaf cache names a page that is no longer in memory; the free tree
 //! and the catalog are only ever changed during commit, so nothing of theirs is in memory here.
 
-use crate::editor::Editor;
+use crate::btree::editor::Editor;
 use crate::error::Result;
-use crate::free_pages::Allocator;
-use crate::pager::Pager;
-use crate::write_transaction::WriteState;
+use crate::free_space::free_pages::Allocator;
+use crate::page_store::pager::Pager;
+use crate::transaction::write_state::WriteState;
 
 /// Writes every changed page of `state`'s trees to the file and drops it from memory.
 pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
@@ -41,7 +41,7 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
     write_pages(pager, &mut pages)?;
     // Written: their buffers serve the pages the transaction builds next on this thread.
     for (_, bytes) in pages {
-        crate::page_buffers::recycle(bytes);
+        crate::page_store::page_buffers::recycle(bytes);
     }
     state.spilled = true;
     // Only a hint (the commit's sync makes the pages durable): a failure changes nothing.

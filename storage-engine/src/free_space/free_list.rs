@@ -1,4 +1,5 @@
-//! The persisted free list: a B+tree of free-page records, rooted in the commit slot.
+//! The format of the persisted free list: the free-page records of the free tree, a B+tree
+//! rooted in the commit slot (reading and writing that tree is `transaction::free_tree`).
 //!
 //! Each record lists at most `FREE_RECORD_PAGES_MAX` page numbers under a 12-byte key:
 //! the id of the transaction that wrote it (big-endian, so records sort oldest first) and
@@ -10,14 +11,9 @@
 //! record only; the tree's own pages are reachable, never listed; values are whole
 //! multiples of `FREE_RECORD_ENTRY_BYTES`, between one and `FREE_RECORD_PAGES_MAX` pages.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use crate::bytes::read_u64;
-use crate::cursor::{Cursor, Seek, Source};
 use crate::error::{Error, Result};
-use crate::layout::*;
-use crate::page::Pointer;
-use crate::pager::Pager;
+use crate::page_store::bytes::read_u64;
+use crate::page_store::layout::*;
 
 /// The key of a free-page record: the writing transaction and a sequence number in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,33 +75,6 @@ pub fn decode_pages(value: &[u8], high_water_pages: u64, at_page: u64) -> Result
 /// Splits sorted `pages` into record-sized chunks.
 pub fn chunks(pages: &[u64]) -> impl Iterator<Item = &[u64]> {
     pages.chunks(FREE_RECORD_PAGES_MAX)
-}
-
-/// Every record of the free tree at `root` of a state whose high-water mark is
-/// `high_water_pages`, checked: keys well formed, pages in the file and listed once.
-pub fn read_all(
-    pager: &Pager,
-    root: Option<Pointer>,
-    high_water_pages: u64,
-) -> Result<BTreeMap<RecordKey, Vec<u64>>> {
-    let source = Source { pager, dirty: None };
-    let at_page = root.map_or(NO_PAGE, |root| root.page);
-    let mut records = BTreeMap::new();
-    let mut listed = BTreeSet::new();
-    let mut cursor = Cursor::seek(source, root, Seek::End, true)?;
-    while let Some((key, value)) = cursor.current()? {
-        let key =
-            RecordKey::decode(key).ok_or(Error::corrupted(at_page, "malformed free-page key"))?;
-        let pages = decode_pages(value, high_water_pages, at_page)?;
-        for page in &pages {
-            if !listed.insert(*page) {
-                return Err(Error::corrupted(*page, "free page listed twice"));
-            }
-        }
-        records.insert(key, pages);
-        cursor.advance(true)?;
-    }
-    Ok(records)
 }
 
 #[cfg(test)]

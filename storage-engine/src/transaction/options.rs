@@ -4,7 +4,7 @@
 //! [`PAGE_BYTES_MIN`, `PAGE_BYTES_MAX`] and sizes that fit that page size.
 
 use crate::error::{Error, Result};
-use crate::layout::{PAGE_BYTES_MAX, PAGE_BYTES_MIN};
+use crate::page_store::layout::{PAGE_BYTES_MAX, PAGE_BYTES_MIN};
 
 /// The default page size.
 pub const PAGE_BYTES_DEFAULT: usize = 4096;

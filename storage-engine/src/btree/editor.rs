@@ -8,16 +8,16 @@
 
 use std::collections::HashMap;
 
-use crate::bytes::write_u64;
-use crate::checksum::{page_checksum, streamed_checksum};
-use crate::cursor::{NodeRef, Source, TREE_DEPTH_MAX};
+use crate::btree::cursor::{NodeRef, Source, TREE_DEPTH_MAX};
+use crate::btree::leaf_cache::LeafCache;
+use crate::btree::node::{NodeBuffer, StoredValue, branch_cell, cell_child, cell_key, leaf_cell};
 use crate::error::{Error, Result};
-use crate::free_pages::Allocator;
-use crate::layout::*;
-use crate::leaf_cache::LeafCache;
-use crate::node::{NodeBuffer, StoredValue, branch_cell, cell_child, cell_key, leaf_cell};
-use crate::page::{Pointer, ValueSlot};
-use crate::pager::Pager;
+use crate::free_space::free_pages::Allocator;
+use crate::page_store::bytes::write_u64;
+use crate::page_store::checksum::{page_checksum, streamed_checksum};
+use crate::page_store::layout::*;
+use crate::page_store::page::{Pointer, ValueSlot};
+use crate::page_store::pager::Pager;
 
 /// A node below this many bytes is merged with a sibling when the two fit one page.
 fn underfull_bytes(page_bytes: usize) -> usize {
@@ -56,7 +56,7 @@ pub struct Editor<'a> {
     /// Reads of committed pages.
     pub pager: &'a Pager,
     /// Nodes changed by this transaction, by their new page number.
-    pub dirty: &'a mut HashMap<u64, NodeBuffer, crate::free_pages::PageHashBuilder>,
+    pub dirty: &'a mut HashMap<u64, NodeBuffer, crate::free_space::free_pages::PageHashBuilder>,
     /// Page allocation.
     pub allocator: &'a mut Allocator,
     /// When set, a leaf split by an append at the tree's right edge keeps this many bytes of

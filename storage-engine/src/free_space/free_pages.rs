@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
-use crate::free_list::RecordKey;
-use crate::pager::Pager;
+use crate::free_space::free_list::RecordKey;
+use crate::page_store::pager::Pager;
 
 /// Growth step of the file, as a fraction of its length: grow by length / this.
 const GROWTH_FRACTION_DIVISOR: u64 = 32;
@@ -99,7 +99,7 @@ pub struct Allocator {
     pub fresh: HashSet<u64, PageHashBuilder>,
     /// While the commit updates the free tree: pages it allocated and freed again. They
     /// are recorded as free but never allocated again in that update, so its rounds only
-    /// ever consume pages and settle (see `commit::update_free_tree`).
+    /// ever consume pages and settle (see `transaction::free_tree::update`).
     pub spare: Option<BTreeSet<u64>>,
     /// Runs of pages (first, count) freed since [`Allocator::take_unused_runs`] last took
     /// them: the transaction no longer reads them, so the mapping need not keep them resident.

@@ -4,10 +4,10 @@
 //! previous commit; a slot is valid only if magic, version, page size and checksum agree,
 //! and opening picks the valid slot with the highest transaction id.
 
-use crate::bytes::{read_u32, read_u64, write_u32, write_u64};
-use crate::checksum::meta_checksum;
-use crate::layout::*;
-use crate::page::Pointer;
+use crate::page_store::bytes::{read_u32, read_u64, write_u32, write_u64};
+use crate::page_store::checksum::meta_checksum;
+use crate::page_store::layout::*;
+use crate::page_store::page::Pointer;
 
 /// The committed state a commit slot records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

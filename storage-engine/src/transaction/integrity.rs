@@ -9,16 +9,32 @@
 
 use std::ops::Bound;
 
-use crate::catalog;
-use crate::checksum::{page_checksum, streamed_checksum};
-use crate::cursor::TREE_DEPTH_MAX;
-use crate::database::IntegrityReport;
+use crate::btree::catalog;
+use crate::btree::cursor::TREE_DEPTH_MAX;
 use crate::error::{Error, Result};
-use crate::free_list::{self, RecordKey};
-use crate::layout::*;
-use crate::meta::CommitState;
-use crate::page::{PageView, Pointer, ValueSlot};
-use crate::pager::Pager;
+use crate::free_space::free_list::{self, RecordKey};
+use crate::page_store::checksum::{page_checksum, streamed_checksum};
+use crate::page_store::layout::*;
+use crate::page_store::meta::CommitState;
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
+use crate::page_store::pager::Pager;
+
+/// What the integrity check walked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IntegrityReport {
+    /// Named trees.
+    pub trees: u64,
+    /// Key/value entries across all trees.
+    pub entries: u64,
+    /// Branch and leaf pages (including the catalog's).
+    pub tree_pages: u64,
+    /// Pages in overflow runs.
+    pub overflow_pages: u64,
+    /// Pages of the free tree (the persisted free list) itself.
+    pub free_list_pages: u64,
+    /// Pages listed as free.
+    pub free_pages: u64,
+}
 
 /// Called with each entry's key, value and leaf page.
 type EntryVisitor<'v> = dyn FnMut(&[u8], &[u8], u64) -> Result<()> + 'v;
@@ -111,6 +127,8 @@ impl Walker<'_> {
         )
     }
 
+    /// Walks the subtree at `pointer`, whose keys must lie within `low..high`, `depth` levels
+    /// below the root; every leaf must lie at `leaf_depth` (set by the first leaf met).
     fn walk_node(
         &mut self,
         pointer: Pointer,
@@ -125,42 +143,55 @@ impl Walker<'_> {
         }
         self.mark(pointer.page)?;
         self.report.tree_pages += 1;
-        let pager = self.pager;
         let view = PageView::new(
             pointer.page,
-            rehashed_page(pager, pointer.page, Some(pointer.checksum))?,
+            rehashed_page(self.pager, pointer.page, Some(pointer.checksum))?,
         )?;
-        let corrupted = |what| Error::corrupted(pointer.page, what);
-        let mut previous: Option<&[u8]> = None;
-        for index in 0..view.count() {
-            let key = view.key(index)?;
-            if previous.is_some_and(|previous| previous >= key) {
-                return Err(corrupted("keys out of order"));
-            }
-            if !within(key, low, high) {
-                return Err(corrupted("key outside its parent's bounds"));
-            }
-            previous = Some(key);
-        }
+        check_keys(&view, low, high)?;
         if view.is_leaf() {
-            if view.count() == 0 {
-                return Err(corrupted("empty leaf"));
-            }
-            if *leaf_depth.get_or_insert(depth) != depth {
-                return Err(corrupted("leaves at different depths"));
-            }
-            for index in 0..view.count() {
-                let value = match view.value(index)? {
-                    ValueSlot::Inline(bytes) => bytes,
-                    ValueSlot::Overflow { pointer, length } => {
-                        self.overflow(pager, pointer, length)?
-                    }
-                };
-                self.report.entries += 1;
-                visit(view.key(index)?, value, pointer.page)?;
-            }
-            return Ok(());
+            return self.walk_leaf(&view, depth, leaf_depth, visit);
         }
+        self.walk_children(&view, low, high, depth, leaf_depth, visit)
+    }
+
+    /// Checks the leaf `view` (not empty, at the tree's leaf depth) and visits its entries,
+    /// walking their overflow runs.
+    fn walk_leaf(
+        &mut self,
+        view: &PageView<'_>,
+        depth: usize,
+        leaf_depth: &mut Option<usize>,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<()> {
+        let corrupted = |what| Error::corrupted(view.page(), what);
+        if view.count() == 0 {
+            return Err(corrupted("empty leaf"));
+        }
+        if *leaf_depth.get_or_insert(depth) != depth {
+            return Err(corrupted("leaves at different depths"));
+        }
+        let pager = self.pager;
+        for index in 0..view.count() {
+            let value = match view.value(index)? {
+                ValueSlot::Inline(bytes) => bytes,
+                ValueSlot::Overflow { pointer, length } => self.overflow(pager, pointer, length)?,
+            };
+            self.report.entries += 1;
+            visit(view.key(index)?, value, view.page())?;
+        }
+        Ok(())
+    }
+
+    /// Walks every child of the branch `view`, each within the separators around it.
+    fn walk_children(
+        &mut self,
+        view: &PageView<'_>,
+        low: Bound<&[u8]>,
+        high: Bound<&[u8]>,
+        depth: usize,
+        leaf_depth: &mut Option<usize>,
+        visit: &mut EntryVisitor<'_>,
+    ) -> Result<()> {
         for index in 0..=view.count() {
             let child_low = if index == 0 {
                 low
@@ -197,7 +228,8 @@ impl Walker<'_> {
         self.report.overflow_pages += pages;
         let run = pager.raw_pages(pointer.page, pages)?;
         let end = OVERFLOW_DATA_OFFSET + length as usize;
-        let stored = crate::bytes::read_u64(run, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
+        let stored =
+            crate::page_store::bytes::read_u64(run, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
         if run[PAGE_KIND_OFFSET] != KIND_OVERFLOW
             || streamed_checksum(pointer.page, &[&run[PAGE_CHECKSUMMED_OFFSET..end]]) != stored
             || stored != pointer.checksum
@@ -240,10 +272,29 @@ impl Walker<'_> {
     }
 }
 
+/// Checks that the keys of `view` ascend strictly and lie within `low..high` (the bounds its
+/// parent's separators set).
+fn check_keys(view: &PageView<'_>, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Result<()> {
+    let corrupted = |what| Error::corrupted(view.page(), what);
+    let mut previous: Option<&[u8]> = None;
+    for index in 0..view.count() {
+        let key = view.key(index)?;
+        if previous.is_some_and(|previous| previous >= key) {
+            return Err(corrupted("keys out of order"));
+        }
+        if !within(key, low, high) {
+            return Err(corrupted("key outside its parent's bounds"));
+        }
+        previous = Some(key);
+    }
+    Ok(())
+}
+
 /// Re-hashes page `page`, ignoring the verified cache; checks it against `expected` too.
 fn rehashed_page(pager: &Pager, page: u64, expected: Option<u64>) -> Result<&[u8]> {
     let bytes = pager.raw_pages(page, 1)?;
-    let stored = crate::bytes::read_u64(bytes, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
+    let stored =
+        crate::page_store::bytes::read_u64(bytes, PAGE_CHECKSUM_OFFSET).unwrap_or_default();
     if page_checksum(page, &bytes[PAGE_CHECKSUMMED_OFFSET..]) != stored {
         return Err(Error::corrupted(page, "page checksum mismatch"));
     }

@@ -1,67 +1,30 @@
-//! The database handle: opening a file, starting transactions, statistics, integrity.
+//! The database handle: opening a file, starting transactions, statistics, integrity, and
+//! giving free pages' disk blocks back.
 //!
 //! Invariants: one write transaction at a time; any number of read transactions, each
 //! pinning the snapshot committed when it began (`SharedState::readers` counts them by
 //! transaction id, so freed pages wait for them). The handle and its transactions share
 //! one `Shared` through an `Arc`, so transactions are `'static` and may outlive a borrow.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::free_pages::FreePages;
+use crate::free_space::release::{self, Released};
 use crate::io::{FileIo, PageIo};
-use crate::layout::META_PAGE_COUNT;
-use crate::meta::{self, CommitState, SlotContent};
-use crate::options::{Options, SyncMode};
-use crate::pager::Pager;
-use crate::read_transaction::ReadTransaction;
-use crate::write_transaction::WriteTransaction;
-use crate::{free_list, integrity};
+use crate::page_store::layout::META_PAGE_COUNT;
+use crate::page_store::meta::{self, CommitState, SlotContent};
+use crate::page_store::pager::Pager;
+use crate::transaction::free_tree;
+use crate::transaction::integrity::{self, IntegrityReport};
+use crate::transaction::options::{Options, SyncMode};
+use crate::transaction::read_transaction::ReadTransaction;
+use crate::transaction::shared::Shared;
+use crate::transaction::write_transaction::WriteTransaction;
 
 /// A page store file, open.
 pub struct Database {
     shared: Arc<Shared>,
-}
-
-/// What the database handle and its transactions share.
-pub(crate) struct Shared {
-    pub pager: Pager,
-    pub options: Options,
-    state: Mutex<SharedState>,
-}
-
-/// The mutable part of `Shared`.
-pub(crate) struct SharedState {
-    /// The last committed state.
-    pub committed: CommitState,
-    /// Live read transactions by snapshot transaction id.
-    pub readers: BTreeMap<u64, usize>,
-    /// Free pages, reusable or waiting for readers.
-    pub free: FreePages,
-    /// Whether a write transaction is open.
-    pub write_open: bool,
-    /// Whether a sync failed (the disk state is unknown until reopened).
-    pub poisoned: bool,
-}
-
-impl Shared {
-    /// The shared state; a panic elsewhere never leaves it half-changed, so a poisoned
-    /// lock is taken over.
-    pub fn lock(&self) -> MutexGuard<'_, SharedState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Syncs unless the sync mode says not to.
-    pub fn sync(&self) -> Result<()> {
-        match self.options.sync_mode {
-            SyncMode::Full => self.pager.io().sync(),
-            SyncMode::None => Ok(()),
-        }
-    }
 }
 
 /// File statistics, as of the last commit.
@@ -92,23 +55,6 @@ impl Stats {
     }
 }
 
-/// What the integrity check walked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IntegrityReport {
-    /// Named trees.
-    pub trees: u64,
-    /// Key/value entries across all trees.
-    pub entries: u64,
-    /// Branch and leaf pages (including the catalog's).
-    pub tree_pages: u64,
-    /// Pages in overflow runs.
-    pub overflow_pages: u64,
-    /// Pages of the free tree (the persisted free list) itself.
-    pub free_list_pages: u64,
-    /// Pages listed as free.
-    pub free_pages: u64,
-}
-
 impl Database {
     /// Opens (or creates, with `options.create`) the page store at `path`.
     pub fn open(path: &Path, options: Options) -> Result<Database> {
@@ -133,7 +79,7 @@ impl Database {
                 "high-water mark outside the file",
             ));
         }
-        let records = free_list::read_all(&pager, committed.free_tree, committed.high_water_pages)?;
+        let records = free_tree::read_all(&pager, committed.free_tree, committed.high_water_pages)?;
         let listed: u64 = records.values().map(|pages| pages.len() as u64).sum();
         if listed != committed.free_pages {
             return Err(Error::corrupted(
@@ -141,30 +87,9 @@ impl Database {
                 "free-page count disagrees",
             ));
         }
-        let state = SharedState {
-            committed,
-            readers: BTreeMap::new(),
-            // No reader is alive after opening: every record is reusable at once.
-            free: FreePages {
-                reusable: records,
-                pending: BTreeMap::new(),
-                blocks_released: Default::default(),
-            },
-            write_open: false,
-            poisoned: false,
-        };
         Ok(Database {
-            shared: Arc::new(Shared {
-                pager,
-                options,
-                state: Mutex::new(state),
-            }),
+            shared: Arc::new(Shared::opened(pager, options, committed, records)),
         })
-    }
-
-    /// What the handle shares with its transactions.
-    pub(crate) fn shared(&self) -> &Shared {
-        &self.shared
     }
 
     /// Starts a read transaction on the last committed snapshot.
@@ -214,7 +139,7 @@ impl Database {
         };
         if let Some(in_memory) = in_memory {
             let on_disk =
-                free_list::read_all(&self.shared.pager, state.free_tree, state.high_water_pages)?;
+                free_tree::read_all(&self.shared.pager, state.free_tree, state.high_water_pages)?;
             if in_memory != on_disk {
                 return Err(Error::corrupted(
                     state.slot(),
@@ -223,6 +148,44 @@ impl Database {
             }
         }
         Ok(report)
+    }
+
+    /// Gives back the disk blocks of every reusable free page not given back yet, when
+    /// there are at least `minimum_pages` of them (else gives back nothing), and counts the
+    /// free pages a live snapshot still holds (a caller that wants every block back calls
+    /// again once they are 0). Fails with
+    /// [`crate::Error::WriteInProgress`] while a write transaction is open (call it again
+    /// when the writer is done).
+    ///
+    /// Holding the write transaction for the whole call is what makes it safe: no writer
+    /// can take and rewrite a page while its blocks are being given back (see
+    /// `free_space::release`).
+    pub fn release_free_pages(&self, minimum_pages: u64) -> Result<Released> {
+        let transaction = self.begin_write()?;
+        let (already, pending_pages) = {
+            let state = self.shared.lock();
+            let pending_pages = release::pending_pages(&state.free);
+            (state.free.blocks_released.clone(), pending_pages)
+        };
+        let (keys, mut pages) = transaction
+            .with_untaken_records(|records| release::unreleased_pages(records, &already));
+        if (pages.len() as u64) < minimum_pages.max(1) {
+            return Ok(Released {
+                held_back_pages: pages.len() as u64,
+                pending_pages,
+                ..Released::default()
+            });
+        }
+        pages.sort_unstable();
+        let runs = release::give_back(&self.shared.pager, &pages)?;
+        release::remember_released(&mut self.shared.lock().free.blocks_released, keys);
+        transaction.abort();
+        Ok(Released {
+            pages: pages.len() as u64,
+            runs,
+            held_back_pages: 0,
+            pending_pages,
+        })
     }
 }
 

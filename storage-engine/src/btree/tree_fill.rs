@@ -1,5 +1,5 @@
 //! How full a tree's pages are: the measure that tells whether repacking a tree (see
-//! `repack.rs`) would give pages back.
+//! `transaction/repack.rs`) would give pages back. `ReadTree::fill` is its public entry.
 //!
 //! A B-tree that took its entries in many batches splits full leaves into halves, so its
 //! pages settle about two-thirds full; a repacked tree's pages are full. The walk reads
@@ -9,11 +9,10 @@
 //! Invariants: overflow runs are not counted (a repack copies them as they are); a tree
 //! with no root has no pages and counts as full.
 
-use crate::cursor::TREE_DEPTH_MAX;
+use crate::btree::cursor::TREE_DEPTH_MAX;
 use crate::error::{Error, Result};
-use crate::page::Pointer;
-use crate::pager::Pager;
-use crate::read_transaction::ReadTree;
+use crate::page_store::page::Pointer;
+use crate::page_store::pager::Pager;
 
 /// The pages of a tree and the bytes of them its content uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,19 +46,20 @@ impl TreeFill {
     }
 }
 
-impl ReadTree<'_> {
-    /// Walks the tree's pages and measures how full they are.
-    pub fn fill(&self) -> Result<TreeFill> {
-        let pager = self.pager();
-        let mut fill = TreeFill {
-            page_bytes: pager.page_bytes() as u64,
-            ..TreeFill::default()
-        };
-        if let Some(root) = self.root() {
-            add_node(pager, root, 0, &mut fill)?;
-        }
-        Ok(fill)
+/// Walks the pages of the tree at `root` and measures how full they are.
+pub fn measure(pager: &Pager, root: Option<Pointer>) -> Result<TreeFill> {
+    let mut fill = TreeFill {
+        page_bytes: pager.page_bytes() as u64,
+        ..TreeFill::default()
+    };
+    if let Some(root) = root {
+        add_node(pager, root, 0, &mut fill)?;
     }
+    debug_assert!(
+        fill.used_bytes <= fill.pages * fill.page_bytes,
+        "a page's content fits the page"
+    );
+    Ok(fill)
 }
 
 fn add_node(pager: &Pager, pointer: Pointer, depth: usize, fill: &mut TreeFill) -> Result<()> {

@@ -7,14 +7,15 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::Direction;
-use crate::catalog::{self, TreeRoot};
-use crate::cursor::{Cursor, NodeRef, Seek, Source};
-use crate::database::Shared;
+use crate::btree::catalog::{self, TreeRoot};
+use crate::btree::cursor::Direction;
+use crate::btree::cursor::{Cursor, NodeRef, Seek, Source};
+use crate::btree::path_lookup::PathLookup;
+use crate::btree::tree_fill::{self, TreeFill};
 use crate::error::Result;
-use crate::meta::CommitState;
-use crate::page::Pointer;
-use crate::path_lookup::PathLookup;
+use crate::page_store::meta::CommitState;
+use crate::page_store::page::Pointer;
+use crate::transaction::shared::Shared;
 
 /// A consistent snapshot of the database, as of the last commit before it began.
 pub struct ReadTransaction {
@@ -173,7 +174,7 @@ impl<'t> ReadTree<'t> {
         self.transaction.source()
     }
 
-    pub(crate) fn pager(&self) -> &'t crate::pager::Pager {
+    pub(crate) fn pager(&self) -> &'t crate::page_store::pager::Pager {
         &self.transaction.shared.pager
     }
 
@@ -184,6 +185,11 @@ impl<'t> ReadTree<'t> {
     /// Number of entries.
     pub fn len(&self) -> u64 {
         self.tree.entry_count
+    }
+
+    /// Walks the tree's pages and measures how full they are.
+    pub fn fill(&self) -> Result<TreeFill> {
+        tree_fill::measure(self.pager(), self.root())
     }
 
     /// Whether the tree has no entries.

@@ -9,12 +9,12 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::bytes::read_u64;
-use crate::checksum::{page_checksum, streamed_checksum};
 use crate::error::{Error, Result};
 use crate::io::PageIo;
-use crate::layout::*;
-use crate::page::{PageView, Pointer};
+use crate::page_store::bytes::read_u64;
+use crate::page_store::checksum::{page_checksum, streamed_checksum};
+use crate::page_store::layout::*;
+use crate::page_store::page::{PageView, Pointer};
 
 /// Verified reads and raw writes of pages.
 pub struct Pager {
