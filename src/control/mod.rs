@@ -74,7 +74,7 @@ pub struct ControlPlane {
     features: Cell<RuntimeFeatures>,
     forced: ForcedFeatures,
     data_directory: PathBuf,
-    write_permit: glommio::sync::Semaphore,
+    write_permit: crate::runtime::Semaphore,
     /// The key set every request of this core is authenticated against.
     keys: RefCell<Arc<KeySet>>,
     /// The durable key store; only on the control core.
@@ -99,7 +99,7 @@ impl ControlPlane {
             features: Cell::new(state.features),
             forced: state.forced,
             data_directory: state.data_directory,
-            write_permit: glommio::sync::Semaphore::new(1),
+            write_permit: crate::runtime::Semaphore::new(1),
             keys: RefCell::new(state.keys),
             key_store: RefCell::new(state.key_store),
         }

@@ -35,17 +35,19 @@ pub async fn sleep(duration: Duration) {
 /// A counting semaphore of one core (not shared between cores).
 pub type Semaphore = glommio::sync::Semaphore;
 
-/// Runs `future` to completion on a new one-core executor on this thread: for tests of code
-/// that needs a core (tasks, yields, the helper threads).
+/// Runs the future `make` gives to completion on a new one-core executor on its own thread,
+/// and answers its output: for tests of code that needs a core (tasks, yields, helpers).
 #[cfg(test)]
-pub fn run_on_test_core<Output>(future: impl Future<Output = Output> + 'static) -> Output
+pub fn run_on_test_core<Work, Output>(make: impl FnOnce() -> Work + Send + 'static) -> Output
 where
-    Output: 'static,
+    Work: Future<Output = Output> + 'static,
+    Output: Send + 'static,
 {
     glommio::LocalExecutorBuilder::default()
-        .make()
+        .spawn(make)
         .expect("a test executor starts")
-        .run(future)
+        .join()
+        .expect("the test executor ran")
 }
 
 /// A task that runs to its end even when its handle is dropped; awaiting the handle gives

@@ -58,11 +58,9 @@ mod tests {
             .collect();
         let ids: Vec<String> = (0..3000).map(|number| format!("id-{number}")).collect();
         let (names_moved, ids_moved) = (names.clone(), ids.clone());
-        let owners = glommio::LocalExecutorBuilder::default()
-            .spawn(move || async move { owning_shards(&names_moved, &ids_moved).await })
-            .expect("an executor")
-            .join()
-            .expect("the executor ran");
+        let owners = crate::runtime::task::run_on_test_core(move || async move {
+            owning_shards(&names_moved, &ids_moved).await
+        });
         assert_eq!(owners.len(), ids.len());
         for (id, owner) in ids.iter().zip(&owners) {
             let expected = rendezvous_winner_position(&names, id).map(|shard| shard as u32);
@@ -81,11 +79,9 @@ mod tests {
             assert_eq!(share.iter().collect::<Vec<_>>(), expected);
         }
         let two_ids = ids[..2].to_vec();
-        let no_shard = glommio::LocalExecutorBuilder::default()
-            .spawn(move || async move { owning_shards(&[], &two_ids).await })
-            .expect("an executor")
-            .join()
-            .expect("the executor ran");
+        let no_shard = crate::runtime::task::run_on_test_core(move || async move {
+            owning_shards(&[], &two_ids).await
+        });
         assert_eq!(no_shard, vec![None, None]);
         assert!(shares_by_owner(0, &ids[..2], &no_shard).is_empty());
     }

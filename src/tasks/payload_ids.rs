@@ -202,15 +202,12 @@ mod tests {
         std::fs::File::create(&csv)
             .and_then(|mut file| file.write_all(b"id,a\n7,x\n8,y\n"))
             .expect("written");
-        let executor = glommio::LocalExecutorBuilder::default()
-            .spawn(move || async move {
-                let read = read_payload_ids(&ndjson, PayloadFormat::Ndjson, "id").await;
-                let csv_read =
-                    read_payload_ids(&csv, PayloadFormat::Csv { delimiter: b',' }, "id").await;
-                (read, csv_read)
-            })
-            .expect("an executor");
-        let (read, csv_read) = executor.join().expect("the executor ran");
+        let (read, csv_read) = crate::runtime::task::run_on_test_core(move || async move {
+            let read = read_payload_ids(&ndjson, PayloadFormat::Ndjson, "id").await;
+            let csv_read =
+                read_payload_ids(&csv, PayloadFormat::Csv { delimiter: b',' }, "id").await;
+            (read, csv_read)
+        });
         let read = read.expect("the ids are read");
         assert_eq!(read.ids, vec!["1", "two"]);
         let spans = read.spans.expect("JSON documents have spans");
