@@ -4,7 +4,8 @@
 //! - `server` is the composition root: it starts the cores and wires every part;
 //! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
-//! - the use cases: `search` (search, multi-search, facet search), `tasks` (the task queue,
+//! - the use cases: `search` (search, multi-search, facet search), `documents` (listing),
+//!   `indexes` (statistics, field paths), `tasks` (the task queue,
 //!   the scheduler and one file per task family, with the control core's side of the queue),
 //!   `settings` and `control` (the read-mostly state the control core replicates);
 //! - `coordinator` is transport and fan-out only: typed requests to one shard, every shard
@@ -22,9 +23,11 @@ pub mod control;
 pub mod coordinator;
 pub mod data_dir;
 pub mod decode;
+pub mod documents;
 pub mod errors;
 pub mod host;
 pub mod http;
+pub mod indexes;
 pub mod logs;
 pub mod request_log;
 pub mod routes;

@@ -14,7 +14,6 @@
 
 pub mod catalog;
 pub mod invoke;
-pub mod merge;
 
 use std::cell::RefCell;
 use std::path::PathBuf;

@@ -13,11 +13,11 @@ use shards::shard::{SortRule, select_fields};
 
 use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
-use crate::coordinator::merge::{ShardPage, merge_pages};
 use crate::decode::{JsonError, Param, QueryError};
+use crate::documents::listing::{ListingQuery, list_page};
 use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::documents::{DocumentPage, GetDocument, ListDocuments};
+use crate::host::documents::GetDocument;
 use crate::host::edition::check_compiles;
 use crate::http::{Request, Response};
 use crate::routes::indexes::{checked_path_uid, register};
@@ -482,43 +482,17 @@ async fn list_documents(
     record: Arc<IndexRecord>,
     listing: Listing,
 ) -> Result<Response, ResponseError> {
-    let needed = listing.offset.saturating_add(listing.limit);
-    // The merge compares the sort fields' values, so shards send whole documents when
-    // there is a sort, and the fields are selected after the merge.
-    let shard_fields = if listing.sort.is_empty() {
-        listing.fields.clone()
-    } else {
-        None
+    let query = ListingQuery {
+        offset: listing.offset,
+        limit: listing.limit,
+        fields: listing.fields,
+        ids: listing.ids,
+        filter: listing.filter,
+        sort: listing.sort,
     };
-    let answers = services
-        .coordinator
-        .ask_every_shard(&record.shard_set(), |_| ListDocuments {
-            needed,
-            filter: listing.filter.clone(),
-            ids: listing.ids.clone(),
-            sort: listing.sort.clone(),
-            fields: shard_fields.clone(),
-        })
-        .await;
-    let mut pages = Vec::with_capacity(answers.len());
-    let mut total = 0u64;
-    for (shard, answer) in answers.into_iter().enumerate() {
-        let DocumentPage {
-            documents,
-            total: shard_total,
-        } = answer?;
-        total += shard_total;
-        pages.push(ShardPage {
-            shard: shard as u32,
-            documents,
-        });
-    }
-    let results: Vec<Value> = merge_pages(pages, &listing.sort, listing.offset, listing.limit)
+    let (page, total) = list_page(&services.coordinator, &record, query).await?;
+    let results: Vec<Value> = page
         .into_iter()
-        .map(|document| match (&listing.fields, shard_fields.is_none()) {
-            (Some(fields), true) => select_fields(&document, fields),
-            _ => document,
-        })
         .map(|document| {
             Value::Object(with_vectors(
                 displayed(&record, document),

@@ -2,16 +2,13 @@
 //! shards' field maps, sorted by name) with what the settings make of it, filtered and
 //! paginated as Meilisearch 1.41 answers (§1.2).
 
-use std::collections::BTreeSet;
-
 use deserr::Deserr;
 use serde_json::json;
 
-use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
 use crate::errors::{ResponseError, codes};
-use crate::host::documents::FieldPaths;
 use crate::http::{Request, Response};
+use crate::indexes::fields::field_paths;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::settings::field_view::{FieldDescriber, FieldsFilter};
@@ -74,7 +71,7 @@ pub async fn list(
     let record = services.coordinator.index(index_uid)?;
     let filter = query.filter.map(FieldsFilter::from).unwrap_or_default();
     let describer = FieldDescriber::new(&record.settings)?;
-    let fields: Vec<_> = field_paths(services, &record)
+    let fields: Vec<_> = field_paths(&services.coordinator, &record)
         .await?
         .iter()
         .map(|name| describer.describe(name))
@@ -95,20 +92,4 @@ pub async fn list(
             "total": fields.len(),
         }),
     ))
-}
-
-/// Every field path any shard of the index has seen, sorted by name.
-async fn field_paths(
-    services: &Services,
-    record: &std::sync::Arc<IndexRecord>,
-) -> Result<BTreeSet<String>, ResponseError> {
-    let mut paths = BTreeSet::new();
-    for answer in services
-        .coordinator
-        .ask_every_shard(&record.shard_set(), |_| FieldPaths)
-        .await
-    {
-        paths.extend(answer?);
-    }
-    Ok(paths)
 }

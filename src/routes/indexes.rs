@@ -11,9 +11,8 @@ use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::documents::Stats;
-use crate::host::maintenance::UnusedBytes;
 use crate::http::{Request, Response};
+use crate::indexes::stats::{self, database_bytes};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::tasks::KindWithContent;
@@ -228,7 +227,7 @@ pub async fn swap(
 /// `GET /indexes/{index_uid}/stats`.
 pub async fn index_stats(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
     let record = services.coordinator.index(index_uid)?;
-    let stats = stats_of(services, &record).await?;
+    let stats = stats::index_stats(&services.coordinator, &record).await?;
     Ok(json(200, &stats))
 }
 
@@ -239,95 +238,25 @@ pub async fn global_stats(
 ) -> Result<Response, ResponseError> {
     let catalog = services.coordinator.catalog();
     let mut indexes = Map::new();
-    // `databaseSize` is every byte of the data directory; `usedDatabaseSize` leaves out what
-    // the page stores (every index's shards and the task queue, whatever the key may see)
-    // hold without live data.
-    let database_bytes = directory_bytes(services.coordinator.data_directory());
-    let mut unused_bytes = queue_unused_bytes(services).await?;
+    let bytes = database_bytes(&services.coordinator).await?;
     let mut last_update = None;
     for record in catalog.iter() {
-        unused_bytes += shards_unused_bytes(services, record).await?;
         if !context.is_index_authorized(&record.uid) {
             continue;
         }
-        let stats = stats_of(services, record).await?;
+        let stats = stats::index_stats(&services.coordinator, record).await?;
         indexes.insert(record.uid.clone(), stats);
         last_update = last_update.max(Some(record.updated_at));
     }
     Ok(json(
         200,
         &json!({
-            "databaseSize": database_bytes,
-            "usedDatabaseSize": database_bytes.saturating_sub(unused_bytes),
+            "databaseSize": bytes.total,
+            "usedDatabaseSize": bytes.total.saturating_sub(bytes.unused),
             "lastUpdate": last_update.map(format_date),
             "indexes": indexes,
         }),
     ))
-}
-
-/// Bytes of the task queue's file without live data.
-async fn queue_unused_bytes(services: &Services) -> Result<u64, ResponseError> {
-    control_side::queue_unused_bytes(&services.coordinator).await
-}
-
-/// Bytes of an index's shard files without live data.
-async fn shards_unused_bytes(
-    services: &Services,
-    record: &Arc<IndexRecord>,
-) -> Result<u64, ResponseError> {
-    let mut unused = 0;
-    for answer in services
-        .coordinator
-        .ask_every_shard(&record.shard_set(), |_| UnusedBytes)
-        .await
-    {
-        unused += answer?;
-    }
-    Ok(unused)
-}
-
-/// The statistics of one index, summed over its shards.
-async fn stats_of(services: &Services, record: &Arc<IndexRecord>) -> Result<Value, ResponseError> {
-    let mut documents = 0u64;
-    let mut raw_bytes = 0u64;
-    let mut distribution: std::collections::BTreeMap<String, u64> = Default::default();
-    for answer in services
-        .coordinator
-        .ask_every_shard(&record.shard_set(), |_| Stats)
-        .await
-    {
-        let stats = answer?;
-        documents += stats.number_of_documents;
-        raw_bytes += stats.raw_document_bytes;
-        for (field, count) in stats.field_distribution {
-            *distribution.entry(field).or_default() += count;
-        }
-    }
-    let is_indexing = control_side::is_indexing(&services.coordinator, &record.uid).await;
-    Ok(json!({
-        "numberOfDocuments": documents,
-        "rawDocumentDbSize": raw_bytes,
-        "avgDocumentSize": raw_bytes.checked_div(documents).unwrap_or(0),
-        "isIndexing": is_indexing,
-        "numberOfEmbeddings": 0,
-        "numberOfEmbeddedDocuments": 0,
-        "fieldDistribution": distribution,
-    }))
-}
-
-/// Bytes of every file under `directory`.
-fn directory_bytes(directory: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(directory) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|entry| match entry.metadata() {
-            Ok(metadata) if metadata.is_dir() => directory_bytes(&entry.path()),
-            Ok(metadata) => metadata.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }
 
 /// Checks the `{index_uid}` of a write route.
