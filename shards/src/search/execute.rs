@@ -16,13 +16,13 @@ use roaring::RoaringBitmap;
 use storage_engine::{PathLookup, ReadTransaction};
 
 use crate::analysis::{Analyzer, RankingRule};
-use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
+use crate::error::{ShardError, ShardResult};
+use crate::shard::{ShardSnapshot, SortRule};
 
 use super::bitmap_union::union_of;
 use super::buckets::{Universe, WordsLevels, alternatives_documents};
 use super::distinct::{distinct_values, keep_distinct};
 use super::geo_sort::{GeoPoints, geo_points};
-use super::inverted::{FIELD_LENGTHS_TREE, FieldLengths, decode_field_lengths};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
@@ -33,6 +33,8 @@ use super::refine::{OccurrenceCache, Refiner, Selection, is_past};
 use super::score::{ScoreDetail, SortValue, compare_details, global_score};
 use super::sort_values::{sort_values, sorted_documents};
 use super::steps::{Step, steps};
+use crate::index::inverted::{FieldLengths, decode_field_lengths};
+use crate::index::trees::FIELD_LENGTHS_TREE;
 
 /// Document → its distinct values.
 type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;

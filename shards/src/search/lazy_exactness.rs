@@ -27,14 +27,15 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
 
 use super::execute::FieldLengthsReader;
 use super::field_starts::field_starts;
-use super::inverted::{FIELD_WORD_COUNTS_TREE, bitmap_within, field_word_count_key};
 use super::refine::Refiner;
 use super::score::{ScoreDetail, compare_details};
 use super::steps::Step;
+use crate::index::inverted::{bitmap_within, field_word_count_key};
+use crate::index::trees::FIELD_WORD_COUNTS_TREE;
 
 /// Documents ranked in the first chunk once the documents that may match a field exactly are
 /// ranked; each later chunk is twice the one before (each chunk reads the terms' keys anew,

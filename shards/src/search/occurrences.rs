@@ -14,19 +14,18 @@ use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, ReadTree};
 
 use crate::analysis::{Occurrence, TextSettings};
-use crate::shard::ShardResult;
-use crate::shard::keys::stored_single_id;
-use crate::shard::stored_bitmap::intersection_within_counted;
+use crate::error::ShardResult;
+use crate::index::keys::stored_single_id;
+use crate::index::stored_bitmap::intersection_within_counted;
 
-use super::inverted::{
-    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
-};
 use super::phrase_filter::phrase_candidates;
-use super::position_chunks::{Occurrences, decode_occurrences_into};
 use super::prefix_words::PrefixWords;
 use super::terms::ResolvedTerm;
 use super::word_pairs::WordPairs;
 use super::word_positions::{WordPositions, scan_word};
+use crate::index::inverted::{bitmap_or_empty, bitmap_within, keys_extending};
+use crate::index::position_chunks::{Occurrences, decode_occurrences_into};
+use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE};
 
 /// Scan a word's position chunks (rather than look its documents up) when at least one in
 /// this many of its documents is wanted.

@@ -19,11 +19,11 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
 
-use super::inverted::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 use super::ranking::WORD_POSITION_COST_MAX;
 use super::rule_bitmaps::{BucketCosts, alternative_slots};
+use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 /// The first sub-buckets of a split, best first, and the documents not split yet.
 pub struct FirstSubBuckets {

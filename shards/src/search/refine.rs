@@ -27,7 +27,8 @@ use std::time::Instant;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
-use crate::shard::{ShardResult, ShardSnapshot, SortRule};
+use crate::error::ShardResult;
+use crate::shard::{ShardSnapshot, SortRule};
 
 use super::execute::{DetailSources, FieldLengthsReader};
 use super::occurrences::{

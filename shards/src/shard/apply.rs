@@ -27,33 +27,33 @@ use serde_json::{Map, Value};
 use storage_engine::{Database, Direction, WriteTransaction};
 
 use super::assigned_ids::AssignedIds;
-use super::codec::{
-    self, DICTIONARY_BYTES, DICTIONARY_LEVEL, DICTIONARY_RETRAINING_GROWTH,
-    DICTIONARY_SAMPLE_BYTES, DICTIONARY_TRAINING_DOCUMENTS, DICTIONARY_TRAINING_DOCUMENTS_MIN,
-    DecoderCache, Dictionaries, DictionaryDecoder, DocumentEncoder,
-};
 use super::delta::Delta;
-use super::error::{ShardError, ShardResult};
 use super::extract::{Extracted, extract};
-use super::keys::{
-    self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
-};
 use super::new_external_ids::NewExternalIds;
 use super::pair_changes::PairChanges;
 use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::word_changes::{KeyChanges, WordChanges};
-use super::{
+use crate::analysis::{Analyzer, Occurrence, TextSettings, each_document_word};
+use crate::documents::simd_document::SimdParser;
+use crate::error::{ShardError, ShardResult};
+use crate::index::document_codec::{
+    self, DICTIONARY_BYTES, DICTIONARY_LEVEL, DICTIONARY_RETRAINING_GROWTH,
+    DICTIONARY_SAMPLE_BYTES, DICTIONARY_TRAINING_DOCUMENTS, DICTIONARY_TRAINING_DOCUMENTS_MIN,
+    DecoderCache, Dictionaries, DictionaryDecoder, DocumentEncoder,
+};
+use crate::index::inverted::{encode_field_lengths, field_word_count_key};
+use crate::index::keys::{
+    self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
+};
+use crate::index::trees::{
     DOCUMENT_DICTIONARIES_TREE, DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE,
     FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FACET_TREES,
     FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
 };
-use crate::analysis::{Analyzer, Occurrence, TextSettings, each_document_word};
-use crate::documents::simd_document::SimdParser;
-use crate::search::inverted::{
+use crate::index::trees::{
     FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, LEGACY_WORD_POSITIONS_TREE, TEXT_TREES,
     WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE, WORD_POSITIONS_TREE,
-    encode_field_lengths, field_word_count_key,
 };
 
 /// The final effect of a batch on one document of this shard.
@@ -213,10 +213,7 @@ fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u
     )? {
         let (key, value) = entry?;
         let path = String::from_utf8(key).map_err(|_| ShardError::corrupted("field path"))?;
-        let id: [u8; 2] = value[..]
-            .try_into()
-            .map_err(|_| ShardError::corrupted("field id"))?;
-        fields.insert(path, u16::from_be_bytes(id));
+        fields.insert(path, keys::decode_field_id(&value)?);
     }
     Ok(fields)
 }
@@ -399,7 +396,7 @@ impl PreparedBatch {
 
     /// The document stored as `stored` in this transaction.
     fn decode(&self, stored: &[u8]) -> ShardResult<Map<String, Value>> {
-        codec::decode(stored, &self.dictionaries())
+        document_codec::decode(stored, &self.dictionaries())
     }
 
     /// The stored form of `json`: with the shard's dictionary when it has one.
@@ -409,7 +406,7 @@ impl PreparedBatch {
         }
         Ok(match &mut self.encoder {
             Encoder::Loaded(encoder) => encoder.compress(json),
-            Encoder::Unloaded | Encoder::Absent => codec::compress(json),
+            Encoder::Unloaded | Encoder::Absent => document_codec::compress(json),
         })
     }
 
@@ -420,7 +417,7 @@ impl PreparedBatch {
         let tree = self.transaction().create_tree(DOCUMENT_DICTIONARIES_TREE)?;
         let bytes = tree
             .get(&document_key(id))?
-            .ok_or_else(|| codec::unknown_dictionary(id))?;
+            .ok_or_else(|| document_codec::unknown_dictionary(id))?;
         Ok(match DocumentEncoder::new(id, &bytes, DICTIONARY_LEVEL) {
             Some(encoder) => Encoder::Loaded(encoder),
             None => Encoder::Absent,
@@ -455,7 +452,7 @@ impl PreparedBatch {
             return Ok(());
         };
         let samples = self.sample_documents()?;
-        let Some(bytes) = codec::train_dictionary(
+        let Some(bytes) = document_codec::train_dictionary(
             samples.iter().map(|sample| &sample.json[..]),
             DICTIONARY_BYTES,
         ) else {
@@ -508,7 +505,7 @@ impl PreparedBatch {
             let stored = documents
                 .get(&document_key(id))?
                 .ok_or_else(|| ShardError::corrupted("live id without document"))?;
-            let json = codec::decompress(&stored, &dictionaries)?;
+            let json = document_codec::decompress(&stored, &dictionaries)?;
             sampled_bytes += json.len();
             samples.push(Sample {
                 id,
@@ -543,7 +540,7 @@ impl PreparedBatch {
     }
 
     fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
-        let stored = self.encode(&codec::document_json(document))?;
+        let stored = self.encode(&document_codec::document_json(document))?;
         let id = match self.assigned_ids.take(external_id) {
             // The caller assigns ids only to documents no shard stores (see
             // [`PreparedBatch::assign_ids`]): new, without a lookup. The flush that writes the
@@ -649,7 +646,7 @@ impl PreparedBatch {
             let id = u16::try_from(self.fields.len()).map_err(|_| ShardError::TooManyFields)?;
             self.transaction()
                 .create_tree(FIELDS_TREE)?
-                .put(path.as_bytes(), &id.to_be_bytes())?;
+                .put(path.as_bytes(), &keys::encode_field_id(id))?;
             self.fields.insert(path.clone(), id);
         }
         Ok(())
@@ -736,8 +733,7 @@ impl PreparedBatch {
             };
             let deltas = &mut self.deltas;
             for ordered in &facets.numbers {
-                let mut key = field.to_be_bytes().to_vec();
-                key.extend_from_slice(&ordered.to_be_bytes());
+                let key = keys::ordered_number_key(field, *ordered);
                 change(facet_delta(
                     &mut deltas.numbers,
                     key,
@@ -762,12 +758,10 @@ impl PreparedBatch {
                 ));
             }
         }
-        if let (true, Some([latitude, longitude])) = (add, extracted.geo) {
-            let mut value = latitude.to_be_bytes().to_vec();
-            value.extend_from_slice(&longitude.to_be_bytes());
+        if let (true, Some(point)) = (add, extracted.geo) {
             self.transaction()
                 .create_tree(GEO_TREE)?
-                .put(&document_key(id), &value)?;
+                .put(&document_key(id), &keys::encode_geo_point(point))?;
         }
         Ok(())
     }
@@ -1039,7 +1033,7 @@ pub(crate) fn recompress_documents(
     let dictionaries = transaction.create_tree(DOCUMENT_DICTIONARIES_TREE)?;
     let bytes = dictionaries
         .get(&document_key(current))?
-        .ok_or_else(|| codec::unknown_dictionary(current))?;
+        .ok_or_else(|| document_codec::unknown_dictionary(current))?;
     let Some(mut encoder) = DocumentEncoder::new(current, &bytes, DICTIONARY_LEVEL) else {
         return Ok(());
     };
@@ -1051,7 +1045,7 @@ pub(crate) fn recompress_documents(
         Direction::Forward,
     )? {
         let (key, stored) = entry?;
-        if codec::dictionary_of(&stored) != Some(current) {
+        if document_codec::dictionary_of(&stored) != Some(current) {
             outdated.push(keys::document_from_key(&key)?);
         }
     }
@@ -1066,7 +1060,7 @@ pub(crate) fn recompress_documents(
             .get(&document_key(id))?
             .ok_or_else(|| ShardError::corrupted("listed document missing"))?
             .into_owned();
-        let again = encoder.compress(&codec::decompress(&stored, &source)?);
+        let again = encoder.compress(&document_codec::decompress(&stored, &source)?);
         if again != stored {
             documents.put(&document_key(id), &again)?;
             state.document_bytes =

@@ -13,8 +13,8 @@
 //!
 //! Invariants: a word's changes are kept in operation order until written (the grouping by
 //! word and the sort by document are both stable); the bytes written are those of
-//! [`crate::search::inverted`]'s encodings, of [`super::keys::encode_bitmap`] and, for
-//! `word_position_chunks`, of [`crate::search::position_chunks`] (merged into the word's
+//! [`crate::index::inverted`]'s encodings, of [`crate::index::keys::encode_bitmap`] and, for
+//! `word_position_chunks`, of [`crate::index::position_chunks`] (merged into the word's
 //! chunks by [`super::position_merge`]).
 
 use std::cmp::Ordering;
@@ -25,18 +25,18 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 
-use super::error::ShardResult;
-use super::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
 use super::position_merge::{PositionChanges, write_word_positions};
 use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
 use crate::analysis::Occurrence;
-use crate::search::inverted::{
+use crate::error::ShardResult;
+use crate::index::inverted::bucketed_position;
+use crate::index::inverted::write_word_slot_key;
+use crate::index::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
+use crate::index::position_chunks::ChunkPacker;
+use crate::index::trees::{
     WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE,
-    write_word_slot_key,
 };
-use crate::search::position_chunks::ChunkPacker;
-use crate::search::ranking::bucketed_position;
 
 /// One document's word added or removed, with the occurrences of the word in the document,
 /// whose fields and position buckets the change touches.

@@ -22,8 +22,8 @@
 
 use roaring::RoaringBitmap;
 
-use super::error::{ShardError, ShardResult};
 use super::keys::decode_bitmap;
+use crate::error::{ShardError, ShardResult};
 
 /// Probe the stored bytes (rather than decode them) while the wanted set has at most one id
 /// for this many stored ids: a probe costs a few comparisons, a decoded id about one copy.
@@ -361,7 +361,7 @@ fn first_not_below(length: usize, start: usize, reached: impl Fn(usize) -> bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard::keys::encode_bitmap;
+    use crate::index::keys::encode_bitmap;
 
     use crate::test_random::Random;
 

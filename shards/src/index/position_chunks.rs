@@ -40,7 +40,7 @@ use storage_engine::{PAGE_BYTES_MIN, stored_entry_bytes};
 
 use super::inverted::WORD_END_BYTE;
 use crate::analysis::{Occurrence, WORD_BYTES_MAX};
-use crate::shard::{ShardError, ShardResult};
+use crate::error::{ShardError, ShardResult};
 
 /// Bytes after the word in a `word_position_chunks` key: the separator and the chunk's first id.
 pub const CHUNK_KEY_SUFFIX_BYTES: usize = 5;
