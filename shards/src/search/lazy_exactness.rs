@@ -29,7 +29,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::ShardResult;
 
-use super::execute::FieldLengthsReader;
+use super::details::FieldLengthsReader;
 use super::field_starts::field_starts;
 use super::refine::Refiner;
 use super::score::{ScoreDetail, compare_details};

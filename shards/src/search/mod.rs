@@ -56,6 +56,7 @@ mod bitmap_union;
 mod buckets;
 pub mod derivation_memo;
 pub mod derivations;
+mod details;
 pub mod dictionary;
 pub mod distinct;
 mod execute;

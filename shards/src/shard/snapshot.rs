@@ -1,6 +1,19 @@
 //! Reads on one committed snapshot of a shard: documents by external id (with `fields`
 //! selection), listings, counts, field distribution, facet source, and statistics.
 //!
+//! The search side of the snapshot is defined in `search/`, one `impl` block per concern,
+//! each method only a public entry point (their helpers are free functions there):
+//! - [`ShardSnapshot::search`] and [`ShardSnapshot::term_document_counts`] in
+//!   `search/execute.rs` (full-text search, and the per-term counts that
+//!   `matchingStrategy: frequency` adds over shards);
+//! - [`ShardSnapshot::facet_counts`] in `search/facet_counts.rs` (`facetDistribution`,
+//!   `facetStats`);
+//! - [`ShardSnapshot::facet_values`] in `search/facet_values.rs` (facet search).
+//!
+//! They read the commit's caches this file hands out ([`ShardSnapshot::dictionary`],
+//! `prefix_words`, `prefix_unions`, `facet_columns`, `facet_forms`, `derivation_memo`,
+//! `synonyms`), which [`super::commit_view`] keeps per commit.
+//!
 //! Invariant: everything answered by one [`ShardSnapshot`] describes the same commit.
 
 use std::collections::BTreeMap;
