@@ -31,6 +31,7 @@ mod new_external_ids;
 mod pair_changes;
 mod position_merge;
 pub(crate) mod range_unions;
+mod rebuild;
 mod repack;
 mod segmented_vec;
 mod settings;
@@ -97,7 +98,7 @@ impl Shard {
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
         let views = CommitViews::default();
-        apply::upgrade_text_index(&database, views.decoders(), PENDING_CHANGES_BYTES_DEFAULT)?;
+        rebuild::upgrade_text_index(&database, views.decoders(), PENDING_CHANGES_BYTES_DEFAULT)?;
         Ok(Shard {
             database,
             views,
@@ -167,7 +168,7 @@ impl Shard {
     ) -> ShardResult<bool> {
         let settings =
             FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
-        apply::rebuild_facets(
+        rebuild::rebuild_facets(
             &self.database,
             settings,
             self.views.decoders(),
@@ -180,7 +181,7 @@ impl Shard {
     /// on changed, the index is rebuilt from the stored documents in the same transaction.
     /// Returns whether anything changed.
     pub fn set_text_settings(&self, settings: TextSettings) -> ShardResult<bool> {
-        apply::rebuild_text(
+        rebuild::rebuild_text(
             &self.database,
             settings,
             self.views.decoders(),
