@@ -321,6 +321,11 @@ impl ChunkPacker {
         if self.bytes.is_empty() {
             return Ok(());
         }
+        // Documents strictly ascend in a chunk: one document when the first is the last.
+        debug_assert!(
+            self.bytes.len() <= POSITION_CHUNK_BYTES_MAX || self.first == self.last,
+            "a chunk past the limit holds one document"
+        );
         let emitted = emit(self.first, &self.bytes);
         self.bytes.clear();
         emitted

@@ -10,13 +10,13 @@ use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::ReadTransaction;
 
 use crate::error::ShardResult;
+use crate::index::inverted::{bitmap_or_empty, keys_extending};
+use crate::index::trees::WORD_DOCUMENTS_TREE;
 
 use super::occurrences::{phrase_occurrences, word_documents, word_postings};
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
-use crate::index::inverted::{bitmap_or_empty, keys_extending};
-use crate::index::trees::WORD_DOCUMENTS_TREE;
 
 /// The documents a search may return, and whether they are every document of the shard.
 /// Postings only ever list live documents (a deletion removes the document from each of its

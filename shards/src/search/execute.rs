@@ -825,6 +825,11 @@ fn finish(
         }
     }
     hits.sort_by(order);
+    debug_assert!(
+        hits.windows(2)
+            .all(|pair| order(&pair[0], &pair[1]).is_lt()),
+        "hits are ordered by details then internal id"
+    );
     if let Some(table) = distinct {
         let ordered: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
         let kept = keep_distinct(&ordered, table);

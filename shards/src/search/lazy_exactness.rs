@@ -28,14 +28,14 @@ use std::collections::BTreeMap;
 use roaring::RoaringBitmap;
 
 use crate::error::ShardResult;
+use crate::index::inverted::{bitmap_within, field_word_count_key};
+use crate::index::trees::FIELD_WORD_COUNTS_TREE;
 
 use super::details::FieldLengthsReader;
 use super::field_starts::field_starts;
 use super::refine::Refiner;
 use super::score::{ScoreDetail, compare_details};
 use super::steps::Step;
-use crate::index::inverted::{bitmap_within, field_word_count_key};
-use crate::index::trees::FIELD_WORD_COUNTS_TREE;
 
 /// Documents ranked in the first chunk once the documents that may match a field exactly are
 /// ranked; each later chunk is twice the one before (each chunk reads the terms' keys anew,

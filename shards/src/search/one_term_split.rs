@@ -20,10 +20,10 @@ use std::collections::BTreeMap;
 use roaring::RoaringBitmap;
 
 use crate::error::ShardResult;
+use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 use super::ranking::WORD_POSITION_COST_MAX;
 use super::rule_bitmaps::{BucketCosts, alternative_slots};
-use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 /// The first sub-buckets of a split, best first, and the documents not split yet.
 pub struct FirstSubBuckets {

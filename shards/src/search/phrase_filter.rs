@@ -16,10 +16,10 @@ use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::error::ShardResult;
-
-use super::rule_bitmaps::EXACT_POSITIONS;
 use crate::index::inverted::{bitmap_or_empty, position_prefix, split_word_slot_key};
 use crate::index::trees::WORD_POSITION_BUCKETS_TREE;
+
+use super::rule_bitmaps::EXACT_POSITIONS;
 
 /// The documents that may hold the phrase whose real words are `words` (each with its offset
 /// in the phrase, ascending), or `None` when the filter cannot narrow anything (one word).

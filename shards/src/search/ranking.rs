@@ -10,11 +10,11 @@
 //! for the document.
 
 use crate::analysis::ProximityPrecision;
+use crate::index::inverted::{FieldLengths, bucketed_position};
 
 use super::occurrences::{SearchedFields, TermOccurrence};
 use super::query::{MatchingStrategy, QueryTerm, TermKind};
 use super::score::{ExactAttribute, Rank, ScoreDetail};
-use crate::index::inverted::{FieldLengths, bucketed_position};
 
 /// Proximity at and beyond which words are "far" (Meilisearch's `MAX_DISTANCE`).
 pub const PROXIMITY_MAX: u32 = 4;

@@ -31,16 +31,16 @@ use storage_engine::{Direction, ReadTransaction};
 
 use crate::analysis::ProximityPrecision;
 use crate::error::ShardResult;
+use crate::index::inverted::{
+    bitmap_or_empty, bitmap_within, keys_extending, position_prefix, split_word_slot_key,
+};
+use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 use super::bitmap_union::union_of_owned;
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
-use crate::index::inverted::{
-    bitmap_or_empty, bitmap_within, keys_extending, position_prefix, split_word_slot_key,
-};
-use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 /// Positions below this are their own position bucket (see
 /// [`crate::index::inverted::bucketed_position`]).
