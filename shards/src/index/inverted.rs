@@ -27,6 +27,7 @@
 //! describe exactly the stored documents under the stored text settings (kept in the same
 //! write transaction as the documents).
 
+use std::cmp::Ordering;
 use std::ops::Bound;
 
 use roaring::RoaringBitmap;
@@ -106,6 +107,17 @@ pub fn position_prefix(word: &str) -> Vec<u8> {
     key.extend_from_slice(word.as_bytes());
     key.push(WORD_END_BYTE);
     key
+}
+
+/// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
+/// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
+pub fn terminated_order(left: &str, right: &str) -> Ordering {
+    let (left, right) = (left.as_bytes(), right.as_bytes());
+    let common = left.len().min(right.len());
+    match left[..common].cmp(&right[..common]) {
+        Ordering::Equal => right.len().cmp(&left.len()),
+        different => different,
+    }
 }
 
 /// Replaces the content of `key` with the `word_fields` / `word_position_buckets` key of
@@ -223,5 +235,23 @@ mod tests {
             assert_eq!(bucketed_position(relative), bucket, "{relative}");
         }
         assert_eq!(bucketed_position(u16::MAX), u16::MAX);
+    }
+
+    #[test]
+    fn terminated_order_is_the_byte_order_of_the_words_keys() {
+        let words = ["", "a", "ab", "abc", "abd", "b", "é", "東京"];
+        for left in words {
+            for right in words {
+                let mut left_key = left.as_bytes().to_vec();
+                left_key.push(0xFF);
+                let mut right_key = right.as_bytes().to_vec();
+                right_key.push(0xFF);
+                assert_eq!(
+                    terminated_order(left, right),
+                    left_key.cmp(&right_key),
+                    "{left:?} against {right:?}"
+                );
+            }
+        }
     }
 }

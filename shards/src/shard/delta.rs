@@ -37,7 +37,8 @@ impl Delta {
 
     /// Applies the delta to the bitmap stored under `key` (absent is empty) through `merge`,
     /// whose keys ascend: an emptied bitmap deletes the key. `buffer` is reused for the
-    /// encoding, which is [`crate::index::keys::encode_bitmap`]'s.
+    /// encoding: the roaring serialization, even of one id (unlike
+    /// [`crate::index::keys::encode_bitmap`]; [`decode_bitmap`] reads both forms).
     pub fn merge_into(
         &self,
         merge: &mut MergeWriter<'_>,

@@ -17,7 +17,6 @@
 //! `word_position_chunks`, of [`crate::index::position_chunks`] (merged into the word's
 //! chunks by [`super::position_merge`]).
 
-use std::cmp::Ordering;
 use std::ops::Range;
 
 use compact_str::CompactString;
@@ -308,17 +307,6 @@ pub(super) const ALLOCATION_SLACK_BYTES: usize = 16;
 /// Heap bytes a word new to the changes takes besides its text (held twice): the slack of
 /// its two allocations (a word longer than 24 bytes has them).
 const NEW_WORD_BYTES: usize = 2 * ALLOCATION_SLACK_BYTES;
-
-/// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
-/// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
-pub(super) fn terminated_order(left: &str, right: &str) -> Ordering {
-    let (left, right) = (left.as_bytes(), right.as_bytes());
-    let common = left.len().min(right.len());
-    match left[..common].cmp(&right[..common]) {
-        Ordering::Equal => right.len().cmp(&left.len()),
-        different => different,
-    }
-}
 
 /// The changes of one document: the run starting at `start` (changes sorted by document).
 fn document_run(changes: &[Change], start: usize) -> Range<usize> {
@@ -791,23 +779,5 @@ mod tests {
             }
         }
         assert!(cases > 1000);
-    }
-
-    #[test]
-    fn terminated_order_is_the_byte_order_of_the_words_keys() {
-        let words = ["", "a", "ab", "abc", "abd", "b", "é", "東京"];
-        for left in words {
-            for right in words {
-                let mut left_key = left.as_bytes().to_vec();
-                left_key.push(0xFF);
-                let mut right_key = right.as_bytes().to_vec();
-                right_key.push(0xFF);
-                assert_eq!(
-                    terminated_order(left, right),
-                    left_key.cmp(&right_key),
-                    "{left:?} against {right:?}"
-                );
-            }
-        }
     }
 }
