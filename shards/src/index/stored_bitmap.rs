@@ -9,7 +9,7 @@
 //! galloping search in an array container, one bit in a bitmap container, a search among the
 //! runs of a run container). When the wanted set is not small against the stored bitmap,
 //! decoding and intersecting (SIMD) is cheaper, and that is done instead
-//! ([`PROBES_PER_STORED_ID_MAX`]).
+//! (`PROBES_PER_STORED_ID_MAX`).
 //!
 //! The stored forms are those of [`super::keys::write_bitmap`]: one id alone (u32 big-endian),
 //! or the roaring serialization (with or without run containers; offsets present for four

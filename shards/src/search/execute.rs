@@ -74,11 +74,12 @@ pub struct ShardHits {
 }
 
 impl ShardSnapshot {
-    /// Searches this shard, in named phases: the [`SearchPlan`] (the query analysed, its
-    /// universe and the ranking steps); without terms, a [`placeholder_search`]; with terms,
-    /// once they are resolved and the [`ranking_context`] made, the lazy bucket sort
-    /// ([`bucketed_search`]) when [`TermSearch::by_buckets`] allows it, else the ranking of
-    /// every match ([`full_search`]); both end in [`finish_term_search`].
+    /// Searches this shard, in named phases (functions of `search/execute.rs`): the
+    /// `SearchPlan` (the query analysed, its universe and the ranking steps); without terms,
+    /// a `placeholder_search`; with terms, once they are resolved and the `ranking_context`
+    /// made, the lazy bucket sort (`bucketed_search`) when `TermSearch::by_buckets` allows
+    /// it, else the ranking of every match (`full_search`); both end in
+    /// `finish_term_search`.
     pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
         let plan = SearchPlan::new(self, query)?;
         if plan.analysed.parsed.terms.is_empty() {

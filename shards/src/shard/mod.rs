@@ -17,7 +17,7 @@
 //!
 //! Trees: every tree the shard keeps is named in [`crate::index::trees`] and encoded as
 //! [`crate::index`] says (`shards/DESIGN.md` §2 draws them). This folder holds their writers
-//! ([`apply`] and the change sets it flushes, [`rebuild`]) and the read snapshot.
+//! (`apply` and the change sets it flushes, `rebuild`) and the read snapshot.
 
 mod apply;
 mod assigned_ids;
