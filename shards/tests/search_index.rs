@@ -5,7 +5,7 @@
 //!
 //! The random corpora use a fixed seed (printed; `SEARCH_INDEX_SEED` replaces it,
 //! `SEARCH_INDEX_CASES` sets the number of rounds).
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 mod common;
 
@@ -14,7 +14,7 @@ use std::ops::Bound;
 
 use serde_json::{Map, Value, json};
 use shards::analysis::{RankingRule, TextSettings};
-use shards::search::position_chunks::{ChunkDocuments, Occurrences, split_chunk_key};
+use shards::index::position_chunks::{ChunkDocuments, Occurrences, split_chunk_key};
 use shards::search::{MatchingStrategy, SearchQuery, ShardHit, compare_details};
 use shards::shard::{Operation, Shard};
 use storage_engine::Direction;

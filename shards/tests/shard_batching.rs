@@ -16,7 +16,7 @@ use std::ops::Bound;
 
 use serde_json::{Map, Value, json};
 use shards::analysis::TextSettings;
-use shards::search::position_chunks::{ChunkDocuments, split_chunk_key};
+use shards::index::position_chunks::{ChunkDocuments, split_chunk_key};
 use shards::shard::{Operation, Shard};
 use storage_engine::Direction;
 

@@ -1,7 +1,7 @@
 //! Behaviour examples of the parser: accepted filters with the tree they give, and rejected
 //! filters with Meilisearch's exact message.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 use super::{Condition, Expression, Filter, FilterErrorKind, Token, VectorFilter};
 

@@ -87,25 +87,14 @@ impl SyntaxError {
         let escaped = offending.escape_debug().to_string();
         let nothing = offending.trim().is_empty();
         match &self.kind {
-            SyntaxErrorKind::ExpectedValue { .. } if nothing => {
-                "Was expecting a value but instead got nothing.".to_owned()
-            }
-            SyntaxErrorKind::ExpectedValue { reserved_keyword: true } => format!(
-                "Was expecting a value but instead got `{escaped}`, which is a reserved keyword. To use `{escaped}` as a field name or a value, surround it by quotes."
-            ),
-            SyntaxErrorKind::ExpectedValue { reserved_keyword: false } => {
-                format!("Was expecting a value but instead got `{escaped}`.")
+            SyntaxErrorKind::ExpectedValue { reserved_keyword } => {
+                expected_value_message(*reserved_keyword, nothing, &escaped)
             }
             SyntaxErrorKind::MalformedValue => format!("Malformed value: `{escaped}`."),
             SyntaxErrorKind::MissingClosingDelimiter(delimiter) => format!(
                 "Expression `{escaped}` is missing the following closing delimiter: `{delimiter}`."
             ),
-            SyntaxErrorKind::InvalidPrimary if nothing => {
-                format!("Was expecting an operation {OPERATIONS_LIST} but instead got nothing.")
-            }
-            SyntaxErrorKind::InvalidPrimary => {
-                format!("Was expecting an operation {OPERATIONS_LIST} at `{escaped}`.")
-            }
+            SyntaxErrorKind::InvalidPrimary => invalid_primary_message(nothing, &escaped),
             SyntaxErrorKind::InvalidEscapedNumber => {
                 format!("Found an invalid escaped sequence number: `{escaped}`.")
             }
@@ -135,22 +124,9 @@ impl SyntaxError {
                     .to_owned()
             }
             SyntaxErrorKind::VectorFilterLeftover => "The vector filter has leftover tokens.".to_owned(),
-            SyntaxErrorKind::VectorFilterUnknownSuffix { found, .. } if found == "." => "Was expecting one of `.fragments`, `.userProvided`, `.documentTemplate`, `.regenerate` or nothing, but instead found a point without a valid value.".to_owned(),
-            SyntaxErrorKind::VectorFilterUnknownSuffix { previous: None, found }
-                if VECTOR_SUFFIXES.contains(&found.as_str()) =>
-            {
-                "Was expecting this part to be unquoted.".to_owned()
+            SyntaxErrorKind::VectorFilterUnknownSuffix { previous, found } => {
+                vector_suffix_message(*previous, found)
             }
-            SyntaxErrorKind::VectorFilterUnknownSuffix { previous: None, found } => {
-                let mut message = format!("Was expecting one of `fragments`, `userProvided`, `documentTemplate`, `regenerate` or nothing, but instead found `{found}`.");
-                if let Some(suggestion) = suggest_vector_suffix(found) {
-                    let _ = write!(message, " Did you mean `{suggestion}`?");
-                }
-                message
-            }
-            SyntaxErrorKind::VectorFilterUnknownSuffix { previous: Some(previous), found } => format!(
-                "Vector filter can only accept one of `fragments`, `userProvided`, `documentTemplate` or `regenerate`, but found both `{previous}` and `{found}`."
-            ),
             SyntaxErrorKind::VectorFilterInvalidFragment => {
                 "The vector filter's fragment name is invalid.".to_owned()
             }
@@ -176,6 +152,51 @@ impl SyntaxError {
             ),
             SyntaxErrorKind::DepthLimitReached => "The filter exceeded the maximum depth limit. Try rewriting the filter so that it contains fewer nested conditions.".to_owned(),
         }
+    }
+}
+
+/// The message of [`SyntaxErrorKind::ExpectedValue`] at `escaped` (`nothing`: only
+/// whitespace).
+fn expected_value_message(reserved_keyword: bool, nothing: bool, escaped: &str) -> String {
+    if nothing {
+        "Was expecting a value but instead got nothing.".to_owned()
+    } else if reserved_keyword {
+        format!(
+            "Was expecting a value but instead got `{escaped}`, which is a reserved keyword. To use `{escaped}` as a field name or a value, surround it by quotes."
+        )
+    } else {
+        format!("Was expecting a value but instead got `{escaped}`.")
+    }
+}
+
+/// The message of [`SyntaxErrorKind::InvalidPrimary`] at `escaped` (`nothing`: only
+/// whitespace).
+fn invalid_primary_message(nothing: bool, escaped: &str) -> String {
+    if nothing {
+        format!("Was expecting an operation {OPERATIONS_LIST} but instead got nothing.")
+    } else {
+        format!("Was expecting an operation {OPERATIONS_LIST} at `{escaped}`.")
+    }
+}
+
+/// The message of [`SyntaxErrorKind::VectorFilterUnknownSuffix`]: `found` after the
+/// embedder (or after the suffix `previous`).
+fn vector_suffix_message(previous: Option<&str>, found: &str) -> String {
+    match previous {
+        _ if found == "." => "Was expecting one of `.fragments`, `.userProvided`, `.documentTemplate`, `.regenerate` or nothing, but instead found a point without a valid value.".to_owned(),
+        None if VECTOR_SUFFIXES.contains(&found) => {
+            "Was expecting this part to be unquoted.".to_owned()
+        }
+        None => {
+            let mut message = format!("Was expecting one of `fragments`, `userProvided`, `documentTemplate`, `regenerate` or nothing, but instead found `{found}`.");
+            if let Some(suggestion) = suggest_vector_suffix(found) {
+                let _ = write!(message, " Did you mean `{suggestion}`?");
+            }
+            message
+        }
+        Some(previous) => format!(
+            "Vector filter can only accept one of `fragments`, `userProvided`, `documentTemplate` or `regenerate`, but found both `{previous}` and `{found}`."
+        ),
     }
 }
 

@@ -9,9 +9,10 @@
 use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::ReadTransaction;
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::inverted::{bitmap_or_empty, keys_extending};
+use crate::index::trees::WORD_DOCUMENTS_TREE;
 
-use super::inverted::{WORD_DOCUMENTS_TREE, bitmap_or_empty, keys_extending};
 use super::occurrences::{phrase_occurrences, word_documents, word_postings};
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::terms::{Alternative, ResolvedTerm};

@@ -20,6 +20,7 @@ use fst::{IntoStreamer, Streamer};
 use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder};
 
 use crate::analysis::TextSettings;
+use crate::index::inverted::prefix_end;
 
 use super::dictionary::{Dictionary, LevenshteinSearch};
 
@@ -59,18 +60,6 @@ pub struct WordDerivations {
     pub words: Vec<Derivation>,
     /// Multi-word synonyms: phrases (stop-word holes are `None`).
     pub phrases: Vec<Vec<Option<String>>>,
-}
-
-/// The smallest key above every key starting with `prefix` (`None`: no such key).
-pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
 }
 
 fn first_letter(word: &str) -> &str {

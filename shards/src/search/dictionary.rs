@@ -10,9 +10,9 @@ use fst::Automaton;
 use levenshtein_automata::{DFA, Distance, SINK_STATE};
 use storage_engine::{Direction, ReadTransaction};
 
-use crate::shard::{ShardError, ShardResult};
+use crate::error::{ShardError, ShardResult};
 
-use super::inverted::WORD_DOCUMENTS_TREE;
+use crate::index::trees::WORD_DOCUMENTS_TREE;
 
 /// The words of one commit, in byte order.
 pub type Dictionary = fst::Set<Vec<u8>>;

@@ -12,10 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
-use crate::shard::facet_source::field_id;
-use crate::shard::keys::{FIELD_ID_BYTES, decode_string_entry, number_from_ordered};
-use crate::shard::stored_bitmap::intersection_within;
-use crate::shard::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult};
+use crate::error::ShardResult;
+use crate::index::keys::{
+    FIELD_ID_BYTES, decode_string_entry, field_id, field_prefix, number_of_key,
+};
+use crate::index::stored_bitmap::intersection_within;
+use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 
 /// Document → its values of `field` (documents without one are absent).
 pub fn distinct_values(
@@ -27,15 +29,11 @@ pub fn distinct_values(
     let Some(field) = field_id(read, field)? else {
         return Ok(values);
     };
-    let prefix = field.to_be_bytes();
+    let prefix = field_prefix(field);
     if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
         for entry in tree.prefix(&prefix, Direction::Forward)? {
             let (key, value) = entry?;
-            let ordered: [u8; 8] = key
-                .get(FIELD_ID_BYTES..)
-                .and_then(|bytes| bytes.try_into().ok())
-                .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
-            let name = format!("n:{}", number_from_ordered(u64::from_be_bytes(ordered)));
+            let name = format!("n:{}", number_of_key(key)?);
             for document in &intersection_within(value, documents)? {
                 values.entry(document).or_default().insert(name.clone());
             }

@@ -13,30 +13,32 @@ use std::collections::BTreeMap;
 
 use charabia::Language;
 use roaring::RoaringBitmap;
-use storage_engine::{PathLookup, ReadTransaction};
+use storage_engine::ReadTransaction;
 
 use crate::analysis::{Analyzer, RankingRule};
-use crate::shard::{ShardError, ShardResult, ShardSnapshot, SortRule};
+use crate::error::ShardResult;
+use crate::shard::{ShardSnapshot, SortRule};
 
 use super::bitmap_union::union_of;
 use super::buckets::{Universe, WordsLevels, alternatives_documents};
+use super::details::{
+    DetailSources, FieldLengthsReader, details, is_sort, sort_detail, sort_tables,
+};
 use super::distinct::{distinct_values, keep_distinct};
-use super::geo_sort::{GeoPoints, geo_points};
-use super::inverted::{FIELD_LENGTHS_TREE, FieldLengths, decode_field_lengths};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
 };
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
-use super::ranking::{Kept, RankingContext};
+use super::ranking::RankingContext;
 use super::refine::{OccurrenceCache, Refiner, Selection, is_past};
-use super::score::{ScoreDetail, SortValue, compare_details, global_score};
-use super::sort_values::{sort_values, sorted_documents};
+use super::score::{ScoreDetail, compare_details, global_score};
+use super::sort_values::sorted_documents;
 use super::steps::{Step, steps};
+use super::terms::{ResolvedTerm, resolve_terms};
 
 /// Document → its distinct values.
 type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
-use super::terms::{ResolvedTerm, resolve_terms};
 
 /// One hit of a shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,186 +73,34 @@ pub struct ShardHits {
     pub query_languages: Vec<String>,
 }
 
-/// Sort rule index → document → value, for the documents of `documents`.
-pub(super) type SortTables = Vec<StepValues>;
-
-/// The values one sort step orders documents by.
-pub(super) enum StepValues {
-    /// A field's sort values.
-    Field(BTreeMap<u32, SortValue>),
-    /// The documents' geo points.
-    Geo(GeoPoints),
-}
-
-/// The detail of a sort or geo sort step for `document`, from its values (`None` for the
-/// other steps, or values of the wrong kind).
-fn sort_detail(step: &Step, values: &StepValues, document: u32) -> Option<ScoreDetail> {
-    match (step, values) {
-        (Step::Sort(rule), StepValues::Field(table)) => Some(ScoreDetail::Sort {
-            field: rule.field.clone(),
-            ascending: rule.ascending,
-            value: table.get(&document).cloned().unwrap_or(SortValue::Missing),
-        }),
-        (Step::GeoSort(rule), StepValues::Geo(points)) => Some(ScoreDetail::GeoSort {
-            rule: *rule,
-            value: points.get(&document).copied(),
-        }),
-        _ => None,
-    }
-}
-
-fn is_sort(step: &Step) -> bool {
-    matches!(step, Step::Sort(_) | Step::GeoSort(_))
-}
-
 impl ShardSnapshot {
-    /// Searches this shard.
+    /// Searches this shard, in named phases (functions of `search/execute.rs`): the
+    /// `SearchPlan` (the query analysed, its universe and the ranking steps); without terms,
+    /// a `placeholder_search`; with terms, once they are resolved and the `ranking_context`
+    /// made, the lazy bucket sort (`bucketed_search`) when `TermSearch::by_buckets` allows
+    /// it, else the ranking of every match (`full_search`); both end in
+    /// `finish_term_search`.
     pub fn search(&self, query: &SearchQuery) -> ShardResult<ShardHits> {
-        let settings = self.text_settings();
-        let analyzer = self.analyzer();
-        let AnalysedQuery {
-            fields,
-            language_codes,
-            parsed,
-        } = self.analyse_query(analyzer, query)?;
-        let universe = self.universe(query, &parsed)?;
-        let steps = steps(
-            &settings.ranking_rules,
-            &query.sort,
-            query.matching_strategy,
-        );
-        let attribute_unified = settings.ranking_rules.contains(&RankingRule::Attribute);
-        let needed = query.offset.saturating_add(query.limit);
-        if parsed.terms.is_empty() {
-            let distinct = self.distinct_table(query, &universe)?;
-            let mut hits = self.placeholder(&steps, &universe, needed, distinct.as_ref())?;
-            hits.attribute_unified = attribute_unified;
-            hits.matching = universe;
-            hits.query_languages = language_codes;
-            return Ok(hits);
+        let plan = SearchPlan::new(self, query)?;
+        if plan.analysed.parsed.terms.is_empty() {
+            return placeholder_search(self, query, plan);
         }
-        let read = self.read_transaction();
-        let resolved = self.resolve(&parsed)?;
-        let removal_order = match (&query.term_document_counts, query.matching_strategy) {
-            (None, MatchingStrategy::Frequency) => removal_order(
-                query,
-                &parsed.terms,
-                &self.term_counts_everywhere(&resolved, &fields)?,
-            ),
-            _ => removal_order(query, &parsed.terms, &[]),
+        let resolved = resolve(self, &plan.analysed.parsed)?;
+        let context = ranking_context(self, query, &plan, &resolved)?;
+        let terms = TermSearch {
+            snapshot: self,
+            query,
+            plan: &plan,
+            resolved: &resolved,
+            context: &context,
         };
-        let context = RankingContext {
-            terms: &parsed.terms,
-            strategy: query.matching_strategy,
-            removal_order,
-            proximity_precision: settings.proximity_precision,
-            weight_max: settings.weight_max(),
-            fields: &fields,
-            typo_floors: resolved.iter().map(ResolvedTerm::typo_floor).collect(),
+        let found = if terms.by_buckets() {
+            bucketed_search(&terms)?
+        } else {
+            full_search(&terms)?
         };
-        let words_first = match query.matching_strategy {
-            MatchingStrategy::All => true,
-            _ => steps.first() == Some(&Step::Words),
-        };
-        let by_buckets = words_first
-            && query.distinct.is_none()
-            && settings.distinct_attribute.is_none()
-            && query.attributes_to_search_on.is_none()
-            && fields.values().all(|field| !field.typos_disabled);
-        let query_words = resolved.iter().map(ResolvedTerm::matching_words).collect();
-        if by_buckets {
-            let mut alternatives = Vec::with_capacity(resolved.len());
-            let whole = Universe {
-                documents: &universe,
-                // The universe is a subset of the shard's documents: as many means the same.
-                is_everything: universe.len() == self.document_ids().len(),
-            };
-            for term in &resolved {
-                alternatives.push(alternatives_documents(
-                    read,
-                    self.prefix_unions(),
-                    whole,
-                    term,
-                )?);
-            }
-            let documents: Vec<RoaringBitmap> =
-                alternatives.iter().map(|found| union_of(found)).collect();
-            let levels = WordsLevels::new(&documents, &context.removal_order);
-            let matching = levels.matching();
-            let total = matching.len();
-            let needed = u64::try_from(needed).unwrap_or(u64::MAX);
-            let mut selected = Selection::default();
-            for level in 0..levels.count() {
-                if selected.documents.len() >= needed {
-                    break;
-                }
-                let bucket = levels.bucket(level);
-                let kept = context.kept_at_level(level);
-                let refiner = Refiner {
-                    snapshot: self,
-                    read,
-                    context: &context,
-                    steps: &steps,
-                    resolved: &resolved,
-                    fields: &fields,
-                    kept: &kept,
-                    alternatives: &alternatives,
-                    occurrences: OccurrenceCache::default(),
-                    exact_occurrences: OccurrenceCache::default(),
-                    exact_terms: OnceCell::new(),
-                    deadline: query.deadline,
-                };
-                selected.extend(refiner.select(&bucket, needed - selected.documents.len())?);
-            }
-            let occurrences = collect_known_occurrences(
-                read,
-                self.prefix_words(),
-                &selected.documents,
-                &resolved,
-                &alternatives,
-                &fields,
-            )?;
-            let limits = RankLimits {
-                ranked_steps: selected.ranked_steps(),
-                deadline: None,
-                attribute_unified,
-            };
-            let hits = self.rank(&context, &steps, &occurrences, &limits)?;
-            let needed = usize::try_from(needed).unwrap_or(usize::MAX);
-            let mut hits = finish(
-                hits,
-                needed,
-                attribute_unified,
-                query_words,
-                None,
-                Some(total),
-            );
-            hits.matching = matching;
-            hits.query_languages = language_codes;
-            fill_matched_words(&mut hits.hits, &resolved, &occurrences);
-            return Ok(hits);
-        }
-        let occurrences =
-            collect_occurrences(read, self.prefix_words(), &universe, &resolved, &fields)?;
-        let limits = RankLimits {
-            ranked_steps: BTreeMap::new(),
-            deadline: query.deadline,
-            attribute_unified,
-        };
-        let hits = self.rank(&context, &steps, &occurrences, &limits)?;
-        let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
-        let distinct = self.distinct_table(query, &matching)?;
-        let mut hits = finish(
-            hits,
-            needed,
-            attribute_unified,
-            query_words,
-            distinct.as_ref(),
-            None,
-        );
-        hits.matching = matching;
-        hits.query_languages = language_codes;
-        fill_matched_words(&mut hits.hits, &resolved, &occurrences);
+        let mut hits = finish_term_search(found, &terms);
+        hits.query_languages = plan.analysed.language_codes;
         Ok(hits)
     }
 
@@ -259,380 +109,560 @@ impl ShardSnapshot {
     /// filter).
     pub fn term_document_counts(&self, query: &SearchQuery) -> ShardResult<Vec<u64>> {
         let analyzer = self.analyzer();
-        let AnalysedQuery { fields, parsed, .. } = self.analyse_query(analyzer, query)?;
-        let resolved = self.resolve(&parsed)?;
-        self.term_counts_everywhere(&resolved, &fields)
+        let AnalysedQuery { fields, parsed, .. } = analyse_query(self, analyzer, query)?;
+        let resolved = resolve(self, &parsed)?;
+        term_counts_everywhere(self, &resolved, &fields)
     }
+}
 
-    /// Per resolved term, the number of this shard's documents where it occurs.
-    fn term_counts_everywhere(
-        &self,
-        resolved: &[ResolvedTerm],
-        fields: &SearchedFields,
-    ) -> ShardResult<Vec<u64>> {
-        let found = collect_occurrences(
-            self.read_transaction(),
-            self.prefix_words(),
-            self.document_ids(),
-            resolved,
-            fields,
-        )?;
-        Ok(term_counts(&found, resolved.len()))
-    }
+/// What every strategy of a search starts from.
+struct SearchPlan {
+    analysed: AnalysedQuery,
+    /// The candidates minus the documents holding a negative word or phrase.
+    universe: RoaringBitmap,
+    /// The ranking steps of the rules, the `sort` parameter and the matching strategy.
+    steps: Vec<Step>,
+    /// Whether `attribute` (rather than `attributeRank` + `wordPosition`) is in the rules.
+    attribute_unified: bool,
+    /// The hits wanted: `offset + limit`.
+    needed: usize,
+}
 
-    /// The parsed query's terms resolved against this commit's dictionary and synonyms.
-    fn resolve(&self, parsed: &ParsedQuery) -> ShardResult<Vec<ResolvedTerm>> {
-        let dictionary = self.dictionary()?;
-        Ok(resolve_terms(
-            &dictionary,
-            self.derivation_memo(),
-            self.text_settings(),
-            self.synonyms(),
-            &parsed.terms,
-        ))
-    }
-
-    /// The fields `query` searches and its `q` parsed in its languages (see
-    /// [`query_languages`]). A blank `q` (a placeholder search) has no term in any language:
-    /// the fields map is not read for it.
-    fn analyse_query(
-        &self,
-        analyzer: &Analyzer,
-        query: &SearchQuery,
-    ) -> ShardResult<AnalysedQuery> {
-        let q = query.q.as_deref().unwrap_or("");
-        if q.trim().is_empty() {
-            return Ok(AnalysedQuery {
-                fields: SearchedFields::new(),
-                language_codes: Vec::new(),
-                parsed: ParsedQuery::default(),
-            });
-        }
-        let settings = self.text_settings();
-        let fields_map = self.fields_map()?;
-        let fields = searched_fields(
-            &fields_map,
-            settings,
-            query.attributes_to_search_on.as_deref(),
+impl SearchPlan {
+    fn new(snapshot: &ShardSnapshot, query: &SearchQuery) -> ShardResult<SearchPlan> {
+        let settings = snapshot.text_settings();
+        let analysed = analyse_query(snapshot, snapshot.analyzer(), query)?;
+        let universe = universe(snapshot, query, &analysed.parsed)?;
+        let steps = steps(
+            &settings.ranking_rules,
+            &query.sort,
+            query.matching_strategy,
         );
-        let languages = query_languages(analyzer, query, &fields_map, &fields);
-        let parsed = parse_query(analyzer, settings, q, languages.as_deref());
-        let language_codes = languages
-            .iter()
-            .flatten()
-            .map(|language| language.code().to_owned())
-            .collect();
-        Ok(AnalysedQuery {
-            fields,
-            language_codes,
-            parsed,
+        Ok(SearchPlan {
+            analysed,
+            universe,
+            steps,
+            attribute_unified: settings.ranking_rules.contains(&RankingRule::Attribute),
+            needed: query.offset.saturating_add(query.limit),
         })
     }
+}
 
-    /// The candidates of a query: the caller's candidates (within the shard's documents, see
-    /// [`SearchQuery::candidates`]) or else every document, minus those holding a negative
-    /// word or phrase.
-    fn universe(&self, query: &SearchQuery, parsed: &ParsedQuery) -> ShardResult<RoaringBitmap> {
-        let read = self.read_transaction();
-        let mut universe = match &query.candidates {
-            Some(candidates) => {
-                debug_assert!(
-                    candidates.is_subset(self.document_ids()),
-                    "the candidates are a filter's answer on this snapshot"
-                );
-                candidates.clone()
-            }
-            None => self.document_ids().clone(),
+/// A search without terms: every document of the universe, ordered by the sort steps (see
+/// [`placeholder`]).
+fn placeholder_search(
+    snapshot: &ShardSnapshot,
+    query: &SearchQuery,
+    plan: SearchPlan,
+) -> ShardResult<ShardHits> {
+    let distinct = distinct_table(snapshot, query, &plan.universe)?;
+    let mut hits = placeholder(
+        snapshot,
+        &plan.steps,
+        &plan.universe,
+        plan.needed,
+        distinct.as_ref(),
+    )?;
+    hits.attribute_unified = plan.attribute_unified;
+    hits.matching = plan.universe;
+    hits.query_languages = plan.analysed.language_codes;
+    Ok(hits)
+}
+
+/// The ranking context of a search with terms: the groups of terms the matching strategy
+/// drops, in order (by the index-wide counts the caller gives, else this shard's, for
+/// `frequency`), and what the rules read.
+fn ranking_context<'p>(
+    snapshot: &ShardSnapshot,
+    query: &SearchQuery,
+    plan: &'p SearchPlan,
+    resolved: &[ResolvedTerm],
+) -> ShardResult<RankingContext<'p>> {
+    let settings = snapshot.text_settings();
+    let terms = &plan.analysed.parsed.terms;
+    let fields = &plan.analysed.fields;
+    let removal_order = match (&query.term_document_counts, query.matching_strategy) {
+        (None, MatchingStrategy::Frequency) => removal_order(
+            query,
+            terms,
+            &term_counts_everywhere(snapshot, resolved, fields)?,
+        ),
+        _ => removal_order(query, terms, &[]),
+    };
+    Ok(RankingContext {
+        terms,
+        strategy: query.matching_strategy,
+        removal_order,
+        proximity_precision: settings.proximity_precision,
+        weight_max: settings.weight_max(),
+        fields,
+        typo_floors: resolved.iter().map(ResolvedTerm::typo_floor).collect(),
+    })
+}
+
+/// A search with terms, once they are resolved: what both of its strategies read.
+struct TermSearch<'a> {
+    snapshot: &'a ShardSnapshot,
+    query: &'a SearchQuery,
+    plan: &'a SearchPlan,
+    resolved: &'a [ResolvedTerm],
+    context: &'a RankingContext<'a>,
+}
+
+impl TermSearch<'_> {
+    /// Whether the lazy bucket sort serves the query: the words rule comes first (or every
+    /// term is required), and nothing needs every match ranked (`distinct`,
+    /// `attributesToSearchOn`, or a searched field with typos disabled).
+    fn by_buckets(&self) -> bool {
+        let settings = self.snapshot.text_settings();
+        let words_first = match self.query.matching_strategy {
+            MatchingStrategy::All => true,
+            _ => self.plan.steps.first() == Some(&Step::Words),
         };
-        for word in &parsed.negative_words {
-            universe -= word_documents(read, &universe, word)?;
-        }
-        for phrase in &parsed.negative_phrases {
-            for document in phrase_occurrences(read, &universe, phrase)?.keys() {
-                universe.remove(*document);
-            }
-        }
-        Ok(universe)
+        words_first
+            && self.query.distinct.is_none()
+            && settings.distinct_attribute.is_none()
+            && self.query.attributes_to_search_on.is_none()
+            && self
+                .plan
+                .analysed
+                .fields
+                .values()
+                .all(|field| !field.typos_disabled)
     }
+}
 
-    /// The hits of the documents the matching strategy keeps, unordered. A document cut short
-    /// (by the lazy sort's deadline, or here once `limits.deadline` passed) is ranked by the
-    /// first steps only, its details ending with [`ScoreDetail::Skipped`].
-    fn rank(
-        &self,
-        context: &RankingContext<'_>,
-        steps: &[Step],
-        occurrences: &DocumentOccurrences,
-        limits: &RankLimits,
-    ) -> ShardResult<Vec<ShardHit>> {
-        let mut kept_documents = Vec::new();
-        for (document, term_occurrences) in occurrences {
-            let matched: Vec<bool> = term_occurrences
-                .iter()
-                .map(|list| !list.is_empty())
-                .collect();
-            if let Some(kept) = context.kept(&matched) {
-                kept_documents.push((*document, kept, term_occurrences));
-            }
+/// What a strategy of a search with terms found, for [`finish_term_search`].
+struct Found {
+    /// The ranked documents, unordered.
+    hits: Vec<ShardHit>,
+    /// Every document matching the query.
+    matching: RoaringBitmap,
+    /// The number of matches when the strategy knows it without counting the hits.
+    total: Option<u64>,
+    distinct: Option<DistinctTable>,
+    /// The occurrences the hits were ranked by (their matched words are read from them).
+    occurrences: DocumentOccurrences,
+}
+
+/// The lazy bucket sort: the matches, level by level of the words rule, refined by the next
+/// steps only as far as the page needs (see [`select_by_levels`]); then the selected
+/// documents' full details.
+fn bucketed_search(search: &TermSearch<'_>) -> ShardResult<Found> {
+    let snapshot = search.snapshot;
+    let read = snapshot.read_transaction();
+    let whole = Universe {
+        documents: &search.plan.universe,
+        // The universe is a subset of the shard's documents: as many means the same.
+        is_everything: search.plan.universe.len() == snapshot.document_ids().len(),
+    };
+    let mut alternatives = Vec::with_capacity(search.resolved.len());
+    for term in search.resolved {
+        alternatives.push(alternatives_documents(
+            read,
+            snapshot.prefix_unions(),
+            whole,
+            term,
+        )?);
+    }
+    let documents: Vec<RoaringBitmap> = alternatives.iter().map(|found| union_of(found)).collect();
+    let levels = WordsLevels::new(&documents, &search.context.removal_order);
+    let matching = levels.matching();
+    let total = matching.len();
+    let needed = u64::try_from(search.plan.needed).unwrap_or(u64::MAX);
+    let selected = select_by_levels(search, &levels, &alternatives, needed)?;
+    let occurrences = collect_known_occurrences(
+        read,
+        snapshot.prefix_words(),
+        &selected.documents,
+        search.resolved,
+        &alternatives,
+        &search.plan.analysed.fields,
+    )?;
+    let limits = RankLimits {
+        ranked_steps: selected.ranked_steps(),
+        deadline: None,
+        attribute_unified: search.plan.attribute_unified,
+    };
+    let hits = rank(
+        read,
+        search.context,
+        &search.plan.steps,
+        &occurrences,
+        &limits,
+    )?;
+    Ok(Found {
+        hits,
+        matching,
+        total: Some(total),
+        distinct: None,
+        occurrences,
+    })
+}
+
+/// The first `needed` documents, taken level by level of the words rule (fewest terms
+/// dropped first), each level's bucket refined by the next steps (see [`Refiner`]).
+fn select_by_levels(
+    search: &TermSearch<'_>,
+    levels: &WordsLevels,
+    alternatives: &[Vec<RoaringBitmap>],
+    needed: u64,
+) -> ShardResult<Selection> {
+    let mut selected = Selection::default();
+    for level in 0..levels.count() {
+        if selected.documents.len() >= needed {
+            break;
         }
-        let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
-        let tables = self.sort_tables(steps, &matching)?;
-        let mut hits = Vec::with_capacity(kept_documents.len());
-        let mut sources = DetailSources {
-            tables: &tables,
-            lengths: FieldLengthsReader::new(self.read_transaction())?,
+        let bucket = levels.bucket(level);
+        let kept = search.context.kept_at_level(level);
+        let refiner = Refiner {
+            snapshot: search.snapshot,
+            read: search.snapshot.read_transaction(),
+            context: search.context,
+            steps: &search.plan.steps,
+            resolved: search.resolved,
+            fields: &search.plan.analysed.fields,
+            kept: &kept,
+            alternatives,
+            occurrences: OccurrenceCache::default(),
+            exact_occurrences: OccurrenceCache::default(),
+            exact_terms: OnceCell::new(),
+            deadline: search.query.deadline,
         };
-        let mut past_deadline = false;
-        for (index, (document, kept, term_occurrences)) in kept_documents.into_iter().enumerate() {
-            if index % DEADLINE_CHECK_DOCUMENTS == 0 && !past_deadline {
-                past_deadline = is_past(limits.deadline);
-            }
-            let ranked = if past_deadline {
-                0
-            } else {
-                limits.ranked_steps(steps, document)
-            };
-            let mut details = self.details(
-                context,
-                &steps[..ranked],
-                &mut sources,
-                document,
-                &kept,
-                term_occurrences,
-            )?;
-            if ranked < steps.len() {
-                details.push(ScoreDetail::Skipped);
-            }
-            hits.push(ShardHit {
-                id: document,
-                score: global_score(&details),
+        selected.extend(refiner.select(&bucket, needed - selected.documents.len())?);
+    }
+    Ok(selected)
+}
+
+/// The full evaluation: every document of the universe where a term occurs, ranked by every
+/// step (until `searchCutoffMs`), with distinct values when a distinct attribute applies.
+fn full_search(search: &TermSearch<'_>) -> ShardResult<Found> {
+    let snapshot = search.snapshot;
+    let read = snapshot.read_transaction();
+    let occurrences = collect_occurrences(
+        read,
+        snapshot.prefix_words(),
+        &search.plan.universe,
+        search.resolved,
+        &search.plan.analysed.fields,
+    )?;
+    let limits = RankLimits {
+        ranked_steps: BTreeMap::new(),
+        deadline: search.query.deadline,
+        attribute_unified: search.plan.attribute_unified,
+    };
+    let hits = rank(
+        read,
+        search.context,
+        &search.plan.steps,
+        &occurrences,
+        &limits,
+    )?;
+    let matching: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
+    let distinct = distinct_table(snapshot, search.query, &matching)?;
+    Ok(Found {
+        hits,
+        matching,
+        total: None,
+        distinct,
+        occurrences,
+    })
+}
+
+/// The tail both strategies share: the hits ordered, deduplicated and cut (see [`finish`]),
+/// with the query's words, the matching documents and each hit's matched words.
+fn finish_term_search(found: Found, search: &TermSearch<'_>) -> ShardHits {
+    let query_words = search
+        .resolved
+        .iter()
+        .map(ResolvedTerm::matching_words)
+        .collect();
+    let mut hits = finish(
+        found.hits,
+        search.plan.needed,
+        search.plan.attribute_unified,
+        query_words,
+        found.distinct.as_ref(),
+        found.total,
+    );
+    hits.matching = found.matching;
+    fill_matched_words(&mut hits.hits, search.resolved, &found.occurrences);
+    hits
+}
+
+/// Per resolved term, the number of this shard's documents where it occurs.
+fn term_counts_everywhere(
+    snapshot: &ShardSnapshot,
+    resolved: &[ResolvedTerm],
+    fields: &SearchedFields,
+) -> ShardResult<Vec<u64>> {
+    let found = collect_occurrences(
+        snapshot.read_transaction(),
+        snapshot.prefix_words(),
+        snapshot.document_ids(),
+        resolved,
+        fields,
+    )?;
+    Ok(term_counts(&found, resolved.len()))
+}
+
+/// The parsed query's terms resolved against this commit's dictionary and synonyms.
+fn resolve(snapshot: &ShardSnapshot, parsed: &ParsedQuery) -> ShardResult<Vec<ResolvedTerm>> {
+    let dictionary = snapshot.dictionary()?;
+    Ok(resolve_terms(
+        &dictionary,
+        snapshot.derivation_memo(),
+        snapshot.text_settings(),
+        snapshot.synonyms(),
+        &parsed.terms,
+    ))
+}
+
+/// The fields `query` searches and its `q` parsed in its languages (see
+/// [`query_languages`]). A blank `q` (a placeholder search) has no term in any language:
+/// the fields map is not read for it.
+fn analyse_query(
+    snapshot: &ShardSnapshot,
+    analyzer: &Analyzer,
+    query: &SearchQuery,
+) -> ShardResult<AnalysedQuery> {
+    let q = query.q.as_deref().unwrap_or("");
+    if q.trim().is_empty() {
+        return Ok(AnalysedQuery {
+            fields: SearchedFields::new(),
+            language_codes: Vec::new(),
+            parsed: ParsedQuery::default(),
+        });
+    }
+    let settings = snapshot.text_settings();
+    let fields_map = snapshot.fields_map()?;
+    let fields = searched_fields(
+        &fields_map,
+        settings,
+        query.attributes_to_search_on.as_deref(),
+    );
+    let languages = query_languages(analyzer, query, &fields_map, &fields);
+    let parsed = parse_query(analyzer, settings, q, languages.as_deref());
+    let language_codes = languages
+        .iter()
+        .flatten()
+        .map(|language| language.code().to_owned())
+        .collect();
+    Ok(AnalysedQuery {
+        fields,
+        language_codes,
+        parsed,
+    })
+}
+
+/// The candidates of a query: the caller's candidates (within the shard's documents, see
+/// [`SearchQuery::candidates`]) or else every document, minus those holding a negative
+/// word or phrase.
+fn universe(
+    snapshot: &ShardSnapshot,
+    query: &SearchQuery,
+    parsed: &ParsedQuery,
+) -> ShardResult<RoaringBitmap> {
+    let read = snapshot.read_transaction();
+    let mut universe = match &query.candidates {
+        Some(candidates) => {
+            debug_assert!(
+                candidates.is_subset(snapshot.document_ids()),
+                "the candidates are a filter's answer on this snapshot"
+            );
+            candidates.clone()
+        }
+        None => snapshot.document_ids().clone(),
+    };
+    for word in &parsed.negative_words {
+        universe -= word_documents(read, &universe, word)?;
+    }
+    for phrase in &parsed.negative_phrases {
+        for document in phrase_occurrences(read, &universe, phrase)?.keys() {
+            universe.remove(*document);
+        }
+    }
+    Ok(universe)
+}
+
+/// The hits of the documents the matching strategy keeps, unordered. A document cut short
+/// (by the lazy sort's deadline, or here once `limits.deadline` passed) is ranked by the
+/// first steps only, its details ending with [`ScoreDetail::Skipped`].
+fn rank(
+    read: &ReadTransaction,
+    context: &RankingContext<'_>,
+    steps: &[Step],
+    occurrences: &DocumentOccurrences,
+    limits: &RankLimits,
+) -> ShardResult<Vec<ShardHit>> {
+    let mut kept_documents = Vec::new();
+    for (document, term_occurrences) in occurrences {
+        let matched: Vec<bool> = term_occurrences
+            .iter()
+            .map(|list| !list.is_empty())
+            .collect();
+        if let Some(kept) = context.kept(&matched) {
+            kept_documents.push((*document, kept, term_occurrences));
+        }
+    }
+    let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
+    let tables = sort_tables(read, steps, &matching)?;
+    let mut hits = Vec::with_capacity(kept_documents.len());
+    let mut sources = DetailSources {
+        tables: &tables,
+        lengths: FieldLengthsReader::new(read)?,
+    };
+    let mut past_deadline = false;
+    for (index, (document, kept, term_occurrences)) in kept_documents.into_iter().enumerate() {
+        if index % DEADLINE_CHECK_DOCUMENTS == 0 && !past_deadline {
+            past_deadline = is_past(limits.deadline);
+        }
+        let ranked = if past_deadline {
+            0
+        } else {
+            limits.ranked_steps(steps, document)
+        };
+        let mut details = details(
+            context,
+            &steps[..ranked],
+            &mut sources,
+            document,
+            &kept,
+            term_occurrences,
+        )?;
+        if ranked < steps.len() {
+            details.push(ScoreDetail::Skipped);
+        }
+        hits.push(ShardHit {
+            id: document,
+            score: global_score(&details),
+            details,
+            matched_words: Vec::new(),
+            distinct_values: Vec::new(),
+        });
+    }
+    Ok(hits)
+}
+
+/// The distinct values of `documents`, when a distinct attribute applies.
+fn distinct_table(
+    snapshot: &ShardSnapshot,
+    query: &SearchQuery,
+    documents: &RoaringBitmap,
+) -> ShardResult<Option<DistinctTable>> {
+    let field = query
+        .distinct
+        .as_ref()
+        .or(snapshot.text_settings().distinct_attribute.as_ref());
+    match field {
+        Some(field) => Ok(Some(distinct_values(
+            snapshot.read_transaction(),
+            field,
+            documents,
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// A search without terms: the candidates in internal-id order, or ordered by the sort
+/// steps. Field sorts alone use the facet indexes' bucket sort, which stops at the page;
+/// with `distinct` or a `_geoPoint` sort every candidate gets its sort details (a geo sort
+/// reads every candidate's point: one scan of the geo tree).
+fn placeholder(
+    snapshot: &ShardSnapshot,
+    steps: &[Step],
+    universe: &RoaringBitmap,
+    needed: usize,
+    distinct: Option<&DistinctTable>,
+) -> ShardResult<ShardHits> {
+    let sort_steps: Vec<&SortRule> = steps
+        .iter()
+        .filter_map(|step| match step {
+            Step::Sort(rule) => Some(rule),
+            _ => None,
+        })
+        .collect();
+    let total = universe.len();
+    if !steps.iter().any(is_sort) && distinct.is_none() {
+        let hits = universe
+            .iter()
+            .take(needed)
+            .map(|id| ShardHit {
+                id,
+                score: 1.0,
+                details: Vec::new(),
+                matched_words: Vec::new(),
+                distinct_values: Vec::new(),
+            })
+            .collect();
+        return Ok(ShardHits {
+            hits,
+            total,
+            ..ShardHits::default()
+        });
+    }
+    let geo = steps.iter().any(|step| matches!(step, Step::GeoSort(_)));
+    if distinct.is_none() && !geo {
+        return sorted_placeholder(snapshot, &sort_steps, universe, needed);
+    }
+    let sorting: Vec<&Step> = steps.iter().filter(|step| is_sort(step)).collect();
+    let tables = sort_tables(snapshot.read_transaction(), steps, universe)?;
+    let hits = universe
+        .iter()
+        .map(|id| {
+            let details: Vec<ScoreDetail> = sorting
+                .iter()
+                .zip(&tables)
+                .filter_map(|(step, values)| sort_detail(step, values, id))
+                .collect();
+            ShardHit {
+                id,
+                score: 1.0,
                 details,
                 matched_words: Vec::new(),
                 distinct_values: Vec::new(),
-            });
-        }
-        Ok(hits)
-    }
-
-    /// Per sort step, the sort values of `documents`.
-    pub(super) fn sort_tables(
-        &self,
-        steps: &[Step],
-        documents: &RoaringBitmap,
-    ) -> ShardResult<SortTables> {
-        let read = self.read_transaction();
-        let mut tables = Vec::new();
-        for step in steps {
-            match step {
-                Step::Sort(rule) => tables.push(StepValues::Field(sort_values(
-                    read,
-                    &rule.field,
-                    rule.ascending,
-                    documents,
-                )?)),
-                Step::GeoSort(_) => tables.push(StepValues::Geo(geo_points(read, documents)?)),
-                _ => {}
             }
-        }
-        Ok(tables)
-    }
+        })
+        .collect();
+    Ok(finish(hits, needed, false, Vec::new(), distinct, None))
+}
 
-    /// The distinct values of `documents`, when a distinct attribute applies.
-    fn distinct_table(
-        &self,
-        query: &SearchQuery,
-        documents: &RoaringBitmap,
-    ) -> ShardResult<Option<DistinctTable>> {
-        let field = query
-            .distinct
-            .as_ref()
-            .or(self.text_settings().distinct_attribute.as_ref());
-        match field {
-            Some(field) => Ok(Some(distinct_values(
-                self.read_transaction(),
-                field,
-                documents,
-            )?)),
-            None => Ok(None),
-        }
-    }
-
-    /// A search without terms: the candidates in internal-id order, or ordered by the sort
-    /// steps. Field sorts alone use the facet indexes' bucket sort, which stops at the page;
-    /// with `distinct` or a `_geoPoint` sort every candidate gets its sort details (a geo sort
-    /// reads every candidate's point: one scan of the geo tree).
-    fn placeholder(
-        &self,
-        steps: &[Step],
-        universe: &RoaringBitmap,
-        needed: usize,
-        distinct: Option<&DistinctTable>,
-    ) -> ShardResult<ShardHits> {
-        let sort_steps: Vec<&SortRule> = steps
-            .iter()
-            .filter_map(|step| match step {
-                Step::Sort(rule) => Some(rule),
-                _ => None,
-            })
-            .collect();
-        let total = universe.len();
-        if !steps.iter().any(is_sort) && distinct.is_none() {
-            let hits = universe
+/// A placeholder search sorted without `distinct`: a bucket sort over the sort fields'
+/// facet indexes that stops once `needed` documents are ordered.
+fn sorted_placeholder(
+    snapshot: &ShardSnapshot,
+    sort_steps: &[&SortRule],
+    universe: &RoaringBitmap,
+    needed: usize,
+) -> ShardResult<ShardHits> {
+    let rules: Vec<(&str, bool)> = sort_steps
+        .iter()
+        .map(|rule| (rule.field.as_str(), rule.ascending))
+        .collect();
+    let sorted = sorted_documents(snapshot.read_transaction(), &rules, universe, needed)?;
+    let hits = sorted
+        .into_iter()
+        .map(|(id, values)| ShardHit {
+            id,
+            score: 1.0,
+            details: sort_steps
                 .iter()
-                .take(needed)
-                .map(|id| ShardHit {
-                    id,
-                    score: 1.0,
-                    details: Vec::new(),
-                    matched_words: Vec::new(),
-                    distinct_values: Vec::new(),
+                .zip(values)
+                .map(|(rule, value)| ScoreDetail::Sort {
+                    field: rule.field.clone(),
+                    ascending: rule.ascending,
+                    value,
                 })
-                .collect();
-            return Ok(ShardHits {
-                hits,
-                total,
-                ..ShardHits::default()
-            });
-        }
-        let geo = steps.iter().any(|step| matches!(step, Step::GeoSort(_)));
-        if distinct.is_none() && !geo {
-            return self.sorted_placeholder(&sort_steps, universe, needed);
-        }
-        let sorting: Vec<&Step> = steps.iter().filter(|step| is_sort(step)).collect();
-        let tables = self.sort_tables(steps, universe)?;
-        let hits = universe
-            .iter()
-            .map(|id| {
-                let details: Vec<ScoreDetail> = sorting
-                    .iter()
-                    .zip(&tables)
-                    .filter_map(|(step, values)| sort_detail(step, values, id))
-                    .collect();
-                ShardHit {
-                    id,
-                    score: 1.0,
-                    details,
-                    matched_words: Vec::new(),
-                    distinct_values: Vec::new(),
-                }
-            })
-            .collect();
-        Ok(finish(hits, needed, false, Vec::new(), distinct, None))
-    }
-
-    /// A placeholder search sorted without `distinct`: a bucket sort over the sort fields'
-    /// facet indexes that stops once `needed` documents are ordered.
-    fn sorted_placeholder(
-        &self,
-        sort_steps: &[&SortRule],
-        universe: &RoaringBitmap,
-        needed: usize,
-    ) -> ShardResult<ShardHits> {
-        let rules: Vec<(&str, bool)> = sort_steps
-            .iter()
-            .map(|rule| (rule.field.as_str(), rule.ascending))
-            .collect();
-        let sorted = sorted_documents(self.read_transaction(), &rules, universe, needed)?;
-        let hits = sorted
-            .into_iter()
-            .map(|(id, values)| ShardHit {
-                id,
-                score: 1.0,
-                details: sort_steps
-                    .iter()
-                    .zip(values)
-                    .map(|(rule, value)| ScoreDetail::Sort {
-                        field: rule.field.clone(),
-                        ascending: rule.ascending,
-                        value,
-                    })
-                    .collect(),
-                matched_words: Vec::new(),
-                distinct_values: Vec::new(),
-            })
-            .collect();
-        Ok(ShardHits {
-            hits,
-            total: universe.len(),
-            ..ShardHits::default()
+                .collect(),
+            matched_words: Vec::new(),
+            distinct_values: Vec::new(),
         })
-    }
-
-    /// The details of `document` for each of `steps` (`sources` holds their sort values and
-    /// reads field lengths).
-    pub(super) fn details(
-        &self,
-        context: &RankingContext<'_>,
-        steps: &[Step],
-        sources: &mut DetailSources<'_, '_>,
-        document: u32,
-        kept: &Kept,
-        occurrences: &[Vec<TermOccurrence>],
-    ) -> ShardResult<Vec<ScoreDetail>> {
-        let mut details = Vec::with_capacity(steps.len() + 1);
-        let mut sort_index = 0;
-        for step in steps {
-            match step {
-                Step::Words => details.push(context.words(kept)),
-                Step::Typo => details.push(context.typo(kept, occurrences)),
-                Step::Proximity => details.push(context.proximity(kept, occurrences)),
-                Step::AttributeRank => details.push(context.attribute_rank(kept, occurrences)),
-                Step::WordPosition => details.push(context.word_position(kept, occurrences)),
-                Step::Exactness => {
-                    let lengths = sources.lengths.lengths(document)?;
-                    details.extend(context.exactness(kept, occurrences, lengths));
-                }
-                Step::Sort(_) | Step::GeoSort(_) => {
-                    let detail = sources
-                        .tables
-                        .get(sort_index)
-                        .and_then(|values| sort_detail(step, values, document))
-                        .ok_or_else(|| ShardError::Corrupted("sort table".to_owned()))?;
-                    details.push(detail);
-                    sort_index += 1;
-                }
-            }
-        }
-        Ok(details)
-    }
-}
-
-/// What per-document details read besides the occurrences: sort values and field lengths.
-pub(super) struct DetailSources<'a, 't> {
-    pub(super) tables: &'a SortTables,
-    pub(super) lengths: FieldLengthsReader<'t>,
-}
-
-/// The field lengths of documents, read one document at a time; reading them in ascending
-/// id order reuses the path of the previous lookup, and every document's lengths are decoded
-/// into the same buffer (nothing is allocated per document).
-pub(super) struct FieldLengthsReader<'t> {
-    /// `None` when the shard has no field lengths tree yet.
-    lookup: Option<PathLookup<'t>>,
-    lengths: Vec<(u16, u16)>,
-}
-
-impl<'t> FieldLengthsReader<'t> {
-    pub(super) fn new(read: &'t ReadTransaction) -> ShardResult<FieldLengthsReader<'t>> {
-        let lookup = read
-            .open_tree(FIELD_LENGTHS_TREE)?
-            .map(|tree| tree.path_lookup());
-        Ok(FieldLengthsReader {
-            lookup,
-            lengths: Vec::new(),
-        })
-    }
-
-    /// One document's field lengths, until the next call.
-    pub(super) fn lengths(&mut self, document: u32) -> ShardResult<FieldLengths<'_>> {
-        self.lengths.clear();
-        if let Some(lookup) = &mut self.lookup {
-            if let Some(bytes) = lookup.get(&document.to_be_bytes())? {
-                decode_field_lengths(bytes, &mut self.lengths)?;
-            }
-        }
-        Ok(FieldLengths(&self.lengths))
-    }
+        .collect();
+    Ok(ShardHits {
+        hits,
+        total: universe.len(),
+        ..ShardHits::default()
+    })
 }
 
 /// A query's analysis on one shard.
@@ -646,7 +676,7 @@ struct AnalysedQuery {
 /// Documents ranked between two looks at the clock in the full ranking.
 const DEADLINE_CHECK_DOCUMENTS: usize = 256;
 
-/// How far [`ShardSnapshot::rank`] ranks each document.
+/// How far [`rank`] ranks each document.
 struct RankLimits {
     /// Document → the number of steps that rank it, for documents the lazy sort cut short.
     ranked_steps: BTreeMap<u32, usize>,
@@ -796,6 +826,11 @@ fn finish(
         }
     }
     hits.sort_by(order);
+    debug_assert!(
+        hits.windows(2)
+            .all(|pair| order(&pair[0], &pair[1]).is_lt()),
+        "hits are ordered by details then internal id"
+    );
     if let Some(table) = distinct {
         let ordered: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
         let kept = keep_distinct(&ordered, table);

@@ -26,12 +26,12 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
-use crate::shard::commit_memo::{CommitMemo, WhenFull};
-use crate::shard::keys::{
-    FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered, stored_single_id,
-    string_of_key,
+use crate::commit_memo::{CommitMemo, WhenFull};
+use crate::error::{ShardError, ShardResult};
+use crate::index::keys::{
+    decode_bitmap, decode_string_entry, number_of_key, stored_single_id, string_of_key,
 };
-use crate::shard::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult};
+use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 
 use super::facet_counts::{FieldFacetCounts, for_each_field_entry};
 
@@ -61,13 +61,7 @@ impl FacetColumn {
             several: HashMap::new(),
         };
         for_each_field_entry(read, FACET_NUMBERS_TREE, field, &mut |key, value| {
-            let ordered: [u8; 8] = key
-                .get(FIELD_ID_BYTES..)
-                .and_then(|bytes| bytes.try_into().ok())
-                .ok_or_else(|| ShardError::corrupted("number facet key"))?;
-            column
-                .numbers
-                .push(number_from_ordered(u64::from_be_bytes(ordered)));
+            column.numbers.push(number_of_key(key)?);
             // A value of one document (most of a field like a rank) is read in place.
             match stored_single_id(value) {
                 Some(document) => column.add_value(std::iter::once(document)),

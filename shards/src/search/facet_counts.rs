@@ -17,12 +17,12 @@ use std::ops::Bound;
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
+use crate::error::{ShardError, ShardResult};
 use crate::filter::FilterableRules;
-use crate::shard::keys::{FIELD_ID_BYTES, decode_string_entry, number_from_ordered, string_of_key};
-use crate::shard::stored_bitmap::intersection_len_within;
-use crate::shard::{
-    FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult, ShardSnapshot,
-};
+use crate::index::keys::{decode_string_entry, field_prefix, number_of_key, string_of_key};
+use crate::index::stored_bitmap::intersection_len_within;
+use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
+use crate::shard::ShardSnapshot;
 
 /// What `facets` asks for: every filterable field (`*`), or the named ones.
 pub const ALL_FACETS: &str = "*";
@@ -90,7 +90,7 @@ pub(crate) fn for_each_field_entry(
     let Some(tree) = read.open_tree(tree_name)? else {
         return Ok(());
     };
-    let lower = field.to_be_bytes();
+    let lower = field_prefix(field);
     let upper = field.checked_add(1).map(u16::to_be_bytes);
     let upper = match &upper {
         Some(bytes) => Bound::Excluded(bytes.as_slice()),
@@ -112,11 +112,7 @@ fn number_counts(
     for_each_field_entry(read, FACET_NUMBERS_TREE, field, &mut |key, value| {
         let count = intersection_len_within(value, documents)?;
         if count > 0 {
-            let ordered: [u8; 8] = key
-                .get(FIELD_ID_BYTES..)
-                .and_then(|bytes| bytes.try_into().ok())
-                .ok_or_else(|| ShardError::corrupted("number facet key"))?;
-            counts.push((number_from_ordered(u64::from_be_bytes(ordered)), count));
+            counts.push((number_of_key(key)?, count));
         }
         Ok(())
     })?;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use charabia::Language;
 
-use crate::shard::commit_memo::{CommitMemo, WhenFull};
+use crate::commit_memo::{CommitMemo, WhenFull};
 
 /// The most bytes of values and forms one commit's memo keeps.
 pub const FACET_FORMS_BYTES_MAX: usize = 64 * 1024 * 1024;

@@ -21,8 +21,10 @@ use levenshtein_automata::{DFA, Distance, LevenshteinAutomatonBuilder};
 use roaring::RoaringBitmap;
 
 use crate::analysis::{TypoTolerance, facet_search_form, languages};
-use crate::shard::keys::string_of_key;
-use crate::shard::{FACET_STRINGS_TREE, ShardResult, ShardSnapshot};
+use crate::error::ShardResult;
+use crate::index::keys::string_of_key;
+use crate::index::trees::FACET_STRINGS_TREE;
+use crate::shard::ShardSnapshot;
 
 use super::facet_counts::{for_each_field_entry, string_values};
 use super::facet_forms::FieldForms;

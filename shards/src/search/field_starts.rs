@@ -34,13 +34,12 @@
 use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, ReadTree};
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::inverted::bucketed_position;
+use crate::index::inverted::{bitmap_within, field_word_count_key, write_word_slot_key};
+use crate::index::trees::{FIELD_WORD_COUNTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
-use super::inverted::{
-    FIELD_WORD_COUNTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_within,
-    field_word_count_key, write_word_slot_key,
-};
-use super::ranking::{Kept, RankingContext, bucketed_position, bucketed_query_position};
+use super::ranking::{Kept, RankingContext, bucketed_query_position};
 use super::rule_bitmaps::EXACT_POSITIONS;
 use super::terms::ResolvedTerm;
 

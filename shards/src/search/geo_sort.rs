@@ -14,9 +14,10 @@ use std::ops::Bound;
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
+use crate::error::ShardResult;
 use crate::filter::haversine_distance_meters;
-use crate::shard::keys::{document_from_key, document_key};
-use crate::shard::{GEO_TREE, ShardError, ShardResult};
+use crate::index::keys::{decode_geo_point, document_from_key, document_key};
+use crate::index::trees::GEO_TREE;
 
 /// Above this many documents, their points are read by one scan of the geo tree rather than
 /// one lookup each.
@@ -44,30 +45,17 @@ pub fn geo_points(read: &ReadTransaction, documents: &RoaringBitmap) -> ShardRes
             let (key, value) = entry?;
             let document = document_from_key(key)?;
             if documents.contains(document) {
-                points.insert(document, decode_point(value)?);
+                points.insert(document, decode_geo_point(value)?);
             }
         }
     } else {
         for document in documents {
             if let Some(value) = tree.get(&document_key(document))? {
-                points.insert(document, decode_point(value)?);
+                points.insert(document, decode_geo_point(value)?);
             }
         }
     }
     Ok(points)
-}
-
-/// A stored point: latitude then longitude, each an `f64` big-endian.
-fn decode_point(value: &[u8]) -> ShardResult<[f64; 2]> {
-    let corrupted = || ShardError::corrupted("geo point");
-    let half = |range: std::ops::Range<usize>| -> ShardResult<f64> {
-        let bytes: [u8; 8] = value
-            .get(range)
-            .and_then(|bytes| bytes.try_into().ok())
-            .ok_or_else(corrupted)?;
-        Ok(f64::from_be_bytes(bytes))
-    };
-    Ok([half(0..8)?, half(8..16)?])
 }
 
 /// The distance in meters from `target` to `value`, `None` without a point.
@@ -142,7 +130,10 @@ mod tests {
     fn points_round_trip_through_their_encoding() {
         let mut bytes = LYON[0].to_be_bytes().to_vec();
         bytes.extend_from_slice(&LYON[1].to_be_bytes());
-        assert_eq!(decode_point(&bytes).expect("a whole point decodes"), LYON);
-        assert!(decode_point(&bytes[..12]).is_err());
+        assert_eq!(
+            decode_geo_point(&bytes).expect("a whole point decodes"),
+            LYON
+        );
+        assert!(decode_geo_point(&bytes[..12]).is_err());
     }
 }

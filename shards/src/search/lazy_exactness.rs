@@ -27,11 +27,12 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::inverted::{bitmap_within, field_word_count_key};
+use crate::index::trees::FIELD_WORD_COUNTS_TREE;
 
-use super::execute::FieldLengthsReader;
+use super::details::FieldLengthsReader;
 use super::field_starts::field_starts;
-use super::inverted::{FIELD_WORD_COUNTS_TREE, bitmap_within, field_word_count_key};
 use super::refine::Refiner;
 use super::score::{ScoreDetail, compare_details};
 use super::steps::Step;

@@ -1,5 +1,5 @@
-//! Full-text search inside one shard: the inverted index kept in the shard's page store
-//! ([`inverted`]), query parsing, word derivations (prefix, typos, synonyms), the matching
+//! Full-text search inside one shard: reading the inverted index kept in the shard's page
+//! store (its format is [`crate::index::inverted`]'s), query parsing, word derivations (prefix, typos, synonyms), the matching
 //! strategies, Meilisearch's ranking rules with `_rankingScore` and `_rankingScoreDetails`,
 //! and [`crate::shard::ShardSnapshot::search`].
 //!
@@ -11,7 +11,7 @@
 //! matched through, and its distinct values), and
 //! [`crate::shard::ShardSnapshot::term_document_counts`] for `matchingStrategy: frequency`
 //! across shards. The inverted index is kept by `shard::apply` in the same write transaction
-//! as the documents (see [`inverted`] for the trees and their encoding). [`format`] computes a
+//! as the documents (see [`crate::index`] for the trees and their encoding). [`format`] computes a
 //! hit's `_formatted` and `_matchesPosition` (highlighting, cropping, match positions).
 //!
 //! The contract the server relies on: a hit's score and details depend only on the document
@@ -56,6 +56,7 @@ mod bitmap_union;
 mod buckets;
 pub mod derivation_memo;
 pub mod derivations;
+mod details;
 pub mod dictionary;
 pub mod distinct;
 mod execute;
@@ -66,12 +67,10 @@ pub mod facet_values;
 mod field_starts;
 pub mod format;
 pub mod geo_sort;
-pub mod inverted;
 mod lazy_exactness;
 pub mod occurrences;
 mod one_term_split;
 mod phrase_filter;
-pub mod position_chunks;
 pub mod prefix_unions;
 pub mod prefix_words;
 mod query;

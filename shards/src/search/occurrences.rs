@@ -14,17 +14,16 @@ use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, ReadTree};
 
 use crate::analysis::{Occurrence, TextSettings};
-use crate::shard::ShardResult;
-use crate::shard::keys::stored_single_id;
-use crate::shard::stored_bitmap::intersection_within_counted;
+use crate::error::ShardResult;
+use crate::index::inverted::{bitmap_or_empty, bitmap_within, keys_extending};
+use crate::index::keys::stored_single_id;
+use crate::index::position_chunks::{Occurrences, decode_occurrences_into};
+use crate::index::stored_bitmap::intersection_within_counted;
+use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE};
 
-use super::inverted::{
-    WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
-};
 use super::phrase_filter::phrase_candidates;
-use super::position_chunks::{Occurrences, decode_occurrences_into};
 use super::prefix_words::PrefixWords;
-use super::terms::ResolvedTerm;
+use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
 use super::word_positions::{WordPositions, scan_word};
 
@@ -157,9 +156,8 @@ fn collect_within(
     // Every occurrence of every term, tagged with its document and term, in the order the
     // per-term lists keep them; a stable sort by document then groups them without one map
     // lookup per occurrence, and the map is built from sorted entries in one pass.
-    let mut tagged: Vec<(u32, Option<(usize, TermOccurrence)>)> = Vec::new();
-    let mut spans = FlatSpans::new();
-    let mut anchors = FlatSpans::new();
+    let mut tagged: Vec<TaggedOccurrence> = Vec::new();
+    let mut spans = AlternativeSpans::default();
     for (index, term) in terms.iter().enumerate() {
         for (alternative, found) in term.alternatives.iter().enumerate() {
             let holding = known
@@ -177,67 +175,108 @@ fn collect_within(
                 None => universe,
             };
             let alternative = u16::try_from(alternative).unwrap_or(u16::MAX);
-            spans.clear();
-            anchors.clear();
-            match found.words.as_slice() {
-                [Some(word)] if found.prefix => {
-                    prefix_occurrences(read, prefix_words, universe, word, &mut spans)?
-                }
-                [Some(word)] => word_occurrences(read, universe, word, &mut spans)?,
-                phrase => {
-                    let phrase_spans = phrase_occurrences(read, universe, phrase)?;
-                    let holding: RoaringBitmap = phrase_spans.keys().copied().collect();
-                    spans.extend(phrase_spans.into_iter().flat_map(|(document, list)| {
-                        list.into_iter().map(move |span| (document, span))
-                    }));
-                    if let Some(first) = phrase.iter().flatten().next() {
-                        word_occurrences(read, &holding, first, &mut anchors)?;
-                    }
-                }
-            }
-            let all = spans
-                .iter()
-                .map(|entry| (entry, false))
-                .chain(anchors.iter().map(|entry| (entry, true)));
-            for (&(document, (field, start, end)), anchor) in all {
-                let counts = fields
-                    .get(&field)
-                    .is_some_and(|searched| found.typos == 0 || !searched.typos_disabled);
-                if !counts {
-                    // The document still gets its (possibly empty) lists, as every document
-                    // with a span of any term does.
-                    tagged.push((document, None));
-                    continue;
-                }
-                tagged.push((
-                    document,
-                    Some((
-                        index,
-                        TermOccurrence {
-                            field,
-                            start,
-                            end,
-                            typos: found.typos,
-                            exact: found.exact,
-                            shared: found.shared,
-                            alternative,
-                            anchor,
-                        },
-                    )),
-                ));
-            }
+            spans.read(read, prefix_words, universe, found)?;
+            spans.tag(index, alternative, found, fields, &mut tagged);
         }
     }
     tagged.sort_by_key(|(document, _)| *document);
     Ok(group_by_document(tagged, terms.len()))
 }
 
+/// An occurrence with its document and term index; `None` for a document holding only spans
+/// that do not count.
+type TaggedOccurrence = (u32, Option<(usize, TermOccurrence)>);
+
+/// The spans of one alternative in some documents, in buffers reused from one alternative to
+/// the next.
+#[derive(Default)]
+struct AlternativeSpans {
+    /// Where the alternative occurs.
+    spans: FlatSpans,
+    /// For a phrase, where its first word occurs in the documents holding the phrase.
+    anchors: FlatSpans,
+}
+
+impl AlternativeSpans {
+    /// Reads where `found` occurs in `universe` (emptying what the last alternative left).
+    fn read(
+        &mut self,
+        read: &ReadTransaction,
+        prefix_words: &PrefixWords,
+        universe: &RoaringBitmap,
+        found: &Alternative,
+    ) -> ShardResult<()> {
+        self.spans.clear();
+        self.anchors.clear();
+        match found.words.as_slice() {
+            [Some(word)] if found.prefix => {
+                prefix_occurrences(read, prefix_words, universe, word, &mut self.spans)?
+            }
+            [Some(word)] => word_occurrences(read, universe, word, &mut self.spans)?,
+            phrase => {
+                let phrase_spans = phrase_occurrences(read, universe, phrase)?;
+                let holding: RoaringBitmap = phrase_spans.keys().copied().collect();
+                self.spans
+                    .extend(phrase_spans.into_iter().flat_map(|(document, list)| {
+                        list.into_iter().map(move |span| (document, span))
+                    }));
+                if let Some(first) = phrase.iter().flatten().next() {
+                    word_occurrences(read, &holding, first, &mut self.anchors)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the spans read, as occurrences of alternative `alternative` (`found`) of term
+    /// `index`, to `tagged`; a span in a field where its typos do not count tags its document
+    /// alone.
+    fn tag(
+        &self,
+        index: usize,
+        alternative: u16,
+        found: &Alternative,
+        fields: &SearchedFields,
+        tagged: &mut Vec<TaggedOccurrence>,
+    ) {
+        let all = self
+            .spans
+            .iter()
+            .map(|entry| (entry, false))
+            .chain(self.anchors.iter().map(|entry| (entry, true)));
+        for (&(document, (field, start, end)), anchor) in all {
+            let counts = fields
+                .get(&field)
+                .is_some_and(|searched| found.typos == 0 || !searched.typos_disabled);
+            if !counts {
+                // The document still gets its (possibly empty) lists, as every document
+                // with a span of any term does.
+                tagged.push((document, None));
+                continue;
+            }
+            tagged.push((
+                document,
+                Some((
+                    index,
+                    TermOccurrence {
+                        field,
+                        start,
+                        end,
+                        typos: found.typos,
+                        exact: found.exact,
+                        shared: found.shared,
+                        alternative,
+                        anchor,
+                    },
+                )),
+            ));
+        }
+    }
+}
+
 /// `tagged` (sorted by document; `None` marks a document holding only spans that do not
 /// count) as per-document lists indexed like the terms.
-fn group_by_document(
-    tagged: Vec<(u32, Option<(usize, TermOccurrence)>)>,
-    term_count: usize,
-) -> DocumentOccurrences {
+fn group_by_document(tagged: Vec<TaggedOccurrence>, term_count: usize) -> DocumentOccurrences {
     let mut grouped: Vec<(u32, Vec<Vec<TermOccurrence>>)> = Vec::new();
     for (document, occurrence) in tagged {
         if grouped.last().is_none_or(|(last, _)| *last != document) {

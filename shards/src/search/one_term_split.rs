@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
-use super::inverted::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 use super::ranking::WORD_POSITION_COST_MAX;
 use super::rule_bitmaps::{BucketCosts, alternative_slots};
 

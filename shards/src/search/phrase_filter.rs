@@ -15,11 +15,10 @@ use std::collections::BTreeMap;
 use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::inverted::{bitmap_or_empty, position_prefix, split_word_slot_key};
+use crate::index::trees::WORD_POSITION_BUCKETS_TREE;
 
-use super::inverted::{
-    WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, position_prefix, split_word_slot_key,
-};
 use super::rule_bitmaps::EXACT_POSITIONS;
 
 /// The documents that may hold the phrase whose real words are `words` (each with its offset

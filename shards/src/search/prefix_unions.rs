@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
-use crate::shard::ShardResult;
-use crate::shard::commit_memo::{CommitMemo, WhenFull};
+use crate::commit_memo::{CommitMemo, WhenFull};
+use crate::error::ShardResult;
 
 /// Fewest keys a union must have read to be worth keeping.
 pub const CACHED_WORDS_MIN: usize = 32;

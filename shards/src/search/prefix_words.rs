@@ -25,12 +25,13 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, ReadTree};
 
-use crate::shard::commit_memo::{CommitMemo, WhenFull};
-use crate::shard::keys::{decode_bitmap, stored_single_id};
-use crate::shard::stored_bitmap::{intersection_within_counted, stored_len};
-use crate::shard::{ShardError, ShardResult};
+use crate::commit_memo::{CommitMemo, WhenFull};
+use crate::error::{ShardError, ShardResult};
+use crate::index::keys::{decode_bitmap, stored_single_id};
+use crate::index::stored_bitmap::{intersection_within_counted, stored_len};
 
-use super::inverted::{WORD_DOCUMENTS_TREE, keys_extending};
+use crate::index::inverted::keys_extending;
+use crate::index::trees::WORD_DOCUMENTS_TREE;
 
 /// Documents from which a word is frequent: read through its bitmap rather than listed per
 /// document (the size of a roaring container's array form).
@@ -198,7 +199,7 @@ impl PrefixWords {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::inverted::bitmap_or_empty;
+    use crate::index::inverted::bitmap_or_empty;
     use crate::shard::{Operation, Shard};
     use crate::test_random::Random;
     use serde_json::json;

@@ -10,8 +10,8 @@
 //! for the document.
 
 use crate::analysis::ProximityPrecision;
+use crate::index::inverted::{FieldLengths, bucketed_position};
 
-use super::inverted::FieldLengths;
 use super::occurrences::{SearchedFields, TermOccurrence};
 use super::query::{MatchingStrategy, QueryTerm, TermKind};
 use super::score::{ExactAttribute, Rank, ScoreDetail};
@@ -407,18 +407,6 @@ fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Optio
     best
 }
 
-/// Meilisearch's bucketed word position: exact below 16, then 24, then powers of two.
-pub fn bucketed_position(relative: u16) -> u16 {
-    if relative < 16 {
-        relative
-    } else if relative < 24 {
-        24
-    } else {
-        let bits = u16::BITS - (relative - 1).leading_zeros();
-        u16::try_from(1u32 << bits).unwrap_or(u16::MAX)
-    }
-}
-
 /// The position bucket of a term's place in the query.
 pub(super) fn bucketed_query_position(position: u32) -> u16 {
     bucketed_position(u16::try_from(position).unwrap_or(u16::MAX))
@@ -456,23 +444,6 @@ mod tests {
             shared,
             alternative: 0,
         }
-    }
-
-    #[test]
-    fn bucketed_positions_match_meilisearch() {
-        let expected = [
-            (0, 0),
-            (15, 15),
-            (16, 24),
-            (23, 24),
-            (24, 32),
-            (32, 32),
-            (33, 64),
-        ];
-        for (relative, bucket) in expected {
-            assert_eq!(bucketed_position(relative), bucket, "{relative}");
-        }
-        assert_eq!(bucketed_position(u16::MAX), u16::MAX);
     }
 
     #[test]

@@ -27,9 +27,10 @@ use std::time::Instant;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
-use crate::shard::{ShardResult, ShardSnapshot, SortRule};
+use crate::error::ShardResult;
+use crate::shard::{ShardSnapshot, SortRule};
 
-use super::execute::{DetailSources, FieldLengthsReader};
+use super::details::{DetailSources, FieldLengthsReader, details, sort_tables};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, collect_known_occurrences, collect_occurrences,
 };
@@ -417,7 +418,7 @@ impl Refiner<'_> {
             }
         };
         let steps = std::slice::from_ref(step);
-        let tables = self.snapshot.sort_tables(steps, bucket)?;
+        let tables = sort_tables(self.read, steps, bucket)?;
         let occurrences = cache.found.borrow();
         let none = vec![Vec::new(); self.resolved.len()];
         // Groups of equal details, ordered best first; documents come in ascending order, so
@@ -431,7 +432,7 @@ impl Refiner<'_> {
         for document in bucket {
             // A document without an (exact) occurrence of any term ranks as having none.
             let term_occurrences = occurrences.get(&document).unwrap_or(&none);
-            let details = self.snapshot.details(
+            let details = details(
                 self.context,
                 steps,
                 &mut sources,

@@ -30,20 +30,20 @@ use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::analysis::ProximityPrecision;
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::inverted::{
+    bitmap_or_empty, bitmap_within, keys_extending, position_prefix, split_word_slot_key,
+};
+use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 use super::bitmap_union::union_of_owned;
-use super::inverted::{
-    WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, bitmap_or_empty, bitmap_within, keys_extending,
-    position_prefix, split_word_slot_key,
-};
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
 
 /// Positions below this are their own position bucket (see
-/// [`super::ranking::bucketed_position`]).
+/// [`crate::index::inverted::bucketed_position`]).
 pub const EXACT_POSITIONS: u16 = 16;
 
 /// Cost → the documents of the words bucket where a term has that cost (ascending costs,

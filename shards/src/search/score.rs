@@ -237,119 +237,139 @@ pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<Str
     let mut attribute_rank = None;
     for detail in details {
         let score = detail.rank().map(Rank::local_score);
-        match detail {
+        let (name, entry) = match detail {
             ScoreDetail::Words {
                 matching_words,
                 max_matching_words,
-            } => {
-                map.insert(
-                    "words".into(),
-                    json!({"order": order, "matchingWords": matching_words,
-                           "maxMatchingWords": max_matching_words, "score": score}),
-                );
-            }
+            } => (
+                "words".to_owned(),
+                json!({"order": order, "matchingWords": matching_words,
+                       "maxMatchingWords": max_matching_words, "score": score}),
+            ),
             ScoreDetail::Typo {
                 typo_count,
                 max_typo_count,
-            } => {
-                map.insert(
-                    "typo".into(),
-                    json!({"order": order, "typoCount": typo_count,
-                           "maxTypoCount": max_typo_count, "score": score}),
-                );
-            }
-            ScoreDetail::Proximity(_) => {
-                map.insert("proximity".into(), json!({"order": order, "score": score}));
-            }
+            } => (
+                "typo".to_owned(),
+                json!({"order": order, "typoCount": typo_count,
+                       "maxTypoCount": max_typo_count, "score": score}),
+            ),
+            ScoreDetail::Proximity(_) => (
+                "proximity".to_owned(),
+                json!({"order": order, "score": score}),
+            ),
             ScoreDetail::AttributeRank(rank) if attribute_unified => {
                 attribute_rank = Some(*rank);
-                map.insert(
-                    "attribute".into(),
+                (
+                    "attribute".to_owned(),
                     json!({"order": order, "attributeRankingOrderScore": score}),
-                );
+                )
             }
-            ScoreDetail::AttributeRank(_) => {
-                map.insert(
-                    "attributeRank".into(),
-                    json!({"order": order, "score": score}),
-                );
-            }
+            ScoreDetail::AttributeRank(_) => (
+                "attributeRank".to_owned(),
+                json!({"order": order, "score": score}),
+            ),
             ScoreDetail::WordPosition(rank) if attribute_unified => {
-                if let (Some(Value::Object(attribute)), Some(first)) =
-                    (map.get_mut("attribute"), attribute_rank)
-                {
-                    attribute.insert("queryWordDistanceScore".into(), json!(score));
-                    let combined = Rank::global_score([first, *rank].into_iter());
-                    attribute.insert("score".into(), json!(combined));
-                }
+                complete_attribute(&mut map, attribute_rank, *rank, score);
                 continue;
             }
-            ScoreDetail::WordPosition(_) => {
-                map.insert(
-                    "wordPosition".into(),
-                    json!({"order": order, "score": score}),
-                );
-            }
-            ScoreDetail::ExactAttribute(exact) => {
-                map.insert(
-                    "exactness".into(),
-                    json!({"order": order, "matchType": exact.name(), "score": score}),
-                );
-            }
+            ScoreDetail::WordPosition(_) => (
+                "wordPosition".to_owned(),
+                json!({"order": order, "score": score}),
+            ),
+            ScoreDetail::ExactAttribute(exact) => (
+                "exactness".to_owned(),
+                json!({"order": order, "matchType": exact.name(), "score": score}),
+            ),
             ScoreDetail::ExactWords {
                 matching_words,
                 max_matching_words,
             } => {
-                if let Some(Value::Object(exactness)) = map.get_mut("exactness") {
-                    if exactness.get("matchType") == Some(&json!("noExactMatch")) {
-                        let combined = Rank::global_score(
-                            [
-                                ExactAttribute::NoExactMatch.rank(),
-                                detail.rank().unwrap_or(Rank {
-                                    rank: 1,
-                                    max_rank: 1,
-                                }),
-                            ]
-                            .into_iter(),
-                        );
-                        exactness.remove("score");
-                        exactness.insert("matchingWords".into(), json!(matching_words));
-                        exactness.insert("maxMatchingWords".into(), json!(max_matching_words));
-                        exactness.insert("score".into(), json!(combined));
-                    }
-                }
+                complete_exactness(&mut map, detail, *matching_words, *max_matching_words);
                 continue;
             }
             ScoreDetail::Sort {
                 field,
                 ascending,
                 value,
-            } => {
-                let name = format!("{field}:{}", if *ascending { "asc" } else { "desc" });
-                map.insert(
-                    name,
-                    json!({"order": order, "value": sort_value_json(value)}),
-                );
-            }
-            ScoreDetail::GeoSort { rule, value } => {
-                let [latitude, longitude] = rule.point;
-                let direction = if rule.ascending { "asc" } else { "desc" };
-                let name = format!("_geoPoint({latitude}, {longitude}):{direction}");
-                let point = value.map(|[lat, lng]| json!({"lat": lat, "lng": lng}));
-                map.insert(
-                    name,
-                    json!({
-                        "order": order,
-                        "value": point,
-                        "distance": distance(rule.point, *value),
-                    }),
-                );
-            }
-            ScoreDetail::Skipped => {
-                map.insert("skipped".into(), json!({"order": order}));
-            }
-        }
+            } => sort_entry(field, *ascending, value, order),
+            ScoreDetail::GeoSort { rule, value } => geo_sort_entry(rule, *value, order),
+            ScoreDetail::Skipped => ("skipped".to_owned(), json!({"order": order})),
+        };
+        map.insert(name, entry);
         order += 1;
     }
     map
+}
+
+/// Adds the word position half of a unified `attribute` rule to its entry: its score, and
+/// the rule's score from both ranks.
+fn complete_attribute(
+    map: &mut Map<String, Value>,
+    attribute_rank: Option<Rank>,
+    word_position: Rank,
+    score: Option<f64>,
+) {
+    if let (Some(Value::Object(attribute)), Some(first)) =
+        (map.get_mut("attribute"), attribute_rank)
+    {
+        attribute.insert("queryWordDistanceScore".into(), json!(score));
+        let combined = Rank::global_score([first, word_position].into_iter());
+        attribute.insert("score".into(), json!(combined));
+    }
+}
+
+/// Adds the exact words half of `exactness` (`detail`) to its entry, when the attribute half
+/// found no exact match: the counts, and the rule's score from both halves.
+fn complete_exactness(
+    map: &mut Map<String, Value>,
+    detail: &ScoreDetail,
+    matching_words: u32,
+    max_matching_words: u32,
+) {
+    let Some(Value::Object(exactness)) = map.get_mut("exactness") else {
+        return;
+    };
+    if exactness.get("matchType") != Some(&json!("noExactMatch")) {
+        return;
+    }
+    let combined = Rank::global_score(
+        [
+            ExactAttribute::NoExactMatch.rank(),
+            detail.rank().unwrap_or(Rank {
+                rank: 1,
+                max_rank: 1,
+            }),
+        ]
+        .into_iter(),
+    );
+    exactness.remove("score");
+    exactness.insert("matchingWords".into(), json!(matching_words));
+    exactness.insert("maxMatchingWords".into(), json!(max_matching_words));
+    exactness.insert("score".into(), json!(combined));
+}
+
+/// The name (`field:asc` or `field:desc`) and entry of a sort rule's detail.
+fn sort_entry(field: &str, ascending: bool, value: &SortValue, order: u32) -> (String, Value) {
+    let name = format!("{field}:{}", if ascending { "asc" } else { "desc" });
+    (
+        name,
+        json!({"order": order, "value": sort_value_json(value)}),
+    )
+}
+
+/// The name (`_geoPoint(latitude, longitude):direction`) and entry of a geo sort's detail.
+fn geo_sort_entry(rule: &GeoSort, value: Option<[f64; 2]>, order: u32) -> (String, Value) {
+    let [latitude, longitude] = rule.point;
+    let direction = if rule.ascending { "asc" } else { "desc" };
+    let name = format!("_geoPoint({latitude}, {longitude}):{direction}");
+    let point = value.map(|[lat, lng]| json!({"lat": lat, "lng": lng}));
+    (
+        name,
+        json!({
+            "order": order,
+            "value": point,
+            "distance": distance(rule.point, value),
+        }),
+    )
 }

@@ -15,11 +15,11 @@ use std::ops::ControlFlow;
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
-use crate::shard::facet_source::field_id;
-use crate::shard::keys::{
-    FIELD_ID_BYTES, decode_bitmap, decode_string_entry, number_from_ordered, string_of_key,
+use crate::error::ShardResult;
+use crate::index::keys::{
+    decode_bitmap, decode_string_entry, field_id, field_prefix, number_of_key, string_of_key,
 };
-use crate::shard::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE, ShardError, ShardResult};
+use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 
 use super::score::SortValue;
 
@@ -56,15 +56,11 @@ fn walk_values(
     } else {
         Direction::Backward
     };
-    let prefix = field.to_be_bytes();
+    let prefix = field_prefix(field);
     if let Some(tree) = read.open_tree(FACET_NUMBERS_TREE)? {
         for entry in tree.prefix(&prefix, direction)? {
             let (key, value) = entry?;
-            let ordered: [u8; 8] = key
-                .get(FIELD_ID_BYTES..)
-                .and_then(|bytes| bytes.try_into().ok())
-                .ok_or_else(|| ShardError::Corrupted("number facet key".to_owned()))?;
-            let number = number_from_ordered(u64::from_be_bytes(ordered));
+            let number = number_of_key(key)?;
             if visit(FacetValue::Number(number), decode_bitmap(value)?)?.is_break() {
                 return Ok(false);
             }

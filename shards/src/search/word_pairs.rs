@@ -13,11 +13,12 @@ use std::ops::Bound;
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction, ReadTree};
 
-use crate::shard::ShardResult;
+use crate::error::ShardResult;
+use crate::index::inverted::prefix_end;
+use crate::index::inverted::{bitmap_within, write_pair_key};
+use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE};
 
 use super::bitmap_union::union_of_owned;
-use super::derivations::prefix_end;
-use super::inverted::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE, bitmap_within, write_pair_key};
 use super::terms::Alternative;
 
 /// The `word_pairs` tree of a snapshot, opened once for several reads.

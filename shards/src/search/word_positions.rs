@@ -1,5 +1,5 @@
 //! Reading one word's occurrences from its `word_position_chunks` chunks (see
-//! [`super::position_chunks`]): looked up document by document ([`WordPositions`]), or all
+//! [`crate::index::position_chunks`]): looked up document by document ([`WordPositions`]), or all
 //! of them in one ordered scan ([`scan_word`]).
 //!
 //! Invariants: a lookup answers exactly what the word's chunks hold for the document,
@@ -10,8 +10,8 @@
 
 use storage_engine::{Direction, PathLookup, ReadRange, ReadTree};
 
-use super::position_chunks::{ChunkDocuments, ChunkKeys};
-use crate::shard::{ShardError, ShardResult};
+use crate::error::{ShardError, ShardResult};
+use crate::index::position_chunks::{ChunkDocuments, ChunkKeys};
 
 /// Lookups of one word's occurrences in documents, cheapest in ascending document order.
 pub struct WordPositions<'t> {
@@ -84,7 +84,7 @@ impl<'t> WordPositions<'t> {
     }
 
     /// The encoded occurrences of the word in `document` (see
-    /// [`super::position_chunks::Occurrences`]), `None` when the word is not in it.
+    /// [`crate::index::position_chunks::Occurrences`]), `None` when the word is not in it.
     pub fn get(&mut self, document: u32) -> ShardResult<Option<&'t [u8]>> {
         if let Some(chunk) = &mut self.chunk {
             if chunk.first <= document {

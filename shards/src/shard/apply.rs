@@ -1,5 +1,6 @@
 //! Applying a batch to a shard: two-phase (prepare, apply in chunks, commit) inside one write
-//! transaction, and rebuilding the facet indexes when the facet settings change.
+//! transaction; the rebuilds after a settings change ([`super::rebuild`]) re-index the stored
+//! documents through the same [`PreparedBatch`].
 //!
 //! Invariants: nothing is visible to readers before `commit`; dropping a [`PreparedBatch`]
 //! aborts; the documents tree changes with each document, while the index trees (facets, words)
@@ -27,33 +28,28 @@ use serde_json::{Map, Value};
 use storage_engine::{Database, Direction, WriteTransaction};
 
 use super::assigned_ids::AssignedIds;
-use super::codec::{
+use super::delta::Delta;
+use super::extract::{Extracted, extract};
+use super::new_external_ids::NewExternalIds;
+use super::pair_changes::PairChanges;
+use super::state::ShardState;
+use super::word_changes::{KeyChanges, WordChanges};
+use crate::analysis::{Analyzer, Occurrence, each_document_word};
+use crate::documents::simd_document::SimdParser;
+use crate::error::{ShardError, ShardResult};
+use crate::index::document_codec::{
     self, DICTIONARY_BYTES, DICTIONARY_LEVEL, DICTIONARY_RETRAINING_GROWTH,
     DICTIONARY_SAMPLE_BYTES, DICTIONARY_TRAINING_DOCUMENTS, DICTIONARY_TRAINING_DOCUMENTS_MIN,
     DecoderCache, Dictionaries, DictionaryDecoder, DocumentEncoder,
 };
-use super::delta::Delta;
-use super::error::{ShardError, ShardResult};
-use super::extract::{Extracted, extract};
-use super::keys::{
+use crate::index::inverted::{encode_field_lengths, field_word_count_key};
+use crate::index::keys::{
     self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
 };
-use super::new_external_ids::NewExternalIds;
-use super::pair_changes::PairChanges;
-use super::settings::FacetSettings;
-use super::state::ShardState;
-use super::word_changes::{KeyChanges, WordChanges};
-use super::{
+use crate::index::trees::{
     DOCUMENT_DICTIONARIES_TREE, DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE,
-    FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FACET_TREES,
-    FIELD_DISTRIBUTION_TREE, FIELDS_TREE, GEO_TREE,
-};
-use crate::analysis::{Analyzer, Occurrence, TextSettings, each_document_word};
-use crate::documents::simd_document::SimdParser;
-use crate::search::inverted::{
-    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, LEGACY_WORD_POSITIONS_TREE, TEXT_TREES,
-    WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE, WORD_POSITIONS_TREE,
-    encode_field_lengths, field_word_count_key,
+    FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELD_DISTRIBUTION_TREE,
+    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, FIELDS_TREE, GEO_TREE, TEXT_TREES,
 };
 
 /// The final effect of a batch on one document of this shard.
@@ -213,18 +209,15 @@ fn load_fields(transaction: &WriteTransaction) -> ShardResult<BTreeMap<String, u
     )? {
         let (key, value) = entry?;
         let path = String::from_utf8(key).map_err(|_| ShardError::corrupted("field path"))?;
-        let id: [u8; 2] = value[..]
-            .try_into()
-            .map_err(|_| ShardError::corrupted("field id"))?;
-        fields.insert(path, u16::from_be_bytes(id));
+        fields.insert(path, keys::decode_field_id(&value)?);
     }
     Ok(fields)
 }
 
 impl PreparedBatch {
     /// A batch that rebuilds indexes from the stored documents inside `transaction` (after a
-    /// settings change), recorded under the last applied batch uid.
-    fn for_rebuild(
+    /// settings change, see [`super::rebuild`]), recorded under the last applied batch uid.
+    pub(super) fn for_rebuild(
         transaction: WriteTransaction,
         state: ShardState,
         analyzer: Analyzer,
@@ -384,8 +377,58 @@ impl PreparedBatch {
 
     /// After each document a rebuild re-indexes: writes the pending deltas once they take
     /// the bound's bytes, so a rebuild's memory stays bounded like a batch's.
-    fn rebuilt_one(&mut self) -> ShardResult<()> {
+    pub(super) fn rebuilt_one(&mut self) -> ShardResult<()> {
         self.flush_when_full()
+    }
+
+    /// The live documents' internal ids, ascending: what a rebuild re-indexes.
+    pub(super) fn live_ids(&self) -> Vec<u32> {
+        self.state.document_ids.iter().collect()
+    }
+
+    /// The live document `id` as this transaction stores it, decoded.
+    pub(super) fn live_document(&self, id: u32) -> ShardResult<Map<String, Value>> {
+        let stored = self.stored_document(id)?;
+        self.decode(&stored)
+    }
+
+    /// Indexes the facet values and geo point of the stored document `id` again (a facet
+    /// rebuild: the distribution counts, which the rebuild does not touch, stay as they were).
+    pub(super) fn reindex_facets(
+        &mut self,
+        id: u32,
+        document: &Map<String, Value>,
+    ) -> ShardResult<()> {
+        let extracted = extract(
+            document,
+            &|path| self.state.settings.is_faceted(path),
+            self.state.settings.keeps_geo(),
+        );
+        self.contribute(id, document, &extracted, true)?;
+        self.deltas.distribution.clear();
+        Ok(())
+    }
+
+    /// Indexes the words of the stored document `id` again (a text rebuild).
+    pub(super) fn reindex_text(
+        &mut self,
+        id: u32,
+        document: &Map<String, Value>,
+    ) -> ShardResult<()> {
+        self.contribute_text(id, document, true)
+    }
+
+    /// Writes a rebuild's pending changes and the state, and commits; unlike
+    /// [`PreparedBatch::commit`], the applied batch uid stays as it was.
+    pub(super) fn commit_rebuild(mut self) -> ShardResult<()> {
+        let transaction = self
+            .transaction
+            .take()
+            .expect("the rebuild transaction is open");
+        flush_deltas(&transaction, &mut self.deltas)?;
+        self.state.store(&transaction)?;
+        transaction.commit()?;
+        Ok(())
     }
 
     /// Where the stored documents of this transaction find their dictionaries.
@@ -399,7 +442,7 @@ impl PreparedBatch {
 
     /// The document stored as `stored` in this transaction.
     fn decode(&self, stored: &[u8]) -> ShardResult<Map<String, Value>> {
-        codec::decode(stored, &self.dictionaries())
+        document_codec::decode(stored, &self.dictionaries())
     }
 
     /// The stored form of `json`: with the shard's dictionary when it has one.
@@ -409,7 +452,7 @@ impl PreparedBatch {
         }
         Ok(match &mut self.encoder {
             Encoder::Loaded(encoder) => encoder.compress(json),
-            Encoder::Unloaded | Encoder::Absent => codec::compress(json),
+            Encoder::Unloaded | Encoder::Absent => document_codec::compress(json),
         })
     }
 
@@ -420,7 +463,7 @@ impl PreparedBatch {
         let tree = self.transaction().create_tree(DOCUMENT_DICTIONARIES_TREE)?;
         let bytes = tree
             .get(&document_key(id))?
-            .ok_or_else(|| codec::unknown_dictionary(id))?;
+            .ok_or_else(|| document_codec::unknown_dictionary(id))?;
         Ok(match DocumentEncoder::new(id, &bytes, DICTIONARY_LEVEL) {
             Some(encoder) => Encoder::Loaded(encoder),
             None => Encoder::Absent,
@@ -455,7 +498,7 @@ impl PreparedBatch {
             return Ok(());
         };
         let samples = self.sample_documents()?;
-        let Some(bytes) = codec::train_dictionary(
+        let Some(bytes) = document_codec::train_dictionary(
             samples.iter().map(|sample| &sample.json[..]),
             DICTIONARY_BYTES,
         ) else {
@@ -508,7 +551,7 @@ impl PreparedBatch {
             let stored = documents
                 .get(&document_key(id))?
                 .ok_or_else(|| ShardError::corrupted("live id without document"))?;
-            let json = codec::decompress(&stored, &dictionaries)?;
+            let json = document_codec::decompress(&stored, &dictionaries)?;
             sampled_bytes += json.len();
             samples.push(Sample {
                 id,
@@ -543,7 +586,7 @@ impl PreparedBatch {
     }
 
     fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
-        let stored = self.encode(&codec::document_json(document))?;
+        let stored = self.encode(&document_codec::document_json(document))?;
         let id = match self.assigned_ids.take(external_id) {
             // The caller assigns ids only to documents no shard stores (see
             // [`PreparedBatch::assign_ids`]): new, without a lookup. The flush that writes the
@@ -649,7 +692,7 @@ impl PreparedBatch {
             let id = u16::try_from(self.fields.len()).map_err(|_| ShardError::TooManyFields)?;
             self.transaction()
                 .create_tree(FIELDS_TREE)?
-                .put(path.as_bytes(), &id.to_be_bytes())?;
+                .put(path.as_bytes(), &keys::encode_field_id(id))?;
             self.fields.insert(path.clone(), id);
         }
         Ok(())
@@ -736,8 +779,7 @@ impl PreparedBatch {
             };
             let deltas = &mut self.deltas;
             for ordered in &facets.numbers {
-                let mut key = field.to_be_bytes().to_vec();
-                key.extend_from_slice(&ordered.to_be_bytes());
+                let key = keys::ordered_number_key(field, *ordered);
                 change(facet_delta(
                     &mut deltas.numbers,
                     key,
@@ -762,12 +804,10 @@ impl PreparedBatch {
                 ));
             }
         }
-        if let (true, Some([latitude, longitude])) = (add, extracted.geo) {
-            let mut value = latitude.to_be_bytes().to_vec();
-            value.extend_from_slice(&longitude.to_be_bytes());
+        if let (true, Some(point)) = (add, extracted.geo) {
             self.transaction()
                 .create_tree(GEO_TREE)?
-                .put(&document_key(id), &value)?;
+                .put(&document_key(id), &keys::encode_geo_point(point))?;
         }
         Ok(())
     }
@@ -893,137 +933,6 @@ fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardRes
     Ok(())
 }
 
-/// Stores new facet settings and rebuilds the facet trees from the stored documents.
-pub(crate) fn rebuild_facets(
-    database: &Database,
-    settings: FacetSettings,
-    decoders: &Arc<DecoderCache>,
-    pending_bytes_max: usize,
-) -> ShardResult<bool> {
-    let transaction = database.begin_write()?;
-    let mut state = ShardState::load_write(&transaction)?;
-    if state.settings == settings {
-        transaction.abort();
-        return Ok(false);
-    }
-    for name in FACET_TREES {
-        transaction.delete_tree(name)?;
-    }
-    state.settings = settings;
-    let mut prepared = PreparedBatch::for_rebuild(
-        transaction,
-        state,
-        Analyzer::new(&TextSettings::default()),
-        decoders,
-        pending_bytes_max,
-    )?;
-    let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
-    for id in ids {
-        let stored = prepared.stored_document(id)?;
-        let document = prepared.decode(&stored)?;
-        let extracted = extract(
-            &document,
-            &|path| prepared.state.settings.is_faceted(path),
-            prepared.state.settings.keeps_geo(),
-        );
-        prepared.contribute(id, &document, &extracted, true)?;
-        // The rebuild touches only facet trees: the distribution counts stay as they were.
-        prepared.deltas.distribution.clear();
-        prepared.rebuilt_one()?;
-    }
-    let transaction = prepared
-        .transaction
-        .take()
-        .expect("the rebuild transaction is open");
-    flush_deltas(&transaction, &mut prepared.deltas)?;
-    prepared.state.store(&transaction)?;
-    transaction.commit()?;
-    Ok(true)
-}
-
-/// Stores new text settings; when what the inverted index depends on changed, rebuilds it from
-/// the stored documents, in the same transaction. Returns whether anything changed.
-pub(crate) fn rebuild_text(
-    database: &Database,
-    settings: TextSettings,
-    decoders: &Arc<DecoderCache>,
-    pending_bytes_max: usize,
-) -> ShardResult<bool> {
-    let transaction = database.begin_write()?;
-    let mut state = ShardState::load_write(&transaction)?;
-    if state.text_settings == settings {
-        transaction.abort();
-        return Ok(false);
-    }
-    let rebuild = state.text_settings.index_key() != settings.index_key();
-    state.text_settings = settings;
-    if !rebuild {
-        state.store(&transaction)?;
-        transaction.commit()?;
-        return Ok(true);
-    }
-    reindex_text(transaction, state, decoders, pending_bytes_max)?;
-    Ok(true)
-}
-
-/// Rebuilds the inverted index of a shard written before its `word_fields`,
-/// `word_position_buckets`, `word_pairs`, `field_word_counts` or `word_position_chunks` trees
-/// existed (they are derived from the stored documents, so the rebuild loses nothing; the
-/// legacy `word_positions` tree goes). Returns whether it rebuilt.
-pub(crate) fn upgrade_text_index(
-    database: &Database,
-    decoders: &Arc<DecoderCache>,
-    pending_bytes_max: usize,
-) -> ShardResult<bool> {
-    // A read snapshot tells, without taking the writer, that the usual shard is current.
-    let read = database.begin_read();
-    let outdated = read.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
-        && (read.open_tree(WORD_FIELDS_TREE)?.is_none()
-            || read.open_tree(WORD_PAIRS_TREE)?.is_none()
-            || read.open_tree(FIELD_WORD_COUNTS_TREE)?.is_none()
-            || read.open_tree(WORD_POSITIONS_TREE)?.is_none())
-        || read.open_tree(LEGACY_WORD_POSITIONS_TREE)?.is_some();
-    drop(read);
-    if !outdated {
-        return Ok(false);
-    }
-    let transaction = database.begin_write()?;
-    let state = ShardState::load_write(&transaction)?;
-    reindex_text(transaction, state, decoders, pending_bytes_max)?;
-    Ok(true)
-}
-
-/// Empties the inverted index, fills it again from the stored documents under
-/// `state.text_settings`, stores `state`, and commits.
-fn reindex_text(
-    transaction: WriteTransaction,
-    state: ShardState,
-    decoders: &Arc<DecoderCache>,
-    pending_bytes_max: usize,
-) -> ShardResult<()> {
-    for name in TEXT_TREES.iter().chain([&LEGACY_WORD_POSITIONS_TREE]) {
-        transaction.delete_tree(name)?;
-    }
-    let analyzer = Analyzer::new(&state.text_settings);
-    let mut prepared =
-        PreparedBatch::for_rebuild(transaction, state, analyzer, decoders, pending_bytes_max)?;
-    let ids: Vec<u32> = prepared.state.document_ids.iter().collect();
-    for id in ids {
-        let stored = prepared.stored_document(id)?;
-        let document = prepared.decode(&stored)?;
-        prepared.contribute_text(id, &document, true)?;
-        prepared.rebuilt_one()?;
-    }
-    let transaction = prepared
-        .transaction
-        .take()
-        .expect("the rebuild transaction is open");
-    flush_deltas(&transaction, &mut prepared.deltas)?;
-    prepared.state.store(&transaction)?;
-    transaction.commit()?;
-    Ok(())
-}
-
 /// Stores every document not compressed with the shard's dictionary again with it (those it
 /// does not shrink stay raw or lz4), then deletes the older dictionaries, which no document
 /// uses any more; run by the compaction's repack, in its transaction. A shard without a
@@ -1039,7 +948,7 @@ pub(crate) fn recompress_documents(
     let dictionaries = transaction.create_tree(DOCUMENT_DICTIONARIES_TREE)?;
     let bytes = dictionaries
         .get(&document_key(current))?
-        .ok_or_else(|| codec::unknown_dictionary(current))?;
+        .ok_or_else(|| document_codec::unknown_dictionary(current))?;
     let Some(mut encoder) = DocumentEncoder::new(current, &bytes, DICTIONARY_LEVEL) else {
         return Ok(());
     };
@@ -1051,7 +960,7 @@ pub(crate) fn recompress_documents(
         Direction::Forward,
     )? {
         let (key, stored) = entry?;
-        if codec::dictionary_of(&stored) != Some(current) {
+        if document_codec::dictionary_of(&stored) != Some(current) {
             outdated.push(keys::document_from_key(&key)?);
         }
     }
@@ -1066,7 +975,7 @@ pub(crate) fn recompress_documents(
             .get(&document_key(id))?
             .ok_or_else(|| ShardError::corrupted("listed document missing"))?
             .into_owned();
-        let again = encoder.compress(&codec::decompress(&stored, &source)?);
+        let again = encoder.compress(&document_codec::decompress(&stored, &source)?);
         if again != stored {
             documents.put(&document_key(id), &again)?;
             state.document_bytes =

@@ -20,12 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use storage_engine::{Direction, ReadTransaction};
 
-use super::FIELDS_TREE;
-use super::codec::DecoderCache;
-use super::error::{ShardError, ShardResult};
 use super::range_unions::RangeUnions;
 use super::state::ShardState;
 use crate::analysis::Analyzer;
+use crate::error::{ShardError, ShardResult};
+use crate::index::document_codec::DecoderCache;
+use crate::index::keys::decode_field_id;
+use crate::index::trees::FIELDS_TREE;
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::facet_columns::FacetColumns;
@@ -187,10 +188,7 @@ fn read_fields_map(read: &ReadTransaction) -> ShardResult<FieldsMap> {
         let (key, value) = entry?;
         let path =
             String::from_utf8(key.to_vec()).map_err(|_| ShardError::corrupted("field path"))?;
-        let id: [u8; 2] = value
-            .try_into()
-            .map_err(|_| ShardError::corrupted("field id"))?;
-        map.insert(path, u16::from_be_bytes(id));
+        map.insert(path, decode_field_id(value)?);
     }
     Ok(map)
 }

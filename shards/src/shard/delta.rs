@@ -6,8 +6,8 @@
 use roaring::RoaringBitmap;
 use storage_engine::MergeWriter;
 
-use super::error::ShardResult;
-use super::keys::decode_bitmap;
+use crate::error::ShardResult;
+use crate::index::keys::decode_bitmap;
 
 /// Bits added and removed for one key during a chunk.
 #[derive(Debug, Default)]
@@ -37,7 +37,8 @@ impl Delta {
 
     /// Applies the delta to the bitmap stored under `key` (absent is empty) through `merge`,
     /// whose keys ascend: an emptied bitmap deletes the key. `buffer` is reused for the
-    /// encoding, which is [`super::keys::encode_bitmap`]'s.
+    /// encoding: the roaring serialization, even of one id (unlike
+    /// [`crate::index::keys::encode_bitmap`]; [`decode_bitmap`] reads both forms).
     pub fn merge_into(
         &self,
         merge: &mut MergeWriter<'_>,

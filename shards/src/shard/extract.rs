@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::filter::{normalize_facet, truncate_facet};
 
-use super::keys::Presence;
+use crate::index::keys::Presence;
 
 /// The facet values of one path of one document.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -129,7 +129,9 @@ impl Walker<'_> {
         match value {
             Value::Number(number) => {
                 if let Some(number) = number.as_f64().filter(|number| number.is_finite()) {
-                    facets.numbers.insert(super::keys::ordered_number(number));
+                    facets
+                        .numbers
+                        .insert(crate::index::keys::ordered_number(number));
                 }
             }
             Value::String(text) if !text.is_empty() => {

@@ -15,13 +15,13 @@ use storage_engine::{Direction, ReadTransaction};
 
 use crate::filter::{FacetSource, GeoPoint, VectorFilter, VectorLookupError};
 
-use super::error::{ShardError, ShardResult};
-use super::keys::{
-    Presence, decode_bitmap, decode_string_entry, document_from_key, number_key, presence_key,
-    string_key, string_of_key,
-};
 use super::range_unions::{RangeKey, RangeTree, RangeUnions};
-use super::{FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELDS_TREE, GEO_TREE};
+use crate::error::{ShardError, ShardResult};
+use crate::index::keys::{
+    Presence, decode_bitmap, decode_geo_point, decode_string_entry, document_from_key, field_id,
+    field_prefix, number_key, presence_key, string_key, string_of_key,
+};
+use crate::index::trees::{FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, GEO_TREE};
 
 /// Whether a string value is kept (`Some(true)`), skipped (`Some(false)`), or ends the
 /// ordered scan (`None`).
@@ -36,30 +36,14 @@ pub struct ShardFacetSource<'a> {
     error: RefCell<Option<ShardError>>,
 }
 
-/// The field id of `path` in the snapshot, if the path is known.
-pub(crate) fn field_id(read: &ReadTransaction, path: &str) -> ShardResult<Option<u16>> {
-    let Some(tree) = read.open_tree(FIELDS_TREE)? else {
-        return Ok(None);
-    };
-    match tree.get(path.as_bytes())? {
-        Some(bytes) => {
-            let id: [u8; 2] = bytes
-                .try_into()
-                .map_err(|_| ShardError::corrupted("field id"))?;
-            Ok(Some(u16::from_be_bytes(id)))
-        }
-        None => Ok(None),
-    }
-}
-
 /// Bound on keys of field `field` from a bound on its values.
 fn key_bound(bound: Bound<Vec<u8>>, field: u16, upper: bool) -> Bound<Vec<u8>> {
     match bound {
         Bound::Unbounded if upper => match field.checked_add(1) {
-            Some(next) => Bound::Excluded(next.to_be_bytes().to_vec()),
+            Some(next) => Bound::Excluded(field_prefix(next).to_vec()),
             None => Bound::Unbounded,
         },
-        Bound::Unbounded => Bound::Included(field.to_be_bytes().to_vec()),
+        Bound::Unbounded => Bound::Included(field_prefix(field).to_vec()),
         other => other,
     }
 }
@@ -223,19 +207,11 @@ impl<'a> ShardFacetSource<'a> {
         };
         for entry in tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)? {
             let (key, value) = entry?;
-            let corrupted = || ShardError::corrupted("geo point");
-            let latitude: [u8; 8] = value
-                .get(..8)
-                .and_then(|b| b.try_into().ok())
-                .ok_or_else(corrupted)?;
-            let longitude: [u8; 8] = value
-                .get(8..16)
-                .and_then(|b| b.try_into().ok())
-                .ok_or_else(corrupted)?;
+            let [latitude, longitude] = decode_geo_point(value)?;
             visit(GeoPoint {
                 document: document_from_key(key)?,
-                latitude: f64::from_be_bytes(latitude),
-                longitude: f64::from_be_bytes(longitude),
+                latitude,
+                longitude,
             });
         }
         Ok(())

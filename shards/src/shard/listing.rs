@@ -9,10 +9,9 @@
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction};
 
-use super::error::ShardResult;
-use super::facet_source::field_id;
-use super::keys::{decode_bitmap, decode_string_entry};
-use super::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
+use crate::error::ShardResult;
+use crate::index::keys::{decode_bitmap, decode_string_entry, field_id, field_prefix};
+use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 
 /// One `sort` criterion: a field and its direction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +64,7 @@ fn sort_into(
             let Some(tree) = read.open_tree(tree_name)? else {
                 continue;
             };
-            let prefix = field.to_be_bytes();
+            let prefix = field_prefix(field);
             for entry in tree.prefix(&prefix, direction)? {
                 if output.len() >= needed || remaining.is_empty() {
                     return Ok(());

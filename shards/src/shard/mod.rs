@@ -15,38 +15,28 @@
 //! - The fields map only grows (as Meilisearch's fields ids map), also across `DeleteAll`.
 //! - The facet indexes always describe exactly the stored documents under the stored settings.
 //!
-//! Trees (all keys big-endian where numeric):
-//! `meta` (named records), `external_ids` (external id → u32), `documents` (u32 → the JSON,
-//! stored as `codec` says), `document_dictionaries` (u32 → a zstd dictionary trained from the
-//! shard's documents),
-//! `fields` (path → u16 field id), `field_distribution` (top-level field → u64 count),
-//! `facet_numbers` (field id ‖ ordered f64 → bitmap), `facet_strings` (field id ‖ normalized
-//! string → original ‖ bitmap), `facet_presence` (field id ‖ kind → bitmap), `geo` (u32 →
-//! latitude ‖ longitude as f64); the inverted index's `word_documents`,
-//! `word_position_chunks` and `field_lengths` (see [`crate::search`]).
+//! Trees: every tree the shard keeps is named in [`crate::index::trees`] and encoded as
+//! [`crate::index`] says (`shards/DESIGN.md` §2 draws them). This folder holds their writers
+//! (`apply` and the change sets it flushes, `rebuild`) and the read snapshot.
 
 mod apply;
 mod assigned_ids;
-pub mod codec;
-pub(crate) mod commit_memo;
 mod commit_view;
 mod delta;
-mod error;
 mod extract;
 pub(crate) mod facet_source;
 mod fields_selection;
-pub(crate) mod keys;
 mod listing;
 mod new_external_ids;
 mod pair_changes;
 mod position_merge;
 pub(crate) mod range_unions;
+mod rebuild;
 mod repack;
 mod segmented_vec;
 mod settings;
 mod snapshot;
 mod state;
-pub(crate) mod stored_bitmap;
 mod stored_document;
 mod vocabulary;
 mod word_changes;
@@ -60,12 +50,15 @@ use storage_engine::{Database, Options};
 use crate::analysis::TextSettings;
 use commit_view::CommitViews;
 
+pub use crate::error::{ShardError, ShardResult};
+/// The document codec, at the path the server and the benchmarks knew it by.
+pub use crate::index::document_codec as codec;
+/// Two encodings of [`crate::index::keys`] the server reads stored facets with.
+pub use crate::index::keys::{decode_bitmap, ordered_number};
 pub use apply::{ApplyOutcome, Operation, PENDING_CHANGES_BYTES_DEFAULT, PreparedBatch};
 pub use commit_view::FieldsMap;
-pub use error::{ShardError, ShardResult};
 pub use facet_source::ShardFacetSource;
 pub use fields_selection::select_fields;
-pub use keys::{decode_bitmap, ordered_number};
 pub use listing::{ListQuery, SortRule};
 pub use repack::{
     IDLE_REPACK_FILL_BELOW, IDLE_REPACK_GROWTH_PERCENT_MIN, IDLE_REPACK_SPARE_PAGES_MIN, Repack,
@@ -74,46 +67,6 @@ pub use repack::{
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
 pub use stored_document::StoredDocument;
-
-pub(crate) const META_TREE: &str = "meta";
-pub(crate) const EXTERNAL_IDS_TREE: &str = "external_ids";
-pub(crate) const DOCUMENTS_TREE: &str = "documents";
-pub(crate) const DOCUMENT_DICTIONARIES_TREE: &str = "document_dictionaries";
-pub(crate) const FIELDS_TREE: &str = "fields";
-pub(crate) const FIELD_DISTRIBUTION_TREE: &str = "field_distribution";
-pub(crate) const FACET_NUMBERS_TREE: &str = "facet_numbers";
-pub(crate) const FACET_STRINGS_TREE: &str = "facet_strings";
-pub(crate) const FACET_PRESENCE_TREE: &str = "facet_presence";
-pub(crate) const GEO_TREE: &str = "geo";
-
-/// Trees emptied by `DeleteAll` (the fields map and `meta` stay).
-pub(crate) const DOCUMENT_TREES: [&str; 7] = [
-    EXTERNAL_IDS_TREE,
-    DOCUMENTS_TREE,
-    DOCUMENT_DICTIONARIES_TREE,
-    FIELD_DISTRIBUTION_TREE,
-    FACET_NUMBERS_TREE,
-    FACET_STRINGS_TREE,
-    FACET_PRESENCE_TREE,
-];
-/// Trees rebuilt when the facet settings change.
-pub(crate) const FACET_TREES: [&str; 4] = [
-    FACET_NUMBERS_TREE,
-    FACET_STRINGS_TREE,
-    FACET_PRESENCE_TREE,
-    GEO_TREE,
-];
-
-pub(crate) const META_APPLIED_BATCH: &[u8] = b"applied_batch";
-pub(crate) const META_NEXT_ID: &[u8] = b"next_id";
-pub(crate) const META_FREE_IDS: &[u8] = b"free_ids";
-pub(crate) const META_DOCUMENT_IDS: &[u8] = b"document_ids";
-pub(crate) const META_DOCUMENT_BYTES: &[u8] = b"document_bytes";
-pub(crate) const META_SETTINGS: &[u8] = b"facet_settings";
-pub(crate) const META_TEXT_SETTINGS: &[u8] = b"text_settings";
-pub(crate) const META_DICTIONARY: &[u8] = b"document_dictionary";
-pub(crate) const META_NEXT_DICTIONARY_ID: &[u8] = b"next_document_dictionary";
-pub(crate) const META_DICTIONARY_TRAINED_AT: &[u8] = b"document_dictionary_trained_at";
 
 /// One shard's page-store file.
 pub struct Shard {
@@ -145,7 +98,7 @@ impl Shard {
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
         let views = CommitViews::default();
-        apply::upgrade_text_index(&database, views.decoders(), PENDING_CHANGES_BYTES_DEFAULT)?;
+        rebuild::upgrade_text_index(&database, views.decoders(), PENDING_CHANGES_BYTES_DEFAULT)?;
         Ok(Shard {
             database,
             views,
@@ -215,7 +168,7 @@ impl Shard {
     ) -> ShardResult<bool> {
         let settings =
             FacetSettings::new(filterable_setting, sortable).map_err(ShardError::InvalidSetting)?;
-        apply::rebuild_facets(
+        rebuild::rebuild_facets(
             &self.database,
             settings,
             self.views.decoders(),
@@ -228,7 +181,7 @@ impl Shard {
     /// on changed, the index is rebuilt from the stored documents in the same transaction.
     /// Returns whether anything changed.
     pub fn set_text_settings(&self, settings: TextSettings) -> ShardResult<bool> {
-        apply::rebuild_text(
+        rebuild::rebuild_text(
             &self.database,
             settings,
             self.views.decoders(),

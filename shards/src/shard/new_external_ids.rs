@@ -17,10 +17,10 @@
 use rustc_hash::FxHashMap;
 use storage_engine::WriteTransaction;
 
-use super::EXTERNAL_IDS_TREE;
-use super::error::{ShardError, ShardResult};
-use super::keys::document_key;
 use super::word_changes::ALLOCATION_SLACK_BYTES;
+use crate::error::{ShardError, ShardResult};
+use crate::index::keys::document_key;
+use crate::index::trees::EXTERNAL_IDS_TREE;
 
 /// Heap bytes one held id takes besides its text: its slot and its allocation's slack.
 const HELD_ID_BYTES: usize = size_of::<(Box<str>, Option<u32>)>() + ALLOCATION_SLACK_BYTES;

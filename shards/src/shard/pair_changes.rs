@@ -12,11 +12,12 @@
 
 use storage_engine::{WriteTransaction, WriteTree};
 
-use super::error::ShardResult;
 use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
 use super::word_changes::{Postings, WORD_NUMBERS_MAX};
-use crate::search::inverted::{WORD_PAIRS_TREE, write_pair_key};
+use crate::error::ShardResult;
+use crate::index::inverted::write_pair_key;
+use crate::index::trees::WORD_PAIRS_TREE;
 
 /// One document's pair added or removed, in 12 bytes: the right word's number shares its
 /// `u32` with the operation (word numbers stay below [`WORD_NUMBERS_MAX`]).
@@ -145,7 +146,7 @@ mod tests {
 
     use super::*;
     use crate::analysis::Occurrence;
-    use crate::shard::keys::decode_bitmap;
+    use crate::index::keys::decode_bitmap;
     use crate::shard::word_changes::WordChanges;
     use crate::test_database::scratch_database;
     use crate::test_random::Random;

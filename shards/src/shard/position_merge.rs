@@ -1,5 +1,5 @@
 //! Applying one word's changes of a flush to its `word_position_chunks` chunks (the encoding and
-//! its invariants are in [`crate::search::position_chunks`]).
+//! its invariants are in [`crate::index::position_chunks`]).
 //!
 //! The changes are the word's documents in ascending order, each either set (in the word,
 //! with these occurrences) or removed. They are cut into regions, one per chunk they touch:
@@ -20,9 +20,9 @@ use std::ops::{Bound, Range};
 
 use storage_engine::{Direction, WriteTree};
 
-use super::error::ShardResult;
 use crate::analysis::Occurrence;
-use crate::search::position_chunks::{ChunkDocuments, ChunkKeys, ChunkPacker, append_occurrences};
+use crate::error::ShardResult;
+use crate::index::position_chunks::{ChunkDocuments, ChunkKeys, ChunkPacker, append_occurrences};
 
 /// One flush's changes of one word's positions, documents ascending.
 #[derive(Debug, Default)]
@@ -215,10 +215,10 @@ mod tests {
 
     use super::super::word_changes::WordChanges;
     use crate::analysis::Occurrence;
-    use crate::search::inverted::WORD_POSITIONS_TREE;
-    use crate::search::position_chunks::{
+    use crate::index::position_chunks::{
         ChunkDocuments, POSITION_CHUNK_BYTES_MAX, decode_occurrences_into, split_chunk_key,
     };
+    use crate::index::trees::WORD_POSITIONS_TREE;
     use crate::search::word_positions::{WordPositions, scan_word};
 
     use crate::test_database::scratch_database;

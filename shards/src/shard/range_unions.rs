@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
-use super::commit_memo::{CommitMemo, WhenFull};
-use super::error::ShardResult;
+use crate::commit_memo::{CommitMemo, WhenFull};
+use crate::error::ShardResult;
 
 /// Fewest documents a union must select to be worth keeping.
 pub const CACHED_DOCUMENTS_MIN: u64 = 4096;

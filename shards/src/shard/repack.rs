@@ -27,7 +27,7 @@ use std::sync::atomic::AtomicBool;
 
 use storage_engine::{Database, REPACK_LEAF_FILL_PERCENT, ReadTree, Repacked};
 
-use super::error::ShardResult;
+use crate::error::ShardResult;
 
 /// A tree is repacked when idle once the share of its page bytes in use is below this.
 pub const IDLE_REPACK_FILL_BELOW: f64 = 0.75;

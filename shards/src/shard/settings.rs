@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::filter::FilterableRules;
 
-use super::error::{ShardError, ShardResult};
+use crate::error::{ShardError, ShardResult};
 
 /// The facet-relevant settings of a shard.
 #[derive(Debug, Clone, PartialEq)]

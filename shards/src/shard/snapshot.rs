@@ -1,6 +1,19 @@
 //! Reads on one committed snapshot of a shard: documents by external id (with `fields`
 //! selection), listings, counts, field distribution, facet source, and statistics.
 //!
+//! The search side of the snapshot is defined in `search/`, one `impl` block per concern,
+//! each method only a public entry point (their helpers are free functions there):
+//! - [`ShardSnapshot::search`] and [`ShardSnapshot::term_document_counts`] in
+//!   `search/execute.rs` (full-text search, and the per-term counts that
+//!   `matchingStrategy: frequency` adds over shards);
+//! - [`ShardSnapshot::facet_counts`] in `search/facet_counts.rs` (`facetDistribution`,
+//!   `facetStats`);
+//! - [`ShardSnapshot::facet_values`] in `search/facet_values.rs` (facet search).
+//!
+//! They read the commit's caches this file hands out ([`ShardSnapshot::dictionary`],
+//! `prefix_words`, `prefix_unions`, `facet_columns`, `facet_forms`, `derivation_memo`,
+//! `synonyms`), which [`super::commit_view`] keeps per commit.
+//!
 //! Invariant: everything answered by one [`ShardSnapshot`] describes the same commit.
 
 use std::collections::BTreeMap;
@@ -11,21 +24,21 @@ use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 use storage_engine::{Direction, ReadTransaction};
 
-use super::codec::{self, DecoderCache, Dictionaries, DictionaryDecoder};
 use super::commit_view::{CommitView, CommitViews, FieldsMap};
-use super::error::{ShardError, ShardResult};
 use super::facet_source::ShardFacetSource;
 use super::fields_selection::select_fields;
-use super::keys::{decode_u64, document_from_key, document_key};
 use super::listing::{ListQuery, list_ids};
 use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::stored_document::StoredDocument;
-use super::{
+use crate::analysis::{Analyzer, TextSettings};
+use crate::error::{ShardError, ShardResult};
+use crate::index::document_codec::{self, DecoderCache, Dictionaries, DictionaryDecoder};
+use crate::index::keys::{decode_u64, document_from_key, document_key};
+use crate::index::trees::{
     DOCUMENT_DICTIONARIES_TREE, DOCUMENTS_TREE, EXTERNAL_IDS_TREE, FIELD_DISTRIBUTION_TREE,
     FIELDS_TREE,
 };
-use crate::analysis::{Analyzer, TextSettings};
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::Dictionary;
 use crate::search::facet_columns::FacetColumns;
@@ -242,7 +255,7 @@ impl ShardSnapshot {
         let Some(stored) = tree.get(&document_key(id))? else {
             return Ok(None);
         };
-        let document = codec::decode(stored, &self.dictionaries())?;
+        let document = document_codec::decode(stored, &self.dictionaries())?;
         Ok(Some(match fields {
             Some(selectors) => select_fields(&document, selectors),
             None => document,
@@ -265,7 +278,7 @@ impl ShardSnapshot {
             return Ok(None);
         };
         tree.get(&document_key(id))?
-            .map(|stored| codec::decompress(stored, &self.dictionaries()))
+            .map(|stored| document_codec::decompress(stored, &self.dictionaries()))
             .transpose()
     }
 

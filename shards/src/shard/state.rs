@@ -10,15 +10,15 @@
 use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, WriteTransaction};
 
-use super::error::{ShardError, ShardResult};
-use super::keys::{decode_bitmap, decode_u64, encode_bitmap, encode_u64};
 use super::settings::FacetSettings;
-use super::{
+use crate::analysis::TextSettings;
+use crate::error::{ShardError, ShardResult};
+use crate::index::keys::{decode_bitmap, decode_u64, encode_bitmap, encode_u64};
+use crate::index::trees::{
     META_APPLIED_BATCH, META_DICTIONARY, META_DICTIONARY_TRAINED_AT, META_DOCUMENT_BYTES,
     META_DOCUMENT_IDS, META_FREE_IDS, META_NEXT_DICTIONARY_ID, META_NEXT_ID, META_SETTINGS,
     META_TEXT_SETTINGS, META_TREE,
 };
-use crate::analysis::TextSettings;
 
 /// One past the largest internal document id.
 pub const DOCUMENT_ID_COUNT_MAX: u64 = 1 << 32;

@@ -7,15 +7,15 @@
 //! then JSON) is most of a document's cost, so each shard hands its documents over as read and
 //! the caller decodes the ones it keeps.
 //!
-//! Invariant: `decoder` is the dictionary `bytes` name (see [`codec::dictionary_of`]), so
+//! Invariant: `decoder` is the dictionary `bytes` name (see [`document_codec::dictionary_of`]), so
 //! [`StoredDocument::decode`] answers what decoding `bytes` against the snapshot would.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::codec::{self, Dictionaries, DictionaryDecoder, unknown_dictionary};
-use super::error::ShardResult;
+use crate::error::ShardResult;
+use crate::index::document_codec::{self, Dictionaries, DictionaryDecoder, unknown_dictionary};
 
 /// A document's stored bytes with the dictionary they were compressed with.
 #[derive(Clone)]
@@ -40,7 +40,7 @@ impl StoredDocument {
         bytes: Vec<u8>,
         dictionaries: &dyn Dictionaries,
     ) -> ShardResult<StoredDocument> {
-        let decoder = match codec::dictionary_of(&bytes) {
+        let decoder = match document_codec::dictionary_of(&bytes) {
             Some(id) => Some((id, dictionaries.decoder(id)?)),
             None => None,
         };
@@ -49,7 +49,7 @@ impl StoredDocument {
 
     /// The document.
     pub fn decode(&self) -> ShardResult<Map<String, Value>> {
-        codec::decode(&self.bytes, self)
+        document_codec::decode(&self.bytes, self)
     }
 }
 

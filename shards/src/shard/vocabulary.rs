@@ -3,7 +3,7 @@
 //! `word_documents` is keyed by the word: byte order. The trees keyed by word ‖ `0xFF` ‖
 //! suffix (`word_fields`, `word_position_buckets`, `word_position_chunks`, and `word_pairs` by
 //! its left word) sort a word after the longer words it starts: terminated order (see
-//! [`super::word_changes::terminated_order`]). A flush records its changes by word number
+//! [`crate::index::inverted::terminated_order`]). A flush records its changes by word number
 //! (the order the batch met the words); the vocabulary gives each number its rank in both
 //! orders, so the changes can be sorted by plain integers, and holds the words themselves in
 //! byte order, so that the writing, which goes through the keys in order, reads them from one
@@ -14,7 +14,7 @@
 
 use compact_str::CompactString;
 
-use super::word_changes::terminated_order;
+use crate::index::inverted::terminated_order;
 
 /// A flush's words with their ranks.
 #[derive(Debug, Default)]

@@ -13,11 +13,10 @@
 //!
 //! Invariants: a word's changes are kept in operation order until written (the grouping by
 //! word and the sort by document are both stable); the bytes written are those of
-//! [`crate::search::inverted`]'s encodings, of [`super::keys::encode_bitmap`] and, for
-//! `word_position_chunks`, of [`crate::search::position_chunks`] (merged into the word's
+//! [`crate::index::inverted`]'s encodings, of [`crate::index::keys::encode_bitmap`] and, for
+//! `word_position_chunks`, of [`crate::index::position_chunks`] (merged into the word's
 //! chunks by [`super::position_merge`]).
 
-use std::cmp::Ordering;
 use std::ops::Range;
 
 use compact_str::CompactString;
@@ -25,18 +24,18 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 
-use super::error::ShardResult;
-use super::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
 use super::position_merge::{PositionChanges, write_word_positions};
 use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
 use crate::analysis::Occurrence;
-use crate::search::inverted::{
+use crate::error::ShardResult;
+use crate::index::inverted::bucketed_position;
+use crate::index::inverted::write_word_slot_key;
+use crate::index::keys::{decode_bitmap, single_id_bytes, stored_single_id, write_bitmap};
+use crate::index::position_chunks::ChunkPacker;
+use crate::index::trees::{
     WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE, WORD_POSITIONS_TREE,
-    write_word_slot_key,
 };
-use crate::search::position_chunks::ChunkPacker;
-use crate::search::ranking::bucketed_position;
 
 /// One document's word added or removed, with the occurrences of the word in the document,
 /// whose fields and position buckets the change touches.
@@ -308,17 +307,6 @@ pub(super) const ALLOCATION_SLACK_BYTES: usize = 16;
 /// Heap bytes a word new to the changes takes besides its text (held twice): the slack of
 /// its two allocations (a word longer than 24 bytes has them).
 const NEW_WORD_BYTES: usize = 2 * ALLOCATION_SLACK_BYTES;
-
-/// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
-/// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
-pub(super) fn terminated_order(left: &str, right: &str) -> Ordering {
-    let (left, right) = (left.as_bytes(), right.as_bytes());
-    let common = left.len().min(right.len());
-    match left[..common].cmp(&right[..common]) {
-        Ordering::Equal => right.len().cmp(&left.len()),
-        different => different,
-    }
-}
 
 /// The changes of one document: the run starting at `start` (changes sorted by document).
 fn document_run(changes: &[Change], start: usize) -> Range<usize> {
@@ -791,23 +779,5 @@ mod tests {
             }
         }
         assert!(cases > 1000);
-    }
-
-    #[test]
-    fn terminated_order_is_the_byte_order_of_the_words_keys() {
-        let words = ["", "a", "ab", "abc", "abd", "b", "é", "東京"];
-        for left in words {
-            for right in words {
-                let mut left_key = left.as_bytes().to_vec();
-                left_key.push(0xFF);
-                let mut right_key = right.as_bytes().to_vec();
-                right_key.push(0xFF);
-                assert_eq!(
-                    terminated_order(left, right),
-                    left_key.cmp(&right_key),
-                    "{left:?} against {right:?}"
-                );
-            }
-        }
     }
 }

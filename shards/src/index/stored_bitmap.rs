@@ -9,7 +9,7 @@
 //! galloping search in an array container, one bit in a bitmap container, a search among the
 //! runs of a run container). When the wanted set is not small against the stored bitmap,
 //! decoding and intersecting (SIMD) is cheaper, and that is done instead
-//! ([`PROBES_PER_STORED_ID_MAX`]).
+//! (`PROBES_PER_STORED_ID_MAX`).
 //!
 //! The stored forms are those of [`super::keys::write_bitmap`]: one id alone (u32 big-endian),
 //! or the roaring serialization (with or without run containers; offsets present for four
@@ -22,8 +22,8 @@
 
 use roaring::RoaringBitmap;
 
-use super::error::{ShardError, ShardResult};
 use super::keys::decode_bitmap;
+use crate::error::{ShardError, ShardResult};
 
 /// Probe the stored bytes (rather than decode them) while the wanted set has at most one id
 /// for this many stored ids: a probe costs a few comparisons, a decoded id about one copy.
@@ -361,7 +361,7 @@ fn first_not_below(length: usize, start: usize, reached: impl Fn(usize) -> bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard::keys::encode_bitmap;
+    use crate::index::keys::encode_bitmap;
 
     use crate::test_random::Random;
 

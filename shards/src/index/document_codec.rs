@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 use zstd::zstd_safe::{CCtx, CParameter, DCtx, DDict, DParameter, FrameFormat};
 
-use super::error::{ShardError, ShardResult};
+use crate::error::{ShardError, ShardResult};
 
 /// The JSON text of a document, keys in their given order.
 pub fn document_json(document: &Map<String, Value>) -> Vec<u8> {

@@ -1,18 +1,18 @@
-//! The inverted index's trees and their byte encodings.
+//! The byte encodings of the inverted index's trees (their names are in [`super::trees`]).
 //!
 //! - `word_documents`: word (UTF-8) → roaring bitmap of the internal ids containing it. Ordered,
 //!   so it is also the word dictionary: prefix iteration and Levenshtein automata walk it.
 //! - `word_position_chunks`: word ‖ `0xFF` ‖ internal id (u32 big-endian) → a chunk of the
 //!   word's documents from that id on, each with its occurrences (field id and position), see
 //!   [`super::position_chunks`]. It replaced `word_positions` (one key per word and
-//!   document, [`LEGACY_WORD_POSITIONS_TREE`]): a shard holding that tree is re-indexed when
-//!   opened.
+//!   document, [`super::trees::LEGACY_WORD_POSITIONS_TREE`]): a shard holding that tree is
+//!   re-indexed when opened.
 //! - `field_lengths`: internal id (u32 BE) → per searchable field of the document, 4 bytes:
 //!   field id (u16 BE) then its number of words (u16 BE), sorted by field id.
 //! - `word_fields`: word ‖ `0xFF` ‖ field id (u16 BE) → roaring bitmap of the internal ids
 //!   where the word occurs in that field (what the attribute rule splits buckets by).
 //! - `word_position_buckets`: word ‖ `0xFF` ‖ bucketed position (u16 BE, see
-//!   [`super::ranking::bucketed_position`]) → roaring bitmap of the internal ids where the word
+//!   [`bucketed_position`]) → roaring bitmap of the internal ids where the word
 //!   occurs at a position of that bucket in some field (what the word-position rule splits by).
 //! - `word_pairs`: word ‖ `0xFF` ‖ following word → roaring bitmap of the internal ids where
 //!   the second word stands at the position right after the first in one field (proximity 1:
@@ -27,36 +27,15 @@
 //! describe exactly the stored documents under the stored text settings (kept in the same
 //! write transaction as the documents).
 
+use std::cmp::Ordering;
 use std::ops::Bound;
 
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadRange, ReadTree};
 
-use super::derivations::prefix_end;
-use crate::shard::keys::decode_bitmap;
-use crate::shard::stored_bitmap::intersection_within;
-use crate::shard::{ShardError, ShardResult};
-
-pub const WORD_DOCUMENTS_TREE: &str = "word_documents";
-pub const WORD_POSITIONS_TREE: &str = "word_position_chunks";
-/// The tree of one key per word and document that [`WORD_POSITIONS_TREE`] replaced: only a
-/// shard written before holds it (and is re-indexed when opened).
-pub const LEGACY_WORD_POSITIONS_TREE: &str = "word_positions";
-pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
-pub const WORD_FIELDS_TREE: &str = "word_fields";
-pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
-pub const WORD_PAIRS_TREE: &str = "word_pairs";
-pub const FIELD_WORD_COUNTS_TREE: &str = "field_word_counts";
-/// The trees of the inverted index (emptied by `DeleteAll`, rebuilt on text settings change).
-pub const TEXT_TREES: [&str; 7] = [
-    WORD_DOCUMENTS_TREE,
-    WORD_POSITIONS_TREE,
-    FIELD_LENGTHS_TREE,
-    WORD_FIELDS_TREE,
-    WORD_POSITION_BUCKETS_TREE,
-    WORD_PAIRS_TREE,
-    FIELD_WORD_COUNTS_TREE,
-];
+use super::keys::decode_bitmap;
+use super::stored_bitmap::intersection_within;
+use crate::error::{ShardError, ShardResult};
 
 /// The largest word count `field_word_counts` indexes: a query spanning more words is rare,
 /// and its exact matches are found by reading field lengths.
@@ -82,6 +61,31 @@ pub const WORD_SLOT_SUFFIX_BYTES: usize = 3;
 /// Bytes of one encoded field length.
 const PAIR_BYTES: usize = 4;
 
+/// Meilisearch's bucketed word position: exact below 16, then 24, then powers of two. The
+/// slot of a `word_position_buckets` key, and what the word-position rule compares.
+pub fn bucketed_position(relative: u16) -> u16 {
+    if relative < 16 {
+        relative
+    } else if relative < 24 {
+        24
+    } else {
+        let bits = u16::BITS - (relative - 1).leading_zeros();
+        u16::try_from(1u32 << bits).unwrap_or(u16::MAX)
+    }
+}
+
+/// The smallest key above every key starting with `prefix` (`None`: no such key).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
 /// The keys of `tree` above `prefix` itself that start with it, in order: in
 /// `word_documents`, every word longer than `prefix` that starts with it; in a tree keyed by
 /// word then more bytes, those words' keys and also the keys of `prefix` itself, which the
@@ -103,6 +107,17 @@ pub fn position_prefix(word: &str) -> Vec<u8> {
     key.extend_from_slice(word.as_bytes());
     key.push(WORD_END_BYTE);
     key
+}
+
+/// The byte order of `left ‖ 0xFF` and `right ‖ 0xFF`: the order of the word's keys in the
+/// trees keyed by word ‖ `0xFF` ‖ suffix (a word sorts after the longer words it starts).
+pub fn terminated_order(left: &str, right: &str) -> Ordering {
+    let (left, right) = (left.as_bytes(), right.as_bytes());
+    let common = left.len().min(right.len());
+    match left[..common].cmp(&right[..common]) {
+        Ordering::Equal => right.len().cmp(&left.len()),
+        different => different,
+    }
 }
 
 /// Replaces the content of `key` with the `word_fields` / `word_position_buckets` key of
@@ -184,7 +199,7 @@ pub fn decode_field_lengths(bytes: &[u8], lengths: &mut Vec<(u16, u16)>) -> Shar
     decode_pairs_into(bytes, "field lengths", lengths)
 }
 
-/// A stored bitmap (see `decode_bitmap` in `shard::keys`), empty when absent.
+/// A stored bitmap (see [`super::keys::decode_bitmap`]), empty when absent.
 pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
     match bytes {
         Some(bytes) => decode_bitmap(bytes),
@@ -193,10 +208,50 @@ pub fn bitmap_or_empty(bytes: Option<&[u8]>) -> ShardResult<RoaringBitmap> {
 }
 
 /// The ids of a stored bitmap that `within` holds (empty when absent), read in place when
-/// `within` is small (see [`crate::shard::stored_bitmap`]).
+/// `within` is small (see [`super::stored_bitmap`]).
 pub fn bitmap_within(bytes: Option<&[u8]>, within: &RoaringBitmap) -> ShardResult<RoaringBitmap> {
     match bytes {
         Some(bytes) => intersection_within(bytes, within),
         None => Ok(RoaringBitmap::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucketed_positions_match_meilisearch() {
+        let expected = [
+            (0, 0),
+            (15, 15),
+            (16, 24),
+            (23, 24),
+            (24, 32),
+            (32, 32),
+            (33, 64),
+        ];
+        for (relative, bucket) in expected {
+            assert_eq!(bucketed_position(relative), bucket, "{relative}");
+        }
+        assert_eq!(bucketed_position(u16::MAX), u16::MAX);
+    }
+
+    #[test]
+    fn terminated_order_is_the_byte_order_of_the_words_keys() {
+        let words = ["", "a", "ab", "abc", "abd", "b", "é", "東京"];
+        for left in words {
+            for right in words {
+                let mut left_key = left.as_bytes().to_vec();
+                left_key.push(0xFF);
+                let mut right_key = right.as_bytes().to_vec();
+                right_key.push(0xFF);
+                assert_eq!(
+                    terminated_order(left, right),
+                    left_key.cmp(&right_key),
+                    "{left:?} against {right:?}"
+                );
+            }
+        }
     }
 }

@@ -40,7 +40,7 @@ use storage_engine::{PAGE_BYTES_MIN, stored_entry_bytes};
 
 use super::inverted::WORD_END_BYTE;
 use crate::analysis::{Occurrence, WORD_BYTES_MAX};
-use crate::shard::{ShardError, ShardResult};
+use crate::error::{ShardError, ShardResult};
 
 /// Bytes after the word in a `word_position_chunks` key: the separator and the chunk's first id.
 pub const CHUNK_KEY_SUFFIX_BYTES: usize = 5;
@@ -321,6 +321,11 @@ impl ChunkPacker {
         if self.bytes.is_empty() {
             return Ok(());
         }
+        // Documents strictly ascend in a chunk: one document when the first is the last.
+        debug_assert!(
+            self.bytes.len() <= POSITION_CHUNK_BYTES_MAX || self.first == self.last,
+            "a chunk past the limit holds one document"
+        );
         let emitted = emit(self.first, &self.bytes);
         self.bytes.clear();
         emitted

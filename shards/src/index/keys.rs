@@ -1,17 +1,25 @@
-//! Byte encodings of the shard's keys and values.
+//! Byte encodings of the keys and values of the document and facet trees (internal ids, field
+//! ids, facet keys and string entries, geo points, counters) and of every stored bitmap.
 //!
 //! Invariants: every integer key is big-endian so byte order is numeric order; a number facet
 //! key's byte order is the numeric order of the finite `f64` it encodes (`-0.0` equals `0.0`);
 //! every facet key starts with its field id so one field's keys are contiguous.
 
 use roaring::RoaringBitmap;
+use storage_engine::ReadTransaction;
 
-use super::error::{ShardError, ShardResult};
+use super::trees::FIELDS_TREE;
+
+use crate::error::{ShardError, ShardResult};
 
 /// Bytes of a field id at the start of facet keys.
 pub const FIELD_ID_BYTES: usize = 2;
 /// Bytes of an internal document id key.
 pub const DOCUMENT_ID_BYTES: usize = 4;
+/// Bytes of an ordered number after the field id of a `facet_numbers` key.
+const ORDERED_NUMBER_BYTES: usize = 8;
+/// Bytes of a coordinate (an `f64`) of a stored geo point.
+const COORDINATE_BYTES: usize = 8;
 
 /// The kinds of presence bitmaps kept per faceted field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,11 +60,54 @@ pub fn document_from_key(key: &[u8]) -> ShardResult<u32> {
     Ok(u32::from_be_bytes(bytes))
 }
 
+/// The value of a field path in `fields`: its field id.
+pub fn encode_field_id(field: u16) -> [u8; FIELD_ID_BYTES] {
+    field.to_be_bytes()
+}
+
+/// The field id a `fields` value holds.
+pub fn decode_field_id(bytes: &[u8]) -> ShardResult<u16> {
+    let id: [u8; FIELD_ID_BYTES] = bytes
+        .try_into()
+        .map_err(|_| ShardError::corrupted("field id"))?;
+    Ok(u16::from_be_bytes(id))
+}
+
+/// The field id of `path` in the snapshot, if the path is known.
+pub fn field_id(read: &ReadTransaction, path: &str) -> ShardResult<Option<u16>> {
+    let Some(tree) = read.open_tree(FIELDS_TREE)? else {
+        return Ok(None);
+    };
+    match tree.get(path.as_bytes())? {
+        Some(bytes) => Ok(Some(decode_field_id(bytes)?)),
+        None => Ok(None),
+    }
+}
+
+/// The common start of every facet key of `field`.
+pub fn field_prefix(field: u16) -> [u8; FIELD_ID_BYTES] {
+    field.to_be_bytes()
+}
+
 pub fn number_key(field: u16, number: f64) -> Vec<u8> {
-    let mut key = Vec::with_capacity(FIELD_ID_BYTES + 8);
+    ordered_number_key(field, ordered_number(number))
+}
+
+/// The `facet_numbers` key of `field` and a number given by its [`ordered_number`].
+pub fn ordered_number_key(field: u16, ordered: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(FIELD_ID_BYTES + ORDERED_NUMBER_BYTES);
     key.extend_from_slice(&field.to_be_bytes());
-    key.extend_from_slice(&ordered_number(number).to_be_bytes());
+    key.extend_from_slice(&ordered.to_be_bytes());
     key
+}
+
+/// The number a `facet_numbers` key holds (after its field id).
+pub fn number_of_key(key: &[u8]) -> ShardResult<f64> {
+    let ordered: [u8; ORDERED_NUMBER_BYTES] = key
+        .get(FIELD_ID_BYTES..)
+        .and_then(|bytes| bytes.try_into().ok())
+        .ok_or_else(|| ShardError::corrupted("number facet key"))?;
+    Ok(number_from_ordered(u64::from_be_bytes(ordered)))
 }
 
 pub fn string_key(field: u16, normalized: &str) -> Vec<u8> {
@@ -151,6 +202,27 @@ pub fn decode_string_entry(bytes: &[u8]) -> ShardResult<(String, RoaringBitmap)>
     Ok((String::from_utf8_lossy(original).into_owned(), bitmap))
 }
 
+/// The `geo` value of a point: latitude then longitude, each an `f64` big-endian.
+pub fn encode_geo_point([latitude, longitude]: [f64; 2]) -> [u8; 2 * COORDINATE_BYTES] {
+    let mut value = [0; 2 * COORDINATE_BYTES];
+    value[..COORDINATE_BYTES].copy_from_slice(&latitude.to_be_bytes());
+    value[COORDINATE_BYTES..].copy_from_slice(&longitude.to_be_bytes());
+    value
+}
+
+/// The `[latitude, longitude]` a `geo` value holds (the bytes after the two are ignored).
+pub fn decode_geo_point(value: &[u8]) -> ShardResult<[f64; 2]> {
+    let corrupted = || ShardError::corrupted("geo point");
+    let coordinate = |start: usize| -> ShardResult<f64> {
+        let bytes: [u8; COORDINATE_BYTES] = value
+            .get(start..start + COORDINATE_BYTES)
+            .and_then(|bytes| bytes.try_into().ok())
+            .ok_or_else(corrupted)?;
+        Ok(f64::from_be_bytes(bytes))
+    };
+    Ok([coordinate(0)?, coordinate(COORDINATE_BYTES)?])
+}
+
 pub fn encode_u64(value: u64) -> [u8; 8] {
     value.to_be_bytes()
 }
@@ -174,6 +246,27 @@ mod tests {
             assert_eq!(number_from_ordered(ordered_number(number)), number);
         }
         assert_eq!(ordered_number(-0.0), ordered_number(0.0));
+    }
+
+    #[test]
+    fn number_keys_geo_points_and_field_ids_round_trip() {
+        for number in [-2.5, 0.0, 7.0, f64::MAX] {
+            let key = number_key(300, number);
+            assert_eq!(key[..FIELD_ID_BYTES], field_prefix(300));
+            assert_eq!(number_of_key(&key).expect("decodes"), number);
+        }
+        assert!(number_of_key(&[0, 1, 2]).is_err());
+        let point = [45.76, -4.84];
+        assert_eq!(
+            decode_geo_point(&encode_geo_point(point)).expect("decodes"),
+            point
+        );
+        assert!(decode_geo_point(&[0; 15]).is_err());
+        assert_eq!(
+            decode_field_id(&encode_field_id(513)).expect("decodes"),
+            513
+        );
+        assert!(decode_field_id(&[1, 2, 3]).is_err());
     }
 
     #[test]
