@@ -25,7 +25,7 @@ pub const TASK_QUEUE_FILE_NAME: &str = "tasks.store";
 pub const MAX_NUMBER_OF_TASKS: u64 = 1_000_000;
 use crate::control::features::ForcedFeatures;
 use crate::control::{
-    CONTROL_CORE, ControlBroadcast, ControlPlane, ControlReply, ControlRequest, ControlState,
+    CONTROL_CORE, ControlBroadcast, ControlInvocation, ControlPlane, ControlState,
 };
 use std::sync::Arc;
 
@@ -52,7 +52,7 @@ struct CoreSettings {
     forced_features: ForcedFeatures,
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
-    mesh: MeshSetup<ControlRequest, ControlReply, ControlBroadcast>,
+    mesh: MeshSetup<ControlInvocation, (), ControlBroadcast>,
     data_mesh: MeshSetup<Invocation, (), ()>,
     /// The task queue, opened before the cores start; used by the control core only.
     queue: Arc<TaskQueue>,

@@ -5,7 +5,9 @@
 //! state join it as they land.
 //!
 //! Invariants:
-//! - only core 0 changes the state: other cores send it a [`ControlRequest`];
+//! - only core 0 changes the state: other cores send it a typed request (one type per
+//!   change, each naming its answer: [`PatchFeatures`], [`CreateKey`], [`UpdateKey`],
+//!   [`DeleteKey`]), and it sends every other core a [`Replicate`];
 //! - core 0 persists a change, then replicates it to every other core and waits until each
 //!   one has applied it, and only then answers: once a change is acknowledged, no core can
 //!   serve a request with the old state (a deleted key is refused everywhere);
@@ -23,7 +25,8 @@ use time::OffsetDateTime;
 
 use crate::auth::{CreateApiKey, KeySet, KeyStore, KeyView, PatchApiKey};
 use crate::errors::{Code, ResponseError};
-use crate::runtime::{CoreMesh, MeshHandler};
+use crate::runtime::latency::LatencyClass;
+use crate::runtime::{CoreMesh, CoreRequest, Invocation, MeshHandler, invoke_on};
 use features::{FeaturesPatch, ForcedFeatures, RuntimeFeatures};
 
 /// The core that owns the control state.
@@ -32,32 +35,6 @@ pub const CONTROL_CORE: usize = 0;
 /// File (in the data directory) that holds the persisted experimental features.
 pub const FEATURES_FILE_NAME: &str = "experimental-features.json";
 
-/// A change asked of the control core.
-#[derive(Debug, Clone)]
-pub enum ControlRequest {
-    PatchFeatures(FeaturesPatch),
-    CreateKey(CreateApiKey),
-    UpdateKey {
-        uid_or_key: String,
-        patch: PatchApiKey,
-    },
-    DeleteKey {
-        uid_or_key: String,
-    },
-    /// Apply a new version of replicated state (sent by the control core to the others).
-    Replicate(ControlBroadcast),
-}
-
-/// The control core's answer.
-#[derive(Debug, Clone)]
-pub enum ControlReply {
-    Features(Result<RuntimeFeatures, ResponseError>),
-    Key(Result<KeyView, ResponseError>),
-    KeyDeleted(Result<(), ResponseError>),
-    /// The new state was applied.
-    Replicated,
-}
-
 /// A new version of replicated state.
 #[derive(Debug, Clone)]
 pub enum ControlBroadcast {
@@ -65,8 +42,11 @@ pub enum ControlBroadcast {
     Keys(Arc<KeySet>),
 }
 
+/// A request to a core's control plane, erased for the mesh.
+pub type ControlInvocation = Invocation<ControlPlane>;
+
 /// The mesh carrying control messages.
-pub type ControlMesh = CoreMesh<ControlRequest, ControlReply, ControlBroadcast>;
+pub type ControlMesh = CoreMesh<ControlInvocation, (), ControlBroadcast>;
 
 /// One core's view of the control state, and on core 0 its owner.
 pub struct ControlPlane {
@@ -112,10 +92,7 @@ impl ControlPlane {
 
     /// `POST /keys`, applied on the control core.
     pub async fn create_key(&self, request: CreateApiKey) -> Result<KeyView, ResponseError> {
-        match self.ask(ControlRequest::CreateKey(request)).await? {
-            ControlReply::Key(outcome) => outcome,
-            other => Err(unexpected_reply(&other)),
-        }
+        self.ask(CreateKey(request)).await?
     }
 
     /// `PATCH /keys/{key}`, applied on the control core.
@@ -124,31 +101,21 @@ impl ControlPlane {
         uid_or_key: String,
         patch: PatchApiKey,
     ) -> Result<KeyView, ResponseError> {
-        match self
-            .ask(ControlRequest::UpdateKey { uid_or_key, patch })
-            .await?
-        {
-            ControlReply::Key(outcome) => outcome,
-            other => Err(unexpected_reply(&other)),
-        }
+        self.ask(UpdateKey { uid_or_key, patch }).await?
     }
 
     /// `DELETE /keys/{key}`, applied on the control core.
     pub async fn delete_key(&self, uid_or_key: String) -> Result<(), ResponseError> {
-        match self.ask(ControlRequest::DeleteKey { uid_or_key }).await? {
-            ControlReply::KeyDeleted(outcome) => outcome,
-            other => Err(unexpected_reply(&other)),
-        }
+        self.ask(DeleteKey { uid_or_key }).await?
     }
 
-    /// Sends `request` to the control core (or handles it here when this is the control
-    /// core) and returns its reply.
-    async fn ask(&self, request: ControlRequest) -> Result<ControlReply, ResponseError> {
-        if self.mesh.core() == CONTROL_CORE {
-            return Ok(self.handle(request).await);
-        }
-        self.mesh
-            .request(CONTROL_CORE, request)
+    /// Runs `request` on the control core (in place when this is the control core) and
+    /// answers its answer.
+    async fn ask<Request: CoreRequest<ControlPlane>>(
+        &self,
+        request: Request,
+    ) -> Result<Request::Answer, ResponseError> {
+        invoke_on(&self.mesh, self, CONTROL_CORE, request)
             .await
             .map_err(|error| {
                 ResponseError::new(
@@ -156,30 +123,6 @@ impl ControlPlane {
                     format!("the control core did not answer: {error:?}"),
                 )
             })
-    }
-
-    /// Applies a request on the control core.
-    async fn handle(&self, request: ControlRequest) -> ControlReply {
-        match request {
-            ControlRequest::PatchFeatures(patch) => {
-                ControlReply::Features(self.apply_features_patch(patch).await)
-            }
-            ControlRequest::CreateKey(request) => ControlReply::Key(
-                self.change_keys(|store, now| store.create(request, now))
-                    .await,
-            ),
-            ControlRequest::UpdateKey { uid_or_key, patch } => ControlReply::Key(
-                self.change_keys(|store, now| store.update(&uid_or_key, patch, now))
-                    .await,
-            ),
-            ControlRequest::DeleteKey { uid_or_key } => ControlReply::KeyDeleted(
-                self.change_keys(|store, _| store.delete(&uid_or_key)).await,
-            ),
-            ControlRequest::Replicate(message) => {
-                self.apply(message);
-                ControlReply::Replicated
-            }
-        }
     }
 
     /// Applies a new version of replicated state on this core.
@@ -195,20 +138,14 @@ impl ControlPlane {
         // One core after the other: changes of control state are rare, and a sequential
         // round keeps the mesh's queues shallow.
         for core in (0..self.mesh.cores()).filter(|core| *core != self.mesh.core()) {
-            let outcome = self
-                .mesh
-                .request(core, ControlRequest::Replicate(message.clone()))
-                .await;
-            match outcome {
-                Ok(ControlReply::Replicated) => {}
-                Ok(other) => return Err(unexpected_reply(&other)),
-                Err(error) => {
-                    return Err(ResponseError::new(
+            invoke_on(&self.mesh, self, core, Replicate(message.clone()))
+                .await
+                .map_err(|error| {
+                    ResponseError::new(
                         Code::Internal,
                         format!("a core did not apply the change: {error:?}"),
-                    ));
-                }
-            }
+                    )
+                })?;
         }
         Ok(())
     }
@@ -251,10 +188,7 @@ impl ControlPlane {
         &self,
         patch: FeaturesPatch,
     ) -> Result<RuntimeFeatures, ResponseError> {
-        match self.ask(ControlRequest::PatchFeatures(patch)).await? {
-            ControlReply::Features(outcome) => outcome,
-            other => Err(unexpected_reply(&other)),
-        }
+        self.ask(PatchFeatures(patch)).await?
     }
 
     async fn apply_features_patch(
@@ -283,9 +217,9 @@ impl ControlPlane {
     }
 }
 
-impl MeshHandler<ControlRequest, ControlReply, ControlBroadcast> for ControlPlane {
-    async fn on_request(&self, _from: usize, request: ControlRequest) -> ControlReply {
-        self.handle(request).await
+impl MeshHandler<ControlInvocation, (), ControlBroadcast> for ControlPlane {
+    async fn on_request(&self, _from: usize, invocation: ControlInvocation) {
+        invocation.run(self).await;
     }
 
     fn on_broadcast(&self, _from: usize, message: ControlBroadcast) {
@@ -293,11 +227,76 @@ impl MeshHandler<ControlRequest, ControlReply, ControlBroadcast> for ControlPlan
     }
 }
 
-fn unexpected_reply(reply: &ControlReply) -> ResponseError {
-    ResponseError::new(
-        Code::Internal,
-        format!("the control core answered another request: {reply:?}"),
-    )
+/// Applies a patch of the experimental features (on the control core).
+struct PatchFeatures(FeaturesPatch);
+
+impl CoreRequest<ControlPlane> for PatchFeatures {
+    type Answer = Result<RuntimeFeatures, ResponseError>;
+    const CLASS: LatencyClass = LatencyClass::Serving;
+
+    async fn run(self, control: &ControlPlane) -> Self::Answer {
+        control.apply_features_patch(self.0).await
+    }
+}
+
+/// `POST /keys` on the control core.
+struct CreateKey(CreateApiKey);
+
+impl CoreRequest<ControlPlane> for CreateKey {
+    type Answer = Result<KeyView, ResponseError>;
+    const CLASS: LatencyClass = LatencyClass::Serving;
+
+    async fn run(self, control: &ControlPlane) -> Self::Answer {
+        control
+            .change_keys(|store, now| store.create(self.0, now))
+            .await
+    }
+}
+
+/// `PATCH /keys/{key}` on the control core.
+struct UpdateKey {
+    uid_or_key: String,
+    patch: PatchApiKey,
+}
+
+impl CoreRequest<ControlPlane> for UpdateKey {
+    type Answer = Result<KeyView, ResponseError>;
+    const CLASS: LatencyClass = LatencyClass::Serving;
+
+    async fn run(self, control: &ControlPlane) -> Self::Answer {
+        let UpdateKey { uid_or_key, patch } = self;
+        control
+            .change_keys(|store, now| store.update(&uid_or_key, patch, now))
+            .await
+    }
+}
+
+/// `DELETE /keys/{key}` on the control core.
+struct DeleteKey {
+    uid_or_key: String,
+}
+
+impl CoreRequest<ControlPlane> for DeleteKey {
+    type Answer = Result<(), ResponseError>;
+    const CLASS: LatencyClass = LatencyClass::Serving;
+
+    async fn run(self, control: &ControlPlane) -> Self::Answer {
+        control
+            .change_keys(|store, _| store.delete(&self.uid_or_key))
+            .await
+    }
+}
+
+/// A new version of replicated state, applied on the core it is sent to.
+struct Replicate(ControlBroadcast);
+
+impl CoreRequest<ControlPlane> for Replicate {
+    type Answer = ();
+    const CLASS: LatencyClass = LatencyClass::Serving;
+
+    async fn run(self, control: &ControlPlane) {
+        control.apply(self.0);
+    }
 }
 
 /// Reads the persisted experimental features (defaults when none were ever saved).

@@ -1,8 +1,8 @@
 //! The coordinator of one core: transport and fan-out only. It holds the core's replica of
 //! the index catalog and the shards the core owns ([`crate::host::ShardHost`]), and carries
 //! typed requests to other cores: one shard ([`Coordinator::ask_shard`]), every shard of an
-//! index ([`Coordinator::ask_every_shard`]), or any core ([`Coordinator::ask`], see
-//! [`invoke`]). It knows no use case: search, tasks and routes define their requests, and
+//! index ([`Coordinator::ask_every_shard`]), or any core ([`Coordinator::ask`], a typed
+//! [`CoreRequest`] of `crate::runtime::invoke`). It knows no use case: search, tasks and routes define their requests, and
 //! the shard side of each lives in `crate::host`.
 //!
 //! Invariants:
@@ -13,7 +13,6 @@
 //! - a request for this core never crosses the mesh.
 
 pub mod catalog;
-pub mod invoke;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -23,10 +22,13 @@ use std::sync::Arc;
 use crate::errors::{Code, ResponseError};
 use crate::host::protocol::ShardRequest;
 use crate::host::{ShardAddress, ShardHost};
+pub use crate::runtime::CoreRequest;
 use crate::runtime::latency::LatencyClass;
-use crate::runtime::{CoreMesh, MeshHandler};
+use crate::runtime::{CoreMesh, Invocation as RuntimeInvocation, MeshHandler, invoke_on};
 use catalog::{Catalog, IndexRecord, ShardSet};
-pub use invoke::{CoreRequest, Invocation};
+
+/// A request to a core's coordinator, erased for the mesh.
+pub type Invocation = RuntimeInvocation<Coordinator>;
 
 /// The core that owns the task queue and the catalog.
 pub const CONTROL_CORE: usize = crate::control::CONTROL_CORE;
@@ -85,26 +87,19 @@ impl Coordinator {
     }
 
     /// Runs `request` on core `core` (in place when it is this one) and answers its answer.
-    pub async fn ask<Request: CoreRequest>(
+    pub async fn ask<Request: CoreRequest<Coordinator>>(
         &self,
         core: usize,
         request: Request,
     ) -> Result<Request::Answer, ResponseError> {
-        if core == self.core() {
-            return Ok(request.run(self).await);
-        }
-        let (invocation, answer) = Invocation::new(request);
-        let gone = |what: &str| {
-            ResponseError::new(
-                Code::Internal,
-                format!("core {core} did not answer: {what}"),
-            )
-        };
-        self.mesh
-            .request(core, invocation)
+        invoke_on(&self.mesh, self, core, request)
             .await
-            .map_err(|error| gone(&format!("{error:?}")))?;
-        answer.await.map_err(|_| gone("its request was dropped"))
+            .map_err(|error| {
+                ResponseError::new(
+                    Code::Internal,
+                    format!("core {core} did not answer: {error:?}"),
+                )
+            })
     }
 
     /// Runs `request` on shard `shard` of `set`, on its owner core.
@@ -197,7 +192,7 @@ struct OnShard<Request> {
     request: Request,
 }
 
-impl<Request: ShardRequest> CoreRequest for OnShard<Request> {
+impl<Request: ShardRequest> CoreRequest<Coordinator> for OnShard<Request> {
     type Answer = Result<Request::Answer, ResponseError>;
     const CLASS: LatencyClass = if Request::IS_WRITE {
         LatencyClass::Indexing
@@ -213,7 +208,7 @@ impl<Request: ShardRequest> CoreRequest for OnShard<Request> {
 /// A new version of the catalog for a core's replica.
 struct ReplicateCatalog(Arc<Catalog>);
 
-impl CoreRequest for ReplicateCatalog {
+impl CoreRequest<Coordinator> for ReplicateCatalog {
     type Answer = ();
     const CLASS: LatencyClass = LatencyClass::Serving;
 

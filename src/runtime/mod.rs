@@ -13,6 +13,7 @@ pub mod blocking;
 mod epoll_wake;
 pub mod executors;
 pub mod huge_pages;
+pub mod invoke;
 pub mod latency;
 pub mod listener;
 pub mod mesh;
@@ -23,6 +24,7 @@ pub mod task;
 pub mod timer;
 
 pub use executors::{CoreContext, RuntimeError, RuntimeOptions, run};
+pub use invoke::{CoreRequest, Invocation, invoke_on};
 pub use mesh::{CoreMesh, MeshHandler};
 pub use task::{
     Detached, Semaphore, Task, sleep, spawn, spawn_detached, spawn_to_completion, yield_if_needed,

@@ -172,7 +172,7 @@ struct RegisterTask {
     custom_metadata: Option<String>,
 }
 
-impl CoreRequest for RegisterTask {
+impl CoreRequest<Coordinator> for RegisterTask {
     type Answer = Result<Task, ResponseError>;
     const CLASS: LatencyClass = LatencyClass::Serving;
 
@@ -205,7 +205,7 @@ impl CoreRequest for RegisterTask {
 /// Whether the batch being processed works on this index.
 struct IsIndexing(String);
 
-impl CoreRequest for IsIndexing {
+impl CoreRequest<Coordinator> for IsIndexing {
     type Answer = bool;
     const CLASS: LatencyClass = LatencyClass::Serving;
 
@@ -240,7 +240,7 @@ struct ReadTasks {
     visibility: AuthContext,
 }
 
-impl CoreRequest for ReadTasks {
+impl CoreRequest<Coordinator> for ReadTasks {
     type Answer = Result<Value, ResponseError>;
     const CLASS: LatencyClass = LatencyClass::Serving;
 
@@ -291,7 +291,7 @@ struct MatchingTasks {
     visibility: AuthContext,
 }
 
-impl CoreRequest for MatchingTasks {
+impl CoreRequest<Coordinator> for MatchingTasks {
     type Answer = Result<Vec<u32>, ResponseError>;
     const CLASS: LatencyClass = LatencyClass::Serving;
 
@@ -318,7 +318,7 @@ struct TaskUpdateFile {
     visibility: AuthContext,
 }
 
-impl CoreRequest for TaskUpdateFile {
+impl CoreRequest<Coordinator> for TaskUpdateFile {
     type Answer = Result<String, ResponseError>;
     const CLASS: LatencyClass = LatencyClass::Serving;
 
@@ -338,7 +338,7 @@ pub async fn queue_unused_bytes(coordinator: &Coordinator) -> Result<u64, Respon
 
 struct QueueUnusedBytes;
 
-impl CoreRequest for QueueUnusedBytes {
+impl CoreRequest<Coordinator> for QueueUnusedBytes {
     type Answer = Result<u64, ResponseError>;
     const CLASS: LatencyClass = LatencyClass::Serving;
 

@@ -175,7 +175,7 @@ struct ReadPayloadIds {
     primary_key: String,
 }
 
-impl CoreRequest for ReadPayloadIds {
+impl CoreRequest<Coordinator> for ReadPayloadIds {
     type Answer = Result<PayloadIds, ResponseError>;
     const CLASS: LatencyClass = LatencyClass::Serving;
 
