@@ -224,3 +224,77 @@ fn malformed_and_empty_streamed_payloads_keep_meilisearch_errors_and_leave_no_fi
     assert_eq!(task_total(&server), 0);
     assert!(update_files(&server).is_empty(), "no upload is left behind");
 }
+
+/// Peak resident memory of process `pid`, in bytes (`VmHWM`).
+fn peak_resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status readable");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM is reported");
+    kib * 1024
+}
+
+/// Zeros that decode to `decoded_bytes`, as `coding` encodes them (a few kB on the wire).
+fn bomb(coding: &str, decoded_bytes: usize) -> Vec<u8> {
+    let zeros = vec![0u8; 1 << 20];
+    let mut output = Vec::new();
+    match coding {
+        "br" => {
+            let mut encoder = brotli::CompressorWriter::new(&mut output, 4096, 5, 24);
+            for _ in 0..decoded_bytes / zeros.len() {
+                encoder.write_all(&zeros).expect("brotli takes bytes");
+            }
+        }
+        _ => {
+            let mut encoder =
+                flate2::write::GzEncoder::new(&mut output, flate2::Compression::best());
+            for _ in 0..decoded_bytes / zeros.len() {
+                encoder.write_all(&zeros).expect("gzip takes bytes");
+            }
+            encoder.finish().expect("gzip finishes");
+        }
+    }
+    output
+}
+
+/// Decompression bombs (issue 36, item 2): a body of a few kB that inflates to 512 MiB is
+/// refused with 413 at the payload limit, whether streamed into an upload (documents) or read
+/// whole (a search), and the server never holds the inflated body: its peak memory stays far
+/// below the bomb's size.
+#[test]
+fn decompression_bombs_stop_at_the_limit_without_inflating_in_memory() {
+    const BOMB_DECODED_BYTES: usize = 512 << 20;
+    /// Far below the bomb's size, far above the server's own needs.
+    const PEAK_RESIDENT_BYTES_MAX: u64 = 160 << 20;
+    let server = Server::start_with(Options {
+        extra_arguments: vec!["--http-payload-size-limit".into(), "1MB".into()],
+        ..Options::default()
+    });
+    for coding in ["br", "gzip"] {
+        let body = bomb(coding, BOMB_DECODED_BYTES);
+        assert!(body.len() < 1 << 20, "{coding}: {} bytes", body.len());
+        let streamed = chunked_request(&body, "application/x-ndjson", Some(coding));
+        let response = send(&server, &streamed);
+        assert_eq!(response.status, 413, "{coding}: {}", response.text());
+        assert_eq!(response.json()["code"], "payload_too_large");
+        let mut whole = format!(
+            "POST /indexes/streamed/search HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        whole.extend_from_slice(&body);
+        let response = send(&server, &whole);
+        assert_eq!(response.status, 413, "{coding}: {}", response.text());
+        assert_eq!(response.json()["code"], "payload_too_large");
+    }
+    let peak = peak_resident_bytes(server.pid());
+    assert!(
+        peak < PEAK_RESIDENT_BYTES_MAX,
+        "peak resident memory {} MiB",
+        peak >> 20
+    );
+    assert_eq!(task_total(&server), 0);
+    assert!(update_files(&server).is_empty(), "no upload is left behind");
+}

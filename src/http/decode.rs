@@ -1,16 +1,10 @@
 //! Decoding of request bodies sent with a `Content-Encoding` (gzip, deflate, br).
 //!
-//! Invariant: decoding never produces more than `limit + 1` bytes, so a zip bomb hits the
+//! Invariant: decoding stops within one bounded step past `limit`, so a zip bomb hits the
 //! payload limit instead of the memory; the decoded size limit is the raw one.
 
-use std::io::Read;
-
+use super::bounded_decoder::decode_all;
 use super::request::BodyError;
-
-/// Read size of the decoding loop.
-const DECODE_CHUNK_BYTES: usize = 64 * 1024;
-/// Internal buffer of the brotli decoder.
-const BROTLI_DECODER_BUFFER_BYTES: usize = 16 * 1024;
 
 /// A request content coding this server decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,42 +38,23 @@ pub(crate) fn content_coding(value: Option<&[u8]>) -> Result<ContentCoding, Body
         .ok_or_else(|| BodyError::UnsupportedEncoding(token.to_string()))
 }
 
-/// Decodes `raw` with `coding`, refusing to produce more than `limit` bytes.
+/// Decodes `raw` with `coding`, refusing to produce more than `limit` bytes (it stops one
+/// bounded step past the limit, see [`super::bounded_decoder`]).
 pub(crate) fn decode(
     raw: Vec<u8>,
     coding: ContentCoding,
     limit: u64,
 ) -> Result<Vec<u8>, BodyError> {
-    match coding {
-        ContentCoding::Identity => Ok(raw),
-        ContentCoding::Gzip => read_bounded(flate2::read::MultiGzDecoder::new(&raw[..]), limit),
-        ContentCoding::Deflate => read_bounded(flate2::read::ZlibDecoder::new(&raw[..]), limit),
-        ContentCoding::Brotli => read_bounded(
-            brotli::Decompressor::new(&raw[..], BROTLI_DECODER_BUFFER_BYTES),
-            limit,
-        ),
+    if coding == ContentCoding::Identity {
+        return Ok(raw);
     }
-}
-
-fn read_bounded(decoder: impl Read, limit: u64) -> Result<Vec<u8>, BodyError> {
-    let mut decoded = Vec::new();
-    let mut bounded = decoder.take(limit.saturating_add(1));
-    let mut chunk = vec![0u8; DECODE_CHUNK_BYTES];
-    loop {
-        match bounded.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(read) => decoded.extend_from_slice(&chunk[..read]),
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(BodyError::MalformedEncoding(error.to_string())),
-        }
-    }
-    if decoded.len() as u64 > limit {
-        return Err(BodyError::TooLarge {
+    decode_all(&raw, coding, limit).map_err(|error| match error {
+        Some(error) => BodyError::MalformedEncoding(error.to_string()),
+        None => BodyError::TooLarge {
             content_length: None,
             limit,
-        });
-    }
-    Ok(decoded)
+        },
+    })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //!   the connection is answered and closed, never reused.
 
 mod body;
+mod bounded_decoder;
 mod compress;
 mod connection;
 mod cors;

@@ -1,104 +1,40 @@
 //! The consumer that streams a body into a [`BodySink`]: raw pieces are decoded as they arrive
 //! (gzip, deflate, br or identity) and the decoded bytes are handed to the sink.
 //!
-//! Invariants: the decoder is fed at most [`DECODER_INPUT_PIECE_BYTES`] raw bytes at a time and
-//! drained after each, so one step never holds more than that piece's expansion; the decoded
-//! total never passes the payload limit (a zip bomb stops at `limit + 1` decoded bytes with
-//! `TooLarge`); a sink error stops the body with [`BodyError::Sink`].
-
-use std::io::{self, Write};
+//! Invariants: the decoder gives at most one bounded step of output at a time (see
+//! [`super::bounded_decoder`]), handed on before the next, so a body never holds more than a
+//! step of decoded bytes whatever it expands to; the decoded total never passes the payload
+//! limit (a zip bomb stops one step past it with `TooLarge`); the core's other tasks run
+//! between steps; a sink error stops the body with [`BodyError::Sink`].
 
 use super::body::BodyConsumer;
+use super::bounded_decoder::{BoundedDecoder, STEP_OUTPUT_BYTES};
 use super::decode::ContentCoding;
 use super::request::BodyError;
 use super::sink::{BodySink, SpooledBody};
 
-/// Raw bytes given to a decoder at once (gzip expands at most about 1000 times, so a step
-/// decodes at most about 4 MB).
-pub const DECODER_INPUT_PIECE_BYTES: usize = 4 * 1024;
-/// Internal buffer of the streaming brotli decoder.
-const BROTLI_WRITER_BUFFER_BYTES: usize = 16 * 1024;
-
-/// An incremental decoder writing into a buffer drained after every step.
-enum Decoder {
-    Identity,
-    Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
-    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
-    Brotli(Box<brotli::DecompressorWriter<Vec<u8>>>),
-}
-
-impl Decoder {
-    fn new(coding: ContentCoding) -> Decoder {
-        match coding {
-            ContentCoding::Identity => Decoder::Identity,
-            ContentCoding::Gzip => {
-                Decoder::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())))
-            }
-            ContentCoding::Deflate => {
-                Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(Vec::new())))
-            }
-            ContentCoding::Brotli => Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(
-                Vec::new(),
-                BROTLI_WRITER_BUFFER_BYTES,
-            ))),
-        }
-    }
-
-    /// Feeds `raw` to the decoder.
-    fn push(&mut self, raw: &[u8]) -> io::Result<()> {
-        match self {
-            Decoder::Identity => Ok(()),
-            Decoder::Gzip(decoder) => decoder.write_all(raw),
-            Decoder::Deflate(decoder) => decoder.write_all(raw),
-            Decoder::Brotli(decoder) => decoder.write_all(raw),
-        }
-    }
-
-    /// Completes the stream (a truncated one is an error); answers the last decoded bytes.
-    fn finish(self) -> io::Result<Vec<u8>> {
-        match self {
-            Decoder::Identity => Ok(Vec::new()),
-            Decoder::Gzip(mut decoder) => {
-                decoder.try_finish()?;
-                Ok(std::mem::take(decoder.get_mut()))
-            }
-            Decoder::Deflate(mut decoder) => {
-                decoder.try_finish()?;
-                Ok(std::mem::take(decoder.get_mut()))
-            }
-            Decoder::Brotli(mut decoder) => {
-                decoder.close()?;
-                Ok(std::mem::take(decoder.get_mut()))
-            }
-        }
-    }
-
-    /// The decoded bytes produced so far, emptied.
-    fn drain(&mut self) -> Vec<u8> {
-        match self {
-            Decoder::Identity => Vec::new(),
-            Decoder::Gzip(decoder) => std::mem::take(decoder.get_mut()),
-            Decoder::Deflate(decoder) => std::mem::take(decoder.get_mut()),
-            Decoder::Brotli(decoder) => std::mem::take(decoder.get_mut()),
-        }
-    }
-}
+/// Decoded bytes after which the consumer lets the core's other tasks run: a body that
+/// expands a lot is decoded in many steps, none of which may hold the core for long.
+const YIELD_EVERY_DECODED_BYTES: u64 = 4 * STEP_OUTPUT_BYTES as u64;
 
 /// Streams a body into a sink through its content decoder.
 pub(crate) struct StreamingConsumer<Sink> {
-    decoder: Decoder,
+    decoder: BoundedDecoder,
     sink: Sink,
     decoded: u64,
     limit: u64,
+    /// Decoded bytes since the consumer last let other tasks run.
+    since_yield: u64,
 }
 
 impl<Sink: BodySink> StreamingConsumer<Sink> {
     pub(crate) fn new(sink: Sink, coding: ContentCoding, limit: u64) -> Self {
         StreamingConsumer {
-            decoder: Decoder::new(coding),
+            decoder: BoundedDecoder::new(coding),
             sink,
             decoded: 0,
             limit,
+            since_yield: 0,
         }
     }
 
@@ -113,39 +49,54 @@ impl<Sink: BodySink> StreamingConsumer<Sink> {
                 limit: self.limit,
             });
         }
-        self.sink.write(decoded).await.map_err(BodyError::from_sink)
+        self.sink
+            .write(decoded)
+            .await
+            .map_err(BodyError::from_sink)?;
+        self.since_yield += decoded.len() as u64;
+        if self.since_yield >= YIELD_EVERY_DECODED_BYTES {
+            self.since_yield = 0;
+            futures_lite::future::yield_now().await;
+        }
+        Ok(())
+    }
+
+    /// Hands on what the decoder produced in its last step.
+    async fn hand_on_step(&mut self) -> Result<(), BodyError> {
+        let decoded = self.decoder.take_output();
+        self.hand_on(&decoded).await
     }
 
     /// The body ended: completes the decoding and the sink.
     pub(crate) async fn finish(mut self) -> Result<SpooledBody, BodyError> {
-        let decoder = std::mem::replace(&mut self.decoder, Decoder::Identity);
-        let rest = decoder
-            .finish()
-            .map_err(|error| BodyError::MalformedEncoding(error.to_string()))?;
-        self.hand_on(&rest).await?;
+        while !self.decoder.finish_step().map_err(malformed)? {
+            self.hand_on_step().await?;
+        }
+        self.hand_on_step().await?;
         self.sink.finish().await.map_err(BodyError::from_sink)
     }
 }
 
 impl<Sink: BodySink> BodyConsumer for StreamingConsumer<Sink> {
     async fn take(&mut self, raw: &[u8]) -> Result<(), BodyError> {
-        if matches!(self.decoder, Decoder::Identity) {
-            return self.hand_on(raw).await;
-        }
-        for piece in raw.chunks(DECODER_INPUT_PIECE_BYTES) {
-            self.decoder
-                .push(piece)
-                .map_err(|error| BodyError::MalformedEncoding(error.to_string()))?;
-            let decoded = self.decoder.drain();
-            self.hand_on(&decoded).await?;
+        let mut rest = raw;
+        while !rest.is_empty() {
+            let consumed = self.decoder.step(rest).map_err(malformed)?;
+            rest = &rest[consumed..];
+            self.hand_on_step().await?;
         }
         Ok(())
     }
 }
 
+fn malformed(error: std::io::Error) -> BodyError {
+    BodyError::MalformedEncoding(error.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
+    use std::io::{self, Write};
     use std::rc::Rc;
 
     use futures_lite::future::block_on;
