@@ -19,6 +19,13 @@
 //!   [`queue::TaskQueue::list_batches`] pages mapped through [`view::task_view`] /
 //!   [`view::batch_view`] and [`query::Page::to_json`].
 //!
+//! An index batch is processed by [`index_batch`], one file per task family (index
+//! creation/update/deletion, documents, document edition, settings, swap) around the shared
+//! dispatch and two-phase commit of `index_batch/mod.rs`. A new task kind (dump, snapshot,
+//! export, network topology change, …) goes in its own file under `src/tasks/index_batch/`
+//! when it acts on one index, or in its own file under `src/tasks/` otherwise, with a `//!`
+//! doc saying what it does and its invariants; `mod.rs` only dispatches to it.
+//!
 //! Invariants: a task is acknowledged only after the commit that stores it; task uids only
 //! grow; a batch uid is given again only after its batch was aborted (as Meilisearch);
 //! finished tasks never change except by deletion.

@@ -1,0 +1,403 @@
+//! Processing one index batch: index creation, update, deletion and swap, document
+//! additions, updates and deletions, document editions and settings updates. Each task
+//! family has its own file:
+//! - [`indexes`]: index creation, update (primary key, rename) and deletion;
+//! - [`documents`]: document additions, updates, deletions (by ids or by filter) and clears,
+//!   planned here and sent to the shards;
+//! - [`edition`]: document editions, run by each shard on its own documents;
+//! - [`settings`]: settings updates, and the facet and text settings pushed to the shards;
+//! - [`swap`]: index swaps and renames in the catalog.
+//!
+//! This file holds what they share: the batch ([`IndexBatch`]), what processing needs
+//! ([`BatchWork`]), the dispatch over the autobatcher's [`BatchKind`], the catalog being
+//! changed ([`Changes`]) and the two phases on the shards: every shard prepares its share
+//! ([`BatchWork::prepare_every_shard`]), and only when all are ready does every shard commit
+//! ([`BatchWork::commit_or_abort`]). A batch of document and settings tasks is planned here
+//! in task order, then its documents are applied, then its settings pushed.
+//!
+//! Invariants: if any shard cannot prepare, every shard aborts and the batch's document
+//! tasks fail with that error, changing nothing; the catalog is only changed in the copy
+//! this batch returns.
+
+mod documents;
+mod edition;
+mod indexes;
+mod settings;
+mod swap;
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+
+use self::documents::{DocumentWork, TaskEffect};
+use self::settings::apply_settings;
+use super::autobatch::BatchKind;
+use super::control_side::ControlSide;
+use super::model::{KindWithContent, Task};
+use super::scheduler::{BatchEnd, failed, succeeded_with};
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
+use crate::errors::ResponseError;
+use crate::host::batch::{Abort, Commit};
+use crate::host::documents::Stats;
+use crate::host::protocol::ShardRequest;
+
+pub use self::indexes::remove_index_files;
+
+/// The progress step while the batch's tasks are read and planned.
+const PROGRESS_PLANNING: &str = "processing tasks";
+/// The progress step while the shards apply their shares.
+const PROGRESS_INDEXING: &str = "indexing documents";
+/// The progress step while the shards commit.
+const PROGRESS_COMMITTING: &str = "committing shards";
+
+/// What every index batch needs.
+pub struct BatchWork {
+    pub coordinator: Rc<Coordinator>,
+    /// The control core's side of the queue (progress, interruption, update files).
+    pub control: Rc<ControlSide>,
+    pub batch_uid: u32,
+    pub shards_per_index: u32,
+}
+
+/// One index batch as the autobatcher formed it.
+pub struct IndexBatch {
+    pub index_uid: String,
+    pub kind: BatchKind,
+    pub must_create_index: bool,
+    pub tasks: Vec<Task>,
+}
+
+/// The catalog being changed by a batch.
+struct Changes {
+    catalog: Catalog,
+    changed: bool,
+    removed_storages: Vec<ShardSet>,
+}
+
+impl Changes {
+    fn put(&mut self, record: IndexRecord) {
+        self.catalog.insert(record);
+        self.changed = true;
+    }
+}
+
+/// The tasks of a batch of document and settings tasks once planned: the ones that failed
+/// alone already, and the ones waiting for the shards, with their effect.
+struct PlannedTasks {
+    /// One place per task, in task order; `None` while the task waits.
+    finished: Vec<Option<Task>>,
+    /// Each waiting task with its place in `finished`.
+    pending: Vec<(usize, Task, TaskEffect)>,
+}
+
+impl PlannedTasks {
+    fn with_capacity(capacity: usize) -> PlannedTasks {
+        PlannedTasks {
+            finished: Vec::with_capacity(capacity),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Records how planning `task` went.
+    fn push(&mut self, task: Task, outcome: Result<TaskEffect, ResponseError>) {
+        let position = self.finished.len();
+        match outcome {
+            Ok(effect) => {
+                self.finished.push(None);
+                self.pending.push((position, task, effect));
+            }
+            Err(error) => self.finished.push(Some(failed(task, error))),
+        }
+    }
+
+    /// Every task in task order, the waiting ones ending as the shards applied their
+    /// documents (`applied`) or their settings (`settings_applied`).
+    fn finish(
+        self,
+        applied: &Result<(), ResponseError>,
+        settings_applied: &Result<(), ResponseError>,
+    ) -> Vec<Task> {
+        let PlannedTasks {
+            mut finished,
+            pending,
+        } = self;
+        for (position, task, effect) in pending {
+            let is_document_task = !matches!(task.kind, KindWithContent::SettingsUpdate { .. });
+            let outcome = if is_document_task {
+                applied.clone()
+            } else {
+                settings_applied.clone()
+            };
+            finished[position] = Some(match outcome {
+                Ok(()) => succeeded_with(task, |details| effect.fill(details)),
+                Err(error) => failed(task, error),
+            });
+        }
+        finished.into_iter().flatten().collect()
+    }
+}
+
+impl BatchWork {
+    /// Processes `batch` and says how it ends.
+    pub async fn run(&self, batch: IndexBatch) -> BatchEnd {
+        let mut changes = Changes {
+            catalog: self.coordinator.catalog().as_ref().clone(),
+            changed: false,
+            removed_storages: Vec::new(),
+        };
+        let tasks = self.dispatch(batch, &mut changes).await;
+        if self.interrupted() {
+            return BatchEnd::Interrupted;
+        }
+        BatchEnd::Finished {
+            tasks,
+            catalog: changes.changed.then_some(changes.catalog),
+            removed_storages: changes.removed_storages,
+        }
+    }
+
+    fn progress(&self, step: &str, finished: u32, total: u32) {
+        self.control.set_progress(step, finished, total);
+    }
+
+    fn interrupted(&self) -> bool {
+        self.control
+            .processing
+            .borrow()
+            .is_some_and(|(_, interrupt)| interrupt)
+    }
+
+    async fn dispatch(&self, batch: IndexBatch, changes: &mut Changes) -> Vec<Task> {
+        let IndexBatch {
+            index_uid,
+            kind,
+            must_create_index,
+            tasks,
+        } = batch;
+        match kind {
+            BatchKind::IndexCreation { .. } => self.create_indexes(&index_uid, tasks, changes),
+            BatchKind::IndexUpdate { .. } => self.update_indexes(&index_uid, tasks, changes).await,
+            BatchKind::IndexDeletion { .. } => self.delete_index(&index_uid, tasks, changes).await,
+            BatchKind::IndexSwap { .. } => swap::swap_every_task(tasks, changes),
+            BatchKind::DocumentOperation {
+                allow_index_creation,
+                ..
+            }
+            | BatchKind::Settings {
+                allow_index_creation,
+                ..
+            }
+            | BatchKind::ClearAndSettings {
+                allow_index_creation,
+                ..
+            } => {
+                let may_create = must_create_index && allow_index_creation;
+                self.index_work_in(&index_uid, may_create, tasks, changes)
+                    .await
+            }
+            BatchKind::DocumentClear { .. } | BatchKind::DocumentDeletion { .. } => {
+                self.index_work_in(&index_uid, false, tasks, changes).await
+            }
+            BatchKind::DocumentEdition { .. } => {
+                self.edit_every_task(&index_uid, tasks, changes).await
+            }
+        }
+    }
+
+    /// The index of the batch, created when the batch may create it.
+    fn ensure_index(
+        &self,
+        index_uid: &str,
+        may_create: bool,
+        creating_task: u32,
+        changes: &mut Changes,
+    ) -> Result<Arc<IndexRecord>, ResponseError> {
+        if let Some(record) = changes.catalog.get(index_uid) {
+            return Ok(record.clone());
+        }
+        if !may_create {
+            return Err(ResponseError::index_not_found(index_uid));
+        }
+        let record = IndexRecord::new(
+            index_uid,
+            storage_name(creating_task),
+            self.shards_per_index,
+            None,
+            OffsetDateTime::now_utc(),
+        );
+        changes.put(record);
+        changes
+            .catalog
+            .get(index_uid)
+            .cloned()
+            .ok_or_else(|| ResponseError::internal("a created index vanished"))
+    }
+
+    /// Document and settings tasks of the index `index_uid`, created first when the batch
+    /// `may_create` it (by the batch's first task); every task fails when it does not exist.
+    async fn index_work_in(
+        &self,
+        index_uid: &str,
+        may_create: bool,
+        tasks: Vec<Task>,
+        changes: &mut Changes,
+    ) -> Vec<Task> {
+        let creating_task = tasks.first().map_or(0, |task| task.uid);
+        match self.ensure_index(index_uid, may_create, creating_task, changes) {
+            Ok(record) => self.index_work(record, tasks, changes).await,
+            Err(error) => fail_all(tasks, &error),
+        }
+    }
+
+    /// Document and settings tasks of one existing index, in task order.
+    async fn index_work(
+        &self,
+        record: Arc<IndexRecord>,
+        tasks: Vec<Task>,
+        changes: &mut Changes,
+    ) -> Vec<Task> {
+        let mut record = record.as_ref().clone();
+        let settings_before = record.settings.clone();
+        let (documents, planned) = self.plan_index_tasks(&mut record, tasks).await;
+        let applied = self.apply_documents(&record, documents).await;
+        let settings_applied = match &applied {
+            Ok(()) => self.apply_shard_settings(&settings_before, &record).await,
+            Err(error) => Err(error.clone()),
+        };
+        let finished = planned.finish(&applied, &settings_applied);
+        if applied.is_ok() && settings_applied.is_ok() {
+            record.updated_at = OffsetDateTime::now_utc();
+            changes.put(record);
+        }
+        finished
+    }
+
+    /// Plans `tasks` in task order: settings tasks change `record`'s settings, document
+    /// tasks go into the documents' plan (and may resolve `record`'s primary key).
+    async fn plan_index_tasks(
+        &self,
+        record: &mut IndexRecord,
+        tasks: Vec<Task>,
+    ) -> (DocumentWork, PlannedTasks) {
+        let deletes = tasks.iter().any(|task| {
+            matches!(
+                task.kind,
+                KindWithContent::DocumentDeletion { .. }
+                    | KindWithContent::DocumentDeletionByFilter { .. }
+                    | KindWithContent::DocumentClear { .. }
+            )
+        });
+        let mut documents = DocumentWork::new(record, deletes);
+        documents.reserve_for(&tasks);
+        let mut planned = PlannedTasks::with_capacity(tasks.len());
+        let total = tasks.len() as u32;
+        let mut prefetched = self.prefetch_payloads(record, &tasks);
+        for (step, task) in tasks.into_iter().enumerate() {
+            self.progress(PROGRESS_PLANNING, step as u32, total);
+            let outcome = match &task.kind {
+                KindWithContent::SettingsUpdate {
+                    settings,
+                    is_deletion,
+                    ..
+                } => apply_settings(record, settings, *is_deletion).map(|()| TaskEffect::None),
+                _ => {
+                    documents
+                        .plan_task(self, record, &task, step, &mut prefetched)
+                        .await
+                }
+            };
+            planned.push(task, outcome);
+        }
+        if let Some(primary_key) = documents.new_primary_key.take() {
+            record.primary_key = Some(primary_key);
+        }
+        self.progress(PROGRESS_PLANNING, total, total);
+        (documents, planned)
+    }
+
+    /// The first phase of a batch on an index's shards: every shard prepares its share with
+    /// `prepare` (uncommitted). Answers the shards' answers in shard order, or the first
+    /// error.
+    async fn prepare_every_shard<Request: ShardRequest>(
+        &self,
+        record: &IndexRecord,
+        prepare: impl FnMut(u32) -> Request,
+    ) -> Result<Vec<Request::Answer>, ResponseError> {
+        self.progress(PROGRESS_INDEXING, 0, record.shards);
+        let prepared = self
+            .coordinator
+            .ask_every_shard(&record.shard_set(), prepare)
+            .await;
+        let mut answers = Vec::with_capacity(prepared.len());
+        let mut failure = None;
+        for answer in prepared {
+            match answer {
+                Ok(answer) => answers.push(answer),
+                Err(error) => {
+                    failure.get_or_insert(error);
+                }
+            }
+        }
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(answers),
+        }
+    }
+
+    /// The second phase: when the shards' shares are all ready (`ready` is `Ok`) and no
+    /// cancelation interrupted the batch, every shard commits; otherwise every shard aborts
+    /// and the error is returned.
+    async fn commit_or_abort<T>(
+        &self,
+        record: &IndexRecord,
+        ready: Result<T, ResponseError>,
+    ) -> Result<T, ResponseError> {
+        let ready = match ready {
+            Ok(_) if self.interrupted() => Err(ResponseError::internal("interrupted")),
+            other => other,
+        };
+        let value = match ready {
+            Ok(value) => value,
+            Err(error) => {
+                for answer in self
+                    .coordinator
+                    .ask_every_shard(&record.shard_set(), |_| Abort)
+                    .await
+                {
+                    if let Err(abort_error) = answer {
+                        tracing::warn!(%abort_error, "a shard could not abort");
+                    }
+                }
+                return Err(error);
+            }
+        };
+        self.progress(PROGRESS_COMMITTING, 0, record.shards);
+        self.coordinator
+            .on_every_shard(&record.shard_set(), |_| Commit)
+            .await?;
+        Ok(value)
+    }
+
+    /// The number of documents of `record`, summed over its shards.
+    async fn document_count(&self, record: &IndexRecord) -> Result<u64, ResponseError> {
+        let mut total = 0;
+        for answer in self
+            .coordinator
+            .ask_every_shard(&record.shard_set(), |_| Stats)
+            .await
+        {
+            total += answer?.number_of_documents;
+        }
+        Ok(total)
+    }
+}
+
+/// Every task of `tasks` failed with `error`.
+fn fail_all(tasks: Vec<Task>, error: &ResponseError) -> Vec<Task> {
+    tasks
+        .into_iter()
+        .map(|task| failed(task, error.clone()))
+        .collect()
+}

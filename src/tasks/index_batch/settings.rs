@@ -1,0 +1,65 @@
+//! Settings updates: a settings task changes the index record's settings while the batch is
+//! planned, in task order with the batch's document tasks; once the documents are applied,
+//! the settings the shards index by (the facet settings — filterable and sortable
+//! attributes — and the text settings) are pushed to every shard when they changed.
+//!
+//! Invariants: an invalid settings task fails alone and changes nothing; the settings tasks
+//! of a batch whose documents could not be applied fail with the documents' error; the
+//! record (and so the catalog) changes only when the documents and the shard settings were
+//! both applied.
+
+use serde_json::Value;
+
+use super::BatchWork;
+use crate::coordinator::catalog::IndexRecord;
+use crate::errors::ResponseError;
+use crate::host::settings::{SetFacetSettings, SetTextSettings};
+use crate::settings::apply::StoredSettings;
+use crate::settings::text_settings::text_settings;
+
+/// Applies a settings task to the record's settings.
+pub(super) fn apply_settings(
+    record: &mut IndexRecord,
+    settings: &serde_json::Map<String, Value>,
+    is_deletion: bool,
+) -> Result<(), ResponseError> {
+    let update = if is_deletion {
+        crate::settings::model::Settings::cleared()
+    } else {
+        crate::settings::decode::decode_settings_body(Value::Object(settings.clone()))?
+    };
+    record.settings.apply(update)
+}
+
+impl BatchWork {
+    /// Tells every shard the settings it indexes by, when they changed from `before`: the
+    /// facet settings (filterable and sortable attributes) and the text settings.
+    pub(super) async fn apply_shard_settings(
+        &self,
+        before: &StoredSettings,
+        record: &IndexRecord,
+    ) -> Result<(), ResponseError> {
+        let settings = &record.settings;
+        if before.filterable_attributes != settings.filterable_attributes
+            || before.sortable_attributes != settings.sortable_attributes
+        {
+            let filterable = settings.setting_view("filterableAttributes");
+            let sortable: Vec<String> = settings.sortable_attributes.iter().cloned().collect();
+            self.coordinator
+                .on_every_shard(&record.shard_set(), |_| SetFacetSettings {
+                    filterable: filterable.clone(),
+                    sortable: sortable.clone(),
+                })
+                .await?;
+        }
+        let text = text_settings(settings);
+        if text_settings(before) != text {
+            self.coordinator
+                .on_every_shard(&record.shard_set(), |_| SetTextSettings {
+                    settings: Box::new(text.clone()),
+                })
+                .await?;
+        }
+        Ok(())
+    }
+}
