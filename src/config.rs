@@ -299,162 +299,157 @@ fn redacted(secret: &Option<String>) -> Option<&'static str> {
 
 impl fmt::Debug for Config {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Config {
-            db_path,
-            http_addr,
-            master_key,
-            env,
-            task_webhook_url,
-            task_webhook_authorization_header,
-            no_analytics,
-            http_payload_size_limit,
-            ssl_cert_path,
-            ssl_key_path,
-            ssl_auth_path,
-            ssl_ocsp_path,
-            ssl_require_auth,
-            ssl_resumption,
-            ssl_tickets,
-            import_snapshot,
-            ignore_missing_snapshot,
-            ignore_snapshot_if_db_exists,
-            snapshot_dir,
-            schedule_snapshot,
-            import_dump,
-            ignore_missing_dump,
-            ignore_dump_if_db_exists,
-            dump_dir,
-            log_level,
-            max_indexing_memory,
-            max_indexing_threads,
-            experimental_contains_filter,
-            experimental_enable_metrics,
-            experimental_enable_logs_route,
-            experimental_logs_mode,
-            experimental_search_queue_size,
-            experimental_drop_search_after,
-            experimental_nb_searches_per_core,
-            experimental_dumpless_upgrade,
-            experimental_replication_parameters,
-            experimental_reduce_indexing_memory_usage,
-            experimental_max_number_of_batched_tasks,
-            experimental_limit_batched_tasks_total_size,
-            experimental_embedding_cache_entries,
-            experimental_no_snapshot_compaction,
-            experimental_no_edition_2024_for_settings,
-            experimental_no_edition_2024_for_dumps,
-            experimental_personalization_api_key,
-            experimental_allowed_ip_networks,
-            s3_snapshots,
-            config_file_path,
-            cores,
-            shards_per_index,
-            vectorstore_reader_prefetch_memory,
-        } = self;
-        formatter
-            .debug_struct("Config")
-            .field("db_path", db_path)
-            .field("http_addr", http_addr)
-            .field("master_key", &redacted(master_key))
-            .field("env", env)
-            .field("task_webhook_url", task_webhook_url)
+        let mut debug = formatter.debug_struct("Config");
+        self.debug_server_fields(&mut debug);
+        self.debug_tls_fields(&mut debug);
+        self.debug_snapshot_and_dump_fields(&mut debug);
+        self.debug_logging_and_indexing_fields(&mut debug);
+        self.debug_experimental_search_fields(&mut debug);
+        self.debug_experimental_indexing_fields(&mut debug);
+        self.debug_deployment_fields(&mut debug);
+        debug.finish()
+    }
+}
+
+/// The groups of fields `Config`'s `Debug` prints, in declaration order, secrets redacted.
+/// The test `debug_output_names_every_field` fails when a field is missing from them.
+impl Config {
+    fn debug_server_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
+            .field("db_path", &self.db_path)
+            .field("http_addr", &self.http_addr)
+            .field("master_key", &redacted(&self.master_key))
+            .field("env", &self.env)
+            .field("task_webhook_url", &self.task_webhook_url)
             .field(
                 "task_webhook_authorization_header",
-                &redacted(task_webhook_authorization_header),
+                &redacted(&self.task_webhook_authorization_header),
             )
-            .field("no_analytics", no_analytics)
-            .field("http_payload_size_limit", http_payload_size_limit)
-            .field("ssl_cert_path", ssl_cert_path)
-            .field("ssl_key_path", ssl_key_path)
-            .field("ssl_auth_path", ssl_auth_path)
-            .field("ssl_ocsp_path", ssl_ocsp_path)
-            .field("ssl_require_auth", ssl_require_auth)
-            .field("ssl_resumption", ssl_resumption)
-            .field("ssl_tickets", ssl_tickets)
-            .field("import_snapshot", import_snapshot)
-            .field("ignore_missing_snapshot", ignore_missing_snapshot)
-            .field("ignore_snapshot_if_db_exists", ignore_snapshot_if_db_exists)
-            .field("snapshot_dir", snapshot_dir)
-            .field("schedule_snapshot", schedule_snapshot)
-            .field("import_dump", import_dump)
-            .field("ignore_missing_dump", ignore_missing_dump)
-            .field("ignore_dump_if_db_exists", ignore_dump_if_db_exists)
-            .field("dump_dir", dump_dir)
-            .field("log_level", log_level)
-            .field("max_indexing_memory", max_indexing_memory)
-            .field("max_indexing_threads", max_indexing_threads)
-            .field("experimental_contains_filter", experimental_contains_filter)
-            .field("experimental_enable_metrics", experimental_enable_metrics)
+            .field("no_analytics", &self.no_analytics)
+            .field("http_payload_size_limit", &self.http_payload_size_limit);
+    }
+
+    fn debug_tls_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
+            .field("ssl_cert_path", &self.ssl_cert_path)
+            .field("ssl_key_path", &self.ssl_key_path)
+            .field("ssl_auth_path", &self.ssl_auth_path)
+            .field("ssl_ocsp_path", &self.ssl_ocsp_path)
+            .field("ssl_require_auth", &self.ssl_require_auth)
+            .field("ssl_resumption", &self.ssl_resumption)
+            .field("ssl_tickets", &self.ssl_tickets);
+    }
+
+    fn debug_snapshot_and_dump_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
+            .field("import_snapshot", &self.import_snapshot)
+            .field("ignore_missing_snapshot", &self.ignore_missing_snapshot)
+            .field(
+                "ignore_snapshot_if_db_exists",
+                &self.ignore_snapshot_if_db_exists,
+            )
+            .field("snapshot_dir", &self.snapshot_dir)
+            .field("schedule_snapshot", &self.schedule_snapshot)
+            .field("import_dump", &self.import_dump)
+            .field("ignore_missing_dump", &self.ignore_missing_dump)
+            .field("ignore_dump_if_db_exists", &self.ignore_dump_if_db_exists)
+            .field("dump_dir", &self.dump_dir);
+    }
+
+    fn debug_logging_and_indexing_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
+            .field("log_level", &self.log_level)
+            .field("max_indexing_memory", &self.max_indexing_memory)
+            .field("max_indexing_threads", &self.max_indexing_threads);
+    }
+
+    fn debug_experimental_search_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
+            .field(
+                "experimental_contains_filter",
+                &self.experimental_contains_filter,
+            )
+            .field(
+                "experimental_enable_metrics",
+                &self.experimental_enable_metrics,
+            )
             .field(
                 "experimental_enable_logs_route",
-                experimental_enable_logs_route,
+                &self.experimental_enable_logs_route,
             )
-            .field("experimental_logs_mode", experimental_logs_mode)
+            .field("experimental_logs_mode", &self.experimental_logs_mode)
             .field(
                 "experimental_search_queue_size",
-                experimental_search_queue_size,
+                &self.experimental_search_queue_size,
             )
             .field(
                 "experimental_drop_search_after",
-                experimental_drop_search_after,
+                &self.experimental_drop_search_after,
             )
             .field(
                 "experimental_nb_searches_per_core",
-                experimental_nb_searches_per_core,
+                &self.experimental_nb_searches_per_core,
             )
             .field(
                 "experimental_dumpless_upgrade",
-                experimental_dumpless_upgrade,
+                &self.experimental_dumpless_upgrade,
             )
             .field(
                 "experimental_replication_parameters",
-                experimental_replication_parameters,
-            )
+                &self.experimental_replication_parameters,
+            );
+    }
+
+    fn debug_experimental_indexing_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
             .field(
                 "experimental_reduce_indexing_memory_usage",
-                experimental_reduce_indexing_memory_usage,
+                &self.experimental_reduce_indexing_memory_usage,
             )
             .field(
                 "experimental_max_number_of_batched_tasks",
-                experimental_max_number_of_batched_tasks,
+                &self.experimental_max_number_of_batched_tasks,
             )
             .field(
                 "experimental_limit_batched_tasks_total_size",
-                experimental_limit_batched_tasks_total_size,
+                &self.experimental_limit_batched_tasks_total_size,
             )
             .field(
                 "experimental_embedding_cache_entries",
-                experimental_embedding_cache_entries,
+                &self.experimental_embedding_cache_entries,
             )
             .field(
                 "experimental_no_snapshot_compaction",
-                experimental_no_snapshot_compaction,
+                &self.experimental_no_snapshot_compaction,
             )
             .field(
                 "experimental_no_edition_2024_for_settings",
-                experimental_no_edition_2024_for_settings,
+                &self.experimental_no_edition_2024_for_settings,
             )
             .field(
                 "experimental_no_edition_2024_for_dumps",
-                experimental_no_edition_2024_for_dumps,
+                &self.experimental_no_edition_2024_for_dumps,
             )
             .field(
                 "experimental_personalization_api_key",
-                &redacted(experimental_personalization_api_key),
+                &redacted(&self.experimental_personalization_api_key),
             )
             .field(
                 "experimental_allowed_ip_networks",
-                experimental_allowed_ip_networks,
-            )
-            .field("s3_snapshots", s3_snapshots)
-            .field("config_file_path", config_file_path)
-            .field("cores", cores)
-            .field("shards_per_index", shards_per_index)
+                &self.experimental_allowed_ip_networks,
+            );
+    }
+
+    fn debug_deployment_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
+        debug
+            .field("s3_snapshots", &self.s3_snapshots)
+            .field("config_file_path", &self.config_file_path)
+            .field("cores", &self.cores)
+            .field("shards_per_index", &self.shards_per_index)
             .field(
                 "vectorstore_reader_prefetch_memory",
-                vectorstore_reader_prefetch_memory,
-            )
-            .finish()
+                &self.vectorstore_reader_prefetch_memory,
+            );
     }
 }
 
@@ -1983,6 +1978,78 @@ mod tests {
         let debug = format!("{config:?}");
         assert!(!debug.contains("do-not-print-me-anywhere"), "{debug}");
         assert!(debug.contains("<redacted>"));
+    }
+
+    /// The struct pattern names every field, so a new field fails to compile here until it is
+    /// added to the list, and the assertion then fails until `Config`'s `Debug` prints it.
+    #[test]
+    fn debug_output_names_every_field() {
+        macro_rules! assert_debug_names {
+            ($config:expr, $($field:ident),+ $(,)?) => {
+                let Config { $($field: _),+ } = $config;
+                let debug = format!("{:?}", $config);
+                $(assert!(
+                    debug.contains(concat!(" ", stringify!($field), ": ")),
+                    "{} is missing from {debug}",
+                    stringify!($field),
+                );)+
+            };
+        }
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_debug_names!(
+            &config,
+            db_path,
+            http_addr,
+            master_key,
+            env,
+            task_webhook_url,
+            task_webhook_authorization_header,
+            no_analytics,
+            http_payload_size_limit,
+            ssl_cert_path,
+            ssl_key_path,
+            ssl_auth_path,
+            ssl_ocsp_path,
+            ssl_require_auth,
+            ssl_resumption,
+            ssl_tickets,
+            import_snapshot,
+            ignore_missing_snapshot,
+            ignore_snapshot_if_db_exists,
+            snapshot_dir,
+            schedule_snapshot,
+            import_dump,
+            ignore_missing_dump,
+            ignore_dump_if_db_exists,
+            dump_dir,
+            log_level,
+            max_indexing_memory,
+            max_indexing_threads,
+            experimental_contains_filter,
+            experimental_enable_metrics,
+            experimental_enable_logs_route,
+            experimental_logs_mode,
+            experimental_search_queue_size,
+            experimental_drop_search_after,
+            experimental_nb_searches_per_core,
+            experimental_dumpless_upgrade,
+            experimental_replication_parameters,
+            experimental_reduce_indexing_memory_usage,
+            experimental_max_number_of_batched_tasks,
+            experimental_limit_batched_tasks_total_size,
+            experimental_embedding_cache_entries,
+            experimental_no_snapshot_compaction,
+            experimental_no_edition_2024_for_settings,
+            experimental_no_edition_2024_for_dumps,
+            experimental_personalization_api_key,
+            experimental_allowed_ip_networks,
+            s3_snapshots,
+            config_file_path,
+            cores,
+            shards_per_index,
+            vectorstore_reader_prefetch_memory,
+        );
     }
 
     #[test]

@@ -138,6 +138,8 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     .map_err(|error| error.to_string())
 }
 
+/// One core's life: joins the meshes, starts the scheduler on the control core and the
+/// request log, serves until shutdown, then flushes the log and closes the meshes.
 async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), String> {
     let CoreContext {
         core,
@@ -145,21 +147,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         shutdown,
         ..
     } = context;
-    let key_store = if core == CONTROL_CORE {
-        Some(open_key_store(
-            &settings.data_directory,
-            settings.master_key.clone(),
-        )?)
-    } else {
-        None
-    };
-    let state = ControlState {
-        data_directory: settings.data_directory.clone(),
-        features: crate::control::load_features(&settings.data_directory)?,
-        forced: settings.forced_features,
-        keys: settings.keys.clone(),
-        key_store,
-    };
+    let state = control_state(core, &settings)?;
     let (mesh, control) = CoreMesh::join(settings.mesh, move |mesh| {
         Rc::new(ControlPlane::new(mesh, state))
     })
@@ -168,34 +156,16 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let update_files = UpdateFiles::open(&settings.data_directory)
         .map_err(|error| format!("could not open the update files: {error}"))?;
     let (wake_sender, wake_receiver) = futures_channel::mpsc::channel(1);
-    let control_side = (core == CONTROL_CORE).then(|| {
-        Rc::new(ControlSide {
-            queue: settings.queue.clone(),
-            wake: wake_sender,
-            processing: RefCell::new(None),
-            processing_index: RefCell::new(None),
-            progress: RefCell::new(None),
-            trace: RefCell::new(Vec::new()),
-            queue_writes: crate::runtime::Semaphore::new(1),
-            update_files: update_files.clone(),
-        })
-    });
-    if let Some(control_side) = &control_side {
-        ControlSide::install(control_side.clone())?;
-    }
-    let data_directory = settings.data_directory.clone();
-    let catalog = settings.catalog.clone();
-    let shard_memory = settings.shard_memory;
-    let (data_mesh, coordinator) = CoreMesh::join(settings.data_mesh, move |mesh| {
-        Rc::new(Coordinator::new(
-            mesh,
-            ShardHost::new(data_directory.clone(), shard_memory),
-            data_directory,
-            catalog,
-        ))
-    })
-    .await
-    .map_err(|error| format!("could not join the data mesh: {error:?}"))?;
+    let control_side = (core == CONTROL_CORE)
+        .then(|| install_control_side(&settings.queue, wake_sender, &update_files))
+        .transpose()?;
+    let (data_mesh, coordinator) = join_data_mesh(
+        settings.data_mesh,
+        &settings.data_directory,
+        &settings.catalog,
+        settings.shard_memory,
+    )
+    .await?;
     if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
             coordinator.clone(),
@@ -209,13 +179,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         );
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
-    let request_log = Rc::new(RequestLog::stderr(settings.log_level, settings.log_mode));
-    if request_log.is_enabled() {
-        let request_log = request_log.clone();
-        crate::runtime::spawn_detached(async move {
-            request_log.flush_periodically(&RuntimeTimer).await;
-        });
-    }
+    let request_log = start_request_log(settings.log_level, settings.log_mode);
     let router = Rc::new(Router::new(Services {
         core,
         control,
@@ -233,6 +197,83 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     mesh.close();
     data_mesh.close();
     Ok(())
+}
+
+/// The control state this core's replica starts with; the control core also opens the key
+/// store it persists keys to.
+fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, String> {
+    let key_store = if core == CONTROL_CORE {
+        Some(open_key_store(
+            &settings.data_directory,
+            settings.master_key.clone(),
+        )?)
+    } else {
+        None
+    };
+    Ok(ControlState {
+        data_directory: settings.data_directory.clone(),
+        features: crate::control::load_features(&settings.data_directory)?,
+        forced: settings.forced_features,
+        keys: settings.keys.clone(),
+        key_store,
+    })
+}
+
+/// The control core's side of the task queue, installed for the routes of this core; the
+/// scheduler is woken through `wake`.
+fn install_control_side(
+    queue: &Arc<TaskQueue>,
+    wake: futures_channel::mpsc::Sender<()>,
+    update_files: &UpdateFiles,
+) -> Result<Rc<ControlSide>, String> {
+    let control_side = Rc::new(ControlSide {
+        queue: queue.clone(),
+        wake,
+        processing: RefCell::new(None),
+        processing_index: RefCell::new(None),
+        progress: RefCell::new(None),
+        trace: RefCell::new(Vec::new()),
+        queue_writes: crate::runtime::Semaphore::new(1),
+        update_files: update_files.clone(),
+    });
+    ControlSide::install(control_side.clone())?;
+    Ok(control_side)
+}
+
+/// Joins the data mesh with this core's coordinator, which hosts the core's shards.
+async fn join_data_mesh(
+    setup: MeshSetup<Invocation, (), ()>,
+    data_directory: &std::path::Path,
+    catalog: &Arc<Catalog>,
+    shard_memory: ShardMemory,
+) -> Result<(Rc<CoreMesh<Invocation, (), ()>>, Rc<Coordinator>), String> {
+    let data_directory = data_directory.to_path_buf();
+    let catalog = catalog.clone();
+    CoreMesh::join(setup, move |mesh| {
+        Rc::new(Coordinator::new(
+            mesh,
+            ShardHost::new(data_directory.clone(), shard_memory),
+            data_directory,
+            catalog,
+        ))
+    })
+    .await
+    .map_err(|error| format!("could not join the data mesh: {error:?}"))
+}
+
+/// This core's request log, flushed periodically in the background when it is enabled.
+fn start_request_log(
+    log_level: crate::config::LogLevel,
+    log_mode: crate::config::LogMode,
+) -> Rc<RequestLog> {
+    let request_log = Rc::new(RequestLog::stderr(log_level, log_mode));
+    if request_log.is_enabled() {
+        let request_log = request_log.clone();
+        crate::runtime::spawn_detached(async move {
+            request_log.flush_periodically(&RuntimeTimer).await;
+        });
+    }
+    request_log
 }
 
 /// Opens the task queue and puts back the tasks a crash left processing; answers them so

@@ -21,7 +21,7 @@ use super::body::{BodyConsumer, BodyOutcome, body_buffer, read_chunked, read_len
 use super::compress;
 use super::cors;
 use super::deadline::LazyDeadline;
-use super::decode::{content_coding, decode};
+use super::decode::{ContentCoding, content_coding, decode};
 use super::head::{Framing, HeadError, ParsedHead, parse_head};
 use super::io::{ReadOutcome, Wire, WriteFailure};
 use super::limits::{HttpLimits, OUTPUT_FLUSH_BYTES};
@@ -30,7 +30,7 @@ use super::request::{BodyError, Method, Request};
 use super::response::Response;
 use super::serialize::{HeadExtras, write_bare_status, write_continue, write_response_head};
 use super::shutdown::{ShutdownSignal, ShutdownWait};
-use super::sink::{RequestHead, SpooledBody};
+use super::sink::{BodySink, RequestHead, SpooledBody};
 use super::stream_body::StreamingConsumer;
 use super::timeout::with_timeout;
 use super::{Handler, Timer};
@@ -319,32 +319,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         } else {
             None
         };
-        let (body, spooled, outcome) = match sink {
-            None => {
-                let announced = match head.framing {
-                    Framing::Length(length) => length,
-                    _ => 0,
-                };
-                let mut buffer = body_buffer(announced);
-                let outcome = self.read_framed(&head.framing, &mut buffer).await?;
-                let body = match outcome {
-                    BodyOutcome::Complete => decode(buffer, coding, limit),
-                    _ => Ok(Vec::new()),
-                };
-                (body, None, outcome)
-            }
-            Some(sink) => {
-                let mut consumer = StreamingConsumer::new(sink, coding, limit);
-                let outcome = self.read_framed(&head.framing, &mut consumer).await?;
-                match outcome {
-                    BodyOutcome::Complete => match consumer.finish().await {
-                        Ok(spooled) => (Ok(Vec::new()), Some(spooled), outcome),
-                        Err(error) => (Err(error), None, outcome),
-                    },
-                    _ => (Ok(Vec::new()), None, outcome),
-                }
-            }
-        };
+        let (body, spooled, outcome) = self.read_body_contents(&head, sink, coding, limit).await?;
         let (body, body_not_consumed) = match outcome {
             BodyOutcome::Complete => (body, false),
             BodyOutcome::Failed(error) => (Err(error), true),
@@ -359,6 +334,44 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
             spooled,
             body_not_consumed,
         }))
+    }
+
+    /// Reads the body of `head`: whole and decoded when no sink takes it, otherwise streamed
+    /// into the sink. The body is empty when its reading did not complete.
+    async fn read_body_contents<Sink: BodySink>(
+        &mut self,
+        head: &ParsedHead,
+        sink: Option<Sink>,
+        coding: ContentCoding,
+        limit: u64,
+    ) -> Result<(Result<Vec<u8>, BodyError>, Option<SpooledBody>, BodyOutcome), ConnectionError>
+    {
+        match sink {
+            None => {
+                let announced = match head.framing {
+                    Framing::Length(length) => length,
+                    _ => 0,
+                };
+                let mut buffer = body_buffer(announced);
+                let outcome = self.read_framed(&head.framing, &mut buffer).await?;
+                let body = match outcome {
+                    BodyOutcome::Complete => decode(buffer, coding, limit),
+                    _ => Ok(Vec::new()),
+                };
+                Ok((body, None, outcome))
+            }
+            Some(sink) => {
+                let mut consumer = StreamingConsumer::new(sink, coding, limit);
+                let outcome = self.read_framed(&head.framing, &mut consumer).await?;
+                Ok(match outcome {
+                    BodyOutcome::Complete => match consumer.finish().await {
+                        Ok(spooled) => (Ok(Vec::new()), Some(spooled), outcome),
+                        Err(error) => (Err(error), None, outcome),
+                    },
+                    _ => (Ok(Vec::new()), None, outcome),
+                })
+            }
+        }
     }
 
     /// Reads a body framed as `framing` into `consumer`.

@@ -18,6 +18,7 @@ pub mod tasks;
 use std::rc::Rc;
 use std::time::Instant;
 
+use crate::auth::AuthContext;
 use crate::control::ControlPlane;
 use crate::errors::ResponseError;
 use crate::http::{Handler, Request, RequestHead, Response};
@@ -46,127 +47,276 @@ pub struct Router {
     services: Services,
 }
 
+/// One authorized request on its way to its handler: the request, its decoded path
+/// parameters and what its key may do.
+struct Call {
+    request: Request,
+    parameters: Vec<(&'static str, String)>,
+    context: AuthContext,
+}
+
+impl Call {
+    /// The path parameter `name`, empty when the route has none.
+    fn parameter(&self, name: &str) -> String {
+        self.parameters
+            .iter()
+            .find(|(parameter, _)| *parameter == name)
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default()
+    }
+
+    /// The route's `{index_uid}`, empty when the route has none.
+    fn index(&self) -> String {
+        self.parameter("index_uid")
+    }
+}
+
 impl Router {
     pub fn new(services: Services) -> Router {
         Router { services }
     }
 
+    /// Looks the request up, authorizes it and hands it to the handler of its route family.
     async fn dispatch(&self, request: Request) -> Response {
-        let (route, parameters) = match table::lookup(&request.method, &request.path) {
-            Lookup::Found { route, parameters } => (route, parameters),
-            Lookup::MethodNotAllowed => return Response::empty(405),
-            Lookup::NotFound => return Response::empty(404),
+        let (endpoint, call) = match self.authorized_call(request) {
+            Ok(found) => found,
+            Err(response) => return response,
         };
-        let parameter = |name: &str| Lookup::parameter(&parameters, name);
-        let index_uid = parameter("index_uid");
-        let context = match authorize::authorize(
-            &self.services,
-            &request,
-            route.action,
-            index_uid.as_deref(),
-        ) {
-            Ok(context) => context,
-            Err(error) => return Response::error(&error),
-        };
-        let index = || index_uid.clone().unwrap_or_default();
-        let key = || parameter("key").unwrap_or_default();
         let services = &self.services;
-        let outcome: Result<Response, ResponseError> = match route.endpoint {
-            Endpoint::Root => Ok(root::root(services)),
-            Endpoint::Health => Ok(root::health()),
-            Endpoint::Version => Ok(root::version()),
-            Endpoint::GetExperimentalFeatures => Ok(features::get(services)),
-            Endpoint::PatchExperimentalFeatures => features::patch(services, request).await,
-            Endpoint::CreateKey => keys::create(services, &request).await,
-            Endpoint::ListKeys => keys::list(services, &request),
-            Endpoint::GetKey => keys::get(services, &key()),
-            Endpoint::UpdateKey => keys::update(services, &request, key()).await,
-            Endpoint::DeleteKey => keys::delete(services, key()).await,
-            Endpoint::ListIndexes => indexes::list(services, &request, &context),
-            Endpoint::CreateIndex => indexes::create(services, &request, &context).await,
-            Endpoint::GetIndex => indexes::get(services, &index()),
-            Endpoint::UpdateIndex => indexes::update(services, &request, &index()).await,
-            Endpoint::DeleteIndex => indexes::delete(services, &index()).await,
-            Endpoint::CompactIndex => indexes::compact(services, &index()).await,
-            Endpoint::SwapIndexes => indexes::swap(services, &request, &context).await,
-            Endpoint::IndexStats => indexes::index_stats(services, &index()).await,
-            Endpoint::ListFields => fields::list(services, &request, &index()).await,
-            Endpoint::GlobalStats => indexes::global_stats(services, &context).await,
-            Endpoint::Search => search::search_post(services, &request, &index(), &context).await,
-            Endpoint::SearchGet => search::search_get(services, &request, &index(), &context).await,
-            Endpoint::FacetSearch => {
-                search::facet_search_post(services, &request, &index(), &context).await
+        let outcome = match endpoint {
+            Endpoint::Root
+            | Endpoint::Health
+            | Endpoint::Version
+            | Endpoint::GetExperimentalFeatures
+            | Endpoint::PatchExperimentalFeatures => {
+                dispatch_instance(services, endpoint, call).await
             }
-            Endpoint::MultiSearch => search::multi_search_post(services, &request, &context).await,
-            Endpoint::ListDocuments => documents::list(services, &request, &index()).await,
-            Endpoint::FetchDocuments => documents::fetch(services, &request, &index()).await,
-            Endpoint::GetDocument => {
-                let document_id = parameter("document_id").unwrap_or_default();
-                documents::get_one(services, &request, &index(), &document_id).await
-            }
-            Endpoint::ReplaceDocuments => {
-                documents::add(
-                    services,
-                    request,
-                    &index(),
-                    &context,
-                    DocumentMethod::Replace,
-                )
-                .await
-            }
-            Endpoint::UpdateDocuments => {
-                documents::add(
-                    services,
-                    request,
-                    &index(),
-                    &context,
-                    DocumentMethod::Update,
-                )
-                .await
-            }
-            Endpoint::ClearDocuments => documents::clear(services, &request, &index()).await,
-            Endpoint::DeleteDocument => {
-                let document_id = parameter("document_id").unwrap_or_default();
-                documents::delete_one(services, &request, &index(), document_id).await
-            }
-            Endpoint::DeleteDocumentsBatch => {
-                documents::delete_batch(services, &request, &index()).await
-            }
-            Endpoint::DeleteDocumentsByFilter => {
-                documents::delete_by_filter(services, &request, &index()).await
-            }
-            Endpoint::EditDocuments => documents::edit(services, &request, &index()).await,
-            Endpoint::GetSettings => settings::get_all(services, &index()),
-            Endpoint::UpdateSettings => {
-                settings::update_all(services, &request, &index(), &context).await
-            }
-            Endpoint::ResetSettings => settings::reset_all(services, &index(), &context).await,
-            Endpoint::SettingsSubRoute => {
-                let segment = parameter("setting").unwrap_or_default();
-                settings::sub_route_request(services, &request, &index(), &segment, &context).await
-            }
-            Endpoint::ListTasks => tasks::list_tasks(services, &request, context).await,
-            Endpoint::GetTask => {
-                let uid = parameter("task_uid").unwrap_or_default();
-                tasks::get_task(services, &uid, context).await
-            }
-            Endpoint::GetTaskDocuments => {
-                let uid = parameter("task_uid").unwrap_or_default();
-                tasks::get_task_documents(services, &uid, context).await
-            }
-            Endpoint::CancelTasks => {
-                tasks::cancel_or_delete(services, &request, context, TaskAction::Cancel).await
-            }
-            Endpoint::DeleteTasks => {
-                tasks::cancel_or_delete(services, &request, context, TaskAction::Delete).await
-            }
-            Endpoint::ListBatches => tasks::list_batches(services, &request, context).await,
-            Endpoint::GetBatch => {
-                let uid = parameter("batch_uid").unwrap_or_default();
-                tasks::get_batch(services, &uid, context).await
-            }
+            Endpoint::CreateKey
+            | Endpoint::ListKeys
+            | Endpoint::GetKey
+            | Endpoint::UpdateKey
+            | Endpoint::DeleteKey => dispatch_keys(services, endpoint, call).await,
+            Endpoint::ListIndexes
+            | Endpoint::CreateIndex
+            | Endpoint::GetIndex
+            | Endpoint::UpdateIndex
+            | Endpoint::DeleteIndex
+            | Endpoint::CompactIndex
+            | Endpoint::SwapIndexes
+            | Endpoint::IndexStats
+            | Endpoint::ListFields
+            | Endpoint::GlobalStats => dispatch_indexes(services, endpoint, call).await,
+            Endpoint::Search
+            | Endpoint::SearchGet
+            | Endpoint::FacetSearch
+            | Endpoint::MultiSearch => dispatch_search(services, endpoint, call).await,
+            Endpoint::ListDocuments
+            | Endpoint::FetchDocuments
+            | Endpoint::GetDocument
+            | Endpoint::ReplaceDocuments
+            | Endpoint::UpdateDocuments
+            | Endpoint::ClearDocuments
+            | Endpoint::DeleteDocument
+            | Endpoint::DeleteDocumentsBatch
+            | Endpoint::DeleteDocumentsByFilter
+            | Endpoint::EditDocuments => dispatch_documents(services, endpoint, call).await,
+            Endpoint::GetSettings
+            | Endpoint::UpdateSettings
+            | Endpoint::ResetSettings
+            | Endpoint::SettingsSubRoute => dispatch_settings(services, endpoint, call).await,
+            Endpoint::ListTasks
+            | Endpoint::GetTask
+            | Endpoint::GetTaskDocuments
+            | Endpoint::CancelTasks
+            | Endpoint::DeleteTasks
+            | Endpoint::ListBatches
+            | Endpoint::GetBatch => dispatch_tasks(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
+    }
+
+    /// The request's endpoint and call once its route is found and its key authorized;
+    /// otherwise the answer: 404 (no route), 405 (no route for the method) or the
+    /// authorization error.
+    fn authorized_call(&self, request: Request) -> Result<(Endpoint, Call), Response> {
+        let (route, parameters) = match table::lookup(&request.method, &request.path) {
+            Lookup::Found { route, parameters } => (route, parameters),
+            Lookup::MethodNotAllowed => return Err(Response::empty(405)),
+            Lookup::NotFound => return Err(Response::empty(404)),
+        };
+        let index_uid = Lookup::parameter(&parameters, "index_uid");
+        let context =
+            authorize::authorize(&self.services, &request, route.action, index_uid.as_deref())
+                .map_err(|error| Response::error(&error))?;
+        let parameters = parameters
+            .iter()
+            .filter_map(|(name, _)| Some((*name, Lookup::parameter(&parameters, name)?)))
+            .collect();
+        let call = Call {
+            request,
+            parameters,
+            context,
+        };
+        Ok((route.endpoint, call))
+    }
+}
+
+/// The root, health, version and experimental-features routes. Every dispatcher below
+/// answers 404 for an endpoint of another family (`Router::dispatch` never passes one).
+async fn dispatch_instance(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    match endpoint {
+        Endpoint::Root => Ok(root::root(services)),
+        Endpoint::Health => Ok(root::health()),
+        Endpoint::Version => Ok(root::version()),
+        Endpoint::GetExperimentalFeatures => Ok(features::get(services)),
+        Endpoint::PatchExperimentalFeatures => features::patch(services, call.request).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The API-key routes.
+async fn dispatch_keys(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let key = call.parameter("key");
+    let request = &call.request;
+    match endpoint {
+        Endpoint::CreateKey => keys::create(services, request).await,
+        Endpoint::ListKeys => keys::list(services, request),
+        Endpoint::GetKey => keys::get(services, &key),
+        Endpoint::UpdateKey => keys::update(services, request, key).await,
+        Endpoint::DeleteKey => keys::delete(services, key).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The index routes: listing, creation, update, deletion, compaction, swap, fields, stats.
+async fn dispatch_indexes(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let index = call.index();
+    let (request, context) = (&call.request, &call.context);
+    match endpoint {
+        Endpoint::ListIndexes => indexes::list(services, request, context),
+        Endpoint::CreateIndex => indexes::create(services, request, context).await,
+        Endpoint::GetIndex => indexes::get(services, &index),
+        Endpoint::UpdateIndex => indexes::update(services, request, &index).await,
+        Endpoint::DeleteIndex => indexes::delete(services, &index).await,
+        Endpoint::CompactIndex => indexes::compact(services, &index).await,
+        Endpoint::SwapIndexes => indexes::swap(services, request, context).await,
+        Endpoint::IndexStats => indexes::index_stats(services, &index).await,
+        Endpoint::ListFields => fields::list(services, request, &index).await,
+        Endpoint::GlobalStats => indexes::global_stats(services, context).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The search, facet-search and multi-search routes.
+async fn dispatch_search(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let index = call.index();
+    let (request, context) = (&call.request, &call.context);
+    match endpoint {
+        Endpoint::Search => search::search_post(services, request, &index, context).await,
+        Endpoint::SearchGet => search::search_get(services, request, &index, context).await,
+        Endpoint::FacetSearch => {
+            search::facet_search_post(services, request, &index, context).await
+        }
+        Endpoint::MultiSearch => search::multi_search_post(services, request, context).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The document routes: reads, additions (which take the request's streamed payload),
+/// deletions and edition.
+async fn dispatch_documents(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let index = call.index();
+    let document_id = call.parameter("document_id");
+    let Call {
+        request, context, ..
+    } = call;
+    match endpoint {
+        Endpoint::ListDocuments => documents::list(services, &request, &index).await,
+        Endpoint::FetchDocuments => documents::fetch(services, &request, &index).await,
+        Endpoint::GetDocument => documents::get_one(services, &request, &index, &document_id).await,
+        Endpoint::ReplaceDocuments => {
+            documents::add(services, request, &index, &context, DocumentMethod::Replace).await
+        }
+        Endpoint::UpdateDocuments => {
+            documents::add(services, request, &index, &context, DocumentMethod::Update).await
+        }
+        Endpoint::ClearDocuments => documents::clear(services, &request, &index).await,
+        Endpoint::DeleteDocument => {
+            documents::delete_one(services, &request, &index, document_id).await
+        }
+        Endpoint::DeleteDocumentsBatch => documents::delete_batch(services, &request, &index).await,
+        Endpoint::DeleteDocumentsByFilter => {
+            documents::delete_by_filter(services, &request, &index).await
+        }
+        Endpoint::EditDocuments => documents::edit(services, &request, &index).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The settings routes: all settings at once, or one setting's sub-route.
+async fn dispatch_settings(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let index = call.index();
+    let (request, context) = (&call.request, &call.context);
+    match endpoint {
+        Endpoint::GetSettings => settings::get_all(services, &index),
+        Endpoint::UpdateSettings => settings::update_all(services, request, &index, context).await,
+        Endpoint::ResetSettings => settings::reset_all(services, &index, context).await,
+        Endpoint::SettingsSubRoute => {
+            let segment = call.parameter("setting");
+            settings::sub_route_request(services, request, &index, &segment, context).await
+        }
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The task and batch routes.
+async fn dispatch_tasks(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let task_uid = call.parameter("task_uid");
+    let batch_uid = call.parameter("batch_uid");
+    let Call {
+        request, context, ..
+    } = call;
+    match endpoint {
+        Endpoint::ListTasks => tasks::list_tasks(services, &request, context).await,
+        Endpoint::GetTask => tasks::get_task(services, &task_uid, context).await,
+        Endpoint::GetTaskDocuments => tasks::get_task_documents(services, &task_uid, context).await,
+        Endpoint::CancelTasks => {
+            tasks::cancel_or_delete(services, &request, context, TaskAction::Cancel).await
+        }
+        Endpoint::DeleteTasks => {
+            tasks::cancel_or_delete(services, &request, context, TaskAction::Delete).await
+        }
+        Endpoint::ListBatches => tasks::list_batches(services, &request, context).await,
+        Endpoint::GetBatch => tasks::get_batch(services, &batch_uid, context).await,
+        _ => Ok(Response::empty(404)),
     }
 }
 

@@ -341,6 +341,34 @@ struct RunQuery {
     position: usize,
 }
 
+/// The part of the merged list a federated search answers, from its `federation` object.
+struct FederatedWindow {
+    /// `page` or `hitsPerPage` was given: the answer counts pages instead of an offset.
+    page_mode: bool,
+    offset: usize,
+    limit: usize,
+}
+
+impl FederatedWindow {
+    fn new(federation: &FederationBody) -> FederatedWindow {
+        let page_mode = federation.page.is_some() || federation.hits_per_page.is_some();
+        let (offset, limit) = if page_mode {
+            let hits_per_page = federation.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT);
+            match federation.page.unwrap_or(1).checked_sub(1) {
+                Some(previous) => (previous.saturating_mul(hits_per_page), hits_per_page),
+                None => (0, 0),
+            }
+        } else {
+            (federation.offset, federation.limit)
+        };
+        FederatedWindow {
+            page_mode,
+            offset,
+            limit,
+        }
+    }
+}
+
 /// With `federation`: one merged list.
 async fn federated(
     coordinator: &Rc<Coordinator>,
@@ -348,64 +376,91 @@ async fn federated(
     federation: FederationBody,
     started: Instant,
 ) -> Result<Map<String, Value>, ResponseError> {
-    let page_mode = federation.page.is_some() || federation.hits_per_page.is_some();
-    let (offset, limit) = if page_mode {
-        let hits_per_page = federation.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT);
-        match federation.page.unwrap_or(1).checked_sub(1) {
-            Some(previous) => (previous.saturating_mul(hits_per_page), hits_per_page),
-            None => (0, 0),
-        }
-    } else {
-        (federation.offset, federation.limit)
-    };
+    let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
     let mut runs = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
-        check_federated_query(&query, &federation)
-            .map_err(|error| inside_query(position, error))?;
-        let weight = query
-            .options
-            .as_ref()
-            .and_then(|options| options.weight)
-            .map_or(1.0, |weight| weight.0);
-        let query_position = query
-            .options
-            .as_ref()
-            .and_then(|options| options.query_position)
-            .unwrap_or(position);
-        let mut body = query.body;
-        body.offset = Some(0);
-        body.limit = Some(offset.saturating_add(limit));
-        if federation.distinct.is_some() {
-            body.distinct = federation.distinct.clone();
-        }
-        let record = coordinator
-            .index(&query.index_uid)
-            .map_err(|error| inside_query(position, error))?;
-        let prepared = prepare(&record, body).map_err(|error| inside_query(position, error))?;
-        let outcome = execute(coordinator, &record, &prepared)
-            .await
-            .map_err(|error| inside_query(position, error))?;
-        runs.push(RunQuery {
-            record,
-            prepared,
-            outcome,
-            weight,
-            position: query_position,
-        });
+        runs.push(run_federated_query(coordinator, query, position, &federation, &window).await?);
     }
     stages.finish("federating results > search");
     let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
     stages.finish("federating results > facets");
     let total: u64 = runs.iter().map(|run| run.outcome.total).sum();
-    let hits = merged_hits(&runs, offset, limit);
+    let hits = merged_hits(&runs, window.offset, window.limit);
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
     result.insert(
         "processingTimeMs".to_owned(),
         json!(started.elapsed().as_millis()),
     );
-    if page_mode {
+    insert_federated_pagination(&mut result, &federation, &window, total);
+    insert_federated_facets(&mut result, &federation, facets_by_index);
+    result.insert(
+        "requestUid".to_owned(),
+        Value::String(uuid::Uuid::now_v7().to_string()),
+    );
+    if federation.show_performance_details {
+        stages.finish("federating results > merge");
+        result.insert(
+            "performanceDetails".to_owned(),
+            Value::Object(stages.into_details()),
+        );
+    }
+    Ok(result)
+}
+
+/// Checks and runs the query at `position` of a federated search for the first
+/// `offset + limit` hits of its index, under the federation's `distinct`; an error names
+/// the query.
+async fn run_federated_query(
+    coordinator: &Rc<Coordinator>,
+    query: IndexQuery,
+    position: usize,
+    federation: &FederationBody,
+    window: &FederatedWindow,
+) -> Result<RunQuery, ResponseError> {
+    check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
+    let weight = query
+        .options
+        .as_ref()
+        .and_then(|options| options.weight)
+        .map_or(1.0, |weight| weight.0);
+    let query_position = query
+        .options
+        .as_ref()
+        .and_then(|options| options.query_position)
+        .unwrap_or(position);
+    let mut body = query.body;
+    body.offset = Some(0);
+    body.limit = Some(window.offset.saturating_add(window.limit));
+    if federation.distinct.is_some() {
+        body.distinct = federation.distinct.clone();
+    }
+    let record = coordinator
+        .index(&query.index_uid)
+        .map_err(|error| inside_query(position, error))?;
+    let prepared = prepare(&record, body).map_err(|error| inside_query(position, error))?;
+    let outcome = execute(coordinator, &record, &prepared)
+        .await
+        .map_err(|error| inside_query(position, error))?;
+    Ok(RunQuery {
+        record,
+        prepared,
+        outcome,
+        weight,
+        position: query_position,
+    })
+}
+
+/// The pagination keys of a federated answer: pages in page mode, otherwise the offset,
+/// the limit and the estimated total.
+fn insert_federated_pagination(
+    result: &mut Map<String, Value>,
+    federation: &FederationBody,
+    window: &FederatedWindow,
+    total: u64,
+) {
+    if window.page_mode {
         let hits_per_page = federation.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT) as u64;
         let total_pages = if hits_per_page == 0 {
             0
@@ -417,10 +472,19 @@ async fn federated(
         result.insert("totalPages".to_owned(), json!(total_pages));
         result.insert("totalHits".to_owned(), json!(total));
     } else {
-        result.insert("limit".to_owned(), json!(limit));
-        result.insert("offset".to_owned(), json!(offset));
+        result.insert("limit".to_owned(), json!(window.limit));
+        result.insert("offset".to_owned(), json!(window.offset));
         result.insert("estimatedTotalHits".to_owned(), json!(total));
     }
+}
+
+/// The facet keys of a federated answer: merged over the indexes under `mergeFacets`,
+/// otherwise per index; none when no facets were asked.
+fn insert_federated_facets(
+    result: &mut Map<String, Value>,
+    federation: &FederationBody,
+    facets_by_index: Option<Map<String, Value>>,
+) {
     match (&federation.merge_facets, facets_by_index) {
         (Some(merge), Some(by_index)) => {
             let max = merge
@@ -435,18 +499,6 @@ async fn federated(
         }
         (_, None) => {}
     }
-    result.insert(
-        "requestUid".to_owned(),
-        Value::String(uuid::Uuid::now_v7().to_string()),
-    );
-    if federation.show_performance_details {
-        stages.finish("federating results > merge");
-        result.insert(
-            "performanceDetails".to_owned(),
-            Value::Object(stages.into_details()),
-        );
-    }
-    Ok(result)
 }
 
 /// The weighted merge of every query's hits, cut to `offset..offset + limit`.

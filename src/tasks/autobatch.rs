@@ -50,6 +50,26 @@ pub enum PrimaryKeyMismatch {
     WouldInterfereWithGuessing { task: String },
 }
 
+impl PrimaryKeyMismatch {
+    /// The `batchStrategy` text of a batch this mismatch stopped before task `id`.
+    fn write_stop(&self, id: TaskUid, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrimaryKeyMismatch::DifferFromIndex { task, index } => write!(
+                formatter,
+                "stopped batching before task with id {id} because its primary key `{task}` is different from the primary key of the index `{index}`"
+            ),
+            PrimaryKeyMismatch::DifferFromBatch { task, batch } => write!(
+                formatter,
+                "stopped batching before task with id {id} because its primary key `{task}` is different from the primary key of the batch `{batch}`"
+            ),
+            PrimaryKeyMismatch::WouldInterfereWithGuessing { task } => write!(
+                formatter,
+                "stopped batching before task with id {id} because it is setting the `{task}` primary key and it would interfere with primary key guessing of the batch"
+            ),
+        }
+    }
+}
+
 /// Why a batch stopped where it did; its `Display` is the `batchStrategy` text.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum StopReason {
@@ -143,20 +163,7 @@ impl fmt::Display for StopReason {
                 formatter,
                 "stopped batching before task with id {id} because its index creation rules differ from the ones from the batch"
             ),
-            StopReason::PrimaryKeyMismatch { id, reason } => match reason {
-                PrimaryKeyMismatch::DifferFromIndex { task, index } => write!(
-                    formatter,
-                    "stopped batching before task with id {id} because its primary key `{task}` is different from the primary key of the index `{index}`"
-                ),
-                PrimaryKeyMismatch::DifferFromBatch { task, batch } => write!(
-                    formatter,
-                    "stopped batching before task with id {id} because its primary key `{task}` is different from the primary key of the batch `{batch}`"
-                ),
-                PrimaryKeyMismatch::WouldInterfereWithGuessing { task } => write!(
-                    formatter,
-                    "stopped batching before task with id {id} because it is setting the `{task}` primary key and it would interfere with primary key guessing of the batch"
-                ),
-            },
+            StopReason::PrimaryKeyMismatch { id, reason } => reason.write_stop(*id, formatter),
             StopReason::IndexDeletion { id } => write!(
                 formatter,
                 "stopped after task with id {id} because it deletes the index"

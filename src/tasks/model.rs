@@ -433,42 +433,16 @@ impl KindWithContent {
         }
     }
 
-    /// The details a task has when it is registered.
+    /// The details a task has when it is registered; documents' tasks get theirs from
+    /// `default_document_details`.
     pub fn default_details(&self) -> Option<Details> {
         Some(match self {
-            KindWithContent::DocumentAdditionOrUpdate {
-                documents_count, ..
-            } => Details::DocumentAdditionOrUpdate {
-                received_documents: *documents_count,
-                indexed_documents: None,
-            },
-            KindWithContent::DocumentEdition {
-                filter,
-                context,
-                function,
-                ..
-            } => Details::DocumentEdition {
-                deleted_documents: None,
-                edited_documents: None,
-                original_filter: filter.as_ref().map(serde_json::Value::to_string),
-                context: context.clone(),
-                function: function.clone(),
-            },
-            KindWithContent::DocumentDeletion { document_ids, .. } => Details::DocumentDeletion {
-                provided_ids: document_ids.len() as u64,
-                deleted_documents: None,
-            },
-            KindWithContent::DocumentDeletionByFilter { filter, .. } => {
-                Details::DocumentDeletionByFilter {
-                    original_filter: filter.to_string(),
-                    deleted_documents: None,
-                }
-            }
-            KindWithContent::DocumentClear { .. } | KindWithContent::IndexDeletion { .. } => {
-                Details::ClearAll {
-                    deleted_documents: None,
-                }
-            }
+            KindWithContent::DocumentAdditionOrUpdate { .. }
+            | KindWithContent::DocumentEdition { .. }
+            | KindWithContent::DocumentDeletion { .. }
+            | KindWithContent::DocumentDeletionByFilter { .. }
+            | KindWithContent::DocumentClear { .. }
+            | KindWithContent::IndexDeletion { .. } => self.default_document_details(),
             KindWithContent::SettingsUpdate { settings, .. } => {
                 let mut settings = settings.clone();
                 mask_embedder_api_keys(&mut settings);
@@ -527,6 +501,49 @@ impl KindWithContent {
                 message: NETWORK_CHANGE_DEFAULT_MESSAGE.to_owned(),
             },
         })
+    }
+
+    /// The details a task on documents (or an index deletion, which clears them) has when it
+    /// is registered; `ClearAll` for any other kind (`default_details` never asks for one).
+    fn default_document_details(&self) -> Details {
+        match self {
+            KindWithContent::DocumentAdditionOrUpdate {
+                documents_count, ..
+            } => Details::DocumentAdditionOrUpdate {
+                received_documents: *documents_count,
+                indexed_documents: None,
+            },
+            KindWithContent::DocumentEdition {
+                filter,
+                context,
+                function,
+                ..
+            } => Details::DocumentEdition {
+                deleted_documents: None,
+                edited_documents: None,
+                original_filter: filter.as_ref().map(serde_json::Value::to_string),
+                context: context.clone(),
+                function: function.clone(),
+            },
+            KindWithContent::DocumentDeletion { document_ids, .. } => Details::DocumentDeletion {
+                provided_ids: document_ids.len() as u64,
+                deleted_documents: None,
+            },
+            KindWithContent::DocumentDeletionByFilter { filter, .. } => {
+                Details::DocumentDeletionByFilter {
+                    original_filter: filter.to_string(),
+                    deleted_documents: None,
+                }
+            }
+            KindWithContent::DocumentClear { .. } | KindWithContent::IndexDeletion { .. } => {
+                Details::ClearAll {
+                    deleted_documents: None,
+                }
+            }
+            _ => Details::ClearAll {
+                deleted_documents: None,
+            },
+        }
     }
 }
 

@@ -390,47 +390,11 @@ impl Scheduler {
                 }
                 KindWithContent::TaskDeletion { tasks: matched, .. } => {
                     let matched = matched.clone();
-                    let outcome = self
-                        .write(move |queue| queue.delete_matched(&matched))
-                        .await;
-                    match outcome {
-                        Ok(deleted) => {
-                            let count = deleted.len() as u64;
-                            finished.push(succeeded_with(task, |details| {
-                                if let Details::TaskDeletion { deleted_tasks, .. } = details {
-                                    *deleted_tasks = Some(count);
-                                }
-                            }));
-                        }
-                        Err(error) => finished.push(failed(task, error)),
-                    }
+                    finished.push(self.delete_tasks(task, matched).await);
                 }
-                // Compaction rewrites every tree in full pages, then gives back the blocks of
-                // every free page, however few (pages a running search still reads go back at
-                // a later release).
                 KindWithContent::IndexCompaction { index_uid } => {
-                    let never = Arc::new(AtomicBool::new(false));
-                    match release_index_space(
-                        &self.coordinator,
-                        index_uid,
-                        0,
-                        Repack::Everything,
-                        &never,
-                    )
-                    .await
-                    {
-                        Ok((before, after)) => finished.push(succeeded_with(task, |details| {
-                            if let Details::IndexCompaction {
-                                pre_compaction_size,
-                                post_compaction_size,
-                            } = details
-                            {
-                                *pre_compaction_size = Some(before);
-                                *post_compaction_size = Some(after);
-                            }
-                        })),
-                        Err(error) => finished.push(failed(task, error)),
-                    }
+                    let index_uid = index_uid.clone();
+                    finished.push(self.compact_index(task, &index_uid).await);
                 }
                 other => {
                     let error = unsupported(other);
@@ -442,6 +406,45 @@ impl Scheduler {
             tasks: finished,
             catalog: None,
             removed_storages: Vec::new(),
+        }
+    }
+
+    /// Runs a task deletion: deletes the tasks it matched and counts them in its details.
+    async fn delete_tasks(&self, task: Task, matched: Vec<u32>) -> Task {
+        let outcome = self
+            .write(move |queue| queue.delete_matched(&matched))
+            .await;
+        match outcome {
+            Ok(deleted) => {
+                let count = deleted.len() as u64;
+                succeeded_with(task, |details| {
+                    if let Details::TaskDeletion { deleted_tasks, .. } = details {
+                        *deleted_tasks = Some(count);
+                    }
+                })
+            }
+            Err(error) => failed(task, error),
+        }
+    }
+
+    /// Runs an index compaction: rewrites every tree in full pages, then gives back the
+    /// blocks of every free page, however few (pages a running search still reads go back
+    /// at a later release); the details get the sizes before and after.
+    async fn compact_index(&self, task: Task, index_uid: &str) -> Task {
+        let never = Arc::new(AtomicBool::new(false));
+        match release_index_space(&self.coordinator, index_uid, 0, Repack::Everything, &never).await
+        {
+            Ok((before, after)) => succeeded_with(task, |details| {
+                if let Details::IndexCompaction {
+                    pre_compaction_size,
+                    post_compaction_size,
+                } = details
+                {
+                    *pre_compaction_size = Some(before);
+                    *post_compaction_size = Some(after);
+                }
+            }),
+            Err(error) => failed(task, error),
         }
     }
 

@@ -274,10 +274,33 @@ fn format_version(version: (u32, u32, u32)) -> String {
 }
 
 impl DetailsView {
-    /// The view of one task's details.
+    /// The view of one task's details, built by the function of its family.
     pub fn from_details(details: &Details) -> DetailsView {
+        match details {
+            Details::DocumentAdditionOrUpdate { .. }
+            | Details::DocumentEdition { .. }
+            | Details::DocumentDeletion { .. }
+            | Details::DocumentDeletionByFilter { .. }
+            | Details::ClearAll { .. } => Self::from_document_details(details.clone()),
+            Details::SettingsUpdate { .. }
+            | Details::IndexInfo { .. }
+            | Details::IndexSwap { .. }
+            | Details::IndexCompaction { .. } => Self::from_index_details(details.clone()),
+            Details::TaskCancelation { .. } | Details::TaskDeletion { .. } => {
+                Self::from_task_details(details.clone())
+            }
+            Details::Dump { .. }
+            | Details::Export { .. }
+            | Details::UpgradeDatabase { .. }
+            | Details::NetworkTopologyChange { .. } => Self::from_instance_details(details.clone()),
+        }
+    }
+
+    /// The view of the details of a task that adds, edits or deletes documents; the empty
+    /// view for any other family (`from_details` never passes one).
+    fn from_document_details(details: Details) -> DetailsView {
         let empty = DetailsView::default();
-        match details.clone() {
+        match details {
             Details::DocumentAdditionOrUpdate {
                 received_documents,
                 indexed_documents,
@@ -298,20 +321,6 @@ impl DetailsView {
                 original_filter: Some(original_filter),
                 context: Some(context),
                 function: Some(function),
-                ..empty
-            },
-            Details::SettingsUpdate { settings } => DetailsView {
-                settings: Some(settings),
-                ..empty
-            },
-            Details::IndexInfo {
-                primary_key,
-                old_index_uid,
-                new_index_uid,
-            } => DetailsView {
-                primary_key: Some(primary_key),
-                old_index_uid,
-                new_index_uid,
                 ..empty
             },
             Details::DocumentDeletion {
@@ -336,6 +345,50 @@ impl DetailsView {
                 deleted_documents: Some(deleted_documents),
                 ..empty
             },
+            _ => empty,
+        }
+    }
+
+    /// The view of the details of a task that changes an index's settings, information,
+    /// name or size; the empty view for any other family (`from_details` never passes one).
+    fn from_index_details(details: Details) -> DetailsView {
+        let empty = DetailsView::default();
+        match details {
+            Details::SettingsUpdate { settings } => DetailsView {
+                settings: Some(settings),
+                ..empty
+            },
+            Details::IndexInfo {
+                primary_key,
+                old_index_uid,
+                new_index_uid,
+            } => DetailsView {
+                primary_key: Some(primary_key),
+                old_index_uid,
+                new_index_uid,
+                ..empty
+            },
+            Details::IndexSwap { swaps } => DetailsView {
+                swaps: Some(swaps),
+                ..empty
+            },
+            Details::IndexCompaction {
+                pre_compaction_size,
+                post_compaction_size,
+            } => DetailsView {
+                pre_compaction_size: pre_compaction_size.map(human_size),
+                post_compaction_size: post_compaction_size.map(human_size),
+                ..empty
+            },
+            _ => empty,
+        }
+    }
+
+    /// The view of the details of a task that cancels or deletes tasks; the empty view for
+    /// any other family (`from_details` never passes one).
+    fn from_task_details(details: Details) -> DetailsView {
+        let empty = DetailsView::default();
+        match details {
             Details::TaskCancelation {
                 matched_tasks,
                 canceled_tasks,
@@ -356,12 +409,17 @@ impl DetailsView {
                 original_filter: Some(Some(original_filter)),
                 ..empty
             },
+            _ => empty,
+        }
+    }
+
+    /// The view of the details of a task on the whole instance (dump, export, upgrade,
+    /// network change); the empty view for any other family (`from_details` never passes one).
+    fn from_instance_details(details: Details) -> DetailsView {
+        let empty = DetailsView::default();
+        match details {
             Details::Dump { dump_uid } => DetailsView {
                 dump_uid: Some(dump_uid),
-                ..empty
-            },
-            Details::IndexSwap { swaps } => DetailsView {
-                swaps: Some(swaps),
                 ..empty
             },
             Details::Export {
@@ -381,14 +439,6 @@ impl DetailsView {
                 upgrade_to: Some(format_version(to)),
                 ..empty
             },
-            Details::IndexCompaction {
-                pre_compaction_size,
-                post_compaction_size,
-            } => DetailsView {
-                pre_compaction_size: pre_compaction_size.map(human_size),
-                post_compaction_size: post_compaction_size.map(human_size),
-                ..empty
-            },
             Details::NetworkTopologyChange {
                 moved_documents,
                 message,
@@ -397,6 +447,7 @@ impl DetailsView {
                 message: Some(message),
                 ..empty
             },
+            _ => empty,
         }
     }
 
