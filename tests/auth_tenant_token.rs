@@ -1,6 +1,8 @@
 //! Tenant tokens through `authenticate`: every claim, every rejection with Meilisearch
 //! 1.41's message, the search rules handed to routes, and filter merging.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;

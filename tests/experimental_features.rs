@@ -1,6 +1,9 @@
 //! `/experimental-features` through the official `meilisearch-sdk` client, and its
 //! persistence across a graceful restart and a crash.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use common::{MASTER_KEY, Options, Server, json_request, request};

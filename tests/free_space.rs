@@ -3,6 +3,9 @@
 //! from outside: the data the index files hold (their extents, holes left out) comes down to
 //! what `/stats` reports as used, and every document is still there, and still writable.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::os::unix::io::AsRawFd;

@@ -8,6 +8,9 @@
 //! Needs root and permission to create mount namespaces; without them the test says so on
 //! stderr and returns.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -2,6 +2,9 @@
 //! indexes, documents in every payload format, settings, tasks and batches, on two cores
 //! with two shards per index, and after a crash.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use common::{MASTER_KEY, Options, Server, json_request, request};

@@ -5,6 +5,7 @@
 //!
 //! The random corpora use a fixed seed (printed; `SEARCH_INDEX_SEED` replaces it,
 //! `SEARCH_INDEX_CASES` sets the number of rounds).
+
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 mod common;

@@ -1,6 +1,9 @@
 //! Search on one shard: analysis of mixed text, query parsing (phrases, negation, prefix),
 //! typo rules (sizes, first letter, disableOn*), prefix search, phrases, negative words and
 //! phrases, matching strategies, attributesToSearchOn, candidates, synonyms, stop words.
+
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,5 +1,6 @@
 //! Ranking rules on hand-checked corpora, one rule at a time (order and `_rankingScore`), the
 //! sort and custom rules, and the rendering of `_rankingScoreDetails`.
+
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 mod common;

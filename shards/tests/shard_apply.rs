@@ -1,6 +1,7 @@
 //! Shard behaviour: batches survive reopening, replay is a no-op, an uncommitted batch changes
 //! nothing, deletions clear every index, ids are allocated deterministically, `fields`
 //! selection, listing with filter/offset/limit/sort, and statistics.
+
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 use std::path::Path;

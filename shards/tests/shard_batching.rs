@@ -9,6 +9,9 @@
 //! The random operations use a fixed seed (printed; `SHARD_BATCHING_SEED` replaces it,
 //! `SHARD_BATCHING_CASES` sets the number of cases).
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -5,6 +5,7 @@
 //! documents the sample left out with the dictionary, a grown shard trains a newer one (and a
 //! compaction then drops the older), `DeleteAll` drops the dictionary, and an id is never
 //! reused.
+
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 use std::path::Path;

@@ -2,6 +2,9 @@
 //! readers hold snapshots: the pages a reader still reads are given back once it ends, in
 //! the same release, unless the release is interrupted first.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::sync::atomic::AtomicBool;

@@ -1,4 +1,7 @@
 //! Basic behaviour of the page store through its public API, on a real file.
+
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
 #![allow(clippy::unwrap_used)]
 
 use std::ops::Bound;

@@ -3,6 +3,9 @@
 //! fast case), descending order and any order, present or absent, on a tree several levels
 //! deep.
 
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
 use std::ops::Bound;
 
 use storage_engine::{Database, Direction, Options};

@@ -1,4 +1,7 @@
 //! Giving free pages' disk blocks back (`Database::release_free_pages`), on a real file.
+
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
 #![allow(clippy::unwrap_used)]
 
 use std::os::unix::fs::MetadataExt;

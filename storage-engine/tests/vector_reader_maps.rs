@@ -3,6 +3,9 @@
 //! deletes, for the newest and for older snapshots), and the distance sketch (a search with it
 //! must return exactly what the search without it returns).
 //! Knob: `VECTOR_MAPS_ROUNDS` (default 6) write transactions.
+
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
 #![allow(clippy::unwrap_used)]
 
 use roaring::RoaringBitmap;
