@@ -134,11 +134,12 @@ pub struct KeySet {
 
 impl KeySet {
     fn build(version: u64, master_key: Option<String>, entries: Vec<Arc<KeyEntry>>) -> KeySet {
-        let by_uid = entries
+        let by_uid: HashMap<Uuid, usize> = entries
             .iter()
             .enumerate()
             .map(|(position, entry)| (entry.key.uid, position))
             .collect();
+        assert_eq!(by_uid.len(), entries.len(), "key uids are unique");
         let by_secret = entries
             .iter()
             .enumerate()

@@ -160,6 +160,11 @@ impl ControlPlane {
             OffsetDateTime,
         ) -> Result<Outcome, crate::auth::KeyStoreError>,
     ) -> Result<Outcome, ResponseError> {
+        debug_assert_eq!(
+            self.mesh.core(),
+            CONTROL_CORE,
+            "only core 0 changes the keys"
+        );
         let _permit = self
             .write_permit
             .acquire_permit(1)
@@ -195,6 +200,11 @@ impl ControlPlane {
         &self,
         patch: FeaturesPatch,
     ) -> Result<RuntimeFeatures, ResponseError> {
+        debug_assert_eq!(
+            self.mesh.core(),
+            CONTROL_CORE,
+            "only core 0 changes the features"
+        );
         let _permit = self
             .write_permit
             .acquire_permit(1)

@@ -109,6 +109,11 @@ impl Coordinator {
         shard: u32,
         request: Request,
     ) -> Result<Request::Answer, ResponseError> {
+        debug_assert!(
+            shard < set.shards,
+            "shard {shard} of an index of {}",
+            set.shards
+        );
         let address = ShardAddress {
             storage: set.storage.clone(),
             shard,
@@ -178,6 +183,11 @@ impl Coordinator {
 
     /// Replaces the catalog on every core (this one included), waiting for each.
     pub async fn publish_catalog(&self, catalog: Arc<Catalog>) -> Result<(), ResponseError> {
+        debug_assert_eq!(
+            self.core(),
+            CONTROL_CORE,
+            "only the control core changes the catalog"
+        );
         *self.catalog.borrow_mut() = catalog.clone();
         for core in (0..self.cores()).filter(|core| *core != self.core()) {
             self.ask(core, ReplicateCatalog(catalog.clone())).await?;
@@ -231,6 +241,7 @@ impl MeshHandler<Invocation, (), ()> for Coordinator {
 
 /// The core that owns shard `shard` of any index, on a server of `cores` cores.
 fn owner_core(shard: u32, cores: usize) -> usize {
+    debug_assert!(cores > 0, "a server has at least one core");
     shard as usize % cores.max(1)
 }
 

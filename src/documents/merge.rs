@@ -72,11 +72,17 @@ pub fn merge_pages(
             .then(left.internal_id.cmp(&right.internal_id))
             .then(left.shard.cmp(&right.shard))
     });
-    all.into_iter()
+    let page: Vec<Map<String, Value>> = all
+        .into_iter()
         .skip(offset)
         .take(limit)
         .map(|ordered| ordered.document)
-        .collect()
+        .collect();
+    debug_assert!(
+        page.len() <= limit,
+        "a page holds at most `limit` documents"
+    );
+    page
 }
 
 fn compare_keys(left: &[SortValue], right: &[SortValue], rules: &[SortRule]) -> Ordering {

@@ -196,9 +196,15 @@ where
                 });
             }
             Envelope::Reply { id, body } => {
-                if let Some((_, waiting)) = self.pending.borrow_mut().remove(&id) {
-                    // The requester may have stopped waiting; the reply is then dropped.
-                    let _ = waiting.send(body);
+                let waiting = self.pending.borrow_mut().remove(&id);
+                match waiting {
+                    Some((asked, waiting)) => {
+                        debug_assert_eq!(asked, peer, "a reply comes from the core asked");
+                        // The requester may have stopped waiting; the reply is then dropped.
+                        let _ = waiting.send(body);
+                    }
+                    // A request is answered exactly once; a second reply is a peer's bug.
+                    None => debug_assert!(false, "a reply to request {id} nobody waits for"),
                 }
             }
             Envelope::Broadcast(message) => handler.on_broadcast(peer, message),

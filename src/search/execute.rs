@@ -141,6 +141,7 @@ pub async fn execute(
         .take(prepared.limit)
         .map(ShardFoundHit::decoded)
         .collect::<Result<_, _>>()?;
+    debug_assert!(outcome.hits.len() <= prepared.limit, "at most `limit` hits");
     outcome.facets = facets;
     Ok(outcome)
 }

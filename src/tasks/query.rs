@@ -458,6 +458,10 @@ pub fn paginate<T>(
     total: u64,
 ) -> Page<T> {
     let fetched = limit.saturating_add(1);
+    debug_assert!(
+        items.len() <= fetched as usize,
+        "the caller cuts the items at `limit + 1`"
+    );
     let next = if items.len() == fetched as usize {
         items.pop().map(|item| uid_of(&item))
     } else {
