@@ -374,6 +374,7 @@ pub async fn get_one(
     let query = crate::decode::decode_query::<GetOneQuery, QueryError>(
         request.query.as_deref().unwrap_or(""),
     )?;
+    checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let fields = query.fields.as_deref().map(comma_list);
     let names = record.shard_names();
@@ -411,6 +412,7 @@ pub async fn list(
     let query = crate::decode::decode_query::<ListQuery, QueryError>(
         request.query.as_deref().unwrap_or(""),
     )?;
+    checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let filter = match &query.filter {
         Some(text) => {
@@ -441,6 +443,7 @@ pub async fn fetch(
     index_uid: &str,
 ) -> Result<Response, ResponseError> {
     let body: FetchBody = body::json::<FetchBody, JsonError>(request)?;
+    checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let ids = match body.ids {
         Some(values) => {

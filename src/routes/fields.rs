@@ -68,6 +68,7 @@ pub async fn list(
 ) -> Result<Response, ResponseError> {
     // The body is decoded before the index is looked up, as Meilisearch's extractors do.
     let query: ListFieldsBody = body::json::<ListFieldsBody, JsonError>(request)?;
+    crate::routes::indexes::checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let filter = query.filter.map(FieldsFilter::from).unwrap_or_default();
     let describer = FieldDescriber::new(&record.settings)?;

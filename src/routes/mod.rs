@@ -207,12 +207,17 @@ async fn dispatch_indexes(
     match endpoint {
         Endpoint::ListIndexes => indexes::list(services, request, context),
         Endpoint::CreateIndex => indexes::create(services, request, context).await,
-        Endpoint::GetIndex => indexes::get(services, &index),
+        Endpoint::GetIndex => {
+            indexes::checked_path_uid(&index).and_then(|()| indexes::get(services, &index))
+        }
         Endpoint::UpdateIndex => indexes::update(services, request, &index).await,
         Endpoint::DeleteIndex => indexes::delete(services, &index).await,
         Endpoint::CompactIndex => indexes::compact(services, &index).await,
         Endpoint::SwapIndexes => indexes::swap(services, request, context).await,
-        Endpoint::IndexStats => indexes::index_stats(services, &index).await,
+        Endpoint::IndexStats => match indexes::checked_path_uid(&index) {
+            Ok(()) => indexes::index_stats(services, &index).await,
+            Err(error) => Err(error),
+        },
         Endpoint::ListFields => fields::list(services, request, &index).await,
         Endpoint::GlobalStats => indexes::global_stats(services, context).await,
         _ => Ok(Response::empty(404)),
@@ -282,7 +287,9 @@ async fn dispatch_settings(
     let index = call.index();
     let (request, context) = (&call.request, &call.context);
     match endpoint {
-        Endpoint::GetSettings => settings::get_all(services, &index),
+        Endpoint::GetSettings => {
+            indexes::checked_path_uid(&index).and_then(|()| settings::get_all(services, &index))
+        }
         Endpoint::UpdateSettings => settings::update_all(services, request, &index, context).await,
         Endpoint::ResetSettings => settings::reset_all(services, &index, context).await,
         Endpoint::SettingsSubRoute => {

@@ -12,6 +12,7 @@ use crate::auth::AuthContext;
 use crate::decode::{JsonError, QueryError};
 use crate::errors::ResponseError;
 use crate::http::{Request, Response};
+use crate::routes::indexes::checked_path_uid;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::facet_search::{FacetSearchBody, facet_search};
@@ -27,6 +28,7 @@ pub async fn search_post(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let body: SearchBody = body::json::<SearchBody, JsonError>(request)?;
+    checked_path_uid(index_uid)?;
     search(services, index_uid, body, context).await
 }
 
@@ -40,6 +42,7 @@ pub async fn search_get(
     let query = crate::decode::decode_query::<SearchQueryString, QueryError>(
         request.query.as_deref().unwrap_or(""),
     )?;
+    checked_path_uid(index_uid)?;
     search(services, index_uid, query.into_body()?, context).await
 }
 
@@ -75,6 +78,7 @@ pub async fn facet_search_post(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let body = body::json::<FacetSearchBody, JsonError>(request)?;
+    checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let _permit = services.search_queue.permit().await?;
     let tenant_filter = context

@@ -75,6 +75,7 @@ pub async fn sub_route_request(
     };
     match request.method {
         Method::Get => {
+            checked_path_uid(index_uid)?;
             let record = services.coordinator.index(index_uid)?;
             Ok(json(200, &record.settings.setting_view(route.setting)))
         }
