@@ -81,3 +81,37 @@ fn a_swap_of_no_index_succeeds() {
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(task["details"], json!({"swaps": []}), "{task}");
 }
+
+/// `GET /documents?ids=` checks each id as `POST /documents/fetch` does, before the index is
+/// looked up: 400 `invalid_document_ids` naming the first invalid one by position.
+#[test]
+fn invalid_ids_of_a_listing_are_invalid_document_ids() {
+    let server = Server::start();
+    let expected = |position: usize, id: &str| {
+        json!({
+            "message": format!("In `.ids[{position}]`: Document identifier `\"{id}\"` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."),
+            "code": "invalid_document_ids",
+            "type": "invalid_request",
+            "link": "https://docs.meilisearch.com/errors#invalid_document_ids",
+        })
+    };
+    let response = server.raw(&request(
+        "GET",
+        "/indexes/missing/documents?ids=a,b%20c",
+        None,
+    ));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(response.json(), expected(1, "b c"));
+    let body = r#"{"ids": ["ok", "no/slash"]}"#;
+    let response = server.raw(&json_request(
+        "POST",
+        "/indexes/missing/documents/fetch",
+        None,
+        body,
+    ));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(response.json(), expected(1, "no/slash"));
+    // Valid ids reach the index look-up.
+    let response = server.raw(&request("GET", "/indexes/missing/documents?ids=a,12", None));
+    assert_eq!(response.status, 404, "{}", response.text());
+}

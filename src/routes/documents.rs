@@ -413,6 +413,12 @@ pub async fn list(
         request.query.as_deref().unwrap_or(""),
     )?;
     checked_path_uid(index_uid)?;
+    let ids = match query.ids.as_deref() {
+        Some(text) => Some(checked_ids(
+            comma_list(text).into_iter().map(Value::String),
+        )?),
+        None => None,
+    };
     let record = services.coordinator.index(index_uid)?;
     let filter = match &query.filter {
         Some(text) => {
@@ -425,7 +431,7 @@ pub async fn list(
         offset: query.offset.0,
         limit: query.limit.0,
         fields: query.fields.as_deref().map(comma_list),
-        ids: query.ids.as_deref().map(comma_list),
+        ids,
         filter,
         sort: match &query.sort {
             Some(text) => parse_sort(&record, &sort_list(text))?,
@@ -444,23 +450,11 @@ pub async fn fetch(
 ) -> Result<Response, ResponseError> {
     let body: FetchBody = body::json::<FetchBody, JsonError>(request)?;
     checked_path_uid(index_uid)?;
-    let record = services.coordinator.index(index_uid)?;
     let ids = match body.ids {
-        Some(values) => {
-            let mut ids = Vec::with_capacity(values.len());
-            for (position, value) in values.iter().enumerate() {
-                let id = document_id_from_value(value).map_err(|error| {
-                    ResponseError::new(
-                        Code::InvalidDocumentIds,
-                        format!("In `.ids[{position}]`: {error}"),
-                    )
-                })?;
-                ids.push(id);
-            }
-            Some(ids)
-        }
+        Some(values) => Some(checked_ids(values.into_iter())?),
         None => None,
     };
+    let record = services.coordinator.index(index_uid)?;
     let filter = match &body.filter {
         Some(value) => parse_filter(&record, value)?,
         None => None,
@@ -478,6 +472,23 @@ pub async fn fetch(
         retrieve_vectors: body.retrieve_vectors.unwrap_or(false),
     };
     list_documents(services, record, listing).await
+}
+
+/// The ids a listing asks for, each a valid document id (`invalid_document_ids` names the
+/// first that is not, by its position); checked before the index is looked up, as
+/// Meilisearch does.
+fn checked_ids(values: impl Iterator<Item = Value>) -> Result<Vec<String>, ResponseError> {
+    values
+        .enumerate()
+        .map(|(position, value)| {
+            document_id_from_value(&value).map_err(|error| {
+                ResponseError::new(
+                    Code::InvalidDocumentIds,
+                    format!("In `.ids[{position}]`: {error}"),
+                )
+            })
+        })
+        .collect()
 }
 
 async fn list_documents(
