@@ -1,7 +1,9 @@
 //! The field paths of an index (`POST /indexes/{uid}/fields`): the union of every field path
 //! its shards have seen, sorted by name.
 //!
-//! Invariant: a path any shard ever stored is listed once, whatever shard holds it.
+//! Invariant: a path any shard ever stored is listed once, whatever shard holds it; the
+//! index's primary key is listed even before any document holds it, as Meilisearch records
+//! it when the index gets it.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -23,5 +25,6 @@ pub async fn field_paths(
     {
         paths.extend(answer?);
     }
+    paths.extend(record.primary_key.iter().cloned());
     Ok(paths)
 }

@@ -199,7 +199,6 @@ impl DocumentWork {
         skip_creation: bool,
     ) -> Result<TaskEffect, ResponseError> {
         let PayloadIds { ids: parsed, spans } = read;
-        let count = parsed.len() as u64;
         let policy = if skip_creation {
             MissingDocumentPolicy::Skip
         } else {
@@ -212,26 +211,28 @@ impl DocumentWork {
             ids: parsed.clone(),
             spans,
         });
+        let mut met_before = false;
         for (position, id) in parsed.into_iter().enumerate() {
             let document = DocumentRefs::one(DocumentRef {
                 payload,
                 position: position as u32,
             });
-            self.plan_write(id, document, method, policy);
+            met_before |= !self.plan_write(id, document, method, policy);
         }
         self.touched = true;
-        Ok(TaskEffect::Indexed(count))
+        let ids = &self.payloads[payload as usize].ids;
+        Ok(TaskEffect::Indexed(indexed_count(ids, met_before)))
     }
 
     /// Plans writing `document` under `id` by `method`, keeping the order in which the
-    /// batch first met each id.
+    /// batch first met each id; answers whether the batch met `id` for the first time.
     fn plan_write(
         &mut self,
         id: String,
         document: DocumentRefs,
         method: DocumentMethod,
         policy: MissingDocumentPolicy,
-    ) {
+    ) -> bool {
         if self.tracks_written {
             self.written.insert(id.clone());
             if self.ordered.insert(id.clone()) {
@@ -245,6 +246,7 @@ impl DocumentWork {
         if first_met && !self.tracks_written {
             self.order.push(id);
         }
+        first_met
     }
 
     /// Plans a `documentDeletion` task (by ids).
@@ -564,4 +566,15 @@ pub(super) fn parse_deletion_filter(
         };
         ResponseError::new(Code::InvalidDocumentFilter, message)
     })
+}
+
+/// The documents a payload of `ids` indexes: each id once, as Meilisearch counts a payload
+/// that names an id twice. The ids are only hashed when the batch met one of them before
+/// (`met_before`), so a payload of distinct ids costs nothing more.
+fn indexed_count(ids: &[String], met_before: bool) -> u64 {
+    if !met_before {
+        return ids.len() as u64;
+    }
+    let distinct: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    distinct.len() as u64
 }

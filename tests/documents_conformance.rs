@@ -1,0 +1,69 @@
+//! What clients see of documents and fields where coresearch differed from Meilisearch
+//! (issue 36, item 8): a payload naming an id twice counts it once in `indexedDocuments`,
+//! and the field listing of an index with a primary key but no document lists the key.
+
+mod common;
+
+use common::Server;
+use serde_json::{Value, json};
+
+fn wait_task(server: &Server, uid: &Value) -> Value {
+    for _ in 0..500 {
+        let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
+        if task["status"] != "enqueued" && task["status"] != "processing" {
+            return task;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("task {uid} still pending");
+}
+
+fn run(server: &Server, method: &str, path: &str, body: &Value) -> Value {
+    let response = server.send(method, path, Some(body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = wait_task(server, &response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    task
+}
+
+#[test]
+fn an_id_named_twice_in_a_payload_is_indexed_once() {
+    let server = Server::start();
+    let documents = json!([
+        {"id": 1, "title": "first"},
+        {"id": 1, "title": "second"},
+        {"id": 2, "title": "other"},
+    ]);
+    let task = run(&server, "POST", "/indexes/twice/documents", &documents);
+    assert_eq!(
+        task["details"],
+        json!({"receivedDocuments": 3, "indexedDocuments": 2})
+    );
+    let stored = server
+        .send("GET", "/indexes/twice/documents/1", None)
+        .json();
+    assert_eq!(stored["title"], "second", "the last one wins");
+    // A second payload naming stored ids counts each of its distinct ids.
+    let again = json!([{"id": 2}, {"id": 3}, {"id": 3}]);
+    let task = run(&server, "PUT", "/indexes/twice/documents", &again);
+    assert_eq!(
+        task["details"],
+        json!({"receivedDocuments": 3, "indexedDocuments": 2})
+    );
+}
+
+#[test]
+fn the_fields_of_an_empty_index_list_its_primary_key() {
+    let server = Server::start();
+    run(
+        &server,
+        "POST",
+        "/indexes",
+        &json!({"uid": "empty", "primaryKey": "sku"}),
+    );
+    let response = server.send("POST", "/indexes/empty/fields", Some(&json!({})));
+    assert_eq!(response.status, 200, "{}", response.text());
+    let fields = response.json();
+    assert_eq!(fields["total"], 1, "{fields}");
+    assert_eq!(fields["results"][0]["name"], "sku", "{fields}");
+}
