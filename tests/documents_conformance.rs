@@ -67,3 +67,45 @@ fn the_fields_of_an_empty_index_list_its_primary_key() {
     assert_eq!(fields["total"], 1, "{fields}");
     assert_eq!(fields["results"][0]["name"], "sku", "{fields}");
 }
+
+/// `displayedAttributes` shapes search hits only: the documents routes return the stored
+/// document, narrowed by `fields` alone, as Meilisearch does.
+#[test]
+fn displayed_attributes_do_not_hide_fields_on_the_documents_routes() {
+    let server = Server::start();
+    run(
+        &server,
+        "POST",
+        "/indexes/shown/documents",
+        &json!([{"id": 1, "title": "kept", "secret": "also kept"}]),
+    );
+    run(
+        &server,
+        "PATCH",
+        "/indexes/shown/settings",
+        &json!({"displayedAttributes": ["title"]}),
+    );
+    let whole = json!({"id": 1, "title": "kept", "secret": "also kept"});
+    let one = server
+        .send("GET", "/indexes/shown/documents/1", None)
+        .json();
+    assert_eq!(one, whole);
+    let listed = server.send("GET", "/indexes/shown/documents", None).json();
+    assert_eq!(listed["results"], json!([whole]));
+    let fetched = server
+        .send("POST", "/indexes/shown/documents/fetch", Some(&json!({})))
+        .json();
+    assert_eq!(fetched["results"], json!([whole]));
+    let narrowed = server
+        .send("GET", "/indexes/shown/documents/1?fields=secret", None)
+        .json();
+    assert_eq!(narrowed, json!({"secret": "also kept"}));
+    let hit = server
+        .send("POST", "/indexes/shown/search", Some(&json!({"q": "kept"})))
+        .json();
+    assert_eq!(
+        hit["hits"],
+        json!([{"title": "kept"}]),
+        "search keeps hiding"
+    );
+}

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use shards::documents::document_id::document_id_from_value;
 use shards::documents::payload::{PayloadFormat, csv_delimiter_from_parameter};
 use shards::filter::{Filter, FilterableRules, check_filterable};
-use shards::shard::{SortRule, select_fields};
+use shards::shard::SortRule;
 
 use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
@@ -394,10 +394,7 @@ pub async fn get_one(
     match answer {
         Some(document) => {
             let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
-            Ok(json(
-                200,
-                &Value::Object(with_vectors(displayed(&record, document), retrieve)),
-            ))
+            Ok(json(200, &Value::Object(with_vectors(document, retrieve))))
         }
         None => Err(ResponseError::document_not_found(document_id)),
     }
@@ -507,12 +504,7 @@ async fn list_documents(
     let (page, total) = list_page(&services.coordinator, &record, query).await?;
     let results: Vec<Value> = page
         .into_iter()
-        .map(|document| {
-            Value::Object(with_vectors(
-                displayed(&record, document),
-                listing.retrieve_vectors,
-            ))
-        })
+        .map(|document| Value::Object(with_vectors(document, listing.retrieve_vectors)))
         .collect();
     Ok(json(
         200,
@@ -536,14 +528,6 @@ fn with_vectors(mut document: Map<String, Value>, retrieve: bool) -> Map<String,
         document.remove(VECTORS_FIELD);
     }
     document
-}
-
-/// `document` reduced to the index's displayed attributes.
-fn displayed(record: &IndexRecord, document: Map<String, Value>) -> Map<String, Value> {
-    match &record.settings.displayed_attributes {
-        Some(attributes) => select_fields(&document, attributes),
-        None => document,
-    }
 }
 
 /// A filter checked against the index's filterable attributes.
