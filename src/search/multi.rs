@@ -550,6 +550,37 @@ fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
     hits
 }
 
+/// An index `facetsByIndex` names that no query uses: it must exist and its facets must be
+/// filterable, as Meilisearch checks them; it then adds nothing to the answer.
+fn check_unused_index_facets(
+    coordinator: &Rc<Coordinator>,
+    index_uid: &str,
+    facets: Option<&[String]>,
+) -> Result<(), ResponseError> {
+    let prefix = format!("Inside `.federation.facetsByIndex.{index_uid}`: ");
+    let note = format!("\n - Note: index `{index_uid}` is not used in queries");
+    let Some(record) = coordinator.catalog().get(index_uid).cloned() else {
+        return Err(ResponseError::new(
+            Code::IndexNotFound,
+            format!("{prefix}Index `{index_uid}` not found.{note}"),
+        )
+        .with_status(MISSING_INDEX_STATUS));
+    };
+    let Some(facets) = facets.filter(|facets| !facets.is_empty()) else {
+        return Ok(());
+    };
+    let rules = shards::filter::FilterableRules::from_setting(
+        &record.settings.setting_view("filterableAttributes"),
+    )
+    .map_err(ResponseError::internal)?;
+    check_facets(&rules, facets).map_err(|message| {
+        ResponseError::new(
+            Code::InvalidMultiSearchFacets,
+            format!("{prefix}{message}{note}"),
+        )
+    })
+}
+
 /// `facetsByIndex`: per index named, the facet counts of the documents matching any of its
 /// queries, as `{"distribution", "stats"}`.
 async fn facets_by_index(
@@ -568,13 +599,8 @@ async fn facets_by_index(
             .collect();
         let prefix = format!("Inside `.federation.facetsByIndex.{index_uid}`: ");
         let Some(first) = index_runs.first() else {
-            return Err(ResponseError::new(
-                Code::IndexNotFound,
-                format!(
-                    "{prefix}Index `{index_uid}` not found.\n - Note: index `{index_uid}` is not used in queries"
-                ),
-            )
-            .with_status(MISSING_INDEX_STATUS));
+            check_unused_index_facets(coordinator, index_uid, facets.as_deref())?;
+            continue;
         };
         let Some(facets) = facets.as_ref().filter(|facets| !facets.is_empty()) else {
             continue;
