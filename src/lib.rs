@@ -11,6 +11,8 @@
 //! - `coordinator` is transport and fan-out only: typed requests to one shard, every shard
 //!   of an index or any core, and the core's replica of the catalog;
 //! - `host` is the shard side of every command, on the core that owns the shard;
+//! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
+//!   webhooks), on `runtime` only;
 //! - `runtime` is the only module that names glommio; `errors` is the one
 //!   code → type → status table; `config` is the one place that reads flags and environment.
 //!
@@ -29,6 +31,7 @@ pub mod host;
 pub mod http;
 pub mod indexes;
 pub mod logs;
+pub mod outgoing;
 pub mod request_log;
 pub mod routes;
 pub mod runtime;

@@ -5,6 +5,9 @@
 //! the set and wait. A keep-alive request therefore costs one `recv` and one `send`, with
 //! no io_uring submission of its own (see [`super::readiness`] for why).
 //!
+//! Outgoing connections ([`Socket::connect`]) start a non-blocking `connect` and wait for
+//! the set to report the socket writable, so connecting holds no thread either.
+//!
 //! Invariants:
 //! - a socket is in its core's set from creation to drop, and leaves it before it closes;
 //! - a socket is used only on the core that created it (`Rc`, not `Send`).
@@ -81,6 +84,31 @@ impl Socket {
         })
     }
 
+    /// Connects to `address` without blocking the core: starts a non-blocking `connect`,
+    /// joins `readiness`, and waits until the kernel reports the connection made (the
+    /// socket writable with no pending error) or failed (the pending error is answered).
+    /// The caller bounds the wait with its own timeout; dropping the future closes the
+    /// half-open socket.
+    pub async fn connect(address: SocketAddr, readiness: Rc<Readiness>) -> io::Result<Self> {
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(address),
+            socket2::Type::STREAM.cloexec(),
+            Some(socket2::Protocol::TCP),
+        )?;
+        socket.set_nonblocking(true)?;
+        match socket.connect(&address.into()) {
+            Ok(()) => {}
+            Err(error) if error.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(error) => return Err(error),
+        }
+        let registered = Registered::new(TcpStream::from(socket), readiness)?;
+        std::future::poll_fn(|context| {
+            registered.attempt(Direction::Write, context, connection_outcome)
+        })
+        .await?;
+        Ok(Socket { registered })
+    }
+
     /// Sends small writes at once rather than waiting for Nagle's algorithm.
     pub fn set_nodelay(&self, value: bool) -> io::Result<()> {
         self.registered.inner.set_nodelay(value)
@@ -150,6 +178,21 @@ impl AsyncWrite for Socket {
             Err(error) if error.kind() != io::ErrorKind::NotConnected => Poll::Ready(Err(error)),
             _ => Poll::Ready(Ok(())),
         }
+    }
+}
+
+/// Whether the connection `stream` started is made: the pending error if it failed,
+/// "would block" while it is still under way.
+fn connection_outcome(stream: &TcpStream) -> io::Result<()> {
+    if let Some(error) = stream.take_error()? {
+        return Err(error);
+    }
+    match stream.peer_addr() {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::NotConnected => {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+        Err(error) => Err(error),
     }
 }
 
