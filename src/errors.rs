@@ -632,13 +632,18 @@ pub fn documents_error(error: shards::documents::DocumentsError) -> ResponseErro
     ResponseError::new(code, error.to_string())
 }
 
-/// A shard failure as an API error (`no_space_left_on_device` and the like keep their code).
+/// A shard failure as an API error (`no_space_left_on_device` and the like keep their code;
+/// too many fields is `max_fields_limit_exceeded`).
 pub fn shard_error(error: shards::shard::ShardError) -> ResponseError {
     use shards::shard::ShardError;
     match error {
         ShardError::Storage(storage_engine::Error::Io(source)) => io_error(&source),
         ShardError::Storage(storage_engine::Error::NoSpace) => io_error(
             &std::io::Error::from_raw_os_error(ERRNO_NO_SPACE_LEFT_ON_DEVICE),
+        ),
+        ShardError::TooManyFields => ResponseError::new(
+            Code::MaxFieldsLimitExceeded,
+            ShardError::TooManyFields.to_string(),
         ),
         other => ResponseError::internal(other),
     }

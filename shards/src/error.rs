@@ -11,7 +11,8 @@ pub enum ShardError {
     Storage(storage_engine::Error),
     /// A stored value could not be decoded; names what was being read.
     Corrupted(String),
-    /// More distinct field paths than a field id can number.
+    /// More distinct field paths than the limit (`FIELD_COUNT_MAX`); displayed as
+    /// Meilisearch words it.
     TooManyFields,
     /// Every internal document id is in use.
     DocumentIdsExhausted,
@@ -39,7 +40,10 @@ impl fmt::Display for ShardError {
         match self {
             ShardError::Storage(error) => write!(formatter, "shard storage: {error}"),
             ShardError::Corrupted(what) => write!(formatter, "shard data corrupted: {what}"),
-            ShardError::TooManyFields => write!(formatter, "too many distinct fields in a shard"),
+            ShardError::TooManyFields => write!(
+                formatter,
+                "A document cannot contain more than 65,535 fields."
+            ),
             ShardError::DocumentIdsExhausted => {
                 write!(
                     formatter,

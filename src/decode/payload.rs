@@ -1,9 +1,9 @@
 //! Errors of reading a JSON body off the connection: too large (with or without a
 //! `Content-Length`) and truncated, worded and coded as Meilisearch answers them.
 //!
-//! Invariant: a declared `Content-Length` over the limit is refused before any byte is read
-//! and answers 500 `internal` (Meilisearch maps that case to its catch-all arm); a body that
-//! grows past the limit while streaming answers 413 `payload_too_large`.
+//! Invariant: a body over the limit always answers 413 `payload_too_large`, whether its
+//! declared `Content-Length` is refused before any byte is read (worded as actix words a
+//! known oversized length) or it grows past the limit while streaming.
 
 use crate::errors::{Code, ResponseError};
 
@@ -30,12 +30,12 @@ pub fn body_read_error(failure: BodyReadFailure) -> ResponseError {
     }
 }
 
-/// The API error for a JSON body over `limit` bytes: with a declared `content_length`,
-/// 500 `internal`; streamed, 413 `payload_too_large`.
+/// The API error for a JSON body over `limit` bytes: 413 `payload_too_large`, naming the
+/// declared `content_length` when there is one.
 pub fn json_payload_too_large(content_length: Option<u64>, limit: u64) -> ResponseError {
     match content_length {
         Some(length) => ResponseError::new(
-            Code::Internal,
+            Code::PayloadTooLarge,
             format!("JSON payload ({length} bytes) is larger than allowed (limit: {limit} bytes)."),
         ),
         None => ResponseError::new(
@@ -77,10 +77,10 @@ mod tests {
     }
 
     #[test]
-    fn declared_overflow_is_500_internal() {
+    fn declared_overflow_is_413_payload_too_large() {
         let error = json_payload_too_large(Some(100_000_001), DEFAULT_LIMIT_BYTES);
-        assert_eq!(error.status(), 500);
-        assert_eq!(error.code, Code::Internal);
+        assert_eq!(error.status(), 413);
+        assert_eq!(error.code, Code::PayloadTooLarge);
         assert_eq!(
             error.message,
             "JSON payload (100000001 bytes) is larger than allowed (limit: 100000000 bytes)."

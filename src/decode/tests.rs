@@ -300,8 +300,8 @@ fn content_type_is_checked_before_body_read_failures() {
     );
     assert_error(
         decode_json_request::<ExperimentalFeaturesPatch, JsonError>(JSON, too_large),
-        Code::Internal,
-        500,
+        Code::PayloadTooLarge,
+        413,
         "JSON payload (11 bytes) is larger than allowed (limit: 10 bytes).",
     );
     let streamed = Err(BodyReadFailure::TooLarge {

@@ -140,15 +140,7 @@ fn framing(headers: &Headers, is_http_1_0: bool) -> Result<Framing, HeadError> {
         if is_http_1_0 || headers.contains("content-length") {
             return Err(HeadError::Malformed);
         }
-        let last_coding = transfer_encodings
-            .flat_map(|value| value.split(|byte| *byte == b','))
-            .map(<[u8]>::trim_ascii)
-            .filter(|coding| !coding.is_empty())
-            .last();
-        return match last_coding {
-            Some(coding) if coding.eq_ignore_ascii_case(b"chunked") => Ok(Framing::Chunked),
-            _ => Err(HeadError::Malformed),
-        };
+        return chunked_only(transfer_encodings);
     }
     let mut length = None;
     for value in headers.get_all("content-length") {
@@ -162,6 +154,22 @@ fn framing(headers: &Headers, is_http_1_0: bool) -> Result<Framing, HeadError> {
         Some(length) => Framing::Length(length),
         None => Framing::Empty,
     })
+}
+
+/// The framing for the `Transfer-Encoding` header values: chunked only when the whole list
+/// of codings (over every header line) is exactly one `chunked`.
+///
+/// Invariant (request-smuggling defence, RFC 9112 §6.1): `chunked` applied twice, or after
+/// another coding this server does not decode (`gzip, chunked`), is refused as malformed.
+fn chunked_only<'a>(values: impl Iterator<Item = &'a [u8]>) -> Result<Framing, HeadError> {
+    let mut codings = values
+        .flat_map(|value| value.split(|byte| *byte == b','))
+        .map(<[u8]>::trim_ascii)
+        .filter(|coding| !coding.is_empty());
+    match (codings.next(), codings.next()) {
+        (Some(coding), None) if coding.eq_ignore_ascii_case(b"chunked") => Ok(Framing::Chunked),
+        _ => Err(HeadError::Malformed),
+    }
 }
 
 fn parse_content_length(value: &[u8]) -> Option<u64> {
@@ -244,6 +252,9 @@ mod tests {
             "POST / HTTP/1.1\r\nContent-Length: -3\r\n\r\n",
             "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
             "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
             "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
             "GET / HTTP/2.0\r\n\r\n",
             "GET\r\n\r\n",

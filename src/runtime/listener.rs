@@ -3,6 +3,9 @@
 //!
 //! Shutdown: when the flag is raised the loop stops accepting, tells every open connection
 //! to close after its in-flight request, and waits (at most [`SHUTDOWN_GRACE`]) for them.
+//! A connection still open after the grace period (a stalled upload, a peer that stopped
+//! reading) is dropped with its core: its request was never acknowledged, so no task or
+//! answer depends on it, and an upload's task is only enqueued once its body is complete.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -15,8 +18,10 @@ use super::timer::RuntimeTimer;
 use crate::http::tls::{TLS_HANDSHAKE_TIMEOUT, TlsAcceptor};
 use crate::http::{Handler, HttpLimits, ShutdownSignal};
 
-/// How long in-flight requests may take to finish once shutdown began.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// How long in-flight requests may take to finish once shutdown began: long enough for a
+/// search or an enqueue to answer, short enough that SIGTERM is not held up by the body read
+/// timeout of a stalled upload (30 s).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// How long to wait before accepting again after `accept` failed (e.g. too many open files).
 pub const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(20);

@@ -26,6 +26,9 @@
 //! - a waiter is woken at least once after the readiness it waits for appears: socket
 //!   operations retry before they wait, and an edge-triggered event follows every change
 //!   after the retry;
+//! - once an event reported the peer's end of input, reads never wait for another event
+//!   (none follows): a read that drains the last data, taken after that event was
+//!   harvested, would otherwise hide the end of input from the next read;
 //! - the set lives on one core and is never touched from another thread.
 
 use std::cell::RefCell;
@@ -48,6 +51,10 @@ const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc:
 const READ_EVENTS: u32 =
     (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
+/// Events after which no further input event comes: the peer closed its side, the
+/// connection hung up or failed.
+const INPUT_END_EVENTS: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+
 /// Events that concern a writer: room to write, errors.
 const WRITE_EVENTS: u32 = (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
@@ -66,6 +73,9 @@ struct Slot {
     /// False once a read found the input drained, true again at the next input event: a
     /// read of a drained socket waits without asking the kernel.
     readable: bool,
+    /// True once an event reported the peer closed its side (or the socket failed): no
+    /// event follows that one, so from then on reads always ask the kernel.
+    input_ended: bool,
     reader: Option<Waker>,
     writer: Option<Waker>,
 }
@@ -180,7 +190,9 @@ impl Readiness {
         self.slots
             .borrow()
             .get(token.index as usize)
-            .is_none_or(|slot| slot.readable || slot.generation != token.generation)
+            .is_none_or(|slot| {
+                slot.readable || slot.input_ended || slot.generation != token.generation
+            })
     }
 
     /// Leaves `waker` to be woken when the socket of `token` is ready for `direction`,
@@ -196,7 +208,7 @@ impl Readiness {
         }
         let place = match direction {
             Direction::Read => {
-                slot.readable = false;
+                slot.readable = slot.input_ended;
                 &mut slot.reader
             }
             Direction::Write => &mut slot.writer,
@@ -210,7 +222,7 @@ impl Readiness {
     /// Records that a read emptied the input of the socket of `token`.
     pub fn mark_drained(&self, token: Token) {
         if let Some(slot) = self.slots.borrow_mut().get_mut(token.index as usize) {
-            if slot.generation == token.generation {
+            if slot.generation == token.generation && !slot.input_ended {
                 slot.readable = false;
             }
         }
@@ -222,6 +234,7 @@ impl Readiness {
             let slot = &mut slots[index as usize];
             slot.in_use = true;
             slot.readable = true;
+            slot.input_ended = false;
             return Token {
                 index,
                 generation: slot.generation,
@@ -302,6 +315,9 @@ impl Readiness {
             };
             if !slot.in_use || slot.generation != token.generation {
                 return;
+            }
+            if events & INPUT_END_EVENTS != 0 {
+                slot.input_ended = true;
             }
             let reader = if events & READ_EVENTS != 0 {
                 slot.readable = true;
@@ -404,6 +420,30 @@ mod tests {
         assert!(!readiness.may_read(token), "waiting to read means drained");
         readiness.wake(token, libc::EPOLLRDHUP as u32);
         assert!(readiness.may_read(token), "the peer closing is input");
+    }
+
+    #[test]
+    fn the_peer_closing_stays_known_after_the_last_data_is_read() {
+        let readiness = Readiness::new().expect("epoll set");
+        let token = readiness.allocate();
+        // The last data and the peer's FIN are harvested together, before the read that
+        // takes the data: no event will follow, so the end of input must not be forgotten.
+        readiness.wake(token, (libc::EPOLLIN | libc::EPOLLRDHUP) as u32);
+        readiness.mark_drained(token);
+        assert!(readiness.may_read(token), "the end of input was forgotten");
+        let (_, reader) = CountingWaker::new();
+        readiness.wait(token, Direction::Read, &reader);
+        assert!(
+            readiness.may_read(token),
+            "a reader waits for an event that never comes"
+        );
+        readiness.release(token);
+        let reused = readiness.allocate();
+        readiness.mark_drained(reused);
+        assert!(
+            !readiness.may_read(reused),
+            "a reused slot starts with open input"
+        );
     }
 
     #[test]

@@ -123,6 +123,21 @@ impl Deltas {
     }
 }
 
+/// Most distinct field paths a shard numbers, as Meilisearch allows per index (its field ids
+/// are `u16`s and it refuses the 65,536th field).
+pub const FIELD_COUNT_MAX: usize = 65_535;
+
+/// The id of the field numbered after `known` others.
+///
+/// Invariant: ids run from 0 to `FIELD_COUNT_MAX - 1`; one more field is
+/// [`ShardError::TooManyFields`], so the batch fails before any tree holds the extra field.
+fn next_field_id(known: usize) -> ShardResult<u16> {
+    if known >= FIELD_COUNT_MAX {
+        return Err(ShardError::TooManyFields);
+    }
+    u16::try_from(known).map_err(|_| ShardError::TooManyFields)
+}
+
 /// The write side of a batch, between `prepare` and `commit`.
 pub struct PreparedBatch {
     batch_uid: u64,
@@ -689,7 +704,7 @@ impl PreparedBatch {
             if self.fields.contains_key(path) {
                 continue;
             }
-            let id = u16::try_from(self.fields.len()).map_err(|_| ShardError::TooManyFields)?;
+            let id = next_field_id(self.fields.len())?;
             self.transaction()
                 .create_tree(FIELDS_TREE)?
                 .put(path.as_bytes(), &keys::encode_field_id(id))?;
