@@ -109,3 +109,34 @@ fn displayed_attributes_do_not_hide_fields_on_the_documents_routes() {
         "search keeps hiding"
     );
 }
+
+/// A finished batch's details leave out the keys whose `null` Meilisearch does not show (it
+/// stores the batch, and a stored "none yet" reads back as absent); the task keeps its null.
+#[test]
+fn a_finished_batch_omits_the_null_original_filter_its_task_shows() {
+    let server = Server::start();
+    run(
+        &server,
+        "POST",
+        "/indexes/batched/documents",
+        &json!([{"id": 1}, {"id": 2}]),
+    );
+    let task = run(
+        &server,
+        "POST",
+        "/indexes/batched/documents/delete-batch",
+        &json!([1]),
+    );
+    assert_eq!(
+        task["details"],
+        json!({"providedIds": 1, "deletedDocuments": 1, "originalFilter": null})
+    );
+    let batch = server
+        .send("GET", &format!("/batches/{}", task["batchUid"]), None)
+        .json();
+    assert_eq!(
+        batch["details"],
+        json!({"providedIds": 1, "deletedDocuments": 1}),
+        "{batch}"
+    );
+}

@@ -390,3 +390,24 @@ fn production_without_a_long_master_key_refuses_to_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("16 bytes"), "{stderr}");
 }
+
+/// `HEAD` is no `GET`: Meilisearch's routes are guarded by method, so a `HEAD` on any
+/// route's path is 405 with an empty body, and on an unknown path 404.
+#[test]
+fn head_on_a_route_is_method_not_allowed() {
+    let server = Server::start();
+    for path in [
+        "/health",
+        "/version",
+        "/indexes",
+        "/indexes/movies/documents",
+    ] {
+        let response = server.raw(&format!(
+            "HEAD {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+        ));
+        assert_eq!(response.status, 405, "HEAD {path}");
+        assert!(response.body.is_empty(), "HEAD {path}");
+    }
+    let response = server.raw("HEAD /nowhere HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(response.status, 404);
+}

@@ -5,7 +5,8 @@
 //! - a path pattern is a sequence of literal segments and `{name}` parameters;
 //! - a request path that matches no pattern is answered 404 with an empty body, one that
 //!   matches a pattern only under other methods is answered 405 with an empty body (as
-//!   actix-web does for Meilisearch);
+//!   actix-web does for Meilisearch); `HEAD` is a method of its own, no route has it, so
+//!   a `HEAD` on any route's path is 405 (actix's method guards do not take it for `GET`);
 //! - every route names its action (or `None` for the public ones); authorization uses it
 //!   before anything else looks at the request.
 
@@ -417,7 +418,7 @@ pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
     let mut path_matched = false;
     for route in ROUTES {
         if let Some(parameters) = match_pattern(route.pattern, path) {
-            if route.method == *method || (*method == Method::Head && route.method == Method::Get) {
+            if route.method == *method {
                 return Lookup::Found { route, parameters };
             }
             path_matched = true;
@@ -508,5 +509,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn head_is_no_get() {
+        assert!(matches!(
+            lookup(&Method::Head, "/health"),
+            Lookup::MethodNotAllowed
+        ));
+        assert!(matches!(
+            lookup(&Method::Head, "/indexes/movies/documents"),
+            Lookup::MethodNotAllowed
+        ));
+        assert!(matches!(
+            lookup(&Method::Head, "/nowhere"),
+            Lookup::NotFound
+        ));
     }
 }

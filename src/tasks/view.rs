@@ -126,7 +126,7 @@ pub fn batch_view(batch: &Batch) -> Value {
     let mut object = Map::new();
     object.insert("uid".into(), json!(batch.uid));
     object.insert("progress".into(), progress_value(batch));
-    object.insert("details".into(), Value::Object(batch.details.clone()));
+    object.insert("details".into(), Value::Object(batch_details(batch)));
     object.insert("stats".into(), stats_value(batch));
     object.insert(
         "duration".into(),
@@ -136,6 +136,31 @@ pub fn batch_view(batch: &Batch) -> Value {
     object.insert("finishedAt".into(), date_value(batch.finished_at));
     object.insert("batchStrategy".into(), json!(batch.stop_reason));
     Value::Object(object)
+}
+
+/// The detail keys whose `null` a finished batch does not show: Meilisearch stores a
+/// finished batch, and these keys' `null` ("none yet") reads back as absent.
+const BATCH_DETAILS_OMITTED_WHEN_NULL: &[&str] = &[
+    "editedDocuments",
+    "primaryKey",
+    "deletedDocuments",
+    "canceledTasks",
+    "deletedTasks",
+    "originalFilter",
+    "dumpUid",
+    "context",
+];
+
+/// A batch's accumulated details as Meilisearch shows them (see
+/// [`BATCH_DETAILS_OMITTED_WHEN_NULL`]); a batch still processing keeps every key.
+fn batch_details(batch: &Batch) -> Map<String, Value> {
+    let mut details = batch.details.clone();
+    if batch.finished_at.is_some() {
+        details.retain(|key, value| {
+            !(value.is_null() && BATCH_DETAILS_OMITTED_WHEN_NULL.contains(&key.as_str()))
+        });
+    }
+    details
 }
 
 fn progress_value(batch: &Batch) -> Value {
