@@ -411,3 +411,19 @@ fn head_on_a_route_is_method_not_allowed() {
     let response = server.raw("HEAD /nowhere HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
     assert_eq!(response.status, 404);
 }
+
+/// An unknown `Content-Encoding` is read as identity, as actix reads it for Meilisearch: the
+/// body is decoded as sent (here a search reaching the index look-up).
+#[test]
+fn an_unknown_content_encoding_is_read_as_identity() {
+    let server = Server::start();
+    for coding in ["zstd", "foo"] {
+        let body = r#"{"q": "carol"}"#;
+        let response = server.raw(&format!(
+            "POST /indexes/missing/search HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ));
+        assert_eq!(response.status, 404, "{coding}: {}", response.text());
+        assert_eq!(response.json()["code"], "index_not_found", "{coding}");
+    }
+}

@@ -16,8 +16,9 @@ pub(crate) enum ContentCoding {
 }
 
 /// Reads the `Content-Encoding` header value: absent, empty or `identity` mean none. The
-/// names are actix's (`br`, `gzip`, `deflate`, case-insensitive); note that actix itself
-/// decodes any other name as identity, where this layer reports it unsupported.
+/// names are actix's (`br`, `gzip`, `deflate`, case-insensitive); any other name is read as
+/// identity, as actix reads it for Meilisearch (checked beside Meilisearch 1.50: a JSON body
+/// sent with `Content-Encoding: zstd` or `foo` is taken as it is).
 pub(crate) fn content_coding(value: Option<&[u8]>) -> Result<ContentCoding, BodyError> {
     let Some(value) = value else {
         return Ok(ContentCoding::Identity);
@@ -31,11 +32,10 @@ pub(crate) fn content_coding(value: Option<&[u8]>) -> Result<ContentCoding, Body
         ("deflate", ContentCoding::Deflate),
         ("br", ContentCoding::Brotli),
     ];
-    codings
+    Ok(codings
         .iter()
         .find(|(name, _)| token.eq_ignore_ascii_case(name))
-        .map(|(_, coding)| *coding)
-        .ok_or_else(|| BodyError::UnsupportedEncoding(token.to_string()))
+        .map_or(ContentCoding::Identity, |(_, coding)| *coding))
 }
 
 /// Decodes `raw` with `coding`, refusing to produce more than `limit` bytes (it stops one
@@ -74,10 +74,8 @@ mod tests {
         assert_eq!(content_coding(Some(b" GZip ")), Ok(ContentCoding::Gzip));
         assert_eq!(content_coding(Some(b"br")), Ok(ContentCoding::Brotli));
         assert_eq!(content_coding(Some(b"deflate")), Ok(ContentCoding::Deflate));
-        assert_eq!(
-            content_coding(Some(b"zstd")),
-            Err(BodyError::UnsupportedEncoding("zstd".to_string()))
-        );
+        assert_eq!(content_coding(Some(b"zstd")), Ok(ContentCoding::Identity));
+        assert_eq!(content_coding(Some(b"foo")), Ok(ContentCoding::Identity));
     }
 
     #[test]

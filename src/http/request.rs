@@ -178,8 +178,6 @@ pub enum BodyError {
     /// The connection ended (or stalled past the body read timeout) before the whole body
     /// arrived.
     Incomplete,
-    /// The request's `Content-Encoding` names a coding this server does not decode.
-    UnsupportedEncoding(String),
     /// The body is not valid for its `Content-Encoding` (the string says why).
     MalformedEncoding(String),
     /// The handler's [`super::BodySink`] could not store the body (its I/O error's text and
@@ -215,9 +213,6 @@ impl fmt::Display for BodyError {
                 limit,
             } => write!(formatter, "payload has exceeded the limit of {limit} bytes"),
             BodyError::Incomplete => formatter.write_str("payload is incomplete"),
-            BodyError::UnsupportedEncoding(encoding) => {
-                write!(formatter, "unsupported content encoding `{encoding}`")
-            }
             BodyError::MalformedEncoding(reason) => {
                 write!(formatter, "malformed encoded payload: {reason}")
             }

@@ -44,10 +44,6 @@ pub fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError>
             limit: *limit,
         }),
         BodyError::Incomplete => Ok(BodyReadFailure::Incomplete),
-        BodyError::UnsupportedEncoding(encoding) => Err(ResponseError::new(
-            Code::UnsupportedMediaType,
-            format!("The Content-Encoding `{encoding}` is not supported."),
-        )),
         BodyError::MalformedEncoding(detail) => Err(ResponseError::new(
             Code::BadRequest,
             format!("The request body could not be decoded: {detail}."),

@@ -14,10 +14,10 @@ use shards::shard::SortRule;
 use crate::auth::AuthContext;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
+use crate::documents::get::get_document;
 use crate::documents::listing::{ListingQuery, list_page};
 use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::documents::GetDocument;
 use crate::host::edition::check_compiles;
 use crate::http::{Request, Response};
 use crate::routes::indexes::{checked_path_uid, register};
@@ -377,20 +377,7 @@ pub async fn get_one(
     checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let fields = query.fields.as_deref().map(comma_list);
-    let names = record.shard_names();
-    let shard = shards::rendezvous::rendezvous_winner_position(&names, document_id)
-        .ok_or_else(|| ResponseError::internal("an index without shards"))? as u32;
-    let answer = services
-        .coordinator
-        .ask_shard(
-            &record.shard_set(),
-            shard,
-            GetDocument {
-                external_id: document_id.to_owned(),
-                fields,
-            },
-        )
-        .await?;
+    let answer = get_document(&services.coordinator, &record, document_id, fields).await?;
     match answer {
         Some(document) => {
             let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
