@@ -140,3 +140,31 @@ fn a_finished_batch_omits_the_null_original_filter_its_task_shows() {
         "{batch}"
     );
 }
+
+/// A deletion by a filter on an attribute the index cannot filter fails its task with 1.41's
+/// ``Index `uid`: `` prefix, as an edition's does (checked beside Meilisearch 1.50).
+#[test]
+fn a_task_filter_on_an_unfilterable_attribute_names_the_index() {
+    let server = Server::start();
+    run(
+        &server,
+        "POST",
+        "/indexes/named/documents",
+        &json!([{"id": 1, "a": "x"}]),
+    );
+    let response = server.send(
+        "POST",
+        "/indexes/named/documents/delete",
+        Some(&json!({"filter": "a = x"})),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = wait_task(&server, &response.json()["taskUid"]);
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(
+        task["error"]["message"],
+        "Index `named`: Attribute `a` is not filterable. This index does not have configured filterable attributes.\n1:2 a = x"
+    );
+    assert_eq!(task["error"]["code"], "invalid_document_filter");
+    let stored = server.send("GET", "/indexes/named/documents/1", None);
+    assert_eq!(stored.status, 200, "nothing was deleted");
+}

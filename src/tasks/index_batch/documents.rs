@@ -21,7 +21,7 @@ use shards::documents::operation::{
 };
 use shards::documents::payload::documents_from;
 use shards::documents::primary_key::resolve_primary_key;
-use shards::filter::Filter;
+use shards::filter::{Filter, FilterableRules, check_filterable};
 
 use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
@@ -280,7 +280,7 @@ impl DocumentWork {
         record: &IndexRecord,
         filter: &Value,
     ) -> Result<TaskEffect, ResponseError> {
-        let filter = parse_deletion_filter(filter, &record.uid)?;
+        let filter = checked_task_filter(filter, record)?;
         let matched = match filter {
             Some(filter) if !self.cleared => work.matching_ids(record, &filter).await?,
             _ => BTreeSet::new(),
@@ -566,6 +566,28 @@ pub(super) fn parse_deletion_filter(
         };
         ResponseError::new(Code::InvalidDocumentFilter, message)
     })
+}
+
+/// An edition's filter, parsed and checked against the index's filterable attributes (an
+/// empty filter selects every document); a task fails with Meilisearch's ``Index `uid`: ``
+/// prefix when the filter names an attribute the index cannot filter.
+pub(super) fn checked_task_filter(
+    value: &Value,
+    record: &IndexRecord,
+) -> Result<Option<Filter>, ResponseError> {
+    let Some(filter) = parse_deletion_filter(value, &record.uid)? else {
+        return Ok(None);
+    };
+    let rules =
+        FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
+            .map_err(ResponseError::internal)?;
+    check_filterable(&filter, &rules).map_err(|error| {
+        ResponseError::new(
+            Code::InvalidDocumentFilter,
+            format!("Index `{}`: {}", record.uid, error.message),
+        )
+    })?;
+    Ok(Some(filter))
 }
 
 /// The documents a payload of `ids` indexes: each id once, as Meilisearch counts a payload

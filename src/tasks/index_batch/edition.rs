@@ -10,14 +10,12 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-use shards::filter::{Filter, FilterableRules, check_filterable};
 use time::OffsetDateTime;
 
-use super::documents::parse_deletion_filter;
+use super::documents::checked_task_filter;
 use super::{BatchWork, Changes, fail_all};
 use crate::coordinator::catalog::IndexRecord;
-use crate::errors::{Code, ResponseError};
+use crate::errors::ResponseError;
 use crate::host::edit::Edit;
 use crate::host::edition::EditionRequest;
 use crate::tasks::model::{Details, KindWithContent, Task};
@@ -63,7 +61,7 @@ impl BatchWork {
             return failed(task, ResponseError::internal("not a document edition"));
         };
         let filter = match filter {
-            Some(value) => match edition_filter(value, record) {
+            Some(value) => match checked_task_filter(value, record) {
                 Ok(filter) => filter,
                 Err(error) => return failed(task, error),
             },
@@ -112,22 +110,4 @@ fn fill_edition_counts(details: &mut Details, count: u64) {
         *deleted_documents = Some(count);
         *edited_documents = Some(count);
     }
-}
-
-/// An edition's filter, parsed and checked against the index's filterable attributes (an
-/// empty filter selects every document).
-fn edition_filter(value: &Value, record: &IndexRecord) -> Result<Option<Filter>, ResponseError> {
-    let Some(filter) = parse_deletion_filter(value, &record.uid)? else {
-        return Ok(None);
-    };
-    let rules =
-        FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
-            .map_err(ResponseError::internal)?;
-    check_filterable(&filter, &rules).map_err(|error| {
-        ResponseError::new(
-            Code::InvalidDocumentFilter,
-            format!("Index `{}`: {}", record.uid, error.message),
-        )
-    })?;
-    Ok(Some(filter))
 }
