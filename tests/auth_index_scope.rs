@@ -20,22 +20,11 @@ fn start() -> Server {
     })
 }
 
-fn wait_task(server: &Server, uid: &Value) -> Value {
-    for _ in 0..600 {
-        let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
-        if task["status"] != "enqueued" && task["status"] != "processing" {
-            return task;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("task {uid} still pending after 12 s");
-}
-
 /// Runs `method path` with the master key, waits for its task and returns it.
 fn run_task(server: &Server, method: &str, path: &str, body: &Value) -> Value {
     let response = server.send(method, path, Some(body));
     assert_eq!(response.status, 202, "{method} {path}: {}", response.text());
-    let task = wait_task(server, &response.json()["taskUid"]);
+    let task = server.wait_task(&response.json()["taskUid"]);
     assert_eq!(task["status"], "succeeded", "{task}");
     task
 }
@@ -197,7 +186,7 @@ fn naming_an_index_outside_the_key_is_refused_and_changes_nothing() {
     // Meilisearch answers a task deletion 200, not 202.
     let response = server.raw(&request("DELETE", "/tasks?uids=*", key));
     assert_eq!(response.status, 200, "{}", response.text());
-    let deletion = wait_task(server, &response.json()["taskUid"]);
+    let deletion = server.wait_task(&response.json()["taskUid"]);
     assert_eq!(deletion["details"]["deletedTasks"], 1, "{deletion}");
     for task in [&fixture.theirs_task, &fixture.swap_task] {
         let path = format!("/tasks/{}", task["uid"]);

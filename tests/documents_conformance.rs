@@ -7,21 +7,10 @@ mod common;
 use common::Server;
 use serde_json::{Value, json};
 
-fn wait_task(server: &Server, uid: &Value) -> Value {
-    for _ in 0..500 {
-        let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
-        if task["status"] != "enqueued" && task["status"] != "processing" {
-            return task;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("task {uid} still pending");
-}
-
 fn run(server: &Server, method: &str, path: &str, body: &Value) -> Value {
     let response = server.send(method, path, Some(body));
     assert_eq!(response.status, 202, "{}", response.text());
-    let task = wait_task(server, &response.json()["taskUid"]);
+    let task = server.wait_task(&response.json()["taskUid"]);
     assert_eq!(task["status"], "succeeded", "{task}");
     task
 }
@@ -158,7 +147,7 @@ fn a_task_filter_on_an_unfilterable_attribute_names_the_index() {
         Some(&json!({"filter": "a = x"})),
     );
     assert_eq!(response.status, 202, "{}", response.text());
-    let task = wait_task(&server, &response.json()["taskUid"]);
+    let task = server.wait_task(&response.json()["taskUid"]);
     assert_eq!(task["status"], "failed", "{task}");
     assert_eq!(
         task["error"]["message"],

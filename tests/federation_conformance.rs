@@ -7,18 +7,6 @@ mod common;
 use common::Server;
 use serde_json::{Value, json};
 
-fn wait_task(server: &Server, uid: &Value) {
-    for _ in 0..500 {
-        let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
-        if task["status"] == "succeeded" {
-            return;
-        }
-        assert_ne!(task["status"], "failed", "{task}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("task {uid} still pending");
-}
-
 fn index(server: &Server, uid: &str) {
     let documents = json!([{"id": 1, "genre": "drama", "title": "carol"}]);
     let response = server.send(
@@ -26,14 +14,16 @@ fn index(server: &Server, uid: &str) {
         &format!("/indexes/{uid}/documents"),
         Some(&documents),
     );
-    wait_task(server, &response.json()["taskUid"]);
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
     let settings = json!({"filterableAttributes": ["genre"]});
     let response = server.send(
         "PATCH",
         &format!("/indexes/{uid}/settings"),
         Some(&settings),
     );
-    wait_task(server, &response.json()["taskUid"]);
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
 }
 
 fn federated(server: &Server, facets_by_index: Value) -> common::HttpResponse {

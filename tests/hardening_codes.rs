@@ -9,8 +9,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::{Options, Server, json_request, request};
 
 /// The payload limit the servers of the body-size tests run with.
@@ -33,19 +31,6 @@ fn send(server: &Server, bytes: &[u8]) -> common::HttpResponse {
     let mut connection = server.connect().expect("connect succeeds");
     connection.send(bytes);
     connection.read_response().expect("read_response succeeds")
-}
-
-fn wait_task(server: &Server, uid: u64) -> serde_json::Value {
-    for _ in 0..6000 {
-        let task = server
-            .raw(&request("GET", &format!("/tasks/{uid}"), None))
-            .json();
-        if matches!(task["status"].as_str(), Some("succeeded" | "failed")) {
-            return task;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("task {uid} did not finish");
 }
 
 fn task_uid(response: &common::HttpResponse) -> u64 {
@@ -122,7 +107,7 @@ fn add_documents(
     .into_bytes();
     request.extend_from_slice(body);
     let response = send(server, &request);
-    wait_task(server, task_uid(&response))
+    server.wait_task(task_uid(&response))
 }
 
 fn assert_max_fields_failure(task: &serde_json::Value) {

@@ -69,15 +69,7 @@ fn a_swap_of_no_index_succeeds() {
     let server = Server::start();
     let response = server.send("POST", "/swap-indexes", Some(&json!([])));
     assert_eq!(response.status, 202, "{}", response.text());
-    let uid = response.json()["taskUid"].clone();
-    let mut task = Value::Null;
-    for _ in 0..500 {
-        task = server.send("GET", &format!("/tasks/{uid}"), None).json();
-        if task["status"] != "enqueued" && task["status"] != "processing" {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let task = server.wait_task(&response.json()["taskUid"]);
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(task["details"], json!({"swaps": []}), "{task}");
 }

@@ -25,7 +25,6 @@ use time::OffsetDateTime;
 
 use crate::auth::{CreateApiKey, KeySet, KeyStore, KeyView, PatchApiKey};
 use crate::errors::{Code, ResponseError};
-use crate::runtime::latency::LatencyClass;
 use crate::runtime::{CoreMesh, CoreRequest, Invocation, MeshHandler, invoke_on};
 use features::{FeaturesPatch, ForcedFeatures, RuntimeFeatures};
 
@@ -242,7 +241,6 @@ struct PatchFeatures(FeaturesPatch);
 
 impl CoreRequest<ControlPlane> for PatchFeatures {
     type Answer = Result<RuntimeFeatures, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, control: &ControlPlane) -> Self::Answer {
         control.apply_features_patch(self.0).await
@@ -254,7 +252,6 @@ struct CreateKey(CreateApiKey);
 
 impl CoreRequest<ControlPlane> for CreateKey {
     type Answer = Result<KeyView, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, control: &ControlPlane) -> Self::Answer {
         control
@@ -271,7 +268,6 @@ struct UpdateKey {
 
 impl CoreRequest<ControlPlane> for UpdateKey {
     type Answer = Result<KeyView, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, control: &ControlPlane) -> Self::Answer {
         let UpdateKey { uid_or_key, patch } = self;
@@ -288,7 +284,6 @@ struct DeleteKey {
 
 impl CoreRequest<ControlPlane> for DeleteKey {
     type Answer = Result<(), ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, control: &ControlPlane) -> Self::Answer {
         control
@@ -302,7 +297,6 @@ struct Replicate(ControlBroadcast);
 
 impl CoreRequest<ControlPlane> for Replicate {
     type Answer = ();
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, control: &ControlPlane) {
         control.apply(self.0);

@@ -220,7 +220,6 @@ struct ReplicateCatalog(Arc<Catalog>);
 
 impl CoreRequest<Coordinator> for ReplicateCatalog {
     type Answer = ();
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, coordinator: &Coordinator) {
         *coordinator.catalog.borrow_mut() = self.0;

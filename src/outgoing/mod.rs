@@ -129,7 +129,7 @@ impl OutgoingClient {
             .await
             .map_err(transfer)?;
         let response =
-            wire::read_response(&mut socket, request.method, options.max_response_bytes).await;
+            wire::read_response(&mut socket, &request.method, options.max_response_bytes).await;
         response.map_err(|error| match error {
             wire::ReadError::Io(error) => transfer(error),
             wire::ReadError::Invalid(reason) => OutgoingError::InvalidResponse {

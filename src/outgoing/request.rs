@@ -9,6 +9,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::error::OutgoingError;
+pub use crate::http::Method;
 
 /// How long connecting to one address may take by default.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -50,31 +51,6 @@ impl Default for SendOptions {
             max_backoff: DEFAULT_MAX_BACKOFF,
             retry_after_cap: DEFAULT_RETRY_AFTER_CAP,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-        }
-    }
-}
-
-/// The request methods outgoing calls use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    Get,
-    Head,
-    Post,
-    Put,
-    Patch,
-    Delete,
-}
-
-impl Method {
-    /// The method's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Head => "HEAD",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
         }
     }
 }

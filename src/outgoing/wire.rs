@@ -113,7 +113,7 @@ struct Head {
 /// Reads one response to `method` from `stream`, with a body of at most `max_body` bytes.
 pub async fn read_response<Stream: AsyncRead + Unpin>(
     stream: &mut Stream,
-    method: Method,
+    method: &Method,
     max_body: usize,
 ) -> Result<OutgoingResponse, ReadError> {
     let mut reader = Buffered {
@@ -188,8 +188,8 @@ enum Framing {
     UntilClose,
 }
 
-fn framing(head: &Head, method: Method) -> Result<Framing, ReadError> {
-    if method == Method::Head || head.status == 204 || head.status == 304 {
+fn framing(head: &Head, method: &Method) -> Result<Framing, ReadError> {
+    if *method == Method::Head || head.status == 204 || head.status == 304 {
         return Ok(Framing::Empty);
     }
     let value = |name: &str| {
@@ -216,7 +216,7 @@ fn framing(head: &Head, method: Method) -> Result<Framing, ReadError> {
 async fn read_body<Stream: AsyncRead + Unpin>(
     reader: &mut Buffered<'_, Stream>,
     head: &Head,
-    method: Method,
+    method: &Method,
     max_body: usize,
 ) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
@@ -281,7 +281,7 @@ mod tests {
     fn read(bytes: &[u8], method: Method, max_body: usize) -> Result<OutgoingResponse, ReadError> {
         block_on(read_response(
             &mut Cursor::new(bytes.to_vec()),
-            method,
+            &method,
             max_body,
         ))
     }

@@ -26,8 +26,9 @@ use super::mesh::{CoreMesh, MeshError};
 pub trait CoreRequest<Target>: Send + 'static {
     /// What the request answers.
     type Answer: Send + 'static;
-    /// The latency class the request runs in on the target core.
-    const CLASS: LatencyClass;
+    /// The latency class the request runs in on the target core: serving unless the request
+    /// is part of the write path.
+    const CLASS: LatencyClass = LatencyClass::Serving;
     /// Runs the request on the target core.
     fn run(self, target: &Target) -> impl Future<Output = Self::Answer>;
 }

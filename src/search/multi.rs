@@ -569,16 +569,25 @@ fn check_unused_index_facets(
     let Some(facets) = facets.filter(|facets| !facets.is_empty()) else {
         return Ok(());
     };
-    let rules = shards::filter::FilterableRules::from_setting(
-        &record.settings.setting_view("filterableAttributes"),
-    )
-    .map_err(ResponseError::internal)?;
-    check_facets(&rules, facets).map_err(|message| {
+    check_index_facets(&record, facets, |message| {
         ResponseError::new(
             Code::InvalidMultiSearchFacets,
             format!("{prefix}{message}{note}"),
         )
     })
+}
+
+/// Checks that `facets` are filterable in `record`; `error` words the refusal.
+fn check_index_facets(
+    record: &IndexRecord,
+    facets: &[String],
+    error: impl FnOnce(String) -> ResponseError,
+) -> Result<(), ResponseError> {
+    let rules = shards::filter::FilterableRules::from_setting(
+        &record.settings.setting_view("filterableAttributes"),
+    )
+    .map_err(ResponseError::internal)?;
+    check_facets(&rules, facets).map_err(error)
 }
 
 /// `facetsByIndex`: per index named, the facet counts of the documents matching any of its
@@ -606,11 +615,7 @@ async fn facets_by_index(
             continue;
         };
         let record = &first.record;
-        let rules = shards::filter::FilterableRules::from_setting(
-            &record.settings.setting_view("filterableAttributes"),
-        )
-        .map_err(ResponseError::internal)?;
-        check_facets(&rules, facets).map_err(|message| {
+        check_index_facets(record, facets, |message| {
             ResponseError::new(
                 Code::InvalidMultiSearchFacets,
                 format!("{prefix}Index `{index_uid}`: {message}"),

@@ -26,7 +26,6 @@ use crate::auth::AuthContext;
 use crate::coordinator::{CONTROL_CORE, Coordinator, CoreRequest};
 use crate::errors::ResponseError;
 use crate::runtime::Semaphore;
-use crate::runtime::latency::LatencyClass;
 
 thread_local! {
     /// The control side, on the control core's thread once installed.
@@ -174,7 +173,6 @@ struct RegisterTask {
 
 impl CoreRequest<Coordinator> for RegisterTask {
     type Answer = Result<Task, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
         let control = ControlSide::local()?;
@@ -207,7 +205,6 @@ struct IsIndexing(String);
 
 impl CoreRequest<Coordinator> for IsIndexing {
     type Answer = bool;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> bool {
         ControlSide::local().is_ok_and(|control| {
@@ -242,7 +239,6 @@ struct ReadTasks {
 
 impl CoreRequest<Coordinator> for ReadTasks {
     type Answer = Result<Value, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
         let control = ControlSide::local()?;
@@ -293,7 +289,6 @@ struct MatchingTasks {
 
 impl CoreRequest<Coordinator> for MatchingTasks {
     type Answer = Result<Vec<u32>, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
         ControlSide::local()?
@@ -320,7 +315,6 @@ struct TaskUpdateFile {
 
 impl CoreRequest<Coordinator> for TaskUpdateFile {
     type Answer = Result<String, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
         match ControlSide::local()?.queue.get_task(self.uid) {
@@ -340,7 +334,6 @@ struct QueueUnusedBytes;
 
 impl CoreRequest<Coordinator> for QueueUnusedBytes {
     type Answer = Result<u64, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
         Ok(ControlSide::local()?

@@ -24,7 +24,6 @@ use shards::documents::payload::{DocumentSpan, Documents, PayloadFormat, documen
 use crate::coordinator::{Coordinator, CoreRequest};
 use crate::errors::{ResponseError, documents_error};
 use crate::host::batch::APPLY_CHUNK_DOCUMENTS;
-use crate::runtime::latency::LatencyClass;
 
 /// What planning reads of an update file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,7 +176,6 @@ struct ReadPayloadIds {
 
 impl CoreRequest<Coordinator> for ReadPayloadIds {
     type Answer = Result<PayloadIds, ResponseError>;
-    const CLASS: LatencyClass = LatencyClass::Serving;
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
         read_payload_ids(&self.path, self.format, &self.primary_key).await

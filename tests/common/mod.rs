@@ -12,6 +12,11 @@ use std::time::{Duration, Instant};
 /// The master key the tests start servers with when they want authentication.
 pub const MASTER_KEY: &str = "masterKey-for-tests-0123456789";
 
+/// How long a test waits for a task to finish before it fails.
+pub const TASK_WAIT: Duration = Duration::from_secs(60);
+/// The pause between two looks at a task that is not finished.
+const TASK_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
 /// How long a server may take to answer its first health check.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -123,6 +128,20 @@ impl Server {
             )),
             None => self.raw(&request(method, path, Some(MASTER_KEY))),
         }
+    }
+
+    /// Task `uid` once it is finished (succeeded, failed or canceled), read with the master
+    /// key; panics after [`TASK_WAIT`].
+    pub fn wait_task(&self, uid: impl std::fmt::Display) -> serde_json::Value {
+        let started = Instant::now();
+        while started.elapsed() < TASK_WAIT {
+            let task = self.send("GET", &format!("/tasks/{uid}"), None).json();
+            if !matches!(task["status"].as_str(), Some("enqueued" | "processing")) {
+                return task;
+            }
+            std::thread::sleep(TASK_POLL_INTERVAL);
+        }
+        panic!("task {uid} still pending after {TASK_WAIT:?}");
     }
 
     /// Sends raw bytes on a new connection and reads one response.
