@@ -87,6 +87,7 @@ pub use transaction::merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};
 pub use transaction::options::{
     INITIAL_SIZE_BYTES_DEFAULT, MAXIMUM_SIZE_BYTES_DEFAULT, Options, PAGE_BYTES_DEFAULT, SyncMode,
 };
+pub use transaction::read_transaction::prefix_end;
 pub use transaction::read_transaction::{ReadRange, ReadTransaction, ReadTree};
 pub use transaction::repack::{INTERRUPT_CHECK_ENTRIES, REPACK_LEAF_FILL_PERCENT, Repacked};
 pub use transaction::write_transaction::{WriteRange, WriteTransaction, WriteTree};

@@ -18,6 +18,7 @@ use super::ast::VectorFilter;
 use super::facet_source::{FacetSource, GeoPoint, VectorLookupError};
 use super::geo::{haversine_distance_meters, is_in_polygon};
 use super::normalize::{normalize_facet, truncate_facet};
+use crate::index::keys::ordered_number;
 
 /// Where a value sits relative to its key: the key's own value, or an element of an array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,17 +46,6 @@ pub struct MemoryFacetSource {
     geo_points: Vec<GeoPoint>,
     geojson_points: Vec<(u32, [f64; 2])>,
     shards: BTreeMap<String, RoaringBitmap>,
-}
-
-/// A key whose unsigned order is the numeric order of finite `number` (`-0.0` equals `0.0`).
-fn ordered_number(number: f64) -> u64 {
-    let number = if number == 0.0 { 0.0 } else { number };
-    let bits = number.to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
 }
 
 fn ordered_bound(bound: Bound<f64>) -> Bound<u64> {

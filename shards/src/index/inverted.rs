@@ -74,17 +74,9 @@ pub fn bucketed_position(relative: u16) -> u16 {
     }
 }
 
-/// The smallest key above every key starting with `prefix` (`None`: no such key).
-pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
+/// The smallest key above every key starting with `prefix` (`None`: no such key): the page
+/// store's own.
+pub use storage_engine::prefix_end;
 
 /// The keys of `tree` above `prefix` itself that start with it, in order: in
 /// `word_documents`, every word longer than `prefix` that starts with it; in a tree keyed by

@@ -123,8 +123,9 @@ pub(crate) fn tree_names(source: Source<'_>, catalog: Option<Pointer>) -> Result
     Ok(names)
 }
 
-/// The smallest key greater than every key starting with `prefix`, if any.
-pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+/// The smallest key greater than every key starting with `prefix`, if any: the exclusive
+/// end of a prefix range (also for callers that build their own ranges).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
         if last < u8::MAX {
