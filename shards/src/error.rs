@@ -18,6 +18,30 @@ pub enum ShardError {
     DocumentIdsExhausted,
     /// A facet setting could not be read (the settings route validates it first).
     InvalidSetting(String),
+    /// A document's `_vectors` are invalid (the message is Meilisearch's, without the index).
+    InvalidDocumentVectors {
+        kind: VectorsErrorKind,
+        message: String,
+    },
+    /// The vector store failed.
+    Vectors(storage_engine::vector::VectorError),
+}
+
+/// Which of Meilisearch's errors a document's bad `_vectors` are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorsErrorKind {
+    /// `invalid_vector_dimensions`.
+    Dimensions,
+    /// `invalid_vectors_type`.
+    Type,
+    /// `vector_embedding_error`: a `userProvided` embedder's vectors are missing.
+    Missing,
+}
+
+impl From<storage_engine::vector::VectorError> for ShardError {
+    fn from(error: storage_engine::vector::VectorError) -> Self {
+        ShardError::Vectors(error)
+    }
 }
 
 /// Result alias for shard operations.
@@ -51,6 +75,8 @@ impl fmt::Display for ShardError {
                 )
             }
             ShardError::InvalidSetting(message) => write!(formatter, "invalid setting: {message}"),
+            ShardError::InvalidDocumentVectors { message, .. } => formatter.write_str(message),
+            ShardError::Vectors(error) => write!(formatter, "vector store: {error}"),
         }
     }
 }

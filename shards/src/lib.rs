@@ -9,6 +9,8 @@
 //!   `facet_values`, listed in `shard/snapshot.rs`);
 //! - [`shard`]: the shard file, applying batches (the writers), rebuilds, repacks and the read
 //!   snapshot;
+//! - [`vectors`]: a shard's embeddings and their HNSW graphs (the `_vectors` of documents,
+//!   the `embeddings` tree, nearest-document reads), used by `shard`;
 //! - [`index`]: the on-disk format both of them share: tree names, key and value encodings,
 //!   the position-chunk codec and the document codec;
 //! - [`analysis`], [`documents`], [`filter`], [`error`] and `commit_memo`: what every layer
@@ -29,6 +31,7 @@ pub mod index;
 pub mod rendezvous;
 pub mod search;
 pub mod shard;
+pub mod vectors;
 #[cfg(test)]
 mod test_database;
 #[cfg(test)]

@@ -122,8 +122,11 @@ pub const META_NEXT_DICTIONARY_ID: &[u8] = b"next_document_dictionary";
 /// `meta`: live documents when a dictionary was last trained (u64 BE).
 pub const META_DICTIONARY_TRAINED_AT: &[u8] = b"document_dictionary_trained_at";
 
+/// `meta`: the embedder slots (JSON, see `crate::vectors::settings`).
+pub const META_VECTOR_SETTINGS: &[u8] = b"vector_settings";
+
 /// Every record of `meta`.
-pub const META_RECORDS: [&[u8]; 10] = [
+pub const META_RECORDS: [&[u8]; 11] = [
     META_APPLIED_BATCH,
     META_NEXT_ID,
     META_FREE_IDS,
@@ -134,6 +137,7 @@ pub const META_RECORDS: [&[u8]; 10] = [
     META_DICTIONARY,
     META_NEXT_DICTIONARY_ID,
     META_DICTIONARY_TRAINED_AT,
+    META_VECTOR_SETTINGS,
 ];
 
 /// Whether `names` holds no name twice (a `const fn`, for the checks below).

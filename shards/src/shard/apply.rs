@@ -46,6 +46,12 @@ use crate::index::inverted::{encode_field_lengths, field_word_count_key};
 use crate::index::keys::{
     self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
 };
+use crate::vectors::changes::VectorChanges;
+use crate::vectors::{GraphSet, without_vectors};
+
+#[path = "apply_vectors.rs"]
+mod vectors;
+
 use crate::index::trees::{
     DOCUMENT_DICTIONARIES_TREE, DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE,
     FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELD_DISTRIBUTION_TREE,
@@ -164,6 +170,20 @@ pub struct PreparedBatch {
     text_scratch: TextScratch,
     /// Builds the documents that arrive as text.
     parser: SimdParser,
+    /// The batch's pending vector changes.
+    vectors: VectorChanges,
+    /// The shard's graphs.
+    graphs: Arc<GraphSet>,
+}
+
+impl Drop for PreparedBatch {
+    /// A batch that ends without committing forgets the graphs it wrote (their caches may
+    /// hold its uncommitted state).
+    fn drop(&mut self) {
+        if self.transaction.is_some() {
+            self.graphs.forget(self.vectors.touched());
+        }
+    }
 }
 
 /// The document encoder of a batch, loaded when the batch writes its first document.
@@ -239,6 +259,8 @@ impl PreparedBatch {
         decoders: &Arc<DecoderCache>,
         pending_bytes_max: usize,
     ) -> ShardResult<PreparedBatch> {
+        // A rebuild re-indexes text or facets only: its vector changes stay empty.
+        let graphs = &Arc::new(GraphSet::detached());
         Ok(PreparedBatch {
             batch_uid: state.applied_batch.unwrap_or(0),
             fields: load_fields(&transaction)?,
@@ -254,6 +276,8 @@ impl PreparedBatch {
             encoder: Encoder::Unloaded,
             text_scratch: TextScratch::default(),
             parser: SimdParser::new(),
+            vectors: VectorChanges::default(),
+            graphs: Arc::clone(graphs),
         })
     }
 
@@ -265,6 +289,7 @@ impl PreparedBatch {
         batch_uid: u64,
         decoders: &Arc<DecoderCache>,
         pending_bytes_max: usize,
+        graphs: &Arc<GraphSet>,
     ) -> ShardResult<PreparedBatch> {
         let transaction = database.begin_write()?;
         let state = ShardState::load_write(&transaction)?;
@@ -296,6 +321,8 @@ impl PreparedBatch {
             encoder: Encoder::Unloaded,
             text_scratch: TextScratch::default(),
             parser: SimdParser::new(),
+            vectors: VectorChanges::default(),
+            graphs: Arc::clone(graphs),
         })
     }
 
@@ -338,7 +365,8 @@ impl PreparedBatch {
 
     /// Writes the pending changes once they take the bound's bytes.
     fn flush_when_full(&mut self) -> ShardResult<()> {
-        if self.deltas.estimated_bytes() >= self.pending_bytes_max {
+        if self.deltas.estimated_bytes() + self.vectors.estimated_bytes() >= self.pending_bytes_max
+        {
             self.flush()?;
         }
         Ok(())
@@ -367,6 +395,8 @@ impl PreparedBatch {
         };
         self.state.applied_batch = Some(self.batch_uid);
         flush_deltas(&transaction, &mut self.deltas)?;
+        self.vectors
+            .flush(&transaction, &self.state.vector_settings, &self.graphs)?;
         self.state.store(&transaction)?;
         transaction.commit()?;
         for (id, decoder) in self.trained.drain() {
@@ -387,6 +417,8 @@ impl PreparedBatch {
             .as_ref()
             .expect("flush runs only while the transaction is open");
         flush_deltas(transaction, &mut self.deltas)?;
+        self.vectors
+            .flush(transaction, &self.state.vector_settings, &self.graphs)?;
         self.state.store(transaction)
     }
 
@@ -414,12 +446,13 @@ impl PreparedBatch {
         id: u32,
         document: &Map<String, Value>,
     ) -> ShardResult<()> {
+        let document = without_vectors(document);
         let extracted = extract(
-            document,
+            &document,
             &|path| self.state.settings.is_faceted(path),
             self.state.settings.keeps_geo(),
         );
-        self.contribute(id, document, &extracted, true)?;
+        self.contribute(id, &document, &extracted, true)?;
         self.deltas.distribution.clear();
         Ok(())
     }
@@ -430,7 +463,7 @@ impl PreparedBatch {
         id: u32,
         document: &Map<String, Value>,
     ) -> ShardResult<()> {
-        self.contribute_text(id, document, true)
+        self.contribute_text(id, &without_vectors(document), true)
     }
 
     /// Writes a rebuild's pending changes and the state, and commits; unlike
@@ -601,45 +634,50 @@ impl PreparedBatch {
     }
 
     fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
+        let (document, vectors) = self.split_vectors(external_id, document)?;
+        let document = document.as_ref();
         let stored = self.encode(&document_codec::document_json(document))?;
-        let id = match self.assigned_ids.take(external_id) {
+        let (id, created) = match self.assigned_ids.take(external_id) {
             // The caller assigns ids only to documents no shard stores (see
             // [`PreparedBatch::assign_ids`]): new, without a lookup. The flush that writes the
             // id checks it is not stored.
             Some(assigned) => {
                 let id = self.state.take(assigned)?;
                 self.deltas.new_external_ids.insert(external_id, id)?;
-                id
+                (id, true)
             }
             None => match self.existing_id(external_id)? {
                 Some(id) => {
                     let old = self.stored_document(id)?;
                     if old == stored {
+                        self.record_vectors(external_id, id, vectors, false)?;
                         self.outcome.replaced += 1;
                         return Ok(());
                     }
                     self.unindex(id, &old)?;
-                    id
+                    (id, false)
                 }
                 None => {
                     let id = self.state.allocate()?;
                     self.deltas.new_external_ids.insert(external_id, id)?;
-                    id
+                    (id, true)
                 }
             },
         };
+        self.record_vectors(external_id, id, vectors, created)?;
         self.transaction()
             .create_tree(DOCUMENTS_TREE)?
             .put(&document_key(id), &stored)?;
         self.state.document_bytes += stored.len() as u64;
         let extracted = extract(
-            document,
+            &without_vectors(document),
             &|path| self.state.settings.is_faceted(path),
             self.state.settings.keeps_geo(),
         );
         self.register_fields(&extracted)?;
-        self.contribute(id, document, &extracted, true)?;
-        self.contribute_text(id, document, true)?;
+        let indexed = without_vectors(document);
+        self.contribute(id, &indexed, &extracted, true)?;
+        self.contribute_text(id, &indexed, true)?;
         self.outcome.replaced += 1;
         if self.training_due() {
             self.train_dictionary()?;
@@ -662,6 +700,8 @@ impl PreparedBatch {
                 .delete(external_id.as_bytes())?;
         }
         self.state.release(id);
+        self.vectors
+            .remove_document(&self.state.vector_settings, id);
         self.outcome.deleted += 1;
         Ok(())
     }
@@ -670,6 +710,7 @@ impl PreparedBatch {
     fn unindex(&mut self, id: u32, old: &[u8]) -> ShardResult<()> {
         self.state.document_bytes = self.state.document_bytes.saturating_sub(old.len() as u64);
         let document = self.decode(old)?;
+        let document = without_vectors(&document).into_owned();
         let extracted = extract(
             &document,
             &|path| self.state.settings.is_faceted(path),
@@ -693,6 +734,7 @@ impl PreparedBatch {
             transaction.delete_tree(name)?;
         }
         self.deltas = Deltas::default();
+        self.vectors.clear_all();
         self.outcome.deleted += self.state.document_ids.len();
         self.state.clear_documents();
         self.encoder = Encoder::Absent;

@@ -39,15 +39,18 @@ mod snapshot;
 mod state;
 mod stored_document;
 mod vocabulary;
+mod vector_settings;
 mod word_changes;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
 
 use crate::analysis::TextSettings;
+use crate::vectors::GraphSet;
 use commit_view::CommitViews;
 
 pub use crate::error::{ShardError, ShardResult};
@@ -78,6 +81,8 @@ pub struct Shard {
     /// About how many heap bytes a batch's or a rebuild's pending changes may take before they
     /// are written to the trees (see [`Shard::bound_pending_changes`]).
     pending_changes_bytes: AtomicUsize,
+    /// The embedders' graphs (vector files beside the shard file).
+    graphs: Arc<GraphSet>,
 }
 
 /// Fewest unreleased free pages worth a release once the task queue is idle: below it the
@@ -104,6 +109,7 @@ impl Shard {
             views,
             repacked: repack::RepackRecord::default(),
             pending_changes_bytes: AtomicUsize::new(PENDING_CHANGES_BYTES_DEFAULT),
+            graphs: Arc::new(GraphSet::new(path)),
         })
     }
 
@@ -131,6 +137,7 @@ impl Shard {
             batch_uid,
             self.views.decoders(),
             self.pending_changes_bytes(),
+            &self.graphs,
         )
     }
 
@@ -143,7 +150,7 @@ impl Shard {
 
     /// A read snapshot of the last commit.
     pub fn read(&self) -> ShardResult<ShardSnapshot> {
-        ShardSnapshot::new(self.database.begin_read(), &self.views)
+        ShardSnapshot::new(self.database.begin_read(), &self.views, &self.graphs)
     }
 
     /// Replaces the `filterableAttributes` setting and rebuilds the facet indexes in one
@@ -192,6 +199,11 @@ impl Shard {
     /// Statistics of the last commit, with the file's length.
     pub fn stats(&self) -> ShardResult<ShardStats> {
         self.read()?.stats(self.database.stats().file_bytes)
+    }
+
+    /// Loads graphs opened from now on into memory at open (`VECTORSTORE_READER_PREFETCH_MEMORY`).
+    pub fn prefetch_vectors(&self, prefetch: bool) {
+        self.graphs.set_prefetch_memory(prefetch);
     }
 
     /// Bytes of the shard's file that hold no live data as of the last commit (free pages

@@ -46,6 +46,7 @@ use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
 use crate::search::terms::Synonyms;
+use crate::vectors::{GraphSet, VectorSettings};
 
 /// Document statistics of a shard.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,6 +60,10 @@ pub struct ShardStats {
     pub file_bytes: u64,
     /// Top-level field → number of documents having it.
     pub field_distribution: BTreeMap<String, u64>,
+    /// Live vectors of every embedder.
+    pub number_of_embeddings: u64,
+    /// Documents with at least one vector.
+    pub number_of_embedded_documents: u64,
 }
 
 /// A page of `(internal id, document)` and the number of matching documents.
@@ -71,6 +76,8 @@ pub struct ShardSnapshot {
     view: Arc<CommitView>,
     /// The shard's prepared document dictionaries.
     decoders: Arc<DecoderCache>,
+    /// The shard's embedder graphs.
+    graphs: Arc<GraphSet>,
 }
 
 /// The document dictionaries a read transaction sees, prepared once per shard.
@@ -91,13 +98,28 @@ impl Dictionaries for ReadDictionaries<'_> {
 }
 
 impl ShardSnapshot {
-    pub(crate) fn new(read: ReadTransaction, views: &CommitViews) -> ShardResult<ShardSnapshot> {
+    pub(crate) fn new(
+        read: ReadTransaction,
+        views: &CommitViews,
+        graphs: &Arc<GraphSet>,
+    ) -> ShardResult<ShardSnapshot> {
         let view = views.view(&read)?;
         Ok(ShardSnapshot {
             read,
             view,
             decoders: Arc::clone(views.decoders()),
+            graphs: Arc::clone(graphs),
         })
+    }
+
+    /// The shard's embedder graphs.
+    pub(crate) fn graphs(&self) -> &GraphSet {
+        &self.graphs
+    }
+
+    /// The embedder slots of this commit.
+    pub fn vector_settings(&self) -> &VectorSettings {
+        &self.state().vector_settings
     }
 
     /// Where this snapshot's stored documents find their dictionaries.
@@ -344,7 +366,11 @@ impl ShardSnapshot {
     pub fn stats(&self, file_bytes: u64) -> ShardResult<ShardStats> {
         let number_of_documents = self.count();
         let raw_document_bytes = self.state().document_bytes;
+        let (number_of_embeddings, number_of_embedded_documents) =
+            crate::vectors::reads::counts(&self.read, &self.graphs, self.vector_settings())?;
         Ok(ShardStats {
+            number_of_embeddings,
+            number_of_embedded_documents,
             number_of_documents,
             raw_document_bytes,
             average_document_bytes: raw_document_bytes

@@ -17,8 +17,9 @@ use crate::index::keys::{decode_bitmap, decode_u64, encode_bitmap, encode_u64};
 use crate::index::trees::{
     META_APPLIED_BATCH, META_DICTIONARY, META_DICTIONARY_TRAINED_AT, META_DOCUMENT_BYTES,
     META_DOCUMENT_IDS, META_FREE_IDS, META_NEXT_DICTIONARY_ID, META_NEXT_ID, META_SETTINGS,
-    META_TEXT_SETTINGS, META_TREE,
+    META_TEXT_SETTINGS, META_TREE, META_VECTOR_SETTINGS,
 };
+use crate::vectors::VectorSettings;
 
 /// One past the largest internal document id.
 pub const DOCUMENT_ID_COUNT_MAX: u64 = 1 << 32;
@@ -38,6 +39,8 @@ pub struct ShardState {
     pub next_dictionary_id: u32,
     /// Live documents when a dictionary was last trained (or training failed); 0 before.
     pub dictionary_trained_at: u64,
+    /// The embedder slots.
+    pub vector_settings: VectorSettings,
 }
 
 fn decode_u32(bytes: &[u8], what: &str) -> ShardResult<u32> {
@@ -81,6 +84,9 @@ fn read_record(get: &dyn Fn(&[u8]) -> Record) -> ShardResult<ShardState> {
     if let Some(bytes) = get(META_DICTIONARY_TRAINED_AT)? {
         state.dictionary_trained_at = decode_u64(&bytes, "dictionary trained at")?;
     }
+    if let Some(bytes) = get(META_VECTOR_SETTINGS)? {
+        state.vector_settings = VectorSettings::from_bytes(&bytes)?;
+    }
     Ok(state)
 }
 
@@ -122,6 +128,9 @@ impl ShardState {
             META_DICTIONARY_TRAINED_AT,
             &encode_u64(self.dictionary_trained_at),
         )?;
+        if self.vector_settings.next_slot > 0 {
+            tree.put(META_VECTOR_SETTINGS, &self.vector_settings.to_bytes())?;
+        }
         Ok(())
     }
 

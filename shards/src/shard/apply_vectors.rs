@@ -1,0 +1,160 @@
+//! The vector side of applying a document: its `_vectors` taken out of what is stored, and
+//! its embeddings recorded as the batch's pending vector changes.
+//!
+//! Rules (Meilisearch's): an embedder the document gives no entry for keeps the embeddings
+//! the document had; a document the batch creates must give an entry for every embedder that
+//! requires one (`userProvided`), `null` or `[]` opting out.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::PreparedBatch;
+use crate::error::{ShardError, ShardResult, VectorsErrorKind};
+use crate::vectors::{SlotVectors, VECTORS_FIELD, take_vectors};
+
+impl PreparedBatch {
+    /// `document` without the entries of the shard's embedders, and those entries.
+    pub(in crate::shard) fn split_vectors<'d>(
+        &self,
+        external_id: &str,
+        document: &'d Map<String, Value>,
+    ) -> ShardResult<(Cow<'d, Map<String, Value>>, Vec<SlotVectors>)> {
+        let settings = &self.state.vector_settings;
+        if settings.is_empty() || !document.contains_key(VECTORS_FIELD) {
+            return Ok((Cow::Borrowed(document), Vec::new()));
+        }
+        let mut owned = document.clone();
+        let vectors = take_vectors(&mut owned, settings, external_id)?;
+        Ok((Cow::Owned(owned), vectors))
+    }
+
+    /// Records the embeddings document `id` gives; a `created` document must give every
+    /// embedder that requires them.
+    pub(in crate::shard) fn record_vectors(
+        &mut self,
+        external_id: &str,
+        id: u32,
+        vectors: Vec<SlotVectors>,
+        created: bool,
+    ) -> ShardResult<()> {
+        if created {
+            self.check_required_vectors(external_id, &vectors)?;
+        }
+        for given in vectors {
+            self.vectors
+                .set(given.slot, id, given.embeddings, given.regenerate);
+        }
+        Ok(())
+    }
+
+    fn check_required_vectors(
+        &self,
+        external_id: &str,
+        vectors: &[SlotVectors],
+    ) -> ShardResult<()> {
+        let missing = self.state.vector_settings.slots.iter().find(|slot| {
+            slot.requires_vectors && !vectors.iter().any(|given| given.slot == slot.slot)
+        });
+        match missing {
+            None => Ok(()),
+            Some(slot) => Err(ShardError::InvalidDocumentVectors {
+                kind: VectorsErrorKind::Missing,
+                message: format!(
+                    "While embedding documents for embedder `{name}`: no vectors provided for document `{external_id}`\n- Note: `{name}` has `source: userProvided`, so documents must provide embeddings as an array in `_vectors.{name}`.\n- Hint: opt-out for a document with `_vectors.{name}: null`",
+                    name = slot.name
+                ),
+            }),
+        }
+    }
+}
+
+impl PreparedBatch {
+    /// A batch that changes the embedders in `transaction` (see [`Self::adopt_stored_vectors`]).
+    pub(in crate::shard) fn for_embedders(
+        transaction: storage_engine::WriteTransaction,
+        state: crate::shard::state::ShardState,
+        decoders: &std::sync::Arc<crate::index::document_codec::DecoderCache>,
+        pending_bytes_max: usize,
+        graphs: &std::sync::Arc<crate::vectors::GraphSet>,
+    ) -> ShardResult<PreparedBatch> {
+        let analyzer = crate::analysis::Analyzer::new(&state.text_settings);
+        let mut batch =
+            PreparedBatch::for_rebuild(transaction, state, analyzer, decoders, pending_bytes_max)?;
+        batch.graphs = std::sync::Arc::clone(graphs);
+        Ok(batch)
+    }
+
+    /// The slots of this batch's state.
+    pub(in crate::shard) fn vector_settings_mut(&mut self) -> &mut crate::vectors::VectorSettings {
+        &mut self.state.vector_settings
+    }
+
+    /// Moves the `_vectors` entries stored documents keep for the embedders of `names` (given
+    /// before those embedders existed) into their graphs, as Meilisearch adopts them.
+    pub(in crate::shard) fn adopt_stored_vectors(&mut self, names: &[String]) -> ShardResult<()> {
+        let mut adopted = self.state.vector_settings.clone();
+        adopted.slots.retain(|slot| names.contains(&slot.name));
+        if adopted.is_empty() {
+            return Ok(());
+        }
+        for id in self.live_ids() {
+            let stored = self.stored_document(id)?;
+            let mut document = self.decode(&stored)?;
+            if !document.contains_key(VECTORS_FIELD) {
+                continue;
+            }
+            let taken = take_vectors(&mut document, &adopted, &id.to_string())?;
+            if taken.is_empty() {
+                continue;
+            }
+            let encoded = self.encode(&crate::index::document_codec::document_json(&document))?;
+            self.state.document_bytes =
+                self.state.document_bytes.saturating_sub(stored.len() as u64) + encoded.len() as u64;
+            self.transaction()
+                .create_tree(crate::index::trees::DOCUMENTS_TREE)?
+                .put(&crate::index::keys::document_key(id), &encoded)?;
+            for given in taken {
+                self.vectors
+                    .set(given.slot, id, given.embeddings, given.regenerate);
+            }
+            self.rebuilt_one()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the pending vector changes and the state, and commits.
+    pub(in crate::shard) fn commit_embedders(mut self) -> ShardResult<()> {
+        let Some(transaction) = self.transaction.take() else {
+            return Ok(());
+        };
+        self.vectors
+            .flush(&transaction, &self.state.vector_settings, &self.graphs)?;
+        self.state.store(&transaction)?;
+        transaction.commit()?;
+        Ok(())
+    }
+}
+
+impl PreparedBatch {
+    /// Drops a slot's graph trees and `embeddings` entries in this batch's transaction.
+    pub(in crate::shard) fn drop_slot(&mut self, slot: &crate::vectors::EmbedderSlot) -> ShardResult<()> {
+        use crate::vectors::stored::{EMBEDDINGS_TREE, slot_range};
+        let transaction = self.transaction();
+        self.graphs.drop_trees(transaction, slot)?;
+        let tree = transaction.create_tree(EMBEDDINGS_TREE)?;
+        let (start, end) = slot_range(slot.slot);
+        let keys: Vec<Vec<u8>> = tree
+            .range(
+                std::ops::Bound::Included(start.as_slice()),
+                std::ops::Bound::Excluded(end.as_slice()),
+                storage_engine::Direction::Forward,
+            )?
+            .map(|entry| entry.map(|(key, _)| key.to_vec()))
+            .collect::<Result<_, _>>()?;
+        for key in keys {
+            tree.delete(&key)?;
+        }
+        Ok(())
+    }
+}

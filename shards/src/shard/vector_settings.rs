@@ -1,0 +1,119 @@
+//! Changing a shard's embedders, and the snapshot's vector reads: a document's embeddings in
+//! `_vectors` form, and the nearest documents to a vector.
+//!
+//! Invariant: an embedder whose slot is dropped loses its graph trees and its `embeddings`
+//! entries in the same transaction that records the new slots; its vector files are removed
+//! only once that transaction committed.
+
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value, json};
+
+use super::state::ShardState;
+use super::{PreparedBatch, Shard, ShardSnapshot};
+use crate::error::ShardResult;
+use crate::vectors::reads::{embeddings_of, nearest};
+use crate::vectors::{EmbedderSlot, EmbedderSpec, VECTORS_FIELD, VectorHit};
+
+
+impl Shard {
+    /// Makes the shard's embedders `specs`; returns whether anything changed. An embedder
+    /// whose dimensions or quantization change starts empty.
+    pub fn set_embedders(&self, specs: &[EmbedderSpec]) -> ShardResult<bool> {
+        let transaction = self.database.begin_write()?;
+        let state = ShardState::load_write(&transaction)?;
+        let mut batch = PreparedBatch::for_embedders(
+            transaction,
+            state,
+            self.views.decoders(),
+            self.pending_changes_bytes(),
+            &self.graphs,
+        )?;
+        let before = batch.vector_settings_mut().clone();
+        let changes = batch.vector_settings_mut().reconcile(specs)?;
+        if !changes.changed {
+            return Ok(false);
+        }
+        for slot in &changes.dropped {
+            batch.drop_slot(slot)?;
+        }
+        let added: Vec<String> = batch
+            .vector_settings_mut()
+            .slots
+            .iter()
+            .filter(|slot| before.slots.iter().all(|old| old.slot != slot.slot))
+            .map(|slot| slot.name.clone())
+            .collect();
+        batch.adopt_stored_vectors(&added)?;
+        batch.commit_embedders()?;
+        for slot in &changes.dropped {
+            self.graphs.remove_files(slot);
+        }
+        Ok(true)
+    }
+}
+
+impl ShardSnapshot {
+    /// The slot of embedder `name`, if the shard keeps vectors for it.
+    pub fn embedder_slot(&self, name: &str) -> Option<&EmbedderSlot> {
+        self.vector_settings().slot(name)
+    }
+
+    /// Document `id`'s `_vectors` as Meilisearch shows them with `retrieveVectors`: every
+    /// embedder's `{"embeddings", "regenerate"}` (none given: empty and not regenerated),
+    /// after the entries of unknown embedders the stored document keeps.
+    pub fn vectors_of(&self, id: u32, stored: Option<&Value>) -> ShardResult<Value> {
+        let mut vectors = match stored {
+            Some(Value::Object(entries)) => entries.clone(),
+            _ => Map::new(),
+        };
+        for slot in &self.vector_settings().slots {
+            let entry = match embeddings_of(self.read_transaction(), slot, id)? {
+                Some(stored) => json!({
+                    "embeddings": stored.embeddings,
+                    "regenerate": stored.regenerate,
+                }),
+                None => json!({ "embeddings": [], "regenerate": false }),
+            };
+            vectors.insert(slot.name.clone(), entry);
+        }
+        Ok(Value::Object(vectors))
+    }
+
+    /// Puts document `id`'s `_vectors` into `document` (see [`ShardSnapshot::vectors_of`]).
+    pub fn attach_vectors(&self, id: u32, document: &mut Map<String, Value>) -> ShardResult<()> {
+        let vectors = self.vectors_of(id, document.get(VECTORS_FIELD))?;
+        document.insert(VECTORS_FIELD.to_owned(), vectors);
+        Ok(())
+    }
+
+    /// The embeddings document `id` keeps for embedder `name`.
+    pub fn embeddings(&self, name: &str, id: u32) -> ShardResult<Vec<Vec<f32>>> {
+        let Some(slot) = self.embedder_slot(name) else {
+            return Ok(Vec::new());
+        };
+        Ok(embeddings_of(self.read_transaction(), slot, id)?
+            .map(|stored| stored.embeddings)
+            .unwrap_or_default())
+    }
+
+    /// The `limit` documents of `candidates` closest to `vector` for embedder `name`.
+    pub fn nearest_documents(
+        &self,
+        name: &str,
+        vector: &[f32],
+        limit: usize,
+        candidates: Option<&RoaringBitmap>,
+    ) -> ShardResult<Vec<VectorHit>> {
+        let Some(slot) = self.embedder_slot(name) else {
+            return Ok(Vec::new());
+        };
+        nearest(
+            self.read_transaction(),
+            self.graphs(),
+            slot,
+            vector,
+            limit,
+            candidates,
+        )
+    }
+}

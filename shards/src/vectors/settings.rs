@@ -1,0 +1,184 @@
+//! Which embedders a shard keeps vectors for: one slot per embedder, each with its own graph.
+//!
+//! A slot number names the embedder's graph (`graph_name`) and prefixes its entries in the
+//! `embeddings` tree (see `stored`), so an embedder that is dropped and added again under the
+//! same name starts a fresh graph instead of reading the old one's vectors.
+//!
+//! Invariants: slot numbers are unique and below `next_slot`, which only grows; names are
+//! unique; `dimensions` is between 1 and the vector store's `DIMENSIONS_MAX`.
+
+use serde::{Deserialize, Serialize};
+use storage_engine::vector::parameters::DIMENSIONS_MAX;
+use storage_engine::vector::{GraphParameters, Metric};
+
+use crate::error::{ShardError, ShardResult};
+
+/// One embedder's vectors in a shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedderSlot {
+    /// The embedder's name in the index settings.
+    pub name: String,
+    /// The slot number (graph and tree prefix).
+    pub slot: u16,
+    /// Length of every vector.
+    pub dimensions: usize,
+    /// Whether the graph navigates 1-bit codes (full vectors are kept for re-scoring).
+    pub binary_quantized: bool,
+    /// Whether a new document must give this embedder's vectors (`userProvided`: nothing else
+    /// can compute them).
+    #[serde(default)]
+    pub requires_vectors: bool,
+}
+
+impl EmbedderSlot {
+    /// The name of this slot's graph in the vector store.
+    pub fn graph_name(&self) -> String {
+        format!("embedder{}", self.slot)
+    }
+
+    /// The graph parameters of this slot: cosine, as Meilisearch compares embeddings.
+    pub fn graph_parameters(&self) -> GraphParameters {
+        let mut parameters = GraphParameters::new(Metric::Cosine, self.dimensions);
+        parameters.binary_quantized = self.binary_quantized;
+        parameters
+    }
+}
+
+/// What an embedder needs from the shard: its name, dimensions and quantization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedderSpec {
+    pub name: String,
+    pub dimensions: usize,
+    pub binary_quantized: bool,
+    /// See [`EmbedderSlot::requires_vectors`].
+    pub requires_vectors: bool,
+}
+
+/// Every embedder slot of a shard.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VectorSettings {
+    pub slots: Vec<EmbedderSlot>,
+    pub next_slot: u16,
+}
+
+/// What changing the embedders does to the slots.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SlotChanges {
+    /// Slots whose graph and vectors are dropped (embedder removed, or its dimensions or
+    /// quantization changed).
+    pub dropped: Vec<EmbedderSlot>,
+    /// Whether anything changed.
+    pub changed: bool,
+}
+
+impl VectorSettings {
+    /// The slot of embedder `name`.
+    pub fn slot(&self, name: &str) -> Option<&EmbedderSlot> {
+        self.slots.iter().find(|slot| slot.name == name)
+    }
+
+    /// Whether the shard keeps any vectors.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Makes the slots match `specs`: an embedder whose dimensions or quantization changed
+    /// gets a fresh slot (its vectors no longer fit the old graph), a removed one loses its
+    /// slot, a new one gets one.
+    pub fn reconcile(&mut self, specs: &[EmbedderSpec]) -> ShardResult<SlotChanges> {
+        let mut changes = SlotChanges::default();
+        let mut kept = Vec::with_capacity(specs.len());
+        for slot in std::mem::take(&mut self.slots) {
+            let same = specs.iter().any(|spec| {
+                spec.name == slot.name
+                    && spec.dimensions == slot.dimensions
+                    && spec.binary_quantized == slot.binary_quantized
+            });
+            if same {
+                let mut slot = slot;
+                let requires = specs
+                    .iter()
+                    .any(|spec| spec.name == slot.name && spec.requires_vectors);
+                if slot.requires_vectors != requires {
+                    slot.requires_vectors = requires;
+                    changes.changed = true;
+                }
+                kept.push(slot);
+            } else {
+                changes.dropped.push(slot);
+                changes.changed = true;
+            }
+        }
+        for spec in specs {
+            if kept.iter().any(|slot| slot.name == spec.name) {
+                continue;
+            }
+            check_dimensions(spec.dimensions)?;
+            kept.push(EmbedderSlot {
+                name: spec.name.clone(),
+                slot: self.next_slot,
+                dimensions: spec.dimensions,
+                binary_quantized: spec.binary_quantized,
+                requires_vectors: spec.requires_vectors,
+            });
+            self.next_slot = self
+                .next_slot
+                .checked_add(1)
+                .ok_or_else(|| ShardError::InvalidSetting("too many embedder changes".into()))?;
+            changes.changed = true;
+        }
+        self.slots = kept;
+        Ok(changes)
+    }
+
+    /// Persisted form (JSON).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Reads the persisted form.
+    pub fn from_bytes(bytes: &[u8]) -> ShardResult<VectorSettings> {
+        serde_json::from_slice(bytes).map_err(|_| ShardError::corrupted("vector settings"))
+    }
+}
+
+fn check_dimensions(dimensions: usize) -> ShardResult<()> {
+    if dimensions == 0 || dimensions > DIMENSIONS_MAX {
+        return Err(ShardError::InvalidSetting(format!(
+            "an embedder's dimensions must be between 1 and {DIMENSIONS_MAX}"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, dimensions: usize) -> EmbedderSpec {
+        EmbedderSpec {
+            name: name.into(),
+            dimensions,
+            binary_quantized: false,
+            requires_vectors: true,
+        }
+    }
+
+    #[test]
+    fn a_changed_embedder_gets_a_fresh_slot_and_the_old_one_is_dropped() {
+        let mut settings = VectorSettings::default();
+        settings.reconcile(&[spec("a", 3), spec("b", 4)]).unwrap();
+        assert_eq!(settings.slot("a").unwrap().slot, 0);
+        let changes = settings.reconcile(&[spec("a", 3), spec("b", 5)]).unwrap();
+        assert_eq!(changes.dropped.len(), 1);
+        assert_eq!(changes.dropped[0].slot, 1);
+        assert_eq!(settings.slot("b").unwrap().slot, 2);
+        let unchanged = settings.reconcile(&[spec("a", 3), spec("b", 5)]).unwrap();
+        assert!(!unchanged.changed);
+        let bytes = settings.to_bytes();
+        assert_eq!(VectorSettings::from_bytes(&bytes).unwrap(), settings);
+    }
+}

@@ -1,0 +1,155 @@
+//! The `embeddings` tree: every document's embeddings as the user gave them (the graph keeps
+//! them normalised), and the owners of the extra vectors of documents with several.
+//!
+//! Keys start with the slot (u16 BE) and a kind byte:
+//! - `slot ‖ 0 ‖ internal id (u32 BE)` → `regenerate (u8) ‖ count (u32 LE) ‖ count graph
+//!   ids (u32 LE) ‖ count × dimensions floats (f32 LE)`: the document's embeddings and the
+//!   graph id each is stored under (the first under the document's own id, the others under
+//!   extra ids);
+//! - `slot ‖ 1 ‖ extra id (u32 BE)` → owner internal id (u32 LE);
+//! - `slot ‖ 2` → the next extra id (u32 LE).
+//!
+//! Invariants: an extra id is at least [`EXTRA_VECTOR_ID_BASE`] and is never reused by a
+//! slot; a graph id below the base is the internal id of the document it belongs to; a
+//! document's entry exists exactly when it gave (or kept) embeddings for the slot, even none.
+
+use crate::error::{ShardError, ShardResult};
+
+/// The tree's name.
+pub const EMBEDDINGS_TREE: &str = "embeddings";
+/// The first graph id of a document's second, third… vector: internal ids stay below it, so
+/// a graph id tells at once whether it needs the owner look-up.
+pub const EXTRA_VECTOR_ID_BASE: u32 = 1 << 31;
+
+const DOCUMENT_KIND: u8 = 0;
+const EXTRA_KIND: u8 = 1;
+const NEXT_EXTRA_KIND: u8 = 2;
+
+/// One document's embeddings for one slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEmbeddings {
+    pub regenerate: bool,
+    /// The graph id of each embedding.
+    pub graph_ids: Vec<u32>,
+    pub embeddings: Vec<Vec<f32>>,
+}
+
+/// The key of a document's entry.
+pub fn document_key(slot: u16, internal_id: u32) -> [u8; 7] {
+    key(slot, DOCUMENT_KIND, internal_id)
+}
+
+/// The key of an extra vector's owner.
+pub fn extra_key(slot: u16, extra_id: u32) -> [u8; 7] {
+    key(slot, EXTRA_KIND, extra_id)
+}
+
+/// The key of a slot's next extra id.
+pub fn next_extra_key(slot: u16) -> [u8; 3] {
+    let [high, low] = slot.to_be_bytes();
+    [high, low, NEXT_EXTRA_KIND]
+}
+
+/// The first key of a slot and the first key past it.
+pub fn slot_range(slot: u16) -> (Vec<u8>, Vec<u8>) {
+    let start = slot.to_be_bytes().to_vec();
+    let end = match slot.checked_add(1) {
+        Some(next) => next.to_be_bytes().to_vec(),
+        None => vec![0xFF, 0xFF, 0xFF],
+    };
+    (start, end)
+}
+
+/// The first key of a slot's extra owners and the first key past them.
+pub fn extra_range(slot: u16) -> ([u8; 3], [u8; 3]) {
+    let [high, low] = slot.to_be_bytes();
+    ([high, low, EXTRA_KIND], [high, low, EXTRA_KIND + 1])
+}
+
+fn key(slot: u16, kind: u8, id: u32) -> [u8; 7] {
+    let mut key = [0_u8; 7];
+    key[..2].copy_from_slice(&slot.to_be_bytes());
+    key[2] = kind;
+    key[3..].copy_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// The id in a document or extra key.
+pub fn id_of_key(key: &[u8]) -> ShardResult<u32> {
+    let bytes: [u8; 4] = key
+        .get(3..7)
+        .and_then(|bytes| bytes.try_into().ok())
+        .ok_or_else(|| ShardError::corrupted("embeddings key"))?;
+    Ok(u32::from_be_bytes(bytes))
+}
+
+/// Encodes a document's entry.
+pub fn encode(stored: &StoredEmbeddings) -> Vec<u8> {
+    debug_assert_eq!(stored.graph_ids.len(), stored.embeddings.len());
+    let floats: usize = stored.embeddings.iter().map(Vec::len).sum();
+    let mut bytes = Vec::with_capacity(5 + 4 * stored.graph_ids.len() + 4 * floats);
+    bytes.push(u8::from(stored.regenerate));
+    bytes.extend_from_slice(&(stored.graph_ids.len() as u32).to_le_bytes());
+    for id in &stored.graph_ids {
+        bytes.extend_from_slice(&id.to_le_bytes());
+    }
+    for value in stored.embeddings.iter().flatten() {
+        bytes.extend_from_slice(&value.to_le_bytes());
+    }
+    bytes
+}
+
+/// Decodes a document's entry of `dimensions`-long embeddings.
+pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> {
+    let corrupted = || ShardError::corrupted("stored embeddings");
+    let (&regenerate, rest) = bytes.split_first().ok_or_else(corrupted)?;
+    let count = read_u32(rest, 0).ok_or_else(corrupted)? as usize;
+    let floats_start = 4 + 4 * count;
+    if rest.len() != floats_start + 4 * count * dimensions {
+        return Err(corrupted());
+    }
+    let graph_ids = (0..count)
+        .map(|index| read_u32(rest, 4 + 4 * index).ok_or_else(corrupted))
+        .collect::<ShardResult<Vec<u32>>>()?;
+    let floats: Vec<f32> = rest[floats_start..]
+        .chunks_exact(4)
+        .map(|chunk| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]))
+        .collect();
+    let embeddings = if dimensions == 0 {
+        Vec::new()
+    } else {
+        floats.chunks(dimensions).map(<[f32]>::to_vec).collect()
+    };
+    Ok(StoredEmbeddings {
+        regenerate: regenerate != 0,
+        graph_ids,
+        embeddings,
+    })
+}
+
+/// A `u32` (LE) at `offset`.
+pub fn read_u32(bytes: &[u8], offset: usize) -> Option<u32> {
+    let slice: [u8; 4] = bytes.get(offset..offset + 4)?.try_into().ok()?;
+    Some(u32::from_le_bytes(slice))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_keys_sort_by_slot_kind_and_id() {
+        let stored = StoredEmbeddings {
+            regenerate: true,
+            graph_ids: vec![7, EXTRA_VECTOR_ID_BASE],
+            embeddings: vec![vec![1.0, 2.0], vec![-0.5, 0.25]],
+        };
+        assert_eq!(decode(&encode(&stored), 2).unwrap(), stored);
+        assert!(decode(&encode(&stored), 3).is_err());
+        assert!(document_key(1, 9) < extra_key(1, 0));
+        assert!(extra_key(1, u32::MAX) < next_extra_key(1).to_vec().as_slice());
+        assert!(next_extra_key(1).as_slice() < document_key(2, 0).as_slice());
+        assert_eq!(id_of_key(&document_key(3, 12)).unwrap(), 12);
+    }
+}
