@@ -645,6 +645,14 @@ pub fn shard_error(error: shards::shard::ShardError) -> ResponseError {
             Code::MaxFieldsLimitExceeded,
             ShardError::TooManyFields.to_string(),
         ),
+        ShardError::InvalidDocumentVectors { kind, message } => {
+            let code = match kind {
+                shards::error::VectorsErrorKind::Dimensions => Code::InvalidVectorDimensions,
+                shards::error::VectorsErrorKind::Type => Code::InvalidVectorsType,
+                shards::error::VectorsErrorKind::Missing => Code::VectorEmbeddingError,
+            };
+            ResponseError::new(code, message)
+        }
         other => ResponseError::internal(other),
     }
 }

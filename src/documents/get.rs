@@ -18,6 +18,7 @@ pub async fn get_document(
     record: &IndexRecord,
     document_id: &str,
     fields: Option<Vec<String>>,
+    retrieve_vectors: bool,
 ) -> Result<Option<Map<String, Value>>, ResponseError> {
     let names = record.shard_names();
     let shard = shards::rendezvous::rendezvous_winner_position(&names, document_id)
@@ -26,6 +27,7 @@ pub async fn get_document(
     let request = GetDocument {
         external_id: document_id.to_owned(),
         fields,
+        retrieve_vectors,
     };
     coordinator
         .ask_shard(&record.shard_set(), shard, request)

@@ -29,6 +29,7 @@ pub struct ListingQuery {
     pub ids: Option<Vec<String>>,
     pub filter: Option<Filter>,
     pub sort: Vec<SortRule>,
+    pub retrieve_vectors: bool,
 }
 
 /// The page of documents `query` selects in `record`, and the number of matches.
@@ -50,6 +51,7 @@ pub async fn list_page(
             ids: query.ids.clone(),
             sort: query.sort.clone(),
             fields: shard_fields.clone(),
+            retrieve_vectors: query.retrieve_vectors,
         })
         .await;
     let mut pages = Vec::with_capacity(answers.len());

@@ -17,16 +17,45 @@ use crate::errors::{Code, ResponseError, shard_error};
 pub struct GetDocument {
     pub external_id: String,
     pub fields: Option<Vec<String>>,
+    /// Attach the document's embeddings as `_vectors` (`retrieveVectors`).
+    pub retrieve_vectors: bool,
 }
 
 impl ShardRead for GetDocument {
     type Answer = Option<Map<String, Value>>;
 
     fn read(self, snapshot: &ShardSnapshot) -> Result<Self::Answer, ResponseError> {
-        snapshot
-            .document(&self.external_id, self.fields.as_deref())
-            .map_err(shard_error)
+        let Some(id) = snapshot
+            .internal_id(&self.external_id)
+            .map_err(shard_error)?
+        else {
+            return Ok(None);
+        };
+        let Some(mut document) = snapshot
+            .document_by_id(id, self.fields.as_deref())
+            .map_err(shard_error)?
+        else {
+            return Ok(None);
+        };
+        if self.retrieve_vectors {
+            attach_vectors(snapshot, id, &mut document)?;
+        }
+        Ok(Some(document))
     }
+}
+
+/// Adds document `id`'s embeddings to `document` as `_vectors`, when the index has embedders.
+pub fn attach_vectors(
+    snapshot: &ShardSnapshot,
+    id: u32,
+    document: &mut Map<String, Value>,
+) -> Result<(), ResponseError> {
+    if snapshot.vector_settings().is_empty() {
+        return Ok(());
+    }
+    snapshot
+        .attach_vectors(id, document)
+        .map_err(shard_error)
 }
 
 /// The first `needed` documents of a listing, with the number of matches.
@@ -37,6 +66,8 @@ pub struct ListDocuments {
     pub ids: Option<Vec<String>>,
     pub sort: Vec<SortRule>,
     pub fields: Option<Vec<String>>,
+    /// Attach each document's embeddings as `_vectors` (`retrieveVectors`).
+    pub retrieve_vectors: bool,
 }
 
 /// A listed document: its shard-local order key and its body.
@@ -67,13 +98,16 @@ impl ShardRead for ListDocuments {
         let (page, total) = snapshot
             .documents(&query, self.fields.as_deref())
             .map_err(shard_error)?;
-        let documents = page
-            .into_iter()
-            .map(|(internal_id, document)| ListedDocument {
+        let mut documents = Vec::with_capacity(page.len());
+        for (internal_id, mut document) in page {
+            if self.retrieve_vectors {
+                attach_vectors(snapshot, internal_id, &mut document)?;
+            }
+            documents.push(ListedDocument {
                 internal_id,
                 document,
-            })
-            .collect();
+            });
+        }
         Ok(DocumentPage { documents, total })
     }
 }

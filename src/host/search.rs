@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 use shards::filter::Filter;
-use shards::search::{FieldFacetCounts, SearchQuery, ShardHit};
+use shards::search::{FieldFacetCounts, SearchQuery, ShardHit, VectorQuery};
+use shards::vectors::VECTORS_FIELD;
 use shards::shard::{ShardSnapshot, StoredDocument};
 
 use super::filter_ids;
@@ -29,6 +30,10 @@ pub struct ShardSearchRequest {
     pub filter: Option<Filter>,
     /// `facets`, when given.
     pub facets: Option<Vec<String>>,
+    /// A semantic search instead of the keyword one (its candidates come from `filter`).
+    pub vector: Option<VectorQuery>,
+    /// Attach each hit's embeddings (`retrieveVectors`).
+    pub retrieve_vectors: bool,
 }
 
 /// A hit with its document.
@@ -44,12 +49,23 @@ pub struct ShardSearchHit {
 pub struct ShardFoundHit {
     pub hit: ShardHit,
     pub document: StoredDocument,
+    /// The embeddings of the embedders (`_vectors` entries), when asked for.
+    pub vectors: Option<Value>,
 }
 
 impl ShardFoundHit {
     /// The hit with its decoded document.
     pub fn decoded(self) -> Result<ShardSearchHit, ResponseError> {
-        let document = self.document.decode().map_err(shard_error)?;
+        let mut document = self.document.decode().map_err(shard_error)?;
+        if let Some(Value::Object(vectors)) = self.vectors {
+            let entry = document
+                .entry(VECTORS_FIELD)
+                .or_insert_with(|| Value::Object(Map::new()));
+            match entry {
+                Value::Object(stored) => stored.extend(vectors),
+                other => *other = Value::Object(vectors),
+            }
+        }
         Ok(ShardSearchHit {
             hit: self.hit,
             document,
@@ -75,7 +91,15 @@ fn search_shard(
     request: ShardSearchRequest,
 ) -> Result<ShardSearchAnswer, ResponseError> {
     let query = resolved_query(snapshot, &request)?;
-    let found = snapshot.search(&query).map_err(shard_error)?;
+    let found = match &request.vector {
+        Some(vector) => {
+            let mut vector = vector.clone();
+            vector.candidates = query.candidates.clone();
+            snapshot.vector_search(&vector)
+        }
+        None => snapshot.search(&query),
+    }
+    .map_err(shard_error)?;
     let facets = request.facets;
     let facets = match &facets {
         Some(requested) => Some(
@@ -91,7 +115,16 @@ fn search_shard(
             .stored_document(hit.id)
             .map_err(shard_error)?
             .ok_or_else(|| ResponseError::internal("a hit without its document"))?;
-        hits.push(ShardFoundHit { hit, document });
+        let vectors = if request.retrieve_vectors && !snapshot.vector_settings().is_empty() {
+            Some(snapshot.vectors_of(hit.id, None).map_err(shard_error)?)
+        } else {
+            None
+        };
+        hits.push(ShardFoundHit {
+            hit,
+            document,
+            vectors,
+        });
     }
     Ok(ShardSearchAnswer {
         hits,
@@ -179,5 +212,11 @@ pub fn matching_documents(
 ) -> Result<roaring::RoaringBitmap, ResponseError> {
     let mut query = resolved_query(snapshot, request)?;
     query.limit = 0;
+    if request.vector.is_some() {
+        // A semantic search matches its whole universe.
+        return Ok(query
+            .candidates
+            .unwrap_or_else(|| snapshot.document_ids().clone()));
+    }
     Ok(snapshot.search(&query).map_err(shard_error)?.matching)
 }

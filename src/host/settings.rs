@@ -1,5 +1,6 @@
 //! The settings a shard keeps itself: [`SetFacetSettings`] (filterable and sortable
-//! attributes) and [`SetTextSettings`] (what the inverted index and ranking depend on).
+//! attributes), [`SetTextSettings`] (what the inverted index and ranking depend on) and
+//! [`SetEmbedders`] (the embedders whose vectors it keeps).
 //!
 //! Invariant: each is committed at once and idempotent; a change that touches what an index
 //! was built from rebuilds it on the core's helper thread.
@@ -50,6 +51,27 @@ impl ShardRequest for SetTextSettings {
         let shard = host.shard(&address)?;
         let settings = self.settings;
         crate::runtime::blocking::run(move || shard.set_text_settings(*settings))
+            .await
+            .map(drop)
+            .map_err(shard_error)
+    }
+}
+
+/// Replaces the embedders the shard keeps vectors for; a new embedder adopts the `_vectors`
+/// entries stored documents already give it.
+#[derive(Debug)]
+pub struct SetEmbedders {
+    pub specs: Vec<shards::vectors::EmbedderSpec>,
+}
+
+impl ShardRequest for SetEmbedders {
+    type Answer = ();
+    const IS_WRITE: bool = true;
+
+    async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<(), ResponseError> {
+        let shard = host.shard(&address)?;
+        let specs = self.specs;
+        crate::runtime::blocking::run(move || shard.set_embedders(&specs))
             .await
             .map(drop)
             .map_err(shard_error)

@@ -25,6 +25,7 @@ pub async fn index_stats(
     let mut documents = 0u64;
     let mut raw_bytes = 0u64;
     let mut distribution: std::collections::BTreeMap<String, u64> = Default::default();
+    let (mut embeddings, mut embedded_documents) = (0u64, 0u64);
     for answer in coordinator
         .ask_every_shard(&record.shard_set(), |_| Stats)
         .await
@@ -32,6 +33,8 @@ pub async fn index_stats(
         let stats = answer?;
         documents += stats.number_of_documents;
         raw_bytes += stats.raw_document_bytes;
+        embeddings += stats.number_of_embeddings;
+        embedded_documents += stats.number_of_embedded_documents;
         for (field, count) in stats.field_distribution {
             *distribution.entry(field).or_default() += count;
         }
@@ -42,8 +45,8 @@ pub async fn index_stats(
         "rawDocumentDbSize": raw_bytes,
         "avgDocumentSize": raw_bytes.checked_div(documents).unwrap_or(0),
         "isIndexing": is_indexing,
-        "numberOfEmbeddings": 0,
-        "numberOfEmbeddedDocuments": 0,
+        "numberOfEmbeddings": embeddings,
+        "numberOfEmbeddedDocuments": embedded_documents,
         "fieldDistribution": distribution,
     }))
 }

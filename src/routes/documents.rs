@@ -377,10 +377,17 @@ pub async fn get_one(
     checked_path_uid(index_uid)?;
     let record = services.coordinator.index(index_uid)?;
     let fields = query.fields.as_deref().map(comma_list);
-    let answer = get_document(&services.coordinator, &record, document_id, fields).await?;
+    let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
+    let answer = get_document(
+        &services.coordinator,
+        &record,
+        document_id,
+        fields,
+        retrieve,
+    )
+    .await?;
     match answer {
         Some(document) => {
-            let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
             Ok(json(200, &Value::Object(with_vectors(document, retrieve))))
         }
         None => Err(ResponseError::document_not_found(document_id)),
@@ -487,6 +494,7 @@ async fn list_documents(
         ids: listing.ids,
         filter: listing.filter,
         sort: listing.sort,
+        retrieve_vectors: listing.retrieve_vectors,
     };
     let (page, total) = list_page(&services.coordinator, &record, query).await?;
     let results: Vec<Value> = page

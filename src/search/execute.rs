@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use shards::search::{MatchingStrategy, SearchQuery, compare_details};
+use shards::search::{MatchingStrategy, SearchQuery, VectorQuery, compare_details};
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
@@ -46,6 +46,10 @@ pub struct SearchOutcome {
     pub query_languages: Vec<String>,
     /// The summed facet counts, when `facets` was given.
     pub facets: Option<MergedFacets>,
+    /// Hits of the window that came from the semantic ranking (a `hybrid` search only).
+    pub semantic_hit_count: Option<u32>,
+    /// The vector the semantic ranking searched with.
+    pub query_vector: Option<Vec<f32>>,
 }
 
 /// What every shard is asked for `prepared` (before index-wide term counts are added).
@@ -54,6 +58,8 @@ pub fn shard_request(prepared: &PreparedSearch) -> ShardSearchRequest {
         query: shard_query(prepared),
         filter: prepared.filter.clone(),
         facets: prepared.body.facets.clone(),
+        vector: None,
+        retrieve_vectors: prepared.body.retrieve_vectors,
     }
 }
 
@@ -87,17 +93,37 @@ pub fn canonical_locales(locales: &[Locale]) -> Vec<String> {
         .collect()
 }
 
-/// Runs `prepared` on every shard of `record` and merges the answers.
+/// Runs `prepared` on every shard of `record` and merges the answers: a keyword search, or
+/// a semantic or hybrid one ([`super::hybrid`]).
 pub async fn execute(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
     prepared: &PreparedSearch,
 ) -> Result<SearchOutcome, ResponseError> {
+    match &prepared.semantic {
+        Some(semantic) => super::hybrid::execute_hybrid(coordinator, record, prepared, semantic).await,
+        None => execute_ranked(coordinator, record, prepared, None).await,
+    }
+}
+
+/// Runs `prepared` on every shard of `record`, ranked by the keyword rules or, with
+/// `vector`, by similarity, and merges the answers.
+pub async fn execute_ranked(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+    vector: Option<VectorQuery>,
+) -> Result<SearchOutcome, ResponseError> {
     let set = record.shard_set();
     let mut request = shard_request(prepared);
+    request.vector = vector;
     let query = &request.query;
     let has_text = query.q.as_deref().is_some_and(|q| !q.trim().is_empty());
-    if query.matching_strategy == MatchingStrategy::Frequency && has_text && set.shards > 1 {
+    if request.vector.is_none()
+        && query.matching_strategy == MatchingStrategy::Frequency
+        && has_text
+        && set.shards > 1
+    {
         request.query.term_document_counts =
             Some(term_document_counts(coordinator, record, &request.query).await?);
     }

@@ -11,6 +11,7 @@
 pub mod execute;
 pub mod facet_search;
 pub mod facets;
+pub mod hybrid;
 pub mod multi;
 pub mod parameters;
 pub mod prepare;

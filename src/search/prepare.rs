@@ -17,6 +17,7 @@ use shards::shard::SortRule;
 
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::{Code, ResponseError};
+use crate::settings::embedder_specs::{embedder_distribution, embedder_spec};
 use crate::settings::ranking_rule::RankingRule;
 
 use super::parameters::{SEARCH_LIMIT_DEFAULT, SearchBody, sort_rule_parts};
@@ -41,6 +42,21 @@ pub struct PreparedSearch {
     /// `searchCutoffMs` after the search was prepared: past it, the shards stop ranking and
     /// answer with what they have (`None` when the budget overflows the clock).
     pub deadline: Option<Instant>,
+    /// The semantic part of a `hybrid` search (`None`: keyword only).
+    pub semantic: Option<SemanticSearch>,
+}
+
+/// The semantic part of a search: the embedder, the share of the semantic ranking in the
+/// fusion, and the query vector when given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticSearch {
+    pub embedder: String,
+    /// `hybrid.semanticRatio` (1: semantic only).
+    pub ratio: f32,
+    /// `vector`; `None` means `q` is to be embedded.
+    pub vector: Option<Vec<f32>>,
+    /// The embedder's `distribution` as `(mean, sigma)`.
+    pub distribution: Option<(f64, f64)>,
 }
 
 impl PreparedSearch {
@@ -76,7 +92,7 @@ pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch,
     if let Some(attributes) = &body.attributes_to_search_on {
         check_searchable(record, attributes)?;
     }
-    check_hybrid(record, &body)?;
+    let semantic = check_hybrid(record, &body)?;
     let max_total_hits = settings.max_total_hits;
     let (offset, limit) = window(&body);
     let offset = offset.min(max_total_hits);
@@ -89,6 +105,7 @@ pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch,
         .search_cutoff_ms
         .unwrap_or(SEARCH_CUTOFF_MS_DEFAULT);
     Ok(PreparedSearch {
+        semantic,
         body,
         filter,
         sort,
@@ -281,7 +298,10 @@ fn check_searchable(record: &IndexRecord, attributes: &[String]) -> Result<(), R
 /// `hybrid`, `vector` and `media`, in Meilisearch's order of cases: a semantic ratio of 0,
 /// or no query text, vector or media, is a keyword search whatever the embedder; anything
 /// else needs the embedder to exist and vectors to search.
-fn check_hybrid(record: &IndexRecord, body: &SearchBody) -> Result<(), ResponseError> {
+fn check_hybrid(
+    record: &IndexRecord,
+    body: &SearchBody,
+) -> Result<Option<SemanticSearch>, ResponseError> {
     let has_text = body.q.as_deref().is_some_and(|q| !q.trim().is_empty());
     if body.media.is_some() && body.vector.is_some() {
         return Err(ResponseError::new(
@@ -296,7 +316,7 @@ fn check_hybrid(record: &IndexRecord, body: &SearchBody) -> Result<(), ResponseE
                 "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
             ));
         }
-        return Ok(());
+        return Ok(None);
     };
     let ratio = hybrid.semantic_ratio.unwrap_or(SEMANTIC_RATIO_DEFAULT);
     if !(0.0..=1.0).contains(&ratio) {
@@ -307,21 +327,33 @@ fn check_hybrid(record: &IndexRecord, body: &SearchBody) -> Result<(), ResponseE
     }
     let keyword_only = ratio == 0.0 || (body.media.is_none() && !has_text && body.vector.is_none());
     if keyword_only {
-        return Ok(());
+        return Ok(None);
     }
-    if !record.settings.embedders.contains_key(&hybrid.embedder) {
+    let Some(fields) = record.settings.embedders.get(&hybrid.embedder) else {
         return Err(ResponseError::new(
             Code::InvalidSearchEmbedder,
             format!("Cannot find embedder with name `{}`.", hybrid.embedder),
         ));
+    };
+    let spec = embedder_spec(&hybrid.embedder, fields);
+    if let (Some(vector), Some(spec)) = (&body.vector, &spec)
+        && vector.len() != spec.dimensions
+    {
+        return Err(ResponseError::new(
+            Code::InvalidVectorDimensions,
+            format!(
+                "Invalid vector dimensions: expected: `{}`, found: `{}`.",
+                spec.dimensions,
+                vector.len()
+            ),
+        ));
     }
-    Err(ResponseError::new(
-        Code::InvalidSearchEmbedder,
-        format!(
-            "Embedder `{}`: semantic and hybrid search are not available on this server yet; `semanticRatio: 0.0` runs the keyword search.",
-            hybrid.embedder
-        ),
-    ))
+    Ok(Some(SemanticSearch {
+        embedder: hybrid.embedder.clone(),
+        ratio,
+        vector: body.vector.clone(),
+        distribution: embedder_distribution(fields),
+    }))
 }
 
 /// Two filters AND-ed in the array form: each side's top-level items side by side.

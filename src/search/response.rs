@@ -57,6 +57,9 @@ pub fn search_result(
         "query".to_owned(),
         Value::String(body.q.clone().unwrap_or_default()),
     );
+    if let (true, Some(vector)) = (body.retrieve_vectors, &outcome.query_vector) {
+        result.insert("queryVector".to_owned(), json!(vector));
+    }
     result.insert("processingTimeMs".to_owned(), json!(processing_time_ms));
     if prepared.is_page_mode() {
         let hits_per_page = body.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT) as u64;
@@ -88,6 +91,9 @@ pub fn search_result(
         "requestUid".to_owned(),
         Value::String(request_uid.to_owned()),
     );
+    if let Some(count) = outcome.semantic_hit_count {
+        result.insert("semanticHitCount".to_owned(), json!(count));
+    }
     result
 }
 

@@ -7,6 +7,7 @@
 
 pub mod apply;
 pub mod decode;
+pub mod embedder_specs;
 pub mod embedders;
 pub mod field_view;
 pub mod locale;

@@ -81,10 +81,12 @@ mod score;
 mod sort_values;
 mod steps;
 pub mod terms;
+pub mod vector;
 mod word_pairs;
 pub mod word_positions;
 
 pub use execute::{ShardHit, ShardHits};
+pub use vector::{VectorQuery, similarity_of};
 pub use facet_counts::{ALL_FACETS, FieldFacetCounts};
 pub use query::{
     MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, SearchSort, TermKind,

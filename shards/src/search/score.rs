@@ -118,7 +118,13 @@ pub enum ScoreDetail {
     },
     /// The rules from here on did not rank the document: `searchCutoffMs` passed first.
     Skipped,
+    /// `vectorSort`: the similarity (`1 - (1 - cosine) / 2`, shifted by the embedder's
+    /// `distribution`) of the document's closest vector; `None` without a vector.
+    Vector { similarity: Option<f32> },
 }
+
+/// A similarity in ranks: `Rank`'s integer fractions hold it to this many steps.
+const SIMILARITY_STEPS: u32 = 1 << 24;
 
 impl ScoreDetail {
     /// The rank, `None` for sort rules (which do not score).
@@ -150,6 +156,10 @@ impl ScoreDetail {
                 max_rank: max_matching_words + 1,
             }),
             ScoreDetail::Sort { .. } | ScoreDetail::GeoSort { .. } => None,
+            ScoreDetail::Vector { similarity } => Some(Rank {
+                rank: (similarity.unwrap_or(0.0).clamp(0.0, 1.0) * SIMILARITY_STEPS as f32) as u32,
+                max_rank: SIMILARITY_STEPS,
+            }),
             // The lowest rank: below every document the rule did rank.
             ScoreDetail::Skipped => Some(Rank {
                 rank: 0,
@@ -205,6 +215,14 @@ pub fn compare_details(left: &[ScoreDetail], right: &[ScoreDetail]) -> Ordering 
                     value: other_value, ..
                 },
             ) => compare_points(*rule, *value, *other_value),
+            (
+                ScoreDetail::Vector { similarity },
+                ScoreDetail::Vector {
+                    similarity: other_similarity,
+                },
+            ) => other_similarity
+                .unwrap_or(-1.0)
+                .total_cmp(&similarity.unwrap_or(-1.0)),
             _ => match (left.rank(), right.rank()) {
                 (Some(left), Some(right)) => {
                     // Higher local score first; equal fractions are equal ranks.
@@ -295,6 +313,10 @@ pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<Str
             } => sort_entry(field, *ascending, value, order),
             ScoreDetail::GeoSort { rule, value } => geo_sort_entry(rule, *value, order),
             ScoreDetail::Skipped => ("skipped".to_owned(), json!({"order": order})),
+            ScoreDetail::Vector { similarity } => (
+                "vectorSort".to_owned(),
+                json!({"order": order, "similarity": similarity}),
+            ),
         };
         map.insert(name, entry);
         order += 1;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::state::ShardState;
 use super::{PreparedBatch, Shard, ShardSnapshot};
 use crate::error::ShardResult;
-use crate::vectors::reads::{embeddings_of, nearest};
+use crate::vectors::reads::{documents_with_vectors, embeddings_of, nearest};
 use crate::vectors::{EmbedderSlot, EmbedderSpec, VECTORS_FIELD, VectorHit};
 
 
@@ -115,5 +115,13 @@ impl ShardSnapshot {
             limit,
             candidates,
         )
+    }
+
+    /// The documents with at least one vector for embedder `name`.
+    pub fn documents_with_vectors(&self, name: &str) -> ShardResult<RoaringBitmap> {
+        match self.embedder_slot(name) {
+            Some(slot) => documents_with_vectors(self.read_transaction(), self.graphs(), slot),
+            None => Ok(RoaringBitmap::new()),
+        }
     }
 }

@@ -147,3 +147,22 @@ pub fn counts(
     }
     Ok((embeddings, documents.len()))
 }
+
+/// The documents with at least one vector for `slot`.
+pub fn documents_with_vectors(
+    read: &ReadTransaction,
+    graphs: &GraphSet,
+    slot: &EmbedderSlot,
+) -> ShardResult<RoaringBitmap> {
+    let Some(graph) = graphs.for_read(read, slot)? else {
+        return Ok(RoaringBitmap::new());
+    };
+    let reader = match graph.reader(read) {
+        Ok(reader) => reader,
+        Err(VectorError::UnknownGraph(_)) => return Ok(RoaringBitmap::new()),
+        Err(error) => return Err(error.into()),
+    };
+    let mut documents = reader.live_ids().clone();
+    documents.remove_range(EXTRA_VECTOR_ID_BASE..);
+    Ok(documents)
+}

@@ -38,7 +38,7 @@ use super::model::{KindWithContent, Task};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
-use crate::errors::ResponseError;
+use crate::errors::{Code, ResponseError};
 use crate::host::batch::{Abort, Commit};
 use crate::host::documents::Stats;
 use crate::host::protocol::ShardRequest;
@@ -261,7 +261,10 @@ impl BatchWork {
         let mut record = record.as_ref().clone();
         let settings_before = record.settings.clone();
         let (documents, planned) = self.plan_index_tasks(&mut record, tasks).await;
-        let applied = self.apply_documents(&record, documents).await;
+        let applied = self
+            .apply_documents(&record, documents)
+            .await
+            .map_err(|error| in_index(error, &record.uid));
         let settings_applied = match &applied {
             Ok(()) => self.apply_shard_settings(&settings_before, &record).await,
             Err(error) => Err(error.clone()),
@@ -395,6 +398,17 @@ impl BatchWork {
 }
 
 /// Every task of `tasks` failed with `error`.
+/// A document error of the index's engine, with the ``Index `uid`: `` prefix Meilisearch's
+/// engine gives the errors of documents' vectors.
+fn in_index(error: ResponseError, index_uid: &str) -> ResponseError {
+    match error.code {
+        Code::InvalidVectorDimensions | Code::InvalidVectorsType | Code::VectorEmbeddingError => {
+            error.prefixed(&format!("Index `{index_uid}`: "))
+        }
+        _ => error,
+    }
+}
+
 fn fail_all(tasks: Vec<Task>, error: &ResponseError) -> Vec<Task> {
     tasks
         .into_iter()

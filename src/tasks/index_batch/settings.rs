@@ -1,7 +1,7 @@
 //! Settings updates: a settings task changes the index record's settings while the batch is
 //! planned, in task order with the batch's document tasks; once the documents are applied,
 //! the settings the shards index by (the facet settings — filterable and sortable
-//! attributes — and the text settings) are pushed to every shard when they changed.
+//! attributes —, the text settings and the embedders) are pushed to every shard when they changed.
 //!
 //! Invariants: an invalid settings task fails alone and changes nothing; the settings tasks
 //! of a batch whose documents could not be applied fail with the documents' error; the
@@ -13,7 +13,8 @@ use serde_json::Value;
 use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::ResponseError;
-use crate::host::settings::{SetFacetSettings, SetTextSettings};
+use crate::host::settings::{SetEmbedders, SetFacetSettings, SetTextSettings};
+use crate::settings::embedder_specs::embedder_specs;
 use crate::settings::apply::StoredSettings;
 use crate::settings::text_settings::text_settings;
 
@@ -57,6 +58,14 @@ impl BatchWork {
             self.coordinator
                 .on_every_shard(&record.shard_set(), |_| SetTextSettings {
                     settings: Box::new(text.clone()),
+                })
+                .await?;
+        }
+        let specs = embedder_specs(settings);
+        if embedder_specs(before) != specs {
+            self.coordinator
+                .on_every_shard(&record.shard_set(), |_| SetEmbedders {
+                    specs: specs.clone(),
                 })
                 .await?;
         }

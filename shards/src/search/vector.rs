@@ -1,0 +1,115 @@
+//! Semantic search on one shard: the documents of the universe ranked by the similarity of
+//! their closest vector to the query vector, then the documents without a vector (similarity
+//! `None`, score 0) in internal id order, as Meilisearch's `vectorSort` ranks them.
+//!
+//! Similarity: `1 - d / 2` for the cosine distance `d = 1 - cosine` (Meilisearch's
+//! `1 - (1 - cosine) / 2`), moved by the embedder's `distribution` when it has one.
+//!
+//! Invariants: hits are best first, at most `limit`, each with one `Vector` detail and its
+//! score equal to its similarity (0 without); `total` counts the whole universe.
+
+use roaring::RoaringBitmap;
+
+use super::execute::{ShardHit, ShardHits};
+use super::score::ScoreDetail;
+use crate::error::ShardResult;
+use crate::shard::ShardSnapshot;
+
+/// A semantic query on one shard.
+#[derive(Debug, Clone)]
+pub struct VectorQuery {
+    pub embedder: String,
+    pub vector: Vec<f32>,
+    /// Hits wanted (the caller's `offset + limit`).
+    pub limit: usize,
+    /// The filter's documents (`None`: every document).
+    pub candidates: Option<RoaringBitmap>,
+    /// Documents left out (`similar` leaves out its own document).
+    pub excluded: Option<u32>,
+    /// The embedder's `distribution` as `(mean, sigma)`.
+    pub distribution: Option<(f64, f64)>,
+    /// Leave out the documents without a vector (`similar` does).
+    pub only_with_vectors: bool,
+}
+
+/// Moves a similarity toward a distribution centred on 0.5 with spread 0.4, kept in `]0, 1]`.
+pub fn shift_similarity(similarity: f32, (mean, sigma): (f64, f64)) -> f32 {
+    const TARGET_MEAN: f32 = 0.5;
+    const TARGET_SIGMA: f32 = 0.4;
+    let factor = TARGET_SIGMA / sigma as f32;
+    let offset = TARGET_MEAN - factor * mean as f32;
+    (factor * similarity + offset).clamp(f32::EPSILON, 1.0)
+}
+
+/// The similarity shown for a cosine distance (`1 - cosine`).
+pub fn similarity_of(distance: f32, distribution: Option<(f64, f64)>) -> f32 {
+    let similarity = 1.0 - distance / 2.0;
+    match distribution {
+        Some(distribution) => shift_similarity(similarity, distribution),
+        None => similarity,
+    }
+}
+
+impl ShardSnapshot {
+    /// Runs `query` (see the module documentation).
+    pub fn vector_search(&self, query: &VectorQuery) -> ShardResult<ShardHits> {
+        let mut universe = match &query.candidates {
+            Some(candidates) => candidates & self.document_ids(),
+            None => self.document_ids().clone(),
+        };
+        if let Some(excluded) = query.excluded {
+            universe.remove(excluded);
+        }
+        let nearest = self.nearest_documents(
+            &query.embedder,
+            &query.vector,
+            query.limit,
+            Some(&universe).filter(|_| query.candidates.is_some() || query.excluded.is_some()),
+        )?;
+        let mut hits: Vec<ShardHit> = nearest
+            .iter()
+            .map(|hit| {
+                let similarity = similarity_of(hit.distance, query.distribution);
+                vector_hit(hit.id, Some(similarity))
+            })
+            .collect();
+        let total = if query.only_with_vectors {
+            let with_vectors = self.documents_with_vectors(&query.embedder)?;
+            (&universe & &with_vectors).len()
+        } else {
+            universe.len()
+        };
+        if !query.only_with_vectors && hits.len() < query.limit {
+            let mut rest = universe.clone();
+            for hit in &nearest {
+                rest.remove(hit.id);
+            }
+            let with_vectors = self.documents_with_vectors(&query.embedder)?;
+            let wanted = query.limit - hits.len();
+            // Documents with a vector the graph search did not reach rank before those
+            // without: both are past the graph's answer, Meilisearch ranks them by id.
+            let (mut near, far): (Vec<u32>, Vec<u32>) =
+                rest.iter().partition(|id| with_vectors.contains(*id));
+            near.extend(far);
+            hits.extend(near.into_iter().take(wanted).map(|id| vector_hit(id, None)));
+        }
+        Ok(ShardHits {
+            hits,
+            total,
+            attribute_unified: false,
+            query_words: Vec::new(),
+            matching: universe,
+            query_languages: Vec::new(),
+        })
+    }
+}
+
+fn vector_hit(id: u32, similarity: Option<f32>) -> ShardHit {
+    ShardHit {
+        id,
+        score: f64::from(similarity.unwrap_or(0.0)),
+        details: vec![ScoreDetail::Vector { similarity }],
+        matched_words: Vec::new(),
+        distinct_values: Vec::new(),
+    }
+}

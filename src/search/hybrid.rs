@@ -1,0 +1,170 @@
+//! Semantic and hybrid search: the keyword ranking and the semantic one fused by
+//! `semanticRatio`, as Meilisearch fuses them.
+//!
+//! - A ratio of 1 ranks by similarity only; every hit counts as semantic.
+//! - Otherwise the keyword search runs first over `offset + limit` hits; when it fills the
+//!   window with hits whose score, weighted by `1 - ratio`, is at least
+//!   [`GOOD_ENOUGH_SCORE`], its hits answer alone. Else both rankings' hits are merged by
+//!   their score weighted by their side's ratio (the semantic side first on a tie), each
+//!   document once, and the window is cut; `semanticHitCount` counts the window's hits that
+//!   came from the semantic side.
+//! - Without a vector, `q` is embedded by the embedder; when that is impossible (a
+//!   `userProvided` embedder has nothing to embed with) the keyword hits answer, with
+//!   `semanticHitCount` 0.
+//!
+//! Invariants: at most `limit` hits; the semantic side's universe is every document the
+//! filter selects, so the total is the larger of both sides' totals.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use shards::search::VectorQuery;
+
+use super::execute::{SearchOutcome, execute_ranked};
+use super::prepare::{PreparedSearch, SemanticSearch};
+use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::IndexRecord;
+use crate::errors::ResponseError;
+use crate::host::search::ShardSearchHit;
+
+/// A keyword hit whose score weighted by the keyword ratio reaches this needs no semantic
+/// ranking (a 0.9 keyword score at a 0.5 ratio).
+pub const GOOD_ENOUGH_SCORE: f64 = 0.45;
+
+/// Runs a semantic or hybrid search.
+pub async fn execute_hybrid(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+    semantic: &SemanticSearch,
+) -> Result<SearchOutcome, ResponseError> {
+    let Some(vector) = query_vector(semantic) else {
+        let mut keyword = execute_ranked(coordinator, record, prepared, None).await?;
+        keyword.semantic_hit_count = Some(0);
+        return Ok(keyword);
+    };
+    if semantic.ratio >= 1.0 {
+        let mut outcome =
+            execute_ranked(coordinator, record, prepared, Some(vector_query(prepared, semantic, vector.clone())))
+                .await?;
+        outcome.semantic_hit_count = Some(outcome.hits.len() as u32);
+        outcome.query_vector = Some(vector);
+        return Ok(outcome);
+    }
+    let whole = whole_window(prepared);
+    let keyword = execute_ranked(coordinator, record, &whole, None).await?;
+    if good_enough(&keyword, prepared, semantic.ratio) {
+        let mut outcome = cut_window(keyword, prepared);
+        outcome.semantic_hit_count = Some(0);
+        return Ok(outcome);
+    }
+    let query = vector_query(&whole, semantic, vector.clone());
+    let semantic_outcome = execute_ranked(coordinator, record, &whole, Some(query)).await?;
+    let mut fused = fuse(semantic_outcome, keyword, prepared, semantic.ratio);
+    fused.query_vector = Some(vector);
+    Ok(fused)
+}
+
+/// The vector to search with: the one given (embedding `q` comes with remote embedders).
+fn query_vector(semantic: &SemanticSearch) -> Option<Vec<f32>> {
+    semantic.vector.clone()
+}
+
+/// The shards' semantic query for `prepared`'s first `offset + limit` hits.
+fn vector_query(prepared: &PreparedSearch, semantic: &SemanticSearch, vector: Vec<f32>) -> VectorQuery {
+    VectorQuery {
+        embedder: semantic.embedder.clone(),
+        vector,
+        limit: prepared.offset.saturating_add(prepared.limit),
+        candidates: None,
+        excluded: None,
+        distribution: semantic.distribution,
+        only_with_vectors: false,
+    }
+}
+
+/// `prepared` asking for its first `offset + limit` hits from the top.
+fn whole_window(prepared: &PreparedSearch) -> PreparedSearch {
+    let mut whole = prepared.clone();
+    whole.limit = prepared.offset.saturating_add(prepared.limit);
+    whole.offset = 0;
+    whole
+}
+
+/// Whether the keyword hits fill the window and all score well enough.
+fn good_enough(keyword: &SearchOutcome, prepared: &PreparedSearch, ratio: f32) -> bool {
+    keyword.hits.len() >= prepared.offset.saturating_add(prepared.limit)
+        && keyword
+            .hits
+            .iter()
+            .all(|hit| hit.hit.score * f64::from(1.0 - ratio) >= GOOD_ENOUGH_SCORE)
+}
+
+/// `outcome`'s hits from `offset`, at most `limit` of them.
+fn cut_window(mut outcome: SearchOutcome, prepared: &PreparedSearch) -> SearchOutcome {
+    outcome.hits = std::mem::take(&mut outcome.hits)
+        .into_iter()
+        .skip(prepared.offset)
+        .take(prepared.limit)
+        .collect();
+    outcome
+}
+
+/// Merges both rankings (see the module documentation).
+fn fuse(
+    semantic: SearchOutcome,
+    keyword: SearchOutcome,
+    prepared: &PreparedSearch,
+    ratio: f32,
+) -> SearchOutcome {
+    let semantic_weight = f64::from(ratio);
+    let keyword_weight = f64::from(1.0 - ratio);
+    let mut semantic_hits = semantic.hits.into_iter().peekable();
+    let mut keyword_hits = keyword.hits.into_iter().peekable();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut distinct_seen: HashSet<String> = HashSet::new();
+    let mut merged: Vec<(ShardSearchHit, bool)> = Vec::new();
+    loop {
+        let take_semantic = match (semantic_hits.peek(), keyword_hits.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(left), Some(right)) => {
+                left.hit.score * semantic_weight >= right.hit.score * keyword_weight
+            }
+        };
+        let next = if take_semantic {
+            semantic_hits.next()
+        } else {
+            keyword_hits.next()
+        };
+        let Some(hit) = next else { break };
+        if !seen.insert(hit.hit.id) {
+            continue;
+        }
+        if prepared.distinct.is_some() {
+            let values = &hit.hit.distinct_values;
+            if values.iter().any(|value| distinct_seen.contains(value)) {
+                continue;
+            }
+            distinct_seen.extend(values.iter().cloned());
+        }
+        merged.push((hit, take_semantic));
+    }
+    let window: Vec<(ShardSearchHit, bool)> = merged
+        .into_iter()
+        .skip(prepared.offset)
+        .take(prepared.limit)
+        .collect();
+    let semantic_hit_count = window.iter().filter(|(_, semantic)| *semantic).count() as u32;
+    SearchOutcome {
+        hits: window.into_iter().map(|(hit, _)| hit).collect(),
+        total: semantic.total.max(keyword.total),
+        attribute_unified: keyword.attribute_unified,
+        query_words: keyword.query_words,
+        query_languages: keyword.query_languages,
+        facets: semantic.facets.or(keyword.facets),
+        semantic_hit_count: Some(semantic_hit_count),
+        query_vector: None,
+    }
+}

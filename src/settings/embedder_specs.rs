@@ -1,0 +1,53 @@
+//! What the shards need of an index's embedders: each one's name, dimensions, quantization,
+//! and whether documents must bring its vectors (`userProvided`).
+//!
+//! An embedder whose dimensions are not known yet (a remote embedder whose dimensions are
+//! found by embedding a test text) has no spec: the shards keep no vectors for it.
+
+use serde_json::{Map, Value};
+use shards::vectors::EmbedderSpec;
+
+use super::apply::StoredSettings;
+
+/// The `source` of a `userProvided` embedder.
+pub const USER_PROVIDED_SOURCE: &str = "userProvided";
+
+/// The specs of `settings`' embedders whose dimensions are known, by name.
+pub fn embedder_specs(settings: &StoredSettings) -> Vec<EmbedderSpec> {
+    settings
+        .embedders
+        .iter()
+        .filter_map(|(name, fields)| embedder_spec(name, fields))
+        .collect()
+}
+
+/// The spec of one embedder, if its dimensions are known.
+pub fn embedder_spec(name: &str, fields: &Map<String, Value>) -> Option<EmbedderSpec> {
+    let dimensions = fields.get("dimensions").and_then(Value::as_u64)?;
+    Some(EmbedderSpec {
+        name: name.to_owned(),
+        dimensions: usize::try_from(dimensions).ok()?,
+        binary_quantized: fields
+            .get("binaryQuantized")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        requires_vectors: embedder_source(fields) == USER_PROVIDED_SOURCE,
+    })
+}
+
+/// An embedder's `source` (Meilisearch's default is `openAi`).
+pub fn embedder_source(fields: &Map<String, Value>) -> &str {
+    fields
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or("openAi")
+}
+
+/// An embedder's `distribution` shift `(mean, sigma)`, when set.
+pub fn embedder_distribution(fields: &Map<String, Value>) -> Option<(f64, f64)> {
+    let distribution = fields.get("distribution")?;
+    Some((
+        distribution.get("mean")?.as_f64()?,
+        distribution.get("sigma")?.as_f64()?,
+    ))
+}
