@@ -214,5 +214,30 @@ shard_reads!(
     FieldPaths,
     UsedIds,
     ExistingIds,
-    MatchingIds
+    MatchingIds,
+    DocumentEmbeddings
 );
+
+/// A document's internal id and its embeddings for one embedder (`None`: no such document).
+#[derive(Debug)]
+pub struct DocumentEmbeddings {
+    pub external_id: String,
+    pub embedder: String,
+}
+
+impl ShardRead for DocumentEmbeddings {
+    type Answer = Option<(u32, Vec<Vec<f32>>)>;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<Self::Answer, ResponseError> {
+        let Some(id) = snapshot
+            .internal_id(&self.external_id)
+            .map_err(shard_error)?
+        else {
+            return Ok(None);
+        };
+        let embeddings = snapshot
+            .embeddings(&self.embedder, id)
+            .map_err(shard_error)?;
+        Ok(Some((id, embeddings)))
+    }
+}

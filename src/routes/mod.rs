@@ -108,6 +108,8 @@ impl Router {
             | Endpoint::GlobalStats => dispatch_indexes(services, endpoint, call).await,
             Endpoint::Search
             | Endpoint::SearchGet
+            | Endpoint::Similar
+            | Endpoint::SimilarGet
             | Endpoint::FacetSearch
             | Endpoint::MultiSearch => dispatch_search(services, endpoint, call).await,
             Endpoint::ListDocuments
@@ -235,6 +237,8 @@ async fn dispatch_search(
     match endpoint {
         Endpoint::Search => search::search_post(services, request, &index, context).await,
         Endpoint::SearchGet => search::search_get(services, request, &index, context).await,
+        Endpoint::Similar => search::similar_post(services, request, &index).await,
+        Endpoint::SimilarGet => search::similar_get(services, request, &index).await,
         Endpoint::FacetSearch => {
             search::facet_search_post(services, request, &index, context).await
         }

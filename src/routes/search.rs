@@ -1,4 +1,4 @@
-//! `POST` and `GET /indexes/{index_uid}/search`, `POST /multi-search` and
+//! `POST` and `GET /indexes/{index_uid}/search` and `…/similar`, `POST /multi-search` and
 //! `POST /indexes/{index_uid}/facet-search`.
 //!
 //! Each search, facet search and multi-search runs under a permit of the core's
@@ -18,6 +18,7 @@ use crate::routes::{Services, body};
 use crate::search::facet_search::{FacetSearchBody, facet_search};
 use crate::search::multi::{decode_body, multi_search};
 use crate::search::parameters::{SearchBody, SearchQueryString};
+use crate::search::similar::{SimilarBody, SimilarQueryString, similar};
 use crate::search::single::search_index;
 
 /// `POST /indexes/{index_uid}/search`.
@@ -54,6 +55,34 @@ async fn search(
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
     let result = search_index(&services.coordinator, index_uid, body, context).await?;
+    Ok(json(200, &Value::Object(result)))
+}
+
+/// `POST /indexes/{index_uid}/similar`.
+pub async fn similar_post(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    let body = body::json::<SimilarBody, JsonError>(request)?;
+    checked_path_uid(index_uid)?;
+    let _permit = services.search_queue.permit().await?;
+    let result = similar(&services.coordinator, index_uid, body).await?;
+    Ok(json(200, &Value::Object(result)))
+}
+
+/// `GET /indexes/{index_uid}/similar`.
+pub async fn similar_get(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    let query = crate::decode::decode_query::<SimilarQueryString, QueryError>(
+        request.query.as_deref().unwrap_or(""),
+    )?;
+    checked_path_uid(index_uid)?;
+    let _permit = services.search_queue.permit().await?;
+    let result = similar(&services.coordinator, index_uid, query.into_body()).await?;
     Ok(json(200, &Value::Object(result)))
 }
 

@@ -38,6 +38,8 @@ pub enum Endpoint {
     GlobalStats,
     Search,
     SearchGet,
+    Similar,
+    SimilarGet,
     MultiSearch,
     FacetSearch,
     ListDocuments,
@@ -206,6 +208,18 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}/search",
         action: Some(Action::Search),
         endpoint: Endpoint::SearchGet,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/indexes/{index_uid}/similar",
+        action: Some(Action::Search),
+        endpoint: Endpoint::Similar,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/indexes/{index_uid}/similar",
+        action: Some(Action::Search),
+        endpoint: Endpoint::SimilarGet,
     },
     Route {
         method: Method::Post,

@@ -17,6 +17,7 @@ pub mod parameters;
 pub mod prepare;
 pub mod queue;
 pub mod response;
+pub mod similar;
 pub mod single;
 pub mod sort_member;
 pub mod stages;

@@ -6,7 +6,9 @@
 //! `1 - (1 - cosine) / 2`), moved by the embedder's `distribution` when it has one.
 //!
 //! Invariants: hits are best first, at most `limit`, each with one `Vector` detail and its
-//! score equal to its similarity (0 without); `total` counts the whole universe.
+//! score equal to its similarity (0 without); `total` counts the whole universe (also when
+//! `only_with_vectors` leaves the documents without a vector out of the hits, as `similar`
+//! counts them).
 
 use roaring::RoaringBitmap;
 
@@ -73,12 +75,7 @@ impl ShardSnapshot {
                 vector_hit(hit.id, Some(similarity))
             })
             .collect();
-        let total = if query.only_with_vectors {
-            let with_vectors = self.documents_with_vectors(&query.embedder)?;
-            (&universe & &with_vectors).len()
-        } else {
-            universe.len()
-        };
+        let total = universe.len();
         if !query.only_with_vectors && hits.len() < query.limit {
             let mut rest = universe.clone();
             for hit in &nearest {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::state::ShardState;
 use super::{PreparedBatch, Shard, ShardSnapshot};
 use crate::error::ShardResult;
+use crate::vectors::stored::embeddings_json;
 use crate::vectors::reads::{documents_with_vectors, embeddings_of, nearest};
 use crate::vectors::{EmbedderSlot, EmbedderSpec, VECTORS_FIELD, VectorHit};
 
@@ -69,7 +70,7 @@ impl ShardSnapshot {
         for slot in &self.vector_settings().slots {
             let entry = match embeddings_of(self.read_transaction(), slot, id)? {
                 Some(stored) => json!({
-                    "embeddings": stored.embeddings,
+                    "embeddings": embeddings_json(&stored.embeddings),
                     "regenerate": stored.regenerate,
                 }),
                 None => json!({ "embeddings": [], "regenerate": false }),

@@ -127,6 +127,26 @@ pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> 
     })
 }
 
+/// An `f32` as JSON with its shortest decimal form (`0.1`, not the `f64` widening
+/// `0.10000000149011612`), as Meilisearch writes embeddings.
+pub fn float_json(value: f32) -> serde_json::Value {
+    format!("{value}")
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+/// Embeddings as JSON arrays of [`float_json`] numbers.
+pub fn embeddings_json(embeddings: &[Vec<f32>]) -> serde_json::Value {
+    serde_json::Value::Array(
+        embeddings
+            .iter()
+            .map(|embedding| embedding.iter().copied().map(float_json).collect())
+            .collect(),
+    )
+}
+
 /// A `u32` (LE) at `offset`.
 pub fn read_u32(bytes: &[u8], offset: usize) -> Option<u32> {
     let slice: [u8; 4] = bytes.get(offset..offset + 4)?.try_into().ok()?;
