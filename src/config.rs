@@ -288,8 +288,8 @@ pub struct Config {
     /// Shards of a new index (`--shards-per-index`, default `cores`).
     pub shards_per_index: usize,
     /// Load each vector graph into memory when its shard opens
-    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, default false). Accepted; takes effect when the
-    /// vector store lands.
+    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, default false): node pages, record ids and
+    /// navigation vectors are read into memory once, at open.
     pub vectorstore_reader_prefetch_memory: bool,
 }
 

@@ -79,7 +79,10 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
     let settings = CoreSettings {
         data_directory,
-        shard_memory: ShardMemory::for_indexing_memory(config.max_indexing_memory, config.cores),
+        shard_memory: ShardMemory {
+            prefetch_vectors: config.vectorstore_reader_prefetch_memory,
+            ..ShardMemory::for_indexing_memory(config.max_indexing_memory, config.cores)
+        },
         master_key: config.master_key.clone(),
         keys,
         production: config.env == Environment::Production,

@@ -31,8 +31,8 @@ pub mod index;
 pub mod rendezvous;
 pub mod search;
 pub mod shard;
-pub mod vectors;
 #[cfg(test)]
 mod test_database;
 #[cfg(test)]
 mod test_random;
+pub mod vectors;

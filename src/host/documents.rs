@@ -53,9 +53,7 @@ pub fn attach_vectors(
     if snapshot.vector_settings().is_empty() {
         return Ok(());
     }
-    snapshot
-        .attach_vectors(id, document)
-        .map_err(shard_error)
+    snapshot.attach_vectors(id, document).map_err(shard_error)
 }
 
 /// The first `needed` documents of a listing, with the number of matches.

@@ -19,7 +19,7 @@ use crate::errors::{ResponseError, shard_error};
 /// [`crate::runtime::blocking::run_in_background`]).
 const BACKGROUND_THREAD_NAME: &str = "shard-maintenance";
 
-/// Closes the shard and removes its file.
+/// Closes the shard and removes its file and its vector files.
 #[derive(Debug)]
 pub struct Remove;
 
@@ -31,10 +31,18 @@ impl ShardRequest for Remove {
         host.prepared.borrow_mut().remove(&address);
         host.open.borrow_mut().remove(&address);
         let path = address.path(&host.data_directory);
-        crate::runtime::blocking::run(move || match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(error) => Err(error),
+        crate::runtime::blocking::run(move || {
+            let vectors = shards::vectors::graphs::vector_directory(&path);
+            match std::fs::remove_dir_all(&vectors) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(error),
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(error) => Err(error),
+            }
         })
         .await
         .map_err(|error| crate::errors::io_error(&error))

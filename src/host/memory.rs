@@ -64,6 +64,9 @@ pub struct ShardMemory {
     /// Heap bytes its pending word and facet changes take at most between two writes to the
     /// trees.
     pub pending_changes_bytes: u64,
+    /// Load each vector graph into memory when it is opened
+    /// (`VECTORSTORE_READER_PREFETCH_MEMORY`).
+    pub prefetch_vectors: bool,
 }
 
 impl ShardMemory {
@@ -72,6 +75,7 @@ impl ShardMemory {
         ShardMemory {
             write_pages_bytes: shard_write_memory_bytes(max_indexing_memory, cores),
             pending_changes_bytes: shard_pending_changes_bytes(max_indexing_memory, cores),
+            prefetch_vectors: false,
         }
     }
 }

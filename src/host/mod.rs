@@ -125,6 +125,9 @@ impl ShardHost {
         };
         let shard = Shard::open(&path, options).map_err(shard_error)?;
         shard.bound_pending_changes(self.pending_changes_bytes());
+        shard
+            .prefetch_vectors(self.memory.prefetch_vectors)
+            .map_err(shard_error)?;
         let shard = Arc::new(shard);
         self.open
             .borrow_mut()

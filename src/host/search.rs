@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use shards::filter::Filter;
 use shards::search::{FieldFacetCounts, SearchQuery, ShardHit, VectorQuery};
-use shards::vectors::VECTORS_FIELD;
 use shards::shard::{ShardSnapshot, StoredDocument};
+use shards::vectors::VECTORS_FIELD;
 
 use super::filter_ids;
 use super::protocol::{ShardRead, shard_reads};

@@ -387,9 +387,7 @@ pub async fn get_one(
     )
     .await?;
     match answer {
-        Some(document) => {
-            Ok(json(200, &Value::Object(with_vectors(document, retrieve))))
-        }
+        Some(document) => Ok(json(200, &Value::Object(with_vectors(document, retrieve)))),
         None => Err(ResponseError::document_not_found(document_id)),
     }
 }

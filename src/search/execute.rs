@@ -101,7 +101,9 @@ pub async fn execute(
     prepared: &PreparedSearch,
 ) -> Result<SearchOutcome, ResponseError> {
     match &prepared.semantic {
-        Some(semantic) => super::hybrid::execute_hybrid(coordinator, record, prepared, semantic).await,
+        Some(semantic) => {
+            super::hybrid::execute_hybrid(coordinator, record, prepared, semantic).await
+        }
         None => execute_ranked(coordinator, record, prepared, None).await,
     }
 }

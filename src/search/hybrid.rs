@@ -44,9 +44,13 @@ pub async fn execute_hybrid(
         return Ok(keyword);
     };
     if semantic.ratio >= 1.0 {
-        let mut outcome =
-            execute_ranked(coordinator, record, prepared, Some(vector_query(prepared, semantic, vector.clone())))
-                .await?;
+        let mut outcome = execute_ranked(
+            coordinator,
+            record,
+            prepared,
+            Some(vector_query(prepared, semantic, vector.clone())),
+        )
+        .await?;
         outcome.semantic_hit_count = Some(outcome.hits.len() as u32);
         outcome.query_vector = Some(vector);
         return Ok(outcome);
@@ -71,7 +75,11 @@ fn query_vector(semantic: &SemanticSearch) -> Option<Vec<f32>> {
 }
 
 /// The shards' semantic query for `prepared`'s first `offset + limit` hits.
-fn vector_query(prepared: &PreparedSearch, semantic: &SemanticSearch, vector: Vec<f32>) -> VectorQuery {
+fn vector_query(
+    prepared: &PreparedSearch,
+    semantic: &SemanticSearch,
+    vector: Vec<f32>,
+) -> VectorQuery {
     VectorQuery {
         embedder: semantic.embedder.clone(),
         vector,

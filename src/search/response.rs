@@ -58,7 +58,10 @@ pub fn search_result(
         Value::String(body.q.clone().unwrap_or_default()),
     );
     if let (true, Some(vector)) = (body.retrieve_vectors, &outcome.query_vector) {
-        let vector = vector.iter().copied().map(shards::vectors::stored::float_json);
+        let vector = vector
+            .iter()
+            .copied()
+            .map(shards::vectors::stored::float_json);
         result.insert("queryVector".to_owned(), Value::Array(vector.collect()));
     }
     result.insert("processingTimeMs".to_owned(), json!(processing_time_ms));

@@ -92,12 +92,12 @@ impl SimilarQueryString {
             embedder: self.embedder,
             offset: self.offset.map(|param| param.0),
             limit: self.limit.map(|param| param.0),
-            filter: self.filter.map(|text| {
-                serde_json::from_str(&text).unwrap_or(Value::String(text))
-            }),
-            attributes_to_retrieve: self.attributes_to_retrieve.map(|text| {
-                text.split(',').map(|item| item.trim().to_owned()).collect()
-            }),
+            filter: self
+                .filter
+                .map(|text| serde_json::from_str(&text).unwrap_or(Value::String(text))),
+            attributes_to_retrieve: self
+                .attributes_to_retrieve
+                .map(|text| text.split(',').map(|item| item.trim().to_owned()).collect()),
             retrieve_vectors: flag(self.retrieve_vectors),
             show_ranking_score: flag(self.show_ranking_score),
             show_ranking_score_details: flag(self.show_ranking_score_details),
@@ -187,7 +187,10 @@ pub async fn similar(
     };
     let result = search_result(&record, &prepared, outcome, 0, "");
     let mut answer = Map::new();
-    answer.insert("hits".to_owned(), result.get("hits").cloned().unwrap_or(json!([])));
+    answer.insert(
+        "hits".to_owned(),
+        result.get("hits").cloned().unwrap_or(json!([])),
+    );
     answer.insert("id".to_owned(), Value::String(id));
     answer.insert(
         "processingTimeMs".to_owned(),
@@ -200,7 +203,10 @@ pub async fn similar(
     answer.insert("offset".to_owned(), json!(prepared.offset));
     answer.insert(
         "estimatedTotalHits".to_owned(),
-        result.get("estimatedTotalHits").cloned().unwrap_or(json!(0)),
+        result
+            .get("estimatedTotalHits")
+            .cloned()
+            .unwrap_or(json!(0)),
     );
     Ok(answer)
 }

@@ -86,7 +86,6 @@ mod word_pairs;
 pub mod word_positions;
 
 pub use execute::{ShardHit, ShardHits};
-pub use vector::{VectorQuery, similarity_of};
 pub use facet_counts::{ALL_FACETS, FieldFacetCounts};
 pub use query::{
     MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, SearchSort, TermKind,
@@ -95,3 +94,4 @@ pub use query::{
 pub use score::{
     ExactAttribute, Rank, ScoreDetail, SortValue, compare_details, details_json, global_score,
 };
+pub use vector::{VectorQuery, similarity_of};

@@ -120,7 +120,9 @@ pub enum ScoreDetail {
     Skipped,
     /// `vectorSort`: the similarity (`1 - (1 - cosine) / 2`, shifted by the embedder's
     /// `distribution`) of the document's closest vector; `None` without a vector.
-    Vector { similarity: Option<f32> },
+    Vector {
+        similarity: Option<f32>,
+    },
 }
 
 /// A similarity in ranks: `Rank`'s integer fractions hold it to this many steps.

@@ -109,8 +109,11 @@ impl PreparedBatch {
                 continue;
             }
             let encoded = self.encode(&crate::index::document_codec::document_json(&document))?;
-            self.state.document_bytes =
-                self.state.document_bytes.saturating_sub(stored.len() as u64) + encoded.len() as u64;
+            self.state.document_bytes = self
+                .state
+                .document_bytes
+                .saturating_sub(stored.len() as u64)
+                + encoded.len() as u64;
             self.transaction()
                 .create_tree(crate::index::trees::DOCUMENTS_TREE)?
                 .put(&crate::index::keys::document_key(id), &encoded)?;
@@ -137,8 +140,40 @@ impl PreparedBatch {
 }
 
 impl PreparedBatch {
+    /// Records every embedding of the old slot `from` again under slot `to`.
+    pub(in crate::shard) fn move_slot(
+        &mut self,
+        from: &crate::vectors::EmbedderSlot,
+        to: u16,
+    ) -> ShardResult<()> {
+        use crate::vectors::stored::{EMBEDDINGS_TREE, decode, id_of_key, slot_range};
+        let (start, end) = slot_range(from.slot);
+        let mut entries = Vec::new();
+        {
+            let tree = self.transaction().create_tree(EMBEDDINGS_TREE)?;
+            for entry in tree.range(
+                std::ops::Bound::Included(start.as_slice()),
+                std::ops::Bound::Excluded(end.as_slice()),
+                storage_engine::Direction::Forward,
+            )? {
+                let (key, value) = entry?;
+                if key.len() == 7 && key[2] == 0 {
+                    entries.push((id_of_key(&key)?, decode(&value, from.dimensions)?));
+                }
+            }
+        }
+        for (id, stored) in entries {
+            self.vectors
+                .set(to, id, stored.embeddings, stored.regenerate);
+        }
+        Ok(())
+    }
+
     /// Drops a slot's graph trees and `embeddings` entries in this batch's transaction.
-    pub(in crate::shard) fn drop_slot(&mut self, slot: &crate::vectors::EmbedderSlot) -> ShardResult<()> {
+    pub(in crate::shard) fn drop_slot(
+        &mut self,
+        slot: &crate::vectors::EmbedderSlot,
+    ) -> ShardResult<()> {
         use crate::vectors::stored::{EMBEDDINGS_TREE, slot_range};
         let transaction = self.transaction();
         self.graphs.drop_trees(transaction, slot)?;

@@ -38,8 +38,8 @@ mod settings;
 mod snapshot;
 mod state;
 mod stored_document;
-mod vocabulary;
 mod vector_settings;
+mod vocabulary;
 mod word_changes;
 
 use std::path::Path;
@@ -201,9 +201,17 @@ impl Shard {
         self.read()?.stats(self.database.stats().file_bytes)
     }
 
-    /// Loads graphs opened from now on into memory at open (`VECTORSTORE_READER_PREFETCH_MEMORY`).
-    pub fn prefetch_vectors(&self, prefetch: bool) {
+    /// With `prefetch`, opens every embedder's graph now and loads it into memory, and
+    /// loads the graphs opened later as they open (`VECTORSTORE_READER_PREFETCH_MEMORY`).
+    pub fn prefetch_vectors(&self, prefetch: bool) -> ShardResult<()> {
         self.graphs.set_prefetch_memory(prefetch);
+        if prefetch {
+            let snapshot = self.read()?;
+            for slot in &snapshot.vector_settings().slots {
+                self.graphs.for_read(&self.database.begin_read(), slot)?;
+            }
+        }
+        Ok(())
     }
 
     /// Bytes of the shard's file that hold no live data as of the last commit (free pages

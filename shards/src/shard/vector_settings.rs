@@ -11,10 +11,9 @@ use serde_json::{Map, Value, json};
 use super::state::ShardState;
 use super::{PreparedBatch, Shard, ShardSnapshot};
 use crate::error::ShardResult;
-use crate::vectors::stored::embeddings_json;
 use crate::vectors::reads::{documents_with_vectors, embeddings_of, nearest};
+use crate::vectors::stored::embeddings_json;
 use crate::vectors::{EmbedderSlot, EmbedderSpec, VECTORS_FIELD, VectorHit};
-
 
 impl Shard {
     /// Makes the shard's embedders `specs`; returns whether anything changed. An embedder
@@ -34,6 +33,9 @@ impl Shard {
         if !changes.changed {
             return Ok(false);
         }
+        for (from, to) in &changes.moved {
+            batch.move_slot(from, *to)?;
+        }
         for slot in &changes.dropped {
             batch.drop_slot(slot)?;
         }
@@ -42,6 +44,7 @@ impl Shard {
             .slots
             .iter()
             .filter(|slot| before.slots.iter().all(|old| old.slot != slot.slot))
+            .filter(|slot| changes.moved.iter().all(|(_, to)| *to != slot.slot))
             .map(|slot| slot.name.clone())
             .collect();
         batch.adopt_stored_vectors(&added)?;

@@ -48,7 +48,11 @@ pub struct VectorChanges {
 impl VectorChanges {
     /// Document `id` gets `embeddings` for `slot`.
     pub fn set(&mut self, slot: u16, id: u32, embeddings: Vec<Vec<f32>>, regenerate: bool) {
-        self.bytes += embeddings.iter().map(|vector| 4 * vector.len() + 24).sum::<usize>() + 48;
+        self.bytes += embeddings
+            .iter()
+            .map(|vector| 4 * vector.len() + 24)
+            .sum::<usize>()
+            + 48;
         self.pending.entry(slot).or_default().insert(
             id,
             Some(NewEmbeddings {

@@ -216,7 +216,9 @@ fn check_dimensions(
         if embedding.iter().any(|value| !value.is_finite()) {
             return Err(type_error(
                 external_id,
-                format!("Invalid value at `{path}`: embedding #{index} holds a number out of the range of a 32-bit float"),
+                format!(
+                    "Invalid value at `{path}`: embedding #{index} holds a number out of the range of a 32-bit float"
+                ),
             ));
         }
     }
@@ -321,7 +323,9 @@ mod tests {
             message(json!({"_vectors": {"e": "abc"}})),
             "Bad embedder configuration in the document with id: `1`. Expected `._vectors.e` to be an array of floats, an array of arrays of floats, or an object with at least the field `regenerate`, but got the string `abc`"
         );
-        assert!(message(json!({"_vectors": {"e": {"embeddings": [1, 2, 3]}}}))
-            .contains("Missing field `._vectors.e.regenerate`"));
+        assert!(
+            message(json!({"_vectors": {"e": {"embeddings": [1, 2, 3]}}}))
+                .contains("Missing field `._vectors.e.regenerate`")
+        );
     }
 }

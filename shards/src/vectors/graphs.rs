@@ -17,6 +17,13 @@ use storage_engine::{ReadTransaction, WriteTransaction};
 use super::settings::EmbedderSlot;
 use crate::error::{ShardError, ShardResult};
 
+/// The directory of the vector files of the shard whose file is `shard_path`.
+pub fn vector_directory(shard_path: &Path) -> PathBuf {
+    let mut directory = shard_path.as_os_str().to_owned();
+    directory.push(".vectors");
+    PathBuf::from(directory)
+}
+
 /// A shard's graphs by slot.
 pub struct GraphSet {
     directory: PathBuf,
@@ -27,10 +34,8 @@ pub struct GraphSet {
 impl GraphSet {
     /// The graphs of the shard whose file is `shard_path`.
     pub fn new(shard_path: &Path) -> GraphSet {
-        let mut directory = shard_path.as_os_str().to_owned();
-        directory.push(".vectors");
         GraphSet {
-            directory: PathBuf::from(directory),
+            directory: vector_directory(shard_path),
             options: Mutex::new(GraphOptions::default()),
             open: Mutex::new(HashMap::new()),
         }
@@ -90,7 +95,11 @@ impl GraphSet {
         if let Some(graph) = self.cached(slot.slot) {
             return Ok(Some(graph));
         }
-        let options = self.options.lock().map(|options| *options).unwrap_or_default();
+        let options = self
+            .options
+            .lock()
+            .map(|options| *options)
+            .unwrap_or_default();
         match Graph::open(read, &self.directory, &slot.graph_name(), options) {
             Ok(graph) => Ok(Some(self.remember(slot.slot, graph))),
             Err(VectorError::UnknownGraph(_)) => Ok(None),
@@ -109,7 +118,11 @@ impl GraphSet {
 
     /// Drops a slot's graph trees in `transaction`; its files go with [`GraphSet::remove_files`]
     /// once the transaction committed.
-    pub fn drop_trees(&self, transaction: &WriteTransaction, slot: &EmbedderSlot) -> ShardResult<()> {
+    pub fn drop_trees(
+        &self,
+        transaction: &WriteTransaction,
+        slot: &EmbedderSlot,
+    ) -> ShardResult<()> {
         Graph::drop_trees(transaction, &slot.graph_name())?;
         self.forget([slot.slot]);
         Ok(())
@@ -118,8 +131,11 @@ impl GraphSet {
     /// Deletes the vector files of a dropped slot (best effort: a leftover file is only
     /// unused space, never read again since slot numbers are not reused).
     pub fn remove_files(&self, slot: &EmbedderSlot) {
-        let (navigation, full) =
-            vector_file_paths(&self.directory, &slot.graph_name(), &slot.graph_parameters());
+        let (navigation, full) = vector_file_paths(
+            &self.directory,
+            &slot.graph_name(),
+            &slot.graph_parameters(),
+        );
         for path in std::iter::once(navigation).chain(full) {
             if let Err(error) = std::fs::remove_file(&path)
                 && error.kind() != std::io::ErrorKind::NotFound
@@ -144,5 +160,8 @@ impl GraphSet {
 
 /// The shards crate has no logger: a file that could not be removed is reported on stderr.
 fn tracing_free_warning(path: &Path, error: &std::io::Error) {
-    eprintln!("could not remove the vector file {}: {error}", path.display());
+    eprintln!(
+        "could not remove the vector file {}: {error}",
+        path.display()
+    );
 }

@@ -69,6 +69,9 @@ pub struct SlotChanges {
     /// Slots whose graph and vectors are dropped (embedder removed, or its dimensions or
     /// quantization changed).
     pub dropped: Vec<EmbedderSlot>,
+    /// Old slots whose embeddings move to the new slot of the same embedder (only the
+    /// quantization changed: the embeddings still fit).
+    pub moved: Vec<(EmbedderSlot, u16)>,
     /// Whether anything changed.
     pub changed: bool,
 }
@@ -129,6 +132,16 @@ impl VectorSettings {
                 .ok_or_else(|| ShardError::InvalidSetting("too many embedder changes".into()))?;
             changes.changed = true;
         }
+        for old in &changes.dropped {
+            let successor = kept.iter().find(|slot| {
+                slot.name == old.name
+                    && slot.dimensions == old.dimensions
+                    && slot.binary_quantized != old.binary_quantized
+            });
+            if let Some(successor) = successor {
+                changes.moved.push((old.clone(), successor.slot));
+            }
+        }
         self.slots = kept;
         Ok(changes)
     }
@@ -178,6 +191,12 @@ mod tests {
         assert_eq!(settings.slot("b").unwrap().slot, 2);
         let unchanged = settings.reconcile(&[spec("a", 3), spec("b", 5)]).unwrap();
         assert!(!unchanged.changed);
+        let mut quantized = spec("a", 3);
+        quantized.binary_quantized = true;
+        let moved = settings.reconcile(&[quantized, spec("b", 5)]).unwrap();
+        assert_eq!(moved.moved.len(), 1);
+        assert_eq!(moved.moved[0].0.slot, 0);
+        assert_eq!(moved.moved[0].1, settings.slot("a").unwrap().slot);
         let bytes = settings.to_bytes();
         assert_eq!(VectorSettings::from_bytes(&bytes).unwrap(), settings);
     }

@@ -14,8 +14,8 @@ use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::ResponseError;
 use crate::host::settings::{SetEmbedders, SetFacetSettings, SetTextSettings};
-use crate::settings::embedder_specs::embedder_specs;
 use crate::settings::apply::StoredSettings;
+use crate::settings::embedder_specs::embedder_specs;
 use crate::settings::text_settings::text_settings;
 
 /// Applies a settings task to the record's settings.
