@@ -17,11 +17,12 @@ use serde_json::{Map, Value, json};
 use shards::documents::document_id::document_id_from_value;
 use shards::search::VectorQuery;
 
-use super::execute::execute_ranked;
+use super::execute::{SearchOutcome, execute_ranked};
 use super::parameters::{RankingScoreThreshold, SEARCH_LIMIT_DEFAULT, SearchBody};
-use super::prepare::prepare;
+use super::prepare::{PreparedSearch, prepare};
 use super::response::search_result;
 use crate::coordinator::Coordinator;
+use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
 use crate::errors::{Code, ResponseError, codes};
 use crate::host::documents::DocumentEmbeddings;
@@ -138,12 +139,7 @@ pub async fn similar(
     similar: SimilarBody,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
-    let id = document_id_from_value(&similar.id).map_err(|_| {
-        ResponseError::new(
-            Code::InvalidSimilarId,
-            "Invalid value at `.id`: the value of `id` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.",
-        )
-    })?;
+    let id = checked_id(&similar.id)?;
     let record = coordinator.index(index_uid)?;
     let Some(fields) = record.settings.embedders.get(&similar.embedder) else {
         return Err(ResponseError::new(
@@ -153,23 +149,8 @@ pub async fn similar(
     };
     let distribution = embedder_distribution(fields);
     let prepared = prepare(&record, search_body(&similar)).map_err(similar_code)?;
-    let names = record.shard_names();
-    let shard = shards::rendezvous::rendezvous_winner_position(&names, &id)
-        .ok_or_else(|| ResponseError::internal("an index without shards"))?;
-    let shard = u32::try_from(shard).map_err(ResponseError::internal)?;
-    let request = DocumentEmbeddings {
-        external_id: id.clone(),
-        embedder: similar.embedder.clone(),
-    };
-    let Some((internal_id, embeddings)) = coordinator
-        .ask_shard(&record.shard_set(), shard, request)
-        .await?
-    else {
-        return Err(ResponseError::new(
-            Code::NotFoundSimilarId,
-            format!("Document `{id}` not found."),
-        ));
-    };
+    let (internal_id, embeddings) =
+        source_embeddings(coordinator, &record, &id, &similar.embedder).await?;
     let outcome = match embeddings.into_iter().next() {
         Some(vector) => {
             let query = VectorQuery {
@@ -183,9 +164,56 @@ pub async fn similar(
             };
             execute_ranked(coordinator, &record, &prepared, Some(query)).await?
         }
-        None => super::execute::SearchOutcome::default(),
+        None => SearchOutcome::default(),
     };
     let result = search_result(&record, &prepared, outcome, 0, "");
+    Ok(similar_answer(result, id, &similar, &prepared, started))
+}
+
+/// The `id` of the request as a document id (`invalid_similar_id` otherwise).
+fn checked_id(id: &Value) -> Result<String, ResponseError> {
+    document_id_from_value(id).map_err(|_| {
+        ResponseError::new(
+            Code::InvalidSimilarId,
+            "Invalid value at `.id`: the value of `id` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.",
+        )
+    })
+}
+
+/// The internal id and embeddings of document `id`, asked of the shard that owns it.
+async fn source_embeddings(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    id: &str,
+    embedder: &str,
+) -> Result<(u32, Vec<Vec<f32>>), ResponseError> {
+    let names = record.shard_names();
+    let shard = shards::rendezvous::rendezvous_winner_position(&names, id)
+        .ok_or_else(|| ResponseError::internal("an index without shards"))?;
+    let shard = u32::try_from(shard).map_err(ResponseError::internal)?;
+    let request = DocumentEmbeddings {
+        external_id: id.to_owned(),
+        embedder: embedder.to_owned(),
+    };
+    coordinator
+        .ask_shard(&record.shard_set(), shard, request)
+        .await?
+        .ok_or_else(|| {
+            ResponseError::new(
+                Code::NotFoundSimilarId,
+                format!("Document `{id}` not found."),
+            )
+        })
+}
+
+/// The answer's keys in Meilisearch's order, taken from a search result.
+fn similar_answer(
+    result: Map<String, Value>,
+    id: String,
+    similar: &SimilarBody,
+    prepared: &PreparedSearch,
+    started: Instant,
+) -> Map<String, Value> {
     let mut answer = Map::new();
     answer.insert(
         "hits".to_owned(),
@@ -208,5 +236,5 @@ pub async fn similar(
             .cloned()
             .unwrap_or(json!(0)),
     );
-    Ok(answer)
+    answer
 }

@@ -308,17 +308,10 @@ pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<Str
                 complete_exactness(&mut map, detail, *matching_words, *max_matching_words);
                 continue;
             }
-            ScoreDetail::Sort {
-                field,
-                ascending,
-                value,
-            } => sort_entry(field, *ascending, value, order),
-            ScoreDetail::GeoSort { rule, value } => geo_sort_entry(rule, *value, order),
-            ScoreDetail::Skipped => ("skipped".to_owned(), json!({"order": order})),
-            ScoreDetail::Vector { similarity } => (
-                "vectorSort".to_owned(),
-                json!({"order": order, "similarity": similarity}),
-            ),
+            ScoreDetail::Sort { .. }
+            | ScoreDetail::GeoSort { .. }
+            | ScoreDetail::Skipped
+            | ScoreDetail::Vector { .. } => unranked_entry(detail, order),
         };
         map.insert(name, entry);
         order += 1;
@@ -374,6 +367,24 @@ fn complete_exactness(
 }
 
 /// The name (`field:asc` or `field:desc`) and entry of a sort rule's detail.
+/// The entry of a rule that sorts rather than ranks (`sort`, geo sort, `vectorSort`), or
+/// the `skipped` mark.
+fn unranked_entry(detail: &ScoreDetail, order: u32) -> (String, Value) {
+    match detail {
+        ScoreDetail::Sort {
+            field,
+            ascending,
+            value,
+        } => sort_entry(field, *ascending, value, order),
+        ScoreDetail::GeoSort { rule, value } => geo_sort_entry(rule, *value, order),
+        ScoreDetail::Vector { similarity } => (
+            "vectorSort".to_owned(),
+            json!({"order": order, "similarity": similarity}),
+        ),
+        _ => ("skipped".to_owned(), json!({"order": order})),
+    }
+}
+
 fn sort_entry(field: &str, ascending: bool, value: &SortValue, order: u32) -> (String, Value) {
     let name = format!("{field}:{}", if ascending { "asc" } else { "desc" });
     (

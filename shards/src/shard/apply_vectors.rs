@@ -13,13 +13,16 @@ use super::PreparedBatch;
 use crate::error::{ShardError, ShardResult, VectorsErrorKind};
 use crate::vectors::{SlotVectors, VECTORS_FIELD, take_vectors};
 
+/// A document without its embedders' `_vectors` entries, and those entries.
+type SplitDocument<'d> = (Cow<'d, Map<String, Value>>, Vec<SlotVectors>);
+
 impl PreparedBatch {
     /// `document` without the entries of the shard's embedders, and those entries.
     pub(in crate::shard) fn split_vectors<'d>(
         &self,
         external_id: &str,
         document: &'d Map<String, Value>,
-    ) -> ShardResult<(Cow<'d, Map<String, Value>>, Vec<SlotVectors>)> {
+    ) -> ShardResult<SplitDocument<'d>> {
         let settings = &self.state.vector_settings;
         if settings.is_empty() || !document.contains_key(VECTORS_FIELD) {
             return Ok((Cow::Borrowed(document), Vec::new()));
