@@ -3,7 +3,8 @@
 //! the settings the shards index by (the facet settings — filterable and sortable
 //! attributes — and the text settings) are pushed to every shard when they changed.
 //!
-//! Invariants: an invalid settings task fails alone and changes nothing; the settings tasks
+//! Invariants: an invalid settings task fails alone and changes nothing (embedder errors
+//! carry the `` Index `uid`: `` prefix); the settings tasks
 //! of a batch whose documents could not be applied fail with the documents' error; the
 //! record (and so the catalog) changes only when the documents and the shard settings were
 //! both applied.
@@ -12,7 +13,7 @@ use serde_json::Value;
 
 use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
-use crate::errors::ResponseError;
+use crate::errors::{Code, ResponseError};
 use crate::host::settings::{SetFacetSettings, SetTextSettings};
 use crate::settings::apply::StoredSettings;
 use crate::settings::text_settings::text_settings;
@@ -28,7 +29,22 @@ pub(super) fn apply_settings(
     } else {
         crate::settings::decode::decode_settings_body(Value::Object(settings.clone()))?
     };
-    record.settings.apply(update)
+    let index_uid = record.uid.clone();
+    record
+        .settings
+        .apply(update)
+        .map_err(|error| index_scoped(error, &index_uid))
+}
+
+/// A settings error the task reports as Meilisearch does: embedder errors name the index
+/// (`` Index `uid`: ``), the others as they are.
+fn index_scoped(error: ResponseError, index_uid: &str) -> ResponseError {
+    match error.code {
+        Code::InvalidSettingsEmbedders | Code::VectorEmbeddingError => {
+            error.prefixed(&format!("Index `{index_uid}`: "))
+        }
+        _ => error,
+    }
 }
 
 impl BatchWork {
