@@ -4,6 +4,8 @@
 //! Invariants: [`field_status`] answers for every (source, field, nesting) triple; a field
 //! name it does not know is disallowed everywhere.
 
+use serde_json::{Map, Value};
+
 /// Fields of an embedder object, in Meilisearch's order (the unknown-field message).
 pub const EMBEDDER_FIELDS: [&str; 18] = [
     "source",
@@ -47,6 +49,9 @@ pub const SUB_EMBEDDER_FIELDS: [&str; 18] = [
     "searchEmbedder",
     "indexingEmbedder",
 ];
+
+/// How many of [`SUB_EMBEDDER_FIELDS`] (the first ones) a written sub-embedder holds.
+const SUB_EMBEDDER_WRITTEN_FIELDS: usize = 14;
 
 /// The fields in the order Meilisearch lists a source's available fields.
 const LISTED_FIELDS: [&str; 18] = [
@@ -270,5 +275,32 @@ pub fn fields_allowed(source: Source, nesting: Nesting) -> Vec<&'static str> {
     LISTED_FIELDS
         .into_iter()
         .filter(|field| field_status(source, field, nesting) != FieldStatus::Disallowed)
+        .collect()
+}
+
+/// An embedder object as Meilisearch writes it (task content and details): its fields in
+/// [`EMBEDDER_FIELDS`] order, a sub-embedder's in [`SUB_EMBEDDER_FIELDS`] order without the
+/// fields a sub-embedder never holds.
+pub fn in_wire_order(fields: &Map<String, Value>) -> Map<String, Value> {
+    let mut ordered = Map::new();
+    for field in EMBEDDER_FIELDS {
+        let Some(value) = fields.get(field) else {
+            continue;
+        };
+        let value = match (field, value) {
+            ("searchEmbedder" | "indexingEmbedder", Value::Object(sub)) => {
+                Value::Object(sub_in_wire_order(sub))
+            }
+            _ => value.clone(),
+        };
+        ordered.insert(field.to_owned(), value);
+    }
+    ordered
+}
+
+fn sub_in_wire_order(fields: &Map<String, Value>) -> Map<String, Value> {
+    SUB_EMBEDDER_FIELDS[..SUB_EMBEDDER_WRITTEN_FIELDS]
+        .iter()
+        .filter_map(|field| Some(((*field).to_owned(), fields.get(*field)?.clone())))
         .collect()
 }
