@@ -17,8 +17,7 @@ const EMBEDDERS: &str = "/indexes/movies/settings/embedders";
 /// Meilisearch's default embedder document template.
 const DEFAULT_TEMPLATE: &str = "{% for field in fields %}{% if field.is_searchable and field.value != nil %}{{ field.name }}: {{ field.value }}\n{% endif %}{% endfor %}";
 /// The note listing `userProvided`'s fields.
-const USER_PROVIDED_FIELDS: &str =
-    "\n  - note: available fields for source `userProvided`: `source`, `dimensions`, `distribution`, `binaryQuantized`";
+const USER_PROVIDED_FIELDS: &str = "\n  - note: available fields for source `userProvided`: `source`, `dimensions`, `distribution`, `binaryQuantized`";
 
 fn server() -> Server {
     Server::start_with(Options {
@@ -54,7 +53,13 @@ fn assert_refused_at(server: &Server, path: &str, body: Value, code: &str, messa
 }
 
 fn assert_refused(server: &Server, body: Value, message: &str) {
-    assert_refused_at(server, EMBEDDERS, body, "invalid_settings_embedders", message);
+    assert_refused_at(
+        server,
+        EMBEDDERS,
+        body,
+        "invalid_settings_embedders",
+        message,
+    );
 }
 
 /// Sends an embedders update and answers its finished task.
@@ -82,7 +87,10 @@ fn assert_task_fails(server: &Server, body: Value, message: &str) {
     let before = embedders(server);
     let task = apply(server, body.clone());
     assert_eq!(task["status"], "failed", "{body}: {task}");
-    assert_eq!(task["error"]["code"], "invalid_settings_embedders", "{task}");
+    assert_eq!(
+        task["error"]["code"], "invalid_settings_embedders",
+        "{task}"
+    );
     assert_eq!(task["error"]["type"], "invalid_request", "{task}");
     assert_eq!(
         task["error"]["message"],
@@ -282,9 +290,7 @@ fn source_rules_and_value_checks_are_refused_at_enqueue() {
         "invalid_settings_embedders",
         "`.embedders.a`: Missing field `dimensions` (note: this field is mandatory for source `userProvided`)",
     );
-    let rest = |request: Value, response: Value| {
-        json!({"a": {"source": "rest", "url": "http://x.com", "request": request, "response": response}})
-    };
+    let rest = |request: Value, response: Value| json!({"a": {"source": "rest", "url": "http://x.com", "request": request, "response": response}});
     assert_refused_at(
         &server,
         EMBEDDERS,
@@ -314,9 +320,7 @@ fn composite_embedders_are_gated_and_their_sub_embedders_checked() {
     );
     let server = composite_server();
     let indexing_open_ai = json!({"source": "openAi"});
-    let with_search = |search: Value| {
-        json!({"k": {"source": "composite", "searchEmbedder": search, "indexingEmbedder": indexing_open_ai}})
-    };
+    let with_search = |search: Value| json!({"k": {"source": "composite", "searchEmbedder": search, "indexingEmbedder": indexing_open_ai}});
     let cases = [
         (
             json!({"k": {"source": "composite"}}),
@@ -495,7 +499,10 @@ fn the_read_view_shows_each_source_with_meilisearch_defaults() {
     assert_eq!(view, expected);
     // Field order is part of the answer.
     let text = server.send("GET", EMBEDDERS, None).text();
-    assert_eq!(text, serde_json::to_string(&expected).expect("a JSON value serializes"));
+    assert_eq!(
+        text,
+        serde_json::to_string(&expected).expect("a JSON value serializes")
+    );
     let settings = server.send("GET", "/indexes/movies/settings", None).json();
     assert_eq!(settings["embedders"], expected);
 }

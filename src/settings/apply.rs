@@ -11,15 +11,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::embedders::apply_embedders_update;
+use super::embedders::view::embedder_view;
 use super::model::{
     ChatSettings, DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES,
     DEFAULT_MAX_TOTAL_HITS, DEFAULT_MAX_VALUES_PER_FACET, DEFAULT_MIN_WORD_SIZE_ONE_TYPO,
-    DEFAULT_MIN_WORD_SIZE_TWO_TYPOS, FacetValuesSort, FilterableAttributesRule,
-    ForeignKey, LocalizedAttributesRule, PrefixSearch, ProximityPrecision, RankingRule, Setting,
-    Settings, WILDCARD, min_word_sizes_message,
+    DEFAULT_MIN_WORD_SIZE_TWO_TYPOS, FacetValuesSort, FilterableAttributesRule, ForeignKey,
+    LocalizedAttributesRule, PrefixSearch, ProximityPrecision, RankingRule, Setting, Settings,
+    WILDCARD, min_word_sizes_message,
 };
-use super::embedders::apply_embedders_update;
-use super::embedders::view::embedder_view;
 use super::ranking_rule::default_ranking_rules;
 use crate::errors::{Code, ResponseError};
 

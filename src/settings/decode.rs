@@ -4,12 +4,12 @@
 
 use deserr::Deserr;
 
+use super::embedders::check_embedder_update;
 use super::model::{
     ChatSettings, EmbedderSettings, FacetingSettings, FilterableAttributesRule, ForeignKey,
     LocalizedAttributesRule, PaginationSettings, PrefixSearch, ProximityPrecision, RankingRule,
     Setting, Settings, TypoSettings,
 };
-use super::embedders::check_embedder_update;
 use super::ranking_rule::{MIXED_ATTRIBUTE_RULES_MESSAGE, mixes_attribute_rules};
 use crate::decode::{JsonError, decode_json_value};
 use crate::errors::{Code, ResponseError, codes};

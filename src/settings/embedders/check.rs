@@ -74,7 +74,9 @@ fn check_embedder(
 /// A `documentTemplateMaxBytes` of zero is refused beside a `documentTemplate`.
 fn check_template_max_bytes(name: &str, fields: &Map<String, Value>) -> Result<(), ResponseError> {
     let has_template = fields.get("documentTemplate").is_some_and(Value::is_string);
-    let max_bytes = fields.get("documentTemplateMaxBytes").and_then(Value::as_u64);
+    let max_bytes = fields
+        .get("documentTemplateMaxBytes")
+        .and_then(Value::as_u64);
     if has_template && max_bytes == Some(0) {
         return Err(messages::zero_template_max_bytes(name));
     }
@@ -84,9 +86,12 @@ fn check_template_max_bytes(name: &str, fields: &Map<String, Value>) -> Result<(
 /// A REST `request` without fragments holds `{{text}}`, its `response` `{{embedding}}`. An
 /// update that may rely on stored fragments accepts a `request` with `{{fragment}}` too.
 fn check_rest_templates(fields: &Map<String, Value>, stage: Stage) -> Result<(), ResponseError> {
-    let has_fragments = ["indexingFragments", "searchFragments"]
-        .iter()
-        .any(|key| fields.get(*key).and_then(Value::as_object).is_some_and(|map| !map.is_empty()));
+    let has_fragments = ["indexingFragments", "searchFragments"].iter().any(|key| {
+        fields
+            .get(*key)
+            .and_then(Value::as_object)
+            .is_some_and(|map| !map.is_empty())
+    });
     let Some(request) = fields.get("request").filter(|request| !request.is_null()) else {
         return Ok(());
     };
@@ -102,8 +107,14 @@ fn check_rest_templates(fields: &Map<String, Value>, stage: Stage) -> Result<(),
         ));
     }
     match fields.get("response") {
-        Some(response) if !response.is_null() && !contains_text(response, EMBEDDING_PLACEHOLDER) => {
-            Err(messages::missing_placeholder("response", EMBEDDING_PLACEHOLDER, ""))
+        Some(response)
+            if !response.is_null() && !contains_text(response, EMBEDDING_PLACEHOLDER) =>
+        {
+            Err(messages::missing_placeholder(
+                "response",
+                EMBEDDING_PLACEHOLDER,
+                "",
+            ))
         }
         _ => Ok(()),
     }

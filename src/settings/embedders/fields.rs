@@ -240,7 +240,10 @@ fn source_fields(source: Source) -> (&'static [&'static str], &'static [&'static
                 TEMPLATE[1],
             ],
         ),
-        Source::HuggingFace => (&[], &["model", "revision", "pooling", TEMPLATE[0], TEMPLATE[1]]),
+        Source::HuggingFace => (
+            &[],
+            &["model", "revision", "pooling", TEMPLATE[0], TEMPLATE[1]],
+        ),
         Source::Ollama => (
             &["model"],
             &["apiKey", "dimensions", "url", TEMPLATE[0], TEMPLATE[1]],

@@ -46,8 +46,7 @@ pub fn merge_embedder(
     if !merged.contains_key("source") {
         merged.insert("source".to_owned(), Value::from(DEFAULT_SOURCE));
     }
-    if merged.get("source") == Some(&Value::from(DEFAULT_SOURCE)) && !merged.contains_key("model")
-    {
+    if merged.get("source") == Some(&Value::from(DEFAULT_SOURCE)) && !merged.contains_key("model") {
         merged.insert("model".to_owned(), Value::from(DEFAULT_MODEL));
     }
     Ok(merged)

@@ -17,7 +17,12 @@ fn backquoted(names: impl Iterator<Item = &'static str>) -> String {
 }
 
 /// `field` given for a source (at a nesting) that does not allow it.
-pub fn field_unavailable(name: &str, source: Source, field: &str, nesting: Nesting) -> ResponseError {
+pub fn field_unavailable(
+    name: &str,
+    source: Source,
+    field: &str,
+    nesting: Nesting,
+) -> ResponseError {
     let context = nesting.in_context();
     let source_name = source.name();
     let mut message = format!(

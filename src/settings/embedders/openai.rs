@@ -50,7 +50,11 @@ pub fn check_model_and_dimensions(
         return Ok(());
     };
     let Some(model) = MODELS.iter().find(|model| model.name == model_name) else {
-        return Err(messages::unknown_openai_model(name, model_name, &MODEL_NAMES));
+        return Err(messages::unknown_openai_model(
+            name,
+            model_name,
+            &MODEL_NAMES,
+        ));
     };
     let Some(dimensions) = fields.get("dimensions").and_then(Value::as_u64) else {
         return Ok(());

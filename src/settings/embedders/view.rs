@@ -8,7 +8,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::fields::{EMBEDDER_FIELDS, FieldStatus, Nesting, SUB_EMBEDDER_FIELDS, Source, field_status};
+use super::fields::{
+    EMBEDDER_FIELDS, FieldStatus, Nesting, SUB_EMBEDDER_FIELDS, Source, field_status,
+};
 use super::openai::DEFAULT_MODEL;
 use crate::settings::apply::hide_secret;
 use crate::settings::model::{DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES};
@@ -64,9 +66,12 @@ fn view_at(fields: &Map<String, Value>, nesting: Nesting) -> Map<String, Value> 
 /// The value shown for an allowed `field` of a `source` embedder, if any.
 fn shown(source: Source, field: &str, fields: &Map<String, Value>) -> Option<Value> {
     let given = fields.get(field).filter(|value| !value.is_null()).cloned();
-    let has_fragments = ["indexingFragments", "searchFragments"]
-        .iter()
-        .any(|key| fields.get(*key).and_then(Value::as_object).is_some_and(|map| !map.is_empty()));
+    let has_fragments = ["indexingFragments", "searchFragments"].iter().any(|key| {
+        fields
+            .get(*key)
+            .and_then(Value::as_object)
+            .is_some_and(|map| !map.is_empty())
+    });
     match field {
         "source" => Some(json!(source.name())),
         "model" => match source {
