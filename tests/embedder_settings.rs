@@ -506,3 +506,62 @@ fn the_read_view_shows_each_source_with_meilisearch_defaults() {
     let settings = server.send("GET", "/indexes/movies/settings", None).json();
     assert_eq!(settings["embedders"], expected);
 }
+
+#[test]
+fn rest_fragments_are_declared_on_both_sides_and_not_beside_a_template() {
+    let server = server();
+    let response = server.send(
+        "PATCH",
+        "/experimental-features",
+        Some(&json!({ "multimodal": true })),
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    let rest = |extra: Value| {
+        let mut embedder = json!({"source": "rest", "url": "http://127.0.0.1:1/x", "response": {"data": "{{embedding}}"}, "dimensions": 3, "request": {"input": "{{fragment}}"}});
+        for (key, value) in extra.as_object().expect("an object") {
+            embedder[key] = value.clone();
+        }
+        json!({ "m": embedder })
+    };
+    let fragment = json!({"value": "{{doc.a}}"});
+    assert_refused_at(
+        &server,
+        EMBEDDERS,
+        rest(
+            json!({"indexingFragments": {"a": fragment}, "searchFragments": {"b": fragment}, "documentTemplate": "x"}),
+        ),
+        "vector_embedding_error",
+        "Error while generating embeddings: user error: cannot pass both fragments and a document template.\n  - Note: 1 fragments declared in `indexingFragments` and 1 fragments declared in `search_fragments_len`.\n  - Hint: remove the declared fragments or remove the `documentTemplate`",
+    );
+    assert_refused_at(
+        &server,
+        EMBEDDERS,
+        rest(
+            json!({"indexingFragments": {"a": fragment}, "searchFragments": {"b": fragment}, "request": {"input": "{{text}}"}}),
+        ),
+        "vector_embedding_error",
+        "Error while generating embeddings: user error: in `request`: \"{{fragment}}\" not found\n  - Note: this template is using fragments, and so expects to contain the placeholder \"{{fragment}}\" rathern than \"{{text}}\"",
+    );
+    let task = apply(
+        &server,
+        rest(
+            json!({"indexingFragments": {"a": fragment, "b": fragment, "c": fragment, "d": fragment}}),
+        ),
+    );
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["error"]["code"], "vector_embedding_error");
+    assert_eq!(
+        task["error"]["message"],
+        "Index `movies`: Error while generating embeddings: user error: inconsistent fragments: `searchFragments` is empty, but `indexingFragments` declares 4 fragments: a, b, c, ...\n - Hint: declare at least one fragment in `searchFragments` or remove fragments from `indexingFragments` by setting them to `null`"
+    );
+    assert_succeeds(
+        &server,
+        rest(
+            json!({"indexingFragments": {"a": fragment}, "searchFragments": {"b": {"value": "{{q}}"}}}),
+        ),
+    );
+    assert_eq!(
+        embedders(&server)["m"],
+        json!({"source": "rest", "dimensions": 3, "url": "http://127.0.0.1:1/x", "indexingFragments": {"a": fragment}, "searchFragments": {"b": {"value": "{{q}}"}}, "request": {"input": "{{fragment}}"}, "response": {"data": "{{embedding}}"}, "headers": {}})
+    );
+}

@@ -20,6 +20,10 @@ use crate::errors::{ResponseError, codes};
 const TEXT_PLACEHOLDER: &str = "{{text}}";
 /// The placeholder a REST `response` holds where the embedding is.
 const EMBEDDING_PLACEHOLDER: &str = "{{embedding}}";
+/// The placeholder a REST `request` holds for a fragment to embed.
+const FRAGMENT_PLACEHOLDER: &str = "{{fragment}}";
+/// The note of a `request` without [`FRAGMENT_PLACEHOLDER`] (Meilisearch's spelling).
+const FRAGMENT_PLACEHOLDER_NOTE: &str = "\n  - Note: this template is using fragments, and so expects to contain the placeholder \"{{fragment}}\" rathern than \"{{text}}\"";
 /// The note of a `request` without [`TEXT_PLACEHOLDER`].
 const TEXT_PLACEHOLDER_NOTE: &str = "\n  - Note: this template is using a document template, and so expects to contain the placeholder \"{{text}}\" rather than \"{{fragment}}\"";
 
@@ -83,28 +87,76 @@ fn check_template_max_bytes(name: &str, fields: &Map<String, Value>) -> Result<(
     Ok(())
 }
 
-/// A REST `request` without fragments holds `{{text}}`, its `response` `{{embedding}}`. An
-/// update that may rely on stored fragments accepts a `request` with `{{fragment}}` too.
+/// The fragments of a REST embedder: both lists given or neither (merged), not beside a
+/// `documentTemplate` (update); then its `request` and `response` templates.
 fn check_rest_templates(fields: &Map<String, Value>, stage: Stage) -> Result<(), ResponseError> {
-    let has_fragments = ["indexingFragments", "searchFragments"].iter().any(|key| {
-        fields
-            .get(*key)
-            .and_then(Value::as_object)
-            .is_some_and(|map| !map.is_empty())
-    });
+    let indexing = fragment_names(fields, "indexingFragments");
+    let search = fragment_names(fields, "searchFragments");
+    if stage == Stage::Merged && indexing.is_empty() != search.is_empty() {
+        return Err(messages::inconsistent_fragments(&indexing, &search));
+    }
+    let has_fragments = !indexing.is_empty() || !search.is_empty();
+    let has_template = fields.get("documentTemplate").is_some_and(Value::is_string);
+    if has_fragments && stage == Stage::Update && has_template {
+        return Err(messages::template_and_fragments(
+            indexing.len(),
+            search.len(),
+        ));
+    }
+    let resets_fragments = ["indexingFragments", "searchFragments"]
+        .iter()
+        .any(|key| fields.get(*key).is_some_and(Value::is_null));
+    let placeholders = if has_fragments {
+        Placeholders::Fragment
+    } else if stage == Stage::Update && !resets_fragments {
+        Placeholders::Either
+    } else {
+        Placeholders::Text
+    };
+    check_request_and_response(fields, placeholders)
+}
+
+/// The names of the (not `null`) fragments of `key`.
+fn fragment_names<'a>(fields: &'a Map<String, Value>, key: &str) -> Vec<&'a str> {
+    match fields.get(key) {
+        Some(Value::Object(fragments)) => fragments
+            .iter()
+            .filter(|(_, fragment)| !fragment.is_null())
+            .map(|(name, _)| name.as_str())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Which placeholder a REST `request` must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placeholders {
+    Text,
+    Fragment,
+    /// An update that may rely on stored fragments: either.
+    Either,
+}
+
+fn check_request_and_response(
+    fields: &Map<String, Value>,
+    placeholders: Placeholders,
+) -> Result<(), ResponseError> {
     let Some(request) = fields.get("request").filter(|request| !request.is_null()) else {
         return Ok(());
     };
-    if has_fragments {
-        return Ok(());
-    }
-    let may_use_fragments = stage == Stage::Update && contains_text(request, "{{fragment}}");
-    if !may_use_fragments && !contains_text(request, TEXT_PLACEHOLDER) {
-        return Err(messages::missing_placeholder(
-            "request",
-            TEXT_PLACEHOLDER,
-            TEXT_PLACEHOLDER_NOTE,
-        ));
+    let has_text = contains_text(request, TEXT_PLACEHOLDER);
+    let has_fragment = contains_text(request, FRAGMENT_PLACEHOLDER);
+    let missing = match placeholders {
+        Placeholders::Fragment => {
+            (!has_fragment).then_some((FRAGMENT_PLACEHOLDER, FRAGMENT_PLACEHOLDER_NOTE))
+        }
+        Placeholders::Text => (!has_text).then_some((TEXT_PLACEHOLDER, TEXT_PLACEHOLDER_NOTE)),
+        Placeholders::Either => {
+            (!has_text && !has_fragment).then_some((TEXT_PLACEHOLDER, TEXT_PLACEHOLDER_NOTE))
+        }
+    };
+    if let Some((placeholder, note)) = missing {
+        return Err(messages::missing_placeholder("request", placeholder, note));
     }
     match fields.get("response") {
         Some(response)

@@ -150,10 +150,49 @@ pub fn too_many_embedders(count: usize, maximum: usize) -> ResponseError {
 
 /// A REST `request` or `response` template without its placeholder.
 pub fn missing_placeholder(template: &str, placeholder: &str, note: &str) -> ResponseError {
+    embedding_error(&format!(
+        "in `{template}`: \"{placeholder}\" not found{note}"
+    ))
+}
+
+/// The most fragment names an inconsistent-fragments message lists.
+const LISTED_FRAGMENTS: usize = 3;
+
+/// Fragments declared on one side only.
+pub fn inconsistent_fragments(indexing: &[&str], search: &[&str]) -> ResponseError {
+    let listed = |names: &[&str]| {
+        let more = if names.len() > LISTED_FRAGMENTS {
+            ", ..."
+        } else {
+            ""
+        };
+        let shown: Vec<&str> = names.iter().take(LISTED_FRAGMENTS).copied().collect();
+        format!("{} fragments: {}{more}", names.len(), shown.join(", "))
+    };
+    let message = if indexing.is_empty() {
+        format!(
+            "`indexingFragments` is empty, but `searchFragments` declares {}\n  - Hint: declare at least one fragment in `indexingFragments` or remove fragments from `searchFragments` by setting them to `null`",
+            listed(search)
+        )
+    } else {
+        format!(
+            "`searchFragments` is empty, but `indexingFragments` declares {}\n - Hint: declare at least one fragment in `searchFragments` or remove fragments from `indexingFragments` by setting them to `null`",
+            listed(indexing)
+        )
+    };
+    embedding_error(&format!("inconsistent fragments: {message}"))
+}
+
+/// Fragments beside a `documentTemplate`.
+pub fn template_and_fragments(indexing: usize, search: usize) -> ResponseError {
+    embedding_error(&format!(
+        "cannot pass both fragments and a document template.\n  - Note: {indexing} fragments declared in `indexingFragments` and {search} fragments declared in `search_fragments_len`.\n  - Hint: remove the declared fragments or remove the `documentTemplate`"
+    ))
+}
+
+fn embedding_error(message: &str) -> ResponseError {
     ResponseError::new(
         Code::VectorEmbeddingError,
-        format!(
-            "Error while generating embeddings: user error: in `{template}`: \"{placeholder}\" not found{note}"
-        ),
+        format!("Error while generating embeddings: user error: {message}"),
     )
 }
