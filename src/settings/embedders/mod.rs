@@ -15,6 +15,9 @@ mod messages;
 mod openai;
 pub mod view;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
