@@ -11,12 +11,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::embedders::apply_embedders_update;
+use super::embedders::view::embedder_view;
 use super::model::{
     ChatSettings, DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES,
     DEFAULT_MAX_TOTAL_HITS, DEFAULT_MAX_VALUES_PER_FACET, DEFAULT_MIN_WORD_SIZE_ONE_TYPO,
-    DEFAULT_MIN_WORD_SIZE_TWO_TYPOS, EmbedderSettings, FacetValuesSort, FilterableAttributesRule,
-    ForeignKey, LocalizedAttributesRule, PrefixSearch, ProximityPrecision, RankingRule, Setting,
-    Settings, WILDCARD, min_word_sizes_message,
+    DEFAULT_MIN_WORD_SIZE_TWO_TYPOS, FacetValuesSort, FilterableAttributesRule, ForeignKey,
+    LocalizedAttributesRule, PrefixSearch, ProximityPrecision, RankingRule, Setting, Settings,
+    WILDCARD, min_word_sizes_message,
 };
 use super::ranking_rule::default_ranking_rules;
 use crate::errors::{Code, ResponseError};
@@ -139,9 +141,12 @@ impl StoredSettings {
     }
 
     /// Applies an update (the work of a `settingsUpdate` task). Fails, leaving `self`
-    /// unchanged, when the result would be invalid (typo word sizes out of order).
-    pub fn apply(&mut self, update: Settings) -> Result<(), ResponseError> {
+    /// unchanged, when the result would be invalid (an embedder refused by the merged-embedder
+    /// checks, typo word sizes out of order).
+    pub fn apply(&mut self, mut update: Settings) -> Result<(), ResponseError> {
+        let embedders = std::mem::replace(&mut update.embedders, Setting::NotSet);
         let mut next = self.clone();
+        next.embedders = apply_embedders_update(&self.embedders, embedders)?;
         next.apply_unchecked(update);
         if next.min_word_size_one_typo > next.min_word_size_two_typos {
             return Err(ResponseError::new(
@@ -198,7 +203,6 @@ impl StoredSettings {
             Setting::Reset => self.max_total_hits = DEFAULT_MAX_TOTAL_HITS,
             Setting::NotSet => {}
         }
-        self.apply_embedders(update.embedders);
         optional(update.search_cutoff_ms, &mut self.search_cutoff_ms);
         optional(update.localized_attributes, &mut self.localized_attributes);
         update
@@ -273,36 +277,6 @@ impl StoredSettings {
                 self.sort_facet_values_by = default_facet_sort();
             }
             Setting::NotSet => {}
-        }
-    }
-
-    /// Embedders merge by name; an embedder's fields merge one by one (`null` removes).
-    fn apply_embedders(&mut self, update: Setting<BTreeMap<String, Setting<EmbedderSettings>>>) {
-        let embedders = match update {
-            Setting::Set(embedders) => embedders,
-            Setting::Reset => {
-                self.embedders.clear();
-                return;
-            }
-            Setting::NotSet => return,
-        };
-        for (name, embedder) in embedders {
-            match embedder {
-                Setting::Set(EmbedderSettings(fields)) => {
-                    let stored = self.embedders.entry(name).or_default();
-                    for (field, value) in fields {
-                        if value.is_null() {
-                            stored.remove(&field);
-                        } else {
-                            stored.insert(field, value);
-                        }
-                    }
-                }
-                Setting::Reset => {
-                    self.embedders.remove(&name);
-                }
-                Setting::NotSet => {}
-            }
         }
     }
 
@@ -471,13 +445,12 @@ fn localized_view(rules: Option<&[LocalizedAttributesRule]>) -> Value {
 }
 
 fn embedders_view(embedders: &BTreeMap<String, Map<String, Value>>) -> Value {
-    let mut object = Map::new();
-    for (name, fields) in embedders {
-        let mut fields = fields.clone();
-        mask_api_key(&mut fields);
-        object.insert(name.clone(), Value::Object(fields));
-    }
-    Value::Object(object)
+    Value::Object(
+        embedders
+            .iter()
+            .map(|(name, fields)| (name.clone(), embedder_view(fields)))
+            .collect(),
+    )
 }
 
 fn mask_api_key(fields: &mut Map<String, Value>) {

@@ -4,6 +4,7 @@
 
 use deserr::Deserr;
 
+use super::embedders::check_embedder_update;
 use super::model::{
     ChatSettings, EmbedderSettings, FacetingSettings, FilterableAttributesRule, ForeignKey,
     LocalizedAttributesRule, PaginationSettings, PrefixSearch, ProximityPrecision, RankingRule,
@@ -215,7 +216,7 @@ const COMPOSITE_EMBEDDERS_LINK: &str = "https://github.com/orgs/meilisearch/disc
 const MULTIMODAL_LINK: &str = "https://github.com/orgs/meilisearch/discussions/846";
 
 /// The enqueue-time checks of an update, in Meilisearch's order: embedder feature gates,
-/// chat, foreign keys, then ranking-rule mixing.
+/// chat, foreign keys, ranking-rule mixing, then each embedder's fields.
 pub fn validate_update(
     settings: &Settings,
     features: SettingsFeatures,
@@ -244,6 +245,19 @@ pub fn validate_update(
             Code::InvalidSettingsRankingRules,
             MIXED_ATTRIBUTE_RULES_MESSAGE,
         ));
+    }
+    check_embedders_update(settings)
+}
+
+/// Every embedder of an update through the enqueue-time embedder checks.
+fn check_embedders_update(settings: &Settings) -> Result<(), ResponseError> {
+    let Setting::Set(embedders) = &settings.embedders else {
+        return Ok(());
+    };
+    for (name, embedder) in embedders {
+        if let Setting::Set(EmbedderSettings(fields)) = embedder {
+            check_embedder_update(name, fields)?;
+        }
     }
     Ok(())
 }

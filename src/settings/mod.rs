@@ -1,6 +1,7 @@
 //! Index settings (Meilisearch 1.41 §5): the update model ([`model`]), request decoding and
 //! enqueue-time checks ([`decode`]), and the stored settings with merge, read view and task
-//! details ([`apply`]), and what they make of each field of an index ([`field_view`]).
+//! details ([`apply`]), what they make of each field of an index ([`field_view`]), and the
+//! embedder settings: per-source checks, merge rules and read view ([`embedders`]).
 //!
 //! Invariants: an update is a [`model::Settings`] of three-state fields; stored settings
 //! ([`apply::StoredSettings`]) hold only concrete values, defaults included.

@@ -377,10 +377,18 @@ pub struct ChatSettings {
 }
 
 /// One embedder's settings as given: a JSON object whose fields are kept verbatim (each
-/// `null` field is a reset). Source-specific validation is done by [`super::embedders`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// `null` field is a reset). Decoding checks each field's type; the source-specific checks,
+/// the merge and the read view are in [`super::embedders`]. It is written (task content and
+/// details) with its fields in Meilisearch's order.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(transparent)]
 pub struct EmbedderSettings(pub serde_json::Map<String, serde_json::Value>);
+
+impl Serialize for EmbedderSettings {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        super::embedders::fields::in_wire_order(&self.0).serialize(serializer)
+    }
+}
 
 impl<E: DeserializeError> Deserr<E> for EmbedderSettings {
     fn deserialize_from_value<V: deserr::IntoValue>(

@@ -1,9 +1,11 @@
 //! Settings updates: a settings task changes the index record's settings while the batch is
 //! planned, in task order with the batch's document tasks; once the documents are applied,
 //! the settings the shards index by (the facet settings — filterable and sortable
-//! attributes —, the text settings and the embedders) are pushed to every shard when they changed.
+//! attributes —, the text settings and the embedders) are pushed to every shard when they
+//! changed.
 //!
-//! Invariants: an invalid settings task fails alone and changes nothing; the settings tasks
+//! Invariants: an invalid settings task fails alone and changes nothing (embedder errors
+//! carry the `` Index `uid`: `` prefix); the settings tasks
 //! of a batch whose documents could not be applied fail with the documents' error; the
 //! record (and so the catalog) changes only when the documents and the shard settings were
 //! both applied.
@@ -12,7 +14,7 @@ use serde_json::Value;
 
 use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
-use crate::errors::ResponseError;
+use crate::errors::{Code, ResponseError};
 use crate::host::settings::{SetEmbedders, SetFacetSettings, SetTextSettings};
 use crate::settings::apply::StoredSettings;
 use crate::settings::embedder_specs::embedder_specs;
@@ -29,7 +31,22 @@ pub(super) fn apply_settings(
     } else {
         crate::settings::decode::decode_settings_body(Value::Object(settings.clone()))?
     };
-    record.settings.apply(update)
+    let index_uid = record.uid.clone();
+    record
+        .settings
+        .apply(update)
+        .map_err(|error| index_scoped(error, &index_uid))
+}
+
+/// A settings error the task reports as Meilisearch does: embedder errors name the index
+/// (`` Index `uid`: ``), the others as they are.
+fn index_scoped(error: ResponseError, index_uid: &str) -> ResponseError {
+    match error.code {
+        Code::InvalidSettingsEmbedders | Code::VectorEmbeddingError => {
+            error.prefixed(&format!("Index `{index_uid}`: "))
+        }
+        _ => error,
+    }
 }
 
 impl BatchWork {
