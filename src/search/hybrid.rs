@@ -88,6 +88,7 @@ fn vector_query(
         excluded: None,
         distribution: semantic.distribution,
         only_with_vectors: false,
+        distinct: prepared.distinct.clone(),
     }
 }
 

@@ -161,6 +161,7 @@ pub async fn similar(
                 excluded: Some(internal_id),
                 distribution,
                 only_with_vectors: true,
+                distinct: prepared.distinct.clone(),
             };
             execute_ranked(coordinator, &record, &prepared, Some(query)).await?
         }

@@ -12,6 +12,7 @@
 
 use roaring::RoaringBitmap;
 
+use super::distinct::{distinct_values, keep_distinct};
 use super::execute::{ShardHit, ShardHits};
 use super::score::ScoreDetail;
 use crate::error::ShardResult;
@@ -32,7 +33,13 @@ pub struct VectorQuery {
     pub distribution: Option<(f64, f64)>,
     /// Leave out the documents without a vector (`similar` does).
     pub only_with_vectors: bool,
+    /// The distinct attribute: of the documents sharing a value, only the best ranked stays.
+    pub distinct: Option<String>,
 }
+
+/// With `distinct`, the graph is asked this many times `limit` documents, so that the
+/// documents distinct drops leave the window full.
+const DISTINCT_OVERFETCH: usize = 2;
 
 /// Moves a similarity toward a distribution centred on 0.5 with spread 0.4, kept in `]0, 1]`.
 pub fn shift_similarity(similarity: f32, (mean, sigma): (f64, f64)) -> f32 {
@@ -62,10 +69,14 @@ impl ShardSnapshot {
         if let Some(excluded) = query.excluded {
             universe.remove(excluded);
         }
+        let asked = match query.distinct {
+            Some(_) => query.limit.saturating_mul(DISTINCT_OVERFETCH),
+            None => query.limit,
+        };
         let nearest = self.nearest_documents(
             &query.embedder,
             &query.vector,
-            query.limit,
+            asked,
             Some(&universe).filter(|_| query.candidates.is_some() || query.excluded.is_some()),
         )?;
         let mut hits: Vec<ShardHit> = nearest
@@ -75,6 +86,10 @@ impl ShardSnapshot {
                 vector_hit(hit.id, Some(similarity))
             })
             .collect();
+        if let Some(field) = &query.distinct {
+            self.keep_distinct_hits(field, &mut hits)?;
+        }
+        hits.truncate(query.limit);
         let total = universe.len();
         if !query.only_with_vectors && hits.len() < query.limit {
             let mut rest = universe.clone();
@@ -98,6 +113,24 @@ impl ShardSnapshot {
             matching: universe,
             query_languages: Vec::new(),
         })
+    }
+}
+
+impl ShardSnapshot {
+    /// Keeps the first hit of each distinct value of `field` and records each kept hit's
+    /// values (the server deduplicates across shards by them).
+    fn keep_distinct_hits(&self, field: &str, hits: &mut Vec<ShardHit>) -> ShardResult<()> {
+        let ids: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
+        let documents: RoaringBitmap = ids.iter().copied().collect();
+        let values = distinct_values(self.read_transaction(), field, &documents)?;
+        let kept = keep_distinct(&ids, &values);
+        hits.retain(|hit| kept.contains(&hit.id));
+        for hit in hits.iter_mut() {
+            if let Some(own) = values.get(&hit.id) {
+                hit.distinct_values = own.iter().cloned().collect();
+            }
+        }
+        Ok(())
     }
 }
 
