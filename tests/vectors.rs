@@ -593,3 +593,66 @@ async fn the_official_sdk_runs_hybrid_and_similar_searches() {
         .collect();
     assert_eq!(found, vec![1, 2]);
 }
+
+#[test]
+fn multi_search_and_federation_carry_semantic_queries_as_meilisearch() {
+    let server = server();
+    user_provided(&server, "w", 3);
+    succeeded(&server, "POST", "/indexes/w/documents", &five_documents());
+    let separate = post(
+        &server,
+        "/multi-search",
+        &json!({"queries": [
+            {"indexUid": "w", "vector": [1, 0, 0], "hybrid": {"embedder": "e", "semanticRatio": 1}, "limit": 2},
+            {"indexUid": "w", "q": "c", "vector": [0, 1, 0], "hybrid": {"embedder": "e"}, "limit": 2},
+        ]}),
+    );
+    assert_eq!(ids(&separate["results"][0]["hits"]), vec![2, 1]);
+    assert_eq!(separate["results"][0]["semanticHitCount"], 2);
+    assert_eq!(ids(&separate["results"][1]["hits"]), vec![2, 3]);
+    assert_eq!(separate["results"][1]["semanticHitCount"], 1);
+    let federated = post(
+        &server,
+        "/multi-search",
+        &json!({"federation": {"limit": 3}, "queries": [
+            {"indexUid": "w", "vector": [1, 0, 0], "hybrid": {"embedder": "e", "semanticRatio": 1}},
+            {"indexUid": "w", "q": "c"},
+        ]}),
+    );
+    assert_eq!(ids(&federated["hits"]), vec![2, 3, 1], "{federated}");
+    assert_eq!(federated["hits"][1]["_federation"]["queriesPosition"], 1);
+    // The documents of one index count once, whichever queries match them.
+    assert_eq!(federated["estimatedTotalHits"], 5, "{federated}");
+    assert_eq!(federated["semanticHitCount"], 2, "{federated}");
+}
+
+#[test]
+fn distinct_keeps_the_closest_document_of_each_value_across_shards() {
+    let server = server();
+    user_provided(&server, "d", 2);
+    succeeded(
+        &server,
+        "PATCH",
+        "/indexes/d/settings",
+        &json!({"filterableAttributes": ["group"]}),
+    );
+    let documents: Vec<Value> = (0..30)
+        .map(|id| {
+            let angle = id as f32 / 30.0;
+            json!({"id": id, "group": id % 3, "_vectors": {"e": [1.0 - angle, angle]}})
+        })
+        .collect();
+    succeeded(
+        &server,
+        "POST",
+        "/indexes/d/documents",
+        &Value::Array(documents),
+    );
+    let answer = post(
+        &server,
+        "/indexes/d/search",
+        &json!({"vector": [1, 0], "hybrid": {"embedder": "e", "semanticRatio": 1},
+                "distinct": "group", "limit": 5}),
+    );
+    assert_eq!(ids(&answer["hits"]), vec![0, 1, 2], "{answer}");
+}

@@ -41,6 +41,8 @@ pub struct ShardSearchRequest {
 pub struct ShardSearchHit {
     pub hit: ShardHit,
     pub document: Map<String, Value>,
+    /// The hit came from a semantic ranking (it counts in `semanticHitCount`).
+    pub semantic: bool,
 }
 
 /// A hit of one shard with its document as stored: the caller decodes only the hits it keeps
@@ -67,6 +69,11 @@ impl ShardFoundHit {
             }
         }
         Ok(ShardSearchHit {
+            semantic: self
+                .hit
+                .details
+                .iter()
+                .any(|detail| matches!(detail, shards::search::ScoreDetail::Vector { .. })),
             hit: self.hit,
             document,
         })
@@ -177,7 +184,31 @@ impl ShardRead for TermCounts {
     }
 }
 
-shard_reads!(ShardSearchRequest, FacetsOfQueries, TermCounts);
+/// How many documents of the shard any of `queries` matches (a federated search's queries
+/// on one index count each document once).
+#[derive(Debug)]
+pub struct MatchCountOfQueries {
+    pub queries: Vec<ShardSearchRequest>,
+}
+
+impl ShardRead for MatchCountOfQueries {
+    type Answer = u64;
+
+    fn read(self, snapshot: &ShardSnapshot) -> Result<u64, ResponseError> {
+        let mut union = roaring::RoaringBitmap::new();
+        for request in &self.queries {
+            union |= matching_documents(snapshot, request)?;
+        }
+        Ok(union.len())
+    }
+}
+
+shard_reads!(
+    ShardSearchRequest,
+    FacetsOfQueries,
+    TermCounts,
+    MatchCountOfQueries
+);
 
 /// The facet counts of the documents matching any of `queries` (a federated search's queries
 /// on one index): each query runs without hits, and the counts describe the union.

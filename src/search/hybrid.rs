@@ -65,8 +65,15 @@ pub async fn execute_hybrid(
     let query = vector_query(&whole, semantic, vector.clone());
     let semantic_outcome = execute_ranked(coordinator, record, &whole, Some(query)).await?;
     let mut fused = fuse(semantic_outcome, keyword, prepared, semantic.ratio);
+    for hit in &mut fused.hits {
+        hit.semantic = hit.hit.details.iter().any(is_vector_detail);
+    }
     fused.query_vector = Some(vector);
     Ok(fused)
+}
+
+fn is_vector_detail(detail: &shards::search::ScoreDetail) -> bool {
+    matches!(detail, shards::search::ScoreDetail::Vector { .. })
 }
 
 /// The vector to search with: the one given (embedding `q` comes with remote embedders).

@@ -28,7 +28,7 @@ use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::search::FacetsOfQueries;
+use crate::host::search::{FacetsOfQueries, MatchCountOfQueries};
 
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
@@ -385,8 +385,8 @@ async fn federated(
     stages.finish("federating results > search");
     let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
     stages.finish("federating results > facets");
-    let total: u64 = runs.iter().map(|run| run.outcome.total).sum();
-    let hits = merged_hits(&runs, window.offset, window.limit);
+    let total = federated_total(coordinator, &runs).await?;
+    let (hits, semantic_hits) = merged_hits(&runs, window.offset, window.limit);
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
     result.insert(
@@ -395,10 +395,16 @@ async fn federated(
     );
     insert_federated_pagination(&mut result, &federation, &window, total);
     insert_federated_facets(&mut result, &federation, facets_by_index);
+    let semantic = runs
+        .iter()
+        .any(|run| run.outcome.semantic_hit_count.is_some());
     result.insert(
         "requestUid".to_owned(),
         Value::String(uuid::Uuid::now_v7().to_string()),
     );
+    if semantic {
+        result.insert("semanticHitCount".to_owned(), json!(semantic_hits));
+    }
     if federation.show_performance_details {
         stages.finish("federating results > merge");
         result.insert(
@@ -502,7 +508,7 @@ fn insert_federated_facets(
 }
 
 /// The weighted merge of every query's hits, cut to `offset..offset + limit`.
-fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
+fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> (Vec<Value>, u32) {
     let writers: Vec<HitWriter<'_>> = runs
         .iter()
         .map(|run| HitWriter::new(&run.record, &run.prepared, &run.outcome))
@@ -512,6 +518,7 @@ fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
     let mut hits = Vec::new();
     let wanted = offset.saturating_add(limit);
     let mut kept = 0usize;
+    let mut semantic_hits = 0u32;
     while kept < wanted {
         let mut best: Option<(usize, f64)> = None;
         for (index, run) in runs.iter().enumerate() {
@@ -536,6 +543,7 @@ fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
         if kept <= offset {
             continue;
         }
+        semantic_hits += u32::from(hit.semantic);
         let federation = json!({
             "indexUid": run.record.uid,
             "queriesPosition": run.position,
@@ -547,7 +555,44 @@ fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> Vec<Value> {
             federation,
         )));
     }
-    hits
+    (hits, semantic_hits)
+}
+
+/// The documents the queries match, each document of an index counted once however many of
+/// its queries match it (one query's total needs no shard asked again).
+async fn federated_total(
+    coordinator: &Rc<Coordinator>,
+    runs: &[RunQuery],
+) -> Result<u64, ResponseError> {
+    let mut total = 0u64;
+    let mut counted: HashSet<&str> = HashSet::new();
+    for run in runs {
+        let uid = run.record.uid.as_str();
+        if !counted.insert(uid) {
+            continue;
+        }
+        let index_runs: Vec<&RunQuery> = runs
+            .iter()
+            .filter(|other| other.record.uid == uid)
+            .collect();
+        if let [only] = index_runs.as_slice() {
+            total += only.outcome.total;
+            continue;
+        }
+        let queries: Vec<_> = index_runs
+            .iter()
+            .map(|run| shard_request(&run.prepared))
+            .collect();
+        for answer in coordinator
+            .ask_every_shard(&run.record.shard_set(), |_| MatchCountOfQueries {
+                queries: queries.clone(),
+            })
+            .await
+        {
+            total += answer?;
+        }
+    }
+    Ok(total)
 }
 
 /// An index `facetsByIndex` names that no query uses: it must exist and its facets must be

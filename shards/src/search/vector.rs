@@ -86,25 +86,21 @@ impl ShardSnapshot {
                 vector_hit(hit.id, Some(similarity))
             })
             .collect();
+        if !query.only_with_vectors && hits.len() < asked {
+            // The graph answered every document with a vector it may: the documents
+            // without one follow, in internal id order, as Meilisearch ranks them.
+            let mut without = &universe - &self.documents_with_vectors(&query.embedder)?;
+            for hit in &nearest {
+                without.remove(hit.id);
+            }
+            let wanted = asked - hits.len();
+            hits.extend(without.iter().take(wanted).map(|id| vector_hit(id, None)));
+        }
         if let Some(field) = &query.distinct {
             self.keep_distinct_hits(field, &mut hits)?;
         }
         hits.truncate(query.limit);
         let total = universe.len();
-        if !query.only_with_vectors && hits.len() < query.limit {
-            let mut rest = universe.clone();
-            for hit in &nearest {
-                rest.remove(hit.id);
-            }
-            let with_vectors = self.documents_with_vectors(&query.embedder)?;
-            let wanted = query.limit - hits.len();
-            // Documents with a vector the graph search did not reach rank before those
-            // without: both are past the graph's answer, Meilisearch ranks them by id.
-            let (mut near, far): (Vec<u32>, Vec<u32>) =
-                rest.iter().partition(|id| with_vectors.contains(*id));
-            near.extend(far);
-            hits.extend(near.into_iter().take(wanted).map(|id| vector_hit(id, None)));
-        }
         Ok(ShardHits {
             hits,
             total,
