@@ -26,6 +26,7 @@ pub mod coordinator;
 pub mod data_dir;
 pub mod decode;
 pub mod documents;
+pub mod embedders;
 pub mod errors;
 pub mod host;
 pub mod http;
