@@ -98,6 +98,7 @@ fn network_reason(error: &OutgoingError) -> String {
         OutgoingError::InvalidUrl { .. } | OutgoingError::UnsupportedScheme { .. } => {
             format!("bad uri: {error}")
         }
+        OutgoingError::Tls { reason, .. } => format!("rustls: {reason}"),
         OutgoingError::RejectedAddress { .. } => error.to_string(),
     }
 }
