@@ -29,7 +29,7 @@ const OLLAMA_MODEL_NOT_FOUND_STATUS: u16 = 404;
 #[derive(Debug)]
 enum Source {
     UserProvided,
-    Remote(RestShape),
+    Remote(Box<RestShape>),
     Unsupported(String),
 }
 
@@ -69,7 +69,7 @@ fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
                 response.clone(),
                 ConfigurationSource::User,
             )?;
-            (Source::Remote(shape), *dimensions)
+            (Source::Remote(Box::new(shape)), *dimensions)
         }
         EmbedderConfig::OpenAi {
             url,
@@ -79,7 +79,7 @@ fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
         } => {
             let shape = openai::shape(url, api_key.as_deref(), model, *dimensions)?;
             (
-                Source::Remote(shape),
+                Source::Remote(Box::new(shape)),
                 Some(openai::dimensions(model, *dimensions)),
             )
         }
@@ -89,7 +89,7 @@ fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
             model,
             dimensions,
         } => (
-            Source::Remote(ollama::shape(url, api_key.as_deref(), model)?),
+            Source::Remote(Box::new(ollama::shape(url, api_key.as_deref(), model)?)),
             *dimensions,
         ),
         EmbedderConfig::HuggingFace { .. } | EmbedderConfig::Composite { .. } => (
