@@ -47,6 +47,7 @@ pub fn shape(url: &str, api_key: Option<&str>, model: &str) -> Result<RestShape,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::embedders::rest::tests::body;
 
     #[test]
     fn each_endpoint_has_its_shape_and_others_are_refused() {
@@ -54,11 +55,14 @@ mod tests {
         let request = batch
             .request(&["a".to_owned(), "b".to_owned()])
             .expect("built");
-        assert_eq!(request.body, br#"{"model":"nomic","input":["a","b"]}"#);
+        assert_eq!(
+            body(&request),
+            json!({"model": "nomic", "input": ["a", "b"]})
+        );
         let single = shape("http://localhost:11434/api/embeddings", None, "nomic").expect("valid");
         assert_eq!(single.batch_size(), 1);
         let request = single.request(&["a".to_owned()]).expect("built");
-        assert_eq!(request.body, br#"{"model":"nomic","prompt":"a"}"#);
+        assert_eq!(body(&request), json!({"model": "nomic", "prompt": "a"}));
         let error = shape("http://localhost:11434/other", None, "nomic").expect_err("refused");
         assert_eq!(
             error.to_string(),

@@ -29,6 +29,8 @@ pub const REPEAT_PLACEHOLDER: &str = "{{..}}";
 pub const SINGLE_TEXT_BATCH: usize = 1;
 /// How many texts one request carries at most when the `request` takes an array.
 pub const TEXT_ARRAY_BATCH: usize = 10;
+/// The coding Meilisearch's client accepts, and the outgoing client decodes.
+pub const ACCEPTED_ENCODING: &str = "gzip";
 /// What an embedding is expected to be, in extraction errors.
 const EMBEDDING_DESCRIPTION: &str = "an array of numbers";
 
@@ -161,12 +163,16 @@ impl RestShape {
                     Fault::Runtime,
                 )
             })?;
-        let mut request =
-            OutgoingRequest::new(Method::Post, &self.url).map_err(|error| network_error(&error))?;
+        let mut request = OutgoingRequest::new(Method::Post, &self.url)
+            .map_err(|error| network_error(&error))?
+            .header("Accept-Encoding", ACCEPTED_ENCODING);
         if let Some(bearer) = &self.bearer {
             request = request.header("Authorization", bearer);
         }
-        let mut request = request.json(body.to_string().into_bytes());
+        // Pretty JSON, as Meilisearch's client sends it.
+        let bytes =
+            serde_json::to_vec_pretty(&body).unwrap_or_else(|_| body.to_string().into_bytes());
+        let mut request = request.json(bytes);
         for (name, value) in &self.headers {
             request = request.header(name, value);
         }
@@ -234,7 +240,7 @@ fn check_embeddings(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use serde_json::json;
 
     use super::*;
@@ -248,6 +254,10 @@ mod tests {
             response,
             ConfigurationSource::User,
         )
+    }
+
+    pub fn body(request: &OutgoingRequest) -> Value {
+        serde_json::from_slice(&request.body).expect("JSON")
     }
 
     fn answer(status: u16, body: &str) -> OutgoingResponse {
@@ -269,7 +279,7 @@ mod tests {
         let request = shape
             .request(&["a".to_owned(), "b".to_owned()])
             .expect("built");
-        assert_eq!(request.body, br#"{"input":["a","b"],"model":"m"}"#);
+        assert_eq!(body(&request), json!({"input": ["a", "b"], "model": "m"}));
         let headers: Vec<_> = request
             .headers
             .iter()
@@ -278,6 +288,7 @@ mod tests {
         assert_eq!(
             headers,
             [
+                "Accept-Encoding: gzip",
                 "Authorization: Bearer key",
                 "Content-Type: application/json",
                 "X-Extra: 1"
