@@ -1,5 +1,6 @@
-//! The client over https against a real TLS server (rustls on a std thread with a
-//! certificate made for the test), and a gzip answer over plain http.
+//! The client's connections against real servers on std threads: https (rustls with a
+//! certificate made for the test), a gzip answer, and keep-alive reuse of a connection
+//! (and its replacement once the server closed it).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -135,4 +136,77 @@ fn a_gzip_answer_is_decoded() {
     let response = get(format!("http://{address}/"), None).expect("a response");
     assert_eq!(response.body, b"{\"embedding\":[1,2]}");
     server.join().expect("server");
+}
+
+/// Answers every request on each accepted connection with a body naming the connection
+/// and the request's rank on it; joining gives how many connections were accepted.
+fn serve_keep_alive(connections: usize) -> (SocketAddr, JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let handle = std::thread::spawn(move || {
+        for connection in 0..connections {
+            let Ok((mut socket, _)) = listener.accept() else {
+                return connection;
+            };
+            socket
+                .set_read_timeout(Some(Duration::from_millis(500)))
+                .expect("timeout");
+            let mut rank = 0;
+            let mut buffer = [0u8; 4096];
+            while let Ok(count) = socket.read(&mut buffer) {
+                if count == 0 {
+                    break;
+                }
+                let body = format!("{connection}.{rank}");
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes());
+                rank += 1;
+            }
+        }
+        connections
+    });
+    (address, handle)
+}
+
+#[test]
+fn a_kept_alive_connection_carries_the_next_requests() {
+    let (address, server) = serve_keep_alive(1);
+    let bodies = crate::runtime::task::run_on_test_core(move || async move {
+        let readiness = crate::runtime::readiness::install().expect("readiness");
+        let client = OutgoingClient::new(IpPolicy::allow_all(), readiness);
+        let mut bodies = Vec::new();
+        for _ in 0..3 {
+            let request =
+                OutgoingRequest::new(Method::Get, &format!("http://{address}/")).expect("valid");
+            let response = client.send(request).await.expect("a response");
+            bodies.push(String::from_utf8(response.body).expect("text"));
+        }
+        bodies
+    });
+    assert_eq!(bodies, ["0.0", "0.1", "0.2"]);
+    assert_eq!(server.join().expect("server"), 1);
+}
+
+#[test]
+fn a_pooled_connection_the_server_closed_is_replaced() {
+    let (address, server) = serve_keep_alive(2);
+    let bodies = crate::runtime::task::run_on_test_core(move || async move {
+        let readiness = crate::runtime::readiness::install().expect("readiness");
+        let client = OutgoingClient::new(IpPolicy::allow_all(), readiness);
+        let mut bodies = Vec::new();
+        for pause in [0, 800] {
+            // The server gives up on an idle connection after 500 ms.
+            crate::runtime::sleep(Duration::from_millis(pause)).await;
+            let request =
+                OutgoingRequest::new(Method::Get, &format!("http://{address}/")).expect("valid");
+            let response = client.send(request).await.expect("a response");
+            bodies.push(String::from_utf8(response.body).expect("text"));
+        }
+        bodies
+    });
+    assert_eq!(bodies, ["0.0", "1.0"]);
+    assert_eq!(server.join().expect("server"), 2);
 }
