@@ -1,8 +1,9 @@
 //! An embedder ready to embed: texts in, one vector per text out, through the core's
 //! [`OutgoingClient`] for remote sources.
 //!
-//! Invariants: texts are sent in batches of the source's size, in order, and the vectors
-//! come back in the same order; every vector has the embedder's dimensions once they are
+//! Invariants: texts are sent in batches of the source's size, up to
+//! [`REQUEST_PARALLELISM`] batches in flight at once, and the vectors come back in the
+//! texts' order; every vector has the embedder's dimensions once they are
 //! known (set, fixed by the model, or measured with one test text, as Meilisearch measures
 //! `rest` and `ollama` embedders); nothing blocks the core (all I/O is the client's).
 
@@ -15,6 +16,7 @@ use super::config::EmbedderConfig;
 use super::error::{
     ConfigurationSource, EmbedError, EmbedErrorKind, Fault, NewEmbedderError, NewEmbedderErrorKind,
 };
+use super::join::join_in_order;
 use super::rest::{RestShape, network_error};
 use super::{ollama, openai};
 
@@ -22,6 +24,9 @@ use super::{ollama, openai};
 pub const DIMENSION_TEST_TEXT: &str = "test";
 /// How many chars of a text a user-provided embedder's error quotes.
 pub const MANUAL_EMBED_QUOTED_CHARS: usize = 250;
+/// How many requests of one `embed` call are in flight at once (Meilisearch's own
+/// request parallelism).
+pub const REQUEST_PARALLELISM: usize = 40;
 /// Status Ollama answers for a model it has not pulled.
 const OLLAMA_MODEL_NOT_FOUND_STATUS: u16 = 404;
 
@@ -215,9 +220,16 @@ impl Embedder {
                     }
                 })?;
         }
+        let batches: Vec<&[String]> = texts.chunks(shape.batch_size()).collect();
         let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(shape.batch_size()) {
-            vectors.extend(self.send(shape, batch, leaf.dimensions.get()).await?);
+        for wave in batches.chunks(REQUEST_PARALLELISM) {
+            let requests = wave
+                .iter()
+                .map(|batch| self.send(shape, batch, leaf.dimensions.get()))
+                .collect();
+            for answer in join_in_order(requests).await {
+                vectors.extend(answer?);
+            }
         }
         Ok(vectors)
     }

@@ -19,6 +19,7 @@ pub mod embedder;
 pub mod error;
 mod extract;
 mod injectable;
+mod join;
 pub mod ollama;
 pub mod openai;
 pub mod rest;

@@ -30,9 +30,9 @@ pub mod tls;
 mod wire;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod connection_tests;
+#[cfg(test)]
+mod tests;
 
 use std::cell::OnceCell;
 use std::rc::Rc;
