@@ -24,6 +24,11 @@ use super::{ollama, openai};
 pub const DIMENSION_TEST_TEXT: &str = "test";
 /// How many chars of a text a user-provided embedder's error quotes.
 pub const MANUAL_EMBED_QUOTED_CHARS: usize = 250;
+/// Why a `huggingFace` source cannot embed here.
+const HUGGING_FACE_UNSUPPORTED: &str =
+    "the `huggingFace` source is not supported: this server does not run models";
+/// Why a composite embedder cannot hold another one.
+const NESTED_COMPOSITE: &str = "a `composite` embedder cannot hold another `composite` embedder";
 /// How many requests of one `embed` call are in flight at once (Meilisearch's own
 /// request parallelism).
 pub const REQUEST_PARALLELISM: usize = 40;
@@ -97,13 +102,13 @@ fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
             Source::Remote(Box::new(ollama::shape(url, api_key.as_deref(), model)?)),
             *dimensions,
         ),
-        EmbedderConfig::HuggingFace { .. } | EmbedderConfig::Composite { .. } => (
-            Source::Unsupported(
-                "the `huggingFace` source is not supported: this server does not run models"
-                    .to_owned(),
-            ),
+        EmbedderConfig::HuggingFace { .. } => (
+            Source::Unsupported(HUGGING_FACE_UNSUPPORTED.to_owned()),
             None,
         ),
+        EmbedderConfig::Composite { .. } => {
+            (Source::Unsupported(NESTED_COMPOSITE.to_owned()), None)
+        }
     };
     Ok(Leaf {
         source,

@@ -22,6 +22,7 @@ mod injectable;
 mod join;
 pub mod ollama;
 pub mod openai;
+mod ordered_object;
 pub mod rest;
 pub mod template;
 mod value_path;

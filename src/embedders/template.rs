@@ -9,9 +9,10 @@
 
 use std::fmt;
 
-use liquid::model::{Object, Value as LiquidValue};
+use liquid::model::{KString, Object, Value as LiquidValue};
 use serde_json::{Map, Value};
 
+use super::ordered_object::OrderedObject;
 use crate::errors::{Code, ResponseError};
 
 /// Why a document template was refused or could not render a document.
@@ -111,12 +112,12 @@ fn liquid_value(value: &Value) -> Result<LiquidValue, TemplateError> {
     liquid::model::to_value(value).map_err(|error| TemplateError::Render(error.to_string()))
 }
 
-/// `doc` and `fields` for one document.
+/// `doc` (in the document's field order) and `fields` for one document.
 fn globals(
     document: &Map<String, Value>,
     searchable: &dyn Fn(&str) -> bool,
-) -> Result<Object, TemplateError> {
-    let mut doc = Object::new();
+) -> Result<OrderedObject, TemplateError> {
+    let mut doc = OrderedObject::default();
     let mut fields = Vec::with_capacity(document.len());
     for (name, value) in document {
         let value = liquid_value(value)?;
@@ -128,11 +129,14 @@ fn globals(
             LiquidValue::scalar(searchable(name)),
         );
         fields.push(LiquidValue::Object(field));
-        doc.insert(name.clone().into(), value);
+        doc.push(KString::from(name.clone()), Box::new(value));
     }
-    let mut globals = Object::new();
-    globals.insert("doc".into(), LiquidValue::Object(doc));
-    globals.insert("fields".into(), LiquidValue::Array(fields));
+    let mut globals = OrderedObject::default();
+    globals.push(KString::from_static("doc"), Box::new(doc));
+    globals.push(
+        KString::from_static("fields"),
+        Box::new(LiquidValue::Array(fields)),
+    );
     Ok(globals)
 }
 
