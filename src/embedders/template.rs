@@ -1,6 +1,7 @@
 //! The `documentTemplate`: a Liquid template rendering one document to the text that is
 //! embedded, with `doc` (the document, nested fields included) and `fields` (each
-//! top-level field as `name`, `value` and `is_searchable`, in the document's order).
+//! top-level field as `name`, `value` and `is_searchable`, in the document's order), the
+//! reserved `_vectors`, `_geo` and `_geojson` left out.
 //!
 //! Invariants: the rendered text is never longer than the template's byte limit and is
 //! cut at a char boundary, so it stays valid UTF-8; an error's message is Meilisearch's
@@ -14,6 +15,9 @@ use serde_json::{Map, Value};
 
 use super::ordered_object::OrderedObject;
 use crate::errors::{Code, ResponseError};
+
+/// The reserved top-level fields a template never sees, as in Meilisearch.
+pub const HIDDEN_FIELDS: [&str; 3] = ["_vectors", "_geo", "_geojson"];
 
 /// Why a document template was refused or could not render a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +123,10 @@ fn globals(
 ) -> Result<OrderedObject, TemplateError> {
     let mut doc = OrderedObject::default();
     let mut fields = Vec::with_capacity(document.len());
-    for (name, value) in document {
+    let visible = document
+        .iter()
+        .filter(|(name, _)| !HIDDEN_FIELDS.contains(&name.as_str()));
+    for (name, value) in visible {
         let value = liquid_value(value)?;
         let mut field = Object::new();
         field.insert("name".into(), LiquidValue::scalar(name.clone()));
@@ -187,7 +194,10 @@ mod tests {
         let template = DocumentTemplate::new(DEFAULT_DOCUMENT_TEMPLATE, 400).expect("parses");
         let rendered = template
             .render(
-                &document(json!({"id": 1, "title": "Dune", "secret": "x", "none": null})),
+                &document(json!({
+                    "id": 1, "title": "Dune", "secret": "x", "none": null,
+                    "_vectors": {"e": [1.0]}, "_geo": {"lat": 1, "lng": 2}
+                })),
                 &|name| name != "secret",
             )
             .expect("renders");

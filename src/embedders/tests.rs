@@ -363,3 +363,40 @@ fn a_user_provided_embedder_refuses_texts() {
         "Error while generating embeddings: user error: attempt to embed the following text in a configuration where embeddings must be user provided:\n  - `hello`"
     );
 }
+
+#[test]
+fn a_composite_embedder_indexes_with_one_side_and_searches_with_the_other() {
+    let (address, server) = serve(Box::new(|body| {
+        ok(json!({"embedding": vector_of(&body["text"])}))
+    }));
+    let side = |path: &str| {
+        json!({
+            "source": "rest", "url": format!("http://{address}/{path}"), "dimensions": 3,
+            "request": {"text": "{{text}}"}, "response": {"embedding": "{{embedding}}"}
+        })
+    };
+    let settings = json!({"source": "composite", "searchEmbedder": side("search"), "indexingEmbedder": side("index")});
+    let (indexed, searched) = crate::runtime::task::run_on_test_core(move || async move {
+        let readiness = crate::runtime::readiness::install().expect("readiness");
+        let policy = IpPolicy::parse(["127.0.0.0/8"]).expect("valid");
+        let client = Rc::new(OutgoingClient::new(policy, readiness));
+        let Value::Object(map) = settings else {
+            panic!("an object")
+        };
+        let config = EmbedderConfig::from_map(&map).expect("config");
+        let embedder = Embedder::new(&config, client).expect("embedder");
+        assert_eq!(embedder.infer_dimensions().await.expect("dimensions"), 3);
+        let indexed = embedder.embed(&["doc".to_owned()]).await.expect("indexed");
+        let searched = embedder.embed_search("query").await.expect("searched");
+        (indexed, searched)
+    });
+    assert_eq!(indexed, vec![vec![3.0, f32::from(b'd'), 1.0]]);
+    assert_eq!(searched, vec![5.0, f32::from(b'q'), 1.0]);
+    let paths: Vec<String> = server
+        .join()
+        .expect("server")
+        .iter()
+        .map(|request| request.head.lines().next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(paths, ["POST /index HTTP/1.1", "POST /search HTTP/1.1"]);
+}
