@@ -1,7 +1,8 @@
 //! Embedders against a real HTTP server: a std `TcpListener` on a thread that answers
 //! every request with deterministic vectors (or a scripted failure) and records what it
 //! received, so the request shapes, headers, batching, dimension inference and each
-//! error's message are checked end to end.
+//! error's message are checked end to end. The messages of a refused connection, a
+//! timeout, a 500 and malformed JSON were checked beside Meilisearch 1.50 (its logs).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -399,4 +400,34 @@ fn a_composite_embedder_indexes_with_one_side_and_searches_with_the_other() {
         .map(|request| request.head.lines().next().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(paths, ["POST /index HTTP/1.1", "POST /search HTTP/1.1"]);
+}
+
+#[test]
+fn a_failed_dimension_inference_names_the_test_embedding() {
+    let address = TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address");
+    let settings = json!({
+        "source": "rest", "url": format!("http://{address}/"),
+        "request": {"text": "{{text}}"}, "response": {"embedding": "{{embedding}}"}
+    });
+    let message = crate::runtime::task::run_on_test_core(move || async move {
+        let readiness = crate::runtime::readiness::install().expect("readiness");
+        let policy = IpPolicy::parse(["127.0.0.0/8"]).expect("valid");
+        let client = Rc::new(OutgoingClient::new(policy, readiness));
+        let Value::Object(map) = settings else {
+            panic!("an object")
+        };
+        let config = EmbedderConfig::from_map(&map).expect("config");
+        let embedder = Embedder::new(&config, client)
+            .expect("embedder")
+            .with_options(quick_options());
+        let error = embedder.infer_dimensions().await.expect_err("refused");
+        error.to_response_error().message
+    });
+    assert_eq!(
+        message,
+        "Error while generating embeddings: runtime error: could not determine model dimensions:\n  - test embedding failed with runtime error: could not reach embedding server:\n  - io: Connection refused"
+    );
 }
