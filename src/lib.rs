@@ -11,8 +11,10 @@
 //! - `coordinator` is transport and fan-out only: typed requests to one shard, every shard
 //!   of an index or any core, and the core's replica of the catalog;
 //! - `host` is the shard side of every command, on the core that owns the shard;
+//! - `embedders` turns documents into texts (`documentTemplate`) and texts into vectors
+//!   through remote embedders (`rest`, `openAi`, `ollama`, `composite`), on `outgoing`;
 //! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
-//!   webhooks), on `runtime` only;
+//!   webhooks), http and https with keep-alive, on `runtime` only;
 //! - `runtime` is the only module that names glommio; `errors` is the one
 //!   code → type → status table; `config` is the one place that reads flags and environment.
 //!
@@ -26,6 +28,7 @@ pub mod coordinator;
 pub mod data_dir;
 pub mod decode;
 pub mod documents;
+pub mod embedders;
 pub mod errors;
 pub mod host;
 pub mod http;

@@ -34,6 +34,8 @@ pub enum OutgoingError {
     InvalidResponse { host: String, reason: String },
     /// The response's head or body is larger than the limit.
     ResponseTooLarge { host: String, limit: usize },
+    /// The TLS handshake failed (an untrusted or mismatched certificate, say).
+    Tls { host: String, reason: String },
 }
 
 impl OutgoingError {
@@ -83,6 +85,9 @@ impl fmt::Display for OutgoingError {
             }
             OutgoingError::InvalidResponse { host, reason } => {
                 write!(formatter, "invalid response from `{host}`: {reason}")
+            }
+            OutgoingError::Tls { host, reason } => {
+                write!(formatter, "TLS with `{host}` failed: {reason}")
             }
             OutgoingError::ResponseTooLarge { host, limit } => write!(
                 formatter,

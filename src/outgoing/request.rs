@@ -1,7 +1,7 @@
 //! An outgoing request, its response, and the limits one send runs under.
 //!
 //! Invariants: a request's URL is parsed once, when the request is built, and is `http`
-//! (checked by [`OutgoingRequest::new`]); every limit has a named default and a
+//! or `https` (checked by [`OutgoingRequest::new`]); every limit has a named default and a
 //! per-request override ([`OutgoingRequest::options`]).
 
 use std::time::Duration;
@@ -27,7 +27,7 @@ pub const DEFAULT_RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 /// The schemes the client speaks.
-pub const SUPPORTED_SCHEMES: [&str; 1] = ["http"];
+pub const SUPPORTED_SCHEMES: [&str; 2] = ["http", "https"];
 
 /// The limits and retry schedule of one send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 //!
 //! Invariants: no more than [`MAX_HEAD_BYTES`] of head and the caller's limit of body are
 //! ever buffered; interim 1xx answers are skipped; a HEAD, 204 or 304 answer has no body;
-//! every request says `Connection: close`, so the response ends the connection.
+//! a connection is reusable after a response only when the body was delimited (length or
+//! chunks), nothing followed it, and the server did not say `Connection: close`.
 
 use futures_lite::io::{AsyncRead, AsyncReadExt};
 
@@ -40,7 +41,7 @@ pub fn serialize(request: &OutgoingRequest) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(256 + request.body.len());
     bytes
         .extend_from_slice(format!("{} {target} HTTP/1.1\r\n", request.method.as_str()).as_bytes());
-    bytes.extend_from_slice(format!("Host: {host}\r\nConnection: close\r\n").as_bytes());
+    bytes.extend_from_slice(format!("Host: {host}\r\n").as_bytes());
     let has_length = request
         .headers
         .iter()
@@ -110,12 +111,13 @@ struct Head {
     headers: Vec<(String, String)>,
 }
 
-/// Reads one response to `method` from `stream`, with a body of at most `max_body` bytes.
+/// Reads one response to `method` from `stream`, with a body of at most `max_body` bytes;
+/// the response and whether the connection may carry another request.
 pub async fn read_response<Stream: AsyncRead + Unpin>(
     stream: &mut Stream,
     method: &Method,
     max_body: usize,
-) -> Result<OutgoingResponse, ReadError> {
+) -> Result<(OutgoingResponse, bool), ReadError> {
     let mut reader = Buffered {
         stream,
         buffer: Vec::new(),
@@ -128,10 +130,25 @@ pub async fn read_response<Stream: AsyncRead + Unpin>(
         }
     };
     let body = read_body(&mut reader, &head, method, max_body).await?;
-    Ok(OutgoingResponse {
+    let reusable = reader.buffer.is_empty()
+        && !reader.ended
+        && framing(&head, method)? != Framing::UntilClose
+        && !asks_to_close(&head);
+    let response = OutgoingResponse {
         status: head.status,
         headers: head.headers,
         body,
+    };
+    Ok((response, reusable))
+}
+
+/// Whether the server said it closes the connection.
+fn asks_to_close(head: &Head) -> bool {
+    head.headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("connection")
+            && value
+                .split(',')
+                .any(|token| token.trim().eq_ignore_ascii_case("close"))
     })
 }
 
@@ -284,6 +301,7 @@ mod tests {
             &method,
             max_body,
         ))
+        .map(|(response, _)| response)
     }
 
     #[test]
@@ -295,7 +313,7 @@ mod tests {
         let text = String::from_utf8(serialize(&request)).expect("text");
         assert_eq!(
             text,
-            "POST /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nConnection: close\r\n\
+            "POST /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\n\
              Content-Length: 2\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n\r\n{}"
         );
         let get = OutgoingRequest::new(Method::Get, "http://[::1]").expect("valid");

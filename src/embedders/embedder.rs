@@ -1,0 +1,285 @@
+//! An embedder ready to embed: texts in, one vector per text out, through the core's
+//! [`OutgoingClient`] for remote sources.
+//!
+//! Invariants: texts are sent in batches of the source's size, up to
+//! [`REQUEST_PARALLELISM`] batches in flight at once, and the vectors come back in the
+//! texts' order; every vector has the embedder's dimensions once they are
+//! known (set, fixed by the model, or measured with one test text, as Meilisearch measures
+//! `rest` and `ollama` embedders); nothing blocks the core (all I/O is the client's).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::outgoing::{OutgoingClient, SendOptions};
+
+use super::config::EmbedderConfig;
+use super::error::{
+    ConfigurationSource, EmbedError, EmbedErrorKind, Fault, NewEmbedderError, NewEmbedderErrorKind,
+};
+use super::join::join_in_order;
+use super::rest::{RestShape, network_error};
+use super::{ollama, openai};
+
+/// The text Meilisearch embeds to measure an embedder's dimensions.
+pub const DIMENSION_TEST_TEXT: &str = "test";
+/// How many chars of a text a user-provided embedder's error quotes.
+pub const MANUAL_EMBED_QUOTED_CHARS: usize = 250;
+/// Why a `huggingFace` source cannot embed here.
+const HUGGING_FACE_UNSUPPORTED: &str =
+    "the `huggingFace` source is not supported: this server does not run models";
+/// Why a composite embedder cannot hold another one.
+const NESTED_COMPOSITE: &str = "a `composite` embedder cannot hold another `composite` embedder";
+/// How many requests of one `embed` call are in flight at once (Meilisearch's own
+/// request parallelism).
+pub const REQUEST_PARALLELISM: usize = 40;
+/// Status Ollama answers for a model it has not pulled.
+const OLLAMA_MODEL_NOT_FOUND_STATUS: u16 = 404;
+
+/// One embedding source of an embedder.
+#[derive(Debug)]
+enum Source {
+    UserProvided,
+    Remote(Box<RestShape>),
+    Unsupported(String),
+}
+
+/// One source and its dimensions, known or still to measure.
+#[derive(Debug)]
+struct Leaf {
+    source: Source,
+    dimensions: Cell<Option<usize>>,
+}
+
+/// An embedder: the one that embeds documents, and the one that embeds search queries
+/// when it differs (a `composite` embedder).
+pub struct Embedder {
+    indexing: Leaf,
+    search: Option<Leaf>,
+    client: Rc<OutgoingClient>,
+    options: Option<SendOptions>,
+}
+
+/// The source and known dimensions of a non-composite configuration.
+fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
+    let (source, dimensions) = match config {
+        EmbedderConfig::UserProvided { dimensions } => (Source::UserProvided, Some(*dimensions)),
+        EmbedderConfig::Rest {
+            url,
+            request,
+            response,
+            headers,
+            api_key,
+            dimensions,
+        } => {
+            let shape = RestShape::new(
+                url,
+                api_key.as_deref(),
+                headers.clone(),
+                request.clone(),
+                response.clone(),
+                ConfigurationSource::User,
+            )?;
+            (Source::Remote(Box::new(shape)), *dimensions)
+        }
+        EmbedderConfig::OpenAi {
+            url,
+            api_key,
+            model,
+            dimensions,
+        } => {
+            let shape = openai::shape(url, api_key.as_deref(), model, *dimensions)?;
+            (
+                Source::Remote(Box::new(shape)),
+                Some(openai::dimensions(model, *dimensions)),
+            )
+        }
+        EmbedderConfig::Ollama {
+            url,
+            api_key,
+            model,
+            dimensions,
+        } => (
+            Source::Remote(Box::new(ollama::shape(url, api_key.as_deref(), model)?)),
+            *dimensions,
+        ),
+        EmbedderConfig::HuggingFace { .. } => (
+            Source::Unsupported(HUGGING_FACE_UNSUPPORTED.to_owned()),
+            None,
+        ),
+        EmbedderConfig::Composite { .. } => {
+            (Source::Unsupported(NESTED_COMPOSITE.to_owned()), None)
+        }
+    };
+    Ok(Leaf {
+        source,
+        dimensions: Cell::new(dimensions),
+    })
+}
+
+impl Embedder {
+    /// The embedder of `config`, calling out through `client`; fails on invalid
+    /// `request`/`response` templates or an unsupported Ollama URL.
+    pub fn new(
+        config: &EmbedderConfig,
+        client: Rc<OutgoingClient>,
+    ) -> Result<Self, NewEmbedderError> {
+        let (indexing, search) = match config {
+            EmbedderConfig::Composite { search, indexing } => {
+                (leaf(indexing)?, Some(leaf(search)?))
+            }
+            single => (leaf(single)?, None),
+        };
+        Ok(Embedder {
+            indexing,
+            search,
+            client,
+            options: None,
+        })
+    }
+
+    /// The same embedder sending its requests with `options` (timeouts, retries).
+    pub fn with_options(mut self, options: SendOptions) -> Self {
+        self.options = Some(options);
+        self
+    }
+
+    /// The dimensions, when known without a test request.
+    pub fn dimensions(&self) -> Option<usize> {
+        self.indexing.dimensions.get()
+    }
+
+    /// How many texts one request carries at most.
+    pub fn batch_size(&self) -> usize {
+        match &self.indexing.source {
+            Source::Remote(shape) => shape.batch_size(),
+            Source::UserProvided | Source::Unsupported(_) => 1,
+        }
+    }
+
+    /// The embedder's dimensions, measured with one test text when not known; a composite
+    /// embedder's two sides must agree.
+    pub async fn infer_dimensions(&self) -> Result<usize, NewEmbedderError> {
+        let indexing = self.leaf_dimensions(&self.indexing).await?;
+        let Some(search) = &self.search else {
+            return Ok(indexing);
+        };
+        let search = self.leaf_dimensions(search).await?;
+        if search != indexing {
+            return Err(NewEmbedderError {
+                kind: NewEmbedderErrorKind::Unsupported(format!(
+                    "error while generating test embeddings.\n  - the dimensions of embeddings produced at search time and at indexing time don't match.\n  - Search time dimensions: {search}\n  - Indexing time dimensions: {indexing}\n  - Note: Dimensions of embeddings produced by both embedders are required to match."
+                )),
+                fault: Fault::User,
+            });
+        }
+        Ok(indexing)
+    }
+
+    /// Embeds `texts` (rendered documents) in batches; one vector per text, in order.
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with(&self.indexing, texts).await
+    }
+
+    /// Embeds a search query with the search side of the embedder.
+    pub async fn embed_search(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        let leaf = self.search.as_ref().unwrap_or(&self.indexing);
+        let mut vectors = self.embed_with(leaf, &[query.to_owned()]).await?;
+        vectors.pop().ok_or_else(|| {
+            EmbedError::new(
+                EmbedErrorKind::ResponseEmbeddingCount {
+                    expected: 1,
+                    got: 0,
+                },
+                Fault::Runtime,
+            )
+        })
+    }
+
+    async fn leaf_dimensions(&self, leaf: &Leaf) -> Result<usize, NewEmbedderError> {
+        if let Some(dimensions) = leaf.dimensions.get() {
+            return Ok(dimensions);
+        }
+        let shape = remote(leaf, DIMENSION_TEST_TEXT)
+            .map_err(NewEmbedderError::could_not_determine_dimension)?;
+        let mut vectors = self
+            .send(shape, &[DIMENSION_TEST_TEXT.to_owned()], None)
+            .await
+            .map_err(NewEmbedderError::could_not_determine_dimension)?;
+        let dimensions = vectors.pop().map_or(0, |vector| vector.len());
+        leaf.dimensions.set(Some(dimensions));
+        Ok(dimensions)
+    }
+
+    async fn embed_with(&self, leaf: &Leaf, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let Some(first) = texts.first() else {
+            return Ok(Vec::new());
+        };
+        let shape = remote(leaf, first)?;
+        if leaf.dimensions.get().is_none() {
+            self.leaf_dimensions(leaf)
+                .await
+                .map_err(|error| match error.kind {
+                    NewEmbedderErrorKind::CouldNotDetermineDimension(inner) => inner,
+                    other => {
+                        EmbedError::new(EmbedErrorKind::Unsupported(other.to_string()), error.fault)
+                    }
+                })?;
+        }
+        let batches: Vec<&[String]> = texts.chunks(shape.batch_size()).collect();
+        let mut vectors = Vec::with_capacity(texts.len());
+        for wave in batches.chunks(REQUEST_PARALLELISM) {
+            let requests = wave
+                .iter()
+                .map(|batch| self.send(shape, batch, leaf.dimensions.get()))
+                .collect();
+            for answer in join_in_order(requests).await {
+                vectors.extend(answer?);
+            }
+        }
+        Ok(vectors)
+    }
+
+    /// One request for `batch`, its answer checked.
+    async fn send(
+        &self,
+        shape: &RestShape,
+        batch: &[String],
+        dimensions: Option<usize>,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut request = shape.request(batch)?;
+        if let Some(options) = self.options {
+            request = request.options(options);
+        }
+        let answer = self
+            .client
+            .send(request)
+            .await
+            .map_err(|error| network_error(&error))?;
+        let outcome = shape.read_answer(&answer, batch.len(), dimensions);
+        match outcome {
+            Err(EmbedError {
+                kind: EmbedErrorKind::OtherStatusCode(OLLAMA_MODEL_NOT_FOUND_STATUS, body),
+                ..
+            }) if shape.source() == ConfigurationSource::Ollama => Err(EmbedError::new(
+                EmbedErrorKind::OllamaModelNotFound(body),
+                Fault::User,
+            )),
+            other => other,
+        }
+    }
+}
+
+/// The REST shape of `leaf`, or the error embedding `text` with it gives.
+fn remote<'leaf>(leaf: &'leaf Leaf, text: &str) -> Result<&'leaf RestShape, EmbedError> {
+    match &leaf.source {
+        Source::Remote(shape) => Ok(shape),
+        Source::UserProvided => Err(EmbedError::new(
+            EmbedErrorKind::ManualEmbed(text.chars().take(MANUAL_EMBED_QUOTED_CHARS).collect()),
+            Fault::User,
+        )),
+        Source::Unsupported(reason) => Err(EmbedError::new(
+            EmbedErrorKind::Unsupported(reason.clone()),
+            Fault::User,
+        )),
+    }
+}

@@ -1,0 +1,36 @@
+//! Embedding: turning documents into texts (the `documentTemplate`) and texts into
+//! vectors through remote embedders (`rest`, `openAi`, `ollama`, and `composite` pairs
+//! of them), with Meilisearch's defaults, request shapes, batching and error messages.
+//!
+//! Use: read an index's stored embedder map with [`EmbedderSettings::from_map`], build a
+//! [`DocumentTemplate`] from its template and an [`Embedder`] from its configuration and
+//! the core's [`crate::outgoing::OutgoingClient`], then `render` documents and `embed`
+//! the texts (or `embed_search` a query).
+//!
+//! Invariants:
+//! - only `outgoing`, `errors` and std/crates are imported: storage and search call in;
+//! - an embedder lives on the core that built it (it shares the core's client);
+//! - error messages are Meilisearch's text exactly (they are API), each error type says
+//!   which API error it becomes (`vector_embedding_error`, `invalid_settings_embedders`,
+//!   `invalid_document_fields`).
+
+pub mod config;
+pub mod embedder;
+pub mod error;
+mod extract;
+mod injectable;
+mod join;
+pub mod ollama;
+pub mod openai;
+mod ordered_object;
+pub mod rest;
+pub mod template;
+mod value_path;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{ConfigError, EmbedderConfig, EmbedderSettings};
+pub use embedder::Embedder;
+pub use error::{EmbedError, EmbedErrorKind, Fault, NewEmbedderError};
+pub use template::{DocumentTemplate, TemplateError};
