@@ -927,8 +927,8 @@ struct Cli {
     )]
     experimental_personalization_api_key: Option<String>,
 
-    /// Comma-separated networks (CIDR) that outgoing requests may reach besides global
-    /// addresses. Accepted; takes effect when the outgoing HTTP client lands.
+    /// Comma-separated networks (CIDR, or `any`) that outgoing requests (embedders) may
+    /// reach besides global addresses.
     #[arg(long, env = "MEILI_EXPERIMENTAL_ALLOWED_IP_NETWORKS", value_delimiter = ',', action = clap::ArgAction::Set)]
     experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
 

@@ -69,6 +69,9 @@ struct CoreSettings {
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
 pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
+    crate::outgoing::shared::set_policy(crate::outgoing::shared::policy_of(
+        &config.experimental_allowed_ip_networks,
+    ));
     let addresses = resolve(&config.http_addr)?;
     let shutdown = ShutdownFlag::from_signals()
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;

@@ -15,6 +15,7 @@ use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
 use shards::shard::{Operation, PreparedBatch};
 
+use super::embedding::{RemoteEmbedder, embed_chunk};
 use super::protocol::ShardRequest;
 use super::read_documents::{ReadDocument, read_documents};
 use super::{Preparing, ShardAddress, ShardHost};
@@ -30,6 +31,8 @@ pub struct Prepare {
     pub delete_all: bool,
     /// Index-wide internal ids for the documents the batch creates.
     pub assigned: Vec<(String, u32)>,
+    /// The index's remote embedders (see [`super::embedding`]).
+    pub embedders: Vec<RemoteEmbedder>,
 }
 
 impl ShardRequest for Prepare {
@@ -51,6 +54,7 @@ impl ShardRequest for Prepare {
             batch,
             snapshot,
             delete_all: self.delete_all,
+            embedders: self.embedders,
         };
         host.hold_prepared(address, preparing);
         Ok(())
@@ -148,10 +152,17 @@ async fn apply(
             chunk.push(operation);
         }
         if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
-            preparing.batch = apply_off_core(preparing.batch, std::mem::take(&mut chunk)).await?;
+            let full = embed_chunk(
+                &preparing.embedders,
+                std::mem::take(&mut chunk),
+                &mut parser,
+            )
+            .await?;
+            preparing.batch = apply_off_core(preparing.batch, full).await?;
         }
     }
     if !chunk.is_empty() {
+        let chunk = embed_chunk(&preparing.embedders, chunk, &mut parser).await?;
         preparing.batch = apply_off_core(preparing.batch, chunk).await?;
     }
     host.hold_prepared(address.clone(), preparing);

@@ -61,6 +61,9 @@ impl ShardRequest for Edit {
             batch: prepared,
             snapshot,
             delete_all: false,
+            // An edited document keeps the embeddings it has (its `_vectors` entries are not
+            // given again): an edition re-embeds nothing.
+            embedders: Vec::new(),
         };
         host.hold_prepared(address, preparing);
         Ok(edited)

@@ -28,6 +28,7 @@ pub mod batch;
 pub mod documents;
 pub mod edit;
 pub mod edition;
+pub mod embedding;
 pub mod facet_search;
 pub mod maintenance;
 pub mod memory;
@@ -88,6 +89,8 @@ struct Preparing {
     /// The last commit, to resolve planned documents against the stored ones.
     snapshot: ShardSnapshot,
     delete_all: bool,
+    /// The index's remote embedders: what a chunk is embedded with before it applies.
+    embedders: Vec<embedding::RemoteEmbedder>,
 }
 
 impl ShardHost {

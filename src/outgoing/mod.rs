@@ -26,6 +26,7 @@ pub mod policy;
 mod pool;
 pub mod request;
 pub mod retry;
+pub mod shared;
 pub mod tls;
 mod wire;
 

@@ -24,6 +24,7 @@ use super::execute::{SearchOutcome, execute_ranked};
 use super::prepare::{PreparedSearch, SemanticSearch};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
+use crate::embedders::{Embedder, EmbedderSettings};
 use crate::errors::ResponseError;
 use crate::host::search::ShardSearchHit;
 
@@ -38,7 +39,7 @@ pub async fn execute_hybrid(
     prepared: &PreparedSearch,
     semantic: &SemanticSearch,
 ) -> Result<SearchOutcome, ResponseError> {
-    let Some(vector) = query_vector(semantic) else {
+    let Some(vector) = query_vector(record, prepared, semantic).await else {
         let mut keyword = execute_ranked(coordinator, record, prepared, None).await?;
         keyword.semantic_hit_count = Some(0);
         return Ok(keyword);
@@ -76,9 +77,33 @@ fn is_vector_detail(detail: &shards::search::ScoreDetail) -> bool {
     matches!(detail, shards::search::ScoreDetail::Vector { .. })
 }
 
-/// The vector to search with: the one given (embedding `q` comes with remote embedders).
-fn query_vector(semantic: &SemanticSearch) -> Option<Vec<f32>> {
-    semantic.vector.clone()
+/// The vector to search with: the one given, else `q` embedded by the embedder (`None`
+/// when there is no `q` or it cannot be embedded: a `userProvided` embedder, an embedder
+/// that fails — the keyword hits answer then, as Meilisearch answers them).
+async fn query_vector(
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+    semantic: &SemanticSearch,
+) -> Option<Vec<f32>> {
+    if let Some(vector) = &semantic.vector {
+        return Some(vector.clone());
+    }
+    let query = prepared
+        .body
+        .q
+        .as_deref()
+        .filter(|q| !q.trim().is_empty())?;
+    let fields = record.settings.embedders.get(&semantic.embedder)?;
+    let settings = EmbedderSettings::from_map(fields).ok()?;
+    let client = crate::outgoing::shared::core_client()?;
+    let embedder = Embedder::new(&settings.config, client).ok()?;
+    match embedder.embed_search(query).await {
+        Ok(vector) => Some(vector),
+        Err(error) => {
+            tracing::warn!(embedder = %semantic.embedder, %error, "embedding the query failed");
+            None
+        }
+    }
 }
 
 /// The shards' semantic query for `prepared`'s first `offset + limit` hits.

@@ -335,7 +335,7 @@ fn check_hybrid(
             format!("Cannot find embedder with name `{}`.", hybrid.embedder),
         ));
     };
-    let spec = embedder_spec(&hybrid.embedder, fields);
+    let spec = embedder_spec(&record.settings, &hybrid.embedder);
     if let (Some(vector), Some(spec)) = (&body.vector, &spec)
         && vector.len() != spec.dimensions
     {

@@ -65,6 +65,10 @@ pub struct StoredSettings {
     pub chat_document_template: String,
     pub chat_document_template_max_bytes: usize,
     pub chat_search_parameters: Value,
+    /// The dimensions of the embedders that do not state them, found by embedding a test
+    /// text when their settings changed (never shown: Meilisearch shows none either).
+    #[serde(default)]
+    pub inferred_dimensions: BTreeMap<String, usize>,
 }
 
 impl Default for StoredSettings {
@@ -102,6 +106,7 @@ impl Default for StoredSettings {
             chat_document_template: DEFAULT_DOCUMENT_TEMPLATE.to_owned(),
             chat_document_template_max_bytes: DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES,
             chat_search_parameters: Value::Object(Map::new()),
+            inferred_dimensions: BTreeMap::new(),
         }
     }
 }

@@ -16,23 +16,33 @@ pub const USER_PROVIDED_SOURCE: &str = "userProvided";
 pub fn embedder_specs(settings: &StoredSettings) -> Vec<EmbedderSpec> {
     settings
         .embedders
-        .iter()
-        .filter_map(|(name, fields)| embedder_spec(name, fields))
+        .keys()
+        .filter_map(|name| embedder_spec(settings, name))
         .collect()
 }
 
-/// The spec of one embedder, if its dimensions are known.
-pub fn embedder_spec(name: &str, fields: &Map<String, Value>) -> Option<EmbedderSpec> {
-    let dimensions = fields.get("dimensions").and_then(Value::as_u64)?;
+/// The spec of embedder `name` of `settings`, if it exists and its dimensions are known
+/// (stated, or inferred when its settings changed).
+pub fn embedder_spec(settings: &StoredSettings, name: &str) -> Option<EmbedderSpec> {
+    let fields = settings.embedders.get(name)?;
+    let dimensions = match stated_dimensions(fields) {
+        Some(dimensions) => dimensions,
+        None => *settings.inferred_dimensions.get(name)?,
+    };
     Some(EmbedderSpec {
         name: name.to_owned(),
-        dimensions: usize::try_from(dimensions).ok()?,
+        dimensions,
         binary_quantized: fields
             .get("binaryQuantized")
             .and_then(Value::as_bool)
             .unwrap_or(false),
         requires_vectors: embedder_source(fields) == USER_PROVIDED_SOURCE,
     })
+}
+
+/// The `dimensions` an embedder's settings state.
+pub fn stated_dimensions(fields: &Map<String, Value>) -> Option<usize> {
+    usize::try_from(fields.get("dimensions").and_then(Value::as_u64)?).ok()
 }
 
 /// An embedder's `source` (Meilisearch's default is `openAi`).

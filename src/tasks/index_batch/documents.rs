@@ -29,6 +29,7 @@ use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError};
 use crate::host::batch::Prepare;
 use crate::host::documents::{ExistingIds, MatchingIds, UsedIds};
+use crate::host::embedding::remote_embedders;
 use crate::host::protocol::ShardRequest;
 use crate::tasks::batch_documents::{PlannedPayload, send_documents};
 use crate::tasks::model::{Details, DocumentMethod, KindWithContent, Task};
@@ -421,11 +422,16 @@ impl BatchWork {
             }),
         );
         let batch_uid = u64::from(self.batch_uid);
+        let embedders = remote_embedders(
+            &record.settings.embedders,
+            record.settings.searchable_attributes.as_ref(),
+        )?;
         let prepared = self
             .prepare_every_shard(record, |shard| Prepare {
                 batch_uid,
                 delete_all,
                 assigned: std::mem::take(&mut assigned_shares[shard as usize]),
+                embedders: embedders.clone(),
             })
             .await;
         let sent = match prepared {

@@ -266,7 +266,10 @@ impl BatchWork {
             .await
             .map_err(|error| in_index(error, &record.uid));
         let settings_applied = match &applied {
-            Ok(()) => self.apply_shard_settings(&settings_before, &record).await,
+            Ok(()) => {
+                self.apply_shard_settings(&settings_before, &mut record)
+                    .await
+            }
             Err(error) => Err(error.clone()),
         };
         let finished = planned.finish(&applied, &settings_applied);

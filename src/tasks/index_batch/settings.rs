@@ -14,10 +14,12 @@ use serde_json::Value;
 
 use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
+use crate::embedders::{Embedder, EmbedderConfig, EmbedderSettings};
 use crate::errors::{Code, ResponseError};
 use crate::host::settings::{SetEmbedders, SetFacetSettings, SetTextSettings};
+use crate::outgoing::shared::core_client;
 use crate::settings::apply::StoredSettings;
-use crate::settings::embedder_specs::embedder_specs;
+use crate::settings::embedder_specs::{embedder_specs, stated_dimensions};
 use crate::settings::text_settings::text_settings;
 
 /// Applies a settings task to the record's settings.
@@ -55,8 +57,11 @@ impl BatchWork {
     pub(super) async fn apply_shard_settings(
         &self,
         before: &StoredSettings,
-        record: &IndexRecord,
+        record: &mut IndexRecord,
     ) -> Result<(), ResponseError> {
+        infer_dimensions(before, &mut record.settings)
+            .await
+            .map_err(|error| error.prefixed(&format!("Index `{}`: ", record.uid)))?;
         let settings = &record.settings;
         if before.filterable_attributes != settings.filterable_attributes
             || before.sortable_attributes != settings.sortable_attributes
@@ -88,4 +93,48 @@ impl BatchWork {
         }
         Ok(())
     }
+}
+
+/// Finds, by embedding a test text, the dimensions of every embedder that states none and
+/// whose settings changed since `before` (the others keep what was found before); the
+/// dimensions of removed embedders are forgotten.
+async fn infer_dimensions(
+    before: &StoredSettings,
+    settings: &mut StoredSettings,
+) -> Result<(), ResponseError> {
+    let embedders = settings.embedders.clone();
+    settings
+        .inferred_dimensions
+        .retain(|name, _| embedders.contains_key(name));
+    for (name, fields) in &embedders {
+        let unchanged = before.embedders.get(name) == Some(fields)
+            && settings.inferred_dimensions.contains_key(name);
+        if stated_dimensions(fields).is_some() || unchanged {
+            continue;
+        }
+        settings.inferred_dimensions.remove(name);
+        let embedder_settings =
+            EmbedderSettings::from_map(fields).map_err(ResponseError::internal)?;
+        if matches!(
+            embedder_settings.config,
+            EmbedderConfig::UserProvided { .. }
+        ) {
+            continue;
+        }
+        let client = core_client()
+            .ok_or_else(|| ResponseError::internal("settings apply only on a core"))?;
+        let embedder = Embedder::new(&embedder_settings.config, client)
+            .map_err(|error| error.to_response_error())?;
+        let dimensions = match embedder.dimensions() {
+            Some(dimensions) => dimensions,
+            None => embedder
+                .infer_dimensions()
+                .await
+                .map_err(|error| error.to_response_error())?,
+        };
+        settings
+            .inferred_dimensions
+            .insert(name.clone(), dimensions);
+    }
+    Ok(())
 }

@@ -1,0 +1,187 @@
+//! A `rest` embedder served by a small HTTP server the test starts (issue 38): dimensions
+//! found with a test text when the settings change, documents embedded from their
+//! `documentTemplate` while they are indexed, `q` embedded at search time, and an embedder
+//! that fails failing the task with `vector_embedding_error` and nothing applied.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use common::{MASTER_KEY, Options, Server};
+use serde_json::{Value, json};
+
+/// The embedding of a text: three small counts, so that texts about the same letters are
+/// close.
+fn embedding_of(text: &str) -> Vec<f32> {
+    let count = |letter: char| text.chars().filter(|c| *c == letter).count() as f32;
+    vec![count('a') + 0.5, count('e') + 0.5, count('o') + 0.5]
+}
+
+/// A REST embedder on a loopback port: `{"input": text}` → `{"embedding": [...]}`; answers
+/// 500 while `failing` is set. Counts the texts it embedded.
+struct Embedder {
+    address: SocketAddr,
+    failing: Arc<AtomicBool>,
+    texts: Arc<AtomicUsize>,
+}
+
+impl Embedder {
+    fn start() -> Embedder {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let failing = Arc::new(AtomicBool::new(false));
+        let texts = Arc::new(AtomicUsize::new(0));
+        let (fail, count) = (failing.clone(), texts.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (fail, count) = (fail.clone(), count.clone());
+                std::thread::spawn(move || serve(stream, &fail, &count));
+            }
+        });
+        Embedder {
+            address,
+            failing,
+            texts,
+        }
+    }
+
+    fn settings(&self) -> Value {
+        json!({
+            "source": "rest",
+            "url": format!("http://{}/embed", self.address),
+            "request": {"input": "{{text}}"},
+            "response": {"embedding": "{{embedding}}"},
+            "documentTemplate": "{{doc.title}}",
+        })
+    }
+}
+
+/// Answers the requests of one keep-alive connection.
+fn serve(stream: TcpStream, failing: &AtomicBool, texts: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    loop {
+        let mut length = 0usize;
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(value) = lower.strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let request: Value = serde_json::from_slice(&body).unwrap();
+        let (status, answer) = if failing.load(Ordering::SeqCst) {
+            (
+                "500 Internal Server Error",
+                json!({"error": "the model is down"}),
+            )
+        } else {
+            texts.fetch_add(1, Ordering::SeqCst);
+            let text = request["input"].as_str().unwrap_or_default();
+            ("200 OK", json!({"embedding": embedding_of(text)}))
+        };
+        let answer = answer.to_string();
+        let response = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        if writer.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn server() -> Server {
+    Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        extra_arguments: vec![
+            "--experimental-allowed-ip-networks".to_string(),
+            "any".to_string(),
+            "--shards-per-index".to_string(),
+            "2".to_string(),
+        ],
+        ..Options::default()
+    })
+}
+
+fn task(server: &Server, method: &str, path: &str, body: &Value) -> Value {
+    let response = server.send(method, path, Some(body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    server.wait_task(&response.json()["taskUid"])
+}
+
+#[test]
+fn a_rest_embedder_embeds_documents_and_queries_and_its_failures_fail_the_task() {
+    let embedder = Embedder::start();
+    let server = server();
+    let settings = json!({"embedders": {"rest": embedder.settings()}});
+    let done = task(&server, "PATCH", "/indexes/r/settings", &settings);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let documents = json!([
+        {"id": 1, "title": "banana"},
+        {"id": 2, "title": "tree"},
+        {"id": 3, "title": "potato boot"},
+        {"id": 4, "title": "own", "_vectors": {"rest": [9.0, 9.0, 9.0]}},
+    ]);
+    let done = task(&server, "POST", "/indexes/r/documents", &documents);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let first = server
+        .send("GET", "/indexes/r/documents/1?retrieveVectors=true", None)
+        .json();
+    assert_eq!(
+        first["_vectors"]["rest"],
+        json!({"embeddings": [[3.5, 0.5, 0.5]], "regenerate": true}),
+        "{first}"
+    );
+    let own = server
+        .send("GET", "/indexes/r/documents/4?retrieveVectors=true", None)
+        .json();
+    assert_eq!(
+        own["_vectors"]["rest"],
+        json!({"embeddings": [[9.0, 9.0, 9.0]], "regenerate": false})
+    );
+    let stats = server.send("GET", "/indexes/r/stats", None).json();
+    assert_eq!(stats["numberOfEmbeddings"], 4, "{stats}");
+    // `q` is embedded by the embedder: "ooo" is closest to "potato boot".
+    let search =
+        json!({"q": "ooo", "hybrid": {"embedder": "rest", "semanticRatio": 1.0}, "limit": 1});
+    let response = server.send("POST", "/indexes/r/search", Some(&search));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.json()["hits"][0]["id"], 3, "{}", response.text());
+    // An embedder that answers 500 fails the task whole.
+    embedder.failing.store(true, Ordering::SeqCst);
+    let failed = task(
+        &server,
+        "POST",
+        "/indexes/r/documents",
+        &json!([{"id": 5, "title": "apple"}]),
+    );
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(
+        failed["error"]["code"], "vector_embedding_error",
+        "{failed}"
+    );
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Index `r`: "), "{message}");
+    assert!(message.contains("the model is down"), "{message}");
+    let missing = server.send("GET", "/indexes/r/documents/5", None);
+    assert_eq!(missing.status, 404);
+    assert!(embedder.texts.load(Ordering::SeqCst) >= 5);
+}
