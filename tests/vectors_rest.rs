@@ -165,6 +165,32 @@ fn a_rest_embedder_embeds_documents_and_queries_and_its_failures_fail_the_task()
     let response = server.send("POST", "/indexes/r/search", Some(&search));
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.json()["hits"][0]["id"], 3, "{}", response.text());
+    // A template change embeds the generated embeddings again, never the given ones.
+    let template = json!({"embedders": {"rest": {"documentTemplate": "{{doc.title}} aaa"}}});
+    let done = task(&server, "PATCH", "/indexes/r/settings", &template);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let first = server
+        .send("GET", "/indexes/r/documents/1?retrieveVectors=true", None)
+        .json();
+    assert_eq!(
+        first["_vectors"]["rest"]["embeddings"],
+        json!([[6.5, 0.5, 0.5]]),
+        "{first}"
+    );
+    let own = server
+        .send("GET", "/indexes/r/documents/4?retrieveVectors=true", None)
+        .json();
+    assert_eq!(
+        own["_vectors"]["rest"]["embeddings"],
+        json!([[9.0, 9.0, 9.0]])
+    );
+    // A distribution change embeds nothing.
+    let embedded = embedder.texts.load(Ordering::SeqCst);
+    let distribution =
+        json!({"embedders": {"rest": {"distribution": {"mean": 0.7, "sigma": 0.2}}}});
+    let done = task(&server, "PATCH", "/indexes/r/settings", &distribution);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(embedder.texts.load(Ordering::SeqCst), embedded);
     // An embedder that answers 500 fails the task whole.
     embedder.failing.store(true, Ordering::SeqCst);
     let failed = task(

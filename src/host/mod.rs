@@ -34,6 +34,7 @@ pub mod maintenance;
 pub mod memory;
 pub mod protocol;
 pub mod read_documents;
+pub mod reembed;
 pub mod search;
 pub mod settings;
 

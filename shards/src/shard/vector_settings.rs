@@ -56,7 +56,36 @@ impl Shard {
     }
 }
 
+impl Shard {
+    /// A batch that rewrites documents' vectors without counting as a batch of the task
+    /// queue: it commits under the last applied batch uid (a re-embedding after an
+    /// embedder's settings changed; replaying it embeds again, which changes nothing).
+    pub fn prepare_vectors(&self) -> ShardResult<PreparedBatch> {
+        let transaction = self.database.begin_write()?;
+        let state = ShardState::load_write(&transaction)?;
+        PreparedBatch::for_embedders(
+            transaction,
+            state,
+            self.views.decoders(),
+            self.pending_changes_bytes(),
+            &self.graphs,
+        )
+    }
+}
+
 impl ShardSnapshot {
+    /// Whether document `id`'s embeddings for embedder `name` may be computed again: it has
+    /// none yet, or they were generated (`regenerate: true`), not given.
+    pub fn regenerates(&self, name: &str, id: u32) -> ShardResult<bool> {
+        let Some(slot) = self.embedder_slot(name) else {
+            return Ok(true);
+        };
+        Ok(
+            embeddings_of(self.read_transaction(), slot, id)?
+                .is_none_or(|stored| stored.regenerate),
+        )
+    }
+
     /// The slot of embedder `name`, if the shard keeps vectors for it.
     pub fn embedder_slot(&self, name: &str) -> Option<&EmbedderSlot> {
         self.vector_settings().slot(name)

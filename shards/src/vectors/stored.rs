@@ -167,8 +167,8 @@ mod tests {
         };
         assert_eq!(decode(&encode(&stored), 2).unwrap(), stored);
         assert!(decode(&encode(&stored), 3).is_err());
-        assert!(document_key(1, 9) < extra_key(1, 0));
-        assert!(extra_key(1, u32::MAX) < next_extra_key(1).to_vec().as_slice());
+        assert!(document_key(1, 9).as_slice() < extra_key(1, 0).as_slice());
+        assert!(extra_key(1, u32::MAX).as_slice() < next_extra_key(1).as_slice());
         assert!(next_extra_key(1).as_slice() < document_key(2, 0).as_slice());
         assert_eq!(id_of_key(&document_key(3, 12)).unwrap(), 12);
     }

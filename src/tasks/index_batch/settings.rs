@@ -16,6 +16,8 @@ use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
 use crate::embedders::{Embedder, EmbedderConfig, EmbedderSettings};
 use crate::errors::{Code, ResponseError};
+use crate::host::embedding::{RemoteEmbedder, remote_embedders};
+use crate::host::reembed::Reembed;
 use crate::host::settings::{SetEmbedders, SetFacetSettings, SetTextSettings};
 use crate::outgoing::shared::core_client;
 use crate::settings::apply::StoredSettings;
@@ -91,12 +93,12 @@ impl BatchWork {
                 })
                 .await?;
         }
-        Ok(())
+        self.reembed_changed(before, record).await
     }
 }
 
 /// Finds, by embedding a test text, the dimensions of every embedder that states none and
-/// whose settings changed since `before` (the others keep what was found before); the
+/// whose embeddings the change since `before` changes (the others keep what was found before); the
 /// dimensions of removed embedders are forgotten.
 async fn infer_dimensions(
     before: &StoredSettings,
@@ -107,7 +109,7 @@ async fn infer_dimensions(
         .inferred_dimensions
         .retain(|name, _| embedders.contains_key(name));
     for (name, fields) in &embedders {
-        let unchanged = before.embedders.get(name) == Some(fields)
+        let unchanged = !embeddings_change(before, settings, name)
             && settings.inferred_dimensions.contains_key(name);
         if stated_dimensions(fields).is_some() || unchanged {
             continue;
@@ -137,4 +139,57 @@ async fn infer_dimensions(
             .insert(name.clone(), dimensions);
     }
     Ok(())
+}
+
+/// Fields of an embedder whose change leaves its embeddings as they are.
+const FIELDS_KEEPING_EMBEDDINGS: [&str; 4] =
+    ["distribution", "binaryQuantized", "apiKey", "headers"];
+
+/// Whether embedder `name`'s embeddings must be computed again: it is new, or a field
+/// that shapes its embeddings changed.
+fn embeddings_change(before: &StoredSettings, after: &StoredSettings, name: &str) -> bool {
+    let shaping = |fields: &serde_json::Map<String, Value>| -> serde_json::Map<String, Value> {
+        fields
+            .iter()
+            .filter(|(field, _)| !FIELDS_KEEPING_EMBEDDINGS.contains(&field.as_str()))
+            .map(|(field, value)| (field.clone(), value.clone()))
+            .collect()
+    };
+    match (before.embedders.get(name), after.embedders.get(name)) {
+        (Some(old), Some(new)) => shaping(old) != shaping(new),
+        (None, Some(_)) => true,
+        _ => false,
+    }
+}
+
+impl BatchWork {
+    /// Embeds the index's documents again with every remote embedder whose embeddings the
+    /// settings change changed, in two phases over every shard (see
+    /// [`crate::host::reembed`]).
+    async fn reembed_changed(
+        &self,
+        before: &StoredSettings,
+        record: &IndexRecord,
+    ) -> Result<(), ResponseError> {
+        let Some(primary_key) = record.primary_key.clone() else {
+            return Ok(());
+        };
+        let embedders: Vec<RemoteEmbedder> = remote_embedders(
+            &record.settings.embedders,
+            record.settings.searchable_attributes.as_ref(),
+        )?
+        .into_iter()
+        .filter(|embedder| embeddings_change(before, &record.settings, &embedder.name))
+        .collect();
+        if embedders.is_empty() {
+            return Ok(());
+        }
+        let prepared = self
+            .prepare_every_shard(record, |_| Reembed {
+                embedders: embedders.clone(),
+                primary_key: primary_key.clone(),
+            })
+            .await;
+        self.commit_or_abort(record, prepared).await.map(drop)
+    }
 }

@@ -1,0 +1,114 @@
+//! Embedding an index's documents again after a remote embedder's settings changed in a way
+//! that changes its embeddings (source, model, url, request, response, template…): on each
+//! shard, every document whose embeddings for it were generated (or that has none) is
+//! rendered and embedded again inside a prepared batch, like a batch of documents; a
+//! [`super::batch::Commit`] or [`super::batch::Abort`] follows.
+//!
+//! Invariants: embeddings a user gave (`regenerate: false`) are never replaced; documents
+//! are unchanged (only their vectors are written); the batch commits under the shard's last
+//! applied batch uid, so replaying the task queue after a crash embeds again and changes
+//! nothing else.
+
+use serde_json::{Map, Value};
+use shards::documents::simd_document::SimdParser;
+use shards::shard::{Operation, PreparedBatch, ShardSnapshot};
+
+use super::batch::APPLY_CHUNK_DOCUMENTS;
+use super::embedding::{RemoteEmbedder, embed_chunk};
+use super::protocol::ShardRequest;
+use super::{Preparing, ShardAddress, ShardHost};
+use crate::errors::{ResponseError, shard_error};
+
+/// Embeds the shard's documents again with `embedders`, uncommitted; answers how many
+/// documents were embedded.
+#[derive(Debug)]
+pub struct Reembed {
+    pub embedders: Vec<RemoteEmbedder>,
+    pub primary_key: String,
+}
+
+impl ShardRequest for Reembed {
+    type Answer = u64;
+    const IS_WRITE: bool = true;
+
+    async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
+        let shard = host.shard(&address)?;
+        host.prepared.borrow_mut().remove(&address);
+        let snapshot = shard.read().map_err(shard_error)?;
+        let mut batch = shard.prepare_vectors().map_err(shard_error)?;
+        let mut embedded = 0;
+        for embedder in &self.embedders {
+            let (next, count) = reembed_with(&snapshot, batch, embedder, &self.primary_key).await?;
+            batch = next;
+            embedded += count;
+        }
+        let preparing = Preparing {
+            batch,
+            snapshot,
+            delete_all: false,
+            embedders: Vec::new(),
+        };
+        host.hold_prepared(address, preparing);
+        Ok(embedded)
+    }
+}
+
+/// Embeds again, with `embedder`, every document of `snapshot` it may regenerate.
+async fn reembed_with(
+    snapshot: &ShardSnapshot,
+    mut batch: PreparedBatch,
+    embedder: &RemoteEmbedder,
+    primary_key: &str,
+) -> Result<(PreparedBatch, u64), ResponseError> {
+    let mut parser = SimdParser::new();
+    let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+    let mut count = 0;
+    for id in snapshot.document_ids() {
+        if !snapshot
+            .regenerates(&embedder.name, id)
+            .map_err(shard_error)?
+        {
+            continue;
+        }
+        let document = snapshot
+            .document_by_id(id, None)
+            .map_err(shard_error)?
+            .ok_or_else(|| ResponseError::internal("a live id without its document"))?;
+        chunk.push(replacement(document, primary_key)?);
+        count += 1;
+        if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
+            let full = std::mem::take(&mut chunk);
+            batch = embed_and_apply(batch, embedder, full, &mut parser).await?;
+        }
+    }
+    if !chunk.is_empty() {
+        batch = embed_and_apply(batch, embedder, chunk, &mut parser).await?;
+    }
+    Ok((batch, count))
+}
+
+/// The stored document written again, without its `_vectors` entry for the embedder (so it
+/// is embedded).
+fn replacement(
+    document: Map<String, Value>,
+    primary_key: &str,
+) -> Result<Operation, ResponseError> {
+    let external_id = shards::documents::document_id::extract_document_id(&document, primary_key)
+        .map_err(crate::errors::documents_error)?;
+    Ok(Operation::Replace {
+        external_id,
+        document,
+    })
+}
+
+async fn embed_and_apply(
+    mut batch: PreparedBatch,
+    embedder: &RemoteEmbedder,
+    chunk: Vec<Operation>,
+    parser: &mut SimdParser,
+) -> Result<PreparedBatch, ResponseError> {
+    let chunk = embed_chunk(std::slice::from_ref(embedder), chunk, parser).await?;
+    crate::runtime::blocking::run(move || batch.apply_chunk(chunk).map(|()| batch))
+        .await
+        .map_err(shard_error)
+}
