@@ -449,11 +449,11 @@ fn a_source_change_drops_the_fields_the_new_source_resets() {
     assert_eq!(embedders(&server)["o"]["dimensions"], 4, "same source");
     assert_succeeds(
         &server,
-        json!({"o": {"source": "ollama", "model": "nomic"}}),
+        json!({"o": {"source": "ollama", "model": "nomic", "dimensions": 3}}),
     );
     assert_eq!(
         embedders(&server)["o"],
-        json!({"source": "ollama", "model": "nomic", "documentTemplate": "{{doc.a}}", "documentTemplateMaxBytes": 400, "distribution": {"mean": 0.5, "sigma": 0.2}})
+        json!({"source": "ollama", "model": "nomic", "dimensions": 3, "documentTemplate": "{{doc.a}}", "documentTemplateMaxBytes": 400, "distribution": {"mean": 0.5, "sigma": 0.2}})
     );
     assert_succeeds(
         &server,
@@ -474,26 +474,16 @@ fn the_read_view_shows_each_source_with_meilisearch_defaults() {
             "openDefault": {},
             "open": {"apiKey": "sk-abcdefghijklmnopqrstuvwxyz123456", "url": "https://example.com/v1", "dimensions": 4, "documentTemplateMaxBytes": 0, "binaryQuantized": false},
             "user": {"source": "userProvided", "dimensions": 3, "distribution": {"mean": 0.3, "sigma": 0.4}},
-            "rest": {"source": "rest", "url": "http://127.0.0.1:1/x", "request": {"input": "{{text}}"}, "response": {"data": "{{embedding}}"}, "apiKey": "short"},
+            "rest": {"source": "rest", "url": "http://127.0.0.1:1/x", "request": {"input": "{{text}}"}, "response": {"data": "{{embedding}}"}, "apiKey": "short", "dimensions": 3},
             "ollama": {"source": "ollama", "model": "nomic", "dimensions": 3},
-            "hf": {"source": "huggingFace"},
-            "hfModel": {"source": "huggingFace", "model": "some/model", "pooling": "forceCls"},
-            "both": {"source": "composite", "searchEmbedder": {"source": "openAi", "apiKey": "abcdefghijkl"}, "indexingEmbedder": {"source": "huggingFace", "documentTemplate": "{{doc.a}}"}},
         }),
     );
     let view = embedders(&server);
     let expected = json!({
-        "both": {
-            "source": "composite",
-            "searchEmbedder": {"source": "openAi", "model": "text-embedding-3-small", "apiKey": "abcdefghijkl"},
-            "indexingEmbedder": {"source": "huggingFace", "model": "BAAI/bge-base-en-v1.5", "revision": "617ca489d9e86b49b8167676d8220688b99db36e", "pooling": "useModel", "documentTemplate": "{{doc.a}}", "documentTemplateMaxBytes": 400},
-        },
-        "hf": {"source": "huggingFace", "model": "BAAI/bge-base-en-v1.5", "revision": "617ca489d9e86b49b8167676d8220688b99db36e", "pooling": "useModel", "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400},
-        "hfModel": {"source": "huggingFace", "model": "some/model", "pooling": "forceCls", "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400},
         "ollama": {"source": "ollama", "model": "nomic", "dimensions": 3, "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400},
         "open": {"source": "openAi", "model": "text-embedding-3-small", "apiKey": "sk-abXXXXXX...", "dimensions": 4, "binaryQuantized": false, "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400, "url": "https://example.com/v1"},
         "openDefault": {"source": "openAi", "model": "text-embedding-3-small", "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400},
-        "rest": {"source": "rest", "apiKey": "XXX...", "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400, "url": "http://127.0.0.1:1/x", "request": {"input": "{{text}}"}, "response": {"data": "{{embedding}}"}, "headers": {}},
+        "rest": {"source": "rest", "apiKey": "XXX...", "dimensions": 3, "documentTemplate": DEFAULT_TEMPLATE, "documentTemplateMaxBytes": 400, "url": "http://127.0.0.1:1/x", "request": {"input": "{{text}}"}, "response": {"data": "{{embedding}}"}, "headers": {}},
         "user": {"source": "userProvided", "dimensions": 3, "distribution": {"mean": 0.3, "sigma": 0.4}},
     });
     assert_eq!(view, expected);
@@ -505,6 +495,27 @@ fn the_read_view_shows_each_source_with_meilisearch_defaults() {
     );
     let settings = server.send("GET", "/indexes/movies/settings", None).json();
     assert_eq!(settings["embedders"], expected);
+}
+
+/// Sources whose embeddings cannot be computed when the settings change fail the task, as
+/// Meilisearch fails it without its model or embedder: a `huggingFace` model (this server
+/// runs none), and a remote embedder whose dimensions must be found by embedding a test
+/// text it cannot reach (a loopback address outside `--experimental-allowed-ip-networks`).
+#[test]
+fn embedders_that_cannot_embed_fail_the_settings_task() {
+    let server = composite_server();
+    for embedder in [
+        json!({"source": "huggingFace"}),
+        json!({"source": "composite", "searchEmbedder": {"source": "openAi", "apiKey": "abcdefghijkl"}, "indexingEmbedder": {"source": "huggingFace", "documentTemplate": "{{doc.a}}"}}),
+        json!({"source": "rest", "url": "http://127.0.0.1:1/x", "request": {"input": "{{text}}"}, "response": {"data": "{{embedding}}"}}),
+    ] {
+        let task = apply(&server, json!({"e": embedder}));
+        assert_eq!(task["status"], "failed", "{task}");
+        assert_eq!(task["error"]["code"], "vector_embedding_error", "{task}");
+        let message = task["error"]["message"].as_str().expect("a message");
+        assert!(message.starts_with("Index `movies`: "), "{message}");
+    }
+    assert_eq!(embedders(&server), json!({}), "nothing was applied");
 }
 
 #[test]
