@@ -36,7 +36,8 @@
 //! directories).
 //!
 //! Exit status: 0 after a complete comparison, 1 when a side failed (the table is still
-//! printed, that side's column empty), 2 for unusable options.
+//! printed, that side's column empty) or a request of a recall pass or load run did not
+//! succeed (counted in the table), 2 for unusable options.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -229,7 +230,17 @@ fn run(arguments: &Arguments) -> Result<bool, String> {
         let binary = binary.as_ref()?;
         let spec = spec(arguments, kind, binary, port, binary_quantized);
         match run_side(&spec, binary_quantized, &data, &lines, &exact, &options) {
-            Ok(results) => Some(results),
+            Ok(results) => {
+                let problems = results.problems();
+                for problem in &problems {
+                    eprintln!(
+                        "vector_compare: {} (binaryQuantized {binary_quantized}): {problem}",
+                        kind.name()
+                    );
+                }
+                complete &= problems.is_empty();
+                Some(results)
+            }
             Err(error) => {
                 eprintln!(
                     "vector_compare: {} (binaryQuantized {binary_quantized}): {error}",

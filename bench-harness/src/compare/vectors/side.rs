@@ -101,6 +101,40 @@ impl VectorResults {
             0.0
         }
     }
+
+    /// What went wrong while measuring: failed recall queries, and load-run answers that
+    /// were not 2xx or errors. Empty when every request succeeded.
+    pub fn problems(&self) -> Vec<String> {
+        let kinds = [
+            ("semantic", &self.semantic),
+            ("hybrid", &self.hybrid),
+            ("filtered 1 %", &self.filtered_one_percent),
+            ("filtered 10 %", &self.filtered_ten_percent),
+        ];
+        let mut problems = Vec::new();
+        for (label, figures) in kinds {
+            if figures.failures > 0 {
+                problems.push(format!(
+                    "{label}: {} recall queries failed",
+                    figures.failures
+                ));
+            }
+            for (connections, run) in [
+                ("1", figures.single.as_ref()),
+                ("N", Some(&figures.concurrent)),
+            ] {
+                if let Some(run) = run {
+                    if run.non_2xx + run.errors > 0 {
+                        problems.push(format!(
+                            "{label} load ({connections} connections): {} non-2xx answers, {} errors",
+                            run.non_2xx, run.errors
+                        ));
+                    }
+                }
+            }
+        }
+        problems
+    }
 }
 
 /// Runs one side; progress goes to standard error.
