@@ -11,6 +11,9 @@ use storage_engine::vector::kernels;
 
 use super::data::{SearchKind, TOP_K, VectorData};
 
+/// Queries compared with each vector while it is in cache.
+const QUERY_BLOCK: usize = 16;
+
 /// The exact top rows of every query for each kind of search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExactAnswers {
@@ -84,26 +87,38 @@ pub fn exact_answers(data: &VectorData, threads: usize) -> ExactAnswers {
             .map(|chunk| {
                 let vectors = &vectors;
                 scope.spawn(move || {
-                    chunk
-                        .chunks_exact(dimensions)
-                        .map(|query| {
-                            let mut all = Best::default();
-                            let mut one = Best::default();
-                            let mut ten = Best::default();
-                            for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
+                    let mut answers = Vec::with_capacity(chunk.len() / dimensions);
+                    // A block of queries per pass over the vectors, so that each vector is
+                    // read from memory once per block rather than once per query.
+                    for block in chunk.chunks(QUERY_BLOCK * dimensions) {
+                        let block_queries: Vec<&[f32]> = block.chunks_exact(dimensions).collect();
+                        let mut best: Vec<[Best; 3]> = block_queries
+                            .iter()
+                            .map(|_| [Best::default(), Best::default(), Best::default()])
+                            .collect();
+                        for (row, vector) in vectors.chunks_exact(dimensions).enumerate() {
+                            let id = row as u32;
+                            let ten = SearchKind::FilteredTenPercent.accepts(row);
+                            let one = SearchKind::FilteredOnePercent.accepts(row);
+                            for (query, [all, one_best, ten_best]) in
+                                block_queries.iter().zip(best.iter_mut())
+                            {
                                 let similarity = kernels::dot(query, vector);
-                                let id = row as u32;
                                 all.offer(similarity, id);
-                                if SearchKind::FilteredTenPercent.accepts(row) {
-                                    ten.offer(similarity, id);
+                                if ten {
+                                    ten_best.offer(similarity, id);
                                 }
-                                if SearchKind::FilteredOnePercent.accepts(row) {
-                                    one.offer(similarity, id);
+                                if one {
+                                    one_best.offer(similarity, id);
                                 }
                             }
-                            (all.rows(), one.rows(), ten.rows())
-                        })
-                        .collect::<Vec<_>>()
+                        }
+                        answers.extend(
+                            best.into_iter()
+                                .map(|[all, one, ten]| (all.rows(), one.rows(), ten.rows())),
+                        );
+                    }
+                    answers
                 })
             })
             .collect();
@@ -179,6 +194,22 @@ mod tests {
             assert_eq!(exact.unfiltered[1], (0..10).collect::<Vec<u32>>());
             assert_eq!(exact.one_percent[0], [7, 107, 207]);
             assert_eq!(exact.ten_percent[0], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        }
+        // More queries than a block: every one is answered, in order.
+        let many = VectorData {
+            queries: (0..40).flat_map(|_| [1.0, 0.0]).collect(),
+            query_texts: vec![RowText::default(); 40],
+            ..data
+        };
+        for threads in [1, 3] {
+            let exact = exact_answers(&many, threads);
+            assert_eq!(exact.unfiltered.len(), 40);
+            assert!(
+                exact
+                    .unfiltered
+                    .iter()
+                    .all(|rows| *rows == (0..10).collect::<Vec<u32>>())
+            );
         }
     }
 
