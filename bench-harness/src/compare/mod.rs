@@ -24,4 +24,5 @@ pub mod settle;
 pub mod setup;
 pub mod side;
 pub mod table;
+pub mod vectors;
 pub mod vocabulary;
