@@ -68,10 +68,21 @@ struct CoreSettings {
 }
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
+/// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
+fn outgoing_policy(config: &Config) -> crate::outgoing::IpPolicy {
+    crate::outgoing::shared::policy_of(&config.experimental_allowed_ip_networks)
+}
+
+/// What a shard's batch may hold in memory, and whether its graphs load at open.
+fn shard_memory(config: &Config) -> ShardMemory {
+    ShardMemory {
+        prefetch_vectors: config.vectorstore_reader_prefetch_memory,
+        ..ShardMemory::for_indexing_memory(config.max_indexing_memory, config.cores)
+    }
+}
+
 pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
-    crate::outgoing::shared::set_policy(crate::outgoing::shared::policy_of(
-        &config.experimental_allowed_ip_networks,
-    ));
+    crate::outgoing::shared::set_policy(outgoing_policy(config));
     let addresses = resolve(&config.http_addr)?;
     let shutdown = ShutdownFlag::from_signals()
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;
@@ -82,10 +93,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
     let settings = CoreSettings {
         data_directory,
-        shard_memory: ShardMemory {
-            prefetch_vectors: config.vectorstore_reader_prefetch_memory,
-            ..ShardMemory::for_indexing_memory(config.max_indexing_memory, config.cores)
-        },
+        shard_memory: shard_memory(config),
         master_key: config.master_key.clone(),
         keys,
         production: config.env == Environment::Production,

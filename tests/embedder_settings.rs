@@ -519,6 +519,20 @@ fn embedders_that_cannot_embed_fail_the_settings_task() {
 }
 
 #[test]
+fn a_document_template_that_does_not_parse_is_refused_at_enqueue() {
+    let server = server();
+    let body = json!({"e": {"source": "rest", "url": "http://127.0.0.1:1/x", "request": {"input": "{{text}}"}, "response": {"data": "{{embedding}}"}, "dimensions": 3, "documentTemplate": "{{ doc.a "}});
+    let response = server.send("PATCH", EMBEDDERS, Some(&body));
+    assert_eq!(response.status, 400, "{}", response.text());
+    let error = response.json();
+    assert_eq!(error["code"], "invalid_settings_embedders");
+    assert_eq!(
+        error["message"],
+        "`.embedders.e.documentTemplate`: Invalid template: user error: cannot parse template: liquid:  --> 1:4\n  |\n1 | {{ doc.a \n  |    ^---\n  |\n  = expected Literal\n."
+    );
+}
+
+#[test]
 fn rest_fragments_are_declared_on_both_sides_and_not_beside_a_template() {
     let server = server();
     let response = server.send(

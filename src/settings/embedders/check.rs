@@ -58,6 +58,10 @@ fn check_embedder(
     if let Some(Value::String(url)) = fields.get("url") {
         url::Url::parse(url).map_err(|error| messages::invalid_url(name, url, error))?;
     }
+    if let Some(Value::String(template)) = fields.get("documentTemplate") {
+        crate::embedders::DocumentTemplate::new(template, usize::MAX)
+            .map_err(|error| error.to_settings_error(name))?;
+    }
     check_rest_templates(fields, stage)?;
     let source = match fields.get("source") {
         Some(Value::String(source)) => Source::from_name(source),
