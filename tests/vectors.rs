@@ -383,6 +383,17 @@ fn similar_documents_leave_out_the_document_and_those_without_vectors() {
         assert_eq!(response.json()["code"], code);
         assert_eq!(response.json()["message"], message);
     }
+    let detailed = post(
+        &server,
+        "/indexes/v/similar",
+        &json!({"id": 1, "embedder": "e", "showPerformanceDetails": true}),
+    );
+    let stages: Vec<&String> = detailed["performanceDetails"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(stages, ["search > format", "search"], "{detailed}");
     let invalid = server.send(
         "POST",
         "/indexes/v/similar",

@@ -7,7 +7,7 @@
 //!
 //! Invariants: `id` is a valid document id and the embedder exists before any shard is asked;
 //! the answer's keys are Meilisearch's: `hits`, `id`, `processingTimeMs`, `limit`, `offset`,
-//! `estimatedTotalHits`.
+//! `estimatedTotalHits`, and `performanceDetails` (`search > format`, `search`) when asked.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -21,6 +21,7 @@ use super::execute::{SearchOutcome, execute_ranked};
 use super::parameters::{RankingScoreThreshold, SEARCH_LIMIT_DEFAULT, SearchBody};
 use super::prepare::{PreparedSearch, prepare};
 use super::response::search_result;
+use super::stages::StageTimer;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
@@ -167,8 +168,19 @@ pub async fn similar(
         }
         None => SearchOutcome::default(),
     };
+    let mut stages = StageTimer::new();
     let result = search_result(&record, &prepared, outcome, 0, "");
-    Ok(similar_answer(result, id, &similar, &prepared, started))
+    stages.finish("search > format");
+    let mut answer = similar_answer(result, id, &similar, &prepared, started);
+    if similar.show_performance_details {
+        let mut details = stages.into_details();
+        details.insert(
+            "search".to_owned(),
+            Value::String(format!("{:.2?}", started.elapsed())),
+        );
+        answer.insert("performanceDetails".to_owned(), Value::Object(details));
+    }
+    Ok(answer)
 }
 
 /// The `id` of the request as a document id (`invalid_similar_id` otherwise).
