@@ -221,6 +221,18 @@ fn bad_vectors_fail_the_task_with_meilisearch_errors_and_change_nothing() {
         kept,
         json!({"id": 1, "t": "new", "u": "more", "_vectors": {"e": {"embeddings": [[1.0, 2.0, 3.0]], "regenerate": false}}})
     );
+    // Deleting every document deletes every vector.
+    succeeded(&server, "DELETE", "/indexes/v/documents", &json!(null));
+    let stats = server.send("GET", "/indexes/v/stats", None).json();
+    assert_eq!(stats["numberOfEmbeddings"], 0, "{stats}");
+    succeeded(
+        &server,
+        "POST",
+        "/indexes/v/documents",
+        &json!([{"id": 2, "_vectors": {"e": [0, 0, 1]}}]),
+    );
+    let stats = server.send("GET", "/indexes/v/stats", None).json();
+    assert_eq!(stats["numberOfEmbeddings"], 1, "{stats}");
 }
 
 #[test]

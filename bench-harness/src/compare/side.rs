@@ -134,10 +134,16 @@ pub fn run_side(
 
     let workload = search_workload(&options.index_uid, queries)?;
     eprintln!("[{name}] closed loop, {} connections", options.concurrency);
+    let settings = LoadSettings {
+        duration: options.duration,
+        warmup: options.warmup,
+        timeout: options.load_timeout,
+        seed: options.seed,
+    };
     let closed_loop = load_run(
         &server,
         &workload,
-        options,
+        &settings,
         Pacing::ClosedLoop,
         options.concurrency,
         &spec.work_dir.join("closed-loop.json"),
@@ -148,7 +154,7 @@ pub fn run_side(
             Some(load_run(
                 &server,
                 &workload,
-                options,
+                &settings,
                 Pacing::OpenLoop { rate_per_second },
                 options.rate_connections,
                 &spec.work_dir.join("open-loop.json"),
@@ -230,11 +236,20 @@ fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, Strin
     Workload::new("search-mix", templates).map_err(|error| error.to_string())
 }
 
+/// How long and how a load run goes (the same for both comparisons).
+#[derive(Debug, Clone, Copy)]
+pub struct LoadSettings {
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    pub seed: u64,
+}
+
 /// One load run against `server`; its full report is written to `report_path`.
-fn load_run(
+pub fn load_run(
     server: &ServerProcess,
     workload: &Workload,
-    options: &SideOptions,
+    settings: &LoadSettings,
     pacing: Pacing,
     connections: usize,
     report_path: &Path,
@@ -248,11 +263,11 @@ fn load_run(
         connections,
         pipeline_depth: 1,
         pacing,
-        limit: Limit::Duration(options.duration),
-        warmup: options.warmup,
-        timeout: options.load_timeout,
+        limit: Limit::Duration(settings.duration),
+        warmup: settings.warmup,
+        timeout: settings.timeout,
         server_pids: i32::try_from(server.pid).into_iter().collect(),
-        seed: options.seed,
+        seed: settings.seed,
     };
     let report = run(&run_options).map_err(|error| error.to_string())?;
     for line in report.to_text().lines() {

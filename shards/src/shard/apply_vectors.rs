@@ -149,22 +149,17 @@ impl PreparedBatch {
         from: &crate::vectors::EmbedderSlot,
         to: u16,
     ) -> ShardResult<()> {
-        use crate::vectors::stored::{EMBEDDINGS_TREE, decode, id_of_key, slot_range};
-        let (start, end) = slot_range(from.slot);
+        use crate::vectors::stored::{
+            EMBEDDINGS_TREE, decode, id_of_key, is_document_key, slot_entries,
+        };
+        let tree = self.transaction().create_tree(EMBEDDINGS_TREE)?;
         let mut entries = Vec::new();
-        {
-            let tree = self.transaction().create_tree(EMBEDDINGS_TREE)?;
-            for entry in tree.range(
-                std::ops::Bound::Included(start.as_slice()),
-                std::ops::Bound::Excluded(end.as_slice()),
-                storage_engine::Direction::Forward,
-            )? {
-                let (key, value) = entry?;
-                if key.len() == 7 && key[2] == 0 {
-                    entries.push((id_of_key(&key)?, decode(&value, from.dimensions)?));
-                }
+        for (key, value) in slot_entries(&tree, from.slot)? {
+            if is_document_key(&key) {
+                entries.push((id_of_key(&key)?, decode(&value, from.dimensions)?));
             }
         }
+        drop(tree);
         for (id, stored) in entries {
             self.vectors
                 .set(to, id, stored.embeddings, stored.regenerate);
@@ -177,20 +172,11 @@ impl PreparedBatch {
         &mut self,
         slot: &crate::vectors::EmbedderSlot,
     ) -> ShardResult<()> {
-        use crate::vectors::stored::{EMBEDDINGS_TREE, slot_range};
+        use crate::vectors::stored::{EMBEDDINGS_TREE, slot_entries};
         let transaction = self.transaction();
         self.graphs.drop_trees(transaction, slot)?;
         let tree = transaction.create_tree(EMBEDDINGS_TREE)?;
-        let (start, end) = slot_range(slot.slot);
-        let keys: Vec<Vec<u8>> = tree
-            .range(
-                std::ops::Bound::Included(start.as_slice()),
-                std::ops::Bound::Excluded(end.as_slice()),
-                storage_engine::Direction::Forward,
-            )?
-            .map(|entry| entry.map(|(key, _)| key.to_vec()))
-            .collect::<Result<_, _>>()?;
-        for key in keys {
+        for (key, _) in slot_entries(&tree, slot.slot)? {
             tree.delete(&key)?;
         }
         Ok(())

@@ -21,7 +21,7 @@ use super::graphs::GraphSet;
 use super::settings::{EmbedderSlot, VectorSettings};
 use super::stored::{
     EMBEDDINGS_TREE, EXTRA_VECTOR_ID_BASE, StoredEmbeddings, decode, document_key, encode,
-    extra_key, next_extra_key, read_u32, slot_range,
+    extra_key, is_document_key, next_extra_key, read_u32, slot_entries,
 };
 use crate::error::{ShardError, ShardResult};
 
@@ -136,25 +136,14 @@ fn clear_slot(
 ) -> ShardResult<()> {
     let graph = graphs.for_write(transaction, slot)?;
     let mut writer = graph.writer(transaction)?;
-    let (start, end) = slot_range(slot.slot);
     let mut live = RoaringBitmap::new();
-    let mut keys = Vec::new();
-    for entry in tree.range(
-        std::ops::Bound::Included(start.as_slice()),
-        std::ops::Bound::Excluded(end.as_slice()),
-        storage_engine::Direction::Forward,
-    )? {
-        let (key, value) = entry?;
-        if key.len() == 7 && key[2] == 0 {
-            let stored = decode(&value, slot.dimensions)?;
-            live.extend(stored.graph_ids);
+    for (key, value) in slot_entries(tree, slot.slot)? {
+        if is_document_key(&key) {
+            live.extend(decode(&value, slot.dimensions)?.graph_ids);
         }
         if key.as_slice() != next_extra_key(slot.slot).as_slice() {
-            keys.push(key.to_vec());
+            tree.delete(&key)?;
         }
-    }
-    for key in keys {
-        tree.delete(&key)?;
     }
     writer.delete(&live)?;
     writer.finish()?;

@@ -147,6 +147,29 @@ pub fn embeddings_json(embeddings: &[Vec<f32>]) -> serde_json::Value {
     )
 }
 
+/// Every entry of `slot` in a write transaction's `embeddings` tree, in key order.
+pub fn slot_entries(
+    tree: &storage_engine::WriteTree<'_>,
+    slot: u16,
+) -> ShardResult<Vec<(Vec<u8>, Vec<u8>)>> {
+    let (start, end) = slot_range(slot);
+    let mut entries = Vec::new();
+    for entry in tree.range(
+        std::ops::Bound::Included(start.as_slice()),
+        std::ops::Bound::Excluded(end.as_slice()),
+        storage_engine::Direction::Forward,
+    )? {
+        let (key, value) = entry?;
+        entries.push((key.to_vec(), value.to_vec()));
+    }
+    Ok(entries)
+}
+
+/// Whether an `embeddings` key is a document's entry (not an extra owner or a counter).
+pub fn is_document_key(key: &[u8]) -> bool {
+    key.len() == 7 && key[2] == DOCUMENT_KIND
+}
+
 /// A `u32` (LE) at `offset`.
 pub fn read_u32(bytes: &[u8], offset: usize) -> Option<u32> {
     let slice: [u8; 4] = bytes.get(offset..offset + 4)?.try_into().ok()?;

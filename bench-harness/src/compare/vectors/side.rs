@@ -8,7 +8,6 @@
 //! bodies, chosen with the same seed; each load run's full report is kept as JSON in the
 //! side's work directory.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -20,8 +19,9 @@ use crate::compare::disk::{DiskUsage, disk_usage};
 use crate::compare::server::{ServerProcess, ServerSpec};
 use crate::compare::settle::{Settling, wait_until_quiet};
 use crate::compare::setup::{Ingestion, create_index, get_json, ingest};
+use crate::compare::side::{LoadSettings, load_run};
 use crate::compare::table::LoadFigures;
-use crate::load::{Limit, Pacing, RequestTemplate, RunOptions, Target, Workload, run};
+use crate::load::{Pacing, RequestTemplate, Workload};
 use crate::measure::peak_resident_bytes;
 
 /// The longest wait for one setup, ingestion or recall request.
@@ -218,7 +218,8 @@ pub fn run_side(
             Some(load_run(
                 &server,
                 &workload,
-                options,
+                &load_settings(options),
+                Pacing::ClosedLoop,
                 1,
                 &spec.work_dir.join(format!("{file}-1.json")),
             )?)
@@ -233,7 +234,8 @@ pub fn run_side(
         let concurrent = load_run(
             &server,
             &workload,
-            options,
+            &load_settings(options),
+            Pacing::ClosedLoop,
             options.connections,
             &spec
                 .work_dir
@@ -312,6 +314,16 @@ fn recall_pass(
 }
 
 /// The queries as a load workload for `kind`: one template per query, all of weight 1.
+/// The load settings of `options` (closed loop runs only).
+fn load_settings(options: &VectorOptions) -> LoadSettings {
+    LoadSettings {
+        duration: options.duration,
+        warmup: options.warmup,
+        timeout: options.load_timeout,
+        seed: options.seed,
+    }
+}
+
 fn workload(index_uid: &str, data: &VectorData, kind: SearchKind) -> Result<Workload, String> {
     let path = format!("/indexes/{index_uid}/search");
     let templates = (0..data.query_count())
@@ -323,40 +335,6 @@ fn workload(index_uid: &str, data: &VectorData, kind: SearchKind) -> Result<Work
         })
         .collect();
     Workload::new(kind.label(), templates).map_err(|error| error.to_string())
-}
-
-/// One closed-loop load run against `server`; its full report is written to `report_path`.
-fn load_run(
-    server: &ServerProcess,
-    workload: &Workload,
-    options: &VectorOptions,
-    connections: usize,
-    report_path: &Path,
-) -> Result<LoadFigures, String> {
-    let target = Target::parse(&format!("http://{}", server.spec.address()))
-        .map_err(|error| error.to_string())?;
-    let run_options = RunOptions {
-        target,
-        api_key: server.spec.master_key.clone(),
-        workload: workload.clone(),
-        connections,
-        pipeline_depth: 1,
-        pacing: Pacing::ClosedLoop,
-        limit: Limit::Duration(options.duration),
-        warmup: options.warmup,
-        timeout: options.load_timeout,
-        server_pids: i32::try_from(server.pid).into_iter().collect(),
-        seed: options.seed,
-    };
-    let report = run(&run_options).map_err(|error| error.to_string())?;
-    for line in report.to_text().lines() {
-        if !line.starts_with("template") {
-            eprintln!("{line}");
-        }
-    }
-    std::fs::write(report_path, report.to_json() + "\n")
-        .map_err(|error| format!("cannot write {}: {error}", report_path.display()))?;
-    Ok(LoadFigures::from_report(&report))
 }
 
 #[cfg(test)]
