@@ -140,26 +140,14 @@ impl GraphSet {
             if let Err(error) = std::fs::remove_file(&path)
                 && error.kind() != std::io::ErrorKind::NotFound
             {
-                tracing_free_warning(&path, &error);
+                report_unremoved_file(&path, &error);
             }
         }
-    }
-
-    /// Bytes of the vector files of the open graphs.
-    pub fn file_bytes(&self) -> u64 {
-        let Ok(entries) = std::fs::read_dir(&self.directory) else {
-            return 0;
-        };
-        entries
-            .filter_map(Result::ok)
-            .filter_map(|entry| entry.metadata().ok())
-            .map(|metadata| metadata.len())
-            .sum()
     }
 }
 
 /// The shards crate has no logger: a file that could not be removed is reported on stderr.
-fn tracing_free_warning(path: &Path, error: &std::io::Error) {
+fn report_unremoved_file(path: &Path, error: &std::io::Error) {
     eprintln!(
         "could not remove the vector file {}: {error}",
         path.display()

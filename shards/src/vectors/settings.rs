@@ -148,7 +148,8 @@ impl VectorSettings {
 
     /// Persisted form (JSON).
     pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        // Strings and numbers only: serializing cannot fail.
+        serde_json::to_vec(self).expect("vector settings always serialize")
     }
 
     /// Reads the persisted form.
