@@ -24,6 +24,7 @@ pub const TASK_QUEUE_FILE_NAME: &str = "tasks.store";
 /// Finished tasks kept before the oldest are deleted automatically (Meilisearch's 1M).
 pub const MAX_NUMBER_OF_TASKS: u64 = 1_000_000;
 use crate::control::features::ForcedFeatures;
+use crate::control::webhooks::{Webhooks, command_line_webhook, load_registered};
 use crate::control::{
     CONTROL_CORE, ControlBroadcast, ControlInvocation, ControlPlane, ControlState,
 };
@@ -50,6 +51,8 @@ struct CoreSettings {
     keys: Arc<KeySet>,
     production: bool,
     forced_features: ForcedFeatures,
+    /// The webhooks as they were at start (the command line's and the persisted ones).
+    webhooks: Arc<Webhooks>,
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlInvocation, (), ControlBroadcast>,
@@ -80,8 +83,16 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     let (queue, interrupted) = open_task_queue(&data_directory)?;
     let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
+    let webhooks = Arc::new(Webhooks::new(
+        command_line_webhook(
+            config.task_webhook_url.as_ref(),
+            config.task_webhook_authorization_header.as_deref(),
+        ),
+        load_registered(&data_directory)?,
+    ));
     let settings = CoreSettings {
         data_directory,
+        webhooks,
         shard_memory: ShardMemory {
             prefetch_vectors: config.vectorstore_reader_prefetch_memory,
             ..ShardMemory::for_indexing_memory(config.max_indexing_memory, config.cores)
@@ -222,6 +233,7 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
         forced: settings.forced_features,
         keys: settings.keys.clone(),
         key_store,
+        webhooks: settings.webhooks.clone(),
     })
 }
 
