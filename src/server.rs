@@ -187,6 +187,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         let scheduler = Scheduler::new(
             coordinator.clone(),
             control_side,
+            control.clone(),
             wake_receiver,
             settings.scheduler,
         );

@@ -10,7 +10,8 @@
 //!
 //! Invariants: one batch at a time; a task is `succeeded` only after every shard committed
 //! its share and every core holds the new catalog; update files are removed only after the
-//! batch that used them is finished.
+//! batch that used them is finished; a finished batch's tasks go to the webhooks only
+//! once recorded, in a detached delivery the next batch does not wait for.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -57,6 +58,8 @@ pub struct Scheduler {
     coordinator: Rc<Coordinator>,
     /// The control core's side of the queue, which the scheduler drives.
     control: Rc<ControlSide>,
+    /// The control plane of the control core, whose webhooks hear of every finished batch.
+    control_plane: Rc<crate::control::ControlPlane>,
     queue: Arc<TaskQueue>,
     wake: futures_channel::mpsc::Receiver<()>,
     options: SchedulerOptions,
@@ -82,6 +85,7 @@ impl Scheduler {
     pub fn new(
         coordinator: Rc<Coordinator>,
         control: Rc<ControlSide>,
+        control_plane: Rc<crate::control::ControlPlane>,
         wake: futures_channel::mpsc::Receiver<()>,
         options: SchedulerOptions,
     ) -> Scheduler {
@@ -89,6 +93,7 @@ impl Scheduler {
         Scheduler {
             coordinator,
             control,
+            control_plane,
             queue,
             wake,
             options,
@@ -295,6 +300,7 @@ impl Scheduler {
                     })
                     .await?;
                 tracing::info!(batch = batch.uid, "batch finished");
+                super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
                 self.clean_up(&tasks, removed_storages).await;
                 Ok(())
             }
