@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -83,13 +83,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     let (queue, interrupted) = open_task_queue(&data_directory)?;
     let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
-    let webhooks = Arc::new(Webhooks::new(
-        command_line_webhook(
-            config.task_webhook_url.as_ref(),
-            config.task_webhook_authorization_header.as_deref(),
-        ),
-        load_registered(&data_directory)?,
-    ));
+    let webhooks = startup_webhooks(config, &data_directory)?;
     let settings = CoreSettings {
         data_directory,
         webhooks,
@@ -115,18 +109,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         queue: Arc::new(queue),
         catalog: Arc::new(catalog),
         interrupted,
-        scheduler: SchedulerOptions {
-            limits: AutobatchLimits {
-                autobatching_enabled: true,
-                max_tasks_per_batch: config.experimental_max_number_of_batched_tasks,
-                max_payload_bytes: config
-                    .experimental_limit_batched_tasks_total_size
-                    .unwrap_or(u64::MAX),
-            },
-            max_number_of_tasks: MAX_NUMBER_OF_TASKS,
-            shards_per_index: u32::try_from(config.shards_per_index.max(1))
-                .map_err(|_| "--shards-per-index is too large".to_owned())?,
-        },
+        scheduler: scheduler_options(config)?,
         search_queue: SearchQueueLimits {
             queue_size: config.experimental_search_queue_size,
             cores: config.cores,
@@ -153,6 +136,33 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The scheduler's settings from the configuration.
+fn scheduler_options(config: &Config) -> Result<SchedulerOptions, String> {
+    Ok(SchedulerOptions {
+        limits: AutobatchLimits {
+            autobatching_enabled: true,
+            max_tasks_per_batch: config.experimental_max_number_of_batched_tasks,
+            max_payload_bytes: config
+                .experimental_limit_batched_tasks_total_size
+                .unwrap_or(u64::MAX),
+        },
+        max_number_of_tasks: MAX_NUMBER_OF_TASKS,
+        shards_per_index: u32::try_from(config.shards_per_index.max(1))
+            .map_err(|_| "--shards-per-index is too large".to_owned())?,
+    })
+}
+
+/// The webhooks every core starts with: the command line's and the persisted ones.
+fn startup_webhooks(config: &Config, data_directory: &Path) -> Result<Arc<Webhooks>, String> {
+    Ok(Arc::new(Webhooks::new(
+        command_line_webhook(
+            config.task_webhook_url.as_ref(),
+            config.task_webhook_authorization_header.as_deref(),
+        ),
+        load_registered(data_directory)?,
+    )))
 }
 
 /// One core's life: joins the meshes, starts the scheduler on the control core and the

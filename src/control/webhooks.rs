@@ -33,6 +33,12 @@ const AUTHORIZATION_HEADER: &str = "authorization";
 /// The scheme prefix a masked `Authorization` value keeps.
 const BEARER_PREFIX: &str = "Bearer ";
 
+/// The webhooks registered through the API, by uuid.
+pub type Registered = BTreeMap<Uuid, Webhook>;
+
+/// The webhook a change created or updated (none for a deletion).
+pub type Changed = Option<(Uuid, Webhook)>;
+
 /// One webhook: where to POST, and the headers sent along.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Webhook {
@@ -164,7 +170,7 @@ pub fn masked_authorization(value: &str) -> String {
 pub fn apply_change(
     webhooks: &Webhooks,
     change: WebhookChange,
-) -> Result<(BTreeMap<Uuid, Webhook>, Option<(Uuid, Webhook)>), ResponseError> {
+) -> Result<(Registered, Changed), ResponseError> {
     let mut registered = webhooks.registered.clone();
     match change {
         WebhookChange::Create { uuid, patch } => {

@@ -274,37 +274,50 @@ impl Scheduler {
                 Ok(())
             }
             BatchEnd::Finished {
-                mut tasks,
+                tasks,
                 catalog,
                 removed_storages,
             } => {
-                let before = self.coordinator.catalog();
-                if let Some(catalog) = &catalog {
-                    self.coordinator
-                        .publish_catalog(Arc::new(catalog.clone()))
-                        .await?;
-                }
-                let finished_at = OffsetDateTime::now_utc();
-                let (batch, tasks) = self
-                    .write(move |queue| {
-                        let outcome =
-                            queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
-                                match &catalog {
-                                    Some(catalog) => super::catalog_store::store_catalog_changes(
-                                        catalog, &before, write,
-                                    ),
-                                    None => Ok(()),
-                                }
-                            });
-                        outcome.map(|()| (batch, tasks))
-                    })
-                    .await?;
-                tracing::info!(batch = batch.uid, "batch finished");
-                super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
-                self.clean_up(&tasks, removed_storages).await;
-                Ok(())
+                self.record_finished(batch, tasks, catalog, removed_storages)
+                    .await
             }
         }
+    }
+
+    /// Publishes the batch's catalog, records the batch and its tasks' final states, tells
+    /// the webhooks (detached) and removes the files the batch no longer needs.
+    async fn record_finished(
+        &mut self,
+        mut batch: super::batch::Batch,
+        mut tasks: Vec<Task>,
+        catalog: Option<Catalog>,
+        removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
+    ) -> Result<(), ResponseError> {
+        let before = self.coordinator.catalog();
+        if let Some(catalog) = &catalog {
+            self.coordinator
+                .publish_catalog(Arc::new(catalog.clone()))
+                .await?;
+        }
+        let finished_at = OffsetDateTime::now_utc();
+        let (batch, tasks) = self
+            .write(move |queue| {
+                let outcome =
+                    queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
+                        match &catalog {
+                            Some(catalog) => {
+                                super::catalog_store::store_catalog_changes(catalog, &before, write)
+                            }
+                            None => Ok(()),
+                        }
+                    });
+                outcome.map(|()| (batch, tasks))
+            })
+            .await?;
+        tracing::info!(batch = batch.uid, "batch finished");
+        super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
+        self.clean_up(&tasks, removed_storages).await;
+        Ok(())
     }
 
     /// Whether an enqueued cancelation matched one of `task_uids` (a read error counts as
