@@ -360,3 +360,101 @@ pub fn load_registered(
         Err(error) => Err(format!("could not read {}: {error}", path.display())),
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn patch(url: Option<&str>, headers: &[(&str, Option<&str>)]) -> WebhookPatch {
+        WebhookPatch {
+            url: url.map_or(Setting::NotSet, |url| Setting::Set(url.to_string())),
+            headers: Setting::Set(
+                headers
+                    .iter()
+                    .map(|(name, value)| {
+                        let value =
+                            value.map_or(Setting::Reset, |value| Setting::Set(value.into()));
+                        (name.to_string(), value)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    #[test]
+    fn authorization_values_are_masked_by_length_keeping_bearer() {
+        assert_eq!(masked_authorization("Bearer short"), "Bearer XXX...");
+        assert_eq!(
+            masked_authorization("Bearer abcdefghijklmnop"),
+            "Bearer abXXXX..."
+        );
+        assert_eq!(
+            masked_authorization("0123456789012345678901"),
+            "012XXXXX..."
+        );
+        let view = webhook_view(
+            Uuid::nil(),
+            &Webhook {
+                url: "http://a.b".into(),
+                headers: [(
+                    "AUTHORIZATION".to_string(),
+                    "Bearer abcdefghijklmnop".to_string(),
+                )]
+                .into(),
+            },
+        );
+        assert_eq!(view["headers"]["AUTHORIZATION"], "Bearer abXXXX...");
+        assert_eq!(view["isEditable"], false);
+    }
+
+    #[test]
+    fn update_merges_headers_and_removes_null_ones() {
+        let uuid = Uuid::new_v4();
+        let webhooks = Webhooks::default();
+        let create = WebhookChange::Create {
+            uuid,
+            patch: patch(Some("http://a.b"), &[("a", Some("1")), ("b", Some("2"))]),
+        };
+        let (registered, _) = apply_change(&webhooks, create).unwrap();
+        let webhooks = webhooks.with_registered(registered);
+        let update = WebhookChange::Update {
+            uuid,
+            patch: patch(None, &[("a", None), ("c", Some("3"))]),
+        };
+        let (_, changed) = apply_change(&webhooks, update).unwrap();
+        let (_, webhook) = changed.unwrap();
+        assert_eq!(webhook.url, "http://a.b");
+        assert_eq!(
+            webhook.headers,
+            [
+                ("b".to_string(), "2".to_string()),
+                ("c".to_string(), "3".to_string())
+            ]
+            .into()
+        );
+    }
+
+    #[test]
+    fn the_command_line_webhook_is_immutable_and_the_limit_counts_registered_ones() {
+        let command_line =
+            command_line_webhook(Some(&url::Url::parse("http://a.b").unwrap()), None);
+        let registered: Registered = (0..MAX_WEBHOOKS)
+            .map(|_| (Uuid::new_v4(), Webhook::default()))
+            .collect();
+        let webhooks = Webhooks::new(command_line, registered);
+        let delete = WebhookChange::Delete { uuid: Uuid::nil() };
+        assert_eq!(
+            apply_change(&webhooks, delete).unwrap_err().code,
+            Code::ImmutableWebhook
+        );
+        let create = WebhookChange::Create {
+            uuid: Uuid::new_v4(),
+            patch: patch(Some("http://a.b"), &[]),
+        };
+        assert_eq!(
+            apply_change(&webhooks, create).unwrap_err().code,
+            Code::InvalidWebhooks
+        );
+    }
+}
