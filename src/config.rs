@@ -185,9 +185,9 @@ pub struct Config {
     pub master_key: Option<String>,
     /// `--env`, default development.
     pub env: Environment,
-    /// Accepted; takes effect when task webhooks land.
+    /// The read-only webhook (nil uuid) told about every finished batch.
     pub task_webhook_url: Option<url::Url>,
-    /// Accepted; takes effect when task webhooks land.
+    /// The `Authorization` header sent to the `task_webhook_url` webhook.
     pub task_webhook_authorization_header: Option<String>,
     /// Accepted; coresearch sends no telemetry either way.
     pub no_analytics: bool,
@@ -715,12 +715,11 @@ struct Cli {
     #[arg(long, env = "MEILI_ENV", value_enum, default_value = "development")]
     env: Environment,
 
-    /// URL called when a task finishes. Accepted; takes effect when task webhooks land.
+    /// URL told about every finished batch (the read-only webhook with the nil uuid).
     #[arg(long, env = "MEILI_TASK_WEBHOOK_URL", value_parser = parse_webhook_url)]
     task_webhook_url: Option<url::Url>,
 
-    /// `Authorization` header sent to the task webhook. Accepted; takes effect when task
-    /// webhooks land.
+    /// `Authorization` header sent to the task webhook.
     #[arg(
         long,
         env = "MEILI_TASK_WEBHOOK_AUTHORIZATION_HEADER",

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ pub const TASK_QUEUE_FILE_NAME: &str = "tasks.store";
 /// Finished tasks kept before the oldest are deleted automatically (Meilisearch's 1M).
 pub const MAX_NUMBER_OF_TASKS: u64 = 1_000_000;
 use crate::control::features::ForcedFeatures;
+use crate::control::webhooks::{Webhooks, command_line_webhook, load_registered};
 use crate::control::{
     CONTROL_CORE, ControlBroadcast, ControlInvocation, ControlPlane, ControlState,
 };
@@ -50,6 +51,8 @@ struct CoreSettings {
     keys: Arc<KeySet>,
     production: bool,
     forced_features: ForcedFeatures,
+    /// The webhooks as they were at start (the command line's and the persisted ones).
+    webhooks: Arc<Webhooks>,
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlInvocation, (), ControlBroadcast>,
@@ -67,7 +70,6 @@ struct CoreSettings {
     log_mode: crate::config::LogMode,
 }
 
-/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
 fn outgoing_policy(config: &Config) -> crate::outgoing::IpPolicy {
     crate::outgoing::shared::policy_of(&config.experimental_allowed_ip_networks)
@@ -81,6 +83,7 @@ fn shard_memory(config: &Config) -> ShardMemory {
     }
 }
 
+/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
 pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
     let addresses = resolve(&config.http_addr)?;
@@ -91,8 +94,10 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     let (queue, interrupted) = open_task_queue(&data_directory)?;
     let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
+    let webhooks = startup_webhooks(config, &data_directory)?;
     let settings = CoreSettings {
         data_directory,
+        webhooks,
         shard_memory: shard_memory(config),
         master_key: config.master_key.clone(),
         keys,
@@ -112,18 +117,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         queue: Arc::new(queue),
         catalog: Arc::new(catalog),
         interrupted,
-        scheduler: SchedulerOptions {
-            limits: AutobatchLimits {
-                autobatching_enabled: true,
-                max_tasks_per_batch: config.experimental_max_number_of_batched_tasks,
-                max_payload_bytes: config
-                    .experimental_limit_batched_tasks_total_size
-                    .unwrap_or(u64::MAX),
-            },
-            max_number_of_tasks: MAX_NUMBER_OF_TASKS,
-            shards_per_index: u32::try_from(config.shards_per_index.max(1))
-                .map_err(|_| "--shards-per-index is too large".to_owned())?,
-        },
+        scheduler: scheduler_options(config)?,
         search_queue: SearchQueueLimits {
             queue_size: config.experimental_search_queue_size,
             cores: config.cores,
@@ -150,6 +144,33 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The scheduler's settings from the configuration.
+fn scheduler_options(config: &Config) -> Result<SchedulerOptions, String> {
+    Ok(SchedulerOptions {
+        limits: AutobatchLimits {
+            autobatching_enabled: true,
+            max_tasks_per_batch: config.experimental_max_number_of_batched_tasks,
+            max_payload_bytes: config
+                .experimental_limit_batched_tasks_total_size
+                .unwrap_or(u64::MAX),
+        },
+        max_number_of_tasks: MAX_NUMBER_OF_TASKS,
+        shards_per_index: u32::try_from(config.shards_per_index.max(1))
+            .map_err(|_| "--shards-per-index is too large".to_owned())?,
+    })
+}
+
+/// The webhooks every core starts with: the command line's and the persisted ones.
+fn startup_webhooks(config: &Config, data_directory: &Path) -> Result<Arc<Webhooks>, String> {
+    Ok(Arc::new(Webhooks::new(
+        command_line_webhook(
+            config.task_webhook_url.as_ref(),
+            config.task_webhook_authorization_header.as_deref(),
+        ),
+        load_registered(data_directory)?,
+    )))
 }
 
 /// One core's life: joins the meshes, starts the scheduler on the control core and the
@@ -184,6 +205,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         let scheduler = Scheduler::new(
             coordinator.clone(),
             control_side,
+            control.clone(),
             wake_receiver,
             settings.scheduler,
         );
@@ -230,6 +252,7 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
         forced: settings.forced_features,
         keys: settings.keys.clone(),
         key_store,
+        webhooks: settings.webhooks.clone(),
     })
 }
 

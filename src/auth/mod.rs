@@ -32,7 +32,7 @@ pub mod context;
 pub mod expiration;
 pub mod index_pattern;
 pub mod index_scope;
-mod json_messages;
+pub mod json_messages;
 mod jwt_hmac;
 pub mod key;
 pub mod list_query;

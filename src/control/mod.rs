@@ -1,7 +1,7 @@
 //! The control plane: read-mostly state owned by the control core (core 0) and replicated
 //! to every core, so requests are answered locally without a hop.
 //!
-//! Today it holds the experimental features and the API keys; the catalog and the network
+//! Today it holds the experimental features, the API keys and the webhooks; the catalog and the network
 //! state join it as they land.
 //!
 //! Invariants:
@@ -15,6 +15,9 @@
 //!   concurrent patches never lose one another.
 
 pub mod features;
+pub mod webhook_body;
+mod webhook_changes;
+pub mod webhooks;
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -39,6 +42,7 @@ pub const FEATURES_FILE_NAME: &str = "experimental-features.json";
 pub enum ControlBroadcast {
     Features(RuntimeFeatures),
     Keys(Arc<KeySet>),
+    Webhooks(Arc<webhooks::Webhooks>),
 }
 
 /// A request to a core's control plane, erased for the mesh.
@@ -58,6 +62,8 @@ pub struct ControlPlane {
     keys: RefCell<Arc<KeySet>>,
     /// The durable key store; only on the control core.
     key_store: RefCell<Option<KeyStore>>,
+    /// Every webhook: the command line's and the registered ones.
+    webhooks: RefCell<Arc<webhooks::Webhooks>>,
 }
 
 /// What a core starts its control plane from.
@@ -68,6 +74,7 @@ pub struct ControlState {
     pub keys: Arc<KeySet>,
     /// The key store, given to the control core only.
     pub key_store: Option<KeyStore>,
+    pub webhooks: Arc<webhooks::Webhooks>,
 }
 
 impl ControlPlane {
@@ -81,6 +88,7 @@ impl ControlPlane {
             write_permit: crate::runtime::Semaphore::new(1),
             keys: RefCell::new(state.keys),
             key_store: RefCell::new(state.key_store),
+            webhooks: RefCell::new(state.webhooks),
         }
     }
 
@@ -129,7 +137,21 @@ impl ControlPlane {
         match message {
             ControlBroadcast::Features(features) => self.features.set(features),
             ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
+            ControlBroadcast::Webhooks(webhooks) => *self.webhooks.borrow_mut() = webhooks,
         }
+    }
+
+    /// Writes `bytes` to the file `file_name` of the data directory, atomically.
+    async fn persist(&self, file_name: &str, bytes: Vec<u8>) -> Result<(), ResponseError> {
+        let path = self.data_directory.join(file_name);
+        crate::runtime::blocking::run(move || crate::data_dir::write_atomically(&path, &bytes))
+            .await
+            .map_err(|error| match error {
+                crate::data_dir::DataDirectoryError::Io { source, .. } => {
+                    crate::errors::io_error(&source)
+                }
+                other => ResponseError::new(Code::Internal, other.to_string()),
+            })
     }
 
     /// Sends `message` to every other core and waits until each has applied it.
@@ -210,16 +232,8 @@ impl ControlPlane {
             .await
             .map_err(|error| ResponseError::new(Code::Internal, error.to_string()))?;
         let features = self.features.get().patched(&patch);
-        let path = self.data_directory.join(FEATURES_FILE_NAME);
-        let bytes = features.to_json().into_bytes();
-        crate::runtime::blocking::run(move || crate::data_dir::write_atomically(&path, &bytes))
-            .await
-            .map_err(|error| match error {
-                crate::data_dir::DataDirectoryError::Io { source, .. } => {
-                    crate::errors::io_error(&source)
-                }
-                other => ResponseError::new(Code::Internal, other.to_string()),
-            })?;
+        self.persist(FEATURES_FILE_NAME, features.to_json().into_bytes())
+            .await?;
         self.apply(ControlBroadcast::Features(features));
         self.replicate(ControlBroadcast::Features(features)).await?;
         Ok(features)

@@ -14,6 +14,7 @@ pub mod search;
 pub mod settings;
 pub mod table;
 pub mod tasks;
+pub mod webhooks;
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -133,6 +134,11 @@ impl Router {
             | Endpoint::DeleteTasks
             | Endpoint::ListBatches
             | Endpoint::GetBatch => dispatch_tasks(services, endpoint, call).await,
+            Endpoint::ListWebhooks
+            | Endpoint::CreateWebhook
+            | Endpoint::GetWebhook
+            | Endpoint::UpdateWebhook
+            | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }
@@ -194,6 +200,24 @@ async fn dispatch_keys(
         Endpoint::GetKey => keys::get(services, &key),
         Endpoint::UpdateKey => keys::update(services, request, key).await,
         Endpoint::DeleteKey => keys::delete(services, key).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The webhook routes.
+async fn dispatch_webhooks(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let uuid = call.parameter("uuid");
+    let request = &call.request;
+    match endpoint {
+        Endpoint::ListWebhooks => Ok(webhooks::list(services)),
+        Endpoint::CreateWebhook => webhooks::create(services, request).await,
+        Endpoint::GetWebhook => webhooks::get(services, &uuid),
+        Endpoint::UpdateWebhook => webhooks::update(services, request, &uuid).await,
+        Endpoint::DeleteWebhook => webhooks::delete(services, &uuid).await,
         _ => Ok(Response::empty(404)),
     }
 }

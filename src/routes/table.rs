@@ -63,6 +63,11 @@ pub enum Endpoint {
     DeleteTasks,
     ListBatches,
     GetBatch,
+    ListWebhooks,
+    CreateWebhook,
+    GetWebhook,
+    UpdateWebhook,
+    DeleteWebhook,
 }
 
 /// One row of the table.
@@ -378,6 +383,36 @@ pub static ROUTES: &[Route] = &[
         pattern: "/batches/{batch_uid}",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetBatch,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/webhooks",
+        action: Some(Action::WebhooksGet),
+        endpoint: Endpoint::ListWebhooks,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/webhooks",
+        action: Some(Action::WebhooksCreate),
+        endpoint: Endpoint::CreateWebhook,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/webhooks/{uuid}",
+        action: Some(Action::WebhooksGet),
+        endpoint: Endpoint::GetWebhook,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/webhooks/{uuid}",
+        action: Some(Action::WebhooksUpdate),
+        endpoint: Endpoint::UpdateWebhook,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/webhooks/{uuid}",
+        action: Some(Action::WebhooksDelete),
+        endpoint: Endpoint::DeleteWebhook,
     },
 ];
 

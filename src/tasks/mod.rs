@@ -46,6 +46,7 @@ pub mod task_documents;
 pub mod update_file_sink;
 pub mod update_files;
 pub mod view;
+pub mod webhook_delivery;
 
 #[cfg(test)]
 #[allow(clippy::too_many_lines)] // scenario tests; the length rule is for product code

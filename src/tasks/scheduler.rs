@@ -10,7 +10,8 @@
 //!
 //! Invariants: one batch at a time; a task is `succeeded` only after every shard committed
 //! its share and every core holds the new catalog; update files are removed only after the
-//! batch that used them is finished.
+//! batch that used them is finished; a finished batch's tasks go to the webhooks only
+//! once recorded, in a detached delivery the next batch does not wait for.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -57,6 +58,8 @@ pub struct Scheduler {
     coordinator: Rc<Coordinator>,
     /// The control core's side of the queue, which the scheduler drives.
     control: Rc<ControlSide>,
+    /// The control plane of the control core, whose webhooks hear of every finished batch.
+    control_plane: Rc<crate::control::ControlPlane>,
     queue: Arc<TaskQueue>,
     wake: futures_channel::mpsc::Receiver<()>,
     options: SchedulerOptions,
@@ -82,6 +85,7 @@ impl Scheduler {
     pub fn new(
         coordinator: Rc<Coordinator>,
         control: Rc<ControlSide>,
+        control_plane: Rc<crate::control::ControlPlane>,
         wake: futures_channel::mpsc::Receiver<()>,
         options: SchedulerOptions,
     ) -> Scheduler {
@@ -89,6 +93,7 @@ impl Scheduler {
         Scheduler {
             coordinator,
             control,
+            control_plane,
             queue,
             wake,
             options,
@@ -269,36 +274,50 @@ impl Scheduler {
                 Ok(())
             }
             BatchEnd::Finished {
-                mut tasks,
+                tasks,
                 catalog,
                 removed_storages,
             } => {
-                let before = self.coordinator.catalog();
-                if let Some(catalog) = &catalog {
-                    self.coordinator
-                        .publish_catalog(Arc::new(catalog.clone()))
-                        .await?;
-                }
-                let finished_at = OffsetDateTime::now_utc();
-                let (batch, tasks) = self
-                    .write(move |queue| {
-                        let outcome =
-                            queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
-                                match &catalog {
-                                    Some(catalog) => super::catalog_store::store_catalog_changes(
-                                        catalog, &before, write,
-                                    ),
-                                    None => Ok(()),
-                                }
-                            });
-                        outcome.map(|()| (batch, tasks))
-                    })
-                    .await?;
-                tracing::info!(batch = batch.uid, "batch finished");
-                self.clean_up(&tasks, removed_storages).await;
-                Ok(())
+                self.record_finished(batch, tasks, catalog, removed_storages)
+                    .await
             }
         }
+    }
+
+    /// Publishes the batch's catalog, records the batch and its tasks' final states, tells
+    /// the webhooks (detached) and removes the files the batch no longer needs.
+    async fn record_finished(
+        &mut self,
+        mut batch: super::batch::Batch,
+        mut tasks: Vec<Task>,
+        catalog: Option<Catalog>,
+        removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
+    ) -> Result<(), ResponseError> {
+        let before = self.coordinator.catalog();
+        if let Some(catalog) = &catalog {
+            self.coordinator
+                .publish_catalog(Arc::new(catalog.clone()))
+                .await?;
+        }
+        let finished_at = OffsetDateTime::now_utc();
+        let (batch, tasks) = self
+            .write(move |queue| {
+                let outcome =
+                    queue.finish_batch_with(&mut batch, &mut tasks, finished_at, |write| {
+                        match &catalog {
+                            Some(catalog) => {
+                                super::catalog_store::store_catalog_changes(catalog, &before, write)
+                            }
+                            None => Ok(()),
+                        }
+                    });
+                outcome.map(|()| (batch, tasks))
+            })
+            .await?;
+        tracing::info!(batch = batch.uid, "batch finished");
+        super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
+        self.clean_up(&tasks, removed_storages).await;
+        Ok(())
     }
 
     /// Whether an enqueued cancelation matched one of `task_uids` (a read error counts as
