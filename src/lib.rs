@@ -11,6 +11,8 @@
 //! - `coordinator` is transport and fan-out only: typed requests to one shard, every shard
 //!   of an index or any core, and the core's replica of the catalog;
 //! - `host` is the shard side of every command, on the core that owns the shard;
+//! - `network` is the network of instances (`/network`): its model, the patch rules, and
+//!   the calls to remotes (remote federated search), on `outgoing`;
 //! - `embedders` turns documents into texts (`documentTemplate`) and texts into vectors
 //!   through remote embedders (`rest`, `openAi`, `ollama`, `composite`), on `outgoing`;
 //! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
@@ -34,6 +36,7 @@ pub mod host;
 pub mod http;
 pub mod indexes;
 pub mod logs;
+pub mod network;
 pub mod outgoing;
 pub mod request_log;
 pub mod routes;

@@ -253,6 +253,9 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
         keys: settings.keys.clone(),
         key_store,
         webhooks: settings.webhooks.clone(),
+        network: Arc::new(crate::network::model::load_network(
+            &settings.data_directory,
+        )?),
     })
 }
 

@@ -1,8 +1,8 @@
 //! The control plane: read-mostly state owned by the control core (core 0) and replicated
 //! to every core, so requests are answered locally without a hop.
 //!
-//! Today it holds the experimental features, the API keys and the webhooks; the catalog and the network
-//! state join it as they land.
+//! It holds the experimental features, the API keys, the webhooks and the network; the
+//! catalog has its own replica (`coordinator::catalog`).
 //!
 //! Invariants:
 //! - only core 0 changes the state: other cores send it a typed request (one type per
@@ -15,6 +15,7 @@
 //!   concurrent patches never lose one another.
 
 pub mod features;
+mod network_changes;
 pub mod webhook_body;
 mod webhook_changes;
 pub mod webhooks;
@@ -43,6 +44,7 @@ pub enum ControlBroadcast {
     Features(RuntimeFeatures),
     Keys(Arc<KeySet>),
     Webhooks(Arc<webhooks::Webhooks>),
+    Network(Arc<crate::network::Network>),
 }
 
 /// A request to a core's control plane, erased for the mesh.
@@ -64,6 +66,8 @@ pub struct ControlPlane {
     key_store: RefCell<Option<KeyStore>>,
     /// Every webhook: the command line's and the registered ones.
     webhooks: RefCell<Arc<webhooks::Webhooks>>,
+    /// The network of instances, as `/network` set it.
+    network: RefCell<Arc<crate::network::Network>>,
 }
 
 /// What a core starts its control plane from.
@@ -75,6 +79,7 @@ pub struct ControlState {
     /// The key store, given to the control core only.
     pub key_store: Option<KeyStore>,
     pub webhooks: Arc<webhooks::Webhooks>,
+    pub network: Arc<crate::network::Network>,
 }
 
 impl ControlPlane {
@@ -89,6 +94,7 @@ impl ControlPlane {
             keys: RefCell::new(state.keys),
             key_store: RefCell::new(state.key_store),
             webhooks: RefCell::new(state.webhooks),
+            network: RefCell::new(state.network),
         }
     }
 
@@ -138,6 +144,7 @@ impl ControlPlane {
             ControlBroadcast::Features(features) => self.features.set(features),
             ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
             ControlBroadcast::Webhooks(webhooks) => *self.webhooks.borrow_mut() = webhooks,
+            ControlBroadcast::Network(network) => *self.network.borrow_mut() = network,
         }
     }
 

@@ -8,6 +8,7 @@ pub mod features;
 pub mod fields;
 pub mod indexes;
 pub mod keys;
+pub mod network;
 pub mod payload;
 pub mod root;
 pub mod search;
@@ -89,9 +90,9 @@ impl Router {
             | Endpoint::Health
             | Endpoint::Version
             | Endpoint::GetExperimentalFeatures
-            | Endpoint::PatchExperimentalFeatures => {
-                dispatch_instance(services, endpoint, call).await
-            }
+            | Endpoint::PatchExperimentalFeatures
+            | Endpoint::GetNetwork
+            | Endpoint::PatchNetwork => dispatch_instance(services, endpoint, call).await,
             Endpoint::CreateKey
             | Endpoint::ListKeys
             | Endpoint::GetKey
@@ -169,7 +170,7 @@ impl Router {
     }
 }
 
-/// The root, health, version and experimental-features routes. Every dispatcher below
+/// The root, health, version, experimental-features and network routes. Every dispatcher below
 /// answers 404 for an endpoint of another family (`Router::dispatch` never passes one).
 async fn dispatch_instance(
     services: &Services,
@@ -182,6 +183,8 @@ async fn dispatch_instance(
         Endpoint::Version => Ok(root::version()),
         Endpoint::GetExperimentalFeatures => Ok(features::get(services)),
         Endpoint::PatchExperimentalFeatures => features::patch(services, call.request).await,
+        Endpoint::GetNetwork => network::get(services),
+        Endpoint::PatchNetwork => network::patch(services, &call.request).await,
         _ => Ok(Response::empty(404)),
     }
 }

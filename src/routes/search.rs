@@ -12,12 +12,14 @@ use crate::auth::AuthContext;
 use crate::decode::{JsonError, QueryError};
 use crate::errors::ResponseError;
 use crate::http::{Request, Response};
+use crate::network::remote_call::{PROXY_SEARCH_HEADER, PROXY_SEARCH_HEADER_VALUE};
 use crate::routes::indexes::checked_path_uid;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::facet_search::{FacetSearchBody, facet_search};
 use crate::search::multi::{decode_body, multi_search};
 use crate::search::parameters::{SearchBody, SearchQueryString};
+use crate::search::remote::NetworkContext;
 use crate::search::similar::{SimilarBody, SimilarQueryString, similar};
 use crate::search::single::search_index;
 
@@ -95,7 +97,15 @@ pub async fn multi_search_post(
     let body = decode_body(body::json_value(request)?)?;
     // One permit for the whole multi-search, as Meilisearch takes.
     let _permit = services.search_queue.permit().await?;
-    let result = multi_search(&services.coordinator, body, context).await?;
+    let network = NetworkContext {
+        network: services.control.network(),
+        enabled: services.control.features().network,
+        is_proxy: request
+            .headers
+            .get(PROXY_SEARCH_HEADER)
+            .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes()),
+    };
+    let result = multi_search(&services.coordinator, body, context, &network).await?;
     Ok(json(200, &Value::Object(result)))
 }
 

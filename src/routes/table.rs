@@ -68,6 +68,8 @@ pub enum Endpoint {
     GetWebhook,
     UpdateWebhook,
     DeleteWebhook,
+    GetNetwork,
+    PatchNetwork,
 }
 
 /// One row of the table.
@@ -413,6 +415,18 @@ pub static ROUTES: &[Route] = &[
         pattern: "/webhooks/{uuid}",
         action: Some(Action::WebhooksDelete),
         endpoint: Endpoint::DeleteWebhook,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/network",
+        action: Some(Action::NetworkGet),
+        endpoint: Endpoint::GetNetwork,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/network",
+        action: Some(Action::NetworkUpdate),
+        endpoint: Endpoint::PatchNetwork,
     },
 ];
 

@@ -16,6 +16,7 @@ pub mod multi;
 pub mod parameters;
 pub mod prepare;
 pub mod queue;
+pub mod remote;
 pub mod response;
 pub mod similar;
 pub mod single;

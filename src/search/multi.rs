@@ -34,10 +34,16 @@ use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
 use super::parameters::{PersonalizeParameter, SEARCH_LIMIT_DEFAULT, SearchBody, decode_at};
 use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
+use super::remote::{self, NetworkContext, RemoteHit, RemoteQueries, RemoteResult};
 use super::response::HitWriter;
 
 /// HTTP status of a missing index inside a multi-search.
 const MISSING_INDEX_STATUS: u16 = 400;
+/// The action text of the `network` gate on remote federated search.
+const REMOTE_SEARCH_ACTION: &str = "Performing a remote federated search";
+/// The action text of the `network` gate on `federationOptions.queryPosition`.
+const QUERY_POSITION_ACTION: &str = "Using `federationOptions.queryPosition`";
+
 /// `mergeFacets.maxValuesPerFacet` when absent.
 const MERGED_VALUES_PER_FACET_DEFAULT: usize = 100;
 
@@ -141,6 +147,9 @@ struct IndexQuery {
     options: Option<FederationOptions>,
     /// Which of `offset`, `limit`, `page`, `hitsPerPage` the query set, in that order.
     pagination: Option<&'static str>,
+    /// The query's JSON (with `indexUid`, without `federationOptions`), kept when it names
+    /// a remote: that is what the remote is sent.
+    json: Option<Map<String, Value>>,
 }
 
 /// Decodes one query at `.queries[position]`.
@@ -197,6 +206,15 @@ fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseErr
     let pagination = ["offset", "limit", "page", "hitsPerPage"]
         .into_iter()
         .find(|name| object.get(*name).is_some_and(|value| !value.is_null()));
+    let json = options
+        .as_ref()
+        .and_then(|options| options.remote.as_ref())
+        .map(|_| {
+            let mut json = Map::new();
+            json.insert("indexUid".to_owned(), Value::String(index_uid.clone()));
+            json.extend(object.clone());
+            json
+        });
     let body =
         decode_at(Value::Object(object), location).map_err(JsonError::into_response_error)?;
     Ok(IndexQuery {
@@ -204,6 +222,7 @@ fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseErr
         body,
         options,
         pagination,
+        json,
     })
 }
 
@@ -222,6 +241,7 @@ pub async fn multi_search(
     coordinator: &Rc<Coordinator>,
     body: MultiSearchBody,
     context: &AuthContext,
+    network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
     let mut queries = Vec::with_capacity(body.queries.len());
@@ -238,7 +258,12 @@ pub async fn multi_search(
     }
     match body.federation {
         None => independent(coordinator, queries, context).await,
-        Some(federation) => federated(coordinator, queries, federation, started).await,
+        Some(federation) => {
+            if network.is_proxy {
+                network.check_enabled(REMOTE_SEARCH_ACTION)?;
+            }
+            federated(coordinator, queries, federation, network, started).await
+        }
     }
 }
 
@@ -300,17 +325,6 @@ fn check_federated_query(
             ),
         ));
     }
-    if let Some(remote) = query
-        .options
-        .as_ref()
-        .and_then(|options| options.remote.as_ref())
-    {
-        // No network is configured on this server yet, so no remote is registered.
-        return Err(ResponseError::new(
-            Code::InvalidMultiSearchRemote,
-            format!("Invalid `.federation_options.remote`: remote `{remote}` is not registered"),
-        ));
-    }
     if query.body.personalize.is_some() {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryPersonalization,
@@ -369,39 +383,64 @@ impl FederatedWindow {
     }
 }
 
-/// With `federation`: one merged list.
+/// With `federation`: one merged list, of local hits and of the remotes' hits.
 async fn federated(
     coordinator: &Rc<Coordinator>,
     queries: Vec<IndexQuery>,
     federation: FederationBody,
+    network: &NetworkContext,
     started: Instant,
 ) -> Result<Map<String, Value>, ResponseError> {
     let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
-    let mut runs = Vec::with_capacity(queries.len());
-    for (position, query) in queries.into_iter().enumerate() {
-        runs.push(run_federated_query(coordinator, query, position, &federation, &window).await?);
+    let partitioned = partition(queries, &federation, network)?;
+    let in_flight = remote::start(partitioned.remote, &remote_federation(&federation));
+    let mut runs = Vec::with_capacity(partitioned.local.len());
+    for local in partitioned.local {
+        runs.push(run_federated_query(coordinator, local, &federation, &window).await?);
     }
     stages.finish("federating results > search");
-    let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
+    let (remote_results, remote_errors) = remote::finish(in_flight).await;
+    let mut facets_by_index =
+        facets_by_index(coordinator, &runs, &federation, &partitioned.remote_indexes).await?;
+    add_remote_facets(&mut facets_by_index, &remote_results);
     stages.finish("federating results > facets");
-    let total = federated_total(coordinator, &runs).await?;
-    let (hits, semantic_hits) = merged_hits(&runs, window.offset, window.limit);
+    let total = federated_total(coordinator, &runs).await?
+        + remote_results
+            .iter()
+            .map(|result| result.total)
+            .sum::<u64>();
+    let marks = HitMarks {
+        remote: (partitioned.has_remote && !network.is_proxy)
+            .then(|| network.network.local.clone()),
+        score_values: network.is_proxy,
+    };
+    let (hits, semantic_hits) = merged_hits(&runs, &remote_results, &window, &marks);
+    let processing_time = remote_results
+        .iter()
+        .map(|result| result.processing_time_ms)
+        .fold(started.elapsed().as_millis(), |slowest, remote| {
+            slowest.max(u128::from(remote))
+        });
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
-    result.insert(
-        "processingTimeMs".to_owned(),
-        json!(started.elapsed().as_millis()),
-    );
+    result.insert("processingTimeMs".to_owned(), json!(processing_time));
     insert_federated_pagination(&mut result, &federation, &window, total);
     insert_federated_facets(&mut result, &federation, facets_by_index);
-    let semantic = runs
-        .iter()
-        .any(|run| run.outcome.semantic_hit_count.is_some());
     result.insert(
         "requestUid".to_owned(),
         Value::String(uuid::Uuid::now_v7().to_string()),
     );
+    if partitioned.has_remote {
+        let errors: Map<String, Value> = remote_errors
+            .into_iter()
+            .map(|(name, error)| (name, error_object(&error)))
+            .collect();
+        result.insert("remoteErrors".to_owned(), Value::Object(errors));
+    }
+    let semantic = runs
+        .iter()
+        .any(|run| run.outcome.semantic_hit_count.is_some());
     if semantic {
         result.insert("semanticHitCount".to_owned(), json!(semantic_hits));
     }
@@ -415,27 +454,148 @@ async fn federated(
     Ok(result)
 }
 
-/// Checks and runs the query at `position` of a federated search for the first
-/// `offset + limit` hits of its index, under the federation's `distinct`; an error names
-/// the query.
+/// An error as the JSON object `remoteErrors` holds.
+fn error_object(error: &ResponseError) -> Value {
+    json!({
+        "message": error.message,
+        "code": error.code.name(),
+        "type": error.code.error_type().name(),
+        "link": error.code.link(),
+    })
+}
+
+/// A query of a federated search that runs here.
+struct LocalQuery {
+    query: IndexQuery,
+    /// Its place in the request.
+    position: usize,
+    /// The place its hits name (`federationOptions.queryPosition`, else `position`).
+    query_position: usize,
+    weight: f64,
+}
+
+/// The queries of a federated search, split between this instance and the remotes.
+struct Partitioned {
+    local: Vec<LocalQuery>,
+    remote: RemoteQueries,
+    /// The indexes some remote query searches.
+    remote_indexes: HashSet<String>,
+    /// Whether any query named a remote (this instance included).
+    has_remote: bool,
+}
+
+/// Checks every query and sends each where its `federationOptions.remote` says: here when
+/// it names none or this instance, else to that remote, which must be registered.
+fn partition(
+    queries: Vec<IndexQuery>,
+    federation: &FederationBody,
+    network: &NetworkContext,
+) -> Result<Partitioned, ResponseError> {
+    let mut partitioned = Partitioned {
+        local: Vec::new(),
+        remote: RemoteQueries::default(),
+        remote_indexes: HashSet::new(),
+        has_remote: false,
+    };
+    for (position, mut query) in queries.into_iter().enumerate() {
+        check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
+        let options = query.options.take().unwrap_or_default();
+        let weight = options.weight.map_or(1.0, |weight| weight.0);
+        let query_position = match options.query_position {
+            Some(query_position) => {
+                network.check_enabled(QUERY_POSITION_ACTION)?;
+                query_position
+            }
+            None => position,
+        };
+        let remote_name = match options.remote {
+            None => None,
+            Some(name) => {
+                partitioned.has_remote = true;
+                network.check_enabled(REMOTE_SEARCH_ACTION)?;
+                (!network.network.is_local(&name)).then_some(name)
+            }
+        };
+        let Some(name) = remote_name else {
+            partitioned.local.push(LocalQuery {
+                query,
+                position,
+                query_position,
+                weight,
+            });
+            continue;
+        };
+        let remote = network.network.remotes.get(&name).ok_or_else(|| {
+            ResponseError::new(
+                Code::InvalidMultiSearchRemote,
+                format!(
+                    "Invalid `queries[{position}].federation_options.remote`: remote `{name}` is not registered"
+                ),
+            )
+        })?;
+        partitioned.remote_indexes.insert(query.index_uid.clone());
+        let json = query.json.take().unwrap_or_default();
+        partitioned
+            .remote
+            .push(&name, remote, json, weight, position);
+    }
+    Ok(partitioned)
+}
+
+/// The `federation` a remote is sent: every hit up to the end of the asked page, from the
+/// first, and the facets per index; never `mergeFacets`.
+fn remote_federation(federation: &FederationBody) -> Map<String, Value> {
+    let mut remote = Map::new();
+    let page_mode = federation.page.is_some() || federation.hits_per_page.is_some();
+    if page_mode {
+        let hits_per_page = federation.hits_per_page.unwrap_or(SEARCH_LIMIT_DEFAULT);
+        match federation.page {
+            Some(0) => {
+                remote.insert("page".to_owned(), json!(0));
+                remote.insert("hitsPerPage".to_owned(), json!(hits_per_page));
+            }
+            page => {
+                let pages = page.unwrap_or(1);
+                remote.insert("page".to_owned(), json!(1));
+                remote.insert(
+                    "hitsPerPage".to_owned(),
+                    json!(pages.saturating_mul(hits_per_page)),
+                );
+            }
+        }
+    } else {
+        remote.insert(
+            "limit".to_owned(),
+            json!(federation.offset.saturating_add(federation.limit)),
+        );
+        remote.insert("offset".to_owned(), json!(0));
+    }
+    if !federation.facets_by_index.is_empty() {
+        remote.insert(
+            "facetsByIndex".to_owned(),
+            json!(federation.facets_by_index),
+        );
+    }
+    if let Some(distinct) = &federation.distinct {
+        remote.insert("distinct".to_owned(), json!(distinct));
+    }
+    remote
+}
+
+/// Checks and runs a local query of a federated search for the first `offset + limit` hits
+/// of its index, under the federation's `distinct`; an error names the query.
 async fn run_federated_query(
     coordinator: &Rc<Coordinator>,
-    query: IndexQuery,
-    position: usize,
+    local: LocalQuery,
     federation: &FederationBody,
     window: &FederatedWindow,
 ) -> Result<RunQuery, ResponseError> {
-    check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
-    let weight = query
-        .options
-        .as_ref()
-        .and_then(|options| options.weight)
-        .map_or(1.0, |weight| weight.0);
-    let query_position = query
-        .options
-        .as_ref()
-        .and_then(|options| options.query_position)
-        .unwrap_or(position);
+    let LocalQuery {
+        query,
+        position,
+        query_position,
+        weight,
+    } = local;
     let mut body = query.body;
     body.offset = Some(0);
     body.limit = Some(window.offset.saturating_add(window.limit));
@@ -507,55 +667,196 @@ fn insert_federated_facets(
     }
 }
 
-/// The weighted merge of every query's hits, cut to `offset..offset + limit`.
-fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> (Vec<Value>, u32) {
+/// What the `_federation` of a local hit carries beyond its index, position and score.
+struct HitMarks {
+    /// `remote`: this instance's name (`null` when unnamed), when any query named a remote.
+    remote: Option<Option<String>>,
+    /// `weightedScoreValues` and `extra_document`, for an instance that asked as a remote.
+    score_values: bool,
+}
+
+impl HitMarks {
+    /// The `_federation` of a local hit.
+    fn federation(&self, index_uid: &str, position: usize, weighted: f64, semantic: bool) -> Value {
+        let mut federation = Map::new();
+        federation.insert("indexUid".to_owned(), json!(index_uid));
+        federation.insert("queriesPosition".to_owned(), json!(position));
+        federation.insert("weightedRankingScore".to_owned(), json!(weighted));
+        if let Some(local) = &self.remote {
+            federation.insert("remote".to_owned(), json!(local));
+        }
+        if self.score_values {
+            // One group: this server ranks a federated search by the weighted global
+            // score alone (see the module docs), so that is what a merging caller compares.
+            let group = if semantic {
+                "vectorSort"
+            } else {
+                "weightedScore"
+            };
+            federation.insert(
+                remote::WEIGHTED_SCORE_VALUES.to_owned(),
+                json!([{ group: weighted }]),
+            );
+            federation.insert(remote::EXTRA_DOCUMENT.to_owned(), json!({}));
+        }
+        Value::Object(federation)
+    }
+}
+
+/// Where the next hit of the merge comes from.
+#[derive(Clone, Copy)]
+enum Source {
+    Local(usize),
+    Remote(usize),
+}
+
+/// The weighted merge of every local query's and every remote's hits, cut to the window;
+/// ties go to the lower query position.
+fn merged_hits(
+    runs: &[RunQuery],
+    remotes: &[RemoteResult],
+    window: &FederatedWindow,
+    marks: &HitMarks,
+) -> (Vec<Value>, u32) {
     let writers: Vec<HitWriter<'_>> = runs
         .iter()
         .map(|run| HitWriter::new(&run.record, &run.prepared, &run.outcome))
         .collect();
-    let mut next = vec![0usize; runs.len()];
+    let mut next_local = vec![0usize; runs.len()];
+    let mut next_remote = vec![0usize; remotes.len()];
     let mut seen: HashSet<(&str, u32)> = HashSet::new();
     let mut hits = Vec::new();
-    let wanted = offset.saturating_add(limit);
+    let wanted = window.offset.saturating_add(window.limit);
     let mut kept = 0usize;
     let mut semantic_hits = 0u32;
     while kept < wanted {
-        let mut best: Option<(usize, f64)> = None;
-        for (index, run) in runs.iter().enumerate() {
-            let Some(hit) = run.outcome.hits.get(next[index]) else {
-                continue;
-            };
-            let weighted = hit.hit.score * run.weight;
-            if best.is_none_or(|(_, best_score)| weighted > best_score) {
-                best = Some((index, weighted));
-            }
-        }
-        let Some((index, weighted)) = best else {
+        let Some(source) = best_head(runs, &next_local, remotes, &next_remote) else {
             break;
         };
-        let run = &runs[index];
-        let hit = &run.outcome.hits[next[index]];
-        next[index] += 1;
-        if !seen.insert((run.record.uid.as_str(), hit.hit.id)) {
-            continue;
+        match source {
+            Source::Local(index) => {
+                let run = &runs[index];
+                let hit = &run.outcome.hits[next_local[index]];
+                next_local[index] += 1;
+                if !seen.insert((run.record.uid.as_str(), hit.hit.id)) {
+                    continue;
+                }
+                kept += 1;
+                if kept <= window.offset {
+                    continue;
+                }
+                semantic_hits += u32::from(hit.semantic);
+                let weighted = hit.hit.score * run.weight;
+                let federation =
+                    marks.federation(&run.record.uid, run.position, weighted, hit.semantic);
+                hits.push(Value::Object(writers[index].federated_hit(
+                    hit,
+                    run.outcome.attribute_unified,
+                    federation,
+                )));
+            }
+            Source::Remote(index) => {
+                let hit = &remotes[index].hits[next_remote[index]];
+                next_remote[index] += 1;
+                kept += 1;
+                if kept <= window.offset {
+                    continue;
+                }
+                semantic_hits += u32::from(hit.semantic);
+                hits.push(Value::Object(hit.document.clone()));
+            }
         }
-        kept += 1;
-        if kept <= offset {
-            continue;
-        }
-        semantic_hits += u32::from(hit.semantic);
-        let federation = json!({
-            "indexUid": run.record.uid,
-            "queriesPosition": run.position,
-            "weightedRankingScore": weighted,
-        });
-        hits.push(Value::Object(writers[index].federated_hit(
-            hit,
-            run.outcome.attribute_unified,
-            federation,
-        )));
     }
     (hits, semantic_hits)
+}
+
+/// The source whose next hit ranks first: the highest weighted score, then the lowest
+/// query position.
+fn best_head(
+    runs: &[RunQuery],
+    next_local: &[usize],
+    remotes: &[RemoteResult],
+    next_remote: &[usize],
+) -> Option<Source> {
+    let local = runs.iter().enumerate().filter_map(|(index, run)| {
+        let hit = run.outcome.hits.get(next_local[index])?;
+        Some((
+            Source::Local(index),
+            hit.hit.score * run.weight,
+            run.position,
+        ))
+    });
+    let remote = remotes.iter().enumerate().filter_map(|(index, result)| {
+        let hit: &RemoteHit = result.hits.get(next_remote[index])?;
+        Some((Source::Remote(index), hit.weighted_score, hit.position))
+    });
+    let mut best: Option<(Source, f64, usize)> = None;
+    for candidate in local.chain(remote) {
+        let better = best.is_none_or(|(_, score, position)| {
+            candidate.1 > score || (candidate.1 == score && candidate.2 < position)
+        });
+        if better {
+            best = Some(candidate);
+        }
+    }
+    best.map(|(source, _, _)| source)
+}
+
+/// Adds every remote's `facetsByIndex` to the local one: counts summed value by value,
+/// numbers' extremes widened.
+fn add_remote_facets(local: &mut Option<Map<String, Value>>, remotes: &[RemoteResult]) {
+    let Some(by_index) = local.as_mut() else {
+        return;
+    };
+    for remote_facets in remotes
+        .iter()
+        .filter_map(|result| result.facets_by_index.as_ref())
+    {
+        for (index_uid, facets) in remote_facets {
+            match by_index.get_mut(index_uid) {
+                Some(existing) => add_index_facets(existing, facets),
+                None => {
+                    by_index.insert(index_uid.clone(), facets.clone());
+                }
+            }
+        }
+    }
+}
+
+/// Adds one index's facets (`{"distribution", "stats"}`) of a remote to this instance's.
+fn add_index_facets(existing: &mut Value, remote: &Value) {
+    for (field, values) in remote["distribution"].as_object().into_iter().flatten() {
+        let Some(distribution) = existing["distribution"].as_object_mut() else {
+            continue;
+        };
+        let counts = distribution
+            .entry(field.clone())
+            .or_insert_with(|| json!({}));
+        for (value, count) in values.as_object().into_iter().flatten() {
+            let Some(counts) = counts.as_object_mut() else {
+                continue;
+            };
+            let summed = counts.get(value).and_then(Value::as_u64).unwrap_or(0)
+                + count.as_u64().unwrap_or(0);
+            counts.insert(value.clone(), json!(summed));
+        }
+    }
+    for (field, extremes) in remote["stats"].as_object().into_iter().flatten() {
+        let Some(stats) = existing["stats"].as_object_mut() else {
+            continue;
+        };
+        let (Some(min), Some(max)) = (extremes["min"].as_f64(), extremes["max"].as_f64()) else {
+            continue;
+        };
+        let widened = match stats.get(field) {
+            Some(old) => json!({
+                "min": old["min"].as_f64().map_or(min, |old| old.min(min)),
+                "max": old["max"].as_f64().map_or(max, |old| old.max(max)),
+            }),
+            None => json!({"min": min, "max": max}),
+        };
+        stats.insert(field.clone(), widened);
+    }
 }
 
 /// The documents the queries match, each document of an index counted once however many of
@@ -641,6 +942,7 @@ async fn facets_by_index(
     coordinator: &Rc<Coordinator>,
     runs: &[RunQuery],
     federation: &FederationBody,
+    remote_indexes: &HashSet<String>,
 ) -> Result<Option<Map<String, Value>>, ResponseError> {
     if federation.facets_by_index.is_empty() {
         return Ok(None);
@@ -653,7 +955,10 @@ async fn facets_by_index(
             .collect();
         let prefix = format!("Inside `.federation.facetsByIndex.{index_uid}`: ");
         let Some(first) = index_runs.first() else {
-            check_unused_index_facets(coordinator, index_uid, facets.as_deref())?;
+            // An index only remotes search is checked by those remotes.
+            if !remote_indexes.contains(index_uid) {
+                check_unused_index_facets(coordinator, index_uid, facets.as_deref())?;
+            }
             continue;
         };
         let Some(facets) = facets.as_ref().filter(|facets| !facets.is_empty()) else {

@@ -1,0 +1,66 @@
+//! The network's side of the control plane: every core reads its replica, the control core
+//! merges a patch, persists the network, then replicates it.
+//!
+//! Invariant: a change is acknowledged only once it is on disk and every core applied it;
+//! changes are serialized by the control core's write permit, so two patches never merge
+//! into the same old network.
+
+use std::sync::Arc;
+
+use super::{CONTROL_CORE, ControlBroadcast, ControlPlane};
+use crate::errors::{Code, ResponseError};
+use crate::network::Network;
+use crate::network::merge::merge_network;
+use crate::network::model::NETWORK_FILE_NAME;
+use crate::network::patch::NetworkPatch;
+use crate::runtime::CoreRequest;
+
+impl ControlPlane {
+    /// This core's replica of the network.
+    pub fn network(&self) -> Arc<Network> {
+        self.network.borrow().clone()
+    }
+
+    /// Merges `patch` into the network on the control core; answers the new network.
+    pub async fn patch_network(&self, patch: NetworkPatch) -> Result<Arc<Network>, ResponseError> {
+        self.ask(PatchNetwork(patch)).await?
+    }
+
+    async fn apply_network_patch(
+        &self,
+        patch: NetworkPatch,
+    ) -> Result<Arc<Network>, ResponseError> {
+        debug_assert_eq!(
+            self.mesh.core(),
+            CONTROL_CORE,
+            "only core 0 changes the network"
+        );
+        let _permit = self
+            .write_permit
+            .acquire_permit(1)
+            .await
+            .map_err(|error| ResponseError::new(Code::Internal, error.to_string()))?;
+        let merged = merge_network(&self.network(), patch)?;
+        if let Some(leader) = &merged.leader {
+            return Err(crate::network::sharding_not_supported(leader));
+        }
+        let merged = Arc::new(merged);
+        let bytes = serde_json::to_vec(merged.as_ref()).map_err(ResponseError::internal)?;
+        self.persist(NETWORK_FILE_NAME, bytes).await?;
+        self.apply(ControlBroadcast::Network(merged.clone()));
+        self.replicate(ControlBroadcast::Network(merged.clone()))
+            .await?;
+        Ok(merged)
+    }
+}
+
+/// A patch of the network, run on the control core.
+struct PatchNetwork(NetworkPatch);
+
+impl CoreRequest<ControlPlane> for PatchNetwork {
+    type Answer = Result<Arc<Network>, ResponseError>;
+
+    async fn run(self, control: &ControlPlane) -> Self::Answer {
+        control.apply_network_patch(self.0).await
+    }
+}

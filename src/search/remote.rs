@@ -1,0 +1,248 @@
+//! The remote side of a federated search: the queries whose `federationOptions.remote` names
+//! another instance of the network are sent to it — one `POST /multi-search` per remote, all
+//! in flight while the local queries run — and its hits come back ready to merge.
+//!
+//! What a remote is sent (as Meilisearch 1.41 sends it): its queries, each with
+//! `federationOptions = {weight, remote: null, queryPosition: <position in the request>}`,
+//! and the request's `federation` asking for every hit up to the page's end from the first
+//! (`offset` 0 and `limit` = offset + limit, or page 1 of `page × hitsPerPage` hits; page 0
+//! kept), without `mergeFacets`.
+//!
+//! What comes back: a remote's answer is kept only when every hit carries
+//! `_federation.weightedRankingScore` and `_federation.weightedScoreValues`; otherwise, or
+//! when the call fails, the remote is reported in `remoteErrors` and adds no hit. Kept hits
+//! lose `weightedScoreValues` and `extra_document` (whose fields join the hit) and gain
+//! `_federation.remote`.
+//!
+//! Invariant: a remote failure never fails the request.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::errors::ResponseError;
+use crate::network::Remote;
+use crate::network::remote_call::{missing_in_remote_hit, remote_multi_search};
+
+/// `_federation.weightedScoreValues`: the score groups a remote compares hits by.
+pub const WEIGHTED_SCORE_VALUES: &str = "weightedScoreValues";
+/// `_federation.extra_document`: fields a remote adds to its hit.
+pub const EXTRA_DOCUMENT: &str = "extra_document";
+
+/// What a federated search knows of the network.
+#[derive(Debug, Clone)]
+pub struct NetworkContext {
+    pub network: std::sync::Arc<crate::network::Network>,
+    /// Whether the `network` experimental feature is on.
+    pub enabled: bool,
+    /// Whether the request came from another instance (`Meili-Proxy-Search: true`).
+    pub is_proxy: bool,
+}
+
+impl NetworkContext {
+    /// Checks that the `network` feature is on for `action`.
+    pub fn check_enabled(&self, action: &str) -> Result<(), ResponseError> {
+        crate::network::check_network_enabled(self.enabled, action)
+    }
+}
+
+/// The queries of one federated search sent to each remote, by remote name.
+#[derive(Debug, Default)]
+pub struct RemoteQueries {
+    by_remote: BTreeMap<String, (Remote, Vec<Value>)>,
+}
+
+impl RemoteQueries {
+    /// Adds the query at `position` (its JSON as the request gave it, without
+    /// `federationOptions`) for the remote `name`.
+    pub fn push(
+        &mut self,
+        name: &str,
+        remote: &Remote,
+        mut query: Map<String, Value>,
+        weight: f64,
+        position: usize,
+    ) {
+        query.insert(
+            "federationOptions".to_owned(),
+            json!({ "weight": weight, "remote": null, "queryPosition": position }),
+        );
+        self.by_remote
+            .entry(name.to_owned())
+            .or_insert_with(|| (remote.clone(), Vec::new()))
+            .1
+            .push(Value::Object(query));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_remote.is_empty()
+    }
+}
+
+/// One remote's hits and figures, ready to merge.
+#[derive(Debug)]
+pub struct RemoteResult {
+    pub name: String,
+    pub hits: Vec<RemoteHit>,
+    /// `estimatedTotalHits` (or `totalHits`) of the remote.
+    pub total: u64,
+    pub processing_time_ms: u64,
+    /// The remote's `facetsByIndex`, when it answered some.
+    pub facets_by_index: Option<Map<String, Value>>,
+}
+
+/// A hit of a remote.
+#[derive(Debug)]
+pub struct RemoteHit {
+    pub document: Map<String, Value>,
+    pub weighted_score: f64,
+    pub position: usize,
+    /// Whether the hit was ranked by its vector (it counts in `semanticHitCount`).
+    pub semantic: bool,
+}
+
+/// The searches sent, in flight.
+pub struct InFlight {
+    searches: Vec<(String, crate::runtime::Task<Result<Value, ResponseError>>)>,
+}
+
+/// Sends every remote its queries with `federation`, all at once.
+pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFlight {
+    let mut searches = Vec::with_capacity(queries.by_remote.len());
+    for (name, (remote, remote_queries)) in queries.by_remote {
+        let body = json!({ "queries": remote_queries, "federation": federation });
+        let task = crate::runtime::spawn(async move {
+            let client = crate::outgoing::shared::core_client()
+                .ok_or_else(|| ResponseError::internal("remote search outside of a core"))?;
+            remote_multi_search(&client, &remote, &body).await
+        });
+        searches.push((name, task));
+    }
+    InFlight { searches }
+}
+
+/// Waits for every remote: their results, and the error of each remote that failed.
+pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String, ResponseError>) {
+    let mut results = Vec::new();
+    let mut errors = BTreeMap::new();
+    for (name, task) in in_flight.searches {
+        match task.await.and_then(|answer| remote_result(&name, answer)) {
+            Ok(result) => results.push(result),
+            Err(error) => {
+                errors.insert(name, error);
+            }
+        }
+    }
+    (results, errors)
+}
+
+/// A remote's answer as a result, or the error naming what its hits lack.
+fn remote_result(name: &str, answer: Value) -> Result<RemoteResult, ResponseError> {
+    let Value::Object(mut answer) = answer else {
+        return Err(missing_in_remote_hit("hits"));
+    };
+    let hits = match answer.remove("hits") {
+        Some(Value::Array(hits)) => hits,
+        _ => return Err(missing_in_remote_hit("hits")),
+    };
+    let hits = hits
+        .into_iter()
+        .map(|hit| remote_hit(name, hit))
+        .collect::<Result<Vec<_>, _>>()?;
+    let total = ["estimatedTotalHits", "totalHits"]
+        .iter()
+        .find_map(|key| answer.get(*key).and_then(Value::as_u64))
+        .unwrap_or(0);
+    let facets_by_index = match answer.remove("facetsByIndex") {
+        Some(Value::Object(facets)) => Some(facets),
+        _ => None,
+    };
+    Ok(RemoteResult {
+        name: name.to_owned(),
+        hits,
+        total,
+        processing_time_ms: answer
+            .get("processingTimeMs")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        facets_by_index,
+    })
+}
+
+/// One hit of remote `name`, its `_federation` checked and rewritten.
+fn remote_hit(name: &str, hit: Value) -> Result<RemoteHit, ResponseError> {
+    let Value::Object(mut document) = hit else {
+        return Err(missing_in_remote_hit("._federation"));
+    };
+    let Some(Value::Object(federation)) = document.get_mut("_federation") else {
+        return Err(missing_in_remote_hit("._federation"));
+    };
+    let score_values = federation
+        .remove(WEIGHTED_SCORE_VALUES)
+        .ok_or_else(|| missing_in_remote_hit("._federation.weightedScoreValues"))?;
+    let weighted_score = federation
+        .get("weightedRankingScore")
+        .and_then(Value::as_f64)
+        .ok_or_else(|| missing_in_remote_hit("._federation.weightedRankingScore"))?;
+    let position = federation
+        .get("queriesPosition")
+        .and_then(Value::as_u64)
+        .and_then(|position| usize::try_from(position).ok())
+        .ok_or_else(|| missing_in_remote_hit("._federation.queriesPosition"))?;
+    let extra = federation.remove(EXTRA_DOCUMENT);
+    federation.insert("remote".to_owned(), Value::String(name.to_owned()));
+    if let Some(Value::Object(extra)) = extra {
+        document.extend(extra);
+    }
+    Ok(RemoteHit {
+        document,
+        weighted_score,
+        position,
+        semantic: is_semantic(&score_values),
+    })
+}
+
+/// Whether the score values hold a `vectorSort` group.
+fn is_semantic(score_values: &Value) -> bool {
+    score_values
+        .as_array()
+        .is_some_and(|groups| groups.iter().any(|group| group.get("vectorSort").is_some()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_hit_loses_its_score_values_and_gains_its_remote() {
+        let hit = json!({
+            "id": 1,
+            "_federation": {
+                "indexUid": "movies", "queriesPosition": 2, "weightedRankingScore": 0.5,
+                "weightedScoreValues": [{"vectorSort": 0.5}], "extra_document": {"joined": true}
+            }
+        });
+        let hit = remote_hit("ms1", hit).unwrap();
+        assert_eq!(hit.position, 2);
+        assert!(hit.semantic);
+        assert_eq!(
+            Value::Object(hit.document),
+            json!({"id": 1, "_federation": {"indexUid": "movies", "queriesPosition": 2,
+                "weightedRankingScore": 0.5, "remote": "ms1"}, "joined": true})
+        );
+    }
+
+    #[test]
+    fn a_hit_without_score_values_makes_the_remote_an_error() {
+        let answer =
+            json!({"hits": [{"_federation": {"weightedRankingScore": 1.0, "queriesPosition": 0}}]});
+        let error = remote_result("ms1", answer).unwrap_err();
+        assert_eq!(error.code, crate::errors::Code::RemoteBadResponse);
+        assert!(
+            error
+                .message
+                .starts_with("remote hit does not contain `._federation.weightedScoreValues`")
+        );
+    }
+}
