@@ -400,3 +400,122 @@ fn remotes_must_be_registered_and_need_the_toggle_and_the_ip_policy() {
         "Performing a remote federated search requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805",
     );
 }
+
+#[test]
+fn use_network_needs_the_toggle_even_when_false() {
+    let server = start(false, false);
+    add_documents(&server, "movies", json!([{"id": 1, "title": "Carol"}]));
+    let message = "passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805";
+    assert_error(
+        &server.send(
+            "POST",
+            "/indexes/movies/search",
+            Some(&json!({"q": "carol", "useNetwork": false})),
+        ),
+        400,
+        "feature_not_enabled",
+        message,
+    );
+    assert_error(
+        &server.send(
+            "GET",
+            "/indexes/movies/search?q=carol&useNetwork=true",
+            None,
+        ),
+        400,
+        "feature_not_enabled",
+        message,
+    );
+    enable_network(&server);
+    let local = server.send(
+        "POST",
+        "/indexes/movies/search",
+        Some(&json!({"q": "carol", "useNetwork": false})),
+    );
+    assert_eq!(local.status, 200, "{}", local.text());
+    assert_eq!(local.json()["hits"][0]["id"], 1);
+}
+
+#[test]
+fn a_networked_search_asks_every_remote_once_and_answers_as_one_index() {
+    let Pair { a, b } = pair();
+    for server in [&a, &b] {
+        let response = server.send(
+            "PUT",
+            "/indexes/movies/settings/filterable-attributes",
+            Some(&json!(["genre"])),
+        );
+        server.wait_task(response.json()["taskUid"].as_u64().unwrap());
+    }
+    add_documents(
+        &a,
+        "movies",
+        json!([{"id": 3, "title": "Carol again", "genre": "drama"}]),
+    );
+    add_documents(
+        &b,
+        "movies",
+        json!([{"id": 12, "title": "Carol forever", "genre": "drama"}]),
+    );
+    let response = a.send(
+        "POST",
+        "/indexes/movies/search",
+        Some(&json!({"q": "carol", "useNetwork": true, "facets": ["genre"], "limit": 10})),
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    let body = response.json();
+    assert_eq!(body["query"], "carol");
+    assert_eq!(body["estimatedTotalHits"], 5, "{body}");
+    assert_eq!(body["limit"], 10);
+    assert_eq!(
+        body["facetDistribution"],
+        json!({"genre": {"drama": 2}}),
+        "{body}"
+    );
+    assert_eq!(body["remoteErrors"], json!({}));
+    let mut remotes: Vec<(u64, String)> = body["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| {
+            (
+                hit["id"].as_u64().unwrap(),
+                hit["_federation"]["remote"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    remotes.sort();
+    let expected: Vec<(u64, String)> = [(1, "a"), (2, "a"), (3, "a"), (10, "b"), (12, "b")]
+        .iter()
+        .map(|(id, remote)| (*id, (*remote).to_owned()))
+        .collect();
+    assert_eq!(remotes, expected);
+    // The same through GET, and inside a federated multi-search.
+    let get = a
+        .send(
+            "GET",
+            "/indexes/movies/search?q=carol&useNetwork=true",
+            None,
+        )
+        .json();
+    assert_eq!(get["estimatedTotalHits"], 5, "{get}");
+    let federated = multi_search(
+        &a,
+        json!({"federation": {}, "queries": [{"indexUid": "movies", "q": "carol", "useNetwork": true}]}),
+    )
+    .json();
+    assert_eq!(
+        federated["hits"].as_array().unwrap().len(),
+        5,
+        "{federated}"
+    );
+    assert_error(
+        &multi_search(
+            &a,
+            json!({"federation": {}, "queries": [{"indexUid": "movies", "q": "carol", "useNetwork": true, "federationOptions": {"remote": "b"}}]}),
+        ),
+        400,
+        "invalid_multi_search_federation_options",
+        "Inside `.queries[0]`: Using `.useNetwork` is not allowed as the same time as `.federationOptions.remote`.\n  - Hint: to perform an explicit query against a remote, remove `.useNetwork`.\n  - Hint: to automatically perform queries against the entire network, remove `.federationOptions.remote`.",
+    );
+}

@@ -17,7 +17,8 @@ use crate::routes::indexes::checked_path_uid;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::facet_search::{FacetSearchBody, facet_search};
-use crate::search::multi::{decode_body, multi_search};
+use crate::search::multi::{USE_NETWORK_ACTION, decode_body, multi_search};
+use crate::search::network_search::search_across_network;
 use crate::search::parameters::{SearchBody, SearchQueryString};
 use crate::search::remote::NetworkContext;
 use crate::search::similar::{SimilarBody, SimilarQueryString, similar};
@@ -56,8 +57,32 @@ async fn search(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
-    let result = search_index(&services.coordinator, index_uid, body, context).await?;
+    let result = match body.use_network {
+        None | Some(false) => {
+            if body.use_network.is_some() {
+                crate::network::check_network_enabled(
+                    services.control.features().network,
+                    USE_NETWORK_ACTION,
+                )?;
+            }
+            search_index(&services.coordinator, index_uid, body, context).await?
+        }
+        Some(true) => {
+            let network = network_context(services, false);
+            network.check_enabled(USE_NETWORK_ACTION)?;
+            search_across_network(&services.coordinator, index_uid, body, context, &network).await?
+        }
+    };
     Ok(json(200, &Value::Object(result)))
+}
+
+/// What a search of this core knows of the network.
+fn network_context(services: &Services, is_proxy: bool) -> NetworkContext {
+    NetworkContext {
+        network: services.control.network(),
+        enabled: services.control.features().network,
+        is_proxy,
+    }
 }
 
 /// `POST /indexes/{index_uid}/similar`.
@@ -97,14 +122,11 @@ pub async fn multi_search_post(
     let body = decode_body(body::json_value(request)?)?;
     // One permit for the whole multi-search, as Meilisearch takes.
     let _permit = services.search_queue.permit().await?;
-    let network = NetworkContext {
-        network: services.control.network(),
-        enabled: services.control.features().network,
-        is_proxy: request
-            .headers
-            .get(PROXY_SEARCH_HEADER)
-            .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes()),
-    };
+    let is_proxy = request
+        .headers
+        .get(PROXY_SEARCH_HEADER)
+        .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes());
+    let network = network_context(services, is_proxy);
     let result = multi_search(&services.coordinator, body, context, &network).await?;
     Ok(json(200, &Value::Object(result)))
 }

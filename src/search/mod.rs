@@ -13,6 +13,7 @@ pub mod facet_search;
 pub mod facets;
 pub mod hybrid;
 pub mod multi;
+pub mod network_search;
 pub mod parameters;
 pub mod prepare;
 pub mod queue;

@@ -43,6 +43,8 @@ const MISSING_INDEX_STATUS: u16 = 400;
 const REMOTE_SEARCH_ACTION: &str = "Performing a remote federated search";
 /// The action text of the `network` gate on `federationOptions.queryPosition`.
 const QUERY_POSITION_ACTION: &str = "Using `federationOptions.queryPosition`";
+/// The action text of the `network` gate on `useNetwork`.
+pub const USE_NETWORK_ACTION: &str = "passing `useNetwork` in a search query";
 
 /// `mergeFacets.maxValuesPerFacet` when absent.
 const MERGED_VALUES_PER_FACET_DEFAULT: usize = 100;
@@ -147,9 +149,29 @@ struct IndexQuery {
     options: Option<FederationOptions>,
     /// Which of `offset`, `limit`, `page`, `hitsPerPage` the query set, in that order.
     pagination: Option<&'static str>,
-    /// The query's JSON (with `indexUid`, without `federationOptions`), kept when it names
-    /// a remote: that is what the remote is sent.
-    json: Option<Map<String, Value>>,
+}
+
+impl IndexQuery {
+    /// The query as a remote is sent it: its search parameters and `indexUid` (the caller
+    /// adds `federationOptions`).
+    fn remote_json(&self) -> Result<Map<String, Value>, serde_json::Error> {
+        let mut json = Map::new();
+        json.insert("indexUid".to_owned(), Value::String(self.index_uid.clone()));
+        if let Value::Object(parameters) = serde_json::to_value(&self.body)? {
+            json.extend(parameters);
+        }
+        Ok(json)
+    }
+
+    /// A copy for one remote of a networked query.
+    fn clone_for_remote(&self) -> IndexQuery {
+        IndexQuery {
+            index_uid: self.index_uid.clone(),
+            body: self.body.clone(),
+            options: None,
+            pagination: self.pagination,
+        }
+    }
 }
 
 /// Decodes one query at `.queries[position]`.
@@ -206,15 +228,6 @@ fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseErr
     let pagination = ["offset", "limit", "page", "hitsPerPage"]
         .into_iter()
         .find(|name| object.get(*name).is_some_and(|value| !value.is_null()));
-    let json = options
-        .as_ref()
-        .and_then(|options| options.remote.as_ref())
-        .map(|_| {
-            let mut json = Map::new();
-            json.insert("indexUid".to_owned(), Value::String(index_uid.clone()));
-            json.extend(object.clone());
-            json
-        });
     let body =
         decode_at(Value::Object(object), location).map_err(JsonError::into_response_error)?;
     Ok(IndexQuery {
@@ -222,7 +235,6 @@ fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseErr
         body,
         options,
         pagination,
-        json,
     })
 }
 
@@ -484,8 +496,63 @@ struct Partitioned {
     has_remote: bool,
 }
 
-/// Checks every query and sends each where its `federationOptions.remote` says: here when
-/// it names none or this instance, else to that remote, which must be registered.
+/// Where and how a query of a federated search runs.
+struct QueryTarget {
+    position: usize,
+    weight: f64,
+    query_position: usize,
+}
+
+impl Partitioned {
+    /// Sends `query` to the remote `name`: run here when that is this instance, else
+    /// queued for that remote, which must be registered.
+    fn send(
+        &mut self,
+        query: IndexQuery,
+        name: &str,
+        target: &QueryTarget,
+        network: &NetworkContext,
+    ) -> Result<(), ResponseError> {
+        self.has_remote = true;
+        if network.network.is_local(name) {
+            self.local.push(LocalQuery {
+                query,
+                position: target.position,
+                query_position: target.query_position,
+                weight: target.weight,
+            });
+            return Ok(());
+        }
+        let remote = network.network.remotes.get(name).ok_or_else(|| {
+            ResponseError::new(
+                Code::InvalidMultiSearchRemote,
+                format!(
+                    "Invalid `queries[{}].federation_options.remote`: remote `{name}` is not registered",
+                    target.position
+                ),
+            )
+        })?;
+        self.remote_indexes.insert(query.index_uid.clone());
+        let json = query.remote_json().map_err(ResponseError::internal)?;
+        self.remote
+            .push(name, remote, json, target.weight, target.query_position);
+        Ok(())
+    }
+}
+
+/// `useNetwork: true` beside `federationOptions.remote`.
+fn remote_and_use_network(position: usize) -> ResponseError {
+    ResponseError::new(
+        Code::InvalidMultiSearchFederationOptions,
+        format!(
+            "Inside `.queries[{position}]`: Using `.useNetwork` is not allowed as the same time as `.federationOptions.remote`.\n  - Hint: to perform an explicit query against a remote, remove `.useNetwork`.\n  - Hint: to automatically perform queries against the entire network, remove `.federationOptions.remote`."
+        ),
+    )
+}
+
+/// Checks every query and sends each where its `federationOptions.remote` (or
+/// `useNetwork`) says: here when it names none or this instance, else to that remote, which
+/// must be registered.
 fn partition(
     queries: Vec<IndexQuery>,
     federation: &FederationBody,
@@ -500,44 +567,45 @@ fn partition(
     for (position, mut query) in queries.into_iter().enumerate() {
         check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
         let options = query.options.take().unwrap_or_default();
-        let weight = options.weight.map_or(1.0, |weight| weight.0);
-        let query_position = match options.query_position {
-            Some(query_position) => {
-                network.check_enabled(QUERY_POSITION_ACTION)?;
-                query_position
-            }
-            None => position,
+        let use_network = query.body.use_network.take();
+        if use_network == Some(true) && options.remote.is_some() {
+            return Err(remote_and_use_network(position));
+        }
+        if use_network.is_some() {
+            network.check_enabled(USE_NETWORK_ACTION)?;
+        }
+        let target = QueryTarget {
+            position,
+            weight: options.weight.map_or(1.0, |weight| weight.0),
+            query_position: match options.query_position {
+                Some(query_position) => {
+                    network.check_enabled(QUERY_POSITION_ACTION)?;
+                    query_position
+                }
+                None => position,
+            },
         };
-        let remote_name = match options.remote {
-            None => None,
-            Some(name) => {
-                partitioned.has_remote = true;
+        match (options.remote, use_network) {
+            (Some(name), _) => {
                 network.check_enabled(REMOTE_SEARCH_ACTION)?;
-                (!network.network.is_local(&name)).then_some(name)
+                partitioned.send(query, &name, &target, network)?;
             }
-        };
-        let Some(name) = remote_name else {
-            partitioned.local.push(LocalQuery {
+            // Without a leader, a networked query asks every remote once (this
+            // instance only when it is one of them), as Meilisearch partitions by remote.
+            (None, Some(true)) => {
+                network.check_enabled(REMOTE_SEARCH_ACTION)?;
+                let names: Vec<String> = network.network.remotes.keys().cloned().collect();
+                for name in names {
+                    partitioned.send(query.clone_for_remote(), &name, &target, network)?;
+                }
+            }
+            (None, _) => partitioned.local.push(LocalQuery {
                 query,
                 position,
-                query_position,
-                weight,
-            });
-            continue;
-        };
-        let remote = network.network.remotes.get(&name).ok_or_else(|| {
-            ResponseError::new(
-                Code::InvalidMultiSearchRemote,
-                format!(
-                    "Invalid `queries[{position}].federation_options.remote`: remote `{name}` is not registered"
-                ),
-            )
-        })?;
-        partitioned.remote_indexes.insert(query.index_uid.clone());
-        let json = query.json.take().unwrap_or_default();
-        partitioned
-            .remote
-            .push(&name, remote, json, weight, position);
+                query_position: target.query_position,
+                weight: target.weight,
+            }),
+        }
     }
     Ok(partitioned)
 }

@@ -25,8 +25,9 @@ pub const HIGHLIGHT_PRE_TAG_DEFAULT: &str = "<em>";
 pub const HIGHLIGHT_POST_TAG_DEFAULT: &str = "</em>";
 
 /// `matchingStrategy`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserr)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserr, serde::Serialize)]
 #[deserr(rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
 pub enum MatchingStrategyParameter {
     #[default]
     Last,
@@ -35,7 +36,8 @@ pub enum MatchingStrategyParameter {
 }
 
 /// `rankingScoreThreshold`: a float within `0.0..=1.0`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(transparent)]
 pub struct RankingScoreThreshold(pub f64);
 
 /// Why a ranking score threshold was refused.
@@ -108,46 +110,61 @@ impl std::fmt::Display for QueryFloatError {
 impl std::error::Error for QueryFloatError {}
 
 /// `hybrid`.
-#[derive(Debug, Clone, PartialEq, Deserr)]
+#[derive(Debug, Clone, PartialEq, Deserr, serde::Serialize)]
 #[deserr(error = JsonError<codes::InvalidSearchHybridQuery>, rename_all = camelCase, deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct HybridParameter {
     #[deserr(default, error = JsonError<codes::InvalidSearchSemanticRatio>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic_ratio: Option<f32>,
     #[deserr(error = JsonError<codes::InvalidSearchEmbedder>)]
     pub embedder: String,
 }
 
 /// `personalize`.
-#[derive(Debug, Clone, PartialEq, Deserr)]
+#[derive(Debug, Clone, PartialEq, Deserr, serde::Serialize)]
 #[deserr(error = JsonError<codes::InvalidSearchPersonalize>, rename_all = camelCase, deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PersonalizeParameter {
     #[deserr(error = JsonError<codes::InvalidSearchPersonalizeUserContext>)]
     pub user_context: String,
 }
 
 /// Every parameter of one search, as a `POST /indexes/{uid}/search` body carries them.
-#[derive(Debug, Clone, Deserr)]
+///
+/// It serializes back to the same JSON (absent options left out), which is what a remote
+/// instance is sent when this search runs across the network.
+#[derive(Debug, Clone, Deserr, serde::Serialize)]
 #[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct SearchBody {
     #[deserr(default, error = JsonError<codes::InvalidSearchQ>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub q: Option<String>,
     #[deserr(default, error = JsonError<codes::InvalidSearchOffset>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<usize>,
     #[deserr(default, error = JsonError<codes::InvalidSearchLimit>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
     #[deserr(default, error = JsonError<codes::InvalidSearchPage>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<usize>,
     #[deserr(default, error = JsonError<codes::InvalidSearchHitsPerPage>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hits_per_page: Option<usize>,
     #[deserr(default, error = JsonError<codes::InvalidSearchAttributesToRetrieve>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes_to_retrieve: Option<Vec<String>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchAttributesToCrop>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes_to_crop: Option<Vec<String>>,
     #[deserr(default = CROP_LENGTH_DEFAULT, error = JsonError<codes::InvalidSearchCropLength>)]
     pub crop_length: usize,
     #[deserr(default = CROP_MARKER_DEFAULT.to_owned(), error = JsonError<codes::InvalidSearchCropMarker>)]
     pub crop_marker: String,
     #[deserr(default, error = JsonError<codes::InvalidSearchAttributesToHighlight>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes_to_highlight: Option<Vec<String>>,
     #[deserr(default = HIGHLIGHT_PRE_TAG_DEFAULT.to_owned(), error = JsonError<codes::InvalidSearchHighlightPreTag>)]
     pub highlight_pre_tag: String,
@@ -156,32 +173,44 @@ pub struct SearchBody {
     #[deserr(default, error = JsonError<codes::InvalidSearchShowMatchesPosition>)]
     pub show_matches_position: bool,
     #[deserr(default, error = JsonError<codes::InvalidSearchFilter>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub filter: Option<Value>,
     #[deserr(default, error = JsonError<codes::InvalidSearchSort>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sort: Option<Vec<String>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchDistinct>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub distinct: Option<String>,
     #[deserr(default, error = JsonError<codes::InvalidSearchFacets>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub facets: Option<Vec<String>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchMatchingStrategy>)]
     pub matching_strategy: MatchingStrategyParameter,
     #[deserr(default, error = JsonError<codes::InvalidSearchAttributesToSearchOn>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes_to_search_on: Option<Vec<String>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchRankingScoreThreshold>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ranking_score_threshold: Option<RankingScoreThreshold>,
     #[deserr(default, error = JsonError<codes::InvalidSearchLocales>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub locales: Option<Vec<Locale>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchHybridQuery>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridParameter>,
     #[deserr(default, error = JsonError<codes::InvalidSearchVector>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vector: Option<Vec<f32>>,
     #[deserr(default, error = JsonError<codes::InvalidSearchRetrieveVectors>)]
     pub retrieve_vectors: bool,
     #[deserr(default, error = JsonError<codes::InvalidSearchMedia>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<Value>,
     #[deserr(default, error = JsonError<codes::InvalidSearchPersonalize>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub personalize: Option<PersonalizeParameter>,
     #[deserr(default, error = JsonError<codes::InvalidSearchUseNetwork>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub use_network: Option<bool>,
     #[deserr(default, error = JsonError<codes::InvalidSearchShowRankingScore>)]
     pub show_ranking_score: bool,
