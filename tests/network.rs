@@ -490,7 +490,11 @@ fn a_networked_search_asks_every_remote_once_and_answers_as_one_index() {
         .map(|(id, remote)| (*id, (*remote).to_owned()))
         .collect();
     assert_eq!(remotes, expected);
-    // The same through GET, and inside a federated multi-search.
+    networked_get_and_multi_search(&a);
+}
+
+/// The networked search of the test above through GET and inside a federated multi-search.
+fn networked_get_and_multi_search(a: &Server) {
     let get = a
         .send(
             "GET",
@@ -500,7 +504,7 @@ fn a_networked_search_asks_every_remote_once_and_answers_as_one_index() {
         .json();
     assert_eq!(get["estimatedTotalHits"], 5, "{get}");
     let federated = multi_search(
-        &a,
+        a,
         json!({"federation": {}, "queries": [{"indexUid": "movies", "q": "carol", "useNetwork": true}]}),
     )
     .json();
@@ -511,7 +515,7 @@ fn a_networked_search_asks_every_remote_once_and_answers_as_one_index() {
     );
     assert_error(
         &multi_search(
-            &a,
+            a,
             json!({"federation": {}, "queries": [{"indexUid": "movies", "q": "carol", "useNetwork": true, "federationOptions": {"remote": "b"}}]}),
         ),
         400,
