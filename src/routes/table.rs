@@ -68,6 +68,7 @@ pub enum Endpoint {
     GetWebhook,
     UpdateWebhook,
     DeleteWebhook,
+    Export,
 }
 
 /// One row of the table.
@@ -413,6 +414,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/webhooks/{uuid}",
         action: Some(Action::WebhooksDelete),
         endpoint: Endpoint::DeleteWebhook,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/export",
+        action: Some(Action::Export),
+        endpoint: Endpoint::Export,
     },
 ];
 

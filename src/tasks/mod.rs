@@ -35,6 +35,7 @@ pub mod batch;
 pub mod batch_documents;
 pub mod catalog_store;
 pub mod control_side;
+pub mod export;
 pub mod index_batch;
 pub mod model;
 pub mod owners;
