@@ -231,8 +231,17 @@ fn patterns_filters_and_override_settings_arrive_as_asked() {
             "comics": {"filter": null, "overrideSettings": false},
         },
     });
+    // A large addition to `private` (which no pattern selects) keeps the scheduler busy, so
+    // the export is still enqueued when its details are read.
+    let busy = source.send(
+        "POST",
+        "/indexes/private/documents",
+        Some(&large_documents()),
+    );
+    assert_eq!(busy.status, 202, "{}", busy.text());
     let uid = export(&source, &body);
     let enqueued = source.send("GET", &format!("/tasks/{uid}"), None).json();
+    assert_eq!(enqueued["status"], "enqueued", "{enqueued}");
     let pattern_details = json!({
         "url": target.url(),
         "apiKey": "masteXXXXXX...",
@@ -581,11 +590,26 @@ fn every_enqueue_error_has_meilisearch_code_and_message() {
         let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
         assert_eq!(task["details"]["payloadSize"], shown, "{task}");
     }
-    let uid = export(
-        &server,
-        &json!({"url": "x", "apiKey": "short", "indexes": {"*": {"filter": {"not": "a filter"}}}}),
+    // With no index to export nothing is called: the export succeeds whatever its URL, and
+    // its details name no index.
+    let task = server.wait_task(export(&server, &json!({"url": "x"})));
+    assert_eq!(task["status"], "succeeded", "{task}");
+    assert_eq!(
+        task["details"],
+        json!({"url": "x", "indexes": {}}),
+        "{task}"
     );
-    let task = server.send("GET", &format!("/tasks/{uid}"), None).json();
+    // A filter that is no filter fails the task once it runs; the details keep it as given.
+    succeeded(&server, "POST", "/indexes/movies/documents", &movies());
+    let body =
+        json!({"url": "x", "apiKey": "short", "indexes": {"*": {"filter": {"not": "a filter"}}}});
+    let task = server.wait_task(export(&server, &body));
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(
+        task["error"]["message"],
+        "Index `movies`: Invalid syntax for the filter parameter: `expected String, Array, found: {\"not\":\"a filter\"}`.",
+        "{task}"
+    );
     assert_eq!(
         task["details"],
         json!({
@@ -597,16 +621,20 @@ fn every_enqueue_error_has_meilisearch_code_and_message() {
     );
 }
 
+/// [`LARGE_INDEX_DOCUMENTS`] small documents.
+fn large_documents() -> Value {
+    (0..LARGE_INDEX_DOCUMENTS)
+        .map(|id| json!({"id": id, "title": format!("document number {id}"), "group": id % 7}))
+        .collect()
+}
+
 /// An index of [`LARGE_INDEX_DOCUMENTS`] documents on `server`.
 fn add_large_index(server: &Server) {
-    let documents: Vec<Value> = (0..LARGE_INDEX_DOCUMENTS)
-        .map(|id| json!({"id": id, "title": format!("document number {id}"), "group": id % 7}))
-        .collect();
     succeeded(
         server,
         "POST",
         "/indexes/large/documents",
-        &Value::from(documents),
+        &large_documents(),
     );
 }
 

@@ -280,3 +280,70 @@ fn shard_failure(error: ResponseError, index_uid: &str) -> Stop {
     }
     Stop::Failed(error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(uid: &str) -> Arc<IndexRecord> {
+        let now = time::OffsetDateTime::UNIX_EPOCH;
+        Arc::new(IndexRecord::new(
+            uid,
+            format!("storage-{uid}"),
+            1,
+            None,
+            now,
+        ))
+    }
+
+    fn pattern(filter: &str) -> ExportIndexSettings {
+        ExportIndexSettings {
+            filter: Some(serde_json::Value::from(filter)),
+            override_settings: false,
+            matched_documents: None,
+        }
+    }
+
+    fn selection(uids: &[&str], patterns: &[(&str, &str)]) -> Vec<(String, String)> {
+        let records: Vec<Arc<IndexRecord>> = uids.iter().map(|uid| record(uid)).collect();
+        let patterns: BTreeMap<String, ExportIndexSettings> = patterns
+            .iter()
+            .map(|(pattern_text, filter)| ((*pattern_text).to_owned(), pattern(filter)))
+            .collect();
+        select_indexes(records.iter(), &patterns)
+            .into_iter()
+            .map(|(record, settings)| {
+                let filter = settings.filter.as_ref().and_then(|value| value.as_str());
+                (record.uid.clone(), filter.unwrap_or_default().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_matching_pattern_in_pattern_order_wins_and_indexes_go_by_uid() {
+        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(uid, filter)| ((*uid).to_owned(), (*filter).to_owned()))
+                .collect()
+        };
+        // `*` sorts before letters: it wins over `movies`.
+        assert_eq!(
+            selection(&["movies", "books"], &[("movies", "own"), ("*", "star")]),
+            owned(&[("books", "star"), ("movies", "star")])
+        );
+        // `movies*` sorts before `movies-archive` (`*` before `-`).
+        assert_eq!(
+            selection(
+                &["movies-archive", "movies", "private"],
+                &[("movies-archive", "own"), ("movies*", "prefix")]
+            ),
+            owned(&[("movies", "prefix"), ("movies-archive", "prefix")])
+        );
+        assert_eq!(selection(&["movies"], &[]), owned(&[]));
+        assert_eq!(
+            selection(&["movie", "movies"], &[("movies", "exact")]),
+            owned(&[("movies", "exact")])
+        );
+    }
+}
