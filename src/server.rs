@@ -146,6 +146,19 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
     .map_err(|error| error.to_string())
 }
 
+/// The margin an export's default payload keeps below the payload limit.
+const EXPORT_PAYLOAD_MARGIN_BYTES: u64 = 1 << 20;
+/// The smallest default payload of an export.
+const EXPORT_PAYLOAD_BYTES_MIN: u64 = 20 << 20;
+
+/// The payload size of an export that gives none, as Meilisearch computes it: the payload
+/// limit less 1 MiB, at least 20 MiB.
+fn export_payload_bytes_default(http_payload_size_limit: u64) -> u64 {
+    http_payload_size_limit
+        .saturating_sub(EXPORT_PAYLOAD_MARGIN_BYTES)
+        .max(EXPORT_PAYLOAD_BYTES_MIN)
+}
+
 /// The scheduler's settings from the configuration.
 fn scheduler_options(config: &Config) -> Result<SchedulerOptions, String> {
     Ok(SchedulerOptions {
@@ -157,6 +170,7 @@ fn scheduler_options(config: &Config) -> Result<SchedulerOptions, String> {
                 .unwrap_or(u64::MAX),
         },
         max_number_of_tasks: MAX_NUMBER_OF_TASKS,
+        export_payload_bytes_default: export_payload_bytes_default(config.http_payload_size_limit),
         shards_per_index: u32::try_from(config.shards_per_index.max(1))
             .map_err(|_| "--shards-per-index is too large".to_owned())?,
     })

@@ -548,3 +548,29 @@ fn a_restricted_admin_key_cannot_read_keys_mint_keys_or_toggle_features() {
     let keys = server.send("GET", "/keys?limit=100", None).json();
     assert_eq!(keys["total"], 8, "{keys}");
 }
+
+/// `POST /export` sends every index it selects to another server: an instance-wide action.
+/// A key restricted to some indexes is refused (even one holding `*`), and such a key cannot
+/// be given `export`; a key holding `export` over every index registers the export.
+#[test]
+fn a_key_restricted_to_some_indexes_never_exports() {
+    let server = start();
+    let body = json!({"url": "http://127.0.0.1:1", "indexes": {"base": {}}}).to_string();
+    let restricted = create_scoped_key(&server, &["*"], &["base"]);
+    let response = server.raw(&json_request("POST", "/export", Some(&restricted), &body));
+    assert_invalid_api_key(&response, "POST /export with a `*` key scoped to `base`");
+    let scoped_export = json!({"actions": ["export"], "indexes": ["base"], "expiresAt": null});
+    let response = server.send("POST", "/keys", Some(&scoped_export));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json()["code"],
+        "index_scoped_api_key_with_global_action"
+    );
+    let tasks = server.send("GET", "/tasks", None).json();
+    assert_eq!(tasks["total"], 0, "nothing was registered: {tasks}");
+
+    let exporter = create_scoped_key(&server, &["export"], &["*"]);
+    let response = server.raw(&json_request("POST", "/export", Some(&exporter), &body));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.json()["type"], "export");
+}

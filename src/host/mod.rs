@@ -17,7 +17,8 @@
 //! [`settings`] (facet and text settings), [`maintenance`] (removal, free space),
 //! [`documents`] (document reads, stats, ids), [`search`] and [`facet_search`] (a search's
 //! share), [`read_documents`] (reading planned documents from update files), [`edition`]
-//! (the Rhai function engine), [`memory`] (what a batch may hold).
+//! (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a shard's
+//! documents streamed to another server by an export task).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -29,6 +30,7 @@ pub mod documents;
 pub mod edit;
 pub mod edition;
 pub mod embedding;
+pub mod export;
 pub mod facet_search;
 pub mod maintenance;
 pub mod memory;

@@ -4,6 +4,7 @@
 pub mod authorize;
 pub mod body;
 pub mod documents;
+pub mod export;
 pub mod features;
 pub mod fields;
 pub mod indexes;
@@ -140,6 +141,7 @@ impl Router {
             | Endpoint::GetWebhook
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
+            Endpoint::Export => export::export(services, &call.request).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }

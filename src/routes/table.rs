@@ -70,6 +70,7 @@ pub enum Endpoint {
     DeleteWebhook,
     GetNetwork,
     PatchNetwork,
+    Export,
 }
 
 /// One row of the table.
@@ -427,6 +428,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/network",
         action: Some(Action::NetworkUpdate),
         endpoint: Endpoint::PatchNetwork,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/export",
+        action: Some(Action::Export),
+        endpoint: Endpoint::Export,
     },
 ];
 

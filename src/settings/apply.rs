@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::embedders::apply_embedders_update;
-use super::embedders::view::embedder_view;
+use super::embedders::view::{embedder_view, embedder_view_revealing_api_key};
 use super::model::{
     ChatSettings, DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES,
     DEFAULT_MAX_TOTAL_HITS, DEFAULT_MAX_VALUES_PER_FACET, DEFAULT_MIN_WORD_SIZE_ONE_TYPO,
@@ -324,6 +324,21 @@ impl StoredSettings {
             }
         }
         Value::Object(object)
+    }
+
+    /// The settings an export sends to another server: [`StoredSettings::view`] with the
+    /// embedders' API keys revealed.
+    pub fn export_view(&self, show_chat: bool, show_foreign_keys: bool) -> Value {
+        let mut view = self.view(show_chat, show_foreign_keys);
+        if let Value::Object(object) = &mut view {
+            let embedders = self
+                .embedders
+                .iter()
+                .map(|(name, fields)| (name.clone(), embedder_view_revealing_api_key(fields)))
+                .collect();
+            object.insert("embedders".to_owned(), Value::Object(embedders));
+        }
+        view
     }
 
     /// The value of one setting (camelCase name) as `GET` shows it.

@@ -24,7 +24,8 @@
 //! dispatch and two-phase commit of `index_batch/mod.rs`. A new task kind (dump, snapshot,
 //! export, network topology change, …) goes in its own file under `src/tasks/index_batch/`
 //! when it acts on one index, or in its own file under `src/tasks/` otherwise, with a `//!`
-//! doc saying what it does and its invariants; `mod.rs` only dispatches to it.
+//! doc saying what it does and its invariants; `mod.rs` only dispatches to it. The `export`
+//! task is [`export`] (its shard side is `crate::host::export`).
 //!
 //! Invariants: a task is acknowledged only after the commit that stores it; task uids only
 //! grow; a batch uid is given again only after its batch was aborted (as Meilisearch);
@@ -35,6 +36,7 @@ pub mod batch;
 pub mod batch_documents;
 pub mod catalog_store;
 pub mod control_side;
+pub mod export;
 pub mod index_batch;
 pub mod model;
 pub mod owners;

@@ -8,6 +8,9 @@
 //! batch uid says so) and the others apply it; the result is the same as one uninterrupted
 //! run.
 //!
+//! An export runs alone in its batch ([`super::export`]); like an index batch, a cancelation
+//! interrupts it.
+//!
 //! Invariants: one batch at a time; a task is `succeeded` only after every shard committed
 //! its share and every core holds the new catalog; update files are removed only after the
 //! batch that used them is finished; a finished batch's tasks go to the webhooks only
@@ -24,8 +27,9 @@ use time::OffsetDateTime;
 
 use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
 use super::control_side::{ControlSide, queue_error};
+use super::export::{ExportWork, run_export};
 use super::index_batch::{BatchWork, IndexBatch};
-use super::model::{Details, KindWithContent, Status, Task, TaskError};
+use super::model::{Details, Kind, KindWithContent, Status, Task, TaskError};
 use super::queue::TaskQueue;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::Catalog;
@@ -51,6 +55,9 @@ pub struct SchedulerOptions {
     pub max_number_of_tasks: u64,
     /// Shards of a new index.
     pub shards_per_index: u32,
+    /// The payload size of an export that gives none: Meilisearch's
+    /// max(`--http-payload-size-limit` − 1 MiB, 20 MiB).
+    pub export_payload_bytes_default: u64,
 }
 
 /// The scheduler loop of the control core.
@@ -255,8 +262,9 @@ impl Scheduler {
         control.set_progress(PROGRESS_STARTING, 0, 1);
         // A cancelation registered while this batch was being formed could not interrupt it
         // yet: it is in the queue, and the batch stops before doing any work.
-        let canceled_at_start = matches!(next.plan, BatchPlan::Index { .. })
-            && self.cancelation_waits_for(&next.task_uids).await;
+        let interruptible = matches!(next.plan, BatchPlan::Index { .. })
+            || tasks.iter().any(|task| task.kind.kind() == Kind::Export);
+        let canceled_at_start = interruptible && self.cancelation_waits_for(&next.task_uids).await;
         let end = if canceled_at_start {
             BatchEnd::Interrupted
         } else {
@@ -365,7 +373,10 @@ impl Scheduler {
 
     async fn process(&mut self, next: &NextBatch, batch_uid: u32, tasks: Vec<Task>) -> BatchEnd {
         match &next.plan {
-            BatchPlan::Global => self.process_global(tasks).await,
+            BatchPlan::Global => match export_task(tasks) {
+                Ok(task) => self.process_export(task).await,
+                Err(tasks) => self.process_global(tasks).await,
+            },
             BatchPlan::Index {
                 index_uid,
                 kind,
@@ -433,6 +444,19 @@ impl Scheduler {
         }
     }
 
+    /// Runs an export (alone in its batch, see [`super::export`]).
+    async fn process_export(&mut self, task: Task) -> BatchEnd {
+        let features = self.control_plane.features();
+        let work = ExportWork {
+            coordinator: self.coordinator.clone(),
+            control: self.control.clone(),
+            show_chat: features.chat_completions,
+            show_foreign_keys: features.foreign_keys,
+            default_payload_bytes: self.options.export_payload_bytes_default,
+        };
+        run_export(&work, task).await
+    }
+
     /// Runs a task deletion: deletes the tasks it matched and counts them in its details.
     async fn delete_tasks(&self, task: Task, matched: Vec<u32>) -> Task {
         let outcome = self
@@ -477,6 +501,20 @@ impl Scheduler {
         crate::runtime::blocking::run(move || queue.cancel_matched(cancel_uid, &matched))
             .await
             .map_err(queue_error)
+    }
+}
+
+/// The export of a batch holding only an export (the autobatcher puts an export alone in
+/// its batch); the tasks back otherwise.
+fn export_task(mut tasks: Vec<Task>) -> Result<Task, Vec<Task>> {
+    let is_export = matches!(tasks.as_slice(), [task] if task.kind.kind() == Kind::Export);
+    match tasks.pop() {
+        Some(task) if is_export => Ok(task),
+        Some(task) => {
+            tasks.push(task);
+            Err(tasks)
+        }
+        None => Err(tasks),
     }
 }
 

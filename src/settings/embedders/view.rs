@@ -1,7 +1,8 @@
 //! The read view of a stored embedder (`GET /settings`, `GET /settings/embedders`): the
 //! fields Meilisearch shows for its source, in Meilisearch's order, with the defaults it
 //! fills in (OpenAI and Hugging Face models, the document template and its byte limit, the
-//! Hugging Face revision and pooling, REST headers), the top-level `apiKey` masked.
+//! Hugging Face revision and pooling, REST headers), the top-level `apiKey` masked (revealed
+//! only in what an export sends).
 //!
 //! Invariants: a field the source disallows is never shown; a composite shows its
 //! sub-embedders with their own defaults, the search one without a document template.
@@ -38,6 +39,12 @@ pub fn embedder_view(fields: &Map<String, Value>) -> Value {
         *key = hide_secret(key);
     }
     Value::Object(view)
+}
+
+/// The view of one stored embedder with its `apiKey` as stored: what an export sends to
+/// another server, which needs the key to embed.
+pub fn embedder_view_revealing_api_key(fields: &Map<String, Value>) -> Value {
+    Value::Object(view_at(fields, Nesting::NotNested))
 }
 
 fn view_at(fields: &Map<String, Value>, nesting: Nesting) -> Map<String, Value> {
