@@ -8,7 +8,9 @@
 //!   actix-web does for Meilisearch); `HEAD` is a method of its own, no route has it, so
 //!   a `HEAD` on any route's path is 405 (actix's method guards do not take it for `GET`);
 //! - every route names its action (or `None` for the public ones); authorization uses it
-//!   before anything else looks at the request.
+//!   before anything else looks at the request;
+//! - patterns name their parameters as Meilisearch's routes do (`{index_uid}`,
+//!   `{task_id}`, ...): a pattern is the `path` label of the request metrics.
 
 use crate::auth::Action;
 use crate::http::Method;
@@ -21,6 +23,7 @@ pub enum Endpoint {
     Version,
     GetExperimentalFeatures,
     PatchExperimentalFeatures,
+    Metrics,
     CreateKey,
     ListKeys,
     GetKey,
@@ -61,6 +64,7 @@ pub enum Endpoint {
     GetTaskDocuments,
     CancelTasks,
     DeleteTasks,
+    CompactTaskQueue,
     ListBatches,
     GetBatch,
     ListWebhooks,
@@ -111,6 +115,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/experimental-features",
         action: Some(Action::ExperimentalUpdate),
         endpoint: Endpoint::PatchExperimentalFeatures,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/metrics",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::Metrics,
     },
     Route {
         method: Method::Post,
@@ -361,14 +371,20 @@ pub static ROUTES: &[Route] = &[
         endpoint: Endpoint::DeleteTasks,
     },
     Route {
+        method: Method::Post,
+        pattern: "/tasks/compact",
+        action: Some(Action::TasksCompact),
+        endpoint: Endpoint::CompactTaskQueue,
+    },
+    Route {
         method: Method::Get,
-        pattern: "/tasks/{task_uid}",
+        pattern: "/tasks/{task_id}",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetTask,
     },
     Route {
         method: Method::Get,
-        pattern: "/tasks/{task_uid}/documents",
+        pattern: "/tasks/{task_id}/documents",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetTaskDocuments,
     },
@@ -380,7 +396,7 @@ pub static ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
-        pattern: "/batches/{batch_uid}",
+        pattern: "/batches/{batch_id}",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetBatch,
     },
@@ -458,25 +474,27 @@ pub enum Lookup<'path> {
         route: &'static Route,
         parameters: Vec<(&'static str, &'path str)>,
     },
-    MethodNotAllowed,
+    /// The path matches a route's pattern (the first such) under other methods only.
+    MethodNotAllowed {
+        pattern: &'static str,
+    },
     NotFound,
 }
 
 /// Finds the route for `method` and `path` (already normalized: no trailing slash).
 pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
-    let mut path_matched = false;
+    let mut path_matched = None;
     for route in ROUTES {
         if let Some(parameters) = match_pattern(route.pattern, path) {
             if route.method == *method {
                 return Lookup::Found { route, parameters };
             }
-            path_matched = true;
+            path_matched = path_matched.or(Some(route.pattern));
         }
     }
-    if path_matched {
-        Lookup::MethodNotAllowed
-    } else {
-        Lookup::NotFound
+    match path_matched {
+        Some(pattern) => Lookup::MethodNotAllowed { pattern },
+        None => Lookup::NotFound,
     }
 }
 
@@ -525,7 +543,10 @@ mod tests {
 
     #[test]
     fn known_path_with_another_method_is_not_allowed() {
-        assert_eq!(lookup(&Method::Delete, "/health"), Lookup::MethodNotAllowed);
+        assert_eq!(
+            lookup(&Method::Delete, "/health"),
+            Lookup::MethodNotAllowed { pattern: "/health" }
+        );
     }
 
     #[test]
@@ -564,11 +585,11 @@ mod tests {
     fn head_is_no_get() {
         assert!(matches!(
             lookup(&Method::Head, "/health"),
-            Lookup::MethodNotAllowed
+            Lookup::MethodNotAllowed { .. }
         ));
         assert!(matches!(
             lookup(&Method::Head, "/indexes/movies/documents"),
-            Lookup::MethodNotAllowed
+            Lookup::MethodNotAllowed { .. }
         ));
         assert!(matches!(
             lookup(&Method::Head, "/nowhere"),
