@@ -91,9 +91,18 @@ mod tests {
     fn the_summary_names_coresearch_and_meilisearch_only_as_its_api() {
         let config = config(&["--master-key", "a-master-key-of-16-bytes-or-more"]);
         let summary = launch_summary(&config, Path::new("/data/data.ms"));
-        assert!(summary.contains("Database path:\t\t\"/data/data.ms\""), "{summary}");
-        assert!(summary.contains("Requests to coresearch won't be authorized"), "{summary}");
-        assert!(summary.contains("Meilisearch API:\t\"1.41.0\""), "{summary}");
+        assert!(
+            summary.contains("Database path:\t\t\"/data/data.ms\""),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("Requests to coresearch won't be authorized"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("Meilisearch API:\t\"1.41.0\""),
+            "{summary}"
+        );
         let without_api_line: String = summary
             .lines()
             .filter(|line| !line.starts_with("Meilisearch API:"))

@@ -191,12 +191,31 @@ mod tests {
         histogram.observe(0.25);
         histogram.observe(2.0);
         let mut exposition = Exposition::default();
-        exposition.histograms("time_seconds", "Times", vec![(vec![("path", "/".into())], histogram)]);
+        exposition.histograms(
+            "time_seconds",
+            "Times",
+            vec![(vec![("path", "/".into())], histogram)],
+        );
         let text = exposition.into_text();
-        assert!(text.contains("time_seconds_bucket{path=\"/\",le=\"0.5\"} 1\n"), "{text}");
-        assert!(text.contains("time_seconds_bucket{path=\"/\",le=\"1\"} 1\n"), "{text}");
-        assert!(text.contains("time_seconds_bucket{path=\"/\",le=\"+Inf\"} 2\n"), "{text}");
-        assert!(text.contains("time_seconds_sum{path=\"/\"} 2.25\n"), "{text}");
-        assert!(text.contains("time_seconds_count{path=\"/\"} 2\n"), "{text}");
+        assert!(
+            text.contains("time_seconds_bucket{path=\"/\",le=\"0.5\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("time_seconds_bucket{path=\"/\",le=\"1\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("time_seconds_bucket{path=\"/\",le=\"+Inf\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("time_seconds_sum{path=\"/\"} 2.25\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("time_seconds_count{path=\"/\"} 2\n"),
+            "{text}"
+        );
     }
 }

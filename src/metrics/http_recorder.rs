@@ -193,7 +193,10 @@ mod tests {
         let figures = snapshot();
         assert_eq!(count_of(&figures, "/health", 200), 2);
         assert_eq!(count_of(&figures, "/health", 503), 1);
-        assert!(figures.response_times.is_empty(), "no time without the feature");
+        assert!(
+            figures.response_times.is_empty(),
+            "no time without the feature"
+        );
         assert_eq!(figures.requests_answered(), 3);
     }
 

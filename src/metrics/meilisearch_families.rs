@@ -76,7 +76,9 @@ fn add_http(exposition: &mut Exposition, cores: &[CoreFigures]) {
         "Meilisearch HTTP response times",
         times
             .into_iter()
-            .map(|((method, path), histogram)| (vec![("method", method), ("path", path)], histogram))
+            .map(|((method, path), histogram)| {
+                (vec![("method", method), ("path", path)], histogram)
+            })
             .collect(),
     );
 }
@@ -149,9 +151,24 @@ fn add_tasks(exposition: &mut Exposition, instance: &InstanceFigures) {
         )
     };
     let mut all = Vec::new();
-    all.extend(queue.statuses.iter().map(|(status, count)| series("statuses", status, *count)));
-    all.extend(queue.kinds.iter().map(|(kind, count)| series("types", kind, *count)));
-    all.extend(queue.indexes.iter().map(|(index, count)| series("indexes", index, *count)));
+    all.extend(
+        queue
+            .statuses
+            .iter()
+            .map(|(status, count)| series("statuses", status, *count)),
+    );
+    all.extend(
+        queue
+            .kinds
+            .iter()
+            .map(|(kind, count)| series("types", kind, *count)),
+    );
+    all.extend(
+        queue
+            .indexes
+            .iter()
+            .map(|(index, count)| series("indexes", index, *count)),
+    );
     exposition.gauges("meilisearch_nb_tasks", "Meilisearch Number of tasks", all);
 }
 
@@ -188,7 +205,10 @@ fn add_batches(exposition: &mut Exposition, instance: &InstanceFigures) {
             .iter()
             .filter_map(|(step, duration)| {
                 let milliseconds = duration.as_str().and_then(trace_duration)?.as_millis();
-                let labels = vec![("batch_uid", batch_uid.to_string()), ("step_name", step.clone())];
+                let labels = vec![
+                    ("batch_uid", batch_uid.to_string()),
+                    ("step_name", step.clone()),
+                ];
                 Some((labels, milliseconds as f64))
             })
             .collect(),
@@ -255,7 +275,10 @@ mod tests {
 
     #[test]
     fn trace_durations_read_as_rust_writes_them() {
-        assert_eq!(trace_duration("19.36s"), Some(Duration::from_millis(19_360)));
+        assert_eq!(
+            trace_duration("19.36s"),
+            Some(Duration::from_millis(19_360))
+        );
         assert_eq!(
             trace_duration("367.25ms").map(|duration| duration.as_millis()),
             Some(367)

@@ -100,9 +100,7 @@ impl Router {
             | Endpoint::Version
             | Endpoint::GetExperimentalFeatures
             | Endpoint::PatchExperimentalFeatures
-            | Endpoint::Metrics => {
-                dispatch_instance(services, endpoint, call).await
-            }
+            | Endpoint::Metrics => dispatch_instance(services, endpoint, call).await,
             Endpoint::CreateKey
             | Endpoint::ListKeys
             | Endpoint::GetKey

@@ -482,20 +482,41 @@ pub enum Lookup<'path> {
 }
 
 /// Finds the route for `method` and `path` (already normalized: no trailing slash).
+///
+/// As actix-web routes Meilisearch's resources, the path picks the resource first and the
+/// method then picks among its routes: the resource is the matching pattern with the most
+/// literal segments (Meilisearch registers `/tasks/cancel` before `/tasks/{task_id}`, and
+/// `/documents/fetch` before `/documents/{document_id}`), so `GET /tasks/compact` is 405,
+/// not a read of task `compact`.
 pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
-    let mut path_matched = None;
+    let mut resource: Option<(&'static str, usize)> = None;
     for route in ROUTES {
-        if let Some(parameters) = match_pattern(route.pattern, path) {
-            if route.method == *method {
-                return Lookup::Found { route, parameters };
-            }
-            path_matched = path_matched.or(Some(route.pattern));
+        if match_pattern(route.pattern, path).is_none() {
+            continue;
+        }
+        let literals = literal_segments(route.pattern);
+        if resource.is_none_or(|(_, most)| literals > most) {
+            resource = Some((route.pattern, literals));
         }
     }
-    match path_matched {
-        Some(pattern) => Lookup::MethodNotAllowed { pattern },
-        None => Lookup::NotFound,
-    }
+    let Some((pattern, _)) = resource else {
+        return Lookup::NotFound;
+    };
+    ROUTES
+        .iter()
+        .filter(|route| route.pattern == pattern && route.method == *method)
+        .find_map(|route| {
+            match_pattern(route.pattern, path).map(|parameters| Lookup::Found { route, parameters })
+        })
+        .unwrap_or(Lookup::MethodNotAllowed { pattern })
+}
+
+/// The segments of `pattern` that are not parameters.
+fn literal_segments(pattern: &str) -> usize {
+    pattern
+        .split('/')
+        .filter(|segment| !segment.starts_with('{'))
+        .count()
 }
 
 fn match_pattern<'path>(
@@ -553,6 +574,28 @@ mod tests {
     fn unknown_path_is_not_found() {
         assert_eq!(lookup(&Method::Get, "/nope"), Lookup::NotFound);
         assert_eq!(lookup(&Method::Get, "/health/extra"), Lookup::NotFound);
+    }
+
+    #[test]
+    fn a_literal_segment_wins_over_a_parameter_whatever_the_method() {
+        assert_eq!(
+            lookup(&Method::Get, "/tasks/compact"),
+            Lookup::MethodNotAllowed {
+                pattern: "/tasks/compact"
+            }
+        );
+        assert!(matches!(
+            lookup(&Method::Post, "/indexes/movies/documents/delete-batch"),
+            Lookup::Found { route, .. } if route.endpoint == Endpoint::DeleteDocumentsBatch
+        ));
+        assert!(matches!(
+            lookup(&Method::Get, "/tasks/12"),
+            Lookup::Found { route, .. } if route.endpoint == Endpoint::GetTask
+        ));
+        assert!(matches!(
+            lookup(&Method::Get, "/indexes/movies/documents/42"),
+            Lookup::Found { route, .. } if route.endpoint == Endpoint::GetDocument
+        ));
     }
 
     #[test]

@@ -10,10 +10,10 @@ use crate::http::{Request, Response};
 use crate::routes::Services;
 use crate::tasks::KindWithContent;
 use crate::tasks::control_side::{self, TaskRead};
-use crate::tasks::queue_compaction;
 use crate::tasks::query::{
     TaskAction, decode_deletion_or_cancelation_query, decode_list_query, parse_path_uid,
 };
+use crate::tasks::queue_compaction;
 use crate::tasks::task_documents::update_file_as_ndjson;
 use crate::tasks::update_files::format_of;
 use crate::tasks::view::summarized_task;

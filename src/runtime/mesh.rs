@@ -31,7 +31,10 @@ pub const MESH_QUEUE_CAPACITY: usize = 1024;
 
 /// What travels on a channel of the mesh.
 pub enum Envelope<Request, Reply, Broadcast> {
-    Request { id: u64, body: Request },
+    Request {
+        id: u64,
+        body: Request,
+    },
     /// `handled`: how long the peer held the request, when it measured it.
     Reply {
         id: u64,

@@ -15,8 +15,8 @@ use crate::histogram::Histogram;
 /// Bucket bounds of the round trips, in seconds: the crossing of an idle mesh takes
 /// microseconds, a busy core's receive loop may take milliseconds to run.
 pub const MESH_ROUND_TRIP_BOUNDS_SECONDS: [f64; 13] = [
-    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01,
-    0.025, 0.05, 0.1,
+    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
+    0.05, 0.1,
 ];
 
 thread_local! {

@@ -169,6 +169,9 @@ mod tests {
         );
         let (status, body) = summary(&Err("disk on fire".into()));
         assert_eq!(status, 500);
-        assert_eq!(body, json!({"status": "failed", "errorMessage": "disk on fire"}));
+        assert_eq!(
+            body,
+            json!({"status": "failed", "errorMessage": "disk on fire"})
+        );
     }
 }

@@ -63,7 +63,12 @@ impl TaskQueue {
         Ok(QueueFigures {
             statuses: Status::ALL
                 .iter()
-                .map(|status| (status.name(), by_status.get(&status.byte()).copied().unwrap_or(0)))
+                .map(|status| {
+                    (
+                        status.name(),
+                        by_status.get(&status.byte()).copied().unwrap_or(0),
+                    )
+                })
                 .collect(),
             kinds: Kind::ALL
                 .iter()
