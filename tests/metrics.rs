@@ -513,3 +513,45 @@ fn the_command_line_flag_forces_metrics_on() {
         Some(1.0)
     );
 }
+
+#[test]
+fn each_shard_reports_its_page_store_and_vector_files() {
+    let server = start();
+    enable_metrics(&server);
+    let settings = server.send(
+        "PATCH",
+        "/indexes/vectors/settings",
+        Some(&json!({"embedders": {"e": {"source": "userProvided", "dimensions": 3}}})),
+    );
+    assert_eq!(settings.status, 202, "{}", settings.text());
+    let documents: Vec<Value> = (0..50)
+        .map(|id| {
+            let x = f64::from(id);
+            json!({"id": id, "_vectors": {"e": [x, 1.0, -x]}})
+        })
+        .collect();
+    let added = server.send(
+        "POST",
+        "/indexes/vectors/documents",
+        Some(&json!(documents)),
+    );
+    assert_eq!(added.status, 202, "{}", added.text());
+    let task = server.wait_task(added.json()["taskUid"].clone());
+    assert_eq!(task["status"], "succeeded", "{task}");
+
+    let scrape = scrape(&server);
+    let vectors = scrape.series("coresearch_shard_vector_file_bytes");
+    assert_eq!(vectors.len(), 2, "{vectors:?}");
+    assert!(
+        vectors
+            .iter()
+            .all(|(labels, bytes)| labels["index"] == "vectors" && *bytes > 0.0),
+        "every shard holds some of the 50 vectors: {vectors:?}"
+    );
+    let page_stores = scrape.total("coresearch_shard_page_store_bytes");
+    assert!(page_stores > 0.0);
+    assert_eq!(
+        scrape.value("meilisearch_index_docs_count", &[("index", "vectors")]),
+        Some(50.0)
+    );
+}
