@@ -13,7 +13,7 @@ use super::core_figures::{CoreFigures, TakeCoreFigures};
 use super::exposition::Exposition;
 use crate::coordinator::Coordinator;
 use crate::errors::ResponseError;
-use crate::host::documents::Stats;
+use crate::host::documents::DocumentCount;
 use crate::tasks::queue_figures::{TaskFigures, task_figures};
 
 /// What the instance as a whole tells a scrape.
@@ -53,10 +53,10 @@ async fn instance_figures(coordinator: &Rc<Coordinator>) -> Result<InstanceFigur
     for record in coordinator.catalog().iter() {
         let mut documents = 0;
         for answer in coordinator
-            .ask_every_shard(&record.shard_set(), |_| Stats)
+            .ask_every_shard(&record.shard_set(), |_| DocumentCount)
             .await
         {
-            documents += answer?.number_of_documents;
+            documents += answer?;
         }
         index_documents.push((record.uid.clone(), documents));
         last_update = last_update.max(Some(record.updated_at));
