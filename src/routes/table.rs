@@ -491,7 +491,7 @@ pub enum Lookup<'path> {
 pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
     let mut resource: Option<(&'static str, usize)> = None;
     for route in ROUTES {
-        if match_pattern(route.pattern, path).is_none() {
+        if !pattern_matches(route.pattern, path) {
             continue;
         }
         let literals = literal_segments(route.pattern);
@@ -509,6 +509,24 @@ pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
             match_pattern(route.pattern, path).map(|parameters| Lookup::Found { route, parameters })
         })
         .unwrap_or(Lookup::MethodNotAllowed { pattern })
+}
+
+/// Whether `path` matches `pattern` ([`match_pattern`] without collecting the parameters:
+/// every request tries every pattern).
+fn pattern_matches(pattern: &str, path: &str) -> bool {
+    let mut path_segments = path.split('/');
+    for expected in pattern.split('/') {
+        match path_segments.next() {
+            Some(actual) if expected.starts_with('{') => {
+                if actual.is_empty() {
+                    return false;
+                }
+            }
+            Some(actual) if actual == expected => {}
+            _ => return false,
+        }
+    }
+    path_segments.next().is_none()
 }
 
 /// The segments of `pattern` that are not parameters.
@@ -596,6 +614,34 @@ mod tests {
             lookup(&Method::Get, "/indexes/movies/documents/42"),
             Lookup::Found { route, .. } if route.endpoint == Endpoint::GetDocument
         ));
+    }
+
+    #[test]
+    fn matching_without_parameters_agrees_with_matching_with_them() {
+        let paths = [
+            "/",
+            "/health",
+            "/health/",
+            "/tasks",
+            "/tasks/compact",
+            "/tasks/12/documents",
+            "/indexes//search",
+            "/indexes/movies/search",
+            "/indexes/movies/settings/synonyms",
+            "/indexes/movies/documents/fetch/more",
+            "/keys/abc",
+            "",
+        ];
+        for route in ROUTES {
+            for path in paths {
+                assert_eq!(
+                    pattern_matches(route.pattern, path),
+                    match_pattern(route.pattern, path).is_some(),
+                    "{} against {path}",
+                    route.pattern
+                );
+            }
+        }
     }
 
     #[test]
