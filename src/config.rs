@@ -1367,14 +1367,14 @@ impl Config {
         let problem = match &self.master_key {
             None => " No master key was found. The server will accept unidentified requests.",
             Some(key) if key.len() < MASTER_KEY_BYTES_MIN => {
-                " Meilisearch started with a master key considered unsafe for use in a \
+                " coresearch started with a master key considered unsafe for use in a \
                  production environment."
             }
             Some(_) => return None,
         };
         Some(format!(
             "{problem}\n\n A master key of at least {MASTER_KEY_BYTES_MIN} bytes will be required \
-             when switching to a production environment.\n\n{}\n\nRestart Meilisearch with the \
+             when switching to a production environment.\n\n{}\n\nRestart coresearch with the \
              argument above to use this new and secure master key.",
             generated_master_key_message()
         ))
@@ -1931,7 +1931,7 @@ mod tests {
         let warning = parse_ok(&["--master-key", "short"], &[], cwd)
             .master_key_warning()
             .expect("the value is present");
-        assert!(warning.starts_with(" Meilisearch started with a master key considered unsafe"));
+        assert!(warning.starts_with(" coresearch started with a master key considered unsafe"));
         assert!(
             warning.ends_with("to use this new and secure master key."),
             "{warning}"

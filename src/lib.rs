@@ -5,6 +5,7 @@
 //! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
 //! - the use cases: `search` (search, multi-search, facet search), `documents` (listing),
+//!   `metrics` (`GET /metrics`: the instance's and every core's figures),
 //!   `indexes` (statistics, field paths), `tasks` (the task queue,
 //!   the scheduler and one file per task family, with the control core's side of the queue),
 //!   `settings` and `control` (the read-mostly state the control core replicates);
@@ -24,6 +25,7 @@
 //! circle between top-level folders.
 
 pub mod auth;
+pub mod banner;
 pub mod config;
 pub mod control;
 pub mod coordinator;
@@ -32,10 +34,12 @@ pub mod decode;
 pub mod documents;
 pub mod embedders;
 pub mod errors;
+pub mod histogram;
 pub mod host;
 pub mod http;
 pub mod indexes;
 pub mod logs;
+pub mod metrics;
 pub mod network;
 pub mod outgoing;
 pub mod request_log;

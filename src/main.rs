@@ -24,9 +24,6 @@ fn main() -> ExitCode {
     if let Err(error) = huge_pages {
         tracing::warn!(%error, "transparent huge pages stay on for this process");
     }
-    if let Some(warning) = config.master_key_warning() {
-        eprintln!("{warning}");
-    }
     let data_directory = match coresearch::data_dir::DataDirectory::open(&config.db_path) {
         Ok(data_directory) => data_directory,
         Err(error) => {
@@ -37,6 +34,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    eprintln!(
+        "{}",
+        coresearch::banner::launch_summary(&config, data_directory.path())
+    );
+    if let Some(warning) = config.master_key_warning() {
+        eprintln!("{warning}");
+    }
     match coresearch::server::run(&config, data_directory.path().to_path_buf()) {
         Ok(()) => {
             tracing::info!("coresearch stopped");

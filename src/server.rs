@@ -230,12 +230,14 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
     let request_log = start_request_log(settings.log_level, settings.log_mode);
+    let search_queue = SearchQueue::new(settings.search_queue);
+    crate::metrics::core_figures::install(search_queue.clone());
     let router = Rc::new(Router::new(Services {
         core,
         control,
         coordinator,
         production: settings.production,
-        search_queue: SearchQueue::new(settings.search_queue),
+        search_queue,
         request_log: request_log.clone(),
         update_files,
     }));

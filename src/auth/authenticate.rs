@@ -215,6 +215,24 @@ fn decide(
     }
 }
 
+/// Whether the `Authorization` header bears an API key that holds `action`, unexpired, but
+/// is restricted to some indexes: the key a route needing every index refuses only for that
+/// (Meilisearch words that refusal on `/metrics`).
+pub fn is_index_restricted_key(
+    keys: &KeySet,
+    authorization: Option<&[u8]>,
+    action: Action,
+    now: OffsetDateTime,
+) -> bool {
+    let Ok(Some(token)) = bearer_token(authorization) else {
+        return false;
+    };
+    keys.master_key().is_some()
+        && keys
+            .uid_for_key_string(token)
+            .is_some_and(|uid| keys.is_index_restricted_holder(uid, action, now))
+}
+
 fn api_key_uid(keys: &KeySet, token: &str) -> Result<uuid::Uuid, AuthenticationError> {
     keys.uid_for_key_string(token)
         .ok_or(AuthenticationError::InvalidApiKey)

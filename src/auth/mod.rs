@@ -42,7 +42,7 @@ pub mod tenant_token;
 pub mod uuid_text;
 
 pub use actions::{Action, ActionSet};
-pub use authenticate::{AuthRequest, AuthenticationError, authenticate};
+pub use authenticate::{AuthRequest, AuthenticationError, authenticate, is_index_restricted_key};
 pub use body::{CreateApiKey, FieldChange, PatchApiKey, parse_create_api_key, parse_patch_api_key};
 pub use context::AuthContext;
 pub use index_pattern::{IndexUidPattern, is_valid_index_uid};

@@ -250,6 +250,25 @@ impl KeySet {
         }
     }
 
+    /// Whether the key holds `action` and is unexpired at `now`, but its indexes do not cover
+    /// every index: the key a route that needs every index refuses for that reason alone.
+    pub fn is_index_restricted_holder(
+        &self,
+        uid: Uuid,
+        action: Action,
+        now: OffsetDateTime,
+    ) -> bool {
+        self.entry(uid).is_some_and(|entry| {
+            entry.granted.contains(action)
+                && !entry.key.is_expired(now)
+                && !entry
+                    .key
+                    .indexes
+                    .iter()
+                    .any(|pattern| pattern.matches_all())
+        })
+    }
+
     /// Whether the key holds `action` and is unexpired at `now`, and its indexes allow the
     /// action: every action when they cover every index; with `index_uid`, the actions on
     /// that index when a pattern matches it; without, only the route-filtered actions

@@ -85,6 +85,7 @@ pub struct ControlState {
 impl ControlPlane {
     /// A core's control plane, starting from the persisted state.
     pub fn new(mesh: Rc<ControlMesh>, state: ControlState) -> ControlPlane {
+        follow_metrics_feature(state.features.effective(state.forced));
         ControlPlane {
             mesh,
             features: Cell::new(state.features),
@@ -141,7 +142,10 @@ impl ControlPlane {
     /// Applies a new version of replicated state on this core.
     fn apply(&self, message: ControlBroadcast) {
         match message {
-            ControlBroadcast::Features(features) => self.features.set(features),
+            ControlBroadcast::Features(features) => {
+                self.features.set(features);
+                follow_metrics_feature(features.effective(self.forced));
+            }
             ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
             ControlBroadcast::Webhooks(webhooks) => *self.webhooks.borrow_mut() = webhooks,
             ControlBroadcast::Network(network) => *self.network.borrow_mut() = network,
@@ -322,6 +326,12 @@ impl CoreRequest<ControlPlane> for Replicate {
     async fn run(self, control: &ControlPlane) {
         control.apply(self.0);
     }
+}
+
+/// Switches this core's recording of mesh round trips to follow the `metrics` feature (the
+/// figures of `GET /metrics` are recorded only while it is on).
+fn follow_metrics_feature(features: RuntimeFeatures) {
+    crate::runtime::mesh_latency::set_recording(features.metrics);
 }
 
 /// Reads the persisted experimental features (defaults when none were ever saved).

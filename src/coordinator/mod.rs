@@ -10,11 +10,13 @@
 //!   core and waits until each applied it, before the batch that changed it is finished;
 //! - shard `s` of an index is served by core `s mod cores`: a request for it is a local call
 //!   on that core and a mesh request from any other;
-//! - a request for this core never crosses the mesh.
+//! - a request for this core never crosses the mesh;
+//! - [`Coordinator::writes_in_flight`] counts the write requests this core's shards have
+//!   received and not answered yet, whichever core sent them.
 
 pub mod catalog;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -43,6 +45,8 @@ pub struct Coordinator {
     data_directory: PathBuf,
     catalog: RefCell<Arc<Catalog>>,
     shards: ShardHost,
+    /// Write requests for this core's shards being run (the core's write queue depth).
+    writes_in_flight: Cell<u64>,
 }
 
 impl Coordinator {
@@ -57,7 +61,28 @@ impl Coordinator {
             shards,
             data_directory,
             catalog: RefCell::new(catalog),
+            writes_in_flight: Cell::new(0),
         }
+    }
+
+    /// Write requests for this core's shards received and not answered yet.
+    pub fn writes_in_flight(&self) -> u64 {
+        self.writes_in_flight.get()
+    }
+
+    /// Whether this core owns shard `shard` of any index.
+    pub fn owns_shard(&self, shard: u32) -> bool {
+        self.owner_of(shard) == self.core()
+    }
+
+    /// Runs `request` on shard `address` of this core, counted while it runs when it writes.
+    async fn run_on_own_shard<Request: ShardRequest>(
+        &self,
+        address: ShardAddress,
+        request: Request,
+    ) -> Result<Request::Answer, ResponseError> {
+        let _counted = Request::IS_WRITE.then(|| InFlight::count(&self.writes_in_flight));
+        request.run(&self.shards, address).await
     }
 
     pub fn core(&self) -> usize {
@@ -120,7 +145,7 @@ impl Coordinator {
         };
         let owner = self.owner_of(shard);
         if owner == self.core() {
-            return request.run(&self.shards, address).await;
+            return self.run_on_own_shard(address, request).await;
         }
         self.ask(owner, OnShard { address, request }).await?
     }
@@ -211,7 +236,25 @@ impl<Request: ShardRequest> CoreRequest<Coordinator> for OnShard<Request> {
     };
 
     async fn run(self, coordinator: &Coordinator) -> Self::Answer {
-        self.request.run(&coordinator.shards, self.address).await
+        coordinator
+            .run_on_own_shard(self.address, self.request)
+            .await
+    }
+}
+
+/// One request counted in a core's in-flight figure until it is dropped.
+struct InFlight<'a>(&'a Cell<u64>);
+
+impl<'a> InFlight<'a> {
+    fn count(counter: &'a Cell<u64>) -> InFlight<'a> {
+        counter.set(counter.get() + 1);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
     }
 }
 

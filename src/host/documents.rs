@@ -1,6 +1,7 @@
 //! Reads of a shard's documents and ids: one document ([`GetDocument`]), a listing page
-//! ([`ListDocuments`]), the shard's [`Stats`], its [`FieldPaths`], and the ids a batch plans
-//! with ([`UsedIds`], [`ExistingIds`], [`MatchingIds`]).
+//! ([`ListDocuments`]), the shard's [`Stats`] (or only its [`DocumentCount`]), its
+//! [`FieldPaths`], and the ids a batch plans with ([`UsedIds`], [`ExistingIds`],
+//! [`MatchingIds`]).
 //!
 //! Invariant: every read answers from one snapshot of the shard's last commit.
 
@@ -150,6 +151,20 @@ impl ShardRequest for Stats {
         address: ShardAddress,
     ) -> Result<ShardStats, ResponseError> {
         host.shard(&address)?.stats().map_err(shard_error)
+    }
+}
+
+/// The shard's document count alone (what `/metrics` needs: no field distribution, no
+/// embedding counts).
+#[derive(Debug)]
+pub struct DocumentCount;
+
+impl ShardRequest for DocumentCount {
+    type Answer = u64;
+    const IS_WRITE: bool = false;
+
+    async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
+        Ok(host.shard(&address)?.read().map_err(shard_error)?.count())
     }
 }
 

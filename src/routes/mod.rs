@@ -1,5 +1,6 @@
 //! The routes: one thin file per route family (decode, authorize, call, encode), and the
-//! [`Router`] that looks every request up in the [`table`] and logs one line per request.
+//! [`Router`] that looks every request up in the [`table`], logs one line per request and
+//! counts it in the core's request metrics (`crate::metrics::http_recorder`).
 
 pub mod authorize;
 pub mod body;
@@ -9,6 +10,7 @@ pub mod features;
 pub mod fields;
 pub mod indexes;
 pub mod keys;
+pub mod metrics;
 pub mod network;
 pub mod payload;
 pub mod root;
@@ -25,6 +27,7 @@ use crate::auth::AuthContext;
 use crate::control::ControlPlane;
 use crate::errors::ResponseError;
 use crate::http::{Handler, Request, RequestHead, Response};
+use crate::metrics::http_recorder::{self, PathLabel};
 use crate::request_log::{RequestLine, RequestLog};
 use crate::tasks::TaskAction;
 use crate::tasks::model::DocumentMethod;
@@ -79,12 +82,19 @@ impl Router {
         Router { services }
     }
 
-    /// Looks the request up, authorizes it and hands it to the handler of its route family.
-    async fn dispatch(&self, request: Request) -> Response {
-        let (endpoint, call) = match self.authorized_call(request) {
+    /// Looks the request up, authorizes it and hands it to the handler of its route family;
+    /// answers the response and the path the request counts under in the metrics.
+    async fn dispatch(&self, request: Request) -> (Response, PathLabel) {
+        let (label, found) = self.authorized_call(request);
+        let (endpoint, call) = match found {
             Ok(found) => found,
-            Err(response) => return response,
+            Err(response) => return (response, label),
         };
+        (self.run(endpoint, call).await, label)
+    }
+
+    /// Runs an authorized call on the handler of its route family.
+    async fn run(&self, endpoint: Endpoint, call: Call) -> Response {
         let services = &self.services;
         let outcome = match endpoint {
             Endpoint::Root
@@ -93,7 +103,8 @@ impl Router {
             | Endpoint::GetExperimentalFeatures
             | Endpoint::PatchExperimentalFeatures
             | Endpoint::GetNetwork
-            | Endpoint::PatchNetwork => dispatch_instance(services, endpoint, call).await,
+            | Endpoint::PatchNetwork
+            | Endpoint::Metrics => dispatch_instance(services, endpoint, call).await,
             Endpoint::CreateKey
             | Endpoint::ListKeys
             | Endpoint::GetKey
@@ -134,6 +145,7 @@ impl Router {
             | Endpoint::GetTaskDocuments
             | Endpoint::CancelTasks
             | Endpoint::DeleteTasks
+            | Endpoint::CompactTaskQueue
             | Endpoint::ListBatches
             | Endpoint::GetBatch => dispatch_tasks(services, endpoint, call).await,
             Endpoint::ListWebhooks
@@ -146,19 +158,34 @@ impl Router {
         outcome.unwrap_or_else(|error| Response::error(&error))
     }
 
-    /// The request's endpoint and call once its route is found and its key authorized;
-    /// otherwise the answer: 404 (no route), 405 (no route for the method) or the
-    /// authorization error.
-    fn authorized_call(&self, request: Request) -> Result<(Endpoint, Call), Response> {
+    /// The path the request counts under in the metrics, and the request's endpoint and
+    /// call once its route is found and its key authorized; otherwise the answer: 404 (no
+    /// route), 405 (no route for the method) or the authorization error.
+    fn authorized_call(&self, request: Request) -> (PathLabel, Result<(Endpoint, Call), Response>) {
         let (route, parameters) = match table::lookup(&request.method, &request.path) {
             Lookup::Found { route, parameters } => (route, parameters),
-            Lookup::MethodNotAllowed => return Err(Response::empty(405)),
-            Lookup::NotFound => return Err(Response::empty(404)),
+            Lookup::MethodNotAllowed { pattern } => {
+                return (routed_label(pattern), Err(Response::empty(405)));
+            }
+            Lookup::NotFound => {
+                return (unrouted_label(&request.path), Err(Response::empty(404)));
+            }
         };
+        let label = route_label(route, &parameters, &request.path);
         let index_uid = Lookup::parameter(&parameters, "index_uid");
         let context =
             authorize::authorize(&self.services, &request, route.action, index_uid.as_deref())
-                .map_err(|error| Response::error(&error))?;
+                .map_err(|error| {
+                    let error = match route.endpoint {
+                        Endpoint::Metrics => metrics::refusal(&self.services, &request, error),
+                        _ => error,
+                    };
+                    Response::error(&error)
+                });
+        let context = match context {
+            Ok(context) => context,
+            Err(response) => return (label, Err(response)),
+        };
         let parameters = parameters
             .iter()
             .filter_map(|(name, _)| Some((*name, Lookup::parameter(&parameters, name)?)))
@@ -168,7 +195,50 @@ impl Router {
             parameters,
             context,
         };
-        Ok((route.endpoint, call))
+        (label, Ok((route.endpoint, call)))
+    }
+}
+
+/// The metrics path of a route's pattern.
+fn routed_label(pattern: &'static str) -> PathLabel {
+    PathLabel {
+        path: std::borrow::Cow::Borrowed(pattern),
+        routed: true,
+    }
+}
+
+/// The metrics path of a path no route has: the path as sent.
+fn unrouted_label(path: &str) -> PathLabel {
+    PathLabel {
+        path: std::borrow::Cow::Owned(path.to_owned()),
+        routed: false,
+    }
+}
+
+/// The metrics path of a request found in the table: its route's pattern, except for the
+/// settings sub-routes, which Meilisearch routes one by one (`/indexes/{index_uid}/settings/
+/// filterable-attributes`); an unknown setting belongs to no route there.
+fn route_label(
+    route: &'static table::Route,
+    parameters: &[(&'static str, &str)],
+    path: &str,
+) -> PathLabel {
+    if route.endpoint != Endpoint::SettingsSubRoute {
+        return routed_label(route.pattern);
+    }
+    let segment = parameters
+        .iter()
+        .find(|(name, _)| *name == "setting")
+        .map_or("", |(_, segment)| segment);
+    match crate::settings::decode::sub_route(segment) {
+        Some(sub_route) => PathLabel {
+            path: std::borrow::Cow::Owned(format!(
+                "/indexes/{{index_uid}}/settings/{}",
+                sub_route.segment
+            )),
+            routed: true,
+        },
+        None => unrouted_label(path),
     }
 }
 
@@ -187,6 +257,7 @@ async fn dispatch_instance(
         Endpoint::PatchExperimentalFeatures => features::patch(services, call.request).await,
         Endpoint::GetNetwork => network::get(services),
         Endpoint::PatchNetwork => network::patch(services, &call.request).await,
+        Endpoint::Metrics => metrics::get(services, &call.context).await,
         _ => Ok(Response::empty(404)),
     }
 }
@@ -339,8 +410,8 @@ async fn dispatch_tasks(
     endpoint: Endpoint,
     call: Call,
 ) -> Result<Response, ResponseError> {
-    let task_uid = call.parameter("task_uid");
-    let batch_uid = call.parameter("batch_uid");
+    let task_uid = call.parameter("task_id");
+    let batch_uid = call.parameter("batch_id");
     let Call {
         request, context, ..
     } = call;
@@ -354,6 +425,7 @@ async fn dispatch_tasks(
         Endpoint::DeleteTasks => {
             tasks::cancel_or_delete(services, &request, context, TaskAction::Delete).await
         }
+        Endpoint::CompactTaskQueue => tasks::compact_task_queue(services).await,
         Endpoint::ListBatches => tasks::list_batches(services, &request, context).await,
         Endpoint::GetBatch => tasks::get_batch(services, &batch_uid, context).await,
         _ => Ok(Response::empty(404)),
@@ -381,22 +453,32 @@ impl Handler for Router {
         }
     }
 
+    /// Answers the request, then counts it in the core's metrics (its response time too
+    /// while the `metrics` feature is on, as Meilisearch's middleware decides at the start
+    /// of the request) and logs it.
     async fn handle(&self, request: Request) -> Response {
         let log = &self.services.request_log;
-        if !log.is_enabled() {
-            return self.dispatch(request).await;
-        }
-        let started = Instant::now();
+        let timed = self.services.control.features().metrics;
+        let started = (timed || log.is_enabled()).then(Instant::now);
         let method = request.method.clone();
-        let path = request.path.clone();
-        let response = self.dispatch(request).await;
-        log.record(&RequestLine {
-            core: self.services.core,
-            method: method.as_str(),
-            path: &path,
-            status: response.status,
-            duration_us: started.elapsed().as_micros() as u64,
-        });
+        let logged_path = log.is_enabled().then(|| request.path.clone());
+        let (response, label) = self.dispatch(request).await;
+        let elapsed = started.map(|started| started.elapsed());
+        http_recorder::record(
+            method.as_str(),
+            label,
+            response.status,
+            elapsed.filter(|_| timed),
+        );
+        if let (Some(path), Some(elapsed)) = (logged_path, elapsed) {
+            log.record(&RequestLine {
+                core: self.services.core,
+                method: method.as_str(),
+                path: &path,
+                status: response.status,
+                duration_us: elapsed.as_micros() as u64,
+            });
+        }
         response
     }
 }

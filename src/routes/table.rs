@@ -8,7 +8,9 @@
 //!   actix-web does for Meilisearch); `HEAD` is a method of its own, no route has it, so
 //!   a `HEAD` on any route's path is 405 (actix's method guards do not take it for `GET`);
 //! - every route names its action (or `None` for the public ones); authorization uses it
-//!   before anything else looks at the request.
+//!   before anything else looks at the request;
+//! - patterns name their parameters as Meilisearch's routes do (`{index_uid}`,
+//!   `{task_id}`, ...): a pattern is the `path` label of the request metrics.
 
 use crate::auth::Action;
 use crate::http::Method;
@@ -21,6 +23,7 @@ pub enum Endpoint {
     Version,
     GetExperimentalFeatures,
     PatchExperimentalFeatures,
+    Metrics,
     CreateKey,
     ListKeys,
     GetKey,
@@ -61,6 +64,7 @@ pub enum Endpoint {
     GetTaskDocuments,
     CancelTasks,
     DeleteTasks,
+    CompactTaskQueue,
     ListBatches,
     GetBatch,
     ListWebhooks,
@@ -114,6 +118,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/experimental-features",
         action: Some(Action::ExperimentalUpdate),
         endpoint: Endpoint::PatchExperimentalFeatures,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/metrics",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::Metrics,
     },
     Route {
         method: Method::Post,
@@ -364,14 +374,20 @@ pub static ROUTES: &[Route] = &[
         endpoint: Endpoint::DeleteTasks,
     },
     Route {
+        method: Method::Post,
+        pattern: "/tasks/compact",
+        action: Some(Action::TasksCompact),
+        endpoint: Endpoint::CompactTaskQueue,
+    },
+    Route {
         method: Method::Get,
-        pattern: "/tasks/{task_uid}",
+        pattern: "/tasks/{task_id}",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetTask,
     },
     Route {
         method: Method::Get,
-        pattern: "/tasks/{task_uid}/documents",
+        pattern: "/tasks/{task_id}/documents",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetTaskDocuments,
     },
@@ -383,7 +399,7 @@ pub static ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
-        pattern: "/batches/{batch_uid}",
+        pattern: "/batches/{batch_id}",
         action: Some(Action::TasksGet),
         endpoint: Endpoint::GetBatch,
     },
@@ -479,26 +495,67 @@ pub enum Lookup<'path> {
         route: &'static Route,
         parameters: Vec<(&'static str, &'path str)>,
     },
-    MethodNotAllowed,
+    /// The path matches a route's pattern (the first such) under other methods only.
+    MethodNotAllowed {
+        pattern: &'static str,
+    },
     NotFound,
 }
 
 /// Finds the route for `method` and `path` (already normalized: no trailing slash).
+///
+/// As actix-web routes Meilisearch's resources, the path picks the resource first and the
+/// method then picks among its routes: the resource is the matching pattern with the most
+/// literal segments (Meilisearch registers `/tasks/cancel` before `/tasks/{task_id}`, and
+/// `/documents/fetch` before `/documents/{document_id}`), so `GET /tasks/compact` is 405,
+/// not a read of task `compact`.
 pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
-    let mut path_matched = false;
+    let mut resource: Option<(&'static str, usize)> = None;
     for route in ROUTES {
-        if let Some(parameters) = match_pattern(route.pattern, path) {
-            if route.method == *method {
-                return Lookup::Found { route, parameters };
-            }
-            path_matched = true;
+        if !pattern_matches(route.pattern, path) {
+            continue;
+        }
+        let literals = literal_segments(route.pattern);
+        if resource.is_none_or(|(_, most)| literals > most) {
+            resource = Some((route.pattern, literals));
         }
     }
-    if path_matched {
-        Lookup::MethodNotAllowed
-    } else {
-        Lookup::NotFound
+    let Some((pattern, _)) = resource else {
+        return Lookup::NotFound;
+    };
+    ROUTES
+        .iter()
+        .filter(|route| route.pattern == pattern && route.method == *method)
+        .find_map(|route| {
+            match_pattern(route.pattern, path).map(|parameters| Lookup::Found { route, parameters })
+        })
+        .unwrap_or(Lookup::MethodNotAllowed { pattern })
+}
+
+/// Whether `path` matches `pattern` ([`match_pattern`] without collecting the parameters:
+/// every request tries every pattern).
+fn pattern_matches(pattern: &str, path: &str) -> bool {
+    let mut path_segments = path.split('/');
+    for expected in pattern.split('/') {
+        match path_segments.next() {
+            Some(actual) if expected.starts_with('{') => {
+                if actual.is_empty() {
+                    return false;
+                }
+            }
+            Some(actual) if actual == expected => {}
+            _ => return false,
+        }
     }
+    path_segments.next().is_none()
+}
+
+/// The segments of `pattern` that are not parameters.
+fn literal_segments(pattern: &str) -> usize {
+    pattern
+        .split('/')
+        .filter(|segment| !segment.starts_with('{'))
+        .count()
 }
 
 fn match_pattern<'path>(
@@ -546,13 +603,66 @@ mod tests {
 
     #[test]
     fn known_path_with_another_method_is_not_allowed() {
-        assert_eq!(lookup(&Method::Delete, "/health"), Lookup::MethodNotAllowed);
+        assert_eq!(
+            lookup(&Method::Delete, "/health"),
+            Lookup::MethodNotAllowed { pattern: "/health" }
+        );
     }
 
     #[test]
     fn unknown_path_is_not_found() {
         assert_eq!(lookup(&Method::Get, "/nope"), Lookup::NotFound);
         assert_eq!(lookup(&Method::Get, "/health/extra"), Lookup::NotFound);
+    }
+
+    #[test]
+    fn a_literal_segment_wins_over_a_parameter_whatever_the_method() {
+        assert_eq!(
+            lookup(&Method::Get, "/tasks/compact"),
+            Lookup::MethodNotAllowed {
+                pattern: "/tasks/compact"
+            }
+        );
+        assert!(matches!(
+            lookup(&Method::Post, "/indexes/movies/documents/delete-batch"),
+            Lookup::Found { route, .. } if route.endpoint == Endpoint::DeleteDocumentsBatch
+        ));
+        assert!(matches!(
+            lookup(&Method::Get, "/tasks/12"),
+            Lookup::Found { route, .. } if route.endpoint == Endpoint::GetTask
+        ));
+        assert!(matches!(
+            lookup(&Method::Get, "/indexes/movies/documents/42"),
+            Lookup::Found { route, .. } if route.endpoint == Endpoint::GetDocument
+        ));
+    }
+
+    #[test]
+    fn matching_without_parameters_agrees_with_matching_with_them() {
+        let paths = [
+            "/",
+            "/health",
+            "/health/",
+            "/tasks",
+            "/tasks/compact",
+            "/tasks/12/documents",
+            "/indexes//search",
+            "/indexes/movies/search",
+            "/indexes/movies/settings/synonyms",
+            "/indexes/movies/documents/fetch/more",
+            "/keys/abc",
+            "",
+        ];
+        for route in ROUTES {
+            for path in paths {
+                assert_eq!(
+                    pattern_matches(route.pattern, path),
+                    match_pattern(route.pattern, path).is_some(),
+                    "{} against {path}",
+                    route.pattern
+                );
+            }
+        }
     }
 
     #[test]
@@ -585,11 +695,11 @@ mod tests {
     fn head_is_no_get() {
         assert!(matches!(
             lookup(&Method::Head, "/health"),
-            Lookup::MethodNotAllowed
+            Lookup::MethodNotAllowed { .. }
         ));
         assert!(matches!(
             lookup(&Method::Head, "/indexes/movies/documents"),
-            Lookup::MethodNotAllowed
+            Lookup::MethodNotAllowed { .. }
         ));
         assert!(matches!(
             lookup(&Method::Head, "/nowhere"),

@@ -1,4 +1,5 @@
-//! `/tasks` and `/batches`: list with filters, get one, cancel (200) and delete (200). The
+//! `/tasks` and `/batches`: list with filters, get one, cancel (200), delete (200) and
+//! compact the queue (`POST /tasks/compact`, experimental `taskQueueCompactionRoute`). The
 //! queue lives on the control core; these routes ask it through the coordinator.
 
 use serde_json::Value;
@@ -12,6 +13,7 @@ use crate::tasks::control_side::{self, TaskRead};
 use crate::tasks::query::{
     TaskAction, decode_deletion_or_cancelation_query, decode_list_query, parse_path_uid,
 };
+use crate::tasks::queue_compaction;
 use crate::tasks::task_documents::update_file_as_ndjson;
 use crate::tasks::update_files::format_of;
 use crate::tasks::view::summarized_task;
@@ -36,7 +38,7 @@ pub async fn list_batches(
     read(services, TaskRead::ListBatches(query), context).await
 }
 
-/// `GET /tasks/{task_uid}`.
+/// `GET /tasks/{task_id}`.
 pub async fn get_task(
     services: &Services,
     uid: &str,
@@ -46,10 +48,10 @@ pub async fn get_task(
     read(services, TaskRead::Task(uid), context).await
 }
 
-/// The discussion `feature_not_enabled` points to for `GET /tasks/{task_uid}/documents`.
+/// The discussion `feature_not_enabled` points to for `GET /tasks/{task_id}/documents`.
 const GET_TASK_DOCUMENTS_LINK: &str = "https://github.com/orgs/meilisearch/discussions/808";
 
-/// `GET /tasks/{task_uid}/documents` (experimental `getTaskDocumentsRoute`): the documents
+/// `GET /tasks/{task_id}/documents` (experimental `getTaskDocumentsRoute`): the documents
 /// of an enqueued or processing document addition, as NDJSON.
 pub async fn get_task_documents(
     services: &Services,
@@ -89,10 +91,28 @@ pub async fn get_task_documents(
     }
 }
 
+/// The discussion `feature_not_enabled` points to for `POST /tasks/compact`.
+const TASK_QUEUE_COMPACTION_LINK: &str = "https://github.com/orgs/meilisearch/discussions/883";
+
+/// `POST /tasks/compact` (experimental `taskQueueCompactionRoute`): compacts the queue's
+/// file now and answers its sizes before and after (see `crate::tasks::queue_compaction`).
+pub async fn compact_task_queue(services: &Services) -> Result<Response, ResponseError> {
+    if !services.control.features().task_queue_compaction_route {
+        return Err(ResponseError::feature_not_enabled(
+            "Using the /tasks/compact route",
+            "task queue compaction route",
+            TASK_QUEUE_COMPACTION_LINK,
+        ));
+    }
+    let outcome = queue_compaction::compact_task_queue(&services.coordinator).await?;
+    let (status, body) = queue_compaction::summary(&outcome);
+    Ok(json(status, &body))
+}
+
 /// The content type of NDJSON bodies.
 const NDJSON_CONTENT_TYPE: &str = "application/x-ndjson";
 
-/// `GET /batches/{batch_uid}`.
+/// `GET /batches/{batch_id}`.
 pub async fn get_batch(
     services: &Services,
     uid: &str,

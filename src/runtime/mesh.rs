@@ -10,25 +10,37 @@
 //! - messages from one core to another arrive in the order they were sent, so broadcasts
 //!   of successive versions of a state are applied in order;
 //! - a request is answered exactly once; if the peer is gone, the requester gets
-//!   [`MeshError::PeerGone`] instead of waiting forever.
+//!   [`MeshError::PeerGone`] instead of waiting forever;
+//! - while [`super::mesh_latency`] records, a reply carries how long its peer held the
+//!   request, and the requester records the round trip less that time.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
 use glommio::channels::channel_mesh::{MeshBuilder, Receivers, Senders};
 
 use super::latency::{LatencyClass, spawn_detached};
+use super::mesh_latency;
 
 /// How many messages a channel between two cores holds before senders wait.
 pub const MESH_QUEUE_CAPACITY: usize = 1024;
 
 /// What travels on a channel of the mesh.
 pub enum Envelope<Request, Reply, Broadcast> {
-    Request { id: u64, body: Request },
-    Reply { id: u64, body: Reply },
+    Request {
+        id: u64,
+        body: Request,
+    },
+    /// `handled`: how long the peer held the request, when it measured it.
+    Reply {
+        id: u64,
+        body: Reply,
+        handled: Option<Duration>,
+    },
     Broadcast(Broadcast),
 }
 
@@ -67,13 +79,21 @@ pub trait MeshHandler<Request, Reply, Broadcast> {
     }
 }
 
+/// A request awaiting its reply.
+struct PendingRequest<Reply> {
+    peer: usize,
+    reply: oneshot::Sender<Reply>,
+    sent_at: Option<Instant>,
+}
+
 /// One core's end of the mesh.
 pub struct CoreMesh<Request: Send, Reply: Send, Broadcast: Send> {
     core: usize,
     cores: usize,
     senders: Senders<Envelope<Request, Reply, Broadcast>>,
-    /// Requests awaiting their reply: id → (peer asked, where the reply goes).
-    pending: RefCell<HashMap<u64, (usize, oneshot::Sender<Reply>)>>,
+    /// Requests awaiting their reply: id → the peer asked, where the reply goes and when
+    /// the request left (when round trips are recorded).
+    pending: RefCell<HashMap<u64, PendingRequest<Reply>>>,
     next_request_id: Cell<u64>,
 }
 
@@ -126,7 +146,12 @@ where
         let id = self.next_request_id.get();
         self.next_request_id.set(id.wrapping_add(1));
         let (reply_sender, reply_receiver) = oneshot::channel();
-        self.pending.borrow_mut().insert(id, (to, reply_sender));
+        let pending = PendingRequest {
+            peer: to,
+            reply: reply_sender,
+            sent_at: mesh_latency::is_recording().then(Instant::now),
+        };
+        self.pending.borrow_mut().insert(id, pending);
         if self
             .senders
             .send_to(to, Envelope::Request { id, body })
@@ -168,7 +193,7 @@ where
                 // The peer closed its end: fail the requests still waiting on it.
                 mesh.pending
                     .borrow_mut()
-                    .retain(|_, (asked, _)| *asked != peer);
+                    .retain(|_, pending| pending.peer != peer);
             })
             .detach();
         }
@@ -186,22 +211,34 @@ where
             Envelope::Request { id, body } => {
                 let handler = handler.clone();
                 let class = handler.class(&body);
+                let received_at = mesh_latency::is_recording().then(Instant::now);
                 spawn_detached(class, async move {
                     let reply = handler.on_request(peer, body).await;
+                    let handled = received_at.map(|received_at| received_at.elapsed());
                     // If the requester is gone there is nobody left to answer.
                     let _ = self
                         .senders
-                        .send_to(peer, Envelope::Reply { id, body: reply })
+                        .send_to(
+                            peer,
+                            Envelope::Reply {
+                                id,
+                                body: reply,
+                                handled,
+                            },
+                        )
                         .await;
                 });
             }
-            Envelope::Reply { id, body } => {
+            Envelope::Reply { id, body, handled } => {
                 let waiting = self.pending.borrow_mut().remove(&id);
                 match waiting {
-                    Some((asked, waiting)) => {
-                        debug_assert_eq!(asked, peer, "a reply comes from the core asked");
+                    Some(waiting) => {
+                        debug_assert_eq!(waiting.peer, peer, "a reply comes from the core asked");
+                        if let (Some(sent_at), Some(handled)) = (waiting.sent_at, handled) {
+                            mesh_latency::record_round_trip(sent_at.elapsed(), handled);
+                        }
                         // The requester may have stopped waiting; the reply is then dropped.
-                        let _ = waiting.send(body);
+                        let _ = waiting.reply.send(body);
                     }
                     // A request is answered exactly once; a second reply is a peer's bug.
                     None => debug_assert!(false, "a reply to request {id} nobody waits for"),

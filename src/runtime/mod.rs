@@ -17,10 +17,12 @@ pub mod invoke;
 pub mod latency;
 pub mod listener;
 pub mod mesh;
+pub mod mesh_latency;
 pub mod readiness;
 pub mod shutdown;
 pub mod socket;
 pub mod task;
+pub mod thread_usage;
 pub mod timer;
 
 pub use executors::{CoreContext, RuntimeError, RuntimeOptions, run};

@@ -87,6 +87,11 @@ impl SearchQueue {
         self.waiting.borrow().len()
     }
 
+    /// `--experimental-search-queue-size`: the process's waiting room, as configured.
+    pub fn configured_size(&self) -> usize {
+        self.limits.queue_size
+    }
+
     /// Waits for a permit; a 503 when the queue is full, when this search was evicted by a
     /// newer one, or when it waited longer than the drop delay.
     pub async fn permit(self: &Rc<Self>) -> Result<SearchPermit, ResponseError> {

@@ -43,6 +43,8 @@ pub mod owners;
 pub mod payload_ids;
 pub mod query;
 pub mod queue;
+pub mod queue_compaction;
+pub mod queue_figures;
 pub mod scheduler;
 pub mod task_documents;
 pub mod update_file_sink;

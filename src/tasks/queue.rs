@@ -48,10 +48,10 @@ pub const AUTO_CLEANUP_TASKS_MAX: usize = 100_000;
 pub const RECORD_FORMAT_VERSION: u8 = 1;
 
 const TASKS_TREE: &str = "tasks";
-const BATCHES_TREE: &str = "batches";
-const BY_STATUS_TREE: &str = "tasks-by-status";
-const BY_KIND_TREE: &str = "tasks-by-kind";
-const BY_INDEX_TREE: &str = "tasks-by-index";
+pub(super) const BATCHES_TREE: &str = "batches";
+pub(super) const BY_STATUS_TREE: &str = "tasks-by-status";
+pub(super) const BY_KIND_TREE: &str = "tasks-by-kind";
+pub(super) const BY_INDEX_TREE: &str = "tasks-by-index";
 const BY_CANCELER_TREE: &str = "tasks-by-canceler";
 const BATCH_TASKS_TREE: &str = "batch-tasks";
 const META_TREE: &str = "meta";
@@ -180,7 +180,7 @@ fn uid_bytes(uid: u32) -> [u8; 4] {
     uid.to_be_bytes()
 }
 
-fn uid_from(bytes: &[u8]) -> QueueResult<u32> {
+pub(super) fn uid_from(bytes: &[u8]) -> QueueResult<u32> {
     let array: [u8; 4] = bytes
         .try_into()
         .map_err(|_| QueueError::Corrupted(format!("a uid of {} bytes", bytes.len())))?;
@@ -188,7 +188,7 @@ fn uid_from(bytes: &[u8]) -> QueueResult<u32> {
 }
 
 /// The uid at the end of a secondary key.
-fn trailing_uid(key: &[u8]) -> QueueResult<u32> {
+pub(super) fn trailing_uid(key: &[u8]) -> QueueResult<u32> {
     let start = key
         .len()
         .checked_sub(4)
@@ -215,7 +215,7 @@ fn encode<T: serde::Serialize>(value: &T) -> QueueResult<Vec<u8>> {
     Ok(bytes)
 }
 
-fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> QueueResult<T> {
+pub(super) fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> QueueResult<T> {
     match bytes.split_first() {
         Some((&RECORD_FORMAT_VERSION, json)) => serde_json::from_slice(json)
             .map_err(|error| QueueError::Corrupted(format!("undecodable record: {error}"))),
@@ -247,6 +247,8 @@ fn secondary_keys(task: &Task) -> Vec<(&'static str, Vec<u8>)> {
 /// The durable queue.
 pub struct TaskQueue {
     database: Database,
+    /// The queue's file.
+    path: std::path::PathBuf,
     interrupted_at_open: Vec<TaskUid>,
     /// The size the fullness check compares with (the file's maximum size).
     maximum_size_bytes: u64,
@@ -264,6 +266,7 @@ impl TaskQueue {
         write.commit()?;
         let mut queue = TaskQueue {
             database,
+            path: path.to_path_buf(),
             interrupted_at_open: Vec::new(),
             maximum_size_bytes,
         };
@@ -278,6 +281,16 @@ impl TaskQueue {
     /// The page store underneath (the catalog shares it).
     pub fn database(&self) -> &Database {
         &self.database
+    }
+
+    /// The queue's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The size the queue file may reach, in bytes (the fullness check's reference).
+    pub fn maximum_size_bytes(&self) -> u64 {
+        self.maximum_size_bytes
     }
 
     /// The tasks that were `processing` when the queue was opened (a crash interrupted
@@ -343,7 +356,7 @@ impl TaskQueue {
             .ok_or_else(|| QueueError::Corrupted(format!("missing tree `{name}`")))
     }
 
-    fn read_tree<'t>(
+    pub(super) fn read_tree<'t>(
         read: &'t ReadTransaction,
         name: &str,
     ) -> QueueResult<storage_engine::ReadTree<'t>> {
@@ -557,7 +570,7 @@ impl TaskQueue {
         Self::read_task(&read, uid)
     }
 
-    fn read_task(read: &ReadTransaction, uid: TaskUid) -> QueueResult<Option<Task>> {
+    pub(super) fn read_task(read: &ReadTransaction, uid: TaskUid) -> QueueResult<Option<Task>> {
         Self::read_tree(read, TASKS_TREE)?
             .get(&uid_bytes(uid))?
             .map(decode)

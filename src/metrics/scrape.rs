@@ -1,0 +1,88 @@
+//! A scrape: the instance's figures (statistics of the data directory and the indexes, the
+//! task queue's figures from the control core) and every core's own, asked through the core
+//! mesh, written out as Prometheus text.
+//!
+//! Invariant: the scrape is answered from copies: no core's counters are held while the
+//! text is written, and no core waits for another's answer.
+
+use std::rc::Rc;
+
+use time::OffsetDateTime;
+
+use super::core_figures::{CoreFigures, TakeCoreFigures};
+use super::exposition::Exposition;
+use crate::coordinator::Coordinator;
+use crate::errors::ResponseError;
+use crate::host::documents::DocumentCount;
+use crate::tasks::queue_figures::{TaskFigures, task_figures};
+
+/// What the instance as a whole tells a scrape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceFigures {
+    /// Every byte of the data directory (`databaseSize` of `/stats`).
+    pub database_bytes: u64,
+    /// Those that hold live data (`usedDatabaseSize`).
+    pub used_database_bytes: u64,
+    /// Every index and its documents, in catalog order.
+    pub index_documents: Vec<(String, u64)>,
+    /// The last change of any index (`lastUpdate`).
+    pub last_update: Option<OffsetDateTime>,
+    pub tasks: TaskFigures,
+}
+
+/// The text of `GET /metrics`.
+pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseError> {
+    let instance = instance_figures(coordinator).await?;
+    let cores = every_core_figures(coordinator).await?;
+    let mut exposition = Exposition::default();
+    super::meilisearch_families::add(
+        &mut exposition,
+        &instance,
+        &cores,
+        OffsetDateTime::now_utc(),
+    );
+    super::core_families::add(&mut exposition, &cores);
+    Ok(exposition.into_text())
+}
+
+/// The statistics `GET /stats` gives, and the task queue's figures.
+async fn instance_figures(coordinator: &Rc<Coordinator>) -> Result<InstanceFigures, ResponseError> {
+    let bytes = crate::indexes::stats::database_bytes(coordinator).await?;
+    let mut index_documents = Vec::new();
+    let mut last_update = None;
+    for record in coordinator.catalog().iter() {
+        let mut documents = 0;
+        for answer in coordinator
+            .ask_every_shard(&record.shard_set(), |_| DocumentCount)
+            .await
+        {
+            documents += answer?;
+        }
+        index_documents.push((record.uid.clone(), documents));
+        last_update = last_update.max(Some(record.updated_at));
+    }
+    Ok(InstanceFigures {
+        database_bytes: bytes.total,
+        used_database_bytes: bytes.total.saturating_sub(bytes.unused),
+        index_documents,
+        last_update,
+        tasks: task_figures(coordinator).await?,
+    })
+}
+
+/// Every core's figures, all cores asked at once; in core order.
+async fn every_core_figures(
+    coordinator: &Rc<Coordinator>,
+) -> Result<Vec<CoreFigures>, ResponseError> {
+    let asked: Vec<_> = (0..coordinator.cores())
+        .map(|core| {
+            let coordinator = coordinator.clone();
+            crate::runtime::spawn(async move { coordinator.ask(core, TakeCoreFigures).await })
+        })
+        .collect();
+    let mut figures = Vec::with_capacity(asked.len());
+    for answer in asked {
+        figures.push(answer.await?);
+    }
+    Ok(figures)
+}
