@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT_FILE_NAME: &str = "coresearch-format";
 /// The file a running server holds an exclusive lock on.
 pub const LOCK_FILE_NAME: &str = "coresearch.lock";
+/// The file that keeps the instance uid an imported dump brought (written back into dumps).
+pub const INSTANCE_UID_FILE_NAME: &str = "instance-uid.uuid";
 /// The on-disk format this binary writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 /// The oldest on-disk format this binary reads.

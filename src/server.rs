@@ -96,7 +96,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
     let webhooks = startup_webhooks(config, &data_directory)?;
     let settings = CoreSettings {
-        data_directory,
+        data_directory: data_directory.clone(),
         webhooks,
         shard_memory: shard_memory(config),
         master_key: config.master_key.clone(),
@@ -117,7 +117,7 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         queue: Arc::new(queue),
         catalog: Arc::new(catalog),
         interrupted,
-        scheduler: scheduler_options(config)?,
+        scheduler: scheduler_options(config, &data_directory)?,
         search_queue: SearchQueueLimits {
             queue_size: config.experimental_search_queue_size,
             cores: config.cores,
@@ -160,7 +160,7 @@ fn export_payload_bytes_default(http_payload_size_limit: u64) -> u64 {
 }
 
 /// The scheduler's settings from the configuration.
-fn scheduler_options(config: &Config) -> Result<SchedulerOptions, String> {
+fn scheduler_options(config: &Config, data_directory: &Path) -> Result<SchedulerOptions, String> {
     Ok(SchedulerOptions {
         limits: AutobatchLimits {
             autobatching_enabled: true,
@@ -171,6 +171,8 @@ fn scheduler_options(config: &Config) -> Result<SchedulerOptions, String> {
         },
         max_number_of_tasks: MAX_NUMBER_OF_TASKS,
         export_payload_bytes_default: export_payload_bytes_default(config.http_payload_size_limit),
+        dump_directory: config.dump_dir.clone(),
+        data_directory: data_directory.to_path_buf(),
         shards_per_index: u32::try_from(config.shards_per_index.max(1))
             .map_err(|_| "--shards-per-index is too large".to_owned())?,
     })

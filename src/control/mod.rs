@@ -220,6 +220,11 @@ impl ControlPlane {
         self.features.get().effective(self.forced)
     }
 
+    /// The experimental features as persisted (without the ones command-line flags force).
+    pub fn persisted_features(&self) -> RuntimeFeatures {
+        self.features.get()
+    }
+
     /// Applies `patch` (on the control core) and returns the new persisted toggles.
     pub async fn patch_features(
         &self,

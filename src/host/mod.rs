@@ -27,6 +27,7 @@
 
 pub mod batch;
 pub mod documents;
+pub mod dump;
 pub mod edit;
 pub mod edition;
 pub mod embedding;

@@ -5,6 +5,7 @@
 pub mod authorize;
 pub mod body;
 pub mod documents;
+pub mod dumps;
 pub mod export;
 pub mod features;
 pub mod fields;
@@ -154,6 +155,7 @@ impl Router {
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
             Endpoint::Export => export::export(services, &call.request).await,
+            Endpoint::CreateDump => dumps::create(services).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }

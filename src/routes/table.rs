@@ -74,6 +74,7 @@ pub enum Endpoint {
     DeleteWebhook,
     GetNetwork,
     PatchNetwork,
+    CreateDump,
     Export,
 }
 
@@ -444,6 +445,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/network",
         action: Some(Action::NetworkUpdate),
         endpoint: Endpoint::PatchNetwork,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dumps",
+        action: Some(Action::DumpsCreate),
+        endpoint: Endpoint::CreateDump,
     },
     Route {
         method: Method::Post,

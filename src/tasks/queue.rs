@@ -47,16 +47,16 @@ pub const AUTO_CLEANUP_TASKS_MAX: usize = 100_000;
 /// The format version of task and batch records.
 pub const RECORD_FORMAT_VERSION: u8 = 1;
 
-const TASKS_TREE: &str = "tasks";
+pub(super) const TASKS_TREE: &str = "tasks";
 pub(super) const BATCHES_TREE: &str = "batches";
 pub(super) const BY_STATUS_TREE: &str = "tasks-by-status";
 pub(super) const BY_KIND_TREE: &str = "tasks-by-kind";
 pub(super) const BY_INDEX_TREE: &str = "tasks-by-index";
-const BY_CANCELER_TREE: &str = "tasks-by-canceler";
-const BATCH_TASKS_TREE: &str = "batch-tasks";
-const META_TREE: &str = "meta";
-const NEXT_TASK_UID_KEY: &[u8] = b"next-task-uid";
-const ALL_TREES: [&str; 8] = [
+pub(super) const BY_CANCELER_TREE: &str = "tasks-by-canceler";
+pub(super) const BATCH_TASKS_TREE: &str = "batch-tasks";
+pub(super) const META_TREE: &str = "meta";
+pub(super) const NEXT_TASK_UID_KEY: &[u8] = b"next-task-uid";
+pub(super) const ALL_TREES: [&str; 8] = [
     TASKS_TREE,
     BATCHES_TREE,
     BY_STATUS_TREE,
@@ -176,7 +176,7 @@ pub struct Registered {
     pub interrupt_batch: Option<BatchUid>,
 }
 
-fn uid_bytes(uid: u32) -> [u8; 4] {
+pub(super) fn uid_bytes(uid: u32) -> [u8; 4] {
     uid.to_be_bytes()
 }
 
@@ -208,7 +208,7 @@ fn index_prefix(index: &str) -> Vec<u8> {
     prefix
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> QueueResult<Vec<u8>> {
+pub(super) fn encode<T: serde::Serialize>(value: &T) -> QueueResult<Vec<u8>> {
     let mut bytes = vec![RECORD_FORMAT_VERSION];
     serde_json::to_writer(&mut bytes, value)
         .map_err(|error| QueueError::Corrupted(format!("cannot encode a record: {error}")))?;
@@ -347,7 +347,7 @@ impl TaskQueue {
         Ok(())
     }
 
-    fn tree<'t>(
+    pub(super) fn tree<'t>(
         write: &'t WriteTransaction,
         name: &str,
     ) -> QueueResult<storage_engine::WriteTree<'t>> {
@@ -364,7 +364,7 @@ impl TaskQueue {
             .ok_or_else(|| QueueError::Corrupted(format!("missing tree `{name}`")))
     }
 
-    fn uids_with_prefix(
+    pub(super) fn uids_with_prefix(
         read: &ReadTransaction,
         tree: &str,
         prefix: &[u8],
@@ -386,7 +386,7 @@ impl TaskQueue {
     }
 
     /// Stores `task` and moves its secondary keys from its previous state.
-    fn write_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
+    pub(super) fn write_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
         if let Some(previous) = Self::read_task_for_write(write, task.uid)? {
             for (tree, key) in secondary_keys(&previous) {
                 Self::tree(write, tree)?.delete(&key)?;

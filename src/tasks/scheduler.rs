@@ -8,8 +8,8 @@
 //! batch uid says so) and the others apply it; the result is the same as one uninterrupted
 //! run.
 //!
-//! An export runs alone in its batch ([`super::export`]); like an index batch, a cancelation
-//! interrupts it.
+//! An export runs alone in its batch ([`super::export`]), and so does a dump
+//! ([`super::dump`]); like an index batch, a cancelation interrupts them.
 //!
 //! Invariants: one batch at a time; a task is `succeeded` only after every shard committed
 //! its share and every core holds the new catalog; update files are removed only after the
@@ -27,6 +27,7 @@ use time::OffsetDateTime;
 
 use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
 use super::control_side::{ControlSide, queue_error};
+use super::dump::{DumpWork, run_dump};
 use super::export::{ExportWork, run_export};
 use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, Kind, KindWithContent, Status, Task, TaskError};
@@ -48,7 +49,7 @@ pub const FAILED_BATCH_RETRY_DELAY: std::time::Duration = std::time::Duration::f
 const PROGRESS_STARTING: &str = "processing tasks > starting the batch";
 
 /// The scheduler's settings from the configuration.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SchedulerOptions {
     pub limits: AutobatchLimits,
     /// `--experimental-max-number-of-tasks` equivalent: auto-deletion threshold.
@@ -58,6 +59,10 @@ pub struct SchedulerOptions {
     /// The payload size of an export that gives none: Meilisearch's
     /// max(`--http-payload-size-limit` − 1 MiB, 20 MiB).
     pub export_payload_bytes_default: u64,
+    /// `--dump-dir`.
+    pub dump_directory: std::path::PathBuf,
+    /// The data directory.
+    pub data_directory: std::path::PathBuf,
 }
 
 /// The scheduler loop of the control core.
@@ -263,7 +268,9 @@ impl Scheduler {
         // A cancelation registered while this batch was being formed could not interrupt it
         // yet: it is in the queue, and the batch stops before doing any work.
         let interruptible = matches!(next.plan, BatchPlan::Index { .. })
-            || tasks.iter().any(|task| task.kind.kind() == Kind::Export);
+            || tasks
+                .iter()
+                .any(|task| matches!(task.kind.kind(), Kind::Export | Kind::DumpCreation));
         let canceled_at_start = interruptible && self.cancelation_waits_for(&next.task_uids).await;
         let end = if canceled_at_start {
             BatchEnd::Interrupted
@@ -373,8 +380,12 @@ impl Scheduler {
 
     async fn process(&mut self, next: &NextBatch, batch_uid: u32, tasks: Vec<Task>) -> BatchEnd {
         match &next.plan {
-            BatchPlan::Global => match export_task(tasks) {
-                Ok(task) => self.process_export(task).await,
+            BatchPlan::Global => match alone_in_batch(tasks) {
+                Ok(task) if task.kind.kind() == Kind::Export => self.process_export(task).await,
+                Ok(task) if task.kind.kind() == Kind::DumpCreation => {
+                    self.process_dump(task, batch_uid).await
+                }
+                Ok(task) => self.process_global(vec![task]).await,
                 Err(tasks) => self.process_global(tasks).await,
             },
             BatchPlan::Index {
@@ -457,6 +468,19 @@ impl Scheduler {
         run_export(&work, task).await
     }
 
+    /// Runs a dump (alone in its batch, see [`super::dump`]).
+    async fn process_dump(&mut self, task: Task, batch_uid: u32) -> BatchEnd {
+        let work = DumpWork {
+            coordinator: self.coordinator.clone(),
+            control: self.control.clone(),
+            control_plane: self.control_plane.clone(),
+            dump_directory: self.options.dump_directory.clone(),
+            data_directory: self.options.data_directory.clone(),
+            batch_uid,
+        };
+        run_dump(&work, task).await
+    }
+
     /// Runs a task deletion: deletes the tasks it matched and counts them in its details.
     async fn delete_tasks(&self, task: Task, matched: Vec<u32>) -> Task {
         let outcome = self
@@ -504,12 +528,12 @@ impl Scheduler {
     }
 }
 
-/// The export of a batch holding only an export (the autobatcher puts an export alone in
+/// The task of a batch holding only one (the autobatcher puts an export or a dump alone in
 /// its batch); the tasks back otherwise.
-fn export_task(mut tasks: Vec<Task>) -> Result<Task, Vec<Task>> {
-    let is_export = matches!(tasks.as_slice(), [task] if task.kind.kind() == Kind::Export);
+fn alone_in_batch(mut tasks: Vec<Task>) -> Result<Task, Vec<Task>> {
+    let alone = tasks.len() == 1;
     match tasks.pop() {
-        Some(task) if is_export => Ok(task),
+        Some(task) if alone => Ok(task),
         Some(task) => {
             tasks.push(task);
             Err(tasks)

@@ -78,6 +78,12 @@ impl Server {
         if let Some(master_key) = &options.master_key {
             command.arg("--master-key").arg(master_key);
         }
+        // Dumps go beside the data directory, not into the directory the tests run from.
+        if !options.extra_arguments.iter().any(|argument| argument == "--dump-dir") {
+            command
+                .arg("--dump-dir")
+                .arg(data_directory.with_extension("dumps"));
+        }
         let child = command.spawn().expect("spawn succeeds");
         let server = Server {
             address,

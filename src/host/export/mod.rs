@@ -184,7 +184,7 @@ impl PayloadSender<'_> {
 
 /// Writes document `id` as one line of JSON into `line`: the stored JSON as is, or, when the
 /// index has embedders, the document with its `_vectors`.
-fn document_line(
+pub fn document_line(
     snapshot: &ShardSnapshot,
     id: u32,
     with_vectors: bool,
