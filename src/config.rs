@@ -173,6 +173,12 @@ impl fmt::Debug for S3SnapshotConfig {
     }
 }
 
+/// The variable a dump import sets for the child process that indexes the dump: the data
+/// directory to process. Not a `MEILI_`/`CORESEARCH_` option: users never set it. A child
+/// runs, because the cores of a run keep their files open until the process ends, and the
+/// server must open the imported files again.
+pub const DUMP_IMPORT_CHILD_VARIABLE: &str = "_CORESEARCH_DUMP_IMPORT_DATA_DIRECTORY";
+
 /// The server's whole configuration. Options whose feature has not landed yet are accepted
 /// and stored; their doc says which feature they wait for.
 #[derive(Clone, PartialEq)]
@@ -218,14 +224,17 @@ pub struct Config {
     /// Seconds between scheduled snapshots; `None` when disabled. Accepted; takes effect when
     /// snapshots land.
     pub schedule_snapshot: Option<u64>,
-    /// Accepted; takes effect when dumps land.
+    /// A dump to import at start into an empty `--db-path` (`crate::backups`).
     pub import_dump: Option<PathBuf>,
-    /// Accepted; takes effect when dumps land.
+    /// Start on an empty database when the `--import-dump` file is missing.
     pub ignore_missing_dump: bool,
-    /// Accepted; takes effect when dumps land.
+    /// Start on the existing database instead of importing `--import-dump`.
     pub ignore_dump_if_db_exists: bool,
-    /// Accepted; takes effect when dumps land.
+    /// Where `POST /dumps` writes dumps (default `dumps/`).
     pub dump_dir: PathBuf,
+    /// Set in the child process a dump import starts to index the dump: the staging data
+    /// directory it processes until its queue is idle ([`DUMP_IMPORT_CHILD_VARIABLE`]).
+    pub dump_import_child: Option<PathBuf>,
     /// `--log-level`, default INFO.
     pub log_level: LogLevel,
     /// Memory bound of indexing, in bytes; default two thirds of the machine's memory,
@@ -272,7 +281,8 @@ pub struct Config {
     pub experimental_no_snapshot_compaction: bool,
     /// Accepted; takes effect when settings editions land.
     pub experimental_no_edition_2024_for_settings: bool,
-    /// Accepted; takes effect when dumps land.
+    /// Accepted for compatibility: it chooses between Meilisearch's two indexers, and
+    /// coresearch has one, so a dump import is the same either way.
     pub experimental_no_edition_2024_for_dumps: bool,
     /// Accepted; takes effect when search personalization lands.
     pub experimental_personalization_api_key: Option<String>,
@@ -353,7 +363,8 @@ impl Config {
             .field("import_dump", &self.import_dump)
             .field("ignore_missing_dump", &self.ignore_missing_dump)
             .field("ignore_dump_if_db_exists", &self.ignore_dump_if_db_exists)
-            .field("dump_dir", &self.dump_dir);
+            .field("dump_dir", &self.dump_dir)
+            .field("dump_import_child", &self.dump_import_child);
     }
 
     fn debug_logging_and_indexing_fields(&self, debug: &mut fmt::DebugStruct<'_, '_>) {
@@ -801,19 +812,19 @@ struct Cli {
     )]
     schedule_snapshot: Option<SnapshotSchedule>,
 
-    /// Imports this dump file at launch. Accepted; takes effect when dumps land.
+    /// Imports this dump file at launch (into an empty database).
     #[arg(long, env = "MEILI_IMPORT_DUMP", conflicts_with = "import_snapshot")]
     import_dump: Option<PathBuf>,
 
-    /// Do not fail when `--import-dump` names no file. Accepted; takes effect when dumps land.
+    /// Do not fail when `--import-dump` names no file.
     #[arg(long, env = "MEILI_IGNORE_MISSING_DUMP", requires = "import_dump")]
     ignore_missing_dump: bool,
 
-    /// Ignore `--import-dump` when a database exists. Accepted; takes effect when dumps land.
+    /// Ignore `--import-dump` when a database exists.
     #[arg(long, env = "MEILI_IGNORE_DUMP_IF_DB_EXISTS", requires = "import_dump")]
     ignore_dump_if_db_exists: bool,
 
-    /// Where dumps are written. Accepted; takes effect when dumps land.
+    /// Where dumps are written.
     #[arg(long, env = "MEILI_DUMP_DIR", default_value = "dumps/")]
     dump_dir: PathBuf,
 
@@ -1239,7 +1250,22 @@ impl Config {
         let cwd = std::env::current_dir()
             .map_err(|source| ConfigError::WorkingDirectoryUnreadable { source })?;
         let variables = process_variables()?;
-        Config::parse_from(std::env::args_os(), &variables, &cwd)
+        let mut config = Config::parse_from(std::env::args_os(), &variables, &cwd)?;
+        config.dump_import_child = std::env::var_os(DUMP_IMPORT_CHILD_VARIABLE).map(PathBuf::from);
+        Ok(config)
+    }
+
+    /// The command that runs this program again, with the same arguments and environment,
+    /// as the child that indexes a dump into `data_directory` (see
+    /// [`DUMP_IMPORT_CHILD_VARIABLE`]).
+    pub fn dump_import_child_command(
+        data_directory: &Path,
+    ) -> std::io::Result<std::process::Command> {
+        let mut command = std::process::Command::new(std::env::current_exe()?);
+        command
+            .args(std::env::args_os().skip(1))
+            .env(DUMP_IMPORT_CHILD_VARIABLE, data_directory);
+        Ok(command)
     }
 
     /// Builds the configuration from `arguments` (the first one is the program name),
@@ -1330,6 +1356,7 @@ impl Config {
             experimental_no_edition_2024_for_settings: cli
                 .experimental_no_edition_2024_for_settings,
             experimental_no_edition_2024_for_dumps: cli.experimental_no_edition_2024_for_dumps,
+            dump_import_child: None,
             experimental_personalization_api_key: cli.experimental_personalization_api_key,
             experimental_allowed_ip_networks: cli.experimental_allowed_ip_networks,
             s3_snapshots,

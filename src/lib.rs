@@ -1,6 +1,8 @@
 //! coresearch: a thread-per-core search server that speaks the Meilisearch HTTP API.
 //!
 //! Layout, top to bottom (see DESIGN.md §1 and the README's layout table):
+//! - `backups` makes a data directory from a dump at start (`--import-dump`), before the
+//!   server opens it, on `server` (which indexes the dump) and `tasks` (the dump format);
 //! - `server` is the composition root: it starts the cores and wires every part;
 //! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
@@ -25,6 +27,7 @@
 //! circle between top-level folders.
 
 pub mod auth;
+pub mod backups;
 pub mod banner;
 pub mod config;
 pub mod control;

@@ -1,5 +1,5 @@
-//! The `coresearch` binary: reads the configuration, opens the data directory and runs the
-//! server until SIGINT or SIGTERM.
+//! The `coresearch` binary: reads the configuration, imports a dump when asked to, opens the
+//! data directory and runs the server until SIGINT or SIGTERM.
 
 use std::process::ExitCode;
 
@@ -23,6 +23,20 @@ fn main() -> ExitCode {
     }
     if let Err(error) = huge_pages {
         tracing::warn!(%error, "transparent huge pages stay on for this process");
+    }
+    if let Some(data_directory) = &config.dump_import_child {
+        // The child a dump import started: index what it registered, then stop.
+        return match coresearch::server::run_until_idle(&config, data_directory.clone()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("coresearch could not index the dump: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Err(error) = coresearch::backups::dump_import::import_at_start(&config) {
+        eprintln!("coresearch cannot start: {error}");
+        return ExitCode::FAILURE;
     }
     let data_directory = match coresearch::data_dir::DataDirectory::open(&config.db_path) {
         Ok(data_directory) => data_directory,

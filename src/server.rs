@@ -68,6 +68,8 @@ struct CoreSettings {
     /// `--log-level` and `--experimental-logs-mode`, for each core's request log.
     log_level: crate::config::LogLevel,
     log_mode: crate::config::LogMode,
+    /// Whether the control core stops every core once no task is enqueued or processing.
+    stop_when_idle: bool,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -85,16 +87,46 @@ fn shard_memory(config: &Config) -> ShardMemory {
 
 /// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
 pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
+    run_cores(config, data_directory, Mode::Serve)
+}
+
+/// Runs the cores on `data_directory` without listening and without webhooks, until no task
+/// is enqueued or processing (or SIGINT or SIGTERM): how a dump import indexes what it
+/// registered through the normal write path before the server starts.
+pub fn run_until_idle(config: &Config, data_directory: PathBuf) -> Result<(), String> {
+    run_cores(config, data_directory, Mode::UntilIdle)
+}
+
+/// How long the cores of [`run_until_idle`] wait between two looks at the queue.
+pub const IDLE_POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Whether the cores serve requests, or only process the queue until it is idle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Serve,
+    UntilIdle,
+}
+
+fn run_cores(config: &Config, data_directory: PathBuf, mode: Mode) -> Result<(), String> {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
-    let addresses = resolve(&config.http_addr)?;
+    let addresses = match mode {
+        Mode::Serve => resolve(&config.http_addr)?,
+        Mode::UntilIdle => Vec::new(),
+    };
     let shutdown = ShutdownFlag::from_signals()
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;
-    let tls = tls_config(config)?;
+    let tls = match mode {
+        Mode::Serve => tls_config(config)?,
+        Mode::UntilIdle => None,
+    };
     let keys = open_key_store(&data_directory, config.master_key.clone())?.snapshot();
     let (queue, interrupted) = open_task_queue(&data_directory)?;
     let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
         .map_err(|error| format!("could not read the index catalog: {error}"))?;
-    let webhooks = startup_webhooks(config, &data_directory)?;
+    let webhooks = match mode {
+        Mode::Serve => startup_webhooks(config, &data_directory)?,
+        Mode::UntilIdle => Arc::new(Webhooks::new(None, Default::default())),
+    };
     let settings = CoreSettings {
         data_directory: data_directory.clone(),
         webhooks,
@@ -118,32 +150,40 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
         catalog: Arc::new(catalog),
         interrupted,
         scheduler: scheduler_options(config, &data_directory)?,
-        search_queue: SearchQueueLimits {
-            queue_size: config.experimental_search_queue_size,
-            cores: config.cores,
-            searches_per_core: config.experimental_nb_searches_per_core.get(),
-            drop_after: Duration::from_secs(
-                u64::try_from(config.experimental_drop_search_after.get()).unwrap_or(u64::MAX),
-            ),
-        },
+        search_queue: search_queue_limits(config),
         log_level: config.log_level,
         log_mode: config.experimental_logs_mode,
+        stop_when_idle: mode == Mode::UntilIdle,
     };
     let options = RuntimeOptions {
         cores: config.cores,
         addresses: addresses.clone(),
     };
-    tracing::info!(
-        addresses = ?addresses,
-        cores = config.cores,
-        "coresearch {} (Meilisearch API {}) starting",
-        env!("CARGO_PKG_VERSION"),
-        crate::routes::root::API_VERSION
-    );
+    if mode == Mode::Serve {
+        tracing::info!(
+            addresses = ?addresses,
+            cores = config.cores,
+            "coresearch {} (Meilisearch API {}) starting",
+            env!("CARGO_PKG_VERSION"),
+            crate::routes::root::API_VERSION
+        );
+    }
     crate::runtime::run(&options, shutdown, move |context| {
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The search queue's limits from the configuration.
+fn search_queue_limits(config: &Config) -> SearchQueueLimits {
+    SearchQueueLimits {
+        queue_size: config.experimental_search_queue_size,
+        cores: config.cores,
+        searches_per_core: config.experimental_nb_searches_per_core.get(),
+        drop_after: Duration::from_secs(
+            u64::try_from(config.experimental_drop_search_after.get()).unwrap_or(u64::MAX),
+        ),
+    }
 }
 
 /// The margin an export's default payload keeps below the payload limit.
@@ -217,6 +257,9 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         settings.shard_memory,
     )
     .await?;
+    if settings.stop_when_idle && core == CONTROL_CORE {
+        stop_when_idle(settings.queue.clone(), shutdown.clone());
+    }
     if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
             coordinator.clone(),
@@ -251,6 +294,26 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     mesh.close();
     data_mesh.close();
     Ok(())
+}
+
+/// Raises `shutdown` once no task of `queue` is enqueued or processing (or the queue cannot
+/// be read, which is logged).
+fn stop_when_idle(queue: Arc<TaskQueue>, shutdown: ShutdownFlag) {
+    crate::runtime::spawn_detached(async move {
+        loop {
+            crate::runtime::sleep(IDLE_POLL_INTERVAL).await;
+            let queue = queue.clone();
+            match crate::runtime::blocking::run(move || queue.has_unfinished_tasks()).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => {
+                    tracing::error!(%error, "could not read the task queue");
+                    break;
+                }
+            }
+        }
+        shutdown.raise();
+    });
 }
 
 /// The control state this core's replica starts with; the control core also opens the key
