@@ -2049,6 +2049,7 @@ mod tests {
             ignore_missing_dump,
             ignore_dump_if_db_exists,
             dump_dir,
+            dump_import_child,
             log_level,
             max_indexing_memory,
             max_indexing_threads,
