@@ -1,6 +1,7 @@
 //! The shard side of a dump ([`DumpDocuments`]): the shard writes every document of its last
 //! commit as one line of JSON (with `_vectors` when the index has embedders, as an export
-//! sends them) into a file of the dump's staging directory.
+//! sends them) into a file of the dump's staging directory, in internal id order, and the
+//! internal ids beside them, so the dump can list the index's documents in its order.
 //!
 //! Why on the shard's core: reading and serializing the documents is a dump's work, and each
 //! shard does its share on its own core, in the indexing latency class (searches come
@@ -36,10 +37,12 @@ pub struct DumpProgress {
     pub stop: AtomicBool,
 }
 
-/// Write every document of the shard into the new file `path`.
+/// Write every document of the shard into the new file `path`, one line each in internal id
+/// order, and each line's internal id (little-endian `u32`) into the new file `order_path`.
 #[derive(Debug)]
 pub struct DumpDocuments {
     pub path: PathBuf,
+    pub order_path: PathBuf,
     pub progress: Arc<DumpProgress>,
 }
 
@@ -76,12 +79,15 @@ impl ShardRequest for DumpDocuments {
 impl DumpDocuments {
     /// Writes the shard's documents, a chunk at a time.
     async fn write(&self, snapshot: &ShardSnapshot) -> Result<ShardDumped, ResponseError> {
-        let path = self.path.clone();
-        let mut file = crate::runtime::blocking::run(move || File::create(path))
-            .await
-            .map_err(|error| io_error(&error))?;
+        let (path, order_path) = (self.path.clone(), self.order_path.clone());
+        let (mut file, mut order_file) = crate::runtime::blocking::run(move || {
+            Ok::<_, std::io::Error>((File::create(path)?, File::create(order_path)?))
+        })
+        .await
+        .map_err(|error| io_error(&error))?;
         let with_vectors = !snapshot.vector_settings().is_empty();
         let mut chunk = Vec::with_capacity(DUMP_CHUNK_BYTES);
+        let mut order = Vec::new();
         let mut documents = 0;
         let mut reported = 0;
         for (position, id) in snapshot.document_ids().iter().enumerate() {
@@ -96,9 +102,11 @@ impl DumpDocuments {
             }
             document_line(snapshot, id, with_vectors, &mut chunk)?;
             chunk.push(b'\n');
+            order.extend_from_slice(&id.to_le_bytes());
             documents += 1;
             if chunk.len() >= DUMP_CHUNK_BYTES {
                 file = write_chunk(file, std::mem::take(&mut chunk)).await?;
+                order_file = write_chunk(order_file, std::mem::take(&mut order)).await?;
                 self.progress
                     .written
                     .fetch_add(documents - reported, Ordering::Relaxed);
@@ -106,6 +114,7 @@ impl DumpDocuments {
             }
         }
         write_chunk(file, chunk).await?;
+        write_chunk(order_file, order).await?;
         self.progress
             .written
             .fetch_add(documents - reported, Ordering::Relaxed);

@@ -13,8 +13,8 @@ use storage_engine::Direction;
 use super::batch::Batch;
 use super::model::{Status, Task, TaskUid};
 use super::queue::{
-    ALL_TREES, BATCHES_TREE, BY_STATUS_TREE, META_TREE, NEXT_TASK_UID_KEY, QueueError,
-    QueueResult, TASKS_TREE, TaskQueue, decode, encode, uid_bytes,
+    ALL_TREES, BATCHES_TREE, BY_STATUS_TREE, META_TREE, NEXT_TASK_UID_KEY, QueueError, QueueResult,
+    TASKS_TREE, TaskQueue, decode, encode, uid_bytes,
 };
 use crate::coordinator::catalog::Catalog;
 
@@ -118,7 +118,13 @@ mod tests {
         batch.recompute(std::slice::from_ref(&imported), false);
         let empty = Catalog::default();
         queue
-            .replace_history(std::slice::from_ref(&imported), &[batch.clone()], 9, &empty, &empty)
+            .replace_history(
+                std::slice::from_ref(&imported),
+                &[batch.clone()],
+                9,
+                &empty,
+                &empty,
+            )
             .unwrap();
         let mut tasks = Vec::new();
         let mut batches = Vec::new();

@@ -79,7 +79,11 @@ impl Server {
             command.arg("--master-key").arg(master_key);
         }
         // Dumps go beside the data directory, not into the directory the tests run from.
-        if !options.extra_arguments.iter().any(|argument| argument == "--dump-dir") {
+        if !options
+            .extra_arguments
+            .iter()
+            .any(|argument| argument == "--dump-dir")
+        {
             command
                 .arg("--dump-dir")
                 .arg(data_directory.with_extension("dumps"));

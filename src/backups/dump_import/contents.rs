@@ -190,7 +190,9 @@ fn read_tasks(root: &Path) -> Result<Vec<DumpedTask>, String> {
 }
 
 fn read_batches(root: &Path) -> Result<Vec<BatchRecord>, String> {
-    let path = root.join(layout::BATCHES_DIRECTORY).join(layout::QUEUE_FILE);
+    let path = root
+        .join(layout::BATCHES_DIRECTORY)
+        .join(layout::QUEUE_FILE);
     if !path.is_file() {
         return Ok(Vec::new());
     }
@@ -211,15 +213,17 @@ fn read_indexes(root: &Path) -> Result<Vec<DumpedIndex>, String> {
         }
     }
     folders.sort();
-    folders.iter().map(|folder| read_index(root, folder)).collect()
+    folders
+        .iter()
+        .map(|folder| read_index(root, folder))
+        .collect()
 }
 
 fn read_index(root: &Path, folder: &Path) -> Result<DumpedIndex, String> {
     let metadata: IndexMetadata = read_json(&folder.join(layout::INDEX_METADATA_FILE))?;
     let settings_path = folder.join(layout::INDEX_SETTINGS_FILE);
     let settings: Value = read_json(&settings_path)?;
-    let invalid =
-        |message: String| format!("{}: {message}", display(root, &settings_path));
+    let invalid = |message: String| format!("{}: {message}", display(root, &settings_path));
     let update = decode_settings_body(settings).map_err(|error| invalid(error.message))?;
     let every_feature = SettingsFeatures {
         chat_completions: true,
@@ -241,7 +245,10 @@ fn read_index(root: &Path, folder: &Path) -> Result<DumpedIndex, String> {
 
 /// `path` relative to the dump, for messages.
 fn display(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {

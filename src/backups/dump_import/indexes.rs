@@ -109,10 +109,7 @@ pub fn check_imported(queue: &TaskQueue, registered: &[RegisteredIndex]) -> Resu
             match task.status {
                 Status::Succeeded => {}
                 Status::Failed => {
-                    let message = task
-                        .error
-                        .map(|error| error.0.message)
-                        .unwrap_or_default();
+                    let message = task.error.map(|error| error.0.message).unwrap_or_default();
                     return Err(format!(
                         "the index `{}` of the dump could not be imported: {message}",
                         index.uid

@@ -110,8 +110,8 @@ fn import_in(config: &Config, dump: &Path, staging: &Path) -> Result<(), String>
         .map_err(|error| format!("could not create {}: {error}", unpacked.display()))?;
     unpack_archive(dump, &unpacked).map_err(|message| format!("the file {message}"))?;
     let root_prefix = format!("{}/", unpacked.display());
-    let mut contents = contents::read_contents(&unpacked)
-        .map_err(|message| message.replace(&root_prefix, ""))?;
+    let mut contents =
+        contents::read_contents(&unpacked).map_err(|message| message.replace(&root_prefix, ""))?;
     tracing::info!(
         version = %contents.metadata.db_version,
         date = %contents.metadata.dump_date,
@@ -130,7 +130,10 @@ fn import_in(config: &Config, dump: &Path, staging: &Path) -> Result<(), String>
     index_in_child(&data)?;
     {
         let queue = open_queue(&queue_path)?;
-        if queue.has_unfinished_tasks().map_err(|error| error.to_string())? {
+        if queue
+            .has_unfinished_tasks()
+            .map_err(|error| error.to_string())?
+        {
             return Err("the import was interrupted".to_owned());
         }
         indexes::check_imported(&queue, &registered)?;
@@ -162,7 +165,12 @@ fn open_queue(path: &Path) -> Result<TaskQueue, String> {
 /// Renames the finished data directory `data` to `database` (an empty `database` is
 /// replaced), then syncs the parent directory.
 fn move_into_place(data: &Path, database: &Path) -> Result<(), String> {
-    let failure = |error: std::io::Error| format!("could not move the data directory into {}: {error}", database.display());
+    let failure = |error: std::io::Error| {
+        format!(
+            "could not move the data directory into {}: {error}",
+            database.display()
+        )
+    };
     if database.is_dir() {
         // Empty but for a lock file left by an earlier start.
         let lock = database.join(LOCK_FILE_NAME);
@@ -184,10 +192,9 @@ fn move_into_place(data: &Path, database: &Path) -> Result<(), String> {
 /// Removes `folder` and everything in it; a missing folder is no error.
 fn remove_folder(folder: &Path) -> Result<(), String> {
     match fs::remove_dir_all(folder) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(format!(
-            "could not remove {}: {error}",
-            folder.display()
-        )),
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("could not remove {}: {error}", folder.display()))
+        }
         _ => Ok(()),
     }
 }

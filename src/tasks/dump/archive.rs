@@ -2,8 +2,12 @@
 //! compressed with gzip — written from a staging directory, and unpacked into one.
 //!
 //! Writing: the staging directory is archived in name order; a file named `X.part-N` is
-//! piece `N` of file `X` (each shard of an index writes its documents as one piece), and the
-//! pieces go into the archive as the one file `X`, in piece order. The archive is written
+//! piece `N` of the JSON lines file `X` (each shard of an index writes its documents as one
+//! piece), and the pieces go into the archive as the one file `X`. When every piece `N` has
+//! its order file `X.order-N` (one little-endian `u32` per line: the document's internal
+//! id, increasing), the lines are merged in internal id order — the order of the index, so
+//! an import assigns ids in the same order and ties rank the same — otherwise they follow
+//! one another in piece order. The archive is written
 //! to a temporary file, synced, and only then renamed to its final name (and the directory
 //! synced), so a crash never leaves a partial dump under a dump's name.
 //!
@@ -29,10 +33,19 @@ const ARCHIVE_BUFFER_BYTES: usize = 1 << 20;
 
 /// The marker of a piece of a file in the staging directory.
 const PIECE_MARKER: &str = ".part-";
+/// The marker of the order file of a piece.
+const ORDER_MARKER: &str = ".order-";
+/// The bytes of one entry of an order file.
+const ORDER_ENTRY_BYTES: usize = 4;
 
 /// The staging name of piece `piece` of the file `name`.
 pub fn piece_name(name: &str, piece: u32) -> String {
     format!("{name}{PIECE_MARKER}{piece}")
+}
+
+/// The staging name of the order file of piece `piece` of the file `name`.
+pub fn order_name(name: &str, piece: u32) -> String {
+    format!("{name}{ORDER_MARKER}{piece}")
 }
 
 /// Archives `staging` into `temporary` (synced), then renames it to `destination` and syncs
@@ -79,32 +92,124 @@ fn append_directory<W: Write>(
         if path.is_dir() {
             builder.append_dir(&inside, &path)?;
             append_directory(builder, root, &inside)?;
-        } else if let Some((whole, piece)) = split_piece(&name) {
+        } else if let Some((whole, piece)) = split_marked(&name, PIECE_MARKER) {
             pieces.entry(whole).or_default().push((piece, path));
-        } else {
+        } else if split_marked(&name, ORDER_MARKER).is_none() {
             builder.append_path_with_name(&path, &inside)?;
         }
     }
     for (whole, mut parts) in pieces {
         parts.sort();
-        let paths: Vec<PathBuf> = parts.into_iter().map(|(_, path)| path).collect();
         let mut size = 0;
-        for path in &paths {
+        for (_, path) in &parts {
             size += fs::metadata(path)?.len();
         }
         let mut header = tar::Header::new_gnu();
         header.set_entry_type(tar::EntryType::Regular);
         header.set_size(size);
         header.set_mode(0o644);
-        builder.append_data(&mut header, relative.join(whole), Pieces::new(paths))?;
+        let orders: Vec<PathBuf> = parts
+            .iter()
+            .map(|(piece, path)| path.with_file_name(order_name(&whole, *piece)))
+            .collect();
+        let paths: Vec<PathBuf> = parts.into_iter().map(|(_, path)| path).collect();
+        let inside = relative.join(&whole);
+        if orders.iter().all(|order| order.is_file()) {
+            let merged = MergedLines::open(&paths, &orders)?;
+            builder.append_data(&mut header, inside, merged)?;
+        } else {
+            builder.append_data(&mut header, inside, Pieces::new(paths))?;
+        }
     }
     Ok(())
 }
 
-/// `X.part-N` as (`X`, `N`).
-fn split_piece(name: &str) -> Option<(String, u32)> {
-    let (whole, piece) = name.rsplit_once(PIECE_MARKER)?;
+/// `X<marker>N` as (`X`, `N`).
+fn split_marked(name: &str, marker: &str) -> Option<(String, u32)> {
+    let (whole, piece) = name.rsplit_once(marker)?;
     Some((whole.to_owned(), piece.parse().ok()?))
+}
+
+/// One piece being merged: its lines, its order, and its next line.
+struct OrderedPiece {
+    lines: BufReader<File>,
+    order: BufReader<File>,
+    /// The internal id and bytes of the piece's next line, `None` once it is exhausted.
+    next: Option<(u32, Vec<u8>)>,
+}
+
+impl OrderedPiece {
+    fn advance(&mut self) -> io::Result<()> {
+        let mut id = [0; ORDER_ENTRY_BYTES];
+        match self.order.read_exact(&mut id) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                self.next = None;
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        }
+        let mut line = Vec::new();
+        std::io::BufRead::read_until(&mut self.lines, b'\n', &mut line)?;
+        if line.is_empty() {
+            return Err(io::Error::other(
+                "an order file names more lines than its piece has",
+            ));
+        }
+        self.next = Some((u32::from_le_bytes(id), line));
+        Ok(())
+    }
+}
+
+/// The lines of several pieces merged by the internal ids of their order files.
+struct MergedLines {
+    pieces: Vec<OrderedPiece>,
+    /// The line being handed out, and how much of it was.
+    pending: Vec<u8>,
+    handed: usize,
+}
+
+impl MergedLines {
+    fn open(paths: &[PathBuf], orders: &[PathBuf]) -> io::Result<MergedLines> {
+        let mut pieces = Vec::with_capacity(paths.len());
+        for (path, order) in paths.iter().zip(orders) {
+            let mut piece = OrderedPiece {
+                lines: BufReader::with_capacity(ARCHIVE_BUFFER_BYTES, File::open(path)?),
+                order: BufReader::new(File::open(order)?),
+                next: None,
+            };
+            piece.advance()?;
+            pieces.push(piece);
+        }
+        Ok(MergedLines {
+            pieces,
+            pending: Vec::new(),
+            handed: 0,
+        })
+    }
+}
+
+impl Read for MergedLines {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.handed == self.pending.len() {
+            let smallest = self
+                .pieces
+                .iter_mut()
+                .filter(|piece| piece.next.is_some())
+                .min_by_key(|piece| piece.next.as_ref().map(|(id, _)| *id));
+            let Some(piece) = smallest else {
+                return Ok(0);
+            };
+            let (_, line) = piece.next.take().expect("the piece has a next line");
+            piece.advance()?;
+            self.pending = line;
+            self.handed = 0;
+        }
+        let count = buffer.len().min(self.pending.len() - self.handed);
+        buffer[..count].copy_from_slice(&self.pending[self.handed..self.handed + count]);
+        self.handed += count;
+        Ok(count)
+    }
 }
 
 /// The files of a list read one after the other.
@@ -190,7 +295,17 @@ mod tests {
         fs::write(staging.join("metadata.json"), "{}").unwrap();
         fs::write(staging.join("indexes/movies/documents.jsonl.part-1"), "b\n").unwrap();
         fs::write(staging.join("indexes/movies/documents.jsonl.part-0"), "a\n").unwrap();
-        fs::write(staging.join("indexes/movies/documents.jsonl.part-10"), "c\n").unwrap();
+        fs::write(
+            staging.join("indexes/movies/documents.jsonl.part-10"),
+            "c\n",
+        )
+        .unwrap();
+        fs::create_dir_all(staging.join("merged")).unwrap();
+        fs::write(staging.join("merged/d.part-0"), "a\nc\nd\n").unwrap();
+        fs::write(staging.join("merged/d.part-1"), "b\ne\n").unwrap();
+        let ids = |ids: &[u32]| -> Vec<u8> { ids.iter().flat_map(|id| id.to_le_bytes()).collect() };
+        fs::write(staging.join("merged/d.order-0"), ids(&[0, 5, 7])).unwrap();
+        fs::write(staging.join("merged/d.order-1"), ids(&[2, 9])).unwrap();
         let temporary = scratch.path().join("x.dump.tmp");
         let destination = scratch.path().join("x.dump");
         write_archive(&staging, &temporary, &destination).unwrap();
@@ -206,6 +321,11 @@ mod tests {
             fs::read_to_string(unpacked.join("metadata.json")).unwrap(),
             "{}"
         );
+        assert_eq!(
+            fs::read_to_string(unpacked.join("merged/d")).unwrap(),
+            "a\nb\nc\nd\ne\n"
+        );
+        assert!(!unpacked.join("merged/d.order-0").exists());
     }
 
     #[test]

@@ -96,6 +96,9 @@ mod tests {
         let line = r#"{"uid":"422ee132-8a7e-421a-8acc-1a41a20fbf4f","actions":["doggo"],"indexes":["*"],"expires_at":null,"created_at":"2025-07-31T09:20:20Z","updated_at":"2025-07-31T09:20:20Z"}"#;
         let record: KeyRecord = serde_json::from_str(line).unwrap();
         let error = key_from_record(record).unwrap_err();
-        assert!(error.contains("422ee132") && error.contains("doggo"), "{error}");
+        assert!(
+            error.contains("422ee132") && error.contains("doggo"),
+            "{error}"
+        );
     }
 }

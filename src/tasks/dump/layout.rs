@@ -151,7 +151,8 @@ mod tests {
 
     #[test]
     fn metadata_reads_as_meilisearch_writes_it() {
-        let text = r#"{"dumpVersion":"V6","dbVersion":"1.8.0","dumpDate":"2024-05-16T15:51:34.151044Z"}"#;
+        let text =
+            r#"{"dumpVersion":"V6","dbVersion":"1.8.0","dumpDate":"2024-05-16T15:51:34.151044Z"}"#;
         let metadata: DumpMetadata = serde_json::from_str(text).expect("metadata decodes");
         assert_eq!(metadata.dump_version, "V6");
         assert_eq!(serde_json::to_string(&metadata).expect("encodes"), text);

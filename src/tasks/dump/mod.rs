@@ -45,7 +45,7 @@ use self::layout::{DumpMetadata, IndexMetadata, dump_uid};
 use self::reservation::{Reservation, ReservationError};
 use self::staging::{QueueSource, StagingError, TopLevel};
 use super::control_side::ControlSide;
-use super::model::{Details, Task, TARGET_VERSION};
+use super::model::{Details, TARGET_VERSION, Task};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use crate::control::ControlPlane;
 use crate::coordinator::Coordinator;
@@ -146,14 +146,13 @@ impl DumpWork {
         let uid = dump_uid(started_at);
         let directory = self.dump_directory.clone();
         let reserved_uid = uid.clone();
-        let reservation = crate::runtime::blocking::run(move || {
-            Reservation::take(&directory, &reserved_uid)
-        })
-        .await
-        .map_err(|error| match error {
-            ReservationError::AlreadyProcessing => Stop::AlreadyProcessing,
-            ReservationError::Io(error) => Stop::from(error),
-        })?;
+        let reservation =
+            crate::runtime::blocking::run(move || Reservation::take(&directory, &reserved_uid))
+                .await
+                .map_err(|error| match error {
+                    ReservationError::AlreadyProcessing => Stop::AlreadyProcessing,
+                    ReservationError::Io(error) => Stop::from(error),
+                })?;
         let outcome = match self.fill(&reservation, task, started_at, progress).await {
             Ok(()) => self.archive(&reservation).await,
             Err(stop) => Err(stop),
@@ -190,7 +189,8 @@ impl DumpWork {
     ) -> Result<(), Stop> {
         let top = self.top_level(started_at);
         let staging = reservation.staging.clone();
-        self.control.set_progress("dumping the keys and settings", 0, 1);
+        self.control
+            .set_progress("dumping the keys and settings", 0, 1);
         let keys = top.keys.clone();
         crate::runtime::blocking::run(move || staging::write_top_level(&staging, &top)).await?;
         self.control.set_progress("dumping the tasks", 0, 1);
@@ -287,10 +287,9 @@ impl DumpWork {
         let answers = self
             .coordinator
             .ask_every_shard(&record.shard_set(), |shard| DumpDocuments {
-                path: directory.join(archive::piece_name(
-                    layout::INDEX_DOCUMENTS_FILE,
-                    shard,
-                )),
+                path: directory.join(archive::piece_name(layout::INDEX_DOCUMENTS_FILE, shard)),
+                order_path: directory
+                    .join(archive::order_name(layout::INDEX_DOCUMENTS_FILE, shard)),
                 progress: progress.clone(),
             })
             .await;

@@ -331,9 +331,7 @@ fn instance_kind_to_record(kind: &KindWithContent, keys: &[Value]) -> Option<Kin
                 .collect(),
         },
         KindWithContent::UpgradeDatabase { from } => KindRecord::UpgradeDatabase { from },
-        KindWithContent::IndexCompaction { index_uid } => {
-            KindRecord::IndexCompaction { index_uid }
-        }
+        KindWithContent::IndexCompaction { index_uid } => KindRecord::IndexCompaction { index_uid },
         KindWithContent::NetworkTopologyChange => KindRecord::NetworkTopologyChange(Value::Null),
         _ => return None,
     })
@@ -403,7 +401,11 @@ fn document_kind_from_record(
     index_uid: &Option<String>,
     content: ImportedContent,
 ) -> Result<Result<KindWithContent, KindRecord>, String> {
-    let index = || index_uid.clone().ok_or_else(|| "its index is missing".to_owned());
+    let index = || {
+        index_uid
+            .clone()
+            .ok_or_else(|| "its index is missing".to_owned())
+    };
     Ok(Ok(match kind {
         KindRecord::DocumentImport {
             primary_key,
@@ -469,7 +471,11 @@ fn index_kind_from_record(
     kind: KindRecord,
     index_uid: Option<String>,
 ) -> Result<KindWithContent, String> {
-    let index = || index_uid.clone().ok_or_else(|| "its index is missing".to_owned());
+    let index = || {
+        index_uid
+            .clone()
+            .ok_or_else(|| "its index is missing".to_owned())
+    };
     Ok(match kind {
         KindRecord::IndexDeletion => KindWithContent::IndexDeletion {
             index_uid: index()?,
