@@ -589,3 +589,28 @@ fn a_key_restricted_to_some_indexes_never_exports() {
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.json()["type"], "export");
 }
+
+/// `POST /dumps` writes every index, key and task of the instance: an instance-wide action.
+/// A key restricted to some indexes is refused (even one holding `*`), and such a key cannot
+/// be given `dumps.create`; a key holding `dumps.create` over every index registers the dump.
+#[test]
+fn a_key_restricted_to_some_indexes_never_creates_a_dump() {
+    let server = start();
+    let restricted = create_scoped_key(&server, &["*"], &["base"]);
+    let response = server.raw(&json_request("POST", "/dumps", Some(&restricted), ""));
+    assert_invalid_api_key(&response, "POST /dumps with a `*` key scoped to `base`");
+    let scoped_dump = json!({"actions": ["dumps.create"], "indexes": ["base"], "expiresAt": null});
+    let response = server.send("POST", "/keys", Some(&scoped_dump));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json()["code"],
+        "index_scoped_api_key_with_global_action"
+    );
+    let tasks = server.send("GET", "/tasks", None).json();
+    assert_eq!(tasks["total"], 0, "nothing was registered: {tasks}");
+
+    let dumper = create_scoped_key(&server, &["dumps.*"], &["*"]);
+    let response = server.raw(&json_request("POST", "/dumps", Some(&dumper), ""));
+    assert_eq!(response.status, 202, "{}", response.text());
+    assert_eq!(response.json()["type"], "dumpCreation");
+}

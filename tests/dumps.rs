@@ -311,8 +311,11 @@ fn a_dump_brings_back_every_document_setting_key_task_and_search() {
     assert_eq!(keys(&twice).len(), keys(&source).len());
 }
 
+/// The files of a dump: (path inside the dump, content).
+type DumpFiles = Vec<(String, String)>;
+
 /// The files of a dump written by Meilisearch 1.41, as its dump writer lays them out.
-fn meilisearch_dump_files() -> Vec<(String, String)> {
+fn meilisearch_dump_files() -> DumpFiles {
     let lines =
         |values: &[Value]| -> String { values.iter().map(|value| format!("{value}\n")).collect() };
     let key = |uid: &str, name: &str, actions: Value| {
@@ -686,12 +689,12 @@ fn corrupt_truncated_foreign_and_future_dumps_stop_the_start_and_leave_nothing()
     let good = scratch.path().join("good.dump");
     archive(&good, &meilisearch_dump_files());
     let bytes = std::fs::read(&good).unwrap();
-    let with = |change: &dyn Fn(&mut Vec<(String, String)>)| {
+    let with = |change: &dyn Fn(&mut DumpFiles)| {
         let mut files = meilisearch_dump_files();
         change(&mut files);
         files
     };
-    let set = |files: &mut Vec<(String, String)>, name: &str, content: &str| {
+    let set = |files: &mut DumpFiles, name: &str, content: &str| {
         files.iter_mut().find(|(file, _)| file == name).unwrap().1 = content.to_owned();
     };
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -719,7 +722,7 @@ fn corrupt_truncated_foreign_and_future_dumps_stop_the_start_and_leave_nothing()
             (name.to_owned(), path, message.to_owned())
         })
         .collect();
-    let variants: Vec<(&str, Vec<(String, String)>, &str)> = vec![
+    let variants: Vec<(&str, DumpFiles, &str)> = vec![
         (
             "future",
             with(&|files| {
@@ -964,4 +967,92 @@ fn only_a_key_over_every_index_creates_a_dump() {
     let mut magic = [0u8; 2];
     file.read_exact(&mut magic).unwrap();
     assert_eq!(magic, [0x1f, 0x8b], "a dump is gzip");
+}
+
+/// The files of the `.dump` at `path`, by path inside the archive.
+fn dump_entries(path: &Path) -> std::collections::BTreeMap<String, String> {
+    let file = std::fs::File::open(path).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut entries = std::collections::BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.header().entry_type().is_file() {
+            let name = entry.path().unwrap().to_string_lossy().into_owned();
+            let mut content = String::new();
+            entry.read_to_string(&mut content).unwrap();
+            entries.insert(name, content);
+        }
+    }
+    entries
+}
+
+#[test]
+fn a_document_addition_waiting_when_the_dump_ran_comes_back_with_its_documents() {
+    let source = Server::start_with(options(&[]));
+    let big: Vec<Value> = (0..40_000)
+        .map(|n| json!({"id": n, "text": format!("words {n}")}))
+        .collect();
+    let response = source.send("POST", "/indexes/big/documents", Some(&json!(big)));
+    let big_uid = response.json()["taskUid"].as_u64().unwrap();
+    let started = Instant::now();
+    while get(&source, &format!("/tasks/{big_uid}"))["status"] != "processing" {
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A CSV addition and a dump wait behind the big batch; the dump goes first (as in
+    // Meilisearch, dumps come before index tasks), so the addition is still enqueued in it.
+    let csv = "id,title,year:number\n1,Carol,2015\n2,Heat,1995\n";
+    let request = format!(
+        "POST /indexes/movies/documents HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {MASTER_KEY}\r\nContent-Type: text/csv\r\nContent-Length: {}\r\n\r\n{csv}",
+        csv.len()
+    );
+    let waiting = source.raw(&request);
+    assert_eq!(waiting.status, 202, "{}", waiting.text());
+    let waiting_uid = waiting.json()["taskUid"].as_u64().unwrap();
+    let dump_task = source.send("POST", "/dumps", None).json();
+    assert_eq!(
+        get(&source, &format!("/tasks/{big_uid}"))["status"],
+        "processing",
+        "the big batch must still run when the dump is registered"
+    );
+    let dump_task = source.wait_task(&dump_task["taskUid"]);
+    assert_eq!(dump_task["status"], "succeeded", "{dump_task}");
+    let dump = dump_directory(&source).join(format!(
+        "{}.dump",
+        dump_task["details"]["dumpUid"].as_str().unwrap()
+    ));
+    let entries = dump_entries(&dump);
+    let queued: Value = entries["tasks/queue.jsonl"]
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|task| task["uid"] == waiting_uid)
+        .unwrap();
+    assert_eq!(queued["status"], "enqueued", "{queued}");
+    assert_eq!(
+        queued["type"]["documentImport"]["documents_count"], 2,
+        "{queued}"
+    );
+    assert_eq!(
+        entries[&format!("tasks/update_files/{waiting_uid}.jsonl")],
+        "{\"id\":\"1\",\"title\":\"Carol\",\"year\":2015}\n{\"id\":\"2\",\"title\":\"Heat\",\"year\":1995}\n"
+    );
+    assert_eq!(
+        entries["indexes/big/documents.jsonl"].lines().count(),
+        40_000
+    );
+    assert_eq!(source.wait_task(waiting_uid)["status"], "succeeded");
+
+    let scratch = tempfile::tempdir().unwrap();
+    let imported = Server::start_on(
+        &scratch.path().join("imported.ms"),
+        &options(&["--import-dump", &dump.to_string_lossy()]),
+    );
+    let task = imported.wait_task(waiting_uid);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    assert_eq!(task["details"]["indexedDocuments"], 2);
+    assert_eq!(documents(&imported, "movies"), documents(&source, "movies"));
+    assert_eq!(
+        get(&imported, "/indexes/big/stats")["numberOfDocuments"],
+        40_000
+    );
 }
