@@ -857,29 +857,38 @@ fn missing_dumps_and_existing_databases_are_decided_as_meilisearch_does() {
     assert_eq!(uids, vec!["kept".to_owned()]);
 }
 
-#[test]
-fn a_kill_during_a_dump_leaves_earlier_dumps_whole_and_no_partial_dump() {
-    let scratch = tempfile::tempdir().unwrap();
-    let database = scratch.path().join("data.ms");
-    let server = Server::start_on(&database, &options(&[]));
-    let documents: Vec<Value> = (0..40_000)
-        .map(|n| json!({"id": n, "text": format!("document number {n} with some words to index")}))
+/// Documents in the heavy index: enough bytes that writing and compressing a dump of them
+/// takes a while, though they are cheap to index (the payload is not searchable).
+const HEAVY_DOCUMENTS: usize = 20_000;
+
+/// Fills the index `heavy` with [`HEAVY_DOCUMENTS`] documents of about 2 KB each.
+fn index_heavy(server: &Server) {
+    succeed(
+        server,
+        "PATCH",
+        "/indexes/heavy/settings",
+        Some(&json!({"searchableAttributes": ["title"]})),
+    );
+    let documents: Vec<Value> = (0..HEAVY_DOCUMENTS)
+        .map(|n| {
+            let payload: String = (0..200)
+                .map(|k| format!("{:09}", n * 7919 + k * 104_729))
+                .collect();
+            json!({"id": n, "title": format!("heavy {n}"), "payload": payload})
+        })
         .collect();
     succeed(
-        &server,
+        server,
         "POST",
-        "/indexes/big/documents",
+        "/indexes/heavy/documents",
         Some(&json!(documents)),
     );
-    let earlier = create_dump(&server);
-    let earlier_bytes = std::fs::read(&earlier).unwrap();
-    let directory = dump_directory(&server);
-    let response = server.send("POST", "/dumps", None);
-    assert_eq!(response.status, 202);
-    let interrupted_uid = response.json()["taskUid"].as_u64().unwrap();
-    // Kill while the dump writes its files (its staging directory exists).
+}
+
+/// Waits until a dump is being written in `directory` (its staging directory exists).
+fn wait_for_a_dump_in_progress(directory: &Path) {
     let started = Instant::now();
-    while !entries(&directory)
+    while !entries(directory)
         .iter()
         .any(|name| name.ends_with(".dump.staging"))
     {
@@ -887,8 +896,23 @@ fn a_kill_during_a_dump_leaves_earlier_dumps_whole_and_no_partial_dump() {
             started.elapsed() < Duration::from_secs(30),
             "the dump never started"
         );
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+#[test]
+fn a_kill_during_a_dump_leaves_earlier_dumps_whole_and_no_partial_dump() {
+    let scratch = tempfile::tempdir().unwrap();
+    let database = scratch.path().join("data.ms");
+    let server = Server::start_on(&database, &options(&[]));
+    index_heavy(&server);
+    let earlier = create_dump(&server);
+    let earlier_bytes = std::fs::read(&earlier).unwrap();
+    let directory = dump_directory(&server);
+    let response = server.send("POST", "/dumps", None);
+    assert_eq!(response.status, 202);
+    let interrupted_uid = response.json()["taskUid"].as_u64().unwrap();
+    wait_for_a_dump_in_progress(&directory);
     server.kill();
     let names = entries(&directory);
     let finished: Vec<&String> = names
@@ -921,9 +945,10 @@ fn a_kill_during_a_dump_leaves_earlier_dumps_whole_and_no_partial_dump() {
             .any(|name| name.ends_with(".tmp") || name.ends_with(".staging")),
         "{names:?}"
     );
+    let count = HEAVY_DOCUMENTS as u64;
     assert_eq!(
-        get(&server, "/indexes/big/stats")["numberOfDocuments"],
-        40_000
+        get(&server, "/indexes/heavy/stats")["numberOfDocuments"],
+        count
     );
     drop(server);
     // The earlier dump still imports whole.
@@ -932,9 +957,35 @@ fn a_kill_during_a_dump_leaves_earlier_dumps_whole_and_no_partial_dump() {
         &options(&["--import-dump", &earlier.to_string_lossy()]),
     );
     assert_eq!(
-        get(&restored, "/indexes/big/stats")["numberOfDocuments"],
-        40_000
+        get(&restored, "/indexes/heavy/stats")["numberOfDocuments"],
+        count
     );
+    let document = get(&restored, "/indexes/heavy/documents/123");
+    assert_eq!(document["title"], "heavy 123");
+}
+
+#[test]
+fn a_canceled_dump_stops_and_leaves_nothing_behind() {
+    let server = Server::start_with(options(&[]));
+    index_heavy(&server);
+    let directory = dump_directory(&server);
+    let response = server.send("POST", "/dumps", None);
+    let dump_uid = response.json()["taskUid"].as_u64().unwrap();
+    wait_for_a_dump_in_progress(&directory);
+    let response = server.send("POST", &format!("/tasks/cancel?uids={dump_uid}"), None);
+    assert_eq!(response.status, 200, "{}", response.text());
+    let cancelation = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(cancelation["details"]["canceledTasks"], 1, "{cancelation}");
+    let dump = server.wait_task(dump_uid);
+    assert_eq!(dump["status"], "canceled", "{dump}");
+    assert_eq!(dump["details"], json!({"dumpUid": null}));
+    let names = entries(&directory);
+    assert!(
+        names.is_empty(),
+        "a canceled dump leaves nothing: {names:?}"
+    );
+    // The next dump runs whole.
+    create_dump(&server);
 }
 
 #[test]
@@ -1054,5 +1105,46 @@ fn a_document_addition_waiting_when_the_dump_ran_comes_back_with_its_documents()
     assert_eq!(
         get(&imported, "/indexes/big/stats")["numberOfDocuments"],
         40_000
+    );
+}
+
+#[test]
+fn a_dump_that_cannot_be_written_fails_with_dump_process_failed() {
+    let scratch = tempfile::tempdir().unwrap();
+    let not_a_directory = scratch.path().join("dumps");
+    std::fs::write(
+        &not_a_directory,
+        "a file where the dump directory should be",
+    )
+    .unwrap();
+    let server = Server::start_on(
+        &scratch.path().join("data.ms"),
+        &options(&["--dump-dir", &not_a_directory.to_string_lossy()]),
+    );
+    let response = server.send("POST", "/dumps", None);
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["details"], json!({"dumpUid": null}));
+    let error = &task["error"];
+    assert_eq!(error["code"], "dump_process_failed", "{task}");
+    assert_eq!(error["type"], "internal");
+    assert_eq!(
+        error["link"],
+        "https://docs.meilisearch.com/errors#dump_process_failed"
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Dump process failed: "),
+        "{task}"
+    );
+    // The server goes on: the next task runs.
+    succeed(
+        &server,
+        "POST",
+        "/indexes/after/documents",
+        Some(&json!([{"id": 1}])),
     );
 }

@@ -18,7 +18,8 @@
 //! [`documents`] (document reads, stats, ids), [`search`] and [`facet_search`] (a search's
 //! share), [`read_documents`] (reading planned documents from update files), [`edition`]
 //! (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a shard's
-//! documents streamed to another server by an export task).
+//! documents streamed to another server by an export task), [`dump`] (a shard's documents
+//! written into a dump's staging directory).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying

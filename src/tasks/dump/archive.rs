@@ -48,9 +48,22 @@ pub fn order_name(name: &str, piece: u32) -> String {
     format!("{name}{ORDER_MARKER}{piece}")
 }
 
+/// Whether the archive must stop (a cancelation): asked between files and between chunks.
+pub type StopCheck<'check> = dyn Fn() -> bool + Sync + 'check;
+
+/// The error of an archive stopped by its [`StopCheck`].
+fn stopped_error() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "the dump was stopped")
+}
+
 /// Archives `staging` into `temporary` (synced), then renames it to `destination` and syncs
-/// the directory.
-pub fn write_archive(staging: &Path, temporary: &Path, destination: &Path) -> io::Result<()> {
+/// the directory; stops with an `Interrupted` error once `stopped` says so.
+pub fn write_archive(
+    staging: &Path,
+    temporary: &Path,
+    destination: &Path,
+    stopped: &StopCheck<'_>,
+) -> io::Result<()> {
     let file = File::create(temporary)?;
     let encoder = GzEncoder::new(
         BufWriter::with_capacity(ARCHIVE_BUFFER_BYTES, file),
@@ -58,7 +71,7 @@ pub fn write_archive(staging: &Path, temporary: &Path, destination: &Path) -> io
     );
     let mut builder = tar::Builder::new(encoder);
     builder.mode(tar::HeaderMode::Deterministic);
-    append_directory(&mut builder, staging, Path::new(""))?;
+    append_directory(&mut builder, staging, Path::new(""), stopped)?;
     let file = builder
         .into_inner()?
         .finish()?
@@ -79,6 +92,7 @@ fn append_directory<W: Write>(
     builder: &mut tar::Builder<W>,
     root: &Path,
     relative: &Path,
+    stopped: &StopCheck<'_>,
 ) -> io::Result<()> {
     let mut names = Vec::new();
     for entry in fs::read_dir(root.join(relative))? {
@@ -87,11 +101,14 @@ fn append_directory<W: Write>(
     names.sort();
     let mut pieces: BTreeMap<String, Vec<(u32, PathBuf)>> = BTreeMap::new();
     for name in names {
+        if stopped() {
+            return Err(stopped_error());
+        }
         let path = root.join(relative).join(&name);
         let inside = relative.join(&name);
         if path.is_dir() {
             builder.append_dir(&inside, &path)?;
-            append_directory(builder, root, &inside)?;
+            append_directory(builder, root, &inside, stopped)?;
         } else if let Some((whole, piece)) = split_marked(&name, PIECE_MARKER) {
             pieces.entry(whole).or_default().push((piece, path));
         } else if split_marked(&name, ORDER_MARKER).is_none() {
@@ -116,9 +133,24 @@ fn append_directory<W: Write>(
         let inside = relative.join(&whole);
         if orders.iter().all(|order| order.is_file()) {
             let merged = MergedLines::open(&paths, &orders)?;
-            builder.append_data(&mut header, inside, merged)?;
+            builder.append_data(
+                &mut header,
+                inside,
+                Stoppable {
+                    inner: merged,
+                    stopped,
+                },
+            )?;
         } else {
-            builder.append_data(&mut header, inside, Pieces::new(paths))?;
+            let pieces = Pieces::new(paths);
+            builder.append_data(
+                &mut header,
+                inside,
+                Stoppable {
+                    inner: pieces,
+                    stopped,
+                },
+            )?;
         }
     }
     Ok(())
@@ -209,6 +241,21 @@ impl Read for MergedLines {
         buffer[..count].copy_from_slice(&self.pending[self.handed..self.handed + count]);
         self.handed += count;
         Ok(count)
+    }
+}
+
+/// A reader that fails once its [`StopCheck`] says to stop.
+struct Stoppable<'stop, R> {
+    inner: R,
+    stopped: &'stop StopCheck<'stop>,
+}
+
+impl<R: Read> Read for Stoppable<'_, R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if (self.stopped)() {
+            return Err(stopped_error());
+        }
+        self.inner.read(buffer)
     }
 }
 
@@ -308,7 +355,7 @@ mod tests {
         fs::write(staging.join("merged/d.order-1"), ids(&[2, 9])).unwrap();
         let temporary = scratch.path().join("x.dump.tmp");
         let destination = scratch.path().join("x.dump");
-        write_archive(&staging, &temporary, &destination).unwrap();
+        write_archive(&staging, &temporary, &destination, &|| false).unwrap();
         assert!(!temporary.exists());
         let unpacked = scratch.path().join("unpacked");
         fs::create_dir(&unpacked).unwrap();
@@ -336,7 +383,15 @@ mod tests {
         let text: String = (0..20_000).map(|n| format!("{{\"id\":{n}}}\n")).collect();
         fs::write(staging.join("documents.jsonl"), text).unwrap();
         let destination = scratch.path().join("x.dump");
-        write_archive(&staging, &scratch.path().join("t"), &destination).unwrap();
+        write_archive(&staging, &scratch.path().join("t"), &destination, &|| false).unwrap();
+        let stopped = write_archive(
+            &staging,
+            &scratch.path().join("s"),
+            &scratch.path().join("s.dump"),
+            &|| true,
+        );
+        assert_eq!(stopped.unwrap_err().kind(), io::ErrorKind::Interrupted);
+        assert!(!scratch.path().join("s.dump").exists());
         let bytes = fs::read(&destination).unwrap();
         for keep in [bytes.len() - 4, bytes.len() / 2, 10] {
             let truncated = scratch.path().join("truncated.dump");

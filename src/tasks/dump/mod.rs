@@ -154,7 +154,7 @@ impl DumpWork {
                     ReservationError::Io(error) => Stop::from(error),
                 })?;
         let outcome = match self.fill(&reservation, task, started_at, progress).await {
-            Ok(()) => self.archive(&reservation).await,
+            Ok(()) => self.archive(&reservation, progress).await,
             Err(stop) => Err(stop),
         };
         // Dropping the reservation removes the staging directory (and the temporary archive
@@ -165,18 +165,27 @@ impl DumpWork {
 
     /// Archives the staging directory and gives the archive its final name, on a background
     /// thread of low priority.
-    async fn archive(&self, reservation: &Reservation) -> Result<(), Stop> {
+    async fn archive(
+        &self,
+        reservation: &Reservation,
+        progress: &Arc<DumpProgress>,
+    ) -> Result<(), Stop> {
         self.control.set_progress("compressing the dump", 0, 1);
         let (staging, temporary, destination) = (
             reservation.staging.clone(),
             reservation.temporary.clone(),
             reservation.destination.clone(),
         );
-        crate::runtime::blocking::run_in_background("dump-archive", move || {
-            archive::write_archive(&staging, &temporary, &destination)
+        let shared = progress.clone();
+        let outcome = crate::runtime::blocking::run_in_background("dump-archive", move || {
+            let stopped = || shared.stop.load(Ordering::Relaxed);
+            archive::write_archive(&staging, &temporary, &destination, &stopped)
         })
-        .await??;
-        Ok(())
+        .await?;
+        match outcome {
+            Err(_) if progress.stop.load(Ordering::Relaxed) => Err(Stop::Interrupted),
+            other => other.map_err(Stop::from),
+        }
     }
 
     /// Writes every file of the dump into the staging directory.
