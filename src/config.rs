@@ -924,7 +924,8 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS")]
     experimental_no_edition_2024_for_settings: bool,
 
-    /// Dumps use the pre-2024 indexer. Accepted; takes effect when dumps land.
+    /// Accepted for compatibility (Meilisearch's choice of indexer for dump imports):
+    /// coresearch has one indexer, so imports are the same either way.
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_DUMPS")]
     experimental_no_edition_2024_for_dumps: bool,
 
