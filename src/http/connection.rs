@@ -506,11 +506,9 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         .await?;
         Ok(match end {
             StreamEnd::Finished if chunked => streamed.close_reason,
-            StreamEnd::Finished => Some(
-                streamed
-                    .close_reason
-                    .unwrap_or(CloseReason::RequestedClose),
-            ),
+            StreamEnd::Finished => {
+                Some(streamed.close_reason.unwrap_or(CloseReason::RequestedClose))
+            }
             StreamEnd::PeerClosed => Some(CloseReason::PeerClosed),
             StreamEnd::ShutDown => Some(CloseReason::Shutdown),
         })

@@ -68,6 +68,9 @@ pub enum Endpoint {
     GetWebhook,
     UpdateWebhook,
     DeleteWebhook,
+    StreamLogs,
+    CancelLogStream,
+    UpdateStderrLogs,
 }
 
 /// One row of the table.
@@ -413,6 +416,24 @@ pub static ROUTES: &[Route] = &[
         pattern: "/webhooks/{uuid}",
         action: Some(Action::WebhooksDelete),
         endpoint: Endpoint::DeleteWebhook,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/logs/stream",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::StreamLogs,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/logs/stream",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::CancelLogStream,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/logs/stderr",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::UpdateStderrLogs,
     },
 ];
 

@@ -74,7 +74,10 @@ fn an_endless_stream_stops_when_the_peer_leaves() {
     let (_, rest) = split_head(&served.output);
     let (body, end) = dechunk(rest);
     assert_eq!(body, b"piece-1\npiece-2\n");
-    assert!(end.is_none(), "no last chunk is written to a peer that left");
+    assert!(
+        end.is_none(),
+        "no last chunk is written to a peer that left"
+    );
     assert_eq!(served.summary().close_reason, CloseReason::PeerClosed);
 }
 
