@@ -54,7 +54,8 @@ async fn search(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
-    let result = search_index(&services.coordinator, index_uid, body, context).await?;
+    let features = services.control.features();
+    let result = search_index(&services.coordinator, index_uid, body, context, features).await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -67,7 +68,8 @@ pub async fn similar_post(
     let body = body::json::<SimilarBody, JsonError>(request)?;
     checked_path_uid(index_uid)?;
     let _permit = services.search_queue.permit().await?;
-    let result = similar(&services.coordinator, index_uid, body).await?;
+    let features = services.control.features();
+    let result = similar(&services.coordinator, index_uid, body, features).await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -82,7 +84,14 @@ pub async fn similar_get(
     )?;
     checked_path_uid(index_uid)?;
     let _permit = services.search_queue.permit().await?;
-    let result = similar(&services.coordinator, index_uid, query.into_body()).await?;
+    let features = services.control.features();
+    let result = similar(
+        &services.coordinator,
+        index_uid,
+        query.into_body(),
+        features,
+    )
+    .await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -95,7 +104,8 @@ pub async fn multi_search_post(
     let body = decode_body(body::json_value(request)?)?;
     // One permit for the whole multi-search, as Meilisearch takes.
     let _permit = services.search_queue.permit().await?;
-    let result = multi_search(&services.coordinator, body, context).await?;
+    let features = services.control.features();
+    let result = multi_search(&services.coordinator, body, context, features).await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -113,6 +123,14 @@ pub async fn facet_search_post(
     let tenant_filter = context
         .index_search_rules(index_uid)
         .and_then(|rules| rules.filter);
-    let result = facet_search(&services.coordinator, &record, body, tenant_filter).await?;
+    let features = services.control.features();
+    let result = facet_search(
+        &services.coordinator,
+        &record,
+        body,
+        tenant_filter,
+        features,
+    )
+    .await?;
     Ok(json(200, &Value::Object(result)))
 }

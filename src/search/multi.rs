@@ -24,6 +24,7 @@ use deserr::{DeserializeError, Deserr, IntoValue, ValuePointerRef};
 use serde_json::{Map, Value, json};
 
 use crate::auth::AuthContext;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
@@ -222,6 +223,7 @@ pub async fn multi_search(
     coordinator: &Rc<Coordinator>,
     body: MultiSearchBody,
     context: &AuthContext,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
     let mut queries = Vec::with_capacity(body.queries.len());
@@ -237,8 +239,8 @@ pub async fn multi_search(
         }
     }
     match body.federation {
-        None => independent(coordinator, queries, context).await,
-        Some(federation) => federated(coordinator, queries, federation, started).await,
+        None => independent(coordinator, queries, context, features).await,
+        Some(federation) => federated(coordinator, queries, federation, started, features).await,
     }
 }
 
@@ -247,6 +249,7 @@ async fn independent(
     coordinator: &Rc<Coordinator>,
     queries: Vec<IndexQuery>,
     context: &AuthContext,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let mut results = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
@@ -259,10 +262,15 @@ async fn independent(
                 ),
             ));
         }
-        let result =
-            super::single::search_index(coordinator, &query.index_uid, query.body, context)
-                .await
-                .map_err(|error| inside_query(position, error))?;
+        let result = super::single::search_index(
+            coordinator,
+            &query.index_uid,
+            query.body,
+            context,
+            features,
+        )
+        .await
+        .map_err(|error| inside_query(position, error))?;
         let mut with_index = Map::new();
         with_index.insert("indexUid".to_owned(), Value::String(query.index_uid));
         with_index.extend(result);
@@ -375,18 +383,24 @@ async fn federated(
     queries: Vec<IndexQuery>,
     federation: FederationBody,
     started: Instant,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
     let mut runs = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
-        runs.push(run_federated_query(coordinator, query, position, &federation, &window).await?);
+        let run = run_federated_query(coordinator, query, position, &federation, &window, features);
+        runs.push(run.await?);
     }
     stages.finish("federating results > search");
     let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
     stages.finish("federating results > facets");
     let total = federated_total(coordinator, &runs).await?;
-    let (hits, semantic_hits) = merged_hits(&runs, window.offset, window.limit);
+    let (mut hits, semantic_hits) = merged_hits(&runs, window.offset, window.limit);
+    if features.foreign_keys {
+        let records: Vec<&IndexRecord> = runs.iter().map(|run| run.record.as_ref()).collect();
+        super::hydration::hydrate_federated_hits(coordinator, &records, &mut hits).await?;
+    }
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
     result.insert(
@@ -424,6 +438,7 @@ async fn run_federated_query(
     position: usize,
     federation: &FederationBody,
     window: &FederatedWindow,
+    features: RuntimeFeatures,
 ) -> Result<RunQuery, ResponseError> {
     check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
     let weight = query
@@ -445,7 +460,8 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let prepared = prepare(&record, body).map_err(|error| inside_query(position, error))?;
+    let prepared =
+        prepare(&record, body, features).map_err(|error| inside_query(position, error))?;
     let outcome = execute(coordinator, &record, &prepared)
         .await
         .map_err(|error| inside_query(position, error))?;
