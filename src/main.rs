@@ -17,10 +17,13 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(error) => error.exit(),
     };
-    if let Err(error) = coresearch::logs::init(&config) {
-        eprintln!("coresearch cannot set up its logs: {error}");
-        return ExitCode::FAILURE;
-    }
+    let logs = match coresearch::logs::init(&config) {
+        Ok(logs) => logs,
+        Err(error) => {
+            eprintln!("coresearch cannot set up its logs: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     if let Err(error) = huge_pages {
         tracing::warn!(%error, "transparent huge pages stay on for this process");
     }
@@ -41,7 +44,7 @@ fn main() -> ExitCode {
     if let Some(warning) = config.master_key_warning() {
         eprintln!("{warning}");
     }
-    match coresearch::server::run(&config, data_directory.path().to_path_buf()) {
+    match coresearch::server::run(&config, data_directory.path().to_path_buf(), logs) {
         Ok(()) => {
             tracing::info!("coresearch stopped");
             ExitCode::SUCCESS

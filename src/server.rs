@@ -65,9 +65,10 @@ struct CoreSettings {
     interrupted: Vec<Task>,
     scheduler: SchedulerOptions,
     search_queue: SearchQueueLimits,
-    /// `--log-level` and `--experimental-logs-mode`, for each core's request log.
-    log_level: crate::config::LogLevel,
+    /// `--experimental-logs-mode`, for each core's request log.
     log_mode: crate::config::LogMode,
+    /// The run-time switches of the process's logs (the `/logs/*` routes).
+    logs: crate::logs::LogControl,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -83,8 +84,13 @@ fn shard_memory(config: &Config) -> ShardMemory {
     }
 }
 
-/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
-pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
+/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped. `logs`
+/// controls the process's log subscriber (see [`crate::logs::init`]).
+pub fn run(
+    config: &Config,
+    data_directory: PathBuf,
+    logs: crate::logs::LogControl,
+) -> Result<(), String> {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
     let addresses = resolve(&config.http_addr)?;
     let shutdown = ShutdownFlag::from_signals()
@@ -126,8 +132,8 @@ pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
                 u64::try_from(config.experimental_drop_search_after.get()).unwrap_or(u64::MAX),
             ),
         },
-        log_level: config.log_level,
         log_mode: config.experimental_logs_mode,
+        logs,
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -229,7 +235,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         );
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
-    let request_log = start_request_log(settings.log_level, settings.log_mode);
+    let request_log = start_request_log(settings.log_mode, &settings.logs);
     let search_queue = SearchQueue::new(settings.search_queue);
     crate::metrics::core_figures::install(search_queue.clone());
     let router = Rc::new(Router::new(Services {
@@ -239,6 +245,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         production: settings.production,
         search_queue,
         request_log: request_log.clone(),
+        logs: settings.logs.clone(),
         update_files,
     }));
     tracing::debug!(core, "serving");
@@ -317,18 +324,18 @@ async fn join_data_mesh(
     .map_err(|error| format!("could not join the data mesh: {error:?}"))
 }
 
-/// This core's request log, flushed periodically in the background when it is enabled.
+/// This core's request log, flushed periodically in the background (its flusher sleeps
+/// without a timer while no line is pending, and `POST /logs/stderr` may enable the log at
+/// any time).
 fn start_request_log(
-    log_level: crate::config::LogLevel,
     log_mode: crate::config::LogMode,
+    logs: &crate::logs::LogControl,
 ) -> Rc<RequestLog> {
-    let request_log = Rc::new(RequestLog::stderr(log_level, log_mode));
-    if request_log.is_enabled() {
-        let request_log = request_log.clone();
-        crate::runtime::spawn_detached(async move {
-            request_log.flush_periodically(&RuntimeTimer).await;
-        });
-    }
+    let request_log = Rc::new(RequestLog::stderr(log_mode, logs.switches()));
+    let flushed = request_log.clone();
+    crate::runtime::spawn_detached(async move {
+        flushed.flush_periodically(&RuntimeTimer).await;
+    });
     request_log
 }
 

@@ -75,6 +75,9 @@ pub enum Endpoint {
     GetNetwork,
     PatchNetwork,
     Export,
+    StreamLogs,
+    CancelLogStream,
+    UpdateStderrLogs,
 }
 
 /// One row of the table.
@@ -450,6 +453,24 @@ pub static ROUTES: &[Route] = &[
         pattern: "/export",
         action: Some(Action::Export),
         endpoint: Endpoint::Export,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/logs/stream",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::StreamLogs,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/logs/stream",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::CancelLogStream,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/logs/stderr",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::UpdateStderrLogs,
     },
 ];
 

@@ -22,7 +22,7 @@ use shards::search::{MatchingStrategy, SearchQuery, VectorQuery, compare_details
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
-use crate::errors::ResponseError;
+use crate::errors::{Code, ResponseError};
 use crate::settings::locale::Locale;
 
 use super::facets::MergedFacets;
@@ -138,7 +138,7 @@ pub async fn execute_ranked(
         .as_ref()
         .map(|_| MergedFacets::default());
     for answer in answers {
-        let answer = answer?;
+        let answer = answer.map_err(|error| index_filter_error(record, error))?;
         outcome.total += answer.total;
         outcome.attribute_unified = answer.attribute_unified;
         merge_query_words(&mut outcome.query_words, answer.query_words);
@@ -172,6 +172,16 @@ pub async fn execute_ranked(
     debug_assert!(outcome.hits.len() <= prepared.limit, "at most `limit` hits");
     outcome.facets = facets;
     Ok(outcome)
+}
+
+/// A shard's refusal of a filter it evaluated (an unknown embedder in a vector filter, say)
+/// is an error of the index's engine: Meilisearch names the index before its message.
+pub fn index_filter_error(record: &IndexRecord, error: ResponseError) -> ResponseError {
+    if error.code == Code::InvalidSearchFilter {
+        error.prefixed(&format!("Index `{}`: ", record.uid))
+    } else {
+        error
+    }
 }
 
 /// Index-wide per-term document counts (the sum over shards).

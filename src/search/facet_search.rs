@@ -33,6 +33,7 @@ use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
 use super::prepare::prepare;
+use crate::control::features::RuntimeFeatures;
 use crate::host::facet_search::ShardFacetSearch;
 
 /// The body of a facet search; unknown fields are ignored.
@@ -73,6 +74,7 @@ pub async fn facet_search(
     record: &IndexRecord,
     body: FacetSearchBody,
     tenant_filter: Option<Value>,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
     if !record.settings.facet_search {
@@ -96,7 +98,7 @@ pub async fn facet_search(
     search.ranking_score_threshold = body.ranking_score_threshold;
     search.locales = body.locales;
     search.limit = Some(0);
-    let prepared = prepare(record, search)?;
+    let prepared = prepare(record, search, features)?;
     let request = ShardFacetSearch {
         search: shard_request(&prepared),
         facet_name: body.facet_name.clone(),
@@ -107,7 +109,8 @@ pub async fn facet_search(
         .await;
     let mut merged: MergedValues = BTreeMap::new();
     for answer in answers {
-        for value in answer? {
+        let values = answer.map_err(|error| super::execute::index_filter_error(record, error))?;
+        for value in values {
             let key = (value.order, value.normalized);
             merged.entry(key).or_insert((value.original, 0)).1 += value.count;
         }

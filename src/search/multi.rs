@@ -24,6 +24,7 @@ use deserr::{DeserializeError, Deserr, IntoValue, ValuePointerRef};
 use serde_json::{Map, Value, json};
 
 use crate::auth::AuthContext;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
@@ -253,6 +254,7 @@ pub async fn multi_search(
     coordinator: &Rc<Coordinator>,
     body: MultiSearchBody,
     context: &AuthContext,
+    features: RuntimeFeatures,
     network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
@@ -269,12 +271,12 @@ pub async fn multi_search(
         }
     }
     match body.federation {
-        None => independent(coordinator, queries, context).await,
+        None => independent(coordinator, queries, context, features).await,
         Some(federation) => {
             if network.is_proxy {
                 network.check_enabled(REMOTE_SEARCH_ACTION)?;
             }
-            federated(coordinator, queries, federation, network, started).await
+            federated(coordinator, queries, federation, network, started, features).await
         }
     }
 }
@@ -284,6 +286,7 @@ async fn independent(
     coordinator: &Rc<Coordinator>,
     queries: Vec<IndexQuery>,
     context: &AuthContext,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let mut results = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
@@ -296,10 +299,15 @@ async fn independent(
                 ),
             ));
         }
-        let result =
-            super::single::search_index(coordinator, &query.index_uid, query.body, context)
-                .await
-                .map_err(|error| inside_query(position, error))?;
+        let result = super::single::search_index(
+            coordinator,
+            &query.index_uid,
+            query.body,
+            context,
+            features,
+        )
+        .await
+        .map_err(|error| inside_query(position, error))?;
         let mut with_index = Map::new();
         with_index.insert("indexUid".to_owned(), Value::String(query.index_uid));
         with_index.extend(result);
@@ -402,6 +410,7 @@ async fn federated(
     federation: FederationBody,
     network: &NetworkContext,
     started: Instant,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
@@ -409,7 +418,8 @@ async fn federated(
     let in_flight = remote::start(partitioned.remote, &remote_federation(&federation));
     let mut runs = Vec::with_capacity(partitioned.local.len());
     for local in partitioned.local {
-        runs.push(run_federated_query(coordinator, local, &federation, &window).await?);
+        let run = run_federated_query(coordinator, local, &federation, &window, features);
+        runs.push(run.await?);
     }
     stages.finish("federating results > search");
     let (remote_results, remote_errors) = remote::finish(in_flight).await;
@@ -427,7 +437,11 @@ async fn federated(
             .then(|| network.network.local.clone()),
         score_values: network.is_proxy,
     };
-    let (hits, semantic_hits) = merged_hits(&runs, &remote_results, &window, &marks);
+    let (mut hits, semantic_hits) = merged_hits(&runs, &remote_results, &window, &marks);
+    if features.foreign_keys {
+        let records: Vec<&IndexRecord> = runs.iter().map(|run| run.record.as_ref()).collect();
+        super::hydration::hydrate_federated_hits(coordinator, &records, &mut hits).await?;
+    }
     let processing_time = remote_results
         .iter()
         .map(|result| result.processing_time_ms)
@@ -657,6 +671,7 @@ async fn run_federated_query(
     local: LocalQuery,
     federation: &FederationBody,
     window: &FederatedWindow,
+    features: RuntimeFeatures,
 ) -> Result<RunQuery, ResponseError> {
     let LocalQuery {
         query,
@@ -673,7 +688,8 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let prepared = prepare(&record, body).map_err(|error| inside_query(position, error))?;
+    let prepared =
+        prepare(&record, body, features).map_err(|error| inside_query(position, error))?;
     let outcome = execute(coordinator, &record, &prepared)
         .await
         .map_err(|error| inside_query(position, error))?;

@@ -15,6 +15,7 @@ use shards::search::SearchSort;
 use shards::search::geo_sort::GeoSort;
 use shards::shard::SortRule;
 
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::{Code, ResponseError};
 use crate::settings::embedder_specs::{embedder_distribution, embedder_spec};
@@ -69,13 +70,30 @@ impl PreparedSearch {
 /// Meilisearch's search budget when `searchCutoffMs` is not set.
 pub const SEARCH_CUTOFF_MS_DEFAULT: u64 = 1_500;
 
-/// Checks `body` against `record`'s settings.
-pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch, ResponseError> {
+/// The discussion `feature_not_enabled` points to for `media`.
+const MULTIMODAL_LINK: &str = "https://github.com/orgs/meilisearch/discussions/846";
+
+/// Checks `body` against `record`'s settings and the experimental `features`, in
+/// Meilisearch's order: the kind of search (`hybrid`, `vector`, `media`), the `media` gate,
+/// the filter (syntax, then its gated operators, then its attributes), then the rest.
+pub fn prepare(
+    record: &IndexRecord,
+    body: SearchBody,
+    features: RuntimeFeatures,
+) -> Result<PreparedSearch, ResponseError> {
     let settings = &record.settings;
+    let semantic = check_hybrid(record, &body)?;
+    if body.media.is_some() && !features.multimodal {
+        return Err(ResponseError::feature_not_enabled(
+            "passing `media` in a search query",
+            "multimodal",
+            MULTIMODAL_LINK,
+        ));
+    }
     let rules = FilterableRules::from_setting(&settings.setting_view("filterableAttributes"))
         .map_err(ResponseError::internal)?;
     let filter = match &body.filter {
-        Some(value) => parse_filter(record, &rules, value)?,
+        Some(value) => parse_filter(record, &rules, value, features)?,
         None => None,
     };
     let sort = match &body.sort {
@@ -92,7 +110,6 @@ pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch,
     if let Some(attributes) = &body.attributes_to_search_on {
         check_searchable(record, attributes)?;
     }
-    let semantic = check_hybrid(record, &body)?;
     let max_total_hits = settings.max_total_hits;
     let (offset, limit) = window(&body);
     let offset = offset.min(max_total_hits);
@@ -143,14 +160,27 @@ fn parse_filter(
     record: &IndexRecord,
     rules: &FilterableRules,
     value: &Value,
+    features: RuntimeFeatures,
 ) -> Result<Option<Filter>, ResponseError> {
     let filter = Filter::from_json(value)
         .map_err(|error| ResponseError::new(Code::InvalidSearchFilter, error.message))?;
     if let Some(filter) = &filter {
+        check_filter_features(filter, features)?;
         check_filterable(filter, rules)
             .map_err(|error| index_error(record, Code::InvalidSearchFilter, error.message))?;
     }
     Ok(filter)
+}
+
+/// 400 `feature_not_enabled` when `filter` uses an operator whose experimental feature is
+/// off (`CONTAINS`, `_shard`, vector filters), pointing at it in the filter.
+pub fn check_filter_features(
+    filter: &Filter,
+    features: RuntimeFeatures,
+) -> Result<(), ResponseError> {
+    filter
+        .check_features(features.filter_features())
+        .map_err(|error| ResponseError::new(Code::FeatureNotEnabled, error.message))
 }
 
 /// `sort`: `field:asc|desc` rules on sortable fields and `_geoPoint(lat, lng):asc|desc` rules

@@ -38,6 +38,7 @@ mod settings;
 mod snapshot;
 mod state;
 mod stored_document;
+mod vector_filter;
 mod vector_settings;
 mod vocabulary;
 mod word_changes;
