@@ -349,11 +349,10 @@ impl PreparedBatch {
                     document,
                 } => self.replace(&external_id, &document)?,
                 Operation::ReplaceText { external_id, text } => {
-                    let document = self.parser.parse(&text).map_err(|error| {
-                        ShardError::Corrupted(format!(
-                            "the text of document `{external_id}` does not parse: {error}"
-                        ))
-                    })?;
+                    let document = self
+                        .parser
+                        .parse(&text)
+                        .map_err(|error| ShardError::InvalidDocumentValue(error.to_string()))?;
                     self.replace(&external_id, &document)?;
                 }
                 Operation::Delete { external_id } => self.delete(&external_id)?,
