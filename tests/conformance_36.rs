@@ -1,5 +1,10 @@
 //! What clients see where coresearch differed from Meilisearch 1.41 (issue 36, items 7, 9 and
 //! 10), each answer checked against Meilisearch's source:
+//! - item 7: with a distinct attribute, a document is dropped only when it shares a value with
+//!   a document already kept, across shards as within one; `estimatedTotalHits`,
+//!   `totalHits`, `facetDistribution` and facet-search counts describe what Meilisearch's
+//!   bucket sort leaves (the matches minus the documents sharing a value with a kept one,
+//!   plus the kept ones; exact counts go over every match by internal id);
 //! - item 9: a document array or NDJSON payload whose values Meilisearch's engine cannot read
 //!   (a number out of `f64`'s range, a lone UTF-16 surrogate, a value nested 128 levels deep)
 //!   is accepted and fails its task with code `internal` and the engine's message, positioned
@@ -173,4 +178,147 @@ fn a_key_that_is_no_string_is_refused_where_it_stands_in_its_document() {
             )
         );
     }
+}
+
+/// Runs `method path body` and waits for its task to succeed.
+fn run(server: &Server, method: &str, path: &str, body: &Value) {
+    let task = finished(server, &server.send(method, path, Some(body)));
+    assert_eq!(task["status"], "succeeded", "{task}");
+}
+
+/// `POST path body`, answered 200.
+fn post(server: &Server, path: &str, body: &Value) -> Value {
+    let response = server.send("POST", path, Some(body));
+    assert_eq!(response.status, 200, "{}", response.text());
+    response.json()
+}
+
+fn hit_ids(answer: &Value) -> Vec<Value> {
+    answer["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|hit| hit["id"].clone())
+        .collect()
+}
+
+/// Groups of three documents over several shards: `a` holds `b`, `b` holds `b` and `c`, `c`
+/// holds `c`, ranked a, b, c. `a` is kept, `b` shares `b` with it and is dropped, and `c`
+/// shares `c` only with the dropped `b`: it is kept. Sixteen groups put, for some of them,
+/// `a` on one shard and `b` and `c` on another, where `b` alone would exclude `c`.
+#[test]
+fn a_document_sharing_values_only_with_dropped_documents_is_kept() {
+    let server = Server::start_with(common::Options {
+        extra_arguments: vec!["--shards-per-index".into(), "4".into()],
+        ..common::Options::default()
+    });
+    let mut documents = Vec::new();
+    let mut expected = Vec::new();
+    for group in 0..16 {
+        documents.push(json!({"id": format!("g{group}a"), "rank": group * 10 + 1, "tags": [format!("b{group}")]}));
+        documents.push(json!({"id": format!("g{group}b"), "rank": group * 10 + 2, "tags": [format!("b{group}"), format!("c{group}")]}));
+        documents.push(json!({"id": format!("g{group}c"), "rank": group * 10 + 3, "tags": [format!("c{group}")]}));
+        expected.push(json!(format!("g{group}a")));
+        expected.push(json!(format!("g{group}c")));
+    }
+    run(
+        &server,
+        "PATCH",
+        "/indexes/chains/settings",
+        &json!({"sortableAttributes": ["rank"], "distinctAttribute": "tags"}),
+    );
+    run(
+        &server,
+        "POST",
+        "/indexes/chains/documents",
+        &json!(documents),
+    );
+    let answer = post(
+        &server,
+        "/indexes/chains/search",
+        &json!({"sort": ["rank:asc"], "limit": 100}),
+    );
+    assert_eq!(hit_ids(&answer), expected);
+    assert_eq!(answer["estimatedTotalHits"], 32, "{answer}");
+    // A page in the middle: the pass stops at its last hit's bucket.
+    let answer = post(
+        &server,
+        "/indexes/chains/search",
+        &json!({"sort": ["rank:asc"], "offset": 2, "limit": 2}),
+    );
+    assert_eq!(hit_ids(&answer), expected[2..4].to_vec());
+    assert_eq!(
+        answer["estimatedTotalHits"], 46,
+        "4 kept, 2 dropped of 48: {answer}"
+    );
+}
+
+/// Documents 0..49, two per product (`2k` and `2k + 1` are product `k`), even ones red and
+/// odd ones blue, the distinct attribute `product` and `color` faceted.
+fn products(server: &Server) {
+    let documents: Vec<Value> = (0..50)
+        .map(|id| {
+            json!({
+                "id": id,
+                "product": format!("p{}", id / 2),
+                "color": if id % 2 == 0 { "red" } else { "blue" },
+            })
+        })
+        .collect();
+    let filterable = json!([{
+        "attributePatterns": ["color"],
+        "features": {"facetSearch": true, "filter": {"equality": true, "comparison": false}},
+    }]);
+    run(
+        server,
+        "PATCH",
+        "/indexes/products/settings",
+        &json!({"filterableAttributes": filterable, "distinctAttribute": "product"}),
+    );
+    run(
+        server,
+        "POST",
+        "/indexes/products/documents",
+        &json!(documents),
+    );
+}
+
+#[test]
+fn totals_and_facet_counts_describe_what_distinct_leaves() {
+    let server = Server::start();
+    products(&server);
+    let search = |body: Value| post(&server, "/indexes/products/search", &body);
+    // The first 20 products are ranked: their second documents leave the count; the last
+    // five products are not reached and both of their documents stay.
+    let answer = search(json!({"facets": ["color"]}));
+    assert_eq!(answer["hits"].as_array().map(Vec::len), Some(20));
+    assert_eq!(answer["estimatedTotalHits"], 30, "{answer}");
+    assert_eq!(
+        answer["facetDistribution"],
+        json!({"color": {"blue": 5, "red": 25}})
+    );
+    // One hit asked: only product 0 is ranked.
+    let answer = search(json!({"facets": ["color"], "limit": 1}));
+    assert_eq!(answer["estimatedTotalHits"], 49, "{answer}");
+    assert_eq!(
+        answer["facetDistribution"],
+        json!({"color": {"blue": 24, "red": 25}})
+    );
+    // No hit asked: nothing is ranked, every match counts.
+    let answer = search(json!({"facets": ["color"], "limit": 0}));
+    assert_eq!(answer["estimatedTotalHits"], 50, "{answer}");
+    // An exact count goes over every match.
+    let answer = search(json!({"facets": ["color"], "hitsPerPage": 20}));
+    assert_eq!(answer["totalHits"], 25, "{answer}");
+    assert_eq!(answer["totalPages"], 2, "{answer}");
+    assert_eq!(answer["facetDistribution"], json!({"color": {"red": 25}}));
+    // The facet search runs its search for 20 hits, or counts exactly when asked to.
+    let facet_search = |body: Value| post(&server, "/indexes/products/facet-search", &body);
+    let answer = facet_search(json!({"facetName": "color"}));
+    assert_eq!(
+        answer["facetHits"],
+        json!([{"value": "blue", "count": 5}, {"value": "red", "count": 25}])
+    );
+    let answer = facet_search(json!({"facetName": "color", "exhaustiveFacetCount": true}));
+    assert_eq!(answer["facetHits"], json!([{"value": "red", "count": 25}]));
 }

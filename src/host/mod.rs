@@ -15,8 +15,8 @@
 //!
 //! Layout: [`protocol`] (the request traits), [`batch`] and [`edit`] (the write path),
 //! [`settings`] (facet and text settings), [`maintenance`] (removal, free space),
-//! [`documents`] (document reads, stats, ids), [`search`] and [`facet_search`] (a search's
-//! share), [`read_documents`] (reading planned documents from update files), [`edition`]
+//! [`documents`] (document reads, stats, ids), [`search`], [`distinct`] and [`facet_search`]
+//! (a search's share), [`read_documents`] (reading planned documents from update files), [`edition`]
 //! (the Rhai function engine), [`memory`] (what a batch may hold).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
@@ -25,6 +25,7 @@
 //! imports from the coordinator, the use cases or the routes.
 
 pub mod batch;
+pub mod distinct;
 pub mod documents;
 pub mod edit;
 pub mod edition;

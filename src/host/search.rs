@@ -116,31 +116,44 @@ fn search_shard(
         ),
         None => None,
     };
-    let mut hits = Vec::with_capacity(found.hits.len());
-    for hit in found.hits {
-        let document = snapshot
-            .stored_document(hit.id)
-            .map_err(shard_error)?
-            .ok_or_else(|| ResponseError::internal("a hit without its document"))?;
-        let vectors = if request.retrieve_vectors && !snapshot.vector_settings().is_empty() {
-            Some(snapshot.vectors_of(hit.id, None).map_err(shard_error)?)
-        } else {
-            None
-        };
-        hits.push(ShardFoundHit {
-            hit,
-            document,
-            vectors,
-        });
-    }
     Ok(ShardSearchAnswer {
-        hits,
+        hits: found_hits(snapshot, found.hits, request.retrieve_vectors, false)?,
         total: found.total,
         attribute_unified: found.attribute_unified,
         query_words: found.query_words,
         query_languages: found.query_languages,
         facets,
     })
+}
+
+/// `hits` with their stored documents (and embeddings, under `retrieve_vectors`). A hit
+/// found on another snapshot than `snapshot` (`from_earlier_snapshot`) whose document is
+/// gone is left out; on the same snapshot every hit has its document.
+pub fn found_hits(
+    snapshot: &ShardSnapshot,
+    hits: Vec<ShardHit>,
+    retrieve_vectors: bool,
+    from_earlier_snapshot: bool,
+) -> Result<Vec<ShardFoundHit>, ResponseError> {
+    let mut found = Vec::with_capacity(hits.len());
+    for hit in hits {
+        let document = match snapshot.stored_document(hit.id).map_err(shard_error)? {
+            Some(document) => document,
+            None if from_earlier_snapshot => continue,
+            None => return Err(ResponseError::internal("a hit without its document")),
+        };
+        let vectors = if retrieve_vectors && !snapshot.vector_settings().is_empty() {
+            Some(snapshot.vectors_of(hit.id, None).map_err(shard_error)?)
+        } else {
+            None
+        };
+        found.push(ShardFoundHit {
+            hit,
+            document,
+            vectors,
+        });
+    }
+    Ok(found)
 }
 
 impl ShardRead for ShardSearchRequest {
@@ -225,7 +238,7 @@ fn facets_of_queries(
 }
 
 /// The request's query with its filter resolved into candidates on `snapshot`.
-fn resolved_query(
+pub fn resolved_query(
     snapshot: &ShardSnapshot,
     request: &ShardSearchRequest,
 ) -> Result<SearchQuery, ResponseError> {

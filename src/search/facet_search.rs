@@ -10,8 +10,13 @@
 //! `faceting.maxValuesPerFacet`. The facet query is analysed in the facet's `locales` (see
 //! `shards::search::facet_values`).
 //!
-//! Invariant: counts are exact whatever `exhaustiveFacetCount` says (the shards count from
-//! their facet indexes).
+//! With a distinct attribute (the index's: a facet search has no `distinct` parameter), a
+//! keyword search counts what Meilisearch counts: the matches distinct leaves once the first
+//! 20 hits are ranked, or, under `exhaustiveFacetCount`, once distinct went over every match
+//! in internal id order (see [`super::distinct`]).
+//!
+//! Invariant: counts are exact over the documents counted (the shards count from their facet
+//! indexes).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -20,6 +25,7 @@ use std::time::Instant;
 use deserr::Deserr;
 use serde_json::{Map, Value, json};
 use shards::filter::{FilterableRule, FilterableRules};
+use shards::search::DistinctNarrowing;
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
@@ -28,11 +34,12 @@ use crate::errors::{Code, ResponseError, codes};
 use crate::settings::locale::Locale;
 use crate::settings::model::FacetValuesSort;
 
+use super::distinct::facet_search_narrowings;
 use super::execute::shard_request;
 use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
-use super::prepare::prepare;
+use super::prepare::{PreparedSearch, prepare};
 use crate::host::facet_search::ShardFacetSearch;
 
 /// The body of a facet search; unknown fields are ignored.
@@ -61,9 +68,10 @@ pub struct FacetSearchBody {
     ranking_score_threshold: Option<RankingScoreThreshold>,
     #[deserr(default, error = JsonError<codes::InvalidSearchLocales>)]
     locales: Option<Vec<Locale>>,
-    /// Counts are always exact here, so both values answer the same.
+    /// Counts are always exact here, but with a distinct attribute Meilisearch counts the
+    /// documents distinct leaves after its first 20 hits, or, with this, after a pass over
+    /// every match.
     #[deserr(default, error = JsonError<codes::InvalidFacetSearchExhaustiveFacetCount>)]
-    #[allow(dead_code)]
     exhaustive_facet_count: Option<bool>,
 }
 
@@ -101,9 +109,20 @@ pub async fn facet_search(
         search: shard_request(&prepared),
         facet_name: body.facet_name.clone(),
         facet_query: body.facet_query.clone(),
+        narrowing: None,
     };
+    let exact = body.exhaustive_facet_count == Some(true);
+    let mut narrowings = distinct_narrowings(coordinator, record, &prepared, &request, exact)
+        .await?
+        .into_iter()
+        .map(Some)
+        .collect::<Vec<_>>();
     let answers = coordinator
-        .ask_every_shard(&record.shard_set(), |_| request.clone())
+        .ask_every_shard(&record.shard_set(), |shard| {
+            let mut request = request.clone();
+            request.narrowing = narrowings.get_mut(shard as usize).and_then(Option::take);
+            request
+        })
         .await;
     let mut merged: MergedValues = BTreeMap::new();
     for answer in answers {
@@ -131,6 +150,33 @@ pub async fn facet_search(
         json!(started.elapsed().as_millis()),
     );
     Ok(result)
+}
+
+/// With a distinct attribute and a keyword search, what each shard counts (see
+/// [`super::distinct`]); nothing otherwise (every match counts).
+async fn distinct_narrowings(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+    request: &ShardFacetSearch,
+    exact: bool,
+) -> Result<Vec<DistinctNarrowing>, ResponseError> {
+    let (Some(field), None) = (&prepared.distinct, &prepared.semantic) else {
+        return Ok(Vec::new());
+    };
+    let threshold = prepared
+        .body
+        .ranking_score_threshold
+        .map(|threshold| threshold.0);
+    facet_search_narrowings(
+        coordinator,
+        record,
+        &request.search,
+        field,
+        exact,
+        threshold,
+    )
+    .await
 }
 
 /// (order key, normalized value) → (one original spelling, documents), across shards.

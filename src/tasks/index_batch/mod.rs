@@ -414,7 +414,6 @@ fn in_index(error: ResponseError, index_uid: &str) -> ResponseError {
 }
 
 /// Every task of `tasks` failed with `error`.
-
 fn fail_all(tasks: Vec<Task>, error: &ResponseError) -> Vec<Task> {
     tasks
         .into_iter()
