@@ -7,14 +7,15 @@
 //! ``Inside `.queries[i]`: `` before its message, and a missing index is a 400 there.
 //!
 //! Federated merge: every query returns its first `federation.offset + federation.limit`
-//! hits; they are merged by weighted ranking score (`_rankingScore × weight`), ties going to
-//! the earlier query, each query's own order kept; a document found by several queries of one
-//! index appears once, at its best place. `facetsByIndex` counts, per index, the documents
-//! matching any of that index's queries; `mergeFacets` adds those counts across indexes.
-//!
-//! Known difference: Meilisearch compares the weighted scores rule group by rule group and
-//! sort values in between; here the weighted global score decides.
+//! hits; as in Meilisearch, the queries of one index are merged first (a document found by
+//! several of them appears once, at its first place), then the indexes' lists, each time by
+//! comparing the heads' weighted details rule group by rule group, sort values in between
+//! (`shards::search::weighted_score`), ties going to the earlier query: each query's own
+//! order is kept, and a sorted query stays in its sort order against another sorted on the
+//! same field. `facetsByIndex` counts, per index, the documents matching any of that index's
+//! queries; `mergeFacets` adds those counts across indexes.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -22,13 +23,14 @@ use std::time::Instant;
 
 use deserr::{DeserializeError, Deserr, IntoValue, ValuePointerRef};
 use serde_json::{Map, Value, json};
+use shards::search::weighted_score::{WeightedValue, compare_weighted, weighted_values};
 
 use crate::auth::AuthContext;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::search::{FacetsOfQueries, MatchCountOfQueries};
+use crate::host::search::{FacetsOfQueries, MatchCountOfQueries, ShardSearchHit};
 
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
@@ -386,7 +388,12 @@ async fn federated(
     let facets_by_index = facets_by_index(coordinator, &runs, &federation).await?;
     stages.finish("federating results > facets");
     let total = federated_total(coordinator, &runs).await?;
-    let (hits, semantic_hits) = merged_hits(&runs, window.offset, window.limit);
+    let (hits, semantic_hits) = merged_hits(
+        &runs,
+        window.offset,
+        window.limit,
+        federation.distinct.is_some(),
+    );
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
     result.insert(
@@ -507,50 +514,130 @@ fn insert_federated_facets(
     }
 }
 
-/// The weighted merge of every query's hits, cut to `offset..offset + limit`.
-fn merged_hits(runs: &[RunQuery], offset: usize, limit: usize) -> (Vec<Value>, u32) {
+/// A hit of one query, with what the federated merge compares.
+struct WeightedHit<'a> {
+    /// The query's run.
+    run: usize,
+    hit: &'a ShardSearchHit,
+    values: Vec<WeightedValue>,
+    /// `_rankingScore × weight`.
+    weighted: f64,
+}
+
+impl<'a> WeightedHit<'a> {
+    fn new(runs: &[RunQuery], run: usize, hit: &'a ShardSearchHit) -> WeightedHit<'a> {
+        let weight = runs[run].weight;
+        WeightedHit {
+            run,
+            hit,
+            values: weighted_values(&hit.hit.details, weight),
+            weighted: hit.hit.score * weight,
+        }
+    }
+
+    /// Whether `self` goes before `other`: by their weighted values, ties to the earlier query.
+    fn goes_before(&self, other: &WeightedHit<'_>, runs: &[RunQuery]) -> bool {
+        match compare_weighted(&self.values, self.weighted, &other.values, other.weighted) {
+            Ordering::Greater => true,
+            Ordering::Equal => runs[self.run].position < runs[other.run].position,
+            Ordering::Less => false,
+        }
+    }
+}
+
+/// Merges lists each in its own order, taking each time the head that goes first.
+fn merge_heads<'a>(lists: Vec<Vec<WeightedHit<'a>>>, runs: &[RunQuery]) -> Vec<WeightedHit<'a>> {
+    let mut lists: Vec<std::vec::IntoIter<WeightedHit<'a>>> =
+        lists.into_iter().map(Vec::into_iter).collect();
+    let mut heads: Vec<Option<WeightedHit<'a>>> = lists.iter_mut().map(Iterator::next).collect();
+    let mut merged = Vec::new();
+    loop {
+        let mut best: Option<usize> = None;
+        for (list, head) in heads.iter().enumerate() {
+            let Some(head) = head else { continue };
+            let better = match best.and_then(|best| heads[best].as_ref()) {
+                Some(current) => head.goes_before(current, runs),
+                None => true,
+            };
+            if better {
+                best = Some(list);
+            }
+        }
+        let Some(best) = best else {
+            return merged;
+        };
+        let next = lists[best].next();
+        if let Some(hit) = std::mem::replace(&mut heads[best], next) {
+            merged.push(hit);
+        }
+    }
+}
+
+/// The federated merge, as Meilisearch's: per index, its queries' hits merged (each query's
+/// own order kept, a document found by several queries once, at its first place, and under
+/// `federation.distinct` a hit sharing a value with one before it left out) and cut to
+/// `offset + limit`; then the indexes' lists merged the same way and cut to
+/// `offset..offset + limit`.
+fn merged_hits(
+    runs: &[RunQuery],
+    offset: usize,
+    limit: usize,
+    distinct: bool,
+) -> (Vec<Value>, u32) {
     let writers: Vec<HitWriter<'_>> = runs
         .iter()
         .map(|run| HitWriter::new(&run.record, &run.prepared, &run.outcome))
         .collect();
-    let mut next = vec![0usize; runs.len()];
-    let mut seen: HashSet<(&str, u32)> = HashSet::new();
-    let mut hits = Vec::new();
     let wanted = offset.saturating_add(limit);
-    let mut kept = 0usize;
+    let mut indexes: Vec<&str> = Vec::new();
+    for run in runs {
+        if !indexes.contains(&run.record.uid.as_str()) {
+            indexes.push(&run.record.uid);
+        }
+    }
+    let by_index: Vec<Vec<WeightedHit<'_>>> = indexes
+        .iter()
+        .map(|uid| {
+            let lists = (0..runs.len())
+                .filter(|run| runs[*run].record.uid == *uid)
+                .map(|run| {
+                    let hits = runs[run].outcome.hits.iter();
+                    hits.map(|hit| WeightedHit::new(runs, run, hit)).collect()
+                })
+                .collect();
+            let mut seen: HashSet<u32> = HashSet::new();
+            let mut taken: HashSet<&str> = HashSet::new();
+            let mut merged = merge_heads(lists, runs);
+            merged.retain(|hit| {
+                let values = &hit.hit.hit.distinct_values;
+                if !seen.insert(hit.hit.hit.id)
+                    || (distinct && values.iter().any(|value| taken.contains(value.as_str())))
+                {
+                    return false;
+                }
+                taken.extend(values.iter().map(String::as_str));
+                true
+            });
+            merged.truncate(wanted);
+            merged
+        })
+        .collect();
+    let mut hits = Vec::new();
     let mut semantic_hits = 0u32;
-    while kept < wanted {
-        let mut best: Option<(usize, f64)> = None;
-        for (index, run) in runs.iter().enumerate() {
-            let Some(hit) = run.outcome.hits.get(next[index]) else {
-                continue;
-            };
-            let weighted = hit.hit.score * run.weight;
-            if best.is_none_or(|(_, best_score)| weighted > best_score) {
-                best = Some((index, weighted));
-            }
-        }
-        let Some((index, weighted)) = best else {
-            break;
-        };
-        let run = &runs[index];
-        let hit = &run.outcome.hits[next[index]];
-        next[index] += 1;
-        if !seen.insert((run.record.uid.as_str(), hit.hit.id)) {
-            continue;
-        }
-        kept += 1;
-        if kept <= offset {
-            continue;
-        }
-        semantic_hits += u32::from(hit.semantic);
+    for merged in merge_heads(by_index, runs)
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+    {
+        let run = &runs[merged.run];
+        semantic_hits += u32::from(merged.hit.semantic);
         let federation = json!({
             "indexUid": run.record.uid,
             "queriesPosition": run.position,
-            "weightedRankingScore": weighted,
+            "weightedRankingScore": merged.weighted,
         });
-        hits.push(Value::Object(writers[index].federated_hit(
-            hit,
+        hits.push(Value::Object(writers[merged.run].federated_hit(
+            merged.hit,
             run.outcome.attribute_unified,
             federation,
         )));

@@ -84,6 +84,7 @@ mod sort_values;
 mod steps;
 pub mod terms;
 pub mod vector;
+pub mod weighted_score;
 mod word_pairs;
 pub mod word_positions;
 
