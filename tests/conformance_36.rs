@@ -5,6 +5,11 @@
 //!   `totalHits`, `facetDistribution` and facet-search counts describe what Meilisearch's
 //!   bucket sort leaves (the matches minus the documents sharing a value with a kept one,
 //!   plus the kept ones; exact counts go over every match by internal id);
+//! - item 10: engine refusals carry the ``Index `uid`: `` prefix where Meilisearch 1.41's
+//!   routes put it (search, and task errors: geo arguments found while evaluating a filter)
+//!   and not where they do not (sort on the documents routes, facet distribution, facet
+//!   search); lists are formatted, sorted and stripped of hidden attributes as Meilisearch's;
+//!   document payload errors are positioned as Meilisearch positions them;
 //! - item 9: a document array or NDJSON payload whose values Meilisearch's engine cannot read
 //!   (a number out of `f64`'s range, a lone UTF-16 surrogate, a value nested 128 levels deep)
 //!   is accepted and fails its task with code `internal` and the engine's message, positioned
@@ -146,7 +151,7 @@ fn a_single_object_payload_is_read_whole_at_upload() {
     assert_eq!(
         response.json(),
         json!({
-            "message": "The `json` payload provided is malformed. `Couldn't serialize document value: number out of range at line 1 column 18`.",
+            "message": "The `json` payload provided is malformed. `Couldn't serialize document value: number out of range at line 1 column 17`.",
             "code": "malformed_payload",
             "type": "invalid_request",
             "link": "https://docs.meilisearch.com/errors#malformed_payload",
@@ -321,4 +326,160 @@ fn totals_and_facet_counts_describe_what_distinct_leaves() {
     );
     let answer = facet_search(json!({"facetName": "color", "exhaustiveFacetCount": true}));
     assert_eq!(answer["facetHits"], json!([{"value": "red", "count": 25}]));
+}
+
+/// An index with `_geo` and `color` filterable, `price` and `size` sortable, and
+/// `displayedAttributes` hiding `_geo` and `size`.
+fn hidden_fields_index(server: &Server) {
+    run(
+        server,
+        "PATCH",
+        "/indexes/geo/settings",
+        &json!({
+            "filterableAttributes": ["_geo", "color"],
+            "sortableAttributes": ["price", "size"],
+            "displayedAttributes": ["id", "color", "price"],
+        }),
+    );
+    run(
+        server,
+        "POST",
+        "/indexes/geo/documents",
+        &json!([{"id": 1, "_geo": {"lat": 1, "lng": 2}, "color": "red", "price": 3, "size": 4}]),
+    );
+}
+
+/// `method path body` answered 400 with `code` and `message`.
+fn refused(server: &Server, method: &str, path: &str, body: &Value, code: &str, message: &str) {
+    let response = server.send(method, path, Some(body));
+    assert_eq!(
+        response.status,
+        400,
+        "{method} {path} {body}: {}",
+        response.text()
+    );
+    let error = response.json();
+    assert_eq!(error["code"], code, "{error}");
+    assert_eq!(error["message"], message, "{error}");
+}
+
+#[test]
+fn search_refusals_are_worded_as_meilisearch_words_them() {
+    let server = Server::start();
+    hidden_fields_index(&server);
+    let search = "/indexes/geo/search";
+    refused(
+        &server,
+        "POST",
+        search,
+        &json!({"filter": "_geoRadius(100, 2, 10)"}),
+        "invalid_search_filter",
+        "Index `geo`: Bad latitude `100`. Latitude must be contained between -90 and 90 degrees.\n12:15 _geoRadius(100, 2, 10)",
+    );
+    refused(
+        &server,
+        "POST",
+        search,
+        &json!({"filter": "_geoBoundingBox([1, 2], [3, 4])"}),
+        "invalid_search_filter",
+        "Index `geo`: The top latitude `1` is below the bottom latitude `3`.\n29:30 _geoBoundingBox([1, 2], [3, 4])",
+    );
+    refused(
+        &server,
+        "POST",
+        search,
+        &json!({"sort": ["title:asc"]}),
+        "invalid_search_sort",
+        "Index `geo`: Attribute `title` is not sortable. Available sortable attributes are: `price, <..hidden-attributes>`.",
+    );
+    refused(
+        &server,
+        "POST",
+        search,
+        &json!({"distinct": "price"}),
+        "invalid_search_distinct",
+        "Index `geo`: Attribute `price` is not filterable and thus, cannot be used as distinct attribute. Available filterable attributes patterns are: `color, <..hidden-attributes>`.",
+    );
+    refused(
+        &server,
+        "POST",
+        search,
+        &json!({"facets": ["size", "price", "color"]}),
+        "invalid_search_facets",
+        "Invalid facet distribution: Attributes `price, size` are not filterable. Available filterable attributes patterns are: `_geo, color`.",
+    );
+    refused(
+        &server,
+        "POST",
+        search,
+        &json!({"facets": ["price"]}),
+        "invalid_search_facets",
+        "Invalid facet distribution: Attribute `price` is not filterable. Available filterable attributes patterns are: `_geo, color`.",
+    );
+    refused(
+        &server,
+        "POST",
+        "/multi-search",
+        &json!({"federation": {"facetsByIndex": {"geo": ["price"]}}, "queries": [{"indexUid": "geo"}]}),
+        "invalid_multi_search_facets",
+        "Inside `.federation.facetsByIndex.geo`: Invalid facet distribution: Attribute `price` is not filterable. Available filterable attributes patterns are: `_geo, color`.\n - Note: index `geo` used in `.queries[0]`",
+    );
+}
+
+#[test]
+fn facet_search_and_documents_refusals_carry_no_index_prefix() {
+    let server = Server::start();
+    hidden_fields_index(&server);
+    refused(
+        &server,
+        "POST",
+        "/indexes/geo/facet-search",
+        &json!({"facetName": "price"}),
+        "invalid_facet_search_facet_name",
+        "Attribute `price` is not facet-searchable. Available facet-searchable attributes patterns are: `color, <..hidden-attributes>`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
+    );
+    refused(
+        &server,
+        "POST",
+        "/indexes/geo/facet-search",
+        &json!({"facetName": "color", "filter": "price = 3"}),
+        "invalid_search_filter",
+        "Attribute `price` is not filterable. Available filterable attribute patterns are: `_geo`, `color`.\n1:6 price = 3",
+    );
+    refused(
+        &server,
+        "POST",
+        "/indexes/geo/documents/fetch",
+        &json!({"sort": ["color:asc"]}),
+        "invalid_document_sort",
+        "Attribute `color` is not sortable. Available sortable attributes are: `price, size`.",
+    );
+    let response = server.send("GET", "/indexes/geo/documents?sort=color:asc", None);
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json()["message"],
+        "Attribute `color` is not sortable. Available sortable attributes are: `price, size`."
+    );
+}
+
+#[test]
+fn a_task_filter_refused_while_evaluated_names_its_index() {
+    let server = Server::start();
+    hidden_fields_index(&server);
+    let response = server.send(
+        "POST",
+        "/indexes/geo/documents/delete",
+        Some(&json!({"filter": "_geoRadius(1, 200, 10)"})),
+    );
+    let task = finished(&server, &response);
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(
+        task["error"],
+        json!({
+            "message": "Index `geo`: Bad longitude `200`. Longitude must be contained between -180 and 180 degrees. Hint: try using `-160` instead.\n15:18 _geoRadius(1, 200, 10)",
+            "code": "invalid_document_filter",
+            "type": "invalid_request",
+            "link": "https://docs.meilisearch.com/errors#invalid_document_filter",
+        })
+    );
 }

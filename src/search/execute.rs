@@ -101,11 +101,22 @@ pub async fn execute(
     record: &IndexRecord,
     prepared: &PreparedSearch,
 ) -> Result<SearchOutcome, ResponseError> {
-    match &prepared.semantic {
+    let outcome = match &prepared.semantic {
         Some(semantic) => {
             super::hybrid::execute_hybrid(coordinator, record, prepared, semantic).await
         }
         None => execute_ranked(coordinator, record, prepared, None).await,
+    };
+    outcome.map_err(|error| in_index(error, record))
+}
+
+/// A filter refusal of the shards (a bad geo argument, found while evaluating) with the
+/// ``Index `uid`: `` prefix Meilisearch's search gives its engine's errors.
+fn in_index(error: ResponseError, record: &IndexRecord) -> ResponseError {
+    if error.code == crate::errors::Code::InvalidSearchFilter {
+        error.prefixed(&format!("Index `{}`: ", record.uid))
+    } else {
+        error
     }
 }
 

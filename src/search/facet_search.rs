@@ -3,7 +3,8 @@
 //!
 //! The body is decoded leniently, as Meilisearch does: unknown fields are ignored. The facet
 //! must be facet-searchable (a `filterableAttributes` rule with `facetSearch`), and the index's
-//! `facetSearch` setting must be on. Every shard runs the search (no hits) and answers every
+//! `facetSearch` setting must be on. Refusals carry no ``Index `uid`: `` prefix (Meilisearch's
+//! facet search answers its engine's errors as they are), and list only displayed patterns. Every shard runs the search (no hits) and answers every
 //! matching value with its count; values are added across shards, ordered by the facet's
 //! `sortFacetValuesBy` (`alpha`: the order of the values' facet search forms with a facet
 //! query, of their normalized forms without; `count`: most documents first) and cut at
@@ -39,7 +40,7 @@ use super::execute::shard_request;
 use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
-use super::prepare::{PreparedSearch, prepare};
+use super::prepare::{EngineErrors, PreparedSearch, hidden_suffix, prepare_with, shown_names};
 use crate::host::facet_search::ShardFacetSearch;
 
 /// The body of a facet search; unknown fields are ignored.
@@ -104,7 +105,7 @@ pub async fn facet_search(
     search.ranking_score_threshold = body.ranking_score_threshold;
     search.locales = body.locales;
     search.limit = Some(0);
-    let prepared = prepare(record, search)?;
+    let prepared = prepare_with(record, search, EngineErrors::Plain)?;
     let request = ShardFacetSearch {
         search: shard_request(&prepared),
         facet_name: body.facet_name.clone(),
@@ -206,22 +207,22 @@ fn check_facet_searchable(
         return Ok(());
     }
     let patterns = facet_searchable_patterns(rules);
-    let detail = match (patterns.is_empty(), matched) {
+    let (shown, hidden) = shown_names(record, patterns.iter().map(String::as_str));
+    let detail = match (shown.is_empty(), matched) {
         (_, Some((index, _))) => format!(
             "Note: this attribute matches rule #{index} in filterableAttributes, but this rule does not enable facetSearch.\nHint: enable facetSearch in rule #{index} by adding `\"facetSearch\": true` to the rule.\nHint: prepend another rule matching {facet_name} with facetSearch: true before rule #{index}"
         ),
         (true, None) => "This index does not have configured facet-searchable attributes. To make it facet-searchable add it to the `filterableAttributes` index settings.".to_owned(),
         (false, None) => format!(
-            "Available facet-searchable attributes patterns are: `{}`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
-            patterns.join(", ")
+            "Available facet-searchable attributes patterns are: `{}{}`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
+            shown.join(", "),
+            hidden_suffix(hidden)
         ),
     };
+    // The facet search words its refusals without the index, as Meilisearch does.
     Err(ResponseError::new(
         Code::InvalidFacetSearchFacetName,
-        format!(
-            "Index `{}`: Attribute `{facet_name}` is not facet-searchable. {detail}",
-            record.uid
-        ),
+        format!("Attribute `{facet_name}` is not facet-searchable. {detail}"),
     ))
 }
 

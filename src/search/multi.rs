@@ -747,10 +747,14 @@ async fn facets_by_index(
             continue;
         };
         let record = &first.record;
+        let note = format!(
+            "\n - Note: index `{index_uid}` used in `.queries[{}]`",
+            first.position
+        );
         check_index_facets(record, facets, |message| {
             ResponseError::new(
                 Code::InvalidMultiSearchFacets,
-                format!("{prefix}Index `{index_uid}`: {message}"),
+                format!("{prefix}{message}{note}"),
             )
         })?;
         let requests: Vec<_> = index_runs

@@ -516,8 +516,14 @@ pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
             format: PayloadFormat::Json,
             detail: NEITHER_OBJECT_NOR_LIST.to_string(),
         },
-        Err(error) if error.classify() == Category::Data => reread(source, |reader| {
-            match serde_json::from_reader::<_, Document>(reader) {
+        // Not a sequence: read whole as one object, from memory as Meilisearch reads it (a
+        // reader positions some errors, a number out of range, one column further).
+        Err(error) if error.classify() == Category::Data => reread(source, |mut reader| {
+            let mut bytes = Vec::new();
+            if let Err(error) = reader.read_to_end(&mut bytes) {
+                return error.into();
+            }
+            match serde_json::from_slice::<Document>(&bytes) {
                 Err(error) => malformed_json_from_single(&error),
                 Ok(_) => DocumentsError::MalformedJson {
                     format: PayloadFormat::Json,
