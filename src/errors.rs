@@ -653,6 +653,9 @@ pub fn shard_error(error: shards::shard::ShardError) -> ResponseError {
             Code::MaxFieldsLimitExceeded,
             ShardError::TooManyFields.to_string(),
         ),
+        ShardError::InvalidDocumentGeoField(message) => {
+            ResponseError::new(Code::InvalidDocumentGeoField, message)
+        }
         ShardError::InvalidDocumentVectors { kind, message } => {
             let code = match kind {
                 shards::error::VectorsErrorKind::Dimensions => Code::InvalidVectorDimensions,

@@ -483,3 +483,54 @@ fn a_task_filter_refused_while_evaluated_names_its_index() {
         })
     );
 }
+
+/// With `_geo` filterable or sortable, a document whose `_geo` is no point fails its batch
+/// as Meilisearch's engine fails it; without, `_geo` is an ordinary field.
+#[test]
+fn a_geo_field_that_is_no_point_fails_the_task() {
+    let server = Server::start();
+    run(
+        &server,
+        "PATCH",
+        "/indexes/points/settings",
+        &json!({"filterableAttributes": ["_geo"]}),
+    );
+    let cases = [
+        (
+            json!({"id": 11, "_geo": "foobar"}),
+            "The `_geo` field in the document with the id: `\"11\"` is not an object. Was expecting an object with the `_geo.lat` and `_geo.lng` fields but instead got `\"foobar\"`.",
+        ),
+        (
+            json!({"id": 11, "_geo": {"lat": 1}}),
+            "Could not find longitude in the document with the id: `\"11\"`. Was expecting a `_geo.lng` field.",
+        ),
+        (
+            json!({"id": 11, "_geo": {"lat": "doggo", "lng": "doggo"}}),
+            "Could not parse latitude nor longitude in the document with the id: `\"11\"`. Was expecting finite numbers but instead got `\"doggo\"` and `\"doggo\"`.",
+        ),
+    ];
+    for (document, message) in cases {
+        let response = server.send(
+            "POST",
+            "/indexes/points/documents",
+            Some(&json!([document])),
+        );
+        let task = finished(&server, &response);
+        assert_eq!(task["status"], "failed", "{task}");
+        assert_eq!(
+            task["error"],
+            json!({
+                "message": format!("Index `points`: {message}"),
+                "code": "invalid_document_geo_field",
+                "type": "invalid_request",
+                "link": "https://docs.meilisearch.com/errors#invalid_document_geo_field",
+            })
+        );
+    }
+    run(
+        &server,
+        "POST",
+        "/indexes/plain/documents",
+        &json!([{"id": 11, "_geo": "foobar"}]),
+    );
+}

@@ -29,6 +29,9 @@ pub enum ShardError {
     /// value nested too deep): serde_json's message, positioned in the value's own text (see
     /// [`crate::documents::field_values`]); displayed as Meilisearch's engine words it.
     InvalidDocumentValue(String),
+    /// A document's `_geo` field is not a point (see `shard::geo_field`): Meilisearch's
+    /// message, without the index.
+    InvalidDocumentGeoField(String),
 }
 
 /// Which of Meilisearch's errors a document's bad `_vectors` are.
@@ -82,6 +85,7 @@ impl fmt::Display for ShardError {
             ShardError::InvalidDocumentVectors { message, .. } => formatter.write_str(message),
             ShardError::Vectors(error) => write!(formatter, "vector store: {error}"),
             ShardError::InvalidDocumentValue(detail) => write!(formatter, "internal: {detail}."),
+            ShardError::InvalidDocumentGeoField(message) => formatter.write_str(message),
         }
     }
 }

@@ -401,13 +401,14 @@ impl BatchWork {
 }
 
 /// A document error of the index's engine, with the ``Index `uid`: `` prefix Meilisearch's
-/// engine gives the errors of documents' vectors and its internal errors (a field value that
-/// does not parse among them).
+/// engine gives the errors of documents' vectors and `_geo` fields and its internal errors (a
+/// field value that does not parse among them).
 fn in_index(error: ResponseError, index_uid: &str) -> ResponseError {
     match error.code {
         Code::InvalidVectorDimensions
         | Code::InvalidVectorsType
         | Code::VectorEmbeddingError
+        | Code::InvalidDocumentGeoField
         | Code::Internal => error.prefixed(&format!("Index `{index_uid}`: ")),
         _ => error,
     }
