@@ -326,6 +326,20 @@ fn totals_and_facet_counts_describe_what_distinct_leaves() {
     );
     let answer = facet_search(json!({"facetName": "color", "exhaustiveFacetCount": true}));
     assert_eq!(answer["facetHits"], json!([{"value": "red", "count": 25}]));
+    // A federated search counts and describes what each query's distinct left.
+    let answer = post(
+        &server,
+        "/multi-search",
+        &json!({
+            "federation": {"facetsByIndex": {"products": ["color"]}},
+            "queries": [{"indexUid": "products"}],
+        }),
+    );
+    assert_eq!(answer["estimatedTotalHits"], 30, "{answer}");
+    assert_eq!(
+        answer["facetsByIndex"]["products"]["distribution"],
+        json!({"color": {"blue": 5, "red": 25}})
+    );
 }
 
 /// An index with `_geo` and `color` filterable, `price` and `size` sortable, and

@@ -233,6 +233,7 @@ pub async fn execute_distinct(
     for (shard, hit) in &window {
         windows[*shard as usize].push(hit.clone());
     }
+    let kept_narrowings = plan.narrowings.clone();
     let mut narrowings: Vec<Option<DistinctNarrowing>> =
         plan.narrowings.drain(..).map(Some).collect();
     let answers = coordinator
@@ -254,6 +255,7 @@ pub async fn execute_distinct(
             .facets
             .as_ref()
             .map(|_| MergedFacets::default()),
+        distinct_narrowings: Some(kept_narrowings),
         ..SearchOutcome::default()
     };
     let mut found: Vec<Vec<ShardFoundHit>> = Vec::with_capacity(answers.len());

@@ -51,6 +51,9 @@ pub struct SearchOutcome {
     pub semantic_hit_count: Option<u32>,
     /// The vector the semantic ranking searched with.
     pub query_vector: Option<Vec<f32>>,
+    /// With a distinct attribute, per shard, what the search counts (see
+    /// [`super::distinct`]); a federated search counts and describes the same documents.
+    pub distinct_narrowings: Option<Vec<shards::search::DistinctNarrowing>>,
 }
 
 /// What every shard is asked for `prepared` (before index-wide term counts are added).

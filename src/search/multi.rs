@@ -12,8 +12,9 @@
 //! comparing the heads' weighted details rule group by rule group, sort values in between
 //! (`shards::search::weighted_score`), ties going to the earlier query: each query's own
 //! order is kept, and a sorted query stays in its sort order against another sorted on the
-//! same field. `facetsByIndex` counts, per index, the documents matching any of that index's
-//! queries; `mergeFacets` adds those counts across indexes.
+//! same field. `facetsByIndex` counts, per index, the documents any of that index's queries
+//! counts (with a distinct attribute, those its distinct left, as Meilisearch's candidates);
+//! `mergeFacets` adds those counts across indexes.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -30,7 +31,7 @@ use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::search::{FacetsOfQueries, MatchCountOfQueries, ShardSearchHit};
+use crate::host::search::{CountedQuery, FacetsOfQueries, MatchCountOfQueries, ShardSearchHit};
 
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
@@ -666,13 +667,9 @@ async fn federated_total(
             total += only.outcome.total;
             continue;
         }
-        let queries: Vec<_> = index_runs
-            .iter()
-            .map(|run| shard_request(&run.prepared))
-            .collect();
         for answer in coordinator
-            .ask_every_shard(&run.record.shard_set(), |_| MatchCountOfQueries {
-                queries: queries.clone(),
+            .ask_every_shard(&run.record.shard_set(), |shard| MatchCountOfQueries {
+                queries: counted_queries(&index_runs, shard),
             })
             .await
         {
@@ -680,6 +677,22 @@ async fn federated_total(
         }
     }
     Ok(total)
+}
+
+/// The queries of one index as shard `shard` counts them: each query's request and, with a
+/// distinct attribute, the documents its search left on that shard.
+fn counted_queries(index_runs: &[&RunQuery], shard: u32) -> Vec<CountedQuery> {
+    index_runs
+        .iter()
+        .map(|run| CountedQuery {
+            request: shard_request(&run.prepared),
+            narrowing: run
+                .outcome
+                .distinct_narrowings
+                .as_ref()
+                .and_then(|narrowings| narrowings.get(shard as usize).cloned()),
+        })
+        .collect()
 }
 
 /// An index `facetsByIndex` names that no query uses: it must exist and its facets must be
@@ -757,13 +770,9 @@ async fn facets_by_index(
                 format!("{prefix}{message}{note}"),
             )
         })?;
-        let requests: Vec<_> = index_runs
-            .iter()
-            .map(|run| shard_request(&run.prepared))
-            .collect();
         let answers = coordinator
-            .ask_every_shard(&record.shard_set(), |_| FacetsOfQueries {
-                queries: requests.clone(),
+            .ask_every_shard(&record.shard_set(), |shard| FacetsOfQueries {
+                queries: counted_queries(&index_runs, shard),
                 facets: facets.clone(),
             })
             .await;
