@@ -557,15 +557,14 @@ fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, R
             let available = if sortable.is_empty() {
                 "This index does not have configured sortable attributes.".to_owned()
             } else {
-                let names: Vec<String> = sortable.iter().map(|name| format!("`{name}`")).collect();
-                format!("Available sortable attributes are: {}.", names.join(", "))
+                let names: Vec<&str> = sortable.iter().map(String::as_str).collect();
+                format!("Available sortable attributes are: `{}`.", names.join(", "))
             };
+            // The documents routes answer without the ``Index `uid`: `` prefix, every
+            // sortable attribute listed in one pair of backticks, as Meilisearch does.
             return Err(ResponseError::new(
                 Code::InvalidDocumentSort,
-                format!(
-                    "Index `{}`: Attribute `{field}` is not sortable. {available}",
-                    record.uid
-                ),
+                format!("Attribute `{field}` is not sortable. {available}"),
             ));
         }
         parsed.push(SortRule {

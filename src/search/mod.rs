@@ -9,6 +9,8 @@
 //! Invariant: the shards' hits carry scores that depend only on the document and the query, so
 //! the merged order and the facet counts do not depend on how many shards an index has.
 
+pub mod distinct;
+pub mod distinct_merge;
 pub mod execute;
 pub mod facet_search;
 pub mod facets;

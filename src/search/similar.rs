@@ -19,7 +19,7 @@ use shards::search::VectorQuery;
 
 use super::execute::{SearchOutcome, execute_ranked};
 use super::parameters::{RankingScoreThreshold, SEARCH_LIMIT_DEFAULT, SearchBody};
-use super::prepare::{PreparedSearch, prepare};
+use super::prepare::{EngineErrors, PreparedSearch, prepare_with};
 use super::response::search_result;
 use super::stages::StageTimer;
 use crate::control::features::RuntimeFeatures;
@@ -151,7 +151,13 @@ pub async fn similar(
         ));
     };
     let distribution = embedder_distribution(fields);
-    let prepared = prepare(&record, search_body(&similar), features).map_err(similar_code)?;
+    let prepared = prepare_with(
+        &record,
+        search_body(&similar),
+        features,
+        EngineErrors::Plain,
+    )
+    .map_err(similar_code)?;
     let (internal_id, embeddings) =
         source_embeddings(coordinator, &record, &id, &similar.embedder).await?;
     let outcome = match embeddings.into_iter().next() {

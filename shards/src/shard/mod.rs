@@ -26,6 +26,7 @@ mod delta;
 mod extract;
 pub(crate) mod facet_source;
 mod fields_selection;
+mod geo_field;
 mod listing;
 mod new_external_ids;
 mod pair_changes;
