@@ -634,6 +634,14 @@ pub fn documents_error(error: shards::documents::DocumentsError) -> ResponseErro
 
 /// A shard failure as an API error (`no_space_left_on_device` and the like keep their code;
 /// too many fields is `max_fields_limit_exceeded`).
+/// A document whose field value does not parse (see `shards::documents::field_values`), as
+/// Meilisearch's engine reports it: code `internal`, the value's own serde message.
+pub fn document_value_error(error: &serde_json::Error) -> ResponseError {
+    shard_error(shards::shard::ShardError::InvalidDocumentValue(
+        error.to_string(),
+    ))
+}
+
 pub fn shard_error(error: shards::shard::ShardError) -> ResponseError {
     use shards::shard::ShardError;
     match error {
@@ -645,6 +653,9 @@ pub fn shard_error(error: shards::shard::ShardError) -> ResponseError {
             Code::MaxFieldsLimitExceeded,
             ShardError::TooManyFields.to_string(),
         ),
+        ShardError::InvalidDocumentGeoField(message) => {
+            ResponseError::new(Code::InvalidDocumentGeoField, message)
+        }
         ShardError::InvalidDocumentVectors { kind, message } => {
             let code = match kind {
                 shards::error::VectorsErrorKind::Dimensions => Code::InvalidVectorDimensions,

@@ -17,16 +17,19 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(error) => error.exit(),
     };
-    if let Err(error) = coresearch::logs::init(&config) {
-        eprintln!("coresearch cannot set up its logs: {error}");
-        return ExitCode::FAILURE;
-    }
+    let logs = match coresearch::logs::init(&config) {
+        Ok(logs) => logs,
+        Err(error) => {
+            eprintln!("coresearch cannot set up its logs: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     if let Err(error) = huge_pages {
         tracing::warn!(%error, "transparent huge pages stay on for this process");
     }
     if let Some(data_directory) = &config.dump_import_child {
         // The child a dump import started: index what it registered, then stop.
-        return match coresearch::server::run_until_idle(&config, data_directory.clone()) {
+        return match coresearch::server::run_until_idle(&config, data_directory.clone(), logs) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("coresearch could not index the dump: {error}");
@@ -55,7 +58,7 @@ fn main() -> ExitCode {
     if let Some(warning) = config.master_key_warning() {
         eprintln!("{warning}");
     }
-    match coresearch::server::run(&config, data_directory.path().to_path_buf()) {
+    match coresearch::server::run(&config, data_directory.path().to_path_buf(), logs) {
         Ok(()) => {
             tracing::info!("coresearch stopped");
             ExitCode::SUCCESS

@@ -65,11 +65,12 @@ struct CoreSettings {
     interrupted: Vec<Task>,
     scheduler: SchedulerOptions,
     search_queue: SearchQueueLimits,
-    /// `--log-level` and `--experimental-logs-mode`, for each core's request log.
-    log_level: crate::config::LogLevel,
+    /// `--experimental-logs-mode`, for each core's request log.
     log_mode: crate::config::LogMode,
     /// Whether the control core stops every core once no task is enqueued or processing.
     stop_when_idle: bool,
+    /// The run-time switches of the process's logs (the `/logs/*` routes).
+    logs: crate::logs::LogControl,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -85,16 +86,25 @@ fn shard_memory(config: &Config) -> ShardMemory {
     }
 }
 
-/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped.
-pub fn run(config: &Config, data_directory: PathBuf) -> Result<(), String> {
-    run_cores(config, data_directory, Mode::Serve)
+/// Runs the server until SIGINT or SIGTERM; returns once every core has stopped. `logs`
+/// controls the process's log subscriber (see [`crate::logs::init`]).
+pub fn run(
+    config: &Config,
+    data_directory: PathBuf,
+    logs: crate::logs::LogControl,
+) -> Result<(), String> {
+    run_cores(config, data_directory, Mode::Serve, logs)
 }
 
 /// Runs the cores on `data_directory` without listening and without webhooks, until no task
 /// is enqueued or processing (or SIGINT or SIGTERM): how a dump import indexes what it
 /// registered through the normal write path before the server starts.
-pub fn run_until_idle(config: &Config, data_directory: PathBuf) -> Result<(), String> {
-    run_cores(config, data_directory, Mode::UntilIdle)
+pub fn run_until_idle(
+    config: &Config,
+    data_directory: PathBuf,
+    logs: crate::logs::LogControl,
+) -> Result<(), String> {
+    run_cores(config, data_directory, Mode::UntilIdle, logs)
 }
 
 /// How long the cores of [`run_until_idle`] wait between two looks at the queue.
@@ -107,7 +117,12 @@ enum Mode {
     UntilIdle,
 }
 
-fn run_cores(config: &Config, data_directory: PathBuf, mode: Mode) -> Result<(), String> {
+fn run_cores(
+    config: &Config,
+    data_directory: PathBuf,
+    mode: Mode,
+    logs: crate::logs::LogControl,
+) -> Result<(), String> {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
     let addresses = match mode {
         Mode::Serve => resolve(&config.http_addr)?,
@@ -151,9 +166,9 @@ fn run_cores(config: &Config, data_directory: PathBuf, mode: Mode) -> Result<(),
         interrupted,
         scheduler: scheduler_options(config, &data_directory)?,
         search_queue: search_queue_limits(config),
-        log_level: config.log_level,
         log_mode: config.experimental_logs_mode,
         stop_when_idle: mode == Mode::UntilIdle,
+        logs,
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -274,7 +289,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         );
     }
     let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
-    let request_log = start_request_log(settings.log_level, settings.log_mode);
+    let request_log = start_request_log(settings.log_mode, &settings.logs);
     let search_queue = SearchQueue::new(settings.search_queue);
     crate::metrics::core_figures::install(search_queue.clone());
     let router = Rc::new(Router::new(Services {
@@ -284,6 +299,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         production: settings.production,
         search_queue,
         request_log: request_log.clone(),
+        logs: settings.logs.clone(),
         update_files,
     }));
     tracing::debug!(core, "serving");
@@ -382,18 +398,18 @@ async fn join_data_mesh(
     .map_err(|error| format!("could not join the data mesh: {error:?}"))
 }
 
-/// This core's request log, flushed periodically in the background when it is enabled.
+/// This core's request log, flushed periodically in the background (its flusher sleeps
+/// without a timer while no line is pending, and `POST /logs/stderr` may enable the log at
+/// any time).
 fn start_request_log(
-    log_level: crate::config::LogLevel,
     log_mode: crate::config::LogMode,
+    logs: &crate::logs::LogControl,
 ) -> Rc<RequestLog> {
-    let request_log = Rc::new(RequestLog::stderr(log_level, log_mode));
-    if request_log.is_enabled() {
-        let request_log = request_log.clone();
-        crate::runtime::spawn_detached(async move {
-            request_log.flush_periodically(&RuntimeTimer).await;
-        });
-    }
+    let request_log = Rc::new(RequestLog::stderr(log_mode, logs.switches()));
+    let flushed = request_log.clone();
+    crate::runtime::spawn_detached(async move {
+        flushed.flush_periodically(&RuntimeTimer).await;
+    });
     request_log
 }
 

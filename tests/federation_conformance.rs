@@ -1,6 +1,7 @@
-//! `federation.facetsByIndex` may name an index no query uses (issue 36, item 8): the index
-//! must exist and the facets must be filterable there, as Meilisearch checks; it then adds
-//! nothing to the answer.
+//! Federated search as Meilisearch answers it (issue 36, item 8): `federation.facetsByIndex`
+//! may name an index no query uses (the index must exist and the facets must be filterable
+//! there, as Meilisearch checks; it then adds nothing to the answer), and the merge keeps a
+//! sorted query's own order, comparing hits rule group by rule group.
 
 mod common;
 
@@ -65,4 +66,52 @@ fn facets_by_index_may_name_an_index_no_query_uses() {
             && message.ends_with("\n - Note: index `unused` is not used in queries"),
         "{message}"
     );
+}
+
+/// Federated merging compares hits rule group by rule group as Meilisearch does: with `sort`
+/// as the first ranking rule, hits of two sorted queries interleave by price whatever their
+/// weighted scores, and a document both queries find appears once, where it came first.
+#[test]
+fn federated_merging_keeps_sorted_queries_in_their_sort_order() {
+    let server = Server::start();
+    let settings = json!({
+        "sortableAttributes": ["price"],
+        "rankingRules": ["sort", "words", "typo", "proximity", "attribute", "exactness"],
+    });
+    let response = server.send("PATCH", "/indexes/items/settings", Some(&settings));
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    let documents = json!([
+        {"id": 1, "title": "alpha beta", "price": 30},
+        {"id": 2, "title": "alpha", "price": 10},
+        {"id": 3, "title": "beta gamma delta", "price": 20},
+        {"id": 4, "title": "beta", "price": 40},
+    ]);
+    let response = server.send("POST", "/indexes/items/documents", Some(&documents));
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    let body = json!({
+        "federation": {},
+        "queries": [
+            {"indexUid": "items", "q": "alpha", "sort": ["price:asc"]},
+            {"indexUid": "items", "q": "beta", "sort": ["price:asc"], "federationOptions": {"weight": 0.5}},
+        ],
+    });
+    let response = server.send("POST", "/multi-search", Some(&body));
+    assert_eq!(response.status, 200, "{}", response.text());
+    let answer = response.json();
+    let merged: Vec<(i64, i64)> = answer["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|hit| {
+            (
+                hit["id"].as_i64().expect("an id"),
+                hit["_federation"]["queriesPosition"]
+                    .as_i64()
+                    .expect("a position"),
+            )
+        })
+        .collect();
+    assert_eq!(merged, vec![(2, 0), (3, 1), (1, 0), (4, 1)], "{answer}");
 }

@@ -523,3 +523,30 @@ fn networked_get_and_multi_search(a: &Server) {
         "Inside `.queries[0]`: Using `.useNetwork` is not allowed as the same time as `.federationOptions.remote`.\n  - Hint: to perform an explicit query against a remote, remove `.useNetwork`.\n  - Hint: to automatically perform queries against the entire network, remove `.federationOptions.remote`.",
     );
 }
+
+#[test]
+fn the_shard_filter_needs_the_toggle_and_names_existing_shards() {
+    let server = start(false, false);
+    add_documents(&server, "movies", json!([{"id": 1, "title": "Carol"}]));
+    let search = |filter: &str| {
+        server.send(
+            "POST",
+            "/indexes/movies/search",
+            Some(&json!({"q": "carol", "filter": filter})),
+        )
+    };
+    assert_error(
+        &search("_shard = \"s0\""),
+        400,
+        "feature_not_enabled",
+        "using a shard filter requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805\n1:7 _shard = \"s0\"",
+    );
+    enable_network(&server);
+    // Without a leader no document belongs to a network shard, as in Meilisearch.
+    assert_error(
+        &search("_shard = \"s0\""),
+        400,
+        "invalid_search_filter",
+        "Index `movies`: Shard `s0` does not exist",
+    );
+}

@@ -25,6 +25,13 @@ pub enum ShardError {
     },
     /// The vector store failed.
     Vectors(storage_engine::vector::VectorError),
+    /// A document's field value does not parse (a number out of range, a lone surrogate, a
+    /// value nested too deep): serde_json's message, positioned in the value's own text (see
+    /// [`crate::documents::field_values`]); displayed as Meilisearch's engine words it.
+    InvalidDocumentValue(String),
+    /// A document's `_geo` field is not a point (see `shard::geo_field`): Meilisearch's
+    /// message, without the index.
+    InvalidDocumentGeoField(String),
 }
 
 /// Which of Meilisearch's errors a document's bad `_vectors` are.
@@ -77,6 +84,8 @@ impl fmt::Display for ShardError {
             ShardError::InvalidSetting(message) => write!(formatter, "invalid setting: {message}"),
             ShardError::InvalidDocumentVectors { message, .. } => formatter.write_str(message),
             ShardError::Vectors(error) => write!(formatter, "vector store: {error}"),
+            ShardError::InvalidDocumentValue(detail) => write!(formatter, "internal: {detail}."),
+            ShardError::InvalidDocumentGeoField(message) => formatter.write_str(message),
         }
     }
 }

@@ -106,6 +106,16 @@ impl RuntimeFeatures {
         }
     }
 
+    /// The toggles that gate parts of the filter language (`CONTAINS`, `_shard`, vector
+    /// filters).
+    pub fn filter_features(self) -> shards::filter::EnabledFeatures {
+        shards::filter::EnabledFeatures {
+            contains_filter: self.contains_filter,
+            network: self.network,
+            multimodal: self.multimodal,
+        }
+    }
+
     /// The wire JSON, all twelve fields in order.
     pub fn to_json(self) -> String {
         serde_json::to_string(&self).expect("twelve booleans always serialize")

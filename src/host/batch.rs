@@ -19,7 +19,7 @@ use super::embedding::{RemoteEmbedder, embed_chunk};
 use super::protocol::ShardRequest;
 use super::read_documents::{ReadDocument, read_documents};
 use super::{Preparing, ShardAddress, ShardHost};
-use crate::errors::{ResponseError, shard_error};
+use crate::errors::{ResponseError, document_value_error, shard_error};
 
 /// Documents one hand-off to the helper thread applies.
 pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
@@ -198,11 +198,9 @@ fn resolve(
             document,
         } => Some(match (stored, document) {
             (Some(mut stored), document) if onto_stored => {
-                let update = document.into_document(parser).map_err(|error| {
-                    ResponseError::internal(format!(
-                        "the text of document `{external_id}` does not parse: {error}"
-                    ))
-                })?;
+                let update = document
+                    .into_document(parser)
+                    .map_err(|error| document_value_error(&error))?;
                 merge_top_level(&mut stored, update);
                 Operation::Replace {
                     external_id,

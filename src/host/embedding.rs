@@ -19,7 +19,7 @@ use shards::shard::Operation;
 use shards::vectors::VECTORS_FIELD;
 
 use crate::embedders::{DocumentTemplate, Embedder, EmbedderSettings};
-use crate::errors::ResponseError;
+use crate::errors::{ResponseError, document_value_error};
 
 /// One remote embedder of an index, as the shard host embeds with it.
 #[derive(Debug, Clone)]
@@ -56,11 +56,9 @@ fn built_documents(
         .into_iter()
         .map(|operation| match operation {
             Operation::ReplaceText { external_id, text } => {
-                let document = parser.parse(&text).map_err(|error| {
-                    ResponseError::internal(format!(
-                        "the text of document `{external_id}` does not parse: {error}"
-                    ))
-                })?;
+                let document = parser
+                    .parse(&text)
+                    .map_err(|error| document_value_error(&error))?;
                 Ok(Operation::Replace {
                     external_id,
                     document,

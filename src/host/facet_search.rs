@@ -1,10 +1,12 @@
 //! A facet search's share on one shard: the values of one facet among the documents the
-//! search matches, each with its count, filtered by the facet query (analysed in the
-//! search's locales).
+//! search matches (with a distinct attribute, the documents Meilisearch counts after it, see
+//! `shards::search::distinct_narrowing`), each with its count, filtered by the facet query
+//! (analysed in the search's locales).
 //!
 //! Invariant: counts come from the shard's facet indexes over the exact set of matching
 //! documents of one snapshot.
 
+use shards::search::DistinctNarrowing;
 use shards::search::facet_values::FacetValueCount;
 use shards::shard::ShardSnapshot;
 
@@ -18,13 +20,18 @@ pub struct ShardFacetSearch {
     pub search: ShardSearchRequest,
     pub facet_name: String,
     pub facet_query: Option<String>,
+    /// With a distinct attribute: the documents counted are these, not every match.
+    pub narrowing: Option<DistinctNarrowing>,
 }
 
 impl ShardRead for ShardFacetSearch {
     type Answer = Vec<FacetValueCount>;
 
     fn read(self, snapshot: &ShardSnapshot) -> Result<Vec<FacetValueCount>, ResponseError> {
-        let matching = matching_documents(snapshot, &self.search)?;
+        let matching = match &self.narrowing {
+            Some(narrowing) => snapshot.narrowed(narrowing).map_err(shard_error)?,
+            None => matching_documents(snapshot, &self.search)?,
+        };
         snapshot
             .facet_values(
                 &self.facet_name,

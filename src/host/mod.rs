@@ -15,11 +15,11 @@
 //!
 //! Layout: [`protocol`] (the request traits), [`batch`] and [`edit`] (the write path),
 //! [`settings`] (facet and text settings), [`maintenance`] (removal, free space),
-//! [`documents`] (document reads, stats, ids), [`search`] and [`facet_search`] (a search's
-//! share), [`read_documents`] (reading planned documents from update files), [`edition`]
-//! (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a shard's
-//! documents streamed to another server by an export task), [`dump`] (a shard's documents
-//! written into a dump's staging directory).
+//! [`documents`] (document reads, stats, ids), [`search`], [`distinct`] and [`facet_search`]
+//! (a search's share), [`read_documents`] (reading planned documents from update files),
+//! [`edition`] (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a
+//! shard's documents streamed to another server by an export task), [`dump`] (a shard's
+//! documents written into a dump's staging directory).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -27,6 +27,7 @@
 //! imports from the coordinator, the use cases or the routes.
 
 pub mod batch;
+pub mod distinct;
 pub mod documents;
 pub mod dump;
 pub mod edit;

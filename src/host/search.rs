@@ -4,7 +4,7 @@
 //! facet counts of every match.
 //!
 //! The requests: [`ShardSearchRequest`] (a search's share), [`FacetsOfQueries`] (facet counts
-//! over several queries' matches) and [`TermCounts`] (per query term, its matching
+//! over what several queries count) and [`TermCounts`] (per query term, its matching
 //! documents, for `matchingStrategy: frequency`).
 //!
 //! Invariant: everything in an answer comes from the same snapshot, so hits, totals and facet
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 use shards::filter::Filter;
-use shards::search::{FieldFacetCounts, SearchQuery, ShardHit, VectorQuery};
+use shards::search::{DistinctNarrowing, FieldFacetCounts, SearchQuery, ShardHit, VectorQuery};
 use shards::shard::{ShardSnapshot, StoredDocument};
 use shards::vectors::VECTORS_FIELD;
 
@@ -116,31 +116,44 @@ fn search_shard(
         ),
         None => None,
     };
-    let mut hits = Vec::with_capacity(found.hits.len());
-    for hit in found.hits {
-        let document = snapshot
-            .stored_document(hit.id)
-            .map_err(shard_error)?
-            .ok_or_else(|| ResponseError::internal("a hit without its document"))?;
-        let vectors = if request.retrieve_vectors && !snapshot.vector_settings().is_empty() {
-            Some(snapshot.vectors_of(hit.id, None).map_err(shard_error)?)
-        } else {
-            None
-        };
-        hits.push(ShardFoundHit {
-            hit,
-            document,
-            vectors,
-        });
-    }
     Ok(ShardSearchAnswer {
-        hits,
+        hits: found_hits(snapshot, found.hits, request.retrieve_vectors, false)?,
         total: found.total,
         attribute_unified: found.attribute_unified,
         query_words: found.query_words,
         query_languages: found.query_languages,
         facets,
     })
+}
+
+/// `hits` with their stored documents (and embeddings, under `retrieve_vectors`). A hit
+/// found on another snapshot than `snapshot` (`from_earlier_snapshot`) whose document is
+/// gone is left out; on the same snapshot every hit has its document.
+pub fn found_hits(
+    snapshot: &ShardSnapshot,
+    hits: Vec<ShardHit>,
+    retrieve_vectors: bool,
+    from_earlier_snapshot: bool,
+) -> Result<Vec<ShardFoundHit>, ResponseError> {
+    let mut found = Vec::with_capacity(hits.len());
+    for hit in hits {
+        let document = match snapshot.stored_document(hit.id).map_err(shard_error)? {
+            Some(document) => document,
+            None if from_earlier_snapshot => continue,
+            None => return Err(ResponseError::internal("a hit without its document")),
+        };
+        let vectors = if retrieve_vectors && !snapshot.vector_settings().is_empty() {
+            Some(snapshot.vectors_of(hit.id, None).map_err(shard_error)?)
+        } else {
+            None
+        };
+        found.push(ShardFoundHit {
+            hit,
+            document,
+            vectors,
+        });
+    }
+    Ok(found)
 }
 
 impl ShardRead for ShardSearchRequest {
@@ -151,11 +164,19 @@ impl ShardRead for ShardSearchRequest {
     }
 }
 
-/// Facet counts over the matches of several searches: `facets` of the documents matching
-/// any of `queries`.
+/// One query of a federated search as a shard counts it: its request and, with a distinct
+/// attribute, what the search decided (the documents counted are then those it leaves).
+#[derive(Debug, Clone)]
+pub struct CountedQuery {
+    pub request: ShardSearchRequest,
+    pub narrowing: Option<DistinctNarrowing>,
+}
+
+/// Facet counts over the documents several searches count: `facets` of the documents any of
+/// `queries` counts.
 #[derive(Debug)]
 pub struct FacetsOfQueries {
-    pub queries: Vec<ShardSearchRequest>,
+    pub queries: Vec<CountedQuery>,
     pub facets: Vec<String>,
 }
 
@@ -163,7 +184,10 @@ impl ShardRead for FacetsOfQueries {
     type Answer = BTreeMap<String, FieldFacetCounts>;
 
     fn read(self, snapshot: &ShardSnapshot) -> Result<Self::Answer, ResponseError> {
-        facets_of_queries(snapshot, self.queries, &self.facets)
+        let union = counted_by_any(snapshot, &self.queries)?;
+        snapshot
+            .facet_counts(&self.facets, &union)
+            .map_err(shard_error)
     }
 }
 
@@ -184,23 +208,34 @@ impl ShardRead for TermCounts {
     }
 }
 
-/// How many documents of the shard any of `queries` matches (a federated search's queries
+/// How many documents of the shard any of `queries` counts (a federated search's queries
 /// on one index count each document once).
 #[derive(Debug)]
 pub struct MatchCountOfQueries {
-    pub queries: Vec<ShardSearchRequest>,
+    pub queries: Vec<CountedQuery>,
 }
 
 impl ShardRead for MatchCountOfQueries {
     type Answer = u64;
 
     fn read(self, snapshot: &ShardSnapshot) -> Result<u64, ResponseError> {
-        let mut union = roaring::RoaringBitmap::new();
-        for request in &self.queries {
-            union |= matching_documents(snapshot, request)?;
-        }
-        Ok(union.len())
+        Ok(counted_by_any(snapshot, &self.queries)?.len())
     }
+}
+
+/// The documents of the shard any of `queries` counts.
+fn counted_by_any(
+    snapshot: &ShardSnapshot,
+    queries: &[CountedQuery],
+) -> Result<roaring::RoaringBitmap, ResponseError> {
+    let mut union = roaring::RoaringBitmap::new();
+    for query in queries {
+        union |= match &query.narrowing {
+            Some(narrowing) => snapshot.narrowed(narrowing).map_err(shard_error)?,
+            None => matching_documents(snapshot, &query.request)?,
+        };
+    }
+    Ok(union)
 }
 
 shard_reads!(
@@ -210,22 +245,8 @@ shard_reads!(
     MatchCountOfQueries
 );
 
-/// The facet counts of the documents matching any of `queries` (a federated search's queries
-/// on one index): each query runs without hits, and the counts describe the union.
-fn facets_of_queries(
-    snapshot: &ShardSnapshot,
-    queries: Vec<ShardSearchRequest>,
-    facets: &[String],
-) -> Result<BTreeMap<String, FieldFacetCounts>, ResponseError> {
-    let mut union = roaring::RoaringBitmap::new();
-    for request in &queries {
-        union |= matching_documents(snapshot, request)?;
-    }
-    snapshot.facet_counts(facets, &union).map_err(shard_error)
-}
-
 /// The request's query with its filter resolved into candidates on `snapshot`.
-fn resolved_query(
+pub fn resolved_query(
     snapshot: &ShardSnapshot,
     request: &ShardSearchRequest,
 ) -> Result<SearchQuery, ResponseError> {

@@ -4,7 +4,8 @@
 //! body (100-continue, limits, decoding), answer CORS preflights and unacceptable
 //! `Accept-Encoding` here, call the handler otherwise, then compress and queue the answer.
 //! Pipelined answers are queued and written together, before the connection waits for
-//! input again or before a handler has to wait.
+//! input again or before a handler has to wait. A streamed answer is written as its body
+//! is produced (see [`super::streamed`]); the next request waits until it ends.
 //!
 //! Invariants: answers leave in request order; a connection whose byte stream may be out of
 //! sync (body not read, broken framing, protocol error) is closed after its answer; the
@@ -28,10 +29,13 @@ use super::limits::{HttpLimits, OUTPUT_FLUSH_BYTES};
 use super::negotiate::{self, Encoding, SUPPORTED_ENCODINGS_TEXT};
 use super::request::{BodyError, Method, Request};
 use super::response::Response;
-use super::serialize::{HeadExtras, write_bare_status, write_continue, write_response_head};
+use super::serialize::{
+    BodyFraming, HeadExtras, write_bare_status, write_continue, write_response_head,
+};
 use super::shutdown::{ShutdownSignal, ShutdownWait};
 use super::sink::{BodySink, RequestHead, SpooledBody};
 use super::stream_body::StreamingConsumer;
+use super::streamed::{BodyStream, StreamEnd, send_streamed};
 use super::timeout::with_timeout;
 use super::{Handler, Timer};
 
@@ -159,6 +163,17 @@ struct Connection<'a, S, T> {
     /// This connection's registration with the shutdown signal, kept across requests.
     shutdown_wait: ShutdownWait<'a>,
     requests: u64,
+}
+
+/// A response with a streamed body, on its way out.
+struct Streamed<'a> {
+    response: &'a Response,
+    stream: BodyStream,
+    /// CORS of a non-preflight answer: `Some(request_has_origin)`.
+    simple_cors: Option<bool>,
+    /// Why the connection ends after this answer, if it does.
+    close_reason: Option<CloseReason>,
+    is_http_1_0: bool,
 }
 
 /// A request head, its body and what the answer must respect.
@@ -432,6 +447,18 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
         } else {
             None
         };
+        if let Some(stream) = response.stream.take() {
+            if !is_head_method {
+                let streamed = Streamed {
+                    response: &response,
+                    stream,
+                    simple_cors,
+                    close_reason,
+                    is_http_1_0: head.is_http_1_0,
+                };
+                return self.answer_streamed(streamed).await;
+            }
+        }
         let extras = HeadExtras {
             simple_cors,
             content_encoding: compress_body(&mut response, encoding),
@@ -440,6 +467,7 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
                 (false, true) => Some("keep-alive"),
                 (false, false) => None,
             },
+            framing: BodyFraming::Length,
         };
         self.queue_response(&response, is_head_method, extras)
             .await?;
@@ -447,6 +475,43 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Connection<'a, S, T> {
             self.wire.flush(self.limits.write_timeout).await?;
         }
         Ok(close_reason)
+    }
+
+    /// Sends a response whose body is streamed: chunked to an HTTP/1.1 peer, raw until the
+    /// close to an HTTP/1.0 one. `Some` when the connection must end after it.
+    async fn answer_streamed(
+        &mut self,
+        streamed: Streamed<'_>,
+    ) -> Result<Option<CloseReason>, ConnectionError> {
+        let chunked = !streamed.is_http_1_0;
+        let closes = streamed.close_reason.is_some() || !chunked;
+        let extras = HeadExtras {
+            simple_cors: streamed.simple_cors,
+            content_encoding: None,
+            connection: closes.then_some("close"),
+            framing: if chunked {
+                BodyFraming::Chunked
+            } else {
+                BodyFraming::UntilClose
+            },
+        };
+        write_response_head(&mut self.wire.output, streamed.response, extras);
+        let end = send_streamed(
+            &mut self.wire,
+            &mut self.shutdown_wait,
+            self.limits,
+            streamed.stream,
+            chunked,
+        )
+        .await?;
+        Ok(match end {
+            StreamEnd::Finished if chunked => streamed.close_reason,
+            StreamEnd::Finished => {
+                Some(streamed.close_reason.unwrap_or(CloseReason::RequestedClose))
+            }
+            StreamEnd::PeerClosed => Some(CloseReason::PeerClosed),
+            StreamEnd::ShutDown => Some(CloseReason::Shutdown),
+        })
     }
 
     /// Calls the handler; pending answers are written while it works.
@@ -494,6 +559,7 @@ fn not_acceptable() -> Response {
         status: 406,
         headers: vec![("vary".into(), "Accept-Encoding".to_string())],
         body: SUPPORTED_ENCODINGS_TEXT.as_bytes().to_vec(),
+        stream: None,
     }
 }
 

@@ -46,6 +46,7 @@ pub(crate) fn preflight(method: &Method, headers: &Headers) -> Option<Response> 
             status: 400,
             headers: Vec::new(),
             body: METHOD_NOT_ALLOWED_TEXT.as_bytes().to_vec(),
+            stream: None,
         });
     }
     let mut response = Response::empty(200);

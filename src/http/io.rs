@@ -126,6 +126,27 @@ impl<'a, S: AsyncRead + AsyncWrite, T: Timer> Wire<'a, S, T> {
         self.account_read(raced)
     }
 
+    /// [`Wire::fill`] without a time limit, ended only by the connection's `shutdown` wait
+    /// (while a streamed response waits for its next piece, the peer may stay silent).
+    pub(crate) async fn fill_or_shutdown(
+        &mut self,
+        buffered_max: usize,
+        shutdown: &mut ShutdownWait<'_>,
+    ) -> io::Result<ReadOutcome> {
+        self.make_room(buffered_max);
+        if self.end == self.buffer.len() {
+            return Ok(ReadOutcome::Data(0));
+        }
+        let target = &mut self.buffer[self.end..];
+        let read = self.stream.read(target);
+        let raced = futures_lite::future::or(async { Raced::Done(read.await) }, async {
+            (&mut *shutdown).await;
+            Raced::ShutDown
+        })
+        .await;
+        self.account_read(raced)
+    }
+
     /// Counts the bytes a raced read brought.
     fn account_read(&mut self, raced: Raced<io::Result<usize>>) -> io::Result<ReadOutcome> {
         match raced {

@@ -8,7 +8,8 @@
 //! under any executor and under tests with a fake clock.
 //!
 //! Invariants (whole layer):
-//! - responses leave in request order, each with `content-length` and `date`;
+//! - responses leave in request order, each with `content-length` (or chunked, for a
+//!   streamed body, see [`streamed`]) and `date`;
 //! - a connection never buffers more than its [`HttpLimits`] allow;
 //! - after an error that leaves the byte stream out of sync (bad framing, body not read),
 //!   the connection is answered and closed, never reused.
@@ -31,6 +32,7 @@ pub(crate) mod serialize;
 mod shutdown;
 mod sink;
 mod stream_body;
+mod streamed;
 mod timeout;
 pub mod tls;
 
@@ -46,6 +48,7 @@ pub use request::{BodyError, Headers, Method, Request, split_target};
 pub use response::{RETRY_AFTER_SECONDS, Response, reason_phrase};
 pub use shutdown::{ShutdownSignal, ShutdownWait};
 pub use sink::{BodySink, NoSink, RequestHead, SpooledBody};
+pub use streamed::{BodyStream, STREAMED_CHUNK_BYTES_MAX};
 
 /// Answers requests. Called sequentially for the requests of one connection.
 pub trait Handler {

@@ -1,22 +1,26 @@
 //! The response a handler returns, and the reason phrases of the statuses it may carry.
 //!
-//! Invariants: the connection adds `content-length`, `date`, CORS, `vary`,
-//! `content-encoding` and `connection` itself; a handler sets only its own headers
-//! (`content-type`, `retry-after`, ...). Header names are written as given.
+//! Invariants: the connection adds `content-length` (or `transfer-encoding: chunked` for a
+//! streamed body), `date`, CORS, `vary`, `content-encoding` and `connection` itself; a
+//! handler sets only its own headers (`content-type`, `retry-after`, ...). Header names are
+//! written as given. A response with a [`BodyStream`] sends it instead of `body`.
 
 use std::borrow::Cow;
 
+use super::streamed::BodyStream;
 use crate::errors::ResponseError;
 
 /// Seconds a client is told to wait before retrying a 503 (Meilisearch sends 10).
 pub const RETRY_AFTER_SECONDS: u32 = 10;
 
 /// One response, as the handler returns it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(Cow<'static, str>, String)>,
     pub body: Vec<u8>,
+    /// A body sent as it is produced, in place of `body`.
+    pub stream: Option<BodyStream>,
 }
 
 impl Response {
@@ -29,6 +33,7 @@ impl Response {
                 "application/json".to_string(),
             )],
             body: body.into(),
+            stream: None,
         }
     }
 
@@ -38,6 +43,17 @@ impl Response {
             status,
             headers: Vec::new(),
             body: Vec::new(),
+            stream: None,
+        }
+    }
+
+    /// A response whose body is sent piece by piece as `stream` produces it.
+    pub fn streamed(status: u16, stream: BodyStream) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            stream: Some(stream),
         }
     }
 

@@ -1,8 +1,9 @@
 //! Serialization of response heads into the connection's output buffer.
 //!
 //! Invariants: every head carries `content-length` (except 1xx and 204, where RFC 9110
-//! forbids it) and `date`; the handler's own `content-length`, `transfer-encoding`,
-//! `connection` and `date` headers are replaced by the connection's.
+//! forbids it; and streamed bodies, framed by `transfer-encoding: chunked` or by the close)
+//! and `date`; the handler's own `content-length`, `transfer-encoding`, `connection` and
+//! `date` headers are replaced by the connection's.
 
 use super::cors;
 use super::date;
@@ -18,8 +19,20 @@ pub(crate) struct HeadExtras<'a> {
     pub(crate) content_encoding: Option<Encoding>,
     /// The `connection` header value, if one is needed.
     pub(crate) connection: Option<&'a str>,
+    /// How the body's end is marked.
+    pub(crate) framing: BodyFraming,
 }
 
+/// How a response body's end is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyFraming {
+    /// `content-length` of the whole body.
+    Length,
+    /// `transfer-encoding: chunked`: a body streamed to an HTTP/1.1 peer.
+    Chunked,
+    /// Neither: a body streamed to an HTTP/1.0 peer ends with the connection.
+    UntilClose,
+}
 impl HeadExtras<'_> {
     /// No addition besides length and date.
     #[cfg(test)]
@@ -27,6 +40,7 @@ impl HeadExtras<'_> {
         simple_cors: None,
         content_encoding: None,
         connection: None,
+        framing: BodyFraming::Length,
     };
 }
 
@@ -67,10 +81,14 @@ pub(crate) fn write_response_head(
         write_header(output, b"content-encoding", encoding.token().as_bytes());
         output.extend_from_slice(b"vary: accept-encoding\r\n");
     }
-    if !(response.status < 200 || response.status == 204) {
-        output.extend_from_slice(b"content-length: ");
-        write_decimal(output, response.body.len() as u64);
-        output.extend_from_slice(b"\r\n");
+    match extras.framing {
+        BodyFraming::Length if !(response.status < 200 || response.status == 204) => {
+            output.extend_from_slice(b"content-length: ");
+            write_decimal(output, response.body.len() as u64);
+            output.extend_from_slice(b"\r\n");
+        }
+        BodyFraming::Chunked => output.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+        BodyFraming::Length | BodyFraming::UntilClose => {}
     }
     if let Some(connection) = extras.connection {
         write_header(output, b"connection", connection.as_bytes());
@@ -161,6 +179,7 @@ mod tests {
             simple_cors: Some(true),
             content_encoding: Some(Encoding::Gzip),
             connection: None,
+            framing: BodyFraming::Length,
         };
         let mut output = Vec::new();
         write_response_head(&mut output, &response, extras);
@@ -169,6 +188,28 @@ mod tests {
         assert!(text.contains("access-control-allow-origin: *\r\n"));
         assert!(!text.contains("http://a"));
         assert!(text.contains("content-encoding: gzip\r\nvary: accept-encoding\r\n"));
+    }
+
+    #[test]
+    fn streamed_bodies_are_chunked_or_end_with_the_connection() {
+        let response = Response::empty(200).with_header("transfer-encoding", "gzip");
+        let mut output = Vec::new();
+        let extras = HeadExtras {
+            framing: BodyFraming::Chunked,
+            ..HeadExtras::NONE
+        };
+        write_response_head(&mut output, &response, extras);
+        let text = String::from_utf8(output).expect("ascii head");
+        assert!(text.contains("transfer-encoding: chunked\r\n"), "{text}");
+        assert!(!text.contains("gzip") && !text.contains("content-length"));
+        let mut output = Vec::new();
+        let extras = HeadExtras {
+            framing: BodyFraming::UntilClose,
+            ..HeadExtras::NONE
+        };
+        write_response_head(&mut output, &response, extras);
+        let text = String::from_utf8(output).expect("ascii head");
+        assert!(!text.contains("transfer-encoding") && !text.contains("content-length"));
     }
 
     #[test]

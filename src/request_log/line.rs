@@ -12,8 +12,7 @@ use crate::config::LogMode;
 use crate::http::date::{SECONDS_PER_DAY, civil_from_days};
 use crate::http::serialize::write_decimal;
 
-/// The `target` the request lines carry (the module that logged them with `tracing`).
-pub const REQUEST_LOG_TARGET: &str = "coresearch::routes";
+use super::REQUEST_LOG_TARGET;
 
 /// Length of `YYYY-MM-DDTHH:MM:SS.`, the part of a timestamp fixed within a second.
 const TIMESTAMP_SECOND_BYTES: usize = 20;

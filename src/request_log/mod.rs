@@ -15,6 +15,11 @@
 //! its connections drained, and on drop). So a line may appear up to the interval after
 //! the other log events of the same moment, never before its request was answered.
 //!
+//! Where a line goes follows the process's [`LogSwitches`], read at every request: to stderr
+//! (batched here) when the stderr filter keeps [`REQUEST_LOG_TARGET`] at INFO — it changes
+//! with `POST /logs/stderr` — and to the `/logs/stream` through a `tracing` event, formatted
+//! by the stream's own layer, while a stream whose target keeps them runs.
+//!
 //! Invariants: lines are written whole and in the order the core recorded them; each batch
 //! is one `write_all` on the writer (for stderr, under its lock, so batches of different
 //! cores never interleave inside a line); the buffer never holds more than
@@ -25,12 +30,15 @@ pub mod line;
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::io::Write;
+use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, SystemTime};
 
 use crate::config::{LogLevel, LogMode};
 use crate::http::Timer;
-pub use line::{LineFormatter, REQUEST_LOG_TARGET, RequestLine};
+use crate::logs::LogSwitches;
+pub use crate::logs::REQUEST_LOG_TARGET;
+pub use line::{LineFormatter, RequestLine};
 
 /// Pending bytes that make the log write at once (a few hundred lines).
 pub const REQUEST_LOG_BUFFER_BYTES: usize = 32 * 1024;
@@ -39,7 +47,8 @@ pub const REQUEST_LOG_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// One core's request log. Not `Send`: each core owns its own.
 pub struct RequestLog {
-    enabled: bool,
+    /// Where the lines go; shared by every core and changed by the `/logs/*` routes.
+    switches: Arc<LogSwitches>,
     formatter: RefCell<LineFormatter>,
     pending: RefCell<Vec<u8>>,
     writer: RefCell<Box<dyn Write>>,
@@ -49,10 +58,20 @@ pub struct RequestLog {
 
 impl RequestLog {
     /// A log of the lines `level` lets through (INFO and more verbose), in `mode`, written
-    /// to `writer`.
+    /// to `writer`, with no stream.
     pub fn new(level: LogLevel, mode: LogMode, writer: Box<dyn Write>) -> RequestLog {
+        let switches = Arc::new(LogSwitches::new(level >= LogLevel::Info));
+        RequestLog::with_switches(mode, writer, switches)
+    }
+
+    /// A log in `mode` written to `writer` when `switches` say so.
+    pub fn with_switches(
+        mode: LogMode,
+        writer: Box<dyn Write>,
+        switches: Arc<LogSwitches>,
+    ) -> RequestLog {
         RequestLog {
-            enabled: level >= LogLevel::Info,
+            switches,
             formatter: RefCell::new(LineFormatter::new(mode)),
             pending: RefCell::new(Vec::with_capacity(REQUEST_LOG_BUFFER_BYTES)),
             writer: RefCell::new(writer),
@@ -61,18 +80,30 @@ impl RequestLog {
     }
 
     /// A log written to the process's stderr, where the other logs go.
-    pub fn stderr(level: LogLevel, mode: LogMode) -> RequestLog {
-        RequestLog::new(level, mode, Box::new(std::io::stderr()))
+    pub fn stderr(mode: LogMode, switches: Arc<LogSwitches>) -> RequestLog {
+        RequestLog::with_switches(mode, Box::new(std::io::stderr()), switches)
     }
 
-    /// Whether request lines are logged at all.
+    /// Whether request lines are logged anywhere now.
     pub fn is_enabled(&self) -> bool {
-        self.enabled
+        self.switches.stderr_requests() || self.switches.stream_requests()
     }
 
-    /// Records one line, stamped now; writes the batch if it is full.
+    /// Records one line, stamped now: in the batch for stderr (written if it is full), and
+    /// as an event for the running stream.
     pub fn record(&self, line: &RequestLine<'_>) {
-        if !self.enabled {
+        if self.switches.stream_requests() {
+            tracing::info!(
+                target: REQUEST_LOG_TARGET,
+                core = line.core,
+                method = %line.method,
+                path = %line.path,
+                status = line.status,
+                duration_us = line.duration_us,
+                "request"
+            );
+        }
+        if !self.switches.stderr_requests() {
             return;
         }
         let (was_empty, full) = {

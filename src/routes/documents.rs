@@ -12,6 +12,7 @@ use shards::filter::{Filter, FilterableRules, check_filterable};
 use shards::shard::SortRule;
 
 use crate::auth::AuthContext;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
 use crate::documents::get::get_document;
@@ -24,6 +25,7 @@ use crate::routes::indexes::{checked_path_uid, register};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
+use crate::search::prepare::check_filter_features;
 use crate::tasks::KindWithContent;
 use crate::tasks::model::DocumentMethod;
 
@@ -296,7 +298,7 @@ pub async fn delete_by_filter(
     checked_path_uid(index_uid)?;
     let metadata = custom_metadata(request)?;
     let body: DeleteByFilterBody = body::json::<DeleteByFilterBody, JsonError>(request)?;
-    check_write_filter(&body.filter)?;
+    check_write_filter(&body.filter, services.control.features())?;
     let kind = KindWithContent::DocumentDeletionByFilter {
         index_uid: index_uid.to_owned(),
         filter: body.filter,
@@ -304,10 +306,11 @@ pub async fn delete_by_filter(
     register(services, kind, metadata, 202).await
 }
 
-/// Refuses the filter of a deletion or an edition that does not parse, or is empty.
-fn check_write_filter(filter: &Value) -> Result<(), ResponseError> {
+/// Refuses the filter of a deletion or an edition that does not parse, uses an operator
+/// whose experimental feature is off, or is empty.
+fn check_write_filter(filter: &Value, features: RuntimeFeatures) -> Result<(), ResponseError> {
     match Filter::from_json(filter) {
-        Ok(Some(_)) => Ok(()),
+        Ok(Some(filter)) => check_filter_features(&filter, features),
         Ok(None) => Err(ResponseError::new(
             Code::InvalidDocumentFilter,
             "Sending an empty filter is forbidden.",
@@ -343,7 +346,7 @@ pub async fn edit(
     let function = body.function.clone();
     crate::runtime::blocking::run(move || check_compiles(&function)).await?;
     if let Some(filter) = &body.filter {
-        check_write_filter(filter)?;
+        check_write_filter(filter, services.control.features())?;
     }
     let context = match body.context {
         None => None,
@@ -412,7 +415,7 @@ pub async fn list(
     let filter = match &query.filter {
         Some(text) => {
             let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
-            parse_filter(&record, &value)?
+            parse_filter(&record, &value, services.control.features())?
         }
         None => None,
     };
@@ -445,7 +448,7 @@ pub async fn fetch(
     };
     let record = services.coordinator.index(index_uid)?;
     let filter = match &body.filter {
-        Some(value) => parse_filter(&record, value)?,
+        Some(value) => parse_filter(&record, value, services.control.features())?,
         None => None,
     };
     let listing = Listing {
@@ -523,11 +526,16 @@ fn with_vectors(mut document: Map<String, Value>, retrieve: bool) -> Map<String,
     document
 }
 
-/// A filter checked against the index's filterable attributes.
-fn parse_filter(record: &IndexRecord, value: &Value) -> Result<Option<Filter>, ResponseError> {
+/// A filter checked for gated operators, then against the index's filterable attributes.
+fn parse_filter(
+    record: &IndexRecord,
+    value: &Value,
+    features: RuntimeFeatures,
+) -> Result<Option<Filter>, ResponseError> {
     let filter = Filter::from_json(value)
         .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
     if let Some(filter) = &filter {
+        check_filter_features(filter, features)?;
         let rules =
             FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
                 .map_err(ResponseError::internal)?;
@@ -549,15 +557,14 @@ fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, R
             let available = if sortable.is_empty() {
                 "This index does not have configured sortable attributes.".to_owned()
             } else {
-                let names: Vec<String> = sortable.iter().map(|name| format!("`{name}`")).collect();
-                format!("Available sortable attributes are: {}.", names.join(", "))
+                let names: Vec<&str> = sortable.iter().map(String::as_str).collect();
+                format!("Available sortable attributes are: `{}`.", names.join(", "))
             };
+            // The documents routes answer without the ``Index `uid`: `` prefix, every
+            // sortable attribute listed in one pair of backticks, as Meilisearch does.
             return Err(ResponseError::new(
                 Code::InvalidDocumentSort,
-                format!(
-                    "Index `{}`: Attribute `{field}` is not sortable. {available}",
-                    record.uid
-                ),
+                format!("Attribute `{field}` is not sortable. {available}"),
             ));
         }
         parsed.push(SortRule {

@@ -40,6 +40,7 @@ pub async fn get(services: &Services, context: &AuthContext) -> Result<Response,
         status: 200,
         headers: vec![(Cow::Borrowed("content-type"), TEXT_FORMAT.to_owned())],
         body: text.into_bytes(),
+        stream: None,
     })
 }
 

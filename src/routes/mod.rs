@@ -11,6 +11,7 @@ pub mod features;
 pub mod fields;
 pub mod indexes;
 pub mod keys;
+pub mod logs;
 pub mod metrics;
 pub mod network;
 pub mod payload;
@@ -45,6 +46,8 @@ pub struct Services {
     pub search_queue: Rc<crate::search::queue::SearchQueue>,
     /// This core's request log (one line per answered request at INFO).
     pub request_log: Rc<RequestLog>,
+    /// The process's log switches, which the `/logs/*` routes change.
+    pub logs: crate::logs::LogControl,
     /// Where document additions' payloads are written.
     pub update_files: crate::tasks::update_files::UpdateFiles,
 }
@@ -156,6 +159,9 @@ impl Router {
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
             Endpoint::Export => export::export(services, &call.request).await,
             Endpoint::CreateDump => dumps::create(services).await,
+            Endpoint::StreamLogs => logs::stream(services, &call.request),
+            Endpoint::CancelLogStream => logs::cancel(services),
+            Endpoint::UpdateStderrLogs => logs::stderr(services, &call.request),
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }

@@ -57,20 +57,26 @@ async fn search(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
+    let features = services.control.features();
     let result = match body.use_network {
         None | Some(false) => {
             if body.use_network.is_some() {
-                crate::network::check_network_enabled(
-                    services.control.features().network,
-                    USE_NETWORK_ACTION,
-                )?;
+                crate::network::check_network_enabled(features.network, USE_NETWORK_ACTION)?;
             }
-            search_index(&services.coordinator, index_uid, body, context).await?
+            search_index(&services.coordinator, index_uid, body, context, features).await?
         }
         Some(true) => {
             let network = network_context(services, false);
             network.check_enabled(USE_NETWORK_ACTION)?;
-            search_across_network(&services.coordinator, index_uid, body, context, &network).await?
+            let search = search_across_network(
+                &services.coordinator,
+                index_uid,
+                body,
+                context,
+                features,
+                &network,
+            );
+            search.await?
         }
     };
     Ok(json(200, &Value::Object(result)))
@@ -94,7 +100,8 @@ pub async fn similar_post(
     let body = body::json::<SimilarBody, JsonError>(request)?;
     checked_path_uid(index_uid)?;
     let _permit = services.search_queue.permit().await?;
-    let result = similar(&services.coordinator, index_uid, body).await?;
+    let features = services.control.features();
+    let result = similar(&services.coordinator, index_uid, body, features).await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -109,7 +116,14 @@ pub async fn similar_get(
     )?;
     checked_path_uid(index_uid)?;
     let _permit = services.search_queue.permit().await?;
-    let result = similar(&services.coordinator, index_uid, query.into_body()).await?;
+    let features = services.control.features();
+    let result = similar(
+        &services.coordinator,
+        index_uid,
+        query.into_body(),
+        features,
+    )
+    .await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -127,7 +141,8 @@ pub async fn multi_search_post(
         .get(PROXY_SEARCH_HEADER)
         .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes());
     let network = network_context(services, is_proxy);
-    let result = multi_search(&services.coordinator, body, context, &network).await?;
+    let features = services.control.features();
+    let result = multi_search(&services.coordinator, body, context, features, &network).await?;
     Ok(json(200, &Value::Object(result)))
 }
 
@@ -145,6 +160,14 @@ pub async fn facet_search_post(
     let tenant_filter = context
         .index_search_rules(index_uid)
         .and_then(|rules| rules.filter);
-    let result = facet_search(&services.coordinator, &record, body, tenant_filter).await?;
+    let features = services.control.features();
+    let result = facet_search(
+        &services.coordinator,
+        &record,
+        body,
+        tenant_filter,
+        features,
+    )
+    .await?;
     Ok(json(200, &Value::Object(result)))
 }

@@ -76,6 +76,9 @@ pub enum Endpoint {
     PatchNetwork,
     CreateDump,
     Export,
+    StreamLogs,
+    CancelLogStream,
+    UpdateStderrLogs,
 }
 
 /// One row of the table.
@@ -457,6 +460,24 @@ pub static ROUTES: &[Route] = &[
         pattern: "/export",
         action: Some(Action::Export),
         endpoint: Endpoint::Export,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/logs/stream",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::StreamLogs,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/logs/stream",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::CancelLogStream,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/logs/stderr",
+        action: Some(Action::MetricsGet),
+        endpoint: Endpoint::UpdateStderrLogs,
     },
 ];
 

@@ -86,6 +86,7 @@ pub async fn get_task_documents(
                 NDJSON_CONTENT_TYPE.to_owned(),
             )],
             body: converted.map_err(ResponseError::internal)?,
+            stream: None,
         }),
         None => Err(ResponseError::task_file_not_found(uid)),
     }

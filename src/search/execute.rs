@@ -4,8 +4,9 @@
 //! Each shard returns its first `offset + limit` hits with their documents, its number of
 //! matches and, when asked, its facet counts. The hits are merged by their ranking details
 //! ([`compare_details`]), ties by internal id (ids are allocated index-wide, so this is the
-//! order of one index), then `distinct` is applied again across shards, then
-//! `rankingScoreThreshold`, then the window `offset..offset + limit` is cut.
+//! order of one index), then `rankingScoreThreshold`, then the window `offset..offset + limit`
+//! is cut. A keyword search with a distinct attribute runs in rounds instead (see
+//! [`super::distinct`]); a semantic one applies distinct again across shards.
 //!
 //! With `matchingStrategy: frequency`, the shards first report how many of their documents
 //! each query term matches, so every shard drops terms in the same, index-wide order.
@@ -22,7 +23,7 @@ use shards::search::{MatchingStrategy, SearchQuery, VectorQuery, compare_details
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
-use crate::errors::ResponseError;
+use crate::errors::{Code, ResponseError};
 use crate::settings::locale::Locale;
 
 use super::facets::MergedFacets;
@@ -50,6 +51,9 @@ pub struct SearchOutcome {
     pub semantic_hit_count: Option<u32>,
     /// The vector the semantic ranking searched with.
     pub query_vector: Option<Vec<f32>>,
+    /// With a distinct attribute, per shard, what the search counts (see
+    /// [`super::distinct`]); a federated search counts and describes the same documents.
+    pub distinct_narrowings: Option<Vec<shards::search::DistinctNarrowing>>,
 }
 
 /// What every shard is asked for `prepared` (before index-wide term counts are added).
@@ -100,11 +104,22 @@ pub async fn execute(
     record: &IndexRecord,
     prepared: &PreparedSearch,
 ) -> Result<SearchOutcome, ResponseError> {
-    match &prepared.semantic {
+    let outcome = match &prepared.semantic {
         Some(semantic) => {
             super::hybrid::execute_hybrid(coordinator, record, prepared, semantic).await
         }
         None => execute_ranked(coordinator, record, prepared, None).await,
+    };
+    outcome.map_err(|error| in_index(error, record))
+}
+
+/// A filter refusal of the shards (a bad geo argument, found while evaluating) with the
+/// ``Index `uid`: `` prefix Meilisearch's search gives its engine's errors.
+fn in_index(error: ResponseError, record: &IndexRecord) -> ResponseError {
+    if error.code == crate::errors::Code::InvalidSearchFilter {
+        error.prefixed(&format!("Index `{}`: ", record.uid))
+    } else {
+        error
     }
 }
 
@@ -119,16 +134,12 @@ pub async fn execute_ranked(
     let set = record.shard_set();
     let mut request = shard_request(prepared);
     request.vector = vector;
-    let query = &request.query;
-    let has_text = query.q.as_deref().is_some_and(|q| !q.trim().is_empty());
-    if request.vector.is_none()
-        && query.matching_strategy == MatchingStrategy::Frequency
-        && has_text
-        && set.shards > 1
-    {
-        request.query.term_document_counts =
-            Some(term_document_counts(coordinator, record, &request.query).await?);
+    if let (Some(field), None) = (&prepared.distinct, &request.vector) {
+        with_term_counts(coordinator, record, &mut request).await?;
+        return super::distinct::execute_distinct(coordinator, record, prepared, &request, field)
+            .await;
     }
+    with_term_counts(coordinator, record, &mut request).await?;
     let answers = coordinator.ask_every_shard(&set, |_| request.clone()).await;
     let mut outcome = SearchOutcome::default();
     let mut hits = Vec::new();
@@ -138,7 +149,7 @@ pub async fn execute_ranked(
         .as_ref()
         .map(|_| MergedFacets::default());
     for answer in answers {
-        let answer = answer?;
+        let answer = answer.map_err(|error| index_filter_error(record, error))?;
         outcome.total += answer.total;
         outcome.attribute_unified = answer.attribute_unified;
         merge_query_words(&mut outcome.query_words, answer.query_words);
@@ -154,6 +165,7 @@ pub async fn execute_ranked(
         compare_details(&left.hit.details, &right.hit.details).then(left.hit.id.cmp(&right.hit.id))
     });
     if prepared.distinct.is_some() {
+        // A semantic search: each shard applied distinct to its own hits.
         keep_first_of_each_distinct_value(&mut hits);
     }
     if let Some(threshold) = prepared.body.ranking_score_threshold {
@@ -172,6 +184,37 @@ pub async fn execute_ranked(
     debug_assert!(outcome.hits.len() <= prepared.limit, "at most `limit` hits");
     outcome.facets = facets;
     Ok(outcome)
+}
+
+/// A shard's refusal of a filter it evaluated (an unknown embedder in a vector filter, say)
+/// is an error of the index's engine: Meilisearch names the index before its message.
+pub fn index_filter_error(record: &IndexRecord, error: ResponseError) -> ResponseError {
+    if error.code == Code::InvalidSearchFilter {
+        error.prefixed(&format!("Index `{}`: ", record.uid))
+    } else {
+        error
+    }
+}
+
+/// Adds the index-wide per-term document counts to a keyword search with
+/// `matchingStrategy: frequency` over several shards (so every shard drops terms in the same
+/// order).
+async fn with_term_counts(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    request: &mut ShardSearchRequest,
+) -> Result<(), ResponseError> {
+    let query = &request.query;
+    let has_text = query.q.as_deref().is_some_and(|q| !q.trim().is_empty());
+    if request.vector.is_none()
+        && query.matching_strategy == MatchingStrategy::Frequency
+        && has_text
+        && record.shards > 1
+    {
+        request.query.term_document_counts =
+            Some(term_document_counts(coordinator, record, &request.query).await?);
+    }
+    Ok(())
 }
 
 /// Index-wide per-term document counts (the sum over shards).
@@ -199,7 +242,7 @@ async fn term_document_counts(
 }
 
 /// Adds a shard's per-term words to the merged ones, each word once.
-fn merge_query_words(merged: &mut Vec<Vec<String>>, shard: Vec<Vec<String>>) {
+pub(super) fn merge_query_words(merged: &mut Vec<Vec<String>>, shard: Vec<Vec<String>>) {
     if merged.len() < shard.len() {
         merged.resize(shard.len(), Vec::new());
     }

@@ -3,15 +3,21 @@
 //!
 //! The body is decoded leniently, as Meilisearch does: unknown fields are ignored. The facet
 //! must be facet-searchable (a `filterableAttributes` rule with `facetSearch`), and the index's
-//! `facetSearch` setting must be on. Every shard runs the search (no hits) and answers every
+//! `facetSearch` setting must be on. Refusals carry no ``Index `uid`: `` prefix (Meilisearch's
+//! facet search answers its engine's errors as they are), and list only displayed patterns. Every shard runs the search (no hits) and answers every
 //! matching value with its count; values are added across shards, ordered by the facet's
 //! `sortFacetValuesBy` (`alpha`: the order of the values' facet search forms with a facet
 //! query, of their normalized forms without; `count`: most documents first) and cut at
 //! `faceting.maxValuesPerFacet`. The facet query is analysed in the facet's `locales` (see
 //! `shards::search::facet_values`).
 //!
-//! Invariant: counts are exact whatever `exhaustiveFacetCount` says (the shards count from
-//! their facet indexes).
+//! With a distinct attribute (the index's: a facet search has no `distinct` parameter), a
+//! keyword search counts what Meilisearch counts: the matches distinct leaves once the first
+//! 20 hits are ranked, or, under `exhaustiveFacetCount`, once distinct went over every match
+//! in internal id order (see [`super::distinct`]).
+//!
+//! Invariant: counts are exact over the documents counted (the shards count from their facet
+//! indexes).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -20,6 +26,7 @@ use std::time::Instant;
 use deserr::Deserr;
 use serde_json::{Map, Value, json};
 use shards::filter::{FilterableRule, FilterableRules};
+use shards::search::DistinctNarrowing;
 
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
@@ -28,11 +35,13 @@ use crate::errors::{Code, ResponseError, codes};
 use crate::settings::locale::Locale;
 use crate::settings::model::FacetValuesSort;
 
+use super::distinct::facet_search_narrowings;
 use super::execute::shard_request;
 use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
-use super::prepare::prepare;
+use super::prepare::{EngineErrors, PreparedSearch, hidden_suffix, prepare_with, shown_names};
+use crate::control::features::RuntimeFeatures;
 use crate::host::facet_search::ShardFacetSearch;
 
 /// The body of a facet search; unknown fields are ignored.
@@ -61,18 +70,37 @@ pub struct FacetSearchBody {
     ranking_score_threshold: Option<RankingScoreThreshold>,
     #[deserr(default, error = JsonError<codes::InvalidSearchLocales>)]
     locales: Option<Vec<Locale>>,
-    /// Counts are always exact here, so both values answer the same.
+    /// Counts are always exact here, but with a distinct attribute Meilisearch counts the
+    /// documents distinct leaves after its first 20 hits, or, with this, after a pass over
+    /// every match.
     #[deserr(default, error = JsonError<codes::InvalidFacetSearchExhaustiveFacetCount>)]
-    #[allow(dead_code)]
     exhaustive_facet_count: Option<bool>,
+}
+
+/// The search whose candidates the facet values are counted over: the body's query,
+/// vector, filter (with the tenant token's) and matching options, asking for no hits.
+fn candidates_search(body: &mut FacetSearchBody, tenant_filter: Option<Value>) -> SearchBody {
+    let mut search = SearchBody::empty();
+    search.q = body.q.take();
+    search.vector = body.vector.take();
+    search.media = body.media.take();
+    search.hybrid = body.hybrid.take();
+    search.filter = super::prepare::fuse_filters(tenant_filter, body.filter.take());
+    search.matching_strategy = body.matching_strategy;
+    search.attributes_to_search_on = body.attributes_to_search_on.take();
+    search.ranking_score_threshold = body.ranking_score_threshold.take();
+    search.locales = body.locales.take();
+    search.limit = Some(0);
+    search
 }
 
 /// Runs a facet search on `record`.
 pub async fn facet_search(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
-    body: FacetSearchBody,
+    mut body: FacetSearchBody,
     tenant_filter: Option<Value>,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
     if !record.settings.facet_search {
@@ -85,29 +113,31 @@ pub async fn facet_search(
         FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
             .map_err(ResponseError::internal)?;
     check_facet_searchable(record, &rules, &body.facet_name)?;
-    let mut search = SearchBody::empty();
-    search.q = body.q;
-    search.vector = body.vector;
-    search.media = body.media;
-    search.hybrid = body.hybrid;
-    search.filter = super::prepare::fuse_filters(tenant_filter, body.filter);
-    search.matching_strategy = body.matching_strategy;
-    search.attributes_to_search_on = body.attributes_to_search_on;
-    search.ranking_score_threshold = body.ranking_score_threshold;
-    search.locales = body.locales;
-    search.limit = Some(0);
-    let prepared = prepare(record, search)?;
+    let search = candidates_search(&mut body, tenant_filter);
+    let prepared = prepare_with(record, search, features, EngineErrors::Plain)?;
     let request = ShardFacetSearch {
         search: shard_request(&prepared),
         facet_name: body.facet_name.clone(),
         facet_query: body.facet_query.clone(),
+        narrowing: None,
     };
+    let exact = body.exhaustive_facet_count == Some(true);
+    let mut narrowings = distinct_narrowings(coordinator, record, &prepared, &request, exact)
+        .await?
+        .into_iter()
+        .map(Some)
+        .collect::<Vec<_>>();
     let answers = coordinator
-        .ask_every_shard(&record.shard_set(), |_| request.clone())
+        .ask_every_shard(&record.shard_set(), |shard| {
+            let mut request = request.clone();
+            request.narrowing = narrowings.get_mut(shard as usize).and_then(Option::take);
+            request
+        })
         .await;
     let mut merged: MergedValues = BTreeMap::new();
     for answer in answers {
-        for value in answer? {
+        let values = answer.map_err(|error| super::execute::index_filter_error(record, error))?;
+        for value in values {
             let key = (value.order, value.normalized);
             merged.entry(key).or_insert((value.original, 0)).1 += value.count;
         }
@@ -131,6 +161,33 @@ pub async fn facet_search(
         json!(started.elapsed().as_millis()),
     );
     Ok(result)
+}
+
+/// With a distinct attribute and a keyword search, what each shard counts (see
+/// [`super::distinct`]); nothing otherwise (every match counts).
+async fn distinct_narrowings(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+    request: &ShardFacetSearch,
+    exact: bool,
+) -> Result<Vec<DistinctNarrowing>, ResponseError> {
+    let (Some(field), None) = (&prepared.distinct, &prepared.semantic) else {
+        return Ok(Vec::new());
+    };
+    let threshold = prepared
+        .body
+        .ranking_score_threshold
+        .map(|threshold| threshold.0);
+    facet_search_narrowings(
+        coordinator,
+        record,
+        &request.search,
+        field,
+        exact,
+        threshold,
+    )
+    .await
 }
 
 /// (order key, normalized value) → (one original spelling, documents), across shards.
@@ -160,22 +217,22 @@ fn check_facet_searchable(
         return Ok(());
     }
     let patterns = facet_searchable_patterns(rules);
-    let detail = match (patterns.is_empty(), matched) {
+    let (shown, hidden) = shown_names(record, patterns.iter().map(String::as_str));
+    let detail = match (shown.is_empty(), matched) {
         (_, Some((index, _))) => format!(
             "Note: this attribute matches rule #{index} in filterableAttributes, but this rule does not enable facetSearch.\nHint: enable facetSearch in rule #{index} by adding `\"facetSearch\": true` to the rule.\nHint: prepend another rule matching {facet_name} with facetSearch: true before rule #{index}"
         ),
         (true, None) => "This index does not have configured facet-searchable attributes. To make it facet-searchable add it to the `filterableAttributes` index settings.".to_owned(),
         (false, None) => format!(
-            "Available facet-searchable attributes patterns are: `{}`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
-            patterns.join(", ")
+            "Available facet-searchable attributes patterns are: `{}{}`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
+            shown.join(", "),
+            hidden_suffix(hidden)
         ),
     };
+    // The facet search words its refusals without the index, as Meilisearch does.
     Err(ResponseError::new(
         Code::InvalidFacetSearchFacetName,
-        format!(
-            "Index `{}`: Attribute `{facet_name}` is not facet-searchable. {detail}",
-            record.uid
-        ),
+        format!("Attribute `{facet_name}` is not facet-searchable. {detail}"),
     ))
 }
 

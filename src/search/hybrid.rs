@@ -207,5 +207,6 @@ fn fuse(
         facets: semantic.facets.or(keyword.facets),
         semantic_hit_count: Some(semantic_hit_count),
         query_vector: None,
+        distinct_narrowings: None,
     }
 }

@@ -3,15 +3,19 @@
 //! A search is decoded ([`parameters`]), checked against its index and clamped
 //! ([`prepare`]), run on every shard of the index on the shards' owner cores
 //! (`crate::host::search`), merged into the order one unsharded index gives ([`execute`], with
-//! [`facets`] summed across shards), and written as Meilisearch writes it ([`response`]).
+//! [`facets`] summed across shards), and written as Meilisearch writes it ([`response`]), its
+//! foreign keys replaced by the foreign documents under `foreignKeys` ([`hydration`]).
 //!
 //! Invariant: the shards' hits carry scores that depend only on the document and the query, so
 //! the merged order and the facet counts do not depend on how many shards an index has.
 
+pub mod distinct;
+pub mod distinct_merge;
 pub mod execute;
 pub mod facet_search;
 pub mod facets;
 pub mod hybrid;
+pub mod hydration;
 pub mod multi;
 pub mod network_search;
 pub mod parameters;

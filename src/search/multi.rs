@@ -7,14 +7,16 @@
 //! ``Inside `.queries[i]`: `` before its message, and a missing index is a 400 there.
 //!
 //! Federated merge: every query returns its first `federation.offset + federation.limit`
-//! hits; they are merged by weighted ranking score (`_rankingScore × weight`), ties going to
-//! the earlier query, each query's own order kept; a document found by several queries of one
-//! index appears once, at its best place. `facetsByIndex` counts, per index, the documents
-//! matching any of that index's queries; `mergeFacets` adds those counts across indexes.
-//!
-//! Known difference: Meilisearch compares the weighted scores rule group by rule group and
-//! sort values in between; here the weighted global score decides.
+//! hits; as in Meilisearch, the queries of one index are merged first (a document found by
+//! several of them appears once, at its first place), then the indexes' lists, each time by
+//! comparing the heads' weighted details rule group by rule group, sort values in between
+//! (`shards::search::weighted_score`), ties going to the earlier query: each query's own
+//! order is kept, and a sorted query stays in its sort order against another sorted on the
+//! same field. `facetsByIndex` counts, per index, the documents any of that index's queries
+//! counts (with a distinct attribute, those its distinct left, as Meilisearch's candidates);
+//! `mergeFacets` adds those counts across indexes.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -22,13 +24,15 @@ use std::time::Instant;
 
 use deserr::{DeserializeError, Deserr, IntoValue, ValuePointerRef};
 use serde_json::{Map, Value, json};
+use shards::search::weighted_score::{WeightedValue, compare_weighted, weighted_values};
 
 use crate::auth::AuthContext;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
-use crate::host::search::{FacetsOfQueries, MatchCountOfQueries};
+use crate::host::search::{CountedQuery, FacetsOfQueries, MatchCountOfQueries, ShardSearchHit};
 
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
@@ -253,6 +257,7 @@ pub async fn multi_search(
     coordinator: &Rc<Coordinator>,
     body: MultiSearchBody,
     context: &AuthContext,
+    features: RuntimeFeatures,
     network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
@@ -269,12 +274,12 @@ pub async fn multi_search(
         }
     }
     match body.federation {
-        None => independent(coordinator, queries, context).await,
+        None => independent(coordinator, queries, context, features).await,
         Some(federation) => {
             if network.is_proxy {
                 network.check_enabled(REMOTE_SEARCH_ACTION)?;
             }
-            federated(coordinator, queries, federation, network, started).await
+            federated(coordinator, queries, federation, network, started, features).await
         }
     }
 }
@@ -284,6 +289,7 @@ async fn independent(
     coordinator: &Rc<Coordinator>,
     queries: Vec<IndexQuery>,
     context: &AuthContext,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let mut results = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
@@ -296,10 +302,15 @@ async fn independent(
                 ),
             ));
         }
-        let result =
-            super::single::search_index(coordinator, &query.index_uid, query.body, context)
-                .await
-                .map_err(|error| inside_query(position, error))?;
+        let result = super::single::search_index(
+            coordinator,
+            &query.index_uid,
+            query.body,
+            context,
+            features,
+        )
+        .await
+        .map_err(|error| inside_query(position, error))?;
         let mut with_index = Map::new();
         with_index.insert("indexUid".to_owned(), Value::String(query.index_uid));
         with_index.extend(result);
@@ -402,6 +413,7 @@ async fn federated(
     federation: FederationBody,
     network: &NetworkContext,
     started: Instant,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
@@ -409,7 +421,8 @@ async fn federated(
     let in_flight = remote::start(partitioned.remote, &remote_federation(&federation));
     let mut runs = Vec::with_capacity(partitioned.local.len());
     for local in partitioned.local {
-        runs.push(run_federated_query(coordinator, local, &federation, &window).await?);
+        let run = run_federated_query(coordinator, local, &federation, &window, features);
+        runs.push(run.await?);
     }
     stages.finish("federating results > search");
     let (remote_results, remote_errors) = remote::finish(in_flight).await;
@@ -427,13 +440,17 @@ async fn federated(
             .then(|| network.network.local.clone()),
         score_values: network.is_proxy,
     };
-    let (hits, semantic_hits) = merged_hits(&runs, &remote_results, &window, &marks);
-    let processing_time = remote_results
-        .iter()
-        .map(|result| result.processing_time_ms)
-        .fold(started.elapsed().as_millis(), |slowest, remote| {
-            slowest.max(u128::from(remote))
-        });
+    let merge = MergeWindow {
+        offset: window.offset,
+        limit: window.limit,
+        distinct: federation.distinct.is_some(),
+    };
+    let (mut hits, semantic_hits) = merged_hits(&runs, &remote_results, &merge, &marks);
+    if features.foreign_keys {
+        let records: Vec<&IndexRecord> = runs.iter().map(|run| run.record.as_ref()).collect();
+        super::hydration::hydrate_federated_hits(coordinator, &records, &mut hits).await?;
+    }
+    let processing_time = slowest_time(started, &remote_results);
     let mut result = Map::new();
     result.insert("hits".to_owned(), Value::Array(hits));
     result.insert("processingTimeMs".to_owned(), json!(processing_time));
@@ -464,6 +481,14 @@ async fn federated(
         );
     }
     Ok(result)
+}
+
+/// `processingTimeMs` of a federated search: this instance's time or the slowest remote's.
+fn slowest_time(started: Instant, remotes: &[RemoteResult]) -> u128 {
+    remotes
+        .iter()
+        .map(|result| u128::from(result.processing_time_ms))
+        .fold(started.elapsed().as_millis(), u128::max)
 }
 
 /// An error as the JSON object `remoteErrors` holds.
@@ -657,6 +682,7 @@ async fn run_federated_query(
     local: LocalQuery,
     federation: &FederationBody,
     window: &FederatedWindow,
+    features: RuntimeFeatures,
 ) -> Result<RunQuery, ResponseError> {
     let LocalQuery {
         query,
@@ -673,7 +699,8 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let prepared = prepare(&record, body).map_err(|error| inside_query(position, error))?;
+    let prepared =
+        prepare(&record, body, features).map_err(|error| inside_query(position, error))?;
     let outcome = execute(coordinator, &record, &prepared)
         .await
         .map_err(|error| inside_query(position, error))?;
@@ -745,25 +772,18 @@ struct HitMarks {
 
 impl HitMarks {
     /// The `_federation` of a local hit.
-    fn federation(&self, index_uid: &str, position: usize, weighted: f64, semantic: bool) -> Value {
+    fn federation(&self, index_uid: &str, position: usize, hit: &WeightedHit<'_>) -> Value {
         let mut federation = Map::new();
         federation.insert("indexUid".to_owned(), json!(index_uid));
         federation.insert("queriesPosition".to_owned(), json!(position));
-        federation.insert("weightedRankingScore".to_owned(), json!(weighted));
+        federation.insert("weightedRankingScore".to_owned(), json!(hit.weighted));
         if let Some(local) = &self.remote {
             federation.insert("remote".to_owned(), json!(local));
         }
         if self.score_values {
-            // One group: this server ranks a federated search by the weighted global
-            // score alone (see the module docs), so that is what a merging caller compares.
-            let group = if semantic {
-                "vectorSort"
-            } else {
-                "weightedScore"
-            };
             federation.insert(
                 remote::WEIGHTED_SCORE_VALUES.to_owned(),
-                json!([{ group: weighted }]),
+                remote::score_values_json(&hit.values),
             );
             federation.insert(remote::EXTRA_DOCUMENT.to_owned(), json!({}));
         }
@@ -771,103 +791,181 @@ impl HitMarks {
     }
 }
 
-/// Where the next hit of the merge comes from.
+/// Where a hit of the federated merge comes from.
 #[derive(Clone, Copy)]
-enum Source {
-    Local(usize),
-    Remote(usize),
+enum HitSource<'a> {
+    /// A local query's run and its hit.
+    Local {
+        run: usize,
+        hit: &'a ShardSearchHit,
+    },
+    Remote(&'a RemoteHit),
 }
 
-/// The weighted merge of every local query's and every remote's hits, cut to the window;
-/// ties go to the lower query position.
+/// A hit of the federated merge, with what the merge compares.
+struct WeightedHit<'a> {
+    source: HitSource<'a>,
+    values: Vec<WeightedValue>,
+    /// `_rankingScore × weight`.
+    weighted: f64,
+    /// The query position its hits name.
+    position: usize,
+}
+
+impl<'a> WeightedHit<'a> {
+    fn local(runs: &[RunQuery], run: usize, hit: &'a ShardSearchHit) -> WeightedHit<'a> {
+        let weight = runs[run].weight;
+        WeightedHit {
+            source: HitSource::Local { run, hit },
+            values: weighted_values(&hit.hit.details, weight),
+            weighted: hit.hit.score * weight,
+            position: runs[run].position,
+        }
+    }
+
+    fn remote(hit: &'a RemoteHit) -> WeightedHit<'a> {
+        WeightedHit {
+            source: HitSource::Remote(hit),
+            values: hit.values.clone(),
+            weighted: hit.weighted_score,
+            position: hit.position,
+        }
+    }
+
+    /// Whether `self` goes before `other`: by their weighted values, ties to the earlier query.
+    fn goes_before(&self, other: &WeightedHit<'_>) -> bool {
+        match compare_weighted(&self.values, self.weighted, &other.values, other.weighted) {
+            Ordering::Greater => true,
+            Ordering::Equal => self.position < other.position,
+            Ordering::Less => false,
+        }
+    }
+}
+
+/// Merges lists each in its own order, taking each time the head that goes first.
+fn merge_heads(lists: Vec<Vec<WeightedHit<'_>>>) -> Vec<WeightedHit<'_>> {
+    let mut lists: Vec<std::vec::IntoIter<WeightedHit<'_>>> =
+        lists.into_iter().map(Vec::into_iter).collect();
+    let mut heads: Vec<Option<WeightedHit<'_>>> = lists.iter_mut().map(Iterator::next).collect();
+    let mut merged = Vec::new();
+    loop {
+        let mut best: Option<usize> = None;
+        for (list, head) in heads.iter().enumerate() {
+            let Some(head) = head else { continue };
+            let better = match best.and_then(|best| heads[best].as_ref()) {
+                Some(current) => head.goes_before(current),
+                None => true,
+            };
+            if better {
+                best = Some(list);
+            }
+        }
+        let Some(best) = best else {
+            return merged;
+        };
+        let next = lists[best].next();
+        if let Some(hit) = std::mem::replace(&mut heads[best], next) {
+            merged.push(hit);
+        }
+    }
+}
+
+/// The part of the merged list answered, and whether `federation.distinct` applies.
+struct MergeWindow {
+    offset: usize,
+    limit: usize,
+    distinct: bool,
+}
+
+/// Per index, its local queries' hits merged (each query's own order kept, a document found
+/// by several queries once, at its first place, and under `federation.distinct` a hit
+/// sharing a value with one before it left out), cut to `wanted`.
+fn local_lists(runs: &[RunQuery], wanted: usize, distinct: bool) -> Vec<Vec<WeightedHit<'_>>> {
+    let mut indexes: Vec<&str> = Vec::new();
+    for run in runs {
+        if !indexes.contains(&run.record.uid.as_str()) {
+            indexes.push(&run.record.uid);
+        }
+    }
+    indexes
+        .iter()
+        .map(|uid| {
+            let lists = (0..runs.len())
+                .filter(|run| runs[*run].record.uid == *uid)
+                .map(|run| {
+                    let hits = runs[run].outcome.hits.iter();
+                    hits.map(|hit| WeightedHit::local(runs, run, hit)).collect()
+                })
+                .collect();
+            let mut seen: HashSet<u32> = HashSet::new();
+            let mut taken: HashSet<&str> = HashSet::new();
+            let mut merged = merge_heads(lists);
+            merged.retain(|hit| {
+                let HitSource::Local { hit, .. } = hit.source else {
+                    return true;
+                };
+                let values = &hit.hit.distinct_values;
+                if !seen.insert(hit.hit.id)
+                    || (distinct && values.iter().any(|value| taken.contains(value.as_str())))
+                {
+                    return false;
+                }
+                taken.extend(values.iter().map(String::as_str));
+                true
+            });
+            merged.truncate(wanted);
+            merged
+        })
+        .collect()
+}
+
+/// The federated merge, as Meilisearch's: each index's list ([`local_lists`]) and each
+/// remote's list (already merged by the remote) merged by comparing their heads' weighted
+/// values rule group by rule group, sort values in between, ties to the earlier query; cut
+/// to the window. Federation `distinct` applies within each index here and within each
+/// remote there, not between a remote's hits and this instance's.
 fn merged_hits(
     runs: &[RunQuery],
     remotes: &[RemoteResult],
-    window: &FederatedWindow,
+    window: &MergeWindow,
     marks: &HitMarks,
 ) -> (Vec<Value>, u32) {
     let writers: Vec<HitWriter<'_>> = runs
         .iter()
         .map(|run| HitWriter::new(&run.record, &run.prepared, &run.outcome))
         .collect();
-    let mut next_local = vec![0usize; runs.len()];
-    let mut next_remote = vec![0usize; remotes.len()];
-    let mut seen: HashSet<(&str, u32)> = HashSet::new();
-    let mut hits = Vec::new();
     let wanted = window.offset.saturating_add(window.limit);
-    let mut kept = 0usize;
+    let mut lists = local_lists(runs, wanted, window.distinct);
+    lists.extend(
+        remotes
+            .iter()
+            .map(|result| result.hits.iter().map(WeightedHit::remote).collect()),
+    );
+    let mut hits = Vec::new();
     let mut semantic_hits = 0u32;
-    while kept < wanted {
-        let Some(source) = best_head(runs, &next_local, remotes, &next_remote) else {
-            break;
-        };
-        match source {
-            Source::Local(index) => {
-                let run = &runs[index];
-                let hit = &run.outcome.hits[next_local[index]];
-                next_local[index] += 1;
-                if !seen.insert((run.record.uid.as_str(), hit.hit.id)) {
-                    continue;
-                }
-                kept += 1;
-                if kept <= window.offset {
-                    continue;
-                }
+    for merged in merge_heads(lists)
+        .into_iter()
+        .skip(window.offset)
+        .take(window.limit)
+    {
+        match merged.source {
+            HitSource::Local { run, hit } => {
+                let query = &runs[run];
                 semantic_hits += u32::from(hit.semantic);
-                let weighted = hit.hit.score * run.weight;
-                let federation =
-                    marks.federation(&run.record.uid, run.position, weighted, hit.semantic);
-                hits.push(Value::Object(writers[index].federated_hit(
+                let federation = marks.federation(&query.record.uid, query.position, &merged);
+                hits.push(Value::Object(writers[run].federated_hit(
                     hit,
-                    run.outcome.attribute_unified,
+                    query.outcome.attribute_unified,
                     federation,
                 )));
             }
-            Source::Remote(index) => {
-                let hit = &remotes[index].hits[next_remote[index]];
-                next_remote[index] += 1;
-                kept += 1;
-                if kept <= window.offset {
-                    continue;
-                }
+            HitSource::Remote(hit) => {
                 semantic_hits += u32::from(hit.semantic);
                 hits.push(Value::Object(hit.document.clone()));
             }
         }
     }
     (hits, semantic_hits)
-}
-
-/// The source whose next hit ranks first: the highest weighted score, then the lowest
-/// query position.
-fn best_head(
-    runs: &[RunQuery],
-    next_local: &[usize],
-    remotes: &[RemoteResult],
-    next_remote: &[usize],
-) -> Option<Source> {
-    let local = runs.iter().enumerate().filter_map(|(index, run)| {
-        let hit = run.outcome.hits.get(next_local[index])?;
-        Some((
-            Source::Local(index),
-            hit.hit.score * run.weight,
-            run.position,
-        ))
-    });
-    let remote = remotes.iter().enumerate().filter_map(|(index, result)| {
-        let hit: &RemoteHit = result.hits.get(next_remote[index])?;
-        Some((Source::Remote(index), hit.weighted_score, hit.position))
-    });
-    let mut best: Option<(Source, f64, usize)> = None;
-    for candidate in local.chain(remote) {
-        let better = best.is_none_or(|(_, score, position)| {
-            candidate.1 > score || (candidate.1 == score && candidate.2 < position)
-        });
-        if better {
-            best = Some(candidate);
-        }
-    }
-    best.map(|(source, _, _)| source)
 }
 
 /// Adds every remote's `facetsByIndex` to the local one: counts summed value by value,
@@ -948,13 +1046,9 @@ async fn federated_total(
             total += only.outcome.total;
             continue;
         }
-        let queries: Vec<_> = index_runs
-            .iter()
-            .map(|run| shard_request(&run.prepared))
-            .collect();
         for answer in coordinator
-            .ask_every_shard(&run.record.shard_set(), |_| MatchCountOfQueries {
-                queries: queries.clone(),
+            .ask_every_shard(&run.record.shard_set(), |shard| MatchCountOfQueries {
+                queries: counted_queries(&index_runs, shard),
             })
             .await
         {
@@ -962,6 +1056,22 @@ async fn federated_total(
         }
     }
     Ok(total)
+}
+
+/// The queries of one index as shard `shard` counts them: each query's request and, with a
+/// distinct attribute, the documents its search left on that shard.
+fn counted_queries(index_runs: &[&RunQuery], shard: u32) -> Vec<CountedQuery> {
+    index_runs
+        .iter()
+        .map(|run| CountedQuery {
+            request: shard_request(&run.prepared),
+            narrowing: run
+                .outcome
+                .distinct_narrowings
+                .as_ref()
+                .and_then(|narrowings| narrowings.get(shard as usize).cloned()),
+        })
+        .collect()
 }
 
 /// An index `facetsByIndex` names that no query uses: it must exist and its facets must be
@@ -1033,19 +1143,19 @@ async fn facets_by_index(
             continue;
         };
         let record = &first.record;
+        let note = format!(
+            "\n - Note: index `{index_uid}` used in `.queries[{}]`",
+            first.position
+        );
         check_index_facets(record, facets, |message| {
             ResponseError::new(
                 Code::InvalidMultiSearchFacets,
-                format!("{prefix}Index `{index_uid}`: {message}"),
+                format!("{prefix}{message}{note}"),
             )
         })?;
-        let requests: Vec<_> = index_runs
-            .iter()
-            .map(|run| shard_request(&run.prepared))
-            .collect();
         let answers = coordinator
-            .ask_every_shard(&record.shard_set(), |_| FacetsOfQueries {
-                queries: requests.clone(),
+            .ask_every_shard(&record.shard_set(), |shard| FacetsOfQueries {
+                queries: counted_queries(&index_runs, shard),
                 facets: facets.clone(),
             })
             .await;

@@ -18,6 +18,7 @@ use super::multi::{decode_body, multi_search};
 use super::parameters::SearchBody;
 use super::remote::NetworkContext;
 use crate::auth::AuthContext;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::errors::ResponseError;
 
@@ -48,6 +49,7 @@ pub async fn search_across_network(
     index_uid: &str,
     mut body: SearchBody,
     context: &AuthContext,
+    features: RuntimeFeatures,
     network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
     body.use_network = None;
@@ -69,7 +71,7 @@ pub async fn search_across_network(
         })
         .collect();
     let request = decode_body(json!({ "federation": federation, "queries": queries }))?;
-    let federated = multi_search(coordinator, request, context, network).await?;
+    let federated = multi_search(coordinator, request, context, features, network).await?;
     Ok(search_answer(federated, index_uid, query))
 }
 

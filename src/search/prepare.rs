@@ -15,6 +15,7 @@ use shards::search::SearchSort;
 use shards::search::geo_sort::GeoSort;
 use shards::shard::SortRule;
 
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::{Code, ResponseError};
 use crate::settings::embedder_specs::{embedder_distribution, embedder_spec};
@@ -69,30 +70,69 @@ impl PreparedSearch {
 /// Meilisearch's search budget when `searchCutoffMs` is not set.
 pub const SEARCH_CUTOFF_MS_DEFAULT: u64 = 1_500;
 
-/// Checks `body` against `record`'s settings.
-pub fn prepare(record: &IndexRecord, body: SearchBody) -> Result<PreparedSearch, ResponseError> {
+/// The discussion `feature_not_enabled` points to for `media`.
+const MULTIMODAL_LINK: &str = "https://github.com/orgs/meilisearch/discussions/846";
+
+/// How a route words the refusals Meilisearch's engine makes (an attribute that cannot be
+/// filtered, sorted, searched or used as distinct): `search` and multi-search put the
+/// ``Index `uid`: `` prefix before them, the facet search and similar documents do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineErrors {
+    Prefixed,
+    Plain,
+}
+
+/// Checks `body` against `record`'s settings and the experimental `features`, for `search`
+/// and multi-search.
+pub fn prepare(
+    record: &IndexRecord,
+    body: SearchBody,
+    features: RuntimeFeatures,
+) -> Result<PreparedSearch, ResponseError> {
+    prepare_with(record, body, features, EngineErrors::Prefixed)
+}
+
+/// Checks `body` against `record`'s settings and the experimental `features`, in
+/// Meilisearch's order: the kind of search (`hybrid`, `vector`, `media`), the `media` gate,
+/// the filter (syntax, then its gated operators, then its attributes), then the rest; the
+/// engine's refusals worded as `errors` says.
+pub fn prepare_with(
+    record: &IndexRecord,
+    body: SearchBody,
+    features: RuntimeFeatures,
+    errors: EngineErrors,
+) -> Result<PreparedSearch, ResponseError> {
     let settings = &record.settings;
+    let engine = Engine { record, errors };
+    let semantic = check_hybrid(record, &body)?;
+    if body.media.is_some() && !features.multimodal {
+        return Err(ResponseError::feature_not_enabled(
+            "passing `media` in a search query",
+            "multimodal",
+            MULTIMODAL_LINK,
+        ));
+    }
     let rules = FilterableRules::from_setting(&settings.setting_view("filterableAttributes"))
         .map_err(ResponseError::internal)?;
     let filter = match &body.filter {
-        Some(value) => parse_filter(record, &rules, value)?,
+        Some(value) => parse_filter(&engine, &rules, value, features)?,
         None => None,
     };
     let sort = match &body.sort {
-        Some(rules) => parse_sort(record, rules)?,
+        Some(rules) => parse_sort(&engine, rules)?,
         None => Vec::new(),
     };
     if let Some(distinct) = &body.distinct {
-        check_distinct(record, &rules, distinct)?;
+        check_distinct(&engine, &rules, distinct)?;
     }
     if let Some(facets) = &body.facets {
+        // Meilisearch words a facet distribution's refusal without the index.
         check_facets(&rules, facets)
-            .map_err(|message| index_error(record, Code::InvalidSearchFacets, message))?;
+            .map_err(|message| ResponseError::new(Code::InvalidSearchFacets, message))?;
     }
     if let Some(attributes) = &body.attributes_to_search_on {
-        check_searchable(record, attributes)?;
+        check_searchable(&engine, attributes)?;
     }
-    let semantic = check_hybrid(record, &body)?;
     let max_total_hits = settings.max_total_hits;
     let (offset, limit) = window(&body);
     let offset = offset.min(max_total_hits);
@@ -134,66 +174,129 @@ fn window(body: &SearchBody) -> (usize, usize) {
     }
 }
 
-/// An error of the index's engine: Meilisearch prefixes them with the index.
-fn index_error(record: &IndexRecord, code: Code, message: String) -> ResponseError {
-    ResponseError::new(code, format!("Index `{}`: {message}", record.uid))
+/// The index searched and how its engine's refusals are worded.
+struct Engine<'a> {
+    record: &'a IndexRecord,
+    errors: EngineErrors,
+}
+
+impl Engine<'_> {
+    /// A refusal of the index's engine.
+    fn error(&self, code: Code, message: String) -> ResponseError {
+        match self.errors {
+            EngineErrors::Prefixed => {
+                ResponseError::new(code, format!("Index `{}`: {message}", self.record.uid))
+            }
+            EngineErrors::Plain => ResponseError::new(code, message),
+        }
+    }
+
+    /// `names` in order without those `displayedAttributes` hides, and whether any was
+    /// hidden (Meilisearch's engine lists only displayed attributes in its refusals).
+    fn shown<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> (Vec<&'n str>, bool) {
+        shown_names(self.record, names)
+    }
+}
+
+/// `names`, sorted, without those `displayedAttributes` of `record` hides, and whether any
+/// was hidden.
+pub fn shown_names<'n>(
+    record: &IndexRecord,
+    names: impl IntoIterator<Item = &'n str>,
+) -> (Vec<&'n str>, bool) {
+    let all: std::collections::BTreeSet<&str> = names.into_iter().collect();
+    let count = all.len();
+    let shown: Vec<&str> = match &record.settings.displayed_attributes {
+        None => all.into_iter().collect(),
+        Some(displayed) => all
+            .into_iter()
+            .filter(|name| displayed.iter().any(|shown| shown == name))
+            .collect(),
+    };
+    let hidden = shown.len() < count;
+    (shown, hidden)
+}
+
+/// The suffix Meilisearch adds to a list of attributes some of which are hidden.
+pub fn hidden_suffix(hidden: bool) -> &'static str {
+    if hidden {
+        ", <..hidden-attributes>"
+    } else {
+        ""
+    }
 }
 
 fn parse_filter(
-    record: &IndexRecord,
+    engine: &Engine<'_>,
     rules: &FilterableRules,
     value: &Value,
+    features: RuntimeFeatures,
 ) -> Result<Option<Filter>, ResponseError> {
     let filter = Filter::from_json(value)
         .map_err(|error| ResponseError::new(Code::InvalidSearchFilter, error.message))?;
     if let Some(filter) = &filter {
+        check_filter_features(filter, features)?;
         check_filterable(filter, rules)
-            .map_err(|error| index_error(record, Code::InvalidSearchFilter, error.message))?;
+            .map_err(|error| engine.error(Code::InvalidSearchFilter, error.message))?;
     }
     Ok(filter)
 }
 
-/// `sort`: `field:asc|desc` rules on sortable fields and `_geoPoint(lat, lng):asc|desc` rules
-/// (with `_geo` sortable), with `sort` in the ranking rules.
-fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SearchSort>, ResponseError> {
-    let settings = &record.settings;
+/// 400 `feature_not_enabled` when `filter` uses an operator whose experimental feature is
+/// off (`CONTAINS`, `_shard`, vector filters), pointing at it in the filter.
+pub fn check_filter_features(
+    filter: &Filter,
+    features: RuntimeFeatures,
+) -> Result<(), ResponseError> {
+    filter
+        .check_features(features.filter_features())
+        .map_err(|error| ResponseError::new(Code::FeatureNotEnabled, error.message))
+}
+
+/// `sort`: `field:asc|desc` rules and `_geoPoint(lat, lng):asc|desc` rules, checked in
+/// Meilisearch's order: each rule's syntax, then the `sort` ranking rule, then each field
+/// sortable (`_geo` for a geo rule).
+fn parse_sort(engine: &Engine<'_>, rules: &[String]) -> Result<Vec<SearchSort>, ResponseError> {
+    let settings = &engine.record.settings;
     let mut parsed = Vec::with_capacity(rules.len());
     for rule in rules {
         let (member, ascending) = sort_rule_parts(rule, Code::InvalidSearchSort)?;
-        let (field, sort) = match parse_sort_member(member)? {
-            SortMember::Field(field) => (
-                field,
-                SearchSort::Field(SortRule {
-                    field: field.to_owned(),
-                    ascending,
-                }),
-            ),
-            SortMember::GeoPoint(point) => ("_geo", SearchSort::Geo(GeoSort { point, ascending })),
-        };
-        if !settings.sortable_attributes.contains(field) {
-            let available = if settings.sortable_attributes.is_empty() {
-                "This index does not have configured sortable attributes.".to_owned()
-            } else {
-                let names: Vec<&str> = settings
-                    .sortable_attributes
-                    .iter()
-                    .map(String::as_str)
-                    .collect();
-                format!("Available sortable attributes are: `{}`.", names.join(", "))
-            };
-            return Err(index_error(
-                record,
-                Code::InvalidSearchSort,
-                format!("Attribute `{field}` is not sortable. {available}"),
-            ));
-        }
-        parsed.push(sort);
+        parsed.push(match parse_sort_member(member)? {
+            SortMember::Field(field) => SearchSort::Field(SortRule {
+                field: field.to_owned(),
+                ascending,
+            }),
+            SortMember::GeoPoint(point) => SearchSort::Geo(GeoSort { point, ascending }),
+        });
     }
     if !parsed.is_empty() && !settings.ranking_rules.contains(&RankingRule::Sort) {
-        return Err(index_error(
-            record,
+        return Err(engine.error(
             Code::InvalidSearchSort,
             "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.".to_owned(),
+        ));
+    }
+    for sort in &parsed {
+        let field = match sort {
+            SearchSort::Field(rule) => rule.field.as_str(),
+            SearchSort::Geo(_) => "_geo",
+        };
+        if settings.sortable_attributes.contains(field) {
+            continue;
+        }
+        let available = if settings.sortable_attributes.is_empty() {
+            "This index does not have configured sortable attributes.".to_owned()
+        } else {
+            let (shown, hidden) =
+                engine.shown(settings.sortable_attributes.iter().map(String::as_str));
+            format!(
+                "Available sortable attributes are: `{}{}`.",
+                shown.join(", "),
+                hidden_suffix(hidden)
+            )
+        };
+        return Err(engine.error(
+            Code::InvalidSearchSort,
+            format!("Attribute `{field}` is not sortable. {available}"),
         ));
     }
     Ok(parsed)
@@ -206,7 +309,7 @@ fn filterable_list(rules: &FilterableRules) -> String {
 }
 
 fn check_distinct(
-    record: &IndexRecord,
+    engine: &Engine<'_>,
     rules: &FilterableRules,
     distinct: &str,
 ) -> Result<(), ResponseError> {
@@ -220,13 +323,16 @@ fn check_distinct(
         None if rules.filterable_patterns().is_empty() => {
             "This index does not have configured filterable attributes.".to_owned()
         }
-        None => format!(
-            "Available filterable attributes patterns are: `{}`.",
-            filterable_list(rules)
-        ),
+        None => {
+            let (shown, hidden) = engine.shown(rules.filterable_patterns());
+            format!(
+                "Available filterable attributes patterns are: `{}{}`.",
+                shown.join(", "),
+                hidden_suffix(hidden)
+            )
+        }
     };
-    Err(index_error(
-        record,
+    Err(engine.error(
         Code::InvalidSearchDistinct,
         format!(
             "Attribute `{distinct}` is not filterable and thus, cannot be used as distinct attribute. {detail}"
@@ -234,31 +340,49 @@ fn check_distinct(
     ))
 }
 
-/// Every facet named must be filterable (`*` is every filterable one).
+/// Every facet named must be filterable; a `*` among them asks for every filterable one and
+/// checks none. Meilisearch's refusal names every facet that is not (sorted), with the
+/// filterable patterns.
 pub fn check_facets(rules: &FilterableRules, facets: &[String]) -> Result<(), String> {
-    for facet in facets {
-        if facet == shards::search::ALL_FACETS || rules.is_filterable(facet) {
-            continue;
-        }
-        let message = match rules.matching_rule(facet) {
+    if facets
+        .iter()
+        .any(|facet| facet == shards::search::ALL_FACETS)
+    {
+        return Ok(());
+    }
+    let invalid: std::collections::BTreeSet<&str> = facets
+        .iter()
+        .map(String::as_str)
+        .filter(|facet| !rules.is_filterable(facet))
+        .collect();
+    let patterns = filterable_list(rules);
+    let available = if patterns.is_empty() {
+        "This index does not have configured filterable attributes.".to_owned()
+    } else {
+        format!("Available filterable attributes patterns are: `{patterns}`.")
+    };
+    let message = match invalid.iter().collect::<Vec<_>>().as_slice() {
+        [] => return Ok(()),
+        [facet] => match rules.matching_rule(facet) {
             Some((index, _)) => format!(
                 "Attribute `{facet}` matched rule #{index} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{index} by modifying the features.filter object\nHint: prepend another rule matching `{facet}` with appropriate filter features before rule #{index}"
             ),
-            None if rules.filterable_patterns().is_empty() => format!(
-                "Pattern `{facet}` is not filterable. This index does not have configured filterable attributes."
-            ),
-            None => format!(
-                "Pattern `{facet}` is not filterable. Available filterable attributes patterns are: `{}`.",
-                filterable_list(rules)
-            ),
-        };
-        return Err(format!("Invalid facet distribution: {message}"));
-    }
-    Ok(())
+            None => format!("Attribute `{facet}` is not filterable. {available}"),
+        },
+        several => {
+            let names: Vec<&str> = several.iter().map(|name| **name).collect();
+            format!(
+                "Attributes `{}` are not filterable. {available}",
+                names.join(", ")
+            )
+        }
+    };
+    Err(format!("Invalid facet distribution: {message}"))
 }
 
 /// `attributesToSearchOn`: each attribute searchable (any, when every attribute is).
-fn check_searchable(record: &IndexRecord, attributes: &[String]) -> Result<(), ResponseError> {
+fn check_searchable(engine: &Engine<'_>, attributes: &[String]) -> Result<(), ResponseError> {
+    let record = engine.record;
     let Some(searchable) = &record.settings.searchable_attributes else {
         return Ok(());
     };
@@ -272,23 +396,13 @@ fn check_searchable(record: &IndexRecord, attributes: &[String]) -> Result<(), R
         if allowed {
             continue;
         }
-        let displayed = record.settings.displayed_attributes.as_ref();
-        let shown: Vec<&str> = searchable
-            .iter()
-            .filter(|field| displayed.is_none_or(|list| list.contains(field)))
-            .map(String::as_str)
-            .collect();
-        let hidden = if shown.len() < searchable.len() {
-            ", <..hidden-attributes>"
-        } else {
-            ""
-        };
-        return Err(index_error(
-            record,
+        let (shown, hidden) = engine.shown(searchable.iter().map(String::as_str));
+        return Err(engine.error(
             Code::InvalidSearchAttributesToSearchOn,
             format!(
-                "Attribute `{attribute}` is not searchable. Available searchable attributes are: `{}{hidden}`.",
-                shown.join(", ")
+                "Attribute `{attribute}` is not searchable. Available searchable attributes are: `{}{}`.",
+                shown.join(", "),
+                hidden_suffix(hidden)
             ),
         ));
     }

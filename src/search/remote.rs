@@ -19,8 +19,11 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
+use shards::filter::normalize_facet;
+use shards::search::SortValue;
+use shards::search::weighted_score::WeightedValue;
 
-use crate::errors::ResponseError;
+use crate::errors::{Code, ResponseError};
 use crate::network::Remote;
 use crate::network::remote_call::{missing_in_remote_hit, remote_multi_search};
 
@@ -95,6 +98,8 @@ pub struct RemoteResult {
 #[derive(Debug)]
 pub struct RemoteHit {
     pub document: Map<String, Value>,
+    /// The groups the hit is compared by (its `weightedScoreValues`).
+    pub values: Vec<WeightedValue>,
     pub weighted_score: f64,
     pub position: usize,
     /// Whether the hit was ranked by its vector (it counts in `semanticHitCount`).
@@ -180,6 +185,12 @@ fn remote_hit(name: &str, hit: Value) -> Result<RemoteHit, ResponseError> {
     let score_values = federation
         .remove(WEIGHTED_SCORE_VALUES)
         .ok_or_else(|| missing_in_remote_hit("._federation.weightedScoreValues"))?;
+    let values = parse_score_values(&score_values).map_err(|reason| {
+        ResponseError::new(
+            Code::RemoteBadResponse,
+            format!("could not parse weighted score values in the remote hit: {reason}"),
+        )
+    })?;
     let weighted_score = federation
         .get("weightedRankingScore")
         .and_then(Value::as_f64)
@@ -196,10 +207,82 @@ fn remote_hit(name: &str, hit: Value) -> Result<RemoteHit, ResponseError> {
     }
     Ok(RemoteHit {
         document,
+        values,
         weighted_score,
         position,
         semantic: is_semantic(&score_values),
     })
+}
+
+/// Weighted values as `weightedScoreValues` carries them: `{"weightedScore": s}`,
+/// `{"sort": {"asc", "value"}}`, `{"geoSort": {"asc", "distance"}}`, `{"vectorSort": s}`.
+pub fn score_values_json(values: &[WeightedValue]) -> Value {
+    let groups: Vec<Value> = values
+        .iter()
+        .map(|value| match value {
+            WeightedValue::Score(score) => json!({ "weightedScore": score }),
+            WeightedValue::Vector(score) => json!({ "vectorSort": score }),
+            WeightedValue::Sort { ascending, value } => {
+                let shown = match value {
+                    SortValue::Number(number) => json!(number),
+                    SortValue::String { original, .. } => json!(original),
+                    SortValue::Missing => Value::Null,
+                };
+                json!({ "sort": { "asc": ascending, "value": shown } })
+            }
+            WeightedValue::GeoSort {
+                ascending,
+                distance,
+            } => json!({ "geoSort": { "asc": ascending, "distance": distance } }),
+        })
+        .collect();
+    Value::Array(groups)
+}
+
+/// The weighted values of a remote hit's `weightedScoreValues`, or why they do not read.
+fn parse_score_values(values: &Value) -> Result<Vec<WeightedValue>, String> {
+    let groups = values.as_array().ok_or("expected an array")?;
+    groups.iter().map(parse_score_value).collect()
+}
+
+fn parse_score_value(group: &Value) -> Result<WeightedValue, String> {
+    let number = |value: &Value| {
+        value
+            .as_f64()
+            .ok_or(format!("expected a number in `{group}`"))
+    };
+    let ascending = |value: &Value| {
+        value["asc"]
+            .as_bool()
+            .ok_or(format!("expected `asc` in `{group}`"))
+    };
+    if let Some(score) = group.get("weightedScore") {
+        return Ok(WeightedValue::Score(number(score)?));
+    }
+    if let Some(score) = group.get("vectorSort") {
+        return Ok(WeightedValue::Vector(number(score)?));
+    }
+    if let Some(sort) = group.get("sort") {
+        let value = match &sort["value"] {
+            Value::Number(value) => SortValue::Number(value.as_f64().unwrap_or_default()),
+            Value::String(text) => SortValue::String {
+                normalized: normalize_facet(text),
+                original: text.clone(),
+            },
+            _ => SortValue::Missing,
+        };
+        return Ok(WeightedValue::Sort {
+            ascending: ascending(sort)?,
+            value,
+        });
+    }
+    if let Some(geo) = group.get("geoSort") {
+        return Ok(WeightedValue::GeoSort {
+            ascending: ascending(geo)?,
+            distance: geo["distance"].as_f64(),
+        });
+    }
+    Err(format!("unknown group `{group}`"))
 }
 
 /// Whether the score values hold a `vectorSort` group.

@@ -19,9 +19,10 @@ use shards::search::VectorQuery;
 
 use super::execute::{SearchOutcome, execute_ranked};
 use super::parameters::{RankingScoreThreshold, SEARCH_LIMIT_DEFAULT, SearchBody};
-use super::prepare::{PreparedSearch, prepare};
+use super::prepare::{EngineErrors, PreparedSearch, prepare_with};
 use super::response::search_result;
 use super::stages::StageTimer;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
@@ -138,6 +139,7 @@ pub async fn similar(
     coordinator: &Rc<Coordinator>,
     index_uid: &str,
     similar: SimilarBody,
+    features: RuntimeFeatures,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
     let id = checked_id(&similar.id)?;
@@ -149,7 +151,13 @@ pub async fn similar(
         ));
     };
     let distribution = embedder_distribution(fields);
-    let prepared = prepare(&record, search_body(&similar)).map_err(similar_code)?;
+    let prepared = prepare_with(
+        &record,
+        search_body(&similar),
+        features,
+        EngineErrors::Plain,
+    )
+    .map_err(similar_code)?;
     let (internal_id, embeddings) =
         source_embeddings(coordinator, &record, &id, &similar.embedder).await?;
     let outcome = match embeddings.into_iter().next() {
@@ -164,7 +172,9 @@ pub async fn similar(
                 only_with_vectors: true,
                 distinct: prepared.distinct.clone(),
             };
-            execute_ranked(coordinator, &record, &prepared, Some(query)).await?
+            execute_ranked(coordinator, &record, &prepared, Some(query))
+                .await
+                .map_err(similar_code)?
         }
         None => SearchOutcome::default(),
     };

@@ -14,6 +14,7 @@ use super::prepare::{fuse_filters, prepare};
 use super::response::search_result;
 use super::stages::StageTimer;
 use crate::auth::AuthContext;
+use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::errors::ResponseError;
 
@@ -24,6 +25,7 @@ pub async fn search_index(
     index_uid: &str,
     mut body: SearchBody,
     context: &AuthContext,
+    features: RuntimeFeatures,
 ) -> Result<serde_json::Map<String, Value>, ResponseError> {
     let started = Instant::now();
     let record = coordinator.index(index_uid)?;
@@ -32,7 +34,7 @@ pub async fn search_index(
     }
     let show_performance_details = body.show_performance_details;
     let mut stages = StageTimer::new();
-    let prepared = prepare(&record, body)?;
+    let prepared = prepare(&record, body, features)?;
     stages.finish("search > prepare");
     let outcome = execute(coordinator, &record, &prepared).await?;
     stages.finish("search > keyword search");
@@ -44,6 +46,9 @@ pub async fn search_index(
         started.elapsed().as_millis(),
         &request_uid,
     );
+    if let (true, Some(Value::Array(hits))) = (features.foreign_keys, result.get_mut("hits")) {
+        super::hydration::hydrate_hits(coordinator, &record, hits).await?;
+    }
     stages.finish("search > format");
     if show_performance_details {
         result.insert(

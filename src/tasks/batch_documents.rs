@@ -33,7 +33,7 @@ use super::update_files::UpdateFiles;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{IndexRecord, ShardSet};
 use crate::errors::ResponseError;
-use crate::errors::documents_error;
+use crate::errors::{document_value_error, documents_error};
 use crate::host::batch::{APPLY_CHUNK_DOCUMENTS, Apply, ApplyRead};
 use crate::host::read_documents::ReadDocument;
 use crate::runtime::Detached;
@@ -424,9 +424,9 @@ fn merged(documents: Vec<PayloadDocument>) -> Result<shards::documents::Document
     let mut parser = SimdParser::new();
     let mut built: Option<shards::documents::Document> = None;
     for document in documents {
-        let document = document.into_document(&mut parser).map_err(|error| {
-            ResponseError::internal(format!("a read document does not parse again: {error}"))
-        })?;
+        let document = document
+            .into_document(&mut parser)
+            .map_err(|error| document_value_error(&error))?;
         match &mut built {
             None => built = Some(document),
             Some(base) => shards::documents::operation::merge_top_level(base, document),

@@ -7,6 +7,8 @@
 //! - [`chunked_input`]: the bounded read buffer and the object scan the JSON readers stream with;
 //! - [`payload_document`]: a document handed to its shard as the payload's text or built;
 //! - [`simd_document`]: one JSON object parsed with simd-json, serde_json judging what it refuses;
+//! - [`field_values`]: a document read as Meilisearch's engine reads it, each top-level value on
+//!   its own (what an upload accepts, and the first value that fails to parse);
 //! - [`primary_key`]: primary key resolution (stored key, `primaryKey` parameter, inference);
 //! - [`document_id`]: extraction and validation of the external document id;
 //! - [`id_scan`]: a document's id read from a validated object's text without parsing it;
@@ -22,6 +24,7 @@
 pub mod chunked_input;
 pub mod document_id;
 pub mod error;
+pub mod field_values;
 pub mod flatten;
 pub mod id_scan;
 pub mod operation;

@@ -7,12 +7,17 @@
 //!   the rest of its chunk) is in memory, whatever the payload's size;
 //! - JSON and NDJSON documents are cut out of the stream by a string-and-nesting scan and parsed
 //!   with simd-json ([`super::simd_document`]); serde_json judges whatever simd-json refuses;
+//! - what is accepted is what Meilisearch v1.41 accepts: an array element or an NDJSON value
+//!   needs valid syntax and string keys, its values are only scanned (a number out of range,
+//!   a lone surrogate, a value nested too deep are accepted and fail the task when the document
+//!   is built, see [`super::field_values`]); a JSON payload that is one object is read whole;
 //! - the errors are Meilisearch v1.41's (`document_formats.rs`): a zero-byte payload is
 //!   `missing_payload`; syntax errors are `malformed_payload` with serde's message and position
 //!   *in the whole payload*; a JSON value that is neither an object nor an array is
 //!   ``data are neither an object nor a list of objects``; an array element or NDJSON value that
-//!   is not an object is the serde "invalid type" message with code `internal` (Meilisearch
-//!   classifies that serde error as I/O); CSV errors are the `csv` crate's messages, typed cells
+//!   is not an object is the serde "invalid type" message (positioned in the element's own
+//!   text) with code `internal` (Meilisearch classifies that serde error as I/O), a key that
+//!   is no string (a lone surrogate) is `malformed_payload`, positioned likewise; CSV errors are the `csv` crate's messages, typed cells
 //!   fail with ``Error parsing number "x" at line N: ...`` where N counts records from 1;
 //! - like Meilisearch, bytes after the closing `]` of a JSON array are ignored;
 //! - the fast path streams; when it meets any error it re-reads the payload from the start with
@@ -25,13 +30,14 @@ use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 
 use memmap2::Mmap;
-use serde_json::Value;
 use serde_json::error::Category;
+use serde_json::value::RawValue;
 
 use super::Document;
 use super::chunked_input::ChunkedInput;
 use super::document_id::extract_document_id;
 use super::error::DocumentsError;
+use super::field_values::{parse_fields_lossy, validate_object};
 use super::id_scan::scan_top_level_id;
 use super::payload_csv::CsvDocuments;
 use super::payload_document::PayloadDocument;
@@ -198,9 +204,13 @@ enum Source<R> {
 /// What a reader makes of the next document.
 #[derive(Debug, Clone, Copy)]
 enum Mode<'key> {
-    /// Only check it.
+    /// Only check it: its syntax and keys (an element of an array, an NDJSON line).
     Validate,
-    /// Build it.
+    /// Only check it, values included (a JSON payload that is one object).
+    ValidateWhole,
+    /// Build it; a value that does not parse (accepted at upload, see
+    /// [`super::field_values`]) reads as `null`: such a document fails its batch when it is
+    /// built for its shard, which reads the text again.
     Build,
     /// Only its id under this primary key (the document is built only when the id needs the
     /// slow path: a dotted key, a missing or invalid id). The id is first looked for by a scan
@@ -329,11 +339,18 @@ fn read_object<R: Read>(
     let text = &input.window()[..length];
     let parsed = match mode {
         Mode::Validate => parser.validate(text).map(|()| Parsed::Validated),
-        Mode::Build => parser.parse(text).map(Parsed::Document),
+        Mode::ValidateWhole => parser.validate_whole(text).map(|()| Parsed::Validated),
+        Mode::Build => parser
+            .parse(text)
+            .or_else(|_| parse_fields_lossy(text))
+            .map(Parsed::Document),
         Mode::Id(primary_key) => {
             match scan_top_level_id(text, primary_key).or_else(|| parser.id(text, primary_key)) {
                 Some(id) => Ok(Parsed::Id(id)),
-                None => parser.parse(text).map(Parsed::Document),
+                None => parser
+                    .parse(text)
+                    .or_else(|_| parse_fields_lossy(text))
+                    .map(Parsed::Document),
             }
         }
         Mode::Text => Ok(Parsed::Text(text.into())),
@@ -390,6 +407,11 @@ impl<R: Read + Seek> JsonDocuments<R> {
                 }
                 Some(b'{') => {
                     self.state = JsonState::Done;
+                    // Meilisearch reads a lone object whole, values included.
+                    let mode = match mode {
+                        Mode::Validate => Mode::ValidateWhole,
+                        other => other,
+                    };
                     let Some(document) =
                         read_object(&mut self.input, &mut self.parser, mode, &mut self.last_span)?
                     else {
@@ -458,13 +480,13 @@ fn malformed_json_from_single(error: &serde_json::Error) -> DocumentsError {
     }
 }
 
-/// The error Meilisearch reports for a JSON payload the fast path refused: read it as a sequence
-/// of values; a non-sequence falls back to a single object; the first non-object element is
-/// reported with the serde "invalid type" message of that element alone.
+/// The error Meilisearch reports for a JSON payload the fast path refused: read it as a
+/// sequence of values, each only scanned, then each checked as an object of string keys (see
+/// [`validate_object`]); a non-sequence falls back to a single object, read whole.
 pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
     struct ElementsVisitor;
     impl<'de> serde::de::Visitor<'de> for ElementsVisitor {
-        type Value = Option<Value>;
+        type Value = Option<serde_json::Error>;
         fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
             formatter.write_str("a nonempty sequence")
         }
@@ -472,9 +494,9 @@ pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
             self,
             mut sequence: A,
         ) -> Result<Self::Value, A::Error> {
-            while let Some(element) = sequence.next_element::<Value>()? {
-                if !element.is_object() {
-                    return Ok(Some(element));
+            while let Some(element) = sequence.next_element::<Box<RawValue>>()? {
+                if let Err(error) = validate_object(element.get().as_bytes()) {
+                    return Ok(Some(error));
                 }
             }
             Ok(None)
@@ -489,13 +511,19 @@ pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
         Err(error) => return error.into(),
     };
     match sequence {
-        Ok(Some(element)) => not_an_object(&element),
+        Ok(Some(error)) => element_error(&error, PayloadFormat::Json),
         Ok(None) => DocumentsError::MalformedJson {
             format: PayloadFormat::Json,
             detail: NEITHER_OBJECT_NOR_LIST.to_string(),
         },
-        Err(error) if error.classify() == Category::Data => reread(source, |reader| {
-            match serde_json::from_reader::<_, Document>(reader) {
+        // Not a sequence: read whole as one object, from memory as Meilisearch reads it (a
+        // reader positions some errors, a number out of range, one column further).
+        Err(error) if error.classify() == Category::Data => reread(source, |mut reader| {
+            let mut bytes = Vec::new();
+            if let Err(error) = reader.read_to_end(&mut bytes) {
+                return error.into();
+            }
+            match serde_json::from_slice::<Document>(&bytes) {
                 Err(error) => malformed_json_from_single(&error),
                 Ok(_) => DocumentsError::MalformedJson {
                     format: PayloadFormat::Json,
@@ -514,15 +542,20 @@ pub fn exact_json_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
     }
 }
 
-/// The error for a valid JSON value that is not an object: the message serde gives when that
-/// value's own text is read as a map (positions relative to the value, as in Meilisearch).
-fn not_an_object(value: &Value) -> DocumentsError {
-    let text = value.to_string();
-    let detail = match serde_json::from_str::<Document>(&text) {
-        Err(error) => error.to_string(),
-        Ok(_) => NEITHER_OBJECT_NOR_LIST.to_string(),
-    };
-    DocumentsError::DocumentNotAnObject { detail }
+/// The error for an element (of a JSON array, or an NDJSON value) that is not an object of
+/// string keys, positioned in the element's own text as in Meilisearch: a value of another
+/// type is the I/O-classified serde error (code `internal`), anything else is malformed.
+fn element_error(error: &serde_json::Error, format: PayloadFormat) -> DocumentsError {
+    if error.classify() == Category::Data {
+        DocumentsError::DocumentNotAnObject {
+            detail: error.to_string(),
+        }
+    } else {
+        DocumentsError::MalformedJson {
+            format,
+            detail: error.to_string(),
+        }
+    }
 }
 
 struct NdjsonDocuments<R> {
@@ -574,10 +607,13 @@ impl<R: Read + Seek> NdjsonDocuments<R> {
 /// object.
 pub fn exact_ndjson_error<R: Read + Seek>(source: &mut R) -> DocumentsError {
     reread(source, |reader| {
-        for value in serde_json::Deserializer::from_reader(reader).into_iter::<Value>() {
+        for value in serde_json::Deserializer::from_reader(reader).into_iter::<Box<RawValue>>() {
             match value {
-                Ok(value) if value.is_object() => {}
-                Ok(value) => return not_an_object(&value),
+                Ok(value) => {
+                    if let Err(error) = validate_object(value.get().as_bytes()) {
+                        return element_error(&error, PayloadFormat::Ndjson);
+                    }
+                }
                 Err(error) if error.is_io() => {
                     return DocumentsError::Io {
                         detail: error.to_string(),

@@ -136,7 +136,11 @@ pub fn decompress(stored: &[u8], dictionaries: &dyn Dictionaries) -> ShardResult
 /// The document a stored value holds.
 pub fn decode(stored: &[u8], dictionaries: &dyn Dictionaries) -> ShardResult<Map<String, Value>> {
     let json = decompress(stored, dictionaries)?;
-    serde_json::from_slice(&json).map_err(|_| ShardError::corrupted("document JSON"))
+    serde_json::from_slice(&json)
+        // A field nested up to serde_json's limit in a document that adds its own level: each
+        // value read on its own, as when the document was written.
+        .or_else(|_| crate::documents::field_values::parse_fields(&json))
+        .map_err(|_| ShardError::corrupted("document JSON"))
 }
 
 /// A dictionary trained from `samples` (JSON texts), at most `dictionary_bytes` long; `None`

@@ -24,7 +24,7 @@ use super::buckets::{Universe, WordsLevels, alternatives_documents};
 use super::details::{
     DetailSources, FieldLengthsReader, details, is_sort, sort_detail, sort_tables,
 };
-use super::distinct::{distinct_values, keep_distinct};
+use super::distinct::{DistinctTable, distinct_candidates, distinct_values};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
@@ -36,9 +36,6 @@ use super::score::{ScoreDetail, compare_details, global_score};
 use super::sort_values::sorted_documents;
 use super::steps::{Step, steps};
 use super::terms::{ResolvedTerm, resolve_terms};
-
-/// Document → its distinct values.
-type DistinctTable = BTreeMap<u32, std::collections::BTreeSet<String>>;
 
 /// One hit of a shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,8 +55,12 @@ pub struct ShardHit {
 /// The answer of one shard.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ShardHits {
-    /// The first `offset + limit` hits, best first.
+    /// The first `offset + limit` hits, best first; with a distinct attribute, the
+    /// candidates of [`super::distinct::distinct_candidates`] instead.
     pub hits: Vec<ShardHit>,
+    /// With a distinct attribute: whether no match ranks after the last hit (the hits not
+    /// sent rank in later buckets otherwise).
+    pub complete: bool,
     /// Number of documents matching the query (after the candidates and negations).
     pub total: u64,
     /// Whether `attribute` (rather than `attributeRank` + `wordPosition`) is in the rules.
@@ -802,8 +803,8 @@ fn matched_words(terms: &[ResolvedTerm], occurrences: &[Vec<TermOccurrence>]) ->
     words.into_iter().collect()
 }
 
-/// Orders hits, removes distinct duplicates, counts them (unless `total` is known), keeps the
-/// first `needed`.
+/// Orders hits, counts them (unless `total` is known), keeps the first `needed`, or with a
+/// distinct attribute the candidates the server applies distinct over.
 fn finish(
     mut hits: Vec<ShardHit>,
     needed: usize,
@@ -831,26 +832,21 @@ fn finish(
             .all(|pair| order(&pair[0], &pair[1]).is_lt()),
         "hits are ordered by details then internal id"
     );
-    if let Some(table) = distinct {
-        let ordered: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
-        let kept = keep_distinct(&ordered, table);
-        hits.retain(|hit| kept.contains(&hit.id));
-        for hit in &mut hits {
-            if let Some(values) = table.get(&hit.id) {
-                hit.distinct_values = values.iter().cloned().collect();
-            }
+    let total = total.unwrap_or(counted);
+    let complete = match distinct {
+        Some(table) => {
+            let (candidates, complete) = distinct_candidates(hits, table, needed);
+            hits = candidates;
+            complete
         }
-    }
-    let total = total.unwrap_or_else(|| {
-        if distinct.is_some() {
-            u64::try_from(hits.len()).unwrap_or(u64::MAX)
-        } else {
-            counted
+        None => {
+            hits.truncate(needed);
+            true
         }
-    });
-    hits.truncate(needed);
+    };
     ShardHits {
         hits,
+        complete,
         total,
         attribute_unified,
         query_words,

@@ -26,8 +26,8 @@
 //! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
 //!   prefix); like Meilisearch's they cost one typo per word they join; one query word is
 //!   never split into two (`sunflower` → `sun flower`);
-//! - `distinctAttribute` needs the field's facet index (filterable or sortable); the total
-//!   then counts the distinct documents of this shard (the coordinator deduplicates again);
+//! - with a distinct attribute the hits are candidates the server applies distinct over (see
+//!   [`distinct`]) and the total counts every match (the server computes Meilisearch's);
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
 //!   one derivation per term along a path); like Meilisearch's later rules, proximity,
 //!   attribute and word position look only at each term's fewest-typo occurrences, and a
@@ -50,7 +50,8 @@
 //! - past `searchCutoffMs` ([`SearchQuery::deadline`]) the documents not ranked yet are taken
 //!   by lowest internal id; which ones differ from Meilisearch's (other ids, and a deadline
 //!   looked at between steps, not inside one), their details end with `skipped` as its do;
-//! - a custom `field:asc|desc` rule needs the field's facet index (filterable or sortable).
+//! - a custom `field:asc|desc` rule and the distinct attribute read the field's facet index
+//!   (the server facets them as Meilisearch does, beside the filterable and sortable ones).
 
 mod bitmap_union;
 mod buckets;
@@ -59,6 +60,7 @@ pub mod derivations;
 mod details;
 pub mod dictionary;
 pub mod distinct;
+pub mod distinct_narrowing;
 mod execute;
 pub mod facet_columns;
 pub mod facet_counts;
@@ -82,9 +84,11 @@ mod sort_values;
 mod steps;
 pub mod terms;
 pub mod vector;
+pub mod weighted_score;
 mod word_pairs;
 pub mod word_positions;
 
+pub use distinct_narrowing::DistinctNarrowing;
 pub use execute::{ShardHit, ShardHits};
 pub use facet_counts::{ALL_FACETS, FieldFacetCounts};
 pub use query::{

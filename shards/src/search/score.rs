@@ -177,7 +177,11 @@ pub fn global_score(details: &[ScoreDetail]) -> f64 {
 }
 
 /// Meilisearch's order of sort values: numbers before strings, missing values last.
-fn compare_sort_values(ascending: bool, left: &SortValue, right: &SortValue) -> Ordering {
+pub(super) fn compare_sort_values(
+    ascending: bool,
+    left: &SortValue,
+    right: &SortValue,
+) -> Ordering {
     let directed = |order: Ordering| if ascending { order } else { order.reverse() };
     match (left, right) {
         (SortValue::Missing, SortValue::Missing) => Ordering::Equal,

@@ -103,6 +103,7 @@ impl ShardSnapshot {
         let total = universe.len();
         Ok(ShardHits {
             hits,
+            complete: true,
             total,
             attribute_unified: false,
             query_words: Vec::new(),

@@ -30,6 +30,7 @@ use storage_engine::{Database, Direction, WriteTransaction};
 use super::assigned_ids::AssignedIds;
 use super::delta::Delta;
 use super::extract::{Extracted, extract};
+use super::geo_field::check_geo_field;
 use super::new_external_ids::NewExternalIds;
 use super::pair_changes::PairChanges;
 use super::state::ShardState;
@@ -349,11 +350,10 @@ impl PreparedBatch {
                     document,
                 } => self.replace(&external_id, &document)?,
                 Operation::ReplaceText { external_id, text } => {
-                    let document = self.parser.parse(&text).map_err(|error| {
-                        ShardError::Corrupted(format!(
-                            "the text of document `{external_id}` does not parse: {error}"
-                        ))
-                    })?;
+                    let document = self
+                        .parser
+                        .parse(&text)
+                        .map_err(|error| ShardError::InvalidDocumentValue(error.to_string()))?;
                     self.replace(&external_id, &document)?;
                 }
                 Operation::Delete { external_id } => self.delete(&external_id)?,
@@ -634,6 +634,9 @@ impl PreparedBatch {
     }
 
     fn replace(&mut self, external_id: &str, document: &Map<String, Value>) -> ShardResult<()> {
+        if self.state.settings.keeps_geo() {
+            check_geo_field(external_id, document)?;
+        }
         let (document, vectors) = self.split_vectors(external_id, document)?;
         let document = document.as_ref();
         let stored = self.encode(&document_codec::document_json(document))?;

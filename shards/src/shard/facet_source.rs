@@ -16,6 +16,7 @@ use storage_engine::{Direction, ReadTransaction};
 use crate::filter::{FacetSource, GeoPoint, VectorFilter, VectorLookupError};
 
 use super::range_unions::{RangeKey, RangeTree, RangeUnions};
+use super::vector_filter::VectorReads;
 use crate::error::{ShardError, ShardResult};
 use crate::index::keys::{
     Presence, decode_bitmap, decode_geo_point, decode_string_entry, document_from_key, field_id,
@@ -33,6 +34,8 @@ pub struct ShardFacetSource<'a> {
     universe: &'a RoaringBitmap,
     /// The commit's unions over value ranges (see `range_unions`).
     ranges: &'a RangeUnions,
+    /// The snapshot's vectors, for `_vectors… EXISTS` filters.
+    vectors: VectorReads<'a>,
     error: RefCell<Option<ShardError>>,
 }
 
@@ -53,11 +56,13 @@ impl<'a> ShardFacetSource<'a> {
         read: &'a ReadTransaction,
         universe: &'a RoaringBitmap,
         ranges: &'a RangeUnions,
+        vectors: VectorReads<'a>,
     ) -> Self {
         ShardFacetSource {
             read,
             universe,
             ranges,
+            vectors,
             error: RefCell::new(None),
         }
     }
@@ -297,17 +302,12 @@ impl FacetSource for ShardFacetSource<'_> {
         }
     }
 
-    /// The shard has no vector store yet: it knows no embedder.
     fn vector_documents(
         &self,
         embedder: Option<&str>,
-        _filter: &VectorFilter,
+        filter: &VectorFilter,
     ) -> Result<RoaringBitmap, VectorLookupError> {
-        match embedder {
-            Some(_) => Err(VectorLookupError::EmbedderDoesNotExist {
-                available: Vec::new(),
-            }),
-            None => Ok(RoaringBitmap::new()),
-        }
+        let selected = self.vectors.documents(embedder, filter)?;
+        Ok(self.answer(selected) & self.universe)
     }
 }

@@ -213,6 +213,11 @@ impl ShardSnapshot {
             &self.read,
             &self.state().document_ids,
             self.view.range_unions(),
+            super::vector_filter::VectorReads {
+                read: &self.read,
+                graphs: &self.graphs,
+                settings: &self.state().vector_settings,
+            },
         )
     }
 

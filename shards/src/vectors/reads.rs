@@ -15,7 +15,7 @@ use super::graphs::GraphSet;
 use super::settings::{EmbedderSlot, VectorSettings};
 use super::stored::{
     EMBEDDINGS_TREE, EXTRA_VECTOR_ID_BASE, StoredEmbeddings, decode, document_key, extra_range,
-    id_of_key, read_u32,
+    id_of_key, is_document_key, read_u32, slot_range,
 };
 use crate::error::{ShardError, ShardResult};
 
@@ -146,6 +146,46 @@ pub fn counts(
         documents |= own;
     }
     Ok((embeddings, documents.len()))
+}
+
+/// The documents whose embeddings for a slot came from the user (an entry in the
+/// `embeddings` tree, even without embeddings), and those of them that are never generated
+/// again (`regenerate: false`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProvidedDocuments {
+    pub user_provided: RoaringBitmap,
+    pub skip_regenerate: RoaringBitmap,
+}
+
+/// The [`ProvidedDocuments`] of `slot`, from one scan of its document entries.
+pub fn provided_documents(
+    read: &ReadTransaction,
+    slot: &EmbedderSlot,
+) -> ShardResult<ProvidedDocuments> {
+    let mut provided = ProvidedDocuments::default();
+    let Some(tree) = read.open_tree(EMBEDDINGS_TREE)? else {
+        return Ok(provided);
+    };
+    let (start, end) = slot_range(slot.slot);
+    for entry in tree.range(
+        std::ops::Bound::Included(start.as_slice()),
+        std::ops::Bound::Excluded(end.as_slice()),
+        Direction::Forward,
+    )? {
+        let (key, value) = entry?;
+        if !is_document_key(key) {
+            continue;
+        }
+        let id = id_of_key(key)?;
+        provided.user_provided.insert(id);
+        let regenerate = *value
+            .first()
+            .ok_or_else(|| ShardError::corrupted("embeddings entry"))?;
+        if regenerate == 0 {
+            provided.skip_regenerate.insert(id);
+        }
+    }
+    Ok(provided)
 }
 
 /// The documents with at least one vector for `slot`.

@@ -8,6 +8,7 @@ mod connection;
 mod cors_and_compression;
 mod garbage;
 mod split_reads;
+mod streamed;
 mod timeouts;
 
 use std::cell::RefCell;
@@ -19,6 +20,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_lite::io::{AsyncRead, AsyncWrite};
+use futures_lite::stream::StreamExt;
 
 use super::{
     BodyError, ConnectionError, ConnectionSummary, Handler, HttpLimits, Method, Request, Response,
@@ -227,6 +229,18 @@ impl Handler for RecordingHandler {
         }
         if request.path == "/no-content" {
             return Response::empty(204);
+        }
+        if let Some(count) = request.path.strip_prefix("/stream/") {
+            let count: usize = count.parse().unwrap_or(0);
+            let pieces = (1..=count).map(|number| format!("piece-{number}\n").into_bytes());
+            let stream = futures_lite::stream::iter(pieces.collect::<Vec<_>>());
+            return Response::streamed(200, crate::http::BodyStream::new(stream))
+                .with_header("x-accel-buffering", "no");
+        }
+        if request.path == "/stream-forever" {
+            let pieces = vec![b"piece-1\n".to_vec(), b"piece-2\n".to_vec()];
+            let stream = futures_lite::stream::iter(pieces).chain(futures_lite::stream::pending());
+            return Response::streamed(200, crate::http::BodyStream::new(stream));
         }
         match request.body {
             Ok(body) => Response::json(200, body),

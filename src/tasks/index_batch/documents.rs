@@ -538,6 +538,7 @@ impl BatchWork {
             filter: filter.clone(),
         })
         .await
+        .map_err(|error| filter_error_in_index(error, &record.uid))
     }
 
     /// Every id the shards answer to `command`.
@@ -572,6 +573,16 @@ pub(super) fn parse_deletion_filter(
         };
         ResponseError::new(Code::InvalidDocumentFilter, message)
     })
+}
+
+/// A filter refusal the shards made while evaluating a task's filter (a bad geo argument),
+/// with the ``Index `uid`: `` prefix of Meilisearch's task errors.
+pub(super) fn filter_error_in_index(error: ResponseError, index_uid: &str) -> ResponseError {
+    if error.code == Code::InvalidDocumentFilter {
+        error.prefixed(&format!("Index `{index_uid}`: "))
+    } else {
+        error
+    }
 }
 
 /// An edition's filter, parsed and checked against the index's filterable attributes (an

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use time::OffsetDateTime;
 
-use super::documents::checked_task_filter;
+use super::documents::{checked_task_filter, filter_error_in_index};
 use super::{BatchWork, Changes, fail_all};
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::ResponseError;
@@ -88,7 +88,7 @@ impl BatchWork {
         let answers = self.commit_or_abort(record, prepared).await;
         let candidates: u64 = match answers {
             Ok(answers) => answers.iter().sum(),
-            Err(error) => return failed(task, error),
+            Err(error) => return failed(task, filter_error_in_index(error, &record.uid)),
         };
         if candidates > 0 {
             let mut updated = record.as_ref().clone();

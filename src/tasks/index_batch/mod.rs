@@ -400,18 +400,21 @@ impl BatchWork {
     }
 }
 
-/// Every task of `tasks` failed with `error`.
 /// A document error of the index's engine, with the ``Index `uid`: `` prefix Meilisearch's
-/// engine gives the errors of documents' vectors.
+/// engine gives the errors of documents' vectors and `_geo` fields and its internal errors (a
+/// field value that does not parse among them).
 fn in_index(error: ResponseError, index_uid: &str) -> ResponseError {
     match error.code {
-        Code::InvalidVectorDimensions | Code::InvalidVectorsType | Code::VectorEmbeddingError => {
-            error.prefixed(&format!("Index `{index_uid}`: "))
-        }
+        Code::InvalidVectorDimensions
+        | Code::InvalidVectorsType
+        | Code::VectorEmbeddingError
+        | Code::InvalidDocumentGeoField
+        | Code::Internal => error.prefixed(&format!("Index `{index_uid}`: ")),
         _ => error,
     }
 }
 
+/// Every task of `tasks` failed with `error`.
 fn fail_all(tasks: Vec<Task>, error: &ResponseError) -> Vec<Task> {
     tasks
         .into_iter()

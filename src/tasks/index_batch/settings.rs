@@ -1,8 +1,8 @@
 //! Settings updates: a settings task changes the index record's settings while the batch is
 //! planned, in task order with the batch's document tasks; once the documents are applied,
-//! the settings the shards index by (the facet settings — filterable and sortable
-//! attributes —, the text settings and the embedders) are pushed to every shard when they
-//! changed.
+//! the settings the shards index by (the facet settings — filterable attributes, and the
+//! sortable, distinct and custom ranking rule fields —, the text settings and the embedders)
+//! are pushed to every shard when they changed.
 //!
 //! Invariants: an invalid settings task fails alone and changes nothing (embedder errors
 //! carry the `` Index `uid`: `` prefix); the settings tasks
@@ -22,6 +22,7 @@ use crate::host::settings::{SetEmbedders, SetFacetSettings, SetTextSettings};
 use crate::outgoing::shared::core_client;
 use crate::settings::apply::StoredSettings;
 use crate::settings::embedder_specs::{embedder_specs, stated_dimensions};
+use crate::settings::ranking_rule::RankingRule;
 use crate::settings::text_settings::text_settings;
 
 /// Applies a settings task to the record's settings.
@@ -65,11 +66,11 @@ impl BatchWork {
             .await
             .map_err(|error| error.prefixed(&format!("Index `{}`: ", record.uid)))?;
         let settings = &record.settings;
+        let sortable = faceted_for_ranking(settings);
         if before.filterable_attributes != settings.filterable_attributes
-            || before.sortable_attributes != settings.sortable_attributes
+            || faceted_for_ranking(before) != sortable
         {
             let filterable = settings.setting_view("filterableAttributes");
-            let sortable: Vec<String> = settings.sortable_attributes.iter().cloned().collect();
             self.coordinator
                 .on_every_shard(&record.shard_set(), |_| SetFacetSettings {
                     filterable: filterable.clone(),
@@ -95,6 +96,21 @@ impl BatchWork {
         }
         self.reembed_changed(before, record).await
     }
+}
+
+/// The fields the shards facet besides the filterable ones, as Meilisearch's engine facets
+/// them: the sortable attributes, the distinct attribute and the fields of custom
+/// `field:asc|desc` ranking rules (sorted, each once).
+fn faceted_for_ranking(settings: &StoredSettings) -> Vec<String> {
+    let mut fields: Vec<String> = settings.sortable_attributes.iter().cloned().collect();
+    fields.extend(settings.distinct_attribute.iter().cloned());
+    fields.extend(settings.ranking_rules.iter().filter_map(|rule| match rule {
+        RankingRule::Asc(field) | RankingRule::Desc(field) => Some(field.clone()),
+        _ => None,
+    }));
+    fields.sort();
+    fields.dedup();
+    fields
 }
 
 /// Finds, by embedding a test text, the dimensions of every embedder that states none and

@@ -1,16 +1,34 @@
 //! Process-wide logging: a `tracing` subscriber writing to stderr at the level of
-//! `--log-level`, as human-readable lines or as JSON objects (`--experimental-logs-mode`).
+//! `--log-level`, as human-readable lines or as JSON objects (`--experimental-logs-mode`),
+//! and the run-time switches of the `/logs/*` routes ([`LogControl`]): a stream of the logs
+//! to one HTTP client, and the stderr filter changed without a restart.
 //!
 //! Invariants: [`init`] installs the global subscriber at most once per process (a second
-//! call is an error, never a silent replacement); logs never go to stdout.
+//! call is an error, never a silent replacement); logs never go to stdout; the request
+//! lines ([`REQUEST_LOG_TARGET`]) reach stderr through the batched request log only, never
+//! through `tracing`, which carries them to a stream alone.
+
+pub mod control;
+mod profile;
+mod stderr;
+pub mod stream;
+pub mod targets;
+
+#[cfg(test)]
+mod control_tests;
 
 use std::io::IsTerminal;
 
-use tracing::Subscriber;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
 use crate::config::{Config, LogLevel, LogMode};
+pub use control::{LogControl, LogSubscriber, LogSwitches, OpenError, StreamMode};
+pub use stream::LogStream;
+pub use targets::{DEFAULT_TARGET, LogTargets, TargetsError};
+
+/// The `target` the request lines carry (the module that answers requests).
+pub const REQUEST_LOG_TARGET: &str = "coresearch::routes";
 
 /// Why logging could not be set up.
 #[derive(Debug)]
@@ -28,16 +46,18 @@ impl std::error::Error for LogsError {
     }
 }
 
-/// Installs the global subscriber described by `config`, writing to stderr.
-pub fn init(config: &Config) -> Result<(), LogsError> {
+/// Installs the global subscriber described by `config`, writing to stderr, and returns
+/// the handle of its run-time switches.
+pub fn init(config: &Config) -> Result<LogControl, LogsError> {
     let colors = std::io::stderr().is_terminal();
-    let subscriber = subscriber(
+    let (subscriber, control) = subscriber(
         config.log_level,
         config.experimental_logs_mode,
         colors,
         std::io::stderr,
     );
-    tracing::subscriber::set_global_default(subscriber).map_err(LogsError)
+    tracing::subscriber::set_global_default(subscriber).map_err(LogsError)?;
+    Ok(control)
 }
 
 /// The `tracing` level filter of a `--log-level`.
@@ -52,24 +72,21 @@ pub fn level_filter(level: LogLevel) -> LevelFilter {
     }
 }
 
-/// A subscriber at `level` in `mode` that writes through `writer`; `colors` applies to the
-/// human mode only.
-fn subscriber<W>(
+/// A subscriber writing events at `level` to `writer` in `mode` (`colors` applies to the
+/// human mode only), with no stream yet, and its control handle.
+pub fn subscriber<W>(
     level: LogLevel,
     mode: LogMode,
     colors: bool,
     writer: W,
-) -> Box<dyn Subscriber + Send + Sync>
+) -> (LogSubscriber, LogControl)
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
-    let builder = tracing_subscriber::fmt()
-        .with_max_level(level_filter(level))
-        .with_writer(writer);
-    match mode {
-        LogMode::Human => Box::new(builder.with_ansi(colors).finish()),
-        LogMode::Json => Box::new(builder.json().with_ansi(false).finish()),
-    }
+    control::assemble(
+        stderr::stderr_layer(mode, colors, writer),
+        LogTargets::at_level(level_filter(level)),
+    )
 }
 
 #[cfg(test)]
@@ -84,14 +101,18 @@ mod tests {
     /// through a temporary file, which `tracing_subscriber` can write to as `Arc<File>`).
     fn logged(level: LogLevel, mode: LogMode) -> String {
         let file = Arc::new(tempfile::tempfile().expect("tempfile succeeds"));
-        let subscriber = subscriber(level, mode, false, Arc::clone(&file));
+        let (subscriber, _control) = subscriber(level, mode, false, Arc::clone(&file));
         tracing::subscriber::with_default(subscriber, || {
             tracing::error!("an error happened");
             tracing::info!(index = "movies", "an index was created");
             tracing::debug!("a detail");
         });
+        read_all(&file)
+    }
+
+    fn read_all(file: &std::fs::File) -> String {
         let mut output = String::new();
-        let mut reader = &*file;
+        let mut reader = file;
         reader.rewind().expect("rewind succeeds");
         reader
             .read_to_string(&mut output)
