@@ -149,7 +149,8 @@ pub async fn execute_ranked(
         .as_ref()
         .map(|_| MergedFacets::default());
     for answer in answers {
-        let answer = answer.map_err(|error| index_filter_error(record, error))?;
+        // A shard's filter refusal gets its index prefix once, in `execute`.
+        let answer = answer?;
         outcome.total += answer.total;
         outcome.attribute_unified = answer.attribute_unified;
         merge_query_words(&mut outcome.query_words, answer.query_words);
