@@ -215,8 +215,8 @@ fn a_missing_model_fails_the_settings_task_with_the_directory_looked_in() {
     let message = task["error"]["message"].as_str().expect("a message");
     let directory = home
         .path()
-        .join("hub/models--nobody--no-such-model/snapshots");
-    assert!(message.starts_with("Error while generating embeddings: error: fetching file from HG_HUB failed:\n  - model `nobody/no-such-model` is not available locally"), "{message}");
+        .join("hub/models--nobody--no-such-model/snapshots/main");
+    assert!(message.starts_with("Index `absent`: Error while generating embeddings: error: fetching file from HG_HUB failed:\n  - model `nobody/no-such-model` is not available locally"), "{message}");
     assert!(
         message.contains(&directory.display().to_string()),
         "{message}"

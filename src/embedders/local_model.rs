@@ -262,9 +262,17 @@ fn tokenizer(file: &Path, max_tokens: usize) -> Result<Tokenizer, NewEmbedderErr
         None => PaddingParams::default(),
     };
     tokenizer.with_padding(Some(padding));
-    let truncation = TruncationParams {
-        max_length: max_tokens,
-        ..TruncationParams::default()
+    // The tokenizer's own truncation stands (sentence-transformers models set their
+    // sequence length there), never beyond what the model's positions allow.
+    let truncation = match tokenizer.get_truncation() {
+        Some(truncation) => TruncationParams {
+            max_length: truncation.max_length.min(max_tokens),
+            ..truncation.clone()
+        },
+        None => TruncationParams {
+            max_length: max_tokens,
+            ..TruncationParams::default()
+        },
     };
     tokenizer
         .with_truncation(Some(truncation))

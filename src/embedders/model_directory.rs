@@ -35,9 +35,10 @@ pub fn locate(model: &str, revision: Option<&str>) -> Result<PathBuf, NewEmbedde
         local.to_path_buf()
     } else {
         let repository = hub_cache().join(format!("models--{}", model.replace('/', "--")));
-        snapshot(&repository, revision).unwrap_or_else(|| match revision {
-            Some(revision) => repository.join("snapshots").join(revision),
-            None => repository.join("snapshots"),
+        snapshot(&repository, revision).unwrap_or_else(|| {
+            repository
+                .join("snapshots")
+                .join(revision.unwrap_or(DEFAULT_BRANCH))
         })
     };
     for file in REQUIRED_FILES {

@@ -51,7 +51,9 @@ def gelu(x):
 def embed(directory, sentence):
     config = json.loads((directory / "config.json").read_text())
     w = load_weights(directory / "model.safetensors")
-    ids = np.array(Tokenizer.from_file(str(directory / "tokenizer.json")).encode(sentence).ids)
+    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    tokenizer.no_padding()  # one sentence: no padding, so every token is attended and pooled
+    ids = np.array(tokenizer.encode(sentence).ids)
     eps = config["layer_norm_eps"]
     heads = config["num_attention_heads"]
     x = (
