@@ -8,7 +8,8 @@
 //! the texts (or `embed_search` a query).
 //!
 //! Invariants:
-//! - only `outgoing`, `errors`, `runtime::blocking` and std/crates are imported: storage and search call in;
+//! - only `outgoing`, `errors`, `runtime::blocking`, `config` (the Hugging Face cache
+//!   directory) and std/crates are imported: storage and search call in;
 //! - an embedder lives on the core that built it (it shares the core's client);
 //! - error messages are Meilisearch's text exactly (they are API), each error type says
 //!   which API error it becomes (`vector_embedding_error`, `invalid_settings_embedders`,

@@ -1,5 +1,5 @@
 //! Where a `huggingFace` model's files are on this machine: the Hugging Face cache layout
-//! (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, then
+//! (the hub cache [`crate::config::hugging_face_hub_cache`] names, then
 //! `models--{org}--{name}/snapshots/{revision}/`), or the model named by an absolute path.
 //!
 //! Invariants: nothing here touches the network: a model that is not on disk is an error
@@ -9,24 +9,14 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::hugging_face_hub_cache as hub_cache;
+
 use super::error::{Fault, NewEmbedderError, NewEmbedderErrorKind};
 
 /// The files a BERT-family model needs.
 pub const REQUIRED_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 /// The branch whose snapshot a model without a revision uses.
 const DEFAULT_BRANCH: &str = "main";
-
-/// The Hugging Face hub cache directory of this process's environment.
-pub fn hub_cache() -> PathBuf {
-    if let Some(cache) = std::env::var_os("HF_HUB_CACHE") {
-        return PathBuf::from(cache);
-    }
-    if let Some(home) = std::env::var_os("HF_HOME") {
-        return PathBuf::from(home).join("hub");
-    }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
-    home.join(".cache").join("huggingface").join("hub")
-}
 
 /// The directory holding `model`'s files at `revision`, each of [`REQUIRED_FILES`] present.
 pub fn locate(model: &str, revision: Option<&str>) -> Result<PathBuf, NewEmbedderError> {
