@@ -10,13 +10,15 @@
 //!   per-request state, so sharing it breaks no shard's ownership of its data; it only
 //!   saves loading the same 90+ MB once per core;
 //! - `embed` is CPU-heavy and blocking: callers run it on a helper thread, never on a
-//!   core's request path;
+//!   core's request path; inside, candle's matrix products and the tokenizer fan out on
+//!   rayon, so every model runs in one process-wide pool of [`EMBEDDING_THREADS`] threads:
+//!   embedding takes at most that many CPUs from the cores, however many cores embed;
 //! - vectors are not normalized, as Meilisearch returns them (the vector store normalizes
 //!   for the cosine metric); texts longer than `max_position_embeddings` are truncated.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -28,6 +30,27 @@ use super::model_directory;
 
 /// The token count a model without `max_position_embeddings` accepts (BERT's).
 const DEFAULT_MAX_TOKENS: usize = 512;
+/// The threads all local models of the process compute on (candle and the tokenizer
+/// parallelize onto the rayon pool they run in).
+pub const EMBEDDING_THREADS: usize = 1;
+/// The name of those threads.
+const EMBEDDING_THREAD_NAME: &str = "local-embedder";
+
+/// The rayon pool every model computes in; `None` when it could not be created (then rayon's
+/// global pool is used).
+fn embedding_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(EMBEDDING_THREADS)
+            .thread_name(|_| EMBEDDING_THREAD_NAME.to_owned())
+            .build()
+            .inspect_err(|error| tracing::warn!(%error, "no dedicated embedding threads"))
+            .ok()
+    })
+    .as_ref()
+}
+
 /// The pooling file of a sentence-transformers model, relative to its directory.
 const POOLING_CONFIG: &str = "1_Pooling/config.json";
 
@@ -192,8 +215,16 @@ impl LocalModel {
         self.dimensions
     }
 
-    /// One vector per text, in order (blocking and CPU-heavy).
+    /// One vector per text, in order (blocking and CPU-heavy), computed in the embedding
+    /// pool.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match embedding_pool() {
+            Some(pool) => pool.install(|| self.embed_here(texts)),
+            None => self.embed_here(texts),
+        }
+    }
+
+    fn embed_here(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
