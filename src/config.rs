@@ -1430,6 +1430,21 @@ fn s3_snapshot_config(cli: &Cli, cwd: &Path) -> Option<S3SnapshotConfig> {
     })
 }
 
+/// The Hugging Face hub cache that `huggingFace` embedders load models from, as the
+/// Hugging Face libraries find it: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else
+/// `~/.cache/huggingface/hub`. Read when a model is loaded, not at start-up, so the server
+/// sees the cache of its environment without a flag of its own.
+pub fn hugging_face_hub_cache() -> PathBuf {
+    if let Some(cache) = std::env::var_os("HF_HUB_CACHE") {
+        return PathBuf::from(cache);
+    }
+    if let Some(home) = std::env::var_os("HF_HOME") {
+        return PathBuf::from(home).join("hub");
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
+    home.join(".cache").join("huggingface").join("hub")
+}
+
 /// The variables of the process that configuration reads: `MEILI_*`, `CORESEARCH_*` and
 /// `VECTORSTORE_*`. One of them that is not UTF-8 is an error; other variables are skipped.
 fn process_variables() -> Result<HashMap<String, String>, ConfigError> {

@@ -26,6 +26,7 @@ fn start(master_key: bool, allow_loopback: bool) -> Server {
         master_key: master_key.then(|| MASTER_KEY.to_owned()),
         extra_arguments,
         cores: Some(2),
+        ..Options::default()
     })
 }
 

@@ -78,6 +78,7 @@ async fn busy_cores_without_waiting_room_refuse_searches_with_a_503() {
         ]
         .map(str::to_owned)
         .to_vec(),
+        ..Options::default()
     });
     let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
     let task = client

@@ -7,16 +7,19 @@
 //! known (set, fixed by the model, or measured with one test text, as Meilisearch measures
 //! `rest` and `ollama` embedders); nothing blocks the core (all I/O is the client's).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::outgoing::{OutgoingClient, SendOptions};
+use crate::runtime::blocking;
 
 use super::config::EmbedderConfig;
 use super::error::{
     ConfigurationSource, EmbedError, EmbedErrorKind, Fault, NewEmbedderError, NewEmbedderErrorKind,
 };
 use super::join::join_in_order;
+use super::local_model::{self, LocalModel};
 use super::rest::{RestShape, network_error};
 use super::{ollama, openai};
 
@@ -24,9 +27,9 @@ use super::{ollama, openai};
 pub const DIMENSION_TEST_TEXT: &str = "test";
 /// How many chars of a text a user-provided embedder's error quotes.
 pub const MANUAL_EMBED_QUOTED_CHARS: usize = 250;
-/// Why a `huggingFace` source cannot embed here.
-const HUGGING_FACE_UNSUPPORTED: &str =
-    "the `huggingFace` source is not supported: this server does not run models";
+/// How many texts one helper-thread call of a `huggingFace` model embeds: bounds how long
+/// a helper thread is held and how much memory one padded batch takes.
+pub const LOCAL_MODEL_BATCH_TEXTS: usize = 16;
 /// Why a composite embedder cannot hold another one.
 const NESTED_COMPOSITE: &str = "a `composite` embedder cannot hold another `composite` embedder";
 /// How many requests of one `embed` call are in flight at once (Meilisearch's own
@@ -40,7 +43,59 @@ const OLLAMA_MODEL_NOT_FOUND_STATUS: u16 = 404;
 enum Source {
     UserProvided,
     Remote(Box<RestShape>),
+    Local(Box<LocalSource>),
     Unsupported(String),
+}
+
+/// A `huggingFace` source: its settings, and its model once loaded.
+struct LocalSource {
+    model: String,
+    revision: Option<String>,
+    pooling: String,
+    loaded: RefCell<Option<Arc<LocalModel>>>,
+}
+
+impl std::fmt::Debug for LocalSource {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LocalSource")
+            .field("model", &self.model)
+            .field("revision", &self.revision)
+            .field("pooling", &self.pooling)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalSource {
+    /// The model, loaded on a helper thread the first time (once per process).
+    async fn model(&self) -> Result<Arc<LocalModel>, NewEmbedderError> {
+        if let Some(loaded) = self.loaded.borrow().as_ref() {
+            return Ok(Arc::clone(loaded));
+        }
+        let (model, revision, pooling) = (
+            self.model.clone(),
+            self.revision.clone(),
+            self.pooling.clone(),
+        );
+        let loaded =
+            blocking::run(move || local_model::shared(&model, revision.as_deref(), &pooling))
+                .await?;
+        *self.loaded.borrow_mut() = Some(Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// Embeds `texts` on helper threads, [`LOCAL_MODEL_BATCH_TEXTS`] at a time.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let model = self.model().await.map_err(|error| {
+            EmbedError::new(EmbedErrorKind::Unsupported(error.to_string()), error.fault)
+        })?;
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(LOCAL_MODEL_BATCH_TEXTS) {
+            let (model, batch) = (Arc::clone(&model), batch.to_vec());
+            vectors.extend(blocking::run(move || model.embed(&batch)).await?);
+        }
+        Ok(vectors)
+    }
 }
 
 /// One source and its dimensions, known or still to measure.
@@ -102,8 +157,17 @@ fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
             Source::Remote(Box::new(ollama::shape(url, api_key.as_deref(), model)?)),
             *dimensions,
         ),
-        EmbedderConfig::HuggingFace { .. } => (
-            Source::Unsupported(HUGGING_FACE_UNSUPPORTED.to_owned()),
+        EmbedderConfig::HuggingFace {
+            model,
+            revision,
+            pooling,
+        } => (
+            Source::Local(Box::new(LocalSource {
+                model: model.clone(),
+                revision: revision.clone(),
+                pooling: pooling.clone(),
+                loaded: RefCell::new(None),
+            })),
             None,
         ),
         EmbedderConfig::Composite { .. } => {
@@ -152,6 +216,7 @@ impl Embedder {
     pub fn batch_size(&self) -> usize {
         match &self.indexing.source {
             Source::Remote(shape) => shape.batch_size(),
+            Source::Local(_) => LOCAL_MODEL_BATCH_TEXTS,
             Source::UserProvided | Source::Unsupported(_) => 1,
         }
     }
@@ -199,6 +264,11 @@ impl Embedder {
         if let Some(dimensions) = leaf.dimensions.get() {
             return Ok(dimensions);
         }
+        if let Source::Local(local) = &leaf.source {
+            let dimensions = local.model().await?.dimensions();
+            leaf.dimensions.set(Some(dimensions));
+            return Ok(dimensions);
+        }
         let shape = remote(leaf, DIMENSION_TEST_TEXT)
             .map_err(NewEmbedderError::could_not_determine_dimension)?;
         let mut vectors = self
@@ -214,6 +284,9 @@ impl Embedder {
         let Some(first) = texts.first() else {
             return Ok(Vec::new());
         };
+        if let Source::Local(local) = &leaf.source {
+            return local.embed(texts).await;
+        }
         let shape = remote(leaf, first)?;
         if leaf.dimensions.get().is_none() {
             self.leaf_dimensions(leaf)
@@ -276,6 +349,10 @@ fn remote<'leaf>(leaf: &'leaf Leaf, text: &str) -> Result<&'leaf RestShape, Embe
         Source::UserProvided => Err(EmbedError::new(
             EmbedErrorKind::ManualEmbed(text.chars().take(MANUAL_EMBED_QUOTED_CHARS).collect()),
             Fault::User,
+        )),
+        Source::Local(_) => Err(EmbedError::new(
+            EmbedErrorKind::Unsupported("a `huggingFace` source does not send requests".to_owned()),
+            Fault::Bug,
         )),
         Source::Unsupported(reason) => Err(EmbedError::new(
             EmbedErrorKind::Unsupported(reason.clone()),

@@ -69,6 +69,10 @@ pub enum EmbedErrorKind {
     },
     /// The source cannot embed on this server.
     Unsupported(String),
+    /// A text could not be tokenized (the tokenizer's message).
+    Tokenize(String),
+    /// The model could not run on a batch (candle's message).
+    ModelForward(String),
 }
 
 /// A failed embedding: what went wrong and whose fault it is.
@@ -154,6 +158,8 @@ impl fmt::Display for EmbedErrorKind {
                 "was expecting embeddings of dimension `{expected}`, got embeddings of dimensions `{got}`"
             ),
             EmbedErrorKind::Unsupported(reason) => reason.clone(),
+            EmbedErrorKind::Tokenize(reason) => format!("could not tokenize:\n  - {reason}"),
+            EmbedErrorKind::ModelForward(reason) => format!("could not run model:\n  - {reason}"),
         };
         formatter.write_str(&text)
     }
@@ -211,6 +217,11 @@ pub enum NewEmbedderErrorKind {
     OllamaUnsupportedUrl(String),
     /// The source cannot run on this server.
     Unsupported(String),
+    /// A `huggingFace` model is not on disk (where it was looked for).
+    ModelNotFound(String),
+    /// A `huggingFace` model's files are there but cannot be read or loaded (the full
+    /// explanation).
+    LoadModel(String),
 }
 
 /// A failure to build an embedder and whose fault it is.
@@ -259,6 +270,10 @@ impl fmt::Display for NewEmbedderErrorKind {
                 "unsupported Ollama URL.\n  - For `ollama` sources, the URL must end with `/api/embed` or `/api/embeddings`\n  - Got `{url}`"
             ),
             NewEmbedderErrorKind::Unsupported(reason) => formatter.write_str(reason),
+            NewEmbedderErrorKind::ModelNotFound(reason) => {
+                write!(formatter, "fetching file from HG_HUB failed:\n  - {reason}")
+            }
+            NewEmbedderErrorKind::LoadModel(reason) => formatter.write_str(reason),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Embedding: turning documents into texts (the `documentTemplate`) and texts into
-//! vectors through remote embedders (`rest`, `openAi`, `ollama`, and `composite` pairs
-//! of them), with Meilisearch's defaults, request shapes, batching and error messages.
+//! vectors through remote embedders (`rest`, `openAi`, `ollama`), a local BERT-family
+//! model run on helper threads (`huggingFace`), and `composite` pairs of them, with Meilisearch's defaults, request shapes, batching and error messages.
 //!
 //! Use: read an index's stored embedder map with [`EmbedderSettings::from_map`], build a
 //! [`DocumentTemplate`] from its template and an [`Embedder`] from its configuration and
@@ -8,7 +8,8 @@
 //! the texts (or `embed_search` a query).
 //!
 //! Invariants:
-//! - only `outgoing`, `errors` and std/crates are imported: storage and search call in;
+//! - only `outgoing`, `errors`, `runtime::blocking`, `config` (the Hugging Face cache
+//!   directory) and std/crates are imported: storage and search call in;
 //! - an embedder lives on the core that built it (it shares the core's client);
 //! - error messages are Meilisearch's text exactly (they are API), each error type says
 //!   which API error it becomes (`vector_embedding_error`, `invalid_settings_embedders`,
@@ -20,6 +21,8 @@ pub mod error;
 mod extract;
 mod injectable;
 mod join;
+mod local_model;
+mod model_directory;
 pub mod ollama;
 pub mod openai;
 mod ordered_object;

@@ -34,6 +34,8 @@ pub struct Options {
     pub master_key: Option<String>,
     pub extra_arguments: Vec<String>,
     pub cores: Option<usize>,
+    /// Environment variables the server is started with, beside the test's own.
+    pub environment: Vec<(String, String)>,
 }
 
 impl Server {
@@ -66,6 +68,7 @@ impl Server {
             .args(&options.extra_arguments)
             .env_remove("MEILI_MASTER_KEY")
             .env("MEILI_LOG_LEVEL", "WARN")
+            .envs(options.environment.iter().cloned())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(
