@@ -15,6 +15,13 @@
 //! same field. `facetsByIndex` counts, per index, the documents any of that index's queries
 //! counts (with a distinct attribute, those its distinct left, as Meilisearch's candidates);
 //! `mergeFacets` adds those counts across indexes.
+//!
+//! Across the network: a query whose `federationOptions.remote` names another instance (or
+//! every query of `useNetwork: true`, one copy per remote) goes to that remote
+//! ([`super::remote`]); its hits join the merge as one more list, compared by their
+//! `weightedScoreValues`, and its totals and facets are added to this instance's. A request
+//! from another instance (`Meili-Proxy-Search: true`) answers each hit's
+//! `weightedScoreValues` so that the caller can merge it the same way.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
