@@ -53,6 +53,8 @@ struct CoreSettings {
     forced_features: ForcedFeatures,
     /// The webhooks as they were at start (the command line's and the persisted ones).
     webhooks: Arc<Webhooks>,
+    /// The network as persisted, which every core starts with (read once).
+    network: Arc<crate::network::Network>,
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlInvocation, (), ControlBroadcast>,
@@ -142,9 +144,11 @@ fn run_cores(
         Mode::Serve => startup_webhooks(config, &data_directory)?,
         Mode::UntilIdle => Arc::new(Webhooks::new(None, Default::default())),
     };
+    let network = Arc::new(crate::network::model::load_network(&data_directory)?);
     let settings = CoreSettings {
         data_directory: data_directory.clone(),
         webhooks,
+        network,
         shard_memory: shard_memory(config),
         master_key: config.master_key.clone(),
         keys,
@@ -350,9 +354,7 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
         keys: settings.keys.clone(),
         key_store,
         webhooks: settings.webhooks.clone(),
-        network: Arc::new(crate::network::model::load_network(
-            &settings.data_directory,
-        )?),
+        network: settings.network.clone(),
     })
 }
 

@@ -564,53 +564,82 @@ fn a_restricted_admin_key_cannot_read_keys_mint_keys_or_toggle_features() {
     assert_eq!(keys["total"], 8, "{keys}");
 }
 
+/// An instance-wide route seen by keys: what a key restricted to some indexes meets, and what
+/// a key granting the route's action over every index registers.
+struct InstanceWideRoute<'a> {
+    path: &'a str,
+    body: &'a str,
+    /// The route's own action, which a restricted key may not be given.
+    action: &'a str,
+    /// An action granting the route over every index.
+    granting: &'a str,
+    status: u16,
+    task_type: &'a str,
+}
+
+/// A key restricted to some indexes is refused on `route` (even one holding `*`) and cannot
+/// be given its action, and nothing is registered; a key granting it over every index
+/// registers the task.
+fn assert_only_unrestricted_keys_reach(server: &Server, route: &InstanceWideRoute<'_>) {
+    let restricted = create_scoped_key(server, &["*"], &["base"]);
+    let response = server.raw(&json_request(
+        "POST",
+        route.path,
+        Some(&restricted),
+        route.body,
+    ));
+    assert_invalid_api_key(
+        &response,
+        &format!("POST {} with a `*` key scoped to `base`", route.path),
+    );
+    let scoped = json!({"actions": [route.action], "indexes": ["base"], "expiresAt": null});
+    let response = server.send("POST", "/keys", Some(&scoped));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json()["code"],
+        "index_scoped_api_key_with_global_action"
+    );
+    let tasks = server.send("GET", "/tasks", None).json();
+    assert_eq!(tasks["total"], 0, "nothing was registered: {tasks}");
+
+    let granted = create_scoped_key(server, &[route.granting], &["*"]);
+    let response = server.raw(&json_request(
+        "POST",
+        route.path,
+        Some(&granted),
+        route.body,
+    ));
+    assert_eq!(response.status, route.status, "{}", response.text());
+    assert_eq!(response.json()["type"], route.task_type);
+}
+
 /// `POST /export` sends every index it selects to another server: an instance-wide action.
-/// A key restricted to some indexes is refused (even one holding `*`), and such a key cannot
-/// be given `export`; a key holding `export` over every index registers the export.
 #[test]
 fn a_key_restricted_to_some_indexes_never_exports() {
     let server = start();
     let body = json!({"url": "http://127.0.0.1:1", "indexes": {"base": {}}}).to_string();
-    let restricted = create_scoped_key(&server, &["*"], &["base"]);
-    let response = server.raw(&json_request("POST", "/export", Some(&restricted), &body));
-    assert_invalid_api_key(&response, "POST /export with a `*` key scoped to `base`");
-    let scoped_export = json!({"actions": ["export"], "indexes": ["base"], "expiresAt": null});
-    let response = server.send("POST", "/keys", Some(&scoped_export));
-    assert_eq!(response.status, 400, "{}", response.text());
-    assert_eq!(
-        response.json()["code"],
-        "index_scoped_api_key_with_global_action"
-    );
-    let tasks = server.send("GET", "/tasks", None).json();
-    assert_eq!(tasks["total"], 0, "nothing was registered: {tasks}");
-
-    let exporter = create_scoped_key(&server, &["export"], &["*"]);
-    let response = server.raw(&json_request("POST", "/export", Some(&exporter), &body));
-    assert_eq!(response.status, 200, "{}", response.text());
-    assert_eq!(response.json()["type"], "export");
+    let route = InstanceWideRoute {
+        path: "/export",
+        body: &body,
+        action: "export",
+        granting: "export",
+        status: 200,
+        task_type: "export",
+    };
+    assert_only_unrestricted_keys_reach(&server, &route);
 }
 
 /// `POST /dumps` writes every index, key and task of the instance: an instance-wide action.
-/// A key restricted to some indexes is refused (even one holding `*`), and such a key cannot
-/// be given `dumps.create`; a key holding `dumps.create` over every index registers the dump.
 #[test]
 fn a_key_restricted_to_some_indexes_never_creates_a_dump() {
     let server = start();
-    let restricted = create_scoped_key(&server, &["*"], &["base"]);
-    let response = server.raw(&json_request("POST", "/dumps", Some(&restricted), ""));
-    assert_invalid_api_key(&response, "POST /dumps with a `*` key scoped to `base`");
-    let scoped_dump = json!({"actions": ["dumps.create"], "indexes": ["base"], "expiresAt": null});
-    let response = server.send("POST", "/keys", Some(&scoped_dump));
-    assert_eq!(response.status, 400, "{}", response.text());
-    assert_eq!(
-        response.json()["code"],
-        "index_scoped_api_key_with_global_action"
-    );
-    let tasks = server.send("GET", "/tasks", None).json();
-    assert_eq!(tasks["total"], 0, "nothing was registered: {tasks}");
-
-    let dumper = create_scoped_key(&server, &["dumps.*"], &["*"]);
-    let response = server.raw(&json_request("POST", "/dumps", Some(&dumper), ""));
-    assert_eq!(response.status, 202, "{}", response.text());
-    assert_eq!(response.json()["type"], "dumpCreation");
+    let route = InstanceWideRoute {
+        path: "/dumps",
+        body: "",
+        action: "dumps.create",
+        granting: "dumps.*",
+        status: 202,
+        task_type: "dumpCreation",
+    };
+    assert_only_unrestricted_keys_reach(&server, &route);
 }

@@ -21,17 +21,16 @@ use crate::errors::{Code, ResponseError};
 /// The discussion `feature_not_enabled` points to for everything the `network` toggle gates.
 pub const NETWORK_DISCUSSION: &str = "https://github.com/orgs/meilisearch/discussions/805";
 
-/// `feature_not_enabled` for `action`, which the `network` toggle gates.
-pub fn network_not_enabled(action: &str) -> ResponseError {
-    ResponseError::feature_not_enabled(action, "network", NETWORK_DISCUSSION)
-}
-
 /// Checks that the `network` toggle is on for `action`.
 pub fn check_network_enabled(enabled: bool, action: &str) -> Result<(), ResponseError> {
     if enabled {
         Ok(())
     } else {
-        Err(network_not_enabled(action))
+        Err(ResponseError::feature_not_enabled(
+            action,
+            "network",
+            NETWORK_DISCUSSION,
+        ))
     }
 }
 

@@ -58,26 +58,22 @@ async fn search(
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
     let features = services.control.features();
-    let result = match body.use_network {
-        None | Some(false) => {
-            if body.use_network.is_some() {
-                crate::network::check_network_enabled(features.network, USE_NETWORK_ACTION)?;
-            }
-            search_index(&services.coordinator, index_uid, body, context, features).await?
-        }
-        Some(true) => {
-            let network = network_context(services, false);
-            network.check_enabled(USE_NETWORK_ACTION)?;
-            let search = search_across_network(
-                &services.coordinator,
-                index_uid,
-                body,
-                context,
-                features,
-                &network,
-            );
-            search.await?
-        }
+    if body.use_network.is_some() {
+        crate::network::check_network_enabled(features.network, USE_NETWORK_ACTION)?;
+    }
+    let result = if body.use_network == Some(true) {
+        let network = network_context(services, false);
+        let search = search_across_network(
+            &services.coordinator,
+            index_uid,
+            body,
+            context,
+            features,
+            &network,
+        );
+        search.await?
+    } else {
+        search_index(&services.coordinator, index_uid, body, context, features).await?
     };
     Ok(json(200, &Value::Object(result)))
 }
