@@ -13,8 +13,8 @@
 //!   the `embeddings` tree, nearest-document reads), used by `shard`;
 //! - [`index`]: the on-disk format both of them share: tree names, key and value encodings,
 //!   the position-chunk codec and the document codec;
-//! - [`analysis`], [`documents`], [`filter`], [`error`] and `commit_memo`: what every layer
-//!   above uses.
+//! - [`analysis`], [`documents`], [`filter`], [`error`], `commit_memo`, [`rendezvous`] and
+//!   [`network_shards`]: what every layer above uses.
 //!
 //! Two arrows run between `search` and `shard` on purpose: `search` names the
 //! [`shard::ShardSnapshot`] it reads (and the listing's [`shard::SortRule`], which search sorts
@@ -28,6 +28,7 @@ pub mod documents;
 pub mod error;
 pub mod filter;
 pub mod index;
+pub mod network_shards;
 pub mod rendezvous;
 pub mod search;
 pub mod shard;

@@ -17,9 +17,14 @@ pub enum FilterErrorKind {
     /// `feature_not_enabled`.
     FeatureNotEnabled,
     /// Found while checking the filter against an index (attribute not filterable, operator not
-    /// allowed, bad geo argument, unknown shard): Meilisearch prefixes ``Index `{uid}`: `` and
-    /// answers `invalid_search_filter`.
+    /// allowed, bad geo argument): Meilisearch prefixes ``Index `{uid}`: `` and answers
+    /// `invalid_search_filter`.
     Index,
+    /// A `_shard` condition the engine refuses (an unknown shard, an operator other than `=`,
+    /// `!=`, `IN`): `invalid_search_filter` on every route, the document routes included
+    /// (Meilisearch maps only its syntax errors to their own code), prefixed like
+    /// [`FilterErrorKind::Index`] where the route prefixes engine errors.
+    Shard,
 }
 
 /// A filter error: its family and its complete message.

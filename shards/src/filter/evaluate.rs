@@ -44,6 +44,10 @@ fn index_error(message: String) -> FilterError {
     FilterError::new(FilterErrorKind::Index, message)
 }
 
+fn shard_error(message: String) -> FilterError {
+    FilterError::new(FilterErrorKind::Shard, message)
+}
+
 /// Whether the range `lower..upper` is empty, the cases Meilisearch answers without a lookup.
 fn is_empty_range<T: PartialOrd>(lower: &Bound<T>, upper: &Bound<T>) -> bool {
     match (lower, upper) {
@@ -210,15 +214,25 @@ impl<S: FacetSource> Evaluator<'_, S> {
         selected
     }
 
+    /// The documents of the network shard `shard` (the filter's network shards say which
+    /// exist), within `hint`.
     fn shard_equal(
         &self,
         shard: &Token,
         hint: Option<&RoaringBitmap>,
     ) -> Result<RoaringBitmap, FilterError> {
-        let mut documents = self
-            .source
-            .shard_documents(&shard.value)
-            .ok_or_else(|| index_error(format!("Shard `{}` does not exist", shard.value)))?;
+        let network = self.filter.network_shards();
+        let Some((shards, position)) = network.and_then(|shards| {
+            shards
+                .position(&shard.value)
+                .map(|position| (shards, position))
+        }) else {
+            return Err(shard_error(format!(
+                "Shard `{}` does not exist",
+                shard.value
+            )));
+        };
+        let mut documents = self.source.shard_documents(shards, position);
         if let Some(hint) = hint {
             documents &= hint;
         }
@@ -236,7 +250,7 @@ impl<S: FacetSource> Evaluator<'_, S> {
                 let removed = self.shard_equal(shard, hint)?;
                 Ok(hint.cloned().unwrap_or_else(|| self.source.universe()) - removed)
             }
-            other => Err(index_error(format!(
+            other => Err(shard_error(format!(
                 "Filter operator `{} is not allowed for the special attribute `_shard`.\n  - Note: allowed operators: =, !=, IN. \n  - Note: other operators are not allowed for the special attribute `_shard`.",
                 other.operator()
             ))),

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::{
     EnabledFeatures, Filter, FilterErrorKind, FilterableRules, MemoryFacetSource, evaluate,
 };
+use crate::network_shards::NetworkShards;
 
 fn documents() -> Vec<Value> {
     vec![
@@ -47,11 +48,26 @@ fn rules() -> FilterableRules {
     .expect("from_setting succeeds")
 }
 
+/// The network shards the filters of these examples are evaluated against.
+fn network_shards() -> NetworkShards {
+    NetworkShards::new([
+        "shard-a".to_owned(),
+        "shard-b".to_owned(),
+        "shard-c".to_owned(),
+    ])
+}
+
+#[track_caller]
+fn parsed(filter: &str) -> Filter {
+    Filter::parse(filter)
+        .expect("parse succeeds")
+        .expect("the value exists")
+        .with_network_shards(Some(network_shards()))
+}
+
 #[track_caller]
 fn selected(filter: &str) -> Vec<u32> {
-    let parsed = Filter::parse(filter)
-        .expect("parse succeeds")
-        .expect("the value exists");
+    let parsed = parsed(filter);
     match evaluate(&parsed, &rules(), &source()) {
         Ok(documents) => documents.into_iter().collect(),
         Err(error) => panic!("{filter:?} failed: {error}"),
@@ -60,11 +76,13 @@ fn selected(filter: &str) -> Vec<u32> {
 
 #[track_caller]
 fn refused(filter: &str, rules: &FilterableRules) -> String {
-    let parsed = Filter::parse(filter)
-        .expect("parse succeeds")
-        .expect("the value exists");
-    let error = evaluate(&parsed, rules, &source()).unwrap_err();
-    assert_eq!(error.kind, FilterErrorKind::Index, "{filter:?}");
+    let error = evaluate(&parsed(filter), rules, &source()).unwrap_err();
+    let expected = if filter.contains("_shard") {
+        FilterErrorKind::Shard
+    } else {
+        FilterErrorKind::Index
+    };
+    assert_eq!(error.kind, expected, "{filter:?}");
     error.message
 }
 
@@ -286,10 +304,29 @@ fn shard_filters_use_shard_membership() {
     assert_eq!(selected("_shard = shard-a"), [0, 1]);
     assert_eq!(selected("_shard != shard-a"), [2, 3, 4]);
     assert_eq!(selected("_shard IN [shard-a, shard-b]"), [0, 1, 2]);
+    assert_eq!(selected("NOT _shard IN [shard-a, shard-b]"), [3, 4]);
+    assert_eq!(selected("_shard = shard-c"), [] as [u32; 0]);
+    assert_eq!(selected("_shard = shard-b OR price = 10"), [0, 2]);
     assert_eq!(
         refused("_shard = nope", &rules()),
         "Shard `nope` does not exist"
     );
+    assert_eq!(
+        refused("_shard IN [shard-a, nope]", &rules()),
+        "Shard `nope` does not exist"
+    );
+    assert_eq!(
+        refused("_shard EXISTS", &rules()),
+        "Filter operator `EXISTS is not allowed for the special attribute `_shard`.\n  - Note: allowed operators: =, !=, IN. \n  - Note: other operators are not allowed for the special attribute `_shard`."
+    );
+    assert_eq!(
+        refused("_shard shard-a TO shard-b", &rules()),
+        "Filter operator `TO is not allowed for the special attribute `_shard`.\n  - Note: allowed operators: =, !=, IN. \n  - Note: other operators are not allowed for the special attribute `_shard`."
+    );
+    // Without network shards (a network without a leader) no shard exists.
+    let unbound = Filter::parse("_shard = shard-a").unwrap().unwrap();
+    let error = evaluate(&unbound, &rules(), &source()).unwrap_err();
+    assert_eq!(error.message, "Shard `shard-a` does not exist");
     assert_eq!(
         refused("_shard > a", &rules()),
         "Filter operator `> is not allowed for the special attribute `_shard`.\n  - Note: allowed operators: =, !=, IN. \n  - Note: other operators are not allowed for the special attribute `_shard`."

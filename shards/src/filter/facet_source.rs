@@ -9,6 +9,7 @@ use std::ops::Bound::{self, Included};
 use roaring::RoaringBitmap;
 
 use super::ast::VectorFilter;
+use crate::network_shards::NetworkShards;
 
 /// A document's `_geo` point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,10 +76,12 @@ pub trait FacetSource {
         let _ = vertices;
         RoaringBitmap::new()
     }
-    /// The documents of a network shard, `None` when the shard does not exist.
-    fn shard_documents(&self, shard: &str) -> Option<RoaringBitmap> {
-        let _ = shard;
-        None
+    /// The documents that belong to the network shard at `position` of `shards` (by
+    /// rendezvous of their external ids over the names); the evaluator has checked that the
+    /// shard exists.
+    fn shard_documents(&self, shards: &NetworkShards, position: usize) -> RoaringBitmap {
+        let _ = (shards, position);
+        RoaringBitmap::new()
     }
     /// Documents with vectors for `embedder` (all embedders when `None`) matching `filter`.
     fn vector_documents(

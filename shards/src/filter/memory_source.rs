@@ -19,6 +19,7 @@ use super::facet_source::{FacetSource, GeoPoint, VectorLookupError};
 use super::geo::{haversine_distance_meters, is_in_polygon};
 use super::normalize::{normalize_facet, truncate_facet};
 use crate::index::keys::ordered_number;
+use crate::network_shards::NetworkShards;
 
 /// Where a value sits relative to its key: the key's own value, or an element of an array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,11 +117,6 @@ impl MemoryFacetSource {
             .entry(shard.to_owned())
             .or_default()
             .insert(document);
-    }
-
-    /// Declares a network shard, possibly empty.
-    pub fn add_shard(&mut self, shard: &str) {
-        self.shards.entry(shard.to_owned()).or_default();
     }
 
     fn seek_in_object(
@@ -387,8 +383,13 @@ impl FacetSource for MemoryFacetSource {
             .collect()
     }
 
-    fn shard_documents(&self, shard: &str) -> Option<RoaringBitmap> {
-        self.shards.get(shard).cloned()
+    fn shard_documents(&self, shards: &NetworkShards, position: usize) -> RoaringBitmap {
+        shards
+            .names()
+            .get(position)
+            .and_then(|name| self.shards.get(name))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// This source has no vector store: it knows no embedder.

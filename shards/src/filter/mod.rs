@@ -65,6 +65,7 @@ pub use rules::{FilterFeatures, FilterableRule, FilterableRules, PatternMatch};
 pub use syntax_error::{SyntaxError, SyntaxErrorKind, position_marker};
 pub use validate::check_filterable;
 
+use crate::network_shards::NetworkShards;
 use cursor::Cursor;
 
 /// The deepest `AND`/`OR` nesting a filter may have once its array parts are combined.
@@ -86,6 +87,8 @@ pub struct EnabledFeatures {
 pub struct Filter {
     expression: Expression,
     sources: Vec<String>,
+    /// The network shards `_shard` conditions name (see [`Filter::with_network_shards`]).
+    network_shards: Option<NetworkShards>,
 }
 
 impl Filter {
@@ -111,6 +114,7 @@ impl Filter {
         let filter = Filter {
             expression,
             sources,
+            network_shards: None,
         };
         if let Some(token) = filter.expression.token_at_depth(CONDITION_DEPTH_MAX) {
             let message = format!(
@@ -126,6 +130,20 @@ impl Filter {
 
     pub fn expression(&self) -> &Expression {
         &self.expression
+    }
+
+    /// The filter, its `_shard` conditions evaluated against the network shards `shards`
+    /// (`None`: the network does not shard, and every shard named does not exist, as in an
+    /// index whose network never had a leader). Set where the filter enters the server, from
+    /// the network of that moment; a filter that was never given shards knows none.
+    pub fn with_network_shards(mut self, shards: Option<NetworkShards>) -> Filter {
+        self.network_shards = shards;
+        self
+    }
+
+    /// The network shards `_shard` conditions are evaluated against.
+    pub fn network_shards(&self) -> Option<&NetworkShards> {
+        self.network_shards.as_ref()
     }
 
     /// The source string a token of this filter was read from.

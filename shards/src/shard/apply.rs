@@ -31,6 +31,7 @@ use super::assigned_ids::AssignedIds;
 use super::delta::Delta;
 use super::extract::{Extracted, extract};
 use super::geo_field::check_geo_field;
+use super::network_membership::{MembershipChanges, MembershipSlot};
 use super::new_external_ids::NewExternalIds;
 use super::pair_changes::PairChanges;
 use super::state::ShardState;
@@ -175,6 +176,9 @@ pub struct PreparedBatch {
     vectors: VectorChanges,
     /// The shard's graphs.
     graphs: Arc<GraphSet>,
+    /// The shard's kept network membership and the ids this batch creates for it (see
+    /// [`super::network_membership`]); `None` when none is kept for the batch's base commit.
+    membership: Option<(Arc<MembershipSlot>, MembershipChanges)>,
 }
 
 impl Drop for PreparedBatch {
@@ -279,6 +283,7 @@ impl PreparedBatch {
             parser: SimdParser::new(),
             vectors: VectorChanges::default(),
             graphs: Arc::clone(graphs),
+            membership: None,
         })
     }
 
@@ -291,6 +296,7 @@ impl PreparedBatch {
         decoders: &Arc<DecoderCache>,
         pending_bytes_max: usize,
         graphs: &Arc<GraphSet>,
+        membership: &Arc<MembershipSlot>,
     ) -> ShardResult<PreparedBatch> {
         let transaction = database.begin_write()?;
         let state = ShardState::load_write(&transaction)?;
@@ -299,6 +305,12 @@ impl PreparedBatch {
             .is_some_and(|applied| applied >= batch_uid);
         let fields = load_fields(&transaction)?;
         let analyzer = Analyzer::new(&state.text_settings);
+        let membership = match already_applied {
+            true => None,
+            false => membership
+                .changes_from(state.applied_batch)
+                .map(|changes| (Arc::clone(membership), changes)),
+        };
         Ok(PreparedBatch {
             batch_uid,
             transaction: if already_applied {
@@ -324,6 +336,7 @@ impl PreparedBatch {
             parser: SimdParser::new(),
             vectors: VectorChanges::default(),
             graphs: Arc::clone(graphs),
+            membership,
         })
     }
 
@@ -401,6 +414,9 @@ impl PreparedBatch {
         transaction.commit()?;
         for (id, decoder) in self.trained.drain() {
             self.decoders.insert(id, decoder);
+        }
+        if let Some((slot, changes)) = self.membership.take() {
+            slot.committed(changes, &self.state.document_ids, self.state.applied_batch);
         }
         Ok(self.outcome)
     }
@@ -646,7 +662,7 @@ impl PreparedBatch {
             // id checks it is not stored.
             Some(assigned) => {
                 let id = self.state.take(assigned)?;
-                self.deltas.new_external_ids.insert(external_id, id)?;
+                self.created(external_id, id)?;
                 (id, true)
             }
             None => match self.existing_id(external_id)? {
@@ -662,7 +678,7 @@ impl PreparedBatch {
                 }
                 None => {
                     let id = self.state.allocate()?;
-                    self.deltas.new_external_ids.insert(external_id, id)?;
+                    self.created(external_id, id)?;
                     (id, true)
                 }
             },
@@ -684,6 +700,16 @@ impl PreparedBatch {
         self.outcome.replaced += 1;
         if self.training_due() {
             self.train_dictionary()?;
+        }
+        Ok(())
+    }
+
+    /// Holds the external id of the document `id` the batch creates, and records it for the
+    /// kept network membership.
+    fn created(&mut self, external_id: &str, id: u32) -> ShardResult<()> {
+        self.deltas.new_external_ids.insert(external_id, id)?;
+        if let Some((_, changes)) = &mut self.membership {
+            changes.created(external_id, id);
         }
         Ok(())
     }

@@ -14,7 +14,9 @@ use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
 use crate::filter::{FacetSource, GeoPoint, VectorFilter, VectorLookupError};
+use crate::network_shards::NetworkShards;
 
+use super::network_membership::MembershipSlot;
 use super::range_unions::{RangeKey, RangeTree, RangeUnions};
 use super::vector_filter::VectorReads;
 use crate::error::{ShardError, ShardResult};
@@ -36,7 +38,16 @@ pub struct ShardFacetSource<'a> {
     ranges: &'a RangeUnions,
     /// The snapshot's vectors, for `_vectors… EXISTS` filters.
     vectors: VectorReads<'a>,
+    /// The shard's network membership, for `_shard` filters.
+    membership: MembershipReads<'a>,
     error: RefCell<Option<ShardError>>,
+}
+
+/// Where a snapshot finds which network shard its documents belong to.
+pub(crate) struct MembershipReads<'a> {
+    pub slot: &'a MembershipSlot,
+    /// The snapshot's applied batch (which commit's membership it needs).
+    pub applied_batch: Option<u64>,
 }
 
 /// Bound on keys of field `field` from a bound on its values.
@@ -57,12 +68,14 @@ impl<'a> ShardFacetSource<'a> {
         universe: &'a RoaringBitmap,
         ranges: &'a RangeUnions,
         vectors: VectorReads<'a>,
+        membership: MembershipReads<'a>,
     ) -> Self {
         ShardFacetSource {
             read,
             universe,
             ranges,
             vectors,
+            membership,
             error: RefCell::new(None),
         }
     }
@@ -309,5 +322,13 @@ impl FacetSource for ShardFacetSource<'_> {
     ) -> Result<RoaringBitmap, VectorLookupError> {
         let selected = self.vectors.documents(embedder, filter)?;
         Ok(self.answer(selected) & self.universe)
+    }
+
+    fn shard_documents(&self, shards: &NetworkShards, position: usize) -> RoaringBitmap {
+        let membership =
+            self.membership
+                .slot
+                .membership(self.read, self.membership.applied_batch, shards);
+        self.answer(membership.map(|membership| membership.documents(position)))
     }
 }

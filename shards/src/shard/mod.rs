@@ -28,6 +28,7 @@ pub(crate) mod facet_source;
 mod fields_selection;
 mod geo_field;
 mod listing;
+mod network_membership;
 mod new_external_ids;
 mod pair_changes;
 mod position_merge;
@@ -85,6 +86,9 @@ pub struct Shard {
     pending_changes_bytes: AtomicUsize,
     /// The embedders' graphs (vector files beside the shard file).
     graphs: Arc<GraphSet>,
+    /// Which network shard each document belongs to, kept between commits (see
+    /// [`network_membership`]).
+    membership: Arc<network_membership::MembershipSlot>,
 }
 
 /// Fewest unreleased free pages worth a release once the task queue is idle: below it the
@@ -112,6 +116,7 @@ impl Shard {
             repacked: repack::RepackRecord::default(),
             pending_changes_bytes: AtomicUsize::new(PENDING_CHANGES_BYTES_DEFAULT),
             graphs: Arc::new(GraphSet::new(path)),
+            membership: Arc::default(),
         })
     }
 
@@ -140,6 +145,7 @@ impl Shard {
             self.views.decoders(),
             self.pending_changes_bytes(),
             &self.graphs,
+            &self.membership,
         )
     }
 
@@ -152,7 +158,12 @@ impl Shard {
 
     /// A read snapshot of the last commit.
     pub fn read(&self) -> ShardResult<ShardSnapshot> {
-        ShardSnapshot::new(self.database.begin_read(), &self.views, &self.graphs)
+        ShardSnapshot::new(
+            self.database.begin_read(),
+            &self.views,
+            &self.graphs,
+            &self.membership,
+        )
     }
 
     /// Replaces the `filterableAttributes` setting and rebuilds the facet indexes in one

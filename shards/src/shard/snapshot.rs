@@ -25,9 +25,10 @@ use serde_json::{Map, Value};
 use storage_engine::{Direction, ReadTransaction};
 
 use super::commit_view::{CommitView, CommitViews, FieldsMap};
-use super::facet_source::ShardFacetSource;
+use super::facet_source::{MembershipReads, ShardFacetSource};
 use super::fields_selection::select_fields;
 use super::listing::{ListQuery, list_ids};
+use super::network_membership::MembershipSlot;
 use super::settings::FacetSettings;
 use super::state::ShardState;
 use super::stored_document::StoredDocument;
@@ -78,6 +79,8 @@ pub struct ShardSnapshot {
     decoders: Arc<DecoderCache>,
     /// The shard's embedder graphs.
     graphs: Arc<GraphSet>,
+    /// The shard's network membership (what `_shard` filters select).
+    membership: Arc<MembershipSlot>,
 }
 
 /// The document dictionaries a read transaction sees, prepared once per shard.
@@ -102,6 +105,7 @@ impl ShardSnapshot {
         read: ReadTransaction,
         views: &CommitViews,
         graphs: &Arc<GraphSet>,
+        membership: &Arc<MembershipSlot>,
     ) -> ShardResult<ShardSnapshot> {
         let view = views.view(&read)?;
         Ok(ShardSnapshot {
@@ -109,6 +113,7 @@ impl ShardSnapshot {
             view,
             decoders: Arc::clone(views.decoders()),
             graphs: Arc::clone(graphs),
+            membership: Arc::clone(membership),
         })
     }
 
@@ -217,6 +222,10 @@ impl ShardSnapshot {
                 read: &self.read,
                 graphs: &self.graphs,
                 settings: &self.state().vector_settings,
+            },
+            MembershipReads {
+                slot: &self.membership,
+                applied_batch: self.applied_batch(),
             },
         )
     }
