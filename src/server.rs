@@ -269,11 +269,13 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let control_side = (core == CONTROL_CORE)
         .then(|| install_control_side(&settings.queue, wake_sender, &update_files))
         .transpose()?;
+    let network_control = control.clone();
     let (data_mesh, coordinator) = join_data_mesh(
         settings.data_mesh,
         &settings.data_directory,
         &settings.catalog,
         settings.shard_memory,
+        Box::new(move || network_control.network()),
     )
     .await?;
     if settings.stop_when_idle && core == CONTROL_CORE {
@@ -385,6 +387,7 @@ async fn join_data_mesh(
     data_directory: &std::path::Path,
     catalog: &Arc<Catalog>,
     shard_memory: ShardMemory,
+    network: crate::coordinator::NetworkSource,
 ) -> Result<(Rc<CoreMesh<Invocation, (), ()>>, Rc<Coordinator>), String> {
     let data_directory = data_directory.to_path_buf();
     let catalog = catalog.clone();
@@ -394,6 +397,7 @@ async fn join_data_mesh(
             ShardHost::new(data_directory.clone(), shard_memory),
             data_directory,
             catalog,
+            network,
         ))
     })
     .await

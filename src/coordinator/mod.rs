@@ -12,7 +12,9 @@
 //!   on that core and a mesh request from any other;
 //! - a request for this core never crosses the mesh;
 //! - [`Coordinator::writes_in_flight`] counts the write requests this core's shards have
-//!   received and not answered yet, whichever core sent them.
+//!   received and not answered yet, whichever core sent them;
+//! - [`Coordinator::network`] reads the core's replica of the network each time (the control
+//!   plane replaces it on a change), so a request sees the network of the moment it asks.
 
 pub mod catalog;
 
@@ -21,9 +23,12 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use shards::network_shards::NetworkShards;
+
 use crate::errors::{Code, ResponseError};
 use crate::host::protocol::ShardRequest;
 use crate::host::{ShardAddress, ShardHost};
+use crate::network::Network;
 pub use crate::runtime::CoreRequest;
 use crate::runtime::latency::LatencyClass;
 use crate::runtime::{CoreMesh, Invocation as RuntimeInvocation, MeshHandler, invoke_on};
@@ -39,6 +44,9 @@ pub const CONTROL_CORE: usize = crate::control::CONTROL_CORE;
 /// once it ran (its answer travels on its own typed channel); no broadcasts.
 pub type DataMesh = CoreMesh<Invocation, (), ()>;
 
+/// Reads this core's replica of the network (the control plane owns it).
+pub type NetworkSource = Box<dyn Fn() -> Arc<Network>>;
+
 /// One core's coordinator.
 pub struct Coordinator {
     mesh: Rc<DataMesh>,
@@ -47,6 +55,7 @@ pub struct Coordinator {
     shards: ShardHost,
     /// Write requests for this core's shards being run (the core's write queue depth).
     writes_in_flight: Cell<u64>,
+    network: NetworkSource,
 }
 
 impl Coordinator {
@@ -55,6 +64,7 @@ impl Coordinator {
         shards: ShardHost,
         data_directory: PathBuf,
         catalog: Arc<Catalog>,
+        network: NetworkSource,
     ) -> Coordinator {
         Coordinator {
             mesh,
@@ -62,7 +72,19 @@ impl Coordinator {
             data_directory,
             catalog: RefCell::new(catalog),
             writes_in_flight: Cell::new(0),
+            network,
         }
+    }
+
+    /// This core's replica of the network, as it is now.
+    pub fn network(&self) -> Arc<Network> {
+        (self.network)()
+    }
+
+    /// The network shards a filter entering now evaluates `_shard` against (none without a
+    /// leader).
+    pub fn filter_shards(&self) -> Option<NetworkShards> {
+        crate::network::sharding::filter_shards(&self.network())
     }
 
     /// Write requests for this core's shards received and not answered yet.

@@ -48,7 +48,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use shards::filter::{Filter, FilterableRules, evaluate};
+use shards::filter::{Filter, FilterErrorKind, FilterableRules, evaluate};
 use shards::shard::{PreparedBatch, Shard, ShardSnapshot};
 use storage_engine::Options;
 
@@ -163,7 +163,8 @@ impl ShardHost {
 }
 
 /// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo
-/// radius) carries `code`.
+/// radius) carries `code`, except a refused `_shard` condition, which is always
+/// `invalid_search_filter` (Meilisearch gives its own code to syntax errors only).
 pub fn filter_ids(
     snapshot: &ShardSnapshot,
     filter: &Filter,
@@ -172,8 +173,13 @@ pub fn filter_ids(
     let rules = FilterableRules::from_setting(snapshot.settings().filterable_setting())
         .map_err(ResponseError::internal)?;
     let source = snapshot.facet_source();
-    let selected = evaluate(filter, &rules, &source)
-        .map_err(|error| ResponseError::new(code, error.message))?;
+    let selected = evaluate(filter, &rules, &source).map_err(|error| {
+        let code = match error.kind {
+            FilterErrorKind::Shard => Code::InvalidSearchFilter,
+            _ => code,
+        };
+        ResponseError::new(code, error.message)
+    })?;
     if let Some(error) = source.take_error() {
         return Err(shard_error(error));
     }

@@ -4,7 +4,9 @@
 //!
 //! Layout: [`model`] is the network as stored and shown; [`patch`] decodes a patch;
 //! [`merge`] applies one with Meilisearch 1.41's rules; [`remote_call`] sends a request to a
-//! remote through the shared outgoing client and maps its failures to the `remote_*` errors.
+//! remote through the shared outgoing client and maps its failures to the `remote_*` errors;
+//! [`sharding`] says, when the network has a leader, which documents this instance keeps and
+//! which shards `_shard` filters name.
 //!
 //! Invariants: the control plane owns the network (it persists and replicates each
 //! change); everything here is either pure or runs on the calling core.
@@ -13,6 +15,7 @@ pub mod merge;
 pub mod model;
 pub mod patch;
 pub mod remote_call;
+pub mod sharding;
 
 pub use model::{Network, Remote, Shard};
 

@@ -415,7 +415,7 @@ pub async fn list(
     let filter = match &query.filter {
         Some(text) => {
             let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
-            parse_filter(&record, &value, services.control.features())?
+            parse_filter(&record, &value, services)?
         }
         None => None,
     };
@@ -448,7 +448,7 @@ pub async fn fetch(
     };
     let record = services.coordinator.index(index_uid)?;
     let filter = match &body.filter {
-        Some(value) => parse_filter(&record, value, services.control.features())?,
+        Some(value) => parse_filter(&record, value, services)?,
         None => None,
     };
     let listing = Listing {
@@ -526,16 +526,18 @@ fn with_vectors(mut document: Map<String, Value>, retrieve: bool) -> Map<String,
     document
 }
 
-/// A filter checked for gated operators, then against the index's filterable attributes.
+/// A filter checked for gated operators, then against the index's filterable attributes;
+/// its `_shard` conditions name the network's shards of the moment.
 fn parse_filter(
     record: &IndexRecord,
     value: &Value,
-    features: RuntimeFeatures,
+    services: &Services,
 ) -> Result<Option<Filter>, ResponseError> {
     let filter = Filter::from_json(value)
-        .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
+        .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?
+        .map(|filter| filter.with_network_shards(services.coordinator.filter_shards()));
     if let Some(filter) = &filter {
-        check_filter_features(filter, features)?;
+        check_filter_features(filter, services.control.features())?;
         let rules =
             FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
                 .map_err(ResponseError::internal)?;

@@ -58,11 +58,14 @@ async fn search(
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
     let features = services.control.features();
-    if body.use_network.is_some() {
+    let network = network_context(services, false);
+    // Meilisearch's default: across the network when it shards (has a leader). The copies it
+    // sends carry `useNetwork: false`, which the `network` feature gates.
+    let use_network = body.use_network.unwrap_or(network.network.is_sharding());
+    if body.use_network.is_some() || use_network {
         crate::network::check_network_enabled(features.network, USE_NETWORK_ACTION)?;
     }
-    let result = if body.use_network == Some(true) {
-        let network = network_context(services, false);
+    let result = if use_network {
         let search = search_across_network(
             &services.coordinator,
             index_uid,
@@ -84,6 +87,7 @@ fn network_context(services: &Services, is_proxy: bool) -> NetworkContext {
         network: services.control.network(),
         enabled: services.control.features().network,
         is_proxy,
+        numbered_copies: false,
     }
 }
 

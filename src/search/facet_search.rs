@@ -114,7 +114,13 @@ pub async fn facet_search(
             .map_err(ResponseError::internal)?;
     check_facet_searchable(record, &rules, &body.facet_name)?;
     let search = candidates_search(&mut body, tenant_filter);
-    let prepared = prepare_with(record, search, features, EngineErrors::Plain)?;
+    let prepared = prepare_with(
+        record,
+        search,
+        features,
+        coordinator.filter_shards(),
+        EngineErrors::Plain,
+    )?;
     let request = ShardFacetSearch {
         search: shard_request(&prepared),
         facet_name: body.facet_name.clone(),

@@ -6,6 +6,10 @@
 //! [`facets`] summed across shards), and written as Meilisearch writes it ([`response`]), its
 //! foreign keys replaced by the foreign documents under `foreignKeys` ([`hydration`]).
 //!
+//! Across the network ([`network_search`], [`multi`]): without a leader a networked query asks
+//! every remote ([`remote`]); with one, every network shard once ([`shard_partition`]),
+//! another owner of the shard when the one asked fails ([`remote_failover`]).
+//!
 //! Invariant: the shards' hits carry scores that depend only on the document and the query, so
 //! the merged order and the facet counts do not depend on how many shards an index has.
 
@@ -22,7 +26,9 @@ pub mod parameters;
 pub mod prepare;
 pub mod queue;
 pub mod remote;
+pub mod remote_failover;
 pub mod response;
+pub mod shard_partition;
 pub mod similar;
 pub mod single;
 pub mod sort_member;

@@ -47,6 +47,7 @@ use super::parameters::{PersonalizeParameter, SEARCH_LIMIT_DEFAULT, SearchBody, 
 use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
 use super::remote::{self, NetworkContext, RemoteHit, RemoteQueries, RemoteResult};
 use super::response::HitWriter;
+use super::shard_partition::{shard_copies, shard_filter};
 
 /// HTTP status of a missing index inside a multi-search.
 const MISSING_INDEX_STATUS: u16 = 400;
@@ -535,6 +536,21 @@ struct QueryTarget {
     query_position: usize,
 }
 
+impl QueryTarget {
+    /// The target of copy number `copy` of a networked query: its own position in a
+    /// single-index search across the network, the query's otherwise.
+    fn for_copy(&self, copy: usize, network: &NetworkContext) -> QueryTarget {
+        match network.numbered_copies {
+            true => QueryTarget {
+                position: copy,
+                weight: self.weight,
+                query_position: copy,
+            },
+            false => QueryTarget { ..*self },
+        }
+    }
+}
+
 impl Partitioned {
     /// Sends `query` to the remote `name`: run here when that is this instance, else
     /// queued for that remote, which must be registered.
@@ -544,6 +560,19 @@ impl Partitioned {
         name: &str,
         target: &QueryTarget,
         network: &NetworkContext,
+    ) -> Result<(), ResponseError> {
+        self.send_with_fallbacks(query, name, target, network, Vec::new())
+    }
+
+    /// As [`Partitioned::send`], the query to be asked of `fallbacks` in turn when the
+    /// remote fails.
+    fn send_with_fallbacks(
+        &mut self,
+        query: IndexQuery,
+        name: &str,
+        target: &QueryTarget,
+        network: &NetworkContext,
+        fallbacks: Vec<(String, crate::network::Remote)>,
     ) -> Result<(), ResponseError> {
         self.has_remote = true;
         if network.network.is_local(name) {
@@ -566,8 +595,44 @@ impl Partitioned {
         })?;
         self.remote_indexes.insert(query.index_uid.clone());
         let json = query.remote_json().map_err(ResponseError::internal)?;
-        self.remote
-            .push(name, remote, json, target.weight, target.query_position);
+        self.remote.push_with_fallbacks(
+            name,
+            remote,
+            json,
+            (target.weight, target.query_position),
+            fallbacks,
+        );
+        Ok(())
+    }
+}
+
+impl Partitioned {
+    /// Sends one copy of `query` per network shard, each restricted to its shard and asked
+    /// of one owner (the others as fallbacks), with `useNetwork: false` so that no owner
+    /// fans out again (see [`super::shard_partition`]).
+    fn send_by_shard(
+        &mut self,
+        query: &IndexQuery,
+        target: &QueryTarget,
+        network: &NetworkContext,
+    ) -> Result<(), ResponseError> {
+        for (copy, shard) in shard_copies(&network.network).into_iter().enumerate() {
+            let target = target.for_copy(copy, network);
+            let mut copy = query.clone_for_remote();
+            copy.body.use_network = Some(false);
+            copy.body.filter = shard_filter(copy.body.filter.take(), &shard.shard);
+            let mut owners = shard.owners.into_iter();
+            let Some(first) = owners.next() else {
+                continue;
+            };
+            let fallbacks: Vec<(String, crate::network::Remote)> = owners
+                .filter_map(|name| {
+                    let remote = network.network.remotes.get(&name)?.clone();
+                    Some((name, remote))
+                })
+                .collect();
+            self.send_with_fallbacks(copy, &first, &target, network, fallbacks)?;
+        }
         Ok(())
     }
 }
@@ -617,21 +682,28 @@ fn partition(
                 None => position,
             },
         };
-        match (options.remote, use_network) {
-            (Some(name), _) => {
+        // Meilisearch's default: a networked query when the network shards (has a leader).
+        let networked = use_network.unwrap_or_else(|| network.network.is_sharding());
+        match options.remote {
+            Some(name) => {
                 network.check_enabled(REMOTE_SEARCH_ACTION)?;
                 partitioned.send(query, &name, &target, network)?;
             }
+            None if networked && network.network.is_sharding() => {
+                network.check_enabled(REMOTE_SEARCH_ACTION)?;
+                partitioned.send_by_shard(&query, &target, network)?;
+            }
             // Without a leader, a networked query asks every remote once (this
             // instance only when it is one of them), as Meilisearch partitions by remote.
-            (None, Some(true)) => {
+            None if networked => {
                 network.check_enabled(REMOTE_SEARCH_ACTION)?;
                 let names: Vec<String> = network.network.remotes.keys().cloned().collect();
-                for name in names {
-                    partitioned.send(query.clone_for_remote(), &name, &target, network)?;
+                for (copy, name) in names.iter().enumerate() {
+                    let target = target.for_copy(copy, network);
+                    partitioned.send(query.clone_for_remote(), name, &target, network)?;
                 }
             }
-            (None, _) => partitioned.local.push(LocalQuery {
+            None => partitioned.local.push(LocalQuery {
                 query,
                 position,
                 query_position: target.query_position,
@@ -706,8 +778,8 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let prepared =
-        prepare(&record, body, features).map_err(|error| inside_query(position, error))?;
+    let prepared = prepare(&record, body, features, coordinator.filter_shards())
+        .map_err(|error| inside_query(position, error))?;
     let outcome = execute(coordinator, &record, &prepared)
         .await
         .map_err(|error| inside_query(position, error))?;

@@ -1,14 +1,17 @@
-//! A search of one index across the network (`useNetwork: true`), as Meilisearch 1.41 runs
-//! it without a leader: the query becomes a federated multi-search with one copy per remote
-//! of the network (each with its own query position; this instance searches its own index
-//! only when it is one of the remotes), and the federated answer is turned back into a
-//! search answer — hits keep their `_federation`, the index's facets become
-//! `facetDistribution` and `facetStats`, and `remoteErrors` tells which remotes failed.
+//! A search of one index across the network (`useNetwork: true`, the default when the
+//! network has a leader), as Meilisearch 1.41 runs it: the query becomes a federated
+//! multi-search of one networked query, whose copies each get a query position of their own
+//! — one per remote of the network without a leader (this instance searches its own index
+//! only when it is one of the remotes), one per network shard with a leader (see
+//! [`super::shard_partition`]) — and the federated answer is turned back into a search
+//! answer: hits keep their `_federation`, the index's facets become `facetDistribution` and
+//! `facetStats`, and `remoteErrors` tells which remotes failed.
 //!
 //! What moves to the federation: `offset`, `limit`, `page`, `hitsPerPage`, `distinct`,
 //! `showPerformanceDetails`, and `facets` (as `facetsByIndex` of the index).
 //!
-//! Invariant: the sub-queries carry no `useNetwork`, so no instance fans out again.
+//! Invariant: the copies sent to remotes carry no `useNetwork` (without a leader) or
+//! `useNetwork: false` (with one), so no instance fans out again.
 
 use std::rc::Rc;
 
@@ -52,7 +55,9 @@ pub async fn search_across_network(
     features: RuntimeFeatures,
     network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
-    body.use_network = None;
+    // The one query is networked: by shard when the network has a leader (its default), by
+    // remote otherwise; its copies are numbered apart.
+    body.use_network = (!network.network.is_sharding()).then_some(true);
     let federation = federation_of(index_uid, &mut body);
     let query = body.q.clone().unwrap_or_default();
     let mut parameters = match serde_json::to_value(&body).map_err(ResponseError::internal)? {
@@ -60,18 +65,12 @@ pub async fn search_across_network(
         _ => Map::new(),
     };
     parameters.insert("indexUid".to_owned(), json!(index_uid));
-    let queries: Vec<Value> = network
-        .network
-        .remotes
-        .keys()
-        .map(|name| {
-            let mut sub_query = parameters.clone();
-            sub_query.insert("federationOptions".to_owned(), json!({ "remote": name }));
-            Value::Object(sub_query)
-        })
-        .collect();
-    let request = decode_body(json!({ "federation": federation, "queries": queries }))?;
-    let federated = multi_search(coordinator, request, context, features, network).await?;
+    let request = decode_body(json!({ "federation": federation, "queries": [parameters] }))?;
+    let network = NetworkContext {
+        numbered_copies: true,
+        ..network.clone()
+    };
+    let federated = multi_search(coordinator, request, context, features, &network).await?;
     Ok(search_answer(federated, index_uid, query))
 }
 

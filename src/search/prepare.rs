@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use shards::filter::{Filter, FilterableRules, check_filterable};
+use shards::network_shards::NetworkShards;
 use shards::search::SearchSort;
 use shards::search::geo_sort::GeoSort;
 use shards::shard::SortRule;
@@ -83,13 +84,21 @@ pub enum EngineErrors {
 }
 
 /// Checks `body` against `record`'s settings and the experimental `features`, for `search`
-/// and multi-search.
+/// and multi-search; the filter's `_shard` conditions name `filter_shards` (see
+/// [`Filter::with_network_shards`]).
 pub fn prepare(
     record: &IndexRecord,
     body: SearchBody,
     features: RuntimeFeatures,
+    filter_shards: Option<NetworkShards>,
 ) -> Result<PreparedSearch, ResponseError> {
-    prepare_with(record, body, features, EngineErrors::Prefixed)
+    prepare_with(
+        record,
+        body,
+        features,
+        filter_shards,
+        EngineErrors::Prefixed,
+    )
 }
 
 /// Checks `body` against `record`'s settings and the experimental `features`, in
@@ -100,6 +109,7 @@ pub fn prepare_with(
     record: &IndexRecord,
     body: SearchBody,
     features: RuntimeFeatures,
+    filter_shards: Option<NetworkShards>,
     errors: EngineErrors,
 ) -> Result<PreparedSearch, ResponseError> {
     let settings = &record.settings;
@@ -115,7 +125,8 @@ pub fn prepare_with(
     let rules = FilterableRules::from_setting(&settings.setting_view("filterableAttributes"))
         .map_err(ResponseError::internal)?;
     let filter = match &body.filter {
-        Some(value) => parse_filter(&engine, &rules, value, features)?,
+        Some(value) => parse_filter(&engine, &rules, value, features)?
+            .map(|filter| filter.with_network_shards(filter_shards)),
         None => None,
     };
     let sort = match &body.sort {

@@ -40,6 +40,10 @@ pub struct NetworkContext {
     pub enabled: bool,
     /// Whether the request came from another instance (`Meili-Proxy-Search: true`).
     pub is_proxy: bool,
+    /// Whether each copy of a networked query gets a position of its own (a single-index
+    /// search across the network: copy `i` is query `i`) rather than the position of the
+    /// query it copies (a federated multi-search).
+    pub numbered_copies: bool,
 }
 
 impl NetworkContext {
@@ -52,7 +56,18 @@ impl NetworkContext {
 /// The queries of one federated search sent to each remote, by remote name.
 #[derive(Debug, Default)]
 pub struct RemoteQueries {
-    by_remote: BTreeMap<String, (Remote, Vec<Value>)>,
+    by_remote: BTreeMap<String, (Remote, Vec<RemoteQuery>)>,
+}
+
+/// One query for a remote, with the other instances that may answer it instead.
+#[derive(Debug, Clone)]
+pub struct RemoteQuery {
+    /// The query as the remote is sent it.
+    json: Value,
+    /// Who to ask next when the remote fails, in order (see [`super::remote_failover`]).
+    pub(super) fallbacks: Vec<(String, Remote)>,
+    /// The remotes that failed to answer it so far.
+    pub(super) failed_by: Vec<String>,
 }
 
 impl RemoteQueries {
@@ -62,23 +77,55 @@ impl RemoteQueries {
         &mut self,
         name: &str,
         remote: &Remote,
-        mut query: Map<String, Value>,
+        query: Map<String, Value>,
         weight: f64,
         position: usize,
+    ) {
+        self.push_with_fallbacks(name, remote, query, (weight, position), Vec::new());
+    }
+
+    /// Adds the query at `position` with `weight` for the remote `name`, to be asked of
+    /// `fallbacks` in turn should it fail.
+    pub fn push_with_fallbacks(
+        &mut self,
+        name: &str,
+        remote: &Remote,
+        mut query: Map<String, Value>,
+        (weight, position): (f64, usize),
+        fallbacks: Vec<(String, Remote)>,
     ) {
         query.insert(
             "federationOptions".to_owned(),
             json!({ "weight": weight, "remote": null, "queryPosition": position }),
         );
+        let query = RemoteQuery {
+            json: Value::Object(query),
+            fallbacks,
+            failed_by: Vec::new(),
+        };
+        self.add(name, remote, query);
+    }
+
+    /// Adds `query` for the remote `name`.
+    pub(super) fn add(&mut self, name: &str, remote: &Remote, query: RemoteQuery) {
         self.by_remote
             .entry(name.to_owned())
             .or_insert_with(|| (remote.clone(), Vec::new()))
             .1
-            .push(Value::Object(query));
+            .push(query);
     }
 
     pub fn is_empty(&self) -> bool {
         self.by_remote.is_empty()
+    }
+
+    /// The queries by remote name (for tests).
+    #[cfg(test)]
+    pub(super) fn into_queries(self) -> Vec<(String, Vec<RemoteQuery>)> {
+        self.by_remote
+            .into_iter()
+            .map(|(name, (_, queries))| (name, queries))
+            .collect()
     }
 }
 
@@ -106,39 +153,72 @@ pub struct RemoteHit {
     pub semantic: bool,
 }
 
+/// One remote's search, in flight, with the queries it was sent.
+pub(super) struct Search {
+    pub(super) name: String,
+    pub(super) queries: Vec<RemoteQuery>,
+    task: crate::runtime::Task<Result<Value, ResponseError>>,
+}
+
 /// The searches sent, in flight.
 pub struct InFlight {
-    searches: Vec<(String, crate::runtime::Task<Result<Value, ResponseError>>)>,
+    searches: Vec<Search>,
+    /// The `federation` every remote is sent (again, to the next owner of a failed query).
+    federation: Map<String, Value>,
 }
 
 /// Sends every remote its queries with `federation`, all at once.
 pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFlight {
     let mut searches = Vec::with_capacity(queries.by_remote.len());
     for (name, (remote, remote_queries)) in queries.by_remote {
-        let body = json!({ "queries": remote_queries, "federation": federation });
+        let bodies: Vec<Value> = remote_queries
+            .iter()
+            .map(|query| query.json.clone())
+            .collect();
+        let body = json!({ "queries": bodies, "federation": federation });
         let task = crate::runtime::spawn(async move {
             let client = crate::outgoing::shared::core_client()
                 .ok_or_else(|| ResponseError::internal("remote search outside of a core"))?;
             remote_multi_search(&client, &remote, &body).await
         });
-        searches.push((name, task));
+        searches.push(Search {
+            name,
+            queries: remote_queries,
+            task,
+        });
     }
-    InFlight { searches }
+    InFlight {
+        searches,
+        federation: federation.clone(),
+    }
 }
 
-/// Waits for every remote: their results, and the error of each remote that failed.
+/// Waits for every remote: their results, and the error of each remote that failed. The
+/// queries of a failed remote that name other owners are asked of the next one, round after
+/// round (see [`super::remote_failover`]); a remote counts as failed in the answer only when
+/// a query it could not answer found no other owner that could.
 pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String, ResponseError>) {
+    let InFlight {
+        mut searches,
+        federation,
+    } = in_flight;
     let mut results = Vec::new();
-    let mut errors = BTreeMap::new();
-    for (name, task) in in_flight.searches {
-        match task.await.and_then(|answer| remote_result(&name, answer)) {
-            Ok(result) => results.push(result),
-            Err(error) => {
-                errors.insert(name, error);
+    let mut failover = super::remote_failover::Failover::default();
+    while !searches.is_empty() {
+        for search in searches {
+            let answer = search.task.await;
+            match answer.and_then(|answer| remote_result(&search.name, answer)) {
+                Ok(result) => results.push(result),
+                Err(error) => failover.failed(search.name, search.queries, error),
             }
         }
+        let retries = failover.next_round();
+        if retries.is_empty() {
+            break;
+        }
+        searches = start(retries, &federation).searches;
     }
-    (results, errors)
+    (results, failover.errors())
 }
 
 /// A remote's answer as a result, or the error naming what its hits lack.

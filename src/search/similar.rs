@@ -155,6 +155,7 @@ pub async fn similar(
         &record,
         search_body(&similar),
         features,
+        coordinator.filter_shards(),
         EngineErrors::Plain,
     )
     .map_err(similar_code)?;

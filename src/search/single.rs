@@ -34,7 +34,7 @@ pub async fn search_index(
     }
     let show_performance_details = body.show_performance_details;
     let mut stages = StageTimer::new();
-    let prepared = prepare(&record, body, features)?;
+    let prepared = prepare(&record, body, features, coordinator.filter_shards())?;
     stages.finish("search > prepare");
     let outcome = execute(coordinator, &record, &prepared).await?;
     stages.finish("search > keyword search");

@@ -36,6 +36,9 @@ pub struct Options {
     pub cores: Option<usize>,
     /// Environment variables the server is started with, beside the test's own.
     pub environment: Vec<(String, String)>,
+    /// The address to listen on (chosen beforehand, e.g. with [`free_address`], when other
+    /// instances must know it before this one starts); a free loopback port when `None`.
+    pub address: Option<SocketAddr>,
 }
 
 impl Server {
@@ -55,7 +58,7 @@ impl Server {
 
     /// A server with `options` on `data_directory` (which may already hold data).
     pub fn start_on(data_directory: &Path, options: &Options) -> Server {
-        let address = free_address();
+        let address = options.address.unwrap_or_else(free_address);
         let mut command = Command::new(env!("CARGO_BIN_EXE_coresearch"));
         command
             .arg("--http-addr")
@@ -212,7 +215,8 @@ pub fn raw_to(address: &str, request: &str) -> Option<HttpResponse> {
     connection.read_response().ok()
 }
 
-fn free_address() -> SocketAddr {
+/// A loopback address with a port nothing listens on now.
+pub fn free_address() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind succeeds");
     listener.local_addr().expect("local_addr succeeds")
 }

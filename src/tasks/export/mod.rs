@@ -165,7 +165,8 @@ impl ExportWork {
     ) -> Result<u64, Stop> {
         let step = format!("exporting index `{}`", record.uid);
         self.control.set_progress(&step, 0, 0);
-        let filter = checked_filter(settings.filter.as_ref(), record)?;
+        let filter = checked_filter(settings.filter.as_ref(), record)?
+            .map(|filter| filter.with_network_shards(self.coordinator.filter_shards()));
         let index = IndexOnTarget {
             uid: &record.uid,
             primary_key: record.primary_key.as_deref(),
@@ -274,7 +275,10 @@ fn checked_filter(
 
 /// A shard's failure as the task's: a filter the shard could not evaluate names the index.
 fn shard_failure(error: ResponseError, index_uid: &str) -> Stop {
-    if error.code == Code::InvalidDocumentFilter {
+    if matches!(
+        error.code,
+        Code::InvalidDocumentFilter | Code::InvalidSearchFilter
+    ) {
         let message = format!("Index `{index_uid}`: {}", error.message);
         return Stop::Failed(ResponseError::new(error.code, message));
     }

@@ -22,6 +22,7 @@ use shards::documents::operation::{
 use shards::documents::payload::documents_from;
 use shards::documents::primary_key::resolve_primary_key;
 use shards::filter::{Filter, FilterableRules, check_filterable};
+use shards::network_shards::NetworkShards;
 
 use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
@@ -31,6 +32,7 @@ use crate::host::batch::Prepare;
 use crate::host::documents::{ExistingIds, MatchingIds, UsedIds};
 use crate::host::embedding::remote_embedders;
 use crate::host::protocol::ShardRequest;
+use crate::network::sharding::Sharding;
 use crate::tasks::batch_documents::{PlannedPayload, send_documents};
 use crate::tasks::model::{Details, DocumentMethod, KindWithContent, Task};
 use crate::tasks::owners::{owning_shards, share_out, shares_by_owner};
@@ -100,10 +102,18 @@ pub(super) struct DocumentWork {
     /// has it, and the plan says so.
     ordered: HashSet<String, IdHasher>,
     touched: bool,
+    /// The network's sharding when it has a leader: the ids of the shards this instance does
+    /// not own are left out of the plan (not stored, not deleted, not counted), as Meilisearch
+    /// Enterprise skips them.
+    sharding: Option<Sharding>,
 }
 
 impl DocumentWork {
-    pub(super) fn new(record: &IndexRecord, tracks_written: bool) -> DocumentWork {
+    pub(super) fn new(
+        record: &IndexRecord,
+        tracks_written: bool,
+        sharding: Option<Sharding>,
+    ) -> DocumentWork {
         DocumentWork {
             plan: DocumentPlan::new(),
             payloads: Vec::new(),
@@ -116,7 +126,15 @@ impl DocumentWork {
             order: Vec::new(),
             ordered: HashSet::default(),
             touched: false,
+            sharding,
         }
+    }
+
+    /// Whether this instance keeps the document `id` (always without a leader).
+    fn keeps(&self, id: &str) -> bool {
+        self.sharding
+            .as_ref()
+            .is_none_or(|sharding| sharding.keeps(id))
     }
 
     fn is_empty(&self) -> bool {
@@ -213,7 +231,12 @@ impl DocumentWork {
             spans,
         });
         let mut met_before = false;
+        let mut kept = 0u64;
         for (position, id) in parsed.into_iter().enumerate() {
+            if !self.keeps(&id) {
+                continue;
+            }
+            kept += 1;
             let document = DocumentRefs::one(DocumentRef {
                 payload,
                 position: position as u32,
@@ -222,7 +245,15 @@ impl DocumentWork {
         }
         self.touched = true;
         let ids = &self.payloads[payload as usize].ids;
-        Ok(TaskEffect::Indexed(indexed_count(ids, met_before)))
+        let indexed = match &self.sharding {
+            Some(sharding) if met_before => {
+                let kept_ids = ids.iter().filter(|id| sharding.keeps(id));
+                kept_ids.collect::<std::collections::HashSet<_>>().len() as u64
+            }
+            Some(_) => kept,
+            None => indexed_count(ids, met_before),
+        };
+        Ok(TaskEffect::Indexed(indexed))
     }
 
     /// Plans writing `document` under `id` by `method`, keeping the order in which the
@@ -250,24 +281,29 @@ impl DocumentWork {
         first_met
     }
 
-    /// Plans a `documentDeletion` task (by ids).
+    /// Plans a `documentDeletion` task (by ids): of this instance's documents only.
     async fn document_deletion(
         &mut self,
         work: &BatchWork,
         record: &IndexRecord,
         document_ids: &[String],
     ) -> Result<TaskEffect, ResponseError> {
+        let kept: Vec<String> = document_ids
+            .iter()
+            .filter(|id| self.keeps(id))
+            .cloned()
+            .collect();
         let stored = if self.cleared {
             BTreeSet::new()
         } else {
-            work.existing_ids(record, document_ids).await?
+            work.existing_ids(record, &kept).await?
         };
         let mut deleted = 0;
-        for id in document_ids {
-            if self.delete(id, stored.contains(id)) {
+        for id in kept {
+            if self.delete(&id, stored.contains(&id)) {
                 deleted += 1;
             }
-            self.plan.delete(id.clone());
+            self.plan.delete(id);
         }
         self.touched = true;
         Ok(TaskEffect::Deleted(deleted))
@@ -281,7 +317,7 @@ impl DocumentWork {
         record: &IndexRecord,
         filter: &Value,
     ) -> Result<TaskEffect, ResponseError> {
-        let filter = checked_task_filter(filter, record)?;
+        let filter = checked_task_filter(filter, record, work.coordinator.filter_shards())?;
         let matched = match filter {
             Some(filter) if !self.cleared => work.matching_ids(record, &filter).await?,
             _ => BTreeSet::new(),
@@ -575,10 +611,13 @@ pub(super) fn parse_deletion_filter(
     })
 }
 
-/// A filter refusal the shards made while evaluating a task's filter (a bad geo argument),
-/// with the ``Index `uid`: `` prefix of Meilisearch's task errors.
+/// A filter refusal the shards made while evaluating a task's filter (a bad geo argument, an
+/// unknown `_shard`), with the ``Index `uid`: `` prefix of Meilisearch's task errors.
 pub(super) fn filter_error_in_index(error: ResponseError, index_uid: &str) -> ResponseError {
-    if error.code == Code::InvalidDocumentFilter {
+    if matches!(
+        error.code,
+        Code::InvalidDocumentFilter | Code::InvalidSearchFilter
+    ) {
         error.prefixed(&format!("Index `{index_uid}`: "))
     } else {
         error
@@ -587,14 +626,17 @@ pub(super) fn filter_error_in_index(error: ResponseError, index_uid: &str) -> Re
 
 /// An edition's filter, parsed and checked against the index's filterable attributes (an
 /// empty filter selects every document); a task fails with Meilisearch's ``Index `uid`: ``
-/// prefix when the filter names an attribute the index cannot filter.
+/// prefix when the filter names an attribute the index cannot filter. Its `_shard`
+/// conditions name `filter_shards`.
 pub(super) fn checked_task_filter(
     value: &Value,
     record: &IndexRecord,
+    filter_shards: Option<NetworkShards>,
 ) -> Result<Option<Filter>, ResponseError> {
     let Some(filter) = parse_deletion_filter(value, &record.uid)? else {
         return Ok(None);
     };
+    let filter = filter.with_network_shards(filter_shards);
     let rules =
         FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
             .map_err(ResponseError::internal)?;

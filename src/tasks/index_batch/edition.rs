@@ -61,10 +61,12 @@ impl BatchWork {
             return failed(task, ResponseError::internal("not a document edition"));
         };
         let filter = match filter {
-            Some(value) => match checked_task_filter(value, record) {
-                Ok(filter) => filter,
-                Err(error) => return failed(task, error),
-            },
+            Some(value) => {
+                match checked_task_filter(value, record, self.coordinator.filter_shards()) {
+                    Ok(filter) => filter,
+                    Err(error) => return failed(task, error),
+                }
+            }
             None => None,
         };
         // An index without a primary key has no documents: nothing to edit.

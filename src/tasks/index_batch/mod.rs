@@ -42,6 +42,7 @@ use crate::errors::{Code, ResponseError};
 use crate::host::batch::{Abort, Commit};
 use crate::host::documents::Stats;
 use crate::host::protocol::ShardRequest;
+use crate::network::sharding::Sharding;
 
 pub use self::indexes::remove_index_files;
 
@@ -295,7 +296,8 @@ impl BatchWork {
                     | KindWithContent::DocumentClear { .. }
             )
         });
-        let mut documents = DocumentWork::new(record, deletes);
+        let sharding = Sharding::of(&self.coordinator.network());
+        let mut documents = DocumentWork::new(record, deletes, sharding);
         documents.reserve_for(&tasks);
         let mut planned = PlannedTasks::with_capacity(tasks.len());
         let total = tasks.len() as u32;
