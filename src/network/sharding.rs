@@ -60,6 +60,7 @@ pub fn filter_shards(network: &Network) -> Option<NetworkShards> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use std::collections::BTreeSet;
 
