@@ -256,6 +256,7 @@ fn each_instance_keeps_the_golden_documents_of_its_shards_and_filters_by_shard()
     let replica = instances[2].server();
     shard_filters_select_by_shard(replica);
     shard_filters_refuse_what_meilisearch_refuses(replica);
+    editions_and_similar_documents_filter_by_shard(replica);
     exports_filter_by_shard(replica);
     deletions_skip_the_documents_of_other_shards(&instances);
 }
@@ -363,6 +364,56 @@ fn shard_filters_refuse_what_meilisearch_refuses(server: &Server) {
         &json!({"filter": "_shard = ms0", "limit": 100}),
     );
     assert_eq!(id_set(&networked["hits"]), golden_of(&["ms0"]));
+}
+
+/// `_shard` in the filter of an edition by function and of similar documents on `ms2`.
+fn editions_and_similar_documents_filter_by_shard(server: &Server) {
+    let features = json!({"editDocumentsByFunction": true});
+    let response = server.send("PATCH", "/experimental-features", Some(&features));
+    assert_eq!(response.status, 200, "{}", response.text());
+    let body = json!({"function": "doc.title = \"edited\"", "filter": "_shard = ms2"});
+    let response = server.send("POST", "/indexes/golden/documents/edit", Some(&body));
+    let task = succeeded(server, &response);
+    assert_eq!(task["details"]["editedDocuments"], 2, "{task}");
+    let edited = search(
+        server,
+        "golden",
+        &json!({"q": "edited", "useNetwork": false, "limit": 100}),
+    );
+    assert_eq!(id_set(&edited["hits"]), golden_of(&["ms2"]));
+    let body = json!({"function": "doc.title = \"again\"", "filter": "_shard = nope"});
+    let response = server.send("POST", "/indexes/golden/documents/edit", Some(&body));
+    let task = finished(server, &response);
+    assert_eq!(task["error"]["code"], "invalid_search_filter", "{task}");
+    assert_eq!(
+        task["error"]["message"],
+        "Index `golden`: Shard `nope` does not exist"
+    );
+    let embedders = json!({"embedders": {"default": {"source": "userProvided", "dimensions": 2}}});
+    settings(server, "vectors", &embedders);
+    let documents: Vec<Value> = GOLDEN
+        .iter()
+        .enumerate()
+        .map(|(number, (id, _))| json!({"id": id, "_vectors": {"default": [1.0, number]}}))
+        .collect();
+    add(server, "vectors", &Value::Array(documents));
+    let similar = |filter: &str| {
+        let body = json!({"id": "A", "embedder": "default", "filter": filter});
+        server.send("POST", "/indexes/vectors/similar", Some(&body))
+    };
+    let response = similar("_shard = ms2");
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(id_set(&response.json()["hits"]), golden_of(&["ms2"]));
+    let response = similar("_shard != ms2");
+    let mut others = golden_of(&["ms1"]);
+    others.remove("A");
+    assert_eq!(id_set(&response.json()["hits"]), others);
+    assert_error(
+        &similar("_shard = nope"),
+        400,
+        "invalid_search_filter",
+        "Shard `nope` does not exist",
+    );
 }
 
 /// An export of `ms2` filtered by shard sends only that shard's documents.

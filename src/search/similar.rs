@@ -15,6 +15,7 @@ use std::time::Instant;
 use deserr::Deserr;
 use serde_json::{Map, Value, json};
 use shards::documents::document_id::document_id_from_value;
+use shards::filter::is_shard_refusal;
 use shards::search::VectorQuery;
 
 use super::execute::{SearchOutcome, execute_ranked};
@@ -175,7 +176,11 @@ pub async fn similar(
             };
             execute_ranked(coordinator, &record, &prepared, Some(query))
                 .await
-                .map_err(similar_code)?
+                .map_err(|error| match is_shard_refusal(&error.message) {
+                    // Meilisearch gives `_shard` refusals the engine's code here too.
+                    true => error,
+                    false => similar_code(error),
+                })?
         }
         None => SearchOutcome::default(),
     };

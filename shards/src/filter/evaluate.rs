@@ -48,6 +48,17 @@ fn shard_error(message: String) -> FilterError {
     FilterError::new(FilterErrorKind::Shard, message)
 }
 
+/// The end of the message of a refused operator on `_shard`.
+const SHARD_OPERATOR_REFUSAL: &str = "is not allowed for the special attribute `_shard`.\n  - Note: allowed operators: =, !=, IN. \n  - Note: other operators are not allowed for the special attribute `_shard`.";
+
+/// Whether `message` is a [`FilterErrorKind::Shard`] refusal, once it has become an API
+/// error's message (possibly prefixed by the index): a route that gives the engine's filter
+/// refusals its own code keeps `invalid_search_filter` for these, as Meilisearch does.
+pub fn is_shard_refusal(message: &str) -> bool {
+    let unknown_shard = message.contains("Shard `") && message.ends_with("` does not exist");
+    unknown_shard || message.ends_with(SHARD_OPERATOR_REFUSAL)
+}
+
 /// Whether the range `lower..upper` is empty, the cases Meilisearch answers without a lookup.
 fn is_empty_range<T: PartialOrd>(lower: &Bound<T>, upper: &Bound<T>) -> bool {
     match (lower, upper) {
@@ -251,7 +262,7 @@ impl<S: FacetSource> Evaluator<'_, S> {
                 Ok(hint.cloned().unwrap_or_else(|| self.source.universe()) - removed)
             }
             other => Err(shard_error(format!(
-                "Filter operator `{} is not allowed for the special attribute `_shard`.\n  - Note: allowed operators: =, !=, IN. \n  - Note: other operators are not allowed for the special attribute `_shard`.",
+                "Filter operator `{} {SHARD_OPERATOR_REFUSAL}",
                 other.operator()
             ))),
         }

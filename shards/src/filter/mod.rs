@@ -55,7 +55,7 @@ mod random_tests;
 
 pub use ast::{Condition, Expression, Token, VectorFilter};
 pub use error::{FilterError, FilterErrorKind};
-pub use evaluate::evaluate;
+pub use evaluate::{evaluate, is_shard_refusal};
 pub use facet_source::{FacetSource, GeoPoint, VectorLookupError};
 pub use geo::{EARTH_RADIUS_METERS, haversine_distance_meters};
 pub use memory_source::MemoryFacetSource;
