@@ -321,7 +321,7 @@ async fn dispatch_indexes(
             indexes::checked_path_uid(&index).and_then(|()| indexes::get(services, &index))
         }
         Endpoint::UpdateIndex => indexes::update(services, request, &index).await,
-        Endpoint::DeleteIndex => indexes::delete(services, &index).await,
+        Endpoint::DeleteIndex => indexes::delete(services, request, &index).await,
         Endpoint::CompactIndex => indexes::compact(services, &index).await,
         Endpoint::SwapIndexes => indexes::swap(services, request, context).await,
         Endpoint::IndexStats => match indexes::checked_path_uid(&index) {
@@ -403,7 +403,7 @@ async fn dispatch_settings(
             indexes::checked_path_uid(&index).and_then(|()| settings::get_all(services, &index))
         }
         Endpoint::UpdateSettings => settings::update_all(services, request, &index, context).await,
-        Endpoint::ResetSettings => settings::reset_all(services, &index, context).await,
+        Endpoint::ResetSettings => settings::reset_all(services, request, &index, context).await,
         Endpoint::SettingsSubRoute => {
             let segment = call.parameter("setting");
             settings::sub_route_request(services, request, &index, &segment, context).await

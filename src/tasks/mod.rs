@@ -40,6 +40,7 @@ pub mod dump;
 pub mod export;
 pub mod index_batch;
 pub mod model;
+pub mod network_change;
 pub mod owners;
 pub mod payload_ids;
 pub mod query;

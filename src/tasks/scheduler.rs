@@ -442,6 +442,12 @@ impl Scheduler {
                 KindWithContent::IndexSwap { swaps } if swaps.is_empty() => {
                     finished.push(succeeded_with(task, |_| {}));
                 }
+                KindWithContent::NetworkTopologyChange => {
+                    finished.push(succeeded_with(
+                        task,
+                        super::network_change::finished_details,
+                    ));
+                }
                 other => {
                     let error = unsupported(other);
                     finished.push(failed(task, error));
