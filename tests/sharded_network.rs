@@ -2,8 +2,9 @@
 //! protocol): the leader's `PATCH /network` checked across the network and handed to every
 //! follower as a `networkTopologyChange` task, writes forwarded by the leader to every
 //! remote with the tasks' `network` bookkeeping, followers refusing users' writes, the
-//! inter-instance headers' refusals, a wrong write key recorded per remote, and a change
-//! that would move documents refused without changing anything.
+//! inter-instance headers' refusals, a wrong write key recorded per remote, and documents
+//! moved by changes of the shards (an instance joins, a replica is added, an instance
+//! leaves) to exactly where the new topology says.
 
 #![allow(clippy::unwrap_used)]
 
@@ -251,24 +252,11 @@ fn network_headers_are_checked() {
 }
 
 #[test]
-fn a_change_that_would_move_documents_is_refused_and_changes_nothing() {
+fn changing_a_remotes_key_moves_nothing_and_reaches_every_follower() {
     let servers = sharded_network();
-    let response = servers[0].send(
-        "POST",
-        "/indexes/books/documents",
-        Some(&json!([{"id": 1}, {"id": 2}, {"id": 3}])),
-    );
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!([{"id": 0}, {"id": 1}, {"id": 2}])));
     let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
     assert_eq!(task["status"], "succeeded", "{task}");
-    let before = servers[0].send("GET", "/network", None).json();
-    let response = servers[0].send(
-        "PATCH",
-        "/network",
-        Some(&json!({"shards": {"s2": {"remotes": ["ms1"]}}})),
-    );
-    assert_eq!(response.status, 400, "{}", response.text());
-    assert_eq!(response.json()["code"], "invalid_network_shards");
-    assert_eq!(servers[0].send("GET", "/network", None).json(), before);
     // Changing a remote's key moves nothing and is accepted.
     let response = servers[0].send(
         "PATCH",
@@ -278,6 +266,124 @@ fn a_change_that_would_move_documents_is_refused_and_changes_nothing() {
     assert_eq!(response.status, 202, "{}", response.text());
     let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
     assert_eq!(task["status"], "succeeded", "{task}");
+    wait_for_every_change(&servers);
     let follower = servers[2].send("GET", "/network", None).json();
     assert_eq!(follower["remotes"]["ms1"]["searchApiKey"], "another");
+    assert_documents_where_the_topology_says(&servers, &one_shard_each(), 3);
+}
+
+/// Every document id of `index` on `server`.
+fn document_ids(server: &Server, index: &str) -> std::collections::BTreeSet<String> {
+    let page = server
+        .send(
+            "GET",
+            &format!("/indexes/{index}/documents?limit=100000&fields=id"),
+            None,
+        )
+        .json();
+    page["results"]
+        .as_array()
+        .map(|results| {
+            results
+                .iter()
+                .map(|document| document["id"].to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The remotes that must hold `id` under `shards` (`{shard: {"remotes": [...]}}`).
+fn owners_of(shards: &Value, id: &str) -> Vec<String> {
+    let names: Vec<&str> = shards
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let shard = shards::rendezvous::rendezvous_winner(names.iter().copied(), id).unwrap();
+    shards[shard]["remotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Waits until every instance's latest network change and every task after it succeeded.
+fn wait_for_every_change(servers: &[Server]) {
+    for server in servers {
+        let change = last_task_of_type(server, "networkTopologyChange");
+        let change = server.wait_task(change["uid"].as_u64().unwrap());
+        assert_eq!(change["status"], "succeeded", "{change}");
+        let last = server.send("GET", "/tasks?limit=1", None).json()["results"][0].clone();
+        let last = server.wait_task(last["uid"].as_u64().unwrap());
+        assert_eq!(last["status"], "succeeded", "{last}");
+    }
+}
+
+/// Checks that every document of `0..count` is on exactly the instances `shards` names.
+fn assert_documents_where_the_topology_says(servers: &[Server], shards: &Value, count: u64) {
+    let held: Vec<_> = servers
+        .iter()
+        .map(|server| document_ids(server, "books"))
+        .collect();
+    for id in (0..count).map(|id| id.to_string()) {
+        let owners = owners_of(shards, &id);
+        for (name, documents) in NAMES.iter().zip(&held) {
+            let owned = owners.iter().any(|owner| owner == name);
+            assert_eq!(
+                documents.contains(&id),
+                owned,
+                "document {id} on {name} (owners {owners:?})"
+            );
+        }
+    }
+}
+
+#[test]
+fn documents_move_when_a_shard_is_added_and_when_an_instance_leaves() {
+    let servers: Vec<Server> = (0..NAMES.len()).map(|_| start_instance()).collect();
+    let two_shards = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}});
+    let mut all_remotes = remotes(&servers, MASTER_KEY);
+    all_remotes.as_object_mut().unwrap().remove("ms2");
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": all_remotes, "shards": two_shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers[..2]);
+    const COUNT: u64 = 1_500;
+    let documents: Vec<Value> = (0..COUNT)
+        .map(|id| json!({"id": id, "title": format!("book {id}")}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    wait_for_every_change(&servers[..2]);
+    // ms2 joins with a shard of its own, and s0 gets a second owner.
+    let three = json!({"s0": {"remotes": ["ms0", "ms2"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
+    assert_documents_where_the_topology_says(&servers, &shards, COUNT);
+    let change = last_task_of_type(&servers[1], "networkTopologyChange");
+    assert!(
+        change["details"]["movedDocuments"].as_u64().unwrap() > 0,
+        "{change}"
+    );
+    // ms1 leaves: its shard goes to ms0 and ms2.
+    let two = json!({"s0": {"remotes": ["ms0", "ms2"]}, "s1": null, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": {"ms1": null}, "shards": two});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
+    assert_documents_where_the_topology_says(&servers, &shards, COUNT);
+    assert!(document_ids(&servers[1], "books").is_empty());
+    let union: std::collections::BTreeSet<String> = servers
+        .iter()
+        .flat_map(|server| document_ids(server, "books"))
+        .collect();
+    assert_eq!(union.len() as u64, COUNT);
 }

@@ -11,7 +11,7 @@ use super::{CONTROL_CORE, ControlBroadcast, ControlPlane};
 use crate::errors::{Code, ResponseError};
 use crate::network::Network;
 use crate::network::merge::merge_network;
-use crate::network::model::NETWORK_FILE_NAME;
+use crate::network::model::{NETWORK_CHANGE_FILE_NAME, NETWORK_FILE_NAME, NetworkChangeRecord};
 use crate::network::patch::NetworkPatch;
 use crate::runtime::CoreRequest;
 
@@ -52,28 +52,42 @@ impl ControlPlane {
     /// Stores `network` as it is (a leader's checked change, or a follower's copy of its
     /// leader's), when the network is still at `expected_version`: another change stored
     /// meanwhile makes this one fail, so no check is ever skipped.
+    ///
+    /// `previous` (the network before the change, as this instance's change task must see
+    /// it) is persisted first, so a change task always finds it after a crash.
     pub async fn store_network(
         &self,
         network: Network,
+        previous: Network,
         expected_version: uuid::Uuid,
     ) -> Result<Arc<Network>, ResponseError> {
-        self.ask(StoreNetwork(network, expected_version)).await?
+        self.ask(StoreNetwork {
+            network,
+            previous,
+            expected_version,
+        })
+        .await?
     }
 
     async fn apply_network_store(
         &self,
-        network: Network,
-        expected_version: uuid::Uuid,
+        store: StoreNetwork,
     ) -> Result<Arc<Network>, ResponseError> {
         let _permit = self
             .write_permit
             .acquire_permit(1)
             .await
             .map_err(|error| ResponseError::new(Code::Internal, error.to_string()))?;
-        if self.network().version != expected_version {
+        if self.network().version != store.expected_version {
             return Err(crate::network::leader_set_meanwhile());
         }
-        self.store_network_now(Arc::new(network)).await
+        let record = NetworkChangeRecord {
+            version: store.network.version,
+            previous: store.previous,
+        };
+        let bytes = serde_json::to_vec(&record).map_err(ResponseError::internal)?;
+        self.persist(NETWORK_CHANGE_FILE_NAME, bytes).await?;
+        self.store_network_now(Arc::new(store.network)).await
     }
 
     /// Persists, applies and replicates `merged` (the write permit is held).
@@ -88,13 +102,17 @@ impl ControlPlane {
 }
 
 /// A network stored as it is, run on the control core.
-struct StoreNetwork(Network, uuid::Uuid);
+struct StoreNetwork {
+    network: Network,
+    previous: Network,
+    expected_version: uuid::Uuid,
+}
 
 impl CoreRequest<ControlPlane> for StoreNetwork {
     type Answer = Result<Arc<Network>, ResponseError>;
 
     async fn run(self, control: &ControlPlane) -> Self::Answer {
-        control.apply_network_store(self.0, self.1).await
+        control.apply_network_store(self).await
     }
 }
 

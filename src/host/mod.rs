@@ -37,6 +37,7 @@ pub mod export;
 pub mod facet_search;
 pub mod maintenance;
 pub mod memory;
+pub mod network_transfer;
 pub mod protocol;
 pub mod read_documents;
 pub mod reembed;

@@ -21,6 +21,8 @@ pub mod patch;
 pub mod propagation;
 pub mod remote_call;
 pub mod task_network;
+pub mod transfer_plan;
+pub mod write_hold;
 
 pub use model::{Network, Remote, Shard};
 

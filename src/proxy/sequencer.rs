@@ -20,9 +20,9 @@ use std::sync::Arc;
 
 use crate::coordinator::{CONTROL_CORE, Coordinator, CoreRequest};
 use crate::errors::ResponseError;
-use crate::network::Network;
 use crate::network::forward::{FORWARD_ATTEMPTS_MAX, ForwardedWrite, forward_write};
 use crate::network::task_network::{Origin, RemoteTask, TaskNetwork};
+use crate::network::{Network, write_hold};
 use crate::runtime::Semaphore;
 use crate::tasks::control_side;
 use crate::tasks::model::{KindWithContent, Task};
@@ -68,6 +68,9 @@ impl CoreRequest<Coordinator> for LeaderWrite {
             .acquire_permit(1)
             .await
             .map_err(|error| ResponseError::internal(error.to_string()))?;
+        // A network change is sending documents: this write waits (holding the permit, so
+        // the writes after it wait behind it in order).
+        write_hold::wait_until_released().await;
         let LeaderWrite {
             network,
             kind,
@@ -154,4 +157,26 @@ fn is_unreachable(outcome: &RemoteTask) -> bool {
         code,
         Some("remote_could_not_send_request" | "remote_timeout" | "remote_remote_error")
     )
+}
+
+/// Raises the leader's hold on writes (on the control core), for a network change it is
+/// registering.
+pub async fn hold_writes(coordinator: &Coordinator) -> Result<(), ResponseError> {
+    coordinator.ask(CONTROL_CORE, HoldWrites(true)).await
+}
+
+/// Lowers the hold on writes (a change that could not be registered).
+pub async fn release_writes(coordinator: &Coordinator) -> Result<(), ResponseError> {
+    coordinator.ask(CONTROL_CORE, HoldWrites(false)).await
+}
+
+/// Raises (`true`) or lowers the hold on writes.
+struct HoldWrites(bool);
+
+impl CoreRequest<Coordinator> for HoldWrites {
+    type Answer = ();
+
+    async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        write_hold::set_held(self.0);
+    }
 }

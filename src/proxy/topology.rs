@@ -12,16 +12,14 @@
 //!    other instance of the new network its body ([`crate::network::propagation`]), then
 //!    tells the instances the change removes, and answers 202 with its task.
 //!
-//! What this version adds to step 2 (documents are not moved between instances yet, see
-//! [`crate::tasks::network_change`]): when the change gives some shard other owners (or
-//! adds or removes shards), every instance must hold no document, else the change is
-//! refused with `invalid_network_shards` naming the instance — never accepted and left
-//! half-done.
+//! Each instance's task then moves the documents the change gives other owners
+//! ([`crate::tasks::network_change`]); the leader holds users' writes meanwhile
+//! ([`crate::network::write_hold`], raised here when its task is registered).
 //!
 //! Invariants: nothing is stored before every check passed; the leader itself is checked
 //! in process (not over HTTP).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -52,7 +50,6 @@ pub async fn check_change(
     if let Some(uid) = pending_local_change(coordinator).await? {
         return Err(unprocessed_network_task(None, uid));
     }
-    let moves = moves_documents(old, new);
     let client = client()?;
     let local = new.local.as_deref();
     let mut in_flight = Vec::new();
@@ -61,19 +58,14 @@ pub async fn check_change(
             continue;
         }
         let client = client.clone();
-        let check = crate::runtime::spawn(async move {
-            check_remote(&client, &name, &remote, removed, moves).await
-        });
+        let check =
+            crate::runtime::spawn(
+                async move { check_remote(&client, &name, &remote, removed).await },
+            );
         in_flight.push(check);
     }
     for check in in_flight {
         check.await?;
-    }
-    if moves {
-        let documents = local_document_count(coordinator).await?;
-        if documents > 0 {
-            return Err(documents_would_move(local.unwrap_or_default(), documents));
-        }
     }
     Ok(())
 }
@@ -89,7 +81,15 @@ pub async fn register_and_propagate(
         network_version: new.version,
     };
     let kind = KindWithContent::NetworkTopologyChange;
-    let task = control_side::register_in_network(coordinator, kind, None, Some(empty)).await?;
+    super::sequencer::hold_writes(coordinator).await?;
+    let registered = control_side::register_in_network(coordinator, kind, None, Some(empty)).await;
+    let task = match registered {
+        Ok(task) => task,
+        Err(error) => {
+            super::sequencer::release_writes(coordinator).await?;
+            return Err(error);
+        }
+    };
     let local = new.local.clone().unwrap_or_default();
     let origin = Origin {
         remote_name: local.clone(),
@@ -157,14 +157,12 @@ async fn send_all(
     remote_tasks
 }
 
-/// One instance's checks: the `network` feature, no pending change, and (when documents
-/// would move) no document.
+/// One instance's checks: the `network` feature and no pending change.
 async fn check_remote(
     client: &OutgoingClient,
     name: &str,
     remote: &Remote,
     removed: bool,
-    moves: bool,
 ) -> Result<(), ResponseError> {
     let features = match get(client, remote, "/experimental-features").await {
         Err(error) if removed && is_unreachable(&error) => return Ok(()),
@@ -191,13 +189,6 @@ async fn check_remote(
     if let Some(uid) = first {
         return Err(unprocessed_network_task(Some(name), uid as u32));
     }
-    if moves {
-        let stats = get(client, remote, "/stats").await?;
-        let documents = document_count_of_stats(&stats);
-        if documents > 0 {
-            return Err(documents_would_move(name, documents));
-        }
-    }
     Ok(())
 }
 
@@ -209,20 +200,6 @@ async fn get(client: &OutgoingClient, remote: &Remote, path: &str) -> Result<Val
         body: Vec::new(),
     };
     call_remote(client, remote, &write, &[], FORWARD_ATTEMPTS_MAX).await
-}
-
-/// The documents a `/stats` answer counts over every index.
-fn document_count_of_stats(stats: &Value) -> u64 {
-    stats
-        .get("indexes")
-        .and_then(Value::as_object)
-        .map(|indexes| {
-            indexes
-                .values()
-                .filter_map(|index| index.get("numberOfDocuments").and_then(Value::as_u64))
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// Every remote of `old` and `new` once, with whether the change removes it.
@@ -238,32 +215,6 @@ fn involved_remotes(old: &Network, new: &Network) -> Vec<(String, Remote, bool)>
         }
     }
     involved
-}
-
-/// Whether documents would change owners: sharding starts, or a shard is added, removed or
-/// given other remotes.
-pub fn moves_documents(old: &Network, new: &Network) -> bool {
-    let owners = |network: &Network| -> BTreeMap<String, BTreeSet<String>> {
-        network
-            .shards
-            .iter()
-            .map(|(name, shard)| (name.clone(), shard.remotes.clone()))
-            .collect()
-    };
-    old.leader.is_none() || owners(old) != owners(new)
-}
-
-/// The documents this instance holds over every index.
-async fn local_document_count(coordinator: &Rc<Coordinator>) -> Result<u64, ResponseError> {
-    let mut documents = 0;
-    for record in coordinator.catalog().iter() {
-        let stats = crate::indexes::stats::index_stats(coordinator, record).await?;
-        documents += stats
-            .get("numberOfDocuments")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-    }
-    Ok(documents)
 }
 
 /// The uid of this instance's enqueued or processing network change, if any.
@@ -304,16 +255,6 @@ fn unprocessed_network_task(remote: Option<&str>, task_uid: u32) -> ResponseErro
         Code::UnprocessedNetworkTask,
         format!(
             "{prefix}Already has a pending network task with uid {task_uid}.\n  - Note: No network task can be registered while any previous network task is not done processing.\n  - Hint: Wait for task {task_uid} to complete or cancel it."
-        ),
-    )
-}
-
-/// A change that would move documents while `instance` holds some.
-fn documents_would_move(instance: &str, documents: u64) -> ResponseError {
-    ResponseError::new(
-        Code::InvalidNetworkShards,
-        format!(
-            "This network change gives shards other owners, but instance `{instance}` holds {documents} documents: moving documents between instances is not supported by this version of coresearch yet.\n  - Hint: define the shards and the leader before adding documents, or change only remotes' URLs and keys."
         ),
     )
 }

@@ -82,7 +82,7 @@ async fn patch_as_user(
     topology::check_change(&services.coordinator, &old, &merged).await?;
     services
         .control
-        .store_network(merged.clone(), old.version)
+        .store_network(merged.clone(), old.as_ref().clone(), old.version)
         .await?;
     let task = topology::register_and_propagate(&services.coordinator, &old, &merged).await?;
     Ok(json(202, &summarized_task(&task)))
@@ -94,8 +94,11 @@ async fn patch_from_leader(
     origin: Origin,
 ) -> Result<Response, ResponseError> {
     let current = services.control.network();
-    let (new, _old) = follower_networks(&current, patch, &origin)?;
-    services.control.store_network(new, current.version).await?;
+    let (new, old) = follower_networks(&current, patch, &origin)?;
+    services
+        .control
+        .store_network(new, old, current.version)
+        .await?;
     let network = Some(TaskNetwork::Origin { origin });
     let kind = KindWithContent::NetworkTopologyChange;
     let task =

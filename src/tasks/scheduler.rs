@@ -31,6 +31,7 @@ use super::dump::{DumpWork, run_dump};
 use super::export::{ExportWork, run_export};
 use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, Kind, KindWithContent, Status, Task, TaskError};
+use super::network_change::{NetworkChangeWork, run_network_change};
 use super::queue::TaskQueue;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::Catalog;
@@ -385,6 +386,9 @@ impl Scheduler {
                 Ok(task) if task.kind.kind() == Kind::DumpCreation => {
                     self.process_dump(task, batch_uid).await
                 }
+                Ok(task) if task.kind.kind() == Kind::NetworkTopologyChange => {
+                    self.process_network_change(task).await
+                }
                 Ok(task) => self.process_global(vec![task]).await,
                 Err(tasks) => self.process_global(tasks).await,
             },
@@ -442,12 +446,6 @@ impl Scheduler {
                 KindWithContent::IndexSwap { swaps } if swaps.is_empty() => {
                     finished.push(succeeded_with(task, |_| {}));
                 }
-                KindWithContent::NetworkTopologyChange => {
-                    finished.push(succeeded_with(
-                        task,
-                        super::network_change::finished_details,
-                    ));
-                }
                 other => {
                     let error = unsupported(other);
                     finished.push(failed(task, error));
@@ -472,6 +470,18 @@ impl Scheduler {
             default_payload_bytes: self.options.export_payload_bytes_default,
         };
         run_export(&work, task).await
+    }
+
+    /// Runs a network change (alone in its batch, see [`super::network_change`]).
+    async fn process_network_change(&mut self, task: Task) -> BatchEnd {
+        let work = NetworkChangeWork {
+            coordinator: self.coordinator.clone(),
+            control: self.control.clone(),
+            control_plane: self.control_plane.clone(),
+            data_directory: self.options.data_directory.clone(),
+            payload_bytes_max: self.options.export_payload_bytes_default,
+        };
+        run_network_change(&work, task).await
     }
 
     /// Runs a dump (alone in its batch, see [`super::dump`]).
