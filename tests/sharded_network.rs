@@ -254,7 +254,11 @@ fn network_headers_are_checked() {
 #[test]
 fn changing_a_remotes_key_moves_nothing_and_reaches_every_follower() {
     let servers = sharded_network();
-    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!([{"id": 0}, {"id": 1}, {"id": 2}])));
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": 0}, {"id": 1}, {"id": 2}])),
+    );
     let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
     assert_eq!(task["status"], "succeeded", "{task}");
     // Changing a remote's key moves nothing and is accepted.
@@ -386,4 +390,72 @@ fn documents_move_when_a_shard_is_added_and_when_an_instance_leaves() {
         .flat_map(|server| document_ids(server, "books"))
         .collect();
     assert_eq!(union.len() as u64, COUNT);
+}
+
+/// Three instances, `ms0` and `ms1` sharding `count` documents; their data directories and
+/// options, to restart them.
+fn two_instance_network_with_documents(count: u64) -> Vec<Server> {
+    let servers: Vec<Server> = (0..NAMES.len()).map(|_| start_instance()).collect();
+    let mut first_remotes = remotes(&servers, MASTER_KEY);
+    first_remotes.as_object_mut().unwrap().remove("ms2");
+    let two_shards = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}});
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": first_remotes, "shards": two_shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers[..2]);
+    let documents: Vec<Value> = (0..count)
+        .map(|id| json!({"id": id, "title": format!("book number {id}"), "year": 1900 + id % 120}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    wait_for_every_change(&servers[..2]);
+    servers
+}
+
+/// Kills instance `victim` right after the leader accepted a change that brings `ms2` in,
+/// restarts it where it was, and checks that every document ends where the topology says.
+fn kill_during_a_change(victim: usize) {
+    const COUNT: u64 = 20_000;
+    let mut servers = two_instance_network_with_documents(COUNT);
+    let three = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1", "ms2"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let change = last_task_of_type(&servers[victim], "networkTopologyChange");
+    assert!(
+        matches!(change["status"].as_str(), Some("enqueued" | "processing")),
+        "the change is still running when the instance is killed: {change}"
+    );
+    let killed = servers.remove(victim);
+    let (address, data_directory) = (killed.address, killed.data_directory.clone());
+    let scratch = killed.kill_keeping_data();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let options = Options {
+        master_key: Some(MASTER_KEY.to_owned()),
+        extra_arguments: vec![
+            "--experimental-allowed-ip-networks".to_owned(),
+            "127.0.0.0/8".to_owned(),
+        ],
+        cores: Some(2),
+        ..Options::default()
+    };
+    let mut restarted = Server::start_at(&data_directory, &options, address);
+    restarted.keep_scratch(scratch);
+    servers.insert(victim, restarted);
+    wait_for_every_change(&servers);
+    let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
+    assert_documents_where_the_topology_says(&servers, &shards, COUNT);
+}
+
+#[test]
+fn a_follower_killed_during_a_change_ends_with_every_document_in_place() {
+    kill_during_a_change(1);
+}
+
+#[test]
+fn the_leader_killed_during_a_change_ends_with_every_document_in_place() {
+    kill_during_a_change(0);
 }

@@ -29,7 +29,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-
 use super::control_side::{self, ControlSide};
 use super::export::target::{IndexOnTarget, prepare_index};
 use super::model::{Details, KindWithContent, Task};

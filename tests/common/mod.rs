@@ -55,7 +55,12 @@ impl Server {
 
     /// A server with `options` on `data_directory` (which may already hold data).
     pub fn start_on(data_directory: &Path, options: &Options) -> Server {
-        let address = free_address();
+        Server::start_at(data_directory, options, free_address())
+    }
+
+    /// A server with `options` on `data_directory`, listening on `address` (a restart on
+    /// the address other instances know it by).
+    pub fn start_at(data_directory: &Path, options: &Options, address: SocketAddr) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_coresearch"));
         command
             .arg("--http-addr")
@@ -181,6 +186,19 @@ impl Server {
         // SAFETY: sending a signal to our own child process.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         child.wait().expect("wait succeeds")
+    }
+
+    /// Kills the server with SIGKILL (a crash) and waits for it, handing over the scratch
+    /// directory that holds its data (so a restart can reuse it).
+    pub fn kill_keeping_data(mut self) -> Option<tempfile::TempDir> {
+        let scratch = self._scratch.take();
+        self.kill();
+        scratch
+    }
+
+    /// Keeps `scratch` (a data directory's parent) alive as long as this server.
+    pub fn keep_scratch(&mut self, scratch: Option<tempfile::TempDir>) {
+        self._scratch = scratch;
     }
 
     /// Kills the server with SIGKILL (a crash) and waits for it.
