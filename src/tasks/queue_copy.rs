@@ -136,7 +136,7 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let queue = TaskQueue::open(&directory.path().join("tasks"), Options::default()).unwrap();
         let now = OffsetDateTime::now_utc();
-        let first = queue.register(addition("first"), None, now).unwrap();
+        let first = queue.register(addition("first"), None, now).unwrap().task;
         let (mut batch, mut tasks) = queue
             .start_batch(&[first.uid], None, String::new(), now)
             .unwrap();
@@ -144,8 +144,9 @@ mod tests {
         queue.finish_batch(&mut batch, &mut tasks, now).unwrap();
         let snapshot = queue
             .register(KindWithContent::SnapshotCreation, None, now)
-            .unwrap();
-        let waiting = queue.register(addition("waiting"), None, now).unwrap();
+            .unwrap()
+            .task;
+        let waiting = queue.register(addition("waiting"), None, now).unwrap().task;
         let (snapshot_batch, _) = queue
             .start_batch(&[snapshot.uid], None, String::new(), now)
             .unwrap();
