@@ -174,12 +174,7 @@ fn run_cores(
         search_queue: search_queue_limits(config),
         log_mode: config.experimental_logs_mode,
         stop_when_idle: mode == Mode::UntilIdle,
-        snapshot_schedule: match mode {
-            Mode::Serve => config
-                .schedule_snapshot
-                .map(crate::tasks::snapshot::schedule::schedule_interval),
-            Mode::UntilIdle => None,
-        },
+        snapshot_schedule: snapshot_schedule(config, mode),
         logs,
     };
     let options = RuntimeOptions {
@@ -199,6 +194,16 @@ fn run_cores(
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The time between two scheduled snapshot tasks: none in the run that indexes a dump.
+fn snapshot_schedule(config: &Config, mode: Mode) -> Option<Duration> {
+    match mode {
+        Mode::Serve => config
+            .schedule_snapshot
+            .map(crate::tasks::snapshot::schedule::schedule_interval),
+        Mode::UntilIdle => None,
+    }
 }
 
 /// The search queue's limits from the configuration.

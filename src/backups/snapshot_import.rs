@@ -72,7 +72,7 @@ fn import_in(snapshot: &Path, staging: &Path, database: &Path) -> Result<(), Str
         taken_at = %header.created_at,
         "the snapshot is read"
     );
-    let data = unpacked_data(staging);
+    let data = data_folder(staging);
     if !data.is_dir() {
         return Err("the snapshot holds no data directory".to_owned());
     }

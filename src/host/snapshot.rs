@@ -55,12 +55,11 @@ impl ShardRequest for SnapshotShard {
         let shard = host.shard(&address)?;
         let source = address.path(&host.data_directory);
         let snapshot = shard.database().begin_read();
-        let outcome = crate::runtime::blocking::run_in_background("snapshot-shard", move || {
+        crate::runtime::blocking::run_in_background("snapshot-shard", move || {
             copy_shard(&snapshot, &source, &self.destination, self.compaction)
         })
         .await
-        .map_err(|error| io_error(&error))?;
-        outcome
+        .map_err(|error| io_error(&error))?
     }
 }
 

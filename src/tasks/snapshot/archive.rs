@@ -437,7 +437,7 @@ fn compare_with_manifest(manifest: &Manifest, unpacked: &Manifest) -> Result<(),
 }
 
 /// The data directory a snapshot unpacked into `destination` holds.
-pub fn unpacked_data(destination: &Path) -> PathBuf {
+pub fn data_folder(destination: &Path) -> PathBuf {
     destination.join(DATA_FOLDER)
 }
 
@@ -487,7 +487,7 @@ mod tests {
         let unpacked = tempfile::tempdir().unwrap();
         let header = unpack_archive(&snapshot, unpacked.path()).unwrap();
         assert_eq!(header.format_version, SNAPSHOT_FORMAT_VERSION);
-        let restored = unpacked_data(unpacked.path());
+        let restored = data_folder(unpacked.path());
         for file in [
             "coresearch-format",
             "indexes/index-0/shard-0.store",
@@ -506,7 +506,7 @@ mod tests {
         let unpacked = tempfile::tempdir().unwrap();
         unpack_archive(&again, unpacked.path()).unwrap();
         assert_eq!(
-            fs::read_to_string(unpacked_data(unpacked.path()).join("coresearch-format")).unwrap(),
+            fs::read_to_string(data_folder(unpacked.path()).join("coresearch-format")).unwrap(),
             "changed"
         );
     }

@@ -134,7 +134,7 @@ impl SnapshotWork {
 
     /// Writes the data directory of the snapshot into the staging directory.
     async fn stage(&self, reservation: &Reservation) -> Result<(), ResponseError> {
-        let data = archive::unpacked_data(&reservation.staging);
+        let data = archive::data_folder(&reservation.staging);
         self.control.set_progress(STEP_QUEUE, 0, 1);
         let queue = self.control.queue.clone();
         let queue_file = queue.path().file_name().unwrap_or_default();
@@ -220,7 +220,7 @@ impl SnapshotWork {
     async fn archive(&self, reservation: &Reservation) -> Result<(), ResponseError> {
         self.control.set_progress(STEP_ARCHIVE, 0, 1);
         let (data, temporary, destination) = (
-            archive::unpacked_data(&reservation.staging),
+            archive::data_folder(&reservation.staging),
             reservation.temporary.clone(),
             reservation.destination.clone(),
         );

@@ -98,8 +98,11 @@ mod tests {
     use super::*;
     use crate::transaction::options::Options;
 
+    /// A tree's name and entries.
+    type TreeContents = (String, Vec<(Vec<u8>, Vec<u8>)>);
+
     /// Every tree of `database`'s last commit, entry by entry.
-    fn contents(database: &Database) -> Vec<(String, Vec<(Vec<u8>, Vec<u8>)>)> {
+    fn contents(database: &Database) -> Vec<TreeContents> {
         let read = database.begin_read();
         read.tree_names()
             .unwrap()
