@@ -24,7 +24,7 @@ use super::placement::{
 };
 use crate::config::Config;
 use crate::data_dir::DataDirectory;
-use crate::tasks::snapshot::archive::{unpack_archive, unpacked_data};
+use crate::tasks::snapshot::archive::{data_folder, unpack_archive};
 
 /// The suffix of the staging folder of an import.
 const STAGING_SUFFIX: &str = ".importing-snapshot";
