@@ -18,6 +18,7 @@ pub mod payload;
 pub mod root;
 pub mod search;
 pub mod settings;
+pub mod snapshots;
 pub mod table;
 pub mod tasks;
 pub mod webhooks;
@@ -159,6 +160,7 @@ impl Router {
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
             Endpoint::Export => export::export(services, &call.request).await,
             Endpoint::CreateDump => dumps::create(services).await,
+            Endpoint::CreateSnapshot => snapshots::create(services).await,
             Endpoint::StreamLogs => logs::stream(services, &call.request),
             Endpoint::CancelLogStream => logs::cancel(services),
             Endpoint::UpdateStderrLogs => logs::stderr(services, &call.request),

@@ -387,7 +387,10 @@ impl TaskQueue {
         Ok(uids)
     }
 
-    fn read_task_for_write(write: &WriteTransaction, uid: TaskUid) -> QueueResult<Option<Task>> {
+    pub(super) fn read_task_for_write(
+        write: &WriteTransaction,
+        uid: TaskUid,
+    ) -> QueueResult<Option<Task>> {
         Self::tree(write, TASKS_TREE)?
             .get(&uid_bytes(uid))?
             .map(|bytes| decode(&bytes))
@@ -430,7 +433,7 @@ impl TaskQueue {
         Ok(())
     }
 
-    fn remove_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
+    pub(super) fn remove_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
         for (tree, key) in secondary_keys(task) {
             Self::tree(write, tree)?.delete(&key)?;
         }

@@ -96,6 +96,16 @@ impl Server {
                 .arg("--dump-dir")
                 .arg(data_directory.with_extension("dumps"));
         }
+        // Snapshots too.
+        if !options
+            .extra_arguments
+            .iter()
+            .any(|argument| argument == "--snapshot-dir")
+        {
+            command
+                .arg("--snapshot-dir")
+                .arg(data_directory.with_extension("snapshots"));
+        }
         let child = command.spawn().expect("spawn succeeds");
         let server = Server {
             address,
