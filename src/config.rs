@@ -213,16 +213,15 @@ pub struct Config {
     pub ssl_resumption: bool,
     /// TLS session tickets.
     pub ssl_tickets: bool,
-    /// Accepted; takes effect when snapshots land.
+    /// A snapshot to import at start into an empty `--db-path` (`crate::backups`).
     pub import_snapshot: Option<PathBuf>,
-    /// Accepted; takes effect when snapshots land.
+    /// Start on an empty database when the `--import-snapshot` file is missing.
     pub ignore_missing_snapshot: bool,
-    /// Accepted; takes effect when snapshots land.
+    /// Start on the existing database instead of importing `--import-snapshot`.
     pub ignore_snapshot_if_db_exists: bool,
-    /// Accepted; takes effect when snapshots land.
+    /// Where `POST /snapshots` writes snapshots (default `snapshots/`).
     pub snapshot_dir: PathBuf,
-    /// Seconds between scheduled snapshots; `None` when disabled. Accepted; takes effect when
-    /// snapshots land.
+    /// Seconds between scheduled snapshots (`--schedule-snapshot`); `None` when disabled.
     pub schedule_snapshot: Option<u64>,
     /// A dump to import at start into an empty `--db-path` (`crate::backups`).
     pub import_dump: Option<PathBuf>,
@@ -277,7 +276,7 @@ pub struct Config {
     /// Entries of the query-embedding cache per embedder (default 0). Accepted; takes effect
     /// when embedders land.
     pub experimental_embedding_cache_entries: usize,
-    /// Accepted; takes effect when snapshots land.
+    /// Snapshots copy the shards' page stores as they are instead of compacting them.
     pub experimental_no_snapshot_compaction: bool,
     /// Accepted; takes effect when settings editions land.
     pub experimental_no_edition_2024_for_settings: bool,
@@ -289,7 +288,8 @@ pub struct Config {
     /// Networks that outgoing requests may reach besides global addresses. Accepted; takes
     /// effect when the outgoing HTTP client lands.
     pub experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
-    /// Accepted; takes effect when snapshots land.
+    /// The S3 snapshot options as given: coresearch does not upload snapshots, so a start
+    /// with them is refused ([`Config::check_s3_snapshots`]).
     pub s3_snapshots: Option<S3SnapshotConfig>,
     /// The configuration file that was read, if any.
     pub config_file_path: Option<PathBuf>,
@@ -493,6 +493,8 @@ pub enum ConfigError {
     MasterKeyMissing { suggestion: String },
     /// `--env production` with a master key shorter than [`MASTER_KEY_BYTES_MIN`].
     MasterKeyTooShort { length: usize, suggestion: String },
+    /// S3 snapshot options were given: coresearch does not upload snapshots.
+    S3SnapshotsUnsupported { snapshot_dir: PathBuf },
 }
 
 impl ConfigError {
@@ -575,6 +577,16 @@ impl fmt::Display for ConfigError {
                 formatter,
                 "The master key must be at least {MASTER_KEY_BYTES_MIN} bytes in a production \
                  environment. The provided key is only {length} bytes.\n\n{suggestion}"
+            ),
+            ConfigError::S3SnapshotsUnsupported { snapshot_dir } => write!(
+                formatter,
+                "S3 snapshots are not supported: coresearch writes snapshots into \
+                 --snapshot-dir ({snapshot_dir:?}) and does not upload them. Remove \
+                 --s3-bucket-url, --s3-bucket-region, --s3-bucket-name, --s3-snapshot-prefix, \
+                 the S3 credentials (--s3-access-key, --s3-secret-key, \
+                 --experimental-s3-role-arn, --experimental-s3-web-identity-token-file) and the \
+                 --experimental-s3-* options, or their MEILI_* variables, and copy the \
+                 snapshot files to the bucket another way."
             ),
         }
     }
@@ -678,10 +690,11 @@ fn meminfo_total_bytes(meminfo: &str) -> Option<u64> {
     about = "A thread-per-core search server that speaks the Meilisearch HTTP API",
     next_display_order = None
 )]
+// One authentication method: as Meilisearch's implicit `s3_auth` group, not `multiple`, so an
+// access key and a role are refused together with its message.
 #[command(group(
     ArgGroup::new("s3_auth")
         .args(["s3_access_key", "experimental_s3_role_arn"])
-        .multiple(true)
 ))]
 #[command(group(
     ArgGroup::new("s3_snapshots")
@@ -774,12 +787,11 @@ struct Cli {
     #[arg(long, env = "MEILI_SSL_TICKETS")]
     ssl_tickets: bool,
 
-    /// Starts after importing this snapshot. Accepted; takes effect when snapshots land.
+    /// Starts after importing this snapshot (into an empty database).
     #[arg(long, env = "MEILI_IMPORT_SNAPSHOT")]
     import_snapshot: Option<PathBuf>,
 
-    /// Do not fail when `--import-snapshot` names no file. Accepted; takes effect when
-    /// snapshots land.
+    /// Do not fail when `--import-snapshot` names no file.
     #[arg(
         long,
         env = "MEILI_IGNORE_MISSING_SNAPSHOT",
@@ -787,8 +799,7 @@ struct Cli {
     )]
     ignore_missing_snapshot: bool,
 
-    /// Ignore `--import-snapshot` when a database exists. Accepted; takes effect when
-    /// snapshots land.
+    /// Ignore `--import-snapshot` when a database exists.
     #[arg(
         long,
         env = "MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS",
@@ -796,12 +807,11 @@ struct Cli {
     )]
     ignore_snapshot_if_db_exists: bool,
 
-    /// Where snapshots are written. Accepted; takes effect when snapshots land.
+    /// Where snapshots are written.
     #[arg(long, env = "MEILI_SNAPSHOT_DIR", default_value = "snapshots/")]
     snapshot_dir: PathBuf,
 
     /// Takes scheduled snapshots, every SNAPSHOT_INTERVAL_SEC seconds (default one day).
-    /// Accepted; takes effect when snapshots land.
     #[arg(
         long,
         env = "MEILI_SCHEDULE_SNAPSHOT",
@@ -916,7 +926,7 @@ struct Cli {
     )]
     experimental_embedding_cache_entries: usize,
 
-    /// Snapshots are not compacted. Accepted; takes effect when snapshots land.
+    /// Snapshots copy the shards' page stores as they are, without compacting them.
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_SNAPSHOT_COMPACTION")]
     experimental_no_snapshot_compaction: bool,
 
@@ -943,23 +953,23 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_ALLOWED_IP_NETWORKS", value_delimiter = ',', action = clap::ArgAction::Set)]
     experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
 
-    /// S3 bucket URL for snapshots. Accepted; takes effect when snapshots land.
+    /// S3 bucket URL for snapshots. Refused at start (no S3 upload).
     #[arg(long, env = "MEILI_S3_BUCKET_URL")]
     s3_bucket_url: Option<String>,
 
-    /// S3 bucket region. Accepted; takes effect when snapshots land.
+    /// S3 bucket region. Refused at start (no S3 upload).
     #[arg(long, env = "MEILI_S3_BUCKET_REGION")]
     s3_bucket_region: Option<String>,
 
-    /// S3 bucket name. Accepted; takes effect when snapshots land.
+    /// S3 bucket name. Refused at start (no S3 upload).
     #[arg(long, env = "MEILI_S3_BUCKET_NAME")]
     s3_bucket_name: Option<String>,
 
-    /// Prefix of snapshot objects in the bucket. Accepted; takes effect when snapshots land.
+    /// Prefix of snapshot objects in the bucket. Refused at start (no S3 upload).
     #[arg(long, env = "MEILI_S3_SNAPSHOT_PREFIX")]
     s3_snapshot_prefix: Option<String>,
 
-    /// S3 access key. Accepted; takes effect when snapshots land.
+    /// S3 access key. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_S3_ACCESS_KEY",
@@ -968,7 +978,7 @@ struct Cli {
     )]
     s3_access_key: Option<String>,
 
-    /// S3 secret key. Accepted; takes effect when snapshots land.
+    /// S3 secret key. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_S3_SECRET_KEY",
@@ -977,7 +987,7 @@ struct Cli {
     )]
     s3_secret_key: Option<String>,
 
-    /// Role to assume for S3. Accepted; takes effect when snapshots land.
+    /// Role to assume for S3. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_S3_ROLE_ARN",
@@ -985,7 +995,7 @@ struct Cli {
     )]
     experimental_s3_role_arn: Option<String>,
 
-    /// Web identity token file for S3. Accepted; takes effect when snapshots land.
+    /// Web identity token file for S3. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_S3_WEB_IDENTITY_TOKEN_FILE",
@@ -993,7 +1003,7 @@ struct Cli {
     )]
     experimental_s3_web_identity_token_file: Option<PathBuf>,
 
-    /// Parts uploaded at once. Accepted; takes effect when snapshots land.
+    /// Parts uploaded at once. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_S3_MAX_IN_FLIGHT_PARTS",
@@ -1001,7 +1011,7 @@ struct Cli {
     )]
     experimental_s3_max_in_flight_parts: NonZeroUsize,
 
-    /// Compression level of snapshots sent to S3. Accepted; takes effect when snapshots land.
+    /// Compression level of snapshots sent to S3. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_S3_COMPRESSION_LEVEL",
@@ -1009,8 +1019,7 @@ struct Cli {
     )]
     experimental_s3_compression_level: u32,
 
-    /// Lifetime of S3 request signatures, in seconds. Accepted; takes effect when snapshots
-    /// land.
+    /// Lifetime of S3 request signatures, in seconds. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_S3_SIGNATURE_DURATION_SECONDS",
@@ -1018,7 +1027,7 @@ struct Cli {
     )]
     experimental_s3_signature_duration_seconds: u64,
 
-    /// Size of each multipart part. Accepted; takes effect when snapshots land.
+    /// Size of each multipart part. Refused at start (no S3 upload).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_S3_MULTIPART_PART_SIZE",
@@ -1252,6 +1261,7 @@ impl Config {
             .map_err(|source| ConfigError::WorkingDirectoryUnreadable { source })?;
         let variables = process_variables()?;
         let mut config = Config::parse_from(std::env::args_os(), &variables, &cwd)?;
+        config.check_s3_snapshots()?;
         config.dump_import_child = std::env::var_os(DUMP_IMPORT_CHILD_VARIABLE).map(PathBuf::from);
         Ok(config)
     }
@@ -1383,6 +1393,17 @@ impl Config {
                 suggestion: generated_master_key_message(),
             }),
             Some(_) => Ok(()),
+        }
+    }
+
+    /// Refuses S3 snapshot options (once clap has checked them as Meilisearch does): snapshots
+    /// are only written to `--snapshot-dir`, and an option that does nothing is not accepted.
+    pub fn check_s3_snapshots(&self) -> Result<(), ConfigError> {
+        match &self.s3_snapshots {
+            Some(_) => Err(ConfigError::S3SnapshotsUnsupported {
+                snapshot_dir: self.snapshot_dir.clone(),
+            }),
+            None => Ok(()),
         }
     }
 
@@ -1908,9 +1929,15 @@ mod tests {
             ("MEILI_S3_ACCESS_KEY", "access"),
             ("MEILI_S3_SECRET_KEY", "secret"),
         ]);
-        let s3 = parse_ok(&[], &with_keys, cwd)
-            .s3_snapshots
-            .expect("the value is present");
+        let config = parse_ok(&[], &with_keys, cwd);
+        let refusal = config.check_s3_snapshots().unwrap_err().to_string();
+        assert!(
+            refusal.contains("S3 snapshots are not supported")
+                && refusal.contains("--s3-bucket-url"),
+            "{refusal}"
+        );
+        assert!(parse_ok(&[], &[], cwd).check_s3_snapshots().is_ok());
+        let s3 = config.s3_snapshots.expect("the value is present");
         assert_eq!(s3.bucket_name, "snapshots");
         assert_eq!(s3.secret_key.as_deref(), Some("secret"));
         assert_eq!(s3.multipart_part_bytes, S3_MULTIPART_PART_BYTES_DEFAULT);
@@ -1921,6 +1948,17 @@ mod tests {
         assert!(
             parse(&[], &mixed, cwd).is_err(),
             "keys conflict with web identity"
+        );
+        // One authentication method, refused with Meilisearch's (clap's) message.
+        let mut both = with_keys.clone();
+        both.push(("MEILI_EXPERIMENTAL_S3_ROLE_ARN", "role"));
+        let error = parse(&[], &both, cwd).unwrap_err().to_string();
+        assert!(
+            error.contains(
+                "the argument '--s3-access-key <S3_ACCESS_KEY>' cannot be used with \
+                 '--experimental-s3-role-arn <EXPERIMENTAL_S3_ROLE_ARN>'"
+            ),
+            "{error}"
         );
     }
 

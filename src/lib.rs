@@ -45,6 +45,7 @@ pub mod logs;
 pub mod metrics;
 pub mod network;
 pub mod outgoing;
+pub mod proxy;
 pub mod request_log;
 pub mod routes;
 pub mod runtime;

@@ -1,5 +1,5 @@
-//! The `coresearch` binary: reads the configuration, imports a dump when asked to, opens the
-//! data directory and runs the server until SIGINT or SIGTERM.
+//! The `coresearch` binary: reads the configuration, imports a snapshot or a dump when asked
+//! to, opens the data directory and runs the server until SIGINT or SIGTERM.
 
 use std::process::ExitCode;
 
@@ -36,6 +36,10 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if let Err(error) = coresearch::backups::snapshot_import::import_at_start(&config) {
+        eprintln!("coresearch cannot start: {error}");
+        return ExitCode::FAILURE;
     }
     if let Err(error) = coresearch::backups::dump_import::import_at_start(&config) {
         eprintln!("coresearch cannot start: {error}");

@@ -71,6 +71,8 @@ struct CoreSettings {
     log_mode: crate::config::LogMode,
     /// Whether the control core stops every core once no task is enqueued or processing.
     stop_when_idle: bool,
+    /// The time between two scheduled snapshot tasks (`--schedule-snapshot`), if any.
+    snapshot_schedule: Option<Duration>,
     /// The run-time switches of the process's logs (the `/logs/*` routes).
     logs: crate::logs::LogControl,
 }
@@ -172,6 +174,7 @@ fn run_cores(
         search_queue: search_queue_limits(config),
         log_mode: config.experimental_logs_mode,
         stop_when_idle: mode == Mode::UntilIdle,
+        snapshot_schedule: snapshot_schedule(config, mode),
         logs,
     };
     let options = RuntimeOptions {
@@ -191,6 +194,16 @@ fn run_cores(
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The time between two scheduled snapshot tasks: none in the run that indexes a dump.
+fn snapshot_schedule(config: &Config, mode: Mode) -> Option<Duration> {
+    match mode {
+        Mode::Serve => config
+            .schedule_snapshot
+            .map(crate::tasks::snapshot::schedule::schedule_interval),
+        Mode::UntilIdle => None,
+    }
 }
 
 /// The search queue's limits from the configuration.
@@ -231,6 +244,8 @@ fn scheduler_options(config: &Config, data_directory: &Path) -> Result<Scheduler
         max_number_of_tasks: MAX_NUMBER_OF_TASKS,
         export_payload_bytes_default: export_payload_bytes_default(config.http_payload_size_limit),
         dump_directory: config.dump_dir.clone(),
+        snapshot_directory: config.snapshot_dir.clone(),
+        snapshot_compaction: !config.experimental_no_snapshot_compaction,
         data_directory: data_directory.to_path_buf(),
         shards_per_index: u32::try_from(config.shards_per_index.max(1))
             .map_err(|_| "--shards-per-index is too large".to_owned())?,
@@ -269,17 +284,21 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let control_side = (core == CONTROL_CORE)
         .then(|| install_control_side(&settings.queue, wake_sender, &update_files))
         .transpose()?;
-    let network_control = control.clone();
     let (data_mesh, coordinator) = join_data_mesh(
         settings.data_mesh,
         &settings.data_directory,
         &settings.catalog,
         settings.shard_memory,
-        Box::new(move || network_control.network()),
+        &control,
     )
     .await?;
-    if settings.stop_when_idle && core == CONTROL_CORE {
-        stop_when_idle(settings.queue.clone(), shutdown.clone());
+    let stops_when_idle = settings.stop_when_idle && core == CONTROL_CORE;
+    stop_when_idle(stops_when_idle, &settings.queue, &shutdown);
+    if let (Some(interval), true) = (settings.snapshot_schedule, core == CONTROL_CORE) {
+        crate::runtime::spawn_detached(crate::tasks::snapshot::schedule::register_every(
+            coordinator.clone(),
+            interval,
+        ));
     }
     if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
@@ -318,9 +337,13 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     Ok(())
 }
 
-/// Raises `shutdown` once no task of `queue` is enqueued or processing (or the queue cannot
-/// be read, which is logged).
-fn stop_when_idle(queue: Arc<TaskQueue>, shutdown: ShutdownFlag) {
+/// When `enabled`, raises `shutdown` once no task of `queue` is enqueued or processing (or
+/// the queue cannot be read, which is logged).
+fn stop_when_idle(enabled: bool, queue: &Arc<TaskQueue>, shutdown: &ShutdownFlag) {
+    if !enabled {
+        return;
+    }
+    let (queue, shutdown) = (queue.clone(), shutdown.clone());
     crate::runtime::spawn_detached(async move {
         loop {
             crate::runtime::sleep(IDLE_POLL_INTERVAL).await;
@@ -381,16 +404,19 @@ fn install_control_side(
     Ok(control_side)
 }
 
-/// Joins the data mesh with this core's coordinator, which hosts the core's shards.
+/// Joins the data mesh with this core's coordinator, which hosts the core's shards and reads
+/// the network from this core's `control` plane.
 async fn join_data_mesh(
     setup: MeshSetup<Invocation, (), ()>,
     data_directory: &std::path::Path,
     catalog: &Arc<Catalog>,
     shard_memory: ShardMemory,
-    network: crate::coordinator::NetworkSource,
+    control: &Rc<ControlPlane>,
 ) -> Result<(Rc<CoreMesh<Invocation, (), ()>>, Rc<Coordinator>), String> {
     let data_directory = data_directory.to_path_buf();
     let catalog = catalog.clone();
+    let control = control.clone();
+    let network: crate::coordinator::NetworkSource = Box::new(move || control.network());
     CoreMesh::join(setup, move |mesh| {
         Rc::new(Coordinator::new(
             mesh,

@@ -643,3 +643,19 @@ fn a_key_restricted_to_some_indexes_never_creates_a_dump() {
     };
     assert_only_unrestricted_keys_reach(&server, &route);
 }
+
+/// `POST /snapshots` copies every index, key and task of the instance: an instance-wide
+/// action.
+#[test]
+fn a_key_restricted_to_some_indexes_never_creates_a_snapshot() {
+    let server = start();
+    let route = InstanceWideRoute {
+        path: "/snapshots",
+        body: "",
+        action: "snapshots.create",
+        granting: "snapshots.*",
+        status: 202,
+        task_type: "snapshotCreation",
+    };
+    assert_only_unrestricted_keys_reach(&server, &route);
+}

@@ -153,29 +153,6 @@ fn every_refused_patch_answers_meilisearch_error_and_changes_nothing() {
 }
 
 #[test]
-fn a_leader_is_refused_clearly_until_sharded_networks_exist() {
-    let server = start(false, false);
-    enable_network(&server);
-    let response = patch_network(
-        &server,
-        json!({"self": "a", "leader": "a", "remotes": {"a": {"url": "http://127.0.0.1:1"}},
-               "shards": {"s0": {"remotes": ["a"]}}}),
-    );
-    assert_eq!(response.status, 400, "{}", response.text());
-    assert_eq!(response.json()["code"], "invalid_network_leader");
-    assert!(
-        response.json()["message"]
-            .as_str()
-            .unwrap()
-            .contains("is not supported by this version of coresearch")
-    );
-    assert_eq!(
-        server.send("GET", "/network", None).json()["leader"],
-        Value::Null
-    );
-}
-
-#[test]
 fn patches_merge_field_by_field_and_the_network_survives_a_restart() {
     let scratch = tempfile::tempdir().unwrap();
     let data_directory = scratch.path().join("data.ms");

@@ -1,8 +1,8 @@
-//! Sharded networks (Meilisearch Enterprise's network with a leader), black-box, with three
-//! instances on loopback: `ms0` (the leader) owns shard `ms0`, `ms1` owns shard `ms1`, and
-//! `ms2` owns shard `ms2` and replicates shard `ms1`. Each instance reads its network from
-//! `network.json` at start; every document is sent to every instance, as the leader's write
-//! forwarding sends it, and each keeps only the documents of its own shards.
+//! Documents and searches in a sharded network (Meilisearch Enterprise's network with a
+//! leader), black-box, with three instances on loopback: `ms0` (the leader) owns shard
+//! `ms0`, `ms1` owns shard `ms1`, and `ms2` owns shard `ms2` and replicates shard `ms1`.
+//! Every write goes to the leader, which forwards it to every instance; each keeps only the
+//! documents of its own shards.
 //!
 //! What is checked: the golden rendezvous assignment of Meilisearch's own network tests;
 //! `indexedDocuments` and `deletedDocuments` counting only kept documents; the `_shard`
@@ -15,17 +15,15 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::collections::BTreeSet;
 
-use common::{MASTER_KEY, Options, Server, free_address};
+use common::{MASTER_KEY, Options, Server};
 use serde_json::{Value, json};
 
-/// Outgoing calls (remote searches, exports) may reach loopback addresses.
-const ALLOW_LOOPBACK: [&str; 2] = ["--experimental-allowed-ip-networks", "any"];
+/// Outgoing calls (forwarded writes, remote searches, exports) may reach loopback addresses.
+const ALLOW_LOOPBACK: [&str; 2] = ["--experimental-allowed-ip-networks", "127.0.0.0/8"];
 
-/// The instances of the network.
+/// The instances of the network, the leader first.
 const NAMES: [&str; 3] = ["ms0", "ms1", "ms2"];
 
 /// The network's shards and their remotes: `ms1` is replicated on `ms2`.
@@ -56,21 +54,21 @@ const GENRES: [&str; 5] = ["drama", "comedy", "horror", "documentary", "western"
 /// Documents of the corpus.
 const CORPUS_DOCUMENTS: u64 = 300;
 
-fn options(address: Option<SocketAddr>) -> Options {
-    Options {
+fn start_instance() -> Server {
+    let server = Server::start_with(Options {
         master_key: Some(MASTER_KEY.to_owned()),
         extra_arguments: ALLOW_LOOPBACK.iter().map(|arg| (*arg).to_owned()).collect(),
         cores: Some(2),
-        address,
         ..Options::default()
-    }
+    });
+    enable(&server, json!({"network": true}));
+    server
 }
 
-/// One instance of the network, with the directory its data lives in.
+/// One instance of the network.
 struct Instance {
     name: &'static str,
     server: Option<Server>,
-    _directory: tempfile::TempDir,
 }
 
 impl Instance {
@@ -83,16 +81,15 @@ impl Instance {
     }
 }
 
-/// `network.json` of the instance `local`, every instance listening at `addresses`.
-fn network_file(local: &str, addresses: &BTreeMap<&str, SocketAddr>) -> Value {
-    let remotes: serde_json::Map<String, Value> = addresses
+/// Starts the three instances and makes `ms0` the leader of the network of [`SHARDS`].
+fn start_network() -> Vec<Instance> {
+    let servers: Vec<Server> = NAMES.iter().map(|_| start_instance()).collect();
+    let remotes: serde_json::Map<String, Value> = NAMES
         .iter()
-        .map(|(name, address)| {
-            let remote = json!({
-                "url": format!("http://{address}"),
-                "searchApiKey": MASTER_KEY,
-                "writeApiKey": MASTER_KEY,
-            });
+        .zip(&servers)
+        .map(|(name, server)| {
+            let remote = json!({"url": server.url(), "searchApiKey": MASTER_KEY,
+                                "writeApiKey": MASTER_KEY});
             ((*name).to_owned(), remote)
         })
         .collect();
@@ -100,49 +97,51 @@ fn network_file(local: &str, addresses: &BTreeMap<&str, SocketAddr>) -> Value {
         .iter()
         .map(|(name, remotes)| ((*name).to_owned(), json!({ "remotes": remotes })))
         .collect();
-    json!({
-        "self": local,
-        "remotes": remotes,
-        "shards": shards,
-        "leader": "ms0",
-        "version": "0190f5a4-0000-7000-8000-000000000001",
-    })
-}
-
-/// Starts the three instances: each once to create its data directory and switch the
-/// `network` feature on, then again with its `network.json` in place.
-fn start_network() -> Vec<Instance> {
-    let addresses: BTreeMap<&str, SocketAddr> =
-        NAMES.iter().map(|name| (*name, free_address())).collect();
-    let mut instances = Vec::new();
-    for name in NAMES {
-        let directory = tempfile::tempdir().unwrap();
-        let data: PathBuf = directory.path().join("data.ms");
-        let first = Server::start_on(&data, &options(Some(addresses[name])));
-        enable_network(&first);
-        first.stop();
-        let network = network_file(name, &addresses);
-        std::fs::write(data.join("network.json"), network.to_string()).unwrap();
-        let server = Server::start_on(&data, &options(Some(addresses[name])));
-        let view = server.send("GET", "/network", None);
-        assert_eq!(view.status, 200, "{}", view.text());
-        assert_eq!(view.json()["leader"], "ms0", "{}", view.text());
-        instances.push(Instance {
+    let body = json!({"self": "ms0", "leader": "ms0", "remotes": remotes, "shards": shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    let task = finished(&servers[0], &response);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    for (name, server) in NAMES.iter().zip(&servers).skip(1) {
+        let uid = task["network"]["remote_tasks"][name]["taskUid"].as_u64();
+        let change = server.wait_task(uid.unwrap_or_else(|| panic!("{task}")));
+        assert_eq!(change["status"], "succeeded", "{change}");
+    }
+    NAMES
+        .iter()
+        .zip(servers)
+        .map(|(name, server)| Instance {
             name,
             server: Some(server),
-            _directory: directory,
-        });
-    }
-    instances
+        })
+        .collect()
 }
 
-fn enable_network(server: &Server) {
-    let response = server.send(
-        "PATCH",
-        "/experimental-features",
-        Some(&json!({"network": true})),
-    );
+fn enable(server: &Server, features: Value) {
+    let response = server.send("PATCH", "/experimental-features", Some(&features));
     assert_eq!(response.status, 200, "{}", response.text());
+}
+
+/// Sends a write to the leader; answers the finished task of every instance (the leader's,
+/// then each remote's copy), in [`NAMES`] order.
+fn write(instances: &[Instance], method: &str, path: &str, body: Option<&Value>) -> Vec<Value> {
+    let leader = instances[0].server();
+    let task = finished(leader, &leader.send(method, path, body));
+    let mut tasks = vec![task.clone()];
+    for instance in &instances[1..] {
+        let uid = task["network"]["remote_tasks"][instance.name]["taskUid"].as_u64();
+        let uid = uid.unwrap_or_else(|| panic!("{task}"));
+        tasks.push(instance.server().wait_task(uid));
+    }
+    tasks
+}
+
+/// [`write`], every task succeeded.
+fn write_ok(instances: &[Instance], method: &str, path: &str, body: Option<&Value>) -> Vec<Value> {
+    let tasks = write(instances, method, path, body);
+    for task in &tasks {
+        assert_eq!(task["status"], "succeeded", "{task}");
+    }
+    tasks
 }
 
 /// Waits for the task a 202 answer enqueued; answers the finished task.
@@ -236,16 +235,26 @@ fn each_instance_keeps_the_golden_documents_of_its_shards_and_filters_by_shard()
         .iter()
         .map(|(id, _)| json!({"id": id, "title": format!("document {id}")}))
         .collect();
+    let tasks = write_ok(
+        &instances,
+        "POST",
+        "/indexes/golden/documents",
+        Some(&Value::Array(documents)),
+    );
     let numbers = json!([{"id": 1}, {"id": 2}, {"id": 3}]);
-    for instance in &instances {
+    write_ok(
+        &instances,
+        "POST",
+        "/indexes/numbers/documents",
+        Some(&numbers),
+    );
+    for (instance, task) in instances.iter().zip(&tasks) {
         let server = instance.server();
-        let task = add(server, "golden", &Value::Array(documents.clone()));
         let kept = golden_of(&owned_by(instance.name));
         assert_eq!(task["details"]["receivedDocuments"], 8, "{task}");
         assert_eq!(task["details"]["indexedDocuments"], kept.len(), "{task}");
         assert_eq!(stored(server, "golden"), kept, "{}", instance.name);
         // Integer ids hash as their decimal text.
-        add(server, "numbers", &numbers);
         let expected: BTreeSet<String> = ["1", "2", "3"]
             .into_iter()
             .filter(|id| kept.contains(*id))
@@ -255,8 +264,8 @@ fn each_instance_keeps_the_golden_documents_of_its_shards_and_filters_by_shard()
     }
     let replica = instances[2].server();
     shard_filters_select_by_shard(replica);
-    shard_filters_refuse_what_meilisearch_refuses(replica);
-    editions_and_similar_documents_filter_by_shard(replica);
+    shard_filters_refuse_what_meilisearch_refuses(&instances);
+    editions_and_similar_documents_filter_by_shard(&instances);
     exports_filter_by_shard(replica);
     deletions_skip_the_documents_of_other_shards(&instances);
 }
@@ -296,8 +305,10 @@ fn shard_filters_select_by_shard(server: &Server) {
     assert_eq!(id_set(&listed.json()["results"]), golden_of(&["ms1"]));
 }
 
-/// Every refusal of a `_shard` filter, with Meilisearch's code and message on each route.
-fn shard_filters_refuse_what_meilisearch_refuses(server: &Server) {
+/// Every refusal of a `_shard` filter, with Meilisearch's code and message on each route
+/// (searched on `ms2`; deletions go through the leader to every instance).
+fn shard_filters_refuse_what_meilisearch_refuses(instances: &[Instance]) {
+    let server = instances[2].server();
     let local = |filter: &str| {
         let body = json!({"filter": filter, "useNetwork": false});
         server.send("POST", "/indexes/golden/search", Some(&body))
@@ -343,19 +354,21 @@ fn shard_filters_refuse_what_meilisearch_refuses(server: &Server) {
         "invalid_search_filter",
         "Shard `nope` does not exist",
     );
-    // A deletion by filter fails its task with the index named.
-    let response = server.send(
+    // A deletion by filter fails its task on every instance, with the index named.
+    let tasks = write(
+        instances,
         "POST",
         "/indexes/golden/documents/delete",
         Some(&json!({"filter": "_shard = nope"})),
     );
-    let task = finished(server, &response);
-    assert_eq!(task["status"], "failed", "{task}");
-    assert_eq!(task["error"]["code"], "invalid_search_filter", "{task}");
-    assert_eq!(
-        task["error"]["message"],
-        "Index `golden`: Shard `nope` does not exist"
-    );
+    for task in tasks {
+        assert_eq!(task["status"], "failed", "{task}");
+        assert_eq!(task["error"]["code"], "invalid_search_filter", "{task}");
+        assert_eq!(
+            task["error"]["message"],
+            "Index `golden`: Shard `nope` does not exist"
+        );
+    }
     // A network search restricts each shard's copy the same way: the user's shard clause
     // still selects by shard across the network.
     let networked = search(
@@ -366,37 +379,62 @@ fn shard_filters_refuse_what_meilisearch_refuses(server: &Server) {
     assert_eq!(id_set(&networked["hits"]), golden_of(&["ms0"]));
 }
 
-/// `_shard` in the filter of an edition by function and of similar documents on `ms2`.
-fn editions_and_similar_documents_filter_by_shard(server: &Server) {
-    let features = json!({"editDocumentsByFunction": true});
-    let response = server.send("PATCH", "/experimental-features", Some(&features));
-    assert_eq!(response.status, 200, "{}", response.text());
+/// `_shard` in the filter of an edition by function (through the leader) and of similar
+/// documents (on `ms2`).
+fn editions_and_similar_documents_filter_by_shard(instances: &[Instance]) {
+    for instance in instances {
+        enable(instance.server(), json!({"editDocumentsByFunction": true}));
+    }
     let body = json!({"function": "doc.title = \"edited\"", "filter": "_shard = ms2"});
-    let response = server.send("POST", "/indexes/golden/documents/edit", Some(&body));
-    let task = succeeded(server, &response);
-    assert_eq!(task["details"]["editedDocuments"], 2, "{task}");
-    let edited = search(
+    let tasks = write_ok(
+        instances,
+        "POST",
+        "/indexes/golden/documents/edit",
+        Some(&body),
+    );
+    let edited: Vec<&Value> = tasks
+        .iter()
+        .map(|task| &task["details"]["editedDocuments"])
+        .collect();
+    assert_eq!(edited, [&json!(0), &json!(0), &json!(2)]);
+    let server = instances[2].server();
+    let found = search(
         server,
         "golden",
         &json!({"q": "edited", "useNetwork": false, "limit": 100}),
     );
-    assert_eq!(id_set(&edited["hits"]), golden_of(&["ms2"]));
+    assert_eq!(id_set(&found["hits"]), golden_of(&["ms2"]));
     let body = json!({"function": "doc.title = \"again\"", "filter": "_shard = nope"});
-    let response = server.send("POST", "/indexes/golden/documents/edit", Some(&body));
-    let task = finished(server, &response);
-    assert_eq!(task["error"]["code"], "invalid_search_filter", "{task}");
-    assert_eq!(
-        task["error"]["message"],
-        "Index `golden`: Shard `nope` does not exist"
-    );
+    for task in write(
+        instances,
+        "POST",
+        "/indexes/golden/documents/edit",
+        Some(&body),
+    ) {
+        assert_eq!(task["error"]["code"], "invalid_search_filter", "{task}");
+        assert_eq!(
+            task["error"]["message"],
+            "Index `golden`: Shard `nope` does not exist"
+        );
+    }
     let embedders = json!({"embedders": {"default": {"source": "userProvided", "dimensions": 2}}});
-    settings(server, "vectors", &embedders);
+    write_ok(
+        instances,
+        "PATCH",
+        "/indexes/vectors/settings",
+        Some(&embedders),
+    );
     let documents: Vec<Value> = GOLDEN
         .iter()
         .enumerate()
         .map(|(number, (id, _))| json!({"id": id, "_vectors": {"default": [1.0, number]}}))
         .collect();
-    add(server, "vectors", &Value::Array(documents));
+    write_ok(
+        instances,
+        "POST",
+        "/indexes/vectors/documents",
+        Some(&Value::Array(documents)),
+    );
     let similar = |filter: &str| {
         let body = json!({"id": "A", "embedder": "default", "filter": filter});
         server.send("POST", "/indexes/vectors/similar", Some(&body))
@@ -418,7 +456,10 @@ fn editions_and_similar_documents_filter_by_shard(server: &Server) {
 
 /// An export of `ms2` filtered by shard sends only that shard's documents.
 fn exports_filter_by_shard(server: &Server) {
-    let target = Server::start_with(options(None));
+    let target = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_owned()),
+        ..Options::default()
+    });
     let body = json!({
         "url": target.url(),
         "apiKey": MASTER_KEY,
@@ -455,17 +496,16 @@ fn exports_filter_by_shard(server: &Server) {
 }
 
 /// Deletions by id count and delete only the documents of the instance's shards; a
-/// deletion by `_shard` filter deletes the shard's local documents.
+/// deletion by `_shard` filter deletes the shard's documents wherever they are.
 fn deletions_skip_the_documents_of_other_shards(instances: &[Instance]) {
     let deleted_ids = ["A", "C", "D", "Z"];
-    for instance in instances {
-        let server = instance.server();
-        let response = server.send(
-            "POST",
-            "/indexes/golden/documents/delete-batch",
-            Some(&json!(deleted_ids)),
-        );
-        let task = succeeded(server, &response);
+    let tasks = write_ok(
+        instances,
+        "POST",
+        "/indexes/golden/documents/delete-batch",
+        Some(&json!(deleted_ids)),
+    );
+    for (instance, task) in instances.iter().zip(&tasks) {
         let kept = golden_of(&owned_by(instance.name));
         let deleted = deleted_ids.iter().filter(|id| kept.contains(**id)).count();
         assert_eq!(task["details"]["providedIds"], 4, "{task}");
@@ -475,17 +515,27 @@ fn deletions_skip_the_documents_of_other_shards(instances: &[Instance]) {
             .filter(|id| !deleted_ids.contains(&id.as_str()))
             .cloned()
             .collect();
-        assert_eq!(stored(server, "golden"), remaining, "{}", instance.name);
+        assert_eq!(
+            stored(instance.server(), "golden"),
+            remaining,
+            "{}",
+            instance.name
+        );
     }
-    let replica = instances[2].server();
-    let response = replica.send(
+    let tasks = write_ok(
+        instances,
         "POST",
         "/indexes/golden/documents/delete",
         Some(&json!({"filter": "_shard = ms1"})),
     );
-    let task = succeeded(replica, &response);
-    assert_eq!(task["details"]["deletedDocuments"], 3, "{task}");
-    assert_eq!(stored(replica, "golden"), set(&["E"]));
+    let deleted: Vec<&Value> = tasks
+        .iter()
+        .map(|task| &task["details"]["deletedDocuments"])
+        .collect();
+    assert_eq!(deleted, [&json!(0), &json!(3), &json!(3)]);
+    assert_eq!(stored(instances[0].server(), "golden"), set(&["2"]));
+    assert_eq!(stored(instances[1].server(), "golden"), BTreeSet::new());
+    assert_eq!(stored(instances[2].server(), "golden"), set(&["E"]));
 }
 
 /// The corpus: titles of a few words, a genre and a unique rank.
@@ -506,14 +556,14 @@ fn corpus() -> Vec<Value> {
         .collect()
 }
 
-/// Loads the corpus into `server` (each network instance keeps its shards of it).
+/// Loads the corpus into `server` (an instance alone).
 fn load_corpus(server: &Server) {
-    settings(
-        server,
-        "corpus",
-        &json!({"filterableAttributes": ["genre"], "sortableAttributes": ["rank"]}),
-    );
+    settings(server, "corpus", &corpus_settings());
     add(server, "corpus", &Value::Array(corpus()));
+}
+
+fn corpus_settings() -> Value {
+    json!({"filterableAttributes": ["genre"], "sortableAttributes": ["rank"]})
 }
 
 /// The searches compared between the network and one instance holding everything.
@@ -569,11 +619,25 @@ fn assert_same_answer(networked: &Value, reference: &Value, query: &Value) {
 #[test]
 fn a_network_search_from_any_instance_answers_as_one_instance_holding_everything() {
     let mut instances = start_network();
-    let reference = Server::start_with(options(None));
+    let reference = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_owned()),
+        ..Options::default()
+    });
     load_corpus(&reference);
-    for instance in &instances {
-        load_corpus(instance.server());
-    }
+    let settings = corpus_settings();
+    write_ok(
+        &instances,
+        "PATCH",
+        "/indexes/corpus/settings",
+        Some(&settings),
+    );
+    let documents = Value::Array(corpus());
+    write_ok(
+        &instances,
+        "POST",
+        "/indexes/corpus/documents",
+        Some(&documents),
+    );
     let held: usize = instances
         .iter()
         .map(|instance| stored(instance.server(), "corpus").len())

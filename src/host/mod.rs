@@ -19,7 +19,8 @@
 //! (a search's share), [`read_documents`] (reading planned documents from update files),
 //! [`edition`] (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a
 //! shard's documents streamed to another server by an export task), [`dump`] (a shard's
-//! documents written into a dump's staging directory).
+//! documents written into a dump's staging directory), [`snapshot`] (a shard's page store
+//! and vector files copied into a snapshot's staging directory).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -37,11 +38,13 @@ pub mod export;
 pub mod facet_search;
 pub mod maintenance;
 pub mod memory;
+pub mod network_transfer;
 pub mod protocol;
 pub mod read_documents;
 pub mod reembed;
 pub mod search;
 pub mod settings;
+pub mod snapshot;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -1,21 +1,30 @@
 //! The network of instances (Meilisearch Enterprise's `/network`): the model this instance
 //! keeps, the `PATCH /network` body and its merge rules, and the calls made to remotes
-//! (remote federated search).
+//! (remote federated search), the headers instances send one another, forwarding writes, and
+//! handing a leader's change to its followers.
 //!
 //! Layout: [`model`] is the network as stored and shown; [`patch`] decodes a patch;
 //! [`merge`] applies one with Meilisearch 1.41's rules; [`remote_call`] sends a request to a
 //! remote through the shared outgoing client and maps its failures to the `remote_*` errors;
-//! [`sharding`] says, when the network has a leader, which documents this instance keeps and
-//! which shards `_shard` filters name.
+//! [`task_network`] is a task's place in a sharded network; [`headers`] reads and writes
+//! the inter-instance headers; [`forward`] sends a write to a remote; [`propagation`] is
+//! the body of a change a leader sends its followers; [`sharding`] says, when the network
+//! has a leader, which documents this instance keeps and which shards `_shard` filters name.
 //!
 //! Invariants: the control plane owns the network (it persists and replicates each
 //! change); everything here is either pure or runs on the calling core.
 
+pub mod forward;
+pub mod headers;
 pub mod merge;
 pub mod model;
 pub mod patch;
+pub mod propagation;
 pub mod remote_call;
 pub mod sharding;
+pub mod task_network;
+pub mod transfer_plan;
+pub mod write_hold;
 
 pub use model::{Network, Remote, Shard};
 
@@ -37,14 +46,10 @@ pub fn check_network_enabled(enabled: bool, action: &str) -> Result<(), Response
     }
 }
 
-/// Why a patch that leaves a leader set is refused: a leader switches on Meilisearch
-/// Enterprise's sharded writes and `networkTopologyChange` tasks, which this version does
-/// not run yet. Refused before anything is stored, so the network stays as it was.
-pub fn sharding_not_supported(leader: &str) -> ResponseError {
+/// Two changes of the network raced: the later one is refused and may be sent again.
+pub fn leader_set_meanwhile() -> ResponseError {
     ResponseError::new(
         Code::InvalidNetworkLeader,
-        format!(
-            "Setting `network.leader` (`{leader}`) is not supported by this version of coresearch: sharded networks (writes forwarded by a leader, `networkTopologyChange` tasks) are not available yet.\n  - Hint: remove `leader` (or set it to `null`) to use the network for remote federated search."
-        ),
+        "The network changed while this change was being checked.\n  - Hint: send the change again.",
     )
 }

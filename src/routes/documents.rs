@@ -21,7 +21,7 @@ use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, codes};
 use crate::host::edition::check_compiles;
 use crate::http::{Request, Response};
-use crate::routes::indexes::{checked_path_uid, register};
+use crate::routes::indexes::{checked_path_uid, network_headers, register_write};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
@@ -149,6 +149,7 @@ pub async fn add(
         request.query.as_deref().unwrap_or(""),
     )?;
     let format = payload_format(&request, query.csv_delimiter.as_deref())?;
+    let headers = network_headers(&request)?;
     let (content_file, documents_count, content_bytes) =
         crate::routes::payload::store_payload(services, request, format).await?;
     let kind = KindWithContent::DocumentAdditionOrUpdate {
@@ -161,7 +162,7 @@ pub async fn add(
         allow_index_creation: context.allow_index_creation(index_uid),
         skip_creation: query.skip_creation.is_some_and(|flag| flag.0),
     };
-    let registered = register(services, kind, query.custom_metadata, 202).await;
+    let registered = register_write(services, headers, kind, query.custom_metadata).await;
     if registered.is_err() {
         let _ = services.update_files.remove(&content_file);
     }
@@ -227,7 +228,7 @@ pub async fn clear(
     let kind = KindWithContent::DocumentClear {
         index_uid: index_uid.to_owned(),
     };
-    register(services, kind, metadata, 202).await
+    register_write(services, network_headers(request)?, kind, metadata).await
 }
 
 /// `DELETE /indexes/{index_uid}/documents/{document_id}`.
@@ -243,7 +244,7 @@ pub async fn delete_one(
         index_uid: index_uid.to_owned(),
         document_ids: vec![document_id],
     };
-    register(services, kind, metadata, 202).await
+    register_write(services, network_headers(request)?, kind, metadata).await
 }
 
 /// `POST /indexes/{index_uid}/documents/delete-batch`.
@@ -275,7 +276,7 @@ pub async fn delete_batch(
         index_uid: index_uid.to_owned(),
         document_ids,
     };
-    register(services, kind, metadata, 202).await
+    register_write(services, network_headers(request)?, kind, metadata).await
 }
 
 fn describe(value: &Value) -> String {
@@ -303,7 +304,7 @@ pub async fn delete_by_filter(
         index_uid: index_uid.to_owned(),
         filter: body.filter,
     };
-    register(services, kind, metadata, 202).await
+    register_write(services, network_headers(request)?, kind, metadata).await
 }
 
 /// Refuses the filter of a deletion or an edition that does not parse, uses an operator
@@ -364,7 +365,7 @@ pub async fn edit(
         context,
         function: body.function,
     };
-    register(services, kind, metadata, 202).await
+    register_write(services, network_headers(request)?, kind, metadata).await
 }
 
 /// `GET /indexes/{index_uid}/documents/{document_id}`.

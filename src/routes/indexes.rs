@@ -13,6 +13,7 @@ use crate::decode::{JsonError, Param, QueryError};
 use crate::errors::{Code, ResponseError, codes};
 use crate::http::{Request, Response};
 use crate::indexes::stats::{self, database_bytes};
+use crate::network::headers::NetworkHeaders;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::tasks::KindWithContent;
@@ -139,7 +140,7 @@ pub async fn create(
         index_uid: body.uid,
         primary_key: body.primary_key,
     };
-    register(services, kind, None, 202).await
+    register_write(services, network_headers(request)?, kind, None).await
 }
 
 /// `PATCH /indexes/{index_uid}`.
@@ -169,16 +170,20 @@ pub async fn update(
         primary_key: body.primary_key,
         new_index_uid: body.uid,
     };
-    register(services, kind, None, 202).await
+    register_write(services, network_headers(request)?, kind, None).await
 }
 
 /// `DELETE /indexes/{index_uid}`.
-pub async fn delete(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+pub async fn delete(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
     let kind = KindWithContent::IndexDeletion {
         index_uid: index_uid.to_owned(),
     };
-    register(services, kind, None, 202).await
+    register_write(services, network_headers(request)?, kind, None).await
 }
 
 /// `POST /indexes/{index_uid}/compact`: enqueues an `indexCompaction` task (a missing index
@@ -221,7 +226,8 @@ pub async fn swap(
             rename: swap.rename,
         });
     }
-    register(services, KindWithContent::IndexSwap { swaps }, None, 202).await
+    let kind = KindWithContent::IndexSwap { swaps };
+    register_write(services, network_headers(request)?, kind, None).await
 }
 
 /// `GET /indexes/{index_uid}/stats`.
@@ -266,6 +272,33 @@ pub fn checked_path_uid(index_uid: &str) -> Result<(), ResponseError> {
     } else {
         Err(ResponseError::invalid_index_uid(index_uid))
     }
+}
+
+/// Registers the write `kind` as the network says (see [`crate::proxy`]: forwarded by the
+/// leader, refused on a follower, a copy when the request carries the leader's headers)
+/// and answers its summarized task with 202.
+pub async fn register_write(
+    services: &Services,
+    headers: NetworkHeaders,
+    kind: KindWithContent,
+    custom_metadata: Option<String>,
+) -> Result<Response, ResponseError> {
+    let network = services.control.network();
+    let task = crate::proxy::register_write(
+        &services.coordinator,
+        &network,
+        &services.update_files,
+        headers,
+        kind,
+        custom_metadata,
+    )
+    .await?;
+    Ok(json(202, &summarized_task(&task)))
+}
+
+/// The network headers of a write request (read before its body is consumed).
+pub fn network_headers(request: &Request) -> Result<NetworkHeaders, ResponseError> {
+    NetworkHeaders::read(|name| request.headers.get(name))
 }
 
 /// Registers `kind` and answers its summarized task with `status`.

@@ -18,6 +18,7 @@ pub mod payload;
 pub mod root;
 pub mod search;
 pub mod settings;
+pub mod snapshots;
 pub mod table;
 pub mod tasks;
 pub mod webhooks;
@@ -159,6 +160,7 @@ impl Router {
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
             Endpoint::Export => export::export(services, &call.request).await,
             Endpoint::CreateDump => dumps::create(services).await,
+            Endpoint::CreateSnapshot => snapshots::create(services).await,
             Endpoint::StreamLogs => logs::stream(services, &call.request),
             Endpoint::CancelLogStream => logs::cancel(services),
             Endpoint::UpdateStderrLogs => logs::stderr(services, &call.request),
@@ -321,7 +323,7 @@ async fn dispatch_indexes(
             indexes::checked_path_uid(&index).and_then(|()| indexes::get(services, &index))
         }
         Endpoint::UpdateIndex => indexes::update(services, request, &index).await,
-        Endpoint::DeleteIndex => indexes::delete(services, &index).await,
+        Endpoint::DeleteIndex => indexes::delete(services, request, &index).await,
         Endpoint::CompactIndex => indexes::compact(services, &index).await,
         Endpoint::SwapIndexes => indexes::swap(services, request, context).await,
         Endpoint::IndexStats => match indexes::checked_path_uid(&index) {
@@ -403,7 +405,7 @@ async fn dispatch_settings(
             indexes::checked_path_uid(&index).and_then(|()| settings::get_all(services, &index))
         }
         Endpoint::UpdateSettings => settings::update_all(services, request, &index, context).await,
-        Endpoint::ResetSettings => settings::reset_all(services, &index, context).await,
+        Endpoint::ResetSettings => settings::reset_all(services, request, &index, context).await,
         Endpoint::SettingsSubRoute => {
             let segment = call.parameter("setting");
             settings::sub_route_request(services, request, &index, &segment, context).await

@@ -4,15 +4,27 @@
 //!
 //! Invariants: a patch's body is decoded before the feature is checked (a bad body wins
 //! over `feature_not_enabled`, as in Meilisearch); a user's patch may not carry
-//! `previousRemotes`, which only instances send one another.
+//! `previousRemotes`, which only instances send one another. A change that leaves a leader
+//! set goes through [`crate::proxy::topology`]: checked across the network, stored, then a
+//! `networkTopologyChange` task on every instance (202).
 
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError};
 use crate::http::{Request, Response};
 use crate::network::check_network_enabled;
+use crate::network::headers::{IMPORT_INDEX_COUNT_HEADER, NetworkHeaders};
+use crate::network::merge::merge_network;
 use crate::network::patch::NetworkPatch;
+use crate::network::propagation::follower_networks;
+use crate::network::task_network::{Origin, TaskNetwork};
+use crate::proxy::topology;
+use crate::routes::indexes::network_headers;
+use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::settings::setting::Setting;
+use crate::tasks::KindWithContent;
+use crate::tasks::control_side;
+use crate::tasks::view::summarized_task;
 
 /// The action text of the `network` gate on these routes.
 const NETWORK_ROUTE_ACTION: &str = "Using the /network route";
@@ -26,10 +38,34 @@ pub fn get(services: &Services) -> Result<Response, ResponseError> {
     ))
 }
 
-/// `PATCH /network`: answers the merged network.
+/// `PATCH /network`: a user's change (answered with the merged network, or with the
+/// `networkTopologyChange` task when the network has a leader), or a leader's change
+/// handed to this follower (its origin headers).
 pub async fn patch(services: &Services, request: &Request) -> Result<Response, ResponseError> {
     let patch: NetworkPatch = body::json::<NetworkPatch, JsonError>(request)?;
     check_network_enabled(services.control.features().network, NETWORK_ROUTE_ACTION)?;
+    match network_headers(request)? {
+        NetworkHeaders::None => patch_as_user(services, patch).await,
+        NetworkHeaders::Origin(origin) => patch_from_leader(services, patch, origin).await,
+        NetworkHeaders::Import { metadata, .. } if metadata.index_count == 0 => {
+            // "No index for this remote": the change this version runs moves no document,
+            // so there is nothing to wait for.
+            Ok(Response::empty(200))
+        }
+        NetworkHeaders::Import { metadata, .. } => Err(ResponseError::new(
+            Code::InvalidHeaderValue,
+            format!(
+                "Invalid value for header `{IMPORT_INDEX_COUNT_HEADER}`: Expected 0 indexes, got `{}`",
+                metadata.index_count
+            ),
+        )),
+    }
+}
+
+async fn patch_as_user(
+    services: &Services,
+    patch: NetworkPatch,
+) -> Result<Response, ResponseError> {
     if !patch.previous_remotes.is_not_set() {
         return Err(unexpected_previous_remotes());
     }
@@ -37,8 +73,37 @@ pub async fn patch(services: &Services, request: &Request) -> Result<Response, R
         previous_shards: Setting::NotSet,
         ..patch
     };
-    let network = services.control.patch_network(patch).await?;
-    Ok(Response::json(200, network.view().to_string()))
+    let old = services.control.network();
+    let merged = merge_network(&old, patch.clone())?;
+    if merged.leader.is_none() {
+        let network = services.control.patch_network(patch).await?;
+        return Ok(Response::json(200, network.view().to_string()));
+    }
+    topology::check_change(&services.coordinator, &old, &merged).await?;
+    services
+        .control
+        .store_network(merged.clone(), old.as_ref().clone(), old.version)
+        .await?;
+    let task = topology::register_and_propagate(&services.coordinator, &old, &merged).await?;
+    Ok(json(202, &summarized_task(&task)))
+}
+
+async fn patch_from_leader(
+    services: &Services,
+    patch: NetworkPatch,
+    origin: Origin,
+) -> Result<Response, ResponseError> {
+    let current = services.control.network();
+    let (new, old) = follower_networks(&current, patch, &origin)?;
+    services
+        .control
+        .store_network(new, old, current.version)
+        .await?;
+    let network = Some(TaskNetwork::Origin { origin });
+    let kind = KindWithContent::NetworkTopologyChange;
+    let task =
+        control_side::register_in_network(&services.coordinator, kind, None, network).await?;
+    Ok(json(202, &summarized_task(&task)))
 }
 
 /// `previousRemotes` in a user's patch.

@@ -7,7 +7,8 @@ use serde_json::Value;
 use crate::auth::AuthContext;
 use crate::errors::ResponseError;
 use crate::http::{Method, Request, Response};
-use crate::routes::indexes::{checked_path_uid, register};
+use crate::network::headers::NetworkHeaders;
+use crate::routes::indexes::{checked_path_uid, network_headers, register_write};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::settings::apply::task_settings;
@@ -49,17 +50,28 @@ pub async fn update_all(
 ) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
     let update = decode_settings_body(body::json_value(request)?)?;
-    enqueue(services, index_uid, context, update, false).await
+    let headers = network_headers(request)?;
+    enqueue(services, headers, index_uid, context, update, false).await
 }
 
 /// `DELETE /indexes/{index_uid}/settings`.
 pub async fn reset_all(
     services: &Services,
+    request: &Request,
     index_uid: &str,
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
-    enqueue(services, index_uid, context, Settings::cleared(), true).await
+    let headers = network_headers(request)?;
+    enqueue(
+        services,
+        headers,
+        index_uid,
+        context,
+        Settings::cleared(),
+        true,
+    )
+    .await
 }
 
 /// `GET`, `PUT`, `PATCH` and `DELETE /indexes/{index_uid}/settings/{setting}`.
@@ -83,7 +95,8 @@ pub async fn sub_route_request(
             checked_path_uid(index_uid)?;
             let update = reset_sub_route(segment)
                 .ok_or_else(|| ResponseError::internal("a sub-route without reset"))?;
-            enqueue(services, index_uid, context, update, false).await
+            let headers = network_headers(request)?;
+            enqueue(services, headers, index_uid, context, update, false).await
         }
         Method::Put | Method::Patch => {
             let expected = match route.verb {
@@ -97,7 +110,8 @@ pub async fn sub_route_request(
             let value: Value = body::json_value(request)?;
             let update = decode_sub_route_body(segment, value)
                 .ok_or_else(|| ResponseError::internal("a sub-route without decoder"))??;
-            enqueue(services, index_uid, context, update, false).await
+            let headers = network_headers(request)?;
+            enqueue(services, headers, index_uid, context, update, false).await
         }
         _ => Ok(Response::empty(405)),
     }
@@ -105,6 +119,7 @@ pub async fn sub_route_request(
 
 async fn enqueue(
     services: &Services,
+    headers: NetworkHeaders,
     index_uid: &str,
     context: &AuthContext,
     update: Settings,
@@ -120,5 +135,5 @@ async fn enqueue(
         is_deletion,
         allow_index_creation: context.allow_index_creation(index_uid),
     };
-    register(services, kind, None, 202).await
+    register_write(services, headers, kind, None).await
 }

@@ -75,6 +75,7 @@ pub enum Endpoint {
     GetNetwork,
     PatchNetwork,
     CreateDump,
+    CreateSnapshot,
     Export,
     StreamLogs,
     CancelLogStream,
@@ -454,6 +455,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/dumps",
         action: Some(Action::DumpsCreate),
         endpoint: Endpoint::CreateDump,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/snapshots",
+        action: Some(Action::SnapshotsCreate),
+        endpoint: Endpoint::CreateSnapshot,
     },
     Route {
         method: Method::Post,

@@ -3,7 +3,8 @@
 //! `autobatcher.rs`), with the `batchStrategy` text it reports.
 //!
 //! Priority: the newest enqueued `taskCancelation` alone → every enqueued or failed
-//! `upgradeDatabase` → the first `networkTopologyChange` → every enqueued `taskDeletion` →
+//! `upgradeDatabase` → the index tasks registered before the first `networkTopologyChange`
+//! (auto-batched among themselves) → that `networkTopologyChange` → every enqueued `taskDeletion` →
 //! the oldest `indexCompaction` → the oldest `export` → every `snapshotCreation` → the oldest
 //! `dumpCreation` → the tasks of the index of the oldest remaining task, auto-batched.
 //!
@@ -285,10 +286,32 @@ pub fn next_batch(
         .copied()
         .filter(|task| task.status == Status::Enqueued)
         .collect();
-    next_cancelation(&enqueued)
-        .or_else(|| next_upgrade_batch(tasks))
-        .or_else(|| next_global_batch(&enqueued))
-        .or_else(|| next_index_batch(&enqueued, index_state, limits))
+    if let Some(cancelation) = next_cancelation(&enqueued) {
+        return Some(cancelation);
+    }
+    if let Some(upgrade) = next_upgrade_batch(tasks) {
+        return Some(upgrade);
+    }
+    let older = index_tasks_before_network_change(&enqueued);
+    if !older.is_empty() {
+        return next_index_batch(&older, index_state, limits);
+    }
+    next_global_batch(&enqueued).or_else(|| next_index_batch(&enqueued, index_state, limits))
+}
+
+/// The index tasks registered before the first enqueued network change: they run before
+/// it, with the network they were registered under in mind (the change sends documents
+/// as they are once these are applied).
+fn index_tasks_before_network_change<'task>(enqueued: &[&'task Task]) -> Vec<&'task Task> {
+    let Some(&change) = uids_of(enqueued, Kind::NetworkTopologyChange).first() else {
+        return Vec::new();
+    };
+    enqueued
+        .iter()
+        .copied()
+        .filter(|task| task.uid < change)
+        .filter(|task| task.kind().related_to_one_index() || task.kind() == Kind::IndexSwap)
+        .collect()
 }
 
 /// The uids of the enqueued tasks of `kind`.

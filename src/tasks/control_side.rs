@@ -19,12 +19,14 @@ use std::sync::Arc;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::queue::{QueueError, TaskQueue, TaskVisibility};
+use super::model::TaskUid;
+use super::queue::{QueueError, RegisterOptions, TaskQueue, TaskVisibility};
 use super::update_files::UpdateFiles;
 use super::{Batch, KindWithContent, Progress, ProgressStep, Task, TaskQuery};
 use crate::auth::AuthContext;
 use crate::coordinator::{CONTROL_CORE, Coordinator, CoreRequest};
 use crate::errors::ResponseError;
+use crate::network::task_network::TaskNetwork;
 use crate::runtime::Semaphore;
 
 thread_local! {
@@ -152,11 +154,33 @@ pub async fn register(
     kind: KindWithContent,
     custom_metadata: Option<String>,
 ) -> Result<Task, ResponseError> {
+    register_in_network(coordinator, kind, custom_metadata, None).await
+}
+
+/// Registers a task with its place in a sharded network; answers the stored task.
+pub async fn register_in_network(
+    coordinator: &Coordinator,
+    kind: KindWithContent,
+    custom_metadata: Option<String>,
+    network: Option<TaskNetwork>,
+) -> Result<Task, ResponseError> {
     let request = RegisterTask {
         kind,
         custom_metadata,
+        network,
     };
     coordinator.ask(CONTROL_CORE, request).await?
+}
+
+/// Sets the `network` of task `uid` on the control core.
+pub async fn set_task_network(
+    coordinator: &Coordinator,
+    uid: TaskUid,
+    network: TaskNetwork,
+) -> Result<(), ResponseError> {
+    coordinator
+        .ask(CONTROL_CORE, SetTaskNetwork { uid, network })
+        .await?
 }
 
 /// Whether the batch being processed works on the index `uid`.
@@ -169,6 +193,26 @@ pub async fn is_indexing(coordinator: &Coordinator, uid: &str) -> bool {
 struct RegisterTask {
     kind: KindWithContent,
     custom_metadata: Option<String>,
+    network: Option<TaskNetwork>,
+}
+
+/// Sets a task's `network`.
+struct SetTaskNetwork {
+    uid: TaskUid,
+    network: TaskNetwork,
+}
+
+impl CoreRequest<Coordinator> for SetTaskNetwork {
+    type Answer = Result<(), ResponseError>;
+
+    async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        let control = ControlSide::local()?;
+        let SetTaskNetwork { uid, network } = self;
+        control
+            .write_queue(move |queue| queue.set_task_network(uid, network))
+            .await?
+            .map_err(queue_error)
+    }
 }
 
 impl CoreRequest<Coordinator> for RegisterTask {
@@ -179,10 +223,15 @@ impl CoreRequest<Coordinator> for RegisterTask {
         let RegisterTask {
             kind,
             custom_metadata,
+            network,
         } = self;
+        let options = RegisterOptions {
+            network,
+            ..RegisterOptions::default()
+        };
         let registered = control
             .write_queue(move |queue| {
-                queue.register(kind, custom_metadata, OffsetDateTime::now_utc())
+                queue.register_with(kind, custom_metadata, OffsetDateTime::now_utc(), options)
             })
             .await?
             .map_err(queue_error)?;

@@ -25,7 +25,9 @@
 //! export, network topology change, …) goes in its own file under `src/tasks/index_batch/`
 //! when it acts on one index, or in its own file under `src/tasks/` otherwise, with a `//!`
 //! doc saying what it does and its invariants; `mod.rs` only dispatches to it. The `export`
-//! task is [`export`] (its shard side is `crate::host::export`).
+//! task is [`export`] (its shard side is `crate::host::export`); the `dumpCreation` task is
+//! [`dump`] and the `snapshotCreation` task [`snapshot`] (with its `--schedule-snapshot`
+//! loop).
 //!
 //! Invariants: a task is acknowledged only after the commit that stores it; task uids only
 //! grow; a batch uid is given again only after its batch was aborted (as Meilisearch);
@@ -40,14 +42,17 @@ pub mod dump;
 pub mod export;
 pub mod index_batch;
 pub mod model;
+pub mod network_change;
 pub mod owners;
 pub mod payload_ids;
 pub mod query;
 pub mod queue;
 pub mod queue_compaction;
+pub mod queue_copy;
 pub mod queue_figures;
 pub mod queue_history;
 pub mod scheduler;
+pub mod snapshot;
 pub mod task_documents;
 pub mod update_file_sink;
 pub mod update_files;

@@ -796,6 +796,9 @@ pub struct Task {
     #[serde(with = "time::serde::rfc3339::option")]
     pub finished_at: Option<OffsetDateTime>,
     pub custom_metadata: Option<String>,
+    /// The task's place in a sharded network (`network`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::network::task_network::TaskNetwork>,
 }
 
 impl Task {
@@ -818,6 +821,7 @@ impl Task {
             started_at: None,
             finished_at: None,
             custom_metadata,
+            network: None,
         };
         task.forget_newer_tasks();
         task

@@ -161,12 +161,21 @@ impl TaskVisibility for AllIndexes {
 }
 
 /// Replication parameters of a registration (`TaskId` and `DryRun` headers).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RegisterOptions {
     /// The uid the task must get (refused when below the next uid).
     pub requested_uid: Option<TaskUid>,
     /// Build the task without storing it.
     pub dry_run: bool,
+    /// The task's place in a sharded network.
+    pub network: Option<crate::network::task_network::TaskNetwork>,
+}
+
+/// Whether a write of a task record replaces its stored `network`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NetworkWrite {
+    KeepStored,
+    Replace,
 }
 
 /// A registered task, and for a cancelation the processing batch it must interrupt.
@@ -378,7 +387,10 @@ impl TaskQueue {
         Ok(uids)
     }
 
-    fn read_task_for_write(write: &WriteTransaction, uid: TaskUid) -> QueueResult<Option<Task>> {
+    pub(super) fn read_task_for_write(
+        write: &WriteTransaction,
+        uid: TaskUid,
+    ) -> QueueResult<Option<Task>> {
         Self::tree(write, TASKS_TREE)?
             .get(&uid_bytes(uid))?
             .map(|bytes| decode(&bytes))
@@ -386,20 +398,42 @@ impl TaskQueue {
     }
 
     /// Stores `task` and moves its secondary keys from its previous state.
+    ///
+    /// A stored task keeps its stored `network`: only [`TaskQueue::set_task_network`]
+    /// changes it, while the scheduler may hold an older copy of the task.
     pub(super) fn write_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
+        Self::write_task_record(write, task, NetworkWrite::KeepStored)
+    }
+
+    fn write_task_record(
+        write: &WriteTransaction,
+        task: &Task,
+        network_write: NetworkWrite,
+    ) -> QueueResult<()> {
+        let mut kept_network = None;
         if let Some(previous) = Self::read_task_for_write(write, task.uid)? {
             for (tree, key) in secondary_keys(&previous) {
                 Self::tree(write, tree)?.delete(&key)?;
             }
+            if network_write == NetworkWrite::KeepStored && previous.network != task.network {
+                kept_network = Some(previous.network);
+            }
         }
-        Self::tree(write, TASKS_TREE)?.put(&uid_bytes(task.uid), &encode(task)?)?;
+        let record = match kept_network {
+            Some(network) => encode(&Task {
+                network,
+                ..task.clone()
+            })?,
+            None => encode(task)?,
+        };
+        Self::tree(write, TASKS_TREE)?.put(&uid_bytes(task.uid), &record)?;
         for (tree, key) in secondary_keys(task) {
             Self::tree(write, tree)?.put(&key, &[])?;
         }
         Ok(())
     }
 
-    fn remove_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
+    pub(super) fn remove_task(write: &WriteTransaction, task: &Task) -> QueueResult<()> {
         for (tree, key) in secondary_keys(task) {
             Self::tree(write, tree)?.delete(&key)?;
         }
@@ -491,7 +525,8 @@ impl TaskQueue {
             None => next_uid,
         };
         let next = uid.checked_add(1).ok_or(QueueError::TaskUidsExhausted)?;
-        let task = Task::new(uid, kind, enqueued_at, custom_metadata);
+        let mut task = Task::new(uid, kind, enqueued_at, custom_metadata);
+        task.network = options.network;
         if let KindWithContent::IndexSwap { swaps } = &task.kind {
             super::model::check_index_swaps(swaps).map_err(QueueError::Rejected)?;
         }
@@ -602,6 +637,25 @@ impl TaskQueue {
         };
         let page = self.list_batches(&query, visibility)?;
         Ok(page.results.into_iter().find(|batch| batch.uid == uid))
+    }
+
+    /// Sets the `network` of task `uid` (the leader records what each remote answered once
+    /// the forwarding is over), keeping every other field as stored: the task may have been
+    /// processed meanwhile. A task deleted meanwhile is left deleted.
+    pub fn set_task_network(
+        &self,
+        uid: TaskUid,
+        network: crate::network::task_network::TaskNetwork,
+    ) -> QueueResult<()> {
+        let write = self.database.begin_write()?;
+        let Some(mut task) = Self::read_task_for_write(&write, uid)? else {
+            write.abort();
+            return Ok(());
+        };
+        task.network = Some(network);
+        Self::write_task_record(&write, &task, NetworkWrite::Replace)?;
+        write.commit()?;
+        Ok(())
     }
 
     /// Stores changed tasks (status, details, batch, dates) in one commit.

@@ -9,7 +9,9 @@
 //! run.
 //!
 //! An export runs alone in its batch ([`super::export`]), and so does a dump
-//! ([`super::dump`]); like an index batch, a cancelation interrupts them.
+//! ([`super::dump`]); like an index batch, a cancelation interrupts them. The snapshot tasks
+//! run together in a batch of their own ([`super::snapshot`]), which a cancelation does not
+//! interrupt (as in Meilisearch).
 //!
 //! Invariants: one batch at a time; a task is `succeeded` only after every shard committed
 //! its share and every core holds the new catalog; update files are removed only after the
@@ -31,7 +33,9 @@ use super::dump::{DumpWork, run_dump};
 use super::export::{ExportWork, run_export};
 use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, Kind, KindWithContent, Status, Task, TaskError};
+use super::network_change::{NetworkChangeWork, run_network_change};
 use super::queue::TaskQueue;
+use super::snapshot::{SnapshotWork, run_snapshot};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::Catalog;
 use crate::errors::{Code, ResponseError};
@@ -61,6 +65,10 @@ pub struct SchedulerOptions {
     pub export_payload_bytes_default: u64,
     /// `--dump-dir`.
     pub dump_directory: std::path::PathBuf,
+    /// `--snapshot-dir`.
+    pub snapshot_directory: std::path::PathBuf,
+    /// Whether snapshots compact the page stores (not `--experimental-no-snapshot-compaction`).
+    pub snapshot_compaction: bool,
     /// The data directory.
     pub data_directory: std::path::PathBuf,
 }
@@ -380,10 +388,20 @@ impl Scheduler {
 
     async fn process(&mut self, next: &NextBatch, batch_uid: u32, tasks: Vec<Task>) -> BatchEnd {
         match &next.plan {
+            BatchPlan::Global
+                if tasks
+                    .iter()
+                    .all(|task| task.kind.kind() == Kind::SnapshotCreation) =>
+            {
+                self.process_snapshot(tasks, batch_uid).await
+            }
             BatchPlan::Global => match alone_in_batch(tasks) {
                 Ok(task) if task.kind.kind() == Kind::Export => self.process_export(task).await,
                 Ok(task) if task.kind.kind() == Kind::DumpCreation => {
                     self.process_dump(task, batch_uid).await
+                }
+                Ok(task) if task.kind.kind() == Kind::NetworkTopologyChange => {
+                    self.process_network_change(task).await
                 }
                 Ok(task) => self.process_global(vec![task]).await,
                 Err(tasks) => self.process_global(tasks).await,
@@ -468,6 +486,18 @@ impl Scheduler {
         run_export(&work, task).await
     }
 
+    /// Runs a network change (alone in its batch, see [`super::network_change`]).
+    async fn process_network_change(&mut self, task: Task) -> BatchEnd {
+        let work = NetworkChangeWork {
+            coordinator: self.coordinator.clone(),
+            control: self.control.clone(),
+            control_plane: self.control_plane.clone(),
+            data_directory: self.options.data_directory.clone(),
+            payload_bytes_max: self.options.export_payload_bytes_default,
+        };
+        run_network_change(&work, task).await
+    }
+
     /// Runs a dump (alone in its batch, see [`super::dump`]).
     async fn process_dump(&mut self, task: Task, batch_uid: u32) -> BatchEnd {
         let work = DumpWork {
@@ -479,6 +509,19 @@ impl Scheduler {
             batch_uid,
         };
         run_dump(&work, task).await
+    }
+
+    /// Runs the snapshot tasks of a batch (see [`super::snapshot`]).
+    async fn process_snapshot(&mut self, tasks: Vec<Task>, batch_uid: u32) -> BatchEnd {
+        let work = SnapshotWork {
+            coordinator: self.coordinator.clone(),
+            control: self.control.clone(),
+            snapshot_directory: self.options.snapshot_directory.clone(),
+            data_directory: self.options.data_directory.clone(),
+            compaction: self.options.snapshot_compaction,
+            batch_uid,
+        };
+        run_snapshot(&work, tasks).await
     }
 
     /// Runs a task deletion: deletes the tasks it matched and counts them in its details.

@@ -115,6 +115,10 @@ pub fn task_view(task: &Task) -> Value {
     object.insert("enqueuedAt".into(), json!(format_date(task.enqueued_at)));
     object.insert("startedAt".into(), date_value(task.started_at));
     object.insert("finishedAt".into(), date_value(task.finished_at));
+    if let Some(network) = &task.network {
+        let network = serde_json::to_value(network).expect("a task network is JSON");
+        object.insert("network".into(), network);
+    }
     if let Some(metadata) = &task.custom_metadata {
         object.insert("customMetadata".into(), json!(metadata));
     }

@@ -81,6 +81,7 @@ pub use free_space::release::Released;
 pub use page_store::layout::{
     KEY_BYTES_MAX, PAGE_BYTES_MAX, PAGE_BYTES_MIN, VALUE_BYTES_MAX, stored_entry_bytes,
 };
+pub use transaction::compacted_copy::{COPY_WRITE_MEMORY_BYTES, CompactedCopy};
 pub use transaction::database::{Database, Stats};
 pub use transaction::integrity::IntegrityReport;
 pub use transaction::merge_writer::{MERGE_LEAF_FILL_PERCENT, MergeWriter};

@@ -36,9 +36,6 @@ pub struct Options {
     pub cores: Option<usize>,
     /// Environment variables the server is started with, beside the test's own.
     pub environment: Vec<(String, String)>,
-    /// The address to listen on (chosen beforehand, e.g. with [`free_address`], when other
-    /// instances must know it before this one starts); a free loopback port when `None`.
-    pub address: Option<SocketAddr>,
 }
 
 impl Server {
@@ -58,7 +55,12 @@ impl Server {
 
     /// A server with `options` on `data_directory` (which may already hold data).
     pub fn start_on(data_directory: &Path, options: &Options) -> Server {
-        let address = options.address.unwrap_or_else(free_address);
+        Server::start_at(data_directory, options, free_address())
+    }
+
+    /// A server with `options` on `data_directory`, listening on `address` (a restart on
+    /// the address other instances know it by).
+    pub fn start_at(data_directory: &Path, options: &Options, address: SocketAddr) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_coresearch"));
         command
             .arg("--http-addr")
@@ -93,6 +95,16 @@ impl Server {
             command
                 .arg("--dump-dir")
                 .arg(data_directory.with_extension("dumps"));
+        }
+        // Snapshots too.
+        if !options
+            .extra_arguments
+            .iter()
+            .any(|argument| argument == "--snapshot-dir")
+        {
+            command
+                .arg("--snapshot-dir")
+                .arg(data_directory.with_extension("snapshots"));
         }
         let child = command.spawn().expect("spawn succeeds");
         let server = Server {
@@ -186,6 +198,19 @@ impl Server {
         child.wait().expect("wait succeeds")
     }
 
+    /// Kills the server with SIGKILL (a crash) and waits for it, handing over the scratch
+    /// directory that holds its data (so a restart can reuse it).
+    pub fn kill_keeping_data(mut self) -> Option<tempfile::TempDir> {
+        let scratch = self._scratch.take();
+        self.kill();
+        scratch
+    }
+
+    /// Keeps `scratch` (a data directory's parent) alive as long as this server.
+    pub fn keep_scratch(&mut self, scratch: Option<tempfile::TempDir>) {
+        self._scratch = scratch;
+    }
+
     /// Kills the server with SIGKILL (a crash) and waits for it.
     pub fn kill(mut self) {
         let mut child = self.child.take().expect("take succeeds");
@@ -215,8 +240,7 @@ pub fn raw_to(address: &str, request: &str) -> Option<HttpResponse> {
     connection.read_response().ok()
 }
 
-/// A loopback address with a port nothing listens on now.
-pub fn free_address() -> SocketAddr {
+fn free_address() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind succeeds");
     listener.local_addr().expect("local_addr succeeds")
 }

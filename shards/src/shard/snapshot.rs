@@ -252,6 +252,27 @@ impl ShardSnapshot {
         Ok(found)
     }
 
+    /// Every stored document's external id with its internal id, in external id order (a
+    /// scan of the external-id map: for moving documents between instances, not for hot
+    /// paths).
+    pub fn external_ids_with_internal(&self) -> ShardResult<Vec<(String, u32)>> {
+        let Some(tree) = self.read.open_tree(EXTERNAL_IDS_TREE)? else {
+            return Ok(Vec::new());
+        };
+        let mut found = Vec::new();
+        for entry in tree.range(
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            storage_engine::Direction::Forward,
+        )? {
+            let (key, value) = entry?;
+            let external =
+                std::str::from_utf8(key).map_err(|_| ShardError::corrupted("external id"))?;
+            found.push((external.to_owned(), document_from_key(value)?));
+        }
+        Ok(found)
+    }
+
     /// The ids of `external_ids` this shard stores, in byte order. Looked up in byte order,
     /// each lookup starting from the path of the one before: a batch asks for hundreds of
     /// thousands of ids at once, and most of its lookups then stay in the same few leaves.

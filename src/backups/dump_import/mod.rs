@@ -24,10 +24,13 @@ pub mod history;
 pub mod indexes;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::placement::{
+    database_exists_message, holds_a_database, move_into_place, remove_folder, staging_folder,
+};
 use crate::config::Config;
-use crate::data_dir::{DataDirectory, LOCK_FILE_NAME};
+use crate::data_dir::DataDirectory;
 use crate::tasks::dump::archive::unpack_archive;
 use crate::tasks::queue::TaskQueue;
 use crate::tasks::update_files::UpdateFiles;
@@ -46,13 +49,7 @@ pub fn import_at_start(config: &Config) -> Result<(), String> {
     if !database_exists && dump_exists {
         import(config, dump)
     } else if database_exists && !config.ignore_dump_if_db_exists {
-        let path = config
-            .db_path
-            .canonicalize()
-            .unwrap_or_else(|_| config.db_path.clone());
-        Err(format!(
-            "database already exists at {path:?}, try to delete it or rename it"
-        ))
+        Err(database_exists_message(&config.db_path))
     } else if !dump_exists && !config.ignore_missing_dump {
         Err(format!("dump doesn't exist at {dump:?}"))
     } else {
@@ -60,40 +57,10 @@ pub fn import_at_start(config: &Config) -> Result<(), String> {
     }
 }
 
-/// Whether `path` holds anything but a lock file.
-fn holds_a_database(path: &Path) -> Result<bool, String> {
-    let entries = match fs::read_dir(path) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(error) if path.is_file() => return Err(format!("{}: {error}", path.display())),
-        Err(error) => return Err(format!("could not read {}: {error}", path.display())),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|error| format!("could not read {}: {error}", path.display()))?;
-        if entry.file_name() != LOCK_FILE_NAME {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// The staging folder of an import into `database`.
-fn staging_folder(database: &Path) -> PathBuf {
-    let name = database
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "data.ms".to_owned());
-    let parent = database
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    parent.join(format!(".{name}{STAGING_SUFFIX}"))
-}
-
 /// Imports `dump` into a staging folder, then renames the new data directory to
 /// `--db-path`; the staging folder is removed whatever happens.
 fn import(config: &Config, dump: &Path) -> Result<(), String> {
-    let staging = staging_folder(&config.db_path);
+    let staging = staging_folder(&config.db_path, STAGING_SUFFIX);
     remove_folder(&staging)?;
     tracing::info!(dump = %dump.display(), "importing a dump");
     let outcome = import_in(config, dump, &staging);
@@ -160,41 +127,4 @@ fn index_in_child(data: &Path) -> Result<(), String> {
 fn open_queue(path: &Path) -> Result<TaskQueue, String> {
     TaskQueue::open(path, storage_engine::Options::default())
         .map_err(|error| format!("could not open the task queue: {error}"))
-}
-
-/// Renames the finished data directory `data` to `database` (an empty `database` is
-/// replaced), then syncs the parent directory.
-fn move_into_place(data: &Path, database: &Path) -> Result<(), String> {
-    let failure = |error: std::io::Error| {
-        format!(
-            "could not move the data directory into {}: {error}",
-            database.display()
-        )
-    };
-    if database.is_dir() {
-        // Empty but for a lock file left by an earlier start.
-        let lock = database.join(LOCK_FILE_NAME);
-        if lock.exists() {
-            fs::remove_file(&lock).map_err(failure)?;
-        }
-        fs::remove_dir(database).map_err(failure)?;
-    }
-    fs::rename(data, database).map_err(failure)?;
-    let parent = database
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::File::open(parent)
-        .and_then(|directory| directory.sync_all())
-        .map_err(failure)
-}
-
-/// Removes `folder` and everything in it; a missing folder is no error.
-fn remove_folder(folder: &Path) -> Result<(), String> {
-    match fs::remove_dir_all(folder) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("could not remove {}: {error}", folder.display()))
-        }
-        _ => Ok(()),
-    }
 }

@@ -36,6 +36,8 @@ pub struct ExportTarget {
     /// The URL as given, without trailing slashes (paths are appended to it).
     base_url: String,
     authorization: Option<String>,
+    /// Sent with every call (a network change's origin headers).
+    extra_headers: Vec<(String, String)>,
 }
 
 impl ExportTarget {
@@ -44,7 +46,14 @@ impl ExportTarget {
         ExportTarget {
             base_url: url.trim_end_matches('/').to_owned(),
             authorization: api_key.map(|key| format!("Bearer {key}")),
+            extra_headers: Vec::new(),
         }
+    }
+
+    /// The same target, every call also carrying `headers`.
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> ExportTarget {
+        self.extra_headers = headers;
+        self
     }
 
     /// A call of `method` on `path` (which starts with `/`), with the `Authorization`.
@@ -55,6 +64,9 @@ impl ExportTarget {
             .options(export_send_options());
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
+        }
+        for (name, value) in &self.extra_headers {
+            request = request.header(name, value);
         }
         Ok(request)
     }

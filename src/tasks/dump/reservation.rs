@@ -1,22 +1,25 @@
-//! The files of one dump being written in the dump directory: the staging directory
-//! `<uid>.dump.staging/` and the temporary archive `<uid>.dump.tmp`, which the dump holds an
-//! exclusive `flock` on while it runs. The archive gets its final name `<uid>.dump` only once
-//! complete ([`super::archive::write_archive`]).
+//! The files of one archive being written in its directory — a dump's `<uid>.dump` in
+//! `--dump-dir`, or a snapshot's `<db name>.snapshot` in `--snapshot-dir`: the staging
+//! directory `<name>.<extension>.staging/` and the temporary archive `<name>.<extension>.tmp`,
+//! which the writer holds an exclusive `flock` on while it runs. The archive gets its final
+//! name `<name>.<extension>` only once complete (a dump's [`super::archive::write_archive`],
+//! a snapshot's `crate::tasks::snapshot::archive`).
 //!
-//! Invariants: a temporary archive or staging directory nobody holds a lock on is what a
-//! crash left behind, and the next dump removes it; one held by another process (two
-//! servers sharing a dump directory) is left alone, and a dump of the same uid is refused
-//! as already processing; a finished or failed dump leaves neither behind.
+//! Invariants: a temporary archive or staging directory of the same extension nobody holds a
+//! lock on is what a crash left behind, and the next reservation removes it; one held by
+//! another process (two servers sharing a directory) is left alone, and a reservation of the
+//! same name is refused as already processing; a finished or failed archive leaves neither
+//! behind.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-/// The suffix of a temporary archive.
-const TEMPORARY_SUFFIX: &str = ".dump.tmp";
-/// The suffix of a staging directory.
-const STAGING_SUFFIX: &str = ".dump.staging";
+/// The suffix, after the archive's extension, of a temporary archive.
+const TEMPORARY_SUFFIX: &str = ".tmp";
+/// The suffix, after the archive's extension, of a staging directory.
+const STAGING_SUFFIX: &str = ".staging";
 
 /// Why a dump could not reserve its files.
 #[derive(Debug)]
@@ -46,9 +49,19 @@ impl Reservation {
     /// Reserves the files of dump `uid` in `directory` (created when missing), after
     /// removing what crashed dumps left there.
     pub fn take(directory: &Path, uid: &str) -> Result<Reservation, ReservationError> {
+        Reservation::take_named(directory, uid, super::layout::DUMP_EXTENSION)
+    }
+
+    /// Reserves the files of the archive `<name>.<extension>` in `directory` (created when
+    /// missing), after removing what crashed writers of `extension` archives left there.
+    pub fn take_named(
+        directory: &Path,
+        name: &str,
+        extension: &str,
+    ) -> Result<Reservation, ReservationError> {
         fs::create_dir_all(directory)?;
-        remove_leftovers(directory)?;
-        let temporary = directory.join(format!("{uid}{TEMPORARY_SUFFIX}"));
+        remove_leftovers(directory, extension)?;
+        let temporary = directory.join(format!("{name}.{extension}{TEMPORARY_SUFFIX}"));
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -57,13 +70,13 @@ impl Reservation {
         if !try_lock(&lock)? {
             return Err(ReservationError::AlreadyProcessing);
         }
-        let staging = directory.join(format!("{uid}{STAGING_SUFFIX}"));
+        let staging = directory.join(format!("{name}.{extension}{STAGING_SUFFIX}"));
         remove_path(&staging)?;
         fs::create_dir(&staging)?;
         Ok(Reservation {
             staging,
             temporary,
-            destination: directory.join(format!("{uid}.{}", super::layout::DUMP_EXTENSION)),
+            destination: directory.join(format!("{name}.{extension}")),
             _lock: lock,
         })
     }
@@ -100,22 +113,24 @@ fn try_lock(file: &File) -> io::Result<bool> {
     }
 }
 
-/// Removes the temporary archives (and their staging directories) no process holds.
-fn remove_leftovers(directory: &Path) -> io::Result<()> {
+/// Removes the temporary `extension` archives (and their staging directories) no process
+/// holds.
+fn remove_leftovers(directory: &Path, extension: &str) -> io::Result<()> {
+    let temporary_suffix = format!(".{extension}{TEMPORARY_SUFFIX}");
     for entry in fs::read_dir(directory)? {
         let path = entry?.path();
         let name = path
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let Some(uid) = name.strip_suffix(TEMPORARY_SUFFIX) else {
+        let Some(stem) = name.strip_suffix(&temporary_suffix) else {
             continue;
         };
         let Ok(file) = File::open(&path) else {
             continue;
         };
         if try_lock(&file)? {
-            remove_path(&directory.join(format!("{uid}{STAGING_SUFFIX}")))?;
+            remove_path(&directory.join(format!("{stem}.{extension}{STAGING_SUFFIX}")))?;
             remove_path(&path)?;
         }
     }

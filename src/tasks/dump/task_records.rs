@@ -57,7 +57,7 @@ pub struct TaskRecord {
         skip_serializing_if = "Option::is_none"
     )]
     pub finished_at: Option<OffsetDateTime>,
-    /// Meilisearch's network origin of a replicated task; kept opaque.
+    /// The task's place in a sharded network (`crate::network::task_network`), as JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,7 +213,10 @@ pub fn task_to_record(task: &Task, keys: &[Value]) -> TaskRecord {
         enqueued_at: task.enqueued_at,
         started_at: task.started_at,
         finished_at: task.finished_at,
-        network: None,
+        network: task
+            .network
+            .as_ref()
+            .and_then(|network| serde_json::to_value(network).ok()),
         custom_metadata: task.custom_metadata.clone(),
     }
 }
@@ -380,6 +383,9 @@ pub fn task_from_record(record: TaskRecord, content: ImportedContent) -> Result<
         started_at: record.started_at.filter(|_| !processing),
         finished_at: record.finished_at.filter(|_| !processing),
         custom_metadata: record.custom_metadata,
+        network: record
+            .network
+            .and_then(|network| serde_json::from_value(network).ok()),
     })
 }
 

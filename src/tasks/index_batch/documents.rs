@@ -103,8 +103,8 @@ pub(super) struct DocumentWork {
     ordered: HashSet<String, IdHasher>,
     touched: bool,
     /// The network's sharding when it has a leader: the ids of the shards this instance does
-    /// not own are left out of the plan (not stored, not deleted, not counted), as Meilisearch
-    /// Enterprise skips them.
+    /// not own are left out of the plan (not stored, not deleted by the network's writes, not
+    /// counted), as Meilisearch Enterprise skips them.
     sharding: Option<Sharding>,
 }
 
@@ -198,7 +198,12 @@ impl DocumentWork {
                 self.document_addition_or_update(read, content_file, *method, *skip_creation)
             }
             KindWithContent::DocumentDeletion { document_ids, .. } => {
-                self.document_deletion(work, record, document_ids).await
+                // A write of the network (the leader's, or its copy) deletes only this
+                // instance's documents; a deletion this instance registered for itself (a
+                // network change giving documents up) deletes what it names.
+                let own_only = task.network.is_some();
+                self.document_deletion(work, record, document_ids, own_only)
+                    .await
             }
             KindWithContent::DocumentDeletionByFilter { filter, .. } => {
                 self.document_deletion_by_filter(work, record, filter).await
@@ -281,16 +286,18 @@ impl DocumentWork {
         first_met
     }
 
-    /// Plans a `documentDeletion` task (by ids): of this instance's documents only.
+    /// Plans a `documentDeletion` task (by ids): of this instance's documents only when
+    /// `own_only`.
     async fn document_deletion(
         &mut self,
         work: &BatchWork,
         record: &IndexRecord,
         document_ids: &[String],
+        own_only: bool,
     ) -> Result<TaskEffect, ResponseError> {
         let kept: Vec<String> = document_ids
             .iter()
-            .filter(|id| self.keeps(id))
+            .filter(|id| !own_only || self.keeps(id))
             .cloned()
             .collect();
         let stored = if self.cleared {

@@ -517,6 +517,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
     let requested = RegisterOptions {
         requested_uid: Some(10),
         dry_run: false,
+        network: None,
     };
     assert_eq!(
         queue
@@ -534,6 +535,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
             RegisterOptions {
                 requested_uid: Some(3),
                 dry_run: false,
+                network: None,
             },
         )
         .unwrap_err();
@@ -551,6 +553,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
             RegisterOptions {
                 requested_uid: None,
                 dry_run: true,
+                network: None,
             },
         )
         .expect("register_with succeeds");

@@ -11,7 +11,8 @@
 //!   `merge_writer`: sorted merges leaf by leaf; `repack`: rewriting a tree into full pages;
 //! - `commit`: encode trees, update the free tree (`free_tree`), write, sync, write the slot;
 //!   `spill`: writing a large transaction's pages before its commit;
-//! - `integrity`: the full walk that re-hashes every page and accounts for each one.
+//! - `integrity`: the full walk that re-hashes every page and accounts for each one;
+//! - `compacted_copy`: a read snapshot written again, in full leaves, into a new file.
 //!
 //! May import: every layer below (`btree/`, `free_space/`, `page_store/`, `io/`) and
 //! `crate::error`. Nothing below imports from here; `vector/` and the crate's users reach it
@@ -25,6 +26,7 @@
 //! - a failed sync poisons the database until it is reopened.
 
 pub mod commit;
+pub mod compacted_copy;
 pub mod database;
 pub mod free_tree;
 pub mod integrity;

@@ -59,6 +59,11 @@ impl ReadTransaction {
         }
     }
 
+    /// The page size of the file this snapshot reads.
+    pub(crate) fn page_bytes(&self) -> usize {
+        self.shared.pager.page_bytes()
+    }
+
     /// Id of the committed transaction this snapshot shows.
     pub fn transaction_id(&self) -> u64 {
         self.snapshot.transaction_id

@@ -1,0 +1,461 @@
+//! A sharded network of real instances on loopback (Meilisearch Enterprise's leader
+//! protocol): the leader's `PATCH /network` checked across the network and handed to every
+//! follower as a `networkTopologyChange` task, writes forwarded by the leader to every
+//! remote with the tasks' `network` bookkeeping, followers refusing users' writes, the
+//! inter-instance headers' refusals, a wrong write key recorded per remote, and documents
+//! moved by changes of the shards (an instance joins, a replica is added, an instance
+//! leaves) to exactly where the new topology says.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{MASTER_KEY, Options, Server};
+use serde_json::{Value, json};
+
+/// The names of the instances, the first one the leader.
+const NAMES: [&str; 3] = ["ms0", "ms1", "ms2"];
+
+fn start_instance() -> Server {
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_owned()),
+        extra_arguments: vec![
+            "--experimental-allowed-ip-networks".to_owned(),
+            "127.0.0.0/8".to_owned(),
+        ],
+        cores: Some(2),
+        ..Options::default()
+    });
+    let response = server.send(
+        "PATCH",
+        "/experimental-features",
+        Some(&json!({"network": true})),
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    server
+}
+
+/// Remotes naming every instance, with `write_key` as every write key.
+fn remotes(servers: &[Server], write_key: &str) -> Value {
+    let mut remotes = serde_json::Map::new();
+    for (name, server) in NAMES.iter().zip(servers) {
+        remotes.insert(
+            (*name).to_owned(),
+            json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": write_key}),
+        );
+    }
+    Value::Object(remotes)
+}
+
+/// One shard per instance, named after it.
+fn one_shard_each() -> Value {
+    json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}})
+}
+
+/// Starts three instances and makes `ms0` the leader of a network of one shard each.
+fn sharded_network() -> Vec<Server> {
+    let servers: Vec<Server> = (0..NAMES.len()).map(|_| start_instance()).collect();
+    let body = json!({"self": "ms0", "leader": "ms0", "remotes": remotes(&servers, MASTER_KEY),
+                      "shards": one_shard_each()});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let summarized = response.json();
+    assert_eq!(summarized["type"], "networkTopologyChange");
+    let task = servers[0].wait_task(summarized["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    assert_eq!(task["details"]["message"], "Finished");
+    for name in ["ms1", "ms2"] {
+        assert!(
+            task["network"]["remote_tasks"][name]["taskUid"].is_u64(),
+            "{task}"
+        );
+    }
+    servers
+}
+
+fn last_task_of_type(server: &Server, kind: &str) -> Value {
+    let page = server
+        .send("GET", &format!("/tasks?types={kind}&limit=1"), None)
+        .json();
+    page["results"][0].clone()
+}
+
+#[test]
+fn the_leader_hands_its_network_to_every_follower() {
+    let servers = sharded_network();
+    let leader_network = servers[0].send("GET", "/network", None).json();
+    for (name, server) in NAMES.iter().zip(&servers).skip(1) {
+        let network = server.send("GET", "/network", None).json();
+        assert_eq!(network["self"], *name);
+        assert_eq!(network["leader"], "ms0");
+        assert_eq!(network["version"], leader_network["version"]);
+        assert_eq!(network["shards"], leader_network["shards"]);
+        assert_eq!(network["remotes"], leader_network["remotes"]);
+        let task = last_task_of_type(server, "networkTopologyChange");
+        let task = server.wait_task(task["uid"].as_u64().unwrap());
+        assert_eq!(task["status"], "succeeded", "{task}");
+        assert_eq!(task["network"]["origin"]["remoteName"], "ms0");
+        assert_eq!(
+            task["network"]["origin"]["networkVersion"],
+            leader_network["version"]
+        );
+    }
+    // A follower may not change the network, nor take a user's write.
+    let refused = servers[1].send("PATCH", "/network", Some(&json!({"remotes": {}})));
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(refused.json()["code"], "not_leader");
+    let refused = servers[1].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": 1}])),
+    );
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(refused.json()["code"], "not_leader");
+    assert_eq!(
+        refused.json()["message"],
+        "This remote is not the leader of the network.\n  - Note: only the leader `ms0` can receive new tasks."
+    );
+}
+
+#[test]
+fn the_leader_forwards_every_write_and_records_each_remote_task() {
+    let servers = sharded_network();
+    let documents: Vec<Value> = (0..60)
+        .map(|id| json!({"id": id, "title": format!("book {id}")}))
+        .collect();
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents?customMetadata=batch-1",
+        Some(&json!(documents)),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let uid = response.json()["taskUid"].as_u64().unwrap();
+    let task = servers[0].wait_task(uid);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    assert_eq!(task["customMetadata"], "batch-1");
+    let version = servers[0].send("GET", "/network", None).json()["version"].clone();
+    assert_eq!(task["network"]["network_version"], version);
+    for (name, server) in NAMES.iter().zip(&servers).skip(1) {
+        let remote_uid = task["network"]["remote_tasks"][name]["taskUid"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{task}"));
+        let copy = server.wait_task(remote_uid);
+        assert_eq!(copy["status"], "succeeded", "{copy}");
+        assert_eq!(copy["type"], "documentAdditionOrUpdate");
+        assert_eq!(copy["customMetadata"], "batch-1");
+        assert_eq!(copy["details"]["receivedDocuments"], 60);
+        assert_eq!(copy["network"]["origin"]["remoteName"], "ms0");
+        assert_eq!(copy["network"]["origin"]["taskUid"], uid);
+    }
+    // Settings and deletions follow the same way.
+    let response = servers[0].send(
+        "PATCH",
+        "/indexes/books/settings",
+        Some(&json!({"filterableAttributes": ["title"]})),
+    );
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    for server in &servers[1..] {
+        let last = last_task_of_type(server, "settingsUpdate");
+        let last = server.wait_task(last["uid"].as_u64().unwrap());
+        assert_eq!(last["status"], "succeeded", "{last}");
+        let settings = server.send("GET", "/indexes/books/settings/filterable-attributes", None);
+        assert_eq!(settings.json(), json!(["title"]));
+    }
+    let response = servers[0].send("DELETE", "/indexes/books", None);
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    for server in &servers[1..] {
+        let last = last_task_of_type(server, "indexDeletion");
+        server.wait_task(last["uid"].as_u64().unwrap());
+        assert_eq!(server.send("GET", "/indexes/books", None).status, 404);
+    }
+}
+
+#[test]
+fn a_wrong_write_key_refuses_the_change_and_is_recorded_per_write() {
+    let servers: Vec<Server> = (0..NAMES.len()).map(|_| start_instance()).collect();
+    let mut remotes = remotes(&servers, MASTER_KEY);
+    remotes["ms2"]["writeApiKey"] = json!("not-the-key-of-ms2-at-all");
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": remotes, "shards": one_shard_each()});
+    // The leader's checks call ms2 with the wrong key: the change is refused, nothing stored.
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 403, "{}", response.text());
+    assert_eq!(response.json()["code"], "remote_invalid_api_key");
+    assert_eq!(
+        servers[0].send("GET", "/network", None).json()["leader"],
+        Value::Null
+    );
+    // With a key of ms2 that is deleted once the network is up, writes reach ms1 only and
+    // the leader's task says why ms2 has no copy.
+    let key = servers[2].send(
+        "POST",
+        "/keys",
+        Some(&json!({"actions": ["*"], "indexes": ["*"], "expiresAt": null})),
+    );
+    assert_eq!(key.status, 201, "{}", key.text());
+    let key = key.json();
+    remotes["ms2"]["writeApiKey"] = key["key"].clone();
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": remotes, "shards": one_shard_each()});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    let deleted = servers[2].send(
+        "DELETE",
+        &format!("/keys/{}", key["uid"].as_str().unwrap()),
+        None,
+    );
+    assert_eq!(deleted.status, 204, "{}", deleted.text());
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": 1}])),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    let remote_tasks = &task["network"]["remote_tasks"];
+    assert!(remote_tasks["ms1"]["taskUid"].is_u64(), "{task}");
+    assert_eq!(
+        remote_tasks["ms2"]["error"]["code"], "remote_invalid_api_key",
+        "{task}"
+    );
+    assert!(remote_tasks["ms2"].get("taskUid").is_none(), "{task}");
+}
+
+#[test]
+fn network_headers_are_checked() {
+    let servers = sharded_network();
+    let follower = &servers[1];
+    let half_origin = format!(
+        "POST /indexes/books/documents HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {MASTER_KEY}\r\nContent-Type: application/json\r\nX-Meili-Proxy-Origin-Remote: ms0\r\nContent-Length: 2\r\n\r\n[]"
+    );
+    let response = follower.raw(&half_origin);
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json()["code"],
+        "inconsistent_document_change_headers"
+    );
+    let old_version = format!(
+        "POST /indexes/books/documents HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {MASTER_KEY}\r\nContent-Type: application/json\r\nX-Meili-Proxy-Origin-Remote: ms0\r\nX-Meili-Proxy-Origin-TaskUid: 3\r\nX-Meili-Proxy-Origin-Network-Version: 00000000-0000-0000-0000-000000000000\r\nContent-Length: 2\r\n\r\n[]"
+    );
+    let response = follower.raw(&old_version);
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(response.json()["code"], "network_version_too_old");
+    let version = follower.send("GET", "/network", None).json()["version"].clone();
+    let current = old_version.replace(
+        "00000000-0000-0000-0000-000000000000",
+        version.as_str().unwrap(),
+    );
+    let response = follower.raw(&current);
+    assert_eq!(response.status, 202, "{}", response.text());
+}
+
+#[test]
+fn changing_a_remotes_key_moves_nothing_and_reaches_every_follower() {
+    let servers = sharded_network();
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": 0}, {"id": 1}, {"id": 2}])),
+    );
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    // Changing a remote's key moves nothing and is accepted.
+    let response = servers[0].send(
+        "PATCH",
+        "/network",
+        Some(&json!({"remotes": {"ms1": {"searchApiKey": "another"}}})),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    wait_for_every_change(&servers);
+    let follower = servers[2].send("GET", "/network", None).json();
+    assert_eq!(follower["remotes"]["ms1"]["searchApiKey"], "another");
+    assert_documents_where_the_topology_says(&servers, &one_shard_each(), 3);
+}
+
+/// Every document id of `index` on `server`.
+fn document_ids(server: &Server, index: &str) -> std::collections::BTreeSet<String> {
+    let page = server
+        .send(
+            "GET",
+            &format!("/indexes/{index}/documents?limit=100000&fields=id"),
+            None,
+        )
+        .json();
+    page["results"]
+        .as_array()
+        .map(|results| {
+            results
+                .iter()
+                .map(|document| document["id"].to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The remotes that must hold `id` under `shards` (`{shard: {"remotes": [...]}}`).
+fn owners_of(shards: &Value, id: &str) -> Vec<String> {
+    let names: Vec<&str> = shards
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let shard = shards::rendezvous::rendezvous_winner(names.iter().copied(), id).unwrap();
+    shards[shard]["remotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Waits until every instance's latest network change and every task after it succeeded.
+fn wait_for_every_change(servers: &[Server]) {
+    for server in servers {
+        let change = last_task_of_type(server, "networkTopologyChange");
+        let change = server.wait_task(change["uid"].as_u64().unwrap());
+        assert_eq!(change["status"], "succeeded", "{change}");
+        let last = server.send("GET", "/tasks?limit=1", None).json()["results"][0].clone();
+        let last = server.wait_task(last["uid"].as_u64().unwrap());
+        assert_eq!(last["status"], "succeeded", "{last}");
+    }
+}
+
+/// Checks that every document of `0..count` is on exactly the instances `shards` names.
+fn assert_documents_where_the_topology_says(servers: &[Server], shards: &Value, count: u64) {
+    let held: Vec<_> = servers
+        .iter()
+        .map(|server| document_ids(server, "books"))
+        .collect();
+    for id in (0..count).map(|id| id.to_string()) {
+        let owners = owners_of(shards, &id);
+        for (name, documents) in NAMES.iter().zip(&held) {
+            let owned = owners.iter().any(|owner| owner == name);
+            assert_eq!(
+                documents.contains(&id),
+                owned,
+                "document {id} on {name} (owners {owners:?})"
+            );
+        }
+    }
+}
+
+#[test]
+fn documents_move_when_a_shard_is_added_and_when_an_instance_leaves() {
+    let servers: Vec<Server> = (0..NAMES.len()).map(|_| start_instance()).collect();
+    let two_shards = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}});
+    let mut all_remotes = remotes(&servers, MASTER_KEY);
+    all_remotes.as_object_mut().unwrap().remove("ms2");
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": all_remotes, "shards": two_shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers[..2]);
+    const COUNT: u64 = 1_500;
+    let documents: Vec<Value> = (0..COUNT)
+        .map(|id| json!({"id": id, "title": format!("book {id}")}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    wait_for_every_change(&servers[..2]);
+    // ms2 joins with a shard of its own, and s0 gets a second owner.
+    let three = json!({"s0": {"remotes": ["ms0", "ms2"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
+    assert_documents_where_the_topology_says(&servers, &shards, COUNT);
+    let change = last_task_of_type(&servers[1], "networkTopologyChange");
+    assert!(
+        change["details"]["movedDocuments"].as_u64().unwrap() > 0,
+        "{change}"
+    );
+    // ms1 leaves: its shard goes to ms0 and ms2.
+    let two = json!({"s0": {"remotes": ["ms0", "ms2"]}, "s1": null, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": {"ms1": null}, "shards": two});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
+    assert_documents_where_the_topology_says(&servers, &shards, COUNT);
+    assert!(document_ids(&servers[1], "books").is_empty());
+    let union: std::collections::BTreeSet<String> = servers
+        .iter()
+        .flat_map(|server| document_ids(server, "books"))
+        .collect();
+    assert_eq!(union.len() as u64, COUNT);
+}
+
+/// Three instances, `ms0` and `ms1` sharding `count` documents; their data directories and
+/// options, to restart them.
+fn two_instance_network_with_documents(count: u64) -> Vec<Server> {
+    let servers: Vec<Server> = (0..NAMES.len()).map(|_| start_instance()).collect();
+    let mut first_remotes = remotes(&servers, MASTER_KEY);
+    first_remotes.as_object_mut().unwrap().remove("ms2");
+    let two_shards = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}});
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": first_remotes, "shards": two_shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers[..2]);
+    let documents: Vec<Value> = (0..count)
+        .map(|id| json!({"id": id, "title": format!("book number {id}"), "year": 1900 + id % 120}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    wait_for_every_change(&servers[..2]);
+    servers
+}
+
+/// Kills instance `victim` right after the leader accepted a change that brings `ms2` in,
+/// restarts it where it was, and checks that every document ends where the topology says.
+fn kill_during_a_change(victim: usize) {
+    const COUNT: u64 = 20_000;
+    let mut servers = two_instance_network_with_documents(COUNT);
+    let three = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1", "ms2"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let change = last_task_of_type(&servers[victim], "networkTopologyChange");
+    assert!(
+        matches!(change["status"].as_str(), Some("enqueued" | "processing")),
+        "the change is still running when the instance is killed: {change}"
+    );
+    let killed = servers.remove(victim);
+    let (address, data_directory) = (killed.address, killed.data_directory.clone());
+    let scratch = killed.kill_keeping_data();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let options = Options {
+        master_key: Some(MASTER_KEY.to_owned()),
+        extra_arguments: vec![
+            "--experimental-allowed-ip-networks".to_owned(),
+            "127.0.0.0/8".to_owned(),
+        ],
+        cores: Some(2),
+        ..Options::default()
+    };
+    let mut restarted = Server::start_at(&data_directory, &options, address);
+    restarted.keep_scratch(scratch);
+    servers.insert(victim, restarted);
+    wait_for_every_change(&servers);
+    let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
+    assert_documents_where_the_topology_says(&servers, &shards, COUNT);
+}
+
+#[test]
+fn a_follower_killed_during_a_change_ends_with_every_document_in_place() {
+    kill_during_a_change(1);
+}
+
+#[test]
+fn the_leader_killed_during_a_change_ends_with_every_document_in_place() {
+    kill_during_a_change(0);
+}
