@@ -459,3 +459,58 @@ fn a_follower_killed_during_a_change_ends_with_every_document_in_place() {
 fn the_leader_killed_during_a_change_ends_with_every_document_in_place() {
     kill_during_a_change(0);
 }
+
+#[test]
+fn canceling_a_change_that_waits_for_a_dead_instance_loses_nothing_and_frees_writes() {
+    const COUNT: u64 = 3_000;
+    let mut servers = two_instance_network_with_documents(COUNT);
+    let before: Vec<_> = servers[..2]
+        .iter()
+        .map(|server| document_ids(server, "books"))
+        .collect();
+    let three =
+        json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    // ms2 dies for good: the others keep trying to send it its documents.
+    servers.remove(2).kill();
+    for server in &servers {
+        let change = last_task_of_type(server, "networkTopologyChange");
+        let uid = change["uid"].as_u64().unwrap();
+        let waited = std::time::Instant::now();
+        loop {
+            let change = server.send("GET", &format!("/tasks/{uid}"), None).json();
+            if change["status"] == "processing" {
+                break;
+            }
+            assert!(
+                waited.elapsed() < std::time::Duration::from_secs(30),
+                "{change}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let cancel = server.send("POST", &format!("/tasks/cancel?uids={uid}"), None);
+        assert_eq!(cancel.status, 200, "{}", cancel.text());
+        let canceled = server.wait_task(uid);
+        assert_eq!(canceled["status"], "canceled", "{canceled}");
+    }
+    // Nothing was deleted: every instance still holds what it held.
+    for (server, held) in servers.iter().zip(&before) {
+        let now = document_ids(server, "books");
+        assert!(
+            held.is_subset(&now),
+            "documents were deleted by a canceled change"
+        );
+    }
+    // The leader takes writes again.
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": COUNT}])),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+}

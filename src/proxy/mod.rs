@@ -19,7 +19,7 @@
 //! order): the leader registers and forwards one write at a time, on the control core, so
 //! every remote registers the leader's writes in the leader's task order and a document
 //! written twice ends the same everywhere. A remote that did not answer the last forward is
-//! given one attempt (not the ~25 s of retries) until it answers again, so a dead remote
+//! given one attempt (not the ~3.5 s of retries) until it answers again, so a dead remote
 //! does not hold every write back.
 
 pub mod forwarded_request;

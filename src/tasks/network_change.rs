@@ -27,6 +27,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::control_side::{self, ControlSide};
@@ -54,6 +55,10 @@ pub const SENDING_MESSAGE: &str = "Exporting documents";
 pub const SENT_MESSAGE: &str = "Waiting for other remotes to finish exporting their documents";
 /// The message of a finished change.
 pub const FINISHED_MESSAGE: &str = "Finished";
+/// How long to wait before sending an index again to an instance that did not answer.
+const SEND_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a cancelation is looked for while the shards send documents.
+const CANCELATION_WATCH_INTERVAL: Duration = Duration::from_millis(50);
 /// How often the other instances are asked whether they sent their documents.
 const PEER_POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// Attempts at one question to another instance (each poll asks again anyway).
@@ -146,33 +151,36 @@ impl NetworkChangeWork {
     }
 
     /// Step 1 (when `send`), and the documents of every index this instance gives up.
+    ///
+    /// An instance that cannot be reached is tried again until it answers or the task is
+    /// canceled: sending again is harmless (the leader holds newer writes), and giving up
+    /// would leave a shard's new owner without its documents.
     async fn send_every_index(
         &self,
         plan: &Arc<TransferPlan>,
         origin: &Origin,
         send: bool,
     ) -> Result<BTreeMap<String, Vec<String>>, Stop> {
-        let targets = targets(plan.new_network(), origin);
+        let targets = if send {
+            targets(plan.new_network(), origin)
+        } else {
+            BTreeMap::new()
+        };
         let mut dropped = BTreeMap::new();
         for record in self.coordinator.catalog().iter() {
-            if self.interrupted() {
-                return Err(Stop::Interrupted);
-            }
-            if send {
-                self.control.set_progress(SENDING_MESSAGE, 0, 0);
-                for target in targets.values() {
-                    let index = index_on_target(record, self.control_plane.features());
-                    prepare_index(target, index)
-                        .await
-                        .map_err(|error| ResponseError::internal(error.to_string()))?;
+            let ids = loop {
+                if self.interrupted() {
+                    return Err(Stop::Interrupted);
                 }
-            }
-            let targets = if send {
-                targets.clone()
-            } else {
-                BTreeMap::new()
+                match self.send_one_index(plan, record, &targets).await {
+                    Ok(ids) => break ids,
+                    Err(Stop::Failed(error)) => {
+                        tracing::warn!(index = %record.uid, error = %error.message, "a network change sends an index again");
+                        crate::runtime::sleep(SEND_RETRY_INTERVAL).await;
+                    }
+                    Err(stop) => return Err(stop),
+                }
             };
-            let ids = self.send_index(plan, record, targets).await?;
             if !ids.is_empty() {
                 dropped.insert(record.uid.clone(), ids);
             }
@@ -180,7 +188,27 @@ impl NetworkChangeWork {
         Ok(dropped)
     }
 
-    /// Has every shard of `record` send its documents to `targets`; the ids it gives up.
+    /// Prepares `record` on every target, then has its shards send their documents.
+    async fn send_one_index(
+        &self,
+        plan: &Arc<TransferPlan>,
+        record: &IndexRecord,
+        targets: &BTreeMap<String, ExportTarget>,
+    ) -> Result<Vec<String>, Stop> {
+        if !targets.is_empty() {
+            self.control.set_progress(SENDING_MESSAGE, 0, 0);
+        }
+        for target in targets.values() {
+            let index = index_on_target(record, self.control_plane.features());
+            prepare_index(target, index)
+                .await
+                .map_err(|error| ResponseError::internal(error.to_string()))?;
+        }
+        self.send_index(plan, record, targets.clone()).await
+    }
+
+    /// Has every shard of `record` send its documents to `targets` (stopping them on a
+    /// cancelation); the ids it gives up.
     async fn send_index(
         &self,
         plan: &Arc<TransferPlan>,
@@ -188,23 +216,42 @@ impl NetworkChangeWork {
         targets: BTreeMap<String, ExportTarget>,
     ) -> Result<Vec<String>, Stop> {
         let progress = Arc::new(TransferProgress::default());
-        let answers = self
-            .coordinator
-            .ask_every_shard(&record.shard_set(), |_| SendForNetworkChange {
-                plan: plan.clone(),
-                targets: targets.clone(),
-                documents_path: format!("/indexes/{}/documents", record.uid),
-                payload_bytes_max: self.payload_bytes_max,
-                progress: progress.clone(),
-            })
-            .await;
+        let done = std::cell::Cell::new(false);
+        let shards = async {
+            let answers = self
+                .coordinator
+                .ask_every_shard(&record.shard_set(), |_| SendForNetworkChange {
+                    plan: plan.clone(),
+                    targets: targets.clone(),
+                    documents_path: format!("/indexes/{}/documents", record.uid),
+                    payload_bytes_max: self.payload_bytes_max,
+                    progress: progress.clone(),
+                })
+                .await;
+            done.set(true);
+            answers
+        };
+        let watch = async {
+            while !done.get() {
+                crate::runtime::sleep(CANCELATION_WATCH_INTERVAL).await;
+                if self.interrupted() {
+                    progress.stop.store(true, Ordering::Relaxed);
+                }
+            }
+        };
+        let (answers, ()) = futures_lite::future::zip(shards, watch).await;
         let mut dropped = Vec::new();
+        let mut stopped = false;
         for answer in answers {
             let shard = answer?;
-            if shard.stopped {
-                return Err(Stop::Interrupted);
-            }
+            stopped |= shard.stopped;
             dropped.extend(shard.dropped);
+        }
+        if stopped && self.interrupted() {
+            return Err(Stop::Interrupted);
+        }
+        if stopped {
+            return Err(ResponseError::internal("a shard stopped sending").into());
         }
         Ok(dropped)
     }
