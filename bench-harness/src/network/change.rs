@@ -1,0 +1,169 @@
+//! Growing a filled network by new instances, each with a shard of its own, and timing the
+//! `networkTopologyChange` that moves the documents the new shards win.
+//!
+//! Two times are measured from just before the leader's `PATCH /network` is sent: until
+//! every instance's change task of that PATCH has succeeded, and until every instance is
+//! idle (a server may delete what it gave up in tasks registered after its change task, as
+//! coresearch does). Invariants: a change task counts only when it is newer than the
+//! instance's latest change before the PATCH; a change that fails or is canceled on any
+//! instance, or does not end within the timeout, fails the measurement; afterwards the
+//! documents held by the instances must add up to the documents the network held before.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::cluster::{Cluster, Instance};
+use super::resources::{InstanceUsage, UsageMeter};
+use super::topology::growing_body;
+use crate::compare::setup::get_json;
+
+/// Pause between two polls of the instances' change tasks.
+const CHANGE_POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// Where an instance's latest network change is read.
+const LATEST_CHANGE_PATH: &str = "/tasks?types=networkTopologyChange&limit=1";
+
+/// One instance's part in the change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceChange {
+    /// The instance's remote name.
+    pub name: String,
+    /// Its change task's uid.
+    pub task_uid: u64,
+    /// From the PATCH until this instance's change task was seen succeeded.
+    pub succeeded_after: Duration,
+    /// The task's own `duration` (ISO 8601, as the server reports it).
+    pub task_duration: Option<String>,
+    /// `details.movedDocuments`.
+    pub moved_documents: Option<u64>,
+}
+
+/// What the change took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeOutcome {
+    /// Instances before and after.
+    pub instances_before: usize,
+    /// Instances after.
+    pub instances_after: usize,
+    /// From the PATCH until every change task succeeded.
+    pub changes_succeeded_after: Duration,
+    /// From the PATCH until every instance was idle.
+    pub idle_after: Duration,
+    /// Each instance's change.
+    pub changes: Vec<InstanceChange>,
+    /// Each instance's CPU and peak memory from the PATCH until idle.
+    pub usage: Vec<InstanceUsage>,
+    /// Documents each instance held before (the new ones: 0).
+    pub held_before: Vec<u64>,
+    /// Documents each instance holds afterwards.
+    pub held_after: Vec<u64>,
+}
+
+/// The uid of the instance's latest network change, if it has one.
+fn latest_change_uid(instance: &mut Instance) -> Result<Option<u64>, String> {
+    let page = get_json(&mut instance.client, LATEST_CHANGE_PATH)
+        .map_err(|error| format!("{}: {error}", instance.name))?;
+    Ok(page["results"][0]["uid"].as_u64())
+}
+
+/// The instance's latest change when it is newer than `before` and finished; an error when
+/// it failed or was canceled.
+fn finished_change(instance: &mut Instance, before: Option<u64>) -> Result<Option<Value>, String> {
+    let page = get_json(&mut instance.client, LATEST_CHANGE_PATH)
+        .map_err(|error| format!("{}: {error}", instance.name))?;
+    let task = &page["results"][0];
+    let Some(uid) = task["uid"].as_u64() else {
+        return Ok(None);
+    };
+    if before.is_some_and(|before| uid <= before) {
+        return Ok(None);
+    }
+    match task["status"].as_str() {
+        Some("succeeded") => Ok(Some(task.clone())),
+        Some("failed" | "canceled") => Err(format!("{}: the change ended {task}", instance.name)),
+        _ => Ok(None),
+    }
+}
+
+/// Polls every instance until its change after `before` succeeded.
+fn wait_for_changes(
+    cluster: &mut Cluster,
+    before: &[Option<u64>],
+    started: Instant,
+    timeout: Duration,
+) -> Result<Vec<InstanceChange>, String> {
+    let mut changes: Vec<Option<InstanceChange>> = vec![None; cluster.instances.len()];
+    while changes.iter().any(Option::is_none) {
+        for ((instance, before), change) in
+            cluster.instances.iter_mut().zip(before).zip(&mut changes)
+        {
+            if change.is_some() {
+                continue;
+            }
+            if let Some(task) = finished_change(instance, *before)? {
+                *change = Some(InstanceChange {
+                    name: instance.name.clone(),
+                    task_uid: task["uid"].as_u64().unwrap_or_default(),
+                    succeeded_after: started.elapsed(),
+                    task_duration: task["duration"].as_str().map(str::to_string),
+                    moved_documents: task["details"]["movedDocuments"].as_u64(),
+                });
+            }
+        }
+        if started.elapsed() > timeout {
+            return Err(format!(
+                "the change did not end within {timeout:?}: {changes:?}"
+            ));
+        }
+        std::thread::sleep(CHANGE_POLL_INTERVAL);
+    }
+    Ok(changes.into_iter().flatten().collect())
+}
+
+/// Adds `added` instances to the network, each owning a new shard, and measures the change
+/// of index `uid` until every instance is idle again.
+pub fn grow(
+    cluster: &mut Cluster,
+    added: usize,
+    uid: &str,
+    timeout: Duration,
+) -> Result<ChangeOutcome, String> {
+    let instances_before = cluster.instances.len();
+    let mut held_before = cluster.document_counts(uid)?;
+    cluster.add_instances(added)?;
+    held_before.resize(cluster.instances.len(), 0);
+    let before = cluster
+        .instances
+        .iter_mut()
+        .map(latest_change_uid)
+        .collect::<Result<Vec<_>, String>>()?;
+    let body = growing_body(&cluster.urls(), &cluster.spec.master_key);
+    let meter = UsageMeter::start(&cluster.processes())?;
+    let started = Instant::now();
+    cluster.leader_patch_network(&body)?;
+    let changes = wait_for_changes(cluster, &before, started, timeout)?;
+    let changes_succeeded_after = started.elapsed();
+    cluster.wait_idle()?;
+    let idle_after = started.elapsed();
+    let usage = meter.finish();
+    let held_after = cluster.document_counts(uid)?;
+    let (sum_before, sum_after) = (
+        held_before.iter().sum::<u64>(),
+        held_after.iter().sum::<u64>(),
+    );
+    if sum_before != sum_after {
+        return Err(format!(
+            "the network held {sum_before} documents before the change and {sum_after} after ({held_after:?})"
+        ));
+    }
+    Ok(ChangeOutcome {
+        instances_before,
+        instances_after: cluster.instances.len(),
+        changes_succeeded_after,
+        idle_after,
+        changes,
+        usage,
+        held_before,
+        held_after,
+    })
+}
