@@ -74,14 +74,19 @@ struct Arguments {
     /// The size it is grown to
     #[arg(long, default_value_t = 4)]
     change_to: usize,
+    /// Servers (`coresearch`, `meilisearch`) whose new instances get the index before the
+    /// change, outside the timed window (Meilisearch 1.41 fails a new instance's change when two
+    /// exporters both create the index on it)
+    #[arg(long, value_delimiter = ',')]
+    precreate_index_on: Vec<String>,
     /// The longest wait for every instance's change task
     #[arg(long, value_parser = parse_duration, default_value = "30m")]
     change_timeout: Duration,
     /// The port of coresearch's instance 0 (instance i: port + i)
-    #[arg(long, default_value_t = 7820)]
+    #[arg(long, default_value_t = 17820)]
     coresearch_port: u16,
     /// The port of Meilisearch's instance 0
-    #[arg(long, default_value_t = 7840)]
+    #[arg(long, default_value_t = 17860)]
     meilisearch_port: u16,
     /// Master key of every instance (and every remote's search and write key)
     #[arg(long, default_value = "network-bench-master-key-0123456789")]
@@ -278,7 +283,15 @@ fn measure_change(
         cluster.instances.len(),
         arguments.change_to
     );
-    let outcome = grow(cluster, added, &arguments.index, arguments.change_timeout);
+    let kind = cluster.spec.kind.name();
+    let precreate = arguments.precreate_index_on.iter().any(|name| name == kind);
+    let outcome = grow(
+        cluster,
+        added,
+        &arguments.index,
+        precreate,
+        arguments.change_timeout,
+    );
     let mut result = ChangeResult {
         outcome,
         agreement_with_one: None,

@@ -295,6 +295,23 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_server_is_started_through_taskset_and_gets_its_extra_arguments_last() {
+        let unpinned = spec(ServerKind::Coresearch);
+        assert_eq!(unpinned.command().get_program(), "/bin/server");
+        let pinned = ServerSpec {
+            cpu_list: Some("1".to_string()),
+            extra_arguments: vec!["--flag".into(), "value".into()],
+            ..spec(ServerKind::Coresearch)
+        };
+        let command = pinned.command();
+        assert_eq!(command.get_program(), "taskset");
+        let arguments: Vec<_> = command.get_args().collect();
+        assert_eq!(arguments, ["-c", "1", "/bin/server"]);
+        let arguments = text(pinned.arguments());
+        assert_eq!(arguments[arguments.len() - 2..], ["--flag", "value"]);
+    }
+
+    #[test]
     fn each_server_gets_its_own_flags_and_a_data_dir_inside_its_work_dir() {
         assert_eq!(
             text(spec(ServerKind::Coresearch).arguments()),

@@ -134,19 +134,24 @@ pub fn get_json(client: &mut Client, path: &str) -> Result<Value, String> {
     response.json()
 }
 
-/// Waits until no task is enqueued or processing, then checks that none failed.
-pub fn wait_for_tasks(client: &mut Client) -> Result<(), String> {
+/// Waits until no task is enqueued or processing.
+pub fn wait_until_no_task_pending(client: &mut Client) -> Result<(), String> {
     let started = Instant::now();
     loop {
         let pending = get_json(client, "/tasks?statuses=enqueued,processing&limit=1")?;
         if pending["total"] == 0 {
-            break;
+            return Ok(());
         }
         if started.elapsed() > TASKS_TIMEOUT {
             return Err(format!("the tasks did not finish within {TASKS_TIMEOUT:?}"));
         }
         std::thread::sleep(TASK_POLL_INTERVAL);
     }
+}
+
+/// Waits until no task is enqueued or processing, then checks that none failed.
+pub fn wait_for_tasks(client: &mut Client) -> Result<(), String> {
+    wait_until_no_task_pending(client)?;
     let failed = get_json(client, "/tasks?statuses=failed&limit=1")?;
     if failed["total"] != 0 {
         return Err(format!("failed tasks: {}", failed["results"]));

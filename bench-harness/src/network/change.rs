@@ -6,22 +6,35 @@
 //! idle (a server may delete what it gave up in tasks registered after its change task, as
 //! coresearch does). Invariants: a change task counts only when it is newer than the
 //! instance's latest change before the PATCH; a change that fails or is canceled on any
-//! instance, or does not end within the timeout, fails the measurement; afterwards the
-//! documents held by the instances must add up to the documents the network held before.
+//! instance, or does not end within the timeout, fails the measurement; other tasks that
+//! fail during the change (registered after the instance's latest task before the PATCH)
+//! do not fail it but are reported; afterwards the documents held by the instances must
+//! add up to the documents the network held before.
+//!
+//! With `precreate_index`, the index (same primary key and settings) is created on each new
+//! instance before it joins, outside the timed window: Meilisearch 1.41 fails the change of
+//! a new instance that two exporters both create the index on (the second creation fails
+//! with `index_already_exists` and fails the instance's `networkTopologyChange`), and an
+//! existing index is how its exporters skip that step.
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::cluster::{Cluster, Instance};
+use super::ingestion::PRIMARY_KEY;
 use super::resources::{InstanceUsage, UsageMeter};
 use super::topology::growing_body;
-use crate::compare::setup::get_json;
+use crate::compare::setup::{comparison_settings, create_index, get_json};
 
 /// Pause between two polls of the instances' change tasks.
 const CHANGE_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Where an instance's latest network change is read.
 const LATEST_CHANGE_PATH: &str = "/tasks?types=networkTopologyChange&limit=1";
+/// Where an instance's latest task is read.
+const LATEST_TASK_PATH: &str = "/tasks?limit=1";
+/// Where an instance's latest failed tasks are read (more than a change leaves behind).
+const FAILED_TASKS_PATH: &str = "/tasks?statuses=failed&limit=100";
 
 /// One instance's part in the change.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,13 +70,38 @@ pub struct ChangeOutcome {
     pub held_before: Vec<u64>,
     /// Documents each instance holds afterwards.
     pub held_after: Vec<u64>,
+    /// Whether the index was created on the new instances before the change.
+    pub precreated_index: bool,
+    /// Tasks that failed during the change, per instance: `type: error code` each.
+    pub failed_tasks: Vec<Vec<String>>,
 }
 
-/// The uid of the instance's latest network change, if it has one.
-fn latest_change_uid(instance: &mut Instance) -> Result<Option<u64>, String> {
-    let page = get_json(&mut instance.client, LATEST_CHANGE_PATH)
+/// The uid of the first task `path` lists on the instance, if any.
+fn first_uid(instance: &mut Instance, path: &str) -> Result<Option<u64>, String> {
+    let page = get_json(&mut instance.client, path)
         .map_err(|error| format!("{}: {error}", instance.name))?;
     Ok(page["results"][0]["uid"].as_u64())
+}
+
+/// The instance's failed tasks newer than `before`, as `type: error code`.
+fn failed_since(instance: &mut Instance, before: Option<u64>) -> Result<Vec<String>, String> {
+    let page = get_json(&mut instance.client, FAILED_TASKS_PATH)
+        .map_err(|error| format!("{}: {error}", instance.name))?;
+    let tasks = page["results"].as_array().cloned().unwrap_or_default();
+    Ok(tasks
+        .iter()
+        .filter(|task| {
+            let uid = task["uid"].as_u64();
+            before.is_none_or(|before| uid.is_some_and(|uid| uid > before))
+        })
+        .map(|task| {
+            format!(
+                "{}: {}",
+                task["type"].as_str().unwrap_or("?"),
+                task["error"]["code"].as_str().unwrap_or("?")
+            )
+        })
+        .collect())
 }
 
 /// The instance's latest change when it is newer than `before` and finished; an error when
@@ -120,22 +158,40 @@ fn wait_for_changes(
     Ok(changes.into_iter().flatten().collect())
 }
 
-/// Adds `added` instances to the network, each owning a new shard, and measures the change
-/// of index `uid` until every instance is idle again.
+/// Adds `added` instances to the network, each owning a new shard (with index `uid`
+/// created on them first when `precreate_index`), and measures the change until every
+/// instance is idle again.
 pub fn grow(
     cluster: &mut Cluster,
     added: usize,
     uid: &str,
+    precreate_index: bool,
     timeout: Duration,
 ) -> Result<ChangeOutcome, String> {
     let instances_before = cluster.instances.len();
     let mut held_before = cluster.document_counts(uid)?;
     cluster.add_instances(added)?;
     held_before.resize(cluster.instances.len(), 0);
+    if precreate_index {
+        for instance in &mut cluster.instances[instances_before..] {
+            create_index(
+                &mut instance.client,
+                uid,
+                PRIMARY_KEY,
+                &comparison_settings(),
+            )
+            .map_err(|error| format!("{}: {error}", instance.name))?;
+        }
+    }
     let before = cluster
         .instances
         .iter_mut()
-        .map(latest_change_uid)
+        .map(|instance| first_uid(instance, LATEST_CHANGE_PATH))
+        .collect::<Result<Vec<_>, String>>()?;
+    let last_task_before = cluster
+        .instances
+        .iter_mut()
+        .map(|instance| first_uid(instance, LATEST_TASK_PATH))
         .collect::<Result<Vec<_>, String>>()?;
     let body = growing_body(&cluster.urls(), &cluster.spec.master_key);
     let meter = UsageMeter::start(&cluster.processes())?;
@@ -143,9 +199,15 @@ pub fn grow(
     cluster.leader_patch_network(&body)?;
     let changes = wait_for_changes(cluster, &before, started, timeout)?;
     let changes_succeeded_after = started.elapsed();
-    cluster.wait_idle()?;
+    cluster.wait_no_task_pending()?;
     let idle_after = started.elapsed();
     let usage = meter.finish();
+    let failed_tasks = cluster
+        .instances
+        .iter_mut()
+        .zip(&last_task_before)
+        .map(|(instance, before)| failed_since(instance, *before))
+        .collect::<Result<Vec<_>, String>>()?;
     let held_after = cluster.document_counts(uid)?;
     let (sum_before, sum_after) = (
         held_before.iter().sum::<u64>(),
@@ -165,5 +227,7 @@ pub fn grow(
         usage,
         held_before,
         held_after,
+        precreated_index: precreate_index,
+        failed_tasks,
     })
 }

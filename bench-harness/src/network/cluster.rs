@@ -20,7 +20,7 @@ use super::placement::placement;
 use super::topology::{forming_body, instance_name};
 use crate::compare::client::Client;
 use crate::compare::server::{ServerKind, ServerProcess, ServerSpec};
-use crate::compare::setup::{expect_status, get_json, wait_for_tasks};
+use crate::compare::setup::{expect_status, get_json, wait_for_tasks, wait_until_no_task_pending};
 
 /// The longest wait for one request of the setup (index creation, a network change's
 /// answer, a task poll).
@@ -185,6 +185,15 @@ impl Cluster {
     pub fn wait_idle(&mut self) -> Result<(), String> {
         for instance in &mut self.instances {
             wait_for_tasks(&mut instance.client)
+                .map_err(|error| format!("{}: {error}", instance.name))?;
+        }
+        Ok(())
+    }
+
+    /// Waits until no instance has a task enqueued or processing, failed tasks or not.
+    pub fn wait_no_task_pending(&mut self) -> Result<(), String> {
+        for instance in &mut self.instances {
+            wait_until_no_task_pending(&mut instance.client)
                 .map_err(|error| format!("{}: {error}", instance.name))?;
         }
         Ok(())

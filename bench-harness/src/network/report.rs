@@ -175,9 +175,21 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
     let after = join(&outcome.held_after, u64::to_string);
     let sum: u64 = outcome.held_after.iter().sum();
     let (equal, overlap) = agreement_cells(tally);
+    let failed = join(&outcome.failed_tasks, |tasks| {
+        if tasks.is_empty() {
+            "0".to_string()
+        } else {
+            tasks.join(", ")
+        }
+    });
+    let precreated = if outcome.precreated_index {
+        " (index created on the new instances first)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         output,
-        "| {name} | {} → {} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {equal} | {overlap} |",
+        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {equal} | {overlap} |",
         outcome.instances_before,
         outcome.instances_after,
         outcome.changes_succeeded_after.as_secs_f64(),
@@ -188,7 +200,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
 /// The change table.
 pub fn change_table(servers: &[ServerResults]) -> String {
     let mut output = String::from(
-        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | top-10 equal to 1 instance | top-10 overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---:|---:|\n",
+        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | top-10 equal to 1 instance | top-10 overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---:|---:|\n",
     );
     for server in servers {
         let Some(change) = &server.change else {
@@ -204,7 +216,7 @@ pub fn change_table(servers: &[ServerResults]) -> String {
             Err(error) => {
                 let _ = writeln!(
                     output,
-                    "| {} | failed: {} ||||||||||||",
+                    "| {} | failed: {} |||||||||||||",
                     server.name,
                     error.replace('|', "/")
                 );
