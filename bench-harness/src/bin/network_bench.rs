@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use bench_harness::compare::agreement::{Tally, TopHits, agreement};
+use bench_harness::compare::agreement::{Agreement, TopHits, agreement};
 use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::query_mix::{Query, generate};
 use bench_harness::compare::server::ServerKind;
@@ -161,8 +161,12 @@ fn prepare(arguments: &Arguments) -> Result<Inputs, String> {
 }
 
 /// The agreement of `hits` with the one-instance network's, over the whole mix.
-fn agreement_with(queries: &[Query], hits: &[TopHits], one: Option<&[TopHits]>) -> Option<Tally> {
-    one.map(|one| agreement(queries, hits, one).total)
+fn agreement_with(
+    queries: &[Query],
+    hits: &[TopHits],
+    one: Option<&[TopHits]>,
+) -> Option<Agreement> {
+    one.map(|one| agreement(queries, hits, one))
 }
 
 /// Waits until every instance went quiet after indexing (background work would otherwise be

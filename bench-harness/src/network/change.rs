@@ -9,7 +9,8 @@
 //! instance, or does not end within the timeout, fails the measurement; other tasks that
 //! fail during the change (registered after the instance's latest task before the PATCH)
 //! do not fail it but are reported; afterwards the documents held by the instances must
-//! add up to the documents the network held before.
+//! add up to the documents the network held before. Between the polls, the leader is asked
+//! how many documents a network search sees ([`Visibility`]), from the PATCH until idle.
 //!
 //! With `precreate_index`, the index (same primary key and settings) is created on each new
 //! instance before it joins, outside the timed window: Meilisearch 1.41 fails the change of
@@ -25,6 +26,7 @@ use super::cluster::{Cluster, Instance};
 use super::ingestion::PRIMARY_KEY;
 use super::resources::{InstanceUsage, UsageMeter};
 use super::topology::growing_body;
+use super::visibility::Visibility;
 use crate::compare::setup::{comparison_settings, create_index, get_json};
 
 /// Pause between two polls of the instances' change tasks.
@@ -74,6 +76,8 @@ pub struct ChangeOutcome {
     pub precreated_index: bool,
     /// Tasks that failed during the change, per instance: `type: error code` each.
     pub failed_tasks: Vec<Vec<String>>,
+    /// What a network search through the leader saw from the PATCH until idle.
+    pub visibility: Visibility,
 }
 
 /// The uid of the first task `path` lists on the instance, if any.
@@ -123,13 +127,38 @@ fn finished_change(instance: &mut Instance, before: Option<u64>) -> Result<Optio
     }
 }
 
+/// How the polls of a change go.
+struct Watch<'a> {
+    uid: &'a str,
+    started: Instant,
+    timeout: Duration,
+    visibility: Visibility,
+}
+
+impl Watch<'_> {
+    /// Samples what a search sees, and fails once the timeout has passed.
+    fn tick(&mut self, cluster: &mut Cluster, waiting_for: &str) -> Result<(), String> {
+        if let Ok(leader) = cluster.leader() {
+            self.visibility.sample(leader, self.uid);
+        }
+        if self.started.elapsed() > self.timeout {
+            return Err(format!(
+                "the change did not end within {:?}: {waiting_for}",
+                self.timeout
+            ));
+        }
+        std::thread::sleep(CHANGE_POLL_INTERVAL);
+        Ok(())
+    }
+}
+
 /// Polls every instance until its change after `before` succeeded.
 fn wait_for_changes(
     cluster: &mut Cluster,
     before: &[Option<u64>],
-    started: Instant,
-    timeout: Duration,
+    watch: &mut Watch<'_>,
 ) -> Result<Vec<InstanceChange>, String> {
+    let started = watch.started;
     let mut changes: Vec<Option<InstanceChange>> = vec![None; cluster.instances.len()];
     while changes.iter().any(Option::is_none) {
         for ((instance, before), change) in
@@ -148,14 +177,19 @@ fn wait_for_changes(
                 });
             }
         }
-        if started.elapsed() > timeout {
-            return Err(format!(
-                "the change did not end within {timeout:?}: {changes:?}"
-            ));
+        if changes.iter().any(Option::is_none) {
+            watch.tick(cluster, &format!("{changes:?}"))?;
         }
-        std::thread::sleep(CHANGE_POLL_INTERVAL);
     }
     Ok(changes.into_iter().flatten().collect())
+}
+
+/// Polls until no instance has a task enqueued or processing.
+fn wait_until_idle(cluster: &mut Cluster, watch: &mut Watch<'_>) -> Result<(), String> {
+    while cluster.any_task_pending()? {
+        watch.tick(cluster, "tasks still pending")?;
+    }
+    Ok(())
 }
 
 /// Adds `added` instances to the network, each owning a new shard (with index `uid`
@@ -196,10 +230,16 @@ pub fn grow(
     let body = growing_body(&cluster.urls(), &cluster.spec.master_key);
     let meter = UsageMeter::start(&cluster.processes())?;
     let started = Instant::now();
+    let mut watch = Watch {
+        uid,
+        started,
+        timeout,
+        visibility: Visibility::default(),
+    };
     cluster.leader_patch_network(&body)?;
-    let changes = wait_for_changes(cluster, &before, started, timeout)?;
+    let changes = wait_for_changes(cluster, &before, &mut watch)?;
     let changes_succeeded_after = started.elapsed();
-    cluster.wait_no_task_pending()?;
+    wait_until_idle(cluster, &mut watch)?;
     let idle_after = started.elapsed();
     let usage = meter.finish();
     let failed_tasks = cluster
@@ -229,5 +269,6 @@ pub fn grow(
         held_after,
         precreated_index: precreate_index,
         failed_tasks,
+        visibility: watch.visibility,
     })
 }

@@ -20,7 +20,7 @@ use super::placement::placement;
 use super::topology::{forming_body, instance_name};
 use crate::compare::client::Client;
 use crate::compare::server::{ServerKind, ServerProcess, ServerSpec};
-use crate::compare::setup::{expect_status, get_json, wait_for_tasks, wait_until_no_task_pending};
+use crate::compare::setup::{expect_status, get_json, wait_for_tasks};
 
 /// The longest wait for one request of the setup (index creation, a network change's
 /// answer, a task poll).
@@ -190,13 +190,19 @@ impl Cluster {
         Ok(())
     }
 
-    /// Waits until no instance has a task enqueued or processing, failed tasks or not.
-    pub fn wait_no_task_pending(&mut self) -> Result<(), String> {
+    /// Whether any instance has a task enqueued or processing.
+    pub fn any_task_pending(&mut self) -> Result<bool, String> {
         for instance in &mut self.instances {
-            wait_until_no_task_pending(&mut instance.client)
-                .map_err(|error| format!("{}: {error}", instance.name))?;
+            let pending = get_json(
+                &mut instance.client,
+                "/tasks?statuses=enqueued,processing&limit=1",
+            )
+            .map_err(|error| format!("{}: {error}", instance.name))?;
+            if pending["total"] != 0 {
+                return Ok(true);
+            }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The documents each instance holds in index `uid` (its own shard only).

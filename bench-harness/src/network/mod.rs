@@ -20,3 +20,4 @@ pub mod resources;
 pub mod results;
 pub mod searching;
 pub mod topology;
+pub mod visibility;

@@ -12,8 +12,9 @@ use super::ingestion::NetworkIngestion;
 use super::resources::InstanceUsage;
 use super::results::{ServerResults, SizeResult};
 use super::searching::SearchLoad;
-use crate::compare::agreement::Tally;
+use crate::compare::agreement::{Agreement, Tally};
 use crate::compare::disk::DiskUsage;
+use crate::compare::query_mix::KIND_WEIGHTS;
 
 /// Bytes per mebibyte.
 const BYTES_PER_MEBIBYTE: f64 = 1024.0 * 1024.0;
@@ -118,7 +119,11 @@ pub fn ingestion_table(servers: &[ServerResults]) -> String {
 fn search_row(output: &mut String, name: &str, size: &SizeResult, load: &SearchLoad) {
     let figures = &load.figures;
     let per_instance = join(&load.usage, |usage| format!("{:.2}", usage.cores_used));
-    let (equal, overlap) = agreement_cells(size.agreement_with_one.as_ref());
+    let (equal, overlap) = agreement_cells(
+        size.agreement_with_one
+            .as_ref()
+            .map(|agreement| &agreement.total),
+    );
     let _ = writeln!(
         output,
         "| {name} | {} | {} | {:.0} | {} | {} | {} | {per_instance} | {} | {} / {} | {} | {equal} | {overlap} |",
@@ -182,6 +187,14 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
             tasks.join(", ")
         }
     });
+    let visibility = &outcome.visibility;
+    let visible = format!(
+        "{} – {} ({} searches, {} failed)",
+        optional(visibility.minimum.map(|count| count as f64), 0),
+        optional(visibility.maximum.map(|count| count as f64), 0),
+        visibility.samples,
+        visibility.failures
+    );
     let precreated = if outcome.precreated_index {
         " (index created on the new instances first)"
     } else {
@@ -189,7 +202,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
     };
     let _ = writeln!(
         output,
-        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {equal} | {overlap} |",
+        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {visible} | {equal} | {overlap} |",
         outcome.instances_before,
         outcome.instances_after,
         outcome.changes_succeeded_after.as_secs_f64(),
@@ -200,7 +213,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
 /// The change table.
 pub fn change_table(servers: &[ServerResults]) -> String {
     let mut output = String::from(
-        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | top-10 equal to 1 instance | top-10 overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---:|---:|\n",
+        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | documents a search saw during the change | top-10 equal to 1 instance | top-10 overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---|---:|---:|\n",
     );
     for server in servers {
         let Some(change) = &server.change else {
@@ -211,16 +224,68 @@ pub fn change_table(servers: &[ServerResults]) -> String {
                 &mut output,
                 server.name,
                 outcome,
-                change.agreement_with_one.as_ref(),
+                change
+                    .agreement_with_one
+                    .as_ref()
+                    .map(|agreement| &agreement.total),
             ),
             Err(error) => {
                 let _ = writeln!(
                     output,
-                    "| {} | failed: {} |||||||||||||",
+                    "| {} | failed: {} ||||||||||||||",
                     server.name,
                     error.replace('|', "/")
                 );
             }
+        }
+    }
+    output
+}
+
+fn kind_row(output: &mut String, label: &str, agreement: &Agreement) {
+    let cells: Vec<String> = KIND_WEIGHTS
+        .iter()
+        .map(|(kind, _)| {
+            agreement
+                .per_kind
+                .get(kind.label())
+                .map_or("?".to_string(), |tally| {
+                    format!(
+                        "{:.0} % / {:.2}",
+                        100.0 * tally.equal_share(),
+                        tally.mean_overlap()
+                    )
+                })
+        })
+        .collect();
+    let _ = writeln!(output, "| {label} | {} |", cells.join(" | "));
+}
+
+/// The top-10 agreement with the one-instance network, by query kind.
+pub fn agreement_table(servers: &[ServerResults]) -> String {
+    let kinds: Vec<&str> = KIND_WEIGHTS.iter().map(|(kind, _)| kind.label()).collect();
+    let mut output = format!(
+        "| network | {} |\n|---|{}\n",
+        kinds.join(" | "),
+        "---:|".repeat(kinds.len())
+    );
+    for server in servers {
+        for size in &server.sizes {
+            if let Some(agreement) = &size.agreement_with_one {
+                let label = format!("{} {} instances", server.name, size.instances);
+                kind_row(&mut output, &label, agreement);
+            }
+        }
+        if let Some(agreement) = server
+            .change
+            .as_ref()
+            .and_then(|change| change.agreement_with_one.as_ref())
+        {
+            kind_row(
+                &mut output,
+                &format!("{} after the change", server.name),
+                agreement,
+            );
         }
     }
     output

@@ -8,7 +8,7 @@
 use super::change::ChangeOutcome;
 use super::ingestion::NetworkIngestion;
 use super::searching::SearchLoad;
-use crate::compare::agreement::Tally;
+use crate::compare::agreement::Agreement;
 
 /// Where one instance ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct SizeResult {
     /// Queries of the top-hits pass that failed (status, body or `remoteErrors`).
     pub top_hits_failures: u64,
     /// Top-10 agreement with the one-instance network of the same server (none for that one).
-    pub agreement_with_one: Option<Tally>,
+    pub agreement_with_one: Option<Agreement>,
     /// The load runs, in connection order.
     pub searches: Result<Vec<SearchLoad>, String>,
 }
@@ -44,7 +44,7 @@ pub struct ChangeResult {
     /// Its measurement.
     pub outcome: Result<ChangeOutcome, String>,
     /// Top-10 agreement of the grown network with the one-instance network.
-    pub agreement_with_one: Option<Tally>,
+    pub agreement_with_one: Option<Agreement>,
     /// Queries of the top-hits pass after the change that failed.
     pub top_hits_failures: u64,
 }
