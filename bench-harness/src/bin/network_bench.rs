@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use bench_harness::compare::agreement::{Agreement, TopHits, agreement};
+use bench_harness::compare::agreement::agreement;
 use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::query_mix::{Query, generate};
 use bench_harness::compare::server::ServerKind;
@@ -33,10 +33,11 @@ use bench_harness::network::change::grow;
 use bench_harness::network::cluster::{Cluster, ClusterSpec};
 use bench_harness::network::ingestion::{create_network_index, ingest_through_leader};
 use bench_harness::network::machine::describe_machine;
+use bench_harness::network::ranking::ranking_agreement;
 use bench_harness::network::report::{RunDescription, render};
 use bench_harness::network::results::{ChangeResult, InstancePlace, ServerResults, SizeResult};
 use bench_harness::network::searching::{
-    LoadSettings, load_leader, search_workload, top_hits_pass,
+    LoadSettings, PassAnswers, load_leader, search_workload, top_hits_pass,
 };
 use clap::Parser;
 
@@ -160,13 +161,21 @@ fn prepare(arguments: &Arguments) -> Result<Inputs, String> {
     })
 }
 
-/// The agreement of `hits` with the one-instance network's, over the whole mix.
-fn agreement_with(
-    queries: &[Query],
-    hits: &[TopHits],
-    one: Option<&[TopHits]>,
-) -> Option<Agreement> {
-    one.map(|one| agreement(queries, hits, one))
+/// What the network's top-hits pass says against the one-instance network's: the id and
+/// the ranking agreements (none without a one-instance pass).
+type Agreements = (
+    Option<bench_harness::compare::agreement::Agreement>,
+    Option<bench_harness::network::ranking::RankingAgreement>,
+);
+
+fn agreements(queries: &[Query], answers: &PassAnswers, one: Option<&PassAnswers>) -> Agreements {
+    match one {
+        Some(one) => (
+            Some(agreement(queries, &answers.hits, &one.hits)),
+            Some(ranking_agreement(queries, &answers.keys, &one.keys)),
+        ),
+        None => (None, None),
+    }
 }
 
 /// Waits until every instance went quiet after indexing (background work would otherwise be
@@ -192,8 +201,8 @@ fn measure_size(
     cluster: &mut Cluster,
     arguments: &Arguments,
     inputs: &Inputs,
-    one: Option<&[TopHits]>,
-) -> (SizeResult, Vec<TopHits>) {
+    one: Option<&PassAnswers>,
+) -> (SizeResult, PassAnswers) {
     let size = cluster.instances.len();
     let places = cluster
         .instances
@@ -210,6 +219,7 @@ fn measure_size(
         ingestion: Err("not run".to_string()),
         top_hits_failures: 0,
         agreement_with_one: None,
+        ranking_with_one: None,
         searches: Err("not run: the ingestion failed".to_string()),
     };
     eprintln!(
@@ -227,20 +237,20 @@ fn measure_size(
         ),
         Err(error) => {
             eprintln!("  ingestion failed: {error}");
-            return (result, Vec::new());
+            return (result, PassAnswers::default());
         }
     }
     settle(cluster, Instant::now());
     eprintln!("  top-hits pass over {} queries", inputs.queries.len());
     let hits = top_hits_pass(cluster, &arguments.index, &inputs.queries);
-    result.top_hits_failures = hits.iter().filter(|hits| hits.is_err()).count() as u64;
-    if let Some(Err(first)) = hits.iter().find(|hits| hits.is_err()) {
+    result.top_hits_failures = hits.failures();
+    if let Some(Err(first)) = hits.hits.iter().find(|hits| hits.is_err()) {
         eprintln!(
             "  {} queries failed, the first: {first}",
             result.top_hits_failures
         );
     }
-    result.agreement_with_one = agreement_with(&inputs.queries, &hits, one);
+    (result.agreement_with_one, result.ranking_with_one) = agreements(&inputs.queries, &hits, one);
     let mut loads = Vec::new();
     for &connections in &arguments.connections {
         eprintln!("  load: {connections} connections");
@@ -279,7 +289,7 @@ fn measure_change(
     cluster: &mut Cluster,
     arguments: &Arguments,
     inputs: &Inputs,
-    one: Option<&[TopHits]>,
+    one: Option<&PassAnswers>,
 ) -> ChangeResult {
     let added = arguments.change_to.saturating_sub(cluster.instances.len());
     eprintln!(
@@ -299,6 +309,7 @@ fn measure_change(
     let mut result = ChangeResult {
         outcome,
         agreement_with_one: None,
+        ranking_with_one: None,
         top_hits_failures: 0,
     };
     match &result.outcome {
@@ -314,8 +325,8 @@ fn measure_change(
         }
     }
     let hits = top_hits_pass(cluster, &arguments.index, &inputs.queries);
-    result.top_hits_failures = hits.iter().filter(|hits| hits.is_err()).count() as u64;
-    result.agreement_with_one = agreement_with(&inputs.queries, &hits, one);
+    result.top_hits_failures = hits.failures();
+    (result.agreement_with_one, result.ranking_with_one) = agreements(&inputs.queries, &hits, one);
     result
 }
 
@@ -343,7 +354,7 @@ fn run_server(
         sizes: Vec::new(),
         change: None,
     };
-    let mut one: Option<Vec<TopHits>> = None;
+    let mut one: Option<PassAnswers> = None;
     for &size in &arguments.instances {
         eprintln!("[{}] {size} instance(s)", kind.name());
         let spec = ClusterSpec {
@@ -367,6 +378,7 @@ fn run_server(
                     ingestion: Err(format!("cannot form the network: {error}")),
                     top_hits_failures: 0,
                     agreement_with_one: None,
+                    ranking_with_one: None,
                     searches: Err("not run".to_string()),
                 });
                 remove_data(&spec);
@@ -374,7 +386,7 @@ fn run_server(
             }
         };
         results.version = results.version.or_else(|| cluster.version());
-        let (size_result, hits) = measure_size(&mut cluster, arguments, inputs, one.as_deref());
+        let (size_result, hits) = measure_size(&mut cluster, arguments, inputs, one.as_ref());
         let filled = size_result.ingestion.is_ok();
         results.sizes.push(size_result);
         if size == 1 && filled {
@@ -385,7 +397,7 @@ fn run_server(
                 &mut cluster,
                 arguments,
                 inputs,
-                one.as_deref(),
+                one.as_ref(),
             ));
         }
         cluster.stop();

@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod ingestion;
 pub mod machine;
 pub mod placement;
+pub mod ranking;
 pub mod report;
 pub mod resources;
 pub mod results;

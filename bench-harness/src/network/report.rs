@@ -9,10 +9,11 @@ use std::fmt::Write as _;
 
 use super::change::ChangeOutcome;
 use super::ingestion::NetworkIngestion;
+use super::ranking::RankingAgreement;
 use super::resources::InstanceUsage;
 use super::results::{ServerResults, SizeResult};
 use super::searching::SearchLoad;
-use crate::compare::agreement::{Agreement, Tally};
+use crate::compare::agreement::Tally;
 use crate::compare::disk::DiskUsage;
 use crate::compare::query_mix::KIND_WEIGHTS;
 
@@ -66,13 +67,15 @@ fn optional(value: Option<f64>, decimals: usize) -> String {
     value.map_or("?".to_string(), |value| format!("{value:.decimals$}"))
 }
 
-fn agreement_cells(tally: Option<&Tally>) -> (String, String) {
-    match tally {
-        Some(tally) => (
-            format!("{:.1} %", 100.0 * tally.equal_share()),
-            format!("{:.3}", tally.mean_overlap()),
+fn agreement_cells(tally: Option<&Tally>, ranking: Option<&RankingAgreement>) -> String {
+    match (tally, ranking) {
+        (Some(tally), Some(ranking)) => format!(
+            "{:.1} % | {:.1} % | {:.3}",
+            100.0 * ranking.total.equal_share(),
+            100.0 * tally.equal_share(),
+            tally.mean_overlap()
         ),
-        None => ("(reference)".to_string(), "".to_string()),
+        _ => "(reference) | | ".to_string(),
     }
 }
 
@@ -119,14 +122,15 @@ pub fn ingestion_table(servers: &[ServerResults]) -> String {
 fn search_row(output: &mut String, name: &str, size: &SizeResult, load: &SearchLoad) {
     let figures = &load.figures;
     let per_instance = join(&load.usage, |usage| format!("{:.2}", usage.cores_used));
-    let (equal, overlap) = agreement_cells(
+    let agreement = agreement_cells(
         size.agreement_with_one
             .as_ref()
             .map(|agreement| &agreement.total),
+        size.ranking_with_one.as_ref(),
     );
     let _ = writeln!(
         output,
-        "| {name} | {} | {} | {:.0} | {} | {} | {} | {per_instance} | {} | {} / {} | {} | {equal} | {overlap} |",
+        "| {name} | {} | {} | {:.0} | {} | {} | {} | {per_instance} | {} | {} / {} | {} | {agreement} |",
         size.instances,
         load.connections,
         figures.throughput,
@@ -143,7 +147,7 @@ fn search_row(output: &mut String, name: &str, size: &SizeResult, load: &SearchL
 /// The search table.
 pub fn search_table(servers: &[ServerResults]) -> String {
     let mut output = String::from(
-        "| server | instances | connections | searches/s | p50 ms | p99 ms | server cores (all) | cores per instance | CPU µs per search | non-2xx / errors | failed in top-10 pass | top-10 equal to 1 instance | top-10 overlap |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|\n",
+        "| server | instances | connections | searches/s | p50 ms | p99 ms | server cores (all) | cores per instance | CPU µs per search | non-2xx / errors | failed in top-10 pass | top-10 ranked as 1 instance | same top-10 ids in order | top-10 id overlap |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|---:|\n",
     );
     for server in servers {
         for size in &server.sizes {
@@ -156,7 +160,7 @@ pub fn search_table(servers: &[ServerResults]) -> String {
                 Err(error) => {
                     let _ = writeln!(
                         output,
-                        "| {} | {} | failed: {} |||||||||||",
+                        "| {} | {} | failed: {} ||||||||||||",
                         server.name,
                         size.instances,
                         error.replace('|', "/")
@@ -168,7 +172,7 @@ pub fn search_table(servers: &[ServerResults]) -> String {
     output
 }
 
-fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: Option<&Tally>) {
+fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, agreement: String) {
     let (each, total, peaks) = cpu_cells(&outcome.usage);
     let moved = join(&outcome.changes, |change| {
         optional(change.moved_documents.map(|moved| moved as f64), 0)
@@ -179,7 +183,6 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
     let before = join(&outcome.held_before, u64::to_string);
     let after = join(&outcome.held_after, u64::to_string);
     let sum: u64 = outcome.held_after.iter().sum();
-    let (equal, overlap) = agreement_cells(tally);
     let failed = join(&outcome.failed_tasks, |tasks| {
         if tasks.is_empty() {
             "0".to_string()
@@ -202,7 +205,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
     };
     let _ = writeln!(
         output,
-        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {visible} | {equal} | {overlap} |",
+        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {visible} | {agreement} |",
         outcome.instances_before,
         outcome.instances_after,
         outcome.changes_succeeded_after.as_secs_f64(),
@@ -213,7 +216,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, tally: O
 /// The change table.
 pub fn change_table(servers: &[ServerResults]) -> String {
     let mut output = String::from(
-        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | documents a search saw during the change | top-10 equal to 1 instance | top-10 overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---|---:|---:|\n",
+        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | documents a search saw during the change | top-10 ranked as 1 instance | same top-10 ids in order | top-10 id overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---|---:|---:|---:|\n",
     );
     for server in servers {
         let Some(change) = &server.change else {
@@ -224,15 +227,18 @@ pub fn change_table(servers: &[ServerResults]) -> String {
                 &mut output,
                 server.name,
                 outcome,
-                change
-                    .agreement_with_one
-                    .as_ref()
-                    .map(|agreement| &agreement.total),
+                agreement_cells(
+                    change
+                        .agreement_with_one
+                        .as_ref()
+                        .map(|agreement| &agreement.total),
+                    change.ranking_with_one.as_ref(),
+                ),
             ),
             Err(error) => {
                 let _ = writeln!(
                     output,
-                    "| {} | failed: {} ||||||||||||||",
+                    "| {} | failed: {} |||||||||||||||",
                     server.name,
                     error.replace('|', "/")
                 );
@@ -242,7 +248,7 @@ pub fn change_table(servers: &[ServerResults]) -> String {
     output
 }
 
-fn kind_row(output: &mut String, label: &str, agreement: &Agreement) {
+fn kind_row(output: &mut String, label: &str, agreement: &RankingAgreement) {
     let cells: Vec<String> = KIND_WEIGHTS
         .iter()
         .map(|(kind, _)| {
@@ -250,18 +256,14 @@ fn kind_row(output: &mut String, label: &str, agreement: &Agreement) {
                 .per_kind
                 .get(kind.label())
                 .map_or("?".to_string(), |tally| {
-                    format!(
-                        "{:.0} % / {:.2}",
-                        100.0 * tally.equal_share(),
-                        tally.mean_overlap()
-                    )
+                    format!("{:.1} %", 100.0 * tally.equal_share())
                 })
         })
         .collect();
     let _ = writeln!(output, "| {label} | {} |", cells.join(" | "));
 }
 
-/// The top-10 agreement with the one-instance network, by query kind.
+/// The top-10 ranking agreement with the one-instance network, by query kind.
 pub fn agreement_table(servers: &[ServerResults]) -> String {
     let kinds: Vec<&str> = KIND_WEIGHTS.iter().map(|(kind, _)| kind.label()).collect();
     let mut output = format!(
@@ -271,7 +273,7 @@ pub fn agreement_table(servers: &[ServerResults]) -> String {
     );
     for server in servers {
         for size in &server.sizes {
-            if let Some(agreement) = &size.agreement_with_one {
+            if let Some(agreement) = &size.ranking_with_one {
                 let label = format!("{} {} instances", server.name, size.instances);
                 kind_row(&mut output, &label, agreement);
             }
@@ -279,7 +281,7 @@ pub fn agreement_table(servers: &[ServerResults]) -> String {
         if let Some(agreement) = server
             .change
             .as_ref()
-            .and_then(|change| change.agreement_with_one.as_ref())
+            .and_then(|change| change.ranking_with_one.as_ref())
         {
             kind_row(
                 &mut output,
@@ -329,5 +331,10 @@ pub fn render(description: &RunDescription, servers: &[ServerResults]) -> String
         search_table(servers)
     );
     let _ = writeln!(output, "### Topology change\n\n{}", change_table(servers));
+    let _ = writeln!(
+        output,
+        "### Queries whose top 10 are ranked as by the one-instance network, by query kind\n\n{}",
+        agreement_table(servers)
+    );
     output
 }

@@ -7,6 +7,7 @@
 
 use super::change::ChangeOutcome;
 use super::ingestion::NetworkIngestion;
+use super::ranking::RankingAgreement;
 use super::searching::SearchLoad;
 use crate::compare::agreement::Agreement;
 
@@ -32,8 +33,10 @@ pub struct SizeResult {
     pub ingestion: Result<NetworkIngestion, String>,
     /// Queries of the top-hits pass that failed (status, body or `remoteErrors`).
     pub top_hits_failures: u64,
-    /// Top-10 agreement with the one-instance network of the same server (none for that one).
+    /// Top-10 id agreement with the one-instance network of the same server (none for that one).
     pub agreement_with_one: Option<Agreement>,
+    /// Top-10 ranking agreement with the one-instance network.
+    pub ranking_with_one: Option<RankingAgreement>,
     /// The load runs, in connection order.
     pub searches: Result<Vec<SearchLoad>, String>,
 }
@@ -43,8 +46,10 @@ pub struct SizeResult {
 pub struct ChangeResult {
     /// Its measurement.
     pub outcome: Result<ChangeOutcome, String>,
-    /// Top-10 agreement of the grown network with the one-instance network.
+    /// Top-10 id agreement of the grown network with the one-instance network.
     pub agreement_with_one: Option<Agreement>,
+    /// Top-10 ranking agreement of the grown network with the one-instance network.
+    pub ranking_with_one: Option<RankingAgreement>,
     /// Queries of the top-hits pass after the change that failed.
     pub top_hits_failures: u64,
 }

@@ -3,6 +3,9 @@
 //! connection counts, with the leader's default `useNetwork` (on, since the network has a
 //! leader), so each search asks every shard once.
 //!
+//! The top-hits pass asks each query with `showRankingScore`, to compare the ranking keys
+//! ([`super::ranking`]) besides the ids.
+//!
 //! Invariants: a search answered 200 whose `remoteErrors` is not empty counts as failed in
 //! the top-hits pass (a network search hides a remote's failure in a 200, which the load
 //! runs, reading statuses only, cannot see); the load runs send the same mix, each query
@@ -13,6 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::cluster::Cluster;
+use super::ranking::{RankingKeys, ranking_keys};
 use super::resources::{InstanceUsage, UsageMeter};
 use crate::compare::agreement::{TopHits, top_ids};
 use crate::compare::query_mix::{Query, TOP_HITS_COUNT};
@@ -45,35 +49,64 @@ pub struct SearchLoad {
     pub usage: Vec<InstanceUsage>,
 }
 
-/// Every query once through the leader, in order: its top hit ids, or why there are none.
-pub fn top_hits_pass(cluster: &mut Cluster, uid: &str, queries: &[Query]) -> Vec<TopHits> {
+/// What the top-hits pass answered, query by query in mix order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PassAnswers {
+    /// The top hit ids, or why there are none.
+    pub hits: Vec<TopHits>,
+    /// The ranking keys of the same hits.
+    pub keys: Vec<RankingKeys>,
+}
+
+impl PassAnswers {
+    /// Queries that failed.
+    pub fn failures(&self) -> u64 {
+        self.hits.iter().filter(|hits| hits.is_err()).count() as u64
+    }
+}
+
+/// One query through `instance`: the answer, or why there is none.
+fn ask(cluster: &mut Cluster, path: &str, query: &Query) -> Result<serde_json::Value, String> {
+    let leader = cluster.leader()?;
+    let mut body = query.body.clone();
+    body["showRankingScore"] = serde_json::Value::Bool(true);
+    let response = leader
+        .client
+        .send_json("POST", path, &body)
+        .map_err(|error| error.to_string())?;
+    if response.status != 200 {
+        return Err(format!(
+            "status {}: {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        ));
+    }
+    let answer = response.json()?;
+    match answer.get("remoteErrors") {
+        Some(errors) if errors.as_object().is_some_and(|errors| !errors.is_empty()) => {
+            Err(format!("remoteErrors: {errors}"))
+        }
+        _ => Ok(answer),
+    }
+}
+
+/// Every query once through the leader, in order.
+pub fn top_hits_pass(cluster: &mut Cluster, uid: &str, queries: &[Query]) -> PassAnswers {
     let path = format!("/indexes/{uid}/search");
-    let Ok(leader) = cluster.leader() else {
-        return vec![Err("no leader".to_string()); queries.len()];
-    };
-    queries
-        .iter()
-        .map(|query| {
-            let response = leader
-                .client
-                .send_json("POST", &path, &query.body)
-                .map_err(|error| error.to_string())?;
-            if response.status != 200 {
-                return Err(format!(
-                    "status {}: {}",
-                    response.status,
-                    String::from_utf8_lossy(&response.body)
-                ));
+    let mut answers = PassAnswers::default();
+    for query in queries {
+        match ask(cluster, &path, query) {
+            Ok(answer) => {
+                answers.hits.push(top_ids(&answer, TOP_HITS_COUNT));
+                answers.keys.push(ranking_keys(query, &answer));
             }
-            let answer = response.json()?;
-            match answer.get("remoteErrors") {
-                Some(errors) if errors.as_object().is_some_and(|errors| !errors.is_empty()) => {
-                    Err(format!("remoteErrors: {errors}"))
-                }
-                _ => top_ids(&answer, TOP_HITS_COUNT),
+            Err(error) => {
+                answers.hits.push(Err(error.clone()));
+                answers.keys.push(Err(error));
             }
-        })
-        .collect()
+        }
+    }
+    answers
 }
 
 /// The mix as a load workload: one template per query, all of weight 1.
