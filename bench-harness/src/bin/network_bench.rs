@@ -326,6 +326,12 @@ fn measure_change(
     }
     let hits = top_hits_pass(cluster, &arguments.index, &inputs.queries);
     result.top_hits_failures = hits.failures();
+    if let Some(Err(first)) = hits.hits.iter().find(|hits| hits.is_err()) {
+        eprintln!(
+            "  after the change, {} queries failed, the first: {first}",
+            result.top_hits_failures
+        );
+    }
     (result.agreement_with_one, result.ranking_with_one) = agreements(&inputs.queries, &hits, one);
     result
 }

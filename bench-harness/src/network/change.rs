@@ -9,7 +9,9 @@
 //! instance, or does not end within the timeout, fails the measurement; other tasks that
 //! fail during the change (registered after the instance's latest task before the PATCH)
 //! do not fail it but are reported; afterwards the documents held by the instances must
-//! add up to the documents the network held before. Between the polls, the leader is asked
+//! add up to the documents the network held before, and the index settings of every
+//! instance are compared with the leader's (a change that leaves an instance with other
+//! settings makes its shard answer differently). Between the polls, the leader is asked
 //! how many documents a network search sees ([`Visibility`]), from the PATCH until idle.
 //!
 //! With `precreate_index`, the index (same primary key and settings) is created on each new
@@ -78,6 +80,8 @@ pub struct ChangeOutcome {
     pub failed_tasks: Vec<Vec<String>>,
     /// What a network search through the leader saw from the PATCH until idle.
     pub visibility: Visibility,
+    /// Instances whose index settings differ from the leader's after the change.
+    pub settings_differ: Vec<String>,
 }
 
 /// The uid of the first task `path` lists on the instance, if any.
@@ -105,6 +109,25 @@ fn failed_since(instance: &mut Instance, before: Option<u64>) -> Result<Vec<Stri
                 task["error"]["code"].as_str().unwrap_or("?")
             )
         })
+        .collect())
+}
+
+/// The instances whose settings of index `uid` differ from the leader's.
+fn settings_differing(cluster: &mut Cluster, uid: &str) -> Result<Vec<String>, String> {
+    let path = format!("/indexes/{uid}/settings");
+    let mut settings = Vec::with_capacity(cluster.instances.len());
+    for instance in &mut cluster.instances {
+        let answer = get_json(&mut instance.client, &path)
+            .map_err(|error| format!("{}: {error}", instance.name))?;
+        settings.push((instance.name.clone(), answer));
+    }
+    let Some((_, leader)) = settings.first() else {
+        return Ok(Vec::new());
+    };
+    Ok(settings
+        .iter()
+        .filter(|(_, answer)| answer != leader)
+        .map(|(name, _)| name.clone())
         .collect())
 }
 
@@ -249,6 +272,7 @@ pub fn grow(
         .map(|(instance, before)| failed_since(instance, *before))
         .collect::<Result<Vec<_>, String>>()?;
     let held_after = cluster.document_counts(uid)?;
+    let settings_differ = settings_differing(cluster, uid)?;
     let (sum_before, sum_after) = (
         held_before.iter().sum::<u64>(),
         held_after.iter().sum::<u64>(),
@@ -270,5 +294,6 @@ pub fn grow(
         precreated_index: precreate_index,
         failed_tasks,
         visibility: watch.visibility,
+        settings_differ,
     })
 }

@@ -172,7 +172,13 @@ pub fn search_table(servers: &[ServerResults]) -> String {
     output
 }
 
-fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, agreement: String) {
+fn change_row(
+    output: &mut String,
+    name: &str,
+    outcome: &ChangeOutcome,
+    failed_queries: u64,
+    agreement: String,
+) {
     let (each, total, peaks) = cpu_cells(&outcome.usage);
     let moved = join(&outcome.changes, |change| {
         optional(change.moved_documents.map(|moved| moved as f64), 0)
@@ -190,6 +196,11 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, agreemen
             tasks.join(", ")
         }
     });
+    let differ = if outcome.settings_differ.is_empty() {
+        "none".to_string()
+    } else {
+        outcome.settings_differ.join(", ")
+    };
     let visibility = &outcome.visibility;
     let visible = format!(
         "{} – {} ({} searches, {} failed)",
@@ -205,7 +216,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, agreemen
     };
     let _ = writeln!(
         output,
-        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {visible} | {agreement} |",
+        "| {name} | {} → {}{precreated} | {:.1} | {seen} | {:.1} | {moved} | {each} | {total} | {peaks} | {before} | {after} | {sum} | {failed} | {differ} | {visible} | {failed_queries} | {agreement} |",
         outcome.instances_before,
         outcome.instances_after,
         outcome.changes_succeeded_after.as_secs_f64(),
@@ -216,7 +227,7 @@ fn change_row(output: &mut String, name: &str, outcome: &ChangeOutcome, agreemen
 /// The change table.
 pub fn change_table(servers: &[ServerResults]) -> String {
     let mut output = String::from(
-        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | documents a search saw during the change | top-10 ranked as 1 instance | same top-10 ids in order | top-10 id overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---|---:|---:|---:|\n",
+        "| server | instances | every change succeeded (s) | each instance's change seen succeeded (s) | every instance idle (s) | movedDocuments per instance | CPU s per instance | CPU s total | peak RSS MiB per instance | documents before | documents after | sum after | tasks failed during the change | settings differing from the leader's after | documents a search saw during the change | failed in top-10 pass after | top-10 ranked as 1 instance | same top-10 ids in order | top-10 id overlap |\n|---|---|---:|---|---:|---|---|---:|---|---|---|---:|---|---|---|---:|---:|---:|---:|\n",
     );
     for server in servers {
         let Some(change) = &server.change else {
@@ -227,6 +238,7 @@ pub fn change_table(servers: &[ServerResults]) -> String {
                 &mut output,
                 server.name,
                 outcome,
+                change.top_hits_failures,
                 agreement_cells(
                     change
                         .agreement_with_one
@@ -238,7 +250,7 @@ pub fn change_table(servers: &[ServerResults]) -> String {
             Err(error) => {
                 let _ = writeln!(
                     output,
-                    "| {} | failed: {} |||||||||||||||",
+                    "| {} | failed: {} |||||||||||||||||",
                     server.name,
                     error.replace('|', "/")
                 );
