@@ -514,3 +514,31 @@ fn canceling_a_change_that_waits_for_a_dead_instance_loses_nothing_and_frees_wri
     let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
     assert_eq!(task["status"], "succeeded", "{task}");
 }
+
+/// Where Meilisearch 1.41 Enterprise placed these ids with shards `s0` (its leader) and `s1`
+/// (seen by hand: a Meilisearch follower of a coresearch leader kept 1–5, "A" and "C").
+#[test]
+fn documents_land_on_the_shards_meilisearch_enterprise_gives_them() {
+    let servers: Vec<Server> = (0..2).map(|_| start_instance()).collect();
+    let mut two_remotes = serde_json::Map::new();
+    for (name, server) in NAMES.iter().zip(&servers) {
+        two_remotes.insert(
+            (*name).to_owned(),
+            json!({"url": server.url(), "writeApiKey": MASTER_KEY}),
+        );
+    }
+    let shards = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}});
+    let body = json!({"self": "ms0", "leader": "ms0", "remotes": two_remotes, "shards": shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let documents = json!([{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}, {"id": 5},
+                           {"id": "A"}, {"id": "B"}, {"id": "C"}, {"id": "D"}, {"id": "E"}]);
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&documents));
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    wait_for_every_change(&servers);
+    let on_s0: Vec<String> = document_ids(&servers[0], "books").into_iter().collect();
+    let on_s1: Vec<String> = document_ids(&servers[1], "books").into_iter().collect();
+    assert_eq!(on_s0, ["\"B\"", "\"D\"", "\"E\""]);
+    assert_eq!(on_s1, ["\"A\"", "\"C\"", "1", "2", "3", "4", "5"]);
+}
