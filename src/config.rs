@@ -270,8 +270,8 @@ pub struct Config {
     /// Most total payload bytes in one batch; `None` = half of indexing memory, at most
     /// 10 GiB.
     pub experimental_limit_batched_tasks_total_size: Option<u64>,
-    /// Entries of the query-embedding cache per embedder (default 0). Accepted; takes effect
-    /// when embedders land.
+    /// Entries of the query-embedding cache per embedder and core (default 0: no cache; see
+    /// `crate::embedders::query_cache`).
     pub experimental_embedding_cache_entries: usize,
     /// Snapshots copy the shards' page stores as they are instead of compacting them.
     pub experimental_no_snapshot_compaction: bool,

@@ -123,13 +123,22 @@ enum Mode {
     UntilIdle,
 }
 
+/// What every core reads from the configuration once, before the cores start: the
+/// outgoing IP policy and the query-embedding cache's size.
+fn set_process_wide_options(config: &Config) {
+    crate::outgoing::shared::set_policy(outgoing_policy(config));
+    crate::embedders::query_cache::set_entries_per_embedder(
+        config.experimental_embedding_cache_entries,
+    );
+}
+
 fn run_cores(
     config: &Config,
     data_directory: PathBuf,
     mode: Mode,
     logs: crate::logs::LogControl,
 ) -> Result<(), String> {
-    crate::outgoing::shared::set_policy(outgoing_policy(config));
+    set_process_wide_options(config);
     let addresses = match mode {
         Mode::Serve => resolve(&config.http_addr)?,
         Mode::UntilIdle => Vec::new(),
