@@ -542,3 +542,32 @@ fn documents_land_on_the_shards_meilisearch_enterprise_gives_them() {
     assert_eq!(on_s0, ["\"B\"", "\"D\"", "\"E\""]);
     assert_eq!(on_s1, ["\"A\"", "\"C\"", "1", "2", "3", "4", "5"]);
 }
+
+#[test]
+fn a_canceled_change_frees_the_leaders_writes() {
+    let servers = two_instance_network_with_documents(10);
+    // A large addition registered just before the change runs first.
+    let documents: Vec<Value> = (100..40_100)
+        .map(|id| json!({"id": id, "title": format!("t {id}")}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let three =
+        json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let change = response.json()["taskUid"].as_u64().unwrap();
+    let cancel = servers[0].send("POST", &format!("/tasks/cancel?uids={change}"), None);
+    assert_eq!(cancel.status, 200, "{}", cancel.text());
+    let canceled = servers[0].wait_task(change);
+    assert_eq!(canceled["status"], "canceled", "{canceled}");
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": 1}])),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+}

@@ -115,6 +115,14 @@ pub async fn run_network_change(work: &NetworkChangeWork, task: Task) -> BatchEn
     }
 }
 
+/// Whether the change `task` already sent this instance's documents (its stored message).
+pub fn has_sent(task: &Task) -> bool {
+    matches!(
+        &task.details,
+        Some(Details::NetworkTopologyChange { message, .. }) if message == SENT_MESSAGE
+    )
+}
+
 /// Whether `task` is a change this instance registered as the leader.
 pub fn is_leaders_change(task: &Task) -> bool {
     matches!(task.network, Some(TaskNetwork::Remotes { .. }))
@@ -131,10 +139,7 @@ impl NetworkChangeWork {
         };
         let plan = Arc::new(TransferPlan::new(previous, new.as_ref().clone()));
         let origin = change_origin(task, &new)?;
-        let already_sent = matches!(
-            &task.details,
-            Some(Details::NetworkTopologyChange { message, .. }) if message == SENT_MESSAGE
-        );
+        let already_sent = has_sent(task);
         if is_leaders_change(task) && !already_sent {
             write_hold::set_held(true);
         }
