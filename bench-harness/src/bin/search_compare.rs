@@ -159,6 +159,8 @@ fn spec(arguments: &Arguments, kind: ServerKind, binary: &Path, port: u16) -> Se
         port,
         cores: arguments.cores,
         master_key: arguments.master_key.clone(),
+        extra_arguments: Vec::new(),
+        cpu_list: None,
     }
 }
 

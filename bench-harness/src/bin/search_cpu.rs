@@ -104,6 +104,8 @@ impl Arguments {
                     port,
                     cores: Some(self.cores),
                     master_key: self.master_key.clone(),
+                    extra_arguments: Vec::new(),
+                    cpu_list: None,
                 };
                 (build, spec)
             })

@@ -181,6 +181,8 @@ fn spec(
         port,
         cores: arguments.cores,
         master_key: arguments.master_key.clone(),
+        extra_arguments: Vec::new(),
+        cpu_list: None,
     }
 }
 

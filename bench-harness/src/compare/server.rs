@@ -8,6 +8,8 @@
 //! (SIGTERM, then SIGKILL after `STOP_GRACE`), so no error path leaves a server running.
 //! A server is started only on a free port: otherwise the health probe could be answered by
 //! whatever process holds it (a leftover server), and that process would be measured.
+//! A spec with a CPU list starts the server through `taskset -c LIST`, which executes the
+//! server in its own process: the child's pid is the server's.
 
 use std::ffi::OsString;
 use std::net::{SocketAddr, TcpListener};
@@ -27,6 +29,8 @@ pub const STOP_GRACE: Duration = Duration::from_secs(15);
 const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Timeout of a single health probe.
 const HEALTH_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The program that pins a server to a CPU list (util-linux; it executes the server in place).
+const TASKSET_PROGRAM: &str = "taskset";
 
 /// Which server a binary is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +66,10 @@ pub struct ServerSpec {
     pub cores: Option<usize>,
     /// The master key, when one is set.
     pub master_key: Option<String>,
+    /// Arguments appended after the ones the spec builds (e.g. an IP policy).
+    pub extra_arguments: Vec<OsString>,
+    /// The CPUs the server may run on (a `taskset -c` list such as `0` or `0,1`), when pinned.
+    pub cpu_list: Option<String>,
 }
 
 impl ServerSpec {
@@ -103,7 +111,20 @@ impl ServerSpec {
         if let Some(key) = &self.master_key {
             arguments.extend(["--master-key".into(), key.into()]);
         }
+        arguments.extend(self.extra_arguments.iter().cloned());
         arguments
+    }
+
+    /// The command that starts the server: its binary, or `taskset` pinning it.
+    pub fn command(&self) -> Command {
+        match &self.cpu_list {
+            Some(cpus) => {
+                let mut command = Command::new(TASKSET_PROGRAM);
+                command.arg("-c").arg(cpus).arg(&self.binary);
+                command
+            }
+            None => Command::new(&self.binary),
+        }
     }
 }
 
@@ -156,7 +177,8 @@ impl ServerProcess {
         let log_for_errors = log
             .try_clone()
             .map_err(|error| format!("cannot share {}: {error}", log_path.display()))?;
-        let child = Command::new(&spec.binary)
+        let child = spec
+            .command()
             .args(spec.arguments())
             .current_dir(&spec.work_dir)
             .stdin(Stdio::null())
@@ -243,6 +265,8 @@ mod tests {
             port: 7711,
             cores: Some(2),
             master_key: Some("key".to_string()),
+            extra_arguments: Vec::new(),
+            cpu_list: None,
         }
     }
 
@@ -268,6 +292,23 @@ mod tests {
         assert!(error.contains("is taken"), "{error}");
         drop(holder);
         assert!(ensure_port_free(&taken).is_ok(), "the port is free again");
+    }
+
+    #[test]
+    fn a_pinned_server_is_started_through_taskset_and_gets_its_extra_arguments_last() {
+        let unpinned = spec(ServerKind::Coresearch);
+        assert_eq!(unpinned.command().get_program(), "/bin/server");
+        let pinned = ServerSpec {
+            cpu_list: Some("1".to_string()),
+            extra_arguments: vec!["--flag".into(), "value".into()],
+            ..spec(ServerKind::Coresearch)
+        };
+        let command = pinned.command();
+        assert_eq!(command.get_program(), "taskset");
+        let arguments: Vec<_> = command.get_args().collect();
+        assert_eq!(arguments, ["-c", "1", "/bin/server"]);
+        let arguments = text(pinned.arguments());
+        assert_eq!(arguments[arguments.len() - 2..], ["--flag", "value"]);
     }
 
     #[test]

@@ -45,7 +45,8 @@ fn io_error(step: &str) -> impl Fn(std::io::Error) -> String + '_ {
     move |error| format!("{step}: {error}")
 }
 
-fn expect_status(step: &str, response: &Response, status: u16) -> Result<(), String> {
+/// Fails with the step, the status and the body unless the response has `status`.
+pub fn expect_status(step: &str, response: &Response, status: u16) -> Result<(), String> {
     if response.status == status {
         Ok(())
     } else {
@@ -88,8 +89,28 @@ pub fn ingest(
     lines: &[String],
     batch: usize,
 ) -> Result<Ingestion, String> {
-    let path = format!("/indexes/{uid}/documents");
     let started = Instant::now();
+    let payloads = send_documents(client, uid, lines, batch)?;
+    wait_for_tasks(client)?;
+    let elapsed = started.elapsed();
+    let stats = get_json(client, &format!("/indexes/{uid}/stats"))?;
+    Ok(Ingestion {
+        documents: lines.len(),
+        payloads,
+        elapsed,
+        stored: stats["numberOfDocuments"].as_u64().unwrap_or(0),
+    })
+}
+
+/// Sends `lines` to index `uid` in NDJSON payloads of `batch` documents, one after the other,
+/// each of which must be answered 202; answers the number of payloads.
+pub fn send_documents(
+    client: &mut Client,
+    uid: &str,
+    lines: &[String],
+    batch: usize,
+) -> Result<usize, String> {
+    let path = format!("/indexes/{uid}/documents");
     let mut payloads = 0;
     for chunk in lines.chunks(batch.max(1)) {
         let mut payload = Vec::with_capacity(chunk.iter().map(|line| line.len() + 1).sum());
@@ -103,15 +124,7 @@ pub fn ingest(
         expect_status(&format!("payload {payloads}"), &response, 202)?;
         payloads += 1;
     }
-    wait_for_tasks(client)?;
-    let elapsed = started.elapsed();
-    let stats = get_json(client, &format!("/indexes/{uid}/stats"))?;
-    Ok(Ingestion {
-        documents: lines.len(),
-        payloads,
-        elapsed,
-        stored: stats["numberOfDocuments"].as_u64().unwrap_or(0),
-    })
+    Ok(payloads)
 }
 
 /// `GET path` answered 200 with a JSON body.
@@ -121,19 +134,24 @@ pub fn get_json(client: &mut Client, path: &str) -> Result<Value, String> {
     response.json()
 }
 
-/// Waits until no task is enqueued or processing, then checks that none failed.
-pub fn wait_for_tasks(client: &mut Client) -> Result<(), String> {
+/// Waits until no task is enqueued or processing.
+pub fn wait_until_no_task_pending(client: &mut Client) -> Result<(), String> {
     let started = Instant::now();
     loop {
         let pending = get_json(client, "/tasks?statuses=enqueued,processing&limit=1")?;
         if pending["total"] == 0 {
-            break;
+            return Ok(());
         }
         if started.elapsed() > TASKS_TIMEOUT {
             return Err(format!("the tasks did not finish within {TASKS_TIMEOUT:?}"));
         }
         std::thread::sleep(TASK_POLL_INTERVAL);
     }
+}
+
+/// Waits until no task is enqueued or processing, then checks that none failed.
+pub fn wait_for_tasks(client: &mut Client) -> Result<(), String> {
+    wait_until_no_task_pending(client)?;
     let failed = get_json(client, "/tasks?statuses=failed&limit=1")?;
     if failed["total"] != 0 {
         return Err(format!("failed tasks: {}", failed["results"]));
