@@ -571,3 +571,63 @@ fn a_canceled_change_frees_the_leaders_writes() {
     let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
     assert_eq!(task["status"], "succeeded", "{task}");
 }
+
+/// Two new instances join at once, after settings were changed: every instance ends with the
+/// leader's settings (an instance that had not yet registered the change once received
+/// another instance's index before its own change, and sent its default settings on).
+#[test]
+fn instances_joining_together_all_end_with_the_leaders_settings() {
+    const FOUR: [&str; 4] = ["ms0", "ms1", "ms2", "ms3"];
+    let servers: Vec<Server> = FOUR.iter().map(|_| start_instance()).collect();
+    let remotes_of = |count: usize| {
+        let mut remotes = serde_json::Map::new();
+        for (name, server) in FOUR.iter().zip(&servers).take(count) {
+            remotes.insert(
+                (*name).to_owned(),
+                json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY}),
+            );
+        }
+        Value::Object(remotes)
+    };
+    let shards_of = |count: usize| {
+        let shards: serde_json::Map<String, Value> = FOUR
+            .iter()
+            .take(count)
+            .map(|name| (format!("s-{name}"), json!({"remotes": [name]})))
+            .collect();
+        Value::Object(shards)
+    };
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": remotes_of(2), "shards": shards_of(2)});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers[..2]);
+    let documents: Vec<Value> = (0..2_000)
+        .map(|id| json!({"id": id, "year": 1990 + id % 30}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    let settings = json!({"filterableAttributes": ["year"], "sortableAttributes": ["year"]});
+    let response = servers[0].send("PATCH", "/indexes/books/settings", Some(&settings));
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    wait_for_every_change(&servers[..2]);
+    let body = json!({"remotes": remotes_of(4), "shards": shards_of(4)});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let mut total = 0;
+    for server in &servers {
+        let filterable = server.send("GET", "/indexes/books/settings/filterable-attributes", None);
+        assert_eq!(filterable.json(), json!(["year"]), "{}", server.url());
+        total += server.send("GET", "/indexes/books/stats", None).json()["numberOfDocuments"]
+            .as_u64()
+            .unwrap();
+    }
+    assert_eq!(total, 2_000);
+    let search = json!({"filter": "year = 2000", "sort": ["year:asc"], "limit": 100});
+    let answer = servers[0]
+        .send("POST", "/indexes/books/search", Some(&search))
+        .json();
+    assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
+    assert_eq!(answer["hits"].as_array().unwrap().len(), 67, "{answer}");
+}
