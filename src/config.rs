@@ -243,14 +243,11 @@ pub struct Config {
     pub max_indexing_memory: Option<u64>,
     /// Accepted; coresearch indexes on its shard cores (`--cores`), so no separate pool.
     pub max_indexing_threads: Option<usize>,
-    /// Forces the `containsFilter` runtime feature on. Accepted; takes effect when
-    /// experimental features land.
+    /// Forces the `containsFilter` runtime feature on.
     pub experimental_contains_filter: bool,
-    /// Forces the `metrics` runtime feature on. Accepted; takes effect when experimental
-    /// features land.
+    /// Forces the `metrics` runtime feature on (`GET /metrics`).
     pub experimental_enable_metrics: bool,
-    /// Forces the `logsRoute` runtime feature on. Accepted; takes effect when experimental
-    /// features land.
+    /// Forces the `logsRoute` runtime feature on (`/logs/*`).
     pub experimental_enable_logs_route: bool,
     /// `HUMAN` or `JSON` logs on stderr.
     pub experimental_logs_mode: LogMode,
@@ -261,32 +258,33 @@ pub struct Config {
     pub experimental_drop_search_after: NonZeroUsize,
     /// Searches one core runs at once (default 4).
     pub experimental_nb_searches_per_core: NonZeroUsize,
-    /// Accepted; takes effect when database upgrades land.
+    /// Accepted with nothing to do: a data directory of this format opens as it is (there is
+    /// no older coresearch format to upgrade from; Meilisearch databases come in by dumps).
     pub experimental_dumpless_upgrade: bool,
     /// Accepted; takes effect when the `TaskId`/`DryRun` headers land.
     pub experimental_replication_parameters: bool,
     /// Accepted; coresearch bounds its indexing memory by `max_indexing_memory` either way.
     pub experimental_reduce_indexing_memory_usage: bool,
-    /// Most tasks in one batch (default unlimited). Accepted; takes effect when the task
-    /// batcher lands.
+    /// Most tasks in one batch (default unlimited).
     pub experimental_max_number_of_batched_tasks: usize,
     /// Most total payload bytes in one batch; `None` = half of indexing memory, at most
-    /// 10 GiB. Accepted; takes effect when the task batcher lands.
+    /// 10 GiB.
     pub experimental_limit_batched_tasks_total_size: Option<u64>,
-    /// Entries of the query-embedding cache per embedder (default 0). Accepted; takes effect
-    /// when embedders land.
+    /// Entries of the query-embedding cache per embedder and core (default 0: no cache; see
+    /// `crate::embedders::query_cache`).
     pub experimental_embedding_cache_entries: usize,
     /// Snapshots copy the shards' page stores as they are instead of compacting them.
     pub experimental_no_snapshot_compaction: bool,
-    /// Accepted; takes effect when settings editions land.
+    /// Accepted for compatibility: it chooses between Meilisearch's two indexers for
+    /// settings changes, and coresearch has one, so settings apply the same either way.
     pub experimental_no_edition_2024_for_settings: bool,
     /// Accepted for compatibility: it chooses between Meilisearch's two indexers, and
     /// coresearch has one, so a dump import is the same either way.
     pub experimental_no_edition_2024_for_dumps: bool,
-    /// Accepted; takes effect when search personalization lands.
+    /// Refused at start ([`Config::check_personalization`]): personalized search does not
+    /// exist yet.
     pub experimental_personalization_api_key: Option<String>,
-    /// Networks that outgoing requests may reach besides global addresses. Accepted; takes
-    /// effect when the outgoing HTTP client lands.
+    /// Networks that outgoing requests may reach besides global addresses (or `any`).
     pub experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
     /// The S3 snapshot options as given: coresearch does not upload snapshots, so a start
     /// with them is refused ([`Config::check_s3_snapshots`]).
@@ -495,6 +493,9 @@ pub enum ConfigError {
     MasterKeyTooShort { length: usize, suggestion: String },
     /// S3 snapshot options were given: coresearch does not upload snapshots.
     S3SnapshotsUnsupported { snapshot_dir: PathBuf },
+    /// `--experimental-personalization-api-key` was given: personalized search does not
+    /// exist yet, and an option that does nothing is not accepted.
+    PersonalizationUnsupported,
 }
 
 impl ConfigError {
@@ -578,6 +579,22 @@ impl fmt::Display for ConfigError {
                 "The master key must be at least {MASTER_KEY_BYTES_MIN} bytes in a production \
                  environment. The provided key is only {length} bytes.\n\n{suggestion}"
             ),
+            ConfigError::PersonalizationUnsupported
+            | ConfigError::S3SnapshotsUnsupported { .. } => {
+                self.write_unsupported_option(formatter)
+            }
+        }
+    }
+}
+
+impl ConfigError {
+    /// The refusal of an option this version does not support.
+    fn write_unsupported_option(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::PersonalizationUnsupported => formatter.write_str(
+                "Personalized search is not supported by this version of coresearch: remove \
+                 --experimental-personalization-api-key (or MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY).",
+            ),
             ConfigError::S3SnapshotsUnsupported { snapshot_dir } => write!(
                 formatter,
                 "S3 snapshots are not supported: coresearch writes snapshots into \
@@ -588,6 +605,8 @@ impl fmt::Display for ConfigError {
                  --experimental-s3-* options, or their MEILI_* variables, and copy the \
                  snapshot files to the bucket another way."
             ),
+            // Only the two refusals above are written here (see `Display`).
+            _ => Ok(()),
         }
     }
 }
@@ -851,17 +870,15 @@ struct Cli {
     #[arg(long, env = "MEILI_MAX_INDEXING_THREADS", value_parser = parse_indexing_threads)]
     max_indexing_threads: Option<IndexingThreads>,
 
-    /// Forces the `containsFilter` experimental feature on. Accepted; takes effect when
-    /// experimental features land.
+    /// Forces the `containsFilter` experimental feature on.
     #[arg(long, env = "MEILI_EXPERIMENTAL_CONTAINS_FILTER")]
     experimental_contains_filter: bool,
 
-    /// Forces the `metrics` experimental feature on (`GET /metrics`). Accepted; takes effect
-    /// when experimental features land.
+    /// Forces the `metrics` experimental feature on (`GET /metrics`).
     #[arg(long, env = "MEILI_EXPERIMENTAL_ENABLE_METRICS")]
     experimental_enable_metrics: bool,
 
-    /// Searches that may wait before 503. Accepted; takes effect when the search queue lands.
+    /// Searches that may wait before 503, shared out between the cores.
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_SEARCH_QUEUE_SIZE",
@@ -869,8 +886,7 @@ struct Cli {
     )]
     experimental_search_queue_size: usize,
 
-    /// Seconds after which a waiting search is dropped. Accepted; takes effect when the
-    /// search queue lands.
+    /// Seconds after which a waiting search is dropped.
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER",
@@ -878,7 +894,7 @@ struct Cli {
     )]
     experimental_drop_search_after: NonZeroUsize,
 
-    /// Concurrent searches per core. Accepted; takes effect when the search queue lands.
+    /// Concurrent searches per core.
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_NB_SEARCHES_PER_CORE",
@@ -890,18 +906,17 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_LOGS_MODE", default_value = "HUMAN", value_parser = LogMode::from_str)]
     experimental_logs_mode: LogMode,
 
-    /// Upgrades the database without a dump. Accepted; takes effect when database upgrades
-    /// land.
+    /// Upgrades the database without a dump. Accepted with nothing to do: coresearch has one
+    /// data directory format (Meilisearch databases come in by dumps).
     #[arg(long, env = "MEILI_EXPERIMENTAL_DUMPLESS_UPGRADE")]
     experimental_dumpless_upgrade: bool,
 
     /// Forces the `logsRoute` experimental feature on (`/logs/stream`, `/logs/stderr`).
-    /// Accepted; takes effect when experimental features land.
     #[arg(long, env = "MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE")]
     experimental_enable_logs_route: bool,
 
-    /// Enables the `TaskId`/`DryRun` headers and disables automatic task cleanup. Accepted;
-    /// takes effect when those headers land.
+    /// Enables the `TaskId`/`DryRun` headers of task-creating routes and disables the
+    /// automatic deletion of old tasks.
     #[arg(long, env = "MEILI_EXPERIMENTAL_REPLICATION_PARAMETERS")]
     experimental_replication_parameters: bool,
 
@@ -909,16 +924,16 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_REDUCE_INDEXING_MEMORY_USAGE")]
     experimental_reduce_indexing_memory_usage: bool,
 
-    /// Most tasks in one batch. Accepted; takes effect when the task batcher lands.
+    /// Most tasks in one batch.
     #[arg(long, env = "MEILI_EXPERIMENTAL_MAX_NUMBER_OF_BATCHED_TASKS", default_value_t = usize::MAX)]
     experimental_max_number_of_batched_tasks: usize,
 
     /// Most total payload size of one batch (default: half the indexing memory, at most
-    /// 10 GiB). Accepted; takes effect when the task batcher lands.
+    /// 10 GiB).
     #[arg(long, env = "MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE", value_parser = parse_byte_size)]
     experimental_limit_batched_tasks_total_size: Option<u64>,
 
-    /// Query embeddings cached per embedder. Accepted; takes effect when embedders land.
+    /// Query embeddings cached per embedder (least recently used first out; 0: no cache).
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES",
@@ -930,7 +945,8 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_SNAPSHOT_COMPACTION")]
     experimental_no_snapshot_compaction: bool,
 
-    /// Settings use the pre-2024 indexer. Accepted; takes effect when settings editions land.
+    /// Accepted for compatibility (Meilisearch's choice of indexer for settings changes):
+    /// coresearch has one indexer, so settings apply the same either way.
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS")]
     experimental_no_edition_2024_for_settings: bool,
 
@@ -939,8 +955,8 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_DUMPS")]
     experimental_no_edition_2024_for_dumps: bool,
 
-    /// API key of the personalization service. Accepted; takes effect when search
-    /// personalization lands.
+    /// API key of the personalization service. Refused at start: personalized search does
+    /// not exist in this version.
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY",
@@ -1262,6 +1278,7 @@ impl Config {
         let variables = process_variables()?;
         let mut config = Config::parse_from(std::env::args_os(), &variables, &cwd)?;
         config.check_s3_snapshots()?;
+        config.check_personalization()?;
         config.dump_import_child = std::env::var_os(DUMP_IMPORT_CHILD_VARIABLE).map(PathBuf::from);
         Ok(config)
     }
@@ -1403,6 +1420,15 @@ impl Config {
             Some(_) => Err(ConfigError::S3SnapshotsUnsupported {
                 snapshot_dir: self.snapshot_dir.clone(),
             }),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses `--experimental-personalization-api-key`: `personalize` in searches is not
+    /// implemented, so the key would do nothing.
+    pub fn check_personalization(&self) -> Result<(), ConfigError> {
+        match &self.experimental_personalization_api_key {
+            Some(_) => Err(ConfigError::PersonalizationUnsupported),
             None => Ok(()),
         }
     }
@@ -1907,6 +1933,29 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.to_string().contains("cannot be used with"), "{error}");
+    }
+
+    #[test]
+    fn a_personalization_key_refuses_the_start_naming_the_option() {
+        let cwd = Path::new("/srv");
+        let config = parse_ok(
+            &["--experimental-personalization-api-key", "secret"],
+            &[],
+            cwd,
+        );
+        let refusal = config.check_personalization().unwrap_err().to_string();
+        assert!(
+            refusal.contains("--experimental-personalization-api-key"),
+            "{refusal}"
+        );
+        assert!(!refusal.contains("secret"), "{refusal}");
+        let from_variable = parse_ok(
+            &[],
+            &[("MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY", "k")],
+            cwd,
+        );
+        assert!(from_variable.check_personalization().is_err());
+        assert!(parse_ok(&[], &[], cwd).check_personalization().is_ok());
     }
 
     #[test]

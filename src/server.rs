@@ -50,6 +50,8 @@ struct CoreSettings {
     /// The key set as it was at start, which every core begins with.
     keys: Arc<KeySet>,
     production: bool,
+    /// `--experimental-replication-parameters`: the `TaskId` and `DryRun` headers.
+    replication_parameters: bool,
     forced_features: ForcedFeatures,
     /// The webhooks as they were at start (the command line's and the persisted ones).
     webhooks: Arc<Webhooks>,
@@ -121,13 +123,22 @@ enum Mode {
     UntilIdle,
 }
 
+/// What every core reads from the configuration once, before the cores start: the
+/// outgoing IP policy and the query-embedding cache's size.
+fn set_process_wide_options(config: &Config) {
+    crate::outgoing::shared::set_policy(outgoing_policy(config));
+    crate::embedders::query_cache::set_entries_per_embedder(
+        config.experimental_embedding_cache_entries,
+    );
+}
+
 fn run_cores(
     config: &Config,
     data_directory: PathBuf,
     mode: Mode,
     logs: crate::logs::LogControl,
 ) -> Result<(), String> {
-    crate::outgoing::shared::set_policy(outgoing_policy(config));
+    set_process_wide_options(config);
     let addresses = match mode {
         Mode::Serve => resolve(&config.http_addr)?,
         Mode::UntilIdle => Vec::new(),
@@ -155,6 +166,7 @@ fn run_cores(
         master_key: config.master_key.clone(),
         keys,
         production: config.env == Environment::Production,
+        replication_parameters: config.experimental_replication_parameters,
         forced_features: ForcedFeatures {
             metrics: config.experimental_enable_metrics,
             logs_route: config.experimental_enable_logs_route,
@@ -241,7 +253,12 @@ fn scheduler_options(config: &Config, data_directory: &Path) -> Result<Scheduler
                 .experimental_limit_batched_tasks_total_size
                 .unwrap_or(u64::MAX),
         },
-        max_number_of_tasks: MAX_NUMBER_OF_TASKS,
+        // Replication parameters leave old tasks to whoever replicates them (Meilisearch).
+        max_number_of_tasks: if config.experimental_replication_parameters {
+            u64::MAX
+        } else {
+            MAX_NUMBER_OF_TASKS
+        },
         export_payload_bytes_default: export_payload_bytes_default(config.http_payload_size_limit),
         dump_directory: config.dump_dir.clone(),
         snapshot_directory: config.snapshot_dir.clone(),
@@ -265,6 +282,20 @@ fn startup_webhooks(config: &Config, data_directory: &Path) -> Result<Arc<Webhoo
 
 /// One core's life: joins the meshes, starts the scheduler on the control core and the
 /// request log, serves until shutdown, then flushes the log and closes the meshes.
+/// `--schedule-snapshot`: the control core registers a snapshot every `interval`.
+fn schedule_snapshots(
+    core: usize,
+    interval: Option<std::time::Duration>,
+    coordinator: &Rc<Coordinator>,
+) {
+    if let (Some(interval), true) = (interval, core == CONTROL_CORE) {
+        crate::runtime::spawn_detached(crate::tasks::snapshot::schedule::register_every(
+            coordinator.clone(),
+            interval,
+        ));
+    }
+}
+
 async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), String> {
     let CoreContext {
         core,
@@ -294,12 +325,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     .await?;
     let stops_when_idle = settings.stop_when_idle && core == CONTROL_CORE;
     stop_when_idle(stops_when_idle, &settings.queue, &shutdown);
-    if let (Some(interval), true) = (settings.snapshot_schedule, core == CONTROL_CORE) {
-        crate::runtime::spawn_detached(crate::tasks::snapshot::schedule::register_every(
-            coordinator.clone(),
-            interval,
-        ));
-    }
+    schedule_snapshots(core, settings.snapshot_schedule, &coordinator);
     if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
             coordinator.clone(),
@@ -322,6 +348,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         control,
         coordinator,
         production: settings.production,
+        replication_parameters: settings.replication_parameters,
         search_queue,
         request_log: request_log.clone(),
         logs: settings.logs.clone(),

@@ -264,10 +264,10 @@ fn patterns_filters_and_override_settings_arrive_as_asked() {
             "apiKey": "masteXXXXXX...",
             "payloadSize": "1 KB",
             "indexes": {
-                "books": {"filter": null, "overrideSettings": true, "matchedDocuments": 2},
-                "comics": {"filter": null, "overrideSettings": false, "matchedDocuments": 1},
-                "movies": {"filter": "genre = drama", "overrideSettings": false, "matchedDocuments": 3},
-                "movies-archive": {"filter": "genre = drama", "overrideSettings": false, "matchedDocuments": 3},
+                "books": {"filter": null, "overrideSettings": true, "matched_documents": 2},
+                "comics": {"filter": null, "overrideSettings": false, "matched_documents": 1},
+                "movies": {"filter": "genre = drama", "overrideSettings": false, "matched_documents": 3},
+                "movies-archive": {"filter": "genre = drama", "overrideSettings": false, "matched_documents": 3},
             },
         }),
         "{task}"
@@ -343,7 +343,7 @@ fn user_provided_vectors_arrive_with_their_embedder() {
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(
         task["details"]["indexes"],
-        json!({"points": {"filter": null, "overrideSettings": false, "matchedDocuments": 5}})
+        json!({"points": {"filter": null, "overrideSettings": false, "matched_documents": 5}})
     );
     settle(&target);
     let exported = documents(&target, "points", true);
@@ -725,7 +725,7 @@ fn an_interrupted_export_never_reports_success_for_a_partial_export() {
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_eq!(
         task["details"]["indexes"],
-        json!({"large": {"filter": null, "overrideSettings": false, "matchedDocuments": LARGE_INDEX_DOCUMENTS}}),
+        json!({"large": {"filter": null, "overrideSettings": false, "matched_documents": LARGE_INDEX_DOCUMENTS}}),
         "{task}"
     );
     settle(&target);

@@ -514,3 +514,120 @@ fn canceling_a_change_that_waits_for_a_dead_instance_loses_nothing_and_frees_wri
     let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
     assert_eq!(task["status"], "succeeded", "{task}");
 }
+
+/// Where Meilisearch 1.41 Enterprise placed these ids with shards `s0` (its leader) and `s1`
+/// (seen by hand: a Meilisearch follower of a coresearch leader kept 1–5, "A" and "C").
+#[test]
+fn documents_land_on_the_shards_meilisearch_enterprise_gives_them() {
+    let servers: Vec<Server> = (0..2).map(|_| start_instance()).collect();
+    let mut two_remotes = serde_json::Map::new();
+    for (name, server) in NAMES.iter().zip(&servers) {
+        two_remotes.insert(
+            (*name).to_owned(),
+            json!({"url": server.url(), "writeApiKey": MASTER_KEY}),
+        );
+    }
+    let shards = json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}});
+    let body = json!({"self": "ms0", "leader": "ms0", "remotes": two_remotes, "shards": shards});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let documents = json!([{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}, {"id": 5},
+                           {"id": "A"}, {"id": "B"}, {"id": "C"}, {"id": "D"}, {"id": "E"}]);
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&documents));
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    wait_for_every_change(&servers);
+    let on_s0: Vec<String> = document_ids(&servers[0], "books").into_iter().collect();
+    let on_s1: Vec<String> = document_ids(&servers[1], "books").into_iter().collect();
+    assert_eq!(on_s0, ["\"B\"", "\"D\"", "\"E\""]);
+    assert_eq!(on_s1, ["\"A\"", "\"C\"", "1", "2", "3", "4", "5"]);
+}
+
+#[test]
+fn a_canceled_change_frees_the_leaders_writes() {
+    let servers = two_instance_network_with_documents(10);
+    // A large addition registered just before the change runs first.
+    let documents: Vec<Value> = (100..40_100)
+        .map(|id| json!({"id": id, "title": format!("t {id}")}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let three =
+        json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}});
+    let body = json!({"remotes": remotes(&servers, MASTER_KEY), "shards": three});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let change = response.json()["taskUid"].as_u64().unwrap();
+    let cancel = servers[0].send("POST", &format!("/tasks/cancel?uids={change}"), None);
+    assert_eq!(cancel.status, 200, "{}", cancel.text());
+    let canceled = servers[0].wait_task(change);
+    assert_eq!(canceled["status"], "canceled", "{canceled}");
+    let response = servers[0].send(
+        "POST",
+        "/indexes/books/documents",
+        Some(&json!([{"id": 1}])),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+}
+
+/// Two new instances join at once, after settings were changed: every instance ends with the
+/// leader's settings (an instance that had not yet registered the change once received
+/// another instance's index before its own change, and sent its default settings on).
+#[test]
+fn instances_joining_together_all_end_with_the_leaders_settings() {
+    const FOUR: [&str; 4] = ["ms0", "ms1", "ms2", "ms3"];
+    let servers: Vec<Server> = FOUR.iter().map(|_| start_instance()).collect();
+    let remotes_of = |count: usize| {
+        let mut remotes = serde_json::Map::new();
+        for (name, server) in FOUR.iter().zip(&servers).take(count) {
+            remotes.insert(
+                (*name).to_owned(),
+                json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY}),
+            );
+        }
+        Value::Object(remotes)
+    };
+    let shards_of = |count: usize| {
+        let shards: serde_json::Map<String, Value> = FOUR
+            .iter()
+            .take(count)
+            .map(|name| (format!("s-{name}"), json!({"remotes": [name]})))
+            .collect();
+        Value::Object(shards)
+    };
+    let body =
+        json!({"self": "ms0", "leader": "ms0", "remotes": remotes_of(2), "shards": shards_of(2)});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers[..2]);
+    let documents: Vec<Value> = (0..2_000)
+        .map(|id| json!({"id": id, "year": 1990 + id % 30}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    let settings = json!({"filterableAttributes": ["year"], "sortableAttributes": ["year"]});
+    let response = servers[0].send("PATCH", "/indexes/books/settings", Some(&settings));
+    servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    wait_for_every_change(&servers[..2]);
+    let body = json!({"remotes": remotes_of(4), "shards": shards_of(4)});
+    let response = servers[0].send("PATCH", "/network", Some(&body));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let mut total = 0;
+    for server in &servers {
+        let filterable = server.send("GET", "/indexes/books/settings/filterable-attributes", None);
+        assert_eq!(filterable.json(), json!(["year"]), "{}", server.url());
+        total += server.send("GET", "/indexes/books/stats", None).json()["numberOfDocuments"]
+            .as_u64()
+            .unwrap();
+    }
+    assert_eq!(total, 2_000);
+    let search = json!({"filter": "year = 2000", "sort": ["year:asc"], "limit": 100});
+    let answer = servers[0]
+        .send("POST", "/indexes/books/search", Some(&search))
+        .json();
+    assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
+    assert_eq!(answer["hits"].as_array().unwrap().len(), 67, "{answer}");
+}

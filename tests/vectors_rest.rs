@@ -211,3 +211,48 @@ fn a_rest_embedder_embeds_documents_and_queries_and_its_failures_fail_the_task()
     assert_eq!(missing.status, 404);
     assert!(embedder.texts.load(Ordering::SeqCst) >= 5);
 }
+
+/// Texts the embedder embeds for two identical hybrid searches, with `cache_entries`.
+fn query_embeddings_for_two_same_searches(cache_entries: &str) -> usize {
+    let embedder = Embedder::start();
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        extra_arguments: vec![
+            "--experimental-allowed-ip-networks".to_string(),
+            "any".to_string(),
+            "--experimental-embedding-cache-entries".to_string(),
+            cache_entries.to_string(),
+        ],
+        // One core: each core keeps its own cache.
+        cores: Some(1),
+        ..Options::default()
+    });
+    let settings = json!({"embedders": {"rest": embedder.settings()}});
+    let done = task(&server, "PATCH", "/indexes/c/settings", &settings);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let done = task(
+        &server,
+        "POST",
+        "/indexes/c/documents",
+        &json!([{"id": 1, "title": "potato"}]),
+    );
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let before = embedder.texts.load(Ordering::SeqCst);
+    let search = json!({"q": "ooo", "hybrid": {"embedder": "rest", "semanticRatio": 1.0}});
+    for _ in 0..2 {
+        let response = server.send("POST", "/indexes/c/search", Some(&search));
+        assert_eq!(response.status, 200, "{}", response.text());
+        assert_eq!(response.json()["hits"][0]["id"], 1, "{}", response.text());
+    }
+    embedder.texts.load(Ordering::SeqCst) - before
+}
+
+/// Each search embeds its query and nothing else (the index knows the embedder's
+/// dimensions); with the cache, the same query is embedded once.
+#[test]
+fn the_embedding_cache_embeds_a_repeated_query_once() {
+    let cached = query_embeddings_for_two_same_searches("4");
+    let uncached = query_embeddings_for_two_same_searches("0");
+    assert_eq!(cached, 1);
+    assert_eq!(uncached, 2);
+}

@@ -207,6 +207,17 @@ impl Embedder {
         self
     }
 
+    /// The same embedder with its dimensions known (an index's embedder, whose dimensions
+    /// were stated or measured when its settings changed): no test text is embedded before
+    /// its first request. Both sides of a composite embedder have the same dimensions.
+    pub fn with_known_dimensions(self, dimensions: usize) -> Self {
+        self.indexing.dimensions.set(Some(dimensions));
+        if let Some(search) = &self.search {
+            search.dimensions.set(Some(dimensions));
+        }
+        self
+    }
+
     /// The dimensions, when known without a test request.
     pub fn dimensions(&self) -> Option<usize> {
         self.indexing.dimensions.get()

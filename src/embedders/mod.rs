@@ -26,6 +26,7 @@ mod model_directory;
 pub mod ollama;
 pub mod openai;
 mod ordered_object;
+pub mod query_cache;
 pub mod rest;
 pub mod template;
 mod value_path;

@@ -36,36 +36,54 @@ use crate::network::merge::not_leader;
 use crate::network::task_network::TaskNetwork;
 use crate::tasks::control_side;
 use crate::tasks::model::{KindWithContent, Task};
+use crate::tasks::queue::RegisterOptions;
 use crate::tasks::update_files::UpdateFiles;
 
-/// Registers the write `kind` as the network and the request's `headers` say.
+/// Registers the write `kind` as the network and the request's `headers` say, with the
+/// request's replication parameters (`TaskId`, `DryRun`; a dry run is never forwarded).
 pub async fn register_write(
     coordinator: &Coordinator,
     network: &Network,
     update_files: &UpdateFiles,
     headers: NetworkHeaders,
+    replication: RegisterOptions,
     kind: KindWithContent,
     custom_metadata: Option<String>,
 ) -> Result<Task, ResponseError> {
     match headers {
         NetworkHeaders::None => match (&network.leader, &network.local) {
-            (None, _) => control_side::register(coordinator, kind, custom_metadata).await,
+            (None, _) => {
+                control_side::register_with(coordinator, kind, custom_metadata, replication).await
+            }
             (Some(leader), Some(local)) if leader == local => {
-                let write = forwarded_request::forwarded_write(
-                    &kind,
-                    custom_metadata.as_deref(),
-                    update_files,
-                )
-                .await?;
-                sequencer::register_and_forward(coordinator, network, kind, custom_metadata, write)
-                    .await
+                let write = if replication.dry_run {
+                    None
+                } else {
+                    forwarded_request::forwarded_write(
+                        &kind,
+                        custom_metadata.as_deref(),
+                        update_files,
+                    )
+                    .await?
+                };
+                let write = sequencer::LeaderWrite {
+                    network: std::sync::Arc::new(network.clone()),
+                    kind,
+                    custom_metadata,
+                    replication,
+                    write,
+                };
+                sequencer::register_and_forward(coordinator, write).await
             }
             (Some(leader), _) => Err(not_leader(leader)),
         },
         NetworkHeaders::Origin(origin) => {
             check_version(origin.network_version, network.version)?;
-            let network = Some(TaskNetwork::Origin { origin });
-            control_side::register_in_network(coordinator, kind, custom_metadata, network).await
+            let options = RegisterOptions {
+                network: Some(TaskNetwork::Origin { origin }),
+                ..replication
+            };
+            control_side::register_with(coordinator, kind, custom_metadata, options).await
         }
         NetworkHeaders::Import { origin, .. } => {
             check_version(origin.network_version, network.version)?;

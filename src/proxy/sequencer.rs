@@ -26,6 +26,7 @@ use crate::network::{Network, write_hold};
 use crate::runtime::Semaphore;
 use crate::tasks::control_side;
 use crate::tasks::model::{KindWithContent, Task};
+use crate::tasks::queue::RegisterOptions;
 
 thread_local! {
     /// One forward at a time (the control core's).
@@ -34,29 +35,23 @@ thread_local! {
     static UNREACHABLE: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
 }
 
-/// Registers `kind` on the leader and forwards `write` (when the kind is forwarded).
+/// Registers a write on the leader and forwards it (when its kind is forwarded).
 pub async fn register_and_forward(
     coordinator: &Coordinator,
-    network: &Network,
-    kind: KindWithContent,
-    custom_metadata: Option<String>,
-    write: Option<ForwardedWrite>,
+    write: LeaderWrite,
 ) -> Result<Task, ResponseError> {
-    let request = LeaderWrite {
-        network: Arc::new(network.clone()),
-        kind,
-        custom_metadata,
-        write,
-    };
-    coordinator.ask(CONTROL_CORE, request).await?
+    coordinator.ask(CONTROL_CORE, write).await?
 }
 
 /// A write registered and forwarded by the leader.
-struct LeaderWrite {
-    network: Arc<Network>,
-    kind: KindWithContent,
-    custom_metadata: Option<String>,
-    write: Option<ForwardedWrite>,
+pub struct LeaderWrite {
+    pub network: Arc<Network>,
+    pub kind: KindWithContent,
+    pub custom_metadata: Option<String>,
+    /// The request's `TaskId` and `DryRun` (a dry run comes without `write`).
+    pub replication: RegisterOptions,
+    /// The request each remote receives, `None` for a kind that stays here.
+    pub write: Option<ForwardedWrite>,
 }
 
 impl CoreRequest<Coordinator> for LeaderWrite {
@@ -75,15 +70,17 @@ impl CoreRequest<Coordinator> for LeaderWrite {
             network,
             kind,
             custom_metadata,
+            replication,
             write,
         } = self;
-        let empty = TaskNetwork::Remotes {
-            remote_tasks: BTreeMap::new(),
-            network_version: network.version,
+        let options = RegisterOptions {
+            network: Some(TaskNetwork::Remotes {
+                remote_tasks: BTreeMap::new(),
+                network_version: network.version,
+            }),
+            ..replication
         };
-        let task =
-            control_side::register_in_network(coordinator, kind, custom_metadata, Some(empty))
-                .await?;
+        let task = control_side::register_with(coordinator, kind, custom_metadata, options).await?;
         let Some(write) = write else {
             return Ok(task);
         };

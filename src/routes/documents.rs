@@ -21,7 +21,7 @@ use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, codes};
 use crate::host::edition::check_compiles;
 use crate::http::{Request, Response};
-use crate::routes::indexes::{checked_path_uid, network_headers, register_write};
+use crate::routes::indexes::{checked_path_uid, register_write, write_headers};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
@@ -149,7 +149,8 @@ pub async fn add(
         request.query.as_deref().unwrap_or(""),
     )?;
     let format = payload_format(&request, query.csv_delimiter.as_deref())?;
-    let headers = network_headers(&request)?;
+    let headers = write_headers(services, &request)?;
+    let dry_run = headers.replication.dry_run;
     let (content_file, documents_count, content_bytes) =
         crate::routes::payload::store_payload(services, request, format).await?;
     let kind = KindWithContent::DocumentAdditionOrUpdate {
@@ -163,7 +164,8 @@ pub async fn add(
         skip_creation: query.skip_creation.is_some_and(|flag| flag.0),
     };
     let registered = register_write(services, headers, kind, query.custom_metadata).await;
-    if registered.is_err() {
+    // A dry run stores no task, so nothing will ever read the payload.
+    if registered.is_err() || dry_run {
         let _ = services.update_files.remove(&content_file);
     }
     registered
@@ -228,7 +230,7 @@ pub async fn clear(
     let kind = KindWithContent::DocumentClear {
         index_uid: index_uid.to_owned(),
     };
-    register_write(services, network_headers(request)?, kind, metadata).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 /// `DELETE /indexes/{index_uid}/documents/{document_id}`.
@@ -244,7 +246,7 @@ pub async fn delete_one(
         index_uid: index_uid.to_owned(),
         document_ids: vec![document_id],
     };
-    register_write(services, network_headers(request)?, kind, metadata).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 /// `POST /indexes/{index_uid}/documents/delete-batch`.
@@ -276,7 +278,7 @@ pub async fn delete_batch(
         index_uid: index_uid.to_owned(),
         document_ids,
     };
-    register_write(services, network_headers(request)?, kind, metadata).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 fn describe(value: &Value) -> String {
@@ -304,7 +306,7 @@ pub async fn delete_by_filter(
         index_uid: index_uid.to_owned(),
         filter: body.filter,
     };
-    register_write(services, network_headers(request)?, kind, metadata).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 /// Refuses the filter of a deletion or an edition that does not parse, uses an operator
@@ -365,7 +367,7 @@ pub async fn edit(
         context,
         function: body.function,
     };
-    register_write(services, network_headers(request)?, kind, metadata).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 /// `GET /indexes/{index_uid}/documents/{document_id}`.

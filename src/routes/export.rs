@@ -56,7 +56,7 @@ pub async fn export(services: &Services, request: &Request) -> Result<Response, 
         payload_size: body.payload_size.map(|PayloadSize(bytes)| bytes),
         indexes,
     };
-    register(services, kind, None, EXPORT_REGISTERED_STATUS).await
+    register(services, request, kind, None, EXPORT_REGISTERED_STATUS).await
 }
 
 #[derive(Debug, Deserr)]

@@ -13,8 +13,8 @@ use crate::decode::{JsonError, Param, QueryError};
 use crate::errors::{Code, ResponseError, codes};
 use crate::http::{Request, Response};
 use crate::indexes::stats::{self, database_bytes};
-use crate::network::headers::NetworkHeaders;
 use crate::routes::tasks::json;
+pub use crate::routes::write_headers::{WriteHeaders, write_headers};
 use crate::routes::{Services, body};
 use crate::tasks::KindWithContent;
 use crate::tasks::control_side;
@@ -140,7 +140,7 @@ pub async fn create(
         index_uid: body.uid,
         primary_key: body.primary_key,
     };
-    register_write(services, network_headers(request)?, kind, None).await
+    register_write(services, write_headers(services, request)?, kind, None).await
 }
 
 /// `PATCH /indexes/{index_uid}`.
@@ -170,7 +170,7 @@ pub async fn update(
         primary_key: body.primary_key,
         new_index_uid: body.uid,
     };
-    register_write(services, network_headers(request)?, kind, None).await
+    register_write(services, write_headers(services, request)?, kind, None).await
 }
 
 /// `DELETE /indexes/{index_uid}`.
@@ -183,17 +183,21 @@ pub async fn delete(
     let kind = KindWithContent::IndexDeletion {
         index_uid: index_uid.to_owned(),
     };
-    register_write(services, network_headers(request)?, kind, None).await
+    register_write(services, write_headers(services, request)?, kind, None).await
 }
 
 /// `POST /indexes/{index_uid}/compact`: enqueues an `indexCompaction` task (a missing index
 /// fails in the task, as a deletion does).
-pub async fn compact(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+pub async fn compact(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
     let kind = KindWithContent::IndexCompaction {
         index_uid: index_uid.to_owned(),
     };
-    register(services, kind, None, 202).await
+    register(services, request, kind, None, 202).await
 }
 
 /// `POST /swap-indexes`.
@@ -227,7 +231,7 @@ pub async fn swap(
         });
     }
     let kind = KindWithContent::IndexSwap { swaps };
-    register_write(services, network_headers(request)?, kind, None).await
+    register_write(services, write_headers(services, request)?, kind, None).await
 }
 
 /// `GET /indexes/{index_uid}/stats`.
@@ -279,7 +283,7 @@ pub fn checked_path_uid(index_uid: &str) -> Result<(), ResponseError> {
 /// and answers its summarized task with 202.
 pub async fn register_write(
     services: &Services,
-    headers: NetworkHeaders,
+    headers: WriteHeaders,
     kind: KindWithContent,
     custom_metadata: Option<String>,
 ) -> Result<Response, ResponseError> {
@@ -288,7 +292,8 @@ pub async fn register_write(
         &services.coordinator,
         &network,
         &services.update_files,
-        headers,
+        headers.network,
+        headers.replication,
         kind,
         custom_metadata,
     )
@@ -296,18 +301,18 @@ pub async fn register_write(
     Ok(json(202, &summarized_task(&task)))
 }
 
-/// The network headers of a write request (read before its body is consumed).
-pub fn network_headers(request: &Request) -> Result<NetworkHeaders, ResponseError> {
-    NetworkHeaders::read(|name| request.headers.get(name))
-}
-
-/// Registers `kind` and answers its summarized task with `status`.
+/// Registers `kind` (a task no network forwards) with the request's replication
+/// parameters and answers its summarized task with `status`.
 pub async fn register(
     services: &Services,
+    request: &Request,
     kind: KindWithContent,
     custom_metadata: Option<String>,
     status: u16,
 ) -> Result<Response, ResponseError> {
-    let task = control_side::register(&services.coordinator, kind, custom_metadata).await?;
+    let replication = write_headers(services, request)?.replication;
+    let task =
+        control_side::register_with(&services.coordinator, kind, custom_metadata, replication)
+            .await?;
     Ok(json(status, &summarized_task(&task)))
 }

@@ -22,6 +22,7 @@ pub mod snapshots;
 pub mod table;
 pub mod tasks;
 pub mod webhooks;
+pub mod write_headers;
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -43,6 +44,8 @@ pub struct Services {
     pub control: Rc<ControlPlane>,
     pub coordinator: Rc<crate::coordinator::Coordinator>,
     pub production: bool,
+    /// Whether task-creating routes read the `TaskId` and `DryRun` headers.
+    pub replication_parameters: bool,
     /// The searches this core runs and holds waiting.
     pub search_queue: Rc<crate::search::queue::SearchQueue>,
     /// This core's request log (one line per answered request at INFO).
@@ -159,8 +162,8 @@ impl Router {
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
             Endpoint::Export => export::export(services, &call.request).await,
-            Endpoint::CreateDump => dumps::create(services).await,
-            Endpoint::CreateSnapshot => snapshots::create(services).await,
+            Endpoint::CreateDump => dumps::create(services, &call.request).await,
+            Endpoint::CreateSnapshot => snapshots::create(services, &call.request).await,
             Endpoint::StreamLogs => logs::stream(services, &call.request),
             Endpoint::CancelLogStream => logs::cancel(services),
             Endpoint::UpdateStderrLogs => logs::stderr(services, &call.request),
@@ -324,7 +327,7 @@ async fn dispatch_indexes(
         }
         Endpoint::UpdateIndex => indexes::update(services, request, &index).await,
         Endpoint::DeleteIndex => indexes::delete(services, request, &index).await,
-        Endpoint::CompactIndex => indexes::compact(services, &index).await,
+        Endpoint::CompactIndex => indexes::compact(services, request, &index).await,
         Endpoint::SwapIndexes => indexes::swap(services, request, context).await,
         Endpoint::IndexStats => match indexes::checked_path_uid(&index) {
             Ok(()) => indexes::index_stats(services, &index).await,

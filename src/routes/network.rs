@@ -18,7 +18,6 @@ use crate::network::patch::NetworkPatch;
 use crate::network::propagation::follower_networks;
 use crate::network::task_network::{Origin, TaskNetwork};
 use crate::proxy::topology;
-use crate::routes::indexes::network_headers;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::settings::setting::Setting;
@@ -44,7 +43,7 @@ pub fn get(services: &Services) -> Result<Response, ResponseError> {
 pub async fn patch(services: &Services, request: &Request) -> Result<Response, ResponseError> {
     let patch: NetworkPatch = body::json::<NetworkPatch, JsonError>(request)?;
     check_network_enabled(services.control.features().network, NETWORK_ROUTE_ACTION)?;
-    match network_headers(request)? {
+    match NetworkHeaders::read(|name| request.headers.get(name))? {
         NetworkHeaders::None => patch_as_user(services, patch).await,
         NetworkHeaders::Origin(origin) => patch_from_leader(services, patch, origin).await,
         NetworkHeaders::Import { metadata, .. } if metadata.index_count == 0 => {

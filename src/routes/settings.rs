@@ -7,8 +7,7 @@ use serde_json::Value;
 use crate::auth::AuthContext;
 use crate::errors::ResponseError;
 use crate::http::{Method, Request, Response};
-use crate::network::headers::NetworkHeaders;
-use crate::routes::indexes::{checked_path_uid, network_headers, register_write};
+use crate::routes::indexes::{checked_path_uid, register_write, write_headers};
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::settings::apply::task_settings;
@@ -50,7 +49,7 @@ pub async fn update_all(
 ) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
     let update = decode_settings_body(body::json_value(request)?)?;
-    let headers = network_headers(request)?;
+    let headers = write_headers(services, request)?;
     enqueue(services, headers, index_uid, context, update, false).await
 }
 
@@ -62,7 +61,7 @@ pub async fn reset_all(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
-    let headers = network_headers(request)?;
+    let headers = write_headers(services, request)?;
     enqueue(
         services,
         headers,
@@ -95,7 +94,7 @@ pub async fn sub_route_request(
             checked_path_uid(index_uid)?;
             let update = reset_sub_route(segment)
                 .ok_or_else(|| ResponseError::internal("a sub-route without reset"))?;
-            let headers = network_headers(request)?;
+            let headers = write_headers(services, request)?;
             enqueue(services, headers, index_uid, context, update, false).await
         }
         Method::Put | Method::Patch => {
@@ -110,7 +109,7 @@ pub async fn sub_route_request(
             let value: Value = body::json_value(request)?;
             let update = decode_sub_route_body(segment, value)
                 .ok_or_else(|| ResponseError::internal("a sub-route without decoder"))??;
-            let headers = network_headers(request)?;
+            let headers = write_headers(services, request)?;
             enqueue(services, headers, index_uid, context, update, false).await
         }
         _ => Ok(Response::empty(405)),
@@ -119,7 +118,7 @@ pub async fn sub_route_request(
 
 async fn enqueue(
     services: &Services,
-    headers: NetworkHeaders,
+    headers: crate::routes::indexes::WriteHeaders,
     index_uid: &str,
     context: &AuthContext,
     update: Settings,

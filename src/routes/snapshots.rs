@@ -6,16 +6,17 @@
 use super::Services;
 use super::indexes::register;
 use crate::errors::ResponseError;
-use crate::http::Response;
+use crate::http::{Request, Response};
 use crate::tasks::model::KindWithContent;
 
 /// The status Meilisearch answers a registered snapshot with.
 const SNAPSHOT_REGISTERED_STATUS: u16 = 202;
 
 /// `POST /snapshots`.
-pub async fn create(services: &Services) -> Result<Response, ResponseError> {
+pub async fn create(services: &Services, request: &Request) -> Result<Response, ResponseError> {
     register(
         services,
+        request,
         KindWithContent::SnapshotCreation,
         None,
         SNAPSHOT_REGISTERED_STATUS,

@@ -144,7 +144,8 @@ pub async fn cancel_or_delete(
             tasks: matched,
         },
     };
-    let task = control_side::register(&services.coordinator, kind, None).await?;
+    let replication = crate::routes::write_headers::write_headers(services, request)?.replication;
+    let task = control_side::register_with(&services.coordinator, kind, None, replication).await?;
     Ok(Response::json(200, summarized_task(&task).to_string()))
 }
 

@@ -24,9 +24,11 @@ use super::execute::{SearchOutcome, execute_ranked};
 use super::prepare::{PreparedSearch, SemanticSearch};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
+use crate::embedders::query_cache;
 use crate::embedders::{Embedder, EmbedderSettings};
 use crate::errors::ResponseError;
 use crate::host::search::ShardSearchHit;
+use crate::settings::embedder_specs::embedder_spec;
 
 /// A keyword hit whose score weighted by the keyword ratio reaches this needs no semantic
 /// ranking (a 0.9 keyword score at a 0.5 ratio).
@@ -94,11 +96,22 @@ async fn query_vector(
         .as_deref()
         .filter(|q| !q.trim().is_empty())?;
     let fields = record.settings.embedders.get(&semantic.embedder)?;
+    let cache_key = query_cache::EmbedderKey::new(&record.uid, &semantic.embedder, fields);
+    if let Some(vector) = query_cache::get(&cache_key, query) {
+        return Some(vector);
+    }
     let settings = EmbedderSettings::from_map(fields).ok()?;
     let client = crate::outgoing::shared::core_client()?;
-    let embedder = Embedder::new(&settings.config, client).ok()?;
+    let mut embedder = Embedder::new(&settings.config, client).ok()?;
+    // The index knows its embedder's dimensions: no test text before each query.
+    if let Some(spec) = embedder_spec(&record.settings, &semantic.embedder) {
+        embedder = embedder.with_known_dimensions(spec.dimensions);
+    }
     match embedder.embed_search(query).await {
-        Ok(vector) => Some(vector),
+        Ok(vector) => {
+            query_cache::put(&cache_key, query, &vector);
+            Some(vector)
+        }
         Err(error) => {
             tracing::warn!(embedder = %semantic.embedder, %error, "embedding the query failed");
             None

@@ -154,7 +154,13 @@ pub async fn register(
     kind: KindWithContent,
     custom_metadata: Option<String>,
 ) -> Result<Task, ResponseError> {
-    register_in_network(coordinator, kind, custom_metadata, None).await
+    register_with(
+        coordinator,
+        kind,
+        custom_metadata,
+        RegisterOptions::default(),
+    )
+    .await
 }
 
 /// Registers a task with its place in a sharded network; answers the stored task.
@@ -164,10 +170,25 @@ pub async fn register_in_network(
     custom_metadata: Option<String>,
     network: Option<TaskNetwork>,
 ) -> Result<Task, ResponseError> {
+    let options = RegisterOptions {
+        network,
+        ..RegisterOptions::default()
+    };
+    register_with(coordinator, kind, custom_metadata, options).await
+}
+
+/// Registers a task with `options` (replication headers, network); answers the stored task
+/// (the task as it would be, unstored, for a dry run).
+pub async fn register_with(
+    coordinator: &Coordinator,
+    kind: KindWithContent,
+    custom_metadata: Option<String>,
+    options: RegisterOptions,
+) -> Result<Task, ResponseError> {
     let request = RegisterTask {
         kind,
         custom_metadata,
-        network,
+        options,
     };
     coordinator.ask(CONTROL_CORE, request).await?
 }
@@ -193,7 +214,7 @@ pub async fn is_indexing(coordinator: &Coordinator, uid: &str) -> bool {
 struct RegisterTask {
     kind: KindWithContent,
     custom_metadata: Option<String>,
-    network: Option<TaskNetwork>,
+    options: RegisterOptions,
 }
 
 /// Sets a task's `network`.
@@ -223,12 +244,8 @@ impl CoreRequest<Coordinator> for RegisterTask {
         let RegisterTask {
             kind,
             custom_metadata,
-            network,
+            options,
         } = self;
-        let options = RegisterOptions {
-            network,
-            ..RegisterOptions::default()
-        };
         let registered = control
             .write_queue(move |queue| {
                 queue.register_with(kind, custom_metadata, OffsetDateTime::now_utc(), options)

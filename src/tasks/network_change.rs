@@ -3,6 +3,9 @@
 //! its batch once every task registered before it is done. It moves the documents the
 //! change gives other owners ([`crate::network::transfer_plan`]), in three steps:
 //!
+//! 0. **Wait for the others to register** their own change (the leader may run its task
+//!    while it still hands the change out): anything sent to an instance before its change
+//!    would run there under its old network, before its change.
 //! 1. **Send**: every shard sends each of its documents to the instances that must now
 //!    hold it and did not, as writes carrying the change's origin headers (the receivers
 //!    register them as ordinary document additions, processed after their own change
@@ -115,6 +118,14 @@ pub async fn run_network_change(work: &NetworkChangeWork, task: Task) -> BatchEn
     }
 }
 
+/// Whether the change `task` already sent this instance's documents (its stored message).
+pub fn has_sent(task: &Task) -> bool {
+    matches!(
+        &task.details,
+        Some(Details::NetworkTopologyChange { message, .. }) if message == SENT_MESSAGE
+    )
+}
+
 /// Whether `task` is a change this instance registered as the leader.
 pub fn is_leaders_change(task: &Task) -> bool {
     matches!(task.network, Some(TaskNetwork::Remotes { .. }))
@@ -131,19 +142,23 @@ impl NetworkChangeWork {
         };
         let plan = Arc::new(TransferPlan::new(previous, new.as_ref().clone()));
         let origin = change_origin(task, &new)?;
-        let already_sent = matches!(
-            &task.details,
-            Some(Details::NetworkTopologyChange { message, .. }) if message == SENT_MESSAGE
-        );
+        let already_sent = has_sent(task);
         if is_leaders_change(task) && !already_sent {
             write_hold::set_held(true);
         }
         let send = !already_sent;
+        if send {
+            // Every other instance registers its own change before anything is sent to it:
+            // what this one sends then runs after that change there, under the new network.
+            self.wait_for_peers(&plan, new.version, PeerStep::Registered)
+                .await?;
+        }
         let dropped = self.send_every_index(&plan, &origin, send).await?;
         if send {
             self.record_message(task, SENT_MESSAGE).await?;
         }
-        self.wait_for_peers(&plan, new.version).await?;
+        self.wait_for_peers(&plan, new.version, PeerStep::Sent)
+            .await?;
         if is_leaders_change(task) {
             write_hold::set_held(false);
         }
@@ -269,19 +284,25 @@ impl NetworkChangeWork {
         Ok(())
     }
 
-    /// Step 2: until every other instance sent its documents for the change `version`.
-    async fn wait_for_peers(&self, plan: &TransferPlan, version: uuid::Uuid) -> Result<(), Stop> {
+    /// Until every other instance reached `step` of the change `version` (step 2 waits for
+    /// [`PeerStep::Sent`]).
+    async fn wait_for_peers(
+        &self,
+        plan: &TransferPlan,
+        version: uuid::Uuid,
+        step: PeerStep,
+    ) -> Result<(), Stop> {
         let client = crate::outgoing::shared::core_client()
             .ok_or_else(|| ResponseError::internal("a network change outside of a core"))?;
         let mut waiting: BTreeSet<&str> = plan.peers().keys().copied().collect();
         let peers = plan.peers();
         while !waiting.is_empty() {
-            let step = format!("waiting for {} remotes to finish exporting", waiting.len());
-            self.control.set_progress(&step, 0, 0);
+            let progress = format!("waiting for {} remotes: {}", waiting.len(), step.name());
+            self.control.set_progress(&progress, 0, 0);
             let mut done = Vec::new();
             for name in &waiting {
                 let remote = peers[name];
-                if peer_has_sent(&client, remote, version).await {
+                if peer_reached(&client, remote, version, step).await {
                     done.push(*name);
                 }
             }
@@ -369,12 +390,31 @@ fn index_on_target(
     }
 }
 
-/// Whether `remote`'s latest network change is the one of `version` and it sent its
-/// documents (unreachable: not yet).
-async fn peer_has_sent(
+/// How far another instance's change must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PeerStep {
+    /// Its change is registered.
+    Registered,
+    /// Its change sent its documents.
+    Sent,
+}
+
+impl PeerStep {
+    fn name(self) -> &'static str {
+        match self {
+            PeerStep::Registered => "registering the change",
+            PeerStep::Sent => "exporting their documents",
+        }
+    }
+}
+
+/// Whether `remote`'s latest network change is the one of `version` and reached `step`
+/// (unreachable: not yet).
+async fn peer_reached(
     client: &crate::outgoing::OutgoingClient,
     remote: &crate::network::Remote,
     version: uuid::Uuid,
+    step: PeerStep,
 ) -> bool {
     let question = ForwardedWrite {
         method: Method::Get,
@@ -394,5 +434,10 @@ async fn peer_has_sent(
     if their_version != Some(version.to_string().as_str()) {
         return false;
     }
-    latest["status"] == "succeeded" || latest["details"]["message"] == SENT_MESSAGE
+    match step {
+        PeerStep::Registered => true,
+        PeerStep::Sent => {
+            latest["status"] == "succeeded" || latest["details"]["message"] == SENT_MESSAGE
+        }
+    }
 }

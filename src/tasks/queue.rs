@@ -56,6 +56,10 @@ pub(super) const BY_CANCELER_TREE: &str = "tasks-by-canceler";
 pub(super) const BATCH_TASKS_TREE: &str = "batch-tasks";
 pub(super) const META_TREE: &str = "meta";
 pub(super) const NEXT_TASK_UID_KEY: &[u8] = b"next-task-uid";
+/// The least uid the next batch may get (set when a history replaces the queue's: the shards
+/// remember the last batch uid they applied and skip a batch whose uid is not above it, so a
+/// batch uid must never be given twice, even when the stored batches start over).
+pub(super) const NEXT_BATCH_UID_FLOOR_KEY: &[u8] = b"next-batch-uid-floor";
 pub(super) const ALL_TREES: [&str; 8] = [
     TASKS_TREE,
     BATCHES_TREE,
@@ -704,13 +708,18 @@ impl TaskQueue {
         Ok(false)
     }
 
-    fn next_batch_uid_in(write: &WriteTransaction) -> QueueResult<BatchUid> {
-        match Self::tree(write, BATCHES_TREE)?.last()? {
+    pub(super) fn next_batch_uid_in(write: &WriteTransaction) -> QueueResult<BatchUid> {
+        let after_last = match Self::tree(write, BATCHES_TREE)?.last()? {
             Some((key, _)) => uid_from(&key)?
                 .checked_add(1)
-                .ok_or(QueueError::TaskUidsExhausted),
-            None => Ok(0),
-        }
+                .ok_or(QueueError::TaskUidsExhausted)?,
+            None => 0,
+        };
+        let floor = match Self::tree(write, META_TREE)?.get(NEXT_BATCH_UID_FLOOR_KEY)? {
+            Some(bytes) => uid_from(&bytes)?,
+            None => 0,
+        };
+        Ok(after_last.max(floor))
     }
 
     /// Starts a batch of `task_uids`: the tasks become `processing` in a new batch (or in

@@ -13,8 +13,8 @@ use storage_engine::Direction;
 use super::batch::Batch;
 use super::model::{Status, Task, TaskUid};
 use super::queue::{
-    ALL_TREES, BATCHES_TREE, BY_STATUS_TREE, META_TREE, NEXT_TASK_UID_KEY, QueueError, QueueResult,
-    TASKS_TREE, TaskQueue, decode, encode, uid_bytes,
+    ALL_TREES, BATCHES_TREE, BY_STATUS_TREE, META_TREE, NEXT_BATCH_UID_FLOOR_KEY,
+    NEXT_TASK_UID_KEY, QueueError, QueueResult, TASKS_TREE, TaskQueue, decode, encode, uid_bytes,
 };
 use crate::coordinator::catalog::Catalog;
 
@@ -68,6 +68,8 @@ impl TaskQueue {
         before: &Catalog,
     ) -> QueueResult<()> {
         let write = self.database().begin_write()?;
+        // The batches the shards applied so far (the import's) keep their uids.
+        let batch_floor = Self::next_batch_uid_in(&write)?;
         for name in ALL_TREES {
             write.delete_tree(name)?;
             write.create_tree(name)?;
@@ -85,7 +87,17 @@ impl TaskQueue {
             .max()
             .unwrap_or(0);
         let next = next_task_uid.max(after_last);
-        Self::tree(&write, META_TREE)?.put(NEXT_TASK_UID_KEY, &uid_bytes(next))?;
+        let meta = Self::tree(&write, META_TREE)?;
+        meta.put(NEXT_TASK_UID_KEY, &uid_bytes(next))?;
+        let after_batches = batches
+            .iter()
+            .map(|batch| batch.uid.saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        meta.put(
+            NEXT_BATCH_UID_FLOOR_KEY,
+            &uid_bytes(batch_floor.max(after_batches)),
+        )?;
         super::catalog_store::store_catalog_changes(catalog, before, &write)?;
         write.commit()?;
         Ok(())

@@ -123,6 +123,7 @@ impl Scheduler {
 
     /// Runs until the wake channel closes (shutdown).
     pub async fn run(mut self, interrupted: Vec<Task>) {
+        self.hold_writes_for_a_pending_change(&interrupted);
         if !interrupted.is_empty()
             && let Err(error) = self.rerun_interrupted(interrupted).await
         {
@@ -147,6 +148,19 @@ impl Scheduler {
             if self.wake.next().await.is_none() {
                 return;
             }
+        }
+    }
+
+    /// A leader restarted with a network change of its own that has not sent its documents
+    /// yet holds users' writes from the start (see [`crate::network::write_hold`]), not only
+    /// once the change runs again.
+    fn hold_writes_for_a_pending_change(&self, interrupted: &[Task]) {
+        let waiting = self.control.queue.waiting_tasks().unwrap_or_default();
+        let pending = interrupted.iter().chain(waiting.iter()).any(|task| {
+            super::network_change::is_leaders_change(task) && !super::network_change::has_sent(task)
+        });
+        if pending {
+            crate::network::write_hold::set_held(true);
         }
     }
 
@@ -565,9 +579,18 @@ impl Scheduler {
 
     async fn cancel(&self, cancel_uid: u32, matched: Vec<u32>) -> Result<Vec<Task>, ResponseError> {
         let queue = self.queue.clone();
-        crate::runtime::blocking::run(move || queue.cancel_matched(cancel_uid, &matched))
-            .await
-            .map_err(queue_error)
+        let canceled =
+            crate::runtime::blocking::run(move || queue.cancel_matched(cancel_uid, &matched))
+                .await
+                .map_err(queue_error)?;
+        // A leader's change canceled before it ran never lowers its hold on writes itself.
+        if canceled
+            .iter()
+            .any(super::network_change::is_leaders_change)
+        {
+            crate::network::write_hold::set_held(false);
+        }
+        Ok(canceled)
     }
 }
 

@@ -616,8 +616,10 @@ fn export_indexes_value(
             settings.filter.clone().unwrap_or(Value::Null),
         );
         entry.insert("overrideSettings".into(), json!(settings.override_settings));
+        // snake_case, as Meilisearch 1.41 writes it (its details struct is not renamed;
+        // seen on its binary: `"matched_documents": 178`).
         if let Some(matched) = settings.matched_documents {
-            entry.insert("matchedDocuments".into(), json!(matched));
+            entry.insert("matched_documents".into(), json!(matched));
         }
         object.insert(pattern.clone(), Value::Object(entry));
     }

@@ -8,7 +8,7 @@
 //! an index no pattern matches is not exported.
 //!
 //! Outcome: the task succeeds once the target accepted every call, and its details'
-//! `indexes` then name each exported index with its `matchedDocuments`; any failure fails
+//! `indexes` then name each exported index with its `matched_documents`; any failure fails
 //! the task with code `internal` (as Meilisearch wraps every export error), its details
 //! unchanged; a cancelation interrupts it (its batch is aborted, the cancelation then
 //! cancels it). A crash re-runs the whole export (documents are upserts, so sending them
