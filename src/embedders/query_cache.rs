@@ -59,6 +59,11 @@ pub fn set_entries_per_embedder(entries: usize) {
     let _ = ENTRIES_PER_EMBEDDER.set(entries);
 }
 
+/// Whether the cache keeps anything (`--experimental-embedding-cache-entries` above 0).
+pub fn is_enabled() -> bool {
+    capacity().is_some()
+}
+
 fn capacity() -> Option<NonZeroUsize> {
     NonZeroUsize::new(ENTRIES_PER_EMBEDDER.get().copied().unwrap_or(0))
 }

@@ -96,8 +96,13 @@ async fn query_vector(
         .as_deref()
         .filter(|q| !q.trim().is_empty())?;
     let fields = record.settings.embedders.get(&semantic.embedder)?;
-    let cache_key = query_cache::EmbedderKey::new(&record.uid, &semantic.embedder, fields);
-    if let Some(vector) = query_cache::get(&cache_key, query) {
+    // The key hashes the embedder's settings: only built when the cache is on.
+    let cache_key = query_cache::is_enabled()
+        .then(|| query_cache::EmbedderKey::new(&record.uid, &semantic.embedder, fields));
+    if let Some(vector) = cache_key
+        .as_ref()
+        .and_then(|key| query_cache::get(key, query))
+    {
         return Some(vector);
     }
     let settings = EmbedderSettings::from_map(fields).ok()?;
@@ -109,7 +114,9 @@ async fn query_vector(
     }
     match embedder.embed_search(query).await {
         Ok(vector) => {
-            query_cache::put(&cache_key, query, &vector);
+            if let Some(key) = &cache_key {
+                query_cache::put(key, query, &vector);
+            }
             Some(vector)
         }
         Err(error) => {
