@@ -4,7 +4,7 @@
 //!
 //! Invariants: a chunk applies inside the batch prepared on its shard (none prepared is an
 //! internal error, never a silent no-op); the analysis a chunk needs runs on the core's
-//! helper thread, [`APPLY_CHUNK_DOCUMENTS`] documents per hand-off.
+//! indexing thread, [`APPLY_CHUNK_DOCUMENTS`] documents per hand-off.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use shards::documents::operation::{Outcome, PlannedDocument, merge_top_level};
 use shards::documents::payload_document::PayloadDocument;
 use shards::documents::simd_document::SimdParser;
-use shards::shard::{Operation, PreparedBatch};
+use shards::shard::{Operation, PreparedBatch, ShardSnapshot};
 
 use super::embedding::{RemoteEmbedder, embed_chunk};
 use super::protocol::ShardRequest;
@@ -21,7 +21,7 @@ use super::read_documents::{ReadDocument, read_documents};
 use super::{Preparing, ShardAddress, ShardHost};
 use crate::errors::{ResponseError, document_value_error, shard_error};
 
-/// Documents one hand-off to the helper thread applies.
+/// Documents one hand-off to the indexing thread applies.
 pub const APPLY_CHUNK_DOCUMENTS: usize = 1_000;
 
 /// Opens a batch's write transaction (uncommitted until [`Commit`]).
@@ -94,9 +94,14 @@ impl ShardRequest for ApplyRead {
     }
 }
 
-/// Makes the prepared batch durable (the sync runs off the core).
+/// Makes the prepared batch durable (on the core's indexing thread, the sync included), and
+/// visible once the shard's recent searches warmed its commit (see [`super::warming`]).
 #[derive(Debug)]
-pub struct Commit;
+pub struct Commit {
+    /// No other task waits for the index: warm the commit even if no search ran lately (its
+    /// dictionary at least), since it is the one searches will read next.
+    pub settled: bool,
+}
 
 impl ShardRequest for Commit {
     type Answer = ();
@@ -107,10 +112,19 @@ impl ShardRequest for Commit {
             batch, snapshot, ..
         } = host.take_prepared(&address, "a commit")?;
         drop(snapshot);
-        crate::runtime::blocking::run(move || batch.commit())
-            .await
-            .map(|_| ())
-            .map_err(shard_error)
+        let shard = host.shard(&address)?;
+        let searches = host
+            .searches_to_replay(&address)
+            .or_else(|| self.settled.then(Vec::new));
+        crate::runtime::indexing_thread::run(move || {
+            let warm = searches.map(|searches| {
+                move |snapshot: &ShardSnapshot| super::warming::warm(snapshot, &searches)
+            });
+            shard.commit_warmed(batch, warm)
+        })
+        .await
+        .map(|_| ())
+        .map_err(shard_error)
     }
 }
 
@@ -169,20 +183,22 @@ async fn apply(
     Ok(())
 }
 
-/// Applies `chunk` to `batch` on the core's helper thread and hands the batch back: the
+/// Applies `chunk` to `batch` on the core's indexing thread and hands the batch back: the
 /// analysis and the posting flushes it runs take up to a second of CPU per flush, which on
-/// the core would stall its searches and the coordinator feeding the other shards.
+/// the core would stall its searches and the coordinator feeding the other shards (and which
+/// the indexing thread's lower priority keeps behind them, see
+/// [`crate::runtime::indexing_thread`]).
 async fn apply_off_core(
     mut batch: PreparedBatch,
     chunk: Vec<Operation>,
 ) -> Result<PreparedBatch, ResponseError> {
-    crate::runtime::blocking::run(move || batch.apply_chunk(chunk).map(|()| batch))
+    crate::runtime::indexing_thread::run(move || batch.apply_chunk(chunk).map(|()| batch))
         .await
         .map_err(shard_error)
 }
 
 /// The operation that gives `planned`'s effect on a document `stored` (or absent). A document
-/// written over nothing goes on as it came (as text, the shard builds it on its helper
+/// written over nothing goes on as it came (as text, the shard builds it on its indexing
 /// thread); one written over the stored document is built here with `parser` and merged.
 fn resolve(
     external_id: String,

@@ -3,7 +3,7 @@
 //! [`super::batch::Prepare`], and answers how many documents the function ran on; a
 //! [`super::batch::Commit`] or [`super::batch::Abort`] follows.
 //!
-//! Invariants: the function runs on the core's helper thread in steps of at most
+//! Invariants: the function runs on the core's indexing thread in steps of at most
 //! [`EDITION_STEP_BUDGET`] (plus one document); a script error drops the batch (nothing
 //! changes); a batch the shard already applied runs nothing and answers 0.
 
@@ -19,10 +19,10 @@ use super::protocol::ShardRequest;
 use super::{Preparing, ShardAddress, ShardHost, filter_ids};
 use crate::errors::{Code, ResponseError, shard_error};
 
-/// Documents an edition reads before handing them to the helper thread.
+/// Documents an edition reads before handing them to the indexing thread.
 pub const EDITION_STEP_DOCUMENTS: usize = 256;
 
-/// How long one step of an edition's scripts may keep the core's helper thread: long
+/// How long one step of an edition's scripts may keep the core's indexing thread: long
 /// enough to amortise the hand-off (tens of microseconds), short enough that a file sync
 /// queued behind it barely waits.
 pub const EDITION_STEP_BUDGET: std::time::Duration = std::time::Duration::from_millis(1);
@@ -112,12 +112,12 @@ fn external_id(document: &Map<String, Value>, primary_key: &str) -> Result<Strin
         .map_err(crate::errors::documents_error)
 }
 
-/// Runs the edition's script on `documents` on the core's helper thread, in steps of at
+/// Runs the edition's script on `documents` on the core's indexing thread, in steps of at
 /// most [`EDITION_STEP_BUDGET`] (plus one document), and adds the operations it gives to
-/// `chunk`. Off the core, a slow script (up to
-/// [`super::edition::SCRIPT_OPERATIONS_MAX`] operations per
-/// document) never holds up requests; in short steps, it never holds up for long the file
-/// syncs that share the helper. Stops at the first document whose script fails.
+/// `chunk`. Off the core and at the indexing thread's lower priority, a slow script (up to
+/// [`super::edition::SCRIPT_OPERATIONS_MAX`] operations per document) never holds up
+/// requests; in short steps, it never holds up for long the other shards' indexing work on
+/// the same thread. Stops at the first document whose script fails.
 async fn edit_step(
     edition: &Arc<Edition>,
     mut documents: Vec<Map<String, Value>>,
@@ -127,7 +127,8 @@ async fn edit_step(
     while !documents.is_empty() {
         let edition = edition.clone();
         let (edited, rest) =
-            crate::runtime::blocking::run(move || edit_for_a_step(&edition, documents)).await?;
+            crate::runtime::indexing_thread::run(move || edit_for_a_step(&edition, documents))
+                .await?;
         documents = rest;
         for (document, outcome) in edited {
             match outcome {

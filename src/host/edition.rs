@@ -23,7 +23,7 @@ use crate::errors::{Code, ResponseError};
 /// Operations one run of the script may perform (one document).
 pub const SCRIPT_OPERATIONS_MAX: u64 = 1_000_000;
 /// Nested function calls a script may make. Below Meilisearch's 1000: the script runs on
-/// a runtime helper thread, whose stack must survive the deepest recursion.
+/// the core's indexing thread, whose stack must survive the deepest recursion.
 pub const SCRIPT_CALL_DEPTH_MAX: usize = 64;
 /// Variables a script may have in scope.
 pub const SCRIPT_VARIABLES_MAX: usize = 1_000;

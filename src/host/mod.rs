@@ -8,9 +8,9 @@
 //! batch's write transaction (with the internal ids the batch assigns), then each
 //! [`batch::Apply`] brings a bounded chunk of the batch's planned documents, resolved
 //! against the shard's stored ones on the core and applied inside that transaction on the
-//! core's helper thread, [`batch::APPLY_CHUNK_DOCUMENTS`] at a time (so searches on this
-//! core and the coordinator keep flowing); [`batch::Commit`] makes it durable (the sync runs
-//! off the core) and [`batch::Abort`] drops it. [`edit::Edit`] prepares a document edition
+//! core's indexing thread, [`batch::APPLY_CHUNK_DOCUMENTS`] at a time (so searches on this
+//! core and the coordinator keep flowing); [`batch::Commit`] makes it durable (on the indexing
+//! thread too) and [`batch::Abort`] drops it. [`edit::Edit`] prepares a document edition
 //! the same way: the shard runs the function on its own documents and applies the results.
 //!
 //! Layout: [`protocol`] (the request traits), [`batch`] and [`edit`] (the write path),
@@ -20,7 +20,8 @@
 //! [`edition`] (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a
 //! shard's documents streamed to another server by an export task), [`dump`] (a shard's
 //! documents written into a dump's staging directory), [`snapshot`] (a shard's page store
-//! and vector files copied into a snapshot's staging directory).
+//! and vector files copied into a snapshot's staging directory), [`warming`] (the searches a
+//! batch's commit replays before readers see it).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -45,6 +46,7 @@ pub mod reembed;
 pub mod search;
 pub mod settings;
 pub mod snapshot;
+pub mod warming;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -90,6 +92,8 @@ pub struct ShardHost {
     memory: ShardMemory,
     open: RefCell<HashMap<ShardAddress, Arc<Shard>>>,
     prepared: RefCell<HashMap<ShardAddress, Preparing>>,
+    /// Per shard, the searches a commit replays before readers see it ([`warming`]).
+    recent_searches: RefCell<HashMap<ShardAddress, warming::RecentSearches>>,
 }
 
 /// A batch being applied to one shard.
@@ -109,7 +113,28 @@ impl ShardHost {
             memory,
             open: RefCell::new(HashMap::new()),
             prepared: RefCell::new(HashMap::new()),
+            recent_searches: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Remembers `request` as the shard's most recent search, for warming its next commit.
+    fn remember_search(&self, address: &ShardAddress, request: &search::ShardSearchRequest) {
+        self.recent_searches
+            .borrow_mut()
+            .entry(address.clone())
+            .or_default()
+            .remember(request);
+    }
+
+    /// The searches the shard's next commit replays (`None`: no search since the last one).
+    fn searches_to_replay(
+        &self,
+        address: &ShardAddress,
+    ) -> Option<Vec<search::ShardSearchRequest>> {
+        self.recent_searches
+            .borrow_mut()
+            .get_mut(address)
+            .and_then(warming::RecentSearches::take_replay)
     }
 
     /// The bound of a batch's pending changes, as the shard takes it.

@@ -108,7 +108,7 @@ async fn embed_and_apply(
     parser: &mut SimdParser,
 ) -> Result<PreparedBatch, ResponseError> {
     let chunk = embed_chunk(std::slice::from_ref(embedder), chunk, parser).await?;
-    crate::runtime::blocking::run(move || batch.apply_chunk(chunk).map(|()| batch))
+    crate::runtime::indexing_thread::run(move || batch.apply_chunk(chunk).map(|()| batch))
         .await
         .map_err(shard_error)
 }

@@ -238,12 +238,24 @@ fn counted_by_any(
     Ok(union)
 }
 
-shard_reads!(
-    ShardSearchRequest,
-    FacetsOfQueries,
-    TermCounts,
-    MatchCountOfQueries
-);
+/// A search's share, remembered for warming the shard's next commit (see
+/// [`super::warming`]).
+impl super::protocol::ShardRequest for ShardSearchRequest {
+    type Answer = ShardSearchAnswer;
+    const IS_WRITE: bool = false;
+
+    async fn run(
+        self,
+        host: &super::ShardHost,
+        address: super::ShardAddress,
+    ) -> Result<ShardSearchAnswer, ResponseError> {
+        host.remember_search(&address, &self);
+        let snapshot = host.snapshot(&address)?;
+        search_shard(&snapshot, self)
+    }
+}
+
+shard_reads!(FacetsOfQueries, TermCounts, MatchCountOfQueries);
 
 /// The request's query with its filter resolved into candidates on `snapshot`.
 pub fn resolved_query(

@@ -29,10 +29,12 @@ impl ShardRequest for SetFacetSettings {
             filterable,
             sortable,
         } = self;
-        crate::runtime::blocking::run(move || shard.set_facet_settings(&filterable, &sortable))
-            .await
-            .map(drop)
-            .map_err(shard_error)
+        crate::runtime::indexing_thread::run(move || {
+            shard.set_facet_settings(&filterable, &sortable)
+        })
+        .await
+        .map(drop)
+        .map_err(shard_error)
     }
 }
 
@@ -50,7 +52,7 @@ impl ShardRequest for SetTextSettings {
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<(), ResponseError> {
         let shard = host.shard(&address)?;
         let settings = self.settings;
-        crate::runtime::blocking::run(move || shard.set_text_settings(*settings))
+        crate::runtime::indexing_thread::run(move || shard.set_text_settings(*settings))
             .await
             .map(drop)
             .map_err(shard_error)
@@ -71,7 +73,7 @@ impl ShardRequest for SetEmbedders {
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<(), ResponseError> {
         let shard = host.shard(&address)?;
         let specs = self.specs;
-        crate::runtime::blocking::run(move || shard.set_embedders(&specs))
+        crate::runtime::indexing_thread::run(move || shard.set_embedders(&specs))
             .await
             .map(drop)
             .map_err(shard_error)

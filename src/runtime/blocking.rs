@@ -30,7 +30,7 @@ where
     std::thread::Builder::new()
         .name(name.to_owned())
         .spawn(move || {
-            if let Err(error) = lower_own_priority() {
+            if let Err(error) = lower_own_priority(BACKGROUND_NICE) {
                 tracing::warn!(%error, "a background thread runs at normal priority");
             }
             // The receiver is gone only if the awaiting task was dropped: nothing to tell.
@@ -41,14 +41,14 @@ where
         .map_err(|_| io::Error::other("a background thread ended without an answer"))
 }
 
-/// Sets the calling thread's nice value to [`BACKGROUND_NICE`] (on Linux the nice value is a
-/// thread's own).
-fn lower_own_priority() -> io::Result<()> {
+/// Sets the calling thread's nice value to `nice` (on Linux the nice value is a thread's
+/// own).
+pub(super) fn lower_own_priority(nice: i32) -> io::Result<()> {
     // SAFETY: gettid has no preconditions and only returns the calling thread's id.
     let thread = unsafe { libc::syscall(libc::SYS_gettid) };
     let thread = libc::id_t::try_from(thread).map_err(io::Error::other)?;
     // SAFETY: setpriority reads its three integer arguments only; `thread` is this thread.
-    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, thread, BACKGROUND_NICE) };
+    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, thread, nice) };
     if result == -1 {
         return Err(io::Error::last_os_error());
     }

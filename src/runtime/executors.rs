@@ -106,7 +106,8 @@ where
             .preempt_timer(super::latency::PREEMPTION_INTERVAL)
             .spawn(move || async move {
                 super::latency::install();
-                let outcome = match adopt_listeners(sockets) {
+                let indexing = super::indexing_thread::install(core, Some(cpu));
+                let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
                     Ok(listeners) => {
                         let context = CoreContext {
                             core,
@@ -116,7 +117,9 @@ where
                         };
                         core_main(context).await
                     }
-                    Err(error) => Err(format!("core {core} could not watch its sockets: {error}")),
+                    Err(error) => Err(format!(
+                        "core {core} could not start its indexing thread or watch its sockets: {error}"
+                    )),
                 };
                 if outcome.is_err() {
                     // Let the other cores stop too rather than wait for this one.

@@ -13,6 +13,7 @@ pub mod blocking;
 mod epoll_wake;
 pub mod executors;
 pub mod huge_pages;
+pub mod indexing_thread;
 pub mod invoke;
 pub mod latency;
 pub mod listener;

@@ -263,11 +263,13 @@ impl Scheduler {
         ) else {
             return Ok(false);
         };
-        self.run_batch(next).await?;
+        let settled = leaves_nothing_waiting(&next, &waiting);
+        self.run_batch(next, settled).await?;
         Ok(true)
     }
 
-    async fn run_batch(&mut self, next: NextBatch) -> Result<(), ResponseError> {
+    /// Processes `next`; `settled` when no other task waited for its index as it was formed.
+    async fn run_batch(&mut self, next: NextBatch, settled: bool) -> Result<(), ResponseError> {
         let task_uids = next.task_uids.clone();
         let strategy = next.strategy();
         let reuse = next.reuse_batch_uid;
@@ -297,7 +299,7 @@ impl Scheduler {
         let end = if canceled_at_start {
             BatchEnd::Interrupted
         } else {
-            self.process(&next, batch.uid, tasks).await
+            self.process(&next, batch.uid, tasks, settled).await
         };
         batch.stats.progress_trace = control.take_trace();
         *control.processing.borrow_mut() = None;
@@ -400,7 +402,13 @@ impl Scheduler {
         }
     }
 
-    async fn process(&mut self, next: &NextBatch, batch_uid: u32, tasks: Vec<Task>) -> BatchEnd {
+    async fn process(
+        &mut self,
+        next: &NextBatch,
+        batch_uid: u32,
+        tasks: Vec<Task>,
+        settled: bool,
+    ) -> BatchEnd {
         match &next.plan {
             BatchPlan::Global
                 if tasks
@@ -430,6 +438,7 @@ impl Scheduler {
                     control: self.control.clone(),
                     batch_uid,
                     shards_per_index: self.options.shards_per_index,
+                    settled,
                 };
                 let batch = IndexBatch {
                     index_uid: index_uid.clone(),
@@ -596,6 +605,18 @@ impl Scheduler {
 
 /// The task of a batch holding only one (the autobatcher puts an export or a dump alone in
 /// its batch); the tasks back otherwise.
+/// Whether no task of `waiting` outside `next` is for `next`'s index: the batch's commit is
+/// then the one searches will read for a while, worth warming even if none ran lately (see
+/// `host::warming`).
+fn leaves_nothing_waiting(next: &NextBatch, waiting: &[Task]) -> bool {
+    let BatchPlan::Index { index_uid, .. } = &next.plan else {
+        return false;
+    };
+    !waiting.iter().any(|task| {
+        task.index_uid() == Some(index_uid.as_str()) && !next.task_uids.contains(&task.uid)
+    })
+}
+
 fn alone_in_batch(mut tasks: Vec<Task>) -> Result<Task, Vec<Task>> {
     let alone = tasks.len() == 1;
     match tasks.pop() {

@@ -240,6 +240,50 @@ fn a_snapshot_keeps_its_view_across_commits() {
 }
 
 #[test]
+fn a_cloned_snapshot_keeps_its_view_after_the_original_ends() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let database = open(&directory);
+    let write = database.begin_write().expect("begin_write succeeds");
+    let tree = write.create_tree("t").expect("create_tree succeeds");
+    for index in 0..2000 {
+        tree.put(&key(index), b"old").expect("put succeeds");
+    }
+    write.commit().expect("commit succeeds");
+    let original = database.begin_read();
+    let clone = original.clone();
+    assert_eq!(clone.transaction_id(), original.transaction_id());
+    drop(original);
+    // Pages the old values sat on are freed by these commits; with the clone still pinning
+    // its snapshot, none of them may be reused.
+    for _ in 0..5 {
+        let write = database.begin_write().expect("begin_write succeeds");
+        let tree = write
+            .open_tree("t")
+            .expect("open_tree finds a value")
+            .expect("the value exists");
+        for index in 0..2000 {
+            tree.put(&key(index), b"new value").expect("put succeeds");
+        }
+        write.commit().expect("commit succeeds");
+    }
+    let tree = clone
+        .open_tree("t")
+        .expect("open_tree finds a value")
+        .expect("the value exists");
+    assert_eq!(tree.len(), 2000);
+    for entry in tree
+        .range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .expect("range succeeds")
+    {
+        assert_eq!(entry.expect("`entry` holds a value").1, b"old");
+    }
+    drop(clone);
+    database
+        .check_integrity()
+        .expect("check_integrity succeeds");
+}
+
+#[test]
 fn only_one_write_transaction_at_a_time() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
     let database = open(&directory);

@@ -4,7 +4,9 @@
 //!
 //! Invariant: a dictionary holds exactly the `word_documents` keys of the commit it was built
 //! from; the shard's commit view ([`crate::shard::ShardSnapshot::dictionary`]) builds it on
-//! the first search after a commit and shares it with every later snapshot of that commit.
+//! the first search after a commit and shares it with every later snapshot of that commit,
+//! unless the batch that made the commit handed it over already (the previous commit's merged
+//! with the words the batch added and removed, see `shard::dictionary_changes`).
 
 use fst::Automaton;
 use levenshtein_automata::{DFA, Distance, SINK_STATE};

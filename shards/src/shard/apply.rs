@@ -29,6 +29,7 @@ use storage_engine::{Database, Direction, WriteTransaction};
 
 use super::assigned_ids::AssignedIds;
 use super::delta::Delta;
+use super::dictionary_changes::DictionaryChanges;
 use super::extract::{Extracted, extract};
 use super::geo_field::check_geo_field;
 use super::network_membership::{MembershipChanges, MembershipSlot};
@@ -179,6 +180,9 @@ pub struct PreparedBatch {
     /// The shard's kept network membership and the ids this batch creates for it (see
     /// [`super::network_membership`]); `None` when none is kept for the batch's base commit.
     membership: Option<(Arc<MembershipSlot>, MembershipChanges)>,
+    /// The words whose `word_documents` key this batch created or deleted (see
+    /// [`DictionaryChanges`]).
+    dictionary: DictionaryChanges,
 }
 
 impl Drop for PreparedBatch {
@@ -284,6 +288,7 @@ impl PreparedBatch {
             vectors: VectorChanges::default(),
             graphs: Arc::clone(graphs),
             membership: None,
+            dictionary: DictionaryChanges::default(),
         })
     }
 
@@ -337,6 +342,7 @@ impl PreparedBatch {
             vectors: VectorChanges::default(),
             graphs: Arc::clone(graphs),
             membership,
+            dictionary: DictionaryChanges::default(),
         })
     }
 
@@ -402,12 +408,18 @@ impl PreparedBatch {
     }
 
     /// Records the batch uid and commits: the batch becomes visible and durable at once.
-    pub fn commit(mut self) -> ShardResult<ApplyOutcome> {
+    pub fn commit(self) -> ShardResult<ApplyOutcome> {
+        self.commit_with_changes().map(|(outcome, _)| outcome)
+    }
+
+    /// [`PreparedBatch::commit`], answering also the words the batch added to and removed
+    /// from the dictionary.
+    pub(super) fn commit_with_changes(mut self) -> ShardResult<(ApplyOutcome, DictionaryChanges)> {
         let Some(transaction) = self.transaction.take() else {
-            return Ok(self.outcome);
+            return Ok((self.outcome, DictionaryChanges::default()));
         };
         self.state.applied_batch = Some(self.batch_uid);
-        flush_deltas(&transaction, &mut self.deltas)?;
+        flush_deltas(&transaction, &mut self.deltas, &mut self.dictionary)?;
         self.vectors
             .flush(&transaction, &self.state.vector_settings, &self.graphs)?;
         self.state.store(&transaction)?;
@@ -418,7 +430,7 @@ impl PreparedBatch {
         if let Some((slot, changes)) = self.membership.take() {
             slot.committed(changes, &self.state.document_ids, self.state.applied_batch);
         }
-        Ok(self.outcome)
+        Ok((self.outcome, std::mem::take(&mut self.dictionary)))
     }
 
     fn transaction(&self) -> &WriteTransaction {
@@ -432,7 +444,7 @@ impl PreparedBatch {
             .transaction
             .as_ref()
             .expect("flush runs only while the transaction is open");
-        flush_deltas(transaction, &mut self.deltas)?;
+        flush_deltas(transaction, &mut self.deltas, &mut self.dictionary)?;
         self.vectors
             .flush(transaction, &self.state.vector_settings, &self.graphs)?;
         self.state.store(transaction)
@@ -489,7 +501,8 @@ impl PreparedBatch {
             .transaction
             .take()
             .expect("the rebuild transaction is open");
-        flush_deltas(&transaction, &mut self.deltas)?;
+        // A rebuild's commit view is made lazily: its dictionary changes are not kept.
+        flush_deltas(&transaction, &mut self.deltas, &mut self.dictionary)?;
         self.state.store(&transaction)?;
         transaction.commit()?;
         Ok(())
@@ -763,6 +776,7 @@ impl PreparedBatch {
             transaction.delete_tree(name)?;
         }
         self.deltas = Deltas::default();
+        self.dictionary.cleared();
         self.vectors.clear_all();
         self.outcome.deleted += self.state.document_ids.len();
         self.state.clear_documents();
@@ -959,12 +973,17 @@ impl TextScratch {
     }
 }
 
-/// Writes the pending deltas into the trees and empties them.
-fn flush_deltas(transaction: &WriteTransaction, deltas: &mut Deltas) -> ShardResult<()> {
+/// Writes the pending deltas into the trees and empties them; the words that appear in or
+/// leave `word_documents` are recorded in `dictionary`.
+fn flush_deltas(
+    transaction: &WriteTransaction,
+    deltas: &mut Deltas,
+    dictionary: &mut DictionaryChanges,
+) -> ShardResult<()> {
     // Both are recorded by the word numbers the vocabulary ranks.
     let vocabulary = deltas.words.take_vocabulary();
     deltas.pairs.write(transaction, &vocabulary)?;
-    deltas.words.write(transaction, &vocabulary)?;
+    deltas.words.write(transaction, &vocabulary, dictionary)?;
     deltas
         .field_word_counts
         .write(transaction, FIELD_WORD_COUNTS_TREE)?;

@@ -9,10 +9,15 @@
 //! few hundred thousand documents; a search that paid them on every read spent most of its
 //! time there.
 //!
+//! A batch's commit warms the view of its commit before readers see it (see
+//! [`crate::shard::Shard::commit_warmed`]): while it does, [`CommitViews`] holds the snapshot
+//! of the commit before (`frozen`), and every snapshot taken reads that one.
+//!
 //! Invariants: a [`CommitView`] describes exactly the commit whose transaction id it carries
 //! (commits are immutable, so a view never goes stale); [`CommitViews`] keeps the view of the
 //! newest commit read so far; a snapshot of an older commit builds its own view and leaves the
-//! newer one in place.
+//! newer one in place; a frozen snapshot is held only between a batch's commit and the
+//! publication of its view (a [`Frozen`] guard thaws it whatever happens in between).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -78,6 +83,11 @@ impl CommitView {
         &self.state
     }
 
+    /// The transaction id of the commit this view describes.
+    pub fn commit(&self) -> u64 {
+        self.commit
+    }
+
     /// The analyzer of this commit's text settings.
     pub fn analyzer(&self) -> &Analyzer {
         &self.analyzer
@@ -128,6 +138,17 @@ impl CommitView {
     pub fn dictionary(&self, read: &ReadTransaction) -> ShardResult<Arc<Dictionary>> {
         made_once(&self.dictionary, || build_dictionary(read))
     }
+
+    /// The word dictionary, if a search or the warming built it already.
+    pub fn built_dictionary(&self) -> Option<Arc<Dictionary>> {
+        self.dictionary.get().map(Arc::clone)
+    }
+
+    /// Gives the view its dictionary, made otherwise than from the tree (it must hold
+    /// exactly this commit's `word_documents` keys); one built already stays.
+    pub fn adopt_dictionary(&self, dictionary: Dictionary) {
+        self.dictionary.get_or_init(|| Arc::new(dictionary));
+    }
 }
 
 /// The value of `cell`, made by `make` if it has none yet (a failed `make` leaves it empty).
@@ -147,7 +168,36 @@ fn made_once<T>(
 #[derive(Default)]
 pub struct CommitViews {
     newest: Mutex<Option<Arc<CommitView>>>,
+    /// While a batch's commit warms its view: the snapshot readers keep reading.
+    frozen: Mutex<Option<(ReadTransaction, Arc<CommitView>)>>,
     decoders: Arc<DecoderCache>,
+}
+
+/// Readers held on a commit until the next one's view is published; dropping the guard
+/// without publishing lets readers see the newest commit again (its view then made lazily).
+pub struct Frozen<'v> {
+    views: &'v CommitViews,
+}
+
+impl Frozen<'_> {
+    /// Makes `view` the newest and lets readers see its commit.
+    pub fn publish(self, view: Arc<CommitView>) {
+        let mut newest = self.views.lock();
+        if newest
+            .as_ref()
+            .is_none_or(|cached| cached.commit < view.commit)
+        {
+            *newest = Some(view);
+        }
+        // Released while `newest` is held: a reader never finds neither in place.
+        *self.views.lock_frozen() = None;
+    }
+}
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        *self.views.lock_frozen() = None;
+    }
 }
 
 impl CommitViews {
@@ -172,9 +222,32 @@ impl CommitViews {
         Ok(view)
     }
 
+    /// Holds readers on `read`'s commit (whose view is `view`) until the guard goes.
+    pub fn freeze(&self, read: ReadTransaction, view: Arc<CommitView>) -> Frozen<'_> {
+        *self.lock_frozen() = Some((read, view));
+        Frozen { views: self }
+    }
+
+    /// The snapshot readers are held on, if any: another transaction on it and its view.
+    pub fn frozen(&self) -> Option<(ReadTransaction, Arc<CommitView>)> {
+        self.lock_frozen()
+            .as_ref()
+            .map(|(read, view)| (read.clone(), Arc::clone(view)))
+    }
+
+    /// A new view of `read`'s commit, not shared with readers until published.
+    pub fn unpublished(&self, read: &ReadTransaction) -> ShardResult<Arc<CommitView>> {
+        Ok(Arc::new(CommitView::load(read)?))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Option<Arc<CommitView>>> {
         // A panic while holding the lock leaves a valid value (a whole view or none).
         self.newest.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_frozen(&self) -> MutexGuard<'_, Option<(ReadTransaction, Arc<CommitView>)>> {
+        // The same: the value is replaced whole.
+        self.frozen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

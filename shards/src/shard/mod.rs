@@ -23,6 +23,7 @@ mod apply;
 mod assigned_ids;
 mod commit_view;
 mod delta;
+mod dictionary_changes;
 mod extract;
 pub(crate) mod facet_source;
 mod fields_selection;
@@ -156,14 +157,76 @@ impl Shard {
         prepared.commit()
     }
 
-    /// A read snapshot of the last commit.
+    /// A read snapshot of the last commit, or, while a batch's commit warms its view (see
+    /// [`Shard::commit_warmed`]), of the commit before it.
     pub fn read(&self) -> ShardResult<ShardSnapshot> {
+        if let Some((read, view)) = self.views.frozen() {
+            return Ok(ShardSnapshot::on_view(
+                read,
+                view,
+                &self.views,
+                &self.graphs,
+                &self.membership,
+            ));
+        }
         ShardSnapshot::new(
             self.database.begin_read(),
             &self.views,
             &self.graphs,
             &self.membership,
         )
+    }
+
+    /// Commits `batch`; with `warm`, lets readers see the commit only once its view is
+    /// warmed: the word dictionary of the commit before (if searches built it) merged with the
+    /// batch's words, and what `warm` builds by reading a snapshot of the new commit (the
+    /// derivations, prefix unions and facet columns of the searches it replays). The first
+    /// searches of the commit then find them ready. Until the warming ends, snapshots read
+    /// the commit before the batch (the batch's task has not succeeded yet, so no client
+    /// expects to see it). Without `warm` (no search ran lately), the commit is visible at
+    /// once and its view is made lazily, as after a commit outside a batch; so is it when the
+    /// new view cannot be made.
+    pub fn commit_warmed(
+        &self,
+        batch: PreparedBatch,
+        warm: Option<impl FnOnce(&ShardSnapshot)>,
+    ) -> ShardResult<ApplyOutcome> {
+        let Some(warm) = warm.filter(|_| !batch.is_already_applied()) else {
+            return batch.commit();
+        };
+        let before = self.read()?;
+        let frozen = self
+            .views
+            .freeze(before.read_transaction().clone(), Arc::clone(before.view()));
+        let (outcome, words) = batch.commit_with_changes()?;
+        let read = self.database.begin_read();
+        let Ok(view) = self.views.unpublished(&read) else {
+            return Ok(outcome);
+        };
+        // Searches built the dictionary on the commit before: this one's is that one merged
+        // with the batch's words (commits are numbered one after the other, so `before` is
+        // the commit the batch started from).
+        if let Some(previous) = before.view().built_dictionary() {
+            if before.view().commit() + 1 == view.commit() {
+                if let Ok(Some(merged)) = words.applied_to(&previous) {
+                    view.adopt_dictionary(merged);
+                }
+            }
+        }
+        drop(before);
+        let snapshot = ShardSnapshot::on_view(
+            read,
+            Arc::clone(&view),
+            &self.views,
+            &self.graphs,
+            &self.membership,
+        );
+        // Every text search needs the fields map; a failure leaves it to the first search.
+        snapshot.fields_map().ok();
+        warm(&snapshot);
+        drop(snapshot);
+        frozen.publish(view);
+        Ok(outcome)
     }
 
     /// Replaces the `filterableAttributes` setting and rebuilds the facet indexes in one

@@ -432,7 +432,7 @@ mod tests {
                 let write = database.begin_write().expect("a write begins");
                 let vocabulary = changes.take_vocabulary();
                 changes
-                    .write(&write, &vocabulary)
+                    .write(&write, &vocabulary, &mut Default::default())
                     .expect("the changes are written");
                 write.commit().expect("the round commits");
 

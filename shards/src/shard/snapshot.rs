@@ -108,13 +108,36 @@ impl ShardSnapshot {
         membership: &Arc<MembershipSlot>,
     ) -> ShardResult<ShardSnapshot> {
         let view = views.view(&read)?;
-        Ok(ShardSnapshot {
+        Ok(ShardSnapshot::on_view(
+            read, view, views, graphs, membership,
+        ))
+    }
+
+    /// A snapshot reading `read` through `view` (the view of `read`'s commit).
+    pub(crate) fn on_view(
+        read: ReadTransaction,
+        view: Arc<CommitView>,
+        views: &CommitViews,
+        graphs: &Arc<GraphSet>,
+        membership: &Arc<MembershipSlot>,
+    ) -> ShardSnapshot {
+        assert_eq!(
+            read.transaction_id(),
+            view.commit(),
+            "a snapshot reads through its own commit's view"
+        );
+        ShardSnapshot {
             read,
             view,
             decoders: Arc::clone(views.decoders()),
             graphs: Arc::clone(graphs),
             membership: Arc::clone(membership),
-        })
+        }
+    }
+
+    /// The shared view of this snapshot's commit.
+    pub(crate) fn view(&self) -> &Arc<CommitView> {
+        &self.view
     }
 
     /// The shard's embedder graphs.
@@ -142,6 +165,12 @@ impl ShardSnapshot {
     /// The word dictionary of this snapshot's commit (built on first use after a commit).
     pub fn dictionary(&self) -> ShardResult<Arc<Dictionary>> {
         self.view.dictionary(&self.read)
+    }
+
+    /// Whether this commit's word dictionary is built already (by a search, or by the warming
+    /// of the batch that made the commit).
+    pub fn dictionary_is_built(&self) -> bool {
+        self.view.built_dictionary().is_some()
     }
 
     /// The synonyms setting normalized by the analyzer (made once per commit).

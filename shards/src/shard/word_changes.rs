@@ -24,6 +24,7 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 use storage_engine::{MergeWriter, WriteTransaction, WriteTree};
 
+use super::dictionary_changes::{DictionaryChanges, KeyChange};
 use super::position_merge::{PositionChanges, write_word_positions};
 use super::segmented_vec::SegmentedVec;
 use super::vocabulary::Vocabulary;
@@ -168,26 +169,36 @@ impl Postings {
 
     /// Applies the postings to the bitmap stored under `key` (absent is empty) through
     /// `merge`, whose keys ascend: an emptied bitmap deletes the key. `buffer` is reused for
-    /// the encoding.
+    /// the encoding. Answers whether the key was created, deleted or kept.
     pub(super) fn merge_into(
         &self,
         merge: &mut MergeWriter<'_>,
         key: &[u8],
         buffer: &mut Vec<u8>,
-    ) -> ShardResult<()> {
+    ) -> ShardResult<KeyChange> {
         let stored = merge.seek(key)?;
+        let existed = stored.is_some();
         // Most keys hold one document or none: those are worked out without a bitmap.
         let stored_single = match stored {
             None => Some(None),
             Some(bytes) => stored_single_id(bytes).map(Some),
         };
         if let Some(outcome) = stored_single.and_then(|single| self.applied_to_single(single)) {
-            match outcome {
-                SingleOutcome::Unchanged => {}
-                SingleOutcome::Empty => merge.delete()?,
-                SingleOutcome::Single(document) => merge.put(&single_id_bytes(document))?,
-            }
-            return Ok(());
+            return Ok(match outcome {
+                SingleOutcome::Unchanged => KeyChange::Kept,
+                SingleOutcome::Empty => {
+                    merge.delete()?;
+                    KeyChange::Deleted
+                }
+                SingleOutcome::Single(document) => {
+                    merge.put(&single_id_bytes(document))?;
+                    if existed {
+                        KeyChange::Kept
+                    } else {
+                        KeyChange::Created
+                    }
+                }
+            });
         }
         let mut bitmap = match stored {
             Some(bytes) => decode_bitmap(bytes)?,
@@ -202,12 +213,20 @@ impl Postings {
         }
         if bitmap.is_empty() {
             merge.delete()?;
-            return Ok(());
+            return Ok(if existed {
+                KeyChange::Deleted
+            } else {
+                KeyChange::Kept
+            });
         }
         buffer.clear();
         write_bitmap(&bitmap, buffer);
         merge.put(buffer)?;
-        Ok(())
+        Ok(if existed {
+            KeyChange::Kept
+        } else {
+            KeyChange::Created
+        })
     }
 }
 
@@ -423,11 +442,13 @@ impl WordChanges {
     }
 
     /// Writes every pending change into the word trees and empties the changes; `vocabulary`
-    /// is what [`WordChanges::take_vocabulary`] took for them.
+    /// is what [`WordChanges::take_vocabulary`] took for them. The words whose
+    /// `word_documents` key appears or goes are recorded in `dictionary`.
     pub fn write(
         &mut self,
         transaction: &WriteTransaction,
         vocabulary: &Vocabulary,
+        dictionary: &mut DictionaryChanges,
     ) -> ShardResult<()> {
         let occurrences = std::mem::take(&mut self.occurrences);
         let changes = std::mem::take(&mut self.changes);
@@ -453,9 +474,11 @@ impl WordChanges {
                 start = run.end;
             }
             let word = vocabulary.word(rank);
-            scratch
-                .documents
-                .merge_into(&mut merge, word.as_bytes(), &mut scratch.value)?;
+            let change =
+                scratch
+                    .documents
+                    .merge_into(&mut merge, word.as_bytes(), &mut scratch.value)?;
+            dictionary.record(word.as_bytes(), change);
         }
         merge.finish()?;
         let fields = transaction.create_tree(WORD_FIELDS_TREE)?;

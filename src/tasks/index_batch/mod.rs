@@ -60,6 +60,9 @@ pub struct BatchWork {
     pub control: Rc<ControlSide>,
     pub batch_uid: u32,
     pub shards_per_index: u32,
+    /// No other task waited for the index when the batch was formed: its commit is warmed
+    /// even if no search ran lately (see `host::warming`).
+    pub settled: bool,
 }
 
 /// One index batch as the autobatcher formed it.
@@ -383,7 +386,9 @@ impl BatchWork {
         };
         self.progress(PROGRESS_COMMITTING, 0, record.shards);
         self.coordinator
-            .on_every_shard(&record.shard_set(), |_| Commit)
+            .on_every_shard(&record.shard_set(), |_| Commit {
+                settled: self.settled,
+            })
             .await?;
         Ok(value)
     }

@@ -85,6 +85,18 @@ impl ReadTransaction {
     }
 }
 
+/// Another read transaction on the same snapshot: the snapshot stays pinned until both end.
+impl Clone for ReadTransaction {
+    fn clone(&self) -> ReadTransaction {
+        let id = self.snapshot.transaction_id;
+        *self.shared.lock().readers.entry(id).or_insert(0) += 1;
+        ReadTransaction {
+            shared: Arc::clone(&self.shared),
+            snapshot: self.snapshot,
+        }
+    }
+}
+
 impl Drop for ReadTransaction {
     fn drop(&mut self) {
         let mut state = self.shared.lock();

@@ -1,0 +1,167 @@
+//! A batch committed through `Shard::commit_warmed`: readers keep the commit before the batch
+//! while the warming runs, see the batch once it returns, find its word dictionary already
+//! built, and are never left on the old commit when the warming panics.
+
+mod common;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use serde_json::json;
+use shards::shard::{Operation, Shard};
+
+fn replace(id: u32, name: &str) -> Operation {
+    Operation::Replace {
+        external_id: id.to_string(),
+        document: json!({"id": id, "name": name})
+            .as_object()
+            .expect("an object")
+            .clone(),
+    }
+}
+
+/// Prepares batch `batch_uid` with one document.
+fn prepared(shard: &Shard, batch_uid: u64, id: u32, name: &str) -> shards::shard::PreparedBatch {
+    let mut batch = shard.prepare(batch_uid).expect("the batch opens");
+    batch
+        .apply_chunk(vec![replace(id, name)])
+        .expect("the chunk applies");
+    batch
+}
+
+fn hits(shard: &Shard, q: &str) -> u64 {
+    shard
+        .read()
+        .expect("a snapshot")
+        .search(&common::query(q))
+        .expect("the search runs")
+        .total
+}
+
+#[test]
+fn readers_see_the_batch_only_after_its_warming_and_find_its_dictionary_built() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let batch = prepared(&shard, 2, 2, "bravo");
+    let mut seen_during_warming = None;
+    shard
+        .commit_warmed(
+            batch,
+            Some(|warming: &shards::shard::ShardSnapshot| {
+                // The warming reads the new commit...
+                assert_eq!(
+                    warming
+                        .search(&common::query("bravo"))
+                        .expect("the search runs")
+                        .total,
+                    1
+                );
+                // ...while readers still read the one before.
+                seen_during_warming = Some((hits(&shard, "bravo"), hits(&shard, "alpha")));
+            }),
+        )
+        .expect("the batch commits");
+    assert_eq!(seen_during_warming, Some((0, 1)));
+    assert_eq!(hits(&shard, "bravo"), 1);
+    let snapshot = shard.read().expect("a snapshot");
+    let built = snapshot.dictionary().expect("the dictionary");
+    let again = shard
+        .read()
+        .expect("a snapshot")
+        .dictionary()
+        .expect("the dictionary");
+    assert!(Arc::ptr_eq(&built, &again), "one dictionary per commit");
+    assert!(built.contains("bravo"));
+}
+
+#[test]
+fn the_dictionary_searched_before_is_carried_over_with_the_batch_words() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    common::load(
+        &shard,
+        &[
+            json!({"id": 1, "name": "alpha delta"}),
+            json!({"id": 2, "name": "echo"}),
+        ],
+    );
+    assert_eq!(
+        hits(&shard, "alpha"),
+        1,
+        "a search builds the first dictionary"
+    );
+    // Document 1 loses `alpha` (its only holder) and gains `bravo`; `delta` stays.
+    let mut batch = shard.prepare(2).expect("the batch opens");
+    batch
+        .apply_chunk(vec![replace(1, "bravo delta"), replace(3, "zulu echo")])
+        .expect("the chunk applies");
+    let mut built_before_any_search = false;
+    shard
+        .commit_warmed(
+            batch,
+            Some(|warming: &shards::shard::ShardSnapshot| {
+                built_before_any_search = warming.dictionary_is_built();
+            }),
+        )
+        .expect("the batch commits");
+    assert!(built_before_any_search, "the merged dictionary was adopted");
+    let dictionary = shard
+        .read()
+        .expect("a snapshot")
+        .dictionary()
+        .expect("built");
+    let words: Vec<String> = dictionary.stream().into_strs().expect("words are text");
+    // The ids are searchable words too (every attribute is searchable by default).
+    assert_eq!(words, ["1", "2", "3", "bravo", "delta", "echo", "zulu"]);
+    assert_eq!(hits(&shard, "alpa"), 0, "no typo leads to the deleted word");
+    assert_eq!(hits(&shard, "zul"), 1);
+}
+
+#[test]
+fn a_panicking_warming_leaves_readers_on_the_newest_commit() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let batch = prepared(&shard, 2, 2, "bravo");
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        shard.commit_warmed(
+            batch,
+            Some(|_: &shards::shard::ShardSnapshot| panic!("the warming fails")),
+        )
+    }));
+    assert!(outcome.is_err(), "the panic reaches the caller");
+    // The commit is durable; readers now see it (its view made lazily).
+    assert_eq!(hits(&shard, "bravo"), 1);
+    assert_eq!(hits(&shard, "alpha"), 1);
+}
+
+#[test]
+fn without_warming_the_commit_is_visible_at_once() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let batch = prepared(&shard, 2, 2, "bravo");
+    shard
+        .commit_warmed(batch, None::<fn(&shards::shard::ShardSnapshot)>)
+        .expect("the batch commits");
+    assert_eq!(hits(&shard, "bravo"), 1);
+}
+
+#[test]
+fn a_batch_applied_before_commits_nothing_and_warms_nothing() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let batch = prepared(&shard, 1, 2, "bravo");
+    assert!(batch.is_already_applied());
+    let mut warmed = false;
+    shard
+        .commit_warmed(
+            batch,
+            Some(|_: &shards::shard::ShardSnapshot| warmed = true),
+        )
+        .expect("nothing to commit");
+    assert!(!warmed);
+    assert_eq!(hits(&shard, "bravo"), 0);
+}
