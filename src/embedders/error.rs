@@ -73,6 +73,27 @@ pub enum EmbedErrorKind {
     Tokenize(String),
     /// The model could not run on a batch (candle's message).
     ModelForward(String),
+    /// A search with `media` on an embedder whose source is not `rest`.
+    MediaNotRest,
+    /// A search with `media` on a `rest` embedder without `searchFragments`.
+    MediaNotFragment,
+    /// No search fragment renders for the query.
+    SearchMatchesNoFragment {
+        q: Option<String>,
+        media: Option<serde_json::Value>,
+    },
+    /// Two search fragments (or more) render for the query: the first two, by name.
+    SearchMatchesMultipleFragments {
+        first: String,
+        second: String,
+        q: Option<String>,
+        media: Option<serde_json::Value>,
+    },
+}
+
+/// The query a fragment error quotes: `{"q": …, "media": …}` (absent ones `null`).
+fn quoted_query(q: &Option<String>, media: &Option<serde_json::Value>) -> serde_json::Value {
+    serde_json::json!({"q": q, "media": media})
 }
 
 /// A failed embedding: what went wrong and whose fault it is.
@@ -160,6 +181,23 @@ impl fmt::Display for EmbedErrorKind {
             EmbedErrorKind::Unsupported(reason) => reason.clone(),
             EmbedErrorKind::Tokenize(reason) => format!("could not tokenize:\n  - {reason}"),
             EmbedErrorKind::ModelForward(reason) => format!("could not run model:\n  - {reason}"),
+            EmbedErrorKind::MediaNotRest => {
+                "`media` requested but the configuration doesn't have source `rest`".to_owned()
+            }
+            EmbedErrorKind::MediaNotFragment => "`media` requested, and the configuration has source `rest`, but the configuration doesn't have `searchFragments`.".to_owned(),
+            EmbedErrorKind::SearchMatchesNoFragment { q, media } => format!(
+                "Query matches no search fragment.\n  - Note: {}",
+                quoted_query(q, media)
+            ),
+            EmbedErrorKind::SearchMatchesMultipleFragments {
+                first,
+                second,
+                q,
+                media,
+            } => format!(
+                "Query matches multiple search fragments.\n  - Note: First matched fragment `{first}`.\n  - Note: Second matched fragment `{second}`.\n  - Note: {}",
+                quoted_query(q, media)
+            ),
         };
         formatter.write_str(&text)
     }
@@ -222,6 +260,9 @@ pub enum NewEmbedderErrorKind {
     /// A `huggingFace` model's files are there but cannot be read or loaded (the full
     /// explanation).
     LoadModel(String),
+    /// A `rest` embedder with `indexingFragments` states no `dimensions`: a test text
+    /// cannot measure them.
+    CannotInferDimensionsForFragment,
 }
 
 /// A failure to build an embedder and whose fault it is.
@@ -274,6 +315,9 @@ impl fmt::Display for NewEmbedderErrorKind {
                 write!(formatter, "fetching file from HG_HUB failed:\n  - {reason}")
             }
             NewEmbedderErrorKind::LoadModel(reason) => formatter.write_str(reason),
+            NewEmbedderErrorKind::CannotInferDimensionsForFragment => formatter.write_str(
+                "cannot infer `dimensions` for an embedder using `indexingFragments`.\n  - Note: Specify `dimensions` explicitly or don't use `indexingFragments`.",
+            ),
         }
     }
 }
