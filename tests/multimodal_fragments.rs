@@ -194,7 +194,8 @@ fn documents() -> Value {
 
 /// An index `m` with the multimodal embedder and [`documents`].
 fn indexed(server: &Server, embedder: &Embedder) {
-    let settings = json!({"embedders": {"multi": embedder.settings()}, "filterableAttributes": ["id"]});
+    let settings =
+        json!({"embedders": {"multi": embedder.settings()}, "filterableAttributes": ["id"]});
     succeed(server, "PATCH", "/indexes/m/settings", &settings);
     succeed(server, "POST", "/indexes/m/documents", &documents());
 }
@@ -266,8 +267,14 @@ fn documents_are_embedded_through_every_fragment_that_applies_and_searched_by_me
     let server = multimodal_server();
     indexed(&server, &embedder);
     let received = embedder.take();
-    let images = received.iter().filter(|fragment| fragment["image"].is_string()).count();
-    let texts = received.iter().filter(|fragment| fragment["text"].is_string()).count();
+    let images = received
+        .iter()
+        .filter(|fragment| fragment["image"].is_string())
+        .count();
+    let texts = received
+        .iter()
+        .filter(|fragment| fragment["text"].is_string())
+        .count();
     // Document 2 has no picture: its image fragment does not apply and is not sent.
     assert_eq!((images, texts), (3, 4), "{received:?}");
     // One vector per fragment, in fragment order (`image` then `text`).
@@ -485,12 +492,10 @@ fn settings_changes_drop_removed_fragments_and_embed_only_new_renders() {
     );
     // A changed fragment embeds the documents whose render changed: "{{doc.title}}" and
     // "{{ doc.title }}" render alike, so nothing is embedded.
-    let same_render =
-        json!({"embedders": {"multi": {"indexingFragments": {"text": {"value": {"text": "{{ doc.title }}"}}}}}});
+    let same_render = json!({"embedders": {"multi": {"indexingFragments": {"text": {"value": {"text": "{{ doc.title }}"}}}}}});
     succeed(&server, "PATCH", "/indexes/m/settings", &same_render);
     assert_eq!(embedder.take(), Vec::<Value>::new());
-    let new_render =
-        json!({"embedders": {"multi": {"indexingFragments": {"text": {"value": {"text": "{{ doc.title | upcase }}"}}}}}});
+    let new_render = json!({"embedders": {"multi": {"indexingFragments": {"text": {"value": {"text": "{{ doc.title | upcase }}"}}}}}});
     succeed(&server, "PATCH", "/indexes/m/settings", &new_render);
     assert_eq!(embedder.take().len(), 4);
     // Search fragments shape queries only: changing them embeds no document.
@@ -694,7 +699,8 @@ fn fragment_settings_that_cannot_work_fail_their_task() {
         "/indexes/f/settings",
         &json!({"embedders": {"multi": embedder.settings()}}),
     );
-    let broken = json!({"embedders": {"multi": {"searchFragments": {"text": {"value": {"text": "{{ q"}}}}}});
+    let broken =
+        json!({"embedders": {"multi": {"searchFragments": {"text": {"value": {"text": "{{ q"}}}}}});
     let failed = task(&server, "PATCH", "/indexes/f/settings", &broken);
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], "vector_embedding_error");

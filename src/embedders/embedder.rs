@@ -16,7 +16,8 @@ use crate::runtime::blocking;
 
 use super::config::{EmbedderConfig, Fragments};
 use super::error::{
-    ConfigurationSource, EmbedError, EmbedErrorKind, Fault, NewEmbedderError, NewEmbedderErrorKind,
+    ConfigurationSource, EmbedError, EmbedErrorKind, Fault, FragmentQuery, NewEmbedderError,
+    NewEmbedderErrorKind,
 };
 use super::fragment::FragmentTemplate;
 use super::join::join_in_order;
@@ -163,41 +164,55 @@ fn fragment_shape(
     Ok((shape, LeafFragments { indexing, search }))
 }
 
+/// The shape of a `rest` configuration, and its fragments when it has some.
+fn rest_shape(
+    config: &EmbedderConfig,
+) -> Result<(RestShape, Option<LeafFragments>), NewEmbedderError> {
+    let EmbedderConfig::Rest {
+        url,
+        request,
+        response,
+        headers,
+        api_key,
+        fragments,
+        ..
+    } = config
+    else {
+        return Err(NewEmbedderError {
+            kind: NewEmbedderErrorKind::Unsupported("not a `rest` embedder".to_owned()),
+            fault: Fault::Bug,
+        });
+    };
+    if fragments.is_empty() {
+        let shape = RestShape::new(
+            url,
+            api_key.as_deref(),
+            headers.clone(),
+            request.clone(),
+            response.clone(),
+            ConfigurationSource::User,
+        )?;
+        return Ok((shape, None));
+    }
+    let (shape, parsed) = fragment_shape(
+        url,
+        api_key.as_deref(),
+        headers.clone(),
+        request.clone(),
+        response.clone(),
+        fragments,
+    )?;
+    Ok((shape, Some(parsed)))
+}
+
 /// The source and known dimensions of a non-composite configuration.
 fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
     let mut parsed_fragments = None;
     let (source, dimensions) = match config {
         EmbedderConfig::UserProvided { dimensions } => (Source::UserProvided, Some(*dimensions)),
-        EmbedderConfig::Rest {
-            url,
-            request,
-            response,
-            headers,
-            api_key,
-            dimensions,
-            fragments,
-        } => {
-            let shape = if fragments.is_empty() {
-                RestShape::new(
-                    url,
-                    api_key.as_deref(),
-                    headers.clone(),
-                    request.clone(),
-                    response.clone(),
-                    ConfigurationSource::User,
-                )?
-            } else {
-                let (shape, parsed) = fragment_shape(
-                    url,
-                    api_key.as_deref(),
-                    headers.clone(),
-                    request.clone(),
-                    response.clone(),
-                    fragments,
-                )?;
-                parsed_fragments = Some(parsed);
-                shape
-            };
+        EmbedderConfig::Rest { dimensions, .. } => {
+            let (shape, parsed) = rest_shape(config)?;
+            parsed_fragments = parsed;
             (Source::Remote(Box::new(shape)), *dimensions)
         }
         EmbedderConfig::OpenAi {
@@ -519,23 +534,20 @@ fn search_fragment(
     let mut rendered = fragments
         .iter()
         .filter_map(|(name, template)| Some((name, template.render_search(q, media)?)));
+    let query = || FragmentQuery {
+        q: q.map(str::to_owned),
+        media: media.cloned(),
+    };
     let Some((first, fragment)) = rendered.next() else {
         return Err(EmbedError::new(
-            EmbedErrorKind::SearchMatchesNoFragment {
-                q: q.map(str::to_owned),
-                media: media.cloned(),
-            },
+            EmbedErrorKind::SearchMatchesNoFragment(Box::new(query())),
             Fault::User,
         ));
     };
     if let Some((second, _)) = rendered.next() {
+        let matched = (first.clone(), second.clone(), query());
         return Err(EmbedError::new(
-            EmbedErrorKind::SearchMatchesMultipleFragments {
-                first: first.clone(),
-                second: second.clone(),
-                q: q.map(str::to_owned),
-                media: media.cloned(),
-            },
+            EmbedErrorKind::SearchMatchesMultipleFragments(Box::new(matched)),
             Fault::User,
         ));
     }

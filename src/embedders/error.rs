@@ -78,22 +78,27 @@ pub enum EmbedErrorKind {
     /// A search with `media` on a `rest` embedder without `searchFragments`.
     MediaNotFragment,
     /// No search fragment renders for the query.
-    SearchMatchesNoFragment {
-        q: Option<String>,
-        media: Option<serde_json::Value>,
-    },
+    SearchMatchesNoFragment(Box<FragmentQuery>),
     /// Two search fragments (or more) render for the query: the first two, by name.
-    SearchMatchesMultipleFragments {
-        first: String,
-        second: String,
-        q: Option<String>,
-        media: Option<serde_json::Value>,
-    },
+    SearchMatchesMultipleFragments(Box<(String, String, FragmentQuery)>),
 }
 
-/// The query a fragment error quotes: `{"q": …, "media": …}` (absent ones `null`).
-fn quoted_query(q: &Option<String>, media: &Option<serde_json::Value>) -> serde_json::Value {
-    serde_json::json!({"q": q, "media": media})
+/// The query a search fragment renders: `q` and `media`, when given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FragmentQuery {
+    pub q: Option<String>,
+    pub media: Option<serde_json::Value>,
+}
+
+impl fmt::Display for FragmentQuery {
+    /// `{"q": …, "media": …}` (absent ones `null`), as a fragment error quotes it.
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "{}",
+            serde_json::json!({"q": self.q, "media": self.media})
+        )
+    }
 }
 
 /// A failed embedding: what went wrong and whose fault it is.
@@ -185,19 +190,15 @@ impl fmt::Display for EmbedErrorKind {
                 "`media` requested but the configuration doesn't have source `rest`".to_owned()
             }
             EmbedErrorKind::MediaNotFragment => "`media` requested, and the configuration has source `rest`, but the configuration doesn't have `searchFragments`.".to_owned(),
-            EmbedErrorKind::SearchMatchesNoFragment { q, media } => format!(
-                "Query matches no search fragment.\n  - Note: {}",
-                quoted_query(q, media)
-            ),
-            EmbedErrorKind::SearchMatchesMultipleFragments {
-                first,
-                second,
-                q,
-                media,
-            } => format!(
-                "Query matches multiple search fragments.\n  - Note: First matched fragment `{first}`.\n  - Note: Second matched fragment `{second}`.\n  - Note: {}",
-                quoted_query(q, media)
-            ),
+            EmbedErrorKind::SearchMatchesNoFragment(query) => {
+                format!("Query matches no search fragment.\n  - Note: {query}")
+            }
+            EmbedErrorKind::SearchMatchesMultipleFragments(matched) => {
+                let (first, second, query) = matched.as_ref();
+                format!(
+                    "Query matches multiple search fragments.\n  - Note: First matched fragment `{first}`.\n  - Note: Second matched fragment `{second}`.\n  - Note: {query}"
+                )
+            }
         };
         formatter.write_str(&text)
     }

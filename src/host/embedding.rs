@@ -113,11 +113,14 @@ fn interleave(
     out
 }
 
+/// A stored document and its internal id.
+type StoredDocument = (u32, Map<String, Value>);
+
 /// The stored version of each written document of `operations` (by position).
 fn stored_versions(
     operations: &[Operation],
     snapshot: Option<&ShardSnapshot>,
-) -> Result<Vec<Option<(u32, Map<String, Value>)>>, ResponseError> {
+) -> Result<Vec<Option<StoredDocument>>, ResponseError> {
     operations
         .iter()
         .map(|operation| {

@@ -135,10 +135,11 @@ impl ShardSnapshot {
             _ => Map::new(),
         };
         for slot in &self.vector_settings().slots {
+            let keeps_regenerate = !transfer || slot.fragments.is_empty();
             let entry = match embeddings_of(self.read_transaction(), slot, id)? {
                 Some(stored) => json!({
                     "embeddings": embeddings_json(&stored.embeddings),
-                    "regenerate": stored.regenerate && !(transfer && !slot.fragments.is_empty()),
+                    "regenerate": stored.regenerate && keeps_regenerate,
                 }),
                 None => json!({ "embeddings": [], "regenerate": false }),
             };
