@@ -123,8 +123,10 @@ async fn query_vector(
         ))
     };
     if let Some(media) = &semantic.media {
+        // Beside `media`, `q` goes to the search fragments as given, even empty.
+        let q = prepared.body.q.as_deref();
         return Ok(match embedder()? {
-            Ok(embedder) => embedder.embed_search_media(query, Some(media)).await,
+            Ok(embedder) => embedder.embed_search_media(q, Some(media)).await,
             Err(error) => Err(error),
         });
     }
