@@ -566,6 +566,46 @@ fn fragment_vectors_survive_a_crash_a_restart_and_a_dump() {
     );
 }
 
+/// An export carries each fragment embedder's vectors as a dump does: `regenerate: false`,
+/// so the target embeds nothing.
+#[test]
+fn an_export_carries_fragment_vectors_as_the_user_s() {
+    let embedder = Embedder::start();
+    let source = multimodal_server();
+    let target = multimodal_server();
+    indexed(&source, &embedder);
+    embedder.take();
+    let response = source.send(
+        "POST",
+        "/export",
+        Some(&json!({"url": target.url(), "apiKey": MASTER_KEY})),
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    let done = source.wait_task(&response.json()["taskUid"]);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let started = std::time::Instant::now();
+    loop {
+        let pending = target
+            .send("GET", "/tasks?statuses=enqueued,processing&limit=1", None)
+            .json();
+        if pending["results"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{pending}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let failures = target.send("GET", "/tasks?statuses=failed", None).json();
+    assert_eq!(failures["results"], json!([]), "{failures}");
+    assert_eq!(embedder.take(), Vec::<Value>::new());
+    let exported = vectors(&target, 1);
+    assert_eq!(exported["regenerate"], false, "{exported}");
+    assert_eq!(embeddings(&exported), embeddings(&vectors(&source, 1)));
+    assert_eq!(vectors(&source, 1)["regenerate"], true);
+}
+
 /// A search's error: its status, code and message.
 fn search_error(server: &Server, body: &Value) -> (u16, String, String) {
     let response = server.send("POST", "/indexes/m/search", Some(body));
