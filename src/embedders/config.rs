@@ -45,6 +45,9 @@ pub enum EmbedderConfig {
         headers: BTreeMap<String, String>,
         api_key: Option<String>,
         dimensions: Option<usize>,
+        /// The templates of `indexingFragments` and `searchFragments`, by name (both empty:
+        /// the embedder renders a document template).
+        fragments: Fragments,
     },
     OpenAi {
         url: String,
@@ -67,6 +70,37 @@ pub enum EmbedderConfig {
         search: Box<EmbedderConfig>,
         indexing: Box<EmbedderConfig>,
     },
+}
+
+/// The fragments of a multimodal `rest` embedder: each fragment's `value`, by name (sorted).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fragments {
+    pub indexing: BTreeMap<String, Value>,
+    pub search: BTreeMap<String, Value>,
+}
+
+impl Fragments {
+    /// The fragments stored in `map` under `indexingFragments` and `searchFragments`.
+    fn from_map(map: &Map<String, Value>) -> Self {
+        let read = |key: &str| -> BTreeMap<String, Value> {
+            let Some(Value::Object(fragments)) = map.get(key) else {
+                return BTreeMap::new();
+            };
+            fragments
+                .iter()
+                .filter_map(|(name, fragment)| Some((name.clone(), fragment.get("value")?.clone())))
+                .collect()
+        };
+        Fragments {
+            indexing: read("indexingFragments"),
+            search: read("searchFragments"),
+        }
+    }
+
+    /// Whether the embedder embeds fragments rather than a document template.
+    pub fn is_empty(&self) -> bool {
+        self.indexing.is_empty() && self.search.is_empty()
+    }
 }
 
 /// One embedder's configuration and document template.
@@ -140,6 +174,7 @@ impl EmbedderConfig {
                 headers: headers(map),
                 api_key,
                 dimensions,
+                fragments: Fragments::from_map(map),
             },
             "openAi" => EmbedderConfig::OpenAi {
                 url: string(map, "url").unwrap_or_else(|| OPENAI_DEFAULT_URL.to_owned()),
@@ -165,6 +200,17 @@ impl EmbedderConfig {
     /// Whether the source embeds documents, and so renders a document template.
     pub fn embeds_documents(&self) -> bool {
         !matches!(self, EmbedderConfig::UserProvided { .. })
+    }
+
+    /// The indexing fragments documents are embedded through (a `rest` embedder's, or a
+    /// composite's indexing side's); empty when documents render a document template.
+    pub fn indexing_fragments(&self) -> &BTreeMap<String, Value> {
+        static NONE: BTreeMap<String, Value> = BTreeMap::new();
+        match self {
+            EmbedderConfig::Rest { fragments, .. } => &fragments.indexing,
+            EmbedderConfig::Composite { indexing, .. } => indexing.indexing_fragments(),
+            _ => &NONE,
+        }
     }
 }
 
@@ -194,7 +240,8 @@ impl EmbedderSettings {
             }
             _ => map,
         };
-        let document_template = config.embeds_documents().then(|| {
+        let renders_template = config.embeds_documents() && config.indexing_fragments().is_empty();
+        let document_template = renders_template.then(|| {
             string(template_owner, "documentTemplate")
                 .unwrap_or_else(|| DEFAULT_DOCUMENT_TEMPLATE.to_owned())
         });

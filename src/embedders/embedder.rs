@@ -14,10 +14,12 @@ use std::sync::Arc;
 use crate::outgoing::{OutgoingClient, SendOptions};
 use crate::runtime::blocking;
 
-use super::config::EmbedderConfig;
+use super::config::{EmbedderConfig, Fragments};
 use super::error::{
-    ConfigurationSource, EmbedError, EmbedErrorKind, Fault, NewEmbedderError, NewEmbedderErrorKind,
+    ConfigurationSource, EmbedError, EmbedErrorKind, Fault, FragmentQuery, NewEmbedderError,
+    NewEmbedderErrorKind,
 };
+use super::fragment::FragmentTemplate;
 use super::join::join_in_order;
 use super::local_model::{self, LocalModel};
 use super::rest::{RestShape, network_error};
@@ -98,11 +100,24 @@ impl LocalSource {
     }
 }
 
+/// The parsed fragments of a multimodal `rest` leaf.
+#[derive(Debug)]
+pub struct LeafFragments {
+    /// The indexing fragments, by name (sorted).
+    pub indexing: Vec<(String, FragmentTemplate)>,
+    /// The search fragments, by name (sorted).
+    pub search: Vec<(String, FragmentTemplate)>,
+}
+
 /// One source and its dimensions, known or still to measure.
 #[derive(Debug)]
 struct Leaf {
     source: Source,
     dimensions: Cell<Option<usize>>,
+    /// Whether the source is `rest` (the only one `media` can be embedded with).
+    is_rest: bool,
+    /// The fragments of a `rest` source that has them.
+    fragments: Option<LeafFragments>,
 }
 
 /// An embedder: the one that embeds documents, and the one that embeds search queries
@@ -114,26 +129,90 @@ pub struct Embedder {
     options: Option<SendOptions>,
 }
 
+/// Parses `fragments` (each a fragment's value, by name) rooted at `root`
+/// (`.indexingFragments`).
+fn parse_fragments(
+    fragments: &std::collections::BTreeMap<String, serde_json::Value>,
+    root: &str,
+) -> Result<Vec<(String, FragmentTemplate)>, NewEmbedderError> {
+    fragments
+        .iter()
+        .map(|(name, value)| {
+            FragmentTemplate::new(value.clone())
+                .map(|template| (name.clone(), template))
+                .map_err(|error| {
+                    NewEmbedderError::template(error.parsing_message(&format!("{root}.{name}")))
+                })
+        })
+        .collect()
+}
+
+/// The shape and fragments of a `rest` source with fragments, parsed in Meilisearch's order
+/// (indexing fragments, `request`, search fragments, `response`).
+fn fragment_shape(
+    url: &str,
+    api_key: Option<&str>,
+    headers: std::collections::BTreeMap<String, String>,
+    request: serde_json::Value,
+    response: serde_json::Value,
+    fragments: &Fragments,
+) -> Result<(RestShape, LeafFragments), NewEmbedderError> {
+    let indexing = parse_fragments(&fragments.indexing, ".indexingFragments")?;
+    let request = RestShape::fragment_request(request)?;
+    let search = parse_fragments(&fragments.search, ".searchFragments")?;
+    let shape = RestShape::with_fragments(url, api_key, headers, request, response)?;
+    Ok((shape, LeafFragments { indexing, search }))
+}
+
+/// The shape of a `rest` configuration, and its fragments when it has some.
+fn rest_shape(
+    config: &EmbedderConfig,
+) -> Result<(RestShape, Option<LeafFragments>), NewEmbedderError> {
+    let EmbedderConfig::Rest {
+        url,
+        request,
+        response,
+        headers,
+        api_key,
+        fragments,
+        ..
+    } = config
+    else {
+        return Err(NewEmbedderError {
+            kind: NewEmbedderErrorKind::Unsupported("not a `rest` embedder".to_owned()),
+            fault: Fault::Bug,
+        });
+    };
+    if fragments.is_empty() {
+        let shape = RestShape::new(
+            url,
+            api_key.as_deref(),
+            headers.clone(),
+            request.clone(),
+            response.clone(),
+            ConfigurationSource::User,
+        )?;
+        return Ok((shape, None));
+    }
+    let (shape, parsed) = fragment_shape(
+        url,
+        api_key.as_deref(),
+        headers.clone(),
+        request.clone(),
+        response.clone(),
+        fragments,
+    )?;
+    Ok((shape, Some(parsed)))
+}
+
 /// The source and known dimensions of a non-composite configuration.
 fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
+    let mut parsed_fragments = None;
     let (source, dimensions) = match config {
         EmbedderConfig::UserProvided { dimensions } => (Source::UserProvided, Some(*dimensions)),
-        EmbedderConfig::Rest {
-            url,
-            request,
-            response,
-            headers,
-            api_key,
-            dimensions,
-        } => {
-            let shape = RestShape::new(
-                url,
-                api_key.as_deref(),
-                headers.clone(),
-                request.clone(),
-                response.clone(),
-                ConfigurationSource::User,
-            )?;
+        EmbedderConfig::Rest { dimensions, .. } => {
+            let (shape, parsed) = rest_shape(config)?;
+            parsed_fragments = parsed;
             (Source::Remote(Box::new(shape)), *dimensions)
         }
         EmbedderConfig::OpenAi {
@@ -177,6 +256,8 @@ fn leaf(config: &EmbedderConfig) -> Result<Leaf, NewEmbedderError> {
     Ok(Leaf {
         source,
         dimensions: Cell::new(dimensions),
+        is_rest: matches!(config, EmbedderConfig::Rest { .. }),
+        fragments: parsed_fragments,
     })
 }
 
@@ -256,10 +337,61 @@ impl Embedder {
         self.embed_with(&self.indexing, texts).await
     }
 
-    /// Embeds a search query with the search side of the embedder.
+    /// Embeds rendered indexing fragments in batches; one vector per fragment, in order.
+    pub async fn embed_fragments(
+        &self,
+        fragments: &[serde_json::Value],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_values_with(&self.indexing, fragments).await
+    }
+
+    /// Embeds a search query with the search side of the embedder: the text itself, or,
+    /// with search fragments, the one fragment that renders for it.
     pub async fn embed_search(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let leaf = self.search.as_ref().unwrap_or(&self.indexing);
+        if leaf.fragments.is_some() {
+            let fragment = search_fragment(leaf, Some(query), None)?;
+            return self.embed_one_value(leaf, fragment).await;
+        }
         let mut vectors = self.embed_with(leaf, &[query.to_owned()]).await?;
+        vectors.pop().ok_or_else(|| {
+            EmbedError::new(
+                EmbedErrorKind::ResponseEmbeddingCount {
+                    expected: 1,
+                    got: 0,
+                },
+                Fault::Runtime,
+            )
+        })
+    }
+
+    /// Embeds a search with `media` (and `q` when given) through the search fragment that
+    /// renders for it; only a `rest` embedder with search fragments can.
+    pub async fn embed_search_media(
+        &self,
+        q: Option<&str>,
+        media: Option<&serde_json::Value>,
+    ) -> Result<Vec<f32>, EmbedError> {
+        let leaf = &self.indexing;
+        if self.search.is_some() || !leaf.is_rest {
+            return Err(EmbedError::new(EmbedErrorKind::MediaNotRest, Fault::User));
+        }
+        if leaf.fragments.is_none() {
+            return Err(EmbedError::new(
+                EmbedErrorKind::MediaNotFragment,
+                Fault::User,
+            ));
+        }
+        let fragment = search_fragment(leaf, q, media)?;
+        self.embed_one_value(leaf, fragment).await
+    }
+
+    async fn embed_one_value(
+        &self,
+        leaf: &Leaf,
+        value: serde_json::Value,
+    ) -> Result<Vec<f32>, EmbedError> {
+        let mut vectors = self.embed_values_with(leaf, &[value]).await?;
         vectors.pop().ok_or_else(|| {
             EmbedError::new(
                 EmbedErrorKind::ResponseEmbeddingCount {
@@ -280,10 +412,20 @@ impl Embedder {
             leaf.dimensions.set(Some(dimensions));
             return Ok(dimensions);
         }
+        if leaf
+            .fragments
+            .as_ref()
+            .is_some_and(|fragments| !fragments.indexing.is_empty())
+        {
+            return Err(NewEmbedderError {
+                kind: NewEmbedderErrorKind::CannotInferDimensionsForFragment,
+                fault: Fault::User,
+            });
+        }
         let shape = remote(leaf, DIMENSION_TEST_TEXT)
             .map_err(NewEmbedderError::could_not_determine_dimension)?;
         let mut vectors = self
-            .send(shape, &[DIMENSION_TEST_TEXT.to_owned()], None)
+            .send(shape, &[serde_json::Value::from(DIMENSION_TEST_TEXT)], None)
             .await
             .map_err(NewEmbedderError::could_not_determine_dimension)?;
         let dimensions = vectors.pop().map_or(0, |vector| vector.len());
@@ -292,13 +434,30 @@ impl Embedder {
     }
 
     async fn embed_with(&self, leaf: &Leaf, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let Some(first) = texts.first() else {
+        if texts.is_empty() {
             return Ok(Vec::new());
-        };
+        }
         if let Source::Local(local) = &leaf.source {
             return local.embed(texts).await;
         }
-        let shape = remote(leaf, first)?;
+        let values: Vec<serde_json::Value> = texts
+            .iter()
+            .cloned()
+            .map(serde_json::Value::String)
+            .collect();
+        self.embed_values_with(leaf, &values).await
+    }
+
+    /// Embeds `inputs` (texts or rendered fragments) with the remote source of `leaf`.
+    async fn embed_values_with(
+        &self,
+        leaf: &Leaf,
+        inputs: &[serde_json::Value],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let Some(first) = inputs.first() else {
+            return Ok(Vec::new());
+        };
+        let shape = remote(leaf, &quoted_input(first))?;
         if leaf.dimensions.get().is_none() {
             self.leaf_dimensions(leaf)
                 .await
@@ -309,8 +468,8 @@ impl Embedder {
                     }
                 })?;
         }
-        let batches: Vec<&[String]> = texts.chunks(shape.batch_size()).collect();
-        let mut vectors = Vec::with_capacity(texts.len());
+        let batches: Vec<&[serde_json::Value]> = inputs.chunks(shape.batch_size()).collect();
+        let mut vectors = Vec::with_capacity(inputs.len());
         for wave in batches.chunks(REQUEST_PARALLELISM) {
             let requests = wave
                 .iter()
@@ -327,10 +486,10 @@ impl Embedder {
     async fn send(
         &self,
         shape: &RestShape,
-        batch: &[String],
+        batch: &[serde_json::Value],
         dimensions: Option<usize>,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut request = shape.request(batch)?;
+        let mut request = shape.request_values(batch)?;
         if let Some(options) = self.options {
             request = request.options(options);
         }
@@ -351,6 +510,48 @@ impl Embedder {
             other => other,
         }
     }
+}
+
+/// A text as a user-provided embedder's error quotes it (a rendered fragment as JSON).
+fn quoted_input(input: &serde_json::Value) -> String {
+    match input {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The one search fragment of `leaf` that renders for `q` and `media`, or Meilisearch's
+/// error when none or several do.
+fn search_fragment(
+    leaf: &Leaf,
+    q: Option<&str>,
+    media: Option<&serde_json::Value>,
+) -> Result<serde_json::Value, EmbedError> {
+    let fragments = leaf
+        .fragments
+        .as_ref()
+        .map_or(&[][..], |fragments| fragments.search.as_slice());
+    let mut rendered = fragments
+        .iter()
+        .filter_map(|(name, template)| Some((name, template.render_search(q, media)?)));
+    let query = || FragmentQuery {
+        q: q.map(str::to_owned),
+        media: media.cloned(),
+    };
+    let Some((first, fragment)) = rendered.next() else {
+        return Err(EmbedError::new(
+            EmbedErrorKind::SearchMatchesNoFragment(Box::new(query())),
+            Fault::User,
+        ));
+    };
+    if let Some((second, _)) = rendered.next() {
+        let matched = (first.clone(), second.clone(), query());
+        return Err(EmbedError::new(
+            EmbedErrorKind::SearchMatchesMultipleFragments(Box::new(matched)),
+            Fault::User,
+        ));
+    }
+    Ok(fragment)
 }
 
 /// The REST shape of `leaf`, or the error embedding `text` with it gives.

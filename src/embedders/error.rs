@@ -73,6 +73,32 @@ pub enum EmbedErrorKind {
     Tokenize(String),
     /// The model could not run on a batch (candle's message).
     ModelForward(String),
+    /// A search with `media` on an embedder whose source is not `rest`.
+    MediaNotRest,
+    /// A search with `media` on a `rest` embedder without `searchFragments`.
+    MediaNotFragment,
+    /// No search fragment renders for the query.
+    SearchMatchesNoFragment(Box<FragmentQuery>),
+    /// Two search fragments (or more) render for the query: the first two, by name.
+    SearchMatchesMultipleFragments(Box<(String, String, FragmentQuery)>),
+}
+
+/// The query a search fragment renders: `q` and `media`, when given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FragmentQuery {
+    pub q: Option<String>,
+    pub media: Option<serde_json::Value>,
+}
+
+impl fmt::Display for FragmentQuery {
+    /// `{"q": …, "media": …}` (absent ones `null`), as a fragment error quotes it.
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "{}",
+            serde_json::json!({"q": self.q, "media": self.media})
+        )
+    }
 }
 
 /// A failed embedding: what went wrong and whose fault it is.
@@ -160,6 +186,19 @@ impl fmt::Display for EmbedErrorKind {
             EmbedErrorKind::Unsupported(reason) => reason.clone(),
             EmbedErrorKind::Tokenize(reason) => format!("could not tokenize:\n  - {reason}"),
             EmbedErrorKind::ModelForward(reason) => format!("could not run model:\n  - {reason}"),
+            EmbedErrorKind::MediaNotRest => {
+                "`media` requested but the configuration doesn't have source `rest`".to_owned()
+            }
+            EmbedErrorKind::MediaNotFragment => "`media` requested, and the configuration has source `rest`, but the configuration doesn't have `searchFragments`.".to_owned(),
+            EmbedErrorKind::SearchMatchesNoFragment(query) => {
+                format!("Query matches no search fragment.\n  - Note: {query}")
+            }
+            EmbedErrorKind::SearchMatchesMultipleFragments(matched) => {
+                let (first, second, query) = matched.as_ref();
+                format!(
+                    "Query matches multiple search fragments.\n  - Note: First matched fragment `{first}`.\n  - Note: Second matched fragment `{second}`.\n  - Note: {query}"
+                )
+            }
         };
         formatter.write_str(&text)
     }
@@ -222,6 +261,9 @@ pub enum NewEmbedderErrorKind {
     /// A `huggingFace` model's files are there but cannot be read or loaded (the full
     /// explanation).
     LoadModel(String),
+    /// A `rest` embedder with `indexingFragments` states no `dimensions`: a test text
+    /// cannot measure them.
+    CannotInferDimensionsForFragment,
 }
 
 /// A failure to build an embedder and whose fault it is.
@@ -274,6 +316,9 @@ impl fmt::Display for NewEmbedderErrorKind {
                 write!(formatter, "fetching file from HG_HUB failed:\n  - {reason}")
             }
             NewEmbedderErrorKind::LoadModel(reason) => formatter.write_str(reason),
+            NewEmbedderErrorKind::CannotInferDimensionsForFragment => formatter.write_str(
+                "cannot infer `dimensions` for an embedder using `indexingFragments`.\n  - Note: Specify `dimensions` explicitly or don't use `indexingFragments`.",
+            ),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Embedding: turning documents into texts (the `documentTemplate`) and texts into
 //! vectors through remote embedders (`rest`, `openAi`, `ollama`), a local BERT-family
-//! model run on helper threads (`huggingFace`), and `composite` pairs of them, with Meilisearch's defaults, request shapes, batching and error messages.
+//! model run on helper threads (`huggingFace`), and `composite` pairs of them, with Meilisearch's defaults, request shapes, batching and error messages; a multimodal `rest`
+//! embedder embeds documents and queries through its Liquid fragments (`fragment`).
 //!
 //! Use: read an index's stored embedder map with [`EmbedderSettings::from_map`], build a
 //! [`DocumentTemplate`] from its template and an [`Embedder`] from its configuration and
@@ -19,6 +20,7 @@ pub mod config;
 pub mod embedder;
 pub mod error;
 mod extract;
+pub mod fragment;
 mod injectable;
 mod join;
 mod local_model;
@@ -34,7 +36,7 @@ mod value_path;
 #[cfg(test)]
 mod tests;
 
-pub use config::{ConfigError, EmbedderConfig, EmbedderSettings};
+pub use config::{ConfigError, EmbedderConfig, EmbedderSettings, Fragments};
 pub use embedder::Embedder;
 pub use error::{EmbedError, EmbedErrorKind, Fault, NewEmbedderError};
 pub use template::{DocumentTemplate, TemplateError};

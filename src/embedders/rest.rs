@@ -19,7 +19,7 @@ use super::injectable::InjectableTemplate;
 
 /// Where the texts go in a `request` template.
 pub const REQUEST_PLACEHOLDER: &str = "{{text}}";
-/// Where fragments go in a `request` template (named in an error message only).
+/// Where rendered fragments go in the `request` template of an embedder with fragments.
 pub const REQUEST_FRAGMENT_PLACEHOLDER: &str = "{{fragment}}";
 /// Where the embeddings are in a `response` template.
 pub const RESPONSE_PLACEHOLDER: &str = "{{embedding}}";
@@ -43,6 +43,23 @@ pub struct RestShape {
     request: InjectableTemplate,
     response: InjectableTemplate,
     source: ConfigurationSource,
+}
+
+/// The parsed `request` template of an embedder with fragments (`{{fragment}}` in place
+/// of `{{text}}`), or Meilisearch's explanation.
+fn fragment_request_template(request: Value) -> Result<InjectableTemplate, NewEmbedderError> {
+    InjectableTemplate::new(request, REQUEST_FRAGMENT_PLACEHOLDER, REPEAT_PLACEHOLDER).map_err(
+        |error| {
+            let message = error.message(
+                "request",
+                REQUEST_FRAGMENT_PLACEHOLDER,
+                REPEAT_PLACEHOLDER,
+            );
+            NewEmbedderError::template(format!(
+                "{message}\n  - Note: this template is using fragments, and so expects to contain the placeholder {REQUEST_FRAGMENT_PLACEHOLDER:?} rathern than {REQUEST_PLACEHOLDER:?}"
+            ))
+        },
+    )
 }
 
 /// The parsed `request` template, or Meilisearch's explanation.
@@ -123,7 +140,49 @@ impl RestShape {
         response: Value,
         source: ConfigurationSource,
     ) -> Result<Self, NewEmbedderError> {
-        let request = request_template(request)?;
+        Self::build(
+            url,
+            api_key,
+            headers,
+            request_template(request)?,
+            response,
+            source,
+        )
+    }
+
+    /// As [`RestShape::new`], for an embedder with fragments: the `request` takes rendered
+    /// fragments (`{{fragment}}`), not texts.
+    pub fn with_fragments(
+        url: &str,
+        api_key: Option<&str>,
+        headers: BTreeMap<String, String>,
+        request: InjectableTemplate,
+        response: Value,
+    ) -> Result<Self, NewEmbedderError> {
+        Self::build(
+            url,
+            api_key,
+            headers,
+            request,
+            response,
+            ConfigurationSource::User,
+        )
+    }
+
+    /// The `request` template of an embedder with fragments, parsed (see
+    /// [`RestShape::with_fragments`]).
+    pub fn fragment_request(request: Value) -> Result<InjectableTemplate, NewEmbedderError> {
+        fragment_request_template(request)
+    }
+
+    fn build(
+        url: &str,
+        api_key: Option<&str>,
+        headers: BTreeMap<String, String>,
+        request: InjectableTemplate,
+        response: Value,
+        source: ConfigurationSource,
+    ) -> Result<Self, NewEmbedderError> {
         let response = response_template(response, &request)?;
         Ok(RestShape {
             url: url.to_owned(),
@@ -151,18 +210,22 @@ impl RestShape {
 
     /// The POST for `texts` (no more than [`RestShape::batch_size`], at least one).
     pub fn request(&self, texts: &[String]) -> Result<OutgoingRequest, EmbedError> {
-        let body = self
-            .request
-            .inject(texts.iter().map(|text| Value::String(text.clone())))
-            .ok_or_else(|| {
-                EmbedError::new(
-                    EmbedErrorKind::ResponseEmbeddingCount {
-                        expected: texts.len(),
-                        got: 0,
-                    },
-                    Fault::Runtime,
-                )
-            })?;
+        let values: Vec<Value> = texts.iter().cloned().map(Value::String).collect();
+        self.request_values(&values)
+    }
+
+    /// The POST for `inputs` — texts, or rendered fragments — (no more than
+    /// [`RestShape::batch_size`], at least one).
+    pub fn request_values(&self, inputs: &[Value]) -> Result<OutgoingRequest, EmbedError> {
+        let body = self.request.inject(inputs.iter().cloned()).ok_or_else(|| {
+            EmbedError::new(
+                EmbedErrorKind::ResponseEmbeddingCount {
+                    expected: inputs.len(),
+                    got: 0,
+                },
+                Fault::Runtime,
+            )
+        })?;
         let mut request = OutgoingRequest::new(Method::Post, &self.url)
             .map_err(|error| network_error(&error))?
             .header("Accept-Encoding", ACCEPTED_ENCODING);

@@ -116,6 +116,21 @@ fn liquid_value(value: &Value) -> Result<LiquidValue, TemplateError> {
     liquid::model::to_value(value).map_err(|error| TemplateError::Render(error.to_string()))
 }
 
+/// `doc` alone (in the document's field order, the reserved fields left out): what an
+/// indexing fragment sees of a document.
+pub(super) fn doc_globals(document: &Map<String, Value>) -> Result<OrderedObject, TemplateError> {
+    let mut doc = OrderedObject::default();
+    let visible = document
+        .iter()
+        .filter(|(name, _)| !HIDDEN_FIELDS.contains(&name.as_str()));
+    for (name, value) in visible {
+        doc.push(KString::from(name.clone()), Box::new(liquid_value(value)?));
+    }
+    let mut globals = OrderedObject::default();
+    globals.push(KString::from_static("doc"), Box::new(doc));
+    Ok(globals)
+}
+
 /// `doc` (in the document's field order) and `fields` for one document.
 fn globals(
     document: &Map<String, Value>,

@@ -166,9 +166,11 @@ async fn apply(
             chunk.push(operation);
         }
         if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
+            let stored = (!preparing.delete_all).then_some(&preparing.snapshot);
             let full = embed_chunk(
                 &preparing.embedders,
                 std::mem::take(&mut chunk),
+                stored,
                 &mut parser,
             )
             .await?;
@@ -176,7 +178,8 @@ async fn apply(
         }
     }
     if !chunk.is_empty() {
-        let chunk = embed_chunk(&preparing.embedders, chunk, &mut parser).await?;
+        let stored = (!preparing.delete_all).then_some(&preparing.snapshot);
+        let chunk = embed_chunk(&preparing.embedders, chunk, stored, &mut parser).await?;
         preparing.batch = apply_off_core(preparing.batch, chunk).await?;
     }
     host.hold_prepared(address.clone(), preparing);

@@ -1,25 +1,30 @@
 //! Embedding a chunk of a batch's documents on the shard's core before the shard applies
-//! them: for each remote embedder of the index (`rest`, `openAi`, `ollama`, `composite`),
-//! every document that brings no embeddings of its own for it is rendered with the
-//! embedder's `documentTemplate`, the texts are embedded through the core's outgoing client
-//! (asynchronous: the core serves searches while the embedder answers), and the vectors go
-//! into the document as `_vectors.<embedder> = {"embeddings": [vector], "regenerate": true}`,
-//! which the shard then stores as any given vectors.
+//! them: for each remote embedder of the index (`rest`, `openAi`, `ollama`, `huggingFace`,
+//! `composite`), every written document is planned (see [`super::embedding_plan`]: what it
+//! renders to with the embedder's `documentTemplate` or indexing fragments, what it keeps),
+//! the renders are embedded through the core's outgoing client (asynchronous: the core
+//! serves searches while the embedder answers), and an [`Operation::SetGenerated`] follows
+//! the document's operation with every embedding it has for the embedder afterwards.
 //!
-//! A document brings its own embeddings when `_vectors.<embedder>` is an array, `null`, or
-//! an object with `regenerate: false` or with embeddings.
+//! The same planning embeds the stored documents again after an embedder's settings
+//! changed ([`super::reembed`]): then the stored document is both the old and the new
+//! version, and the renderers as they were before the change tell what changed.
 //!
 //! Invariants: a chunk without remote embedders passes through untouched; an embedder or
 //! template error fails the chunk (so the batch) with Meilisearch's `vector_embedding_error`
-//! or template error, before the shard applies anything of it.
+//! or template error, before the shard applies anything of it; operations keep their order.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
 use shards::documents::simd_document::SimdParser;
-use shards::shard::Operation;
-use shards::vectors::VECTORS_FIELD;
+use shards::shard::{Operation, ShardSnapshot, StoredVectors};
+use shards::vectors::{GeneratedVector, GeneratedVectors};
 
+use super::embedding_plan::{Given, Input, Plan, Renderers, Subject, given, plan};
+use crate::embedders::fragment::FragmentTemplate;
 use crate::embedders::{DocumentTemplate, Embedder, EmbedderSettings};
-use crate::errors::{ResponseError, document_value_error};
+use crate::errors::{ResponseError, document_value_error, shard_error};
 
 /// One remote embedder of an index, as the shard host embeds with it.
 #[derive(Debug, Clone)]
@@ -28,23 +33,110 @@ pub struct RemoteEmbedder {
     pub settings: EmbedderSettings,
     /// The searchable attributes (`None`: every attribute), for `field.is_searchable`.
     pub searchable: Option<Vec<String>>,
+    /// For a re-embedding after a settings change: how the embedder rendered before it
+    /// (what is stored was computed from those renders), or `None` to compute everything
+    /// again. A batch of documents renders as the embedder does now.
+    pub previous: Option<Box<EmbedderSettings>>,
+    /// A re-embedding that computes everything again (see `previous`).
+    pub full: bool,
+}
+
+/// One document of a chunk as the embedders see it.
+pub struct Target<'a> {
+    pub external_id: &'a str,
+    pub document: &'a Map<String, Value>,
+    /// The stored version and its internal id (`None`: a new document).
+    pub stored: Option<(u32, &'a Map<String, Value>)>,
 }
 
 /// Embeds what `chunk` needs with every embedder of `embedders` (see the module
-/// documentation); the operations come back in order, the documents built.
+/// documentation); the operations come back in order, the documents built, each followed
+/// by the embeddings computed for it. `snapshot` holds the stored documents (`None`: the
+/// batch deleted them all first).
 pub async fn embed_chunk(
     embedders: &[RemoteEmbedder],
     chunk: Vec<Operation>,
+    snapshot: Option<&ShardSnapshot>,
     parser: &mut SimdParser,
 ) -> Result<Vec<Operation>, ResponseError> {
     if embedders.is_empty() {
         return Ok(chunk);
     }
-    let mut operations = built_documents(chunk, parser)?;
-    for embedder in embedders {
-        embed_with(embedder, &mut operations).await?;
+    let operations = built_documents(chunk, parser)?;
+    let stored = stored_versions(&operations, snapshot)?;
+    let mut positions = Vec::new();
+    let mut targets = Vec::new();
+    for (position, operation) in operations.iter().enumerate() {
+        if let Operation::Replace {
+            external_id,
+            document,
+        } = operation
+        {
+            positions.push(position);
+            targets.push(Target {
+                external_id,
+                document,
+                stored: stored[position].as_ref().map(|(id, map)| (*id, map)),
+            });
+        }
     }
-    Ok(operations)
+    let mut generated: BTreeMap<usize, Vec<GeneratedVectors>> = BTreeMap::new();
+    for embedder in embedders {
+        let computed = generate(embedder, &targets, snapshot).await?;
+        for (index, vectors) in computed {
+            generated.entry(positions[index]).or_default().push(vectors);
+        }
+    }
+    drop(targets);
+    Ok(interleave(operations, generated))
+}
+
+/// `operations`, each followed by the embeddings computed for it.
+fn interleave(
+    operations: Vec<Operation>,
+    mut generated: BTreeMap<usize, Vec<GeneratedVectors>>,
+) -> Vec<Operation> {
+    let mut out = Vec::with_capacity(operations.len() + generated.len());
+    for (position, operation) in operations.into_iter().enumerate() {
+        let external_id = match &operation {
+            Operation::Replace { external_id, .. } => Some(external_id.clone()),
+            _ => None,
+        };
+        out.push(operation);
+        if let (Some(external_id), Some(generated)) = (external_id, generated.remove(&position)) {
+            out.push(Operation::SetGenerated {
+                external_id,
+                generated,
+            });
+        }
+    }
+    out
+}
+
+/// A stored document and its internal id.
+type StoredDocument = (u32, Map<String, Value>);
+
+/// The stored version of each written document of `operations` (by position).
+fn stored_versions(
+    operations: &[Operation],
+    snapshot: Option<&ShardSnapshot>,
+) -> Result<Vec<Option<StoredDocument>>, ResponseError> {
+    operations
+        .iter()
+        .map(|operation| {
+            let (Some(snapshot), Operation::Replace { external_id, .. }) = (snapshot, operation)
+            else {
+                return Ok(None);
+            };
+            let Some(id) = snapshot.internal_id(external_id).map_err(shard_error)? else {
+                return Ok(None);
+            };
+            Ok(snapshot
+                .document_by_id(id, None)
+                .map_err(shard_error)?
+                .map(|document| (id, document)))
+        })
+        .collect()
 }
 
 /// The operations with every written document built (texts parsed).
@@ -69,106 +161,181 @@ fn built_documents(
         .collect()
 }
 
-/// Whether `document` brings its own embeddings for embedder `name`.
-fn brings_embeddings(document: &Map<String, Value>, name: &str) -> bool {
-    let Some(entry) = document
-        .get(VECTORS_FIELD)
-        .and_then(Value::as_object)
-        .and_then(|vectors| vectors.get(name))
-    else {
-        return false;
-    };
-    match entry {
-        Value::Object(fields) => {
-            fields.get("regenerate") == Some(&Value::Bool(false))
-                || fields
-                    .get("embeddings")
-                    .is_some_and(|embeddings| !embeddings.is_null())
-        }
-        _ => true,
-    }
+/// The parsed renderers of an embedder: its document template or its indexing fragments.
+enum Parsed {
+    Template(DocumentTemplate),
+    Fragments(Vec<(String, FragmentTemplate)>),
 }
 
-/// Embeds, with one embedder, the documents of `operations` that need it.
-async fn embed_with(
+/// How `settings` render documents. Fragments were parsed when the embedder was built,
+/// so one that does not parse here cannot happen; it renders nothing.
+fn parsed(name: &str, settings: &EmbedderSettings) -> Result<Parsed, ResponseError> {
+    let fragments = settings.config.indexing_fragments();
+    if !fragments.is_empty() {
+        let parsed = fragments
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.clone(), FragmentTemplate::new(value.clone()).ok()?))
+            })
+            .collect();
+        return Ok(Parsed::Fragments(parsed));
+    }
+    let text = settings.document_template.as_deref().unwrap_or_default();
+    DocumentTemplate::new(text, settings.document_template_max_bytes)
+        .map(Parsed::Template)
+        .map_err(|error| error.to_settings_error(name))
+}
+
+/// Embeds, with one embedder, what `targets` need; answers the computed embeddings by
+/// target index.
+pub async fn generate(
     embedder: &RemoteEmbedder,
-    operations: &mut [Operation],
-) -> Result<(), ResponseError> {
-    let template = template_of(embedder)?;
+    targets: &[Target<'_>],
+    snapshot: Option<&ShardSnapshot>,
+) -> Result<Vec<(usize, GeneratedVectors)>, ResponseError> {
+    let client = embedder_of(embedder)?;
+    let current = parsed(&embedder.name, &embedder.settings)?;
+    let previous = match &embedder.previous {
+        Some(previous) => Some(parsed(&embedder.name, previous)?),
+        None => None,
+    };
     let searchable = |field: &str| {
         embedder
             .searchable
             .as_ref()
             .is_none_or(|fields| fields.iter().any(|searchable| searchable == field))
     };
-    let mut positions = Vec::new();
-    let mut texts = Vec::new();
-    for (position, operation) in operations.iter().enumerate() {
-        let Operation::Replace {
-            external_id,
-            document,
-        } = operation
-        else {
-            continue;
-        };
-        if brings_embeddings(document, &embedder.name) {
-            continue;
-        }
-        let text = template
-            .render(document, &searchable)
-            .map_err(|error| error.to_document_error(external_id))?;
-        positions.push(position);
-        texts.push(text);
+    let renderers = renderers(&current, previous.as_ref(), &searchable);
+    let plans = plans(embedder, targets, snapshot, &renderers)?;
+    if plans.is_empty() {
+        return Ok(Vec::new());
     }
-    if texts.is_empty() {
-        return Ok(());
-    }
-    let vectors = embedder_of(embedder)?
-        .embed(&texts)
-        .await
-        .map_err(|error| error.to_response_error())?;
-    for (position, vector) in positions.into_iter().zip(vectors) {
-        if let Some(Operation::Replace { document, .. }) = operations.get_mut(position) {
-            insert_generated(document, &embedder.name, vector);
-        }
-    }
-    Ok(())
+    let embeddings = embed_inputs(&client, &plans).await?;
+    Ok(assemble(&embedder.name, plans, embeddings))
 }
 
-fn template_of(embedder: &RemoteEmbedder) -> Result<DocumentTemplate, ResponseError> {
-    let text = embedder
-        .settings
-        .document_template
-        .as_deref()
-        .unwrap_or_default();
-    DocumentTemplate::new(text, embedder.settings.document_template_max_bytes)
-        .map_err(|error| error.to_settings_error(&embedder.name))
+/// The renderers of `current` beside `previous` (a previous of another kind renders
+/// nothing alike: everything changes).
+fn renderers<'a>(
+    current: &'a Parsed,
+    previous: Option<&'a Parsed>,
+    searchable: &'a dyn Fn(&str) -> bool,
+) -> Renderers<'a> {
+    match current {
+        Parsed::Template(template) => Renderers::Template {
+            current: template,
+            previous: match previous {
+                Some(Parsed::Template(previous)) => Some(previous),
+                _ => None,
+            },
+            searchable,
+        },
+        Parsed::Fragments(fragments) => Renderers::Fragments {
+            current: fragments,
+            previous: match previous {
+                Some(Parsed::Fragments(previous)) => previous,
+                Some(Parsed::Template(_)) => &[],
+                None => fragments,
+            },
+        },
+    }
+}
+
+/// The plan of every target that needs one, by target index.
+fn plans(
+    embedder: &RemoteEmbedder,
+    targets: &[Target<'_>],
+    snapshot: Option<&ShardSnapshot>,
+    renderers: &Renderers<'_>,
+) -> Result<Vec<(usize, Plan)>, ResponseError> {
+    let mut plans = Vec::new();
+    for (index, target) in targets.iter().enumerate() {
+        let given = given(target.document, &embedder.name);
+        if given == Given::Embeddings {
+            continue;
+        }
+        let vectors: Option<StoredVectors> = match (snapshot, target.stored) {
+            (Some(snapshot), Some((id, _))) => snapshot
+                .stored_vectors(&embedder.name, id)
+                .map_err(shard_error)?,
+            _ => None,
+        };
+        let subject = Subject {
+            external_id: target.external_id,
+            document: target.document,
+            stored: target.stored.map(|(_, document)| document),
+            vectors: vectors.as_ref(),
+            full: embedder.full,
+        };
+        if let Some(plan) = plan(&subject, given, renderers)? {
+            plans.push((index, plan));
+        }
+    }
+    Ok(plans)
+}
+
+/// Embeds every plan's inputs at once; one embedding per input, in order.
+async fn embed_inputs(
+    embedder: &Embedder,
+    plans: &[(usize, Plan)],
+) -> Result<Vec<Vec<f32>>, ResponseError> {
+    let mut texts = Vec::new();
+    let mut fragments = Vec::new();
+    for (_, plan) in plans {
+        for (_, input) in &plan.inputs {
+            match input {
+                Input::Text(text) => texts.push(text.clone()),
+                Input::Fragment(value) => fragments.push(value.clone()),
+            }
+        }
+    }
+    let embedded = if fragments.is_empty() {
+        embedder.embed(&texts).await
+    } else {
+        embedder.embed_fragments(&fragments).await
+    };
+    embedded.map_err(|error| error.to_response_error())
+}
+
+/// Each plan's kept embeddings and its computed ones (taken in order from `embeddings`).
+fn assemble(
+    name: &str,
+    plans: Vec<(usize, Plan)>,
+    embeddings: Vec<Vec<f32>>,
+) -> Vec<(usize, GeneratedVectors)> {
+    let mut embeddings = embeddings.into_iter();
+    plans
+        .into_iter()
+        .map(|(index, plan)| {
+            let mut vectors: Vec<GeneratedVector> = plan
+                .kept
+                .into_iter()
+                .map(|(fragment, embedding)| GeneratedVector {
+                    fragment,
+                    embedding,
+                })
+                .collect();
+            for (fragment, _) in plan.inputs {
+                if let Some(embedding) = embeddings.next() {
+                    vectors.push(GeneratedVector {
+                        fragment,
+                        embedding,
+                    });
+                }
+            }
+            let generated = GeneratedVectors {
+                embedder: name.to_owned(),
+                vectors,
+            };
+            (index, generated)
+        })
+        .collect()
 }
 
 fn embedder_of(embedder: &RemoteEmbedder) -> Result<Embedder, ResponseError> {
     let client = crate::outgoing::shared::core_client()
         .ok_or_else(|| ResponseError::internal("embedding runs only on a core"))?;
     Embedder::new(&embedder.settings.config, client).map_err(|error| error.to_response_error())
-}
-
-/// Puts a generated embedding into `document`'s `_vectors`.
-fn insert_generated(document: &mut Map<String, Value>, name: &str, vector: Vec<f32>) {
-    let vectors = document
-        .entry(VECTORS_FIELD)
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !vectors.is_object() {
-        *vectors = Value::Object(Map::new());
-    }
-    if let Value::Object(vectors) = vectors {
-        let embedding: Vec<Value> = vector
-            .into_iter()
-            .map(shards::vectors::stored::float_json)
-            .collect();
-        vectors.insert(
-            name.to_owned(),
-            json!({"embeddings": [embedding], "regenerate": true}),
-        );
-    }
 }
 
 /// The remote embedders of an index's stored `embedders` (every source but `userProvided`,
@@ -190,6 +357,8 @@ pub fn remote_embedders(
             name: name.clone(),
             settings,
             searchable: searchable.cloned(),
+            previous: None,
+            full: false,
         });
     }
     Ok(remote)

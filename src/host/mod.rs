@@ -35,6 +35,7 @@ pub mod dump;
 pub mod edit;
 pub mod edition;
 pub mod embedding;
+pub mod embedding_plan;
 pub mod export;
 pub mod facet_search;
 pub mod maintenance;

@@ -1,8 +1,10 @@
 //! Embedding an index's documents again after a remote embedder's settings changed in a way
-//! that changes its embeddings (source, model, url, request, response, template…): on each
-//! shard, every document whose embeddings for it were generated (or that has none) is
-//! rendered and embedded again inside a prepared batch, like a batch of documents; a
-//! [`super::batch::Commit`] or [`super::batch::Abort`] follows.
+//! that changes its embeddings (source, model, url, request, response, template,
+//! fragments…): on each shard, every document whose embeddings for it may be generated
+//! again is planned as [`super::embedding`] plans a document (against the renderers as they
+//! were, so only what renders differently is embedded, unless the change computes
+//! everything again) inside a prepared batch; a [`super::batch::Commit`] or
+//! [`super::batch::Abort`] follows.
 //!
 //! Invariants: embeddings a user gave (`regenerate: false`) are never replaced; documents
 //! are unchanged (only their vectors are written); the batch commits under the shard's last
@@ -10,17 +12,16 @@
 //! nothing else.
 
 use serde_json::{Map, Value};
-use shards::documents::simd_document::SimdParser;
 use shards::shard::{Operation, PreparedBatch, ShardSnapshot};
 
 use super::batch::APPLY_CHUNK_DOCUMENTS;
-use super::embedding::{RemoteEmbedder, embed_chunk};
+use super::embedding::{RemoteEmbedder, Target, generate};
 use super::protocol::ShardRequest;
 use super::{Preparing, ShardAddress, ShardHost};
 use crate::errors::{ResponseError, shard_error};
 
 /// Embeds the shard's documents again with `embedders`, uncommitted; answers how many
-/// documents were embedded.
+/// documents were planned.
 #[derive(Debug)]
 pub struct Reembed {
     pub embedders: Vec<RemoteEmbedder>,
@@ -53,15 +54,15 @@ impl ShardRequest for Reembed {
     }
 }
 
-/// Embeds again, with `embedder`, every document of `snapshot` it may regenerate.
+/// Plans, with `embedder`, every document of `snapshot` it may regenerate.
 async fn reembed_with(
     snapshot: &ShardSnapshot,
     mut batch: PreparedBatch,
     embedder: &RemoteEmbedder,
     primary_key: &str,
 ) -> Result<(PreparedBatch, u64), ResponseError> {
-    let mut parser = SimdParser::new();
-    let mut chunk = Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
+    let mut chunk: Vec<(u32, String, Map<String, Value>)> =
+        Vec::with_capacity(APPLY_CHUNK_DOCUMENTS);
     let mut count = 0;
     for id in snapshot.document_ids() {
         if !snapshot
@@ -74,41 +75,49 @@ async fn reembed_with(
             .document_by_id(id, None)
             .map_err(shard_error)?
             .ok_or_else(|| ResponseError::internal("a live id without its document"))?;
-        chunk.push(replacement(document, primary_key)?);
+        let external_id =
+            shards::documents::document_id::extract_document_id(&document, primary_key)
+                .map_err(crate::errors::documents_error)?;
+        chunk.push((id, external_id, document));
         count += 1;
         if chunk.len() >= APPLY_CHUNK_DOCUMENTS {
             let full = std::mem::take(&mut chunk);
-            batch = embed_and_apply(batch, embedder, full, &mut parser).await?;
+            batch = embed_and_apply(batch, snapshot, embedder, &full).await?;
         }
     }
     if !chunk.is_empty() {
-        batch = embed_and_apply(batch, embedder, chunk, &mut parser).await?;
+        batch = embed_and_apply(batch, snapshot, embedder, &chunk).await?;
     }
     Ok((batch, count))
 }
 
-/// The stored document written again, without its `_vectors` entry for the embedder (so it
-/// is embedded).
-fn replacement(
-    document: Map<String, Value>,
-    primary_key: &str,
-) -> Result<Operation, ResponseError> {
-    let external_id = shards::documents::document_id::extract_document_id(&document, primary_key)
-        .map_err(crate::errors::documents_error)?;
-    Ok(Operation::Replace {
-        external_id,
-        document,
-    })
-}
-
+/// Embeds `chunk` with `embedder` and records what changed in `batch`.
 async fn embed_and_apply(
     mut batch: PreparedBatch,
+    snapshot: &ShardSnapshot,
     embedder: &RemoteEmbedder,
-    chunk: Vec<Operation>,
-    parser: &mut SimdParser,
+    chunk: &[(u32, String, Map<String, Value>)],
 ) -> Result<PreparedBatch, ResponseError> {
-    let chunk = embed_chunk(std::slice::from_ref(embedder), chunk, parser).await?;
-    crate::runtime::indexing_thread::run(move || batch.apply_chunk(chunk).map(|()| batch))
+    let targets: Vec<Target<'_>> = chunk
+        .iter()
+        .map(|(id, external_id, document)| Target {
+            external_id,
+            document,
+            stored: Some((*id, document)),
+        })
+        .collect();
+    let computed = generate(embedder, &targets, Some(snapshot)).await?;
+    let operations: Vec<Operation> = computed
+        .into_iter()
+        .map(|(index, generated)| Operation::SetGenerated {
+            external_id: chunk[index].1.clone(),
+            generated: vec![generated],
+        })
+        .collect();
+    if operations.is_empty() {
+        return Ok(batch);
+    }
+    crate::runtime::indexing_thread::run(move || batch.apply_chunk(operations).map(|()| batch))
         .await
         .map_err(shard_error)
 }

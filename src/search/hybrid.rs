@@ -8,9 +8,12 @@
 //!   their score weighted by their side's ratio (the semantic side first on a tie), each
 //!   document once, and the window is cut; `semanticHitCount` counts the window's hits that
 //!   came from the semantic side.
-//! - Without a vector, `q` is embedded by the embedder; when that is impossible (a
-//!   `userProvided` embedder has nothing to embed with) the keyword hits answer, with
-//!   `semanticHitCount` 0.
+//! - Without a vector, `q` is embedded by the embedder (through the one search fragment that
+//!   renders for it, with fragments), and `media` (with `q` when given) through the one
+//!   search fragment that renders for them. When that fails, a hybrid search (a ratio below
+//!   1 and a query text) answers with the keyword hits, `semanticHitCount` 0; a
+//!   semantic-only one (a ratio of 1, or no query text) fails with Meilisearch's
+//!   `vector_embedding_error`.
 //!
 //! Invariants: at most `limit` hits; the semantic side's universe is every document the
 //! filter selects, so the total is the larger of both sides' totals.
@@ -25,7 +28,7 @@ use super::prepare::{PreparedSearch, SemanticSearch};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::embedders::query_cache;
-use crate::embedders::{Embedder, EmbedderSettings};
+use crate::embedders::{EmbedError, EmbedErrorKind, Embedder, EmbedderSettings};
 use crate::errors::ResponseError;
 use crate::host::search::ShardSearchHit;
 use crate::settings::embedder_specs::embedder_spec;
@@ -41,12 +44,17 @@ pub async fn execute_hybrid(
     prepared: &PreparedSearch,
     semantic: &SemanticSearch,
 ) -> Result<SearchOutcome, ResponseError> {
-    let Some(vector) = query_vector(record, prepared, semantic).await else {
-        let mut keyword = execute_ranked(coordinator, record, prepared, None).await?;
-        keyword.semantic_hit_count = Some(0);
-        return Ok(keyword);
+    let vector = match query_vector(record, prepared, semantic).await? {
+        Ok(vector) => vector,
+        Err(error) if semantic.semantic_only => return Err(error.to_response_error()),
+        Err(error) => {
+            tracing::warn!(embedder = %semantic.embedder, %error, "embedding the query failed");
+            let mut keyword = execute_ranked(coordinator, record, prepared, None).await?;
+            keyword.semantic_hit_count = Some(0);
+            return Ok(keyword);
+        }
     };
-    if semantic.ratio >= 1.0 {
+    if semantic.semantic_only {
         let mut outcome = execute_ranked(
             coordinator,
             record,
@@ -79,23 +87,52 @@ fn is_vector_detail(detail: &shards::search::ScoreDetail) -> bool {
     matches!(detail, shards::search::ScoreDetail::Vector { .. })
 }
 
-/// The vector to search with: the one given, else `q` embedded by the embedder (`None`
-/// when there is no `q` or it cannot be embedded: a `userProvided` embedder, an embedder
-/// that fails — the keyword hits answer then, as Meilisearch answers them).
+/// The vector to search with: the one given, else `media` (with `q`) or `q` embedded by
+/// the embedder; the inner error is the embedder's (see the module documentation).
 async fn query_vector(
     record: &IndexRecord,
     prepared: &PreparedSearch,
     semantic: &SemanticSearch,
-) -> Option<Vec<f32>> {
+) -> Result<Result<Vec<f32>, EmbedError>, ResponseError> {
     if let Some(vector) = &semantic.vector {
-        return Some(vector.clone());
+        return Ok(Ok(vector.clone()));
     }
-    let query = prepared
-        .body
-        .q
-        .as_deref()
-        .filter(|q| !q.trim().is_empty())?;
-    let fields = record.settings.embedders.get(&semantic.embedder)?;
+    let query = prepared.body.q.as_deref().filter(|q| !q.trim().is_empty());
+    let fields = record
+        .settings
+        .embedders
+        .get(&semantic.embedder)
+        .ok_or_else(|| ResponseError::internal("a checked embedder is missing"))?;
+    let embedder = || -> Result<Result<Embedder, EmbedError>, ResponseError> {
+        let settings = EmbedderSettings::from_map(fields).map_err(ResponseError::internal)?;
+        let client = crate::outgoing::shared::core_client()
+            .ok_or_else(|| ResponseError::internal("searches run only on a core"))?;
+        let embedder = match Embedder::new(&settings.config, client) {
+            Ok(embedder) => embedder,
+            Err(error) => {
+                let kind = EmbedErrorKind::Unsupported(error.kind.to_string());
+                return Ok(Err(EmbedError::new(kind, error.fault)));
+            }
+        };
+        // The index knows its embedder's dimensions: no test text before each query.
+        Ok(Ok(
+            match embedder_spec(&record.settings, &semantic.embedder) {
+                Some(spec) => embedder.with_known_dimensions(spec.dimensions),
+                None => embedder,
+            },
+        ))
+    };
+    if let Some(media) = &semantic.media {
+        // Beside `media`, `q` goes to the search fragments as given, even empty.
+        let q = prepared.body.q.as_deref();
+        return Ok(match embedder()? {
+            Ok(embedder) => embedder.embed_search_media(q, Some(media)).await,
+            Err(error) => Err(error),
+        });
+    }
+    let Some(query) = query else {
+        return Err(ResponseError::internal("a semantic search without a query"));
+    };
     // The key hashes the embedder's settings: only built when the cache is on.
     let cache_key = query_cache::is_enabled()
         .then(|| query_cache::EmbedderKey::new(&record.uid, &semantic.embedder, fields));
@@ -103,27 +140,16 @@ async fn query_vector(
         .as_ref()
         .and_then(|key| query_cache::get(key, query))
     {
-        return Some(vector);
+        return Ok(Ok(vector));
     }
-    let settings = EmbedderSettings::from_map(fields).ok()?;
-    let client = crate::outgoing::shared::core_client()?;
-    let mut embedder = Embedder::new(&settings.config, client).ok()?;
-    // The index knows its embedder's dimensions: no test text before each query.
-    if let Some(spec) = embedder_spec(&record.settings, &semantic.embedder) {
-        embedder = embedder.with_known_dimensions(spec.dimensions);
+    let embedded = match embedder()? {
+        Ok(embedder) => embedder.embed_search(query).await,
+        Err(error) => Err(error),
+    };
+    if let (Ok(vector), Some(key)) = (&embedded, &cache_key) {
+        query_cache::put(key, query, vector);
     }
-    match embedder.embed_search(query).await {
-        Ok(vector) => {
-            if let Some(key) = &cache_key {
-                query_cache::put(key, query, &vector);
-            }
-            Some(vector)
-        }
-        Err(error) => {
-            tracing::warn!(embedder = %semantic.embedder, %error, "embedding the query failed");
-            None
-        }
-    }
+    Ok(embedded)
 }
 
 /// The shards' semantic query for `prepared`'s first `offset + limit` hits.

@@ -55,8 +55,13 @@ pub struct SemanticSearch {
     pub embedder: String,
     /// `hybrid.semanticRatio` (1: semantic only).
     pub ratio: f32,
-    /// `vector`; `None` means `q` is to be embedded.
+    /// `vector`; `None` means `q` (or `media`) is to be embedded.
     pub vector: Option<Vec<f32>>,
+    /// `media`, embedded through the embedder's search fragments.
+    pub media: Option<Value>,
+    /// Whether only the semantic ranking answers (a ratio of 1, or no query text): then a
+    /// query that cannot be embedded is an error, not a keyword search.
+    pub semantic_only: bool,
     /// The embedder's `distribution` as `(mean, sigma)`.
     pub distribution: Option<(f64, f64)>,
 }
@@ -477,6 +482,8 @@ fn check_hybrid(
         embedder: hybrid.embedder.clone(),
         ratio,
         vector: body.vector.clone(),
+        media: body.media.clone(),
+        semantic_only: ratio >= 1.0 || !has_text,
         distribution: embedder_distribution(fields),
     }))
 }

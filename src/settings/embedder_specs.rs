@@ -1,5 +1,5 @@
 //! What the shards need of an index's embedders: each one's name, dimensions, quantization,
-//! and whether documents must bring its vectors (`userProvided`).
+//! whether documents must bring its vectors (`userProvided`), and its indexing fragments.
 //!
 //! An embedder whose dimensions are not known yet (a remote embedder whose dimensions are
 //! found by embedding a test text) has no spec: the shards keep no vectors for it.
@@ -37,7 +37,23 @@ pub fn embedder_spec(settings: &StoredSettings, name: &str) -> Option<EmbedderSp
             .and_then(Value::as_bool)
             .unwrap_or(false),
         requires_vectors: embedder_source(fields) == USER_PROVIDED_SOURCE,
+        fragments: indexing_fragment_names(fields),
     })
+}
+
+/// The names of an embedder's indexing fragments (a `rest` embedder's, or a composite's
+/// indexing side's), sorted.
+pub fn indexing_fragment_names(fields: &Map<String, Value>) -> Vec<String> {
+    let owner = match fields.get("indexingEmbedder") {
+        Some(Value::Object(indexing)) if embedder_source(fields) == "composite" => indexing,
+        _ => fields,
+    };
+    let mut names: Vec<String> = match owner.get("indexingFragments") {
+        Some(Value::Object(fragments)) => fragments.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    names.sort();
+    names
 }
 
 /// The `dimensions` an embedder's settings state.

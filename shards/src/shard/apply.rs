@@ -79,6 +79,13 @@ pub enum Operation {
         external_id: String,
     },
     DeleteAll,
+    /// Give the stored (or just written) document `external_id` the embeddings its remote
+    /// embedders computed, each replacing what the document had for that embedder; a
+    /// document that does not exist is left alone.
+    SetGenerated {
+        external_id: String,
+        generated: Vec<crate::vectors::GeneratedVectors>,
+    },
 }
 
 /// What a committed batch did.
@@ -377,6 +384,10 @@ impl PreparedBatch {
                 }
                 Operation::Delete { external_id } => self.delete(&external_id)?,
                 Operation::DeleteAll => self.delete_all()?,
+                Operation::SetGenerated {
+                    external_id,
+                    generated,
+                } => self.record_generated(&external_id, generated)?,
             }
         }
         self.flush_when_full()

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 
 use super::PreparedBatch;
 use crate::error::{ShardError, ShardResult, VectorsErrorKind};
-use crate::vectors::{SlotVectors, VECTORS_FIELD, take_vectors};
+use crate::vectors::changes::NewEmbeddings;
+use crate::vectors::{EmbedderSlot, GeneratedVectors, SlotVectors, VECTORS_FIELD, take_vectors};
 
 /// A document without its embedders' `_vectors` entries, and those entries.
 type SplitDocument<'d> = (Cow<'d, Map<String, Value>>, Vec<SlotVectors>);
@@ -51,6 +52,27 @@ impl PreparedBatch {
         Ok(())
     }
 
+    /// Records the embeddings the remote embedders computed for the document stored under
+    /// `external_id` (see [`super::Operation::SetGenerated`]).
+    pub(in crate::shard) fn record_generated(
+        &mut self,
+        external_id: &str,
+        generated: Vec<GeneratedVectors>,
+    ) -> ShardResult<()> {
+        let Some(id) = self.existing_id(external_id)? else {
+            return Ok(());
+        };
+        for computed in generated {
+            let Some(slot) = self.state.vector_settings.slot(&computed.embedder) else {
+                continue;
+            };
+            let new = generated_entry(slot, computed)?;
+            let slot = slot.slot;
+            self.vectors.set_entry(slot, id, new);
+        }
+        Ok(())
+    }
+
     fn check_required_vectors(
         &self,
         external_id: &str,
@@ -70,6 +92,42 @@ impl PreparedBatch {
             }),
         }
     }
+}
+
+/// The entry of `computed` in `slot`: embeddings in fragment id order, each with its id.
+fn generated_entry(slot: &EmbedderSlot, computed: GeneratedVectors) -> ShardResult<NewEmbeddings> {
+    let mut numbered = Vec::with_capacity(computed.vectors.len());
+    for vector in computed.vectors {
+        let fragment = match &vector.fragment {
+            Some(name) => Some(slot.fragment_id(name).ok_or_else(|| {
+                ShardError::InvalidSetting(format!(
+                    "embedder `{}` has no indexing fragment `{name}`",
+                    slot.name
+                ))
+            })?),
+            None => None,
+        };
+        numbered.push((fragment, vector.embedding));
+    }
+    numbered.sort_by_key(|(fragment, _)| *fragment);
+    let with_fragments = numbered.iter().any(|(fragment, _)| fragment.is_some());
+    let fragments = if with_fragments {
+        numbered
+            .iter()
+            .map(|(fragment, _)| fragment.unwrap_or_default())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(NewEmbeddings {
+        embeddings: numbered
+            .into_iter()
+            .map(|(_, embedding)| embedding)
+            .collect(),
+        regenerate: true,
+        generated: true,
+        fragments,
+    })
 }
 
 impl PreparedBatch {
@@ -160,9 +218,86 @@ impl PreparedBatch {
             }
         }
         drop(tree);
+        // The new slot inherited the old one's fragment ids; those it no longer has go.
+        let known: Vec<u8> = self
+            .state
+            .vector_settings
+            .slots
+            .iter()
+            .find(|slot| slot.slot == to)
+            .map(|slot| slot.fragments.iter().map(|fragment| fragment.id).collect())
+            .unwrap_or_default();
         for (id, stored) in entries {
-            self.vectors
-                .set(to, id, stored.embeddings, stored.regenerate);
+            let new = if stored.fragments.is_empty() {
+                NewEmbeddings {
+                    embeddings: stored.embeddings,
+                    regenerate: stored.regenerate,
+                    generated: stored.generated,
+                    fragments: Vec::new(),
+                }
+            } else {
+                let (fragments, embeddings) = stored
+                    .fragments
+                    .into_iter()
+                    .zip(stored.embeddings)
+                    .filter(|(fragment, _)| known.contains(fragment))
+                    .unzip();
+                NewEmbeddings {
+                    embeddings,
+                    regenerate: stored.regenerate,
+                    generated: stored.generated,
+                    fragments,
+                }
+            };
+            self.vectors.set_entry(to, id, new);
+        }
+        Ok(())
+    }
+
+    /// Drops, from every document's entry of `slot`, the embeddings of the fragments `ids`
+    /// (removed from the embedder); the other embeddings stay.
+    pub(in crate::shard) fn drop_fragments(
+        &mut self,
+        slot: &crate::vectors::EmbedderSlot,
+        ids: &[u8],
+    ) -> ShardResult<()> {
+        use crate::vectors::stored::{
+            EMBEDDINGS_TREE, decode, id_of_key, is_document_key, slot_entries,
+        };
+        let tree = self.transaction().create_tree(EMBEDDINGS_TREE)?;
+        let mut changed = Vec::new();
+        for (key, value) in slot_entries(&tree, slot.slot)? {
+            if !is_document_key(&key) {
+                continue;
+            }
+            let stored = decode(&value, slot.dimensions)?;
+            if !stored
+                .fragments
+                .iter()
+                .any(|fragment| ids.contains(fragment))
+            {
+                continue;
+            }
+            changed.push((id_of_key(&key)?, stored));
+        }
+        drop(tree);
+        for (id, stored) in changed {
+            let (fragments, embeddings): (Vec<u8>, Vec<Vec<f32>>) = stored
+                .fragments
+                .into_iter()
+                .zip(stored.embeddings)
+                .filter(|(fragment, _)| !ids.contains(fragment))
+                .unzip();
+            self.vectors.set_entry(
+                slot.slot,
+                id,
+                NewEmbeddings {
+                    embeddings,
+                    regenerate: stored.regenerate,
+                    generated: stored.generated,
+                    fragments,
+                },
+            );
         }
         Ok(())
     }

@@ -74,6 +74,7 @@ pub use repack::{
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
 pub use stored_document::StoredDocument;
+pub use vector_settings::StoredVectors;
 
 /// One shard's page-store file.
 pub struct Shard {

@@ -36,6 +36,17 @@ impl Shard {
         for (from, to) in &changes.moved {
             batch.move_slot(from, *to)?;
         }
+        for (slot_number, ids) in &changes.removed_fragments {
+            let slot = batch
+                .vector_settings_mut()
+                .slots
+                .iter()
+                .find(|slot| slot.slot == *slot_number)
+                .cloned();
+            if let Some(slot) = slot {
+                batch.drop_fragments(&slot, ids)?;
+            }
+        }
         for slot in &changes.dropped {
             batch.drop_slot(slot)?;
         }
@@ -73,6 +84,17 @@ impl Shard {
     }
 }
 
+/// What a document keeps for one embedder (see [`ShardSnapshot::stored_vectors`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredVectors {
+    pub regenerate: bool,
+    /// The embedder computed them (false: the user gave them).
+    pub generated: bool,
+    /// Each embedding, with the fragment it was computed from (`None`: none, or a fragment
+    /// removed since).
+    pub vectors: Vec<(Option<String>, Vec<f32>)>,
+}
+
 impl ShardSnapshot {
     /// Whether document `id`'s embeddings for embedder `name` may be computed again: it has
     /// none yet, or they were generated (`regenerate: true`), not given.
@@ -93,17 +115,31 @@ impl ShardSnapshot {
 
     /// Document `id`'s `_vectors` as Meilisearch shows them with `retrieveVectors`: every
     /// embedder's `{"embeddings", "regenerate"}` (none given: empty and not regenerated),
-    /// after the entries of unknown embedders the stored document keeps.
+    /// after the entries of unknown embedders the stored document keeps. An embedder with
+    /// fragments lists every fragment's embedding, in fragment id order.
     pub fn vectors_of(&self, id: u32, stored: Option<&Value>) -> ShardResult<Value> {
+        self.vectors_as(id, stored, false)
+    }
+
+    /// Document `id`'s `_vectors` as a dump or an export writes them: as
+    /// [`ShardSnapshot::vectors_of`], except that an embedder with fragments writes
+    /// `regenerate: false` (imported again, its embeddings are the user's, and Meilisearch
+    /// would otherwise compute every fragment again at the first change).
+    pub fn vectors_for_transfer(&self, id: u32, stored: Option<&Value>) -> ShardResult<Value> {
+        self.vectors_as(id, stored, true)
+    }
+
+    fn vectors_as(&self, id: u32, stored: Option<&Value>, transfer: bool) -> ShardResult<Value> {
         let mut vectors = match stored {
             Some(Value::Object(entries)) => entries.clone(),
             _ => Map::new(),
         };
         for slot in &self.vector_settings().slots {
+            let keeps_regenerate = !transfer || slot.fragments.is_empty();
             let entry = match embeddings_of(self.read_transaction(), slot, id)? {
                 Some(stored) => json!({
                     "embeddings": embeddings_json(&stored.embeddings),
-                    "regenerate": stored.regenerate,
+                    "regenerate": stored.regenerate && keeps_regenerate,
                 }),
                 None => json!({ "embeddings": [], "regenerate": false }),
             };
@@ -117,6 +153,44 @@ impl ShardSnapshot {
         let vectors = self.vectors_of(id, document.get(VECTORS_FIELD))?;
         document.insert(VECTORS_FIELD.to_owned(), vectors);
         Ok(())
+    }
+
+    /// Puts document `id`'s `_vectors` into `document` as a dump or an export writes them
+    /// (see [`ShardSnapshot::vectors_for_transfer`]).
+    pub fn attach_vectors_for_transfer(
+        &self,
+        id: u32,
+        document: &mut Map<String, Value>,
+    ) -> ShardResult<()> {
+        let vectors = self.vectors_for_transfer(id, document.get(VECTORS_FIELD))?;
+        document.insert(VECTORS_FIELD.to_owned(), vectors);
+        Ok(())
+    }
+
+    /// What document `id` keeps for embedder `name`: its embeddings, each with the name of
+    /// the fragment it was computed from, and whether they were generated and may be
+    /// generated again (`None`: no entry).
+    pub fn stored_vectors(&self, name: &str, id: u32) -> ShardResult<Option<StoredVectors>> {
+        let Some(slot) = self.embedder_slot(name) else {
+            return Ok(None);
+        };
+        let Some(stored) = embeddings_of(self.read_transaction(), slot, id)? else {
+            return Ok(None);
+        };
+        let fragments: Vec<Option<String>> = if stored.fragments.is_empty() {
+            vec![None; stored.embeddings.len()]
+        } else {
+            stored
+                .fragments
+                .iter()
+                .map(|fragment| slot.fragment_name(*fragment).map(str::to_owned))
+                .collect()
+        };
+        Ok(Some(StoredVectors {
+            regenerate: stored.regenerate,
+            generated: stored.generated,
+            vectors: fragments.into_iter().zip(stored.embeddings).collect(),
+        }))
     }
 
     /// The embeddings document `id` keeps for embedder `name`.

@@ -26,10 +26,26 @@ use super::stored::{
 use crate::error::{ShardError, ShardResult};
 
 /// A document's new embeddings for one slot.
-#[derive(Debug, Clone)]
-struct NewEmbeddings {
-    embeddings: Vec<Vec<f32>>,
-    regenerate: bool,
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEmbeddings {
+    pub embeddings: Vec<Vec<f32>>,
+    pub regenerate: bool,
+    /// The embedder computed them (false: the user gave them).
+    pub generated: bool,
+    /// The fragment id of each embedding (empty: from no fragment).
+    pub fragments: Vec<u8>,
+}
+
+impl NewEmbeddings {
+    /// Embeddings the user gave.
+    pub fn given(embeddings: Vec<Vec<f32>>, regenerate: bool) -> Self {
+        NewEmbeddings {
+            embeddings,
+            regenerate,
+            generated: false,
+            fragments: Vec::new(),
+        }
+    }
 }
 
 /// Pending changes of one batch.
@@ -46,20 +62,22 @@ pub struct VectorChanges {
 }
 
 impl VectorChanges {
-    /// Document `id` gets `embeddings` for `slot`.
+    /// Document `id` gets `embeddings` (given by the user) for `slot`.
     pub fn set(&mut self, slot: u16, id: u32, embeddings: Vec<Vec<f32>>, regenerate: bool) {
-        self.bytes += embeddings
+        self.set_entry(slot, id, NewEmbeddings::given(embeddings, regenerate));
+    }
+
+    /// Document `id` gets the embeddings of `new` for `slot`.
+    pub fn set_entry(&mut self, slot: u16, id: u32, new: NewEmbeddings) {
+        debug_assert!(new.fragments.is_empty() || new.fragments.len() == new.embeddings.len());
+        self.bytes += new
+            .embeddings
             .iter()
             .map(|vector| 4 * vector.len() + 24)
             .sum::<usize>()
-            + 48;
-        self.pending.entry(slot).or_default().insert(
-            id,
-            Some(NewEmbeddings {
-                embeddings,
-                regenerate,
-            }),
-        );
+            + 48
+            + new.fragments.len();
+        self.pending.entry(slot).or_default().insert(id, Some(new));
     }
 
     /// Document `id` loses its embeddings in every slot.
@@ -196,7 +214,9 @@ fn flush_slot(
         }
         let stored = StoredEmbeddings {
             regenerate: new.regenerate,
+            generated: new.generated,
             graph_ids,
+            fragments: new.fragments,
             embeddings: new.embeddings,
         };
         tree.put(&document_key(slot.slot, id), &encode(&stored))?;

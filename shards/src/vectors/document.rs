@@ -273,6 +273,7 @@ mod tests {
                 dimensions: 3,
                 binary_quantized: false,
                 requires_vectors: true,
+                fragments: Vec::new(),
             }])
             .unwrap();
         settings

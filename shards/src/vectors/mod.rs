@@ -7,6 +7,7 @@
 //! - `stored`: the `embeddings` tree (original embeddings, extra vectors' owners);
 //! - `graphs`: the open graphs of a shard;
 //! - `changes`: a batch's pending vector changes, flushed in its write transaction;
+//! - `generated`: the embeddings remote embedders computed for a document;
 //! - `reads`: a snapshot's embeddings, nearest documents and counts.
 //!
 //! Layer: below `shard` (which calls it while applying batches and reading snapshots), above
@@ -14,12 +15,14 @@
 
 pub mod changes;
 pub mod document;
+pub mod generated;
 pub mod graphs;
 pub mod reads;
 pub mod settings;
 pub mod stored;
 
 pub use document::{SlotVectors, VECTORS_FIELD, take_vectors, without_vectors};
+pub use generated::{GeneratedVector, GeneratedVectors};
 pub use graphs::GraphSet;
 pub use reads::VectorHit;
-pub use settings::{EmbedderSlot, EmbedderSpec, VectorSettings};
+pub use settings::{EmbedderSlot, EmbedderSpec, FragmentSlot, VectorSettings};

@@ -14,8 +14,8 @@ use storage_engine::{Direction, ReadTransaction};
 use super::graphs::GraphSet;
 use super::settings::{EmbedderSlot, VectorSettings};
 use super::stored::{
-    EMBEDDINGS_TREE, EXTRA_VECTOR_ID_BASE, StoredEmbeddings, decode, document_key, extra_range,
-    id_of_key, is_document_key, read_u32, slot_range,
+    EMBEDDINGS_TREE, EXTRA_VECTOR_ID_BASE, GENERATED_FLAG, REGENERATE_FLAG, StoredEmbeddings,
+    decode, document_key, extra_range, id_of_key, is_document_key, read_u32, slot_range,
 };
 use crate::error::{ShardError, ShardResult};
 
@@ -149,22 +149,22 @@ pub fn counts(
 }
 
 /// The documents whose embeddings for a slot came from the user (an entry in the
-/// `embeddings` tree, even without embeddings), and those of them that are never generated
-/// again (`regenerate: false`).
+/// `embeddings` tree not written by the embedder, even without embeddings), and those with
+/// an entry that are never generated again (`regenerate: false`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProvidedDocuments {
     pub user_provided: RoaringBitmap,
     pub skip_regenerate: RoaringBitmap,
 }
 
-/// The [`ProvidedDocuments`] of `slot`, from one scan of its document entries.
-pub fn provided_documents(
+/// Calls `each` with the internal id and the value of every document entry of `slot`.
+fn for_each_entry(
     read: &ReadTransaction,
     slot: &EmbedderSlot,
-) -> ShardResult<ProvidedDocuments> {
-    let mut provided = ProvidedDocuments::default();
+    mut each: impl FnMut(u32, &[u8]) -> ShardResult<()>,
+) -> ShardResult<()> {
     let Some(tree) = read.open_tree(EMBEDDINGS_TREE)? else {
-        return Ok(provided);
+        return Ok(());
     };
     let (start, end) = slot_range(slot.slot);
     for entry in tree.range(
@@ -173,19 +173,50 @@ pub fn provided_documents(
         Direction::Forward,
     )? {
         let (key, value) = entry?;
-        if !is_document_key(key) {
-            continue;
-        }
-        let id = id_of_key(key)?;
-        provided.user_provided.insert(id);
-        let regenerate = *value
-            .first()
-            .ok_or_else(|| ShardError::corrupted("embeddings entry"))?;
-        if regenerate == 0 {
-            provided.skip_regenerate.insert(id);
+        if is_document_key(key) {
+            each(id_of_key(key)?, value)?;
         }
     }
+    Ok(())
+}
+
+/// The [`ProvidedDocuments`] of `slot`, from one scan of its document entries.
+pub fn provided_documents(
+    read: &ReadTransaction,
+    slot: &EmbedderSlot,
+) -> ShardResult<ProvidedDocuments> {
+    let mut provided = ProvidedDocuments::default();
+    for_each_entry(read, slot, |id, value| {
+        let flags = *value
+            .first()
+            .ok_or_else(|| ShardError::corrupted("embeddings entry"))?;
+        if flags & GENERATED_FLAG == 0 {
+            provided.user_provided.insert(id);
+        }
+        if flags & REGENERATE_FLAG == 0 {
+            provided.skip_regenerate.insert(id);
+        }
+        Ok(())
+    })?;
     Ok(provided)
+}
+
+/// The documents with an embedding the embedder computed from fragment `fragment` of
+/// `slot`.
+pub fn fragment_documents(
+    read: &ReadTransaction,
+    slot: &EmbedderSlot,
+    fragment: u8,
+) -> ShardResult<RoaringBitmap> {
+    let mut documents = RoaringBitmap::new();
+    for_each_entry(read, slot, |id, value| {
+        let stored = decode(value, slot.dimensions)?;
+        if stored.generated && stored.fragments.contains(&fragment) {
+            documents.insert(id);
+        }
+        Ok(())
+    })?;
+    Ok(documents)
 }
 
 /// The documents with at least one vector for `slot`.

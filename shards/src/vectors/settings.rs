@@ -4,8 +4,15 @@
 //! `embeddings` tree (see `stored`), so an embedder that is dropped and added again under the
 //! same name starts a fresh graph instead of reading the old one's vectors.
 //!
+//! An embedder with indexing fragments (a multimodal `rest` embedder) numbers them: each
+//! fragment name gets the smallest id its slot does not use, and keeps it until the fragment
+//! is removed; every generated embedding records the id of the fragment it came from (see
+//! `stored`), so a removed fragment's embeddings can be dropped and a filter can select by
+//! fragment.
+//!
 //! Invariants: slot numbers are unique and below `next_slot`, which only grows; names are
-//! unique; `dimensions` is between 1 and the vector store's `DIMENSIONS_MAX`.
+//! unique; `dimensions` is between 1 and the vector store's `DIMENSIONS_MAX`; a slot's
+//! fragment names and fragment ids are each unique.
 
 use serde::{Deserialize, Serialize};
 use storage_engine::vector::parameters::DIMENSIONS_MAX;
@@ -29,9 +36,68 @@ pub struct EmbedderSlot {
     /// can compute them).
     #[serde(default)]
     pub requires_vectors: bool,
+    /// The indexing fragments and their ids (none: the embedder renders a document
+    /// template, or takes user-provided vectors only).
+    #[serde(default)]
+    pub fragments: Vec<FragmentSlot>,
 }
 
+/// One indexing fragment of an embedder slot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FragmentSlot {
+    pub name: String,
+    pub id: u8,
+}
+
+/// How many fragments one embedder may have (ids are one byte).
+pub const FRAGMENTS_MAX: usize = 256;
+
 impl EmbedderSlot {
+    /// The id of fragment `name`.
+    pub fn fragment_id(&self, name: &str) -> Option<u8> {
+        self.fragments
+            .iter()
+            .find(|fragment| fragment.name == name)
+            .map(|fragment| fragment.id)
+    }
+
+    /// The name of fragment `id`.
+    pub fn fragment_name(&self, id: u8) -> Option<&str> {
+        self.fragments
+            .iter()
+            .find(|fragment| fragment.id == id)
+            .map(|fragment| fragment.name.as_str())
+    }
+
+    /// Makes the fragments `names`: removed ones lose their ids (returned), new ones take the
+    /// smallest free ids, in `names`' order.
+    fn reconcile_fragments(&mut self, names: &[String]) -> ShardResult<Vec<u8>> {
+        let mut removed = Vec::new();
+        self.fragments.retain(|fragment| {
+            let kept = names.contains(&fragment.name);
+            if !kept {
+                removed.push(fragment.id);
+            }
+            kept
+        });
+        for name in names {
+            if self.fragment_id(name).is_some() {
+                continue;
+            }
+            let free = (0..=u8::MAX).find(|id| self.fragment_name(*id).is_none());
+            let Some(id) = free else {
+                return Err(ShardError::InvalidSetting(format!(
+                    "an embedder has at most {FRAGMENTS_MAX} indexing fragments"
+                )));
+            };
+            self.fragments.push(FragmentSlot {
+                name: name.clone(),
+                id,
+            });
+        }
+        Ok(removed)
+    }
+
     /// The name of this slot's graph in the vector store.
     pub fn graph_name(&self) -> String {
         format!("embedder{}", self.slot)
@@ -53,6 +119,8 @@ pub struct EmbedderSpec {
     pub binary_quantized: bool,
     /// See [`EmbedderSlot::requires_vectors`].
     pub requires_vectors: bool,
+    /// The names of the embedder's indexing fragments, sorted (none: no fragments).
+    pub fragments: Vec<String>,
 }
 
 /// Every embedder slot of a shard.
@@ -72,6 +140,8 @@ pub struct SlotChanges {
     /// Old slots whose embeddings move to the new slot of the same embedder (only the
     /// quantization changed: the embeddings still fit).
     pub moved: Vec<(EmbedderSlot, u16)>,
+    /// Kept slots whose removed fragments' embeddings are dropped: the slot and the ids.
+    pub removed_fragments: Vec<(u16, Vec<u8>)>,
     /// Whether anything changed.
     pub changed: bool,
 }
@@ -93,39 +163,52 @@ impl VectorSettings {
     pub fn reconcile(&mut self, specs: &[EmbedderSpec]) -> ShardResult<SlotChanges> {
         let mut changes = SlotChanges::default();
         let mut kept = Vec::with_capacity(specs.len());
-        for slot in std::mem::take(&mut self.slots) {
-            let same = specs.iter().any(|spec| {
+        for mut slot in std::mem::take(&mut self.slots) {
+            let spec = specs.iter().find(|spec| {
                 spec.name == slot.name
                     && spec.dimensions == slot.dimensions
                     && spec.binary_quantized == slot.binary_quantized
             });
-            if same {
-                let mut slot = slot;
-                let requires = specs
-                    .iter()
-                    .any(|spec| spec.name == slot.name && spec.requires_vectors);
-                if slot.requires_vectors != requires {
-                    slot.requires_vectors = requires;
-                    changes.changed = true;
-                }
-                kept.push(slot);
-            } else {
+            let Some(spec) = spec else {
                 changes.dropped.push(slot);
                 changes.changed = true;
+                continue;
+            };
+            if slot.requires_vectors != spec.requires_vectors {
+                slot.requires_vectors = spec.requires_vectors;
+                changes.changed = true;
             }
+            let before = slot.fragments.clone();
+            let removed = slot.reconcile_fragments(&spec.fragments)?;
+            changes.changed |= slot.fragments != before;
+            if !removed.is_empty() {
+                changes.removed_fragments.push((slot.slot, removed));
+            }
+            kept.push(slot);
         }
         for spec in specs {
             if kept.iter().any(|slot| slot.name == spec.name) {
                 continue;
             }
             check_dimensions(spec.dimensions)?;
-            kept.push(EmbedderSlot {
+            // A slot replacing one of the same embedder keeps its fragment ids: moved
+            // embeddings name them.
+            let inherited = changes
+                .dropped
+                .iter()
+                .find(|old| old.name == spec.name)
+                .map(|old| old.fragments.clone())
+                .unwrap_or_default();
+            let mut slot = EmbedderSlot {
                 name: spec.name.clone(),
                 slot: self.next_slot,
                 dimensions: spec.dimensions,
                 binary_quantized: spec.binary_quantized,
                 requires_vectors: spec.requires_vectors,
-            });
+                fragments: inherited,
+            };
+            slot.reconcile_fragments(&spec.fragments)?;
+            kept.push(slot);
             self.next_slot = self
                 .next_slot
                 .checked_add(1)
@@ -178,6 +261,7 @@ mod tests {
             dimensions,
             binary_quantized: false,
             requires_vectors: true,
+            fragments: Vec::new(),
         }
     }
 
@@ -200,5 +284,42 @@ mod tests {
         assert_eq!(moved.moved[0].1, settings.slot("a").unwrap().slot);
         let bytes = settings.to_bytes();
         assert_eq!(VectorSettings::from_bytes(&bytes).unwrap(), settings);
+    }
+
+    #[test]
+    fn fragments_keep_their_ids_and_removed_ids_are_reused() {
+        let mut settings = VectorSettings::default();
+        let mut fragmented = spec("f", 2);
+        fragmented.fragments = vec!["image".into(), "text".into()];
+        settings
+            .reconcile(std::slice::from_ref(&fragmented))
+            .unwrap();
+        let slot = settings.slot("f").unwrap().clone();
+        assert_eq!(
+            (slot.fragment_id("image"), slot.fragment_id("text")),
+            (Some(0), Some(1))
+        );
+        fragmented.fragments = vec!["audio".into(), "text".into()];
+        let changes = settings
+            .reconcile(std::slice::from_ref(&fragmented))
+            .unwrap();
+        assert!(changes.changed);
+        assert_eq!(changes.removed_fragments, vec![(slot.slot, vec![0])]);
+        let slot = settings.slot("f").unwrap();
+        assert_eq!(
+            (slot.fragment_id("audio"), slot.fragment_id("text")),
+            (Some(0), Some(1))
+        );
+        let unchanged = settings
+            .reconcile(std::slice::from_ref(&fragmented))
+            .unwrap();
+        assert!(!unchanged.changed);
+        // A quantization change moves the embeddings: the new slot keeps the ids.
+        fragmented.binary_quantized = true;
+        let moved = settings
+            .reconcile(std::slice::from_ref(&fragmented))
+            .unwrap();
+        assert_eq!(moved.moved.len(), 1);
+        assert_eq!(settings.slot("f").unwrap().fragment_id("text"), Some(1));
     }
 }

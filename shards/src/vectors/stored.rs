@@ -2,10 +2,14 @@
 //! them normalised), and the owners of the extra vectors of documents with several.
 //!
 //! Keys start with the slot (u16 BE) and a kind byte:
-//! - `slot ‖ 0 ‖ internal id (u32 BE)` → `regenerate (u8) ‖ count (u32 LE) ‖ count graph
-//!   ids (u32 LE) ‖ count × dimensions floats (f32 LE)`: the document's embeddings and the
-//!   graph id each is stored under (the first under the document's own id, the others under
-//!   extra ids);
+//! - `slot ‖ 0 ‖ internal id (u32 BE)` → `flags (u8) ‖ count (u32 LE) ‖ count graph ids
+//!   (u32 LE) ‖ [count fragment ids (u8), when flagged] ‖ count × dimensions floats (f32 LE)`:
+//!   the document's embeddings and the graph id each is stored under (the first under the
+//!   document's own id, the others under extra ids). Flags: [`REGENERATE_FLAG`] (the
+//!   embedder may compute them again), [`GENERATED_FLAG`] (the embedder computed them: not
+//!   given by the user) and [`FRAGMENTS_FLAG`] (each embedding names the indexing fragment it
+//!   was computed from). Entries written before the last two flags existed hold 0 or 1: they
+//!   read as given by the user, without fragments, as they were;
 //! - `slot ‖ 1 ‖ extra id (u32 BE)` → owner internal id (u32 LE);
 //! - `slot ‖ 2` → the next extra id (u32 LE).
 //!
@@ -21,6 +25,15 @@ pub const EMBEDDINGS_TREE: &str = "embeddings";
 /// a graph id tells at once whether it needs the owner look-up.
 pub const EXTRA_VECTOR_ID_BASE: u32 = 1 << 31;
 
+/// Entry flag: the embeddings may be computed again (`regenerate: true`).
+pub const REGENERATE_FLAG: u8 = 1;
+/// Entry flag: the embedder computed the embeddings (the user did not give them).
+pub const GENERATED_FLAG: u8 = 2;
+/// Entry flag: a fragment id per embedding follows the graph ids.
+pub const FRAGMENTS_FLAG: u8 = 4;
+/// Every flag an entry may hold: another bit is damage.
+const KNOWN_FLAGS: u8 = REGENERATE_FLAG | GENERATED_FLAG | FRAGMENTS_FLAG;
+
 const DOCUMENT_KIND: u8 = 0;
 const EXTRA_KIND: u8 = 1;
 const NEXT_EXTRA_KIND: u8 = 2;
@@ -29,8 +42,13 @@ const NEXT_EXTRA_KIND: u8 = 2;
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredEmbeddings {
     pub regenerate: bool,
+    /// The embedder computed them (false: the user gave them).
+    pub generated: bool,
     /// The graph id of each embedding.
     pub graph_ids: Vec<u32>,
+    /// The indexing fragment each embedding was computed from (see
+    /// `settings::FragmentSlot`); empty when the embeddings come from no fragment.
+    pub fragments: Vec<u8>,
     pub embeddings: Vec<Vec<f32>>,
 }
 
@@ -86,12 +104,27 @@ pub fn id_of_key(key: &[u8]) -> ShardResult<u32> {
 /// Encodes a document's entry.
 pub fn encode(stored: &StoredEmbeddings) -> Vec<u8> {
     debug_assert_eq!(stored.graph_ids.len(), stored.embeddings.len());
+    debug_assert!(stored.fragments.is_empty() || stored.fragments.len() == stored.graph_ids.len());
     let floats: usize = stored.embeddings.iter().map(Vec::len).sum();
-    let mut bytes = Vec::with_capacity(5 + 4 * stored.graph_ids.len() + 4 * floats);
-    bytes.push(u8::from(stored.regenerate));
+    let mut bytes = Vec::with_capacity(5 + 5 * stored.graph_ids.len() + 4 * floats);
+    let mut flags = 0;
+    if stored.regenerate {
+        flags |= REGENERATE_FLAG;
+    }
+    if stored.generated {
+        flags |= GENERATED_FLAG;
+    }
+    let with_fragments = !stored.fragments.is_empty();
+    if with_fragments {
+        flags |= FRAGMENTS_FLAG;
+    }
+    bytes.push(flags);
     bytes.extend_from_slice(&(stored.graph_ids.len() as u32).to_le_bytes());
     for id in &stored.graph_ids {
         bytes.extend_from_slice(&id.to_le_bytes());
+    }
+    if with_fragments {
+        bytes.extend_from_slice(&stored.fragments);
     }
     for value in stored.embeddings.iter().flatten() {
         bytes.extend_from_slice(&value.to_le_bytes());
@@ -102,9 +135,18 @@ pub fn encode(stored: &StoredEmbeddings) -> Vec<u8> {
 /// Decodes a document's entry of `dimensions`-long embeddings.
 pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> {
     let corrupted = || ShardError::corrupted("stored embeddings");
-    let (&regenerate, rest) = bytes.split_first().ok_or_else(corrupted)?;
+    let (&flags, rest) = bytes.split_first().ok_or_else(corrupted)?;
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(corrupted());
+    }
     let count = read_u32(rest, 0).ok_or_else(corrupted)? as usize;
-    let floats_start = 4 + 4 * count;
+    let fragments_start = 4 + 4 * count;
+    let fragment_bytes = if flags & FRAGMENTS_FLAG == 0 {
+        0
+    } else {
+        count
+    };
+    let floats_start = fragments_start + fragment_bytes;
     if rest.len() != floats_start + 4 * count * dimensions {
         return Err(corrupted());
     }
@@ -121,8 +163,10 @@ pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> 
         floats.chunks(dimensions).map(<[f32]>::to_vec).collect()
     };
     Ok(StoredEmbeddings {
-        regenerate: regenerate != 0,
+        regenerate: flags & REGENERATE_FLAG != 0,
+        generated: flags & GENERATED_FLAG != 0,
         graph_ids,
+        fragments: rest[fragments_start..floats_start].to_vec(),
         embeddings,
     })
 }
@@ -185,11 +229,27 @@ mod tests {
     fn entries_round_trip_and_keys_sort_by_slot_kind_and_id() {
         let stored = StoredEmbeddings {
             regenerate: true,
+            generated: false,
             graph_ids: vec![7, EXTRA_VECTOR_ID_BASE],
+            fragments: Vec::new(),
             embeddings: vec![vec![1.0, 2.0], vec![-0.5, 0.25]],
         };
         assert_eq!(decode(&encode(&stored), 2).unwrap(), stored);
         assert!(decode(&encode(&stored), 3).is_err());
+        let fragments = StoredEmbeddings {
+            regenerate: true,
+            generated: true,
+            fragments: vec![0, 3],
+            ..stored.clone()
+        };
+        assert_eq!(decode(&encode(&fragments), 2).unwrap(), fragments);
+        // An entry of the first format (flags 0 or 1, no fragment ids) reads as given.
+        let mut legacy = encode(&stored);
+        legacy[0] = 1;
+        let read = decode(&legacy, 2).unwrap();
+        assert!(read.regenerate && !read.generated && read.fragments.is_empty());
+        legacy[0] = 0x80;
+        assert!(decode(&legacy, 2).is_err());
         assert!(document_key(1, 9).as_slice() < extra_key(1, 0).as_slice());
         assert!(extra_key(1, u32::MAX).as_slice() < next_extra_key(1).as_slice());
         assert!(next_extra_key(1).as_slice() < document_key(2, 0).as_slice());

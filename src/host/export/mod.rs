@@ -28,7 +28,6 @@ use shards::shard::ShardSnapshot;
 
 use self::payload::Payload;
 use self::remote::{ExportTarget, RemoteError};
-use super::documents::attach_vectors;
 use super::protocol::ShardRequest;
 use super::{ShardAddress, ShardHost, filter_ids};
 use crate::errors::{Code, ResponseError, shard_error};
@@ -196,7 +195,10 @@ pub fn document_line(
             .document_by_id(id, None)
             .map_err(shard_error)?
             .ok_or_else(missing)?;
-        attach_vectors(snapshot, id, &mut document)?;
+        // As Meilisearch writes them: an embedder with fragments gives `regenerate: false`.
+        snapshot
+            .attach_vectors_for_transfer(id, &mut document)
+            .map_err(shard_error)?;
         return serde_json::to_writer(line, &document).map_err(ResponseError::internal);
     }
     let json = snapshot

@@ -148,6 +148,9 @@ fn check_request_and_response(
     let Some(request) = fields.get("request").filter(|request| !request.is_null()) else {
         return Ok(());
     };
+    if placeholders == Placeholders::Fragment {
+        check_fragment_templates(fields, "indexingFragments")?;
+    }
     let has_text = contains_text(request, TEXT_PLACEHOLDER);
     let has_fragment = contains_text(request, FRAGMENT_PLACEHOLDER);
     let missing = match placeholders {
@@ -162,6 +165,9 @@ fn check_request_and_response(
     if let Some((placeholder, note)) = missing {
         return Err(messages::missing_placeholder("request", placeholder, note));
     }
+    if placeholders == Placeholders::Fragment {
+        check_fragment_templates(fields, "searchFragments")?;
+    }
     match fields.get("response") {
         Some(response)
             if !response.is_null() && !contains_text(response, EMBEDDING_PLACEHOLDER) =>
@@ -174,6 +180,23 @@ fn check_request_and_response(
         }
         _ => Ok(()),
     }
+}
+
+/// Every string of every fragment of `key` parses as a Liquid template (checked with the
+/// `request` they go into, as Meilisearch checks them).
+fn check_fragment_templates(fields: &Map<String, Value>, key: &str) -> Result<(), ResponseError> {
+    let Some(Value::Object(fragments)) = fields.get(key) else {
+        return Ok(());
+    };
+    for (name, fragment) in fragments {
+        let Some(value) = fragment.get("value") else {
+            continue;
+        };
+        crate::embedders::fragment::FragmentTemplate::new(value.clone()).map_err(|error| {
+            messages::fragment_template(&error.parsing_message(&format!(".{key}.{name}")))
+        })?;
+    }
+    Ok(())
 }
 
 /// Whether a string of `value` (at any depth) is `text`.

@@ -190,6 +190,11 @@ pub fn template_and_fragments(indexing: usize, search: usize) -> ResponseError {
     ))
 }
 
+/// A fragment whose template does not parse (`message` names it and says why).
+pub fn fragment_template(message: &str) -> ResponseError {
+    embedding_error(message)
+}
+
 fn embedding_error(message: &str) -> ResponseError {
     ResponseError::new(
         Code::VectorEmbeddingError,

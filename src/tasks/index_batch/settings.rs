@@ -125,14 +125,22 @@ async fn infer_dimensions(
         .inferred_dimensions
         .retain(|name, _| embedders.contains_key(name));
     for (name, fields) in &embedders {
-        let unchanged = !embeddings_change(before, settings, name)
+        let embedder_settings =
+            EmbedderSettings::from_map(fields).map_err(ResponseError::internal)?;
+        if before.embedders.get(name) != Some(fields) {
+            // Built as Meilisearch builds it when its settings change: its templates and
+            // fragments parse, or the task fails.
+            let client = core_client()
+                .ok_or_else(|| ResponseError::internal("settings apply only on a core"))?;
+            Embedder::new(&embedder_settings.config, client)
+                .map_err(|error| error.to_response_error())?;
+        }
+        let unchanged = embeddings_change(before, settings, name).is_none()
             && settings.inferred_dimensions.contains_key(name);
         if stated_dimensions(fields).is_some() || unchanged {
             continue;
         }
         settings.inferred_dimensions.remove(name);
-        let embedder_settings =
-            EmbedderSettings::from_map(fields).map_err(ResponseError::internal)?;
         if matches!(
             embedder_settings.config,
             EmbedderConfig::UserProvided { .. }
@@ -157,25 +165,74 @@ async fn infer_dimensions(
     Ok(())
 }
 
-/// Fields of an embedder whose change leaves its embeddings as they are.
-const FIELDS_KEEPING_EMBEDDINGS: [&str; 4] =
-    ["distribution", "binaryQuantized", "apiKey", "headers"];
+/// Fields of an embedder whose change leaves its embeddings as they are (search fragments
+/// only shape query embeddings).
+const FIELDS_KEEPING_EMBEDDINGS: [&str; 5] = [
+    "distribution",
+    "binaryQuantized",
+    "apiKey",
+    "headers",
+    "searchFragments",
+];
+
+/// Fields whose change re-embeds only the documents that render differently.
+const FIELDS_RENDERING_DOCUMENTS: [&str; 3] = [
+    "documentTemplate",
+    "documentTemplateMaxBytes",
+    "indexingFragments",
+];
+
+/// How embedder `name`'s embeddings change with the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EmbeddingsChange {
+    /// Every document that may be regenerated is embedded again.
+    Full,
+    /// Only the documents whose rendering changed are (a template or fragment change).
+    Renders,
+}
 
 /// Whether embedder `name`'s embeddings must be computed again: it is new, or a field
-/// that shapes its embeddings changed.
-fn embeddings_change(before: &StoredSettings, after: &StoredSettings, name: &str) -> bool {
+/// that shapes its embeddings changed (see [`EmbeddingsChange`]).
+fn embeddings_change(
+    before: &StoredSettings,
+    after: &StoredSettings,
+    name: &str,
+) -> Option<EmbeddingsChange> {
+    let (old, new) = match (before.embedders.get(name), after.embedders.get(name)) {
+        (Some(old), Some(new)) => (old, new),
+        (None, Some(_)) => return Some(EmbeddingsChange::Full),
+        _ => return None,
+    };
     let shaping = |fields: &serde_json::Map<String, Value>| -> serde_json::Map<String, Value> {
         fields
             .iter()
-            .filter(|(field, _)| !FIELDS_KEEPING_EMBEDDINGS.contains(&field.as_str()))
+            .filter(|(field, _)| {
+                !FIELDS_KEEPING_EMBEDDINGS.contains(&field.as_str())
+                    && !FIELDS_RENDERING_DOCUMENTS.contains(&field.as_str())
+            })
             .map(|(field, value)| (field.clone(), value.clone()))
             .collect()
     };
-    match (before.embedders.get(name), after.embedders.get(name)) {
-        (Some(old), Some(new)) => shaping(old) != shaping(new),
-        (None, Some(_)) => true,
-        _ => false,
+    let has_fragments = |fields: &serde_json::Map<String, Value>| {
+        fields
+            .get("indexingFragments")
+            .and_then(Value::as_object)
+            .is_some_and(|fragments| !fragments.is_empty())
+    };
+    if shaping(old) != shaping(new) || has_fragments(old) != has_fragments(new) {
+        return Some(EmbeddingsChange::Full);
     }
+    let max_bytes = |fields: &serde_json::Map<String, Value>| {
+        fields
+            .get("documentTemplateMaxBytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(crate::embedders::config::DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES as u64)
+    };
+    // A smaller limit only saves work: the longer renders embedded before stay.
+    let renders_change = old.get("documentTemplate") != new.get("documentTemplate")
+        || old.get("indexingFragments") != new.get("indexingFragments")
+        || max_bytes(new) > max_bytes(old);
+    renders_change.then_some(EmbeddingsChange::Renders)
 }
 
 impl BatchWork {
@@ -190,13 +247,24 @@ impl BatchWork {
         let Some(primary_key) = record.primary_key.clone() else {
             return Ok(());
         };
-        let embedders: Vec<RemoteEmbedder> = remote_embedders(
+        let mut embedders: Vec<RemoteEmbedder> = Vec::new();
+        let remote = remote_embedders(
             &record.settings.embedders,
             record.settings.searchable_attributes.as_ref(),
-        )?
-        .into_iter()
-        .filter(|embedder| embeddings_change(before, &record.settings, &embedder.name))
-        .collect();
+        )?;
+        for mut embedder in remote {
+            match embeddings_change(before, &record.settings, &embedder.name) {
+                None => continue,
+                Some(EmbeddingsChange::Full) => embedder.full = true,
+                Some(EmbeddingsChange::Renders) => {
+                    let fields = &before.embedders[&embedder.name];
+                    let previous =
+                        EmbedderSettings::from_map(fields).map_err(ResponseError::internal)?;
+                    embedder.previous = Some(Box::new(previous));
+                }
+            }
+            embedders.push(embedder);
+        }
         if embedders.is_empty() {
             return Ok(());
         }
