@@ -18,7 +18,7 @@ use std::time::Duration;
 use bench_harness::compare::agreement::{Agreement, agreement};
 use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::query_mix::{Query, generate};
-use bench_harness::compare::server::{ServerKind, ServerSpec};
+use bench_harness::compare::server::{ServerKind, ServerSpec, absolute, server_binary};
 use bench_harness::compare::side::{SideOptions, SideOutcome, run_side};
 use bench_harness::compare::table::{RunDescription, render};
 use bench_harness::compare::vocabulary::{BANDS, DocumentText, Vocabulary};
@@ -152,16 +152,14 @@ fn prepare(arguments: &Arguments) -> Result<(Vec<String>, Vec<Query>), String> {
 }
 
 fn spec(arguments: &Arguments, kind: ServerKind, binary: &Path, port: u16) -> ServerSpec {
-    ServerSpec {
+    ServerSpec::plain(
         kind,
-        binary: binary.to_path_buf(),
-        work_dir: arguments.work_dir.join(kind.name()),
+        binary,
+        arguments.work_dir.join(kind.name()),
         port,
-        cores: arguments.cores,
-        master_key: arguments.master_key.clone(),
-        extra_arguments: Vec::new(),
-        cpu_list: None,
-    }
+        arguments.cores,
+        arguments.master_key.clone(),
+    )
 }
 
 fn side_options(arguments: &Arguments) -> SideOptions {
@@ -192,12 +190,6 @@ fn write_disagreements(arguments: &Arguments, agreement: &Agreement) -> Result<P
     Ok(path)
 }
 
-/// `path` made absolute against the current directory (the servers run in their own
-/// directories, where a relative path would point elsewhere).
-fn absolute(path: &Path) -> Result<PathBuf, String> {
-    std::path::absolute(path).map_err(|error| format!("{}: {error}", path.display()))
-}
-
 /// The arguments with every path the servers see made absolute.
 fn with_absolute_paths(mut arguments: Arguments) -> Result<Arguments, String> {
     arguments.work_dir = absolute(&arguments.work_dir)?;
@@ -208,10 +200,7 @@ fn with_absolute_paths(mut arguments: Arguments) -> Result<Arguments, String> {
     .into_iter()
     .flatten()
     {
-        if !binary.is_file() {
-            return Err(format!("{} is not a file", binary.display()));
-        }
-        *binary = absolute(binary)?;
+        *binary = server_binary(binary)?;
     }
     Ok(arguments)
 }

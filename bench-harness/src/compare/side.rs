@@ -221,7 +221,7 @@ fn top_hits_pass(client: &mut Client, index_uid: &str, queries: &[Query]) -> Vec
 }
 
 /// The mix as a load workload: one template per query, all of weight 1.
-fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, String> {
+pub fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, String> {
     let path = format!("/indexes/{index_uid}/search");
     let templates = queries
         .iter()
