@@ -15,7 +15,9 @@
 //!    waited for, and their records give the rate actually indexed and the backlog;
 //! 3. unbounded writes: the same load while a writer sends the following documents in
 //!    payloads of `--unbounded-batch`, keeping `--unbounded-pending-tasks` of its tasks
-//!    enqueued or processing, until the load ends;
+//!    enqueued or processing, until the load ends; when the dataset's documents are spent it
+//!    goes on with `--unbounded-copies` copies of the dataset under new ids (made before any
+//!    server starts), so that a fast server writes through the whole phase;
 //! 4. right after indexing: once the last task finished, at once, `--after-indexing-duration`
 //!    without warm-up;
 //! 5. warm: after the server went quiet again, as in 1 on every document;
@@ -40,19 +42,20 @@
 //! Exit status: 0 after a complete run, 1 when a side failed, 2 for unusable options
 //! (including a dataset too small for the base and the fixed-rate writes).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bench_harness::compare::arguments::{MixArguments, ServerArguments};
 use bench_harness::compare::command_line::command_line;
-use bench_harness::compare::query_mix::{Query, generate};
-use bench_harness::compare::server::{ServerKind, ServerSpec, absolute, server_binary};
+use bench_harness::compare::query_mix::{Query, generate, write_mix};
+use bench_harness::compare::server::{ServerKind, absolute};
 use bench_harness::compare::side::search_workload;
 use bench_harness::compare::vocabulary::{DocumentText, Vocabulary};
 use bench_harness::load::duration_arg::parse_duration;
-use bench_harness::measure::read_lines;
+use bench_harness::writes::copies::copies_with_new_ids;
 use bench_harness::writes::report::{WritesDescription, render};
-use bench_harness::writes::side::{SideWrites, WritesOptions, run_side};
+use bench_harness::writes::side::{WritesOptions, run_side};
 use clap::Parser;
 
 /// The exit status for unusable options.
@@ -64,52 +67,22 @@ const EXIT_FAILURE: u8 = 1;
 #[derive(Debug, Parser)]
 #[command(name = "search_under_writes", version)]
 struct Arguments {
-    /// The coresearch binary (omit to run Meilisearch alone)
-    #[arg(long)]
-    coresearch_bin: Option<PathBuf>,
-    /// The Meilisearch binary (omit to run coresearch alone)
-    #[arg(long)]
-    meilisearch_bin: Option<PathBuf>,
-    /// The zstd-compressed NDJSON dataset
-    #[arg(long, default_value = "../shared/datasets/pypi-packages.ndjson.zst")]
-    dataset: String,
-    /// Read only the first N documents of the dataset (0: all; the unbounded writer gets
-    /// what is left after the base and the fixed-rate writes)
-    #[arg(long, default_value_t = 0)]
-    documents: usize,
+    #[command(flatten)]
+    servers: ServerArguments,
+    #[command(flatten)]
+    mix: MixArguments,
     /// Documents ingested before the first phase
     #[arg(long, default_value_t = 200_000)]
     base_documents: usize,
     /// Documents per NDJSON payload of the base ingestion
     #[arg(long, default_value_t = 10_000)]
     base_batch: usize,
-    /// Cores for the servers: coresearch `--cores`, Meilisearch `--max-indexing-threads`
-    #[arg(long)]
-    cores: Option<usize>,
-    /// The port coresearch listens on (loopback)
-    #[arg(long, default_value_t = 7711)]
-    coresearch_port: u16,
-    /// The port Meilisearch listens on (loopback)
-    #[arg(long, default_value_t = 7712)]
-    meilisearch_port: u16,
-    /// Master key given to both servers and used for every request
-    #[arg(long)]
-    master_key: Option<String>,
     /// Where the servers' data directories, logs and detailed reports go (emptied per server)
     #[arg(long, default_value = "search-under-writes-work")]
     work_dir: PathBuf,
     /// Keep the servers' data directories after the run
     #[arg(long)]
     keep_data: bool,
-    /// The index created on both servers
-    #[arg(long, default_value = "pypi")]
-    index: String,
-    /// Queries in the mix
-    #[arg(long, default_value_t = 2000)]
-    queries: usize,
-    /// Seed of the query mix and of the query choice during the load runs
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
     /// Keep-alive search connections (all phases but the one-connection phase)
     #[arg(long, default_value_t = 16)]
     connections: usize,
@@ -138,6 +111,10 @@ struct Arguments {
     /// previous task finished)
     #[arg(long, default_value_t = 2)]
     unbounded_pending_tasks: usize,
+    /// Copies of the whole dataset, under new ids, the unbounded writer may send once the
+    /// dataset's own documents are spent (so that a fast server writes through the phase)
+    #[arg(long, default_value_t = 1)]
+    unbounded_copies: u64,
     /// Measured time right after the last write task finished (no warm-up)
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     after_indexing_duration: Duration,
@@ -149,14 +126,14 @@ struct Arguments {
 impl Arguments {
     fn options(&self) -> WritesOptions {
         WritesOptions {
-            index_uid: self.index.clone(),
+            index_uid: self.mix.index.clone(),
             base_documents: self.base_documents,
             base_batch: self.base_batch,
             connections: self.connections,
             duration: self.duration,
             warmup: self.warmup,
             timeout: self.timeout,
-            seed: self.seed,
+            seed: self.mix.seed,
             write_documents: self.write_documents,
             write_duration: self.write_duration,
             write_batch: self.write_batch,
@@ -173,7 +150,7 @@ fn check(arguments: &Arguments) -> Result<(), String> {
     let positive = [
         ("--base-documents", arguments.base_documents),
         ("--base-batch", arguments.base_batch),
-        ("--queries", arguments.queries),
+        ("--queries", arguments.mix.queries),
         ("--connections", arguments.connections),
         ("--write-documents", arguments.write_documents),
         ("--write-batch", arguments.write_batch),
@@ -203,24 +180,13 @@ fn check(arguments: &Arguments) -> Result<(), String> {
                 .to_string(),
         );
     }
-    if arguments.coresearch_bin.is_none() && arguments.meilisearch_bin.is_none() {
-        return Err("give --coresearch-bin, --meilisearch-bin, or both".to_string());
-    }
     Ok(())
 }
 
 /// The arguments with every path the servers see made absolute.
 fn with_absolute_paths(mut arguments: Arguments) -> Result<Arguments, String> {
     arguments.work_dir = absolute(&arguments.work_dir)?;
-    for binary in [
-        &mut arguments.coresearch_bin,
-        &mut arguments.meilisearch_bin,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        *binary = server_binary(binary)?;
-    }
+    arguments.servers.resolve()?;
     Ok(arguments)
 }
 
@@ -228,12 +194,7 @@ fn with_absolute_paths(mut arguments: Arguments) -> Result<Arguments, String> {
 fn read_dataset(arguments: &Arguments) -> Result<Vec<String>, String> {
     std::fs::create_dir_all(&arguments.work_dir)
         .map_err(|error| format!("cannot create {}: {error}", arguments.work_dir.display()))?;
-    let limit = match arguments.documents {
-        0 => usize::MAX,
-        documents => documents,
-    };
-    eprintln!("reading {}", arguments.dataset);
-    read_lines(&arguments.dataset, limit)
+    arguments.mix.read_lines()
 }
 
 /// Fails unless `read` documents cover the base, the fixed-rate writes and at least one
@@ -259,26 +220,15 @@ fn query_mix(arguments: &Arguments, base: &[String]) -> Result<Vec<Query>, Strin
     let queries = generate(
         &Vocabulary::build(&texts),
         &texts,
-        arguments.queries,
-        arguments.seed,
+        arguments.mix.queries,
+        arguments.mix.seed,
     );
     if queries.is_empty() {
         return Err(
             "the base documents have no searchable words: no query can be made".to_string(),
         );
     }
-    let path = arguments.work_dir.join("queries.ndjson");
-    let text: String = queries
-        .iter()
-        .map(|query| {
-            format!(
-                "{}\n",
-                serde_json::json!({"kind": query.kind.label(), "body": query.body})
-            )
-        })
-        .collect();
-    std::fs::write(&path, text)
-        .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    write_mix(&arguments.work_dir.join("queries.ndjson"), &queries)?;
     eprintln!(
         "{} queries from {} base documents",
         queries.len(),
@@ -287,60 +237,43 @@ fn query_mix(arguments: &Arguments, base: &[String]) -> Result<Vec<Query>, Strin
     Ok(queries)
 }
 
-fn side(
-    arguments: &Arguments,
-    kind: ServerKind,
-    binary: &Path,
-    port: u16,
-    lines: &[String],
-    queries: &[Query],
-) -> Result<SideWrites, String> {
-    let spec = ServerSpec::plain(
-        kind,
-        binary,
-        arguments.work_dir.join(kind.name()),
-        port,
-        arguments.cores,
-        arguments.master_key.clone(),
-    );
-    let workload = search_workload(&arguments.index, queries)?;
-    run_side(&spec, lines, &workload, &arguments.options())
-        .map_err(|error| format!("{}: {error}", kind.name()))
-}
-
-fn run(arguments: &Arguments, lines: &[String]) -> Result<(), String> {
+fn run(arguments: &Arguments, mut lines: Vec<String>) -> Result<(), String> {
+    let documents_read = lines.len();
     let queries = query_mix(arguments, &lines[..arguments.base_documents])?;
-    let ours = match &arguments.coresearch_bin {
-        Some(binary) => Some(side(
-            arguments,
-            ServerKind::Coresearch,
-            binary,
-            arguments.coresearch_port,
-            lines,
-            &queries,
-        )?),
-        None => None,
+    eprintln!(
+        "copying the dataset {} time(s) under new ids for the unbounded writer",
+        arguments.unbounded_copies
+    );
+    let copies = copies_with_new_ids(&lines, arguments.unbounded_copies)?;
+    let copy_count = copies.len();
+    lines.extend(copies);
+    let lines = lines.as_slice();
+    let workload = search_workload(&arguments.mix.index, &queries)?;
+    let side = |kind: ServerKind| {
+        arguments
+            .servers
+            .spec(kind, &arguments.work_dir)
+            .map(|spec| {
+                run_side(&spec, lines, &workload, &arguments.options())
+                    .map_err(|error| format!("{}: {error}", kind.name()))
+            })
+            .transpose()
     };
-    let theirs = match &arguments.meilisearch_bin {
-        Some(binary) => Some(side(
-            arguments,
-            ServerKind::Meilisearch,
-            binary,
-            arguments.meilisearch_port,
-            lines,
-            &queries,
-        )?),
-        None => None,
-    };
+    let ours = side(ServerKind::Coresearch)?;
+    let theirs = side(ServerKind::Meilisearch)?;
     let options = arguments.options();
     let description = WritesDescription {
         command_line: command_line(),
-        dataset: arguments.dataset.clone(),
-        documents_read: lines.len(),
+        dataset: arguments.mix.dataset.clone(),
+        documents_read,
         queries: queries.len(),
-        cores: arguments.cores,
+        cores: arguments.servers.cores,
         machine_cpus: std::thread::available_parallelism().map_or(0, usize::from),
         options: &options,
+        unbounded_fresh_documents: documents_read
+            - arguments.base_documents
+            - arguments.write_documents,
+        copies: copy_count,
     };
     let report = render(&description, ours.as_ref(), theirs.as_ref());
     print!("{report}");
@@ -370,7 +303,7 @@ fn main() -> ExitCode {
     if let Err(error) = check_dataset_size(&arguments, lines.len()) {
         return fail(EXIT_USAGE, &error);
     }
-    match run(&arguments, &lines) {
+    match run(&arguments, lines) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(EXIT_FAILURE, &error),
     }

@@ -316,23 +316,26 @@ pub fn render(
             .map_or_else(|| "not limited".to_string(), |cores| cores.to_string()),
         description.machine_cpus,
     );
-    let versions: Vec<String> = [ours, theirs]
-        .into_iter()
-        .flatten()
-        .map(|side| {
-            format!(
-                "{} {}",
-                side.name,
-                side.version.as_deref().unwrap_or("(unknown version)")
-            )
-        })
-        .collect();
-    let _ = writeln!(text, "Servers: {}.\n", versions.join(", "));
+    let versions = server_versions(
+        [ours, theirs]
+            .into_iter()
+            .flatten()
+            .map(|side| (side.name, side.version.as_deref())),
+    );
+    let _ = writeln!(text, "Servers: {versions}.\n");
     write_rows(&mut text, &rows(description, ours, theirs));
     if let Some(agreement) = agreement {
         write_agreement(&mut text, agreement);
     }
     text
+}
+
+/// The servers' names and versions, as `coresearch 1.41.0, meilisearch 1.41.0`.
+pub fn server_versions<'a>(servers: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+    servers
+        .map(|(name, version)| format!("{name} {}", version.unwrap_or("(unknown version)")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `rows` as a markdown table: metric, coresearch, Meilisearch, and their ratio.

@@ -7,11 +7,13 @@
 //!
 //! Invariants: the harness builds nothing and talks to the servers over HTTP only (and reads
 //! `/proc`); both servers get the same documents, settings, query mix, seeds, write rate and
-//! payload sizes; a writer never sends a document twice, nor one of the base; the write
+//! payload sizes; a writer never sends a document twice, nor one of the base (when the
+//! dataset's documents run out, the unbounded writer goes on with copies under new ids); the write
 //! figures (documents indexed per second, backlog, task waits) come from each server's own
 //! task records; the index setup, the ingestion, the query mix, the load driver and the
 //! server launcher are `search_compare`'s (`crate::compare`, `crate::load`).
 
+pub mod copies;
 pub mod phase;
 pub mod report;
 pub mod side;

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::phase::{PHASES, Phase, PhaseResults, WriteResults};
 use super::side::{SideWrites, WritesOptions};
-use crate::compare::table::{Row, load_fields, row, write_rows};
+use crate::compare::table::{Row, load_fields, row, server_versions, write_rows};
 
 /// The parameters of a run, printed above the tables.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +29,11 @@ pub struct WritesDescription<'a> {
     pub machine_cpus: usize,
     /// Every number of the phases.
     pub options: &'a WritesOptions,
+    /// Dataset documents left for the unbounded writer (after the base and the fixed-rate
+    /// writer's).
+    pub unbounded_fresh_documents: usize,
+    /// Copies under new ids the unbounded writer may send after them.
+    pub copies: usize,
 }
 
 /// A figure of one side's phase.
@@ -154,7 +159,12 @@ fn write_rows_of(rows: &mut Vec<Row>, sides: [Option<&PhaseResults>; 2], fixed_r
 }
 
 /// Every row of one phase's table.
-fn phase_rows(ours: Option<&SideWrites>, theirs: Option<&SideWrites>, phase: Phase) -> Vec<Row> {
+fn phase_rows(
+    description: &WritesDescription,
+    ours: Option<&SideWrites>,
+    theirs: Option<&SideWrites>,
+    phase: Phase,
+) -> Vec<Row> {
     let sides = [phase_of(ours, phase), phase_of(theirs, phase)];
     let mut rows = vec![phase_row(
         sides,
@@ -176,6 +186,18 @@ fn phase_rows(ours: Option<&SideWrites>, theirs: Option<&SideWrites>, phase: Pha
     match phase {
         Phase::FixedRate | Phase::Unbounded => {
             write_rows_of(&mut rows, sides, phase == Phase::FixedRate);
+            if phase == Phase::Unbounded {
+                let fresh = description.unbounded_fresh_documents;
+                rows.push(phase_row(
+                    sides,
+                    "writes: of which copies under new ids",
+                    |results| {
+                        let sent = results.writes.as_ref()?.writer.documents_sent;
+                        Some(sent.saturating_sub(fresh) as f64)
+                    },
+                    0,
+                ));
+            }
         }
         Phase::AfterIndexing => rows.push(phase_row(
             sides,
@@ -189,7 +211,8 @@ fn phase_rows(ours: Option<&SideWrites>, theirs: Option<&SideWrites>, phase: Pha
 }
 
 /// What a phase's search load and writer were, for its title.
-fn phase_subtitle(options: &WritesOptions, phase: Phase) -> String {
+fn phase_subtitle(description: &WritesDescription, phase: Phase) -> String {
+    let options = description.options;
     let closed = |connections: usize, measured: f64, warmup: f64| {
         format!(
             "closed loop, {connections} connection{}, {measured:.0} s measured after {warmup:.0} s warm-up",
@@ -214,10 +237,12 @@ fn phase_subtitle(options: &WritesOptions, phase: Phase) -> String {
             options.write_batch,
         ),
         Phase::Unbounded => format!(
-            "{}; a writer sends payloads of {} documents, keeping {} of its tasks enqueued or processing, until the load ends",
+            "{}; a writer sends payloads of {} documents, keeping {} of its tasks enqueued or processing, until the load ends: the {} dataset documents after the fixed-rate writer's, then up to {} copies of dataset documents under new ids",
             closed(options.connections, duration, warmup),
             options.unbounded_batch,
             options.unbounded_pending_tasks,
+            description.unbounded_fresh_documents,
+            description.copies,
         ),
         Phase::AfterIndexing => format!(
             "closed loop, {} connections, the first {:.0} s after the unbounded writer's last task finished, no warm-up",
@@ -254,21 +279,15 @@ fn write_header(
             .map_or_else(|| "not limited".to_string(), |cores| cores.to_string()),
         description.machine_cpus,
     );
-    let versions: Vec<String> = sides
-        .into_iter()
-        .flatten()
-        .map(|side| {
-            format!(
-                "{} {}",
-                side.name,
-                side.version.as_deref().unwrap_or("(unknown version)")
-            )
-        })
-        .collect();
+    let versions = server_versions(
+        sides
+            .into_iter()
+            .flatten()
+            .map(|side| (side.name, side.version.as_deref())),
+    );
     let _ = writeln!(
         text,
-        "Servers, one after the other on this machine: {}.\n",
-        versions.join(", ")
+        "Servers, one after the other on this machine: {versions}.\n"
     );
     let _ = writeln!(
         text,
@@ -315,9 +334,9 @@ pub fn render(
             text,
             "\n## {}\n\n{}.\n",
             phase.title(),
-            phase_subtitle(description.options, phase)
+            phase_subtitle(description, phase)
         );
-        write_rows(&mut text, &phase_rows(ours, theirs, phase));
+        write_rows(&mut text, &phase_rows(description, ours, theirs, phase));
     }
     text
 }
@@ -425,6 +444,8 @@ mod tests {
             cores: None,
             machine_cpus: 2,
             options: &options,
+            unbounded_fresh_documents: 1000,
+            copies: 5000,
         };
         let ours = side("coresearch", 2.0);
         let theirs = side("meilisearch", 4.0);
@@ -458,6 +479,10 @@ mod tests {
         );
         assert!(
             text.contains("75 documents/s) in payloads of 250"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| writes: of which copies under new ids | 2000 | 2000 | 1.00 |"),
             "{text}"
         );
         assert!(

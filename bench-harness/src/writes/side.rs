@@ -21,10 +21,9 @@ use crate::compare::client::Client;
 use crate::compare::server::{ServerProcess, ServerSpec};
 use crate::compare::settle::{Settling, wait_until_quiet};
 use crate::compare::setup::{
-    Ingestion, comparison_settings, create_index, get_json, ingest, wait_for_tasks,
-    wait_until_no_task_pending,
+    Ingestion, get_json, ingest, wait_for_tasks, wait_until_no_task_pending,
 };
-use crate::compare::side::{LoadSettings, PRIMARY_KEY, REQUEST_TIMEOUT};
+use crate::compare::side::{LoadSettings, StartedSide, start_with_index};
 use crate::load::Workload;
 
 /// Milliseconds per second.
@@ -223,18 +222,11 @@ pub fn run_side(
     options: &WritesOptions,
 ) -> Result<SideWrites, String> {
     let name = spec.kind.name();
-    eprintln!("[{name}] starting {}", spec.binary.display());
-    let server = ServerProcess::start(spec)?;
-    let mut client = Client::new(spec.address(), spec.master_key.clone(), REQUEST_TIMEOUT);
-    let version = get_json(&mut client, "/version")
-        .ok()
-        .and_then(|answer| answer["pkgVersion"].as_str().map(str::to_string));
-    create_index(
-        &mut client,
-        &options.index_uid,
-        PRIMARY_KEY,
-        &comparison_settings(),
-    )?;
+    let StartedSide {
+        server,
+        mut client,
+        version,
+    } = start_with_index(spec, &options.index_uid)?;
     let base_lines = &lines[..options.base_documents.min(lines.len())];
     eprintln!("[{name}] ingesting {} base documents", base_lines.len());
     let base = ingest(
