@@ -180,7 +180,8 @@ fn phase_rows(
             decimals,
         ));
     }
-    if phase != Phase::Idle {
+    // The same connections as the idle phase: its latencies are the yardstick.
+    if !matches!(phase, Phase::Idle | Phase::WarmOneConnection) {
         against_idle(&mut rows, ours, theirs, phase);
     }
     match phase {
@@ -473,6 +474,8 @@ mod tests {
             text.contains("| p99 latency / idle p99 | 2.00 | 2.00 | 1.00 |"),
             "{text}"
         );
+        // Every phase with the idle phase's connections, and only those.
+        assert_eq!(text.matches("| p99 latency / idle p99 |").count(), 4);
         assert!(
             text.contains("| p99.9 latency (ms) | — | — | — |"),
             "{text}"
