@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::phase::{PHASES, Phase, PhaseResults, WriteResults};
-use super::side::{SideWrites, WritesOptions};
+use super::side::{MILLISECONDS_PER_SECOND, SideWrites, WritesOptions};
 use crate::compare::table::{Row, load_fields, row, server_versions, write_rows};
 
 /// The parameters of a run, printed above the tables.
@@ -105,9 +105,9 @@ fn write_rows_of(rows: &mut Vec<Row>, sides: [Option<&PhaseResults>; 2], fixed_r
     ];
     if fixed_rate {
         fields.push((
-            "writes: latest payload behind its schedule (s)",
-            |w| Some(w.writer.most_late.as_secs_f64()),
-            2,
+            "writes: latest payload behind its schedule (ms)",
+            |w| Some(w.writer.most_late.as_secs_f64() * MILLISECONDS_PER_SECOND),
+            1,
         ));
     } else {
         fields.push((

@@ -27,7 +27,7 @@ use crate::compare::side::{LoadSettings, StartedSide, start_with_index};
 use crate::load::Workload;
 
 /// Milliseconds per second.
-const MILLISECONDS_PER_SECOND: f64 = 1000.0;
+pub const MILLISECONDS_PER_SECOND: f64 = 1000.0;
 
 /// Every number of a run, the same for both servers.
 #[derive(Debug, Clone, PartialEq)]
