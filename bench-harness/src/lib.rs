@@ -9,3 +9,4 @@ pub mod load;
 pub mod measure;
 pub mod network;
 pub mod storage;
+pub mod writes;

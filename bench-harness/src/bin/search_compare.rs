@@ -11,19 +11,19 @@
 //!
 //! Exit status: 0 after a complete comparison, 1 when a side failed, 2 for unusable options.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use bench_harness::compare::agreement::{Agreement, agreement};
+use bench_harness::compare::arguments::{MixArguments, ServerArguments};
 use bench_harness::compare::command_line::command_line;
-use bench_harness::compare::query_mix::{Query, generate};
-use bench_harness::compare::server::{ServerKind, ServerSpec};
+use bench_harness::compare::query_mix::{Query, generate, write_mix};
+use bench_harness::compare::server::{ServerKind, absolute};
 use bench_harness::compare::side::{SideOptions, SideOutcome, run_side};
 use bench_harness::compare::table::{RunDescription, render};
 use bench_harness::compare::vocabulary::{BANDS, DocumentText, Vocabulary};
 use bench_harness::load::duration_arg::parse_duration;
-use bench_harness::measure::read_lines;
 use clap::Parser;
 
 /// The exit status for unusable options.
@@ -35,48 +35,19 @@ const EXIT_FAILURE: u8 = 1;
 #[derive(Debug, Parser)]
 #[command(name = "search_compare", version)]
 struct Arguments {
-    /// The coresearch binary (omit to run Meilisearch alone)
-    #[arg(long)]
-    coresearch_bin: Option<PathBuf>,
-    /// The Meilisearch binary (omit to run coresearch alone)
-    #[arg(long)]
-    meilisearch_bin: Option<PathBuf>,
-    /// The zstd-compressed NDJSON dataset
-    #[arg(long, default_value = "../shared/datasets/pypi-packages.ndjson.zst")]
-    dataset: String,
-    /// Use only the first N documents (0: all)
-    #[arg(long, default_value_t = 0)]
-    documents: usize,
+    #[command(flatten)]
+    servers: ServerArguments,
+    #[command(flatten)]
+    mix: MixArguments,
     /// Documents per NDJSON payload
     #[arg(long, default_value_t = 10_000)]
     batch: usize,
-    /// Cores for the servers: coresearch `--cores`, Meilisearch `--max-indexing-threads`
-    #[arg(long)]
-    cores: Option<usize>,
-    /// The port coresearch listens on (loopback)
-    #[arg(long, default_value_t = 7711)]
-    coresearch_port: u16,
-    /// The port Meilisearch listens on (loopback)
-    #[arg(long, default_value_t = 7712)]
-    meilisearch_port: u16,
-    /// Master key given to both servers and used for every request
-    #[arg(long)]
-    master_key: Option<String>,
     /// Where the servers' data directories, logs and detailed reports go (emptied per server)
     #[arg(long, default_value = "search-compare-work")]
     work_dir: PathBuf,
     /// Keep the servers' data directories after the run
     #[arg(long)]
     keep_data: bool,
-    /// The index created on both servers
-    #[arg(long, default_value = "pypi")]
-    index: String,
-    /// Queries in the mix
-    #[arg(long, default_value_t = 2000)]
-    queries: usize,
-    /// Seed of the query mix and of the query choice during the load runs
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
     /// Keep-alive connections of the fixed-concurrency run
     #[arg(long, default_value_t = 8)]
     concurrency: usize,
@@ -105,13 +76,7 @@ struct Arguments {
 
 /// The dataset's lines, their searchable text, and the query mix.
 fn prepare(arguments: &Arguments) -> Result<(Vec<String>, Vec<Query>), String> {
-    let limit = if arguments.documents == 0 {
-        usize::MAX
-    } else {
-        arguments.documents
-    };
-    eprintln!("reading {}", arguments.dataset);
-    let lines = read_lines(&arguments.dataset, limit)?;
+    let lines = arguments.mix.read_lines()?;
     let texts: Vec<DocumentText> = lines
         .iter()
         .filter_map(|line| DocumentText::parse(line))
@@ -132,41 +97,22 @@ fn prepare(arguments: &Arguments) -> Result<(Vec<String>, Vec<Query>), String> {
         lines.len(),
         vocabulary.words.len()
     );
-    let queries = generate(&vocabulary, &texts, arguments.queries, arguments.seed);
+    let queries = generate(
+        &vocabulary,
+        &texts,
+        arguments.mix.queries,
+        arguments.mix.seed,
+    );
     if queries.is_empty() {
         return Err("the dataset has no searchable words: no query can be made".to_string());
     }
-    let mix_path = arguments.work_dir.join("queries.ndjson");
-    let mix_text: String = queries
-        .iter()
-        .map(|query| {
-            format!(
-                "{}\n",
-                serde_json::json!({"kind": query.kind.label(), "body": query.body})
-            )
-        })
-        .collect();
-    std::fs::write(&mix_path, mix_text)
-        .map_err(|error| format!("cannot write {}: {error}", mix_path.display()))?;
+    write_mix(&arguments.work_dir.join("queries.ndjson"), &queries)?;
     Ok((lines, queries))
-}
-
-fn spec(arguments: &Arguments, kind: ServerKind, binary: &Path, port: u16) -> ServerSpec {
-    ServerSpec {
-        kind,
-        binary: binary.to_path_buf(),
-        work_dir: arguments.work_dir.join(kind.name()),
-        port,
-        cores: arguments.cores,
-        master_key: arguments.master_key.clone(),
-        extra_arguments: Vec::new(),
-        cpu_list: None,
-    }
 }
 
 fn side_options(arguments: &Arguments) -> SideOptions {
     SideOptions {
-        index_uid: arguments.index.clone(),
+        index_uid: arguments.mix.index.clone(),
         batch: arguments.batch,
         concurrency: arguments.concurrency,
         rate: (arguments.rate > 0.0).then_some(arguments.rate),
@@ -174,7 +120,7 @@ fn side_options(arguments: &Arguments) -> SideOptions {
         duration: arguments.duration,
         warmup: arguments.warmup,
         load_timeout: arguments.timeout,
-        seed: arguments.seed,
+        seed: arguments.mix.seed,
         keep_data: arguments.keep_data,
     }
 }
@@ -192,27 +138,10 @@ fn write_disagreements(arguments: &Arguments, agreement: &Agreement) -> Result<P
     Ok(path)
 }
 
-/// `path` made absolute against the current directory (the servers run in their own
-/// directories, where a relative path would point elsewhere).
-fn absolute(path: &Path) -> Result<PathBuf, String> {
-    std::path::absolute(path).map_err(|error| format!("{}: {error}", path.display()))
-}
-
 /// The arguments with every path the servers see made absolute.
 fn with_absolute_paths(mut arguments: Arguments) -> Result<Arguments, String> {
     arguments.work_dir = absolute(&arguments.work_dir)?;
-    for binary in [
-        &mut arguments.coresearch_bin,
-        &mut arguments.meilisearch_bin,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if !binary.is_file() {
-            return Err(format!("{} is not a file", binary.display()));
-        }
-        *binary = absolute(binary)?;
-    }
+    arguments.servers.resolve()?;
     Ok(arguments)
 }
 
@@ -221,48 +150,34 @@ fn run(arguments: &Arguments) -> Result<(), String> {
         .map_err(|error| format!("cannot create {}: {error}", arguments.work_dir.display()))?;
     let (lines, queries) = prepare(arguments)?;
     let options = side_options(arguments);
-    let mut ours: Option<SideOutcome> = None;
-    let mut theirs: Option<SideOutcome> = None;
-    if let Some(binary) = &arguments.coresearch_bin {
-        let spec = spec(
-            arguments,
-            ServerKind::Coresearch,
-            binary,
-            arguments.coresearch_port,
-        );
-        ours = Some(
-            run_side(&spec, &lines, &queries, &options)
-                .map_err(|error| format!("coresearch: {error}"))?,
-        );
-    }
-    if let Some(binary) = &arguments.meilisearch_bin {
-        let spec = spec(
-            arguments,
-            ServerKind::Meilisearch,
-            binary,
-            arguments.meilisearch_port,
-        );
-        theirs = Some(
-            run_side(&spec, &lines, &queries, &options)
-                .map_err(|error| format!("meilisearch: {error}"))?,
-        );
-    }
+    let side = |kind: ServerKind| {
+        arguments
+            .servers
+            .spec(kind, &arguments.work_dir)
+            .map(|spec| {
+                run_side(&spec, &lines, &queries, &options)
+                    .map_err(|error| format!("{}: {error}", kind.name()))
+            })
+            .transpose()
+    };
+    let ours: Option<SideOutcome> = side(ServerKind::Coresearch)?;
+    let theirs: Option<SideOutcome> = side(ServerKind::Meilisearch)?;
     let agreement = match (&ours, &theirs) {
         (Some(ours), Some(theirs)) => Some(agreement(&queries, &ours.top_hits, &theirs.top_hits)),
         _ => None,
     };
     let description = RunDescription {
         command_line: command_line(),
-        dataset: arguments.dataset.clone(),
+        dataset: arguments.mix.dataset.clone(),
         documents: lines.len(),
         batch: arguments.batch,
         queries: queries.len(),
-        seed: arguments.seed,
+        seed: arguments.mix.seed,
         concurrency: arguments.concurrency,
         rate: options.rate,
         duration_seconds: arguments.duration.as_secs_f64(),
         warmup_seconds: arguments.warmup.as_secs_f64(),
-        cores: arguments.cores,
+        cores: arguments.servers.cores,
         machine_cpus: std::thread::available_parallelism().map_or(0, usize::from),
     };
     let table = render(
@@ -289,10 +204,6 @@ fn run(arguments: &Arguments) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let arguments = Arguments::parse();
-    if arguments.coresearch_bin.is_none() && arguments.meilisearch_bin.is_none() {
-        eprintln!("search_compare: give --coresearch-bin, --meilisearch-bin, or both");
-        return ExitCode::from(EXIT_USAGE);
-    }
     let arguments = match with_absolute_paths(arguments) {
         Ok(arguments) => arguments,
         Err(error) => {

@@ -14,6 +14,7 @@
 //! or two builds side by side; its own invariants are in its module documentation.
 
 pub mod agreement;
+pub mod arguments;
 pub mod client;
 pub mod command_line;
 pub mod cpu_cost;

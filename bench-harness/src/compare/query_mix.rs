@@ -116,6 +116,21 @@ pub struct Query {
     pub body: Value,
 }
 
+/// Writes `queries` to `path` as NDJSON, one `{"kind", "body"}` object a line, so a run's mix
+/// can be read back.
+pub fn write_mix(path: &std::path::Path, queries: &[Query]) -> Result<(), String> {
+    let text: String = queries
+        .iter()
+        .map(|query| {
+            format!(
+                "{}\n",
+                json!({"kind": query.kind.label(), "body": query.body})
+            )
+        })
+        .collect();
+    std::fs::write(path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
 /// `count` queries drawn from `documents` and their `vocabulary` with `seed`. Empty when the
 /// vocabulary is empty (nothing can be searched for).
 pub fn generate(

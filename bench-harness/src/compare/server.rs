@@ -73,6 +73,28 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// A server on loopback `port` working in `work_dir`, neither pinned nor given extra
+    /// arguments.
+    pub fn plain(
+        kind: ServerKind,
+        binary: &Path,
+        work_dir: PathBuf,
+        port: u16,
+        cores: Option<usize>,
+        master_key: Option<String>,
+    ) -> ServerSpec {
+        ServerSpec {
+            kind,
+            binary: binary.to_path_buf(),
+            work_dir,
+            port,
+            cores,
+            master_key,
+            extra_arguments: Vec::new(),
+            cpu_list: None,
+        }
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> PathBuf {
         self.work_dir.join("data")
@@ -136,6 +158,21 @@ pub struct ServerProcess {
     pub pid: u32,
     /// How it was started.
     pub spec: ServerSpec,
+}
+
+/// `path` made absolute against the current directory (the servers run in their own
+/// directories, where a relative path would point elsewhere).
+pub fn absolute(path: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|error| format!("{}: {error}", path.display()))
+}
+
+/// A server binary checked to be a file and made absolute.
+pub fn server_binary(binary: &Path) -> Result<PathBuf, String> {
+    if binary.is_file() {
+        absolute(binary)
+    } else {
+        Err(format!("{} is not a file", binary.display()))
+    }
 }
 
 /// Empties (or creates) `directory`.

@@ -113,11 +113,7 @@ pub fn send_documents(
     let path = format!("/indexes/{uid}/documents");
     let mut payloads = 0;
     for chunk in lines.chunks(batch.max(1)) {
-        let mut payload = Vec::with_capacity(chunk.iter().map(|line| line.len() + 1).sum());
-        for line in chunk {
-            payload.extend_from_slice(line.as_bytes());
-            payload.push(b'\n');
-        }
+        let payload = ndjson_payload(chunk);
         let response = client
             .request("POST", &path, "application/x-ndjson", &payload)
             .map_err(io_error("send documents"))?;
@@ -125,6 +121,16 @@ pub fn send_documents(
         payloads += 1;
     }
     Ok(payloads)
+}
+
+/// `lines` as one NDJSON payload: each line followed by a newline.
+pub fn ndjson_payload(lines: &[String]) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(lines.iter().map(|line| line.len() + 1).sum());
+    for line in lines {
+        payload.extend_from_slice(line.as_bytes());
+        payload.push(b'\n');
+    }
+    payload
 }
 
 /// `GET path` answered 200 with a JSON body.

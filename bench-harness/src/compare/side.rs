@@ -81,6 +81,34 @@ fn compact(client: &mut Client, uid: &str) -> Result<(), String> {
     super::setup::wait_for_tasks(client)
 }
 
+/// A server just started, with its client and the index of the comparison created.
+#[derive(Debug)]
+pub struct StartedSide {
+    /// The server.
+    pub server: ServerProcess,
+    /// A client of it (setup requests).
+    pub client: Client,
+    /// Its `GET /version` `pkgVersion`, when it answered one.
+    pub version: Option<String>,
+}
+
+/// Starts the server of `spec` fresh and creates index `index_uid` with the comparison's
+/// primary key and settings.
+pub fn start_with_index(spec: &ServerSpec, index_uid: &str) -> Result<StartedSide, String> {
+    eprintln!("[{}] starting {}", spec.kind.name(), spec.binary.display());
+    let server = ServerProcess::start(spec)?;
+    let mut client = Client::new(spec.address(), spec.master_key.clone(), REQUEST_TIMEOUT);
+    let version = get_json(&mut client, "/version")
+        .ok()
+        .and_then(|answer| answer["pkgVersion"].as_str().map(str::to_string));
+    create_index(&mut client, index_uid, PRIMARY_KEY, &comparison_settings())?;
+    Ok(StartedSide {
+        server,
+        client,
+        version,
+    })
+}
+
 /// Runs one side; progress goes to standard error.
 pub fn run_side(
     spec: &ServerSpec,
@@ -89,18 +117,11 @@ pub fn run_side(
     options: &SideOptions,
 ) -> Result<SideOutcome, String> {
     let name = spec.kind.name();
-    eprintln!("[{name}] starting {}", spec.binary.display());
-    let mut server = ServerProcess::start(spec)?;
-    let mut client = Client::new(spec.address(), spec.master_key.clone(), REQUEST_TIMEOUT);
-    let version = get_json(&mut client, "/version")
-        .ok()
-        .and_then(|answer| answer["pkgVersion"].as_str().map(str::to_string));
-    create_index(
-        &mut client,
-        &options.index_uid,
-        PRIMARY_KEY,
-        &comparison_settings(),
-    )?;
+    let StartedSide {
+        mut server,
+        mut client,
+        version,
+    } = start_with_index(spec, &options.index_uid)?;
     eprintln!("[{name}] ingesting {} documents", lines.len());
     let ingestion = ingest(&mut client, &options.index_uid, lines, options.batch)?;
     let indexed_at = Instant::now();
@@ -221,7 +242,7 @@ fn top_hits_pass(client: &mut Client, index_uid: &str, queries: &[Query]) -> Vec
 }
 
 /// The mix as a load workload: one template per query, all of weight 1.
-fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, String> {
+pub fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, String> {
     let path = format!("/indexes/{index_uid}/search");
     let templates = queries
         .iter()

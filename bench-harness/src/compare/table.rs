@@ -136,15 +136,26 @@ pub struct RunDescription {
     pub machine_cpus: usize,
 }
 
-/// One row of the table.
-struct Row {
-    label: String,
+/// One row of a table: a figure of both servers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// What the figure is.
+    pub label: String,
+    /// coresearch's value.
+    pub ours: Option<f64>,
+    /// Meilisearch's value.
+    pub theirs: Option<f64>,
+    /// Decimals printed.
+    pub decimals: usize,
+}
+
+/// A row of `label` with both values.
+pub fn row(
+    label: impl Into<String>,
     ours: Option<f64>,
     theirs: Option<f64>,
     decimals: usize,
-}
-
-fn row(label: impl Into<String>, ours: Option<f64>, theirs: Option<f64>, decimals: usize) -> Row {
+) -> Row {
     Row {
         label: label.into(),
         ours,
@@ -183,17 +194,11 @@ fn both<T>(
 }
 
 /// One figure of a load run.
-type Field = fn(&LoadFigures) -> Option<f64>;
+pub type Field = fn(&LoadFigures) -> Option<f64>;
 
-fn load_rows(
-    rows: &mut Vec<Row>,
-    title: &str,
-    ours: Option<&SideResults>,
-    theirs: Option<&SideResults>,
-    pick: impl Fn(&SideResults) -> Option<LoadFigures> + Copy,
-) {
-    let figure = |field: Field| both(ours, theirs, |side| pick(side).as_ref().and_then(field));
-    let lines: [(&str, Field, usize); 8] = [
+/// The figures of a load run a table shows: label, field, decimals.
+pub fn load_fields() -> [(&'static str, Field, usize); 8] {
+    [
         ("throughput (2xx answers/s)", |f| Some(f.throughput), 1),
         ("p50 latency (ms)", |f| f.p50_milliseconds, 3),
         ("p99 latency (ms)", |f| f.p99_milliseconds, 3),
@@ -206,8 +211,18 @@ fn load_rows(
         ("non-2xx answers", |f| Some(f.non_2xx as f64), 0),
         ("failed requests", |f| Some(f.errors as f64), 0),
         ("server cores used", |f| f.server_cores, 2),
-    ];
-    for (label, field, decimals) in lines {
+    ]
+}
+
+fn load_rows(
+    rows: &mut Vec<Row>,
+    title: &str,
+    ours: Option<&SideResults>,
+    theirs: Option<&SideResults>,
+    pick: impl Fn(&SideResults) -> Option<LoadFigures> + Copy,
+) {
+    let figure = |field: Field| both(ours, theirs, |side| pick(side).as_ref().and_then(field));
+    for (label, field, decimals) in load_fields() {
         let (our_value, their_value) = figure(field);
         rows.push(row(
             format!("{title}: {label}"),
@@ -301,24 +316,36 @@ pub fn render(
             .map_or_else(|| "not limited".to_string(), |cores| cores.to_string()),
         description.machine_cpus,
     );
-    let versions: Vec<String> = [ours, theirs]
-        .into_iter()
-        .flatten()
-        .map(|side| {
-            format!(
-                "{} {}",
-                side.name,
-                side.version.as_deref().unwrap_or("(unknown version)")
-            )
-        })
-        .collect();
-    let _ = writeln!(text, "Servers: {}.\n", versions.join(", "));
+    let versions = server_versions(
+        [ours, theirs]
+            .into_iter()
+            .flatten()
+            .map(|side| (side.name, side.version.as_deref())),
+    );
+    let _ = writeln!(text, "Servers: {versions}.\n");
+    write_rows(&mut text, &rows(description, ours, theirs));
+    if let Some(agreement) = agreement {
+        write_agreement(&mut text, agreement);
+    }
+    text
+}
+
+/// The servers' names and versions, as `coresearch 1.41.0, meilisearch 1.41.0`.
+pub fn server_versions<'a>(servers: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+    servers
+        .map(|(name, version)| format!("{name} {}", version.unwrap_or("(unknown version)")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `rows` as a markdown table: metric, coresearch, Meilisearch, and their ratio.
+pub fn write_rows(text: &mut String, rows: &[Row]) {
     let _ = writeln!(
         text,
         "| metric | coresearch | meilisearch | coresearch / meilisearch |"
     );
     let _ = writeln!(text, "|---|---:|---:|---:|");
-    for row in rows(description, ours, theirs) {
+    for row in rows {
         let _ = writeln!(
             text,
             "| {} | {} | {} | {} |",
@@ -328,10 +355,6 @@ pub fn render(
             format_ratio(row.ours, row.theirs)
         );
     }
-    if let Some(agreement) = agreement {
-        write_agreement(&mut text, agreement);
-    }
-    text
 }
 
 fn write_agreement(text: &mut String, agreement: &Agreement) {
