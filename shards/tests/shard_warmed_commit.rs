@@ -165,3 +165,45 @@ fn a_batch_applied_before_commits_nothing_and_warms_nothing() {
     assert!(!warmed);
     assert_eq!(hits(&shard, "bravo"), 0);
 }
+
+#[test]
+fn a_repack_keeps_the_caches_of_the_commit_before_and_a_batch_does_not() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    let documents: Vec<_> = (0..400)
+        .map(|id| json!({"id": id, "name": format!("word{id} shared")}))
+        .collect();
+    common::load(&shard, &documents);
+    assert_eq!(
+        hits(&shard, "shared"),
+        400,
+        "a search builds the dictionary"
+    );
+    let before = shard.database().stats().transaction_id;
+    shard
+        .repack(
+            shards::shard::Repack::Everything,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .expect("the repack runs");
+    assert!(
+        shard.database().stats().transaction_id > before,
+        "the repack committed"
+    );
+    let snapshot = shard.read().expect("a snapshot");
+    assert!(
+        snapshot.dictionary_is_built(),
+        "the repack's commit kept the caches"
+    );
+    drop(snapshot);
+    assert_eq!(hits(&shard, "shared"), 400);
+    let batch = prepared(&shard, 2, 1_000, "fresh");
+    batch.commit().expect("the batch commits");
+    let snapshot = shard.read().expect("a snapshot");
+    assert!(
+        !snapshot.dictionary_is_built(),
+        "a batch's commit starts afresh"
+    );
+    drop(snapshot);
+    assert_eq!(hits(&shard, "fresh"), 1);
+}

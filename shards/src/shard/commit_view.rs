@@ -14,7 +14,9 @@
 //! of the commit before (`frozen`), and every snapshot taken reads that one.
 //!
 //! Invariants: a [`CommitView`] describes exactly the commit whose transaction id it carries
-//! (commits are immutable, so a view never goes stale); [`CommitViews`] keeps the view of the
+//! (commits are immutable, so a view never goes stale); views of commits with equal states
+//! share their caches (a repack or a release of free space changes no entry, see
+//! [`CommitView::load_after`]); [`CommitViews`] keeps the view of the
 //! newest commit read so far; a snapshot of an older commit builds its own view and leaves the
 //! newer one in place; a frozen snapshot is held only between a batch's commit and the
 //! publication of its view (a [`Frozen`] guard thaws it whatever happens in between).
@@ -47,6 +49,13 @@ pub type FieldsMap = BTreeMap<String, u16>;
 pub struct CommitView {
     commit: u64,
     state: ShardState,
+    /// The analyzer and the caches: shared with the views of later commits that changed no
+    /// entry (see [`CommitViews::view`]).
+    shared: Arc<Shared>,
+}
+
+/// What the views of commits with the same entries share.
+struct Shared {
     analyzer: Analyzer,
     fields_map: OnceLock<Arc<FieldsMap>>,
     dictionary: OnceLock<Arc<Dictionary>>,
@@ -59,14 +68,10 @@ pub struct CommitView {
     facet_forms: FacetForms,
 }
 
-impl CommitView {
-    fn load(read: &ReadTransaction) -> ShardResult<CommitView> {
-        let state = ShardState::load_read(read)?;
-        let analyzer = Analyzer::new(&state.text_settings);
-        Ok(CommitView {
-            commit: read.transaction_id(),
-            state,
-            analyzer,
+impl Shared {
+    fn new(state: &ShardState) -> Shared {
+        Shared {
+            analyzer: Analyzer::new(&state.text_settings),
             fields_map: OnceLock::new(),
             dictionary: OnceLock::new(),
             synonyms: OnceLock::new(),
@@ -76,6 +81,36 @@ impl CommitView {
             range_unions: RangeUnions::default(),
             facet_columns: FacetColumns::default(),
             facet_forms: FacetForms::default(),
+        }
+    }
+}
+
+impl CommitView {
+    fn load(read: &ReadTransaction) -> ShardResult<CommitView> {
+        let state = ShardState::load_read(read)?;
+        Ok(CommitView {
+            commit: read.transaction_id(),
+            shared: Arc::new(Shared::new(&state)),
+            state,
+        })
+    }
+
+    /// The view of `read`'s commit, sharing the caches of `earlier` (an earlier commit's
+    /// view) when the two states are equal: a commit that changes an entry the caches read
+    /// always changes the state too (a batch records its uid and its documents, a settings
+    /// change its settings), so equal states mean the commits between only rewrote pages or
+    /// gave free ones back (a repack, a release of free space).
+    fn load_after(read: &ReadTransaction, earlier: &CommitView) -> ShardResult<CommitView> {
+        let state = ShardState::load_read(read)?;
+        let shared = if state == earlier.state {
+            Arc::clone(&earlier.shared)
+        } else {
+            Arc::new(Shared::new(&state))
+        };
+        Ok(CommitView {
+            commit: read.transaction_id(),
+            state,
+            shared,
         })
     }
 
@@ -90,64 +125,65 @@ impl CommitView {
 
     /// The analyzer of this commit's text settings.
     pub fn analyzer(&self) -> &Analyzer {
-        &self.analyzer
+        &self.shared.analyzer
     }
 
     /// The fields map, read from `read` (a transaction of this commit) on first use.
     pub fn fields_map(&self, read: &ReadTransaction) -> ShardResult<Arc<FieldsMap>> {
-        made_once(&self.fields_map, || read_fields_map(read))
+        made_once(&self.shared.fields_map, || read_fields_map(read))
     }
 
     /// The synonyms setting normalized by this commit's analyzer, made on first use.
     pub fn synonyms(&self) -> &Synonyms {
-        self.synonyms
-            .get_or_init(|| normalized_synonyms(&self.analyzer, &self.state.text_settings))
+        self.shared
+            .synonyms
+            .get_or_init(|| normalized_synonyms(&self.shared.analyzer, &self.state.text_settings))
     }
 
     /// The query words already derived against this commit's dictionary.
     pub fn derivations(&self) -> &DerivationMemo {
-        &self.derivations
+        &self.shared.derivations
     }
 
     /// The unions over prefix expansions computed on this commit.
     pub fn prefix_unions(&self) -> &PrefixUnions {
-        &self.prefix_unions
+        &self.shared.prefix_unions
     }
 
     /// The words of the prefixes read on this commit.
     pub fn prefix_words(&self) -> &PrefixWords {
-        &self.prefix_words
+        &self.shared.prefix_words
     }
 
     /// The unions over facet value ranges computed on this commit.
     pub fn range_unions(&self) -> &RangeUnions {
-        &self.range_unions
+        &self.shared.range_unions
     }
 
     /// The facet columns of the fields counted on this commit.
     pub fn facet_columns(&self) -> &FacetColumns {
-        &self.facet_columns
+        &self.shared.facet_columns
     }
 
     /// The facet search forms of facet values made on this commit.
     pub fn facet_forms(&self) -> &FacetForms {
-        &self.facet_forms
+        &self.shared.facet_forms
     }
 
     /// The word dictionary, built from `read` (a transaction of this commit) on first use.
     pub fn dictionary(&self, read: &ReadTransaction) -> ShardResult<Arc<Dictionary>> {
-        made_once(&self.dictionary, || build_dictionary(read))
+        made_once(&self.shared.dictionary, || build_dictionary(read))
     }
 
     /// The word dictionary, if a search or the warming built it already.
     pub fn built_dictionary(&self) -> Option<Arc<Dictionary>> {
-        self.dictionary.get().map(Arc::clone)
+        self.shared.dictionary.get().map(Arc::clone)
     }
 
     /// Gives the view its dictionary, made otherwise than from the tree (it must hold
     /// exactly this commit's `word_documents` keys); one built already stays.
     pub fn adopt_dictionary(&self, dictionary: Dictionary) {
-        self.dictionary.get_or_init(|| Arc::new(dictionary));
+        self.shared.dictionary.get_or_init(|| Arc::new(dictionary));
     }
 }
 
@@ -214,7 +250,11 @@ impl CommitViews {
                 return Ok(Arc::clone(view));
             }
         }
-        let view = Arc::new(CommitView::load(read)?);
+        let earlier = self.lock().clone();
+        let view = Arc::new(match earlier {
+            Some(earlier) if earlier.commit < commit => CommitView::load_after(read, &earlier)?,
+            _ => CommitView::load(read)?,
+        });
         let mut newest = self.lock();
         if newest.as_ref().is_none_or(|cached| cached.commit < commit) {
             *newest = Some(Arc::clone(&view));

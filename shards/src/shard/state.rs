@@ -24,7 +24,7 @@ use crate::vectors::VectorSettings;
 /// One past the largest internal document id.
 pub const DOCUMENT_ID_COUNT_MAX: u64 = 1 << 32;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ShardState {
     pub applied_batch: Option<u64>,
     pub next_id: u64,
