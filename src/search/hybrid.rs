@@ -43,6 +43,7 @@ pub async fn execute_hybrid(
     record: &IndexRecord,
     prepared: &PreparedSearch,
     semantic: &SemanticSearch,
+    pin_positions: &[u32],
 ) -> Result<SearchOutcome, ResponseError> {
     let vector = match query_vector(record, prepared, semantic).await? {
         Ok(vector) => vector,
@@ -68,7 +69,7 @@ pub async fn execute_hybrid(
     }
     let whole = whole_window(prepared);
     let keyword = execute_ranked(coordinator, record, &whole, None).await?;
-    if good_enough(&keyword, prepared, semantic.ratio) {
+    if good_enough(&keyword, prepared, semantic.ratio, pin_positions) {
         let mut outcome = cut_window(keyword, prepared);
         outcome.semantic_hit_count = Some(0);
         return Ok(outcome);
@@ -178,13 +179,22 @@ fn whole_window(prepared: &PreparedSearch) -> PreparedSearch {
     whole
 }
 
-/// Whether the keyword hits fill the window and all score well enough.
-fn good_enough(keyword: &SearchOutcome, prepared: &PreparedSearch, ratio: f32) -> bool {
-    keyword.hits.len() >= prepared.offset.saturating_add(prepared.limit)
-        && keyword
-            .hits
+/// Whether the keyword hits, with the pinned documents placed among them (they score 1, as
+/// in Meilisearch's keyword results), fill the window and all score well enough.
+fn good_enough(
+    keyword: &SearchOutcome,
+    prepared: &PreparedSearch,
+    ratio: f32,
+    pin_positions: &[u32],
+) -> bool {
+    let wanted = prepared.offset.saturating_add(prepared.limit);
+    let scores: Vec<f64> = keyword.hits.iter().map(|hit| hit.hit.score).collect();
+    let pins = pin_positions.iter().map(|position| (*position, 1.0)).collect();
+    let placed = super::pins::place_pins(pins, 0, wanted, scores);
+    placed.len() >= wanted
+        && placed
             .iter()
-            .all(|hit| hit.hit.score * f64::from(1.0 - ratio) >= GOOD_ENOUGH_SCORE)
+            .all(|score| score * f64::from(1.0 - ratio) >= GOOD_ENOUGH_SCORE)
 }
 
 /// `outcome`'s hits from `offset`, at most `limit` of them.
