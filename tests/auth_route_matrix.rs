@@ -668,7 +668,11 @@ fn a_key_restricted_to_some_indexes_never_creates_a_snapshot() {
 fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_actions() {
     let expected = [
         ("POST", "/dynamic-search-rules", "dynamicSearchRules.get"),
-        ("GET", "/dynamic-search-rules/{uid}", "dynamicSearchRules.get"),
+        (
+            "GET",
+            "/dynamic-search-rules/{uid}",
+            "dynamicSearchRules.get",
+        ),
         (
             "PATCH",
             "/dynamic-search-rules/{uid}",
@@ -702,7 +706,14 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
     let restricted = create_scoped_key(&server, &["*"], &["matrix-index"]);
     let family = create_scoped_key(&server, &["dynamicSearchRules.*"], &["*"]);
     let requests = [
-        ("PATCH", "/dynamic-search-rules/promo", Some(r#"{"actions": [{"selector": {"id": "1"}, "action": {"type": "pin", "position": 0}}]}"#), 201),
+        (
+            "PATCH",
+            "/dynamic-search-rules/promo",
+            Some(
+                r#"{"actions": [{"selector": {"id": "1"}, "action": {"type": "pin", "position": 0}}]}"#,
+            ),
+            201,
+        ),
         ("POST", "/dynamic-search-rules", Some("{}"), 200),
         ("GET", "/dynamic-search-rules/promo", None, 200),
         ("DELETE", "/dynamic-search-rules/promo", None, 204),
@@ -714,7 +725,12 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
         };
         assert_invalid_api_key(&send(&restricted), &format!("{method} {path} scoped"));
         let response = send(&family);
-        assert_eq!(response.status, status, "{method} {path}: {}", response.text());
+        assert_eq!(
+            response.status,
+            status,
+            "{method} {path}: {}",
+            response.text()
+        );
     }
     for action in ["dynamicSearchRules.get", "dynamicSearchRules.update"] {
         let body = json!({"actions": [action], "indexes": ["matrix-index"], "expiresAt": null});

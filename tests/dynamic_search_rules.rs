@@ -149,7 +149,12 @@ fn the_routes_are_gated_by_the_feature_after_the_body_and_path_are_checked() {
     let server = start();
     let gated = "Using the `/dynamic-search-rules` routes requires enabling the `dynamic search \
                  rules` experimental feature. See https://github.com/orgs/meilisearch/discussions/884";
-    assert_error(&list(&server, &json!({})), 400, "feature_not_enabled", gated);
+    assert_error(
+        &list(&server, &json!({})),
+        400,
+        "feature_not_enabled",
+        gated,
+    );
     let path = "/dynamic-search-rules/rule-a";
     assert_error(
         &server.send("GET", path, None),
@@ -270,7 +275,8 @@ fn rules_are_created_read_patched_listed_and_deleted() {
     // Defaults: active, no conditions, no description nor priority shown.
     let response = patch_rule(&server, "minimal", &json!({"actions": [pin("1", 0)]}));
     assert_eq!(response.status, 201);
-    let minimal = json!({"uid": "minimal", "active": true, "conditions": [], "actions": [pin("1", 0)]});
+    let minimal =
+        json!({"uid": "minimal", "active": true, "conditions": [], "actions": [pin("1", 0)]});
     assert_eq!(response.json(), minimal);
 
     // A patch changes only what it names; `null` resets; an empty body changes nothing.
@@ -319,7 +325,10 @@ fn rules_are_created_read_patched_listed_and_deleted() {
         (&page["offset"], &page["limit"], &page["total"]),
         (&json!(1), &json!(1), &json!(3))
     );
-    let promos = list(&server, &json!({"filter": {"attributePatterns": ["promo*", "*day"]}}));
+    let promos = list(
+        &server,
+        &json!({"filter": {"attributePatterns": ["promo*", "*day"]}}),
+    );
     assert_eq!(uids(&promos.json()), ["black-friday", "promo-off"]);
     let active = list(&server, &json!({"filter": {"active": true}})).json();
     assert_eq!(uids(&active), ["black-friday", "minimal"]);
@@ -329,7 +338,10 @@ fn rules_are_created_read_patched_listed_and_deleted() {
         &json!({"filter": {"attributePatterns": ["promo*"], "active": true}}),
     );
     assert_eq!(both.json()["total"], 0);
-    let exact = list(&server, &json!({"filter": {"attributePatterns": ["minimal"]}}));
+    let exact = list(
+        &server,
+        &json!({"filter": {"attributePatterns": ["minimal"]}}),
+    );
     assert_eq!(uids(&exact.json()), ["minimal"]);
 
     // Deletion.
@@ -349,7 +361,10 @@ fn rules_are_created_read_patched_listed_and_deleted() {
         "dynamic_search_rule_not_found",
         missing,
     );
-    assert_eq!(uids(&list(&server, &json!({})).json()), ["black-friday", "promo-off"]);
+    assert_eq!(
+        uids(&list(&server, &json!({})).json()),
+        ["black-friday", "promo-off"]
+    );
 }
 
 #[test]
@@ -563,7 +578,10 @@ fn a_rule_pins_documents_within_the_filter_whatever_the_query() {
         &json!({"q": "Batman Returns", "filter": "kind = keep", "showRankingScore": true,
                 "showRankingScoreDetails": true, "facets": ["color"]}),
     );
-    assert_eq!(hit_ids(&answer), ["pinned-miss", "organic-match", "second-match"]);
+    assert_eq!(
+        hit_ids(&answer),
+        ["pinned-miss", "organic-match", "second-match"]
+    );
     let pinned = &answer["hits"][0];
     assert_eq!(pinned["_rankingScore"], json!(1.0));
     assert_eq!(
@@ -579,7 +597,12 @@ fn a_rule_pins_documents_within_the_filter_whatever_the_query() {
     let answer = search(&server, "movies", &json!({"q": "batman returns"}));
     assert_eq!(
         hit_ids(&answer),
-        ["pinned-miss", "filtered-pin", "organic-match", "second-match"]
+        [
+            "pinned-miss",
+            "filtered-pin",
+            "organic-match",
+            "second-match"
+        ]
     );
     assert_eq!(answer["estimatedTotalHits"], 4);
     // Pages count the pins.
@@ -589,10 +612,16 @@ fn a_rule_pins_documents_within_the_filter_whatever_the_query() {
         &json!({"q": "Batman Returns", "filter": "kind = keep", "page": 2, "hitsPerPage": 2}),
     );
     assert_eq!(hit_ids(&page), ["second-match"]);
-    assert_eq!((page["totalHits"].clone(), page["totalPages"].clone()), (json!(3), json!(2)));
+    assert_eq!(
+        (page["totalHits"].clone(), page["totalPages"].clone()),
+        (json!(3), json!(2))
+    );
     // A query without the rule's text gets no pin.
     let answer = search(&server, "movies", &json!({"q": "Batman"}));
-    assert!(!hit_ids(&answer).contains(&"pinned-miss".to_owned()), "{answer}");
+    assert!(
+        !hit_ids(&answer).contains(&"pinned-miss".to_owned()),
+        "{answer}"
+    );
     // The feature off, the rule is kept but not applied.
     set_feature(&server, false);
     let answer = search(&server, "movies", &json!({"q": "Batman Returns"}));
@@ -606,7 +635,9 @@ fn late_pins_follow_the_ranked_hits_and_offsets_count_them() {
         &server,
         "POST",
         "/indexes/products/documents",
-        Some(&json!([{"id": "organic-1"}, {"id": "late-pin-1"}, {"id": "organic-2"}, {"id": "late-pin-2"}])),
+        Some(
+            &json!([{"id": "organic-1"}, {"id": "late-pin-1"}, {"id": "organic-2"}, {"id": "late-pin-2"}]),
+        ),
     );
     put_rule(
         &server,
@@ -616,7 +647,10 @@ fn late_pins_follow_the_ranked_hits_and_offsets_count_them() {
     let answer = search(&server, "products", &json!({"limit": 10}));
     let mut first = hit_ids(&answer);
     first[..2].sort();
-    assert_eq!(first, ["organic-1", "organic-2", "late-pin-1", "late-pin-2"]);
+    assert_eq!(
+        first,
+        ["organic-1", "organic-2", "late-pin-1", "late-pin-2"]
+    );
     assert_eq!(answer["estimatedTotalHits"], 4);
     let answer = search(&server, "products", &json!({"offset": 2, "limit": 2}));
     assert_eq!(hit_ids(&answer), ["late-pin-1", "late-pin-2"]);
@@ -674,7 +708,11 @@ fn priorities_decide_between_rules_and_inactive_or_unmatched_rules_pin_nothing()
     assert_eq!(hits[0], "other");
     assert_eq!(hits[3], "pinned-miss");
     // A rule without priority comes after every numbered one.
-    put_rule(&server, "b-high", &json!({"priority": null, "actions": [pin("filtered-pin", 0)]}));
+    put_rule(
+        &server,
+        "b-high",
+        &json!({"priority": null, "actions": [pin("filtered-pin", 0)]}),
+    );
     let hits = hit_ids(&search(&server, "movies", &query));
     assert_eq!(hits[..2], ["other", "filtered-pin"]);
 
@@ -697,7 +735,10 @@ fn priorities_decide_between_rules_and_inactive_or_unmatched_rules_pin_nothing()
     );
     let answer = search(&server, "movies", &query);
     assert!(!hit_ids(&answer).contains(&"other".to_owned()), "{answer}");
-    assert!(!hit_ids(&answer).contains(&"pinned-miss".to_owned()), "{answer}");
+    assert!(
+        !hit_ids(&answer).contains(&"pinned-miss".to_owned()),
+        "{answer}"
+    );
     // An open window and the right index pin again.
     put_rule(
         &server,
@@ -771,6 +812,19 @@ fn multi_search_and_federated_search_pin_documents() {
     let later = ids(&response.json()["hits"]);
     assert!(!later.contains(&"b2".to_owned()) && !later.contains(&"pinned-miss".to_owned()));
     assert_eq!(later.len(), 3, "{later:?}");
+    // Pins at one position go by index uid (Meilisearch groups local queries by index).
+    put_rule(
+        &server,
+        "movies-first",
+        &json!({"actions": [{"selector": {"indexUid": "movies", "id": "other"}, "action": {"type": "pin", "position": 0}}]}),
+    );
+    let response = server.send(
+        "POST",
+        "/multi-search",
+        Some(&json!({"federation": {"limit": 4}, "queries": queries})),
+    );
+    let hits = ids(&response.json()["hits"]);
+    assert_eq!(hits[..3], ["b2", "other", "pinned-miss"], "{hits:?}");
 }
 
 /// Starts a server on a new data directory in `scratch` from `argument` (`--import-dump` or

@@ -210,8 +210,13 @@ pub struct RulePatch {
 #[derive(Debug, Clone)]
 pub enum RuleChange {
     /// Creates rule `uid` from `patch`, or patches it.
-    Upsert { uid: String, patch: RulePatch },
-    Delete { uid: String },
+    Upsert {
+        uid: String,
+        patch: RulePatch,
+    },
+    Delete {
+        uid: String,
+    },
 }
 
 /// What a change did.
@@ -379,8 +384,9 @@ mod tests {
 
     #[test]
     fn condition_refusals_carry_meilisearch_codes_and_messages() {
-        let both = decode(json!({"conditions": [{"scope": "query", "isEmpty": false, "contains": "a"}]}))
-            .unwrap_err();
+        let both =
+            decode(json!({"conditions": [{"scope": "query", "isEmpty": false, "contains": "a"}]}))
+                .unwrap_err();
         assert_eq!(both.code, Code::BadRequest);
         assert_eq!(
             both.message,
@@ -401,11 +407,9 @@ mod tests {
         let bad_date =
             decode(json!({"conditions": [{"scope": "time", "start": "tomorrow"}]})).unwrap_err();
         assert_eq!(bad_date.code, Code::InvalidDynamicSearchRuleConditions);
-        assert!(
-            bad_date
-                .message
-                .starts_with("Invalid value at `.conditions[0].start`: `tomorrow` is not a valid date.")
-        );
+        assert!(bad_date.message.starts_with(
+            "Invalid value at `.conditions[0].start`: `tomorrow` is not a valid date."
+        ));
         let scope = decode(json!({"conditions": [{"scope": "weather"}]})).unwrap_err();
         assert_eq!(scope.code, Code::InvalidDynamicSearchRuleConditions);
     }
@@ -444,7 +448,10 @@ mod tests {
         );
         let patch = decode(json!({"actions": [pin("1", 0)], "priority": 3})).unwrap();
         let (rules, outcome) = apply_change(&rules, create(patch)).unwrap();
-        assert!(matches!(outcome, RuleOutcome::Upserted { created: true, .. }));
+        assert!(matches!(
+            outcome,
+            RuleOutcome::Upserted { created: true, .. }
+        ));
         let reset = decode(json!({"actions": null})).unwrap();
         let error = apply_change(&rules, create(reset)).unwrap_err();
         assert_eq!(

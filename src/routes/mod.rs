@@ -166,12 +166,8 @@ impl Router {
             | Endpoint::GetDynamicSearchRule
             | Endpoint::UpdateDynamicSearchRule
             | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
-            Endpoint::Export => export::export(services, &call.request).await,
-            Endpoint::CreateDump => dumps::create(services, &call.request).await,
-            Endpoint::CreateSnapshot => snapshots::create(services, &call.request).await,
-            Endpoint::StreamLogs => logs::stream(services, &call.request),
-            Endpoint::CancelLogStream => logs::cancel(services),
-            Endpoint::UpdateStderrLogs => logs::stderr(services, &call.request),
+            // Export, dumps, snapshots and the logs routes.
+            _ => dispatch_operations(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }
@@ -312,6 +308,24 @@ async fn dispatch_webhooks(
         Endpoint::GetWebhook => webhooks::get(services, &uuid),
         Endpoint::UpdateWebhook => webhooks::update(services, request, &uuid).await,
         Endpoint::DeleteWebhook => webhooks::delete(services, &uuid).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The instance's operations: export, dumps, snapshots and the logs routes.
+async fn dispatch_operations(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let request = &call.request;
+    match endpoint {
+        Endpoint::Export => export::export(services, request).await,
+        Endpoint::CreateDump => dumps::create(services, request).await,
+        Endpoint::CreateSnapshot => snapshots::create(services, request).await,
+        Endpoint::StreamLogs => logs::stream(services, request),
+        Endpoint::CancelLogStream => logs::cancel(services),
+        Endpoint::UpdateStderrLogs => logs::stderr(services, request),
         _ => Ok(Response::empty(404)),
     }
 }

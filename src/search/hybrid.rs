@@ -2,7 +2,8 @@
 //! `semanticRatio`, as Meilisearch fuses them.
 //!
 //! - A ratio of 1 ranks by similarity only; every hit counts as semantic.
-//! - Otherwise the keyword search runs first over `offset + limit` hits; when it fills the
+//! - Otherwise the keyword search runs first over `offset + limit` hits (less the places
+//!   documents pinned by dynamic search rules take, see [`super::pins`]); when it fills the
 //!   window with hits whose score, weighted by `1 - ratio`, is at least
 //!   [`GOOD_ENOUGH_SCORE`], its hits answer alone. Else both rankings' hits are merged by
 //!   their score weighted by their side's ratio (the semantic side first on a tie), each
@@ -67,7 +68,7 @@ pub async fn execute_hybrid(
         outcome.query_vector = Some(vector);
         return Ok(outcome);
     }
-    let whole = whole_window(prepared);
+    let whole = whole_window(prepared, pin_positions);
     let keyword = execute_ranked(coordinator, record, &whole, None).await?;
     if good_enough(&keyword, prepared, semantic.ratio, pin_positions) {
         let mut outcome = cut_window(keyword, prepared);
@@ -171,10 +172,13 @@ fn vector_query(
     }
 }
 
-/// `prepared` asking for its first `offset + limit` hits from the top.
-fn whole_window(prepared: &PreparedSearch) -> PreparedSearch {
+/// `prepared` asking each ranking for its first `offset + limit` hits from the top, less
+/// the places pinned documents take among them: as in Meilisearch, where each side's list
+/// holds the pins.
+fn whole_window(prepared: &PreparedSearch, pin_positions: &[u32]) -> PreparedSearch {
     let mut whole = prepared.clone();
-    whole.limit = prepared.offset.saturating_add(prepared.limit);
+    let wanted = prepared.offset.saturating_add(prepared.limit);
+    whole.limit = super::pins::ranked_places(pin_positions, wanted);
     whole.offset = 0;
     whole
 }
@@ -189,7 +193,10 @@ fn good_enough(
 ) -> bool {
     let wanted = prepared.offset.saturating_add(prepared.limit);
     let scores: Vec<f64> = keyword.hits.iter().map(|hit| hit.hit.score).collect();
-    let pins = pin_positions.iter().map(|position| (*position, 1.0)).collect();
+    let pins = pin_positions
+        .iter()
+        .map(|position| (*position, 1.0))
+        .collect();
     let placed = super::pins::place_pins(pins, 0, wanted, scores);
     placed.len() >= wanted
         && placed

@@ -1025,7 +1025,10 @@ fn merged_hits(
     let wanted = window.offset.saturating_add(window.limit);
     let mut lists = local_lists(runs, wanted, window.distinct);
     lists.extend(remotes.iter().map(|result| {
-        let ranked = result.hits.iter().filter(|hit| hit.pinned_position.is_none());
+        let ranked = result
+            .hits
+            .iter()
+            .filter(|hit| hit.pinned_position.is_none());
         ranked.map(WeightedHit::remote).collect()
     }));
     let pins = pinned_hits(runs, remotes);
@@ -1073,18 +1076,26 @@ fn merged_hits(
     (hits, semantic_hits)
 }
 
-/// The hits dynamic search rules pinned, of the local queries (in query order) then of the
-/// remotes, each with its position, in placing order (by position; the order they came in
-/// between equal positions), as Meilisearch places them over the federated list.
-fn pinned_hits<'a>(runs: &'a [RunQuery], remotes: &'a [RemoteResult]) -> Vec<(u32, WeightedHit<'a>)> {
-    let mut pins = Vec::new();
+/// The hits dynamic search rules pinned, each with its position, in placing order, as
+/// Meilisearch places them over the federated list: by position, then the local ones by
+/// index uid and query order, then the remotes' in their order.
+fn pinned_hits<'a>(
+    runs: &'a [RunQuery],
+    remotes: &'a [RemoteResult],
+) -> Vec<(u32, WeightedHit<'a>)> {
+    let mut local = Vec::new();
     for (run, query) in runs.iter().enumerate() {
         for hit in &query.outcome.hits {
             if let Some(position) = pinned_position(&hit.hit) {
-                pins.push((position, WeightedHit::local(runs, run, hit)));
+                local.push((position, query.record.uid.as_str(), run, hit));
             }
         }
     }
+    local.sort_by_key(|(position, uid, run, _)| (*position, *uid, *run));
+    let mut pins: Vec<(u32, WeightedHit<'a>)> = local
+        .into_iter()
+        .map(|(position, _, run, hit)| (position, WeightedHit::local(runs, run, hit)))
+        .collect();
     for hit in remotes.iter().flat_map(|result| &result.hits) {
         if let Some(position) = hit.pinned_position {
             pins.push((position, WeightedHit::remote(hit)));

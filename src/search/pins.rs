@@ -195,6 +195,22 @@ pub fn place_pins<T>(pinned: Vec<(u32, T)>, skip: usize, take: usize, organic: V
     placed
 }
 
+/// How many of the first `wanted` places of a list go to ranked hits when pins take their
+/// places at `pin_positions` (ranked hits being plenty).
+pub fn ranked_places(pin_positions: &[u32], wanted: usize) -> usize {
+    if pin_positions.is_empty() {
+        return wanted;
+    }
+    let pins = pin_positions
+        .iter()
+        .map(|position| (*position, false))
+        .collect();
+    place_pins(pins, 0, wanted, vec![true; wanted])
+        .into_iter()
+        .filter(|ranked| *ranked)
+        .count()
+}
+
 /// Runs `prepared`, whose rules pin documents: the pinned documents the filter selects,
 /// then the ranking without them for the first `offset + limit` hits, then the window with
 /// the pins placed (see the module documentation).
@@ -319,7 +335,14 @@ mod tests {
             place_pins(vec![(0, "x"), (2, "y")], 1, 3, many),
             ["a", "y", "b"]
         );
-        assert_eq!(place_pins(Vec::<(u32, &str)>::new(), 1, 1, vec!["a", "b"]), ["b"]);
+        assert_eq!(
+            place_pins(Vec::<(u32, &str)>::new(), 1, 1, vec!["a", "b"]),
+            ["b"]
+        );
+        assert_eq!(ranked_places(&[0, 1, 9], 3), 1);
+        assert_eq!(ranked_places(&[0, 0], 3), 1);
+        assert_eq!(ranked_places(&[5], 3), 3);
+        assert_eq!(ranked_places(&[], 3), 3);
     }
 
     #[test]
@@ -345,7 +368,10 @@ mod tests {
              "actions": [pin("p", 2)]},
         ]));
         assert_eq!(ids(&resolve_pins(&rules, None, "movies", now)), [("e", 0)]);
-        assert_eq!(ids(&resolve_pins(&rules, Some("  "), "movies", now)), [("e", 0)]);
+        assert_eq!(
+            ids(&resolve_pins(&rules, Some("  "), "movies", now)),
+            [("e", 0)]
+        );
         assert_eq!(
             ids(&resolve_pins(&rules, Some("Batman Returns"), "movies", now)),
             [("c", 1)]

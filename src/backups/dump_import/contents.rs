@@ -185,7 +185,9 @@ fn read_dynamic_search_rules(root: &Path) -> Result<DynamicSearchRules, String> 
     for entry in entries {
         let entry = entry.map_err(|error| format!("{}: {error}", display(root, &directory)))?;
         let path = entry.path();
-        let is_json = path.extension().is_some_and(|extension| extension == "json");
+        let is_json = path
+            .extension()
+            .is_some_and(|extension| extension == "json");
         if !is_json || !path.is_file() {
             continue;
         }
