@@ -1011,7 +1011,9 @@ fn local_lists(runs: &[RunQuery], wanted: usize, distinct: bool) -> Vec<Vec<Weig
 /// remote's list (already merged by the remote) merged by comparing their heads' weighted
 /// values rule group by rule group, sort values in between, ties to the earlier query; cut
 /// to the window. Federation `distinct` applies within each index here and within each
-/// remote there, not between a remote's hits and this instance's.
+/// remote there, not between a remote's hits and this instance's. Pinned hits (of dynamic
+/// search rules, here or at a remote) stay out of the merge and are placed over the merged
+/// list at their positions ([`place_pins`]).
 fn merged_hits(
     runs: &[RunQuery],
     remotes: &[RemoteResult],

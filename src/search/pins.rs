@@ -20,8 +20,17 @@
 //! their `_rankingScore` is 1 and their `_rankingScoreDetails` are `{"pin": {"order": 0,
 //! "position": p}}`; neither `rankingScoreThreshold` nor `distinct` removes them.
 //!
+//! In a federated search each query places its index's pins in its own list; the merge then
+//! takes them out again and places them over the federated list (by position, then index
+//! uid and query order, then the remotes', whose hits carry `_federation.pinnedPosition`).
+//!
 //! Invariant: one search asks the shards for its pinned documents once; they are never
 //! among the ranked hits, so no document appears twice.
+//!
+//! Known difference: with a distinct attribute and an exhaustive count (`page` or
+//! `hitsPerPage`), Meilisearch runs distinct once more over the ranked matches and the pins
+//! together, so a pin sharing its distinct value with a match (or another pin) is not counted
+//! in `totalHits` and the facets; here every pin counts.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
