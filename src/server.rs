@@ -406,6 +406,9 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
         keys: settings.keys.clone(),
         key_store,
         webhooks: settings.webhooks.clone(),
+        dynamic_search_rules: Arc::new(crate::control::dynamic_search_rules::load_rules(
+            &settings.data_directory,
+        )?),
         network: settings.network.clone(),
     })
 }
@@ -443,7 +446,10 @@ async fn join_data_mesh(
     let data_directory = data_directory.to_path_buf();
     let catalog = catalog.clone();
     let control = control.clone();
+    let rules_control = control.clone();
     let network: crate::coordinator::NetworkSource = Box::new(move || control.network());
+    let rules: crate::coordinator::RulesSource =
+        Box::new(move || rules_control.dynamic_search_rules());
     CoreMesh::join(setup, move |mesh| {
         Rc::new(Coordinator::new(
             mesh,
@@ -451,6 +457,7 @@ async fn join_data_mesh(
             data_directory,
             catalog,
             network,
+            rules,
         ))
     })
     .await

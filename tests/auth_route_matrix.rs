@@ -659,3 +659,86 @@ fn a_key_restricted_to_some_indexes_never_creates_a_snapshot() {
     };
     assert_only_unrestricted_keys_reach(&server, &route);
 }
+
+/// The `/dynamic-search-rules` routes are in the table, each guarded by its action, and are
+/// instance-wide: a key restricted to some indexes (even one holding `*`) is refused on every
+/// one of them, a `dynamicSearchRules.*` key over every index reaches them all, and a
+/// restricted key cannot be given their actions.
+#[test]
+fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_actions() {
+    let expected = [
+        ("POST", "/dynamic-search-rules", "dynamicSearchRules.get"),
+        (
+            "GET",
+            "/dynamic-search-rules/{uid}",
+            "dynamicSearchRules.get",
+        ),
+        (
+            "PATCH",
+            "/dynamic-search-rules/{uid}",
+            "dynamicSearchRules.update",
+        ),
+        (
+            "DELETE",
+            "/dynamic-search-rules/{uid}",
+            "dynamicSearchRules.delete",
+        ),
+    ];
+    for (method, pattern, action) in expected {
+        let route = ROUTES
+            .iter()
+            .find(|route| route.method.as_str() == method && route.pattern == pattern)
+            .unwrap_or_else(|| panic!("{method} {pattern} is in the route table"));
+        assert_eq!(
+            route.action.map(Action::wire_name),
+            Some(action),
+            "{method} {pattern}"
+        );
+    }
+    let server = start();
+    let enabled = server.raw(&json_request(
+        "PATCH",
+        "/experimental-features",
+        Some(MASTER_KEY),
+        r#"{"dynamicSearchRules": true}"#,
+    ));
+    assert_eq!(enabled.status, 200, "{}", enabled.text());
+    let restricted = create_scoped_key(&server, &["*"], &["matrix-index"]);
+    let family = create_scoped_key(&server, &["dynamicSearchRules.*"], &["*"]);
+    let requests = [
+        (
+            "PATCH",
+            "/dynamic-search-rules/promo",
+            Some(
+                r#"{"actions": [{"selector": {"id": "1"}, "action": {"type": "pin", "position": 0}}]}"#,
+            ),
+            201,
+        ),
+        ("POST", "/dynamic-search-rules", Some("{}"), 200),
+        ("GET", "/dynamic-search-rules/promo", None, 200),
+        ("DELETE", "/dynamic-search-rules/promo", None, 204),
+    ];
+    for (method, path, body, status) in requests {
+        let send = |key: &str| match body {
+            Some(body) => server.raw(&json_request(method, path, Some(key), body)),
+            None => server.raw(&request(method, path, Some(key))),
+        };
+        assert_invalid_api_key(&send(&restricted), &format!("{method} {path} scoped"));
+        let response = send(&family);
+        assert_eq!(
+            response.status,
+            status,
+            "{method} {path}: {}",
+            response.text()
+        );
+    }
+    for action in ["dynamicSearchRules.get", "dynamicSearchRules.update"] {
+        let body = json!({"actions": [action], "indexes": ["matrix-index"], "expiresAt": null});
+        let response = server.send("POST", "/keys", Some(&body));
+        assert_eq!(response.status, 400, "{action}: {}", response.text());
+        assert_eq!(
+            response.json()["code"],
+            "index_scoped_api_key_with_global_action"
+        );
+    }
+}

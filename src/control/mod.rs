@@ -1,8 +1,8 @@
 //! The control plane: read-mostly state owned by the control core (core 0) and replicated
 //! to every core, so requests are answered locally without a hop.
 //!
-//! It holds the experimental features, the API keys, the webhooks and the network; the
-//! catalog has its own replica (`coordinator::catalog`).
+//! It holds the experimental features, the API keys, the webhooks, the dynamic search rules
+//! and the network; the catalog has its own replica (`coordinator::catalog`).
 //!
 //! Invariants:
 //! - only core 0 changes the state: other cores send it a typed request (one type per
@@ -14,6 +14,8 @@
 //! - changes are applied one at a time (a single-permit semaphore on core 0), so two
 //!   concurrent patches never lose one another.
 
+mod dynamic_search_rule_changes;
+pub mod dynamic_search_rules;
 pub mod features;
 mod network_changes;
 pub mod webhook_body;
@@ -44,6 +46,7 @@ pub enum ControlBroadcast {
     Features(RuntimeFeatures),
     Keys(Arc<KeySet>),
     Webhooks(Arc<webhooks::Webhooks>),
+    DynamicSearchRules(Arc<dynamic_search_rules::DynamicSearchRules>),
     Network(Arc<crate::network::Network>),
 }
 
@@ -66,6 +69,8 @@ pub struct ControlPlane {
     key_store: RefCell<Option<KeyStore>>,
     /// Every webhook: the command line's and the registered ones.
     webhooks: RefCell<Arc<webhooks::Webhooks>>,
+    /// The dynamic search rules, by uid.
+    dynamic_search_rules: RefCell<Arc<dynamic_search_rules::DynamicSearchRules>>,
     /// The network of instances, as `/network` set it.
     network: RefCell<Arc<crate::network::Network>>,
 }
@@ -79,6 +84,7 @@ pub struct ControlState {
     /// The key store, given to the control core only.
     pub key_store: Option<KeyStore>,
     pub webhooks: Arc<webhooks::Webhooks>,
+    pub dynamic_search_rules: Arc<dynamic_search_rules::DynamicSearchRules>,
     pub network: Arc<crate::network::Network>,
 }
 
@@ -95,6 +101,7 @@ impl ControlPlane {
             keys: RefCell::new(state.keys),
             key_store: RefCell::new(state.key_store),
             webhooks: RefCell::new(state.webhooks),
+            dynamic_search_rules: RefCell::new(state.dynamic_search_rules),
             network: RefCell::new(state.network),
         }
     }
@@ -148,6 +155,9 @@ impl ControlPlane {
             }
             ControlBroadcast::Keys(keys) => *self.keys.borrow_mut() = keys,
             ControlBroadcast::Webhooks(webhooks) => *self.webhooks.borrow_mut() = webhooks,
+            ControlBroadcast::DynamicSearchRules(rules) => {
+                *self.dynamic_search_rules.borrow_mut() = rules;
+            }
             ControlBroadcast::Network(network) => *self.network.borrow_mut() = network,
         }
     }

@@ -47,6 +47,10 @@ pub type DataMesh = CoreMesh<Invocation, (), ()>;
 /// Reads this core's replica of the network (the control plane owns it).
 pub type NetworkSource = Box<dyn Fn() -> Arc<Network>>;
 
+/// Where a core reads the dynamic search rules as they are now (its control plane's replica).
+pub type RulesSource =
+    Box<dyn Fn() -> Arc<crate::control::dynamic_search_rules::DynamicSearchRules>>;
+
 /// One core's coordinator.
 pub struct Coordinator {
     mesh: Rc<DataMesh>,
@@ -56,6 +60,7 @@ pub struct Coordinator {
     /// Write requests for this core's shards being run (the core's write queue depth).
     writes_in_flight: Cell<u64>,
     network: NetworkSource,
+    rules: RulesSource,
 }
 
 impl Coordinator {
@@ -65,6 +70,7 @@ impl Coordinator {
         data_directory: PathBuf,
         catalog: Arc<Catalog>,
         network: NetworkSource,
+        rules: RulesSource,
     ) -> Coordinator {
         Coordinator {
             mesh,
@@ -73,7 +79,15 @@ impl Coordinator {
             catalog: RefCell::new(catalog),
             writes_in_flight: Cell::new(0),
             network,
+            rules,
         }
+    }
+
+    /// This core's replica of the dynamic search rules, as it is now.
+    pub fn dynamic_search_rules(
+        &self,
+    ) -> Arc<crate::control::dynamic_search_rules::DynamicSearchRules> {
+        (self.rules)()
     }
 
     /// This core's replica of the network, as it is now.

@@ -41,6 +41,7 @@ pub mod facet_search;
 pub mod maintenance;
 pub mod memory;
 pub mod network_transfer;
+pub mod pinned;
 pub mod protocol;
 pub mod read_documents;
 pub mod reembed;

@@ -34,6 +34,10 @@ pub struct ShardSearchRequest {
     pub vector: Option<VectorQuery>,
     /// Attach each hit's embeddings (`retrieveVectors`).
     pub retrieve_vectors: bool,
+    /// The external ids of the documents dynamic search rules pin (see
+    /// [`super::pinned`]): left out of the ranking's universe, and counted as matches where
+    /// several queries are counted together.
+    pub pinned_documents: Option<std::sync::Arc<Vec<String>>>,
 }
 
 /// A hit with its document.
@@ -234,6 +238,7 @@ fn counted_by_any(
             Some(narrowing) => snapshot.narrowed(narrowing).map_err(shard_error)?,
             None => matching_documents(snapshot, &query.request)?,
         };
+        union |= super::pinned::pinned_matches(snapshot, &query.request)?;
     }
     Ok(union)
 }
@@ -257,7 +262,8 @@ impl super::protocol::ShardRequest for ShardSearchRequest {
 
 shard_reads!(FacetsOfQueries, TermCounts, MatchCountOfQueries);
 
-/// The request's query with its filter resolved into candidates on `snapshot`.
+/// The request's query with its filter resolved into candidates on `snapshot`, its pinned
+/// documents left out of them.
 pub fn resolved_query(
     snapshot: &ShardSnapshot,
     request: &ShardSearchRequest,
@@ -265,6 +271,14 @@ pub fn resolved_query(
     let mut query = request.query.clone();
     if let Some(filter) = &request.filter {
         query.candidates = Some(filter_ids(snapshot, filter, Code::InvalidSearchFilter)?);
+    }
+    let pinned = super::pinned::pinned_ids(snapshot, request)?;
+    if !pinned.is_empty() {
+        let universe = query
+            .candidates
+            .take()
+            .unwrap_or_else(|| snapshot.document_ids().clone());
+        query.candidates = Some(universe - pinned);
     }
     Ok(query)
 }

@@ -125,6 +125,7 @@ mod tests {
             facets: None,
             vector: None,
             retrieve_vectors: false,
+            pinned_documents: None,
         }
     }
 

@@ -6,6 +6,7 @@ pub mod authorize;
 pub mod body;
 pub mod documents;
 pub mod dumps;
+pub mod dynamic_search_rules;
 pub mod export;
 pub mod features;
 pub mod fields;
@@ -161,12 +162,12 @@ impl Router {
             | Endpoint::GetWebhook
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
-            Endpoint::Export => export::export(services, &call.request).await,
-            Endpoint::CreateDump => dumps::create(services, &call.request).await,
-            Endpoint::CreateSnapshot => snapshots::create(services, &call.request).await,
-            Endpoint::StreamLogs => logs::stream(services, &call.request),
-            Endpoint::CancelLogStream => logs::cancel(services),
-            Endpoint::UpdateStderrLogs => logs::stderr(services, &call.request),
+            Endpoint::ListDynamicSearchRules
+            | Endpoint::GetDynamicSearchRule
+            | Endpoint::UpdateDynamicSearchRule
+            | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
+            // Export, dumps, snapshots and the logs routes.
+            _ => dispatch_operations(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }
@@ -307,6 +308,43 @@ async fn dispatch_webhooks(
         Endpoint::GetWebhook => webhooks::get(services, &uuid),
         Endpoint::UpdateWebhook => webhooks::update(services, request, &uuid).await,
         Endpoint::DeleteWebhook => webhooks::delete(services, &uuid).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The instance's operations: export, dumps, snapshots and the logs routes.
+async fn dispatch_operations(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let request = &call.request;
+    match endpoint {
+        Endpoint::Export => export::export(services, request).await,
+        Endpoint::CreateDump => dumps::create(services, request).await,
+        Endpoint::CreateSnapshot => snapshots::create(services, request).await,
+        Endpoint::StreamLogs => logs::stream(services, request),
+        Endpoint::CancelLogStream => logs::cancel(services),
+        Endpoint::UpdateStderrLogs => logs::stderr(services, request),
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The dynamic search rule routes.
+async fn dispatch_rules(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let uid = call.parameter("uid");
+    let request = &call.request;
+    match endpoint {
+        Endpoint::ListDynamicSearchRules => dynamic_search_rules::list(services, request),
+        Endpoint::GetDynamicSearchRule => dynamic_search_rules::get(services, &uid),
+        Endpoint::UpdateDynamicSearchRule => {
+            dynamic_search_rules::update(services, request, &uid).await
+        }
+        Endpoint::DeleteDynamicSearchRule => dynamic_search_rules::delete(services, &uid).await,
         _ => Ok(Response::empty(404)),
     }
 }

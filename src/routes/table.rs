@@ -80,6 +80,10 @@ pub enum Endpoint {
     StreamLogs,
     CancelLogStream,
     UpdateStderrLogs,
+    ListDynamicSearchRules,
+    GetDynamicSearchRule,
+    UpdateDynamicSearchRule,
+    DeleteDynamicSearchRule,
 }
 
 /// One row of the table.
@@ -485,6 +489,30 @@ pub static ROUTES: &[Route] = &[
         pattern: "/logs/stderr",
         action: Some(Action::MetricsGet),
         endpoint: Endpoint::UpdateStderrLogs,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dynamic-search-rules",
+        action: Some(Action::DynamicSearchRulesGet),
+        endpoint: Endpoint::ListDynamicSearchRules,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dynamic-search-rules/{uid}",
+        action: Some(Action::DynamicSearchRulesGet),
+        endpoint: Endpoint::GetDynamicSearchRule,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/dynamic-search-rules/{uid}",
+        action: Some(Action::DynamicSearchRulesUpdate),
+        endpoint: Endpoint::UpdateDynamicSearchRule,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/dynamic-search-rules/{uid}",
+        action: Some(Action::DynamicSearchRulesDelete),
+        endpoint: Endpoint::DeleteDynamicSearchRule,
     },
 ];
 

@@ -64,6 +64,7 @@ pub fn shard_request(prepared: &PreparedSearch) -> ShardSearchRequest {
         facets: prepared.body.facets.clone(),
         vector: None,
         retrieve_vectors: prepared.body.retrieve_vectors,
+        pinned_documents: prepared.pinned_documents.clone(),
     }
 }
 
@@ -98,15 +99,31 @@ pub fn canonical_locales(locales: &[Locale]) -> Vec<String> {
 }
 
 /// Runs `prepared` on every shard of `record` and merges the answers: a keyword search, or
-/// a semantic or hybrid one ([`super::hybrid`]).
+/// a semantic or hybrid one ([`super::hybrid`]), with the documents dynamic search rules pin
+/// placed among the ranked hits ([`super::pins`]).
 pub async fn execute(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
     prepared: &PreparedSearch,
 ) -> Result<SearchOutcome, ResponseError> {
+    if !prepared.pins.is_empty() {
+        return super::pins::execute_pinned(coordinator, record, prepared).await;
+    }
+    execute_organic(coordinator, record, prepared, &[]).await
+}
+
+/// Runs the ranking of `prepared` (what pins are placed among); `pin_positions` are the
+/// places pinned documents will take, which a hybrid search counts among its keyword hits.
+pub async fn execute_organic(
+    coordinator: &Rc<Coordinator>,
+    record: &IndexRecord,
+    prepared: &PreparedSearch,
+    pin_positions: &[u32],
+) -> Result<SearchOutcome, ResponseError> {
     let outcome = match &prepared.semantic {
         Some(semantic) => {
-            super::hybrid::execute_hybrid(coordinator, record, prepared, semantic).await
+            super::hybrid::execute_hybrid(coordinator, record, prepared, semantic, pin_positions)
+                .await
         }
         None => execute_ranked(coordinator, record, prepared, None).await,
     };

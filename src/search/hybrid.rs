@@ -2,7 +2,8 @@
 //! `semanticRatio`, as Meilisearch fuses them.
 //!
 //! - A ratio of 1 ranks by similarity only; every hit counts as semantic.
-//! - Otherwise the keyword search runs first over `offset + limit` hits; when it fills the
+//! - Otherwise the keyword search runs first over `offset + limit` hits (less the places
+//!   documents pinned by dynamic search rules take, see [`super::pins`]); when it fills the
 //!   window with hits whose score, weighted by `1 - ratio`, is at least
 //!   [`GOOD_ENOUGH_SCORE`], its hits answer alone. Else both rankings' hits are merged by
 //!   their score weighted by their side's ratio (the semantic side first on a tie), each
@@ -43,6 +44,7 @@ pub async fn execute_hybrid(
     record: &IndexRecord,
     prepared: &PreparedSearch,
     semantic: &SemanticSearch,
+    pin_positions: &[u32],
 ) -> Result<SearchOutcome, ResponseError> {
     let vector = match query_vector(record, prepared, semantic).await? {
         Ok(vector) => vector,
@@ -66,9 +68,9 @@ pub async fn execute_hybrid(
         outcome.query_vector = Some(vector);
         return Ok(outcome);
     }
-    let whole = whole_window(prepared);
+    let whole = whole_window(prepared, pin_positions);
     let keyword = execute_ranked(coordinator, record, &whole, None).await?;
-    if good_enough(&keyword, prepared, semantic.ratio) {
+    if good_enough(&keyword, prepared, semantic.ratio, pin_positions) {
         let mut outcome = cut_window(keyword, prepared);
         outcome.semantic_hit_count = Some(0);
         return Ok(outcome);
@@ -170,21 +172,36 @@ fn vector_query(
     }
 }
 
-/// `prepared` asking for its first `offset + limit` hits from the top.
-fn whole_window(prepared: &PreparedSearch) -> PreparedSearch {
+/// `prepared` asking each ranking for its first `offset + limit` hits from the top, less
+/// the places pinned documents take among them: as in Meilisearch, where each side's list
+/// holds the pins.
+fn whole_window(prepared: &PreparedSearch, pin_positions: &[u32]) -> PreparedSearch {
     let mut whole = prepared.clone();
-    whole.limit = prepared.offset.saturating_add(prepared.limit);
+    let wanted = prepared.offset.saturating_add(prepared.limit);
+    whole.limit = super::pins::ranked_places(pin_positions, wanted);
     whole.offset = 0;
     whole
 }
 
-/// Whether the keyword hits fill the window and all score well enough.
-fn good_enough(keyword: &SearchOutcome, prepared: &PreparedSearch, ratio: f32) -> bool {
-    keyword.hits.len() >= prepared.offset.saturating_add(prepared.limit)
-        && keyword
-            .hits
+/// Whether the keyword hits, with the pinned documents placed among them (they score 1, as
+/// in Meilisearch's keyword results), fill the window and all score well enough.
+fn good_enough(
+    keyword: &SearchOutcome,
+    prepared: &PreparedSearch,
+    ratio: f32,
+    pin_positions: &[u32],
+) -> bool {
+    let wanted = prepared.offset.saturating_add(prepared.limit);
+    let scores: Vec<f64> = keyword.hits.iter().map(|hit| hit.hit.score).collect();
+    let pins = pin_positions
+        .iter()
+        .map(|position| (*position, 1.0))
+        .collect();
+    let placed = super::pins::place_pins(pins, 0, wanted, scores);
+    placed.len() >= wanted
+        && placed
             .iter()
-            .all(|hit| hit.hit.score * f64::from(1.0 - ratio) >= GOOD_ENOUGH_SCORE)
+            .all(|score| score * f64::from(1.0 - ratio) >= GOOD_ENOUGH_SCORE)
 }
 
 /// `outcome`'s hits from `offset`, at most `limit` of them.

@@ -23,6 +23,7 @@ pub mod hydration;
 pub mod multi;
 pub mod network_search;
 pub mod parameters;
+pub mod pins;
 pub mod prepare;
 pub mod queue;
 pub mod remote;

@@ -44,6 +44,7 @@ use crate::host::search::{CountedQuery, FacetsOfQueries, MatchCountOfQueries, Sh
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
 use super::parameters::{PersonalizeParameter, SEARCH_LIMIT_DEFAULT, SearchBody, decode_at};
+use super::pins::{pinned_position, place_pins};
 use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
 use super::remote::{self, NetworkContext, RemoteHit, RemoteQueries, RemoteResult};
 use super::response::HitWriter;
@@ -778,8 +779,9 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let prepared = prepare(&record, body, features, coordinator.filter_shards())
+    let mut prepared = prepare(&record, body, features, coordinator.filter_shards())
         .map_err(|error| inside_query(position, error))?;
+    super::pins::attach_pins(coordinator, features, &query.index_uid, &mut prepared);
     let outcome = execute(coordinator, &record, &prepared)
         .await
         .map_err(|error| inside_query(position, error))?;
@@ -865,6 +867,11 @@ impl HitMarks {
                 remote::score_values_json(&hit.values),
             );
             federation.insert(remote::EXTRA_DOCUMENT.to_owned(), json!({}));
+            if let HitSource::Local { hit, .. } = hit.source
+                && let Some(position) = pinned_position(&hit.hit)
+            {
+                federation.insert(remote::PINNED_POSITION.to_owned(), json!(position));
+            }
         }
         Value::Object(federation)
     }
@@ -973,7 +980,9 @@ fn local_lists(runs: &[RunQuery], wanted: usize, distinct: bool) -> Vec<Vec<Weig
                 .filter(|run| runs[*run].record.uid == *uid)
                 .map(|run| {
                     let hits = runs[run].outcome.hits.iter();
-                    hits.map(|hit| WeightedHit::local(runs, run, hit)).collect()
+                    hits.filter(|hit| pinned_position(&hit.hit).is_none())
+                        .map(|hit| WeightedHit::local(runs, run, hit))
+                        .collect()
                 })
                 .collect();
             let mut seen: HashSet<u32> = HashSet::new();
@@ -1002,7 +1011,9 @@ fn local_lists(runs: &[RunQuery], wanted: usize, distinct: bool) -> Vec<Vec<Weig
 /// remote's list (already merged by the remote) merged by comparing their heads' weighted
 /// values rule group by rule group, sort values in between, ties to the earlier query; cut
 /// to the window. Federation `distinct` applies within each index here and within each
-/// remote there, not between a remote's hits and this instance's.
+/// remote there, not between a remote's hits and this instance's. Pinned hits (of dynamic
+/// search rules, here or at a remote) stay out of the merge and are placed over the merged
+/// list at their positions ([`place_pins`]).
 fn merged_hits(
     runs: &[RunQuery],
     remotes: &[RemoteResult],
@@ -1015,22 +1026,43 @@ fn merged_hits(
         .collect();
     let wanted = window.offset.saturating_add(window.limit);
     let mut lists = local_lists(runs, wanted, window.distinct);
-    lists.extend(
-        remotes
+    lists.extend(remotes.iter().map(|result| {
+        let ranked = result
+            .hits
             .iter()
-            .map(|result| result.hits.iter().map(WeightedHit::remote).collect()),
-    );
+            .filter(|hit| hit.pinned_position.is_none());
+        ranked.map(WeightedHit::remote).collect()
+    }));
+    let pins = pinned_hits(runs, remotes);
+    let merged = merge_heads(lists);
+    // As Meilisearch counts them: the ranked hits of the window, or with pins, every ranked
+    // hit up to the window's end (among which the pins are then placed).
+    let ranked: Vec<WeightedHit<'_>> = if pins.is_empty() {
+        merged
+            .into_iter()
+            .skip(window.offset)
+            .take(window.limit)
+            .collect()
+    } else {
+        merged.into_iter().take(wanted).collect()
+    };
+    let semantic_hits = ranked
+        .iter()
+        .filter(|hit| match hit.source {
+            HitSource::Local { hit, .. } => hit.semantic,
+            HitSource::Remote(hit) => hit.semantic,
+        })
+        .count() as u32;
+    let page = if pins.is_empty() {
+        ranked
+    } else {
+        place_pins(pins, window.offset, window.limit, ranked)
+    };
     let mut hits = Vec::new();
-    let mut semantic_hits = 0u32;
-    for merged in merge_heads(lists)
-        .into_iter()
-        .skip(window.offset)
-        .take(window.limit)
-    {
+    for merged in page {
         match merged.source {
             HitSource::Local { run, hit } => {
                 let query = &runs[run];
-                semantic_hits += u32::from(hit.semantic);
                 let federation = marks.federation(&query.record.uid, query.position, &merged);
                 hits.push(Value::Object(writers[run].federated_hit(
                     hit,
@@ -1039,12 +1071,40 @@ fn merged_hits(
                 )));
             }
             HitSource::Remote(hit) => {
-                semantic_hits += u32::from(hit.semantic);
                 hits.push(Value::Object(hit.document.clone()));
             }
         }
     }
     (hits, semantic_hits)
+}
+
+/// The hits dynamic search rules pinned, each with its position, in placing order, as
+/// Meilisearch places them over the federated list: by position, then the local ones by
+/// index uid and query order, then the remotes' in their order.
+fn pinned_hits<'a>(
+    runs: &'a [RunQuery],
+    remotes: &'a [RemoteResult],
+) -> Vec<(u32, WeightedHit<'a>)> {
+    let mut local = Vec::new();
+    for (run, query) in runs.iter().enumerate() {
+        for hit in &query.outcome.hits {
+            if let Some(position) = pinned_position(&hit.hit) {
+                local.push((position, query.record.uid.as_str(), run, hit));
+            }
+        }
+    }
+    local.sort_by_key(|(position, uid, run, _)| (*position, *uid, *run));
+    let mut pins: Vec<(u32, WeightedHit<'a>)> = local
+        .into_iter()
+        .map(|(position, _, run, hit)| (position, WeightedHit::local(runs, run, hit)))
+        .collect();
+    for hit in remotes.iter().flat_map(|result| &result.hits) {
+        if let Some(position) = hit.pinned_position {
+            pins.push((position, WeightedHit::remote(hit)));
+        }
+    }
+    pins.sort_by_key(|(position, _)| *position);
+    pins
 }
 
 /// Adds every remote's `facetsByIndex` to the local one: counts summed value by value,

@@ -46,6 +46,11 @@ pub struct PreparedSearch {
     pub deadline: Option<Instant>,
     /// The semantic part of a `hybrid` search (`None`: keyword only).
     pub semantic: Option<SemanticSearch>,
+    /// The documents dynamic search rules pin for this query, by position (see
+    /// [`super::pins`]); empty once they are placed apart from the ranking.
+    pub pins: Vec<super::pins::Pin>,
+    /// The ids of every pinned document, which the ranking leaves out.
+    pub pinned_documents: Option<std::sync::Arc<Vec<String>>>,
 }
 
 /// The semantic part of a search: the embedder, the share of the semantic ranking in the
@@ -170,6 +175,8 @@ pub fn prepare_with(
         limit,
         max_total_hits,
         deadline: Instant::now().checked_add(Duration::from_millis(budget)),
+        pins: Vec::new(),
+        pinned_documents: None,
     })
 }
 

@@ -31,6 +31,8 @@ use crate::network::remote_call::{missing_in_remote_hit, remote_multi_search};
 pub const WEIGHTED_SCORE_VALUES: &str = "weightedScoreValues";
 /// `_federation.extra_document`: fields a remote adds to its hit.
 pub const EXTRA_DOCUMENT: &str = "extra_document";
+/// `_federation.pinnedPosition`: where a dynamic search rule of the remote pinned its hit.
+pub const PINNED_POSITION: &str = "pinnedPosition";
 
 /// What a federated search knows of the network.
 #[derive(Debug, Clone)]
@@ -151,6 +153,8 @@ pub struct RemoteHit {
     pub position: usize,
     /// Whether the hit was ranked by its vector (it counts in `semanticHitCount`).
     pub semantic: bool,
+    /// Where a dynamic search rule of the remote pinned it (`_federation.pinnedPosition`).
+    pub pinned_position: Option<u32>,
 }
 
 /// One remote's search, in flight, with the queries it was sent.
@@ -281,8 +285,13 @@ fn remote_hit(name: &str, hit: Value) -> Result<RemoteHit, ResponseError> {
         .and_then(|position| usize::try_from(position).ok())
         .ok_or_else(|| missing_in_remote_hit("._federation.queriesPosition"))?;
     let extra = federation.remove(EXTRA_DOCUMENT);
+    let pinned_position = federation
+        .remove(PINNED_POSITION)
+        .and_then(|position| position.as_u64())
+        .and_then(|position| u32::try_from(position).ok());
     federation.insert("remote".to_owned(), Value::String(name.to_owned()));
-    if let Some(Value::Object(extra)) = extra {
+    // Meilisearch joins a pinned hit's extra fields to nothing: it drops them.
+    if let (Some(Value::Object(extra)), None) = (extra, pinned_position) {
         document.extend(extra);
     }
     Ok(RemoteHit {
@@ -291,6 +300,7 @@ fn remote_hit(name: &str, hit: Value) -> Result<RemoteHit, ResponseError> {
         weighted_score,
         position,
         semantic: is_semantic(&score_values),
+        pinned_position,
     })
 }
 

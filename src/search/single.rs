@@ -1,7 +1,7 @@
 //! One search on one index, the use case behind `POST /indexes/{uid}/search` and each
 //! query of a non-federated `/multi-search`: the tenant token's filter is AND-ed with the
-//! query's, the query is prepared against the index's settings, run on every shard, and
-//! formatted, with the time of each stage.
+//! query's, the query is prepared against the index's settings, given the documents dynamic
+//! search rules pin, run on every shard, and formatted, with the time of each stage.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -34,7 +34,8 @@ pub async fn search_index(
     }
     let show_performance_details = body.show_performance_details;
     let mut stages = StageTimer::new();
-    let prepared = prepare(&record, body, features, coordinator.filter_shards())?;
+    let mut prepared = prepare(&record, body, features, coordinator.filter_shards())?;
+    super::pins::attach_pins(coordinator, features, index_uid, &mut prepared);
     stages.finish("search > prepare");
     let outcome = execute(coordinator, &record, &prepared).await?;
     stages.finish("search > keyword search");

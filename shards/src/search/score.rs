@@ -123,6 +123,11 @@ pub enum ScoreDetail {
     Vector {
         similarity: Option<f32>,
     },
+    /// A document a dynamic search rule pinned at `position` of the results: a placement,
+    /// not a score (it has no rank, is never compared, and its details are this alone).
+    Pin {
+        position: u32,
+    },
 }
 
 /// A similarity in ranks: `Rank`'s integer fractions hold it to this many steps.
@@ -157,7 +162,9 @@ impl ScoreDetail {
                 rank: matching_words + 1,
                 max_rank: max_matching_words + 1,
             }),
-            ScoreDetail::Sort { .. } | ScoreDetail::GeoSort { .. } => None,
+            ScoreDetail::Sort { .. } | ScoreDetail::GeoSort { .. } | ScoreDetail::Pin { .. } => {
+                None
+            }
             ScoreDetail::Vector { similarity } => Some(Rank {
                 rank: (similarity.unwrap_or(0.0).clamp(0.0, 1.0) * SIMILARITY_STEPS as f32) as u32,
                 max_rank: SIMILARITY_STEPS,
@@ -315,7 +322,8 @@ pub fn details_json(details: &[ScoreDetail], attribute_unified: bool) -> Map<Str
             ScoreDetail::Sort { .. }
             | ScoreDetail::GeoSort { .. }
             | ScoreDetail::Skipped
-            | ScoreDetail::Vector { .. } => unranked_entry(detail, order),
+            | ScoreDetail::Vector { .. }
+            | ScoreDetail::Pin { .. } => unranked_entry(detail, order),
         };
         map.insert(name, entry);
         order += 1;
@@ -384,6 +392,10 @@ fn unranked_entry(detail: &ScoreDetail, order: u32) -> (String, Value) {
         ScoreDetail::Vector { similarity } => (
             "vectorSort".to_owned(),
             json!({"order": order, "similarity": similarity}),
+        ),
+        ScoreDetail::Pin { position } => (
+            "pin".to_owned(),
+            json!({"order": order, "position": position}),
         ),
         _ => ("skipped".to_owned(), json!({"order": order})),
     }

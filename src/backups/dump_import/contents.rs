@@ -5,12 +5,12 @@
 //! What is read: `metadata.json` (the format version decides: V6 is read, older versions
 //! and newer ones are refused with what to do), the instance uid, the keys, the features,
 //! the network (its `self` and `leader` dropped, as Meilisearch does: a dump is usually
-//! imported on another machine), the webhooks, the task and batch queues and every index's
-//! metadata and settings. Documents are read by the indexing itself.
+//! imported on another machine), the webhooks, the dynamic search rules, the task and batch
+//! queues and every index's metadata and settings. Documents are read by the indexing itself.
 //!
 //! Invariant: every file a V6 dump must hold (`metadata.json`, `keys.jsonl`,
 //! `tasks/queue.jsonl`) is present; the optional ones (instance uid, features, network,
-//! webhooks, batches, indexes) default to empty when absent.
+//! webhooks, dynamic search rules, batches, indexes) default to empty when absent.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::auth::Key;
+use crate::control::dynamic_search_rules::{DynamicSearchRule, DynamicSearchRules};
 use crate::control::features::RuntimeFeatures;
 use crate::control::webhooks::Webhook;
 use crate::network::model::{Network, Remote, Shard};
@@ -57,6 +58,7 @@ pub struct DumpContents {
     pub features: RuntimeFeatures,
     pub network: Network,
     pub webhooks: BTreeMap<Uuid, Webhook>,
+    pub dynamic_search_rules: DynamicSearchRules,
     pub tasks: Vec<DumpedTask>,
     pub batches: Vec<BatchRecord>,
     pub indexes: Vec<DumpedIndex>,
@@ -86,6 +88,7 @@ pub fn read_contents(root: &Path) -> Result<DumpContents, String> {
         features: read_optional_json(&root.join(layout::FEATURES_FILE))?.unwrap_or_default(),
         network: read_network(root)?,
         webhooks: read_webhooks(root)?,
+        dynamic_search_rules: read_dynamic_search_rules(root)?,
         tasks: read_tasks(root)?,
         batches: read_batches(root)?,
         indexes: read_indexes(root)?,
@@ -167,6 +170,31 @@ struct WebhooksRecord {
 fn read_webhooks(root: &Path) -> Result<BTreeMap<Uuid, Webhook>, String> {
     let record: Option<WebhooksRecord> = read_optional_json(&root.join(layout::WEBHOOKS_FILE))?;
     Ok(record.map(|record| record.webhooks).unwrap_or_default())
+}
+
+/// Every `*.json` file of `dynamic-search-rules/` (absent in dumps older than the rules): one
+/// rule each, keyed by its uid.
+fn read_dynamic_search_rules(root: &Path) -> Result<DynamicSearchRules, String> {
+    let directory = root.join(layout::DYNAMIC_SEARCH_RULES_DIRECTORY);
+    let entries = match fs::read_dir(&directory) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(error) => return Err(format!("{}: {error}", display(root, &directory))),
+    };
+    let mut rules = BTreeMap::new();
+    for entry in entries {
+        let entry = entry.map_err(|error| format!("{}: {error}", display(root, &directory)))?;
+        let path = entry.path();
+        let is_json = path
+            .extension()
+            .is_some_and(|extension| extension == "json");
+        if !is_json || !path.is_file() {
+            continue;
+        }
+        let rule: DynamicSearchRule = read_json(&path)?;
+        rules.insert(rule.uid.clone(), rule);
+    }
+    Ok(rules)
 }
 
 fn read_tasks(root: &Path) -> Result<Vec<DumpedTask>, String> {

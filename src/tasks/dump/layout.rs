@@ -8,6 +8,7 @@
 //! experimental-features.json    the runtime toggles
 //! network.json                  the network (self, remotes, shards, leader, version)
 //! webhooks.json                 {"webhooks": {uuid: {url, headers}}}
+//! dynamic-search-rules/<n>.json one dynamic search rule per file, `n` on nine digits
 //! tasks/queue.jsonl             one task per line
 //! tasks/update_files/<uid>.jsonl  the documents of each enqueued document addition
 //! batches/queue.jsonl           one batch per line
@@ -34,6 +35,8 @@ pub const FEATURES_FILE: &str = "experimental-features.json";
 pub const NETWORK_FILE: &str = "network.json";
 /// The webhooks registered through the API.
 pub const WEBHOOKS_FILE: &str = "webhooks.json";
+/// The folder of the dynamic search rules, one JSON file per rule.
+pub const DYNAMIC_SEARCH_RULES_DIRECTORY: &str = "dynamic-search-rules";
 /// The folder of the task queue.
 pub const TASKS_DIRECTORY: &str = "tasks";
 /// The folder of the batch queue.
@@ -56,6 +59,12 @@ pub const DUMP_EXTENSION: &str = "dump";
 /// The name of the update file of task `task_uid` in a dump.
 pub fn update_file_name(task_uid: u32) -> String {
     format!("{task_uid}.jsonl")
+}
+
+/// The name of the `number`th rule's file in [`DYNAMIC_SEARCH_RULES_DIRECTORY`]
+/// (`000000007.json`), as Meilisearch names them.
+pub fn dynamic_search_rule_file_name(number: usize) -> String {
+    format!("{number:09}.json")
 }
 
 /// The format versions of Meilisearch dumps.

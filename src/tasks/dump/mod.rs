@@ -1,7 +1,7 @@
 //! The `dumpCreation` task: writes everything a Meilisearch user moves between machines and
-//! versions — API keys, experimental features, network, webhooks, the task and batch
-//! queues (with the documents of enqueued additions), and every index's metadata, settings
-//! and documents — as a `.dump` file in Meilisearch's dump format V6 ([`layout`]), named
+//! versions — API keys, experimental features, network, webhooks, dynamic search rules, the
+//! task and batch queues (with the documents of enqueued additions), and every index's
+//! metadata, settings and documents — as a `.dump` file in Meilisearch's dump format V6 ([`layout`]), named
 //! `<dumpUid>.dump` in `--dump-dir`, where the dump uid is the start time
 //! (`YYYYMMDD-HHMMSSmmm`).
 //!
@@ -268,6 +268,12 @@ impl DumpWork {
             features: json!(self.control_plane.persisted_features()),
             network: json!(*self.control_plane.network()),
             webhooks: json!({ "webhooks": webhooks }),
+            dynamic_search_rules: self
+                .control_plane
+                .dynamic_search_rules()
+                .values()
+                .map(|rule| json!(rule))
+                .collect(),
         }
     }
 

@@ -55,6 +55,8 @@ pub struct TopLevel {
     pub features: Value,
     pub network: Value,
     pub webhooks: Value,
+    /// The dynamic search rules, by uid.
+    pub dynamic_search_rules: Vec<Value>,
 }
 
 /// Writes the top-level files into `staging`.
@@ -67,7 +69,16 @@ pub fn write_top_level(staging: &Path, top: &TopLevel) -> io::Result<()> {
     write_lines(&staging.join(layout::KEYS_FILE), &top.keys)?;
     write_json(&staging.join(layout::FEATURES_FILE), &top.features)?;
     write_json(&staging.join(layout::NETWORK_FILE), &top.network)?;
-    write_json(&staging.join(layout::WEBHOOKS_FILE), &top.webhooks)
+    write_json(&staging.join(layout::WEBHOOKS_FILE), &top.webhooks)?;
+    let rules = staging.join(layout::DYNAMIC_SEARCH_RULES_DIRECTORY);
+    fs::create_dir_all(&rules)?;
+    for (number, rule) in top.dynamic_search_rules.iter().enumerate() {
+        write_json(
+            &rules.join(layout::dynamic_search_rule_file_name(number)),
+            rule,
+        )?;
+    }
+    Ok(())
 }
 
 /// What the queue part of a dump needs.

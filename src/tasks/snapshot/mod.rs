@@ -1,6 +1,7 @@
 //! The `snapshotCreation` task: writes the whole instance — the task queue with its batches
 //! and the index catalog, the payloads of the enqueued tasks, every shard's page store and
-//! vector files, the API keys, experimental features, network and webhooks — as one file,
+//! vector files, the API keys, experimental features, network, webhooks and dynamic search
+//! rules — as one file,
 //! `<db name>.snapshot` in `--snapshot-dir`, named after the data directory as Meilisearch
 //! names it (`data.ms.snapshot`), so each snapshot replaces the previous one. The format is
 //! coresearch's own ([`archive`] says what it holds); `--import-snapshot` reads it back
@@ -241,7 +242,8 @@ impl SnapshotWork {
 }
 
 /// Copies the data directory's format marker and control-state files (keys, experimental
-/// features, network, webhooks) that exist from `source` into `destination`.
+/// features, network, webhooks, dynamic search rules) that exist from `source` into
+/// `destination`.
 fn copy_control_files(source: &Path, destination: &Path) -> std::io::Result<()> {
     let keys = Path::new(AUTH_DIRECTORY_NAME).join(KEY_FILE_NAME);
     let files = [
@@ -250,6 +252,7 @@ fn copy_control_files(source: &Path, destination: &Path) -> std::io::Result<()> 
         PathBuf::from(crate::control::FEATURES_FILE_NAME),
         PathBuf::from(crate::network::model::NETWORK_FILE_NAME),
         PathBuf::from(crate::control::webhooks::WEBHOOKS_FILE_NAME),
+        PathBuf::from(crate::control::dynamic_search_rules::DYNAMIC_SEARCH_RULES_FILE_NAME),
     ];
     for file in files {
         let from = source.join(&file);
