@@ -52,7 +52,10 @@ impl RecentSearches {
         let mut kept = request.clone();
         kept.query.deadline = None;
         kept.query.offset = 0;
+        // The page size is no part of the identity; set aside rather than cloned again.
+        let limit = std::mem::replace(&mut kept.query.limit, 0);
         let identity = identity_of(&kept);
+        kept.query.limit = limit;
         self.searches.retain(|(known, _)| *known != identity);
         if self.searches.len() == RECENT_SEARCHES_MAX {
             self.searches.pop_back();
@@ -76,10 +79,9 @@ impl RecentSearches {
     }
 }
 
-/// What makes two remembered searches one: everything but the page size.
-fn identity_of(request: &ShardSearchRequest) -> u64 {
-    let mut unpaged = request.clone();
-    unpaged.query.limit = 0;
+/// What makes two remembered searches one: everything in `unpaged` (its page already
+/// cleared by the caller).
+fn identity_of(unpaged: &ShardSearchRequest) -> u64 {
     let mut hasher = DefaultHasher::new();
     format!("{unpaged:?}").hash(&mut hasher);
     hasher.finish()
