@@ -115,3 +115,54 @@ fn federated_merging_keeps_sorted_queries_in_their_sort_order() {
         .collect();
     assert_eq!(merged, vec![(2, 0), (3, 1), (1, 0), (4, 1)], "{answer}");
 }
+
+/// An index asked for an empty facet list answers empty counts, as 1.41 does; `null` leaves it
+/// out, and an answer where no index computed facets has no `facetsByIndex` at all.
+#[test]
+fn an_empty_facet_list_answers_empty_counts() {
+    let server = Server::start();
+    index(&server, "used");
+    let response = federated(&server, json!({"used": []}));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(
+        response.json()["facetsByIndex"],
+        json!({"used": {"distribution": {}, "stats": {}}})
+    );
+
+    let response = federated(&server, json!({"used": null}));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert!(
+        response.json().get("facetsByIndex").is_none(),
+        "{}",
+        response.text()
+    );
+}
+
+/// `showPerformanceDetails: null` in a query reads as absent (what a Meilisearch remote sends
+/// inside the queries it forwards); any value, even `false`, is refused in a federated query.
+#[test]
+fn a_federated_query_takes_a_null_performance_flag_only() {
+    let server = Server::start();
+    index(&server, "used");
+    let query = |flag: Value| {
+        json!({
+            "federation": {},
+            "queries": [{"indexUid": "used", "q": "carol", "showPerformanceDetails": flag}],
+        })
+    };
+    let response = server.send("POST", "/multi-search", Some(&query(Value::Null)));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.json()["hits"].as_array().map(Vec::len), Some(1));
+
+    let response = server.send("POST", "/multi-search", Some(&query(json!(false))));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json()["code"],
+        "invalid_multi_search_query_show_performance_details"
+    );
+
+    let plain =
+        json!({"queries": [{"indexUid": "used", "q": "carol", "showPerformanceDetails": null}]});
+    let response = server.send("POST", "/multi-search", Some(&plain));
+    assert_eq!(response.status, 200, "{}", response.text());
+}

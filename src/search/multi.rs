@@ -59,6 +59,9 @@ const QUERY_POSITION_ACTION: &str = "Using `federationOptions.queryPosition`";
 /// The action text of the `network` gate on `useNetwork`.
 pub const USE_NETWORK_ACTION: &str = "passing `useNetwork` in a search query";
 
+/// A query's `showPerformanceDetails`, which a federated query may only leave out or `null`.
+const PERFORMANCE_DETAILS_FIELD: &str = "showPerformanceDetails";
+
 /// `mergeFacets.maxValuesPerFacet` when absent.
 const MERGED_VALUES_PER_FACET_DEFAULT: usize = 100;
 
@@ -162,6 +165,10 @@ struct IndexQuery {
     options: Option<FederationOptions>,
     /// Which of `offset`, `limit`, `page`, `hitsPerPage` the query set, in that order.
     pagination: Option<&'static str>,
+    /// Whether the query set `showPerformanceDetails` to a value other than `null`: 1.41
+    /// refuses even `false` in a federated query, and reads `null` (what its own remotes
+    /// send) as absent.
+    performance_details_given: bool,
 }
 
 impl IndexQuery {
@@ -183,6 +190,7 @@ impl IndexQuery {
             body: self.body.clone(),
             options: None,
             pagination: self.pagination,
+            performance_details_given: self.performance_details_given,
         }
     }
 }
@@ -241,6 +249,13 @@ fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseErr
     let pagination = ["offset", "limit", "page", "hitsPerPage"]
         .into_iter()
         .find(|name| object.get(*name).is_some_and(|value| !value.is_null()));
+    let performance_details_given = match object.get(PERFORMANCE_DETAILS_FIELD) {
+        Some(Value::Null) => {
+            object.remove(PERFORMANCE_DETAILS_FIELD);
+            false
+        }
+        given => given.is_some(),
+    };
     let body =
         decode_at(Value::Object(object), location).map_err(JsonError::into_response_error)?;
     Ok(IndexQuery {
@@ -248,6 +263,7 @@ fn decode_query(position: usize, value: Value) -> Result<IndexQuery, ResponseErr
         body,
         options,
         pagination,
+        performance_details_given,
     })
 }
 
@@ -363,7 +379,7 @@ fn check_federated_query(
             "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from the query or remove `federation` from the request\n - Hint: pass `federation.personalize` for personalization in federated search",
         ));
     }
-    if query.body.show_performance_details {
+    if query.performance_details_given {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryShowPerformanceDetails,
             "Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from the query or remove `federation` from the request",
@@ -827,6 +843,8 @@ fn insert_federated_facets(
     federation: &FederationBody,
     facets_by_index: Option<Map<String, Value>>,
 ) {
+    // Like 1.41, no facet key at all when no index computed facets.
+    let facets_by_index = facets_by_index.filter(|by_index| !by_index.is_empty());
     match (&federation.merge_facets, facets_by_index) {
         (Some(merge), Some(by_index)) => {
             let max = merge
@@ -1278,9 +1296,17 @@ async fn facets_by_index(
             }
             continue;
         };
-        let Some(facets) = facets.as_ref().filter(|facets| !facets.is_empty()) else {
+        let Some(facets) = facets.as_ref() else {
             continue;
         };
+        if facets.is_empty() {
+            // 1.41 answers an index asked for no facet with empty counts.
+            by_index.insert(
+                index_uid.clone(),
+                json!({ "distribution": {}, "stats": {} }),
+            );
+            continue;
+        }
         let record = &first.record;
         let note = format!(
             "\n - Note: index `{index_uid}` used in `.queries[{}]`",

@@ -216,7 +216,10 @@ pub struct SearchBody {
     pub show_ranking_score: bool,
     #[deserr(default, error = JsonError<codes::InvalidSearchShowRankingScoreDetails>)]
     pub show_ranking_score_details: bool,
+    /// Left out of the JSON when `false`: a Meilisearch remote refuses the field in a federated
+    /// query even when `false`.
     #[deserr(default, error = JsonError<codes::InvalidSearchShowPerformanceDetails>)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub show_performance_details: bool,
 }
 
