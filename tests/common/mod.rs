@@ -19,6 +19,12 @@ const TASK_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 /// How long a server may take to answer its first health check.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many ports a server start on a free address tries.
+const START_ATTEMPTS: usize = 3;
+/// What the server's log says when its port was taken.
+const ADDRESS_IN_USE: &str = "in use";
+/// How much of a failed server's stderr a failure shows.
+const LOG_TAIL_BYTES: usize = 4096;
 
 /// A running server; killed when dropped.
 pub struct Server {
@@ -53,14 +59,35 @@ impl Server {
         server
     }
 
-    /// A server with `options` on `data_directory` (which may already hold data).
+    /// A server with `options` on `data_directory` (which may already hold data). The port
+    /// chosen free may be taken again before the server binds it (by another test's server or
+    /// a client's ephemeral port): the start is then retried on another port.
     pub fn start_on(data_directory: &Path, options: &Options) -> Server {
+        for _ in 1..START_ATTEMPTS {
+            match Server::try_start_at(data_directory, options, free_address()) {
+                Ok(server) => return server,
+                Err(log) if log.contains(ADDRESS_IN_USE) => continue,
+                Err(log) => panic!("server did not start:\n{log}"),
+            }
+        }
         Server::start_at(data_directory, options, free_address())
     }
 
     /// A server with `options` on `data_directory`, listening on `address` (a restart on
     /// the address other instances know it by).
     pub fn start_at(data_directory: &Path, options: &Options, address: SocketAddr) -> Server {
+        Server::try_start_at(data_directory, options, address)
+            .unwrap_or_else(|log| panic!("server did not start:\n{log}"))
+    }
+
+    /// Starts the server and waits for its first health check; on failure, the end of what
+    /// the server wrote to stderr (and how it exited, if it did).
+    fn try_start_at(
+        data_directory: &Path,
+        options: &Options,
+        address: SocketAddr,
+    ) -> Result<Server, String> {
+        let log_path = data_directory.with_extension("stderr.log");
         let mut command = Command::new(env!("CARGO_BIN_EXE_coresearch"));
         command
             .arg("--http-addr")
@@ -76,13 +103,7 @@ impl Server {
             .envs(options.environment.iter().cloned())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(
-                if std::env::var_os("CORESEARCH_TEST_SERVER_LOGS").is_some() {
-                    Stdio::inherit()
-                } else {
-                    Stdio::null()
-                },
-            );
+            .stderr(server_stderr(&log_path));
         if let Some(master_key) = &options.master_key {
             command.arg("--master-key").arg(master_key);
         }
@@ -107,27 +128,40 @@ impl Server {
                 .arg(data_directory.with_extension("snapshots"));
         }
         let child = command.spawn().expect("spawn succeeds");
-        let server = Server {
+        let mut server = Server {
             address,
             data_directory: data_directory.to_path_buf(),
             child: Some(child),
             _scratch: None,
         };
-        server.wait_until_healthy();
-        server
+        match server.wait_until_healthy() {
+            Ok(()) => Ok(server),
+            Err(failure) => {
+                drop(server);
+                Err(format!("{failure}\n{}", log_tail(&log_path)))
+            }
+        }
     }
 
-    fn wait_until_healthy(&self) {
+    /// Waits for the first health check; fails at once when the process exits.
+    fn wait_until_healthy(&mut self) -> Result<(), String> {
         let started = Instant::now();
         loop {
             if let Ok(response) =
                 self.try_request("GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             {
                 if response.status == 200 {
-                    return;
+                    return Ok(());
                 }
             }
-            assert!(started.elapsed() < START_TIMEOUT, "server did not start");
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(format!("the server exited at start ({status})"));
+                }
+            }
+            if started.elapsed() >= START_TIMEOUT {
+                return Err(format!("no health answer within {START_TIMEOUT:?}"));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -238,6 +272,32 @@ pub fn raw_to(address: &str, request: &str) -> Option<HttpResponse> {
     let mut connection = Connection::new(stream);
     connection.stream.write_all(request.as_bytes()).ok()?;
     connection.read_response().ok()
+}
+
+/// The server's stderr: the test's own under `CORESEARCH_TEST_SERVER_LOGS`, otherwise a file
+/// beside the data directory (appended to across restarts) that a failed start shows.
+fn server_stderr(log_path: &Path) -> Stdio {
+    if std::env::var_os("CORESEARCH_TEST_SERVER_LOGS").is_some() {
+        return Stdio::inherit();
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .map_or_else(|_| Stdio::null(), Stdio::from)
+}
+
+/// The last [`LOG_TAIL_BYTES`] of the server's stderr file.
+fn log_tail(log_path: &Path) -> String {
+    let Ok(log) = std::fs::read(log_path) else {
+        return format!("(no server log at {})", log_path.display());
+    };
+    let start = log.len().saturating_sub(LOG_TAIL_BYTES);
+    format!(
+        "server stderr ({}):\n{}",
+        log_path.display(),
+        String::from_utf8_lossy(&log[start..])
+    )
 }
 
 fn free_address() -> SocketAddr {
