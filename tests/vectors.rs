@@ -679,3 +679,55 @@ fn distinct_keeps_the_closest_document_of_each_value_across_shards() {
     );
     assert_eq!(ids(&answer["hits"]), vec![0, 1, 2], "{answer}");
 }
+
+/// Thirty closest documents share one value and the others hold one each: whatever shards
+/// hold them, a semantic page with distinct is full (the closest of the shared value, then
+/// the next closest documents), and an exact count counts each value once, as one index does.
+#[test]
+fn distinct_fills_the_page_when_the_closest_documents_share_a_value() {
+    let server = server();
+    user_provided(&server, "d", 2);
+    succeeded(
+        &server,
+        "PATCH",
+        "/indexes/d/settings",
+        &json!({"filterableAttributes": ["group"], "distinctAttribute": "group"}),
+    );
+    let documents: Vec<Value> = (0..60)
+        .map(|id| {
+            let angle = id as f32 / 60.0;
+            let group = if id < 30 {
+                "near".to_string()
+            } else {
+                format!("g{id}")
+            };
+            json!({"id": id, "group": group, "_vectors": {"e": [1.0 - angle, angle]}})
+        })
+        .collect();
+    succeeded(
+        &server,
+        "POST",
+        "/indexes/d/documents",
+        &Value::Array(documents),
+    );
+    let semantic = json!({"vector": [1, 0], "hybrid": {"embedder": "e", "semanticRatio": 1}});
+    let mut body = semantic.clone();
+    body["limit"] = json!(5);
+    let answer = post(&server, "/indexes/d/search", &body);
+    assert_eq!(ids(&answer["hits"]), vec![0, 30, 31, 32, 33], "{answer}");
+
+    let mut body = semantic.clone();
+    body["hitsPerPage"] = json!(5);
+    body["page"] = json!(2);
+    let answer = post(&server, "/indexes/d/search", &body);
+    assert_eq!(ids(&answer["hits"]), vec![34, 35, 36, 37, 38], "{answer}");
+    assert_eq!(answer["totalHits"], 31, "{answer}");
+
+    // `similar` ranks the same way: the document itself left out.
+    let answer = post(
+        &server,
+        "/indexes/d/similar",
+        &json!({"id": 0, "embedder": "e", "limit": 3}),
+    );
+    assert_eq!(ids(&answer["hits"]), vec![1, 30, 31], "{answer}");
+}

@@ -21,8 +21,9 @@ use super::protocol::{ShardRead, shard_reads};
 use super::search::{ShardFoundHit, ShardSearchRequest, found_hits, resolved_query};
 use crate::errors::{ResponseError, shard_error};
 
-/// The first round: the query's candidates on this shard (`query.limit` is how many this
-/// shard's own pass must keep before it stops).
+/// The first round: the query's candidates on this shard, ranked by the keyword rules or,
+/// with `vector`, by similarity (`query.limit`, and `vector.limit`, is how many this shard's
+/// own pass must keep before it stops).
 #[derive(Debug, Clone)]
 pub struct DistinctShardSearch {
     pub request: ShardSearchRequest,
@@ -47,7 +48,15 @@ impl ShardRead for DistinctShardSearch {
 
     fn read(self, snapshot: &ShardSnapshot) -> Result<DistinctShardAnswer, ResponseError> {
         let query = resolved_query(snapshot, &self.request)?;
-        let found = snapshot.search(&query).map_err(shard_error)?;
+        let found = match &self.request.vector {
+            Some(vector) => {
+                let mut vector = vector.clone();
+                vector.candidates = query.candidates.clone();
+                snapshot.vector_search(&vector)
+            }
+            None => snapshot.search(&query),
+        }
+        .map_err(shard_error)?;
         Ok(DistinctShardAnswer {
             hits: found.hits,
             complete: found.complete,

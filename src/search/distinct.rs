@@ -1,5 +1,6 @@
-//! A keyword search with a distinct attribute over every shard of an index, as Meilisearch
-//! runs it over one index (its bucket sort, `milli::search::new::bucket_sort`), in rounds:
+//! A search with a distinct attribute over every shard of an index, as Meilisearch runs it
+//! over one index (its bucket sort, `milli::search::new::bucket_sort`), in rounds; a
+//! semantic search (`vectorSort`) runs the same rounds, its buckets being equal similarities:
 //!
 //! 1. every shard sends its candidates ([`DistinctShardSearch`]); distinct is applied once
 //!    over all of them ([`super::distinct_merge::select`]), asking a shard for more (twice as
@@ -60,7 +61,7 @@ pub struct DistinctRun<'a> {
     pub threshold: Option<f64>,
 }
 
-/// Runs rounds 1 and 2 of `request` (a keyword search) on `record` as `run` says.
+/// Runs rounds 1 and 2 of `request` on `record` as `run` says.
 pub async fn plan(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
@@ -140,6 +141,9 @@ fn with_limit(request: &ShardSearchRequest, limit: usize) -> ShardSearchRequest 
     let mut request = request.clone();
     request.query.offset = 0;
     request.query.limit = limit;
+    if let Some(vector) = request.vector.as_mut() {
+        vector.limit = limit;
+    }
     request.facets = None;
     request
 }
@@ -198,7 +202,7 @@ async fn exact_round(
     Ok(())
 }
 
-/// Runs `prepared` (a keyword search whose distinct attribute is `field`) on every shard of
+/// Runs `prepared` (a search whose distinct attribute is `field`) on every shard of
 /// `record`: the three rounds, then the page's hits with their documents.
 pub async fn execute_distinct(
     coordinator: &Rc<Coordinator>,

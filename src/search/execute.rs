@@ -5,8 +5,8 @@
 //! matches and, when asked, its facet counts. The hits are merged by their ranking details
 //! ([`compare_details`]), ties by internal id (ids are allocated index-wide, so this is the
 //! order of one index), then `rankingScoreThreshold`, then the window `offset..offset + limit`
-//! is cut. A keyword search with a distinct attribute runs in rounds instead (see
-//! [`super::distinct`]); a semantic one applies distinct again across shards.
+//! is cut. A search with a distinct attribute, keyword or semantic, runs in rounds instead
+//! (see [`super::distinct`]).
 //!
 //! With `matchingStrategy: frequency`, the shards first report how many of their documents
 //! each query term matches, so every shard drops terms in the same, index-wide order.
@@ -16,7 +16,6 @@
 //! that a threshold that removes hits makes the total the number of hits kept among those
 //! returned (an estimate, as `estimatedTotalHits` is).
 
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use shards::search::{MatchingStrategy, SearchQuery, VectorQuery, compare_details};
@@ -151,12 +150,11 @@ pub async fn execute_ranked(
     let set = record.shard_set();
     let mut request = shard_request(prepared);
     request.vector = vector;
-    if let (Some(field), None) = (&prepared.distinct, &request.vector) {
-        with_term_counts(coordinator, record, &mut request).await?;
+    with_term_counts(coordinator, record, &mut request).await?;
+    if let Some(field) = &prepared.distinct {
         return super::distinct::execute_distinct(coordinator, record, prepared, &request, field)
             .await;
     }
-    with_term_counts(coordinator, record, &mut request).await?;
     let answers = coordinator.ask_every_shard(&set, |_| request.clone()).await;
     let mut outcome = SearchOutcome::default();
     let mut hits = Vec::new();
@@ -182,10 +180,6 @@ pub async fn execute_ranked(
     hits.sort_by(|left, right| {
         compare_details(&left.hit.details, &right.hit.details).then(left.hit.id.cmp(&right.hit.id))
     });
-    if prepared.distinct.is_some() {
-        // A semantic search: each shard applied distinct to its own hits.
-        keep_first_of_each_distinct_value(&mut hits);
-    }
     if let Some(threshold) = prepared.body.ranking_score_threshold {
         let before = hits.len();
         hits.retain(|hit| hit.hit.score >= threshold.0);
@@ -271,18 +265,4 @@ pub(super) fn merge_query_words(merged: &mut Vec<Vec<String>>, shard: Vec<Vec<St
             }
         }
     }
-}
-
-/// Drops every hit sharing a distinct value with a better hit (hits without a value stay):
-/// each shard applied `distinct` to its own documents, this applies it across shards.
-fn keep_first_of_each_distinct_value(hits: &mut Vec<ShardFoundHit>) {
-    let mut seen: HashSet<String> = HashSet::new();
-    hits.retain(|hit| {
-        let values = &hit.hit.distinct_values;
-        if values.iter().any(|value| seen.contains(value)) {
-            return false;
-        }
-        seen.extend(values.iter().cloned());
-        true
-    });
 }

@@ -77,27 +77,6 @@ pub fn distinct_values(
     Ok(values)
 }
 
-/// Keeps, in order, the first document of each group sharing a value; returns the kept ids.
-pub fn keep_distinct(ordered: &[u32], values: &DistinctTable) -> BTreeSet<u32> {
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    let mut kept = BTreeSet::new();
-    for document in ordered {
-        match values.get(document) {
-            Some(own) => {
-                if own.iter().any(|value| seen.contains(value.as_str())) {
-                    continue;
-                }
-                seen.extend(own.iter().map(String::as_str));
-                kept.insert(*document);
-            }
-            None => {
-                kept.insert(*document);
-            }
-        }
-    }
-    kept
-}
-
 /// Whether two hits fall in the same bucket of Meilisearch's bucket sort: equal on every
 /// ranking rule. Hits ranked by no rule (a placeholder search without sort) are each their
 /// own bucket.

@@ -5,14 +5,17 @@
 //! Similarity: `1 - d / 2` for the cosine distance `d = 1 - cosine` (Meilisearch's
 //! `1 - (1 - cosine) / 2`), moved by the embedder's `distribution` when it has one.
 //!
-//! Invariants: hits are best first, at most `limit`, each with one `Vector` detail and its
-//! score equal to its similarity (0 without); `total` counts the whole universe (also when
-//! `only_with_vectors` leaves the documents without a vector out of the hits, as `similar`
-//! counts them).
+//! With a distinct attribute the shard answers the candidates of the server's distinct pass
+//! over every shard (as a keyword search does, `super::distinct`), not a page of its own.
+//!
+//! Invariants: hits are best first, at most `limit` (without distinct), each with one
+//! `Vector` detail and its score equal to its similarity (0 without); `total` counts the
+//! whole universe (also when `only_with_vectors` leaves the documents without a vector out of
+//! the hits, as `similar` counts them).
 
 use roaring::RoaringBitmap;
 
-use super::distinct::{distinct_values, keep_distinct};
+use super::distinct::{distinct_candidates, distinct_values};
 use super::execute::{ShardHit, ShardHits};
 use super::score::ScoreDetail;
 use crate::error::ShardResult;
@@ -37,8 +40,8 @@ pub struct VectorQuery {
     pub distinct: Option<String>,
 }
 
-/// With `distinct`, the graph is asked this many times `limit` documents, so that the
-/// documents distinct drops leave the window full.
+/// With `distinct`, the graph is first asked this many times `limit` documents, then this
+/// many times more each time the documents distinct drops leave too few.
 const DISTINCT_OVERFETCH: usize = 2;
 
 /// Moves a similarity toward a distribution centred on 0.5 with spread 0.4, kept in `]0, 1]`.
@@ -69,15 +72,40 @@ impl ShardSnapshot {
         if let Some(excluded) = query.excluded {
             universe.remove(excluded);
         }
-        let asked = match query.distinct {
-            Some(_) => query.limit.saturating_mul(DISTINCT_OVERFETCH),
-            None => query.limit,
+        let (hits, complete) = match &query.distinct {
+            Some(field) => self.distinct_candidates_by_similarity(query, &universe, field)?,
+            None => (
+                self.ranked_by_similarity(query, &universe, query.limit)?,
+                true,
+            ),
         };
+        let total = universe.len();
+        Ok(ShardHits {
+            hits,
+            complete,
+            total,
+            attribute_unified: false,
+            query_words: Vec::new(),
+            matching: universe,
+            query_languages: Vec::new(),
+        })
+    }
+
+    /// The first `wanted` documents of `universe`, best first: by the similarity of their
+    /// closest vector, then (unless `only_with_vectors`) those without a vector in internal
+    /// id order. Fewer than `wanted` means every rankable document is there.
+    fn ranked_by_similarity(
+        &self,
+        query: &VectorQuery,
+        universe: &RoaringBitmap,
+        wanted: usize,
+    ) -> ShardResult<Vec<ShardHit>> {
+        let restricted = query.candidates.is_some() || query.excluded.is_some();
         let nearest = self.nearest_documents(
             &query.embedder,
             &query.vector,
-            asked,
-            Some(&universe).filter(|_| query.candidates.is_some() || query.excluded.is_some()),
+            wanted,
+            Some(universe).filter(|_| restricted),
         )?;
         let mut hits: Vec<ShardHit> = nearest
             .iter()
@@ -86,48 +114,50 @@ impl ShardSnapshot {
                 vector_hit(hit.id, Some(similarity))
             })
             .collect();
-        if !query.only_with_vectors && hits.len() < asked {
+        if !query.only_with_vectors && hits.len() < wanted {
             // The graph answered every document with a vector it may: the documents
             // without one follow, in internal id order, as Meilisearch ranks them.
-            let mut without = &universe - &self.documents_with_vectors(&query.embedder)?;
+            let mut without = universe - &self.documents_with_vectors(&query.embedder)?;
             for hit in &nearest {
                 without.remove(hit.id);
             }
-            let wanted = asked - hits.len();
-            hits.extend(without.iter().take(wanted).map(|id| vector_hit(id, None)));
+            let missing = wanted - hits.len();
+            hits.extend(without.iter().take(missing).map(|id| vector_hit(id, None)));
         }
-        if let Some(field) = &query.distinct {
-            self.keep_distinct_hits(field, &mut hits)?;
-        }
-        hits.truncate(query.limit);
-        let total = universe.len();
-        Ok(ShardHits {
-            hits,
-            complete: true,
-            total,
-            attribute_unified: false,
-            query_words: Vec::new(),
-            matching: universe,
-            query_languages: Vec::new(),
-        })
+        debug_assert!(hits.len() <= wanted, "at most `wanted` hits");
+        Ok(hits)
     }
-}
 
-impl ShardSnapshot {
-    /// Keeps the first hit of each distinct value of `field` and records each kept hit's
-    /// values (the server deduplicates across shards by them).
-    fn keep_distinct_hits(&self, field: &str, hits: &mut Vec<ShardHit>) -> ShardResult<()> {
-        let ids: Vec<u32> = hits.iter().map(|hit| hit.id).collect();
-        let documents: RoaringBitmap = ids.iter().copied().collect();
-        let values = distinct_values(self.read_transaction(), field, &documents)?;
-        let kept = keep_distinct(&ids, &values);
-        hits.retain(|hit| kept.contains(&hit.id));
-        for hit in hits.iter_mut() {
-            if let Some(own) = values.get(&hit.id) {
-                hit.distinct_values = own.iter().cloned().collect();
+    /// With a distinct attribute, the candidates the server's pass over every shard needs
+    /// (`super::distinct::distinct_candidates`): the ranked documents but those certainly
+    /// dropped, until this shard's own pass keeps `query.limit` and that hit's bucket ends.
+    /// The graph is asked for more (twice as many each time) until then or until every
+    /// rankable document was ranked. Answers whether no document ranks after the last sent.
+    fn distinct_candidates_by_similarity(
+        &self,
+        query: &VectorQuery,
+        universe: &RoaringBitmap,
+        field: &str,
+    ) -> ShardResult<(Vec<ShardHit>, bool)> {
+        let rankable = usize::try_from(universe.len()).unwrap_or(usize::MAX);
+        let mut wanted = query
+            .limit
+            .max(1)
+            .saturating_mul(DISTINCT_OVERFETCH)
+            .min(rankable.saturating_add(1));
+        loop {
+            let hits = self.ranked_by_similarity(query, universe, wanted)?;
+            let exhausted = hits.len() < wanted;
+            let ids: RoaringBitmap = hits.iter().map(|hit| hit.id).collect();
+            let table = distinct_values(self.read_transaction(), field, &ids)?;
+            let (sent, complete) = distinct_candidates(hits, &table, query.limit);
+            if !complete || exhausted {
+                return Ok((sent, complete && exhausted));
             }
+            wanted = wanted
+                .saturating_mul(DISTINCT_OVERFETCH)
+                .min(rankable.saturating_add(1));
         }
-        Ok(())
     }
 }
 
