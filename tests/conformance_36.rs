@@ -548,3 +548,73 @@ fn a_geo_field_that_is_no_point_fails_the_task() {
         &json!([{"id": 11, "_geo": "foobar"}]),
     );
 }
+
+/// Found by sending the same requests to coresearch and a Meilisearch 1.41 binary: the index
+/// update lists only its two fields, a renamed index's bad uid names no field, the batch
+/// deletion reads its body as serde does (positions included), an unknown `GET` search
+/// parameter lists the parameters in Meilisearch's order, and a federated query's refusals
+/// name the query by its position.
+#[test]
+fn refusals_found_by_a_side_by_side_comparison_are_worded_as_1_41() {
+    let server = Server::start_with(common::Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        ..common::Options::default()
+    });
+    run(&server, "POST", "/indexes", &json!({"uid": "movies"}));
+    refused(
+        &server,
+        "PATCH",
+        "/indexes/movies",
+        &json!({"foo": 1}),
+        "bad_request",
+        "Unknown field `foo`: expected one of `primaryKey`, `uid`",
+    );
+    refused(
+        &server,
+        "PATCH",
+        "/indexes/movies",
+        &json!({"createdAt": 1}),
+        "immutable_index_created_at",
+        "Immutable field `createdAt`: expected one of `primaryKey`, `uid`",
+    );
+    refused(
+        &server,
+        "PATCH",
+        "/indexes/movies",
+        &json!({"uid": "bad uid"}),
+        "invalid_index_uid",
+        "`bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.",
+    );
+    refused(
+        &server,
+        "POST",
+        "/indexes/movies/documents/delete-batch",
+        &json!({"ids": [1]}),
+        "bad_request",
+        "Json deserialize error: invalid type: map, expected a sequence at line 1 column 0",
+    );
+    let response = server.send("GET", "/indexes/movies/search?foo=1", None);
+    assert_eq!(response.status, 400, "{}", response.text());
+    let message = response.json()["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with("Unknown parameter `foo`: expected one of `q`, `offset`, `limit`, `page`, `hitsPerPage`, `attributesToRetrieve`, `attributesToCrop`")
+            && message.ends_with("`showRankingScore`, `showRankingScoreDetails`, `showPerformanceDetails`"),
+        "{message}"
+    );
+    refused(
+        &server,
+        "POST",
+        "/multi-search",
+        &json!({"federation": {}, "queries": [{"indexUid": "movies"}, {"indexUid": "movies", "limit": 3}]}),
+        "invalid_multi_search_query_pagination",
+        "Inside `.queries[1]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from query #1 or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search",
+    );
+    refused(
+        &server,
+        "POST",
+        "/multi-search",
+        &json!({"queries": [{"indexUid": "movies", "federationOptions": {"weight": 1}}]}),
+        "invalid_multi_search_federation_options",
+        "Inside `.queries[0]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from query #0 or add `federation` to the request.",
+    );
+}

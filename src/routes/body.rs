@@ -22,6 +22,20 @@ where
     decode_json_request::<T, E>(request.headers.get("content-type"), body)
 }
 
+/// The JSON body of `request` read by plain serde into `T`, for the routes Meilisearch reads
+/// that way: type errors are `Json deserialize error: <serde's message>`, positions included.
+pub fn serde_json<T: serde::de::DeserializeOwned>(request: &Request) -> Result<T, ResponseError> {
+    match &request.body {
+        Ok(bytes) => {
+            crate::decode::json::decode_serde_json_body(request.headers.get("content-type"), bytes)
+        }
+        Err(error) => {
+            check_json_content_type(request.headers.get("content-type"))?;
+            Err(body_read_error(read_failure(error)?))
+        }
+    }
+}
+
 /// The JSON body of `request` as a value, for routes that validate it themselves: the
 /// content type, reading failures and syntax are checked in Meilisearch's order.
 pub fn json_value(request: &Request) -> Result<serde_json::Value, ResponseError> {

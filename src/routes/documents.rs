@@ -257,16 +257,7 @@ pub async fn delete_batch(
 ) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
     let metadata = custom_metadata(request)?;
-    let value = body::json_value(request)?;
-    let Value::Array(items) = value else {
-        return Err(ResponseError::new(
-            Code::BadRequest,
-            format!(
-                "Json deserialize error: invalid type: {}, expected a sequence at line 1 column 1",
-                describe(&value)
-            ),
-        ));
-    };
+    let items: Vec<Value> = body::serde_json(request)?;
     let document_ids = items
         .into_iter()
         .map(|item| match item {
@@ -279,17 +270,6 @@ pub async fn delete_batch(
         document_ids,
     };
     register_write(services, write_headers(services, request)?, kind, metadata).await
-}
-
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(flag) => format!("boolean `{flag}`"),
-        Value::Number(number) => format!("integer `{number}`"),
-        Value::String(text) => format!("string \"{text}\""),
-        Value::Array(_) => "sequence".into(),
-        Value::Object(_) => "map".into(),
-    }
 }
 
 /// `POST /indexes/{index_uid}/documents/delete`.

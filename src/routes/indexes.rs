@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use deserr::Deserr;
+use deserr::{Deserr, ValuePointerRef};
 use serde_json::{Map, Value, json};
 
 use crate::auth::AuthContext;
@@ -34,16 +34,31 @@ struct CreateIndexBody {
 }
 
 #[derive(Debug, Deserr)]
-#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
+#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields = unknown_index_field)]
 struct UpdateIndexBody {
     #[deserr(default, error = JsonError<codes::InvalidIndexPrimaryKey>)]
     primary_key: Option<String>,
     #[deserr(default, error = JsonError<codes::InvalidIndexUid>)]
     uid: Option<String>,
-    #[deserr(default, error = JsonError<codes::ImmutableIndexCreatedAt>)]
-    created_at: Option<Value>,
-    #[deserr(default, error = JsonError<codes::ImmutableIndexUpdatedAt>)]
-    updated_at: Option<Value>,
+}
+
+/// An unknown field of `PATCH /indexes/{uid}`: `createdAt` and `updatedAt` are immutable
+/// (their own codes), anything else is a bad request; both list only the fields accepted.
+fn unknown_index_field(field: &str, accepted: &[&str], location: ValuePointerRef) -> JsonError {
+    match field {
+        "createdAt" => JsonError::immutable_field(field, accepted, Code::ImmutableIndexCreatedAt),
+        "updatedAt" => JsonError::immutable_field(field, accepted, Code::ImmutableIndexUpdatedAt),
+        _ => deserr::take_cf_content(<JsonError as deserr::DeserializeError>::error::<
+            std::convert::Infallible,
+        >(
+            None,
+            deserr::ErrorKind::UnknownKey {
+                key: field,
+                accepted,
+            },
+            location,
+        )),
+    }
 }
 
 #[derive(Debug, Deserr)]
@@ -151,19 +166,11 @@ pub async fn update(
 ) -> Result<Response, ResponseError> {
     checked_path_uid(index_uid)?;
     let body: UpdateIndexBody = body::json::<UpdateIndexBody, JsonError>(request)?;
-    if body.created_at.is_some() || body.updated_at.is_some() {
-        let (code, field) = if body.created_at.is_some() {
-            (Code::ImmutableIndexCreatedAt, "createdAt")
-        } else {
-            (Code::ImmutableIndexUpdatedAt, "updatedAt")
-        };
-        return Err(ResponseError::new(
-            code,
-            format!("Immutable field `{field}`: expected one of `primaryKey`, `uid`"),
-        ));
-    }
-    if let Some(uid) = &body.uid {
-        checked_uid(uid, "uid")?;
+    if let Some(uid) = &body.uid
+        && !crate::auth::is_valid_index_uid(uid)
+    {
+        // Unlike a creation's, the new uid's message names no field (as in 1.41).
+        return Err(ResponseError::invalid_index_uid(uid));
     }
     let kind = KindWithContent::IndexUpdate {
         index_uid: index_uid.to_owned(),

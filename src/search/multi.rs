@@ -323,7 +323,9 @@ async fn independent(
                 position,
                 ResponseError::new(
                     Code::InvalidMultiSearchFederationOptions,
-                    "Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.",
+                    format!(
+                        "Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from query #{position} or add `federation` to the request."
+                    ),
                 ),
             ));
         }
@@ -348,6 +350,7 @@ async fn independent(
 
 /// The refusals of a query inside a federated search.
 fn check_federated_query(
+    position: usize,
     query: &IndexQuery,
     federation: &FederationBody,
 ) -> Result<(), ResponseError> {
@@ -355,7 +358,7 @@ fn check_federated_query(
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryPagination,
             format!(
-                "Using pagination options is not allowed in federated queries.\n - Hint: remove `{parameter}` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search"
+                "Using pagination options is not allowed in federated queries.\n - Hint: remove `{parameter}` from query #{position} or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search"
             ),
         ));
     }
@@ -368,7 +371,7 @@ fn check_federated_query(
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryFacets,
             format!(
-                "Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from the query or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.{}: {facets:?}` for facets in federated search",
+                "Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from query #{position} or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.{}: {facets:?}` for facets in federated search",
                 query.index_uid
             ),
         ));
@@ -376,19 +379,25 @@ fn check_federated_query(
     if query.body.personalize.is_some() {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryPersonalization,
-            "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from the query or remove `federation` from the request\n - Hint: pass `federation.personalize` for personalization in federated search",
+            format!(
+                "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from query #{position} or remove `federation` from the request"
+            ),
         ));
     }
     if query.performance_details_given {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryShowPerformanceDetails,
-            "Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from the query or remove `federation` from the request",
+            format!(
+                "Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from query #{position} or remove `federation` from the request"
+            ),
         ));
     }
     if query.body.distinct.is_some() && federation.distinct.is_some() {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchDistinct,
-            "Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from the query or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search.",
+            format!(
+                "Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from query #{position} or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search."
+            ),
         ));
     }
     Ok(())
@@ -679,7 +688,8 @@ fn partition(
         has_remote: false,
     };
     for (position, mut query) in queries.into_iter().enumerate() {
-        check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
+        check_federated_query(position, &query, federation)
+            .map_err(|error| inside_query(position, error))?;
         let options = query.options.take().unwrap_or_default();
         let use_network = query.body.use_network.take();
         if use_network == Some(true) && options.remote.is_some() {

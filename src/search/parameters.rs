@@ -300,10 +300,9 @@ impl std::error::Error for UnknownStrategy {}
 #[derive(Debug, Deserr)]
 #[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
 pub struct SearchQueryString {
+    // In Meilisearch's order: an unknown parameter's message lists them so.
     #[deserr(default, error = QueryError<codes::InvalidSearchQ>)]
     q: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchVector>)]
-    vector: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidSearchOffset>)]
     offset: Option<Param<usize>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchLimit>)]
@@ -314,52 +313,54 @@ pub struct SearchQueryString {
     hits_per_page: Option<Param<usize>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchAttributesToRetrieve>)]
     attributes_to_retrieve: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchRetrieveVectors>)]
-    retrieve_vectors: Option<Param<bool>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchAttributesToCrop>)]
     attributes_to_crop: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidSearchCropLength>)]
     crop_length: Option<Param<usize>>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchCropMarker>)]
+    crop_marker: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidSearchAttributesToHighlight>)]
     attributes_to_highlight: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchHighlightPreTag>)]
+    highlight_pre_tag: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchHighlightPostTag>)]
+    highlight_post_tag: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchShowMatchesPosition>)]
+    show_matches_position: Option<Param<bool>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchFilter>)]
     filter: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidSearchSort>)]
     sort: Option<String>,
     #[deserr(default, error = QueryError<codes::InvalidSearchDistinct>)]
     distinct: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchShowMatchesPosition>)]
-    show_matches_position: Option<Param<bool>>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchFacets>)]
+    facets: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchMatchingStrategy>)]
+    matching_strategy: Option<Param<MatchingStrategyParameter>>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchAttributesToSearchOn>)]
+    attributes_to_search_on: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchRankingScoreThreshold>)]
+    ranking_score_threshold: Option<Param<RankingScoreThreshold>>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchLocales>)]
+    locales: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchEmbedder>)]
+    hybrid_embedder: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchSemanticRatio>)]
+    hybrid_semantic_ratio: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchVector>)]
+    vector: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchRetrieveVectors>)]
+    retrieve_vectors: Option<Param<bool>>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchPersonalizeUserContext>)]
+    personalize_user_context: Option<String>,
+    #[deserr(default, error = QueryError<codes::InvalidSearchUseNetwork>)]
+    use_network: Option<Param<bool>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchShowRankingScore>)]
     show_ranking_score: Option<Param<bool>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchShowRankingScoreDetails>)]
     show_ranking_score_details: Option<Param<bool>>,
     #[deserr(default, error = QueryError<codes::InvalidSearchShowPerformanceDetails>)]
     show_performance_details: Option<Param<bool>>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchFacets>)]
-    facets: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchHighlightPreTag>)]
-    highlight_pre_tag: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchHighlightPostTag>)]
-    highlight_post_tag: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchCropMarker>)]
-    crop_marker: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchMatchingStrategy>)]
-    matching_strategy: Option<Param<MatchingStrategyParameter>>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchAttributesToSearchOn>)]
-    attributes_to_search_on: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchEmbedder>)]
-    hybrid_embedder: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchSemanticRatio>)]
-    hybrid_semantic_ratio: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchRankingScoreThreshold>)]
-    ranking_score_threshold: Option<Param<RankingScoreThreshold>>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchLocales>)]
-    locales: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchPersonalizeUserContext>)]
-    personalize_user_context: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidSearchUseNetwork>)]
-    use_network: Option<Param<bool>>,
 }
 
 impl SearchQueryString {
