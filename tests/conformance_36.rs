@@ -595,7 +595,10 @@ fn refusals_found_by_a_side_by_side_comparison_are_worded_as_1_41() {
     );
     let response = server.send("GET", "/indexes/movies/search?foo=1", None);
     assert_eq!(response.status, 400, "{}", response.text());
-    let message = response.json()["message"].as_str().expect("a message").to_owned();
+    let message = response.json()["message"]
+        .as_str()
+        .expect("a message")
+        .to_owned();
     assert!(
         message.starts_with("Unknown parameter `foo`: expected one of `q`, `offset`, `limit`, `page`, `hitsPerPage`, `attributesToRetrieve`, `attributesToCrop`")
             && message.ends_with("`showRankingScore`, `showRankingScoreDetails`, `showPerformanceDetails`"),

@@ -908,3 +908,60 @@ fn a_batch_of_mixed_additions_applies_each_document_as_the_tasks_order_it() {
         assert_eq!(document, expected);
     }
 }
+
+/// A swap and a rename rewrite the history as Meilisearch 1.41 does (these answers are a
+/// 1.41 binary's for the same requests): earlier tasks name the index their data now lives
+/// under, so `indexUids` follows the data.
+#[test]
+fn swaps_and_renames_rewrite_the_index_uids_of_earlier_tasks() {
+    let server = Server::start();
+    let steps: [(&str, &str, &str); 6] = [
+        ("POST", "/indexes", r#"{"uid": "a"}"#),
+        ("POST", "/indexes", r#"{"uid": "b"}"#),
+        ("POST", "/indexes/a/documents", r#"[{"id": "in-a"}]"#),
+        ("POST", "/swap-indexes", r#"[{"indexes": ["a", "b"]}]"#),
+        ("PATCH", "/indexes/b", r#"{"uid": "c"}"#),
+        (
+            "POST",
+            "/swap-indexes",
+            r#"[{"indexes": ["c", "d"], "rename": true}]"#,
+        ),
+    ];
+    for (method, path, body) in steps {
+        server.raw(&json_request(method, path, None, body));
+    }
+    wait_idle(&server);
+    let listed = |index: &str| -> Vec<(u64, String, String)> {
+        let answer = server
+            .raw(&request("GET", &format!("/tasks?indexUids={index}"), None))
+            .json();
+        answer["results"]
+            .as_array()
+            .expect("a task list")
+            .iter()
+            .map(|task| {
+                (
+                    task["uid"].as_u64().expect("a uid"),
+                    task["indexUid"].as_str().unwrap_or_default().to_owned(),
+                    task["type"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let owned = |rows: &[(u64, &str, &str)]| -> Vec<(u64, String, String)> {
+        rows.iter()
+            .map(|(uid, index, kind)| (*uid, index.to_string(), kind.to_string()))
+            .collect()
+    };
+    assert_eq!(listed("a"), owned(&[(1, "a", "indexCreation")]));
+    assert_eq!(listed("c"), owned(&[]));
+    assert_eq!(
+        listed("d"),
+        owned(&[
+            (4, "b", "indexUpdate"),
+            (2, "d", "documentAdditionOrUpdate"),
+            (0, "d", "indexCreation"),
+        ])
+    );
+    assert_eq!(listed("b"), owned(&[(4, "b", "indexUpdate")]));
+}

@@ -215,7 +215,7 @@ fn prefixed(prefix: &[u8], uid: u32) -> Vec<u8> {
     key
 }
 
-fn index_prefix(index: &str) -> Vec<u8> {
+pub(super) fn index_prefix(index: &str) -> Vec<u8> {
     let mut prefix = index.as_bytes().to_vec();
     prefix.push(0);
     prefix
@@ -776,6 +776,7 @@ impl TaskQueue {
     ) -> QueueResult<()> {
         let write = self.database.begin_write()?;
         also(&write)?;
+        Self::swap_history_for(&write, tasks)?;
         for task in tasks.iter_mut() {
             task.batch_uid = Some(batch.uid);
             task.started_at = Some(batch.started_at);
