@@ -934,3 +934,94 @@ fn federated_refusals_name_the_query_by_its_number_as_meilisearch_does() {
     ]}));
     assert_eq!(code, "invalid_multi_search_query_personalization");
 }
+
+#[test]
+fn a_networked_search_is_reranked_once_here_and_its_copies_carry_no_personalize() {
+    let reranker = Reranker::start(Behaviour::ContextFirst);
+    let a = server_calling(&reranker.url());
+    let b = server_with(vec![]);
+    for server in [&a, &b] {
+        add_movies(server);
+        let features = server.send(
+            "PATCH",
+            "/experimental-features",
+            Some(&json!({"network": true})),
+        );
+        assert_eq!(features.status, 200, "{}", features.text());
+    }
+    let network = a.send(
+        "PATCH",
+        "/network",
+        Some(&json!({"self": "a", "remotes": {
+            "a": {"url": a.url(), "searchApiKey": MASTER_KEY},
+            "b": {"url": b.url(), "searchApiKey": MASTER_KEY}}})),
+    );
+    assert_eq!(network.status, 200, "{}", network.text());
+    let body = json!({"q": "apple", "useNetwork": true, "limit": 8,
+                      "personalize": {"userContext": "green"}});
+    let (status, plain) = search(&a, &without_personalize(&body));
+    assert_eq!(status, 200, "{plain}");
+    assert_eq!(plain["hits"].as_array().unwrap().len(), 8, "{plain}");
+    let (status, personalized) = search(&a, &body);
+    assert_eq!(status, 200, "{personalized}");
+    assert_eq!(
+        personalized["remoteErrors"],
+        json!({}),
+        "b was sent no `personalize`"
+    );
+    let remotes = |result: &Value| -> Vec<(u64, Value)> {
+        result["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| {
+                (
+                    hit["id"].as_u64().unwrap(),
+                    hit["_federation"]["remote"].clone(),
+                )
+            })
+            .collect()
+    };
+    let by_context = expected_context_first(&plain, "green");
+    assert_eq!(
+        remotes(&personalized)
+            .iter()
+            .map(|(id, _)| *id)
+            .collect::<Vec<_>>(),
+        by_context
+    );
+    assert_eq!(
+        personalized["estimatedTotalHits"],
+        plain["estimatedTotalHits"]
+    );
+    let received = reranker.take();
+    assert_eq!(
+        received.len(),
+        1,
+        "one rerank of the merged page: {received:?}"
+    );
+    // The weighted score of a local hit may differ in its last bit between two searches.
+    let comparable = |text: &str| -> Value {
+        let mut document: Value = serde_json::from_str(text).unwrap();
+        document["_federation"]
+            .as_object_mut()
+            .unwrap()
+            .remove("weightedRankingScore");
+        document
+    };
+    let sent: Vec<Value> = plain["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| comparable(&document_text(hit)))
+        .collect();
+    let received_documents: Vec<Value> = received[0]
+        .documents()
+        .iter()
+        .map(|text| comparable(text))
+        .collect();
+    assert_eq!(
+        received_documents, sent,
+        "the merged page, `_federation` included"
+    );
+}
