@@ -44,6 +44,10 @@ pub const SHARDS_PER_INDEX_MAX: u64 = 4096;
 pub const S3_MULTIPART_PART_BYTES_DEFAULT: u64 = 375 * 1024 * 1024;
 /// Meilisearch's default `--http-payload-size-limit`, `100 MB` (decimal megabytes).
 pub const HTTP_PAYLOAD_BYTES_DEFAULT: u64 = 100_000_000;
+/// The rerank endpoint Meilisearch 1.41 calls for personalized search (Cohere's v1 API).
+pub const PERSONALIZATION_URL_DEFAULT: &str = "https://api.cohere.ai/v1/rerank";
+/// The schemes `--experimental-personalization-url` accepts.
+const PERSONALIZATION_URL_SCHEMES: [&str; 2] = ["http", "https"];
 
 const CONFIG_FILE_PATH_DEFAULT: &str = "./config.toml";
 const CONFIG_FILE_PATH_VARIABLE: &str = "MEILI_CONFIG_FILE_PATH";
@@ -281,9 +285,12 @@ pub struct Config {
     /// Accepted for compatibility: it chooses between Meilisearch's two indexers, and
     /// coresearch has one, so a dump import is the same either way.
     pub experimental_no_edition_2024_for_dumps: bool,
-    /// Refused at start ([`Config::check_personalization`]): personalized search does not
-    /// exist yet.
+    /// The key of the rerank service personalized search calls; personalization is on when
+    /// it is given and not blank (see `crate::personalization`).
     pub experimental_personalization_api_key: Option<String>,
+    /// The rerank endpoint personalized search calls (coresearch's own option; Meilisearch
+    /// 1.41 always calls [`PERSONALIZATION_URL_DEFAULT`]).
+    pub experimental_personalization_url: url::Url,
     /// Networks that outgoing requests may reach besides global addresses (or `any`).
     pub experimental_allowed_ip_networks: Vec<cidr::AnyIpCidr>,
     /// The S3 snapshot options as given: coresearch does not upload snapshots, so a start
@@ -444,6 +451,10 @@ impl Config {
                 &redacted(&self.experimental_personalization_api_key),
             )
             .field(
+                "experimental_personalization_url",
+                &self.experimental_personalization_url.as_str(),
+            )
+            .field(
                 "experimental_allowed_ip_networks",
                 &self.experimental_allowed_ip_networks,
             );
@@ -493,9 +504,6 @@ pub enum ConfigError {
     MasterKeyTooShort { length: usize, suggestion: String },
     /// S3 snapshot options were given: coresearch does not upload snapshots.
     S3SnapshotsUnsupported { snapshot_dir: PathBuf },
-    /// `--experimental-personalization-api-key` was given: personalized search does not
-    /// exist yet, and an option that does nothing is not accepted.
-    PersonalizationUnsupported,
 }
 
 impl ConfigError {
@@ -579,10 +587,7 @@ impl fmt::Display for ConfigError {
                 "The master key must be at least {MASTER_KEY_BYTES_MIN} bytes in a production \
                  environment. The provided key is only {length} bytes.\n\n{suggestion}"
             ),
-            ConfigError::PersonalizationUnsupported
-            | ConfigError::S3SnapshotsUnsupported { .. } => {
-                self.write_unsupported_option(formatter)
-            }
+            ConfigError::S3SnapshotsUnsupported { .. } => self.write_unsupported_option(formatter),
         }
     }
 }
@@ -591,10 +596,6 @@ impl ConfigError {
     /// The refusal of an option this version does not support.
     fn write_unsupported_option(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::PersonalizationUnsupported => formatter.write_str(
-                "Personalized search is not supported by this version of coresearch: remove \
-                 --experimental-personalization-api-key (or MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY).",
-            ),
             ConfigError::S3SnapshotsUnsupported { snapshot_dir } => write!(
                 formatter,
                 "S3 snapshots are not supported: coresearch writes snapshots into \
@@ -666,6 +667,15 @@ pub fn parse_byte_size(text: &str) -> Result<u64, String> {
 
 fn parse_webhook_url(text: &str) -> Result<url::Url, String> {
     url::Url::parse(text).map_err(|error| format!("`{text}` is not a URL: {error}"))
+}
+
+/// `--experimental-personalization-url`: an `http` or `https` URL with a host.
+fn parse_personalization_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|error| format!("`{text}` is not a URL: {error}"))?;
+    if !PERSONALIZATION_URL_SCHEMES.contains(&url.scheme()) || url.host().is_none() {
+        return Err(format!("`{text}` is not an http or https URL with a host"));
+    }
+    Ok(url)
 }
 
 /// clap's boolish strings, case-insensitive.
@@ -955,14 +965,24 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_DUMPS")]
     experimental_no_edition_2024_for_dumps: bool,
 
-    /// API key of the personalization service. Refused at start: personalized search does
-    /// not exist in this version.
+    /// API key of the personalization service (a Cohere-compatible rerank API): enables
+    /// `personalize` in searches. A blank key leaves personalization off.
     #[arg(
         long,
         env = "MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY",
         hide_env_values = true
     )]
     experimental_personalization_api_key: Option<String>,
+
+    /// The rerank endpoint personalized search calls, http or https (coresearch's own:
+    /// Meilisearch 1.41 always calls Cohere's).
+    #[arg(
+        long,
+        env = "CORESEARCH_EXPERIMENTAL_PERSONALIZATION_URL",
+        default_value = PERSONALIZATION_URL_DEFAULT,
+        value_parser = parse_personalization_url
+    )]
+    experimental_personalization_url: url::Url,
 
     /// Comma-separated networks (CIDR, or `any`) that outgoing requests (embedders) may
     /// reach besides global addresses.
@@ -1278,7 +1298,6 @@ impl Config {
         let variables = process_variables()?;
         let mut config = Config::parse_from(std::env::args_os(), &variables, &cwd)?;
         config.check_s3_snapshots()?;
-        config.check_personalization()?;
         config.dump_import_child = std::env::var_os(DUMP_IMPORT_CHILD_VARIABLE).map(PathBuf::from);
         Ok(config)
     }
@@ -1386,6 +1405,7 @@ impl Config {
             experimental_no_edition_2024_for_dumps: cli.experimental_no_edition_2024_for_dumps,
             dump_import_child: None,
             experimental_personalization_api_key: cli.experimental_personalization_api_key,
+            experimental_personalization_url: cli.experimental_personalization_url,
             experimental_allowed_ip_networks: cli.experimental_allowed_ip_networks,
             s3_snapshots,
             config_file_path,
@@ -1420,15 +1440,6 @@ impl Config {
             Some(_) => Err(ConfigError::S3SnapshotsUnsupported {
                 snapshot_dir: self.snapshot_dir.clone(),
             }),
-            None => Ok(()),
-        }
-    }
-
-    /// Refuses `--experimental-personalization-api-key`: `personalize` in searches is not
-    /// implemented, so the key would do nothing.
-    pub fn check_personalization(&self) -> Result<(), ConfigError> {
-        match &self.experimental_personalization_api_key {
-            Some(_) => Err(ConfigError::PersonalizationUnsupported),
             None => Ok(()),
         }
     }
@@ -1936,26 +1947,66 @@ mod tests {
     }
 
     #[test]
-    fn a_personalization_key_refuses_the_start_naming_the_option() {
+    fn the_personalization_key_and_url_come_from_flags_variables_or_defaults() {
         let cwd = Path::new("/srv");
-        let config = parse_ok(
-            &["--experimental-personalization-api-key", "secret"],
+        let defaults = parse_ok(&[], &[], cwd);
+        assert_eq!(defaults.experimental_personalization_api_key, None);
+        assert_eq!(
+            defaults.experimental_personalization_url.as_str(),
+            PERSONALIZATION_URL_DEFAULT
+        );
+        let flags = parse_ok(
+            &[
+                "--experimental-personalization-api-key",
+                "secret",
+                "--experimental-personalization-url",
+                "http://127.0.0.1:9000/v1/rerank",
+            ],
             &[],
             cwd,
         );
-        let refusal = config.check_personalization().unwrap_err().to_string();
-        assert!(
-            refusal.contains("--experimental-personalization-api-key"),
-            "{refusal}"
+        assert_eq!(
+            flags.experimental_personalization_api_key.as_deref(),
+            Some("secret")
         );
-        assert!(!refusal.contains("secret"), "{refusal}");
-        let from_variable = parse_ok(
+        assert_eq!(
+            flags.experimental_personalization_url.as_str(),
+            "http://127.0.0.1:9000/v1/rerank"
+        );
+        assert!(!format!("{flags:?}").contains("secret"));
+        let variables = parse_ok(
             &[],
-            &[("MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY", "k")],
+            &[
+                ("MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY", "k"),
+                (
+                    "CORESEARCH_EXPERIMENTAL_PERSONALIZATION_URL",
+                    "https://rerank.example/v2",
+                ),
+            ],
             cwd,
         );
-        assert!(from_variable.check_personalization().is_err());
-        assert!(parse_ok(&[], &[], cwd).check_personalization().is_ok());
+        assert_eq!(
+            variables.experimental_personalization_api_key.as_deref(),
+            Some("k")
+        );
+        assert_eq!(
+            variables.experimental_personalization_url.host_str(),
+            Some("rerank.example")
+        );
+    }
+
+    #[test]
+    fn a_personalization_url_must_be_http_or_https() {
+        let cwd = Path::new("/srv");
+        for bad in ["ftp://host/rerank", "not a url", "http://"] {
+            let error = parse(&["--experimental-personalization-url", bad], &[], cwd)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("experimental-personalization-url"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]
@@ -2173,6 +2224,7 @@ mod tests {
             experimental_no_edition_2024_for_settings,
             experimental_no_edition_2024_for_dumps,
             experimental_personalization_api_key,
+            experimental_personalization_url,
             experimental_allowed_ip_networks,
             s3_snapshots,
             config_file_path,

@@ -18,8 +18,10 @@
 //!   the calls to remotes (remote federated search), on `outgoing`;
 //! - `embedders` turns documents into texts (`documentTemplate`) and texts into vectors
 //!   through remote embedders (`rest`, `openAi`, `ollama`, `composite`), on `outgoing`;
+//! - `personalization` reorders a search's hits through a Cohere-compatible rerank API
+//!   (`personalize`, `--experimental-personalization-api-key`), on `outgoing`;
 //! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
-//!   webhooks), http and https with keep-alive, on `runtime` only;
+//!   webhooks, personalization), http and https with keep-alive, on `runtime` only;
 //! - `runtime` is the only module that names glommio; `errors` is the one
 //!   code → type → status table; `config` is the one place that reads flags and environment.
 //!
@@ -45,6 +47,7 @@ pub mod logs;
 pub mod metrics;
 pub mod network;
 pub mod outgoing;
+pub mod personalization;
 pub mod proxy;
 pub mod request_log;
 pub mod routes;

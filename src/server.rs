@@ -77,6 +77,8 @@ struct CoreSettings {
     snapshot_schedule: Option<Duration>,
     /// The run-time switches of the process's logs (the `/logs/*` routes).
     logs: crate::logs::LogControl,
+    /// The rerank service of personalized searches.
+    personalization: crate::personalization::Personalization,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -188,6 +190,7 @@ fn run_cores(
         stop_when_idle: mode == Mode::UntilIdle,
         snapshot_schedule: snapshot_schedule(config, mode),
         logs,
+        personalization: personalization(config, mode),
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -206,6 +209,21 @@ fn run_cores(
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The rerank service of `--experimental-personalization-api-key` and
+/// `--experimental-personalization-url`, announced once when it is on.
+fn personalization(config: &Config, mode: Mode) -> crate::personalization::Personalization {
+    let personalization = crate::personalization::Personalization::from_options(
+        config.experimental_personalization_api_key.as_deref(),
+        &config.experimental_personalization_url,
+    );
+    if mode == Mode::Serve
+        && let crate::personalization::Personalization::Enabled { url, .. } = &personalization
+    {
+        tracing::info!(url = %url, "personalized search reranks hits through this service");
+    }
+    personalization
 }
 
 /// The time between two scheduled snapshot tasks: none in the run that indexes a dump.
@@ -353,6 +371,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         request_log: request_log.clone(),
         logs: settings.logs.clone(),
         update_files,
+        personalization: settings.personalization.clone(),
     }));
     tracing::debug!(core, "serving");
     crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)

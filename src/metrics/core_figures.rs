@@ -56,6 +56,8 @@ pub struct CoreFigures {
     pub writes_in_flight: u64,
     pub mesh_round_trips: Histogram,
     pub major_page_faults: u64,
+    /// Searches of one index with `personalize` this core received.
+    pub personalized_searches: u64,
     pub shards: Vec<ShardFiles>,
 }
 
@@ -84,6 +86,7 @@ impl CoreRequest<Coordinator> for TakeCoreFigures {
             writes_in_flight: coordinator.writes_in_flight(),
             mesh_round_trips: crate::runtime::mesh_latency::round_trips(),
             major_page_faults: crate::runtime::thread_usage::major_page_faults(),
+            personalized_searches: super::personalized_searches::count(),
             shards: Vec::new(),
         };
         let owned = owned_shards(coordinator);

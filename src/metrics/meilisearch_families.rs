@@ -5,8 +5,8 @@
 //! Meilisearch registers some families only once it used them; a family is left out here
 //! when Meilisearch would leave it out of a scrape of the same instance: the HTTP families
 //! before any request, the progress of a batch when none runs or finished, `last_update`
-//! before any index, and the chat and personalization families (coresearch has neither
-//! chats nor personalization).
+//! before any index, `personalized_search_requests` before the first personalized search,
+//! and the chat families (coresearch has no chats).
 //!
 //! Invariant: `meilisearch_task_queue_size_until_stop_registering` uses the share of the
 //! queue's file past which registrations are refused ([`QUEUE_FULL_PERCENT`]).
@@ -35,6 +35,20 @@ pub fn add(
     add_tasks(exposition, instance);
     add_batches(exposition, instance);
     add_task_queue(exposition, instance, now);
+    add_personalized_searches(exposition, cores);
+}
+
+/// `meilisearch_personalized_search_requests`, once some search asked for `personalize`
+/// (Meilisearch registers the gauge at its first increment).
+fn add_personalized_searches(exposition: &mut Exposition, cores: &[CoreFigures]) {
+    let count: u64 = cores.iter().map(|core| core.personalized_searches).sum();
+    if count > 0 {
+        exposition.gauge(
+            "meilisearch_personalized_search_requests",
+            "Meilisearch number of search requests with personalization",
+            count as f64,
+        );
+    }
 }
 
 /// `meilisearch_http_requests_total` and `meilisearch_http_response_time_seconds`.

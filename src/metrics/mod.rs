@@ -3,6 +3,7 @@
 //! core and per shard.
 //!
 //! Layout: [`http_recorder`] (each core's request counts and response times),
+//! [`personalized_searches`] (each core's count of personalized searches),
 //! [`core_figures`] (what one core tells a scrape), [`scrape`] (gathering the instance's
 //! and every core's figures), [`meilisearch_families`] and [`core_families`] (the figures
 //! as metric families), [`exposition`] (the text format).
@@ -16,4 +17,5 @@ pub mod core_figures;
 pub mod exposition;
 pub mod http_recorder;
 pub mod meilisearch_families;
+pub mod personalized_searches;
 pub mod scrape;

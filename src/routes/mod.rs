@@ -55,6 +55,8 @@ pub struct Services {
     pub logs: crate::logs::LogControl,
     /// Where document additions' payloads are written.
     pub update_files: crate::tasks::update_files::UpdateFiles,
+    /// The rerank service of personalized searches (`--experimental-personalization-*`).
+    pub personalization: crate::personalization::Personalization,
 }
 
 /// Answers every request of one core.

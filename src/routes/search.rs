@@ -4,7 +4,9 @@
 //! Each search, facet search and multi-search runs under a permit of the core's
 //! [`crate::search::queue::SearchQueue`] (503 `too_many_search_requests` when it is full).
 //! Both forms decode into one [`SearchBody`]; a tenant token's filter for the index is AND-ed
-//! with the query's filter before the search is checked and run (see [`crate::search`]).
+//! with the query's filter before the search is checked and run (see [`crate::search`]). A
+//! search of one index that asks for `personalize` is counted for `/metrics` once it holds
+//! its permit, as Meilisearch counts it.
 
 use serde_json::Value;
 
@@ -57,6 +59,9 @@ async fn search(
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
     let _permit = services.search_queue.permit().await?;
+    if body.personalize.is_some() {
+        crate::metrics::personalized_searches::record();
+    }
     let features = services.control.features();
     let network = network_context(services, false);
     // Meilisearch's default: across the network when it shards (has a leader). The copies it
@@ -73,10 +78,19 @@ async fn search(
             context,
             features,
             &network,
+            &services.personalization,
         );
         search.await?
     } else {
-        search_index(&services.coordinator, index_uid, body, context, features).await?
+        let search = search_index(
+            &services.coordinator,
+            index_uid,
+            body,
+            context,
+            features,
+            &services.personalization,
+        );
+        search.await?
     };
     Ok(json(200, &Value::Object(result)))
 }
@@ -142,7 +156,15 @@ pub async fn multi_search_post(
         .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes());
     let network = network_context(services, is_proxy);
     let features = services.control.features();
-    let result = multi_search(&services.coordinator, body, context, features, &network).await?;
+    let search = multi_search(
+        &services.coordinator,
+        body,
+        context,
+        features,
+        &network,
+        &services.personalization,
+    );
+    let result = search.await?;
     Ok(json(200, &Value::Object(result)))
 }
 

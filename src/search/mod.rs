@@ -4,7 +4,8 @@
 //! ([`prepare`]), run on every shard of the index on the shards' owner cores
 //! (`crate::host::search`), merged into the order one unsharded index gives ([`execute`], with
 //! [`facets`] summed across shards), and written as Meilisearch writes it ([`response`]), its
-//! foreign keys replaced by the foreign documents under `foreignKeys` ([`hydration`]).
+//! foreign keys replaced by the foreign documents under `foreignKeys` ([`hydration`]), and its
+//! hits reordered for the user under `personalize` ([`personalize`]).
 //!
 //! Across the network ([`network_search`], [`multi`]): without a leader a networked query asks
 //! every remote ([`remote`]); with one, every network shard once ([`shard_partition`]),
@@ -23,6 +24,7 @@ pub mod hydration;
 pub mod multi;
 pub mod network_search;
 pub mod parameters;
+pub mod personalize;
 pub mod pins;
 pub mod prepare;
 pub mod queue;

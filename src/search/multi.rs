@@ -40,10 +40,11 @@ use crate::coordinator::catalog::IndexRecord;
 use crate::decode::JsonError;
 use crate::errors::{Code, ResponseError, codes};
 use crate::host::search::{CountedQuery, FacetsOfQueries, MatchCountOfQueries, ShardSearchHit};
+use crate::personalization::Personalization;
 
 use super::execute::{SearchOutcome, execute, shard_request};
 use super::facets::MergedFacets;
-use super::parameters::{PersonalizeParameter, SEARCH_LIMIT_DEFAULT, SearchBody, decode_at};
+use super::parameters::{SEARCH_LIMIT_DEFAULT, SearchBody, decode_at};
 use super::pins::{pinned_position, place_pins};
 use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
 use super::remote::{self, NetworkContext, RemoteHit, RemoteQueries, RemoteResult};
@@ -94,11 +95,6 @@ struct FederationBody {
     distinct: Option<String>,
     #[deserr(default, error = JsonError<codes::InvalidSearchShowPerformanceDetails>)]
     show_performance_details: bool,
-    /// Accepted as Meilisearch accepts it; personalization needs an external service that
-    /// this server does not call.
-    #[deserr(default, error = JsonError<codes::InvalidSearchPersonalize>)]
-    #[allow(dead_code)]
-    personalize: Option<PersonalizeParameter>,
 }
 
 /// `federation.mergeFacets`.
@@ -277,13 +273,15 @@ fn inside_query(position: usize, error: ResponseError) -> ResponseError {
     error.prefixed(&format!("Inside `.queries[{position}]`: "))
 }
 
-/// Runs a multi-search.
+/// Runs a multi-search; without `federation`, each query's `personalize` reorders its hits
+/// through `personalization`.
 pub async fn multi_search(
     coordinator: &Rc<Coordinator>,
     body: MultiSearchBody,
     context: &AuthContext,
     features: RuntimeFeatures,
     network: &NetworkContext,
+    personalization: &Personalization,
 ) -> Result<Map<String, Value>, ResponseError> {
     let started = Instant::now();
     let mut queries = Vec::with_capacity(body.queries.len());
@@ -299,7 +297,7 @@ pub async fn multi_search(
         }
     }
     match body.federation {
-        None => independent(coordinator, queries, context, features).await,
+        None => independent(coordinator, queries, context, features, personalization).await,
         Some(federation) => {
             if network.is_proxy {
                 network.check_enabled(REMOTE_SEARCH_ACTION)?;
@@ -315,6 +313,7 @@ async fn independent(
     queries: Vec<IndexQuery>,
     context: &AuthContext,
     features: RuntimeFeatures,
+    personalization: &Personalization,
 ) -> Result<Map<String, Value>, ResponseError> {
     let mut results = Vec::with_capacity(queries.len());
     for (position, query) in queries.into_iter().enumerate() {
@@ -335,6 +334,7 @@ async fn independent(
             query.body,
             context,
             features,
+            personalization,
         )
         .await
         .map_err(|error| inside_query(position, error))?;
@@ -348,10 +348,11 @@ async fn independent(
     Ok(answer)
 }
 
-/// The refusals of a query inside a federated search.
+/// The refusals of query `position` inside a federated search, in Meilisearch 1.41's order
+/// and words (the caller adds ``Inside `.queries[i]`: ``).
 fn check_federated_query(
-    position: usize,
     query: &IndexQuery,
+    position: usize,
     federation: &FederationBody,
 ) -> Result<(), ResponseError> {
     if let Some(parameter) = query.pagination {
@@ -383,6 +384,13 @@ fn check_federated_query(
                 "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from query #{position} or remove `federation` from the request"
             ),
         ));
+    }
+    let has_remote = query
+        .options
+        .as_ref()
+        .is_some_and(|options| options.remote.is_some());
+    if has_remote && query.body.use_network == Some(true) {
+        return Err(remote_and_use_network());
     }
     if query.performance_details_given {
         return Err(ResponseError::new(
@@ -663,13 +671,12 @@ impl Partitioned {
     }
 }
 
-/// `useNetwork: true` beside `federationOptions.remote`.
-fn remote_and_use_network(position: usize) -> ResponseError {
+/// `useNetwork: true` beside `federationOptions.remote` (the caller adds
+/// ``Inside `.queries[i]`: ``).
+fn remote_and_use_network() -> ResponseError {
     ResponseError::new(
         Code::InvalidMultiSearchFederationOptions,
-        format!(
-            "Inside `.queries[{position}]`: Using `.useNetwork` is not allowed as the same time as `.federationOptions.remote`.\n  - Hint: to perform an explicit query against a remote, remove `.useNetwork`.\n  - Hint: to automatically perform queries against the entire network, remove `.federationOptions.remote`."
-        ),
+        "Using `.useNetwork` is not allowed as the same time as `.federationOptions.remote`.\n  - Hint: to perform an explicit query against a remote, remove `.useNetwork`.\n  - Hint: to automatically perform queries against the entire network, remove `.federationOptions.remote`.",
     )
 }
 
@@ -688,13 +695,10 @@ fn partition(
         has_remote: false,
     };
     for (position, mut query) in queries.into_iter().enumerate() {
-        check_federated_query(position, &query, federation)
+        check_federated_query(&query, position, federation)
             .map_err(|error| inside_query(position, error))?;
         let options = query.options.take().unwrap_or_default();
         let use_network = query.body.use_network.take();
-        if use_network == Some(true) && options.remote.is_some() {
-            return Err(remote_and_use_network(position));
-        }
         if use_network.is_some() {
             network.check_enabled(USE_NETWORK_ACTION)?;
         }

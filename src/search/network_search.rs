@@ -10,20 +10,28 @@
 //! What moves to the federation: `offset`, `limit`, `page`, `hitsPerPage`, `distinct`,
 //! `showPerformanceDetails`, and `facets` (as `facetsByIndex` of the index).
 //!
+//! `personalize` stays here: the merged page is reordered once, on this instance, within
+//! the budget of the index's `searchCutoffMs` (its default when this instance does not have
+//! the index), as Meilisearch 1.41 reorders a networked search's answer.
+//!
 //! Invariant: the copies sent to remotes carry no `useNetwork` (without a leader) or
 //! `useNetwork: false` (with one), so no instance fans out again.
 
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use super::multi::{decode_body, multi_search};
 use super::parameters::SearchBody;
+use super::personalize::{personalize_result, take_personalize};
+use super::prepare::SEARCH_CUTOFF_MS_DEFAULT;
 use super::remote::NetworkContext;
 use crate::auth::AuthContext;
 use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::errors::ResponseError;
+use crate::personalization::Personalization;
 
 /// The keys of a federated answer a search answer keeps, in the search answer's order
 /// (after `hits` and `query`); the facets are added where `facetDistribution` goes.
@@ -46,7 +54,8 @@ const TRAILING_KEYS: &[&str] = &[
     "performanceDetails",
 ];
 
-/// Runs `body` on `index_uid` across the network.
+/// Runs `body` on `index_uid` across the network; `personalize` reorders the merged page
+/// through `personalization`.
 pub async fn search_across_network(
     coordinator: &Rc<Coordinator>,
     index_uid: &str,
@@ -54,7 +63,10 @@ pub async fn search_across_network(
     context: &AuthContext,
     features: RuntimeFeatures,
     network: &NetworkContext,
+    personalization: &Personalization,
 ) -> Result<Map<String, Value>, ResponseError> {
+    let deadline = search_deadline(coordinator, index_uid);
+    let personalize = take_personalize(&mut body);
     // The one query is networked: by shard when the network has a leader (its default), by
     // remote otherwise; its copies are numbered apart.
     body.use_network = (!network.network.is_sharding()).then_some(true);
@@ -70,8 +82,30 @@ pub async fn search_across_network(
         numbered_copies: true,
         ..network.clone()
     };
-    let federated = multi_search(coordinator, request, context, features, &network).await?;
-    Ok(search_answer(federated, index_uid, query))
+    let federated = multi_search(
+        coordinator,
+        request,
+        context,
+        features,
+        &network,
+        personalization,
+    )
+    .await?;
+    let mut answer = search_answer(federated, index_uid, query);
+    if let Some(request) = &personalize {
+        personalize_result(personalization, &mut answer, request, deadline).await?;
+    }
+    Ok(answer)
+}
+
+/// The end of the search's budget: `searchCutoffMs` of the index here, or its default.
+fn search_deadline(coordinator: &Coordinator, index_uid: &str) -> Option<Instant> {
+    let budget = coordinator
+        .index(index_uid)
+        .ok()
+        .and_then(|record| record.settings.search_cutoff_ms)
+        .unwrap_or(SEARCH_CUTOFF_MS_DEFAULT);
+    Instant::now().checked_add(Duration::from_millis(budget))
 }
 
 /// Takes the federation-level parameters out of `body`.
