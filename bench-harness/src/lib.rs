@@ -4,7 +4,9 @@
 //! Invariant: nothing here is linked into the server; the harness only talks to
 //! servers over sockets or through their public library APIs.
 
+pub mod backups;
 pub mod compare;
+pub mod export;
 pub mod load;
 pub mod measure;
 pub mod network;

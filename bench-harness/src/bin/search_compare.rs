@@ -112,7 +112,7 @@ fn prepare(arguments: &Arguments) -> Result<(Vec<String>, Vec<Query>), String> {
 
 fn side_options(arguments: &Arguments) -> SideOptions {
     SideOptions {
-        index_uid: arguments.mix.index.clone(),
+        index_uid: arguments.mix.data.index.clone(),
         batch: arguments.batch,
         concurrency: arguments.concurrency,
         rate: (arguments.rate > 0.0).then_some(arguments.rate),
@@ -168,7 +168,7 @@ fn run(arguments: &Arguments) -> Result<(), String> {
     };
     let description = RunDescription {
         command_line: command_line(),
-        dataset: arguments.mix.dataset.clone(),
+        dataset: arguments.mix.data.dataset.clone(),
         documents: lines.len(),
         batch: arguments.batch,
         queries: queries.len(),

@@ -126,7 +126,7 @@ struct Arguments {
 impl Arguments {
     fn options(&self) -> WritesOptions {
         WritesOptions {
-            index_uid: self.mix.index.clone(),
+            index_uid: self.mix.data.index.clone(),
             base_documents: self.base_documents,
             base_batch: self.base_batch,
             connections: self.connections,
@@ -248,7 +248,7 @@ fn run(arguments: &Arguments, mut lines: Vec<String>) -> Result<(), String> {
     let copy_count = copies.len();
     lines.extend(copies);
     let lines = lines.as_slice();
-    let workload = search_workload(&arguments.mix.index, &queries)?;
+    let workload = search_workload(&arguments.mix.data.index, &queries)?;
     let side = |kind: ServerKind| {
         arguments
             .servers
@@ -264,7 +264,7 @@ fn run(arguments: &Arguments, mut lines: Vec<String>) -> Result<(), String> {
     let options = arguments.options();
     let description = WritesDescription {
         command_line: command_line(),
-        dataset: arguments.mix.dataset.clone(),
+        dataset: arguments.mix.data.dataset.clone(),
         documents_read,
         queries: queries.len(),
         cores: arguments.servers.cores,

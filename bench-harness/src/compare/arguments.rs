@@ -1,7 +1,8 @@
 //! The command-line options side-by-side benchmarks share (`#[command(flatten)]` them into a
 //! benchmark's own options): the servers (which coresearch and Meilisearch binaries, on which
-//! loopback ports, with how many cores and which master key) and the search workload (which
-//! dataset, how much of it, which index, how many queries, which seed).
+//! loopback ports, with how many cores and which master key), the dataset (which file, how
+//! much of it, which index) and the search workload (that dataset, how many queries, which
+//! seed).
 //!
 //! Invariants: after `resolve`, at least one binary is given and every given binary is an
 //! existing file named by an absolute path (the servers run in their own directories, where a
@@ -37,9 +38,9 @@ pub struct ServerArguments {
     pub master_key: Option<String>,
 }
 
-/// The dataset, the index and the query mix of a search benchmark.
+/// The dataset and the index of a benchmark.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
-pub struct MixArguments {
+pub struct DatasetArguments {
     /// The zstd-compressed NDJSON dataset
     #[arg(long, default_value = "../shared/datasets/pypi-packages.ndjson.zst")]
     pub dataset: String,
@@ -49,6 +50,25 @@ pub struct MixArguments {
     /// The index created on both servers
     #[arg(long, default_value = "pypi")]
     pub index: String,
+}
+
+impl DatasetArguments {
+    /// The dataset's first `--documents` lines (all of them for 0).
+    pub fn read_lines(&self) -> Result<Vec<String>, String> {
+        let limit = match self.documents {
+            0 => usize::MAX,
+            documents => documents,
+        };
+        eprintln!("reading {}", self.dataset);
+        crate::measure::read_lines(&self.dataset, limit)
+    }
+}
+
+/// The dataset, the index and the query mix of a search benchmark.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct MixArguments {
+    #[command(flatten)]
+    pub data: DatasetArguments,
     /// Queries in the mix
     #[arg(long, default_value_t = 2000)]
     pub queries: usize,
@@ -60,12 +80,7 @@ pub struct MixArguments {
 impl MixArguments {
     /// The dataset's first `--documents` lines (all of them for 0).
     pub fn read_lines(&self) -> Result<Vec<String>, String> {
-        let limit = match self.documents {
-            0 => usize::MAX,
-            documents => documents,
-        };
-        eprintln!("reading {}", self.dataset);
-        crate::measure::read_lines(&self.dataset, limit)
+        self.data.read_lines()
     }
 }
 

@@ -11,7 +11,8 @@
 //!
 //! `cpu_cost` reuses the server launcher and the client for another tool (`search_cpu`): the
 //! server CPU each query of a mix costs on an already indexed data directory, for one build
-//! or two builds side by side; its own invariants are in its module documentation.
+//! or two builds side by side; its own invariants are in its module documentation. `task`
+//! (one task enqueued, then waited for) serves the backup and export benchmarks.
 
 pub mod agreement;
 pub mod arguments;
@@ -19,11 +20,13 @@ pub mod client;
 pub mod command_line;
 pub mod cpu_cost;
 pub mod disk;
+pub mod goals;
 pub mod query_mix;
 pub mod server;
 pub mod settle;
 pub mod setup;
 pub mod side;
 pub mod table;
+pub mod task;
 pub mod vectors;
 pub mod vocabulary;

@@ -152,6 +152,24 @@ pub fn generate(
         .collect()
 }
 
+/// `count` queries drawn with `seed` from the documents of the dataset `lines` (the lines
+/// that are not JSON objects give no words); fails when no query can be made.
+pub fn generate_from_lines(
+    lines: &[String],
+    count: usize,
+    seed: u64,
+) -> Result<Vec<Query>, String> {
+    let texts: Vec<DocumentText> = lines
+        .iter()
+        .filter_map(|line| DocumentText::parse(line))
+        .collect();
+    let queries = generate(&Vocabulary::build(&texts), &texts, count, seed);
+    if queries.is_empty() {
+        return Err("the documents have no searchable words: no query can be made".to_string());
+    }
+    Ok(queries)
+}
+
 /// The state of one generation.
 struct Generator<'data> {
     vocabulary: &'data Vocabulary,

@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 
 use super::client::Client;
 
-/// How long a server may take to answer `/health` after its start.
+/// How long a server may take to answer `/health` after an ordinary start.
 pub const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// Pause between two health probes.
-const HEALTH_POLL_INTERVAL: Duration = Duration::from_millis(100);
+pub const HEALTH_POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// How long a server may take to exit after SIGTERM before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(15);
 /// Pause between two checks that a stopping server exited.
@@ -200,13 +200,31 @@ fn ensure_port_free(spec: &ServerSpec) -> Result<(), String> {
 impl ServerProcess {
     /// Starts the server with an empty data directory and waits until it is healthy.
     pub fn start(spec: &ServerSpec) -> Result<ServerProcess, String> {
+        ServerProcess::start_within(spec, START_TIMEOUT)
+    }
+
+    /// Starts the server with an empty data directory and waits up to `health_timeout` until
+    /// it is healthy (a start that imports a dump or a snapshot may take longer than
+    /// [`START_TIMEOUT`]).
+    pub fn start_within(
+        spec: &ServerSpec,
+        health_timeout: Duration,
+    ) -> Result<ServerProcess, String> {
         fresh_directory(&spec.work_dir)?;
-        ServerProcess::start_in_place(spec)
+        ServerProcess::start_in_place_within(spec, health_timeout)
     }
 
     /// Starts the server on its work directory as it is (the caller prepared its data
     /// directory) and waits until it is healthy.
     pub fn start_in_place(spec: &ServerSpec) -> Result<ServerProcess, String> {
+        ServerProcess::start_in_place_within(spec, START_TIMEOUT)
+    }
+
+    /// `start_in_place`, waiting up to `health_timeout` until the server is healthy.
+    pub fn start_in_place_within(
+        spec: &ServerSpec,
+        health_timeout: Duration,
+    ) -> Result<ServerProcess, String> {
         ensure_port_free(spec)?;
         let log_path = spec.work_dir.join("server.log");
         let log = std::fs::File::create(&log_path)
@@ -228,11 +246,11 @@ impl ServerProcess {
             child,
             spec: spec.clone(),
         };
-        server.wait_healthy(&log_path)?;
+        server.wait_healthy(&log_path, health_timeout)?;
         Ok(server)
     }
 
-    fn wait_healthy(&mut self, log_path: &Path) -> Result<(), String> {
+    fn wait_healthy(&mut self, log_path: &Path, health_timeout: Duration) -> Result<(), String> {
         let started = Instant::now();
         let mut client = Client::new(self.spec.address(), None, HEALTH_PROBE_TIMEOUT);
         loop {
@@ -249,9 +267,9 @@ impl ServerProcess {
             {
                 return Ok(());
             }
-            if started.elapsed() > START_TIMEOUT {
+            if started.elapsed() > health_timeout {
                 return Err(format!(
-                    "{} not healthy after {START_TIMEOUT:?}; see {}",
+                    "{} not healthy after {health_timeout:?}; see {}",
                     self.spec.kind.name(),
                     log_path.display()
                 ));

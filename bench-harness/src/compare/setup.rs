@@ -140,12 +140,31 @@ pub fn get_json(client: &mut Client, path: &str) -> Result<Value, String> {
     response.json()
 }
 
+/// The documents index `uid` holds: its stats' `numberOfDocuments`, 0 while it does not
+/// exist (404).
+pub fn document_count(client: &mut Client, uid: &str) -> Result<u64, String> {
+    let path = format!("/indexes/{uid}/stats");
+    let response = client.get(&path).map_err(io_error(&path))?;
+    if response.status == 404 {
+        return Ok(0);
+    }
+    expect_status(&format!("GET {path}"), &response, 200)?;
+    response.json()?["numberOfDocuments"]
+        .as_u64()
+        .ok_or_else(|| format!("GET {path} answered no numberOfDocuments"))
+}
+
+/// Whether any task is enqueued or processing.
+pub fn any_task_pending(client: &mut Client) -> Result<bool, String> {
+    let pending = get_json(client, "/tasks?statuses=enqueued,processing&limit=1")?;
+    Ok(pending["total"] != 0)
+}
+
 /// Waits until no task is enqueued or processing.
 pub fn wait_until_no_task_pending(client: &mut Client) -> Result<(), String> {
     let started = Instant::now();
     loop {
-        let pending = get_json(client, "/tasks?statuses=enqueued,processing&limit=1")?;
-        if pending["total"] == 0 {
+        if !any_task_pending(client)? {
             return Ok(());
         }
         if started.elapsed() > TASKS_TIMEOUT {

@@ -258,7 +258,7 @@ pub fn search_workload(index_uid: &str, queries: &[Query]) -> Result<Workload, S
 }
 
 /// How long and how a load run goes (the same for both comparisons).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadSettings {
     pub duration: Duration,
     pub warmup: Duration,

@@ -180,7 +180,8 @@ pub fn format_ratio(ours: Option<f64>, theirs: Option<f64>) -> String {
     }
 }
 
-fn mebibytes(bytes: Option<u64>) -> Option<f64> {
+/// `bytes` in mebibytes.
+pub fn mebibytes(bytes: Option<u64>) -> Option<f64> {
     bytes.map(|bytes| bytes as f64 / BYTES_PER_MEBIBYTE)
 }
 
@@ -332,10 +333,28 @@ pub fn render(
 
 /// The servers' names and versions, as `coresearch 1.41.0, meilisearch 1.41.0`.
 pub fn server_versions<'a>(servers: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
-    servers
+    let versions: Vec<String> = servers
         .map(|(name, version)| format!("{name} {}", version.unwrap_or("(unknown version)")))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    if versions.is_empty() {
+        "none measured".to_string()
+    } else {
+        versions.join(", ")
+    }
+}
+
+/// What a side whose binary was not given answers in place of its results.
+pub const NOT_RUN: &str = "not run (no binary given)";
+
+/// One paragraph per side that did not run or failed: `(name, its error)`.
+pub fn write_side_errors<'a>(text: &mut String, sides: impl Iterator<Item = (&'a str, &'a str)>) {
+    for (name, error) in sides {
+        if error == NOT_RUN {
+            let _ = writeln!(text, "{name}: {NOT_RUN}.\n");
+        } else {
+            let _ = writeln!(text, "**{name} failed**: {error}\n");
+        }
+    }
 }
 
 /// `rows` as a markdown table: metric, coresearch, Meilisearch, and their ratio.

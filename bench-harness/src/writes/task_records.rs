@@ -52,7 +52,8 @@ pub struct TaskFigures {
     pub longest_task_wait_seconds: f64,
 }
 
-fn timestamp(task: &Value, field: &str) -> Result<OffsetDateTime, String> {
+/// The RFC 3339 timestamp `field` of a task record (`enqueuedAt`, `startedAt`, `finishedAt`).
+pub fn timestamp(task: &Value, field: &str) -> Result<OffsetDateTime, String> {
     let text = task[field]
         .as_str()
         .ok_or_else(|| format!("task {} has no {field}: {task}", task["uid"]))?;
