@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -62,7 +62,7 @@ fn raw_fields(text: &[u8]) -> Result<Vec<(String, &RawValue)>, serde_json::Error
     Ok(fields)
 }
 
-/// Reads an object's keys and skips its values.
+/// Reads an object's keys and checks its values' texts.
 struct KeysOnly;
 
 impl<'de> Visitor<'de> for KeysOnly {
@@ -73,7 +73,9 @@ impl<'de> Visitor<'de> for KeysOnly {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_entry::<String, IgnoredAny>()?.is_some() {}
+        // A value's text is kept raw, as Meilisearch's upload keeps it: its syntax and its
+        // UTF-8 are checked, what it holds is not.
+        while map.next_entry::<String, &'de RawValue>()?.is_some() {}
         Ok(())
     }
 }
@@ -117,6 +119,15 @@ mod tests {
             assert!(validate_object(text.as_bytes()).is_ok(), "{text}");
             assert!(serde_json::from_str::<Document>(text).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_value_is_refused_at_upload() {
+        let error = validate_object(b"{\"id\":1,\"t\":\"\xff\"}").unwrap_err();
+        assert!(
+            error.to_string().starts_with("invalid unicode code point"),
+            "{error}"
+        );
     }
 
     #[test]
