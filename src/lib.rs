@@ -6,7 +6,9 @@
 //! - `server` is the composition root: it starts the cores and wires every part;
 //! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
-//! - the use cases: `search` (search, multi-search, facet search), `documents` (listing),
+//! - the use cases: `search` (search, multi-search, facet search), `chats` (streamed chat
+//!   completions whose model searches the indexes, on `search` and `outgoing`),
+//!   `documents` (listing),
 //!   `metrics` (`GET /metrics`: the instance's and every core's figures),
 //!   `indexes` (statistics, field paths), `tasks` (the task queue,
 //!   the scheduler and one file per task family, with the control core's side of the queue),
@@ -19,7 +21,7 @@
 //! - `embedders` turns documents into texts (`documentTemplate`) and texts into vectors
 //!   through remote embedders (`rest`, `openAi`, `ollama`, `composite`), on `outgoing`;
 //! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
-//!   webhooks), http and https with keep-alive, on `runtime` only;
+//!   webhooks, chat completions; streamed responses and server-sent events), http and https with keep-alive, on `runtime` only;
 //! - `runtime` is the only module that names glommio; `errors` is the one
 //!   code → type → status table; `config` is the one place that reads flags and environment.
 //!
@@ -29,6 +31,7 @@
 pub mod auth;
 pub mod backups;
 pub mod banner;
+pub mod chats;
 pub mod config;
 pub mod control;
 pub mod coordinator;

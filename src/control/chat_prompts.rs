@@ -27,7 +27,7 @@ pub const DEFAULT_SEARCH_INDEX_UID_PARAM_PROMPT: &str = "The name of the index t
 /// The five prompts of a workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ChatPrompts {
+pub struct ChatCompletionPrompts {
     #[serde(default)]
     pub system: String,
     #[serde(default)]
@@ -44,9 +44,9 @@ fn default_search_filter_param() -> String {
     DEFAULT_SEARCH_FILTER_PARAM_PROMPT.to_owned()
 }
 
-impl Default for ChatPrompts {
+impl Default for ChatCompletionPrompts {
     fn default() -> Self {
-        ChatPrompts {
+        ChatCompletionPrompts {
             system: DEFAULT_SYSTEM_PROMPT.to_owned(),
             search_description: DEFAULT_SEARCH_DESCRIPTION_PROMPT.to_owned(),
             search_q_param: DEFAULT_SEARCH_Q_PARAM_PROMPT.to_owned(),

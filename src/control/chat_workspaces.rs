@@ -1,6 +1,6 @@
 //! Chat workspaces (experimental feature `chatCompletions`): each workspace names the LLM a
 //! chat completion talks to (`source`, `baseUrl`, `apiKey`, `orgId`, `projectId`,
-//! `apiVersion`, `deploymentId`) and its [`ChatPrompts`], as Meilisearch 1.41 keeps them.
+//! `apiVersion`, `deploymentId`) and its [`ChatCompletionPrompts`], as Meilisearch 1.41 keeps them.
 //! A workspace is created by its first settings `PATCH`, reset to the defaults by
 //! `DELETE /chats/{uid}/settings` and removed by `DELETE /chats/{uid}`.
 //!
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::chat_prompts::ChatPrompts;
+pub use super::chat_prompts::ChatCompletionPrompts;
 use super::chat_prompts::{
     DEFAULT_SEARCH_DESCRIPTION_PROMPT, DEFAULT_SEARCH_FILTER_PARAM_PROMPT,
     DEFAULT_SEARCH_INDEX_UID_PARAM_PROMPT, DEFAULT_SEARCH_Q_PARAM_PROMPT, DEFAULT_SYSTEM_PROMPT,
@@ -122,7 +122,7 @@ pub struct ChatCompletionSettings {
     #[serde(default)]
     pub api_key: Option<String>,
     #[serde(default)]
-    pub prompts: ChatPrompts,
+    pub prompts: ChatCompletionPrompts,
 }
 
 impl ChatCompletionSettings {
@@ -191,13 +191,13 @@ pub struct ChatWorkspaceSettings {
     #[serde(default)]
     pub api_key: Setting<String>,
     #[serde(default)]
-    pub prompts: Setting<PromptsPatch>,
+    pub prompts: Setting<ChatPrompts>,
 }
 
-/// `prompts` of a settings patch (its serde name is Meilisearch's, which its messages show).
+/// `prompts` of a settings patch (named as in Meilisearch: serde's messages show the name).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", rename = "ChatPrompts")]
-pub struct PromptsPatch {
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChatPrompts {
     #[serde(default)]
     pub system: Setting<String>,
     #[serde(default)]
@@ -223,19 +223,19 @@ impl ChatWorkspaceSettings {
             api_key: optional(self.api_key, old.api_key),
             prompts: match self.prompts {
                 Setting::Set(patch) => patch.applied_to(old.prompts),
-                Setting::Reset => ChatPrompts::default(),
+                Setting::Reset => ChatCompletionPrompts::default(),
                 Setting::NotSet => old.prompts,
             },
         }
     }
 }
 
-impl PromptsPatch {
-    fn applied_to(self, old: ChatPrompts) -> ChatPrompts {
+impl ChatPrompts {
+    fn applied_to(self, old: ChatCompletionPrompts) -> ChatCompletionPrompts {
         let text = |setting: Setting<String>, old: String, default: &str| {
             pick(setting, old, || default.to_owned())
         };
-        ChatPrompts {
+        ChatCompletionPrompts {
             system: text(self.system, old.system, DEFAULT_SYSTEM_PROMPT),
             search_description: text(
                 self.search_description,

@@ -52,6 +52,7 @@ pub use error::OutgoingError;
 pub use policy::{InvalidNetwork, IpPolicy};
 use pool::{Connection, Pool};
 pub use request::{Method, OutgoingRequest, OutgoingResponse, SendOptions};
+pub use streamed::StreamedResponse;
 pub use tls::TlsClient;
 
 /// The outgoing HTTP client of one core.

@@ -4,6 +4,7 @@
 
 pub mod authorize;
 pub mod body;
+pub mod chats;
 pub mod documents;
 pub mod dumps;
 pub mod dynamic_search_rules;
@@ -166,6 +167,13 @@ impl Router {
             | Endpoint::GetDynamicSearchRule
             | Endpoint::UpdateDynamicSearchRule
             | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
+            Endpoint::ListChats
+            | Endpoint::GetChatSettings
+            | Endpoint::UpdateChatSettings
+            | Endpoint::ResetChatSettings
+            | Endpoint::GetChat
+            | Endpoint::DeleteChat
+            | Endpoint::ChatCompletions => dispatch_chats(services, endpoint, call).await,
             // Export, dumps, snapshots and the logs routes.
             _ => dispatch_operations(services, endpoint, call).await,
         };
@@ -345,6 +353,28 @@ async fn dispatch_rules(
             dynamic_search_rules::update(services, request, &uid).await
         }
         Endpoint::DeleteDynamicSearchRule => dynamic_search_rules::delete(services, &uid).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The chat routes.
+async fn dispatch_chats(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let uid = call.parameter("workspace_uid");
+    let request = &call.request;
+    match endpoint {
+        Endpoint::ListChats => chats::list(services, request),
+        Endpoint::GetChatSettings => chats::get_settings(services, &uid),
+        Endpoint::UpdateChatSettings => chats::patch_settings(services, request, &uid).await,
+        Endpoint::ResetChatSettings => chats::reset_settings(services, &uid).await,
+        Endpoint::GetChat => chats::get(services, &uid),
+        Endpoint::DeleteChat => chats::delete(services, &uid).await,
+        Endpoint::ChatCompletions => {
+            chats::completions(services, request, &uid, &call.context).await
+        }
         _ => Ok(Response::empty(404)),
     }
 }
