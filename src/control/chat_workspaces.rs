@@ -285,7 +285,7 @@ pub enum WorkspaceChange {
     /// `PATCH /chats/{uid}/settings`: creates the workspace when absent.
     Patch {
         uid: String,
-        patch: ChatWorkspaceSettings,
+        patch: Box<ChatWorkspaceSettings>,
     },
     /// `DELETE /chats/{uid}/settings`: the defaults, for an existing workspace.
     Reset { uid: String },
@@ -297,7 +297,7 @@ pub enum WorkspaceChange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkspaceOutcome {
     /// The workspace's settings after a patch or a reset.
-    Settings(ChatCompletionSettings),
+    Settings(Box<ChatCompletionSettings>),
     Deleted,
 }
 
@@ -313,7 +313,7 @@ pub fn apply_change(
             let settings = patch.applied_to(old);
             settings.validate()?;
             next.insert(uid, settings.clone());
-            WorkspaceOutcome::Settings(settings)
+            WorkspaceOutcome::Settings(Box::new(settings))
         }
         WorkspaceChange::Reset { uid } => {
             if !workspaces.contains_key(&uid) {
@@ -321,7 +321,7 @@ pub fn apply_change(
             }
             let settings = ChatCompletionSettings::default();
             next.insert(uid, settings.clone());
-            WorkspaceOutcome::Settings(settings)
+            WorkspaceOutcome::Settings(Box::new(settings))
         }
         WorkspaceChange::Delete { uid } => {
             if next.remove(&uid).is_none() {

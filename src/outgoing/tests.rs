@@ -286,11 +286,14 @@ fn serve_parts(parts: Vec<Answer>) -> (SocketAddr, JoinHandle<String>) {
     (address, handle)
 }
 
-/// The pieces of a streamed response and when each came (since the send), or the error.
+/// Each piece of a streamed body, with when it came (since the send).
+type TimedPieces = Vec<(Vec<u8>, Duration)>;
+
+/// The status and pieces of a streamed response, or the error.
 fn stream_on_core(
     request: OutgoingRequest,
     idle_timeout: Duration,
-) -> Result<(u16, Vec<(Vec<u8>, Duration)>), OutgoingError> {
+) -> Result<(u16, TimedPieces), OutgoingError> {
     crate::runtime::task::run_on_test_core(move || async move {
         let readiness = crate::runtime::readiness::install().expect("readiness");
         let client = OutgoingClient::new(loopback(), readiness).with_options(quick_options());

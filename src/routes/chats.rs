@@ -105,7 +105,7 @@ pub async fn patch_settings(
     check_enabled(services, SETTINGS_ACTION)?;
     let change = WorkspaceChange::Patch {
         uid: uid.to_owned(),
-        patch,
+        patch: Box::new(patch),
     };
     settings_answer(services.control.change_chat_workspaces(change).await?, true)
 }
@@ -126,7 +126,7 @@ pub async fn reset_settings(services: &Services, uid: &str) -> Result<Response, 
 fn settings_answer(outcome: WorkspaceOutcome, mask: bool) -> Result<Response, ResponseError> {
     match outcome {
         WorkspaceOutcome::Settings(settings) => {
-            let shown = if mask { settings.masked() } else { settings };
+            let shown = if mask { settings.masked() } else { *settings };
             Ok(Response::json(200, json!(shown).to_string()))
         }
         WorkspaceOutcome::Deleted => Err(ResponseError::internal("a settings change deleted")),

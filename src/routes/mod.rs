@@ -163,19 +163,8 @@ impl Router {
             | Endpoint::GetWebhook
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
-            Endpoint::ListDynamicSearchRules
-            | Endpoint::GetDynamicSearchRule
-            | Endpoint::UpdateDynamicSearchRule
-            | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
-            Endpoint::ListChats
-            | Endpoint::GetChatSettings
-            | Endpoint::UpdateChatSettings
-            | Endpoint::ResetChatSettings
-            | Endpoint::GetChat
-            | Endpoint::DeleteChat
-            | Endpoint::ChatCompletions => dispatch_chats(services, endpoint, call).await,
-            // Export, dumps, snapshots and the logs routes.
-            _ => dispatch_operations(services, endpoint, call).await,
+            // Dynamic search rules, chats, export, dumps, snapshots and the logs routes.
+            _ => dispatch_instance_features(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }
@@ -317,6 +306,28 @@ async fn dispatch_webhooks(
         Endpoint::UpdateWebhook => webhooks::update(services, request, &uuid).await,
         Endpoint::DeleteWebhook => webhooks::delete(services, &uuid).await,
         _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The instance's gated features (dynamic search rules, chats) and operations.
+async fn dispatch_instance_features(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    match endpoint {
+        Endpoint::ListDynamicSearchRules
+        | Endpoint::GetDynamicSearchRule
+        | Endpoint::UpdateDynamicSearchRule
+        | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
+        Endpoint::ListChats
+        | Endpoint::GetChatSettings
+        | Endpoint::UpdateChatSettings
+        | Endpoint::ResetChatSettings
+        | Endpoint::GetChat
+        | Endpoint::DeleteChat
+        | Endpoint::ChatCompletions => dispatch_chats(services, endpoint, call).await,
+        _ => dispatch_operations(services, endpoint, call).await,
     }
 }
 
