@@ -509,7 +509,7 @@ fn a_key_limited_to_another_index_cannot_search_it_through_a_chat() {
     assert_eq!(errors.len(), 1, "{events:?}");
     assert_eq!(
         errors[0]["error"],
-        json!({"type": "response_error", "code": "invalid_api_key", "message": refusal,
+        json!({"type": "response_error", "code": "403", "message": refusal,
             "param": null, "event_id": null})
     );
     assert!(calls_of(&events, "_meiliSearchSources").is_empty());
@@ -1013,4 +1013,58 @@ fn workspaces_survive_a_restart_and_travel_in_dumps() {
         received.last().expect("a request").body["messages"][0]["content"],
         "Kept."
     );
+}
+
+/// What the engine refuses of the model's query (a field that cannot be filtered) is the
+/// model's answer, so it can correct itself; a filter that does not parse fails the call,
+/// which the client also hears as an error event.
+#[test]
+fn a_refused_search_is_the_model_s_answer_and_a_broken_filter_fails_the_call() {
+    let refused = FakeModel::start(searching_model(
+        r#"{"index_uid":"movies","q":"","filter":"title = x"}"#,
+    ));
+    let broken = FakeModel::start(searching_model(
+        r#"{"index_uid":"movies","q":"","filter":"genre = "}"#,
+    ));
+    let server = start();
+    enable_chats(&server);
+    add_movies(&server);
+    patch_workspace(
+        &server,
+        "refused",
+        &json!({"source": "vLlm", "baseUrl": refused.base_url()}),
+    );
+    patch_workspace(
+        &server,
+        "broken",
+        &json!({"source": "vLlm", "baseUrl": broken.base_url()}),
+    );
+
+    let events = stream_events(&complete(&server, "refused", MASTER_KEY, "m"));
+    let refusal = "Attribute `title` is not filterable. Available filterable attribute patterns are: `genre`.\n1:6 title = x";
+    let received = refused.received();
+    let messages = received[1].body["messages"].as_array().expect("messages");
+    assert_eq!(
+        messages.last().expect("the tool result")["content"],
+        refusal
+    );
+    assert_eq!(
+        calls_of(&events, "_meiliSearchSources"),
+        [json!({"call_id": "call_1", "sources": []})]
+    );
+    assert!(error_events(&events).is_empty(), "{events:?}");
+
+    let events = stream_events(&complete(&server, "broken", MASTER_KEY, "m"));
+    let message = "Was expecting a value but instead got nothing.\n9:9 genre = ";
+    let received = broken.received();
+    let messages = received[1].body["messages"].as_array().expect("messages");
+    assert_eq!(
+        messages.last().expect("the tool result")["content"],
+        format!("the search tool call failed with {message}")
+    );
+    assert!(calls_of(&events, "_meiliSearchSources").is_empty());
+    let errors = error_events(&events);
+    assert_eq!(errors.len(), 1, "{events:?}");
+    assert_eq!(errors[0]["error"]["code"], "400");
+    assert_eq!(errors[0]["error"]["message"], message);
 }

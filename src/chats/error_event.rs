@@ -119,11 +119,12 @@ impl StreamErrorEvent {
         StreamErrorEvent::new("parser_error", None, message)
     }
 
-    /// A search the model asked for failed with `error`.
+    /// A search the model asked for failed with `error` (its `code` is the HTTP status the
+    /// error answers with, as Meilisearch writes it).
     pub fn response_error(error: &ResponseError) -> Self {
         StreamErrorEvent::new(
             "response_error",
-            Some(error.code.name().to_owned()),
+            Some(error.status().to_string()),
             error.message.clone(),
         )
     }

@@ -11,10 +11,11 @@
 //! the rendered documents, one per line; the client may get the documents themselves
 //! (their displayed attributes) as sources.
 //!
-//! Invariants: a refusal the search engine makes of the query (a bad filter, a field that
-//! cannot be filtered or sorted) is the model's answer, so it can correct itself; any other
-//! failure answers `the search tool call failed with <message>` and is also reported to the
-//! client as an error event; arguments that do not parse are answered with serde's message.
+//! Invariants: a refusal the search engine makes of the query (a field that cannot be
+//! filtered, sorted or searched) is the model's answer, so it can correct itself; any other
+//! failure (a filter that does not parse, an index the caller cannot reach) answers `the
+//! search tool call failed with <message>` and is also reported to the client as an error
+//! event; arguments that do not parse are answered with serde's message.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -108,12 +109,18 @@ async fn search(
     if let Some(rules) = access.index_search_rules(&index_uid) {
         body.filter = fuse_filters(rules.filter, body.filter.take());
     }
+    // A filter that does not parse fails the call; one naming what cannot be filtered is
+    // refused by the engine (Meilisearch parses filters before it searches).
+    let parsable = body
+        .filter
+        .as_ref()
+        .is_none_or(|filter| shards::filter::Filter::from_json(filter).is_ok());
     let _permit = context.search_queue.permit().await?;
     let features = context.control.features();
     let filter_shards = context.coordinator.filter_shards();
     let prepared = match prepare_with(&record, body, features, filter_shards, EngineErrors::Plain) {
         Ok(prepared) => prepared,
-        Err(error) if ENGINE_REFUSALS.contains(&error.code) => {
+        Err(error) if parsable && ENGINE_REFUSALS.contains(&error.code) => {
             return Ok(Searched::Refused(error.message));
         }
         Err(error) => return Err(error),
