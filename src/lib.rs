@@ -6,7 +6,9 @@
 //! - `server` is the composition root: it starts the cores and wires every part;
 //! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
-//! - the use cases: `search` (search, multi-search, facet search), `documents` (listing),
+//! - the use cases: `search` (search, multi-search, facet search), `chats` (streamed chat
+//!   completions whose model searches the indexes, on `search` and `outgoing`),
+//!   `documents` (listing),
 //!   `metrics` (`GET /metrics`: the instance's and every core's figures),
 //!   `indexes` (statistics, field paths), `tasks` (the task queue,
 //!   the scheduler and one file per task family, with the control core's side of the queue),
@@ -21,7 +23,8 @@
 //! - `personalization` reorders a search's hits through a Cohere-compatible rerank API
 //!   (`personalize`, `--experimental-personalization-api-key`), on `outgoing`;
 //! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
-//!   webhooks, personalization), http and https with keep-alive, on `runtime` only;
+//!   webhooks, personalization, chat completions; streamed responses and server-sent
+//!   events), http and https with keep-alive, on `runtime` only;
 //! - `runtime` is the only module that names glommio; `errors` is the one
 //!   code → type → status table; `config` is the one place that reads flags and environment.
 //!
@@ -31,6 +34,7 @@
 pub mod auth;
 pub mod backups;
 pub mod banner;
+pub mod chats;
 pub mod config;
 pub mod control;
 pub mod coordinator;

@@ -428,6 +428,9 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
         dynamic_search_rules: Arc::new(crate::control::dynamic_search_rules::load_rules(
             &settings.data_directory,
         )?),
+        chat_workspaces: Arc::new(crate::control::chat_workspaces::load_workspaces(
+            &settings.data_directory,
+        )?),
         network: settings.network.clone(),
     })
 }

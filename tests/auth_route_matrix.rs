@@ -395,6 +395,7 @@ const ROUTES_FILTERING_BY_INDEX: &[(&str, &str)] = &[
     ("GET", "/tasks/{task_id}/documents"),
     ("GET", "/batches"),
     ("GET", "/batches/{batch_id}"),
+    ("POST", "/chats/{workspace_uid}/chat/completions"),
 ];
 
 fn names_an_index(route: &Route) -> bool {
@@ -733,6 +734,124 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
         );
     }
     for action in ["dynamicSearchRules.get", "dynamicSearchRules.update"] {
+        let body = json!({"actions": [action], "indexes": ["matrix-index"], "expiresAt": null});
+        let response = server.send("POST", "/keys", Some(&body));
+        assert_eq!(response.status, 400, "{action}: {}", response.text());
+        assert_eq!(
+            response.json()["code"],
+            "index_scoped_api_key_with_global_action"
+        );
+    }
+}
+
+/// The `/chats` routes are in the table, each guarded by its action: the workspace and
+/// settings routes are instance-wide (a key restricted to some indexes, even holding `*`, is
+/// refused on every one, and cannot be given their actions), a `chats.*` or
+/// `chatsSettings.*` key over every index reaches its own routes only, and the completion
+/// route admits restricted keys (its searches are narrowed to their indexes).
+#[test]
+fn the_chat_routes_are_guarded_by_their_actions() {
+    let expected = [
+        ("GET", "/chats", "chats.get"),
+        ("GET", "/chats/{workspace_uid}", "chats.get"),
+        ("DELETE", "/chats/{workspace_uid}", "chats.delete"),
+        (
+            "GET",
+            "/chats/{workspace_uid}/settings",
+            "chatsSettings.get",
+        ),
+        (
+            "PATCH",
+            "/chats/{workspace_uid}/settings",
+            "chatsSettings.update",
+        ),
+        (
+            "DELETE",
+            "/chats/{workspace_uid}/settings",
+            "chatsSettings.update",
+        ),
+        (
+            "POST",
+            "/chats/{workspace_uid}/chat/completions",
+            "chatCompletions",
+        ),
+    ];
+    for (method, pattern, action) in expected {
+        let route = ROUTES
+            .iter()
+            .find(|route| route.method.as_str() == method && route.pattern == pattern)
+            .unwrap_or_else(|| panic!("{method} {pattern} is in the route table"));
+        assert_eq!(
+            route.action.map(Action::wire_name),
+            Some(action),
+            "{method} {pattern}"
+        );
+    }
+    let server = start();
+    let enabled = server.raw(&json_request(
+        "PATCH",
+        "/experimental-features",
+        Some(MASTER_KEY),
+        r#"{"chatCompletions": true}"#,
+    ));
+    assert_eq!(enabled.status, 200, "{}", enabled.text());
+    let restricted = create_scoped_key(&server, &["*"], &["matrix-index"]);
+    let settings = create_scoped_key(&server, &["chatsSettings.*"], &["*"]);
+    let chats = create_scoped_key(&server, &["chats.*"], &["*"]);
+    let requests = [
+        (
+            &settings,
+            "PATCH",
+            "/chats/support/settings",
+            Some("{}"),
+            200,
+        ),
+        (&settings, "GET", "/chats/support/settings", None, 200),
+        (&settings, "DELETE", "/chats/support/settings", None, 200),
+        (&chats, "GET", "/chats", None, 200),
+        (&chats, "GET", "/chats/support", None, 200),
+        (&chats, "DELETE", "/chats/support", None, 204),
+    ];
+    for (granted, method, path, body, status) in requests {
+        let send = |key: &str| match body {
+            Some(body) => server.raw(&json_request(method, path, Some(key), body)),
+            None => server.raw(&request(method, path, Some(key))),
+        };
+        assert_invalid_api_key(&send(&restricted), &format!("{method} {path} scoped"));
+        let other = if granted == &settings {
+            &chats
+        } else {
+            &settings
+        };
+        assert_invalid_api_key(
+            &send(other),
+            &format!("{method} {path} by the other family"),
+        );
+        let response = send(granted);
+        assert_eq!(
+            response.status,
+            status,
+            "{method} {path}: {}",
+            response.text()
+        );
+    }
+    // The completion route passes authentication with a restricted key: the workspace is
+    // gone, so it answers 404 past it.
+    let completion = r#"{"model": "m", "messages": [], "stream": true}"#;
+    let response = server.raw(&json_request(
+        "POST",
+        "/chats/support/chat/completions",
+        Some(&restricted),
+        completion,
+    ));
+    assert_eq!(response.status, 404, "{}", response.text());
+    assert_eq!(response.json()["code"], "chat_not_found");
+    for action in [
+        "chats.get",
+        "chats.delete",
+        "chatsSettings.get",
+        "chatsSettings.update",
+    ] {
         let body = json!({"actions": [action], "indexes": ["matrix-index"], "expiresAt": null});
         let response = server.send("POST", "/keys", Some(&body));
         assert_eq!(response.status, 400, "{action}: {}", response.text());

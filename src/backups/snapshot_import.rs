@@ -2,8 +2,8 @@
 //! (`crate::tasks::snapshot::archive` says what that is), put at `--db-path` before the
 //! server opens it. Everything comes back as it was when the snapshot was taken: indexes
 //! with their documents, settings and vectors, the tasks and batches (those enqueued then
-//! run once the server starts), keys, experimental features, network, webhooks and dynamic
-//! search rules.
+//! run once the server starts), keys, experimental features, network, webhooks, dynamic
+//! search rules and chat workspaces.
 //!
 //! The decision is Meilisearch's: with no database at `--db-path` (missing, or empty) and
 //! the snapshot present, import it; a database already there is an error ("database already

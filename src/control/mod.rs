@@ -1,8 +1,8 @@
 //! The control plane: read-mostly state owned by the control core (core 0) and replicated
 //! to every core, so requests are answered locally without a hop.
 //!
-//! It holds the experimental features, the API keys, the webhooks, the dynamic search rules
-//! and the network; the catalog has its own replica (`coordinator::catalog`).
+//! It holds the experimental features, the API keys, the webhooks, the dynamic search rules,
+//! the chat workspaces and the network; the catalog has its own replica (`coordinator::catalog`).
 //!
 //! Invariants:
 //! - only core 0 changes the state: other cores send it a typed request (one type per
@@ -14,6 +14,9 @@
 //! - changes are applied one at a time (a single-permit semaphore on core 0), so two
 //!   concurrent patches never lose one another.
 
+pub mod chat_prompts;
+mod chat_workspace_changes;
+pub mod chat_workspaces;
 mod dynamic_search_rule_changes;
 pub mod dynamic_search_rules;
 pub mod features;
@@ -47,6 +50,7 @@ pub enum ControlBroadcast {
     Keys(Arc<KeySet>),
     Webhooks(Arc<webhooks::Webhooks>),
     DynamicSearchRules(Arc<dynamic_search_rules::DynamicSearchRules>),
+    ChatWorkspaces(Arc<chat_workspaces::ChatWorkspaces>),
     Network(Arc<crate::network::Network>),
 }
 
@@ -71,6 +75,8 @@ pub struct ControlPlane {
     webhooks: RefCell<Arc<webhooks::Webhooks>>,
     /// The dynamic search rules, by uid.
     dynamic_search_rules: RefCell<Arc<dynamic_search_rules::DynamicSearchRules>>,
+    /// The chat workspaces, by uid.
+    chat_workspaces: RefCell<Arc<chat_workspaces::ChatWorkspaces>>,
     /// The network of instances, as `/network` set it.
     network: RefCell<Arc<crate::network::Network>>,
 }
@@ -85,6 +91,7 @@ pub struct ControlState {
     pub key_store: Option<KeyStore>,
     pub webhooks: Arc<webhooks::Webhooks>,
     pub dynamic_search_rules: Arc<dynamic_search_rules::DynamicSearchRules>,
+    pub chat_workspaces: Arc<chat_workspaces::ChatWorkspaces>,
     pub network: Arc<crate::network::Network>,
 }
 
@@ -102,6 +109,7 @@ impl ControlPlane {
             key_store: RefCell::new(state.key_store),
             webhooks: RefCell::new(state.webhooks),
             dynamic_search_rules: RefCell::new(state.dynamic_search_rules),
+            chat_workspaces: RefCell::new(state.chat_workspaces),
             network: RefCell::new(state.network),
         }
     }
@@ -157,6 +165,9 @@ impl ControlPlane {
             ControlBroadcast::Webhooks(webhooks) => *self.webhooks.borrow_mut() = webhooks,
             ControlBroadcast::DynamicSearchRules(rules) => {
                 *self.dynamic_search_rules.borrow_mut() = rules;
+            }
+            ControlBroadcast::ChatWorkspaces(workspaces) => {
+                *self.chat_workspaces.borrow_mut() = workspaces;
             }
             ControlBroadcast::Network(network) => *self.network.borrow_mut() = network,
         }

@@ -1,6 +1,7 @@
 //! What one core tells a scrape about itself — the figures only a thread-per-core server has:
 //! the requests it answered, its search queue, its write queue, its mesh round trips, its
-//! major page faults, and the files of the shards it owns.
+//! major page faults, and the files of the shards it owns — and its chat completions'
+//! searches and tokens.
 //!
 //! A scrape sends every core a [`TakeCoreFigures`] through the core mesh; each core copies
 //! its own counters (its thread-locals and its coordinator's cells: no atomics, no lock),
@@ -59,6 +60,8 @@ pub struct CoreFigures {
     /// Searches of one index with `personalize` this core received.
     pub personalized_searches: u64,
     pub shards: Vec<ShardFiles>,
+    /// The chat completions' searches and tokens.
+    pub chat: crate::chats::figures::ChatFigures,
 }
 
 /// Asks a core for its [`CoreFigures`].
@@ -88,6 +91,7 @@ impl CoreRequest<Coordinator> for TakeCoreFigures {
             major_page_faults: crate::runtime::thread_usage::major_page_faults(),
             personalized_searches: super::personalized_searches::count(),
             shards: Vec::new(),
+            chat: crate::chats::figures::snapshot(),
         };
         let owned = owned_shards(coordinator);
         let shards = crate::runtime::blocking::run(move || measure(&owned)).await;

@@ -6,7 +6,7 @@
 //! when Meilisearch would leave it out of a scrape of the same instance: the HTTP families
 //! before any request, the progress of a batch when none runs or finished, `last_update`
 //! before any index, `personalized_search_requests` before the first personalized search,
-//! and the chat families (coresearch has no chats).
+//! and the chat families before any chat search or reported token.
 //!
 //! Invariant: `meilisearch_task_queue_size_until_stop_registering` uses the share of the
 //! queue's file past which registrations are refused ([`QUEUE_FULL_PERCENT`]).
@@ -36,6 +36,7 @@ pub fn add(
     add_batches(exposition, instance);
     add_task_queue(exposition, instance, now);
     add_personalized_searches(exposition, cores);
+    add_chat(exposition, cores);
 }
 
 /// `meilisearch_personalized_search_requests`, once some search asked for `personalize`
@@ -49,6 +50,46 @@ fn add_personalized_searches(exposition: &mut Exposition, cores: &[CoreFigures])
             count as f64,
         );
     }
+}
+
+/// `meilisearch_chat_searches_total` and the token counters of chat completions.
+fn add_chat(exposition: &mut Exposition, cores: &[CoreFigures]) {
+    let mut chat = crate::chats::figures::ChatFigures::default();
+    for core in cores {
+        chat.add(&core.chat);
+    }
+    exposition.counters(
+        "meilisearch_chat_searches_total",
+        "Total number of searches performed by the chat route",
+        chat.searches
+            .iter()
+            .map(|(kind, count)| (vec![("type", kind.clone())], *count as f64))
+            .collect(),
+    );
+    let tokens = |pick: fn(&crate::chats::figures::TokenCounts) -> u64| -> Vec<(Labels, f64)> {
+        chat.tokens
+            .iter()
+            .map(|((workspace, model), counts)| {
+                let labels = vec![("workspace", workspace.clone()), ("model", model.clone())];
+                (labels, pick(counts) as f64)
+            })
+            .collect()
+    };
+    exposition.counters(
+        "meilisearch_chat_prompt_tokens_total",
+        "Total number of prompt tokens consumed",
+        tokens(|counts| counts.prompt),
+    );
+    exposition.counters(
+        "meilisearch_chat_completion_tokens_total",
+        "Total number of completion tokens consumed",
+        tokens(|counts| counts.completion),
+    );
+    exposition.counters(
+        "meilisearch_chat_tokens_total",
+        "Total number of tokens consumed (prompt + completion)",
+        tokens(|counts| counts.total),
+    );
 }
 
 /// `meilisearch_http_requests_total` and `meilisearch_http_response_time_seconds`.

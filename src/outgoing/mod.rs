@@ -10,6 +10,9 @@
 //! gzip body decoded, [`encoding`]), all within the request timeout; failed attempts are
 //! retried by [`retry`]'s rules.
 //!
+//! [`OutgoingClient::send_streamed`] answers at the response head and hands the body over
+//! piece by piece ([`streamed`]); [`event_stream`] reads server-sent events from those pieces.
+//!
 //! Invariants:
 //! - only `runtime` and std/crates are imported (this module sits below every use case);
 //! - the client and its sockets stay on the core that built them (`Rc`, not `Send`);
@@ -22,11 +25,13 @@
 mod connect;
 mod encoding;
 pub mod error;
+pub mod event_stream;
 pub mod policy;
 mod pool;
 pub mod request;
 pub mod retry;
 pub mod shared;
+pub mod streamed;
 pub mod tls;
 mod wire;
 
@@ -47,6 +52,7 @@ pub use error::OutgoingError;
 pub use policy::{InvalidNetwork, IpPolicy};
 use pool::{Connection, Pool};
 pub use request::{Method, OutgoingRequest, OutgoingResponse, SendOptions};
+pub use streamed::StreamedResponse;
 pub use tls::TlsClient;
 
 /// The outgoing HTTP client of one core.

@@ -266,3 +266,118 @@ fn a_bad_url_or_scheme_is_refused_when_the_request_is_built() {
     let error = OutgoingRequest::new(Method::Get, "ftp://example.com/").expect_err("scheme");
     assert_eq!(error.to_string(), "unsupported URL scheme `ftp`");
 }
+
+/// Starts a server answering one connection with `parts`, each after its pause; joining
+/// it gives the request it received.
+fn serve_parts(parts: Vec<Answer>) -> (SocketAddr, JoinHandle<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let handle = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("a connection");
+        let request = read_request(&mut stream);
+        for part in parts {
+            std::thread::sleep(part.pause);
+            if stream.write_all(&part.bytes).is_err() {
+                break;
+            }
+        }
+        request
+    });
+    (address, handle)
+}
+
+/// Each piece of a streamed body, with when it came (since the send).
+type TimedPieces = Vec<(Vec<u8>, Duration)>;
+
+/// The status and pieces of a streamed response, or the error.
+fn stream_on_core(
+    request: OutgoingRequest,
+    idle_timeout: Duration,
+) -> Result<(u16, TimedPieces), OutgoingError> {
+    crate::runtime::task::run_on_test_core(move || async move {
+        let readiness = crate::runtime::readiness::install().expect("readiness");
+        let client = OutgoingClient::new(loopback(), readiness).with_options(quick_options());
+        let started = Instant::now();
+        let mut response = client.send_streamed(request, idle_timeout).await?;
+        let mut pieces = Vec::new();
+        while let Some(piece) = response.next_piece().await? {
+            pieces.push((piece, started.elapsed()));
+        }
+        Ok((response.status, pieces))
+    })
+}
+
+fn paused(pause: Duration, bytes: &[u8]) -> Answer {
+    Answer {
+        pause,
+        bytes: bytes.to_vec(),
+    }
+}
+
+#[test]
+fn a_streamed_body_is_handed_over_piece_by_piece_as_it_arrives() {
+    let pause = Duration::from_millis(600);
+    let (address, server) = serve_parts(vec![
+        paused(
+            Duration::ZERO,
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n9\r\ndata: a\n\n\r\n",
+        ),
+        paused(pause, b"9\r\ndata: b\n\n\r\n0\r\n\r\n"),
+    ]);
+    let request = OutgoingRequest::new(Method::Post, &format!("http://{address}/v1"))
+        .expect("valid")
+        .json(b"{}".to_vec());
+    let (status, pieces) = stream_on_core(request, Duration::from_secs(5)).expect("a stream");
+    assert_eq!(status, 200);
+    let body: Vec<u8> = pieces.iter().flat_map(|(piece, _)| piece.clone()).collect();
+    assert_eq!(body, b"data: a\n\ndata: b\n\n");
+    // The first event was handed over before the server sent the second.
+    assert!(pieces[0].1 < pause, "{:?}", pieces[0].1);
+    assert!(pieces.last().expect("pieces").1 >= pause);
+    let mut parser = event_stream::EventStreamParser::new();
+    let events = parser.feed(&body).expect("events");
+    assert_eq!(events.len(), 2);
+    assert!(
+        server
+            .join()
+            .expect("server")
+            .starts_with("POST /v1 HTTP/1.1\r\n")
+    );
+}
+
+#[test]
+fn a_silent_stream_fails_after_its_idle_timeout() {
+    let (address, server) = serve_parts(vec![
+        paused(
+            Duration::ZERO,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello",
+        ),
+        paused(Duration::from_millis(1500), b"world"),
+    ]);
+    let request = OutgoingRequest::new(Method::Get, &format!("http://{address}/")).expect("valid");
+    let started = Instant::now();
+    let error = stream_on_core(request, Duration::from_millis(300)).expect_err("silent");
+    assert!(matches!(error, OutgoingError::Timeout { .. }), "{error:?}");
+    assert!(started.elapsed() < Duration::from_millis(1400));
+    server.join().expect("server");
+}
+
+#[test]
+fn a_gzip_stream_is_decoded_and_an_until_close_body_ends_with_the_connection() {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(b"data: zipped\n\n").expect("write");
+    let zipped = encoder.finish().expect("finish");
+    let mut head =
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n".to_vec();
+    head.extend_from_slice(&zipped[..5]);
+    let (address, server) = serve_parts(vec![
+        paused(Duration::ZERO, &head),
+        paused(Duration::from_millis(100), &zipped[5..]),
+    ]);
+    let request = OutgoingRequest::new(Method::Get, &format!("http://{address}/")).expect("valid");
+    let (_, pieces) = stream_on_core(request, Duration::from_secs(5)).expect("a stream");
+    let body: Vec<u8> = pieces.into_iter().flat_map(|(piece, _)| piece).collect();
+    assert_eq!(body, b"data: zipped\n\n");
+    server.join().expect("server");
+}

@@ -57,17 +57,27 @@ pub fn serialize(request: &OutgoingRequest) -> Vec<u8> {
     bytes
 }
 
-/// Reads bytes from a stream into a buffer the parsers consume from the front.
-struct Buffered<'stream, Stream> {
-    stream: &'stream mut Stream,
-    buffer: Vec<u8>,
+/// Reads bytes from a stream (owned, or borrowed as `&mut`) into a buffer the parsers
+/// consume from the front.
+pub(super) struct Buffered<Stream> {
+    pub(super) stream: Stream,
+    pub(super) buffer: Vec<u8>,
     /// True once the stream reported its end.
-    ended: bool,
+    pub(super) ended: bool,
 }
 
-impl<Stream: AsyncRead + Unpin> Buffered<'_, Stream> {
+impl<Stream: AsyncRead + Unpin> Buffered<Stream> {
+    /// A reader of `stream` with nothing buffered yet.
+    pub(super) fn new(stream: Stream) -> Self {
+        Buffered {
+            stream,
+            buffer: Vec::new(),
+            ended: false,
+        }
+    }
+
     /// Reads once more; false at the end of input.
-    async fn fill(&mut self) -> Result<bool, ReadError> {
+    pub(super) async fn fill(&mut self) -> Result<bool, ReadError> {
         let start = self.buffer.len();
         self.buffer.resize(start + READ_BYTES, 0);
         let count = self.stream.read(&mut self.buffer[start..]).await?;
@@ -77,7 +87,7 @@ impl<Stream: AsyncRead + Unpin> Buffered<'_, Stream> {
     }
 
     /// Takes one CRLF-ended line (without the CRLF).
-    async fn line(&mut self) -> Result<Vec<u8>, ReadError> {
+    pub(super) async fn line(&mut self) -> Result<Vec<u8>, ReadError> {
         loop {
             if let Some(end) = self.buffer.windows(2).position(|pair| pair == b"\r\n") {
                 let line = self.buffer[..end].to_vec();
@@ -106,9 +116,9 @@ impl<Stream: AsyncRead + Unpin> Buffered<'_, Stream> {
 }
 
 /// The parsed head of a response.
-struct Head {
-    status: u16,
-    headers: Vec<(String, String)>,
+pub(super) struct Head {
+    pub(super) status: u16,
+    pub(super) headers: Vec<(String, String)>,
 }
 
 /// Reads one response to `method` from `stream`, with a body of at most `max_body` bytes;
@@ -118,17 +128,8 @@ pub async fn read_response<Stream: AsyncRead + Unpin>(
     method: &Method,
     max_body: usize,
 ) -> Result<(OutgoingResponse, bool), ReadError> {
-    let mut reader = Buffered {
-        stream,
-        buffer: Vec::new(),
-        ended: false,
-    };
-    let head = loop {
-        let head = read_head(&mut reader).await?;
-        if !(100..200).contains(&head.status) {
-            break head;
-        }
-    };
+    let mut reader = Buffered::new(stream);
+    let head = read_final_head(&mut reader).await?;
     let body = read_body(&mut reader, &head, method, max_body).await?;
     let reusable = reader.buffer.is_empty()
         && !reader.ended
@@ -140,6 +141,18 @@ pub async fn read_response<Stream: AsyncRead + Unpin>(
         body,
     };
     Ok((response, reusable))
+}
+
+/// Reads heads until one that is not an interim 1xx answer.
+pub(super) async fn read_final_head<Stream: AsyncRead + Unpin>(
+    reader: &mut Buffered<Stream>,
+) -> Result<Head, ReadError> {
+    loop {
+        let head = read_head(reader).await?;
+        if !(100..200).contains(&head.status) {
+            return Ok(head);
+        }
+    }
 }
 
 /// Whether the server said it closes the connection.
@@ -154,7 +167,7 @@ fn asks_to_close(head: &Head) -> bool {
 
 /// Reads and parses a head, leaving what follows it in the buffer.
 async fn read_head<Stream: AsyncRead + Unpin>(
-    reader: &mut Buffered<'_, Stream>,
+    reader: &mut Buffered<Stream>,
 ) -> Result<Head, ReadError> {
     loop {
         if let Some((length, head)) = parse_head(&reader.buffer)? {
@@ -198,14 +211,14 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, ReadError> {
 
 /// How the body of a response is delimited.
 #[derive(Debug, PartialEq, Eq)]
-enum Framing {
+pub(super) enum Framing {
     Empty,
     Length(usize),
     Chunked,
     UntilClose,
 }
 
-fn framing(head: &Head, method: &Method) -> Result<Framing, ReadError> {
+pub(super) fn framing(head: &Head, method: &Method) -> Result<Framing, ReadError> {
     if *method == Method::Head || head.status == 204 || head.status == 304 {
         return Ok(Framing::Empty);
     }
@@ -231,7 +244,7 @@ fn framing(head: &Head, method: &Method) -> Result<Framing, ReadError> {
 }
 
 async fn read_body<Stream: AsyncRead + Unpin>(
-    reader: &mut Buffered<'_, Stream>,
+    reader: &mut Buffered<Stream>,
     head: &Head,
     method: &Method,
     max_body: usize,
@@ -257,7 +270,7 @@ async fn read_body<Stream: AsyncRead + Unpin>(
 
 /// Reads a chunked body and its trailer.
 async fn read_chunks<Stream: AsyncRead + Unpin>(
-    reader: &mut Buffered<'_, Stream>,
+    reader: &mut Buffered<Stream>,
     max_body: usize,
     body: &mut Vec<u8>,
 ) -> Result<(), ReadError> {
@@ -281,7 +294,7 @@ async fn read_chunks<Stream: AsyncRead + Unpin>(
 }
 
 /// The size on a chunk line, extensions ignored.
-fn chunk_size(line: &[u8]) -> Result<usize, ReadError> {
+pub(super) fn chunk_size(line: &[u8]) -> Result<usize, ReadError> {
     let text = String::from_utf8_lossy(line);
     let digits = text.split(';').next().unwrap_or_default().trim();
     usize::from_str_radix(digits, 16)

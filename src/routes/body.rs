@@ -46,6 +46,22 @@ pub fn json_value(request: &Request) -> Result<serde_json::Value, ResponseError>
     }
 }
 
+/// The bytes of a JSON body, once its content type and its reading are checked, in
+/// Meilisearch's order.
+pub fn json_bytes(request: &Request) -> Result<&[u8], ResponseError> {
+    check_json_content_type(request.headers.get("content-type"))?;
+    match &request.body {
+        Ok(bytes) => Ok(bytes),
+        Err(error) => Err(body_read_error(read_failure(error)?)),
+    }
+}
+
+/// Decodes the JSON body of `request` with serde, for the routes Meilisearch decodes with
+/// serde: a type error is 400 `bad_request` `Json deserialize error: <serde's message>`.
+pub fn serde_body<T: serde::de::DeserializeOwned>(request: &Request) -> Result<T, ResponseError> {
+    serde_json::from_slice(json_bytes(request)?).map_err(crate::decode::json::json_syntax_error)
+}
+
 /// The decode layer's view of a body that could not be read, or the error to answer at
 /// once for a body whose encoding is unusable.
 pub fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError> {

@@ -4,6 +4,7 @@
 
 pub mod authorize;
 pub mod body;
+pub mod chats;
 pub mod documents;
 pub mod dumps;
 pub mod dynamic_search_rules;
@@ -164,12 +165,8 @@ impl Router {
             | Endpoint::GetWebhook
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
-            Endpoint::ListDynamicSearchRules
-            | Endpoint::GetDynamicSearchRule
-            | Endpoint::UpdateDynamicSearchRule
-            | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
-            // Export, dumps, snapshots and the logs routes.
-            _ => dispatch_operations(services, endpoint, call).await,
+            // Dynamic search rules, chats, export, dumps, snapshots and the logs routes.
+            _ => dispatch_instance_features(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
     }
@@ -314,6 +311,28 @@ async fn dispatch_webhooks(
     }
 }
 
+/// The instance's gated features (dynamic search rules, chats) and operations.
+async fn dispatch_instance_features(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    match endpoint {
+        Endpoint::ListDynamicSearchRules
+        | Endpoint::GetDynamicSearchRule
+        | Endpoint::UpdateDynamicSearchRule
+        | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
+        Endpoint::ListChats
+        | Endpoint::GetChatSettings
+        | Endpoint::UpdateChatSettings
+        | Endpoint::ResetChatSettings
+        | Endpoint::GetChat
+        | Endpoint::DeleteChat
+        | Endpoint::ChatCompletions => dispatch_chats(services, endpoint, call).await,
+        _ => dispatch_operations(services, endpoint, call).await,
+    }
+}
+
 /// The instance's operations: export, dumps, snapshots and the logs routes.
 async fn dispatch_operations(
     services: &Services,
@@ -347,6 +366,28 @@ async fn dispatch_rules(
             dynamic_search_rules::update(services, request, &uid).await
         }
         Endpoint::DeleteDynamicSearchRule => dynamic_search_rules::delete(services, &uid).await,
+        _ => Ok(Response::empty(404)),
+    }
+}
+
+/// The chat routes.
+async fn dispatch_chats(
+    services: &Services,
+    endpoint: Endpoint,
+    call: Call,
+) -> Result<Response, ResponseError> {
+    let uid = call.parameter("workspace_uid");
+    let request = &call.request;
+    match endpoint {
+        Endpoint::ListChats => chats::list(services, request),
+        Endpoint::GetChatSettings => chats::get_settings(services, &uid),
+        Endpoint::UpdateChatSettings => chats::patch_settings(services, request, &uid).await,
+        Endpoint::ResetChatSettings => chats::reset_settings(services, &uid).await,
+        Endpoint::GetChat => chats::get(services, &uid),
+        Endpoint::DeleteChat => chats::delete(services, &uid).await,
+        Endpoint::ChatCompletions => {
+            chats::completions(services, request, &uid, &call.context).await
+        }
         _ => Ok(Response::empty(404)),
     }
 }

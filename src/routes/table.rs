@@ -84,6 +84,13 @@ pub enum Endpoint {
     GetDynamicSearchRule,
     UpdateDynamicSearchRule,
     DeleteDynamicSearchRule,
+    ListChats,
+    GetChatSettings,
+    UpdateChatSettings,
+    ResetChatSettings,
+    GetChat,
+    DeleteChat,
+    ChatCompletions,
 }
 
 /// One row of the table.
@@ -513,6 +520,48 @@ pub static ROUTES: &[Route] = &[
         pattern: "/dynamic-search-rules/{uid}",
         action: Some(Action::DynamicSearchRulesDelete),
         endpoint: Endpoint::DeleteDynamicSearchRule,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/chats",
+        action: Some(Action::ChatsGet),
+        endpoint: Endpoint::ListChats,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/chats/{workspace_uid}/settings",
+        action: Some(Action::ChatsSettingsGet),
+        endpoint: Endpoint::GetChatSettings,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/chats/{workspace_uid}/settings",
+        action: Some(Action::ChatsSettingsUpdate),
+        endpoint: Endpoint::UpdateChatSettings,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/chats/{workspace_uid}/settings",
+        action: Some(Action::ChatsSettingsUpdate),
+        endpoint: Endpoint::ResetChatSettings,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/chats/{workspace_uid}",
+        action: Some(Action::ChatsGet),
+        endpoint: Endpoint::GetChat,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/chats/{workspace_uid}",
+        action: Some(Action::ChatsDelete),
+        endpoint: Endpoint::DeleteChat,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/chats/{workspace_uid}/chat/completions",
+        action: Some(Action::ChatCompletions),
+        endpoint: Endpoint::ChatCompletions,
     },
 ];
 

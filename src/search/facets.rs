@@ -6,7 +6,7 @@
 //! [`FEW_CANDIDATES_MAX`] matching documents, Meilisearch reads values document by document
 //! and orders numbers by their text ("10" before "9"); with more it walks its facet levels and
 //! orders numbers numerically. Strings are always in normalized order. With `count`, values are
-//! ordered by decreasing count, ties in value order.
+//! ordered by decreasing count, ties in decreasing value order.
 //!
 //! Invariants: a count is the exact number of matching documents holding the value (the
 //! shards hold disjoint documents); `facetStats` holds the fields with at least one number.
@@ -76,6 +76,18 @@ impl MergedFacets {
         distribution
     }
 
+    /// The values of `field` by decreasing count (numbers first, as `count` orders them), at
+    /// most `max`: what a chat's search tool lists of a facet.
+    pub fn values_by_count(&self, field: &str, candidates: u64, max: usize) -> Vec<String> {
+        self.fields.get(field).map_or_else(Vec::new, |merged| {
+            merged
+                .ordered(FacetValuesSort::Count, candidates, max)
+                .into_iter()
+                .map(|(value, _)| value)
+                .collect()
+        })
+    }
+
     /// `facetStats`: the smallest and largest number of each field holding numbers.
     pub fn stats(&self) -> Map<String, Value> {
         let mut stats = Map::new();
@@ -109,6 +121,10 @@ impl MergedField {
             }
             FacetValuesSort::Alpha => {}
             FacetValuesSort::Count => {
+                // Meilisearch pops its facet values from a max-heap keyed by count, then by
+                // value: equal counts come in decreasing value order.
+                numbers.reverse();
+                strings.reverse();
                 numbers.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
                 strings.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
             }
@@ -191,6 +207,22 @@ mod tests {
             Value::Object(distribution),
             json!({"genre": {"b": 5, "c": 3}})
         );
+        settings.max_values_per_facet = 10;
+        let ties = merged(vec![counts(
+            &[(1.0, 1), (2.0, 1), (3.0, 2)],
+            &[
+                ("apple", "apple", 1),
+                ("cherry", "cherry", 2),
+                ("date", "date", 1),
+            ],
+        )]);
+        let keys: Vec<String> = ties.distribution(&settings, 9)["genre"]
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["3", "2", "1", "cherry", "date", "apple"]);
     }
 
     #[test]

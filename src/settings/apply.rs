@@ -307,10 +307,11 @@ impl StoredSettings {
             .apply_to(&mut self.chat_document_template_max_bytes, || {
                 DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES
             });
-        chat.search_parameters
-            .apply_to(&mut self.chat_search_parameters, || {
-                Value::Object(Map::new())
-            });
+        match chat.search_parameters {
+            Setting::Set(parameters) => parameters.merge_into(&mut self.chat_search_parameters),
+            Setting::Reset => self.chat_search_parameters = Value::Object(Map::new()),
+            Setting::NotSet => {}
+        }
     }
 
     /// The `GET /settings` object; `chat`/`foreignKeys` only when their feature is on.

@@ -7,6 +7,7 @@
 //! ([`apply::StoredSettings`]) hold only concrete values, defaults included.
 
 pub mod apply;
+pub mod chat_search;
 pub mod decode;
 pub mod embedder_specs;
 pub mod embedders;

@@ -356,8 +356,8 @@ pub struct LocalizedAttributesRule {
     pub locales: Vec<Locale>,
 }
 
-/// The index-level `chat` settings; each field three-state. `searchParameters` is kept
-/// as the given object.
+/// The index-level `chat` settings; each field three-state, `searchParameters` merged
+/// field by field ([`super::chat_search`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Deserr)]
 #[serde(rename_all = "camelCase")]
 #[deserr(rename_all = camelCase, deny_unknown_fields)]
@@ -373,7 +373,7 @@ pub struct ChatSettings {
     pub document_template_max_bytes: Setting<usize>,
     #[serde(default, skip_serializing_if = "Setting::is_not_set")]
     #[deserr(default)]
-    pub search_parameters: Setting<serde_json::Value>,
+    pub search_parameters: Setting<super::chat_search::ChatSearchParameters>,
 }
 
 /// One embedder's settings as given: a JSON object whose fields are kept verbatim (each

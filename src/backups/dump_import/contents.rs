@@ -5,12 +5,13 @@
 //! What is read: `metadata.json` (the format version decides: V6 is read, older versions
 //! and newer ones are refused with what to do), the instance uid, the keys, the features,
 //! the network (its `self` and `leader` dropped, as Meilisearch does: a dump is usually
-//! imported on another machine), the webhooks, the dynamic search rules, the task and batch
-//! queues and every index's metadata and settings. Documents are read by the indexing itself.
+//! imported on another machine), the webhooks, the dynamic search rules, the chat
+//! workspaces, the task and batch queues and every index's metadata and settings. Documents are read by the indexing itself.
 //!
 //! Invariant: every file a V6 dump must hold (`metadata.json`, `keys.jsonl`,
 //! `tasks/queue.jsonl`) is present; the optional ones (instance uid, features, network,
-//! webhooks, dynamic search rules, batches, indexes) default to empty when absent.
+//! webhooks, dynamic search rules, chat workspaces, batches, indexes) default to empty when
+//! absent.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -23,6 +24,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::auth::Key;
+use crate::control::chat_workspaces::{ChatCompletionSettings, ChatWorkspaces};
 use crate::control::dynamic_search_rules::{DynamicSearchRule, DynamicSearchRules};
 use crate::control::features::RuntimeFeatures;
 use crate::control::webhooks::Webhook;
@@ -59,6 +61,7 @@ pub struct DumpContents {
     pub network: Network,
     pub webhooks: BTreeMap<Uuid, Webhook>,
     pub dynamic_search_rules: DynamicSearchRules,
+    pub chat_workspaces: ChatWorkspaces,
     pub tasks: Vec<DumpedTask>,
     pub batches: Vec<BatchRecord>,
     pub indexes: Vec<DumpedIndex>,
@@ -89,6 +92,7 @@ pub fn read_contents(root: &Path) -> Result<DumpContents, String> {
         network: read_network(root)?,
         webhooks: read_webhooks(root)?,
         dynamic_search_rules: read_dynamic_search_rules(root)?,
+        chat_workspaces: read_chat_workspaces(root)?,
         tasks: read_tasks(root)?,
         batches: read_batches(root)?,
         indexes: read_indexes(root)?,
@@ -195,6 +199,32 @@ fn read_dynamic_search_rules(root: &Path) -> Result<DynamicSearchRules, String> 
         rules.insert(rule.uid.clone(), rule);
     }
     Ok(rules)
+}
+
+/// Every `*.json` file of `chat-completions-settings/` (absent in dumps older than chats):
+/// one workspace's settings each, named by the file's stem.
+fn read_chat_workspaces(root: &Path) -> Result<ChatWorkspaces, String> {
+    let directory = root.join(layout::CHAT_WORKSPACES_DIRECTORY);
+    let entries = match fs::read_dir(&directory) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(error) => return Err(format!("{}: {error}", display(root, &directory))),
+    };
+    let mut workspaces = BTreeMap::new();
+    for entry in entries {
+        let entry = entry.map_err(|error| format!("{}: {error}", display(root, &directory)))?;
+        let path = entry.path();
+        let is_json = path
+            .extension()
+            .is_some_and(|extension| extension == "json");
+        let stem = path.file_stem().and_then(|stem| stem.to_str());
+        let (true, Some(stem)) = (is_json && path.is_file(), stem) else {
+            continue;
+        };
+        let settings: ChatCompletionSettings = read_json(&path)?;
+        workspaces.insert(layout::chat_workspace_uid(stem), settings);
+    }
+    Ok(workspaces)
 }
 
 fn read_tasks(root: &Path) -> Result<Vec<DumpedTask>, String> {

@@ -1,7 +1,7 @@
 //! The last step of a dump import, once the indexes are indexed: the dump's own task and
 //! batch history in place of the import's tasks, the catalog's dates and storage names, and
-//! the control state (keys, features, network, webhooks, dynamic search rules, instance uid)
-//! written into the new data directory.
+//! the control state (keys, features, network, webhooks, dynamic search rules, chat
+//! workspaces, instance uid) written into the new data directory.
 //!
 //! Invariants: the history is replaced in one commit of the queue (with the catalog
 //! changes); an enqueued document addition of the dump gets its documents as an update file
@@ -131,8 +131,8 @@ fn imported_batches(contents: &mut DumpContents, tasks: &[Task]) -> Vec<Batch> {
         .collect()
 }
 
-/// Writes the dump's keys, features, network, webhooks, dynamic search rules and instance uid
-/// into the data directory, as the control core persists them.
+/// Writes the dump's keys, features, network, webhooks, dynamic search rules, chat workspaces
+/// and instance uid into the data directory, as the control core persists them.
 pub fn write_control_state(data_directory: &Path, contents: &DumpContents) -> Result<(), String> {
     let keys: Vec<&crate::auth::Key> = contents.keys.iter().collect();
     JsonFileKeyPersistence::new(data_directory)
@@ -154,6 +154,10 @@ pub fn write_control_state(data_directory: &Path, contents: &DumpContents) -> Re
         (
             crate::control::dynamic_search_rules::DYNAMIC_SEARCH_RULES_FILE_NAME,
             serde_json::to_vec(&contents.dynamic_search_rules),
+        ),
+        (
+            crate::control::chat_workspaces::CHAT_WORKSPACES_FILE_NAME,
+            serde_json::to_vec(&contents.chat_workspaces),
         ),
     ];
     for (name, bytes) in files {

@@ -9,6 +9,7 @@
 //! network.json                  the network (self, remotes, shards, leader, version)
 //! webhooks.json                 {"webhooks": {uuid: {url, headers}}}
 //! dynamic-search-rules/<n>.json one dynamic search rule per file, `n` on nine digits
+//! chat-completions-settings/<workspace>.json  one chat workspace's settings per file
 //! tasks/queue.jsonl             one task per line
 //! tasks/update_files/<uid>.jsonl  the documents of each enqueued document addition
 //! batches/queue.jsonl           one batch per line
@@ -37,6 +38,8 @@ pub const NETWORK_FILE: &str = "network.json";
 pub const WEBHOOKS_FILE: &str = "webhooks.json";
 /// The folder of the dynamic search rules, one JSON file per rule.
 pub const DYNAMIC_SEARCH_RULES_DIRECTORY: &str = "dynamic-search-rules";
+/// The folder of the chat workspaces, one JSON file of settings (API key in clear) each.
+pub const CHAT_WORKSPACES_DIRECTORY: &str = "chat-completions-settings";
 /// The folder of the task queue.
 pub const TASKS_DIRECTORY: &str = "tasks";
 /// The folder of the batch queue.
@@ -65,6 +68,31 @@ pub fn update_file_name(task_uid: u32) -> String {
 /// (`000000007.json`), as Meilisearch names them.
 pub fn dynamic_search_rule_file_name(number: usize) -> String {
     format!("{number:09}.json")
+}
+
+/// The file of workspace `uid` in [`CHAT_WORKSPACES_DIRECTORY`]: `<uid>.json`, as Meilisearch
+/// names it, with `%`, `/` and NUL (which a path segment cannot hold) written `%25`, `%2F` and
+/// `%00`.
+pub fn chat_workspace_file_name(uid: &str) -> String {
+    let mut name = String::with_capacity(uid.len() + 5);
+    for character in uid.chars() {
+        match character {
+            '%' => name.push_str("%25"),
+            '/' => name.push_str("%2F"),
+            '\0' => name.push_str("%00"),
+            other => name.push(other),
+        }
+    }
+    name.push_str(".json");
+    name
+}
+
+/// The workspace uid of a file stem of [`CHAT_WORKSPACES_DIRECTORY`] (the inverse of
+/// [`chat_workspace_file_name`]).
+pub fn chat_workspace_uid(stem: &str) -> String {
+    stem.replace("%2F", "/")
+        .replace("%00", "\0")
+        .replace("%25", "%")
 }
 
 /// The format versions of Meilisearch dumps.

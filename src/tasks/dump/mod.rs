@@ -1,5 +1,6 @@
 //! The `dumpCreation` task: writes everything a Meilisearch user moves between machines and
-//! versions — API keys, experimental features, network, webhooks, dynamic search rules, the
+//! versions — API keys, experimental features, network, webhooks, dynamic search rules, chat
+//! workspaces, the
 //! task and batch queues (with the documents of enqueued additions), and every index's
 //! metadata, settings and documents — as a `.dump` file in Meilisearch's dump format V6 ([`layout`]), named
 //! `<dumpUid>.dump` in `--dump-dir`, where the dump uid is the start time
@@ -273,6 +274,12 @@ impl DumpWork {
                 .dynamic_search_rules()
                 .values()
                 .map(|rule| json!(rule))
+                .collect(),
+            chat_workspaces: self
+                .control_plane
+                .chat_workspaces()
+                .iter()
+                .map(|(uid, settings)| (uid.clone(), json!(settings)))
                 .collect(),
         }
     }

@@ -57,6 +57,8 @@ pub struct TopLevel {
     pub webhooks: Value,
     /// The dynamic search rules, by uid.
     pub dynamic_search_rules: Vec<Value>,
+    /// The chat workspaces' settings (API keys in clear), by uid.
+    pub chat_workspaces: Vec<(String, Value)>,
 }
 
 /// Writes the top-level files into `staging`.
@@ -76,6 +78,14 @@ pub fn write_top_level(staging: &Path, top: &TopLevel) -> io::Result<()> {
         write_json(
             &rules.join(layout::dynamic_search_rule_file_name(number)),
             rule,
+        )?;
+    }
+    let workspaces = staging.join(layout::CHAT_WORKSPACES_DIRECTORY);
+    fs::create_dir_all(&workspaces)?;
+    for (uid, settings) in &top.chat_workspaces {
+        write_json(
+            &workspaces.join(layout::chat_workspace_file_name(uid)),
+            settings,
         )?;
     }
     Ok(())

@@ -8,8 +8,8 @@
 //! - `data/…`: a data directory as coresearch opens it — its format marker
 //!   `coresearch-format`; `tasks.store`, the task queue with the batches and the index
 //!   catalog (compacted, without the snapshot's own tasks); `update_files/`, the payloads of
-//!   the enqueued tasks; `auth/keys.json`; the experimental features, network, webhooks and
-//!   dynamic search rules files when they exist; and per index `indexes/<storage>/shard-N.store` (each shard's
+//!   the enqueued tasks; `auth/keys.json`; the experimental features, network, webhooks,
+//!   dynamic search rules and chat workspaces files when they exist; and per index `indexes/<storage>/shard-N.store` (each shard's
 //!   page store, compacted) with its vector files in `shard-N.store.vectors/`;
 //! - `manifest.json`, last ([`Manifest`]): every file of `data/` with its size and XXH3-64.
 //!

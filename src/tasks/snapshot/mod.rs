@@ -1,7 +1,7 @@
 //! The `snapshotCreation` task: writes the whole instance — the task queue with its batches
 //! and the index catalog, the payloads of the enqueued tasks, every shard's page store and
-//! vector files, the API keys, experimental features, network, webhooks and dynamic search
-//! rules — as one file,
+//! vector files, the API keys, experimental features, network, webhooks, dynamic search
+//! rules and chat workspaces — as one file,
 //! `<db name>.snapshot` in `--snapshot-dir`, named after the data directory as Meilisearch
 //! names it (`data.ms.snapshot`), so each snapshot replaces the previous one. The format is
 //! coresearch's own ([`archive`] says what it holds); `--import-snapshot` reads it back
@@ -242,7 +242,7 @@ impl SnapshotWork {
 }
 
 /// Copies the data directory's format marker and control-state files (keys, experimental
-/// features, network, webhooks, dynamic search rules) that exist from `source` into
+/// features, network, webhooks, dynamic search rules, chat workspaces) that exist from `source` into
 /// `destination`.
 fn copy_control_files(source: &Path, destination: &Path) -> std::io::Result<()> {
     let keys = Path::new(AUTH_DIRECTORY_NAME).join(KEY_FILE_NAME);
@@ -253,6 +253,7 @@ fn copy_control_files(source: &Path, destination: &Path) -> std::io::Result<()> 
         PathBuf::from(crate::network::model::NETWORK_FILE_NAME),
         PathBuf::from(crate::control::webhooks::WEBHOOKS_FILE_NAME),
         PathBuf::from(crate::control::dynamic_search_rules::DYNAMIC_SEARCH_RULES_FILE_NAME),
+        PathBuf::from(crate::control::chat_workspaces::CHAT_WORKSPACES_FILE_NAME),
     ];
     for file in files {
         let from = source.join(&file);
