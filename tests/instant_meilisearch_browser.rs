@@ -86,38 +86,40 @@ async fn serve_page(server: &Server, key: &str) -> String {
         1,
     );
     let script = "text/javascript; charset=utf-8";
-    let files = HashMap::from([
+    let packaged = [
         (
-            "/".to_owned(),
-            File {
-                content_type: "text/html; charset=utf-8",
-                body: page.into_bytes(),
-            },
+            "/instantsearch.js",
+            script,
+            &INSTANTSEARCH,
+            "dist/instantsearch.production.min.js",
         ),
         (
-            "/instantsearch.js".to_owned(),
-            File {
-                content_type: script,
-                body: INSTANTSEARCH
-                    .file("dist/instantsearch.production.min.js")
-                    .await,
-            },
+            "/instant-meilisearch.js",
+            script,
+            &INSTANT_MEILISEARCH,
+            "dist/index.js",
         ),
         (
-            "/instant-meilisearch.js".to_owned(),
-            File {
-                content_type: script,
-                body: INSTANT_MEILISEARCH.file("dist/index.js").await,
-            },
+            "/basic_search.css",
+            "text/css",
+            &INSTANT_MEILISEARCH,
+            "templates/basic_search.css",
         ),
-        (
-            "/meilisearch.js".to_owned(),
-            File {
-                content_type: script,
-                body: MEILISEARCH_JS.file("dist/index.js").await,
-            },
-        ),
-    ]);
+        ("/meilisearch.js", script, &MEILISEARCH_JS, "dist/index.js"),
+    ];
+    let mut files = HashMap::new();
+    for (path, content_type, package, file) in packaged {
+        let body = package.file(file).await;
+        files.insert(path.to_owned(), File { content_type, body });
+    }
+    let html = "text/html; charset=utf-8";
+    files.insert(
+        "/".to_owned(),
+        File {
+            content_type: html,
+            body: page.into_bytes(),
+        },
+    );
     format!("http://{}/", static_server::serve(files))
 }
 
@@ -162,7 +164,7 @@ async fn instant_meilisearch_renders_coresearch_hits_in_a_real_browser() {
         })
         .await;
     assert_eq!(state["failures"], "", "the page ran without errors");
-    browser.screenshot("instant-meilisearch-hits").await;
+    browser.screenshot("hits").await;
 
     browser
         .click(r#".ais-RefinementList-checkbox[value="drama"]"#)
@@ -179,6 +181,6 @@ async fn instant_meilisearch_renders_coresearch_hits_in_a_real_browser() {
         })
         .await;
     assert_eq!(state["failures"], "", "the page ran without errors");
-    browser.screenshot("instant-meilisearch-refined").await;
+    browser.screenshot("refined").await;
     browser.close().await;
 }
