@@ -92,7 +92,7 @@ mod tests {
         // The known SHA-256 of the empty string, so the encoding is the one browsers expect.
         assert_eq!(
             source_hash(""),
-            "sha256-47DEQpj8HBSa+/TE1y1PbHsfFPhgdPvBLtI4B1lhnJY="
+            "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
         );
     }
 }
