@@ -325,3 +325,28 @@ async fn reopen_with_the_remembered_key(browser: &Browser, server: &Server) {
     assert_eq!(state["picked"], MOVIES);
     assert_eq!(state["error"], Value::Null);
 }
+
+/// Meilisearch 1.41 serves its dashboard at `/` only in development; in production `/`
+/// answers its status object. Headers: the page's policy names its inlined script.
+#[test]
+fn the_root_serves_the_dashboard_in_development_and_the_status_in_production() {
+    let development = Server::start();
+    let page = development.raw(&request("GET", "/", None));
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let policy = page.header("content-security-policy").expect("a policy");
+    assert!(policy.contains("script-src 'sha256-"), "{policy}");
+    assert!(page.text().contains(r#"id="search-input""#));
+
+    let production = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_owned()),
+        extra_arguments: vec!["--env".to_owned(), "production".to_owned()],
+        ..Options::default()
+    });
+    let status = production.raw(&request("GET", "/", None));
+    assert_eq!(status.status, 200);
+    assert_eq!(status.json(), json!({"status": "Meilisearch is running"}));
+}
