@@ -208,6 +208,8 @@
     state.checked = new Map();
     elements.picker.value = uid;
     storeItem(INDEX_STORAGE_NAME, uid);
+    // A filter names the attributes of one index: it does not follow to another.
+    elements.filterInput.value = "";
     elements.facets.replaceChildren();
     elements.hits.replaceChildren();
     elements.summary.textContent = "";
