@@ -4,6 +4,8 @@
 //! - `backups` makes a data directory from a dump at start (`--import-dump`), before the
 //!   server opens it, on `server` (which indexes the dump) and `tasks` (the dump format);
 //! - `server` is the composition root: it starts the cores and wires every part;
+//! - `dashboard` is the page `GET /` serves in development (HTML, style and script compiled
+//!   into the binary);
 //! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
 //! - the use cases: `search` (search, multi-search, facet search), `chats` (streamed chat
@@ -38,6 +40,7 @@ pub mod chats;
 pub mod config;
 pub mod control;
 pub mod coordinator;
+pub mod dashboard;
 pub mod data_dir;
 pub mod decode;
 pub mod documents;

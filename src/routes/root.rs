@@ -1,29 +1,36 @@
 //! `GET /`, `GET /health` and `GET /version`.
 
+use std::borrow::Cow;
+
+use crate::dashboard::DASHBOARD;
 use crate::http::Response;
 use crate::routes::Services;
 
 /// The Meilisearch version whose API coresearch speaks.
 pub const API_VERSION: &str = "1.41.0";
 
-/// The page served at `/` in development, where Meilisearch serves its dashboard.
-const DEVELOPMENT_HOME_PAGE: &str = "<!doctype html><html><head><meta charset=\"utf-8\">\
-<title>coresearch</title></head><body><h1>coresearch is running</h1><p>It speaks the \
-Meilisearch API: point any Meilisearch client or front end at this address.</p></body></html>";
-
-/// `GET /`: a status object in production, a small home page in development.
+/// `GET /`: Meilisearch's status object in production, the dashboard in development (as
+/// Meilisearch 1.41 serves its mini-dashboard only with `--env development`).
 pub fn root(services: &Services) -> Response {
     if services.production {
-        Response::json(200, &br#"{"status":"Meilisearch is running"}"#[..])
-    } else {
-        let mut response = Response::empty(200);
-        response.headers.push((
-            "content-type".into(),
-            "text/html; charset=utf-8".to_string(),
-        ));
-        response.body = DEVELOPMENT_HOME_PAGE.as_bytes().to_vec();
-        response
+        return Response::json(200, &br#"{"status":"Meilisearch is running"}"#[..]);
     }
+    let dashboard = &*DASHBOARD;
+    let mut response = Response::empty(200);
+    let mut add = |name: &'static str, value: String| {
+        response.headers.push((Cow::Borrowed(name), value));
+    };
+    add("content-type", "text/html; charset=utf-8".to_owned());
+    add(
+        "content-security-policy",
+        dashboard.content_security_policy.clone(),
+    );
+    add("x-content-type-options", "nosniff".to_owned());
+    add("referrer-policy", "no-referrer".to_owned());
+    // The page is part of the binary: a new binary may serve another one.
+    add("cache-control", "no-cache".to_owned());
+    response.body = dashboard.html.as_bytes().to_vec();
+    response
 }
 
 /// `GET /health`.
