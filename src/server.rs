@@ -253,12 +253,21 @@ const EXPORT_PAYLOAD_MARGIN_BYTES: u64 = 1 << 20;
 /// The smallest default payload of an export.
 const EXPORT_PAYLOAD_BYTES_MIN: u64 = 20 << 20;
 
-/// The payload size of an export that gives none, as Meilisearch computes it: the payload
-/// limit less 1 MiB, at least 20 MiB.
+/// The largest default payload of an export (and of a network change's transfers): a target
+/// indexes one payload while the next arrives, so payloads much smaller than the payload
+/// limit keep both ends busy. Measured coresearch → coresearch, 886k PyPI documents on
+/// this 2-CPU machine: the target held every document 22–25 s after the request with
+/// Meilisearch's default (two payloads), 18.2 s with 8 MiB payloads (twice each).
+const EXPORT_PAYLOAD_BYTES_PIPELINED: u64 = 8 << 20;
+
+/// The payload size of an export that gives none: Meilisearch's (the payload limit less
+/// 1 MiB, at least 20 MiB), capped at [`EXPORT_PAYLOAD_BYTES_PIPELINED`]. Only the speed
+/// differs: the task's details show the size only when the request gave one.
 fn export_payload_bytes_default(http_payload_size_limit: u64) -> u64 {
     http_payload_size_limit
         .saturating_sub(EXPORT_PAYLOAD_MARGIN_BYTES)
         .max(EXPORT_PAYLOAD_BYTES_MIN)
+        .min(EXPORT_PAYLOAD_BYTES_PIPELINED)
 }
 
 /// The scheduler's settings from the configuration.
