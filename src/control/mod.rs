@@ -17,7 +17,7 @@
 mod dynamic_search_rule_changes;
 pub mod dynamic_search_rules;
 pub mod features;
-mod network_changes;
+pub mod network_changes;
 pub mod webhook_body;
 mod webhook_changes;
 pub mod webhooks;
@@ -48,6 +48,7 @@ pub enum ControlBroadcast {
     Webhooks(Arc<webhooks::Webhooks>),
     DynamicSearchRules(Arc<dynamic_search_rules::DynamicSearchRules>),
     Network(Arc<crate::network::Network>),
+    NetworkChangeView(Option<Arc<network_changes::NetworkChangeView>>),
 }
 
 /// A request to a core's control plane, erased for the mesh.
@@ -73,6 +74,8 @@ pub struct ControlPlane {
     dynamic_search_rules: RefCell<Arc<dynamic_search_rules::DynamicSearchRules>>,
     /// The network of instances, as `/network` set it.
     network: RefCell<Arc<crate::network::Network>>,
+    /// The network before the running topology change, while searches need it.
+    network_change_view: RefCell<Option<Arc<network_changes::NetworkChangeView>>>,
 }
 
 /// What a core starts its control plane from.
@@ -103,6 +106,7 @@ impl ControlPlane {
             webhooks: RefCell::new(state.webhooks),
             dynamic_search_rules: RefCell::new(state.dynamic_search_rules),
             network: RefCell::new(state.network),
+            network_change_view: RefCell::new(None),
         }
     }
 
@@ -159,6 +163,9 @@ impl ControlPlane {
                 *self.dynamic_search_rules.borrow_mut() = rules;
             }
             ControlBroadcast::Network(network) => *self.network.borrow_mut() = network,
+            ControlBroadcast::NetworkChangeView(view) => {
+                *self.network_change_view.borrow_mut() = view;
+            }
         }
     }
 

@@ -1,9 +1,15 @@
 //! The network's side of the control plane: every core reads its replica, the control core
 //! merges a patch, persists the network, then replicates it.
 //!
+//! While a topology change runs, every core also knows the network before it
+//! ([`NetworkChangeView`]): searches keep using its shards until every new owner imported
+//! what it must hold (then the change switches them to the new shards), and a search
+//! another instance sends under the old network's version is answered with its shards.
+//!
 //! Invariant: a change is acknowledged only once it is on disk and every core applied it;
 //! changes are serialized by the control core's write permit, so two patches never merge
-//! into the same old network.
+//! into the same old network; a change's view is set on every core before the change is
+//! acknowledged, so no search after the acknowledgment uses shards that are still empty.
 
 use std::sync::Arc;
 
@@ -15,10 +21,49 @@ use crate::network::model::{NETWORK_CHANGE_FILE_NAME, NETWORK_FILE_NAME, Network
 use crate::network::patch::NetworkPatch;
 use crate::runtime::CoreRequest;
 
+/// What searches know of a running topology change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkChangeView {
+    /// The network before the change.
+    pub previous: Arc<Network>,
+    /// Whether searches this instance coordinates still use `previous`'s shards.
+    pub searches_use_previous: bool,
+}
+
 impl ControlPlane {
     /// This core's replica of the network.
     pub fn network(&self) -> Arc<Network> {
         self.network.borrow().clone()
+    }
+
+    /// The network whose shards the searches this instance coordinates use: the one before
+    /// a running change until the change switches them, the current one otherwise.
+    pub fn search_network(&self) -> Arc<Network> {
+        match self.network_change_view.borrow().as_deref() {
+            Some(view) if view.searches_use_previous => view.previous.clone(),
+            _ => self.network(),
+        }
+    }
+
+    /// The network of `version`: the one before the running change when it has that
+    /// version, the current one otherwise.
+    pub fn network_of_version(&self, version: uuid::Uuid) -> Arc<Network> {
+        match self.network_change_view.borrow().as_deref() {
+            Some(view) if view.previous.version == version && self.network().version != version => {
+                view.previous.clone()
+            }
+            _ => self.network(),
+        }
+    }
+
+    /// Sets (or clears) the view of the running change on every core.
+    pub async fn set_network_change_view(
+        &self,
+        view: Option<NetworkChangeView>,
+    ) -> Result<(), ResponseError> {
+        let message = ControlBroadcast::NetworkChangeView(view.map(Arc::new));
+        self.apply(message.clone());
+        self.replicate(message).await
     }
 
     /// Merges `patch` into the network on the control core; answers the new network.
@@ -81,12 +126,17 @@ impl ControlPlane {
         if self.network().version != store.expected_version {
             return Err(crate::network::leader_set_meanwhile());
         }
+        let view = NetworkChangeView {
+            previous: Arc::new(store.previous.clone()),
+            searches_use_previous: true,
+        };
         let record = NetworkChangeRecord {
             version: store.network.version,
             previous: store.previous,
         };
         let bytes = serde_json::to_vec(&record).map_err(ResponseError::internal)?;
         self.persist(NETWORK_CHANGE_FILE_NAME, bytes).await?;
+        self.set_network_change_view(Some(view)).await?;
         self.store_network_now(Arc::new(store.network)).await
     }
 

@@ -67,12 +67,17 @@ impl CoreRequest<Coordinator> for LeaderWrite {
         // the writes after it wait behind it in order).
         write_hold::wait_until_released().await;
         let LeaderWrite {
-            network,
+            mut network,
             kind,
             custom_metadata,
             replication,
             write,
         } = self;
+        // A change stored meanwhile (the write may have waited for it) gave a new network:
+        // the write goes to its remotes, under its version.
+        if coordinator.network().version != network.version {
+            network = coordinator.network();
+        }
         let options = RegisterOptions {
             network: Some(TaskNetwork::Remotes {
                 remote_tasks: BTreeMap::new(),
@@ -174,6 +179,12 @@ impl CoreRequest<Coordinator> for HoldWrites {
     type Answer = ();
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        if self.0 {
+            // A write being forwarded finishes first: every remote registers it before the
+            // change, under the network it was forwarded with.
+            let permit = FORWARD_PERMIT.with(Rc::clone);
+            let _forwarded = permit.acquire_permit(1).await;
+        }
         write_hold::set_held(self.0);
     }
 }

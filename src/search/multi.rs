@@ -443,10 +443,18 @@ async fn federated(
     let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
     let partitioned = partition(queries, &federation, network)?;
-    let in_flight = remote::start(partitioned.remote, &remote_federation(&federation));
+    let in_flight = remote::start(
+        partitioned.remote,
+        &remote_federation(&federation),
+        network.network.version,
+    );
     let mut runs = Vec::with_capacity(partitioned.local.len());
     for local in partitioned.local {
-        let run = run_federated_query(coordinator, local, &federation, &window, features);
+        let query = LocalRun {
+            local,
+            filter_shards: network.filter_shards.clone(),
+        };
+        let run = run_federated_query(coordinator, query, &federation, &window, features);
         runs.push(run.await?);
     }
     stages.finish("federating results > search");
@@ -771,15 +779,25 @@ fn remote_federation(federation: &FederationBody) -> Map<String, Value> {
     remote
 }
 
+/// A local query of a federated search and the shards its `_shard` conditions name.
+struct LocalRun {
+    local: LocalQuery,
+    filter_shards: Option<shards::network_shards::NetworkShards>,
+}
+
 /// Checks and runs a local query of a federated search for the first `offset + limit` hits
 /// of its index, under the federation's `distinct`; an error names the query.
 async fn run_federated_query(
     coordinator: &Rc<Coordinator>,
-    local: LocalQuery,
+    run: LocalRun,
     federation: &FederationBody,
     window: &FederatedWindow,
     features: RuntimeFeatures,
 ) -> Result<RunQuery, ResponseError> {
+    let LocalRun {
+        local,
+        filter_shards,
+    } = run;
     let LocalQuery {
         query,
         position,
@@ -795,7 +813,7 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let mut prepared = prepare(&record, body, features, coordinator.filter_shards())
+    let mut prepared = prepare(&record, body, features, filter_shards)
         .map_err(|error| inside_query(position, error))?;
     super::pins::attach_pins(coordinator, features, &query.index_uid, &mut prepared);
     let outcome = execute(coordinator, &record, &prepared)

@@ -37,7 +37,11 @@ pub const PINNED_POSITION: &str = "pinnedPosition";
 /// What a federated search knows of the network.
 #[derive(Debug, Clone)]
 pub struct NetworkContext {
+    /// The network searches are partitioned by (during a topology change, the one before
+    /// it until the change switches searches to the new shards).
     pub network: std::sync::Arc<crate::network::Network>,
+    /// The shards the `_shard` conditions of the local queries name.
+    pub filter_shards: Option<shards::network_shards::NetworkShards>,
     /// Whether the `network` experimental feature is on.
     pub enabled: bool,
     /// Whether the request came from another instance (`Meili-Proxy-Search: true`).
@@ -169,10 +173,17 @@ pub struct InFlight {
     searches: Vec<Search>,
     /// The `federation` every remote is sent (again, to the next owner of a failed query).
     federation: Map<String, Value>,
+    /// The version of the network the queries were partitioned by.
+    network_version: uuid::Uuid,
 }
 
-/// Sends every remote its queries with `federation`, all at once.
-pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFlight {
+/// Sends every remote its queries with `federation`, all at once, saying they were
+/// partitioned by the network of `network_version`.
+pub fn start(
+    queries: RemoteQueries,
+    federation: &Map<String, Value>,
+    network_version: uuid::Uuid,
+) -> InFlight {
     let mut searches = Vec::with_capacity(queries.by_remote.len());
     for (name, (remote, remote_queries)) in queries.by_remote {
         let bodies: Vec<Value> = remote_queries
@@ -183,7 +194,7 @@ pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFligh
         let task = crate::runtime::spawn(async move {
             let client = crate::outgoing::shared::core_client()
                 .ok_or_else(|| ResponseError::internal("remote search outside of a core"))?;
-            remote_multi_search(&client, &remote, &body).await
+            remote_multi_search(&client, &remote, &body, network_version).await
         });
         searches.push(Search {
             name,
@@ -194,6 +205,7 @@ pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFligh
     InFlight {
         searches,
         federation: federation.clone(),
+        network_version,
     }
 }
 
@@ -205,6 +217,7 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
     let InFlight {
         mut searches,
         federation,
+        network_version,
     } = in_flight;
     let mut results = Vec::new();
     let mut failover = super::remote_failover::Failover::default();
@@ -220,7 +233,7 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
         if retries.is_empty() {
             break;
         }
-        searches = start(retries, &federation).searches;
+        searches = start(retries, &federation, network_version).searches;
     }
     (results, failover.errors())
 }
