@@ -99,7 +99,10 @@ pub enum BatchEnd {
         removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
     },
     /// A batch of a network change ended: its task and how far the change went.
-    NetworkChange { task: Task, outcome: ChangeOutcome },
+    NetworkChange {
+        task: Box<Task>,
+        outcome: ChangeOutcome,
+    },
     /// A cancelation interrupted the batch: its tasks go back to the queue.
     Interrupted,
 }
@@ -409,7 +412,7 @@ impl Scheduler {
                     .await
             }
             BatchEnd::NetworkChange { task, outcome } => {
-                self.record_change_batch(batch, task, outcome).await
+                self.record_change_batch(batch, *task, outcome).await
             }
         }
     }

@@ -84,7 +84,10 @@ pub async fn run_network_change(
             phase: ChangePhase::Finished,
             moved_documents: 0,
         };
-        return BatchEnd::NetworkChange { task, outcome };
+        return BatchEnd::NetworkChange {
+            task: Box::new(task),
+            outcome,
+        };
     };
     match work.run_phase(&task, &mut change).await {
         Ok(()) => {
@@ -92,7 +95,10 @@ pub async fn run_network_change(
                 phase: change.phase,
                 moved_documents: change.moved_documents,
             };
-            BatchEnd::NetworkChange { task, outcome }
+            BatchEnd::NetworkChange {
+                task: Box::new(task),
+                outcome,
+            }
         }
         Err(Stop::Failed(error)) => BatchEnd::Finished {
             tasks: vec![failed(task, error)],
