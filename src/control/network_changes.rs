@@ -30,6 +30,22 @@ pub struct NetworkChangeView {
     pub searches_use_previous: bool,
 }
 
+impl NetworkChangeView {
+    /// The view of the change from `previous` to `new`. A follower that was not in the
+    /// previous network (or had none) knows it only by the leader's shards: it shards under
+    /// the new network's leader.
+    pub fn new(previous: &Network, new: &Network, searches_use_previous: bool) -> Self {
+        let mut previous = previous.clone();
+        if previous.leader.is_none() && !previous.shards.is_empty() {
+            previous.leader.clone_from(&new.leader);
+        }
+        NetworkChangeView {
+            previous: Arc::new(previous),
+            searches_use_previous,
+        }
+    }
+}
+
 impl ControlPlane {
     /// This core's replica of the network.
     pub fn network(&self) -> Arc<Network> {
@@ -45,14 +61,23 @@ impl ControlPlane {
         }
     }
 
-    /// The network of `version`: the one before the running change when it has that
-    /// version, the current one otherwise.
-    pub fn network_of_version(&self, version: uuid::Uuid) -> Arc<Network> {
+    /// The network whose shards a search another instance partitioned before the change
+    /// that gave `version` names: the one before that change while this instance runs it,
+    /// the current one otherwise (this instance did not register the change yet, so its
+    /// current network is that one, or the change is over).
+    pub fn network_before_change(&self, version: uuid::Uuid) -> Arc<Network> {
+        let current = self.network();
         match self.network_change_view.borrow().as_deref() {
-            Some(view) if view.previous.version == version && self.network().version != version => {
-                view.previous.clone()
-            }
-            _ => self.network(),
+            Some(view) if current.version == version => view.previous.clone(),
+            _ => current,
+        }
+    }
+
+    /// The version of the change searches are partitioned before, when they are.
+    pub fn searches_before_change(&self) -> Option<uuid::Uuid> {
+        match self.network_change_view.borrow().as_deref() {
+            Some(view) if view.searches_use_previous => Some(self.network().version),
+            _ => None,
         }
     }
 
@@ -126,10 +151,7 @@ impl ControlPlane {
         if self.network().version != store.expected_version {
             return Err(crate::network::leader_set_meanwhile());
         }
-        let view = NetworkChangeView {
-            previous: Arc::new(store.previous.clone()),
-            searches_use_previous: true,
-        };
+        let view = NetworkChangeView::new(&store.previous, &store.network, true);
         let record = NetworkChangeRecord {
             version: store.network.version,
             previous: store.previous,

@@ -13,7 +13,7 @@ use crate::decode::{JsonError, QueryError};
 use crate::errors::ResponseError;
 use crate::http::{Request, Response};
 use crate::network::remote_call::{
-    PROXY_SEARCH_HEADER, PROXY_SEARCH_HEADER_VALUE, SEARCH_NETWORK_VERSION_HEADER,
+    PROXY_SEARCH_HEADER, PROXY_SEARCH_HEADER_VALUE, SEARCH_BEFORE_CHANGE_HEADER,
 };
 use crate::network::sharding::filter_shards;
 use crate::routes::indexes::checked_path_uid;
@@ -96,26 +96,28 @@ fn network_context(services: &Services, request: Option<&Request>) -> NetworkCon
             .get(PROXY_SEARCH_HEADER)
             .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes())
     });
-    let partitioned_by = request
+    let partitioned_before = request
         .filter(|_| is_proxy)
-        .and_then(|request| request.headers.get(SEARCH_NETWORK_VERSION_HEADER))
+        .and_then(|request| request.headers.get(SEARCH_BEFORE_CHANGE_HEADER))
         .and_then(|value| std::str::from_utf8(value).ok())
         .and_then(|value| value.parse::<uuid::Uuid>().ok());
-    let (network, filter_shards) = match partitioned_by {
+    let (network, filter_shards, before_change) = match partitioned_before {
         Some(version) => (
             control.network(),
-            filter_shards(&control.network_of_version(version)),
+            filter_shards(&control.network_before_change(version)),
+            None,
         ),
-        None if is_proxy => (control.network(), filter_shards(&control.network())),
+        None if is_proxy => (control.network(), filter_shards(&control.network()), None),
         None => {
             let network = control.search_network();
             let shards = filter_shards(&network);
-            (network, shards)
+            (network, shards, control.searches_before_change())
         }
     };
     NetworkContext {
         network,
         filter_shards,
+        before_change,
         enabled: control.features().network,
         is_proxy,
         numbered_copies: false,

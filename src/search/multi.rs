@@ -446,7 +446,7 @@ async fn federated(
     let in_flight = remote::start(
         partitioned.remote,
         &remote_federation(&federation),
-        network.network.version,
+        network.before_change,
     );
     let runs = run_local_queries(
         coordinator,

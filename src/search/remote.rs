@@ -42,6 +42,9 @@ pub struct NetworkContext {
     pub network: std::sync::Arc<crate::network::Network>,
     /// The shards the `_shard` conditions of the local queries name.
     pub filter_shards: Option<shards::network_shards::NetworkShards>,
+    /// The version of the change `network` comes before, when the search is partitioned by
+    /// the shards before a topology change (the remotes are told so).
+    pub before_change: Option<uuid::Uuid>,
     /// Whether the `network` experimental feature is on.
     pub enabled: bool,
     /// Whether the request came from another instance (`Meili-Proxy-Search: true`).
@@ -173,16 +176,16 @@ pub struct InFlight {
     searches: Vec<Search>,
     /// The `federation` every remote is sent (again, to the next owner of a failed query).
     federation: Map<String, Value>,
-    /// The version of the network the queries were partitioned by.
-    network_version: uuid::Uuid,
+    /// The change the queries were partitioned before, if any.
+    before_change: Option<uuid::Uuid>,
 }
 
-/// Sends every remote its queries with `federation`, all at once, saying they were
-/// partitioned by the network of `network_version`.
+/// Sends every remote its queries with `federation`, all at once, saying when they were
+/// partitioned before the change `before_change`.
 pub fn start(
     queries: RemoteQueries,
     federation: &Map<String, Value>,
-    network_version: uuid::Uuid,
+    before_change: Option<uuid::Uuid>,
 ) -> InFlight {
     let mut searches = Vec::with_capacity(queries.by_remote.len());
     for (name, (remote, remote_queries)) in queries.by_remote {
@@ -194,7 +197,7 @@ pub fn start(
         let task = crate::runtime::spawn(async move {
             let client = crate::outgoing::shared::core_client()
                 .ok_or_else(|| ResponseError::internal("remote search outside of a core"))?;
-            remote_multi_search(&client, &remote, &body, network_version).await
+            remote_multi_search(&client, &remote, &body, before_change).await
         });
         searches.push(Search {
             name,
@@ -205,7 +208,7 @@ pub fn start(
     InFlight {
         searches,
         federation: federation.clone(),
-        network_version,
+        before_change,
     }
 }
 
@@ -217,7 +220,7 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
     let InFlight {
         mut searches,
         federation,
-        network_version,
+        before_change,
     } = in_flight;
     let mut results = Vec::new();
     let mut failover = super::remote_failover::Failover::default();
@@ -233,7 +236,7 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
         if retries.is_empty() {
             break;
         }
-        searches = start(retries, &federation, network_version).searches;
+        searches = start(retries, &federation, before_change).searches;
     }
     (results, failover.errors())
 }

@@ -187,12 +187,13 @@ impl Scheduler {
         &self,
         change: Option<&crate::network::topology_change::TopologyChange>,
     ) {
-        let view = change.map(
-            |change| crate::control::network_changes::NetworkChangeView {
-                previous: Arc::new(change.old.clone()),
-                searches_use_previous: !change.searches_use_new_shards(),
-            },
-        );
+        let view = change.map(|change| {
+            crate::control::network_changes::NetworkChangeView::new(
+                &change.old,
+                &change.new,
+                !change.searches_use_new_shards(),
+            )
+        });
         if let Err(error) = self.control_plane.set_network_change_view(view).await {
             tracing::warn!(%error, "could not tell every core which network searches use");
         }
