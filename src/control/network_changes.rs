@@ -17,7 +17,7 @@ use super::{CONTROL_CORE, ControlBroadcast, ControlPlane};
 use crate::errors::{Code, ResponseError};
 use crate::network::Network;
 use crate::network::merge::merge_network;
-use crate::network::model::{NETWORK_CHANGE_FILE_NAME, NETWORK_FILE_NAME, NetworkChangeRecord};
+use crate::network::model::NETWORK_FILE_NAME;
 use crate::network::patch::NetworkPatch;
 use crate::runtime::CoreRequest;
 
@@ -123,8 +123,8 @@ impl ControlPlane {
     /// leader's), when the network is still at `expected_version`: another change stored
     /// meanwhile makes this one fail, so no check is ever skipped.
     ///
-    /// `previous` (the network before the change, as this instance's change task must see
-    /// it) is persisted first, so a change task always finds it after a crash.
+    /// Searches keep using `previous` (the network before the change) until the change
+    /// switches them: every core knows it before the new network is in force.
     pub async fn store_network(
         &self,
         network: Network,
@@ -152,12 +152,6 @@ impl ControlPlane {
             return Err(crate::network::leader_set_meanwhile());
         }
         let view = NetworkChangeView::new(&store.previous, &store.network, true);
-        let record = NetworkChangeRecord {
-            version: store.network.version,
-            previous: store.previous,
-        };
-        let bytes = serde_json::to_vec(&record).map_err(ResponseError::internal)?;
-        self.persist(NETWORK_CHANGE_FILE_NAME, bytes).await?;
         self.set_network_change_view(Some(view)).await?;
         self.store_network_now(Arc::new(store.network)).await
     }

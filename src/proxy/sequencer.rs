@@ -8,10 +8,10 @@
 //! - a remote whose last forward failed gets a single attempt until one succeeds again
 //!   (its failures are recorded in the tasks' `remote_tasks`, never retried later: as in
 //!   Meilisearch, a remote that missed writes must be brought back by a network change);
-//! - the answer is the task as registered (Meilisearch does not re-read it either).
-//!
-//! Not implemented yet: moving documents when shards change (`networkTopologyChange` with
-//! data); see `crate::network` for what a leader may change.
+//! - the answer is the task as registered (Meilisearch does not re-read it either);
+//! - while a network change sends documents, writes wait ([`write_hold`]); raising the hold
+//!   waits for the write being forwarded, so every remote registers it before the change,
+//!   and a write that waited is forwarded under the network the change gave.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

@@ -130,9 +130,11 @@ impl Scheduler {
     /// Runs until the wake channel closes (shutdown).
     pub async fn run(mut self, interrupted: Vec<Task>) {
         self.resume_network_change().await;
-        // Dropped (stopped) when the scheduler stops.
-        let _driver =
-            crate::runtime::spawn(super::network_change::driver::drive(self.control.clone()));
+        // Runs beside the scheduler, in its latency class, until the core stops.
+        crate::runtime::latency::spawn_detached(
+            crate::runtime::latency::LatencyClass::Indexing,
+            super::network_change::driver::drive(self.control.clone()),
+        );
         if !interrupted.is_empty()
             && let Err(error) = self.rerun_interrupted(interrupted).await
         {
@@ -441,11 +443,9 @@ impl Scheduler {
             .await
             .map_err(queue_error)?;
         if task.status.is_finished() {
-            self.show_change_to_searches(None).await;
-            if super::network_change::is_leaders_change(&task) {
-                crate::network::write_hold::set_held(false);
-            }
-            super::webhook_delivery::notify(self.control_plane.webhooks(), &[task]);
+            let tasks = [task];
+            self.forget_ended_changes(&tasks).await;
+            super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
         } else if let Some(state) = state {
             self.show_change_to_searches(Some(&state)).await;
         }
@@ -484,8 +484,27 @@ impl Scheduler {
             .await?;
         tracing::info!(batch = batch.uid, "batch finished");
         super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
+        self.forget_ended_changes(&tasks).await;
         self.clean_up(&tasks, removed_storages).await;
         Ok(())
+    }
+
+    /// After a network change ended (succeeded, failed or canceled): the leader's hold on
+    /// writes is lowered and searches use the current network, which nothing else would do.
+    async fn forget_ended_changes(&self, tasks: &[Task]) {
+        let mut ended = false;
+        for task in tasks
+            .iter()
+            .filter(|task| task.kind() == Kind::NetworkTopologyChange && task.status.is_finished())
+        {
+            ended = true;
+            if super::network_change::is_leaders_change(task) {
+                crate::network::write_hold::set_held(false);
+            }
+        }
+        if ended {
+            self.show_change_to_searches(None).await;
+        }
     }
 
     /// Whether an enqueued cancelation matched one of `task_uids` (a read error counts as
@@ -731,21 +750,7 @@ impl Scheduler {
             crate::runtime::blocking::run(move || queue.cancel_matched(cancel_uid, &matched))
                 .await
                 .map_err(queue_error)?;
-        // A canceled change never lowers the leader's hold on writes, nor switches searches,
-        // itself.
-        let changes = canceled
-            .iter()
-            .filter(|task| task.kind() == Kind::NetworkTopologyChange);
-        let mut any_change = false;
-        for change in changes {
-            any_change = true;
-            if super::network_change::is_leaders_change(change) {
-                crate::network::write_hold::set_held(false);
-            }
-        }
-        if any_change {
-            self.show_change_to_searches(None).await;
-        }
+        // A canceled change is forgotten when the cancelation's batch is recorded.
         Ok(canceled)
     }
 }

@@ -62,7 +62,7 @@ pub fn deletion_allowed(uid: TaskUid) -> bool {
     DELETION_ALLOWED.with(Cell::get) == Some(uid)
 }
 
-/// Drives the active change, forever (the scheduler drops it at shutdown).
+/// Drives the active change, until the core stops.
 pub async fn drive(control: Rc<ControlSide>) {
     loop {
         crate::runtime::sleep(DRIVER_INTERVAL).await;

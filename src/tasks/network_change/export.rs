@@ -26,7 +26,7 @@ use serde_json::json;
 use super::{NetworkChangeWork, Stop};
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::{Code, ResponseError};
-use crate::host::export::remote::{ExportTarget, RemoteError};
+use crate::host::export::remote::{ExportTarget, RemoteError, export_send_options};
 use crate::host::network_transfer::{
     CountForNetworkChange, ImportContext, SendForNetworkChange, TransferProgress, send_import,
 };
@@ -36,6 +36,7 @@ use crate::network::task_network::{ImportData, Origin};
 use crate::network::topology_change::TopologyChange;
 use crate::network::transfer_plan::TransferPlan;
 use crate::outgoing::Method;
+use crate::outgoing::request::SendOptions;
 
 /// How long to wait before sending an index again to an instance that did not take it.
 const SEND_RETRY_INTERVAL: Duration = Duration::from_secs(1);
@@ -43,6 +44,10 @@ const SEND_RETRY_INTERVAL: Duration = Duration::from_secs(1);
 const CANCELATION_WATCH_INTERVAL: Duration = Duration::from_millis(50);
 /// The body of a payload of no document (Meilisearch sends one space).
 const EMPTY_PAYLOAD_BODY: &[u8] = b" ";
+/// The longest pause a receiver's `Retry-After` imposes before the next attempt: its 503
+/// means it has not registered the change yet, which takes milliseconds (Meilisearch's
+/// exporter ignores `Retry-After` and tries again after 500 ms).
+const RETRY_AFTER_CAP: Duration = Duration::from_millis(500);
 
 /// One index's export to every target.
 struct IndexExport<'work> {
@@ -60,7 +65,12 @@ impl NetworkChangeWork {
         let targets: BTreeMap<String, ExportTarget> = change
             .export_targets()
             .map(|(name, remote)| {
-                let target = ExportTarget::new(&remote.url, remote.write_api_key.as_deref());
+                let options = SendOptions {
+                    retry_after_cap: RETRY_AFTER_CAP,
+                    ..export_send_options()
+                };
+                let target = ExportTarget::new(&remote.url, remote.write_api_key.as_deref())
+                    .with_options(options);
                 (name.to_owned(), target)
             })
             .collect();
