@@ -71,7 +71,7 @@ impl ExportTarget {
         let url = format!("{}{path}", self.base_url);
         let mut request = OutgoingRequest::new(method, &url)
             .map_err(RemoteError::Transport)?
-            .options(self.options.clone());
+            .options(self.options);
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
         }
