@@ -20,7 +20,7 @@ pub mod chat_workspaces;
 mod dynamic_search_rule_changes;
 pub mod dynamic_search_rules;
 pub mod features;
-mod network_changes;
+pub mod network_changes;
 pub mod webhook_body;
 mod webhook_changes;
 pub mod webhooks;
@@ -52,6 +52,7 @@ pub enum ControlBroadcast {
     DynamicSearchRules(Arc<dynamic_search_rules::DynamicSearchRules>),
     ChatWorkspaces(Arc<chat_workspaces::ChatWorkspaces>),
     Network(Arc<crate::network::Network>),
+    NetworkChangeView(Option<Arc<network_changes::NetworkChangeView>>),
 }
 
 /// A request to a core's control plane, erased for the mesh.
@@ -79,6 +80,8 @@ pub struct ControlPlane {
     chat_workspaces: RefCell<Arc<chat_workspaces::ChatWorkspaces>>,
     /// The network of instances, as `/network` set it.
     network: RefCell<Arc<crate::network::Network>>,
+    /// The network before the running topology change, while searches need it.
+    network_change_view: RefCell<Option<Arc<network_changes::NetworkChangeView>>>,
 }
 
 /// What a core starts its control plane from.
@@ -111,6 +114,7 @@ impl ControlPlane {
             dynamic_search_rules: RefCell::new(state.dynamic_search_rules),
             chat_workspaces: RefCell::new(state.chat_workspaces),
             network: RefCell::new(state.network),
+            network_change_view: RefCell::new(None),
         }
     }
 
@@ -170,6 +174,9 @@ impl ControlPlane {
                 *self.chat_workspaces.borrow_mut() = workspaces;
             }
             ControlBroadcast::Network(network) => *self.network.borrow_mut() = network,
+            ControlBroadcast::NetworkChangeView(view) => {
+                *self.network_change_view.borrow_mut() = view;
+            }
         }
     }
 

@@ -1,9 +1,15 @@
 //! The network's side of the control plane: every core reads its replica, the control core
 //! merges a patch, persists the network, then replicates it.
 //!
+//! While a topology change runs, every core also knows the network before it
+//! ([`NetworkChangeView`]): searches keep using its shards until every new owner imported
+//! what it must hold (then the change switches them to the new shards), and a search
+//! another instance sends under the old network's version is answered with its shards.
+//!
 //! Invariant: a change is acknowledged only once it is on disk and every core applied it;
 //! changes are serialized by the control core's write permit, so two patches never merge
-//! into the same old network.
+//! into the same old network; a change's view is set on every core before the change is
+//! acknowledged, so no search after the acknowledgment uses shards that are still empty.
 
 use std::sync::Arc;
 
@@ -11,14 +17,78 @@ use super::{CONTROL_CORE, ControlBroadcast, ControlPlane};
 use crate::errors::{Code, ResponseError};
 use crate::network::Network;
 use crate::network::merge::merge_network;
-use crate::network::model::{NETWORK_CHANGE_FILE_NAME, NETWORK_FILE_NAME, NetworkChangeRecord};
+use crate::network::model::NETWORK_FILE_NAME;
 use crate::network::patch::NetworkPatch;
 use crate::runtime::CoreRequest;
+
+/// What searches know of a running topology change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkChangeView {
+    /// The network before the change.
+    pub previous: Arc<Network>,
+    /// Whether searches this instance coordinates still use `previous`'s shards.
+    pub searches_use_previous: bool,
+}
+
+impl NetworkChangeView {
+    /// The view of the change from `previous` to `new`. A follower that was not in the
+    /// previous network (or had none) knows it only by the leader's shards: it shards under
+    /// the new network's leader.
+    pub fn new(previous: &Network, new: &Network, searches_use_previous: bool) -> Self {
+        let mut previous = previous.clone();
+        if previous.leader.is_none() && !previous.shards.is_empty() {
+            previous.leader.clone_from(&new.leader);
+        }
+        NetworkChangeView {
+            previous: Arc::new(previous),
+            searches_use_previous,
+        }
+    }
+}
 
 impl ControlPlane {
     /// This core's replica of the network.
     pub fn network(&self) -> Arc<Network> {
         self.network.borrow().clone()
+    }
+
+    /// The network whose shards the searches this instance coordinates use: the one before
+    /// a running change until the change switches them, the current one otherwise.
+    pub fn search_network(&self) -> Arc<Network> {
+        match self.network_change_view.borrow().as_deref() {
+            Some(view) if view.searches_use_previous => view.previous.clone(),
+            _ => self.network(),
+        }
+    }
+
+    /// The network whose shards a search another instance partitioned before the change
+    /// that gave `version` names: the one before that change while this instance runs it,
+    /// the current one otherwise (this instance did not register the change yet, so its
+    /// current network is that one, or the change is over).
+    pub fn network_before_change(&self, version: uuid::Uuid) -> Arc<Network> {
+        let current = self.network();
+        match self.network_change_view.borrow().as_deref() {
+            Some(view) if current.version == version => view.previous.clone(),
+            _ => current,
+        }
+    }
+
+    /// The version of the change searches are partitioned before, when they are.
+    pub fn searches_before_change(&self) -> Option<uuid::Uuid> {
+        match self.network_change_view.borrow().as_deref() {
+            Some(view) if view.searches_use_previous => Some(self.network().version),
+            _ => None,
+        }
+    }
+
+    /// Sets (or clears) the view of the running change on every core.
+    pub async fn set_network_change_view(
+        &self,
+        view: Option<NetworkChangeView>,
+    ) -> Result<(), ResponseError> {
+        let message = ControlBroadcast::NetworkChangeView(view.map(Arc::new));
+        self.apply(message.clone());
+        self.replicate(message).await
     }
 
     /// Merges `patch` into the network on the control core; answers the new network.
@@ -53,8 +123,8 @@ impl ControlPlane {
     /// leader's), when the network is still at `expected_version`: another change stored
     /// meanwhile makes this one fail, so no check is ever skipped.
     ///
-    /// `previous` (the network before the change, as this instance's change task must see
-    /// it) is persisted first, so a change task always finds it after a crash.
+    /// Searches keep using `previous` (the network before the change) until the change
+    /// switches them: every core knows it before the new network is in force.
     pub async fn store_network(
         &self,
         network: Network,
@@ -81,12 +151,8 @@ impl ControlPlane {
         if self.network().version != store.expected_version {
             return Err(crate::network::leader_set_meanwhile());
         }
-        let record = NetworkChangeRecord {
-            version: store.network.version,
-            previous: store.previous,
-        };
-        let bytes = serde_json::to_vec(&record).map_err(ResponseError::internal)?;
-        self.persist(NETWORK_CHANGE_FILE_NAME, bytes).await?;
+        let view = NetworkChangeView::new(&store.previous, &store.network, true);
+        self.set_network_change_view(Some(view)).await?;
         self.store_network_now(Arc::new(store.network)).await
     }
 

@@ -21,7 +21,9 @@
 //! shard's documents streamed to another server by an export task), [`dump`] (a shard's
 //! documents written into a dump's staging directory), [`snapshot`] (a shard's page store
 //! and vector files copied into a snapshot's staging directory), [`warming`] (the searches a
-//! batch's commit replays before readers see it).
+//! batch's commit replays before readers see it), [`network_transfer`] and
+//! [`network_deletion`] (a shard's share of a network topology change: its documents sent
+//! to their new owners, then the ones it no longer keeps deleted).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -40,6 +42,7 @@ pub mod export;
 pub mod facet_search;
 pub mod maintenance;
 pub mod memory;
+pub mod network_deletion;
 pub mod network_transfer;
 pub mod pinned;
 pub mod protocol;

@@ -109,6 +109,39 @@ pub fn origin_headers(origin: &Origin) -> Vec<(String, String)> {
     headers
 }
 
+/// The headers of one import payload of a network change: the change's origin, the sender
+/// and its counts, each under both names, percent-encoded.
+pub fn import_headers(
+    origin: &Origin,
+    import: &ImportData,
+    metadata: &ImportMetadata,
+) -> Vec<(String, String)> {
+    let mut headers = origin_headers(origin);
+    push_twice(&mut headers, IMPORT_REMOTE_HEADER, &import.remote_name);
+    if let Some(index) = &import.index_name {
+        push_twice(&mut headers, IMPORT_INDEX_HEADER, index);
+    }
+    push_twice(
+        &mut headers,
+        IMPORT_DOCS_HEADER,
+        &import.document_count.to_string(),
+    );
+    push_twice(
+        &mut headers,
+        IMPORT_INDEX_COUNT_HEADER,
+        &metadata.index_count.to_string(),
+    );
+    if let Some(key) = metadata.task_key {
+        push_twice(&mut headers, IMPORT_TASK_KEY_HEADER, &key.to_string());
+    }
+    push_twice(
+        &mut headers,
+        IMPORT_TOTAL_INDEX_DOCS_HEADER,
+        &metadata.total_index_documents.to_string(),
+    );
+    headers
+}
+
 /// Adds `name: value` and its legacy twin.
 fn push_twice(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
     let encoded = utf8_percent_encode(value, KEPT_AS_IS).to_string();
@@ -301,6 +334,38 @@ mod tests {
             .copied()
             .collect();
         assert_eq!(read(&legacy).unwrap(), NetworkHeaders::Origin(origin));
+    }
+
+    #[test]
+    fn import_headers_read_back_as_an_import() {
+        let origin = Origin {
+            remote_name: "ms0".into(),
+            task_uid: 3,
+            network_version: Uuid::now_v7(),
+        };
+        let import = ImportData {
+            remote_name: "ms1".into(),
+            index_name: Some("books".into()),
+            document_count: 12,
+        };
+        let metadata = ImportMetadata {
+            index_count: 2,
+            task_key: Some(7),
+            total_index_documents: 40,
+        };
+        let written = import_headers(&origin, &import, &metadata);
+        let pairs: Vec<(&str, &str)> = written
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        assert_eq!(
+            read(&pairs).unwrap(),
+            NetworkHeaders::Import {
+                origin,
+                import,
+                metadata
+            }
+        );
     }
 
     #[test]

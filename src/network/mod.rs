@@ -9,11 +9,15 @@
 //! [`task_network`] is a task's place in a sharded network; [`headers`] reads and writes
 //! the inter-instance headers; [`forward`] sends a write to a remote; [`propagation`] is
 //! the body of a change a leader sends its followers; [`sharding`] says, when the network
-//! has a leader, which documents this instance keeps and which shards `_shard` filters name.
+//! has a leader, which documents this instance keeps and which shards `_shard` filters name;
+//! [`topology_change`] is one instance's state of a network change (with its task's
+//! messages in [`topology_change_message`]), [`transfer_plan`] which documents it moves,
+//! [`control_message`] what instances tell each other about it (`/network/control`).
 //!
 //! Invariants: the control plane owns the network (it persists and replicates each
 //! change); everything here is either pure or runs on the calling core.
 
+pub mod control_message;
 pub mod forward;
 pub mod headers;
 pub mod merge;
@@ -23,6 +27,8 @@ pub mod propagation;
 pub mod remote_call;
 pub mod sharding;
 pub mod task_network;
+pub mod topology_change;
+pub mod topology_change_message;
 pub mod transfer_plan;
 pub mod write_hold;
 

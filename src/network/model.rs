@@ -19,35 +19,6 @@ use uuid::Uuid;
 /// File (in the data directory) that holds the network.
 pub const NETWORK_FILE_NAME: &str = "network.json";
 
-/// File (in the data directory) that holds the network before the latest change of a
-/// sharded network, for the change's task to know what moves.
-pub const NETWORK_CHANGE_FILE_NAME: &str = "network-change.json";
-
-/// The network before a change, and the version the change gave.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NetworkChangeRecord {
-    pub version: Uuid,
-    pub previous: Network,
-}
-
-impl NetworkChangeRecord {
-    /// The record in `data_directory` for the change that gave `version`, if it is there.
-    pub fn load(
-        data_directory: &std::path::Path,
-        version: Uuid,
-    ) -> Result<Option<Network>, String> {
-        let path = data_directory.join(NETWORK_CHANGE_FILE_NAME);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(format!("could not read {}: {error}", path.display())),
-        };
-        let record: NetworkChangeRecord = serde_json::from_slice(&bytes)
-            .map_err(|error| format!("{} is damaged: {error}", path.display()))?;
-        Ok((record.version == version).then_some(record.previous))
-    }
-}
-
 /// One other instance: where it answers, and the keys used to call it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -22,6 +22,11 @@ use crate::outgoing::{Method, OutgoingClient, OutgoingError, OutgoingRequest, Se
 pub const PROXY_SEARCH_HEADER: &str = "Meili-Proxy-Search";
 /// Its value.
 pub const PROXY_SEARCH_HEADER_VALUE: &str = "true";
+/// The header of a search another instance partitioned by the shards the network had
+/// before a topology change, naming the version that change gives (coresearch's own: the
+/// remote evaluates `_shard` against those shards while it runs the change; Meilisearch
+/// ignores it).
+pub const SEARCH_BEFORE_CHANGE_HEADER: &str = "X-Coresearch-Search-Before-Change";
 
 /// How long one remote may take to answer a search, all attempts included.
 pub const REMOTE_SEARCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -45,12 +50,13 @@ pub async fn remote_multi_search(
     client: &OutgoingClient,
     remote: &Remote,
     body: &Value,
+    before_change: Option<uuid::Uuid>,
 ) -> Result<Value, ResponseError> {
     let deadline = Instant::now() + REMOTE_SEARCH_TIMEOUT;
     let body = serde_json::to_vec(body).map_err(ResponseError::internal)?;
     let mut attempt = 0;
     loop {
-        let outcome = attempt_search(client, remote, &body, deadline).await;
+        let outcome = attempt_search(client, remote, &body, deadline, before_change).await;
         attempt += 1;
         match outcome {
             Ok(answer) => return Ok(answer),
@@ -77,13 +83,17 @@ async fn attempt_search(
     remote: &Remote,
     body: &[u8],
     deadline: Instant,
+    before_change: Option<uuid::Uuid>,
 ) -> Result<Value, Failure> {
     let remaining = deadline.saturating_duration_since(Instant::now());
     if remaining.is_zero() {
         return Err(give_up(Code::RemoteTimeout, TIMEOUT_MESSAGE.to_owned()));
     }
-    let request = search_request(remote, body, remaining)
+    let mut request = search_request(remote, body, remaining)
         .map_err(|error| give_up(Code::RemoteCouldNotSendRequest, error.to_string()))?;
+    if let Some(version) = before_change {
+        request = request.header(SEARCH_BEFORE_CHANGE_HEADER, &version.to_string());
+    }
     let response = match client.send(request).await {
         Ok(response) => response,
         Err(OutgoingError::Timeout { .. }) => {

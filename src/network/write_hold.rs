@@ -9,8 +9,9 @@
 //!
 //! Invariants: the flag lives on the control core (where the leader's write sequencer and
 //! the scheduler run) and is only read and written there; it is raised when the leader
-//! registers a change and lowered by the leader's change task once every instance sent its
-//! documents, or when that task ends in any way.
+//! registers a change (or restarts with one running) and lowered once the leader and every
+//! other instance sent their documents (the change's driver, `crate::tasks::network_change`),
+//! or when that change ends in any way.
 
 use std::cell::Cell;
 use std::time::Duration;

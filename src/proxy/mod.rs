@@ -11,9 +11,10 @@
 //! - A forwarded write (origin headers): registered with `network.origin`, never forwarded
 //!   again; refused with `network_version_too_old` when it was forwarded under a network
 //!   older than this instance's.
-//! - A document import of a network change (import headers): refused with
-//!   `import_task_without_network_task` — moving documents between instances is not
-//!   implemented yet (see [`sequencer`]).
+//! - A document import of a network change (import headers, Meilisearch's import
+//!   protocol): registered and counted in the active network change, never forwarded
+//!   (see `crate::tasks::queue_network_change` for its refusals); a second creation of
+//!   an index by another sender answers the first one's task.
 //!
 //! Ordering (an improvement on Meilisearch 1.41, which forwards concurrent writes in any
 //! order): the leader registers and forwards one write at a time, on the control core, so
@@ -85,12 +86,21 @@ pub async fn register_write(
             };
             control_side::register_with(coordinator, kind, custom_metadata, options).await
         }
-        NetworkHeaders::Import { origin, .. } => {
+        NetworkHeaders::Import {
+            origin,
+            import,
+            metadata,
+        } => {
             check_version(origin.network_version, network.version)?;
-            Err(ResponseError::new(
-                Code::ImportTaskWithoutNetworkTask,
-                "No network topology change task is currently enqueued or processing",
-            ))
+            let options = RegisterOptions {
+                network: Some(TaskNetwork::Import {
+                    import_from: import,
+                    network_change: origin,
+                }),
+                ..replication
+            };
+            control_side::register_import(coordinator, kind, custom_metadata, options, metadata)
+                .await
         }
     }
 }

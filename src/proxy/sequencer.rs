@@ -8,10 +8,10 @@
 //! - a remote whose last forward failed gets a single attempt until one succeeds again
 //!   (its failures are recorded in the tasks' `remote_tasks`, never retried later: as in
 //!   Meilisearch, a remote that missed writes must be brought back by a network change);
-//! - the answer is the task as registered (Meilisearch does not re-read it either).
-//!
-//! Not implemented yet: moving documents when shards change (`networkTopologyChange` with
-//! data); see `crate::network` for what a leader may change.
+//! - the answer is the task as registered (Meilisearch does not re-read it either);
+//! - while a network change sends documents, writes wait ([`write_hold`]); raising the hold
+//!   waits for the write being forwarded, so every remote registers it before the change,
+//!   and a write that waited is forwarded under the network the change gave.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,12 +67,17 @@ impl CoreRequest<Coordinator> for LeaderWrite {
         // the writes after it wait behind it in order).
         write_hold::wait_until_released().await;
         let LeaderWrite {
-            network,
+            mut network,
             kind,
             custom_metadata,
             replication,
             write,
         } = self;
+        // A change stored meanwhile (the write may have waited for it) gave a new network:
+        // the write goes to its remotes, under its version.
+        if coordinator.network().version != network.version {
+            network = coordinator.network();
+        }
         let options = RegisterOptions {
             network: Some(TaskNetwork::Remotes {
                 remote_tasks: BTreeMap::new(),
@@ -174,6 +179,12 @@ impl CoreRequest<Coordinator> for HoldWrites {
     type Answer = ();
 
     async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        if self.0 {
+            // A write being forwarded finishes first: every remote registers it before the
+            // change, under the network it was forwarded with.
+            let permit = FORWARD_PERMIT.with(Rc::clone);
+            let _forwarded = permit.acquire_permit(1).await;
+        }
         write_hold::set_held(self.0);
     }
 }

@@ -35,7 +35,7 @@ use crate::network::{Network, Remote};
 use crate::outgoing::OutgoingClient;
 use crate::tasks::TaskQuery;
 use crate::tasks::control_side;
-use crate::tasks::model::{Kind, KindWithContent, Status, Task};
+use crate::tasks::model::{Kind, Status, Task};
 
 /// Where the remotes' pending network changes are asked for.
 const PENDING_CHANGE_PATH: &str =
@@ -80,9 +80,9 @@ pub async fn register_and_propagate(
         remote_tasks: BTreeMap::new(),
         network_version: new.version,
     };
-    let kind = KindWithContent::NetworkTopologyChange;
     super::sequencer::hold_writes(coordinator).await?;
-    let registered = control_side::register_in_network(coordinator, kind, None, Some(empty)).await;
+    let registered =
+        control_side::register_network_change(coordinator, empty, old.clone(), new.clone()).await;
     let task = match registered {
         Ok(task) => task,
         Err(error) => {

@@ -116,6 +116,7 @@ impl Router {
             | Endpoint::PatchExperimentalFeatures
             | Endpoint::GetNetwork
             | Endpoint::PatchNetwork
+            | Endpoint::NetworkControl
             | Endpoint::Metrics => dispatch_instance(services, endpoint, call).await,
             Endpoint::CreateKey
             | Endpoint::ListKeys
@@ -270,6 +271,7 @@ async fn dispatch_instance(
         Endpoint::PatchExperimentalFeatures => features::patch(services, call.request).await,
         Endpoint::GetNetwork => network::get(services),
         Endpoint::PatchNetwork => network::patch(services, &call.request).await,
+        Endpoint::NetworkControl => network::control(services, &call.request).await,
         Endpoint::Metrics => metrics::get(services, &call.context).await,
         _ => Ok(Response::empty(404)),
     }

@@ -1,5 +1,5 @@
-//! `GET /network` and `PATCH /network`: the network of instances, behind the `network`
-//! experimental feature. Synchronous: the control core merges, persists and replicates a
+//! `GET /network`, `PATCH /network` and `POST /network/control`: the network of instances,
+//! behind the `network` experimental feature. Synchronous: the control core merges, persists and replicates a
 //! patch before the answer.
 //!
 //! Invariants: a patch's body is decoded before the feature is checked (a bad body wins
@@ -9,9 +9,11 @@
 //! `networkTopologyChange` task on every instance (202).
 
 use crate::decode::JsonError;
+use crate::decode::json::decode_serde_json_body;
 use crate::errors::{Code, ResponseError};
 use crate::http::{Request, Response};
 use crate::network::check_network_enabled;
+use crate::network::control_message::{ControlMessage, NetworkControl};
 use crate::network::headers::{IMPORT_INDEX_COUNT_HEADER, NetworkHeaders};
 use crate::network::merge::merge_network;
 use crate::network::patch::NetworkPatch;
@@ -21,12 +23,13 @@ use crate::proxy::topology;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::settings::setting::Setting;
-use crate::tasks::KindWithContent;
 use crate::tasks::control_side;
 use crate::tasks::view::summarized_task;
 
 /// The action text of the `network` gate on these routes.
 const NETWORK_ROUTE_ACTION: &str = "Using the /network route";
+/// The action text of the `network` gate on `/network/control`.
+const CONTROL_ROUTE_ACTION: &str = "Using the /network/control route";
 
 /// `GET /network`.
 pub fn get(services: &Services) -> Result<Response, ResponseError> {
@@ -46,9 +49,19 @@ pub async fn patch(services: &Services, request: &Request) -> Result<Response, R
     match NetworkHeaders::read(|name| request.headers.get(name))? {
         NetworkHeaders::None => patch_as_user(services, patch).await,
         NetworkHeaders::Origin(origin) => patch_from_leader(services, patch, origin).await,
-        NetworkHeaders::Import { metadata, .. } if metadata.index_count == 0 => {
-            // "No index for this remote": the change this version runs moves no document,
-            // so there is nothing to wait for.
+        NetworkHeaders::Import {
+            origin,
+            import,
+            metadata,
+        } if metadata.index_count == 0 => {
+            // "No index for this remote" (Meilisearch's older way of saying it).
+            let message = NetworkControl {
+                origin,
+                message: ControlMessage::ExportNoIndexForRemote {
+                    remote: import.remote_name,
+                },
+            };
+            control_side::receive_network_control(&services.coordinator, message).await?;
             Ok(Response::empty(200))
         }
         NetworkHeaders::Import { metadata, .. } => Err(ResponseError::new(
@@ -59,6 +72,21 @@ pub async fn patch(services: &Services, request: &Request) -> Result<Response, R
             ),
         )),
     }
+}
+
+/// `POST /network/control`: another instance's message about the running topology change
+/// (it has no index to send, it finished importing).
+pub async fn control(services: &Services, request: &Request) -> Result<Response, ResponseError> {
+    let message: NetworkControl = match &request.body {
+        Ok(bytes) => decode_serde_json_body(request.headers.get("content-type"), bytes)?,
+        Err(error) => {
+            let failure = crate::routes::body::read_failure(error)?;
+            return Err(crate::decode::payload::body_read_error(failure));
+        }
+    };
+    check_network_enabled(services.control.features().network, CONTROL_ROUTE_ACTION)?;
+    control_side::receive_network_control(&services.coordinator, message).await?;
+    Ok(Response::empty(200))
 }
 
 async fn patch_as_user(
@@ -96,12 +124,11 @@ async fn patch_from_leader(
     let (new, old) = follower_networks(&current, patch, &origin)?;
     services
         .control
-        .store_network(new, old, current.version)
+        .store_network(new.clone(), old.clone(), current.version)
         .await?;
-    let network = Some(TaskNetwork::Origin { origin });
-    let kind = KindWithContent::NetworkTopologyChange;
+    let network = TaskNetwork::Origin { origin };
     let task =
-        control_side::register_in_network(&services.coordinator, kind, None, network).await?;
+        control_side::register_network_change(&services.coordinator, network, old, new).await?;
     Ok(json(202, &summarized_task(&task)))
 }
 

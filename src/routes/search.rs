@@ -14,7 +14,10 @@ use crate::auth::AuthContext;
 use crate::decode::{JsonError, QueryError};
 use crate::errors::ResponseError;
 use crate::http::{Request, Response};
-use crate::network::remote_call::{PROXY_SEARCH_HEADER, PROXY_SEARCH_HEADER_VALUE};
+use crate::network::remote_call::{
+    PROXY_SEARCH_HEADER, PROXY_SEARCH_HEADER_VALUE, SEARCH_BEFORE_CHANGE_HEADER,
+};
+use crate::network::sharding::filter_shards;
 use crate::routes::indexes::checked_path_uid;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
@@ -63,7 +66,7 @@ async fn search(
         crate::metrics::personalized_searches::record();
     }
     let features = services.control.features();
-    let network = network_context(services, false);
+    let network = network_context(services, None);
     // Meilisearch's default: across the network when it shards (has a leader). The copies it
     // sends carry `useNetwork: false`, which the `network` feature gates.
     let use_network = body.use_network.unwrap_or(network.network.is_sharding());
@@ -95,11 +98,41 @@ async fn search(
     Ok(json(200, &Value::Object(result)))
 }
 
-/// What a search of this core knows of the network.
-fn network_context(services: &Services, is_proxy: bool) -> NetworkContext {
+/// What a search of this core knows of the network: a user's search is partitioned by the
+/// network searches use (during a topology change, the one before it until the change
+/// switches them); a search another instance partitioned names its network's version,
+/// whose shards its `_shard` conditions name.
+fn network_context(services: &Services, request: Option<&Request>) -> NetworkContext {
+    let control = &services.control;
+    let is_proxy = request.is_some_and(|request| {
+        request
+            .headers
+            .get(PROXY_SEARCH_HEADER)
+            .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes())
+    });
+    let partitioned_before = request
+        .filter(|_| is_proxy)
+        .and_then(|request| request.headers.get(SEARCH_BEFORE_CHANGE_HEADER))
+        .and_then(|value| std::str::from_utf8(value).ok())
+        .and_then(|value| value.parse::<uuid::Uuid>().ok());
+    let (network, filter_shards, before_change) = match partitioned_before {
+        Some(version) => (
+            control.network(),
+            filter_shards(&control.network_before_change(version)),
+            None,
+        ),
+        None if is_proxy => (control.network(), filter_shards(&control.network()), None),
+        None => {
+            let network = control.search_network();
+            let shards = filter_shards(&network);
+            (network, shards, control.searches_before_change())
+        }
+    };
     NetworkContext {
-        network: services.control.network(),
-        enabled: services.control.features().network,
+        network,
+        filter_shards,
+        before_change,
+        enabled: control.features().network,
         is_proxy,
         numbered_copies: false,
     }
@@ -150,11 +183,7 @@ pub async fn multi_search_post(
     let body = decode_body(body::json_value(request)?)?;
     // One permit for the whole multi-search, as Meilisearch takes.
     let _permit = services.search_queue.permit().await?;
-    let is_proxy = request
-        .headers
-        .get(PROXY_SEARCH_HEADER)
-        .is_some_and(|value| value == PROXY_SEARCH_HEADER_VALUE.as_bytes());
-    let network = network_context(services, is_proxy);
+    let network = network_context(services, Some(request));
     let features = services.control.features();
     let search = multi_search(
         &services.coordinator,

@@ -74,6 +74,7 @@ pub enum Endpoint {
     DeleteWebhook,
     GetNetwork,
     PatchNetwork,
+    NetworkControl,
     CreateDump,
     CreateSnapshot,
     Export,
@@ -460,6 +461,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/network",
         action: Some(Action::NetworkUpdate),
         endpoint: Endpoint::PatchNetwork,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/network/control",
+        action: Some(Action::NetworkUpdate),
+        endpoint: Endpoint::NetworkControl,
     },
     Route {
         method: Method::Post,

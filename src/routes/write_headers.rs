@@ -37,6 +37,7 @@ pub fn write_headers(
             requested_uid: task_id(request)?,
             dry_run: dry_run(request)?,
             network: None,
+            network_change: None,
         }
     } else {
         RegisterOptions::default()

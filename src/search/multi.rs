@@ -460,23 +460,28 @@ async fn federated(
     let window = FederatedWindow::new(&federation);
     let mut stages = super::stages::StageTimer::new();
     let partitioned = partition(queries, &federation, network)?;
-    let in_flight = remote::start(partitioned.remote, &remote_federation(&federation));
-    let mut runs = Vec::with_capacity(partitioned.local.len());
-    for local in partitioned.local {
-        let run = run_federated_query(coordinator, local, &federation, &window, features);
-        runs.push(run.await?);
-    }
+    let in_flight = remote::start(
+        partitioned.remote,
+        &remote_federation(&federation),
+        network.before_change,
+    );
+    let runs = run_local_queries(
+        coordinator,
+        partitioned.local,
+        network,
+        &federation,
+        &window,
+        features,
+    )
+    .await?;
     stages.finish("federating results > search");
     let (remote_results, remote_errors) = remote::finish(in_flight).await;
     let mut facets_by_index =
         facets_by_index(coordinator, &runs, &federation, &partitioned.remote_indexes).await?;
     add_remote_facets(&mut facets_by_index, &remote_results);
     stages.finish("federating results > facets");
-    let total = federated_total(coordinator, &runs).await?
-        + remote_results
-            .iter()
-            .map(|result| result.total)
-            .sum::<u64>();
+    let remote_total: u64 = remote_results.iter().map(|result| result.total).sum();
+    let total = federated_total(coordinator, &runs).await? + remote_total;
     let marks = HitMarks {
         remote: (partitioned.has_remote && !network.is_proxy)
             .then(|| network.network.local.clone()),
@@ -503,11 +508,7 @@ async fn federated(
         Value::String(uuid::Uuid::now_v7().to_string()),
     );
     if partitioned.has_remote {
-        let errors: Map<String, Value> = remote_errors
-            .into_iter()
-            .map(|(name, error)| (name, error_object(&error)))
-            .collect();
-        result.insert("remoteErrors".to_owned(), Value::Object(errors));
+        insert_remote_errors(&mut result, remote_errors);
     }
     let semantic = runs
         .iter()
@@ -785,11 +786,43 @@ fn remote_federation(federation: &FederationBody) -> Map<String, Value> {
     remote
 }
 
+/// `remoteErrors`: each failed remote's error object, by name.
+fn insert_remote_errors(
+    result: &mut Map<String, Value>,
+    remote_errors: std::collections::BTreeMap<String, ResponseError>,
+) {
+    let errors: Map<String, Value> = remote_errors
+        .into_iter()
+        .map(|(name, error)| (name, error_object(&error)))
+        .collect();
+    result.insert("remoteErrors".to_owned(), Value::Object(errors));
+}
+
+/// Runs the local queries of a federated search in turn, their `_shard` conditions naming
+/// the shards of the network the search is partitioned by.
+async fn run_local_queries(
+    coordinator: &Rc<Coordinator>,
+    locals: Vec<LocalQuery>,
+    network: &NetworkContext,
+    federation: &FederationBody,
+    window: &FederatedWindow,
+    features: RuntimeFeatures,
+) -> Result<Vec<RunQuery>, ResponseError> {
+    let mut runs = Vec::with_capacity(locals.len());
+    for local in locals {
+        let shards = network.filter_shards.clone();
+        let run = run_federated_query(coordinator, local, shards, federation, window, features);
+        runs.push(run.await?);
+    }
+    Ok(runs)
+}
+
 /// Checks and runs a local query of a federated search for the first `offset + limit` hits
 /// of its index, under the federation's `distinct`; an error names the query.
 async fn run_federated_query(
     coordinator: &Rc<Coordinator>,
     local: LocalQuery,
+    filter_shards: Option<shards::network_shards::NetworkShards>,
     federation: &FederationBody,
     window: &FederatedWindow,
     features: RuntimeFeatures,
@@ -809,7 +842,7 @@ async fn run_federated_query(
     let record = coordinator
         .index(&query.index_uid)
         .map_err(|error| inside_query(position, error))?;
-    let mut prepared = prepare(&record, body, features, coordinator.filter_shards())
+    let mut prepared = prepare(&record, body, features, filter_shards)
         .map_err(|error| inside_query(position, error))?;
     super::pins::attach_pins(coordinator, features, &query.index_uid, &mut prepared);
     let outcome = execute(coordinator, &record, &prepared)

@@ -37,7 +37,14 @@ pub const PINNED_POSITION: &str = "pinnedPosition";
 /// What a federated search knows of the network.
 #[derive(Debug, Clone)]
 pub struct NetworkContext {
+    /// The network searches are partitioned by (during a topology change, the one before
+    /// it until the change switches searches to the new shards).
     pub network: std::sync::Arc<crate::network::Network>,
+    /// The shards the `_shard` conditions of the local queries name.
+    pub filter_shards: Option<shards::network_shards::NetworkShards>,
+    /// The version of the change `network` comes before, when the search is partitioned by
+    /// the shards before a topology change (the remotes are told so).
+    pub before_change: Option<uuid::Uuid>,
     /// Whether the `network` experimental feature is on.
     pub enabled: bool,
     /// Whether the request came from another instance (`Meili-Proxy-Search: true`).
@@ -169,10 +176,17 @@ pub struct InFlight {
     searches: Vec<Search>,
     /// The `federation` every remote is sent (again, to the next owner of a failed query).
     federation: Map<String, Value>,
+    /// The change the queries were partitioned before, if any.
+    before_change: Option<uuid::Uuid>,
 }
 
-/// Sends every remote its queries with `federation`, all at once.
-pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFlight {
+/// Sends every remote its queries with `federation`, all at once, saying when they were
+/// partitioned before the change `before_change`.
+pub fn start(
+    queries: RemoteQueries,
+    federation: &Map<String, Value>,
+    before_change: Option<uuid::Uuid>,
+) -> InFlight {
     let mut searches = Vec::with_capacity(queries.by_remote.len());
     for (name, (remote, remote_queries)) in queries.by_remote {
         let bodies: Vec<Value> = remote_queries
@@ -183,7 +197,7 @@ pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFligh
         let task = crate::runtime::spawn(async move {
             let client = crate::outgoing::shared::core_client()
                 .ok_or_else(|| ResponseError::internal("remote search outside of a core"))?;
-            remote_multi_search(&client, &remote, &body).await
+            remote_multi_search(&client, &remote, &body, before_change).await
         });
         searches.push(Search {
             name,
@@ -194,6 +208,7 @@ pub fn start(queries: RemoteQueries, federation: &Map<String, Value>) -> InFligh
     InFlight {
         searches,
         federation: federation.clone(),
+        before_change,
     }
 }
 
@@ -205,6 +220,7 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
     let InFlight {
         mut searches,
         federation,
+        before_change,
     } = in_flight;
     let mut results = Vec::new();
     let mut failover = super::remote_failover::Failover::default();
@@ -220,7 +236,7 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
         if retries.is_empty() {
             break;
         }
-        searches = start(retries, &federation).searches;
+        searches = start(retries, &federation, before_change).searches;
     }
     (results, failover.errors())
 }

@@ -259,7 +259,7 @@ pub struct NextBatch {
 }
 
 impl NextBatch {
-    fn global(task_uids: Vec<TaskUid>, stop_reason: StopReason) -> NextBatch {
+    pub fn global(task_uids: Vec<TaskUid>, stop_reason: StopReason) -> NextBatch {
         NextBatch {
             task_uids,
             plan: BatchPlan::Global,
@@ -281,22 +281,30 @@ pub fn next_batch(
     index_state: impl Fn(&str) -> IndexState,
     limits: AutobatchLimits,
 ) -> Option<NextBatch> {
+    if let Some(first) = next_priority_batch(tasks) {
+        return Some(first);
+    }
     let enqueued: Vec<&Task> = tasks
         .iter()
         .copied()
         .filter(|task| task.status == Status::Enqueued)
         .collect();
-    if let Some(cancelation) = next_cancelation(&enqueued) {
-        return Some(cancelation);
-    }
-    if let Some(upgrade) = next_upgrade_batch(tasks) {
-        return Some(upgrade);
-    }
     let older = index_tasks_before_network_change(&enqueued);
     if !older.is_empty() {
         return next_index_batch(&older, index_state, limits);
     }
     next_global_batch(&enqueued).or_else(|| next_index_batch(&enqueued, index_state, limits))
+}
+
+/// The batch that comes before anything else: the newest enqueued cancelation, else every
+/// enqueued or failed upgrade.
+pub fn next_priority_batch(tasks: &[&Task]) -> Option<NextBatch> {
+    let enqueued: Vec<&Task> = tasks
+        .iter()
+        .copied()
+        .filter(|task| task.status == Status::Enqueued)
+        .collect();
+    next_cancelation(&enqueued).or_else(|| next_upgrade_batch(tasks))
 }
 
 /// The index tasks registered before the first enqueued network change: they run before
@@ -384,7 +392,7 @@ fn next_global_batch(enqueued: &[&Task]) -> Option<NextBatch> {
 }
 
 /// Step 8: the batch of the index of the oldest enqueued task.
-fn next_index_batch(
+pub fn next_index_batch(
     enqueued: &[&Task],
     index_state: impl Fn(&str) -> IndexState,
     limits: AutobatchLimits,

@@ -90,6 +90,36 @@ impl ControlSide {
         });
     }
 
+    /// Records nested steps (outermost first, each `(name, finished, total)`): the
+    /// percentage counts each step within its parent's, as Meilisearch's does, and the
+    /// trace names the innermost step by its path (`outer > inner`).
+    pub fn set_progress_steps(&self, steps: &[(&str, u32, u32)]) {
+        let mut percentage = 0.0;
+        let mut factor = 1.0;
+        for (_, finished, total) in steps {
+            let total = (*total).max(1) as f32;
+            factor *= total;
+            percentage += *finished as f32 / factor;
+        }
+        let path: Vec<&str> = steps.iter().map(|(name, _, _)| *name).collect();
+        let path = path.join(" > ");
+        let mut trace = self.trace.borrow_mut();
+        if trace.last().is_none_or(|(last, _)| *last != path) {
+            trace.push((path, std::time::Instant::now()));
+        }
+        *self.progress.borrow_mut() = Some(Progress {
+            steps: steps
+                .iter()
+                .map(|(name, finished, total)| ProgressStep {
+                    current_step: (*name).to_owned(),
+                    finished: *finished,
+                    total: *total,
+                })
+                .collect(),
+            percentage: percentage * 100.0,
+        });
+    }
+
     /// The time each step of the batch took (`stats.progressTrace`), and a fresh trace for
     /// the next batch.
     pub fn take_trace(&self) -> serde_json::Map<String, Value> {
@@ -177,6 +207,25 @@ pub async fn register_in_network(
     register_with(coordinator, kind, custom_metadata, options).await
 }
 
+/// Registers a `networkTopologyChange` task with its place in the network and the state
+/// it starts from (the change from `old` to `new`); answers the stored task.
+pub async fn register_network_change(
+    coordinator: &Coordinator,
+    network: TaskNetwork,
+    old: crate::network::Network,
+    new: crate::network::Network,
+) -> Result<Task, ResponseError> {
+    let options = RegisterOptions {
+        network: Some(network),
+        network_change: Some(crate::network::topology_change::TopologyChange::new(
+            old, new,
+        )),
+        ..RegisterOptions::default()
+    };
+    let kind = KindWithContent::NetworkTopologyChange;
+    register_with(coordinator, kind, None, options).await
+}
+
 /// Registers a task with `options` (replication headers, network); answers the stored task
 /// (the task as it would be, unstored, for a dry run).
 pub async fn register_with(
@@ -191,6 +240,83 @@ pub async fn register_with(
         options,
     };
     coordinator.ask(CONTROL_CORE, request).await?
+}
+
+/// Registers an import payload of a network change, counted in the active change in the
+/// same commit (see [`super::queue_network_change`]); answers the stored task.
+pub async fn register_import(
+    coordinator: &Coordinator,
+    kind: KindWithContent,
+    custom_metadata: Option<String>,
+    options: RegisterOptions,
+    metadata: crate::network::headers::ImportMetadata,
+) -> Result<Task, ResponseError> {
+    let request = RegisterImport {
+        kind,
+        custom_metadata,
+        options,
+        metadata,
+    };
+    coordinator.ask(CONTROL_CORE, request).await?
+}
+
+/// Applies a `/network/control` message to the active network change.
+pub async fn receive_network_control(
+    coordinator: &Coordinator,
+    control: crate::network::control_message::NetworkControl,
+) -> Result<(), ResponseError> {
+    coordinator
+        .ask(CONTROL_CORE, ReceiveNetworkControl(control))
+        .await?
+}
+
+/// Registers an import payload.
+struct RegisterImport {
+    kind: KindWithContent,
+    custom_metadata: Option<String>,
+    options: RegisterOptions,
+    metadata: crate::network::headers::ImportMetadata,
+}
+
+impl CoreRequest<Coordinator> for RegisterImport {
+    type Answer = Result<Task, ResponseError>;
+
+    async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        let control = ControlSide::local()?;
+        let RegisterImport {
+            kind,
+            custom_metadata,
+            options,
+            metadata,
+        } = self;
+        let registered = control
+            .write_queue(move |queue| {
+                queue.register_import(kind, custom_metadata, options, metadata)
+            })
+            .await?
+            .map_err(queue_error)?;
+        // A full channel already holds a wake-up: the scheduler will look at the queue.
+        let _ = control.wake.clone().try_send(());
+        Ok(registered.task)
+    }
+}
+
+/// Applies a `/network/control` message.
+struct ReceiveNetworkControl(crate::network::control_message::NetworkControl);
+
+impl CoreRequest<Coordinator> for ReceiveNetworkControl {
+    type Answer = Result<(), ResponseError>;
+
+    async fn run(self, _coordinator: &Coordinator) -> Self::Answer {
+        let control = ControlSide::local()?;
+        let message = self.0;
+        control
+            .write_queue(move |queue| queue.receive_control(&message))
+            .await?
+            .map_err(queue_error)?;
+        let _ = control.wake.clone().try_send(());
+        Ok(())
+    }
 }
 
 /// Sets the `network` of task `uid` on the control core.

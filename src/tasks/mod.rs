@@ -51,6 +51,7 @@ pub mod queue_compaction;
 pub mod queue_copy;
 pub mod queue_figures;
 pub mod queue_history;
+pub mod queue_network_change;
 pub mod queue_swapped_history;
 pub mod scheduler;
 pub mod snapshot;

@@ -60,7 +60,7 @@ pub(super) const NEXT_TASK_UID_KEY: &[u8] = b"next-task-uid";
 /// remember the last batch uid they applied and skip a batch whose uid is not above it, so a
 /// batch uid must never be given twice, even when the stored batches start over).
 pub(super) const NEXT_BATCH_UID_FLOOR_KEY: &[u8] = b"next-batch-uid-floor";
-pub(super) const ALL_TREES: [&str; 8] = [
+pub(super) const ALL_TREES: [&str; 9] = [
     TASKS_TREE,
     BATCHES_TREE,
     BY_STATUS_TREE,
@@ -69,6 +69,7 @@ pub(super) const ALL_TREES: [&str; 8] = [
     BY_CANCELER_TREE,
     BATCH_TASKS_TREE,
     META_TREE,
+    super::queue_network_change::NETWORK_CHANGES_TREE,
 ];
 
 /// What can go wrong in the queue.
@@ -173,6 +174,8 @@ pub struct RegisterOptions {
     pub dry_run: bool,
     /// The task's place in a sharded network.
     pub network: Option<crate::network::task_network::TaskNetwork>,
+    /// The state a `networkTopologyChange` task starts from, stored with it.
+    pub network_change: Option<crate::network::topology_change::TopologyChange>,
 }
 
 /// Whether a write of a task record replaces its stored `network`.
@@ -286,8 +289,14 @@ impl TaskQueue {
         let read = queue.database.begin_read();
         let processing =
             Self::uids_with_prefix(&read, BY_STATUS_TREE, &[Status::Processing.byte()])?;
+        let mut interrupted = Vec::new();
+        for uid in processing {
+            if !Self::is_between_batches(&read, uid)? {
+                interrupted.push(uid);
+            }
+        }
         drop(read);
-        queue.interrupted_at_open = processing.into_iter().collect();
+        queue.interrupted_at_open = interrupted;
         Ok(queue)
     }
 
@@ -335,6 +344,22 @@ impl TaskQueue {
         }
         write.commit()?;
         Ok(uids)
+    }
+
+    /// Whether the processing task `uid` sits between two of its batches: its last batch
+    /// finished (a network change runs over several batches), so no crash interrupted it.
+    fn is_between_batches(read: &ReadTransaction, uid: TaskUid) -> QueueResult<bool> {
+        let Some(task) = Self::read_task(read, uid)? else {
+            return Ok(false);
+        };
+        let Some(batch_uid) = task.batch_uid else {
+            return Ok(false);
+        };
+        let batch: Option<Batch> = Self::read_tree(read, BATCHES_TREE)?
+            .get(&uid_bytes(batch_uid))?
+            .map(decode)
+            .transpose()?;
+        Ok(batch.is_some_and(|batch| batch.finished_at.is_some()))
     }
 
     fn remove_batch_if_unfinished(
@@ -517,7 +542,25 @@ impl TaskQueue {
             return Err(QueueError::QueueFull);
         }
         let write = self.database.begin_write()?;
-        let next_uid = Self::next_task_uid_in(&write)?;
+        let dry_run = options.dry_run;
+        let registered = Self::register_in(&write, kind, custom_metadata, enqueued_at, options)?;
+        if dry_run {
+            write.abort();
+        } else {
+            write.commit()?;
+        }
+        Ok(registered)
+    }
+
+    /// Registers a task inside `write` (not committed; a dry run stores nothing).
+    pub(super) fn register_in(
+        write: &WriteTransaction,
+        kind: KindWithContent,
+        custom_metadata: Option<String>,
+        enqueued_at: OffsetDateTime,
+        options: RegisterOptions,
+    ) -> QueueResult<Registered> {
+        let next_uid = Self::next_task_uid_in(write)?;
         let uid = match options.requested_uid {
             Some(requested) if requested < next_uid => {
                 return Err(QueueError::BadTaskUid {
@@ -537,7 +580,7 @@ impl TaskQueue {
         let mut interrupt_batch = None;
         if let KindWithContent::TaskCancelation { tasks, .. } = &task.kind {
             for matched in tasks {
-                let found = Self::read_task_for_write(&write, *matched)?;
+                let found = Self::read_task_for_write(write, *matched)?;
                 if let Some(found) = found.filter(|found| found.status == Status::Processing) {
                     interrupt_batch = found.batch_uid;
                     break;
@@ -545,15 +588,16 @@ impl TaskQueue {
             }
         }
         if options.dry_run {
-            write.abort();
             return Ok(Registered {
                 task,
                 interrupt_batch: None,
             });
         }
-        Self::write_task(&write, &task)?;
-        Self::tree(&write, META_TREE)?.put(NEXT_TASK_UID_KEY, &uid_bytes(next))?;
-        write.commit()?;
+        Self::write_task(write, &task)?;
+        Self::tree(write, META_TREE)?.put(NEXT_TASK_UID_KEY, &uid_bytes(next))?;
+        if let Some(change) = &options.network_change {
+            Self::put_network_change(write, task.uid, change)?;
+        }
         Ok(Registered {
             task,
             interrupt_batch,
@@ -741,9 +785,12 @@ impl TaskQueue {
         for task_uid in task_uids {
             let mut task = Self::read_task_for_write(&write, *task_uid)?
                 .ok_or(QueueError::TaskNotFound(*task_uid))?;
+            // A network change runs over several batches: it keeps its first start.
+            if task.status != Status::Processing {
+                task.started_at = Some(started_at);
+            }
             task.status = Status::Processing;
             task.batch_uid = Some(uid);
-            task.started_at = Some(started_at);
             Self::write_task(&write, &task)?;
             tasks.push(task);
         }
@@ -776,18 +823,32 @@ impl TaskQueue {
     ) -> QueueResult<()> {
         let write = self.database.begin_write()?;
         also(&write)?;
-        Self::swap_history_for(&write, tasks)?;
+        Self::finish_batch_in(&write, batch, tasks, finished_at)?;
+        write.commit()?;
+        Ok(())
+    }
+
+    /// Stores the batch's tasks and the finished batch inside `write`. A task still
+    /// processing (a network change between two of its batches) keeps its first start and
+    /// gets no finish date; the processed imports of a network change are counted in it.
+    pub(super) fn finish_batch_in(
+        write: &WriteTransaction,
+        batch: &mut Batch,
+        tasks: &mut [Task],
+        finished_at: OffsetDateTime,
+    ) -> QueueResult<()> {
+        Self::swap_history_for(write, tasks)?;
         for task in tasks.iter_mut() {
             task.batch_uid = Some(batch.uid);
-            task.started_at = Some(batch.started_at);
-            task.finished_at = Some(finished_at);
-            Self::write_task(&write, task)?;
+            task.started_at = task.started_at.or(Some(batch.started_at));
+            task.finished_at = task.status.is_finished().then_some(finished_at);
+            Self::write_task(write, task)?;
         }
+        Self::record_processed_imports(write, tasks)?;
         batch.finished_at = Some(finished_at);
         batch.progress = None;
         batch.recompute(tasks, false);
-        Self::tree(&write, BATCHES_TREE)?.put(&uid_bytes(batch.uid), &encode(batch)?)?;
-        write.commit()?;
+        Self::tree(write, BATCHES_TREE)?.put(&uid_bytes(batch.uid), &encode(batch)?)?;
         Ok(())
     }
 
@@ -840,6 +901,16 @@ impl TaskQueue {
             );
         }
         to_cancel.extend(matched.iter().filter(|uid| enqueued.contains(uid)));
+        // A network change between two of its batches is processing while no batch runs.
+        let processing =
+            Self::uids_with_prefix(&read, BY_STATUS_TREE, &[Status::Processing.byte()])?;
+        let changes =
+            Self::uids_with_prefix(&read, BY_KIND_TREE, &[Kind::NetworkTopologyChange.byte()])?;
+        to_cancel.extend(
+            matched
+                .iter()
+                .filter(|uid| processing.contains(uid) && changes.contains(uid)),
+        );
         let mut canceled = Vec::with_capacity(to_cancel.len());
         for uid in to_cancel {
             let mut task = Self::read_task(&read, uid)?.ok_or(QueueError::TaskNotFound(uid))?;

@@ -33,8 +33,9 @@ use super::dump::{DumpWork, run_dump};
 use super::export::{ExportWork, run_export};
 use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, Kind, KindWithContent, Status, Task, TaskError};
-use super::network_change::{NetworkChangeWork, run_network_change};
+use super::network_change::{ChangeStep, NetworkChangeWork, next_change_step, run_network_change};
 use super::queue::TaskQueue;
+use super::queue_network_change::ChangeOutcome;
 use super::snapshot::{SnapshotWork, run_snapshot};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::Catalog;
@@ -97,6 +98,11 @@ pub enum BatchEnd {
         /// Index storages whose shard files go once the batch is recorded.
         removed_storages: Vec<crate::coordinator::catalog::ShardSet>,
     },
+    /// A batch of a network change ended: its task and how far the change went.
+    NetworkChange {
+        task: Box<Task>,
+        outcome: ChangeOutcome,
+    },
     /// A cancelation interrupted the batch: its tasks go back to the queue.
     Interrupted,
 }
@@ -123,7 +129,12 @@ impl Scheduler {
 
     /// Runs until the wake channel closes (shutdown).
     pub async fn run(mut self, interrupted: Vec<Task>) {
-        self.hold_writes_for_a_pending_change(&interrupted);
+        self.resume_network_change().await;
+        // Runs beside the scheduler, in its latency class, until the core stops.
+        crate::runtime::latency::spawn_detached(
+            crate::runtime::latency::LatencyClass::Indexing,
+            super::network_change::driver::drive(self.control.clone()),
+        );
         if !interrupted.is_empty()
             && let Err(error) = self.rerun_interrupted(interrupted).await
         {
@@ -151,16 +162,42 @@ impl Scheduler {
         }
     }
 
-    /// A leader restarted with a network change of its own that has not sent its documents
-    /// yet holds users' writes from the start (see [`crate::network::write_hold`]), not only
-    /// once the change runs again.
-    fn hold_writes_for_a_pending_change(&self, interrupted: &[Task]) {
-        let waiting = self.control.queue.waiting_tasks().unwrap_or_default();
-        let pending = interrupted.iter().chain(waiting.iter()).any(|task| {
-            super::network_change::is_leaders_change(task) && !super::network_change::has_sent(task)
-        });
-        if pending {
+    /// After a restart with a network change active: a leader holds users' writes from the
+    /// start (the change's driver lowers the hold once every instance sent its documents,
+    /// see [`crate::network::write_hold`]), and searches use the network the change says.
+    async fn resume_network_change(&self) {
+        let active = match self.queue.active_network_change() {
+            Ok(active) => active,
+            Err(error) => {
+                tracing::error!(%error, "could not read the active network change");
+                return;
+            }
+        };
+        let Some((task, state)) = active else {
+            return;
+        };
+        if super::network_change::is_leaders_change(&task) {
             crate::network::write_hold::set_held(true);
+        }
+        if let Some(state) = state {
+            self.show_change_to_searches(Some(&state)).await;
+        }
+    }
+
+    /// Tells every core which network searches use while `change` runs (`None`: no change).
+    async fn show_change_to_searches(
+        &self,
+        change: Option<&crate::network::topology_change::TopologyChange>,
+    ) {
+        let view = change.map(|change| {
+            crate::control::network_changes::NetworkChangeView::new(
+                &change.old,
+                &change.new,
+                !change.searches_use_new_shards(),
+            )
+        });
+        if let Err(error) = self.control_plane.set_network_change_view(view).await {
+            tracing::warn!(%error, "could not tell every core which network searches use");
         }
     }
 
@@ -240,6 +277,7 @@ impl Scheduler {
             queue.register_cleanup_if_needed(max_tasks, OffsetDateTime::now_utc())
         })
         .await?;
+        let only_interrupted = only.is_some();
         let waiting = match only {
             Some(tasks) => tasks,
             None => {
@@ -251,21 +289,74 @@ impl Scheduler {
         };
         let catalog = self.coordinator.catalog();
         let references: Vec<&Task> = waiting.iter().collect();
-        let Some(next) = autobatch::next_batch(
-            &references,
-            |uid| match catalog.get(uid) {
-                Some(record) => IndexState::Exists {
-                    primary_key: record.primary_key.clone(),
-                },
-                None => IndexState::Missing,
+        let index_state = |uid: &str| match catalog.get(uid) {
+            Some(record) => IndexState::Exists {
+                primary_key: record.primary_key.clone(),
             },
-            self.options.limits,
-        ) else {
+            None => IndexState::Missing,
+        };
+        let in_change = match only_interrupted {
+            true => Planned::Autobatch,
+            false => {
+                self.next_in_network_change(&references, &index_state)
+                    .await?
+            }
+        };
+        let next = match in_change {
+            Planned::Batch(next) => Some(next),
+            Planned::Wait => None,
+            Planned::Autobatch => {
+                autobatch::next_batch(&references, index_state, self.options.limits)
+            }
+        };
+        let Some(next) = next else {
             return Ok(false);
         };
         let settled = leaves_nothing_waiting(&next, &waiting);
         self.run_batch(next, settled).await?;
         Ok(true)
+    }
+
+    /// What runs next while a network change is active (see
+    /// [`super::network_change::next_change_step`]); cancelations and upgrades first.
+    async fn next_in_network_change(
+        &self,
+        waiting: &[&Task],
+        index_state: &impl Fn(&str) -> IndexState,
+    ) -> Result<Planned, ResponseError> {
+        if let Some(first) = autobatch::next_priority_batch(waiting) {
+            return Ok(Planned::Batch(first));
+        }
+        let queue = self.queue.clone();
+        let active = crate::runtime::blocking::run(move || queue.active_network_change())
+            .await
+            .map_err(queue_error)?;
+        let Some((change_task, state)) = active else {
+            return Ok(Planned::Autobatch);
+        };
+        let change_batch = || {
+            let reason = autobatch::StopReason::NetworkTask {
+                id: change_task.uid,
+            };
+            Planned::Batch(NextBatch::global(vec![change_task.uid], reason))
+        };
+        let Some(state) = state else {
+            return Ok(change_batch());
+        };
+        let allowed = super::network_change::driver::deletion_allowed(change_task.uid);
+        Ok(
+            match next_change_step(&change_task, &state, waiting, allowed) {
+                ChangeStep::Change => change_batch(),
+                ChangeStep::Wait => Planned::Wait,
+                ChangeStep::Index(candidates) => {
+                    match autobatch::next_index_batch(&candidates, index_state, self.options.limits)
+                    {
+                        Some(next) => Planned::Batch(next),
+                        None => Planned::Wait,
+                    }
+                }
+            },
+        )
     }
 
     /// Processes `next`; `settled` when no other task waited for its index as it was formed.
@@ -292,9 +383,12 @@ impl Scheduler {
         // A cancelation registered while this batch was being formed could not interrupt it
         // yet: it is in the queue, and the batch stops before doing any work.
         let interruptible = matches!(next.plan, BatchPlan::Index { .. })
-            || tasks
-                .iter()
-                .any(|task| matches!(task.kind.kind(), Kind::Export | Kind::DumpCreation));
+            || tasks.iter().any(|task| {
+                matches!(
+                    task.kind.kind(),
+                    Kind::Export | Kind::DumpCreation | Kind::NetworkTopologyChange
+                )
+            });
         let canceled_at_start = interruptible && self.cancelation_waits_for(&next.task_uids).await;
         let end = if canceled_at_start {
             BatchEnd::Interrupted
@@ -320,7 +414,42 @@ impl Scheduler {
                 self.record_finished(batch, tasks, catalog, removed_storages)
                     .await
             }
+            BatchEnd::NetworkChange { task, outcome } => {
+                self.record_change_batch(batch, *task, outcome).await
+            }
         }
+    }
+
+    /// Records a batch of a network change (its progress joins the stored state), and
+    /// tells every core which network searches now use.
+    async fn record_change_batch(
+        &mut self,
+        mut batch: super::batch::Batch,
+        task: Task,
+        outcome: ChangeOutcome,
+    ) -> Result<(), ResponseError> {
+        let finished_at = OffsetDateTime::now_utc();
+        let (batch, task) = self
+            .write(move |queue| {
+                queue
+                    .finish_change_batch(&mut batch, task, outcome, finished_at)
+                    .map(|task| (batch, task))
+            })
+            .await?;
+        tracing::info!(batch = batch.uid, phase = ?outcome.phase, "network change batch finished");
+        let queue = self.queue.clone();
+        let uid = task.uid;
+        let state = crate::runtime::blocking::run(move || queue.network_change(uid))
+            .await
+            .map_err(queue_error)?;
+        if task.status.is_finished() {
+            let tasks = [task];
+            self.forget_ended_changes(&tasks).await;
+            super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
+        } else if let Some(state) = state {
+            self.show_change_to_searches(Some(&state)).await;
+        }
+        Ok(())
     }
 
     /// Publishes the batch's catalog, records the batch and its tasks' final states, tells
@@ -355,8 +484,27 @@ impl Scheduler {
             .await?;
         tracing::info!(batch = batch.uid, "batch finished");
         super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
+        self.forget_ended_changes(&tasks).await;
         self.clean_up(&tasks, removed_storages).await;
         Ok(())
+    }
+
+    /// After a network change ended (succeeded, failed or canceled): the leader's hold on
+    /// writes is lowered and searches use the current network, which nothing else would do.
+    async fn forget_ended_changes(&self, tasks: &[Task]) {
+        let mut ended = false;
+        for task in tasks
+            .iter()
+            .filter(|task| task.kind() == Kind::NetworkTopologyChange && task.status.is_finished())
+        {
+            ended = true;
+            if super::network_change::is_leaders_change(task) {
+                crate::network::write_hold::set_held(false);
+            }
+        }
+        if ended {
+            self.show_change_to_searches(None).await;
+        }
     }
 
     /// Whether an enqueued cancelation matched one of `task_uids` (a read error counts as
@@ -423,7 +571,7 @@ impl Scheduler {
                     self.process_dump(task, batch_uid).await
                 }
                 Ok(task) if task.kind.kind() == Kind::NetworkTopologyChange => {
-                    self.process_network_change(task).await
+                    self.process_network_change(task, batch_uid).await
                 }
                 Ok(task) => self.process_global(vec![task]).await,
                 Err(tasks) => self.process_global(tasks).await,
@@ -509,16 +657,26 @@ impl Scheduler {
         run_export(&work, task).await
     }
 
-    /// Runs a network change (alone in its batch, see [`super::network_change`]).
-    async fn process_network_change(&mut self, task: Task) -> BatchEnd {
+    /// Runs a batch of a network change (alone in its batch, see
+    /// [`super::network_change`]).
+    async fn process_network_change(&mut self, task: Task, batch_uid: u32) -> BatchEnd {
         let work = NetworkChangeWork {
             coordinator: self.coordinator.clone(),
             control: self.control.clone(),
             control_plane: self.control_plane.clone(),
-            data_directory: self.options.data_directory.clone(),
             payload_bytes_max: self.options.export_payload_bytes_default,
+            batch_uid,
         };
-        run_network_change(&work, task).await
+        let queue = self.queue.clone();
+        let uid = task.uid;
+        match crate::runtime::blocking::run(move || queue.network_change(uid)).await {
+            Ok(state) => run_network_change(&work, task, state).await,
+            Err(error) => BatchEnd::Finished {
+                tasks: vec![failed(task, queue_error(error))],
+                catalog: None,
+                removed_storages: Vec::new(),
+            },
+        }
     }
 
     /// Runs a dump (alone in its batch, see [`super::dump`]).
@@ -592,13 +750,7 @@ impl Scheduler {
             crate::runtime::blocking::run(move || queue.cancel_matched(cancel_uid, &matched))
                 .await
                 .map_err(queue_error)?;
-        // A leader's change canceled before it ran never lowers its hold on writes itself.
-        if canceled
-            .iter()
-            .any(super::network_change::is_leaders_change)
-        {
-            crate::network::write_hold::set_held(false);
-        }
+        // A canceled change is forgotten when the cancelation's batch is recorded.
         Ok(canceled)
     }
 }
@@ -687,6 +839,15 @@ async fn release_index_space(
         sizes.1 += after;
     }
     Ok(sizes)
+}
+
+/// What the scheduler runs next while a network change may be active.
+enum Planned {
+    Batch(NextBatch),
+    /// Nothing until something arrives.
+    Wait,
+    /// No change is active: the auto-batcher decides.
+    Autobatch,
 }
 
 /// How the idle work after the queue emptied ended.

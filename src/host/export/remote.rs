@@ -38,6 +38,8 @@ pub struct ExportTarget {
     authorization: Option<String>,
     /// Sent with every call (a network change's origin headers).
     extra_headers: Vec<(String, String)>,
+    /// How every call is sent.
+    options: SendOptions,
 }
 
 impl ExportTarget {
@@ -47,7 +49,15 @@ impl ExportTarget {
             base_url: url.trim_end_matches('/').to_owned(),
             authorization: api_key.map(|key| format!("Bearer {key}")),
             extra_headers: Vec::new(),
+            options: export_send_options(),
         }
+    }
+
+    /// The same target, every call sent with `options` instead of
+    /// [`export_send_options`].
+    pub fn with_options(mut self, options: SendOptions) -> ExportTarget {
+        self.options = options;
+        self
     }
 
     /// The same target, every call also carrying `headers`.
@@ -61,7 +71,7 @@ impl ExportTarget {
         let url = format!("{}{path}", self.base_url);
         let mut request = OutgoingRequest::new(method, &url)
             .map_err(RemoteError::Transport)?
-            .options(export_send_options());
+            .options(self.options);
         if let Some(authorization) = &self.authorization {
             request = request.header("Authorization", authorization);
         }

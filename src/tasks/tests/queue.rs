@@ -518,6 +518,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
         requested_uid: Some(10),
         dry_run: false,
         network: None,
+        network_change: None,
     };
     assert_eq!(
         queue
@@ -536,6 +537,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
                 requested_uid: Some(3),
                 dry_run: false,
                 network: None,
+                network_change: None,
             },
         )
         .unwrap_err();
@@ -554,6 +556,7 @@ fn requested_uids_below_the_next_are_refused_and_dry_runs_store_nothing() {
                 requested_uid: None,
                 dry_run: true,
                 network: None,
+                network_change: None,
             },
         )
         .expect("register_with succeeds");

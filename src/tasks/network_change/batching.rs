@@ -1,0 +1,156 @@
+//! What the scheduler runs next while a network change is active, by the change's phase
+//! (Meilisearch Enterprise 1.41's rules, with uid order standing for its version order):
+//!
+//! - waiting for older tasks: the index tasks registered before the change, as ordinary
+//!   batches; once there are none, the change itself (it exports);
+//! - exporting: the change;
+//! - importing: the change once every sender is finished; until then the index tasks
+//!   registered after the change (the imports and the writes made since), as ordinary
+//!   batches; nothing when none waits;
+//! - waiting for the others: the change once every importer reported; nothing before;
+//! - deleting: the change once every instance switched its searches (`deletion_allowed`);
+//! - finished: the change (it is recorded as succeeded).
+//!
+//! Every other task (dumps, snapshots, task deletions, exports) waits for the end of the
+//! change; cancelations and upgrades come first, as always (the caller's rule).
+//!
+//! Invariant: pure — a function of the waiting tasks, the change and the deletion gate.
+
+use crate::network::topology_change::{ChangePhase, TopologyChange};
+use crate::tasks::model::{Kind, Task};
+
+/// What to run next.
+#[derive(Debug, PartialEq)]
+pub enum ChangeStep<'task> {
+    /// An ordinary index batch formed among these tasks.
+    Index(Vec<&'task Task>),
+    /// A batch of the change.
+    Change,
+    /// Nothing until something arrives.
+    Wait,
+}
+
+/// The next step while the change `change_task` (in state `change`) is active, among the
+/// enqueued tasks `waiting`.
+pub fn next_change_step<'task>(
+    change_task: &Task,
+    change: &TopologyChange,
+    waiting: &[&'task Task],
+    deletion_allowed: bool,
+) -> ChangeStep<'task> {
+    let index_tasks = |older: bool| -> Vec<&'task Task> {
+        waiting
+            .iter()
+            .copied()
+            .filter(|task| (task.uid < change_task.uid) == older && task.uid != change_task.uid)
+            .filter(|task| task.kind().related_to_one_index() || task.kind() == Kind::IndexSwap)
+            .collect()
+    };
+    match change.phase {
+        ChangePhase::WaitingForOlderTasks => {
+            let older = index_tasks(true);
+            if older.is_empty() {
+                ChangeStep::Change
+            } else {
+                ChangeStep::Index(older)
+            }
+        }
+        ChangePhase::ExportingDocuments | ChangePhase::Finished => ChangeStep::Change,
+        ChangePhase::ImportingDocuments if change.is_import_finished() => ChangeStep::Change,
+        ChangePhase::ImportingDocuments => {
+            let newer = index_tasks(false);
+            if newer.is_empty() {
+                ChangeStep::Wait
+            } else {
+                ChangeStep::Index(newer)
+            }
+        }
+        ChangePhase::WaitingForOthers if change.importers_report().all_finished() => {
+            ChangeStep::Change
+        }
+        ChangePhase::DeletingDocuments if deletion_allowed => ChangeStep::Change,
+        ChangePhase::WaitingForOthers | ChangePhase::DeletingDocuments => ChangeStep::Wait,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use time::OffsetDateTime;
+
+    use super::*;
+    use crate::network::{Network, Remote, Shard};
+    use crate::tasks::model::KindWithContent;
+
+    fn network(names: &[&str]) -> Network {
+        let mut network = Network {
+            local: Some("ms0".to_owned()),
+            leader: Some("ms0".to_owned()),
+            ..Network::default()
+        };
+        for name in names {
+            network
+                .remotes
+                .insert((*name).to_owned(), Remote::default());
+            let remotes = BTreeSet::from([(*name).to_owned()]);
+            network.shards.insert((*name).to_owned(), Shard { remotes });
+        }
+        network
+    }
+
+    fn task(uid: u32, kind: KindWithContent) -> Task {
+        Task::new(uid, kind, OffsetDateTime::UNIX_EPOCH, None)
+    }
+
+    fn clear(uid: u32) -> Task {
+        let kind = KindWithContent::DocumentClear {
+            index_uid: "books".to_owned(),
+        };
+        task(uid, kind)
+    }
+
+    #[test]
+    fn older_tasks_run_first_and_newer_ones_while_importing() {
+        let change_task = task(5, KindWithContent::NetworkTopologyChange);
+        let mut change = TopologyChange::new(network(&["ms0"]), network(&["ms0", "ms1"]));
+        let (older, newer, dump) = (clear(3), clear(8), task(9, KindWithContent::DumpCreation));
+        let waiting = vec![&older, &change_task, &newer, &dump];
+        assert_eq!(
+            next_change_step(&change_task, &change, &waiting, false),
+            ChangeStep::Index(vec![&older])
+        );
+        let without_older = vec![&change_task, &newer, &dump];
+        assert_eq!(
+            next_change_step(&change_task, &change, &without_older, false),
+            ChangeStep::Change
+        );
+        change.advance();
+        change.advance();
+        assert_eq!(change.phase, ChangePhase::ImportingDocuments);
+        assert_eq!(
+            next_change_step(&change_task, &change, &without_older, false),
+            ChangeStep::Index(vec![&newer])
+        );
+        assert_eq!(
+            next_change_step(&change_task, &change, &[&change_task, &dump], false),
+            ChangeStep::Wait
+        );
+    }
+
+    #[test]
+    fn deleting_waits_for_the_gate() {
+        let change_task = task(1, KindWithContent::NetworkTopologyChange);
+        let mut change = TopologyChange::new(network(&["ms0"]), network(&["ms0"]));
+        change.phase = ChangePhase::DeletingDocuments;
+        assert_eq!(
+            next_change_step(&change_task, &change, &[], false),
+            ChangeStep::Wait
+        );
+        assert_eq!(
+            next_change_step(&change_task, &change, &[], true),
+            ChangeStep::Change
+        );
+    }
+}
