@@ -46,7 +46,8 @@ mod tests {
             "origin": {"remoteName": "ms0", "taskUid": 4, "networkVersion": version},
             "message": {"type": "importFinishedForRemote", "remote": "ms2", "successful": true},
         });
-        let read: NetworkControl = serde_json::from_value(body.clone()).unwrap();
+        let read: NetworkControl =
+            serde_json::from_value(body.clone()).expect("a control message with every field reads");
         assert_eq!(
             read.message,
             ControlMessage::ImportFinishedForRemote {
@@ -54,9 +55,13 @@ mod tests {
                 successful: true
             }
         );
-        assert_eq!(serde_json::to_value(&read).unwrap(), body);
+        assert_eq!(
+            serde_json::to_value(&read).expect("a control message serializes"),
+            body
+        );
         let none = json!({"origin": body["origin"], "message": {"type": "exportNoIndexForRemote", "remote": "ms1"}});
-        let read: NetworkControl = serde_json::from_value(none).unwrap();
+        let read: NetworkControl =
+            serde_json::from_value(none).expect("a control message without optional fields reads");
         assert!(matches!(
             read.message,
             ControlMessage::ExportNoIndexForRemote { .. }

@@ -325,7 +325,7 @@ mod tests {
             .map(|(name, value)| (name.as_str(), value.as_str()))
             .collect();
         assert_eq!(
-            read(&pairs).unwrap(),
+            read(&pairs).expect("the headers read"),
             NetworkHeaders::Origin(origin.clone())
         );
         let legacy: Vec<(&str, &str)> = pairs
@@ -333,7 +333,10 @@ mod tests {
             .filter(|(name, _)| !name.starts_with("X-"))
             .copied()
             .collect();
-        assert_eq!(read(&legacy).unwrap(), NetworkHeaders::Origin(origin));
+        assert_eq!(
+            read(&legacy).expect("the legacy headers read"),
+            NetworkHeaders::Origin(origin)
+        );
     }
 
     #[test]
@@ -359,7 +362,7 @@ mod tests {
             .map(|(name, value)| (name.as_str(), value.as_str()))
             .collect();
         assert_eq!(
-            read(&pairs).unwrap(),
+            read(&pairs).expect("the headers read"),
             NetworkHeaders::Import {
                 origin,
                 import,
@@ -387,12 +390,15 @@ mod tests {
 
     #[test]
     fn no_header_is_a_user_request_and_a_missing_version_is_nil() {
-        assert_eq!(read(&[]).unwrap(), NetworkHeaders::None);
+        assert_eq!(
+            read(&[]).expect("no headers read as none"),
+            NetworkHeaders::None
+        );
         let read = read(&[
             ("Meili-Proxy-Origin-Remote", "l"),
             ("Meili-Proxy-Origin-TaskUid", "4"),
         ])
-        .unwrap();
+        .expect("the headers read");
         let NetworkHeaders::Origin(origin) = read else {
             panic!("an origin");
         };

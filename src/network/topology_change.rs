@@ -525,8 +525,12 @@ mod tests {
             network(Some("ms0"), &["ms0", "ms1", "ms2"]),
         );
         assert_eq!(change.senders.len(), 2, "ms1 and ms2 send to ms0");
-        change.receive(payload("ms1", 1, 10, 15)).unwrap();
-        change.receive(payload("ms1", 2, 5, 15)).unwrap();
+        change
+            .receive(payload("ms1", 1, 10, 15))
+            .expect("a counted import payload is accepted");
+        change
+            .receive(payload("ms1", 2, 5, 15))
+            .expect("a counted import payload is accepted");
         assert_eq!(
             change.receive(payload("ms1", 2, 5, 15)),
             Err(ReceiveError::AlreadyReceived(2))
@@ -542,7 +546,9 @@ mod tests {
             index_count: 0,
             total_index_documents: 0,
         };
-        change.receive(no_index).unwrap();
+        change
+            .receive(no_index)
+            .expect("a payload without an index is accepted");
         assert!(change.is_import_finished());
         assert_eq!(
             change.receive(payload("ms9", 1, 1, 1)),
@@ -568,14 +574,22 @@ mod tests {
             index_count: 0,
             total_index_documents: 0,
         };
-        change.receive(empty).unwrap();
+        change.receive(empty).expect("an empty payload is accepted");
         change.advance();
         assert_eq!(change.phase, ChangePhase::WaitingForOthers);
         change.advance();
         assert_eq!(change.phase, ChangePhase::WaitingForOthers);
         assert!(!change.searches_use_new_shards());
-        assert!(change.receive_import_finished("ms1", true).unwrap());
-        assert!(!change.receive_import_finished("ms1", true).unwrap());
+        assert!(
+            change
+                .receive_import_finished("ms1", true)
+                .expect("a sender known to the change may finish")
+        );
+        assert!(
+            !change
+                .receive_import_finished("ms1", true)
+                .expect("a sender known to the change may finish")
+        );
         change.advance();
         assert_eq!(change.phase, ChangePhase::DeletingDocuments);
         assert!(change.searches_use_new_shards());

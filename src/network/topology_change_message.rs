@@ -209,7 +209,9 @@ mod tests {
             index_count: 1,
             total_index_documents: 10,
         };
-        change.receive(payload).unwrap();
+        change
+            .receive(payload)
+            .expect("a counted import payload is accepted");
         change.process("ms1", "books", 4);
         assert_eq!(
             details_message(&change),
@@ -220,12 +222,16 @@ mod tests {
             details_message(&change),
             "Waiting for `ms1` and 1 other remote(s) to finish importing"
         );
-        change.receive_import_finished("ms1", true).unwrap();
+        change
+            .receive_import_finished("ms1", true)
+            .expect("a sender known to the change may finish");
         assert_eq!(
             details_message(&change),
             "Waiting for `ms2` to finish importing, 1 remote(s) finished"
         );
-        change.receive_import_finished("ms2", true).unwrap();
+        change
+            .receive_import_finished("ms2", true)
+            .expect("a sender known to the change may finish");
         assert_eq!(details_message(&change), DELETING_MESSAGE);
     }
 }

@@ -123,7 +123,7 @@ mod tests {
     fn the_body_names_query_documents_and_model_in_that_order() {
         let body = request_body("User Context: x", &["{\"id\":1}".to_owned()]);
         assert_eq!(
-            String::from_utf8(body).unwrap(),
+            String::from_utf8(body).expect("the request body is JSON text"),
             r#"{"query":"User Context: x","documents":["{\"id\":1}"],"model":"rerank-english-v3.0"}"#
         );
     }
@@ -131,7 +131,10 @@ mod tests {
     #[test]
     fn an_answer_gives_the_indexes_best_first() {
         let answer = br#"{"id":"a","results":[{"index":2,"relevance_score":0.9},{"index":0,"relevance_score":0.1}],"meta":{}}"#;
-        assert_eq!(classify(200, answer).unwrap(), [2, 0]);
+        assert_eq!(
+            classify(200, answer).expect("a 200 answer with results classifies"),
+            [2, 0]
+        );
         let garbage = classify(200, b"<html>").unwrap_err();
         assert_eq!(garbage.strategy, RetryStrategy::Retry);
         assert!(matches!(garbage.error, PersonalizationError::Parse(_)));
@@ -166,14 +169,15 @@ mod tests {
 
     #[test]
     fn the_key_goes_in_the_authorization_header() {
-        let url = url::Url::parse("http://127.0.0.1:1/v1/rerank").unwrap();
-        let request = rerank_request(&url, "k3y", b"{}", Duration::from_millis(300)).unwrap();
+        let url = url::Url::parse("http://127.0.0.1:1/v1/rerank").expect("a literal URL parses");
+        let request = rerank_request(&url, "k3y", b"{}", Duration::from_millis(300))
+            .expect("a request to a parsed URL builds");
         assert!(
             request
                 .headers
                 .contains(&("Authorization".to_owned(), "Bearer k3y".to_owned()))
         );
-        let options = request.options.unwrap();
+        let options = request.options.expect("the request carries its options");
         assert_eq!(options.max_attempts, 1);
         assert_eq!(options.request_timeout, Duration::from_millis(300));
         assert_eq!(options.connect_timeout, Duration::from_millis(300));

@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn a_blank_or_missing_key_leaves_personalization_off() {
-        let url = url::Url::parse("https://api.cohere.ai/v1/rerank").unwrap();
+        let url = url::Url::parse("https://api.cohere.ai/v1/rerank").expect("a literal URL parses");
         for key in [None, Some(""), Some("  \t")] {
             assert!(matches!(
                 Personalization::from_options(key, &url),

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use super::side::{BackupOptions, SideBackups, p99_under_snapshots_over_idle};
 use crate::compare::goals::{Bound, Goal, write_goals};
 use crate::compare::table::{
-    LoadFigures, Row, load_fields, mebibytes, row, server_versions, write_rows, write_side_errors,
+    LoadFigures, Row, load_fields, mebibytes, row, rows_of, server_versions, write_rows,
+    write_side_errors,
 };
 
 /// Issue 41 item 6: coresearch imports a dump at least this many times faster.
@@ -43,17 +44,6 @@ pub struct BackupDescription<'a> {
 
 /// A figure of one side.
 type Field = fn(&SideBackups) -> Option<f64>;
-
-/// The rows of `fields` for both sides.
-fn rows_of(sides: [Option<&SideBackups>; 2], fields: &[(&str, Field, usize)]) -> Vec<Row> {
-    fields
-        .iter()
-        .map(|(label, field, decimals)| {
-            let [ours, theirs] = sides.map(|side| side.and_then(field));
-            row(*label, ours, theirs, *decimals)
-        })
-        .collect()
-}
 
 /// The rows of a load run's figures for both sides.
 fn load_rows(sides: [Option<&SideBackups>; 2], pick: fn(&SideBackups) -> &LoadFigures) -> Vec<Row> {

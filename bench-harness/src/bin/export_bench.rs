@@ -37,7 +37,7 @@ use std::process::ExitCode;
 use bench_harness::compare::arguments::{DatasetArguments, ServerArguments};
 use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::server::{ServerKind, absolute};
-use bench_harness::compare::table::NOT_RUN;
+use bench_harness::compare::table::{NOT_RUN, no_side_failed, publish_report};
 use bench_harness::export::report::{ExportDescription, render};
 use bench_harness::export::side::{ExportOptions, PairSpecs, run_side};
 use clap::Parser;
@@ -136,13 +136,8 @@ fn run(arguments: &Arguments) -> Result<bool, String> {
         options: &options,
     };
     let report = render(&description, &ours, &theirs);
-    print!("{report}");
-    if let Some(path) = &arguments.output {
-        std::fs::write(path, &report)
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
-    }
-    let failed = |side: &Result<_, String>| side.as_ref().is_err_and(|error| error != NOT_RUN);
-    Ok(!failed(&ours) && !failed(&theirs))
+    publish_report(&report, arguments.output.as_deref())?;
+    Ok(no_side_failed(&ours, &theirs))
 }
 
 /// Reports `error` and answers exit status `status`.

@@ -51,6 +51,7 @@ use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::query_mix::{Query, generate, write_mix};
 use bench_harness::compare::server::{ServerKind, absolute};
 use bench_harness::compare::side::search_workload;
+use bench_harness::compare::table::publish_report;
 use bench_harness::compare::vocabulary::{DocumentText, Vocabulary};
 use bench_harness::load::duration_arg::parse_duration;
 use bench_harness::writes::copies::copies_with_new_ids;
@@ -276,12 +277,7 @@ fn run(arguments: &Arguments, mut lines: Vec<String>) -> Result<(), String> {
         copies: copy_count,
     };
     let report = render(&description, ours.as_ref(), theirs.as_ref());
-    print!("{report}");
-    if let Some(path) = &arguments.output {
-        std::fs::write(path, &report)
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
-    }
-    Ok(())
+    publish_report(&report, arguments.output.as_deref())
 }
 
 /// Reports `error` and answers exit status `status`.

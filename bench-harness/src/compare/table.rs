@@ -149,6 +149,21 @@ pub struct Row {
     pub decimals: usize,
 }
 
+/// A row's label, how its figure is read from one side, and its decimals.
+pub type FigureField<'label, Side> = (&'label str, fn(&Side) -> Option<f64>, usize);
+
+/// One row per field of `fields`, each figure read from both sides (coresearch first); a
+/// side that did not run shows no figure.
+pub fn rows_of<Side>(sides: [Option<&Side>; 2], fields: &[FigureField<'_, Side>]) -> Vec<Row> {
+    fields
+        .iter()
+        .map(|(label, field, decimals)| {
+            let [ours, theirs] = sides.map(|side| side.and_then(field));
+            row(*label, ours, theirs, *decimals)
+        })
+        .collect()
+}
+
 /// A row of `label` with both values.
 pub fn row(
     label: impl Into<String>,
@@ -345,6 +360,25 @@ pub fn server_versions<'a>(servers: impl Iterator<Item = (&'a str, Option<&'a st
 
 /// What a side whose binary was not given answers in place of its results.
 pub const NOT_RUN: &str = "not run (no binary given)";
+
+/// Prints `report` and writes it to `output` when one was given.
+pub fn publish_report(report: &str, output: Option<&std::path::Path>) -> Result<(), String> {
+    print!("{report}");
+    if let Some(path) = output {
+        std::fs::write(path, report)
+            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether neither side failed (a side not run did not fail).
+pub fn no_side_failed<Ours, Theirs>(
+    ours: &Result<Ours, String>,
+    theirs: &Result<Theirs, String>,
+) -> bool {
+    let failed = |error: &String| error != NOT_RUN;
+    !ours.as_ref().is_err_and(failed) && !theirs.as_ref().is_err_and(failed)
+}
 
 /// One paragraph per side that did not run or failed: `(name, its error)`.
 pub fn write_side_errors<'a>(text: &mut String, sides: impl Iterator<Item = (&'a str, &'a str)>) {

@@ -164,10 +164,18 @@ mod tests {
             "finishedAt": "2026-01-01T00:00:04Z",
             "error": {"code": "internal"},
         });
-        let task = FinishedTask::from_record(record, Instant::now()).unwrap();
+        let task =
+            FinishedTask::from_record(record, Instant::now()).expect("a finished record reads");
         assert!(!task.succeeded());
         assert!((task.enqueued_to_finished_seconds() - 4.0).abs() < 1e-9);
-        assert!((task.processing_seconds().unwrap() - 2.5).abs() < 1e-9);
+        assert!(
+            (task
+                .processing_seconds()
+                .expect("a started task has a processing time")
+                - 2.5)
+                .abs()
+                < 1e-9
+        );
         assert!(task.failure().contains("internal"), "{}", task.failure());
         let never_started = json!({
             "uid": 8,
@@ -176,7 +184,8 @@ mod tests {
             "startedAt": null,
             "finishedAt": "2026-01-01T00:00:01Z",
         });
-        let task = FinishedTask::from_record(never_started, Instant::now()).unwrap();
+        let task = FinishedTask::from_record(never_started, Instant::now())
+            .expect("a record that never started reads");
         assert_eq!(task.processing_seconds(), None);
         assert_eq!(task.failure(), "task 8 canceled");
     }

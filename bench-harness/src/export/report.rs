@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use super::side::{ExportOptions, SideExport};
 use super::transfer::{SOURCE_NAME, TARGET_NAME};
 use crate::compare::goals::{Bound, Goal, write_goals};
-use crate::compare::table::{Row, mebibytes, row, server_versions, write_rows, write_side_errors};
+use crate::compare::table::{mebibytes, rows_of, server_versions, write_rows, write_side_errors};
 
 /// Issue 39 item 6: coresearch exports at least this many times as many documents per second.
 pub const EXPORT_SPEEDUP_GOAL: f64 = 3.0;
@@ -38,16 +38,6 @@ pub struct ExportDescription<'a> {
 
 /// A figure of one side.
 type Field = fn(&SideExport) -> Option<f64>;
-
-fn rows_of(sides: [Option<&SideExport>; 2], fields: &[(&str, Field, usize)]) -> Vec<Row> {
-    fields
-        .iter()
-        .map(|(label, field, decimals)| {
-            let [ours, theirs] = sides.map(|side| side.and_then(field));
-            row(*label, ours, theirs, *decimals)
-        })
-        .collect()
-}
 
 fn ingestion_fields() -> [(&'static str, Field, usize); 4] {
     [

@@ -179,22 +179,8 @@ fn read_webhooks(root: &Path) -> Result<BTreeMap<Uuid, Webhook>, String> {
 /// Every `*.json` file of `dynamic-search-rules/` (absent in dumps older than the rules): one
 /// rule each, keyed by its uid.
 fn read_dynamic_search_rules(root: &Path) -> Result<DynamicSearchRules, String> {
-    let directory = root.join(layout::DYNAMIC_SEARCH_RULES_DIRECTORY);
-    let entries = match fs::read_dir(&directory) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(error) => return Err(format!("{}: {error}", display(root, &directory))),
-    };
     let mut rules = BTreeMap::new();
-    for entry in entries {
-        let entry = entry.map_err(|error| format!("{}: {error}", display(root, &directory)))?;
-        let path = entry.path();
-        let is_json = path
-            .extension()
-            .is_some_and(|extension| extension == "json");
-        if !is_json || !path.is_file() {
-            continue;
-        }
+    for (path, _) in json_files(root, layout::DYNAMIC_SEARCH_RULES_DIRECTORY)? {
         let rule: DynamicSearchRule = read_json(&path)?;
         rules.insert(rule.uid.clone(), rule);
     }
@@ -204,27 +190,39 @@ fn read_dynamic_search_rules(root: &Path) -> Result<DynamicSearchRules, String> 
 /// Every `*.json` file of `chat-completions-settings/` (absent in dumps older than chats):
 /// one workspace's settings each, named by the file's stem.
 fn read_chat_workspaces(root: &Path) -> Result<ChatWorkspaces, String> {
-    let directory = root.join(layout::CHAT_WORKSPACES_DIRECTORY);
+    let mut workspaces = BTreeMap::new();
+    for (path, stem) in json_files(root, layout::CHAT_WORKSPACES_DIRECTORY)? {
+        let settings: ChatCompletionSettings = read_json(&path)?;
+        workspaces.insert(layout::chat_workspace_uid(&stem), settings);
+    }
+    Ok(workspaces)
+}
+
+/// The `*.json` files directly in `root`'s `directory`, each with its (UTF-8) stem; none when
+/// the directory is absent.
+fn json_files(root: &Path, directory: &str) -> Result<Vec<(PathBuf, String)>, String> {
+    let directory = root.join(directory);
     let entries = match fs::read_dir(&directory) {
         Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(error) => return Err(format!("{}: {error}", display(root, &directory))),
     };
-    let mut workspaces = BTreeMap::new();
+    let mut files = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|error| format!("{}: {error}", display(root, &directory)))?;
         let path = entry.path();
         let is_json = path
             .extension()
             .is_some_and(|extension| extension == "json");
-        let stem = path.file_stem().and_then(|stem| stem.to_str());
-        let (true, Some(stem)) = (is_json && path.is_file(), stem) else {
-            continue;
-        };
-        let settings: ChatCompletionSettings = read_json(&path)?;
-        workspaces.insert(layout::chat_workspace_uid(stem), settings);
+        let stem = path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .map(str::to_owned);
+        if let (true, Some(stem)) = (is_json && path.is_file(), stem) {
+            files.push((path, stem));
+        }
     }
-    Ok(workspaces)
+    Ok(files)
 }
 
 fn read_tasks(root: &Path) -> Result<Vec<DumpedTask>, String> {
