@@ -236,7 +236,7 @@ fn write_header(
     let _ = writeln!(text, "Command: `{}`\n", description.command_line);
     let _ = writeln!(
         text,
-        "Dataset `{}`: {} documents in payloads of {} into index `{}` (`name` and `summary` searchable, `year` and `rank` filterable and sortable). Query mix: {} queries from the dataset's vocabulary, seed {}; both search loads closed loop at {} connections, {:.0} s measured after {:.0} s warm-up, search timeout {:.0} s. Server cores {}; machine CPUs {}.\n",
+        "Dataset `{}`: {} documents in payloads of {} into index `{}` (`name` and `summary` searchable, `year` and `rank` filterable and sortable). Query mix: {} queries from the dataset's vocabulary, seed {}; both search loads closed loop at {} connections, {:.0} s measured after {:.0} s warm-up, search timeout {:.0} s, alternating idle and under snapshots {} times (each condition's latencies pooled over its rounds). Server cores {}; machine CPUs {}.\n",
         description.dataset,
         description.documents,
         options.batch,
@@ -247,6 +247,7 @@ fn write_header(
         options.load.duration.as_secs_f64(),
         options.load.warmup.as_secs_f64(),
         options.load.timeout.as_secs_f64(),
+        options.rounds,
         description
             .cores
             .map_or_else(|| "not limited".to_string(), |cores| cores.to_string()),
@@ -307,7 +308,25 @@ pub fn render(
     let mut rows = load_rows(sides, |side| &side.under_snapshots);
     rows.extend(rows_of(sides, &snapshot_fields()));
     write_rows(&mut text, &rows);
+    write_rounds(&mut text, sides);
     text
+}
+
+/// Each round's idle p99 and p99 under snapshots, per server.
+fn write_rounds(text: &mut String, sides: [Option<&SideBackups>; 2]) {
+    let _ = writeln!(
+        text,
+        "\n## p99 of each round (ms): idle → under snapshots\n"
+    );
+    let shown = |p99: Option<f64>| p99.map_or_else(|| "—".to_string(), |p99| format!("{p99:.1}"));
+    for side in sides.into_iter().flatten() {
+        let rounds: Vec<String> = side
+            .round_p99_milliseconds
+            .iter()
+            .map(|(idle, under)| format!("{} → {}", shown(*idle), shown(*under)))
+            .collect();
+        let _ = writeln!(text, "- {}: {}", side.name, rounds.join("; "));
+    }
 }
 
 #[cfg(test)]
@@ -365,6 +384,7 @@ mod tests {
             },
             idle: figures(4.0),
             under_snapshots: figures(p99_under),
+            round_p99_milliseconds: vec![(Some(4.0), Some(p99_under))],
             snapshots: SnapshotFigures {
                 snapshots: 4,
                 snapshots_in_window: 3,
@@ -394,6 +414,7 @@ mod tests {
                 seed: 42,
             },
             keep_data: false,
+            rounds: 1,
         };
         let description = BackupDescription {
             command_line: "backup_bench --documents 1000".to_string(),

@@ -1,5 +1,6 @@
 //! One server's run of the backup benchmark: start it fresh, create the index, ingest the
-//! dataset, go quiet; dump; search idle; search while snapshots run back to back; stop; then
+//! dataset, go quiet; dump; search idle and search while snapshots run back to back, in
+//! alternating rounds; stop; then
 //! start a fresh instance from the dump and time its import.
 //!
 //! Invariants: every server process is stopped on every path out of `run_side` (the process
@@ -19,9 +20,9 @@ use crate::compare::disk::{DiskUsage, disk_usage};
 use crate::compare::server::{ServerProcess, ServerSpec};
 use crate::compare::settle::{Settling, wait_until_quiet};
 use crate::compare::setup::{Ingestion, ingest};
-use crate::compare::side::{LoadSettings, StartedSide, load_run, start_with_index};
+use crate::compare::side::{LoadSettings, StartedSide, load_run_report, start_with_index};
 use crate::compare::table::LoadFigures;
-use crate::load::{Pacing, Workload};
+use crate::load::{Pacing, Report, Workload};
 
 /// Every number of a run, the same for both servers.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +37,9 @@ pub struct BackupOptions {
     pub load: LoadSettings,
     /// Keep the data directories, the dump and the snapshot after the run.
     pub keep_data: bool,
+    /// Idle and under-snapshot loads alternate this many times; each condition's latencies
+    /// are pooled over its rounds.
+    pub rounds: usize,
 }
 
 /// Where one server's two instances work.
@@ -66,6 +70,8 @@ pub struct SideBackups {
     pub idle: LoadFigures,
     /// The search load while snapshots ran.
     pub under_snapshots: LoadFigures,
+    /// Each round's idle p99 and p99 under snapshots, in milliseconds, in order.
+    pub round_p99_milliseconds: Vec<(Option<f64>, Option<f64>)>,
     /// The snapshots that ran meanwhile.
     pub snapshots: SnapshotFigures,
     /// The import of the dump.
@@ -90,9 +96,72 @@ struct SourceResults {
     source_disk: DiskUsage,
     dump: DumpFigures,
     after_dump: Settling,
+    searches: SearchRounds,
+}
+
+/// The idle and under-snapshot loads of every round, pooled.
+struct SearchRounds {
     idle: LoadFigures,
     under_snapshots: LoadFigures,
     snapshots: SnapshotFigures,
+    round_p99_milliseconds: Vec<(Option<f64>, Option<f64>)>,
+}
+
+/// Alternates an idle search load and a load under back-to-back snapshots, `options.rounds`
+/// times, so that drift over the run (caches, the page cache, the machine) falls on both
+/// conditions alike; pools each condition's latencies.
+fn search_rounds(
+    server: &ServerProcess,
+    spec: &ServerSpec,
+    workload: &Workload,
+    options: &BackupOptions,
+) -> Result<SearchRounds, String> {
+    let name = spec.kind.name();
+    let (mut idle, mut under, mut snapshots) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..options.rounds {
+        eprintln!(
+            "[{name}] round {round}: idle search, {} connections",
+            options.connections
+        );
+        let idle_report = load_run_report(
+            server,
+            workload,
+            &options.load,
+            Pacing::ClosedLoop,
+            options.connections,
+            &spec.work_dir.join(format!("idle-{round}.json")),
+        )?;
+        eprintln!("[{name}] round {round}: search while snapshots run back to back");
+        let (under_report, figures) = search_under_snapshots(
+            server,
+            workload,
+            &options.load,
+            options.connections,
+            &spec.work_dir.join(format!("under-snapshots-{round}.json")),
+        )?;
+        eprintln!(
+            "[{name}] {} snapshots ({} in the window, {:.0}% of it covered)",
+            figures.snapshots,
+            figures.snapshots_in_window,
+            figures.window_covered * 100.0
+        );
+        idle.push(idle_report);
+        under.push(under_report);
+        snapshots.push(figures);
+    }
+    let p99 = |report: &Report| LoadFigures::from_report(report).p99_milliseconds;
+    let round_p99_milliseconds = idle
+        .iter()
+        .zip(&under)
+        .map(|(idle, under)| (p99(idle), p99(under)))
+        .collect();
+    let none = || "no search round ran (--rounds 0)".to_string();
+    Ok(SearchRounds {
+        idle: LoadFigures::pooled(&idle).ok_or_else(none)?,
+        under_snapshots: LoadFigures::pooled(&under).ok_or_else(none)?,
+        snapshots: SnapshotFigures::pooled(&snapshots).ok_or_else(none)?,
+        round_p99_milliseconds,
+    })
 }
 
 /// Fills, dumps, searches and snapshots the source instance, then stops it.
@@ -126,29 +195,7 @@ fn run_source(
         dump.wall.as_secs_f64()
     );
     let after_dump = settle(&server)?;
-    eprintln!("[{name}] idle search, {} connections", options.connections);
-    let idle = load_run(
-        &server,
-        workload,
-        &options.load,
-        Pacing::ClosedLoop,
-        options.connections,
-        &spec.work_dir.join("idle.json"),
-    )?;
-    eprintln!("[{name}] search while snapshots run back to back");
-    let (under_snapshots, snapshots) = search_under_snapshots(
-        &server,
-        workload,
-        &options.load,
-        options.connections,
-        &spec.work_dir.join("under-snapshots.json"),
-    )?;
-    eprintln!(
-        "[{name}] {} snapshots ({} in the window, {:.0}% of it covered)",
-        snapshots.snapshots,
-        snapshots.snapshots_in_window,
-        snapshots.window_covered * 100.0
-    );
+    let searches = search_rounds(&server, spec, workload, options)?;
     server.stop();
     Ok(SourceResults {
         version,
@@ -156,9 +203,7 @@ fn run_source(
         source_disk,
         dump,
         after_dump,
-        idle,
-        under_snapshots,
-        snapshots,
+        searches,
     })
 }
 
@@ -203,9 +248,10 @@ pub fn run_side(
             source_disk: source.source_disk,
             dump: source.dump,
             after_dump: source.after_dump,
-            idle: source.idle,
-            under_snapshots: source.under_snapshots,
-            snapshots: source.snapshots,
+            idle: source.searches.idle,
+            under_snapshots: source.searches.under_snapshots,
+            round_p99_milliseconds: source.searches.round_p99_milliseconds,
+            snapshots: source.searches.snapshots,
             import,
         })
     });

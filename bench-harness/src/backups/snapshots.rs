@@ -29,13 +29,12 @@ use crate::compare::client::Client;
 use crate::compare::disk::disk_usage;
 use crate::compare::server::ServerProcess;
 use crate::compare::setup::TASK_POLL_INTERVAL;
-use crate::compare::side::{LoadSettings, REQUEST_TIMEOUT, load_run};
-use crate::compare::table::LoadFigures;
+use crate::compare::side::{LoadSettings, REQUEST_TIMEOUT, load_run_report};
 use crate::compare::task::{
     ENQUEUED_STATUS, ENQUEUED_WITH_OK_STATUS, FinishedTask, enqueue, poll_task, task_status,
     wait_for_task,
 };
-use crate::load::{Pacing, Workload};
+use crate::load::{Pacing, Report, Workload};
 
 /// The snapshot directory, relative to the server's working directory (the default
 /// `--snapshot-dir`).
@@ -57,6 +56,24 @@ pub struct SnapshotFigures {
 }
 
 impl SnapshotFigures {
+    /// The figures of several rounds taken as one: snapshots counted together, every
+    /// snapshot's time kept, the share of the measured windows covered averaged over the
+    /// rounds (each window is as long), the last round's file size.
+    pub fn pooled(rounds: &[SnapshotFigures]) -> Option<SnapshotFigures> {
+        let last = rounds.last()?;
+        Some(SnapshotFigures {
+            snapshots: rounds.iter().map(|round| round.snapshots).sum(),
+            snapshots_in_window: rounds.iter().map(|round| round.snapshots_in_window).sum(),
+            processing_seconds: rounds
+                .iter()
+                .flat_map(|round| round.processing_seconds.iter().copied())
+                .collect(),
+            window_covered: rounds.iter().map(|round| round.window_covered).sum::<f64>()
+                / rounds.len() as f64,
+            bytes: last.bytes,
+        })
+    }
+
     /// The shortest, mean and longest snapshot, in seconds (none without a snapshot).
     pub fn spread_seconds(&self) -> Option<(f64, f64, f64)> {
         let count = self.processing_seconds.len();
@@ -195,7 +212,7 @@ pub fn search_under_snapshots(
     settings: &LoadSettings,
     connections: usize,
     report_path: &Path,
-) -> Result<(LoadFigures, SnapshotFigures), String> {
+) -> Result<(Report, SnapshotFigures), String> {
     let spec = &server.spec;
     let stop = AtomicBool::new(false);
     let (started_sender, started_receiver) = mpsc::channel();
@@ -210,7 +227,7 @@ pub fn search_under_snapshots(
         let search = match started_receiver.recv() {
             Ok(()) => {
                 let load_start = OffsetDateTime::now_utc();
-                let figures = load_run(
+                let figures = load_run_report(
                     server,
                     workload,
                     settings,

@@ -86,6 +86,9 @@ struct Arguments {
     /// Unmeasured warm-up of each search load
     #[arg(long, value_parser = parse_duration, default_value = "2s")]
     warmup: Duration,
+    /// Idle and under-snapshot search loads alternate this many times (latencies pooled)
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
     /// Longest wait for a search response
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     timeout: Duration,
@@ -107,6 +110,7 @@ impl Arguments {
                 seed: self.mix.seed,
             },
             keep_data: self.keep_data,
+            rounds: self.rounds,
         }
     }
 

@@ -19,7 +19,7 @@ use super::server::{ServerProcess, ServerSpec};
 use super::settle::wait_until_quiet;
 use super::setup::{comparison_settings, create_index, get_json, ingest};
 use super::table::{LoadFigures, SideResults};
-use crate::load::{Limit, Pacing, RequestTemplate, RunOptions, Target, Workload, run};
+use crate::load::{Limit, Pacing, Report, RequestTemplate, RunOptions, Target, Workload, run};
 use crate::measure::peak_resident_bytes;
 
 /// The longest wait for one setup, ingestion or top-hits request.
@@ -275,6 +275,19 @@ pub fn load_run(
     connections: usize,
     report_path: &Path,
 ) -> Result<LoadFigures, String> {
+    let report = load_run_report(server, workload, settings, pacing, connections, report_path)?;
+    Ok(LoadFigures::from_report(&report))
+}
+
+/// [`load_run`], answering the whole report (its histograms included, to pool runs).
+pub fn load_run_report(
+    server: &ServerProcess,
+    workload: &Workload,
+    settings: &LoadSettings,
+    pacing: Pacing,
+    connections: usize,
+    report_path: &Path,
+) -> Result<Report, String> {
     let target = Target::parse(&format!("http://{}", server.spec.address()))
         .map_err(|error| error.to_string())?;
     let run_options = RunOptions {
@@ -298,5 +311,5 @@ pub fn load_run(
     }
     std::fs::write(report_path, report.to_json() + "\n")
         .map_err(|error| format!("cannot write {}: {error}", report_path.display()))?;
-    Ok(LoadFigures::from_report(&report))
+    Ok(report)
 }

@@ -44,6 +44,47 @@ pub struct LoadFigures {
 }
 
 impl LoadFigures {
+    /// The figures of several runs of one load taken as one: their answers and failures
+    /// added, their latencies pooled, the throughput over their measured time together, the
+    /// server's cores averaged over the runs that measured them. `None` without a run.
+    pub fn pooled(reports: &[Report]) -> Option<LoadFigures> {
+        let (first, rest) = reports.split_first()?;
+        let mut latency = first.latency_histogram.clone();
+        let mut service_time = first.service_time_histogram.clone();
+        for report in rest {
+            latency.merge(&report.latency_histogram);
+            service_time.merge(&report.service_time_histogram);
+        }
+        let successes: u64 = reports.iter().map(|report| report.successes).sum();
+        let elapsed: f64 = reports.iter().map(|report| report.elapsed_seconds).sum();
+        let cores: Vec<f64> = reports
+            .iter()
+            .filter_map(|report| report.server_cpu.as_ref().map(|cpu| cpu.usage.cores_used))
+            .collect();
+        let measured = latency.count() > 0;
+        let milliseconds =
+            |microseconds: f64| measured.then_some(microseconds / MICROSECONDS_PER_MILLISECOND);
+        let latency = latency.summary();
+        Some(LoadFigures {
+            throughput: if elapsed > 0.0 {
+                successes as f64 / elapsed
+            } else {
+                0.0
+            },
+            p50_milliseconds: milliseconds(latency.p50_microseconds),
+            p99_milliseconds: milliseconds(latency.p99_microseconds),
+            p999_milliseconds: milliseconds(latency.p99_9_microseconds),
+            service_p999_milliseconds: milliseconds(service_time.summary().p99_9_microseconds),
+            non_2xx: reports
+                .iter()
+                .map(|report| report.non_2xx.values().sum::<u64>())
+                .sum(),
+            errors: reports.iter().map(|report| report.error_total).sum(),
+            server_cores: (!cores.is_empty())
+                .then(|| cores.iter().sum::<f64>() / cores.len() as f64),
+        })
+    }
+
     /// The figures of a load report.
     pub fn from_report(report: &Report) -> LoadFigures {
         let measured = report.latency.count > 0;

@@ -16,7 +16,7 @@ pub const LATENCY_NANOSECONDS_MAX: u64 = 100_000_000_000;
 pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A histogram of durations.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LatencyHistogram {
     histogram: Histogram<u64>,
     saturated: u64,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::dispatcher::{Limit, Pacing};
-use super::latency::LatencySummary;
+use super::latency::{LatencyHistogram, LatencySummary};
 use super::outcome::Tally;
 use super::process_cpu::CpuUsage;
 use super::request::EncodedWorkload;
@@ -80,6 +80,12 @@ pub struct Report {
     /// 2xx latency from the actual write (differs from `latency` in open loop
     /// when the driver had to queue).
     pub service_time: LatencySummary,
+    /// The 2xx latencies themselves, so that runs can be pooled (not in the JSON).
+    #[serde(skip)]
+    pub latency_histogram: LatencyHistogram,
+    /// The service times themselves (not in the JSON).
+    #[serde(skip)]
+    pub service_time_histogram: LatencyHistogram,
     /// Non-2xx responses by status.
     pub non_2xx: BTreeMap<String, u64>,
     /// Failed attempts by kind.
@@ -180,6 +186,8 @@ impl Report {
             successes_per_second: per_second(tally.successes, elapsed_seconds),
             latency: tally.latency.summary(),
             service_time: tally.service_time.summary(),
+            latency_histogram: tally.latency.clone(),
+            service_time_histogram: tally.service_time.clone(),
             non_2xx: tally
                 .statuses
                 .iter()
