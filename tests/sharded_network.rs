@@ -631,3 +631,61 @@ fn instances_joining_together_all_end_with_the_leaders_settings() {
     assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
     assert_eq!(answer["hits"].as_array().unwrap().len(), 67, "{answer}");
 }
+
+/// The visibility rule of a network search: an attribute that is sortable but not displayed
+/// orders the hits merged from every shard (the merge reads the sort values the shards
+/// report, not the hits' fields), and never shows in a hit, even when
+/// `attributesToRetrieve` names it.
+#[test]
+fn a_hidden_sortable_attribute_orders_the_merged_hits_and_stays_hidden() {
+    let servers = sharded_network();
+    const COUNT: u64 = 600;
+    // Distinct ranks in a shuffled order: the ids say nothing of the ranks.
+    let rank_of = |id: u64| (id * 7_919) % 1_000;
+    let documents: Vec<Value> = (0..COUNT)
+        .map(|id| json!({"id": id, "title": format!("book {id}"), "rank": rank_of(id)}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let settings = json!({"sortableAttributes": ["rank"], "displayedAttributes": ["id", "title"]});
+    let response = servers[0].send("PATCH", "/indexes/books/settings", Some(&settings));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    wait_for_every_change(&servers);
+    let mut by_rank: Vec<u64> = (0..COUNT).collect();
+    by_rank.sort_by_key(|id| rank_of(*id));
+    for (order, expected) in [
+        ("asc", by_rank.clone()),
+        ("desc", by_rank.into_iter().rev().collect()),
+    ] {
+        for retrieve in [None, Some(json!(["id", "rank"])), Some(json!(["*"]))] {
+            let mut query = json!({"sort": [format!("rank:{order}")], "limit": 90});
+            if let Some(retrieve) = &retrieve {
+                query["attributesToRetrieve"] = retrieve.clone();
+            }
+            let answer = servers[0]
+                .send("POST", "/indexes/books/search", Some(&query))
+                .json();
+            assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
+            assert_eq!(answer["estimatedTotalHits"], COUNT, "{answer}");
+            let hits = answer["hits"].as_array().unwrap();
+            let ids: Vec<u64> = hits.iter().map(|hit| hit["id"].as_u64().unwrap()).collect();
+            assert_eq!(ids, expected[..90], "rank:{order}, retrieving {retrieve:?}");
+            for hit in hits {
+                assert!(hit.get("rank").is_none(), "rank shown: {hit}");
+                // Nor do the sort values the shards reported for the merge.
+                assert!(
+                    hit["_federation"].get("weightedScoreValues").is_none(),
+                    "{hit}"
+                );
+            }
+            // The page mixes every shard's hits: the merge, not one shard, ordered it.
+            let remotes: std::collections::BTreeSet<&str> = hits
+                .iter()
+                .map(|hit| hit["_federation"]["remote"].as_str().unwrap())
+                .collect();
+            assert_eq!(remotes.len(), NAMES.len(), "{remotes:?}");
+        }
+    }
+}
