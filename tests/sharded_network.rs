@@ -10,29 +10,18 @@
 
 mod common;
 
-use common::{MASTER_KEY, Options, Server};
+use common::network::{
+    document_ids, kill_and_restart, last_task_of_type, network_options, owners_of,
+    start_network_instance, wait_for_every_change,
+};
+use common::{MASTER_KEY, Server};
 use serde_json::{Value, json};
 
 /// The names of the instances, the first one the leader.
 const NAMES: [&str; 3] = ["ms0", "ms1", "ms2"];
 
 fn start_instance() -> Server {
-    let server = Server::start_with(Options {
-        master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec![
-            "--experimental-allowed-ip-networks".to_owned(),
-            "127.0.0.0/8".to_owned(),
-        ],
-        cores: Some(2),
-        ..Options::default()
-    });
-    let response = server.send(
-        "PATCH",
-        "/experimental-features",
-        Some(&json!({"network": true})),
-    );
-    assert_eq!(response.status, 200, "{}", response.text());
-    server
+    start_network_instance(&network_options(2))
 }
 
 /// Remotes naming every instance, with `write_key` as every write key.
@@ -71,13 +60,6 @@ fn sharded_network() -> Vec<Server> {
         );
     }
     servers
-}
-
-fn last_task_of_type(server: &Server, kind: &str) -> Value {
-    let page = server
-        .send("GET", &format!("/tasks?types={kind}&limit=1"), None)
-        .json();
-    page["results"][0].clone()
 }
 
 #[test]
@@ -276,55 +258,6 @@ fn changing_a_remotes_key_moves_nothing_and_reaches_every_follower() {
     assert_documents_where_the_topology_says(&servers, &one_shard_each(), 3);
 }
 
-/// Every document id of `index` on `server`.
-fn document_ids(server: &Server, index: &str) -> std::collections::BTreeSet<String> {
-    let page = server
-        .send(
-            "GET",
-            &format!("/indexes/{index}/documents?limit=100000&fields=id"),
-            None,
-        )
-        .json();
-    page["results"]
-        .as_array()
-        .map(|results| {
-            results
-                .iter()
-                .map(|document| document["id"].to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The remotes that must hold `id` under `shards` (`{shard: {"remotes": [...]}}`).
-fn owners_of(shards: &Value, id: &str) -> Vec<String> {
-    let names: Vec<&str> = shards
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    let shard = shards::rendezvous::rendezvous_winner(names.iter().copied(), id).unwrap();
-    shards[shard]["remotes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|name| name.as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Waits until every instance's latest network change and every task after it succeeded.
-fn wait_for_every_change(servers: &[Server]) {
-    for server in servers {
-        let change = last_task_of_type(server, "networkTopologyChange");
-        let change = server.wait_task(change["uid"].as_u64().unwrap());
-        assert_eq!(change["status"], "succeeded", "{change}");
-        let last = server.send("GET", "/tasks?limit=1", None).json()["results"][0].clone();
-        let last = server.wait_task(last["uid"].as_u64().unwrap());
-        assert_eq!(last["status"], "succeeded", "{last}");
-    }
-}
-
 /// Checks that every document of `0..count` is on exactly the instances `shards` names.
 fn assert_documents_where_the_topology_says(servers: &[Server], shards: &Value, count: u64) {
     let held: Vec<_> = servers
@@ -430,20 +363,7 @@ fn kill_during_a_change(victim: usize) {
         "the change is still running when the instance is killed: {change}"
     );
     let killed = servers.remove(victim);
-    let (address, data_directory) = (killed.address, killed.data_directory.clone());
-    let scratch = killed.kill_keeping_data();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let options = Options {
-        master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec![
-            "--experimental-allowed-ip-networks".to_owned(),
-            "127.0.0.0/8".to_owned(),
-        ],
-        cores: Some(2),
-        ..Options::default()
-    };
-    let mut restarted = Server::start_at(&data_directory, &options, address);
-    restarted.keep_scratch(scratch);
+    let restarted = kill_and_restart(killed, &network_options(2));
     servers.insert(victim, restarted);
     wait_for_every_change(&servers);
     let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();

@@ -11,7 +11,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::{MASTER_KEY, Options, Server};
+use common::Server;
+use common::network::{network_options, remote_of, start_network_instance};
 use serde_json::{Value, json};
 
 /// The instances, the first one the leader.
@@ -24,22 +25,7 @@ const CHANGE_WAIT: Duration = Duration::from_secs(240);
 const CHANGE_POLL_INTERVAL: Duration = Duration::from_millis(100);
 
 fn start_instance() -> Server {
-    let server = Server::start_with(Options {
-        master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec![
-            "--experimental-allowed-ip-networks".to_owned(),
-            "127.0.0.0/8".to_owned(),
-        ],
-        cores: Some(2),
-        ..Options::default()
-    });
-    let response = server.send(
-        "PATCH",
-        "/experimental-features",
-        Some(&json!({"network": true})),
-    );
-    assert_eq!(response.status, 200, "{}", response.text());
-    server
+    start_network_instance(&network_options(2))
 }
 
 /// The first `count` instances as remotes.
@@ -48,11 +34,7 @@ fn remotes(servers: &[Server], count: usize) -> Value {
         .iter()
         .zip(servers)
         .take(count)
-        .map(|(name, server)| {
-            let remote =
-                json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY});
-            ((*name).to_owned(), remote)
-        })
+        .map(|(name, server)| ((*name).to_owned(), remote_of(server)))
         .collect();
     Value::Object(remotes)
 }
@@ -143,22 +125,7 @@ fn grow_to_four(servers: &[Server]) {
 
 /// Every document id of the books on `server`.
 fn document_ids(server: &Server) -> BTreeSet<String> {
-    let page = server
-        .send(
-            "GET",
-            "/indexes/books/documents?limit=100000&fields=id",
-            None,
-        )
-        .json();
-    page["results"]
-        .as_array()
-        .map(|results| {
-            results
-                .iter()
-                .map(|document| document["id"].to_string())
-                .collect()
-        })
-        .unwrap_or_default()
+    common::network::document_ids(server, "books")
 }
 
 /// The ids `name` holds once the network has four shards.
