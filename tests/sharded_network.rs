@@ -4,7 +4,8 @@
 //! remote with the tasks' `network` bookkeeping, followers refusing users' writes, the
 //! inter-instance headers' refusals, a wrong write key recorded per remote, and documents
 //! moved by changes of the shards (an instance joins, a replica is added, an instance
-//! leaves) to exactly where the new topology says.
+//! leaves) to exactly where the new topology says, and the visibility rule of a network
+//! search (a sortable attribute that is not displayed orders the merged hits, unseen).
 
 #![allow(clippy::unwrap_used)]
 
@@ -59,6 +60,8 @@ fn sharded_network() -> Vec<Server> {
             "{task}"
         );
     }
+    // A follower may still be finishing its own change: a later PATCH would be refused.
+    wait_for_every_change(&servers);
     servers
 }
 
