@@ -267,3 +267,107 @@ fn a_new_instance_creates_each_index_once() {
         assert_eq!(filterable.json(), json!(["year"]), "{name}");
     }
 }
+
+/// The documents of the write that keeps `ms1` busy before it can export.
+const SLOW_WRITE_DOCUMENTS: u64 = 60_000;
+/// The pause between two looks at a task while watching its status.
+const STATUS_POLL_INTERVAL: Duration = Duration::from_millis(5);
+
+/// Meilisearch 1.41's statuses of a change between its batches: a new instance that
+/// processed the imports of one sender and waits for another's shows its change `enqueued`
+/// (no start date, the uid of the batch of imports that carried it, which counts it
+/// `enqueued`); in a batch it is `processing` with that batch's start; once succeeded, its
+/// start is that of its last batch.
+#[test]
+fn a_change_waiting_for_imports_is_enqueued_between_its_batches() {
+    let servers = two_of_four_sharding_books();
+    // A write of documents only `ms1` keeps: `ms1` indexes it before it exports (it was
+    // registered before the change), `ms0` is done with it at once.
+    let old_shards = ["s-ms0", "s-ms1"];
+    let documents: Vec<Value> = (DOCUMENTS..)
+        .filter(|id| {
+            shards::rendezvous::rendezvous_winner(old_shards, &id.to_string()) == Some("s-ms1")
+        })
+        .take(SLOW_WRITE_DOCUMENTS as usize)
+        .map(|id| json!({"id": id, "title": format!("late book {id}"), "year": 1990}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let write = response.json()["taskUid"].as_u64().unwrap();
+    let forwarded = Instant::now();
+    while !servers[0]
+        .send("GET", &format!("/tasks/{write}"), None)
+        .json()["network"]["remote_tasks"]["ms1"]["taskUid"]
+        .is_u64()
+    {
+        assert!(
+            forwarded.elapsed() < CHANGE_WAIT,
+            "the write never reached ms1"
+        );
+        std::thread::sleep(STATUS_POLL_INTERVAL);
+    }
+    grow_to_four(&servers);
+    let new_instance = &servers[2];
+    let uid = latest_change(new_instance)["uid"].as_u64().unwrap();
+    let mut waiting = Vec::new();
+    let started = Instant::now();
+    let change = loop {
+        let change = new_instance
+            .send("GET", &format!("/tasks/{uid}"), None)
+            .json();
+        match change["status"].as_str() {
+            Some("enqueued") if !change["batchUid"].is_null() => {
+                assert_eq!(change["startedAt"], Value::Null, "{change}");
+                waiting.push(change.clone());
+            }
+            Some("enqueued") => {}
+            Some("processing") => {
+                assert!(change["startedAt"].is_string(), "{change}");
+                assert!(change["batchUid"].is_u64(), "{change}");
+            }
+            _ => break change,
+        }
+        assert_eq!(change["finishedAt"], Value::Null, "{change}");
+        assert!(started.elapsed() < CHANGE_WAIT, "{change}");
+        std::thread::sleep(STATUS_POLL_INTERVAL);
+    };
+    assert_eq!(change["status"], "succeeded", "{change}");
+    eprintln!("seen enqueued between batches {} times", waiting.len());
+    let waited = waiting
+        .iter()
+        .find(|seen| {
+            seen["details"]["message"]
+                .as_str()
+                .is_some_and(|message| message.starts_with("Importing documents"))
+        })
+        .unwrap_or_else(|| panic!("never seen waiting for imports: {waiting:?}"));
+    // The batch it names ran imports (of the index or of documents), carrying the change,
+    // and counts it enqueued.
+    let batch = new_instance
+        .send("GET", &format!("/batches/{}", waited["batchUid"]), None)
+        .json();
+    assert!(batch["finishedAt"].is_string(), "{batch}");
+    assert_eq!(batch["stats"]["status"]["enqueued"], 1, "{batch}");
+    assert_eq!(
+        batch["stats"]["types"]["networkTopologyChange"], 1,
+        "{batch}"
+    );
+    assert!(batch["stats"]["totalNbTasks"].as_u64() > Some(1), "{batch}");
+    let strategy =
+        format!("stopped after batching network task with id {uid} and a batch of import tasks: ");
+    assert!(
+        batch["batchStrategy"]
+            .as_str()
+            .is_some_and(|text| text.starts_with(&strategy)),
+        "{batch}"
+    );
+    // Succeeded: started when its last batch started, which counts it succeeded.
+    let last = new_instance
+        .send("GET", &format!("/batches/{}", change["batchUid"]), None)
+        .json();
+    assert_eq!(change["startedAt"], last["startedAt"], "{change} {last}");
+    assert_eq!(last["stats"]["status"], json!({"succeeded": 1}), "{last}");
+    for server in &servers {
+        wait_until_idle(server);
+    }
+}
