@@ -273,16 +273,10 @@ const SLOW_WRITE_DOCUMENTS: u64 = 60_000;
 /// The pause between two looks at a task while watching its status.
 const STATUS_POLL_INTERVAL: Duration = Duration::from_millis(5);
 
-/// Meilisearch 1.41's statuses of a change between its batches: a new instance that
-/// processed the imports of one sender and waits for another's shows its change `enqueued`
-/// (no start date, the uid of the batch of imports that carried it, which counts it
-/// `enqueued`); in a batch it is `processing` with that batch's start; once succeeded, its
-/// start is that of its last batch.
-#[test]
-fn a_change_waiting_for_imports_is_enqueued_between_its_batches() {
-    let servers = two_of_four_sharding_books();
-    // A write of documents only `ms1` keeps: `ms1` indexes it before it exports (it was
-    // registered before the change), `ms0` is done with it at once.
+/// Registers through the leader a write of documents only `ms1` keeps, and waits until
+/// `ms1` has it: `ms1` indexes it before it exports in the next change (it was registered
+/// before), while `ms0` is done with it at once.
+fn keep_ms1_busy(servers: &[Server]) {
     let old_shards = ["s-ms0", "s-ms1"];
     let documents: Vec<Value> = (DOCUMENTS..)
         .filter(|id| {
@@ -306,15 +300,15 @@ fn a_change_waiting_for_imports_is_enqueued_between_its_batches() {
         );
         std::thread::sleep(STATUS_POLL_INTERVAL);
     }
-    grow_to_four(&servers);
-    let new_instance = &servers[2];
-    let uid = latest_change(new_instance)["uid"].as_u64().unwrap();
+}
+
+/// Watches the change `uid` of `server` until it ends, checking the dates of each status
+/// seen; answers the ended task and the views seen `enqueued` after a batch held it.
+fn watch_change(server: &Server, uid: u64) -> (Value, Vec<Value>) {
     let mut waiting = Vec::new();
     let started = Instant::now();
-    let change = loop {
-        let change = new_instance
-            .send("GET", &format!("/tasks/{uid}"), None)
-            .json();
+    loop {
+        let change = server.send("GET", &format!("/tasks/{uid}"), None).json();
         match change["status"].as_str() {
             Some("enqueued") if !change["batchUid"].is_null() => {
                 assert_eq!(change["startedAt"], Value::Null, "{change}");
@@ -325,12 +319,27 @@ fn a_change_waiting_for_imports_is_enqueued_between_its_batches() {
                 assert!(change["startedAt"].is_string(), "{change}");
                 assert!(change["batchUid"].is_u64(), "{change}");
             }
-            _ => break change,
+            _ => return (change, waiting),
         }
         assert_eq!(change["finishedAt"], Value::Null, "{change}");
         assert!(started.elapsed() < CHANGE_WAIT, "{change}");
         std::thread::sleep(STATUS_POLL_INTERVAL);
-    };
+    }
+}
+
+/// Meilisearch 1.41's statuses of a change between its batches: a new instance that
+/// processed the imports of one sender and waits for another's shows its change `enqueued`
+/// (no start date, the uid of the batch of imports that carried it, which counts it
+/// `enqueued`); in a batch it is `processing` with that batch's start; once succeeded, its
+/// start is that of its last batch.
+#[test]
+fn a_change_waiting_for_imports_is_enqueued_between_its_batches() {
+    let servers = two_of_four_sharding_books();
+    keep_ms1_busy(&servers);
+    grow_to_four(&servers);
+    let new_instance = &servers[2];
+    let uid = latest_change(new_instance)["uid"].as_u64().unwrap();
+    let (change, waiting) = watch_change(new_instance, uid);
     assert_eq!(change["status"], "succeeded", "{change}");
     eprintln!("seen enqueued between batches {} times", waiting.len());
     let waited = waiting
