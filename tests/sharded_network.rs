@@ -4,35 +4,25 @@
 //! remote with the tasks' `network` bookkeeping, followers refusing users' writes, the
 //! inter-instance headers' refusals, a wrong write key recorded per remote, and documents
 //! moved by changes of the shards (an instance joins, a replica is added, an instance
-//! leaves) to exactly where the new topology says.
+//! leaves) to exactly where the new topology says, and the visibility rule of a network
+//! search (a sortable attribute that is not displayed orders the merged hits, unseen).
 
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use common::{MASTER_KEY, Options, Server};
+use common::network::{
+    document_ids, kill_and_restart, last_task_of_type, network_options, owners_of,
+    start_network_instance, wait_for_every_change,
+};
+use common::{MASTER_KEY, Server};
 use serde_json::{Value, json};
 
 /// The names of the instances, the first one the leader.
 const NAMES: [&str; 3] = ["ms0", "ms1", "ms2"];
 
 fn start_instance() -> Server {
-    let server = Server::start_with(Options {
-        master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec![
-            "--experimental-allowed-ip-networks".to_owned(),
-            "127.0.0.0/8".to_owned(),
-        ],
-        cores: Some(2),
-        ..Options::default()
-    });
-    let response = server.send(
-        "PATCH",
-        "/experimental-features",
-        Some(&json!({"network": true})),
-    );
-    assert_eq!(response.status, 200, "{}", response.text());
-    server
+    start_network_instance(&network_options(2))
 }
 
 /// Remotes naming every instance, with `write_key` as every write key.
@@ -70,14 +60,9 @@ fn sharded_network() -> Vec<Server> {
             "{task}"
         );
     }
+    // A follower may still be finishing its own change: a later PATCH would be refused.
+    wait_for_every_change(&servers);
     servers
-}
-
-fn last_task_of_type(server: &Server, kind: &str) -> Value {
-    let page = server
-        .send("GET", &format!("/tasks?types={kind}&limit=1"), None)
-        .json();
-    page["results"][0].clone()
 }
 
 #[test]
@@ -276,55 +261,6 @@ fn changing_a_remotes_key_moves_nothing_and_reaches_every_follower() {
     assert_documents_where_the_topology_says(&servers, &one_shard_each(), 3);
 }
 
-/// Every document id of `index` on `server`.
-fn document_ids(server: &Server, index: &str) -> std::collections::BTreeSet<String> {
-    let page = server
-        .send(
-            "GET",
-            &format!("/indexes/{index}/documents?limit=100000&fields=id"),
-            None,
-        )
-        .json();
-    page["results"]
-        .as_array()
-        .map(|results| {
-            results
-                .iter()
-                .map(|document| document["id"].to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The remotes that must hold `id` under `shards` (`{shard: {"remotes": [...]}}`).
-fn owners_of(shards: &Value, id: &str) -> Vec<String> {
-    let names: Vec<&str> = shards
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    let shard = shards::rendezvous::rendezvous_winner(names.iter().copied(), id).unwrap();
-    shards[shard]["remotes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|name| name.as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Waits until every instance's latest network change and every task after it succeeded.
-fn wait_for_every_change(servers: &[Server]) {
-    for server in servers {
-        let change = last_task_of_type(server, "networkTopologyChange");
-        let change = server.wait_task(change["uid"].as_u64().unwrap());
-        assert_eq!(change["status"], "succeeded", "{change}");
-        let last = server.send("GET", "/tasks?limit=1", None).json()["results"][0].clone();
-        let last = server.wait_task(last["uid"].as_u64().unwrap());
-        assert_eq!(last["status"], "succeeded", "{last}");
-    }
-}
-
 /// Checks that every document of `0..count` is on exactly the instances `shards` names.
 fn assert_documents_where_the_topology_says(servers: &[Server], shards: &Value, count: u64) {
     let held: Vec<_> = servers
@@ -430,20 +366,7 @@ fn kill_during_a_change(victim: usize) {
         "the change is still running when the instance is killed: {change}"
     );
     let killed = servers.remove(victim);
-    let (address, data_directory) = (killed.address, killed.data_directory.clone());
-    let scratch = killed.kill_keeping_data();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let options = Options {
-        master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec![
-            "--experimental-allowed-ip-networks".to_owned(),
-            "127.0.0.0/8".to_owned(),
-        ],
-        cores: Some(2),
-        ..Options::default()
-    };
-    let mut restarted = Server::start_at(&data_directory, &options, address);
-    restarted.keep_scratch(scratch);
+    let restarted = kill_and_restart(killed, &network_options(2));
     servers.insert(victim, restarted);
     wait_for_every_change(&servers);
     let shards = servers[0].send("GET", "/network", None).json()["shards"].clone();
@@ -630,4 +553,62 @@ fn instances_joining_together_all_end_with_the_leaders_settings() {
         .json();
     assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
     assert_eq!(answer["hits"].as_array().unwrap().len(), 67, "{answer}");
+}
+
+/// The visibility rule of a network search: an attribute that is sortable but not displayed
+/// orders the hits merged from every shard (the merge reads the sort values the shards
+/// report, not the hits' fields), and never shows in a hit, even when
+/// `attributesToRetrieve` names it.
+#[test]
+fn a_hidden_sortable_attribute_orders_the_merged_hits_and_stays_hidden() {
+    let servers = sharded_network();
+    const COUNT: u64 = 600;
+    // Distinct ranks in a shuffled order: the ids say nothing of the ranks.
+    let rank_of = |id: u64| (id * 7_919) % 1_000;
+    let documents: Vec<Value> = (0..COUNT)
+        .map(|id| json!({"id": id, "title": format!("book {id}"), "rank": rank_of(id)}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let settings = json!({"sortableAttributes": ["rank"], "displayedAttributes": ["id", "title"]});
+    let response = servers[0].send("PATCH", "/indexes/books/settings", Some(&settings));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let task = servers[0].wait_task(response.json()["taskUid"].as_u64().unwrap());
+    assert_eq!(task["status"], "succeeded", "{task}");
+    wait_for_every_change(&servers);
+    let mut by_rank: Vec<u64> = (0..COUNT).collect();
+    by_rank.sort_by_key(|id| rank_of(*id));
+    for (order, expected) in [
+        ("asc", by_rank.clone()),
+        ("desc", by_rank.into_iter().rev().collect()),
+    ] {
+        for retrieve in [None, Some(json!(["id", "rank"])), Some(json!(["*"]))] {
+            let mut query = json!({"sort": [format!("rank:{order}")], "limit": 90});
+            if let Some(retrieve) = &retrieve {
+                query["attributesToRetrieve"] = retrieve.clone();
+            }
+            let answer = servers[0]
+                .send("POST", "/indexes/books/search", Some(&query))
+                .json();
+            assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
+            assert_eq!(answer["estimatedTotalHits"], COUNT, "{answer}");
+            let hits = answer["hits"].as_array().unwrap();
+            let ids: Vec<u64> = hits.iter().map(|hit| hit["id"].as_u64().unwrap()).collect();
+            assert_eq!(ids, expected[..90], "rank:{order}, retrieving {retrieve:?}");
+            for hit in hits {
+                assert!(hit.get("rank").is_none(), "rank shown: {hit}");
+                // Nor do the sort values the shards reported for the merge.
+                assert!(
+                    hit["_federation"].get("weightedScoreValues").is_none(),
+                    "{hit}"
+                );
+            }
+            // The page mixes every shard's hits: the merge, not one shard, ordered it.
+            let remotes: std::collections::BTreeSet<&str> = hits
+                .iter()
+                .map(|hit| hit["_federation"]["remote"].as_str().unwrap())
+                .collect();
+            assert_eq!(remotes.len(), NAMES.len(), "{remotes:?}");
+        }
+    }
 }

@@ -11,7 +11,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::{MASTER_KEY, Options, Server};
+use common::Server;
+use common::network::{network_options, remote_of, start_network_instance};
 use serde_json::{Value, json};
 
 /// The instances, the first one the leader.
@@ -24,22 +25,7 @@ const CHANGE_WAIT: Duration = Duration::from_secs(240);
 const CHANGE_POLL_INTERVAL: Duration = Duration::from_millis(100);
 
 fn start_instance() -> Server {
-    let server = Server::start_with(Options {
-        master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec![
-            "--experimental-allowed-ip-networks".to_owned(),
-            "127.0.0.0/8".to_owned(),
-        ],
-        cores: Some(2),
-        ..Options::default()
-    });
-    let response = server.send(
-        "PATCH",
-        "/experimental-features",
-        Some(&json!({"network": true})),
-    );
-    assert_eq!(response.status, 200, "{}", response.text());
-    server
+    start_network_instance(&network_options(2))
 }
 
 /// The first `count` instances as remotes.
@@ -48,11 +34,7 @@ fn remotes(servers: &[Server], count: usize) -> Value {
         .iter()
         .zip(servers)
         .take(count)
-        .map(|(name, server)| {
-            let remote =
-                json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY});
-            ((*name).to_owned(), remote)
-        })
+        .map(|(name, server)| ((*name).to_owned(), remote_of(server)))
         .collect();
     Value::Object(remotes)
 }
@@ -143,22 +125,7 @@ fn grow_to_four(servers: &[Server]) {
 
 /// Every document id of the books on `server`.
 fn document_ids(server: &Server) -> BTreeSet<String> {
-    let page = server
-        .send(
-            "GET",
-            "/indexes/books/documents?limit=100000&fields=id",
-            None,
-        )
-        .json();
-    page["results"]
-        .as_array()
-        .map(|results| {
-            results
-                .iter()
-                .map(|document| document["id"].to_string())
-                .collect()
-        })
-        .unwrap_or_default()
+    common::network::document_ids(server, "books")
 }
 
 /// The ids `name` holds once the network has four shards.
@@ -298,5 +265,118 @@ fn a_new_instance_creates_each_index_once() {
         assert_eq!(creations["total"], expected, "{name}: {creations}");
         let filterable = server.send("GET", "/indexes/books/settings/filterable-attributes", None);
         assert_eq!(filterable.json(), json!(["year"]), "{name}");
+    }
+}
+
+/// The documents of the write that keeps `ms1` busy before it can export.
+const SLOW_WRITE_DOCUMENTS: u64 = 60_000;
+/// The pause between two looks at a task while watching its status.
+const STATUS_POLL_INTERVAL: Duration = Duration::from_millis(5);
+
+/// Registers through the leader a write of documents only `ms1` keeps, and waits until
+/// `ms1` has it: `ms1` indexes it before it exports in the next change (it was registered
+/// before), while `ms0` is done with it at once.
+fn keep_ms1_busy(servers: &[Server]) {
+    let old_shards = ["s-ms0", "s-ms1"];
+    let documents: Vec<Value> = (DOCUMENTS..)
+        .filter(|id| {
+            shards::rendezvous::rendezvous_winner(old_shards, &id.to_string()) == Some("s-ms1")
+        })
+        .take(SLOW_WRITE_DOCUMENTS as usize)
+        .map(|id| json!({"id": id, "title": format!("late book {id}"), "year": 1990}))
+        .collect();
+    let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
+    assert_eq!(response.status, 202, "{}", response.text());
+    let write = response.json()["taskUid"].as_u64().unwrap();
+    let forwarded = Instant::now();
+    while !servers[0]
+        .send("GET", &format!("/tasks/{write}"), None)
+        .json()["network"]["remote_tasks"]["ms1"]["taskUid"]
+        .is_u64()
+    {
+        assert!(
+            forwarded.elapsed() < CHANGE_WAIT,
+            "the write never reached ms1"
+        );
+        std::thread::sleep(STATUS_POLL_INTERVAL);
+    }
+}
+
+/// Watches the change `uid` of `server` until it ends, checking the dates of each status
+/// seen; answers the ended task and the views seen `enqueued` after a batch held it.
+fn watch_change(server: &Server, uid: u64) -> (Value, Vec<Value>) {
+    let mut waiting = Vec::new();
+    let started = Instant::now();
+    loop {
+        let change = server.send("GET", &format!("/tasks/{uid}"), None).json();
+        match change["status"].as_str() {
+            Some("enqueued") if !change["batchUid"].is_null() => {
+                assert_eq!(change["startedAt"], Value::Null, "{change}");
+                waiting.push(change.clone());
+            }
+            Some("enqueued") => {}
+            Some("processing") => {
+                assert!(change["startedAt"].is_string(), "{change}");
+                assert!(change["batchUid"].is_u64(), "{change}");
+            }
+            _ => return (change, waiting),
+        }
+        assert_eq!(change["finishedAt"], Value::Null, "{change}");
+        assert!(started.elapsed() < CHANGE_WAIT, "{change}");
+        std::thread::sleep(STATUS_POLL_INTERVAL);
+    }
+}
+
+/// Meilisearch 1.41's statuses of a change between its batches: a new instance that
+/// processed the imports of one sender and waits for another's shows its change `enqueued`
+/// (no start date, the uid of the batch of imports that carried it, which counts it
+/// `enqueued`); in a batch it is `processing` with that batch's start; once succeeded, its
+/// start is that of its last batch.
+#[test]
+fn a_change_waiting_for_imports_is_enqueued_between_its_batches() {
+    let servers = two_of_four_sharding_books();
+    keep_ms1_busy(&servers);
+    grow_to_four(&servers);
+    let new_instance = &servers[2];
+    let uid = latest_change(new_instance)["uid"].as_u64().unwrap();
+    let (change, waiting) = watch_change(new_instance, uid);
+    assert_eq!(change["status"], "succeeded", "{change}");
+    eprintln!("seen enqueued between batches {} times", waiting.len());
+    let waited = waiting
+        .iter()
+        .find(|seen| {
+            seen["details"]["message"]
+                .as_str()
+                .is_some_and(|message| message.starts_with("Importing documents"))
+        })
+        .unwrap_or_else(|| panic!("never seen waiting for imports: {waiting:?}"));
+    // The batch it names ran imports (of the index or of documents), carrying the change,
+    // and counts it enqueued.
+    let batch = new_instance
+        .send("GET", &format!("/batches/{}", waited["batchUid"]), None)
+        .json();
+    assert!(batch["finishedAt"].is_string(), "{batch}");
+    assert_eq!(batch["stats"]["status"]["enqueued"], 1, "{batch}");
+    assert_eq!(
+        batch["stats"]["types"]["networkTopologyChange"], 1,
+        "{batch}"
+    );
+    assert!(batch["stats"]["totalNbTasks"].as_u64() > Some(1), "{batch}");
+    let strategy =
+        format!("stopped after batching network task with id {uid} and a batch of import tasks: ");
+    assert!(
+        batch["batchStrategy"]
+            .as_str()
+            .is_some_and(|text| text.starts_with(&strategy)),
+        "{batch}"
+    );
+    // Succeeded: started when its last batch started, which counts it succeeded.
+    let last = new_instance
+        .send("GET", &format!("/batches/{}", change["batchUid"]), None)
+        .json();
+    assert_eq!(change["startedAt"], last["startedAt"], "{change} {last}");
+    assert_eq!(last["stats"]["status"], json!({"succeeded": 1}), "{last}");
+    for server in &servers {
+        wait_until_idle(server);
     }
 }

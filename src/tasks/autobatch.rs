@@ -124,6 +124,16 @@ pub enum StopReason {
     NetworkTask {
         id: TaskUid,
     },
+    /// A batch of the tasks registered before the network change `id`, carrying it.
+    NetworkTaskOlderTasks {
+        id: TaskUid,
+        inner: Box<StopReason>,
+    },
+    /// A batch of imports (and writes) of the network change `id`, carrying it.
+    NetworkTaskImportTasks {
+        id: TaskUid,
+        inner: Box<StopReason>,
+    },
 }
 
 impl fmt::Display for StopReason {
@@ -188,6 +198,14 @@ impl fmt::Display for StopReason {
             StopReason::NetworkTask { id } => write!(
                 formatter,
                 "stopped after task with id {id} because it is a network topology change task"
+            ),
+            StopReason::NetworkTaskOlderTasks { id, inner } => write!(
+                formatter,
+                "stopped after batching network task with id {id} and a batch of older tasks: {inner}"
+            ),
+            StopReason::NetworkTaskImportTasks { id, inner } => write!(
+                formatter,
+                "stopped after batching network task with id {id} and a batch of import tasks: {inner}"
             ),
         }
     }
@@ -256,6 +274,10 @@ pub struct NextBatch {
     pub stop_reason: StopReason,
     /// An upgrade batch takes back the uid of the batch that tried it before.
     pub reuse_batch_uid: Option<BatchUid>,
+    /// The network change an index batch carries while the change is active (Meilisearch's
+    /// batches of a change): it is processing with the batch's tasks, and enqueued again
+    /// once they are finished.
+    pub network_change: Option<TaskUid>,
 }
 
 impl NextBatch {
@@ -265,6 +287,7 @@ impl NextBatch {
             plan: BatchPlan::Global,
             stop_reason,
             reuse_batch_uid: None,
+            network_change: None,
         }
     }
 
@@ -462,6 +485,7 @@ pub fn next_index_batch(
         },
         stop_reason: autobatch_reason.unwrap_or(stop_reason),
         reuse_batch_uid: None,
+        network_change: None,
     })
 }
 

@@ -347,7 +347,8 @@ impl TaskQueue {
     }
 
     /// Whether the processing task `uid` sits between two of its batches: its last batch
-    /// finished (a network change runs over several batches), so no crash interrupted it.
+    /// finished (a network change of an older version stayed `processing` between its
+    /// batches), so no crash interrupted it.
     fn is_between_batches(read: &ReadTransaction, uid: TaskUid) -> QueueResult<bool> {
         let Some(task) = Self::read_task(read, uid)? else {
             return Ok(false);
@@ -785,10 +786,9 @@ impl TaskQueue {
         for task_uid in task_uids {
             let mut task = Self::read_task_for_write(&write, *task_uid)?
                 .ok_or(QueueError::TaskNotFound(*task_uid))?;
-            // A network change runs over several batches: it keeps its first start.
-            if task.status != Status::Processing {
-                task.started_at = Some(started_at);
-            }
+            // A network change runs over several batches: it shows the start of the one
+            // it is in, as Meilisearch's does.
+            task.started_at = Some(started_at);
             task.status = Status::Processing;
             task.batch_uid = Some(uid);
             Self::write_task(&write, &task)?;
@@ -828,9 +828,9 @@ impl TaskQueue {
         Ok(())
     }
 
-    /// Stores the batch's tasks and the finished batch inside `write`. A task still
-    /// processing (a network change between two of its batches) keeps its first start and
-    /// gets no finish date; the processed imports of a network change are counted in it.
+    /// Stores the batch's tasks and the finished batch inside `write`. A network change the
+    /// batch carried goes back to `enqueued` (no start, no finish date, the batch's uid) with
+    /// the processed imports of the batch counted in it.
     pub(super) fn finish_batch_in(
         write: &WriteTransaction,
         batch: &mut Batch,
@@ -840,8 +840,12 @@ impl TaskQueue {
         Self::swap_history_for(write, tasks)?;
         for task in tasks.iter_mut() {
             task.batch_uid = Some(batch.uid);
-            task.started_at = task.started_at.or(Some(batch.started_at));
+            task.started_at = match task.status {
+                Status::Enqueued => None,
+                _ => task.started_at.or(Some(batch.started_at)),
+            };
             task.finished_at = task.status.is_finished().then_some(finished_at);
+            Self::refresh_change_details(write, task)?;
             Self::write_task(write, task)?;
         }
         Self::record_processed_imports(write, tasks)?;
@@ -901,7 +905,8 @@ impl TaskQueue {
             );
         }
         to_cancel.extend(matched.iter().filter(|uid| enqueued.contains(uid)));
-        // A network change between two of its batches is processing while no batch runs.
+        // A network change whose batch is held (see `Scheduler::record_change_batch`) is
+        // processing while no batch runs.
         let processing =
             Self::uids_with_prefix(&read, BY_STATUS_TREE, &[Status::Processing.byte()])?;
         let changes =

@@ -21,8 +21,8 @@ use uuid::Uuid;
 use super::batch::Batch;
 use super::model::{Details, Kind, KindWithContent, Status, Task, TaskUid};
 use super::queue::{
-    BY_INDEX_TREE, BY_KIND_TREE, BY_STATUS_TREE, QueueError, QueueResult, RegisterOptions,
-    Registered, TaskQueue, decode, encode, trailing_uid, uid_bytes,
+    BATCHES_TREE, BY_INDEX_TREE, BY_KIND_TREE, BY_STATUS_TREE, QueueError, QueueResult,
+    RegisterOptions, Registered, TaskQueue, decode, encode, trailing_uid, uid_bytes,
 };
 use crate::errors::{Code, ResponseError};
 use crate::network::control_message::{ControlMessage, NetworkControl};
@@ -232,11 +232,26 @@ impl TaskQueue {
         Ok(())
     }
 
+    /// Gives the network change `task` the details its stored state tells (another request
+    /// may have moved the state since `task` was read).
+    pub(super) fn refresh_change_details(
+        write: &WriteTransaction,
+        task: &mut Task,
+    ) -> QueueResult<()> {
+        if task.kind() == Kind::NetworkTopologyChange
+            && let Some(change) = Self::network_change_in(write, task.uid)?
+        {
+            set_change_details(task, &change);
+        }
+        Ok(())
+    }
+
     /// Counts the processed import payloads among `tasks` (a batch's final states) in the
-    /// active change, and refreshes its task's details.
+    /// active change, and refreshes its task's details (in `tasks` too when the batch
+    /// carries it).
     pub(super) fn record_processed_imports(
         write: &WriteTransaction,
-        tasks: &[Task],
+        tasks: &mut [Task],
     ) -> QueueResult<()> {
         let mut by_change: Option<(Task, TopologyChange)> = None;
         for task in tasks.iter().filter(|task| task.status.is_finished()) {
@@ -261,12 +276,17 @@ impl TaskQueue {
             Self::put_network_change(write, task.uid, &change)?;
             set_change_details(&mut task, &change);
             Self::write_task(write, &task)?;
+            for carried in tasks.iter_mut().filter(|carried| carried.uid == task.uid) {
+                carried.details = task.details.clone();
+            }
         }
         Ok(())
     }
 
-    /// Finishes the batch of the change `task`: its progress (`outcome`) joins the stored
-    /// state, and the task stays processing, or succeeds once the change is finished.
+    /// Records the batch of the change `task`: its progress (`outcome`) joins the stored
+    /// state. Once the change is finished, the task succeeds and the batch is finished;
+    /// otherwise both stay `processing` (Meilisearch keeps such a batch in memory until its
+    /// next one, which takes its uid).
     pub fn finish_change_batch(
         &self,
         batch: &mut Batch,
@@ -276,19 +296,29 @@ impl TaskQueue {
     ) -> QueueResult<Task> {
         let write = self.database().begin_write()?;
         let stored = Self::network_change_in(&write, task.uid)?;
-        if let Some(mut change) = stored {
-            change.phase = change.phase.max(outcome.phase);
-            change.moved_documents = change.moved_documents.max(outcome.moved_documents);
-            Self::put_network_change(&write, task.uid, &change)?;
-            set_change_details(&mut task, &change);
-            if change.phase == ChangePhase::Finished {
-                task.status = Status::Succeeded;
+        let phase = match stored {
+            Some(mut change) => {
+                change.phase = change.phase.max(outcome.phase);
+                change.moved_documents = change.moved_documents.max(outcome.moved_documents);
+                Self::put_network_change(&write, task.uid, &change)?;
+                set_change_details(&mut task, &change);
+                change.phase
             }
+            None => outcome.phase,
+        };
+        if phase == ChangePhase::Finished {
+            task.status = Status::Succeeded;
+            let mut tasks = [task];
+            Self::finish_batch_in(&write, batch, &mut tasks, finished_at)?;
+            write.commit()?;
+            let [task] = tasks;
+            return Ok(task);
         }
-        let mut tasks = [task];
-        Self::finish_batch_in(&write, batch, &mut tasks, finished_at)?;
+        Self::write_task(&write, &task)?;
+        batch.progress = None;
+        batch.recompute(std::slice::from_ref(&task), true);
+        Self::tree(&write, BATCHES_TREE)?.put(&uid_bytes(batch.uid), &encode(&*batch)?)?;
         write.commit()?;
-        let [task] = tasks;
         Ok(task)
     }
 }

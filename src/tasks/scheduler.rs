@@ -6,7 +6,8 @@
 //! Recovery: a batch a crash interrupted is run again first, with exactly the same tasks and
 //! the same batch uid, so that shards which had already committed it skip it (their applied
 //! batch uid says so) and the others apply it; the result is the same as one uninterrupted
-//! run.
+//! run. A network change it held goes back to the queue, where its state says what runs
+//! next.
 //!
 //! An export runs alone in its batch ([`super::export`]), and so does a dump
 //! ([`super::dump`]); like an index batch, a cancelation interrupts them. The snapshot tasks
@@ -33,7 +34,9 @@ use super::dump::{DumpWork, run_dump};
 use super::export::{ExportWork, run_export};
 use super::index_batch::{BatchWork, IndexBatch};
 use super::model::{Details, Kind, KindWithContent, Status, Task, TaskError};
-use super::network_change::{ChangeStep, NetworkChangeWork, next_change_step, run_network_change};
+use super::network_change::{
+    ChangeStep, NetworkChangeWork, carrying_the_change, next_change_step, run_network_change,
+};
 use super::queue::TaskQueue;
 use super::queue_network_change::ChangeOutcome;
 use super::snapshot::{SnapshotWork, run_snapshot};
@@ -87,6 +90,9 @@ pub struct Scheduler {
     /// Indexes a batch wrote since the queue was last empty: their shard files give their
     /// free pages' disk blocks back when it is (see [`Scheduler::release_free_space`]).
     written: BTreeSet<String>,
+    /// The batch of a network change that did not finish it, shown `processing` until the
+    /// next batch starts and takes its uid (see [`Scheduler::record_change_batch`]).
+    held_batch: Option<u32>,
 }
 
 /// How a processed batch ends.
@@ -124,6 +130,7 @@ impl Scheduler {
             wake,
             options,
             written: Default::default(),
+            held_batch: None,
         }
     }
 
@@ -261,6 +268,15 @@ impl Scheduler {
 
     /// Runs the batch a crash interrupted again, with the same tasks (see the module doc).
     async fn rerun_interrupted(&mut self, interrupted: Vec<Task>) -> Result<(), ResponseError> {
+        // A network change goes back to the queue: its stored state says what it does next
+        // (a batch that ran it again blindly could skip a step it must wait for).
+        let interrupted: Vec<Task> = interrupted
+            .into_iter()
+            .filter(|task| task.kind() != Kind::NetworkTopologyChange)
+            .collect();
+        if interrupted.is_empty() {
+            return Ok(());
+        }
         let uids: Vec<u32> = interrupted.iter().map(|task| task.uid).collect();
         tracing::info!(tasks = ?uids, "running the batch a crash interrupted again");
         let mut tasks = interrupted;
@@ -351,7 +367,9 @@ impl Scheduler {
                 ChangeStep::Index(candidates) => {
                     match autobatch::next_index_batch(&candidates, index_state, self.options.limits)
                     {
-                        Some(next) => Planned::Batch(next),
+                        Some(next) => {
+                            Planned::Batch(carrying_the_change(next, change_task.uid, state.phase))
+                        }
                         None => Planned::Wait,
                     }
                 }
@@ -361,14 +379,21 @@ impl Scheduler {
 
     /// Processes `next`; `settled` when no other task waited for its index as it was formed.
     async fn run_batch(&mut self, next: NextBatch, settled: bool) -> Result<(), ResponseError> {
-        let task_uids = next.task_uids.clone();
+        let mut task_uids = next.task_uids.clone();
+        task_uids.extend(next.network_change);
+        task_uids.sort_unstable();
         let strategy = next.strategy();
-        let reuse = next.reuse_batch_uid;
+        // The held batch of a network change was never finished: the next one takes its uid.
+        let reuse = next.reuse_batch_uid.or(self.held_batch.take());
+        let started_uids = task_uids.clone();
         let (mut batch, tasks) = self
             .write(move |queue| {
-                queue.start_batch(&task_uids, reuse, strategy, OffsetDateTime::now_utc())
+                queue.start_batch(&started_uids, reuse, strategy, OffsetDateTime::now_utc())
             })
             .await?;
+        let (carried, tasks): (Vec<Task>, Vec<Task>) = tasks
+            .into_iter()
+            .partition(|task| Some(task.uid) == next.network_change);
         let control = self.control.clone();
         *control.processing.borrow_mut() = Some((batch.uid, false));
         *control.processing_index.borrow_mut() = match &next.plan {
@@ -378,7 +403,7 @@ impl Scheduler {
             }
             BatchPlan::Global => None,
         };
-        tracing::info!(batch = batch.uid, tasks = ?next.task_uids, "batch started");
+        tracing::info!(batch = batch.uid, tasks = ?task_uids, "batch started");
         control.set_progress(PROGRESS_STARTING, 0, 1);
         // A cancelation registered while this batch was being formed could not interrupt it
         // yet: it is in the queue, and the batch stops before doing any work.
@@ -389,16 +414,28 @@ impl Scheduler {
                     Kind::Export | Kind::DumpCreation | Kind::NetworkTopologyChange
                 )
             });
-        let canceled_at_start = interruptible && self.cancelation_waits_for(&next.task_uids).await;
+        let canceled_at_start = interruptible && self.cancelation_waits_for(&task_uids).await;
         let end = if canceled_at_start {
             BatchEnd::Interrupted
         } else {
             self.process(&next, batch.uid, tasks, settled).await
         };
         batch.stats.progress_trace = control.take_trace();
+        let progress = control.progress.borrow_mut().take();
         *control.processing.borrow_mut() = None;
         *control.processing_index.borrow_mut() = None;
-        *control.progress.borrow_mut() = None;
+        self.record_end(batch, end, carried, progress).await
+    }
+
+    /// Records how the batch `batch` ended; `carried` is the network change it carried
+    /// (enqueued again with the batch's final states), `progress` where it was last.
+    async fn record_end(
+        &mut self,
+        batch: super::batch::Batch,
+        end: BatchEnd,
+        carried: Vec<Task>,
+        progress: Option<super::batch::Progress>,
+    ) -> Result<(), ResponseError> {
         match end {
             BatchEnd::Interrupted => {
                 let uid = batch.uid;
@@ -407,26 +444,34 @@ impl Scheduler {
                 Ok(())
             }
             BatchEnd::Finished {
-                tasks,
+                mut tasks,
                 catalog,
                 removed_storages,
             } => {
+                tasks.extend(carried.into_iter().map(|mut change| {
+                    change.status = Status::Enqueued;
+                    change
+                }));
                 self.record_finished(batch, tasks, catalog, removed_storages)
                     .await
             }
             BatchEnd::NetworkChange { task, outcome } => {
-                self.record_change_batch(batch, *task, outcome).await
+                self.record_change_batch(batch, *task, outcome, progress)
+                    .await
             }
         }
     }
 
     /// Records a batch of a network change (its progress joins the stored state), and
-    /// tells every core which network searches now use.
+    /// tells every core which network searches now use. A batch that did not finish the
+    /// change is held: it and its task stay `processing` (with `progress`, where it was
+    /// last) until the next batch starts, as Meilisearch 1.41 holds such a batch in memory.
     async fn record_change_batch(
         &mut self,
         mut batch: super::batch::Batch,
         task: Task,
         outcome: ChangeOutcome,
+        progress: Option<super::batch::Progress>,
     ) -> Result<(), ResponseError> {
         let finished_at = OffsetDateTime::now_utc();
         let (batch, task) = self
@@ -437,16 +482,21 @@ impl Scheduler {
             })
             .await?;
         tracing::info!(batch = batch.uid, phase = ?outcome.phase, "network change batch finished");
+        if task.status.is_finished() {
+            let tasks = [task];
+            self.forget_ended_changes(&tasks).await;
+            super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
+            return Ok(());
+        }
+        self.held_batch = Some(batch.uid);
+        *self.control.processing.borrow_mut() = Some((batch.uid, false));
+        *self.control.progress.borrow_mut() = progress;
         let queue = self.queue.clone();
         let uid = task.uid;
         let state = crate::runtime::blocking::run(move || queue.network_change(uid))
             .await
             .map_err(queue_error)?;
-        if task.status.is_finished() {
-            let tasks = [task];
-            self.forget_ended_changes(&tasks).await;
-            super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
-        } else if let Some(state) = state {
+        if let Some(state) = state {
             self.show_change_to_searches(Some(&state)).await;
         }
         Ok(())

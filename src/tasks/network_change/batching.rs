@@ -14,10 +14,15 @@
 //! Every other task (dumps, snapshots, task deletions, exports) waits for the end of the
 //! change; cancelations and upgrades come first, as always (the caller's rule).
 //!
+//! An index batch of the change carries the change task ([`carrying_the_change`]), as
+//! Meilisearch 1.41's batches of a change do: the task is `processing` with the batch's
+//! tasks and `enqueued` again once they are finished.
+//!
 //! Invariant: pure — a function of the waiting tasks, the change and the deletion gate.
 
 use crate::network::topology_change::{ChangePhase, TopologyChange};
-use crate::tasks::model::{Kind, Task};
+use crate::tasks::autobatch::{NextBatch, StopReason};
+use crate::tasks::model::{Kind, Task, TaskUid};
 
 /// What to run next.
 #[derive(Debug, PartialEq)]
@@ -71,6 +76,28 @@ pub fn next_change_step<'task>(
         ChangePhase::DeletingDocuments if deletion_allowed => ChangeStep::Change,
         ChangePhase::WaitingForOthers | ChangePhase::DeletingDocuments => ChangeStep::Wait,
     }
+}
+
+/// The index batch `next` of the change `change_task` in `phase`, carrying the change task:
+/// its `batchStrategy` says which tasks it batched with the change (Meilisearch's words).
+pub fn carrying_the_change(
+    mut next: NextBatch,
+    change_task: TaskUid,
+    phase: ChangePhase,
+) -> NextBatch {
+    let inner = Box::new(std::mem::take(&mut next.stop_reason));
+    next.stop_reason = match phase {
+        ChangePhase::WaitingForOlderTasks => StopReason::NetworkTaskOlderTasks {
+            id: change_task,
+            inner,
+        },
+        _ => StopReason::NetworkTaskImportTasks {
+            id: change_task,
+            inner,
+        },
+    };
+    next.network_change = Some(change_task);
+    next
 }
 
 #[cfg(test)]
@@ -136,6 +163,36 @@ mod tests {
         assert_eq!(
             next_change_step(&change_task, &change, &[&change_task, &dump], false),
             ChangeStep::Wait
+        );
+    }
+
+    #[test]
+    fn a_batch_of_the_change_carries_it_and_says_so() {
+        let inner = StopReason::ExhaustedEnqueuedTasksForIndex {
+            index: "books".to_owned(),
+        };
+        let older = carrying_the_change(
+            NextBatch::global(vec![3], inner.clone()),
+            5,
+            ChangePhase::WaitingForOlderTasks,
+        );
+        assert_eq!(older.network_change, Some(5));
+        assert_eq!(
+            older.strategy(),
+            format!(
+                "stopped after batching network task with id 5 and a batch of older tasks: {inner}"
+            )
+        );
+        let imports = carrying_the_change(
+            NextBatch::global(vec![8], inner.clone()),
+            5,
+            ChangePhase::ImportingDocuments,
+        );
+        assert_eq!(
+            imports.strategy(),
+            format!(
+                "stopped after batching network task with id 5 and a batch of import tasks: {inner}"
+            )
         );
     }
 

@@ -17,8 +17,12 @@
 //! 5. once every other instance switched too, a last batch deletes the documents this
 //!    instance no longer keeps ([`deletion`]) and the task succeeds.
 //!
-//! Between its batches the task stays `processing` (its state is kept in the queue); a
-//! cancelation cancels it there too. The leader holds users' writes from the change's
+//! Its state is kept in the queue beside the task. As in Meilisearch 1.41, the batches of
+//! steps 1 and 3 carry the change task, which is `enqueued` again once they end (no start
+//! date, their batch uid); a batch of the change alone that does not finish it is held:
+//! it and its task stay `processing` until the next batch starts and takes its uid (see
+//! `Scheduler::record_change_batch`). A cancelation cancels the task in either state; a
+//! crash puts it back in the queue, where its state says what runs next. The leader holds users' writes from the change's
 //! registration until every instance has sent its documents ([`crate::network::write_hold`],
 //! lowered by [`driver`]).
 //!
@@ -34,7 +38,7 @@ mod export;
 
 use std::rc::Rc;
 
-pub use batching::{ChangeStep, next_change_step};
+pub use batching::{ChangeStep, carrying_the_change, next_change_step};
 
 use super::control_side::ControlSide;
 use super::model::Task;
