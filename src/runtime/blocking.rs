@@ -26,13 +26,15 @@ where
 /// nice value: a snapshot or a dump reads and compresses every page store, about 2.6 CPU
 /// seconds for 886k documents. At nice 10 (a tenth of a CPU while searches want it) search
 /// p99 under a 16-connection load rose 1.23× during back-to-back snapshots and throughput
-/// fell 13 %; in the idle class 1.05× and 6 %, while a snapshot took 24 s instead of 3–22 s
-/// (`backup_bench`, three alternating rounds, connections balanced over the cores;
-/// `tuning/results/backup-bench-2026-11-26.md`). A first try without the balancing could not
+/// fell 13 %; in the idle class 0.95–1.05× and 0–6 % (`backup_bench`, three alternating
+/// rounds, connections balanced over the cores; `tuning/results/backup-bench-2026-11-26.md`). A first try without the balancing could not
 /// tell the two apart: the uneven connection split moved p99 more than the snapshot did.
 ///
-/// The cost: on a machine kept fully busy the idle class gets almost no CPU, so a snapshot
-/// or dump waits for a gap; it is background work, and the latency classes put it last.
+/// The cost: on a machine kept fully busy the idle class gets almost no CPU (its weight is
+/// 0.3 % of a nice-0 thread's), so a snapshot or dump waits for a gap. Under the benchmark's
+/// closed loop, which keeps both CPUs busy, every snapshot took 24.3 s: it finished about 2 s
+/// after each 22 s load ended, against 3 s on an idle server. Background work comes last in
+/// the latency classes; a server that never has a gap gets its snapshot when load drops.
 pub async fn run_in_background<Output, Work>(name: &str, work: Work) -> io::Result<Output>
 where
     Work: FnOnce() -> Output + Send + 'static,
