@@ -26,7 +26,7 @@ where
 /// nice value: a snapshot or a dump reads and compresses every page store, about 2.6 CPU
 /// seconds for 886k documents. At nice 10 (a tenth of a CPU while searches want it) search
 /// p99 under a 16-connection load rose 1.23× during back-to-back snapshots and throughput
-/// fell 13 %; in the idle class 0.95–1.05× and 0–6 % (`backup_bench`, three alternating
+/// fell 14 %; in the idle class 0.95–1.05× and at most 6 % (`backup_bench`, three alternating
 /// rounds, connections balanced over the cores; `tuning/results/backup-bench-2026-11-26.md`). A first try without the balancing could not
 /// tell the two apart: the uneven connection split moved p99 more than the snapshot did.
 ///
