@@ -87,19 +87,8 @@ impl LoadFigures {
 
     /// The figures of a load report.
     pub fn from_report(report: &Report) -> LoadFigures {
-        let measured = report.latency.count > 0;
-        let milliseconds =
-            |microseconds: f64| measured.then_some(microseconds / MICROSECONDS_PER_MILLISECOND);
-        LoadFigures {
-            throughput: report.successes_per_second,
-            p50_milliseconds: milliseconds(report.latency.p50_microseconds),
-            p99_milliseconds: milliseconds(report.latency.p99_microseconds),
-            p999_milliseconds: milliseconds(report.latency.p99_9_microseconds),
-            service_p999_milliseconds: milliseconds(report.service_time.p99_9_microseconds),
-            non_2xx: report.non_2xx.values().sum(),
-            errors: report.error_total,
-            server_cores: report.server_cpu.as_ref().map(|cpu| cpu.usage.cores_used),
-        }
+        LoadFigures::pooled(std::slice::from_ref(report))
+            .expect("a slice of one report is not empty")
     }
 }
 
