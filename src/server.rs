@@ -327,6 +327,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let CoreContext {
         core,
         listeners,
+        balance,
         shutdown,
         ..
     } = context;
@@ -383,8 +384,8 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         personalization: settings.personalization.clone(),
     }));
     tracing::debug!(core, "serving");
-    crate::runtime::listener::serve(listeners, router, Rc::new(settings.limits), tls, shutdown)
-        .await;
+    let limits = Rc::new(settings.limits);
+    crate::runtime::listener::serve(listeners, balance, router, limits, tls, shutdown).await;
     // Every connection has drained: no request line can follow these.
     request_log.flush();
     mesh.close();

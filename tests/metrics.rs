@@ -191,6 +191,7 @@ fn metrics_answer_feature_not_enabled_until_the_feature_is_on() {
         "coresearch_core_write_queue_depth",
         "coresearch_core_mesh_round_trip_seconds",
         "coresearch_core_major_page_faults_total",
+        "coresearch_core_open_connections",
     ] {
         assert!(
             scrape.helped.iter().any(|name| name == family),
@@ -554,4 +555,64 @@ fn each_shard_reports_its_page_store_and_vector_files() {
         scrape.value("meilisearch_index_docs_count", &[("index", "vectors")]),
         Some(50.0)
     );
+}
+
+/// Opens `count` keep-alive connections and has each answer one request, so every one of them
+/// has been accepted and placed on a core.
+fn open_served_connections(server: &Server, count: usize) -> Vec<common::Connection> {
+    (0..count)
+        .map(|_| {
+            let stream = std::net::TcpStream::connect(server.address).expect("the server accepts");
+            let mut connection = common::Connection::new(stream);
+            connection.send(request("GET", "/health", None).as_bytes());
+            let response = connection.read_response().expect("a /health answer");
+            assert_eq!(response.status, 200, "{}", response.text());
+            connection
+        })
+        .collect()
+}
+
+/// The open connections of cores 0 and 1, as a scrape reports them.
+fn open_connections_per_core(server: &Server) -> (f64, f64) {
+    let scrape = scrape(server);
+    let open = |core: &str| {
+        scrape
+            .value("coresearch_core_open_connections", &[("core", core)])
+            .expect("every core reports its open connections")
+    };
+    (open("0"), open("1"))
+}
+
+#[test]
+fn connections_are_spread_evenly_over_the_cores() {
+    // The kernel hashes each connection to one core's socket; left to it, 32 connections over
+    // 2 cores split at most one apart only about a quarter of the time, three times in a row
+    // about once in seventy.
+    const CONNECTIONS: usize = 32;
+    const ROUNDS: usize = 3;
+    let server = start();
+    enable_metrics(&server);
+    for round in 0..ROUNDS {
+        let connections = open_served_connections(&server, CONNECTIONS);
+        let (first, second) = open_connections_per_core(&server);
+        // The scrape's own connection is counted too, on whichever core it was placed.
+        assert_eq!(first + second, (CONNECTIONS + 1) as f64, "round {round}");
+        assert!(
+            (first - second).abs() <= 1.0,
+            "round {round}: {first} connections on core 0 against {second} on core 1"
+        );
+        drop(connections);
+        // Closed connections leave their core's count.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while open_connections_per_core(&server) != (0.0, 1.0)
+            && open_connections_per_core(&server) != (1.0, 0.0)
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: closed connections are still counted: {:?}",
+                open_connections_per_core(&server)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }

@@ -1,4 +1,5 @@
-//! coresearch's own metric families: one series per core (requests it answered, its search
+//! coresearch's own metric families: one series per core (requests it answered, its open
+//! connections, its search
 //! and write queues, the time its requests spend in the core mesh, its major page faults)
 //! and one per shard (the disk bytes of its page store and of its vector files), labelled
 //! with the core that owns it.
@@ -42,6 +43,13 @@ fn add_per_core(exposition: &mut Exposition, cores: &[CoreFigures]) {
             .iter()
             .map(|core| (core_label(core), core.http.requests_answered() as f64))
             .collect(),
+    );
+    per_core_gauges(
+        exposition,
+        "coresearch_core_open_connections",
+        "Client connections each core serves",
+        cores,
+        |core| core.open_connections,
     );
     per_core_gauges(
         exposition,

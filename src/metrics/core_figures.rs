@@ -1,5 +1,5 @@
 //! What one core tells a scrape about itself — the figures only a thread-per-core server has:
-//! the requests it answered, its search queue, its write queue, its mesh round trips, its
+//! the requests it answered, its open connections, its search queue, its write queue, its mesh round trips, its
 //! major page faults, and the files of the shards it owns — and its chat completions'
 //! searches and tokens.
 //!
@@ -57,6 +57,8 @@ pub struct CoreFigures {
     pub writes_in_flight: u64,
     pub mesh_round_trips: Histogram,
     pub major_page_faults: u64,
+    /// Client connections placed on the core and still open.
+    pub open_connections: u64,
     /// Searches of one index with `personalize` this core received.
     pub personalized_searches: u64,
     pub shards: Vec<ShardFiles>,
@@ -89,6 +91,7 @@ impl CoreRequest<Coordinator> for TakeCoreFigures {
             writes_in_flight: coordinator.writes_in_flight(),
             mesh_round_trips: crate::runtime::mesh_latency::round_trips(),
             major_page_faults: crate::runtime::thread_usage::major_page_faults(),
+            open_connections: crate::runtime::connection_balance::open_connections_here(),
             personalized_searches: super::personalized_searches::count(),
             shards: Vec::new(),
             chat: crate::chats::figures::snapshot(),

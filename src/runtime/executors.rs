@@ -1,5 +1,6 @@
 //! Starting the cores: one pinned glommio executor per core, each given its own listening
-//! sockets (SO_REUSEPORT on the same address, so the kernel spreads connections).
+//! sockets (SO_REUSEPORT on the same address, so the kernel spreads connections; each core
+//! then evens the spread out, see [`super::connection_balance`]).
 //!
 //! Sockets are bound on the main thread before any executor starts, so a busy port is
 //! reported once, clearly, and no core is left waiting for a peer that failed to start.
@@ -45,6 +46,8 @@ pub struct CoreContext {
     pub cores: usize,
     /// The listening sockets this core accepts on, one per address.
     pub listeners: Vec<super::socket::Listener>,
+    /// This core's side of the connection balancing.
+    pub balance: super::connection_balance::CoreBalance,
     /// Raised when the process must stop.
     pub shutdown: ShutdownFlag,
 }
@@ -94,11 +97,13 @@ where
     let cpus = usable_cpus(options.cores)?;
     probe_executor()?;
     let sockets_per_core = bind_listeners(&options.addresses, options.cores)?;
+    let balance_setup = super::connection_balance::BalancerSetup::new(options.cores);
     let mut handles = Vec::with_capacity(options.cores);
     for (core, (cpu, sockets)) in cpus.into_iter().zip(sockets_per_core).enumerate() {
         let core_main = core_main.clone();
         let shutdown = shutdown.clone();
         let cores = options.cores;
+        let balance_setup = balance_setup.clone();
         let handle = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("core-{core}"))
             .blocking_thread_pool_placement(helper_placement(cpu)?)
@@ -108,15 +113,19 @@ where
                 super::latency::install();
                 let indexing = super::indexing_thread::install(core, Some(cpu));
                 let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
-                    Ok(listeners) => {
-                        let context = CoreContext {
-                            core,
-                            cores,
-                            listeners,
-                            shutdown: shutdown.clone(),
-                        };
-                        core_main(context).await
-                    }
+                    Ok(listeners) => match balance_setup.join().await {
+                        Ok(balance) => {
+                            let context = CoreContext {
+                                core,
+                                cores,
+                                listeners,
+                                balance,
+                                shutdown: shutdown.clone(),
+                            };
+                            core_main(context).await
+                        }
+                        Err(message) => Err(format!("core {core}: {message}")),
+                    },
                     Err(error) => Err(format!(
                         "core {core} could not start its indexing thread or watch its sockets: {error}"
                     )),

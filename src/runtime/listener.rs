@@ -1,5 +1,6 @@
-//! The accept loop of one core: accepts on the core's own listening sockets and serves each
-//! connection on this core until it closes.
+//! The accept loop of one core: accepts on the core's own listening sockets, places each
+//! connection on the least loaded core ([`super::connection_balance`]), and serves the
+//! connections placed here until they close.
 //!
 //! Shutdown: when the flag is raised the loop stops accepting, tells every open connection
 //! to close after its in-flight request, and waits (at most [`SHUTDOWN_GRACE`]) for them.
@@ -8,12 +9,18 @@
 //! answer depends on it, and an upload's task is only enqueued once its body is complete.
 
 use std::cell::Cell;
+use std::net::TcpStream;
 use std::rc::Rc;
 use std::time::Duration;
 
 use futures_lite::future;
+use glommio::channels::shared_channel::ConnectedReceiver;
 
+use super::connection_balance::{
+    AssignedConnection, ConnectionBalancer, ConnectionCounts, CoreBalance, Placement,
+};
 use super::shutdown::ShutdownFlag;
+use super::socket::Socket;
 use super::timer::RuntimeTimer;
 use crate::http::tls::{TLS_HANDSHAKE_TIMEOUT, TlsAcceptor};
 use crate::http::{Handler, HttpLimits, ShutdownSignal};
@@ -26,34 +33,65 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait before accepting again after `accept` failed (e.g. too many open files).
 pub const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(20);
 
-/// Serves every listener of this core until shutdown, then drains open connections.
+/// What serving a connection needs, shared by this core's accept loops and handoff queues.
+struct ConnectionService<H: Handler> {
+    handler: Rc<H>,
+    limits: Rc<HttpLimits>,
+    tls: Option<Rc<TlsAcceptor>>,
+    /// Connections open on this core (for the shutdown drain).
+    connections: Rc<Cell<usize>>,
+    connection_shutdown: ShutdownSignal,
+}
+
+/// Serves every listener of this core, and the connections other cores hand it, until
+/// shutdown, then drains open connections.
 pub async fn serve<H: Handler + 'static>(
     listeners: Vec<super::socket::Listener>,
+    balance: CoreBalance,
     handler: Rc<H>,
     limits: Rc<HttpLimits>,
     tls: Option<Rc<TlsAcceptor>>,
     shutdown: ShutdownFlag,
 ) {
-    let connections = Rc::new(Cell::new(0usize));
-    let connection_shutdown = ShutdownSignal::default();
-    let accept_loops: Vec<_> = listeners
+    let service = Rc::new(ConnectionService {
+        handler,
+        limits,
+        tls,
+        connections: Rc::new(Cell::new(0usize)),
+        connection_shutdown: ShutdownSignal::default(),
+    });
+    let CoreBalance {
+        balancer,
+        mut receivers,
+    } = balance;
+    let balancer = Rc::new(balancer);
+    super::connection_balance::install(balancer.core(), balancer.counts().clone());
+    let mut loops: Vec<_> = listeners
         .into_iter()
         .map(|listener| {
-            glommio::spawn_local(accept_loop(
-                listener,
-                handler.clone(),
-                limits.clone(),
-                tls.clone(),
-                connections.clone(),
-                connection_shutdown.clone(),
-            ))
+            glommio::spawn_local(accept_loop(listener, balancer.clone(), service.clone()))
         })
         .collect();
-    shutdown.raised().await;
-    for accept_loop in accept_loops {
-        accept_loop.cancel().await;
+    for (_peer, receiver) in receivers.streams() {
+        let counts = balancer.counts().clone();
+        let core = balancer.core();
+        loops.push(glommio::spawn_local(handoff_loop(
+            receiver,
+            counts,
+            core,
+            service.clone(),
+        )));
     }
-    connection_shutdown.trigger();
+    shutdown.raised().await;
+    for running in loops {
+        running.cancel().await;
+    }
+    service.connection_shutdown.trigger();
+    drain(&service.connections).await;
+}
+
+/// Waits until no connection is open, at most [`SHUTDOWN_GRACE`].
+async fn drain(connections: &Cell<usize>) {
     let drained = async {
         while connections.get() > 0 {
             glommio::timer::sleep(Duration::from_millis(10)).await;
@@ -74,14 +112,11 @@ pub async fn serve<H: Handler + 'static>(
 
 async fn accept_loop<H: Handler + 'static>(
     listener: super::socket::Listener,
-    handler: Rc<H>,
-    limits: Rc<HttpLimits>,
-    tls: Option<Rc<TlsAcceptor>>,
-    connections: Rc<Cell<usize>>,
-    connection_shutdown: ShutdownSignal,
+    balancer: Rc<ConnectionBalancer>,
+    service: Rc<ConnectionService<H>>,
 ) {
     loop {
-        let stream = match listener.accept().await {
+        let stream = match listener.accept_stream().await {
             Ok(stream) => stream,
             Err(error) => {
                 tracing::warn!(%error, "accept failed");
@@ -89,56 +124,83 @@ async fn accept_loop<H: Handler + 'static>(
                 continue;
             }
         };
-        // Small responses must leave at once rather than wait for Nagle.
-        let _ = stream.set_nodelay(true);
-        let peer = stream.peer_addr().ok();
-        let handler = handler.clone();
-        let limits = limits.clone();
-        let tls = tls.clone();
-        let connections = connections.clone();
-        let connection_shutdown = connection_shutdown.clone();
-        connections.set(connections.get() + 1);
-        glommio::spawn_local(async move {
-            let timer = RuntimeTimer;
-            let outcome = match tls {
-                None => {
-                    crate::http::serve_connection(
-                        stream,
-                        peer,
-                        &limits,
-                        &*handler,
-                        &timer,
-                        &connection_shutdown,
-                    )
-                    .await
-                }
-                Some(acceptor) => match acceptor
-                    .accept_with_timeout(stream, &timer, TLS_HANDSHAKE_TIMEOUT)
-                    .await
-                {
-                    Ok(stream) => {
-                        crate::http::serve_connection(
-                            stream,
-                            peer,
-                            &limits,
-                            &*handler,
-                            &timer,
-                            &connection_shutdown,
-                        )
+        if let Placement::Here(stream, assigned) = balancer.place(stream) {
+            serve_accepted(stream, assigned, &service);
+        }
+    }
+}
+
+/// Serves the connections another core accepted and handed to this one.
+async fn handoff_loop<H: Handler + 'static>(
+    receiver: ConnectedReceiver<TcpStream>,
+    counts: ConnectionCounts,
+    core: usize,
+    service: Rc<ConnectionService<H>>,
+) {
+    while let Some(stream) = receiver.recv().await {
+        // The sending core counted the connection on this core when it chose it.
+        serve_accepted(stream, counts.assigned(core), &service);
+    }
+}
+
+/// Adopts `stream` into this core's readiness set and serves it on a task of its own;
+/// `assigned` keeps it counted until it closes.
+fn serve_accepted<H: Handler + 'static>(
+    stream: TcpStream,
+    assigned: AssignedConnection,
+    service: &Rc<ConnectionService<H>>,
+) {
+    let Some(readiness) = super::readiness::current() else {
+        tracing::warn!("a connection arrived on a thread without a readiness set");
+        return;
+    };
+    let stream = match Socket::adopt(stream, readiness) {
+        Ok(stream) => stream,
+        Err(error) => {
+            tracing::warn!(%error, "an accepted connection could not be watched");
+            return;
+        }
+    };
+    // Small responses must leave at once rather than wait for Nagle.
+    let _ = stream.set_nodelay(true);
+    let service = service.clone();
+    service.connections.set(service.connections.get() + 1);
+    glommio::spawn_local(async move {
+        serve_connection(stream, &service).await;
+        service.connections.set(service.connections.get() - 1);
+        drop(assigned);
+    })
+    .detach();
+}
+
+/// Serves one connection (after its TLS handshake, with TLS) until it closes.
+async fn serve_connection<H: Handler + 'static>(stream: Socket, service: &ConnectionService<H>) {
+    let peer = stream.peer_addr().ok();
+    let timer = RuntimeTimer;
+    let limits = &service.limits;
+    let handler = &*service.handler;
+    let shutdown = &service.connection_shutdown;
+    let outcome = match &service.tls {
+        None => {
+            crate::http::serve_connection(stream, peer, limits, handler, &timer, shutdown).await
+        }
+        Some(acceptor) => {
+            match acceptor
+                .accept_with_timeout(stream, &timer, TLS_HANDSHAKE_TIMEOUT)
+                .await
+            {
+                Ok(stream) => {
+                    crate::http::serve_connection(stream, peer, limits, handler, &timer, shutdown)
                         .await
-                    }
-                    Err(error) => {
-                        tracing::debug!(%error, "TLS handshake failed");
-                        connections.set(connections.get() - 1);
-                        return;
-                    }
-                },
-            };
-            if let Err(error) = outcome {
-                tracing::debug!(%error, "connection ended with an error");
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "TLS handshake failed");
+                    return;
+                }
             }
-            connections.set(connections.get() - 1);
-        })
-        .detach();
+        }
+    };
+    if let Err(error) = outcome {
+        tracing::debug!(%error, "connection ended with an error");
     }
 }

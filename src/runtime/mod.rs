@@ -7,9 +7,11 @@
 //! Invariants:
 //! - core `i` runs on CPU `cpus[i]` and never migrates;
 //! - core 0 is the control core (see DESIGN.md §2);
-//! - no state is shared between cores except the shutdown flag, an atomic.
+//! - no state is shared between cores except the shutdown flag and the open connection
+//!   counts ([`connection_balance`]), atomics.
 
 pub mod blocking;
+pub mod connection_balance;
 mod epoll_wake;
 pub mod executors;
 pub mod huge_pages;

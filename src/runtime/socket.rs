@@ -212,12 +212,19 @@ impl Listener {
 
     /// Accepts the next connection, adopted by the same set.
     pub async fn accept(&self) -> io::Result<Socket> {
+        let stream = self.accept_stream().await?;
+        Socket::adopt(stream, self.registered.readiness.clone())
+    }
+
+    /// Accepts the next connection without adopting it: the caller decides which core's
+    /// set it joins ([`super::connection_balance`]).
+    pub async fn accept_stream(&self) -> io::Result<TcpStream> {
         let (stream, _peer) = std::future::poll_fn(|context| {
             self.registered
                 .attempt(Direction::Read, context, TcpListener::accept)
         })
         .await?;
-        Socket::adopt(stream, self.registered.readiness.clone())
+        Ok(stream)
     }
 }
 
