@@ -5,8 +5,9 @@
 //! or an application's keep-alive pool), the split is uneven as often as not — 16
 //! connections over 2 cores end 10 against 6 or worse in 45 % of cases — and the busier
 //! core's queue sets the latency tail while the other core idles part of the time. Measured
-//! on 886k documents with 16 connections: windows of 15 s whose split was uneven answered a
-//! p99 1.5–1.8× that of even ones, at a lower p50.
+//! on 886k documents with 16 connections and 15 s windows, each on new connections: idle p99
+//! ranged 16–40 ms from window to window, the slow windows with the lower p50 an uneven
+//! split gives; with the balancing, 16.8–20.3 ms.
 //!
 //! So a core that accepts a connection while it holds more than the least loaded core hands
 //! the connection to that core (the socket, before it joins any readiness set), which
