@@ -6,7 +6,7 @@
 //! connections over 2 cores end 10 against 6 or worse in 45 % of cases — and the busier
 //! core's queue sets the latency tail while the other core idles part of the time. Measured
 //! on 886k documents with 16 connections and 15 s windows, each on new connections: idle p99
-//! ranged 16–40 ms from window to window, the slow windows with the lower p50 an uneven
+//! ranged 16–30 ms from window to window, the slow windows with the lower p50 an uneven
 //! split gives; with the balancing, 16.8–20.3 ms.
 //!
 //! So a core that accepts a connection while it holds more than the least loaded core hands
