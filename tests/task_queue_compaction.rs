@@ -164,7 +164,13 @@ fn compaction_shrinks_or_keeps_the_queue_file_and_every_task_survives_a_restart(
     let (tasks_after, _) = every_task_and_batch(&server);
 
     // And after a restart, every task and batch is still there.
-    assert!(server.stop().success());
+    let log = data_directory.with_extension("stderr.log");
+    let status = server.stop();
+    assert!(
+        status.success(),
+        "{status:?} {}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
     let restarted = Server::start_on(&data_directory, &options());
     let (tasks_restarted, batches_restarted) = every_task_and_batch(&restarted);
     assert!(

@@ -25,18 +25,21 @@
 //! - a connection is counted on exactly one core, from its placement until it closes
 //!   ([`AssignedConnection`] decrements on drop);
 //! - a connection moves at most once, before any byte of it was read;
-//! - when the handoff cannot be made (the peer is gone or its queue is full), the accepting
-//!   core serves the connection itself: no connection is dropped for balancing.
+//! - when the handoff cannot be made (the peer stopped or its inbox is full), the accepting
+//!   core serves the connection itself: no connection is dropped for balancing;
+//! - inboxes are plain locked vectors with an eventfd each, not glommio channels: dropping
+//!   glommio's shared channels while a peer executor was still running crashed the process
+//!   at exit (2–5 segfaults in 40 shutdowns), so nothing here belongs to an executor.
 
 use std::cell::RefCell;
+use std::io;
 use std::net::TcpStream;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
-use glommio::channels::channel_mesh::{Full, MeshBuilder, Receivers, Senders};
-
-/// Connections waiting in one core's queue for another core to adopt them. A burst of
-/// connections beyond it is served where it was accepted.
+/// Connections waiting in one core's inbox for it to adopt them. A burst of connections
+/// beyond it is served where it was accepted.
 pub const HANDOFF_QUEUE_CAPACITY: usize = 256;
 
 /// The open connection count of every core, shared by all.
@@ -134,52 +137,106 @@ impl Drop for AssignedConnection {
     }
 }
 
-/// The queues connections travel on between cores, set up once for all cores.
-pub type HandoffSetup = MeshBuilder<TcpStream, Full>;
+/// One core's inbox: the connections other cores handed it, and the eventfd that wakes it.
+#[derive(Debug)]
+struct Inbox {
+    streams: Mutex<Vec<TcpStream>>,
+    /// Written once per handoff; the owning core waits on it ([`super::socket::Wakeup`]).
+    wake: OwnedFd,
+    /// False once the owning core stopped serving: no core hands it anything after that.
+    accepting: AtomicBool,
+}
 
-/// The handoff queues of `cores` cores; each core joins with [`BalancerSetup::join`].
-#[derive(Clone)]
+impl Inbox {
+    fn new() -> io::Result<Inbox> {
+        // SAFETY: eventfd takes no pointer; a non-negative result is a new descriptor that
+        // nothing else owns.
+        let descriptor = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if descriptor < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Inbox {
+            streams: Mutex::new(Vec::new()),
+            // SAFETY: `descriptor` was just created and is owned by nothing else.
+            wake: unsafe { OwnedFd::from_raw_fd(descriptor) },
+            accepting: AtomicBool::new(true),
+        })
+    }
+
+    /// Queues `stream` and wakes the owner; gives it back when the inbox is full or its core
+    /// stopped.
+    fn push(&self, stream: TcpStream) -> Result<(), TcpStream> {
+        if !self.accepting.load(Ordering::Acquire) {
+            return Err(stream);
+        }
+        {
+            let Ok(mut streams) = self.streams.lock() else {
+                return Err(stream);
+            };
+            if streams.len() >= HANDOFF_QUEUE_CAPACITY {
+                return Err(stream);
+            }
+            streams.push(stream);
+        }
+        let one = 1u64;
+        // SAFETY: `one` is 8 readable bytes that outlive the call, the size an eventfd write
+        // takes; the descriptor is open while `self` lives. A full counter (never reached:
+        // the owner resets it on every wake) would only drop this wake-up.
+        unsafe {
+            libc::write(
+                self.wake.as_raw_fd(),
+                std::ptr::addr_of!(one).cast::<libc::c_void>(),
+                std::mem::size_of::<u64>(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Every queued connection.
+    fn take(&self) -> Vec<TcpStream> {
+        self.streams
+            .lock()
+            .map(|mut streams| std::mem::take(&mut *streams))
+            .unwrap_or_default()
+    }
+}
+
+/// The counts and inboxes of every core, set up once before the cores start.
+#[derive(Debug, Clone)]
 pub struct BalancerSetup {
     counts: ConnectionCounts,
-    queues: HandoffSetup,
+    inboxes: Arc<[Inbox]>,
 }
 
 impl BalancerSetup {
-    /// Counts and queues for `cores` cores.
-    pub fn new(cores: usize) -> BalancerSetup {
-        BalancerSetup {
+    /// Counts and inboxes for `cores` cores.
+    pub fn new(cores: usize) -> io::Result<BalancerSetup> {
+        let inboxes = (0..cores)
+            .map(|_| Inbox::new())
+            .collect::<io::Result<Vec<Inbox>>>()?;
+        Ok(BalancerSetup {
             counts: ConnectionCounts::new(cores),
-            queues: MeshBuilder::full(cores, HANDOFF_QUEUE_CAPACITY),
-        }
-    }
-
-    /// Joins the queues from the calling core (every core must join before any returns).
-    pub async fn join(self) -> Result<CoreBalance, String> {
-        let (senders, receivers) =
-            self.queues.join().await.map_err(|error| {
-                format!("the connection handoff queues failed to form: {error:?}")
-            })?;
-        let balancer = ConnectionBalancer {
-            counts: self.counts,
-            senders,
-        };
-        Ok(CoreBalance {
-            balancer,
-            receivers,
+            inboxes: inboxes.into(),
         })
     }
-}
 
-/// One core's balancer and the queues other cores hand it connections on.
-pub struct CoreBalance {
-    pub balancer: ConnectionBalancer,
-    pub receivers: Receivers<TcpStream>,
+    /// Core `core`'s side.
+    pub fn for_core(self, core: usize) -> CoreBalance {
+        assert!(core < self.inboxes.len(), "core {core} has an inbox");
+        CoreBalance {
+            core,
+            counts: self.counts,
+            inboxes: self.inboxes,
+        }
+    }
 }
 
 /// One core's side of the balancing.
-pub struct ConnectionBalancer {
+#[derive(Debug)]
+pub struct CoreBalance {
+    core: usize,
     counts: ConnectionCounts,
-    senders: Senders<TcpStream>,
+    inboxes: Arc<[Inbox]>,
 }
 
 /// Where an accepted connection goes.
@@ -190,10 +247,10 @@ pub enum Placement {
     Moved,
 }
 
-impl ConnectionBalancer {
+impl CoreBalance {
     /// This core's index.
     pub fn core(&self) -> usize {
-        self.senders.peer_id()
+        self.core
     }
 
     /// The shared counts.
@@ -201,27 +258,36 @@ impl ConnectionBalancer {
         &self.counts
     }
 
+    /// A descriptor of this core's wake-up eventfd, to wait on.
+    pub fn wake_descriptor(&self) -> io::Result<OwnedFd> {
+        self.inboxes[self.core].wake.try_clone()
+    }
+
+    /// The connections handed to this core since the last call.
+    pub fn take_handed(&self) -> Vec<TcpStream> {
+        self.inboxes[self.core].take()
+    }
+
+    /// Stops taking connections from other cores; answers those already queued (to close).
+    pub fn stop_accepting(&self) -> Vec<TcpStream> {
+        self.inboxes[self.core]
+            .accepting
+            .store(false, Ordering::Release);
+        self.take_handed()
+    }
+
     /// Places `stream`, just accepted here: keeps it, or hands it to the least loaded core.
     pub fn place(&self, stream: TcpStream) -> Placement {
-        let core = self.core();
+        let core = self.core;
         let chosen = self.counts.place(core);
         if chosen == core {
             return Placement::Here(stream, self.counts.assigned(core));
         }
-        let Err(error) = self.senders.try_send_to(chosen, stream) else {
-            return Placement::Moved;
-        };
-        self.counts.move_count(chosen, core);
-        let guard = self.counts.assigned(core);
-        match error {
-            glommio::GlommioError::WouldBlock(glommio::ResourceType::Channel(stream))
-            | glommio::GlommioError::Closed(glommio::ResourceType::Channel(stream)) => {
-                Placement::Here(stream, guard)
-            }
-            other => {
-                // Only an index outside the mesh gives another error, and `chosen` is a peer.
-                tracing::warn!(error = ?other, "a connection could not be handed off");
-                Placement::Moved
+        match self.inboxes[chosen].push(stream) {
+            Ok(()) => Placement::Moved,
+            Err(stream) => {
+                self.counts.move_count(chosen, core);
+                Placement::Here(stream, self.counts.assigned(core))
             }
         }
     }

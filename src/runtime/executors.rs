@@ -97,7 +97,12 @@ where
     let cpus = usable_cpus(options.cores)?;
     probe_executor()?;
     let sockets_per_core = bind_listeners(&options.addresses, options.cores)?;
-    let balance_setup = super::connection_balance::BalancerSetup::new(options.cores);
+    let balance_setup =
+        super::connection_balance::BalancerSetup::new(options.cores).map_err(|error| {
+            RuntimeError::Executor(format!(
+                "the connection handoff could not be set up: {error}"
+            ))
+        })?;
     let mut handles = Vec::with_capacity(options.cores);
     for (core, (cpu, sockets)) in cpus.into_iter().zip(sockets_per_core).enumerate() {
         let core_main = core_main.clone();
@@ -113,19 +118,16 @@ where
                 super::latency::install();
                 let indexing = super::indexing_thread::install(core, Some(cpu));
                 let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
-                    Ok(listeners) => match balance_setup.join().await {
-                        Ok(balance) => {
-                            let context = CoreContext {
-                                core,
-                                cores,
-                                listeners,
-                                balance,
-                                shutdown: shutdown.clone(),
-                            };
-                            core_main(context).await
-                        }
-                        Err(message) => Err(format!("core {core}: {message}")),
-                    },
+                    Ok(listeners) => {
+                        let context = CoreContext {
+                            core,
+                            cores,
+                            listeners,
+                            balance: balance_setup.for_core(core),
+                            shutdown: shutdown.clone(),
+                        };
+                        core_main(context).await
+                    }
                     Err(error) => Err(format!(
                         "core {core} could not start its indexing thread or watch its sockets: {error}"
                     )),

@@ -14,13 +14,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_lite::future;
-use glommio::channels::shared_channel::ConnectedReceiver;
 
-use super::connection_balance::{
-    AssignedConnection, ConnectionBalancer, ConnectionCounts, CoreBalance, Placement,
-};
+use super::connection_balance::{AssignedConnection, CoreBalance, Placement};
 use super::shutdown::ShutdownFlag;
-use super::socket::Socket;
+use super::socket::{Socket, Wakeup};
 use super::timer::RuntimeTimer;
 use crate::http::tls::{TLS_HANDSHAKE_TIMEOUT, TlsAcceptor};
 use crate::http::{Handler, HttpLimits, ShutdownSignal};
@@ -60,32 +57,22 @@ pub async fn serve<H: Handler + 'static>(
         connections: Rc::new(Cell::new(0usize)),
         connection_shutdown: ShutdownSignal::default(),
     });
-    let CoreBalance {
-        balancer,
-        mut receivers,
-    } = balance;
-    let balancer = Rc::new(balancer);
-    super::connection_balance::install(balancer.core(), balancer.counts().clone());
-    let mut loops: Vec<_> = listeners
+    let balance = Rc::new(balance);
+    super::connection_balance::install(balance.core(), balance.counts().clone());
+    let accept_loops: Vec<_> = listeners
         .into_iter()
         .map(|listener| {
-            glommio::spawn_local(accept_loop(listener, balancer.clone(), service.clone()))
+            glommio::spawn_local(accept_loop(listener, balance.clone(), service.clone()))
         })
         .collect();
-    for (_peer, receiver) in receivers.streams() {
-        let counts = balancer.counts().clone();
-        let core = balancer.core();
-        loops.push(glommio::spawn_local(handoff_loop(
-            receiver,
-            counts,
-            core,
-            service.clone(),
-        )));
-    }
+    let handoffs = glommio::spawn_local(handoff_loop(balance.clone(), service.clone()));
     shutdown.raised().await;
-    for running in loops {
+    for running in accept_loops {
         running.cancel().await;
     }
+    handoffs.cancel().await;
+    // Handed over as this core stops: never read, so closing them loses no request.
+    drop(balance.stop_accepting());
     service.connection_shutdown.trigger();
     drain(&service.connections).await;
 }
@@ -112,7 +99,7 @@ async fn drain(connections: &Cell<usize>) {
 
 async fn accept_loop<H: Handler + 'static>(
     listener: super::socket::Listener,
-    balancer: Rc<ConnectionBalancer>,
+    balancer: Rc<CoreBalance>,
     service: Rc<ConnectionService<H>>,
 ) {
     loop {
@@ -130,16 +117,34 @@ async fn accept_loop<H: Handler + 'static>(
     }
 }
 
-/// Serves the connections another core accepted and handed to this one.
+/// Serves the connections other cores accepted and handed to this one.
 async fn handoff_loop<H: Handler + 'static>(
-    receiver: ConnectedReceiver<TcpStream>,
-    counts: ConnectionCounts,
-    core: usize,
+    balance: Rc<CoreBalance>,
     service: Rc<ConnectionService<H>>,
 ) {
-    while let Some(stream) = receiver.recv().await {
-        // The sending core counted the connection on this core when it chose it.
-        serve_accepted(stream, counts.assigned(core), &service);
+    let wakeup = match (balance.wake_descriptor(), super::readiness::current()) {
+        (Ok(descriptor), Some(readiness)) => Wakeup::adopt(descriptor, readiness),
+        (Err(error), _) => Err(error),
+        (_, None) => Err(std::io::Error::other("no readiness set on this thread")),
+    };
+    let wakeup = match wakeup {
+        Ok(wakeup) => wakeup,
+        Err(error) => {
+            tracing::warn!(%error, "this core cannot take connections from others");
+            drop(balance.stop_accepting());
+            return;
+        }
+    };
+    loop {
+        if let Err(error) = wakeup.wait().await {
+            tracing::warn!(%error, "this core stopped taking connections from others");
+            drop(balance.stop_accepting());
+            return;
+        }
+        for stream in balance.take_handed() {
+            // The sending core counted the connection on this core when it chose it.
+            serve_accepted(stream, balance.counts().assigned(balance.core()), &service);
+        }
     }
 }
 

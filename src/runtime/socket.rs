@@ -70,6 +70,50 @@ impl<T: AsRawFd> Drop for Registered<T> {
     }
 }
 
+/// An eventfd in this core's readiness set: other threads write to it to wake the task
+/// waiting on it here.
+pub struct Wakeup {
+    registered: Registered<std::os::fd::OwnedFd>,
+}
+
+impl Wakeup {
+    /// Adds `eventfd` (non-blocking) to `readiness`.
+    pub fn adopt(eventfd: std::os::fd::OwnedFd, readiness: Rc<Readiness>) -> io::Result<Self> {
+        Ok(Wakeup {
+            registered: Registered::new(eventfd, readiness)?,
+        })
+    }
+
+    /// Waits until the eventfd was written to since the last wait, and resets it.
+    pub async fn wait(&self) -> io::Result<()> {
+        std::future::poll_fn(|context| {
+            self.registered
+                .attempt(Direction::Read, context, |eventfd| {
+                    read_eventfd(eventfd.as_raw_fd())
+                })
+        })
+        .await
+    }
+}
+
+/// Reads (and so resets) an eventfd's counter; "would block" when it is zero.
+fn read_eventfd(eventfd: std::os::fd::RawFd) -> io::Result<()> {
+    let mut counter = 0u64;
+    // SAFETY: `counter` is 8 writable bytes that outlive the call, the size an eventfd read
+    // requires; `eventfd` is open for the call's duration.
+    let read = unsafe {
+        libc::read(
+            eventfd,
+            std::ptr::addr_of_mut!(counter).cast::<libc::c_void>(),
+            std::mem::size_of::<u64>(),
+        )
+    };
+    if read < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// A TCP connection of this core.
 pub struct Socket {
     registered: Registered<TcpStream>,
