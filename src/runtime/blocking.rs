@@ -27,9 +27,9 @@ where
 /// seconds for 886k documents. At nice 10 (a tenth of a CPU while searches want it) search
 /// p99 under a 16-connection load rose 1.23× during back-to-back snapshots and throughput
 /// fell 14 %; in the idle class 0.95–1.05× and at most 6 % (`backup_bench`, three alternating
-/// rounds, connections balanced over the cores; `tuning/results/backup-bench-2026-11-26.md`). Those runs had connections balanced over
-/// the cores, which was withdrawn after (it crashed the process at exit); without it the
-/// uneven connection split moves p99 more than the snapshot does.
+/// rounds, connections balanced over the cores by [`super::connection_balance`];
+/// `tuning/results/backup-bench-2026-11-26.md`). Without the balancing the uneven connection
+/// split moves p99 more than the snapshot does.
 ///
 /// The cost: on a machine kept fully busy the idle class gets almost no CPU (its weight is
 /// 0.3 % of a nice-0 thread's), so a snapshot or dump waits for a gap. Under the benchmark's

@@ -27,9 +27,11 @@
 //! - a connection moves at most once, before any byte of it was read;
 //! - when the handoff cannot be made (the peer stopped or its inbox is full), the accepting
 //!   core serves the connection itself: no connection is dropped for balancing;
-//! - inboxes are plain locked vectors with an eventfd each, not glommio channels: dropping
-//!   glommio's shared channels while a peer executor was still running crashed the process
-//!   at exit (2–5 segfaults in 40 shutdowns), so nothing here belongs to an executor.
+//! - inboxes are plain locked vectors with an eventfd each, not glommio channels, so nothing
+//!   here belongs to an executor and either core may stop first. (The crash at exit first
+//!   blamed on glommio's channels was the allocator's exit handler racing threads that were
+//!   still ending; the balancing only made cross-thread frees more frequent. The process now
+//!   ends without that handler: see `end_after_cores` in `src/main.rs`.)
 
 use std::cell::RefCell;
 use std::io;
