@@ -22,6 +22,9 @@ use crate::load::{Pacing, Workload};
 pub enum Phase {
     /// The base documents only, after the server went quiet.
     Idle,
+    /// While a writer replaces base documents at a fixed rate: the index keeps its size, so
+    /// the idle phase is the reference at the same documents.
+    FixedRateUpdates,
     /// While a writer adds documents at a fixed rate.
     FixedRate,
     /// While a writer adds documents as fast as the server finishes them.
@@ -35,8 +38,9 @@ pub enum Phase {
 }
 
 /// Every phase in order.
-pub const PHASES: [Phase; 6] = [
+pub const PHASES: [Phase; 7] = [
     Phase::Idle,
+    Phase::FixedRateUpdates,
     Phase::FixedRate,
     Phase::Unbounded,
     Phase::AfterIndexing,
@@ -49,6 +53,7 @@ impl Phase {
     pub fn name(self) -> &'static str {
         match self {
             Phase::Idle => "idle",
+            Phase::FixedRateUpdates => "fixed-write-rate-updates",
             Phase::FixedRate => "fixed-write-rate",
             Phase::Unbounded => "unbounded-writes",
             Phase::AfterIndexing => "right-after-indexing",
@@ -61,7 +66,8 @@ impl Phase {
     pub fn title(self) -> &'static str {
         match self {
             Phase::Idle => "Idle (base documents, no writes)",
-            Phase::FixedRate => "Fixed write rate",
+            Phase::FixedRateUpdates => "Fixed write rate, replacing base documents",
+            Phase::FixedRate => "Fixed write rate, adding documents",
             Phase::Unbounded => "Unbounded writes",
             Phase::AfterIndexing => "Right after indexing",
             Phase::Warm => "Warm (every document, no writes)",

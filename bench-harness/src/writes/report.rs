@@ -185,8 +185,8 @@ fn phase_rows(
         against_idle(&mut rows, ours, theirs, phase);
     }
     match phase {
-        Phase::FixedRate | Phase::Unbounded => {
-            write_rows_of(&mut rows, sides, phase == Phase::FixedRate);
+        Phase::FixedRateUpdates | Phase::FixedRate | Phase::Unbounded => {
+            write_rows_of(&mut rows, sides, phase != Phase::Unbounded);
             if phase == Phase::Unbounded {
                 let fresh = description.unbounded_fresh_documents;
                 rows.push(phase_row(
@@ -225,6 +225,15 @@ fn phase_subtitle(description: &WritesDescription, phase: Phase) -> String {
     match phase {
         Phase::Idle | Phase::Warm => closed(options.connections, duration, warmup),
         Phase::WarmOneConnection => closed(1, duration, warmup),
+        Phase::FixedRateUpdates => format!(
+            "{}; a writer replaces base documents at the same rate and payload size as the adding phase: the next dataset documents, each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
+            closed(
+                options.connections,
+                (options.write_duration.saturating_sub(options.warmup)).as_secs_f64(),
+                warmup
+            ),
+            options.base_documents,
+        ),
         Phase::FixedRate => format!(
             "{}; a writer adds {} documents over {:.0} s ({:.0} documents/s) in payloads of {} on a steady clock",
             closed(
@@ -375,7 +384,11 @@ mod tests {
     }
 
     fn phase(phase: Phase, p99: f64) -> PhaseResults {
-        let writes = matches!(phase, Phase::FixedRate | Phase::Unbounded).then(|| WriteResults {
+        let writes = matches!(
+            phase,
+            Phase::FixedRateUpdates | Phase::FixedRate | Phase::Unbounded
+        )
+        .then(|| WriteResults {
             writer: WriterOutcome {
                 documents_sent: 3000,
                 payloads_sent: 12,
@@ -475,7 +488,7 @@ mod tests {
             "{text}"
         );
         // Every phase with the idle phase's connections, and only those.
-        assert_eq!(text.matches("| p99 latency / idle p99 |").count(), 4);
+        assert_eq!(text.matches("| p99 latency / idle p99 |").count(), 5);
         assert!(
             text.contains("| p99.9 latency (ms) | — | — | — |"),
             "{text}"

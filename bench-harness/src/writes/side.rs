@@ -1,5 +1,6 @@
 //! One server's run of the benchmark: start it fresh, create the index, ingest the base
-//! documents, then go through every phase in order (idle, fixed write rate, unbounded writes,
+//! documents, then go through every phase in order (idle, fixed write rate replacing base
+//! documents, fixed write rate adding documents, unbounded writes,
 //! right after indexing, warm, warm with one connection), and stop it.
 //!
 //! Invariants: the server is stopped on every path out of `run_side` (the process guard's
@@ -23,7 +24,7 @@ use crate::compare::settle::{Settling, wait_until_quiet};
 use crate::compare::setup::{
     Ingestion, get_json, ingest, wait_for_tasks, wait_until_no_task_pending,
 };
-use crate::compare::side::{LoadSettings, StartedSide, start_with_index};
+use crate::compare::side::{LoadSettings, PRIMARY_KEY, StartedSide, start_with_index};
 use crate::load::Workload;
 
 /// Milliseconds per second.
@@ -214,6 +215,39 @@ fn write_documents<'a>(
     after_base.split_at(options.write_documents.min(after_base.len()))
 }
 
+/// The documents of the replacing phase: the fixed-rate writer's documents, each under the
+/// id of a base document (the base taken in order, again from its start when it is shorter),
+/// so that every write replaces a document and the index keeps its size.
+fn replacement_documents(
+    lines: &[String],
+    fixed_documents: &[String],
+    options: &WritesOptions,
+) -> Result<Vec<String>, String> {
+    let base = &lines[..options.base_documents.min(lines.len())];
+    if base.is_empty() {
+        return Ok(Vec::new());
+    }
+    fixed_documents
+        .iter()
+        .zip(base.iter().cycle())
+        .map(|(content, replaced)| with_id_of(content, replaced))
+        .collect()
+}
+
+/// `content` with the primary key of `replaced`.
+fn with_id_of(content: &str, replaced: &str) -> Result<String, String> {
+    let parse = |line: &str| {
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line)
+            .map_err(|error| format!("a dataset line is not a JSON object: {error}"))
+    };
+    let mut document = parse(content)?;
+    let id = parse(replaced)?
+        .remove(PRIMARY_KEY)
+        .ok_or_else(|| format!("a base document has no `{PRIMARY_KEY}`"))?;
+    document.insert(PRIMARY_KEY.to_string(), id);
+    serde_json::to_string(&document).map_err(|error| error.to_string())
+}
+
 /// Runs one side; progress goes to standard error.
 pub fn run_side(
     spec: &ServerSpec,
@@ -272,6 +306,22 @@ fn run_phases(run: &mut Run, lines: &[String]) -> Result<Vec<PhaseResults>, Stri
 
     let measured = options.write_duration.saturating_sub(options.warmup);
     let fixed_load = run.load(options.connections, measured, options.warmup);
+    let replacements = replacement_documents(lines, fixed_documents, options)?;
+    let updates_plan = WritePlan {
+        index_uid: &options.index_uid,
+        documents: &replacements,
+        batch: options.write_batch,
+        pacing: WritePacing::FixedRate {
+            documents_per_second: options.write_rate(),
+        },
+        deadline: None,
+    };
+    let (mut updates, outcome) =
+        run.write_phase(Phase::FixedRateUpdates, &fixed_load, &updates_plan)?;
+    run.finish_writes(&mut updates, outcome)?;
+    phases.push(updates);
+    run.settle()?;
+
     let fixed_plan = WritePlan {
         index_uid: &options.index_uid,
         documents: fixed_documents,
@@ -320,10 +370,8 @@ fn run_phases(run: &mut Run, lines: &[String]) -> Result<Vec<PhaseResults>, Stri
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_writers_get_the_documents_after_the_base_each_once() {
-        let lines: Vec<String> = (0..10).map(|index| index.to_string()).collect();
-        let options = WritesOptions {
+    fn test_options() -> WritesOptions {
+        WritesOptions {
             index_uid: "pypi".to_string(),
             base_documents: 4,
             base_batch: 2,
@@ -339,10 +387,41 @@ mod tests {
             unbounded_pending_tasks: 2,
             after_indexing_duration: Duration::from_secs(5),
             keep_data: false,
+        }
+    }
+
+    #[test]
+    fn the_writers_get_the_documents_after_the_base_each_once() {
+        let lines: Vec<String> = (0..10).map(|index| index.to_string()).collect();
+        let options = WritesOptions {
+            base_documents: 4,
+            write_documents: 3,
+            ..test_options()
         };
         let (fixed, unbounded) = write_documents(&lines, &options);
         assert_eq!(fixed, ["4", "5", "6"]);
         assert_eq!(unbounded, ["7", "8", "9"]);
         assert!((options.write_rate() - 0.075).abs() < 1e-12);
+    }
+
+    #[test]
+    fn replacements_carry_the_fixed_documents_under_base_ids() {
+        let lines: Vec<String> = (0..7)
+            .map(|index| format!(r#"{{"id":{index},"name":"n{index}"}}"#))
+            .collect();
+        let options = WritesOptions {
+            base_documents: 2,
+            write_documents: 3,
+            ..test_options()
+        };
+        let (fixed, _) = write_documents(&lines, &options);
+        let replacements = replacement_documents(&lines, fixed, &options).expect("valid lines");
+        let parsed: Vec<serde_json::Value> = replacements
+            .iter()
+            .map(|line| serde_json::from_str(line).expect("JSON"))
+            .collect();
+        assert_eq!(parsed[0], serde_json::json!({"id": 0, "name": "n2"}));
+        assert_eq!(parsed[1], serde_json::json!({"id": 1, "name": "n3"}));
+        assert_eq!(parsed[2], serde_json::json!({"id": 0, "name": "n4"}));
     }
 }
