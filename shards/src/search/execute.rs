@@ -35,7 +35,7 @@ use super::refine::{OccurrenceCache, Refiner, Selection, is_past};
 use super::score::{ScoreDetail, compare_details, global_score};
 use super::sort_values::sorted_documents;
 use super::steps::{Step, steps};
-use super::terms::{ResolvedTerm, resolve_terms};
+use super::terms::{ResolvedTerm, ngram_typo_floors, resolve_terms};
 
 /// One hit of a shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +197,7 @@ fn ranking_context<'p>(
         proximity_precision: settings.proximity_precision,
         weight_max: settings.weight_max(),
         fields,
-        typo_floors: resolved.iter().map(ResolvedTerm::typo_floor).collect(),
+        typo_floors: ngram_typo_floors(terms),
     })
 }
 

@@ -32,7 +32,8 @@ pub struct RankingContext<'a> {
     pub weight_max: u16,
     pub fields: &'a SearchedFields,
     /// Per term, the fewest typos its `maxTypoCount` allows: an n-gram alternative costs
-    /// typos even on terms that allow none.
+    /// typos even on terms that allow none (from the query alone, see
+    /// [`super::terms::ngram_typo_floors`]).
     pub typo_floors: Vec<u8>,
 }
 

@@ -46,16 +46,6 @@ pub struct ResolvedTerm {
 }
 
 impl ResolvedTerm {
-    /// The typos this term may need whatever its own allowance: an n-gram alternative's cost.
-    pub fn typo_floor(&self) -> u8 {
-        self.alternatives
-            .iter()
-            .filter(|alternative| alternative.shared && alternative.words.len() == 1)
-            .map(|alternative| alternative.typos)
-            .max()
-            .unwrap_or(0)
-    }
-
     /// The words of one alternative.
     pub fn alternative_words(&self, alternative: u16) -> Vec<String> {
         self.alternatives
@@ -172,6 +162,34 @@ fn resolve_term(
         term: term.clone(),
         alternatives,
     }
+}
+
+/// Per term, the fewest typos its `maxTypoCount` allows: a word that may join an adjacent
+/// word in an n-gram may cost [`NGRAM_TYPOS_PER_TERM`] even when it allows no typo itself.
+/// Taken from the query alone, never from whether the n-gram is in a dictionary: a shard
+/// holding the n-gram and one without it must give a term the same maximum, or the same
+/// typo count would rank differently in each and the merged order would mix them.
+pub fn ngram_typo_floors(terms: &[QueryTerm]) -> Vec<u8> {
+    let joins = |left: &QueryTerm, right: &QueryTerm| {
+        plain_word(left).is_some()
+            && plain_word(right).is_some()
+            && left.end_position + 1 == right.position
+    };
+    (0..terms.len())
+        .map(|index| {
+            let after = terms
+                .get(index + 1)
+                .is_some_and(|next| joins(&terms[index], next));
+            let before = index
+                .checked_sub(1)
+                .is_some_and(|previous| joins(&terms[previous], &terms[index]));
+            if after || before {
+                NGRAM_TYPOS_PER_TERM
+            } else {
+                0
+            }
+        })
+        .collect()
 }
 
 /// The word of a non-phrase term.

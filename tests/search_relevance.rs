@@ -1,0 +1,113 @@
+//! Relevance as Meilisearch 1.41 ranks, black-box, on an index split over several shards:
+//! small crafted datasets where one shard alone would rank correctly but the merge of several
+//! shards (or a shard-local quantity leaking into a rank) would not. Every expected order is
+//! derived from the documents and Meilisearch's ranking rules (words, typo, proximity,
+//! attributeRank, sort, wordPosition, exactness; ties by insertion order), never copied from
+//! this server's output.
+
+mod common;
+
+use common::{Options, Server};
+use serde_json::{Value, json};
+
+/// Shards per index: enough that a word held by one document lives in one shard only.
+const SHARDS_PER_INDEX: &str = "4";
+
+fn server() -> Server {
+    Server::start_with(Options {
+        extra_arguments: vec![
+            "--shards-per-index".to_string(),
+            SHARDS_PER_INDEX.to_string(),
+        ],
+        ..Options::default()
+    })
+}
+
+/// Applies `settings` to index `uid`, adds `documents`, and waits for both tasks.
+fn fill(server: &Server, uid: &str, settings: &Value, documents: &[Value]) {
+    let response = server.send("PATCH", &format!("/indexes/{uid}/settings"), Some(settings));
+    assert_eq!(response.status, 202, "{:?}", response.json());
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    let response = server.send(
+        "POST",
+        &format!("/indexes/{uid}/documents?primaryKey=id"),
+        Some(&Value::Array(documents.to_vec())),
+    );
+    assert_eq!(response.status, 202, "{:?}", response.json());
+    let task = server.wait_task(&response.json()["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
+}
+
+/// The hits of `body` on index `uid`, with their ranking scores.
+fn search(server: &Server, uid: &str, body: &Value) -> Value {
+    let response = server.send("POST", &format!("/indexes/{uid}/search"), Some(body));
+    assert_eq!(response.status, 200, "{:?}", response.json());
+    response.json()
+}
+
+fn ids(answer: &Value) -> Vec<u64> {
+    answer["hits"]
+        .as_array()
+        .expect("hits is an array")
+        .iter()
+        .map(|hit| hit["id"].as_u64().expect("every id is a number"))
+        .collect()
+}
+
+fn scores(answer: &Value) -> Vec<f64> {
+    answer["hits"]
+        .as_array()
+        .expect("hits is an array")
+        .iter()
+        .map(|hit| {
+            hit["_rankingScore"]
+                .as_f64()
+                .expect("every hit has a score")
+        })
+        .collect()
+}
+
+/// Fails unless the scores never increase down the list.
+fn assert_scores_never_increase(answer: &Value) {
+    let scores = scores(answer);
+    assert!(
+        scores.windows(2).all(|pair| pair[0] >= pair[1]),
+        "scores out of order: {scores:?} for {:?}",
+        ids(answer)
+    );
+}
+
+/// Documents holding `blue monkey` in their title (ids 100..) or in their summary (ids
+/// 200..), a one-typo match of the query's `monkeys`, and one document whose only word is the
+/// concatenation `bluemonkeys`: with several shards, that n-gram exists in one shard only.
+fn monkeys() -> Vec<Value> {
+    let mut documents = Vec::new();
+    for index in 0..12u64 {
+        documents.push(json!({"id": 100 + index, "title": "blue monkey", "summary": "a toy"}));
+        documents.push(json!({"id": 200 + index, "title": "a toy", "summary": "blue monkey"}));
+    }
+    documents.push(json!({"id": 300, "title": "bluemonkeys", "summary": "a toy"}));
+    documents
+}
+
+#[test]
+fn a_typo_ranks_the_same_in_every_shard_whether_or_not_it_holds_an_ngram_of_the_query() {
+    let server = server();
+    let settings = json!({"searchableAttributes": ["title", "summary"]});
+    fill(&server, "monkeys", &settings, &monkeys());
+    // `blue` (4 letters) takes no typo, `monkeys` one: every `blue monkey` document has one
+    // typo, words 2/2 and proximity 1, so `attributeRank` puts the 12 title documents before
+    // the 12 summary documents, each group in insertion order. The n-gram `bluemonkeys`
+    // matches both words for two typos (one per word it joins): it comes last.
+    let answer = search(
+        &server,
+        "monkeys",
+        &json!({"q": "blue monkeys", "limit": 30, "showRankingScore": true}),
+    );
+    let mut expected: Vec<u64> = (100..112).collect();
+    expected.extend(200..212);
+    expected.push(300);
+    assert_eq!(ids(&answer), expected);
+    assert_scores_never_increase(&answer);
+}
