@@ -111,3 +111,42 @@ fn a_typo_ranks_the_same_in_every_shard_whether_or_not_it_holds_an_ngram_of_the_
     assert_eq!(ids(&answer), expected);
     assert_scores_never_increase(&answer);
 }
+
+/// Documents matching `uploader` exactly in their name (ids 1000..1200) or with one typo
+/// (`uploadgram`, ids 2000..2003), none holding `rank`, and documents holding `rank` that do
+/// not match.
+fn uploaders() -> Vec<Value> {
+    let mut documents = Vec::new();
+    for index in 0..200u64 {
+        documents.push(json!({"id": 1000 + index, "name": format!("uploader tool{index}")}));
+    }
+    for index in 0..3u64 {
+        documents.push(json!({"id": 2000 + index, "name": "uploadgram"}));
+    }
+    for index in 0..50u64 {
+        documents.push(json!({"id": 3000 + index, "name": "other", "rank": index}));
+    }
+    documents
+}
+
+#[test]
+fn a_sort_on_a_field_no_match_holds_keeps_the_rules_before_it_and_fills_the_page() {
+    let server = server();
+    let settings =
+        json!({"searchableAttributes": ["name"], "sortableAttributes": ["rank", "stars"]});
+    fill(&server, "uploaders", &settings, &uploaders());
+    // No match holds `rank` (nor `stars`): the sort leaves the order of the rules before it
+    // (typo: the 200 exact matches before the 3 with one typo) and after it (word position,
+    // exactness: equal), so the page is the first exact matches in insertion order.
+    for sort in ["rank:asc", "rank:desc", "stars:asc"] {
+        let answer = search(
+            &server,
+            "uploaders",
+            &json!({"q": "uploader", "limit": 20, "sort": [sort], "showRankingScore": true}),
+        );
+        let expected: Vec<u64> = (1000..1020).collect();
+        assert_eq!(ids(&answer), expected, "{sort}");
+        assert_eq!(answer["estimatedTotalHits"], 203, "{sort}");
+        assert_scores_never_increase(&answer);
+    }
+}

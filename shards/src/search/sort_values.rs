@@ -140,10 +140,9 @@ pub fn sort_groups(
             ControlFlow::Continue(())
         })
     })?;
-    if walked_all {
+    if walked_all && !remaining.is_empty() {
         // The documents without a value: one last group.
-        let missing = std::mem::take(&mut remaining);
-        take(missing, &mut remaining);
+        groups.push(std::mem::take(&mut remaining));
     }
     Ok((groups, remaining))
 }
