@@ -150,3 +150,66 @@ fn a_sort_on_a_field_no_match_holds_keeps_the_rules_before_it_and_fills_the_page
         assert_scores_never_increase(&answer);
     }
 }
+
+#[test]
+fn a_query_word_also_matches_its_two_halves_side_by_side_for_one_typo() {
+    let server = server();
+    let settings = json!({"searchableAttributes": ["name", "summary"]});
+    let mut documents = vec![json!({"id": 1, "name": "jsonld", "summary": "a tool"})];
+    for id in 2..=6u64 {
+        documents.push(json!({"id": id, "name": "tool", "summary": "Add JSON-LD to pages"}));
+    }
+    // `json` and `ld` in one field but not side by side: no match.
+    documents.push(json!({"id": 7, "name": "tool", "summary": "json and ld"}));
+    fill(&server, "split", &settings, &documents);
+    // `jsonld` itself (no typo) first, then its split `json ld` (one typo), in insertion order.
+    let answer = search(
+        &server,
+        "split",
+        &json!({"q": "jsonld", "showRankingScore": true, "showRankingScoreDetails": true}),
+    );
+    assert_eq!(ids(&answer), vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(answer["estimatedTotalHits"], 6);
+    assert_scores_never_increase(&answer);
+    let typos: Vec<&Value> = answer["hits"]
+        .as_array()
+        .expect("hits is an array")
+        .iter()
+        .map(|hit| &hit["_rankingScoreDetails"]["typo"]["typoCount"])
+        .collect();
+    assert_eq!(
+        typos,
+        [
+            &json!(0),
+            &json!(1),
+            &json!(1),
+            &json!(1),
+            &json!(1),
+            &json!(1)
+        ]
+    );
+}
+
+#[test]
+fn a_word_splits_where_its_halves_follow_each_other_in_the_most_documents_the_first_cut_on_a_tie() {
+    // One shard: the split is chosen from its pair counts.
+    let server = Server::start_with(Options {
+        extra_arguments: vec!["--shards-per-index".to_string(), "1".to_string()],
+        ..Options::default()
+    });
+    let settings = json!({"searchableAttributes": ["title"]});
+    let documents = vec![
+        json!({"id": 1, "title": "a bcd"}),
+        json!({"id": 2, "title": "ab cd"}),
+        json!({"id": 3, "title": "ab cd"}),
+        json!({"id": 4, "title": "abc d"}),
+        json!({"id": 5, "title": "abc d"}),
+    ];
+    fill(&server, "cuts", &settings, &documents);
+    // `a bcd` follows in one document, `ab cd` and `abc d` in two each: the first of the two
+    // most frequent cuts, `ab cd`, is the split, and only it matches (a split is never a
+    // prefix, though `abcd` is the query's last word).
+    let answer = search(&server, "cuts", &json!({"q": "abcd"}));
+    assert_eq!(ids(&answer), vec![2, 3]);
+    assert_eq!(answer["estimatedTotalHits"], 2);
+}

@@ -24,8 +24,9 @@
 //!
 //! Not done yet (known differences from Meilisearch 1.41):
 //! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
-//!   prefix); like Meilisearch's they cost one typo per word they join; one query word is
-//!   never split into two (`sunflower` → `sun flower`);
+//!   prefix); like Meilisearch's they cost one typo per word they join; a query word's split
+//!   into two words side by side ([`split_words`]) is chosen by this shard's pair counts,
+//!   Meilisearch's by the index's;
 //! - with a distinct attribute the hits are candidates the server applies distinct over (see
 //!   [`distinct`]) and the total counts every match (the server computes Meilisearch's);
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
@@ -81,6 +82,7 @@ mod refine;
 mod rule_bitmaps;
 mod score;
 mod sort_values;
+mod split_words;
 mod steps;
 pub mod terms;
 pub mod vector;

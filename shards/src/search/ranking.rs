@@ -33,7 +33,7 @@ pub struct RankingContext<'a> {
     pub fields: &'a SearchedFields,
     /// Per term, the fewest typos its `maxTypoCount` allows: an n-gram alternative costs
     /// typos even on terms that allow none (from the query alone, see
-    /// [`super::terms::ngram_typo_floors`]).
+    /// [`super::terms::typo_floors`]).
     pub typo_floors: Vec<u8>,
 }
 
