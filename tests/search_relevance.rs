@@ -213,3 +213,38 @@ fn a_word_splits_where_its_halves_follow_each_other_in_the_most_documents_the_fi
     assert_eq!(ids(&answer), vec![2, 3]);
     assert_eq!(answer["estimatedTotalHits"], 2);
 }
+
+#[test]
+fn a_cached_prefix_counts_its_longer_words_for_proximity_only_after_the_word_before() {
+    // One shard: whether a prefix is in Meilisearch's prefix cache depends on the words of
+    // the index (at least 100 starting with it), counted here by the shard.
+    let server = Server::start_with(Options {
+        extra_arguments: vec!["--shards-per-index".to_string(), "1".to_string()],
+        ..Options::default()
+    });
+    let settings = json!({"searchableAttributes": ["title"]});
+    let pair = vec![
+        // `astro` (a word `as` starts) right before `provider`: proximity 2 backwards.
+        json!({"id": 1, "title": "astro provider"}),
+        // `astro` three words after `provider`: proximity 3 forwards.
+        json!({"id": 2, "title": "provider one two astro"}),
+    ];
+    // Without the cache (two words start with `as`), both directions count: 1 before 2.
+    fill(&server, "few", &settings, &pair);
+    let answer = search(&server, "few", &json!({"q": "provider as"}));
+    assert_eq!(ids(&answer), vec![1, 2]);
+    // With 120 more words starting with `as`, `as` is in the cache: `astro` before
+    // `provider` no longer counts, so 1 is as far as it gets and 2 comes first.
+    let mut documents = pair;
+    documents.extend(
+        (0..120u64).map(|index| json!({"id": 100 + index, "title": format!("as{index:03}")})),
+    );
+    fill(&server, "many", &settings, &documents);
+    let answer = search(
+        &server,
+        "many",
+        &json!({"q": "provider as", "showRankingScore": true}),
+    );
+    assert_eq!(ids(&answer), vec![2, 1]);
+    assert_scores_never_increase(&answer);
+}

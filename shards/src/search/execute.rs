@@ -29,6 +29,7 @@ use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
 };
+use super::prefix_cache::forward_only_alternatives;
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::RankingContext;
 use super::refine::{OccurrenceCache, Refiner, Selection, is_past};
@@ -199,6 +200,7 @@ fn ranking_context<'p>(
         weight_max: settings.weight_max(),
         fields,
         typo_floors: typo_floors(terms),
+        forward_only: forward_only_alternatives(&*snapshot.dictionary()?, resolved),
     })
 }
 

@@ -74,6 +74,7 @@ mod lazy_exactness;
 pub mod occurrences;
 mod one_term_split;
 mod phrase_filter;
+mod prefix_cache;
 pub mod prefix_unions;
 pub mod prefix_words;
 mod query;
