@@ -248,3 +248,24 @@ fn a_cached_prefix_counts_its_longer_words_for_proximity_only_after_the_word_bef
     assert_eq!(ids(&answer), vec![2, 1]);
     assert_scores_never_increase(&answer);
 }
+
+#[test]
+fn a_word_found_alone_keeps_its_attribute_when_its_split_also_occurs() {
+    let server = server();
+    let settings = json!({"searchableAttributes": ["name", "summary"]});
+    let documents = vec![
+        // Summary first in insertion order, so only the attribute rank can put 2 first.
+        json!({"id": 1, "name": "tool", "summary": "addon"}),
+        // `addon` in the name, and its split `add on` in the summary.
+        json!({"id": 2, "name": "addon tool", "summary": "add on for x"}),
+    ];
+    fill(&server, "addons", &settings, &documents);
+    // Both match `addon` without a typo; 2 holds it in the first attribute.
+    let answer = search(
+        &server,
+        "addons",
+        &json!({"q": "addon", "showRankingScore": true}),
+    );
+    assert_eq!(ids(&answer), vec![2, 1]);
+    assert_scores_never_increase(&answer);
+}

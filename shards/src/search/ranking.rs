@@ -363,14 +363,16 @@ fn fewest_typos(occurrences: &[TermOccurrence]) -> Vec<TermOccurrence> {
 }
 
 /// What the attribute and word-position rules look at for a term: among its occurrences with
-/// the fewest typos (Meilisearch's later rules refine the paths the typo rule chose), a
-/// phrase's anchors (its first word's occurrences) when it has some, else every occurrence.
+/// the fewest typos (Meilisearch's later rules refine the paths the typo rule chose), those of
+/// single words and a phrase's anchors (its first word's occurrences), never a phrase's own
+/// occurrence. A word term may have a phrase alternative (its split, a multi-word synonym):
+/// its single-word occurrences still count beside that phrase's anchors.
 fn positioned(occurrences: &[TermOccurrence]) -> impl Iterator<Item = &TermOccurrence> {
     let fewest = occurrences.iter().map(|occurrence| occurrence.typos).min();
-    let anchored = occurrences.iter().any(|occurrence| occurrence.anchor);
-    occurrences
-        .iter()
-        .filter(move |occurrence| occurrence.anchor == anchored && Some(occurrence.typos) == fewest)
+    occurrences.iter().filter(move |occurrence| {
+        Some(occurrence.typos) == fewest
+            && (occurrence.anchor || occurrence.start == occurrence.end)
+    })
 }
 
 /// The smallest proximity between an occurrence of `left` and one of `right` in the same field
