@@ -34,7 +34,10 @@
 //!   attribute and word position look only at each term's fewest-typo occurrences, and a
 //!   phrase's attribute and position are its first word's; the exact-attribute check wants
 //!   every term in one field;
-//! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
+//! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are,
+//!   but over this shard's dictionary: the union over shards holds more words than
+//!   Meilisearch's first 150 of the index; whether a prefix is in Meilisearch's prefix cache
+//!   is decided from this shard's words too ([`prefix_cache`]);
 //!   prefix expansions are not (every word of the prefix's dictionary range);
 //! - the lazy bucket sort ([`refine`]) splits by typo, attribute rank, word position and sort
 //!   from bitmaps, and by exactness as the last rule reading only what the page needs, but
