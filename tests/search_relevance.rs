@@ -150,3 +150,122 @@ fn a_sort_on_a_field_no_match_holds_keeps_the_rules_before_it_and_fills_the_page
         assert_scores_never_increase(&answer);
     }
 }
+
+#[test]
+fn a_query_word_also_matches_its_two_halves_side_by_side_for_one_typo() {
+    let server = server();
+    let settings = json!({"searchableAttributes": ["name", "summary"]});
+    let mut documents = vec![json!({"id": 1, "name": "jsonld", "summary": "a tool"})];
+    for id in 2..=6u64 {
+        documents.push(json!({"id": id, "name": "tool", "summary": "Add JSON-LD to pages"}));
+    }
+    // `json` and `ld` in one field but not side by side: no match.
+    documents.push(json!({"id": 7, "name": "tool", "summary": "json and ld"}));
+    fill(&server, "split", &settings, &documents);
+    // `jsonld` itself (no typo) first, then its split `json ld` (one typo), in insertion order.
+    let answer = search(
+        &server,
+        "split",
+        &json!({"q": "jsonld", "showRankingScore": true, "showRankingScoreDetails": true}),
+    );
+    assert_eq!(ids(&answer), vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(answer["estimatedTotalHits"], 6);
+    assert_scores_never_increase(&answer);
+    let typos: Vec<&Value> = answer["hits"]
+        .as_array()
+        .expect("hits is an array")
+        .iter()
+        .map(|hit| &hit["_rankingScoreDetails"]["typo"]["typoCount"])
+        .collect();
+    assert_eq!(
+        typos,
+        [
+            &json!(0),
+            &json!(1),
+            &json!(1),
+            &json!(1),
+            &json!(1),
+            &json!(1)
+        ]
+    );
+}
+
+#[test]
+fn a_word_splits_where_its_halves_follow_each_other_in_the_most_documents_the_first_cut_on_a_tie() {
+    // One shard: the split is chosen from its pair counts.
+    let server = Server::start_with(Options {
+        extra_arguments: vec!["--shards-per-index".to_string(), "1".to_string()],
+        ..Options::default()
+    });
+    let settings = json!({"searchableAttributes": ["title"]});
+    let documents = vec![
+        json!({"id": 1, "title": "a bcd"}),
+        json!({"id": 2, "title": "ab cd"}),
+        json!({"id": 3, "title": "ab cd"}),
+        json!({"id": 4, "title": "abc d"}),
+        json!({"id": 5, "title": "abc d"}),
+    ];
+    fill(&server, "cuts", &settings, &documents);
+    // `a bcd` follows in one document, `ab cd` and `abc d` in two each: the first of the two
+    // most frequent cuts, `ab cd`, is the split, and only it matches (a split is never a
+    // prefix, though `abcd` is the query's last word).
+    let answer = search(&server, "cuts", &json!({"q": "abcd"}));
+    assert_eq!(ids(&answer), vec![2, 3]);
+    assert_eq!(answer["estimatedTotalHits"], 2);
+}
+
+#[test]
+fn a_cached_prefix_counts_its_longer_words_for_proximity_only_after_the_word_before() {
+    // One shard: whether a prefix is in Meilisearch's prefix cache depends on the words of
+    // the index (at least 100 starting with it), counted here by the shard.
+    let server = Server::start_with(Options {
+        extra_arguments: vec!["--shards-per-index".to_string(), "1".to_string()],
+        ..Options::default()
+    });
+    let settings = json!({"searchableAttributes": ["title"]});
+    let pair = vec![
+        // `astro` (a word `as` starts) right before `provider`: proximity 2 backwards.
+        json!({"id": 1, "title": "astro provider"}),
+        // `astro` three words after `provider`: proximity 3 forwards.
+        json!({"id": 2, "title": "provider one two astro"}),
+    ];
+    // Without the cache (two words start with `as`), both directions count: 1 before 2.
+    fill(&server, "few", &settings, &pair);
+    let answer = search(&server, "few", &json!({"q": "provider as"}));
+    assert_eq!(ids(&answer), vec![1, 2]);
+    // With 120 more words starting with `as`, `as` is in the cache: `astro` before
+    // `provider` no longer counts, so 1 is as far as it gets and 2 comes first.
+    let mut documents = pair;
+    documents.extend(
+        (0..120u64).map(|index| json!({"id": 100 + index, "title": format!("as{index:03}")})),
+    );
+    fill(&server, "many", &settings, &documents);
+    let answer = search(
+        &server,
+        "many",
+        &json!({"q": "provider as", "showRankingScore": true}),
+    );
+    assert_eq!(ids(&answer), vec![2, 1]);
+    assert_scores_never_increase(&answer);
+}
+
+#[test]
+fn a_word_found_alone_keeps_its_attribute_when_its_split_also_occurs() {
+    let server = server();
+    let settings = json!({"searchableAttributes": ["name", "summary"]});
+    let documents = vec![
+        // Summary first in insertion order, so only the attribute rank can put 2 first.
+        json!({"id": 1, "name": "tool", "summary": "addon"}),
+        // `addon` in the name, and its split `add on` in the summary.
+        json!({"id": 2, "name": "addon tool", "summary": "add on for x"}),
+    ];
+    fill(&server, "addons", &settings, &documents);
+    // Both match `addon` without a typo; 2 holds it in the first attribute.
+    let answer = search(
+        &server,
+        "addons",
+        &json!({"q": "addon", "showRankingScore": true}),
+    );
+    assert_eq!(ids(&answer), vec![2, 1]);
+    assert_scores_never_increase(&answer);
+}

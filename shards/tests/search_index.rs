@@ -553,10 +553,52 @@ fn random_query(random: &mut Random) -> String {
     words.join(" ")
 }
 
-#[test]
-fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
-    let mut random = Random(seed() | 1);
-    let rule_orders = [
+/// Pairs of vocabulary words also written as one word (`sunflower`): a query word the shard
+/// may match itself, with one typo (`sunflowers`), or through its split into the pair.
+const JOINED_PAIRS: [(&str, &str); 3] = [("sun", "flower"), ("lazy", "dog"), ("quick", "fox")];
+/// The words that follow a joined pair in documents and queries.
+const FOLLOWERS: [&str; 3] = ["over", "the", "jumps"];
+
+/// A joined pair and the word after it, `(joined, pair, follower)`.
+fn joined_words(random: &mut Random) -> (String, String, &'static str) {
+    let (left, right) = JOINED_PAIRS[random.below(JOINED_PAIRS.len() as u64) as usize];
+    let follower = FOLLOWERS[random.below(FOLLOWERS.len() as u64) as usize];
+    (
+        format!("{left}{right}"),
+        format!("{left} {right}"),
+        follower,
+    )
+}
+
+/// A document text ending with a joined pair as one word, as one word with a typo, or as its
+/// two words, then sometimes its follower.
+fn joined_text(random: &mut Random) -> String {
+    let (joined, pair, follower) = joined_words(random);
+    let form = match random.below(3) {
+        0 => joined,
+        1 => format!("{joined}s"),
+        _ => pair,
+    };
+    if random.below(3) == 0 {
+        form
+    } else {
+        format!("{form} {follower}")
+    }
+}
+
+/// A query starting with a joined word, then its follower or a random query.
+fn joined_query(random: &mut Random) -> String {
+    let (joined, _, follower) = joined_words(random);
+    if random.below(2) == 0 {
+        format!("{joined} {follower}")
+    } else {
+        format!("{joined} {}", random_query(random))
+    }
+}
+
+/// The rule orders the lazy bucket sort is compared under.
+fn rule_orders() -> [Vec<RankingRule>; 4] {
+    [
         vec![
             RankingRule::Words,
             RankingRule::Typo,
@@ -577,7 +619,25 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
             RankingRule::Typo,
             RankingRule::AttributeRank,
         ],
-    ];
+        // Proximity before typo: its buckets mix terms matched with and without typos.
+        vec![
+            RankingRule::Words,
+            RankingRule::Proximity,
+            RankingRule::Typo,
+            RankingRule::AttributeRank,
+            RankingRule::WordPosition,
+        ],
+    ]
+}
+
+/// Random corpora and queries, each query searched lazily and through the full evaluation;
+/// with `joined`, documents and queries also hold joined words (see [`JOINED_PAIRS`]).
+/// Returns the number of comparisons whose full ranking had more hits than the page.
+fn compare_lazy_with_full(
+    random: &mut Random,
+    rule_orders: &[Vec<RankingRule>],
+    joined: bool,
+) -> usize {
     let strategies = [
         MatchingStrategy::Last,
         MatchingStrategy::All,
@@ -594,18 +654,37 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
                     let long: Vec<String> = (0..4).map(|_| random.text()).collect();
                     document.insert("notes".into(), json!(long.join(" ")));
                 }
+                if joined && random.below(2) == 0 {
+                    let title = document["title"].as_str().unwrap_or_default().to_owned();
+                    let title = format!("{title} {}", joined_text(random));
+                    document.insert("title".into(), json!(title));
+                }
                 (id, document)
             })
             .collect();
         let rules = rule_orders[case as usize % rule_orders.len()].clone();
-        let settings = TextSettings {
+        let mut settings = TextSettings {
             ranking_rules: rules.clone(),
             ..TextSettings::default()
         };
+        if joined {
+            // Multi-word synonyms: phrase alternatives too, without a typo.
+            settings.synonyms = BTreeMap::from([
+                ("over".to_owned(), vec!["brown fox".to_owned()]),
+                (
+                    "hello".to_owned(),
+                    vec!["quick brown".to_owned(), "help".to_owned()],
+                ),
+            ]);
+        }
         let shard = from_scratch(&directory, "shard.pages", &settings, &documents);
         let snapshot = shard.read().expect("read succeeds");
         for _ in 0..60 {
-            let q = random_query(&mut random);
+            let q = if joined {
+                joined_query(random)
+            } else {
+                random_query(random)
+            };
             let strategy = strategies[random.below(3) as usize];
             let limit = [1, 5, 20][random.below(3) as usize];
             let offset = random.below(15) as usize;
@@ -638,6 +717,26 @@ fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
             assert_eq!(lazy_hits.hits, full_hits.hits, "{context}");
         }
     }
+    compared
+}
+
+#[test]
+fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking() {
+    let mut random = Random(seed() | 1);
+    let compared = compare_lazy_with_full(&mut random, &rule_orders()[..3], false);
+    assert!(
+        compared >= 20,
+        "enough queries have more hits than one page: {compared}"
+    );
+}
+
+#[test]
+fn lazy_bucket_sort_returns_the_hits_of_the_full_ranking_with_split_words() {
+    // A query word joining two vocabulary words splits into them where they stand side by
+    // side: a phrase alternative beside the word itself and its one-typo derivations; some
+    // words have multi-word synonyms.
+    let mut random = Random(seed() | 2);
+    let compared = compare_lazy_with_full(&mut random, &rule_orders(), true);
     assert!(
         compared >= 20,
         "enough queries have more hits than one page: {compared}"

@@ -444,10 +444,9 @@ fn default_rules_render_meilisearch_details() {
         details,
         json!({
             "words": {"order": 0, "matchingWords": 2, "maxMatchingWords": 2, "score": 1.0},
-            // "quick" may carry one typo, and the two words may match joined ("quickfox", one
-            // typo): the maximum counts both whether or not this shard holds the joined word,
-            // so that every shard gives the term the same maximum (Meilisearch counts only the
-            // typos its index can match, 0 here; see the search module's documentation).
+            // "quick" may carry one typo and "fox" may match through its split (one typo):
+            // the maximum counts both (Meilisearch counts the typos of the paths its index
+            // can match; see the search module's documentation).
             "typo": {"order": 1, "typoCount": 0, "maxTypoCount": 2, "score": 1.0},
             "proximity": {"order": 2, "score": 0.75},
             "attributeRank": {"order": 3, "score": 1.0},

@@ -171,7 +171,12 @@ type Agreements = (
 fn agreements(queries: &[Query], answers: &PassAnswers, one: Option<&PassAnswers>) -> Agreements {
     match one {
         Some(one) => (
-            Some(agreement(queries, &answers.hits, &one.hits)),
+            Some(agreement(
+                queries,
+                &answers.hits,
+                &one.hits,
+                bench_harness::compare::agreement::EXAMPLES_PER_KIND_DEFAULT,
+            )),
             Some(ranking_agreement(queries, &answers.keys, &one.keys)),
         ),
         None => (None, None),

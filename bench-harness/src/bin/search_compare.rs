@@ -7,7 +7,11 @@
 //! and at a fixed arrival rate, measures the data directory at rest, and last compacts the
 //! index (`POST /indexes/pypi/compact`) and measures it again. Prints one markdown table (coresearch, Meilisearch, ratio)
 //! with the top-10 agreement per query kind, writes it to `--output`, and writes disagreeing
-//! examples to `--disagreements`. The harness builds nothing itself.
+//! examples to `--disagreements`. The harness builds nothing itself. `--skip-load` compares
+//! answers only (no load runs, no compaction); `--reuse-meilisearch-data` and
+//! `--reuse-coresearch-data` start a side on the data directory an earlier run kept (with
+//! `--keep-data` or a reuse flag) when its index holds every document, instead of indexing
+//! again.
 //!
 //! Exit status: 0 after a complete comparison, 1 when a side failed, 2 for unusable options.
 
@@ -15,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bench_harness::compare::agreement::{Agreement, agreement};
+use bench_harness::compare::agreement::{Agreement, EXAMPLES_PER_KIND_DEFAULT, agreement};
 use bench_harness::compare::arguments::{MixArguments, ServerArguments};
 use bench_harness::compare::command_line::command_line;
 use bench_harness::compare::query_mix::{Query, generate, write_mix};
@@ -72,6 +76,18 @@ struct Arguments {
     /// Where disagreeing top-10 examples go (default: WORK_DIR/disagreements.json)
     #[arg(long)]
     disagreements: Option<PathBuf>,
+    /// Disagreeing examples kept per query kind
+    #[arg(long, default_value_t = EXAMPLES_PER_KIND_DEFAULT)]
+    examples_per_kind: usize,
+    /// Compare answers only: no load runs and no compaction
+    #[arg(long)]
+    skip_load: bool,
+    /// Start Meilisearch on the data directory a run kept, when its index is complete
+    #[arg(long)]
+    reuse_meilisearch_data: bool,
+    /// Start coresearch on the data directory a run kept, when its index is complete
+    #[arg(long)]
+    reuse_coresearch_data: bool,
 }
 
 /// The dataset's lines, their searchable text, and the query mix.
@@ -110,18 +126,20 @@ fn prepare(arguments: &Arguments) -> Result<(Vec<String>, Vec<Query>), String> {
     Ok((lines, queries))
 }
 
-fn side_options(arguments: &Arguments) -> SideOptions {
+fn side_options(arguments: &Arguments, reuse_data: bool) -> SideOptions {
     SideOptions {
         index_uid: arguments.mix.data.index.clone(),
         batch: arguments.batch,
         concurrency: arguments.concurrency,
-        rate: (arguments.rate > 0.0).then_some(arguments.rate),
+        rate: (arguments.rate > 0.0 && !arguments.skip_load).then_some(arguments.rate),
         rate_connections: arguments.rate_connections,
         duration: arguments.duration,
         warmup: arguments.warmup,
         load_timeout: arguments.timeout,
         seed: arguments.mix.seed,
         keep_data: arguments.keep_data,
+        skip_load: arguments.skip_load,
+        reuse_data,
     }
 }
 
@@ -149,8 +167,8 @@ fn run(arguments: &Arguments) -> Result<(), String> {
     std::fs::create_dir_all(&arguments.work_dir)
         .map_err(|error| format!("cannot create {}: {error}", arguments.work_dir.display()))?;
     let (lines, queries) = prepare(arguments)?;
-    let options = side_options(arguments);
-    let side = |kind: ServerKind| {
+    let side = |kind: ServerKind, reuse_data: bool| {
+        let options = side_options(arguments, reuse_data);
         arguments
             .servers
             .spec(kind, &arguments.work_dir)
@@ -160,10 +178,17 @@ fn run(arguments: &Arguments) -> Result<(), String> {
             })
             .transpose()
     };
-    let ours: Option<SideOutcome> = side(ServerKind::Coresearch)?;
-    let theirs: Option<SideOutcome> = side(ServerKind::Meilisearch)?;
+    let ours: Option<SideOutcome> = side(ServerKind::Coresearch, arguments.reuse_coresearch_data)?;
+    let theirs: Option<SideOutcome> =
+        side(ServerKind::Meilisearch, arguments.reuse_meilisearch_data)?;
+    let options = side_options(arguments, false);
     let agreement = match (&ours, &theirs) {
-        (Some(ours), Some(theirs)) => Some(agreement(&queries, &ours.top_hits, &theirs.top_hits)),
+        (Some(ours), Some(theirs)) => Some(agreement(
+            &queries,
+            &ours.top_hits,
+            &theirs.top_hits,
+            arguments.examples_per_kind,
+        )),
         _ => None,
     };
     let description = RunDescription {

@@ -1,10 +1,12 @@
 //! Top-hits agreement between two servers: for each query of the mix, whether both answered
-//! the same top hit ids in the same order, and how much the two sets overlap.
+//! the same top hit ids in the same order, how much the two sets overlap, and whether both
+//! answered the same hit count (`estimatedTotalHits`).
 //!
 //! Invariants: ids are compared by their JSON text (`828939` and `"828939"` differ, as they
 //! would for a client); a query that failed on either side counts as a disagreement with
-//! overlap 0; two empty answers agree with overlap 1; overlap is
-//! `|ours ∩ theirs| / max(|ours|, |theirs|)`, in `0..=1`.
+//! overlap 0 and unequal counts; two empty answers agree with overlap 1; overlap is
+//! `|ours ∩ theirs| / max(|ours|, |theirs|)`, in `0..=1`. A query is an example of
+//! disagreement when its ids or its counts differ.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -13,8 +15,8 @@ use serde_json::Value;
 
 use super::query_mix::{Query, QueryKind};
 
-/// Disagreeing examples kept per query kind.
-pub const EXAMPLES_PER_KIND_MAX: usize = 3;
+/// Disagreeing examples kept per query kind unless told otherwise.
+pub const EXAMPLES_PER_KIND_DEFAULT: usize = 3;
 
 /// What a server answered to one query: its top hit ids and its hit count estimate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,6 +57,8 @@ pub struct Comparison {
     pub equal: bool,
     /// Shared ids over the longer list's length.
     pub overlap: f64,
+    /// Same hit count (set by [`agreement`]; [`compare`] sees ids only and leaves it true).
+    pub total_hits_equal: bool,
 }
 
 /// Compares two top-hit lists.
@@ -64,6 +68,7 @@ pub fn compare(ours: &[String], theirs: &[String]) -> Comparison {
         return Comparison {
             equal: true,
             overlap: 1.0,
+            total_hits_equal: true,
         };
     }
     let their_ids: HashSet<&String> = theirs.iter().collect();
@@ -75,6 +80,7 @@ pub fn compare(ours: &[String], theirs: &[String]) -> Comparison {
     Comparison {
         equal: ours == theirs,
         overlap: shared as f64 / longest as f64,
+        total_hits_equal: true,
     }
 }
 
@@ -89,12 +95,18 @@ pub struct Tally {
     pub overlap_sum: f64,
     /// Queries that failed on at least one side.
     pub failed: u64,
+    /// Queries whose hit counts are equal.
+    pub total_hits_equal: u64,
+    /// Queries whose top hits and hit counts are both equal.
+    pub both_equal: u64,
 }
 
 impl Tally {
     fn add(&mut self, comparison: Comparison, failed: bool) {
         self.queries += 1;
         self.equal += u64::from(comparison.equal);
+        self.total_hits_equal += u64::from(comparison.total_hits_equal);
+        self.both_equal += u64::from(comparison.equal && comparison.total_hits_equal);
         self.overlap_sum += comparison.overlap;
         self.failed += u64::from(failed);
     }
@@ -102,6 +114,16 @@ impl Tally {
     /// The share of queries with equal top hits (0 when there are none).
     pub fn equal_share(&self) -> f64 {
         share(self.equal as f64, self.queries)
+    }
+
+    /// The share of queries with equal hit counts (0 when there are none).
+    pub fn total_hits_share(&self) -> f64 {
+        share(self.total_hits_equal as f64, self.queries)
+    }
+
+    /// The share of queries with equal top hits and hit counts (0 when there are none).
+    pub fn both_share(&self) -> f64 {
+        share(self.both_equal as f64, self.queries)
     }
 
     /// The mean overlap (0 when there are no queries).
@@ -138,7 +160,7 @@ pub struct Agreement {
     pub total: Tally,
     /// Per kind, by label.
     pub per_kind: BTreeMap<&'static str, Tally>,
-    /// At most `EXAMPLES_PER_KIND_MAX` disagreeing queries of each kind, in mix order.
+    /// At most the asked number of disagreeing queries of each kind, in mix order.
     pub examples: Vec<Disagreement>,
 }
 
@@ -151,20 +173,30 @@ fn answer_json(hits: &TopHits) -> Value {
 }
 
 /// Compares the answers of both servers to every query (`ours[i]` and `theirs[i]` answer
-/// `queries[i]`).
-pub fn agreement(queries: &[Query], ours: &[TopHits], theirs: &[TopHits]) -> Agreement {
+/// `queries[i]`), keeping at most `examples_per_kind` disagreeing queries of each kind.
+pub fn agreement(
+    queries: &[Query],
+    ours: &[TopHits],
+    theirs: &[TopHits],
+    examples_per_kind: usize,
+) -> Agreement {
     let mut result = Agreement::default();
-    let mut examples_per_kind: BTreeMap<QueryKind, usize> = BTreeMap::new();
+    let mut examples_kept: BTreeMap<QueryKind, usize> = BTreeMap::new();
     for (index, ((query, our_hits), their_hits)) in queries.iter().zip(ours).zip(theirs).enumerate()
     {
         let (comparison, failed) = match (our_hits, their_hits) {
-            (Ok(our_answer), Ok(their_answer)) => {
-                (compare(&our_answer.ids, &their_answer.ids), false)
-            }
+            (Ok(our_answer), Ok(their_answer)) => (
+                Comparison {
+                    total_hits_equal: our_answer.total_hits == their_answer.total_hits,
+                    ..compare(&our_answer.ids, &their_answer.ids)
+                },
+                false,
+            ),
             _ => (
                 Comparison {
                     equal: false,
                     overlap: 0.0,
+                    total_hits_equal: false,
                 },
                 true,
             ),
@@ -175,8 +207,9 @@ pub fn agreement(queries: &[Query], ours: &[TopHits], theirs: &[TopHits]) -> Agr
             .entry(query.kind.label())
             .or_default()
             .add(comparison, failed);
-        let examples = examples_per_kind.entry(query.kind).or_insert(0);
-        if !comparison.equal && *examples < EXAMPLES_PER_KIND_MAX {
+        let examples = examples_kept.entry(query.kind).or_insert(0);
+        let disagrees = !comparison.equal || !comparison.total_hits_equal;
+        if disagrees && *examples < examples_per_kind {
             *examples += 1;
             result.examples.push(Disagreement {
                 index,
@@ -215,14 +248,16 @@ mod tests {
             compare(&ids(&[1, 2, 3]), &ids(&[1, 2, 3])),
             Comparison {
                 equal: true,
-                overlap: 1.0
+                overlap: 1.0,
+                total_hits_equal: true
             }
         );
         assert_eq!(
             compare(&ids(&[1, 2, 3]), &ids(&[3, 2, 1])),
             Comparison {
                 equal: false,
-                overlap: 1.0
+                overlap: 1.0,
+                total_hits_equal: true
             }
         );
         let partial = compare(&ids(&[1, 2, 3, 4]), &ids(&[1, 9]));
@@ -291,8 +326,10 @@ mod tests {
             answer(&[4]),
             answer(&[1]),
         ];
-        let result = agreement(&queries, &ours, &theirs);
+        let result = agreement(&queries, &ours, &theirs, EXAMPLES_PER_KIND_DEFAULT);
         assert_eq!(result.total.queries, 6);
+        assert_eq!(result.total.total_hits_equal, 5);
+        assert_eq!(result.total.both_equal, 1);
         assert_eq!(result.total.equal, 1);
         assert_eq!(result.total.failed, 1);
         assert!((result.total.mean_overlap() - 2.0 / 6.0).abs() < 1e-12);
@@ -304,11 +341,32 @@ mod tests {
             .iter()
             .filter(|example| example.kind == "one_word")
             .count();
-        assert_eq!(one_word_examples, EXAMPLES_PER_KIND_MAX);
-        assert_eq!(result.examples.len(), EXAMPLES_PER_KIND_MAX + 1);
+        assert_eq!(one_word_examples, EXAMPLES_PER_KIND_DEFAULT);
+        assert_eq!(result.examples.len(), EXAMPLES_PER_KIND_DEFAULT + 1);
         assert_eq!(result.examples[0].index, 1);
         assert_eq!(result.examples[0].ours["ids"], json!(["2", "1"]));
         assert_eq!(result.examples[3].ours["error"], "503");
         assert!((result.total.equal_share() - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn equal_ids_with_another_hit_count_are_a_disagreement() {
+        let queries = vec![Query {
+            kind: QueryKind::TwoWords,
+            body: json!({"q": "x y"}),
+        }];
+        let ours: Vec<TopHits> = vec![answer(&[1, 2])];
+        let theirs: Vec<TopHits> = vec![Ok(TopAnswer {
+            ids: ids(&[1, 2]),
+            total_hits: Some(3),
+        })];
+        let result = agreement(&queries, &ours, &theirs, EXAMPLES_PER_KIND_DEFAULT);
+        assert_eq!(result.total.equal, 1);
+        assert_eq!(result.total.total_hits_equal, 0);
+        assert_eq!(result.total.both_equal, 0);
+        assert_eq!(result.examples.len(), 1);
+        assert_eq!(result.examples[0].theirs["total_hits"], 3);
+        let none_kept = agreement(&queries, &ours, &theirs, 0);
+        assert!(none_kept.examples.is_empty());
     }
 }

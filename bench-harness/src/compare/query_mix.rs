@@ -34,6 +34,13 @@ pub const FILTER_EQUAL: &str = "year = 2019";
 pub const SORT_YEAR_DESCENDING: &str = "year:desc";
 /// The facet asked by `Facets` queries.
 pub const FACET_ATTRIBUTE: &str = "year";
+/// The sort of `SortRare` queries: a sortable attribute only some documents hold.
+pub const SORT_RANK_ASCENDING: &str = "rank:asc";
+/// A sortable attribute no document of the dataset holds (declared sortable by the
+/// comparison's settings).
+pub const ABSENT_ATTRIBUTE: &str = "stars";
+/// The sort of `SortAbsent` queries.
+pub const SORT_ABSENT_DESCENDING: &str = "stars:desc";
 
 /// What a query exercises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,10 +65,16 @@ pub enum QueryKind {
     Facets,
     /// An empty query with a filter.
     PlaceholderFilter,
+    /// Two words of one document and `FILTER_GREATER`.
+    TwoWordsFilter,
+    /// One or two words sorted by `SORT_RANK_ASCENDING` (few documents hold `rank`).
+    SortRare,
+    /// One or two words sorted by `SORT_ABSENT_DESCENDING` (no document holds it).
+    SortAbsent,
 }
 
 /// The kinds and their relative frequencies in the mix.
-pub const KIND_WEIGHTS: [(QueryKind, u32); 10] = [
+pub const KIND_WEIGHTS: [(QueryKind, u32); 13] = [
     (QueryKind::OneWord, 3),
     (QueryKind::TwoWords, 3),
     (QueryKind::Prefix, 3),
@@ -72,10 +85,13 @@ pub const KIND_WEIGHTS: [(QueryKind, u32); 10] = [
     (QueryKind::Sort, 2),
     (QueryKind::Facets, 2),
     (QueryKind::PlaceholderFilter, 1),
+    (QueryKind::TwoWordsFilter, 2),
+    (QueryKind::SortRare, 1),
+    (QueryKind::SortAbsent, 2),
 ];
 
 /// The sum of `KIND_WEIGHTS`.
-pub const KIND_WEIGHT_TOTAL: u32 = 20;
+pub const KIND_WEIGHT_TOTAL: u32 = 25;
 
 impl QueryKind {
     /// The kind's name in reports.
@@ -91,6 +107,9 @@ impl QueryKind {
             QueryKind::Sort => "sort_year_desc",
             QueryKind::Facets => "facets_year",
             QueryKind::PlaceholderFilter => "placeholder_filter",
+            QueryKind::TwoWordsFilter => "two_words_filter",
+            QueryKind::SortRare => "sort_rank_asc",
+            QueryKind::SortAbsent => "sort_absent",
         }
     }
 
@@ -214,6 +233,15 @@ impl Generator<'_> {
                 };
                 with(search(""), "filter", filter)
             }
+            QueryKind::TwoWordsFilter => with(search(&self.two_words()), "filter", FILTER_GREATER),
+            QueryKind::SortRare => {
+                let q = self.one_or_two_words();
+                with(search(&q), "sort", json!([SORT_RANK_ASCENDING]))
+            }
+            QueryKind::SortAbsent => {
+                let q = self.one_or_two_words();
+                with(search(&q), "sort", json!([SORT_ABSENT_DESCENDING]))
+            }
         };
         Query { kind, body }
     }
@@ -268,6 +296,15 @@ impl Generator<'_> {
             }
         }
         format!("{} {}", self.band_word(), self.band_word())
+    }
+
+    /// A band word or two words of one document, evenly.
+    fn one_or_two_words(&mut self) -> String {
+        if self.coin() {
+            self.band_word()
+        } else {
+            self.two_words()
+        }
     }
 
     /// One or two words, the last cut to a strict prefix.
@@ -434,7 +471,9 @@ mod tests {
             );
             let filter = query.body.get("filter").and_then(Value::as_str);
             match query.kind {
-                QueryKind::FilterGreater => assert_eq!(filter, Some(FILTER_GREATER)),
+                QueryKind::FilterGreater | QueryKind::TwoWordsFilter => {
+                    assert_eq!(filter, Some(FILTER_GREATER))
+                }
                 QueryKind::FilterEqual => assert_eq!(filter, Some(FILTER_EQUAL)),
                 QueryKind::PlaceholderFilter => {
                     assert!([Some(FILTER_GREATER), Some(FILTER_EQUAL)].contains(&filter));
@@ -443,7 +482,10 @@ mod tests {
             }
             assert_eq!(
                 query.body.get("sort").is_some(),
-                query.kind == QueryKind::Sort
+                matches!(
+                    query.kind,
+                    QueryKind::Sort | QueryKind::SortRare | QueryKind::SortAbsent
+                )
             );
             assert_eq!(
                 query.body.get("facets").is_some(),

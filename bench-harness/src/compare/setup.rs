@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::client::{Client, Response};
+use super::query_mix::ABSENT_ATTRIBUTE;
 
 /// Pause between two polls of the task queue.
 pub const TASK_POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -19,12 +20,12 @@ pub const TASK_POLL_INTERVAL: Duration = Duration::from_millis(50);
 pub const TASKS_TIMEOUT: Duration = Duration::from_secs(4 * 3600);
 
 /// The index settings of the comparison: `name` and `summary` searchable, `year` and `rank`
-/// filterable and sortable.
+/// filterable and sortable, and `ABSENT_ATTRIBUTE` (which no document holds) sortable too.
 pub fn comparison_settings() -> Value {
     json!({
         "searchableAttributes": ["name", "summary"],
         "filterableAttributes": ["year", "rank"],
-        "sortableAttributes": ["year", "rank"],
+        "sortableAttributes": ["year", "rank", ABSENT_ATTRIBUTE],
     })
 }
 

@@ -1,6 +1,7 @@
 //! One side of the comparison: start a server, fill it, ask it every query once for its top
 //! hits, load it at fixed concurrency and at a fixed rate, measure its memory and disk, and
-//! stop it.
+//! stop it. A side may skip the load runs and the compaction (`skip_load`: only the answers
+//! are compared) and may reuse the data directory an earlier run kept (`reuse_data`).
 //!
 //! Invariants: the server is stopped on every path out of `run_side` (the process guard's
 //! drop); the top-hits pass runs after indexing and before the load runs, one query at a
@@ -17,7 +18,7 @@ use super::disk::disk_usage;
 use super::query_mix::{Query, TOP_HITS_COUNT};
 use super::server::{ServerProcess, ServerSpec};
 use super::settle::wait_until_quiet;
-use super::setup::{comparison_settings, create_index, get_json, ingest};
+use super::setup::{Ingestion, comparison_settings, create_index, get_json, ingest};
 use super::table::{LoadFigures, SideResults};
 use crate::load::{Limit, Pacing, Report, RequestTemplate, RunOptions, Target, Workload, run};
 use crate::measure::peak_resident_bytes;
@@ -50,6 +51,10 @@ pub struct SideOptions {
     pub seed: u64,
     /// Keep the data directory after the run.
     pub keep_data: bool,
+    /// Skip the load runs and the compaction.
+    pub skip_load: bool,
+    /// Start on the data directory an earlier run kept, when its index is complete.
+    pub reuse_data: bool,
 }
 
 /// What one side produced.
@@ -117,13 +122,14 @@ pub fn run_side(
     options: &SideOptions,
 ) -> Result<SideOutcome, String> {
     let name = spec.kind.name();
-    let StartedSide {
-        mut server,
-        mut client,
-        version,
-    } = start_with_index(spec, &options.index_uid)?;
-    eprintln!("[{name}] ingesting {} documents", lines.len());
-    let ingestion = ingest(&mut client, &options.index_uid, lines, options.batch)?;
+    let (
+        StartedSide {
+            mut server,
+            mut client,
+            version,
+        },
+        ingestion,
+    ) = start_filled(spec, lines, options)?;
     let indexed_at = Instant::now();
     eprintln!(
         "[{name}] indexed {} documents ({} stored) in {:.2} s",
@@ -153,46 +159,25 @@ pub fn run_side(
         eprintln!("[{name}] {top_hits_failures} queries failed, the first: {first}");
     }
 
-    let workload = search_workload(&options.index_uid, queries)?;
-    eprintln!("[{name}] closed loop, {} connections", options.concurrency);
-    let settings = LoadSettings {
-        duration: options.duration,
-        warmup: options.warmup,
-        timeout: options.load_timeout,
-        seed: options.seed,
-    };
-    let closed_loop = load_run(
-        &server,
-        &workload,
-        &settings,
-        Pacing::ClosedLoop,
-        options.concurrency,
-        &spec.work_dir.join("closed-loop.json"),
-    )?;
-    let open_loop = match options.rate {
-        Some(rate_per_second) => {
-            eprintln!("[{name}] open loop, {rate_per_second} requests/s");
-            Some(load_run(
-                &server,
-                &workload,
-                &settings,
-                Pacing::OpenLoop { rate_per_second },
-                options.rate_connections,
-                &spec.work_dir.join("open-loop.json"),
-            )?)
-        }
-        None => None,
+    let (closed_loop, open_loop) = if options.skip_load {
+        (None, None)
+    } else {
+        load_runs(&server, spec, queries, options)?
     };
     let peak_rss_end = peak_resident_bytes(Some(server.pid));
     let disk_at_end = disk_usage(&spec.data_dir());
-    eprintln!("[{name}] compaction");
-    let compaction = compact(&mut client, &options.index_uid);
-    if let Err(error) = &compaction {
-        eprintln!("[{name}] compaction failed: {error}");
-    }
-    let disk_after_compaction = compaction.ok().map(|()| disk_usage(&spec.data_dir()));
+    let disk_after_compaction = if options.skip_load {
+        None
+    } else {
+        eprintln!("[{name}] compaction");
+        let compaction = compact(&mut client, &options.index_uid);
+        if let Err(error) = &compaction {
+            eprintln!("[{name}] compaction failed: {error}");
+        }
+        compaction.ok().map(|()| disk_usage(&spec.data_dir()))
+    };
     server.stop();
-    if !options.keep_data {
+    if !options.keep_data && !options.reuse_data {
         let _ = std::fs::remove_dir_all(spec.data_dir());
     }
     Ok(SideOutcome {
@@ -208,11 +193,119 @@ pub fn run_side(
             disk_at_end,
             disk_after_compaction,
             top_hits_failures,
-            closed_loop: Some(closed_loop),
+            closed_loop,
             open_loop,
         },
         top_hits,
     })
+}
+
+/// The closed-loop run and, when a rate is given, the open-loop run.
+fn load_runs(
+    server: &ServerProcess,
+    spec: &ServerSpec,
+    queries: &[Query],
+    options: &SideOptions,
+) -> Result<(Option<LoadFigures>, Option<LoadFigures>), String> {
+    let name = spec.kind.name();
+    let workload = search_workload(&options.index_uid, queries)?;
+    eprintln!("[{name}] closed loop, {} connections", options.concurrency);
+    let settings = LoadSettings {
+        duration: options.duration,
+        warmup: options.warmup,
+        timeout: options.load_timeout,
+        seed: options.seed,
+    };
+    let closed_loop = load_run(
+        server,
+        &workload,
+        &settings,
+        Pacing::ClosedLoop,
+        options.concurrency,
+        &spec.work_dir.join("closed-loop.json"),
+    )?;
+    let open_loop = match options.rate {
+        Some(rate_per_second) => {
+            eprintln!("[{name}] open loop, {rate_per_second} requests/s");
+            Some(load_run(
+                server,
+                &workload,
+                &settings,
+                Pacing::OpenLoop { rate_per_second },
+                options.rate_connections,
+                &spec.work_dir.join("open-loop.json"),
+            )?)
+        }
+        None => None,
+    };
+    Ok((Some(closed_loop), open_loop))
+}
+
+/// Starts the server on a filled index: the data directory an earlier run kept when
+/// `reuse_data` and its index holds every document (settings applied again), otherwise a
+/// fresh one with the index created and the dataset ingested.
+fn start_filled(
+    spec: &ServerSpec,
+    lines: &[String],
+    options: &SideOptions,
+) -> Result<(StartedSide, Ingestion), String> {
+    let name = spec.kind.name();
+    if options.reuse_data && spec.data_dir().is_dir() {
+        eprintln!("[{name}] starting {} in place", spec.binary.display());
+        let server = ServerProcess::start_in_place(spec)?;
+        let mut client = Client::new(spec.address(), spec.master_key.clone(), REQUEST_TIMEOUT);
+        let stats = get_json(
+            &mut client,
+            &format!("/indexes/{}/stats", options.index_uid),
+        );
+        let stored = stats
+            .ok()
+            .and_then(|stats| stats["numberOfDocuments"].as_u64())
+            .unwrap_or(0);
+        if stored == lines.len() as u64 {
+            eprintln!("[{name}] reusing its data directory ({stored} documents)");
+            apply_settings(&mut client, &options.index_uid)?;
+            let version = get_json(&mut client, "/version")
+                .ok()
+                .and_then(|answer| answer["pkgVersion"].as_str().map(str::to_string));
+            let ingestion = Ingestion {
+                documents: lines.len(),
+                payloads: 0,
+                elapsed: Duration::ZERO,
+                stored,
+            };
+            let started = StartedSide {
+                server,
+                client,
+                version,
+            };
+            return Ok((started, ingestion));
+        }
+        eprintln!("[{name}] its data directory holds {stored} documents: starting afresh");
+        drop(server);
+    }
+    let mut started = start_with_index(spec, &options.index_uid)?;
+    eprintln!("[{name}] ingesting {} documents", lines.len());
+    let ingestion = ingest(
+        &mut started.client,
+        &options.index_uid,
+        lines,
+        options.batch,
+    )?;
+    Ok((started, ingestion))
+}
+
+/// Applies the comparison's settings to index `uid` again and waits for the task.
+fn apply_settings(client: &mut Client, uid: &str) -> Result<(), String> {
+    let response = client
+        .send_json(
+            "PATCH",
+            &format!("/indexes/{uid}/settings"),
+            &comparison_settings(),
+        )
+        .map_err(|error| format!("update settings: {error}"))?;
+    super::setup::expect_status("update settings", &response, 202)?;
+    super::setup::wait_for_tasks(client)
 }
 
 /// The server's process id as `/proc` numbers it.

@@ -449,9 +449,15 @@ fn write_agreement(text: &mut String, agreement: &Agreement) {
     );
     let _ = writeln!(
         text,
-        "| query kind | queries | equal top-10 | equal share | mean overlap | failed |"
+        "Equal hit counts (`estimatedTotalHits`): {:.1}%; equal top-10 and hit count: {:.1}%.\n",
+        agreement.total.total_hits_share() * 100.0,
+        agreement.total.both_share() * 100.0
     );
-    let _ = writeln!(text, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        text,
+        "| query kind | queries | equal top-10 | equal share | mean overlap | equal hit count | both equal | failed |"
+    );
+    let _ = writeln!(text, "|---|---:|---:|---:|---:|---:|---:|---:|");
     let all = std::iter::once(("all", &agreement.total));
     for (kind, tally) in all.chain(
         agreement
@@ -461,11 +467,13 @@ fn write_agreement(text: &mut String, agreement: &Agreement) {
     ) {
         let _ = writeln!(
             text,
-            "| {kind} | {} | {} | {:.1}% | {:.1}% | {} |",
+            "| {kind} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {} |",
             tally.queries,
             tally.equal,
             tally.equal_share() * 100.0,
             tally.mean_overlap() * 100.0,
+            tally.total_hits_share() * 100.0,
+            tally.both_share() * 100.0,
             tally.failed
         );
     }

@@ -29,13 +29,15 @@ use super::occurrences::{
     DocumentOccurrences, SearchedFields, TermOccurrence, collect_known_occurrences,
     collect_occurrences, phrase_occurrences, searched_fields, word_documents,
 };
+use super::prefix_cache::forward_only_alternatives;
 use super::query::{MatchingStrategy, ParsedQuery, QueryTerm, SearchQuery, TermKind, parse_query};
 use super::ranking::RankingContext;
 use super::refine::{OccurrenceCache, Refiner, Selection, is_past};
 use super::score::{ScoreDetail, compare_details, global_score};
 use super::sort_values::sorted_documents;
+use super::split_words::add_split_alternatives;
 use super::steps::{Step, steps};
-use super::terms::{ResolvedTerm, ngram_typo_floors, resolve_terms};
+use super::terms::{ResolvedTerm, resolve_terms, typo_floors};
 
 /// One hit of a shard.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +199,8 @@ fn ranking_context<'p>(
         proximity_precision: settings.proximity_precision,
         weight_max: settings.weight_max(),
         fields,
-        typo_floors: ngram_typo_floors(terms),
+        typo_floors: typo_floors(terms),
+        forward_only: forward_only_alternatives(&*snapshot.dictionary()?, resolved),
     })
 }
 
@@ -407,16 +410,19 @@ fn term_counts_everywhere(
     Ok(term_counts(&found, resolved.len()))
 }
 
-/// The parsed query's terms resolved against this commit's dictionary and synonyms.
+/// The parsed query's terms resolved against this commit's dictionary, synonyms and word
+/// pairs (a word's split).
 fn resolve(snapshot: &ShardSnapshot, parsed: &ParsedQuery) -> ShardResult<Vec<ResolvedTerm>> {
     let dictionary = snapshot.dictionary()?;
-    Ok(resolve_terms(
+    let mut resolved = resolve_terms(
         &dictionary,
         snapshot.derivation_memo(),
         snapshot.text_settings(),
         snapshot.synonyms(),
         &parsed.terms,
-    ))
+    );
+    add_split_alternatives(snapshot.read_transaction(), &mut resolved)?;
+    Ok(resolved)
 }
 
 /// The fields `query` searches and its `q` parsed in its languages (see

@@ -24,8 +24,9 @@
 //!
 //! Not done yet (known differences from Meilisearch 1.41):
 //! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
-//!   prefix); like Meilisearch's they cost one typo per word they join; one query word is
-//!   never split into two (`sunflower` → `sun flower`);
+//!   prefix); like Meilisearch's they cost one typo per word they join; a query word's split
+//!   into two words side by side ([`split_words`]) is chosen by this shard's pair counts,
+//!   Meilisearch's by the index's;
 //! - with a distinct attribute the hits are candidates the server applies distinct over (see
 //!   [`distinct`]) and the total counts every match (the server computes Meilisearch's);
 //! - proximity picks the closest pair per adjacent term pair independently (Meilisearch keeps
@@ -33,7 +34,10 @@
 //!   attribute and word position look only at each term's fewest-typo occurrences, and a
 //!   phrase's attribute and position are its first word's; the exact-attribute check wants
 //!   every term in one field;
-//! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are;
+//! - typo expansions are capped per query word (see [`derivations`]), as Meilisearch's are,
+//!   but over this shard's dictionary: the union over shards holds more words than
+//!   Meilisearch's first 150 of the index; whether a prefix is in Meilisearch's prefix cache
+//!   is decided from this shard's words too ([`prefix_cache`]);
 //!   prefix expansions are not (every word of the prefix's dictionary range);
 //! - the lazy bucket sort ([`refine`]) splits by typo, attribute rank, word position and sort
 //!   from bitmaps, and by exactness as the last rule reading only what the page needs, but
@@ -73,6 +77,7 @@ mod lazy_exactness;
 pub mod occurrences;
 mod one_term_split;
 mod phrase_filter;
+mod prefix_cache;
 pub mod prefix_unions;
 pub mod prefix_words;
 mod query;
@@ -81,6 +86,7 @@ mod refine;
 mod rule_bitmaps;
 mod score;
 mod sort_values;
+mod split_words;
 mod steps;
 pub mod terms;
 pub mod vector;

@@ -39,7 +39,7 @@ impl BucketCosts<'_> {
     }
 
     /// `bucket` split by attribute rank until `needed` documents are ranked (only when
-    /// [`Self::one_term`] and [`Self::positioned_by_bitmaps`]).
+    /// [`Self::one_term`]).
     pub fn first_by_attribute_rank(
         &self,
         bucket: &RoaringBitmap,
@@ -55,7 +55,7 @@ impl BucketCosts<'_> {
     }
 
     /// `bucket` split by word position until `needed` documents are ranked (only when
-    /// [`Self::one_term`] and [`Self::positioned_by_bitmaps`]).
+    /// [`Self::one_term`]).
     pub fn first_by_word_position(
         &self,
         bucket: &RoaringBitmap,

@@ -33,8 +33,11 @@ pub struct RankingContext<'a> {
     pub fields: &'a SearchedFields,
     /// Per term, the fewest typos its `maxTypoCount` allows: an n-gram alternative costs
     /// typos even on terms that allow none (from the query alone, see
-    /// [`super::terms::ngram_typo_floors`]).
+    /// [`super::terms::typo_floors`]).
     pub typo_floors: Vec<u8>,
+    /// Per term, the alternative whose occurrences count for proximity only after the term
+    /// before (a cached prefix's longer words, see [`super::prefix_cache`]).
+    pub forward_only: Vec<Option<u16>>,
 }
 
 /// The terms kept for a document and how many terms were dropped.
@@ -150,10 +153,21 @@ impl RankingContext<'_> {
             let best = match self.proximity_precision {
                 // As Meilisearch's rules refine the paths the typo rule chose, proximity
                 // looks only at each term's occurrences with its fewest typos.
-                ProximityPrecision::ByWord => closest_proximity(
-                    &fewest_typos(&occurrences[left]),
-                    &fewest_typos(&occurrences[right]),
-                ),
+                ProximityPrecision::ByWord => {
+                    let right_occurrences = fewest_typos(&occurrences[right]);
+                    let forward_only = self.forward_only.get(right).copied().flatten();
+                    let (after_only, both): (Vec<TermOccurrence>, Vec<TermOccurrence>) =
+                        right_occurrences
+                            .into_iter()
+                            .partition(|occurrence| Some(occurrence.alternative) == forward_only);
+                    let left_occurrences = fewest_typos(&occurrences[left]);
+                    let both_ways = closest_proximity(&left_occurrences, &both, true);
+                    let after = closest_proximity(&left_occurrences, &after_only, false);
+                    match (both_ways, after) {
+                        (Some(one), Some(other)) => Some(one.min(other)),
+                        (one, other) => one.or(other),
+                    }
+                }
                 ProximityPrecision::ByAttribute => {
                     let same_field =
                         occurrences[left]
@@ -349,19 +363,26 @@ fn fewest_typos(occurrences: &[TermOccurrence]) -> Vec<TermOccurrence> {
 }
 
 /// What the attribute and word-position rules look at for a term: among its occurrences with
-/// the fewest typos (Meilisearch's later rules refine the paths the typo rule chose), a
-/// phrase's anchors (its first word's occurrences) when it has some, else every occurrence.
+/// the fewest typos (Meilisearch's later rules refine the paths the typo rule chose), those of
+/// single words and a phrase's anchors (its first word's occurrences), never a phrase's own
+/// occurrence. A word term may have a phrase alternative (its split, a multi-word synonym):
+/// its single-word occurrences still count beside that phrase's anchors.
 fn positioned(occurrences: &[TermOccurrence]) -> impl Iterator<Item = &TermOccurrence> {
     let fewest = occurrences.iter().map(|occurrence| occurrence.typos).min();
-    let anchored = occurrences.iter().any(|occurrence| occurrence.anchor);
-    occurrences
-        .iter()
-        .filter(move |occurrence| occurrence.anchor == anchored && Some(occurrence.typos) == fewest)
+    occurrences.iter().filter(move |occurrence| {
+        Some(occurrence.typos) == fewest
+            && (occurrence.anchor || occurrence.start == occurrence.end)
+    })
 }
 
-/// The smallest proximity between an occurrence of `left` followed by one of `right` in the
-/// same field (`None` when they never share a field).
-fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Option<u32> {
+/// The smallest proximity between an occurrence of `left` and one of `right` in the same field
+/// (`None` when they never share a field); with `backward` false, only occurrences of `right`
+/// after one of `left` count.
+fn closest_proximity(
+    left: &[TermOccurrence],
+    right: &[TermOccurrence],
+    backward: bool,
+) -> Option<u32> {
     let mut right_sorted: Vec<(u16, u16, bool)> = right
         .iter()
         .map(|occurrence| (occurrence.field, occurrence.start, occurrence.shared))
@@ -399,11 +420,13 @@ fn closest_proximity(left: &[TermOccurrence], right: &[TermOccurrence]) -> Optio
             }
             following += 1;
         }
-        consider(
-            index
-                .checked_sub(1)
-                .and_then(|before| right_sorted.get(before)),
-        );
+        if backward {
+            consider(
+                index
+                    .checked_sub(1)
+                    .and_then(|before| right_sorted.get(before)),
+            );
+        }
     }
     best
 }
@@ -469,24 +492,41 @@ mod tests {
     fn closest_proximity_is_directional_and_per_field() {
         // Right after: 1; right before: distance + 1; other field: none.
         assert_eq!(
-            closest_proximity(&[at(0, 3, false)], &[at(0, 4, false)]),
+            closest_proximity(&[at(0, 3, false)], &[at(0, 4, false)], true),
             Some(1)
         );
         assert_eq!(
-            closest_proximity(&[at(0, 4, false)], &[at(0, 3, false)]),
+            closest_proximity(&[at(0, 4, false)], &[at(0, 3, false)], true),
             Some(2)
         );
         assert_eq!(
-            closest_proximity(&[at(0, 3, false)], &[at(1, 4, false)]),
+            closest_proximity(&[at(0, 3, false)], &[at(1, 4, false)], true),
             None
         );
         assert_eq!(
-            closest_proximity(&[at(0, 3, false)], &[at(0, 3, false), at(0, 9, false)]),
+            closest_proximity(
+                &[at(0, 3, false)],
+                &[at(0, 3, false), at(0, 9, false)],
+                true
+            ),
             Some(6)
+        );
+        // Only after: the word before does not count.
+        assert_eq!(
+            closest_proximity(&[at(0, 4, false)], &[at(0, 3, false)], false),
+            None
+        );
+        assert_eq!(
+            closest_proximity(
+                &[at(0, 4, false)],
+                &[at(0, 3, false), at(0, 6, false)],
+                false
+            ),
+            Some(2)
         );
         // One shared occurrence standing for both words.
         assert_eq!(
-            closest_proximity(&[at(0, 3, true)], &[at(0, 3, true)]),
+            closest_proximity(&[at(0, 3, true)], &[at(0, 3, true)], true),
             Some(1)
         );
     }

@@ -313,7 +313,7 @@ impl Refiner<'_> {
         costs: &BucketCosts<'_>,
         needed: u64,
     ) -> ShardResult<Vec<SubBucket>> {
-        let lazy = costs.one_term() && costs.positioned_by_bitmaps();
+        let lazy = costs.one_term();
         let first = match step {
             Step::AttributeRank if lazy => Some(costs.first_by_attribute_rank(bucket, needed)?),
             Step::WordPosition if lazy => Some(costs.first_by_word_position(bucket, needed)?),
@@ -331,12 +331,8 @@ impl Refiner<'_> {
             Step::Typo => costs.split_by_typo(bucket),
             Step::Proximity if self.context.adjacent_pairs(self.kept) == 0 => vec![bucket.clone()],
             Step::Proximity => return self.split_by_proximity(bucket, costs),
-            Step::AttributeRank if costs.positioned_by_bitmaps() => {
-                costs.split_by_attribute_rank(bucket)?
-            }
-            Step::WordPosition if costs.positioned_by_bitmaps() => {
-                costs.split_by_word_position(bucket)?
-            }
+            Step::AttributeRank => costs.split_by_attribute_rank(bucket)?,
+            Step::WordPosition => costs.split_by_word_position(bucket)?,
             _ => self.split_by_document(bucket, step)?,
         };
         Ok(split
@@ -378,6 +374,8 @@ impl Refiner<'_> {
         bucket: &RoaringBitmap,
         step: &Step,
     ) -> ShardResult<Vec<RoaringBitmap>> {
+        #[cfg(test)]
+        tests::DOCUMENTS_SPLIT_ONE_BY_ONE.with(|count| count.set(count.get() + bucket.len()));
         Ok(self
             .rank_by_document(bucket, step)?
             .into_iter()
@@ -451,5 +449,91 @@ impl Refiner<'_> {
             .map(|(RankedDetails(details), documents)| (documents, details))
             .collect();
         Ok(split)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use serde_json::json;
+
+    use crate::search::SearchQuery;
+    use crate::shard::{Operation, Shard};
+
+    thread_local! {
+        /// Documents this thread's searches split by a step one document at a time (bitmap
+        /// splits do not count).
+        pub(super) static DOCUMENTS_SPLIT_ONE_BY_ONE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Documents holding `sunflower seed` in a field and at a position that vary with the id.
+    const JOINED_DOCUMENTS: u64 = 400;
+    /// Documents holding the split `sun flower seed` instead.
+    const SPLIT_DOCUMENTS: u64 = 40;
+
+    fn shard(directory: &tempfile::TempDir) -> Shard {
+        let shard = Shard::open(
+            &directory.path().join("shard.pages"),
+            storage_engine::Options::default(),
+        )
+        .expect("open succeeds");
+        let filler = |id: u64| vec!["filler"; usize::try_from(id % 7).expect("small")].join(" ");
+        let text = |id: u64, words: &str| {
+            let (lead, rest) = (filler(id), filler(id / 7));
+            json!({"id": id, "title": format!("{lead} {words} {rest}"), "body": "other"})
+        };
+        let operations = (0..JOINED_DOCUMENTS + SPLIT_DOCUMENTS)
+            .map(|id| {
+                let mut document = if id < JOINED_DOCUMENTS {
+                    text(id, "sunflower seed")
+                } else {
+                    text(id, "sun flower seed")
+                };
+                if id % 3 == 0 {
+                    // The words in the second field: attribute rank splits the bucket.
+                    let title = document["title"].take();
+                    document["title"] = document["body"].take();
+                    document["body"] = title;
+                }
+                let serde_json::Value::Object(document) = document else {
+                    unreachable!("a JSON object")
+                };
+                Operation::Replace {
+                    external_id: id.to_string(),
+                    document,
+                }
+            })
+            .collect();
+        shard.apply(1, operations).expect("apply succeeds");
+        shard
+    }
+
+    #[test]
+    fn a_typo_free_bucket_splits_by_bitmaps_when_a_split_alternative_is_present() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let shard = shard(&directory);
+        let snapshot = shard.read().expect("read succeeds");
+        for q in ["sunflower", "sunflower seed"] {
+            let query = SearchQuery {
+                q: Some(q.to_owned()),
+                limit: 10,
+                ..SearchQuery::default()
+            };
+            DOCUMENTS_SPLIT_ONE_BY_ONE.with(|count| count.set(0));
+            let hits = snapshot.search(&query).expect("search succeeds");
+            // The split `sun flower` matches too (one typo): it is an alternative of the term.
+            assert_eq!(hits.total, JOINED_DOCUMENTS + SPLIT_DOCUMENTS, "{q}");
+            // The page is filled from the typo-free sub-bucket (400 documents): proximity,
+            // attribute rank and word position split it from bitmaps, never one by one.
+            assert_eq!(DOCUMENTS_SPLIT_ONE_BY_ONE.with(Cell::get), 0, "{q}");
+            // Naming every field turns the bucket sort off: the full evaluation.
+            let full = SearchQuery {
+                attributes_to_search_on: Some(vec!["title".to_owned(), "body".to_owned()]),
+                ..query.clone()
+            };
+            let full_hits = snapshot.search(&full).expect("search succeeds");
+            assert_eq!(hits.hits, full_hits.hits, "{q}");
+        }
     }
 }

@@ -15,13 +15,16 @@
 //! Invariant: each cost is exactly the one [`super::ranking`] computes from the document's
 //! occurrences for the same rule, so splitting by the summed costs orders like the rules'
 //! ranks (their maxima are the same for every document of a words bucket). Attribute rank and
-//! word position are computed here only when every kept term's alternatives are single words
-//! or the term is one phrase alone ([`BucketCosts::positioned_by_bitmaps`]): these two rules
-//! look at a phrase's first word wherever it occurs in a document holding the phrase (see
-//! `positioned` in [`super::ranking`]), and every document of the term's bitmap holds it, so
-//! the first word's fields and position buckets within those documents rank it exactly. A term
-//! mixing phrases (multi-word synonyms, splits) with single words ranks by whichever its
-//! fewest-typo occurrences are, which the per-document path handles.
+//! word position look at a term's fewest-typo single-word occurrences and at its fewest-typo
+//! phrases' first words wherever they occur in a document holding the phrase (`positioned` in
+//! [`super::ranking`]); here each alternative's slots are read within the documents where it
+//! is one of the term's fewest-typo matches (`BucketCosts::ranked_by`), a phrase's slots
+//! being its first word's, and a document keeps its lowest cost over them: the same minimum,
+//! whatever mix of single words and phrases (splits, multi-word synonyms) a term has.
+//! Proximity's pairs cannot be read for a phrase alternative, so the bitmap split gives up
+//! (`None`) only when a phrase is a fewest-typo match in a document of the sub-bucket it
+//! splits: a split costs one typo, so a sub-bucket whose terms all match without typos never
+//! reads it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -104,35 +107,12 @@ impl<'a> BucketCosts<'a> {
         })
     }
 
-    /// Whether every kept term matches through single words only (the condition for the
-    /// attribute-rank and word-position splits).
-    pub fn single_words(&self) -> bool {
-        self.kept.terms.iter().all(|term| {
-            self.resolved[*term]
-                .alternatives
-                .iter()
-                .all(|alternative| alternative.words.len() == 1)
-        })
-    }
-
-    /// Whether every kept term matches through single words only, or through one phrase alone
-    /// (the condition for the attribute-rank and word-position splits).
-    pub fn positioned_by_bitmaps(&self) -> bool {
-        self.kept.terms.iter().all(|term| {
-            let alternatives = &self.resolved[*term].alternatives;
-            alternatives.len() == 1
-                || alternatives
-                    .iter()
-                    .all(|alternative| alternative.words.len() == 1)
-        })
-    }
-
     /// `bucket` split by typo rank, best first.
     pub fn split_by_typo(&self, bucket: &RoaringBitmap) -> Vec<RoaringBitmap> {
         split_by_cost_sum(bucket, &self.typos)
     }
 
-    /// `bucket` split by attribute rank, best first (only when [`Self::positioned_by_bitmaps`]).
+    /// `bucket` split by attribute rank, best first.
     pub fn split_by_attribute_rank(
         &self,
         bucket: &RoaringBitmap,
@@ -166,7 +146,7 @@ impl<'a> BucketCosts<'a> {
         ))
     }
 
-    /// `bucket` split by word position, best first (only when [`Self::positioned_by_bitmaps`]).
+    /// `bucket` split by word position, best first.
     pub fn split_by_word_position(
         &self,
         bucket: &RoaringBitmap,
@@ -194,20 +174,15 @@ impl<'a> BucketCosts<'a> {
         Ok(split_by_cost_sum(bucket, &costs))
     }
 
-    /// Whether proximity ranks by word and every kept term matches through single words (no
-    /// phrase or multi-word synonym): then a pair of terms is side by side exactly where a
-    /// pair of their alternatives is.
-    fn proximity_by_word_pairs(&self) -> bool {
-        self.context.proximity_precision == ProximityPrecision::ByWord && self.single_words()
-    }
-
     /// The documents of `bucket` holding every adjacent pair of kept terms side by side in one
     /// field (proximity's best sub-bucket), read from `word_pairs`: per pair of terms, the
     /// pairs of their alternatives with the typo counts each document has for them (proximity
-    /// looks only at a term's fewest-typo occurrences). `None` when pairs cannot tell (see
-    /// [`Self::proximity_by_word_pairs`] and [`WordPairs::alternatives`]).
+    /// looks only at a term's fewest-typo occurrences), leaving out the alternatives that are
+    /// no fewest-typo match in any document concerned. `None` when pairs cannot tell:
+    /// proximity by attribute, or a pair of alternatives [`WordPairs::alternatives`] cannot
+    /// read (a phrase, a left prefix) that matches there.
     pub fn side_by_side(&self, bucket: &RoaringBitmap) -> ShardResult<Option<RoaringBitmap>> {
-        if !self.proximity_by_word_pairs() {
+        if self.context.proximity_precision != ProximityPrecision::ByWord {
             return Ok(None);
         }
         let mut pairs = WordPairs::open(self.read)?;
@@ -224,8 +199,10 @@ impl<'a> BucketCosts<'a> {
                     if within.is_empty() {
                         continue;
                     }
-                    for left_alternative in self.alternatives_at(left, *left_typos) {
-                        for right_alternative in self.alternatives_at(right, *right_typos) {
+                    let lefts = self.matching_within(index, *left_typos, &within);
+                    let rights = self.matching_within(index + 1, *right_typos, &within);
+                    for left_alternative in &lefts {
+                        for right_alternative in &rights {
                             let Some(found) =
                                 pairs.alternatives(left_alternative, right_alternative, &within)?
                             else {
@@ -244,12 +221,25 @@ impl<'a> BucketCosts<'a> {
         Ok(Some(best))
     }
 
-    /// The alternatives of term `term` with `typos` typos.
-    fn alternatives_at(&self, term: usize, typos: u32) -> impl Iterator<Item = &Alternative> {
+    /// The alternatives of the kept term at `position` (in `kept.terms`) with `typos` typos
+    /// that are one of the term's fewest-typo matches in some document of `within`: an
+    /// alternative matching in none of them cannot put a pair side by side there.
+    fn matching_within(
+        &self,
+        position: usize,
+        typos: u32,
+        within: &RoaringBitmap,
+    ) -> Vec<&Alternative> {
+        let term = self.kept.terms[position];
         self.resolved[term]
             .alternatives
             .iter()
-            .filter(move |alternative| u32::from(alternative.typos) == typos)
+            .zip(&self.ranked_by[position])
+            .filter(|(alternative, ranked_by)| {
+                u32::from(alternative.typos) == typos && !ranked_by.is_disjoint(within)
+            })
+            .map(|(alternative, _)| alternative)
+            .collect()
     }
 
     /// Per kept term, the lowest cost of each document of `within` over the slots (fields or
@@ -364,8 +354,8 @@ pub fn split_by_cost_sum(bucket: &RoaringBitmap, terms: &[TermCosts]) -> Vec<Roa
 /// The slots (fields or position buckets) of `tree` where an alternative's positioned word
 /// occurs, each with its documents within `within`: the word's own keys, or for a prefix every
 /// longer word's keys (a union the commit's [`PrefixUnions`] keeps). A phrase's positioned word
-/// is its first word (exact only when the phrase is its term's one alternative and `within`
-/// holds only documents holding the phrase, as [`BucketCosts::positioned_by_bitmaps`] ensures).
+/// is its first word, anywhere in a document of `within` (which holds only documents where the
+/// phrase is a fewest-typo match of its term, see `BucketCosts::ranked_by`).
 fn slot_bitmaps(
     read: &ReadTransaction,
     prefixes: &PrefixUnions,

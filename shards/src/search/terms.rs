@@ -164,30 +164,18 @@ fn resolve_term(
     }
 }
 
-/// Per term, the fewest typos its `maxTypoCount` allows: a word that may join an adjacent
-/// word in an n-gram may cost [`NGRAM_TYPOS_PER_TERM`] even when it allows no typo itself.
-/// Taken from the query alone, never from whether the n-gram is in a dictionary: a shard
-/// holding the n-gram and one without it must give a term the same maximum, or the same
-/// typo count would rank differently in each and the merged order would mix them.
-pub fn ngram_typo_floors(terms: &[QueryTerm]) -> Vec<u8> {
-    let joins = |left: &QueryTerm, right: &QueryTerm| {
-        plain_word(left).is_some()
-            && plain_word(right).is_some()
-            && left.end_position + 1 == right.position
-    };
-    (0..terms.len())
-        .map(|index| {
-            let after = terms
-                .get(index + 1)
-                .is_some_and(|next| joins(&terms[index], next));
-            let before = index
-                .checked_sub(1)
-                .is_some_and(|previous| joins(&terms[previous], &terms[index]));
-            if after || before {
-                NGRAM_TYPOS_PER_TERM
-            } else {
-                0
-            }
+/// Per term, the fewest typos its `maxTypoCount` allows: a word term may match through an
+/// n-gram ([`NGRAM_TYPOS_PER_TERM`]) or its split ([`super::split_words::SPLIT_TYPOS`]) even
+/// when it allows no typo itself; a phrase through neither. Taken from the query alone, never
+/// from whether an n-gram or a split is in a shard's index: a shard holding one and a shard
+/// without it must give a term the same maximum, or the same typo count would rank
+/// differently in each and the merged order would mix them.
+pub fn typo_floors(terms: &[QueryTerm]) -> Vec<u8> {
+    terms
+        .iter()
+        .map(|term| match term.kind {
+            TermKind::Word { .. } => NGRAM_TYPOS_PER_TERM.max(super::split_words::SPLIT_TYPOS),
+            TermKind::Phrase { .. } => 0,
         })
         .collect()
 }

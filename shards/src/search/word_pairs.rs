@@ -16,6 +16,7 @@ use storage_engine::{Direction, ReadTransaction, ReadTree};
 use crate::error::ShardResult;
 use crate::index::inverted::prefix_end;
 use crate::index::inverted::{bitmap_within, write_pair_key};
+use crate::index::stored_bitmap::stored_len;
 use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_PAIRS_TREE};
 
 use super::bitmap_union::union_of_owned;
@@ -58,6 +59,16 @@ impl<'t> WordPairs<'t> {
         };
         write_pair_key(&mut self.key, left, right);
         bitmap_within(tree.get(&self.key)?, within)
+    }
+
+    /// The number of documents of the shard where `right` follows `left` right away in one
+    /// field (read from the stored bitmap's header).
+    pub fn count(&mut self, left: &str, right: &str) -> ShardResult<u64> {
+        let Some(tree) = &self.tree else {
+            return Ok(0);
+        };
+        write_pair_key(&mut self.key, left, right);
+        tree.get(&self.key)?.map_or(Ok(0), stored_len)
     }
 
     /// The documents of `within` where a word longer than `prefix` that starts with it follows
