@@ -111,7 +111,11 @@ fn the_dictionary_searched_before_is_carried_over_with_the_batch_words() {
         .expect("a snapshot")
         .dictionary()
         .expect("built");
-    let words: Vec<String> = dictionary.stream().into_strs().expect("words are text");
+    let words: Vec<String> = dictionary
+        .words()
+        .into_iter()
+        .map(|word| String::from_utf8(word).expect("words are text"))
+        .collect();
     // The ids are searchable words too (every attribute is searchable by default).
     assert_eq!(words, ["1", "2", "3", "bravo", "delta", "echo", "zulu"]);
     assert_eq!(hits(&shard, "alpa"), 0, "no typo leads to the deleted word");

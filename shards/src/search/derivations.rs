@@ -16,7 +16,6 @@
 
 use std::sync::LazyLock;
 
-use fst::{IntoStreamer, Streamer};
 use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder};
 
 use crate::analysis::TextSettings;
@@ -82,18 +81,15 @@ fn walk(
     found: &mut dyn FnMut(&[u8], u8) -> bool,
 ) {
     let dfa = search.dfa;
-    let search = dictionary.search_with_state(search).ge(start);
-    let mut stream = match end {
-        Some(end) => search.lt(end).into_stream(),
-        None => search.into_stream(),
-    };
-    while let Some((key, state)) = stream.next() {
-        if let Distance::Exact(distance) = dfa.distance(state) {
-            if !found(key, distance) {
-                return;
-            }
-        }
-    }
+    dictionary.walk_matches(
+        search,
+        start,
+        end,
+        &mut |key, state| match dfa.distance(state) {
+            Distance::Exact(distance) => found(key, distance),
+            Distance::AtLeast(_) => true,
+        },
+    );
 }
 
 /// Derives `word` against the shard's dictionary.
@@ -345,6 +341,39 @@ mod tests {
         }
     }
 
+    /// `words` as a dictionary: one FST in every third round, otherwise a base with a delta
+    /// (a random part of the words added since the base, and words of the base removed
+    /// since), so that derivations read through both FSTs and skip removed words.
+    fn split_dictionary(
+        words: &[String],
+        round: usize,
+        random: &mut Random,
+        alphabet: &[u8],
+    ) -> Dictionary {
+        let set = |words: &std::collections::BTreeSet<String>| {
+            fst::Set::from_iter(words.iter()).expect("sorted unique words")
+        };
+        let all: std::collections::BTreeSet<String> = words.iter().cloned().collect();
+        if round % 3 == 0 {
+            return Dictionary::from_words(set(&all));
+        }
+        let added: std::collections::BTreeSet<String> = all
+            .iter()
+            .filter(|_| random.below(4) == 0)
+            .cloned()
+            .collect();
+        let removed: std::collections::BTreeSet<String> = (0..random.below(500))
+            .map(|_| random.word(alphabet))
+            .filter(|word| !all.contains(word))
+            .collect();
+        let base: std::collections::BTreeSet<String> = all
+            .difference(&added)
+            .chain(removed.iter())
+            .cloned()
+            .collect();
+        Dictionary::with_delta(std::sync::Arc::new(set(&base)), set(&added), set(&removed))
+    }
+
     /// Small alphabets make dense dictionaries, so the caps, the prefix walks' skipped
     /// subtrees and the early stops are all reached.
     #[test]
@@ -358,7 +387,7 @@ mod tests {
                 .collect();
             words.sort();
             words.dedup();
-            let dictionary = fst::Set::from_iter(words.iter()).expect("sorted unique words");
+            let dictionary = split_dictionary(&words, round, &mut random, alphabet);
             let mut settings = TextSettings::default();
             settings.typo_tolerance.disable_on_numbers = round % 4 == 0;
             for _ in 0..30 {

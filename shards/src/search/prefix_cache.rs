@@ -13,8 +13,6 @@
 //! threshold may be in the cache for one shard and not another (Meilisearch counts the
 //! index's words); past the threshold in any shard it is past it in the index.
 
-use fst::{IntoStreamer, Streamer};
-
 use crate::index::inverted::prefix_end;
 
 use super::dictionary::Dictionary;
@@ -32,19 +30,7 @@ pub fn is_cached_prefix(dictionary: &Dictionary, prefix: &str) -> bool {
     }
     let start = prefix.as_bytes();
     let end = prefix_end(start);
-    let range = dictionary.range().ge(start);
-    let mut stream = match &end {
-        Some(end) => range.lt(end.as_slice()).into_stream(),
-        None => range.into_stream(),
-    };
-    let mut words = 0;
-    while stream.next().is_some() {
-        words += 1;
-        if words >= PREFIX_CACHE_WORDS_MIN {
-            return true;
-        }
-    }
-    false
+    dictionary.count_in(start, end.as_deref(), PREFIX_CACHE_WORDS_MIN) >= PREFIX_CACHE_WORDS_MIN
 }
 
 /// Per term, the alternative whose occurrences count for proximity only when they follow the

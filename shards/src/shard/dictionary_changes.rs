@@ -9,9 +9,10 @@
 //! batch that big (an initial import) costs little more than the batch itself.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use crate::error::{ShardError, ShardResult};
-use crate::search::dictionary::Dictionary;
+use crate::search::dictionary::{Dictionary, WordSet};
 
 /// Most words a batch tracks before its dictionary is rebuilt from the tree instead.
 pub const TRACKED_WORDS_MAX: usize = 200_000;
@@ -70,29 +71,77 @@ impl DictionaryChanges {
     }
 
     /// The dictionary of the batch's commit, from `previous` (the dictionary of the commit the
-    /// batch started from); `None` when the changes overflowed.
+    /// batch started from); `None` when the changes overflowed. The previous base is kept and
+    /// only the small delta FSTs are built, unless the delta grows past its share of the base
+    /// (then one pass merges everything into a new base).
     pub fn applied_to(&self, previous: &Dictionary) -> ShardResult<Option<Dictionary>> {
         if self.overflowed {
             return Ok(None);
         }
-        let mut builder = fst::SetBuilder::memory();
-        let mut created = self.created.iter().peekable();
-        if !self.cleared {
-            let mut stream = previous.stream();
-            while let Some(word) = fst::Streamer::next(&mut stream) {
-                while let Some(new) = created.next_if(|new| new.as_ref() < word) {
-                    insert(&mut builder, new)?;
-                }
-                if !self.deleted.contains(word) {
-                    insert(&mut builder, word)?;
-                }
+        if self.cleared {
+            return Ok(Some(Dictionary::from_words(set_of(self.created.iter())?)));
+        }
+        let base = previous.base();
+        let mut added = words_of(previous.added());
+        let mut removed = words_of(previous.removed());
+        for word in &self.created {
+            // A created word was absent: in the base only as a removed word.
+            if !removed.remove(word.as_ref()) {
+                added.insert(word.to_vec());
             }
         }
-        for new in created {
+        for word in &self.deleted {
+            // A deleted word was present: added since the base, or in it.
+            if !added.remove(word.as_ref()) {
+                removed.insert(word.to_vec());
+            }
+        }
+        if Dictionary::delta_is_full(base.len(), added.len() + removed.len()) {
+            return Ok(Some(merged(base, &added, &removed)?));
+        }
+        Ok(Some(Dictionary::with_delta(
+            Arc::clone(base),
+            set_of(added.iter())?,
+            set_of(removed.iter())?,
+        )))
+    }
+}
+
+/// Every word of `set`.
+fn words_of(set: &WordSet) -> BTreeSet<Vec<u8>> {
+    set.stream().into_bytes().into_iter().collect()
+}
+
+/// An FST of `words` (in byte order).
+fn set_of<Word: AsRef<[u8]>>(words: impl Iterator<Item = Word>) -> ShardResult<WordSet> {
+    let mut builder = fst::SetBuilder::memory();
+    for word in words {
+        insert(&mut builder, word.as_ref())?;
+    }
+    Ok(builder.into_set())
+}
+
+/// One dictionary of `base` with `added` and without `removed`, in one pass over `base`.
+fn merged(
+    base: &WordSet,
+    added: &BTreeSet<Vec<u8>>,
+    removed: &BTreeSet<Vec<u8>>,
+) -> ShardResult<Dictionary> {
+    let mut builder = fst::SetBuilder::memory();
+    let mut added = added.iter().peekable();
+    let mut stream = base.stream();
+    while let Some(word) = fst::Streamer::next(&mut stream) {
+        while let Some(new) = added.next_if(|new| new.as_slice() < word) {
             insert(&mut builder, new)?;
         }
-        Ok(Some(builder.into_set()))
+        if !removed.contains(word) {
+            insert(&mut builder, word)?;
+        }
     }
+    for new in added {
+        insert(&mut builder, new)?;
+    }
+    Ok(Dictionary::from_words(builder.into_set()))
 }
 
 fn insert(builder: &mut fst::SetBuilder<Vec<u8>>, word: &[u8]) -> ShardResult<()> {
@@ -110,11 +159,11 @@ mod tests {
     use crate::test_random::Random;
 
     fn dictionary(words: &BTreeSet<Vec<u8>>) -> Dictionary {
-        fst::Set::from_iter(words.iter()).expect("sorted words build a set")
+        Dictionary::from_words(fst::Set::from_iter(words.iter()).expect("sorted words build a set"))
     }
 
     fn words_of(dictionary: &Dictionary) -> BTreeSet<Vec<u8>> {
-        dictionary.stream().into_bytes().into_iter().collect()
+        dictionary.words().into_iter().collect()
     }
 
     /// Random keys created and deleted in turn against a model set; the merged dictionary
@@ -155,5 +204,49 @@ mod tests {
                 .expect("few changes are tracked");
             assert_eq!(words_of(&after), model, "case {case}");
         }
+    }
+
+    /// Batch after batch, each dictionary built from the one before: the words equal the
+    /// model's every time, most batches keep the base and build only the delta, and a delta
+    /// past its share is merged into a new base.
+    #[test]
+    fn successive_batches_keep_the_base_until_the_delta_is_merged() {
+        let seed = 0xD1C7_0002;
+        println!("seed {seed:#x}");
+        let mut random = Random(seed);
+        let mut model: BTreeSet<Vec<u8>> = (0..6_000)
+            .map(|_| format!("w{}", random.below(20_000)).into_bytes())
+            .collect();
+        let mut current = dictionary(&model);
+        let (mut kept, mut merged) = (0, 0);
+        for batch in 0..40 {
+            let mut changes = DictionaryChanges::default();
+            for _ in 0..400 {
+                let word = format!("w{}", random.below(20_000)).into_bytes();
+                let change = if model.remove(&word) {
+                    KeyChange::Deleted
+                } else {
+                    model.insert(word.clone());
+                    KeyChange::Created
+                };
+                changes.record(&word, change);
+            }
+            let next = changes
+                .applied_to(&current)
+                .expect("the merge succeeds")
+                .expect("few changes are tracked");
+            assert_eq!(words_of(&next), model, "batch {batch}");
+            for word in model.iter().take(50) {
+                assert!(next.contains(word), "batch {batch}");
+            }
+            if std::sync::Arc::ptr_eq(next.base(), current.base()) {
+                kept += 1;
+            } else {
+                merged += 1;
+                assert!(next.added().is_empty() && next.removed().is_empty());
+            }
+            current = next;
+        }
+        assert!(kept > merged && merged > 0, "kept {kept}, merged {merged}");
     }
 }
