@@ -62,8 +62,10 @@ impl Dictionary {
         debug_assert!(
             added
                 .stream()
-                .into_strs()
-                .is_ok_and(|words| words.iter().all(|word| !base.contains(word)))
+                .into_bytes()
+                .iter()
+                .all(|word| !base.contains(word)),
+            "an added word is in the base"
         );
         Dictionary {
             base,
