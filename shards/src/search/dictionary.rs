@@ -101,7 +101,9 @@ impl Dictionary {
     }
 
     /// Calls `found` with every word in `[start, end)` accepted by `automaton`, with the
-    /// automaton's state at its end, in byte order, until `found` answers `false`.
+    /// automaton's state at its end, in byte order, until `found` answers `false`. The base
+    /// and the added words are read as two streams merged on the fly: a walk that stops early
+    /// reads no further in either.
     pub fn walk_matches<A>(
         &self,
         automaton: A,
@@ -112,22 +114,16 @@ impl Dictionary {
         A: Automaton + Clone,
         A::State: Clone,
     {
-        let mut added = matches_in(&self.added, automaton.clone(), start, end);
-        added.reverse();
-        let search = self.base.search_with_state(automaton).ge(start);
-        let mut stream = match end {
-            Some(end) => search.lt(end).into_stream(),
-            None => search.into_stream(),
-        };
-        while let Some((word, state)) = stream.next() {
+        let mut added = Lookahead::new(range_search(&self.added, automaton.clone(), start, end));
+        let mut base = range_search(&self.base, automaton, start, end);
+        while let Some((word, state)) = base.next() {
             if self.removed.contains(word) {
                 continue;
             }
-            while added.last().is_some_and(|(next, _)| next.as_slice() < word) {
-                let Some((next, next_state)) = added.pop() else {
-                    break;
-                };
-                if !found(&next, next_state) {
+            while added.is_before(word) {
+                if let Some((next, next_state)) = added.take()
+                    && !found(&next, next_state)
+                {
                     return;
                 }
             }
@@ -135,7 +131,7 @@ impl Dictionary {
                 return;
             }
         }
-        while let Some((next, next_state)) = added.pop() {
+        while let Some((next, next_state)) = added.take() {
             if !found(&next, next_state) {
                 return;
             }
@@ -164,25 +160,56 @@ impl Dictionary {
 }
 
 /// The words of `set` in `[start, end)` accepted by `automaton`, with their states.
-fn matches_in<A: Automaton>(
-    set: &WordSet,
+fn range_search<'set, A>(
+    set: &'set WordSet,
     automaton: A,
     start: &[u8],
     end: Option<&[u8]>,
-) -> Vec<(Vec<u8>, A::State)>
+) -> fst::set::StreamWithState<'set, A>
 where
+    A: Automaton,
     A::State: Clone,
 {
     let search = set.search_with_state(automaton).ge(start);
-    let mut stream = match end {
+    match end {
         Some(end) => search.lt(end).into_stream(),
         None => search.into_stream(),
-    };
-    let mut matches = Vec::new();
-    while let Some((word, state)) = stream.next() {
-        matches.push((word.to_vec(), state));
     }
-    matches
+}
+
+/// A stream whose next item is copied out ahead, so that it can be compared with another
+/// stream's current item (a stream lends its items only until its next step).
+struct Lookahead<'set, A: Automaton> {
+    stream: fst::set::StreamWithState<'set, A>,
+    next: Option<(Vec<u8>, A::State)>,
+}
+
+impl<'set, A> Lookahead<'set, A>
+where
+    A: Automaton,
+    A::State: Clone,
+{
+    fn new(mut stream: fst::set::StreamWithState<'set, A>) -> Self {
+        let next = stream.next().map(|(word, state)| (word.to_vec(), state));
+        Lookahead { stream, next }
+    }
+
+    /// Whether the next item comes before `word`.
+    fn is_before(&self, word: &[u8]) -> bool {
+        self.next
+            .as_ref()
+            .is_some_and(|(next, _)| next.as_slice() < word)
+    }
+
+    /// The next item, stepping the stream.
+    fn take(&mut self) -> Option<(Vec<u8>, A::State)> {
+        let taken = self.next.take()?;
+        self.next = self
+            .stream
+            .next()
+            .map(|(word, state)| (word.to_vec(), state));
+        Some(taken)
+    }
 }
 
 /// Builds the dictionary from the `word_documents` keys (already in byte order).
