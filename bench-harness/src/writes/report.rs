@@ -222,25 +222,21 @@ fn phase_subtitle(description: &WritesDescription, phase: Phase) -> String {
     };
     let duration = options.duration.as_secs_f64();
     let warmup = options.warmup.as_secs_f64();
+    let beside_writer = || {
+        let measured = options.write_duration.saturating_sub(options.warmup);
+        closed(options.connections, measured.as_secs_f64(), warmup)
+    };
     match phase {
         Phase::Idle | Phase::Warm => closed(options.connections, duration, warmup),
         Phase::WarmOneConnection => closed(1, duration, warmup),
         Phase::FixedRateUpdates => format!(
             "{}; a writer replaces base documents at the same rate and payload size as the adding phase: the next dataset documents, each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
-            closed(
-                options.connections,
-                (options.write_duration.saturating_sub(options.warmup)).as_secs_f64(),
-                warmup
-            ),
+            beside_writer(),
             options.base_documents,
         ),
         Phase::FixedRate => format!(
             "{}; a writer adds {} documents over {:.0} s ({:.0} documents/s) in payloads of {} on a steady clock",
-            closed(
-                options.connections,
-                (options.write_duration.saturating_sub(options.warmup)).as_secs_f64(),
-                warmup
-            ),
+            beside_writer(),
             options.write_documents,
             options.write_duration.as_secs_f64(),
             options.write_rate(),

@@ -307,33 +307,27 @@ fn run_phases(run: &mut Run, lines: &[String]) -> Result<Vec<PhaseResults>, Stri
     let measured = options.write_duration.saturating_sub(options.warmup);
     let fixed_load = run.load(options.connections, measured, options.warmup);
     let replacements = replacement_documents(lines, fixed_documents, options)?;
-    let updates_plan = WritePlan {
-        index_uid: &options.index_uid,
-        documents: &replacements,
-        batch: options.write_batch,
-        pacing: WritePacing::FixedRate {
-            documents_per_second: options.write_rate(),
-        },
-        deadline: None,
-    };
-    let (mut updates, outcome) =
-        run.write_phase(Phase::FixedRateUpdates, &fixed_load, &updates_plan)?;
-    run.finish_writes(&mut updates, outcome)?;
-    phases.push(updates);
-    run.settle()?;
-
-    let fixed_plan = WritePlan {
-        index_uid: &options.index_uid,
-        documents: fixed_documents,
-        batch: options.write_batch,
-        pacing: WritePacing::FixedRate {
-            documents_per_second: options.write_rate(),
-        },
-        deadline: None,
-    };
-    let (mut fixed, outcome) = run.write_phase(Phase::FixedRate, &fixed_load, &fixed_plan)?;
-    run.finish_writes(&mut fixed, outcome)?;
-    phases.push(fixed);
+    for (phase, documents) in [
+        (Phase::FixedRateUpdates, replacements.as_slice()),
+        (Phase::FixedRate, fixed_documents),
+    ] {
+        let plan = WritePlan {
+            index_uid: &options.index_uid,
+            documents,
+            batch: options.write_batch,
+            pacing: WritePacing::FixedRate {
+                documents_per_second: options.write_rate(),
+            },
+            deadline: None,
+        };
+        let (mut results, outcome) = run.write_phase(phase, &fixed_load, &plan)?;
+        run.finish_writes(&mut results, outcome)?;
+        phases.push(results);
+        if phase == Phase::FixedRateUpdates {
+            // The adding phase starts on a quiet server, as the replacing one did.
+            run.settle()?;
+        }
+    }
 
     let unbounded_plan = WritePlan {
         index_uid: &options.index_uid,
