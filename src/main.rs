@@ -35,10 +35,10 @@ fn main() -> ExitCode {
     if let Some(data_directory) = &config.dump_import_child {
         // The child a dump import started: index what it registered, then stop.
         match coresearch::server::run_until_idle(&config, data_directory.clone(), logs) {
-            Ok(()) => end_after_cores(EXIT_SUCCESS),
+            Ok(()) => end_after_cores(libc::EXIT_SUCCESS),
             Err(error) => {
                 eprintln!("coresearch could not index the dump: {error}");
-                end_after_cores(EXIT_FAILURE)
+                end_after_cores(libc::EXIT_FAILURE)
             }
         }
     }
@@ -70,19 +70,14 @@ fn main() -> ExitCode {
     match coresearch::server::run(&config, data_directory.path().to_path_buf(), logs) {
         Ok(()) => {
             tracing::info!("coresearch stopped");
-            end_after_cores(EXIT_SUCCESS)
+            end_after_cores(libc::EXIT_SUCCESS)
         }
         Err(error) => {
             eprintln!("coresearch stopped with an error: {error}");
-            end_after_cores(EXIT_FAILURE)
+            end_after_cores(libc::EXIT_FAILURE)
         }
     }
 }
-
-/// The exit status of a server that stopped as asked.
-const EXIT_SUCCESS: i32 = 0;
-/// The exit status of a server that stopped on an error.
-const EXIT_FAILURE: i32 = 1;
 
 /// Ends the process once the cores have stopped, without the C runtime's exit handlers.
 ///

@@ -1,8 +1,7 @@
 //! coresearch's own metric families: one series per core (requests it answered, its open
-//! connections, its search
-//! and write queues, the time its requests spend in the core mesh, its major page faults)
-//! and one per shard (the disk bytes of its page store and of its vector files), labelled
-//! with the core that owns it.
+//! connections, its search and write queues, the time its requests spend in the core mesh,
+//! its major page faults) and one per shard (the disk bytes of its page store and of its
+//! vector files), labelled with the core that owns it.
 //!
 //! Invariant: every name starts with `coresearch_`, so no family can be taken for one of
 //! Meilisearch's.

@@ -1,7 +1,7 @@
 //! What one core tells a scrape about itself — the figures only a thread-per-core server has:
-//! the requests it answered, its open connections, its search queue, its write queue, its mesh round trips, its
-//! major page faults, and the files of the shards it owns — and its chat completions'
-//! searches and tokens.
+//! the requests it answered, its open connections, its search queue, its write queue, its
+//! mesh round trips, its major page faults, and the files of the shards it owns — and its
+//! chat completions' searches and tokens.
 //!
 //! A scrape sends every core a [`TakeCoreFigures`] through the core mesh; each core copies
 //! its own counters (its thread-locals and its coordinator's cells: no atomics, no lock),

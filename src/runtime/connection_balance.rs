@@ -30,8 +30,8 @@
 //! - inboxes are plain locked vectors with an eventfd each, not glommio channels, so nothing
 //!   here belongs to an executor and either core may stop first. (The crash at exit first
 //!   blamed on glommio's channels was the allocator's exit handler racing threads that were
-//!   still ending; the balancing only made cross-thread frees more frequent. The process now
-//!   ends without that handler: see `end_after_cores` in `src/main.rs`.)
+//!   still ending; it happened without the balancing too, more rarely. The process now ends
+//!   without that handler: see `end_after_cores` in `src/main.rs`.)
 
 use std::cell::RefCell;
 use std::io;
@@ -76,8 +76,8 @@ impl ConnectionCounts {
         chosen
     }
 
-    /// Counts a connection served on `core` without a placement (a handoff that failed
-    /// back to it is already counted; this is for tests and direct adoption).
+    /// Counts a connection served on `core` without a placement.
+    #[cfg(test)]
     pub fn count_on(&self, core: usize) -> AssignedConnection {
         self.open[core].fetch_add(1, Ordering::Relaxed);
         self.assigned(core)
