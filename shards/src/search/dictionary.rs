@@ -12,8 +12,9 @@
 //! added since that FST was built (`added`, none of them in `base`) and the words of `base`
 //! gone since (`removed`). A commit that changes a few thousand words then builds two small
 //! FSTs instead of the whole dictionary again: rebuilding a shard's whole dictionary at every
-//! commit took most of the indexing CPU under a steady stream of small batches
-//! (`tuning/results/search-under-writes-2026-11-26b.md`). The small ones are merged into a
+//! commit was about a quarter of the indexing CPU of a steady stream of small replacing
+//! batches, and nearly all of it when the documents barely changed
+//! (`tuning/results/search-under-writes-2026-11-26b.md`, `dictionary-delta-2026-11-26.md`). The small ones are merged into a
 //! new `base` once they hold more than [`DELTA_SHARE_DIVISOR`]th of it (see
 //! `shard::dictionary_changes`). Every read gives the same words, in the same byte order, as
 //! one FST of the whole dictionary would.
