@@ -521,6 +521,29 @@ impl Graph {
         self.full.as_ref()
     }
 
+    /// Whether the float records hold every vector exactly as it was inserted, so that
+    /// [`GraphReader::original`] gives it back bit for bit and the caller need not keep its
+    /// own copy. Files of format 1 keep cosine vectors normalised: not originals.
+    pub fn holds_originals(&self) -> bool {
+        false
+    }
+
+    /// The float payload of `internal_id`'s record among the first `record_count` records
+    /// (`None` when the id has no record).
+    fn stored_floats(
+        &self,
+        ids: &dyn TreeRead,
+        internal_id: u32,
+        record_count: u32,
+    ) -> Result<Option<Vec<f32>>, VectorError> {
+        let Some(record) = record_of(ids, internal_id, record_count)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.building_records(record_count).floats(record).to_vec(),
+        ))
+    }
+
     /// The writer, in the write transaction `trees`. Call `finish` before committing.
     pub fn writer<'a>(&'a self, trees: &'a dyn WriteTrees) -> Result<GraphWriter<'a>, VectorError> {
         let meta = trees.open_write(&tree_name(&self.name, "meta"))?;
@@ -819,6 +842,13 @@ impl GraphReader<'_> {
         }
     }
 
+    /// The vector of `internal_id` as stored in this snapshot (`None` when it has none): the
+    /// vector as inserted when [`Graph::holds_originals`].
+    pub fn original(&self, internal_id: u32) -> Result<Option<Vec<f32>>, VectorError> {
+        self.graph
+            .stored_floats(&*self.ids, internal_id, self.state.record_count)
+    }
+
     /// Live vectors in this snapshot.
     pub fn len(&self) -> u64 {
         self.live.len()
@@ -1013,6 +1043,14 @@ fn writer_links<'l>(
 }
 
 impl GraphWriter<'_> {
+    /// The vector of `internal_id` as stored in the writer's state, uncommitted inserts
+    /// included (`None` when it has none): the vector as inserted when
+    /// [`Graph::holds_originals`].
+    pub fn original(&self, internal_id: u32) -> Result<Option<Vec<f32>>, VectorError> {
+        self.graph
+            .stored_floats(&*self.ids, internal_id, self.state.record_count)
+    }
+
     /// Live vectors.
     pub fn len(&self) -> u64 {
         self.live.len()
