@@ -52,6 +52,6 @@ pub use memory_index::{MemoryIndex, MergeReport};
 pub use parameters::GraphParameters;
 pub use searching::{Hit, SearchRequest};
 pub use store::{
-    FileBackend, FileBackends, Graph, GraphOptions, GraphReader, GraphWriter, ReadTrees,
-    VectorBackends, WriteTrees, vector_file_paths,
+    FileBackend, FileBackends, Graph, GraphOptions, GraphOriginals, GraphReader, GraphWriter,
+    ReadTrees, VectorBackends, WriteTrees, vector_file_paths,
 };

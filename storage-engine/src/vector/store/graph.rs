@@ -528,6 +528,27 @@ impl Graph {
         false
     }
 
+    /// The stored vectors of the snapshot `trees` by id: lighter than a reader (no live set,
+    /// buffer, links or centres), for reading a few documents' vectors.
+    pub fn originals<'a>(
+        &'a self,
+        trees: &'a dyn ReadTrees,
+    ) -> Result<GraphOriginals<'a>, VectorError> {
+        let missing = || VectorError::UnknownGraph(self.name.clone());
+        let meta = trees
+            .open_read(&tree_name(&self.name, "meta"))?
+            .ok_or_else(missing)?;
+        let state = read_state(&*meta, &self.name)?;
+        self.ensure_files(state.record_count)?;
+        Ok(GraphOriginals {
+            graph: self,
+            ids: trees
+                .open_read(&tree_name(&self.name, "ids"))?
+                .ok_or_else(missing)?,
+            record_count: state.record_count,
+        })
+    }
+
     /// The float payload of `internal_id`'s record among the first `record_count` records
     /// (`None` when the id has no record).
     fn stored_floats(
@@ -727,6 +748,22 @@ fn search_state<L: crate::vector::graph::Links>(
         centres,
     };
     search_view(&view, request, scratch)
+}
+
+/// One snapshot's stored vectors by id (see [`Graph::originals`]).
+pub struct GraphOriginals<'a> {
+    graph: &'a Graph,
+    ids: Box<dyn TreeRead + 'a>,
+    record_count: u32,
+}
+
+impl GraphOriginals<'_> {
+    /// The vector of `internal_id` as stored in the snapshot (`None` when it has none): the
+    /// vector as inserted when [`Graph::holds_originals`].
+    pub fn get(&self, internal_id: u32) -> Result<Option<Vec<f32>>, VectorError> {
+        self.graph
+            .stored_floats(&*self.ids, internal_id, self.record_count)
+    }
 }
 
 /// Searches one committed snapshot of a graph.

@@ -15,7 +15,7 @@ pub mod uring;
 pub mod vector_file;
 
 pub use graph::{
-    FileBackend, FileBackends, Graph, GraphOptions, GraphReader, GraphWriter, VectorBackends,
-    vector_file_paths,
+    FileBackend, FileBackends, Graph, GraphOptions, GraphOriginals, GraphReader, GraphWriter,
+    VectorBackends, vector_file_paths,
 };
 pub use trees::{MemoryTrees, ReadTrees, TreeRead, TreeWrite, WriteTrees};
