@@ -483,6 +483,99 @@ fn recall_at_ten_against_brute_force_is_at_least_ninety_five_percent() {
     assert!(recall >= 0.95, "recall@10 {recall}");
 }
 
+/// Embeddings whose normalised form differs from what was sent: in the last bits, wholly,
+/// or past what `f32` squares hold.
+fn awkward_embeddings() -> Vec<(i64, Value)> {
+    vec![
+        (1, json!([[0.1, -0.7, 1e-7, -123.456]])),
+        (2, json!([[3.0, 4.0, 0.0, 0.0], [-2.5, 0.3333, 7.0, 1e30]])),
+        (3, json!([[0.2, 0.2, 0.2, 0.2]])),
+    ]
+}
+
+/// Every document's `_vectors.e.embeddings`, as listed with `retrieveVectors`.
+fn listed_embeddings(server: &Server, index: &str) -> Vec<(i64, Value)> {
+    let listed = server
+        .send(
+            "GET",
+            &format!("/indexes/{index}/documents?retrieveVectors=true"),
+            None,
+        )
+        .json();
+    listed["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|document| {
+            (
+                document["id"].as_i64().unwrap(),
+                document["_vectors"]["e"]["embeddings"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Document 1's own vector finds it first, at a semantic score of 1.
+fn finds_itself(server: &Server, index: &str) {
+    let search = json!({
+        "vector": [0.1, -0.7, 1e-7, -123.456],
+        "hybrid": {"embedder": "e", "semanticRatio": 1},
+        "limit": 3,
+        "showRankingScore": true,
+    });
+    let found = post(server, &format!("/indexes/{index}/search"), &search);
+    assert_eq!(ids(&found["hits"])[0], 1, "{found}");
+    assert!(
+        found["hits"][0]["_rankingScore"]
+            .as_f64()
+            .is_some_and(|score| score > 0.999_99),
+        "{found}"
+    );
+}
+
+#[test]
+fn embeddings_come_back_bit_for_bit_through_quantization_replacement_and_restart() {
+    let scratch = tempfile::tempdir().unwrap();
+    let directory = scratch.path().join("data.ms");
+    let server = server_on(Some(&directory));
+    user_provided(&server, "v", 4);
+    let documents: Vec<Value> = awkward_embeddings()
+        .into_iter()
+        .map(|(id, embeddings)| json!({"id": id, "_vectors": {"e": embeddings}}))
+        .collect();
+    succeeded(&server, "POST", "/indexes/v/documents", &json!(documents));
+    assert_eq!(listed_embeddings(&server, "v"), awkward_embeddings());
+    finds_itself(&server, "v");
+    // Quantization moves every embedding into a new graph, which must keep them as sent.
+    succeeded(
+        &server,
+        "PATCH",
+        "/indexes/v/settings",
+        &json!({"embedders": {"e": {"binaryQuantized": true}}}),
+    );
+    assert_eq!(listed_embeddings(&server, "v"), awkward_embeddings());
+    finds_itself(&server, "v");
+    // A replaced document's new embedding is the one read back; the others are untouched.
+    let replaced = json!([[-1.5, 2.25, 1e-3, 9.0]]);
+    succeeded(
+        &server,
+        "POST",
+        "/indexes/v/documents",
+        &json!([{"id": 3, "_vectors": {"e": replaced}}]),
+    );
+    let mut expected = awkward_embeddings();
+    expected[2].1 = replaced;
+    assert_eq!(listed_embeddings(&server, "v"), expected);
+    drop(server);
+    let server = server_on(Some(&directory));
+    assert_eq!(listed_embeddings(&server, "v"), expected);
+    finds_itself(&server, "v");
+    let one = server
+        .send("GET", "/indexes/v/documents/2?retrieveVectors=true", None)
+        .json();
+    assert_eq!(one["_vectors"]["e"]["embeddings"], expected[1].1, "{one}");
+}
+
 #[test]
 fn embedder_changes_adopt_drop_and_keep_vectors_across_restarts() {
     let scratch = tempfile::tempdir().unwrap();

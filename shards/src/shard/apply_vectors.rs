@@ -218,6 +218,7 @@ impl PreparedBatch {
             }
         }
         drop(tree);
+        self.resolve_entries(from, &mut entries)?;
         // The new slot inherited the old one's fragment ids; those it no longer has go.
         let known: Vec<u8> = self
             .state
@@ -281,6 +282,7 @@ impl PreparedBatch {
             changed.push((id_of_key(&key)?, stored));
         }
         drop(tree);
+        self.resolve_entries(slot, &mut changed)?;
         for (id, stored) in changed {
             let (fragments, embeddings): (Vec<u8>, Vec<Vec<f32>>) = stored
                 .fragments
@@ -298,6 +300,25 @@ impl PreparedBatch {
                     fragments,
                 },
             );
+        }
+        Ok(())
+    }
+
+    /// Fills in the embeddings of the `entries` of `slot` that its graph keeps, as this
+    /// batch's transaction holds them (before any change to the slot in it).
+    fn resolve_entries(
+        &self,
+        slot: &crate::vectors::EmbedderSlot,
+        entries: &mut [(u32, crate::vectors::stored::StoredEmbeddings)],
+    ) -> ShardResult<()> {
+        if !entries.iter().any(|(_, stored)| stored.in_graph) {
+            return Ok(());
+        }
+        let transaction = self.transaction();
+        let graph = self.graphs.for_write(transaction, slot)?;
+        let writer = graph.writer(transaction)?;
+        for (_, stored) in entries.iter_mut() {
+            stored.resolve(|graph_id| Ok(writer.original(graph_id)?))?;
         }
         Ok(())
     }

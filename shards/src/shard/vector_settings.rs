@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::state::ShardState;
 use super::{PreparedBatch, Shard, ShardSnapshot};
 use crate::error::ShardResult;
-use crate::vectors::reads::{documents_with_vectors, embeddings_of, nearest};
+use crate::vectors::reads::{documents_with_vectors, embeddings_of, entry_of, nearest};
 use crate::vectors::stored::embeddings_json;
 use crate::vectors::{EmbedderSlot, EmbedderSpec, VECTORS_FIELD, VectorHit};
 
@@ -102,10 +102,7 @@ impl ShardSnapshot {
         let Some(slot) = self.embedder_slot(name) else {
             return Ok(true);
         };
-        Ok(
-            embeddings_of(self.read_transaction(), slot, id)?
-                .is_none_or(|stored| stored.regenerate),
-        )
+        Ok(entry_of(self.read_transaction(), slot, id)?.is_none_or(|stored| stored.regenerate))
     }
 
     /// The slot of embedder `name`, if the shard keeps vectors for it.
@@ -136,7 +133,7 @@ impl ShardSnapshot {
         };
         for slot in &self.vector_settings().slots {
             let keeps_regenerate = !transfer || slot.fragments.is_empty();
-            let entry = match embeddings_of(self.read_transaction(), slot, id)? {
+            let entry = match embeddings_of(self.read_transaction(), self.graphs(), slot, id)? {
                 Some(stored) => json!({
                     "embeddings": embeddings_json(&stored.embeddings),
                     "regenerate": stored.regenerate && keeps_regenerate,
@@ -174,7 +171,7 @@ impl ShardSnapshot {
         let Some(slot) = self.embedder_slot(name) else {
             return Ok(None);
         };
-        let Some(stored) = embeddings_of(self.read_transaction(), slot, id)? else {
+        let Some(stored) = embeddings_of(self.read_transaction(), self.graphs(), slot, id)? else {
             return Ok(None);
         };
         let fragments: Vec<Option<String>> = if stored.fragments.is_empty() {
@@ -198,9 +195,11 @@ impl ShardSnapshot {
         let Some(slot) = self.embedder_slot(name) else {
             return Ok(Vec::new());
         };
-        Ok(embeddings_of(self.read_transaction(), slot, id)?
-            .map(|stored| stored.embeddings)
-            .unwrap_or_default())
+        Ok(
+            embeddings_of(self.read_transaction(), self.graphs(), slot, id)?
+                .map(|stored| stored.embeddings)
+                .unwrap_or_default(),
+        )
     }
 
     /// The `limit` documents of `candidates` closest to `vector` for embedder `name`.

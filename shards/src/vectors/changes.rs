@@ -7,7 +7,8 @@
 //!
 //! Invariants: after a flush the `embeddings` tree and the graph agree: a document's entry
 //! lists exactly the graph ids live for it, and every live graph id below
-//! `EXTRA_VECTOR_ID_BASE` is a document with an entry. The graph's files are synced before
+//! `EXTRA_VECTOR_ID_BASE` is a document with an entry. A graph that holds originals keeps the
+//! only copy of each vector: the entries written into its slot leave their floats out. The graph's files are synced before
 //! the flush returns (`GraphWriter::finish`), so a commit never names unsynced records.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -137,7 +138,7 @@ impl VectorChanges {
             self.touched.insert(slot_number);
             let graph = graphs.for_write(transaction, slot)?;
             let mut writer = graph.writer(transaction)?;
-            flush_slot(&tree, &mut writer, slot, documents)?;
+            flush_slot(&tree, &mut writer, graph.holds_originals(), slot, documents)?;
             writer.finish()?;
         }
         self.bytes = 0;
@@ -168,10 +169,12 @@ fn clear_slot(
     Ok(())
 }
 
-/// Applies one slot's changes.
+/// Applies one slot's changes; entries leave their floats to the graph when it
+/// `holds_originals`.
 fn flush_slot(
     tree: &WriteTree<'_>,
     writer: &mut GraphWriter<'_>,
+    holds_originals: bool,
     slot: &EmbedderSlot,
     documents: BTreeMap<u32, Option<NewEmbeddings>>,
 ) -> ShardResult<()> {
@@ -218,6 +221,7 @@ fn flush_slot(
             graph_ids,
             fragments: new.fragments,
             embeddings: new.embeddings,
+            in_graph: holds_originals,
         };
         tree.put(&document_key(slot.slot, id), &encode(&stored))?;
     }

@@ -27,8 +27,9 @@ pub struct VectorHit {
     pub distance: f32,
 }
 
-/// The embeddings document `id` keeps for `slot`.
-pub fn embeddings_of(
+/// Document `id`'s entry for `slot`, its floats not read when the graph keeps them (flags,
+/// graph ids and fragments are all there).
+pub fn entry_of(
     read: &ReadTransaction,
     slot: &EmbedderSlot,
     id: u32,
@@ -39,6 +40,27 @@ pub fn embeddings_of(
     tree.get(&document_key(slot.slot, id))?
         .map(|bytes| decode(bytes, slot.dimensions))
         .transpose()
+}
+
+/// The embeddings document `id` keeps for `slot`, read from the slot's graph when the entry
+/// leaves them to it.
+pub fn embeddings_of(
+    read: &ReadTransaction,
+    graphs: &GraphSet,
+    slot: &EmbedderSlot,
+    id: u32,
+) -> ShardResult<Option<StoredEmbeddings>> {
+    let Some(mut stored) = entry_of(read, slot, id)? else {
+        return Ok(None);
+    };
+    if stored.in_graph {
+        let graph = graphs
+            .for_read(read, slot)?
+            .ok_or_else(|| ShardError::corrupted("embeddings kept by a missing graph"))?;
+        let originals = graph.originals(read)?;
+        stored.resolve(|graph_id| Ok(originals.get(graph_id)?))?;
+    }
+    Ok(Some(stored))
 }
 
 /// Extra vector id → owning document, for every extra vector of `slot`.

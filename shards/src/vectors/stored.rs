@@ -7,15 +7,19 @@
 //!   the document's embeddings and the graph id each is stored under (the first under the
 //!   document's own id, the others under extra ids). Flags: [`REGENERATE_FLAG`] (the
 //!   embedder may compute them again), [`GENERATED_FLAG`] (the embedder computed them: not
-//!   given by the user) and [`FRAGMENTS_FLAG`] (each embedding names the indexing fragment it
-//!   was computed from). Entries written before the last two flags existed hold 0 or 1: they
-//!   read as given by the user, without fragments, as they were;
+//!   given by the user), [`FRAGMENTS_FLAG`] (each embedding names the indexing fragment it
+//!   was computed from) and [`IN_GRAPH_FLAG`] (the floats are left out: each embedding is the
+//!   original its graph id keeps in the slot's graph, see `Graph::holds_originals`, so every
+//!   vector is stored once). Entries written before the last three flags existed hold 0 or
+//!   1: they read as given by the user, without fragments, with their floats, as they were;
 //! - `slot ‖ 1 ‖ extra id (u32 BE)` → owner internal id (u32 LE);
 //! - `slot ‖ 2` → the next extra id (u32 LE).
 //!
 //! Invariants: an extra id is at least [`EXTRA_VECTOR_ID_BASE`] and is never reused by a
 //! slot; a graph id below the base is the internal id of the document it belongs to; a
-//! document's entry exists exactly when it gave (or kept) embeddings for the slot, even none.
+//! document's entry exists exactly when it gave (or kept) embeddings for the slot, even none;
+//! an entry flagged [`IN_GRAPH_FLAG`] is only written while its slot's graph holds originals,
+//! and every graph id it lists is live in that graph in the same commit.
 
 use crate::error::{ShardError, ShardResult};
 
@@ -31,8 +35,10 @@ pub const REGENERATE_FLAG: u8 = 1;
 pub const GENERATED_FLAG: u8 = 2;
 /// Entry flag: a fragment id per embedding follows the graph ids.
 pub const FRAGMENTS_FLAG: u8 = 4;
+/// Entry flag: the floats are left out, the slot's graph keeps them (by graph id).
+pub const IN_GRAPH_FLAG: u8 = 8;
 /// Every flag an entry may hold: another bit is damage.
-const KNOWN_FLAGS: u8 = REGENERATE_FLAG | GENERATED_FLAG | FRAGMENTS_FLAG;
+const KNOWN_FLAGS: u8 = REGENERATE_FLAG | GENERATED_FLAG | FRAGMENTS_FLAG | IN_GRAPH_FLAG;
 
 const DOCUMENT_KIND: u8 = 0;
 const EXTRA_KIND: u8 = 1;
@@ -49,7 +55,33 @@ pub struct StoredEmbeddings {
     /// The indexing fragment each embedding was computed from (see
     /// `settings::FragmentSlot`); empty when the embeddings come from no fragment.
     pub fragments: Vec<u8>,
+    /// The embeddings (empty while `in_graph` and not yet [`StoredEmbeddings::resolve`]d).
     pub embeddings: Vec<Vec<f32>>,
+    /// The floats are kept by the slot's graph, not by the entry.
+    pub in_graph: bool,
+}
+
+impl StoredEmbeddings {
+    /// Fills `embeddings` of an entry kept in the graph from `original` (a graph id's stored
+    /// vector); an entry with its own floats stays as it is. A listed graph id without a
+    /// vector is damage.
+    pub fn resolve(
+        &mut self,
+        mut original: impl FnMut(u32) -> ShardResult<Option<Vec<f32>>>,
+    ) -> ShardResult<()> {
+        if !self.in_graph || self.embeddings.len() == self.graph_ids.len() {
+            return Ok(());
+        }
+        self.embeddings = self
+            .graph_ids
+            .iter()
+            .map(|&graph_id| {
+                original(graph_id)?
+                    .ok_or_else(|| ShardError::corrupted("embedding missing from its graph"))
+            })
+            .collect::<ShardResult<_>>()?;
+        Ok(())
+    }
 }
 
 /// The key of a document's entry.
@@ -101,9 +133,10 @@ pub fn id_of_key(key: &[u8]) -> ShardResult<u32> {
     Ok(u32::from_be_bytes(bytes))
 }
 
-/// Encodes a document's entry.
+/// Encodes a document's entry (without its floats when `stored.in_graph`).
 pub fn encode(stored: &StoredEmbeddings) -> Vec<u8> {
     debug_assert_eq!(stored.graph_ids.len(), stored.embeddings.len());
+    debug_assert!(!stored.in_graph || !stored.embeddings.iter().any(|vector| vector.is_empty()));
     debug_assert!(stored.fragments.is_empty() || stored.fragments.len() == stored.graph_ids.len());
     let floats: usize = stored.embeddings.iter().map(Vec::len).sum();
     let mut bytes = Vec::with_capacity(5 + 5 * stored.graph_ids.len() + 4 * floats);
@@ -118,6 +151,9 @@ pub fn encode(stored: &StoredEmbeddings) -> Vec<u8> {
     if with_fragments {
         flags |= FRAGMENTS_FLAG;
     }
+    if stored.in_graph {
+        flags |= IN_GRAPH_FLAG;
+    }
     bytes.push(flags);
     bytes.extend_from_slice(&(stored.graph_ids.len() as u32).to_le_bytes());
     for id in &stored.graph_ids {
@@ -126,13 +162,16 @@ pub fn encode(stored: &StoredEmbeddings) -> Vec<u8> {
     if with_fragments {
         bytes.extend_from_slice(&stored.fragments);
     }
-    for value in stored.embeddings.iter().flatten() {
-        bytes.extend_from_slice(&value.to_le_bytes());
+    if !stored.in_graph {
+        for value in stored.embeddings.iter().flatten() {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
     }
     bytes
 }
 
-/// Decodes a document's entry of `dimensions`-long embeddings.
+/// Decodes a document's entry of `dimensions`-long embeddings (an entry kept in the graph
+/// decodes without them: see [`StoredEmbeddings::resolve`]).
 pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> {
     let corrupted = || ShardError::corrupted("stored embeddings");
     let (&flags, rest) = bytes.split_first().ok_or_else(corrupted)?;
@@ -147,7 +186,9 @@ pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> 
         count
     };
     let floats_start = fragments_start + fragment_bytes;
-    if rest.len() != floats_start + 4 * count * dimensions {
+    let in_graph = flags & IN_GRAPH_FLAG != 0;
+    let float_count = if in_graph { 0 } else { count * dimensions };
+    if rest.len() != floats_start + 4 * float_count {
         return Err(corrupted());
     }
     let graph_ids = (0..count)
@@ -157,7 +198,7 @@ pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> 
         .chunks_exact(4)
         .map(|chunk| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]))
         .collect();
-    let embeddings = if dimensions == 0 {
+    let embeddings = if dimensions == 0 || in_graph {
         Vec::new()
     } else {
         floats.chunks(dimensions).map(<[f32]>::to_vec).collect()
@@ -168,6 +209,7 @@ pub fn decode(bytes: &[u8], dimensions: usize) -> ShardResult<StoredEmbeddings> 
         graph_ids,
         fragments: rest[fragments_start..floats_start].to_vec(),
         embeddings,
+        in_graph,
     })
 }
 
@@ -233,6 +275,7 @@ mod tests {
             graph_ids: vec![7, EXTRA_VECTOR_ID_BASE],
             fragments: Vec::new(),
             embeddings: vec![vec![1.0, 2.0], vec![-0.5, 0.25]],
+            in_graph: false,
         };
         assert_eq!(decode(&encode(&stored), 2).unwrap(), stored);
         assert!(decode(&encode(&stored), 3).is_err());
@@ -254,5 +297,51 @@ mod tests {
         assert!(extra_key(1, u32::MAX).as_slice() < next_extra_key(1).as_slice());
         assert!(next_extra_key(1).as_slice() < document_key(2, 0).as_slice());
         assert_eq!(id_of_key(&document_key(3, 12)).unwrap(), 12);
+    }
+
+    #[test]
+    fn entries_kept_in_the_graph_leave_their_floats_out_and_resolve_by_graph_id() {
+        let vectors = [vec![1.0, 2.0, 3.0], vec![-0.5, 0.25, 0.0]];
+        let given = StoredEmbeddings {
+            regenerate: false,
+            generated: true,
+            graph_ids: vec![7, EXTRA_VECTOR_ID_BASE],
+            fragments: vec![1, 2],
+            embeddings: vectors.to_vec(),
+            in_graph: true,
+        };
+        let bytes = encode(&given);
+        let with_floats = encode(&StoredEmbeddings {
+            in_graph: false,
+            ..given.clone()
+        });
+        assert_eq!(
+            with_floats.len() - bytes.len(),
+            2 * 3 * 4,
+            "no float is stored"
+        );
+        let mut read = decode(&bytes, 3).unwrap();
+        assert!(read.in_graph && read.embeddings.is_empty());
+        assert_eq!(
+            (read.graph_ids.clone(), read.fragments.clone()),
+            (given.graph_ids.clone(), given.fragments.clone())
+        );
+        let original = |graph_id: u32| {
+            Ok(match graph_id {
+                7 => Some(vectors[0].clone()),
+                EXTRA_VECTOR_ID_BASE => Some(vectors[1].clone()),
+                _ => None,
+            })
+        };
+        read.resolve(original).unwrap();
+        assert_eq!(read, given);
+        // A listed graph id the graph does not know is damage, not an empty embedding.
+        let mut lost = decode(&bytes, 3).unwrap();
+        lost.graph_ids[1] = 9;
+        assert!(lost.resolve(original).is_err());
+        // An entry with its own floats ignores the graph.
+        let mut own = decode(&with_floats, 3).unwrap();
+        own.resolve(|_| Ok(None)).unwrap();
+        assert_eq!(own.embeddings, vectors.to_vec());
     }
 }
