@@ -1,7 +1,8 @@
 //! A `rest` embedder served by a small HTTP server the test starts (issue 38): dimensions
 //! found with a test text when the settings change, documents embedded from their
 //! `documentTemplate` while they are indexed, `q` embedded at search time, and an embedder
-//! that fails failing the task with `vector_embedding_error` and nothing applied.
+//! that fails failing the task with `vector_embedding_error` and nothing applied; a
+//! `composite` embedder whose two sides are two such servers.
 
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
@@ -255,4 +256,69 @@ fn the_embedding_cache_embeds_a_repeated_query_once() {
     let uncached = query_embeddings_for_two_same_searches("0");
     assert_eq!(cached, 1);
     assert_eq!(uncached, 2);
+}
+
+/// A `composite` embedder through the API: documents are embedded by its indexing side only,
+/// `q` by its search side only, and the hits rank by the indexed embeddings.
+#[test]
+fn a_composite_embedder_indexes_with_its_indexing_side_and_searches_with_its_search_side() {
+    let indexing = Embedder::start();
+    let searching = Embedder::start();
+    let server = server();
+    let enabled = server.send(
+        "PATCH",
+        "/experimental-features",
+        Some(&json!({"compositeEmbedders": true})),
+    );
+    assert_eq!(enabled.status, 200, "{}", enabled.text());
+    let mut indexing_side = indexing.settings();
+    indexing_side["dimensions"] = json!(3);
+    let mut search_side = searching.settings();
+    search_side
+        .as_object_mut()
+        .unwrap()
+        .remove("documentTemplate");
+    search_side["dimensions"] = json!(3);
+    let settings = json!({"embedders": {"both": {
+        "source": "composite",
+        "indexingEmbedder": indexing_side,
+        "searchEmbedder": search_side,
+    }}});
+    let done = task(&server, "PATCH", "/indexes/c/settings", &settings);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let (indexed_before, searched_before) = (
+        indexing.texts.load(Ordering::SeqCst),
+        searching.texts.load(Ordering::SeqCst),
+    );
+    let documents = json!([
+        {"id": 1, "title": "banana"},
+        {"id": 2, "title": "tree"},
+        {"id": 3, "title": "potato boot"},
+    ]);
+    let done = task(&server, "POST", "/indexes/c/documents", &documents);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(indexing.texts.load(Ordering::SeqCst) - indexed_before, 3);
+    assert_eq!(searching.texts.load(Ordering::SeqCst), searched_before);
+    let third = server
+        .send("GET", "/indexes/c/documents/3?retrieveVectors=true", None)
+        .json();
+    assert_eq!(
+        third["_vectors"]["both"],
+        json!({"embeddings": [[1.5, 0.5, 4.5]], "regenerate": true}),
+        "{third}"
+    );
+    for (query, closest) in [("ooo", 3), ("aaa", 1), ("eee", 2)] {
+        let search =
+            json!({"q": query, "hybrid": {"embedder": "both", "semanticRatio": 1.0}, "limit": 1});
+        let response = server.send("POST", "/indexes/c/search", Some(&search));
+        assert_eq!(response.status, 200, "{}", response.text());
+        assert_eq!(
+            response.json()["hits"][0]["id"],
+            closest,
+            "{query}: {}",
+            response.text()
+        );
+    }
+    assert_eq!(indexing.texts.load(Ordering::SeqCst) - indexed_before, 3);
+    assert_eq!(searching.texts.load(Ordering::SeqCst) - searched_before, 3);
 }
