@@ -37,6 +37,7 @@ pub mod autobatch;
 pub mod batch;
 pub mod batch_documents;
 pub mod catalog_store;
+pub mod coalescing;
 pub mod control_side;
 pub mod dump;
 pub mod export;
