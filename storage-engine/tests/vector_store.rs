@@ -1,6 +1,7 @@
 //! The persisted graph (trees + vector files) against the in-memory model: identical results,
 //! reopening, a crash before commit, many graphs per store, binary quantization with
-//! re-scoring from the vector file, and batched io_uring reads of non-resident vectors.
+//! re-scoring from the vector file, and batched io_uring reads of non-resident vectors (with
+//! cosine records' scales).
 
 // Scenario tests read best as one sequence of steps; the length rule is for product code.
 #![allow(clippy::too_many_lines)]
@@ -250,12 +251,31 @@ fn quantized_graph_rescores_from_the_full_vector_file() {
 
 #[test]
 fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
+    read_non_resident_vectors_through_io_uring(Metric::Euclidean);
+}
+
+#[test]
+fn non_resident_cosine_vectors_are_read_through_io_uring_with_their_scales() {
+    read_non_resident_vectors_through_io_uring(Metric::Cosine);
+}
+
+/// Searches a binary-quantized graph whose full vectors were evicted from the page cache, so
+/// that re-scoring reads them through io_uring, and checks the distances against brute force.
+/// Cosine rows get norms from 0.01 to 100: a re-scoring that forgot the records' scales
+/// (format 2 keeps cosine vectors as inserted) would get every distance wrong.
+fn read_non_resident_vectors_through_io_uring(metric: Metric) {
     let seed = 45;
     println!("seed {seed}");
     let directory = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir_in succeeds");
     let dimensions = 256;
-    let vectors = clustered_vectors(600, dimensions, 6, 0.4, seed, seed);
-    let mut parameters = GraphParameters::new(Metric::Euclidean, dimensions);
+    let mut vectors = clustered_vectors(600, dimensions, 6, 0.4, seed, seed);
+    if metric == Metric::Cosine {
+        for (row, vector) in vectors.chunks_exact_mut(dimensions).enumerate() {
+            let factor = [0.01, 1.0, 100.0][row % 3];
+            vector.iter_mut().for_each(|value| *value *= factor);
+        }
+    }
+    let mut parameters = GraphParameters::new(metric, dimensions);
     parameters.binary_quantized = true;
     let trees = MemoryTrees::new();
     let graph =
@@ -305,17 +325,26 @@ fn non_resident_vectors_are_read_through_io_uring_with_the_same_distances() {
         .expect("search succeeds");
     assert_eq!(hits[0].internal_id, 33);
     assert!(hits[0].distance.abs() < 1e-4);
-    let truth = brute_force(Metric::Euclidean, &vectors, dimensions, query, 5, None);
+    let truth = brute_force(metric, &vectors, dimensions, query, 5, None);
+    let prepared = |vector: &[f32]| {
+        let mut prepared = vector.to_vec();
+        metric.prepare(&mut prepared);
+        prepared
+    };
     let exact: Vec<f32> = truth
         .iter()
         .map(|row| {
-            Metric::Euclidean
-                .reference_distance(query, &vectors[*row as usize * dimensions..][..dimensions])
-                .sqrt()
+            let vector = prepared(&vectors[*row as usize * dimensions..][..dimensions]);
+            let distance = metric.reference_distance(&prepared(query), &vector);
+            metric.user_distance(distance, dimensions)
         })
         .collect();
     for (hit, expected) in hits.iter().zip(&exact) {
-        assert!((hit.distance - expected).abs() <= 1e-3 * expected.max(1.0));
+        assert!(
+            (hit.distance - expected).abs() <= 1e-3 * expected.max(1.0),
+            "{metric:?}: {} vs {expected}",
+            hit.distance
+        );
     }
     let batched = graph.full_file().expect("full_file succeeds").uring_reads();
     println!("records read through io_uring: {batched}");

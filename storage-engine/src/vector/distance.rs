@@ -3,14 +3,26 @@
 //! Every distance here is an *ordering distance*: smaller means closer, and it is cheap to
 //! compute. `Metric::user_distance` turns it into the value shown to users.
 //!
-//! | metric      | stored vector          | ordering distance      | user distance          |
-//! |-------------|------------------------|------------------------|------------------------|
-//! | Cosine      | normalised to length 1 | `1 - dot`              | `1 - cosine`           |
-//! | Euclidean   | as given               | squared Euclidean      | Euclidean              |
-//! | DotProduct  | as given               | `-dot`                 | `-dot`                 |
-//! | Hamming     | 1 bit per dimension    | differing bits         | differing bits / dims  |
+//! | metric      | stored float vector     | ordering distance          | user distance         |
+//! |-------------|-------------------------|----------------------------|-----------------------|
+//! | Cosine      | as given, + `1 / ‖v‖`   | `1 - dot(q̂, v) * scale(v)` | `1 - cosine`          |
+//! | Euclidean   | as given                | squared Euclidean          | Euclidean             |
+//! | DotProduct  | as given                | `-dot`                     | `-dot`                |
+//! | Hamming     | 1 bit per dimension     | differing bits             | differing bits / dims |
 //!
-//! Invariant: for `Hamming` a dimension's bit is 1 exactly when its value is `> 0.0`, the same
+//! Queries are *prepared* (`Metric::prepare`: cosine normalises them, `q̂`). Float records keep
+//! the vector exactly as inserted; a cosine record also keeps its scale, the `f32` inverse norm
+//! `1 / ‖v‖` (`Metric::stored_scale`, in the record header, see `records`), so that
+//! `v * scale(v)` is the prepared vector and the ordering distance needs one multiply more than
+//! with normalised records, not a second copy of the vector. Between two cosine records the
+//! distance is `1 - dot(a, b) * (scale(a) * scale(b))`. A stored scale word of 0 reads as scale
+//! 1.0: right for zero vectors (their dot is 0 anyway) and for the records of format-1 vector
+//! files, which stored cosine vectors normalised with a 0 word. Euclidean and dot-product
+//! records store a 0 word and their distances ignore the scale. Code records (binary
+//! quantization) are encoded from the prepared vector.
+//!
+//! Invariants: `scaled_distance(a, b, 1.0) == distance(a, b)` bit for bit (a product by 1.0 is
+//! exact); for `Hamming` a dimension's bit is 1 exactly when its value is `> 0.0`, the same
 //! rule binary quantization uses (see `quantization`).
 
 use super::kernels;
@@ -20,7 +32,7 @@ use super::scalar;
 /// A distance between vectors of one graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
-    /// Angle between vectors (vectors are normalised when stored).
+    /// Angle between vectors (records keep their inverse norm, see the module table).
     Cosine,
     /// Straight-line distance.
     Euclidean,
@@ -63,17 +75,41 @@ impl Metric {
         }
     }
 
+    /// The scale word a float record of `vector` (as inserted, not prepared) stores in its
+    /// header: for `Cosine` the `f32` bits of `1 / ‖vector‖` (0 for a zero vector, read as
+    /// scale 1.0), for the other metrics 0. The norm is summed in `f64`, so that no finite
+    /// vector overflows it.
+    pub fn stored_scale(self, vector: &[f32]) -> u32 {
+        if self != Metric::Cosine {
+            return 0;
+        }
+        let squares: f64 = vector.iter().map(|&value| f64::from(value).powi(2)).sum();
+        if squares > 0.0 {
+            ((1.0 / squares.sqrt()) as f32).to_bits()
+        } else {
+            0
+        }
+    }
+
     /// The ordering distance between two prepared float vectors, with the optimised kernels.
     /// For `Hamming` the vectors are compared by their sign bits.
     #[inline]
     pub fn distance(self, left: &[f32], right: &[f32]) -> f32 {
+        self.scaled_distance(left, right, 1.0)
+    }
+
+    /// The ordering distance between the prepared `query` and a float record's stored vector
+    /// `record` of scale `scale` (the record's `RecordStore::scale`; for two records, the
+    /// product of both scales), with the optimised kernels. Only `Cosine` uses the scale.
+    #[inline]
+    pub fn scaled_distance(self, query: &[f32], record: &[f32], scale: f32) -> f32 {
         match self {
-            Metric::Cosine => 1.0 - kernels::dot(left, right),
-            Metric::Euclidean => kernels::squared_euclidean(left, right),
-            Metric::DotProduct => -kernels::dot(left, right),
+            Metric::Cosine => 1.0 - kernels::dot(query, record) * scale,
+            Metric::Euclidean => kernels::squared_euclidean(query, record),
+            Metric::DotProduct => -kernels::dot(query, record),
             Metric::Hamming => {
-                let left_code = quantization::encode(left);
-                let right_code = quantization::encode(right);
+                let left_code = quantization::encode(query);
+                let right_code = quantization::encode(record);
                 kernels::hamming(&left_code, &right_code) as f32
             }
         }
@@ -145,6 +181,53 @@ mod tests {
             assert_eq!(Metric::from_code(metric.code()), Some(metric));
         }
         assert_eq!(Metric::from_code(200), None);
+    }
+
+    #[test]
+    fn only_cosine_stores_a_scale_the_inverse_norm_and_zero_vectors_store_none() {
+        let vector = [3.0_f32, -4.0];
+        assert_eq!(Metric::Cosine.stored_scale(&vector), 0.2_f32.to_bits());
+        assert_eq!(Metric::Cosine.stored_scale(&[0.0, -0.0]), 0);
+        for metric in [Metric::Euclidean, Metric::DotProduct, Metric::Hamming] {
+            assert_eq!(metric.stored_scale(&vector), 0, "{metric:?}");
+        }
+        // Large finite values do not overflow the norm (summed in f64).
+        let large = [3e30_f32, 4e30];
+        let scale = f32::from_bits(Metric::Cosine.stored_scale(&large));
+        assert!((scale * 5e30 - 1.0).abs() < 1e-6, "{scale}");
+    }
+
+    #[test]
+    fn a_scaled_cosine_distance_is_the_distance_to_the_normalised_vector() {
+        let seed = 5;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        for dimensions in [1, 7, 64, 385] {
+            let mut query: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
+            Metric::Cosine.prepare(&mut query);
+            let vector: Vec<f32> = (0..dimensions)
+                .map(|_| random.next_signed_f32() * 250.0)
+                .collect();
+            let scale = f32::from_bits(Metric::Cosine.stored_scale(&vector));
+            let mut normalised = vector.clone();
+            Metric::Cosine.prepare(&mut normalised);
+            let scaled = Metric::Cosine.scaled_distance(&query, &vector, scale);
+            let expected = Metric::Cosine.reference_distance(&query, &normalised);
+            assert!((scaled - expected).abs() < 1e-5, "{scaled} vs {expected}");
+            for metric in METRICS {
+                assert_eq!(
+                    metric.scaled_distance(&query, &vector, 1.0).to_bits(),
+                    metric.distance(&query, &vector).to_bits()
+                );
+            }
+            for metric in [Metric::Euclidean, Metric::DotProduct] {
+                assert_eq!(
+                    metric.scaled_distance(&query, &vector, scale).to_bits(),
+                    metric.distance(&query, &vector).to_bits(),
+                    "{metric:?} ignores the scale"
+                );
+            }
+        }
     }
 
     #[test]

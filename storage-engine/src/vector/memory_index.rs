@@ -3,6 +3,9 @@
 //! It is the model the persisted graph is tested against and a fast way to test the
 //! algorithm itself.
 //!
+//! Float records keep vectors as inserted, like the persisted graph's format-2 files (cosine
+//! ones with their scale, see `distance`).
+//!
 //! Invariants: `live_ids` holds exactly the ids of `record_of_id`; a live record is either in
 //! `buffer` or a node of `links`, never both; records are append-only (a deleted record's
 //! bytes stay until the index is rebuilt).
@@ -18,7 +21,7 @@ use super::graph::reachability::ensure_reachable;
 use super::graph::visited::SearchScratch;
 use super::parameters::GraphParameters;
 use super::random::SplitMix64;
-use super::records::{MemoryRecords, PayloadKind, RecordLayout};
+use super::records::{MemoryRecords, PayloadKind, RecordLayout, RecordStore};
 use super::searching::{
     Hit, RecordVectors, SearchRequest, SearchView, search_view, validate_vector,
 };
@@ -132,11 +135,12 @@ impl MemoryIndex {
         if self.record_of_id.contains_key(&internal_id) {
             self.delete(&RoaringBitmap::from_iter([internal_id]))?;
         }
+        let metric = self.parameters.metric;
         let mut prepared = vector.to_vec();
-        self.parameters.metric.prepare(&mut prepared);
+        metric.prepare(&mut prepared);
         let record = match &mut self.full {
             Some(full) => {
-                let space = Space::new(&*full, self.parameters.metric);
+                let space = Space::new(&*full, metric);
                 let centre = nearest_centre(
                     &self.links,
                     &space,
@@ -144,16 +148,15 @@ impl MemoryIndex {
                     &prepared,
                     &mut self.scratch,
                 )?;
-                full.push(internal_id, &prepared);
-                self.records.push_centred(
-                    self.parameters.metric,
-                    internal_id,
-                    &prepared,
-                    &self.centres,
-                    centre,
-                )
+                full.push(internal_id, metric.stored_scale(vector), vector);
+                self.records
+                    .push_centred(metric, internal_id, &prepared, &self.centres, centre)
             }
-            None => self.records.push(internal_id, &prepared),
+            None if self.records.layout().kind == PayloadKind::Floats => {
+                self.records
+                    .push(internal_id, metric.stored_scale(vector), vector)
+            }
+            None => self.records.push(internal_id, 0, &prepared),
         };
         self.record_of_id.insert(internal_id, record);
         self.live_ids.insert(internal_id);
@@ -188,8 +191,10 @@ impl MemoryIndex {
             if level >= CENTRE_LEVEL_MIN
                 && let Some(full) = &self.full
             {
-                self.centres
-                    .push(record, &local_centre(full, record, &found));
+                self.centres.push(
+                    record,
+                    &local_centre(&Space::new(full, self.parameters.metric), record, &found),
+                );
             }
         }
         ensure_reachable(

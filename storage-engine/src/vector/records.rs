@@ -1,15 +1,22 @@
 //! Fixed-stride vector records, as laid out in a vector file and in memory.
 //!
-//! A record is `[internal id: u32 LE][reserved: u32][payload]`, padded to a multiple of 8 bytes;
-//! the payload is either `dimensions` little-endian `f32`s, `code_words(dimensions)`
+//! A record is `[internal id: u32 LE][reserved: u32 LE][payload]`, padded to a multiple of 8
+//! bytes; the payload is either `dimensions` little-endian `f32`s, `code_words(dimensions)`
 //! little-endian `u64` code words, or (centred codes, see `estimator`) those words followed by
-//! two `f32` correction factors, the reserved word then holding the centre number. Record `r`
-//! starts at `r * stride` from the first record.
+//! two `f32` correction factors. Record `r` starts at `r * stride` from the first record.
+//!
+//! The reserved word: in a float record, its *scale word* (`Metric::stored_scale`): the `f32`
+//! bits of `1 / ‖v‖` for a cosine vector `v`, stored as inserted, else 0; a word of 0 reads as
+//! scale 1.0 (`scale_of_word`), which is also what format-1 vector files hold beside their
+//! normalised cosine vectors (see `distance` for how distances use it). In a centred-code
+//! record, the centre number; in a plain code record, 0.
 //!
 //! Invariants: `stride % RECORD_ALIGNMENT_BYTES == 0` and every record store hands out record
 //! bytes that start on an 8-byte boundary, so payloads are viewed in place as `&[f32]` or
-//! `&[u64]` without copying (the target is little-endian, checked at compile time).
+//! `&[u64]` without copying (the target is little-endian, checked at compile time); a float
+//! record's scale lies in the same bytes as its vector (its header), read with it.
 
+use super::distance::Metric;
 use super::estimator;
 use super::quantization;
 
@@ -20,6 +27,8 @@ const _: () = assert!(
 
 /// Bytes before the payload of a record.
 pub const RECORD_HEADER_BYTES: usize = 8;
+/// Offset of the reserved word (a float record's scale word) in a record.
+pub const RECORD_SCALE_OFFSET_BYTES: usize = 4;
 /// Alignment of every record and every payload.
 pub const RECORD_ALIGNMENT_BYTES: usize = 8;
 
@@ -88,12 +97,30 @@ pub trait RecordStore {
         u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
     }
 
-    /// The float payload of record `record` (layouts of kind `Floats`).
+    /// The float payload of record `record` (layouts of kind `Floats`): the vector as stored.
     #[inline]
     fn floats(&self, record: u32) -> &[f32] {
         let layout = self.layout();
         let bytes = &self.record_bytes(record)[RECORD_HEADER_BYTES..];
         view_floats(&bytes[..layout.payload_bytes()])
+    }
+
+    /// The scale of float record `record` (see the module documentation): what a cosine
+    /// distance multiplies the record's dot products by.
+    #[inline]
+    fn scale(&self, record: u32) -> f32 {
+        scale_of_record(self.record_bytes(record))
+    }
+
+    /// Writes float record `record`'s vector as `metric` prepares vectors into `out`: for
+    /// `Cosine` the stored vector times its scale (normalised), for the others as stored.
+    fn prepared_floats(&self, metric: Metric, record: u32, out: &mut Vec<f32>) {
+        out.clear();
+        out.extend_from_slice(self.floats(record));
+        if metric == Metric::Cosine {
+            let scale = self.scale(record);
+            out.iter_mut().for_each(|value| *value *= scale);
+        }
     }
 
     /// The code words of record `record` (layouts of kind `Codes` or `CentredCodes`).
@@ -103,6 +130,22 @@ pub trait RecordStore {
         let bytes = &self.record_bytes(record)[RECORD_HEADER_BYTES..];
         view_codes(&bytes[..layout.code_bytes()])
     }
+}
+
+/// The scale a stored scale word stands for: its `f32` value, or 1.0 for a word of 0 (zero
+/// vectors, and the normalised records of format-1 files).
+#[inline]
+pub fn scale_of_word(word: u32) -> f32 {
+    if word == 0 { 1.0 } else { f32::from_bits(word) }
+}
+
+/// The scale of the record whose bytes (header first) are `record`.
+#[inline]
+pub fn scale_of_record(record: &[u8]) -> f32 {
+    let word: [u8; 4] = record[RECORD_SCALE_OFFSET_BYTES..RECORD_HEADER_BYTES]
+        .try_into()
+        .expect("a record header holds its reserved word");
+    scale_of_word(u32::from_le_bytes(word))
 }
 
 /// Views 4-byte aligned bytes as floats.
@@ -130,9 +173,16 @@ pub fn view_codes(bytes: &[u8]) -> &[u64] {
 }
 
 /// Encodes one record (`layout.stride()` bytes) for `internal_id` with a float `vector`
-/// (binarised when the layout holds codes). Centred codes need their centre: they are encoded
-/// by `estimator::encode_record` (here they panic).
-pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out: &mut Vec<u8>) {
+/// (binarised when the layout holds codes; pass the prepared vector then) and the reserved word
+/// `scale_word` (a float record's `Metric::stored_scale` of `vector`, 0 for codes). Centred
+/// codes need their centre: they are encoded by `estimator::encode_record` (here they panic).
+pub fn encode_record(
+    layout: RecordLayout,
+    internal_id: u32,
+    scale_word: u32,
+    vector: &[f32],
+    out: &mut Vec<u8>,
+) {
     assert_eq!(
         vector.len(),
         layout.dimensions,
@@ -140,7 +190,7 @@ pub fn encode_record(layout: RecordLayout, internal_id: u32, vector: &[f32], out
     );
     let start = out.len();
     out.extend_from_slice(&internal_id.to_le_bytes());
-    out.extend_from_slice(&0_u32.to_le_bytes());
+    out.extend_from_slice(&scale_word.to_le_bytes());
     match layout.kind {
         PayloadKind::Floats => vector
             .iter()
@@ -173,10 +223,11 @@ impl MemoryRecords {
         }
     }
 
-    /// Appends a record and returns its number.
-    pub fn push(&mut self, internal_id: u32, vector: &[f32]) -> u32 {
+    /// Appends a record with reserved word `scale_word` (see `encode_record`) and returns its
+    /// number.
+    pub fn push(&mut self, internal_id: u32, scale_word: u32, vector: &[f32]) -> u32 {
         let mut bytes = Vec::with_capacity(self.layout.stride());
-        encode_record(self.layout, internal_id, vector, &mut bytes);
+        encode_record(self.layout, internal_id, scale_word, vector, &mut bytes);
         self.push_encoded(&bytes)
     }
 
@@ -246,5 +297,47 @@ impl RecordStore for MemoryRecords {
         // SAFETY: u64 has no padding and u8 has alignment 1, so any u64 slice is a valid byte
         // slice of eight times its length, living as long as the borrow of `self`.
         unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), self.layout.stride()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_float_record_keeps_its_vector_and_scale_word_and_a_zero_word_reads_as_one() {
+        let layout = RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions: 3,
+        };
+        let mut records = MemoryRecords::new(layout);
+        let vector = [3.0_f32, -0.0, 4.0];
+        let scaled = records.push(9, Metric::Cosine.stored_scale(&vector), &vector);
+        let plain = records.push(10, 0, &vector);
+        assert_eq!(records.internal_id(scaled), 9);
+        assert_eq!(
+            records
+                .floats(scaled)
+                .iter()
+                .map(|value| value.to_bits())
+                .collect::<Vec<_>>(),
+            vector
+                .iter()
+                .map(|value| value.to_bits())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(records.scale(scaled), 0.2);
+        assert_eq!(records.scale(plain), 1.0);
+        let word = &records.record_bytes(scaled)[RECORD_SCALE_OFFSET_BYTES..RECORD_HEADER_BYTES];
+        assert_eq!(word, 0.2_f32.to_le_bytes());
+        let mut prepared = Vec::new();
+        records.prepared_floats(Metric::Cosine, scaled, &mut prepared);
+        for (value, expected) in prepared.iter().zip([0.6, 0.0, 0.8]) {
+            assert!((value - expected).abs() < 1e-6, "{prepared:?}");
+        }
+        records.prepared_floats(Metric::Euclidean, scaled, &mut prepared);
+        assert_eq!(prepared, vector);
+        records.prepared_floats(Metric::Cosine, plain, &mut prepared);
+        assert_eq!(prepared, vector, "a 0 word is scale 1.0");
     }
 }

@@ -12,14 +12,20 @@
 //! float scorer is a `BoundedScorer`: it also gives a lower bound of the distance from the
 //! sketch (`sketch`), which the search uses to skip vectors that cannot enter its results.
 //!
+//! A float scorer reads a record's scale word from the record's header (the bytes just before
+//! its vector, loaded and prefetched with it) and hands the scale to the kernel: the cosine
+//! kernels multiply the dot product by it (see `distance`), the others ignore it.
+//!
 //! Invariant: a scorer returns exactly the distance `Space::to_query` returns for the same
-//! query and record (same kernel, same formula), so choosing one or the other never changes a
-//! result; it panics, like `Space::to_query`, on a record number past the last record. A
-//! lower bound is never above the distance `score` returns.
+//! query and record (same kernel, same formula, scale included), so choosing one or the other
+//! never changes a result; it panics, like `Space::to_query`, on a record number past the last
+//! record. A lower bound is never above the distance `score` returns.
 
 use super::distance::Metric;
 use super::kernels;
-use super::records::{PayloadKind, RECORD_HEADER_BYTES, RecordStore};
+use super::records::{
+    PayloadKind, RECORD_HEADER_BYTES, RECORD_SCALE_OFFSET_BYTES, RecordStore, scale_of_word,
+};
 #[cfg(target_arch = "x86_64")]
 use super::sketch::{BoundQuery, Sketch};
 use super::space::{Query, Space};
@@ -159,11 +165,13 @@ impl<'a> FloatRecords<'a> {
 /// (`FloatScorer::new` is only reached for kernels `dispatch` checked) and both pointers
 /// address `dimensions` readable floats.
 unsafe trait FloatKernel {
-    /// The ordering distance between the `dimensions` floats at `query` and at `record`.
+    /// The ordering distance between the `dimensions` floats at `query` and the stored vector
+    /// at `record`, whose scale is `scale` (`Metric::scaled_distance`, same formula).
     ///
     /// # Safety
     /// See the trait.
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32;
+    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize, scale: f32)
+    -> f32;
 }
 
 /// Scores float records of one contiguous buffer with kernel `K`.
@@ -190,17 +198,17 @@ impl<K: FloatKernel> Scorer for FloatScorer<'_, K> {
             "a graph links only records of its vector file"
         );
         // SAFETY: record < record_count, so its `stride` bytes lie inside `bytes` (checked
-        // in `FloatRecords::of`), and its payload of `dimensions` floats follows its header;
-        // the query holds `dimensions` floats; `dispatch` checked the kernel's features.
+        // in `FloatRecords::of`): its header, whose scale word is 4-byte aligned (records
+        // start 8-byte aligned), then its payload of `dimensions` floats; the query holds
+        // `dimensions` floats; `dispatch` checked the kernel's features.
         unsafe {
-            let payload = records
-                .bytes
-                .as_ptr()
-                .add(record as usize * records.stride + RECORD_HEADER_BYTES);
+            let start = records.bytes.as_ptr().add(record as usize * records.stride);
+            let word = start.add(RECORD_SCALE_OFFSET_BYTES).cast::<u32>().read();
             K::distance(
                 records.query.as_ptr(),
-                payload.cast::<f32>(),
+                start.add(RECORD_HEADER_BYTES).cast::<f32>(),
                 records.query.len(),
+                scale_of_word(u32::from_le(word)),
             )
         }
     }
@@ -233,7 +241,8 @@ impl<K: FloatKernel> Scorer for FloatScorer<'_, K> {
 }
 
 /// A float scorer plus lower bounds from a sketch: for a metric whose distance is
-/// `offset - dot` (cosine: 1, dot product: 0), `offset - (upper bound of the dot)`.
+/// `offset - dot` of the prepared vectors (cosine: 1, with the record's vector times its scale;
+/// dot product: 0), `offset - (upper bound of the dot)` (the sketch holds prepared vectors).
 #[cfg(target_arch = "x86_64")]
 struct BoundedScorer<'a, K: FloatKernel> {
     scorer: FloatScorer<'a, K>,
@@ -298,15 +307,20 @@ unsafe fn floats<'a>(pointer: *const f32, dimensions: usize) -> &'a [f32] {
     unsafe { std::slice::from_raw_parts(pointer, dimensions) }
 }
 
-/// `1 - dot`, portable kernel.
+/// `1 - dot * scale`, portable kernel.
 struct CosinePortable;
 // SAFETY: needs no processor feature; reads `dimensions` floats from each pointer.
 unsafe impl FloatKernel for CosinePortable {
     #[inline]
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+    unsafe fn distance(
+        query: *const f32,
+        record: *const f32,
+        dimensions: usize,
+        scale: f32,
+    ) -> f32 {
         // SAFETY: the trait's contract.
         let (query, record) = unsafe { (floats(query, dimensions), floats(record, dimensions)) };
-        1.0 - kernels::portable_dot(query, record)
+        1.0 - kernels::portable_dot(query, record) * scale
     }
 }
 
@@ -315,7 +329,12 @@ struct DotPortable;
 // SAFETY: needs no processor feature; reads `dimensions` floats from each pointer.
 unsafe impl FloatKernel for DotPortable {
     #[inline]
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+    unsafe fn distance(
+        query: *const f32,
+        record: *const f32,
+        dimensions: usize,
+        _scale: f32,
+    ) -> f32 {
         // SAFETY: the trait's contract.
         let (query, record) = unsafe { (floats(query, dimensions), floats(record, dimensions)) };
         -kernels::portable_dot(query, record)
@@ -327,23 +346,33 @@ struct EuclideanPortable;
 // SAFETY: needs no processor feature; reads `dimensions` floats from each pointer.
 unsafe impl FloatKernel for EuclideanPortable {
     #[inline]
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+    unsafe fn distance(
+        query: *const f32,
+        record: *const f32,
+        dimensions: usize,
+        _scale: f32,
+    ) -> f32 {
         // SAFETY: the trait's contract.
         let (query, record) = unsafe { (floats(query, dimensions), floats(record, dimensions)) };
         kernels::portable_squared_euclidean(query, record)
     }
 }
 
-/// `1 - dot`, AVX2 + FMA kernel.
+/// `1 - dot * scale`, AVX2 + FMA kernel.
 #[cfg(target_arch = "x86_64")]
 struct CosineAvx2;
 // SAFETY: `dispatch` selects it only after `has_avx2_fma`; reads `dimensions` floats each.
 #[cfg(target_arch = "x86_64")]
 unsafe impl FloatKernel for CosineAvx2 {
     #[inline]
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+    unsafe fn distance(
+        query: *const f32,
+        record: *const f32,
+        dimensions: usize,
+        scale: f32,
+    ) -> f32 {
         // SAFETY: the trait's contract (features and readable floats).
-        1.0 - unsafe { kernels::dot_avx2_raw(query, record, dimensions) }
+        1.0 - unsafe { kernels::dot_avx2_raw(query, record, dimensions) } * scale
     }
 }
 
@@ -354,7 +383,12 @@ struct DotAvx2;
 #[cfg(target_arch = "x86_64")]
 unsafe impl FloatKernel for DotAvx2 {
     #[inline]
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+    unsafe fn distance(
+        query: *const f32,
+        record: *const f32,
+        dimensions: usize,
+        _scale: f32,
+    ) -> f32 {
         // SAFETY: the trait's contract (features and readable floats).
         -unsafe { kernels::dot_avx2_raw(query, record, dimensions) }
     }
@@ -367,7 +401,12 @@ struct EuclideanAvx2;
 #[cfg(target_arch = "x86_64")]
 unsafe impl FloatKernel for EuclideanAvx2 {
     #[inline]
-    unsafe fn distance(query: *const f32, record: *const f32, dimensions: usize) -> f32 {
+    unsafe fn distance(
+        query: *const f32,
+        record: *const f32,
+        dimensions: usize,
+        _scale: f32,
+    ) -> f32 {
         // SAFETY: the trait's contract (features and readable floats).
         unsafe { kernels::squared_euclidean_avx2_raw(query, record, dimensions) }
     }
@@ -394,6 +433,29 @@ mod tests {
         }
     }
 
+    /// A vector of `dimensions` with magnitudes varying by `id` (all zero when `id % 7 == 6`).
+    fn test_vector(random: &mut SplitMix64, dimensions: usize, id: u32) -> Vec<f32> {
+        let spread = 1.0 + (id % 4) as f32 * 7.0;
+        let zero = id % 7 == 6;
+        (0..dimensions)
+            .map(|_| random.next_signed_f32() * spread)
+            .map(|value| if zero { 0.0 } else { value })
+            .collect()
+    }
+
+    /// Pushes `vector` as graphs store it: float records as inserted with their scale word
+    /// (or, when `id % 5 == 3`, normalised with a 0 word, as format-1 files hold them), code
+    /// records from the prepared vector.
+    fn push_stored(records: &mut MemoryRecords, metric: Metric, id: u32, vector: &[f32]) {
+        let mut prepared = vector.to_vec();
+        metric.prepare(&mut prepared);
+        if records.layout().kind == PayloadKind::Floats && id % 5 != 3 {
+            records.push(id, metric.stored_scale(vector), vector);
+        } else {
+            records.push(id, 0, &prepared);
+        }
+    }
+
     #[test]
     fn dispatched_scores_equal_the_space_distances_bit_for_bit() {
         let seed = 19;
@@ -403,13 +465,9 @@ mod tests {
             for metric in [Metric::Cosine, Metric::Euclidean, Metric::DotProduct] {
                 for dimensions in [1, 7, 16, 33, 128, 384] {
                     let mut records = MemoryRecords::new(RecordLayout { kind, dimensions });
-                    let mut vectors = Vec::new();
                     for id in 0..20 {
-                        let mut vector: Vec<f32> =
-                            (0..dimensions).map(|_| random.next_signed_f32()).collect();
-                        metric.prepare(&mut vector);
-                        records.push(id, &vector);
-                        vectors.push(vector);
+                        let vector = test_vector(&mut random, dimensions, id);
+                        push_stored(&mut records, metric, id, &vector);
                     }
                     let space = Space::new(&records, metric);
                     let user: Vec<f32> =
@@ -425,6 +483,43 @@ mod tests {
                         "{kind:?} {metric:?} {dimensions}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn cosine_scores_are_the_distances_to_the_normalised_vectors() {
+        let seed = 23;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        for dimensions in [1, 7, 33, 384] {
+            let layout = RecordLayout {
+                kind: PayloadKind::Floats,
+                dimensions,
+            };
+            let mut records = MemoryRecords::new(layout);
+            let mut normalised = Vec::new();
+            for id in 0..20 {
+                let vector = test_vector(&mut random, dimensions, id);
+                push_stored(&mut records, Metric::Cosine, id, &vector);
+                let mut prepared = vector;
+                Metric::Cosine.prepare(&mut prepared);
+                normalised.push(prepared);
+            }
+            let space = Space::new(&records, Metric::Cosine);
+            let user: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
+            let query = space.prepare_query(&user);
+            let Query::Floats(prepared_query) = &query else {
+                panic!("float records take float queries");
+            };
+            let scores = dispatch(&space, &query, ScoreAll(20));
+            for (record, score) in scores.iter().enumerate() {
+                let expected =
+                    Metric::Cosine.reference_distance(prepared_query, &normalised[record]);
+                assert!(
+                    (score - expected).abs() <= 1e-5,
+                    "{dimensions} record {record}: {score} vs {expected}"
+                );
             }
         }
     }
@@ -458,12 +553,10 @@ mod tests {
                     dimensions,
                 });
                 for id in 0..50 {
-                    let mut vector: Vec<f32> =
-                        (0..dimensions).map(|_| random.next_signed_f32()).collect();
-                    metric.prepare(&mut vector);
-                    records.push(id, &vector);
+                    let vector = test_vector(&mut random, dimensions, id);
+                    push_stored(&mut records, metric, id, &vector);
                 }
-                let mut sketch = Sketch::new(dimensions);
+                let mut sketch = Sketch::new(dimensions, metric);
                 sketch.extend(&records, 50);
                 let plain = Space::new(&records, metric);
                 let sketched = Space::new(&records, metric).with_sketch(Some(&sketch));
@@ -492,7 +585,7 @@ mod tests {
             kind: PayloadKind::Floats,
             dimensions: 4,
         });
-        records.push(0, &[1.0, 0.0, 0.0, 0.0]);
+        records.push(0, 0, &[1.0, 0.0, 0.0, 0.0]);
         let space = Space::new(&records, Metric::Euclidean);
         let query = space.prepare_query(&[0.0, 1.0, 0.0, 0.0]);
         dispatch(&space, &query, ScoreAll(2));

@@ -293,7 +293,9 @@ impl<R: RecordStore> FullVectors for RecordVectors<'_, R> {
     ) -> Result<Vec<f32>, VectorError> {
         Ok(records
             .iter()
-            .map(|&record| metric.distance(query, self.0.floats(record)))
+            .map(|&record| {
+                metric.scaled_distance(query, self.0.floats(record), self.0.scale(record))
+            })
             .collect())
     }
 }

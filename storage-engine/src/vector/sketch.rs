@@ -10,8 +10,14 @@
 //! Skipping only vectors that would have been rejected changes no result: a search with a
 //! sketch returns exactly what it returns without one.
 //!
+//! The sketched vector `v` of a record is its prepared vector (`RecordStore::prepared_floats`:
+//! for cosine the stored vector times the record's scale, normalised into a scratch row), the
+//! vector whose dot product with the query the distance uses; the one rounding more of the
+//! scaled distance (`dot * scale` instead of the dot of the scaled vector) lies far within the
+//! rounding allowance below.
+//!
 //! Row of record `r` (`row_lines` whole, 64-byte aligned cache lines): `padded_dimensions`
-//! signed 8-bit codes `c` (zero past `dimensions`), then the record's `scale` and `margin` as
+//! signed 8-bit codes `c` (zero past `dimensions`), then the row's `scale` and `margin` as
 //! `f32` LE. The vector is approximated by `scale * c` with `scale = max |v_i| / 127`, and
 //! `margin` is at least `|| v - scale * c ||` plus a rounding allowance
 //! (`ROUNDING_ALLOWANCE_PER_DIMENSION * dimensions * ||v||`, far above the rounding error of
@@ -30,6 +36,7 @@
 //! `k * SKETCH_CHUNK_RECORDS ..`, every chunk but the last full; for every row,
 //! `q.v >= dot_upper_bound(q, row)` never fails, i.e. the bound holds for every query.
 
+use super::distance::Metric;
 use super::records::{PayloadKind, RecordStore};
 use std::sync::{Arc, RwLock};
 
@@ -130,6 +137,8 @@ fn round_up(value: f64) -> f32 {
 #[derive(Clone)]
 pub struct Sketch {
     layout: SketchLayout,
+    /// The metric the sketched records are prepared for.
+    metric: Metric,
     chunks: Vec<Arc<Vec<Line>>>,
     record_count: u32,
 }
@@ -145,10 +154,11 @@ impl std::fmt::Debug for Sketch {
 }
 
 impl Sketch {
-    /// An empty sketch for `dimensions`-dimensional vectors.
-    pub fn new(dimensions: usize) -> Self {
+    /// An empty sketch for `dimensions`-dimensional vectors of a `metric` graph.
+    pub fn new(dimensions: usize, metric: Metric) -> Self {
         Self {
             layout: SketchLayout::new(dimensions),
+            metric,
             chunks: Vec::new(),
             record_count: 0,
         }
@@ -178,6 +188,7 @@ impl Sketch {
         let layout = self.layout;
         let lines = layout.row_lines;
         let mut row = vec![0_u8; layout.row_bytes()];
+        let mut vector = Vec::with_capacity(layout.dimensions);
         for record in self.record_count..record_count {
             let chunk = (record >> SKETCH_CHUNK_SHIFT) as usize;
             if chunk == self.chunks.len() {
@@ -186,7 +197,8 @@ impl Sketch {
                 )));
             }
             row.fill(0);
-            encode_row(layout, records.floats(record), &mut row);
+            records.prepared_floats(self.metric, record, &mut vector);
+            encode_row(layout, &vector, &mut row);
             let rows = Arc::make_mut(&mut self.chunks[chunk]);
             rows.extend(
                 row.chunks_exact(SKETCH_LINE_BYTES)
@@ -371,10 +383,10 @@ pub struct SketchCache {
 }
 
 impl SketchCache {
-    /// An empty cache for `dimensions`-dimensional vectors.
-    pub fn new(dimensions: usize) -> Self {
+    /// An empty cache for `dimensions`-dimensional vectors of a `metric` graph.
+    pub fn new(dimensions: usize, metric: Metric) -> Self {
         Self {
-            sketch: RwLock::new(Arc::new(Sketch::new(dimensions))),
+            sketch: RwLock::new(Arc::new(Sketch::new(dimensions, metric))),
         }
     }
 
@@ -445,8 +457,8 @@ mod tests {
                 1 => vector[0] = 1e4,
                 _ => {}
             }
-            metric.prepare(&mut vector);
-            records.push(id, &vector);
+            // As graphs store them: as given, cosine ones with their scale.
+            records.push(id, metric.stored_scale(&vector), &vector);
         }
         records
     }
@@ -459,8 +471,9 @@ mod tests {
         for metric in [Metric::Cosine, Metric::DotProduct] {
             for dimensions in [1, 7, 31, 32, 33, 100, 128, 384, 769] {
                 let records = random_records(&mut random, dimensions, 60, metric);
-                let mut sketch = Sketch::new(dimensions);
+                let mut sketch = Sketch::new(dimensions, metric);
                 sketch.extend(&records, 60);
+                let mut prepared_record = Vec::new();
                 for _ in 0..20 {
                     let mut query: Vec<f32> = (0..dimensions)
                         .map(|_| random.next_signed_f32() * 3.0)
@@ -468,8 +481,10 @@ mod tests {
                     metric.prepare(&mut query);
                     let prepared = BoundQuery::new(sketch.layout(), &query);
                     for record in 0..60 {
-                        let exact = metric.distance(&query, records.floats(record));
-                        let reference = metric.reference_distance(&query, records.floats(record));
+                        let (floats, scale) = (records.floats(record), records.scale(record));
+                        let exact = metric.scaled_distance(&query, floats, scale);
+                        records.prepared_floats(metric, record, &mut prepared_record);
+                        let reference = metric.reference_distance(&query, &prepared_record);
                         let portable =
                             sketch.dot_upper_bound(&prepared.padded, prepared.norm, record);
                         let lower = match metric {
@@ -513,14 +528,16 @@ mod tests {
         let mut random = SplitMix64::new(seed);
         let dimensions = 384;
         let records = random_records(&mut random, dimensions, 40, Metric::Cosine);
-        let mut sketch = Sketch::new(dimensions);
+        let mut sketch = Sketch::new(dimensions, Metric::Cosine);
         sketch.extend(&records, 40);
+        let mut prepared_record = Vec::new();
         let mut query: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
         Metric::Cosine.prepare(&mut query);
         let prepared = BoundQuery::new(sketch.layout(), &query);
         // Spiky vectors (ids 0 and 1 modulo 17) have loose bounds; ordinary ones do not.
         for record in (0..40).filter(|record| record % 17 > 1) {
-            let exact = scalar::dot(&query, records.floats(record));
+            records.prepared_floats(Metric::Cosine, record, &mut prepared_record);
+            let exact = scalar::dot(&query, &prepared_record);
             let bound = sketch.dot_upper_bound(&prepared.padded, prepared.norm, record);
             // Useful only if the slack is small against cosine distances (~0.01-1).
             assert!(bound - exact < 0.02, "record {record}: {bound} vs {exact}");
@@ -534,7 +551,7 @@ mod tests {
         let mut random = SplitMix64::new(seed);
         let count = SKETCH_CHUNK_RECORDS * 2 + 100;
         let records = random_records(&mut random, 24, count, Metric::Cosine);
-        let cache = SketchCache::new(24);
+        let cache = SketchCache::new(24, Metric::Cosine);
         let partial = cache
             .up_to(&records, SKETCH_CHUNK_RECORDS + 5)
             .expect("float records get a sketch");
@@ -544,7 +561,7 @@ mod tests {
         assert_eq!(grown.record_count(), count);
         assert_eq!(partial.record_count(), SKETCH_CHUNK_RECORDS + 5);
         assert!(Arc::ptr_eq(&partial.chunks[0], &grown.chunks[0]));
-        let mut whole = Sketch::new(24);
+        let mut whole = Sketch::new(24, Metric::Cosine);
         whole.extend(&records, count);
         for record in 0..count {
             assert_eq!(whole.row(record), grown.row(record), "record {record}");

@@ -5,6 +5,10 @@
 //! codes with asymmetric estimates of its metric's distance from the float query (`estimator`);
 //! it re-scores its best candidates with the full vectors afterwards.
 //!
+//! Float records keep vectors as inserted; cosine distances multiply by the records' scales
+//! (see `distance`), and a record used as a query is prepared from its floats and scale first
+//! (`Space::prepared_floats`).
+//!
 //! Invariant: a `Query` is prepared for the space it is used with (`Space::prepare_query`).
 
 use super::distance::Metric;
@@ -91,9 +95,11 @@ impl<'a, R: RecordStore> Space<'a, R> {
     #[inline]
     pub fn to_query(&self, query: &Query, record: u32) -> f32 {
         match query {
-            Query::Floats(vector) => {
-                float_distance(self.metric, vector, self.records.floats(record))
-            }
+            Query::Floats(vector) => self.metric.scaled_distance(
+                vector,
+                self.records.floats(record),
+                self.records.scale(record),
+            ),
             Query::Codes(code) => kernels::hamming(code, self.records.codes(record)) as f32,
             Query::Estimated(estimator) => {
                 estimator.estimate(self.centres, self.records.record_bytes(record))
@@ -122,20 +128,27 @@ impl<'a, R: RecordStore> Space<'a, R> {
     #[inline]
     pub fn between(&self, left: u32, right: u32) -> f32 {
         match self.records.layout().kind {
-            PayloadKind::Floats => float_distance(
-                self.metric,
+            PayloadKind::Floats => self.metric.scaled_distance(
                 self.records.floats(left),
                 self.records.floats(right),
+                self.records.scale(left) * self.records.scale(right),
             ),
             PayloadKind::Codes => {
                 kernels::hamming(self.records.codes(left), self.records.codes(right)) as f32
             }
-            PayloadKind::CentredCodes => float_distance(
-                self.metric,
-                &self.reconstruct(left),
-                &self.reconstruct(right),
-            ),
+            PayloadKind::CentredCodes => self
+                .metric
+                .distance(&self.reconstruct(left), &self.reconstruct(right)),
         }
+    }
+
+    /// Float record `record`'s vector as the metric prepares vectors (cosine: normalised by its
+    /// stored scale), for use as a query or in a centre.
+    pub fn prepared_floats(&self, record: u32) -> Vec<f32> {
+        let mut vector = Vec::with_capacity(self.records.layout().dimensions);
+        self.records
+            .prepared_floats(self.metric, record, &mut vector);
+        vector
     }
 
     /// The approximation a centred-code record stands for (record-to-record distances of a
@@ -150,8 +163,58 @@ impl<'a, R: RecordStore> Space<'a, R> {
     }
 }
 
-/// The ordering distance between two prepared float vectors.
-#[inline]
-fn float_distance(metric: Metric, left: &[f32], right: &[f32]) -> f32 {
-    metric.distance(left, right)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::random::SplitMix64;
+    use crate::vector::records::{MemoryRecords, RecordLayout};
+
+    #[test]
+    fn cosine_records_compare_as_their_normalised_vectors_whatever_their_norms() {
+        let seed = 29;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        let dimensions = 33;
+        let mut records = MemoryRecords::new(RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions,
+        });
+        let mut normalised = Vec::new();
+        for id in 0..12 {
+            let spread = [1e-3, 1.0, 1e3][id as usize % 3];
+            let mut vector: Vec<f32> = (0..dimensions)
+                .map(|_| random.next_signed_f32() * spread)
+                .collect();
+            if id == 4 {
+                vector.fill(0.0);
+            }
+            let mut prepared = vector.clone();
+            Metric::Cosine.prepare(&mut prepared);
+            // Record 5 as a format-1 file holds it: normalised, with a 0 word.
+            if id == 5 {
+                records.push(id, 0, &prepared);
+            } else {
+                records.push(id, Metric::Cosine.stored_scale(&vector), &vector);
+            }
+            normalised.push(prepared);
+        }
+        let space = Space::new(&records, Metric::Cosine);
+        for left in 0..12 {
+            let prepared = space.prepared_floats(left);
+            for (value, expected) in prepared.iter().zip(&normalised[left as usize]) {
+                assert!((value - expected).abs() < 1e-6, "record {left}");
+            }
+            for right in 0..12 {
+                let expected = Metric::Cosine
+                    .reference_distance(&normalised[left as usize], &normalised[right as usize]);
+                let between = space.between(left, right);
+                assert!(
+                    (between - expected).abs() < 1e-5,
+                    "{left} {right}: {between} vs {expected}"
+                );
+                let to_query = space.to_query(&Query::Floats(prepared.clone()), right);
+                assert!((to_query - expected).abs() < 1e-5, "{left} {right}");
+            }
+        }
+    }
 }

@@ -8,7 +8,8 @@
 //!
 //! Invariants: `nearest_centre` answers a centre of `centres` or `NO_CENTRE` (no centre exists,
 //! or none is at a finite distance), never a number past the last centre; `local_centre`
-//! answers a vector of the graph's dimensions.
+//! answers a vector of the graph's dimensions, a mean of prepared (for cosine, normalised)
+//! vectors like the vectors it is compared with.
 
 use crate::vector::error::VectorError;
 use crate::vector::estimator::{CENTRE_NEIGHBOURS, Centres, NO_CENTRE, mean};
@@ -58,16 +59,20 @@ pub fn nearest_centre<L: Links, R: RecordStore>(
 }
 
 /// The centre made when `record` (a node of level `CENTRE_LEVEL_MIN` or more) joins the graph:
-/// the mean of its float vector and those of its `CENTRE_NEIGHBOURS` closest layer-0
-/// candidates `found` (closest first), all read from the float records `floats`.
-pub fn local_centre<R: RecordStore>(floats: &R, record: u32, found: &[Scored]) -> Vec<f32> {
+/// the mean of its prepared float vector and those of its `CENTRE_NEIGHBOURS` closest layer-0
+/// candidates `found` (closest first), all read from the float records of `space`.
+pub fn local_centre<R: RecordStore>(
+    space: &Space<'_, R>,
+    record: u32,
+    found: &[Scored],
+) -> Vec<f32> {
     let neighbours = found.iter().take(CENTRE_NEIGHBOURS);
-    let dimensions = floats.layout().dimensions;
-    let centre = mean(
-        dimensions,
-        std::iter::once(floats.floats(record))
-            .chain(neighbours.map(|scored| floats.floats(scored.record))),
-    );
+    let dimensions = space.records.layout().dimensions;
+    let vectors: Vec<Vec<f32>> = std::iter::once(record)
+        .chain(neighbours.map(|scored| scored.record))
+        .map(|member| space.prepared_floats(member))
+        .collect();
+    let centre = mean(dimensions, vectors.iter().map(Vec::as_slice));
     debug_assert_eq!(
         centre.len(),
         dimensions,

@@ -30,10 +30,11 @@ pub fn random_level(random: &mut SplitMix64, level_factor: f64) -> u8 {
     }
 }
 
-/// The query that finds the neighbours of record `record`.
+/// The query that finds the neighbours of record `record` (a float record's vector prepared
+/// like any query: normalised for cosine).
 pub fn record_query<R: RecordStore>(space: &Space<'_, R>, record: u32) -> Query {
     match space.records.layout().kind {
-        PayloadKind::Floats => Query::Floats(space.records.floats(record).to_vec()),
+        PayloadKind::Floats => Query::Floats(space.prepared_floats(record)),
         PayloadKind::Codes => Query::Codes(space.records.codes(record).to_vec()),
         PayloadKind::CentredCodes => space.prepare_query(&space.reconstruct(record)),
     }
@@ -108,4 +109,34 @@ fn link_back<L: LinksMut, R: RecordStore>(
     }
     let kept = reselect(space, neighbour.record, list, cap);
     links.set_neighbours(neighbour.record, layer, &kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::distance::Metric;
+    use crate::vector::records::{MemoryRecords, RecordLayout};
+
+    #[test]
+    fn a_cosine_record_queries_with_its_normalised_vector() {
+        let mut records = MemoryRecords::new(RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions: 2,
+        });
+        let vector = [30.0, -40.0];
+        records.push(0, Metric::Cosine.stored_scale(&vector), &vector);
+        for (metric, expected) in [
+            (Metric::Cosine, [0.6, -0.8]),
+            (Metric::Euclidean, vector),
+            (Metric::DotProduct, vector),
+        ] {
+            let space = Space::new(&records, metric);
+            let Query::Floats(query) = record_query(&space, 0) else {
+                panic!("float records make float queries");
+            };
+            for (value, expected) in query.iter().zip(expected) {
+                assert!((value - expected).abs() < 1e-6, "{metric:?}: {query:?}");
+            }
+        }
+    }
 }

@@ -587,7 +587,7 @@ mod tests {
             dimensions: 2,
         });
         for point in [[0.0, 0.0], [6.0, 0.0], [7.0, 0.0], [4.0, 3.0]] {
-            records.push(0, &point);
+            records.push(0, 0, &point);
         }
         let mut links = MemoryLinks::new();
         for (record, level) in [(0, 1), (1, 1), (2, 0), (3, 0)] {

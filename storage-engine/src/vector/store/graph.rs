@@ -11,6 +11,12 @@
 //! graph with full vectors links its nodes by full-precision distances (the writer reads the
 //! float file) and navigates searches by estimates from its codes.
 //!
+//! The float file of a graph (the full vectors if kept, else the navigation file when it holds
+//! floats) keeps every vector exactly as inserted when it is of format 2 (every file created
+//! now; see `vector_file`): then `Graph::holds_originals` and `original` gives an id's vector
+//! back bit for bit, so callers need no copy of their own. Format-1 files (cosine vectors
+//! normalised) open, search and take inserts as before, in their own format.
+//!
 //! One writer at a time works in a write transaction (`GraphWriter`); readers
 //! (`GraphReader`) work on read snapshots and never wait for it: the trees are copy-on-write
 //! and the vector files append-only (see `vector_file`).
@@ -36,6 +42,7 @@ use super::tree_links::{ReadLinks, flush_dense, load_dense};
 use super::trees::{ReadTrees, TreeRead, TreeWrite, WriteTrees};
 use super::vector_file::{FileRecords, VectorFile};
 use crate::io::PageIo;
+use crate::vector::distance::Metric;
 use crate::vector::error::VectorError;
 use crate::vector::estimator::{self, CENTRE_LEVEL_MIN, Centres};
 use crate::vector::graph::centres::{local_centre, nearest_centre};
@@ -132,7 +139,8 @@ fn tree_name(name: &str, part: &str) -> String {
     format!("vector.{name}.{part}")
 }
 
-fn layouts(parameters: &GraphParameters) -> (RecordLayout, Option<RecordLayout>) {
+/// The layouts of a graph's navigation file and full vector file (if any).
+pub(super) fn layouts(parameters: &GraphParameters) -> (RecordLayout, Option<RecordLayout>) {
     let floats = RecordLayout {
         kind: PayloadKind::Floats,
         dimensions: parameters.dimensions,
@@ -385,11 +393,8 @@ impl Graph {
             sketch: (options.distance_sketch
                 && parameters.dimensions >= SKETCH_DIMENSIONS_MIN
                 && !parameters.binary_quantized
-                && matches!(
-                    parameters.metric,
-                    crate::vector::Metric::Cosine | crate::vector::Metric::DotProduct
-                ))
-            .then(|| SketchCache::new(parameters.dimensions)),
+                && matches!(parameters.metric, Metric::Cosine | Metric::DotProduct))
+            .then(|| SketchCache::new(parameters.dimensions, parameters.metric)),
         })
     }
 
@@ -521,11 +526,24 @@ impl Graph {
         self.full.as_ref()
     }
 
+    /// The file holding the graph's float records: the full vectors beside codes, else the
+    /// navigation file when it holds floats; `None` for codes without a float copy.
+    fn float_file(&self) -> Option<&VectorFile> {
+        match &self.full {
+            Some(full) => Some(full),
+            None => {
+                (self.navigation.layout().kind == PayloadKind::Floats).then_some(&self.navigation)
+            }
+        }
+    }
+
     /// Whether the float records hold every vector exactly as it was inserted, so that
     /// [`GraphReader::original`] gives it back bit for bit and the caller need not keep its
-    /// own copy. Files of format 1 keep cosine vectors normalised: not originals.
+    /// own copy: exactly when the float file is of format 2. Files of format 1 keep cosine
+    /// vectors normalised (and keep doing so for vectors appended to them): not originals. A
+    /// graph of codes without a float copy holds no floats at all.
     pub fn holds_originals(&self) -> bool {
-        false
+        self.float_file().is_some_and(VectorFile::holds_originals)
     }
 
     /// The stored vectors of the snapshot `trees` by id: lighter than a reader (no live set,
@@ -550,19 +568,20 @@ impl Graph {
     }
 
     /// The float payload of `internal_id`'s record among the first `record_count` records
-    /// (`None` when the id has no record).
+    /// (`None` when the id has no record, or the graph no float records).
     fn stored_floats(
         &self,
         ids: &dyn TreeRead,
         internal_id: u32,
         record_count: u32,
     ) -> Result<Option<Vec<f32>>, VectorError> {
+        let Some(file) = self.float_file() else {
+            return Ok(None);
+        };
         let Some(record) = record_of(ids, internal_id, record_count)? else {
             return Ok(None);
         };
-        Ok(Some(
-            self.building_records(record_count).floats(record).to_vec(),
-        ))
+        Ok(Some(file.records(record_count).floats(record).to_vec()))
     }
 
     /// The writer, in the write transaction `trees`. Call `finish` before committing.
@@ -679,6 +698,25 @@ fn open_file_backends(
         navigation: FileBackend::Path(navigation),
         full: full.map(FileBackend::Path),
     })
+}
+
+/// Encodes the float record of `internal_id` for `file`: the `vector` as inserted with its
+/// scale word when the file holds originals (format 2), else (format 1) the `prepared` vector
+/// with a 0 word, as that format's readers expect.
+fn encode_float_record(
+    file: &VectorFile,
+    metric: Metric,
+    internal_id: u32,
+    vector: &[f32],
+    prepared: &[f32],
+    out: &mut Vec<u8>,
+) {
+    if file.holds_originals() {
+        let scale_word = metric.stored_scale(vector);
+        encode_record(file.layout(), internal_id, scale_word, vector, out);
+    } else {
+        encode_record(file.layout(), internal_id, 0, prepared, out);
+    }
 }
 
 /// The record of `internal_id`; a record at or past `record_count` is `Corrupted`.
@@ -1122,25 +1160,43 @@ impl GraphWriter<'_> {
         let mut prepared = vector.to_vec();
         parameters.metric.prepare(&mut prepared);
         let mut bytes = Vec::new();
-        let layout = self.graph.navigation.layout();
-        if layout.kind == PayloadKind::CentredCodes {
-            let centre = self.centre_for(&prepared)?;
-            estimator::encode_record(
-                layout,
+        let navigation = &self.graph.navigation;
+        match navigation.layout().kind {
+            PayloadKind::CentredCodes => {
+                let centre = self.centre_for(&prepared)?;
+                estimator::encode_record(
+                    navigation.layout(),
+                    parameters.metric,
+                    internal_id,
+                    &prepared,
+                    &self.centres,
+                    centre,
+                    &mut bytes,
+                );
+            }
+            PayloadKind::Codes => {
+                encode_record(navigation.layout(), internal_id, 0, &prepared, &mut bytes)
+            }
+            PayloadKind::Floats => encode_float_record(
+                navigation,
                 parameters.metric,
                 internal_id,
+                vector,
                 &prepared,
-                &self.centres,
-                centre,
                 &mut bytes,
-            );
-        } else {
-            encode_record(layout, internal_id, &prepared, &mut bytes);
+            ),
         }
-        self.graph.navigation.write_record(record, &bytes)?;
+        navigation.write_record(record, &bytes)?;
         if let Some(full) = &self.graph.full {
             bytes.clear();
-            encode_record(full.layout(), internal_id, &prepared, &mut bytes);
+            encode_float_record(
+                full,
+                parameters.metric,
+                internal_id,
+                vector,
+                &prepared,
+                &mut bytes,
+            );
             full.write_record(record, &bytes)?;
         }
         self.appended = true;
@@ -1223,7 +1279,7 @@ impl GraphWriter<'_> {
                 &mut relinked,
             )?;
             if level >= CENTRE_LEVEL_MIN && graph.full.is_some() {
-                let centre = local_centre(&records, record, &found);
+                let centre = local_centre(&space, record, &found);
                 let number = self.centres.push(record, &centre);
                 let bytes: Vec<u8> = record
                     .to_le_bytes()

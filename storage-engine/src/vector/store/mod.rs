@@ -3,6 +3,8 @@
 
 pub mod full_vectors;
 pub mod graph;
+#[cfg(test)]
+mod graph_originals_tests;
 pub mod links_cache;
 pub mod memory_copy;
 pub mod metadata;

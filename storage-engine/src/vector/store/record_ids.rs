@@ -247,7 +247,7 @@ mod tests {
             dimensions: 2,
         });
         for &id in ids {
-            records.push(id, &[1.0, 0.0]);
+            records.push(id, 0, &[1.0, 0.0]);
         }
         records
     }

@@ -1,8 +1,15 @@
 //! A vector file: a 64-byte header, then fixed-stride records (see `records`) packed densely,
 //! record `r` at byte `VECTOR_FILE_HEADER_BYTES + r * stride` — no page rounding.
 //!
-//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes, 2 centred codes),
-//! dimensions and stride, zero to 64 bytes.
+//! Header: magic `CSVECT01`, then `u32` LE format version, payload kind (0 floats, 1 codes, 2
+//! centred codes), dimensions and stride, zero to 64 bytes.
+//!
+//! Format versions: 2 (written for new files) keeps every float vector exactly as inserted,
+//! cosine ones with their scale word (see `records`); 1 (older files, still opened and
+//! appended to) keeps cosine float vectors normalised with a 0 scale word. Readers need not
+//! tell them apart (a 0 word reads as scale 1.0); writers do: a record appended to a file
+//! follows the file's format (`holds_originals`), so a format-1 file stays one for any reader.
+//! Code records are the same in both. Every other header field must match exactly.
 //!
 //! Crash safety: records are only appended, at numbers at or past the committed record count
 //! (kept in the graph's state in the page store), and the file is synced before the page store
@@ -23,7 +30,8 @@ use super::uring;
 use crate::io::{FileIo, PageIo};
 use crate::vector::error::VectorError;
 use crate::vector::records::{
-    PayloadKind, RECORD_HEADER_BYTES, RecordLayout, RecordStore, view_codes, view_floats,
+    PayloadKind, RECORD_HEADER_BYTES, RecordLayout, RecordStore, scale_of_record, view_codes,
+    view_floats,
 };
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -43,8 +51,12 @@ pub const VECTOR_FILE_CAPACITY_BYTES: u64 = 1 << 40;
 pub const COPY_STEP_BYTES: usize = 16 << 20;
 /// First bytes of every vector file.
 const MAGIC: [u8; 8] = *b"CSVECT01";
-/// Format version written.
-const FORMAT_VERSION: u32 = 1;
+/// Format version written for new files: float records keep vectors as inserted.
+pub const FORMAT_VERSION: u32 = 2;
+/// The older format, still opened: cosine float records keep normalised vectors.
+pub const FORMAT_VERSION_NORMALISED: u32 = 1;
+/// Bytes of the header before the format version (the magic).
+const VERSION_OFFSET_BYTES: usize = 8;
 
 /// One open vector file.
 pub struct VectorFile {
@@ -56,6 +68,8 @@ pub struct VectorFile {
     resident: ResidentPages,
     /// Committed records in memory, when kept (see `keep_memory_copy`).
     copy: Option<MemoryCopy>,
+    /// The file's format version (`FORMAT_VERSION` or `FORMAT_VERSION_NORMALISED`).
+    format_version: u32,
 }
 
 impl VectorFile {
@@ -76,24 +90,58 @@ impl VectorFile {
         layout: RecordLayout,
         direct: Option<File>,
     ) -> Result<Self, VectorError> {
-        let file = Self {
+        Self::open_or_create(io, layout, direct, FORMAT_VERSION)
+    }
+
+    /// Opens the file of `io` (version 1 or 2), or creates it with format `new_version`.
+    fn open_or_create(
+        io: Box<dyn PageIo>,
+        layout: RecordLayout,
+        direct: Option<File>,
+        new_version: u32,
+    ) -> Result<Self, VectorError> {
+        let mut file = Self {
             io,
             layout,
             direct,
             uring_reads: AtomicU64::new(0),
             resident: ResidentPages::new(),
             copy: None,
+            format_version: new_version,
         };
         if file.io.length() == 0 {
             file.io.grow(VECTOR_FILE_HEADER_BYTES)?;
             file.io.write(0, &file.header())?;
             file.io.sync()?;
-        } else if file.stored_header()? != file.header() {
+            return Ok(file);
+        }
+        let stored = file.stored_header()?;
+        let version_bytes = VERSION_OFFSET_BYTES..VERSION_OFFSET_BYTES + size_of::<u32>();
+        let version_word: [u8; 4] = stored[version_bytes.clone()]
+            .try_into()
+            .expect("the header holds the version");
+        let version = u32::from_le_bytes(version_word);
+        if version != FORMAT_VERSION && version != FORMAT_VERSION_NORMALISED {
+            return Err(VectorError::Corrupted(format!(
+                "vector file format version {version} is not supported"
+            )));
+        }
+        file.format_version = version;
+        if stored != file.header() {
             return Err(VectorError::Corrupted(
                 "vector file header does not match".into(),
             ));
         }
         Ok(file)
+    }
+
+    /// Opens or creates a format-1 vector file (tests of files written before format 2).
+    #[cfg(test)]
+    pub(crate) fn open_io_normalised(
+        io: Box<dyn PageIo>,
+        layout: RecordLayout,
+    ) -> Result<Self, VectorError> {
+        Self::open_or_create(io, layout, None, FORMAT_VERSION_NORMALISED)
     }
 
     /// The header as stored. Read with a plain read when possible: a fault on the mapping
@@ -121,7 +169,8 @@ impl VectorFile {
     fn header(&self) -> [u8; VECTOR_FILE_HEADER_BYTES as usize] {
         let mut header = [0_u8; VECTOR_FILE_HEADER_BYTES as usize];
         header[..8].copy_from_slice(&MAGIC);
-        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[VERSION_OFFSET_BYTES..VERSION_OFFSET_BYTES + size_of::<u32>()]
+            .copy_from_slice(&self.format_version.to_le_bytes());
         let kind: u32 = match self.layout.kind {
             PayloadKind::Floats => 0,
             PayloadKind::Codes => 1,
@@ -138,6 +187,18 @@ impl VectorFile {
     /// The record layout.
     pub fn layout(&self) -> RecordLayout {
         self.layout
+    }
+
+    /// The file's format version (see the module documentation).
+    pub fn format_version(&self) -> u32 {
+        self.format_version
+    }
+
+    /// Whether the file's float records keep every vector exactly as inserted (format 2 of
+    /// float records); records appended to it must then be encoded from the inserted vector
+    /// with its scale word, else (format 1) from the prepared vector with a 0 word.
+    pub fn holds_originals(&self) -> bool {
+        self.layout.kind == PayloadKind::Floats && self.format_version == FORMAT_VERSION
     }
 
     /// Byte offset of record `record`.
@@ -393,6 +454,12 @@ impl RecordStore for FileRecords<'_> {
     }
 
     #[inline]
+    fn scale(&self, record: u32) -> f32 {
+        let start = VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride;
+        scale_of_record(&self.bytes[start..start + RECORD_HEADER_BYTES])
+    }
+
+    #[inline]
     fn codes(&self, record: u32) -> &[u64] {
         let start =
             VECTOR_FILE_HEADER_BYTES as usize + record as usize * self.stride + RECORD_HEADER_BYTES;
@@ -428,7 +495,7 @@ mod tests {
         let mut encoded = Vec::new();
         for record in 0..count {
             encoded.clear();
-            encode_record(layout, record, &vector_of(record), &mut encoded);
+            encode_record(layout, record, 0, &vector_of(record), &mut encoded);
             file.write_record(record, &encoded).expect("write");
             assert_eq!(
                 file.file_bytes() % VECTOR_FILE_GROWTH_BYTES,
@@ -443,6 +510,56 @@ mod tests {
         let records = file.records(count);
         for record in [0, 1, count / 2, count - 1] {
             assert_eq!(records.floats(record), vector_of(record).as_slice());
+        }
+    }
+
+    #[test]
+    fn files_of_format_1_and_2_open_with_their_version_and_other_versions_are_refused() {
+        use crate::io::SimulatedIo;
+        let layout = RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions: 4,
+        };
+        let open = |io: &SimulatedIo, layout| VectorFile::open_io(Box::new(io.clone()), layout);
+        // New files are of format 2 and hold originals (floats only).
+        let new = SimulatedIo::new(1 << 20, 1);
+        let file = open(&new, layout).expect("a new file is created");
+        assert_eq!(file.format_version(), FORMAT_VERSION);
+        assert!(file.holds_originals());
+        drop(file);
+        let file = open(&new, layout).expect("a format-2 file reopens");
+        assert_eq!(file.format_version(), FORMAT_VERSION);
+        let codes = RecordLayout {
+            kind: PayloadKind::Codes,
+            dimensions: 4,
+        };
+        let code_file = open(&SimulatedIo::new(1 << 20, 2), codes).expect("codes");
+        assert!(!code_file.holds_originals(), "codes are no originals");
+        // A format-1 file reopens as one, with its header as versions before 2 wrote it.
+        let old = SimulatedIo::new(1 << 20, 3);
+        drop(VectorFile::open_io_normalised(Box::new(old.clone()), layout).expect("created"));
+        let file = open(&old, layout).expect("a format-1 file opens");
+        assert_eq!(file.format_version(), FORMAT_VERSION_NORMALISED);
+        assert!(!file.holds_originals());
+        let header = old
+            .read(0, VECTOR_FILE_HEADER_BYTES as usize)
+            .expect("header");
+        assert_eq!(&header[..8], b"CSVECT01");
+        assert_eq!(header[8..12], 1_u32.to_le_bytes());
+        assert_eq!(header[12..16], 0_u32.to_le_bytes());
+        assert_eq!(header[16..20], 4_u32.to_le_bytes());
+        assert_eq!(header[20..24], 24_u32.to_le_bytes());
+        assert!(header[24..].iter().all(|byte| *byte == 0));
+        drop(file);
+        // Only the version may differ from the expected header, and only to 1 or 2.
+        let other_dimensions = RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions: 5,
+        };
+        assert!(open(&old, other_dimensions).is_err());
+        for version in [0_u32, 3, u32::MAX] {
+            old.write(8, &version.to_le_bytes()).expect("patch");
+            assert!(open(&old, layout).is_err(), "version {version}");
         }
     }
 }
