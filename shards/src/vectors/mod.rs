@@ -4,7 +4,8 @@
 //! - `settings`: the embedder slots of the shard (persisted in `meta`);
 //! - `document`: a document's `_vectors`, validated and taken out of what is stored and
 //!   indexed as text;
-//! - `stored`: the `embeddings` tree (original embeddings, extra vectors' owners);
+//! - `stored`: the `embeddings` tree (each document's graph ids and flags, extra vectors'
+//!   owners; the floats only for graphs that keep no originals);
 //! - `graphs`: the open graphs of a shard;
 //! - `changes`: a batch's pending vector changes, flushed in its write transaction;
 //! - `generated`: the embeddings remote embedders computed for a document;

@@ -1,5 +1,8 @@
-//! The `embeddings` tree: every document's embeddings as the user gave them (the graph keeps
-//! them normalised), and the owners of the extra vectors of documents with several.
+//! The `embeddings` tree: for every document, which graph ids hold its embeddings and how
+//! they came (given or generated, regenerable, from which fragment) — the embeddings
+//! themselves stay in the graph, which keeps them as the user gave them (older graphs kept
+//! them normalised: their entries carry the floats) — and the owners of the extra vectors of
+//! documents with several.
 //!
 //! Keys start with the slot (u16 BE) and a kind byte:
 //! - `slot ‖ 0 ‖ internal id (u32 BE)` → `flags (u8) ‖ count (u32 LE) ‖ count graph ids
