@@ -101,6 +101,11 @@ pub struct Allocator {
     /// are recorded as free but never allocated again in that update, so its rounds only
     /// ever consume pages and settle (see `transaction::free_tree::update`).
     pub spare: Option<BTreeSet<u64>>,
+    /// While set, every allocation takes pages from the file's end, never from those in hand:
+    /// a free-tree update that has not settled after a few rounds sets it, so that its later
+    /// rounds stop shrinking the set of pages in hand they record (see
+    /// `transaction::free_tree::update`).
+    pub from_end_only: bool,
     /// Runs of pages (first, count) freed since [`Allocator::take_unused_runs`] last took
     /// them: the transaction no longer reads them, so the mapping need not keep them resident.
     unused_runs: Vec<(u64, u64)>,
@@ -119,6 +124,7 @@ impl Allocator {
             freed: Vec::new(),
             fresh: HashSet::default(),
             spare: None,
+            from_end_only: false,
             unused_runs: Vec::new(),
             maximum_bytes,
         }
@@ -126,7 +132,11 @@ impl Allocator {
 
     /// Allocates `count` consecutive pages; the caller writes them all before commit.
     pub fn allocate(&mut self, pager: &Pager, count: u64) -> Result<u64> {
-        let first = match self.take_reusable(count) {
+        let reused = match self.from_end_only {
+            true => None,
+            false => self.take_reusable(count),
+        };
+        let first = match reused {
             Some(first) => first,
             None => self.take_from_end(pager, count)?,
         };
@@ -292,6 +302,27 @@ mod tests {
         free.release(None);
         assert_eq!(free.reusable.len(), 3);
         assert!(free.pending.is_empty());
+    }
+
+    #[test]
+    fn from_the_end_only_allocations_leave_the_pages_in_hand_alone() {
+        let records = BTreeMap::from([(
+            RecordKey {
+                transaction_id: 1,
+                sequence: 0,
+            },
+            vec![5, 6],
+        )]);
+        let pager = Pager::new(Box::new(crate::io::SimulatedIo::new(1 << 20, 1)), 4096);
+        let mut allocator = Allocator::new(records, 20, 1 << 30);
+        assert_eq!(allocator.allocate(&pager, 1).unwrap(), 5, "in hand first");
+        allocator.from_end_only = true;
+        assert_eq!(allocator.allocate(&pager, 1).unwrap(), 20);
+        assert_eq!(allocator.allocate(&pager, 2).unwrap(), 21);
+        assert_eq!(allocator.reusable, BTreeSet::from([6]), "untouched");
+        assert_eq!(allocator.high_water_pages, 23);
+        allocator.from_end_only = false;
+        assert_eq!(allocator.allocate(&pager, 1).unwrap(), 6);
     }
 
     #[test]

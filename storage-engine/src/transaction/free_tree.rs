@@ -28,6 +28,15 @@ use crate::page_store::pager::Pager;
 /// previous round's edits allocated or freed; two or three rounds settle in practice.
 const FREE_TREE_ROUNDS_MAX: usize = 64;
 
+/// Rounds of the free-tree update that may allocate from the pages in hand; later rounds
+/// allocate from the file's end (`Allocator::from_end_only`). An allocation from the pages in
+/// hand removes the lowest of them, which shifts every record of the transaction (records
+/// are cut from the sorted pages), and rewriting them can split a leaf, which allocates
+/// again: a transaction with many records could go on like this past
+/// [`FREE_TREE_ROUNDS_MAX`] (seen once under sustained writes: a batch failed with "free-tree
+/// update did not settle").
+const FREE_TREE_ROUNDS_REUSING: usize = 4;
+
 /// The records a commit adds to the free tree, and the in-memory state they become.
 pub struct FreeTreeUpdate {
     /// Root of the new free tree.
@@ -77,11 +86,23 @@ pub fn read_all(
 ///
 /// Why the rounds settle: pages the update frees go to the allocator's `spare` set, which
 /// it lists as free but never allocates from again, so a page cannot shuttle between "in
-/// the tree" and "listed free". Each round that changes anything either consumed a page
-/// (from hand, a taken record or the file's end) for a new tree node or freed one for
-/// good; the tree's node count needed for a fixed number of records is bounded, so the
-/// changes stop. `FREE_TREE_ROUNDS_MAX` turns a bug here into an error, not a hang.
+/// the tree" and "listed free". After [`FREE_TREE_ROUNDS_REUSING`] rounds, allocations come
+/// from the file's end only: the pages in hand and the pages freed can then only grow, each
+/// growth being a tree page freed for good (a copy-on-write of a committed page, or a merge),
+/// and the records change only when they grow, so the rounds stop after a few more.
+/// `FREE_TREE_ROUNDS_MAX` turns a bug here into an error, not a hang.
 pub fn update(
+    editor: &mut Editor<'_>,
+    base: &CommitState,
+    pages: &mut Vec<(u64, Box<[u8]>)>,
+) -> Result<FreeTreeUpdate> {
+    let settled = update_rounds(editor, base, pages);
+    editor.allocator.from_end_only = false;
+    settled
+}
+
+/// The rounds of [`update`] until the records settle.
+fn update_rounds(
     editor: &mut Editor<'_>,
     base: &CommitState,
     pages: &mut Vec<(u64, Box<[u8]>)>,
@@ -90,7 +111,10 @@ pub fn update(
     let mut root = base.free_tree;
     let mut deleted = 0;
     let mut written: Option<WantedRecords> = None;
-    for _ in 0..FREE_TREE_ROUNDS_MAX {
+    for round in 0..FREE_TREE_ROUNDS_MAX {
+        if round == FREE_TREE_ROUNDS_REUSING {
+            editor.allocator.from_end_only = true;
+        }
         root = delete_taken_records(editor, root, &mut deleted)?;
         let (in_hand, freed) = pages_to_list(editor.allocator);
         let wanted = records_for(transaction_id, &in_hand, &freed);
