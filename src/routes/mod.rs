@@ -428,7 +428,6 @@ async fn dispatch_search(
     endpoint: Endpoint,
     call: Call,
 ) -> Result<Response, ResponseError> {
-    crate::runtime::search_activity::note_search();
     let index = call.index();
     let (request, context) = (&call.request, &call.context);
     match endpoint {

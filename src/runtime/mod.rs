@@ -7,8 +7,8 @@
 //! Invariants:
 //! - core `i` runs on CPU `cpus[i]` and never migrates;
 //! - core 0 is the control core (see DESIGN.md §2);
-//! - no state is shared between cores except the shutdown flag, the open connection
-//!   counts ([`connection_balance`]) and the last search's time ([`search_activity`]), atomics.
+//! - no state is shared between cores except the shutdown flag and the open connection
+//!   counts ([`connection_balance`]), atomics.
 
 pub mod blocking;
 pub mod connection_balance;
@@ -22,7 +22,6 @@ pub mod listener;
 pub mod mesh;
 pub mod mesh_latency;
 pub mod readiness;
-pub mod search_activity;
 pub mod shutdown;
 pub mod socket;
 pub mod task;

@@ -37,7 +37,6 @@ pub mod autobatch;
 pub mod batch;
 pub mod batch_documents;
 pub mod catalog_store;
-pub mod coalescing;
 pub mod control_side;
 pub mod dump;
 pub mod export;

@@ -9,10 +9,6 @@
 //! run. A network change it held goes back to the queue, where its state says what runs
 //! next.
 //!
-//! While searches run, a small batch of document additions with nothing behind it waits up
-//! to a second for the next payloads ([`super::coalescing`]): fewer, bigger batches take
-//! less CPU from the searches.
-//!
 //! An export runs alone in its batch ([`super::export`]), and so does a dump
 //! ([`super::dump`]); like an index batch, a cancelation interrupts them. The snapshot tasks
 //! run together in a batch of their own ([`super::snapshot`]), which a cancelation does not
@@ -33,7 +29,6 @@ use shards::shard::{IDLE_RELEASE_PAGES_MIN, Repack};
 use time::OffsetDateTime;
 
 use super::autobatch::{self, AutobatchLimits, BatchPlan, IndexState, NextBatch};
-use super::coalescing;
 use super::control_side::{ControlSide, queue_error};
 use super::dump::{DumpWork, run_dump};
 use super::export::{ExportWork, run_export};
@@ -323,7 +318,6 @@ impl Scheduler {
                     .await?
             }
         };
-        let autobatched = matches!(in_change, Planned::Autobatch) && !only_interrupted;
         let next = match in_change {
             Planned::Batch(next) => Some(next),
             Planned::Wait => None,
@@ -334,30 +328,9 @@ impl Scheduler {
         let Some(next) = next else {
             return Ok(false);
         };
-        let searches_running = coalescing::searches_running();
-        if autobatched
-            && let Some(pause) =
-                coalescing::pause(&next, &waiting, searches_running, OffsetDateTime::now_utc())
-        {
-            return Ok(self.wait_for_payloads(pause).await);
-        }
         let settled = leaves_nothing_waiting(&next, &waiting);
         self.run_batch(next, settled).await?;
         Ok(true)
-    }
-
-    /// Waits `pause` or until a task arrives, whichever comes first (see
-    /// [`super::coalescing`]); false once the wake channel closed (shutdown).
-    async fn wait_for_payloads(&mut self, pause: std::time::Duration) -> bool {
-        let woken = futures_lite::future::or(
-            async {
-                crate::runtime::sleep(pause).await;
-                Some(())
-            },
-            async { self.wake.next().await },
-        )
-        .await;
-        woken.is_some()
     }
 
     /// What runs next while a network change is active (see

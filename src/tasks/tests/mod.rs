@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod autobatch;
-mod coalescing;
 mod query;
 mod queue;
 mod views;
