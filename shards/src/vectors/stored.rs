@@ -323,7 +323,7 @@ mod tests {
             2 * 3 * 4,
             "no float is stored"
         );
-        let mut read = decode(&bytes, 3).unwrap();
+        let mut read = decode(&bytes, 3).expect("an entry kept in the graph decodes");
         assert!(read.in_graph && read.embeddings.is_empty());
         assert_eq!(
             (read.graph_ids.clone(), read.fragments.clone()),
@@ -336,15 +336,17 @@ mod tests {
                 _ => None,
             })
         };
-        read.resolve(original).unwrap();
+        read.resolve(original)
+            .expect("every graph id has its vector");
         assert_eq!(read, given);
         // A listed graph id the graph does not know is damage, not an empty embedding.
-        let mut lost = decode(&bytes, 3).unwrap();
+        let mut lost = decode(&bytes, 3).expect("an entry kept in the graph decodes");
         lost.graph_ids[1] = 9;
         assert!(lost.resolve(original).is_err());
         // An entry with its own floats ignores the graph.
-        let mut own = decode(&with_floats, 3).unwrap();
-        own.resolve(|_| Ok(None)).unwrap();
+        let mut own = decode(&with_floats, 3).expect("an entry with floats decodes");
+        own.resolve(|_| Ok(None))
+            .expect("an entry with floats needs no graph");
         assert_eq!(own.embeddings, vectors.to_vec());
     }
 }

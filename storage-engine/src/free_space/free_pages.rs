@@ -268,7 +268,6 @@ impl Allocator {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -316,14 +315,35 @@ mod tests {
         )]);
         let pager = Pager::new(Box::new(crate::io::SimulatedIo::new(1 << 20, 1)), 4096);
         let mut allocator = Allocator::new(records, 20, 1 << 30);
-        assert_eq!(allocator.allocate(&pager, 1).unwrap(), 5, "in hand first");
+        assert_eq!(
+            allocator
+                .allocate(&pager, 1)
+                .expect("the simulated file grows"),
+            5,
+            "in hand first"
+        );
         allocator.from_end_only = true;
-        assert_eq!(allocator.allocate(&pager, 1).unwrap(), 20);
-        assert_eq!(allocator.allocate(&pager, 2).unwrap(), 21);
+        assert_eq!(
+            allocator
+                .allocate(&pager, 1)
+                .expect("the simulated file grows"),
+            20
+        );
+        assert_eq!(
+            allocator
+                .allocate(&pager, 2)
+                .expect("the simulated file grows"),
+            21
+        );
         assert_eq!(allocator.reusable, BTreeSet::from([6]), "untouched");
         assert_eq!(allocator.high_water_pages, 23);
         allocator.from_end_only = false;
-        assert_eq!(allocator.allocate(&pager, 1).unwrap(), 6);
+        assert_eq!(
+            allocator
+                .allocate(&pager, 1)
+                .expect("the simulated file grows"),
+            6
+        );
     }
 
     #[test]
