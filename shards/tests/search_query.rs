@@ -1,6 +1,7 @@
 //! Search on one shard: analysis of mixed text, query parsing (phrases, negation, prefix),
 //! typo rules (sizes, first letter, disableOn*), prefix search, phrases, negative words and
-//! phrases, matching strategies, attributesToSearchOn, candidates, synonyms, stop words.
+//! phrases, matching strategies, attributesToSearchOn, candidates, synonyms, n-grams, stop
+//! words.
 
 // Scenario tests read best as one sequence of steps; the length rule is for product code.
 #![allow(clippy::too_many_lines)]
@@ -12,7 +13,7 @@ use common::query;
 
 use serde_json::{Value, json};
 use shards::analysis::{Analyzer, RankingRule, TextSettings};
-use shards::search::{MatchingStrategy, SearchQuery, TermKind, parse_query};
+use shards::search::{MatchingStrategy, SearchQuery, TermKind, details_json, parse_query};
 use shards::shard::Shard;
 
 fn open(directory: &tempfile::TempDir) -> Shard {
@@ -357,6 +358,56 @@ fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
     let mut all = query("new york ");
     all.matching_strategy = MatchingStrategy::All;
     assert_eq!(ids(&shard, &all), [3]);
+}
+
+/// Typo counts of the hits, best first, from their `typo` details.
+fn hit_typos(shard: &Shard, query: &SearchQuery) -> Vec<u64> {
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(query).expect("search succeeds");
+    hits.hits
+        .iter()
+        .map(|hit| {
+            let details = details_json(&hit.details, hits.attribute_unified);
+            details["typo"]["typoCount"]
+                .as_u64()
+                .expect("every hit has typo details")
+        })
+        .collect()
+}
+
+#[test]
+fn ngrams_derive_with_typos_and_as_the_prefix_like_a_word() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory);
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "title": "standard in place"}),
+            json!({"id": 2, "title": "standardin"}),
+            json!({"id": 3, "title": "standardon"}),
+            json!({"id": 4, "title": "standardxyz"}),
+            json!({"id": 5, "title": "ploneformgen"}),
+            json!({"id": 6, "title": "plonefor"}),
+        ],
+    );
+    // `standardin` (10 characters: 2 typos, less 1 for the word it adds) matches
+    // `standardon` at one typo; an n-gram costs one typo per word it joins, so the typo counts
+    // are 0 (the two words), 2 (the n-gram) and 3 (the n-gram with one typo).
+    let mut all = query("standard in ");
+    all.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &all), [1, 2, 3]);
+    assert_eq!(hit_typos(&shard, &all), [0, 2, 3]);
+    // As the query's prefix, the n-gram matches every word it starts, at its base cost.
+    let mut prefix = query("plone for");
+    prefix.matching_strategy = MatchingStrategy::All;
+    let mut found = ids(&shard, &prefix);
+    found.sort_unstable();
+    assert_eq!(found, [5, 6]);
+    assert_eq!(hit_typos(&shard, &prefix), [2, 2]);
+    // Not a prefix: only the whole word.
+    let mut whole = query("plone for ");
+    whole.matching_strategy = MatchingStrategy::All;
+    assert_eq!(ids(&shard, &whole), [6]);
 }
 
 #[test]

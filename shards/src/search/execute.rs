@@ -199,7 +199,7 @@ fn ranking_context<'p>(
         proximity_precision: settings.proximity_precision,
         weight_max: settings.weight_max(),
         fields,
-        typo_floors: typo_floors(terms),
+        typo_floors: typo_floors(settings, terms),
         forward_only: forward_only_alternatives(&*snapshot.dictionary()?, resolved),
     })
 }

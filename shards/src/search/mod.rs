@@ -23,8 +23,8 @@
 //! ([`SearchQuery::term_document_counts`]).
 //!
 //! Not done yet (known differences from Meilisearch 1.41):
-//! - n-grams (2 or 3 adjacent query words concatenated) match only exactly (no typos, no
-//!   prefix); like Meilisearch's they cost one typo per word they join; a query word's split
+//! - n-grams (2 or 3 adjacent query words concatenated, see [`ngrams`]) have no split
+//!   words of their own (Meilisearch's have their joined word's best split); a query word's split
 //!   into two words side by side ([`split_words`]) is chosen by this shard's pair counts,
 //!   Meilisearch's by the index's;
 //! - with a distinct attribute the hits are candidates the server applies distinct over (see
@@ -74,6 +74,7 @@ mod field_starts;
 pub mod format;
 pub mod geo_sort;
 mod lazy_exactness;
+mod ngrams;
 pub mod occurrences;
 mod one_term_split;
 mod phrase_filter;

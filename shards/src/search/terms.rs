@@ -6,7 +6,7 @@
 //!
 //! Invariants: synonyms are normalized with the index's analyzer (keys and values, once per
 //! search); n-grams join 2 or 3 adjacent non-phrase words (at most [`NGRAM_WORDS_MAX`]) and
-//! match only as whole dictionary words, as Meilisearch's n-gram terms without typos.
+//! derive like a word of their own ([`super::ngrams`]).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +14,7 @@ use crate::analysis::{Analyzer, TextSettings};
 
 use super::derivation_memo::DerivationMemo;
 use super::dictionary::Dictionary;
+use super::ngrams::{ngram_alternatives, ngram_typo_floors, ngram_windows};
 use super::query::{QueryTerm, TermKind};
 
 /// Most adjacent query words joined into one n-gram or multi-word synonym key.
@@ -109,7 +110,7 @@ pub fn resolve_terms(
     for term in terms {
         resolved.push(resolve_term(dictionary, memo, settings, synonyms, term));
     }
-    add_shared_alternatives(dictionary, synonyms, &mut resolved);
+    add_shared_alternatives(dictionary, memo, settings, synonyms, &mut resolved);
     resolved
 }
 
@@ -170,62 +171,39 @@ fn resolve_term(
 /// from whether an n-gram or a split is in a shard's index: a shard holding one and a shard
 /// without it must give a term the same maximum, or the same typo count would rank
 /// differently in each and the merged order would mix them.
-pub fn typo_floors(terms: &[QueryTerm]) -> Vec<u8> {
+pub fn typo_floors(settings: &TextSettings, terms: &[QueryTerm]) -> Vec<u8> {
+    let ngram_floors = ngram_typo_floors(settings, terms);
     terms
         .iter()
-        .map(|term| match term.kind {
-            TermKind::Word { .. } => NGRAM_TYPOS_PER_TERM.max(super::split_words::SPLIT_TYPOS),
+        .zip(ngram_floors)
+        .map(|(term, ngram_floor)| match term.kind {
+            TermKind::Word { .. } => NGRAM_TYPOS_PER_TERM
+                .max(super::split_words::SPLIT_TYPOS)
+                .max(ngram_floor),
             TermKind::Phrase { .. } => 0,
         })
         .collect()
 }
 
-/// The word of a non-phrase term.
-fn plain_word(term: &QueryTerm) -> Option<&str> {
-    match &term.kind {
-        TermKind::Word { word, .. } => Some(word),
-        TermKind::Phrase { .. } => None,
-    }
-}
-
 /// N-grams and multi-word synonyms of windows of adjacent word terms.
 fn add_shared_alternatives(
     dictionary: &Dictionary,
+    memo: &DerivationMemo,
+    settings: &TextSettings,
     synonyms: &Synonyms,
     resolved: &mut [ResolvedTerm],
 ) {
-    for size in 2..=NGRAM_WORDS_MAX {
-        for start in 0..resolved.len().saturating_sub(size - 1) {
-            let window = &resolved[start..start + size];
-            let adjacent = window
-                .windows(2)
-                .all(|pair| pair[0].term.end_position + 1 == pair[1].term.position);
-            let words: Option<Vec<String>> = window
-                .iter()
-                .map(|term| plain_word(&term.term).map(str::to_owned))
-                .collect();
-            let (true, Some(words)) = (adjacent, words) else {
-                continue;
-            };
-            let mut shared = Vec::new();
-            if let Some(values) = synonyms.get(&words) {
-                shared.extend(values.iter().map(|value| synonym_alternative(value, true)));
+    let terms: Vec<QueryTerm> = resolved.iter().map(|found| found.term.clone()).collect();
+    for window in ngram_windows(&terms) {
+        let synonym_values = synonyms.get(&window.words).map(Vec::as_slice);
+        let ngrams = ngram_alternatives(dictionary, memo, settings, &window);
+        let window_terms = &mut resolved[window.start..window.start + window.size];
+        for (term, ngram) in window_terms.iter_mut().zip(ngrams) {
+            if let Some(values) = synonym_values {
+                let shared = values.iter().map(|value| synonym_alternative(value, true));
+                term.alternatives.extend(shared);
             }
-            let joined = words.concat();
-            if dictionary.contains(joined.as_bytes()) {
-                // Meilisearch gives an n-gram a base typo cost of one per word it joins: one
-                // typo on each of the terms it stands for.
-                shared.push(Alternative {
-                    words: vec![Some(joined)],
-                    typos: NGRAM_TYPOS_PER_TERM,
-                    exact: true,
-                    shared: true,
-                    prefix: false,
-                });
-            }
-            for term in &mut resolved[start..start + size] {
-                term.alternatives.extend(shared.iter().cloned());
-            }
+            term.alternatives.extend(ngram);
         }
     }
 }
