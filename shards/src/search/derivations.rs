@@ -11,8 +11,10 @@
 //! Invariant: the walk intersects the automaton with the dictionary's FST (see
 //! [`super::dictionary`]) in byte order, so its cost follows the automaton's live states, not
 //! the dictionary size. The numbers of
-//! typo words are capped ([`ONE_TYPO_DERIVATIONS_MAX`], [`TWO_TYPOS_DERIVATIONS_MAX`]), first
-//! in byte order, as Meilisearch caps them.
+//! typo words are capped ([`ONE_TYPO_DERIVATIONS_MAX`], [`TWO_TYPOS_DERIVATIONS_MAX`]), each
+//! level keeping its first words in byte order over the whole dictionary, as Meilisearch's one
+//! stream keeps them: at two typos the other-letter words before the first letter's range are
+//! walked first, then the range, then the words after it.
 
 use std::sync::LazyLock;
 
@@ -147,39 +149,99 @@ fn typo_derivations(
         two: 0,
         derivations,
     };
-    // Same first letter: the distance is the number of typos.
     let same_letter = build(typos_max);
-    walk(
-        dictionary,
-        LevenshteinSearch {
-            dfa: &same_letter,
-            skip_exact_continuations: is_prefix,
-        },
-        &first,
-        first_end.as_deref(),
-        &mut |key, distance| distance == 0 || recorder.record(key, distance),
-    );
-    if typos_max < 2 || recorder.two_typos_full() {
+    if typos_max < 2 {
+        walk_same_letter(
+            dictionary,
+            &same_letter,
+            &first,
+            first_end.as_deref(),
+            is_prefix,
+            &mut recorder,
+        );
         return;
     }
-    // Another first letter: one edit, counted as two typos.
+    // Two typos: the words of both walks are taken in one byte order, as Meilisearch's one
+    // stream over the dictionary takes them, so the capped two-typo words are the first in
+    // byte order (the other-letter words before the first letter's range, then the range,
+    // then the words after it).
     let other_letter = build(1);
+    let other = OtherLetterWalk {
+        dfa: &other_letter,
+        first: &first,
+        is_prefix,
+    };
+    other.walk(dictionary, &[], Some(&first), &mut recorder);
+    walk_same_letter(
+        dictionary,
+        &same_letter,
+        &first,
+        first_end.as_deref(),
+        is_prefix,
+        &mut recorder,
+    );
+    if let Some(after) = first_end.as_deref() {
+        other.walk(dictionary, after, None, &mut recorder);
+    }
+}
+
+/// Same first letter: the automaton's distance is the number of typos.
+fn walk_same_letter(
+    dictionary: &Dictionary,
+    dfa: &levenshtein_automata::DFA,
+    first: &[u8],
+    first_end: Option<&[u8]>,
+    is_prefix: bool,
+    recorder: &mut TypoRecorder<'_>,
+) {
     walk(
         dictionary,
         LevenshteinSearch {
-            dfa: &other_letter,
+            dfa,
             skip_exact_continuations: is_prefix,
         },
-        &[],
-        None,
-        &mut |key, distance| {
-            if key.starts_with(&first) || distance == 0 {
-                return true;
-            }
-            recorder.record(key, 2);
-            !recorder.two_typos_full()
-        },
+        first,
+        first_end,
+        &mut |key, distance| distance == 0 || recorder.record(key, distance),
     );
+}
+
+/// Another first letter: one edit away counts as two typos.
+struct OtherLetterWalk<'a> {
+    dfa: &'a levenshtein_automata::DFA,
+    first: &'a [u8],
+    is_prefix: bool,
+}
+
+impl OtherLetterWalk<'_> {
+    /// Records the other-letter words of `[start, end)` until the two-typo level is full.
+    fn walk(
+        &self,
+        dictionary: &Dictionary,
+        start: &[u8],
+        end: Option<&[u8]>,
+        recorder: &mut TypoRecorder<'_>,
+    ) {
+        if recorder.two_typos_full() {
+            return;
+        }
+        walk(
+            dictionary,
+            LevenshteinSearch {
+                dfa: self.dfa,
+                skip_exact_continuations: self.is_prefix,
+            },
+            start,
+            end,
+            &mut |key, distance| {
+                if key.starts_with(self.first) || distance == 0 {
+                    return true;
+                }
+                recorder.record(key, 2);
+                !recorder.two_typos_full()
+            },
+        );
+    }
 }
 
 /// The typo words of one query word, kept to the first [`ONE_TYPO_DERIVATIONS_MAX`] at one
@@ -306,17 +368,17 @@ mod tests {
                 exact: false,
             });
         };
-        for known in words.iter().filter(|known| known.as_bytes()[0] == first) {
-            let typos = distance(word, known, is_prefix, typos_max);
-            if (1..=usize::from(typos_max)).contains(&typos) {
-                push(known, typos as u8, &mut found);
-            }
-        }
-        if typos_max >= 2 {
-            for known in words.iter().filter(|known| known.as_bytes()[0] != first) {
-                if distance(word, known, is_prefix, 1) == 1 {
-                    push(known, 2, &mut found);
+        // One pass in byte order, as Meilisearch's stream: each level keeps its first words.
+        let mut sorted: Vec<&String> = words.iter().collect();
+        sorted.sort();
+        for known in sorted {
+            if known.as_bytes()[0] == first {
+                let typos = distance(word, known, is_prefix, typos_max);
+                if (1..=usize::from(typos_max)).contains(&typos) {
+                    push(known, typos as u8, &mut found);
                 }
+            } else if typos_max >= 2 && distance(word, known, is_prefix, 1) == 1 {
+                push(known, 2, &mut found);
             }
         }
         found
