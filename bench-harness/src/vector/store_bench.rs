@@ -558,8 +558,8 @@ fn quantized(
     let quantized_pages =
         ((stats.used_pages - used_before) * stats.page_bytes) as f64 / dataset.count() as f64;
     println!(
-        "\n## Binary-quantized graph (centred 1-bit codes navigated by asymmetric estimates, links by full-precision distances, re-scoring max(k x {}, ef) candidates; in the same page store)\n\nbuild: {build_seconds:.1} s wall, {:.1} s thread CPU ({:.0} vectors/s wall)\n",
-        storage_engine::vector::searching::RESCORE_CANDIDATES_PER_RESULT,
+        "\n## Binary-quantized graph (centred 1-bit codes navigated by asymmetric estimates, links by full-precision distances, re-scoring max(k x {} (per result, from the dimensions), ef) candidates; in the same page store)\n\nbuild: {build_seconds:.1} s wall, {:.1} s thread CPU ({:.0} vectors/s wall)\n",
+        storage_engine::vector::searching::rescore_candidates_per_result(dataset.dimensions),
         elapsed.cpu,
         dataset.count() as f64 / build_seconds
     );
