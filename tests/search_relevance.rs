@@ -269,3 +269,46 @@ fn a_word_found_alone_keeps_its_attribute_when_its_split_also_occurs() {
     assert_eq!(ids(&answer), vec![2, 1]);
     assert_scores_never_increase(&answer);
 }
+
+#[test]
+fn an_ngram_matches_with_typos_and_as_the_prefix_the_same_in_every_shard() {
+    let server = server();
+    let settings = json!({"searchableAttributes": ["title"]});
+    let mut documents = Vec::new();
+    // Twelve documents holding the two words, so the shards hold them, and one each for the
+    // n-gram itself, the n-gram one typo away, and a word the n-gram starts.
+    for index in 0..12u64 {
+        documents.push(json!({"id": 100 + index, "title": "standard in place"}));
+    }
+    documents.push(json!({"id": 200, "title": "standardin"}));
+    documents.push(json!({"id": 201, "title": "standardon"}));
+    documents.push(json!({"id": 202, "title": "standardinterface"}));
+    documents.push(json!({"id": 203, "title": "standardxyz"}));
+    fill(&server, "ngrams", &settings, &documents);
+    // `in` is the prefix: the n-gram `standardin` (2 typos for 10 characters, less 1 for the
+    // word it adds) matches itself and `standardinterface` (a word it starts) at its base cost
+    // of two typos, and `standardon` at three; `standardxyz` is three edits away.
+    let answer = search(
+        &server,
+        "ngrams",
+        &json!({"q": "standard in", "limit": 30, "matchingStrategy": "all",
+                "showRankingScore": true}),
+    );
+    let found = ids(&answer);
+    let mut expected: Vec<u64> = (100..112).collect();
+    assert_eq!(found[..12], expected[..], "the two words first: {found:?}");
+    let mut base_cost = found[12..14].to_vec();
+    base_cost.sort_unstable();
+    assert_eq!(
+        base_cost,
+        [200, 202],
+        "then the n-gram and the word it starts: {found:?}"
+    );
+    expected = vec![201];
+    assert_eq!(
+        found[14..],
+        expected[..],
+        "the n-gram with a typo last: {found:?}"
+    );
+    assert_scores_never_increase(&answer);
+}
