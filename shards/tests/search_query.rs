@@ -411,6 +411,38 @@ fn ngrams_derive_with_typos_and_as_the_prefix_like_a_word() {
 }
 
 #[test]
+fn an_ngram_word_position_counts_from_its_first_query_word_each_later_word_one_further() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory);
+    // Inserted first, so insertion order alone would put it first.
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "title": "bayesian spatiotemporal"}),
+            json!({"id": 2, "title": "spatiotemporal genes"}),
+        ],
+    );
+    let mut all = query("spatio temporal ");
+    all.matching_strategy = MatchingStrategy::All;
+    // Meilisearch prices the n-gram at document position p as cost(p) + cost(p + 1): 0 + 1
+    // at position 0, 1 + 2 at position 1 (out of 2 x 10, so ranks 20/21 and 18/21).
+    assert_eq!(ids(&shard, &all), [2, 1]);
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&all).expect("search succeeds");
+    let positions: Vec<f64> = hits
+        .hits
+        .iter()
+        .map(|hit| {
+            let details = details_json(&hit.details, hits.attribute_unified);
+            details["wordPosition"]["score"]
+                .as_f64()
+                .expect("every hit has word-position details")
+        })
+        .collect();
+    assert_eq!(positions, [20.0 / 21.0, 18.0 / 21.0]);
+}
+
+#[test]
 fn looked_up_and_scanned_occurrences_agree() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);

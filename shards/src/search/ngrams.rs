@@ -10,6 +10,10 @@
 //!   typos of the derivation. The base is spread one per term; a derivation's own typos are
 //!   counted on the window's last term, so the typos a document's terms add up to are
 //!   Meilisearch's path cost.
+//! - Its word-position cost, found at document position `p`, is Meilisearch's: the sum over
+//!   its words `i` of `cost(|p - start| + i)`, `start` the window's first query position.
+//!   Each term carries its place in the window ([`Alternative::window_offset`]) and prices
+//!   its share, `cost(|p - start| + i)` (a separate word at `p` is priced `cost(|p - q|)`).
 //!
 //! Invariant: everything here depends on the query and the settings alone except which
 //! dictionary words a derivation finds; in particular [`ngram_typo_floors`] (what a term's
@@ -117,6 +121,7 @@ pub fn ngram_alternatives(
                 exact: derivation.exact,
                 shared: true,
                 prefix: false,
+                window_offset: 0,
             };
             (alternative, derivation.typos)
         })
@@ -128,16 +133,19 @@ pub fn ngram_alternatives(
             exact: false,
             shared: true,
             prefix: true,
+            window_offset: 0,
         };
         found.push((starts, 0));
     }
     (0..window.size)
         .map(|offset| {
             let is_last = offset + 1 == window.size;
+            let window_offset = u8::try_from(offset).unwrap_or(u8::MAX);
             found
                 .iter()
                 .map(|(alternative, own_typos)| {
                     let mut alternative = alternative.clone();
+                    alternative.window_offset = window_offset;
                     if is_last {
                         alternative.typos = alternative.typos.saturating_add(*own_typos);
                     }

@@ -100,6 +100,8 @@ pub struct TermOccurrence {
     pub exact: bool,
     /// Reached through an alternative several adjacent terms share.
     pub shared: bool,
+    /// The term's place among the terms sharing the alternative (0 when not shared).
+    pub window_offset: u8,
     /// Which alternative of the term.
     pub alternative: u16,
     /// An occurrence of a phrase's first word in a document holding the phrase: Meilisearch's
@@ -265,6 +267,7 @@ impl AlternativeSpans {
                         typos: found.typos,
                         exact: found.exact,
                         shared: found.shared,
+                        window_offset: found.window_offset,
                         alternative,
                         anchor,
                     },

@@ -65,7 +65,8 @@ impl BucketCosts<'_> {
             bucket,
             WORD_POSITION_BUCKETS_TREE,
             WORD_POSITION_COST_MAX,
-            |term, position| self.word_position_cost(term, position),
+            // One term: no alternative is shared, every window offset is 0.
+            |term, position| self.word_position_cost(term, 0, position),
             needed,
         )
     }

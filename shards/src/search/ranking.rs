@@ -217,7 +217,7 @@ impl RankingContext<'_> {
             let best = positioned(&occurrences[index])
                 .map(|occurrence| {
                     let position = u32::from(bucketed_position(occurrence.start));
-                    cost_from_distance(position.abs_diff(query_position))
+                    word_position_cost(position, query_position, occurrence.window_offset)
                 })
                 .min()
                 .unwrap_or(WORD_POSITION_COST_MAX);
@@ -437,6 +437,16 @@ pub(super) fn bucketed_query_position(position: u32) -> u16 {
 }
 
 /// Cost of a word standing `distance` positions from where the query has it.
+/// The word-position cost of a term at query position `query_position` found at document
+/// position `position`, as the `window_offset`-th of the terms sharing the occurrence (0 for
+/// a term alone): Meilisearch measures a shared occurrence from the first sharing term's
+/// query position, each later term one further.
+pub fn word_position_cost(position: u32, query_position: u32, window_offset: u8) -> u32 {
+    let offset = u32::from(window_offset);
+    let start = query_position.saturating_sub(offset);
+    cost_from_distance(position.abs_diff(start).saturating_add(offset))
+}
+
 pub fn cost_from_distance(distance: u32) -> u32 {
     match distance {
         0 => 0,
@@ -466,6 +476,7 @@ mod tests {
             typos: 0,
             exact: true,
             shared,
+            window_offset: 0,
             alternative: 0,
         }
     }

@@ -41,7 +41,7 @@ use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
 use super::bitmap_union::union_of_owned;
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
-use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, cost_from_distance};
+use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, word_position_cost};
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
 
@@ -121,7 +121,7 @@ impl<'a> BucketCosts<'a> {
             bucket,
             WORD_FIELDS_TREE,
             self.attribute_rank_worst(),
-            |term, field| self.attribute_rank_cost(term, field),
+            |term, _, field| self.attribute_rank_cost(term, field),
         )
     }
 
@@ -138,11 +138,19 @@ impl<'a> BucketCosts<'a> {
             .map(|searched| u32::from(searched.weight.min(self.context.weight_max)))
     }
 
-    /// The word-position cost of a position bucket holding term `term`.
-    pub(super) fn word_position_cost(&self, term: usize, position: u16) -> Option<u32> {
+    /// The word-position cost of a position bucket holding term `term` through an
+    /// alternative where it is the `window_offset`-th of the terms sharing it.
+    pub(super) fn word_position_cost(
+        &self,
+        term: usize,
+        window_offset: u8,
+        position: u16,
+    ) -> Option<u32> {
         let query_position = self.context.terms[term].position;
-        Some(cost_from_distance(
-            u32::from(position).abs_diff(query_position),
+        Some(word_position_cost(
+            u32::from(position),
+            query_position,
+            window_offset,
         ))
     }
 
@@ -155,7 +163,7 @@ impl<'a> BucketCosts<'a> {
             bucket,
             WORD_POSITION_BUCKETS_TREE,
             WORD_POSITION_COST_MAX,
-            |term, position| self.word_position_cost(term, position),
+            |term, window_offset, position| self.word_position_cost(term, window_offset, position),
         )
     }
 
@@ -168,7 +176,7 @@ impl<'a> BucketCosts<'a> {
         bucket: &RoaringBitmap,
         tree: &str,
         worst: u32,
-        cost: impl Fn(usize, u16) -> Option<u32>,
+        cost: impl Fn(usize, u8, u16) -> Option<u32>,
     ) -> ShardResult<Vec<RoaringBitmap>> {
         let costs = self.slot_costs(tree, bucket, worst, cost)?;
         Ok(split_by_cost_sum(bucket, &costs))
@@ -251,7 +259,7 @@ impl<'a> BucketCosts<'a> {
         tree: &str,
         within: &RoaringBitmap,
         worst: u32,
-        cost: impl Fn(usize, u16) -> Option<u32>,
+        cost: impl Fn(usize, u8, u16) -> Option<u32>,
     ) -> ShardResult<Vec<TermCosts>> {
         let mut all = Vec::with_capacity(self.kept.terms.len());
         for (&term, ranked_by) in self.kept.terms.iter().zip(&self.ranked_by) {
@@ -272,7 +280,7 @@ impl<'a> BucketCosts<'a> {
                     &alternative_within,
                 )?;
                 for (slot, holding) in slots {
-                    if let Some(cost) = cost(term, slot) {
+                    if let Some(cost) = cost(term, alternative.window_offset, slot) {
                         *by_cost.entry(cost).or_default() |= holding;
                     }
                 }

@@ -56,6 +56,7 @@ pub fn add_split_alternatives(
                 typos: SPLIT_TYPOS,
                 exact: false,
                 shared: false,
+                window_offset: 0,
                 prefix: false,
             });
         }

@@ -37,6 +37,10 @@ pub struct Alternative {
     pub shared: bool,
     /// The one word is a prefix: this alternative is every longer dictionary word it starts.
     pub prefix: bool,
+    /// For an alternative several adjacent terms share, this term's place among them (0 for
+    /// the first): Meilisearch prices a shared match's word position from the first term's
+    /// query position, each later term one further (see [`super::ngrams`]).
+    pub window_offset: u8,
 }
 
 /// A query term with everything it matches.
@@ -95,6 +99,7 @@ fn synonym_alternative(words: &[String], shared: bool) -> Alternative {
         exact: false,
         shared,
         prefix: false,
+        window_offset: 0,
     }
 }
 
@@ -129,6 +134,7 @@ fn resolve_term(
             exact: true,
             shared: false,
             prefix: false,
+            window_offset: 0,
         }),
         TermKind::Word {
             word,
@@ -143,6 +149,7 @@ fn resolve_term(
                     exact: derivation.exact,
                     shared: false,
                     prefix: false,
+                    window_offset: 0,
                 });
             }
             if *is_prefix {
@@ -152,6 +159,7 @@ fn resolve_term(
                     exact: false,
                     shared: false,
                     prefix: true,
+                    window_offset: 0,
                 });
             }
             if let Some(values) = synonyms.get(std::slice::from_ref(word)) {
@@ -198,9 +206,13 @@ fn add_shared_alternatives(
         let synonym_values = synonyms.get(&window.words).map(Vec::as_slice);
         let ngrams = ngram_alternatives(dictionary, memo, settings, &window);
         let window_terms = &mut resolved[window.start..window.start + window.size];
-        for (term, ngram) in window_terms.iter_mut().zip(ngrams) {
+        for (offset, (term, ngram)) in window_terms.iter_mut().zip(ngrams).enumerate() {
             if let Some(values) = synonym_values {
-                let shared = values.iter().map(|value| synonym_alternative(value, true));
+                let window_offset = u8::try_from(offset).unwrap_or(u8::MAX);
+                let shared = values.iter().map(|value| Alternative {
+                    window_offset,
+                    ..synonym_alternative(value, true)
+                });
                 term.alternatives.extend(shared);
             }
             term.alternatives.extend(ngram);
