@@ -443,6 +443,40 @@ fn an_ngram_word_position_counts_from_its_first_query_word_each_later_word_one_f
 }
 
 #[test]
+fn an_ngram_is_never_an_exact_match() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(&directory);
+    load(
+        &shard,
+        &[
+            json!({"id": 1, "title": "vectorstore vectors"}),
+            json!({"id": 2, "title": "vector stores vectorstore"}),
+        ],
+    );
+    // Both hold the n-gram `vectorstore`. Meilisearch's exactness leaves n-grams out:
+    // document 1 counts no exact word (it matches through the n-gram only), document 2 one
+    // (`vector`; `stores` is a prefix match). Document 2 comes first by typos already (0
+    // through its separate words, against the n-gram's 2).
+    let mut all = query("vector store");
+    all.matching_strategy = MatchingStrategy::All;
+    let snapshot = shard.read().expect("read succeeds");
+    let hits = snapshot.search(&all).expect("search succeeds");
+    let exact_words: Vec<u64> = hits
+        .hits
+        .iter()
+        .map(|hit| {
+            let details = details_json(&hit.details, hits.attribute_unified);
+            details["exactness"]["matchingWords"]
+                .as_u64()
+                .expect("every hit has exactness details")
+        })
+        .collect();
+    drop(snapshot);
+    assert_eq!(ids(&shard, &all), [2, 1]);
+    assert_eq!(exact_words, [1, 0]);
+}
+
+#[test]
 fn looked_up_and_scanned_occurrences_agree() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
     let shard = open(&directory);

@@ -6,7 +6,8 @@
 //! field, each term has an exact occurrence whose position falls in the position bucket of the
 //! term's place in the query (see `exact_attribute` in [`super::ranking`]); it matches the
 //! field exactly when the field also holds as many words as the terms span. An exact
-//! occurrence is one of the term's exact alternatives (the query word, the phrase, an n-gram),
+//! occurrence is one of the term's exact alternatives (the query word, the phrase; never an
+//! n-gram, see [`super::ngrams`]),
 //! and it starts where the alternative's first word stands. So a document can match a field
 //! at its start only if, for every term, one of its exact alternatives' first words is in
 //! `word_position_buckets` at the term's bucket and in `word_fields` at that field; and

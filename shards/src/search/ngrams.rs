@@ -10,6 +10,9 @@
 //!   typos of the derivation. The base is spread one per term; a derivation's own typos are
 //!   counted on the window's last term, so the typos a document's terms add up to are
 //!   Meilisearch's path cost.
+//! - It is never an exact match: Meilisearch's exactness rule (exact words and exact
+//!   attribute) leaves n-grams out, so a document holding `vectorstore` counts no exact word
+//!   through it for `vector store`.
 //! - Its word-position cost, found at document position `p`, is Meilisearch's: the sum over
 //!   its words `i` of `cost(|p - start| + i)`, `start` the window's first query position.
 //!   Each term carries its place in the window ([`Alternative::window_offset`]) and prices
@@ -118,7 +121,9 @@ pub fn ngram_alternatives(
             let alternative = Alternative {
                 words: vec![Some(derivation.word.clone())],
                 typos: NGRAM_TYPOS_PER_TERM,
-                exact: derivation.exact,
+                // Meilisearch's exactness never counts an n-gram's words as exact (in the
+                // word count nor in the exact attribute), even where the joined word is found.
+                exact: false,
                 shared: true,
                 prefix: false,
                 window_offset: 0,

@@ -156,8 +156,8 @@ impl OccurrenceCache {
     }
 }
 
-/// The terms with their exact alternatives only (the query word or phrase itself, and
-/// n-grams): what the exactness rule looks at.
+/// The terms with their exact alternatives only (the query word or phrase itself; never an
+/// n-gram): what the exactness rule looks at.
 pub fn exact_terms(resolved: &[ResolvedTerm]) -> Vec<ResolvedTerm> {
     resolved
         .iter()
