@@ -360,19 +360,29 @@ fn adjacent_words_match_their_concatenation_and_multi_word_synonyms() {
     assert_eq!(ids(&shard, &all), [3]);
 }
 
-/// Typo counts of the hits, best first, from their `typo` details.
-fn hit_typos(shard: &Shard, query: &SearchQuery) -> Vec<u64> {
+/// One figure of one rule's `_rankingScoreDetails` per hit, best first (`rule.key`, read as
+/// `T`).
+fn hit_details<T>(
+    shard: &Shard,
+    query: &SearchQuery,
+    rule: &str,
+    key: &str,
+    read: fn(&Value) -> Option<T>,
+) -> Vec<T> {
     let snapshot = shard.read().expect("read succeeds");
     let hits = snapshot.search(query).expect("search succeeds");
     hits.hits
         .iter()
         .map(|hit| {
             let details = details_json(&hit.details, hits.attribute_unified);
-            details["typo"]["typoCount"]
-                .as_u64()
-                .expect("every hit has typo details")
+            read(&details[rule][key]).expect("every hit has the rule's details")
         })
         .collect()
+}
+
+/// Typo counts of the hits, best first, from their `typo` details.
+fn hit_typos(shard: &Shard, query: &SearchQuery) -> Vec<u64> {
+    hit_details(shard, query, "typo", "typoCount", Value::as_u64)
 }
 
 #[test]
@@ -427,18 +437,7 @@ fn an_ngram_word_position_counts_from_its_first_query_word_each_later_word_one_f
     // Meilisearch prices the n-gram at document position p as cost(p) + cost(p + 1): 0 + 1
     // at position 0, 1 + 2 at position 1 (out of 2 x 10, so ranks 20/21 and 18/21).
     assert_eq!(ids(&shard, &all), [2, 1]);
-    let snapshot = shard.read().expect("read succeeds");
-    let hits = snapshot.search(&all).expect("search succeeds");
-    let positions: Vec<f64> = hits
-        .hits
-        .iter()
-        .map(|hit| {
-            let details = details_json(&hit.details, hits.attribute_unified);
-            details["wordPosition"]["score"]
-                .as_f64()
-                .expect("every hit has word-position details")
-        })
-        .collect();
+    let positions = hit_details(&shard, &all, "wordPosition", "score", Value::as_f64);
     assert_eq!(positions, [20.0 / 21.0, 18.0 / 21.0]);
 }
 
@@ -459,19 +458,7 @@ fn an_ngram_is_never_an_exact_match() {
     // through its separate words, against the n-gram's 2).
     let mut all = query("vector store");
     all.matching_strategy = MatchingStrategy::All;
-    let snapshot = shard.read().expect("read succeeds");
-    let hits = snapshot.search(&all).expect("search succeeds");
-    let exact_words: Vec<u64> = hits
-        .hits
-        .iter()
-        .map(|hit| {
-            let details = details_json(&hit.details, hits.attribute_unified);
-            details["exactness"]["matchingWords"]
-                .as_u64()
-                .expect("every hit has exactness details")
-        })
-        .collect();
-    drop(snapshot);
+    let exact_words = hit_details(&shard, &all, "exactness", "matchingWords", Value::as_u64);
     assert_eq!(ids(&shard, &all), [2, 1]);
     assert_eq!(exact_words, [1, 0]);
 }

@@ -150,28 +150,19 @@ fn typo_derivations(
         derivations,
     };
     let same_letter = build(typos_max);
-    if typos_max < 2 {
-        walk_same_letter(
-            dictionary,
-            &same_letter,
-            &first,
-            first_end.as_deref(),
-            is_prefix,
-            &mut recorder,
-        );
-        return;
-    }
-    // Two typos: the words of both walks are taken in one byte order, as Meilisearch's one
+    // At two typos the words of both walks are taken in one byte order, as Meilisearch's one
     // stream over the dictionary takes them, so the capped two-typo words are the first in
-    // byte order (the other-letter words before the first letter's range, then the range,
-    // then the words after it).
-    let other_letter = build(1);
-    let other = OtherLetterWalk {
-        dfa: &other_letter,
+    // byte order: the other-letter words before the first letter's range, then the range,
+    // then the other-letter words after it.
+    let other_letter = (typos_max >= 2).then(|| build(1));
+    let other = other_letter.as_ref().map(|dfa| OtherLetterWalk {
+        dfa,
         first: &first,
         is_prefix,
-    };
-    other.walk(dictionary, &[], Some(&first), &mut recorder);
+    });
+    if let Some(other) = &other {
+        other.walk(dictionary, &[], Some(&first), &mut recorder);
+    }
     walk_same_letter(
         dictionary,
         &same_letter,
@@ -180,7 +171,7 @@ fn typo_derivations(
         is_prefix,
         &mut recorder,
     );
-    if let Some(after) = first_end.as_deref() {
+    if let (Some(other), Some(after)) = (&other, first_end.as_deref()) {
         other.walk(dictionary, after, None, &mut recorder);
     }
 }

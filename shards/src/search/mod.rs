@@ -24,7 +24,11 @@
 //!
 //! Not done yet (known differences from Meilisearch 1.41):
 //! - n-grams (2 or 3 adjacent query words concatenated, see [`ngrams`]) have no split
-//!   words of their own (Meilisearch's have their joined word's best split); a query word's split
+//!   words of their own (Meilisearch's have their joined word's best split); each term's
+//!   typos are its fewest over its alternatives, so one word of an n-gram may be priced
+//!   through the n-gram while the other is priced alone (Meilisearch's path takes both words
+//!   through the n-gram or neither); an n-gram counts as side by side for proximity (its
+//!   proximity edge costs one per word it adds); a query word's split
 //!   into two words side by side ([`split_words`]) is chosen by this shard's pair counts,
 //!   Meilisearch's by the index's;
 //! - with a distinct attribute the hits are candidates the server applies distinct over (see

@@ -443,6 +443,10 @@ pub(super) fn bucketed_query_position(position: u32) -> u16 {
 /// query position, each later term one further.
 pub fn word_position_cost(position: u32, query_position: u32, window_offset: u8) -> u32 {
     let offset = u32::from(window_offset);
+    debug_assert!(
+        query_position >= offset,
+        "a window's terms stand one query position apart from its first"
+    );
     let start = query_position.saturating_sub(offset);
     cost_from_distance(position.abs_diff(start).saturating_add(offset))
 }

@@ -115,7 +115,7 @@ pub fn resolve_terms(
     for term in terms {
         resolved.push(resolve_term(dictionary, memo, settings, synonyms, term));
     }
-    add_shared_alternatives(dictionary, memo, settings, synonyms, &mut resolved);
+    add_shared_alternatives(dictionary, memo, settings, synonyms, terms, &mut resolved);
     resolved
 }
 
@@ -193,16 +193,22 @@ pub fn typo_floors(settings: &TextSettings, terms: &[QueryTerm]) -> Vec<u8> {
         .collect()
 }
 
-/// N-grams and multi-word synonyms of windows of adjacent word terms.
+/// N-grams and multi-word synonyms of windows of adjacent word terms (`resolved` holds
+/// `terms` resolved, in the same order).
 fn add_shared_alternatives(
     dictionary: &Dictionary,
     memo: &DerivationMemo,
     settings: &TextSettings,
     synonyms: &Synonyms,
+    terms: &[QueryTerm],
     resolved: &mut [ResolvedTerm],
 ) {
-    let terms: Vec<QueryTerm> = resolved.iter().map(|found| found.term.clone()).collect();
-    for window in ngram_windows(&terms) {
+    debug_assert_eq!(
+        terms.len(),
+        resolved.len(),
+        "one resolved term per query term"
+    );
+    for window in ngram_windows(terms) {
         let synonym_values = synonyms.get(&window.words).map(Vec::as_slice);
         let ngrams = ngram_alternatives(dictionary, memo, settings, &window);
         let window_terms = &mut resolved[window.start..window.start + window.size];

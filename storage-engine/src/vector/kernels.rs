@@ -12,6 +12,26 @@
 
 /// Lanes summed independently by the portable kernels (a multiple of every SIMD width).
 const PORTABLE_CHUNK_LANES: usize = 16;
+/// Bytes of one cache line: [`prefetch`] steps by it.
+const CACHE_LINE_BYTES: usize = 64;
+
+/// Hints the processor to start loading every cache line of `bytes` (the memory a kernel is
+/// about to read). Only a hint: it never faults, not even on a mapped page that is not
+/// resident, and does nothing where the target has no prefetch instruction.
+#[inline]
+pub fn prefetch(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        for line in bytes.chunks(CACHE_LINE_BYTES) {
+            // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint, never
+            // faults, and the address lies inside `bytes`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
 
 /// The inner product of two equally long vectors, with the fastest kernel available.
 #[inline]

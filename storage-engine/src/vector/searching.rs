@@ -42,11 +42,9 @@ pub const EXACT_SEARCH_SELECTIVITY_MAX: f64 = 0.02;
 pub const RESCORE_CANDIDATE_BITS_PER_RESULT: usize = 3_840;
 
 /// The candidates kept and re-scored per requested result for `dimensions`-long vectors
-/// (at least one).
+/// (at least one: a rounded-up quotient of a positive budget).
 pub fn rescore_candidates_per_result(dimensions: usize) -> usize {
-    RESCORE_CANDIDATE_BITS_PER_RESULT
-        .div_ceil(dimensions.max(1))
-        .max(1)
+    RESCORE_CANDIDATE_BITS_PER_RESULT.div_ceil(dimensions.max(1))
 }
 
 /// One query.

@@ -18,9 +18,6 @@ use super::quantization;
 use super::records::{PayloadKind, RecordStore};
 use super::sketch::Sketch;
 
-/// Bytes of one cache line (a record is prefetched line by line).
-const PREFETCH_LINE_BYTES: usize = 64;
-
 /// A query vector prepared for one space.
 #[derive(Debug, Clone)]
 pub enum Query {
@@ -112,16 +109,7 @@ impl<'a, R: RecordStore> Space<'a, R> {
     /// whole vector in cache instead of stalling on each line in turn.
     #[inline]
     pub fn prefetch(&self, record: u32) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let bytes = self.records.record_bytes(record);
-            for line in bytes.chunks(PREFETCH_LINE_BYTES) {
-                // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint, never
-                // faults, and the address lies inside the record.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
-            }
-        }
+        kernels::prefetch(self.records.record_bytes(record));
     }
 
     /// Distance between two records.

@@ -18,10 +18,8 @@ use std::ops::RangeInclusive;
 use charabia::{Language, Token, TokenKind};
 
 use crate::analysis::{Analyzer, FieldLanguages, TextSettings};
+use crate::search::ngrams::ngram_windows;
 use crate::search::{ParsedQuery, TermKind, parse_query};
-
-/// Most adjacent query words joined into one n-gram word (as the shard's n-grams).
-const NGRAM_WORDS_MAX: usize = 3;
 
 /// Query positions a match stands for (a word's one position, a phrase's or n-gram's span).
 pub type TermIds = RangeInclusive<u32>;
@@ -191,32 +189,21 @@ impl QueryMatcher {
     /// Registers the n-gram words (2 or 3 adjacent word terms joined) the terms list; returns
     /// them.
     fn add_ngrams(&mut self, parsed: &ParsedQuery, words_per_term: &[Vec<String>]) -> Vec<String> {
+        let mut windows = ngram_windows(&parsed.terms);
+        // The longest first (a stable sort keeps query order within a size): a 3-gram's span
+        // wins over the 2-grams inside it.
+        windows.sort_by_key(|window| std::cmp::Reverse(window.size));
         let mut found = Vec::new();
-        for size in (2..=NGRAM_WORDS_MAX).rev() {
-            for start in 0..parsed.terms.len().saturating_sub(size - 1) {
-                let window = &parsed.terms[start..start + size];
-                let adjacent = window
-                    .windows(2)
-                    .all(|pair| pair[0].end_position + 1 == pair[1].position);
-                let words: Option<Vec<&str>> = window
-                    .iter()
-                    .map(|term| match &term.kind {
-                        TermKind::Word { word, .. } => Some(word.as_str()),
-                        TermKind::Phrase { .. } => None,
-                    })
-                    .collect();
-                let (true, Some(words)) = (adjacent, words) else {
-                    continue;
-                };
-                let joined = words.concat();
-                let listed = words_per_term[start..start + size]
-                    .iter()
-                    .any(|listed| listed.contains(&joined));
-                if listed && !self.exact.contains_key(&joined) {
-                    let ids = window[0].position..=window[size - 1].end_position;
-                    self.exact.insert(joined.clone(), ids);
-                    found.push(joined);
-                }
+        for window in windows {
+            let joined = window.joined();
+            let listed = words_per_term[window.start..=window.last()]
+                .iter()
+                .any(|listed| listed.contains(&joined));
+            if listed && !self.exact.contains_key(&joined) {
+                let ids =
+                    parsed.terms[window.start].position..=parsed.terms[window.last()].end_position;
+                self.exact.insert(joined.clone(), ids);
+                found.push(joined);
             }
         }
         found

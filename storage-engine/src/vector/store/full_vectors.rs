@@ -14,31 +14,12 @@
 use super::vector_file::FileRecords;
 use crate::vector::distance::Metric;
 use crate::vector::error::VectorError;
+use crate::vector::kernels;
 use crate::vector::records::{RECORD_HEADER_BYTES, RecordStore, scale_of_record, view_floats};
 use crate::vector::searching::FullVectors;
 
 /// How many records ahead of the one being re-scored are prefetched.
 pub const RESCORE_PREFETCH_AHEAD: usize = 2;
-/// The cache line size prefetches step by.
-const PREFETCH_LINE_BYTES: usize = 64;
-
-/// Hints the processor to start loading `bytes` (a record read through the mapping).
-#[inline]
-fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        for line in bytes.chunks(PREFETCH_LINE_BYTES) {
-            // SAFETY: SSE is part of the x86_64 baseline; a prefetch is only a hint, never
-            // faults (not even on a page that is not resident), and the address lies inside
-            // the record.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
-}
-
 /// Full vectors of a vector file.
 pub struct FileVectors<'a> {
     /// The float records.
@@ -57,11 +38,11 @@ impl FullVectors for FileVectors<'_> {
         let mut missing_records = Vec::new();
         let batched = self.records.file().direct().is_some();
         for &record in records.iter().take(RESCORE_PREFETCH_AHEAD) {
-            prefetch(self.records.record_bytes(record));
+            kernels::prefetch(self.records.record_bytes(record));
         }
         for (position, &record) in records.iter().enumerate() {
             if let Some(&ahead) = records.get(position + RESCORE_PREFETCH_AHEAD) {
-                prefetch(self.records.record_bytes(ahead));
+                kernels::prefetch(self.records.record_bytes(ahead));
             }
             let bytes = self.records.record_bytes(record);
             if batched && !self.records.file().is_record_resident(record, bytes) {
