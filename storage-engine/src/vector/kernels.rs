@@ -52,6 +52,26 @@ pub fn dot(left: &[f32], right: &[f32]) -> f32 {
     portable_dot(left, right)
 }
 
+/// The inner product of a float vector with an equally long 8-bit one, with the fastest
+/// kernel available.
+#[inline]
+pub fn dot_i8(left: &[f32], right: &[i8]) -> f32 {
+    assert_eq!(
+        left.len(),
+        right.len(),
+        "vectors of one graph share their dimensions"
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2_fma() {
+            // SAFETY: the processor supports AVX2 and FMA (checked just above), and the two
+            // slices have equal lengths (asserted above).
+            return unsafe { x86::dot_i8_avx2(left, right) };
+        }
+    }
+    portable_dot_i8(left, right)
+}
+
 /// The squared Euclidean distance between two equally long vectors, with the fastest kernel.
 #[inline]
 pub fn squared_euclidean(left: &[f32], right: &[f32]) -> f32 {
@@ -149,6 +169,25 @@ pub unsafe fn squared_euclidean_avx2_raw(
     unsafe { x86::squared_euclidean_avx2_raw(left, right, length) }
 }
 
+/// The float-by-8-bit inner product over fixed-size chunks (vectorised by the compiler).
+pub fn portable_dot_i8(left: &[f32], right: &[i8]) -> f32 {
+    let mut sums = [0.0_f32; PORTABLE_CHUNK_LANES];
+    let left_chunks = left.chunks_exact(PORTABLE_CHUNK_LANES);
+    let right_chunks = right.chunks_exact(PORTABLE_CHUNK_LANES);
+    let tail: f32 = left_chunks
+        .remainder()
+        .iter()
+        .zip(right_chunks.remainder())
+        .map(|(a, b)| a * f32::from(*b))
+        .sum();
+    for (a, b) in left_chunks.zip(right_chunks) {
+        for lane in 0..PORTABLE_CHUNK_LANES {
+            sums[lane] += a[lane] * f32::from(b[lane]);
+        }
+    }
+    sums.iter().sum::<f32>() + tail
+}
+
 /// Portable chunked inner product.
 pub fn portable_dot(left: &[f32], right: &[f32]) -> f32 {
     let mut lanes = [0.0_f32; PORTABLE_CHUNK_LANES];
@@ -200,9 +239,10 @@ pub fn portable_hamming(left: &[u64], right: &[u64]) -> u32 {
 mod x86 {
     //! AVX2 + FMA kernels; callers guarantee the features and equal lengths.
     use std::arch::x86_64::{
-        __m256, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_movehl_ps, _mm_shuffle_ps,
-        _mm256_add_ps, _mm256_castps256_ps128, _mm256_extractf128_ps, _mm256_fmadd_ps,
-        _mm256_loadu_ps, _mm256_setzero_ps, _mm256_sub_ps,
+        __m128i, __m256, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_loadl_epi64, _mm_movehl_ps,
+        _mm_shuffle_ps, _mm256_add_ps, _mm256_castps256_ps128, _mm256_cvtepi8_epi32,
+        _mm256_cvtepi32_ps, _mm256_extractf128_ps, _mm256_fmadd_ps, _mm256_loadu_ps,
+        _mm256_setzero_ps, _mm256_sub_ps,
     };
 
     /// Floats per AVX register.
@@ -269,6 +309,48 @@ mod x86 {
         while index < length {
             // SAFETY: index < length for both pointers.
             total += unsafe { *left.add(index) * *right.add(index) };
+            index += 1;
+        }
+        total
+    }
+
+    /// # Safety
+    /// The processor supports AVX2 and FMA, and `left.len() == right.len()`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dot_i8_avx2(left: &[f32], right: &[i8]) -> f32 {
+        let length = left.len();
+        let (left, right) = (left.as_ptr(), right.as_ptr());
+        // Eight 8-bit values at `offset`, widened to floats.
+        let widened = |offset: usize| {
+            // SAFETY: callers below keep offset + 8 <= length; an unaligned 8-byte load.
+            let bytes = unsafe { _mm_loadl_epi64(right.add(offset).cast::<__m128i>()) };
+            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes))
+        };
+        let mut accumulators = [_mm256_setzero_ps(); 4];
+        let mut index = 0;
+        while index + UNROLLED_LANES <= length {
+            for (lane, accumulator) in accumulators.iter_mut().enumerate() {
+                let offset = index + lane * AVX_LANES;
+                // SAFETY: offset + 8 <= index + 32 <= length.
+                let a = unsafe { _mm256_loadu_ps(left.add(offset)) };
+                *accumulator = _mm256_fmadd_ps(a, widened(offset), *accumulator);
+            }
+            index += UNROLLED_LANES;
+        }
+        while index + AVX_LANES <= length {
+            // SAFETY: index + 8 <= length.
+            let a = unsafe { _mm256_loadu_ps(left.add(index)) };
+            accumulators[0] = _mm256_fmadd_ps(a, widened(index), accumulators[0]);
+            index += AVX_LANES;
+        }
+        let sum = _mm256_add_ps(
+            _mm256_add_ps(accumulators[0], accumulators[1]),
+            _mm256_add_ps(accumulators[2], accumulators[3]),
+        );
+        let mut total = horizontal_sum(sum);
+        while index < length {
+            // SAFETY: index < length for both pointers.
+            total += unsafe { *left.add(index) * f32::from(*right.add(index)) };
             index += 1;
         }
         total
@@ -394,6 +476,32 @@ mod tests {
                     assert!(close(value, reference_l2), "avx2 l2 at {dimensions}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn eight_bit_dot_kernels_match_the_scalar_reference() {
+        let seed = 13;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        for dimensions in DIMENSIONS_TESTED {
+            let left: Vec<f32> = (0..dimensions).map(|_| random.next_signed_f32()).collect();
+            let right: Vec<i8> = (0..dimensions)
+                .map(|_| (random.next_u64() % 255) as i16 - 127)
+                .map(|value| value as i8)
+                .collect();
+            let reference: f32 = left
+                .iter()
+                .zip(&right)
+                .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                .sum::<f64>() as f32;
+            let scale = 127.0 * (dimensions as f32).sqrt().max(1.0);
+            let near = |value: f32| (value - reference).abs() <= 1e-5 * scale;
+            assert!(near(dot_i8(&left, &right)), "dot_i8 at {dimensions}");
+            assert!(
+                near(portable_dot_i8(&left, &right)),
+                "portable dot_i8 at {dimensions}"
+            );
         }
     }
 
