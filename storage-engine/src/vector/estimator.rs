@@ -19,9 +19,13 @@
 //! | DotProduct | `-s`   | `-t`             | `-<c, q>`            |
 //! | Euclidean  | `-2 s` | `|x|^2 - 2 t`    | `|q|^2 - 2 <c, q>`   |
 //!
-//! `<b, q>` is summed from per-query lookup tables: one table of 256 floats per code byte
-//! (entry `v` = sum over the 8 dimensions of the byte of `+q_i` where bit `i` of `v` is set and
-//! `-q_i` where it is clear), so a record costs one table read per byte of its code.
+//! `<b, q>` is summed from per-query lookup tables: one table of 16 floats per half byte of
+//! the code (entry `v` = sum over the 4 dimensions of the half byte of `+q_i` where bit `i` of
+//! `v` is set and `-q_i` where it is clear), so a record costs two table reads per code byte,
+//! in four running sums. Half-byte tables (6 KiB at 384 dimensions) stay in the first-level
+//! cache and take 0.75 µs to build; byte tables (48 KiB) took 19 µs per query and shard,
+//! for reads no faster (a throwaway micro-benchmark over 50,000 random codes: 41 ns per
+//! estimate against 45).
 //!
 //! `term(c)` reads an 8-bit copy of the centre (`CompactCentre`: values rounded to a per-centre
 //! step `max |c_i| / 127`), not its floats: a search meets about one new centre per two
@@ -67,10 +71,14 @@ pub const CENTRE_LEVEL_MIN: u8 = 1;
 pub const CENTRE_NEIGHBOURS: usize = 100;
 /// Bytes of the correction scalars after the code words (`scale`, `bias`).
 pub const FACTOR_BYTES: usize = 2 * size_of::<f32>();
-/// Entries of one lookup table (one per value of a code byte).
-const TABLE_ENTRIES: usize = 256;
+/// Bits of the code one lookup table covers (half a byte).
+const TABLE_BITS: usize = 4;
+/// Entries of one lookup table (one per value of a half byte).
+const TABLE_ENTRIES: usize = 1 << TABLE_BITS;
 /// Bits in one code byte.
 const BYTE_BITS: usize = 8;
+/// Independent running sums of [`EstimateQuery::signed_sum`] (two code bytes per round).
+const SIGNED_SUM_LANES: usize = 4;
 /// Slots of a query's direct-mapped cache of centre terms (centre `c` in slot `c % this`;
 /// a power of two): a search meets a few hundred to a few thousand centres, and a collision
 /// only recomputes one dot product.
@@ -393,7 +401,7 @@ pub struct EstimateQuery {
     metric: Metric,
     /// The prepared query.
     prepared: Vec<f32>,
-    /// One table per code byte.
+    /// One table per half byte of the code.
     tables: Vec<[f32; TABLE_ENTRIES]>,
     /// Recently needed `(centre, term(centre))`, slot `centre % CENTRE_TERM_SLOTS`
     /// (`NO_CENTRE` in an empty slot).
@@ -407,11 +415,16 @@ impl EstimateQuery {
     /// `centres`.
     pub fn new(metric: Metric, prepared: Vec<f32>, centres: &Centres) -> Self {
         let slots = CENTRE_TERM_SLOTS.min((centres.len() as usize).next_power_of_two());
-        let byte_count = code_bytes(prepared.len());
-        let mut tables = vec![[0.0_f32; TABLE_ENTRIES]; byte_count];
-        for (byte, table) in tables.iter_mut().enumerate() {
-            let values: Vec<f32> = (0..BYTE_BITS)
-                .map(|bit| prepared.get(byte * BYTE_BITS + bit).copied().unwrap_or(0.0))
+        let table_count = code_bytes(prepared.len()) * BYTE_BITS / TABLE_BITS;
+        let mut tables = vec![[0.0_f32; TABLE_ENTRIES]; table_count];
+        for (index, table) in tables.iter_mut().enumerate() {
+            let values: Vec<f32> = (0..TABLE_BITS)
+                .map(|bit| {
+                    prepared
+                        .get(index * TABLE_BITS + bit)
+                        .copied()
+                        .unwrap_or(0.0)
+                })
                 .collect();
             let all_clear: f32 = -values.iter().sum::<f32>();
             table[0] = all_clear;
@@ -440,14 +453,25 @@ impl EstimateQuery {
         &self.prepared
     }
 
-    /// `<b, q>` for code bytes `code`.
+    /// `<b, q>` for code bytes `code` (whole code words: a multiple of 8 bytes, so the tables
+    /// come in whole rounds of [`SIGNED_SUM_LANES`]).
     #[inline]
     pub fn signed_sum(&self, code: &[u8]) -> f32 {
-        self.tables
-            .iter()
-            .zip(code)
-            .map(|(table, &byte)| table[usize::from(byte)])
-            .sum()
+        debug_assert_eq!(code.len() * BYTE_BITS / TABLE_BITS, self.tables.len());
+        let mut sums = [0.0_f32; SIGNED_SUM_LANES];
+        let low = |byte: u8| usize::from(byte & 0x0f);
+        let high = |byte: u8| usize::from(byte >> TABLE_BITS);
+        for (tables, bytes) in self
+            .tables
+            .chunks_exact(SIGNED_SUM_LANES)
+            .zip(code.chunks_exact(SIGNED_SUM_LANES / 2))
+        {
+            sums[0] += tables[0][low(bytes[0])];
+            sums[1] += tables[1][high(bytes[0])];
+            sums[2] += tables[2][low(bytes[1])];
+            sums[3] += tables[3][high(bytes[1])];
+        }
+        (sums[0] + sums[1]) + (sums[2] + sums[3])
     }
 
     /// `term(centre)` (see the module table), computed at first use.
