@@ -12,6 +12,8 @@
 //! - patterns name their parameters as Meilisearch's routes do (`{index_uid}`,
 //!   `{task_id}`, ...): a pattern is the `path` label of the request metrics.
 
+use std::sync::OnceLock;
+
 use crate::auth::Action;
 use crate::http::Method;
 
@@ -629,14 +631,14 @@ pub enum Lookup<'path> {
 /// `/documents/fetch` before `/documents/{document_id}`), so `GET /tasks/compact` is 405,
 /// not a read of task `compact`.
 pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
+    let slashes = slash_count(path);
     let mut resource: Option<(&'static str, usize)> = None;
-    for route in ROUTES {
-        if !pattern_matches(route.pattern, path) {
+    for (route, shape) in ROUTES.iter().zip(shapes()) {
+        if shape.slashes != slashes || !pattern_matches(route.pattern, path) {
             continue;
         }
-        let literals = literal_segments(route.pattern);
-        if resource.is_none_or(|(_, most)| literals > most) {
-            resource = Some((route.pattern, literals));
+        if resource.is_none_or(|(_, most)| shape.literals > most) {
+            resource = Some((route.pattern, shape.literals));
         }
     }
     let Some((pattern, _)) = resource else {
@@ -651,8 +653,36 @@ pub fn lookup<'path>(method: &Method, path: &'path str) -> Lookup<'path> {
         .unwrap_or(Lookup::MethodNotAllowed { pattern })
 }
 
+/// What a lookup knows of a route's pattern without splitting it again.
+struct Shape {
+    /// Its `/` count: a path matches it only with as many (as many segments).
+    slashes: usize,
+    /// Its segments that are not parameters ([`literal_segments`]).
+    literals: usize,
+}
+
+/// The shape of every route of [`ROUTES`], index for index, computed at the first lookup:
+/// a request splits and compares only the patterns of its own segment count.
+fn shapes() -> &'static [Shape] {
+    static SHAPES: OnceLock<Vec<Shape>> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        ROUTES
+            .iter()
+            .map(|route| Shape {
+                slashes: slash_count(route.pattern),
+                literals: literal_segments(route.pattern),
+            })
+            .collect()
+    })
+}
+
+/// The `/` bytes of a path or pattern.
+fn slash_count(text: &str) -> usize {
+    text.bytes().filter(|byte| *byte == b'/').count()
+}
+
 /// Whether `path` matches `pattern` ([`match_pattern`] without collecting the parameters:
-/// every request tries every pattern).
+/// every request tries every pattern of its segment count).
 fn pattern_matches(pattern: &str, path: &str) -> bool {
     let mut path_segments = path.split('/');
     for expected in pattern.split('/') {
@@ -708,6 +738,30 @@ fn match_pattern<'path>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_route_is_found_by_its_own_method_and_pattern() {
+        for route in ROUTES {
+            let path = route
+                .pattern
+                .split('/')
+                .map(|segment| {
+                    if segment.starts_with('{') {
+                        "x"
+                    } else {
+                        segment
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            match lookup(&route.method, &path) {
+                Lookup::Found { route: found, .. } => {
+                    assert_eq!(found, route, "{:?} {path}", route.method)
+                }
+                other => panic!("{:?} {path}: {other:?}", route.method),
+            }
+        }
+    }
 
     #[test]
     fn known_path_and_method_finds_its_route() {
