@@ -320,3 +320,107 @@ impl<R: RecordStore> FullVectors for RecordVectors<'_, R> {
             .collect())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::vector::estimator::NO_CENTRE;
+    use crate::vector::graph::memory::MemoryLinks;
+    use crate::vector::random::SplitMix64;
+    use crate::vector::records::{MemoryRecords, PayloadKind, RecordLayout};
+    use std::cell::Cell;
+
+    /// Full vectors that count the records they re-score.
+    struct Counting<'a> {
+        inner: RecordVectors<'a, MemoryRecords>,
+        rescored: Cell<usize>,
+    }
+
+    impl FullVectors for Counting<'_> {
+        fn distances(
+            &self,
+            metric: Metric,
+            query: &[f32],
+            records: &[u32],
+        ) -> Result<Vec<f32>, VectorError> {
+            self.rescored.set(self.rescored.get() + records.len());
+            self.inner.distances(metric, query, records)
+        }
+    }
+
+    /// A buffer larger than the pool: only the best `ef` estimates are re-scored (every
+    /// buffered record was before), and the hits are still the exact nearest.
+    #[test]
+    fn buffered_records_compete_for_the_re_scoring_pool() {
+        let seed = 59;
+        println!("seed {seed}");
+        let mut random = SplitMix64::new(seed);
+        let (metric, dimensions, count, limit) = (Metric::Cosine, 64, 500_u32, 2);
+        let mut parameters = GraphParameters::new(metric, dimensions);
+        parameters.binary_quantized = true;
+        let centres = Centres::new(dimensions);
+        let mut codes = MemoryRecords::new(RecordLayout {
+            kind: PayloadKind::CentredCodes,
+            dimensions,
+        });
+        let mut floats = MemoryRecords::new(RecordLayout {
+            kind: PayloadKind::Floats,
+            dimensions,
+        });
+        let mut vectors = Vec::new();
+        for id in 0..count {
+            let mut vector: Vec<f32> = (0..dimensions)
+                .map(|_| random.next_gaussian_f32())
+                .collect();
+            metric.prepare(&mut vector);
+            codes.push_centred(metric, id, &vector, &centres, NO_CENTRE);
+            floats.push(id, metric.stored_scale(&vector), &vector);
+            vectors.push(vector);
+        }
+        let full = Counting {
+            inner: RecordVectors(&floats),
+            rescored: Cell::new(0),
+        };
+        let buffer: Vec<u32> = (0..count).collect();
+        let live_ids: RoaringBitmap = (0..count).collect();
+        let record_of = |id: u32| Ok(Some(id));
+        let links = MemoryLinks::new();
+        let view = SearchView {
+            links: &links,
+            records: &codes,
+            full: Some(&full),
+            parameters: &parameters,
+            buffer: &buffer,
+            live_count: u64::from(count),
+            live_ids: &live_ids,
+            record_of: &record_of,
+            record_ids: None,
+            sketch: None,
+            centres: &centres,
+        };
+        let mut query: Vec<f32> = (0..dimensions)
+            .map(|_| random.next_gaussian_f32())
+            .collect();
+        metric.prepare(&mut query);
+        let request = SearchRequest::new(&query, limit);
+        let hits = search_view(&view, &request, &mut SearchScratch::default()).unwrap();
+        let pool = parameters
+            .ef_search
+            .max(limit * rescore_candidates_per_result(dimensions));
+        assert!(
+            pool < count as usize,
+            "the buffer must be larger than the pool"
+        );
+        assert_eq!(full.rescored.get(), pool);
+        let mut exact: Vec<(f32, u32)> = vectors
+            .iter()
+            .zip(0..)
+            .map(|(vector, id)| (metric.reference_distance(&query, vector), id))
+            .collect();
+        exact.sort_by(|left, right| left.0.total_cmp(&right.0));
+        let found: Vec<u32> = hits.iter().map(|hit| hit.internal_id).collect();
+        let expected: Vec<u32> = exact[..limit].iter().map(|(_, id)| *id).collect();
+        assert_eq!(found, expected);
+    }
+}
