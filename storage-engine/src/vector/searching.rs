@@ -322,7 +322,6 @@ impl<R: RecordStore> FullVectors for RecordVectors<'_, R> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::vector::estimator::NO_CENTRE;
@@ -404,7 +403,8 @@ mod tests {
             .collect();
         metric.prepare(&mut query);
         let request = SearchRequest::new(&query, limit);
-        let hits = search_view(&view, &request, &mut SearchScratch::default()).unwrap();
+        let hits = search_view(&view, &request, &mut SearchScratch::default())
+            .expect("a valid query over valid records is answered");
         let pool = parameters
             .ef_search
             .max(limit * rescore_candidates_per_result(dimensions));
