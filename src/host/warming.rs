@@ -4,7 +4,10 @@
 //! derivations, prefix unions and words, facet columns, filter range unions. On the same
 //! principle as Solr's searcher warming: the new commit is served only once warmed.
 //!
-//! Each shard remembers its last distinct keyword searches ([`RECENT_SEARCHES_MAX`]); a
+//! Each shard remembers its last distinct keyword searches ([`RECENT_SEARCHES_MAX`]); once
+//! that many are known, only one search in [`REMEMBER_EVERY`] is taken in (a search's
+//! identity is the hash of its whole request printed, about 1 % of a query's CPU when every
+//! search paid it; under a steady load the sample still renews the set within seconds). A
 //! commit builds the dictionary and replays them, the most recent first, on the core's
 //! indexing thread (so at the indexing thread's low priority, never in a search's way), for
 //! at most [`WARMING_TIME_MAX`], and drops their answers. A commit is warmed when a search
@@ -30,6 +33,9 @@ use super::search::{ShardSearchRequest, resolved_query};
 /// Distinct searches a shard remembers for warming.
 pub const RECENT_SEARCHES_MAX: usize = 32;
 
+/// Once [`RECENT_SEARCHES_MAX`] searches are known, one search in this many is remembered.
+pub const REMEMBER_EVERY: u64 = 8;
+
 /// Longest a commit's warming replays searches for (a replay started before it ends runs to
 /// its end).
 pub const WARMING_TIME_MAX: Duration = Duration::from_millis(100);
@@ -41,13 +47,23 @@ pub struct RecentSearches {
     /// Whether a search ran since the last commit took the searches to replay: a shard
     /// nobody searches warms nothing (indexing alone pays nothing for warming).
     searched_since_commit: bool,
+    /// Searches offered once the memory was full (the sampling clock of [`REMEMBER_EVERY`]).
+    offered_when_full: u64,
 }
 
 impl RecentSearches {
-    /// Remembers `request` as the most recent search (a semantic search is not kept).
+    /// Remembers `request` as the most recent search (a semantic search is not kept; once the
+    /// memory is full, one search in [`REMEMBER_EVERY`]).
     pub fn remember(&mut self, request: &ShardSearchRequest) {
         if request.vector.is_some() {
             return;
+        }
+        self.searched_since_commit = true;
+        if self.searches.len() == RECENT_SEARCHES_MAX {
+            self.offered_when_full += 1;
+            if self.offered_when_full % REMEMBER_EVERY != 1 {
+                return;
+            }
         }
         let mut kept = request.clone();
         kept.query.deadline = None;
@@ -61,7 +77,6 @@ impl RecentSearches {
             self.searches.pop_back();
         }
         self.searches.push_front((identity, kept));
-        self.searched_since_commit = true;
     }
 
     /// The searches a commit replays, the most recent first; `None` when no search ran since
@@ -113,7 +128,7 @@ pub fn warm(snapshot: &ShardSnapshot, searches: &[ShardSearchRequest]) {
 mod tests {
     use shards::search::SearchQuery;
 
-    use super::{RECENT_SEARCHES_MAX, RecentSearches, ShardSearchRequest};
+    use super::{RECENT_SEARCHES_MAX, REMEMBER_EVERY, RecentSearches, ShardSearchRequest};
 
     fn request(q: &str, limit: usize) -> ShardSearchRequest {
         ShardSearchRequest {
@@ -172,5 +187,36 @@ mod tests {
         assert_eq!(replayed.len(), RECENT_SEARCHES_MAX);
         assert_eq!(replayed[0], format!("word{RECENT_SEARCHES_MAX}"));
         assert!(!replayed.contains(&"word0".to_owned()));
+    }
+
+    #[test]
+    fn a_full_memory_takes_one_search_in_remember_every() {
+        let mut recent = RecentSearches::default();
+        for index in 0..RECENT_SEARCHES_MAX {
+            recent.remember(&request(&format!("word{index}"), 10));
+        }
+        let offered = 3 * REMEMBER_EVERY;
+        for index in 0..offered {
+            recent.remember(&request(&format!("later{index}"), 10));
+        }
+        let replayed = replayed_words(&mut recent);
+        let later: Vec<&String> = replayed
+            .iter()
+            .filter(|word| word.starts_with("later"))
+            .collect();
+        let mut expected: Vec<String> = (0..offered)
+            .filter(|index| index % REMEMBER_EVERY == 0)
+            .map(|index| format!("later{index}"))
+            .collect();
+        expected.reverse();
+        assert_eq!(later, expected.iter().collect::<Vec<_>>());
+        // The next one offered is taken in; the one after it is not, and still marks the
+        // commit as searched.
+        recent.remember(&request("taken", 10));
+        assert_eq!(replayed_words(&mut recent)[0], "taken");
+        recent.remember(&request("skipped", 10));
+        let replayed = replayed_words(&mut recent);
+        assert_eq!(replayed[0], "taken", "a skipped search is not remembered");
+        assert!(!replayed.contains(&"skipped".to_owned()));
     }
 }

@@ -20,6 +20,7 @@ use crate::index::inverted::{FieldLengths, decode_field_lengths};
 use crate::index::keys::document_key;
 use crate::index::trees::FIELD_LENGTHS_TREE;
 
+use super::facet_columns::FacetColumns;
 use super::geo_sort::{GeoPoints, geo_points};
 use super::occurrences::TermOccurrence;
 use super::ranking::{Kept, RankingContext};
@@ -63,6 +64,7 @@ pub(super) fn sort_detail(step: &Step, values: &StepValues, document: u32) -> Op
 /// Per sort step of `steps`, the sort values of `documents`.
 pub(super) fn sort_tables(
     read: &ReadTransaction,
+    columns: &FacetColumns,
     steps: &[Step],
     documents: &RoaringBitmap,
 ) -> ShardResult<SortTables> {
@@ -71,6 +73,7 @@ pub(super) fn sort_tables(
         match step {
             Step::Sort(rule) => tables.push(StepValues::Field(sort_values(
                 read,
+                columns,
                 &rule.field,
                 rule.ascending,
                 documents,

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use charabia::Language;
 use roaring::RoaringBitmap;
-use storage_engine::ReadTransaction;
 
 use crate::analysis::{Analyzer, RankingRule};
 use crate::error::ShardResult;
@@ -289,7 +288,7 @@ fn bucketed_search(search: &TermSearch<'_>) -> ShardResult<Found> {
         attribute_unified: search.plan.attribute_unified,
     };
     let hits = rank(
-        read,
+        snapshot,
         search.context,
         &search.plan.steps,
         &occurrences,
@@ -356,7 +355,7 @@ fn full_search(search: &TermSearch<'_>) -> ShardResult<Found> {
         attribute_unified: search.plan.attribute_unified,
     };
     let hits = rank(
-        read,
+        snapshot,
         search.context,
         &search.plan.steps,
         &occurrences,
@@ -496,12 +495,13 @@ fn universe(
 /// (by the lazy sort's deadline, or here once `limits.deadline` passed) is ranked by the
 /// first steps only, its details ending with [`ScoreDetail::Skipped`].
 fn rank(
-    read: &ReadTransaction,
+    snapshot: &ShardSnapshot,
     context: &RankingContext<'_>,
     steps: &[Step],
     occurrences: &DocumentOccurrences,
     limits: &RankLimits,
 ) -> ShardResult<Vec<ShardHit>> {
+    let read = snapshot.read_transaction();
     let mut kept_documents = Vec::new();
     for (document, term_occurrences) in occurrences {
         let matched: Vec<bool> = term_occurrences
@@ -513,7 +513,7 @@ fn rank(
         }
     }
     let matching: RoaringBitmap = kept_documents.iter().map(|(id, ..)| *id).collect();
-    let tables = sort_tables(read, steps, &matching)?;
+    let tables = sort_tables(read, snapshot.facet_columns(), steps, &matching)?;
     let mut hits = Vec::with_capacity(kept_documents.len());
     let mut sources = DetailSources {
         tables: &tables,
@@ -613,7 +613,12 @@ fn placeholder(
         return sorted_placeholder(snapshot, &sort_steps, universe, needed);
     }
     let sorting: Vec<&Step> = steps.iter().filter(|step| is_sort(step)).collect();
-    let tables = sort_tables(snapshot.read_transaction(), steps, universe)?;
+    let tables = sort_tables(
+        snapshot.read_transaction(),
+        snapshot.facet_columns(),
+        steps,
+        universe,
+    )?;
     let hits = universe
         .iter()
         .map(|id| {

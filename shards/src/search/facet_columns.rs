@@ -6,8 +6,11 @@
 //! direction. Intersecting each value's bitmap with the matches costs about as much as every
 //! document of the field whatever the matches (a `year` facet over a two-letter prefix search
 //! cost more than the search), and a field of many values costs one intersection per value.
-//! A column is built once per commit and field, on the first count that needs it (one pass
-//! over the field's values and documents), and kept by the commit's view.
+//! A column is built once per commit and field, on the first count or sort that needs it (one
+//! pass over the field's values and documents), and kept by the commit's view. Sorting reads
+//! it too (see [`super::sort_values`]): the value a sort rule sees for a document is
+//! [`FacetColumn::sort_ordinal`], ordered as a walk over the facet keys meets it by
+//! [`FacetColumn::walk_rank`].
 //!
 //! Layout: the field's values in facet order (numbers ascending, then strings by normalized
 //! form, each with its original spelling); per internal id up to the largest one holding a
@@ -34,6 +37,7 @@ use crate::index::keys::{
 use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 
 use super::facet_counts::{FieldFacetCounts, for_each_field_entry};
+use super::score::SortValue;
 
 /// Most bytes the columns of one commit hold (about 4 bytes per internal id and field).
 pub const COLUMNS_BYTES_MAX: usize = 128 << 20;
@@ -109,6 +113,65 @@ impl FacetColumn {
             .sum();
         let several: usize = self.several.values().map(|list| 40 + 4 * list.len()).sum();
         self.numbers.len() * 8 + strings + self.slots.len() * 4 + several
+    }
+
+    /// Number of distinct values of the field (the entries a walk over its facet keys meets).
+    pub fn value_count(&self) -> usize {
+        self.numbers.len() + self.strings.len()
+    }
+
+    /// The ordinal of the value a sort in direction `ascending` sees for `document` (see
+    /// `super::sort_values`: numbers before strings, each in the rule's direction), `None`
+    /// when it holds no value.
+    pub fn sort_ordinal(&self, document: u32, ascending: bool) -> Option<u32> {
+        match self.slots.get(document as usize).copied().unwrap_or(0) {
+            0 => None,
+            SEVERAL_VALUES => {
+                let ordinals = self.several.get(&document)?;
+                if ascending {
+                    return ordinals.first().copied();
+                }
+                let numbers = self.numbers.len();
+                ordinals
+                    .iter()
+                    .rev()
+                    .find(|&&ordinal| (ordinal as usize) < numbers)
+                    .or_else(|| ordinals.last())
+                    .copied()
+            }
+            single => Some(single - 1),
+        }
+    }
+
+    /// Where the value of `ordinal` comes in a walk in direction `ascending` (0 first): the
+    /// key that orders documents by [`FacetColumn::sort_ordinal`] as the walk meets them.
+    pub fn walk_rank(&self, ordinal: u32, ascending: bool) -> u32 {
+        if ascending {
+            return ordinal;
+        }
+        let numbers = u32::try_from(self.numbers.len()).unwrap_or(u32::MAX);
+        let values = u32::try_from(self.value_count()).unwrap_or(u32::MAX);
+        debug_assert!(ordinal < values, "an ordinal of this column");
+        if ordinal < numbers {
+            numbers - 1 - ordinal
+        } else {
+            numbers + (values - 1 - ordinal)
+        }
+    }
+
+    /// The sort value of `ordinal`.
+    pub fn sort_value(&self, ordinal: u32) -> SortValue {
+        let ordinal = ordinal as usize;
+        match self.numbers.get(ordinal) {
+            Some(number) => SortValue::Number(*number),
+            None => match self.strings.get(ordinal - self.numbers.len()) {
+                Some((normalized, original)) => SortValue::String {
+                    normalized: normalized.clone(),
+                    original: original.clone(),
+                },
+                None => SortValue::Missing,
+            },
+        }
     }
 
     /// Per value held by at least one of `documents`, how many of them hold it.

@@ -290,8 +290,14 @@ impl Refiner<'_> {
         let mut rest = bucket;
         while !rest.is_empty() {
             let remaining = needed.saturating_sub(selected.documents.len());
-            let (groups, unsplit) =
-                sort_groups(self.read, &rule.field, rule.ascending, &rest, remaining)?;
+            let (groups, unsplit) = sort_groups(
+                self.read,
+                self.snapshot.facet_columns(),
+                &rule.field,
+                rule.ascending,
+                &rest,
+                remaining,
+            )?;
             for group in groups {
                 self.refine(group, step + 1, costs, selected, needed)?;
                 if selected.documents.len() >= needed {
@@ -416,7 +422,7 @@ impl Refiner<'_> {
             }
         };
         let steps = std::slice::from_ref(step);
-        let tables = sort_tables(self.read, steps, bucket)?;
+        let tables = sort_tables(self.read, self.snapshot.facet_columns(), steps, bucket)?;
         let occurrences = cache.found.borrow();
         let none = vec![Vec::new(); self.resolved.len()];
         // Groups of equal details, ordered best first; documents come in ascending order, so
