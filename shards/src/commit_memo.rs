@@ -10,6 +10,7 @@
 //! an entry, once kept, is never replaced (the first value kept under a key stays) until the
 //! memo starts over.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -47,8 +48,12 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
         }
     }
 
-    /// The value kept under `key`, if any.
-    pub fn get(&self, key: &K) -> Option<Arc<V>> {
+    /// The value kept under `key` (or a borrowed form of it), if any.
+    pub fn get<Q>(&self, key: &Q) -> Option<Arc<V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.lock().values.get(key).map(Arc::clone)
     }
 

@@ -420,7 +420,11 @@ fn resolve(snapshot: &ShardSnapshot, parsed: &ParsedQuery) -> ShardResult<Vec<Re
         snapshot.synonyms(),
         &parsed.terms,
     );
-    add_split_alternatives(snapshot.read_transaction(), &mut resolved)?;
+    add_split_alternatives(
+        snapshot.read_transaction(),
+        snapshot.split_memo(),
+        &mut resolved,
+    )?;
     Ok(resolved)
 }
 

@@ -91,7 +91,7 @@ mod refine;
 mod rule_bitmaps;
 mod score;
 mod sort_values;
-mod split_words;
+pub(crate) mod split_words;
 mod steps;
 pub mod terms;
 pub mod vector;

@@ -1,7 +1,7 @@
 //! What every read snapshot of one commit shares, made once per commit instead of once per
 //! read: the shard's state (live ids, settings), the analyzer its text settings configure,
 //! the fields map, the word dictionary and the normalized synonyms (the last three on first
-//! use), the derivations of the query words searched so far, the unions over the prefixes
+//! use), the derivations and best splits of the query words searched so far, the unions over the prefixes
 //! and facet value ranges searched so far, the facet columns of the fields counted so far and
 //! the facet search forms of the fields facet-searched so far.
 //!
@@ -40,6 +40,7 @@ use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
+use crate::search::split_words::SplitMemo;
 use crate::search::terms::{Synonyms, normalized_synonyms};
 
 /// Field path → field id.
@@ -66,6 +67,7 @@ struct Shared {
     range_unions: RangeUnions,
     facet_columns: FacetColumns,
     facet_forms: FacetForms,
+    splits: SplitMemo,
 }
 
 impl Shared {
@@ -81,6 +83,7 @@ impl Shared {
             range_unions: RangeUnions::default(),
             facet_columns: FacetColumns::default(),
             facet_forms: FacetForms::default(),
+            splits: SplitMemo::default(),
         }
     }
 }
@@ -168,6 +171,11 @@ impl CommitView {
     /// The facet search forms of facet values made on this commit.
     pub fn facet_forms(&self) -> &FacetForms {
         &self.shared.facet_forms
+    }
+
+    /// The best splits of the query words searched on this commit.
+    pub fn split_memo(&self) -> &SplitMemo {
+        &self.shared.splits
     }
 
     /// The word dictionary, built from `read` (a transaction of this commit) on first use.

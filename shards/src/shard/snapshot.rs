@@ -11,7 +11,7 @@
 //! - [`ShardSnapshot::facet_values`] in `search/facet_values.rs` (facet search).
 //!
 //! They read the commit's caches this file hands out ([`ShardSnapshot::dictionary`],
-//! `prefix_words`, `prefix_unions`, `facet_columns`, `facet_forms`, `derivation_memo`,
+//! `prefix_words`, `prefix_unions`, `facet_columns`, `facet_forms`, `derivation_memo`, `split_memo`,
 //! `synonyms`), which [`super::commit_view`] keeps per commit.
 //!
 //! Invariant: everything answered by one [`ShardSnapshot`] describes the same commit.
@@ -46,6 +46,7 @@ use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
+use crate::search::split_words::SplitMemo;
 use crate::search::terms::Synonyms;
 use crate::vectors::{GraphSet, VectorSettings};
 
@@ -186,6 +187,11 @@ impl ShardSnapshot {
     /// The facet columns of the fields counted on this commit.
     pub(crate) fn facet_columns(&self) -> &FacetColumns {
         self.view.facet_columns()
+    }
+
+    /// The best splits of the query words searched on this commit.
+    pub(crate) fn split_memo(&self) -> &SplitMemo {
+        self.view.split_memo()
     }
 
     /// The unions over prefix expansions computed on this commit.
