@@ -244,8 +244,7 @@ fn column_groups(
     let mut groups = Vec::new();
     let mut grouped = 0_u64;
     for run in ranked.chunk_by(|left, right| left.0 == right.0) {
-        let group = RoaringBitmap::from_sorted_iter(run.iter().map(|&(_, document)| document))
-            .unwrap_or_default();
+        let group: RoaringBitmap = run.iter().map(|&(_, document)| document).collect();
         grouped += group.len();
         groups.push(group);
     }
