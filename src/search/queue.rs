@@ -23,6 +23,7 @@
 //! a cancelled request never leaks a slot.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -49,7 +50,8 @@ pub struct SearchQueue {
     /// Waiting searches this core holds at most.
     capacity: usize,
     running: Cell<usize>,
-    waiting: RefCell<Vec<oneshot::Sender<SearchPermit>>>,
+    /// Waiting searches, in arrival order (the front waited longest).
+    waiting: RefCell<VecDeque<oneshot::Sender<SearchPermit>>>,
     /// Picks the waiter to evict or to run next.
     random: Cell<u64>,
 }
@@ -78,7 +80,7 @@ impl SearchQueue {
             limits,
             capacity: limits.queue_size.div_ceil(cores),
             running: Cell::new(0),
-            waiting: RefCell::new(Vec::new()),
+            waiting: RefCell::new(VecDeque::new()),
             random: Cell::new(0x9e37_79b9_7f4a_7c15),
         })
     }
@@ -114,10 +116,11 @@ impl SearchQueue {
             let mut waiting = self.waiting.borrow_mut();
             if waiting.len() >= self.capacity {
                 // Dropping the evicted sender wakes its search with the refusal.
+                // `remove` keeps the others in arrival order.
                 let evicted = self.next_index(waiting.len());
-                waiting.swap_remove(evicted);
+                waiting.remove(evicted);
             }
-            waiting.push(sender);
+            waiting.push_back(sender);
         }
         // The slot was handed over by the finished search: `running` already counts it.
         let permit = receiver.await.map_err(|_| self.refusal())?;
@@ -149,14 +152,7 @@ impl SearchQueue {
     /// it.
     fn release(self: &Rc<Self>) {
         loop {
-            let next = {
-                let mut waiting = self.waiting.borrow_mut();
-                if waiting.is_empty() {
-                    None
-                } else {
-                    Some(waiting.remove(0))
-                }
-            };
+            let next = self.waiting.borrow_mut().pop_front();
             match next {
                 // The slot moves to the waiter: `running` is unchanged.
                 Some(waiter) => match waiter.send(SearchPermit::new(self.clone())) {
@@ -247,6 +243,43 @@ mod tests {
             drop(permit);
         }
         assert_eq!(queue.running(), 0);
+    }
+
+    #[test]
+    fn an_eviction_keeps_the_others_in_arrival_order() {
+        let queue = queue(3, 1);
+        let running = block_on(queue.permit()).expect("a free slot is granted");
+        let mut waiters: Vec<_> = (0..4).map(|_| Some(Box::pin(queue.permit()))).collect();
+        for waiter in waiters.iter_mut().flatten() {
+            assert!(block_on(futures_lite::future::poll_once(waiter)).is_none());
+        }
+        assert_eq!(queue.waiting(), 3, "the fourth arrival evicted one");
+        // Polls every search not finished yet: the refused one ends, a granted one is served.
+        let mut poll_all = |served: &mut Vec<usize>| {
+            let mut granted = None;
+            for (index, slot) in waiters.iter_mut().enumerate() {
+                let Some(waiter) = slot else { continue };
+                match block_on(futures_lite::future::poll_once(waiter)) {
+                    None => {}
+                    Some(Ok(permit)) => {
+                        served.push(index);
+                        granted = Some(permit);
+                        *slot = None;
+                    }
+                    Some(Err(_)) => *slot = None,
+                }
+            }
+            granted
+        };
+        let mut served = Vec::new();
+        drop(running);
+        while let Some(permit) = poll_all(&mut served) {
+            drop(permit);
+        }
+        assert_eq!(served.len(), 3, "every search still waiting is served");
+        let mut in_order = served.clone();
+        in_order.sort_unstable();
+        assert_eq!(served, in_order, "served in arrival order");
     }
 
     #[test]
