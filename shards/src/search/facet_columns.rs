@@ -251,7 +251,8 @@ impl FacetColumns {
 mod tests {
     use super::*;
     use crate::search::facet_counts::counts_per_value;
-    use crate::shard::{Operation, Shard};
+    use crate::shard::Operation;
+    use crate::test_database::scratch_shard;
     use crate::test_random::Random;
     use serde_json::{Value, json};
 
@@ -287,12 +288,7 @@ mod tests {
 
     #[test]
     fn column_counts_equal_the_per_value_counts() {
-        let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let shard = Shard::open(
-            &directory.path().join("shard.pages"),
-            storage_engine::Options::default(),
-        )
-        .expect("open succeeds");
+        let (_directory, shard) = scratch_shard();
         shard
             .set_filterable_fields(&json!(["tag"]))
             .expect("set_filterable_fields succeeds");

@@ -200,7 +200,8 @@ impl PrefixWords {
 mod tests {
     use super::*;
     use crate::index::inverted::bitmap_or_empty;
-    use crate::shard::{Operation, Shard};
+    use crate::shard::Operation;
+    use crate::test_database::scratch_shard;
     use crate::test_random::Random;
     use serde_json::json;
 
@@ -247,12 +248,7 @@ mod tests {
 
     #[test]
     fn words_within_equal_reading_every_word() {
-        let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let shard = Shard::open(
-            &directory.path().join("shard.pages"),
-            storage_engine::Options::default(),
-        )
-        .expect("open succeeds");
+        let (_directory, shard) = scratch_shard();
         let mut random = Random(0x0ab5_eed5);
         let operations = (0..DOCUMENTS)
             .map(|number| {

@@ -237,8 +237,7 @@ fn column_groups(
             }
             keep
         });
-        after.sort_unstable();
-        rest.extend(after);
+        rest = after.into_iter().collect();
     }
     ranked.sort_unstable();
     let mut groups = Vec::new();
@@ -335,6 +334,7 @@ mod tests {
     use super::*;
     use crate::search::facet_columns::FacetColumn;
     use crate::shard::{Operation, Shard};
+    use crate::test_database::scratch_shard;
     use crate::test_random::Random;
 
     /// Documents of the random shard.
@@ -356,12 +356,7 @@ mod tests {
     }
 
     fn shard_with_random_values() -> (tempfile::TempDir, Shard) {
-        let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let shard = Shard::open(
-            &directory.path().join("shard.pages"),
-            storage_engine::Options::default(),
-        )
-        .expect("open succeeds");
+        let (directory, shard) = scratch_shard();
         shard
             .set_filterable_fields(&json!(["rank"]))
             .expect("set_filterable_fields succeeds");

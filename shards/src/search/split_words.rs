@@ -114,7 +114,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::shard::{Operation, Shard};
+    use crate::shard::Operation;
+    use crate::test_database::scratch_shard;
 
     fn document(id: u32, name: &str) -> Operation {
         let mut document = serde_json::Map::new();
@@ -128,12 +129,7 @@ mod tests {
 
     #[test]
     fn the_memo_keeps_what_the_pairs_answer() {
-        let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let shard = Shard::open(
-            &directory.path().join("shard.pages"),
-            storage_engine::Options::default(),
-        )
-        .expect("open succeeds");
+        let (_directory, shard) = scratch_shard();
         let names = [
             "json ld tools",
             "a json ld parser",
