@@ -4,11 +4,14 @@
 //!
 //! Sockets are bound on the main thread before any executor starts, so a busy port is
 //! reported once, clearly, and no core is left waiting for a peer that failed to start.
+//! The main thread then watches the cores until each has polled its future once, waking any
+//! that glommio put to sleep before that (see [`super::first_poll`]).
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{IntoRawFd, RawFd};
+use std::thread::JoinHandle;
 
 use glommio::{CpuSet, LocalExecutorBuilder, Placement, PoolPlacement};
 
@@ -103,52 +106,69 @@ where
                 "the connection handoff could not be set up: {error}"
             ))
         })?;
+    super::first_poll::install_wake_handler().map_err(|error| {
+        RuntimeError::Executor(format!(
+            "the cores' wake-up signal could not be set up: {error}"
+        ))
+    })?;
+    let first_polls = super::first_poll::FirstPolls::new(options.cores);
     let mut handles = Vec::with_capacity(options.cores);
     for (core, (cpu, sockets)) in cpus.into_iter().zip(sockets_per_core).enumerate() {
         let core_main = core_main.clone();
-        let shutdown = shutdown.clone();
-        let cores = options.cores;
-        let balance_setup = balance_setup.clone();
-        let handle = LocalExecutorBuilder::new(Placement::Fixed(cpu))
-            .name(&format!("core-{core}"))
-            .blocking_thread_pool_placement(helper_placement(cpu)?)
-            .io_memory(IO_MEMORY_BYTES)
-            .preempt_timer(super::latency::PREEMPTION_INTERVAL)
-            .spawn(move || async move {
-                super::latency::install();
-                let indexing = super::indexing_thread::install(core, Some(cpu));
-                let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
-                    Ok(listeners) => {
-                        let context = CoreContext {
-                            core,
-                            cores,
-                            listeners,
-                            balance: balance_setup.for_core(core),
-                            shutdown: shutdown.clone(),
-                        };
-                        core_main(context).await
-                    }
-                    Err(error) => Err(format!(
-                        "core {core} could not start its indexing thread or watch its sockets: {error}"
-                    )),
-                };
-                if outcome.is_err() {
-                    // Let the other cores stop too rather than wait for this one.
-                    shutdown.raise();
-                }
-                outcome
-            })
-            .map_err(|error| {
-                RuntimeError::Executor(executor_failure_message(&error.to_string()))
-            })?;
-        handles.push(handle);
+        let start = CoreStart {
+            core,
+            cores: options.cores,
+            cpu,
+            sockets,
+            balance_setup: balance_setup.clone(),
+            shutdown: shutdown.clone(),
+        };
+        handles.push(spawn_core(start, first_polls.clone(), core_main)?);
     }
+    super::first_poll::nudge_until_polled(&handles, &first_polls);
+    join_cores(handles)
+}
+
+/// One core's thread: its executor is made on a thread of our own (glommio's `spawn` does
+/// the same) so that its pthread id is known to [`super::first_poll`].
+fn spawn_core<CoreMain, CoreFuture>(
+    start: CoreStart,
+    first_polls: super::first_poll::FirstPolls,
+    core_main: CoreMain,
+) -> Result<JoinHandle<Result<(), String>>, RuntimeError>
+where
+    CoreMain: Fn(CoreContext) -> CoreFuture + Send + 'static,
+    CoreFuture: Future<Output = Result<(), String>> + 'static,
+{
+    let helpers = helper_placement(start.cpu)?;
+    std::thread::Builder::new()
+        .name(format!("core-{}", start.core))
+        .spawn(move || {
+            let executor = LocalExecutorBuilder::new(Placement::Fixed(start.cpu))
+                .blocking_thread_pool_placement(helpers)
+                .io_memory(IO_MEMORY_BYTES)
+                .preempt_timer(super::latency::PREEMPTION_INTERVAL)
+                .make()
+                .map_err(|error| {
+                    start.shutdown.raise();
+                    executor_failure_message(&error.to_string())
+                })?;
+            executor.run(async move {
+                first_polls.mark(start.core);
+                start_core(start, core_main).await
+            })
+        })
+        .map_err(|error| RuntimeError::Executor(executor_failure_message(&error.to_string())))
+}
+
+/// Waits for every core to return; the first core's error, if any.
+fn join_cores(handles: Vec<JoinHandle<Result<(), String>>>) -> Result<(), RuntimeError> {
     let mut first_error = None;
     for (core, handle) in handles.into_iter().enumerate() {
         let outcome = match handle.join() {
             Ok(Ok(())) => continue,
             Ok(Err(message)) => message,
-            Err(error) => executor_failure_message(&error.to_string()),
+            Err(_) => "the core panicked".to_string(),
         };
         first_error.get_or_insert(RuntimeError::Core {
             core,
@@ -156,6 +176,58 @@ where
         });
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// Where a core runs and what it starts with.
+struct CoreStart {
+    core: usize,
+    cores: usize,
+    cpu: usize,
+    sockets: Vec<RawFd>,
+    balance_setup: super::connection_balance::BalancerSetup,
+    shutdown: ShutdownFlag,
+}
+
+/// One core's life on its executor: its indexing queue and thread, its sockets, then
+/// `core_main`. An error raises `shutdown` so the other cores stop rather than wait for
+/// this one.
+async fn start_core<CoreMain, CoreFuture>(
+    start: CoreStart,
+    core_main: CoreMain,
+) -> Result<(), String>
+where
+    CoreMain: Fn(CoreContext) -> CoreFuture,
+    CoreFuture: Future<Output = Result<(), String>>,
+{
+    let CoreStart {
+        core,
+        cores,
+        cpu,
+        sockets,
+        balance_setup,
+        shutdown,
+    } = start;
+    super::latency::install();
+    let indexing = super::indexing_thread::install(core, Some(cpu));
+    let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
+        Ok(listeners) => {
+            let context = CoreContext {
+                core,
+                cores,
+                listeners,
+                balance: balance_setup.for_core(core),
+                shutdown: shutdown.clone(),
+            };
+            core_main(context).await
+        }
+        Err(error) => Err(format!(
+            "core {core} could not start its indexing thread or watch its sockets: {error}"
+        )),
+    };
+    if outcome.is_err() {
+        shutdown.raise();
+    }
+    outcome
 }
 
 /// [`BLOCKING_THREADS_PER_CORE`] helper threads, each pinned to `cpu`.
@@ -204,15 +276,26 @@ pub fn allowed_cpus() -> Vec<usize> {
         .collect()
 }
 
-/// Starts and stops one executor, so that a missing io_uring or too little locked memory is
-/// reported once, clearly, before any core starts.
+/// Makes and drops one executor, so that a missing io_uring or too little locked memory is
+/// reported once, clearly, before any core starts. It is never run: an executor run with
+/// nothing else in flight can sleep for good before its first poll (see
+/// [`super::first_poll`]).
 fn probe_executor() -> Result<(), RuntimeError> {
-    let outcome = LocalExecutorBuilder::new(Placement::Unbound)
-        .name("probe")
-        .io_memory(IO_MEMORY_BYTES)
-        .spawn(|| async {})
+    let outcome = std::thread::Builder::new()
+        .name("probe".to_string())
+        .spawn(|| {
+            LocalExecutorBuilder::new(Placement::Unbound)
+                .io_memory(IO_MEMORY_BYTES)
+                .make()
+                .map(drop)
+                .map_err(|error| error.to_string())
+        })
         .map_err(|error| error.to_string())
-        .and_then(|handle| handle.join().map_err(|error| error.to_string()));
+        .and_then(|handle| {
+            handle
+                .join()
+                .unwrap_or_else(|_| Err("the probe panicked".to_string()))
+        });
     outcome.map_err(|message| RuntimeError::Executor(executor_failure_message(&message)))
 }
 

@@ -14,6 +14,7 @@ pub mod blocking;
 pub mod connection_balance;
 mod epoll_wake;
 pub mod executors;
+mod first_poll;
 pub mod huge_pages;
 pub mod indexing_thread;
 pub mod invoke;
