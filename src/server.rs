@@ -323,6 +323,26 @@ fn schedule_snapshots(
     }
 }
 
+/// Joins the control mesh as `core`, with this core's control plane.
+async fn join_control_mesh(
+    core: usize,
+    settings: &CoreSettings,
+) -> Result<(Rc<crate::control::ControlMesh>, Rc<ControlPlane>), String> {
+    let state = control_state(core, settings)?;
+    let (mesh, control) = CoreMesh::join(settings.mesh.clone(), move |mesh| {
+        Rc::new(ControlPlane::new(mesh, state))
+    })
+    .await
+    .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
+    if mesh.core() != core {
+        return Err(format!(
+            "core {core} joined the core mesh as peer {} (the runtime makes cores in order)",
+            mesh.core()
+        ));
+    }
+    Ok((mesh, control))
+}
+
 async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), String> {
     let CoreContext {
         core,
@@ -331,12 +351,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         shutdown,
         ..
     } = context;
-    let state = control_state(core, &settings)?;
-    let (mesh, control) = CoreMesh::join(settings.mesh, move |mesh| {
-        Rc::new(ControlPlane::new(mesh, state))
-    })
-    .await
-    .map_err(|error| format!("could not join the core mesh: {error:?}"))?;
+    let (mesh, control) = join_control_mesh(core, &settings).await?;
     let update_files = UpdateFiles::open(&settings.data_directory)
         .map_err(|error| format!("could not open the update files: {error}"))?;
     let (wake_sender, wake_receiver) = futures_channel::mpsc::channel(1);

@@ -130,7 +130,9 @@ where
 }
 
 /// One core's thread: its executor is made on a thread of our own (glommio's `spawn` does
-/// the same) so that its pthread id is known to [`super::first_poll`].
+/// the same) so that its pthread id is known to [`super::first_poll`]. Returns once the
+/// executor is made: glommio numbers executors as they are made and the mesh numbers its
+/// peers by that number, so cores must be made in order for peer `i` to be core `i`.
 fn spawn_core<CoreMain, CoreFuture>(
     start: CoreStart,
     first_polls: super::first_poll::FirstPolls,
@@ -141,24 +143,30 @@ where
     CoreFuture: Future<Output = Result<(), String>> + 'static,
 {
     let helpers = helper_placement(start.cpu)?;
-    std::thread::Builder::new()
+    let (made, is_made) = std::sync::mpsc::sync_channel::<()>(1);
+    let handle = std::thread::Builder::new()
         .name(format!("core-{}", start.core))
         .spawn(move || {
             let executor = LocalExecutorBuilder::new(Placement::Fixed(start.cpu))
                 .blocking_thread_pool_placement(helpers)
                 .io_memory(IO_MEMORY_BYTES)
                 .preempt_timer(super::latency::PREEMPTION_INTERVAL)
-                .make()
-                .map_err(|error| {
-                    start.shutdown.raise();
-                    executor_failure_message(&error.to_string())
-                })?;
+                .make();
+            // The receiver waits for exactly this message.
+            let _ = made.send(());
+            let executor = executor.map_err(|error| {
+                start.shutdown.raise();
+                executor_failure_message(&error.to_string())
+            })?;
             executor.run(async move {
                 first_polls.mark(start.core);
                 start_core(start, core_main).await
             })
         })
-        .map_err(|error| RuntimeError::Executor(executor_failure_message(&error.to_string())))
+        .map_err(|error| RuntimeError::Executor(executor_failure_message(&error.to_string())))?;
+    // An error means the thread ended before making its executor; joining it reports why.
+    let _ = is_made.recv();
+    Ok(handle)
 }
 
 /// Waits for every core to return; the first core's error, if any.

@@ -128,7 +128,8 @@ where
         Ok((mesh, handler))
     }
 
-    /// This core's index.
+    /// This core's index: glommio numbers the peers of a mesh by the order their executors
+    /// were made, which the runtime makes the cores' order (see `executors::spawn_core`).
     pub fn core(&self) -> usize {
         self.core
     }
