@@ -9,6 +9,12 @@
 //! back to the current one, so words searched again and again stay while a stream of one-off
 //! words evicts only other one-off words.
 //!
+//! A commit's memo may inherit the memo of the commit before it, with the words the batch
+//! between changed ([`DerivationMemo::inherit`]): a word not derived on this commit yet but
+//! derived on the one before is then carried over the change (see [`super::derivation_carry`])
+//! instead of walked again. Only one commit back: inheriting takes the earlier memo's own
+//! inheritance away, so no chain of old memos stays alive.
+//!
 //! Invariants: the memo lives in a commit's view ([`crate::shard::ShardSnapshot`] shares it),
 //! so an entry never outlives the dictionary and text settings it was derived from; an entry
 //! is exactly what [`derive_word`] returns for its key; the bytes counted for a generation
@@ -21,6 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::analysis::TextSettings;
 
+use super::derivation_carry::{DictionaryDelta, QueryWord, carry};
 use super::derivations::{Derivation, WordDerivations, derive_word};
 use super::dictionary::Dictionary;
 
@@ -44,6 +51,13 @@ struct Generations {
 #[derive(Default)]
 pub struct DerivationMemo {
     generations: Mutex<Generations>,
+    inherited: Mutex<Option<Inheritance>>,
+}
+
+/// The memo of the commit before, and the words changed since.
+struct Inheritance {
+    earlier: Arc<DerivationMemo>,
+    delta: Arc<DictionaryDelta>,
 }
 
 impl DerivationMemo {
@@ -60,19 +74,60 @@ impl DerivationMemo {
         if let Some(known) = self.lock().find(&key) {
             return known;
         }
-        let derived = Arc::new(derive_word(
-            dictionary, settings, word, is_prefix, typos_max,
-        ));
+        let query = QueryWord {
+            word,
+            is_prefix,
+            typos_max,
+        };
+        let derived = Arc::new(
+            self.carried(&key, dictionary, settings, &query)
+                .unwrap_or_else(|| derive_word(dictionary, settings, word, is_prefix, typos_max)),
+        );
         self.lock().insert(key, Arc::clone(&derived));
         derived
     }
 
-    fn lock(&self) -> MutexGuard<'_, Generations> {
-        // A panic while holding the lock leaves whole entries only.
-        self.generations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// Makes `earlier` (the memo of the commit just before this one, with the same text
+    /// settings) the memo this one carries derivations from, `delta` being the words the
+    /// commit between changed. `earlier` forgets what it inherited itself.
+    pub fn inherit(&self, earlier: &Arc<DerivationMemo>, delta: Arc<DictionaryDelta>) {
+        debug_assert!(!std::ptr::eq(self, &**earlier), "a memo inherits another's");
+        lock(&earlier.inherited).take();
+        *lock(&self.inherited) = Some(Inheritance {
+            earlier: Arc::clone(earlier),
+            delta,
+        });
     }
+
+    /// The derivation of `key` on the commit before, carried to `dictionary`, when that
+    /// commit derived it and the carry is exact.
+    fn carried(
+        &self,
+        key: &DerivationKey,
+        dictionary: &Dictionary,
+        settings: &TextSettings,
+        query: &QueryWord<'_>,
+    ) -> Option<WordDerivations> {
+        let (earlier, delta) = {
+            let inherited = lock(&self.inherited);
+            let inheritance = inherited.as_ref()?;
+            (
+                Arc::clone(&inheritance.earlier),
+                Arc::clone(&inheritance.delta),
+            )
+        };
+        let known = earlier.lock().find(key)?;
+        carry(&known, &delta, dictionary, settings, query)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Generations> {
+        lock(&self.generations)
+    }
+}
+
+/// `mutex` locked: a panic while holding either lock of the memo leaves whole values only.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Generations {
@@ -131,6 +186,69 @@ mod tests {
             phrases: Vec::new(),
         };
         ((word.to_owned(), false, 0), Arc::new(derived))
+    }
+
+    fn dictionary(words: &[&str]) -> Dictionary {
+        let words: std::collections::BTreeSet<&str> = words.iter().copied().collect();
+        Dictionary::from_words(fst::Set::from_iter(words).expect("sorted unique words"))
+    }
+
+    fn words(words: &[&str]) -> crate::search::dictionary::WordSet {
+        fst::Set::from_iter(
+            words
+                .iter()
+                .copied()
+                .collect::<std::collections::BTreeSet<_>>(),
+        )
+        .expect("sorted unique words")
+    }
+
+    #[test]
+    fn a_memo_carries_what_the_commit_before_derived_and_only_one_commit_back() {
+        let settings = TextSettings::default();
+        let first = dictionary(&["hello", "help", "hallo", "world"]);
+        let second = dictionary(&["hello", "hallo", "hells", "world"]);
+        let third = dictionary(&["hello", "hells", "world", "yellow"]);
+        let earliest = Arc::new(DerivationMemo::default());
+        earliest.derive(&first, &settings, "hello", false, 2);
+        let earlier = Arc::new(DerivationMemo::default());
+        earlier.inherit(
+            &earliest,
+            Arc::new(DictionaryDelta::new(words(&["hells"]), words(&["help"]))),
+        );
+        let query = QueryWord {
+            word: "hello",
+            is_prefix: false,
+            typos_max: 2,
+        };
+        let key = ("hello".to_owned(), false, 2);
+        let carried = earlier
+            .carried(&key, &second, &settings, &query)
+            .expect("derived on the commit before");
+        assert_eq!(carried, derive_word(&second, &settings, "hello", false, 2));
+        assert_eq!(
+            *earlier.derive(&second, &settings, "hello", false, 2),
+            carried
+        );
+        assert!(
+            earlier
+                .carried(&("world".to_owned(), false, 2), &second, &settings, &query)
+                .is_none(),
+            "a word the commit before did not derive is not carried"
+        );
+        let latest = DerivationMemo::default();
+        latest.inherit(
+            &earlier,
+            Arc::new(DictionaryDelta::new(words(&["yellow"]), words(&["hallo"]))),
+        );
+        assert!(
+            lock(&earlier.inherited).is_none(),
+            "inheriting takes the earlier memo's own inheritance away"
+        );
+        assert_eq!(
+            *latest.derive(&third, &settings, "hello", false, 2),
+            derive_word(&third, &settings, "hello", false, 2)
+        );
     }
 
     #[test]

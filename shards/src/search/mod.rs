@@ -63,6 +63,7 @@
 
 mod bitmap_union;
 mod buckets;
+pub mod derivation_carry;
 pub mod derivation_memo;
 pub mod derivations;
 mod details;

@@ -34,6 +34,7 @@ use crate::error::{ShardError, ShardResult};
 use crate::index::document_codec::DecoderCache;
 use crate::index::keys::decode_field_id;
 use crate::index::trees::FIELDS_TREE;
+use crate::search::derivation_carry::DictionaryDelta;
 use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::facet_columns::FacetColumns;
@@ -61,7 +62,7 @@ struct Shared {
     fields_map: OnceLock<Arc<FieldsMap>>,
     dictionary: OnceLock<Arc<Dictionary>>,
     synonyms: OnceLock<Synonyms>,
-    derivations: DerivationMemo,
+    derivations: Arc<DerivationMemo>,
     prefix_unions: PrefixUnions,
     prefix_words: PrefixWords,
     range_unions: RangeUnions,
@@ -77,7 +78,7 @@ impl Shared {
             fields_map: OnceLock::new(),
             dictionary: OnceLock::new(),
             synonyms: OnceLock::new(),
-            derivations: DerivationMemo::default(),
+            derivations: Arc::default(),
             prefix_unions: PrefixUnions::default(),
             prefix_words: PrefixWords::default(),
             range_unions: RangeUnions::default(),
@@ -146,6 +147,22 @@ impl CommitView {
     /// The query words already derived against this commit's dictionary.
     pub fn derivations(&self) -> &DerivationMemo {
         &self.shared.derivations
+    }
+
+    /// Lets this view carry the derivations of `earlier` (the view of the commit just
+    /// before, made by the batch whose changed words `delta` names) instead of deriving its
+    /// words afresh; nothing when the two views share their caches or their text settings
+    /// differ (a derivation depends on them).
+    pub fn inherit_derivations(&self, earlier: &CommitView, delta: Arc<DictionaryDelta>) {
+        debug_assert_eq!(earlier.commit + 1, self.commit, "the commit just before");
+        if Arc::ptr_eq(&self.shared, &earlier.shared)
+            || self.state.text_settings != earlier.state.text_settings
+        {
+            return;
+        }
+        self.shared
+            .derivations
+            .inherit(&earlier.shared.derivations, delta);
     }
 
     /// The unions over prefix expansions computed on this commit.

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::error::{ShardError, ShardResult};
+use crate::search::derivation_carry::DictionaryDelta;
 use crate::search::dictionary::{Dictionary, WordSet};
 
 /// Most words a batch tracks before its dictionary is rebuilt from the tree instead.
@@ -68,6 +69,18 @@ impl DictionaryChanges {
         self.cleared = true;
         self.created.clear();
         self.deleted.clear();
+    }
+
+    /// The words created and deleted, relative to the commit the batch started from; `None`
+    /// when the changes overflowed or the batch cleared every key.
+    pub fn delta(&self) -> ShardResult<Option<DictionaryDelta>> {
+        if self.overflowed || self.cleared {
+            return Ok(None);
+        }
+        Ok(Some(DictionaryDelta::new(
+            set_of(self.created.iter())?,
+            set_of(self.deleted.iter())?,
+        )))
     }
 
     /// The dictionary of the batch's commit, from `previous` (the dictionary of the commit the

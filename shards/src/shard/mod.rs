@@ -207,11 +207,15 @@ impl Shard {
         // Searches built the dictionary on the commit before: this one's is that one merged
         // with the batch's words (commits are numbered one after the other, so `before` is
         // the commit the batch started from).
-        if let Some(previous) = before.view().built_dictionary() {
-            if before.view().commit() + 1 == view.commit() {
+        if before.view().commit() + 1 == view.commit() {
+            if let Some(previous) = before.view().built_dictionary() {
                 if let Ok(Some(merged)) = words.applied_to(&previous) {
                     view.adopt_dictionary(merged);
                 }
+            }
+            // And the words searches derived there are carried over the batch's words.
+            if let Ok(Some(delta)) = words.delta() {
+                view.inherit_derivations(before.view(), Arc::new(delta));
             }
         }
         drop(before);
