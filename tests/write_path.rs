@@ -965,3 +965,48 @@ fn swaps_and_renames_rewrite_the_index_uids_of_earlier_tasks() {
     );
     assert_eq!(listed("b"), owned(&[(4, "b", "indexUpdate")]));
 }
+
+/// A replacement batch larger than one existing-ids request (4,096 ids per shard): every
+/// stored id is found across the rounds, so the documents are replaced, none duplicated,
+/// and only the new ids are created.
+#[test]
+fn a_batch_replacing_more_ids_than_one_lookup_round_replaces_each_once() {
+    let server = Server::start_with(options());
+    let first: Vec<Value> = (0..10_000)
+        .map(|id| json!({"id": id, "title": format!("first {id}")}))
+        .collect();
+    let task = server.send("POST", "/indexes/big/documents", Some(&Value::from(first)));
+    let uid = task.json()["taskUid"].clone();
+    assert_eq!(server.wait_task(&uid)["status"], "succeeded");
+    let second: Vec<Value> = (1_000..11_000)
+        .map(|id| json!({"id": id, "title": format!("second {id}")}))
+        .collect();
+    let task = server.send("POST", "/indexes/big/documents", Some(&Value::from(second)));
+    let uid = task.json()["taskUid"].clone();
+    let finished = server.wait_task(&uid);
+    assert_eq!(finished["status"], "succeeded", "{finished}");
+    assert_eq!(finished["details"]["indexedDocuments"], 10_000);
+    let stats = server.send("GET", "/indexes/big/stats", None).json();
+    assert_eq!(stats["numberOfDocuments"], 11_000, "{stats}");
+    for (id, title) in [
+        (0, "first 0"),
+        (4_321, "second 4321"),
+        (10_999, "second 10999"),
+    ] {
+        let document = server
+            .send("GET", &format!("/indexes/big/documents/{id}"), None)
+            .json();
+        assert_eq!(document["title"], title, "document {id}");
+    }
+    let listed = server
+        .send("GET", "/indexes/big/documents?limit=20000&fields=id", None)
+        .json();
+    let mut ids: Vec<i64> = listed["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|document| document["id"].as_i64().expect("numeric id"))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..11_000).collect::<Vec<i64>>(), "each id once");
+}

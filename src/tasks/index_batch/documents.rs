@@ -28,7 +28,7 @@ use super::BatchWork;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError};
-use crate::host::batch::Prepare;
+use crate::host::batch::{APPLY_CHUNK_DOCUMENTS, Prepare};
 use crate::host::documents::{ExistingIds, MatchingIds, UsedIds};
 use crate::host::embedding::remote_embedders;
 use crate::host::protocol::ShardRequest;
@@ -45,6 +45,13 @@ use crate::tasks::update_files::format_of;
 /// The most ids a batch's plan makes room for before planning (about 400 MiB of map); a
 /// bigger batch grows its map beyond that as it plans.
 const PLAN_RESERVED_IDS_MAX: u64 = 4 << 20;
+
+/// Ids one `ExistingIds` request asks a shard about. The lookups run on the shard's core
+/// between its searches, with no await among them: glommio's stall detector saw one
+/// request of a whole share (tens of thousands of ids) hold a core for 22–25 ms under
+/// `search_under_writes`' replacing phase, so a share is asked about in requests of this
+/// many ids.
+const EXISTING_IDS_PER_REQUEST: usize = 4_096;
 
 /// The counters a succeeded task reports.
 pub(super) enum TaskEffect {
@@ -525,6 +532,9 @@ impl BatchWork {
         let mut assigned = Vec::new();
         let mut candidate = 0u32;
         for (position, id) in documents.order.iter().enumerate() {
+            if position % APPLY_CHUNK_DOCUMENTS == 0 {
+                crate::runtime::yield_if_needed().await;
+            }
             let Some(planned) = documents.plan.documents.get(id) else {
                 continue;
             };
@@ -559,16 +569,30 @@ impl BatchWork {
         self.stored_ids(record, shares).await
     }
 
-    /// The ids of `shares` (one list per shard, in shard order) that their shard stores.
+    /// The ids of `shares` (one list per shard, in shard order) that their shard stores,
+    /// asked in rounds of at most [`EXISTING_IDS_PER_REQUEST`] ids per shard.
     async fn stored_ids(
         &self,
         record: &IndexRecord,
-        mut shares: Vec<Vec<String>>,
+        shares: Vec<Vec<String>>,
     ) -> Result<BTreeSet<String>, ResponseError> {
-        self.collect_ids(record, |shard| ExistingIds {
-            ids: std::mem::take(&mut shares[shard as usize]),
-        })
-        .await
+        let mut shares: Vec<std::vec::IntoIter<String>> =
+            shares.into_iter().map(Vec::into_iter).collect();
+        let mut stored = BTreeSet::new();
+        while shares.iter().any(|share| share.len() > 0) {
+            self.collect_ids_into(
+                record,
+                |shard| ExistingIds {
+                    ids: shares
+                        .get_mut(shard as usize)
+                        .map(|share| share.by_ref().take(EXISTING_IDS_PER_REQUEST).collect())
+                        .unwrap_or_default(),
+                },
+                &mut stored,
+            )
+            .await?;
+        }
+        Ok(stored)
     }
 
     /// External ids of the stored documents `filter` matches.
@@ -591,14 +615,31 @@ impl BatchWork {
         command: impl FnMut(u32) -> Request,
     ) -> Result<BTreeSet<String>, ResponseError> {
         let mut found = BTreeSet::new();
+        self.collect_ids_into(record, command, &mut found).await?;
+        Ok(found)
+    }
+
+    /// Adds the ids every shard answers `command` (given the shard) with to `found`,
+    /// yielding to the core's other tasks every [`APPLY_CHUNK_DOCUMENTS`] ids.
+    async fn collect_ids_into<Request: ShardRequest<Answer = Vec<String>>>(
+        &self,
+        record: &IndexRecord,
+        command: impl FnMut(u32) -> Request,
+        found: &mut BTreeSet<String>,
+    ) -> Result<(), ResponseError> {
         for answer in self
             .coordinator
             .ask_every_shard(&record.shard_set(), command)
             .await
         {
-            found.extend(answer?);
+            for (position, id) in answer?.into_iter().enumerate() {
+                if position % APPLY_CHUNK_DOCUMENTS == 0 {
+                    crate::runtime::yield_if_needed().await;
+                }
+                found.insert(id);
+            }
         }
-        Ok(found)
+        Ok(())
     }
 }
 
