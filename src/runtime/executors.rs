@@ -152,7 +152,8 @@ where
                 .io_memory(IO_MEMORY_BYTES)
                 .preempt_timer(super::latency::PREEMPTION_INTERVAL)
                 .make();
-            // The receiver waits for exactly this message.
+            // `spawn_core` waits for this before the next core is made; a send fails only if
+            // it stopped waiting, which it never does before this message.
             let _ = made.send(());
             let executor = executor.map_err(|error| {
                 start.shutdown.raise();
