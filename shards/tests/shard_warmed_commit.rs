@@ -122,6 +122,35 @@ fn the_dictionary_searched_before_is_carried_over_with_the_batch_words() {
     assert_eq!(hits(&shard, "zul"), 1);
 }
 
+/// A typo searched on the commit before is carried to the batch's commit over the words the
+/// batch changed: the deleted word no longer matches, the created one does.
+#[test]
+fn a_typo_derived_before_the_batch_matches_the_batch_words_after_it() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    common::load(
+        &shard,
+        &[
+            json!({"id": 1, "name": "brave"}),
+            json!({"id": 2, "name": "echo"}),
+        ],
+    );
+    assert_eq!(hits(&shard, "bravx"), 1, "one typo from `brave`");
+    let mut batch = shard.prepare(2).expect("the batch opens");
+    batch
+        .apply_chunk(vec![replace(1, "other"), replace(3, "bravo")])
+        .expect("the chunk applies");
+    shard
+        .commit_warmed(batch, Some(|_: &shards::shard::ShardSnapshot| {}))
+        .expect("the batch commits");
+    let found = shard
+        .read()
+        .expect("a snapshot")
+        .search(&common::query("bravx"))
+        .expect("the search runs");
+    assert_eq!(found.total, 1, "`bravo` matches, `brave` is gone");
+}
+
 #[test]
 fn a_panicking_warming_leaves_readers_on_the_newest_commit() {
     let directory = tempfile::tempdir().expect("a temporary directory");

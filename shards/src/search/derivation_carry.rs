@@ -45,16 +45,6 @@ impl DictionaryDelta {
             deleted,
         }
     }
-
-    /// How many words the delta names.
-    pub fn len(&self) -> usize {
-        self.created.base().len() + self.deleted.len()
-    }
-
-    /// Whether the commit changed no word.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The query word's key: the word, whether it is a prefix, its typo budget.

@@ -87,6 +87,12 @@ impl DerivationMemo {
         derived
     }
 
+    /// Whether nothing was derived on this commit yet (nothing to carry to the next one).
+    pub fn is_empty(&self) -> bool {
+        let generations = self.lock();
+        generations.current.is_empty() && generations.previous.is_empty()
+    }
+
     /// Makes `earlier` (the memo of the commit just before this one, with the same text
     /// settings) the memo this one carries derivations from, `delta` being the words the
     /// commit between changed. `earlier` forgets what it inherited itself.

@@ -150,19 +150,28 @@ impl CommitView {
     }
 
     /// Lets this view carry the derivations of `earlier` (the view of the commit just
-    /// before, made by the batch whose changed words `delta` names) instead of deriving its
-    /// words afresh; nothing when the two views share their caches or their text settings
-    /// differ (a derivation depends on them).
-    pub fn inherit_derivations(&self, earlier: &CommitView, delta: Arc<DictionaryDelta>) {
+    /// before, made by the batch whose changed words `delta` gives) instead of deriving its
+    /// words afresh. Nothing happens, and `delta` is not made, when the two views share
+    /// their caches, their text settings differ (a derivation depends on them) or `earlier`
+    /// derived nothing; nor when `delta` gives none.
+    pub fn inherit_derivations(
+        &self,
+        earlier: &CommitView,
+        delta: impl FnOnce() -> Option<DictionaryDelta>,
+    ) {
         debug_assert_eq!(earlier.commit + 1, self.commit, "the commit just before");
+        let earlier_memo = &earlier.shared.derivations;
         if Arc::ptr_eq(&self.shared, &earlier.shared)
             || self.state.text_settings != earlier.state.text_settings
+            || earlier_memo.is_empty()
         {
             return;
         }
-        self.shared
-            .derivations
-            .inherit(&earlier.shared.derivations, delta);
+        if let Some(delta) = delta() {
+            self.shared
+                .derivations
+                .inherit(earlier_memo, Arc::new(delta));
+        }
     }
 
     /// The unions over prefix expansions computed on this commit.

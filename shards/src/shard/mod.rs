@@ -214,9 +214,7 @@ impl Shard {
                 }
             }
             // And the words searches derived there are carried over the batch's words.
-            if let Ok(Some(delta)) = words.delta() {
-                view.inherit_derivations(before.view(), Arc::new(delta));
-            }
+            view.inherit_derivations(before.view(), || words.delta().ok().flatten());
         }
         drop(before);
         let snapshot = ShardSnapshot::on_view(
