@@ -119,7 +119,6 @@ pub fn nudge_until_polled<Output>(threads: &[JoinHandle<Output>], polls: &FirstP
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     /// How long the test lets a nudged thread take to wake.
     const WAKE_DEADLINE: Duration = Duration::from_secs(10);
@@ -132,22 +131,30 @@ mod tests {
         // Core 0 is polled from the start; core 1 sleeps in `pause`, which only a handled
         // signal ends (it is never restarted), and counts as polled once it woke.
         polls.mark(0);
-        let threads = vec![
-            std::thread::spawn(|| std::thread::sleep(Duration::from_millis(200))),
-            std::thread::spawn(move || {
-                // SAFETY: `pause` has no preconditions.
-                unsafe { libc::pause() };
-                sleeper_polls.mark(1);
-            }),
-        ];
-        let started = Instant::now();
-        let nudges = nudge_until_polled(&threads, &polls);
-        assert!(started.elapsed() < WAKE_DEADLINE, "the sleeper woke");
+        let watched_polls = polls.clone();
+        let (answer, answered) = std::sync::mpsc::channel();
+        // The watch runs on a thread of its own so that a sleeper never woken fails the test
+        // after the deadline instead of hanging it.
+        std::thread::spawn(move || {
+            let threads = vec![
+                std::thread::spawn(|| std::thread::sleep(Duration::from_millis(200))),
+                std::thread::spawn(move || {
+                    // SAFETY: `pause` has no preconditions.
+                    unsafe { libc::pause() };
+                    sleeper_polls.mark(1);
+                }),
+            ];
+            let nudges = nudge_until_polled(&threads, &watched_polls);
+            for thread in threads {
+                thread.join().expect("the thread ends");
+            }
+            let _ = answer.send(nudges);
+        });
+        let nudges = answered
+            .recv_timeout(WAKE_DEADLINE)
+            .expect("the sleeper woke before the deadline");
         assert!(nudges >= 1, "the sleeping core was nudged");
         assert!(polls.is_polled(1), "the woken thread ran on");
-        for thread in threads {
-            thread.join().expect("the thread ends");
-        }
     }
 
     #[test]
