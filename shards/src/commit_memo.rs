@@ -6,9 +6,14 @@
 //! are worth keeping and what they weigh; the memo only holds them within its byte bound, by
 //! one of two rules ([`WhenFull`]).
 //!
+//! A memo also knows which of its entries were asked for, so that a cache whose values can be
+//! brought up to date over a batch (the prefix caches, see [`crate::search::prefix_carry`])
+//! carries to the next commit only the entries searches still use: an entry is carried while
+//! it was asked for within the last [`CommitMemo::carried`]'s `idle_commits_max` commits.
+//!
 //! Invariants: the bytes counted are the sum of the kept entries' weights, at most the bound;
 //! an entry, once kept, is never replaced (the first value kept under a key stays) until the
-//! memo starts over.
+//! memo starts over; an entry kept by a search counts as asked for on its commit.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -25,8 +30,29 @@ pub enum WhenFull {
 }
 
 struct Entries<K, V> {
-    values: HashMap<K, Arc<V>>,
+    values: HashMap<K, Kept<V>>,
     bytes: usize,
+}
+
+/// A kept value, its weight and how searches used it.
+struct Kept<V> {
+    value: Arc<V>,
+    bytes: usize,
+    /// Whether a search asked for the value on this memo's commit.
+    asked: bool,
+    /// Commits in a row before this one on which nobody asked for the value (0 when the value
+    /// was made on this commit or asked for on the one before).
+    idle_commits: u8,
+}
+
+/// An entry carried from a memo to the next commit's (see [`CommitMemo::carried`]).
+pub struct CarriedEntry<K, V> {
+    pub key: K,
+    pub value: Arc<V>,
+    /// What the entry weighed on the earlier commit.
+    pub bytes: usize,
+    /// Commits in a row, the earlier one included, on which nobody asked for the value.
+    pub idle_commits: u8,
 }
 
 /// Values made on one commit, by key, within `bytes_max`.
@@ -54,15 +80,19 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.lock().values.get(key).map(Arc::clone)
+        let mut entries = self.lock();
+        let kept = entries.values.get_mut(key)?;
+        kept.asked = true;
+        Some(Arc::clone(&kept.value))
     }
 
     /// Keeps `value`, weighing `bytes`, under `key` if the bound allows; answers the value
     /// the memo holds under `key` afterwards (an earlier one stays), or `value` when none.
     pub fn keep(&self, key: K, value: Arc<V>, bytes: usize) -> Arc<V> {
         let mut entries = self.lock();
-        if let Some(kept) = entries.values.get(&key) {
-            return Arc::clone(kept);
+        if let Some(kept) = entries.values.get_mut(&key) {
+            kept.asked = true;
+            return Arc::clone(&kept.value);
         }
         if bytes > self.bytes_max {
             return value;
@@ -77,8 +107,62 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
             }
         }
         entries.bytes += bytes;
-        entries.values.insert(key, Arc::clone(&value));
+        let kept = Kept {
+            value: Arc::clone(&value),
+            bytes,
+            asked: true,
+            idle_commits: 0,
+        };
+        entries.values.insert(key, kept);
         value
+    }
+
+    /// Keeps a value carried from the earlier commit's memo, not yet asked for on this
+    /// commit, if it fits beside what the memo holds (a carry never makes the memo start
+    /// over); answers whether it was kept.
+    pub fn keep_carried(&self, entry: CarriedEntry<K, V>) -> bool {
+        let mut entries = self.lock();
+        if entries.values.contains_key(&entry.key)
+            || entries.bytes.saturating_add(entry.bytes) > self.bytes_max
+        {
+            return false;
+        }
+        entries.bytes += entry.bytes;
+        let kept = Kept {
+            value: entry.value,
+            bytes: entry.bytes,
+            asked: false,
+            idle_commits: entry.idle_commits,
+        };
+        entries.values.insert(entry.key, kept);
+        true
+    }
+
+    /// The entries worth carrying to the next commit: those asked for on this commit, and
+    /// those nobody asked for on fewer than `idle_commits_max` commits in a row (this one
+    /// included), each with its idle count for the next commit.
+    pub fn carried(&self, idle_commits_max: u8) -> Vec<CarriedEntry<K, V>>
+    where
+        K: Clone,
+    {
+        let entries = self.lock();
+        entries
+            .values
+            .iter()
+            .filter_map(|(key, kept)| {
+                let idle_commits = if kept.asked {
+                    0
+                } else {
+                    kept.idle_commits.saturating_add(1)
+                };
+                (idle_commits < idle_commits_max).then(|| CarriedEntry {
+                    key: key.clone(),
+                    value: Arc::clone(&kept.value),
+                    bytes: kept.bytes,
+                    idle_commits,
+                })
+            })
+            .collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, Entries<K, V>> {
@@ -129,5 +213,60 @@ mod tests {
         assert_eq!(*keeping.keep(2, Arc::new(2), 6), 2);
         assert!(keeping.get(&1).is_some());
         assert!(keeping.get(&2).is_none());
+    }
+
+    /// Carries `memo`'s entries into a new memo, as a commit's carry does.
+    fn next_commit(memo: &CommitMemo<u32, u32>, idle_commits_max: u8) -> CommitMemo<u32, u32> {
+        let next = CommitMemo::new(BYTES_MAX, WhenFull::StartOver);
+        for entry in memo.carried(idle_commits_max) {
+            assert!(next.keep_carried(entry));
+        }
+        next
+    }
+
+    fn carried_keys(memo: &CommitMemo<u32, u32>, idle_commits_max: u8) -> Vec<u32> {
+        let mut keys: Vec<u32> = memo
+            .carried(idle_commits_max)
+            .into_iter()
+            .map(|entry| entry.key)
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    #[test]
+    fn an_entry_is_carried_while_asked_for_within_the_idle_limit() {
+        let first = CommitMemo::new(BYTES_MAX, WhenFull::StartOver);
+        first.keep(1, Arc::new(10), 1);
+        first.keep(2, Arc::new(20), 1);
+        let second = next_commit(&first, 2);
+        assert_eq!(carried_keys(&first, 1), [1, 2], "made on the commit: asked");
+        // Entry 1 is asked for on the second commit, entry 2 is not.
+        assert_eq!(second.get(&1).as_deref(), Some(&10));
+        assert_eq!(carried_keys(&second, 1), [1], "only what was asked for");
+        assert_eq!(
+            carried_keys(&second, 2),
+            [1, 2],
+            "one idle commit is allowed"
+        );
+        let third = next_commit(&second, 2);
+        assert_eq!(carried_keys(&third, 2), [1], "entry 2: two idle commits");
+        assert!(third.get(&2).is_some());
+        assert_eq!(carried_keys(&third, 2), [1, 2], "asked for again");
+    }
+
+    #[test]
+    fn a_carried_entry_never_makes_the_memo_start_over() {
+        let memo = CommitMemo::new(BYTES_MAX, WhenFull::StartOver);
+        memo.keep(1, Arc::new(1), 6);
+        let entry = CarriedEntry {
+            key: 2,
+            value: Arc::new(2),
+            bytes: 6,
+            idle_commits: 0,
+        };
+        assert!(!memo.keep_carried(entry));
+        assert!(memo.get(&1).is_some());
+        assert!(memo.get(&2).is_none());
     }
 }

@@ -71,7 +71,7 @@ pub fn alternative_documents(
 }
 
 /// The documents containing a word longer than `prefix` that starts with it (as slot 0).
-fn prefix_documents(read: &ReadTransaction, prefix: &str) -> ShardResult<ComputedUnion> {
+pub(super) fn prefix_documents(read: &ReadTransaction, prefix: &str) -> ShardResult<ComputedUnion> {
     let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
         return Ok(ComputedUnion {
             union: SlotUnion::new(),

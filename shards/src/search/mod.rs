@@ -84,6 +84,7 @@ pub mod occurrences;
 mod one_term_split;
 mod phrase_filter;
 mod prefix_cache;
+pub mod prefix_carry;
 pub mod prefix_unions;
 pub mod prefix_words;
 mod query;

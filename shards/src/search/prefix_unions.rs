@@ -59,6 +59,11 @@ impl Default for PrefixUnions {
 }
 
 impl PrefixUnions {
+    /// The memo itself (for the carry over a batch, [`super::prefix_carry`]).
+    pub(super) fn memo(&self) -> &CommitMemo<(UnionKind, String), SlotUnion> {
+        &self.memo
+    }
+
     /// The `kind` union of `prefix`, computed by `compute` unless already known.
     pub fn union(
         &self,

@@ -46,13 +46,14 @@ const PAIR_BYTES: usize = std::mem::size_of::<(u32, u32)>();
 const WORD_OVERHEAD_BYTES: usize = std::mem::size_of::<(Box<[u8]>, u64)>();
 
 /// The words of one prefix (see the module invariants).
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct WordsOfPrefix {
-    /// The frequent words.
-    frequent: Vec<Box<[u8]>>,
-    /// The rare words with their number of documents, indexed by `rare`.
-    rare_words: Vec<(Box<[u8]>, u64)>,
+    /// The frequent words, in byte order.
+    pub(super) frequent: Vec<Box<[u8]>>,
+    /// The rare words with their number of documents, in byte order, indexed by `rare`.
+    pub(super) rare_words: Vec<(Box<[u8]>, u64)>,
     /// (document, index in `rare_words`), sorted.
-    rare: Vec<(u32, u32)>,
+    pub(super) rare: Vec<(u32, u32)>,
 }
 
 /// A word the prefix starts, the documents of a universe holding it, and how many documents
@@ -66,11 +67,7 @@ pub struct WordWithin<'a> {
 impl WordsOfPrefix {
     /// Reads the words longer than `prefix` that start with it.
     pub fn read(read: &ReadTransaction, prefix: &str) -> ShardResult<WordsOfPrefix> {
-        let mut words = WordsOfPrefix {
-            frequent: Vec::new(),
-            rare_words: Vec::new(),
-            rare: Vec::new(),
-        };
+        let mut words = WordsOfPrefix::default();
         let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
             return Ok(words);
         };
@@ -82,7 +79,8 @@ impl WordsOfPrefix {
         Ok(words)
     }
 
-    fn add(&mut self, word: &[u8], stored: &[u8]) -> ShardResult<()> {
+    /// Adds `word`, stored as `stored` (`rare` is left to sort).
+    pub(super) fn add(&mut self, word: &[u8], stored: &[u8]) -> ShardResult<()> {
         let index = u32::try_from(self.rare_words.len())
             .map_err(|_| ShardError::corrupted("more words than a u32 counts"))?;
         if let Some(document) = stored_single_id(stored) {
@@ -176,6 +174,11 @@ impl Default for PrefixWords {
 }
 
 impl PrefixWords {
+    /// The memo itself (for the carry over a batch, [`super::prefix_carry`]).
+    pub(super) fn memo(&self) -> &CommitMemo<String, Option<WordsOfPrefix>> {
+        &self.memo
+    }
+
     /// The words of `prefix`, read from `read` (a transaction of this commit) unless known;
     /// `None` when the prefix is too heavy to keep (read it word by word).
     pub fn words(

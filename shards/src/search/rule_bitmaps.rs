@@ -455,7 +455,7 @@ pub(super) fn alternative_slots<'t>(
 }
 
 /// Per slot of `tree`, the documents of every word longer than `prefix` that starts with it.
-fn prefix_slot_union(
+pub(super) fn prefix_slot_union(
     read: &ReadTransaction,
     tree: &str,
     prefix: &str,

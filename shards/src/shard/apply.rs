@@ -817,6 +817,7 @@ impl PreparedBatch {
         document: &Map<String, Value>,
         add: bool,
     ) -> ShardResult<()> {
+        self.dictionary.touched_document(id);
         let fields = &self.fields;
         let scratch = &mut self.text_scratch;
         scratch.clear();

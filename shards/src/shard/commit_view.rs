@@ -24,11 +24,13 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Instant;
 
 use storage_engine::{Direction, ReadTransaction};
 
 use super::range_unions::RangeUnions;
 use super::state::ShardState;
+use super::word_touches::TouchedWords;
 use crate::analysis::Analyzer;
 use crate::error::{ShardError, ShardResult};
 use crate::index::document_codec::DecoderCache;
@@ -39,6 +41,7 @@ use crate::search::derivation_memo::DerivationMemo;
 use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
+use crate::search::prefix_carry::{CARRY_TIME_MAX, carry_prefix_unions, carry_prefix_words};
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
 use crate::search::split_words::SplitMemo;
@@ -172,6 +175,44 @@ impl CommitView {
                 .derivations
                 .inherit(earlier_memo, Arc::new(delta));
         }
+    }
+
+    /// Carries the prefix unions and prefix words that searches asked for on `earlier` (the
+    /// view of the commit just before, read by `read`) over the batch `touched` describes, on
+    /// the same rules as [`CommitView::inherit_derivations`]; an entry the carry could not
+    /// bring up to date (a read that failed, the time limit) is left to the first search that
+    /// needs it.
+    pub fn inherit_prefixes(
+        &self,
+        earlier: &CommitView,
+        read: &ReadTransaction,
+        touched: &TouchedWords,
+    ) {
+        debug_assert_eq!(earlier.commit + 1, self.commit, "the commit just before");
+        debug_assert_eq!(read.transaction_id(), self.commit, "a read of this commit");
+        if Arc::ptr_eq(&self.shared, &earlier.shared)
+            || self.state.text_settings != earlier.state.text_settings
+        {
+            return;
+        }
+        let deadline = Instant::now() + CARRY_TIME_MAX;
+        let (earlier, into) = (&earlier.shared, &self.shared);
+        carry_prefix_unions(
+            &earlier.prefix_unions,
+            &into.prefix_unions,
+            read,
+            touched,
+            deadline,
+        )
+        .ok();
+        carry_prefix_words(
+            &earlier.prefix_words,
+            &into.prefix_words,
+            read,
+            touched,
+            deadline,
+        )
+        .ok();
     }
 
     /// The unions over prefix expansions computed on this commit.

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::word_touches::{TouchedWords, WordTouches};
 use crate::error::{ShardError, ShardResult};
 use crate::search::derivation_carry::DictionaryDelta;
 use crate::search::dictionary::{Dictionary, WordSet};
@@ -36,11 +37,14 @@ pub struct DictionaryChanges {
     deleted: BTreeSet<Box<[u8]>>,
     cleared: bool,
     overflowed: bool,
+    /// Every word and document the batch touched (see [`super::word_touches`]).
+    touches: WordTouches,
 }
 
 impl DictionaryChanges {
     /// Records what the batch did to the key `word`.
     pub fn record(&mut self, word: &[u8], change: KeyChange) {
+        self.touches.word(word);
         if self.overflowed {
             return;
         }
@@ -66,9 +70,20 @@ impl DictionaryChanges {
 
     /// Every key is gone (`DeleteAll`): later changes are relative to an empty tree.
     pub fn cleared(&mut self) {
+        self.touches.cleared();
         self.cleared = true;
         self.created.clear();
         self.deleted.clear();
+    }
+
+    /// Records that the batch changes the words of `document`.
+    pub fn touched_document(&mut self, document: u32) {
+        self.touches.document(document);
+    }
+
+    /// Every word and document the batch touched; `None` when that was given up.
+    pub fn touched(&self) -> Option<&TouchedWords> {
+        self.touches.touched()
     }
 
     /// The words created and deleted, relative to the commit the batch started from; `None`

@@ -45,6 +45,7 @@ mod vector_filter;
 mod vector_settings;
 mod vocabulary;
 mod word_changes;
+pub(crate) mod word_touches;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -180,8 +181,9 @@ impl Shard {
 
     /// Commits `batch`; with `warm`, lets readers see the commit only once its view is
     /// warmed: the word dictionary of the commit before (if searches built it) merged with the
-    /// batch's words, and what `warm` builds by reading a snapshot of the new commit (the
-    /// derivations, prefix unions and facet columns of the searches it replays). The first
+    /// batch's words, the derivations, prefix unions and prefix words searches asked for on
+    /// the commit before, carried over the batch's words, and what `warm` builds by reading a
+    /// snapshot of the new commit (what the searches it replays read). The first
     /// searches of the commit then find them ready. Until the warming ends, snapshots read
     /// the commit before the batch (the batch's task has not succeeded yet, so no client
     /// expects to see it). Without `warm` (no search ran lately), the commit is visible at
@@ -213,8 +215,12 @@ impl Shard {
                     view.adopt_dictionary(merged);
                 }
             }
-            // And the words searches derived there are carried over the batch's words.
+            // And the words searches derived there are carried over the batch's words, the
+            // prefix unions and words they read over the batch's touched words.
             view.inherit_derivations(before.view(), || words.delta().ok().flatten());
+            if let Some(touched) = words.touched() {
+                view.inherit_prefixes(before.view(), &read, touched);
+            }
         }
         drop(before);
         let snapshot = ShardSnapshot::on_view(
