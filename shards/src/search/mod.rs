@@ -96,6 +96,7 @@ mod sort_values;
 pub(crate) mod split_words;
 mod steps;
 pub mod terms;
+pub mod touched_postings;
 pub mod vector;
 pub mod weighted_score;
 mod word_pairs;

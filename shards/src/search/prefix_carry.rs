@@ -22,28 +22,23 @@
 use std::time::{Duration, Instant};
 
 use roaring::RoaringBitmap;
-use storage_engine::{Direction, ReadTransaction, ReadTree};
 
 use super::prefix_unions::{PrefixUnions, SlotUnion, UnionKind};
 use super::prefix_words::{ENTRY_BYTES_MAX, PrefixWords, WordsOfPrefix};
+use super::touched_postings::TouchedPostings;
 use crate::error::ShardResult;
-use crate::index::inverted::{WORD_END_BYTE, split_word_slot_key};
-use crate::index::stored_bitmap::intersection_within;
-use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
-use crate::shard::word_touches::TouchedWords;
 
 /// Commits in a row nobody asks for an entry on before it is no longer carried.
 pub const IDLE_COMMITS_MAX: u8 = 4;
 /// Longest one commit spends carrying prefix entries (an entry started runs to its end).
-pub const CARRY_TIME_MAX: Duration = Duration::from_millis(200);
+pub const CARRY_TIME_MAX: Duration = Duration::from_secs(1);
 
-/// Carries `earlier`'s unions into `into` (the next commit's, read by `read`) over the batch
-/// that `touched` describes, until `deadline`.
+/// Carries `earlier`'s unions into `into` (the next commit's) over the batch whose touched
+/// postings `postings` reads, until `deadline`.
 pub fn carry_prefix_unions(
     earlier: &PrefixUnions,
     into: &PrefixUnions,
-    read: &ReadTransaction,
-    touched: &TouchedWords,
+    postings: &mut TouchedPostings<'_>,
     deadline: Instant,
 ) -> ShardResult<()> {
     for mut entry in earlier.memo().carried(IDLE_COMMITS_MAX) {
@@ -51,7 +46,7 @@ pub fn carry_prefix_unions(
             break;
         }
         let (kind, prefix) = &entry.key;
-        let union = carried_union(*kind, prefix, &entry.value, read, touched)?;
+        let union = carried_union(*kind, prefix, &entry.value, postings)?;
         entry.bytes = union.values().map(RoaringBitmap::serialized_size).sum();
         entry.value = union.into();
         into.memo().keep_carried(entry);
@@ -63,20 +58,16 @@ pub fn carry_prefix_unions(
 pub fn carry_prefix_words(
     earlier: &PrefixWords,
     into: &PrefixWords,
-    read: &ReadTransaction,
-    touched: &TouchedWords,
+    postings: &TouchedPostings<'_>,
     deadline: Instant,
 ) -> ShardResult<()> {
-    let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? else {
-        return Ok(());
-    };
     for mut entry in earlier.memo().carried(IDLE_COMMITS_MAX) {
         if Instant::now() >= deadline {
             break;
         }
         // A refused prefix stays refused: a batch moves its weight little.
         if let Some(words) = entry.value.as_ref() {
-            let carried = carried_words(words, &tree, &entry.key, touched)?;
+            let carried = carried_words(words, postings, &entry.key)?;
             let bytes = carried.bytes();
             (entry.value, entry.bytes) = if bytes > ENTRY_BYTES_MAX {
                 (None.into(), 0)
@@ -95,74 +86,40 @@ pub fn carried_union(
     kind: UnionKind,
     prefix: &str,
     earlier: &SlotUnion,
-    read: &ReadTransaction,
-    touched: &TouchedWords,
+    postings: &mut TouchedPostings<'_>,
 ) -> ShardResult<SlotUnion> {
+    let touched = postings.touched();
     let documents = touched.documents();
     let mut union: SlotUnion = earlier
         .iter()
         .map(|(slot, held)| (*slot, held - documents))
         .collect();
-    let tree_name = match kind {
-        UnionKind::Documents => WORD_DOCUMENTS_TREE,
-        UnionKind::Fields => WORD_FIELDS_TREE,
-        UnionKind::PositionBuckets => WORD_POSITION_BUCKETS_TREE,
-    };
-    let Some(tree) = read.open_tree(tree_name)? else {
-        return Ok(without_empty_slots(kind, union));
-    };
     for word in touched.extending(prefix) {
-        if kind == UnionKind::Documents {
-            if let Some(stored) = tree.get(word)? {
-                add_to_slot(&mut union, 0, intersection_within(stored, documents)?);
-            }
-            continue;
-        }
-        for entry in tree.prefix(&terminated(word), Direction::Forward)? {
-            let (key, stored) = entry?;
-            let (_, slot) = split_word_slot_key(key)?;
-            add_to_slot(&mut union, slot, intersection_within(stored, documents)?);
+        for (slot, found) in postings.of(kind, word)? {
+            *union.entry(*slot).or_default() |= found;
         }
     }
-    Ok(without_empty_slots(kind, union))
-}
-
-fn add_to_slot(union: &mut SlotUnion, slot: u16, found: RoaringBitmap) {
-    if !found.is_empty() {
-        *union.entry(slot).or_default() |= found;
-    }
-}
-
-/// A union as reading it afresh shapes it: the documents union always has its slot 0, a
-/// slot union only its slots holding a document.
-fn without_empty_slots(kind: UnionKind, mut union: SlotUnion) -> SlotUnion {
+    // Shaped as reading afresh shapes it: the documents union always has its slot 0, a slot
+    // union only its slots holding a document.
     if kind == UnionKind::Documents {
         union.entry(0).or_default();
     } else {
         union.retain(|_, documents| !documents.is_empty());
     }
-    union
-}
-
-/// `word ‖ 0xFF`: the common start of the word's keys in the slot trees.
-fn terminated(word: &[u8]) -> Vec<u8> {
-    let mut key = Vec::with_capacity(word.len() + 1);
-    key.extend_from_slice(word);
-    key.push(WORD_END_BYTE);
-    key
+    Ok(union)
 }
 
 /// The words of `prefix` on the new commit, from `earlier` (its words on the commit before):
-/// the untouched words kept with their documents, the touched ones read from `tree`.
+/// the untouched words kept with their documents, the touched ones read again.
 pub fn carried_words(
     earlier: &WordsOfPrefix,
-    tree: &ReadTree<'_>,
+    postings: &TouchedPostings<'_>,
     prefix: &str,
-    touched: &TouchedWords,
 ) -> ShardResult<WordsOfPrefix> {
+    let touched = postings.touched();
     let mut read_again = WordsOfPrefix::default();
     for word in touched.extending(prefix) {
-        if let Some(stored) = tree.get(word)? {
+        if let Some(stored) = postings.stored(word)? {
             read_again.add(word, stored)?;
         }
     }
@@ -259,6 +216,7 @@ mod tests {
     use serde_json::{Map, Value, json};
 
     use super::*;
+    use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
     use crate::search::buckets::prefix_documents;
     use crate::search::prefix_unions::ComputedUnion;
     use crate::search::rule_bitmaps::prefix_slot_union;

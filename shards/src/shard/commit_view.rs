@@ -19,12 +19,15 @@
 //! [`CommitView::load_after`]); [`CommitViews`] keeps the view of the
 //! newest commit read so far; a snapshot of an older commit builds its own view and leaves the
 //! newer one in place; a frozen snapshot is held only between a batch's commit and the
-//! publication of its view (a [`Frozen`] guard thaws it whatever happens in between).
+//! publication of its view (a [`Frozen`] guard thaws it whatever happens in between); nothing
+//! is dropped while a lock of [`CommitViews`] is held (a reader waiting for one never waits for
+//! a view's caches to be freed, nor for the low-priority indexing thread to be scheduled again
+//! in the middle of such a free).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use storage_engine::{Direction, ReadTransaction};
 
@@ -46,6 +49,7 @@ use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
 use crate::search::split_words::SplitMemo;
 use crate::search::terms::{Synonyms, normalized_synonyms};
+use crate::search::touched_postings::TouchedPostings;
 
 /// Field path → field id.
 pub type FieldsMap = BTreeMap<String, u16>;
@@ -196,20 +200,21 @@ impl CommitView {
             return;
         }
         let deadline = Instant::now() + CARRY_TIME_MAX;
+        let Ok(mut postings) = TouchedPostings::open(read, touched) else {
+            return;
+        };
         let (earlier, into) = (&earlier.shared, &self.shared);
         carry_prefix_unions(
             &earlier.prefix_unions,
             &into.prefix_unions,
-            read,
-            touched,
+            &mut postings,
             deadline,
         )
         .ok();
         carry_prefix_words(
             &earlier.prefix_words,
             &into.prefix_words,
-            read,
-            touched,
+            &postings,
             deadline,
         )
         .ok();
@@ -291,23 +296,53 @@ pub struct Frozen<'v> {
 }
 
 impl Frozen<'_> {
-    /// Makes `view` the newest and lets readers see its commit.
+    /// Makes `view` the newest and lets readers see its commit. The views it replaces are
+    /// let go after the locks, on this (the indexing) thread: see [`let_go`].
     pub fn publish(self, view: Arc<CommitView>) {
         let mut newest = self.views.lock();
-        if newest
+        let replaced = if newest
             .as_ref()
             .is_none_or(|cached| cached.commit < view.commit)
         {
-            *newest = Some(view);
-        }
+            newest.replace(view)
+        } else {
+            Some(view)
+        };
         // Released while `newest` is held: a reader never finds neither in place.
-        *self.views.lock_frozen() = None;
+        let thawed = self.views.lock_frozen().take();
+        drop(newest);
+        let_go(replaced.into_iter().chain(thawed.map(|(_, view)| view)));
     }
 }
 
 impl Drop for Frozen<'_> {
     fn drop(&mut self) {
-        *self.views.lock_frozen() = None;
+        let thawed = self.views.lock_frozen().take();
+        drop(thawed);
+    }
+}
+
+/// Longest the thread letting go of an earlier commit's views waits for readers to finish
+/// with them.
+pub const LET_GO_WAIT_MAX: Duration = Duration::from_millis(100);
+/// How often it looks.
+const LET_GO_POLL: Duration = Duration::from_millis(1);
+
+/// Drops `views` on this thread once no reader holds them, waiting at most
+/// [`LET_GO_WAIT_MAX`] (then a reader still holding one drops it when done).
+///
+/// A view's caches (prefix unions and words, facet columns, derivations: up to hundreds of
+/// MiB over a shard) are freed by whoever drops its last reference. Left to chance, that is a
+/// search on a serving core finishing just after a publication, which then spends
+/// milliseconds freeing; the indexing thread publishing the commit waits instead (a search
+/// holds its snapshot for milliseconds).
+fn let_go<View>(views: impl Iterator<Item = Arc<View>>) {
+    let started = Instant::now();
+    for view in views {
+        while Arc::strong_count(&view) > 1 && started.elapsed() < LET_GO_WAIT_MAX {
+            std::thread::sleep(LET_GO_POLL);
+        }
+        drop(view);
     }
 }
 
@@ -331,15 +366,21 @@ impl CommitViews {
             _ => CommitView::load(read)?,
         });
         let mut newest = self.lock();
-        if newest.as_ref().is_none_or(|cached| cached.commit < commit) {
-            *newest = Some(Arc::clone(&view));
-        }
+        let replaced = if newest.as_ref().is_none_or(|cached| cached.commit < commit) {
+            newest.replace(Arc::clone(&view))
+        } else {
+            None
+        };
+        // The earlier view is let go after the lock (its caches may take a while to free).
+        drop(newest);
+        drop(replaced);
         Ok(view)
     }
 
     /// Holds readers on `read`'s commit (whose view is `view`) until the guard goes.
     pub fn freeze(&self, read: ReadTransaction, view: Arc<CommitView>) -> Frozen<'_> {
-        *self.lock_frozen() = Some((read, view));
+        let replaced = self.lock_frozen().replace((read, view));
+        drop(replaced);
         Frozen { views: self }
     }
 
@@ -379,4 +420,44 @@ fn read_fields_map(read: &ReadTransaction) -> ShardResult<FieldsMap> {
         map.insert(path, decode_field_id(value)?);
     }
     Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::thread::{self, ThreadId};
+
+    use super::*;
+
+    /// Records the thread that drops it.
+    struct DroppedOn(mpsc::Sender<ThreadId>);
+
+    impl Drop for DroppedOn {
+        fn drop(&mut self) {
+            self.0.send(thread::current().id()).ok();
+        }
+    }
+
+    #[test]
+    fn a_view_is_let_go_on_the_publishing_thread_once_its_reader_is_done() {
+        let (sender, dropped_on) = mpsc::channel();
+        let view = Arc::new(DroppedOn(sender));
+        let (held, reader_holds) = mpsc::channel();
+        let reader = {
+            let view = Arc::clone(&view);
+            thread::spawn(move || {
+                held.send(()).ok();
+                thread::sleep(Duration::from_millis(20));
+                drop(view);
+            })
+        };
+        reader_holds.recv().expect("the reader holds the view");
+        let_go(std::iter::once(view));
+        reader.join().expect("the reader ends");
+        assert_eq!(
+            dropped_on.recv().expect("the view was dropped"),
+            thread::current().id(),
+            "freed by the thread letting go, not by the reader"
+        );
+    }
 }
