@@ -14,7 +14,8 @@
 //! - a prefix's words are the earlier words without the touched ones, with the touched ones
 //!   read again (an untouched word keeps its documents).
 //!
-//! Both are exact: a carried entry equals the entry read afresh from the new commit (the unit
+//! An entry the batch changed nothing of (no touched word or document) is shared with the
+//! earlier commit as it is. Both are exact: a carried entry equals the entry read afresh from the new commit (the unit
 //! tests compare them after random batches). Only entries searches asked for within the last
 //! [`IDLE_COMMITS_MAX`] commits are carried, within [`CARRY_TIME_MAX`] per commit; what is not
 //! carried is read again by the first search that needs it, as before.
@@ -46,9 +47,13 @@ pub fn carry_prefix_unions(
             break;
         }
         let (kind, prefix) = &entry.key;
-        let union = carried_union(*kind, prefix, &entry.value, postings)?;
-        entry.bytes = union.values().map(RoaringBitmap::serialized_size).sum();
-        entry.value = union.into();
+        // A union none of whose words the batch touched holds no touched document either (a
+        // touched document had each of its earlier words touched): it is shared as it is.
+        if postings.touched().touches_prefix(prefix) {
+            let union = carried_union(*kind, prefix, &entry.value, postings)?;
+            entry.bytes = union.values().map(RoaringBitmap::serialized_size).sum();
+            entry.value = union.into();
+        }
         into.memo().keep_carried(entry);
     }
     Ok(())
@@ -65,8 +70,10 @@ pub fn carry_prefix_words(
         if Instant::now() >= deadline {
             break;
         }
-        // A refused prefix stays refused: a batch moves its weight little.
-        if let Some(words) = entry.value.as_ref() {
+        // A refused prefix stays refused: a batch moves its weight little. An entry none of
+        // whose words the batch touched is the same value (shared, not copied).
+        let changed = postings.touched().touches_prefix(&entry.key);
+        if let Some(words) = entry.value.as_ref().as_ref().filter(|_| changed) {
             let carried = carried_words(words, postings, &entry.key)?;
             let bytes = carried.bytes();
             (entry.value, entry.bytes) = if bytes > ENTRY_BYTES_MAX {

@@ -82,7 +82,7 @@ impl DictionaryChanges {
     }
 
     /// Every word and document the batch touched; `None` when that was given up.
-    pub fn touched(&self) -> Option<&TouchedWords> {
+    pub fn touched(&mut self) -> Option<&TouchedWords> {
         self.touches.touched()
     }
 

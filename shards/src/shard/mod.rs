@@ -201,7 +201,7 @@ impl Shard {
         let frozen = self
             .views
             .freeze(before.read_transaction().clone(), Arc::clone(before.view()));
-        let (outcome, words) = batch.commit_with_changes()?;
+        let (outcome, mut words) = batch.commit_with_changes()?;
         let read = self.database.begin_read();
         let Ok(view) = self.views.unpublished(&read) else {
             return Ok(outcome);

@@ -10,44 +10,45 @@
 //!
 //! Invariants: `words` holds every word whose `word_documents` key the batch wrote, and
 //! `documents` every document whose words it changed, unless the batch cleared the index
-//! (`DeleteAll`) or touched more than [`TOUCHED_WORDS_MAX`] words; then nothing is answered
-//! and the caches are read again.
-
-use std::collections::BTreeSet;
-use std::ops::Bound;
+//! (`DeleteAll`) or wrote more than [`TOUCHED_WORDS_MAX`] word keys (a word written by two
+//! flushes counts twice); then nothing is answered and the caches are read again.
 
 use roaring::RoaringBitmap;
 
-use crate::index::inverted::prefix_end;
-
-/// Most words a batch tracks before its touches are given up.
+/// Most word keys a batch records before its touches are given up.
 pub const TOUCHED_WORDS_MAX: usize = 200_000;
 
 /// The words and documents a batch touched, while it records them.
 #[derive(Debug, Default)]
 pub struct WordTouches {
+    /// The words as recorded: in byte order within a flush, repeated across flushes, until
+    /// [`WordTouches::touched`] sorts them once.
     touched: TouchedWords,
+    sorted: bool,
     given_up: bool,
 }
 
 /// The words and documents one batch touched (see the module invariants).
 #[derive(Debug, Default)]
 pub struct TouchedWords {
-    words: BTreeSet<Box<[u8]>>,
+    /// In byte order, each once.
+    words: Vec<Box<[u8]>>,
     documents: RoaringBitmap,
 }
 
 impl WordTouches {
-    /// Records that the batch wrote the `word_documents` key of `word`.
+    /// Records that the batch wrote the `word_documents` key of `word` (a push: this runs for
+    /// every word of every flush, imports included).
     pub fn word(&mut self, word: &[u8]) {
-        if self.given_up || self.touched.words.contains(word) {
+        if self.given_up {
             return;
         }
         if self.touched.words.len() == TOUCHED_WORDS_MAX {
             self.give_up();
             return;
         }
-        self.touched.words.insert(word.into());
+        self.touched.words.push(word.into());
+        self.sorted = false;
     }
 
     /// Records that the batch changes the words of `document`.
@@ -63,8 +64,17 @@ impl WordTouches {
     }
 
     /// What the batch touched; `None` when the touches were given up.
-    pub fn touched(&self) -> Option<&TouchedWords> {
-        (!self.given_up).then_some(&self.touched)
+    pub fn touched(&mut self) -> Option<&TouchedWords> {
+        if self.given_up {
+            return None;
+        }
+        if !self.sorted {
+            // Sorted runs (one per flush) sort in about one pass.
+            self.touched.words.sort_unstable();
+            self.touched.words.dedup();
+            self.sorted = true;
+        }
+        Some(&self.touched)
     }
 
     fn give_up(&mut self) {
@@ -77,16 +87,24 @@ impl TouchedWords {
     /// The touched words longer than `prefix` that start with it, in byte order.
     pub fn extending<'a>(&'a self, prefix: &str) -> impl Iterator<Item = &'a [u8]> + 'a {
         let start = prefix.as_bytes();
-        let end = prefix_end(start);
-        let end = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        self.words
-            .range::<[u8], _>((Bound::Excluded(start), end))
+        let first = self.words.partition_point(|word| word.as_ref() <= start);
+        // The words a prefix starts follow it in one run.
+        let run = self.words[first..].partition_point(|word| word.starts_with(start));
+        self.words[first..first + run]
+            .iter()
             .map(|word| word.as_ref())
+    }
+
+    /// Whether a touched word is longer than `prefix` and starts with it.
+    pub fn touches_prefix(&self, prefix: &str) -> bool {
+        self.extending(prefix).next().is_some()
     }
 
     /// Whether `word` was touched.
     pub fn contains(&self, word: &[u8]) -> bool {
-        self.words.contains(word)
+        self.words
+            .binary_search_by(|touched| touched.as_ref().cmp(word))
+            .is_ok()
     }
 
     /// The documents whose words changed.
@@ -105,7 +123,10 @@ mod tests {
         for word in ["ab", "abc", "abd", "ac", "a", "b", "ab\u{ff}"] {
             touches.word(word.as_bytes());
         }
+        // A word a later flush records again.
+        touches.word(b"abc");
         let touched = touches.touched().expect("nothing given up");
+        assert!(touched.contains(b"abd") && !touched.contains(b"abe"));
         let extending: Vec<&[u8]> = touched.extending("ab").collect();
         assert_eq!(
             extending,
