@@ -165,6 +165,11 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
             .collect()
     }
 
+    /// Whether the memo holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.lock().values.is_empty()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Entries<K, V>> {
         // Entries are inserted whole with their weight: a panic elsewhere leaves the memo
         // usable.

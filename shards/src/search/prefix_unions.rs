@@ -59,6 +59,11 @@ impl Default for PrefixUnions {
 }
 
 impl PrefixUnions {
+    /// Whether no entry is kept (nothing to carry to the next commit).
+    pub fn is_empty(&self) -> bool {
+        self.memo.is_empty()
+    }
+
     /// The memo itself (for the carry over a batch, [`super::prefix_carry`]).
     pub(super) fn memo(&self) -> &CommitMemo<(UnionKind, String), SlotUnion> {
         &self.memo

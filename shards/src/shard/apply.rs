@@ -353,6 +353,11 @@ impl PreparedBatch {
         })
     }
 
+    /// Records no touched words or documents (nothing will be carried over this batch).
+    pub(super) fn skip_touches(&mut self) {
+        self.dictionary.skip_touches();
+    }
+
     /// Whether this batch was applied before (its chunks and commit do nothing).
     pub fn is_already_applied(&self) -> bool {
         self.transaction.is_none()

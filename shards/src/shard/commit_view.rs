@@ -220,6 +220,11 @@ impl CommitView {
         .ok();
     }
 
+    /// Whether this commit keeps prefix entries a batch's commit could carry.
+    pub fn has_prefix_entries(&self) -> bool {
+        !self.shared.prefix_unions.is_empty() || !self.shared.prefix_words.is_empty()
+    }
+
     /// The unions over prefix expansions computed on this commit.
     pub fn prefix_unions(&self) -> &PrefixUnions {
         &self.shared.prefix_unions
@@ -389,6 +394,13 @@ impl CommitViews {
         self.lock_frozen()
             .as_ref()
             .map(|(read, view)| (read.clone(), Arc::clone(view)))
+    }
+
+    /// Whether the newest view keeps prefix entries a batch's commit could carry.
+    pub fn newest_has_prefix_entries(&self) -> bool {
+        self.lock()
+            .as_ref()
+            .is_some_and(|view| view.has_prefix_entries())
     }
 
     /// A new view of `read`'s commit, not shared with readers until published.

@@ -76,6 +76,11 @@ impl DictionaryChanges {
         self.deleted.clear();
     }
 
+    /// Records no touches from now on: [`DictionaryChanges::touched`] answers `None`.
+    pub fn skip_touches(&mut self) {
+        self.touches.cleared();
+    }
+
     /// Records that the batch changes the words of `document`.
     pub fn touched_document(&mut self, document: u32) {
         self.touches.document(document);
