@@ -94,9 +94,10 @@ pub fn keys_extending<'t>(tree: &ReadTree<'t>, prefix: &str) -> ShardResult<Read
 
 /// The common start of every key of `word` in the trees keyed by word ‖ `0xFF` ‖ suffix
 /// (`word_fields`, `word_position_buckets`, `word_position_chunks`, `word_pairs`).
-pub fn position_prefix(word: &str) -> Vec<u8> {
+pub fn position_prefix(word: impl AsRef<[u8]>) -> Vec<u8> {
+    let word = word.as_ref();
     let mut key = Vec::with_capacity(word.len() + WORD_SLOT_SUFFIX_BYTES);
-    key.extend_from_slice(word.as_bytes());
+    key.extend_from_slice(word);
     key.push(WORD_END_BYTE);
     key
 }

@@ -20,6 +20,8 @@
 //! [`IDLE_COMMITS_MAX`] commits are carried, within [`CARRY_TIME_MAX`] per commit; what is not
 //! carried is read again by the first search that needs it, as before.
 
+use std::hash::Hash;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roaring::RoaringBitmap;
@@ -27,6 +29,7 @@ use roaring::RoaringBitmap;
 use super::prefix_unions::{PrefixUnions, SlotUnion, UnionKind};
 use super::prefix_words::{ENTRY_BYTES_MAX, PrefixWords, WordsOfPrefix};
 use super::touched_postings::TouchedPostings;
+use crate::commit_memo::CommitMemo;
 use crate::error::ShardResult;
 
 /// Commits in a row nobody asks for an entry on before it is no longer carried.
@@ -42,21 +45,21 @@ pub fn carry_prefix_unions(
     postings: &mut TouchedPostings<'_>,
     deadline: Instant,
 ) -> ShardResult<()> {
-    for mut entry in earlier.memo().carried(IDLE_COMMITS_MAX) {
-        if Instant::now() >= deadline {
-            break;
-        }
-        let (kind, prefix) = &entry.key;
-        // A union none of whose words the batch touched holds no touched document either (a
-        // touched document had each of its earlier words touched): it is shared as it is.
-        if postings.touched().touches_prefix(prefix) {
-            let union = carried_union(*kind, prefix, &entry.value, postings)?;
-            entry.bytes = union.values().map(RoaringBitmap::serialized_size).sum();
-            entry.value = union.into();
-        }
-        into.memo().keep_carried(entry);
-    }
-    Ok(())
+    carry_entries(
+        earlier.memo(),
+        into.memo(),
+        deadline,
+        |(kind, prefix), union| {
+            // A union none of whose words the batch touched holds no touched document either (a
+            // touched document had each of its earlier words touched): it is shared as it is.
+            if !postings.touched().touches_prefix(prefix) {
+                return Ok(None);
+            }
+            let union = carried_union(*kind, prefix, union, postings)?;
+            let bytes = union.values().map(RoaringBitmap::serialized_size).sum();
+            Ok(Some((union, bytes)))
+        },
+    )
 }
 
 /// Carries `earlier`'s prefix words into `into` as [`carry_prefix_unions`] does.
@@ -66,23 +69,42 @@ pub fn carry_prefix_words(
     postings: &TouchedPostings<'_>,
     deadline: Instant,
 ) -> ShardResult<()> {
-    for mut entry in earlier.memo().carried(IDLE_COMMITS_MAX) {
+    carry_entries(earlier.memo(), into.memo(), deadline, |prefix, words| {
+        // A refused prefix stays refused: a batch moves its weight little. An entry none of
+        // whose words the batch touched is shared as it is.
+        let Some(words) = words.as_ref() else {
+            return Ok(None);
+        };
+        if !postings.touched().touches_prefix(prefix) {
+            return Ok(None);
+        }
+        let carried = carried_words(words, postings, prefix)?;
+        let bytes = carried.bytes();
+        Ok(Some(if bytes > ENTRY_BYTES_MAX {
+            (None, 0)
+        } else {
+            (Some(carried), bytes)
+        }))
+    })
+}
+
+/// Carries the entries of `earlier` worth carrying into `into`, until `deadline`: each is the
+/// value `carry` answers with its weight, or the earlier value itself when `carry` answers
+/// `None` (shared, not copied).
+fn carry_entries<K: Hash + Eq + Clone, V>(
+    earlier: &CommitMemo<K, V>,
+    into: &CommitMemo<K, V>,
+    deadline: Instant,
+    mut carry: impl FnMut(&K, &V) -> ShardResult<Option<(V, usize)>>,
+) -> ShardResult<()> {
+    for mut entry in earlier.carried(IDLE_COMMITS_MAX) {
         if Instant::now() >= deadline {
             break;
         }
-        // A refused prefix stays refused: a batch moves its weight little. An entry none of
-        // whose words the batch touched is the same value (shared, not copied).
-        let changed = postings.touched().touches_prefix(&entry.key);
-        if let Some(words) = entry.value.as_ref().as_ref().filter(|_| changed) {
-            let carried = carried_words(words, postings, &entry.key)?;
-            let bytes = carried.bytes();
-            (entry.value, entry.bytes) = if bytes > ENTRY_BYTES_MAX {
-                (None.into(), 0)
-            } else {
-                (Some(carried).into(), bytes)
-            };
+        if let Some((value, bytes)) = carry(&entry.key, &entry.value)? {
+            (entry.value, entry.bytes) = (Arc::new(value), bytes);
         }
-        into.memo().keep_carried(entry);
+        into.keep_carried(entry);
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use storage_engine::{Direction, ReadTransaction, ReadTree};
 
 use super::prefix_unions::{SlotUnion, UnionKind};
 use crate::error::ShardResult;
-use crate::index::inverted::{WORD_END_BYTE, split_word_slot_key};
+use crate::index::inverted::{position_prefix, split_word_slot_key};
 use crate::index::stored_bitmap::intersection_within;
 use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 use crate::shard::word_touches::TouchedWords;
@@ -78,7 +78,7 @@ impl<'t> TouchedPostings<'t> {
             }
             return Ok(slots);
         }
-        for entry in tree.prefix(&terminated(word), Direction::Forward)? {
+        for entry in tree.prefix(&position_prefix(word), Direction::Forward)? {
             let (key, stored) = entry?;
             let (_, slot) = split_word_slot_key(key)?;
             insert_found(&mut slots, slot, intersection_within(stored, documents)?);
@@ -99,12 +99,4 @@ fn insert_found(slots: &mut SlotUnion, slot: u16, found: RoaringBitmap) {
     if !found.is_empty() {
         slots.insert(slot, found);
     }
-}
-
-/// `word ‖ 0xFF`: the common start of the word's keys in the slot trees.
-fn terminated(word: &[u8]) -> Vec<u8> {
-    let mut key = Vec::with_capacity(word.len() + 1);
-    key.extend_from_slice(word);
-    key.push(WORD_END_BYTE);
-    key
 }

@@ -70,7 +70,7 @@ impl DictionaryChanges {
 
     /// Every key is gone (`DeleteAll`): later changes are relative to an empty tree.
     pub fn cleared(&mut self) {
-        self.touches.cleared();
+        self.touches.give_up();
         self.cleared = true;
         self.created.clear();
         self.deleted.clear();
@@ -78,7 +78,7 @@ impl DictionaryChanges {
 
     /// Records no touches from now on: [`DictionaryChanges::touched`] answers `None`.
     pub fn skip_touches(&mut self) {
-        self.touches.cleared();
+        self.touches.give_up();
     }
 
     /// Records that the batch changes the words of `document`.

@@ -21,10 +21,9 @@ pub const TOUCHED_WORDS_MAX: usize = 200_000;
 /// The words and documents a batch touched, while it records them.
 #[derive(Debug, Default)]
 pub struct WordTouches {
-    /// The words as recorded: in byte order within a flush, repeated across flushes, until
-    /// [`WordTouches::touched`] sorts them once.
+    /// The words as recorded (in byte order within a flush, repeated across flushes) until
+    /// [`WordTouches::touched`] sorts them.
     touched: TouchedWords,
-    sorted: bool,
     given_up: bool,
 }
 
@@ -48,7 +47,6 @@ impl WordTouches {
             return;
         }
         self.touched.words.push(word.into());
-        self.sorted = false;
     }
 
     /// Records that the batch changes the words of `document`.
@@ -58,26 +56,20 @@ impl WordTouches {
         }
     }
 
-    /// The batch cleared every key: nothing earlier can be brought up to date.
-    pub fn cleared(&mut self) {
-        self.give_up();
-    }
-
     /// What the batch touched; `None` when the touches were given up.
     pub fn touched(&mut self) -> Option<&TouchedWords> {
         if self.given_up {
             return None;
         }
-        if !self.sorted {
-            // Sorted runs (one per flush) sort in about one pass.
-            self.touched.words.sort_unstable();
-            self.touched.words.dedup();
-            self.sorted = true;
-        }
+        // Sorted runs (one per flush) sort in about one pass; once sorted, in one.
+        self.touched.words.sort_unstable();
+        self.touched.words.dedup();
         Some(&self.touched)
     }
 
-    fn give_up(&mut self) {
+    /// Records nothing more: the batch cleared every key (nothing earlier can be brought up
+    /// to date), or nothing will be carried over it.
+    pub fn give_up(&mut self) {
         self.given_up = true;
         self.touched = TouchedWords::default();
     }
@@ -141,7 +133,7 @@ mod tests {
         let mut cleared = WordTouches::default();
         cleared.word(b"word");
         cleared.document(1);
-        cleared.cleared();
+        cleared.give_up();
         cleared.word(b"after");
         assert!(cleared.touched().is_none());
         let mut many = WordTouches::default();
