@@ -29,6 +29,19 @@ fn prepared(shard: &Shard, batch_uid: u64, id: u32, name: &str) -> shards::shard
     batch
 }
 
+/// A shard in a new directory (keep it while using the shard) holding one document per name,
+/// ids from 1.
+fn shard_of_names(names: &[&str]) -> (tempfile::TempDir, Shard) {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let shard = common::open_shard(&directory, "shard.pages");
+    let documents: Vec<_> = (1..)
+        .zip(names)
+        .map(|(id, name)| json!({"id": id, "name": name}))
+        .collect();
+    common::load(&shard, &documents);
+    (directory, shard)
+}
+
 fn hits(shard: &Shard, q: &str) -> u64 {
     shard
         .read()
@@ -40,9 +53,7 @@ fn hits(shard: &Shard, q: &str) -> u64 {
 
 #[test]
 fn readers_see_the_batch_only_after_its_warming_and_find_its_dictionary_built() {
-    let directory = tempfile::tempdir().expect("a temporary directory");
-    let shard = common::open_shard(&directory, "shard.pages");
-    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let (_directory, shard) = shard_of_names(&["alpha"]);
     let batch = prepared(&shard, 2, 2, "bravo");
     let mut seen_during_warming = None;
     shard
@@ -77,15 +88,7 @@ fn readers_see_the_batch_only_after_its_warming_and_find_its_dictionary_built() 
 
 #[test]
 fn the_dictionary_searched_before_is_carried_over_with_the_batch_words() {
-    let directory = tempfile::tempdir().expect("a temporary directory");
-    let shard = common::open_shard(&directory, "shard.pages");
-    common::load(
-        &shard,
-        &[
-            json!({"id": 1, "name": "alpha delta"}),
-            json!({"id": 2, "name": "echo"}),
-        ],
-    );
+    let (_directory, shard) = shard_of_names(&["alpha delta", "echo"]);
     assert_eq!(
         hits(&shard, "alpha"),
         1,
@@ -126,15 +129,7 @@ fn the_dictionary_searched_before_is_carried_over_with_the_batch_words() {
 /// batch changed: the deleted word no longer matches, the created one does.
 #[test]
 fn a_typo_derived_before_the_batch_matches_the_batch_words_after_it() {
-    let directory = tempfile::tempdir().expect("a temporary directory");
-    let shard = common::open_shard(&directory, "shard.pages");
-    common::load(
-        &shard,
-        &[
-            json!({"id": 1, "name": "brave"}),
-            json!({"id": 2, "name": "echo"}),
-        ],
-    );
+    let (_directory, shard) = shard_of_names(&["brave", "echo"]);
     assert_eq!(hits(&shard, "bravx"), 1, "one typo from `brave`");
     let mut batch = shard.prepare(2).expect("the batch opens");
     batch
@@ -153,9 +148,7 @@ fn a_typo_derived_before_the_batch_matches_the_batch_words_after_it() {
 
 #[test]
 fn a_panicking_warming_leaves_readers_on_the_newest_commit() {
-    let directory = tempfile::tempdir().expect("a temporary directory");
-    let shard = common::open_shard(&directory, "shard.pages");
-    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let (_directory, shard) = shard_of_names(&["alpha"]);
     let batch = prepared(&shard, 2, 2, "bravo");
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         shard.commit_warmed(
@@ -171,9 +164,7 @@ fn a_panicking_warming_leaves_readers_on_the_newest_commit() {
 
 #[test]
 fn without_warming_the_commit_is_visible_at_once() {
-    let directory = tempfile::tempdir().expect("a temporary directory");
-    let shard = common::open_shard(&directory, "shard.pages");
-    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let (_directory, shard) = shard_of_names(&["alpha"]);
     let batch = prepared(&shard, 2, 2, "bravo");
     shard
         .commit_warmed(batch, None::<fn(&shards::shard::ShardSnapshot)>)
@@ -183,9 +174,7 @@ fn without_warming_the_commit_is_visible_at_once() {
 
 #[test]
 fn a_batch_applied_before_commits_nothing_and_warms_nothing() {
-    let directory = tempfile::tempdir().expect("a temporary directory");
-    let shard = common::open_shard(&directory, "shard.pages");
-    common::load(&shard, &[json!({"id": 1, "name": "alpha"})]);
+    let (_directory, shard) = shard_of_names(&["alpha"]);
     let batch = prepared(&shard, 1, 2, "bravo");
     assert!(batch.is_already_applied());
     let mut warmed = false;
