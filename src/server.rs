@@ -195,6 +195,7 @@ fn run_cores(
     let options = RuntimeOptions {
         cores: config.cores,
         addresses: addresses.clone(),
+        idle_poll: config.idle_poll,
     };
     if mode == Mode::Serve {
         tracing::info!(
