@@ -214,7 +214,8 @@ fn join_cores(handles: Vec<JoinHandle<Result<(), String>>>) -> Result<(), Runtim
 /// indexing thread (see [`super::indexing_thread`]) gets a tenth of the CPU where it would
 /// get all of it. Indexing 150,000 documents under 1,000 searches/s took 6.2–8.5 s without
 /// polling, 6.4–8.6 s with 50 µs and 7.9–15.6 s with 200 µs: hence the default of 50 µs.
-/// An idle core wakes only for its timers, each followed by one poll.
+/// An idle core wakes only for its timers, each followed by one poll: an idle server took
+/// 0.29–0.34 s of CPU per 10 s at 50 µs against 0.23–0.26 s without.
 fn idle_poll(builder: LocalExecutorBuilder, poll: Duration) -> LocalExecutorBuilder {
     assert!(
         poll <= Duration::from_micros(IDLE_POLL_MICROS_MAX),
