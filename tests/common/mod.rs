@@ -18,6 +18,10 @@ pub const MASTER_KEY: &str = "masterKey-for-tests-0123456789";
 pub const TASK_WAIT: Duration = Duration::from_secs(60);
 /// The pause between two looks at a task that is not finished.
 const TASK_POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// How long a test's request waits for the next byte of its answer. Generous: on CI the
+/// whole suite's servers share two CPUs and one disk, and a `GET /tasks` once waited more
+/// than 10 s behind the control core's commit (its `fdatasync`) in three tests at once.
+const RESPONSE_WAIT: Duration = Duration::from_secs(30);
 
 /// How long a server may take to answer its first health check.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -222,7 +226,7 @@ impl Server {
     /// A new connection to the server.
     pub fn connect(&self) -> std::io::Result<Connection> {
         let stream = TcpStream::connect(self.address)?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_read_timeout(Some(RESPONSE_WAIT))?;
         Ok(Connection::new(stream))
     }
 
@@ -268,9 +272,7 @@ impl Drop for Server {
 /// is gone (refused, reset or closed before answering) — what a crash looks like.
 pub fn raw_to(address: &str, request: &str) -> Option<HttpResponse> {
     let stream = TcpStream::connect(address).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
+    stream.set_read_timeout(Some(RESPONSE_WAIT)).ok()?;
     let mut connection = Connection::new(stream);
     connection.stream.write_all(request.as_bytes()).ok()?;
     connection.read_response().ok()
