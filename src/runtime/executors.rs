@@ -204,11 +204,11 @@ fn join_cores(handles: Vec<JoinHandle<Result<(), String>>>) -> Result<(), Runtim
 ///
 /// Why: a request crosses cores (its connection's core asks every shard's core, then
 /// answers), and at low concurrency each core sleeps between those steps. Waking a sleeping
-/// core costs tens of microseconds on a virtual machine (the vCPU halted and must be
-/// resumed), several times per request. Measured on the PyPI index (200,000 documents, 2
-/// cores, 2,000-query mix, `load -c 1`, alternating runs): 1,390–1,483 requests/s without
-/// polling, 1,691–1,761 with 50 µs (p50 667 → 543 µs), 2,210 with 200 µs. At 16 connections
-/// the cores rarely run out of work and nothing changes.
+/// core is slow on a virtual machine (a halted vCPU must be resumed), and it happens several
+/// times per request. Measured on the PyPI index (200,000 documents, 2 cores, 2,000-query
+/// mix, `load -c 1`, alternating runs): 1,181–1,483 requests/s without polling, 1,355–1,761
+/// with 50 µs (p50 667–796 → 529–662 µs), 2,210 with 200 µs. At 16 connections the cores
+/// rarely run out of work and nothing changes (`tuning/results/idle-poll-2026-11-27.md`).
 ///
 /// What it costs: a polling core holds its CPU at the executor's priority, so its niced
 /// indexing thread (see [`super::indexing_thread`]) gets a tenth of the CPU where it would
