@@ -19,8 +19,9 @@ pub const TASK_WAIT: Duration = Duration::from_secs(60);
 /// The pause between two looks at a task that is not finished.
 const TASK_POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// How long a test's request waits for the next byte of its answer. Generous: on CI the
-/// whole suite's servers share two CPUs and one disk, and a `GET /tasks` once waited more
-/// than 10 s behind the control core's commit (its `fdatasync`) in three tests at once.
+/// whole suite's servers share two CPUs and one disk, and a `GET /tasks` once went
+/// unanswered for 10 s in three tests at once (probably behind the control core's commit and
+/// its `fdatasync`; not confirmed).
 const RESPONSE_WAIT: Duration = Duration::from_secs(30);
 
 /// How long a server may take to answer its first health check.
