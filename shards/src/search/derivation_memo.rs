@@ -13,7 +13,13 @@
 //! between changed ([`DerivationMemo::inherit`]): a word not derived on this commit yet but
 //! derived on the one before is then carried over the change (see [`super::derivation_carry`])
 //! instead of walked again. Only one commit back: inheriting takes the earlier memo's own
-//! inheritance away, so no chain of old memos stays alive.
+//! inheritance away, so no chain of old memos stays alive. So before a memo is inherited, it
+//! is settled ([`DerivationMemo::settle`]): what it could still carry from its own
+//! inheritance is carried into it for good. Without that, a word searched two commits back
+//! but not on the commit just before was lost whenever two batches committed with few
+//! searches between them, as at the end of an import: in `search_under_writes`, the first
+//! 5 s after the last task spent 10 % of their samples walking the dictionary again, against
+//! 0.5 % once warm (`tuning/results/derivation-settle-2026-11-27.md`).
 //!
 //! Invariants: the memo lives in a commit's view ([`crate::shard::ShardSnapshot`] shares it),
 //! so an entry never outlives the dictionary and text settings it was derived from; an entry
@@ -24,6 +30,7 @@
 use std::collections::HashMap;
 use std::mem::size_of;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::analysis::TextSettings;
 
@@ -33,6 +40,10 @@ use super::dictionary::Dictionary;
 
 /// Most bytes (estimated) of derivations one generation holds; the memo holds at most two.
 pub const GENERATION_BYTES_MAX: usize = 4 << 20;
+
+/// Longest a commit's batch spends settling the memo of the commit before (see
+/// [`DerivationMemo::settle`]); a carry started before it ends runs to its end.
+pub const SETTLE_TIME_MAX: Duration = Duration::from_millis(500);
 
 /// What a derivation depends on besides the commit: the word, whether it is a prefix, and
 /// its typo budget.
@@ -93,6 +104,57 @@ impl DerivationMemo {
         generations.current.is_empty() && generations.previous.is_empty()
     }
 
+    /// Carries into this memo every derivation its inheritance (see
+    /// [`DerivationMemo::inherit`]) holds and this memo lacks, over the inheritance's delta to
+    /// `dictionary` (this memo's commit's), until `deadline`; answers how many it carried.
+    /// The earlier memo's previous generation goes first, so that its current one stays the
+    /// more recent here too. A derivation the carry cannot make exact is left to be derived
+    /// afresh when asked for. Searches may derive on this memo meanwhile: an entry is
+    /// exact, so whichever of two equal values is kept does not matter.
+    pub fn settle(
+        &self,
+        dictionary: &Dictionary,
+        settings: &TextSettings,
+        deadline: Instant,
+    ) -> usize {
+        let Some((earlier, delta)) = lock(&self.inherited).as_ref().map(|inheritance| {
+            (
+                Arc::clone(&inheritance.earlier),
+                Arc::clone(&inheritance.delta),
+            )
+        }) else {
+            return 0;
+        };
+        let known: Vec<(DerivationKey, Arc<WordDerivations>)> = {
+            let generations = earlier.lock();
+            generations
+                .previous
+                .iter()
+                .chain(&generations.current)
+                .map(|(key, derived)| (key.clone(), Arc::clone(derived)))
+                .collect()
+        };
+        let mut carried = 0;
+        for (key, derived) in known {
+            if Instant::now() >= deadline {
+                break;
+            }
+            if self.lock().contains(&key) {
+                continue;
+            }
+            let query = QueryWord {
+                word: &key.0,
+                is_prefix: key.1,
+                typos_max: key.2,
+            };
+            if let Some(value) = carry(&derived, &delta, dictionary, settings, &query) {
+                self.lock().insert(key, Arc::new(value));
+                carried += 1;
+            }
+        }
+        carried
+    }
+
     /// Makes `earlier` (the memo of the commit just before this one, with the same text
     /// settings) the memo this one carries derivations from, `delta` being the words the
     /// commit between changed. `earlier` forgets what it inherited itself.
@@ -137,6 +199,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Generations {
+    /// Whether either generation holds `key` (without moving it).
+    fn contains(&self, key: &DerivationKey) -> bool {
+        self.current.contains_key(key) || self.previous.contains_key(key)
+    }
+
     /// The entry of `key`, moved to the current generation when found in the previous one.
     fn find(&mut self, key: &DerivationKey) -> Option<Arc<WordDerivations>> {
         if let Some(known) = self.current.get(key) {
@@ -255,6 +322,60 @@ mod tests {
             *latest.derive(&third, &settings, "hello", false, 2),
             derive_word(&third, &settings, "hello", false, 2)
         );
+    }
+
+    #[test]
+    fn a_settled_memo_passes_on_what_it_only_inherited() {
+        let settings = TextSettings::default();
+        let first = dictionary(&["hello", "help", "hallo", "world", "word"]);
+        let second = dictionary(&["hello", "hallo", "hells", "world", "word"]);
+        let third = dictionary(&["hello", "hells", "world", "word", "yellow"]);
+        let earliest = Arc::new(DerivationMemo::default());
+        earliest.derive(&first, &settings, "hello", false, 2);
+        earliest.derive(&first, &settings, "worl", true, 1);
+        // Nobody searches the middle commit: its memo holds nothing of its own.
+        let earlier = Arc::new(DerivationMemo::default());
+        assert_eq!(
+            earlier.settle(&second, &settings, Instant::now() + SETTLE_TIME_MAX),
+            0,
+            "nothing inherited, nothing to settle"
+        );
+        earlier.inherit(
+            &earliest,
+            Arc::new(DictionaryDelta::new(words(&["hells"]), words(&["help"]))),
+        );
+        assert!(earlier.is_empty());
+        assert_eq!(
+            earlier.settle(&second, &settings, Instant::now()),
+            0,
+            "deadline past"
+        );
+        assert_eq!(
+            earlier.settle(&second, &settings, Instant::now() + SETTLE_TIME_MAX),
+            2
+        );
+        for (word, is_prefix, typos) in [("hello", false, 2), ("worl", true, 1)] {
+            let key = (word.to_owned(), is_prefix, typos);
+            let settled = earlier.lock().find(&key).expect("settled");
+            assert_eq!(
+                *settled,
+                derive_word(&second, &settings, word, is_prefix, typos)
+            );
+        }
+        let latest = DerivationMemo::default();
+        latest.inherit(
+            &earlier,
+            Arc::new(DictionaryDelta::new(words(&["yellow"]), words(&["hallo"]))),
+        );
+        let query = QueryWord {
+            word: "hello",
+            is_prefix: false,
+            typos_max: 2,
+        };
+        let carried = latest
+            .carried(&("hello".to_owned(), false, 2), &third, &settings, &query)
+            .expect("carried two commits on, through the settled memo");
+        assert_eq!(carried, derive_word(&third, &settings, "hello", false, 2));
     }
 
     #[test]

@@ -40,7 +40,7 @@ use crate::index::document_codec::DecoderCache;
 use crate::index::keys::decode_field_id;
 use crate::index::trees::FIELDS_TREE;
 use crate::search::derivation_carry::DictionaryDelta;
-use crate::search::derivation_memo::DerivationMemo;
+use crate::search::derivation_memo::{DerivationMemo, SETTLE_TIME_MAX};
 use crate::search::dictionary::{Dictionary, build_dictionary};
 use crate::search::facet_columns::FacetColumns;
 use crate::search::facet_forms::FacetForms;
@@ -158,9 +158,10 @@ impl CommitView {
 
     /// Lets this view carry the derivations of `earlier` (the view of the commit just
     /// before, made by the batch whose changed words `delta` gives) instead of deriving its
-    /// words afresh. Nothing happens, and `delta` is not made, when the two views share
-    /// their caches, their text settings differ (a derivation depends on them) or `earlier`
-    /// derived nothing; nor when `delta` gives none.
+    /// words afresh. `earlier`'s memo is settled first (see [`DerivationMemo::settle`]), as
+    /// this view's inheritance takes its own away. Nothing happens, and `delta` is not made,
+    /// when the two views share their caches, their text settings differ (a derivation
+    /// depends on them) or `earlier` holds no derivation; nor when `delta` gives none.
     pub fn inherit_derivations(
         &self,
         earlier: &CommitView,
@@ -170,8 +171,19 @@ impl CommitView {
         let earlier_memo = &earlier.shared.derivations;
         if Arc::ptr_eq(&self.shared, &earlier.shared)
             || self.state.text_settings != earlier.state.text_settings
-            || earlier_memo.is_empty()
         {
+            return;
+        }
+        // What `earlier` could still carry from the commit before it would be lost once this
+        // view inherits it: carried for good first.
+        if let Some(dictionary) = earlier.built_dictionary() {
+            earlier_memo.settle(
+                &dictionary,
+                &earlier.state.text_settings,
+                Instant::now() + SETTLE_TIME_MAX,
+            );
+        }
+        if earlier_memo.is_empty() {
             return;
         }
         if let Some(delta) = delta() {
