@@ -13,9 +13,10 @@
 //! between changed ([`DerivationMemo::inherit`]): a word not derived on this commit yet but
 //! derived on the one before is then carried over the change (see [`super::derivation_carry`])
 //! instead of walked again. Only one commit back: inheriting takes the earlier memo's own
-//! inheritance away, so no chain of old memos stays alive. So before a memo is inherited, it
-//! is settled ([`DerivationMemo::settle`]): what it could still carry from its own
-//! inheritance is carried into it for good. Without that, a word searched two commits back
+//! inheritance away, so no chain of old memos stays alive. So a memo is settled
+//! ([`DerivationMemo::settle`]: what it can carry from its inheritance is carried into it for
+//! good) when its batch commits, before searches see the commit, and what that left undone
+//! before the next commit inherits it. Without that, a word searched two commits back
 //! but not on the commit just before was lost whenever two batches committed with few
 //! searches between them, as at the end of an import: in `search_under_writes`, the first
 //! 5 s after the last task spent 10 % of their samples walking the dictionary again, against

@@ -159,9 +159,12 @@ impl CommitView {
     /// Lets this view carry the derivations of `earlier` (the view of the commit just
     /// before, made by the batch whose changed words `delta` gives) instead of deriving its
     /// words afresh. `earlier`'s memo is settled first (see [`DerivationMemo::settle`]), as
-    /// this view's inheritance takes its own away. Nothing happens, and `delta` is not made,
-    /// when the two views share their caches, their text settings differ (a derivation
-    /// depends on them) or `earlier` holds no derivation; nor when `delta` gives none.
+    /// this view's inheritance takes its own away; then this view's, so that the commit's
+    /// first searches find their words carried already (both within one
+    /// [`SETTLE_TIME_MAX`]; what is left is carried by the first search asking for it).
+    /// Nothing happens, and `delta` is not made, when the two views share their caches,
+    /// their text settings differ (a derivation depends on them) or `earlier` holds no
+    /// derivation; nor when `delta` gives none.
     pub fn inherit_derivations(
         &self,
         earlier: &CommitView,
@@ -174,22 +177,22 @@ impl CommitView {
         {
             return;
         }
+        let deadline = Instant::now() + SETTLE_TIME_MAX;
         // What `earlier` could still carry from the commit before it would be lost once this
         // view inherits it: carried for good first.
         if let Some(dictionary) = earlier.built_dictionary() {
-            earlier_memo.settle(
-                &dictionary,
-                &earlier.state.text_settings,
-                Instant::now() + SETTLE_TIME_MAX,
-            );
+            earlier_memo.settle(&dictionary, &earlier.state.text_settings, deadline);
         }
         if earlier_memo.is_empty() {
             return;
         }
-        if let Some(delta) = delta() {
-            self.shared
-                .derivations
-                .inherit(earlier_memo, Arc::new(delta));
+        let Some(delta) = delta() else {
+            return;
+        };
+        let memo = &self.shared.derivations;
+        memo.inherit(earlier_memo, Arc::new(delta));
+        if let Some(dictionary) = self.built_dictionary() {
+            memo.settle(&dictionary, &self.state.text_settings, deadline);
         }
     }
 
