@@ -86,13 +86,8 @@ impl DerivationMemo {
         if let Some(known) = self.lock().find(&key) {
             return known;
         }
-        let query = QueryWord {
-            word,
-            is_prefix,
-            typos_max,
-        };
         let derived = Arc::new(
-            self.carried(&key, dictionary, settings, &query)
+            self.carried(&key, dictionary, settings)
                 .unwrap_or_else(|| derive_word(dictionary, settings, word, is_prefix, typos_max)),
         );
         self.lock().insert(key, Arc::clone(&derived));
@@ -110,20 +105,18 @@ impl DerivationMemo {
     /// `dictionary` (this memo's commit's), until `deadline`; answers how many it carried.
     /// The earlier memo's previous generation goes first, so that its current one stays the
     /// more recent here too. A derivation the carry cannot make exact is left to be derived
-    /// afresh when asked for. Searches may derive on this memo meanwhile: an entry is
-    /// exact, so whichever of two equal values is kept does not matter.
+    /// afresh when asked for. A settle that runs to its end lets the inheritance go: all it
+    /// could carry is here, and the carry would refuse the rest again, so the next settle of
+    /// this memo (before a later commit inherits it) finds nothing to do. Searches may derive
+    /// on this memo meanwhile: an entry is exact, so whichever of two equal values is kept
+    /// does not matter.
     pub fn settle(
         &self,
         dictionary: &Dictionary,
         settings: &TextSettings,
         deadline: Instant,
     ) -> usize {
-        let Some((earlier, delta)) = lock(&self.inherited).as_ref().map(|inheritance| {
-            (
-                Arc::clone(&inheritance.earlier),
-                Arc::clone(&inheritance.delta),
-            )
-        }) else {
+        let Some((earlier, delta)) = self.inheritance() else {
             return 0;
         };
         let known: Vec<(DerivationKey, Arc<WordDerivations>)> = {
@@ -138,21 +131,17 @@ impl DerivationMemo {
         let mut carried = 0;
         for (key, derived) in known {
             if Instant::now() >= deadline {
-                break;
+                return carried;
             }
             if self.lock().contains(&key) {
                 continue;
             }
-            let query = QueryWord {
-                word: &key.0,
-                is_prefix: key.1,
-                typos_max: key.2,
-            };
-            if let Some(value) = carry(&derived, &delta, dictionary, settings, &query) {
+            if let Some(value) = carry(&derived, &delta, dictionary, settings, &query_of(&key)) {
                 self.lock().insert(key, Arc::new(value));
                 carried += 1;
             }
         }
+        lock(&self.inherited).take();
         carried
     }
 
@@ -175,22 +164,33 @@ impl DerivationMemo {
         key: &DerivationKey,
         dictionary: &Dictionary,
         settings: &TextSettings,
-        query: &QueryWord<'_>,
     ) -> Option<WordDerivations> {
-        let (earlier, delta) = {
-            let inherited = lock(&self.inherited);
-            let inheritance = inherited.as_ref()?;
+        let (earlier, delta) = self.inheritance()?;
+        let known = earlier.lock().find(key)?;
+        carry(&known, &delta, dictionary, settings, &query_of(key))
+    }
+
+    /// The memo this one inherited and the delta since, shared, when it inherited one.
+    fn inheritance(&self) -> Option<(Arc<DerivationMemo>, Arc<DictionaryDelta>)> {
+        lock(&self.inherited).as_ref().map(|inheritance| {
             (
                 Arc::clone(&inheritance.earlier),
                 Arc::clone(&inheritance.delta),
             )
-        };
-        let known = earlier.lock().find(key)?;
-        carry(&known, &delta, dictionary, settings, query)
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Generations> {
         lock(&self.generations)
+    }
+}
+
+/// The query word a derivation's key names.
+fn query_of(key: &DerivationKey) -> QueryWord<'_> {
+    QueryWord {
+        word: &key.0,
+        is_prefix: key.1,
+        typos_max: key.2,
     }
 }
 
@@ -290,14 +290,9 @@ mod tests {
             &earliest,
             Arc::new(DictionaryDelta::new(words(&["hells"]), words(&["help"]))),
         );
-        let query = QueryWord {
-            word: "hello",
-            is_prefix: false,
-            typos_max: 2,
-        };
         let key = ("hello".to_owned(), false, 2);
         let carried = earlier
-            .carried(&key, &second, &settings, &query)
+            .carried(&key, &second, &settings)
             .expect("derived on the commit before");
         assert_eq!(carried, derive_word(&second, &settings, "hello", false, 2));
         assert_eq!(
@@ -306,7 +301,7 @@ mod tests {
         );
         assert!(
             earlier
-                .carried(&("world".to_owned(), false, 2), &second, &settings, &query)
+                .carried(&("world".to_owned(), false, 2), &second, &settings)
                 .is_none(),
             "a word the commit before did not derive is not carried"
         );
@@ -368,13 +363,8 @@ mod tests {
             &earlier,
             Arc::new(DictionaryDelta::new(words(&["yellow"]), words(&["hallo"]))),
         );
-        let query = QueryWord {
-            word: "hello",
-            is_prefix: false,
-            typos_max: 2,
-        };
         let carried = latest
-            .carried(&("hello".to_owned(), false, 2), &third, &settings, &query)
+            .carried(&("hello".to_owned(), false, 2), &third, &settings)
             .expect("carried two commits on, through the settled memo");
         assert_eq!(carried, derive_word(&third, &settings, "hello", false, 2));
     }
