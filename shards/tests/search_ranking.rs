@@ -1012,3 +1012,68 @@ fn one_word_at_the_start_of_a_field_ranks_before_lower_ids_holding_it_elsewhere(
     let order = ranked_ids(&shard, &page);
     assert_eq!(order, [2]);
 }
+
+/// A shard holding 1,600 documents over a few words, so that common terms hold enough
+/// documents for a commit to keep their postings (`search::term_postings`).
+fn common_words_shard(directory: &tempfile::TempDir) -> Shard {
+    const WORDS: [&str; 8] = [
+        "python", "pythons", "pithon", "tool", "tools", "toolkit", "library", "client",
+    ];
+    let documents: Vec<Value> = (0..1_600_usize)
+        .map(|id| {
+            let first = WORDS[id % WORDS.len()];
+            let second = WORDS[(id * 7 + 3) % WORDS.len()];
+            let third = WORDS[(id * 13 + 5) % WORDS.len()];
+            json!({
+                "id": id,
+                "title": format!("{first} {second} for {third}"),
+                "text": format!("{third} and {first}"),
+            })
+        })
+        .collect();
+    shard_with(directory, RankingRule::defaults(), None, &documents)
+}
+
+/// Postings kept by the searches of a commit give its later searches, with candidates or
+/// without, the hits and scores the same search gets as the first one of a fresh commit.
+#[test]
+fn kept_term_postings_give_the_hits_of_a_fresh_commit() {
+    let candidates: roaring::RoaringBitmap = (0..1_600_u32).filter(|id| id % 3 == 0).collect();
+    let searches: Vec<SearchQuery> = [
+        "python tool",
+        "pythn tools for",
+        "library client",
+        "for too",
+    ]
+    .into_iter()
+    .flat_map(|q| {
+        let mut filtered = query(q);
+        filtered.limit = 20;
+        filtered.candidates = Some(candidates.clone());
+        let mut whole = query(q);
+        whole.limit = 20;
+        [whole, filtered]
+    })
+    .collect();
+    let total = |shard: &Shard, search: &SearchQuery| {
+        let snapshot = shard.read().expect("read succeeds");
+        snapshot.search(search).expect("search succeeds").total
+    };
+    let fresh: Vec<(Vec<(i64, f64)>, u64)> = searches
+        .iter()
+        .map(|search| {
+            let directory = tempfile::tempdir().unwrap();
+            let shard = common_words_shard(&directory);
+            (ranked(&shard, search), total(&shard, search))
+        })
+        .collect();
+    let directory = tempfile::tempdir().unwrap();
+    let reused = common_words_shard(&directory);
+    for _ in 0..2 {
+        for (search, (expected, expected_total)) in searches.iter().zip(&fresh) {
+            assert!(!expected.is_empty(), "{:?}", search.q);
+            assert_ranked(&ranked(&reused, search), expected);
+            assert_eq!(total(&reused, search), *expected_total, "{:?}", search.q);
+        }
+    }
+}

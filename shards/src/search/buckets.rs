@@ -105,7 +105,7 @@ impl WordsLevels {
     /// The levels of `term_documents` (per term, the documents it matches) as terms are
     /// removed in `removal_order`: each level is the next level's documents intersected with
     /// the terms the next step removes, computed from the last (fewest terms kept) backwards.
-    pub fn new(term_documents: &[RoaringBitmap], removal_order: &[Vec<usize>]) -> WordsLevels {
+    pub fn new(term_documents: &[&RoaringBitmap], removal_order: &[Vec<usize>]) -> WordsLevels {
         let mut kept_per_level: Vec<Vec<usize>> = Vec::with_capacity(removal_order.len() + 1);
         let mut removed: Vec<usize> = Vec::new();
         for step in 0..=removal_order.len() {
@@ -129,7 +129,7 @@ impl WordsLevels {
             let added = kept
                 .iter()
                 .filter(|term| !later_kept.contains(term))
-                .map(|&term| &term_documents[term]);
+                .map(|&term| term_documents[term]);
             let level = intersection_of(levels.last().into_iter().chain(added));
             levels.push(level);
             later_kept = kept;
@@ -236,7 +236,8 @@ mod tests {
                 next = start;
             }
             let expected = buckets_by_definition(&term_documents, &removal_order);
-            let levels = WordsLevels::new(&term_documents, &removal_order);
+            let borrowed: Vec<&RoaringBitmap> = term_documents.iter().collect();
+            let levels = WordsLevels::new(&borrowed, &removal_order);
             assert_eq!(levels.count(), expected.len());
             let buckets: Vec<RoaringBitmap> = (0..levels.count())
                 .map(|level| levels.bucket(level))

@@ -10,6 +10,7 @@
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use charabia::Language;
 use roaring::RoaringBitmap;
@@ -18,7 +19,6 @@ use crate::analysis::{Analyzer, RankingRule};
 use crate::error::ShardResult;
 use crate::shard::{ShardSnapshot, SortRule};
 
-use super::bitmap_union::union_of;
 use super::buckets::{Universe, WordsLevels, alternatives_documents};
 use super::details::{
     DetailSources, FieldLengthsReader, details, is_sort, sort_detail, sort_tables,
@@ -36,6 +36,7 @@ use super::score::{ScoreDetail, compare_details, global_score};
 use super::sort_values::sorted_documents;
 use super::split_words::add_split_alternatives;
 use super::steps::{Step, steps};
+use super::term_postings::TermPostings;
 use super::terms::{ResolvedTerm, resolve_terms, typo_floors};
 
 /// One hit of a shard.
@@ -261,14 +262,9 @@ fn bucketed_search(search: &TermSearch<'_>) -> ShardResult<Found> {
     };
     let mut alternatives = Vec::with_capacity(search.resolved.len());
     for term in search.resolved {
-        alternatives.push(alternatives_documents(
-            read,
-            snapshot.prefix_unions(),
-            whole,
-            term,
-        )?);
+        alternatives.push(term_postings(snapshot, whole, term)?);
     }
-    let documents: Vec<RoaringBitmap> = alternatives.iter().map(|found| union_of(found)).collect();
+    let documents: Vec<&RoaringBitmap> = alternatives.iter().map(|found| &found.union).collect();
     let levels = WordsLevels::new(&documents, &search.context.removal_order);
     let matching = levels.matching();
     let total = matching.len();
@@ -303,12 +299,39 @@ fn bucketed_search(search: &TermSearch<'_>) -> ShardResult<Found> {
     })
 }
 
+/// Where `term` occurs in `universe`: kept in the commit's memo when the universe is every
+/// document (see [`super::term_postings`]); otherwise the kept postings restricted to the
+/// universe, or, when none are kept, read inside the universe for this search alone.
+fn term_postings(
+    snapshot: &ShardSnapshot,
+    universe: Universe<'_>,
+    term: &ResolvedTerm,
+) -> ShardResult<Arc<TermPostings>> {
+    let read = || -> ShardResult<TermPostings> {
+        let alternatives = alternatives_documents(
+            snapshot.read_transaction(),
+            snapshot.prefix_unions(),
+            universe,
+            term,
+        )?;
+        Ok(TermPostings::new(alternatives))
+    };
+    let memo = snapshot.term_postings();
+    if universe.is_everything {
+        return memo.postings(term, read);
+    }
+    match memo.known(term) {
+        Some(known) => Ok(Arc::new(known.within(universe.documents))),
+        None => read().map(Arc::new),
+    }
+}
+
 /// The first `needed` documents, taken level by level of the words rule (fewest terms
 /// dropped first), each level's bucket refined by the next steps (see [`Refiner`]).
 fn select_by_levels(
     search: &TermSearch<'_>,
     levels: &WordsLevels,
-    alternatives: &[Vec<RoaringBitmap>],
+    alternatives: &[Arc<TermPostings>],
     needed: u64,
 ) -> ShardResult<Selection> {
     let mut selected = Selection::default();

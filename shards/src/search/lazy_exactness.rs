@@ -70,7 +70,10 @@ impl Refiner<'_> {
             .terms
             .iter()
             .map(|&term| {
-                let documents = self.alternatives.get(term).map(Vec::as_slice);
+                let documents = self
+                    .alternatives
+                    .get(term)
+                    .map(|postings| postings.alternatives.as_slice());
                 self.resolved[term]
                     .alternatives
                     .iter()

@@ -95,6 +95,7 @@ mod score;
 mod sort_values;
 pub(crate) mod split_words;
 mod steps;
+pub(crate) mod term_postings;
 pub mod terms;
 pub mod touched_postings;
 pub mod vector;

@@ -8,6 +8,7 @@
 //! document matches a term exactly when it has at least one occurrence of it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
@@ -23,6 +24,7 @@ use crate::index::trees::{WORD_DOCUMENTS_TREE, WORD_POSITIONS_TREE};
 
 use super::phrase_filter::phrase_candidates;
 use super::prefix_words::PrefixWords;
+use super::term_postings::TermPostings;
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
 use super::word_positions::{WordPositions, scan_word};
@@ -141,7 +143,7 @@ pub fn collect_known_occurrences(
     prefix_words: &PrefixWords,
     universe: &RoaringBitmap,
     terms: &[ResolvedTerm],
-    known: &[Vec<RoaringBitmap>],
+    known: &[Arc<TermPostings>],
     fields: &SearchedFields,
 ) -> ShardResult<DocumentOccurrences> {
     collect_within(read, prefix_words, universe, terms, Some(known), fields)
@@ -152,7 +154,7 @@ fn collect_within(
     prefix_words: &PrefixWords,
     universe: &RoaringBitmap,
     terms: &[ResolvedTerm],
-    known: Option<&[Vec<RoaringBitmap>]>,
+    known: Option<&[Arc<TermPostings>]>,
     fields: &SearchedFields,
 ) -> ShardResult<DocumentOccurrences> {
     // Every occurrence of every term, tagged with its document and term, in the order the
@@ -164,7 +166,7 @@ fn collect_within(
         for (alternative, found) in term.alternatives.iter().enumerate() {
             let holding = known
                 .and_then(|known| known.get(index))
-                .and_then(|known| known.get(alternative));
+                .and_then(|known| known.alternatives.get(alternative));
             let narrowed;
             let universe = match holding {
                 Some(holding) => {

@@ -22,6 +22,7 @@
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use roaring::RoaringBitmap;
@@ -41,6 +42,7 @@ use super::rule_bitmaps::BucketCosts;
 use super::score::{ScoreDetail, compare_details};
 use super::sort_values::sort_groups;
 use super::steps::Step;
+use super::term_postings::TermPostings;
 use super::terms::ResolvedTerm;
 
 /// Everything the refinement of one words bucket reads.
@@ -54,7 +56,7 @@ pub struct Refiner<'a> {
     /// The terms every document of the bucket keeps.
     pub kept: &'a Kept,
     /// Per term, per alternative, the documents where it occurs.
-    pub alternatives: &'a [Vec<RoaringBitmap>],
+    pub alternatives: &'a [Arc<TermPostings>],
     /// Occurrences already read, shared by the per-document steps.
     pub occurrences: OccurrenceCache,
     /// [`exact_terms`] of `resolved`, made when exactness first reads a bucket.
@@ -132,7 +134,7 @@ impl OccurrenceCache {
         prefix_words: &PrefixWords,
         bucket: &RoaringBitmap,
         terms: &[ResolvedTerm],
-        known: Option<&[Vec<RoaringBitmap>]>,
+        known: Option<&[Arc<TermPostings>]>,
         fields: &SearchedFields,
     ) -> ShardResult<()> {
         let missing = bucket - &*self.documents.borrow();

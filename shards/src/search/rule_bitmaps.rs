@@ -42,6 +42,7 @@ use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 use super::bitmap_union::union_of_owned;
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, word_position_cost};
+use super::term_postings::TermPostings;
 use super::terms::{Alternative, ResolvedTerm};
 use super::word_pairs::WordPairs;
 
@@ -78,7 +79,7 @@ impl<'a> BucketCosts<'a> {
         context: &'a RankingContext<'a>,
         resolved: &'a [ResolvedTerm],
         kept: &'a Kept,
-        alternatives: &[Vec<RoaringBitmap>],
+        alternatives: &[Arc<TermPostings>],
         bucket: &RoaringBitmap,
     ) -> ShardResult<BucketCosts<'a>> {
         let mut typos = Vec::with_capacity(kept.terms.len());
@@ -86,7 +87,7 @@ impl<'a> BucketCosts<'a> {
         for &term in &kept.terms {
             let documents = alternatives
                 .get(term)
-                .map(Vec::as_slice)
+                .map(|postings| postings.alternatives.as_slice())
                 .unwrap_or_default();
             let in_bucket: Vec<RoaringBitmap> = documents
                 .iter()

@@ -48,6 +48,7 @@ use crate::search::prefix_carry::{CARRY_TIME_MAX, carry_prefix_unions, carry_pre
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
 use crate::search::split_words::SplitMemo;
+use crate::search::term_postings::TermPostingsMemo;
 use crate::search::terms::{Synonyms, normalized_synonyms};
 use crate::search::touched_postings::TouchedPostings;
 
@@ -72,6 +73,7 @@ struct Shared {
     derivations: Arc<DerivationMemo>,
     prefix_unions: PrefixUnions,
     prefix_words: PrefixWords,
+    term_postings: TermPostingsMemo,
     range_unions: RangeUnions,
     facet_columns: FacetColumns,
     facet_forms: FacetForms,
@@ -88,6 +90,7 @@ impl Shared {
             derivations: Arc::default(),
             prefix_unions: PrefixUnions::default(),
             prefix_words: PrefixWords::default(),
+            term_postings: TermPostingsMemo::default(),
             range_unions: RangeUnions::default(),
             facet_columns: FacetColumns::default(),
             facet_forms: FacetForms::default(),
@@ -248,6 +251,11 @@ impl CommitView {
     /// The words of the prefixes read on this commit.
     pub fn prefix_words(&self) -> &PrefixWords {
         &self.shared.prefix_words
+    }
+
+    /// The postings of the query terms read on this commit, over every document.
+    pub(crate) fn term_postings(&self) -> &TermPostingsMemo {
+        &self.shared.term_postings
     }
 
     /// The unions over facet value ranges computed on this commit.

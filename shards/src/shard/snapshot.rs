@@ -47,6 +47,7 @@ use crate::search::facet_forms::FacetForms;
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
 use crate::search::split_words::SplitMemo;
+use crate::search::term_postings::TermPostingsMemo;
 use crate::search::terms::Synonyms;
 use crate::vectors::{GraphSet, VectorSettings};
 
@@ -202,6 +203,11 @@ impl ShardSnapshot {
     /// The words of the prefixes read on this commit.
     pub(crate) fn prefix_words(&self) -> &PrefixWords {
         self.view.prefix_words()
+    }
+
+    /// The postings of the query terms read on this commit, over every document.
+    pub(crate) fn term_postings(&self) -> &TermPostingsMemo {
+        self.view.term_postings()
     }
 
     /// The facet search forms of facet values made on this commit.
