@@ -91,7 +91,7 @@ pub fn carry_prefix_words(
 /// Carries the entries of `earlier` worth carrying into `into`, until `deadline`: each is the
 /// value `carry` answers with its weight, or the earlier value itself when `carry` answers
 /// `None` (shared, not copied).
-fn carry_entries<K: Hash + Eq + Clone, V>(
+pub(super) fn carry_entries<K: Hash + Eq + Clone, V>(
     earlier: &CommitMemo<K, V>,
     into: &CommitMemo<K, V>,
     deadline: Instant,
@@ -241,7 +241,7 @@ fn merged_in_order<T>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::{Map, Value, json};
 
     use super::*;
@@ -254,9 +254,9 @@ mod tests {
     use crate::test_random::Random;
 
     /// Documents the shard starts with: enough for a frequent word (`abundant`).
-    const DOCUMENTS: u32 = 5_000;
+    pub(crate) const DOCUMENTS: u32 = 5_000;
     /// Batches carried over, one after the other.
-    const BATCHES: u64 = 6;
+    pub(crate) const BATCHES: u64 = 6;
     /// Operations per batch.
     const OPERATIONS: u32 = 300;
     /// The prefixes whose entries are carried: short and long, many words and few, none.
@@ -279,7 +279,7 @@ mod tests {
     }
 
     /// A document of two text fields, long enough for several position buckets.
-    fn document(random: &mut Random, id: u32) -> Operation {
+    pub(crate) fn document(random: &mut Random, id: u32) -> Operation {
         let mut document = Map::new();
         document.insert("id".into(), json!(id));
         for field in ["title", "body"] {
@@ -372,7 +372,7 @@ mod tests {
     }
 
     /// One batch of random replacements (some of an id twice), deletions and additions.
-    fn random_batch(random: &mut Random, next_id: &mut u32) -> Vec<Operation> {
+    pub(crate) fn random_batch(random: &mut Random, next_id: &mut u32) -> Vec<Operation> {
         (0..OPERATIONS)
             .map(|_| match random.below(10) {
                 0..=1 => Operation::Delete {

@@ -16,17 +16,30 @@
 //! alternatives its key names in their order; only terms that cost at least
 //! [`CACHED_DOCUMENTS_MIN`] documents or [`CACHED_ALTERNATIVES_MIN`] alternatives to read are
 //! kept (cheaper ones are read again); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the
-//! memo starts over when the next entry would pass it). Nothing is carried to the next
-//! commit: after a batch a term's first search reads it again.
+//! memo starts over when the next entry would pass it).
+//!
+//! A batch's commit carries the entries searches asked for lately (the rules of
+//! [`super::prefix_carry`]), on the indexing thread before the commit is served: an
+//! alternative none of whose words the batch touched keeps its documents (a touched document
+//! had each of its earlier words touched, and holds only touched words afterwards); the
+//! others are their earlier documents without the touched documents, with the touched
+//! documents where they occur now. A carried entry equals the entry read afresh from the new
+//! commit (the unit tests compare them after random batches).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use roaring::RoaringBitmap;
+use storage_engine::ReadTransaction;
 
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
+use crate::shard::word_touches::TouchedWords;
 
-use super::terms::ResolvedTerm;
+use super::buckets::{Universe, alternative_documents};
+use super::prefix_carry::carry_entries;
+use super::prefix_unions::PrefixUnions;
+use super::terms::{Alternative, ResolvedTerm};
 
 /// Fewest documents, summed over a term's alternatives, that make its postings worth keeping.
 pub const CACHED_DOCUMENTS_MIN: u64 = 1_024;
@@ -35,12 +48,50 @@ pub const CACHED_ALTERNATIVES_MIN: usize = 8;
 /// Most bytes of bitmaps (serialized size) one commit's memo holds.
 pub const CACHED_BYTES_MAX: usize = 32 << 20;
 
-/// Separates two words of one alternative in a key.
-const WORD_SEPARATOR: char = '\u{1f}';
-/// Separates two alternatives in a key.
-const ALTERNATIVE_SEPARATOR: char = '\u{1e}';
-/// Stands for a stop-word hole of a phrase in a key.
-const HOLE: char = '\u{0}';
+/// What decides where one alternative of a term occurs: its words (`None`: a phrase's
+/// stop-word hole) and whether its one word is a prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AlternativeKey {
+    words: Vec<Option<String>>,
+    prefix: bool,
+}
+
+/// The key of a term's postings: its alternatives' keys, in the term's order.
+pub type TermKey = Vec<AlternativeKey>;
+
+impl AlternativeKey {
+    fn of(alternative: &Alternative) -> AlternativeKey {
+        AlternativeKey {
+            words: alternative.words.clone(),
+            prefix: alternative.prefix,
+        }
+    }
+
+    /// Whether the batch `touched` describes may have changed where the alternative occurs:
+    /// it touched one of its words (for a prefix, a word the prefix starts).
+    fn is_touched(&self, touched: &TouchedWords) -> bool {
+        match self.words.as_slice() {
+            [Some(word)] if self.prefix => touched.touches_prefix(word),
+            words => words
+                .iter()
+                .flatten()
+                .any(|word| touched.contains(word.as_bytes())),
+        }
+    }
+
+    /// The alternative this key stands for, as [`alternative_documents`] reads it (its words
+    /// and prefix flag; the rest does not change where it occurs).
+    fn alternative(&self) -> Alternative {
+        Alternative {
+            words: self.words.clone(),
+            typos: 0,
+            exact: false,
+            shared: false,
+            prefix: self.prefix,
+            window_offset: 0,
+        }
+    }
+}
 
 /// Where one query term occurs.
 #[derive(Debug, Default, PartialEq)]
@@ -96,7 +147,7 @@ impl TermPostings {
 
 /// One commit's term postings, over every document of the commit.
 pub struct TermPostingsMemo {
-    memo: CommitMemo<String, TermPostings>,
+    memo: CommitMemo<TermKey, TermPostings>,
 }
 
 impl Default for TermPostingsMemo {
@@ -108,6 +159,11 @@ impl Default for TermPostingsMemo {
 }
 
 impl TermPostingsMemo {
+    /// Whether no entry is kept (nothing to carry to the next commit).
+    pub fn is_empty(&self) -> bool {
+        self.memo.is_empty()
+    }
+
     /// The postings of `term` over every document, if a search of this commit kept them.
     pub fn known(&self, term: &ResolvedTerm) -> Option<Arc<TermPostings>> {
         self.memo.get(&key(term))
@@ -132,31 +188,75 @@ impl TermPostingsMemo {
     }
 }
 
-/// The key of `term`'s postings: what decides where each alternative occurs (its words and
-/// whether it is a prefix), alternative after alternative.
-fn key(term: &ResolvedTerm) -> String {
-    let mut key = String::new();
-    for alternative in &term.alternatives {
-        key.push(if alternative.prefix { '*' } else { '=' });
-        for (index, word) in alternative.words.iter().enumerate() {
-            if index > 0 {
-                key.push(WORD_SEPARATOR);
-            }
-            match word {
-                Some(word) => key.push_str(word),
-                None => key.push(HOLE),
-            }
-        }
-        key.push(ALTERNATIVE_SEPARATOR);
+/// The key of `term`'s postings.
+fn key(term: &ResolvedTerm) -> TermKey {
+    term.alternatives.iter().map(AlternativeKey::of).collect()
+}
+
+/// Carries the entries of `earlier` (the memo of the commit before a batch) into `into` (the
+/// batch's commit's) over the batch `touched` describes, reading the new commit through `read`
+/// and its prefix unions `prefixes`, until `deadline`.
+pub fn carry_term_postings(
+    earlier: &TermPostingsMemo,
+    into: &TermPostingsMemo,
+    read: &ReadTransaction,
+    prefixes: &PrefixUnions,
+    touched: &TouchedWords,
+    deadline: Instant,
+) -> ShardResult<()> {
+    carry_entries(&earlier.memo, &into.memo, deadline, |key, postings| {
+        carried_postings(key, postings, read, prefixes, touched)
+    })
+}
+
+/// `earlier` (the postings of `key` before the batch) on the new commit, or `None` when the
+/// batch changed none of its alternatives (the entry is then shared as it is).
+fn carried_postings(
+    key: &TermKey,
+    earlier: &TermPostings,
+    read: &ReadTransaction,
+    prefixes: &PrefixUnions,
+    touched: &TouchedWords,
+) -> ShardResult<Option<(TermPostings, usize)>> {
+    debug_assert_eq!(
+        key.len(),
+        earlier.alternatives.len(),
+        "one bitmap per alternative"
+    );
+    if !key
+        .iter()
+        .any(|alternative| alternative.is_touched(touched))
+    {
+        return Ok(None);
     }
-    key
+    let documents = touched.documents();
+    let universe = Universe {
+        documents,
+        is_everything: false,
+    };
+    let mut alternatives = Vec::with_capacity(key.len());
+    for (alternative, held) in key.iter().zip(&earlier.alternatives) {
+        if alternative.is_touched(touched) {
+            let mut carried = held - documents;
+            carried |= alternative_documents(read, prefixes, universe, &alternative.alternative())?;
+            alternatives.push(carried);
+        } else {
+            alternatives.push(held.clone());
+        }
+    }
+    let carried = TermPostings::new(alternatives);
+    let bytes = carried.bytes();
+    Ok(Some((carried, bytes)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::prefix_carry::tests::{BATCHES, DOCUMENTS, document, random_batch};
     use crate::search::query::{QueryTerm, TermKind};
-    use crate::search::terms::Alternative;
+    use crate::shard::ShardSnapshot;
+    use crate::test_database::scratch_shard;
+    use crate::test_random::Random;
     use std::cell::Cell;
 
     fn alternative(words: &[Option<&str>], prefix: bool) -> Alternative {
@@ -247,29 +347,110 @@ mod tests {
     }
 
     #[test]
-    fn keys_tell_apart_what_decides_the_postings() {
-        let keys = [
-            key(&term(vec![alternative(&[Some("for")], false)])),
-            key(&term(vec![alternative(&[Some("for")], true)])),
-            key(&term(vec![
-                alternative(&[Some("for")], false),
-                alternative(&[Some("form")], false),
-            ])),
-            key(&term(vec![alternative(&[Some("for"), Some("m")], false)])),
-            key(&term(vec![alternative(&[Some("form")], false)])),
-            key(&term(vec![alternative(
-                &[Some("for"), None, Some("m")],
-                false,
-            )])),
-            key(&term(vec![
-                alternative(&[Some("form")], false),
-                alternative(&[Some("for")], false),
-            ])),
+    fn a_key_names_each_alternative_words_and_prefix_in_order() {
+        let searched = term(vec![
+            alternative(&[Some("for")], true),
+            alternative(&[Some("for"), None, Some("m")], false),
+        ]);
+        assert_eq!(
+            key(&searched),
+            vec![
+                AlternativeKey {
+                    words: vec![Some("for".to_owned())],
+                    prefix: true,
+                },
+                AlternativeKey {
+                    words: vec![Some("for".to_owned()), None, Some("m".to_owned())],
+                    prefix: false,
+                },
+            ]
+        );
+    }
+
+    /// The terms whose postings are carried: a frequent word, eight rare ones, a prefix and
+    /// its word, and a word pair and a phrase among single words.
+    fn carried_terms() -> Vec<ResolvedTerm> {
+        let words = |words: &[&str]| -> Vec<Alternative> {
+            words
+                .iter()
+                .map(|word| alternative(&[Some(word)], false))
+                .collect()
+        };
+        let mut pairs = vec![
+            alternative(&[Some("abundant"), Some("q1")], false),
+            alternative(&[Some("abundant"), Some("q2"), Some("abundant")], false),
         ];
-        for (index, one) in keys.iter().enumerate() {
-            for other in &keys[index + 1..] {
-                assert_ne!(one, other);
-            }
+        pairs.extend(words(&["b1", "b2", "b3", "b4", "b5", "b6"]));
+        vec![
+            term(words(&["abundant"])),
+            term(words(&["q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7"])),
+            term(vec![
+                alternative(&[Some("abc")], false),
+                alternative(&[Some("abc")], true),
+            ]),
+            term(pairs),
+        ]
+    }
+
+    /// The postings of `term` read afresh from `snapshot`'s commit.
+    fn fresh(snapshot: &ShardSnapshot, term: &ResolvedTerm) -> TermPostings {
+        let universe = Universe {
+            documents: snapshot.document_ids(),
+            is_everything: true,
+        };
+        let alternatives = crate::search::buckets::alternatives_documents(
+            snapshot.read_transaction(),
+            snapshot.prefix_unions(),
+            universe,
+            term,
+        )
+        .expect("the postings read");
+        TermPostings::new(alternatives)
+    }
+
+    #[test]
+    fn carried_postings_equal_the_postings_read_afresh_after_random_batches() {
+        let mut random = Random(0x7E2A_CA22);
+        let (_directory, shard) = scratch_shard();
+        let operations = (0..DOCUMENTS).map(|id| document(&mut random, id)).collect();
+        shard.apply(1, operations).expect("the documents apply");
+        let terms = carried_terms();
+        let snapshot = shard.read().expect("a snapshot");
+        for term in &terms {
+            snapshot
+                .term_postings()
+                .postings(term, || Ok(fresh(&snapshot, term)))
+                .expect("the postings are read");
+            assert!(snapshot.term_postings().known(term).is_some(), "kept");
         }
+        drop(snapshot);
+        let mut next_id = DOCUMENTS;
+        let mut before: Vec<RoaringBitmap> = Vec::new();
+        let mut changed = 0;
+        for batch in 2..2 + BATCHES {
+            let mut prepared = shard.prepare(batch).expect("the batch opens");
+            prepared
+                .apply_chunk(random_batch(&mut random, &mut next_id))
+                .expect("the chunk applies");
+            let mut unions = Vec::new();
+            let warm = |snapshot: &ShardSnapshot| {
+                for term in &terms {
+                    let carried = snapshot
+                        .term_postings()
+                        .known(term)
+                        .unwrap_or_else(|| panic!("batch {batch}: {term:?} carried"));
+                    assert_eq!(*carried, fresh(snapshot, term), "batch {batch}: {term:?}");
+                    unions.push(carried.union.clone());
+                }
+            };
+            shard
+                .commit_warmed(prepared, Some(warm))
+                .expect("the batch commits");
+            if unions != before {
+                changed += 1;
+            }
+            before = unions;
+        }
+        assert!(changed >= 3, "the batches change the postings ({changed})");
     }
 }

@@ -48,7 +48,7 @@ use crate::search::prefix_carry::{CARRY_TIME_MAX, carry_prefix_unions, carry_pre
 use crate::search::prefix_unions::PrefixUnions;
 use crate::search::prefix_words::PrefixWords;
 use crate::search::split_words::SplitMemo;
-use crate::search::term_postings::TermPostingsMemo;
+use crate::search::term_postings::{TermPostingsMemo, carry_term_postings};
 use crate::search::terms::{Synonyms, normalized_synonyms};
 use crate::search::touched_postings::TouchedPostings;
 
@@ -199,7 +199,7 @@ impl CommitView {
         }
     }
 
-    /// Carries the prefix unions and prefix words that searches asked for on `earlier` (the
+    /// Carries the prefix unions, prefix words and term postings that searches asked for on `earlier` (the
     /// view of the commit just before, read by `read`) over the batch `touched` describes, on
     /// the same rules as [`CommitView::inherit_derivations`]; an entry the carry could not
     /// bring up to date (a read that failed, the time limit) is left to the first search that
@@ -236,11 +236,23 @@ impl CommitView {
             deadline,
         )
         .ok();
+        carry_term_postings(
+            &earlier.term_postings,
+            &into.term_postings,
+            read,
+            &into.prefix_unions,
+            touched,
+            deadline,
+        )
+        .ok();
     }
 
-    /// Whether this commit keeps prefix entries a batch's commit could carry.
+    /// Whether this commit keeps prefix entries or term postings a batch's commit could
+    /// carry.
     pub fn has_prefix_entries(&self) -> bool {
-        !self.shared.prefix_unions.is_empty() || !self.shared.prefix_words.is_empty()
+        !self.shared.prefix_unions.is_empty()
+            || !self.shared.prefix_words.is_empty()
+            || !self.shared.term_postings.is_empty()
     }
 
     /// The unions over prefix expansions computed on this commit.
