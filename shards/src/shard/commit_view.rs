@@ -199,11 +199,11 @@ impl CommitView {
         }
     }
 
-    /// Carries the prefix unions, prefix words and term postings that searches asked for on `earlier` (the
-    /// view of the commit just before, read by `read`) over the batch `touched` describes, on
-    /// the same rules as [`CommitView::inherit_derivations`]; an entry the carry could not
-    /// bring up to date (a read that failed, the time limit) is left to the first search that
-    /// needs it.
+    /// Carries the prefix unions, prefix words and term postings that searches asked for on
+    /// `earlier` (the view of the commit just before, read by `read`) over the batch `touched`
+    /// describes, on the same rules as [`CommitView::inherit_derivations`]; an entry the carry
+    /// could not bring up to date (a read that failed, the time limit) is left to the first
+    /// search that needs it.
     pub fn inherit_prefixes(
         &self,
         earlier: &CommitView,
