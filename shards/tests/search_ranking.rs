@@ -1062,12 +1062,12 @@ fn kept_term_postings_give_the_hits_of_a_fresh_commit() {
     let fresh: Vec<(Vec<(i64, f64)>, u64)> = searches
         .iter()
         .map(|search| {
-            let directory = tempfile::tempdir().unwrap();
+            let directory = tempfile::tempdir().expect("a temporary directory");
             let shard = common_words_shard(&directory);
             (ranked(&shard, search), total(&shard, search))
         })
         .collect();
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("a temporary directory");
     let reused = common_words_shard(&directory);
     for _ in 0..2 {
         for (search, (expected, expected_total)) in searches.iter().zip(&fresh) {

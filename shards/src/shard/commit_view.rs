@@ -204,7 +204,7 @@ impl CommitView {
     /// describes, on the same rules as [`CommitView::inherit_derivations`]; an entry the carry
     /// could not bring up to date (a read that failed, the time limit) is left to the first
     /// search that needs it.
-    pub fn inherit_prefixes(
+    pub fn inherit_search_entries(
         &self,
         earlier: &CommitView,
         read: &ReadTransaction,
@@ -249,7 +249,7 @@ impl CommitView {
 
     /// Whether this commit keeps prefix entries or term postings a batch's commit could
     /// carry.
-    pub fn has_prefix_entries(&self) -> bool {
+    pub fn has_entries_to_carry(&self) -> bool {
         !self.shared.prefix_unions.is_empty()
             || !self.shared.prefix_words.is_empty()
             || !self.shared.term_postings.is_empty()
@@ -440,11 +440,12 @@ impl CommitViews {
             .map(|(read, view)| (read.clone(), Arc::clone(view)))
     }
 
-    /// Whether the newest view keeps prefix entries a batch's commit could carry.
-    pub fn newest_has_prefix_entries(&self) -> bool {
+    /// Whether the newest view keeps prefix entries or term postings a batch's commit could
+    /// carry.
+    pub fn newest_has_entries_to_carry(&self) -> bool {
         self.lock()
             .as_ref()
-            .is_some_and(|view| view.has_prefix_entries())
+            .is_some_and(|view| view.has_entries_to_carry())
     }
 
     /// A new view of `read`'s commit, not shared with readers until published.

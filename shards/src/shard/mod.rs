@@ -150,9 +150,9 @@ impl Shard {
             &self.graphs,
             &self.membership,
         )?;
-        // What the batch touches is recorded only for a commit with prefix entries to carry
-        // (an import nobody searches records nothing).
-        if !self.views.newest_has_prefix_entries() {
+        // What the batch touches is recorded only for a commit with prefix entries or term
+        // postings to carry (an import nobody searches records nothing).
+        if !self.views.newest_has_entries_to_carry() {
             batch.skip_touches();
         }
         Ok(batch)
@@ -222,10 +222,11 @@ impl Shard {
                 }
             }
             // And the words searches derived there are carried over the batch's words, the
-            // prefix unions and words they read over the batch's touched words.
+            // prefix unions and words and the term postings they read over the batch's
+            // touched words.
             view.inherit_derivations(before.view(), || words.delta().ok().flatten());
             if let Some(touched) = words.touched() {
-                view.inherit_prefixes(before.view(), &read, touched);
+                view.inherit_search_entries(before.view(), &read, touched);
             }
         }
         drop(before);
