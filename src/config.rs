@@ -42,6 +42,31 @@ pub const CORES_MAX: u64 = 4096;
 pub const IDLE_POLL_MICROS_DEFAULT: u64 = 50;
 /// The most `--idle-poll-micros` accepts.
 pub use crate::runtime::executors::IDLE_POLL_MICROS_MAX;
+/// The most cores of a server whose new indexes get one shard when `--shards-per-index` is
+/// not given (see [`default_shards_per_index`]).
+pub const SINGLE_SHARD_CORES_MAX: usize = 2;
+
+/// Shards of a new index when `--shards-per-index` is not given: one on a server of up to
+/// [`SINGLE_SHARD_CORES_MAX`] cores, one per core above.
+///
+/// Why: every shard a search reads costs it a fixed share of work whatever the shard's size
+/// (its terms' postings looked up and decoded per field and position bucket, its buckets
+/// ranked until it has its own `offset + limit` hits), and a search of an index of one shard
+/// runs on whichever core its connection is on (`crate::coordinator`), so one shard keeps
+/// every core searching without that cost. Measured on two cores with 520k PyPI documents
+/// (`tuning/results/single-shard-2026-11-27.md`): one shard against two, 0.72× the CPU per
+/// search, 1.34–1.42× the searches per second at 16 connections and as many at one
+/// connection; indexing 47.7k documents/s against 64.8k, still over 3× Meilisearch's. With
+/// more cores one shard's single indexing thread falls further behind, and that trade is not
+/// measured yet, so larger servers keep a shard per core.
+pub fn default_shards_per_index(cores: usize) -> usize {
+    if cores <= SINGLE_SHARD_CORES_MAX {
+        1
+    } else {
+        cores
+    }
+}
+
 /// The most shards `--shards-per-index` accepts.
 pub const SHARDS_PER_INDEX_MAX: u64 = 4096;
 /// The default S3 multipart part size (375 MiB).
@@ -304,7 +329,7 @@ pub struct Config {
     pub config_file_path: Option<PathBuf>,
     /// Executors, one pinned per core (`--cores`, default all available cores).
     pub cores: usize,
-    /// Shards of a new index (`--shards-per-index`, default `cores`).
+    /// Shards of a new index (`--shards-per-index`, default [`default_shards_per_index`]).
     pub shards_per_index: usize,
     /// How long a core out of work polls before it sleeps (`--idle-poll-micros`, default
     /// [`IDLE_POLL_MICROS_DEFAULT`]; see `runtime::executors::idle_poll`).
@@ -1095,7 +1120,8 @@ struct Cli {
     )]
     cores: u64,
 
-    /// Shards of each new index (default: the number of cores).
+    /// Shards of each new index (default: one on a server of up to two cores, else the
+    /// number of cores).
     #[arg(
         long,
         env = "CORESEARCH_SHARDS_PER_INDEX",
@@ -1370,7 +1396,7 @@ impl Config {
         let shards_per_index = cli
             .shards_per_index
             .and_then(|shards| usize::try_from(shards).ok())
-            .unwrap_or(cores);
+            .unwrap_or_else(|| default_shards_per_index(cores));
         let s3_snapshots = s3_snapshot_config(&cli, cwd);
         Config {
             db_path: resolve(cli.db_path),
@@ -1618,7 +1644,15 @@ mod tests {
         assert_eq!(config.config_file_path, None);
         assert!(!config.no_analytics && !config.ssl_require_auth && !config.ssl_tickets);
         assert_eq!(config.cores, available_cores());
-        assert_eq!(config.shards_per_index, config.cores);
+        assert_eq!(
+            config.shards_per_index,
+            default_shards_per_index(config.cores)
+        );
+        assert_eq!(
+            [1, 2, 3, 8].map(default_shards_per_index),
+            [1, 1, 3, 8],
+            "one shard up to two cores, one per core above"
+        );
         assert_eq!(
             config.idle_poll,
             std::time::Duration::from_micros(IDLE_POLL_MICROS_DEFAULT)

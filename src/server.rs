@@ -11,7 +11,7 @@ use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::coordinator::catalog::Catalog;
 use crate::coordinator::{Coordinator, Invocation};
-use crate::host::{ShardHost, ShardMemory};
+use crate::host::{ShardHost, ShardMemory, ShardRegistry};
 use crate::tasks::Task;
 use crate::tasks::autobatch::AutobatchLimits;
 use crate::tasks::control_side::ControlSide;
@@ -46,6 +46,8 @@ struct CoreSettings {
     data_directory: PathBuf,
     /// What one shard's batch may hold in memory: its changed pages and its pending changes.
     shard_memory: ShardMemory,
+    /// The open shards, shared by every core's host (see `crate::host::registry`).
+    shard_registry: Arc<ShardRegistry>,
     master_key: Option<String>,
     /// The key set as it was at start, which every core begins with.
     keys: Arc<KeySet>,
@@ -134,6 +136,15 @@ fn set_process_wide_options(config: &Config) {
     );
 }
 
+/// The experimental features the command line turns on for good.
+fn forced_features(config: &Config) -> ForcedFeatures {
+    ForcedFeatures {
+        metrics: config.experimental_enable_metrics,
+        logs_route: config.experimental_enable_logs_route,
+        contains_filter: config.experimental_contains_filter,
+    }
+}
+
 fn run_cores(
     config: &Config,
     data_directory: PathBuf,
@@ -165,15 +176,12 @@ fn run_cores(
         webhooks,
         network,
         shard_memory: shard_memory(config),
+        shard_registry: Arc::new(ShardRegistry::default()),
         master_key: config.master_key.clone(),
         keys,
         production: config.env == Environment::Production,
         replication_parameters: config.experimental_replication_parameters,
-        forced_features: ForcedFeatures {
-            metrics: config.experimental_enable_metrics,
-            logs_route: config.experimental_enable_logs_route,
-            contains_filter: config.experimental_contains_filter,
-        },
+        forced_features: forced_features(config),
         limits: HttpLimits {
             payload_bytes_max: config.http_payload_size_limit,
             ..HttpLimits::default()
@@ -364,6 +372,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         &settings.data_directory,
         &settings.catalog,
         settings.shard_memory,
+        settings.shard_registry.clone(),
         &control,
     )
     .await?;
@@ -489,6 +498,7 @@ async fn join_data_mesh(
     data_directory: &std::path::Path,
     catalog: &Arc<Catalog>,
     shard_memory: ShardMemory,
+    shard_registry: Arc<ShardRegistry>,
     control: &Rc<ControlPlane>,
 ) -> Result<(Rc<CoreMesh<Invocation, (), ()>>, Rc<Coordinator>), String> {
     let data_directory = data_directory.to_path_buf();
@@ -499,9 +509,16 @@ async fn join_data_mesh(
     let rules: crate::coordinator::RulesSource =
         Box::new(move || rules_control.dynamic_search_rules());
     CoreMesh::join(setup, move |mesh| {
+        let host = ShardHost::new(
+            data_directory.clone(),
+            shard_memory,
+            shard_registry,
+            mesh.core(),
+            mesh.cores(),
+        );
         Rc::new(Coordinator::new(
             mesh,
-            ShardHost::new(data_directory.clone(), shard_memory),
+            host,
             data_directory,
             catalog,
             network,

@@ -118,9 +118,12 @@ fn parse_labels(text: &str) -> BTreeMap<String, String> {
     labels
 }
 
+/// A server of two cores whose indexes have a shard on each core (one shard is the default
+/// on two cores), so the per-shard series are checked on both.
 fn start() -> Server {
     Server::start_with(Options {
         master_key: Some(MASTER_KEY.to_owned()),
+        extra_arguments: vec!["--shards-per-index".to_owned(), "2".to_owned()],
         ..Options::default()
     })
 }

@@ -954,3 +954,61 @@ async fn past_the_search_cutoff_hits_come_unranked_with_skipped_details() {
     assert_eq!(details["words"]["matchingWords"], 2, "{details:?}");
     assert!(!details.contains_key("skipped"), "{details:?}");
 }
+
+/// Searches `q` on `connection` (kept open, so it stays on the core it was balanced to):
+/// the status and the hits' ids.
+fn search_on(connection: &mut common::Connection, q: &str) -> (u16, Vec<u64>) {
+    let body = json!({ "q": q }).to_string();
+    connection
+        .send(json_request("POST", "/indexes/books/search", Some(MASTER_KEY), &body).as_bytes());
+    let response = connection.read_response().expect("read_response succeeds");
+    let ids = response.json()["hits"]
+        .as_array()
+        .map(|hits| hits.iter().filter_map(|hit| hit["id"].as_u64()).collect())
+        .unwrap_or_default();
+    (response.status, ids)
+}
+
+/// An index of one shard is read by the core each connection is on, not only its owner:
+/// two connections open at once are balanced onto both cores, and each sees the same hits,
+/// the newest commit after a write, and the index gone after its deletion.
+#[tokio::test]
+async fn a_single_shard_index_is_searched_on_every_core() {
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        extra_arguments: vec!["--shards-per-index".to_string(), "1".to_string()],
+        ..Options::default()
+    });
+    let added = server.send("POST", "/indexes/books/documents", Some(&json!(books())));
+    assert_eq!(
+        server.wait_task(added.json()["taskUid"].clone())["status"],
+        "succeeded"
+    );
+    let mut connections = [
+        server.connect().expect("connect succeeds"),
+        server.connect().expect("connect succeeds"),
+    ];
+    // Book 2 holds "lord" as its first word, book 1 as its second (`wordPosition`).
+    for connection in &mut connections {
+        assert_eq!(search_on(connection, "lord"), (200, vec![2, 1]));
+    }
+    let later = json!([{"id": 9, "title": "Lord Foul's Bane", "genre": "fantasy"}]);
+    let added = server.send("POST", "/indexes/books/documents", Some(&later));
+    assert_eq!(
+        server.wait_task(added.json()["taskUid"].clone())["status"],
+        "succeeded"
+    );
+    for connection in &mut connections {
+        let (status, mut ids) = search_on(connection, "lord");
+        ids.sort_unstable();
+        assert_eq!((status, ids), (200, vec![1, 2, 9]));
+    }
+    let deleted = server.send("DELETE", "/indexes/books", None);
+    assert_eq!(
+        server.wait_task(deleted.json()["taskUid"].clone())["status"],
+        "succeeded"
+    );
+    for connection in &mut connections {
+        assert_eq!(search_on(connection, "lord"), (404, Vec::new()));
+    }
+}

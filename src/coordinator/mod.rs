@@ -9,7 +9,9 @@
 //! - only the control core changes the catalog; it replicates every new version to every
 //!   core and waits until each applied it, before the batch that changed it is finished;
 //! - shard `s` of an index is served by core `s mod cores`: a request for it is a local call
-//!   on that core and a mesh request from any other;
+//!   on that core and a mesh request from any other — except a read of a snapshot
+//!   ([`ShardRequest::READS_SNAPSHOT`]) of an index of one shard, which runs on the core it
+//!   arrives at once the owner opened the shard (see [`Coordinator::ask_shard`]);
 //! - a request for this core never crosses the mesh;
 //! - [`Coordinator::writes_in_flight`] counts the write requests this core's shards have
 //!   received and not answered yet, whichever core sent them;
@@ -27,7 +29,7 @@ use shards::network_shards::NetworkShards;
 
 use crate::errors::{Code, ResponseError};
 use crate::host::protocol::ShardRequest;
-use crate::host::{ShardAddress, ShardHost};
+use crate::host::{ShardAddress, ShardHost, owner_core};
 use crate::network::Network;
 pub use crate::runtime::CoreRequest;
 use crate::runtime::latency::LatencyClass;
@@ -111,7 +113,8 @@ impl Coordinator {
         self.owner_of(shard) == self.core()
     }
 
-    /// Runs `request` on shard `address` of this core, counted while it runs when it writes.
+    /// Runs `request` on shard `address` on this core (its owner, or a reader of its
+    /// snapshot), counted while it runs when it writes.
     async fn run_on_own_shard<Request: ShardRequest>(
         &self,
         address: ShardAddress,
@@ -179,11 +182,22 @@ impl Coordinator {
             storage: set.storage.clone(),
             shard,
         };
-        let owner = self.owner_of(shard);
-        if owner == self.core() {
+        if self.runs_here::<Request>(set, &address) {
             return self.run_on_own_shard(address, request).await;
         }
-        self.ask(owner, OnShard { address, request }).await?
+        self.ask(self.owner_of(shard), OnShard { address, request })
+            .await?
+    }
+
+    /// Whether this core runs a request for the shard at `address` of `set` itself: it owns
+    /// the shard, or the request only reads a snapshot of an index of one shard that its
+    /// owner opened. With one shard a hop to the owner buys no parallelism: it costs a
+    /// message each way and puts every search of the index on one core, where reading here
+    /// spreads them over the cores the connections are balanced on. An index of several
+    /// shards keeps each search's shards on their owners, searched in parallel.
+    fn runs_here<Request: ShardRequest>(&self, set: &ShardSet, address: &ShardAddress) -> bool {
+        self.owner_of(address.shard) == self.core()
+            || (Request::READS_SNAPSHOT && set.shards == 1 && self.shards.can_read(address))
     }
 
     /// The core that owns shard `shard` of any index.
@@ -203,6 +217,9 @@ impl Coordinator {
         set: &ShardSet,
         mut request: impl FnMut(u32) -> Request,
     ) -> Vec<Result<Request::Answer, ResponseError>> {
+        if set.shards == 1 {
+            return vec![self.ask_shard(set, 0, request(0)).await];
+        }
         let order = dispatch_order(set.shards, self.cores(), self.core());
         let mut running = Vec::with_capacity(order.len());
         for shard in order {
@@ -315,12 +332,6 @@ impl MeshHandler<Invocation, (), ()> for Coordinator {
     fn class(&self, invocation: &Invocation) -> LatencyClass {
         invocation.class()
     }
-}
-
-/// The core that owns shard `shard` of any index, on a server of `cores` cores.
-fn owner_core(shard: u32, cores: usize) -> usize {
-    debug_assert!(cores > 0, "a server has at least one core");
-    shard as usize % cores.max(1)
 }
 
 /// The order in which core `core` starts the commands of shards `0..shards`: every other

@@ -114,6 +114,7 @@ impl ShardRequest for Commit {
         drop(snapshot);
         let shard = host.shard(&address)?;
         let searches = host
+            .registry
             .searches_to_replay(&address)
             .or_else(|| self.settled.then(Vec::new));
         crate::runtime::indexing_thread::run(move || {

@@ -29,7 +29,7 @@ impl ShardRequest for Remove {
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<(), ResponseError> {
         host.prepared.borrow_mut().remove(&address);
-        host.open.borrow_mut().remove(&address);
+        host.registry.remove(&address);
         let path = address.path(&host.data_directory);
         crate::runtime::blocking::run(move || {
             let vectors = shards::vectors::graphs::vector_directory(&path);

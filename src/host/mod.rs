@@ -4,7 +4,8 @@
 //! owner core of a shard, where this folder runs them.
 //!
 //! Each core opens the shard files it owns lazily, on the first command for them, and keeps
-//! them open. A batch is applied in two phases ([`batch`]): [`batch::Prepare`] opens the
+//! them open in the [`registry`] every core shares: a read that needs only a snapshot of a
+//! shard's last commit may run on any core once the owner opened the shard. A batch is applied in two phases ([`batch`]): [`batch::Prepare`] opens the
 //! batch's write transaction (with the internal ids the batch assigns), then each
 //! [`batch::Apply`] brings a bounded chunk of the batch's planned documents, resolved
 //! against the shard's stored ones on the core and applied inside that transaction on the
@@ -48,6 +49,7 @@ pub mod pinned;
 pub mod protocol;
 pub mod read_documents;
 pub mod reembed;
+pub mod registry;
 pub mod search;
 pub mod settings;
 pub mod snapshot;
@@ -64,6 +66,7 @@ use storage_engine::Options;
 
 use crate::errors::{Code, ResponseError, shard_error};
 pub use memory::ShardMemory;
+pub use registry::ShardRegistry;
 
 /// The folder of the data directory that holds one folder per index storage.
 pub const INDEXES_DIRECTORY: &str = "indexes";
@@ -90,15 +93,18 @@ impl ShardAddress {
     }
 }
 
-/// The shards of one core.
+/// The shards of one core: those it owns (opens, writes, removes) and, through the
+/// registry every core shares, those it may read.
 pub struct ShardHost {
     data_directory: PathBuf,
     /// What a shard's batch may hold in memory.
     memory: ShardMemory,
-    open: RefCell<HashMap<ShardAddress, Arc<Shard>>>,
+    /// Which core this is, of how many: shard `s` is owned by core `s mod cores`.
+    core: usize,
+    cores: usize,
+    /// The open shards of every core, and the searches each remembers ([`warming`]).
+    registry: Arc<ShardRegistry>,
     prepared: RefCell<HashMap<ShardAddress, Preparing>>,
-    /// Per shard, the searches a commit replays before readers see it ([`warming`]).
-    recent_searches: RefCell<HashMap<ShardAddress, warming::RecentSearches>>,
 }
 
 /// A batch being applied to one shard.
@@ -112,34 +118,34 @@ struct Preparing {
 }
 
 impl ShardHost {
-    pub fn new(data_directory: PathBuf, memory: ShardMemory) -> ShardHost {
+    /// The host of core `core` of `cores`, sharing `registry` with the other cores' hosts.
+    pub fn new(
+        data_directory: PathBuf,
+        memory: ShardMemory,
+        registry: Arc<ShardRegistry>,
+        core: usize,
+        cores: usize,
+    ) -> ShardHost {
+        debug_assert!(core < cores, "core {core} of a server of {cores} cores");
         ShardHost {
             data_directory,
             memory,
-            open: RefCell::new(HashMap::new()),
+            core,
+            cores,
+            registry,
             prepared: RefCell::new(HashMap::new()),
-            recent_searches: RefCell::new(HashMap::new()),
         }
     }
 
-    /// Remembers `request` as the shard's most recent search, for warming its next commit.
-    fn remember_search(&self, address: &ShardAddress, request: &search::ShardSearchRequest) {
-        self.recent_searches
-            .borrow_mut()
-            .entry(address.clone())
-            .or_default()
-            .remember(request);
+    /// Whether this core may read the shard at `address` without asking its owner: its
+    /// owner opened it.
+    pub fn can_read(&self, address: &ShardAddress) -> bool {
+        self.owns(address) || self.registry.is_open(address)
     }
 
-    /// The searches the shard's next commit replays (`None`: no search since the last one).
-    fn searches_to_replay(
-        &self,
-        address: &ShardAddress,
-    ) -> Option<Vec<search::ShardSearchRequest>> {
-        self.recent_searches
-            .borrow_mut()
-            .get_mut(address)
-            .and_then(warming::RecentSearches::take_replay)
+    /// Whether this core owns the shard at `address`.
+    fn owns(&self, address: &ShardAddress) -> bool {
+        owner_core(address.shard, self.cores) == self.core
     }
 
     /// The bound of a batch's pending changes, as the shard takes it.
@@ -152,10 +158,16 @@ impl ShardHost {
         self.shard(address)?.read().map_err(shard_error)
     }
 
-    /// The open shard at `address`, opened (created) on first use.
+    /// The open shard at `address`, opened (created) on first use by its owner; another
+    /// core only reads a shard its owner opened (see [`registry`]).
     fn shard(&self, address: &ShardAddress) -> Result<Arc<Shard>, ResponseError> {
-        if let Some(shard) = self.open.borrow().get(address) {
-            return Ok(shard.clone());
+        if let Some(shard) = self.registry.get(address) {
+            return Ok(shard);
+        }
+        if !self.owns(address) {
+            return Err(ResponseError::internal(
+                "the shard was closed while another core read it",
+            ));
         }
         let path = address.path(&self.data_directory);
         if let Some(parent) = path.parent() {
@@ -171,9 +183,7 @@ impl ShardHost {
             .prefetch_vectors(self.memory.prefetch_vectors)
             .map_err(shard_error)?;
         let shard = Arc::new(shard);
-        self.open
-            .borrow_mut()
-            .insert(address.clone(), shard.clone());
+        self.registry.insert(address.clone(), shard.clone());
         Ok(shard)
     }
 
@@ -193,6 +203,12 @@ impl ShardHost {
         let previous = self.prepared.borrow_mut().insert(address, preparing);
         debug_assert!(previous.is_none(), "two batches prepared on one shard");
     }
+}
+
+/// The core that owns shard `shard` of any index, on a server of `cores` cores.
+pub fn owner_core(shard: u32, cores: usize) -> usize {
+    debug_assert!(cores > 0, "a server has at least one core");
+    shard as usize % cores.max(1)
 }
 
 /// The internal ids `filter` selects in `snapshot`; an evaluation error (such as a bad geo

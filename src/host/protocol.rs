@@ -3,7 +3,9 @@
 //! type and its handler (the `impl` beside it).
 //!
 //! A [`ShardRequest`] runs on the core that owns the shard, with that core's [`ShardHost`];
-//! the coordinator carries it there (`crate::coordinator::Coordinator::ask_shard`). A
+//! the coordinator carries it there (`crate::coordinator::Coordinator::ask_shard`), except a
+//! request that only reads a snapshot ([`ShardRequest::READS_SNAPSHOT`]), which the
+//! coordinator may run where it arrives. A
 //! [`ShardRead`] is the common case of a request that only reads the shard's last commit:
 //! [`ShardRequest`] comes with it through [`shard_reads!`].
 //!
@@ -24,6 +26,10 @@ pub trait ShardRequest: Send + 'static {
     type Answer: Send + 'static;
     /// Whether the command is part of the write path (see the module doc).
     const IS_WRITE: bool;
+    /// Whether the command only reads a snapshot of the shard's last commit (and the
+    /// registry every core shares), so any core may run it once the owner opened the shard
+    /// (see [`super::registry`]). Such a command uses no state of the owner core.
+    const READS_SNAPSHOT: bool = false;
     /// Runs the command on the shard at `address`, on its owner core.
     fn run(
         self,
@@ -48,6 +54,7 @@ macro_rules! shard_reads {
             impl $crate::host::protocol::ShardRequest for $read {
                 type Answer = <$read as $crate::host::protocol::ShardRead>::Answer;
                 const IS_WRITE: bool = false;
+                const READS_SNAPSHOT: bool = true;
 
                 async fn run(
                     self,

@@ -248,13 +248,14 @@ fn counted_by_any(
 impl super::protocol::ShardRequest for ShardSearchRequest {
     type Answer = ShardSearchAnswer;
     const IS_WRITE: bool = false;
+    const READS_SNAPSHOT: bool = true;
 
     async fn run(
         self,
         host: &super::ShardHost,
         address: super::ShardAddress,
     ) -> Result<ShardSearchAnswer, ResponseError> {
-        host.remember_search(&address, &self);
+        host.registry.remember_search(&address, &self);
         let snapshot = host.snapshot(&address)?;
         search_shard(&snapshot, self)
     }
