@@ -5,7 +5,8 @@
 //!
 //! Each core opens the shard files it owns lazily, on the first command for them, and keeps
 //! them open in the [`registry`] every core shares: a read that needs only a snapshot of a
-//! shard's last commit may run on any core once the owner opened the shard. A batch is applied in two phases ([`batch`]): [`batch::Prepare`] opens the
+//! shard's last commit may run on any core once the owner opened the shard. A batch is
+//! applied in two phases ([`batch`]): [`batch::Prepare`] opens the
 //! batch's write transaction (with the internal ids the batch assigns), then each
 //! [`batch::Apply`] brings a bounded chunk of the batch's planned documents, resolved
 //! against the shard's stored ones on the core and applied inside that transaction on the
@@ -21,7 +22,8 @@
 //! [`edition`] (the Rhai function engine), [`memory`] (what a batch may hold), [`export`] (a
 //! shard's documents streamed to another server by an export task), [`dump`] (a shard's
 //! documents written into a dump's staging directory), [`snapshot`] (a shard's page store
-//! and vector files copied into a snapshot's staging directory), [`warming`] (the searches a
+//! and vector files copied into a snapshot's staging directory), [`registry`] (the open
+//! shards, shared by every core's host), [`warming`] (the searches a
 //! batch's commit replays before readers see it), [`network_transfer`] and
 //! [`network_deletion`] (a shard's share of a network topology change: its documents sent
 //! to their new owners, then the ones it no longer keeps deleted).

@@ -1,4 +1,5 @@
-//! One shard's part of a search, run on the shard's owner core against one snapshot: the
+//! One shard's part of a search, run against one snapshot on the shard's owner core (or, for
+//! an index of one shard, on the core the search arrived at: see [`super::registry`]): the
 //! filter's candidates, the ranked hits (the first `offset + limit`, with their documents as
 //! stored: the caller decodes the hits it keeps), the number of matches, and, when asked, the
 //! facet counts of every match.
