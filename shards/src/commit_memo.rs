@@ -13,7 +13,12 @@
 //!
 //! Invariants: the bytes counted are the sum of the kept entries' weights, at most the bound;
 //! an entry, once kept, is never replaced (the first value kept under a key stays) until the
-//! memo starts over; an entry kept by a search counts as asked for on its commit.
+//! memo starts over; an entry kept by a search counts as asked for on its commit; no value is
+//! freed while the lock is held (what a memo starting over lets go is freed after it).
+//!
+//! The lock is a mutex, not a read-write lock, although most calls only look up: with
+//! `std::sync::RwLock` searches used 12–27 % more CPU each in three alternating pairs (see
+//! `tuning/results/memo-locks-2026-11-27.md`).
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -89,21 +94,33 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
     /// Keeps `value`, weighing `bytes`, under `key` if the bound allows; answers the value
     /// the memo holds under `key` afterwards (an earlier one stays), or `value` when none.
     pub fn keep(&self, key: K, value: Arc<V>, bytes: usize) -> Arc<V> {
+        let (answer, dropped) = self.keep_locked(key, value, bytes);
+        // The values a memo that starts over lets go are freed here, after the lock is
+        // released: freeing tens of megabytes of bitmaps takes milliseconds, and searches on
+        // other cores reading this memo would wait for it.
+        drop(dropped);
+        answer
+    }
+
+    /// [`Self::keep`] under the lock; answers the value and the entries the memo dropped
+    /// (none unless it started over).
+    fn keep_locked(&self, key: K, value: Arc<V>, bytes: usize) -> (Arc<V>, HashMap<K, Kept<V>>) {
         let mut entries = self.lock();
         if let Some(kept) = entries.values.get_mut(&key) {
             kept.asked = true;
-            return Arc::clone(&kept.value);
+            return (Arc::clone(&kept.value), HashMap::new());
         }
         if bytes > self.bytes_max {
-            return value;
+            return (value, HashMap::new());
         }
+        let mut dropped = HashMap::new();
         if entries.bytes.saturating_add(bytes) > self.bytes_max {
             match self.when_full {
                 WhenFull::StartOver => {
-                    entries.values.clear();
+                    dropped = std::mem::take(&mut entries.values);
                     entries.bytes = 0;
                 }
-                WhenFull::KeepWhatIsThere => return value,
+                WhenFull::KeepWhatIsThere => return (value, HashMap::new()),
             }
         }
         entries.bytes += bytes;
@@ -114,7 +131,7 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
             idle_commits: 0,
         };
         entries.values.insert(key, kept);
-        value
+        (value, dropped)
     }
 
     /// Keeps a value carried from the earlier commit's memo, not yet asked for on this
@@ -183,6 +200,41 @@ mod tests {
 
     /// The bound of the memos under test.
     const BYTES_MAX: usize = 10;
+
+    /// The memo of [`values_dropped_on_starting_over_are_freed_outside_the_lock`].
+    static PROBED: std::sync::OnceLock<CommitMemo<u32, DropProbe>> = std::sync::OnceLock::new();
+    /// Drops of a [`DropProbe`] that found [`PROBED`]'s lock held.
+    static DROPPED_UNDER_LOCK: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
+    /// Drops of a [`DropProbe`] in all.
+    static DROPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// A value that notes, when freed, whether [`PROBED`]'s lock was held.
+    struct DropProbe;
+
+    impl Drop for DropProbe {
+        fn drop(&mut self) {
+            use std::sync::atomic::Ordering;
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+            let held = PROBED
+                .get()
+                .is_some_and(|memo| memo.entries.try_lock().is_err());
+            if held {
+                DROPPED_UNDER_LOCK.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    #[test]
+    fn values_dropped_on_starting_over_are_freed_outside_the_lock() {
+        use std::sync::atomic::Ordering;
+        let memo = PROBED.get_or_init(|| CommitMemo::new(BYTES_MAX, WhenFull::StartOver));
+        drop(memo.keep(1, Arc::new(DropProbe), 6));
+        drop(memo.keep(2, Arc::new(DropProbe), 6));
+        assert_eq!(DROPPED.load(Ordering::SeqCst), 1, "the first value went");
+        assert_eq!(DROPPED_UNDER_LOCK.load(Ordering::SeqCst), 0);
+        assert!(memo.get(&2).is_some());
+    }
 
     #[test]
     fn a_kept_value_is_answered_and_never_replaced() {

@@ -24,7 +24,7 @@ use shards::shard::Shard;
 
 use super::ShardAddress;
 use super::search::ShardSearchRequest;
-use super::warming::RecentSearches;
+use super::warming::{RecentSearches, RememberedSearch};
 
 /// The open shards every core may read, and the searches each shard remembers.
 #[derive(Default)]
@@ -57,11 +57,27 @@ impl ShardRegistry {
     }
 
     /// Remembers `request` as the shard's most recent search, for warming its next commit.
+    ///
+    /// Every search of every core comes here, so the lock is held only to count the search
+    /// and, for the one in [`super::warming::REMEMBER_EVERY`] taken in, to insert it: the
+    /// clone and hash of [`RememberedSearch::of`] run between the two.
     pub(super) fn remember_search(&self, address: &ShardAddress, request: &ShardSearchRequest) {
-        locked(&self.recent_searches)
-            .entry(address.clone())
-            .or_default()
-            .remember(request);
+        let taken_in = {
+            let mut all = locked(&self.recent_searches);
+            if !all.contains_key(address) {
+                all.insert(address.clone(), RecentSearches::default());
+            }
+            all.get_mut(address)
+                .is_some_and(|recent| recent.offer(request))
+        };
+        if !taken_in {
+            return;
+        }
+        let search = RememberedSearch::of(request);
+        // A shard removed in between takes nothing in.
+        if let Some(recent) = locked(&self.recent_searches).get_mut(address) {
+            recent.keep(search);
+        }
     }
 
     /// The searches the shard's next commit replays (`None`: no search since the last one).

@@ -51,20 +51,16 @@ pub struct RecentSearches {
     offered_when_full: u64,
 }
 
-impl RecentSearches {
-    /// Remembers `request` as the most recent search (a semantic search is not kept; once the
-    /// memory is full, one search in [`REMEMBER_EVERY`]).
-    pub fn remember(&mut self, request: &ShardSearchRequest) {
-        if request.vector.is_some() {
-            return;
-        }
-        self.searched_since_commit = true;
-        if self.searches.len() == RECENT_SEARCHES_MAX {
-            self.offered_when_full += 1;
-            if self.offered_when_full % REMEMBER_EVERY != 1 {
-                return;
-            }
-        }
+/// A search made ready to remember, outside any lock: its request without deadline or page,
+/// and its identity.
+pub struct RememberedSearch {
+    identity: u64,
+    request: ShardSearchRequest,
+}
+
+impl RememberedSearch {
+    /// `request` made ready to remember: cloned, its deadline and page cleared, hashed.
+    pub fn of(request: &ShardSearchRequest) -> RememberedSearch {
         let mut kept = request.clone();
         kept.query.deadline = None;
         kept.query.offset = 0;
@@ -72,11 +68,46 @@ impl RecentSearches {
         let limit = std::mem::replace(&mut kept.query.limit, 0);
         let identity = identity_of(&kept);
         kept.query.limit = limit;
-        self.searches.retain(|(known, _)| *known != identity);
+        RememberedSearch {
+            identity,
+            request: kept,
+        }
+    }
+}
+
+impl RecentSearches {
+    /// Notes that `request` ran; answers whether to remember it (a semantic search is not
+    /// kept; once the memory is full, one search in [`REMEMBER_EVERY`]). The caller then
+    /// makes it ready with [`RememberedSearch::of`] and hands it to [`Self::keep`], so that
+    /// a memory shared by the cores is locked only to count and to insert.
+    pub fn offer(&mut self, request: &ShardSearchRequest) -> bool {
+        if request.vector.is_some() {
+            return false;
+        }
+        self.searched_since_commit = true;
+        if self.searches.len() < RECENT_SEARCHES_MAX {
+            return true;
+        }
+        self.offered_when_full += 1;
+        self.offered_when_full % REMEMBER_EVERY == 1
+    }
+
+    /// Remembers `search` as the most recent one (an equal one moves to the front; the
+    /// oldest goes past [`RECENT_SEARCHES_MAX`]).
+    pub fn keep(&mut self, search: RememberedSearch) {
+        self.searches.retain(|(known, _)| *known != search.identity);
         if self.searches.len() == RECENT_SEARCHES_MAX {
             self.searches.pop_back();
         }
-        self.searches.push_front((identity, kept));
+        self.searches.push_front((search.identity, search.request));
+    }
+
+    /// [`Self::offer`], then [`Self::keep`] when taken in.
+    #[cfg(test)]
+    fn remember(&mut self, request: &ShardSearchRequest) {
+        if self.offer(request) {
+            self.keep(RememberedSearch::of(request));
+        }
     }
 
     /// The searches a commit replays, the most recent first; `None` when no search ran since

@@ -5,23 +5,33 @@
 //! data directory: create index `pypi` as `search_compare` does (`name` and `summary`
 //! searchable, `year` and `rank` filterable and sortable), ingest a base of
 //! `--base-documents` documents and wait for the tasks and for the server to go quiet, then
-//! measure a closed-loop search load on a query mix drawn from the base's vocabulary in six
+//! measure a closed-loop search load on a query mix drawn from the base's vocabulary in eight
 //! phases:
 //!
 //! 1. idle: `--connections` connections for `--duration` after `--warmup`;
-//! 2. fixed write rate: the same load while a writer adds the next `--write-documents`
-//!    documents over `--write-duration` in payloads of `--write-batch` on a steady clock (the
-//!    load is measured for the write duration less the warm-up); the writer's tasks are then
-//!    waited for, and their records give the rate actually indexed and the backlog;
-//! 3. unbounded writes: the same load while a writer sends the following documents in
+//! 2. fixed write rate, replacing base documents: the same load while a writer sends the next
+//!    `--write-documents` documents, each under the id of a base document, over
+//!    `--write-duration` in payloads of `--write-batch` on a steady clock (the load is
+//!    measured for the write duration less the warm-up); the index keeps its size, so phase 1
+//!    is the yardstick at the same documents; the writer's tasks are then waited for, and
+//!    their records give the rate actually indexed and the backlog;
+//! 3. unbounded writes, replacing base documents: the load of phase 1 while a writer sends
+//!    the documents after the fixed-rate writer's, each under the id of a base document, in
 //!    payloads of `--unbounded-batch`, keeping `--unbounded-pending-tasks` of its tasks
-//!    enqueued or processing, until the load ends; when the dataset's documents are spent it
-//!    goes on with `--unbounded-copies` copies of the dataset under new ids (made before any
-//!    server starts), so that a fast server writes through the whole phase;
-//! 4. right after indexing: once the last task finished, at once, `--after-indexing-duration`
+//!    enqueued or processing, until the load ends: writes as fast as the server takes them,
+//!    on the index of phase 1;
+//! 4. fixed write rate, adding documents: as 2, with the documents under their own ids;
+//! 5. unbounded writes: as 3, adding the documents under their own ids; when the dataset's
+//!    documents are spent it goes on with `--unbounded-copies` copies of the dataset under
+//!    new ids (made before any server starts), so that a fast server writes through the
+//!    whole phase;
+//! 6. right after indexing: once the last task finished, at once, `--after-indexing-duration`
 //!    without warm-up;
-//! 5. warm: after the server went quiet again, as in 1 on every document;
-//! 6. warm with one connection.
+//! 7. warm: after the server went quiet again, as in 1 on every document — the yardstick at
+//!    the same size for phases 5 and 6, which search more documents than phase 1;
+//! 8. warm with one connection.
+//!
+//! The server goes quiet before phases 1, 3, 4 and 7.
 //!
 //! Prints one markdown table per phase (coresearch, Meilisearch, ratio) under the command
 //! line and every parameter, writes it to `--output`, and keeps each load's detailed report
@@ -87,7 +97,7 @@ struct Arguments {
     /// Keep-alive search connections (all phases but the one-connection phase)
     #[arg(long, default_value_t = 16)]
     connections: usize,
-    /// Measured time of the idle, unbounded-writes and warm phases, e.g. 20s
+    /// Measured time of the idle, both unbounded-writes and the warm phases, e.g. 20s
     #[arg(long, value_parser = parse_duration, default_value = "20s")]
     duration: Duration,
     /// Unmeasured warm-up of each phase but the one right after indexing

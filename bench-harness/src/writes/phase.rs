@@ -25,6 +25,9 @@ pub enum Phase {
     /// While a writer replaces base documents at a fixed rate: the index keeps its size, so
     /// the idle phase is the reference at the same documents.
     FixedRateUpdates,
+    /// While a writer replaces base documents as fast as the server finishes them: the index
+    /// keeps its size, so the idle phase is the reference at the same documents.
+    UnboundedUpdates,
     /// While a writer adds documents at a fixed rate.
     FixedRate,
     /// While a writer adds documents as fast as the server finishes them.
@@ -38,9 +41,10 @@ pub enum Phase {
 }
 
 /// Every phase in order.
-pub const PHASES: [Phase; 7] = [
+pub const PHASES: [Phase; 8] = [
     Phase::Idle,
     Phase::FixedRateUpdates,
+    Phase::UnboundedUpdates,
     Phase::FixedRate,
     Phase::Unbounded,
     Phase::AfterIndexing,
@@ -54,6 +58,7 @@ impl Phase {
         match self {
             Phase::Idle => "idle",
             Phase::FixedRateUpdates => "fixed-write-rate-updates",
+            Phase::UnboundedUpdates => "unbounded-writes-updates",
             Phase::FixedRate => "fixed-write-rate",
             Phase::Unbounded => "unbounded-writes",
             Phase::AfterIndexing => "right-after-indexing",
@@ -62,11 +67,22 @@ impl Phase {
         }
     }
 
+    /// A writer replaces base documents, so the index keeps the idle phase's documents.
+    pub fn replaces_base_documents(self) -> bool {
+        matches!(self, Phase::FixedRateUpdates | Phase::UnboundedUpdates)
+    }
+
+    /// A writer sends as fast as the server finishes its tasks.
+    pub fn unbounded(self) -> bool {
+        matches!(self, Phase::UnboundedUpdates | Phase::Unbounded)
+    }
+
     /// The phase's title in the report.
     pub fn title(self) -> &'static str {
         match self {
             Phase::Idle => "Idle (base documents, no writes)",
             Phase::FixedRateUpdates => "Fixed write rate, replacing base documents",
+            Phase::UnboundedUpdates => "Unbounded writes, replacing base documents",
             Phase::FixedRate => "Fixed write rate, adding documents",
             Phase::Unbounded => "Unbounded writes",
             Phase::AfterIndexing => "Right after indexing",

@@ -59,28 +59,27 @@ fn phase_row(
     row(label, ours, theirs, decimals)
 }
 
-/// `p99` and `p99.9` of a phase over the idle phase's.
-fn against_idle(
+/// `p99` and `p99.9` of a phase over those of `yardstick`, named `yardstick_name` in the
+/// labels.
+fn against(
     rows: &mut Vec<Row>,
-    ours: Option<&SideWrites>,
-    theirs: Option<&SideWrites>,
+    sides: [Option<&SideWrites>; 2],
     phase: Phase,
+    yardstick: Phase,
+    yardstick_name: &str,
 ) {
     let relative: [(&str, PhaseField); 2] = [
-        ("p99 latency / idle p99", |results| {
-            results.search.p99_milliseconds
-        }),
-        ("p99.9 latency / idle p99.9", |results| {
-            results.search.p999_milliseconds
-        }),
+        ("p99", |results| results.search.p99_milliseconds),
+        ("p99.9", |results| results.search.p999_milliseconds),
     ];
-    for (label, field) in relative {
+    for (percentile, field) in relative {
         let ratio = |side: Option<&SideWrites>| {
             let now = field(phase_of(side, phase)?)?;
-            let idle = field(phase_of(side, Phase::Idle)?)?;
-            (idle > 0.0).then_some(now / idle)
+            let reference = field(phase_of(side, yardstick)?)?;
+            (reference > 0.0).then_some(now / reference)
         };
-        rows.push(row(label, ratio(ours), ratio(theirs), 2));
+        let label = format!("{percentile} latency / {yardstick_name} {percentile}");
+        rows.push(row(&label, ratio(sides[0]), ratio(sides[1]), 2));
     }
 }
 
@@ -182,11 +181,16 @@ fn phase_rows(
     }
     // The same connections as the idle phase: its latencies are the yardstick.
     if !matches!(phase, Phase::Idle | Phase::WarmOneConnection) {
-        against_idle(&mut rows, ours, theirs, phase);
+        against(&mut rows, [ours, theirs], phase, Phase::Idle, "idle");
+    }
+    // These phases search every document, as the warm phase does: the yardstick at the same
+    // size (the idle phase searched the base only).
+    if matches!(phase, Phase::Unbounded | Phase::AfterIndexing) {
+        against(&mut rows, [ours, theirs], phase, Phase::Warm, "warm");
     }
     match phase {
-        Phase::FixedRateUpdates | Phase::FixedRate | Phase::Unbounded => {
-            write_rows_of(&mut rows, sides, phase != Phase::Unbounded);
+        Phase::FixedRateUpdates | Phase::UnboundedUpdates | Phase::FixedRate | Phase::Unbounded => {
+            write_rows_of(&mut rows, sides, !phase.unbounded());
             if phase == Phase::Unbounded {
                 let fresh = description.unbounded_fresh_documents;
                 rows.push(phase_row(
@@ -232,6 +236,13 @@ fn phase_subtitle(description: &WritesDescription, phase: Phase) -> String {
         Phase::FixedRateUpdates => format!(
             "{}; a writer replaces base documents at the same rate and payload size as the adding phase: the next dataset documents, each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
             beside_writer(),
+            options.base_documents,
+        ),
+        Phase::UnboundedUpdates => format!(
+            "{}; a writer replaces base documents in payloads of {} documents, keeping {} of its tasks enqueued or processing, until the load ends: the dataset documents after the fixed-rate writer's, each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
+            closed(options.connections, duration, warmup),
+            options.unbounded_batch,
+            options.unbounded_pending_tasks,
             options.base_documents,
         ),
         Phase::FixedRate => format!(
@@ -382,7 +393,7 @@ mod tests {
     fn phase(phase: Phase, p99: f64) -> PhaseResults {
         let writes = matches!(
             phase,
-            Phase::FixedRateUpdates | Phase::FixedRate | Phase::Unbounded
+            Phase::FixedRateUpdates | Phase::UnboundedUpdates | Phase::FixedRate | Phase::Unbounded
         )
         .then(|| WriteResults {
             writer: WriterOutcome {
@@ -484,7 +495,13 @@ mod tests {
             "{text}"
         );
         // Every phase with the idle phase's connections, and only those.
-        assert_eq!(text.matches("| p99 latency / idle p99 |").count(), 5);
+        assert_eq!(text.matches("| p99 latency / idle p99 |").count(), 6);
+        // The phases on every document against the warm phase (all at 2 × p99 here).
+        assert_eq!(
+            text.matches("| p99 latency / warm p99 | 1.00 | 1.00 | 1.00 |")
+                .count(),
+            2
+        );
         assert!(
             text.contains("| p99.9 latency (ms) | — | — | — |"),
             "{text}"

@@ -1,12 +1,15 @@
 //! One server's run of the benchmark: start it fresh, create the index, ingest the base
 //! documents, then go through every phase in order (idle, fixed write rate replacing base
-//! documents, fixed write rate adding documents, unbounded writes,
+//! documents, unbounded writes replacing base documents, fixed write rate adding documents,
+//! unbounded writes,
 //! right after indexing, warm, warm with one connection), and stop it.
 //!
 //! Invariants: the server is stopped on every path out of `run_side` (the process guard's
 //! drop); the writers send the documents after the base, in dataset order, each once (the
 //! fixed-rate writer the first `write_documents` of them, the unbounded writer the rest, as
-//! far as it gets); before the idle and the warm phases the server goes quiet (as
+//! far as it gets; the replacing phases send the same documents under base ids, so the index
+//! keeps the idle phase's size); before the idle, the warm and every write phase on the
+//! base's documents the server goes quiet (as
 //! `search_compare` waits); the phase right after indexing starts as soon as the harness sees
 //! no task enqueued or processing, and its records are read only after its load; a failed
 //! write, a failed task or a failed load fails the side.
@@ -29,6 +32,8 @@ use crate::load::Workload;
 
 /// Milliseconds per second.
 pub const MILLISECONDS_PER_SECOND: f64 = 1000.0;
+/// The most replacements a replacing phase prepares per base document.
+pub const REPLACEMENTS_PER_BASE_DOCUMENT: usize = 2;
 
 /// Every number of a run, the same for both servers.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +46,7 @@ pub struct WritesOptions {
     pub base_batch: usize,
     /// Connections of the search load (but in the one-connection phase).
     pub connections: usize,
-    /// Measured time of the idle, unbounded-writes and warm phases.
+    /// Measured time of the idle, both unbounded-writes and the warm phases.
     pub duration: Duration,
     /// Unmeasured warm-up of every phase but the one right after indexing.
     pub warmup: Duration,
@@ -189,6 +194,18 @@ impl<'a> Run<'a> {
         Ok((results, outcome))
     }
 
+    /// A phase with a writer, once its tasks finished and their records are read.
+    fn finished_write_phase(
+        &mut self,
+        phase: Phase,
+        load: &SearchLoad,
+        plan: &WritePlan,
+    ) -> Result<PhaseResults, String> {
+        let (mut results, outcome) = self.write_phase(phase, load, plan)?;
+        self.finish_writes(&mut results, outcome)?;
+        Ok(results)
+    }
+
     /// Reads the records of `outcome`'s tasks into `results`; answers them.
     fn finish_writes(
         &mut self,
@@ -215,20 +232,24 @@ fn write_documents<'a>(
     after_base.split_at(options.write_documents.min(after_base.len()))
 }
 
-/// The documents of the replacing phase: the fixed-rate writer's documents, each under the
-/// id of a base document (the base taken in order, again from its start when it is shorter),
-/// so that every write replaces a document and the index keeps its size.
+/// The documents of a replacing phase: `documents`, each under the id of a base document
+/// (the base taken in order, again from its start when `documents` is longer), so that every
+/// write replaces a document and the index keeps its size. Beyond
+/// [`REPLACEMENTS_PER_BASE_DOCUMENT`] times the base, `documents` are left out: an unbounded
+/// writer replaces fewer in a phase, and the copies would only cost memory.
 fn replacement_documents(
     lines: &[String],
-    fixed_documents: &[String],
+    documents: &[String],
     options: &WritesOptions,
 ) -> Result<Vec<String>, String> {
     let base = &lines[..options.base_documents.min(lines.len())];
     if base.is_empty() {
         return Ok(Vec::new());
     }
-    fixed_documents
+    let most = base.len().saturating_mul(REPLACEMENTS_PER_BASE_DOCUMENT);
+    documents
         .iter()
+        .take(most)
         .zip(base.iter().cycle())
         .map(|(content, replaced)| with_id_of(content, replaced))
         .collect()
@@ -306,39 +327,51 @@ fn run_phases(run: &mut Run, lines: &[String]) -> Result<Vec<PhaseResults>, Stri
 
     let measured = options.write_duration.saturating_sub(options.warmup);
     let fixed_load = run.load(options.connections, measured, options.warmup);
-    let replacements = replacement_documents(lines, fixed_documents, options)?;
-    for (phase, documents) in [
-        (Phase::FixedRateUpdates, replacements.as_slice()),
-        (Phase::FixedRate, fixed_documents),
-    ] {
-        let plan = WritePlan {
-            index_uid: &options.index_uid,
-            documents,
-            batch: options.write_batch,
-            pacing: WritePacing::FixedRate {
-                documents_per_second: options.write_rate(),
-            },
-            deadline: None,
-        };
-        let (mut results, outcome) = run.write_phase(phase, &fixed_load, &plan)?;
-        run.finish_writes(&mut results, outcome)?;
-        phases.push(results);
-        if phase == Phase::FixedRateUpdates {
-            // The adding phase starts on a quiet server, as the replacing one did.
-            run.settle()?;
-        }
-    }
-
-    let unbounded_plan = WritePlan {
+    let fixed_plan = |documents| WritePlan {
         index_uid: &options.index_uid,
-        documents: unbounded_documents,
+        documents,
+        batch: options.write_batch,
+        pacing: WritePacing::FixedRate {
+            documents_per_second: options.write_rate(),
+        },
+        deadline: None,
+    };
+    let unbounded_plan = |documents| WritePlan {
+        index_uid: &options.index_uid,
+        documents,
         batch: options.unbounded_batch,
         pacing: WritePacing::Unbounded {
             pending_tasks: options.unbounded_pending_tasks,
         },
         deadline: Some(Instant::now() + options.warmup + options.duration),
     };
-    let (mut unbounded, outcome) = run.write_phase(Phase::Unbounded, &full, &unbounded_plan)?;
+
+    let replacements = replacement_documents(lines, fixed_documents, options)?;
+    phases.push(run.finished_write_phase(
+        Phase::FixedRateUpdates,
+        &fixed_load,
+        &fixed_plan(&replacements),
+    )?);
+    // Each write phase on the base's documents starts on a quiet server, as the idle one did.
+    run.settle()?;
+    let replacements = replacement_documents(lines, unbounded_documents, options)?;
+    phases.push(run.finished_write_phase(
+        Phase::UnboundedUpdates,
+        &full,
+        &unbounded_plan(&replacements),
+    )?);
+    run.settle()?;
+    phases.push(run.finished_write_phase(
+        Phase::FixedRate,
+        &fixed_load,
+        &fixed_plan(fixed_documents),
+    )?);
+
+    let (mut unbounded, outcome) = run.write_phase(
+        Phase::Unbounded,
+        &full,
+        &unbounded_plan(unbounded_documents),
+    )?;
     // No request between the last task's finish and the search right after it.
     let after_load = run.load(
         options.connections,
@@ -417,5 +450,8 @@ mod tests {
         assert_eq!(parsed[0], serde_json::json!({"id": 0, "name": "n2"}));
         assert_eq!(parsed[1], serde_json::json!({"id": 1, "name": "n3"}));
         assert_eq!(parsed[2], serde_json::json!({"id": 0, "name": "n4"}));
+        // An unbounded phase's documents: each base document replaced at most twice.
+        let many = replacement_documents(&lines, &lines[2..], &options).expect("valid lines");
+        assert_eq!(many.len(), 2 * REPLACEMENTS_PER_BASE_DOCUMENT);
     }
 }
