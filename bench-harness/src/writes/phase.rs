@@ -67,11 +67,6 @@ impl Phase {
         }
     }
 
-    /// A writer replaces base documents, so the index keeps the idle phase's documents.
-    pub fn replaces_base_documents(self) -> bool {
-        matches!(self, Phase::FixedRateUpdates | Phase::UnboundedUpdates)
-    }
-
     /// A writer sends as fast as the server finishes its tasks.
     pub fn unbounded(self) -> bool {
         matches!(self, Phase::UnboundedUpdates | Phase::Unbounded)

@@ -230,20 +230,24 @@ fn phase_subtitle(description: &WritesDescription, phase: Phase) -> String {
         let measured = options.write_duration.saturating_sub(options.warmup);
         closed(options.connections, measured.as_secs_f64(), warmup)
     };
+    let unbounded_payloads = format!(
+        "in payloads of {} documents, keeping {} of its tasks enqueued or processing, until the load ends",
+        options.unbounded_batch, options.unbounded_pending_tasks,
+    );
+    let same_size = format!(
+        "each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
+        options.base_documents,
+    );
     match phase {
         Phase::Idle | Phase::Warm => closed(options.connections, duration, warmup),
         Phase::WarmOneConnection => closed(1, duration, warmup),
         Phase::FixedRateUpdates => format!(
-            "{}; a writer replaces base documents at the same rate and payload size as the adding phase: the next dataset documents, each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
+            "{}; a writer replaces base documents at the same rate and payload size as the adding phase: the next dataset documents, {same_size}",
             beside_writer(),
-            options.base_documents,
         ),
         Phase::UnboundedUpdates => format!(
-            "{}; a writer replaces base documents in payloads of {} documents, keeping {} of its tasks enqueued or processing, until the load ends: the dataset documents after the fixed-rate writer's, each under the id of a base document, so the index keeps its {} documents and the idle phase is the yardstick at the same size",
+            "{}; a writer replaces base documents {unbounded_payloads}: the dataset documents after the fixed-rate writer's, {same_size}",
             closed(options.connections, duration, warmup),
-            options.unbounded_batch,
-            options.unbounded_pending_tasks,
-            options.base_documents,
         ),
         Phase::FixedRate => format!(
             "{}; a writer adds {} documents over {:.0} s ({:.0} documents/s) in payloads of {} on a steady clock",
@@ -254,10 +258,8 @@ fn phase_subtitle(description: &WritesDescription, phase: Phase) -> String {
             options.write_batch,
         ),
         Phase::Unbounded => format!(
-            "{}; a writer sends payloads of {} documents, keeping {} of its tasks enqueued or processing, until the load ends: the {} dataset documents after the fixed-rate writer's, then up to {} copies of dataset documents under new ids",
+            "{}; a writer sends documents {unbounded_payloads}: the {} dataset documents after the fixed-rate writer's, then up to {} copies of dataset documents under new ids",
             closed(options.connections, duration, warmup),
-            options.unbounded_batch,
-            options.unbounded_pending_tasks,
             description.unbounded_fresh_documents,
             description.copies,
         ),

@@ -317,6 +317,33 @@ pub fn run_side(
     })
 }
 
+/// The plan of a fixed-rate writer sending `documents`.
+fn fixed_plan<'a>(options: &'a WritesOptions, documents: &'a [String]) -> WritePlan<'a> {
+    WritePlan {
+        index_uid: &options.index_uid,
+        documents,
+        batch: options.write_batch,
+        pacing: WritePacing::FixedRate {
+            documents_per_second: options.write_rate(),
+        },
+        deadline: None,
+    }
+}
+
+/// The plan of an unbounded writer sending `documents`, from now until the end of a
+/// phase's warm-up and measured load.
+fn unbounded_plan<'a>(options: &'a WritesOptions, documents: &'a [String]) -> WritePlan<'a> {
+    WritePlan {
+        index_uid: &options.index_uid,
+        documents,
+        batch: options.unbounded_batch,
+        pacing: WritePacing::Unbounded {
+            pending_tasks: options.unbounded_pending_tasks,
+        },
+        deadline: Some(Instant::now() + options.warmup + options.duration),
+    }
+}
+
 /// Every phase after the base ingestion, in order.
 fn run_phases(run: &mut Run, lines: &[String]) -> Result<Vec<PhaseResults>, String> {
     let options = run.options;
@@ -327,50 +354,31 @@ fn run_phases(run: &mut Run, lines: &[String]) -> Result<Vec<PhaseResults>, Stri
 
     let measured = options.write_duration.saturating_sub(options.warmup);
     let fixed_load = run.load(options.connections, measured, options.warmup);
-    let fixed_plan = |documents| WritePlan {
-        index_uid: &options.index_uid,
-        documents,
-        batch: options.write_batch,
-        pacing: WritePacing::FixedRate {
-            documents_per_second: options.write_rate(),
-        },
-        deadline: None,
-    };
-    let unbounded_plan = |documents| WritePlan {
-        index_uid: &options.index_uid,
-        documents,
-        batch: options.unbounded_batch,
-        pacing: WritePacing::Unbounded {
-            pending_tasks: options.unbounded_pending_tasks,
-        },
-        deadline: Some(Instant::now() + options.warmup + options.duration),
-    };
-
-    let replacements = replacement_documents(lines, fixed_documents, options)?;
-    phases.push(run.finished_write_phase(
-        Phase::FixedRateUpdates,
-        &fixed_load,
-        &fixed_plan(&replacements),
-    )?);
+    // Each replacing phase's documents are made just before it and freed after it, and its
+    // plan is made there too, so that an unbounded writer's deadline counts from its start.
+    {
+        let replacements = replacement_documents(lines, fixed_documents, options)?;
+        let plan = fixed_plan(options, &replacements);
+        phases.push(run.finished_write_phase(Phase::FixedRateUpdates, &fixed_load, &plan)?);
+    }
     // Each write phase on the base's documents starts on a quiet server, as the idle one did.
     run.settle()?;
-    let replacements = replacement_documents(lines, unbounded_documents, options)?;
-    phases.push(run.finished_write_phase(
-        Phase::UnboundedUpdates,
-        &full,
-        &unbounded_plan(&replacements),
-    )?);
+    {
+        let replacements = replacement_documents(lines, unbounded_documents, options)?;
+        let plan = unbounded_plan(options, &replacements);
+        phases.push(run.finished_write_phase(Phase::UnboundedUpdates, &full, &plan)?);
+    }
     run.settle()?;
     phases.push(run.finished_write_phase(
         Phase::FixedRate,
         &fixed_load,
-        &fixed_plan(fixed_documents),
+        &fixed_plan(options, fixed_documents),
     )?);
 
     let (mut unbounded, outcome) = run.write_phase(
         Phase::Unbounded,
         &full,
-        &unbounded_plan(unbounded_documents),
+        &unbounded_plan(options, unbounded_documents),
     )?;
     // No request between the last task's finish and the search right after it.
     let after_load = run.load(
