@@ -325,3 +325,51 @@ fn open_loop_with_pipelining_sends_on_schedule_while_responses_are_pending() {
     assert_eq!(report.connections_opened, 1);
     assert!(report.elapsed_seconds >= 0.0995, "{}", report.to_text());
 }
+
+#[test]
+fn slow_responses_say_when_they_arrived_within_the_measured_window() {
+    let address = start_server();
+    let mut options = options(
+        address,
+        vec![get("/slow")],
+        Limit::Duration(Duration::from_millis(400)),
+    );
+    options.warmup = Duration::from_millis(100);
+    let wall_clock = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let before = wall_clock();
+    let report = run(&options).expect("run succeeds");
+    let after = wall_clock();
+    let text = report.to_text();
+    // The window starts once the warm-up is over, and before the run returns.
+    assert!(
+        report.measured_from_unix_seconds >= before + 0.09
+            && report.measured_from_unix_seconds <= after,
+        "{before} {} {after}",
+        report.measured_from_unix_seconds
+    );
+    // One connection answered every 50 ms: the responses kept are spread over the window.
+    assert!(report.slowest.len() >= 4, "{text}");
+    for slow in &report.slowest {
+        assert!(
+            slow.finished_at_seconds >= 0.0
+                && slow.finished_at_seconds <= report.elapsed_seconds + 0.001,
+            "{text}"
+        );
+    }
+    let earliest = report
+        .slowest
+        .iter()
+        .map(|slow| slow.finished_at_seconds)
+        .fold(f64::MAX, f64::min);
+    let latest = report
+        .slowest
+        .iter()
+        .map(|slow| slow.finished_at_seconds)
+        .fold(0.0, f64::max);
+    assert!(latest - earliest >= 0.1, "{text}");
+}

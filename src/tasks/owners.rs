@@ -40,9 +40,23 @@ pub fn share_out<Item>(
 }
 
 /// The ids of `ids` by owning shard (`owners` as [`owning_shards`] answers it), for an index
-/// of `shards` shards: one list per shard, each in the order of `ids`.
-pub fn shares_by_owner(shards: u32, ids: &[String], owners: &[Option<u32>]) -> Vec<Vec<String>> {
-    share_out(shards, owners.iter().copied().zip(ids.iter().cloned()))
+/// of `shards` shards: one list per shard, each in the order of `ids`. Copying a large
+/// batch's ids takes milliseconds, so it yields on the core's budget as it goes.
+pub async fn shares_by_owner(
+    shards: u32,
+    ids: &[String],
+    owners: &[Option<u32>],
+) -> Vec<Vec<String>> {
+    let mut shares: Vec<Vec<String>> = (0..shards).map(|_| Vec::new()).collect();
+    for (position, (owner, id)) in owners.iter().zip(ids).enumerate() {
+        if position % APPLY_CHUNK_DOCUMENTS == 0 {
+            crate::runtime::yield_if_needed().await;
+        }
+        if let Some(share) = owner.and_then(|shard| shares.get_mut(shard as usize)) {
+            share.push(id.clone());
+        }
+    }
+    shares
 }
 
 #[cfg(test)]
@@ -58,15 +72,16 @@ mod tests {
             .collect();
         let ids: Vec<String> = (0..3000).map(|number| format!("id-{number}")).collect();
         let (names_moved, ids_moved) = (names.clone(), ids.clone());
-        let owners = crate::runtime::task::run_on_test_core(move || async move {
-            owning_shards(&names_moved, &ids_moved).await
+        let (owners, shares) = crate::runtime::task::run_on_test_core(move || async move {
+            let owners = owning_shards(&names_moved, &ids_moved).await;
+            let shares = shares_by_owner(3, &ids_moved, &owners).await;
+            (owners, shares)
         });
         assert_eq!(owners.len(), ids.len());
         for (id, owner) in ids.iter().zip(&owners) {
             let expected = rendezvous_winner_position(&names, id).map(|shard| shard as u32);
             assert_eq!(*owner, expected, "{id}");
         }
-        let shares = shares_by_owner(3, &ids, &owners);
         assert_eq!(shares.iter().map(Vec::len).sum::<usize>(), ids.len());
         for (shard, share) in shares.iter().enumerate() {
             assert!(!share.is_empty(), "3,000 ids leave no shard empty");
@@ -79,10 +94,12 @@ mod tests {
             assert_eq!(share.iter().collect::<Vec<_>>(), expected);
         }
         let two_ids = ids[..2].to_vec();
-        let no_shard = crate::runtime::task::run_on_test_core(move || async move {
-            owning_shards(&[], &two_ids).await
+        let (no_shard, no_shares) = crate::runtime::task::run_on_test_core(move || async move {
+            let owners = owning_shards(&[], &two_ids).await;
+            let shares = shares_by_owner(0, &two_ids, &owners).await;
+            (owners, shares)
         });
         assert_eq!(no_shard, vec![None, None]);
-        assert!(shares_by_owner(0, &ids[..2], &no_shard).is_empty());
+        assert!(no_shares.is_empty());
     }
 }

@@ -89,6 +89,8 @@ pub struct SlowResponse {
     pub latency: Duration,
     /// From the actual write to the response.
     pub service_time: Duration,
+    /// When the response arrived (tells which slow responses came together).
+    pub finished: Instant,
 }
 
 /// Inserts `response` into `slowest` (slowest first), keeping at most [`SLOWEST_KEPT`].
@@ -149,6 +151,7 @@ impl Tally {
                     template,
                     latency,
                     service_time,
+                    finished: now,
                 },
             );
         } else {

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -109,6 +109,9 @@ pub struct Report {
     pub load_average: Option<[f64; 3]>,
     /// Seed of the template choice.
     pub seed: u64,
+    /// The wall-clock time (UTC, Unix seconds) the measured window started at: lines up the
+    /// slow responses' `finished_at_seconds` with a server's log.
+    pub measured_from_unix_seconds: f64,
     /// The slowest 2xx responses, slowest first: which requests make the tail.
     pub slowest: Vec<SlowRequest>,
 }
@@ -125,6 +128,18 @@ pub struct SlowRequest {
     pub latency_milliseconds: f64,
     /// From the actual write to the response, in milliseconds.
     pub service_milliseconds: f64,
+    /// When the response arrived, in seconds from the start of the measured window: slow
+    /// responses that arrived together point at a stall of the server, not at their query.
+    pub finished_at_seconds: f64,
+}
+
+/// The wall-clock time, in Unix seconds, of `instant` (a moment of this run).
+fn wall_clock_of(instant: Instant) -> f64 {
+    let since = Instant::now().saturating_duration_since(instant);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    now.saturating_sub(since).as_secs_f64()
 }
 
 /// `count / seconds`, zero for an empty window.
@@ -137,17 +152,22 @@ fn per_second(count: u64, seconds: f64) -> f64 {
 }
 
 impl Report {
-    /// Assembles the report of a finished run.
+    /// Assembles the report of a finished run, measured over `window` (from the scheduled
+    /// end of the warm-up to the last connection's end).
     pub fn build(
         options: &RunOptions,
         workload: &EncodedWorkload,
         tally: &Tally,
-        window: Duration,
+        window: std::ops::Range<Instant>,
         server_cpu: Option<Result<CpuUsage, String>>,
         driver_cpu: CpuUsage,
         scheduled_requests: Option<u64>,
     ) -> Report {
-        let elapsed_seconds = window.as_secs_f64();
+        let measure_start = window.start;
+        let elapsed_seconds = window
+            .end
+            .saturating_duration_since(window.start)
+            .as_secs_f64();
         let (server_cpu, server_cpu_error) = match server_cpu {
             Some(Ok(usage)) => (Some(server_cpu_figures(usage, tally.responses)), None),
             Some(Err(error)) => (None, Some(error)),
@@ -217,6 +237,7 @@ impl Report {
             driver_cpu,
             load_average: read_load_average(),
             seed: options.seed,
+            measured_from_unix_seconds: wall_clock_of(measure_start),
             slowest: tally
                 .slowest
                 .iter()
@@ -228,6 +249,10 @@ impl Report {
                         .unwrap_or_default(),
                     latency_milliseconds: response.latency.as_secs_f64() * 1e3,
                     service_milliseconds: response.service_time.as_secs_f64() * 1e3,
+                    finished_at_seconds: response
+                        .finished
+                        .saturating_duration_since(measure_start)
+                        .as_secs_f64(),
                 })
                 .collect(),
         }
@@ -322,8 +347,11 @@ impl Report {
         for slow in self.slowest.iter().take(SLOWEST_PRINTED) {
             let _ = writeln!(
                 text,
-                "  slow      {:>10.1} ms  (service {:.1} ms)  {}",
-                slow.latency_milliseconds, slow.service_milliseconds, slow.label
+                "  slow      {:>10.1} ms  (service {:.1} ms, at {:.3} s)  {}",
+                slow.latency_milliseconds,
+                slow.service_milliseconds,
+                slow.finished_at_seconds,
+                slow.label
             );
         }
     }

@@ -170,7 +170,6 @@ pub fn run(options: &RunOptions) -> Result<Report, RunError> {
         }
     }
     let finished = Instant::now();
-    let window = finished.saturating_duration_since(dispatcher.measure_start());
     let cpu_window = finished.saturating_duration_since(window_start);
     if let Some(error) = spawn_error {
         return Err(RunError::Spawn(error));
@@ -195,7 +194,7 @@ pub fn run(options: &RunOptions) -> Result<Report, RunError> {
         options,
         &workload,
         &tally,
-        window,
+        dispatcher.measure_start()..finished,
         server_cpu,
         driver_cpu,
         dispatcher.measured_slots(),
