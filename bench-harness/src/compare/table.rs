@@ -41,6 +41,10 @@ pub struct LoadFigures {
     pub errors: u64,
     /// The server's average cores used, when measured.
     pub server_cores: Option<f64>,
+    /// CPU time the hypervisor took from the machine during the runs, in milliseconds, every
+    /// CPU summed (when the machine reports it): a slow run with a large figure was slowed
+    /// by the host, not only by the server.
+    pub host_steal_milliseconds: Option<f64>,
 }
 
 impl LoadFigures {
@@ -82,6 +86,7 @@ impl LoadFigures {
             errors: reports.iter().map(|report| report.error_total).sum(),
             server_cores: (!cores.is_empty())
                 .then(|| cores.iter().sum::<f64>() / cores.len() as f64),
+            host_steal_milliseconds: steal_milliseconds(reports),
         })
     }
 
@@ -90,6 +95,15 @@ impl LoadFigures {
         LoadFigures::pooled(std::slice::from_ref(report))
             .expect("a slice of one report is not empty")
     }
+}
+
+/// The steal of the runs that measured it, summed, in milliseconds; `None` if none did.
+fn steal_milliseconds(reports: &[Report]) -> Option<f64> {
+    let measured: Vec<f64> = reports
+        .iter()
+        .filter_map(|report| report.host_steal.map(|steal| steal.cpu_seconds * 1e3))
+        .collect();
+    (!measured.is_empty()).then(|| measured.iter().sum())
 }
 
 /// Everything measured on one server.
@@ -243,7 +257,7 @@ fn both<T>(
 pub type Field = fn(&LoadFigures) -> Option<f64>;
 
 /// The figures of a load run a table shows: label, field, decimals.
-pub fn load_fields() -> [(&'static str, Field, usize); 8] {
+pub fn load_fields() -> [(&'static str, Field, usize); 9] {
     [
         ("throughput (2xx answers/s)", |f| Some(f.throughput), 1),
         ("p50 latency (ms)", |f| f.p50_milliseconds, 3),
@@ -257,6 +271,11 @@ pub fn load_fields() -> [(&'static str, Field, usize); 8] {
         ("non-2xx answers", |f| Some(f.non_2xx as f64), 0),
         ("failed requests", |f| Some(f.errors as f64), 0),
         ("server cores used", |f| f.server_cores, 2),
+        (
+            "CPU taken by the host (steal, ms)",
+            |f| f.host_steal_milliseconds,
+            0,
+        ),
     ]
 }
 
@@ -496,6 +515,7 @@ mod tests {
             non_2xx: 0,
             errors: 0,
             server_cores: None,
+            host_steal_milliseconds: None,
         };
         SideResults {
             name,

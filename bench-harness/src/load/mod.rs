@@ -14,6 +14,7 @@
 pub mod chunked;
 pub mod dispatcher;
 pub mod duration_arg;
+pub mod host_steal;
 pub mod latency;
 pub mod outcome;
 pub mod picker;

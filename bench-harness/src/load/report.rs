@@ -13,6 +13,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::dispatcher::{Limit, Pacing};
+use super::host_steal::HostSteal;
 use super::latency::{LatencyHistogram, LatencySummary};
 use super::outcome::Tally;
 use super::process_cpu::CpuUsage;
@@ -107,6 +108,9 @@ pub struct Report {
     /// The host's 1-, 5- and 15-minute load averages at the end of the run
     /// (`/proc/loadavg`): on a shared machine, the competition for the CPUs.
     pub load_average: Option<[f64; 3]>,
+    /// CPU time the hypervisor took from the machine over the measured window, when the
+    /// machine reports it.
+    pub host_steal: Option<HostSteal>,
     /// Seed of the template choice.
     pub seed: u64,
     /// The wall-clock time (UTC, Unix seconds) the measured window started at: lines up the
@@ -114,6 +118,15 @@ pub struct Report {
     pub measured_from_unix_seconds: f64,
     /// The slowest 2xx responses, slowest first: which requests make the tail.
     pub slowest: Vec<SlowRequest>,
+}
+
+/// What the run's own side of the machine measured over the measured window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineUse {
+    /// The driver's CPU use.
+    pub driver_cpu: CpuUsage,
+    /// The machine's steal, when it reports it.
+    pub host_steal: Option<HostSteal>,
 }
 
 /// How many of the slowest responses the text report lists (the JSON report has them all).
@@ -160,7 +173,7 @@ impl Report {
         tally: &Tally,
         window: std::ops::Range<Instant>,
         server_cpu: Option<Result<CpuUsage, String>>,
-        driver_cpu: CpuUsage,
+        machine: MachineUse,
         scheduled_requests: Option<u64>,
     ) -> Report {
         let measure_start = window.start;
@@ -234,8 +247,9 @@ impl Report {
             server_closes: tally.server_closes,
             server_cpu,
             server_cpu_error,
-            driver_cpu,
+            driver_cpu: machine.driver_cpu,
             load_average: read_load_average(),
+            host_steal: machine.host_steal,
             seed: options.seed,
             measured_from_unix_seconds: wall_clock_of(measure_start),
             slowest: tally
@@ -419,6 +433,20 @@ impl Report {
                 text,
                 "host load   {one:.2} {five:.2} {fifteen:.2} (1, 5, 15 min)"
             );
+        }
+        match self.host_steal {
+            Some(steal) => {
+                let _ = writeln!(
+                    text,
+                    "host steal  {:.0} ms of CPU taken by the hypervisor over {:.3} s = {:.4} cores",
+                    steal.cpu_seconds * 1e3,
+                    steal.wall_seconds,
+                    steal.cores
+                );
+            }
+            None => {
+                let _ = writeln!(text, "host steal  not reported by this machine");
+            }
         }
     }
 }

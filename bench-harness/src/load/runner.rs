@@ -16,8 +16,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::dispatcher::{Dispatcher, Limit, Pacing, RATE_PER_SECOND_MAX};
+use super::host_steal::StealMeter;
 use super::outcome::{ErrorKind, Tally};
 use super::process_cpu::{CpuError, CpuMeter, read_own_ticks, read_stat, usage};
+use super::report::MachineUse;
 use super::report::Report;
 use super::request::EncodedWorkload;
 use super::target::Target;
@@ -159,6 +161,7 @@ pub fn run(options: &RunOptions) -> Result<Report, RunError> {
     let server_meter =
         (!options.server_pids.is_empty()).then(|| CpuMeter::start(&options.server_pids));
     let driver_start_ticks = read_own_ticks();
+    let steal_meter = StealMeter::start();
     let window_start = Instant::now();
 
     let mut tally = Tally::new(workload.requests.len());
@@ -190,13 +193,17 @@ pub fn run(options: &RunOptions) -> Result<Report, RunError> {
             .map(|meter| meter.finish())
             .map_err(|error| error.to_string())
     });
+    let machine = MachineUse {
+        driver_cpu,
+        host_steal: steal_meter.and_then(|meter| meter.finish()),
+    };
     Ok(Report::build(
         options,
         &workload,
         &tally,
         dispatcher.measure_start()..finished,
         server_cpu,
-        driver_cpu,
+        machine,
         dispatcher.measured_slots(),
     ))
 }

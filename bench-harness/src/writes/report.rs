@@ -428,6 +428,7 @@ mod tests {
                 non_2xx: 0,
                 errors: 0,
                 server_cores: Some(1.5),
+                host_steal_milliseconds: Some(3.0),
             },
             writes,
             documents: Some(1000),
