@@ -28,7 +28,9 @@
 //! 6. right after indexing: once the last task finished, at once, `--after-indexing-duration`
 //!    without warm-up;
 //! 7. warm: after the server went quiet again, as in 1 on every document — the yardstick at
-//!    the same size for phases 5 and 6, which search more documents than phase 1;
+//!    the same size for phases 5 and 6, which search more documents than phase 1; phase 4
+//!    grows the index from phase 1's size to nearly this one while it is measured, so its
+//!    same-size yardstick lies between phases 1 and 7, and it is given both;
 //! 8. warm with one connection.
 //!
 //! The server goes quiet before phases 1, 3, 4 and 7.

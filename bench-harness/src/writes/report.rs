@@ -184,8 +184,13 @@ fn phase_rows(
         against(&mut rows, [ours, theirs], phase, Phase::Idle, "idle");
     }
     // These phases search every document, as the warm phase does: the yardstick at the same
-    // size (the idle phase searched the base only).
-    if matches!(phase, Phase::Unbounded | Phase::AfterIndexing) {
+    // size (the idle phase searched the base only). The fixed-rate adding phase grows the
+    // index from the base to nearly every document while it is measured: the idle and warm
+    // phases bound the same-size yardstick from below and from above, so it gets both.
+    if matches!(
+        phase,
+        Phase::FixedRate | Phase::Unbounded | Phase::AfterIndexing
+    ) {
         against(&mut rows, [ours, theirs], phase, Phase::Warm, "warm");
     }
     match phase {
@@ -499,11 +504,12 @@ mod tests {
         );
         // Every phase with the idle phase's connections, and only those.
         assert_eq!(text.matches("| p99 latency / idle p99 |").count(), 6);
-        // The phases on every document against the warm phase (all at 2 × p99 here).
+        // The phases on every document, and the one growing to it, against the warm phase
+        // (all at 2 × p99 here).
         assert_eq!(
             text.matches("| p99 latency / warm p99 | 1.00 | 1.00 | 1.00 |")
                 .count(),
-            2
+            3
         );
         assert!(
             text.contains("| p99.9 latency (ms) | — | — | — |"),
