@@ -12,7 +12,9 @@
 //!   on that core and a mesh request from any other — except a read of a snapshot
 //!   ([`ShardRequest::READS_SNAPSHOT`]) of an index of one shard, which runs on the core it
 //!   arrives at once the owner opened the shard (see [`Coordinator::ask_shard`]);
-//! - a request for this core never crosses the mesh;
+//! - a request for this core never crosses the mesh; run inline for an indexing task, it
+//!   ends at a yield point, so a loop of such requests gives the core back between two of
+//!   them once the task's slice is spent;
 //! - [`Coordinator::writes_in_flight`] counts the write requests this core's shards have
 //!   received and not answered yet, whichever core sent them;
 //! - [`Coordinator::network`] reads the core's replica of the network each time (the control
@@ -166,7 +168,9 @@ impl Coordinator {
             })
     }
 
-    /// Runs `request` on shard `shard` of `set`, on its owner core.
+    /// Runs `request` on shard `shard` of `set`, on its owner core. Run inline on this core
+    /// for an indexing task, it ends by giving the core back if the task's slice is spent
+    /// (see [`crate::runtime::latency::yield_if_indexing_needs`]).
     pub async fn ask_shard<Request: ShardRequest>(
         &self,
         set: &ShardSet,
@@ -183,7 +187,12 @@ impl Coordinator {
             shard,
         };
         if self.runs_here::<Request>(set, &address) {
-            return self.run_on_own_shard(address, request).await;
+            let answer = self.run_on_own_shard(address, request).await;
+            // Run inline, the request awaited nothing that yields: a batch asking this core's
+            // shards in a loop would keep the core for the whole loop (seen as a 69-98 ms
+            // stop of searches, `tuning/results/batch-start-stall-2026-11-27.md`).
+            crate::runtime::latency::yield_if_indexing_needs().await;
+            return answer;
         }
         self.ask(self.owner_of(shard), OnShard { address, request })
             .await?

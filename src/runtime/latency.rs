@@ -79,6 +79,25 @@ pub fn install() {
     .detach();
 }
 
+/// Whether the running task is in this core's indexing queue (never on a core where
+/// [`install`] has not run).
+pub fn in_indexing_queue() -> bool {
+    INDEXING_QUEUE
+        .with(Cell::get)
+        .is_some_and(|queue| queue == glommio::executor().current_task_queue())
+}
+
+/// Gives the core back if the running task is in the indexing queue and its slice is spent
+/// (`glommio::yield_if_needed`); a serving task goes on. For steps that run for both classes
+/// and that a caller may repeat without any await that yields (a request for a shard of this
+/// core runs inline): an indexing loop of them would hold the core for the whole loop, while
+/// a serving task yielding there would only put its own answer behind indexing work.
+pub async fn yield_if_indexing_needs() {
+    if in_indexing_queue() {
+        glommio::yield_if_needed().await;
+    }
+}
+
 /// Spawns `work` on this core in the queue of `class` and lets it run to its end. On a core
 /// where [`install`] has not run (a unit test's bare executor) every class runs in the
 /// current queue.
@@ -109,7 +128,10 @@ mod tests {
 
     use glommio::{LocalExecutorBuilder, Placement};
 
-    use super::{LatencyClass, PREEMPTION_INTERVAL, install, spawn_detached};
+    use super::{
+        LatencyClass, PREEMPTION_INTERVAL, in_indexing_queue, install, spawn_detached,
+        yield_if_indexing_needs,
+    };
 
     /// How long both busy loops compete for the core.
     const CONTENTION: Duration = Duration::from_millis(300);
@@ -167,6 +189,40 @@ mod tests {
             "serving did {serving} units, indexing {indexing}"
         );
         assert!(indexing > 0, "indexing still advances");
+    }
+
+    #[test]
+    fn a_task_knows_whether_it_runs_in_the_indexing_queue() {
+        let handle = LocalExecutorBuilder::new(Placement::Unbound)
+            .io_memory(super::super::executors::IO_MEMORY_BYTES)
+            .spawn(|| async {
+                let before_install = in_indexing_queue();
+                install();
+                let seen = Rc::new([Cell::new(None), Cell::new(None)]);
+                for (slot, class) in [LatencyClass::Serving, LatencyClass::Indexing]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let seen = seen.clone();
+                    spawn_detached(class, async move {
+                        yield_if_indexing_needs().await;
+                        seen[slot].set(Some(in_indexing_queue()));
+                    });
+                }
+                while seen.iter().any(|slot| slot.get().is_none()) {
+                    glommio::timer::sleep(Duration::from_millis(1)).await;
+                }
+                (before_install, seen[0].get(), seen[1].get())
+            })
+            .expect("an executor starts");
+        let (before_install, serving, indexing) = handle.join().expect("the executor finishes");
+        assert!(!before_install, "no indexing queue before install");
+        assert_eq!(
+            serving,
+            Some(false),
+            "a serving task is not in the indexing queue"
+        );
+        assert_eq!(indexing, Some(true), "an indexing task is");
     }
 
     #[test]
