@@ -99,11 +99,12 @@ impl LoadFigures {
 
 /// The steal of the runs that measured it, summed, in milliseconds; `None` if none did.
 fn steal_milliseconds(reports: &[Report]) -> Option<f64> {
-    let measured: Vec<f64> = reports
+    reports
         .iter()
-        .filter_map(|report| report.host_steal.map(|steal| steal.cpu_seconds * 1e3))
-        .collect();
-    (!measured.is_empty()).then(|| measured.iter().sum())
+        .filter_map(|report| report.host_steal)
+        .fold(None, |sum, steal| {
+            Some(sum.unwrap_or(0.0) + steal.cpu_seconds * 1e3)
+        })
 }
 
 /// Everything measured on one server.

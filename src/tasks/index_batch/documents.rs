@@ -634,11 +634,6 @@ impl BatchWork {
             .ask_every_shard(&record.shard_set(), command)
             .await
         {
-            // A shard of this core answers inline, without a yield: a batch asking round after
-            // round would otherwise hold the core for all of them when the answers are empty
-            // (69-98 ms for a batch adding 170,000 new documents; see
-            // `tuning/results/batch-start-stall-2026-11-27.md`).
-            crate::runtime::yield_if_needed().await;
             for (position, id) in answer?.into_iter().enumerate() {
                 if position % APPLY_CHUNK_DOCUMENTS == 0 {
                     crate::runtime::yield_if_needed().await;
