@@ -11,6 +11,8 @@
 //!
 //! Invariant: every function here returns exactly the union of its inputs.
 
+use std::borrow::Borrow;
+
 use roaring::{MultiOps, RoaringBitmap};
 
 /// Most bitmaps or-ed one by one.
@@ -26,28 +28,33 @@ enum UnionWay {
     MultiWay,
 }
 
-fn way(bitmaps: &[RoaringBitmap]) -> UnionWay {
+fn way<B: Borrow<RoaringBitmap>>(bitmaps: &[B]) -> UnionWay {
     if bitmaps.len() <= PAIRWISE_UNION_MAX {
         UnionWay::OneByOne
-    } else if bitmaps.iter().map(RoaringBitmap::len).sum::<u64>() <= TREE_UNION_IDS_MAX {
+    } else if bitmaps
+        .iter()
+        .map(|bitmap| bitmap.borrow().len())
+        .sum::<u64>()
+        <= TREE_UNION_IDS_MAX
+    {
         UnionWay::Tree
     } else {
         UnionWay::MultiWay
     }
 }
 
-/// The union of `bitmaps`.
-pub fn union_of(bitmaps: &[RoaringBitmap]) -> RoaringBitmap {
-    let or_all = |bitmaps: &[RoaringBitmap]| match bitmaps.split_first() {
-        Some((first, rest)) => rest
-            .iter()
-            .fold(first.clone(), |union, bitmap| union | bitmap),
+/// The union of `bitmaps` (owned or borrowed).
+pub fn union_of<B: Borrow<RoaringBitmap>>(bitmaps: &[B]) -> RoaringBitmap {
+    let or_all = |bitmaps: &[B]| match bitmaps.split_first() {
+        Some((first, rest)) => rest.iter().fold(first.borrow().clone(), |union, bitmap| {
+            union | bitmap.borrow()
+        }),
         None => RoaringBitmap::new(),
     };
     match way(bitmaps) {
         UnionWay::OneByOne => or_all(bitmaps),
         UnionWay::Tree => tree_union(bitmaps.chunks(2).map(or_all).collect()),
-        UnionWay::MultiWay => bitmaps.iter().union(),
+        UnionWay::MultiWay => bitmaps.iter().map(Borrow::borrow).union(),
     }
 }
 
@@ -120,6 +127,8 @@ mod tests {
                     .collect();
                 let expected: RoaringBitmap = bitmaps.iter().union();
                 assert_eq!(union_of(&bitmaps), expected, "{size} bitmaps");
+                let borrowed: Vec<&RoaringBitmap> = bitmaps.iter().collect();
+                assert_eq!(union_of(&borrowed), expected, "{size} bitmaps, borrowed");
                 assert_eq!(union_of_owned(bitmaps), expected, "{size} bitmaps, owned");
             }
         }

@@ -435,9 +435,16 @@ impl Refiner<'_> {
             tables: &tables,
             lengths: FieldLengthsReader::new(self.read)?,
         };
+        // Both ascend: the occurrences are walked beside the bucket, not looked up per
+        // document (a lookup per document was 7 % of a two-word query's CPU).
+        let mut entries = occurrences.range(bucket.min().unwrap_or(0)..).peekable();
         for document in bucket {
+            while entries.next_if(|(id, _)| **id < document).is_some() {}
             // A document without an (exact) occurrence of any term ranks as having none.
-            let term_occurrences = occurrences.get(&document).unwrap_or(&none);
+            let term_occurrences = match entries.peek() {
+                Some((id, lists)) if **id == document => *lists,
+                _ => &none,
+            };
             let details = details(
                 self.context,
                 steps,
