@@ -85,14 +85,11 @@ impl<'a> BucketCosts<'a> {
         let mut typos = Vec::with_capacity(kept.terms.len());
         let mut ranked_by = Vec::with_capacity(kept.terms.len());
         for &term in &kept.terms {
-            let documents = alternatives
-                .get(term)
+            let postings = alternatives.get(term);
+            let documents = postings
                 .map(|postings| postings.alternatives.as_slice())
                 .unwrap_or_default();
-            let in_bucket: Vec<RoaringBitmap> = documents
-                .iter()
-                .map(|documents| documents & bucket)
-                .collect();
+            let in_bucket = within_bucket(documents, postings, bucket);
             let levels = typo_levels(&resolved[term], &in_bucket);
             ranked_by.push(at_own_level(&resolved[term], in_bucket, &levels));
             typos.push(levels);
@@ -290,6 +287,26 @@ impl<'a> BucketCosts<'a> {
         }
         Ok(all)
     }
+}
+
+/// Each alternative's documents within `bucket`. When the bucket is every document where the
+/// term occurs (a one-term query's first words level), they are the alternatives' documents
+/// as they are: copied, not intersected (the intersections were 13 % of a one-word query
+/// load's CPU on a 400k-document index).
+fn within_bucket(
+    documents: &[RoaringBitmap],
+    postings: Option<&Arc<TermPostings>>,
+    bucket: &RoaringBitmap,
+) -> Vec<RoaringBitmap> {
+    let is_whole_term = postings
+        .is_some_and(|postings| postings.union.len() == bucket.len() && postings.union == *bucket);
+    if is_whole_term {
+        return documents.to_vec();
+    }
+    documents
+        .iter()
+        .map(|documents| documents & bucket)
+        .collect()
 }
 
 /// A term's fewest typos per document of a bucket, from its alternatives' documents in it.
