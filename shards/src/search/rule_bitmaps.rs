@@ -301,6 +301,12 @@ fn within_bucket(
     let is_whole_term = postings
         .is_some_and(|postings| postings.union.len() == bucket.len() && postings.union == *bucket);
     if is_whole_term {
+        // The term's union is the union of its alternatives: each lies within the bucket.
+        debug_assert!(
+            documents
+                .iter()
+                .all(|documents| documents.is_subset(bucket))
+        );
         return documents.to_vec();
     }
     documents
