@@ -115,13 +115,28 @@ impl TermPostings {
     /// The same postings restricted to `documents`.
     pub fn within(&self, documents: &RoaringBitmap) -> TermPostings {
         TermPostings {
-            alternatives: self
-                .alternatives
-                .iter()
-                .map(|alternative| alternative & documents)
-                .collect(),
+            alternatives: self.alternatives_within(documents),
             union: &self.union & documents,
         }
+    }
+
+    /// Each alternative's documents among `documents`. When `documents` are exactly where the
+    /// term occurs (a one-term query's first words level), every alternative lies within them
+    /// and is copied, not intersected (the intersections were 13 % of a one-word query load's
+    /// CPU on a 400k-document index).
+    pub fn alternatives_within(&self, documents: &RoaringBitmap) -> Vec<RoaringBitmap> {
+        if self.union.len() == documents.len() && self.union == *documents {
+            debug_assert!(
+                self.alternatives
+                    .iter()
+                    .all(|alternative| alternative.is_subset(documents))
+            );
+            return self.alternatives.clone();
+        }
+        self.alternatives
+            .iter()
+            .map(|alternative| alternative & documents)
+            .collect()
     }
 
     /// Whether reading them again would cost enough to keep them.
