@@ -123,6 +123,8 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
         "word_fields",
         "word_position_buckets",
         "word_pairs",
+        "word_pairs_2",
+        "word_pairs_3",
         "field_word_counts",
     ] {
         let Some(tree) = read.open_tree(name).expect("open_tree finds a value") else {
@@ -139,7 +141,7 @@ fn dump(shard: &Shard) -> BTreeMap<String, BTreeSet<String>> {
                     let ids: BTreeSet<String> = bitmap.iter().map(external).collect();
                     format!("{} -> {ids:?}", String::from_utf8_lossy(key))
                 }
-                "word_pairs" => {
+                "word_pairs" | "word_pairs_2" | "word_pairs_3" => {
                     let split = key
                         .iter()
                         .position(|byte| *byte == 0xFF)
@@ -759,6 +761,8 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
         "word_fields",
         "word_position_buckets",
         "word_pairs",
+        "word_pairs_2",
+        "word_pairs_3",
         "field_word_counts",
     ] {
         assert!(expected.contains_key(name), "{name} is filled");
@@ -777,9 +781,15 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
     let reopened = open(&directory, "old.pages");
     assert_eq!(dump(&reopened), expected);
 
-    // And like one written before `word_pairs`, then before `field_word_counts`, existed.
+    // And like one written before `word_pairs`, then before `field_word_counts`, then before
+    // the pairs two and three positions apart, existed.
     let mut reopened = reopened;
-    for name in ["word_pairs", "field_word_counts"] {
+    for name in [
+        "word_pairs",
+        "field_word_counts",
+        "word_pairs_2",
+        "word_pairs_3",
+    ] {
         let transaction = reopened
             .database()
             .begin_write()
@@ -822,7 +832,9 @@ fn a_shard_without_the_slot_or_pair_trees_rebuilds_them_when_opened() {
 }
 
 /// `word_pairs` holds a pair where the second word stands right after the first in one
-/// field: not across fields nor across a stop word, and gone with the document.
+/// field: not across fields nor across a stop word, and gone with the document;
+/// `word_pairs_2` where it stands two positions after (a stop word between counts), and
+/// `word_pairs_3` three.
 #[test]
 fn word_pairs_hold_the_words_side_by_side_in_one_field() {
     let directory = tempfile::tempdir().expect("tempdir succeeds");
@@ -844,13 +856,17 @@ fn word_pairs_hold_the_words_side_by_side_in_one_field() {
     })
     .collect();
     let shard = from_scratch(&directory, "pairs.pages", &settings, &documents);
-    let pairs = |shard: &Shard| -> Vec<String> {
+    let pairs_in = |shard: &Shard, tree: &str| -> Vec<String> {
         dump(shard)
-            .remove("word_pairs")
+            .remove(tree)
             .unwrap_or_default()
             .into_iter()
             .collect()
     };
+    let pairs = |shard: &Shard| pairs_in(shard, "word_pairs");
+    let two_apart = ["quick fox -> {\"1\", \"3\"}"];
+    assert_eq!(pairs_in(&shard, "word_pairs_2"), two_apart);
+    assert_eq!(pairs_in(&shard, "word_pairs_3"), Vec::<String>::new());
     assert_eq!(
         pairs(&shard),
         [
@@ -875,6 +891,7 @@ fn word_pairs_hold_the_words_side_by_side_in_one_field() {
             "quick brown -> {\"1\"}",
         ]
     );
+    assert_eq!(pairs_in(&shard, "word_pairs_2"), two_apart);
 }
 
 /// The `field_word_counts` lines (as [`dump`] writes them) that the shard's `field_lengths`

@@ -45,8 +45,19 @@ pub const FIELD_LENGTHS_TREE: &str = "field_lengths";
 pub const WORD_FIELDS_TREE: &str = "word_fields";
 /// Word ‖ `0xFF` ‖ position bucket → bitmap (see [`super::inverted::bucketed_position`]).
 pub const WORD_POSITION_BUCKETS_TREE: &str = "word_position_buckets";
-/// Word ‖ `0xFF` ‖ following word → bitmap (see [`super::inverted::write_pair_key`]).
+/// Word ‖ `0xFF` ‖ following word → bitmap (see [`super::inverted::write_pair_key`]): the
+/// documents where the second word stands right after the first in one field.
 pub const WORD_PAIRS_TREE: &str = "word_pairs";
+/// As [`WORD_PAIRS_TREE`], the second word two positions after the first.
+pub const WORD_PAIRS_AT_2_TREE: &str = "word_pairs_2";
+/// As [`WORD_PAIRS_TREE`], the second word three positions after the first.
+pub const WORD_PAIRS_AT_3_TREE: &str = "word_pairs_3";
+/// The farthest distance between two words of one field that a pair tree records: proximity
+/// ranks distances 1 to 3 apart and every farther one alike (Meilisearch's `MAX_DISTANCE`, 4).
+pub const PAIR_DISTANCE_MAX: usize = 3;
+/// The pair trees by distance: the tree of distance `d` is at index `d - 1`.
+pub const WORD_PAIR_TREES: [&str; PAIR_DISTANCE_MAX] =
+    [WORD_PAIRS_TREE, WORD_PAIRS_AT_2_TREE, WORD_PAIRS_AT_3_TREE];
 /// Field id ‖ word count → bitmap (see [`super::inverted::field_word_count_key`]).
 pub const FIELD_WORD_COUNTS_TREE: &str = "field_word_counts";
 
@@ -69,18 +80,20 @@ pub const FACET_TREES: [&str; 4] = [
     GEO_TREE,
 ];
 /// The trees of the inverted index (emptied by `DeleteAll`, rebuilt on text settings change).
-pub const TEXT_TREES: [&str; 7] = [
+pub const TEXT_TREES: [&str; 9] = [
     WORD_DOCUMENTS_TREE,
     WORD_POSITIONS_TREE,
     FIELD_LENGTHS_TREE,
     WORD_FIELDS_TREE,
     WORD_POSITION_BUCKETS_TREE,
     WORD_PAIRS_TREE,
+    WORD_PAIRS_AT_2_TREE,
+    WORD_PAIRS_AT_3_TREE,
     FIELD_WORD_COUNTS_TREE,
 ];
 
 /// Every tree a shard of this version may hold, with the legacy one it removes.
-pub const ALL_TREES: [&str; 18] = [
+pub const ALL_TREES: [&str; 20] = [
     META_TREE,
     EXTERNAL_IDS_TREE,
     DOCUMENTS_TREE,
@@ -98,6 +111,8 @@ pub const ALL_TREES: [&str; 18] = [
     WORD_FIELDS_TREE,
     WORD_POSITION_BUCKETS_TREE,
     WORD_PAIRS_TREE,
+    WORD_PAIRS_AT_2_TREE,
+    WORD_PAIRS_AT_3_TREE,
     FIELD_WORD_COUNTS_TREE,
 ];
 

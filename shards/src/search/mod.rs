@@ -87,6 +87,7 @@ mod prefix_cache;
 pub mod prefix_carry;
 pub mod prefix_unions;
 pub mod prefix_words;
+mod proximity_bitmaps;
 mod query;
 pub mod ranking;
 mod refine;

@@ -4,10 +4,11 @@
 //! sub-buckets that reach into the first `needed` documents are split further; a bucket that
 //! fits whole is taken whole, and one still too large after the last step gives its lowest
 //! internal ids (the final tie-break). The typo, attribute-rank and word-position steps split
-//! with bitmaps alone (see [`super::rule_bitmaps`]), sort with the facet entries of its field
+//! with bitmaps alone (see [`super::rule_bitmaps`]), proximity with the pair trees where they
+//! can tell ([`super::proximity_bitmaps`]), sort with the facet entries of its field
 //! ([`super::sort_values::sort_groups`]), exactness as the last step reading only the
-//! documents the page can need ([`super::lazy_exactness`]); proximity and exactness before
-//! another step read each document of the bucket they split, which by then is usually small.
+//! documents the page can need ([`super::lazy_exactness`]); exactness before another step, and
+//! proximity where pairs cannot tell, read each document of the bucket they split.
 //!
 //! `searchCutoffMs`: once the deadline has passed, no bucket is ranked by a further step (even
 //! one that fits the page whole); its lowest ids are taken, ranked only by the steps before
@@ -338,7 +339,7 @@ impl Refiner<'_> {
             Step::Words => vec![bucket.clone()],
             Step::Typo => costs.split_by_typo(bucket),
             Step::Proximity if self.context.adjacent_pairs(self.kept) == 0 => vec![bucket.clone()],
-            Step::Proximity => return self.split_by_proximity(bucket, costs),
+            Step::Proximity => return self.split_by_proximity(bucket, costs, needed),
             Step::AttributeRank => costs.split_by_attribute_rank(bucket)?,
             Step::WordPosition => costs.split_by_word_position(bucket)?,
             _ => self.split_by_document(bucket, step)?,
@@ -350,30 +351,45 @@ impl Refiner<'_> {
             .collect())
     }
 
-    /// Proximity: when the word pairs tell which documents hold every adjacent pair side by
-    /// side, that best sub-bucket comes first and the rest stays unsplit until the page needs
-    /// it; otherwise every document is read.
+    /// Proximity from the pair trees: the best sub-bucket (every adjacent pair side by side)
+    /// first, with the rest left unsplit when it fills the page, else every sub-bucket; when
+    /// pairs cannot tell, every document is read.
     fn split_by_proximity(
         &self,
         bucket: &RoaringBitmap,
         costs: &BucketCosts<'_>,
+        needed: u64,
     ) -> ShardResult<Vec<SubBucket>> {
-        let best = match costs.side_by_side(bucket)? {
-            Some(best) if !best.is_empty() => best,
-            _ => {
-                return Ok(self
-                    .split_by_document(bucket, &Step::Proximity)?
-                    .into_iter()
-                    .map(SubBucket::Ready)
-                    .collect());
-            }
+        let Some(best) = costs.side_by_side(bucket)? else {
+            return self.split_by_document_ready(bucket, &Step::Proximity);
         };
+        if best.len() < needed
+            && let Some(split) = costs.split_by_proximity(bucket)?
+        {
+            return Ok(split.into_iter().map(SubBucket::Ready).collect());
+        }
+        if best.is_empty() {
+            return self.split_by_document_ready(bucket, &Step::Proximity);
+        }
         let rest = bucket - &best;
         let mut split = vec![SubBucket::Ready(best)];
         if !rest.is_empty() {
             split.push(SubBucket::Unsplit(rest));
         }
         Ok(split)
+    }
+
+    /// [`Refiner::split_by_document`], every sub-bucket ready for the next step.
+    fn split_by_document_ready(
+        &self,
+        bucket: &RoaringBitmap,
+        step: &Step,
+    ) -> ShardResult<Vec<SubBucket>> {
+        Ok(self
+            .split_by_document(bucket, step)?
+            .into_iter()
+            .map(SubBucket::Ready)
+            .collect())
     }
 
     /// Splits by the details `step` gives each document, read one document at a time.
@@ -468,7 +484,7 @@ impl Refiner<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::cell::Cell;
 
     use serde_json::json;
@@ -479,7 +495,7 @@ mod tests {
     thread_local! {
         /// Documents this thread's searches split by a step one document at a time (bitmap
         /// splits do not count).
-        pub(super) static DOCUMENTS_SPLIT_ONE_BY_ONE: Cell<u64> = const { Cell::new(0) };
+        pub(in crate::search) static DOCUMENTS_SPLIT_ONE_BY_ONE: Cell<u64> = const { Cell::new(0) };
     }
 
     /// Documents holding `sunflower seed` in a field and at a position that vary with the id.

@@ -8,9 +8,8 @@
 //!   weight of a field holding one (`word_fields`), capped at the weight maximum;
 //! - word position: among the same alternatives, the lowest distance cost of a position
 //!   bucket holding one (`word_position_buckets`);
-//! - proximity's best sub-bucket (no other proximity rank): the documents holding every
-//!   adjacent pair of terms side by side through their fewest-typo alternatives
-//!   (`word_pairs`, see [`super::word_pairs`]); the other ranks are read per document.
+//! - proximity: per adjacent pair of terms, the closest their fewest-typo alternatives stand
+//!   (the pair trees, see [`super::proximity_bitmaps`] and [`super::word_pairs`]).
 //!
 //! Invariant: each cost is exactly the one [`super::ranking`] computes from the document's
 //! occurrences for the same rule, so splitting by the summed costs orders like the rules'
@@ -32,19 +31,17 @@ use std::sync::Arc;
 use roaring::{MultiOps, RoaringBitmap};
 use storage_engine::{Direction, ReadTransaction};
 
-use crate::analysis::ProximityPrecision;
 use crate::error::ShardResult;
 use crate::index::inverted::{
     bitmap_or_empty, bitmap_within, keys_extending, position_prefix, split_word_slot_key,
 };
 use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
 
-use super::bitmap_union::{union_of, union_of_owned};
+use super::bitmap_union::union_of;
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
 use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, word_position_cost};
 use super::term_postings::TermPostings;
 use super::terms::{Alternative, ResolvedTerm};
-use super::word_pairs::WordPairs;
 
 /// Positions below this are their own position bucket (see
 /// [`crate::index::inverted::bucketed_position`]).
@@ -60,11 +57,11 @@ pub struct BucketCosts<'a> {
     pub(super) read: &'a ReadTransaction,
     /// The commit's unions over prefix expansions.
     pub(super) prefixes: &'a PrefixUnions,
-    context: &'a RankingContext<'a>,
+    pub(super) context: &'a RankingContext<'a>,
     pub(super) resolved: &'a [ResolvedTerm],
     pub(super) kept: &'a Kept,
     /// Per kept term (in `kept.terms` order), its fewest typos.
-    typos: Vec<TermCosts>,
+    pub(super) typos: Vec<TermCosts>,
     /// Per kept term, per alternative, the documents of the words bucket where the
     /// alternative is one of the term's fewest-typo matches: the only documents its fields
     /// and positions can rank (empty for most typo alternatives, whose slots are then not read).
@@ -179,74 +176,6 @@ impl<'a> BucketCosts<'a> {
         Ok(split_by_cost_sum(bucket, &costs))
     }
 
-    /// The documents of `bucket` holding every adjacent pair of kept terms side by side in one
-    /// field (proximity's best sub-bucket), read from `word_pairs`: per pair of terms, the
-    /// pairs of their alternatives with the typo counts each document has for them (proximity
-    /// looks only at a term's fewest-typo occurrences), leaving out the alternatives that are
-    /// no fewest-typo match in any document concerned. `None` when pairs cannot tell:
-    /// proximity by attribute, or a pair of alternatives [`WordPairs::alternatives`] cannot
-    /// read (a phrase, a left prefix) that matches there.
-    pub fn side_by_side(&self, bucket: &RoaringBitmap) -> ShardResult<Option<RoaringBitmap>> {
-        if self.context.proximity_precision != ProximityPrecision::ByWord {
-            return Ok(None);
-        }
-        let mut pairs = WordPairs::open(self.read)?;
-        let mut best = bucket.clone();
-        for (index, terms) in self.kept.terms.windows(2).enumerate() {
-            let (left, right) = (terms[0], terms[1]);
-            if self.context.terms[left].end_position + 1 != self.context.terms[right].position {
-                continue;
-            }
-            let mut holding = Vec::new();
-            for (left_typos, left_documents) in &self.typos[index] {
-                for (right_typos, right_documents) in &self.typos[index + 1] {
-                    let within = &(left_documents & right_documents) & &best;
-                    if within.is_empty() {
-                        continue;
-                    }
-                    let lefts = self.matching_within(index, *left_typos, &within);
-                    let rights = self.matching_within(index + 1, *right_typos, &within);
-                    for left_alternative in &lefts {
-                        for right_alternative in &rights {
-                            let Some(found) =
-                                pairs.alternatives(left_alternative, right_alternative, &within)?
-                            else {
-                                return Ok(None);
-                            };
-                            holding.push(found);
-                        }
-                    }
-                }
-            }
-            best = union_of_owned(holding);
-            if best.is_empty() {
-                break;
-            }
-        }
-        Ok(Some(best))
-    }
-
-    /// The alternatives of the kept term at `position` (in `kept.terms`) with `typos` typos
-    /// that are one of the term's fewest-typo matches in some document of `within`: an
-    /// alternative matching in none of them cannot put a pair side by side there.
-    fn matching_within(
-        &self,
-        position: usize,
-        typos: u32,
-        within: &RoaringBitmap,
-    ) -> Vec<&Alternative> {
-        let term = self.kept.terms[position];
-        self.resolved[term]
-            .alternatives
-            .iter()
-            .zip(&self.ranked_by[position])
-            .filter(|(alternative, ranked_by)| {
-                u32::from(alternative.typos) == typos && !ranked_by.is_disjoint(within)
-            })
-            .map(|(alternative, _)| alternative)
-            .collect()
-    }
-
     /// Per kept term, the lowest cost of each document of `within` over the slots (fields or
     /// position buckets) of `tree` holding one of the term's fewest-typo alternatives there;
     /// `cost` prices a slot (`None`: ignored), and a document without a priced slot costs
@@ -338,7 +267,7 @@ fn at_own_level(
 
 /// Makes "documents with some occurrence at this cost" disjoint: each document keeps its
 /// lowest cost.
-fn lowest_costs(by_cost: BTreeMap<u32, RoaringBitmap>) -> TermCosts {
+pub(super) fn lowest_costs(by_cost: BTreeMap<u32, RoaringBitmap>) -> TermCosts {
     let mut seen = RoaringBitmap::new();
     let mut lowest = Vec::with_capacity(by_cost.len());
     for (cost, documents) in by_cost {

@@ -58,7 +58,8 @@ mod vectors;
 use crate::index::trees::{
     DOCUMENT_DICTIONARIES_TREE, DOCUMENT_TREES, DOCUMENTS_TREE, EXTERNAL_IDS_TREE,
     FACET_NUMBERS_TREE, FACET_PRESENCE_TREE, FACET_STRINGS_TREE, FIELD_DISTRIBUTION_TREE,
-    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, FIELDS_TREE, GEO_TREE, TEXT_TREES,
+    FIELD_LENGTHS_TREE, FIELD_WORD_COUNTS_TREE, FIELDS_TREE, GEO_TREE, PAIR_DISTANCE_MAX,
+    TEXT_TREES, WORD_PAIR_TREES,
 };
 
 /// The final effect of a batch on one document of this shard.
@@ -106,8 +107,9 @@ struct Deltas {
     /// The word trees' changes (`word_documents`, `word_fields`, `word_position_buckets`,
     /// `word_position_chunks`).
     words: WordChanges,
-    /// The changes of `word_pairs` (by the word numbers of `words`).
-    pairs: PairChanges,
+    /// The changes of the pair trees by distance (index `d - 1` for distance `d`, by the word
+    /// numbers of `words`).
+    pairs: [PairChanges; PAIR_DISTANCE_MAX],
     /// The changes of `field_word_counts`.
     field_word_counts: KeyChanges,
     distribution: BTreeMap<String, i64>,
@@ -132,7 +134,11 @@ impl Deltas {
     /// About the heap bytes the pending changes take.
     fn estimated_bytes(&self) -> usize {
         self.words.estimated_bytes()
-            + self.pairs.estimated_bytes()
+            + self
+                .pairs
+                .iter()
+                .map(PairChanges::estimated_bytes)
+                .sum::<usize>()
             + self.field_word_counts.estimated_bytes()
             + self.facet_bytes
             + self.new_external_ids.estimated_bytes()
@@ -852,9 +858,9 @@ impl PreparedBatch {
                 add,
             );
         }
-        scratch.fill_adjacent_pairs();
-        for &(left, right) in &scratch.pairs {
-            self.deltas.pairs.record(left, right, id, add);
+        scratch.fill_near_pairs();
+        for &(distance, left, right) in &scratch.pairs {
+            self.deltas.pairs[usize::from(distance) - 1].record(left, right, id, add);
         }
         for (field, count) in &field_lengths {
             if let Some(key) = field_word_count_key(*field, *count) {
@@ -954,8 +960,9 @@ struct TextScratch {
     occurrences: Vec<(u32, Occurrence)>,
     /// The occurrences as (field, position, word number).
     placed: Vec<(u16, u16, u32)>,
-    /// The distinct pairs of word numbers of the document (see [`TextScratch::fill_adjacent_pairs`]).
-    pairs: Vec<(u32, u32)>,
+    /// The distinct (distance, left word number, right word number) of the document (see
+    /// [`TextScratch::fill_near_pairs`]).
+    pairs: Vec<(u8, u32, u32)>,
 }
 
 impl TextScratch {
@@ -967,8 +974,9 @@ impl TextScratch {
     }
 
     /// Fills `pairs` with the distinct pairs of words of the document where the second stands
-    /// right after the first in one field (what `word_pairs` holds), from `occurrences`.
-    fn fill_adjacent_pairs(&mut self) {
+    /// 1 to [`PAIR_DISTANCE_MAX`] positions after the first in one field (what the pair trees
+    /// hold), with that distance, from `occurrences`.
+    fn fill_near_pairs(&mut self) {
         self.placed.clear();
         self.placed.extend(
             self.occurrences
@@ -977,14 +985,18 @@ impl TextScratch {
         );
         self.placed.sort_unstable();
         self.pairs.clear();
-        self.pairs.extend(
-            self.placed
-                .windows(2)
-                .filter(|pair| {
-                    pair[0].0 == pair[1].0 && pair[0].1.checked_add(1) == Some(pair[1].1)
-                })
-                .map(|pair| (pair[0].2, pair[1].2)),
-        );
+        for (index, &(field, position, left)) in self.placed.iter().enumerate() {
+            for &(next_field, next_position, right) in &self.placed[index + 1..] {
+                let distance = next_position.wrapping_sub(position);
+                if next_field != field || usize::from(distance) > PAIR_DISTANCE_MAX {
+                    break;
+                }
+                // Two words at one position (never made by the analysis) are no pair.
+                if let Ok(distance @ 1..) = u8::try_from(distance) {
+                    self.pairs.push((distance, left, right));
+                }
+            }
+        }
         self.pairs.sort_unstable();
         self.pairs.dedup();
     }
@@ -999,7 +1011,9 @@ fn flush_deltas(
 ) -> ShardResult<()> {
     // Both are recorded by the word numbers the vocabulary ranks.
     let vocabulary = deltas.words.take_vocabulary();
-    deltas.pairs.write(transaction, &vocabulary)?;
+    for (pairs, tree) in deltas.pairs.iter_mut().zip(WORD_PAIR_TREES) {
+        pairs.write(transaction, tree, &vocabulary)?;
+    }
     deltas.words.write(transaction, &vocabulary, dictionary)?;
     deltas
         .field_word_counts
@@ -1119,4 +1133,57 @@ pub(crate) fn recompress_documents(
         dictionaries.delete(&key)?;
     }
     state.store(transaction)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TextScratch;
+    use crate::analysis::Occurrence;
+
+    /// Word numbers → occurrences at (field, position).
+    fn scratch(placed: &[(u32, u16, u16)]) -> TextScratch {
+        let mut scratch = TextScratch::default();
+        scratch.occurrences.extend(
+            placed
+                .iter()
+                .map(|&(word, field, position)| (word, Occurrence { field, position })),
+        );
+        scratch
+    }
+
+    #[test]
+    fn near_pairs_are_the_words_one_to_three_positions_apart_in_one_field() {
+        // Field 0: 7 8 9 7 _ 8 (a stop word's hole at 4); field 1: 9 right after field 0 ends.
+        let mut scratch = scratch(&[
+            (7, 0, 0),
+            (8, 0, 1),
+            (9, 0, 2),
+            (7, 0, 3),
+            (8, 0, 5),
+            (9, 1, 6),
+        ]);
+        scratch.fill_near_pairs();
+        let expected = vec![
+            (1, 7, 8), // 0 → 1
+            (1, 8, 9), // 1 → 2
+            (1, 9, 7), // 2 → 3
+            (2, 7, 8), // 3 → 5
+            (2, 7, 9), // 0 → 2
+            (2, 8, 7), // 1 → 3
+            (3, 7, 7), // 0 → 3
+            (3, 9, 8), // 2 → 5
+        ];
+        assert_eq!(scratch.pairs, expected);
+        // A second document reuses the buffers and keeps none of the first's pairs.
+        scratch.clear();
+        scratch.occurrences.push((
+            1,
+            Occurrence {
+                field: 2,
+                position: 40,
+            },
+        ));
+        scratch.fill_near_pairs();
+        assert!(scratch.pairs.is_empty());
+    }
 }

@@ -1,6 +1,7 @@
-//! The pending changes of `word_pairs` (word ‖ `0xFF` ‖ the word right after it in a field):
-//! per pair of word numbers (see [`WordChanges`]), the documents added and removed, kept as
-//! one flat list in operation order and sorted into key order when written.
+//! The pending changes of one pair tree (word ‖ `0xFF` ‖ the word a given distance after it
+//! in a field, see [`crate::index::trees::WORD_PAIR_TREES`]): per pair of word numbers (see
+//! [`WordChanges`]), the documents added and removed, kept as one flat list in operation
+//! order and sorted into key order when written.
 //!
 //! A pair is recorded as two word numbers, not as its key bytes: recording costs a push, and
 //! the keys are made once per distinct pair when written.
@@ -17,7 +18,6 @@ use super::vocabulary::Vocabulary;
 use super::word_changes::{Postings, WORD_NUMBERS_MAX};
 use crate::error::ShardResult;
 use crate::index::inverted::write_pair_key;
-use crate::index::trees::WORD_PAIRS_TREE;
 
 /// One document's pair added or removed, in 12 bytes: the right word's number shares its
 /// `u32` with the operation (word numbers stay below [`WORD_NUMBERS_MAX`]).
@@ -40,7 +40,7 @@ impl PairChange {
     }
 }
 
-/// The pending changes of `word_pairs`.
+/// The pending changes of one pair tree.
 #[derive(Debug, Default)]
 pub(super) struct PairChanges {
     /// In operation order.
@@ -69,15 +69,16 @@ impl PairChanges {
         });
     }
 
-    /// Writes every pending change into `word_pairs` (created even when there is none, so
-    /// that a shard with words always has the tree) and empties the changes; `vocabulary`
-    /// holds the words the pairs were recorded with (by number).
+    /// Writes every pending change into the pair tree named `tree` (created even when there
+    /// is none, so that a shard with words always has the tree) and empties the changes;
+    /// `vocabulary` holds the words the pairs were recorded with (by number).
     pub fn write(
         &mut self,
         transaction: &WriteTransaction,
+        tree: &str,
         vocabulary: &Vocabulary,
     ) -> ShardResult<()> {
-        let tree = transaction.create_tree(WORD_PAIRS_TREE)?;
+        let tree = transaction.create_tree(tree)?;
         if self.changes.is_empty() {
             return Ok(());
         }
@@ -147,6 +148,7 @@ mod tests {
     use super::*;
     use crate::analysis::Occurrence;
     use crate::index::keys::decode_bitmap;
+    use crate::index::trees::WORD_PAIRS_TREE;
     use crate::shard::word_changes::WordChanges;
     use crate::test_database::scratch_database;
     use crate::test_random::Random;
@@ -199,7 +201,7 @@ mod tests {
                 let write = database.begin_write().expect("a write begins");
                 let vocabulary = words.take_vocabulary();
                 pairs
-                    .write(&write, &vocabulary)
+                    .write(&write, WORD_PAIRS_TREE, &vocabulary)
                     .expect("the pairs are written");
                 write.commit().expect("the round commits");
 

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use storage_engine::{Database, WriteTransaction};
+use storage_engine::{Database, ReadTransaction, WriteTransaction};
 
 use super::apply::PreparedBatch;
 use super::settings::FacetSettings;
@@ -26,7 +26,7 @@ use crate::error::ShardResult;
 use crate::index::document_codec::DecoderCache;
 use crate::index::trees::{
     FACET_TREES, FIELD_WORD_COUNTS_TREE, LEGACY_WORD_POSITIONS_TREE, TEXT_TREES,
-    WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIRS_TREE, WORD_POSITIONS_TREE,
+    WORD_DOCUMENTS_TREE, WORD_FIELDS_TREE, WORD_PAIR_TREES, WORD_POSITIONS_TREE,
 };
 
 /// The trees a text rebuild empties: the inverted index's, then the legacy tree it replaced.
@@ -91,7 +91,8 @@ pub(crate) fn rebuild_text(
 }
 
 /// Rebuilds the inverted index of a shard written before its `word_fields`,
-/// `word_position_buckets`, `word_pairs`, `field_word_counts` or `word_position_chunks` trees
+/// `word_position_buckets`, pair trees (`word_pairs`, `word_pairs_2`, `word_pairs_3`),
+/// `field_word_counts` or `word_position_chunks` trees
 /// existed (they are derived from the stored documents, so the rebuild loses nothing; the
 /// legacy `word_positions` tree goes). Returns whether it rebuilt.
 pub(crate) fn upgrade_text_index(
@@ -103,7 +104,7 @@ pub(crate) fn upgrade_text_index(
     let read = database.begin_read();
     let outdated = read.open_tree(WORD_DOCUMENTS_TREE)?.is_some()
         && (read.open_tree(WORD_FIELDS_TREE)?.is_none()
-            || read.open_tree(WORD_PAIRS_TREE)?.is_none()
+            || !every_tree_exists(&read, &WORD_PAIR_TREES)?
             || read.open_tree(FIELD_WORD_COUNTS_TREE)?.is_none()
             || read.open_tree(WORD_POSITIONS_TREE)?.is_none())
         || read.open_tree(LEGACY_WORD_POSITIONS_TREE)?.is_some();
@@ -114,6 +115,16 @@ pub(crate) fn upgrade_text_index(
     let transaction = database.begin_write()?;
     let state = ShardState::load_write(&transaction)?;
     reindex_text(transaction, state, decoders, pending_bytes_max)?;
+    Ok(true)
+}
+
+/// Whether every tree of `names` exists in `read`.
+fn every_tree_exists(read: &ReadTransaction, names: &[&str]) -> ShardResult<bool> {
+    for name in names {
+        if read.open_tree(name)?.is_none() {
+            return Ok(false);
+        }
+    }
     Ok(true)
 }
 
