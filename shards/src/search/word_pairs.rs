@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::ops::Bound;
+use std::rc::Rc;
 
 use roaring::RoaringBitmap;
 use storage_engine::{Direction, ReadTransaction, ReadTree};
@@ -36,7 +37,7 @@ pub struct WordPairs<'t> {
     /// `word_documents`, for a word two terms share and the words a prefix starts.
     documents: Option<ReadTree<'t>>,
     /// Prefix → the words it starts (`None`: more than [`BACKWARD_PREFIX_WORDS_MAX`]).
-    prefix_words: HashMap<String, Option<Vec<String>>>,
+    prefix_words: HashMap<String, Option<Rc<[String]>>>,
     key: Vec<u8>,
 }
 
@@ -133,7 +134,7 @@ impl<'t> WordPairs<'t> {
 
     /// The words longer than `prefix` that start with it, read once per prefix; `None` when
     /// there are more than [`BACKWARD_PREFIX_WORDS_MAX`].
-    fn words_of_prefix(&mut self, prefix: &str) -> ShardResult<Option<Vec<String>>> {
+    fn words_of_prefix(&mut self, prefix: &str) -> ShardResult<Option<Rc<[String]>>> {
         if let Some(words) = self.prefix_words.get(prefix) {
             return Ok(words.clone());
         }
@@ -149,7 +150,7 @@ impl<'t> WordPairs<'t> {
                 words.push(String::from_utf8_lossy(word).into_owned());
             }
         }
-        let words = within_limit.then_some(words);
+        let words = within_limit.then(|| Rc::from(words));
         self.prefix_words.insert(prefix.to_owned(), words.clone());
         Ok(words)
     }
@@ -193,7 +194,7 @@ impl<'t> WordPairs<'t> {
                 let Some(words) = self.words_of_prefix(right_word)? else {
                     return Ok(None);
                 };
-                for word in &words {
+                for word in words.iter() {
                     found.push(self.words_at(before, word, left_word, within)?);
                 }
             } else {
