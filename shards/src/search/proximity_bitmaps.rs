@@ -49,7 +49,7 @@ impl BucketCosts<'_> {
         }
         let mut pairs = WordPairs::open(self.read)?;
         let mut best = bucket.clone();
-        for index in self.adjacent_pairs() {
+        for index in self.context.adjacent_pair_starts(self.kept) {
             let Some(found) = self.pair_at(&mut pairs, index, 1, &best)? else {
                 return Ok(None);
             };
@@ -72,7 +72,7 @@ impl BucketCosts<'_> {
         }
         let mut pairs = WordPairs::open(self.read)?;
         let mut costs: Vec<TermCosts> = Vec::new();
-        for index in self.adjacent_pairs() {
+        for index in self.context.adjacent_pair_starts(self.kept) {
             let mut by_cost = BTreeMap::from([(FAR_COST, bucket.clone())]);
             // Proximity `p` costs `p - 1`.
             for (cost, proximity) in (0..FAR_COST).zip(1..=PAIR_DISTANCE_MAX) {
@@ -84,18 +84,6 @@ impl BucketCosts<'_> {
             costs.push(lowest_costs(by_cost));
         }
         Ok(Some(split_by_cost_sum(bucket, &costs)))
-    }
-
-    /// The positions in `kept.terms` of the left terms of the pairs proximity ranks: kept
-    /// terms standing side by side in the query.
-    fn adjacent_pairs(&self) -> impl Iterator<Item = usize> + '_ {
-        let terms = self.context.terms;
-        self.kept
-            .terms
-            .windows(2)
-            .enumerate()
-            .filter(move |(_, pair)| terms[pair[0]].end_position + 1 == terms[pair[1]].position)
-            .map(|(index, _)| index)
     }
 
     /// The documents of `within` where the kept terms at `index` and `index + 1` (in
@@ -173,8 +161,14 @@ mod tests {
     use crate::search::SearchQuery;
     use crate::search::query::MatchingStrategy;
     use crate::search::refine::tests::DOCUMENTS_SPLIT_ONE_BY_ONE;
-    use crate::shard::{Operation, Shard};
+    use crate::shard::Shard;
+    use crate::test_database::{replacement, scratch_shard};
     use crate::test_random::Random;
+
+    /// Documents of the test shard.
+    const DOCUMENTS: u64 = 400;
+    /// Random searches compared with the full evaluation.
+    const SEARCHES: usize = 120;
 
     /// Words the documents are made of: a cached prefix (`fox` starts more than 100 words, so
     /// its longer words count only after the word before), a prefix outside the cache (`bro`),
@@ -206,31 +200,18 @@ mod tests {
             .join(" ")
     }
 
-    fn shard(directory: &tempfile::TempDir, random: &mut Random) -> Shard {
-        let shard = Shard::open(
-            &directory.path().join("shard.pages"),
-            storage_engine::Options::default(),
-        )
-        .expect("open succeeds");
+    /// A shard of [`DOCUMENTS`] random documents, with its directory.
+    fn shard(random: &mut Random) -> (tempfile::TempDir, Shard) {
+        let (directory, shard) = scratch_shard();
         let words = vocabulary();
-        let operations = (0..400_u32)
+        let operations = (0..DOCUMENTS)
             .map(|id| {
-                let document = json!({
-                    "id": id,
-                    "title": text(random, &words),
-                    "body": text(random, &words),
-                });
-                let serde_json::Value::Object(document) = document else {
-                    unreachable!("a JSON object")
-                };
-                Operation::Replace {
-                    external_id: id.to_string(),
-                    document,
-                }
+                let (title, body) = (text(random, &words), text(random, &words));
+                replacement(id, json!({"id": id, "title": title, "body": body}))
             })
             .collect();
         shard.apply(1, operations).expect("apply succeeds");
-        shard
+        (directory, shard)
     }
 
     /// Every page of a two- or three-word search, whose proximity the pair trees rank without
@@ -239,12 +220,11 @@ mod tests {
     #[test]
     fn pages_ranked_by_pair_trees_equal_the_full_evaluation() {
         let mut random = Random(0x0DDB_A11C_AB1E_5EED);
-        let directory = tempfile::tempdir().expect("tempdir succeeds");
-        let shard = shard(&directory, &mut random);
+        let (_directory, shard) = shard(&mut random);
         let snapshot = shard.read().expect("read succeeds");
         let words = vocabulary();
         let mut compared = 0;
-        for _ in 0..120 {
+        for _ in 0..SEARCHES {
             let terms = 2 + random.below(2);
             let mut q = (0..terms)
                 .map(|_| words[random.below(10) as usize].as_str())

@@ -132,23 +132,27 @@ impl RankingContext<'_> {
 
     /// The pairs of kept terms that stand side by side in the query (what proximity ranks).
     pub fn adjacent_pairs(&self, kept: &Kept) -> u32 {
-        let adjacent = kept
-            .terms
-            .windows(2)
-            .filter(|pair| self.terms[pair[0]].end_position + 1 == self.terms[pair[1]].position)
-            .count();
+        let adjacent = self.adjacent_pair_starts(kept).count();
         u32::try_from(adjacent).unwrap_or(u32::MAX)
+    }
+
+    /// The positions in `kept.terms` of the left terms of the pairs proximity ranks: kept
+    /// terms standing side by side in the query.
+    pub fn adjacent_pair_starts<'k>(&'k self, kept: &'k Kept) -> impl Iterator<Item = usize> + 'k {
+        let terms = self.terms;
+        kept.terms
+            .windows(2)
+            .enumerate()
+            .filter(move |(_, pair)| terms[pair[0]].end_position + 1 == terms[pair[1]].position)
+            .map(|(index, _)| index)
     }
 
     pub fn proximity(&self, kept: &Kept, occurrences: &[Vec<TermOccurrence>]) -> ScoreDetail {
         let worst = PROXIMITY_MAX - 1;
         let mut pairs = 0;
         let mut cost = 0;
-        for pair in kept.terms.windows(2) {
-            let (left, right) = (pair[0], pair[1]);
-            if self.terms[left].end_position + 1 != self.terms[right].position {
-                continue;
-            }
+        for index in self.adjacent_pair_starts(kept) {
+            let (left, right) = (kept.terms[index], kept.terms[index + 1]);
             pairs += 1;
             let best = match self.proximity_precision {
                 // As Meilisearch's rules refine the paths the typo rule chose, proximity

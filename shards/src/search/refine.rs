@@ -490,7 +490,8 @@ pub(super) mod tests {
     use serde_json::json;
 
     use crate::search::SearchQuery;
-    use crate::shard::{Operation, Shard};
+    use crate::shard::Shard;
+    use crate::test_database::replacement;
 
     thread_local! {
         /// Documents this thread's searches split by a step one document at a time (bitmap
@@ -527,13 +528,7 @@ pub(super) mod tests {
                     document["title"] = document["body"].take();
                     document["body"] = title;
                 }
-                let serde_json::Value::Object(document) = document else {
-                    unreachable!("a JSON object")
-                };
-                Operation::Replace {
-                    external_id: id.to_string(),
-                    document,
-                }
+                replacement(id, document)
             })
             .collect();
         shard.apply(1, operations).expect("apply succeeds");

@@ -92,21 +92,28 @@ impl<'t> WordPairs<'t> {
         right: &str,
         within: &RoaringBitmap,
     ) -> ShardResult<RoaringBitmap> {
-        write_pair_key(&mut self.key, left, right);
-        let Some(tree) = self.tree(distance) else {
-            return Ok(RoaringBitmap::new());
-        };
-        bitmap_within(tree.get(&self.key)?, within)
+        bitmap_within(self.stored(distance, left, right)?, within)
     }
 
     /// The number of documents of the shard where `right` follows `left` right away in one
     /// field (read from the stored bitmap's header).
     pub fn count(&mut self, left: &str, right: &str) -> ShardResult<u64> {
+        self.stored(1, left, right)?.map_or(Ok(0), stored_len)
+    }
+
+    /// The stored bitmap of the pair `left`, `right` in the tree of `distance` (`None`: no
+    /// document holds it).
+    fn stored(
+        &mut self,
+        distance: usize,
+        left: &str,
+        right: &str,
+    ) -> ShardResult<Option<&'t [u8]>> {
         write_pair_key(&mut self.key, left, right);
-        let Some(tree) = self.tree(1) else {
-            return Ok(0);
-        };
-        tree.get(&self.key)?.map_or(Ok(0), stored_len)
+        match self.tree(distance) {
+            Some(tree) => Ok(tree.get(&self.key)?),
+            None => Ok(None),
+        }
     }
 
     /// The documents of `within` where a word longer than `prefix` that starts with it stands

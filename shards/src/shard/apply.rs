@@ -987,8 +987,12 @@ impl TextScratch {
         self.pairs.clear();
         for (index, &(field, position, left)) in self.placed.iter().enumerate() {
             for &(next_field, next_position, right) in &self.placed[index + 1..] {
-                let distance = next_position.wrapping_sub(position);
-                if next_field != field || usize::from(distance) > PAIR_DISTANCE_MAX {
+                if next_field != field {
+                    break;
+                }
+                // Sorted by field then position: within a field, positions never go back.
+                let distance = next_position - position;
+                if usize::from(distance) > PAIR_DISTANCE_MAX {
                     break;
                 }
                 // Two words at one position (never made by the analysis) are no pair.
