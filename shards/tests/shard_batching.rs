@@ -4,7 +4,9 @@
 //! with replacements, updates, deletions, re-additions and `DeleteAll` mixed in. The one
 //! exception is where `word_position_chunks` cuts a word's documents into chunks, which
 //! depends on the batches: that tree is compared document by document (each document's bytes
-//! equal).
+//! equal). Analysing chunks ahead on another thread (`PreparedBatch::analyze_ahead_with`),
+//! with documents sent partly as text, stores the same bytes again, and fails on a document
+//! that does not parse as analysing in place does.
 //!
 //! The random operations use a fixed seed (printed; `SHARD_BATCHING_SEED` replaces it,
 //! `SHARD_BATCHING_CASES` sets the number of cases).
@@ -16,11 +18,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use shards::analysis::TextSettings;
 use shards::index::position_chunks::{ChunkDocuments, split_chunk_key};
-use shards::shard::{Operation, Shard};
+use shards::shard::{AHEAD_OPERATIONS_MIN, AheadJob, AheadRunner, Operation, Shard};
 use storage_engine::Direction;
 
 const DEFAULT_SEED: u64 = 0xBA7C_4ED5;
@@ -255,6 +258,145 @@ fn apply_in_batches(
         rest = after;
         batch_uid += 1;
     }
+}
+
+/// Runs each job handed to it on a new thread, as the server's analysis thread would.
+fn thread_runner() -> AheadRunner {
+    Arc::new(|job: AheadJob| {
+        std::thread::spawn(job);
+    })
+}
+
+/// `operations` with every other written document sent as text, as a payload's documents
+/// reach a shard.
+fn partly_as_text(operations: &[Operation]) -> Vec<Operation> {
+    operations
+        .iter()
+        .enumerate()
+        .map(|(index, operation)| match operation {
+            Operation::Replace {
+                external_id,
+                document,
+            } if index % 2 == 0 => Operation::ReplaceText {
+                external_id: external_id.clone(),
+                text: serde_json::to_vec(document)
+                    .expect("a document serializes")
+                    .into_boxed_slice(),
+            },
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// Applies `operations` in batches of the sizes `next_size` gives, in chunks of `next_chunk`
+/// operations, each analysed ahead by `runner` when it is long enough.
+fn apply_analysed_ahead(
+    shard: &Shard,
+    operations: &[Operation],
+    runner: &AheadRunner,
+    mut next_size: impl FnMut() -> usize,
+    mut next_chunk: impl FnMut() -> usize,
+) {
+    let mut rest = operations;
+    let mut batch_uid = 1;
+    while !rest.is_empty() {
+        let size = next_size().clamp(1, rest.len());
+        let (batch, after) = rest.split_at(size);
+        let mut prepared = shard.prepare(batch_uid).expect("batch prepares");
+        prepared.analyze_ahead_with(Arc::clone(runner));
+        let mut chunks = batch;
+        while !chunks.is_empty() {
+            let (chunk, later) = chunks.split_at(next_chunk().clamp(1, chunks.len()));
+            prepared.apply_chunk(chunk.to_vec()).expect("chunk applies");
+            chunks = later;
+        }
+        prepared.commit().expect("batch commits");
+        rest = after;
+        batch_uid += 1;
+    }
+}
+
+#[test]
+fn chunks_analysed_ahead_store_the_trees_of_chunks_analysed_in_place() {
+    let mut random = Random(seed() | 1);
+    for case in 0..cases() {
+        let operations = random.operations();
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let whole = configured(&directory, "whole.pages");
+        apply_in_batches(&whole, &operations, || usize::MAX, usize::MAX);
+        let expected = dump(&whole);
+
+        let texts = partly_as_text(&operations);
+        let ahead = configured(&directory, "ahead.pages");
+        apply_analysed_ahead(
+            &ahead,
+            &texts,
+            &thread_runner(),
+            || usize::MAX,
+            || usize::MAX,
+        );
+        assert_eq!(dump(&ahead), expected, "case {case}: one chunk ahead");
+
+        // A helper that never runs its job leaves every chunk to the batch thread.
+        let dropping: AheadRunner = Arc::new(drop);
+        let alone = configured(&directory, "alone.pages");
+        apply_analysed_ahead(&alone, &texts, &dropping, || usize::MAX, || 100);
+        assert_eq!(dump(&alone), expected, "case {case}: the helper never ran");
+
+        // Chunks long enough to go ahead and short ones that stay, in random batches.
+        let mut sizes = Random(random.next() | 1);
+        let mixed = configured(&directory, "mixed.pages");
+        let mut chunks = Random(random.next() | 1);
+        apply_analysed_ahead(
+            &mixed,
+            &texts,
+            &thread_runner(),
+            || 1 + sizes.below(200) as usize,
+            || {
+                let longest = (2 * AHEAD_OPERATIONS_MIN) as u64;
+                1 + chunks.below(longest) as usize
+            },
+        );
+        assert_eq!(dump(&mixed), expected, "case {case}: random chunks ahead");
+    }
+}
+
+#[test]
+fn a_text_that_does_not_parse_fails_its_chunk_analysed_ahead_as_in_place() {
+    let mut operations: Vec<Operation> = (0..2 * AHEAD_OPERATIONS_MIN)
+        .map(|index| Operation::ReplaceText {
+            external_id: index.to_string(),
+            text: format!(r#"{{"id":{index},"name":"quick fox {index}"}}"#)
+                .into_bytes()
+                .into_boxed_slice(),
+        })
+        .collect();
+    operations[AHEAD_OPERATIONS_MIN] = Operation::ReplaceText {
+        external_id: "broken".to_owned(),
+        text: b"{\"id\": \"broken\", \"name\": [1, }"
+            .to_vec()
+            .into_boxed_slice(),
+    };
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let mut errors = Vec::new();
+    for (name, ahead) in [("in_place.pages", false), ("ahead.pages", true)] {
+        let shard = configured(&directory, name);
+        let mut prepared = shard.prepare(1).expect("batch prepares");
+        if ahead {
+            prepared.analyze_ahead_with(thread_runner());
+        }
+        let error = prepared
+            .apply_chunk(operations.clone())
+            .expect_err("a broken document fails its chunk");
+        drop(prepared);
+        assert_eq!(
+            shard.read().expect("shard reads").count(),
+            0,
+            "{name}: nothing stored"
+        );
+        errors.push(error.to_string());
+    }
+    assert_eq!(errors[0], errors[1]);
 }
 
 #[test]

@@ -3,12 +3,14 @@
 //! exactly as sent (by id, as JSON, in listings) before and after a reopen, the documents take
 //! far fewer bytes than lz4 or raw gave them, index rebuilds read them, a compaction stores the
 //! documents the sample left out with the dictionary, a grown shard trains a newer one (and a
-//! compaction then drops the older), `DeleteAll` drops the dictionary, and an id is never
-//! reused.
+//! compaction then drops the older), `DeleteAll` drops the dictionary, an id is never
+//! reused, and a chunk analysed ahead that trains the dictionary part way stores what one
+//! analysed in place stores.
 
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value, json};
@@ -17,7 +19,9 @@ use shards::filter::{Filter, evaluate};
 use shards::shard::codec::{
     self, DICTIONARY_RETRAINING_GROWTH, DICTIONARY_TRAINING_DOCUMENTS, TAG_ZSTD_DICTIONARY,
 };
-use shards::shard::{ListQuery, Operation, Repack, Shard};
+use shards::shard::{
+    AHEAD_OPERATIONS_MIN, AheadJob, AheadRunner, ListQuery, Operation, Repack, Shard,
+};
 use storage_engine::{Direction, Options, SyncMode};
 
 const DOCUMENTS_TREE: &str = "documents";
@@ -380,4 +384,55 @@ fn a_grown_shard_trains_a_newer_dictionary_and_the_compaction_drops_the_older() 
     drop(shard);
     let shard = open(directory.path());
     assert_reads_back(&shard, total, |_| false);
+}
+
+#[test]
+fn a_chunk_analysed_ahead_across_the_training_stores_what_one_analysed_in_place_stores() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    // One chunk that trains the dictionary part way: the documents after it were compressed
+    // ahead without it and must be compressed again with it.
+    let count = DICTIONARY_TRAINING_DOCUMENTS as usize + AHEAD_OPERATIONS_MIN * 8;
+    let operations: Vec<Operation> = (0..count)
+        .map(|index| Operation::Replace {
+            external_id: index.to_string(),
+            document: document(index, false),
+        })
+        .collect();
+    let mut shards = Vec::new();
+    for (name, ahead) in [("in_place", false), ("ahead", true)] {
+        let path = directory.path().join(name);
+        std::fs::create_dir(&path).expect("shard directory created");
+        let shard = open(&path);
+        let mut prepared = shard.prepare(1).expect("batch prepares");
+        if ahead {
+            let runner: AheadRunner = Arc::new(|job: AheadJob| {
+                std::thread::spawn(job);
+            });
+            prepared.analyze_ahead_with(runner);
+        }
+        prepared
+            .apply_chunk(operations.clone())
+            .expect("chunk applies");
+        prepared.commit().expect("batch commits");
+        shards.push(shard);
+    }
+    let [in_place, ahead] = &shards[..] else {
+        unreachable!("two shards");
+    };
+    assert_eq!(dictionary_ids(ahead), vec![0]);
+    let (with, _) = stored_forms(ahead, 0);
+    let after_training = count - DICTIONARY_TRAINING_DOCUMENTS as usize;
+    assert!(
+        with >= after_training,
+        "{with} documents use the dictionary"
+    );
+    for tree in [
+        DOCUMENTS_TREE,
+        DICTIONARIES_TREE,
+        "word_documents",
+        "external_ids",
+    ] {
+        assert_eq!(entries(ahead, tree), entries(in_place, tree), "{tree}");
+    }
+    assert_reads_back(ahead, count, |_| false);
 }

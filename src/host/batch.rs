@@ -45,6 +45,9 @@ impl ShardRequest for Prepare {
         let snapshot = shard.read().map_err(shard_error)?;
         let mut batch = shard.prepare(self.batch_uid).map_err(shard_error)?;
         batch.assign_ids(self.assigned);
+        if let Some(runner) = crate::runtime::analysis_thread::runner() {
+            batch.analyze_ahead_with(runner);
+        }
         if self.delete_all {
             batch
                 .apply_chunk(vec![Operation::DeleteAll])

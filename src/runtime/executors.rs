@@ -122,12 +122,25 @@ where
     })?;
     let first_polls = super::first_poll::FirstPolls::new(options.cores);
     let mut handles = Vec::with_capacity(options.cores);
-    for (core, (cpu, sockets)) in cpus.into_iter().zip(sockets_per_core).enumerate() {
+    let next_cpus: Vec<usize> = cpus
+        .iter()
+        .cycle()
+        .skip(1)
+        .take(cpus.len())
+        .copied()
+        .collect();
+    for (core, ((cpu, next_cpu), sockets)) in cpus
+        .into_iter()
+        .zip(next_cpus)
+        .zip(sockets_per_core)
+        .enumerate()
+    {
         let core_main = core_main.clone();
         let start = CoreStart {
             core,
             cores: options.cores,
             cpu,
+            analysis_cpu: (next_cpu != cpu).then_some(next_cpu),
             idle_poll: options.idle_poll,
             sockets,
             balance_setup: balance_setup.clone(),
@@ -233,6 +246,8 @@ struct CoreStart {
     core: usize,
     cores: usize,
     cpu: usize,
+    /// Where the core's analysis thread runs: the next core's CPU (`None`: a single core).
+    analysis_cpu: Option<usize>,
     idle_poll: Duration,
     sockets: Vec<RawFd>,
     balance_setup: super::connection_balance::BalancerSetup,
@@ -254,13 +269,18 @@ where
         core,
         cores,
         cpu,
+        analysis_cpu,
         idle_poll: _,
         sockets,
         balance_setup,
         shutdown,
     } = start;
     super::latency::install();
-    let indexing = super::indexing_thread::install(core, Some(cpu));
+    let indexing =
+        super::indexing_thread::install(core, Some(cpu)).and_then(|()| match analysis_cpu {
+            Some(analysis_cpu) => super::analysis_thread::install(core, analysis_cpu),
+            None => Ok(()),
+        });
     let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
         Ok(listeners) => {
             let context = CoreContext {

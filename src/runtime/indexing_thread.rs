@@ -116,7 +116,7 @@ fn settle<Output>(
 }
 
 /// Pins the calling thread to `cpu`.
-fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+pub(super) fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     let in_set = usize::try_from(libc::CPU_SETSIZE).is_ok_and(|size| cpu < size);
     if !in_set {
         return Err(io::Error::other(format!(

@@ -10,6 +10,7 @@
 //! - no state is shared between cores except the shutdown flag and the open connection
 //!   counts ([`connection_balance`]), atomics.
 
+pub mod analysis_thread;
 pub mod blocking;
 pub mod connection_balance;
 mod epoll_wake;

@@ -27,6 +27,10 @@ use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 use storage_engine::{Database, Direction, WriteTransaction};
 
+use super::analysis_ahead::{
+    self, AHEAD_OPERATIONS_MIN, Ahead, AheadChunk, AheadContext, AheadRunner, AnalyzedDocument,
+    AnalyzedText,
+};
 use super::assigned_ids::AssignedIds;
 use super::delta::Delta;
 use super::dictionary_changes::DictionaryChanges;
@@ -50,7 +54,7 @@ use crate::index::keys::{
     self, decode_string_entry, decode_u64, document_key, encode_string_entry, encode_u64,
 };
 use crate::vectors::changes::VectorChanges;
-use crate::vectors::{GraphSet, without_vectors};
+use crate::vectors::{GraphSet, SlotVectors, without_vectors};
 
 #[path = "apply_vectors.rs"]
 mod vectors;
@@ -96,6 +100,12 @@ pub struct ApplyOutcome {
     pub already_applied: bool,
     pub replaced: u64,
     pub deleted: u64,
+}
+
+/// What was analysed of a written document before it is stored (`None`: analysed when it is).
+struct Analyzed {
+    extracted: Option<Extracted>,
+    text: Option<AnalyzedText>,
 }
 
 /// Pending changes of the facet trees, the word trees and the field distribution.
@@ -196,6 +206,10 @@ pub struct PreparedBatch {
     /// The words whose `word_documents` key this batch created or deleted (see
     /// [`DictionaryChanges`]).
     dictionary: DictionaryChanges,
+    /// Where chunks are analysed ahead (see [`super::analysis_ahead`]); `None`: on this thread.
+    ahead_runner: Option<AheadRunner>,
+    /// What the last chunk analysed ahead was analysed with, kept while it still holds.
+    ahead_context: Option<Arc<AheadContext>>,
 }
 
 impl Drop for PreparedBatch {
@@ -302,6 +316,8 @@ impl PreparedBatch {
             graphs: Arc::clone(graphs),
             membership: None,
             dictionary: DictionaryChanges::default(),
+            ahead_runner: None,
+            ahead_context: None,
         })
     }
 
@@ -356,6 +372,8 @@ impl PreparedBatch {
             graphs: Arc::clone(graphs),
             membership,
             dictionary: DictionaryChanges::default(),
+            ahead_runner: None,
+            ahead_context: None,
         })
     }
 
@@ -373,6 +391,12 @@ impl PreparedBatch {
         self.batch_uid
     }
 
+    /// Shares the analysis of the written documents of the chunks of [`AHEAD_OPERATIONS_MIN`]
+    /// operations or more with `runner`'s thread (see [`super::analysis_ahead`]).
+    pub fn analyze_ahead_with(&mut self, runner: AheadRunner) {
+        self.ahead_runner = Some(runner);
+    }
+
     /// Applies the next operations, in order. The facet and word deltas stay in memory
     /// until they take the bound's bytes or the batch commits: a common word's bitmap is then
     /// rewritten once per batch, not once per chunk.
@@ -380,28 +404,92 @@ impl PreparedBatch {
         if self.transaction.is_none() {
             return Ok(());
         }
-        for operation in operations {
-            match operation {
-                Operation::Replace {
-                    external_id,
-                    document,
-                } => self.replace(&external_id, &document)?,
-                Operation::ReplaceText { external_id, text } => {
-                    let document = self
-                        .parser
-                        .parse(&text)
-                        .map_err(|error| ShardError::InvalidDocumentValue(error.to_string()))?;
-                    self.replace(&external_id, &document)?;
+        match &self.ahead_runner {
+            Some(runner) if operations.len() >= AHEAD_OPERATIONS_MIN => {
+                let runner = Arc::clone(runner);
+                let context = self.ahead_context()?;
+                let answers = analysis_ahead::start(&runner, context, operations);
+                self.apply_answers(answers)?;
+            }
+            _ => {
+                for operation in operations {
+                    self.apply_operation(operation)?;
                 }
-                Operation::Delete { external_id } => self.delete(&external_id)?,
-                Operation::DeleteAll => self.delete_all()?,
-                Operation::SetGenerated {
-                    external_id,
-                    generated,
-                } => self.record_generated(&external_id, generated)?,
             }
         }
         self.flush_when_full()
+    }
+
+    /// Applies the answers to a chunk's operations, in order.
+    fn apply_answers(&mut self, mut chunk: AheadChunk) -> ShardResult<()> {
+        while let Some(answer) = chunk.next(&mut self.parser) {
+            match answer? {
+                Ahead::Analyzed {
+                    external_id,
+                    document,
+                } => self.replace_analyzed(&external_id, *document)?,
+                Ahead::AsIs(operation) => self.apply_operation(operation)?,
+                Ahead::Failed(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+
+    /// The context chunks are analysed ahead with: the last one while the batch has numbered
+    /// no field and changed no dictionary since, else a new one.
+    fn ahead_context(&mut self) -> ShardResult<Arc<AheadContext>> {
+        let dictionary = self.encoder_dictionary()?;
+        if let Some(context) = &self.ahead_context {
+            if context.field_count() == self.fields.len() && context.dictionary() == dictionary {
+                return Ok(Arc::clone(context));
+            }
+        }
+        let encoder = match self.load_encoder()? {
+            Encoder::Loaded(encoder) if Some(encoder.dictionary()) == dictionary => Some(encoder),
+            _ => None,
+        };
+        let context = Arc::new(AheadContext::new(
+            &self.state.text_settings,
+            &self.state.settings,
+            &self.fields,
+            encoder,
+        ));
+        self.ahead_context = Some(Arc::clone(&context));
+        Ok(context)
+    }
+
+    /// The dictionary this batch compresses documents with now (`None`: lz4 or raw).
+    fn encoder_dictionary(&mut self) -> ShardResult<Option<u32>> {
+        if let Encoder::Unloaded = self.encoder {
+            self.encoder = self.load_encoder()?;
+        }
+        Ok(match &self.encoder {
+            Encoder::Loaded(encoder) => Some(encoder.dictionary()),
+            Encoder::Unloaded | Encoder::Absent => None,
+        })
+    }
+
+    /// Applies one operation on this thread.
+    fn apply_operation(&mut self, operation: Operation) -> ShardResult<()> {
+        match operation {
+            Operation::Replace {
+                external_id,
+                document,
+            } => self.replace(&external_id, &document),
+            Operation::ReplaceText { external_id, text } => {
+                let document = self
+                    .parser
+                    .parse(&text)
+                    .map_err(|error| ShardError::InvalidDocumentValue(error.to_string()))?;
+                self.replace(&external_id, &document)
+            }
+            Operation::Delete { external_id } => self.delete(&external_id),
+            Operation::DeleteAll => self.delete_all(),
+            Operation::SetGenerated {
+                external_id,
+                generated,
+            } => self.record_generated(&external_id, generated),
+        }
     }
 
     /// Writes the pending changes once they take the bound's bytes.
@@ -691,6 +779,53 @@ impl PreparedBatch {
         let (document, vectors) = self.split_vectors(external_id, document)?;
         let document = document.as_ref();
         let stored = self.encode(&document_codec::document_json(document))?;
+        let analyzed = Analyzed {
+            extracted: None,
+            text: None,
+        };
+        self.store_replacement(external_id, document, vectors, stored, analyzed)
+    }
+
+    /// [`PreparedBatch::replace`] with a document analysed ahead (it has no `_vectors`): its
+    /// stored form is compressed again when the batch changed dictionary since, its text
+    /// analysed again when one of its fields had no id then.
+    fn replace_analyzed(
+        &mut self,
+        external_id: &str,
+        analyzed: AnalyzedDocument,
+    ) -> ShardResult<()> {
+        let AnalyzedDocument {
+            document,
+            stored,
+            dictionary,
+            extracted,
+            text,
+        } = analyzed;
+        if self.state.settings.keeps_geo() {
+            check_geo_field(external_id, &document)?;
+        }
+        let stored = if dictionary == self.encoder_dictionary()? {
+            stored
+        } else {
+            self.encode(&document_codec::document_json(&document))?
+        };
+        let analyzed = Analyzed {
+            extracted: Some(extracted),
+            text,
+        };
+        self.store_replacement(external_id, &document, Vec::new(), stored, analyzed)
+    }
+
+    /// Stores `document` (without its `vectors`, stored as `stored`) under `external_id`, and
+    /// indexes it with what was `analyzed` of it ahead (the rest is analysed here).
+    fn store_replacement(
+        &mut self,
+        external_id: &str,
+        document: &Map<String, Value>,
+        vectors: Vec<SlotVectors>,
+        stored: Vec<u8>,
+        analyzed: Analyzed,
+    ) -> ShardResult<()> {
         let (id, created) = match self.assigned_ids.take(external_id) {
             // The caller assigns ids only to documents no shard stores (see
             // [`PreparedBatch::assign_ids`]): new, without a lookup. The flush that writes the
@@ -723,15 +858,22 @@ impl PreparedBatch {
             .create_tree(DOCUMENTS_TREE)?
             .put(&document_key(id), &stored)?;
         self.state.document_bytes += stored.len() as u64;
-        let extracted = extract(
-            &without_vectors(document),
-            &|path| self.state.settings.is_faceted(path),
-            self.state.settings.keeps_geo(),
-        );
-        self.register_fields(&extracted)?;
         let indexed = without_vectors(document);
+        let extracted = analyzed.extracted.unwrap_or_else(|| {
+            extract(
+                &indexed,
+                &|path| self.state.settings.is_faceted(path),
+                self.state.settings.keeps_geo(),
+            )
+        });
+        self.register_fields(&extracted)?;
         self.contribute(id, &indexed, &extracted, true)?;
-        self.contribute_text(id, &indexed, true)?;
+        match analyzed.text {
+            // Its searchable fields all had ids, which never change (the fields map only
+            // grows).
+            Some(text) => self.contribute_analyzed_text(id, &text)?,
+            None => self.contribute_text(id, &indexed, true)?,
+        }
         self.outcome.replaced += 1;
         if self.training_due() {
             self.train_dictionary()?;
@@ -828,7 +970,6 @@ impl PreparedBatch {
         document: &Map<String, Value>,
         add: bool,
     ) -> ShardResult<()> {
-        self.dictionary.touched_document(id);
         let fields = &self.fields;
         let scratch = &mut self.text_scratch;
         scratch.clear();
@@ -843,6 +984,32 @@ impl PreparedBatch {
             &mut |word, occurrence| scratch.occurrences.push((words.number(word), occurrence)),
         )
         .map_err(ShardError::Corrupted)?;
+        self.record_text(id, &field_lengths, add)
+    }
+
+    /// Adds the words of a document analysed ahead, as [`PreparedBatch::contribute_text`].
+    fn contribute_analyzed_text(&mut self, id: u32, text: &AnalyzedText) -> ShardResult<()> {
+        let scratch = &mut self.text_scratch;
+        scratch.clear();
+        let words = &mut self.deltas.words;
+        scratch.occurrences.extend(
+            text.occurrences()
+                .map(|(word, occurrence)| (words.number(word), occurrence)),
+        );
+        self.record_text(id, &text.field_lengths, true)
+    }
+
+    /// Adds (`add`) or removes the words of document `id` the scratch's occurrences hold, and
+    /// its `field_lengths`.
+    fn record_text(
+        &mut self,
+        id: u32,
+        field_lengths: &BTreeMap<u16, u16>,
+        add: bool,
+    ) -> ShardResult<()> {
+        self.dictionary.touched_document(id);
+        let scratch = &mut self.text_scratch;
+        let words = &mut self.deltas.words;
         scratch.occurrences.sort_unstable();
         scratch.occurrences.dedup();
         for group in scratch
@@ -862,7 +1029,7 @@ impl PreparedBatch {
         for &(distance, left, right) in &scratch.pairs {
             self.deltas.pairs[usize::from(distance) - 1].record(left, right, id, add);
         }
-        for (field, count) in &field_lengths {
+        for (field, count) in field_lengths {
             if let Some(key) = field_word_count_key(*field, *count) {
                 self.deltas.field_word_counts.record(&key, id, add);
             }
@@ -873,7 +1040,7 @@ impl PreparedBatch {
             .expect("operations run only while the transaction is open");
         let lengths = transaction.create_tree(FIELD_LENGTHS_TREE)?;
         if add && !field_lengths.is_empty() {
-            lengths.put(&document_key(id), &encode_field_lengths(&field_lengths))?;
+            lengths.put(&document_key(id), &encode_field_lengths(field_lengths))?;
         } else if !add {
             lengths.delete(&document_key(id))?;
         }

@@ -19,6 +19,7 @@
 //! [`crate::index`] says (`shards/DESIGN.md` §2 draws them). This folder holds their writers
 //! (`apply` and the change sets it flushes, `rebuild`) and the read snapshot.
 
+mod analysis_ahead;
 mod apply;
 mod assigned_ids;
 mod commit_view;
@@ -63,6 +64,7 @@ pub use crate::error::{ShardError, ShardResult};
 pub use crate::index::document_codec as codec;
 /// Two encodings of [`crate::index::keys`] the server reads stored facets with.
 pub use crate::index::keys::{decode_bitmap, ordered_number};
+pub use analysis_ahead::{AHEAD_OPERATIONS_MIN, AheadJob, AheadRunner};
 pub use apply::{ApplyOutcome, Operation, PENDING_CHANGES_BYTES_DEFAULT, PreparedBatch};
 pub use commit_view::FieldsMap;
 pub use facet_source::ShardFacetSource;
