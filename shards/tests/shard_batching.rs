@@ -242,22 +242,10 @@ fn per_document(chunks: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, Vec<u8>)> {
 fn apply_in_batches(
     shard: &Shard,
     operations: &[Operation],
-    mut next_size: impl FnMut() -> usize,
+    next_size: impl FnMut() -> usize,
     chunk: usize,
 ) {
-    let mut rest = operations;
-    let mut batch_uid = 1;
-    while !rest.is_empty() {
-        let size = next_size().clamp(1, rest.len());
-        let (batch, after) = rest.split_at(size);
-        let mut prepared = shard.prepare(batch_uid).expect("batch prepares");
-        for part in batch.chunks(chunk.max(1)) {
-            prepared.apply_chunk(part.to_vec()).expect("chunk applies");
-        }
-        prepared.commit().expect("batch commits");
-        rest = after;
-        batch_uid += 1;
-    }
+    apply_batches(shard, operations, None, next_size, || chunk);
 }
 
 /// Runs each job handed to it on a new thread, as the server's analysis thread would.
@@ -289,11 +277,11 @@ fn partly_as_text(operations: &[Operation]) -> Vec<Operation> {
 }
 
 /// Applies `operations` in batches of the sizes `next_size` gives, in chunks of `next_chunk`
-/// operations, each analysed ahead by `runner` when it is long enough.
-fn apply_analysed_ahead(
+/// operations, each analysed ahead by `runner` (if any) when it is long enough.
+fn apply_batches(
     shard: &Shard,
     operations: &[Operation],
-    runner: &AheadRunner,
+    runner: Option<&AheadRunner>,
     mut next_size: impl FnMut() -> usize,
     mut next_chunk: impl FnMut() -> usize,
 ) {
@@ -303,7 +291,9 @@ fn apply_analysed_ahead(
         let size = next_size().clamp(1, rest.len());
         let (batch, after) = rest.split_at(size);
         let mut prepared = shard.prepare(batch_uid).expect("batch prepares");
-        prepared.analyze_ahead_with(Arc::clone(runner));
+        if let Some(runner) = runner {
+            prepared.analyze_ahead_with(Arc::clone(runner));
+        }
         let mut chunks = batch;
         while !chunks.is_empty() {
             let (chunk, later) = chunks.split_at(next_chunk().clamp(1, chunks.len()));
@@ -328,10 +318,10 @@ fn chunks_analysed_ahead_store_the_trees_of_chunks_analysed_in_place() {
 
         let texts = partly_as_text(&operations);
         let ahead = configured(&directory, "ahead.pages");
-        apply_analysed_ahead(
+        apply_batches(
             &ahead,
             &texts,
-            &thread_runner(),
+            Some(&thread_runner()),
             || usize::MAX,
             || usize::MAX,
         );
@@ -340,17 +330,17 @@ fn chunks_analysed_ahead_store_the_trees_of_chunks_analysed_in_place() {
         // A helper that never runs its job leaves every chunk to the batch thread.
         let dropping: AheadRunner = Arc::new(drop);
         let alone = configured(&directory, "alone.pages");
-        apply_analysed_ahead(&alone, &texts, &dropping, || usize::MAX, || 100);
+        apply_batches(&alone, &texts, Some(&dropping), || usize::MAX, || 100);
         assert_eq!(dump(&alone), expected, "case {case}: the helper never ran");
 
         // Chunks long enough to go ahead and short ones that stay, in random batches.
         let mut sizes = Random(random.next() | 1);
         let mixed = configured(&directory, "mixed.pages");
         let mut chunks = Random(random.next() | 1);
-        apply_analysed_ahead(
+        apply_batches(
             &mixed,
             &texts,
-            &thread_runner(),
+            Some(&thread_runner()),
             || 1 + sizes.below(200) as usize,
             || {
                 let longest = (2 * AHEAD_OPERATIONS_MIN) as u64;

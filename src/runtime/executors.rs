@@ -122,25 +122,13 @@ where
     })?;
     let first_polls = super::first_poll::FirstPolls::new(options.cores);
     let mut handles = Vec::with_capacity(options.cores);
-    let next_cpus: Vec<usize> = cpus
-        .iter()
-        .cycle()
-        .skip(1)
-        .take(cpus.len())
-        .copied()
-        .collect();
-    for (core, ((cpu, next_cpu), sockets)) in cpus
-        .into_iter()
-        .zip(next_cpus)
-        .zip(sockets_per_core)
-        .enumerate()
-    {
+    for (core, (&cpu, sockets)) in cpus.iter().zip(sockets_per_core).enumerate() {
         let core_main = core_main.clone();
         let start = CoreStart {
             core,
             cores: options.cores,
             cpu,
-            analysis_cpu: (next_cpu != cpu).then_some(next_cpu),
+            analysis_cpu: next_core_cpu(&cpus, core),
             idle_poll: options.idle_poll,
             sockets,
             balance_setup: balance_setup.clone(),
@@ -239,6 +227,12 @@ fn idle_poll(builder: LocalExecutorBuilder, poll: Duration) -> LocalExecutorBuil
     } else {
         builder.spin_before_park(poll)
     }
+}
+
+/// The CPU of the core after `core` (the first after the last), where `core`'s analysis
+/// thread runs; `None` on a single core.
+fn next_core_cpu(cpus: &[usize], core: usize) -> Option<usize> {
+    (cpus.len() > 1).then(|| cpus[(core + 1) % cpus.len()])
 }
 
 /// Where a core runs and what it starts with.

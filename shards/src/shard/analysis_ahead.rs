@@ -5,7 +5,7 @@
 //! changes.
 //!
 //! Why: with one shard per index a batch is applied by one thread, and on a server whose other
-//! cores had nothing to index, they sat idle while it indexed. That pure work is about half of
+//! cores had nothing to index, they sat idle while it indexed. That pure work is most of
 //! a chunk's CPU for the PyPI documents; the merge (numbering words, recording postings,
 //! writing the documents tree) and the commit stay on the batch thread
 //! (`tuning/results/analysis-ahead-2026-11-28.md`).
@@ -69,6 +69,8 @@ pub(super) struct AheadContext {
     /// Compresses with the dictionary the batch compressed with when the context was taken;
     /// `None` when it compressed without one (lz4 or raw).
     encoder: Option<Mutex<DocumentEncoder>>,
+    /// The encoder's dictionary.
+    dictionary: Option<u32>,
 }
 
 impl AheadContext {
@@ -83,6 +85,7 @@ impl AheadContext {
             text_settings: text_settings.clone(),
             facet_settings: facet_settings.clone(),
             fields: fields.clone(),
+            dictionary: encoder.as_ref().map(DocumentEncoder::dictionary),
             encoder: encoder.map(Mutex::new),
         }
     }
@@ -94,9 +97,7 @@ impl AheadContext {
 
     /// The dictionary the context compresses with.
     pub(super) fn dictionary(&self) -> Option<u32> {
-        self.encoder
-            .as_ref()
-            .and_then(|encoder| encoder.lock().ok().map(|encoder| encoder.dictionary()))
+        self.dictionary
     }
 
     /// `document`'s stored form, and the dictionary it was compressed with (`None`: none).
@@ -108,7 +109,7 @@ impl AheadContext {
             let mut encoder = encoder
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            return (encoder.compress(&json), Some(encoder.dictionary()));
+            return (encoder.compress(&json), self.dictionary);
         }
         (document_codec::compress(&json), None)
     }
@@ -259,6 +260,23 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Analyses the claimed operation `index` (without holding the lock), stores its answer
+    /// and tells the other thread; answers the lock, held again.
+    fn analyze_claimed(
+        &self,
+        context: &AheadContext,
+        parser: &mut SimdParser,
+        (index, operation): (usize, Operation),
+    ) -> std::sync::MutexGuard<'_, Slots> {
+        let answer = analyze(context, parser, operation);
+        let mut slots = self.slots();
+        slots.answers[index] = Some(answer);
+        self.changed.notify_all();
+        slots
+    }
+}
+
 impl Slots {
     /// Claims the next operation, if any is unclaimed within the window.
     fn claim(&mut self) -> Option<(usize, Operation)> {
@@ -309,11 +327,9 @@ impl AheadChunk {
                 self.shared.changed.notify_all();
                 return Some(Ok(answer));
             }
-            if let Some((claimed, operation)) = slots.claim() {
+            if let Some(claimed) = slots.claim() {
                 drop(slots);
-                let answer = analyze(&self.context, parser, operation);
-                slots = self.shared.slots();
-                slots.answers[claimed] = Some(answer);
+                slots = self.shared.analyze_claimed(&self.context, parser, claimed);
                 continue;
             }
             if slots.helper_gone {
@@ -339,12 +355,9 @@ fn help(shared: &Shared, context: &AheadContext) {
     let mut parser = SimdParser::new();
     let mut slots = shared.slots();
     loop {
-        if let Some((index, operation)) = slots.claim() {
+        if let Some(claimed) = slots.claim() {
             drop(slots);
-            let answer = analyze(context, &mut parser, operation);
-            slots = shared.slots();
-            slots.answers[index] = Some(answer);
-            shared.changed.notify_all();
+            slots = shared.analyze_claimed(context, &mut parser, claimed);
             continue;
         }
         let exhausted = slots.unclaimed >= slots.operations.len();

@@ -460,10 +460,7 @@ impl PreparedBatch {
 
     /// The dictionary this batch compresses documents with now (`None`: lz4 or raw).
     fn encoder_dictionary(&mut self) -> ShardResult<Option<u32>> {
-        if let Encoder::Unloaded = self.encoder {
-            self.encoder = self.load_encoder()?;
-        }
-        Ok(match &self.encoder {
+        Ok(match self.loaded_encoder()? {
             Encoder::Loaded(encoder) => Some(encoder.dictionary()),
             Encoder::Unloaded | Encoder::Absent => None,
         })
@@ -634,13 +631,18 @@ impl PreparedBatch {
 
     /// The stored form of `json`: with the shard's dictionary when it has one.
     fn encode(&mut self, json: &[u8]) -> ShardResult<Vec<u8>> {
-        if let Encoder::Unloaded = self.encoder {
-            self.encoder = self.load_encoder()?;
-        }
-        Ok(match &mut self.encoder {
+        Ok(match self.loaded_encoder()? {
             Encoder::Loaded(encoder) => encoder.compress(json),
             Encoder::Unloaded | Encoder::Absent => document_codec::compress(json),
         })
+    }
+
+    /// The batch's encoder, loaded on first use.
+    fn loaded_encoder(&mut self) -> ShardResult<&mut Encoder> {
+        if let Encoder::Unloaded = self.encoder {
+            self.encoder = self.load_encoder()?;
+        }
+        Ok(&mut self.encoder)
     }
 
     fn load_encoder(&self) -> ShardResult<Encoder> {
