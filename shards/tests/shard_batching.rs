@@ -456,3 +456,45 @@ fn one_batch_one_operation_per_batch_and_random_batches_store_the_same_trees() {
         assert_eq!(dump(&bounded), dump(&whole), "case {case}: bounded rebuild");
     }
 }
+
+#[test]
+fn batches_applied_in_turns_store_the_trees_of_batches_applied_at_once() {
+    let mut random = Random(seed() | 1);
+    for case in 0..cases() {
+        let operations = partly_as_text(&random.operations());
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let at_once = configured(&directory, "at-once.pages");
+        apply_batches(
+            &at_once,
+            &operations,
+            Some(&thread_runner()),
+            || usize::MAX,
+            || 100,
+        );
+        let expected = dump(&at_once);
+
+        // The batch thread and its helper both give their CPU back every turn, as the
+        // server's indexing and analysis threads do.
+        let in_turns: AheadRunner = Arc::new(|job: AheadJob| {
+            std::thread::spawn(|| {
+                turns::take_turns_on_this_thread();
+                job();
+            });
+        });
+        let mut sizes = Random(random.next() | 1);
+        let shard = configured(&directory, "in-turns.pages");
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                turns::take_turns_on_this_thread();
+                apply_batches(
+                    &shard,
+                    &operations,
+                    Some(&in_turns),
+                    || 1 + sizes.below(300) as usize,
+                    || 100,
+                );
+            });
+        });
+        assert_eq!(dump(&shard), expected, "case {case}: applied in turns");
+    }
+}

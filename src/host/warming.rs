@@ -140,6 +140,7 @@ pub fn warm(snapshot: &ShardSnapshot, searches: &[ShardSearchRequest]) {
     snapshot.dictionary().ok();
     let started = Instant::now();
     for request in searches {
+        turns::checkpoint();
         if started.elapsed() >= WARMING_TIME_MAX {
             return;
         }

@@ -26,7 +26,7 @@ use std::sync::{Arc, mpsc};
 
 use shards::shard::{AheadJob, AheadRunner};
 
-use super::indexing_thread::{INDEXING_NICE, INDEXING_THREAD_STACK_BYTES, pin_to_cpu};
+use super::indexing_thread::{INDEXING_THREAD_STACK_BYTES, pin_to_cpu};
 
 thread_local! {
     /// This core's analysis thread, once [`install`] started it.
@@ -45,11 +45,10 @@ pub fn install(core: usize, cpu: usize) -> io::Result<()> {
             if let Err(error) = pin_to_cpu(cpu) {
                 tracing::warn!(%error, cpu, "an analysis thread runs unpinned");
             }
-            if let Err(error) = super::blocking::lower_own_priority(INDEXING_NICE) {
-                tracing::warn!(%error, "an analysis thread runs at normal priority");
-            }
+            super::indexing_priority::set_up_indexing_thread("analysis");
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
+                turns::start_turn();
                 if catch_unwind(AssertUnwindSafe(job)).is_err() {
                     tracing::error!("an analysis job panicked; its batch fails");
                 }
@@ -99,7 +98,7 @@ mod tests {
     }
 
     #[test]
-    fn jobs_run_in_order_on_the_niced_analysis_thread_and_outlive_a_panic() {
+    fn jobs_run_in_order_on_the_niced_analysis_thread_in_turns_and_outlive_a_panic() {
         let answers = on_core(|| {
             let run = runner().expect("the core has an analysis thread");
             let (sender, receiver) = mpsc::channel();
@@ -110,17 +109,24 @@ mod tests {
                     // SAFETY: getpriority reads its integer arguments only.
                     let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
                     let name = std::thread::current().name().map(str::to_owned);
-                    sender.send((job, nice, name)).expect("the test listens");
+                    let takes_turns = turns::takes_turns();
+                    sender
+                        .send((job, nice, name, takes_turns))
+                        .expect("the test listens");
                 }));
             }
             drop(sender);
             receiver.iter().collect::<Vec<_>>()
         });
         assert_eq!(answers.len(), 3, "every job after the panic ran");
-        for (index, (job, nice, name)) in answers.into_iter().enumerate() {
+        for (index, (job, nice, name, takes_turns)) in answers.into_iter().enumerate() {
             assert_eq!(job as usize, index);
-            assert_eq!(nice, super::INDEXING_NICE);
+            assert_eq!(nice, crate::runtime::indexing_thread::INDEXING_NICE);
             assert_eq!(name.as_deref(), Some("analysis-3"));
+            assert!(
+                takes_turns,
+                "the analysis thread gives its CPU back in turns"
+            );
         }
     }
 

@@ -56,11 +56,10 @@ pub fn install(core: usize, cpu: Option<usize>) -> io::Result<()> {
                     tracing::warn!(%error, cpu, "an indexing thread runs unpinned");
                 }
             }
-            if let Err(error) = super::blocking::lower_own_priority(INDEXING_NICE) {
-                tracing::warn!(%error, "an indexing thread runs at normal priority");
-            }
+            super::indexing_priority::set_up_indexing_thread("indexing");
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
+                turns::start_turn();
                 job();
             }
         })?;
@@ -161,7 +160,7 @@ mod tests {
     }
 
     #[test]
-    fn jobs_run_in_order_on_one_niced_thread() {
+    fn jobs_run_in_order_on_one_niced_thread_that_takes_turns() {
         let answers = on_core(async || {
             let mut answers = Vec::new();
             for job in 0..4u32 {
@@ -171,17 +170,21 @@ mod tests {
                         // SAFETY: getpriority reads its integer arguments only.
                         let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
                         let name = std::thread::current().name().map(str::to_owned);
-                        (job, nice, name)
+                        (job, nice, name, turns::takes_turns())
                     })
                     .await,
                 );
             }
             answers
         });
-        for (index, (job, nice, name)) in answers.into_iter().enumerate() {
+        for (index, (job, nice, name, takes_turns)) in answers.into_iter().enumerate() {
             assert_eq!(job as usize, index);
             assert_eq!(nice, super::INDEXING_NICE);
             assert_eq!(name.as_deref(), Some("indexing-0"));
+            assert!(
+                takes_turns,
+                "the indexing thread gives its CPU back in turns"
+            );
         }
     }
 

@@ -17,6 +17,7 @@ mod epoll_wake;
 pub mod executors;
 mod first_poll;
 pub mod huge_pages;
+pub mod indexing_priority;
 pub mod indexing_thread;
 pub mod invoke;
 pub mod latency;

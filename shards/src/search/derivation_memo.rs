@@ -130,6 +130,7 @@ impl DerivationMemo {
         };
         let mut carried = 0;
         for (key, derived) in known {
+            turns::checkpoint();
             if Instant::now() >= deadline {
                 return carried;
             }

@@ -217,7 +217,8 @@ where
 pub fn build_dictionary(read: &ReadTransaction) -> ShardResult<Dictionary> {
     let mut builder = fst::SetBuilder::memory();
     if let Some(tree) = read.open_tree(WORD_DOCUMENTS_TREE)? {
-        for entry in tree.prefix(&[], Direction::Forward)? {
+        for (index, entry) in tree.prefix(&[], Direction::Forward)?.enumerate() {
+            turns::checkpoint_at(index);
             let (word, _) = entry?;
             builder
                 .insert(word)

@@ -98,6 +98,7 @@ pub(super) fn carry_entries<K: Hash + Eq + Clone, V>(
     mut carry: impl FnMut(&K, &V) -> ShardResult<Option<(V, usize)>>,
 ) -> ShardResult<()> {
     for mut entry in earlier.carried(IDLE_COMMITS_MAX) {
+        turns::checkpoint();
         if Instant::now() >= deadline {
             break;
         }
@@ -124,6 +125,7 @@ pub fn carried_union(
         .map(|(slot, held)| (*slot, held - documents))
         .collect();
     for word in touched.extending(prefix) {
+        turns::checkpoint();
         for (slot, found) in postings.of(kind, word)? {
             *union.entry(*slot).or_default() |= found;
         }
@@ -148,6 +150,7 @@ pub fn carried_words(
     let touched = postings.touched();
     let mut read_again = WordsOfPrefix::default();
     for word in touched.extending(prefix) {
+        turns::checkpoint();
         if let Some(stored) = postings.stored(word)? {
             read_again.add(word, stored)?;
         }
@@ -182,6 +185,7 @@ pub fn carried_words(
     });
     let mut rare_words = Vec::with_capacity(merged.len());
     for (new_index, (source, word)) in merged.into_iter().enumerate() {
+        turns::checkpoint_at(new_index);
         let new_index = u32::try_from(new_index).ok();
         match source {
             Source::Earlier(index) => earlier_index[index] = new_index,

@@ -252,6 +252,7 @@ fn carried_postings(
     };
     let mut alternatives = Vec::with_capacity(key.len());
     for ((alternative, held), changed) in key.iter().zip(&earlier.alternatives).zip(changed) {
+        turns::checkpoint();
         if changed {
             let mut carried = held - documents;
             carried |= alternative_documents(read, prefixes, universe, &alternative.alternative())?;

@@ -270,6 +270,7 @@ impl Shared {
         (index, operation): (usize, Operation),
     ) -> std::sync::MutexGuard<'_, Slots> {
         let answer = analyze(context, parser, operation);
+        turns::checkpoint();
         let mut slots = self.slots();
         slots.answers[index] = Some(answer);
         self.changed.notify_all();

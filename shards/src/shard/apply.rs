@@ -413,6 +413,7 @@ impl PreparedBatch {
             }
             _ => {
                 for operation in operations {
+                    turns::checkpoint();
                     self.apply_operation(operation)?;
                 }
             }
@@ -423,6 +424,7 @@ impl PreparedBatch {
     /// Applies the answers to a chunk's operations, in order.
     fn apply_answers(&mut self, mut chunk: AheadChunk) -> ShardResult<()> {
         while let Some(answer) = chunk.next(&mut self.parser) {
+            turns::checkpoint();
             match answer? {
                 Ahead::Analyzed {
                     external_id,

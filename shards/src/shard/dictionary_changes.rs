@@ -148,7 +148,8 @@ fn words_of(set: &WordSet) -> BTreeSet<Vec<u8>> {
 /// An FST of `words` (in byte order).
 fn set_of<Word: AsRef<[u8]>>(words: impl Iterator<Item = Word>) -> ShardResult<WordSet> {
     let mut builder = fst::SetBuilder::memory();
-    for word in words {
+    for (index, word) in words.enumerate() {
+        turns::checkpoint_at(index);
         insert(&mut builder, word.as_ref())?;
     }
     Ok(builder.into_set())
@@ -160,10 +161,17 @@ fn merged(
     added: &BTreeSet<Vec<u8>>,
     removed: &BTreeSet<Vec<u8>>,
 ) -> ShardResult<Dictionary> {
-    let mut builder = fst::SetBuilder::memory();
+    // About the base's size, reserved at once: a builder left to grow copies all it built at
+    // each doubling, in one stretch no turn can cut (see `turns`).
+    let reserved = Vec::with_capacity(base.as_fst().size());
+    let mut builder = fst::SetBuilder::new(reserved)
+        .map_err(|error| ShardError::Corrupted(format!("word dictionary: {error}")))?;
     let mut added = added.iter().peekable();
     let mut stream = base.stream();
+    let mut read = 0;
     while let Some(word) = fst::Streamer::next(&mut stream) {
+        turns::checkpoint_at(read);
+        read += 1;
         while let Some(new) = added.next_if(|new| new.as_slice() < word) {
             insert(&mut builder, new)?;
         }

@@ -89,6 +89,7 @@ impl PairChanges {
             if part.len() == CHANGES_MAX {
                 write_part(&tree, vocabulary, std::mem::take(&mut part))?;
             }
+            turns::checkpoint_at(part.len());
             part.push(key_order(vocabulary, change, part.len()));
         }
         write_part(&tree, vocabulary, part)
@@ -119,7 +120,7 @@ fn write_part(
     vocabulary: &Vocabulary,
     mut order: Vec<OrderedChange>,
 ) -> ShardResult<()> {
-    order.sort_unstable();
+    turns::sort_unstable(&mut order);
     let mut postings = Postings::default();
     let mut key = Vec::new();
     let mut value = Vec::new();

@@ -35,11 +35,12 @@ impl Vocabulary {
         let count = u32::try_from(words.len()).expect("word numbers are u32");
         let mut entries: Vec<(CompactString, u32)> = words.into_iter().zip(0..count).collect();
         // In place, the short words are compared where the entries are.
-        entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+        turns::sort_unstable_by(&mut entries, |left, right| left.0.cmp(&right.0));
         let mut byte_ranks = vec![0; entries.len()];
         let mut numbers = Vec::with_capacity(entries.len());
         let mut sorted = Vec::with_capacity(entries.len());
         for (rank, (word, number)) in (0..count).zip(entries) {
+            turns::checkpoint_at(rank as usize);
             byte_ranks[number as usize] = rank;
             numbers.push(number);
             sorted.push(word);
@@ -47,7 +48,7 @@ impl Vocabulary {
         // Terminated order moves a word only past the longer words it starts: byte order is
         // almost that order already, which a merge sort takes in about one pass.
         let mut terminated_to_byte: Vec<u32> = (0..count).collect();
-        terminated_to_byte.sort_by(|left, right| {
+        turns::sort_by(&mut terminated_to_byte, |left, right| {
             terminated_order(&sorted[*left as usize], &sorted[*right as usize])
         });
         let mut terminated_ranks = vec![0; sorted.len()];

@@ -514,7 +514,8 @@ impl ChangesByWord {
         occurrences: &[Occurrence],
     ) -> ChangesByWord {
         let mut starts = vec![0usize; vocabulary.len() + 1];
-        for change in recorded.iter() {
+        for (index, change) in recorded.iter().enumerate() {
+            turns::checkpoint_at(index);
             starts[vocabulary.byte_rank(change.number) as usize + 1] += 1;
         }
         for rank in 1..starts.len() {
@@ -530,8 +531,9 @@ impl ChangesByWord {
             },
             several: 0..0,
         };
-        let mut changes = vec![placeholder; recorded.len()];
-        for recorded in recorded {
+        let mut changes = turns::filled_vec(recorded.len(), &placeholder);
+        for (index, recorded) in recorded.into_iter().enumerate() {
+            turns::checkpoint_at(index);
             let slot = &mut next[vocabulary.byte_rank(recorded.number) as usize];
             changes[*slot] = recorded.change(occurrences);
             *slot += 1;
@@ -595,7 +597,7 @@ impl KeyChanges {
         let tree = transaction.create_tree(name)?;
         self.list_bytes = 0;
         let mut entries: Vec<_> = std::mem::take(&mut self.keys).into_iter().collect();
-        entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));
+        turns::sort_unstable_by(&mut entries, |left, right| left.0.cmp(&right.0));
         let mut postings = Postings::default();
         let mut value = Vec::new();
         let mut merge = tree.merge_writer();
@@ -638,8 +640,10 @@ impl SlotTrees<'_> {
         scratch.fields.clear();
         scratch.buckets.clear();
         scratch.positions.clear();
-        let mut start = 0;
+        let (mut start, mut documents) = (0, 0);
         while start < changes.len() {
+            turns::checkpoint_at(documents);
+            documents += 1;
             let run = document_run(changes, start);
             for change in &changes[run.clone()] {
                 for occurrence in change.occurrences(occurrences) {

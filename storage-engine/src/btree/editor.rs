@@ -658,6 +658,7 @@ impl Editor<'_> {
                 node.set_child(index, child);
             }
         }
+        turns::checkpoint();
         let bytes = node.bytes_mut();
         let checksum = page_checksum(root.page, &bytes[PAGE_CHECKSUMMED_OFFSET..]);
         write_u64(bytes, PAGE_CHECKSUM_OFFSET, checksum);

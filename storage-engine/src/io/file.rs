@@ -177,13 +177,21 @@ impl PageIo for FileIo {
     }
 
     #[cfg(target_os = "linux")]
-    fn start_writeback(&self) -> Result<()> {
-        // Offset 0 and length 0: the whole file. SYNC_FILE_RANGE_WRITE alone starts the
-        // writeback of dirty pages not under writeback yet and does not wait for it.
+    fn start_writeback(&self, offset: u64, length: u64) -> Result<()> {
+        let invalid = || Error::Io(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        let offset = libc::off64_t::try_from(offset).map_err(|_| invalid())?;
+        let length = libc::off64_t::try_from(length).map_err(|_| invalid())?;
+        // SYNC_FILE_RANGE_WRITE alone starts the writeback of the range's dirty pages not
+        // under writeback yet and does not wait for it.
         // SAFETY: sync_file_range reads its integer arguments only; the descriptor is this
         // backend's open file, alive for the call.
         let result = unsafe {
-            libc::sync_file_range(self.file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE)
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                offset,
+                length,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
         };
         if result == 0 {
             Ok(())
@@ -226,7 +234,8 @@ mod tests {
             io.write(u64::from(number) * page as u64, &[number; 4096])
                 .expect("the page is written");
         }
-        io.start_writeback().expect("the writeback starts");
+        io.start_writeback(0, 64 * page as u64)
+            .expect("the writeback starts");
         io.write(5 * page as u64, &[200; 4096])
             .expect("a page written again while its writeback runs");
         io.sync().expect("the sync succeeds");

@@ -59,11 +59,12 @@ pub trait PageIo: Send + Sync {
         Ok(())
     }
 
-    /// Asks the system to start writing the file's changed pages to disk now, without
-    /// waiting for them: a hint, so that the sync a commit waits for finds most of the
-    /// transaction's earlier writes already on disk. Durability still comes only from `sync`.
-    /// A backend without a page cache does nothing.
-    fn start_writeback(&self) -> Result<()> {
+    /// Asks the system to start writing the changed pages of `length` bytes at `offset` to
+    /// disk now, without waiting for them: a hint, so that the sync a commit waits for finds
+    /// most of the transaction's earlier writes already on disk. Durability still comes only
+    /// from `sync`. A backend without a page cache does nothing.
+    fn start_writeback(&self, offset: u64, length: u64) -> Result<()> {
+        let _ = (offset, length);
         Ok(())
     }
 

@@ -172,6 +172,7 @@ impl<'t> MergeWriter<'t> {
     /// Moves to `key`, which must be above every key sought before, and answers the value the
     /// tree holds under it. Unless a put or delete follows, the entry stays as it is.
     pub fn seek(&mut self, key: &[u8]) -> Result<Option<&[u8]>> {
+        turns::checkpoint();
         if self.started && key <= self.key.as_slice() {
             // The key sought before stays as it is; nothing is sought until the next seek.
             self.sought = Sought::Nothing;

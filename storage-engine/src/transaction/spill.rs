@@ -44,8 +44,6 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
         crate::page_store::page_buffers::recycle(bytes);
     }
     state.spilled = true;
-    // Only a hint (the commit's sync makes the pages durable): a failure changes nothing.
-    pager.io().start_writeback().ok();
     unmap_unused(pager, &mut state.allocator)
 }
 
@@ -55,6 +53,7 @@ pub(crate) fn spill(pager: &Pager, state: &mut WriteState) -> Result<()> {
 pub(crate) fn unmap_unused(pager: &Pager, allocator: &mut Allocator) -> Result<()> {
     let page_bytes = pager.page_bytes() as u64;
     for (first, count) in allocator.take_unused_runs() {
+        turns::checkpoint();
         pager
             .io()
             .unmap_resident(first * page_bytes, count * page_bytes)?;
@@ -66,11 +65,35 @@ pub(crate) fn unmap_unused(pager: &Pager, allocator: &mut Allocator) -> Result<(
 /// neighbours into large writes would be fewer system calls, but makes the kernel cache the
 /// file in large folios, after which every 4 KiB write and writeback walks the whole folio
 /// (measured: most of a commit's CPU time on ext4).
+///
+/// Each [`WRITEBACK_PAGES`] pages written, their writeback starts (see
+/// [`start_writeback`]): the file system's share of the work (allocating blocks, building
+/// the disk requests) then runs in pieces between two of the indexing thread's turns
+/// (`turns`), not in one stretch of tens of milliseconds in the sync.
 pub(crate) fn write_pages(pager: &Pager, pages: &mut [(u64, Box<[u8]>)]) -> Result<()> {
     pages.sort_unstable_by_key(|(page, _)| *page);
     let page_bytes = pager.page_bytes() as u64;
-    for (page, bytes) in pages.iter() {
-        pager.io().write(page * page_bytes, bytes)?;
+    for run in pages.chunks(WRITEBACK_PAGES) {
+        for (page, bytes) in run {
+            turns::checkpoint();
+            pager.io().write(page * page_bytes, bytes)?;
+        }
+        start_writeback(pager, run);
     }
     Ok(())
+}
+
+/// Pages written between two starts of their writeback (256 KiB of 4 KiB pages).
+pub const WRITEBACK_PAGES: usize = 64;
+
+/// Starts the writeback of the span of `run` (pages in ascending order). Only a hint (the
+/// commit's sync makes the pages durable): a failure changes nothing.
+fn start_writeback(pager: &Pager, run: &[(u64, Box<[u8]>)]) {
+    let (Some((first, _)), Some((last, _))) = (run.first(), run.last()) else {
+        return;
+    };
+    let page_bytes = pager.page_bytes() as u64;
+    let span = (last - first + 1) * page_bytes;
+    pager.io().start_writeback(first * page_bytes, span).ok();
+    turns::checkpoint();
 }

@@ -407,6 +407,7 @@ impl<'t> WriteTree<'t> {
 
     /// Stores `value` under `key`, replacing any previous value.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        turns::checkpoint();
         check_key(key)?;
         if value.len() as u64 > VALUE_BYTES_MAX {
             return Err(Error::ValueTooLarge {
