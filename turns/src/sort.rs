@@ -16,23 +16,23 @@ pub fn sort_unstable<T: Ord>(items: &mut [T]) {
 }
 
 /// Sorts `items` by `compare`, unstably, in turns.
-pub fn sort_unstable_by<T>(items: &mut [T], mut compare: impl FnMut(&T, &T) -> Ordering) {
-    let mut comparisons = 0_usize;
-    items.sort_unstable_by(|left, right| {
-        checkpoint_at(comparisons);
-        comparisons = comparisons.wrapping_add(1);
-        compare(left, right)
-    });
+pub fn sort_unstable_by<T>(items: &mut [T], compare: impl FnMut(&T, &T) -> Ordering) {
+    items.sort_unstable_by(checking(compare));
 }
 
 /// Sorts `items` by `compare`, stably, in turns.
-pub fn sort_by<T>(items: &mut [T], mut compare: impl FnMut(&T, &T) -> Ordering) {
+pub fn sort_by<T>(items: &mut [T], compare: impl FnMut(&T, &T) -> Ordering) {
+    items.sort_by(checking(compare));
+}
+
+/// `compare`, counting its calls and checking every [`crate::ELEMENTS_PER_CHECK`]th.
+fn checking<T>(mut compare: impl FnMut(&T, &T) -> Ordering) -> impl FnMut(&T, &T) -> Ordering {
     let mut comparisons = 0_usize;
-    items.sort_by(|left, right| {
+    move |left, right| {
         checkpoint_at(comparisons);
         comparisons = comparisons.wrapping_add(1);
         compare(left, right)
-    });
+    }
 }
 
 #[cfg(test)]
