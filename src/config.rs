@@ -67,6 +67,14 @@ pub fn default_shards_per_index(cores: usize) -> usize {
     }
 }
 
+/// The default of `--store-idle-seconds`: fifteen minutes, so an index searched every few
+/// minutes stays open and a tenant gone for the day gives its memory back.
+pub const STORE_IDLE_SECONDS_DEFAULT: u64 = 900;
+/// The most `--store-idle-seconds` accepts (a year).
+pub const STORE_IDLE_SECONDS_MAX: u64 = 365 * 24 * 3600;
+/// The most `--max-open-stores` accepts.
+pub const OPEN_STORES_MAX: u64 = 1 << 24;
+
 /// The most shards `--shards-per-index` accepts.
 pub const SHARDS_PER_INDEX_MAX: u64 = 4096;
 /// The default S3 multipart part size (375 MiB).
@@ -338,6 +346,13 @@ pub struct Config {
     /// (`VECTORSTORE_READER_PREFETCH_MEMORY`, default false): node pages, record ids and
     /// navigation vectors are read into memory once, at open.
     pub vectorstore_reader_prefetch_memory: bool,
+    /// Shards kept open at most before the least recently used are closed
+    /// (`--max-open-stores`; `None`: what the machine's descriptor and mapping limits allow,
+    /// see `host::registry`).
+    pub max_open_stores: Option<usize>,
+    /// A shard nobody used for this long is closed (`--store-idle-seconds`, default
+    /// [`STORE_IDLE_SECONDS_DEFAULT`]).
+    pub store_idle: std::time::Duration,
 }
 
 fn redacted(secret: &Option<String>) -> Option<&'static str> {
@@ -499,6 +514,8 @@ impl Config {
             .field("cores", &self.cores)
             .field("shards_per_index", &self.shards_per_index)
             .field("idle_poll", &self.idle_poll)
+            .field("max_open_stores", &self.max_open_stores)
+            .field("store_idle", &self.store_idle)
             .field(
                 "vectorstore_reader_prefetch_memory",
                 &self.vectorstore_reader_prefetch_memory,
@@ -1139,6 +1156,25 @@ struct Cli {
     )]
     idle_poll_micros: u64,
 
+    /// Shards (page stores) kept open at most; past it the least recently used that nobody
+    /// reads are closed, and opened again on their next request (default: what the
+    /// process's open-file limit and `vm.max_map_count` allow).
+    #[arg(
+        long,
+        env = "CORESEARCH_MAX_OPEN_STORES",
+        value_parser = clap::value_parser!(u64).range(1..=OPEN_STORES_MAX)
+    )]
+    max_open_stores: Option<u64>,
+
+    /// Seconds after which a shard nobody used is closed (opened again on its next request).
+    #[arg(
+        long,
+        env = "CORESEARCH_STORE_IDLE_SECONDS",
+        default_value_t = STORE_IDLE_SECONDS_DEFAULT,
+        value_parser = clap::value_parser!(u64).range(1..=STORE_IDLE_SECONDS_MAX)
+    )]
+    store_idle_seconds: u64,
+
     /// Loads each vector graph into memory when its shard opens. Accepted; takes effect when
     /// the vector store lands.
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
@@ -1457,6 +1493,10 @@ impl Config {
             shards_per_index,
             idle_poll: std::time::Duration::from_micros(cli.idle_poll_micros),
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
+            max_open_stores: cli
+                .max_open_stores
+                .and_then(|stores| usize::try_from(stores).ok()),
+            store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
         }
     }
 
@@ -2292,6 +2332,8 @@ mod tests {
             shards_per_index,
             idle_poll,
             vectorstore_reader_prefetch_memory,
+            max_open_stores,
+            store_idle,
         );
     }
 

@@ -11,7 +11,7 @@ use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::coordinator::catalog::Catalog;
 use crate::coordinator::{Coordinator, Invocation};
-use crate::host::{ShardHost, ShardMemory, ShardRegistry};
+use crate::host::{ShardHost, ShardMemory, ShardRegistry, StoreBudget};
 use crate::tasks::Task;
 use crate::tasks::autobatch::AutobatchLimits;
 use crate::tasks::control_side::ControlSide;
@@ -176,7 +176,7 @@ fn run_cores(
         webhooks,
         network,
         shard_memory: shard_memory(config),
-        shard_registry: Arc::new(ShardRegistry::default()),
+        shard_registry: Arc::new(ShardRegistry::with_budget(store_budget(config))),
         master_key: config.master_key.clone(),
         keys,
         production: config.env == Environment::Production,
@@ -332,6 +332,39 @@ fn schedule_snapshots(
     }
 }
 
+/// How many shards may stay open and for how long one may stay idle: the configuration's,
+/// or what this machine's limits allow.
+fn store_budget(config: &Config) -> StoreBudget {
+    let machine = StoreBudget::for_this_machine();
+    StoreBudget {
+        open_stores_max: config.max_open_stores.unwrap_or(machine.open_stores_max),
+        idle: config.store_idle,
+    }
+}
+
+/// The longest pause between two looks for idle shards (a quarter of the idle time when
+/// that is shorter).
+const IDLE_SHARDS_CHECK_INTERVAL_MAX: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Every core closes its own shards that stayed idle for the store budget's idle time.
+fn close_idle_shards_periodically(coordinator: &Rc<Coordinator>) {
+    let idle = coordinator.store_budget().idle;
+    let interval = (idle / 4).min(IDLE_SHARDS_CHECK_INTERVAL_MAX);
+    let coordinator = Rc::downgrade(coordinator);
+    crate::runtime::spawn_detached(async move {
+        loop {
+            crate::runtime::sleep(interval).await;
+            let Some(coordinator) = coordinator.upgrade() else {
+                break;
+            };
+            let closed = coordinator.close_idle_shards();
+            if closed > 0 {
+                tracing::debug!(closed, "idle shards closed");
+            }
+        }
+    });
+}
+
 /// Joins the control mesh as `core`, with this core's control plane.
 async fn join_control_mesh(
     core: usize,
@@ -379,6 +412,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     let stops_when_idle = settings.stop_when_idle && core == CONTROL_CORE;
     stop_when_idle(stops_when_idle, &settings.queue, &shutdown);
     schedule_snapshots(core, settings.snapshot_schedule, &coordinator);
+    close_idle_shards_periodically(&coordinator);
     if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
             coordinator.clone(),

@@ -110,6 +110,21 @@ impl Coordinator {
         self.writes_in_flight.get()
     }
 
+    /// Closes this core's shards that nobody used for the store budget's idle time.
+    pub fn close_idle_shards(&self) -> usize {
+        self.shards.close_idle_shards()
+    }
+
+    /// The budget of open shards the server keeps.
+    pub fn store_budget(&self) -> crate::host::StoreBudget {
+        self.shards.registry().budget()
+    }
+
+    /// The open shards of the server and how many were opened and closed, for `/metrics`.
+    pub fn store_figures(&self) -> crate::host::registry::RegistryFigures {
+        self.shards.registry().figures()
+    }
+
     /// Whether this core owns shard `shard` of any index.
     pub fn owns_shard(&self, shard: u32) -> bool {
         self.owner_of(shard) == self.core()

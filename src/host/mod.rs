@@ -68,7 +68,7 @@ use storage_engine::Options;
 
 use crate::errors::{Code, ResponseError, shard_error};
 pub use memory::ShardMemory;
-pub use registry::ShardRegistry;
+pub use registry::{ShardRegistry, StoreBudget};
 
 /// The folder of the data directory that holds one folder per index storage.
 pub const INDEXES_DIRECTORY: &str = "indexes";
@@ -186,7 +186,26 @@ impl ShardHost {
             .map_err(shard_error)?;
         let shard = Arc::new(shard);
         self.registry.insert(address.clone(), shard.clone());
+        self.registry
+            .close_over_budget(|open| self.may_close(open) && open != address);
         Ok(shard)
+    }
+
+    /// Whether this core may close the open shard at `address` to keep the budget: it owns
+    /// it and holds no prepared batch on it (the registry also checks that nobody reads it).
+    fn may_close(&self, address: &ShardAddress) -> bool {
+        self.owns(address) && !self.prepared.borrow().contains_key(address)
+    }
+
+    /// Closes this core's shards that nobody used for the budget's idle time (see
+    /// [`registry`]); answers how many.
+    pub fn close_idle_shards(&self) -> usize {
+        self.registry.close_idle(|address| self.may_close(address))
+    }
+
+    /// The registry of open shards every core shares.
+    pub fn registry(&self) -> &ShardRegistry {
+        &self.registry
     }
 
     /// Takes the batch prepared on `address`; `what` names the command that needs it.

@@ -1,5 +1,5 @@
 //! The open shards of the server, shared by every core's [`super::ShardHost`]: a shard is
-//! opened, written and removed by its owner core only, and read by any core.
+//! opened, written, closed and removed by its owner core only, and read by any core.
 //!
 //! Why every core may read: a shard's reads go through a snapshot of its last commit (a
 //! read transaction on the memory-mapped page store and the commit's immutable view, whose
@@ -9,16 +9,30 @@
 //! run where it arrives instead of crossing the mesh: for an index of one shard this spreads
 //! its searches over every core and saves the hop (see `crate::coordinator`).
 //!
+//! Open on demand, within a budget ([`StoreBudget`]): a server may hold thousands of
+//! indexes, and an open shard holds a file descriptor, mappings and caches. When an owner
+//! opens a shard past the budget, it closes its own least recently used shards that nobody
+//! holds; every core also closes its own shards idle for longer than the budget's idle time
+//! ([`ShardRegistry::close_idle`]). A closed shard opens again on its next command, as at
+//! start.
+//!
 //! Invariants:
-//! - only the owner core inserts a shard (opening or creating its file) and removes it
-//!   (closing it before its file goes); other cores read what is there and never open one;
+//! - only the owner core inserts a shard (opening or creating its file) and closes or removes
+//!   it (closing it before its file goes); other cores read what is there and never open one;
 //! - a reader holds the shard's `Arc` for the length of its read, so a removal while it
 //!   reads leaves its mapping valid until it ends;
+//! - a shard is closed only while nobody else holds it: its `Arc` held by the registry
+//!   alone and no snapshot, transaction or vector graph of it alive
+//!   ([`Shard::is_unreferenced`]), checked under the registry's lock, where every new holder
+//!   comes from. So its files are closed (and their locks let go) when it leaves the
+//!   registry, and the next open of the same file never meets the old one;
 //! - the searches remembered for warming a commit ([`RecentSearches`]) are per shard and
 //!   shared too, so the owner's commit replays the searches every core ran.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use shards::shard::Shard;
 
@@ -26,17 +40,137 @@ use super::ShardAddress;
 use super::search::ShardSearchRequest;
 use super::warming::{RecentSearches, RememberedSearch};
 
+/// How many shards may stay open, and for how long one may stay idle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreBudget {
+    /// Open shards past which an owner closes its least recently used ones
+    /// (`--experimental-max-open-stores`).
+    pub open_stores_max: usize,
+    /// A shard nobody used for this long is closed (`--experimental-store-idle-seconds`).
+    pub idle: Duration,
+}
+
+/// File descriptors an open shard may hold: its page store's, and a vector file's two
+/// (mapping and direct reads) for an embedder. The default budget leaves the process this
+/// many per store.
+pub const DESCRIPTORS_PER_STORE: u64 = 4;
+/// Mappings an open shard may hold: its page store's generations and its vector files'. The
+/// default budget leaves this many of the kernel's `vm.max_map_count` per store.
+pub const MAPPINGS_PER_STORE: u64 = 4;
+/// The default budget never goes below this many open shards, whatever the limits say.
+pub const OPEN_STORES_MIN: usize = 64;
+/// The default idle time of a shard: long enough that an index searched every few minutes
+/// stays open, short enough that a tenant gone for the day gives its memory back.
+pub const STORE_IDLE_DEFAULT: Duration = Duration::from_secs(900);
+
+impl StoreBudget {
+    /// The default for this machine: what its descriptor and mapping limits allow (see
+    /// [`DESCRIPTORS_PER_STORE`], [`MAPPINGS_PER_STORE`]).
+    pub fn for_this_machine() -> StoreBudget {
+        StoreBudget {
+            open_stores_max: default_open_stores_max(open_files_limit(), mappings_limit()),
+            idle: STORE_IDLE_DEFAULT,
+        }
+    }
+}
+
+impl Default for StoreBudget {
+    fn default() -> Self {
+        StoreBudget::for_this_machine()
+    }
+}
+
+/// Open shards that `descriptors` open files and `mappings` mappings leave room for.
+pub fn default_open_stores_max(descriptors: Option<u64>, mappings: Option<u64>) -> usize {
+    let by_descriptors = descriptors.map_or(u64::MAX, |limit| limit / DESCRIPTORS_PER_STORE);
+    let by_mappings = mappings.map_or(u64::MAX, |limit| limit / MAPPINGS_PER_STORE);
+    let allowed = by_descriptors.min(by_mappings);
+    usize::try_from(allowed)
+        .unwrap_or(usize::MAX)
+        .max(OPEN_STORES_MIN)
+}
+
+/// The process's soft limit of open files, if it has one.
+fn open_files_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` through a pointer to a live local.
+    let outcome = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (outcome == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+/// The kernel's limit of mappings per process (`vm.max_map_count`), if it can be read.
+fn mappings_limit() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// One open shard and when it was last used (milliseconds since the registry was made).
+struct OpenShard {
+    shard: Arc<Shard>,
+    last_used_millis: u64,
+}
+
 /// The open shards every core may read, and the searches each shard remembers.
-#[derive(Default)]
 pub struct ShardRegistry {
-    open: Mutex<HashMap<ShardAddress, Arc<Shard>>>,
+    open: Mutex<HashMap<ShardAddress, OpenShard>>,
     recent_searches: Mutex<HashMap<ShardAddress, RecentSearches>>,
+    budget: StoreBudget,
+    started: Instant,
+    opened: AtomicU64,
+    closed: AtomicU64,
+}
+
+impl Default for ShardRegistry {
+    fn default() -> Self {
+        ShardRegistry::with_budget(StoreBudget::default())
+    }
+}
+
+/// What the registry tells `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistryFigures {
+    pub open_stores: u64,
+    pub open_stores_max: u64,
+    pub opened_total: u64,
+    pub closed_total: u64,
 }
 
 impl ShardRegistry {
-    /// The shard at `address` if its owner opened it.
+    /// An empty registry that keeps its shards within `budget`.
+    pub fn with_budget(budget: StoreBudget) -> ShardRegistry {
+        assert!(budget.open_stores_max > 0, "a budget lets one store open");
+        ShardRegistry {
+            open: Mutex::new(HashMap::new()),
+            recent_searches: Mutex::new(HashMap::new()),
+            budget,
+            started: Instant::now(),
+            opened: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
+        }
+    }
+
+    /// The budget the registry keeps.
+    pub fn budget(&self) -> StoreBudget {
+        self.budget
+    }
+
+    fn now_millis(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The shard at `address` if its owner opened it; counts as a use of it.
     pub fn get(&self, address: &ShardAddress) -> Option<Arc<Shard>> {
-        locked(&self.open).get(address).cloned()
+        let now = self.now_millis();
+        let mut open = locked(&self.open);
+        let entry = open.get_mut(address)?;
+        entry.last_used_millis = now;
+        Some(entry.shard.clone())
     }
 
     /// Whether the owner of `address` opened it (a reader elsewhere may then read it).
@@ -46,14 +180,98 @@ impl ShardRegistry {
 
     /// Makes `shard`, just opened by its owner, readable from every core.
     pub(super) fn insert(&self, address: ShardAddress, shard: Arc<Shard>) {
-        let previous = locked(&self.open).insert(address, shard);
+        let entry = OpenShard {
+            shard,
+            last_used_millis: self.now_millis(),
+        };
+        let previous = locked(&self.open).insert(address, entry);
         debug_assert!(previous.is_none(), "a shard opened twice");
+        self.opened.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Closes the shard at `address` (its owner removes it); readers still holding it finish.
     pub(super) fn remove(&self, address: &ShardAddress) {
-        locked(&self.open).remove(address);
+        let removed = locked(&self.open).remove(address);
         locked(&self.recent_searches).remove(address);
+        if removed.is_some() {
+            self.closed.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(removed);
+    }
+
+    /// Closes shards that `may_close` allows (the caller's own, with no prepared batch) and
+    /// nobody holds, least recently used first, until the open shards fit the budget.
+    /// Answers how many it closed; fewer when the others are in use.
+    pub(super) fn close_over_budget(&self, may_close: impl Fn(&ShardAddress) -> bool) -> usize {
+        let closing = {
+            let mut open = locked(&self.open);
+            let excess = open.len().saturating_sub(self.budget.open_stores_max);
+            if excess == 0 {
+                return 0;
+            }
+            let mut candidates: Vec<(u64, ShardAddress)> = open
+                .iter()
+                .filter(|(address, entry)| may_close(address) && is_closable(entry))
+                .map(|(address, entry)| (entry.last_used_millis, address.clone()))
+                .collect();
+            candidates.sort_unstable_by_key(|(last_used, _)| *last_used);
+            candidates.truncate(excess);
+            take_all(
+                &mut open,
+                candidates.into_iter().map(|(_, address)| address),
+            )
+        };
+        self.forget(closing)
+    }
+
+    /// Closes the shards `may_close` allows that nobody used for the budget's idle time and
+    /// nobody holds. Answers how many it closed.
+    pub(super) fn close_idle(&self, may_close: impl Fn(&ShardAddress) -> bool) -> usize {
+        let idle_millis = u64::try_from(self.budget.idle.as_millis()).unwrap_or(u64::MAX);
+        let cutoff = self.now_millis().saturating_sub(idle_millis);
+        let closing = {
+            let mut open = locked(&self.open);
+            let idle: Vec<ShardAddress> = open
+                .iter()
+                .filter(|(address, entry)| {
+                    entry.last_used_millis < cutoff && may_close(address) && is_closable(entry)
+                })
+                .map(|(address, _)| address.clone())
+                .collect();
+            take_all(&mut open, idle.into_iter())
+        };
+        self.forget(closing)
+    }
+
+    /// Drops shards taken out of the open map (closing their files, outside the lock) and
+    /// the searches they remembered.
+    fn forget(&self, closing: Vec<(ShardAddress, OpenShard)>) -> usize {
+        let count = closing.len();
+        if count == 0 {
+            return 0;
+        }
+        {
+            let mut recent = locked(&self.recent_searches);
+            for (address, _) in &closing {
+                recent.remove(address);
+            }
+        }
+        for (_, entry) in closing {
+            debug_assert_eq!(Arc::strong_count(&entry.shard), 1, "a closed shard is held");
+            drop(entry);
+        }
+        self.closed.fetch_add(count as u64, Ordering::Relaxed);
+        count
+    }
+
+    /// The registry's figures, for `/metrics`.
+    pub fn figures(&self) -> RegistryFigures {
+        RegistryFigures {
+            open_stores: locked(&self.open).len() as u64,
+            open_stores_max: self.budget.open_stores_max as u64,
+            opened_total: self.opened.load(Ordering::Relaxed),
+            closed_total: self.closed.load(Ordering::Relaxed),
+        }
     }
 
     /// Remembers `request` as the shard's most recent search, for warming its next commit.
@@ -91,8 +309,41 @@ impl ShardRegistry {
     }
 }
 
+/// Whether nobody but the registry holds the shard (checked under the registry's lock, where
+/// every new holder comes from).
+fn is_closable(entry: &OpenShard) -> bool {
+    Arc::strong_count(&entry.shard) == 1 && entry.shard.is_unreferenced()
+}
+
+/// Takes the entries at `addresses` out of `open`.
+fn take_all(
+    open: &mut HashMap<ShardAddress, OpenShard>,
+    addresses: impl Iterator<Item = ShardAddress>,
+) -> Vec<(ShardAddress, OpenShard)> {
+    addresses
+        .filter_map(|address| open.remove(&address).map(|entry| (address, entry)))
+        .collect()
+}
+
 /// `mutex` locked; a panic while it was held left the map whole (every change under these
 /// locks is one map operation), so a poisoned lock is taken as it is.
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{OPEN_STORES_MIN, default_open_stores_max};
+
+    #[test]
+    fn the_default_budget_follows_the_tighter_limit_and_has_a_floor() {
+        assert_eq!(default_open_stores_max(Some(20_000), Some(65_530)), 5_000);
+        assert_eq!(default_open_stores_max(Some(1 << 20), Some(65_530)), 16_382);
+        assert_eq!(default_open_stores_max(Some(1_024), None), 256);
+        assert_eq!(
+            default_open_stores_max(Some(100), Some(100)),
+            OPEN_STORES_MIN
+        );
+        assert_eq!(default_open_stores_max(None, None), usize::MAX);
+    }
 }

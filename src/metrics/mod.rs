@@ -6,7 +6,7 @@
 //! [`personalized_searches`] (each core's count of personalized searches),
 //! [`core_figures`] (what one core tells a scrape), [`scrape`] (gathering the instance's
 //! and every core's figures), [`meilisearch_families`] and [`core_families`] (the figures
-//! as metric families), [`exposition`] (the text format).
+//! as metric families), [`store_families`] (open shards against their budget), [`exposition`] (the text format).
 //!
 //! Invariants: recording costs a core a few cell updates of its own, never an atomic, a lock
 //! or a message; a scrape asks every core once through the core mesh and sums on the core
@@ -19,3 +19,4 @@ pub mod http_recorder;
 pub mod meilisearch_families;
 pub mod personalized_searches;
 pub mod scrape;
+pub mod store_families;

@@ -42,6 +42,7 @@ pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseErr
         OffsetDateTime::now_utc(),
     );
     super::core_families::add(&mut exposition, &cores);
+    super::store_families::add(&mut exposition, &coordinator.store_figures());
     Ok(exposition.into_text())
 }
 

@@ -136,6 +136,13 @@ impl Shard {
         self.pending_changes_bytes.load(Ordering::Relaxed)
     }
 
+    /// Whether nothing outside this value reads or writes the shard's files: no snapshot,
+    /// transaction or vector graph of it is alive. Dropping the shard then closes its files
+    /// at once, so it may be opened again right after (its files' locks let go).
+    pub fn is_unreferenced(&self) -> bool {
+        self.database.is_unshared() && Arc::strong_count(&self.graphs) == 1
+    }
+
     /// The page store underneath (for statistics and integrity checks).
     pub fn database(&self) -> &Database {
         &self.database

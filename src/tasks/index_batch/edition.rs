@@ -31,7 +31,7 @@ impl BatchWork {
         changes: &mut Changes,
     ) -> Vec<Task> {
         let record = match self.ensure_index(index_uid, false, 0, changes) {
-            Ok(record) => record,
+            Ok((record, _created)) => record,
             Err(error) => return fail_all(tasks, &error),
         };
         let mut finished = Vec::with_capacity(tasks.len());

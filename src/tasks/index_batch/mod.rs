@@ -210,16 +210,17 @@ impl BatchWork {
         }
     }
 
-    /// The index of the batch, created when the batch may create it.
+    /// The index of the batch, created when the batch may create it; answers whether this
+    /// batch created it.
     fn ensure_index(
         &self,
         index_uid: &str,
         may_create: bool,
         creating_task: u32,
         changes: &mut Changes,
-    ) -> Result<Arc<IndexRecord>, ResponseError> {
+    ) -> Result<(Arc<IndexRecord>, bool), ResponseError> {
         if let Some(record) = changes.catalog.get(index_uid) {
-            return Ok(record.clone());
+            return Ok((record.clone(), false));
         }
         if !may_create {
             return Err(ResponseError::index_not_found(index_uid));
@@ -236,6 +237,7 @@ impl BatchWork {
             .catalog
             .get(index_uid)
             .cloned()
+            .map(|record| (record, true))
             .ok_or_else(|| ResponseError::internal("a created index vanished"))
     }
 
@@ -250,7 +252,18 @@ impl BatchWork {
     ) -> Vec<Task> {
         let creating_task = tasks.first().map_or(0, |task| task.uid);
         match self.ensure_index(index_uid, may_create, creating_task, changes) {
-            Ok(record) => self.index_work(record, tasks, changes).await,
+            Ok((record, false)) => self.index_work(record, tasks, changes).await,
+            Ok((record, true)) => {
+                let shard_set = record.shard_set();
+                let finished = self.index_work(record, tasks, changes).await;
+                if failed_on_storage(&finished) {
+                    // Nothing of an index the storage could not hold stays: it is not
+                    // listed, and its files go once the catalog without it is recorded.
+                    changes.catalog.remove(index_uid);
+                    changes.removed_storages.push(shard_set);
+                }
+                finished
+            }
             Err(error) => fail_all(tasks, &error),
         }
     }
@@ -410,6 +423,20 @@ impl BatchWork {
 /// A document error of the index's engine, with the ``Index `uid`: `` prefix Meilisearch's
 /// engine gives the errors of documents' vectors and `_geo` fields and its internal errors (a
 /// field value that does not parse among them).
+/// Whether every task of `finished` failed because the storage failed (an I/O error, a full
+/// disk, too many open files): a batch that created its index then removes it again.
+fn failed_on_storage(finished: &[Task]) -> bool {
+    !finished.is_empty()
+        && finished.iter().all(|task| {
+            task.error.as_ref().is_some_and(|error| {
+                matches!(
+                    error.0.code,
+                    Code::IoError | Code::NoSpaceLeftOnDevice | Code::TooManyOpenFiles
+                )
+            })
+        })
+}
+
 fn in_index(error: ResponseError, index_uid: &str) -> ResponseError {
     match error.code {
         Code::InvalidVectorDimensions

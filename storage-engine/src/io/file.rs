@@ -1,33 +1,62 @@
-//! The real file backend: one read-only `memmap2` mapping that reserves the whole maximum
-//! size up front, `pwrite` for writes, `fdatasync` for syncs.
+//! The real file backend: read-only `memmap2` mappings that follow the file as it grows,
+//! `pwrite` for writes, `fdatasync` for syncs.
 //!
-//! Invariant: the mapping is created once and never moved, so every slice handed out stays
-//! valid for the life of the backend, whatever the file grows to; `read` refuses ranges past
-//! the current file length, so no access can fault on a page beyond the end of the file.
+//! Address space grows with the data, not with the number of files: the file is mapped in
+//! *generations*. Each generation maps the file from offset 0 with a power-of-two length
+//! ([`MAPPING_BYTES_MIN`] at least); when the file grows past the newest generation, a new
+//! one twice as long (or as long as needed) is mapped beside it. Old generations stay mapped,
+//! untouched, until the backend drops, so the address space a file holds is below four times
+//! its length (the newest generation is less than twice the file, and every older one half
+//! of the next), plus [`MAPPING_BYTES_MIN`].
+//!
+//! Invariants:
+//! - a generation is mapped once and never moved or unmapped before the backend drops, so
+//!   every slice handed out stays valid for the life of the backend, whatever the file grows
+//!   to (the engine's snapshots keep borrowing them);
+//! - the newest generation is published (release) before the length it covers, and `read`
+//!   loads the length (acquire) before the generation: a reader that sees a length also sees
+//!   a generation covering it;
+//! - `read` refuses ranges past the current file length, so no access can fault on a page
+//!   beyond the end of the file, in any generation;
+//! - every generation maps the same file from offset 0 through the page cache, so the same
+//!   offset reads the same bytes in all of them.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use memmap2::{Mmap, MmapOptions};
 
 use super::PageIo;
 use crate::error::{Error, Result};
 
+/// The shortest mapping of a file: a small store needs one generation only, and a hundred
+/// thousand such files take 6.4 TiB of the 128 TiB of x86-64's user address space.
+pub const MAPPING_BYTES_MIN: u64 = 64 << 20;
+/// Generations a file may have: each is at least twice the previous one, from
+/// [`MAPPING_BYTES_MIN`], so 40 cover any length that fits the address space.
+const GENERATIONS_MAX: usize = 40;
+
 /// A page store file on disk.
 pub struct FileIo {
     file: File,
-    mapping: Mmap,
+    /// Every mapping made of the file, oldest first; `newest` indexes the one reads use.
+    generations: [OnceLock<Mmap>; GENERATIONS_MAX],
+    newest: AtomicUsize,
     length: AtomicU64,
-    capacity: u64,
+    /// The file never grows past this many bytes (nothing is reserved for it).
+    maximum: u64,
+    /// Serializes the mapping of a new generation.
+    growing: Mutex<()>,
 }
 
 impl FileIo {
     /// Opens (or creates, when `create`) the file at `path`, takes an exclusive lock on it,
-    /// and reserves `capacity` bytes of address space for its mapping.
-    pub fn open(path: &Path, create: bool, capacity: u64) -> Result<FileIo> {
+    /// and maps it; the file may later grow to `maximum` bytes.
+    pub fn open(path: &Path, create: bool, maximum: u64) -> Result<FileIo> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -35,27 +64,97 @@ impl FileIo {
             .open(path)?;
         lock_exclusively(&file)?;
         let length = file.metadata()?.len();
-        let capacity_bytes = usize::try_from(capacity)
-            .map_err(|_| Error::InvalidOptions("maximum size does not fit the address space"))?;
-        if length > capacity {
+        if usize::try_from(maximum).is_err() {
+            return Err(Error::InvalidOptions(
+                "maximum size does not fit the address space",
+            ));
+        }
+        if length > maximum {
             return Err(Error::InvalidOptions(
                 "the file is larger than the maximum size",
             ));
         }
-        // SAFETY: the mapping is read-only and private to this process's view of a file we
-        // hold an exclusive lock on; the engine only reads ranges below the file length (see
-        // `read`), and bytes changed by our own pwrite are seen coherently through the page
-        // cache. Other processes truncating the file are excluded by the lock.
-        let mapping = unsafe { MmapOptions::new().len(capacity_bytes).map(&file)? };
-        // Default readahead, as LMDB (without MDB_NORDAHEAD): with MADV_RANDOM, cold
-        // point reads measured two to three times slower in storage_bench.
-        Ok(FileIo {
+        let io = FileIo {
             file,
-            mapping,
+            generations: std::array::from_fn(|_| OnceLock::new()),
+            newest: AtomicUsize::new(0),
             length: AtomicU64::new(length),
-            capacity,
-        })
+            maximum,
+            growing: Mutex::new(()),
+        };
+        let first = map_file(&io.file, mapping_bytes(length, 0))?;
+        io.generations[0]
+            .set(first)
+            .map_err(|_| Error::InvalidOptions("a new file backend was mapped twice"))?;
+        Ok(io)
     }
+
+    /// The generation reads use now.
+    fn newest_mapping(&self) -> &Mmap {
+        let index = self.newest.load(Ordering::Acquire);
+        self.generations[index]
+            .get()
+            .expect("a generation is published only once mapped")
+    }
+
+    /// Maps a new generation covering `length` bytes unless the newest already does.
+    fn cover(&self, length: u64) -> Result<()> {
+        let _growing = self.growing.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = self.newest.load(Ordering::Acquire);
+        let current = self.newest_mapping().len() as u64;
+        if length <= current {
+            return Ok(());
+        }
+        let next = index + 1;
+        let Some(slot) = self.generations.get(next) else {
+            return Err(Error::MapFull {
+                maximum_bytes: current,
+            });
+        };
+        let mapping = map_file(&self.file, mapping_bytes(length, current))?;
+        slot.set(mapping)
+            .map_err(|_| Error::InvalidOptions("a generation was mapped twice"))?;
+        self.newest.store(next, Ordering::Release);
+        Ok(())
+    }
+
+    /// Mappings made so far (one per generation).
+    pub fn generations(&self) -> usize {
+        self.newest.load(Ordering::Acquire) + 1
+    }
+
+    /// Address space the mappings hold, in bytes.
+    pub fn mapped_bytes(&self) -> u64 {
+        self.generations
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|mapping| mapping.len() as u64)
+            .sum()
+    }
+}
+
+/// The length of a new generation that covers `needed` bytes, after one of `previous`
+/// bytes (0 for the first): a power of two, at least twice the previous one.
+fn mapping_bytes(needed: u64, previous: u64) -> u64 {
+    needed
+        .max(previous.saturating_mul(2))
+        .max(MAPPING_BYTES_MIN)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX)
+}
+
+/// A read-only shared mapping of the first `length` bytes of `file` (past its end too: the
+/// pages past the end are never read, see `FileIo::read`).
+fn map_file(file: &File, length: u64) -> Result<Mmap> {
+    let length = usize::try_from(length)
+        .map_err(|_| Error::InvalidOptions("a mapping does not fit the address space"))?;
+    // SAFETY: the mapping is read-only and shared with the page cache of a file we hold an
+    // exclusive lock on; the engine only reads ranges below the file length (see `read`),
+    // and bytes changed by our own pwrite are seen coherently through the page cache. Other
+    // processes truncating the file are excluded by the lock. Default readahead, as LMDB
+    // (without MDB_NORDAHEAD): with MADV_RANDOM, cold point reads measured two to three
+    // times slower in storage_bench.
+    Ok(unsafe { MmapOptions::new().len(length).map(file)? })
 }
 
 fn lock_exclusively(file: &File) -> Result<()> {
@@ -85,7 +184,12 @@ impl PageIo for FileIo {
         }
         let start = usize::try_from(offset).ok()?;
         let end = usize::try_from(end).ok()?;
-        self.mapping.get(start..end)
+        let mapping = self.newest_mapping();
+        debug_assert!(
+            end <= mapping.len(),
+            "the newest generation covers the length"
+        );
+        mapping.get(start..end)
     }
 
     fn write(&self, offset: u64, bytes: &[u8]) -> Result<()> {
@@ -159,21 +263,26 @@ impl PageIo for FileIo {
         let invalid = || Error::Io(std::io::Error::from(std::io::ErrorKind::InvalidInput));
         let start = usize::try_from(offset).map_err(|_| invalid())?;
         let length = usize::try_from(length).map_err(|_| invalid())?;
-        if start
-            .checked_add(length)
-            .is_none_or(|end| end > self.mapping.len())
-        {
+        let end = start.checked_add(length).ok_or_else(invalid)?;
+        if end > self.newest_mapping().len() {
             return Err(invalid());
         }
-        // SAFETY: the mapping is a shared, read-only mapping of the file, never written
-        // through: dropping its resident pages loses nothing, and a later read (of this
-        // backend or of a slice handed out before) maps the same bytes again from the page
-        // cache. The range lies inside the mapping (checked above).
-        unsafe {
-            self.mapping
-                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, length)
+        // Slices of older generations may still be read, so the range is dropped from every
+        // generation that covers it.
+        for mapping in self.generations.iter().filter_map(OnceLock::get) {
+            if end > mapping.len() {
+                continue;
+            }
+            // SAFETY: the mapping is a shared, read-only mapping of the file, never written
+            // through: dropping its resident pages loses nothing, and a later read (of this
+            // backend or of a slice handed out before) maps the same bytes again from the
+            // page cache. The range lies inside the mapping (checked above).
+            unsafe {
+                mapping.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, length)
+            }
+            .map_err(Error::from_io)?;
         }
-        .map_err(Error::from_io)
+        Ok(())
     }
 
     #[cfg(target_os = "linux")]
@@ -201,12 +310,15 @@ impl PageIo for FileIo {
     }
 
     fn grow(&self, length: u64) -> Result<()> {
-        if length > self.capacity {
+        if length > self.maximum {
             return Err(Error::MapFull {
-                maximum_bytes: self.capacity,
+                maximum_bytes: self.maximum,
             });
         }
         if length > self.length() {
+            // The mapping first, then the file, then the length readers see (see the
+            // module's invariants): a failed mapping leaves the file as it was.
+            self.cover(length)?;
             self.file.set_len(length).map_err(Error::from_io)?;
             self.length.store(length, Ordering::Release);
         }
@@ -214,13 +326,13 @@ impl PageIo for FileIo {
     }
 
     fn capacity(&self) -> u64 {
-        self.capacity
+        self.maximum
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::FileIo;
+    use super::{FileIo, MAPPING_BYTES_MIN, mapping_bytes};
     use crate::io::PageIo;
 
     #[test]
@@ -247,5 +359,89 @@ mod tests {
             let chunk = &bytes[number * page..(number + 1) * page];
             assert!(chunk.iter().all(|&byte| byte == expected), "page {number}");
         }
+    }
+
+    #[test]
+    fn a_new_generation_is_at_least_twice_the_last_and_a_power_of_two() {
+        assert_eq!(mapping_bytes(0, 0), MAPPING_BYTES_MIN);
+        assert_eq!(
+            mapping_bytes(MAPPING_BYTES_MIN + 1, 0),
+            2 * MAPPING_BYTES_MIN
+        );
+        assert_eq!(
+            mapping_bytes(MAPPING_BYTES_MIN + 1, MAPPING_BYTES_MIN),
+            2 * MAPPING_BYTES_MIN
+        );
+        assert_eq!(mapping_bytes(5 << 30, MAPPING_BYTES_MIN), 8 << 30);
+    }
+
+    #[test]
+    fn slices_of_an_old_generation_stay_valid_and_equal_after_growth() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let path = directory.path().join("store");
+        let io = FileIo::open(&path, true, 1 << 40).expect("the file opens");
+        io.grow(4096).expect("the file grows");
+        io.write(0, &[7; 4096]).expect("the first page is written");
+        let early = io.read(0, 4096).expect("the first page reads");
+        assert_eq!(io.generations(), 1);
+        let long = 3 * MAPPING_BYTES_MIN + 4096;
+        io.grow(long)
+            .expect("the file grows past the first generation");
+        assert_eq!(io.generations(), 2, "one new generation covers the growth");
+        assert_eq!(io.mapped_bytes(), MAPPING_BYTES_MIN + 4 * MAPPING_BYTES_MIN);
+        io.write(long - 4096, &[9; 4096])
+            .expect("the last page is written");
+        let late = io.read(long - 4096, 4096).expect("the last page reads");
+        assert!(late.iter().all(|&byte| byte == 9));
+        assert!(
+            early.iter().all(|&byte| byte == 7),
+            "the old slice still reads"
+        );
+        let again = io.read(0, 4096).expect("the first page reads again");
+        assert_eq!(again, early, "both generations show the same bytes");
+        io.unmap_resident(0, 4096)
+            .expect("dropped from every generation");
+        assert!(
+            early.iter().all(|&byte| byte == 7),
+            "read again from the cache"
+        );
+        assert!(
+            io.read(long - 4096, 8192).is_none(),
+            "past the end is refused"
+        );
+    }
+
+    #[test]
+    fn thousands_of_files_open_at_once_without_running_out_of_address_space() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        // Each file once reserved 1 TiB, so about 125 fit in x86-64's user address space.
+        let files: Vec<FileIo> = (0..1_000)
+            .map(|number| {
+                let path = directory.path().join(format!("store-{number}"));
+                let io = FileIo::open(&path, true, 1 << 46).expect("the file opens");
+                io.grow(1 << 20).expect("the file grows");
+                io
+            })
+            .collect();
+        let mapped: u64 = files.iter().map(FileIo::mapped_bytes).sum();
+        assert_eq!(mapped, 1_000 * MAPPING_BYTES_MIN);
+    }
+
+    #[test]
+    fn growing_past_the_maximum_is_map_full_and_changes_nothing() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let path = directory.path().join("store");
+        let io = FileIo::open(&path, true, 1 << 20).expect("the file opens");
+        io.grow(1 << 20).expect("up to the maximum");
+        let refused = io.grow((1 << 20) + 4096);
+        assert!(
+            matches!(refused, Err(crate::Error::MapFull { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(io.length(), 1 << 20);
+        assert_eq!(
+            std::fs::metadata(&path).expect("the file exists").len(),
+            1 << 20
+        );
     }
 }

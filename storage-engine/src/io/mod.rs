@@ -71,6 +71,6 @@ pub trait PageIo: Send + Sync {
     /// Grows (never shrinks) the file to `length` bytes; new bytes read as zero.
     fn grow(&self, length: u64) -> Result<()>;
 
-    /// Largest length `grow` accepts: the reserved address space.
+    /// Largest length `grow` accepts (a limit; the file backend reserves nothing for it).
     fn capacity(&self) -> u64;
 }

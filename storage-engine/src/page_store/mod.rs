@@ -7,6 +7,7 @@
 //! - `page`: read-only views of leaf and branch pages, and the pointers (page + checksum)
 //!   that name them;
 //! - `pager`: verified access to pages through the `io::PageIo` mapping;
+//! - `verified_pages`: the bitmap of pages already verified, growing with the file;
 //! - `meta`: the two commit slots (pages 0 and 1) that name a committed state;
 //! - `page_buffers`: the page-sized buffers dirty nodes are built in, recycled per thread.
 //!
@@ -27,3 +28,4 @@ pub mod meta;
 pub mod page;
 pub mod page_buffers;
 pub mod pager;
+pub mod verified_pages;

@@ -6,39 +6,28 @@
 //! `Error::Corrupted`, never a wrong answer. The writer clears a page's bit when it
 //! reallocates the page; no reader can be looking at it then (snapshot rule).
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use crate::error::{Error, Result};
 use crate::io::PageIo;
 use crate::page_store::bytes::read_u64;
 use crate::page_store::checksum::{page_checksum, streamed_checksum};
 use crate::page_store::layout::*;
 use crate::page_store::page::{PageView, Pointer};
+use crate::page_store::verified_pages::VerifiedPages;
 
 /// Verified reads and raw writes of pages.
 pub struct Pager {
     io: Box<dyn PageIo>,
     page_bytes: usize,
-    verified: Vec<OnceLock<Box<[AtomicU64]>>>,
+    verified: VerifiedPages,
 }
-
-/// Words of the verified-page bitmap allocated together, on first use.
-const VERIFIED_CHUNK_WORDS: usize = 4096;
-/// Pages one chunk of the bitmap covers.
-const VERIFIED_CHUNK_PAGES: u64 = VERIFIED_CHUNK_WORDS as u64 * 64;
 
 impl Pager {
     /// A pager over `io` with pages of `page_bytes`.
     pub fn new(io: Box<dyn PageIo>, page_bytes: usize) -> Pager {
-        let pages = io.capacity() / page_bytes as u64;
-        let chunks = usize::try_from(pages.div_ceil(VERIFIED_CHUNK_PAGES))
-            .expect("capacity fits the address space");
-        let verified = (0..chunks).map(|_| OnceLock::new()).collect();
         Pager {
             io,
             page_bytes,
-            verified,
+            verified: VerifiedPages::default(),
         }
     }
 
@@ -57,41 +46,18 @@ impl Pager {
         self.io.length() / self.page_bytes as u64
     }
 
-    /// The bitmap word holding `page`'s bit, if its chunk exists (or `create` makes it).
-    fn verified_word(&self, page: u64, create: bool) -> Option<&AtomicU64> {
-        let chunk = self
-            .verified
-            .get(usize::try_from(page / VERIFIED_CHUNK_PAGES).ok()?)?;
-        let words = if create {
-            chunk.get_or_init(|| {
-                (0..VERIFIED_CHUNK_WORDS)
-                    .map(|_| AtomicU64::new(0))
-                    .collect()
-            })
-        } else {
-            chunk.get()?
-        };
-        words.get(((page % VERIFIED_CHUNK_PAGES) / 64) as usize)
-    }
-
     fn is_verified(&self, page: u64) -> bool {
-        let bit = 1u64 << (page % 64);
-        self.verified_word(page, false)
-            .is_some_and(|word| word.load(Ordering::Relaxed) & bit != 0)
+        self.verified.contains(page)
     }
 
     fn set_verified(&self, page: u64) {
-        if let Some(word) = self.verified_word(page, true) {
-            word.fetch_or(1u64 << (page % 64), Ordering::Relaxed);
-        }
+        self.verified.insert(page);
     }
 
     /// Forgets that pages `first..first + count` were verified: they are being rewritten.
     pub fn forget_verified(&self, first: u64, count: u64) {
         for page in first..first.saturating_add(count) {
-            if let Some(word) = self.verified_word(page, false) {
-                word.fetch_and(!(1u64 << (page % 64)), Ordering::Relaxed);
-            }
+            self.verified.remove(page);
         }
     }
 

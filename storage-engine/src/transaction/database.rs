@@ -92,6 +92,13 @@ impl Database {
         })
     }
 
+    /// Whether this handle is the only holder of the open file: no read or write
+    /// transaction of it is alive. Closing the handle then closes the file (and lets go of
+    /// its lock) at once.
+    pub fn is_unshared(&self) -> bool {
+        Arc::strong_count(&self.shared) == 1
+    }
+
     /// Starts a read transaction on the last committed snapshot.
     pub fn begin_read(&self) -> ReadTransaction {
         ReadTransaction::begin(Arc::clone(&self.shared))

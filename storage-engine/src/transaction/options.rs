@@ -10,8 +10,9 @@ use crate::page_store::layout::{PAGE_BYTES_MAX, PAGE_BYTES_MIN};
 pub const PAGE_BYTES_DEFAULT: usize = 4096;
 /// The default initial file size (grown on demand).
 pub const INITIAL_SIZE_BYTES_DEFAULT: u64 = 1 << 20;
-/// The default maximum file size: the address space reserved for the mapping.
-pub const MAXIMUM_SIZE_BYTES_DEFAULT: u64 = 1 << 40;
+/// The default maximum file size, 64 TiB: a limit checked when the file grows, not a
+/// reservation (the mapping follows the file, see `io::FileIo`), so the disk bounds a store.
+pub const MAXIMUM_SIZE_BYTES_DEFAULT: u64 = 1 << 46;
 
 /// When a commit forces data to the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub struct Options {
     pub page_bytes: usize,
     /// Size a new file starts with.
     pub initial_size_bytes: u64,
-    /// The file never grows past this; the read mapping reserves this much address space.
+    /// The file never grows past this (nothing is reserved for it).
     pub maximum_size_bytes: u64,
     /// Durability of commits.
     pub sync_mode: SyncMode,

@@ -16,8 +16,9 @@
 //! reclaimable. A copy that failed to grow (out of memory or mappings) stays as it is: the
 //! reads it does not cover go through the file mapping, and it is not tried again.
 //!
-//! Layout: one reservation of the file's maximum size (address space only, `PROT_NONE`,
-//! nothing committed), aligned to a huge page. Its prefix is made readable and writable in
+//! Layout: one reservation of the file's maximum size or the machine's physical memory,
+//! whichever is smaller (address space only, `PROT_NONE`, nothing committed: a copy larger
+//! than memory could not be held anyway), aligned to a huge page. Its prefix is made readable and writable in
 //! whole huge pages as the copy grows.
 //!
 //! Invariants:
@@ -32,6 +33,9 @@
 use crate::vector::huge_pages::HUGE_PAGE_BYTES;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, TryLockError};
+
+/// The most a copy holds when the system does not tell its physical memory.
+pub const COPY_BYTES_FALLBACK: u64 = 64 << 30;
 
 /// The copy of one file (see the module documentation).
 pub struct MemoryCopy {
@@ -50,6 +54,24 @@ pub struct MemoryCopy {
 }
 
 impl MemoryCopy {
+    /// The most a copy may hold on this machine: its physical memory (a copy is anonymous
+    /// memory), or [`COPY_BYTES_FALLBACK`] when the system does not say.
+    pub fn capacity_for_this_machine() -> u64 {
+        // SAFETY: sysconf reads a system setting; it takes no pointers.
+        let (pages, page_bytes) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        match (u64::try_from(pages), u64::try_from(page_bytes)) {
+            (Ok(pages), Ok(page_bytes)) if pages > 0 && page_bytes > 0 => {
+                pages.saturating_mul(page_bytes)
+            }
+            _ => COPY_BYTES_FALLBACK,
+        }
+    }
+
     /// Reserves address space for a copy of up to `capacity` bytes (nothing is committed).
     pub fn reserve(capacity: u64) -> std::io::Result<MemoryCopy> {
         let capacity = usize::try_from(capacity)

@@ -43,9 +43,9 @@ pub const VECTOR_FILE_HEADER_BYTES: u64 = 64;
 /// The file grows by whole, aligned steps of this size (one huge page of x86-64), each
 /// filled with zeros in one write (see [`VectorFile::write_record`]).
 pub const VECTOR_FILE_GROWTH_BYTES: u64 = 2 << 20;
-/// Address space reserved for a vector file's mapping (and, when kept, its memory copy's:
-/// address space only, so a process holds ~60 such files in x86-64's 128 TiB).
-pub const VECTOR_FILE_CAPACITY_BYTES: u64 = 1 << 40;
+/// The most a vector file may grow to: a limit, not a reservation (the mapping follows the
+/// file in generations, see `io::FileIo`), so the disk bounds a vector file.
+pub const VECTOR_FILE_CAPACITY_BYTES: u64 = 1 << 46;
 /// A search copies at most this much of the records committed since the last copy into the
 /// memory copy (a few milliseconds of `memcpy`), so no query pays for a whole large commit.
 pub const COPY_STEP_BYTES: usize = 16 << 20;
@@ -379,7 +379,11 @@ impl VectorFile {
     /// From now on, keeps committed records in memory on huge pages (see `memory_copy`), copied
     /// as committed snapshots first read them.
     pub fn keep_memory_copy(&mut self) -> Result<(), VectorError> {
-        self.copy = Some(MemoryCopy::reserve(self.io.capacity())?);
+        let capacity = self
+            .io
+            .capacity()
+            .min(MemoryCopy::capacity_for_this_machine());
+        self.copy = Some(MemoryCopy::reserve(capacity)?);
         Ok(())
     }
 
