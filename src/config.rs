@@ -355,6 +355,11 @@ pub struct Config {
     pub store_idle: std::time::Duration,
 }
 
+/// `value` as a `usize`, the largest one when it does not fit.
+fn saturating_usize(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
 fn redacted(secret: &Option<String>) -> Option<&'static str> {
     secret.as_ref().map(|_| "<redacted>")
 }
@@ -1493,9 +1498,7 @@ impl Config {
             shards_per_index,
             idle_poll: std::time::Duration::from_micros(cli.idle_poll_micros),
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
-            max_open_stores: cli
-                .max_open_stores
-                .and_then(|stores| usize::try_from(stores).ok()),
+            max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
         }
     }
@@ -2260,21 +2263,22 @@ mod tests {
         assert!(debug.contains("<redacted>"));
     }
 
+    macro_rules! assert_debug_names {
+        ($config:expr, $($field:ident),+ $(,)?) => {
+            let Config { $($field: _),+ } = $config;
+            let debug = format!("{:?}", $config);
+            $(assert!(
+                debug.contains(concat!(" ", stringify!($field), ": ")),
+                "{} is missing from {debug}",
+                stringify!($field),
+            );)+
+        };
+    }
+
     /// The struct pattern names every field, so a new field fails to compile here until it is
     /// added to the list, and the assertion then fails until `Config`'s `Debug` prints it.
     #[test]
     fn debug_output_names_every_field() {
-        macro_rules! assert_debug_names {
-            ($config:expr, $($field:ident),+ $(,)?) => {
-                let Config { $($field: _),+ } = $config;
-                let debug = format!("{:?}", $config);
-                $(assert!(
-                    debug.contains(concat!(" ", stringify!($field), ": ")),
-                    "{} is missing from {debug}",
-                    stringify!($field),
-                );)+
-            };
-        }
         let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(&[], &[], directory.path());
         assert_debug_names!(
