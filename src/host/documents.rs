@@ -164,6 +164,10 @@ impl ShardRequest for DocumentCount {
     const IS_WRITE: bool = false;
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
+        // A shard closed to keep the open-store budget is not opened again just to count.
+        if let Some(count) = host.registry.closed_document_count(&address) {
+            return Ok(count);
+        }
         Ok(host.shard(&address)?.read().map_err(shard_error)?.count())
     }
 }

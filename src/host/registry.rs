@@ -14,7 +14,7 @@
 //! opens a shard past the budget, it closes its own least recently used shards that nobody
 //! holds; every core also closes its own shards idle for longer than the budget's idle time
 //! ([`ShardRegistry::close_idle`]). A closed shard opens again on its next command, as at
-//! start.
+//! start; its document count is kept, so a scrape of `/metrics` does not open it.
 //!
 //! Invariants:
 //! - only the owner core inserts a shard (opening or creating its file) and closes or removes
@@ -120,6 +120,9 @@ struct OpenShard {
 pub struct ShardRegistry {
     open: Mutex<HashMap<ShardAddress, OpenShard>>,
     recent_searches: Mutex<HashMap<ShardAddress, RecentSearches>>,
+    /// The document count of each shard closed to keep the budget, as of its last commit:
+    /// a scrape of `/metrics` counts documents without opening every closed shard again.
+    closed_counts: Mutex<HashMap<ShardAddress, u64>>,
     budget: StoreBudget,
     started: Instant,
     opened: AtomicU64,
@@ -148,6 +151,7 @@ impl ShardRegistry {
         ShardRegistry {
             open: Mutex::new(HashMap::new()),
             recent_searches: Mutex::new(HashMap::new()),
+            closed_counts: Mutex::new(HashMap::new()),
             budget,
             started: Instant::now(),
             opened: AtomicU64::new(0),
@@ -184,6 +188,7 @@ impl ShardRegistry {
             shard,
             last_used_millis: self.now_millis(),
         };
+        locked(&self.closed_counts).remove(&address);
         let previous = locked(&self.open).insert(address, entry);
         debug_assert!(previous.is_none(), "a shard opened twice");
         self.opened.fetch_add(1, Ordering::Relaxed);
@@ -193,6 +198,7 @@ impl ShardRegistry {
     pub(super) fn remove(&self, address: &ShardAddress) {
         let removed = locked(&self.open).remove(address);
         locked(&self.recent_searches).remove(address);
+        locked(&self.closed_counts).remove(address);
         if removed.is_some() {
             self.closed.fetch_add(1, Ordering::Relaxed);
         }
@@ -256,12 +262,26 @@ impl ShardRegistry {
                 recent.remove(address);
             }
         }
-        for (_, entry) in closing {
+        for (address, entry) in closing {
             debug_assert_eq!(Arc::strong_count(&entry.shard), 1, "a closed shard is held");
+            // Nothing writes a closed shard but its owner, which opens it first (and so
+            // forgets this count): the count stays true while the shard is closed.
+            if let Ok(snapshot) = entry.shard.read() {
+                locked(&self.closed_counts).insert(address, snapshot.count());
+            }
             drop(entry);
         }
         self.closed.fetch_add(count as u64, Ordering::Relaxed);
         count
+    }
+
+    /// The document count of the shard at `address` as of its last commit, when it is closed
+    /// and was open earlier in this process (`None`: open, or never opened).
+    pub fn closed_document_count(&self, address: &ShardAddress) -> Option<u64> {
+        if locked(&self.open).contains_key(address) {
+            return None;
+        }
+        locked(&self.closed_counts).get(address).copied()
     }
 
     /// The registry's figures, for `/metrics`.
