@@ -49,7 +49,7 @@ pub struct FileIo {
     length: AtomicU64,
     /// The file never grows past this many bytes (nothing is reserved for it).
     maximum: u64,
-    /// Serializes the mapping of a new generation.
+    /// Serializes growths: the mapping of a new generation and the length change.
     growing: Mutex<()>,
 }
 
@@ -97,9 +97,9 @@ impl FileIo {
             .expect("a generation is published only once mapped")
     }
 
-    /// Maps a new generation covering `length` bytes unless the newest already does.
+    /// Maps a new generation covering `length` bytes unless the newest already does; the
+    /// caller holds `growing`.
     fn cover(&self, length: u64) -> Result<()> {
-        let _growing = self.growing.lock().unwrap_or_else(PoisonError::into_inner);
         let index = self.newest.load(Ordering::Acquire);
         let current = self.newest_mapping().len() as u64;
         if length <= current {
@@ -315,6 +315,8 @@ impl PageIo for FileIo {
                 maximum_bytes: self.maximum,
             });
         }
+        // Held across the check and the change, so two growths never shrink the file.
+        let _growing = self.growing.lock().unwrap_or_else(PoisonError::into_inner);
         if length > self.length() {
             // The mapping first, then the file, then the length readers see (see the
             // module's invariants): a failed mapping leaves the file as it was.
