@@ -14,13 +14,15 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Words of the bitmap allocated together, on first use.
-const CHUNK_WORDS: usize = 4096;
+/// Words of the bitmap allocated together, on first use: 4 KiB, covering 128 MiB of 4 KiB
+/// pages. Small, because a server of thousands of small stores holds one chunk per store
+/// (32 KiB chunks were a fifth of an open five-document shard's memory).
+const CHUNK_WORDS: usize = 512;
 /// Pages one chunk covers.
 const CHUNK_PAGES: u64 = CHUNK_WORDS as u64 * 64;
-/// Segments of the directory: `2^SEGMENTS - 1` chunks of `CHUNK_PAGES` pages, far more
-/// pages than the address space holds.
-const SEGMENTS: usize = 40;
+/// Segments of the directory: `2^SEGMENTS - 1` chunks of `CHUNK_PAGES` pages, more pages
+/// than the address space holds.
+const SEGMENTS: usize = 44;
 
 type Chunk = Box<[AtomicU64]>;
 type Segment = Box<[OnceLock<Chunk>]>;
