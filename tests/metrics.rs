@@ -195,6 +195,10 @@ fn metrics_answer_feature_not_enabled_until_the_feature_is_on() {
         "coresearch_core_mesh_round_trip_seconds",
         "coresearch_core_major_page_faults_total",
         "coresearch_core_open_connections",
+        "coresearch_open_stores",
+        "coresearch_open_stores_max",
+        "coresearch_stores_opened_total",
+        "coresearch_stores_closed_total",
     ] {
         assert!(
             scrape.helped.iter().any(|name| name == family),
