@@ -464,8 +464,9 @@ fn an_index_whose_store_cannot_be_mapped_is_not_created_and_leaves_no_file() {
         .expect("the indexes directory")
         .count();
 
-    // Room for small allocations, none for the 64 MiB mapping a new store needs.
-    limit_address_space(server.pid(), Some(virtual_size(server.pid()) + (16 << 20)));
+    // Room for the allocator's and threads' growth, none for the 64 MiB mapping a new store
+    // needs.
+    limit_address_space(server.pid(), Some(virtual_size(server.pid()) + (40 << 20)));
     let refused = server.send(
         "POST",
         "/indexes/second/documents",
