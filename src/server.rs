@@ -335,9 +335,10 @@ fn schedule_snapshots(
 /// How many shards may stay open and for how long one may stay idle: the configuration's,
 /// or what this machine's limits allow.
 fn store_budget(config: &Config) -> StoreBudget {
-    let machine = StoreBudget::for_this_machine();
     StoreBudget {
-        open_stores_max: config.max_open_stores.unwrap_or(machine.open_stores_max),
+        open_stores_max: config
+            .max_open_stores
+            .unwrap_or_else(crate::host::registry::open_stores_max_for_this_machine),
         idle: config.store_idle,
     }
 }

@@ -27,6 +27,10 @@ const OPEN_STORES_MAX: usize = 100;
 const POSTING_CLIENTS: usize = 4;
 /// How long every task of a test may take to finish.
 const ALL_TASKS_WAIT: Duration = Duration::from_secs(900);
+/// The pause between two looks at something a test waits for.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// How long idle shards may take to be closed once their idle time passed.
+const IDLE_CLOSE_WAIT: Duration = Duration::from_secs(60);
 
 fn options(extra: &[&str]) -> Options {
     let mut extra_arguments = vec![
@@ -49,11 +53,9 @@ fn tenant_documents(tenant: usize) -> Value {
     Value::Array(documents)
 }
 
-/// Posts five documents to each of `count` new indexes `tenant{i}`, from a few clients at
-/// once; answers the largest task uid.
-fn fill_tenants(server: &Server, count: usize) -> u64 {
+/// Runs `action` for every tenant of `0..count`, from [`POSTING_CLIENTS`] threads at once.
+fn for_each_tenant(count: usize, action: impl Fn(usize) + Sync) {
     let next = AtomicUsize::new(0);
-    let last_task = AtomicUsize::new(0);
     thread::scope(|scope| {
         for _ in 0..POSTING_CLIENTS {
             scope.spawn(|| {
@@ -62,19 +64,24 @@ fn fill_tenants(server: &Server, count: usize) -> u64 {
                     if tenant >= count {
                         break;
                     }
-                    let answer = server.send(
-                        "POST",
-                        &format!("/indexes/tenant{tenant}/documents"),
-                        Some(&tenant_documents(tenant)),
-                    );
-                    assert_eq!(answer.status, 202, "{}", answer.text());
-                    let uid = answer.json()["taskUid"].as_u64().expect("a task uid");
-                    last_task.fetch_max(uid as usize, Ordering::Relaxed);
+                    action(tenant);
                 }
             });
         }
     });
-    last_task.load(Ordering::Relaxed) as u64
+}
+
+/// Posts five documents to each of `count` new indexes `tenant{i}`, from a few clients at
+/// once.
+fn fill_tenants(server: &Server, count: usize) {
+    for_each_tenant(count, |tenant| {
+        let answer = server.send(
+            "POST",
+            &format!("/indexes/tenant{tenant}/documents"),
+            Some(&tenant_documents(tenant)),
+        );
+        assert_eq!(answer.status, 202, "{}", answer.text());
+    });
 }
 
 /// Waits until no task is enqueued or processing.
@@ -91,7 +98,7 @@ fn wait_for_every_task(server: &Server) {
             started.elapsed() < ALL_TASKS_WAIT,
             "tasks still pending: {pending}"
         );
-        thread::sleep(Duration::from_millis(50));
+        thread::sleep(POLL_INTERVAL);
     }
 }
 
@@ -125,20 +132,7 @@ fn assert_every_tenant_answers(server: &Server, count: usize) {
             "tenant{tenant} is listed"
         );
     }
-    let next = AtomicUsize::new(0);
-    thread::scope(|scope| {
-        for _ in 0..POSTING_CLIENTS {
-            scope.spawn(|| {
-                loop {
-                    let tenant = next.fetch_add(1, Ordering::Relaxed);
-                    if tenant >= count {
-                        break;
-                    }
-                    assert_tenant_answers(server, tenant);
-                }
-            });
-        }
-    });
+    for_each_tenant(count, |tenant| assert_tenant_answers(server, tenant));
 }
 
 fn assert_tenant_answers(server: &Server, tenant: usize) {
@@ -284,10 +278,10 @@ fn cold_indexes_open_while_hot_ones_are_searched() {
     let started = Instant::now();
     while open_shard_files(server.pid()) > 0 {
         assert!(
-            started.elapsed() < Duration::from_secs(60),
+            started.elapsed() < IDLE_CLOSE_WAIT,
             "idle stores were not closed"
         );
-        thread::sleep(Duration::from_millis(200));
+        thread::sleep(POLL_INTERVAL);
     }
     assert_tenant_answers(&server, 0);
     assert_tenant_answers(&server, TENANTS - 1);
@@ -380,10 +374,10 @@ fn wait_fixture_task(server: &Server, uid: u64) {
             return;
         }
         assert!(
-            task["status"] != "failed" && started.elapsed() < Duration::from_secs(60),
+            task["status"] != "failed" && started.elapsed() < common::TASK_WAIT,
             "{task}"
         );
-        thread::sleep(Duration::from_millis(20));
+        thread::sleep(POLL_INTERVAL);
     }
 }
 
@@ -445,6 +439,34 @@ fn virtual_size(pid: u32) -> u64 {
     kibibytes * 1024
 }
 
+/// Times the creation is tried under a tight address space before the test gives up.
+const TIGHT_ADDRESS_SPACE_ATTEMPTS: usize = 5;
+
+/// Posts documents to the new index `second` while the server's address space leaves room
+/// for the allocator's and threads' growth but none for the 64 MiB mapping a new store needs;
+/// answers the finished task. Memory the server gives back between the measurement and the
+/// mapping can leave room for it after all (seen once with every test of this file running
+/// at once): the index is then deleted and the creation tried again.
+fn creation_under_a_tight_address_space(server: &Server) -> Value {
+    for _ in 0..TIGHT_ADDRESS_SPACE_ATTEMPTS {
+        limit_address_space(server.pid(), Some(virtual_size(server.pid()) + (40 << 20)));
+        let posted = server.send(
+            "POST",
+            "/indexes/second/documents",
+            Some(&tenant_documents(2)),
+        );
+        let task = server.wait_task(posted.json()["taskUid"].clone());
+        limit_address_space(server.pid(), None);
+        if task["status"] != "succeeded" {
+            return task;
+        }
+        let deleted = server.send("DELETE", "/indexes/second", None);
+        let deletion = server.wait_task(deleted.json()["taskUid"].clone());
+        assert_eq!(deletion["status"], "succeeded", "{deletion}");
+    }
+    panic!("the store was mapped in every attempt: the address space never ran short");
+}
+
 #[test]
 fn an_index_whose_store_cannot_be_mapped_is_not_created_and_leaves_no_file() {
     let options = Options {
@@ -464,16 +486,7 @@ fn an_index_whose_store_cannot_be_mapped_is_not_created_and_leaves_no_file() {
         .expect("the indexes directory")
         .count();
 
-    // Room for the allocator's and threads' growth, none for the 64 MiB mapping a new store
-    // needs.
-    limit_address_space(server.pid(), Some(virtual_size(server.pid()) + (40 << 20)));
-    let refused = server.send(
-        "POST",
-        "/indexes/second/documents",
-        Some(&tenant_documents(2)),
-    );
-    let task = server.wait_task(refused.json()["taskUid"].clone());
-    limit_address_space(server.pid(), None);
+    let task = creation_under_a_tight_address_space(&server);
 
     assert_eq!(task["status"], "failed", "{task}");
     assert_eq!(task["error"]["code"], "io_error", "{task}");

@@ -44,9 +44,9 @@ use super::warming::{RecentSearches, RememberedSearch};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreBudget {
     /// Open shards past which an owner closes its least recently used ones
-    /// (`--experimental-max-open-stores`).
+    /// (`--max-open-stores`, default [`open_stores_max_for_this_machine`]).
     pub open_stores_max: usize,
-    /// A shard nobody used for this long is closed (`--experimental-store-idle-seconds`).
+    /// A shard nobody used for this long is closed (`--store-idle-seconds`).
     pub idle: Duration,
 }
 
@@ -59,25 +59,13 @@ pub const DESCRIPTORS_PER_STORE: u64 = 4;
 pub const MAPPINGS_PER_STORE: u64 = 4;
 /// The default budget never goes below this many open shards, whatever the limits say.
 pub const OPEN_STORES_MIN: usize = 64;
-/// The default idle time of a shard: long enough that an index searched every few minutes
-/// stays open, short enough that a tenant gone for the day gives its memory back.
-pub const STORE_IDLE_DEFAULT: Duration = Duration::from_secs(900);
+/// Where the kernel tells its limit of mappings per process.
+const MAX_MAP_COUNT_PATH: &str = "/proc/sys/vm/max_map_count";
 
-impl StoreBudget {
-    /// The default for this machine: what its descriptor and mapping limits allow (see
-    /// [`DESCRIPTORS_PER_STORE`], [`MAPPINGS_PER_STORE`]).
-    pub fn for_this_machine() -> StoreBudget {
-        StoreBudget {
-            open_stores_max: default_open_stores_max(open_files_limit(), mappings_limit()),
-            idle: STORE_IDLE_DEFAULT,
-        }
-    }
-}
-
-impl Default for StoreBudget {
-    fn default() -> Self {
-        StoreBudget::for_this_machine()
-    }
+/// The default of `--max-open-stores` on this machine: what its descriptor and mapping limits
+/// allow (see [`DESCRIPTORS_PER_STORE`], [`MAPPINGS_PER_STORE`]).
+pub fn open_stores_max_for_this_machine() -> usize {
+    default_open_stores_max(open_files_limit(), mappings_limit())
 }
 
 /// Open shards that `descriptors` open files and `mappings` mappings leave room for.
@@ -103,7 +91,7 @@ fn open_files_limit() -> Option<u64> {
 
 /// The kernel's limit of mappings per process (`vm.max_map_count`), if it can be read.
 fn mappings_limit() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+    std::fs::read_to_string(MAX_MAP_COUNT_PATH)
         .ok()?
         .trim()
         .parse()
@@ -127,12 +115,6 @@ pub struct ShardRegistry {
     started: Instant,
     opened: AtomicU64,
     closed: AtomicU64,
-}
-
-impl Default for ShardRegistry {
-    fn default() -> Self {
-        ShardRegistry::with_budget(StoreBudget::default())
-    }
 }
 
 /// What the registry tells `/metrics`.
@@ -209,25 +191,8 @@ impl ShardRegistry {
     /// nobody holds, least recently used first, until the open shards fit the budget.
     /// Answers how many it closed; fewer when the others are in use.
     pub(super) fn close_over_budget(&self, may_close: impl Fn(&ShardAddress) -> bool) -> usize {
-        let closing = {
-            let mut open = locked(&self.open);
-            let excess = open.len().saturating_sub(self.budget.open_stores_max);
-            if excess == 0 {
-                return 0;
-            }
-            let mut candidates: Vec<(u64, ShardAddress)> = open
-                .iter()
-                .filter(|(address, entry)| may_close(address) && is_closable(entry))
-                .map(|(address, entry)| (entry.last_used_millis, address.clone()))
-                .collect();
-            candidates.sort_unstable_by_key(|(last_used, _)| *last_used);
-            candidates.truncate(excess);
-            take_all(
-                &mut open,
-                candidates.into_iter().map(|(_, address)| address),
-            )
-        };
-        self.forget(closing)
+        let budget = self.budget.open_stores_max;
+        self.close_least_recently_used(may_close, u64::MAX, |open| open.saturating_sub(budget))
     }
 
     /// Closes the shards `may_close` allows that nobody used for the budget's idle time and
@@ -235,16 +200,36 @@ impl ShardRegistry {
     pub(super) fn close_idle(&self, may_close: impl Fn(&ShardAddress) -> bool) -> usize {
         let idle_millis = u64::try_from(self.budget.idle.as_millis()).unwrap_or(u64::MAX);
         let cutoff = self.now_millis().saturating_sub(idle_millis);
+        self.close_least_recently_used(may_close, cutoff, |open| open)
+    }
+
+    /// Closes the shards `may_close` allows, last used before `used_before` and held by
+    /// nobody, least recently used first, at most `how_many(open shards)` of them.
+    fn close_least_recently_used(
+        &self,
+        may_close: impl Fn(&ShardAddress) -> bool,
+        used_before: u64,
+        how_many: impl FnOnce(usize) -> usize,
+    ) -> usize {
         let closing = {
             let mut open = locked(&self.open);
-            let idle: Vec<ShardAddress> = open
+            let limit = how_many(open.len());
+            if limit == 0 {
+                return 0;
+            }
+            let mut candidates: Vec<(u64, ShardAddress)> = open
                 .iter()
                 .filter(|(address, entry)| {
-                    entry.last_used_millis < cutoff && may_close(address) && is_closable(entry)
+                    entry.last_used_millis < used_before && may_close(address) && is_closable(entry)
                 })
-                .map(|(address, _)| address.clone())
+                .map(|(address, entry)| (entry.last_used_millis, address.clone()))
                 .collect();
-            take_all(&mut open, idle.into_iter())
+            candidates.sort_unstable_by_key(|(last_used, _)| *last_used);
+            candidates.truncate(limit);
+            take_all(
+                &mut open,
+                candidates.into_iter().map(|(_, address)| address),
+            )
         };
         self.forget(closing)
     }

@@ -52,6 +52,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const TASKS_WAIT_MAX: Duration = Duration::from_secs(3 * 3600);
 /// How long a restart may take to answer `/health`.
 const RESTART_WAIT_MAX: Duration = Duration::from_secs(600);
+/// The pause between two looks at the task queue.
+const TASK_POLL_INTERVAL: Duration = Duration::from_millis(200);
 /// The master key both servers run with.
 const MASTER_KEY: &str = "a-master-key-of-sixteen-bytes-or-more";
 
@@ -240,43 +242,42 @@ fn measure(spec: &ServerSpec, tenants: &[Tenant]) -> Result<Figures, String> {
     Ok(figures)
 }
 
-fn fill(spec: &ServerSpec, tenants: &[Tenant]) -> Result<(), String> {
+/// Runs `action` with a client of its own for every tenant number, from [`CLIENTS`]
+/// threads at once; a thread stops when its `action` answers false.
+fn for_each_tenant(
+    spec: &ServerSpec,
+    count: usize,
+    action: impl Fn(&mut Client, usize) -> bool + Sync,
+) {
     let next = AtomicUsize::new(0);
-    let failure = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..CLIENTS {
             scope.spawn(|| {
                 let mut client = client(spec);
                 loop {
                     let number = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(tenant) = tenants.get(number) else {
+                    if number >= count || !action(&mut client, number) {
                         break;
-                    };
-                    let body = Value::Array(
-                        tenant
-                            .documents
-                            .iter()
-                            .cloned()
-                            .map(Value::Object)
-                            .collect(),
-                    );
-                    let path = format!("/indexes/tenant{number}/documents?primaryKey=id");
-                    match client.send_json("POST", &path, &body) {
-                        Ok(response) if response.status == 202 => {}
-                        Ok(response) => {
-                            *failure.lock().unwrap_or_else(|poison| poison.into_inner()) =
-                                Some(format!("{path}: status {}", response.status));
-                            break;
-                        }
-                        Err(error) => {
-                            *failure.lock().unwrap_or_else(|poison| poison.into_inner()) =
-                                Some(format!("{path}: {error}"));
-                            break;
-                        }
                     }
                 }
             });
         }
+    });
+}
+
+fn fill(spec: &ServerSpec, tenants: &[Tenant]) -> Result<(), String> {
+    let failure = Mutex::new(None);
+    for_each_tenant(spec, tenants.len(), |client, number| {
+        let documents = tenants[number].documents.iter().cloned().map(Value::Object);
+        let body = Value::Array(documents.collect());
+        let path = format!("/indexes/tenant{number}/documents?primaryKey=id");
+        let error = match client.send_json("POST", &path, &body) {
+            Ok(response) if response.status == 202 => return true,
+            Ok(response) => format!("{path}: status {}", response.status),
+            Err(error) => format!("{path}: {error}"),
+        };
+        *failure.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(error);
+        false
     });
     match failure
         .into_inner()
@@ -302,7 +303,7 @@ fn wait_for_every_task(spec: &ServerSpec) -> Result<(), String> {
         if started.elapsed() > TASKS_WAIT_MAX {
             return Err("tasks still pending".into());
         }
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(TASK_POLL_INTERVAL);
     }
     Ok(())
 }
@@ -421,23 +422,12 @@ fn cold_searches(spec: &ServerSpec, tenants: &[Tenant]) -> Result<(Latencies, us
 }
 
 fn answering(spec: &ServerSpec, tenants: &[Tenant]) -> usize {
-    let next = AtomicUsize::new(0);
     let answered = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..CLIENTS {
-            scope.spawn(|| {
-                let mut client = client(spec);
-                loop {
-                    let number = next.fetch_add(1, Ordering::Relaxed);
-                    if number >= tenants.len() {
-                        break;
-                    }
-                    if search(&mut client, tenants, number).unwrap_or(false) {
-                        answered.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
+    for_each_tenant(spec, tenants.len(), |client, number| {
+        if search(client, tenants, number).unwrap_or(false) {
+            answered.fetch_add(1, Ordering::Relaxed);
         }
+        true
     });
     answered.load(Ordering::Relaxed)
 }

@@ -119,12 +119,14 @@ impl FileIo {
     }
 
     /// Mappings made so far (one per generation).
-    pub fn generations(&self) -> usize {
+    #[cfg(test)]
+    fn generations(&self) -> usize {
         self.newest.load(Ordering::Acquire) + 1
     }
 
     /// Address space the mappings hold, in bytes.
-    pub fn mapped_bytes(&self) -> u64 {
+    #[cfg(test)]
+    fn mapped_bytes(&self) -> u64 {
         self.generations
             .iter()
             .filter_map(OnceLock::get)
