@@ -52,7 +52,7 @@ pub fn launch_summary(config: &Config, data_directory: &Path) -> String {
         config.http_addr,
         env!("CARGO_PKG_VERSION"),
         config.cores,
-        config.shards_per_index,
+        shards_per_index(config),
         master_key_status(config),
     );
     summary
@@ -72,6 +72,18 @@ fn master_key_status(config: &Config) -> String {
         None => "No master key has been set: coresearch accepts every request. See the \
                  warning below."
             .to_owned(),
+    }
+}
+
+/// The shards an index gets: all at once, or grown to as its documents come.
+fn shards_per_index(config: &Config) -> String {
+    if config.documents_per_shard == 0 || config.shards_per_index <= 1 {
+        config.shards_per_index.to_string()
+    } else {
+        format!(
+            "1, growing to {} (one per {} documents)",
+            config.shards_per_index, config.documents_per_shard
+        )
     }
 }
 

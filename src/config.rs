@@ -72,6 +72,10 @@ pub fn default_shards_per_index(cores: usize) -> usize {
 pub const STORE_IDLE_SECONDS_DEFAULT: u64 = 900;
 /// The most `--store-idle-seconds` accepts (a year).
 pub const STORE_IDLE_SECONDS_MAX: u64 = 365 * 24 * 3600;
+/// The default of `--documents-per-shard` (see `crate::tasks::shard_growth`).
+pub const DOCUMENTS_PER_SHARD_DEFAULT: u64 = 100_000;
+/// The most `--documents-per-shard` accepts.
+pub const DOCUMENTS_PER_SHARD_MAX: u64 = 1 << 40;
 /// The most `--max-open-stores` accepts.
 pub const OPEN_STORES_MAX: u64 = 1 << 24;
 
@@ -353,6 +357,11 @@ pub struct Config {
     /// A shard nobody used for this long is closed (`--store-idle-seconds`, default
     /// [`STORE_IDLE_SECONDS_DEFAULT`]).
     pub store_idle: std::time::Duration,
+    /// Documents per shard before an index grows to more shards, up to `shards_per_index`
+    /// (`--documents-per-shard`, default
+    /// [`DOCUMENTS_PER_SHARD_DEFAULT`]; 0: a new index gets
+    /// `shards_per_index` at once).
+    pub documents_per_shard: u64,
 }
 
 /// `value` as a `usize`, the largest one when it does not fit.
@@ -521,6 +530,7 @@ impl Config {
             .field("idle_poll", &self.idle_poll)
             .field("max_open_stores", &self.max_open_stores)
             .field("store_idle", &self.store_idle)
+            .field("documents_per_shard", &self.documents_per_shard)
             .field(
                 "vectorstore_reader_prefetch_memory",
                 &self.vectorstore_reader_prefetch_memory,
@@ -1180,6 +1190,17 @@ struct Cli {
     )]
     store_idle_seconds: u64,
 
+    /// Documents per shard before an index grows: a new index starts with one shard and
+    /// doubles its shards, up to `--shards-per-index`, when it would hold more per shard (0:
+    /// a new index gets `--shards-per-index` shards at once).
+    #[arg(
+        long,
+        env = "CORESEARCH_DOCUMENTS_PER_SHARD",
+        default_value_t = DOCUMENTS_PER_SHARD_DEFAULT,
+        value_parser = clap::value_parser!(u64).range(0..=DOCUMENTS_PER_SHARD_MAX)
+    )]
+    documents_per_shard: u64,
+
     /// Loads each vector graph into memory when its shard opens. Accepted; takes effect when
     /// the vector store lands.
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
@@ -1500,6 +1521,7 @@ impl Config {
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
             max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
+            documents_per_shard: cli.documents_per_shard,
         }
     }
 
@@ -2338,6 +2360,7 @@ mod tests {
             vectorstore_reader_prefetch_memory,
             max_open_stores,
             store_idle,
+            documents_per_shard,
         );
     }
 

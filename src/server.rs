@@ -164,8 +164,7 @@ fn run_cores(
     };
     let keys = open_key_store(&data_directory, config.master_key.clone())?.snapshot();
     let (queue, interrupted) = open_task_queue(&data_directory)?;
-    let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
-        .map_err(|error| format!("could not read the index catalog: {error}"))?;
+    let catalog = open_catalog(&queue, &data_directory)?;
     let webhooks = match mode {
         Mode::Serve => startup_webhooks(config, &data_directory)?,
         Mode::UntilIdle => Arc::new(Webhooks::new(None, Default::default())),
@@ -300,8 +299,11 @@ fn scheduler_options(config: &Config, data_directory: &Path) -> Result<Scheduler
         snapshot_directory: config.snapshot_dir.clone(),
         snapshot_compaction: !config.experimental_no_snapshot_compaction,
         data_directory: data_directory.to_path_buf(),
-        shards_per_index: u32::try_from(config.shards_per_index.max(1))
-            .map_err(|_| "--shards-per-index is too large".to_owned())?,
+        shard_growth: crate::tasks::shard_growth::ShardGrowth {
+            shards_max: u32::try_from(config.shards_per_index.max(1))
+                .map_err(|_| "--shards-per-index is too large".to_owned())?,
+            documents_per_shard: config.documents_per_shard,
+        },
     })
 }
 
@@ -577,6 +579,22 @@ fn start_request_log(
         flushed.flush_periodically(&RuntimeTimer).await;
     });
     request_log
+}
+
+/// The index catalog as the queue stores it; the storages it does not name (a crash left
+/// them) are removed first.
+fn open_catalog(queue: &TaskQueue, data_directory: &Path) -> Result<Catalog, String> {
+    let catalog = crate::tasks::catalog_store::load_catalog(&queue.database().begin_read())
+        .map_err(|error| format!("could not read the index catalog: {error}"))?;
+    let removed = crate::tasks::storage_sweep::remove_unnamed_storages(data_directory, &catalog)
+        .map_err(|error| format!("could not remove the storages of no index: {error}"))?;
+    if !removed.is_empty() {
+        tracing::info!(
+            ?removed,
+            "removed the storages no index names (left by a crash)"
+        );
+    }
+    Ok(catalog)
 }
 
 /// Opens the task queue and puts back the tasks a crash left processing; answers them so

@@ -214,7 +214,12 @@ fn hit_ids(answer: &Value) -> Vec<Value> {
 #[test]
 fn a_document_sharing_values_only_with_dropped_documents_is_kept() {
     let server = Server::start_with(common::Options {
-        extra_arguments: vec!["--shards-per-index".into(), "4".into()],
+        extra_arguments: vec![
+            "--shards-per-index".into(),
+            "4".into(),
+            "--documents-per-shard".into(),
+            "0".into(),
+        ],
         ..common::Options::default()
     });
     let mut documents = Vec::new();

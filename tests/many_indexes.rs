@@ -227,7 +227,7 @@ fn a_thousand_indexes_fill_answer_within_the_open_store_budget_and_come_back_aft
 
 #[test]
 fn indexes_of_sixteen_shards_each_fill_and_answer_past_the_old_address_space_limit() {
-    let options = options(&["--shards-per-index", "16"]);
+    let options = options(&["--shards-per-index", "16", "--documents-per-shard", "0"]);
     let server = Server::start_with(options.clone());
     fill_tenants(&server, SIXTEEN_SHARD_INDEXES);
     wait_for_every_task(&server);

@@ -123,7 +123,12 @@ fn parse_labels(text: &str) -> BTreeMap<String, String> {
 fn start() -> Server {
     Server::start_with(Options {
         master_key: Some(MASTER_KEY.to_owned()),
-        extra_arguments: vec!["--shards-per-index".to_owned(), "2".to_owned()],
+        extra_arguments: vec![
+            "--shards-per-index".to_owned(),
+            "2".to_owned(),
+            "--documents-per-shard".to_owned(),
+            "0".to_owned(),
+        ],
         ..Options::default()
     })
 }

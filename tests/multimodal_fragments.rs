@@ -153,6 +153,8 @@ fn options() -> Options {
             "any".to_string(),
             "--shards-per-index".to_string(),
             "2".to_string(),
+            "--documents-per-shard".to_string(),
+            "0".to_string(),
         ],
         ..Options::default()
     }

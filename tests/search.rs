@@ -26,6 +26,9 @@ fn server() -> Server {
         extra_arguments: vec![
             "--shards-per-index".to_string(),
             SHARDS_PER_INDEX.to_string(),
+            // Every index holds its shards from the start, however few its documents.
+            "--documents-per-shard".to_string(),
+            "0".to_string(),
         ],
         ..Options::default()
     })

@@ -71,6 +71,8 @@ async fn busy_cores_without_waiting_room_refuse_searches_with_a_503() {
         extra_arguments: [
             "--shards-per-index",
             "4",
+            "--documents-per-shard",
+            "0",
             "--experimental-nb-searches-per-core",
             "1",
             "--experimental-search-queue-size",

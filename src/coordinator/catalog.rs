@@ -5,12 +5,14 @@
 //! `Arc`, replaced whole on each change).
 //!
 //! Invariants:
-//! - an index's `storage` name never changes (a rename changes only `uid`), so its shard files
-//!   never move;
+//! - a rename changes only `uid`; `storage` and `shards` change together, and only when the
+//!   index grows ([`crate::tasks::shard_growth`]): its documents are copied into a new storage
+//!   of more shards, and the old storage is removed once the catalog naming the new one is
+//!   recorded, so a storage's shard files never move and its shard count never changes;
 //! - `storage` is derived from the uid of the task that created the index, which is unique
-//!   and the same when a crash makes the task run again;
-//! - `shards` is fixed at creation (`--shards-per-index`); shard `s` lives on core
-//!   `s mod cores`.
+//!   and the same when a crash makes the task run again, and a grown storage from its base
+//!   and its shard count ([`grown_storage_name`]), the same when the growth runs again;
+//! - `shards <= shards_max` when `shards_max` is set; shard `s` lives on core `s mod cores`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,6 +35,10 @@ pub struct IndexRecord {
     /// The directory (under [`INDEXES_DIRECTORY`]) holding the shard files.
     pub storage: String,
     pub shards: u32,
+    /// The most shards the index grows to as its documents come (`None`: its shards are fixed,
+    /// as for every index written before indexes grew).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards_max: Option<u32>,
     pub primary_key: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -42,7 +48,7 @@ pub struct IndexRecord {
 }
 
 impl IndexRecord {
-    /// A new, empty index.
+    /// A new, empty index of `shards` fixed shards.
     pub fn new(
         uid: &str,
         storage: String,
@@ -54,6 +60,7 @@ impl IndexRecord {
             uid: uid.to_owned(),
             storage,
             shards,
+            shards_max: None,
             primary_key,
             created_at: now,
             updated_at: now,
@@ -98,6 +105,19 @@ impl ShardSet {
 /// The storage name of an index created by task `task_uid`.
 pub fn storage_name(task_uid: u32) -> String {
     format!("index-{task_uid}")
+}
+
+/// What separates a grown storage's name from its base (never in a [`storage_name`]).
+const GROWN_SEPARATOR: &str = ".shards-";
+
+/// The storage name of the index of storage `storage` grown to `shards` shards: its base (the
+/// storage its index was created with) and the count, so that growing again from the same
+/// storage to the same count names the same storage, and no two counts share one.
+pub fn grown_storage_name(storage: &str, shards: u32) -> String {
+    let base = storage
+        .split_once(GROWN_SEPARATOR)
+        .map_or(storage, |(base, _)| base);
+    format!("{base}{GROWN_SEPARATOR}{shards}")
 }
 
 /// Every index, by uid.

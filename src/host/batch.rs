@@ -195,7 +195,7 @@ async fn apply(
 /// the core would stall its searches and the coordinator feeding the other shards (and which
 /// the indexing thread's lower priority keeps behind them, see
 /// [`crate::runtime::indexing_thread`]).
-async fn apply_off_core(
+pub(super) async fn apply_off_core(
     mut batch: PreparedBatch,
     chunk: Vec<Operation>,
 ) -> Result<PreparedBatch, ResponseError> {

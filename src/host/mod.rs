@@ -26,7 +26,8 @@
 //! shards, shared by every core's host), [`warming`] (the searches a
 //! batch's commit replays before readers see it), [`network_transfer`] and
 //! [`network_deletion`] (a shard's share of a network topology change: its documents sent
-//! to their new owners, then the ones it no longer keeps deleted).
+//! to their new owners, then the ones it no longer keeps deleted), [`growth`] (an index's
+//! documents copied into the more numerous shards it grows to).
 //!
 //! Invariants: at most one prepared batch per shard (the scheduler runs one batch at a
 //! time); reads use a snapshot of the last commit and never see a prepared batch; applying
@@ -43,6 +44,7 @@ pub mod embedding;
 pub mod embedding_plan;
 pub mod export;
 pub mod facet_search;
+pub mod growth;
 pub mod maintenance;
 pub mod memory;
 pub mod network_deletion;

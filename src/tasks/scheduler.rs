@@ -62,8 +62,8 @@ pub struct SchedulerOptions {
     pub limits: AutobatchLimits,
     /// `--experimental-max-number-of-tasks` equivalent: auto-deletion threshold.
     pub max_number_of_tasks: u64,
-    /// Shards of a new index.
-    pub shards_per_index: u32,
+    /// The shards of a new index and how it grows.
+    pub shard_growth: super::shard_growth::ShardGrowth,
     /// The payload size of an export that gives none: Meilisearch's
     /// max(`--http-payload-size-limit` − 1 MiB, 20 MiB).
     pub export_payload_bytes_default: u64,
@@ -635,7 +635,7 @@ impl Scheduler {
                     coordinator: self.coordinator.clone(),
                     control: self.control.clone(),
                     batch_uid,
-                    shards_per_index: self.options.shards_per_index,
+                    shard_growth: self.options.shard_growth,
                     settled,
                 };
                 let batch = IndexBatch {

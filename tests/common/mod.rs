@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 pub mod network;
+pub mod rest_embedder;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -91,6 +91,15 @@ pub enum Operation {
         external_id: String,
         generated: Vec<crate::vectors::GeneratedVectors>,
     },
+    /// Give the stored (or just written) document `external_id`, for each named embedder,
+    /// exactly the embeddings another shard keeps for it, with their flags (whether they
+    /// were generated, whether they may be generated again, their fragments): how a
+    /// document copied to another shard keeps its vectors as they were. A document that
+    /// does not exist is left alone.
+    SetStoredVectors {
+        external_id: String,
+        vectors: Vec<(String, super::StoredVectors)>,
+    },
 }
 
 /// What a committed batch did.
@@ -488,6 +497,10 @@ impl PreparedBatch {
                 external_id,
                 generated,
             } => self.record_generated(&external_id, generated),
+            Operation::SetStoredVectors {
+                external_id,
+                vectors,
+            } => self.record_stored_copies(&external_id, vectors),
         }
     }
 

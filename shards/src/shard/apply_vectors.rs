@@ -73,6 +73,28 @@ impl PreparedBatch {
         Ok(())
     }
 
+    /// Records, for the document stored under `external_id`, the embeddings another shard
+    /// kept for it, flags and fragments as they were (see
+    /// [`super::Operation::SetStoredVectors`]).
+    pub(in crate::shard) fn record_stored_copies(
+        &mut self,
+        external_id: &str,
+        vectors: Vec<(String, crate::shard::StoredVectors)>,
+    ) -> ShardResult<()> {
+        let Some(id) = self.existing_id(external_id)? else {
+            return Ok(());
+        };
+        for (embedder, stored) in vectors {
+            let Some(slot) = self.state.vector_settings.slot(&embedder) else {
+                continue;
+            };
+            let new = copied_entry(slot, stored)?;
+            let slot = slot.slot;
+            self.vectors.set_entry(slot, id, new);
+        }
+        Ok(())
+    }
+
     fn check_required_vectors(
         &self,
         external_id: &str,
@@ -96,9 +118,37 @@ impl PreparedBatch {
 
 /// The entry of `computed` in `slot`: embeddings in fragment id order, each with its id.
 fn generated_entry(slot: &EmbedderSlot, computed: GeneratedVectors) -> ShardResult<NewEmbeddings> {
-    let mut numbered = Vec::with_capacity(computed.vectors.len());
-    for vector in computed.vectors {
-        let fragment = match &vector.fragment {
+    let named = computed
+        .vectors
+        .into_iter()
+        .map(|vector| (vector.fragment, vector.embedding));
+    let mut entry = numbered_entry(slot, named)?;
+    entry.regenerate = true;
+    entry.generated = true;
+    Ok(entry)
+}
+
+/// The entry another shard kept in `slot` (see [`PreparedBatch::record_stored_copies`]):
+/// its flags as they were.
+fn copied_entry(
+    slot: &EmbedderSlot,
+    stored: crate::shard::StoredVectors,
+) -> ShardResult<NewEmbeddings> {
+    let mut entry = numbered_entry(slot, stored.vectors.into_iter())?;
+    entry.regenerate = stored.regenerate;
+    entry.generated = stored.generated;
+    Ok(entry)
+}
+
+/// An entry of `slot` holding `named` (each embedding with the name of its fragment), in
+/// fragment id order, with no flag raised.
+fn numbered_entry(
+    slot: &EmbedderSlot,
+    named: impl Iterator<Item = (Option<String>, Vec<f32>)>,
+) -> ShardResult<NewEmbeddings> {
+    let mut numbered = Vec::new();
+    for (fragment, embedding) in named {
+        let fragment = match &fragment {
             Some(name) => Some(slot.fragment_id(name).ok_or_else(|| {
                 ShardError::InvalidSetting(format!(
                     "embedder `{}` has no indexing fragment `{name}`",
@@ -107,7 +157,7 @@ fn generated_entry(slot: &EmbedderSlot, computed: GeneratedVectors) -> ShardResu
             })?),
             None => None,
         };
-        numbered.push((fragment, vector.embedding));
+        numbered.push((fragment, embedding));
     }
     numbered.sort_by_key(|(fragment, _)| *fragment);
     let with_fragments = numbered.iter().any(|(fragment, _)| fragment.is_some());
@@ -124,8 +174,8 @@ fn generated_entry(slot: &EmbedderSlot, computed: GeneratedVectors) -> ShardResu
             .into_iter()
             .map(|(_, embedding)| embedding)
             .collect(),
-        regenerate: true,
-        generated: true,
+        regenerate: false,
+        generated: false,
         fragments,
     })
 }

@@ -479,7 +479,7 @@ impl BatchWork {
             record.settings.searchable_attributes.as_ref(),
         )?;
         let prepared = self
-            .prepare_every_shard(record, |shard| Prepare {
+            .prepare_every_shard(&record.shard_set(), |shard| Prepare {
                 batch_uid,
                 delete_all,
                 assigned: std::mem::take(&mut assigned_shares[shard as usize]),
@@ -501,7 +501,7 @@ impl BatchWork {
                 .await
             }
         };
-        self.commit_or_abort(record, sent).await
+        self.commit_or_abort(&record.shard_set(), sent).await
     }
 
     /// Index-wide internal ids for the documents the batch creates, in the order the batch

@@ -81,13 +81,13 @@ impl BatchWork {
         });
         let batch_uid = u64::from(self.batch_uid);
         let prepared = self
-            .prepare_every_shard(record, |_| Edit {
+            .prepare_every_shard(&record.shard_set(), |_| Edit {
                 batch_uid,
                 filter: filter.clone(),
                 edition: edition.clone(),
             })
             .await;
-        let answers = self.commit_or_abort(record, prepared).await;
+        let answers = self.commit_or_abort(&record.shard_set(), prepared).await;
         let candidates: u64 = match answers {
             Ok(answers) => answers.iter().sum(),
             Err(error) => return failed(task, filter_error_in_index(error, &record.uid)),

@@ -38,13 +38,7 @@ impl BatchWork {
             KindWithContent::IndexCreation { primary_key, .. } => primary_key.clone(),
             _ => None,
         };
-        changes.put(IndexRecord::new(
-            index_uid,
-            storage_name(task.uid),
-            self.shards_per_index,
-            primary_key,
-            OffsetDateTime::now_utc(),
-        ));
+        changes.put(self.new_index_record(index_uid, storage_name(task.uid), primary_key));
         succeeded_with(task, |_| {})
     }
 

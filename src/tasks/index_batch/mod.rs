@@ -6,7 +6,9 @@
 //!   planned here and sent to the shards;
 //! - [`edition`]: document editions, run by each shard on its own documents;
 //! - [`settings`]: settings updates, and the facet and text settings pushed to the shards;
-//! - [`swap`]: index swaps and renames in the catalog.
+//! - [`swap`]: index swaps and renames in the catalog;
+//! - [`growth`]: an index that outgrew its shards copied into more (after its documents and
+//!   settings tasks, in the same batch).
 //!
 //! This file holds what they share: the batch ([`IndexBatch`]), what processing needs
 //! ([`BatchWork`]), the dispatch over the autobatcher's [`BatchKind`], the catalog being
@@ -21,6 +23,7 @@
 
 mod documents;
 mod edition;
+mod growth;
 mod indexes;
 mod settings;
 mod swap;
@@ -36,6 +39,7 @@ use super::autobatch::BatchKind;
 use super::control_side::ControlSide;
 use super::model::{KindWithContent, Task};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
+use super::shard_growth::ShardGrowth;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::{Catalog, IndexRecord, ShardSet, storage_name};
 use crate::errors::{Code, ResponseError};
@@ -59,7 +63,8 @@ pub struct BatchWork {
     /// The control core's side of the queue (progress, interruption, update files).
     pub control: Rc<ControlSide>,
     pub batch_uid: u32,
-    pub shards_per_index: u32,
+    /// The shards of a new index and how it grows.
+    pub shard_growth: ShardGrowth,
     /// No other task waited for the index when the batch was formed: its commit is warmed
     /// even if no search ran lately (see `host::warming`).
     pub settled: bool,
@@ -225,20 +230,32 @@ impl BatchWork {
         if !may_create {
             return Err(ResponseError::index_not_found(index_uid));
         }
-        let record = IndexRecord::new(
-            index_uid,
-            storage_name(creating_task),
-            self.shards_per_index,
-            None,
-            OffsetDateTime::now_utc(),
-        );
-        changes.put(record);
+        changes.put(self.new_index_record(index_uid, storage_name(creating_task), None));
         changes
             .catalog
             .get(index_uid)
             .cloned()
             .map(|record| (record, true))
             .ok_or_else(|| ResponseError::internal("a created index vanished"))
+    }
+
+    /// A new, empty index of the shards [`ShardGrowth`] gives it.
+    fn new_index_record(
+        &self,
+        index_uid: &str,
+        storage: String,
+        primary_key: Option<String>,
+    ) -> IndexRecord {
+        let (shards, shards_max) = self.shard_growth.new_index_shards();
+        let mut record = IndexRecord::new(
+            index_uid,
+            storage,
+            shards,
+            primary_key,
+            OffsetDateTime::now_utc(),
+        );
+        record.shards_max = shards_max;
+        record
     }
 
     /// Document and settings tasks of the index `index_uid`, created first when the batch
@@ -291,6 +308,7 @@ impl BatchWork {
         };
         let finished = planned.finish(&applied, &settings_applied);
         if applied.is_ok() && settings_applied.is_ok() {
+            self.grow_when_due(&mut record, changes).await;
             record.updated_at = OffsetDateTime::now_utc();
             changes.put(record);
         }
@@ -346,14 +364,11 @@ impl BatchWork {
     /// error.
     async fn prepare_every_shard<Request: ShardRequest>(
         &self,
-        record: &IndexRecord,
+        set: &ShardSet,
         prepare: impl FnMut(u32) -> Request,
     ) -> Result<Vec<Request::Answer>, ResponseError> {
-        self.progress(PROGRESS_INDEXING, 0, record.shards);
-        let prepared = self
-            .coordinator
-            .ask_every_shard(&record.shard_set(), prepare)
-            .await;
+        self.progress(PROGRESS_INDEXING, 0, set.shards);
+        let prepared = self.coordinator.ask_every_shard(set, prepare).await;
         let mut answers = Vec::with_capacity(prepared.len());
         let mut failure = None;
         for answer in prepared {
@@ -375,7 +390,7 @@ impl BatchWork {
     /// and the error is returned.
     async fn commit_or_abort<T>(
         &self,
-        record: &IndexRecord,
+        set: &ShardSet,
         ready: Result<T, ResponseError>,
     ) -> Result<T, ResponseError> {
         let ready = match ready {
@@ -385,11 +400,7 @@ impl BatchWork {
         let value = match ready {
             Ok(value) => value,
             Err(error) => {
-                for answer in self
-                    .coordinator
-                    .ask_every_shard(&record.shard_set(), |_| Abort)
-                    .await
-                {
+                for answer in self.coordinator.ask_every_shard(set, |_| Abort).await {
                     if let Err(abort_error) = answer {
                         tracing::warn!(%abort_error, "a shard could not abort");
                     }
@@ -397,9 +408,9 @@ impl BatchWork {
                 return Err(error);
             }
         };
-        self.progress(PROGRESS_COMMITTING, 0, record.shards);
+        self.progress(PROGRESS_COMMITTING, 0, set.shards);
         self.coordinator
-            .on_every_shard(&record.shard_set(), |_| Commit {
+            .on_every_shard(set, |_| Commit {
                 settled: self.settled,
             })
             .await?;

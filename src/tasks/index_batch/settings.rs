@@ -101,7 +101,7 @@ impl BatchWork {
 /// The fields the shards facet besides the filterable ones, as Meilisearch's engine facets
 /// them: the sortable attributes, the distinct attribute and the fields of custom
 /// `field:asc|desc` ranking rules (sorted, each once).
-fn faceted_for_ranking(settings: &StoredSettings) -> Vec<String> {
+pub(super) fn faceted_for_ranking(settings: &StoredSettings) -> Vec<String> {
     let mut fields: Vec<String> = settings.sortable_attributes.iter().cloned().collect();
     fields.extend(settings.distinct_attribute.iter().cloned());
     fields.extend(settings.ranking_rules.iter().filter_map(|rule| match rule {
@@ -269,11 +269,13 @@ impl BatchWork {
             return Ok(());
         }
         let prepared = self
-            .prepare_every_shard(record, |_| Reembed {
+            .prepare_every_shard(&record.shard_set(), |_| Reembed {
                 embedders: embedders.clone(),
                 primary_key: primary_key.clone(),
             })
             .await;
-        self.commit_or_abort(record, prepared).await.map(drop)
+        self.commit_or_abort(&record.shard_set(), prepared)
+            .await
+            .map(drop)
     }
 }
