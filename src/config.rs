@@ -341,7 +341,8 @@ pub struct Config {
     pub config_file_path: Option<PathBuf>,
     /// Executors, one pinned per core (`--cores`, default all available cores).
     pub cores: usize,
-    /// Shards of a new index (`--shards-per-index`, default [`default_shards_per_index`]).
+    /// The most shards of an index, which a new index grows to (`--shards-per-index`, default
+    /// [`default_shards_per_index`]).
     pub shards_per_index: usize,
     /// How long a core out of work polls before it sleeps (`--idle-poll-micros`, default
     /// [`IDLE_POLL_MICROS_DEFAULT`]; see `runtime::executors::idle_poll`).
@@ -1784,6 +1785,21 @@ mod tests {
     }
 
     #[test]
+    fn documents_per_shard_defaults_and_reads_its_flag_and_variable() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(config.documents_per_shard, DOCUMENTS_PER_SHARD_DEFAULT);
+        let config = parse_ok(&["--documents-per-shard", "0"], &[], directory.path());
+        assert_eq!(config.documents_per_shard, 0, "0 turns growth off");
+        let config = parse_ok(
+            &[],
+            &[("CORESEARCH_DOCUMENTS_PER_SHARD", "2500")],
+            directory.path(),
+        );
+        assert_eq!(config.documents_per_shard, 2_500);
+    }
+
+    #[test]
     fn flags_override_environment_variables() {
         let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(
@@ -2018,6 +2034,10 @@ mod tests {
             (&["--env", "staging"][..], "--env"),
             (&["--cores", "0"][..], "--cores"),
             (&["--shards-per-index", "0"][..], "--shards-per-index"),
+            (
+                &["--documents-per-shard", "-1"][..],
+                "--documents-per-shard",
+            ),
             (&["--idle-poll-micros", "1001"][..], "--idle-poll-micros"),
             (
                 &["--experimental-drop-search-after", "0"][..],

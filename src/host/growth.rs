@@ -1,8 +1,8 @@
 //! The shard side of an index growing to more shards (`crate::tasks::index_batch`): the old
 //! shards list their ids ([`GrowthIds`]) and read their documents out ([`ReadCopies`]), each
-//! with what it keeps for every embedder; the new shards store them as they were
-//! ([`ApplyCopies`], inside a batch [`super::batch::Prepare`]d with the documents' internal
-//! ids).
+//! with what it keeps for every embedder; the new shards store them as they were, under
+//! the same internal ids ([`ApplyCopies`], inside a batch [`super::batch::Prepare`]d on
+//! each).
 //!
 //! Invariants: a copy is the stored document and, per embedder, the embeddings with their
 //! flags and fragments as the old shard keeps them (nothing is embedded again, nothing
@@ -109,6 +109,11 @@ impl ShardRequest for ApplyCopies {
             return Ok(());
         }
         let mut preparing = host.take_prepared(&address, "copied documents")?;
+        preparing.batch.assign_ids(
+            self.documents
+                .iter()
+                .map(|copy| (copy.external_id.clone(), copy.internal_id)),
+        );
         preparing.batch = apply_off_core(preparing.batch, copy_operations(self.documents)).await?;
         host.hold_prepared(address, preparing);
         Ok(())

@@ -121,13 +121,13 @@ impl BatchWork {
         for answer in self.coordinator.ask_every_shard(from, |_| GrowthIds).await {
             sources.push(answer?);
         }
-        let mut assigned = assigned_ids(&sources, &names)?;
         let batch_uid = u64::from(self.batch_uid);
         let prepared = self
-            .prepare_every_shard(to, |shard| Prepare {
+            .prepare_every_shard(to, |_| Prepare {
                 batch_uid,
                 delete_all: false,
-                assigned: std::mem::take(&mut assigned[shard as usize]),
+                // Each copy brings its internal id.
+                assigned: Vec::new(),
                 embedders: Vec::new(),
             })
             .await;
@@ -226,18 +226,6 @@ impl BatchWork {
         }
         Ok(())
     }
-}
-
-/// The internal ids each new shard (by position in `names`) is given: those of the documents
-/// it receives.
-fn assigned_ids(sources: &[ShardIds], names: &[String]) -> Result<Vec<ShardIds>, ResponseError> {
-    let mut assigned = vec![Vec::new(); names.len()];
-    for ids in sources {
-        for (external_id, internal_id) in ids {
-            assigned[owner(names, external_id)?].push((external_id.clone(), *internal_id));
-        }
-    }
-    Ok(assigned)
 }
 
 /// The position in `names` of the shard that owns document `external_id`.
