@@ -22,9 +22,12 @@ use serde_json::{Value, json};
 const SHARDS_MAX: u32 = 4;
 /// Documents per shard before an index grows, in these tests.
 const DOCUMENTS_PER_SHARD: usize = 50;
-/// Documents of the crash test: enough that the copy takes a while in a debug build.
+/// Documents of the crash test.
 const CRASH_DOCUMENTS: usize = 3_000;
-/// Documents per shard in the crash test: its one batch grows the index to four shards.
+/// Documents of the crash test's first batch: one shard holds them.
+const CRASH_FIRST_DOCUMENTS: usize = 900;
+/// Documents per shard in the crash test: its second batch grows the index to four shards,
+/// copying the first batch's documents before it applies its own.
 const CRASH_DOCUMENTS_PER_SHARD: usize = 1_000;
 /// How long each crash test round lets the copy run, once seen started, before the kill.
 const CRASH_DELAYS: [Duration; 3] = [
@@ -247,7 +250,8 @@ fn an_index_grows_as_its_documents_come_and_keeps_every_document_and_embedding()
     let embedded = rest.texts.load(Ordering::SeqCst);
     assert!(embedded >= 40, "the rest embedder embedded every document");
 
-    // 130 documents want three shards: the index grows to four, the next power of two.
+    // The 40 documents stored and the 90 the batch writes want three shards: before it
+    // applies them, the index grows to four (the next power of two), copying the 40.
     let second: Vec<Value> = (40..130).map(|id| book(id, true)).collect();
     add(&server, &second);
     let (storage, shard_files) = the_only_storage(&server.data_directory);
@@ -261,15 +265,13 @@ fn an_index_grows_as_its_documents_come_and_keeps_every_document_and_embedding()
     assert_eq!(answered[2]["facetDistribution"]["genre"]["novel"], 33);
 
     // The same number of new documents on the grown index (no growth: it has its most
-    // shards) embeds each of them, plus what every shard's share of a batch costs (seen:
-    // one text per shard): the growing batch embedded its new documents and its one
-    // shard's share, and nothing of the 130 documents it copied.
+    // shards) embeds as many texts (each document, plus what each shard's share of a batch
+    // costs, seen: one text per shard): the growth embedded nothing of the 40 it copied.
     let embedded = rest.texts.load(Ordering::SeqCst);
     let third: Vec<Value> = (130..220).map(|id| book(id, true)).collect();
     add(&server, &third);
     let embedded_by_a_batch = rest.texts.load(Ordering::SeqCst) - embedded;
-    let per_shard = (embedded_by_a_batch - third.len()) / SHARDS_MAX as usize;
-    assert_eq!(embedded_by_the_growing_batch, second.len() + per_shard);
+    assert_eq!(embedded_by_the_growing_batch, embedded_by_a_batch);
     // A copied document whose title changes is embedded again, as one never copied is: its
     // `regenerate` flag came along.
     let retitled = |id: usize| {
@@ -368,10 +370,12 @@ fn a_crash_in_the_middle_of_a_growth_loses_nothing_and_keeps_one_copy() {
         let settings = json!({"filterableAttributes": ["genre"]});
         let response = server.send("PATCH", "/indexes/books/settings", Some(&settings));
         server.wait_task(&response.json()["taskUid"]);
+        add(&server, &documents[..CRASH_FIRST_DOCUMENTS]);
+        assert_eq!(shard_files_of_the_only_storage(&server.data_directory), 1);
         let response = server.send(
             "POST",
             "/indexes/books/documents",
-            Some(&Value::Array(documents.clone())),
+            Some(&Value::Array(documents[CRASH_FIRST_DOCUMENTS..].to_vec())),
         );
         assert_eq!(response.status, 202);
         let task_uid = response.json()["taskUid"].clone();
@@ -406,4 +410,24 @@ fn a_crash_in_the_middle_of_a_growth_loses_nothing_and_keeps_one_copy() {
         let (_, shard_files) = the_only_storage(&server.data_directory);
         assert_eq!(shard_files.len(), SHARDS_MAX as usize, "{delay:?}");
     }
+}
+
+#[test]
+fn a_large_first_batch_lands_on_the_shards_it_needs() {
+    let server = Server::start_with(options(DOCUMENTS_PER_SHARD));
+    let documents: Vec<Value> = (0..130).map(|id| book(id, false)).collect();
+    add(&server, &documents);
+    let (storage, shard_files) = the_only_storage(&server.data_directory);
+    assert!(storage.ends_with(".shards-4"), "{storage}");
+    assert_eq!(shard_files.len(), SHARDS_MAX as usize);
+    let stats = server.send("GET", "/indexes/books/stats", None).json();
+    assert_eq!(stats["numberOfDocuments"], 130);
+    let search = server
+        .send(
+            "POST",
+            "/indexes/books/search",
+            Some(&json!({"q": "oboes", "limit": 0})),
+        )
+        .json();
+    assert_eq!(search["estimatedTotalHits"], 43);
 }

@@ -150,6 +150,11 @@ impl DocumentWork {
         !self.touched
     }
 
+    /// How many ids the batch writes (some may be stored already).
+    pub(super) fn writes(&self) -> usize {
+        self.order.len()
+    }
+
     /// Makes room for the ids of every addition of `tasks` at once: grown task by task, the
     /// plan's map would move every id planned so far each time it doubles, while the shards
     /// wait for the plan.

@@ -1,7 +1,9 @@
-//! An index that outgrew its shards grows, in the batch that made it outgrow them (the rule:
-//! [`crate::tasks::shard_growth`]).
+//! An index that outgrows its shards grows, in the batch that makes it outgrow them (the
+//! rule: [`crate::tasks::shard_growth`]): before the batch's documents are applied when the
+//! documents it writes would take the index past its shards (a large first batch lands on
+//! the shards it needs, nothing copied), and after them when the count they left says so.
 //!
-//! How: the index's documents are copied into a new storage of more shards
+//! How: the index's committed documents are copied into a new storage of more shards
 //! ([`grown_storage_name`]), each document to the shard rendezvous hashing ranks first among
 //! the new shards' names, with its internal id and its embeddings as they were
 //! (`crate::host::growth`); the new shards commit, and the batch's catalog names the new
@@ -42,30 +44,88 @@ const PROGRESS_GROWING: &str = "copying documents to more shards";
 type ShardIds = Vec<(String, u32)>;
 
 impl BatchWork {
-    /// Grows `record` (committed, with the batch's documents) when it outgrew its shards:
-    /// on success `record` names the new storage and the old one is removed once the
-    /// catalog is recorded; on failure it is left as it was.
+    /// Before the batch's documents are applied: grows `record` when the documents it holds
+    /// and the `writes` ids the batch writes (an upper bound of what it adds) would make it
+    /// outgrow its shards, so that a large batch lands on the shards it needs instead of
+    /// being copied right after. The new shards get `settings` (what the old ones index by:
+    /// the batch's settings changes reach both the same way, after its documents). Answers
+    /// the old storage when the index grew, for the caller to remove once the catalog naming
+    /// the new one is recorded (or the new one, if the batch fails).
+    pub(super) async fn grow_ahead(
+        &self,
+        record: &mut IndexRecord,
+        created: bool,
+        writes: usize,
+        settings: &StoredSettings,
+    ) -> Option<ShardSet> {
+        if !self.may_grow(record) || writes == 0 {
+            return None;
+        }
+        // A new index holds nothing (and counting would make its first shard's file).
+        let stored = if created {
+            0
+        } else {
+            self.count_for_growth(record).await?
+        };
+        self.grow(record, stored + writes as u64, settings, created)
+            .await
+    }
+
+    /// After the batch (its documents and settings committed): grows `record` when it
+    /// outgrew its shards; the old storage is removed once the catalog is recorded.
     pub(super) async fn grow_when_due(&self, record: &mut IndexRecord, changes: &mut Changes) {
-        if record.shards_max.is_none_or(|max| record.shards >= max) {
+        if !self.may_grow(record) {
             return;
         }
-        let documents = match self.count_documents(&record.shard_set()).await {
-            Ok(documents) => documents,
-            Err(error) => {
-                tracing::warn!(%error, index = record.uid, "could not count the documents to grow");
-                return;
-            }
-        };
-        let Some(shards) = self.shard_growth.grown_shards(record, documents) else {
+        let Some(documents) = self.count_for_growth(record).await else {
             return;
         };
+        let settings = record.settings.clone();
+        if let Some(old) = self.grow(record, documents, &settings, false).await {
+            changes.removed_storages.push(old);
+            changes.changed = true;
+        }
+    }
+
+    /// Whether `record` has room to grow.
+    fn may_grow(&self, record: &IndexRecord) -> bool {
+        self.shard_growth.documents_per_shard > 0
+            && record.shards_max.is_some_and(|max| record.shards < max)
+    }
+
+    /// The documents of `record`, `None` (with a warning) when a shard cannot say.
+    async fn count_for_growth(&self, record: &IndexRecord) -> Option<u64> {
+        match self.count_documents(&record.shard_set()).await {
+            Ok(documents) => Some(documents),
+            Err(error) => {
+                tracing::warn!(%error, index = record.uid, "could not count the documents to grow");
+                None
+            }
+        }
+    }
+
+    /// Grows `record` (`empty` when the batch just created it: nothing to copy) to the
+    /// shards `documents` want, if more than it has: on success
+    /// `record` names the new storage and the old one is answered; on failure what the copy
+    /// wrote is removed and `record` is left as it was.
+    async fn grow(
+        &self,
+        record: &mut IndexRecord,
+        documents: u64,
+        settings: &StoredSettings,
+        empty: bool,
+    ) -> Option<ShardSet> {
+        let shards = self.shard_growth.grown_shards(record, documents)?;
         let from = record.shard_set();
         let to = ShardSet {
             storage: grown_storage_name(&record.storage, shards),
             shards,
         };
         let started = Instant::now();
-        match self.copy_into(&record.settings, &from, &to).await {
+        match self
+            .copy_into(settings, (!empty).then_some(&from), &to)
+            .await
+        {
             Ok(()) => {
                 tracing::info!(
                     index = record.uid,
@@ -77,8 +137,7 @@ impl BatchWork {
                 );
                 record.storage = to.storage;
                 record.shards = to.shards;
-                changes.removed_storages.push(from);
-                changes.changed = true;
+                Some(from)
             }
             Err(error) => {
                 tracing::warn!(
@@ -88,6 +147,7 @@ impl BatchWork {
                     "the index could not grow and keeps its shards"
                 );
                 remove_index_files(&self.coordinator, &to).await;
+                None
             }
         }
     }
@@ -105,26 +165,34 @@ impl BatchWork {
         Ok(total)
     }
 
-    /// Copies every document of `from` into the new shards of `to`, set up with `settings`,
-    /// and commits them.
+    /// Copies every document of `from` (none when `None`: the index is new) into the new
+    /// shards of `to`, set up with `settings`, and commits them.
+    ///
+    /// The copy commits as the batch before this one: a shard applies a batch once, by uid,
+    /// and the batch's own documents may still have to land on the new shards (a growth
+    /// ahead of them).
     async fn copy_into(
         &self,
         settings: &StoredSettings,
-        from: &ShardSet,
+        from: Option<&ShardSet>,
         to: &ShardSet,
     ) -> Result<(), ResponseError> {
         // What a copy a crash interrupted left.
         remove_index_files(&self.coordinator, to).await;
         self.set_up_shards(to, settings).await?;
-        let names = to.names();
+        let Some(from) = from else {
+            return Ok(());
+        };
         let mut sources = Vec::with_capacity(from.shards as usize);
         for answer in self.coordinator.ask_every_shard(from, |_| GrowthIds).await {
             sources.push(answer?);
         }
-        let batch_uid = u64::from(self.batch_uid);
+        let copy_uid = u64::from(self.batch_uid)
+            .checked_sub(1)
+            .ok_or_else(|| ResponseError::internal("the first batch has no documents to copy"))?;
         let prepared = self
             .prepare_every_shard(to, |_| Prepare {
-                batch_uid,
+                batch_uid: copy_uid,
                 delete_all: false,
                 // Each copy brings its internal id.
                 assigned: Vec::new(),
@@ -132,7 +200,7 @@ impl BatchWork {
             })
             .await;
         let copied = match prepared {
-            Ok(_) => self.copy_documents(from, to, &names, sources).await,
+            Ok(_) => self.copy_documents(from, to, &to.names(), sources).await,
             Err(error) => Err(error),
         };
         self.commit_or_abort(to, copied).await

@@ -269,10 +269,10 @@ impl BatchWork {
     ) -> Vec<Task> {
         let creating_task = tasks.first().map_or(0, |task| task.uid);
         match self.ensure_index(index_uid, may_create, creating_task, changes) {
-            Ok((record, false)) => self.index_work(record, tasks, changes).await,
+            Ok((record, false)) => self.index_work(record, false, tasks, changes).await,
             Ok((record, true)) => {
                 let shard_set = record.shard_set();
-                let finished = self.index_work(record, tasks, changes).await;
+                let finished = self.index_work(record, true, tasks, changes).await;
                 if failed_on_storage(&finished) {
                     // Nothing of an index the storage could not hold stays: it is not
                     // listed, and its files go once the catalog without it is recorded.
@@ -285,16 +285,21 @@ impl BatchWork {
         }
     }
 
-    /// Document and settings tasks of one existing index, in task order.
+    /// Document and settings tasks of one existing index (`created` by this batch, or not),
+    /// in task order.
     async fn index_work(
         &self,
         record: Arc<IndexRecord>,
+        created: bool,
         tasks: Vec<Task>,
         changes: &mut Changes,
     ) -> Vec<Task> {
         let mut record = record.as_ref().clone();
         let settings_before = record.settings.clone();
         let (documents, planned) = self.plan_index_tasks(&mut record, tasks).await;
+        let grown_from = self
+            .grow_ahead(&mut record, created, documents.writes(), &settings_before)
+            .await;
         let applied = self
             .apply_documents(&record, documents)
             .await
@@ -308,9 +313,13 @@ impl BatchWork {
         };
         let finished = planned.finish(&applied, &settings_applied);
         if applied.is_ok() && settings_applied.is_ok() {
+            changes.removed_storages.extend(grown_from);
             self.grow_when_due(&mut record, changes).await;
             record.updated_at = OffsetDateTime::now_utc();
             changes.put(record);
+        } else if grown_from.is_some() {
+            // The catalog keeps the storage it names; the copy made ahead goes.
+            changes.removed_storages.push(record.shard_set());
         }
         finished
     }
