@@ -2035,7 +2035,7 @@ mod tests {
             (&["--cores", "0"][..], "--cores"),
             (&["--shards-per-index", "0"][..], "--shards-per-index"),
             (
-                &["--documents-per-shard", "-1"][..],
+                &["--documents-per-shard", "many"][..],
                 "--documents-per-shard",
             ),
             (&["--idle-poll-micros", "1001"][..], "--idle-poll-micros"),
