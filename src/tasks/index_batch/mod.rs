@@ -294,7 +294,8 @@ impl BatchWork {
         tasks: Vec<Task>,
         changes: &mut Changes,
     ) -> Vec<Task> {
-        let mut record = record.as_ref().clone();
+        let original = record;
+        let mut record = original.as_ref().clone();
         let settings_before = record.settings.clone();
         let (documents, planned) = self.plan_index_tasks(&mut record, tasks).await;
         let grown_from = self
@@ -312,16 +313,47 @@ impl BatchWork {
             Err(error) => Err(error.clone()),
         };
         let finished = planned.finish(&applied, &settings_applied);
-        if applied.is_ok() && settings_applied.is_ok() {
-            changes.removed_storages.extend(grown_from);
-            self.grow_when_due(&mut record, changes).await;
-            record.updated_at = OffsetDateTime::now_utc();
-            changes.put(record);
-        } else if grown_from.is_some() {
-            // The catalog keeps the storage it names; the copy made ahead goes.
-            changes.removed_storages.push(record.shard_set());
-        }
+        let outcome = (applied.is_ok(), settings_applied.is_ok());
+        self.keep_index_work(&original, record, grown_from, outcome, changes)
+            .await;
         finished
+    }
+
+    /// What the catalog keeps of a batch's work on `record` (`original` as the catalog had
+    /// it, `grown_from` its storage if the index grew ahead of the batch), as its documents
+    /// and its settings were applied (`outcome`, in that order).
+    async fn keep_index_work(
+        &self,
+        original: &IndexRecord,
+        mut record: IndexRecord,
+        grown_from: Option<ShardSet>,
+        outcome: (bool, bool),
+        changes: &mut Changes,
+    ) {
+        match outcome {
+            (true, true) => {
+                changes.removed_storages.extend(grown_from);
+                self.grow_when_due(&mut record, changes).await;
+                record.updated_at = OffsetDateTime::now_utc();
+                changes.put(record);
+            }
+            (true, false) if grown_from.is_some() => {
+                // The document tasks succeeded on the new shards: the catalog names them,
+                // with the settings it had.
+                let mut kept = original.clone();
+                kept.storage = record.storage;
+                kept.shards = record.shards;
+                kept.updated_at = OffsetDateTime::now_utc();
+                changes.put(kept);
+                changes.removed_storages.extend(grown_from);
+            }
+            _ if grown_from.is_some() => {
+                // Nothing of the batch stays: the catalog keeps the storage it names, and the
+                // copy made ahead goes.
+                changes.removed_storages.push(record.shard_set());
+            }
+            _ => {}
+        }
     }
 
     /// Plans `tasks` in task order: settings tasks change `record`'s settings, document
