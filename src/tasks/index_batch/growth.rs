@@ -16,8 +16,8 @@
 //! every document. Searches and reads meanwhile use the catalog they started with: the old
 //! storage until the batch's catalog is published, the new one after, each complete.
 //!
-//! A copy that fails (a full disk, say) fails no task: the batch's documents are committed
-//! already, the index keeps its shards, and what the copy wrote is removed; the next batch
+//! A copy that fails (a full disk, say) fails no task: the index keeps its shards (the batch
+//! applies to them, or already has), what the copy wrote is removed, and the next batch
 //! tries again.
 
 use std::time::Instant;
