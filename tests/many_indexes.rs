@@ -208,14 +208,6 @@ fn open_shard_files(pid: u32) -> usize {
 }
 
 /// Restarts the server after a crash, on the same data directory and options.
-fn crash_and_restart(server: Server, options: &Options) -> Server {
-    let data_directory = server.data_directory.clone();
-    let scratch = server.kill_keeping_data();
-    let mut restarted = Server::start_on(&data_directory, options);
-    restarted.keep_scratch(scratch);
-    restarted
-}
-
 #[test]
 fn many_indexes_fill_answer_within_the_open_store_budget_and_come_back_after_a_crash() {
     let indexes = indexes();
@@ -236,7 +228,7 @@ fn many_indexes_fill_answer_within_the_open_store_budget_and_come_back_after_a_c
         "stores were closed to keep the budget: {closed}"
     );
 
-    let server = crash_and_restart(server, &options);
+    let server = server.crash_and_restart(&options);
     assert_every_tenant_answers(&server, indexes);
     // Written again after the restart: a closed shard opens for a write as for a read.
     let answer = server.send(
@@ -259,7 +251,7 @@ fn indexes_of_sixteen_shards_each_fill_and_answer_past_the_old_address_space_lim
     wait_for_every_task(&server);
     assert_every_task_succeeded(&server, indexes);
     assert_every_tenant_answers(&server, indexes);
-    let server = crash_and_restart(server, &options);
+    let server = server.crash_and_restart(&options);
     assert_every_tenant_answers(&server, indexes);
 }
 
@@ -436,7 +428,7 @@ fn a_data_directory_written_before_keeps_opening_and_answering() {
     )
     .json();
     assert_eq!(owls["hits"][0]["id"], 1000, "{owls}");
-    let server = crash_and_restart(server, &options);
+    let server = server.crash_and_restart(&options);
     assert_fixture_vectors_answer(&server);
     let stats = ask(&server, "GET", "/indexes/books/stats", None).json();
     assert_eq!(stats["numberOfDocuments"], 301);

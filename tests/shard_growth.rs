@@ -5,8 +5,6 @@
 //! loses nothing and leaves no second copy; only the storage the catalog names stays on
 //! disk.
 
-#![allow(clippy::unwrap_used)]
-
 mod common;
 
 use std::collections::BTreeSet;
@@ -82,14 +80,6 @@ fn wait_for_the_copy(server: &Server, task_uid: &Value) {
     panic!("no copy after {GROWING_WAIT:?}");
 }
 
-fn crash_and_restart(server: Server, options: &Options) -> Server {
-    let data_directory = server.data_directory.clone();
-    let scratch = server.kill_keeping_data();
-    let mut restarted = Server::start_on(&data_directory, options);
-    restarted.keep_scratch(scratch);
-    restarted
-}
-
 /// The storages on disk, each with its shard files.
 fn storages(data_directory: &Path) -> Vec<(String, BTreeSet<String>)> {
     let mut found = Vec::new();
@@ -98,7 +88,7 @@ fn storages(data_directory: &Path) -> Vec<(String, BTreeSet<String>)> {
     };
     for entry in entries.flatten() {
         let files = std::fs::read_dir(entry.path())
-            .unwrap()
+            .expect("a storage folder lists")
             .flatten()
             .map(|file| file.file_name().to_string_lossy().into_owned())
             .filter(|name| name.starts_with("shard-") && name.ends_with(".store"))
@@ -183,7 +173,10 @@ fn every_document(server: &Server) -> Vec<Value> {
     );
     assert_eq!(response.status, 200, "{}", response.text());
     let body = response.json();
-    body["results"].as_array().unwrap().clone()
+    body["results"]
+        .as_array()
+        .expect("a fetch answers its results")
+        .clone()
 }
 
 /// What the index answers, to be compared before and after a growth or a crash.
@@ -200,7 +193,7 @@ fn answers(server: &Server) -> Vec<Value> {
             let response = server.send("POST", "/indexes/books/search", Some(search));
             assert_eq!(response.status, 200, "{search}: {}", response.text());
             let mut body = response.json();
-            let fields = body.as_object_mut().unwrap();
+            let fields = body.as_object_mut().expect("a search answers an object");
             fields.remove("processingTimeMs");
             fields.remove("requestUid");
             body
@@ -215,7 +208,11 @@ fn assert_every_document_once_with_its_vectors(server: &Server, before: &[Value]
     assert_eq!(documents.len(), count);
     let ids: BTreeSet<u64> = documents
         .iter()
-        .map(|document| document["id"].as_u64().unwrap())
+        .map(|document| {
+            document["id"]
+                .as_u64()
+                .expect("test documents have numeric ids")
+        })
         .collect();
     assert_eq!(ids.len(), count, "no document twice");
     assert_eq!(
@@ -224,12 +221,16 @@ fn assert_every_document_once_with_its_vectors(server: &Server, before: &[Value]
         "the documents stored before are listed as they were, vectors and flags included"
     );
     for document in &documents {
-        let id = document["id"].as_u64().unwrap() as usize;
+        let id = document["id"]
+            .as_u64()
+            .expect("test documents have numeric ids") as usize;
         assert_eq!(
             document["_vectors"]["manual"],
             json!({"embeddings": [[id as f32, 1.0, (id % 5) as f32]], "regenerate": false}),
         );
-        let title = document["title"].as_str().unwrap();
+        let title = document["title"]
+            .as_str()
+            .expect("test documents have a title");
         assert_eq!(
             document["_vectors"]["rest"],
             json!({"embeddings": [embedding_of(title)], "regenerate": true}),
@@ -287,7 +288,7 @@ fn an_index_grows_as_its_documents_come_and_keeps_every_document_and_embedding()
     assert_eq!(copied, never_copied);
     let answered = answers(&server);
 
-    let server = crash_and_restart(server, &options);
+    let server = server.crash_and_restart(&options);
     assert_eq!(
         answers(&server),
         answered,
@@ -312,7 +313,11 @@ fn an_index_grows_as_its_documents_come_and_keeps_every_document_and_embedding()
     add(&server, &[book(500, true)]);
     let ids: BTreeSet<u64> = every_document(&server)
         .iter()
-        .map(|document| document["id"].as_u64().unwrap())
+        .map(|document| {
+            document["id"]
+                .as_u64()
+                .expect("test documents have numeric ids")
+        })
         .collect();
     assert_eq!(ids.len(), 216);
     assert!(ids.contains(&500) && !ids.contains(&0));
@@ -381,13 +386,17 @@ fn a_crash_in_the_middle_of_a_growth_loses_nothing_and_keeps_one_copy() {
         let task_uid = response.json()["taskUid"].clone();
         wait_for_the_copy(&server, &task_uid);
         std::thread::sleep(delay);
-        let server = crash_and_restart(server, &options);
+        let server = server.crash_and_restart(&options);
         let task = server.wait_task(&task_uid);
         assert_eq!(task["status"], "succeeded", "{delay:?}: {task}");
         let listed = every_document(&server);
         let ids: BTreeSet<u64> = listed
             .iter()
-            .map(|document| document["id"].as_u64().unwrap())
+            .map(|document| {
+                document["id"]
+                    .as_u64()
+                    .expect("test documents have numeric ids")
+            })
             .collect();
         assert_eq!(
             listed.len(),

@@ -248,6 +248,16 @@ impl Server {
         scratch
     }
 
+    /// Kills the server with SIGKILL (a crash) and starts it again on the same data
+    /// directory with `options`.
+    pub fn crash_and_restart(self, options: &Options) -> Server {
+        let data_directory = self.data_directory.clone();
+        let scratch = self.kill_keeping_data();
+        let mut restarted = Server::start_on(&data_directory, options);
+        restarted.keep_scratch(scratch);
+        restarted
+    }
+
     /// Keeps `scratch` (a data directory's parent) alive as long as this server.
     pub fn keep_scratch(&mut self, scratch: Option<tempfile::TempDir>) {
         self._scratch = scratch;

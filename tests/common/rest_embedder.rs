@@ -24,8 +24,10 @@ pub struct Embedder {
 
 impl Embedder {
     pub fn start() -> Embedder {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port is free");
+        let address = listener
+            .local_addr()
+            .expect("a bound listener has an address");
         let failing = Arc::new(AtomicBool::new(false));
         let texts = Arc::new(AtomicUsize::new(0));
         let (fail, count) = (failing.clone(), texts.clone());
@@ -56,7 +58,7 @@ impl Embedder {
 
 /// Answers the requests of one keep-alive connection.
 fn serve(stream: TcpStream, failing: &AtomicBool, texts: &AtomicUsize) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut reader = BufReader::new(stream.try_clone().expect("a connected stream clones"));
     let mut writer = stream;
     loop {
         let mut length = 0usize;
@@ -74,12 +76,18 @@ fn serve(stream: TcpStream, failing: &AtomicBool, texts: &AtomicUsize) {
             }
             let lower = line.to_ascii_lowercase();
             if let Some(value) = lower.strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
+                length = value
+                    .trim()
+                    .parse()
+                    .expect("the server sends a numeric Content-Length");
             }
         }
         let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let request: Value = serde_json::from_slice(&body).unwrap();
+        reader
+            .read_exact(&mut body)
+            .expect("the server sends the body it announced");
+        let request: Value =
+            serde_json::from_slice(&body).expect("the server sends JSON to the embedder");
         let (status, answer) = if failing.load(Ordering::SeqCst) {
             (
                 "500 Internal Server Error",
