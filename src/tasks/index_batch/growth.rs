@@ -1,7 +1,8 @@
 //! An index that outgrows its shards grows, in the batch that makes it outgrow them (the
-//! rule: [`crate::tasks::shard_growth`]): before the batch's documents are applied when the
-//! documents it writes would take the index past its shards (a large first batch lands on
-//! the shards it needs, nothing copied), and after them when the count they left says so.
+//! rule: [`crate::tasks::shard_growth`]), before the batch's documents are applied: when the
+//! documents stored and the ids the batch writes would take the index past its shards. The
+//! estimate bounds the count the batch leaves from above, so no check is needed after it,
+//! and a large first batch lands on the shards it needs with nothing copied.
 //!
 //! How: the index's committed documents are copied into a new storage of more shards
 //! ([`grown_storage_name`]), each document to the shard rendezvous hashing ranks first among
@@ -24,7 +25,7 @@ use std::time::Instant;
 
 use shards::rendezvous::rendezvous_winner_position;
 
-use super::{BatchWork, Changes, remove_index_files};
+use super::{BatchWork, remove_index_files};
 use crate::coordinator::catalog::{IndexRecord, ShardSet, grown_storage_name};
 use crate::errors::ResponseError;
 use crate::host::batch::{APPLY_CHUNK_DOCUMENTS, Prepare};
@@ -69,22 +70,6 @@ impl BatchWork {
         };
         self.grow(record, stored + writes as u64, settings, created)
             .await
-    }
-
-    /// After the batch (its documents and settings committed): grows `record` when it
-    /// outgrew its shards; the old storage is removed once the catalog is recorded.
-    pub(super) async fn grow_when_due(&self, record: &mut IndexRecord, changes: &mut Changes) {
-        if !self.may_grow(record) {
-            return;
-        }
-        let Some(documents) = self.count_for_growth(record).await else {
-            return;
-        };
-        let settings = record.settings.clone();
-        if let Some(old) = self.grow(record, documents, &settings, false).await {
-            changes.removed_storages.push(old);
-            changes.changed = true;
-        }
     }
 
     /// Whether `record` has room to grow.

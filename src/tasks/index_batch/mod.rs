@@ -7,8 +7,8 @@
 //! - [`edition`]: document editions, run by each shard on its own documents;
 //! - [`settings`]: settings updates, and the facet and text settings pushed to the shards;
 //! - [`swap`]: index swaps and renames in the catalog;
-//! - [`growth`]: an index that outgrew its shards copied into more (after its documents and
-//!   settings tasks, in the same batch).
+//! - [`growth`]: an index that would outgrow its shards copied into more, before the
+//!   batch's documents are applied.
 //!
 //! This file holds what they share: the batch ([`IndexBatch`]), what processing needs
 //! ([`BatchWork`]), the dispatch over the autobatcher's [`BatchKind`], the catalog being
@@ -314,15 +314,14 @@ impl BatchWork {
         };
         let finished = planned.finish(&applied, &settings_applied);
         let outcome = (applied.is_ok(), settings_applied.is_ok());
-        self.keep_index_work(&original, record, grown_from, outcome, changes)
-            .await;
+        self.keep_index_work(&original, record, grown_from, outcome, changes);
         finished
     }
 
     /// What the catalog keeps of a batch's work on `record` (`original` as the catalog had
     /// it, `grown_from` its storage if the index grew ahead of the batch), as its documents
     /// and its settings were applied (`outcome`, in that order).
-    async fn keep_index_work(
+    fn keep_index_work(
         &self,
         original: &IndexRecord,
         mut record: IndexRecord,
@@ -333,7 +332,6 @@ impl BatchWork {
         match outcome {
             (true, true) => {
                 changes.removed_storages.extend(grown_from);
-                self.grow_when_due(&mut record, changes).await;
                 record.updated_at = OffsetDateTime::now_utc();
                 changes.put(record);
             }
