@@ -78,6 +78,12 @@ pub const DOCUMENTS_PER_SHARD_DEFAULT: u64 = 100_000;
 pub const DOCUMENTS_PER_SHARD_MAX: u64 = 1 << 40;
 /// The most `--max-open-stores` accepts.
 pub const OPEN_STORES_MAX: u64 = 1 << 24;
+/// The default of `--max-cache-memory` is the machine's memory divided by this: the commit
+/// caches of every open shard together (see `shards::cache_meter`) keep to a quarter, which
+/// leaves the rest to the indexing memory, the page cache and the mappings.
+pub const CACHE_MEMORY_SHARE_DIVISOR: u64 = 4;
+/// The default of `--max-cache-memory` when the machine's memory is unknown.
+pub const CACHE_MEMORY_FALLBACK_BYTES: u64 = 1 << 30;
 
 /// The most shards `--shards-per-index` accepts.
 pub const SHARDS_PER_INDEX_MAX: u64 = 4096;
@@ -358,6 +364,10 @@ pub struct Config {
     /// A shard nobody used for this long is closed (`--store-idle-seconds`, default
     /// [`STORE_IDLE_SECONDS_DEFAULT`]).
     pub store_idle: std::time::Duration,
+    /// Bytes the commit caches of every open shard may hold together
+    /// (`--max-cache-memory`, default the machine's memory over
+    /// [`CACHE_MEMORY_SHARE_DIVISOR`]).
+    pub max_cache_memory: u64,
     /// Documents per shard before an index grows to more shards, up to `shards_per_index`
     /// (`--documents-per-shard`, default
     /// [`DOCUMENTS_PER_SHARD_DEFAULT`]; 0: a new index gets
@@ -531,6 +541,7 @@ impl Config {
             .field("idle_poll", &self.idle_poll)
             .field("max_open_stores", &self.max_open_stores)
             .field("store_idle", &self.store_idle)
+            .field("max_cache_memory", &self.max_cache_memory)
             .field("documents_per_shard", &self.documents_per_shard)
             .field(
                 "vectorstore_reader_prefetch_memory",
@@ -767,6 +778,19 @@ fn default_cores() -> u64 {
 fn total_memory_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string(MEMINFO_PATH).ok()?;
     meminfo_total_bytes(&meminfo)
+}
+
+/// The default of `--max-indexing-memory` on this machine: two thirds of its memory, as
+/// Meilisearch's.
+fn default_indexing_memory() -> Option<u64> {
+    total_memory_bytes().map(|total| total / 3 * 2)
+}
+
+/// The default of `--max-cache-memory` on this machine.
+fn default_cache_memory() -> u64 {
+    total_memory_bytes().map_or(CACHE_MEMORY_FALLBACK_BYTES, |total| {
+        total / CACHE_MEMORY_SHARE_DIVISOR
+    })
 }
 
 fn meminfo_total_bytes(meminfo: &str) -> Option<u64> {
@@ -1191,6 +1215,12 @@ struct Cli {
     )]
     store_idle_seconds: u64,
 
+    /// Memory the search caches of every open index may take together (`2 GiB`, `500 MB`…);
+    /// past it, new cache entries are not kept and the least recently used indexes are
+    /// closed (default: a quarter of the machine's memory).
+    #[arg(long, env = "CORESEARCH_MAX_CACHE_MEMORY", value_parser = parse_byte_size)]
+    max_cache_memory: Option<u64>,
+
     /// Documents per shard before an index grows: a new index starts with one shard and
     /// doubles its shards, up to `--shards-per-index`, when it would hold more per shard (0:
     /// a new index gets `--shards-per-index` shards at once).
@@ -1487,9 +1517,7 @@ impl Config {
             ignore_dump_if_db_exists: cli.ignore_dump_if_db_exists,
             dump_dir: resolve(cli.dump_dir),
             log_level: cli.log_level,
-            max_indexing_memory: cli
-                .max_indexing_memory
-                .or_else(|| total_memory_bytes().map(|total| total / 3 * 2)),
+            max_indexing_memory: cli.max_indexing_memory.or_else(default_indexing_memory),
             max_indexing_threads: cli.max_indexing_threads.and_then(|threads| threads.0),
             experimental_contains_filter: cli.experimental_contains_filter,
             experimental_enable_metrics: cli.experimental_enable_metrics,
@@ -1522,6 +1550,7 @@ impl Config {
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
             max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
+            max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
             documents_per_shard: cli.documents_per_shard,
         }
     }
@@ -1782,6 +1811,22 @@ mod tests {
         assert_eq!(config.shards_per_index, 6);
         assert!(config.idle_poll.is_zero());
         assert!(config.vectorstore_reader_prefetch_memory);
+    }
+
+    #[test]
+    fn max_cache_memory_defaults_to_a_share_of_the_machine_and_reads_byte_sizes() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(config.max_cache_memory, default_cache_memory());
+        assert!(config.max_cache_memory > 0);
+        let config = parse_ok(&["--max-cache-memory", "2 GiB"], &[], directory.path());
+        assert_eq!(config.max_cache_memory, 2 << 30);
+        let config = parse_ok(
+            &[],
+            &[("CORESEARCH_MAX_CACHE_MEMORY", "500MB")],
+            directory.path(),
+        );
+        assert_eq!(config.max_cache_memory, 500_000_000);
     }
 
     #[test]
@@ -2380,6 +2425,7 @@ mod tests {
             vectorstore_reader_prefetch_memory,
             max_open_stores,
             store_idle,
+            max_cache_memory,
             documents_per_shard,
         );
     }

@@ -342,6 +342,7 @@ fn store_budget(config: &Config) -> StoreBudget {
             .max_open_stores
             .unwrap_or_else(crate::host::registry::open_stores_max_for_this_machine),
         idle: config.store_idle,
+        cache_bytes_max: usize::try_from(config.max_cache_memory).unwrap_or(usize::MAX),
     }
 }
 
@@ -363,6 +364,27 @@ fn close_idle_shards_periodically(coordinator: &Rc<Coordinator>) {
             let closed = coordinator.close_idle_shards();
             if closed > 0 {
                 tracing::debug!(closed, "idle shards closed");
+            }
+        }
+    });
+}
+
+/// How often every core looks whether the caches passed their budget's reclaim point.
+const CACHE_BUDGET_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Every core closes its own least recently used shards holding caches while the caches are
+/// over their budget (a look at one counter when they are not).
+fn keep_cache_budget_periodically(coordinator: &Rc<Coordinator>) {
+    let coordinator = Rc::downgrade(coordinator);
+    crate::runtime::spawn_detached(async move {
+        loop {
+            crate::runtime::sleep(CACHE_BUDGET_CHECK_INTERVAL).await;
+            let Some(coordinator) = coordinator.upgrade() else {
+                break;
+            };
+            let closed = coordinator.close_shards_over_cache_budget();
+            if closed > 0 {
+                tracing::debug!(closed, "shards closed to keep the cache budget");
             }
         }
     });
@@ -416,6 +438,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     stop_when_idle(stops_when_idle, &settings.queue, &shutdown);
     schedule_snapshots(core, settings.snapshot_schedule, &coordinator);
     close_idle_shards_periodically(&coordinator);
+    keep_cache_budget_periodically(&coordinator);
     if let Some(control_side) = control_side {
         let scheduler = Scheduler::new(
             coordinator.clone(),

@@ -291,8 +291,7 @@ fn cold_indexes_open_while_hot_ones_are_searched() {
     });
     assert!(hot_searches.load(Ordering::Relaxed) > 0);
     // Idle for longer than a second: the cores close what nobody uses. Watched through the
-    // process's open files (a scrape of `/metrics` would open every shard to count its
-    // documents).
+    // process's open files: what it holds, not what it reports.
     let started = Instant::now();
     while open_shard_files(server.pid()) > 0 {
         assert!(
@@ -481,8 +480,39 @@ fn creation_under_a_tight_address_space(server: &Server) -> Value {
         let deleted = server.send("DELETE", "/indexes/second", None);
         let deletion = server.wait_task(deleted.json()["taskUid"].clone());
         assert_eq!(deletion["status"], "succeeded", "{deletion}");
+        wait_for_storages_removed(server);
     }
     panic!("the store was mapped in every attempt: the address space never ran short");
+}
+
+/// Longest the removal of a deleted index's files may take after its task is reported done.
+const STORAGE_REMOVAL_WAIT_MAX: Duration = Duration::from_secs(10);
+
+/// Waits until the storages under `indexes/` are only the first index's: a deleted index's
+/// files are removed after its task's outcome is recorded (and so visible), not before.
+fn wait_for_storages_removed(server: &Server) {
+    let indexes_directory = server.data_directory.join("indexes");
+    let deadline = Instant::now() + STORAGE_REMOVAL_WAIT_MAX;
+    loop {
+        let names: Vec<String> = std::fs::read_dir(&indexes_directory)
+            .expect("the indexes directory")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        if names.len() == 1 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the deleted index's storage stayed: {names:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
@@ -510,13 +540,9 @@ fn an_index_whose_store_cannot_be_mapped_is_not_created_and_leaves_no_file() {
     assert_eq!(task["error"]["code"], "io_error", "{task}");
     let missing = server.send("GET", "/indexes/second", None);
     assert_eq!(missing.status, 404, "{}", missing.text());
-    let directories_after = std::fs::read_dir(&indexes_directory)
-        .expect("the indexes directory")
-        .count();
-    assert_eq!(
-        directories_after, directories_before,
-        "nothing of it on disk"
-    );
+    assert_eq!(directories_before, 1, "the first index's storage alone");
+    // Nothing of it stays on disk (the failed batch's files go once its outcome is recorded).
+    wait_for_storages_removed(&server);
 
     // Once the storage can hold it, the same request creates it.
     let again = server.send(
@@ -527,4 +553,127 @@ fn an_index_whose_store_cannot_be_mapped_is_not_created_and_leaves_no_file() {
     let task = server.wait_task(again.json()["taskUid"].clone());
     assert_eq!(task["status"], "succeeded", "{task}");
     assert_index_answers(&server, "second", 2);
+}
+
+/// Indexes the cache-budget test searches.
+const CACHED_TENANTS: usize = 16;
+/// Documents of each: enough distinct words for prefix unions and typo derivations.
+const CACHED_DOCUMENTS: usize = 200;
+/// The cache budget of the test, in bytes: far less than sixteen indexes' caches.
+const CACHE_BUDGET_BYTES: u64 = 64 * 1024;
+/// Longest the cores take to bring the caches back within their budget.
+const CACHE_RECLAIM_WAIT: Duration = Duration::from_secs(10);
+/// Queries of the cache-budget test: prefixes over many words, typos, whole words.
+const CACHED_QUERIES: [&str; 5] = ["wo", "word01", "wrod01", "colour", "item 5"];
+
+fn cached_tenant_documents(tenant: usize) -> Value {
+    let colours = ["red", "green", "blue", "yellow", "purple"];
+    let documents: Vec<Value> = (0..CACHED_DOCUMENTS)
+        .map(|item| {
+            json!({
+                "id": item,
+                "name": format!("word{item:03} item {item} colour {}", colours[item % colours.len()]),
+                "tenant": tenant,
+            })
+        })
+        .collect();
+    Value::Array(documents)
+}
+
+/// The ids each query of [`CACHED_QUERIES`] finds in `tenant`'s index, in order.
+fn cached_tenant_answers(server: &Server, tenant: usize) -> Vec<Vec<u64>> {
+    CACHED_QUERIES
+        .iter()
+        .map(|query| {
+            let answer = server.send(
+                "POST",
+                &format!("/indexes/cached{tenant}/search"),
+                Some(&json!({"q": query, "limit": 20})),
+            );
+            assert_eq!(answer.status, 200, "{}", answer.text());
+            let body = answer.json();
+            let hits = body["hits"].as_array().expect("hits").clone();
+            assert!(!hits.is_empty(), "{query} finds documents: {body}");
+            assert!(hits.iter().all(|hit| hit["tenant"] == tenant as u64));
+            hits.iter()
+                .map(|hit| hit["id"].as_u64().expect("an id"))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn search_caches_keep_within_their_memory_budget_and_answers_stay_the_same() {
+    let budget = CACHE_BUDGET_BYTES.to_string();
+    let options = options(&["--max-cache-memory", &budget]);
+    let server = Server::start_with(options);
+    for tenant in 0..CACHED_TENANTS {
+        let posted = server.send(
+            "POST",
+            &format!("/indexes/cached{tenant}/documents"),
+            Some(&cached_tenant_documents(tenant)),
+        );
+        assert_eq!(posted.status, 202, "{}", posted.text());
+    }
+    wait_for_every_task(&server);
+    assert_every_task_succeeded(&server, CACHED_TENANTS);
+    assert_eq!(
+        metric(&server, "coresearch_cache_bytes_max"),
+        CACHE_BUDGET_BYTES as f64
+    );
+
+    let first = cached_tenant_answers(&server, 0);
+    assert!(
+        metric(&server, "coresearch_cache_bytes") > 0.0,
+        "a search's caches are counted"
+    );
+    let mut answers = vec![first];
+    answers.extend((1..CACHED_TENANTS).map(|tenant| cached_tenant_answers(&server, tenant)));
+
+    // Searched again and again: the budget refuses entries, and the cores close the least
+    // recently used indexes to make room.
+    for _ in 0..3 {
+        for (tenant, expected) in answers.iter().enumerate() {
+            assert_eq!(
+                &cached_tenant_answers(&server, tenant),
+                expected,
+                "cached{tenant}"
+            );
+        }
+    }
+    let started = Instant::now();
+    loop {
+        let held = metric(&server, "coresearch_cache_bytes");
+        if held <= CACHE_BUDGET_BYTES as f64
+            && metric(&server, "coresearch_stores_closed_for_caches_total") > 0.0
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < CACHE_RECLAIM_WAIT,
+            "caches held {held} bytes past their budget of {CACHE_BUDGET_BYTES}"
+        );
+        thread::sleep(POLL_INTERVAL);
+    }
+    assert!(
+        metric(&server, "coresearch_cache_refused_total") > 0.0,
+        "a full budget refused entries"
+    );
+    // Scrapes (and `/stats`) measure closed shards from what was kept when they closed.
+    let opened = metric(&server, "coresearch_stores_opened_total");
+    let stats = server.send("GET", "/stats", None);
+    assert_eq!(stats.status, 200, "{}", stats.text());
+    assert_eq!(
+        metric(&server, "coresearch_stores_opened_total"),
+        opened,
+        "a scrape or a read of /stats opens no closed shard"
+    );
+    // Closed and opened again, every index answers as before.
+    for (tenant, expected) in answers.iter().enumerate() {
+        assert_eq!(
+            &cached_tenant_answers(&server, tenant),
+            expected,
+            "cached{tenant}"
+        );
+    }
 }

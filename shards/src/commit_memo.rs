@@ -11,7 +11,12 @@
 //! carries to the next commit only the entries searches still use: an entry is carried while
 //! it was asked for within the last [`CommitMemo::carried`]'s `idle_commits_max` commits.
 //!
-//! Invariants: the bytes counted are the sum of the kept entries' weights, at most the bound;
+//! Every kept value is charged to the memo's [`CacheAccount`] (and so to the process's cache
+//! budget, see [`crate::cache_meter`]); a value the budget has no room for is not kept, and
+//! the search that made it uses it once.
+//!
+//! Invariants: the bytes counted are the sum of the kept entries' weights, at most the bound,
+//! and exactly what the memo has charged to its account and not released;
 //! an entry, once kept, is never replaced (the first value kept under a key stays) until the
 //! memo starts over; an entry kept by a search counts as asked for on its commit; no value is
 //! freed while the lock is held (what a memo starting over lets go is freed after it).
@@ -24,6 +29,8 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::cache_meter::CacheAccount;
 
 /// What a full memo does with a value that would pass its bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +72,18 @@ pub struct CommitMemo<K, V> {
     entries: Mutex<Entries<K, V>>,
     bytes_max: usize,
     when_full: WhenFull,
+    account: Arc<CacheAccount>,
 }
 
 impl<K: Hash + Eq, V> CommitMemo<K, V> {
+    /// A memo outside any budget but its own bound.
+    #[cfg(test)]
     pub fn new(bytes_max: usize, when_full: WhenFull) -> Self {
+        CommitMemo::charging(bytes_max, when_full, CacheAccount::unbounded())
+    }
+
+    /// A memo whose values are charged to `account`.
+    pub fn charging(bytes_max: usize, when_full: WhenFull, account: Arc<CacheAccount>) -> Self {
         CommitMemo {
             entries: Mutex::new(Entries {
                 values: HashMap::new(),
@@ -76,6 +91,7 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
             }),
             bytes_max,
             when_full,
+            account,
         }
     }
 
@@ -118,10 +134,13 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
             match self.when_full {
                 WhenFull::StartOver => {
                     dropped = std::mem::take(&mut entries.values);
-                    entries.bytes = 0;
+                    self.account.release(std::mem::take(&mut entries.bytes));
                 }
                 WhenFull::KeepWhatIsThere => return (value, HashMap::new()),
             }
+        }
+        if !self.account.try_charge(bytes) {
+            return (value, dropped);
         }
         entries.bytes += bytes;
         let kept = Kept {
@@ -141,6 +160,7 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
         let mut entries = self.lock();
         if entries.values.contains_key(&entry.key)
             || entries.bytes.saturating_add(entry.bytes) > self.bytes_max
+            || !self.account.try_charge(entry.bytes)
         {
             return false;
         }
@@ -191,6 +211,16 @@ impl<K: Hash + Eq, V> CommitMemo<K, V> {
         // Entries are inserted whole with their weight: a panic elsewhere leaves the memo
         // usable.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<K, V> Drop for CommitMemo<K, V> {
+    fn drop(&mut self) {
+        let entries = self
+            .entries
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.account.release(entries.bytes);
     }
 }
 
@@ -325,5 +355,45 @@ mod tests {
         assert!(!memo.keep_carried(entry));
         assert!(memo.get(&1).is_some());
         assert!(memo.get(&2).is_none());
+    }
+
+    #[test]
+    fn a_value_past_the_process_budget_is_answered_but_not_kept() {
+        use crate::cache_meter::CacheMeter;
+        let meter = CacheMeter::with_budget(8);
+        let account = CacheAccount::on(Arc::clone(&meter));
+        let memo = CommitMemo::charging(BYTES_MAX, WhenFull::StartOver, Arc::clone(&account));
+        assert_eq!(*memo.keep(1, Arc::new(10), 5), 10);
+        assert_eq!(*memo.keep(2, Arc::new(20), 5), 20, "answered all the same");
+        assert!(memo.get(&2).is_none(), "the budget had 3 bytes left");
+        assert_eq!((meter.held(), account.held(), meter.refused()), (5, 5, 1));
+        let carried = CarriedEntry {
+            key: 3,
+            value: Arc::new(30),
+            bytes: 4,
+            idle_commits: 0,
+        };
+        assert!(
+            !memo.keep_carried(carried),
+            "a carry is held to the budget too"
+        );
+        drop(memo);
+        assert_eq!(meter.held(), 0, "a dropped memo gives back what it held");
+    }
+
+    #[test]
+    fn starting_over_gives_back_what_the_dropped_values_held() {
+        use crate::cache_meter::CacheMeter;
+        let meter = CacheMeter::with_budget(100);
+        let account = CacheAccount::on(Arc::clone(&meter));
+        let memo = CommitMemo::charging(BYTES_MAX, WhenFull::StartOver, account);
+        memo.keep(1, Arc::new(1), 6);
+        memo.keep(2, Arc::new(2), 6);
+        assert_eq!(
+            meter.held(),
+            6,
+            "the memo started over: only the second is held"
+        );
+        assert!(memo.get(&1).is_none());
     }
 }

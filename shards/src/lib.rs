@@ -13,8 +13,8 @@
 //!   the `embeddings` tree, nearest-document reads), used by `shard`;
 //! - [`index`]: the on-disk format both of them share: tree names, key and value encodings,
 //!   the position-chunk codec and the document codec;
-//! - [`analysis`], [`documents`], [`filter`], [`error`], `commit_memo`, [`rendezvous`] and
-//!   [`network_shards`]: what every layer above uses.
+//! - [`analysis`], [`documents`], [`filter`], [`error`], `commit_memo`, [`cache_meter`],
+//!   [`rendezvous`] and [`network_shards`]: what every layer above uses.
 //!
 //! Two arrows run between `search` and `shard` on purpose: `search` names the
 //! [`shard::ShardSnapshot`] it reads (and the listing's [`shard::SortRule`], which search sorts
@@ -23,6 +23,7 @@
 //! view the [`shard::Shard`] keeps.
 
 pub mod analysis;
+pub mod cache_meter;
 pub(crate) mod commit_memo;
 pub mod documents;
 pub mod error;

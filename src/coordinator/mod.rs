@@ -115,6 +115,12 @@ impl Coordinator {
         self.shards.close_idle_shards()
     }
 
+    /// Closes this core's least recently used shards holding caches while the caches are over
+    /// their budget; answers how many.
+    pub fn close_shards_over_cache_budget(&self) -> usize {
+        self.shards.close_shards_over_cache_budget()
+    }
+
     /// The budget of open shards the server keeps.
     pub fn store_budget(&self) -> crate::host::StoreBudget {
         self.shards.registry().budget()

@@ -150,7 +150,15 @@ impl ShardRequest for Stats {
         host: &ShardHost,
         address: ShardAddress,
     ) -> Result<ShardStats, ResponseError> {
-        host.shard(&address)?.stats().map_err(shard_error)
+        // As `DocumentCount`: a closed shard answers from what was kept when it closed.
+        if let Some(closed) = host.registry.closed_figures(&address) {
+            return Ok(closed.stats);
+        }
+        let shard = match host.registry.peek(&address) {
+            Some(shard) => shard,
+            None => host.shard(&address)?,
+        };
+        shard.stats().map_err(shard_error)
     }
 }
 
@@ -164,9 +172,13 @@ impl ShardRequest for DocumentCount {
     const IS_WRITE: bool = false;
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
-        // A shard closed to keep the open-store budget is not opened again just to count.
-        if let Some(count) = host.registry.closed_document_count(&address) {
-            return Ok(count);
+        // A shard closed to keep the open-store budget is not opened again just to count,
+        // and counting an open one is not a use that would keep it from being idle.
+        if let Some(closed) = host.registry.closed_figures(&address) {
+            return Ok(closed.stats.number_of_documents);
+        }
+        if let Some(shard) = host.registry.peek(&address) {
+            return Ok(shard.read().map_err(shard_error)?.count());
         }
         Ok(host.shard(&address)?.read().map_err(shard_error)?.count())
     }

@@ -121,6 +121,14 @@ impl ShardRequest for UnusedBytes {
     const IS_WRITE: bool = false;
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
+        // As `DocumentCount`: a closed shard is not opened again to measure it, and measuring
+        // an open one is not a use of it.
+        if let Some(closed) = host.registry.closed_figures(&address) {
+            return Ok(closed.unused_bytes);
+        }
+        if let Some(shard) = host.registry.peek(&address) {
+            return Ok(shard.unused_bytes());
+        }
         Ok(host.shard(&address)?.unused_bytes())
     }
 }

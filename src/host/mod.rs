@@ -181,7 +181,8 @@ impl ShardHost {
             write_memory_bytes_max: Some(self.memory.write_pages_bytes),
             ..Options::default()
         };
-        let shard = Shard::open(&path, options).map_err(shard_error)?;
+        let shard = Shard::open_within(&path, options, self.registry.cache_meter().clone())
+            .map_err(shard_error)?;
         shard.bound_pending_changes(self.pending_changes_bytes());
         shard
             .prefetch_vectors(self.memory.prefetch_vectors)
@@ -203,6 +204,13 @@ impl ShardHost {
     /// [`registry`]); answers how many.
     pub fn close_idle_shards(&self) -> usize {
         self.registry.close_idle(|address| self.may_close(address))
+    }
+
+    /// Closes this core's least recently used shards holding caches while the caches are over
+    /// their budget (see [`registry`]); answers how many.
+    pub fn close_shards_over_cache_budget(&self) -> usize {
+        self.registry
+            .close_over_cache_budget(|address| self.may_close(address))
     }
 
     /// The registry of open shards every core shares.

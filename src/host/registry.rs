@@ -14,7 +14,17 @@
 //! opens a shard past the budget, it closes its own least recently used shards that nobody
 //! holds; every core also closes its own shards idle for longer than the budget's idle time
 //! ([`ShardRegistry::close_idle`]). A closed shard opens again on its next command, as at
-//! start; its document count is kept, so a scrape of `/metrics` does not open it.
+//! start; its document count and unused bytes are kept ([`ClosedShardFigures`]), so a
+//! scrape of `/metrics` or a read of `/stats` does not open it, and counting an open one is
+//! not a use of it ([`ShardRegistry::peek`]).
+//!
+//! Memory for caches is in the budget too: every open shard's commit caches are charged to
+//! the registry's [`CacheMeter`], which refuses new entries past `cache_bytes_max`; every
+//! core closes its own least recently used shards that hold caches once the caches pass
+//! [`CACHE_RECLAIM_ABOVE`] of the budget, until they are back under [`CACHE_RECLAIM_TO`]
+//! ([`ShardRegistry::close_over_cache_budget`]), so that hot indexes find room to cache. A
+//! shard in use is not closed for its caches; a hot set whose caches pass the budget is held
+//! to it by the refusals alone.
 //!
 //! Invariants:
 //! - only the owner core inserts a shard (opening or creating its file) and closes or removes
@@ -34,7 +44,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use shards::shard::Shard;
+use shards::cache_meter::CacheMeter;
+use shards::shard::{Shard, ShardStats};
 
 use super::ShardAddress;
 use super::search::ShardSearchRequest;
@@ -48,7 +59,40 @@ pub struct StoreBudget {
     pub open_stores_max: usize,
     /// A shard nobody used for this long is closed (`--store-idle-seconds`).
     pub idle: Duration,
+    /// Bytes the commit caches of every open shard may hold together
+    /// (`--max-cache-memory`).
+    pub cache_bytes_max: usize,
 }
+
+/// A fraction of the cache budget, as numerator and denominator.
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetShare {
+    pub numerator: usize,
+    pub denominator: usize,
+}
+
+impl BudgetShare {
+    /// This share of `bytes`.
+    pub fn of(self, bytes: usize) -> usize {
+        bytes / self.denominator * self.numerator
+    }
+}
+
+/// Caches holding more than this share of the budget make the cores close least recently
+/// used shards: before the budget is full, so that new entries are seldom refused.
+pub const CACHE_RECLAIM_ABOVE: BudgetShare = BudgetShare {
+    numerator: 15,
+    denominator: 16,
+};
+/// A shard used this recently is never closed for its caches: it is in use, and would only
+/// build them again (a hot set larger than the budget is held by refusing new entries).
+pub const CACHE_RECLAIM_RECENT_USE: Duration = Duration::from_secs(2);
+/// What the closing brings the caches back under: a margin, so that one more entry does not
+/// start the closing again.
+pub const CACHE_RECLAIM_TO: BudgetShare = BudgetShare {
+    numerator: 3,
+    denominator: 4,
+};
 
 /// File descriptors an open shard may hold: its page store's, and a vector file's two
 /// (mapping and direct reads) for an embedder. The default budget leaves the process this
@@ -108,13 +152,27 @@ struct OpenShard {
 pub struct ShardRegistry {
     open: Mutex<HashMap<ShardAddress, OpenShard>>,
     recent_searches: Mutex<HashMap<ShardAddress, RecentSearches>>,
-    /// The document count of each shard closed to keep the budget, as of its last commit:
-    /// a scrape of `/metrics` counts documents without opening every closed shard again.
-    closed_counts: Mutex<HashMap<ShardAddress, u64>>,
+    /// The figures of each shard closed to keep the budget, as of its last commit: a scrape
+    /// of `/metrics` counts documents and unused bytes without opening every closed shard
+    /// again.
+    closed_figures: Mutex<HashMap<ShardAddress, ClosedShardFigures>>,
     budget: StoreBudget,
+    /// What the open shards' commit caches hold, within `budget.cache_bytes_max`.
+    caches: Arc<CacheMeter>,
     started: Instant,
     opened: AtomicU64,
     closed: AtomicU64,
+    closed_for_caches: AtomicU64,
+}
+
+/// What a closed shard's statistics need, kept from when it closed (nothing but its owner
+/// writes it, and the owner opens it first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClosedShardFigures {
+    /// What `GET /indexes/{uid}/stats` sums (the document count among them).
+    pub stats: ShardStats,
+    /// Bytes of its file without live data.
+    pub unused_bytes: u64,
 }
 
 /// What the registry tells `/metrics`.
@@ -124,6 +182,13 @@ pub struct RegistryFigures {
     pub open_stores_max: u64,
     pub opened_total: u64,
     pub closed_total: u64,
+    /// Shards closed to bring the caches back within their budget (counted in
+    /// `closed_total` too).
+    pub closed_for_caches_total: u64,
+    pub cache_bytes: u64,
+    pub cache_bytes_max: u64,
+    /// Cache entries not kept because the budget was full.
+    pub cache_refused_total: u64,
 }
 
 impl ShardRegistry {
@@ -133,12 +198,19 @@ impl ShardRegistry {
         ShardRegistry {
             open: Mutex::new(HashMap::new()),
             recent_searches: Mutex::new(HashMap::new()),
-            closed_counts: Mutex::new(HashMap::new()),
+            closed_figures: Mutex::new(HashMap::new()),
             budget,
+            caches: CacheMeter::with_budget(budget.cache_bytes_max),
             started: Instant::now(),
             opened: AtomicU64::new(0),
             closed: AtomicU64::new(0),
+            closed_for_caches: AtomicU64::new(0),
         }
+    }
+
+    /// The meter every shard's commit caches are charged to (given to each shard at open).
+    pub fn cache_meter(&self) -> &Arc<CacheMeter> {
+        &self.caches
     }
 
     /// The budget the registry keeps.
@@ -159,6 +231,14 @@ impl ShardRegistry {
         Some(entry.shard.clone())
     }
 
+    /// The shard at `address` if its owner opened it, without counting as a use of it (a
+    /// scrape of `/metrics` must not keep every shard from being idle).
+    pub fn peek(&self, address: &ShardAddress) -> Option<Arc<Shard>> {
+        locked(&self.open)
+            .get(address)
+            .map(|entry| entry.shard.clone())
+    }
+
     /// Whether the owner of `address` opened it (a reader elsewhere may then read it).
     pub fn is_open(&self, address: &ShardAddress) -> bool {
         locked(&self.open).contains_key(address)
@@ -170,7 +250,7 @@ impl ShardRegistry {
             shard,
             last_used_millis: self.now_millis(),
         };
-        locked(&self.closed_counts).remove(&address);
+        locked(&self.closed_figures).remove(&address);
         let previous = locked(&self.open).insert(address, entry);
         debug_assert!(previous.is_none(), "a shard opened twice");
         self.opened.fetch_add(1, Ordering::Relaxed);
@@ -180,7 +260,7 @@ impl ShardRegistry {
     pub(super) fn remove(&self, address: &ShardAddress) {
         let removed = locked(&self.open).remove(address);
         locked(&self.recent_searches).remove(address);
-        locked(&self.closed_counts).remove(address);
+        locked(&self.closed_figures).remove(address);
         if removed.is_some() {
             self.closed.fetch_add(1, Ordering::Relaxed);
         }
@@ -193,6 +273,50 @@ impl ShardRegistry {
     pub(super) fn close_over_budget(&self, may_close: impl Fn(&ShardAddress) -> bool) -> usize {
         let budget = self.budget.open_stores_max;
         self.close_least_recently_used(may_close, u64::MAX, |open| open.saturating_sub(budget))
+    }
+
+    /// When the caches hold more than [`CACHE_RECLAIM_ABOVE`] of their budget: closes
+    /// shards that `may_close` allows, nobody holds, nobody used for
+    /// [`CACHE_RECLAIM_RECENT_USE`] and that hold caches, least recently used first, until
+    /// what they hold brings the caches under [`CACHE_RECLAIM_TO`]. Answers how many it
+    /// closed.
+    pub(super) fn close_over_cache_budget(
+        &self,
+        may_close: impl Fn(&ShardAddress) -> bool,
+    ) -> usize {
+        let budget = self.budget.cache_bytes_max;
+        if self.caches.held() <= CACHE_RECLAIM_ABOVE.of(budget) {
+            return 0;
+        }
+        let recent_millis = u64::try_from(CACHE_RECLAIM_RECENT_USE.as_millis()).unwrap_or(0);
+        let used_before = self.now_millis().saturating_sub(recent_millis);
+        let closing = {
+            let mut open = locked(&self.open);
+            let excess = self.caches.held_past(CACHE_RECLAIM_TO.of(budget));
+            let mut candidates: Vec<(u64, usize, ShardAddress)> = open
+                .iter()
+                .filter(|(address, entry)| {
+                    entry.last_used_millis < used_before && may_close(address) && is_closable(entry)
+                })
+                .map(|(address, entry)| {
+                    let held = entry.shard.cache_bytes();
+                    (entry.last_used_millis, held, address.clone())
+                })
+                .filter(|(_, held, _)| *held > 0)
+                .collect();
+            candidates.sort_unstable_by_key(|(last_used, _, _)| *last_used);
+            let mut freed = 0usize;
+            let chosen = candidates.into_iter().take_while(|(_, held, _)| {
+                let more = freed < excess;
+                freed = freed.saturating_add(*held);
+                more
+            });
+            take_all(&mut open, chosen.map(|(_, _, address)| address))
+        };
+        let closed = self.forget(closing);
+        self.closed_for_caches
+            .fetch_add(closed as u64, Ordering::Relaxed);
+        closed
     }
 
     /// Closes the shards `may_close` allows that nobody used for the budget's idle time and
@@ -251,8 +375,12 @@ impl ShardRegistry {
             debug_assert_eq!(Arc::strong_count(&entry.shard), 1, "a closed shard is held");
             // Nothing writes a closed shard but its owner, which opens it first (and so
             // forgets this count): the count stays true while the shard is closed.
-            if let Ok(snapshot) = entry.shard.read() {
-                locked(&self.closed_counts).insert(address, snapshot.count());
+            if let Ok(stats) = entry.shard.stats() {
+                let figures = ClosedShardFigures {
+                    stats,
+                    unused_bytes: entry.shard.unused_bytes(),
+                };
+                locked(&self.closed_figures).insert(address, figures);
             }
             drop(entry);
         }
@@ -260,13 +388,13 @@ impl ShardRegistry {
         count
     }
 
-    /// The document count of the shard at `address` as of its last commit, when it is closed
-    /// and was open earlier in this process (`None`: open, or never opened).
-    pub fn closed_document_count(&self, address: &ShardAddress) -> Option<u64> {
+    /// The figures of the shard at `address` as of its last commit, when it is closed and
+    /// was open earlier in this process (`None`: open, or never opened).
+    pub fn closed_figures(&self, address: &ShardAddress) -> Option<ClosedShardFigures> {
         if locked(&self.open).contains_key(address) {
             return None;
         }
-        locked(&self.closed_counts).get(address).copied()
+        locked(&self.closed_figures).get(address).cloned()
     }
 
     /// The registry's figures, for `/metrics`.
@@ -276,6 +404,10 @@ impl ShardRegistry {
             open_stores_max: self.budget.open_stores_max as u64,
             opened_total: self.opened.load(Ordering::Relaxed),
             closed_total: self.closed.load(Ordering::Relaxed),
+            closed_for_caches_total: self.closed_for_caches.load(Ordering::Relaxed),
+            cache_bytes: self.caches.held() as u64,
+            cache_bytes_max: self.caches.bytes_max() as u64,
+            cache_refused_total: self.caches.refused(),
         }
     }
 
@@ -338,7 +470,15 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{OPEN_STORES_MIN, default_open_stores_max};
+    use super::{CACHE_RECLAIM_ABOVE, CACHE_RECLAIM_TO, OPEN_STORES_MIN, default_open_stores_max};
+
+    #[test]
+    fn the_cache_reclaim_starts_before_the_budget_is_full_and_leaves_a_margin() {
+        let budget = 16 << 20;
+        assert_eq!(CACHE_RECLAIM_ABOVE.of(budget), 15 << 20);
+        assert_eq!(CACHE_RECLAIM_TO.of(budget), 12 << 20);
+        assert!(CACHE_RECLAIM_TO.of(usize::MAX) < CACHE_RECLAIM_ABOVE.of(usize::MAX));
+    }
 
     #[test]
     fn the_default_budget_follows_the_tighter_limit_and_has_a_floor() {

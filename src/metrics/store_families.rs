@@ -2,7 +2,9 @@
 //! against the budget, and how many were opened and closed since start. With thousands of
 //! indexes, shards open on demand and the least recently used close (see
 //! `crate::host::registry`); a closed total that climbs with the opened total means the
-//! budget is too small for the indexes in use.
+//! budget is too small for the indexes in use. The cache families show the memory the
+//! open shards' search caches hold against their budget, the entries refused because it was
+//! full and the shards closed to make room.
 //!
 //! Invariant: every name starts with `coresearch_`, so no family can be taken for one of
 //! Meilisearch's.
@@ -31,5 +33,25 @@ pub fn add(exposition: &mut Exposition, figures: &RegistryFigures) {
         "coresearch_stores_closed_total",
         "Shards closed since start: to keep the budget, after their idle time, or deleted",
         vec![(Vec::new(), figures.closed_total as f64)],
+    );
+    exposition.counters(
+        "coresearch_stores_closed_for_caches_total",
+        "Shards closed since start to bring the search caches back within their memory budget",
+        vec![(Vec::new(), figures.closed_for_caches_total as f64)],
+    );
+    exposition.gauges(
+        "coresearch_cache_bytes",
+        "Bytes the open shards' search caches hold",
+        vec![(Vec::new(), figures.cache_bytes as f64)],
+    );
+    exposition.gauges(
+        "coresearch_cache_bytes_max",
+        "Bytes the search caches may hold together (--max-cache-memory)",
+        vec![(Vec::new(), figures.cache_bytes_max as f64)],
+    );
+    exposition.counters(
+        "coresearch_cache_refused_total",
+        "Search cache entries not kept since start because the memory budget was full",
+        vec![(Vec::new(), figures.cache_refused_total as f64)],
     );
 }

@@ -26,7 +26,8 @@
 //! so an entry never outlives the dictionary and text settings it was derived from; an entry
 //! is exactly what [`derive_word`] returns for its key; the bytes counted for a generation
 //! are an estimate of the heap it holds and never exceed [`GENERATION_BYTES_MAX`] plus one
-//! entry.
+//! entry; the two generations' bytes are what the memo charged to its [`CacheAccount`] and
+//! not released (an entry the process's cache budget has no room for is not kept).
 
 use std::collections::HashMap;
 use std::mem::size_of;
@@ -34,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::analysis::TextSettings;
+use crate::cache_meter::CacheAccount;
 
 use super::derivation_carry::{DictionaryDelta, QueryWord, carry};
 use super::derivations::{Derivation, WordDerivations, derive_word};
@@ -52,18 +54,25 @@ type DerivationKey = (String, bool, u8);
 
 type Generation = HashMap<DerivationKey, Arc<WordDerivations>>;
 
-#[derive(Default)]
 struct Generations {
     current: Generation,
     current_bytes: usize,
     previous: Generation,
+    previous_bytes: usize,
+    account: Arc<CacheAccount>,
 }
 
 /// The derivations known on one commit.
-#[derive(Default)]
 pub struct DerivationMemo {
     generations: Mutex<Generations>,
     inherited: Mutex<Option<Inheritance>>,
+}
+
+impl Default for DerivationMemo {
+    /// Outside any cache budget.
+    fn default() -> Self {
+        DerivationMemo::charging(CacheAccount::unbounded())
+    }
 }
 
 /// The memo of the commit before, and the words changed since.
@@ -73,6 +82,20 @@ struct Inheritance {
 }
 
 impl DerivationMemo {
+    /// An empty memo whose entries are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
+        DerivationMemo {
+            generations: Mutex::new(Generations {
+                current: Generation::new(),
+                current_bytes: 0,
+                previous: Generation::new(),
+                previous_bytes: 0,
+                account,
+            }),
+            inherited: Mutex::new(None),
+        }
+    }
+
     /// [`derive_word`], remembered.
     pub fn derive(
         &self,
@@ -212,18 +235,38 @@ impl Generations {
             return Some(Arc::clone(known));
         }
         let (key, known) = self.previous.remove_entry(key)?;
-        self.insert(key, Arc::clone(&known));
+        // Charged already: the bytes move from one generation to the other.
+        let bytes = entry_bytes(&key, &known);
+        self.previous_bytes = self.previous_bytes.saturating_sub(bytes);
+        self.place(key, Arc::clone(&known), bytes);
         Some(known)
     }
 
+    /// Keeps a new entry if the cache budget has room for it.
     fn insert(&mut self, key: DerivationKey, derived: Arc<WordDerivations>) {
         let bytes = entry_bytes(&key, &derived);
+        if self.account.try_charge(bytes) {
+            self.place(key, derived, bytes);
+        }
+    }
+
+    /// Puts an entry of `bytes`, charged already, in the current generation, starting a new
+    /// one when it would pass its bound.
+    fn place(&mut self, key: DerivationKey, derived: Arc<WordDerivations>, bytes: usize) {
         if self.current_bytes + bytes > GENERATION_BYTES_MAX && !self.current.is_empty() {
+            self.account.release(self.previous_bytes);
             self.previous = std::mem::take(&mut self.current);
-            self.current_bytes = 0;
+            self.previous_bytes = std::mem::take(&mut self.current_bytes);
         }
         self.current_bytes += bytes;
         self.current.insert(key, derived);
+    }
+}
+
+impl Drop for Generations {
+    fn drop(&mut self) {
+        self.account
+            .release(self.current_bytes + self.previous_bytes);
     }
 }
 
@@ -372,7 +415,14 @@ mod tests {
 
     #[test]
     fn a_word_found_again_survives_a_stream_of_new_words() {
-        let mut generations = Generations::default();
+        let meter = crate::cache_meter::CacheMeter::unbounded();
+        let mut generations = Generations {
+            current: Generation::new(),
+            current_bytes: 0,
+            previous: Generation::new(),
+            previous_bytes: 0,
+            account: CacheAccount::on(Arc::clone(&meter)),
+        };
         let (kept_key, kept) = entry("kept");
         generations.insert(kept_key.clone(), kept);
         let per_entry = generations.current_bytes;
@@ -391,5 +441,27 @@ mod tests {
             generations.find(&first_key).is_none(),
             "an entry never found again is dropped after two generations"
         );
+        assert_eq!(
+            meter.held(),
+            generations.current_bytes + generations.previous_bytes,
+            "the account holds what the two generations count"
+        );
+        drop(generations);
+        assert_eq!(meter.held(), 0);
+    }
+
+    #[test]
+    fn a_derivation_past_the_cache_budget_is_answered_but_not_kept() {
+        let meter = crate::cache_meter::CacheMeter::with_budget(1);
+        let memo = DerivationMemo::charging(CacheAccount::on(Arc::clone(&meter)));
+        let dictionary = dictionary(&["hello"]);
+        let settings = TextSettings::default();
+        let derived = memo.derive(&dictionary, &settings, "hello", false, 1);
+        assert_eq!(
+            *derived,
+            derive_word(&dictionary, &settings, "hello", false, 1)
+        );
+        assert!(memo.is_empty(), "nothing kept within a budget of one byte");
+        assert_eq!((meter.held(), meter.refused()), (0, 1));
     }
 }

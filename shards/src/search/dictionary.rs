@@ -75,6 +75,15 @@ impl Dictionary {
         }
     }
 
+    /// The bytes its automata take (the base counted whole, though consecutive commits may
+    /// share it).
+    pub fn bytes(&self) -> usize {
+        [&*self.base, &self.added, &self.removed]
+            .iter()
+            .map(|set| set.as_fst().as_bytes().len())
+            .sum()
+    }
+
     /// The shared large FST.
     pub fn base(&self) -> &Arc<WordSet> {
         &self.base

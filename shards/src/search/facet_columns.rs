@@ -29,6 +29,7 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::{ShardError, ShardResult};
 use crate::index::keys::{
@@ -217,9 +218,17 @@ pub struct FacetColumns {
 }
 
 impl Default for FacetColumns {
+    /// Outside any cache budget.
     fn default() -> Self {
+        FacetColumns::charging(CacheAccount::unbounded())
+    }
+}
+
+impl FacetColumns {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         FacetColumns {
-            memo: CommitMemo::new(COLUMNS_BYTES_MAX, WhenFull::KeepWhatIsThere),
+            memo: CommitMemo::charging(COLUMNS_BYTES_MAX, WhenFull::KeepWhatIsThere, account),
         }
     }
 }

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use charabia::Language;
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 
 /// The most bytes of values and forms one commit's memo keeps.
@@ -33,9 +34,17 @@ pub struct FacetForms {
 }
 
 impl Default for FacetForms {
+    /// Outside any cache budget.
     fn default() -> Self {
+        FacetForms::charging(CacheAccount::unbounded())
+    }
+}
+
+impl FacetForms {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         FacetForms {
-            memo: CommitMemo::new(FACET_FORMS_BYTES_MAX, WhenFull::KeepWhatIsThere),
+            memo: CommitMemo::charging(FACET_FORMS_BYTES_MAX, WhenFull::KeepWhatIsThere, account),
         }
     }
 }

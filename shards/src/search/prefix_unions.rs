@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 
@@ -51,9 +52,17 @@ pub struct PrefixUnions {
 }
 
 impl Default for PrefixUnions {
+    /// Outside any cache budget.
     fn default() -> Self {
+        PrefixUnions::charging(CacheAccount::unbounded())
+    }
+}
+
+impl PrefixUnions {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         PrefixUnions {
-            memo: CommitMemo::new(CACHED_BYTES_MAX, WhenFull::StartOver),
+            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
         }
     }
 }

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 use storage_engine::{ReadTransaction, ReadTree};
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::{ShardError, ShardResult};
 use crate::index::keys::{decode_bitmap, stored_single_id};
@@ -166,9 +167,17 @@ pub struct PrefixWords {
 }
 
 impl Default for PrefixWords {
+    /// Outside any cache budget.
     fn default() -> Self {
+        PrefixWords::charging(CacheAccount::unbounded())
+    }
+}
+
+impl PrefixWords {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         PrefixWords {
-            memo: CommitMemo::new(CACHED_BYTES_MAX, WhenFull::StartOver),
+            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
         }
     }
 }

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use storage_engine::ReadTransaction;
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 
@@ -48,9 +49,17 @@ pub struct SplitMemo {
 }
 
 impl Default for SplitMemo {
+    /// Outside any cache budget.
     fn default() -> Self {
+        SplitMemo::charging(CacheAccount::unbounded())
+    }
+}
+
+impl SplitMemo {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         SplitMemo {
-            memo: CommitMemo::new(SPLITS_BYTES_MAX, WhenFull::StartOver),
+            memo: CommitMemo::charging(SPLITS_BYTES_MAX, WhenFull::StartOver, account),
         }
     }
 }

@@ -32,6 +32,7 @@ use std::time::Instant;
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 use crate::shard::word_touches::TouchedWords;
@@ -166,9 +167,17 @@ pub struct TermPostingsMemo {
 }
 
 impl Default for TermPostingsMemo {
+    /// Outside any cache budget.
     fn default() -> Self {
+        TermPostingsMemo::charging(CacheAccount::unbounded())
+    }
+}
+
+impl TermPostingsMemo {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         TermPostingsMemo {
-            memo: CommitMemo::new(CACHED_BYTES_MAX, WhenFull::StartOver),
+            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
         }
     }
 }

@@ -13,6 +13,10 @@
 //! [`crate::shard::Shard::commit_warmed`]): while it does, [`CommitViews`] holds the snapshot
 //! of the commit before (`frozen`), and every snapshot taken reads that one.
 //!
+//! Memory: every cache is charged to the shard's [`CacheAccount`] (see
+//! [`crate::cache_meter`]), the dictionary whatever the budget (searches need it), the memos
+//! within it.
+//!
 //! Invariants: a [`CommitView`] describes exactly the commit whose transaction id it carries
 //! (commits are immutable, so a view never goes stale); views of commits with equal states
 //! share their caches (a repack or a release of free space changes no entry, see
@@ -35,6 +39,7 @@ use super::range_unions::RangeUnions;
 use super::state::ShardState;
 use super::word_touches::TouchedWords;
 use crate::analysis::Analyzer;
+use crate::cache_meter::CacheAccount;
 use crate::error::{ShardError, ShardResult};
 use crate::index::document_codec::DecoderCache;
 use crate::index::keys::decode_field_id;
@@ -78,33 +83,54 @@ struct Shared {
     facet_columns: FacetColumns,
     facet_forms: FacetForms,
     splits: SplitMemo,
+    /// Where the dictionary is charged (the memos hold the account too).
+    account: Arc<CacheAccount>,
 }
 
 impl Shared {
-    fn new(state: &ShardState) -> Shared {
+    fn new(state: &ShardState, account: &Arc<CacheAccount>) -> Shared {
         Shared {
             analyzer: Analyzer::new(&state.text_settings),
             fields_map: OnceLock::new(),
             dictionary: OnceLock::new(),
             synonyms: OnceLock::new(),
-            derivations: Arc::default(),
-            prefix_unions: PrefixUnions::default(),
-            prefix_words: PrefixWords::default(),
-            term_postings: TermPostingsMemo::default(),
-            range_unions: RangeUnions::default(),
-            facet_columns: FacetColumns::default(),
-            facet_forms: FacetForms::default(),
-            splits: SplitMemo::default(),
+            derivations: Arc::new(DerivationMemo::charging(Arc::clone(account))),
+            prefix_unions: PrefixUnions::charging(Arc::clone(account)),
+            prefix_words: PrefixWords::charging(Arc::clone(account)),
+            term_postings: TermPostingsMemo::charging(Arc::clone(account)),
+            range_unions: RangeUnions::charging(Arc::clone(account)),
+            facet_columns: FacetColumns::charging(Arc::clone(account)),
+            facet_forms: FacetForms::charging(Arc::clone(account)),
+            splits: SplitMemo::charging(Arc::clone(account)),
+            account: Arc::clone(account),
+        }
+    }
+
+    /// Sets the dictionary unless one is set already, charging the one set; answers the
+    /// dictionary the view holds.
+    fn set_dictionary(&self, dictionary: Arc<Dictionary>) -> Arc<Dictionary> {
+        let kept = self.dictionary.get_or_init(|| {
+            self.account.charge_anyway(dictionary.bytes());
+            dictionary
+        });
+        Arc::clone(kept)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(dictionary) = self.dictionary.get() {
+            self.account.release(dictionary.bytes());
         }
     }
 }
 
 impl CommitView {
-    fn load(read: &ReadTransaction) -> ShardResult<CommitView> {
+    fn load(read: &ReadTransaction, account: &Arc<CacheAccount>) -> ShardResult<CommitView> {
         let state = ShardState::load_read(read)?;
         Ok(CommitView {
             commit: read.transaction_id(),
-            shared: Arc::new(Shared::new(&state)),
+            shared: Arc::new(Shared::new(&state, account)),
             state,
         })
     }
@@ -119,7 +145,7 @@ impl CommitView {
         let shared = if state == earlier.state {
             Arc::clone(&earlier.shared)
         } else {
-            Arc::new(Shared::new(&state))
+            Arc::new(Shared::new(&state, &earlier.shared.account))
         };
         Ok(CommitView {
             commit: read.transaction_id(),
@@ -292,7 +318,11 @@ impl CommitView {
 
     /// The word dictionary, built from `read` (a transaction of this commit) on first use.
     pub fn dictionary(&self, read: &ReadTransaction) -> ShardResult<Arc<Dictionary>> {
-        made_once(&self.shared.dictionary, || build_dictionary(read))
+        if let Some(built) = self.shared.dictionary.get() {
+            return Ok(Arc::clone(built));
+        }
+        let built = Arc::new(build_dictionary(read)?);
+        Ok(self.shared.set_dictionary(built))
     }
 
     /// The word dictionary, if a search or the warming built it already.
@@ -303,7 +333,7 @@ impl CommitView {
     /// Gives the view its dictionary, made otherwise than from the tree (it must hold
     /// exactly this commit's `word_documents` keys); one built already stays.
     pub fn adopt_dictionary(&self, dictionary: Dictionary) {
-        self.shared.dictionary.get_or_init(|| Arc::new(dictionary));
+        self.shared.set_dictionary(Arc::new(dictionary));
     }
 }
 
@@ -321,12 +351,13 @@ fn made_once<T>(
 
 /// The view of the newest commit a snapshot was taken of, and the shard's prepared document
 /// dictionaries (those of every commit: a dictionary id never changes meaning).
-#[derive(Default)]
 pub struct CommitViews {
     newest: Mutex<Option<Arc<CommitView>>>,
     /// While a batch's commit warms its view: the snapshot readers keep reading.
     frozen: Mutex<Option<(ReadTransaction, Arc<CommitView>)>>,
     decoders: Arc<DecoderCache>,
+    /// What the views' caches hold, charged to the process's budget.
+    account: Arc<CacheAccount>,
 }
 
 /// Readers held on a commit until the next one's view is published; dropping the guard
@@ -396,6 +427,21 @@ fn let_go<View>(views: impl Iterator<Item = Arc<View>>) {
 }
 
 impl CommitViews {
+    /// No view yet; the views' caches are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> CommitViews {
+        CommitViews {
+            newest: Mutex::new(None),
+            frozen: Mutex::new(None),
+            decoders: Arc::default(),
+            account,
+        }
+    }
+
+    /// The bytes the caches of this shard's views hold.
+    pub fn cache_bytes(&self) -> usize {
+        self.account.held()
+    }
+
     /// The prepared document dictionaries of the shard.
     pub fn decoders(&self) -> &Arc<DecoderCache> {
         &self.decoders
@@ -412,7 +458,7 @@ impl CommitViews {
         let earlier = self.lock().clone();
         let view = Arc::new(match earlier {
             Some(earlier) if earlier.commit < commit => CommitView::load_after(read, &earlier)?,
-            _ => CommitView::load(read)?,
+            _ => CommitView::load(read, &self.account)?,
         });
         let mut newest = self.lock();
         let replaced = if newest.as_ref().is_none_or(|cached| cached.commit < commit) {
@@ -450,7 +496,7 @@ impl CommitViews {
 
     /// A new view of `read`'s commit, not shared with readers until published.
     pub fn unpublished(&self, read: &ReadTransaction) -> ShardResult<Arc<CommitView>> {
-        Ok(Arc::new(CommitView::load(read)?))
+        Ok(Arc::new(CommitView::load(read, &self.account)?))
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Arc<CommitView>>> {

@@ -56,6 +56,7 @@ use serde_json::{Map, Value};
 use storage_engine::{Database, Options};
 
 use crate::analysis::TextSettings;
+use crate::cache_meter::{CacheAccount, CacheMeter};
 use crate::vectors::GraphSet;
 use commit_view::CommitViews;
 
@@ -110,10 +111,21 @@ pub const PENDING_RELEASE_POLL_INTERVAL: std::time::Duration = std::time::Durati
 pub const PENDING_RELEASE_WAIT_MAX: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Shard {
-    /// Opens the shard file at `path`, creating it when `options.create` allows.
+    /// Opens the shard file at `path`, creating it when `options.create` allows; its caches
+    /// are counted outside any budget.
     pub fn open(path: &Path, options: Options) -> ShardResult<Shard> {
+        Shard::open_within(path, options, CacheMeter::unbounded())
+    }
+
+    /// [`Shard::open`], the caches of its commits charged to `caches` (the process's cache
+    /// budget).
+    pub fn open_within(
+        path: &Path,
+        options: Options,
+        caches: Arc<CacheMeter>,
+    ) -> ShardResult<Shard> {
         let database = Database::open(path, options)?;
-        let views = CommitViews::default();
+        let views = CommitViews::charging(CacheAccount::on(caches));
         rebuild::upgrade_text_index(&database, views.decoders(), PENDING_CHANGES_BYTES_DEFAULT)?;
         Ok(Shard {
             database,
@@ -130,6 +142,12 @@ impl Shard {
     /// upgrade a shard written by an older version gets at open uses the default).
     pub fn bound_pending_changes(&self, bytes: usize) {
         self.pending_changes_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The bytes this shard's commit caches hold (what closing it would free of the cache
+    /// budget).
+    pub fn cache_bytes(&self) -> usize {
+        self.views.cache_bytes()
     }
 
     fn pending_changes_bytes(&self) -> usize {

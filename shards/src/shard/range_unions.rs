@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
+use crate::cache_meter::CacheAccount;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 
@@ -48,9 +49,17 @@ pub struct RangeUnions {
 }
 
 impl Default for RangeUnions {
+    /// Outside any cache budget.
     fn default() -> Self {
+        RangeUnions::charging(CacheAccount::unbounded())
+    }
+}
+
+impl RangeUnions {
+    /// An empty memo whose values are charged to `account`.
+    pub fn charging(account: Arc<CacheAccount>) -> Self {
         RangeUnions {
-            memo: CommitMemo::new(CACHED_BYTES_MAX, WhenFull::StartOver),
+            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
         }
     }
 }
