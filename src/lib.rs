@@ -30,7 +30,7 @@
 //! - `runtime` is the only module that names glommio; `errors` is the one
 //!   code → type → status table; `config` is the one place that reads flags and environment.
 //!
-//! Imports run down this list only; the tidy test (`tests/tidy.rs`) fails on an import
+//! Imports run down this list only; the tidy test (`tests/black_box/tidy.rs`) fails on an import
 //! circle between top-level folders.
 
 pub mod auth;

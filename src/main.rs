@@ -87,8 +87,8 @@ fn main() -> ExitCode {
 /// `mi_process_done`, which collects the main thread's heap) is not safe against threads
 /// that free or tear down their own heaps at the same time: it segfaulted in about 1 stop
 /// in 60 under the tests (in `_mi_heap_delayed_free_partial`, core dumps of SIGTERM'd test
-/// servers; 2 of 150 runs of `tests/experimental_features.rs`, 1 of 40 of
-/// `tests/task_queue_compaction.rs`), and other threads were alive at exit in 65 of 80
+/// servers; 2 of 150 runs of `tests/black_box/experimental_features.rs`, 1 of 40 of
+/// `tests/black_box/task_queue_compaction.rs`), and other threads were alive at exit in 65 of 80
 /// stops. Nothing needs those handlers: every store is durable at each commit (the data
 /// survives kill -9), logs and stderr are written unbuffered, and stdout is flushed here.
 /// Work cut short on another thread is in the state a crash would leave it in, which a

@@ -1,0 +1,130 @@
+//! The search queue over real HTTP and real concurrency: cores that run one search at a time
+//! and keep none waiting refuse the searches that arrive while they are busy (a search waits
+//! for the shards of the other core) with Meilisearch's 503, and answer every other one.
+
+// Scenario tests read best as one sequence of steps; the length rule is for product code.
+#![allow(clippy::too_many_lines)]
+
+use crate::common;
+
+use std::sync::Barrier;
+
+use common::{MASTER_KEY, Options, Server, json_request};
+use meilisearch_sdk::client::Client;
+use serde_json::{Value, json};
+
+/// Searches sent at once in one round.
+const CONCURRENT_SEARCHES: usize = 24;
+/// Rounds tried before concluding that no search ever overlapped another.
+const ROUNDS_MAX: usize = 10;
+/// Documents of the index: enough that a search takes a while in a debug build.
+const DOCUMENTS: usize = 3_000;
+
+fn documents() -> Vec<Value> {
+    (0..DOCUMENTS)
+        .map(|id| {
+            json!({
+                "id": id,
+                "title": format!("quiet river stone {id} lantern meadow"),
+                "body": format!("the river runs past stone number {} under the lantern", id % 97),
+            })
+        })
+        .collect()
+}
+
+/// Sends `CONCURRENT_SEARCHES` searches at once, each on its own connection; their statuses
+/// and the first refusal's headers and body.
+fn round(server: &Server) -> (Vec<u16>, Option<common::HttpResponse>) {
+    let barrier = Barrier::new(CONCURRENT_SEARCHES);
+    let request = json_request(
+        "POST",
+        "/indexes/queue/search",
+        Some(MASTER_KEY),
+        r#"{"q": "river stone lantern", "limit": 50}"#,
+    );
+    let responses: Vec<common::HttpResponse> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..CONCURRENT_SEARCHES)
+            .map(|_| {
+                scope.spawn(|| {
+                    barrier.wait();
+                    server.raw(&request)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("a search thread finishes"))
+            .collect()
+    });
+    let statuses = responses.iter().map(|response| response.status).collect();
+    let refusal = responses
+        .into_iter()
+        .find(|response| response.status == 503);
+    (statuses, refusal)
+}
+
+#[tokio::test]
+async fn busy_cores_without_waiting_room_refuse_searches_with_a_503() {
+    let server = Server::start_with(Options {
+        master_key: Some(MASTER_KEY.to_string()),
+        cores: Some(2),
+        extra_arguments: [
+            "--shards-per-index",
+            "4",
+            "--documents-per-shard",
+            "0",
+            "--experimental-nb-searches-per-core",
+            "1",
+            "--experimental-search-queue-size",
+            "0",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        ..Options::default()
+    });
+    let client = Client::new(server.url(), Some(MASTER_KEY)).expect("new succeeds");
+    let task = client
+        .index("queue")
+        .add_documents(&documents(), Some("id"))
+        .await
+        .expect("add_documents succeeds")
+        .wait_for_completion(&client, None, None)
+        .await
+        .expect("wait_for_completion succeeds");
+    assert!(task.is_success(), "{task:?}");
+    let mut answered = 0;
+    let mut refusal = None;
+    for _ in 0..ROUNDS_MAX {
+        let (statuses, refused) = round(&server);
+        assert!(
+            statuses
+                .iter()
+                .all(|status| *status == 200 || *status == 503),
+            "{statuses:?}"
+        );
+        answered += statuses.iter().filter(|status| **status == 200).count();
+        if refused.is_some() {
+            refusal = refused;
+            break;
+        }
+    }
+    assert!(answered > 0, "no search was answered");
+    let refusal = refusal.expect("some search arrived while another ran");
+    assert_eq!(refusal.header("Retry-After"), Some("10"));
+    assert_eq!(
+        refusal.json(),
+        json!({
+            "message": "Too many search requests running at the same time: 0. Retry after 10s.",
+            "code": "too_many_search_requests",
+            "type": "system",
+            "link": "https://docs.meilisearch.com/errors#too_many_search_requests"
+        })
+    );
+    // Once the burst is over, the slot is free again: nothing leaked.
+    let after = server.send(
+        "POST",
+        "/indexes/queue/search",
+        Some(&json!({"q": "river"})),
+    );
+    assert_eq!(after.status, 200, "{}", after.text());
+}
