@@ -78,6 +78,12 @@ pub const DOCUMENTS_PER_SHARD_DEFAULT: u64 = 100_000;
 pub const DOCUMENTS_PER_SHARD_MAX: u64 = 1 << 40;
 /// The most `--max-open-stores` accepts.
 pub const OPEN_STORES_MAX: u64 = 1 << 24;
+/// The default of `--indexing-cpu-share` and its largest value, in percent (see
+/// `runtime::indexing_share` for why).
+pub use crate::runtime::indexing_share::{
+    INDEXING_SHARE_DEFAULT_PERCENT as INDEXING_CPU_SHARE_DEFAULT,
+    INDEXING_SHARE_MAX_PERCENT as INDEXING_CPU_SHARE_MAX,
+};
 /// The default of `--max-cache-memory` is the machine's memory divided by this: the commit
 /// caches of every open shard together (see `shards::cache_meter`) keep to a quarter, which
 /// leaves the rest to the indexing memory, the page cache and the mappings.
@@ -368,6 +374,9 @@ pub struct Config {
     /// (`--max-cache-memory`, default the machine's memory over
     /// [`CACHE_MEMORY_SHARE_DIVISOR`]).
     pub max_cache_memory: u64,
+    /// Percent of a CPU kept busy by searches that the threads that index still get
+    /// (`--indexing-cpu-share`, default [`INDEXING_CPU_SHARE_DEFAULT`]).
+    pub indexing_cpu_share: u8,
     /// Documents per shard before an index grows to more shards, up to `shards_per_index`
     /// (`--documents-per-shard`, default
     /// [`DOCUMENTS_PER_SHARD_DEFAULT`]; 0: a new index gets
@@ -542,6 +551,7 @@ impl Config {
             .field("max_open_stores", &self.max_open_stores)
             .field("store_idle", &self.store_idle)
             .field("max_cache_memory", &self.max_cache_memory)
+            .field("indexing_cpu_share", &self.indexing_cpu_share)
             .field("documents_per_shard", &self.documents_per_shard)
             .field(
                 "vectorstore_reader_prefetch_memory",
@@ -1221,6 +1231,17 @@ struct Cli {
     #[arg(long, env = "CORESEARCH_MAX_CACHE_MEMORY", value_parser = parse_byte_size)]
     max_cache_memory: Option<u64>,
 
+    /// Percent of each CPU that indexing keeps while searches keep it busy (1 to 50; an idle
+    /// CPU is all indexing's). Larger makes writes visible sooner under a full search load,
+    /// at the cost of search throughput.
+    #[arg(
+        long,
+        env = "CORESEARCH_INDEXING_CPU_SHARE",
+        default_value_t = INDEXING_CPU_SHARE_DEFAULT,
+        value_parser = clap::value_parser!(u8).range(1..=i64::from(INDEXING_CPU_SHARE_MAX))
+    )]
+    indexing_cpu_share: u8,
+
     /// Documents per shard before an index grows: a new index starts with one shard and
     /// doubles its shards, up to `--shards-per-index`, when it would hold more per shard (0:
     /// a new index gets `--shards-per-index` shards at once).
@@ -1551,6 +1572,7 @@ impl Config {
             max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
+            indexing_cpu_share: cli.indexing_cpu_share,
             documents_per_shard: cli.documents_per_shard,
         }
     }
@@ -1827,6 +1849,30 @@ mod tests {
             directory.path(),
         );
         assert_eq!(config.max_cache_memory, 500_000_000);
+    }
+
+    #[test]
+    fn indexing_cpu_share_defaults_to_a_tenth_and_refuses_more_than_half() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(config.indexing_cpu_share, INDEXING_CPU_SHARE_DEFAULT);
+        let config = parse_ok(&["--indexing-cpu-share", "25"], &[], directory.path());
+        assert_eq!(config.indexing_cpu_share, 25);
+        let config = parse_ok(
+            &[],
+            &[("CORESEARCH_INDEXING_CPU_SHARE", "50")],
+            directory.path(),
+        );
+        assert_eq!(config.indexing_cpu_share, 50);
+        let refused = Config::parse_from(
+            ["coresearch", "--indexing-cpu-share", "51"],
+            &std::collections::HashMap::new(),
+            directory.path(),
+        );
+        assert!(
+            refused.is_err(),
+            "more than the executor's own share is refused"
+        );
     }
 
     #[test]
@@ -2426,6 +2472,7 @@ mod tests {
             max_open_stores,
             store_idle,
             max_cache_memory,
+            indexing_cpu_share,
             documents_per_shard,
         );
     }

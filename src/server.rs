@@ -203,6 +203,9 @@ fn run_cores(
         cores: config.cores,
         addresses: addresses.clone(),
         idle_poll: config.idle_poll,
+        indexing_share: crate::runtime::indexing_share::IndexingShare::percent(
+            config.indexing_cpu_share,
+        ),
     };
     if mode == Mode::Serve {
         tracing::info!(

@@ -15,10 +15,6 @@ use super::protocol::ShardRequest;
 use super::{ShardAddress, ShardHost};
 use crate::errors::{ResponseError, shard_error};
 
-/// The name of the threads that run idle maintenance (see
-/// [`crate::runtime::blocking::run_in_background`]).
-const BACKGROUND_THREAD_NAME: &str = "shard-maintenance";
-
 /// Closes the shard and removes its file and its vector files.
 #[derive(Debug)]
 pub struct Remove;
@@ -101,12 +97,9 @@ impl ShardRequest for ReleaseFreeSpace {
             })
         };
         match repack {
-            // Idle maintenance yields the CPU to requests and indexing.
-            Repack::Sparse => {
-                crate::runtime::blocking::run_in_background(BACKGROUND_THREAD_NAME, work)
-                    .await
-                    .map_err(|error| crate::errors::io_error(&error))?
-            }
+            // Idle maintenance writes the shard as a batch does, so it runs where batches
+            // run: on the core's indexing thread, at its priority and in its turns.
+            Repack::Sparse => crate::runtime::indexing_thread::run(work).await,
             Repack::Nothing | Repack::Everything => crate::runtime::blocking::run(work).await,
         }
     }

@@ -33,10 +33,10 @@ thread_local! {
     static ANALYSIS_THREAD: RefCell<Option<mpsc::Sender<AheadJob>>> = const { RefCell::new(None) };
 }
 
-/// Starts this core's analysis thread, pinned to `cpu` (another core's) and niced to
-/// [`INDEXING_NICE`]. Called by the runtime at the start of every core of a server of two
-/// cores or more.
-pub fn install(core: usize, cpu: usize) -> io::Result<()> {
+/// Starts this core's analysis thread, pinned to `cpu` (another core's) and niced to `nice`
+/// (the indexing share's, as the indexing thread). Called by the runtime at the start of
+/// every core of a server of two cores or more.
+pub fn install(core: usize, cpu: usize, nice: i32) -> io::Result<()> {
     let (sender, receiver) = mpsc::channel::<AheadJob>();
     std::thread::Builder::new()
         .name(format!("analysis-{core}"))
@@ -45,7 +45,7 @@ pub fn install(core: usize, cpu: usize) -> io::Result<()> {
             if let Err(error) = pin_to_cpu(cpu) {
                 tracing::warn!(%error, cpu, "an analysis thread runs unpinned");
             }
-            super::indexing_priority::set_up_indexing_thread("analysis");
+            super::indexing_priority::set_up_indexing_thread("analysis", nice);
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
                 turns::start_turn();
@@ -82,6 +82,9 @@ mod tests {
 
     use glommio::{LocalExecutorBuilder, Placement};
 
+    /// A nice value other than the default's, to see the one given is the one set.
+    const TEST_NICE: i32 = 7;
+
     use super::{install, runner};
 
     /// Runs `body` on a fresh executor whose core has an analysis thread on CPU 0.
@@ -89,7 +92,7 @@ mod tests {
         LocalExecutorBuilder::new(Placement::Unbound)
             .io_memory(super::super::executors::IO_MEMORY_BYTES)
             .spawn(|| async move {
-                install(3, 0).expect("the analysis thread starts");
+                install(3, 0, TEST_NICE).expect("the analysis thread starts");
                 body()
             })
             .expect("an executor starts")
@@ -121,7 +124,7 @@ mod tests {
         assert_eq!(answers.len(), 3, "every job after the panic ran");
         for (index, (job, nice, name, takes_turns)) in answers.into_iter().enumerate() {
             assert_eq!(job as usize, index);
-            assert_eq!(nice, crate::runtime::indexing_thread::INDEXING_NICE);
+            assert_eq!(nice, TEST_NICE);
             assert_eq!(name.as_deref(), Some("analysis-3"));
             assert!(
                 takes_turns,

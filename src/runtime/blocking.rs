@@ -36,6 +36,12 @@ where
 /// closed loop, which keeps both CPUs busy, every snapshot took 24.3 s: it finished about 2 s
 /// after each 22 s load ended, against 3 s on an idle server. Background work comes last in
 /// the latency classes; a server that never has a gap gets its snapshot when load drops.
+///
+/// Only work nothing waits on belongs here. The idle repack and release of free pages ran here
+/// too, and a task arriving during it waited for the starved thread to see its interrupt
+/// flag: under a full search load, writes waited seconds to tens of seconds for it
+/// (`tuning/results/fair-share-2026-11-28.md`). That work now runs on the core's indexing
+/// thread, as batches do.
 pub async fn run_in_background<Output, Work>(name: &str, work: Work) -> io::Result<Output>
 where
     Work: FnOnce() -> Output + Send + 'static,

@@ -48,6 +48,8 @@ pub struct RuntimeOptions {
     /// sleeps (glommio's `spin_before_park`; zero: it sleeps at once). At most
     /// [`IDLE_POLL_MICROS_MAX`]. See [`idle_poll`] for why, and what it costs.
     pub idle_poll: Duration,
+    /// The share of a busy CPU the threads and the queue that index keep.
+    pub indexing_share: super::indexing_share::IndexingShare,
 }
 
 /// What a core is told when it starts.
@@ -130,6 +132,7 @@ where
             cpu,
             analysis_cpu: next_core_cpu(&cpus, core),
             idle_poll: options.idle_poll,
+            indexing_share: options.indexing_share,
             sockets,
             balance_setup: balance_setup.clone(),
             shutdown: shutdown.clone(),
@@ -243,6 +246,7 @@ struct CoreStart {
     /// Where the core's analysis thread runs: the next core's CPU (`None`: a single core).
     analysis_cpu: Option<usize>,
     idle_poll: Duration,
+    indexing_share: super::indexing_share::IndexingShare,
     sockets: Vec<RawFd>,
     balance_setup: super::connection_balance::BalancerSetup,
     shutdown: ShutdownFlag,
@@ -265,14 +269,16 @@ where
         cpu,
         analysis_cpu,
         idle_poll: _,
+        indexing_share,
         sockets,
         balance_setup,
         shutdown,
     } = start;
-    super::latency::install();
+    super::latency::install(indexing_share.queue_shares());
+    let nice = indexing_share.nice();
     let indexing =
-        super::indexing_thread::install(core, Some(cpu)).and_then(|()| match analysis_cpu {
-            Some(analysis_cpu) => super::analysis_thread::install(core, analysis_cpu),
+        super::indexing_thread::install(core, Some(cpu), nice).and_then(|()| match analysis_cpu {
+            Some(analysis_cpu) => super::analysis_thread::install(core, analysis_cpu, nice),
             None => Ok(()),
         });
     let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {

@@ -1,8 +1,9 @@
 //! The scheduling of the threads that index (each core's indexing and analysis threads): a
 //! low priority, a short scheduler slice and cooperative turns.
 //!
-//! - Nice [`INDEXING_NICE`] gives them about a tenth of a CPU its executor keeps busy, the
-//!   latency classes' ratio (see [`super::indexing_thread`]).
+//! - The nice value of the indexing share (see [`super::indexing_share`]; nice 10 by default)
+//!   gives them that share of a CPU its executor keeps busy, the latency classes' ratio (see
+//!   [`super::indexing_thread`]).
 //! - Turns (the `turns` crate): the long loops of a batch give the CPU back every
 //!   `turns::TURN_LENGTH`, so that a busy executor never waits a whole scheduler tick
 //!   behind them.
@@ -18,8 +19,6 @@
 
 use std::io;
 use std::time::Duration;
-
-use super::indexing_thread::INDEXING_NICE;
 
 /// The scheduler slice of the threads that index (the kernel clamps it to 0.1–100 ms).
 pub const SCHEDULER_SLICE: Duration = Duration::from_micros(100);
@@ -64,12 +63,16 @@ fn set_nice_and_short_slice(nice: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// Sets up the calling thread to index: nice [`INDEXING_NICE`], a short slice, and turns.
-/// `role` names the thread in the warnings.
-pub fn set_up_indexing_thread(role: &str) {
-    if let Err(error) = set_nice_and_short_slice(INDEXING_NICE) {
+/// Sets up the calling thread to index: `nice`, a short slice, and turns. `role` names the
+/// thread in the warnings.
+pub fn set_up_indexing_thread(role: &str, nice: i32) {
+    assert!(
+        (0..=19).contains(&nice),
+        "a thread that indexes never runs above nice 0"
+    );
+    if let Err(error) = set_nice_and_short_slice(nice) {
         tracing::warn!(%error, role, "a thread that indexes keeps the default scheduler slice");
-        if let Err(error) = super::blocking::lower_own_priority(INDEXING_NICE) {
+        if let Err(error) = super::blocking::lower_own_priority(nice) {
             tracing::warn!(%error, role, "a thread that indexes runs at normal priority");
         }
     }

@@ -8,9 +8,10 @@
 //! requests queued behind it. At the same priority the kernel splits the CPU evenly between
 //! the executor and a busy helper and lets the helper finish its time slice (milliseconds)
 //! before a search that just arrived runs: search p99 rose tenfold under sustained writes. At
-//! nice [`INDEXING_NICE`] the kernel gives this thread about a tenth of the CPU while the
-//! executor wants it — the latency classes' ratio — and switches to the executor as soon as
-//! it wakes up; an idle executor still leaves the whole CPU to indexing.
+//! the nice value of the indexing share (`--indexing-cpu-share`, see
+//! [`super::indexing_share`]; nice 10 by default) the kernel gives this thread that share of
+//! the CPU while the executor wants it — the latency classes' ratio — and switches to the
+//! executor as soon as it wakes up; an idle executor still leaves the whole CPU to indexing.
 //!
 //! Invariants:
 //! - one indexing thread per core, pinned to the core's CPU; jobs run one at a time, in the
@@ -26,10 +27,6 @@ use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::mpsc;
 
-/// The nice value of every core's indexing thread: weight 110 against the executor's 1024,
-/// about the share [`super::latency::INDEXING_SHARES`] gives indexing inside the executor.
-pub const INDEXING_NICE: i32 = 10;
-
 /// Stack of an indexing thread: a document edition's script recurses on it (see
 /// `host::edition::SCRIPT_CALL_DEPTH_MAX`); reserved address space, touched only as deep
 /// as a job goes.
@@ -43,9 +40,9 @@ thread_local! {
     static INDEXING_THREAD: RefCell<Option<mpsc::Sender<Job>>> = const { RefCell::new(None) };
 }
 
-/// Starts this core's indexing thread, pinned to `cpu` (none: unpinned) and niced to
-/// [`INDEXING_NICE`]. Called by the runtime at the start of every core.
-pub fn install(core: usize, cpu: Option<usize>) -> io::Result<()> {
+/// Starts this core's indexing thread, pinned to `cpu` (none: unpinned) and niced to `nice`
+/// (the indexing share's). Called by the runtime at the start of every core.
+pub fn install(core: usize, cpu: Option<usize>, nice: i32) -> io::Result<()> {
     let (sender, receiver) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name(format!("indexing-{core}"))
@@ -56,7 +53,7 @@ pub fn install(core: usize, cpu: Option<usize>) -> io::Result<()> {
                     tracing::warn!(%error, cpu, "an indexing thread runs unpinned");
                 }
             }
-            super::indexing_priority::set_up_indexing_thread("indexing");
+            super::indexing_priority::set_up_indexing_thread("indexing", nice);
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
                 turns::start_turn();
@@ -144,6 +141,9 @@ mod tests {
 
     use super::{install, run};
 
+    /// A nice value other than the default's, to see the one given is the one set.
+    const TEST_NICE: i32 = 12;
+
     /// Runs `body` on a fresh executor whose core has an indexing thread.
     fn on_core<Output: Send + 'static>(
         body: impl AsyncFnOnce() -> Output + Send + 'static,
@@ -151,7 +151,7 @@ mod tests {
         LocalExecutorBuilder::new(Placement::Unbound)
             .io_memory(super::super::executors::IO_MEMORY_BYTES)
             .spawn(|| async move {
-                install(0, None).expect("the indexing thread starts");
+                install(0, None, TEST_NICE).expect("the indexing thread starts");
                 body().await
             })
             .expect("an executor starts")
@@ -179,7 +179,7 @@ mod tests {
         });
         for (index, (job, nice, name, takes_turns)) in answers.into_iter().enumerate() {
             assert_eq!(job as usize, index);
-            assert_eq!(nice, super::INDEXING_NICE);
+            assert_eq!(nice, TEST_NICE);
             assert_eq!(name.as_deref(), Some("indexing-0"));
             assert!(
                 takes_turns,

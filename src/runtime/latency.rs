@@ -5,8 +5,9 @@
 //! indexing queue holds the scheduler (on the control core) and every shard's share of a
 //! write batch (preparing, applying, editing, committing, rebuilding after a settings
 //! change). glommio gives each active queue CPU time in proportion to its shares, so while
-//! both have work the serving queue gets glommio's default 1000 shares for indexing's
-//! [`INDEXING_SHARES`]; an idle serving queue leaves the whole core to indexing.
+//! both have work the serving queue gets glommio's default 1000 shares for what the indexing
+//! share gives indexing ([`super::indexing_share::IndexingShare::queue_shares`], a tenth of the
+//! core by default); an idle serving queue leaves the whole core to indexing.
 //!
 //! A queue keeps the core until the executor's preemption timer fires
 //! ([`PREEMPTION_INTERVAL`]) and its running task yields (`glommio::yield_if_needed`, which
@@ -44,10 +45,6 @@ pub const PREEMPTION_INTERVAL: Duration = Duration::from_millis(5);
 /// Period of each core's heartbeat timer (see [`install`]).
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(20);
 
-/// CPU shares of the indexing queue: under a saturating search load a batch still advances,
-/// with about a tenth of the core.
-pub const INDEXING_SHARES: usize = 100;
-
 /// Which queue a piece of work runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LatencyClass {
@@ -62,11 +59,11 @@ thread_local! {
     static INDEXING_QUEUE: Cell<Option<TaskQueueHandle>> = const { Cell::new(None) };
 }
 
-/// Creates this core's indexing queue and starts its heartbeat. Called by the runtime at
-/// the start of every core.
-pub fn install() {
+/// Creates this core's indexing queue, with `indexing_shares` CPU shares beside the serving
+/// queue's 1000, and starts its heartbeat. Called by the runtime at the start of every core.
+pub fn install(indexing_shares: usize) {
     let handle = glommio::executor().create_task_queue(
-        Shares::Static(INDEXING_SHARES),
+        Shares::Static(indexing_shares),
         Latency::NotImportant,
         "indexing",
     );
@@ -151,7 +148,7 @@ mod tests {
             .io_memory(super::super::executors::IO_MEMORY_BYTES)
             .preempt_timer(PREEMPTION_INTERVAL)
             .spawn(|| async {
-                install();
+                install(crate::runtime::indexing_share::IndexingShare::default().queue_shares());
                 let started = Instant::now();
                 let counts = Rc::new([Cell::new(0u64), Cell::new(0u64)]);
                 let finished = Rc::new(Cell::new(0));
@@ -197,7 +194,7 @@ mod tests {
             .io_memory(super::super::executors::IO_MEMORY_BYTES)
             .spawn(|| async {
                 let before_install = in_indexing_queue();
-                install();
+                install(crate::runtime::indexing_share::IndexingShare::default().queue_shares());
                 let seen = Rc::new([Cell::new(None), Cell::new(None)]);
                 for (slot, class) in [LatencyClass::Serving, LatencyClass::Indexing]
                     .into_iter()

@@ -18,6 +18,7 @@ pub mod executors;
 mod first_poll;
 pub mod huge_pages;
 pub mod indexing_priority;
+pub mod indexing_share;
 pub mod indexing_thread;
 pub mod invoke;
 pub mod latency;
