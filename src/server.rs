@@ -549,6 +549,9 @@ fn install_control_side(
         trace: RefCell::new(Vec::new()),
         queue_writes: crate::runtime::Semaphore::new(1),
         update_files: update_files.clone(),
+        write_visibility: RefCell::new(crate::histogram::Histogram::new(
+            &crate::tasks::control_side::WRITE_VISIBILITY_BOUNDS,
+        )),
     });
     ControlSide::install(control_side.clone())?;
     Ok(control_side)

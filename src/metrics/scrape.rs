@@ -43,7 +43,19 @@ pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseErr
     );
     super::core_families::add(&mut exposition, &cores);
     super::store_families::add(&mut exposition, &coordinator.store_figures());
+    add_write_visibility(&mut exposition, &instance.tasks);
     Ok(exposition.into_text())
+}
+
+/// `coresearch_write_visibility_seconds`: how long succeeded document writes took from their
+/// registration until searches saw them (the end of their batch).
+fn add_write_visibility(exposition: &mut Exposition, tasks: &TaskFigures) {
+    exposition.histograms(
+        "coresearch_write_visibility_seconds",
+        "Time from the registration of each succeeded document write to the end of its batch, \
+         when searches see it",
+        vec![(Vec::new(), tasks.write_visibility.clone())],
+    );
 }
 
 /// The statistics `GET /stats` gives, and the task queue's figures.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::model::TaskUid;
+use super::model::{Kind, Status, TaskUid};
 use super::queue::{QueueError, RegisterOptions, TaskQueue, TaskVisibility};
 use super::update_files::UpdateFiles;
 use super::{Batch, KindWithContent, Progress, ProgressStep, Task, TaskQuery};
@@ -52,6 +52,37 @@ pub struct ControlSide {
     pub queue_writes: Semaphore,
     /// The payloads of document additions.
     pub update_files: UpdateFiles,
+    /// How long each succeeded document write took from its registration to the end of its
+    /// batch, when searches see it (`coresearch_write_visibility_seconds`).
+    pub write_visibility: RefCell<crate::histogram::Histogram>,
+}
+
+/// Bucket bounds of [`ControlSide::write_visibility`], in seconds: from a small batch on an
+/// idle server to writes that waited minutes behind a search peak.
+pub const WRITE_VISIBILITY_BOUNDS: [f64; 12] = [
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// The kinds of task that write documents (what a client waits to see in its searches).
+const DOCUMENT_WRITES: [Kind; 3] = [
+    Kind::DocumentAdditionOrUpdate,
+    Kind::DocumentEdition,
+    Kind::DocumentDeletion,
+];
+
+/// Counts the time to visibility of every succeeded document write of a finished batch
+/// into `histogram`.
+pub fn observe_write_visibility(histogram: &mut crate::histogram::Histogram, tasks: &[Task]) {
+    for task in tasks {
+        let Some(finished_at) = task.finished_at else {
+            continue;
+        };
+        if task.status != Status::Succeeded || !DOCUMENT_WRITES.contains(&task.kind()) {
+            continue;
+        }
+        let waited = (finished_at - task.enqueued_at).as_seconds_f64().max(0.0);
+        histogram.observe(waited);
+    }
 }
 
 impl ControlSide {

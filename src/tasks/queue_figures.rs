@@ -51,6 +51,8 @@ pub struct TaskFigures {
     pub queue: QueueFigures,
     /// The batch being processed, and where it is.
     pub processing: Option<(BatchUid, Option<Progress>)>,
+    /// Registration to visibility of the succeeded document writes since start.
+    pub write_visibility: crate::histogram::Histogram,
 }
 
 impl TaskQueue {
@@ -174,6 +176,11 @@ impl CoreRequest<Coordinator> for ReadTaskFigures {
         let queue = crate::runtime::blocking::run(move || queue.figures())
             .await
             .map_err(queue_error)?;
-        Ok(TaskFigures { queue, processing })
+        let write_visibility = control.write_visibility.borrow().clone();
+        Ok(TaskFigures {
+            queue,
+            processing,
+            write_visibility,
+        })
     }
 }

@@ -533,6 +533,10 @@ impl Scheduler {
             })
             .await?;
         tracing::info!(batch = batch.uid, "batch finished");
+        super::control_side::observe_write_visibility(
+            &mut self.control.write_visibility.borrow_mut(),
+            &tasks,
+        );
         super::webhook_delivery::notify(self.control_plane.webhooks(), &tasks);
         self.forget_ended_changes(&tasks).await;
         self.clean_up(&tasks, removed_storages).await;

@@ -420,6 +420,27 @@ fn counters_and_gauges_follow_real_requests_and_real_indexing() {
             .is_empty(),
         "the finished batch's steps"
     );
+    // The write's time to visibility: one observation, the time its task took from
+    // registration to the end of its batch.
+    assert_eq!(
+        after.value("coresearch_write_visibility_seconds_count", &[]),
+        Some(1.0)
+    );
+    let visible_after = after
+        .value("coresearch_write_visibility_seconds_sum", &[])
+        .expect("the sum");
+    let task_seconds = seconds_between(&task["enqueuedAt"], &task["finishedAt"]);
+    assert!(
+        (visible_after - task_seconds).abs() < 0.001,
+        "{visible_after} against the task's {task_seconds}"
+    );
+    assert_eq!(
+        after.value(
+            "coresearch_write_visibility_seconds_bucket",
+            &[("le", "+Inf")]
+        ),
+        Some(1.0)
+    );
     let database = after
         .value("meilisearch_db_size_bytes", &[])
         .expect("the size");
@@ -440,6 +461,18 @@ fn counters_and_gauges_follow_real_requests_and_real_indexing() {
     }
     // The search crossed the mesh (one shard on each core).
     assert!(after.total("coresearch_core_mesh_round_trip_seconds_count") > 0.0);
+}
+
+/// Seconds from the RFC 3339 time `from` to `to` (two fields of a task).
+fn seconds_between(from: &Value, to: &Value) -> f64 {
+    let parse = |value: &Value| {
+        time::OffsetDateTime::parse(
+            value.as_str().expect("a time"),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .expect("an RFC 3339 time")
+    };
+    (parse(to) - parse(from)).as_seconds_f64()
 }
 
 fn create_key(server: &Server, actions: &[&str], indexes: &[&str]) -> String {
