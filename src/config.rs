@@ -1253,8 +1253,8 @@ struct Cli {
     )]
     documents_per_shard: u64,
 
-    /// Loads each vector graph into memory when its shard opens. Accepted; takes effect when
-    /// the vector store lands.
+    /// Loads each vector graph into memory when its shard opens (node pages, record ids and
+    /// navigation vectors, and a huge-page copy of the vectors).
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
     vectorstore_reader_prefetch_memory: bool,
 }
