@@ -8,6 +8,7 @@ mod autobatch;
 mod query;
 mod queue;
 mod views;
+mod visibility;
 
 use time::OffsetDateTime;
 use time::macros::datetime;
