@@ -84,6 +84,10 @@ pub use crate::runtime::indexing_share::{
     INDEXING_SHARE_DEFAULT_PERCENT as INDEXING_CPU_SHARE_DEFAULT,
     INDEXING_SHARE_MAX_PERCENT as INDEXING_CPU_SHARE_MAX,
 };
+/// The default of `--indexing-scheduler-slice-micros` (see `runtime::indexing_priority`).
+pub const INDEXING_SCHEDULER_SLICE_MICROS_DEFAULT: u64 = 100;
+/// The largest slice the kernel takes, in microseconds (100 ms).
+pub const INDEXING_SCHEDULER_SLICE_MICROS_MAX: u64 = 100_000;
 /// The default of `--max-cache-memory` is the machine's memory divided by this: the commit
 /// caches of every open shard together (see `shards::cache_meter`) keep to a quarter, which
 /// leaves the rest to the indexing memory, the page cache and the mappings.
@@ -377,6 +381,9 @@ pub struct Config {
     /// Percent of a CPU kept busy by searches that the threads that index still get
     /// (`--indexing-cpu-share`, default [`INDEXING_CPU_SHARE_DEFAULT`]).
     pub indexing_cpu_share: u8,
+    /// The scheduler slice the threads that index ask for
+    /// (`--indexing-scheduler-slice-micros`; `None` for 0: the kernel's default slice).
+    pub indexing_scheduler_slice: Option<std::time::Duration>,
     /// Documents per shard before an index grows to more shards, up to `shards_per_index`
     /// (`--documents-per-shard`, default
     /// [`DOCUMENTS_PER_SHARD_DEFAULT`]; 0: a new index gets
@@ -552,6 +559,7 @@ impl Config {
             .field("store_idle", &self.store_idle)
             .field("max_cache_memory", &self.max_cache_memory)
             .field("indexing_cpu_share", &self.indexing_cpu_share)
+            .field("indexing_scheduler_slice", &self.indexing_scheduler_slice)
             .field("documents_per_shard", &self.documents_per_shard)
             .field(
                 "vectorstore_reader_prefetch_memory",
@@ -788,6 +796,17 @@ fn default_cores() -> u64 {
 fn total_memory_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string(MEMINFO_PATH).ok()?;
     meminfo_total_bytes(&meminfo)
+}
+
+/// `--shards-per-index`, or the default for `cores`.
+fn shards_per_index_or_default(flag: Option<u64>, cores: usize) -> usize {
+    flag.and_then(|shards| usize::try_from(shards).ok())
+        .unwrap_or_else(|| default_shards_per_index(cores))
+}
+
+/// The slice of `--indexing-scheduler-slice-micros` (`None` for 0: the kernel's default).
+fn scheduler_slice(micros: u64) -> Option<std::time::Duration> {
+    (micros > 0).then(|| std::time::Duration::from_micros(micros))
 }
 
 /// The default of `--max-indexing-memory` on this machine: two thirds of its memory, as
@@ -1242,6 +1261,17 @@ struct Cli {
     )]
     indexing_cpu_share: u8,
 
+    /// The scheduler slice, in microseconds, that the threads that index ask the kernel for
+    /// (Linux 6.12 and later take it; 0 keeps the kernel's default slice, as an older kernel
+    /// does whatever it is asked).
+    #[arg(
+        long,
+        env = "CORESEARCH_INDEXING_SCHEDULER_SLICE_MICROS",
+        default_value_t = INDEXING_SCHEDULER_SLICE_MICROS_DEFAULT,
+        value_parser = clap::value_parser!(u64).range(0..=INDEXING_SCHEDULER_SLICE_MICROS_MAX)
+    )]
+    indexing_scheduler_slice_micros: u64,
+
     /// Documents per shard before an index grows: a new index starts with one shard and
     /// doubles its shards, up to `--shards-per-index`, when it would hold more per shard (0:
     /// a new index gets `--shards-per-index` shards at once).
@@ -1507,10 +1537,7 @@ impl Config {
     fn from_cli(cli: Cli, config_file_path: Option<PathBuf>, cwd: &Path) -> Config {
         let resolve = |path: PathBuf| cwd.join(path);
         let cores = usize::try_from(cli.cores).unwrap_or(available_cores());
-        let shards_per_index = cli
-            .shards_per_index
-            .and_then(|shards| usize::try_from(shards).ok())
-            .unwrap_or_else(|| default_shards_per_index(cores));
+        let shards_per_index = shards_per_index_or_default(cli.shards_per_index, cores);
         let s3_snapshots = s3_snapshot_config(&cli, cwd);
         Config {
             db_path: resolve(cli.db_path),
@@ -1573,6 +1600,7 @@ impl Config {
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
             indexing_cpu_share: cli.indexing_cpu_share,
+            indexing_scheduler_slice: scheduler_slice(cli.indexing_scheduler_slice_micros),
             documents_per_shard: cli.documents_per_shard,
         }
     }
@@ -1873,6 +1901,23 @@ mod tests {
             refused.is_err(),
             "more than the executor's own share is refused"
         );
+    }
+
+    #[test]
+    fn the_indexing_scheduler_slice_defaults_to_a_tenth_of_a_millisecond_and_zero_means_the_kernels()
+     {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(
+            config.indexing_scheduler_slice,
+            Some(std::time::Duration::from_micros(100))
+        );
+        let config = parse_ok(
+            &["--indexing-scheduler-slice-micros", "0"],
+            &[],
+            directory.path(),
+        );
+        assert_eq!(config.indexing_scheduler_slice, None);
     }
 
     #[test]
@@ -2473,6 +2518,7 @@ mod tests {
             store_idle,
             max_cache_memory,
             indexing_cpu_share,
+            indexing_scheduler_slice,
             documents_per_shard,
         );
     }

@@ -205,7 +205,8 @@ fn run_cores(
         idle_poll: config.idle_poll,
         indexing_share: crate::runtime::indexing_share::IndexingShare::percent(
             config.indexing_cpu_share,
-        ),
+        )
+        .with_scheduler_slice(config.indexing_scheduler_slice),
     };
     if mode == Mode::Serve {
         tracing::info!(

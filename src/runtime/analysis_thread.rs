@@ -33,10 +33,14 @@ thread_local! {
     static ANALYSIS_THREAD: RefCell<Option<mpsc::Sender<AheadJob>>> = const { RefCell::new(None) };
 }
 
-/// Starts this core's analysis thread, pinned to `cpu` (another core's) and niced to `nice`
-/// (the indexing share's, as the indexing thread). Called by the runtime at the start of
-/// every core of a server of two cores or more.
-pub fn install(core: usize, cpu: usize, nice: i32) -> io::Result<()> {
+/// Starts this core's analysis thread, pinned to `cpu` (another core's) and scheduled as
+/// `share` says, as the indexing thread. Called by the runtime at the start of every core of
+/// a server of two cores or more.
+pub fn install(
+    core: usize,
+    cpu: usize,
+    share: super::indexing_share::IndexingShare,
+) -> io::Result<()> {
     let (sender, receiver) = mpsc::channel::<AheadJob>();
     std::thread::Builder::new()
         .name(format!("analysis-{core}"))
@@ -45,7 +49,7 @@ pub fn install(core: usize, cpu: usize, nice: i32) -> io::Result<()> {
             if let Err(error) = pin_to_cpu(cpu) {
                 tracing::warn!(%error, cpu, "an analysis thread runs unpinned");
             }
-            super::indexing_priority::set_up_indexing_thread("analysis", nice);
+            super::indexing_priority::set_up_indexing_thread("analysis", share);
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
                 turns::start_turn();
@@ -82,8 +86,10 @@ mod tests {
 
     use glommio::{LocalExecutorBuilder, Placement};
 
-    /// A nice value other than the default's, to see the one given is the one set.
-    const TEST_NICE: i32 = 7;
+    /// A share other than the default (33 %), to see that its nice value is the one set.
+    const TEST_SHARE_PERCENT: u8 = 33;
+    /// The nice value of [`TEST_SHARE_PERCENT`].
+    const TEST_NICE: i32 = 3;
 
     use super::{install, runner};
 
@@ -92,7 +98,12 @@ mod tests {
         LocalExecutorBuilder::new(Placement::Unbound)
             .io_memory(super::super::executors::IO_MEMORY_BYTES)
             .spawn(|| async move {
-                install(3, 0, TEST_NICE).expect("the analysis thread starts");
+                install(
+                    3,
+                    0,
+                    crate::runtime::indexing_share::IndexingShare::percent(TEST_SHARE_PERCENT),
+                )
+                .expect("the analysis thread starts");
                 body()
             })
             .expect("an executor starts")

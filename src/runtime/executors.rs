@@ -275,11 +275,14 @@ where
         shutdown,
     } = start;
     super::latency::install(indexing_share.queue_shares());
-    let nice = indexing_share.nice();
     let indexing =
-        super::indexing_thread::install(core, Some(cpu), nice).and_then(|()| match analysis_cpu {
-            Some(analysis_cpu) => super::analysis_thread::install(core, analysis_cpu, nice),
-            None => Ok(()),
+        super::indexing_thread::install(core, Some(cpu), indexing_share).and_then(|()| {
+            match analysis_cpu {
+                Some(analysis_cpu) => {
+                    super::analysis_thread::install(core, analysis_cpu, indexing_share)
+                }
+                None => Ok(()),
+            }
         });
     let outcome = match indexing.and_then(|()| adopt_listeners(sockets)) {
         Ok(listeners) => {

@@ -40,15 +40,16 @@ struct SchedulingAttributes {
 }
 
 /// Puts the calling thread in the normal scheduling class at `nice`, with a scheduler slice
-/// of [`SCHEDULER_SLICE`]. A kernel without custom slices keeps its default slice.
-fn set_nice_and_short_slice(nice: i32) -> io::Result<()> {
+/// of `slice` (zero: the kernel's default). A kernel without custom slices keeps its default
+/// slice whatever it is asked.
+fn set_nice_and_slice(nice: i32, slice: Duration) -> io::Result<()> {
     let attributes = SchedulingAttributes {
         size: u32::try_from(size_of::<SchedulingAttributes>()).map_err(io::Error::other)?,
         policy: u32::try_from(libc::SCHED_OTHER).map_err(io::Error::other)?,
         flags: 0,
         nice,
         priority: 0,
-        runtime: u64::try_from(SCHEDULER_SLICE.as_nanos()).map_err(io::Error::other)?,
+        runtime: u64::try_from(slice.as_nanos()).map_err(io::Error::other)?,
         deadline: 0,
         period: 0,
         utilisation_minimum: 0,
@@ -63,14 +64,16 @@ fn set_nice_and_short_slice(nice: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// Sets up the calling thread to index: `nice`, a short slice, and turns. `role` names the
-/// thread in the warnings.
-pub fn set_up_indexing_thread(role: &str, nice: i32) {
+/// Sets up the calling thread to index: the nice value and scheduler slice of `share`, and
+/// turns. `role` names the thread in the warnings.
+pub fn set_up_indexing_thread(role: &str, share: super::indexing_share::IndexingShare) {
+    let nice = share.nice();
+    let slice = share.scheduler_slice().unwrap_or(Duration::ZERO);
     assert!(
         (0..=19).contains(&nice),
         "a thread that indexes never runs above nice 0"
     );
-    if let Err(error) = set_nice_and_short_slice(nice) {
+    if let Err(error) = set_nice_and_slice(nice, slice) {
         tracing::warn!(%error, role, "a thread that indexes keeps the default scheduler slice");
         if let Err(error) = super::blocking::lower_own_priority(nice) {
             tracing::warn!(%error, role, "a thread that indexes runs at normal priority");

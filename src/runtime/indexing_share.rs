@@ -38,10 +38,13 @@ pub const INDEXING_SHARE_MAX_PERCENT: u8 = 50;
 /// (`tuning/results/fair-share-2026-11-28.md`).
 pub const INDEXING_SHARE_DEFAULT_PERCENT: u8 = 10;
 
-/// What percentage of a busy CPU indexing keeps.
+/// What percentage of a busy CPU indexing keeps, and the scheduler slice its threads ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexingShare {
     percent: u8,
+    /// `None`: the kernel's default slice (as on a kernel before 6.12, which ignores the
+    /// request).
+    scheduler_slice: Option<std::time::Duration>,
 }
 
 impl Default for IndexingShare {
@@ -56,7 +59,21 @@ impl IndexingShare {
     pub fn percent(percent: u8) -> IndexingShare {
         IndexingShare {
             percent: percent.clamp(INDEXING_SHARE_MIN_PERCENT, INDEXING_SHARE_MAX_PERCENT),
+            scheduler_slice: Some(super::indexing_priority::SCHEDULER_SLICE),
         }
+    }
+
+    /// The same share, its threads asking the kernel for `slice` (`None`: its default).
+    pub fn with_scheduler_slice(self, slice: Option<std::time::Duration>) -> IndexingShare {
+        IndexingShare {
+            scheduler_slice: slice,
+            ..self
+        }
+    }
+
+    /// The scheduler slice the threads that index ask for (`None`: the kernel's default).
+    pub fn scheduler_slice(self) -> Option<std::time::Duration> {
+        self.scheduler_slice
     }
 
     /// The share asked for, in percent.

@@ -40,9 +40,13 @@ thread_local! {
     static INDEXING_THREAD: RefCell<Option<mpsc::Sender<Job>>> = const { RefCell::new(None) };
 }
 
-/// Starts this core's indexing thread, pinned to `cpu` (none: unpinned) and niced to `nice`
-/// (the indexing share's). Called by the runtime at the start of every core.
-pub fn install(core: usize, cpu: Option<usize>, nice: i32) -> io::Result<()> {
+/// Starts this core's indexing thread, pinned to `cpu` (none: unpinned) and scheduled as
+/// `share` says. Called by the runtime at the start of every core.
+pub fn install(
+    core: usize,
+    cpu: Option<usize>,
+    share: super::indexing_share::IndexingShare,
+) -> io::Result<()> {
     let (sender, receiver) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name(format!("indexing-{core}"))
@@ -53,7 +57,7 @@ pub fn install(core: usize, cpu: Option<usize>, nice: i32) -> io::Result<()> {
                     tracing::warn!(%error, cpu, "an indexing thread runs unpinned");
                 }
             }
-            super::indexing_priority::set_up_indexing_thread("indexing", nice);
+            super::indexing_priority::set_up_indexing_thread("indexing", share);
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
                 turns::start_turn();
@@ -139,10 +143,13 @@ mod tests {
     use futures_lite::FutureExt;
     use glommio::{LocalExecutorBuilder, Placement};
 
+    use super::super::indexing_share::IndexingShare;
     use super::{install, run};
 
-    /// A nice value other than the default's, to see the one given is the one set.
-    const TEST_NICE: i32 = 12;
+    /// A share other than the default (5 %), to see that its nice value is the one set.
+    const TEST_SHARE_PERCENT: u8 = 5;
+    /// The nice value of [`TEST_SHARE_PERCENT`].
+    const TEST_NICE: i32 = 13;
 
     /// Runs `body` on a fresh executor whose core has an indexing thread.
     fn on_core<Output: Send + 'static>(
@@ -151,7 +158,8 @@ mod tests {
         LocalExecutorBuilder::new(Placement::Unbound)
             .io_memory(super::super::executors::IO_MEMORY_BYTES)
             .spawn(|| async move {
-                install(0, None, TEST_NICE).expect("the indexing thread starts");
+                install(0, None, IndexingShare::percent(TEST_SHARE_PERCENT))
+                    .expect("the indexing thread starts");
                 body().await
             })
             .expect("an executor starts")
