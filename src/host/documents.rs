@@ -10,7 +10,7 @@ use shards::filter::Filter;
 use shards::shard::{ListQuery, ShardSnapshot, ShardStats, SortRule};
 
 use super::protocol::{ShardRead, ShardRequest, shard_reads};
-use super::{ShardAddress, ShardHost, filter_ids};
+use super::{ShardAddress, ShardForStatistics, ShardHost, filter_ids};
 use crate::errors::{Code, ResponseError, shard_error};
 
 /// One document by external id, with only `fields` when given.
@@ -150,15 +150,10 @@ impl ShardRequest for Stats {
         host: &ShardHost,
         address: ShardAddress,
     ) -> Result<ShardStats, ResponseError> {
-        // As `DocumentCount`: a closed shard answers from what was kept when it closed.
-        if let Some(closed) = host.registry.closed_figures(&address) {
-            return Ok(closed.stats);
+        match host.shard_for_statistics(&address)? {
+            ShardForStatistics::Closed(closed) => Ok(closed.stats),
+            ShardForStatistics::Open(shard) => shard.stats().map_err(shard_error),
         }
-        let shard = match host.registry.peek(&address) {
-            Some(shard) => shard,
-            None => host.shard(&address)?,
-        };
-        shard.stats().map_err(shard_error)
     }
 }
 
@@ -172,15 +167,10 @@ impl ShardRequest for DocumentCount {
     const IS_WRITE: bool = false;
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
-        // A shard closed to keep the open-store budget is not opened again just to count,
-        // and counting an open one is not a use that would keep it from being idle.
-        if let Some(closed) = host.registry.closed_figures(&address) {
-            return Ok(closed.stats.number_of_documents);
+        match host.shard_for_statistics(&address)? {
+            ShardForStatistics::Closed(closed) => Ok(closed.stats.number_of_documents),
+            ShardForStatistics::Open(shard) => Ok(shard.read().map_err(shard_error)?.count()),
         }
-        if let Some(shard) = host.registry.peek(&address) {
-            return Ok(shard.read().map_err(shard_error)?.count());
-        }
-        Ok(host.shard(&address)?.read().map_err(shard_error)?.count())
     }
 }
 

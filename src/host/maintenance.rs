@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use shards::shard::Repack;
 
 use super::protocol::ShardRequest;
-use super::{ShardAddress, ShardHost};
+use super::{ShardAddress, ShardForStatistics, ShardHost};
 use crate::errors::{ResponseError, shard_error};
 
 /// Closes the shard and removes its file and its vector files.
@@ -114,15 +114,10 @@ impl ShardRequest for UnusedBytes {
     const IS_WRITE: bool = false;
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<u64, ResponseError> {
-        // As `DocumentCount`: a closed shard is not opened again to measure it, and measuring
-        // an open one is not a use of it.
-        if let Some(closed) = host.registry.closed_figures(&address) {
-            return Ok(closed.unused_bytes);
+        match host.shard_for_statistics(&address)? {
+            ShardForStatistics::Closed(closed) => Ok(closed.unused_bytes),
+            ShardForStatistics::Open(shard) => Ok(shard.unused_bytes()),
         }
-        if let Some(shard) = host.registry.peek(&address) {
-            return Ok(shard.unused_bytes());
-        }
-        Ok(host.shard(&address)?.unused_bytes())
     }
 }
 

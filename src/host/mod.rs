@@ -194,6 +194,24 @@ impl ShardHost {
         Ok(shard)
     }
 
+    /// The shard at `address` as a statistic needs it: the figures kept when it was closed,
+    /// or the open shard read without counting as a use (a scrape of `/metrics` or a read
+    /// of `/stats` neither opens closed shards again nor keeps open ones from being idle);
+    /// a shard never opened in this process is opened.
+    fn shard_for_statistics(
+        &self,
+        address: &ShardAddress,
+    ) -> Result<ShardForStatistics, ResponseError> {
+        if let Some(closed) = self.registry.closed_figures(address) {
+            return Ok(ShardForStatistics::Closed(closed));
+        }
+        let shard = match self.registry.peek(address) {
+            Some(shard) => shard,
+            None => self.shard(address)?,
+        };
+        Ok(ShardForStatistics::Open(shard))
+    }
+
     /// Whether this core may close the open shard at `address` to keep the budget: it owns
     /// it and holds no prepared batch on it (the registry also checks that nobody reads it).
     fn may_close(&self, address: &ShardAddress) -> bool {
@@ -264,4 +282,11 @@ pub fn filter_ids(
         return Err(shard_error(error));
     }
     Ok(selected)
+}
+
+/// A shard as [`ShardHost::shard_for_statistics`] gives it.
+enum ShardForStatistics {
+    /// Closed: what was kept when it closed.
+    Closed(registry::ClosedShardFigures),
+    Open(Arc<Shard>),
 }
