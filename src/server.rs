@@ -209,13 +209,7 @@ fn run_cores(
         .with_scheduler_slice(config.indexing_scheduler_slice),
     };
     if mode == Mode::Serve {
-        tracing::info!(
-            addresses = ?addresses,
-            cores = config.cores,
-            "coresearch {} (Meilisearch API {}) starting",
-            env!("CARGO_PKG_VERSION"),
-            crate::routes::root::API_VERSION
-        );
+        log_start(&options);
     }
     crate::runtime::run(&options, shutdown, move |context| {
         core_main(context, settings.clone())
@@ -336,6 +330,21 @@ fn schedule_snapshots(
             interval,
         ));
     }
+}
+
+/// Says where the server listens, on how many cores, and the share of a busy CPU indexing
+/// keeps (asked, its nice value, and what that value grants).
+fn log_start(options: &RuntimeOptions) {
+    tracing::info!(
+        addresses = ?options.addresses,
+        cores = options.cores,
+        indexing_cpu_share = options.indexing_share.as_percent(),
+        indexing_nice = options.indexing_share.nice(),
+        indexing_share_granted_percent = options.indexing_share.granted_percent(),
+        "coresearch {} (Meilisearch API {}) starting",
+        env!("CARGO_PKG_VERSION"),
+        crate::routes::root::API_VERSION
+    );
 }
 
 /// How many shards may stay open and for how long one may stay idle: the configuration's,
