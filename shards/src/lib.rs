@@ -24,6 +24,7 @@
 
 pub mod analysis;
 pub mod cache_meter;
+pub mod cache_scale;
 pub(crate) mod commit_memo;
 pub mod documents;
 pub mod error;

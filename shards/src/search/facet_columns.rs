@@ -20,8 +20,9 @@
 //! Invariants: a column describes exactly its commit's facet trees for its field, so
 //! [`FacetColumn::counts`] equals intersecting each stored value with the documents (the
 //! per-value path in `facet_counts`, which a test compares it with); the columns of one commit
-//! stay under [`COLUMNS_BYTES_MAX`] (a column that would pass it serves the count that built
-//! it, then the field is counted the per-value way for the rest of the commit).
+//! stay under [`COLUMNS_BYTES_MAX`] times the commit's [`crate::cache_scale::CacheScale`] (a
+//! column that would pass it serves the count that built it, then the field is counted the
+//! per-value way for the rest of the commit).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
 use crate::cache_meter::CacheAccount;
+use crate::cache_scale::CacheScale;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::{ShardError, ShardResult};
 use crate::index::keys::{
@@ -40,7 +42,8 @@ use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 use super::facet_counts::{FieldFacetCounts, for_each_field_entry};
 use super::score::SortValue;
 
-/// Most bytes the columns of one commit hold (about 4 bytes per internal id and field).
+/// Most bytes the columns of one commit hold (about 4 bytes per internal id and field), at one
+/// step of its [`crate::cache_scale::CacheScale`] (one more step per half million documents).
 pub const COLUMNS_BYTES_MAX: usize = 128 << 20;
 /// The slot of a document holding several values of the field (see `several`).
 const SEVERAL_VALUES: u32 = u32::MAX;
@@ -220,15 +223,20 @@ pub struct FacetColumns {
 impl Default for FacetColumns {
     /// Outside any cache budget.
     fn default() -> Self {
-        FacetColumns::charging(CacheAccount::unbounded())
+        FacetColumns::charging(CacheAccount::unbounded(), CacheScale::ONE)
     }
 }
 
 impl FacetColumns {
-    /// An empty memo whose values are charged to `account`.
-    pub fn charging(account: Arc<CacheAccount>) -> Self {
+    /// An empty memo whose values are charged to `account`, its bound grown by `scale` (see
+    /// [`crate::cache_scale`]).
+    pub fn charging(account: Arc<CacheAccount>, scale: CacheScale) -> Self {
         FacetColumns {
-            memo: CommitMemo::charging(COLUMNS_BYTES_MAX, WhenFull::KeepWhatIsThere, account),
+            memo: CommitMemo::charging(
+                scale.bound(COLUMNS_BYTES_MAX),
+                WhenFull::KeepWhatIsThere,
+                account,
+            ),
         }
     }
 }

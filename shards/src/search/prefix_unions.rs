@@ -9,7 +9,8 @@
 //!
 //! Invariants: an entry is the full union over the commit's words (never restricted to one
 //! search's candidates); only unions read from at least [`CACHED_WORDS_MIN`] keys are kept
-//! (cheaper ones are recomputed); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the cache
+//! (cheaper ones are recomputed); the bitmaps held stay under [`CACHED_BYTES_MAX`] times the
+//! commit's [`crate::cache_scale::CacheScale`] (the cache
 //! starts over when the next entry would pass it).
 
 use std::collections::BTreeMap;
@@ -18,12 +19,14 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 
 use crate::cache_meter::CacheAccount;
+use crate::cache_scale::CacheScale;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 
 /// Fewest keys a union must have read to be worth keeping.
 pub const CACHED_WORDS_MIN: usize = 32;
-/// Most bytes of bitmaps (serialized size) one commit's cache holds.
+/// Most bytes of bitmaps (serialized size) one commit's cache holds, at one step of its
+/// [`crate::cache_scale::CacheScale`] (one more step per half million documents).
 pub const CACHED_BYTES_MAX: usize = 64 << 20;
 
 /// Which union: of the words' documents, or per slot of one of the slot trees.
@@ -54,15 +57,16 @@ pub struct PrefixUnions {
 impl Default for PrefixUnions {
     /// Outside any cache budget.
     fn default() -> Self {
-        PrefixUnions::charging(CacheAccount::unbounded())
+        PrefixUnions::charging(CacheAccount::unbounded(), CacheScale::ONE)
     }
 }
 
 impl PrefixUnions {
-    /// An empty memo whose values are charged to `account`.
-    pub fn charging(account: Arc<CacheAccount>) -> Self {
+    /// An empty memo whose values are charged to `account`, its bound grown by `scale` (see
+    /// [`crate::cache_scale`]).
+    pub fn charging(account: Arc<CacheAccount>, scale: CacheScale) -> Self {
         PrefixUnions {
-            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
+            memo: CommitMemo::charging(scale.bound(CACHED_BYTES_MAX), WhenFull::StartOver, account),
         }
     }
 }

@@ -15,8 +15,9 @@
 //! [`super::bitmap_union::union_of`] give over every document of the commit, for the
 //! alternatives its key names in their order; only terms that cost at least
 //! [`CACHED_DOCUMENTS_MIN`] documents or [`CACHED_ALTERNATIVES_MIN`] alternatives to read are
-//! kept (cheaper ones are read again); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the
-//! memo starts over when the next entry would pass it).
+//! kept (cheaper ones are read again); the bitmaps held stay under [`CACHED_BYTES_MAX`] times the
+//! commit's [`crate::cache_scale::CacheScale`] (the memo starts over when the next entry would
+//! pass it).
 //!
 //! A batch's commit carries the entries searches asked for lately (the rules of
 //! [`super::prefix_carry`]), on the indexing thread before the commit is served: an
@@ -33,6 +34,7 @@ use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
 use crate::cache_meter::CacheAccount;
+use crate::cache_scale::CacheScale;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 use crate::shard::word_touches::TouchedWords;
@@ -46,7 +48,8 @@ use super::terms::{Alternative, ResolvedTerm};
 pub const CACHED_DOCUMENTS_MIN: u64 = 1_024;
 /// Fewest alternatives that make a term's postings worth keeping, whatever they hold.
 pub const CACHED_ALTERNATIVES_MIN: usize = 8;
-/// Most bytes of bitmaps (serialized size) one commit's memo holds.
+/// Most bytes of bitmaps (serialized size) one commit's memo holds, at one step of its
+/// [`crate::cache_scale::CacheScale`] (one more step per half million documents).
 pub const CACHED_BYTES_MAX: usize = 32 << 20;
 
 /// What decides where one alternative of a term occurs: its words (`None`: a phrase's
@@ -169,15 +172,16 @@ pub struct TermPostingsMemo {
 impl Default for TermPostingsMemo {
     /// Outside any cache budget.
     fn default() -> Self {
-        TermPostingsMemo::charging(CacheAccount::unbounded())
+        TermPostingsMemo::charging(CacheAccount::unbounded(), CacheScale::ONE)
     }
 }
 
 impl TermPostingsMemo {
-    /// An empty memo whose values are charged to `account`.
-    pub fn charging(account: Arc<CacheAccount>) -> Self {
+    /// An empty memo whose values are charged to `account`, its bound grown by `scale` (see
+    /// [`crate::cache_scale`]).
+    pub fn charging(account: Arc<CacheAccount>, scale: CacheScale) -> Self {
         TermPostingsMemo {
-            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
+            memo: CommitMemo::charging(scale.bound(CACHED_BYTES_MAX), WhenFull::StartOver, account),
         }
     }
 }

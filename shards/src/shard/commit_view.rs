@@ -40,6 +40,7 @@ use super::state::ShardState;
 use super::word_touches::TouchedWords;
 use crate::analysis::Analyzer;
 use crate::cache_meter::CacheAccount;
+use crate::cache_scale::CacheScale;
 use crate::error::{ShardError, ShardResult};
 use crate::index::document_codec::DecoderCache;
 use crate::index::keys::decode_field_id;
@@ -89,17 +90,18 @@ struct Shared {
 
 impl Shared {
     fn new(state: &ShardState, account: &Arc<CacheAccount>) -> Shared {
+        let scale = CacheScale::for_documents(state.document_ids.len());
         Shared {
             analyzer: Analyzer::new(&state.text_settings),
             fields_map: OnceLock::new(),
             dictionary: OnceLock::new(),
             synonyms: OnceLock::new(),
             derivations: Arc::new(DerivationMemo::charging(Arc::clone(account))),
-            prefix_unions: PrefixUnions::charging(Arc::clone(account)),
+            prefix_unions: PrefixUnions::charging(Arc::clone(account), scale),
             prefix_words: PrefixWords::charging(Arc::clone(account)),
-            term_postings: TermPostingsMemo::charging(Arc::clone(account)),
-            range_unions: RangeUnions::charging(Arc::clone(account)),
-            facet_columns: FacetColumns::charging(Arc::clone(account)),
+            term_postings: TermPostingsMemo::charging(Arc::clone(account), scale),
+            range_unions: RangeUnions::charging(Arc::clone(account), scale),
+            facet_columns: FacetColumns::charging(Arc::clone(account), scale),
             facet_forms: FacetForms::charging(Arc::clone(account)),
             splits: SplitMemo::charging(Arc::clone(account)),
             account: Arc::clone(account),

@@ -11,7 +11,8 @@
 //! Invariants: an entry is exactly the union over the commit's keys between its bounds in its
 //! tree (never restricted to a search's candidates); only unions selecting at least
 //! [`CACHED_DOCUMENTS_MIN`] documents are kept (smaller ones are cheaper to recompute than to
-//! hold); the bitmaps held stay under [`CACHED_BYTES_MAX`] (the cache starts over when the
+//! hold); the bitmaps held stay under [`CACHED_BYTES_MAX`] times the
+//! commit's [`crate::cache_scale::CacheScale`] (the cache starts over when the
 //! next entry would pass it).
 
 use std::ops::Bound;
@@ -20,12 +21,14 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 
 use crate::cache_meter::CacheAccount;
+use crate::cache_scale::CacheScale;
 use crate::commit_memo::{CommitMemo, WhenFull};
 use crate::error::ShardResult;
 
 /// Fewest documents a union must select to be worth keeping.
 pub const CACHED_DOCUMENTS_MIN: u64 = 4096;
-/// Most bytes of bitmaps (serialized size) one commit's cache holds.
+/// Most bytes of bitmaps (serialized size) one commit's cache holds, at one step of its
+/// [`crate::cache_scale::CacheScale`] (one more step per half million documents).
 pub const CACHED_BYTES_MAX: usize = 64 << 20;
 
 /// The facet tree a range is read from.
@@ -51,15 +54,16 @@ pub struct RangeUnions {
 impl Default for RangeUnions {
     /// Outside any cache budget.
     fn default() -> Self {
-        RangeUnions::charging(CacheAccount::unbounded())
+        RangeUnions::charging(CacheAccount::unbounded(), CacheScale::ONE)
     }
 }
 
 impl RangeUnions {
-    /// An empty memo whose values are charged to `account`.
-    pub fn charging(account: Arc<CacheAccount>) -> Self {
+    /// An empty memo whose values are charged to `account`, its bound grown by `scale` (see
+    /// [`crate::cache_scale`]).
+    pub fn charging(account: Arc<CacheAccount>, scale: CacheScale) -> Self {
         RangeUnions {
-            memo: CommitMemo::charging(CACHED_BYTES_MAX, WhenFull::StartOver, account),
+            memo: CommitMemo::charging(scale.bound(CACHED_BYTES_MAX), WhenFull::StartOver, account),
         }
     }
 }
