@@ -10,5 +10,6 @@ pub mod export;
 pub mod load;
 pub mod measure;
 pub mod network;
+pub mod scale;
 pub mod storage;
 pub mod writes;

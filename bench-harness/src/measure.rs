@@ -1,5 +1,5 @@
 //! What several benchmarks share: reading a zstd-compressed NDJSON dataset and a process's
-//! peak resident memory.
+//! resident memory, now and at its peak.
 
 use std::io::{BufRead, BufReader};
 
@@ -44,6 +44,17 @@ pub fn read_lines(path: &str, count: usize) -> Result<Vec<String>, String> {
 /// The peak resident memory (`VmHWM`) in bytes of process `pid` (this process when `None`);
 /// `None` when it cannot be read.
 pub fn peak_resident_bytes(pid: Option<u32>) -> Option<u64> {
+    status_bytes(pid, "VmHWM:")
+}
+
+/// The resident memory now (`VmRSS`) in bytes of process `pid` (this process when `None`);
+/// `None` when it cannot be read.
+pub fn resident_bytes(pid: Option<u32>) -> Option<u64> {
+    status_bytes(pid, "VmRSS:")
+}
+
+/// The `field` line (a size in kB) of `/proc/<pid>/status`, in bytes.
+fn status_bytes(pid: Option<u32>, field: &str) -> Option<u64> {
     let path = match pid {
         Some(pid) => format!("/proc/{pid}/status"),
         None => "/proc/self/status".to_owned(),
@@ -51,7 +62,7 @@ pub fn peak_resident_bytes(pid: Option<u32>) -> Option<u64> {
     let status = std::fs::read_to_string(path).ok()?;
     let kibibytes: u64 = status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .find_map(|line| line.strip_prefix(field))?
         .trim()
         .trim_end_matches("kB")
         .trim()
