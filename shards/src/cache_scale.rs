@@ -48,12 +48,6 @@ impl CacheScale {
     }
 }
 
-impl Default for CacheScale {
-    fn default() -> Self {
-        CacheScale::ONE
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

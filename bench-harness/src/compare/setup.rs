@@ -114,14 +114,26 @@ pub fn send_documents(
     let path = format!("/indexes/{uid}/documents");
     let mut payloads = 0;
     for chunk in lines.chunks(batch.max(1)) {
-        let payload = ndjson_payload(chunk);
-        let response = client
-            .request("POST", &path, "application/x-ndjson", &payload)
-            .map_err(io_error("send documents"))?;
-        expect_status(&format!("payload {payloads}"), &response, 202)?;
+        let label = format!("payload {payloads}");
+        post_ndjson(client, &path, &label, &ndjson_payload(chunk))?;
         payloads += 1;
     }
     Ok(payloads)
+}
+
+/// Posts one NDJSON `payload` to `path` (an index's documents route), which must be answered
+/// 202; `label` names it in the error. Answers the response (its body holds the task).
+pub fn post_ndjson(
+    client: &mut Client,
+    path: &str,
+    label: &str,
+    payload: &[u8],
+) -> Result<Response, String> {
+    let response = client
+        .request("POST", path, "application/x-ndjson", payload)
+        .map_err(|error| format!("{label}: {error}"))?;
+    expect_status(label, &response, 202)?;
+    Ok(response)
 }
 
 /// `lines` as one NDJSON payload: each line followed by a newline.

@@ -14,10 +14,7 @@ use std::time::{Duration, Instant};
 use super::dataset::CopiedDataset;
 use super::ladder::Step;
 use crate::compare::client::Client;
-use crate::compare::setup::{document_count, expect_status, wait_for_tasks};
-
-/// The content type of the payloads.
-const NDJSON_CONTENT_TYPE: &str = "application/x-ndjson";
+use crate::compare::setup::{document_count, post_ndjson, wait_for_tasks};
 
 /// What one step took.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,14 +47,8 @@ pub fn grow(
             generation += making.elapsed();
         }
         started.get_or_insert_with(Instant::now);
-        let response = client
-            .request("POST", &path, NDJSON_CONTENT_TYPE, &payload)
-            .map_err(|error| format!("send documents {range:?}: {error}"))?;
-        expect_status(
-            &format!("payload {number} (documents {range:?})"),
-            &response,
-            202,
-        )?;
+        let label = format!("payload {number} (documents {range:?})");
+        post_ndjson(client, &path, &label, &payload)?;
     }
     let started = started.unwrap_or_else(Instant::now);
     wait_for_tasks(client)?;

@@ -1,4 +1,5 @@
-//! The index of the benchmark: its primary key and settings, the same on both servers.
+//! The index settings of the benchmark, the same on both servers (the primary key is
+//! `search_compare`'s, `crate::compare::side::PRIMARY_KEY`).
 //!
 //! Invariant: the settings are applied before the first payload, so no server reindexes on a
 //! settings change during the ladder. They differ from `search_compare`'s
@@ -7,8 +8,6 @@
 
 use serde_json::{Value, json};
 
-/// The primary key of the index.
-pub const PRIMARY_KEY: &str = "id";
 /// The searchable attributes, in ranking order.
 pub const SEARCHABLE_ATTRIBUTES: [&str; 2] = ["name", "summary"];
 /// The filterable attributes, also sortable.

@@ -14,13 +14,13 @@ use super::figures::{SideFigures, SizeFigures};
 use super::fill::grow;
 use super::ladder::Step;
 use super::search::search_runs;
-use super::settings::{PRIMARY_KEY, scale_settings};
+use super::settings::scale_settings;
 use crate::compare::client::Client;
 use crate::compare::disk::disk_usage;
 use crate::compare::server::{ServerProcess, ServerSpec};
 use crate::compare::settle::{Settling, wait_until_quiet};
 use crate::compare::setup::{create_index, get_json};
-use crate::compare::side::{LoadSettings, REQUEST_TIMEOUT};
+use crate::compare::side::{LoadSettings, PRIMARY_KEY, REQUEST_TIMEOUT};
 use crate::load::Workload;
 use crate::measure::{peak_resident_bytes, resident_bytes};
 

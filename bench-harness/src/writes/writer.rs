@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::compare::client::Client;
-use crate::compare::setup::{expect_status, get_json, ndjson_payload};
+use crate::compare::setup::{get_json, ndjson_payload, post_ndjson};
 
 /// Pause between two polls of the status of the writer's oldest unfinished task.
 pub const TASK_STATUS_POLL_INTERVAL: Duration = Duration::from_millis(10);
@@ -72,15 +72,7 @@ pub fn due_time(start: Instant, index: usize, batch: usize, documents_per_second
 
 /// Sends `payload` to the plan's index; answers its task's uid.
 fn send_payload(client: &mut Client, path: &str, payload: &[String]) -> Result<u64, String> {
-    let response = client
-        .request(
-            "POST",
-            path,
-            "application/x-ndjson",
-            &ndjson_payload(payload),
-        )
-        .map_err(|error| format!("send documents: {error}"))?;
-    expect_status("send documents", &response, 202)?;
+    let response = post_ndjson(client, path, "send documents", &ndjson_payload(payload))?;
     response.json()?["taskUid"]
         .as_u64()
         .ok_or_else(|| "a document write was answered without a taskUid".to_string())

@@ -243,8 +243,9 @@ impl FacetColumns {
 
 impl FacetColumns {
     /// The column of `field`, built from `read` (a transaction of this commit) unless already
-    /// known. A column that would pass [`COLUMNS_BYTES_MAX`] with the others serves the count
-    /// that built it, and is `None` for the rest of the commit.
+    /// known. A column that would pass the memo's bound ([`COLUMNS_BYTES_MAX`] times the
+    /// commit's scale) with the others serves the count that built it, and is `None` for the
+    /// rest of the commit.
     pub fn column(
         &self,
         read: &ReadTransaction,

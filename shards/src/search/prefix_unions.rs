@@ -10,8 +10,8 @@
 //! Invariants: an entry is the full union over the commit's words (never restricted to one
 //! search's candidates); only unions read from at least [`CACHED_WORDS_MIN`] keys are kept
 //! (cheaper ones are recomputed); the bitmaps held stay under [`CACHED_BYTES_MAX`] times the
-//! commit's [`crate::cache_scale::CacheScale`] (the cache
-//! starts over when the next entry would pass it).
+//! commit's [`crate::cache_scale::CacheScale`] (the cache starts over when the next entry would
+//! pass it).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
