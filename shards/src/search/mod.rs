@@ -61,6 +61,7 @@
 //! - a custom `field:asc|desc` rule and the distinct attribute read the field's facet index
 //!   (the server facets them as Meilisearch does, beside the filterable and sortable ones).
 
+mod best_first;
 mod bitmap_union;
 mod buckets;
 pub mod derivation_carry;
@@ -81,7 +82,6 @@ pub mod geo_sort;
 mod lazy_exactness;
 mod ngrams;
 pub mod occurrences;
-mod one_term_split;
 mod phrase_filter;
 mod prefix_cache;
 pub mod prefix_carry;
@@ -93,12 +93,14 @@ pub mod ranking;
 mod refine;
 mod rule_bitmaps;
 mod score;
+mod slot_split;
 mod sort_values;
 pub(crate) mod split_words;
 mod steps;
 pub(crate) mod term_postings;
 pub mod terms;
 pub mod touched_postings;
+mod typo_split;
 pub mod vector;
 pub mod weighted_score;
 mod word_pairs;

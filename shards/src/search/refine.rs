@@ -32,11 +32,11 @@ use storage_engine::ReadTransaction;
 use crate::error::ShardResult;
 use crate::shard::{ShardSnapshot, SortRule};
 
+use super::best_first::FirstSubBuckets;
 use super::details::{DetailSources, FieldLengthsReader, details, sort_tables};
 use super::occurrences::{
     DocumentOccurrences, SearchedFields, collect_known_occurrences, collect_occurrences,
 };
-use super::one_term_split::FirstSubBuckets;
 use super::prefix_words::PrefixWords;
 use super::ranking::{Kept, RankingContext};
 use super::rule_bitmaps::BucketCosts;
@@ -213,6 +213,9 @@ impl Refiner<'_> {
             selected.documents |= bucket;
             return Ok(selected);
         }
+        if let Some(typo_step) = self.typo_first() {
+            return self.select_typo_first(bucket, typo_step, needed);
+        }
         let costs = BucketCosts::compute(
             self.read,
             self.snapshot.prefix_unions(),
@@ -223,6 +226,59 @@ impl Refiner<'_> {
             bucket,
         )?;
         self.refine(bucket.clone(), 0, &costs, &mut selected, needed)?;
+        Ok(selected)
+    }
+
+    /// The index of the typo step when only words steps (which leave a words bucket whole)
+    /// come before it: the ranking rules' default order.
+    fn typo_first(&self) -> Option<usize> {
+        let first = self.steps.iter().position(|step| *step != Step::Words)?;
+        (self.steps[first] == Step::Typo).then_some(first)
+    }
+
+    /// [`Refiner::select`] when the typo step is the first to split: its sub-buckets are read
+    /// best first (see [`super::typo_split`]), and only the typo levels read are known to the
+    /// later steps, which split only the documents of the ready sub-buckets.
+    fn select_typo_first(
+        &self,
+        bucket: &RoaringBitmap,
+        typo_step: usize,
+        needed: u64,
+    ) -> ShardResult<Selection> {
+        let mut costs = BucketCosts::unranked(
+            self.read,
+            self.snapshot.prefix_unions(),
+            self.context,
+            self.resolved,
+            self.kept,
+        );
+        let FirstSubBuckets { ready, unsplit, .. } =
+            costs.first_by_typo(self.alternatives, bucket, needed)?;
+        let mut selected = Selection::default();
+        for ready in ready {
+            self.refine(ready, typo_step + 1, &costs, &mut selected, needed)?;
+            if selected.documents.len() >= needed {
+                return Ok(selected);
+            }
+        }
+        // The ready sub-buckets hold at least `needed` documents, so the rest (ranked after
+        // them, its typo levels not all read) is split only if that ever fails: eagerly.
+        if let Some(rest) = unsplit {
+            debug_assert!(
+                selected.documents.len() >= needed,
+                "the ready sub-buckets fill the page"
+            );
+            let costs = BucketCosts::compute(
+                self.read,
+                self.snapshot.prefix_unions(),
+                self.context,
+                self.resolved,
+                self.kept,
+                self.alternatives,
+                &rest,
+            )?;
+            self.refine(rest, typo_step, &costs, &mut selected, needed)?;
+        }
         Ok(selected)
     }
 
@@ -312,9 +368,9 @@ impl Refiner<'_> {
         Ok(())
     }
 
-    /// `bucket` split by `step`, best sub-bucket first, empty ones left out; with one kept
-    /// term, the attribute-rank and word-position splits stop once `needed` documents are
-    /// ranked and leave the rest unsplit (see [`super::one_term_split`]).
+    /// `bucket` split by `step`, best sub-bucket first, empty ones left out; the
+    /// attribute-rank and word-position splits stop once `needed` documents are ranked and
+    /// leave the rest unsplit (see [`super::slot_split`]).
     fn split(
         &self,
         bucket: &RoaringBitmap,
@@ -322,13 +378,12 @@ impl Refiner<'_> {
         costs: &BucketCosts<'_>,
         needed: u64,
     ) -> ShardResult<Vec<SubBucket>> {
-        let lazy = costs.one_term();
         let first = match step {
-            Step::AttributeRank if lazy => Some(costs.first_by_attribute_rank(bucket, needed)?),
-            Step::WordPosition if lazy => Some(costs.first_by_word_position(bucket, needed)?),
+            Step::AttributeRank => Some(costs.first_by_attribute_rank(bucket, needed)?),
+            Step::WordPosition => Some(costs.first_by_word_position(bucket, needed)?),
             _ => None,
         };
-        if let Some(FirstSubBuckets { ready, unsplit }) = first {
+        if let Some(FirstSubBuckets { ready, unsplit, .. }) = first {
             return Ok(ready
                 .into_iter()
                 .map(SubBucket::Ready)
@@ -340,8 +395,6 @@ impl Refiner<'_> {
             Step::Typo => costs.split_by_typo(bucket),
             Step::Proximity if self.context.adjacent_pairs(self.kept) == 0 => vec![bucket.clone()],
             Step::Proximity => return self.split_by_proximity(bucket, costs, needed),
-            Step::AttributeRank => costs.split_by_attribute_rank(bucket)?,
-            Step::WordPosition => costs.split_by_word_position(bucket)?,
             _ => self.split_by_document(bucket, step)?,
         };
         Ok(split

@@ -1,6 +1,8 @@
 //! The typo, attribute-rank and word-position ranks of a words bucket's documents, from
 //! bitmaps alone: per kept term, the documents at each cost (the rank a rule takes away for
-//! that term), then a bucket split by the sum of its terms' costs.
+//! that term), then a bucket split by the sum of its terms' costs. The typo split is here; the
+//! attribute-rank and word-position splits read their slots best first
+//! ([`super::slot_split`]), proximity reads the pair trees ([`super::proximity_bitmaps`]).
 //!
 //! - typo: a term's cost in a document is the fewest typos of the alternatives found there
 //!   (alternatives' documents from `word_documents`, prefix ranges and phrases);
@@ -35,11 +37,11 @@ use crate::error::ShardResult;
 use crate::index::inverted::{
     bitmap_or_empty, bitmap_within, keys_extending, position_prefix, split_word_slot_key,
 };
-use crate::index::trees::{WORD_FIELDS_TREE, WORD_POSITION_BUCKETS_TREE};
+use crate::index::trees::WORD_FIELDS_TREE;
 
 use super::bitmap_union::union_of;
 use super::prefix_unions::{ComputedUnion, PrefixUnions, SlotUnion, UnionKind};
-use super::ranking::{Kept, RankingContext, WORD_POSITION_COST_MAX, word_position_cost};
+use super::ranking::{Kept, RankingContext, word_position_cost};
 use super::term_postings::TermPostings;
 use super::terms::{Alternative, ResolvedTerm};
 
@@ -52,7 +54,9 @@ pub const EXACT_POSITIONS: u16 = 16;
 pub type TermCosts = Vec<(u32, RoaringBitmap)>;
 
 /// The per-term typo costs of one words bucket, computed once and reused for every
-/// sub-bucket; attribute-rank and word-position costs are read for each sub-bucket they split.
+/// sub-bucket (all of them, or when the typo rule comes first, only the levels its best-first
+/// split read, see [`super::typo_split`]); attribute-rank and word-position costs are read for
+/// each sub-bucket they split.
 pub struct BucketCosts<'a> {
     pub(super) read: &'a ReadTransaction,
     /// The commit's unions over prefix expansions.
@@ -60,7 +64,8 @@ pub struct BucketCosts<'a> {
     pub(super) context: &'a RankingContext<'a>,
     pub(super) resolved: &'a [ResolvedTerm],
     pub(super) kept: &'a Kept,
-    /// Per kept term (in `kept.terms` order), its fewest typos.
+    /// Per kept term (in `kept.terms` order), its fewest typos: in every document of the
+    /// bucket, or in every document of the sub-buckets a best-first typo split made ready.
     pub(super) typos: Vec<TermCosts>,
     /// Per kept term, per alternative, the documents of the words bucket where the
     /// alternative is one of the term's fewest-typo matches: the only documents its fields
@@ -79,44 +84,43 @@ impl<'a> BucketCosts<'a> {
         alternatives: &[Arc<TermPostings>],
         bucket: &RoaringBitmap,
     ) -> ShardResult<BucketCosts<'a>> {
-        let mut typos = Vec::with_capacity(kept.terms.len());
-        let mut ranked_by = Vec::with_capacity(kept.terms.len());
+        let mut costs = BucketCosts::unranked(read, prefixes, context, resolved, kept);
         for &term in &kept.terms {
             let in_bucket = alternatives
                 .get(term)
                 .map(|postings| postings.alternatives_within(bucket))
                 .unwrap_or_default();
             let levels = typo_levels(&resolved[term], &in_bucket);
-            ranked_by.push(at_own_level(&resolved[term], in_bucket, &levels));
-            typos.push(levels);
+            costs
+                .ranked_by
+                .push(at_own_level(&resolved[term], in_bucket, &levels));
+            costs.typos.push(levels);
         }
-        Ok(BucketCosts {
+        Ok(costs)
+    }
+
+    /// Costs with no typo level known yet (see [`BucketCosts::first_by_typo`]).
+    pub fn unranked(
+        read: &'a ReadTransaction,
+        prefixes: &'a PrefixUnions,
+        context: &'a RankingContext<'a>,
+        resolved: &'a [ResolvedTerm],
+        kept: &'a Kept,
+    ) -> BucketCosts<'a> {
+        BucketCosts {
             read,
             prefixes,
             context,
             resolved,
             kept,
-            typos,
-            ranked_by,
-        })
+            typos: Vec::with_capacity(kept.terms.len()),
+            ranked_by: Vec::with_capacity(kept.terms.len()),
+        }
     }
 
     /// `bucket` split by typo rank, best first.
     pub fn split_by_typo(&self, bucket: &RoaringBitmap) -> Vec<RoaringBitmap> {
         split_by_cost_sum(bucket, &self.typos)
-    }
-
-    /// `bucket` split by attribute rank, best first.
-    pub fn split_by_attribute_rank(
-        &self,
-        bucket: &RoaringBitmap,
-    ) -> ShardResult<Vec<RoaringBitmap>> {
-        self.split_by_slot_costs(
-            bucket,
-            WORD_FIELDS_TREE,
-            self.attribute_rank_worst(),
-            |term, _, field| self.attribute_rank_cost(term, field),
-        )
     }
 
     /// The attribute-rank cost of a document without a searched field holding the term.
@@ -146,74 +150,6 @@ impl<'a> BucketCosts<'a> {
             query_position,
             window_offset,
         ))
-    }
-
-    /// `bucket` split by word position, best first.
-    pub fn split_by_word_position(
-        &self,
-        bucket: &RoaringBitmap,
-    ) -> ShardResult<Vec<RoaringBitmap>> {
-        self.split_by_slot_costs(
-            bucket,
-            WORD_POSITION_BUCKETS_TREE,
-            WORD_POSITION_COST_MAX,
-            |term, window_offset, position| self.word_position_cost(term, window_offset, position),
-        )
-    }
-
-    /// `bucket` split by the summed slot costs of a rule. The costs are read for `bucket`
-    /// alone, not for the whole words bucket, and not kept: a refinement splits each document
-    /// by a rule at most once (sub-buckets are disjoint), and most pages are filled by the
-    /// first sub-bucket of a step before this one.
-    fn split_by_slot_costs(
-        &self,
-        bucket: &RoaringBitmap,
-        tree: &str,
-        worst: u32,
-        cost: impl Fn(usize, u8, u16) -> Option<u32>,
-    ) -> ShardResult<Vec<RoaringBitmap>> {
-        let costs = self.slot_costs(tree, bucket, worst, cost)?;
-        Ok(split_by_cost_sum(bucket, &costs))
-    }
-
-    /// Per kept term, the lowest cost of each document of `within` over the slots (fields or
-    /// position buckets) of `tree` holding one of the term's fewest-typo alternatives there;
-    /// `cost` prices a slot (`None`: ignored), and a document without a priced slot costs
-    /// `worst`, as in [`super::ranking`].
-    fn slot_costs(
-        &self,
-        tree: &str,
-        within: &RoaringBitmap,
-        worst: u32,
-        cost: impl Fn(usize, u8, u16) -> Option<u32>,
-    ) -> ShardResult<Vec<TermCosts>> {
-        let mut all = Vec::with_capacity(self.kept.terms.len());
-        for (&term, ranked_by) in self.kept.terms.iter().zip(&self.ranked_by) {
-            let mut by_cost: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
-            by_cost.insert(worst, within.clone());
-            for (alternative, ranked_by) in self.resolved[term].alternatives.iter().zip(ranked_by) {
-                // Only the documents where the alternative is one of the term's fewest-typo
-                // matches rank by its slots.
-                let alternative_within = ranked_by & within;
-                if alternative_within.is_empty() {
-                    continue;
-                }
-                let slots = slot_bitmaps(
-                    self.read,
-                    self.prefixes,
-                    tree,
-                    alternative,
-                    &alternative_within,
-                )?;
-                for (slot, holding) in slots {
-                    if let Some(cost) = cost(term, alternative.window_offset, slot) {
-                        *by_cost.entry(cost).or_default() |= holding;
-                    }
-                }
-            }
-            all.push(lowest_costs(by_cost));
-        }
-        Ok(all)
     }
 }
 
@@ -298,31 +234,11 @@ pub fn split_by_cost_sum(bucket: &RoaringBitmap, terms: &[TermCosts]) -> Vec<Roa
     sums.into_values().collect()
 }
 
-/// The slots (fields or position buckets) of `tree` where an alternative's positioned word
-/// occurs, each with its documents within `within`: the word's own keys, or for a prefix every
-/// longer word's keys (a union the commit's [`PrefixUnions`] keeps). A phrase's positioned word
-/// is its first word, anywhere in a document of `within` (which holds only documents where the
-/// phrase is a fewest-typo match of its term, see `BucketCosts::ranked_by`).
-fn slot_bitmaps(
-    read: &ReadTransaction,
-    prefixes: &PrefixUnions,
-    tree: &str,
-    alternative: &Alternative,
-    within: &RoaringBitmap,
-) -> ShardResult<BTreeMap<u16, RoaringBitmap>> {
-    let slots = alternative_slots(read, prefixes, tree, alternative)?;
-    let mut bitmaps = BTreeMap::new();
-    for slot in slots.keys() {
-        let documents = slots.documents(slot, within)?;
-        if !documents.is_empty() {
-            bitmaps.insert(slot, documents);
-        }
-    }
-    Ok(bitmaps)
-}
-
-/// The slots of `tree` holding an alternative's positioned word (see [`slot_bitmaps`]), not
-/// read yet: a slot's documents are decoded only when [`AlternativeSlots::documents`] asks.
+/// The slots (fields or position buckets) of `tree` holding an alternative's positioned word,
+/// not read yet: a slot's documents are decoded only when [`AlternativeSlots::documents`]
+/// asks. A phrase's positioned word is its first word, anywhere in the documents asked for
+/// (which hold only documents where the phrase is a fewest-typo match of its term, see
+/// `BucketCosts::ranked_by`).
 pub(super) enum AlternativeSlots<'t> {
     /// A prefix: the commit's union over its expansions, not restricted to any documents.
     Prefix(Arc<SlotUnion>),
