@@ -4,7 +4,9 @@
 //! sub-buckets that reach into the first `needed` documents are split further; a bucket that
 //! fits whole is taken whole, and one still too large after the last step gives its lowest
 //! internal ids (the final tie-break). The typo, attribute-rank and word-position steps split
-//! with bitmaps alone (see [`super::rule_bitmaps`]), proximity with the pair trees where they
+//! with bitmaps alone (see [`super::rule_bitmaps`]), reading each term's cost levels only as
+//! far as the page needs ([`super::best_first`]; typo only when it is the first step to split,
+//! [`super::typo_split`]), proximity with the pair trees where they
 //! can tell ([`super::proximity_bitmaps`]), sort with the facet entries of its field
 //! ([`super::sort_values::sort_groups`]), exactness as the last step reading only the
 //! documents the page can need ([`super::lazy_exactness`]); exactness before another step, and
