@@ -17,11 +17,11 @@
 //! - the documents after them come back unsplit, unless every level of every term was read:
 //!   then they are split too, and every sub-bucket is ready.
 
-use std::collections::BTreeMap;
-
 use roaring::RoaringBitmap;
 
 use crate::error::ShardResult;
+
+use super::rule_bitmaps::{TermCosts, sums_by_cost};
 
 /// The first sub-buckets of a split, best first, and the documents not split yet.
 pub struct FirstSubBuckets {
@@ -30,7 +30,7 @@ pub struct FirstSubBuckets {
     pub unsplit: Option<RoaringBitmap>,
     /// Per term, the levels read: each document of the bucket at its lowest cost, for every
     /// document of the ready sub-buckets at least (ascending cost, disjoint).
-    pub levels: Vec<Vec<(u32, RoaringBitmap)>>,
+    pub levels: Vec<TermCosts>,
 }
 
 /// One term's cost levels, given in ascending cost and read only when asked.
@@ -49,7 +49,7 @@ struct TermLevels<'s> {
     /// The cost of a document of the bucket at no level (`None`: every document is at one).
     worst: Option<u32>,
     /// Disjoint, ascending cost.
-    read: Vec<(u32, RoaringBitmap)>,
+    read: TermCosts,
     /// The union of `read`.
     covered: RoaringBitmap,
     /// Every level was read, and the documents at none were given `worst`.
@@ -86,6 +86,11 @@ impl TermLevels<'_> {
     }
 }
 
+/// Each term's levels read so far.
+fn read_levels<'t>(terms: &'t [TermLevels<'_>]) -> impl Iterator<Item = &'t TermCosts> {
+    terms.iter().map(|term| &term.read)
+}
+
 /// `bucket` split by the sum of the terms' costs, best first, the sums read until `needed`
 /// documents are ranked. Each term comes with the cost of a document at none of its levels
 /// (`None`: its levels cover the bucket).
@@ -114,7 +119,7 @@ pub fn first_by_cost_sum<'s>(
         }
         if terms.iter().all(|term| term.complete) {
             // Every cost is known: the rest splits like the eager split.
-            for at_sum in sums_of(&rest, &terms, u32::MAX).into_values() {
+            for at_sum in sums_by_cost(&rest, read_levels(&terms), u32::MAX).into_values() {
                 rest -= &at_sum;
                 ready.push(at_sum);
             }
@@ -165,7 +170,7 @@ fn documents_at_sum(
             .unwrap_or_default();
     }
     let mut found = RoaringBitmap::new();
-    for (sum, holding) in sums_of(documents, others, target) {
+    for (sum, holding) in sums_by_cost(documents, read_levels(others), target) {
         if let Some(at_cost) = level(target - sum) {
             found |= holding & at_cost;
         }
@@ -173,46 +178,10 @@ fn documents_at_sum(
     found
 }
 
-/// The documents of `documents` at a read level of every term, by their sum of costs, sums
-/// above `ceiling` left out.
-fn sums_of(
-    documents: &RoaringBitmap,
-    terms: &[TermLevels<'_>],
-    ceiling: u32,
-) -> BTreeMap<u32, RoaringBitmap> {
-    let Some((first, others)) = terms.split_first() else {
-        return BTreeMap::from([(0, documents.clone())]);
-    };
-    let mut sums: BTreeMap<u32, RoaringBitmap> = first
-        .read
-        .iter()
-        .take_while(|(cost, _)| *cost <= ceiling)
-        .map(|(cost, at_cost)| (*cost, documents & at_cost))
-        .filter(|(_, holding)| !holding.is_empty())
-        .collect();
-    for term in others {
-        let mut next: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
-        for (sum, holding) in &sums {
-            for (cost, at_cost) in &term.read {
-                let total = sum.saturating_add(*cost);
-                if total > ceiling {
-                    break;
-                }
-                let both = holding & at_cost;
-                if !both.is_empty() {
-                    *next.entry(total).or_default() |= both;
-                }
-            }
-        }
-        sums = next;
-    }
-    sums
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::rule_bitmaps::{TermCosts, split_by_cost_sum};
+    use crate::search::rule_bitmaps::split_by_cost_sum;
     use crate::test_random::Random;
 
     /// Levels given from a list, counting how many were read.

@@ -218,7 +218,14 @@ impl Refiner<'_> {
         if let Some(typo_step) = self.typo_first() {
             return self.select_typo_first(bucket, typo_step, needed);
         }
-        let costs = BucketCosts::compute(
+        let costs = self.eager_costs(bucket)?;
+        self.refine(bucket.clone(), 0, &costs, &mut selected, needed)?;
+        Ok(selected)
+    }
+
+    /// Every kept term's typo levels over `bucket` (see [`BucketCosts::compute`]).
+    fn eager_costs(&self, bucket: &RoaringBitmap) -> ShardResult<BucketCosts<'_>> {
+        BucketCosts::compute(
             self.read,
             self.snapshot.prefix_unions(),
             self.context,
@@ -226,9 +233,7 @@ impl Refiner<'_> {
             self.kept,
             self.alternatives,
             bucket,
-        )?;
-        self.refine(bucket.clone(), 0, &costs, &mut selected, needed)?;
-        Ok(selected)
+        )
     }
 
     /// The index of the typo step when only words steps (which leave a words bucket whole)
@@ -270,15 +275,7 @@ impl Refiner<'_> {
                 selected.documents.len() >= needed,
                 "the ready sub-buckets fill the page"
             );
-            let costs = BucketCosts::compute(
-                self.read,
-                self.snapshot.prefix_unions(),
-                self.context,
-                self.resolved,
-                self.kept,
-                self.alternatives,
-                &rest,
-            )?;
+            let costs = self.eager_costs(&rest)?;
             self.refine(rest, typo_step, &costs, &mut selected, needed)?;
         }
         Ok(selected)

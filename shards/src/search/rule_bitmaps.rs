@@ -192,13 +192,23 @@ fn at_own_level(
             if lowest == Some(typos) {
                 return documents;
             }
-            levels
-                .iter()
-                .find(|(level, _)| *level == typos)
-                .map(|(_, at_level)| documents & at_level)
-                .unwrap_or_default()
+            within_level(levels, typos, &documents)
         })
         .collect()
+}
+
+/// An alternative's `documents` among those where `typos` is the term's fewest (`levels`,
+/// from [`typo_levels`] or a best-first split); none when that level is not among them.
+pub(super) fn within_level(
+    levels: &[(u32, RoaringBitmap)],
+    typos: u32,
+    documents: &RoaringBitmap,
+) -> RoaringBitmap {
+    levels
+        .iter()
+        .find(|(level, _)| *level == typos)
+        .map(|(_, at_level)| documents & at_level)
+        .unwrap_or_default()
 }
 
 /// Makes "documents with some occurrence at this cost" disjoint: each document keeps its
@@ -218,20 +228,46 @@ pub(super) fn lowest_costs(by_cost: BTreeMap<u32, RoaringBitmap>) -> TermCosts {
 
 /// `bucket` split by the sum of the terms' costs, lowest sum (best rank) first.
 pub fn split_by_cost_sum(bucket: &RoaringBitmap, terms: &[TermCosts]) -> Vec<RoaringBitmap> {
-    let mut sums: BTreeMap<u32, RoaringBitmap> = BTreeMap::from([(0, bucket.clone())]);
+    sums_by_cost(bucket, terms, u32::MAX)
+        .into_values()
+        .collect()
+}
+
+/// The documents of `documents` at a cost of every term, by their sum of costs, sums above
+/// `ceiling` left out (no term: every document at sum 0).
+pub fn sums_by_cost<'t>(
+    documents: &RoaringBitmap,
+    terms: impl IntoIterator<Item = &'t TermCosts>,
+    ceiling: u32,
+) -> BTreeMap<u32, RoaringBitmap> {
+    let mut terms = terms.into_iter();
+    let Some(first) = terms.next() else {
+        return BTreeMap::from([(0, documents.clone())]);
+    };
+    // The first term's costs start the sums: no copy of `documents` is made.
+    let mut sums: BTreeMap<u32, RoaringBitmap> = first
+        .iter()
+        .take_while(|(cost, _)| *cost <= ceiling)
+        .map(|(cost, at_cost)| (*cost, documents & at_cost))
+        .filter(|(_, holding)| !holding.is_empty())
+        .collect();
     for costs in terms {
         let mut next: BTreeMap<u32, RoaringBitmap> = BTreeMap::new();
-        for (sum, documents) in &sums {
-            for (cost, holding) in costs {
-                let both = documents & holding;
+        for (sum, holding) in &sums {
+            for (cost, at_cost) in costs {
+                let total = sum.saturating_add(*cost);
+                if total > ceiling {
+                    break;
+                }
+                let both = holding & at_cost;
                 if !both.is_empty() {
-                    *next.entry(sum + cost).or_default() |= both;
+                    *next.entry(total).or_default() |= both;
                 }
             }
         }
         sums = next;
     }
-    sums.into_values().collect()
+    sums
 }
 
 /// The slots (fields or position buckets) of `tree` holding an alternative's positioned word,

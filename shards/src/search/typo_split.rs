@@ -26,7 +26,7 @@ use crate::error::ShardResult;
 
 use super::best_first::{CostLevels, FirstSubBuckets, first_by_cost_sum};
 use super::bitmap_union::union_of;
-use super::rule_bitmaps::BucketCosts;
+use super::rule_bitmaps::{BucketCosts, within_level};
 use super::term_postings::TermPostings;
 use super::terms::ResolvedTerm;
 
@@ -75,18 +75,25 @@ impl BucketCosts<'_> {
     ) -> ShardResult<FirstSubBuckets> {
         debug_assert!(self.typos.is_empty() && self.ranked_by.is_empty());
         let empty = TermPostings::default();
+        let postings: Vec<&TermPostings> = self
+            .kept
+            .terms
+            .iter()
+            .map(|&term| {
+                alternatives
+                    .get(term)
+                    .map_or(&empty, |postings| &**postings)
+            })
+            .collect();
         let mut terms: Vec<(Box<dyn CostLevels + '_>, Option<u32>)> = Vec::new();
-        for &term in &self.kept.terms {
-            let postings = alternatives
-                .get(term)
-                .map_or(&empty, |postings| &**postings);
+        for (&term, &postings) in self.kept.terms.iter().zip(&postings) {
             debug_assert!(
                 bucket.is_subset(&postings.union),
                 "a kept term is in every document"
             );
             let levels = TypoLevels {
                 postings,
-                whole: postings.union.len() == bucket.len(),
+                whole: is_whole(postings, bucket),
                 bucket,
                 levels: by_typos(&self.resolved[term]),
             };
@@ -94,22 +101,20 @@ impl BucketCosts<'_> {
             terms.push((Box::new(levels), None));
         }
         let mut first = first_by_cost_sum(bucket, terms, needed)?;
-        for (&term, levels) in self
-            .kept
-            .terms
-            .iter()
-            .zip(std::mem::take(&mut first.levels))
-        {
-            let postings = alternatives
-                .get(term)
-                .map_or(&empty, |postings| &**postings);
-            let whole = postings.union.len() == bucket.len();
+        let levels = std::mem::take(&mut first.levels);
+        for ((&term, postings), levels) in self.kept.terms.iter().zip(postings).zip(levels) {
+            let whole = is_whole(postings, bucket);
             self.ranked_by
                 .push(ranked_by(&self.resolved[term], postings, &levels, whole));
             self.typos.push(levels);
         }
         Ok(first)
     }
+}
+
+/// Whether `bucket` (within the term's documents) is every document holding the term.
+fn is_whole(postings: &TermPostings, bucket: &RoaringBitmap) -> bool {
+    postings.union.len() == bucket.len()
 }
 
 /// The indexes of a term's alternatives by their number of typos, fewest first.
@@ -143,11 +148,7 @@ fn ranked_by(
             if whole && lowest == Some(typos) {
                 return documents.clone();
             }
-            levels
-                .iter()
-                .find(|(level, _)| *level == typos)
-                .map(|(_, at_level)| documents & at_level)
-                .unwrap_or_default()
+            within_level(levels, typos, documents)
         })
         .collect()
 }
