@@ -307,6 +307,8 @@ error_codes! {
     InvalidSimilarShowRankingScore => "invalid_similar_show_ranking_score", 400, InvalidRequest;
     InvalidSimilarShowRankingScoreDetails => "invalid_similar_show_ranking_score_details", 400, InvalidRequest;
     InvalidSkipCreation => "invalid_skip_creation", 400, InvalidRequest;
+    InvalidStatsShowInternalDatabaseSizes => "invalid_stats_show_internal_database_sizes", 400, InvalidRequest;
+    InvalidStatsSizeFormat => "invalid_stats_size_format", 400, InvalidRequest;
     InvalidState => "invalid_state", 500, Internal;
     InvalidStoreFile => "invalid_store_file", 500, Internal;
     InvalidSwapDuplicateIndexFound => "invalid_swap_duplicate_index_found", 400, InvalidRequest;

@@ -121,6 +121,29 @@ impl ShardRequest for UnusedBytes {
     }
 }
 
+/// The bytes of each part of the shard's files (its trees, free pages, embedders' graphs and
+/// vector files): what `showInternalDatabaseSizes` shows. It opens a closed shard, as the
+/// client asked for what only an open shard can measure.
+#[derive(Debug)]
+pub struct StoreSizes;
+
+impl ShardRequest for StoreSizes {
+    type Answer = shards::shard::StoreSizes;
+    const IS_WRITE: bool = false;
+
+    async fn run(
+        self,
+        host: &ShardHost,
+        address: ShardAddress,
+    ) -> Result<shards::shard::StoreSizes, ResponseError> {
+        let shard = match host.registry.peek(&address) {
+            Some(shard) => shard,
+            None => host.shard(&address)?,
+        };
+        shard.store_sizes().map_err(shard_error)
+    }
+}
+
 /// The bytes of disk blocks the file at `path` holds (what `du` counts, not its length: a
 /// shard file's released free pages are holes).
 fn allocated_bytes(path: &Path) -> Result<u64, ResponseError> {

@@ -242,17 +242,25 @@ pub async fn swap(
 }
 
 /// `GET /indexes/{index_uid}/stats`.
-pub async fn index_stats(services: &Services, index_uid: &str) -> Result<Response, ResponseError> {
+pub async fn index_stats(
+    services: &Services,
+    request: &Request,
+    index_uid: &str,
+) -> Result<Response, ResponseError> {
+    let options = stats::StatsOptions::from_query(request.query.as_deref().unwrap_or(""))?;
     let record = services.coordinator.index(index_uid)?;
-    let stats = stats::index_stats(&services.coordinator, &record).await?;
+    let stats = stats::index_stats(&services.coordinator, &record, options).await?;
     Ok(json(200, &stats))
 }
 
 /// `GET /stats`.
 pub async fn global_stats(
     services: &Services,
+    request: &Request,
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
+    let options = stats::StatsOptions::from_query(request.query.as_deref().unwrap_or(""))?;
+    let format = options.size_format.unwrap_or_default();
     let catalog = services.coordinator.catalog();
     let mut indexes = Map::new();
     let bytes = database_bytes(&services.coordinator).await?;
@@ -261,19 +269,21 @@ pub async fn global_stats(
         if !context.is_index_authorized(&record.uid) {
             continue;
         }
-        let stats = stats::index_stats(&services.coordinator, record).await?;
+        let stats = stats::index_stats(&services.coordinator, record, options).await?;
         indexes.insert(record.uid.clone(), stats);
         last_update = last_update.max(Some(record.updated_at));
     }
-    Ok(json(
-        200,
-        &json!({
-            "databaseSize": bytes.total,
-            "usedDatabaseSize": bytes.total.saturating_sub(bytes.unused),
-            "lastUpdate": last_update.map(format_date),
-            "indexes": indexes,
-        }),
-    ))
+    let mut answer = json!({
+        "databaseSize": format.size(bytes.total),
+        "usedDatabaseSize": format.size(bytes.total.saturating_sub(bytes.unused)),
+        "lastUpdate": last_update.map(format_date),
+        "indexes": indexes,
+    });
+    if *options.show_internal_database_sizes {
+        let server = stats::server_store_sizes(&services.coordinator, format).await?;
+        answer["internalDatabaseSizes"] = server;
+    }
+    Ok(json(200, &answer))
 }
 
 /// Checks the `{index_uid}` of a write route.

@@ -413,11 +413,11 @@ async fn dispatch_indexes(
         Endpoint::CompactIndex => indexes::compact(services, request, &index).await,
         Endpoint::SwapIndexes => indexes::swap(services, request, context).await,
         Endpoint::IndexStats => match indexes::checked_path_uid(&index) {
-            Ok(()) => indexes::index_stats(services, &index).await,
+            Ok(()) => indexes::index_stats(services, request, &index).await,
             Err(error) => Err(error),
         },
         Endpoint::ListFields => fields::list(services, request, &index).await,
-        Endpoint::GlobalStats => indexes::global_stats(services, context).await,
+        Endpoint::GlobalStats => indexes::global_stats(services, request, context).await,
         _ => Ok(Response::empty(404)),
     }
 }

@@ -53,6 +53,7 @@ mod sharding;
 mod sigterm_shutdown;
 mod snapshots;
 mod startup_messages;
+mod stats_sizes;
 mod streaming_payload;
 mod task_queue_compaction;
 mod tidy;

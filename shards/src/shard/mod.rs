@@ -41,6 +41,7 @@ mod segmented_vec;
 mod settings;
 mod snapshot;
 mod state;
+mod store_sizes;
 mod stored_document;
 mod vector_filter;
 mod vector_settings;
@@ -77,6 +78,9 @@ pub use repack::{
 };
 pub use settings::FacetSettings;
 pub use snapshot::{DocumentPage, ShardSnapshot, ShardStats};
+pub use store_sizes::{
+    FREE_PAGES_PART, StoreSizes, VECTOR_FILES_PART_PREFIX, VECTOR_GRAPH_PART_PREFIX,
+};
 pub use stored_document::StoredDocument;
 pub use vector_settings::StoredVectors;
 
@@ -318,6 +322,14 @@ impl Shard {
     /// Statistics of the last commit, with the file's length.
     pub fn stats(&self) -> ShardResult<ShardStats> {
         self.read()?.stats(self.database.stats().file_bytes)
+    }
+
+    /// The bytes of each part of the shard's files as of the last commit (see
+    /// [`store_sizes`]): its trees, its free pages, its embedders' graphs and vector files.
+    pub fn store_sizes(&self) -> ShardResult<StoreSizes> {
+        let mut sizes = self.read()?.store_sizes(&self.graphs)?;
+        sizes.insert(FREE_PAGES_PART.to_owned(), self.unused_bytes());
+        Ok(sizes)
     }
 
     /// With `prefetch`, opens every embedder's graph now and loads it into memory, and

@@ -128,6 +128,21 @@ impl GraphSet {
         Ok(())
     }
 
+    /// Bytes of a slot's vector files (navigation and full vectors), as their lengths say;
+    /// a file not written yet counts 0.
+    pub fn file_bytes(&self, slot: &EmbedderSlot) -> u64 {
+        let (navigation, full) = vector_file_paths(
+            &self.directory,
+            &slot.graph_name(),
+            &slot.graph_parameters(),
+        );
+        std::iter::once(navigation)
+            .chain(full)
+            .filter_map(|path| std::fs::metadata(path).ok())
+            .map(|metadata| metadata.len())
+            .sum()
+    }
+
     /// Deletes the vector files of a dropped slot (best effort: a leftover file is only
     /// unused space, never read again since slot numbers are not reused).
     pub fn remove_files(&self, slot: &EmbedderSlot) {

@@ -598,3 +598,68 @@ fn stored_external_ids_answers_exactly_the_stored_ones_of_many() {
         .expect("the lookups succeed");
     assert_eq!(answered, expected);
 }
+
+/// Letters from a linear congruential generator: text that compression cannot shrink much.
+fn incompressible_text(length: usize) -> String {
+    let mut state = 0x2545_f491_u64;
+    (0..length)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            char::from(b'a' + u8::try_from((state >> 33) % 26).expect("below 26"))
+        })
+        .collect()
+}
+
+#[test]
+fn store_sizes_count_every_tree_with_its_overflow_pages_and_the_free_pages() {
+    let directory = tempfile::tempdir().expect("tempdir succeeds");
+    let shard = open(directory.path());
+    let documents = (0..200)
+        .map(|index| {
+            replace(
+                &index.to_string(),
+                json!({"id": index, "text": format!("word{index} shared words")}),
+            )
+        })
+        .collect();
+    shard.apply(1, documents).expect("apply succeeds");
+    let before = shard.store_sizes().expect("store_sizes succeeds");
+    let file_bytes = shard.stats().expect("stats succeeds").file_bytes;
+    for part in ["documents", "externalIds", shards::shard::FREE_PAGES_PART] {
+        assert!(before.contains_key(part), "{part} in {before:?}");
+    }
+    assert!(before["documents"] > 0);
+    assert_eq!(before[shards::shard::FREE_PAGES_PART], shard.unused_bytes());
+    let page_bytes = storage_engine::PAGE_BYTES_DEFAULT as u64;
+    assert!(
+        before.values().all(|bytes| bytes % page_bytes == 0),
+        "{before:?}"
+    );
+    assert!(
+        before.values().sum::<u64>() <= file_bytes,
+        "{before:?} in {file_bytes}"
+    );
+
+    // A document too large for a leaf goes to an overflow run, counted with its tree.
+    let large = incompressible_text(200_000);
+    shard
+        .apply(
+            2,
+            vec![replace("large", json!({"id": "large", "blob": large}))],
+        )
+        .expect("apply succeeds");
+    let after = shard.store_sizes().expect("store_sizes succeeds");
+    assert!(
+        after["documents"] >= before["documents"] + 100_000,
+        "{} then {}",
+        before["documents"],
+        after["documents"]
+    );
+    let file_bytes = shard.stats().expect("stats succeeds").file_bytes;
+    assert!(
+        after.values().sum::<u64>() <= file_bytes,
+        "{after:?} in {file_bytes}"
+    );
+}

@@ -6,12 +6,17 @@
 //! every branch and leaf page of the tree once (their headers and slot arrays, never the
 //! values), so it costs about one sequential read of the tree.
 //!
-//! Invariants: overflow runs are not counted (a repack copies them as they are); a tree
-//! with no root has no pages and counts as full.
+//! The walk also counts the pages of the leaves' overflow runs (from the value lengths in
+//! the leaf cells, never reading the runs), so [`TreeFill::bytes`] is what the tree takes
+//! in the file: what `GET /stats?showInternalDatabaseSizes=true` reports per tree.
+//!
+//! Invariants: overflow runs are not part of the fill (a repack copies them as they are),
+//! only of the tree's bytes; a tree with no root has no pages and counts as full.
 
 use crate::btree::cursor::TREE_DEPTH_MAX;
 use crate::error::{Error, Result};
-use crate::page_store::page::Pointer;
+use crate::page_store::layout::OVERFLOW_DATA_OFFSET;
+use crate::page_store::page::{PageView, Pointer, ValueSlot};
 use crate::page_store::pager::Pager;
 
 /// The pages of a tree and the bytes of them its content uses.
@@ -23,6 +28,8 @@ pub struct TreeFill {
     pub used_bytes: u64,
     /// Bytes of one page.
     pub page_bytes: u64,
+    /// Pages of the overflow runs the leaves refer to.
+    pub overflow_pages: u64,
 }
 
 impl TreeFill {
@@ -33,6 +40,11 @@ impl TreeFill {
             return 1.0;
         }
         self.used_bytes as f64 / capacity as f64
+    }
+
+    /// Bytes the tree takes in the file: its branch, leaf and overflow pages.
+    pub fn bytes(&self) -> u64 {
+        (self.pages + self.overflow_pages) * self.page_bytes
     }
 
     /// Pages a repack into full pages would spare: the pages beyond those the used bytes
@@ -70,10 +82,23 @@ fn add_node(pager: &Pager, pointer: Pointer, depth: usize, fill: &mut TreeFill) 
     fill.pages += 1;
     fill.used_bytes += view.used_bytes()? as u64;
     if view.is_leaf() {
+        fill.overflow_pages += overflow_pages(&view, fill.page_bytes)?;
         return Ok(());
     }
     for index in 0..=view.count() {
         add_node(pager, view.child(index)?, depth + 1, fill)?;
     }
     Ok(())
+}
+
+/// Pages of the overflow runs a leaf's values live in: each run holds its value after a
+/// page header, in whole pages.
+fn overflow_pages(leaf: &PageView<'_>, page_bytes: u64) -> Result<u64> {
+    let mut pages = 0;
+    for index in 0..leaf.count() {
+        if let ValueSlot::Overflow { length, .. } = leaf.value(index)? {
+            pages += (OVERFLOW_DATA_OFFSET as u64 + length).div_ceil(page_bytes);
+        }
+    }
+    Ok(pages)
 }

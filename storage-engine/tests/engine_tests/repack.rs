@@ -158,8 +158,15 @@ fn fill_counts_the_tree_pages_and_rises_when_repacked() {
     let report = database
         .check_integrity()
         .expect("check_integrity succeeds");
-    // Every page the integrity walk counts as a tree page of the one tree, and no overflow.
+    // Every page the integrity walk counts is a tree page of the one tree or a page of its
+    // overflow run, and the tree's bytes are all of them.
     assert_eq!(scattered.pages, report.tree_pages - catalog_pages(&report));
+    assert!(scattered.overflow_pages > 0, "the large value has a run");
+    assert_eq!(scattered.overflow_pages, report.overflow_pages);
+    assert_eq!(
+        scattered.bytes(),
+        (scattered.pages + report.overflow_pages) * scattered.page_bytes
+    );
     assert!(
         scattered.fraction() < 0.8,
         "halved leaves: {:.2}",
