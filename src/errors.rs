@@ -187,6 +187,7 @@ error_codes! {
     InvalidDynamicSearchRuleFilter => "invalid_dynamic_search_rule_filter", 400, InvalidRequest;
     InvalidDynamicSearchRuleFilterActive => "invalid_dynamic_search_rule_filter_active", 400, InvalidRequest;
     InvalidDynamicSearchRuleFilterAttributePatterns => "invalid_dynamic_search_rule_filter_attribute_patterns", 400, InvalidRequest;
+    InvalidDynamicSearchRuleFilterQuery => "invalid_dynamic_search_rule_filter_query", 400, InvalidRequest;
     InvalidDynamicSearchRuleLimit => "invalid_dynamic_search_rule_limit", 400, InvalidRequest;
     InvalidDynamicSearchRuleOffset => "invalid_dynamic_search_rule_offset", 400, InvalidRequest;
     InvalidDynamicSearchRulePriority => "invalid_dynamic_search_rule_priority", 400, InvalidRequest;
@@ -307,9 +308,9 @@ error_codes! {
     InvalidSimilarShowRankingScore => "invalid_similar_show_ranking_score", 400, InvalidRequest;
     InvalidSimilarShowRankingScoreDetails => "invalid_similar_show_ranking_score_details", 400, InvalidRequest;
     InvalidSkipCreation => "invalid_skip_creation", 400, InvalidRequest;
+    InvalidState => "invalid_state", 500, Internal;
     InvalidStatsShowInternalDatabaseSizes => "invalid_stats_show_internal_database_sizes", 400, InvalidRequest;
     InvalidStatsSizeFormat => "invalid_stats_size_format", 400, InvalidRequest;
-    InvalidState => "invalid_state", 500, Internal;
     InvalidStoreFile => "invalid_store_file", 500, Internal;
     InvalidSwapDuplicateIndexFound => "invalid_swap_duplicate_index_found", 400, InvalidRequest;
     InvalidSwapIndexes => "invalid_swap_indexes", 400, InvalidRequest;
@@ -677,9 +678,11 @@ mod tests {
 
     use super::*;
 
-    /// The number of codes Meilisearch v1.41.0 defines, and the later ones the table holds.
+    /// The number of codes Meilisearch v1.41.0 defines, and the later ones the table holds
+    /// (1.50's `invalid_dynamic_search_rule_filter_query`, `invalid_stats_size_format` and
+    /// `invalid_stats_show_internal_database_sizes`, and one before them).
     const CODE_COUNT_V1_41: usize = 278;
-    const CODE_COUNT_LATER: usize = 1;
+    const CODE_COUNT_LATER: usize = 4;
 
     fn code_named(name: &str) -> Code {
         Code::ALL

@@ -128,12 +128,15 @@ enum Mode {
 }
 
 /// What every core reads from the configuration once, before the cores start: the
-/// outgoing IP policy and the query-embedding cache's size.
-fn set_process_wide_options(config: &Config) {
+/// outgoing IP policy, the query-embedding cache's size and the dynamic search rules' fuel
+/// (an unparsable fuel variable stops the start, as in Meilisearch).
+fn set_process_wide_options(config: &Config) -> Result<(), String> {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
     crate::embedders::query_cache::set_entries_per_embedder(
         config.experimental_embedding_cache_entries,
     );
+    crate::search::rule_fuel::RuleFuel::install_from_environment()?;
+    Ok(())
 }
 
 /// The experimental features the command line turns on for good.
@@ -151,7 +154,7 @@ fn run_cores(
     mode: Mode,
     logs: crate::logs::LogControl,
 ) -> Result<(), String> {
-    set_process_wide_options(config);
+    set_process_wide_options(config)?;
     let addresses = match mode {
         Mode::Serve => resolve(&config.http_addr)?,
         Mode::UntilIdle => Vec::new(),

@@ -2,15 +2,14 @@
 //! applies it, the routes list it), the control core applies a change, persists every rule,
 //! then replicates them.
 //!
-//! Invariant: a change is acknowledged only once it is on disk and every core applied it, so
-//! a rule answered `201`/`200` survives a crash and the next search on any core sees it;
-//! changes are serialized by the control core's write permit.
+//! Invariant: the changes of a batch of `dsrUpdate`/`dsrClear` tasks are done only once they
+//! are on disk and every core applied them, so a task that succeeded survives a crash and the
+//! next search on any core sees it; changes are serialized by the control core's write permit.
 
 use std::sync::Arc;
 
-use super::dynamic_search_rules::{
-    DYNAMIC_SEARCH_RULES_FILE_NAME, DynamicSearchRules, RuleChange, RuleOutcome, apply_change,
-};
+use super::dynamic_search_rule_patch::{ChangeOutcome, RuleChange, apply_changes};
+use super::dynamic_search_rules::{DYNAMIC_SEARCH_RULES_FILE_NAME, DynamicSearchRules};
 use super::{CONTROL_CORE, ControlBroadcast, ControlPlane};
 use crate::errors::{Code, ResponseError};
 use crate::runtime::CoreRequest;
@@ -21,15 +20,18 @@ impl ControlPlane {
         self.dynamic_search_rules.borrow().clone()
     }
 
-    /// Applies `change` on the control core; answers what it did.
+    /// Applies `changes`, in order, on the control core; answers what each did.
     pub async fn change_dynamic_search_rules(
         &self,
-        change: RuleChange,
-    ) -> Result<RuleOutcome, ResponseError> {
-        self.ask(ChangeRules(change)).await?
+        changes: Vec<RuleChange>,
+    ) -> Result<Vec<ChangeOutcome>, ResponseError> {
+        self.ask(ChangeRules(changes)).await?
     }
 
-    async fn apply_rule_change(&self, change: RuleChange) -> Result<RuleOutcome, ResponseError> {
+    async fn apply_rule_changes(
+        &self,
+        changes: Vec<RuleChange>,
+    ) -> Result<Vec<ChangeOutcome>, ResponseError> {
         debug_assert_eq!(
             self.mesh.core(),
             CONTROL_CORE,
@@ -40,7 +42,7 @@ impl ControlPlane {
             .acquire_permit(1)
             .await
             .map_err(|error| ResponseError::new(Code::Internal, error.to_string()))?;
-        let (rules, outcome) = apply_change(&self.dynamic_search_rules(), change)?;
+        let (rules, outcomes) = apply_changes(&self.dynamic_search_rules(), changes);
         let bytes = serde_json::to_vec(&rules)
             .map_err(|error| ResponseError::new(Code::Internal, error.to_string()))?;
         self.persist(DYNAMIC_SEARCH_RULES_FILE_NAME, bytes).await?;
@@ -48,17 +50,17 @@ impl ControlPlane {
         self.apply(ControlBroadcast::DynamicSearchRules(rules.clone()));
         self.replicate(ControlBroadcast::DynamicSearchRules(rules))
             .await?;
-        Ok(outcome)
+        Ok(outcomes)
     }
 }
 
-/// A change of the dynamic search rules, run on the control core.
-struct ChangeRules(RuleChange);
+/// Changes of the dynamic search rules, run on the control core.
+struct ChangeRules(Vec<RuleChange>);
 
 impl CoreRequest<ControlPlane> for ChangeRules {
-    type Answer = Result<RuleOutcome, ResponseError>;
+    type Answer = Result<Vec<ChangeOutcome>, ResponseError>;
 
     async fn run(self, control: &ControlPlane) -> Self::Answer {
-        control.apply_rule_change(self.0).await
+        control.apply_rule_changes(self.0).await
     }
 }

@@ -214,7 +214,8 @@ fn payload_format(
     Ok(format)
 }
 
-fn custom_metadata(request: &Request) -> Result<Option<String>, ResponseError> {
+/// The `customMetadata` query parameter of a write route.
+pub fn custom_metadata(request: &Request) -> Result<Option<String>, ResponseError> {
     crate::decode::decode_query::<MetadataQuery, QueryError>(request.query.as_deref().unwrap_or(""))
         .map(|query| query.custom_metadata)
 }

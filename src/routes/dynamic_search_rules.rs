@@ -1,7 +1,8 @@
 //! `/dynamic-search-rules` (feature `dynamicSearchRules`): list (`POST`, with a body), get,
-//! create or update (`PATCH`: 201 when created, 200 when updated) and delete (204) the
-//! instance's rules. Synchronous, as in Meilisearch 1.41: the control core applies, persists
-//! and replicates each change before the answer.
+//! create or update (`PATCH`), delete one (`DELETE /{uid}`) or all (`DELETE`) of the
+//! instance's rules. As in Meilisearch 1.50, changes are tasks (`dsrUpdate`, `dsrClear`,
+//! answered 202 with `customMetadata`); the scheduler applies, persists and replicates them
+//! (see `crate::tasks::dynamic_search_rules`). A 1.41 client's body is accepted too.
 //!
 //! Invariants, in Meilisearch's order (its extractors run before its handler): the key is
 //! checked first, then the path's uid (an invalid one is a plain-text 404, as actix answers a
@@ -10,13 +11,16 @@
 use serde_json::{Value, json};
 
 use crate::auth::index_pattern::is_valid_index_uid;
-use crate::control::dynamic_search_rules::{
-    DynamicSearchRule, RuleChange, RuleOutcome, RulePatch, not_found, routes_not_enabled,
-};
+use crate::control::dynamic_search_rule_patch::RulePatch;
+use crate::control::dynamic_search_rules::{DynamicSearchRule, not_found, routes_not_enabled};
 use crate::decode::JsonError;
 use crate::errors::{ResponseError, codes};
 use crate::http::{Request, Response};
+use crate::routes::documents::custom_metadata;
+use crate::routes::indexes::register;
 use crate::routes::{Services, body};
+use crate::search::rule_matching::normalized_words;
+use crate::tasks::model::KindWithContent;
 
 /// `limit` of a listing when absent.
 pub const LIST_LIMIT_DEFAULT: usize = 20;
@@ -41,14 +45,19 @@ struct ListRules {
     deny_unknown_fields
 )]
 struct ListFilter {
-    /// Patterns (`*` at either end) one of which must match the rule's whole uid.
-    #[deserr(default, error = JsonError<codes::InvalidDynamicSearchRuleFilterAttributePatterns>)]
-    attribute_patterns: Option<Vec<String>>,
+    /// Words searched in the rules' `description` and `conditions.query.words` (1.50).
+    #[deserr(default, error = JsonError<codes::InvalidDynamicSearchRuleFilterQuery>)]
+    query: Option<String>,
     #[deserr(default, error = JsonError<codes::InvalidDynamicSearchRuleFilterActive>)]
     active: Option<bool>,
+    /// Patterns (`*` at either end) one of which must match the rule's whole uid (1.41's
+    /// filter, still accepted).
+    #[deserr(default, error = JsonError<codes::InvalidDynamicSearchRuleFilterAttributePatterns>)]
+    attribute_patterns: Option<Vec<String>>,
 }
 
 impl ListFilter {
+    /// Whether `rule` passes the criteria other than `query`.
     fn accepts(&self, rule: &DynamicSearchRule) -> bool {
         let uid_matches = self.attribute_patterns.as_ref().is_none_or(|patterns| {
             patterns
@@ -57,6 +66,52 @@ impl ListFilter {
         });
         uid_matches && self.active.is_none_or(|active| active == rule.active)
     }
+}
+
+/// The rules among `rules` that the words of `query` find, as Meilisearch 1.50's listing
+/// finds them: a rule is found when its `description` and `conditions.query.words` hold every
+/// word of the query (whole words, normalized); when none holds them all, the last word is
+/// left out, and so on, until some rule is found or no word is left (then: none).
+fn found_by_query<'rule>(
+    rules: Vec<&'rule DynamicSearchRule>,
+    query: &str,
+) -> Vec<&'rule DynamicSearchRule> {
+    let mut words = normalized_words(query);
+    if words.is_empty() {
+        return rules;
+    }
+    let rule_words: Vec<Vec<String>> = rules.iter().map(|rule| searchable_words(rule)).collect();
+    while !words.is_empty() {
+        let found: Vec<&DynamicSearchRule> = rules
+            .iter()
+            .zip(&rule_words)
+            .filter(|(_, held)| words.iter().all(|word| held.contains(word)))
+            .map(|(rule, _)| *rule)
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        words.pop();
+    }
+    Vec::new()
+}
+
+/// The normalized words a listing's `query` searches in `rule`.
+fn searchable_words(rule: &DynamicSearchRule) -> Vec<String> {
+    let mut words = rule
+        .description
+        .as_deref()
+        .map(normalized_words)
+        .unwrap_or_default();
+    if let Some(query_words) = rule
+        .conditions
+        .query
+        .as_ref()
+        .and_then(|query| query.words.as_deref())
+    {
+        words.extend(normalized_words(query_words));
+    }
+    words
 }
 
 /// Whether `pattern` matches the whole of `uid`: `*` matches everything, a leading or
@@ -78,7 +133,7 @@ pub fn list(services: &Services, request: &Request) -> Result<Response, Response
     let listing: ListRules = body::json::<ListRules, JsonError>(request)?;
     check_enabled(services)?;
     let rules = services.control.dynamic_search_rules();
-    let accepted: Vec<&DynamicSearchRule> = rules
+    let mut accepted: Vec<&DynamicSearchRule> = rules
         .values()
         .filter(|rule| {
             listing
@@ -87,6 +142,13 @@ pub fn list(services: &Services, request: &Request) -> Result<Response, Response
                 .is_none_or(|filter| filter.accepts(rule))
         })
         .collect();
+    if let Some(query) = listing
+        .filter
+        .as_ref()
+        .and_then(|filter| filter.query.as_deref())
+    {
+        accepted = found_by_query(accepted, query);
+    }
     let results: Vec<Value> = accepted
         .iter()
         .skip(listing.offset)
@@ -113,7 +175,8 @@ pub fn get(services: &Services, uid: &str) -> Result<Response, ResponseError> {
     Ok(Response::json(200, json!(rule).to_string()))
 }
 
-/// `PATCH /dynamic-search-rules/{uid}`: creates the rule (201) or patches it (200).
+/// `PATCH /dynamic-search-rules/{uid}`: enqueues a `dsrUpdate` task that creates the rule
+/// or patches it.
 pub async fn update(
     services: &Services,
     request: &Request,
@@ -122,32 +185,40 @@ pub async fn update(
     if let Some(refusal) = refused_path_uid(uid) {
         return Ok(refusal);
     }
-    let patch: RulePatch = body::json::<RulePatch, JsonError>(request)?;
+    let metadata = custom_metadata(request)?;
+    let body: serde_json::Value = body::json::<serde_json::Value, JsonError>(request)?;
+    let patch = RulePatch::decode(body)?;
     check_enabled(services)?;
-    let change = RuleChange::Upsert {
-        uid: uid.to_owned(),
-        patch,
+    let kind = KindWithContent::DsrUpdate {
+        rule_uid: uid.to_owned(),
+        update: Some(patch),
     };
-    match services.control.change_dynamic_search_rules(change).await? {
-        RuleOutcome::Upserted { rule, created } => {
-            let status = if created { 201 } else { 200 };
-            Ok(Response::json(status, json!(rule).to_string()))
-        }
-        RuleOutcome::Deleted => Err(ResponseError::internal("an upsert deleted a rule")),
-    }
+    register(services, request, kind, metadata, 202).await
 }
 
-/// `DELETE /dynamic-search-rules/{uid}`.
-pub async fn delete(services: &Services, uid: &str) -> Result<Response, ResponseError> {
+/// `DELETE /dynamic-search-rules/{uid}`: enqueues a `dsrUpdate` task that deletes the rule.
+pub async fn delete(
+    services: &Services,
+    request: &Request,
+    uid: &str,
+) -> Result<Response, ResponseError> {
     if let Some(refusal) = refused_path_uid(uid) {
         return Ok(refusal);
     }
+    let metadata = custom_metadata(request)?;
     check_enabled(services)?;
-    let change = RuleChange::Delete {
-        uid: uid.to_owned(),
+    let kind = KindWithContent::DsrUpdate {
+        rule_uid: uid.to_owned(),
+        update: None,
     };
-    services.control.change_dynamic_search_rules(change).await?;
-    Ok(Response::empty(204))
+    register(services, request, kind, metadata, 202).await
+}
+
+/// `DELETE /dynamic-search-rules`: enqueues a `dsrClear` task that deletes every rule.
+pub async fn clear(services: &Services, request: &Request) -> Result<Response, ResponseError> {
+    let metadata = custom_metadata(request)?;
+    check_enabled(services)?;
+    register(services, request, KindWithContent::DsrClear, metadata, 202).await
 }
 
 /// The feature gate of every route.

@@ -323,7 +323,8 @@ async fn dispatch_instance_features(
         Endpoint::ListDynamicSearchRules
         | Endpoint::GetDynamicSearchRule
         | Endpoint::UpdateDynamicSearchRule
-        | Endpoint::DeleteDynamicSearchRule => dispatch_rules(services, endpoint, call).await,
+        | Endpoint::DeleteDynamicSearchRule
+        | Endpoint::ClearDynamicSearchRules => dispatch_rules(services, endpoint, call).await,
         Endpoint::ListChats
         | Endpoint::GetChatSettings
         | Endpoint::UpdateChatSettings
@@ -367,7 +368,10 @@ async fn dispatch_rules(
         Endpoint::UpdateDynamicSearchRule => {
             dynamic_search_rules::update(services, request, &uid).await
         }
-        Endpoint::DeleteDynamicSearchRule => dynamic_search_rules::delete(services, &uid).await,
+        Endpoint::DeleteDynamicSearchRule => {
+            dynamic_search_rules::delete(services, request, &uid).await
+        }
+        Endpoint::ClearDynamicSearchRules => dynamic_search_rules::clear(services, request).await,
         _ => Ok(Response::empty(404)),
     }
 }

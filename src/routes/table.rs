@@ -87,6 +87,7 @@ pub enum Endpoint {
     GetDynamicSearchRule,
     UpdateDynamicSearchRule,
     DeleteDynamicSearchRule,
+    ClearDynamicSearchRules,
     ListChats,
     GetChatSettings,
     UpdateChatSettings,
@@ -511,6 +512,12 @@ pub static ROUTES: &[Route] = &[
         pattern: "/dynamic-search-rules",
         action: Some(Action::DynamicSearchRulesGet),
         endpoint: Endpoint::ListDynamicSearchRules,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/dynamic-search-rules",
+        action: Some(Action::DynamicSearchRulesDelete),
+        endpoint: Endpoint::ClearDynamicSearchRules,
     },
     Route {
         method: Method::Get,

@@ -31,6 +31,8 @@ pub mod queue;
 pub mod remote;
 pub mod remote_failover;
 pub mod response;
+pub mod rule_fuel;
+pub mod rule_matching;
 pub mod shard_partition;
 pub mod similar;
 pub mod single;

@@ -1,15 +1,9 @@
-//! Dynamic search rules applied to a search, as Meilisearch 1.41 applies them (with the
+//! Dynamic search rules applied to a search, as Meilisearch 1.50 applies them (with the
 //! `dynamicSearchRules` feature on): the active rules whose conditions hold pin documents at
 //! positions of the results.
 //!
-//! Which pins ([`resolve_pins`]): a rule applies when it is `active` and each of its
-//! conditions holds — `isEmpty` when the query text is absent or blank (or not, for
-//! `false`), `contains` when the lowercased query text contains the condition's text
-//! normalized as a facet value, `time` when now is within its bounds. Each of its actions
-//! whose selector names a document id, and this index or no index, pins that document at
-//! its position. A document pinned by several rules keeps the pin of the rule with the
-//! smallest `priority` (a rule without one comes last; on a tie, the first rule by uid and
-//! action order); pins are ordered by position, then priority.
+//! Which pins: see [`super::rule_matching`] (the rules that apply, by precedence, within
+//! the fuel's limits).
 //!
 //! How they are placed ([`execute_pinned`]): pinned documents are left out of the ranking
 //! (whatever the query, they need not match it) and kept only when the search's filter
@@ -41,7 +35,8 @@ use time::OffsetDateTime;
 
 use super::execute::{SearchOutcome, execute_organic, index_filter_error, shard_request};
 use super::prepare::PreparedSearch;
-use crate::control::dynamic_search_rules::{Condition, DynamicSearchRule, DynamicSearchRules};
+use super::rule_fuel::RuleFuel;
+use super::rule_matching::{RuleContext, resolve_pins};
 use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
@@ -59,14 +54,6 @@ pub struct Pin {
     pub position: u32,
 }
 
-/// A pin before the choice between rules: its priority and its order among the actions.
-struct Candidate<'a> {
-    document_id: &'a str,
-    position: u32,
-    /// The rule's priority, `u64::MAX` when it has none.
-    priority: u64,
-}
-
 /// Adds the pins of the rules to `prepared`, a search of `index_uid` (nothing without the
 /// feature or without a matching rule).
 pub fn attach_pins(
@@ -79,12 +66,16 @@ pub fn attach_pins(
         return;
     }
     let rules = coordinator.dynamic_search_rules();
-    let pins = resolve_pins(
-        &rules,
+    if rules.is_empty() {
+        return;
+    }
+    let fuel = RuleFuel::current();
+    let context = RuleContext::new(
         prepared.body.q.as_deref(),
-        index_uid,
         OffsetDateTime::now_utc(),
+        fuel.max_counted_words,
     );
+    let pins = resolve_pins(&rules, index_uid, &context, fuel);
     if pins.is_empty() {
         return;
     }
@@ -92,85 +83,6 @@ pub fn attach_pins(
         pins.iter().map(|pin| pin.document_id.clone()).collect(),
     ));
     prepared.pins = pins;
-}
-
-/// The pins of `rules` for the query text `q` on `index_uid` at `now`, in placing order.
-pub fn resolve_pins(
-    rules: &DynamicSearchRules,
-    q: Option<&str>,
-    index_uid: &str,
-    now: OffsetDateTime,
-) -> Vec<Pin> {
-    let query = q.map(str::to_lowercase);
-    let mut chosen: Vec<Candidate<'_>> = Vec::new();
-    for rule in rules.values() {
-        if !applies(rule, query.as_deref(), now) {
-            continue;
-        }
-        let priority = rule.priority.unwrap_or(u64::MAX);
-        for action in &rule.actions {
-            let selector = &action.selector;
-            let Some(document_id) = selector.id.as_deref() else {
-                continue;
-            };
-            if selector
-                .index_uid
-                .as_deref()
-                .is_some_and(|uid| uid != index_uid)
-            {
-                continue;
-            }
-            let crate::control::dynamic_search_rules::PinAction::Pin { position } = action.action;
-            let candidate = Candidate {
-                document_id,
-                position,
-                priority,
-            };
-            match chosen
-                .iter_mut()
-                .find(|other| other.document_id == document_id)
-            {
-                Some(other) if candidate.priority < other.priority => *other = candidate,
-                Some(_) => {}
-                None => chosen.push(candidate),
-            }
-        }
-    }
-    // Stable: equal positions and priorities keep the rules' uid order.
-    chosen.sort_by_key(|candidate| (candidate.position, candidate.priority));
-    chosen
-        .into_iter()
-        .map(|candidate| Pin {
-            document_id: candidate.document_id.to_owned(),
-            position: candidate.position,
-        })
-        .collect()
-}
-
-/// Whether `rule` applies to the lowercased query text `query` at `now`.
-fn applies(rule: &DynamicSearchRule, query: Option<&str>, now: OffsetDateTime) -> bool {
-    rule.active
-        && rule
-            .conditions
-            .iter()
-            .all(|condition| holds(condition, query, now))
-}
-
-fn holds(condition: &Condition, query: Option<&str>, now: OffsetDateTime) -> bool {
-    match condition {
-        Condition::Query {
-            is_empty: Some(is_empty),
-            ..
-        } => *is_empty == query.is_none_or(|query| query.trim().is_empty()),
-        Condition::Query {
-            contains: Some(text),
-            ..
-        } => query.is_some_and(|query| query.contains(&shards::filter::normalize_facet(text))),
-        Condition::Query { .. } => true,
-        Condition::Time { start, end } => {
-            start.is_none_or(|start| now >= start) && end.is_none_or(|end| now <= end)
-        }
-    }
 }
 
 /// The list `organic` with `pinned` (by position, in placing order) merged in, from `skip`,
@@ -311,24 +223,6 @@ pub fn pinned_position(hit: &ShardHit) -> Option<u32> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn rules(list: serde_json::Value) -> DynamicSearchRules {
-        let list: Vec<DynamicSearchRule> = serde_json::from_value(list).unwrap();
-        list.into_iter()
-            .map(|rule| (rule.uid.clone(), rule))
-            .collect()
-    }
-
-    fn pin(id: &str, position: u32) -> serde_json::Value {
-        json!({"selector": {"id": id}, "action": {"type": "pin", "position": position}})
-    }
-
-    fn ids(pins: &[Pin]) -> Vec<(&str, u32)> {
-        pins.iter()
-            .map(|pin| (pin.document_id.as_str(), pin.position))
-            .collect()
-    }
 
     #[test]
     fn pins_walk_into_the_list_and_follow_it_when_it_runs_out() {
@@ -352,39 +246,5 @@ mod tests {
         assert_eq!(ranked_places(&[0, 0], 3), 1);
         assert_eq!(ranked_places(&[5], 3), 3);
         assert_eq!(ranked_places(&[], 3), 3);
-    }
-
-    #[test]
-    fn the_smallest_priority_wins_a_document_and_orders_equal_positions() {
-        let rules = rules(json!([
-            {"uid": "a", "actions": [pin("1", 3), pin("2", 0)]},
-            {"uid": "b", "priority": 5, "actions": [pin("1", 1), pin("3", 0)]},
-            {"uid": "c", "priority": 9, "active": false, "actions": [pin("4", 0)]},
-        ]));
-        let pins = resolve_pins(&rules, Some("x"), "movies", OffsetDateTime::now_utc());
-        assert_eq!(ids(&pins), [("3", 0), ("2", 0), ("1", 1)]);
-    }
-
-    #[test]
-    fn conditions_read_the_query_the_time_and_the_index() {
-        let now = OffsetDateTime::now_utc();
-        let rules = rules(json!([
-            {"uid": "empty", "conditions": [{"scope": "query", "isEmpty": true}],
-             "actions": [pin("e", 0)]},
-            {"uid": "contains", "conditions": [{"scope": "query", "contains": " RETURNS "}],
-             "actions": [{"selector": {"indexUid": "movies", "id": "c"}, "action": {"type": "pin", "position": 1}}]},
-            {"uid": "past", "conditions": [{"scope": "time", "end": "2000-01-01T00:00:00Z"}],
-             "actions": [pin("p", 2)]},
-        ]));
-        assert_eq!(ids(&resolve_pins(&rules, None, "movies", now)), [("e", 0)]);
-        assert_eq!(
-            ids(&resolve_pins(&rules, Some("  "), "movies", now)),
-            [("e", 0)]
-        );
-        assert_eq!(
-            ids(&resolve_pins(&rules, Some("Batman Returns"), "movies", now)),
-            [("c", 1)]
-        );
-        assert!(resolve_pins(&rules, Some("Batman Returns"), "books", now).is_empty());
     }
 }

@@ -5,7 +5,7 @@
 //! Priority: the newest enqueued `taskCancelation` alone → every enqueued or failed
 //! `upgradeDatabase` → the index tasks registered before the first `networkTopologyChange`
 //! (auto-batched among themselves) → that `networkTopologyChange` → every enqueued `taskDeletion` →
-//! the oldest `indexCompaction` → the oldest `export` → every `snapshotCreation` → the oldest
+//! every enqueued `dsrUpdate` and `dsrClear` (applied in uid order) → the oldest `indexCompaction` → the oldest `export` → every `snapshotCreation` → the oldest
 //! `dumpCreation` → the tasks of the index of the oldest remaining task, auto-batched.
 //!
 //! Invariants: the input is in uid order; the output's uids are a subsequence of it; an
@@ -383,7 +383,8 @@ fn next_upgrade_batch(tasks: &[&Task]) -> Option<NextBatch> {
     Some(batch)
 }
 
-/// Steps 2 to 7: network change, deletions, compaction, export, snapshots, dump.
+/// Steps 2 to 7: network change, deletions, rule changes, compaction, export, snapshots,
+/// dump.
 fn next_global_batch(enqueued: &[&Task]) -> Option<NextBatch> {
     let alone = |kind: Kind, uid: TaskUid| {
         NextBatch::global(vec![uid], StopReason::TaskCannotBeBatched { kind, id: uid })
@@ -400,6 +401,17 @@ fn next_global_batch(enqueued: &[&Task]) -> Option<NextBatch> {
     let deletions = uids_of(enqueued, Kind::TaskDeletion);
     if !deletions.is_empty() {
         return Some(all(Kind::TaskDeletion, deletions));
+    }
+    let rule_changes: Vec<TaskUid> = enqueued
+        .iter()
+        .filter(|task| matches!(task.kind(), Kind::DsrUpdate | Kind::DsrClear))
+        .map(|task| task.uid)
+        .collect();
+    if !rule_changes.is_empty() {
+        return Some(NextBatch::global(
+            rule_changes,
+            StopReason::ExhaustedEnqueuedTasks,
+        ));
     }
     for kind in [Kind::IndexCompaction, Kind::Export] {
         if let Some(&uid) = uids_of(enqueued, kind).first() {

@@ -39,6 +39,7 @@ pub mod batch_documents;
 pub mod catalog_store;
 pub mod control_side;
 pub mod dump;
+pub mod dynamic_search_rules;
 pub mod export;
 pub mod index_batch;
 pub mod model;

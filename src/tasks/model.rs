@@ -14,6 +14,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::control::dynamic_search_rule_patch::RulePatch;
+use crate::control::dynamic_search_rules::DYNAMIC_SEARCH_RULES_TASK_INDEX;
 use crate::decode::FromQueryParameter;
 use crate::errors::{Code, ResponseError};
 use crate::settings::apply::mask_embedder_api_keys;
@@ -135,12 +137,14 @@ pub enum Kind {
     UpgradeDatabase,
     IndexCompaction,
     NetworkTopologyChange,
+    DsrUpdate,
+    DsrClear,
 }
 
 impl Kind {
     /// Every kind, in Meilisearch's order. [`Kind::byte`] (on-disk keys) is the position
     /// here: new kinds are appended, never inserted.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 18] = [
         Kind::DocumentAdditionOrUpdate,
         Kind::DocumentEdition,
         Kind::DocumentDeletion,
@@ -157,6 +161,8 @@ impl Kind {
         Kind::UpgradeDatabase,
         Kind::IndexCompaction,
         Kind::NetworkTopologyChange,
+        Kind::DsrUpdate,
+        Kind::DsrClear,
     ];
 
     /// The wire name.
@@ -178,6 +184,8 @@ impl Kind {
             Kind::UpgradeDatabase => "upgradeDatabase",
             Kind::IndexCompaction => "indexCompaction",
             Kind::NetworkTopologyChange => "networkTopologyChange",
+            Kind::DsrUpdate => "dsrUpdate",
+            Kind::DsrClear => "dsrClear",
         }
     }
 
@@ -354,6 +362,13 @@ pub enum KindWithContent {
         index_uid: String,
     },
     NetworkTopologyChange,
+    /// `PATCH` (with `update`) or `DELETE` (without) of one dynamic search rule.
+    DsrUpdate {
+        rule_uid: String,
+        update: Option<RulePatch>,
+    },
+    /// `DELETE /dynamic-search-rules`: every rule.
+    DsrClear,
 }
 
 impl KindWithContent {
@@ -378,10 +393,13 @@ impl KindWithContent {
             KindWithContent::UpgradeDatabase { .. } => Kind::UpgradeDatabase,
             KindWithContent::IndexCompaction { .. } => Kind::IndexCompaction,
             KindWithContent::NetworkTopologyChange => Kind::NetworkTopologyChange,
+            KindWithContent::DsrUpdate { .. } => Kind::DsrUpdate,
+            KindWithContent::DsrClear => Kind::DsrClear,
         }
     }
 
-    /// The index `indexUid` shows (`None` for global tasks, swaps included).
+    /// The index `indexUid` shows (`None` for global tasks, swaps included; the rules' tasks
+    /// show Meilisearch's name of their queue, though they touch no index).
     pub fn index_uid(&self) -> Option<&str> {
         match self {
             KindWithContent::DocumentAdditionOrUpdate { index_uid, .. }
@@ -402,6 +420,9 @@ impl KindWithContent {
             | KindWithContent::Export { .. }
             | KindWithContent::UpgradeDatabase { .. }
             | KindWithContent::NetworkTopologyChange => None,
+            KindWithContent::DsrUpdate { .. } | KindWithContent::DsrClear => {
+                Some(DYNAMIC_SEARCH_RULES_TASK_INDEX)
+            }
         }
     }
 
@@ -429,6 +450,8 @@ impl KindWithContent {
                 indexes.dedup();
                 indexes
             }
+            // Their `indexUid` names no index: they are global tasks.
+            KindWithContent::DsrUpdate { .. } | KindWithContent::DsrClear => Vec::new(),
             other => other.index_uid().into_iter().collect(),
         }
     }
@@ -500,7 +523,25 @@ impl KindWithContent {
                 moved_documents: 0,
                 message: NETWORK_CHANGE_DEFAULT_MESSAGE.to_owned(),
             },
+            KindWithContent::DsrUpdate { .. } | KindWithContent::DsrClear => {
+                return self.rule_details();
+            }
         })
+    }
+
+    /// The details of a rule task when it is registered: a change shows its fields and one
+    /// updated rule (as Meilisearch's do), a clear its deleted rules once known.
+    fn rule_details(&self) -> Option<Details> {
+        match self {
+            KindWithContent::DsrUpdate { update, .. } => Some(Details::DsrUpdate {
+                rule: update.as_ref().map(RulePatch::to_json),
+                updated_rules: 1,
+            }),
+            KindWithContent::DsrClear => Some(Details::ClearAll {
+                deleted_documents: None,
+            }),
+            _ => None,
+        }
     }
 
     /// The details a task on documents (or an index deletion, which clears them) has when it
@@ -691,6 +732,12 @@ pub enum Details {
         moved_documents: u64,
         message: String,
     },
+    /// A rule's change (`rule`: the fields of its `PATCH`, none for a deletion) and the
+    /// rules it touches (1, as Meilisearch counts even a deletion of no rule).
+    DsrUpdate {
+        rule: Option<serde_json::Map<String, serde_json::Value>>,
+        updated_rules: u64,
+    },
 }
 
 impl Details {
@@ -728,7 +775,8 @@ impl Details {
             | Details::Dump { .. }
             | Details::Export { .. }
             | Details::UpgradeDatabase { .. }
-            | Details::IndexSwap { .. } => {}
+            | Details::IndexSwap { .. }
+            | Details::DsrUpdate { .. } => {}
         }
         details
     }

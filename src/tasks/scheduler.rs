@@ -619,6 +619,13 @@ impl Scheduler {
             {
                 self.process_snapshot(tasks, batch_uid).await
             }
+            BatchPlan::Global
+                if tasks
+                    .iter()
+                    .all(|task| matches!(task.kind.kind(), Kind::DsrUpdate | Kind::DsrClear)) =>
+            {
+                super::dynamic_search_rules::process_rule_changes(&self.control_plane, tasks).await
+            }
             BatchPlan::Global => match alone_in_batch(tasks) {
                 Ok(task) if task.kind.kind() == Kind::Export => self.process_export(task).await,
                 Ok(task) if task.kind.kind() == Kind::DumpCreation => {

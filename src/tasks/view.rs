@@ -272,6 +272,9 @@ pub struct DetailsView {
     pub post_compaction_size: Option<String>,
     pub moved_documents: Option<u64>,
     pub message: Option<String>,
+    /// A dynamic search rule's `PATCH` fields (`dsrUpdate`).
+    pub rule: Option<Map<String, Value>>,
+    pub updated_rules: Option<u64>,
 }
 
 /// A size as Meilisearch writes it in details (`byte_unit`, binary or decimal unit).
@@ -322,6 +325,14 @@ impl DetailsView {
             | Details::Export { .. }
             | Details::UpgradeDatabase { .. }
             | Details::NetworkTopologyChange { .. } => Self::from_instance_details(details.clone()),
+            Details::DsrUpdate {
+                rule,
+                updated_rules,
+            } => DetailsView {
+                rule: rule.clone(),
+                updated_rules: Some(*updated_rules),
+                ..DetailsView::default()
+            },
         }
     }
 
@@ -520,6 +531,9 @@ impl DetailsView {
         first(&mut self.new_index_uid, &other.new_index_uid);
         first(&mut self.pre_compaction_size, &other.pre_compaction_size);
         first(&mut self.post_compaction_size, &other.post_compaction_size);
+        // A batch of rule changes shows how many rules they touched, not each change.
+        self.rule = None;
+        sum(&mut self.updated_rules, other.updated_rules);
     }
 
     /// Two filters are joined with `&`.
@@ -584,6 +598,8 @@ impl DetailsView {
         );
         put("movedDocuments", self.moved_documents.map(|v| json!(v)));
         put("message", self.message.as_ref().map(|v| json!(v)));
+        put("rule", self.rule.as_ref().map(|v| json!(v)));
+        put("updatedRules", self.updated_rules.map(|v| json!(v)));
         object
     }
 }

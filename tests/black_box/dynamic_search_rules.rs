@@ -1,8 +1,9 @@
-//! Dynamic search rules (issue 44, item 1) against the server binary, through raw HTTP, as
-//! Meilisearch 1.41 has them:
+//! Dynamic search rules against the server binary, through raw HTTP, as Meilisearch 1.50
+//! has them (issue 72, item 2), with 1.41's bodies and dumps still read:
 //!
-//! - the routes (`POST /dynamic-search-rules` lists, `GET`/`PATCH`/`DELETE
-//!   /dynamic-search-rules/{uid}`) behind the `dynamicSearchRules` feature, with every
+//! - the routes (`POST /dynamic-search-rules` lists, with `filter.query`; `GET`
+//!   `/dynamic-search-rules/{uid}`; `PATCH`/`DELETE` one and `DELETE` all, answered with
+//!   `dsrUpdate`/`dsrClear` tasks) behind the `dynamicSearchRules` feature, with every
 //!   refusal's code, message and status, in Meilisearch's order (key, path, body, gate);
 //! - the rules survive a restart and a kill -9, and travel in dumps and snapshots;
 //! - in search, multi-search and federated search, matching active rules pin documents at
@@ -56,16 +57,34 @@ fn patch_rule(server: &Server, uid: &str, body: &Value) -> HttpResponse {
     server.send("PATCH", &format!("/dynamic-search-rules/{uid}"), Some(body))
 }
 
-/// Creates (or updates) rule `uid`, which must succeed.
+/// Sends a rule change, whose `dsrUpdate`/`dsrClear` task must succeed; answers the task.
+fn change(server: &Server, method: &str, path: &str, body: Option<&Value>) -> Value {
+    let response = server.send(method, path, body);
+    assert_eq!(response.status, 202, "{method} {path}: {}", response.text());
+    let summary = response.json();
+    assert_eq!(summary["indexUid"], ".meili_dsr", "{summary}");
+    let task = server.wait_task(&summary["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{method} {path}: {task}");
+    task
+}
+
+/// Creates (or updates) rule `uid`, which must succeed; answers the rule as it now is.
 fn put_rule(server: &Server, uid: &str, body: &Value) -> Value {
-    let response = patch_rule(server, uid, body);
-    assert!(
-        response.status == 201 || response.status == 200,
-        "{uid}: {} {}",
-        response.status,
-        response.text()
-    );
+    let path = format!("/dynamic-search-rules/{uid}");
+    change(server, "PATCH", &path, Some(body));
+    let response = server.send("GET", &path, None);
+    assert_eq!(response.status, 200, "{uid}: {}", response.text());
     response.json()
+}
+
+/// Deletes rule `uid` (its task must succeed).
+fn delete_rule(server: &Server, uid: &str) -> Value {
+    change(
+        server,
+        "DELETE",
+        &format!("/dynamic-search-rules/{uid}"),
+        None,
+    )
 }
 
 fn list(server: &Server, body: &Value) -> HttpResponse {
@@ -168,19 +187,28 @@ fn the_routes_are_gated_by_the_feature_after_the_body_and_path_are_checked() {
         "feature_not_enabled",
         gated,
     );
-    assert_error(
-        &server.send("DELETE", path, None),
-        400,
-        "feature_not_enabled",
-        gated,
-    );
+    for path in [path, "/dynamic-search-rules"] {
+        assert_error(
+            &server.send("DELETE", path, None),
+            400,
+            "feature_not_enabled",
+            gated,
+        );
+    }
     // Meilisearch's extractors run before its handler: a bad body wins over the gate.
     assert_error(
         &patch_rule(&server, "rule-a", &json!({"bogus": 1})),
         400,
         "bad_request",
-        "Unknown field `bogus`: expected one of `description`, `priority`, `active`, \
+        "Unknown field `bogus`: expected one of `description`, `precedence`, `active`, \
          `conditions`, `actions`",
+    );
+    assert_eq!(
+        server
+            .send("GET", "/tasks?types=dsrUpdate,dsrClear", None)
+            .json()["total"],
+        0,
+        "no refused change registered a task"
     );
     assert_error(
         &list(&server, &json!({"limit": -1})),
@@ -229,29 +257,48 @@ fn the_routes_are_gated_by_the_feature_after_the_body_and_path_are_checked() {
 }
 
 #[test]
-fn rules_are_created_read_patched_listed_and_deleted() {
+fn rules_are_created_read_patched_listed_and_deleted_by_tasks() {
     let server = start_enabled();
     let full = json!({
         "description": "Black Friday 2025 rules",
-        "priority": 10,
+        "precedence": 10,
         "active": true,
-        "conditions": [
-            {"scope": "query", "isEmpty": true},
-            {"scope": "time", "start": "2025-11-28T00:00:00Z", "end": "2025-11-28T23:59:59Z"}
-        ],
+        "conditions": {
+            "time": {"start": "2025-11-28T00:00:00Z", "end": "2025-11-28T23:59:59Z"},
+            "query": {"isEmpty": true}
+        },
         "actions": [
             {"selector": {"indexUid": "products", "id": "123"}, "action": {"type": "pin", "position": 1}},
             {"selector": {"id": "789"}, "action": {"type": "pin", "position": 3}}
         ]
     });
-    let response = patch_rule(&server, "black-friday", &full);
-    assert_eq!(response.status, 201, "{}", response.text());
-    let mut expected = full.clone();
-    expected
-        .as_object_mut()
-        .unwrap()
-        .insert("uid".into(), json!("black-friday"));
-    let created = response.json();
+    let response = server.send(
+        "PATCH",
+        "/dynamic-search-rules/black-friday?customMetadata=launch",
+        Some(&full),
+    );
+    assert_eq!(response.status, 202, "{}", response.text());
+    let summary = response.json();
+    assert_eq!(
+        (&summary["indexUid"], &summary["status"], &summary["type"]),
+        (
+            &json!(".meili_dsr"),
+            &json!("enqueued"),
+            &json!("dsrUpdate")
+        )
+    );
+    assert_eq!(summary["customMetadata"], "launch");
+    let task = server.wait_task(&summary["taskUid"]);
+    assert_eq!(task["status"], "succeeded", "{task}");
+    assert_eq!(task["details"], json!({"rule": full, "updatedRules": 1}));
+    assert_eq!(task["customMetadata"], "launch");
+    let mut expected = json!({"uid": "black-friday"});
+    for (key, value) in full.as_object().unwrap() {
+        expected[key] = value.clone();
+    }
+    let created = server
+        .send("GET", "/dynamic-search-rules/black-friday", None)
+        .json();
     assert_eq!(created, expected);
     let keys: Vec<&String> = created.as_object().unwrap().keys().collect();
     assert_eq!(
@@ -259,110 +306,144 @@ fn rules_are_created_read_patched_listed_and_deleted() {
         [
             "uid",
             "description",
-            "priority",
+            "precedence",
             "active",
             "conditions",
             "actions"
         ]
     );
+
+    // Defaults: active, no conditions, no actions, no description nor precedence shown.
+    let minimal = put_rule(&server, "minimal", &json!({}));
     assert_eq!(
-        server
-            .send("GET", "/dynamic-search-rules/black-friday", None)
-            .json(),
-        expected
+        minimal,
+        json!({"uid": "minimal", "active": true, "conditions": {}, "actions": []})
     );
 
-    // Defaults: active, no conditions, no description nor priority shown.
-    let response = patch_rule(&server, "minimal", &json!({"actions": [pin("1", 0)]}));
-    assert_eq!(response.status, 201);
-    let minimal =
-        json!({"uid": "minimal", "active": true, "conditions": [], "actions": [pin("1", 0)]});
-    assert_eq!(response.json(), minimal);
-
-    // A patch changes only what it names; `null` resets; an empty body changes nothing.
-    let response = patch_rule(&server, "black-friday", &json!({"description": "updated"}));
-    assert_eq!(response.status, 200, "{}", response.text());
+    // A patch changes only what it names; `null` resets.
+    let updated = put_rule(&server, "black-friday", &json!({"description": "updated"}));
     expected["description"] = json!("updated");
-    assert_eq!(response.json(), expected);
-    let response = patch_rule(
+    assert_eq!(updated, expected);
+    let reset = put_rule(
         &server,
         "black-friday",
-        &json!({"priority": null, "description": null, "conditions": [], "active": false}),
+        &json!({"precedence": null, "description": null, "conditions": null, "active": false}),
     );
-    assert_eq!(response.status, 200);
     assert_eq!(
-        response.json(),
-        json!({"uid": "black-friday", "active": false, "conditions": [], "actions": full["actions"]})
+        reset,
+        json!({"uid": "black-friday", "active": false, "conditions": {}, "actions": full["actions"]})
     );
-    let response = patch_rule(&server, "black-friday", &json!({"active": null}));
-    assert_eq!(response.json()["active"], true);
-    let response = patch_rule(&server, "minimal", &json!({}));
-    assert_eq!(response.status, 200);
-    assert_eq!(response.json(), minimal);
-    let response = patch_rule(&server, "minimal", &json!({"actions": [pin("9", 7)]}));
-    assert_eq!(response.json()["actions"], json!([pin("9", 7)]));
+    assert_eq!(
+        put_rule(&server, "black-friday", &json!({"active": null}))["active"],
+        true
+    );
+    let minimal = put_rule(&server, "minimal", &json!({"actions": [pin("9", 7)]}));
+    assert_eq!(minimal["actions"], json!([pin("9", 7)]));
+    assert_eq!(
+        put_rule(&server, "minimal", &json!({"actions": null}))["actions"],
+        json!([])
+    );
 
-    // Listing: uid order, pagination, filters by uid pattern and by `active`.
-    put_rule(
+    // A 1.41 client's body: `priority` and a list of conditions, read in the 1.50 form.
+    let legacy = put_rule(
         &server,
-        "promo-off",
-        &json!({"active": false, "actions": [pin("2", 0)]}),
+        "legacy",
+        &json!({"priority": 3, "conditions": [
+            {"scope": "query", "contains": "winter"},
+            {"scope": "query", "contains": "coats"}
+        ], "actions": [pin("5", 0)]}),
     );
-    let uids = |answer: &Value| -> Vec<String> {
-        answer["results"]
+    assert_eq!(legacy["precedence"], 3);
+    assert_eq!(
+        legacy["conditions"],
+        json!({"query": {"words": "winter coats"}})
+    );
+
+    listings_filter_and_page(&server);
+
+    // Deletion: a task, which succeeds whether or not the rule was there.
+    let task = delete_rule(&server, "minimal");
+    assert_eq!(
+        (&task["type"], &task["details"]),
+        (&json!("dsrUpdate"), &json!({"updatedRules": 1}))
+    );
+    assert_error(
+        &server.send("GET", "/dynamic-search-rules/minimal", None),
+        404,
+        "dynamic_search_rule_not_found",
+        "Dynamic search rule `minimal` not found.",
+    );
+    delete_rule(&server, "minimal");
+    // Clearing: every rule, counted.
+    let task = change(
+        &server,
+        "DELETE",
+        "/dynamic-search-rules?customMetadata=wipe",
+        None,
+    );
+    assert_eq!(task["type"], "dsrClear");
+    assert_eq!(task["details"], json!({"deletedDocuments": 3}));
+    assert_eq!(task["customMetadata"], "wipe");
+    assert_eq!(list(&server, &json!({})).json()["total"], 0);
+    // The tasks are listed, filtered and counted like every task.
+    let tasks = server
+        .send("GET", "/tasks?types=dsrUpdate,dsrClear", None)
+        .json();
+    assert_eq!(tasks["total"], 12, "{tasks}");
+}
+
+/// The listing of `black-friday`, `legacy`, `minimal` and a `promo-off` it adds: pagination, `filter.active`, `filter.query` (words of the
+/// description and of the query words, the last words left out until one rule holds them)
+/// and 1.41's `filter.attributePatterns`.
+fn listings_filter_and_page(server: &Server) {
+    put_rule(
+        server,
+        "promo-off",
+        &json!({"active": false, "description": "Winter sale"}),
+    );
+    let uids = |body: Value| -> Vec<String> {
+        list(server, &body).json()["results"]
             .as_array()
             .unwrap()
             .iter()
             .map(|rule| rule["uid"].as_str().unwrap().to_owned())
             .collect()
     };
-    let all = list(&server, &json!({})).json();
-    assert_eq!(uids(&all), ["black-friday", "minimal", "promo-off"]);
-    assert_eq!(all["total"], 3);
-    let page = list(&server, &json!({"offset": 1, "limit": 1})).json();
-    assert_eq!(uids(&page), ["minimal"]);
     assert_eq!(
-        (&page["offset"], &page["limit"], &page["total"]),
-        (&json!(1), &json!(1), &json!(3))
+        uids(json!({})),
+        ["black-friday", "legacy", "minimal", "promo-off"]
     );
-    let promos = list(
-        &server,
-        &json!({"filter": {"attributePatterns": ["promo*", "*day"]}}),
+    let page = list(server, &json!({"offset": 1, "limit": 1})).json();
+    assert_eq!(
+        (
+            &page["results"][0]["uid"],
+            &page["offset"],
+            &page["limit"],
+            &page["total"]
+        ),
+        (&json!("legacy"), &json!(1), &json!(1), &json!(4))
     );
-    assert_eq!(uids(&promos.json()), ["black-friday", "promo-off"]);
-    let active = list(&server, &json!({"filter": {"active": true}})).json();
-    assert_eq!(uids(&active), ["black-friday", "minimal"]);
-    assert_eq!(active["total"], 2);
-    let both = list(
-        &server,
-        &json!({"filter": {"attributePatterns": ["promo*"], "active": true}}),
-    );
-    assert_eq!(both.json()["total"], 0);
-    let exact = list(
-        &server,
-        &json!({"filter": {"attributePatterns": ["minimal"]}}),
-    );
-    assert_eq!(uids(&exact.json()), ["minimal"]);
-
-    // Deletion.
-    let response = server.send("DELETE", "/dynamic-search-rules/minimal", None);
-    assert_eq!(response.status, 204);
-    assert!(response.text().is_empty());
-    let missing = "Dynamic search rule `minimal` not found.";
-    assert_error(
-        &server.send("GET", "/dynamic-search-rules/minimal", None),
-        404,
-        "dynamic_search_rule_not_found",
-        missing,
-    );
-    assert_error(
-        &server.send("DELETE", "/dynamic-search-rules/minimal", None),
-        404,
-        "dynamic_search_rule_not_found",
-        missing,
+    assert_eq!(uids(json!({"filter": {"active": false}})), ["promo-off"]);
+    assert_eq!(
+        uids(json!({"filter": {"query": "WINTER"}})),
+        ["legacy", "promo-off"]
     );
     assert_eq!(
-        uids(&list(&server, &json!({})).json()),
+        uids(json!({"filter": {"query": "winter", "active": true}})),
+        ["legacy"]
+    );
+    assert_eq!(
+        uids(json!({"filter": {"query": "sale winter"}})),
+        ["promo-off"]
+    );
+    assert_eq!(
+        uids(json!({"filter": {"query": "winter nothing"}})),
+        ["legacy", "promo-off"]
+    );
+    assert!(uids(json!({"filter": {"query": "nothing winter"}})).is_empty());
+    assert!(uids(json!({"filter": {"query": "wint"}})).is_empty());
+    assert_eq!(
+        uids(json!({"filter": {"attributePatterns": ["promo*", "*day"]}})),
         ["black-friday", "promo-off"]
     );
 }
@@ -372,29 +453,19 @@ fn every_refusal_has_meilisearch_code_and_message() {
     let server = start_enabled();
     let refusals: Vec<(Value, &str, &str)> = vec![
         (
-            json!({}),
-            "invalid_dynamic_search_rule_actions",
-            "Cannot set an empty list of actions to a dynamic search rule.\n - Note: for rule `r`.",
-        ),
-        (
-            json!({"actions": []}),
-            "invalid_dynamic_search_rule_actions",
-            "Cannot set an empty list of actions to a dynamic search rule.\n - Note: for rule `r`.",
-        ),
-        (
-            json!({"actions": null}),
-            "invalid_dynamic_search_rule_actions",
-            "Cannot reset the actions of a dynamic search rule.\n - Note: for rule `r`.",
-        ),
-        (
-            json!({"description": 1, "actions": [pin("1", 0)]}),
+            json!({"description": 1}),
             "invalid_dynamic_search_rule_description",
             "Invalid value type at `.description`: expected a string, but found a positive integer: `1`",
         ),
         (
+            json!({"precedence": -3}),
+            "invalid_dynamic_search_rule_priority",
+            "Invalid value type at `.precedence`: expected a positive integer, but found a negative integer: `-3`",
+        ),
+        (
             json!({"priority": -3}),
             "invalid_dynamic_search_rule_priority",
-            "Invalid value type at `.priority`: expected a positive integer, but found a negative integer: `-3`",
+            "Invalid value type at `.precedence`: expected a positive integer, but found a negative integer: `-3`",
         ),
         (
             json!({"active": "yes"}),
@@ -402,10 +473,36 @@ fn every_refusal_has_meilisearch_code_and_message() {
             "Invalid value type at `.active`: expected a boolean, but found a string: `\"yes\"`",
         ),
         (
-            json!({"conditions": {}}),
+            json!({"conditions": "x"}),
             "invalid_dynamic_search_rule_conditions",
-            "Invalid value type at `.conditions`: expected an array, but found an object: `{}`",
+            "Invalid value type at `.conditions`: expected an object, but found a string: `\"x\"`",
         ),
+        (
+            json!({"conditions": {"foo": 1}}),
+            "invalid_dynamic_search_rule_conditions",
+            "Unknown field `foo` inside `.conditions`: expected one of `time`, `query`",
+        ),
+        (
+            json!({"conditions": {"query": {"words": 1}}}),
+            "invalid_dynamic_search_rule_conditions",
+            "Invalid value type at `.conditions.query.words`: expected a string, but found a positive integer: `1`",
+        ),
+        (
+            json!({"conditions": {"query": {"isEmpty": true, "words": "a"}}}),
+            "bad_request",
+            "Invalid value at `.conditions.query`: either `isEmpty` or `words` can be used, not both at once",
+        ),
+        (
+            json!({"conditions": {"time": {"start": "2026-02-01T00:00:00Z", "end": "2026-01-01T00:00:00Z"}}}),
+            "bad_request",
+            "Invalid value at `.conditions.time`: `end` (`2026-01-01 0:00:00.0 +00:00:00`) should be later than `start` (`2026-02-01 0:00:00.0 +00:00:00`)",
+        ),
+        (
+            json!({"conditions": {"time": {"start": "bad"}}}),
+            "invalid_dynamic_search_rule_conditions",
+            "Invalid value at `.conditions.time.start`: `bad` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n",
+        ),
+        // 1.41's list of conditions keeps 1.41's refusals.
         (
             json!({"conditions": [{"scope": "query", "isEmpty": false, "contains": "batman"}]}),
             "bad_request",
@@ -417,14 +514,9 @@ fn every_refusal_has_meilisearch_code_and_message() {
             "Invalid value at `.conditions[0]`: at least `isEmpty` or `contains` must be used",
         ),
         (
-            json!({"conditions": [{"scope": "time", "start": "2025-11-29T00:00:00Z", "end": "2025-11-28T00:00:00Z"}]}),
-            "bad_request",
-            "Invalid value at `.conditions[0]`: `end` (`2025-11-28 0:00:00.0 +00:00:00`) should be later than `start` (`2025-11-29 0:00:00.0 +00:00:00`)",
-        ),
-        (
-            json!({"conditions": [{"scope": "time", "start": "2025-11-29"}]}),
-            "invalid_dynamic_search_rule_conditions",
-            "Invalid value at `.conditions[0].start`: `2025-11-29` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n",
+            json!({"actions": [{"selector": {}, "action": {"type": "pin", "position": 0}}]}),
+            "invalid_dynamic_search_rule_actions",
+            "Missing field `id` inside `.actions[0].selector`",
         ),
         (
             json!({"actions": [{"selector": {"indexUid": "not valid", "id": "1"}, "action": {"type": "pin", "position": 0}}]}),
@@ -466,17 +558,19 @@ fn every_refusal_has_meilisearch_code_and_message() {
         assert_eq!(response.json()["code"], code, "{body}");
     }
     assert_eq!(
-        server.send("GET", "/dynamic-search-rules/r", None).status,
-        404,
-        "no refused body created the rule"
+        server.send("GET", "/tasks?types=dsrUpdate", None).json()["total"],
+        0,
+        "no refused body registered a task"
     );
-
-    put_rule(&server, "r", &json!({"actions": [pin("1", 0)]}));
     assert_error(
-        &patch_rule(&server, "r", &json!({"actions": null})),
+        &server.send(
+            "PATCH",
+            "/dynamic-search-rules/r?customMetadata=a&x=1",
+            Some(&json!({})),
+        ),
         400,
-        "invalid_dynamic_search_rule_actions",
-        "Cannot reset the actions of a dynamic search rule.\n - Note: for rule `r`.",
+        "bad_request",
+        "Unknown parameter `x`: expected one of `customMetadata`",
     );
 
     let list_refusals: Vec<(Value, &str, &str)> = vec![
@@ -493,12 +587,17 @@ fn every_refusal_has_meilisearch_code_and_message() {
         (
             json!({"filter": {"uid": "x"}}),
             "invalid_dynamic_search_rule_filter",
-            "Unknown field `uid` inside `.filter`: expected one of `attributePatterns`, `active`",
+            "Unknown field `uid` inside `.filter`: expected one of `query`, `active`, `attributePatterns`",
         ),
         (
             json!({"filter": {"attributePatterns": "promo*"}}),
             "invalid_dynamic_search_rule_filter_attribute_patterns",
             "Invalid value type at `.filter.attributePatterns`: expected an array, but found a string: `\"promo*\"`",
+        ),
+        (
+            json!({"filter": {"query": 1}}),
+            "invalid_dynamic_search_rule_filter_query",
+            "Invalid value type at `.filter.query`: expected a string, but found a positive integer: `1`",
         ),
         (
             json!({"filter": {"active": 1}}),
@@ -532,21 +631,16 @@ fn rules_survive_a_restart_and_a_kill() {
     let kept = put_rule(
         &server,
         "kept",
-        &json!({"priority": 3, "conditions": [{"scope": "query", "contains": "bat"}], "actions": [pin("1", 2)]}),
+        &json!({"precedence": 3, "conditions": {"query": {"words": "bat"}}, "actions": [pin("1", 2)]}),
     );
     put_rule(&server, "deleted", &json!({"actions": [pin("2", 0)]}));
-    assert_eq!(
-        server
-            .send("DELETE", "/dynamic-search-rules/deleted", None)
-            .status,
-        204
-    );
+    delete_rule(&server, "deleted");
     assert!(server.stop().success());
 
     let server = Server::start_on(&data, &options(&[]));
     let listed = list(&server, &json!({})).json();
     assert_eq!(listed["results"], json!([kept]));
-    // Acknowledged changes are on disk: a crash right after keeps them.
+    // A succeeded task's change is on disk: a crash right after keeps it.
     let updated = put_rule(&server, "kept", &json!({"description": "after restart"}));
     let crashed = put_rule(&server, "crashed", &json!({"actions": [pin("3", 1)]}));
     server.kill();
@@ -555,6 +649,34 @@ fn rules_survive_a_restart_and_a_kill() {
     assert_eq!(
         list(&server, &json!({})).json()["results"],
         json!([crashed, updated])
+    );
+}
+
+/// The rules file of a data directory written before 1.50 (the 1.41 form) reads in the 1.50
+/// form; a rule whose conditions can never hold together is left out.
+#[test]
+fn a_rules_file_of_1_41_opens_in_the_1_50_form() {
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data.ms");
+    let server = Server::start_on(&data, &options(&[]));
+    set_feature(&server, true);
+    put_rule(&server, "placeholder", &json!({}));
+    assert!(server.stop().success());
+    let legacy = json!({
+        "old": {"uid": "old", "priority": 2, "active": true,
+            "conditions": [{"scope": "query", "contains": "black"}, {"scope": "time", "end": "2100-01-01T00:00:00Z"}],
+            "actions": [{"selector": {"id": "7"}, "action": {"type": "pin", "position": 0}}]},
+        "never": {"uid": "never", "active": true,
+            "conditions": [{"scope": "query", "isEmpty": true}, {"scope": "query", "isEmpty": false}],
+            "actions": []}
+    });
+    std::fs::write(data.join("dynamic-search-rules.json"), legacy.to_string()).unwrap();
+    let server = Server::start_on(&data, &options(&[]));
+    assert_eq!(
+        list(&server, &json!({})).json()["results"],
+        json!([{"uid": "old", "precedence": 2, "active": true,
+            "conditions": {"time": {"end": "2100-01-01T00:00:00Z"}, "query": {"words": "black"}},
+            "actions": [{"selector": {"id": "7"}, "action": {"type": "pin", "position": 0}}]}])
     );
 }
 
@@ -671,12 +793,7 @@ fn late_pins_follow_the_ranked_hits_and_offsets_count_them() {
         hit_ids(&answer),
         ["organic-1", "organic-2", "late-pin-1", "late-pin-2"]
     );
-    assert_eq!(
-        server
-            .send("DELETE", "/dynamic-search-rules/pump", None)
-            .status,
-        204
-    );
+    delete_rule(&server, "pump");
     let answer = search(&server, "products", &json!({"q": "organic"}));
     assert_eq!(hit_ids(&answer), ["organic-1", "organic-2"]);
     assert_eq!(answer["estimatedTotalHits"], 2);
@@ -932,6 +1049,8 @@ fn a_dump_laid_out_by_meilisearch_brings_its_rules() {
         server
             .send("GET", "/dynamic-search-rules/from-meilisearch", None)
             .json(),
-        rule
+        json!({"uid": "from-meilisearch", "precedence": 4, "active": true,
+            "conditions": {"query": {"isEmpty": true}},
+            "actions": [{"selector": {"indexUid": "products", "id": "123"}, "action": {"type": "pin", "position": 1}}]})
     );
 }

@@ -27,6 +27,7 @@ use crate::auth::Key;
 use crate::control::chat_workspaces::{ChatCompletionSettings, ChatWorkspaces};
 use crate::control::dynamic_search_rules::{DynamicSearchRule, DynamicSearchRules};
 use crate::control::features::RuntimeFeatures;
+use crate::control::legacy_dynamic_search_rules::StoredRule;
 use crate::control::webhooks::Webhook;
 use crate::network::model::{Network, Remote, Shard};
 use crate::settings::decode::{SettingsFeatures, decode_settings_body, validate_update};
@@ -177,12 +178,18 @@ fn read_webhooks(root: &Path) -> Result<BTreeMap<Uuid, Webhook>, String> {
 }
 
 /// Every `*.json` file of `dynamic-search-rules/` (absent in dumps older than the rules): one
-/// rule each, keyed by its uid.
+/// rule each, in the 1.50 or the 1.41 form, keyed by its uid. A 1.41 rule whose conditions
+/// can never hold together is left out with a warning, as Meilisearch's upgrade leaves it.
 fn read_dynamic_search_rules(root: &Path) -> Result<DynamicSearchRules, String> {
     let mut rules = BTreeMap::new();
     for (path, _) in json_files(root, layout::DYNAMIC_SEARCH_RULES_DIRECTORY)? {
-        let rule: DynamicSearchRule = read_json(&path)?;
-        rules.insert(rule.uid.clone(), rule);
+        let stored: StoredRule = read_json(&path)?;
+        match DynamicSearchRule::try_from(stored) {
+            Ok(rule) => {
+                rules.insert(rule.uid.clone(), rule);
+            }
+            Err(reason) => tracing::warn!("{}: rule left out: {reason}", path.display()),
+        }
     }
     Ok(rules)
 }

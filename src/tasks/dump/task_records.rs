@@ -164,6 +164,20 @@ pub enum KindRecord {
     },
     /// Meilisearch's topology change state; kept opaque.
     NetworkTopologyChange(Value),
+    DsrUpdate(DsrUpdateRecord),
+    DsrClear,
+}
+
+/// A `dsrUpdate` task as Meilisearch 1.50's dumps write it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DsrUpdateRecord {
+    /// The rule's uid and the fields of its `PATCH`.
+    CreateOrUpdate {
+        rule_id: String,
+        update: Value,
+    },
+    Deletion(String),
 }
 
 /// A set of task uids, written as Meilisearch writes a roaring bitmap in JSON: the bytes of
@@ -336,7 +350,46 @@ fn instance_kind_to_record(kind: &KindWithContent, keys: &[Value]) -> Option<Kin
         KindWithContent::UpgradeDatabase { from } => KindRecord::UpgradeDatabase { from },
         KindWithContent::IndexCompaction { index_uid } => KindRecord::IndexCompaction { index_uid },
         KindWithContent::NetworkTopologyChange => KindRecord::NetworkTopologyChange(Value::Null),
+        other => return rule_kind_to_record(other),
+    })
+}
+
+/// The record of the dynamic search rules' kinds (`None` for any other).
+fn rule_kind_to_record(kind: KindWithContent) -> Option<KindRecord> {
+    Some(match kind {
+        KindWithContent::DsrUpdate {
+            rule_uid,
+            update: Some(update),
+        } => KindRecord::DsrUpdate(DsrUpdateRecord::CreateOrUpdate {
+            rule_id: rule_uid,
+            update: Value::Object(update.to_json()),
+        }),
+        KindWithContent::DsrUpdate {
+            rule_uid,
+            update: None,
+        } => KindRecord::DsrUpdate(DsrUpdateRecord::Deletion(rule_uid)),
+        KindWithContent::DsrClear => KindRecord::DsrClear,
         _ => return None,
+    })
+}
+
+/// The dynamic search rules' kinds of a record (an error for any other record).
+fn rule_kind_from_record(record: KindRecord) -> Result<KindWithContent, String> {
+    Ok(match record {
+        KindRecord::DsrUpdate(DsrUpdateRecord::CreateOrUpdate { rule_id, update }) => {
+            let update = crate::control::dynamic_search_rule_patch::RulePatch::decode(update)
+                .map_err(|error| format!("rule `{rule_id}`: {}", error.message))?;
+            KindWithContent::DsrUpdate {
+                rule_uid: rule_id,
+                update: Some(update),
+            }
+        }
+        KindRecord::DsrUpdate(DsrUpdateRecord::Deletion(rule_uid)) => KindWithContent::DsrUpdate {
+            rule_uid,
+            update: None,
+        },
+        KindRecord::DsrClear => KindWithContent::DsrClear,
+        other => return Err(format!("unexpected type {other:?}")),
     })
 }
 
@@ -540,7 +593,7 @@ fn index_kind_from_record(
         KindRecord::UpgradeDatabase { from } => KindWithContent::UpgradeDatabase { from },
         KindRecord::IndexCompaction { index_uid } => KindWithContent::IndexCompaction { index_uid },
         KindRecord::NetworkTopologyChange(_) => KindWithContent::NetworkTopologyChange,
-        other => return Err(format!("unexpected type {other:?}")),
+        other => return rule_kind_from_record(other),
     })
 }
 
