@@ -1,8 +1,9 @@
 //! The one error table of the HTTP API: every error code with its HTTP status and error
 //! type, and the error object every failure leaves as.
 //!
-//! The table holds the 278 codes of Meilisearch v1.41 and the one later code coresearch
-//! answers (`index_scoped_api_key_with_global_action`, 1.48.3), sorted by wire name. Each code also
+//! The table holds the 278 codes of Meilisearch v1.41 and the six later codes coresearch
+//! answers (`index_scoped_api_key_with_global_action`, 1.48.3; the five codes of
+//! `POST /render-template`, 1.50), sorted by wire name. Each code also
 //! has a zero-sized marker type in [`codes`] so request decoders can name a field's code as
 //! a type parameter (see `crate::decode`).
 //!
@@ -237,6 +238,8 @@ error_codes! {
     InvalidNetworkShards => "invalid_network_shards", 400, InvalidRequest;
     InvalidNetworkUrl => "invalid_network_url", 400, InvalidRequest;
     InvalidNetworkWriteApiKey => "invalid_network_write_api_key", 400, InvalidRequest;
+    InvalidRenderInput => "invalid_render_input", 400, InvalidRequest;
+    InvalidRenderTemplate => "invalid_render_template", 400, InvalidRequest;
     InvalidS3SnapshotParameters => "invalid_s_3_snapshot_parameters", 400, Internal;
     InvalidS3SnapshotRequest => "invalid_s_3_snapshot_request", 400, Internal;
     InvalidSearchAttributesToCrop => "invalid_search_attributes_to_crop", 400, InvalidRequest;
@@ -363,10 +366,13 @@ error_codes! {
     RemoteInvalidApiKey => "remote_invalid_api_key", 403, Auth;
     RemoteRemoteError => "remote_remote_error", 502, System;
     RemoteTimeout => "remote_timeout", 502, System;
+    RenderDocumentNotFound => "render_document_not_found", 404, InvalidRequest;
     RequiresEnterpriseEdition => "requires_enterprise_edition", 451, InvalidRequest;
     S3SnapshotServerError => "s_3_snapshot_server_error", 502, Internal;
     TaskFileNotFound => "task_file_not_found", 404, InvalidRequest;
     TaskNotFound => "task_not_found", 404, InvalidRequest;
+    TemplateParsingError => "template_parsing_error", 400, InvalidRequest;
+    TemplateRenderingError => "template_rendering_error", 400, InvalidRequest;
     TooManyOpenFiles => "too_many_open_files", 422, System;
     TooManySearchRequests => "too_many_search_requests", 503, System;
     TooManyVectors => "too_many_vectors", 400, InvalidRequest;
@@ -677,7 +683,7 @@ mod tests {
 
     /// The number of codes Meilisearch v1.41.0 defines, and the later ones the table holds.
     const CODE_COUNT_V1_41: usize = 278;
-    const CODE_COUNT_LATER: usize = 1;
+    const CODE_COUNT_LATER: usize = 6;
 
     fn code_named(name: &str) -> Code {
         Code::ALL
@@ -770,6 +776,11 @@ mod tests {
             ("invalid_settings_typo_tolerance", 400, "invalid_request"),
             ("missing_payload", 400, "invalid_request"),
             ("vector_embedding_error", 400, "invalid_request"),
+            ("invalid_render_input", 400, "invalid_request"),
+            ("invalid_render_template", 400, "invalid_request"),
+            ("render_document_not_found", 404, "invalid_request"),
+            ("template_parsing_error", 400, "invalid_request"),
+            ("template_rendering_error", 400, "invalid_request"),
         ];
         for (name, status, error_type) in expected {
             let code = code_named(name);
@@ -779,12 +790,12 @@ mod tests {
     }
 
     #[test]
-    fn exactly_48_codes_leave_the_400_invalid_request_default() {
+    fn exactly_49_codes_leave_the_400_invalid_request_default() {
         let special = Code::ALL
             .iter()
             .filter(|code| code.status() != 400 || code.error_type() != ErrorType::InvalidRequest)
             .count();
-        assert_eq!(special, 48);
+        assert_eq!(special, 49);
     }
 
     #[test]
