@@ -187,15 +187,19 @@ impl Router {
         };
         let label = route_label(route, &parameters, &request.path);
         let index_uid = Lookup::parameter(&parameters, "index_uid");
-        let context =
-            authorize::authorize(&self.services, &request, route.action, index_uid.as_deref())
-                .map_err(|error| {
-                    let error = match route.endpoint {
-                        Endpoint::Metrics => metrics::refusal(&self.services, &request, error),
-                        _ => error,
-                    };
-                    Response::error(&error)
-                });
+        let context = authorize::authorize(
+            &self.services,
+            &request,
+            route.actions,
+            index_uid.as_deref(),
+        )
+        .map_err(|error| {
+            let error = match route.endpoint {
+                Endpoint::Metrics => metrics::refusal(&self.services, &request, error),
+                _ => error,
+            };
+            Response::error(&error)
+        });
         let context = match context {
             Ok(context) => context,
             Err(response) => return (label, Err(response)),
