@@ -8,8 +8,8 @@
 //!   actix-web does for Meilisearch); `HEAD` is a method of its own, no route has it, so
 //!   a `HEAD` on any route's path is 405 (actix's method guards do not take it for `GET`);
 //! - every route names the actions it requires (none for the public ones; all of them when
-//!   it names several); authorization checks them before anything else looks at the
-//!   request;
+//!   it names several, as `POST /render-template` needs both `settings.get` and
+//!   `documents.get`); authorization checks them before anything else looks at the request;
 //! - patterns name their parameters as Meilisearch's routes do (`{index_uid}`,
 //!   `{task_id}`, ...): a pattern is the `path` label of the request metrics.
 
@@ -95,6 +95,7 @@ pub enum Endpoint {
     GetChat,
     DeleteChat,
     ChatCompletions,
+    RenderTemplate,
 }
 
 /// One row of the table.
@@ -574,6 +575,12 @@ pub static ROUTES: &[Route] = &[
         actions: &[Action::ChatCompletions],
         endpoint: Endpoint::ChatCompletions,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/render-template",
+        actions: &[Action::SettingsGet, Action::DocumentsGet],
+        endpoint: Endpoint::RenderTemplate,
+    },
 ];
 
 impl Lookup<'_> {
@@ -863,6 +870,24 @@ mod tests {
                     other.pattern
                 );
             }
+        }
+    }
+
+    #[test]
+    fn render_template_needs_both_reading_actions_in_meilisearch_s_order() {
+        match lookup(&Method::Post, "/render-template") {
+            Lookup::Found { route, .. } => {
+                assert_eq!(route.endpoint, Endpoint::RenderTemplate);
+                assert_eq!(route.actions, [Action::SettingsGet, Action::DocumentsGet]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // Every other guarded route needs one action.
+        for route in ROUTES
+            .iter()
+            .filter(|route| route.endpoint != Endpoint::RenderTemplate)
+        {
+            assert!(route.actions.len() <= 1, "{}", route.pattern);
         }
     }
 

@@ -2,7 +2,7 @@
 //! (`coresearch::routes::table::ROUTES`), so a new route cannot ship unprotected: for every
 //! guarded route and every action, a key holding exactly that action must pass exactly
 //! when the action grants every action the route requires (reference §4.1, modelled here
-//! independently of the server's own expansion code),
+//! independently of the server's own expansion code; `POST /render-template` requires two),
 //! and must get 403 `invalid_api_key` otherwise.
 //! Also: public routes need no key, the master key passes everywhere, a missing header is
 //! 401, and a tenant token is no API key outside search routes (reference §4.6).
@@ -414,6 +414,7 @@ const ROUTES_FILTERING_BY_INDEX: &[(&str, &str)] = &[
     ("GET", "/batches"),
     ("GET", "/batches/{batch_id}"),
     ("POST", "/chats/{workspace_uid}/chat/completions"),
+    ("POST", "/render-template"),
 ];
 
 fn names_an_index(route: &Route) -> bool {
