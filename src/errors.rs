@@ -1,8 +1,9 @@
 //! The one error table of the HTTP API: every error code with its HTTP status and error
 //! type, and the error object every failure leaves as.
 //!
-//! The table holds the 278 codes of Meilisearch v1.41 and the one later code coresearch
-//! answers (`index_scoped_api_key_with_global_action`, 1.48.3), sorted by wire name. Each code also
+//! The table holds the 278 codes of Meilisearch v1.41 and the six later codes coresearch
+//! answers (`index_scoped_api_key_with_global_action`, 1.48.3; the five codes of
+//! `POST /render-template`, 1.50), sorted by wire name. Each code also
 //! has a zero-sized marker type in [`codes`] so request decoders can name a field's code as
 //! a type parameter (see `crate::decode`).
 //!
@@ -238,6 +239,8 @@ error_codes! {
     InvalidNetworkShards => "invalid_network_shards", 400, InvalidRequest;
     InvalidNetworkUrl => "invalid_network_url", 400, InvalidRequest;
     InvalidNetworkWriteApiKey => "invalid_network_write_api_key", 400, InvalidRequest;
+    InvalidRenderInput => "invalid_render_input", 400, InvalidRequest;
+    InvalidRenderTemplate => "invalid_render_template", 400, InvalidRequest;
     InvalidS3SnapshotParameters => "invalid_s_3_snapshot_parameters", 400, Internal;
     InvalidS3SnapshotRequest => "invalid_s_3_snapshot_request", 400, Internal;
     InvalidSearchAttributesToCrop => "invalid_search_attributes_to_crop", 400, InvalidRequest;
@@ -366,10 +369,13 @@ error_codes! {
     RemoteInvalidApiKey => "remote_invalid_api_key", 403, Auth;
     RemoteRemoteError => "remote_remote_error", 502, System;
     RemoteTimeout => "remote_timeout", 502, System;
+    RenderDocumentNotFound => "render_document_not_found", 404, InvalidRequest;
     RequiresEnterpriseEdition => "requires_enterprise_edition", 451, InvalidRequest;
     S3SnapshotServerError => "s_3_snapshot_server_error", 502, Internal;
     TaskFileNotFound => "task_file_not_found", 404, InvalidRequest;
     TaskNotFound => "task_not_found", 404, InvalidRequest;
+    TemplateParsingError => "template_parsing_error", 400, InvalidRequest;
+    TemplateRenderingError => "template_rendering_error", 400, InvalidRequest;
     TooManyOpenFiles => "too_many_open_files", 422, System;
     TooManySearchRequests => "too_many_search_requests", 503, System;
     TooManyVectors => "too_many_vectors", 400, InvalidRequest;
@@ -679,10 +685,11 @@ mod tests {
     use super::*;
 
     /// The number of codes Meilisearch v1.41.0 defines, and the later ones the table holds
-    /// (1.50's `invalid_dynamic_search_rule_filter_query`, `invalid_stats_size_format` and
-    /// `invalid_stats_show_internal_database_sizes`, and one before them).
+    /// (1.50's `invalid_dynamic_search_rule_filter_query`, `invalid_stats_size_format`,
+    /// `invalid_stats_show_internal_database_sizes` and the five of `/render-template`, and
+    /// one before them).
     const CODE_COUNT_V1_41: usize = 278;
-    const CODE_COUNT_LATER: usize = 4;
+    const CODE_COUNT_LATER: usize = 9;
 
     fn code_named(name: &str) -> Code {
         Code::ALL
@@ -775,6 +782,11 @@ mod tests {
             ("invalid_settings_typo_tolerance", 400, "invalid_request"),
             ("missing_payload", 400, "invalid_request"),
             ("vector_embedding_error", 400, "invalid_request"),
+            ("invalid_render_input", 400, "invalid_request"),
+            ("invalid_render_template", 400, "invalid_request"),
+            ("render_document_not_found", 404, "invalid_request"),
+            ("template_parsing_error", 400, "invalid_request"),
+            ("template_rendering_error", 400, "invalid_request"),
         ];
         for (name, status, error_type) in expected {
             let code = code_named(name);
@@ -784,12 +796,12 @@ mod tests {
     }
 
     #[test]
-    fn exactly_48_codes_leave_the_400_invalid_request_default() {
+    fn exactly_49_codes_leave_the_400_invalid_request_default() {
         let special = Code::ALL
             .iter()
             .filter(|code| code.status() != 400 || code.error_type() != ErrorType::InvalidRequest)
             .count();
-        assert_eq!(special, 48);
+        assert_eq!(special, 49);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
 //! - the use cases: `search` (search, multi-search, facet search), `chats` (streamed chat
 //!   completions whose model searches the indexes, on `search` and `outgoing`),
-//!   `documents` (listing),
+//!   `documents` (listing), `render` (`POST /render-template`: a template rendered with a
+//!   document or a query, on `embedders` and `documents`),
 //!   `metrics` (`GET /metrics`: the instance's and every core's figures),
 //!   `indexes` (statistics, field paths), `tasks` (the task queue,
 //!   the scheduler and one file per task family, with the control core's side of the queue),
@@ -56,6 +57,7 @@ pub mod network;
 pub mod outgoing;
 pub mod personalization;
 pub mod proxy;
+pub mod render;
 pub mod request_log;
 pub mod routes;
 pub mod runtime;

@@ -187,10 +187,7 @@ fn render_documents(
     )
     .map_err(|error| template_error(&error))?;
     let searchable = |field: &str| {
-        settings
-            .searchable_attributes
-            .as_ref()
-            .is_none_or(|fields| fields.iter().any(|searchable| searchable == field))
+        crate::embedders::template::is_searchable(settings.searchable_attributes.as_deref(), field)
     };
     let mut renders = Vec::with_capacity(documents.len());
     for document in documents {

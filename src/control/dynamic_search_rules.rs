@@ -201,7 +201,9 @@ impl std::fmt::Display for IndexUidError {
 
 impl std::error::Error for IndexUidError {}
 
-fn checked_index_uid(uid: Option<String>) -> Result<Option<String>, IndexUidError> {
+/// `uid` when it is absent or a valid index uid (also the check of `POST /render-template`'s
+/// `indexUid` fields).
+pub fn checked_index_uid(uid: Option<String>) -> Result<Option<String>, IndexUidError> {
     match uid {
         Some(uid) if !is_valid_index_uid(&uid) => Err(IndexUidError(uid)),
         other => Ok(other),

@@ -1,15 +1,16 @@
-//! Experimental features: the twelve runtime toggles of `/experimental-features`.
+//! Experimental features: the thirteen runtime toggles of `/experimental-features`.
 //!
 //! Invariants:
 //! - the persisted value is the toggles as last patched; flags given on the command line
 //!   (`--experimental-enable-metrics`, `--experimental-enable-logs-route`,
 //!   `--experimental-contains-filter`) force their toggle on in what requests see, without
 //!   being persisted;
-//! - the JSON form always has all twelve fields, in wire order.
+//! - the JSON form always has all thirteen fields, in wire order (Meilisearch's order, less
+//!   the toggles coresearch does not have: `renderRoute` follows `foreignKeys`).
 
 use serde::{Deserialize, Serialize};
 
-/// The twelve toggles, in wire order.
+/// The thirteen toggles, in wire order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RuntimeFeatures {
@@ -25,6 +26,8 @@ pub struct RuntimeFeatures {
     pub chat_completions: bool,
     pub multimodal: bool,
     pub foreign_keys: bool,
+    /// The `POST /render-template` route.
+    pub render_route: bool,
 }
 
 /// A partial update: each toggle either set or left as it is (absent or `null`). Decoded
@@ -57,6 +60,8 @@ pub struct FeaturesPatch {
     pub multimodal: Option<bool>,
     #[deserr(default)]
     pub foreign_keys: Option<bool>,
+    #[deserr(default)]
+    pub render_route: Option<bool>,
 }
 
 /// The toggles that command-line flags force on.
@@ -93,6 +98,7 @@ impl RuntimeFeatures {
             chat_completions: patch.chat_completions.unwrap_or(self.chat_completions),
             multimodal: patch.multimodal.unwrap_or(self.multimodal),
             foreign_keys: patch.foreign_keys.unwrap_or(self.foreign_keys),
+            render_route: patch.render_route.unwrap_or(self.render_route),
         }
     }
 
@@ -116,9 +122,9 @@ impl RuntimeFeatures {
         }
     }
 
-    /// The wire JSON, all twelve fields in order.
+    /// The wire JSON, all thirteen fields in order.
     pub fn to_json(self) -> String {
-        serde_json::to_string(&self).expect("twelve booleans always serialize")
+        serde_json::to_string(&self).expect("thirteen booleans always serialize")
     }
 }
 
@@ -128,7 +134,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_has_all_twelve_fields_in_wire_order() {
+    fn json_has_all_thirteen_fields_in_wire_order() {
         let json = RuntimeFeatures::default().to_json();
         assert_eq!(
             json,
@@ -136,7 +142,7 @@ mod tests {
              \"containsFilter\":false,\"dynamicSearchRules\":false,\"network\":false,\
              \"getTaskDocumentsRoute\":false,\"taskQueueCompactionRoute\":false,\
              \"compositeEmbedders\":false,\"chatCompletions\":false,\"multimodal\":false,\
-             \"foreignKeys\":false}"
+             \"foreignKeys\":false,\"renderRoute\":false}"
         );
     }
 
@@ -157,6 +163,12 @@ mod tests {
         assert!(after.network);
         assert!(!after.multimodal);
         assert!(!after.foreign_keys);
+        assert!(!after.render_route);
+        let after = after.patched(&FeaturesPatch {
+            render_route: Some(true),
+            ..FeaturesPatch::default()
+        });
+        assert!(after.render_route && after.metrics && after.network);
     }
 
     #[test]

@@ -212,6 +212,17 @@ impl EmbedderConfig {
             _ => &NONE,
         }
     }
+
+    /// The search fragments queries are embedded through (a `rest` embedder's, or a
+    /// composite's search side's); empty when queries are embedded as text.
+    pub fn search_fragments(&self) -> &BTreeMap<String, Value> {
+        static NONE: BTreeMap<String, Value> = BTreeMap::new();
+        match self {
+            EmbedderConfig::Rest { fragments, .. } => &fragments.search,
+            EmbedderConfig::Composite { search, .. } => search.search_fragments(),
+            _ => &NONE,
+        }
+    }
 }
 
 fn hugging_face(map: &Map<String, Value>) -> EmbedderConfig {

@@ -11,7 +11,8 @@
 //! Invariants: every string of the value is parsed once, when the fragment is built; a
 //! rendered value has the template's shape with each string replaced by its rendering;
 //! error messages are Meilisearch's (`in `.indexingFragments.name.path`, error while
-//! parsing template: …`).
+//! parsing template: …` for the settings; its JSON templates' wording, the path quoted
+//! twice, for `POST /render-template`).
 
 use std::fmt;
 
@@ -19,7 +20,7 @@ use liquid::model::KString;
 use serde_json::{Map, Value};
 
 use super::ordered_object::OrderedObject;
-use super::template::doc_globals;
+use super::template::{TemplateError, doc_globals};
 use super::value_path::{PathComponent, ValuePath, path_with_root, set_at};
 
 /// A parsed fragment.
@@ -52,6 +53,41 @@ impl FragmentError {
             path_with_root(root, &self.path),
             self.reason
         )
+    }
+
+    /// The parse error as Meilisearch's JSON templates word it: the path below `root`
+    /// quoted twice, or no path at all for the fragment's root value.
+    pub fn parsing_error(&self, root: &str) -> String {
+        self.stage_error(root, "parsing")
+    }
+
+    /// The render error as Meilisearch's JSON templates word it (see
+    /// [`FragmentError::parsing_error`]).
+    pub fn rendering_error(&self, root: &str) -> String {
+        self.stage_error(root, "rendering")
+    }
+
+    fn stage_error(&self, root: &str, stage: &str) -> String {
+        if self.path.is_empty() {
+            format!("error while {stage} template: {}", self.reason)
+        } else {
+            format!(
+                "in `{}`, error while {stage} template: {}",
+                path_with_root(root, &self.path),
+                self.reason
+            )
+        }
+    }
+}
+
+/// The error of a document whose fields Liquid cannot take (at the fragment's root).
+fn globals_error(error: &TemplateError) -> FragmentError {
+    let reason = match error {
+        TemplateError::Parse(reason) | TemplateError::Render(reason) => reason.clone(),
+    };
+    FragmentError {
+        path: Vec::new(),
+        reason,
     }
 }
 
@@ -124,13 +160,30 @@ impl FragmentTemplate {
     /// The fragment rendered for `document`; `None` when it does not apply (it reads what
     /// the document lacks).
     pub fn render_document(&self, document: &Map<String, Value>) -> Option<Value> {
-        let globals = doc_globals(document).ok()?;
-        self.render(&globals).ok()
+        self.try_render_document(document).ok()
+    }
+
+    /// The fragment rendered for `document`, or why it does not apply.
+    pub fn try_render_document(
+        &self,
+        document: &Map<String, Value>,
+    ) -> Result<Value, FragmentError> {
+        let globals = doc_globals(document).map_err(|error| globals_error(&error))?;
+        self.render(&globals)
     }
 
     /// The fragment rendered for a query with `q` and `media`; `None` when it does not
     /// apply.
     pub fn render_search(&self, q: Option<&str>, media: Option<&Value>) -> Option<Value> {
+        self.try_render_search(q, media).ok()
+    }
+
+    /// The fragment rendered for a query with `q` and `media`, or why it does not apply.
+    pub fn try_render_search(
+        &self,
+        q: Option<&str>,
+        media: Option<&Value>,
+    ) -> Result<Value, FragmentError> {
         let mut globals = OrderedObject::default();
         if let Some(q) = q {
             globals.push(
@@ -139,10 +192,13 @@ impl FragmentTemplate {
             );
         }
         if let Some(media) = media {
-            let media = liquid::model::to_value(media).ok()?;
+            let media = liquid::model::to_value(media).map_err(|error| FragmentError {
+                path: Vec::new(),
+                reason: error.to_string(),
+            })?;
             globals.push(KString::from_static("media"), Box::new(media));
         }
-        self.render(&globals).ok()
+        self.render(&globals)
     }
 }
 
@@ -205,6 +261,37 @@ mod tests {
             Some(json!({"image": "b.png"}))
         );
         assert_eq!(image.render_search(None, Some(&json!({"other": 1}))), None);
+    }
+
+    #[test]
+    fn render_errors_name_the_string_and_liquid_s_reason() {
+        let fragment =
+            FragmentTemplate::new(json!({"a": ["{{doc.name}}", {"b": "{{doc.breed}}"}]}))
+                .expect("parses");
+        let error = fragment
+            .try_render_document(&document(json!({"name": "kefir"})))
+            .expect_err("no breed");
+        assert!(
+            error.rendering_error("").starts_with(
+                "in ``.a[1].b``, error while rendering template: liquid: Unknown index"
+            ),
+            "{error:?}"
+        );
+        let whole = FragmentTemplate::new(json!("{{q}}")).expect("parses");
+        let error = whole.try_render_search(None, None).expect_err("no q");
+        assert!(
+            error
+                .rendering_error("")
+                .starts_with("error while rendering template: liquid: Unknown variable"),
+            "{error:?}"
+        );
+        let error = FragmentTemplate::new(json!("{{ q")).expect_err("does not parse");
+        assert!(
+            error
+                .parsing_error("")
+                .starts_with("error while parsing template: liquid: "),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -111,6 +111,12 @@ impl DocumentTemplate {
     }
 }
 
+/// Whether `field` is searchable under `searchable_attributes` (`None`: every field is),
+/// as a template's `field.is_searchable` reads it.
+pub fn is_searchable(searchable_attributes: Option<&[String]>, field: &str) -> bool {
+    searchable_attributes.is_none_or(|fields| fields.iter().any(|searchable| searchable == field))
+}
+
 /// A JSON value as a Liquid value.
 fn liquid_value(value: &Value) -> Result<LiquidValue, TemplateError> {
     liquid::model::to_value(value).map_err(|error| TemplateError::Render(error.to_string()))

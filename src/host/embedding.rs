@@ -200,10 +200,7 @@ pub async fn generate(
         None => None,
     };
     let searchable = |field: &str| {
-        embedder
-            .searchable
-            .as_ref()
-            .is_none_or(|fields| fields.iter().any(|searchable| searchable == field))
+        crate::embedders::template::is_searchable(embedder.searchable.as_deref(), field)
     };
     let renderers = renderers(&current, previous.as_ref(), &searchable);
     let plans = plans(embedder, targets, snapshot, &renderers)?;

@@ -11,7 +11,7 @@ pub fn get(services: &Services) -> Response {
     Response::json(200, services.control.features().to_json())
 }
 
-/// `PATCH /experimental-features`: any subset of the twelve toggles, each a boolean or
+/// `PATCH /experimental-features`: any subset of the thirteen toggles, each a boolean or
 /// `null` (left unchanged); answers the whole new set.
 pub async fn patch(services: &Services, request: Request) -> Result<Response, ResponseError> {
     let patch: FeaturesPatch = body::json::<FeaturesPatch, JsonError>(&request)?;

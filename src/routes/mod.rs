@@ -17,6 +17,7 @@ pub mod logs;
 pub mod metrics;
 pub mod network;
 pub mod payload;
+pub mod render;
 pub mod root;
 pub mod search;
 pub mod settings;
@@ -166,7 +167,8 @@ impl Router {
             | Endpoint::GetWebhook
             | Endpoint::UpdateWebhook
             | Endpoint::DeleteWebhook => dispatch_webhooks(services, endpoint, call).await,
-            // Dynamic search rules, chats, export, dumps, snapshots and the logs routes.
+            // Dynamic search rules, chats, templates, export, dumps, snapshots and the logs
+            // routes.
             _ => dispatch_instance_features(services, endpoint, call).await,
         };
         outcome.unwrap_or_else(|error| Response::error(&error))
@@ -187,15 +189,19 @@ impl Router {
         };
         let label = route_label(route, &parameters, &request.path);
         let index_uid = Lookup::parameter(&parameters, "index_uid");
-        let context =
-            authorize::authorize(&self.services, &request, route.action, index_uid.as_deref())
-                .map_err(|error| {
-                    let error = match route.endpoint {
-                        Endpoint::Metrics => metrics::refusal(&self.services, &request, error),
-                        _ => error,
-                    };
-                    Response::error(&error)
-                });
+        let context = authorize::authorize(
+            &self.services,
+            &request,
+            route.actions,
+            index_uid.as_deref(),
+        )
+        .map_err(|error| {
+            let error = match route.endpoint {
+                Endpoint::Metrics => metrics::refusal(&self.services, &request, error),
+                _ => error,
+            };
+            Response::error(&error)
+        });
         let context = match context {
             Ok(context) => context,
             Err(response) => return (label, Err(response)),
@@ -313,7 +319,8 @@ async fn dispatch_webhooks(
     }
 }
 
-/// The instance's gated features (dynamic search rules, chats) and operations.
+/// The instance's gated features (dynamic search rules, chats, template rendering) and
+/// operations.
 async fn dispatch_instance_features(
     services: &Services,
     endpoint: Endpoint,
@@ -332,6 +339,9 @@ async fn dispatch_instance_features(
         | Endpoint::GetChat
         | Endpoint::DeleteChat
         | Endpoint::ChatCompletions => dispatch_chats(services, endpoint, call).await,
+        Endpoint::RenderTemplate => {
+            render::render_template(services, &call.request, &call.context).await
+        }
         _ => dispatch_operations(services, endpoint, call).await,
     }
 }

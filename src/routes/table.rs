@@ -7,8 +7,9 @@
 //!   matches a pattern only under other methods is answered 405 with an empty body (as
 //!   actix-web does for Meilisearch); `HEAD` is a method of its own, no route has it, so
 //!   a `HEAD` on any route's path is 405 (actix's method guards do not take it for `GET`);
-//! - every route names its action (or `None` for the public ones); authorization uses it
-//!   before anything else looks at the request;
+//! - every route names the actions it requires (none for the public ones; all of them when
+//!   it names several, as `POST /render-template` needs both `settings.get` and
+//!   `documents.get`); authorization checks them before anything else looks at the request;
 //! - patterns name their parameters as Meilisearch's routes do (`{index_uid}`,
 //!   `{task_id}`, ...): a pattern is the `path` label of the request metrics.
 
@@ -95,6 +96,7 @@ pub enum Endpoint {
     GetChat,
     DeleteChat,
     ChatCompletions,
+    RenderTemplate,
 }
 
 /// One row of the table.
@@ -102,8 +104,9 @@ pub enum Endpoint {
 pub struct Route {
     pub method: Method,
     pub pattern: &'static str,
-    /// The API-key action the route requires; `None` for public routes.
-    pub action: Option<Action>,
+    /// The API-key actions the route requires, every one of them, checked in this order;
+    /// empty for public routes.
+    pub actions: &'static [Action],
     pub endpoint: Endpoint,
 }
 
@@ -112,217 +115,217 @@ pub static ROUTES: &[Route] = &[
     Route {
         method: Method::Get,
         pattern: "/",
-        action: None,
+        actions: &[],
         endpoint: Endpoint::Root,
     },
     Route {
         method: Method::Get,
         pattern: "/health",
-        action: None,
+        actions: &[],
         endpoint: Endpoint::Health,
     },
     Route {
         method: Method::Get,
         pattern: "/version",
-        action: Some(Action::Version),
+        actions: &[Action::Version],
         endpoint: Endpoint::Version,
     },
     Route {
         method: Method::Get,
         pattern: "/experimental-features",
-        action: Some(Action::ExperimentalGet),
+        actions: &[Action::ExperimentalGet],
         endpoint: Endpoint::GetExperimentalFeatures,
     },
     Route {
         method: Method::Patch,
         pattern: "/experimental-features",
-        action: Some(Action::ExperimentalUpdate),
+        actions: &[Action::ExperimentalUpdate],
         endpoint: Endpoint::PatchExperimentalFeatures,
     },
     Route {
         method: Method::Get,
         pattern: "/metrics",
-        action: Some(Action::MetricsGet),
+        actions: &[Action::MetricsGet],
         endpoint: Endpoint::Metrics,
     },
     Route {
         method: Method::Post,
         pattern: "/keys",
-        action: Some(Action::KeysCreate),
+        actions: &[Action::KeysCreate],
         endpoint: Endpoint::CreateKey,
     },
     Route {
         method: Method::Get,
         pattern: "/keys",
-        action: Some(Action::KeysGet),
+        actions: &[Action::KeysGet],
         endpoint: Endpoint::ListKeys,
     },
     Route {
         method: Method::Get,
         pattern: "/keys/{key}",
-        action: Some(Action::KeysGet),
+        actions: &[Action::KeysGet],
         endpoint: Endpoint::GetKey,
     },
     Route {
         method: Method::Patch,
         pattern: "/keys/{key}",
-        action: Some(Action::KeysUpdate),
+        actions: &[Action::KeysUpdate],
         endpoint: Endpoint::UpdateKey,
     },
     Route {
         method: Method::Delete,
         pattern: "/keys/{key}",
-        action: Some(Action::KeysDelete),
+        actions: &[Action::KeysDelete],
         endpoint: Endpoint::DeleteKey,
     },
     Route {
         method: Method::Get,
         pattern: "/stats",
-        action: Some(Action::StatsGet),
+        actions: &[Action::StatsGet],
         endpoint: Endpoint::GlobalStats,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes",
-        action: Some(Action::IndexesGet),
+        actions: &[Action::IndexesGet],
         endpoint: Endpoint::ListIndexes,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes",
-        action: Some(Action::IndexesCreate),
+        actions: &[Action::IndexesCreate],
         endpoint: Endpoint::CreateIndex,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}",
-        action: Some(Action::IndexesGet),
+        actions: &[Action::IndexesGet],
         endpoint: Endpoint::GetIndex,
     },
     Route {
         method: Method::Patch,
         pattern: "/indexes/{index_uid}",
-        action: Some(Action::IndexesUpdate),
+        actions: &[Action::IndexesUpdate],
         endpoint: Endpoint::UpdateIndex,
     },
     Route {
         method: Method::Delete,
         pattern: "/indexes/{index_uid}",
-        action: Some(Action::IndexesDelete),
+        actions: &[Action::IndexesDelete],
         endpoint: Endpoint::DeleteIndex,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/compact",
-        action: Some(Action::IndexesCompact),
+        actions: &[Action::IndexesCompact],
         endpoint: Endpoint::CompactIndex,
     },
     Route {
         method: Method::Post,
         pattern: "/swap-indexes",
-        action: Some(Action::IndexesSwap),
+        actions: &[Action::IndexesSwap],
         endpoint: Endpoint::SwapIndexes,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/stats",
-        action: Some(Action::StatsGet),
+        actions: &[Action::StatsGet],
         endpoint: Endpoint::IndexStats,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/fields",
-        action: Some(Action::FieldsPost),
+        actions: &[Action::FieldsPost],
         endpoint: Endpoint::ListFields,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/search",
-        action: Some(Action::Search),
+        actions: &[Action::Search],
         endpoint: Endpoint::Search,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/search",
-        action: Some(Action::Search),
+        actions: &[Action::Search],
         endpoint: Endpoint::SearchGet,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/similar",
-        action: Some(Action::Search),
+        actions: &[Action::Search],
         endpoint: Endpoint::Similar,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/similar",
-        action: Some(Action::Search),
+        actions: &[Action::Search],
         endpoint: Endpoint::SimilarGet,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/facet-search",
-        action: Some(Action::Search),
+        actions: &[Action::Search],
         endpoint: Endpoint::FacetSearch,
     },
     Route {
         method: Method::Post,
         pattern: "/multi-search",
-        action: Some(Action::Search),
+        actions: &[Action::Search],
         endpoint: Endpoint::MultiSearch,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/documents",
-        action: Some(Action::DocumentsGet),
+        actions: &[Action::DocumentsGet],
         endpoint: Endpoint::ListDocuments,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/documents/fetch",
-        action: Some(Action::DocumentsGet),
+        actions: &[Action::DocumentsGet],
         endpoint: Endpoint::FetchDocuments,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/documents/{document_id}",
-        action: Some(Action::DocumentsGet),
+        actions: &[Action::DocumentsGet],
         endpoint: Endpoint::GetDocument,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/documents",
-        action: Some(Action::DocumentsAdd),
+        actions: &[Action::DocumentsAdd],
         endpoint: Endpoint::ReplaceDocuments,
     },
     Route {
         method: Method::Put,
         pattern: "/indexes/{index_uid}/documents",
-        action: Some(Action::DocumentsAdd),
+        actions: &[Action::DocumentsAdd],
         endpoint: Endpoint::UpdateDocuments,
     },
     Route {
         method: Method::Delete,
         pattern: "/indexes/{index_uid}/documents",
-        action: Some(Action::DocumentsDelete),
+        actions: &[Action::DocumentsDelete],
         endpoint: Endpoint::ClearDocuments,
     },
     Route {
         method: Method::Delete,
         pattern: "/indexes/{index_uid}/documents/{document_id}",
-        action: Some(Action::DocumentsDelete),
+        actions: &[Action::DocumentsDelete],
         endpoint: Endpoint::DeleteDocument,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/documents/delete-batch",
-        action: Some(Action::DocumentsDelete),
+        actions: &[Action::DocumentsDelete],
         endpoint: Endpoint::DeleteDocumentsBatch,
     },
     Route {
         method: Method::Post,
         pattern: "/indexes/{index_uid}/documents/delete",
-        action: Some(Action::DocumentsDelete),
+        actions: &[Action::DocumentsDelete],
         endpoint: Endpoint::DeleteDocumentsByFilter,
     },
     Route {
@@ -330,254 +333,260 @@ pub static ROUTES: &[Route] = &[
         pattern: "/indexes/{index_uid}/documents/edit",
         // `documents.*` is never stored in a key (the wildcard expands to the concrete
         // actions), so only `*` keys and the master key pass, as in Meilisearch.
-        action: Some(Action::DocumentsAll),
+        actions: &[Action::DocumentsAll],
         endpoint: Endpoint::EditDocuments,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/settings",
-        action: Some(Action::SettingsGet),
+        actions: &[Action::SettingsGet],
         endpoint: Endpoint::GetSettings,
     },
     Route {
         method: Method::Patch,
         pattern: "/indexes/{index_uid}/settings",
-        action: Some(Action::SettingsUpdate),
+        actions: &[Action::SettingsUpdate],
         endpoint: Endpoint::UpdateSettings,
     },
     Route {
         method: Method::Delete,
         pattern: "/indexes/{index_uid}/settings",
-        action: Some(Action::SettingsUpdate),
+        actions: &[Action::SettingsUpdate],
         endpoint: Endpoint::ResetSettings,
     },
     Route {
         method: Method::Get,
         pattern: "/indexes/{index_uid}/settings/{setting}",
-        action: Some(Action::SettingsGet),
+        actions: &[Action::SettingsGet],
         endpoint: Endpoint::SettingsSubRoute,
     },
     Route {
         method: Method::Put,
         pattern: "/indexes/{index_uid}/settings/{setting}",
-        action: Some(Action::SettingsUpdate),
+        actions: &[Action::SettingsUpdate],
         endpoint: Endpoint::SettingsSubRoute,
     },
     Route {
         method: Method::Patch,
         pattern: "/indexes/{index_uid}/settings/{setting}",
-        action: Some(Action::SettingsUpdate),
+        actions: &[Action::SettingsUpdate],
         endpoint: Endpoint::SettingsSubRoute,
     },
     Route {
         method: Method::Delete,
         pattern: "/indexes/{index_uid}/settings/{setting}",
-        action: Some(Action::SettingsUpdate),
+        actions: &[Action::SettingsUpdate],
         endpoint: Endpoint::SettingsSubRoute,
     },
     Route {
         method: Method::Get,
         pattern: "/tasks",
-        action: Some(Action::TasksGet),
+        actions: &[Action::TasksGet],
         endpoint: Endpoint::ListTasks,
     },
     Route {
         method: Method::Post,
         pattern: "/tasks/cancel",
-        action: Some(Action::TasksCancel),
+        actions: &[Action::TasksCancel],
         endpoint: Endpoint::CancelTasks,
     },
     Route {
         method: Method::Delete,
         pattern: "/tasks",
-        action: Some(Action::TasksDelete),
+        actions: &[Action::TasksDelete],
         endpoint: Endpoint::DeleteTasks,
     },
     Route {
         method: Method::Post,
         pattern: "/tasks/compact",
-        action: Some(Action::TasksCompact),
+        actions: &[Action::TasksCompact],
         endpoint: Endpoint::CompactTaskQueue,
     },
     Route {
         method: Method::Get,
         pattern: "/tasks/{task_id}",
-        action: Some(Action::TasksGet),
+        actions: &[Action::TasksGet],
         endpoint: Endpoint::GetTask,
     },
     Route {
         method: Method::Get,
         pattern: "/tasks/{task_id}/documents",
-        action: Some(Action::TasksGet),
+        actions: &[Action::TasksGet],
         endpoint: Endpoint::GetTaskDocuments,
     },
     Route {
         method: Method::Get,
         pattern: "/batches",
-        action: Some(Action::TasksGet),
+        actions: &[Action::TasksGet],
         endpoint: Endpoint::ListBatches,
     },
     Route {
         method: Method::Get,
         pattern: "/batches/{batch_id}",
-        action: Some(Action::TasksGet),
+        actions: &[Action::TasksGet],
         endpoint: Endpoint::GetBatch,
     },
     Route {
         method: Method::Get,
         pattern: "/webhooks",
-        action: Some(Action::WebhooksGet),
+        actions: &[Action::WebhooksGet],
         endpoint: Endpoint::ListWebhooks,
     },
     Route {
         method: Method::Post,
         pattern: "/webhooks",
-        action: Some(Action::WebhooksCreate),
+        actions: &[Action::WebhooksCreate],
         endpoint: Endpoint::CreateWebhook,
     },
     Route {
         method: Method::Get,
         pattern: "/webhooks/{uuid}",
-        action: Some(Action::WebhooksGet),
+        actions: &[Action::WebhooksGet],
         endpoint: Endpoint::GetWebhook,
     },
     Route {
         method: Method::Patch,
         pattern: "/webhooks/{uuid}",
-        action: Some(Action::WebhooksUpdate),
+        actions: &[Action::WebhooksUpdate],
         endpoint: Endpoint::UpdateWebhook,
     },
     Route {
         method: Method::Delete,
         pattern: "/webhooks/{uuid}",
-        action: Some(Action::WebhooksDelete),
+        actions: &[Action::WebhooksDelete],
         endpoint: Endpoint::DeleteWebhook,
     },
     Route {
         method: Method::Get,
         pattern: "/network",
-        action: Some(Action::NetworkGet),
+        actions: &[Action::NetworkGet],
         endpoint: Endpoint::GetNetwork,
     },
     Route {
         method: Method::Patch,
         pattern: "/network",
-        action: Some(Action::NetworkUpdate),
+        actions: &[Action::NetworkUpdate],
         endpoint: Endpoint::PatchNetwork,
     },
     Route {
         method: Method::Post,
         pattern: "/network/control",
-        action: Some(Action::NetworkUpdate),
+        actions: &[Action::NetworkUpdate],
         endpoint: Endpoint::NetworkControl,
     },
     Route {
         method: Method::Post,
         pattern: "/dumps",
-        action: Some(Action::DumpsCreate),
+        actions: &[Action::DumpsCreate],
         endpoint: Endpoint::CreateDump,
     },
     Route {
         method: Method::Post,
         pattern: "/snapshots",
-        action: Some(Action::SnapshotsCreate),
+        actions: &[Action::SnapshotsCreate],
         endpoint: Endpoint::CreateSnapshot,
     },
     Route {
         method: Method::Post,
         pattern: "/export",
-        action: Some(Action::Export),
+        actions: &[Action::Export],
         endpoint: Endpoint::Export,
     },
     Route {
         method: Method::Post,
         pattern: "/logs/stream",
-        action: Some(Action::MetricsGet),
+        actions: &[Action::MetricsGet],
         endpoint: Endpoint::StreamLogs,
     },
     Route {
         method: Method::Delete,
         pattern: "/logs/stream",
-        action: Some(Action::MetricsGet),
+        actions: &[Action::MetricsGet],
         endpoint: Endpoint::CancelLogStream,
     },
     Route {
         method: Method::Post,
         pattern: "/logs/stderr",
-        action: Some(Action::MetricsGet),
+        actions: &[Action::MetricsGet],
         endpoint: Endpoint::UpdateStderrLogs,
     },
     Route {
         method: Method::Post,
         pattern: "/dynamic-search-rules",
-        action: Some(Action::DynamicSearchRulesGet),
+        actions: &[Action::DynamicSearchRulesGet],
         endpoint: Endpoint::ListDynamicSearchRules,
     },
     Route {
         method: Method::Delete,
         pattern: "/dynamic-search-rules",
-        action: Some(Action::DynamicSearchRulesDelete),
+        actions: &[Action::DynamicSearchRulesDelete],
         endpoint: Endpoint::ClearDynamicSearchRules,
     },
     Route {
         method: Method::Get,
         pattern: "/dynamic-search-rules/{uid}",
-        action: Some(Action::DynamicSearchRulesGet),
+        actions: &[Action::DynamicSearchRulesGet],
         endpoint: Endpoint::GetDynamicSearchRule,
     },
     Route {
         method: Method::Patch,
         pattern: "/dynamic-search-rules/{uid}",
-        action: Some(Action::DynamicSearchRulesUpdate),
+        actions: &[Action::DynamicSearchRulesUpdate],
         endpoint: Endpoint::UpdateDynamicSearchRule,
     },
     Route {
         method: Method::Delete,
         pattern: "/dynamic-search-rules/{uid}",
-        action: Some(Action::DynamicSearchRulesDelete),
+        actions: &[Action::DynamicSearchRulesDelete],
         endpoint: Endpoint::DeleteDynamicSearchRule,
     },
     Route {
         method: Method::Get,
         pattern: "/chats",
-        action: Some(Action::ChatsGet),
+        actions: &[Action::ChatsGet],
         endpoint: Endpoint::ListChats,
     },
     Route {
         method: Method::Get,
         pattern: "/chats/{workspace_uid}/settings",
-        action: Some(Action::ChatsSettingsGet),
+        actions: &[Action::ChatsSettingsGet],
         endpoint: Endpoint::GetChatSettings,
     },
     Route {
         method: Method::Patch,
         pattern: "/chats/{workspace_uid}/settings",
-        action: Some(Action::ChatsSettingsUpdate),
+        actions: &[Action::ChatsSettingsUpdate],
         endpoint: Endpoint::UpdateChatSettings,
     },
     Route {
         method: Method::Delete,
         pattern: "/chats/{workspace_uid}/settings",
-        action: Some(Action::ChatsSettingsUpdate),
+        actions: &[Action::ChatsSettingsUpdate],
         endpoint: Endpoint::ResetChatSettings,
     },
     Route {
         method: Method::Get,
         pattern: "/chats/{workspace_uid}",
-        action: Some(Action::ChatsGet),
+        actions: &[Action::ChatsGet],
         endpoint: Endpoint::GetChat,
     },
     Route {
         method: Method::Delete,
         pattern: "/chats/{workspace_uid}",
-        action: Some(Action::ChatsDelete),
+        actions: &[Action::ChatsDelete],
         endpoint: Endpoint::DeleteChat,
     },
     Route {
         method: Method::Post,
         pattern: "/chats/{workspace_uid}/chat/completions",
-        action: Some(Action::ChatCompletions),
+        actions: &[Action::ChatCompletions],
         endpoint: Endpoint::ChatCompletions,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/render-template",
+        actions: &[Action::SettingsGet, Action::DocumentsGet],
+        endpoint: Endpoint::RenderTemplate,
     },
 ];
 
@@ -868,6 +877,24 @@ mod tests {
                     other.pattern
                 );
             }
+        }
+    }
+
+    #[test]
+    fn render_template_needs_both_reading_actions_in_meilisearch_s_order() {
+        match lookup(&Method::Post, "/render-template") {
+            Lookup::Found { route, .. } => {
+                assert_eq!(route.endpoint, Endpoint::RenderTemplate);
+                assert_eq!(route.actions, [Action::SettingsGet, Action::DocumentsGet]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // Every other guarded route needs one action.
+        for route in ROUTES
+            .iter()
+            .filter(|route| route.endpoint != Endpoint::RenderTemplate)
+        {
+            assert!(route.actions.len() <= 1, "{}", route.pattern);
         }
     }
 

@@ -1,8 +1,9 @@
 //! The authorization matrix, generated from the one route table
 //! (`coresearch::routes::table::ROUTES`), so a new route cannot ship unprotected: for every
 //! guarded route and every action, a key holding exactly that action must pass exactly
-//! when the action grants the route's action (reference §4.1, modelled here independently
-//! of the server's own expansion code), and must get 403 `invalid_api_key` otherwise.
+//! when the action grants every action the route requires (reference §4.1, modelled here
+//! independently of the server's own expansion code; `POST /render-template` requires two),
+//! and must get 403 `invalid_api_key` otherwise.
 //! Also: public routes need no key, the master key passes everywhere, a missing header is
 //! 401, and a tenant token is no API key outside search routes (reference §4.6).
 
@@ -94,6 +95,25 @@ const FAMILIES: &[(&str, &[&str])] = &[
 /// A key uid no key has: `/keys/{key}` routes then answer 404 past authorization.
 const ABSENT_KEY_UID: &str = "00000000-0000-4000-8000-000000000000";
 
+/// Whether a key given the actions `key_actions` may call a route requiring every action of
+/// `route_actions`.
+fn grants_all(key_actions: &[&str], route_actions: &[Action]) -> bool {
+    route_actions.iter().all(|route_action| {
+        key_actions
+            .iter()
+            .any(|key_action| grants(key_action, route_action.wire_name()))
+    })
+}
+
+/// The wire names of a route's actions, for messages.
+fn names(route_actions: &[Action]) -> String {
+    route_actions
+        .iter()
+        .map(|action| action.wire_name())
+        .collect::<Vec<_>>()
+        .join("` and `")
+}
+
 /// Whether a key given `key_action` may call a route requiring `route_action`.
 fn grants(key_action: &str, route_action: &str) -> bool {
     match key_action {
@@ -156,10 +176,11 @@ fn assert_invalid_api_key(response: &HttpResponse, context: &str) {
     );
 }
 
-fn guarded_routes() -> impl Iterator<Item = (&'static Route, Action)> {
+fn guarded_routes() -> impl Iterator<Item = (&'static Route, &'static [Action])> {
     ROUTES
         .iter()
-        .filter_map(|route| route.action.map(|action| (route, action)))
+        .filter(|route| !route.actions.is_empty())
+        .map(|route| (route, route.actions))
 }
 
 fn describe(route: &Route) -> String {
@@ -221,16 +242,16 @@ fn every_guarded_route_admits_exactly_the_keys_whose_actions_grant_it() {
         .collect();
     let mut admitted = 0;
     let mut refused = 0;
-    for (route, route_action) in guarded_routes() {
+    for (route, route_actions) in guarded_routes() {
         for (key_action, key) in &keys {
             let response = server.raw(&route_request(route, Some(key)));
             let context = format!(
                 "{} (needs `{}`) with a `{}` key",
                 describe(route),
-                route_action.wire_name(),
+                names(route_actions),
                 key_action.wire_name()
             );
-            if grants(key_action.wire_name(), route_action.wire_name()) {
+            if grants_all(&[key_action.wire_name()], route_actions) {
                 assert!(
                     !is_auth_refusal(&response),
                     "{context} was refused: {} {}",
@@ -258,12 +279,9 @@ fn a_key_with_several_actions_holds_their_union_and_family_keys_their_members() 
         .as_str()
         .expect("as_str finds a value of that type");
     let mut checked_family_member = false;
-    for (route, route_action) in guarded_routes() {
-        let name = route_action.wire_name();
-        let expected = ["version", "keys.get", "documents.*"]
-            .iter()
-            .any(|action| grants(action, name));
-        checked_family_member |= grants("documents.*", name);
+    for (route, route_actions) in guarded_routes() {
+        let expected = grants_all(&["version", "keys.get", "documents.*"], route_actions);
+        checked_family_member |= grants_all(&["documents.*"], route_actions);
         let response = server.raw(&route_request(route, Some(union)));
         if expected {
             assert!(!is_auth_refusal(&response), "{}", describe(route));
@@ -281,7 +299,7 @@ fn a_key_with_several_actions_holds_their_union_and_family_keys_their_members() 
 #[test]
 fn public_routes_need_no_key_and_the_master_key_passes_everywhere() {
     let server = start();
-    for route in ROUTES.iter().filter(|route| route.action.is_none()) {
+    for route in ROUTES.iter().filter(|route| route.actions.is_empty()) {
         for key in [None, Some("not-a-key"), Some(MASTER_KEY)] {
             let response = server.raw(&route_request(route, key));
             assert_eq!(response.status, 200, "{} with {key:?}", describe(route));
@@ -352,8 +370,8 @@ fn a_valid_tenant_token_is_no_api_key_outside_search_routes() {
                 &json!({"apiKeyUid": uid, "searchRules": search_rules, "exp": expires}),
                 secret,
             );
-            for (route, action) in guarded_routes() {
-                if matches!(action, Action::Search | Action::ChatCompletions) {
+            for (route, actions) in guarded_routes() {
+                if matches!(actions, [Action::Search] | [Action::ChatCompletions]) {
                     continue;
                 }
                 let response = server.raw(&route_request(route, Some(&token)));
@@ -396,6 +414,7 @@ const ROUTES_FILTERING_BY_INDEX: &[(&str, &str)] = &[
     ("GET", "/batches"),
     ("GET", "/batches/{batch_id}"),
     ("POST", "/chats/{workspace_uid}/chat/completions"),
+    ("POST", "/render-template"),
 ];
 
 fn names_an_index(route: &Route) -> bool {
@@ -691,8 +710,12 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
             .find(|route| route.method.as_str() == method && route.pattern == pattern)
             .unwrap_or_else(|| panic!("{method} {pattern} is in the route table"));
         assert_eq!(
-            route.action.map(Action::wire_name),
-            Some(action),
+            route
+                .actions
+                .iter()
+                .map(|action| action.wire_name())
+                .collect::<Vec<_>>(),
+            [action],
             "{method} {pattern}"
         );
     }
@@ -782,8 +805,12 @@ fn the_chat_routes_are_guarded_by_their_actions() {
             .find(|route| route.method.as_str() == method && route.pattern == pattern)
             .unwrap_or_else(|| panic!("{method} {pattern} is in the route table"));
         assert_eq!(
-            route.action.map(Action::wire_name),
-            Some(action),
+            route
+                .actions
+                .iter()
+                .map(|action| action.wire_name())
+                .collect::<Vec<_>>(),
+            [action],
             "{method} {pattern}"
         );
     }

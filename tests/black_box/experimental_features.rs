@@ -61,7 +61,7 @@ async fn sdk_update_changes_only_what_it_sets_and_every_core_sees_it() {
 }
 
 #[test]
-fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_twelve_fields() {
+fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_thirteen_fields() {
     let server = Server::start();
     server.raw(&json_request(
         "PATCH",
@@ -83,7 +83,7 @@ fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_twelve_fields() {
             "containsFilter": false, "dynamicSearchRules": false, "network": true,
             "getTaskDocumentsRoute": false, "taskQueueCompactionRoute": false,
             "compositeEmbedders": false, "chatCompletions": false, "multimodal": false,
-            "foreignKeys": true
+            "foreignKeys": true, "renderRoute": false
         })
     );
 }

@@ -324,7 +324,7 @@ fn gzip_response_when_the_client_accepts_it() {
         body.as_object()
             .expect("as_object finds a value of that type")
             .len(),
-        12
+        13
     );
 }
 

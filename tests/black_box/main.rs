@@ -43,6 +43,7 @@ mod network;
 mod network_100k;
 mod path_index_uid;
 mod personalization;
+mod render_template;
 mod replication_parameters;
 mod search;
 mod search_queue;

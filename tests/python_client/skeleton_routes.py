@@ -12,8 +12,9 @@ What Meilisearch 1.41 answers (reference §1, "Skeleton routes"):
 - `GET /health` -> `{"status": "available"}`, with or without a key;
 - `GET /version` -> exactly the keys `commitSha`, `commitDate` (strings) and `pkgVersion`
   "1.41.0";
-- `GET /experimental-features` -> exactly the twelve runtime features, all `false` on a new
-  instance; `PATCH` with any subset answers the whole new object and persists it.
+- `GET /experimental-features` -> exactly the thirteen runtime features (1.41's twelve and
+  1.50's `renderRoute`), all `false` on a new instance; `PATCH` with any subset answers the
+  whole new object and persists it.
 """
 
 import socket
@@ -40,6 +41,7 @@ FEATURES = [
     "chatCompletions",
     "multimodal",
     "foreignKeys",
+    "renderRoute",
 ]
 
 
