@@ -107,6 +107,34 @@ pub const PERSONALIZATION_URL_DEFAULT: &str = "https://api.cohere.ai/v1/rerank";
 const PERSONALIZATION_URL_SCHEMES: [&str; 2] = ["http", "https"];
 
 const CONFIG_FILE_PATH_DEFAULT: &str = "./config.toml";
+
+/// Dynamic search rules' fuel by default (Meilisearch 1.50's): distinct query words counted,
+/// applying rules that may pin, pins of one search, and rule words looked up in one search.
+pub const DSR_FUEL_MAX_COUNTED_WORDS_DEFAULT: u8 = 10;
+pub const DSR_FUEL_MAX_ACTIVE_RULES_DEFAULT: u32 = 1_000;
+pub const DSR_FUEL_MAX_PIN_ACTIONS_DEFAULT: u32 = 100;
+pub const DSR_FUEL_WORD_FUEL_DEFAULT: u32 = 4_096;
+
+/// The limits on the work dynamic search rules add to one search (what each bounds: see
+/// `crate::search::rule_fuel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleFuel {
+    pub max_counted_words: u8,
+    pub max_active_rules: u32,
+    pub max_pin_actions: u32,
+    pub word_fuel: u32,
+}
+
+impl Default for RuleFuel {
+    fn default() -> Self {
+        RuleFuel {
+            max_counted_words: DSR_FUEL_MAX_COUNTED_WORDS_DEFAULT,
+            max_active_rules: DSR_FUEL_MAX_ACTIVE_RULES_DEFAULT,
+            max_pin_actions: DSR_FUEL_MAX_PIN_ACTIONS_DEFAULT,
+            word_fuel: DSR_FUEL_WORD_FUEL_DEFAULT,
+        }
+    }
+}
 const CONFIG_FILE_PATH_VARIABLE: &str = "MEILI_CONFIG_FILE_PATH";
 const CONFIG_FILE_PATH_FLAG: &str = "config-file-path";
 const CONFIG_FILE_PATH_KEY: &str = "config_file_path";
@@ -336,6 +364,8 @@ pub struct Config {
     pub experimental_embedding_cache_entries: usize,
     /// Snapshots copy the shards' page stores as they are instead of compacting them.
     pub experimental_no_snapshot_compaction: bool,
+    /// The dynamic search rules' limits (`--experimental-dsr-fuel-*`, Meilisearch's fuel).
+    pub experimental_dsr_fuel: RuleFuel,
     /// Accepted for compatibility: it chooses between Meilisearch's two indexers for
     /// settings changes, and coresearch has one, so settings apply the same either way.
     pub experimental_no_edition_2024_for_settings: bool,
@@ -526,6 +556,7 @@ impl Config {
                 "experimental_no_snapshot_compaction",
                 &self.experimental_no_snapshot_compaction,
             )
+            .field("experimental_dsr_fuel", &self.experimental_dsr_fuel)
             .field(
                 "experimental_no_edition_2024_for_settings",
                 &self.experimental_no_edition_2024_for_settings,
@@ -1074,6 +1105,22 @@ struct Cli {
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_SNAPSHOT_COMPACTION")]
     experimental_no_snapshot_compaction: bool,
 
+    /// Most distinct query words (in sorted order) a dynamic search rule's `words` condition is checked against.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_DSR_FUEL_MAX_COUNTED_WORDS", default_value_t = DSR_FUEL_MAX_COUNTED_WORDS_DEFAULT)]
+    experimental_dsr_fuel_max_counted_words: u8,
+
+    /// Most applying dynamic search rules, by precedence, that may pin documents in one search.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_DSR_FUEL_MAX_ACTIVE_RULES", default_value_t = DSR_FUEL_MAX_ACTIVE_RULES_DEFAULT)]
+    experimental_dsr_fuel_max_active_rules: u32,
+
+    /// Most documents one search's dynamic search rules pin at most.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_DSR_FUEL_MAX_PIN_ACTIONS", default_value_t = DSR_FUEL_MAX_PIN_ACTIONS_DEFAULT)]
+    experimental_dsr_fuel_max_pin_actions: u32,
+
+    /// Most rule words one search looks up among the query's words.
+    #[arg(long, env = "MEILI_EXPERIMENTAL_DSR_FUEL_WORD_FUEL", default_value_t = DSR_FUEL_WORD_FUEL_DEFAULT)]
+    experimental_dsr_fuel_word_fuel: u32,
+
     /// Accepted for compatibility (Meilisearch's choice of indexer for settings changes):
     /// coresearch has one indexer, so settings apply the same either way.
     #[arg(long, env = "MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS")]
@@ -1287,6 +1334,18 @@ struct Cli {
     /// navigation vectors, and a huge-page copy of the vectors).
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
     vectorstore_reader_prefetch_memory: bool,
+}
+
+impl Cli {
+    /// The dynamic search rules' limits the flags (or variables) set.
+    fn dsr_fuel(&self) -> RuleFuel {
+        RuleFuel {
+            max_counted_words: self.experimental_dsr_fuel_max_counted_words,
+            max_active_rules: self.experimental_dsr_fuel_max_active_rules,
+            max_pin_actions: self.experimental_dsr_fuel_max_pin_actions,
+            word_fuel: self.experimental_dsr_fuel_word_fuel,
+        }
+    }
 }
 
 /// What clap knows of one option that has an environment variable.
@@ -1539,6 +1598,7 @@ impl Config {
         let cores = usize::try_from(cli.cores).unwrap_or(available_cores());
         let shards_per_index = shards_per_index_or_default(cli.shards_per_index, cores);
         let s3_snapshots = s3_snapshot_config(&cli, cwd);
+        let experimental_dsr_fuel = cli.dsr_fuel();
         Config {
             db_path: resolve(cli.db_path),
             http_addr: cli.http_addr,
@@ -1583,6 +1643,7 @@ impl Config {
                 .experimental_limit_batched_tasks_total_size,
             experimental_embedding_cache_entries: cli.experimental_embedding_cache_entries,
             experimental_no_snapshot_compaction: cli.experimental_no_snapshot_compaction,
+            experimental_dsr_fuel,
             experimental_no_edition_2024_for_settings: cli
                 .experimental_no_edition_2024_for_settings,
             experimental_no_edition_2024_for_dumps: cli.experimental_no_edition_2024_for_dumps,
@@ -2503,6 +2564,7 @@ mod tests {
             experimental_limit_batched_tasks_total_size,
             experimental_embedding_cache_entries,
             experimental_no_snapshot_compaction,
+            experimental_dsr_fuel,
             experimental_no_edition_2024_for_settings,
             experimental_no_edition_2024_for_dumps,
             experimental_personalization_api_key,
@@ -2521,6 +2583,37 @@ mod tests {
             indexing_scheduler_slice,
             documents_per_shard,
         );
+    }
+
+    #[test]
+    fn dynamic_search_rule_fuel_comes_from_meilisearch_variables() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let defaults = parse_ok(&[], &[], directory.path());
+        assert_eq!(
+            defaults.experimental_dsr_fuel,
+            RuleFuel {
+                max_counted_words: 10,
+                max_active_rules: 1_000,
+                max_pin_actions: 100,
+                word_fuel: 4_096,
+            }
+        );
+        let set = parse_ok(
+            &[],
+            &[
+                ("MEILI_EXPERIMENTAL_DSR_FUEL_MAX_COUNTED_WORDS", "3"),
+                ("MEILI_EXPERIMENTAL_DSR_FUEL_WORD_FUEL", "7"),
+            ],
+            directory.path(),
+        );
+        assert_eq!(set.experimental_dsr_fuel.max_counted_words, 3);
+        assert_eq!(set.experimental_dsr_fuel.word_fuel, 7);
+        let refused = parse(
+            &[],
+            &[("MEILI_EXPERIMENTAL_DSR_FUEL_MAX_COUNTED_WORDS", "300")],
+            directory.path(),
+        );
+        assert!(refused.is_err(), "300 words do not fit a byte");
     }
 
     #[test]

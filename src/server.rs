@@ -20,7 +20,7 @@ use crate::tasks::scheduler::{Scheduler, SchedulerOptions};
 use crate::tasks::update_files::UpdateFiles;
 
 /// The task queue's page-store file in the data directory.
-pub const TASK_QUEUE_FILE_NAME: &str = "tasks.store";
+pub const TASK_QUEUE_FILE_NAME: &str = crate::tasks::queue::QUEUE_FILE_NAME;
 /// Finished tasks kept before the oldest are deleted automatically (Meilisearch's 1M).
 pub const MAX_NUMBER_OF_TASKS: u64 = 1_000_000;
 use crate::control::features::ForcedFeatures;
@@ -128,15 +128,13 @@ enum Mode {
 }
 
 /// What every core reads from the configuration once, before the cores start: the
-/// outgoing IP policy, the query-embedding cache's size and the dynamic search rules' fuel
-/// (an unparsable fuel variable stops the start, as in Meilisearch).
-fn set_process_wide_options(config: &Config) -> Result<(), String> {
+/// outgoing IP policy, the query-embedding cache's size and the dynamic search rules' fuel.
+fn set_process_wide_options(config: &Config) {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
     crate::embedders::query_cache::set_entries_per_embedder(
         config.experimental_embedding_cache_entries,
     );
-    crate::search::rule_fuel::RuleFuel::install_from_environment()?;
-    Ok(())
+    crate::search::rule_fuel::install(config.experimental_dsr_fuel);
 }
 
 /// The experimental features the command line turns on for good.
@@ -154,7 +152,7 @@ fn run_cores(
     mode: Mode,
     logs: crate::logs::LogControl,
 ) -> Result<(), String> {
-    set_process_wide_options(config)?;
+    set_process_wide_options(config);
     let addresses = match mode {
         Mode::Serve => resolve(&config.http_addr)?,
         Mode::UntilIdle => Vec::new(),

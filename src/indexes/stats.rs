@@ -157,7 +157,7 @@ pub async fn server_store_sizes(
     let parts = [
         (
             "taskQueue",
-            file_bytes(&directory.join(crate::server::TASK_QUEUE_FILE_NAME)),
+            file_bytes(&directory.join(crate::tasks::queue::QUEUE_FILE_NAME)),
         ),
         ("taskQueueFreePages", queue_unused),
         (

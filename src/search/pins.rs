@@ -35,7 +35,6 @@ use time::OffsetDateTime;
 
 use super::execute::{SearchOutcome, execute_organic, index_filter_error, shard_request};
 use super::prepare::PreparedSearch;
-use super::rule_fuel::RuleFuel;
 use super::rule_matching::{RuleContext, resolve_pins};
 use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
@@ -69,7 +68,7 @@ pub fn attach_pins(
     if rules.is_empty() {
         return;
     }
-    let fuel = RuleFuel::current();
+    let fuel = super::rule_fuel::current();
     let context = RuleContext::new(
         prepared.body.q.as_deref(),
         OffsetDateTime::now_utc(),

@@ -34,6 +34,9 @@ use super::model::{BatchUid, Kind, KindWithContent, Status, Task, TaskUid};
 use super::query::{Page, TaskQuery, after_from, matches, paginate};
 use crate::errors::{Code, ResponseError};
 
+/// The task queue's page store, in the data directory.
+pub const QUEUE_FILE_NAME: &str = "tasks.store";
+
 /// Registrations (other than cancel and delete) are refused past this share of the
 /// queue file's maximum size, as Meilisearch does for its task database.
 pub const QUEUE_FULL_PERCENT: u64 = 40;

@@ -703,6 +703,11 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
             "/dynamic-search-rules/{uid}",
             "dynamicSearchRules.delete",
         ),
+        (
+            "DELETE",
+            "/dynamic-search-rules",
+            "dynamicSearchRules.delete",
+        ),
     ];
     for (method, pattern, action) in expected {
         let route = ROUTES
@@ -736,11 +741,12 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
             Some(
                 r#"{"actions": [{"selector": {"id": "1"}, "action": {"type": "pin", "position": 0}}]}"#,
             ),
-            201,
+            202,
         ),
         ("POST", "/dynamic-search-rules", Some("{}"), 200),
         ("GET", "/dynamic-search-rules/promo", None, 200),
-        ("DELETE", "/dynamic-search-rules/promo", None, 204),
+        ("DELETE", "/dynamic-search-rules/promo", None, 202),
+        ("DELETE", "/dynamic-search-rules", None, 202),
     ];
     for (method, path, body, status) in requests {
         let send = |key: &str| match body {
@@ -755,6 +761,11 @@ fn the_dynamic_search_rules_routes_are_instance_wide_and_guarded_by_their_action
             "{method} {path}: {}",
             response.text()
         );
+        if status == 202 {
+            // A change is a task: the next request reads what it did.
+            let task = server.wait_task(&response.json()["taskUid"]);
+            assert_eq!(task["status"], "succeeded", "{method} {path}: {task}");
+        }
     }
     for action in ["dynamicSearchRules.get", "dynamicSearchRules.update"] {
         let body = json!({"actions": [action], "indexes": ["matrix-index"], "expiresAt": null});
