@@ -103,6 +103,21 @@ fn checked_uid(uid: &str, field: &str) -> Result<(), ResponseError> {
     ))
 }
 
+/// An index uid of a swap, refused as Meilisearch 1.50 refuses it: `invalid_swap_indexes` at
+/// `[position].indexes[side]`.
+fn checked_swap_uid(uid: &str, position: usize, side: usize) -> Result<(), ResponseError> {
+    if crate::auth::is_valid_index_uid(uid) {
+        return Ok(());
+    }
+    Err(ResponseError::new(
+        Code::InvalidSwapIndexes,
+        format!(
+            "Invalid value at `[{position}].indexes[{side}]`: {}",
+            ResponseError::invalid_index_uid(uid).message
+        ),
+    ))
+}
+
 /// `GET /indexes`.
 pub fn list(
     services: &Services,
@@ -226,8 +241,8 @@ pub async fn swap(
                 ),
             )
         })?;
-        for uid in [&left, &right] {
-            checked_uid(uid, &format!("[{position}].indexes"))?;
+        for (side, uid) in [&left, &right].into_iter().enumerate() {
+            checked_swap_uid(uid, position, side)?;
             if !context.is_index_authorized(uid) {
                 return Err(ResponseError::invalid_api_key());
             }

@@ -38,8 +38,12 @@ pub async fn store_payload(
     }
 }
 
-/// The document routes' error for a body that could not be read.
+/// The document routes' error for a body that could not be read. A body whose compression
+/// does not decode is, as Meilisearch answers it there, a payload cut short.
 fn payload_read_error(error: &BodyError) -> ResponseError {
+    if let BodyError::MalformedEncoding(_) = error {
+        return body_read_error(BodyReadFailure::Incomplete);
+    }
     match crate::routes::body::read_failure(error) {
         Ok(BodyReadFailure::TooLarge { limit, .. }) => payload_too_large(limit),
         Ok(failure) => body_read_error(failure),

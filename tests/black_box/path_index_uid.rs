@@ -74,6 +74,33 @@ fn a_swap_of_no_index_succeeds() {
     assert_eq!(task["details"], json!({"swaps": []}), "{task}");
 }
 
+/// An index uid of a swap that is no index uid is refused as Meilisearch 1.50 refuses it:
+/// `invalid_swap_indexes`, at the swap's position and the uid's side.
+#[test]
+fn a_swap_names_its_invalid_uid_by_position_and_side() {
+    let server = Server::start();
+    for (body, location, uid) in [
+        (json!([{"indexes": ["a", "b c"]}]), "[0].indexes[1]", "b c"),
+        (
+            json!([{"indexes": ["a", "b"]}, {"indexes": ["c d", "e"]}]),
+            "[1].indexes[0]",
+            "c d",
+        ),
+    ] {
+        let response = server.send("POST", "/swap-indexes", Some(&body));
+        assert_eq!(response.status, 400, "{body}: {}", response.text());
+        let error = response.json();
+        assert_eq!(error["code"], "invalid_swap_indexes", "{error}");
+        assert_eq!(
+            error["message"],
+            format!(
+                "Invalid value at `{location}`: `{uid}` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."
+            )
+        );
+    }
+    assert_eq!(server.send("GET", "/tasks", None).json()["total"], 0);
+}
+
 /// `GET /documents?ids=` checks each id as `POST /documents/fetch` does, before the index is
 /// looked up: 400 `invalid_document_ids` naming the first invalid one by position.
 #[test]

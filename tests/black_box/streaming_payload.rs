@@ -303,3 +303,33 @@ fn decompression_bombs_stop_at_the_limit_without_inflating_in_memory() {
     assert_eq!(task_total(&server), 0);
     assert!(update_files(&server).is_empty(), "no upload is left behind");
 }
+
+/// A document payload whose compression does not decode is answered as Meilisearch 1.50
+/// answers it on the document routes, a payload cut short, whether it is streamed or sent
+/// whole, and leaves no task and no upload.
+#[test]
+fn a_corrupt_compressed_document_payload_is_an_incomplete_payload() {
+    let server = limited_server();
+    let garbage = b"garbage, not compressed at all".to_vec();
+    for coding in ["gzip", "br", "deflate"] {
+        let streamed = chunked_request(&garbage, "application/x-ndjson", Some(coding));
+        let mut whole = format!(
+            "POST /indexes/streamed/documents HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            garbage.len()
+        )
+        .into_bytes();
+        whole.extend_from_slice(&garbage);
+        for request in [streamed, whole] {
+            let response = send(&server, &request);
+            assert_eq!(response.status, 400, "{coding}: {}", response.text());
+            let error = response.json();
+            assert_eq!(error["code"], "bad_request", "{coding}: {error}");
+            assert_eq!(
+                error["message"], "The provided payload is incomplete and cannot be parsed",
+                "{coding}"
+            );
+        }
+    }
+    assert_eq!(task_total(&server), 0);
+    assert!(update_files(&server).is_empty(), "no upload is left behind");
+}
