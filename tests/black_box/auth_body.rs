@@ -90,12 +90,12 @@ fn create_uid_errors_carry_the_uuid_parser_message() {
     assert_error(
         create_error(json!({"uid": "doggo"})),
         Code::InvalidApiKeyUid,
-        "Invalid value at `.uid`: invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `o` at 2",
+        "Invalid value at `.uid`: invalid character: found `o` at 1",
     );
     assert_error(
         create_error(json!({"uid": "0123456789abc"})),
         Code::InvalidApiKeyUid,
-        "Invalid value at `.uid`: invalid length: expected length 32 for simple format, found 13",
+        "Invalid value at `.uid`: invalid length: found 13",
     );
     assert_error(
         create_error(json!({"uid": null})),
