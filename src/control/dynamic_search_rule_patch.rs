@@ -192,7 +192,7 @@ mod tests {
     fn upsert(uid: &str, body: Value) -> RuleChange {
         RuleChange::Upsert {
             uid: uid.to_owned(),
-            patch: RulePatch::decode(body).unwrap(),
+            patch: RulePatch::decode(body).expect("the test body decodes"),
         }
     }
 
@@ -252,7 +252,7 @@ mod tests {
             "conditions": [{"scope": "query", "contains": "black friday"}],
             "actions": [pin("1", 0)]
         }))
-        .unwrap();
+        .expect("the test data is valid");
         assert_eq!(
             json!(patch.to_json()),
             json!({

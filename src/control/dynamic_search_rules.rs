@@ -165,15 +165,26 @@ impl DynamicSearchRule {
     }
 }
 
+/// Why conditions can never hold together: the part at fault and Meilisearch's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contradiction {
+    /// `query` or `time`.
+    pub part: &'static str,
+    pub message: String,
+}
+
 impl Conditions {
     /// Why these conditions can never hold together, if they cannot.
-    pub fn contradiction(&self) -> Option<String> {
+    pub fn contradiction(&self) -> Option<Contradiction> {
         if let Some(QueryCondition {
             is_empty: Some(true),
             words: Some(_),
         }) = &self.query
         {
-            return Some("either `isEmpty` or `words` can be used, not both at once".to_owned());
+            return Some(Contradiction {
+                part: "query",
+                message: "either `isEmpty` or `words` can be used, not both at once".to_owned(),
+            });
         }
         if let Some(TimeCondition {
             start: Some(start),
@@ -181,9 +192,10 @@ impl Conditions {
         }) = &self.time
             && start > end
         {
-            return Some(format!(
-                "`end` (`{end}`) should be later than `start` (`{start}`)"
-            ));
+            return Some(Contradiction {
+                part: "time",
+                message: format!("`end` (`{end}`) should be later than `start` (`{start}`)"),
+            });
         }
         None
     }
@@ -210,8 +222,9 @@ pub fn checked_index_uid(uid: Option<String>) -> Result<Option<String>, IndexUid
     }
 }
 
-/// An RFC 3339 date; any other text is refused with the message of Meilisearch's date errors.
-fn parse_optional_date(
+/// An RFC 3339 date; any other text is refused with the message of Meilisearch's date errors
+/// (also the dates of 1.41's conditions).
+pub(super) fn parse_optional_date(
     text: Option<String>,
 ) -> Result<Option<OffsetDateTime>, ExpirationDateError> {
     text.map(|text| OffsetDateTime::parse(&text, &Rfc3339).map_err(|_| ExpirationDateError(text)))
@@ -224,17 +237,12 @@ fn validate_conditions<E: DeserializeError>(
     conditions: Conditions,
     location: ValuePointerRef,
 ) -> Result<Conditions, E> {
-    let Some(msg) = conditions.contradiction() else {
+    let Some(Contradiction { part, message }) = conditions.contradiction() else {
         return Ok(conditions);
-    };
-    let part = if msg.starts_with("either") {
-        "query"
-    } else {
-        "time"
     };
     Err(deserr::take_cf_content(E::error::<Infallible>(
         None,
-        ErrorKind::Unexpected { msg },
+        ErrorKind::Unexpected { msg: message },
         location.push_key(part),
     )))
 }

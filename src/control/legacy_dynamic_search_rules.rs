@@ -20,6 +20,7 @@ use time::OffsetDateTime;
 
 use super::dynamic_search_rules::{
     Conditions, DynamicSearchRule, PinAction, QueryCondition, RuleAction, Selector, TimeCondition,
+    parse_optional_date,
 };
 use crate::auth::expiration::ExpirationDateError;
 use crate::decode::JsonError;
@@ -185,15 +186,6 @@ fn earliest(held: Option<OffsetDateTime>, new: Option<OffsetDateTime>) -> Option
     }
 }
 
-/// An RFC 3339 date; any other text is refused with the message of Meilisearch's date errors.
-fn parse_optional_date(
-    text: Option<String>,
-) -> Result<Option<OffsetDateTime>, ExpirationDateError> {
-    use time::format_description::well_known::Rfc3339;
-    text.map(|text| OffsetDateTime::parse(&text, &Rfc3339).map_err(|_| ExpirationDateError(text)))
-        .transpose()
-}
-
 /// 1.41's checks of one condition, with its messages: one of `isEmpty` and `contains`,
 /// `start` before `end`.
 fn validate_legacy<E: DeserializeError>(
@@ -234,7 +226,7 @@ mod tests {
     use serde_json::json;
 
     fn read(value: serde_json::Value) -> Result<DynamicSearchRule, String> {
-        let stored: StoredRule = serde_json::from_value(value).unwrap();
+        let stored: StoredRule = serde_json::from_value(value).expect("the test data is valid");
         DynamicSearchRule::try_from(stored)
     }
 
@@ -254,9 +246,9 @@ mod tests {
                 {"selector": {"indexUid": "products"}, "action": {"type": "pin", "position": 2}}
             ]
         }))
-        .unwrap();
+        .expect("the test data is valid");
         assert_eq!(
-            serde_json::to_value(&rule).unwrap(),
+            serde_json::to_value(&rule).expect("the test data is valid"),
             json!({
                 "uid": "black-friday",
                 "precedence": 10,
@@ -282,8 +274,11 @@ mod tests {
             "conditions": {"query": {"isEmpty": false}},
             "actions": []
         });
-        let rule = read(text.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&rule).unwrap(), text);
+        let rule = read(text.clone()).expect("the test data is valid");
+        assert_eq!(
+            serde_json::to_value(&rule).expect("the test data is valid"),
+            text
+        );
     }
 
     #[test]
@@ -302,7 +297,7 @@ mod tests {
         let date = |text: &str| {
             Some(
                 OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-                    .unwrap(),
+                    .expect("the test data is valid"),
             )
         };
         let apart = [

@@ -91,28 +91,18 @@ pub fn index_view(record: &IndexRecord) -> Value {
 
 /// Checks an index uid from a body field.
 fn checked_uid(uid: &str, field: &str) -> Result<(), ResponseError> {
-    if crate::auth::is_valid_index_uid(uid) {
-        return Ok(());
-    }
-    Err(ResponseError::new(
-        Code::InvalidIndexUid,
-        format!(
-            "Invalid value at `.{field}`: {}",
-            ResponseError::invalid_index_uid(uid).message
-        ),
-    ))
+    checked_uid_at(uid, Code::InvalidIndexUid, &format!(".{field}"))
 }
 
-/// An index uid of a swap, refused as Meilisearch 1.50 refuses it: `invalid_swap_indexes` at
-/// `[position].indexes[side]`.
-fn checked_swap_uid(uid: &str, position: usize, side: usize) -> Result<(), ResponseError> {
+/// `uid` when it is an index uid, else `code` with the uid error's message at `location`.
+fn checked_uid_at(uid: &str, code: Code, location: &str) -> Result<(), ResponseError> {
     if crate::auth::is_valid_index_uid(uid) {
         return Ok(());
     }
     Err(ResponseError::new(
-        Code::InvalidSwapIndexes,
+        code,
         format!(
-            "Invalid value at `[{position}].indexes[{side}]`: {}",
+            "Invalid value at `{location}`: {}",
             ResponseError::invalid_index_uid(uid).message
         ),
     ))
@@ -242,7 +232,9 @@ pub async fn swap(
             )
         })?;
         for (side, uid) in [&left, &right].into_iter().enumerate() {
-            checked_swap_uid(uid, position, side)?;
+            // As Meilisearch 1.50 refuses it: `invalid_swap_indexes` at the uid's place.
+            let location = format!("[{position}].indexes[{side}]");
+            checked_uid_at(uid, Code::InvalidSwapIndexes, &location)?;
             if !context.is_index_authorized(uid) {
                 return Err(ResponseError::invalid_api_key());
             }

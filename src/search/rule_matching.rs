@@ -154,7 +154,8 @@ mod tests {
     use serde_json::json;
 
     fn rules(list: serde_json::Value) -> DynamicSearchRules {
-        let list: Vec<DynamicSearchRule> = serde_json::from_value(list).unwrap();
+        let list: Vec<DynamicSearchRule> =
+            serde_json::from_value(list).expect("the test data is valid");
         list.into_iter()
             .map(|rule| (rule.uid.clone(), rule))
             .collect()
