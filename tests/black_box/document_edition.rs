@@ -487,6 +487,27 @@ fn task_documents_are_served_while_the_task_waits_and_gone_once_it_finished() {
     }
 }
 
+/// Waits until the finished tasks' payload files are removed: the scheduler removes them
+/// after the task is marked done, and their bytes count in `databaseSize`.
+fn wait_for_payloads_removed(server: &Server) {
+    let directory = server.data_directory.join("update_files");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let left = std::fs::read_dir(&directory)
+            .map(|entries| entries.count())
+            .unwrap_or(0);
+        if left == 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{left} payload files are still in {}",
+            directory.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn used_database_size_stays_within_the_database_size_and_shrinks_after_deletions() {
     let server = Server::start_with(options());
@@ -500,6 +521,7 @@ fn used_database_size_stays_within_the_database_size_and_shrinks_after_deletions
         &Value::from(many),
     );
     succeed(&server, uid);
+    wait_for_payloads_removed(&server);
     let before = server.send("GET", "/stats", None).json();
     let size = |stats: &Value, field: &str| stats[field].as_u64().expect("sizes are integers");
     assert!(size(&before, "usedDatabaseSize") > 0, "{before}");
