@@ -1,17 +1,20 @@
-//! Experimental features: the thirteen runtime toggles of `/experimental-features`.
+//! Experimental features: the fifteen runtime toggles of `/experimental-features`.
 //!
 //! Invariants:
+//! - `legacySearch` is always `true`: coresearch runs one search pipeline, Meilisearch 1.41's,
+//!   which 1.50 calls legacy; a patch turning it off is refused ([`FeaturesPatch::check`]);
+//! - `disableDocumentsFetchQueue` decides whether document listings wait in the search queue
+//!   as searches do (they do by default, as in Meilisearch 1.50);
 //! - the persisted value is the toggles as last patched; flags given on the command line
 //!   (`--experimental-enable-metrics`, `--experimental-enable-logs-route`,
 //!   `--experimental-contains-filter`) force their toggle on in what requests see, without
 //!   being persisted;
-//! - the JSON form always has all thirteen fields, in wire order (Meilisearch's order, less
-//!   the toggles coresearch does not have: `renderRoute` follows `foreignKeys`).
+//! - the JSON form always has all fifteen fields, in Meilisearch 1.50's order.
 
 use serde::{Deserialize, Serialize};
 
-/// The thirteen toggles, in wire order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The fifteen toggles, in wire order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RuntimeFeatures {
     pub metrics: bool,
@@ -26,8 +29,40 @@ pub struct RuntimeFeatures {
     pub chat_completions: bool,
     pub multimodal: bool,
     pub foreign_keys: bool,
+    /// Document listings (`GET /documents`, `POST /documents/fetch`) skip the search queue.
+    pub disable_documents_fetch_queue: bool,
+    /// Always `true` (see the module's invariants): read as `true` whatever a file or a
+    /// dump says.
+    #[serde(skip_deserializing, default = "legacy_search_is_on")]
+    pub legacy_search: bool,
     /// The `POST /render-template` route.
     pub render_route: bool,
+}
+
+fn legacy_search_is_on() -> bool {
+    true
+}
+
+impl Default for RuntimeFeatures {
+    fn default() -> Self {
+        RuntimeFeatures {
+            metrics: false,
+            logs_route: false,
+            edit_documents_by_function: false,
+            contains_filter: false,
+            dynamic_search_rules: false,
+            network: false,
+            get_task_documents_route: false,
+            task_queue_compaction_route: false,
+            composite_embedders: false,
+            chat_completions: false,
+            multimodal: false,
+            foreign_keys: false,
+            disable_documents_fetch_queue: false,
+            legacy_search: legacy_search_is_on(),
+            render_route: false,
+        }
+    }
 }
 
 /// A partial update: each toggle either set or left as it is (absent or `null`). Decoded
@@ -61,7 +96,24 @@ pub struct FeaturesPatch {
     #[deserr(default)]
     pub foreign_keys: Option<bool>,
     #[deserr(default)]
+    pub disable_documents_fetch_queue: Option<bool>,
+    #[deserr(default)]
+    pub legacy_search: Option<bool>,
+    #[deserr(default)]
     pub render_route: Option<bool>,
+}
+
+/// What refuses `legacySearch: false`.
+pub const LEGACY_SEARCH_REFUSAL: &str = "Invalid value at `.legacySearch`: coresearch runs only the search pipeline of Meilisearch 1.41, which Meilisearch 1.50 calls legacy, so `legacySearch` cannot be `false`.";
+
+impl FeaturesPatch {
+    /// The patch's refusal, if any: turning `legacySearch` off.
+    pub fn check(&self) -> Result<(), &'static str> {
+        match self.legacy_search {
+            Some(false) => Err(LEGACY_SEARCH_REFUSAL),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The toggles that command-line flags force on.
@@ -98,6 +150,10 @@ impl RuntimeFeatures {
             chat_completions: patch.chat_completions.unwrap_or(self.chat_completions),
             multimodal: patch.multimodal.unwrap_or(self.multimodal),
             foreign_keys: patch.foreign_keys.unwrap_or(self.foreign_keys),
+            disable_documents_fetch_queue: patch
+                .disable_documents_fetch_queue
+                .unwrap_or(self.disable_documents_fetch_queue),
+            legacy_search: true,
             render_route: patch.render_route.unwrap_or(self.render_route),
         }
     }
@@ -122,9 +178,10 @@ impl RuntimeFeatures {
         }
     }
 
-    /// The wire JSON, all thirteen fields in order.
+    /// The wire JSON, all fifteen fields in order.
     pub fn to_json(self) -> String {
-        serde_json::to_string(&self).expect("thirteen booleans always serialize")
+        assert!(self.legacy_search, "coresearch has only the legacy search");
+        serde_json::to_string(&self).expect("fifteen booleans always serialize")
     }
 }
 
@@ -134,7 +191,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_has_all_thirteen_fields_in_wire_order() {
+    fn json_has_all_fifteen_fields_in_wire_order() {
         let json = RuntimeFeatures::default().to_json();
         assert_eq!(
             json,
@@ -142,7 +199,8 @@ mod tests {
              \"containsFilter\":false,\"dynamicSearchRules\":false,\"network\":false,\
              \"getTaskDocumentsRoute\":false,\"taskQueueCompactionRoute\":false,\
              \"compositeEmbedders\":false,\"chatCompletions\":false,\"multimodal\":false,\
-             \"foreignKeys\":false,\"renderRoute\":false}"
+             \"foreignKeys\":false,\"disableDocumentsFetchQueue\":false,\
+             \"legacySearch\":true,\"renderRoute\":false}"
         );
     }
 
@@ -169,6 +227,36 @@ mod tests {
             ..FeaturesPatch::default()
         });
         assert!(after.render_route && after.metrics && after.network);
+        let after = after.patched(&FeaturesPatch {
+            disable_documents_fetch_queue: Some(true),
+            legacy_search: Some(true),
+            ..FeaturesPatch::default()
+        });
+        assert!(after.disable_documents_fetch_queue && after.legacy_search);
+    }
+
+    #[test]
+    fn legacy_search_cannot_be_turned_off() {
+        let off = FeaturesPatch {
+            legacy_search: Some(false),
+            ..FeaturesPatch::default()
+        };
+        assert_eq!(off.check(), Err(LEGACY_SEARCH_REFUSAL));
+        for kept in [None, Some(true)] {
+            let patch = FeaturesPatch {
+                legacy_search: kept,
+                ..FeaturesPatch::default()
+            };
+            assert_eq!(patch.check(), Ok(()));
+        }
+        for file in [
+            r#"{"metrics":true}"#,
+            r#"{"metrics":true,"legacySearch":false}"#,
+        ] {
+            let persisted: RuntimeFeatures =
+                serde_json::from_str(file).expect("an older file or a dump decodes");
+            assert!(persisted.legacy_search && persisted.metrics, "{file}");
+        }
     }
 
     #[test]

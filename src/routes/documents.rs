@@ -1,6 +1,7 @@
 //! `/indexes/{index_uid}/documents`: additions and updates (the payload is checked, written
 //! to a synced update file, then registered), deletions (one, a batch, by filter, all), and
-//! reads (one document from its shard's owner core; listings merged from every shard).
+//! reads (one document from its shard's owner core; listings merged from every shard, waiting
+//! in the search queue unless `disableDocumentsFetchQueue` is on).
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
 use crate::search::prepare::check_filter_features;
+use crate::search::queue::SearchPermit;
 use crate::tasks::KindWithContent;
 use crate::tasks::model::DocumentMethod;
 
@@ -388,6 +390,7 @@ pub async fn list(
     let query = crate::decode::decode_query::<ListQuery, QueryError>(
         request.query.as_deref().unwrap_or(""),
     )?;
+    let _permit = listing_permit(services).await?;
     checked_path_uid(index_uid)?;
     let ids = match query.ids.as_deref() {
         Some(text) => Some(checked_ids(
@@ -425,6 +428,7 @@ pub async fn fetch(
     index_uid: &str,
 ) -> Result<Response, ResponseError> {
     let body: FetchBody = body::json::<FetchBody, JsonError>(request)?;
+    let _permit = listing_permit(services).await?;
     checked_path_uid(index_uid)?;
     let ids = match body.ids {
         Some(values) => Some(checked_ids(values.into_iter())?),
@@ -448,6 +452,17 @@ pub async fn fetch(
         retrieve_vectors: body.retrieve_vectors.unwrap_or(false),
     };
     list_documents(services, record, listing).await
+}
+
+/// A listing's place in the search queue, which it waits in as a search does (503
+/// `too_many_search_requests` when the queue is full), unless `disableDocumentsFetchQueue`
+/// is on. Taken once the request is decoded, before the index is looked up, as Meilisearch
+/// 1.50 takes it.
+async fn listing_permit(services: &Services) -> Result<Option<SearchPermit>, ResponseError> {
+    if services.control.features().disable_documents_fetch_queue {
+        return Ok(None);
+    }
+    services.search_queue.permit().await.map(Some)
 }
 
 /// The ids a listing asks for, each a valid document id (`invalid_document_ids` names the

@@ -1297,9 +1297,10 @@ fn check_unused_index_facets(
     let Some(facets) = facets.filter(|facets| !facets.is_empty()) else {
         return Ok(());
     };
+    // Meilisearch 1.50 gives the search's own code here, as it does below.
     check_index_facets(&record, facets, |message| {
         ResponseError::new(
-            Code::InvalidMultiSearchFacets,
+            Code::InvalidSearchFacets,
             format!("{prefix}{message}{note}"),
         )
     })
@@ -1355,14 +1356,12 @@ async fn facets_by_index(
             continue;
         }
         let record = &first.record;
-        let note = format!(
-            "\n - Note: index `{index_uid}` used in `.queries[{}]`",
-            first.position
-        );
+        // Meilisearch 1.50 words this as an error of the index's first query.
+        let query = format!("Inside `.queries[{}]`: ", first.position);
         check_index_facets(record, facets, |message| {
             ResponseError::new(
-                Code::InvalidMultiSearchFacets,
-                format!("{prefix}{message}{note}"),
+                Code::InvalidSearchFacets,
+                format!("{query}{prefix}{message}"),
             )
         })?;
         let answers = coordinator

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use shards::filter::{Filter, FilterableRules, check_filterable};
+use shards::filter::{FacetRefusal, Filter, FilterableRules, check_filterable};
 use shards::network_shards::NetworkShards;
 use shards::search::SearchSort;
 use shards::search::geo_sort::GeoSort;
@@ -363,41 +363,29 @@ fn check_distinct(
     ))
 }
 
-/// Every facet named must be filterable; a `*` among them asks for every filterable one and
-/// checks none. Meilisearch's refusal names every facet that is not (sorted), with the
-/// filterable patterns.
+/// Every facet pattern must meet a filterable rule (see
+/// [`FilterableRules::check_facet_patterns`]); the refusal names the first that does not,
+/// worded as Meilisearch 1.50 words it, with the filterable patterns.
 pub fn check_facets(rules: &FilterableRules, facets: &[String]) -> Result<(), String> {
-    if facets
-        .iter()
-        .any(|facet| facet == shards::search::ALL_FACETS)
-    {
-        return Ok(());
-    }
-    let invalid: std::collections::BTreeSet<&str> = facets
-        .iter()
-        .map(String::as_str)
-        .filter(|facet| !rules.is_filterable(facet))
-        .collect();
-    let patterns = filterable_list(rules);
-    let available = if patterns.is_empty() {
-        "This index does not have configured filterable attributes.".to_owned()
-    } else {
-        format!("Available filterable attributes patterns are: `{patterns}`.")
-    };
-    let message = match invalid.iter().collect::<Vec<_>>().as_slice() {
-        [] => return Ok(()),
-        [facet] => match rules.matching_rule(facet) {
-            Some((index, _)) => format!(
-                "Attribute `{facet}` matched rule #{index} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{index} by modifying the features.filter object\nHint: prepend another rule matching `{facet}` with appropriate filter features before rule #{index}"
-            ),
-            None => format!("Attribute `{facet}` is not filterable. {available}"),
-        },
-        several => {
-            let names: Vec<&str> = several.iter().map(|name| **name).collect();
-            format!(
-                "Attributes `{}` are not filterable. {available}",
-                names.join(", ")
-            )
+    let message = match rules.check_facet_patterns(facets) {
+        Ok(()) => return Ok(()),
+        Err(FacetRefusal::RuleWithoutFiltering {
+            pattern,
+            rule_index,
+        }) => format!(
+            "Attribute `{pattern}` matched rule #{rule_index} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{rule_index} by modifying the features.filter object\nHint: prepend another rule matching `{pattern}` with appropriate filter features before rule #{rule_index}"
+        ),
+        Err(FacetRefusal::NotFilterable { pattern }) => {
+            let patterns = filterable_list(rules);
+            if patterns.is_empty() {
+                format!(
+                    "Pattern `{pattern}` is not filterable. This index does not have configured filterable attributes."
+                )
+            } else {
+                format!(
+                    "Pattern `{pattern}` is not filterable. Available filterable attributes patterns are: `{patterns}`."
+                )
+            }
         }
     };
     Err(format!("Invalid facet distribution: {message}"))

@@ -425,7 +425,7 @@ fn search_refusals_are_worded_as_meilisearch_words_them() {
         search,
         &json!({"facets": ["size", "price", "color"]}),
         "invalid_search_facets",
-        "Invalid facet distribution: Attributes `price, size` are not filterable. Available filterable attributes patterns are: `_geo, color`.",
+        "Invalid facet distribution: Pattern `size` is not filterable. Available filterable attributes patterns are: `_geo, color`.",
     );
     refused(
         &server,
@@ -433,15 +433,15 @@ fn search_refusals_are_worded_as_meilisearch_words_them() {
         search,
         &json!({"facets": ["price"]}),
         "invalid_search_facets",
-        "Invalid facet distribution: Attribute `price` is not filterable. Available filterable attributes patterns are: `_geo, color`.",
+        "Invalid facet distribution: Pattern `price` is not filterable. Available filterable attributes patterns are: `_geo, color`.",
     );
     refused(
         &server,
         "POST",
         "/multi-search",
         &json!({"federation": {"facetsByIndex": {"geo": ["price"]}}, "queries": [{"indexUid": "geo"}]}),
-        "invalid_multi_search_facets",
-        "Inside `.federation.facetsByIndex.geo`: Invalid facet distribution: Attribute `price` is not filterable. Available filterable attributes patterns are: `_geo, color`.\n - Note: index `geo` used in `.queries[0]`",
+        "invalid_search_facets",
+        "Inside `.queries[0]`: Inside `.federation.facetsByIndex.geo`: Invalid facet distribution: Pattern `price` is not filterable. Available filterable attributes patterns are: `_geo, color`.",
     );
 }
 

@@ -61,7 +61,7 @@ async fn sdk_update_changes_only_what_it_sets_and_every_core_sees_it() {
 }
 
 #[test]
-fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_thirteen_fields() {
+fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_fifteen_fields() {
     let server = Server::start();
     server.raw(&json_request(
         "PATCH",
@@ -83,9 +83,47 @@ fn null_leaves_a_toggle_unchanged_and_the_answer_has_all_thirteen_fields() {
             "containsFilter": false, "dynamicSearchRules": false, "network": true,
             "getTaskDocumentsRoute": false, "taskQueueCompactionRoute": false,
             "compositeEmbedders": false, "chatCompletions": false, "multimodal": false,
-            "foreignKeys": true, "renderRoute": false
+            "foreignKeys": true, "disableDocumentsFetchQueue": false, "legacySearch": true,
+            "renderRoute": false
         })
     );
+}
+
+/// `legacySearch` stays on: coresearch has only 1.41's search pipeline, so turning it off is
+/// refused and changes nothing else of the patch; turning it on is accepted.
+#[test]
+fn legacy_search_cannot_be_turned_off_and_a_refused_patch_changes_nothing() {
+    let server = Server::start();
+    let response = server.raw(&json_request(
+        "PATCH",
+        "/experimental-features",
+        None,
+        r#"{"metrics": true, "legacySearch": false}"#,
+    ));
+    assert_eq!(response.status, 400, "{}", response.text());
+    assert_eq!(
+        response.json(),
+        serde_json::json!({
+            "message": "Invalid value at `.legacySearch`: coresearch runs only the search pipeline of Meilisearch 1.41, which Meilisearch 1.50 calls legacy, so `legacySearch` cannot be `false`.",
+            "code": "bad_request",
+            "type": "invalid_request",
+            "link": "https://docs.meilisearch.com/errors#bad_request"
+        })
+    );
+    let features = server
+        .raw(&request("GET", "/experimental-features", None))
+        .json();
+    assert_eq!(features["metrics"], false, "{features}");
+    assert_eq!(features["legacySearch"], true, "{features}");
+    let response = server.raw(&json_request(
+        "PATCH",
+        "/experimental-features",
+        None,
+        r#"{"legacySearch": true, "disableDocumentsFetchQueue": true}"#,
+    ));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.json()["legacySearch"], true);
+    assert_eq!(response.json()["disableDocumentsFetchQueue"], true);
 }
 
 #[test]
@@ -97,7 +135,7 @@ fn features_survive_a_graceful_restart_and_a_crash() {
         "PATCH",
         "/experimental-features",
         None,
-        r#"{"chatCompletions": true}"#,
+        r#"{"chatCompletions": true, "disableDocumentsFetchQueue": true}"#,
     ));
     assert_eq!(response.status, 200);
     assert!(
@@ -110,6 +148,7 @@ fn features_survive_a_graceful_restart_and_a_crash() {
         .raw(&request("GET", "/experimental-features", None))
         .json();
     assert_eq!(features["chatCompletions"], true);
+    assert_eq!(features["disableDocumentsFetchQueue"], true);
     let response = server.raw(&json_request(
         "PATCH",
         "/experimental-features",
@@ -126,6 +165,8 @@ fn features_survive_a_graceful_restart_and_a_crash() {
         .json();
     assert_eq!(features["chatCompletions"], true);
     assert_eq!(features["multimodal"], true);
+    assert_eq!(features["disableDocumentsFetchQueue"], true);
+    assert_eq!(features["legacySearch"], true);
 }
 
 #[test]

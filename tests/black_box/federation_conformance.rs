@@ -59,7 +59,7 @@ fn facets_by_index_may_name_an_index_no_query_uses() {
     let response = federated(&server, json!({"unused": ["title"]}));
     assert_eq!(response.status, 400, "{}", response.text());
     let error = response.json();
-    assert_eq!(error["code"], "invalid_multi_search_facets", "{error}");
+    assert_eq!(error["code"], "invalid_search_facets", "{error}");
     let message = error["message"].as_str().expect("a message");
     assert!(
         message.starts_with("Inside `.federation.facetsByIndex.unused`: ")

@@ -24,6 +24,7 @@ mod dynamic_search_rules;
 mod embedder_settings;
 mod experimental_features;
 mod export;
+mod facet_patterns;
 mod feature_toggles;
 mod federation_conformance;
 mod free_space;

@@ -480,7 +480,7 @@ async fn bad_search_parameters_are_refused_with_their_codes() {
         (
             r#"{"facets": ["title"]}"#,
             "invalid_search_facets",
-            "Invalid facet distribution: Attribute `title` is not filterable. Available filterable attributes patterns are: `genre, series, year`.",
+            "Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `genre, series, year`.",
         ),
         (r#"{"filter": "title = Dune"}"#, "invalid_search_filter", ""),
         (r#"{"limit": "ten"}"#, "invalid_search_limit", ""),

@@ -12,9 +12,10 @@ What Meilisearch 1.41 answers (reference §1, "Skeleton routes"):
 - `GET /health` -> `{"status": "available"}`, with or without a key;
 - `GET /version` -> exactly the keys `commitSha`, `commitDate` (strings) and `pkgVersion`
   "1.41.0";
-- `GET /experimental-features` -> exactly the thirteen runtime features (1.41's twelve and
-  1.50's `renderRoute`), all `false` on a new instance; `PATCH` with any subset answers the
-  whole new object and persists it.
+- `GET /experimental-features` -> exactly the fifteen runtime features of Meilisearch 1.50,
+  all `false` on a new instance but `legacySearch`, which is always `true` (coresearch has
+  only 1.41's search pipeline); `PATCH` with any subset answers the whole new object and
+  persists it.
 """
 
 import socket
@@ -41,8 +42,12 @@ FEATURES = [
     "chatCompletions",
     "multimodal",
     "foreignKeys",
+    "disableDocumentsFetchQueue",
+    "legacySearch",
     "renderRoute",
 ]
+# What a new instance answers for each feature.
+NEW_INSTANCE = dict.fromkeys(FEATURES, False) | {"legacySearch": True}
 
 
 def free_port() -> int:
@@ -117,9 +122,9 @@ def check_authorization(url: str) -> None:
 
 def check_features(url: str) -> dict:
     client = meilisearch.Client(url, MASTER_KEY)
-    expect_equal(client.get_experimental_features(), dict.fromkeys(FEATURES, False), "new instance")
+    expect_equal(client.get_experimental_features(), NEW_INSTANCE, "new instance")
     updated = client.update_experimental_features({"metrics": True, "containsFilter": True})
-    expected = dict.fromkeys(FEATURES, False) | {"metrics": True, "containsFilter": True}
+    expected = NEW_INSTANCE | {"metrics": True, "containsFilter": True}
     expect_equal(list(updated), FEATURES, "every feature, in Meilisearch's order")
     expect_equal(updated, expected, "PATCH answers the whole new object")
     # null leaves a feature as it is; a later PATCH changes only what it names.

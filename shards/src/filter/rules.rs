@@ -133,7 +133,7 @@ fn match_field_legacy(field: &str, attribute: &str) -> PatternMatch {
     }
 }
 
-fn match_pattern(pattern: &str, attribute: &str) -> PatternMatch {
+pub(crate) fn match_pattern(pattern: &str, attribute: &str) -> PatternMatch {
     let matched = if pattern == "*" {
         true
     } else if pattern.len() >= 2 && pattern.starts_with('*') && pattern.ends_with('*') {

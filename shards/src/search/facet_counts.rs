@@ -24,9 +24,6 @@ use crate::index::stored_bitmap::intersection_len_within;
 use crate::index::trees::{FACET_NUMBERS_TREE, FACET_STRINGS_TREE};
 use crate::shard::ShardSnapshot;
 
-/// What `facets` asks for: every filterable field (`*`), or the named ones.
-pub const ALL_FACETS: &str = "*";
-
 /// The values of one field among some documents.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldFacetCounts {
@@ -37,8 +34,8 @@ pub struct FieldFacetCounts {
 }
 
 impl ShardSnapshot {
-    /// The facet counts of `documents` for the fields of this shard that `requested` names
-    /// (or all, with [`ALL_FACETS`]) and that the filterable attributes allow.
+    /// The facet counts of `documents` for the fields of this shard that the `requested`
+    /// patterns select among the filterable ones (see [`FilterableRules::facet_selects`]).
     pub fn facet_counts(
         &self,
         requested: &[String],
@@ -46,11 +43,10 @@ impl ShardSnapshot {
     ) -> ShardResult<BTreeMap<String, FieldFacetCounts>> {
         let rules = FilterableRules::from_setting(self.settings().filterable_setting())
             .map_err(ShardError::InvalidSetting)?;
-        let every = requested.iter().any(|name| name == ALL_FACETS);
+        let fields = self.fields_map()?;
         let mut counts = BTreeMap::new();
-        for (path, &field) in self.fields_map()?.iter() {
-            let selected = every || requested.contains(path);
-            if !selected || !rules.is_filterable(path) {
+        for (path, &field) in fields.iter() {
+            if !rules.facet_selects(requested, path, |known| fields.contains_key(known)) {
                 continue;
             }
             let read = self.read_transaction();

@@ -108,7 +108,7 @@ pub mod word_positions;
 
 pub use distinct_narrowing::DistinctNarrowing;
 pub use execute::{ShardHit, ShardHits};
-pub use facet_counts::{ALL_FACETS, FieldFacetCounts};
+pub use facet_counts::FieldFacetCounts;
 pub use query::{
     MatchingStrategy, ParsedQuery, QUERY_TERMS_MAX, QueryTerm, SearchQuery, SearchSort, TermKind,
     parse_query, typos_allowed,
