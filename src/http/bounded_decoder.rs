@@ -93,10 +93,8 @@ impl Brotli {
                 BrotliResult::NeedsMoreOutput => {}
                 BrotliResult::NeedsMoreInput => break,
                 BrotliResult::ResultFailure => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "invalid brotli stream",
-                    ));
+                    // The brotli crate's own reading error, which Meilisearch reports.
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, "Invalid Data"));
                 }
             }
         }
@@ -191,7 +189,7 @@ impl BoundedDecoder {
     pub(crate) fn finish_step(&mut self) -> io::Result<bool> {
         let outcome = match &mut self.codec {
             Codec::Identity(_) => Ok(()),
-            Codec::Gzip(decoder) => decoder.try_finish(),
+            Codec::Gzip(decoder) => decoder.try_finish().map_err(truncated_gzip),
             Codec::Deflate(decoder) => decoder.try_finish(),
             Codec::Brotli(brotli) => return brotli.finish_step(),
         };
@@ -224,6 +222,19 @@ impl BoundedDecoder {
             "a step stays bounded"
         );
         taken
+    }
+}
+
+/// A gzip stream that ends early is reported as flate2's single-member decoder reports it
+/// (the one Meilisearch reads bodies with): its checksum does not match.
+fn truncated_gzip(error: io::Error) -> io::Error {
+    if error.kind() == io::ErrorKind::UnexpectedEof {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "corrupt gzip stream does not have a matching checksum",
+        )
+    } else {
+        error
     }
 }
 

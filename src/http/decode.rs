@@ -49,7 +49,7 @@ pub(crate) fn decode(
         return Ok(raw);
     }
     decode_all(&raw, coding, limit).map_err(|error| match error {
-        Some(error) => BodyError::MalformedEncoding(error.to_string()),
+        Some(error) => BodyError::MalformedEncoding(format!("{error:?}")),
         None => BodyError::TooLarge {
             content_length: None,
             limit,

@@ -178,7 +178,8 @@ pub enum BodyError {
     /// The connection ended (or stalled past the body read timeout) before the whole body
     /// arrived.
     Incomplete,
-    /// The body is not valid for its `Content-Encoding` (the string says why).
+    /// The body is not valid for its `Content-Encoding`: the decoder's error, in its `Debug`
+    /// form (which Meilisearch's message shows).
     MalformedEncoding(String),
     /// The handler's [`super::BodySink`] could not store the body (its I/O error's text and
     /// OS error number).

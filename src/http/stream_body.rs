@@ -90,7 +90,7 @@ impl<Sink: BodySink> BodyConsumer for StreamingConsumer<Sink> {
 }
 
 fn malformed(error: std::io::Error) -> BodyError {
-    BodyError::MalformedEncoding(error.to_string())
+    BodyError::MalformedEncoding(format!("{error:?}"))
 }
 
 #[cfg(test)]

@@ -74,9 +74,12 @@ pub fn read_failure(error: &BodyError) -> Result<BodyReadFailure, ResponseError>
             limit: *limit,
         }),
         BodyError::Incomplete => Ok(BodyReadFailure::Incomplete),
+        // Meilisearch's words, with the decoder's error as Rust's `Debug` shows it.
         BodyError::MalformedEncoding(detail) => Err(ResponseError::new(
             Code::BadRequest,
-            format!("The request body could not be decoded: {detail}."),
+            format!(
+                "Error that occur during reading payload: payload reached EOF before completing: Some({detail})"
+            ),
         )),
         BodyError::Sink { message, os_error } => Err(crate::errors::io_error(&match os_error {
             Some(code) => std::io::Error::from_raw_os_error(*code),

@@ -307,6 +307,63 @@ fn gzip_request_body_is_decompressed() {
     assert_eq!(response.json()["network"], true);
 }
 
+/// A body its `Content-Encoding` cannot decode gets Meilisearch 1.50's words, the decoder's
+/// error shown as Rust's `Debug` shows it (each read from 1.50 given the same bytes).
+#[test]
+fn an_undecodable_body_is_refused_with_meilisearch_words() {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    let server = Server::start();
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder
+        .write_all(br#"{"q": "a", "attributesToRetrieve": ["id", "genre", "color"]}"#)
+        .expect("write_all succeeds");
+    let gzip = encoder.finish().expect("finish succeeds");
+    let prefix = "Error that occur during reading payload: payload reached EOF before completing: ";
+    for (coding, body, detail) in [
+        (
+            "gzip",
+            b"not gzip at all".to_vec(),
+            r#"Some(Custom { kind: InvalidInput, error: "invalid gzip header" })"#,
+        ),
+        (
+            "br",
+            b"not gzip at all".to_vec(),
+            r#"Some(Custom { kind: InvalidData, error: "Invalid Data" })"#,
+        ),
+        (
+            "deflate",
+            b"not gzip at all".to_vec(),
+            r#"Some(Custom { kind: InvalidInput, error: "corrupt deflate stream" })"#,
+        ),
+        (
+            "gzip",
+            gzip[..gzip.len() / 2].to_vec(),
+            r#"Some(Custom { kind: InvalidInput, error: "corrupt gzip stream does not have a matching checksum" })"#,
+        ),
+    ] {
+        let mut connection = server.connect().expect("connect succeeds");
+        let head = format!(
+            "POST /indexes/any/search HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        connection.send(head.as_bytes());
+        connection.send(&body);
+        let response = connection.read_response().expect("read_response succeeds");
+        assert_eq!(response.status, 400, "{coding}: {}", response.text());
+        assert_eq!(
+            response.json(),
+            serde_json::json!({
+                "message": format!("{prefix}{detail}"),
+                "code": "bad_request",
+                "type": "invalid_request",
+                "link": "https://docs.meilisearch.com/errors#bad_request"
+            }),
+            "{coding}"
+        );
+    }
+}
+
 #[test]
 fn gzip_response_when_the_client_accepts_it() {
     use std::io::Read;
@@ -324,7 +381,7 @@ fn gzip_response_when_the_client_accepts_it() {
         body.as_object()
             .expect("as_object finds a value of that type")
             .len(),
-        13
+        15
     );
 }
 
