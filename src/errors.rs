@@ -181,6 +181,7 @@ error_codes! {
     InvalidDocumentOffset => "invalid_document_offset", 400, InvalidRequest;
     InvalidDocumentRetrieveVectors => "invalid_document_retrieve_vectors", 400, InvalidRequest;
     InvalidDocumentSort => "invalid_document_sort", 400, InvalidRequest;
+    InvalidDocumentUseNetwork => "invalid_document_use_network", 400, InvalidRequest;
     InvalidDynamicSearchRuleActions => "invalid_dynamic_search_rule_actions", 400, InvalidRequest;
     InvalidDynamicSearchRuleActive => "invalid_dynamic_search_rule_active", 400, InvalidRequest;
     InvalidDynamicSearchRuleConditions => "invalid_dynamic_search_rule_conditions", 400, InvalidRequest;
@@ -453,6 +454,16 @@ impl ResponseError {
     /// The HTTP status of this error.
     pub fn status(&self) -> u16 {
         self.status_override.unwrap_or_else(|| self.code.status())
+    }
+
+    /// The error object as a JSON value (as `remoteErrors` holds it).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "message": self.message,
+            "code": self.code.name(),
+            "type": self.code.error_type().name(),
+            "link": self.code.link(),
+        })
     }
 
     /// The error object, serialized with its keys in wire order.

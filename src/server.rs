@@ -59,6 +59,8 @@ struct CoreSettings {
     webhooks: Arc<Webhooks>,
     /// The network as persisted, which every core starts with (read once).
     network: Arc<crate::network::Network>,
+    /// Which remotes answer lately, one map for the process.
+    remote_availability: Arc<crate::network::availability::RemoteAvailability>,
     limits: HttpLimits,
     tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
     mesh: MeshSetup<ControlInvocation, (), ControlBroadcast>,
@@ -175,6 +177,7 @@ fn run_cores(
         data_directory: data_directory.clone(),
         webhooks,
         network,
+        remote_availability: Arc::default(),
         shard_memory: shard_memory(config),
         shard_registry: Arc::new(ShardRegistry::with_budget(store_budget(config))),
         master_key: config.master_key.clone(),
@@ -481,6 +484,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         logs: settings.logs.clone(),
         update_files,
         personalization: settings.personalization.clone(),
+        remote_availability: settings.remote_availability.clone(),
     }));
     tracing::debug!(core, "serving");
     let limits = Rc::new(settings.limits);

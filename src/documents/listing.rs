@@ -6,7 +6,8 @@
 //! count; [`super::merge`] takes the global page from them.
 //!
 //! Invariant: with a sort, shards send whole documents (the merge compares the sort fields'
-//! values) and `fields` is applied after the merge; without, shards apply `fields`.
+//! values) and `fields` is applied after the merge; without, shards apply `fields`. The sort
+//! values a proxied listing shows are read from the whole document.
 
 use std::rc::Rc;
 
@@ -14,11 +15,12 @@ use serde_json::{Map, Value};
 use shards::filter::Filter;
 use shards::shard::{SortRule, select_fields};
 
-use super::merge::{ShardPage, merge_pages};
+use super::merge::{ShardPage, merge_pages, shown_sort_value};
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::ResponseError;
 use crate::host::documents::{DocumentPage, ListDocuments};
+use crate::search::remote::WEIGHTED_SCORE_VALUES;
 
 /// What a listing asks, decoded and checked.
 #[derive(Debug, Clone)]
@@ -30,7 +32,13 @@ pub struct ListingQuery {
     pub filter: Option<Filter>,
     pub sort: Vec<SortRule>,
     pub retrieve_vectors: bool,
+    /// Each document carries `_federation.weightedScoreValues` (its sort values), as a
+    /// listing another instance asked for (`Meili-Proxy-Search`) answers them.
+    pub score_values: bool,
 }
+
+/// `_federation`, the object a proxied listing's documents carry.
+pub const FEDERATION_FIELD: &str = "_federation";
 
 /// The page of documents `query` selects in `record`, and the number of matches.
 pub async fn list_page(
@@ -67,10 +75,29 @@ pub async fn list_page(
     }
     let page = merge_pages(pages, &query.sort, query.offset, query.limit)
         .into_iter()
-        .map(|document| match (&query.fields, shard_fields.is_none()) {
-            (Some(fields), true) => select_fields(&document, fields),
-            _ => document,
+        .map(|document| {
+            let values = query
+                .score_values
+                .then(|| score_values(&document, &query.sort));
+            let mut document = match (&query.fields, shard_fields.is_none()) {
+                (Some(fields), true) => select_fields(&document, fields),
+                _ => document,
+            };
+            if let Some(values) = values {
+                document.insert(
+                    FEDERATION_FIELD.to_owned(),
+                    serde_json::json!({ WEIGHTED_SCORE_VALUES: values }),
+                );
+            }
+            document
         })
         .collect();
     Ok((page, total))
+}
+
+/// A document's sort values, read before `fields` selects what is shown.
+fn score_values(document: &Map<String, Value>, sort: &[SortRule]) -> Vec<Value> {
+    sort.iter()
+        .map(|rule| shown_sort_value(document, rule))
+        .collect()
 }

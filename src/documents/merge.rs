@@ -117,35 +117,68 @@ fn compare_value(left: &SortValue, right: &SortValue, ascending: bool) -> Orderi
 /// The value `document` sorts by under `rule`: its first number in the rule's direction,
 /// else its first (normalized) string, else missing.
 fn sort_value(document: &Map<String, Value>, rule: &SortRule) -> SortValue {
+    match sorting_value(document, rule) {
+        Some(Sorting::Number(number)) => SortValue::Number(number),
+        Some(Sorting::Text { normalized, .. }) => SortValue::Text(normalized),
+        None => SortValue::Missing,
+    }
+}
+
+/// The value `document` sorts by under `rule` as a proxied listing shows it in
+/// `_federation.weightedScoreValues` (Meilisearch's `{"sort": {"asc", "value"}}`): the
+/// number, the string as the document spells it, or `null`.
+pub fn shown_sort_value(document: &Map<String, Value>, rule: &SortRule) -> Value {
+    let value = match sorting_value(document, rule) {
+        Some(Sorting::Number(number)) => serde_json::json!(number),
+        Some(Sorting::Text { original, .. }) => Value::String(original),
+        None => Value::Null,
+    };
+    serde_json::json!({"sort": {"asc": rule.ascending, "value": value}})
+}
+
+/// What one document sorts by under one rule.
+enum Sorting {
+    Number(f64),
+    Text {
+        normalized: String,
+        original: String,
+    },
+}
+
+/// The first number in the rule's direction, else the first string (by its normalized
+/// form), else nothing.
+fn sorting_value(document: &Map<String, Value>, rule: &SortRule) -> Option<Sorting> {
     let mut numbers = Vec::new();
     let mut texts = Vec::new();
     collect_values(document, &rule.field, &mut numbers, &mut texts);
-    let pick_number = |values: &mut Vec<f64>| {
-        values.sort_by(f64::total_cmp);
-        if rule.ascending {
-            values.first().copied()
-        } else {
-            values.last().copied()
-        }
+    numbers.sort_by(f64::total_cmp);
+    let number = if rule.ascending {
+        numbers.first()
+    } else {
+        numbers.last()
     };
-    if let Some(number) = pick_number(&mut numbers) {
-        return SortValue::Number(number);
+    if let Some(number) = number {
+        return Some(Sorting::Number(*number));
     }
     texts.sort();
     let text = if rule.ascending {
-        texts.first()
+        texts.into_iter().next()
     } else {
-        texts.last()
+        texts.pop()
     };
-    text.map_or(SortValue::Missing, |text| SortValue::Text(text.clone()))
+    text.map(|(normalized, original)| Sorting::Text {
+        normalized,
+        original,
+    })
 }
 
-/// The values at the dotted path `field` (through nested objects and arrays).
+/// The values at the dotted path `field` (through nested objects and arrays); strings as
+/// `(normalized, original)`.
 fn collect_values(
     object: &Map<String, Value>,
     field: &str,
     numbers: &mut Vec<f64>,
-    texts: &mut Vec<String>,
+    texts: &mut Vec<(String, String)>,
 ) {
     for (key, value) in object {
         if key == field {
@@ -159,7 +192,12 @@ fn collect_values(
     }
 }
 
-fn collect_nested(value: &Value, field: &str, numbers: &mut Vec<f64>, texts: &mut Vec<String>) {
+fn collect_nested(
+    value: &Value,
+    field: &str,
+    numbers: &mut Vec<f64>,
+    texts: &mut Vec<(String, String)>,
+) {
     match value {
         Value::Object(object) => collect_values(object, field, numbers, texts),
         Value::Array(items) => {
@@ -171,11 +209,11 @@ fn collect_nested(value: &Value, field: &str, numbers: &mut Vec<f64>, texts: &mu
     }
 }
 
-fn collect_leaf(value: &Value, numbers: &mut Vec<f64>, texts: &mut Vec<String>) {
+fn collect_leaf(value: &Value, numbers: &mut Vec<f64>, texts: &mut Vec<(String, String)>) {
     match value {
         Value::Number(number) => numbers.extend(number.as_f64()),
-        Value::String(text) => texts.push(normalize_facet(text)),
-        Value::Bool(flag) => texts.push(flag.to_string()),
+        Value::String(text) => texts.push((normalize_facet(text), text.clone())),
+        Value::Bool(flag) => texts.push((flag.to_string(), flag.to_string())),
         Value::Array(items) => {
             for item in items {
                 collect_leaf(item, numbers, texts);

@@ -5,3 +5,4 @@
 pub mod get;
 pub mod listing;
 pub mod merge;
+pub mod network_listing;

@@ -1,12 +1,13 @@
-//! The body of `POST /network/control` (Meilisearch Enterprise 1.41's `NetworkChange`): a
-//! message about a running topology change, from one instance of the network to another —
-//! "I have no index to send you" or "I finished importing".
+//! The body of `POST /network/control` (Meilisearch Enterprise's `NetworkChange`): a message
+//! about a running topology change, from one instance of the network to another — "I have
+//! no index to send you" or "I finished importing" — or (1.50) a remote's new status.
 //!
 //! Invariant: the JSON is Meilisearch's (camelCase, the message tagged by `type`), so either
 //! kind of instance reads what the other sends.
 
 use serde::{Deserialize, Serialize};
 
+use super::availability::RemoteStatus;
 use super::task_network::Origin;
 
 /// Where `/network/control` is.
@@ -29,6 +30,11 @@ pub enum ControlMessage {
     ExportNoIndexForRemote { remote: String },
     /// The instance named `remote` processed every document sent to it.
     ImportFinishedForRemote { remote: String, successful: bool },
+    /// The instance named `remote` is now `status` (Meilisearch 1.50).
+    StatusChangeForRemote {
+        remote: String,
+        status: RemoteStatus,
+    },
 }
 
 #[cfg(test)]
@@ -66,5 +72,14 @@ mod tests {
             read.message,
             ControlMessage::ExportNoIndexForRemote { .. }
         ));
+        let status = json!({"origin": body["origin"], "message": {"type": "statusChangeForRemote", "remote": "ms1", "status": "unavailable"}});
+        let read: NetworkControl = serde_json::from_value(status).expect("a status change reads");
+        assert_eq!(
+            read.message,
+            ControlMessage::StatusChangeForRemote {
+                remote: "ms1".to_owned(),
+                status: RemoteStatus::Unavailable
+            }
+        );
     }
 }

@@ -12,11 +12,14 @@
 //! has a leader, which documents this instance keeps and which shards `_shard` filters name;
 //! [`topology_change`] is one instance's state of a network change (with its task's
 //! messages in [`topology_change_message`]), [`transfer_plan`] which documents it moves,
-//! [`control_message`] what instances tell each other about it (`/network/control`).
+//! [`control_message`] what instances tell each other about it (`/network/control`);
+//! [`availability`] which remotes answer lately (each remote's `status`).
 //!
 //! Invariants: the control plane owns the network (it persists and replicates each
-//! change); everything here is either pure or runs on the calling core.
+//! change); everything here is either pure or runs on the calling core, but
+//! [`availability::RemoteAvailability`], one map the process's cores share.
 
+pub mod availability;
 pub mod control_message;
 pub mod forward;
 pub mod headers;

@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::availability::RemoteAvailability;
+
 /// File (in the data directory) that holds the network.
 pub const NETWORK_FILE_NAME: &str = "network.json";
 
@@ -88,6 +90,17 @@ impl Network {
             "leader": self.leader,
             "version": self.version.to_string(),
         })
+    }
+
+    /// [`Network::view`] with each remote's `status` (Meilisearch 1.50's `GET /network`).
+    pub fn view_with_status(&self, availability: &RemoteAvailability) -> Value {
+        let mut view = self.view();
+        if let Some(remotes) = view["remotes"].as_object_mut() {
+            for (name, remote) in remotes.iter_mut() {
+                remote["status"] = json!(availability.status(name));
+            }
+        }
+        view
     }
 
     /// Whether `name` is this instance.

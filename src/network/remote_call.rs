@@ -1,13 +1,15 @@
-//! Searching a remote: one `POST <url>/multi-search` through the core's outgoing client,
-//! with the remote's search key and the `Meili-Proxy-Search` header, retried as Meilisearch
-//! retries it, its failures turned into the `remote_*` errors with Meilisearch's messages.
+//! Reading from a remote: one `POST <url>/multi-search` (a search) or `POST
+//! <url>/indexes/{uid}/documents/fetch` (a document listing) through the core's outgoing
+//! client, with the remote's search key and the `Meili-Proxy-Search` header, retried as
+//! Meilisearch retries it, its failures turned into the `remote_*` errors with Meilisearch's
+//! messages.
 //!
 //! Retry rules (Meilisearch 1.41's remote search): at most [`REMOTE_SEARCH_ATTEMPTS`]
 //! attempts within [`REMOTE_SEARCH_TIMEOUT`]; a connection failure, a 5xx or a body that is
 //! not JSON is tried again after a short jittered pause; a timeout, a 401/403 or another 4xx
 //! is final.
 //!
-//! Invariants: the URL is the remote's URL with `/multi-search` appended as text (as
+//! Invariants: the URL is the remote's URL with the route's path appended as text (as
 //! Meilisearch builds it); a key is never written into an error message.
 
 use std::time::{Duration, Instant};
@@ -45,6 +47,9 @@ struct Failure {
     retry: bool,
 }
 
+/// Where a remote read goes, after the remote's URL.
+const MULTI_SEARCH_PATH: &str = "/multi-search";
+
 /// Sends the federated `body` to `remote` and answers its parsed JSON result.
 pub async fn remote_multi_search(
     client: &OutgoingClient,
@@ -52,11 +57,34 @@ pub async fn remote_multi_search(
     body: &Value,
     before_change: Option<uuid::Uuid>,
 ) -> Result<Value, ResponseError> {
+    remote_read(client, remote, MULTI_SEARCH_PATH, body, before_change).await
+}
+
+/// Sends the listing `body` to `remote`'s `POST /indexes/{index_uid}/documents/fetch` and
+/// answers its parsed JSON result.
+pub async fn remote_documents_fetch(
+    client: &OutgoingClient,
+    remote: &Remote,
+    index_uid: &str,
+    body: &Value,
+) -> Result<Value, ResponseError> {
+    let path = format!("/indexes/{index_uid}/documents/fetch");
+    remote_read(client, remote, &path, body, None).await
+}
+
+/// Sends `body` to `remote`'s `path`, retried by the module's rules.
+async fn remote_read(
+    client: &OutgoingClient,
+    remote: &Remote,
+    path: &str,
+    body: &Value,
+    before_change: Option<uuid::Uuid>,
+) -> Result<Value, ResponseError> {
     let deadline = Instant::now() + REMOTE_SEARCH_TIMEOUT;
     let body = serde_json::to_vec(body).map_err(ResponseError::internal)?;
     let mut attempt = 0;
     loop {
-        let outcome = attempt_search(client, remote, &body, deadline, before_change).await;
+        let outcome = attempt_read(client, remote, path, &body, deadline, before_change).await;
         attempt += 1;
         match outcome {
             Ok(answer) => return Ok(answer),
@@ -78,9 +106,10 @@ fn retry_pause(attempt: u32) -> Duration {
     base + jitter
 }
 
-async fn attempt_search(
+async fn attempt_read(
     client: &OutgoingClient,
     remote: &Remote,
+    path: &str,
     body: &[u8],
     deadline: Instant,
     before_change: Option<uuid::Uuid>,
@@ -89,7 +118,7 @@ async fn attempt_search(
     if remaining.is_zero() {
         return Err(give_up(Code::RemoteTimeout, TIMEOUT_MESSAGE.to_owned()));
     }
-    let mut request = search_request(remote, body, remaining)
+    let mut request = read_request(remote, path, body, remaining)
         .map_err(|error| give_up(Code::RemoteCouldNotSendRequest, error.to_string()))?;
     if let Some(version) = before_change {
         request = request.header(SEARCH_BEFORE_CHANGE_HEADER, &version.to_string());
@@ -112,12 +141,13 @@ async fn attempt_search(
 /// "remote host did not answer before the deadline".
 const TIMEOUT_MESSAGE: &str = "remote host did not answer before the deadline";
 
-fn search_request(
+fn read_request(
     remote: &Remote,
+    path: &str,
     body: &[u8],
     timeout: Duration,
 ) -> Result<OutgoingRequest, OutgoingError> {
-    let url = format!("{}/multi-search", remote.url);
+    let url = format!("{}{path}", remote.url);
     let options = SendOptions {
         request_timeout: timeout,
         connect_timeout: timeout,

@@ -1,40 +1,25 @@
-//! `/indexes/{index_uid}/documents`: additions and updates (the payload is checked, written
-//! to a synced update file, then registered), deletions (one, a batch, by filter, all), and
-//! reads (one document from its shard's owner core; listings merged from every shard, waiting
-//! in the search queue unless `disableDocumentsFetchQueue` is on).
-
-use std::sync::Arc;
+//! `/indexes/{index_uid}/documents`, the writes: additions and updates (the payload is
+//! checked, written to a synced update file, then registered), deletions (one, a batch, by
+//! filter, all) and editions. The reads are in [`super::document_reads`].
 
 use deserr::Deserr;
-use serde_json::{Map, Value, json};
-use shards::documents::document_id::document_id_from_value;
+use serde_json::Value;
 use shards::documents::payload::{PayloadFormat, csv_delimiter_from_parameter};
-use shards::filter::{Filter, FilterableRules, check_filterable};
-use shards::shard::SortRule;
+use shards::filter::Filter;
 
 use crate::auth::AuthContext;
 use crate::control::features::RuntimeFeatures;
-use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
-use crate::documents::get::get_document;
-use crate::documents::listing::{ListingQuery, list_page};
 use crate::errors::documents_error;
 use crate::errors::{Code, ResponseError, codes};
 use crate::host::edition::check_compiles;
 use crate::http::{Request, Response};
 use crate::routes::indexes::{checked_path_uid, register_write, write_headers};
-use crate::routes::tasks::json;
 use crate::routes::{Services, body};
-use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
 use crate::search::prepare::check_filter_features;
-use crate::search::queue::SearchPermit;
 use crate::tasks::KindWithContent;
 use crate::tasks::model::DocumentMethod;
 
-/// The reserved field of user-provided embeddings.
-const VECTORS_FIELD: &str = "_vectors";
-/// Default page size of document listings.
-pub const DOCUMENTS_LIMIT_DEFAULT: usize = 20;
 /// The discussion `feature_not_enabled` points to for `POST /documents/edit`.
 const EDIT_DOCUMENTS_BY_FUNCTION_LINK: &str = "https://github.com/orgs/meilisearch/discussions/762";
 /// The media types a document payload may have.
@@ -61,53 +46,6 @@ struct MetadataQuery {
 }
 
 #[derive(Debug, Deserr)]
-#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
-struct ListQuery {
-    #[deserr(default = Param(0), error = QueryError<codes::InvalidDocumentOffset>)]
-    offset: Param<usize>,
-    #[deserr(default = Param(DOCUMENTS_LIMIT_DEFAULT), error = QueryError<codes::InvalidDocumentLimit>)]
-    limit: Param<usize>,
-    #[deserr(default, error = QueryError<codes::InvalidDocumentFields>)]
-    fields: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidDocumentRetrieveVectors>)]
-    retrieve_vectors: Option<Param<bool>>,
-    #[deserr(default, error = QueryError<codes::InvalidDocumentIds>)]
-    ids: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidDocumentFilter>)]
-    filter: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidDocumentSort>)]
-    sort: Option<String>,
-}
-
-#[derive(Debug, Deserr)]
-#[deserr(error = QueryError, rename_all = camelCase, deny_unknown_fields)]
-struct GetOneQuery {
-    #[deserr(default, error = QueryError<codes::InvalidDocumentFields>)]
-    fields: Option<String>,
-    #[deserr(default, error = QueryError<codes::InvalidDocumentRetrieveVectors>)]
-    retrieve_vectors: Option<Param<bool>>,
-}
-
-#[derive(Debug, Deserr)]
-#[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
-struct FetchBody {
-    #[deserr(default, error = JsonError<codes::InvalidDocumentOffset>)]
-    offset: Option<usize>,
-    #[deserr(default, error = JsonError<codes::InvalidDocumentLimit>)]
-    limit: Option<usize>,
-    #[deserr(default, error = JsonError<codes::InvalidDocumentFields>)]
-    fields: Option<Vec<String>>,
-    #[deserr(default, error = JsonError<codes::InvalidDocumentRetrieveVectors>)]
-    retrieve_vectors: Option<bool>,
-    #[deserr(default, error = JsonError<codes::InvalidDocumentIds>)]
-    ids: Option<Vec<Value>>,
-    #[deserr(default, error = JsonError<codes::InvalidDocumentFilter>)]
-    filter: Option<Value>,
-    #[deserr(default, error = JsonError<codes::InvalidDocumentSort>)]
-    sort: Option<Vec<String>>,
-}
-
-#[derive(Debug, Deserr)]
 #[deserr(error = JsonError, rename_all = camelCase, deny_unknown_fields)]
 struct DeleteByFilterBody {
     #[deserr(error = JsonError<codes::InvalidDocumentFilter>, missing_field_error = JsonError::<codes::MissingDocumentFilter>::missing_field)]
@@ -123,17 +61,6 @@ struct EditionBody {
     context: Option<Value>,
     #[deserr(error = JsonError<codes::InvalidDocumentEditionFunctionFilter>, missing_field_error = JsonError::<codes::MissingDocumentEditionFunction>::missing_field)]
     function: String,
-}
-
-/// A listing request once decoded.
-struct Listing {
-    offset: usize,
-    limit: usize,
-    fields: Option<Vec<String>>,
-    ids: Option<Vec<String>>,
-    filter: Option<Filter>,
-    sort: Vec<SortRule>,
-    retrieve_vectors: bool,
 }
 
 /// `POST` (replace) and `PUT` (update) `/indexes/{index_uid}/documents`.
@@ -351,227 +278,4 @@ pub async fn edit(
         function: body.function,
     };
     register_write(services, write_headers(services, request)?, kind, metadata).await
-}
-
-/// `GET /indexes/{index_uid}/documents/{document_id}`.
-pub async fn get_one(
-    services: &Services,
-    request: &Request,
-    index_uid: &str,
-    document_id: &str,
-) -> Result<Response, ResponseError> {
-    let query = crate::decode::decode_query::<GetOneQuery, QueryError>(
-        request.query.as_deref().unwrap_or(""),
-    )?;
-    checked_path_uid(index_uid)?;
-    let record = services.coordinator.index(index_uid)?;
-    let fields = query.fields.as_deref().map(comma_list);
-    let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
-    let answer = get_document(
-        &services.coordinator,
-        &record,
-        document_id,
-        fields,
-        retrieve,
-    )
-    .await?;
-    match answer {
-        Some(document) => Ok(json(200, &Value::Object(with_vectors(document, retrieve)))),
-        None => Err(ResponseError::document_not_found(document_id)),
-    }
-}
-
-/// `GET /indexes/{index_uid}/documents`.
-pub async fn list(
-    services: &Services,
-    request: &Request,
-    index_uid: &str,
-) -> Result<Response, ResponseError> {
-    let query = crate::decode::decode_query::<ListQuery, QueryError>(
-        request.query.as_deref().unwrap_or(""),
-    )?;
-    let _permit = listing_permit(services).await?;
-    checked_path_uid(index_uid)?;
-    let ids = match query.ids.as_deref() {
-        Some(text) => Some(checked_ids(
-            comma_list(text).into_iter().map(Value::String),
-        )?),
-        None => None,
-    };
-    let record = services.coordinator.index(index_uid)?;
-    let filter = match &query.filter {
-        Some(text) => {
-            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
-            parse_filter(&record, &value, services)?
-        }
-        None => None,
-    };
-    let listing = Listing {
-        offset: query.offset.0,
-        limit: query.limit.0,
-        fields: query.fields.as_deref().map(comma_list),
-        ids,
-        filter,
-        sort: match &query.sort {
-            Some(text) => parse_sort(&record, &sort_list(text))?,
-            None => Vec::new(),
-        },
-        retrieve_vectors: query.retrieve_vectors.is_some_and(|flag| flag.0),
-    };
-    list_documents(services, record, listing).await
-}
-
-/// `POST /indexes/{index_uid}/documents/fetch`.
-pub async fn fetch(
-    services: &Services,
-    request: &Request,
-    index_uid: &str,
-) -> Result<Response, ResponseError> {
-    let body: FetchBody = body::json::<FetchBody, JsonError>(request)?;
-    let _permit = listing_permit(services).await?;
-    checked_path_uid(index_uid)?;
-    let ids = match body.ids {
-        Some(values) => Some(checked_ids(values.into_iter())?),
-        None => None,
-    };
-    let record = services.coordinator.index(index_uid)?;
-    let filter = match &body.filter {
-        Some(value) => parse_filter(&record, value, services)?,
-        None => None,
-    };
-    let listing = Listing {
-        offset: body.offset.unwrap_or(0),
-        limit: body.limit.unwrap_or(DOCUMENTS_LIMIT_DEFAULT),
-        fields: body.fields,
-        ids,
-        filter,
-        sort: match &body.sort {
-            Some(rules) => parse_sort(&record, rules)?,
-            None => Vec::new(),
-        },
-        retrieve_vectors: body.retrieve_vectors.unwrap_or(false),
-    };
-    list_documents(services, record, listing).await
-}
-
-/// A listing's place in the search queue, which it waits in as a search does (503
-/// `too_many_search_requests` when the queue is full), unless `disableDocumentsFetchQueue`
-/// is on. Taken once the request is decoded, before the index is looked up, as Meilisearch
-/// 1.50 takes it.
-async fn listing_permit(services: &Services) -> Result<Option<SearchPermit>, ResponseError> {
-    if services.control.features().disable_documents_fetch_queue {
-        return Ok(None);
-    }
-    services.search_queue.permit().await.map(Some)
-}
-
-/// The ids a listing asks for, each a valid document id (`invalid_document_ids` names the
-/// first that is not, by its position); checked before the index is looked up, as
-/// Meilisearch does.
-fn checked_ids(values: impl Iterator<Item = Value>) -> Result<Vec<String>, ResponseError> {
-    values
-        .enumerate()
-        .map(|(position, value)| {
-            document_id_from_value(&value).map_err(|error| {
-                ResponseError::new(
-                    Code::InvalidDocumentIds,
-                    format!("In `.ids[{position}]`: {error}"),
-                )
-            })
-        })
-        .collect()
-}
-
-async fn list_documents(
-    services: &Services,
-    record: Arc<IndexRecord>,
-    listing: Listing,
-) -> Result<Response, ResponseError> {
-    let query = ListingQuery {
-        offset: listing.offset,
-        limit: listing.limit,
-        fields: listing.fields,
-        ids: listing.ids,
-        filter: listing.filter,
-        sort: listing.sort,
-        retrieve_vectors: listing.retrieve_vectors,
-    };
-    let (page, total) = list_page(&services.coordinator, &record, query).await?;
-    let results: Vec<Value> = page
-        .into_iter()
-        .map(|document| Value::Object(with_vectors(document, listing.retrieve_vectors)))
-        .collect();
-    Ok(json(
-        200,
-        &json!({
-            "results": results,
-            "offset": listing.offset,
-            "limit": listing.limit,
-            "total": total,
-        }),
-    ))
-}
-
-/// `_vectors` as `retrieveVectors` asks: removed unless asked for, then present (the
-/// document's own, or an empty object: no embedder generates vectors yet).
-fn with_vectors(mut document: Map<String, Value>, retrieve: bool) -> Map<String, Value> {
-    if retrieve {
-        if !document.contains_key(VECTORS_FIELD) {
-            document.insert(VECTORS_FIELD.to_owned(), Value::Object(Map::new()));
-        }
-    } else {
-        document.remove(VECTORS_FIELD);
-    }
-    document
-}
-
-/// A filter checked for gated operators, then against the index's filterable attributes;
-/// its `_shard` conditions name the network's shards of the moment.
-fn parse_filter(
-    record: &IndexRecord,
-    value: &Value,
-    services: &Services,
-) -> Result<Option<Filter>, ResponseError> {
-    let filter = Filter::from_json(value)
-        .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?
-        .map(|filter| filter.with_network_shards(services.coordinator.filter_shards()));
-    if let Some(filter) = &filter {
-        check_filter_features(filter, services.control.features())?;
-        let rules =
-            FilterableRules::from_setting(&record.settings.setting_view("filterableAttributes"))
-                .map_err(ResponseError::internal)?;
-        // The document routes answer the message without the ``Index `uid`: `` prefix that
-        // search and task errors carry.
-        check_filterable(filter, &rules)
-            .map_err(|error| ResponseError::new(Code::InvalidDocumentFilter, error.message))?;
-    }
-    Ok(filter)
-}
-
-/// Sort rules `field:asc|desc`, each field sortable.
-fn parse_sort(record: &IndexRecord, rules: &[String]) -> Result<Vec<SortRule>, ResponseError> {
-    let sortable = &record.settings.sortable_attributes;
-    let mut parsed = Vec::with_capacity(rules.len());
-    for rule in rules {
-        let (field, ascending) = sort_rule_parts(rule, Code::InvalidDocumentSort)?;
-        if !sortable.contains(field) {
-            let available = if sortable.is_empty() {
-                "This index does not have configured sortable attributes.".to_owned()
-            } else {
-                let names: Vec<&str> = sortable.iter().map(String::as_str).collect();
-                format!("Available sortable attributes are: `{}`.", names.join(", "))
-            };
-            // The documents routes answer without the ``Index `uid`: `` prefix, every
-            // sortable attribute listed in one pair of backticks, as Meilisearch does.
-            return Err(ResponseError::new(
-                Code::InvalidDocumentSort,
-                format!("Attribute `{field}` is not sortable. {available}"),
-            ));
-        }
-        parsed.push(SortRule {
-            field: field.to_owned(),
-            ascending,
-        });
-    }
-    Ok(parsed)
 }

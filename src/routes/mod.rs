@@ -5,6 +5,7 @@
 pub mod authorize;
 pub mod body;
 pub mod chats;
+pub mod document_reads;
 pub mod documents;
 pub mod dumps;
 pub mod dynamic_search_rules;
@@ -59,6 +60,8 @@ pub struct Services {
     pub update_files: crate::tasks::update_files::UpdateFiles,
     /// The rerank service of personalized searches (`--experimental-personalization-*`).
     pub personalization: crate::personalization::Personalization,
+    /// Which remotes answer lately (shared by the process's cores).
+    pub remote_availability: std::sync::Arc<crate::network::availability::RemoteAvailability>,
 }
 
 /// Answers every request of one core.
@@ -470,9 +473,11 @@ async fn dispatch_documents(
         request, context, ..
     } = call;
     match endpoint {
-        Endpoint::ListDocuments => documents::list(services, &request, &index).await,
-        Endpoint::FetchDocuments => documents::fetch(services, &request, &index).await,
-        Endpoint::GetDocument => documents::get_one(services, &request, &index, &document_id).await,
+        Endpoint::ListDocuments => document_reads::list(services, &request, &index).await,
+        Endpoint::FetchDocuments => document_reads::fetch(services, &request, &index).await,
+        Endpoint::GetDocument => {
+            document_reads::get_one(services, &request, &index, &document_id).await
+        }
         Endpoint::ReplaceDocuments => {
             documents::add(services, request, &index, &context, DocumentMethod::Replace).await
         }

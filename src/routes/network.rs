@@ -34,9 +34,12 @@ const CONTROL_ROUTE_ACTION: &str = "Using the /network/control route";
 /// `GET /network`.
 pub fn get(services: &Services) -> Result<Response, ResponseError> {
     check_network_enabled(services.control.features().network, NETWORK_ROUTE_ACTION)?;
+    let network = services.control.network();
     Ok(Response::json(
         200,
-        services.control.network().view().to_string(),
+        network
+            .view_with_status(&services.remote_availability)
+            .to_string(),
     ))
 }
 
@@ -75,7 +78,7 @@ pub async fn patch(services: &Services, request: &Request) -> Result<Response, R
 }
 
 /// `POST /network/control`: another instance's message about the running topology change
-/// (it has no index to send, it finished importing).
+/// (it has no index to send, it finished importing), or a remote's new status.
 pub async fn control(services: &Services, request: &Request) -> Result<Response, ResponseError> {
     let message: NetworkControl = match &request.body {
         Ok(bytes) => decode_serde_json_body(request.headers.get("content-type"), bytes)?,
@@ -85,6 +88,10 @@ pub async fn control(services: &Services, request: &Request) -> Result<Response,
         }
     };
     check_network_enabled(services.control.features().network, CONTROL_ROUTE_ACTION)?;
+    if let ControlMessage::StatusChangeForRemote { remote, status } = &message.message {
+        services.remote_availability.set_status(remote, *status);
+        return Ok(Response::empty(200));
+    }
     control_side::receive_network_control(&services.coordinator, message).await?;
     Ok(Response::empty(200))
 }
@@ -104,7 +111,8 @@ async fn patch_as_user(
     let merged = merge_network(&old, patch.clone())?;
     if merged.leader.is_none() {
         let network = services.control.patch_network(patch).await?;
-        return Ok(Response::json(200, network.view().to_string()));
+        let view = network.view_with_status(&services.remote_availability);
+        return Ok(Response::json(200, view.to_string()));
     }
     topology::check_change(&services.coordinator, &old, &merged).await?;
     services

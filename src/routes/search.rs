@@ -102,7 +102,7 @@ async fn search(
 /// network searches use (during a topology change, the one before it until the change
 /// switches them); a search another instance partitioned names its network's version,
 /// whose shards its `_shard` conditions name.
-fn network_context(services: &Services, request: Option<&Request>) -> NetworkContext {
+pub fn network_context(services: &Services, request: Option<&Request>) -> NetworkContext {
     let control = &services.control;
     let is_proxy = request.is_some_and(|request| {
         request
@@ -135,6 +135,7 @@ fn network_context(services: &Services, request: Option<&Request>) -> NetworkCon
         enabled: control.features().network,
         is_proxy,
         numbered_copies: false,
+        availability: services.remote_availability.clone(),
     }
 }
 

@@ -259,6 +259,7 @@ async fn fetch_documents(
         filter: None,
         sort: Vec::new(),
         retrieve_vectors: false,
+        score_values: false,
     };
     let (documents, _) = list_page(coordinator, foreign, query).await?;
     let displayed = foreign.settings.displayed_attributes.as_deref();

@@ -464,6 +464,7 @@ async fn federated(
         partitioned.remote,
         &remote_federation(&federation),
         network.before_change,
+        network.availability.clone(),
     );
     let runs = run_local_queries(
         coordinator,
@@ -532,16 +533,6 @@ fn slowest_time(started: Instant, remotes: &[RemoteResult]) -> u128 {
         .iter()
         .map(|result| u128::from(result.processing_time_ms))
         .fold(started.elapsed().as_millis(), u128::max)
-}
-
-/// An error as the JSON object `remoteErrors` holds.
-fn error_object(error: &ResponseError) -> Value {
-    json!({
-        "message": error.message,
-        "code": error.code.name(),
-        "type": error.code.error_type().name(),
-        "link": error.code.link(),
-    })
 }
 
 /// A query of a federated search that runs here.
@@ -651,7 +642,8 @@ impl Partitioned {
         target: &QueryTarget,
         network: &NetworkContext,
     ) -> Result<(), ResponseError> {
-        for (copy, shard) in shard_copies(&network.network).into_iter().enumerate() {
+        let copies = shard_copies(&network.network, &network.availability);
+        for (copy, shard) in copies.into_iter().enumerate() {
             let target = target.for_copy(copy, network);
             let mut copy = query.clone_for_remote();
             copy.body.use_network = Some(false);
@@ -793,7 +785,7 @@ fn insert_remote_errors(
 ) {
     let errors: Map<String, Value> = remote_errors
         .into_iter()
-        .map(|(name, error)| (name, error_object(&error)))
+        .map(|(name, error)| (name, error.to_value()))
         .collect();
     result.insert("remoteErrors".to_owned(), Value::Object(errors));
 }

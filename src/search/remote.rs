@@ -17,6 +17,7 @@
 //! Invariant: a remote failure never fails the request.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use shards::filter::normalize_facet;
@@ -25,6 +26,7 @@ use shards::search::weighted_score::WeightedValue;
 
 use crate::errors::{Code, ResponseError};
 use crate::network::Remote;
+use crate::network::availability::RemoteAvailability;
 use crate::network::remote_call::{missing_in_remote_hit, remote_multi_search};
 
 /// `_federation.weightedScoreValues`: the score groups a remote compares hits by.
@@ -53,6 +55,9 @@ pub struct NetworkContext {
     /// search across the network: copy `i` is query `i`) rather than the position of the
     /// query it copies (a federated multi-search).
     pub numbered_copies: bool,
+    /// Which remotes answer lately: a shard is asked of its available owners first, and
+    /// each remote's failure or answer is recorded there.
+    pub availability: std::sync::Arc<crate::network::availability::RemoteAvailability>,
 }
 
 impl NetworkContext {
@@ -174,6 +179,8 @@ pub(super) struct Search {
 /// The searches sent, in flight.
 pub struct InFlight {
     searches: Vec<Search>,
+    /// Where each remote's failure or answer is recorded.
+    availability: Arc<RemoteAvailability>,
     /// The `federation` every remote is sent (again, to the next owner of a failed query).
     federation: Map<String, Value>,
     /// The change the queries were partitioned before, if any.
@@ -186,6 +193,7 @@ pub fn start(
     queries: RemoteQueries,
     federation: &Map<String, Value>,
     before_change: Option<uuid::Uuid>,
+    availability: Arc<RemoteAvailability>,
 ) -> InFlight {
     let mut searches = Vec::with_capacity(queries.by_remote.len());
     for (name, (remote, remote_queries)) in queries.by_remote {
@@ -207,6 +215,7 @@ pub fn start(
     }
     InFlight {
         searches,
+        availability,
         federation: federation.clone(),
         before_change,
     }
@@ -219,6 +228,7 @@ pub fn start(
 pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String, ResponseError>) {
     let InFlight {
         mut searches,
+        availability,
         federation,
         before_change,
     } = in_flight;
@@ -228,17 +238,32 @@ pub async fn finish(in_flight: InFlight) -> (Vec<RemoteResult>, BTreeMap<String,
         for search in searches {
             let answer = search.task.await;
             match answer.and_then(|answer| remote_result(&search.name, answer)) {
-                Ok(result) => results.push(result),
-                Err(error) => failover.failed(search.name, search.queries, error),
+                Ok(result) => {
+                    availability.answered(&search.name);
+                    results.push(result);
+                }
+                Err(error) => {
+                    record_failure(&availability, &search.name, &error);
+                    failover.failed(search.name, search.queries, error);
+                }
             }
         }
         let retries = failover.next_round();
         if retries.is_empty() {
             break;
         }
-        searches = start(retries, &federation, before_change).searches;
+        searches = start(retries, &federation, before_change, availability.clone()).searches;
     }
     (results, failover.errors())
+}
+
+/// A remote that failed with a server-side error (5xx: unreachable, timed out, failing) is
+/// unavailable for a while, as Meilisearch 1.50 marks it; a refusal (4xx) says nothing of
+/// whether it answers.
+pub fn record_failure(availability: &RemoteAvailability, name: &str, error: &ResponseError) {
+    if error.status() >= 500 {
+        availability.failed(name);
+    }
 }
 
 /// A remote's answer as a result, or the error naming what its hits lack.
@@ -346,7 +371,7 @@ pub fn score_values_json(values: &[WeightedValue]) -> Value {
 }
 
 /// The weighted values of a remote hit's `weightedScoreValues`, or why they do not read.
-fn parse_score_values(values: &Value) -> Result<Vec<WeightedValue>, String> {
+pub fn parse_score_values(values: &Value) -> Result<Vec<WeightedValue>, String> {
     let groups = values.as_array().ok_or("expected an array")?;
     groups.iter().map(parse_score_value).collect()
 }

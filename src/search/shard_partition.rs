@@ -6,7 +6,8 @@
 //!
 //! Where coresearch goes further than 1.41: a copy also carries the shard's other owners, in
 //! a random order, so that when the chosen remote fails the copy is asked of the next owner
-//! ([`super::remote`]) before the shard counts as lost in `remoteErrors`.
+//! ([`super::remote`]) before the shard counts as lost in `remoteErrors`. As in 1.50, the
+//! owners that failed lately ([`crate::network::availability`]) are asked last.
 //!
 //! Invariants: every shard with at least one remote is searched exactly once (replicas never
 //! add a hit twice, and the `_shard` filter keeps an owner from answering for its other
@@ -17,6 +18,7 @@ use serde_json::Value;
 
 use super::prepare::fuse_filters;
 use crate::network::Network;
+use crate::network::availability::RemoteAvailability;
 
 /// The copy of a networked query for one network shard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,17 +29,14 @@ pub struct ShardCopy {
     pub owners: Vec<String>,
 }
 
-/// The copies of a networked query under `network` (which has a leader), by shard name.
-pub fn shard_copies(network: &Network) -> Vec<ShardCopy> {
+/// The copies of a networked query under `network` (which has a leader), by shard name; a
+/// shard's available owners come first (see [`owners_in_order`]).
+pub fn shard_copies(network: &Network, availability: &RemoteAvailability) -> Vec<ShardCopy> {
     let mut copies = Vec::with_capacity(network.shards.len());
     for (name, shard) in &network.shards {
         let owners = match &network.local {
             Some(local) if shard.remotes.contains(local) => vec![local.clone()],
-            _ => {
-                let mut owners: Vec<String> = shard.remotes.iter().cloned().collect();
-                fastrand::shuffle(&mut owners);
-                owners
-            }
+            _ => owners_in_order(shard.remotes.iter().cloned(), availability),
         };
         if owners.is_empty() {
             tracing::warn!(shard = %name, "no remote for the shard: it is not searched");
@@ -49,6 +48,21 @@ pub fn shard_copies(network: &Network) -> Vec<ShardCopy> {
         });
     }
     copies
+}
+
+/// A shard's owners in the order they are asked: the available ones shuffled (the first is
+/// Meilisearch's random choice among them), then the unavailable ones shuffled, asked only
+/// when every available one failed (Meilisearch 1.50 never asks them).
+fn owners_in_order(
+    owners: impl Iterator<Item = String>,
+    availability: &RemoteAvailability,
+) -> Vec<String> {
+    let (mut available, mut unavailable): (Vec<String>, Vec<String>) =
+        owners.partition(|owner| availability.is_available(owner));
+    fastrand::shuffle(&mut available);
+    fastrand::shuffle(&mut unavailable);
+    available.extend(unavailable);
+    available
 }
 
 /// `filter` restricted to the network shard `shard`: `[filter…, "_shard = \"S\""]`.
@@ -90,7 +104,7 @@ mod tests {
             ("s1", &["ms1", "ms2"]),
             ("empty", &[]),
         ];
-        let copies = shard_copies(&network("ms1", shards));
+        let copies = shard_copies(&network("ms1", shards), &RemoteAvailability::default());
         let names: Vec<&str> = copies.iter().map(|copy| copy.shard.as_str()).collect();
         assert_eq!(names, ["s0", "s1", "s2"]);
         assert_eq!(copies[0].owners, ["ms1"]);
@@ -103,12 +117,26 @@ mod tests {
         let shards: &[(&str, &[&str])] = &[("s0", &["ms1", "ms2", "ms3"])];
         let mut firsts = BTreeSet::new();
         for _ in 0..200 {
-            let copies = shard_copies(&network("ms0", shards));
+            let copies = shard_copies(&network("ms0", shards), &RemoteAvailability::default());
             let owners: BTreeSet<&str> = copies[0].owners.iter().map(String::as_str).collect();
             assert_eq!(owners, BTreeSet::from(["ms1", "ms2", "ms3"]));
             firsts.insert(copies[0].owners[0].clone());
         }
         assert_eq!(firsts.len(), 3, "the first owner is chosen at random");
+    }
+
+    #[test]
+    fn unavailable_owners_are_asked_last_and_still_asked() {
+        let shards: &[(&str, &[&str])] = &[("s0", &["ms1", "ms2", "ms3"])];
+        let availability = RemoteAvailability::default();
+        availability.failed("ms1");
+        availability.failed("ms3");
+        for _ in 0..50 {
+            let copies = shard_copies(&network("ms0", shards), &availability);
+            assert_eq!(copies[0].owners[0], "ms2");
+            let last: BTreeSet<&str> = copies[0].owners[1..].iter().map(String::as_str).collect();
+            assert_eq!(last, BTreeSet::from(["ms1", "ms3"]));
+        }
     }
 
     #[test]

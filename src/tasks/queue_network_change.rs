@@ -224,6 +224,12 @@ impl TaskQueue {
                     .receive_import_finished(remote, *successful)
                     .map_err(|_| QueueError::Rejected(import_finished_unknown_remote(remote)))?;
             }
+            // The route applies a status change itself; it is no part of a change.
+            ControlMessage::StatusChangeForRemote { .. } => {
+                return Err(QueueError::Rejected(ResponseError::internal(
+                    "a remote's status change reached the topology change",
+                )));
+            }
         }
         Self::put_network_change(&write, task.uid, &change)?;
         set_change_details(&mut task, &change);

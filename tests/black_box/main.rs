@@ -42,6 +42,7 @@ mod metrics;
 mod multimodal_fragments;
 mod network;
 mod network_100k;
+mod network_documents;
 mod path_index_uid;
 mod personalization;
 mod render_template;

@@ -175,7 +175,7 @@ fn patches_merge_field_by_field_and_the_network_survives_a_restart() {
     );
     assert_eq!(
         first["remotes"]["b"],
-        json!({"url": "http://b.example:7700", "searchApiKey": "search-b", "writeApiKey": "write-b"})
+        json!({"url": "http://b.example:7700", "searchApiKey": "search-b", "writeApiKey": "write-b", "status": "available"})
     );
     // Removing a remote takes it out of every shard; a shard left empty goes.
     let second = patch_network(

@@ -76,13 +76,20 @@ pub fn owners_of(shards: &Value, id: &str) -> Vec<String> {
         .collect()
 }
 
-/// The documents of `index` on `server` (none when it has no such index), by id (as JSON
-/// text), with only `fields`.
+/// The documents of `index` on `server` itself (none when it has no such index), by id (as
+/// JSON text), with only `fields`. A listing reads the whole network by default when the
+/// network has a leader, so an instance with the `network` feature is asked for its own.
 pub fn documents_of(server: &Server, index: &str, fields: &str) -> BTreeMap<String, Value> {
+    let features = server.send("GET", "/experimental-features", None).json();
+    let own = if features["network"] == true {
+        "&useNetwork=false"
+    } else {
+        ""
+    };
     let page = server
         .send(
             "GET",
-            &format!("/indexes/{index}/documents?limit=1000000&fields={fields}"),
+            &format!("/indexes/{index}/documents?limit=1000000&fields={fields}{own}"),
             None,
         )
         .json();
