@@ -75,7 +75,10 @@ impl LocalSource {
         if let Some(loaded) = self.loaded.borrow().as_ref() {
             return Ok(Arc::clone(loaded));
         }
-        hub::fetch_missing(client, &self.model, self.revision.as_deref()).await?;
+        let revision = self.revision.as_deref();
+        if !local_model::is_loaded(&self.model, revision, &self.pooling) {
+            hub::fetch_missing(client, &self.model, revision).await?;
+        }
         let (model, revision, pooling) = (
             self.model.clone(),
             self.revision.clone(),

@@ -131,6 +131,16 @@ pub fn shared(
     ))
 }
 
+/// Whether this process has loaded the model of these settings already.
+pub fn is_loaded(model: &str, revision: Option<&str>, pooling: &str) -> bool {
+    let key = (
+        model.to_owned(),
+        revision.map(str::to_owned),
+        pooling.to_owned(),
+    );
+    registry_get(&key).is_some()
+}
+
 fn registry_get(key: &(String, Option<String>, String)) -> Option<Arc<LocalModel>> {
     let registry = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     registry.as_ref()?.get(key).cloned()

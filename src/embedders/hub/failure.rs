@@ -50,10 +50,11 @@ impl HubFailure {
         HubFailure::Io(PEER_DISCONNECTED.to_owned())
     }
 
-    /// Whether another `Range` request may finish the transfer (the connection broke).
+    /// Whether another `Range` request may finish the transfer: the body broke off or
+    /// stalled. (A request that found no server was retried by the client already.)
     pub fn is_resumable(&self) -> bool {
         match self {
-            HubFailure::Request(error) => error.is_transient(),
+            HubFailure::Request(error) => matches!(error, OutgoingError::Timeout { .. }),
             HubFailure::Io(reason) => reason == PEER_DISCONNECTED,
             _ => false,
         }
@@ -139,5 +140,10 @@ mod tests {
             address: "127.0.0.1".parse().expect("an address"),
         });
         assert!(!refused.is_resumable());
+        let stalled = HubFailure::Request(OutgoingError::Timeout {
+            host: "hub".to_owned(),
+            timeout: std::time::Duration::from_secs(60),
+        });
+        assert!(stalled.is_resumable());
     }
 }
