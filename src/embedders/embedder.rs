@@ -23,7 +23,7 @@ use super::fragment::FragmentTemplate;
 use super::join::join_in_order;
 use super::local_model::{self, LocalModel};
 use super::rest::{RestShape, network_error};
-use super::{ollama, openai};
+use super::{hub, ollama, openai};
 
 /// The text Meilisearch embeds to measure an embedder's dimensions.
 pub const DIMENSION_TEST_TEXT: &str = "test";
@@ -69,10 +69,15 @@ impl std::fmt::Debug for LocalSource {
 }
 
 impl LocalSource {
-    /// The model, loaded on a helper thread the first time (once per process).
-    async fn model(&self) -> Result<Arc<LocalModel>, NewEmbedderError> {
+    /// The model, fetched from the hub through `client` when the cache lacks it, and
+    /// loaded on a helper thread the first time (once per process).
+    async fn model(&self, client: &OutgoingClient) -> Result<Arc<LocalModel>, NewEmbedderError> {
         if let Some(loaded) = self.loaded.borrow().as_ref() {
             return Ok(Arc::clone(loaded));
+        }
+        let revision = self.revision.as_deref();
+        if !local_model::is_loaded(&self.model, revision, &self.pooling) {
+            hub::fetch_missing(client, &self.model, revision).await?;
         }
         let (model, revision, pooling) = (
             self.model.clone(),
@@ -87,8 +92,12 @@ impl LocalSource {
     }
 
     /// Embeds `texts` on helper threads, [`LOCAL_MODEL_BATCH_TEXTS`] at a time.
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let model = self.model().await.map_err(|error| {
+    async fn embed(
+        &self,
+        client: &OutgoingClient,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let model = self.model(client).await.map_err(|error| {
             EmbedError::new(EmbedErrorKind::Unsupported(error.to_string()), error.fault)
         })?;
         let mut vectors = Vec::with_capacity(texts.len());
@@ -408,7 +417,7 @@ impl Embedder {
             return Ok(dimensions);
         }
         if let Source::Local(local) = &leaf.source {
-            let dimensions = local.model().await?.dimensions();
+            let dimensions = local.model(&self.client).await?.dimensions();
             leaf.dimensions.set(Some(dimensions));
             return Ok(dimensions);
         }
@@ -438,7 +447,7 @@ impl Embedder {
             return Ok(Vec::new());
         }
         if let Source::Local(local) = &leaf.source {
-            return local.embed(texts).await;
+            return local.embed(&self.client, texts).await;
         }
         let values: Vec<serde_json::Value> = texts
             .iter()

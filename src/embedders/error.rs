@@ -258,6 +258,8 @@ pub enum NewEmbedderErrorKind {
     Unsupported(String),
     /// A `huggingFace` model is not on disk (where it was looked for).
     ModelNotFound(String),
+    /// A `huggingFace` model's file could not be fetched from the hub (hf-hub's reason).
+    HubFetch(String),
     /// A `huggingFace` model's files are there but cannot be read or loaded (the full
     /// explanation).
     LoadModel(String),
@@ -313,6 +315,9 @@ impl fmt::Display for NewEmbedderErrorKind {
             ),
             NewEmbedderErrorKind::Unsupported(reason) => formatter.write_str(reason),
             NewEmbedderErrorKind::ModelNotFound(reason) => {
+                write!(formatter, "fetching file from HG_HUB failed:\n  - {reason}")
+            }
+            NewEmbedderErrorKind::HubFetch(reason) => {
                 write!(formatter, "fetching file from HG_HUB failed:\n  - {reason}")
             }
             NewEmbedderErrorKind::LoadModel(reason) => formatter.write_str(reason),

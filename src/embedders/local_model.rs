@@ -1,6 +1,7 @@
 //! A BERT-family sentence-transformers model run on the CPU in process (the `huggingFace`
-//! source): its `tokenizer.json`, `config.json` and `model.safetensors` loaded once per
-//! process from the local directory [`super::model_directory`] finds, texts embedded in
+//! source): its `tokenizer.json`, `config.json` and `model.safetensors` (else
+//! `pytorch_model.bin`) loaded once per process from the local directory
+//! [`super::model_directory`] finds (after [`super::hub`] fetched what it lacked), texts embedded in
 //! padded batches with the attention mask, pooled as `pooling` and the model's
 //! `1_Pooling/config.json` say.
 //!
@@ -26,7 +27,7 @@ use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use super::error::{EmbedError, EmbedErrorKind, Fault, NewEmbedderError, NewEmbedderErrorKind};
-use super::model_directory;
+use super::model_directory::{self, MissingModel, PYTORCH_FILE, SAFETENSORS_FILE};
 
 /// The token count a model without `max_position_embeddings` accepts (BERT's).
 const DEFAULT_MAX_TOKENS: usize = 512;
@@ -130,6 +131,16 @@ pub fn shared(
     ))
 }
 
+/// Whether this process has loaded the model of these settings already.
+pub fn is_loaded(model: &str, revision: Option<&str>, pooling: &str) -> bool {
+    let key = (
+        model.to_owned(),
+        revision.map(str::to_owned),
+        pooling.to_owned(),
+    );
+    registry_get(&key).is_some()
+}
+
 fn registry_get(key: &(String, Option<String>, String)) -> Option<Arc<LocalModel>> {
     let registry = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     registry.as_ref()?.get(key).cloned()
@@ -166,7 +177,8 @@ fn pooling_of(model: &str, directory: &Path, setting: &str) -> Result<Pooling, N
 impl LocalModel {
     /// Loads the model from disk and measures its dimensions with one test text.
     fn load(model: &str, revision: Option<&str>, pooling: &str) -> Result<Self, NewEmbedderError> {
-        let directory = model_directory::locate(model, revision)?;
+        let directory =
+            model_directory::locate(model, revision).map_err(MissingModel::into_error)?;
         let pooling = pooling_of(model, &directory, pooling)?;
         let config_file = directory.join("config.json");
         let config_text = std::fs::read_to_string(&config_file).map_err(|error| {
@@ -188,13 +200,7 @@ impl LocalModel {
             .unwrap_or(DEFAULT_MAX_TOKENS);
         let tokenizer = tokenizer(&directory.join("tokenizer.json"), max_tokens)?;
         let device = Device::Cpu;
-        let weights = candle_core::safetensors::load(directory.join("model.safetensors"), &device)
-            .map_err(|error| {
-                load_error(format!(
-                    "could not build weights from Safetensor weights:\n  - {error}"
-                ))
-            })?;
-        let variables = VarBuilder::from_tensors(weights, DType::F32, &device);
+        let variables = weights(&directory, &device)?;
         let bert = BertModel::load(variables, &config)
             .map_err(|error| load_error(format!("loading model failed:\n  - {error}")))?;
         let mut loaded = LocalModel {
@@ -274,6 +280,24 @@ fn forward_error(error: candle_core::Error) -> EmbedError {
         EmbedErrorKind::ModelForward(error.to_string()),
         Fault::Runtime,
     )
+}
+
+/// The model's weights: its safetensors, else its pytorch file.
+fn weights(directory: &Path, device: &Device) -> Result<VarBuilder<'static>, NewEmbedderError> {
+    let safetensors = directory.join(SAFETENSORS_FILE);
+    if safetensors.is_file() {
+        let weights = candle_core::safetensors::load(safetensors, device).map_err(|error| {
+            load_error(format!(
+                "could not build weights from Safetensor weights:\n  - {error}"
+            ))
+        })?;
+        return Ok(VarBuilder::from_tensors(weights, DType::F32, device));
+    }
+    VarBuilder::from_pth(directory.join(PYTORCH_FILE), DType::F32, device).map_err(|error| {
+        load_error(format!(
+            "could not build weights from Pytorch weights:\n  - {error}"
+        ))
+    })
 }
 
 /// The tokenizer of `file`, padding each batch to its longest text and truncating to

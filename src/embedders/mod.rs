@@ -9,8 +9,8 @@
 //! the texts (or `embed_search` a query).
 //!
 //! Invariants:
-//! - only `outgoing`, `errors`, `runtime::blocking`, `config` (the Hugging Face cache
-//!   directory) and std/crates are imported: storage and search call in;
+//! - only `outgoing`, `errors`, `runtime` (`blocking`, `sleep`), `config` (the Hugging Face
+//!   cache directory) and std/crates are imported: storage and search call in;
 //! - an embedder lives on the core that built it (it shares the core's client);
 //! - error messages are Meilisearch's text exactly (they are API), each error type says
 //!   which API error it becomes (`vector_embedding_error`, `invalid_settings_embedders`,
@@ -21,6 +21,7 @@ pub mod embedder;
 pub mod error;
 mod extract;
 pub mod fragment;
+mod hub;
 mod injectable;
 mod join;
 mod local_model;

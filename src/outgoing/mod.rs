@@ -110,6 +110,11 @@ impl OutgoingClient {
         self
     }
 
+    /// The options requests without their own are sent with.
+    pub fn options(&self) -> SendOptions {
+        self.options
+    }
+
     /// The policy requests are checked against.
     pub fn policy(&self) -> &IpPolicy {
         &self.policy

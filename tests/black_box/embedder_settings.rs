@@ -19,9 +19,12 @@ const DEFAULT_TEMPLATE: &str = "{% for field in fields %}{% if field.is_searchab
 /// The note listing `userProvided`'s fields.
 const USER_PROVIDED_FIELDS: &str = "\n  - note: available fields for source `userProvided`: `source`, `dimensions`, `distribution`, `binaryQuantized`";
 
+/// A server with a master key that never downloads a `huggingFace` model (a test here
+/// must not fetch one from the real hub when the machine is online).
 fn server() -> Server {
     Server::start_with(Options {
         master_key: Some(MASTER_KEY.to_owned()),
+        environment: vec![("HF_HUB_OFFLINE".to_owned(), "1".to_owned())],
         ..Options::default()
     })
 }
@@ -498,8 +501,8 @@ fn the_read_view_shows_each_source_with_meilisearch_defaults() {
 }
 
 /// Sources whose embeddings cannot be computed when the settings change fail the task, as
-/// Meilisearch fails it without its model or embedder: a `huggingFace` model (this server
-/// runs none), and a remote embedder whose dimensions must be found by embedding a test
+/// Meilisearch fails it without its model or embedder: a `huggingFace` model (not in the
+/// cache, and not downloaded: the server is offline), and a remote embedder whose dimensions must be found by embedding a test
 /// text it cannot reach (a loopback address outside `--experimental-allowed-ip-networks`).
 #[test]
 fn embedders_that_cannot_embed_fail_the_settings_task() {

