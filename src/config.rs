@@ -1754,6 +1754,22 @@ pub fn hugging_face_hub_cache() -> PathBuf {
     home.join(".cache").join("huggingface").join("hub")
 }
 
+/// The Hugging Face hub variables `huggingFace` embedders fetch models by, as the Hugging
+/// Face libraries read them: `HF_ENDPOINT` (the hub's address) and `HF_HUB_OFFLINE`, each
+/// `None` when unset. Read when a model is fetched, as [`hugging_face_hub_cache`] is.
+pub fn hugging_face_hub_variables() -> (Option<String>, Option<String>) {
+    let read = |name| std::env::var(name).ok();
+    (
+        read(HUGGING_FACE_ENDPOINT_VARIABLE),
+        read(HUGGING_FACE_OFFLINE_VARIABLE),
+    )
+}
+
+/// The variable naming another Hugging Face hub (a mirror, or a test's).
+pub const HUGGING_FACE_ENDPOINT_VARIABLE: &str = "HF_ENDPOINT";
+/// The variable that forbids model downloads.
+pub const HUGGING_FACE_OFFLINE_VARIABLE: &str = "HF_HUB_OFFLINE";
+
 /// The variables of the process that configuration reads: `MEILI_*`, `CORESEARCH_*` and
 /// `VECTORSTORE_*`. One of them that is not UTF-8 is an error; other variables are skipped.
 fn process_variables() -> Result<HashMap<String, String>, ConfigError> {

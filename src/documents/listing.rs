@@ -20,7 +20,7 @@ use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::errors::ResponseError;
 use crate::host::documents::{DocumentPage, ListDocuments};
-use crate::search::remote::WEIGHTED_SCORE_VALUES;
+use crate::network::remote_call::{FEDERATION_FIELD, WEIGHTED_SCORE_VALUES};
 
 /// What a listing asks, decoded and checked.
 #[derive(Debug, Clone)]
@@ -36,9 +36,6 @@ pub struct ListingQuery {
     /// listing another instance asked for (`Meili-Proxy-Search`) answers them.
     pub score_values: bool,
 }
-
-/// `_federation`, the object a proxied listing's documents carry.
-pub const FEDERATION_FIELD: &str = "_federation";
 
 /// The page of documents `query` selects in `record`, and the number of matches.
 pub async fn list_page(

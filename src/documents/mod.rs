@@ -5,4 +5,3 @@
 pub mod get;
 pub mod listing;
 pub mod merge;
-pub mod network_listing;

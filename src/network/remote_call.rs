@@ -20,6 +20,11 @@ use super::model::Remote;
 use crate::errors::{Code, ResponseError};
 use crate::outgoing::{Method, OutgoingClient, OutgoingError, OutgoingRequest, SendOptions};
 
+/// `_federation`: the object of a hit or proxied document that says how it merges.
+pub const FEDERATION_FIELD: &str = "_federation";
+/// `_federation.weightedScoreValues`: the score groups a hit or document is merged by.
+pub const WEIGHTED_SCORE_VALUES: &str = "weightedScoreValues";
+
 /// The header that marks a search sent by another instance.
 pub const PROXY_SEARCH_HEADER: &str = "Meili-Proxy-Search";
 /// Its value.

@@ -3,7 +3,7 @@
 //! in the search queue unless `disableDocumentsFetchQueue` is on.
 //!
 //! With `useNetwork` (Meilisearch 1.50; the default when the network has a leader) a listing
-//! is read from every network shard ([`crate::documents::network_listing`]), and a document
+//! is read from every network shard ([`crate::search::network_documents`]), and a document
 //! not found here is looked for there. A listing another instance asks for (the
 //! `Meili-Proxy-Search` header) never fans out again, and its documents carry their sort
 //! values in `_federation`.
@@ -24,9 +24,6 @@ use crate::coordinator::catalog::IndexRecord;
 use crate::decode::{JsonError, Param, QueryError};
 use crate::documents::get::get_document;
 use crate::documents::listing::{ListingQuery, list_page};
-use crate::documents::network_listing::{
-    NetworkListing, ShardPage, ShardSource, fetch_from_owners, local_page,
-};
 use crate::errors::{Code, ResponseError, codes};
 use crate::http::{Request, Response};
 use crate::routes::indexes::checked_path_uid;
@@ -34,6 +31,9 @@ use crate::routes::search::network_context;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::multi::USE_NETWORK_ACTION;
+use crate::search::network_documents::{
+    NetworkListing, ShardPage, ShardSource, fetch_from_owners, local_page,
+};
 use crate::search::parameters::{comma_list, sort_list, sort_rule_parts};
 use crate::search::prepare::check_filter_features;
 use crate::search::queue::SearchPermit;

@@ -28,13 +28,12 @@ use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::documents::listing::{ListingQuery, list_page};
 use crate::errors::ResponseError;
+use crate::network::remote_call::FEDERATION_FIELD;
 
 /// The key of a hit's formatted copy.
 const FORMATTED_FIELD: &str = "_formatted";
 /// The reserved field of embeddings, never part of a hydrated document.
 const VECTORS_FIELD: &str = "_vectors";
-/// The key of a federated hit's provenance, naming its index.
-const FEDERATION_FIELD: &str = "_federation";
 /// The separator of nested field names.
 const PATH_SEPARATOR: char = '.';
 

@@ -22,6 +22,7 @@ pub mod facets;
 pub mod hybrid;
 pub mod hydration;
 pub mod multi;
+pub mod network_documents;
 pub mod network_search;
 pub mod parameters;
 pub mod personalize;

@@ -29,8 +29,7 @@ use crate::network::Remote;
 use crate::network::availability::RemoteAvailability;
 use crate::network::remote_call::{missing_in_remote_hit, remote_multi_search};
 
-/// `_federation.weightedScoreValues`: the score groups a remote compares hits by.
-pub const WEIGHTED_SCORE_VALUES: &str = "weightedScoreValues";
+pub use crate::network::remote_call::WEIGHTED_SCORE_VALUES;
 /// `_federation.extra_document`: fields a remote adds to its hit.
 pub const EXTRA_DOCUMENT: &str = "extra_document";
 /// `_federation.pinnedPosition`: where a dynamic search rule of the remote pinned its hit.

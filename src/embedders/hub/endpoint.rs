@@ -10,10 +10,8 @@
 
 /// The hub when `HF_ENDPOINT` is not set.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
-/// The variable naming another hub (a mirror, or a test's).
-pub const ENDPOINT_VARIABLE: &str = "HF_ENDPOINT";
 /// The variable that forbids downloads.
-pub const OFFLINE_VARIABLE: &str = "HF_HUB_OFFLINE";
+pub use crate::config::HUGGING_FACE_OFFLINE_VARIABLE as OFFLINE_VARIABLE;
 /// The values of [`OFFLINE_VARIABLE`] that mean offline (compared in upper case), as the
 /// Hugging Face libraries read booleans.
 const TRUE_VALUES: [&str; 4] = ["1", "ON", "YES", "TRUE"];
@@ -28,10 +26,10 @@ pub struct HubSettings {
 }
 
 impl HubSettings {
-    /// The settings the environment gives.
+    /// The settings the environment gives (read by the configuration).
     pub fn from_environment() -> Self {
-        let read = |name| std::env::var(name).ok();
-        HubSettings::from_values(read(ENDPOINT_VARIABLE), read(OFFLINE_VARIABLE))
+        let (endpoint, offline) = crate::config::hugging_face_hub_variables();
+        HubSettings::from_values(endpoint, offline)
     }
 
     /// The settings of these variable values (`None` when unset).

@@ -24,13 +24,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use shards::search::weighted_score::{WeightedValue, compare_weighted};
 
-use super::listing::FEDERATION_FIELD;
+use super::remote::{NetworkContext, parse_score_values, record_failure};
+use super::shard_partition::{ShardCopy, shard_copies, shard_filter};
 use crate::errors::ResponseError;
-use crate::network::remote_call::{missing_in_remote_hit, remote_documents_fetch};
-use crate::search::remote::{
-    NetworkContext, WEIGHTED_SCORE_VALUES, parse_score_values, record_failure,
+use crate::network::remote_call::{
+    FEDERATION_FIELD, WEIGHTED_SCORE_VALUES, missing_in_remote_hit, remote_documents_fetch,
 };
-use crate::search::shard_partition::{ShardCopy, shard_copies, shard_filter};
 
 /// A listing as its copies are sent: the request's own parts, not yet read by any index.
 #[derive(Debug, Clone)]
