@@ -1,5 +1,6 @@
-//! Reading from a remote: one `POST <url>/multi-search` (a search) or `POST
-//! <url>/indexes/{uid}/documents/fetch` (a document listing) through the core's outgoing
+//! Reading from a remote: one `POST <url>/multi-search` (a search), `POST
+//! <url>/indexes/{uid}/documents/fetch` (a document listing) or `POST
+//! <url>/indexes/{uid}/facet-search` through the core's outgoing
 //! client, with the remote's search key and the `Meili-Proxy-Search` header, retried as
 //! Meilisearch retries it, its failures turned into the `remote_*` errors with Meilisearch's
 //! messages.
@@ -65,16 +66,34 @@ pub async fn remote_multi_search(
     remote_read(client, remote, MULTI_SEARCH_PATH, body, before_change).await
 }
 
-/// Sends the listing `body` to `remote`'s `POST /indexes/{index_uid}/documents/fetch` and
-/// answers its parsed JSON result.
-pub async fn remote_documents_fetch(
+/// A read of one index another instance answers for a networked read of this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexRead {
+    /// `POST /indexes/{uid}/documents/fetch`.
+    DocumentsFetch,
+    /// `POST /indexes/{uid}/facet-search`.
+    FacetSearch,
+}
+
+impl IndexRead {
+    /// The route's path for `index_uid`.
+    pub fn path(self, index_uid: &str) -> String {
+        match self {
+            IndexRead::DocumentsFetch => format!("/indexes/{index_uid}/documents/fetch"),
+            IndexRead::FacetSearch => format!("/indexes/{index_uid}/facet-search"),
+        }
+    }
+}
+
+/// Sends `body` to `remote`'s `read` of `index_uid` and answers its parsed JSON result.
+pub async fn remote_index_read(
     client: &OutgoingClient,
     remote: &Remote,
     index_uid: &str,
+    read: IndexRead,
     body: &Value,
 ) -> Result<Value, ResponseError> {
-    let path = format!("/indexes/{index_uid}/documents/fetch");
-    remote_read(client, remote, &path, body, None).await
+    remote_read(client, remote, &read.path(index_uid), body, None).await
 }
 
 /// Sends `body` to `remote`'s `path`, retried by the module's rules.

@@ -8,7 +8,7 @@
 //! search of one index that asks for `personalize` is counted for `/metrics` once it holds
 //! its permit, as Meilisearch counts it.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::auth::AuthContext;
 use crate::decode::{JsonError, QueryError};
@@ -23,8 +23,10 @@ use crate::routes::tasks::json;
 use crate::routes::{Services, body};
 use crate::search::facet_search::{FacetSearchBody, facet_search};
 use crate::search::multi::{USE_NETWORK_ACTION, decode_body, multi_search};
+use crate::search::network_facet_search::facet_search_across_network;
 use crate::search::network_search::search_across_network;
 use crate::search::parameters::{SearchBody, SearchQueryString};
+use crate::search::prepare::fuse_filters;
 use crate::search::remote::NetworkContext;
 use crate::search::similar::{SimilarBody, SimilarQueryString, similar};
 use crate::search::single::search_index;
@@ -205,14 +207,39 @@ pub async fn facet_search_post(
     index_uid: &str,
     context: &AuthContext,
 ) -> Result<Response, ResponseError> {
-    let body = body::json::<FacetSearchBody, JsonError>(request)?;
+    let mut body = body::json::<FacetSearchBody, JsonError>(request)?;
     checked_path_uid(index_uid)?;
-    let record = services.coordinator.index(index_uid)?;
-    let _permit = services.search_queue.permit().await?;
+    let network = network_context(services, Some(request));
+    let use_network = body.use_network();
+    if use_network.is_some() {
+        network.check_enabled(USE_NETWORK_ACTION)?;
+    }
     let tenant_filter = context
         .index_search_rules(index_uid)
         .and_then(|rules| rules.filter);
     let features = services.control.features();
+    if !network.is_proxy && use_network.unwrap_or(network.network.is_sharding()) {
+        let _permit = services.search_queue.permit().await?;
+        // The tenant token's filter travels with the body to the remotes.
+        let filter = fuse_filters(tenant_filter, body.take_filter());
+        body.set_filter(filter.clone());
+        let mut raw = match body::json_value(request)? {
+            Value::Object(raw) => raw,
+            _ => Map::new(),
+        };
+        raw.insert("filter".to_owned(), filter.unwrap_or(Value::Null));
+        let search = facet_search_across_network(
+            &services.coordinator,
+            index_uid,
+            raw,
+            body,
+            features,
+            &network,
+        );
+        return Ok(json(200, &Value::Object(search.await?)));
+    }
+    let record = services.coordinator.index(index_uid)?;
+    let _permit = services.search_queue.permit().await?;
     let result = facet_search(
         &services.coordinator,
         &record,

@@ -75,6 +75,36 @@ pub struct FacetSearchBody {
     /// every match.
     #[deserr(default, error = JsonError<codes::InvalidFacetSearchExhaustiveFacetCount>)]
     exhaustive_facet_count: Option<bool>,
+    /// Across the network (Meilisearch 1.50; see [`super::network_facet_search`]).
+    #[deserr(default, error = JsonError<codes::InvalidSearchUseNetwork>)]
+    use_network: Option<bool>,
+}
+
+impl FacetSearchBody {
+    /// `useNetwork`, as the body gives it.
+    pub fn use_network(&self) -> Option<bool> {
+        self.use_network
+    }
+
+    /// The facet searched.
+    pub fn facet_name(&self) -> &str {
+        &self.facet_name
+    }
+
+    /// `facetQuery`, as the body gives it.
+    pub fn facet_query(&self) -> Option<&str> {
+        self.facet_query.as_deref()
+    }
+
+    /// Takes the body's filter out.
+    pub fn take_filter(&mut self) -> Option<Value> {
+        self.filter.take()
+    }
+
+    /// Replaces the body's filter.
+    pub fn set_filter(&mut self, filter: Option<Value>) {
+        self.filter = filter;
+    }
 }
 
 /// The search whose candidates the facet values are counted over: the body's query,

@@ -24,11 +24,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use shards::search::weighted_score::{WeightedValue, compare_weighted};
 
-use super::remote::{NetworkContext, parse_score_values, record_failure};
+use super::owner_reads::ask_owners;
+use super::remote::{NetworkContext, parse_score_values};
 use super::shard_partition::{ShardCopy, shard_copies, shard_filter};
 use crate::errors::ResponseError;
 use crate::network::remote_call::{
-    FEDERATION_FIELD, WEIGHTED_SCORE_VALUES, missing_in_remote_hit, remote_documents_fetch,
+    FEDERATION_FIELD, IndexRead, WEIGHTED_SCORE_VALUES, missing_in_remote_hit,
 };
 
 /// A listing as its copies are sent: the request's own parts, not yet read by any index.
@@ -161,41 +162,22 @@ pub fn local_page(
     Ok(ShardPage { documents, total })
 }
 
-/// Asks the owners of one shard in turn: the first page one answers, or every failed owner
-/// with its error. Each failure or answer is recorded in the network's availability.
+/// Asks the owners of one shard in turn for their page (see [`super::owner_reads`]).
 pub async fn fetch_from_owners(
     index_uid: &str,
     owners: &[String],
     body: &Value,
     network: &NetworkContext,
 ) -> Result<ShardPage, BTreeMap<String, ResponseError>> {
-    let mut failures = BTreeMap::new();
-    for owner in owners {
-        let Some(remote) = network.network.remotes.get(owner) else {
-            continue;
-        };
-        let Some(client) = crate::outgoing::shared::core_client() else {
-            failures.insert(
-                owner.clone(),
-                ResponseError::internal("remote listing outside of a core"),
-            );
-            break;
-        };
-        let answer = remote_documents_fetch(&client, remote, index_uid, body)
-            .await
-            .and_then(remote_page);
-        match answer {
-            Ok(page) => {
-                network.availability.answered(owner);
-                return Ok(page);
-            }
-            Err(error) => {
-                record_failure(&network.availability, owner, &error);
-                failures.insert(owner.clone(), error);
-            }
-        }
-    }
-    Err(failures)
+    ask_owners(
+        index_uid,
+        IndexRead::DocumentsFetch,
+        owners,
+        body,
+        network,
+        remote_page,
+    )
+    .await
 }
 
 /// A remote's `documents/fetch` answer as a shard's page.

@@ -1,7 +1,8 @@
-//! Document reads across a sharded network (Meilisearch 1.50's `useNetwork` on the documents
-//! routes), on three real instances (`ms0` the leader, one shard each): a listing reads every
-//! shard by default and pages through them each document once, sorted or not; a document held
-//! by another shard is found; a proxied listing carries its sort values; a dead remote is
+//! Document reads and facet searches across a sharded network (Meilisearch 1.50's
+//! `useNetwork` on the documents routes and on `facet-search`), on three real instances (`ms0`
+//! the leader, one shard each): a listing reads every shard by default and pages through them
+//! each document once, sorted or not; a document held by another shard is found; a proxied
+//! listing carries its sort values; facet counts add up over the shards; a dead remote is
 //! named in `remoteErrors`, shown `unavailable` in `/network`, and a control message sets a
 //! remote's status.
 
@@ -19,6 +20,8 @@ use serde_json::{Value, json};
 const NAMES: [&str; 3] = ["ms0", "ms1", "ms2"];
 /// Documents of the test index.
 const DOCUMENTS: u64 = 60;
+/// The genres documents take in turn.
+const GENRES: [&str; 3] = ["drama", "comedy", "action"];
 
 fn remotes(servers: &[Server]) -> Value {
     let mut remotes = serde_json::Map::new();
@@ -44,12 +47,16 @@ fn network_with_books() -> Vec<Server> {
     let response = servers[0].send("PATCH", "/network", Some(&body));
     assert_eq!(response.status, 202, "{}", response.text());
     wait_for_every_change(&servers);
-    let settings = json!({"sortableAttributes": ["year", "id"], "filterableAttributes": ["year"]});
+    let settings =
+        json!({"sortableAttributes": ["year", "id"], "filterableAttributes": ["year", "genre"]});
     let response = servers[0].send("PATCH", "/indexes/books/settings", Some(&settings));
     assert_eq!(response.status, 202, "{}", response.text());
     wait_for_every_change(&servers);
     let documents: Vec<Value> = (0..DOCUMENTS)
-        .map(|id| json!({"id": id, "title": format!("book {id}"), "year": 1900 + (id * 7) % 50}))
+        .map(|id| {
+            json!({"id": id, "title": format!("book {id}"), "year": 1900 + (id * 7) % 50,
+                   "genre": GENRES[(id % 3) as usize]})
+        })
         .collect();
     let response = servers[0].send("POST", "/indexes/books/documents", Some(&json!(documents)));
     assert_eq!(response.status, 202, "{}", response.text());
@@ -257,9 +264,67 @@ fn use_network_is_checked_as_meilisearch_checks_it() {
         ),
         ("GET", "/indexes/books/documents?useNetwork=false", None),
         ("GET", "/indexes/books/documents/1?useNetwork=true", None),
+        (
+            "POST",
+            "/indexes/books/facet-search",
+            Some(json!({"facetName": "genre", "useNetwork": false})),
+        ),
     ] {
         let response = server.send(method, path, body.as_ref());
         assert_eq!(response.status, 400, "{path}: {}", response.text());
         assert_eq!(response.json()["message"], gate, "{path}");
+    }
+}
+
+/// The `(value, count)` pairs of a facet search answer.
+fn facet_counts(answer: &Value) -> Vec<(String, u64)> {
+    answer["facetHits"]
+        .as_array()
+        .expect("facetHits")
+        .iter()
+        .map(|hit| {
+            let value = hit["value"].as_str().expect("a value").to_owned();
+            (value, hit["count"].as_u64().expect("a count"))
+        })
+        .collect()
+}
+
+#[test]
+fn facet_counts_add_up_over_every_shard() {
+    let servers = network_with_books();
+    let search = |server: &Server, body: Value| {
+        let response = server.send("POST", "/indexes/books/facet-search", Some(&body));
+        assert_eq!(response.status, 200, "{body}: {}", response.text());
+        response.json()
+    };
+    let per_genre = DOCUMENTS / 3;
+    for server in &servers {
+        let answer = search(server, json!({"facetName": "genre"}));
+        assert_eq!(
+            facet_counts(&answer),
+            [
+                ("action".to_owned(), per_genre),
+                ("comedy".to_owned(), per_genre),
+                ("drama".to_owned(), per_genre)
+            ]
+        );
+        assert_eq!(answer["remoteErrors"], json!({}), "{answer}");
+        let narrowed = search(
+            server,
+            json!({"facetName": "genre", "facetQuery": "dra", "filter": "year < 1925"}),
+        );
+        let expected = (0..DOCUMENTS)
+            .filter(|id| id % 3 == 0 && (id * 7) % 50 < 25)
+            .count() as u64;
+        assert_eq!(
+            facet_counts(&narrowed),
+            [("drama".to_owned(), expected)],
+            "{narrowed}"
+        );
+        assert_eq!(narrowed["facetQuery"], "dra");
+        let here = search(server, json!({"facetName": "genre", "useNetwork": false}));
+        let local: u64 = facet_counts(&here).iter().map(|(_, count)| count).sum();
+        assert_eq!(local, document_ids(server, "books").len() as u64, "{here}");
+        assert!(here.get("remoteErrors").is_none(), "{here}");
     }
 }
