@@ -7,8 +7,9 @@
 //! Meilisearch 1.50 sends for every settings route; a reset is a `null`).
 //!
 //! Invariant: only the writes Meilisearch forwards have a forwarded request (documents,
-//! settings, index creation, update, deletion and swaps); exports, dumps, snapshots, task
-//! cancelations and deletions and compactions stay on the instance that registered them.
+//! settings, index creation, update, deletion and swaps, and 1.50's dynamic search rules);
+//! exports, dumps, snapshots, task cancelations and deletions and compactions stay on the
+//! instance that registered them.
 
 use serde_json::{Map, Value, json};
 use shards::documents::payload::PayloadFormat;
@@ -20,6 +21,8 @@ use crate::tasks::model::{DocumentMethod, KindWithContent};
 use crate::tasks::update_files::{UpdateFiles, format_of};
 
 const JSON: &str = "application/json";
+/// Where the dynamic search rules are written.
+const RULES_PATH: &str = "/dynamic-search-rules";
 
 /// The forwarded request of `kind`, `None` for a task Meilisearch does not forward.
 pub async fn forwarded_write(
@@ -77,7 +80,13 @@ pub async fn forwarded_write(
             Some(JSON),
             json_bytes(&Value::Object(settings.clone()))?,
         ),
-        _ => return Ok(index_write(kind)?.map(|write| with_query(write, &query))),
+        _ => {
+            let write = match index_write(kind)? {
+                Some(write) => Some(write),
+                None => rules_write(kind)?,
+            };
+            return Ok(write.map(|write| with_query(write, &query)));
+        }
     };
     let write = ForwardedWrite {
         method,
@@ -86,6 +95,42 @@ pub async fn forwarded_write(
         body,
     };
     Ok(Some(with_query(write, &query)))
+}
+
+/// The dynamic search rules' writes (Meilisearch 1.50 forwards them): a rule's patch as
+/// `PATCH /dynamic-search-rules/{uid}`, its deletion as `DELETE`, and the clear as `DELETE
+/// /dynamic-search-rules`.
+fn rules_write(kind: &KindWithContent) -> Result<Option<ForwardedWrite>, ResponseError> {
+    let (method, path, body) = match kind {
+        KindWithContent::DsrUpdate {
+            rule_uid,
+            update: Some(patch),
+        } => (
+            Method::Patch,
+            format!("{RULES_PATH}/{}", encoded(rule_uid)),
+            Some(Value::Object(patch.to_json())),
+        ),
+        KindWithContent::DsrUpdate {
+            rule_uid,
+            update: None,
+        } => (
+            Method::Delete,
+            format!("{RULES_PATH}/{}", encoded(rule_uid)),
+            None,
+        ),
+        KindWithContent::DsrClear => (Method::Delete, RULES_PATH.to_owned(), None),
+        _ => return Ok(None),
+    };
+    let (content_type, body) = match body {
+        Some(body) => (Some(JSON.to_owned()), json_bytes(&body)?),
+        None => (None, Vec::new()),
+    };
+    Ok(Some(ForwardedWrite {
+        method,
+        path_and_query: path,
+        content_type,
+        body,
+    }))
 }
 
 /// The index creation, update, deletion and swap requests.

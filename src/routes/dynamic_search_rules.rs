@@ -2,7 +2,9 @@
 //! create or update (`PATCH`), delete one (`DELETE /{uid}`) or all (`DELETE`) of the
 //! instance's rules. As in Meilisearch 1.50, changes are tasks (`dsrUpdate`, `dsrClear`,
 //! answered 202 with `customMetadata`); the scheduler applies, persists and replicates them
-//! (see `crate::tasks::dynamic_search_rules`). A 1.41 client's body is accepted too.
+//! (see `crate::tasks::dynamic_search_rules`). A 1.41 client's body is accepted too. In a
+//! sharded network they are writes like any other (see [`crate::proxy`]): the leader
+//! forwards each to every remote, a follower refuses a user's change with `not_leader`.
 //!
 //! Invariants, in Meilisearch's order (its extractors run before its handler): the key is
 //! checked first, then the path's uid (an invalid one is a plain-text 404, as actix answers a
@@ -17,7 +19,7 @@ use crate::decode::JsonError;
 use crate::errors::{ResponseError, codes};
 use crate::http::{Request, Response};
 use crate::routes::documents::custom_metadata;
-use crate::routes::indexes::register;
+use crate::routes::indexes::{register_write, write_headers};
 use crate::routes::{Services, body};
 use crate::search::rule_matching::normalized_words;
 use crate::tasks::model::KindWithContent;
@@ -193,7 +195,7 @@ pub async fn update(
         rule_uid: uid.to_owned(),
         update: Some(patch),
     };
-    register(services, request, kind, metadata, 202).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 /// `DELETE /dynamic-search-rules/{uid}`: enqueues a `dsrUpdate` task that deletes the rule.
@@ -211,14 +213,15 @@ pub async fn delete(
         rule_uid: uid.to_owned(),
         update: None,
     };
-    register(services, request, kind, metadata, 202).await
+    register_write(services, write_headers(services, request)?, kind, metadata).await
 }
 
 /// `DELETE /dynamic-search-rules`: enqueues a `dsrClear` task that deletes every rule.
 pub async fn clear(services: &Services, request: &Request) -> Result<Response, ResponseError> {
     let metadata = custom_metadata(request)?;
     check_enabled(services)?;
-    register(services, request, KindWithContent::DsrClear, metadata, 202).await
+    let headers = write_headers(services, request)?;
+    register_write(services, headers, KindWithContent::DsrClear, metadata).await
 }
 
 /// The feature gate of every route.

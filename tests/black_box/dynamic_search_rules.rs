@@ -1054,3 +1054,65 @@ fn a_dump_laid_out_by_meilisearch_brings_its_rules() {
             "actions": [{"selector": {"indexUid": "products", "id": "123"}, "action": {"type": "pin", "position": 1}}]})
     );
 }
+
+/// In a sharded network the rules' changes are writes like any other (Meilisearch 1.50
+/// forwards them): the leader forwards each to every remote, whose copy of the task applies
+/// it, and a follower refuses a user's change with `not_leader`.
+#[test]
+fn the_leader_forwards_rule_changes_and_a_follower_refuses_them() {
+    use common::network::{network_options, start_network_instance, wait_for_every_change};
+    let servers: Vec<Server> = (0..2)
+        .map(|_| {
+            let server = start_network_instance(&network_options(2));
+            set_feature(&server, true);
+            server
+        })
+        .collect();
+    let remotes: serde_json::Map<String, Value> = ["ms0", "ms1"]
+        .iter()
+        .zip(&servers)
+        .map(|(name, server)| {
+            let remote =
+                json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY});
+            ((*name).to_owned(), remote)
+        })
+        .collect();
+    let network = json!({"self": "ms0", "leader": "ms0", "remotes": remotes,
+                         "shards": {"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}}});
+    let response = servers[0].send("PATCH", "/network", Some(&network));
+    assert_eq!(response.status, 202, "{}", response.text());
+    wait_for_every_change(&servers);
+    let rule = json!({"description": "pinned", "precedence": 1, "active": true,
+                      "conditions": {"query": {"isEmpty": true}}, "actions": [pin("7", 1)]});
+    let task = change(
+        &servers[0],
+        "PATCH",
+        "/dynamic-search-rules/first",
+        Some(&rule),
+    );
+    assert!(
+        task["network"]["remote_tasks"]["ms1"]["taskUid"].is_u64(),
+        "{task}"
+    );
+    change(
+        &servers[0],
+        "PATCH",
+        "/dynamic-search-rules/second",
+        Some(&rule),
+    );
+    wait_for_every_change(&servers);
+    let on_follower = servers[1].send("GET", "/dynamic-search-rules/first", None);
+    assert_eq!(on_follower.status, 200, "{}", on_follower.text());
+    assert_eq!(on_follower.json()["description"], "pinned");
+    let refused = patch_rule(&servers[1], "third", &rule);
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(refused.json()["code"], "not_leader", "{}", refused.text());
+    delete_rule(&servers[0], "first");
+    wait_for_every_change(&servers);
+    let gone = servers[1].send("GET", "/dynamic-search-rules/first", None);
+    assert_eq!(gone.status, 404, "{}", gone.text());
+    change(&servers[0], "DELETE", "/dynamic-search-rules", None);
+    wait_for_every_change(&servers);
+    let listed = list(&servers[1], &json!({})).json();
+    assert_eq!(listed["total"], 0, "{listed}");
+}
