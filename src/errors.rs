@@ -697,10 +697,10 @@ mod tests {
 
     /// The number of codes Meilisearch v1.41.0 defines, and the later ones the table holds
     /// (1.50's `invalid_dynamic_search_rule_filter_query`, `invalid_stats_size_format`,
-    /// `invalid_stats_show_internal_database_sizes` and the five of `/render-template`, and
-    /// one before them).
+    /// `invalid_stats_show_internal_database_sizes`, the five of `/render-template` and
+    /// `invalid_document_use_network`, and one before them).
     const CODE_COUNT_V1_41: usize = 278;
-    const CODE_COUNT_LATER: usize = 9;
+    const CODE_COUNT_LATER: usize = 10;
 
     fn code_named(name: &str) -> Code {
         Code::ALL
