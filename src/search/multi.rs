@@ -322,9 +322,7 @@ async fn independent(
                 position,
                 ResponseError::new(
                     Code::InvalidMultiSearchFederationOptions,
-                    format!(
-                        "Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from query #{position} or add `federation` to the request."
-                    ),
+                    "Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.",
                 ),
             ));
         }
@@ -348,18 +346,17 @@ async fn independent(
     Ok(answer)
 }
 
-/// The refusals of query `position` inside a federated search, in Meilisearch 1.41's order
-/// and words (the caller adds ``Inside `.queries[i]`: ``).
+/// The refusals of a query inside a federated search, in Meilisearch's order and 1.50's
+/// words (the caller adds ``Inside `.queries[i]`: ``).
 fn check_federated_query(
     query: &IndexQuery,
-    position: usize,
     federation: &FederationBody,
 ) -> Result<(), ResponseError> {
     if let Some(parameter) = query.pagination {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryPagination,
             format!(
-                "Using pagination options is not allowed in federated queries.\n - Hint: remove `{parameter}` from query #{position} or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search"
+                "Using pagination options is not allowed in federated queries.\n - Hint: remove `{parameter}` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search"
             ),
         ));
     }
@@ -372,7 +369,7 @@ fn check_federated_query(
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryFacets,
             format!(
-                "Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from query #{position} or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.{}: {facets:?}` for facets in federated search",
+                "Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from the query or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.{}: {facets:?}` for facets in federated search",
                 query.index_uid
             ),
         ));
@@ -380,9 +377,7 @@ fn check_federated_query(
     if query.body.personalize.is_some() {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryPersonalization,
-            format!(
-                "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from query #{position} or remove `federation` from the request"
-            ),
+            "Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from the query or remove `federation` from the request\n - Hint: pass `federation.personalize` for personalization in federated search",
         ));
     }
     let has_remote = query
@@ -395,17 +390,13 @@ fn check_federated_query(
     if query.performance_details_given {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchQueryShowPerformanceDetails,
-            format!(
-                "Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from query #{position} or remove `federation` from the request"
-            ),
+            "Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from the query or remove `federation` from the request",
         ));
     }
     if query.body.distinct.is_some() && federation.distinct.is_some() {
         return Err(ResponseError::new(
             Code::InvalidMultiSearchDistinct,
-            format!(
-                "Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from query #{position} or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search."
-            ),
+            "Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from the query or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search.",
         ));
     }
     Ok(())
@@ -688,8 +679,7 @@ fn partition(
         has_remote: false,
     };
     for (position, mut query) in queries.into_iter().enumerate() {
-        check_federated_query(&query, position, federation)
-            .map_err(|error| inside_query(position, error))?;
+        check_federated_query(&query, federation).map_err(|error| inside_query(position, error))?;
         let options = query.options.take().unwrap_or_default();
         let use_network = query.body.use_network.take();
         if use_network.is_some() {

@@ -615,7 +615,7 @@ fn refusals_found_by_a_side_by_side_comparison_are_worded_as_1_41() {
         "/multi-search",
         &json!({"federation": {}, "queries": [{"indexUid": "movies"}, {"indexUid": "movies", "limit": 3}]}),
         "invalid_multi_search_query_pagination",
-        "Inside `.queries[1]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from query #1 or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search",
+        "Inside `.queries[1]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search",
     );
     refused(
         &server,
@@ -623,6 +623,6 @@ fn refusals_found_by_a_side_by_side_comparison_are_worded_as_1_41() {
         "/multi-search",
         &json!({"queries": [{"indexUid": "movies", "federationOptions": {"weight": 1}}]}),
         "invalid_multi_search_federation_options",
-        "Inside `.queries[0]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from query #0 or add `federation` to the request.",
+        "Inside `.queries[0]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.",
     );
 }

@@ -642,7 +642,7 @@ fn multi_search_personalizes_each_query_and_federation_refuses_it() {
         (
             "invalid_multi_search_query_personalization".to_owned(),
             "invalid_request".to_owned(),
-            "Inside `.queries[1]`: Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from query #1 or remove `federation` from the request".to_owned()
+            "Inside `.queries[1]`: Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from the query or remove `federation` from the request\n - Hint: pass `federation.personalize` for personalization in federated search".to_owned()
         )
     );
     // Refused before the index is looked up.
@@ -891,17 +891,17 @@ fn federated_refusals_name_the_query_by_its_number_as_meilisearch_does() {
         (
             json!({"indexUid": "movies", "limit": 2}),
             "invalid_multi_search_query_pagination",
-            "Inside `.queries[1]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from query #1 or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search",
+            "Inside `.queries[1]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search",
         ),
         (
             json!({"indexUid": "movies", "facets": ["color"]}),
             "invalid_multi_search_query_facets",
-            "Inside `.queries[1]`: Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from query #1 or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.movies: [\"color\"]` for facets in federated search",
+            "Inside `.queries[1]`: Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from the query or remove `federation` from the request\n - Hint: pass `federation.facetsByIndex.movies: [\"color\"]` for facets in federated search",
         ),
         (
             json!({"indexUid": "movies", "showPerformanceDetails": true}),
             "invalid_multi_search_query_show_performance_details",
-            "Inside `.queries[1]`: Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from query #1 or remove `federation` from the request",
+            "Inside `.queries[1]`: Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from the query or remove `federation` from the request",
         ),
     ];
     for (query, code, message) in cases {
@@ -918,7 +918,7 @@ fn federated_refusals_name_the_query_by_its_number_as_meilisearch_does() {
     assert_eq!(code, "invalid_multi_search_distinct");
     assert_eq!(
         message,
-        "Inside `.queries[1]`: Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from query #1 or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search."
+        "Inside `.queries[1]`: Using `distinct` options is not allowed in federated queries when it also appears in `.federation.distinct`.\n - Hint: remove `distinct` from the query or remove `federation` from the request\n  - Note: `distinct` at the query level is discouraged in federated search."
     );
     let (code, message) = refusal(json!({"queries": [
         plain, {"indexUid": "movies", "federationOptions": {"weight": 1.0}},
@@ -926,7 +926,7 @@ fn federated_refusals_name_the_query_by_its_number_as_meilisearch_does() {
     assert_eq!(code, "invalid_multi_search_federation_options");
     assert_eq!(
         message,
-        "Inside `.queries[1]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from query #1 or add `federation` to the request."
+        "Inside `.queries[1]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request."
     );
     // Meilisearch's order: `personalize` before `showPerformanceDetails`.
     let (code, _) = refusal(json!({"federation": {}, "queries": [

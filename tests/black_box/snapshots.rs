@@ -182,7 +182,8 @@ fn set_control_state(server: &Server) {
     let body = json!({"actions": ["search", "documents.get"], "indexes": ["movies"],
                       "expiresAt": "2090-01-01T00:00:00Z", "name": "reader"});
     assert_eq!(server.send("POST", "/keys", Some(&body)).status, 201);
-    let features = json!({"editDocumentsByFunction": true, "network": true, "renderRoute": true});
+    let features = json!({"editDocumentsByFunction": true, "network": true, "renderRoute": true,
+                          "disableDocumentsFetchQueue": true});
     let response = server.send("PATCH", "/experimental-features", Some(&features));
     assert_eq!(response.status, 200);
     // A loopback address nothing listens on: deliveries fail without leaving the machine.
