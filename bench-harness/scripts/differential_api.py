@@ -29,7 +29,7 @@ VOLATILE_KEYS = {
     "commitSha", "commitDate", "pkgVersion", "databaseSize", "usedDatabaseSize",
     "lastUpdate", "rawDocumentDbSize", "avgDocumentSize", "dumpUid", "progressTrace",
     "writeChannelCongestion", "internalDatabaseSizes", "batchStrategy", "stats",
-    "indexedDocuments", "embedderRequests",
+    "embedderRequests", "preCompactionSize", "postCompactionSize",
 }
 # How long a task may take on either server.
 TASK_TIMEOUT_SECONDS = 60.0
