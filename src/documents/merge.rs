@@ -26,11 +26,15 @@ pub struct ShardPage {
     pub documents: Vec<ListedDocument>,
 }
 
-/// A document's value for one sort rule.
+/// A document's value for one sort rule: a string compares by its normalized form and is
+/// shown as the document spells it.
 #[derive(Debug, PartialEq)]
 enum SortValue {
     Number(f64),
-    Text(String),
+    Text {
+        normalized: String,
+        original: String,
+    },
     Missing,
 }
 
@@ -105,49 +109,25 @@ fn compare_value(left: &SortValue, right: &SortValue, ascending: bool) -> Orderi
     };
     match (left, right) {
         (SortValue::Number(left), SortValue::Number(right)) => directed(left.total_cmp(right)),
-        (SortValue::Text(left), SortValue::Text(right)) => directed(left.cmp(right)),
+        (
+            SortValue::Text {
+                normalized: left, ..
+            },
+            SortValue::Text {
+                normalized: right, ..
+            },
+        ) => directed(left.cmp(right)),
         (SortValue::Number(_), _) => Ordering::Less,
         (_, SortValue::Number(_)) => Ordering::Greater,
-        (SortValue::Text(_), SortValue::Missing) => Ordering::Less,
-        (SortValue::Missing, SortValue::Text(_)) => Ordering::Greater,
+        (SortValue::Text { .. }, SortValue::Missing) => Ordering::Less,
+        (SortValue::Missing, SortValue::Text { .. }) => Ordering::Greater,
         (SortValue::Missing, SortValue::Missing) => Ordering::Equal,
     }
 }
 
 /// The value `document` sorts by under `rule`: its first number in the rule's direction,
-/// else its first (normalized) string, else missing.
+/// else its first string (by its normalized form), else missing.
 fn sort_value(document: &Map<String, Value>, rule: &SortRule) -> SortValue {
-    match sorting_value(document, rule) {
-        Some(Sorting::Number(number)) => SortValue::Number(number),
-        Some(Sorting::Text { normalized, .. }) => SortValue::Text(normalized),
-        None => SortValue::Missing,
-    }
-}
-
-/// The value `document` sorts by under `rule` as a proxied listing shows it in
-/// `_federation.weightedScoreValues` (Meilisearch's `{"sort": {"asc", "value"}}`): the
-/// number, the string as the document spells it, or `null`.
-pub fn shown_sort_value(document: &Map<String, Value>, rule: &SortRule) -> Value {
-    let value = match sorting_value(document, rule) {
-        Some(Sorting::Number(number)) => serde_json::json!(number),
-        Some(Sorting::Text { original, .. }) => Value::String(original),
-        None => Value::Null,
-    };
-    serde_json::json!({"sort": {"asc": rule.ascending, "value": value}})
-}
-
-/// What one document sorts by under one rule.
-enum Sorting {
-    Number(f64),
-    Text {
-        normalized: String,
-        original: String,
-    },
-}
-
-/// The first number in the rule's direction, else the first string (by its normalized
-/// form), else nothing.
-fn sorting_value(document: &Map<String, Value>, rule: &SortRule) -> Option<Sorting> {
     let mut numbers = Vec::new();
     let mut texts = Vec::new();
     collect_values(document, &rule.field, &mut numbers, &mut texts);
@@ -158,7 +138,7 @@ fn sorting_value(document: &Map<String, Value>, rule: &SortRule) -> Option<Sorti
         numbers.last()
     };
     if let Some(number) = number {
-        return Some(Sorting::Number(*number));
+        return SortValue::Number(*number);
     }
     texts.sort();
     let text = if rule.ascending {
@@ -166,10 +146,24 @@ fn sorting_value(document: &Map<String, Value>, rule: &SortRule) -> Option<Sorti
     } else {
         texts.pop()
     };
-    text.map(|(normalized, original)| Sorting::Text {
-        normalized,
-        original,
+    text.map_or(SortValue::Missing, |(normalized, original)| {
+        SortValue::Text {
+            normalized,
+            original,
+        }
     })
+}
+
+/// The value `document` sorts by under `rule` as a proxied listing shows it in
+/// `_federation.weightedScoreValues` (Meilisearch's `{"sort": {"asc", "value"}}`): the
+/// number, the string as the document spells it, or `null`.
+pub fn shown_sort_value(document: &Map<String, Value>, rule: &SortRule) -> Value {
+    let value = match sort_value(document, rule) {
+        SortValue::Number(number) => serde_json::json!(number),
+        SortValue::Text { original, .. } => Value::String(original),
+        SortValue::Missing => Value::Null,
+    };
+    serde_json::json!({"sort": {"asc": rule.ascending, "value": value}})
 }
 
 /// The values at the dotted path `field` (through nested objects and arrays); strings as

@@ -121,16 +121,7 @@ fn rules_write(kind: &KindWithContent) -> Result<Option<ForwardedWrite>, Respons
         KindWithContent::DsrClear => (Method::Delete, RULES_PATH.to_owned(), None),
         _ => return Ok(None),
     };
-    let (content_type, body) = match body {
-        Some(body) => (Some(JSON.to_owned()), json_bytes(&body)?),
-        None => (None, Vec::new()),
-    };
-    Ok(Some(ForwardedWrite {
-        method,
-        path_and_query: path,
-        content_type,
-        body,
-    }))
+    json_write(method, path, body).map(Some)
 }
 
 /// The index creation, update, deletion and swap requests.
@@ -173,16 +164,25 @@ fn index_write(kind: &KindWithContent) -> Result<Option<ForwardedWrite>, Respons
         }
         _ => return Ok(None),
     };
+    json_write(method, path, body).map(Some)
+}
+
+/// A forwarded request with a JSON body, or none.
+fn json_write(
+    method: Method,
+    path: String,
+    body: Option<Value>,
+) -> Result<ForwardedWrite, ResponseError> {
     let (content_type, body) = match body {
         Some(body) => (Some(JSON.to_owned()), json_bytes(&body)?),
         None => (None, Vec::new()),
     };
-    Ok(Some(ForwardedWrite {
+    Ok(ForwardedWrite {
         method,
         path_and_query: path,
         content_type,
         body,
-    }))
+    })
 }
 
 /// A document addition: the update file as the user sent it.

@@ -12,7 +12,6 @@
 //! (index uid, ids, index, filter, sort) in Meilisearch's order after.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use deserr::Deserr;
 use serde_json::{Map, Value, json};
@@ -30,7 +29,6 @@ use crate::routes::indexes::checked_path_uid;
 use crate::routes::search::network_context;
 use crate::routes::tasks::json;
 use crate::routes::{Services, body};
-use crate::search::multi::USE_NETWORK_ACTION;
 use crate::search::network_documents::{
     NetworkListing, ShardPage, ShardSource, fetch_from_owners, local_page,
 };
@@ -110,7 +108,7 @@ pub async fn get_one(
     )?;
     checked_path_uid(index_uid)?;
     let network = network_context(services, Some(request));
-    let across_network = across_network(&network, query.use_network.map(|flag| flag.0))?;
+    let across_network = network.reads_across(query.use_network.map(|flag| flag.0))?;
     let record = services.coordinator.index(index_uid)?;
     let fields = query.fields.as_deref().map(comma_list);
     let retrieve = query.retrieve_vectors.is_some_and(|flag| flag.0);
@@ -156,7 +154,7 @@ pub async fn list(
     let _permit = listing_permit(services).await?;
     checked_path_uid(index_uid)?;
     let network = network_context(services, Some(request));
-    let networked = across_network(&network, query.use_network.map(|flag| flag.0))?;
+    let networked = network.reads_across(query.use_network.map(|flag| flag.0))?;
     let ids = match query.ids.as_deref() {
         Some(text) => Some(checked_ids(
             comma_list(text).into_iter().map(Value::String),
@@ -187,7 +185,7 @@ pub async fn fetch(
     let _permit = listing_permit(services).await?;
     checked_path_uid(index_uid)?;
     let network = network_context(services, Some(request));
-    let networked = across_network(&network, body.use_network)?;
+    let networked = network.reads_across(body.use_network)?;
     let ids = match body.ids {
         Some(values) => Some(checked_ids(values.into_iter())?),
         None => None,
@@ -202,21 +200,6 @@ pub async fn fetch(
         retrieve_vectors: body.retrieve_vectors.unwrap_or(false),
     };
     read_listing(services, index_uid, listing, &network, networked).await
-}
-
-/// Whether a read goes across the network: as `useNetwork` says (which needs the `network`
-/// feature), by default when the network has a leader; never for another instance's read.
-fn across_network(
-    network: &NetworkContext,
-    use_network: Option<bool>,
-) -> Result<bool, ResponseError> {
-    if use_network.is_some() {
-        network.check_enabled(USE_NETWORK_ACTION)?;
-    }
-    if network.is_proxy {
-        return Ok(false);
-    }
-    Ok(use_network.unwrap_or(network.network.is_sharding()))
 }
 
 /// A listing, here or (`networked`) across the network.
@@ -335,8 +318,7 @@ async fn list_local_shard(
 ) -> Result<ShardPage, ResponseError> {
     let record = services.coordinator.index(index_uid)?;
     let query = local_query(services, &record, listing, filter, true)?;
-    let coordinator: &Rc<_> = &services.coordinator;
-    let (documents, total) = list_page(coordinator, &record, query).await?;
+    let (documents, total) = list_page(&services.coordinator, &record, query).await?;
     let documents = documents
         .into_iter()
         .map(|document| with_vectors(document, listing.retrieve_vectors))

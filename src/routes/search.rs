@@ -210,29 +210,25 @@ pub async fn facet_search_post(
     let mut body = body::json::<FacetSearchBody, JsonError>(request)?;
     checked_path_uid(index_uid)?;
     let network = network_context(services, Some(request));
-    let use_network = body.use_network();
-    if use_network.is_some() {
-        network.check_enabled(USE_NETWORK_ACTION)?;
-    }
+    let networked = network.reads_across(body.use_network())?;
     let tenant_filter = context
         .index_search_rules(index_uid)
         .and_then(|rules| rules.filter);
     let features = services.control.features();
-    if !network.is_proxy && use_network.unwrap_or(network.network.is_sharding()) {
+    if networked {
         let _permit = services.search_queue.permit().await?;
         // The tenant token's filter travels with the body to the remotes.
         let filter = fuse_filters(tenant_filter, body.take_filter());
-        body.set_filter(filter.clone());
         let mut raw = match body::json_value(request)? {
             Value::Object(raw) => raw,
             _ => Map::new(),
         };
-        raw.insert("filter".to_owned(), filter.unwrap_or(Value::Null));
+        raw.insert("filter".to_owned(), filter.clone().unwrap_or(Value::Null));
         let search = facet_search_across_network(
             &services.coordinator,
             index_uid,
             raw,
-            body,
+            (body, filter),
             features,
             &network,
         );

@@ -28,17 +28,17 @@ use crate::errors::ResponseError;
 use crate::network::remote_call::{IndexRead, missing_in_remote_hit};
 use crate::settings::model::FacetValuesSort;
 
-/// A facet search of `index_uid` across the network: `raw` is the body as sent (its filter
-/// already holding the tenant token's), `body` the same decoded.
+/// A facet search of `index_uid` across the network: `raw` is the body as sent, `body` the
+/// same decoded without its filter, `filter` the filter (the tenant token's AND-ed in), in
+/// `raw` too.
 pub async fn facet_search_across_network(
     coordinator: &Rc<Coordinator>,
     index_uid: &str,
     raw: Map<String, Value>,
-    mut body: FacetSearchBody,
+    (mut body, filter): (FacetSearchBody, Option<Value>),
     features: RuntimeFeatures,
     network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
-    let filter = body.take_filter();
     let mut local_shards = Vec::new();
     let mut in_flight = Vec::new();
     for copy in shard_copies(&network.network, &network.availability) {
@@ -77,10 +77,7 @@ pub async fn facet_search_across_network(
         body.set_filter(fuse_filters(filter, Some(any_of_shards(&local_shards))));
         let mut local = facet_search(coordinator, &record, body, None, features).await?;
         processing_time_ms = local.remove("processingTimeMs").unwrap_or(json!(0));
-        let hits = local
-            .remove("facetHits")
-            .unwrap_or(Value::Array(Vec::new()));
-        add_counts(&mut counts, facet_hits(json!({ "facetHits": hits }))?);
+        add_counts(&mut counts, facet_hits(Value::Object(local))?);
     }
     let mut remote_errors = Map::new();
     for task in in_flight {

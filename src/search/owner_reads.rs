@@ -25,14 +25,16 @@ pub async fn ask_owners<T>(
     parse: impl Fn(Value) -> Result<T, ResponseError>,
 ) -> Result<T, BTreeMap<String, ResponseError>> {
     let mut failures = BTreeMap::new();
+    let Some(client) = crate::outgoing::shared::core_client() else {
+        if let Some(owner) = owners.first() {
+            let error = ResponseError::internal("a remote read outside of a core");
+            failures.insert(owner.clone(), error);
+        }
+        return Err(failures);
+    };
     for owner in owners {
         let Some(remote) = network.network.remotes.get(owner) else {
             continue;
-        };
-        let Some(client) = crate::outgoing::shared::core_client() else {
-            let error = ResponseError::internal("a remote read outside of a core");
-            failures.insert(owner.clone(), error);
-            break;
         };
         let answer = remote_index_read(&client, remote, index_uid, read, body)
             .await

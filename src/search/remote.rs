@@ -64,6 +64,17 @@ impl NetworkContext {
     pub fn check_enabled(&self, action: &str) -> Result<(), ResponseError> {
         crate::network::check_network_enabled(self.enabled, action)
     }
+
+    /// Whether a read of one index (a document read, a facet search) goes across the network,
+    /// as Meilisearch 1.50 decides it: as `useNetwork` says (given, it needs the `network`
+    /// feature), by default when the network has a leader, never for another instance's
+    /// read.
+    pub fn reads_across(&self, use_network: Option<bool>) -> Result<bool, ResponseError> {
+        if use_network.is_some() {
+            self.check_enabled(super::multi::USE_NETWORK_ACTION)?;
+        }
+        Ok(!self.is_proxy && use_network.unwrap_or(self.network.is_sharding()))
+    }
 }
 
 /// The queries of one federated search sent to each remote, by remote name.

@@ -1060,7 +1060,9 @@ fn a_dump_laid_out_by_meilisearch_brings_its_rules() {
 /// it, and a follower refuses a user's change with `not_leader`.
 #[test]
 fn the_leader_forwards_rule_changes_and_a_follower_refuses_them() {
-    use common::network::{network_options, start_network_instance, wait_for_every_change};
+    use common::network::{
+        network_options, remotes_named, start_network_instance, wait_for_every_change,
+    };
     let servers: Vec<Server> = (0..2)
         .map(|_| {
             let server = start_network_instance(&network_options(2));
@@ -1068,15 +1070,7 @@ fn the_leader_forwards_rule_changes_and_a_follower_refuses_them() {
             server
         })
         .collect();
-    let remotes: serde_json::Map<String, Value> = ["ms0", "ms1"]
-        .iter()
-        .zip(&servers)
-        .map(|(name, server)| {
-            let remote =
-                json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY});
-            ((*name).to_owned(), remote)
-        })
-        .collect();
+    let remotes = remotes_named(&["ms0", "ms1"], &servers);
     let network = json!({"self": "ms0", "leader": "ms0", "remotes": remotes,
                          "shards": {"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}}});
     let response = servers[0].send("PATCH", "/network", Some(&network));

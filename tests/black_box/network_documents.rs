@@ -11,7 +11,7 @@ use crate::common;
 use std::collections::BTreeSet;
 
 use common::network::{
-    document_ids, network_options, start_network_instance, wait_for_every_change,
+    document_ids, network_options, remotes_named, start_network_instance, wait_for_every_change,
 };
 use common::{MASTER_KEY, Server, json_request};
 use serde_json::{Value, json};
@@ -23,17 +23,6 @@ const DOCUMENTS: u64 = 60;
 /// The genres documents take in turn.
 const GENRES: [&str; 3] = ["drama", "comedy", "action"];
 
-fn remotes(servers: &[Server]) -> Value {
-    let mut remotes = serde_json::Map::new();
-    for (name, server) in NAMES.iter().zip(servers) {
-        remotes.insert(
-            (*name).to_owned(),
-            json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY}),
-        );
-    }
-    Value::Object(remotes)
-}
-
 /// Three instances, one shard each, led by `ms0`, holding the `books` index (sortable and
 /// filterable by `year` and `id`) spread over the shards.
 fn network_with_books() -> Vec<Server> {
@@ -42,8 +31,7 @@ fn network_with_books() -> Vec<Server> {
         .collect();
     let shards =
         json!({"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}, "s2": {"remotes": ["ms2"]}});
-    let body =
-        json!({"self": "ms0", "leader": "ms0", "remotes": remotes(&servers), "shards": shards});
+    let body = json!({"self": "ms0", "leader": "ms0", "remotes": remotes_named(&NAMES, &servers), "shards": shards});
     let response = servers[0].send("PATCH", "/network", Some(&body));
     assert_eq!(response.status, 202, "{}", response.text());
     wait_for_every_change(&servers);

@@ -57,6 +57,17 @@ pub fn remote_of(server: &Server) -> Value {
     json!({"url": server.url(), "searchApiKey": MASTER_KEY, "writeApiKey": MASTER_KEY})
 }
 
+/// Remotes naming each of `servers` by the name at the same place in `names`, with
+/// [`MASTER_KEY`] to search and to write.
+pub fn remotes_named(names: &[&str], servers: &[Server]) -> Value {
+    let remotes: serde_json::Map<String, Value> = names
+        .iter()
+        .zip(servers)
+        .map(|(name, server)| ((*name).to_owned(), remote_of(server)))
+        .collect();
+    Value::Object(remotes)
+}
+
 /// The remotes that must hold the document `id` under `shards` (`{shard: {"remotes":
 /// [...]}}`): those of the shard whose name wins the rendezvous for `id`.
 pub fn owners_of(shards: &Value, id: &str) -> Vec<String> {
