@@ -273,7 +273,7 @@ async fn list_across_network(
     listing: NetworkListing,
     network: &NetworkContext,
 ) -> Result<Map<String, Value>, ResponseError> {
-    let sources = listing.sources(network);
+    let sources = listing.sources(index_uid, network);
     let mut pages: Vec<Option<ShardPage>> = sources.iter().map(|_| None).collect();
     let mut in_flight = Vec::new();
     let mut local = Vec::new();

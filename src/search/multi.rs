@@ -49,7 +49,7 @@ use super::pins::{pinned_position, place_pins};
 use super::prepare::{PreparedSearch, check_facets, fuse_filters, prepare};
 use super::remote::{self, NetworkContext, RemoteHit, RemoteQueries, RemoteResult};
 use super::response::HitWriter;
-use super::shard_partition::{shard_copies, shard_filter};
+use super::shard_partition::{ReadKey, shard_copies, shard_filter};
 
 /// HTTP status of a missing index inside a multi-search.
 const MISSING_INDEX_STATUS: u16 = 400;
@@ -633,7 +633,12 @@ impl Partitioned {
         target: &QueryTarget,
         network: &NetworkContext,
     ) -> Result<(), ResponseError> {
-        let copies = shard_copies(&network.network, &network.availability);
+        let parameters = query
+            .body
+            .without_page_json()
+            .map_err(ResponseError::internal)?;
+        let read = ReadKey::of(&query.index_uid, &parameters);
+        let copies = shard_copies(&network.network, &network.availability, read);
         for (copy, shard) in copies.into_iter().enumerate() {
             let target = target.for_copy(copy, network);
             let mut copy = query.clone_for_remote();

@@ -26,7 +26,7 @@ use shards::search::weighted_score::{WeightedValue, compare_weighted};
 
 use super::owner_reads::ask_owners;
 use super::remote::{NetworkContext, parse_score_values};
-use super::shard_partition::{ShardCopy, shard_copies, shard_filter};
+use super::shard_partition::{ReadKey, ShardCopy, shard_copies, shard_filter};
 use crate::errors::ResponseError;
 use crate::network::remote_call::{
     FEDERATION_FIELD, IndexRead, WEIGHTED_SCORE_VALUES, missing_in_remote_hit,
@@ -65,9 +65,23 @@ impl NetworkListing {
         self.offset.saturating_add(self.limit)
     }
 
-    /// Where each shard is listed, in shard name order.
-    pub fn sources(&self, network: &NetworkContext) -> Vec<ShardSource> {
-        shard_copies(&network.network, &network.availability)
+    /// What every page of this listing has in common: all of it but `offset` and `limit`.
+    fn read_key(&self, index_uid: &str) -> ReadKey {
+        let parameters = json!({
+            "fields": self.fields,
+            "ids": self.ids,
+            "filter": self.filter,
+            "sort": self.sort,
+            "retrieveVectors": self.retrieve_vectors,
+        });
+        ReadKey::of(index_uid, &parameters.to_string())
+    }
+
+    /// Where each shard of `index_uid` is listed, in shard name order; every page of one
+    /// listing asks a shard of the same owner (see [`super::shard_partition`]).
+    pub fn sources(&self, index_uid: &str, network: &NetworkContext) -> Vec<ShardSource> {
+        let read = self.read_key(index_uid);
+        shard_copies(&network.network, &network.availability, read)
             .into_iter()
             .map(|ShardCopy { shard, owners }| {
                 let filter = shard_filter(self.filter.clone(), &shard);

@@ -21,7 +21,7 @@ use super::facet_search::{FacetSearchBody, facet_search};
 use super::owner_reads::ask_owners;
 use super::prepare::fuse_filters;
 use super::remote::NetworkContext;
-use super::shard_partition::{shard_copies, shard_filter};
+use super::shard_partition::{ReadKey, shard_copies, shard_filter};
 use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::errors::ResponseError;
@@ -41,7 +41,8 @@ pub async fn facet_search_across_network(
 ) -> Result<Map<String, Value>, ResponseError> {
     let mut local_shards = Vec::new();
     let mut in_flight = Vec::new();
-    for copy in shard_copies(&network.network, &network.availability) {
+    let read = ReadKey::of(index_uid, &Value::Object(raw.clone()).to_string());
+    for copy in shard_copies(&network.network, &network.availability, read) {
         if let [only] = copy.owners.as_slice()
             && network.network.is_local(only)
         {

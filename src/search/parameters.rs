@@ -229,6 +229,17 @@ impl SearchBody {
         self.page.is_some() || self.hits_per_page.is_some()
     }
 
+    /// The body without its page (`offset`, `limit`, `page`, `hitsPerPage`), as JSON: what
+    /// every page of one search has in common.
+    pub fn without_page_json(&self) -> Result<String, serde_json::Error> {
+        let mut body = self.clone();
+        body.offset = None;
+        body.limit = None;
+        body.page = None;
+        body.hits_per_page = None;
+        serde_json::to_string(&body)
+    }
+
     /// A body with every parameter at its default.
     pub fn empty() -> SearchBody {
         SearchBody {
