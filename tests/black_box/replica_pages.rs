@@ -4,8 +4,8 @@
 //! of the documents were deleted, so that the documents added afterwards take the freed
 //! internal ids on `ms1` and new ones on `ms2`.
 //!
-//! Every page of one search is asked of the same replica, so the pages, read with and
-//! without a query, give each document exactly once; and two identical searches give the
+//! Every page of one search or listing is asked of the same replica, so the pages, read
+//! with and without a query and through `documents/fetch`, give each document exactly once; and two identical searches give the
 //! same hits with the same `weightedRankingScore`.
 
 use crate::common;
@@ -160,6 +160,30 @@ fn pages_of_one_search_over_replicas_give_each_document_once() {
         );
         assert_eq!(distinct, every, "q {query:?}");
     }
+    let listed = listed_page_by_page(&servers[0]);
+    let distinct: BTreeSet<u64> = listed.iter().copied().collect();
+    assert_eq!(listed.len(), distinct.len(), "a listed document came twice");
+    assert_eq!(distinct, every);
+}
+
+/// Every document of a networked listing (`documents/fetch`), read page by page.
+fn listed_page_by_page(server: &Server) -> Vec<u64> {
+    let mut all = Vec::new();
+    for page in 0..LIVE_DOCUMENTS.div_ceil(PAGE) {
+        let body = json!({"offset": page * PAGE, "limit": PAGE, "fields": ["id"]});
+        let response = server.send("POST", "/indexes/books/documents/fetch", Some(&body));
+        assert_eq!(response.status, 200, "{}", response.text());
+        let answer = response.json();
+        assert_eq!(answer["total"], LIVE_DOCUMENTS, "{answer}");
+        all.extend(
+            answer["results"]
+                .as_array()
+                .expect("a listing has results")
+                .iter()
+                .map(|document| document["id"].as_u64().expect("ids are numbers")),
+        );
+    }
+    all
 }
 
 #[test]
