@@ -43,6 +43,11 @@ pub struct RulePatch {
     pub actions: Setting<Vec<RuleAction>>,
 }
 
+/// `value` as a patch field: set when there is one, else reset.
+fn or_reset<T>(value: Option<T>) -> Setting<T> {
+    value.map_or(Setting::Reset, Setting::Set)
+}
+
 /// The field 1.41 named `precedence`.
 const LEGACY_PRECEDENCE_FIELD: &str = "priority";
 const PRECEDENCE_FIELD: &str = "precedence";
@@ -56,6 +61,17 @@ impl RulePatch {
             other => other,
         };
         crate::decode::decode_json_value::<RulePatch, JsonError>(body)
+    }
+
+    /// The patch that makes any rule under `rule`'s uid into `rule`: every field named.
+    pub fn replacing(rule: &DynamicSearchRule) -> RulePatch {
+        RulePatch {
+            description: or_reset(rule.description.clone()),
+            precedence: or_reset(rule.precedence),
+            active: Setting::Set(rule.active),
+            conditions: Setting::Set(rule.conditions.clone()),
+            actions: Setting::Set(rule.actions.clone()),
+        }
     }
 
     /// The patch as its task's details show it (`rule`): the fields it names.
@@ -193,6 +209,28 @@ mod tests {
         RuleChange::Upsert {
             uid: uid.to_owned(),
             patch: RulePatch::decode(body).expect("the test body decodes"),
+        }
+    }
+
+    #[test]
+    fn a_replacing_patch_makes_any_rule_into_its_rule_and_survives_its_json() {
+        let full = RulePatch::decode(json!({
+            "description": "promote", "precedence": 3, "active": false,
+            "conditions": {"query": {"words": "phone"}}, "actions": [pin("7", 0)]}))
+        .expect("the test body decodes");
+        let rule = full.applied_to(DynamicSearchRule::new("r".to_owned()));
+        let bare = DynamicSearchRule::new("r".to_owned());
+        let other = RulePatch::decode(json!({"description": "other", "precedence": 1,
+                                             "actions": [pin("9", 2)]}))
+        .expect("the test body decodes")
+        .applied_to(DynamicSearchRule::new("r".to_owned()));
+        for target in [&rule, &bare] {
+            let patch = RulePatch::replacing(target);
+            let sent = RulePatch::decode(Value::Object(patch.to_json()))
+                .expect("a replacing patch decodes");
+            assert_eq!(sent, patch);
+            assert_eq!(&sent.clone().applied_to(other.clone()), target);
+            assert_eq!(&sent.applied_to(bare.clone()), target);
         }
     }
 

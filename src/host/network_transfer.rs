@@ -18,7 +18,7 @@
 //! answers only once every target accepted every payload; a raised stop flag (a
 //! cancelation, another shard's failure) stops it and it says so.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -86,8 +86,10 @@ pub struct ImportContext {
     /// The sender's name (its name before the change, or its new one).
     pub export_name: String,
     pub index_uid: String,
-    /// How many indexes the sender sends.
+    /// How many indexes the sender sends, the dynamic search rules left out.
     pub index_count: u64,
+    /// The instances the sender sent its dynamic search rules to, as one more index.
+    pub rules_sent_to: BTreeSet<String>,
     /// Per instance, how many documents of the index the sender sends it in all.
     pub totals: BTreeMap<String, u64>,
     /// The index's shard count (the keys' stride).
@@ -95,6 +97,12 @@ pub struct ImportContext {
 }
 
 impl ImportContext {
+    /// How many indexes the sender announces to `target`: its own, and the rules when
+    /// `target` took them.
+    pub fn index_count_for(&self, target: &str) -> u64 {
+        self.index_count + u64::from(self.rules_sent_to.contains(target))
+    }
+
     /// The headers of a payload of `documents` documents to `target`, under `key`.
     fn headers(&self, target: &str, documents: u64, key: u64) -> Vec<(String, String)> {
         let import = ImportData {
@@ -103,7 +111,7 @@ impl ImportContext {
             document_count: documents,
         };
         let metadata = ImportMetadata {
-            index_count: self.index_count,
+            index_count: self.index_count_for(target),
             task_key: Some(key),
             total_index_documents: self.totals.get(target).copied().unwrap_or(0),
         };

@@ -257,8 +257,9 @@ fn documents_path(index_uid: &str, tail: &str) -> String {
 
 /// An index uid in a path (uids are ASCII letters, digits, `-` and `_`: nothing to escape,
 /// but a path is never built from unchecked text).
-fn encoded(index_uid: &str) -> String {
-    url::form_urlencoded::byte_serialize(index_uid.as_bytes()).collect()
+/// `segment` (an index or rule uid) as one URL path segment.
+pub fn encoded(segment: &str) -> String {
+    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
 }
 
 fn json_bytes(value: &Value) -> Result<Vec<u8>, ResponseError> {

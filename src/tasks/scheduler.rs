@@ -364,6 +364,11 @@ impl Scheduler {
             match next_change_step(&change_task, &state, waiting, allowed) {
                 ChangeStep::Change => change_batch(),
                 ChangeStep::Wait => Planned::Wait,
+                ChangeStep::Rules(uids) => {
+                    let next =
+                        NextBatch::global(uids, autobatch::StopReason::ExhaustedEnqueuedTasks);
+                    Planned::Batch(carrying_the_change(next, change_task.uid, state.phase))
+                }
                 ChangeStep::Index(candidates) => {
                     match autobatch::next_index_batch(&candidates, index_state, self.options.limits)
                     {

@@ -1110,3 +1110,89 @@ fn the_leader_forwards_rule_changes_and_a_follower_refuses_them() {
     let listed = list(&servers[1], &json!({})).json();
     assert_eq!(listed["total"], 0, "{listed}");
 }
+
+/// A network change brings the leader's rules to every instance (Meilisearch 1.50 exports
+/// them as one more index): an instance that joins with rules of its own ends with exactly
+/// the leader's, and one whose rules are off still finishes the change, without rules. Run
+/// with and without an index on the network, which changes what the leader announces.
+#[test]
+fn a_network_change_brings_the_leaders_rules_to_every_instance() {
+    use common::network::{
+        network_options, remotes_named, start_network_instance, wait_for_every_change,
+    };
+    const NAMES: [&str; 4] = ["ms0", "ms1", "ms2", "ms3"];
+    for with_index in [true, false] {
+        let servers: Vec<Server> = NAMES
+            .iter()
+            .map(|name| {
+                let server = start_network_instance(&network_options(2));
+                set_feature(&server, *name != "ms3");
+                server
+            })
+            .collect();
+        let stale = json!({"description": "stale", "actions": [pin("1", 0)]});
+        change(
+            &servers[2],
+            "PATCH",
+            "/dynamic-search-rules/stale",
+            Some(&stale),
+        );
+        let remotes = remotes_named(&NAMES, &servers);
+        let first = json!({"self": "ms0", "leader": "ms0", "remotes": remotes,
+                           "shards": {"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]}}});
+        let response = servers[0].send("PATCH", "/network", Some(&first));
+        assert_eq!(response.status, 202, "{}", response.text());
+        wait_for_every_change(&servers[..2]);
+        if with_index {
+            let documents: Vec<Value> = (0..40).map(|id| json!({"id": id})).collect();
+            succeed(
+                &servers[0],
+                "POST",
+                "/indexes/books/documents",
+                Some(&json!(documents)),
+            );
+            wait_for_every_change(&servers[..2]);
+        }
+        let rules = [
+            (
+                "pinned",
+                json!({"description": "pinned", "precedence": 1, "active": false,
+                              "conditions": {"query": {"isEmpty": true}}, "actions": [pin("7", 1)]}),
+            ),
+            (
+                "words",
+                json!({"conditions": {"query": {"words": "phone"}}, "actions": [pin("3", 0)]}),
+            ),
+        ];
+        for (uid, rule) in &rules {
+            change(
+                &servers[0],
+                "PATCH",
+                &format!("/dynamic-search-rules/{uid}"),
+                Some(rule),
+            );
+        }
+        wait_for_every_change(&servers[..2]);
+        let grown = json!({"shards": {"s0": {"remotes": ["ms0"]}, "s1": {"remotes": ["ms1"]},
+                                      "s2": {"remotes": ["ms2"]}, "s3": {"remotes": ["ms3"]}}});
+        let response = servers[0].send("PATCH", "/network", Some(&grown));
+        assert_eq!(response.status, 202, "{}", response.text());
+        wait_for_every_change(&servers);
+        let leaders = list(&servers[0], &json!({})).json();
+        assert_eq!(leaders["total"], 2, "{leaders}");
+        for server in &servers[1..3] {
+            let listed = list(server, &json!({})).json();
+            assert_eq!(listed["results"], leaders["results"], "index {with_index}");
+        }
+        let off = list(&servers[3], &json!({}));
+        assert_eq!(off.status, 400, "{}", off.text());
+        assert_eq!(off.json()["code"], "feature_not_enabled");
+        if with_index {
+            let total: usize = servers
+                .iter()
+                .map(|server| common::network::document_ids(server, "books").len())
+                .sum();
+            assert_eq!(total, 40);
+        }
+    }
+}

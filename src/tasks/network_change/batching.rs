@@ -1,12 +1,13 @@
 //! What the scheduler runs next while a network change is active, by the change's phase
 //! (Meilisearch Enterprise 1.41's rules, with uid order standing for its version order):
 //!
-//! - waiting for older tasks: the index tasks registered before the change, as ordinary
-//!   batches; once there are none, the change itself (it exports);
+//! - waiting for older tasks: the index tasks and rule changes registered before the
+//!   change, as ordinary batches (rule changes first); once there are none, the change
+//!   itself (it exports);
 //! - exporting: the change;
-//! - importing: the change once every sender is finished; until then the index tasks
-//!   registered after the change (the imports and the writes made since), as ordinary
-//!   batches; nothing when none waits;
+//! - importing: the change once every sender is finished; until then the index tasks and
+//!   rule changes registered after the change (the imports, the leader's rules among them,
+//!   and the writes made since), as ordinary batches; nothing when none waits;
 //! - waiting for the others: the change once every importer reported; nothing before;
 //! - deleting: the change once every instance switched its searches (`deletion_allowed`);
 //! - finished: the change (it is recorded as succeeded).
@@ -29,6 +30,8 @@ use crate::tasks::model::{Kind, Task, TaskUid};
 pub enum ChangeStep<'task> {
     /// An ordinary index batch formed among these tasks.
     Index(Vec<&'task Task>),
+    /// The batch of these rule changes (`dsrUpdate`, `dsrClear`), as outside a change.
+    Rules(Vec<TaskUid>),
     /// A batch of the change.
     Change,
     /// Nothing until something arrives.
@@ -43,33 +46,31 @@ pub fn next_change_step<'task>(
     waiting: &[&'task Task],
     deletion_allowed: bool,
 ) -> ChangeStep<'task> {
-    let index_tasks = |older: bool| -> Vec<&'task Task> {
-        waiting
-            .iter()
-            .copied()
-            .filter(|task| (task.uid < change_task.uid) == older && task.uid != change_task.uid)
+    let registered = |older: bool| {
+        waiting.iter().copied().filter(move |task| {
+            (task.uid < change_task.uid) == older && task.uid != change_task.uid
+        })
+    };
+    // The rule changes first: they touch no index, so their order against index tasks
+    // changes nothing, and a sender's rules are counted like an index.
+    let step_among = |older: bool| -> Option<ChangeStep<'task>> {
+        let rules: Vec<TaskUid> = registered(older)
+            .filter(|task| matches!(task.kind(), Kind::DsrUpdate | Kind::DsrClear))
+            .map(|task| task.uid)
+            .collect();
+        if !rules.is_empty() {
+            return Some(ChangeStep::Rules(rules));
+        }
+        let index: Vec<&'task Task> = registered(older)
             .filter(|task| task.kind().related_to_one_index() || task.kind() == Kind::IndexSwap)
-            .collect()
+            .collect();
+        (!index.is_empty()).then_some(ChangeStep::Index(index))
     };
     match change.phase {
-        ChangePhase::WaitingForOlderTasks => {
-            let older = index_tasks(true);
-            if older.is_empty() {
-                ChangeStep::Change
-            } else {
-                ChangeStep::Index(older)
-            }
-        }
+        ChangePhase::WaitingForOlderTasks => step_among(true).unwrap_or(ChangeStep::Change),
         ChangePhase::ExportingDocuments | ChangePhase::Finished => ChangeStep::Change,
         ChangePhase::ImportingDocuments if change.is_import_finished() => ChangeStep::Change,
-        ChangePhase::ImportingDocuments => {
-            let newer = index_tasks(false);
-            if newer.is_empty() {
-                ChangeStep::Wait
-            } else {
-                ChangeStep::Index(newer)
-            }
-        }
+        ChangePhase::ImportingDocuments => step_among(false).unwrap_or(ChangeStep::Wait),
         ChangePhase::WaitingForOthers if change.importers_report().all_finished() => {
             ChangeStep::Change
         }
@@ -163,6 +164,43 @@ mod tests {
         assert_eq!(
             next_change_step(&change_task, &change, &[&change_task, &dump], false),
             ChangeStep::Wait
+        );
+    }
+
+    #[test]
+    fn rule_changes_run_as_their_own_batch_on_their_side_of_the_change() {
+        let change_task = task(5, KindWithContent::NetworkTopologyChange);
+        let mut change = TopologyChange::new(network(&["ms0"]), network(&["ms0", "ms1"]));
+        let (older_rules, older) = (task(2, KindWithContent::DsrClear), clear(3));
+        let newer = clear(7);
+        let newer_rule = task(
+            8,
+            KindWithContent::DsrUpdate {
+                rule_uid: "r".to_owned(),
+                update: None,
+            },
+        );
+        let waiting = vec![&older_rules, &older, &change_task, &newer, &newer_rule];
+        assert_eq!(
+            next_change_step(&change_task, &change, &waiting, false),
+            ChangeStep::Rules(vec![2])
+        );
+        let waiting = vec![&older, &change_task, &newer, &newer_rule];
+        assert_eq!(
+            next_change_step(&change_task, &change, &waiting, false),
+            ChangeStep::Index(vec![&older])
+        );
+        change.advance();
+        change.advance();
+        let waiting = vec![&change_task, &newer, &newer_rule];
+        assert_eq!(
+            next_change_step(&change_task, &change, &waiting, false),
+            ChangeStep::Rules(vec![8])
+        );
+        let waiting = vec![&change_task, &newer];
+        assert_eq!(
+            next_change_step(&change_task, &change, &waiting, false),
+            ChangeStep::Index(vec![&newer])
         );
     }
 

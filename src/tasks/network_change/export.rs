@@ -6,6 +6,9 @@
 //! counts the index as sent. An instance without any index tells each of them so
 //! (`exportNoIndexForRemote`).
 //!
+//! The leader sends its dynamic search rules first, as one more index
+//! ([`super::rules_export`]).
+//!
 //! Every call carries the change's origin and import headers (the sender, its index count,
 //! what it sends of the index), so the receiver counts what it imported; a receiver that
 //! does not answer is tried again until it does or the change is canceled: giving up
@@ -82,8 +85,22 @@ impl NetworkChangeWork {
         }
         let catalog = self.coordinator.catalog();
         let records: Vec<Arc<IndexRecord>> = catalog.iter().cloned().collect();
+        let rules_sent_to = self
+            .export_rules(
+                change,
+                &targets,
+                (export_name, origin),
+                records.len() as u64,
+            )
+            .await?;
         if records.is_empty() {
-            return self.tell_no_index(&targets, export_name, origin).await;
+            let without_rules: BTreeMap<String, ExportTarget> = targets
+                .into_iter()
+                .filter(|(name, _)| !rules_sent_to.contains(name))
+                .collect();
+            return self
+                .tell_no_index(&without_rules, export_name, origin)
+                .await;
         }
         let plan = Arc::new(TransferPlan::new(change.old.clone(), change.new.clone()));
         for (position, record) in records.iter().enumerate() {
@@ -101,6 +118,7 @@ impl NetworkChangeWork {
                     export_name: export_name.to_owned(),
                     index_uid: record.uid.clone(),
                     index_count: records.len() as u64,
+                    rules_sent_to: rules_sent_to.clone(),
                     totals: BTreeMap::new(),
                     shard_count: record.shards,
                 };
@@ -295,7 +313,7 @@ fn import_call_headers(
         document_count: documents,
     };
     let metadata = ImportMetadata {
-        index_count: context.index_count,
+        index_count: context.index_count_for(target),
         task_key: key,
         total_index_documents: context.totals.get(target).copied().unwrap_or(0),
     };

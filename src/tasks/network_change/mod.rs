@@ -35,6 +35,7 @@ mod batching;
 mod deletion;
 pub mod driver;
 mod export;
+mod rules_export;
 
 use std::rc::Rc;
 
