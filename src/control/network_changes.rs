@@ -73,6 +73,33 @@ impl ControlPlane {
         }
     }
 
+    /// The network the documents of a batch are kept under, given the network versions its
+    /// tasks were registered under: the one before the running change when one of them was
+    /// registered under it, the current one otherwise.
+    ///
+    /// Why: `PATCH /network` replaces the network before the change's task is registered,
+    /// and the writes registered before the change run before its export. A write of the
+    /// old network planned under the new one dropped the documents whose shard moved away
+    /// from this instance, which the export then could not send (found by the
+    /// fault-injection suite). Tasks of the new version in the same batch are kept under
+    /// the old network too: the export sends them on and the change's deletion removes
+    /// what this instance no longer owns.
+    pub fn network_for_writes(
+        &self,
+        mut versions: impl Iterator<Item = uuid::Uuid>,
+    ) -> Arc<Network> {
+        let current = self.network();
+        match self.network_change_view.borrow().as_deref() {
+            Some(view)
+                if view.previous.version != current.version
+                    && versions.any(|version| version == view.previous.version) =>
+            {
+                view.previous.clone()
+            }
+            _ => current,
+        }
+    }
+
     /// The version of the change searches are partitioned before, when they are.
     pub fn searches_before_change(&self) -> Option<uuid::Uuid> {
         match self.network_change_view.borrow().as_deref() {

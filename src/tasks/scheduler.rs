@@ -647,12 +647,18 @@ impl Scheduler {
                 kind,
                 must_create_index,
             } => {
+                let versions = tasks.iter().filter_map(|task| {
+                    task.network
+                        .as_ref()
+                        .map(|network| network.network_version())
+                });
                 let work = BatchWork {
                     coordinator: self.coordinator.clone(),
                     control: self.control.clone(),
                     batch_uid,
                     shard_growth: self.options.shard_growth,
                     settled,
+                    network: self.control_plane.network_for_writes(versions),
                 };
                 let batch = IndexBatch {
                     index_uid: index_uid.clone(),

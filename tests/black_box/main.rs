@@ -25,6 +25,7 @@ mod embedder_settings;
 mod experimental_features;
 mod export;
 mod facet_patterns;
+mod fault_injection;
 mod feature_toggles;
 mod federation_conformance;
 mod free_space;

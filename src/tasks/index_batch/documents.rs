@@ -338,7 +338,11 @@ impl DocumentWork {
         record: &IndexRecord,
         filter: &Value,
     ) -> Result<TaskEffect, ResponseError> {
-        let filter = checked_task_filter(filter, record, work.coordinator.filter_shards())?;
+        let filter = checked_task_filter(
+            filter,
+            record,
+            crate::network::sharding::filter_shards(&work.network),
+        )?;
         let matched = match filter {
             Some(filter) if !self.cleared => work.matching_ids(record, &filter).await?,
             _ => BTreeSet::new(),

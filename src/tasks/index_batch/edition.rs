@@ -62,7 +62,11 @@ impl BatchWork {
         };
         let filter = match filter {
             Some(value) => {
-                match checked_task_filter(value, record, self.coordinator.filter_shards()) {
+                match checked_task_filter(
+                    value,
+                    record,
+                    crate::network::sharding::filter_shards(&self.network),
+                ) {
                     Ok(filter) => filter,
                     Err(error) => return failed(task, error),
                 }

@@ -68,6 +68,10 @@ pub struct BatchWork {
     /// No other task waited for the index when the batch was formed: its commit is warmed
     /// even if no search ran lately (see `host::warming`).
     pub settled: bool,
+    /// The network the batch's documents are kept under (its sharding and its `_shard`
+    /// filters): the one its tasks were registered under (see
+    /// `ControlPlane::network_for_writes`).
+    pub network: Arc<crate::network::Network>,
 }
 
 /// One index batch as the autobatcher formed it.
@@ -369,7 +373,7 @@ impl BatchWork {
                     | KindWithContent::DocumentClear { .. }
             )
         });
-        let sharding = Sharding::of(&self.coordinator.network());
+        let sharding = Sharding::of(&self.network);
         let mut documents = DocumentWork::new(record, deletes, sharding);
         documents.reserve_for(&tasks);
         let mut planned = PlannedTasks::with_capacity(tasks.len());
