@@ -73,30 +73,13 @@ impl ControlPlane {
         }
     }
 
-    /// The network the documents of a batch are kept under, given the network versions its
-    /// tasks were registered under: the one before the running change when one of them was
-    /// registered under it, the current one otherwise.
-    ///
-    /// Why: `PATCH /network` replaces the network before the change's task is registered,
-    /// and the writes registered before the change run before its export. A write of the
-    /// old network planned under the new one dropped the documents whose shard moved away
-    /// from this instance, which the export then could not send (found by the
-    /// fault-injection suite). Tasks of the new version in the same batch are kept under
-    /// the old network too: the export sends them on and the change's deletion removes
-    /// what this instance no longer owns.
-    pub fn network_for_writes(
-        &self,
-        mut versions: impl Iterator<Item = uuid::Uuid>,
-    ) -> Arc<Network> {
-        let current = self.network();
+    /// The network before a change this instance stored and has not registered yet (the
+    /// leader between storing the network of `PATCH /network` and registering the change,
+    /// see `Scheduler::network_for_writes`), else the current one.
+    pub fn network_before_registered_change(&self) -> Arc<Network> {
         match self.network_change_view.borrow().as_deref() {
-            Some(view)
-                if view.previous.version != current.version
-                    && versions.any(|version| version == view.previous.version) =>
-            {
-                view.previous.clone()
-            }
-            _ => current,
+            Some(view) => view.previous.clone(),
+            None => self.network(),
         }
     }
 

@@ -191,6 +191,32 @@ impl Scheduler {
         }
     }
 
+    /// The network an index batch's documents are kept under: the one before the running
+    /// network change until this instance exported for it, the current one otherwise.
+    ///
+    /// Why: the writes registered before a change run before its export, and the export
+    /// sends each document this instance holds under the old network to its new owners. A
+    /// write planned under the new network instead dropped the documents whose shard moved
+    /// away from this instance, which the export then could not send (found by the
+    /// fault-injection suite: a write the leader registered between storing the new network
+    /// and registering the change was kept by the leader under the new network and by the
+    /// followers under the old). Writes after the export (the imports, the writes held
+    /// until then) run under the new network.
+    async fn network_for_writes(&self) -> Arc<crate::network::Network> {
+        let queue = self.queue.clone();
+        let active = crate::runtime::blocking::run(move || queue.active_network_change()).await;
+        match active {
+            Ok(Some((_, Some(change))))
+                if change.phase
+                    < crate::network::topology_change::ChangePhase::ImportingDocuments =>
+            {
+                Arc::new(change.old)
+            }
+            Ok(Some(_)) | Err(_) => self.control_plane.network(),
+            Ok(None) => self.control_plane.network_before_registered_change(),
+        }
+    }
+
     /// Tells every core which network searches use while `change` runs (`None`: no change).
     async fn show_change_to_searches(
         &self,
@@ -647,18 +673,14 @@ impl Scheduler {
                 kind,
                 must_create_index,
             } => {
-                let versions = tasks.iter().filter_map(|task| {
-                    task.network
-                        .as_ref()
-                        .map(|network| network.network_version())
-                });
+                let network = self.network_for_writes().await;
                 let work = BatchWork {
                     coordinator: self.coordinator.clone(),
                     control: self.control.clone(),
                     batch_uid,
                     shard_growth: self.options.shard_growth,
                     settled,
-                    network: self.control_plane.network_for_writes(versions),
+                    network,
                 };
                 let batch = IndexBatch {
                     index_uid: index_uid.clone(),
