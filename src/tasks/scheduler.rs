@@ -212,8 +212,9 @@ impl Scheduler {
             {
                 Arc::new(change.old)
             }
-            Ok(Some(_)) | Err(_) => self.control_plane.network(),
-            Ok(None) => self.control_plane.network_before_registered_change(),
+            Ok(Some((_, Some(_)))) | Err(_) => self.control_plane.network(),
+            // Stored and not registered yet, or registered and not started: before its export.
+            Ok(None | Some((_, None))) => self.control_plane.network_before_registered_change(),
         }
     }
 
