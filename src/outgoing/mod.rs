@@ -26,6 +26,7 @@ mod connect;
 mod encoding;
 pub mod error;
 pub mod event_stream;
+pub mod path_segment;
 pub mod policy;
 mod pool;
 pub mod request;
@@ -49,6 +50,7 @@ use futures_rustls::rustls::pki_types::CertificateDer;
 use crate::runtime::readiness::Readiness;
 
 pub use error::OutgoingError;
+pub use path_segment::path_segment;
 pub use policy::{InvalidNetwork, IpPolicy};
 use pool::{Connection, Pool};
 pub use request::{Method, OutgoingRequest, OutgoingResponse, SendOptions};

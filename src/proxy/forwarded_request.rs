@@ -17,6 +17,7 @@ use shards::documents::payload::PayloadFormat;
 use crate::errors::ResponseError;
 use crate::http::Method;
 use crate::network::forward::ForwardedWrite;
+use crate::outgoing::path_segment;
 use crate::tasks::model::{DocumentMethod, KindWithContent};
 use crate::tasks::update_files::{UpdateFiles, format_of};
 
@@ -76,7 +77,7 @@ pub async fn forwarded_write(
             ..
         } => (
             Method::Patch,
-            format!("/indexes/{}/settings", encoded(index_uid)),
+            format!("/indexes/{}/settings", path_segment(index_uid)),
             Some(JSON),
             json_bytes(&Value::Object(settings.clone()))?,
         ),
@@ -107,7 +108,7 @@ fn rules_write(kind: &KindWithContent) -> Result<Option<ForwardedWrite>, Respons
             update: Some(patch),
         } => (
             Method::Patch,
-            format!("{RULES_PATH}/{}", encoded(rule_uid)),
+            format!("{RULES_PATH}/{}", path_segment(rule_uid)),
             Some(Value::Object(patch.to_json())),
         ),
         KindWithContent::DsrUpdate {
@@ -115,7 +116,7 @@ fn rules_write(kind: &KindWithContent) -> Result<Option<ForwardedWrite>, Respons
             update: None,
         } => (
             Method::Delete,
-            format!("{RULES_PATH}/{}", encoded(rule_uid)),
+            format!("{RULES_PATH}/{}", path_segment(rule_uid)),
             None,
         ),
         KindWithContent::DsrClear => (Method::Delete, RULES_PATH.to_owned(), None),
@@ -147,12 +148,12 @@ fn index_write(kind: &KindWithContent) -> Result<Option<ForwardedWrite>, Respons
             if let Some(new_uid) = new_index_uid {
                 body.insert("uid".into(), json!(new_uid));
             }
-            let path = format!("/indexes/{}", encoded(index_uid));
+            let path = format!("/indexes/{}", path_segment(index_uid));
             (Method::Patch, path, Some(Value::Object(body)))
         }
         KindWithContent::IndexDeletion { index_uid } => (
             Method::Delete,
-            format!("/indexes/{}", encoded(index_uid)),
+            format!("/indexes/{}", path_segment(index_uid)),
             None,
         ),
         KindWithContent::IndexSwap { swaps } => {
@@ -252,16 +253,11 @@ fn edition_body(
 }
 
 fn documents_path(index_uid: &str, tail: &str) -> String {
-    format!("/indexes/{}/documents{tail}", encoded(index_uid))
+    format!("/indexes/{}/documents{tail}", path_segment(index_uid))
 }
 
 /// An index uid in a path (uids are ASCII letters, digits, `-` and `_`: nothing to escape,
 /// but a path is never built from unchecked text).
-/// `segment` (an index or rule uid) as one URL path segment.
-pub fn encoded(segment: &str) -> String {
-    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
-}
-
 fn json_bytes(value: &Value) -> Result<Vec<u8>, ResponseError> {
     serde_json::to_vec(value).map_err(ResponseError::internal)
 }

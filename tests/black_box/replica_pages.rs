@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 /// The instances' names, the first the leader.
 const NAMES: [&str; 3] = ["ms0", "ms1", "ms2"];
 /// Documents first added; the even ones are deleted before `ms2` joins.
-const FIRST_DOCUMENTS: u64 = 30_000;
+const FIRST_DOCUMENTS: u64 = 12_000;
 /// Documents added after `ms2` joined, with ids from [`FIRST_DOCUMENTS`].
-const LATER_DOCUMENTS: u64 = 15_000;
+const LATER_DOCUMENTS: u64 = 6_000;
 /// Live documents at the end.
 const LIVE_DOCUMENTS: u64 = FIRST_DOCUMENTS / 2 + LATER_DOCUMENTS;
 /// Hits per page.

@@ -27,8 +27,7 @@ use crate::host::export::remote::{ExportTarget, RemoteError};
 use crate::network::headers::{ImportMetadata, import_headers};
 use crate::network::task_network::{ImportData, Origin};
 use crate::network::topology_change::TopologyChange;
-use crate::outgoing::Method;
-use crate::proxy::forwarded_request::encoded;
+use crate::outgoing::{Method, path_segment};
 
 /// The name the rules are imported under (Meilisearch's reserved index of the rules).
 pub const RULES_IMPORT_NAME: &str = ".meili_dsr";
@@ -121,7 +120,7 @@ impl NetworkChangeWork {
         for rule in &export.rules {
             let body = serde_json::to_vec(&RulePatch::replacing(rule).to_json())
                 .map_err(ResponseError::internal)?;
-            let path = format!("{RULES_PATH}/{}", encoded(&rule.uid));
+            let path = format!("{RULES_PATH}/{}", path_segment(&rule.uid));
             let upsert = || -> Result<_, ResponseError> {
                 let mut request = target
                     .request(Method::Patch, &path)
