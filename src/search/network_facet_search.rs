@@ -41,7 +41,8 @@ pub async fn facet_search_across_network(
 ) -> Result<Map<String, Value>, ResponseError> {
     let mut local_shards = Vec::new();
     let mut in_flight = Vec::new();
-    let read = ReadKey::of(index_uid, &Value::Object(raw.clone()).to_string());
+    let parameters = serde_json::to_string(&raw).map_err(ResponseError::internal)?;
+    let read = ReadKey::of(index_uid, &parameters);
     for copy in shard_copies(&network.network, &network.availability, read) {
         if let [only] = copy.owners.as_slice()
             && network.network.is_local(only)

@@ -69,8 +69,8 @@ pub struct BatchWork {
     /// even if no search ran lately (see `host::warming`).
     pub settled: bool,
     /// The network the batch's documents are kept under (its sharding and its `_shard`
-    /// filters): the one its tasks were registered under (see
-    /// `ControlPlane::network_for_writes`).
+    /// filters): the one before a network change until this instance exported for it (see
+    /// `Scheduler::network_for_writes`).
     pub network: Arc<crate::network::Network>,
 }
 

@@ -42,7 +42,7 @@ use crate::outgoing::Method;
 use crate::outgoing::request::SendOptions;
 
 /// How long to wait before sending an index again to an instance that did not take it.
-const SEND_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+pub(super) const SEND_RETRY_INTERVAL: Duration = Duration::from_secs(1);
 /// How often a cancelation is looked for while the shards send documents.
 const CANCELATION_WATCH_INTERVAL: Duration = Duration::from_millis(50);
 /// The body of a payload of no document (Meilisearch sends one space).

@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::export::SEND_RETRY_INTERVAL;
 use super::{NetworkChangeWork, Stop};
 use crate::control::dynamic_search_rule_patch::RulePatch;
 use crate::control::dynamic_search_rules::DynamicSearchRule;
@@ -33,8 +34,6 @@ use crate::outgoing::{Method, path_segment};
 pub const RULES_IMPORT_NAME: &str = ".meili_dsr";
 /// The route of the rules.
 const RULES_PATH: &str = "/dynamic-search-rules";
-/// How long to wait before sending a call again to an instance that did not take it.
-const SEND_RETRY_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What every call of the rules export carries.
 struct RulesExport<'change> {
