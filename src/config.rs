@@ -88,6 +88,14 @@ pub use crate::runtime::indexing_share::{
 pub const INDEXING_SCHEDULER_SLICE_MICROS_DEFAULT: u64 = 100;
 /// The largest slice the kernel takes, in microseconds (100 ms).
 pub const INDEXING_SCHEDULER_SLICE_MICROS_MAX: u64 = 100_000;
+/// The default of `--write-visibility-target-seconds`: a write that has waited half a minute
+/// stops giving way to searches. At the default share, the 100,000-document payloads of
+/// `search_under_writes` under a full search load waited up to 45 s before it, against 13.5 s
+/// at the even split (`tuning/results/fair-share-2026-11-28.md`); half a minute lets a search
+/// peak keep its latency through ordinary writes and bounds how long a large one hides.
+pub const WRITE_VISIBILITY_TARGET_SECONDS_DEFAULT: u64 = 30;
+/// The largest `--write-visibility-target-seconds`: a day.
+pub const WRITE_VISIBILITY_TARGET_SECONDS_MAX: u64 = 86_400;
 /// The default of `--max-cache-memory` is the machine's memory divided by this: the commit
 /// caches of every open shard together (see `shards::cache_meter`) keep to a quarter, which
 /// leaves the rest to the indexing memory, the page cache and the mappings.
@@ -149,6 +157,59 @@ const KIBIBYTE_BYTES: u64 = 1024;
 pub enum Environment {
     Development,
     Production,
+}
+
+/// The kernel scheduling policy of the threads that index, from `--indexing-scheduler-policy`
+/// (see `runtime::indexing_priority::SchedulingPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "lower")]
+pub enum IndexingSchedulerPolicy {
+    Normal,
+    Batch,
+}
+
+impl IndexingSchedulerPolicy {
+    /// The runtime's name for it.
+    pub fn policy(self) -> crate::runtime::indexing_priority::SchedulingPolicy {
+        match self {
+            IndexingSchedulerPolicy::Normal => {
+                crate::runtime::indexing_priority::SchedulingPolicy::Normal
+            }
+            IndexingSchedulerPolicy::Batch => {
+                crate::runtime::indexing_priority::SchedulingPolicy::Batch
+            }
+        }
+    }
+}
+
+/// How the threads that index share the CPUs with searches and with the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexingScheduling {
+    /// Percent of a CPU kept busy by searches that the threads that index still get
+    /// (`--indexing-cpu-share`, default [`INDEXING_CPU_SHARE_DEFAULT`]).
+    pub cpu_share: u8,
+    /// The scheduler slice the threads that index ask for
+    /// (`--indexing-scheduler-slice-micros`; `None` for 0: the kernel's default slice).
+    pub scheduler_slice: Option<std::time::Duration>,
+    /// The kernel scheduling policy of the threads that index (`--indexing-scheduler-policy`,
+    /// default `batch`).
+    pub scheduler_policy: IndexingSchedulerPolicy,
+    /// How long a write may wait before indexing stops giving way to searches
+    /// (`--write-visibility-target-seconds`, default
+    /// [`WRITE_VISIBILITY_TARGET_SECONDS_DEFAULT`]; `None` for 0: never).
+    pub write_visibility_target: Option<std::time::Duration>,
+}
+
+impl IndexingScheduling {
+    fn from_cli(cli: &Cli) -> IndexingScheduling {
+        IndexingScheduling {
+            cpu_share: cli.indexing_cpu_share,
+            scheduler_slice: scheduler_slice(cli.indexing_scheduler_slice_micros),
+            scheduler_policy: cli.indexing_scheduler_policy,
+            write_visibility_target: (cli.write_visibility_target_seconds > 0)
+                .then(|| std::time::Duration::from_secs(cli.write_visibility_target_seconds)),
+        }
+    }
 }
 
 /// How verbose the logs are, from `--log-level`.
@@ -408,12 +469,8 @@ pub struct Config {
     /// (`--max-cache-memory`, default the machine's memory over
     /// [`CACHE_MEMORY_SHARE_DIVISOR`]).
     pub max_cache_memory: u64,
-    /// Percent of a CPU kept busy by searches that the threads that index still get
-    /// (`--indexing-cpu-share`, default [`INDEXING_CPU_SHARE_DEFAULT`]).
-    pub indexing_cpu_share: u8,
-    /// The scheduler slice the threads that index ask for
-    /// (`--indexing-scheduler-slice-micros`; `None` for 0: the kernel's default slice).
-    pub indexing_scheduler_slice: Option<std::time::Duration>,
+    /// How the threads that index share the CPUs with searches.
+    pub indexing_scheduling: IndexingScheduling,
     /// Documents per shard before an index grows to more shards, up to `shards_per_index`
     /// (`--documents-per-shard`, default
     /// [`DOCUMENTS_PER_SHARD_DEFAULT`]; 0: a new index gets
@@ -589,8 +646,7 @@ impl Config {
             .field("max_open_stores", &self.max_open_stores)
             .field("store_idle", &self.store_idle)
             .field("max_cache_memory", &self.max_cache_memory)
-            .field("indexing_cpu_share", &self.indexing_cpu_share)
-            .field("indexing_scheduler_slice", &self.indexing_scheduler_slice)
+            .field("indexing_scheduling", &self.indexing_scheduling)
             .field("documents_per_shard", &self.documents_per_shard)
             .field(
                 "vectorstore_reader_prefetch_memory",
@@ -1319,6 +1375,27 @@ struct Cli {
     )]
     indexing_scheduler_slice_micros: u64,
 
+    /// The kernel scheduling policy of the threads that index: `batch` (a thread waking from
+    /// its pacing sleep never preempts a core's executor) or `normal`.
+    #[arg(
+        long,
+        env = "CORESEARCH_INDEXING_SCHEDULER_POLICY",
+        value_enum,
+        default_value_t = IndexingSchedulerPolicy::Batch
+    )]
+    indexing_scheduler_policy: IndexingSchedulerPolicy,
+
+    /// Seconds a write may wait, from its registration, before indexing stops giving way to
+    /// searches: its batch then takes an even split of every CPU with the searches until it
+    /// ends (0: writes always keep only `--indexing-cpu-share` under a full search load).
+    #[arg(
+        long,
+        env = "CORESEARCH_WRITE_VISIBILITY_TARGET_SECONDS",
+        default_value_t = WRITE_VISIBILITY_TARGET_SECONDS_DEFAULT,
+        value_parser = clap::value_parser!(u64).range(0..=WRITE_VISIBILITY_TARGET_SECONDS_MAX)
+    )]
+    write_visibility_target_seconds: u64,
+
     /// Documents per shard before an index grows: a new index starts with one shard and
     /// doubles its shards, up to `--shards-per-index`, when it would hold more per shard (0:
     /// a new index gets `--shards-per-index` shards at once).
@@ -1599,6 +1676,7 @@ impl Config {
         let shards_per_index = shards_per_index_or_default(cli.shards_per_index, cores);
         let s3_snapshots = s3_snapshot_config(&cli, cwd);
         let experimental_dsr_fuel = cli.dsr_fuel();
+        let indexing_scheduling = IndexingScheduling::from_cli(&cli);
         Config {
             db_path: resolve(cli.db_path),
             http_addr: cli.http_addr,
@@ -1660,8 +1738,7 @@ impl Config {
             max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
-            indexing_cpu_share: cli.indexing_cpu_share,
-            indexing_scheduler_slice: scheduler_slice(cli.indexing_scheduler_slice_micros),
+            indexing_scheduling,
             documents_per_shard: cli.documents_per_shard,
         }
     }
@@ -1960,15 +2037,18 @@ mod tests {
     fn indexing_cpu_share_defaults_to_a_tenth_and_refuses_more_than_half() {
         let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(&[], &[], directory.path());
-        assert_eq!(config.indexing_cpu_share, INDEXING_CPU_SHARE_DEFAULT);
+        assert_eq!(
+            config.indexing_scheduling.cpu_share,
+            INDEXING_CPU_SHARE_DEFAULT
+        );
         let config = parse_ok(&["--indexing-cpu-share", "25"], &[], directory.path());
-        assert_eq!(config.indexing_cpu_share, 25);
+        assert_eq!(config.indexing_scheduling.cpu_share, 25);
         let config = parse_ok(
             &[],
             &[("CORESEARCH_INDEXING_CPU_SHARE", "50")],
             directory.path(),
         );
-        assert_eq!(config.indexing_cpu_share, 50);
+        assert_eq!(config.indexing_scheduling.cpu_share, 50);
         let refused = Config::parse_from(
             ["coresearch", "--indexing-cpu-share", "51"],
             &std::collections::HashMap::new(),
@@ -1981,12 +2061,59 @@ mod tests {
     }
 
     #[test]
+    fn the_indexing_scheduler_policy_defaults_to_batch() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(
+            config.indexing_scheduling.scheduler_policy,
+            IndexingSchedulerPolicy::Batch
+        );
+        let config = parse_ok(
+            &["--indexing-scheduler-policy", "normal"],
+            &[],
+            directory.path(),
+        );
+        assert_eq!(
+            config.indexing_scheduling.scheduler_policy,
+            IndexingSchedulerPolicy::Normal
+        );
+        let refused = Config::parse_from(
+            ["coresearch", "--indexing-scheduler-policy", "idle"],
+            &std::collections::HashMap::new(),
+            directory.path(),
+        );
+        assert!(refused.is_err(), "only the two fair policies");
+    }
+
+    #[test]
+    fn the_write_visibility_target_defaults_to_half_a_minute_and_zero_means_none() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let config = parse_ok(&[], &[], directory.path());
+        assert_eq!(
+            config.indexing_scheduling.write_visibility_target,
+            Some(std::time::Duration::from_secs(30))
+        );
+        let config = parse_ok(
+            &[],
+            &[("CORESEARCH_WRITE_VISIBILITY_TARGET_SECONDS", "0")],
+            directory.path(),
+        );
+        assert_eq!(config.indexing_scheduling.write_visibility_target, None);
+        let refused = Config::parse_from(
+            ["coresearch", "--write-visibility-target-seconds", "86401"],
+            &std::collections::HashMap::new(),
+            directory.path(),
+        );
+        assert!(refused.is_err(), "more than a day is refused");
+    }
+
+    #[test]
     fn the_indexing_scheduler_slice_defaults_to_a_tenth_of_a_millisecond_and_zero_means_the_kernels()
      {
         let directory = tempfile::tempdir().expect("tempdir succeeds");
         let config = parse_ok(&[], &[], directory.path());
         assert_eq!(
-            config.indexing_scheduler_slice,
+            config.indexing_scheduling.scheduler_slice,
             Some(std::time::Duration::from_micros(100))
         );
         let config = parse_ok(
@@ -1994,7 +2121,7 @@ mod tests {
             &[],
             directory.path(),
         );
-        assert_eq!(config.indexing_scheduler_slice, None);
+        assert_eq!(config.indexing_scheduling.scheduler_slice, None);
     }
 
     #[test]
@@ -2595,8 +2722,7 @@ mod tests {
             max_open_stores,
             store_idle,
             max_cache_memory,
-            indexing_cpu_share,
-            indexing_scheduler_slice,
+            indexing_scheduling,
             documents_per_shard,
         );
     }

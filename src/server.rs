@@ -72,6 +72,8 @@ struct CoreSettings {
     /// The tasks of the batch a crash interrupted, run again first.
     interrupted: Vec<Task>,
     scheduler: SchedulerOptions,
+    /// `--write-visibility-target-seconds` (`None`: no target).
+    write_visibility_target: Option<Duration>,
     search_queue: SearchQueueLimits,
     /// `--experimental-logs-mode`, for each core's request log.
     log_mode: crate::config::LogMode,
@@ -196,6 +198,7 @@ fn run_cores(
         catalog: Arc::new(catalog),
         interrupted,
         scheduler: scheduler_options(config, &data_directory)?,
+        write_visibility_target: config.indexing_scheduling.write_visibility_target,
         search_queue: search_queue_limits(config),
         log_mode: config.experimental_logs_mode,
         stop_when_idle: mode == Mode::UntilIdle,
@@ -208,9 +211,10 @@ fn run_cores(
         addresses: addresses.clone(),
         idle_poll: config.idle_poll,
         indexing_share: crate::runtime::indexing_share::IndexingShare::percent(
-            config.indexing_cpu_share,
+            config.indexing_scheduling.cpu_share,
         )
-        .with_scheduler_slice(config.indexing_scheduler_slice),
+        .with_scheduler_slice(config.indexing_scheduling.scheduler_slice)
+        .with_scheduling_policy(config.indexing_scheduling.scheduler_policy.policy()),
     };
     if mode == Mode::Serve {
         log_start(&options);
@@ -337,14 +341,12 @@ fn schedule_snapshots(
 }
 
 /// Says where the server listens, on how many cores, and the share of a busy CPU indexing
-/// keeps (asked, its nice value, and what that value grants).
+/// keeps (its threads are paced to it while their CPU's executor serves).
 fn log_start(options: &RuntimeOptions) {
     tracing::info!(
         addresses = ?options.addresses,
         cores = options.cores,
         indexing_cpu_share = options.indexing_share.as_percent(),
-        indexing_nice = options.indexing_share.nice(),
-        indexing_share_granted_percent = options.indexing_share.granted_percent(),
         "coresearch {} (Meilisearch API {}) starting",
         env!("CARGO_PKG_VERSION"),
         crate::routes::root::API_VERSION
@@ -440,7 +442,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         .map_err(|error| format!("could not open the update files: {error}"))?;
     let (wake_sender, wake_receiver) = futures_channel::mpsc::channel(1);
     let control_side = (core == CONTROL_CORE)
-        .then(|| install_control_side(&settings.queue, wake_sender, &update_files))
+        .then(|| install_control_side(&settings, wake_sender, &update_files))
         .transpose()?;
     let (data_mesh, coordinator) = join_data_mesh(
         settings.data_mesh,
@@ -551,12 +553,12 @@ fn control_state(core: usize, settings: &CoreSettings) -> Result<ControlState, S
 /// The control core's side of the task queue, installed for the routes of this core; the
 /// scheduler is woken through `wake`.
 fn install_control_side(
-    queue: &Arc<TaskQueue>,
+    settings: &CoreSettings,
     wake: futures_channel::mpsc::Sender<()>,
     update_files: &UpdateFiles,
 ) -> Result<Rc<ControlSide>, String> {
     let control_side = Rc::new(ControlSide {
-        queue: queue.clone(),
+        queue: settings.queue.clone(),
         wake,
         processing: RefCell::new(None),
         processing_index: RefCell::new(None),
@@ -567,6 +569,7 @@ fn install_control_side(
         write_visibility: RefCell::new(crate::histogram::Histogram::new(
             &crate::tasks::control_side::WRITE_VISIBILITY_BOUNDS,
         )),
+        write_visibility_target: settings.write_visibility_target,
     });
     ControlSide::install(control_side.clone())?;
     Ok(control_side)

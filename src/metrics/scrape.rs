@@ -48,13 +48,27 @@ pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseErr
 }
 
 /// `coresearch_write_visibility_seconds`: how long succeeded document writes took from their
-/// registration until searches saw them (the end of their batch).
+/// registration until searches saw them (the end of their batch); the target they are held to
+/// (`coresearch_write_visibility_target_seconds`, 0 for none) and whether the batch being
+/// processed passed it (`coresearch_writes_overdue`).
 fn add_write_visibility(exposition: &mut Exposition, tasks: &TaskFigures) {
     exposition.histograms(
         "coresearch_write_visibility_seconds",
         "Time from the registration of each succeeded document write to the end of its batch, \
          when searches see it",
         vec![(Vec::new(), tasks.write_visibility.clone())],
+    );
+    exposition.gauge(
+        "coresearch_write_visibility_target_seconds",
+        "How long a write may wait before indexing stops giving way to searches (0: no target)",
+        tasks
+            .write_visibility_target
+            .map_or(0.0, |target| target.as_secs_f64()),
+    );
+    exposition.gauge(
+        "coresearch_writes_overdue",
+        "1 while the batch being processed holds a write that waited past the target",
+        if tasks.writes_overdue { 1.0 } else { 0.0 },
     );
 }
 

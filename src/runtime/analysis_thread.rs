@@ -6,8 +6,8 @@
 //! `config::default_shards_per_index`), so its batches are applied by one indexing thread, and
 //! the other CPU sat idle while it indexed (`tuning/results/analysis-ahead-2026-11-28.md`).
 //!
-//! Why niced like the indexing thread: it is indexing work, and it must yield the next core's
-//! CPU to that core's executor as the indexing thread yields its own (see
+//! Why paced like the indexing thread: it is indexing work, and it must give the next core's
+//! CPU to that core's executor while it serves, as the indexing thread gives its own (see
 //! [`super::indexing_thread`]).
 //!
 //! Invariants:
@@ -33,8 +33,8 @@ thread_local! {
     static ANALYSIS_THREAD: RefCell<Option<mpsc::Sender<AheadJob>>> = const { RefCell::new(None) };
 }
 
-/// Starts this core's analysis thread, pinned to `cpu` (another core's) and scheduled as
-/// `share` says, as the indexing thread. Called by the runtime at the start of every core of
+/// Starts this core's analysis thread, pinned to `cpu` (another core's) and paced against
+/// that CPU's executor with `share`, as the indexing thread. Called by the runtime at the start of every core of
 /// a server of two cores or more.
 pub fn install(
     core: usize,
@@ -46,10 +46,14 @@ pub fn install(
         .name(format!("analysis-{core}"))
         .stack_size(INDEXING_THREAD_STACK_BYTES)
         .spawn(move || {
-            if let Err(error) = pin_to_cpu(cpu) {
-                tracing::warn!(%error, cpu, "an analysis thread runs unpinned");
-            }
-            super::indexing_priority::set_up_indexing_thread("analysis", share);
+            let pinned = match pin_to_cpu(cpu) {
+                Ok(()) => Some(cpu),
+                Err(error) => {
+                    tracing::warn!(%error, cpu, "an analysis thread runs unpinned");
+                    None
+                }
+            };
+            super::indexing_priority::set_up_indexing_thread("analysis", share, pinned);
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
                 turns::start_turn();
@@ -86,10 +90,8 @@ mod tests {
 
     use glommio::{LocalExecutorBuilder, Placement};
 
-    /// A share other than the default (33 %), to see that its nice value is the one set.
+    /// A share other than the default.
     const TEST_SHARE_PERCENT: u8 = 33;
-    /// The nice value of [`TEST_SHARE_PERCENT`].
-    const TEST_NICE: i32 = 3;
 
     use super::{install, runner};
 
@@ -112,7 +114,7 @@ mod tests {
     }
 
     #[test]
-    fn jobs_run_in_order_on_the_niced_analysis_thread_in_turns_and_outlive_a_panic() {
+    fn jobs_run_in_order_on_the_paced_analysis_thread_in_turns_and_outlive_a_panic() {
         let answers = on_core(|| {
             let run = runner().expect("the core has an analysis thread");
             let (sender, receiver) = mpsc::channel();
@@ -123,7 +125,7 @@ mod tests {
                     // SAFETY: getpriority reads its integer arguments only.
                     let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
                     let name = std::thread::current().name().map(str::to_owned);
-                    let takes_turns = turns::takes_turns();
+                    let takes_turns = (turns::takes_turns(), turns::is_paced());
                     sender
                         .send((job, nice, name, takes_turns))
                         .expect("the test listens");
@@ -133,13 +135,15 @@ mod tests {
             receiver.iter().collect::<Vec<_>>()
         });
         assert_eq!(answers.len(), 3, "every job after the panic ran");
-        for (index, (job, nice, name, takes_turns)) in answers.into_iter().enumerate() {
+        // SAFETY: getpriority reads its integer arguments only.
+        let own_nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        for (index, (job, nice, name, (takes_turns, paced))) in answers.into_iter().enumerate() {
             assert_eq!(job as usize, index);
-            assert_eq!(nice, TEST_NICE);
+            assert_eq!(nice, own_nice, "analysis runs at the process's nice value");
             assert_eq!(name.as_deref(), Some("analysis-3"));
             assert!(
-                takes_turns,
-                "the analysis thread gives its CPU back in turns"
+                takes_turns && paced,
+                "the analysis thread gives its CPU back in turns, paced against CPU 0's executor"
             );
         }
     }

@@ -214,9 +214,10 @@ fn join_cores(handles: Vec<JoinHandle<Result<(), String>>>) -> Result<(), Runtim
 /// with 50 µs (p50 667–796 → 529–662 µs), 2,210 with 200 µs. At 16 connections the cores
 /// rarely run out of work and nothing changes (`tuning/results/idle-poll-2026-11-27.md`).
 ///
-/// What it costs: a polling core holds its CPU at the executor's priority, so its niced
-/// indexing thread (see [`super::indexing_thread`]) gets a tenth of the CPU where it would
-/// get all of it. Indexing 150,000 documents under 1,000 searches/s took 6.2–8.5 s without
+/// What it costs: a polling core holds its CPU, and its indexing thread (see
+/// [`super::indexing_thread`]), which paces itself for a moment after each request, gets
+/// part of the CPU where it would get all of it (measured when that thread was niced to a
+/// tenth instead). Indexing 150,000 documents under 1,000 searches/s took 6.2–8.5 s without
 /// polling, 6.4–8.6 s with 50 µs and 7.9–15.6 s with 200 µs: hence the default of 50 µs.
 /// An idle core wakes only for its timers, each followed by one poll: an idle server took
 /// 0.29–0.34 s of CPU per 10 s at 50 µs against 0.23–0.26 s without.
@@ -275,6 +276,7 @@ where
         shutdown,
     } = start;
     super::latency::install(indexing_share.queue_shares());
+    super::serving_activity::serve_on_cpu(cpu);
     let indexing =
         super::indexing_thread::install(core, Some(cpu), indexing_share).and_then(|()| {
             match analysis_cpu {

@@ -1,18 +1,24 @@
-//! The scheduling of the threads that index (each core's indexing and analysis threads): a
-//! low priority, a short scheduler slice and cooperative turns.
+//! The scheduling of the threads that index (each core's indexing and analysis threads): the
+//! process's own priority, a short scheduler slice, cooperative turns and pacing.
 //!
-//! - The nice value of the indexing share (see [`super::indexing_share`]; nice 10 by default)
-//!   gives them that share of a CPU its executor keeps busy, the latency classes' ratio (see
-//!   [`super::indexing_thread`]).
+//! - Pacing (`turns::pace`): while the executor of the CPU a thread is pinned to serves
+//!   requests (see [`super::serving_activity`]), the thread keeps the indexing share of that
+//!   CPU (`--indexing-cpu-share`, see [`super::indexing_share`]) and sleeps the rest; while it
+//!   does not, the thread runs as any other thread of the process's nice value. Other
+//!   processes of the host therefore compete with indexing as with any thread of theirs,
+//!   where a lower nice value made indexing give way to all of them.
 //! - Turns (the `turns` crate): the long loops of a batch give the CPU back every
-//!   `turns::TURN_LENGTH`, so that a busy executor never waits a whole scheduler tick
-//!   behind them.
+//!   `turns::TURN_LENGTH`, and pace there, so that a busy executor never waits a whole
+//!   scheduler tick behind them.
+//! - The scheduling policy ([`SchedulingPolicy`], `--indexing-scheduler-policy`): `SCHED_BATCH`
+//!   by default, so that a thread waking from its pacing sleep waits for the executor's slice
+//!   to end instead of preempting it (`tuning/results/fair-share-2026-11-29.md`).
 //! - A scheduler slice of [`SCHEDULER_SLICE`] (`sched_setattr`'s runtime, which the kernel's
 //!   EEVDF scheduler takes as the slice, from Linux 6.12): a thread that gives its CPU back
-//!   moves its virtual deadline by one slice, so with the default slice a turn cost it several
-//!   ticks of waiting and its share of a busy CPU fell to about a third of the tenth (a busy
-//!   loop beside another at nice 0 on one CPU: 3.5 % instead of 10.6 %); with this one it keeps
-//!   its share (9.1 %).
+//!   moves its virtual deadline by one slice, so with the default slice each turn cost it
+//!   several ticks of waiting; with this one an executor that wakes up preempts it within a
+//!   tenth of a millisecond. A kernel before 6.12 ignores it (`--indexing-scheduler-slice-micros
+//!   0` forces that behaviour, `tuning/results/fair-share-2026-11-28.md`).
 //!
 //! Invariant: only threads that index are set up here; an executor keeps the default slice and
 //! never takes turns.
@@ -22,6 +28,27 @@ use std::time::Duration;
 
 /// The scheduler slice of the threads that index (the kernel clamps it to 0.1–100 ms).
 pub const SCHEDULER_SLICE: Duration = Duration::from_micros(100);
+
+/// The kernel scheduling policy of the threads that index (`--indexing-scheduler-policy`).
+/// Both are the fair class at the process's nice value, the same weight against other
+/// processes; they differ in wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedulingPolicy {
+    /// `SCHED_OTHER`: a thread that wakes from its pacing sleep may preempt the executor.
+    Normal,
+    /// `SCHED_BATCH`: a thread that wakes never preempts; it runs once the executor's slice
+    /// ends or the executor sleeps.
+    Batch,
+}
+
+impl SchedulingPolicy {
+    fn kernel_policy(self) -> libc::c_int {
+        match self {
+            SchedulingPolicy::Normal => libc::SCHED_OTHER,
+            SchedulingPolicy::Batch => libc::SCHED_BATCH,
+        }
+    }
+}
 
 /// The arguments of `sched_setattr` (`struct sched_attr` of `linux/sched/types.h`), which the
 /// `libc` crate does not declare.
@@ -39,13 +66,13 @@ struct SchedulingAttributes {
     utilisation_maximum: u32,
 }
 
-/// Puts the calling thread in the normal scheduling class at `nice`, with a scheduler slice
-/// of `slice` (zero: the kernel's default). A kernel without custom slices keeps its default
-/// slice whatever it is asked.
-fn set_nice_and_slice(nice: i32, slice: Duration) -> io::Result<()> {
+/// Puts the calling thread in the fair scheduling class under `policy` at `nice`, with a
+/// scheduler slice of `slice` (zero: the kernel's default). A kernel without custom slices
+/// keeps its default slice whatever it is asked.
+fn set_policy_and_slice(policy: SchedulingPolicy, nice: i32, slice: Duration) -> io::Result<()> {
     let attributes = SchedulingAttributes {
         size: u32::try_from(size_of::<SchedulingAttributes>()).map_err(io::Error::other)?,
-        policy: u32::try_from(libc::SCHED_OTHER).map_err(io::Error::other)?,
+        policy: u32::try_from(policy.kernel_policy()).map_err(io::Error::other)?,
         flags: 0,
         nice,
         priority: 0,
@@ -64,20 +91,35 @@ fn set_nice_and_slice(nice: i32, slice: Duration) -> io::Result<()> {
     Ok(())
 }
 
-/// Sets up the calling thread to index: the nice value and scheduler slice of `share`, and
-/// turns. `role` names the thread in the warnings.
-pub fn set_up_indexing_thread(role: &str, share: super::indexing_share::IndexingShare) {
-    let nice = share.nice();
+/// Sets up the calling thread to index: the process's nice value with the scheduling policy
+/// and slice of `share`, and turns, paced against the executor of `cpu` (the CPU the thread is pinned to;
+/// `None`: not pinned, so not paced). `role` names the thread in the warnings.
+pub fn set_up_indexing_thread(
+    role: &str,
+    share: super::indexing_share::IndexingShare,
+    cpu: Option<usize>,
+) {
+    let nice = own_nice();
     let slice = share.scheduler_slice().unwrap_or(Duration::ZERO);
-    assert!(
-        (0..=19).contains(&nice),
-        "a thread that indexes never runs above nice 0"
-    );
-    if let Err(error) = set_nice_and_slice(nice, slice) {
-        tracing::warn!(%error, role, "a thread that indexes keeps the default scheduler slice");
-        if let Err(error) = super::blocking::lower_own_priority(nice) {
-            tracing::warn!(%error, role, "a thread that indexes runs at normal priority");
-        }
+    if let Err(error) = set_policy_and_slice(share.scheduling_policy(), nice, slice) {
+        tracing::warn!(
+            %error,
+            role,
+            "a thread that indexes keeps the default scheduling policy and slice"
+        );
     }
-    turns::take_turns_on_this_thread();
+    match cpu {
+        Some(cpu) => turns::take_paced_turns_on_this_thread(
+            turns::Pacer::percent(share.as_percent()),
+            Box::new(super::serving_activity::CpuContention { cpu }),
+        ),
+        None => turns::take_turns_on_this_thread(),
+    }
+}
+
+/// The calling thread's nice value (0 if the kernel does not tell).
+fn own_nice() -> i32 {
+    // SAFETY: getpriority reads its integer arguments only; who 0 is the calling thread.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    nice.clamp(-20, 19)
 }

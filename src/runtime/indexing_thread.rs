@@ -1,17 +1,18 @@
 //! Each core's indexing thread: where a shard's CPU-heavy write work runs (applying a chunk of
 //! a batch, committing it, rebuilding after a settings change, editing documents), on the
-//! core's own CPU but at a lower CPU priority than the core's executor.
+//! core's own CPU, giving way to the core's executor while it serves requests.
 //!
-//! Why a thread of its own, and why niced: glommio's task queues give indexing a tenth of the
+//! Why a thread of its own, and why paced: glommio's task queues give indexing a tenth of the
 //! executor's time (see [`super::latency`]), but the heavy steps of a batch run off the
 //! executor, on helper threads, so that a step of hundreds of milliseconds never stalls the
-//! requests queued behind it. At the same priority the kernel splits the CPU evenly between
-//! the executor and a busy helper and lets the helper finish its time slice (milliseconds)
-//! before a search that just arrived runs: search p99 rose tenfold under sustained writes. At
-//! the nice value of the indexing share (`--indexing-cpu-share`, see
-//! [`super::indexing_share`]; nice 10 by default) the kernel gives this thread that share of
-//! the CPU while the executor wants it — the latency classes' ratio — and switches to the
-//! executor as soon as it wakes up; an idle executor still leaves the whole CPU to indexing.
+//! requests queued behind it. Left alone, the kernel splits the CPU evenly between the
+//! executor and a busy helper and lets the helper finish its time slice (milliseconds) before
+//! a search that just arrived runs: search p99 rose tenfold under sustained writes. This
+//! thread is paced instead (see [`super::indexing_priority`]): while the executor serves, it
+//! keeps the indexing share of the CPU (`--indexing-cpu-share`, see
+//! [`super::indexing_share`]) and sleeps the rest, giving the CPU back every turn; an idle
+//! executor leaves the whole CPU to indexing, which then competes with the host's other
+//! processes as they compete with each other.
 //!
 //! Invariants:
 //! - one indexing thread per core, pinned to the core's CPU; jobs run one at a time, in the
@@ -52,12 +53,15 @@ pub fn install(
         .name(format!("indexing-{core}"))
         .stack_size(INDEXING_THREAD_STACK_BYTES)
         .spawn(move || {
-            if let Some(cpu) = cpu {
-                if let Err(error) = pin_to_cpu(cpu) {
+            // A thread that could not be pinned shares no CPU with one executor: not paced.
+            let pinned = cpu.filter(|&cpu| match pin_to_cpu(cpu) {
+                Ok(()) => true,
+                Err(error) => {
                     tracing::warn!(%error, cpu, "an indexing thread runs unpinned");
+                    false
                 }
-            }
-            super::indexing_priority::set_up_indexing_thread("indexing", share);
+            });
+            super::indexing_priority::set_up_indexing_thread("indexing", share, pinned);
             // The loop ends when the core's sender goes, at the core's end.
             while let Ok(job) = receiver.recv() {
                 turns::start_turn();
@@ -146,10 +150,8 @@ mod tests {
     use super::super::indexing_share::IndexingShare;
     use super::{install, run};
 
-    /// A share other than the default (5 %), to see that its nice value is the one set.
+    /// A share other than the default.
     const TEST_SHARE_PERCENT: u8 = 5;
-    /// The nice value of [`TEST_SHARE_PERCENT`].
-    const TEST_NICE: i32 = 13;
 
     /// Runs `body` on a fresh executor whose core has an indexing thread.
     fn on_core<Output: Send + 'static>(
@@ -168,7 +170,7 @@ mod tests {
     }
 
     #[test]
-    fn jobs_run_in_order_on_one_niced_thread_that_takes_turns() {
+    fn jobs_run_in_order_on_one_thread_at_the_process_nice_value_that_takes_turns() {
         let answers = on_core(async || {
             let mut answers = Vec::new();
             for job in 0..4u32 {
@@ -178,21 +180,24 @@ mod tests {
                         // SAFETY: getpriority reads its integer arguments only.
                         let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
                         let name = std::thread::current().name().map(str::to_owned);
-                        (job, nice, name, turns::takes_turns())
+                        (job, nice, name, turns::takes_turns(), turns::is_paced())
                     })
                     .await,
                 );
             }
             answers
         });
-        for (index, (job, nice, name, takes_turns)) in answers.into_iter().enumerate() {
+        // SAFETY: getpriority reads its integer arguments only.
+        let own_nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        for (index, (job, nice, name, takes_turns, paced)) in answers.into_iter().enumerate() {
             assert_eq!(job as usize, index);
-            assert_eq!(nice, TEST_NICE);
+            assert_eq!(nice, own_nice, "indexing runs at the process's nice value");
             assert_eq!(name.as_deref(), Some("indexing-0"));
             assert!(
                 takes_turns,
                 "the indexing thread gives its CPU back in turns"
             );
+            assert!(!paced, "an unpinned thread shares no CPU with one executor");
         }
     }
 

@@ -170,11 +170,12 @@ fn serve_accepted<H: Handler + 'static>(
     let _ = stream.set_nodelay(true);
     let service = service.clone();
     service.connections.set(service.connections.get() + 1);
-    glommio::spawn_local(async move {
+    // The connection's polls are what the CPU's indexing threads give way to.
+    glommio::spawn_local(super::serving_activity::serving(async move {
         serve_connection(stream, &service).await;
         service.connections.set(service.connections.get() - 1);
         drop(assigned);
-    })
+    }))
     .detach();
 }
 

@@ -25,6 +25,7 @@ use glommio::channels::channel_mesh::{MeshBuilder, Receivers, Senders};
 
 use super::latency::{LatencyClass, spawn_detached};
 use super::mesh_latency;
+use super::serving_activity::serving;
 
 /// How many messages a channel between two cores holds before senders wait.
 pub const MESH_QUEUE_CAPACITY: usize = 1024;
@@ -213,7 +214,7 @@ where
                 let handler = handler.clone();
                 let class = handler.class(&body);
                 let received_at = mesh_latency::is_recording().then(Instant::now);
-                spawn_detached(class, async move {
+                let answer = async move {
                     let reply = handler.on_request(peer, body).await;
                     let handled = received_at.map(|received_at| received_at.elapsed());
                     // If the requester is gone there is nobody left to answer.
@@ -228,7 +229,12 @@ where
                             },
                         )
                         .await;
-                });
+                };
+                // A serving request's polls are what this CPU's indexing threads give way to.
+                match class {
+                    LatencyClass::Serving => spawn_detached(class, serving(answer)),
+                    LatencyClass::Indexing => spawn_detached(class, answer),
+                }
             }
             Envelope::Reply { id, body, handled } => {
                 let waiting = self.pending.borrow_mut().remove(&id);

@@ -26,6 +26,7 @@ pub mod listener;
 pub mod mesh;
 pub mod mesh_latency;
 pub mod readiness;
+pub mod serving_activity;
 pub mod shutdown;
 pub mod socket;
 pub mod task;

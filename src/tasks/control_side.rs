@@ -55,6 +55,9 @@ pub struct ControlSide {
     /// How long each succeeded document write took from its registration to the end of its
     /// batch, when searches see it (`coresearch_write_visibility_seconds`).
     pub write_visibility: RefCell<crate::histogram::Histogram>,
+    /// How long a write may wait before its batch stops giving way to searches
+    /// (`--write-visibility-target-seconds`, see [`super::visibility_target`]).
+    pub write_visibility_target: Option<std::time::Duration>,
 }
 
 /// Bucket bounds of [`ControlSide::write_visibility`], in seconds: from a small batch on an

@@ -62,6 +62,7 @@ pub mod task_documents;
 pub mod update_file_sink;
 pub mod update_files;
 pub mod view;
+pub mod visibility_target;
 pub mod webhook_delivery;
 
 #[cfg(test)]

@@ -53,6 +53,10 @@ pub struct TaskFigures {
     pub processing: Option<(BatchUid, Option<Progress>)>,
     /// Registration to visibility of the succeeded document writes since start.
     pub write_visibility: crate::histogram::Histogram,
+    /// `--write-visibility-target-seconds` (`None`: no target).
+    pub write_visibility_target: Option<std::time::Duration>,
+    /// Whether the batch being processed passed the target (indexing stopped pacing).
+    pub writes_overdue: bool,
 }
 
 impl TaskQueue {
@@ -181,6 +185,8 @@ impl CoreRequest<Coordinator> for ReadTaskFigures {
             queue,
             processing,
             write_visibility,
+            write_visibility_target: control.write_visibility_target,
+            writes_overdue: crate::runtime::serving_activity::writes_overdue(),
         })
     }
 }

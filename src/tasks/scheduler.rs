@@ -40,6 +40,7 @@ use super::network_change::{
 use super::queue::TaskQueue;
 use super::queue_network_change::ChangeOutcome;
 use super::snapshot::{SnapshotWork, run_snapshot};
+use super::visibility_target::OverdueWatch;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::Catalog;
 use crate::errors::{Code, ResponseError};
@@ -447,11 +448,16 @@ impl Scheduler {
                 )
             });
         let canceled_at_start = interruptible && self.cancelation_waits_for(&task_uids).await;
+        // Until the batch ends: an index batch past the visibility target stops pacing.
+        let overdue_watch = matches!(next.plan, BatchPlan::Index { .. })
+            .then(|| OverdueWatch::for_batch(control.write_visibility_target, &tasks))
+            .flatten();
         let end = if canceled_at_start {
             BatchEnd::Interrupted
         } else {
             self.process(&next, batch.uid, tasks, settled).await
         };
+        drop(overdue_watch);
         batch.stats.progress_trace = control.take_trace();
         let progress = control.progress.borrow_mut().take();
         *control.processing.borrow_mut() = None;

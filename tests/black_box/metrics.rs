@@ -441,6 +441,12 @@ fn counters_and_gauges_follow_real_requests_and_real_indexing() {
         ),
         Some(1.0)
     );
+    // The default target, and no batch past it now that the queue is quiet.
+    assert_eq!(
+        after.value("coresearch_write_visibility_target_seconds", &[]),
+        Some(30.0)
+    );
+    assert_eq!(after.value("coresearch_writes_overdue", &[]), Some(0.0));
     let database = after
         .value("meilisearch_db_size_bytes", &[])
         .expect("the size");

@@ -1,7 +1,9 @@
 //! Short turns for the threads that index: the long loops of a batch call [`checkpoint`], and a
-//! thread that takes turns gives its CPU back there once it has run for [`TURN_LENGTH`].
+//! thread that takes turns gives its CPU back there once it has run for [`TURN_LENGTH`]. A
+//! paced thread also keeps only its share of its CPU there while the executor sharing that CPU
+//! serves requests ([`pace`](mod@pace)).
 //!
-//! Why: the server's indexing threads run at a low priority on the CPUs of the executors that
+//! Why turns: the server's indexing threads run on the CPUs of the executors that
 //! answer searches. The kernel gives them their share of a busy CPU in whole scheduler ticks
 //! (4 ms on a kernel built with `HZ=250`): an executor that never sleeps is never woken, so
 //! nothing preempts an indexing thread once it has the CPU before the next tick, and the
@@ -26,17 +28,22 @@
 //! (`tuning/results/indexing-turns-2026-11-28.md`).
 //!
 //! Invariants:
-//! - a thread takes turns only after [`take_turns_on_this_thread`]; on any other thread (an
+//! - a thread takes turns only after [`take_turns_on_this_thread`] or
+//!   [`take_paced_turns_on_this_thread`], and is paced only after the latter; on any other thread (an
 //!   executor answering a search, a test) [`checkpoint`] does nothing but read a thread-local;
 //! - a check is cheap next to the work between two checks: callers place it once per
 //!   document, per key written or per word, or every [`ELEMENTS_PER_CHECK`] elements of a
 //!   loop over small ones, never per byte.
 
+pub mod pace;
 mod sort;
 
+pub use pace::{
+    CREDIT_MAX, Contention, PACE_CHECK_INTERVAL, Pacer, SLEEP_STEP_MAX, SLEEP_STEP_MIN,
+};
 pub use sort::{sort_by, sort_unstable, sort_unstable_by};
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 /// How long a thread that takes turns runs before it gives its CPU back.
@@ -46,14 +53,57 @@ pub const TURN_LENGTH: Duration = Duration::from_micros(250);
 /// checks: a few microseconds of work, so the check's clock read costs about 1 %.
 pub const ELEMENTS_PER_CHECK: usize = 1024;
 
+/// A paced thread's pacer, what it reads and when it last looked.
+struct Paced {
+    pacer: Pacer,
+    contention: Box<dyn Contention>,
+    last_check: Instant,
+}
+
 thread_local! {
     /// When this thread's turn started, if it takes turns.
     static TURN_STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// This thread's pacing, if it is paced (see [`pace`]).
+    static PACED: RefCell<Option<Paced>> = const { RefCell::new(None) };
 }
 
 /// Makes the calling thread take turns from now on.
 pub fn take_turns_on_this_thread() {
     TURN_STARTED.with(|started| started.set(Some(Instant::now())));
+}
+
+/// Makes the calling thread take turns and keep `pacer`'s share of its CPU while
+/// `contention` says the executor sharing it serves (see [`pace`]).
+pub fn take_paced_turns_on_this_thread(pacer: Pacer, contention: Box<dyn Contention>) {
+    PACED.with(|paced| {
+        *paced.borrow_mut() = Some(Paced {
+            pacer,
+            contention,
+            last_check: Instant::now(),
+        });
+    });
+    take_turns_on_this_thread();
+}
+
+/// Whether the calling thread is paced.
+pub fn is_paced() -> bool {
+    PACED.with(|paced| paced.borrow().is_some())
+}
+
+/// Paces the calling thread if it is paced and its last check is [`PACE_CHECK_INTERVAL`]
+/// old; answers whether it slept.
+fn pace_if_due(now: Instant) -> bool {
+    PACED.with(|paced| {
+        let mut paced = paced.borrow_mut();
+        let Some(paced) = paced.as_mut() else {
+            return false;
+        };
+        if now.saturating_duration_since(paced.last_check) < PACE_CHECK_INTERVAL {
+            return false;
+        }
+        paced.last_check = now;
+        pace::pace(&mut paced.pacer, &*paced.contention)
+    })
 }
 
 /// Starts a new turn for the calling thread, if it takes turns: a job that starts after the
@@ -66,14 +116,19 @@ pub fn start_turn() {
     });
 }
 
-/// Gives the CPU back if the calling thread takes turns and its turn ran out.
+/// Paces the calling thread if it is paced (it sleeps while its executor serves and its
+/// share is spent), and gives the CPU back if it takes turns and its turn ran out.
 #[inline]
 pub fn checkpoint() {
     TURN_STARTED.with(|started| {
         let Some(turn_started) = started.get() else {
             return;
         };
-        if turn_started.elapsed() >= TURN_LENGTH {
+        let now = Instant::now();
+        if pace_if_due(now) {
+            // It slept: the next turn starts now.
+            started.set(Some(Instant::now()));
+        } else if now.saturating_duration_since(turn_started) >= TURN_LENGTH {
             std::thread::yield_now();
             started.set(Some(Instant::now()));
         }
@@ -176,5 +231,52 @@ mod tests {
         })
         .join()
         .expect("the thread ends");
+    }
+}
+
+#[cfg(test)]
+mod paced_tests {
+    use std::time::{Duration, Instant};
+
+    use super::pace::thread_cpu_time;
+    use super::{Contention, Pacer, checkpoint, is_paced, take_paced_turns_on_this_thread};
+
+    /// An executor that never stops serving.
+    struct AlwaysServing;
+
+    impl Contention for AlwaysServing {
+        fn is_contended(&self) -> bool {
+            true
+        }
+
+        fn thread_cpu_time(&self) -> Duration {
+            thread_cpu_time()
+        }
+    }
+
+    #[test]
+    fn a_paced_thread_spinning_on_checkpoints_keeps_its_share_of_the_cpu() {
+        const PERCENT: u8 = 20;
+        const WALL: Duration = Duration::from_millis(300);
+        let (used, elapsed) = std::thread::spawn(|| {
+            take_paced_turns_on_this_thread(Pacer::percent(PERCENT), Box::new(AlwaysServing));
+            assert!(is_paced());
+            let (start, start_cpu) = (Instant::now(), thread_cpu_time());
+            while start.elapsed() < WALL {
+                checkpoint();
+            }
+            (thread_cpu_time() - start_cpu, start.elapsed())
+        })
+        .join()
+        .expect("the thread ends");
+        // At most the share, plus the initial credit and one check's work; a busy machine may
+        // give the thread less, never more.
+        let allowed = elapsed.as_secs_f64() * f64::from(PERCENT) / 100.0
+            + super::CREDIT_MAX.as_secs_f64()
+            + 0.005;
+        assert!(
+            used.as_secs_f64() <= allowed,
+            "used {used:?} of {elapsed:?}, allowed {allowed:.4} s"
+        );
     }
 }

@@ -7,6 +7,10 @@
 //! last task finished), and, when given the server's pid and data directory, its peak
 //! resident memory (`VmHWM`) and the data directory's size. The same command measures
 //! coresearch or a Meilisearch binary (`--url`).
+//!
+//! `--busy-processes N` keeps N other processes busy (each a shell spinning in a loop, at the
+//! harness's own nice value) from before the first payload until the last task finished: the
+//! host of a server that shares its CPUs with a backup, a log shipper or another service.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -50,6 +54,36 @@ struct Options {
     /// The server's data directory, to report its size.
     #[arg(long)]
     db_path: Option<PathBuf>,
+    /// Other processes kept busy while the documents are indexed.
+    #[arg(long, default_value_t = 0)]
+    busy_processes: usize,
+}
+
+/// Processes spinning on the CPUs until dropped.
+struct BusyProcesses(Vec<std::process::Child>);
+
+impl BusyProcesses {
+    fn start(count: usize) -> Result<BusyProcesses, String> {
+        let mut children = BusyProcesses(Vec::with_capacity(count));
+        for _ in 0..count {
+            let child = std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .map_err(|error| format!("a busy process did not start: {error}"))?;
+            children.0.push(child);
+        }
+        Ok(children)
+    }
+}
+
+impl Drop for BusyProcesses {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            // Already gone if it was killed from outside: nothing left to stop.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// One HTTP/1.1 exchange on a new connection; answers the status and the body.
@@ -190,17 +224,20 @@ fn wait_for_tasks(options: &Options) -> Result<(), String> {
 }
 
 fn run(options: &Options) -> Result<(), String> {
+    let busy = BusyProcesses::start(options.busy_processes)?;
     let started = Instant::now();
     let (documents, payloads) = send_payloads(options)?;
     let sent = started.elapsed();
     wait_for_tasks(options)?;
     let elapsed = started.elapsed();
+    drop(busy);
     let stats = get_json(options, &format!("/indexes/{}/stats", options.index))?;
     let stored = stats["numberOfDocuments"].as_u64().unwrap_or(0);
     println!(
-        "dataset={} batch={} documents={documents} payloads={payloads} stored={stored}",
+        "dataset={} batch={} documents={documents} payloads={payloads} stored={stored} busy_processes={}",
         options.dataset.display(),
-        options.batch
+        options.batch,
+        options.busy_processes
     );
     println!(
         "sent_in={:.2}s finished_in={:.2}s documents_per_second={:.0}",

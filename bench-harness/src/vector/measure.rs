@@ -12,16 +12,7 @@ pub fn seconds(start: Instant) -> f64 {
 /// CPU seconds this thread has run (immune to time spent waiting for a core on a loaded
 /// machine, unlike the wall clock).
 pub fn thread_cpu_seconds() -> f64 {
-    let mut time = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `time` is a valid, writable timespec; the clock id is a constant Linux knows.
-    let outcome = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) };
-    if outcome != 0 {
-        return 0.0;
-    }
-    time.tv_sec as f64 + time.tv_nsec as f64 * 1e-9
+    turns::pace::thread_cpu_time().as_secs_f64()
 }
 
 /// The `fraction` percentile of `values` (sorted copy), in the values' unit.
