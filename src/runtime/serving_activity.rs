@@ -174,7 +174,7 @@ mod tests {
     const TEST_CPU: usize = CPU_SLOTS - 1;
 
     #[test]
-    fn a_serving_poll_marks_its_cpu_while_it_runs_and_shortly_after() {
+    fn a_serving_poll_marks_its_cpu_while_it_runs_and_not_once_the_memory_has_passed() {
         let seen_inside = std::thread::spawn(|| {
             serve_on_cpu(TEST_CPU);
             let mut inside = None;

@@ -38,9 +38,7 @@
 pub mod pace;
 mod sort;
 
-pub use pace::{
-    CREDIT_MAX, Contention, PACE_CHECK_INTERVAL, Pacer, SLEEP_STEP_MAX, SLEEP_STEP_MIN,
-};
+pub use pace::{Contention, Pacer};
 pub use sort::{sort_by, sort_unstable, sort_unstable_by};
 
 use std::cell::{Cell, RefCell};
@@ -90,7 +88,7 @@ pub fn is_paced() -> bool {
     PACED.with(|paced| paced.borrow().is_some())
 }
 
-/// Paces the calling thread if it is paced and its last check is [`PACE_CHECK_INTERVAL`]
+/// Paces the calling thread if it is paced and its last check is [`pace::PACE_CHECK_INTERVAL`]
 /// old; answers whether it slept.
 fn pace_if_due(now: Instant) -> bool {
     PACED.with(|paced| {
@@ -98,7 +96,7 @@ fn pace_if_due(now: Instant) -> bool {
         let Some(paced) = paced.as_mut() else {
             return false;
         };
-        if now.saturating_duration_since(paced.last_check) < PACE_CHECK_INTERVAL {
+        if now.saturating_duration_since(paced.last_check) < pace::PACE_CHECK_INTERVAL {
             return false;
         }
         paced.last_check = now;
@@ -272,7 +270,7 @@ mod paced_tests {
         // At most the share, plus the initial credit and one check's work; a busy machine may
         // give the thread less, never more.
         let allowed = elapsed.as_secs_f64() * f64::from(PERCENT) / 100.0
-            + super::CREDIT_MAX.as_secs_f64()
+            + super::pace::CREDIT_MAX.as_secs_f64()
             + 0.005;
         assert!(
             used.as_secs_f64() <= allowed,
