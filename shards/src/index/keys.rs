@@ -8,6 +8,7 @@
 use roaring::RoaringBitmap;
 use storage_engine::ReadTransaction;
 
+use super::short_list;
 use super::trees::FIELDS_TREE;
 
 use crate::error::{ShardError, ShardResult};
@@ -131,17 +132,22 @@ pub fn string_of_key(key: &[u8]) -> ShardResult<&str> {
 
 /// Bytes of a stored bitmap holding one id: the id alone (u32 BE). Most keys of the word
 /// indexes hold one document, and a roaring serialization of one id takes 18 bytes; it is
-/// never this short (its header alone takes 8), so both forms read back unambiguously.
-const SINGLE_ID_BYTES: usize = 4;
+/// never this short (its header alone takes 8), nor is a short list, so every form reads back
+/// unambiguously.
+pub const SINGLE_ID_BYTES: usize = 4;
 
-/// Appends `bitmap`'s stored form to `bytes`: the id alone when it holds one, else its
-/// roaring serialization.
+/// Appends `bitmap`'s stored form to `bytes`: the id alone when it holds one, else the
+/// shorter of its short list ([`super::short_list`]) and its roaring serialization.
 pub fn write_bitmap(bitmap: &RoaringBitmap, bytes: &mut Vec<u8>) {
     if let (1, Some(id)) = (bitmap.len(), bitmap.min()) {
         bytes.extend_from_slice(&single_id_bytes(id));
         return;
     }
-    bytes.reserve(bitmap.serialized_size());
+    let roaring_bytes = bitmap.serialized_size();
+    if short_list::encode(bitmap, roaring_bytes, bytes) {
+        return;
+    }
+    bytes.reserve(roaring_bytes);
     bitmap
         .serialize_into(bytes)
         .expect("writing into a Vec cannot fail");
@@ -173,6 +179,9 @@ pub fn decode_bitmap(bytes: &[u8]) -> ShardResult<RoaringBitmap> {
         let mut bitmap = RoaringBitmap::new();
         bitmap.insert(single);
         return Ok(bitmap);
+    }
+    if short_list::is_short_list(bytes) {
+        return short_list::decode(bytes).ok_or_else(|| ShardError::corrupted("short id list"));
     }
     RoaringBitmap::deserialize_unchecked_from(bytes)
         .map_err(|_| ShardError::corrupted("roaring bitmap"))
@@ -284,7 +293,7 @@ mod tests {
             if ids.len() == 1 {
                 assert_eq!(bytes, ids[0].to_be_bytes());
             } else {
-                assert!(bytes.len() > SINGLE_ID_BYTES, "{ids:?}");
+                assert_ne!(bytes.len(), SINGLE_ID_BYTES, "{ids:?}");
             }
             assert_eq!(decode_bitmap(&bytes).expect("decodes"), bitmap);
             let entry = encode_string_entry("Blue", &bitmap);

@@ -4,6 +4,7 @@
 //! - [`trees`]: every tree name, the groups of trees emptied or rebuilt together, and the
 //!   records of `meta`;
 //! - [`keys`]: internal ids, field ids, facet keys and values, geo points and stored bitmaps;
+//! - [`short_list`]: the short form of a stored bitmap of a few ids (varint distances);
 //! - [`stored_bitmap`]: a stored bitmap read in place (intersections and counts without
 //!   decoding it);
 //! - [`inverted`]: the keys of the inverted index's trees (word ‖ `0xFF` ‖ suffix), field
@@ -24,5 +25,6 @@ pub mod document_codec;
 pub mod inverted;
 pub mod keys;
 pub mod position_chunks;
+pub mod short_list;
 pub mod stored_bitmap;
 pub mod trees;

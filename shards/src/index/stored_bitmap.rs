@@ -12,7 +12,8 @@
 //! (`PROBES_PER_STORED_ID_MAX`).
 //!
 //! The stored forms are those of [`super::keys::write_bitmap`]: one id alone (u32 big-endian),
-//! or the roaring serialization (with or without run containers; offsets present for four
+//! a short list of a few ids ([`super::short_list`], decoded: it holds at most 128), or the
+//! roaring serialization (with or without run containers; offsets present for four
 //! containers or more in the run form, always in the other).
 //!
 //! Invariants: [`intersection_within`] equals `decode_bitmap(bytes) & within` and
@@ -22,15 +23,14 @@
 
 use roaring::RoaringBitmap;
 
-use super::keys::decode_bitmap;
+use super::keys::{SINGLE_ID_BYTES, decode_bitmap};
+use super::short_list;
 use crate::error::{ShardError, ShardResult};
 
 /// Probe the stored bytes (rather than decode them) while the wanted set has at most one id
 /// for this many stored ids: a probe costs a few comparisons, a decoded id about one copy.
 const PROBES_PER_STORED_ID_MAX: u64 = 16;
 
-/// Bytes of a stored bitmap holding one id (see [`super::keys::write_bitmap`]).
-const SINGLE_ID_BYTES: usize = 4;
 /// The cookie of the serialization without run containers (followed by the container count).
 const COOKIE_WITHOUT_RUNS: u32 = 12_346;
 /// The cookie of the serialization with run containers (low 16 bits; the high 16 bits hold
@@ -60,6 +60,9 @@ pub fn intersection_within(bytes: &[u8], within: &RoaringBitmap) -> ShardResult<
 
 /// The number of ids a stored bitmap holds, from its header (nothing is decoded).
 pub fn stored_len(bytes: &[u8]) -> ShardResult<u64> {
+    if let Some(ids) = short_list::len(bytes) {
+        return Ok(ids);
+    }
     Ok(StoredBitmap::parse(bytes)?.map_or(1, |stored| stored.cardinality))
 }
 
@@ -130,9 +133,10 @@ fn u32_at(bytes: &[u8], offset: usize) -> ShardResult<u32> {
 }
 
 impl<'a> StoredBitmap<'a> {
-    /// The header of `bytes`; `None` for the one-id form (decoding it costs nothing).
+    /// The header of `bytes`; `None` for the one-id form and for a short list (decoding them
+    /// costs little).
     fn parse(bytes: &'a [u8]) -> ShardResult<Option<StoredBitmap<'a>>> {
-        if bytes.len() == SINGLE_ID_BYTES {
+        if bytes.len() == SINGLE_ID_BYTES || short_list::is_short_list(bytes) {
             return Ok(None);
         }
         let cookie = u32_at(bytes, 0)?;
@@ -389,7 +393,13 @@ mod tests {
             RoaringBitmap::from_iter([123_456]),
             RoaringBitmap::new(),
             RoaringBitmap::from_iter([0, 65_535, 65_536, u32::MAX]),
+            RoaringBitmap::from_iter([5, 70_000, 123_456, 499_999]),
         ];
+        let short_lists = all
+            .iter()
+            .filter(|bitmap| short_list::is_short_list(&encode_bitmap(bitmap)))
+            .count();
+        assert_eq!(short_lists, 2, "two sets are stored as short lists");
         for bitmap in [&ranges, &mixed] {
             let mut runs = bitmap.clone();
             runs.optimize();
