@@ -4,11 +4,13 @@
 //! Invariants: a `NodeBuffer` is always a valid page per `layout.rs` (apart from the
 //! checksum, set at commit); `cell_start` is the lowest byte of the cell area and
 //! `garbage` counts dead cell bytes below no slot, reclaimed by compaction; child
-//! pointers to dirty children carry a stale checksum until the commit fills it in.
+//! pointers to dirty children carry a stale checksum until the commit fills it in; a dirty
+//! leaf is always of compact cells (`leaf_cell.rs`): a wide leaf is converted when loaded.
 
 use crate::error::Result;
-use crate::page_store::bytes::{read_u16, read_u32, read_u64, write_u16, write_u32, write_u64};
+use crate::page_store::bytes::{read_u16, read_u64, write_u16, write_u64};
 use crate::page_store::layout::*;
+use crate::page_store::leaf_cell::{self, LeafFormat};
 use crate::page_store::page::{PageView, Pointer, ValueSlot};
 
 /// Where a replaced or removed value lived: all the editor needs to free its pages.
@@ -35,7 +37,7 @@ impl StoredValue {
     }
 }
 
-/// Encodes a leaf cell for `key` and `value`.
+/// Encodes a leaf cell for `key` and `value` (compact: dirty leaves are always compact).
 pub fn leaf_cell(key: &[u8], value: ValueSlot<'_>) -> Vec<u8> {
     let mut cell = Vec::new();
     append_leaf_cell(&mut cell, key, value);
@@ -44,29 +46,7 @@ pub fn leaf_cell(key: &[u8], value: ValueSlot<'_>) -> Vec<u8> {
 
 /// Appends the leaf cell for `key` and `value` to `out`.
 pub fn append_leaf_cell(out: &mut Vec<u8>, key: &[u8], value: ValueSlot<'_>) {
-    let value_bytes = match value {
-        ValueSlot::Inline(bytes) => bytes.len(),
-        ValueSlot::Overflow { .. } => OVERFLOW_REFERENCE_BYTES,
-    };
-    let start = out.len();
-    out.resize(start + LEAF_CELL_HEADER_BYTES + key.len() + value_bytes, 0);
-    let cell = &mut out[start..];
-    write_u16(cell, LEAF_CELL_KEY_LENGTH_OFFSET, key_length(key));
-    let key_end = LEAF_CELL_HEADER_BYTES + key.len();
-    cell[LEAF_CELL_HEADER_BYTES..key_end].copy_from_slice(key);
-    match value {
-        ValueSlot::Inline(bytes) => {
-            cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_INLINE;
-            let length = u32::try_from(bytes.len()).expect("inline values fit a page");
-            write_u32(cell, LEAF_CELL_VALUE_LENGTH_OFFSET, length);
-            cell[key_end..].copy_from_slice(bytes);
-        }
-        ValueSlot::Overflow { pointer, length } => {
-            cell[LEAF_CELL_TAG_OFFSET] = VALUE_TAG_OVERFLOW;
-            write_pointer(cell, key_end + OVERFLOW_REFERENCE_PAGE_OFFSET, pointer);
-            write_u64(cell, key_end + OVERFLOW_REFERENCE_LENGTH_OFFSET, length);
-        }
-    }
+    leaf_cell::append_compact(out, key, value);
 }
 
 /// Encodes a branch cell: separator `key` and the child right of it.
@@ -78,15 +58,15 @@ pub fn branch_cell(key: &[u8], child: Pointer) -> Vec<u8> {
     cell
 }
 
-/// The key of a raw leaf or branch cell.
+/// The key of a raw leaf or branch cell (a leaf cell of a dirty node, so compact).
 pub fn cell_key(cell: &[u8], leaf: bool) -> &[u8] {
+    if leaf {
+        let parts = leaf_cell::parse(cell, 0, LeafFormat::Compact)
+            .expect("dirty nodes hold well-formed compact cells");
+        return &cell[parts.key];
+    }
     let length = usize::from(read_u16(cell, 0).expect("cells start with their key length"));
-    let start = if leaf {
-        LEAF_CELL_HEADER_BYTES
-    } else {
-        BRANCH_CELL_HEADER_BYTES
-    };
-    &cell[start..start + length]
+    &cell[BRANCH_CELL_HEADER_BYTES..BRANCH_CELL_HEADER_BYTES + length]
 }
 
 /// The child pointer of a raw branch cell.
@@ -125,7 +105,7 @@ impl NodeBuffer {
             garbage: 0,
         };
         match first_child {
-            None => node.bytes[PAGE_KIND_OFFSET] = KIND_LEAF,
+            None => node.bytes[PAGE_KIND_OFFSET] = KIND_COMPACT_LEAF,
             Some(child) => {
                 node.bytes[PAGE_KIND_OFFSET] = KIND_BRANCH;
                 write_pointer(&mut node.bytes, BRANCH_FIRST_CHILD_PAGE_OFFSET, child);
@@ -139,7 +119,11 @@ impl NodeBuffer {
     }
 
     /// A copy of a verified page, holes included (they are reclaimed when space is needed).
+    /// A leaf of wide cells is encoded again compact, so that a dirty leaf is always compact.
     pub fn from_view(view: &PageView<'_>, page_bytes: usize) -> Result<NodeBuffer> {
+        if view.is_leaf() && view.leaf_format() == LeafFormat::Wide {
+            return NodeBuffer::compact_from_wide(view, page_bytes);
+        }
         let mut cell_start = page_bytes;
         let mut live = 0;
         for index in 0..view.count() {
@@ -157,6 +141,32 @@ impl NodeBuffer {
         })
     }
 
+    /// The compact leaf holding a wide leaf's entries (never larger: see `layout.rs`).
+    fn compact_from_wide(view: &PageView<'_>, page_bytes: usize) -> Result<NodeBuffer> {
+        let mut encoded = Vec::with_capacity(page_bytes);
+        let mut ends = Vec::with_capacity(view.count());
+        for index in 0..view.count() {
+            view.append_compact_cell(index, &mut encoded)?;
+            ends.push(encoded.len());
+        }
+        let mut start = 0;
+        let cells: Vec<&[u8]> = ends
+            .iter()
+            .map(|&end| {
+                let cell = &encoded[start..end];
+                start = end;
+                cell
+            })
+            .collect();
+        let node = NodeBuffer::build(page_bytes, None, &cells);
+        assert_eq!(
+            node.count(),
+            view.count(),
+            "a wide leaf's entries fit compact"
+        );
+        Ok(node)
+    }
+
     /// A view of this buffer as page `page`.
     pub fn view(&self, page: u64) -> Result<PageView<'_>> {
         PageView::new(page, &self.bytes)
@@ -172,9 +182,9 @@ impl NodeBuffer {
         self.bytes
     }
 
-    /// Whether this is a leaf.
+    /// Whether this is a leaf (a dirty leaf is always compact).
     pub fn is_leaf(&self) -> bool {
-        self.bytes[PAGE_KIND_OFFSET] == KIND_LEAF
+        self.bytes[PAGE_KIND_OFFSET] == KIND_COMPACT_LEAF
     }
 
     /// Entries of a leaf, separators of a branch.
@@ -197,17 +207,13 @@ impl NodeBuffer {
     }
 
     fn cell_length_at(&self, offset: usize) -> usize {
-        let key_length = usize::from(read_u16(&self.bytes, offset).expect("cell in page"));
-        if !self.is_leaf() {
-            return BRANCH_CELL_HEADER_BYTES + key_length;
+        if self.is_leaf() {
+            let parts = leaf_cell::parse(&self.bytes, offset, LeafFormat::Compact)
+                .expect("dirty nodes hold well-formed compact cells");
+            return parts.end - offset;
         }
-        let value_length = if self.bytes[offset + LEAF_CELL_TAG_OFFSET] == VALUE_TAG_INLINE {
-            read_u32(&self.bytes, offset + LEAF_CELL_VALUE_LENGTH_OFFSET).expect("cell in page")
-                as usize
-        } else {
-            OVERFLOW_REFERENCE_BYTES
-        };
-        LEAF_CELL_HEADER_BYTES + key_length + value_length
+        let key_length = usize::from(read_u16(&self.bytes, offset).expect("cell in page"));
+        BRANCH_CELL_HEADER_BYTES + key_length
     }
 
     /// Raw bytes of cell `index`.

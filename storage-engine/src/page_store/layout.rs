@@ -14,8 +14,12 @@ pub const PAGE_BYTES_MAX: usize = 65536;
 pub const MAGIC: [u8; 8] = *b"CSPAGES1";
 /// Version of the file format; bumped on any incompatible change. Version 1 kept the free
 /// list as a chain of pages rewritten whole at each commit; version 2 keeps it as a tree of
-/// free-page records (`free_list.rs`). Files of another version are refused at open.
-pub const FORMAT_VERSION: u32 = 2;
+/// free-page records (`free_list.rs`); version 3 adds leaf pages of compact cells
+/// (`leaf_cell.rs`). A file of version 2 is read and turns version 3 at its next commit;
+/// files of another version are refused at open.
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build reads (a file of it holds only wide leaves).
+pub const FORMAT_VERSION_READABLE_MIN: u32 = 2;
 
 /// Page number of commit slot 0; slot 1 is page 1. Page 0 is never a tree page, so 0 is
 /// also the "no page" pointer.
@@ -54,6 +58,9 @@ pub const PAGE_HEADER_BYTES: usize = PAGE_PADDING_OFFSET + 4;
 pub const KIND_LEAF: u8 = 1;
 pub const KIND_BRANCH: u8 = 2;
 pub const KIND_OVERFLOW: u8 = 3;
+/// A leaf page of compact cells (`leaf_cell.rs`); [`KIND_LEAF`] pages hold wide cells. (Kind
+/// 4 was the version-1 free-list page.)
+pub const KIND_COMPACT_LEAF: u8 = 5;
 
 /// Each slot is the `u16` offset of a cell within its page.
 pub const SLOT_BYTES: usize = 2;
@@ -111,14 +118,47 @@ pub const fn cell_bytes_max(page_bytes: usize) -> usize {
     (page_bytes - BRANCH_SLOTS_OFFSET) / 4
 }
 
-/// Bytes a leaf cell takes with its slot, the value inline.
+/// The value word of a compact leaf cell that stands for an overflow reference (an inline
+/// value's word is its length shifted left by one, so always even).
+pub const COMPACT_OVERFLOW_WORD: u64 = 1;
+/// Bytes of a compact cell's key length at most (a varint of at most [`KEY_BYTES_MAX`]).
+pub const KEY_LENGTH_VARINT_MAX: usize = 2;
+/// Bytes of a compact cell's value word at most (an inline value is shorter than a page).
+pub const VALUE_WORD_VARINT_MAX: usize = 3;
+/// The bits of a LEB128 varint byte that carry the number, their count, and the bit set on
+/// every byte but the last.
+pub const VARINT_PAYLOAD: u64 = 0x7F;
+pub const VARINT_PAYLOAD_BITS: u32 = 7;
+pub const VARINT_CONTINUES: u64 = 0x80;
+
+/// Bytes of the LEB128 varint of `value`.
+pub const fn varint_bytes(mut value: u64) -> usize {
+    let mut bytes = 1;
+    while value >= VARINT_CONTINUES {
+        value >>= VARINT_PAYLOAD_BITS;
+        bytes += 1;
+    }
+    bytes
+}
+
+/// Bytes of a compact leaf cell (without its slot) for a key of `key_bytes` and an inline
+/// value of `inline_value_bytes`, or an overflow reference when `None`.
+pub const fn compact_cell_bytes(key_bytes: usize, inline_value_bytes: Option<usize>) -> usize {
+    let (value_word, value_bytes) = match inline_value_bytes {
+        Some(bytes) => ((bytes as u64) << 1, bytes),
+        None => (COMPACT_OVERFLOW_WORD, OVERFLOW_REFERENCE_BYTES),
+    };
+    varint_bytes(key_bytes as u64) + varint_bytes(value_word) + key_bytes + value_bytes
+}
+
+/// Bytes a leaf cell takes with its slot, the value inline (cells are written compact).
 pub const fn leaf_inline_cell_bytes(key_bytes: usize, value_bytes: usize) -> usize {
-    SLOT_BYTES + LEAF_CELL_HEADER_BYTES + key_bytes + value_bytes
+    SLOT_BYTES + compact_cell_bytes(key_bytes, Some(value_bytes))
 }
 
 /// Bytes a leaf cell takes with its slot, the value in an overflow run.
 pub const fn leaf_overflow_cell_bytes(key_bytes: usize) -> usize {
-    SLOT_BYTES + LEAF_CELL_HEADER_BYTES + key_bytes + OVERFLOW_REFERENCE_BYTES
+    SLOT_BYTES + compact_cell_bytes(key_bytes, None)
 }
 
 /// Whether a value is stored inline in its leaf cell (else in an overflow run).
@@ -154,6 +194,13 @@ const _: () = assert!(
     "a free-page record is always inline"
 );
 const _: () = assert!(LEAF_CELL_HEADER_BYTES == 7);
+const _: () = assert!(varint_bytes(KEY_BYTES_MAX as u64) <= KEY_LENGTH_VARINT_MAX);
+const _: () = assert!(varint_bytes((PAGE_BYTES_MAX as u64) << 1) <= VALUE_WORD_VARINT_MAX);
+const _: () = assert!(
+    compact_cell_bytes(KEY_BYTES_MAX, None)
+        <= LEAF_CELL_HEADER_BYTES + KEY_BYTES_MAX + OVERFLOW_REFERENCE_BYTES,
+    "a wide cell converted to a compact one never grows"
+);
 const _: () = assert!(BRANCH_CELL_HEADER_BYTES == 18);
 const _: () = assert!(OVERFLOW_REFERENCE_BYTES == 24);
 const _: () = assert!(CATALOG_VALUE_BYTES == 24);

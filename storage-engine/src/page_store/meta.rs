@@ -110,10 +110,10 @@ pub fn decode(bytes: &[u8], page_bytes: usize) -> SlotContent {
     }
     let field = |offset| read_u64(covered, offset).unwrap_or_default();
     match read_u32(covered, META_VERSION_OFFSET) {
-        Some(FORMAT_VERSION) => {}
-        Some(version) if version < FORMAT_VERSION => {
+        Some(version) if (FORMAT_VERSION_READABLE_MIN..=FORMAT_VERSION).contains(&version) => {}
+        Some(version) if version < FORMAT_VERSION_READABLE_MIN => {
             return SlotContent::Incompatible(
-                "file of an older format version (free list as a page chain); this build reads only format version 2: rebuild the file",
+                "file of an older format version (free list as a page chain); this build reads only format versions 2 and 3: rebuild the file",
             );
         }
         _ => return SlotContent::Incompatible("file of a newer or unknown format version"),

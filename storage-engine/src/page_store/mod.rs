@@ -4,6 +4,7 @@
 //! - `layout`: every offset, size and limit of the file format, as named constants checked by
 //!   `const` assertions (`DESIGN.md` draws them);
 //! - `bytes`, `checksum`: little-endian fields and the page-number-seeded xxh3 checksums;
+//! - `leaf_cell`: the wide and compact encodings of a leaf cell;
 //! - `page`: read-only views of leaf and branch pages, and the pointers (page + checksum)
 //!   that name them;
 //! - `pager`: verified access to pages through the `io::PageIo` mapping;
@@ -24,6 +25,7 @@
 pub mod bytes;
 pub mod checksum;
 pub mod layout;
+pub mod leaf_cell;
 pub mod meta;
 pub mod page;
 pub mod page_buffers;

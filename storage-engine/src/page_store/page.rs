@@ -8,8 +8,9 @@
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
-use crate::page_store::bytes::{read_u16, read_u32, read_u64};
+use crate::page_store::bytes::{read_u16, read_u64};
 use crate::page_store::layout::*;
+use crate::page_store::leaf_cell::{self, CellParts, LeafFormat};
 
 /// A pointer to a page, with the checksum the page must carry (a Merkle link).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub struct PageView<'a> {
     page: u64,
     bytes: &'a [u8],
     leaf: bool,
+    /// How a leaf's cells are encoded (`Compact` for a branch, where it means nothing).
+    format: LeafFormat,
     count: usize,
 }
 
@@ -49,9 +52,9 @@ impl<'a> PageView<'a> {
         let kind = *bytes
             .get(PAGE_KIND_OFFSET)
             .ok_or(Error::corrupted(page, "short page"))?;
-        let leaf = match kind {
-            KIND_LEAF => true,
-            KIND_BRANCH => false,
+        let (leaf, format) = match (kind, LeafFormat::of_kind(kind)) {
+            (_, Some(format)) => (true, format),
+            (KIND_BRANCH, None) => (false, LeafFormat::Compact),
             _ => return Err(Error::corrupted(page, "not a tree page")),
         };
         let count = usize::from(
@@ -69,6 +72,7 @@ impl<'a> PageView<'a> {
             page,
             bytes,
             leaf,
+            format,
             count,
         })
     }
@@ -81,6 +85,11 @@ impl<'a> PageView<'a> {
     /// Whether this is a leaf.
     pub fn is_leaf(&self) -> bool {
         self.leaf
+    }
+
+    /// How this leaf's cells are encoded.
+    pub fn leaf_format(&self) -> LeafFormat {
+        self.format
     }
 
     /// Entries of a leaf, or keys of a branch (which has `count + 1` children).
@@ -122,13 +131,17 @@ impl<'a> PageView<'a> {
             return Err(self.corrupted("key index past the count"));
         }
         let cell = self.cell(index)?;
+        if self.leaf {
+            let parts = self.leaf_parts(cell)?;
+            return Ok(&self.bytes[parts.key]);
+        }
         let length = read_u16(self.bytes, cell).ok_or(self.corrupted("cell past the page"))?;
-        let header = if self.leaf {
-            LEAF_CELL_HEADER_BYTES
-        } else {
-            BRANCH_CELL_HEADER_BYTES
-        };
-        self.slice(cell + header, usize::from(length))
+        self.slice(cell + BRANCH_CELL_HEADER_BYTES, usize::from(length))
+    }
+
+    /// The parts of the leaf cell at offset `cell`, checked to lie in the page.
+    fn leaf_parts(&self, cell: usize) -> Result<CellParts> {
+        leaf_cell::parse(self.bytes, cell, self.format).ok_or(self.corrupted("malformed leaf cell"))
     }
 
     /// Value of leaf entry `index`.
@@ -141,39 +154,23 @@ impl<'a> PageView<'a> {
         if !self.leaf || index >= self.count {
             return Err(self.corrupted("value index past the count"));
         }
-        let cell = self.cell(index)?;
-        let key_length = usize::from(
-            read_u16(self.bytes, cell + LEAF_CELL_KEY_LENGTH_OFFSET)
-                .ok_or(self.corrupted("cell past the page"))?,
-        );
-        let tag = *self
-            .bytes
-            .get(cell + LEAF_CELL_TAG_OFFSET)
+        let parts = self.leaf_parts(self.cell(index)?)?;
+        let value = parts
+            .value_slot(self.bytes)
             .ok_or(self.corrupted("short cell"))?;
-        let key_start = cell + LEAF_CELL_HEADER_BYTES;
-        let key = self.slice(key_start, key_length)?;
-        let value_start = key_start + key_length;
-        let value = match tag {
-            VALUE_TAG_INLINE => {
-                let length = read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
-                    .ok_or(self.corrupted("cell past the page"))?;
-                let length = usize::try_from(length).map_err(|_| self.corrupted("value length"))?;
-                ValueSlot::Inline(self.slice(value_start, length)?)
-            }
-            VALUE_TAG_OVERFLOW => {
-                let reference = self.slice(value_start, OVERFLOW_REFERENCE_BYTES)?;
-                let read = |offset| read_u64(reference, offset).ok_or(self.corrupted("short cell"));
-                ValueSlot::Overflow {
-                    pointer: Pointer {
-                        page: read(OVERFLOW_REFERENCE_PAGE_OFFSET)?,
-                        checksum: read(OVERFLOW_REFERENCE_CHECKSUM_OFFSET)?,
-                    },
-                    length: read(OVERFLOW_REFERENCE_LENGTH_OFFSET)?,
-                }
-            }
-            _ => return Err(self.corrupted("unknown value tag")),
-        };
-        Ok((key, value))
+        Ok((&self.bytes[parts.key], value))
+    }
+
+    /// Appends leaf entry `index` to `out` as a compact cell: its bytes when the page is
+    /// compact, else the same entry encoded again.
+    pub fn append_compact_cell(&self, index: usize, out: &mut Vec<u8>) -> Result<()> {
+        if self.format == LeafFormat::Compact {
+            out.extend_from_slice(self.raw_cell(index)?);
+            return Ok(());
+        }
+        let (key, value) = self.entry(index)?;
+        leaf_cell::append_compact(out, key, value);
+        Ok(())
     }
 
     /// Child `index` (0..=count) of a branch.
@@ -216,25 +213,14 @@ impl<'a> PageView<'a> {
             return Err(self.corrupted("cell index past the count"));
         }
         let cell = self.cell(index)?;
-        let key_length =
-            usize::from(read_u16(self.bytes, cell).ok_or(self.corrupted("short cell"))?);
-        let length = if self.leaf {
-            let tag = *self
-                .bytes
-                .get(cell + LEAF_CELL_TAG_OFFSET)
-                .ok_or(self.corrupted("short cell"))?;
-            let value_length = match tag {
-                VALUE_TAG_INLINE => read_u32(self.bytes, cell + LEAF_CELL_VALUE_LENGTH_OFFSET)
-                    .and_then(|length| usize::try_from(length).ok())
-                    .ok_or(self.corrupted("short cell"))?,
-                VALUE_TAG_OVERFLOW => OVERFLOW_REFERENCE_BYTES,
-                _ => return Err(self.corrupted("unknown value tag")),
-            };
-            LEAF_CELL_HEADER_BYTES + key_length + value_length
+        let end = if self.leaf {
+            self.leaf_parts(cell)?.end
         } else {
-            BRANCH_CELL_HEADER_BYTES + key_length
+            let key_length =
+                usize::from(read_u16(self.bytes, cell).ok_or(self.corrupted("short cell"))?);
+            cell + BRANCH_CELL_HEADER_BYTES + key_length
         };
-        self.slice(cell, length)
+        self.slice(cell, end - cell)
     }
 
     /// Bytes the page's live content takes: header, slots and cells.

@@ -79,9 +79,11 @@ struct Run {
 }
 
 impl Run {
-    fn push(&mut self, cell: &[u8]) {
-        self.bytes.extend_from_slice(cell);
+    /// Appends entry `index` of the input leaf `view`, as a compact cell.
+    fn push_entry_of(&mut self, view: &PageView<'_>, index: usize) -> Result<()> {
+        view.append_compact_cell(index, &mut self.bytes)?;
         self.ends.push(self.bytes.len());
+        Ok(())
     }
 
     fn cell(&self, index: usize) -> &[u8] {
@@ -194,7 +196,7 @@ impl<'t> MergeWriter<'t> {
         let view = PageView::new(leaf.input_page, &leaf.input)?;
         let found = first_at_or_above(&view, leaf.next, key)?;
         for index in leaf.next..found {
-            self.run.push(view.raw_cell(index)?);
+            self.run.push_entry_of(&view, index)?;
         }
         leaf.next = found;
         if found < leaf.count && view.key(found)? == key {
@@ -357,7 +359,7 @@ impl<'t> MergeWriter<'t> {
         if leaf.count > leaf.next {
             let view = PageView::new(leaf.input_page, &leaf.input)?;
             for index in leaf.next..leaf.count {
-                self.run.push(view.raw_cell(index)?);
+                self.run.push_entry_of(&view, index)?;
             }
             leaf.next = leaf.count;
         }

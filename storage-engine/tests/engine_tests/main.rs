@@ -7,6 +7,7 @@ mod common;
 mod basics;
 mod corruption;
 mod crash_simulation;
+mod format_upgrade;
 mod kill;
 mod leaf_cache;
 mod merge_writer;
