@@ -1,5 +1,5 @@
 //! The one place that reads command-line flags, environment variables and the configuration
-//! file (DESIGN.md §10 rule 9). Everything else receives a [`Config`] and its typed fields.
+//! file (ARCHITECTURE.md §10 rule 9). Everything else receives a [`Config`] and its typed fields.
 //!
 //! Every Meilisearch v1.41 option is accepted with the same flag, the same `MEILI_*`
 //! variable, the same default and the same parsing, plus coresearch's own `--cores`,

@@ -1,6 +1,6 @@
 //! coresearch: a thread-per-core search server that speaks the Meilisearch HTTP API.
 //!
-//! Layout, top to bottom (see DESIGN.md §1 and the README's layout table):
+//! Layout, top to bottom (see ARCHITECTURE.md §1 and the README's layout table):
 //! - `backups` makes a data directory from a dump at start (`--import-dump`), before the
 //!   server opens it, on `server` (which indexes the dump) and `tasks` (the dump format);
 //! - `server` is the composition root: it starts the cores and wires every part;

@@ -1,4 +1,4 @@
-//! Latency classes (DESIGN.md §2): on every core, serving requests comes before indexing.
+//! Latency classes (ARCHITECTURE.md §2.3): on every core, serving requests comes before indexing.
 //!
 //! Each core runs its work in two glommio task queues. The serving queue is the executor's
 //! default queue: connections, searches, document reads and task reads run there. The

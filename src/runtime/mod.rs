@@ -6,9 +6,10 @@
 //!
 //! Invariants:
 //! - core `i` runs on CPU `cpus[i]` and never migrates;
-//! - core 0 is the control core (see DESIGN.md §2);
-//! - no state is shared between cores except the shutdown flag and the open connection
-//!   counts ([`connection_balance`]), atomics.
+//! - core 0 is the control core (see ARCHITECTURE.md §2.1);
+//! - the runtime shares between cores only atomics: the shutdown flag, the open connection
+//!   counts ([`connection_balance`]) and the per-CPU serving slots; what the rest of the
+//!   server shares is listed in ARCHITECTURE.md §3.
 
 pub mod analysis_thread;
 pub mod blocking;

@@ -1,6 +1,6 @@
 //! Process shutdown: SIGINT and SIGTERM set one flag; every core watches it.
 //!
-//! The flag is the only state shared between cores. Each core polls it every
+//! The flag is an atomic every core reads (ARCHITECTURE.md §3). Each core polls it every
 //! [`SHUTDOWN_POLL_INTERVAL`], so a signal is noticed by every core within that interval,
 //! without any cross-thread wake-up machinery on the hot path.
 

@@ -1,5 +1,5 @@
 //! What the kernel counts for the calling thread: here its major page faults, the reads a
-//! core had to wait for because a page of a memory map was not in memory (DESIGN.md §2: a
+//! core had to wait for because a page of a memory map was not in memory (ARCHITECTURE.md §2.4: a
 //! major fault stalls the core's every request).
 //!
 //! Invariant: called on a core's executor thread, it answers that core's own figure.

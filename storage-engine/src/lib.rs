@@ -45,9 +45,7 @@
 //! and `WriteTransaction` implement, and the file backends (`VectorBackends`, `FileBackends`,
 //! `vector_file_paths`).
 //!
-//! Nothing in the server calls the vector store yet: neither the `shards` crate nor the server
-//! crate names `storage_engine::vector`; only `bench-harness` and this crate's tests use it.
-//! The `shards` crate is to be its first caller, through `vector::Graph`.
+//! The `shards` crate calls the vector store (`shards/src/vectors/`), through `vector::Graph`.
 //!
 //! # Layers
 //!

@@ -1,4 +1,4 @@
-//! The rules of the code base, enforced rather than only written (DESIGN.md §10, the
+//! The rules of the code base, enforced rather than only written (ARCHITECTURE.md §10, the
 //! architecture review of 2026-11-25):
 //! - only `src/runtime/` names glommio (outside test code);
 //! - only `src/config.rs` reads the environment (outside test code);

@@ -17,8 +17,7 @@
 //!
 //! Entry: [`Graph`] (`Graph::create` / `Graph::open`, then `Graph::writer` in a write
 //! transaction and `Graph::reader` on a read snapshot); the types a caller needs are
-//! re-exported here. Nothing in the server calls the vector store yet (only `bench-harness`
-//! and this crate's tests do); the `shards` crate is to be its first caller.
+//! re-exported here. The `shards` crate is its caller in the server (`shards/src/vectors/`).
 //!
 //! Layer 6 of the crate: it uses the page store only through its public API (`Database`'s
 //! transactions and trees, via `store::trees`) and `io::PageIo` for its vector files.
