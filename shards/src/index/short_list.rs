@@ -20,16 +20,13 @@
 use roaring::RoaringBitmap;
 
 use super::keys::SINGLE_ID_BYTES;
+use super::position_chunks::{read_varint, write_varint};
 
 /// The first byte of a short list (no roaring serialization starts with it).
 pub const SHORT_LIST_TAG: u8 = 0x01;
 /// Ids a short list holds at most: past this, decoding it costs more than the roaring
 /// form's in-place reads save, and the roaring form is about as short.
 pub const SHORT_LIST_IDS_MAX: u64 = 128;
-/// Bytes of a `u32` varint at most.
-const VARINT_BYTES_MAX: usize = 5;
-/// The bits of a varint byte that carry the number.
-const VARINT_PAYLOAD: u8 = 0x7F;
 /// The bit of a varint byte set on every byte but the last.
 const VARINT_CONTINUES: u8 = 0x80;
 
@@ -54,7 +51,7 @@ pub fn encode(bitmap: &RoaringBitmap, roaring_bytes: usize, out: &mut Vec<u8>) -
             None => id,
             Some(before) => id - before - 1,
         };
-        push_varint(out, step);
+        write_varint(out, step);
         previous = Some(id);
     }
     let written = out.len() - start;
@@ -114,36 +111,16 @@ impl Iterator for ShortListIds<'_> {
         if self.rest.is_empty() || self.failed {
             return None;
         }
-        let id = read_varint(&mut self.rest).and_then(|step| match self.previous {
+        let mut offset = 0;
+        let id = read_varint(self.rest, &mut offset).and_then(|step| match self.previous {
             None => Some(step),
             Some(before) => before.checked_add(1)?.checked_add(step),
         });
+        self.rest = &self.rest[offset.min(self.rest.len())..];
         self.previous = id;
         self.failed = id.is_none();
         Some(id)
     }
-}
-
-fn push_varint(out: &mut Vec<u8>, mut value: u32) {
-    while value > u32::from(VARINT_PAYLOAD) {
-        out.push((value as u8 & VARINT_PAYLOAD) | VARINT_CONTINUES);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// Reads one varint off the front of `rest`; `None` when it is cut short, longer than
-/// [`VARINT_BYTES_MAX`] bytes or past `u32::MAX`.
-fn read_varint(rest: &mut &[u8]) -> Option<u32> {
-    let mut value: u64 = 0;
-    for (index, byte) in rest.iter().enumerate().take(VARINT_BYTES_MAX) {
-        value |= u64::from(byte & VARINT_PAYLOAD) << (7 * index);
-        if byte & VARINT_CONTINUES == 0 {
-            *rest = &rest[index + 1..];
-            return u32::try_from(value).ok();
-        }
-    }
-    None
 }
 
 #[cfg(test)]
