@@ -15,7 +15,7 @@
 //! Layout: `actions` (action names and wildcard expansion), `index_pattern` (index uid
 //! patterns), `key` (key model, key-string derivation, key object, default keys),
 //! `expiration` (`expiresAt` formats), `body` (the `/keys` request bodies), `list_query` (the
-//! `GET /keys` query string),
+//! `GET /keys` query string), `masked_secret` (the one rule by which a secret is shown),
 //! `json_messages` (deserr-worded messages until the shared decode layer lands), `store`
 //! (the immutable versioned key set and the control core's key store), `persistence`
 //! (durable storage of the key set), `authenticate` (the per-request decision), `context`
@@ -36,6 +36,7 @@ pub mod json_messages;
 mod jwt_hmac;
 pub mod key;
 pub mod list_query;
+pub mod masked_secret;
 pub mod persistence;
 pub mod store;
 pub mod tenant_token;

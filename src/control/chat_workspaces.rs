@@ -22,6 +22,7 @@ use super::chat_prompts::{
     DEFAULT_SEARCH_DESCRIPTION_PROMPT, DEFAULT_SEARCH_FILTER_PARAM_PROMPT,
     DEFAULT_SEARCH_INDEX_UID_PARAM_PROMPT, DEFAULT_SEARCH_Q_PARAM_PROMPT, DEFAULT_SYSTEM_PROMPT,
 };
+use crate::auth::masked_secret::masked_secret;
 use crate::errors::{Code, ResponseError};
 use crate::settings::setting::Setting;
 
@@ -152,23 +153,6 @@ impl ChatCompletionSettings {
         };
         Err(ResponseError::new(Code::BadRequest, refusal))
     }
-}
-
-/// Masks a secret as Meilisearch does: a few leading bytes (none under 10 bytes, 2 under 20,
-/// 3 under 30, else 5) then `X`s and an ellipsis.
-pub fn masked_secret(secret: &str) -> String {
-    let (kept, mask) = match secret.len() {
-        length if length < 10 => (0, "XXX..."),
-        length if length < 20 => (2, "XXXX..."),
-        length if length < 30 => (3, "XXXXX..."),
-        _ => (5, "XXXXXX..."),
-    };
-    // A key is text; cut on a char boundary at or before the kept length.
-    let mut end = kept;
-    while !secret.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{mask}", &secret[..end])
 }
 
 /// The body of `PATCH /chats/{uid}/settings`: each field absent (kept), `null` (reset) or
@@ -365,17 +349,6 @@ mod tests {
 
     fn patch(json: &str) -> ChatWorkspaceSettings {
         serde_json::from_str(json).expect("a valid patch")
-    }
-
-    #[test]
-    fn a_secret_is_masked_by_its_length() {
-        assert_eq!(masked_secret("short"), "XXX...");
-        assert_eq!(masked_secret("0123456789abc"), "01XXXX...");
-        assert_eq!(masked_secret("sk-test-placeholder-api-key"), "sk-XXXXX...");
-        assert_eq!(
-            masked_secret("abcdefghijklmnopqrstuvwxyz0123456789"),
-            "abcdeXXXXXX..."
-        );
     }
 
     #[test]

@@ -160,9 +160,9 @@ pub fn masked_authorization(value: &str) -> String {
     match value.strip_prefix(BEARER_PREFIX) {
         Some(token) => format!(
             "{BEARER_PREFIX}{}",
-            crate::settings::apply::hide_secret(token)
+            crate::auth::masked_secret::masked_secret(token)
         ),
-        None => crate::settings::apply::hide_secret(value),
+        None => crate::auth::masked_secret::masked_secret(value),
     }
 }
 

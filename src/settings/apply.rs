@@ -21,6 +21,7 @@ use super::model::{
     WILDCARD, min_word_sizes_message,
 };
 use super::ranking_rule::default_ranking_rules;
+use crate::auth::masked_secret::masked_secret;
 use crate::errors::{Code, ResponseError};
 
 /// Version of the persisted form of [`StoredSettings`].
@@ -476,23 +477,8 @@ fn embedders_view(embedders: &BTreeMap<String, Map<String, Value>>) -> Value {
 
 fn mask_api_key(fields: &mut Map<String, Value>) {
     if let Some(Value::String(key)) = fields.get_mut("apiKey") {
-        *key = hide_secret(key);
+        *key = masked_secret(key);
     }
-}
-
-/// Meilisearch's secret redaction: a prefix kept by length class, then `X…`.
-pub fn hide_secret(secret: &str) -> String {
-    let (kept, mask) = match secret.len() {
-        0..10 => (0, "XXX..."),
-        10..20 => (2, "XXXX..."),
-        20..30 => (3, "XXXXX..."),
-        _ => (5, "XXXXXX..."),
-    };
-    let mut boundary = kept.min(secret.len());
-    while !secret.is_char_boundary(boundary) {
-        boundary += 1;
-    }
-    format!("{}{mask}", &secret[..boundary])
 }
 
 /// The content of a `settingsUpdate` task: the update as given, in key order, resets as

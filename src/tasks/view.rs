@@ -16,6 +16,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::batch::Batch;
 use super::model::{Details, ExportIndexSettings, IndexSwap, Task};
+use crate::auth::masked_secret::masked_secret;
 
 /// The key order of a settings object (`GET /settings`), used to order merged settings.
 const SETTINGS_KEY_ORDER: [&str; 22] = crate::settings::apply::SETTING_KEYS;
@@ -284,23 +285,6 @@ pub fn human_size(bytes: u64) -> String {
         .to_string()
 }
 
-/// Hides most of a secret, keeping a prefix that grows with its length.
-pub fn hide_secret(secret: &str) -> String {
-    const SHORT_BYTES_MAX: usize = 10;
-    const MEDIUM_BYTES_MAX: usize = 20;
-    const LONG_BYTES_MAX: usize = 30;
-    let keep = |count: usize, mask: &str| {
-        let prefix: String = secret.chars().take(count).collect();
-        format!("{prefix}{mask}")
-    };
-    match secret.len() {
-        length if length < SHORT_BYTES_MAX => "XXX...".to_owned(),
-        length if length < MEDIUM_BYTES_MAX => keep(2, "XXXX..."),
-        length if length < LONG_BYTES_MAX => keep(3, "XXXXX..."),
-        _ => keep(5, "XXXXXX..."),
-    }
-}
-
 fn format_version(version: (u32, u32, u32)) -> String {
     format!("v{}.{}.{}", version.0, version.1, version.2)
 }
@@ -469,7 +453,7 @@ impl DetailsView {
                 indexes,
             } => DetailsView {
                 url: Some(url),
-                api_key: api_key.as_deref().map(hide_secret),
+                api_key: api_key.as_deref().map(masked_secret),
                 payload_size: payload_size.map(human_size),
                 indexes: Some(indexes),
                 ..empty

@@ -13,7 +13,7 @@ use super::fields::{
     EMBEDDER_FIELDS, FieldStatus, Nesting, SUB_EMBEDDER_FIELDS, Source, field_status,
 };
 use super::openai::DEFAULT_MODEL;
-use crate::settings::apply::hide_secret;
+use crate::auth::masked_secret::masked_secret;
 use crate::settings::model::{DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES};
 
 /// The model of a `huggingFace` embedder that names none.
@@ -36,7 +36,7 @@ const NOT_SHOWN_IN_SUB_EMBEDDERS: [&str; 4] = [
 pub fn embedder_view(fields: &Map<String, Value>) -> Value {
     let mut view = view_at(fields, Nesting::NotNested);
     if let Some(Value::String(key)) = view.get_mut("apiKey") {
-        *key = hide_secret(key);
+        *key = masked_secret(key);
     }
     Value::Object(view)
 }
