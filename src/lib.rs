@@ -1,38 +1,27 @@
 //! coresearch: a thread-per-core search server that speaks the Meilisearch HTTP API.
 //!
-//! Layout, top to bottom (see ARCHITECTURE.md §1 and the README's layout table):
-//! - `backups` makes a data directory from a dump at start (`--import-dump`), before the
-//!   server opens it, on `server` (which indexes the dump) and `tasks` (the dump format);
-//! - `server` is the composition root: it starts the cores and wires every part;
-//! - `dashboard` is the page `GET /` serves in development (HTML, style and script compiled
-//!   into the binary);
-//! - `routes` holds one thin file per route family (decode, authorize, call, encode), on
-//!   `http`, the HTTP/1.1 layer, and `auth`, the keys and their checks;
-//! - the use cases: `search` (search, multi-search, facet search), `chats` (streamed chat
-//!   completions whose model searches the indexes, on `search` and `outgoing`),
-//!   `documents` (listing), `render` (`POST /render-template`: a template rendered with a
-//!   document or a query, on `embedders` and `documents`),
-//!   `metrics` (`GET /metrics`: the instance's and every core's figures),
-//!   `indexes` (statistics, field paths), `tasks` (the task queue,
-//!   the scheduler and one file per task family, with the control core's side of the queue),
-//!   `settings` and `control` (the read-mostly state the control core replicates);
-//! - `coordinator` is transport and fan-out only: typed requests to one shard, every shard
-//!   of an index or any core, and the core's replica of the catalog;
-//! - `host` is the shard side of every command, on the core that owns the shard;
-//! - `network` is the network of instances (`/network`): its model, the patch rules, and
-//!   the calls to remotes (remote federated search), on `outgoing`;
-//! - `embedders` turns documents into texts (`documentTemplate`) and texts into vectors
-//!   through remote embedders (`rest`, `openAi`, `ollama`, `composite`), on `outgoing`;
-//! - `personalization` reorders a search's hits through a Cohere-compatible rerank API
-//!   (`personalize`, `--experimental-personalization-api-key`), on `outgoing`;
-//! - `outgoing` is the shared outgoing HTTP client (embedders, `/export`, remote search,
-//!   webhooks, personalization, chat completions; streamed responses and server-sent
-//!   events), http and https with keep-alive, on `runtime` only;
-//! - `runtime` is the only module that names glommio; `errors` is the one
-//!   code → type → status table; `config` is the one place that reads flags and environment.
+//! Layout: the top-level modules in layers, as ARCHITECTURE.md §1.3 draws them from the
+//! imports, top to bottom:
+//! - entry: `backups` (a data directory made from a dump or snapshot at start), `server` (the
+//!   composition root: it starts the cores and wires every part), `banner`;
+//! - edge: `routes` (one thin file per route family: decode, authorize, call, encode) and
+//!   `dashboard` (the page `GET /` serves);
+//! - use cases: `metrics`, `chats`, `search`, `indexes`, `render`, `proxy` (writes in a
+//!   sharded network), `documents`, `tasks` (the queue, the scheduler and one file per task
+//!   family);
+//! - transport: `coordinator` (typed requests to one shard, every shard of an index or any
+//!   core, and the core's replica of the catalog);
+//! - shard side: `host` (the shard side of every command, on the core that owns the shard)
+//!   and `control` (the state the control core owns and replicates);
+//! - services: `network`, `settings`, `embedders`, `personalization`, `request_log`, `logs`;
+//! - platform: `outgoing` (the outgoing HTTP client), `config` (the one place that reads flags
+//!   and the environment), `runtime` (the only module that names glommio);
+//! - foundation: `http`, `auth`, `decode`, `errors` (the one code → type → status table),
+//!   `histogram`, `data_dir`.
 //!
-//! Imports run down this list only; the tidy test (`tests/black_box/tidy.rs`) fails on an import
-//! circle between top-level folders.
+//! A module imports the modules of lower layers, and within a layer only along the arrows
+//! §1.3 draws. The tidy test (`tests/black_box/tidy.rs`) fails on an import circle between
+//! top-level folders.
 
 pub mod auth;
 pub mod backups;
