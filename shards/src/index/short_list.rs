@@ -62,13 +62,18 @@ pub fn encode(bitmap: &RoaringBitmap, roaring_bytes: usize, out: &mut Vec<u8>) -
     true
 }
 
-/// The ids of a short list, or `None` when `bytes` are no short list.
+/// The ids of a short list, or `None` when `bytes` are no short list. Read straight into the
+/// bitmap: a search decodes many, and a list of ids in between would be one allocation each.
 pub fn decode(bytes: &[u8]) -> Option<RoaringBitmap> {
-    let mut ids = Vec::with_capacity(SHORT_LIST_IDS_MAX as usize);
-    for id in ids_of(bytes)? {
-        ids.push(id?);
-    }
-    RoaringBitmap::from_sorted_iter(ids).ok()
+    let mut malformed = false;
+    let bitmap = {
+        let ids = ids_of(bytes)?.map_while(|id| {
+            malformed |= id.is_none();
+            id
+        });
+        RoaringBitmap::from_sorted_iter(ids).ok()?
+    };
+    (!malformed).then_some(bitmap)
 }
 
 /// The number of ids of a short list, read from its bytes without decoding them (the form

@@ -143,27 +143,14 @@ impl NodeBuffer {
 
     /// The compact leaf holding a wide leaf's entries (never larger: see `layout.rs`).
     fn compact_from_wide(view: &PageView<'_>, page_bytes: usize) -> Result<NodeBuffer> {
-        let mut encoded = Vec::with_capacity(page_bytes);
-        let mut ends = Vec::with_capacity(view.count());
+        let mut node = NodeBuffer::build(page_bytes, None, &[]);
+        let mut cell = Vec::new();
         for index in 0..view.count() {
-            view.append_compact_cell(index, &mut encoded)?;
-            ends.push(encoded.len());
+            cell.clear();
+            view.append_compact_cell(index, &mut cell)?;
+            let fits = node.insert_cell(index, &cell);
+            assert!(fits, "a wide leaf's entries fit compact");
         }
-        let mut start = 0;
-        let cells: Vec<&[u8]> = ends
-            .iter()
-            .map(|&end| {
-                let cell = &encoded[start..end];
-                start = end;
-                cell
-            })
-            .collect();
-        let node = NodeBuffer::build(page_bytes, None, &cells);
-        assert_eq!(
-            node.count(),
-            view.count(),
-            "a wide leaf's entries fit compact"
-        );
         Ok(node)
     }
 

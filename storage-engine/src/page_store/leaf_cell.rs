@@ -21,7 +21,7 @@
 
 use std::ops::Range;
 
-use crate::page_store::bytes::{read_u16, read_u32, read_u64};
+use crate::page_store::bytes::{read_u16, read_u32, read_u64, write_u64};
 use crate::page_store::layout::*;
 use crate::page_store::page::{Pointer, ValueSlot};
 
@@ -135,9 +135,20 @@ pub fn append_compact(out: &mut Vec<u8>, key: &[u8], value: ValueSlot<'_>) {
         ValueSlot::Overflow { pointer, length } => {
             push_varint(out, COMPACT_OVERFLOW_WORD);
             out.extend_from_slice(key);
-            out.extend_from_slice(&pointer.page.to_le_bytes());
-            out.extend_from_slice(&pointer.checksum.to_le_bytes());
-            out.extend_from_slice(&length.to_le_bytes());
+            // The reference as `CellParts::value_slot` reads it, by the layout's offsets.
+            let reference = out.len();
+            out.resize(reference + OVERFLOW_REFERENCE_BYTES, 0);
+            write_u64(
+                out,
+                reference + OVERFLOW_REFERENCE_PAGE_OFFSET,
+                pointer.page,
+            );
+            write_u64(
+                out,
+                reference + OVERFLOW_REFERENCE_CHECKSUM_OFFSET,
+                pointer.checksum,
+            );
+            write_u64(out, reference + OVERFLOW_REFERENCE_LENGTH_OFFSET, length);
         }
     }
     debug_assert_eq!(

@@ -12,10 +12,11 @@
 #![allow(clippy::too_many_lines)]
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::sync::atomic::AtomicBool;
 
-use storage_engine::{Database, Direction, Options};
+use storage_engine::{Database, Options};
+
+use crate::common::state::{Model, read_state};
 
 type Entries = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -43,19 +44,24 @@ fn fixture_entries() -> (Entries, Entries) {
     (words, pairs)
 }
 
-fn entries(database: &Database, tree: &str) -> Entries {
+/// Checks that the last commit holds exactly the trees `words` and `pairs`, with these
+/// entries.
+fn assert_holds(database: &Database, words: &Entries, pairs: &Entries) {
+    let expected = Model::from([
+        ("words".to_owned(), words.clone()),
+        ("pairs".to_owned(), pairs.clone()),
+    ]);
+    assert_eq!(read_state(database), expected);
+}
+
+/// Pages of tree `name`'s branches and leaves in the last commit.
+fn tree_pages(database: &Database, name: &str) -> u64 {
     let read = database.begin_read();
     let tree = read
-        .open_tree(tree)
+        .open_tree(name)
         .expect("open_tree reads")
         .expect("the tree exists");
-    tree.range(Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-        .expect("range reads")
-        .map(|entry| {
-            let (key, value) = entry.expect("entry reads");
-            (key.to_vec(), value.to_vec())
-        })
-        .collect()
+    tree.fill().expect("fill reads").pages
 }
 
 /// The format versions of the two commit slots (pages 0 and 1).
@@ -84,8 +90,7 @@ fn a_version_2_file_reads_and_turns_version_3_as_it_is_written() {
     {
         let database = Database::open(&path, options()).expect("a version 2 file opens");
         database.check_integrity().expect("the fixture is sound");
-        assert_eq!(entries(&database, "words"), words);
-        assert_eq!(entries(&database, "pairs"), pairs);
+        assert_holds(&database, &words, &pairs);
 
         // Puts and deletes through the editor: the leaves they reach are converted.
         let write = database.begin_write().expect("begin_write succeeds");
@@ -120,38 +125,22 @@ fn a_version_2_file_reads_and_turns_version_3_as_it_is_written() {
             slot_versions(&path).contains(&3),
             "the commit wrote version 3"
         );
-        assert_eq!(entries(&database, "words"), words);
-        assert_eq!(entries(&database, "pairs"), pairs);
+        assert_holds(&database, &words, &pairs);
     }
     let database = Database::open(&path, options()).expect("the written file opens");
     database
         .check_integrity()
         .expect("the reopened file is sound");
-    assert_eq!(entries(&database, "words"), words);
-    assert_eq!(entries(&database, "pairs"), pairs);
+    assert_holds(&database, &words, &pairs);
 
     // A full repack writes every leaf of `words` compact: the same entries in fewer pages.
-    let pages_before = database
-        .begin_read()
-        .open_tree("words")
-        .expect("reads")
-        .expect("exists")
-        .fill()
-        .expect("fill reads")
-        .pages;
+    let pages_before = tree_pages(&database, "words");
     let write = database.begin_write().expect("begin_write succeeds");
     write
         .repack_tree("words", 100, &AtomicBool::new(false))
         .expect("repack succeeds");
     write.commit().expect("commit succeeds");
-    let pages_after = database
-        .begin_read()
-        .open_tree("words")
-        .expect("reads")
-        .expect("exists")
-        .fill()
-        .expect("fill reads")
-        .pages;
+    let pages_after = tree_pages(&database, "words");
     assert!(
         pages_after < pages_before,
         "{pages_after} pages, not fewer than {pages_before}"
@@ -159,5 +148,5 @@ fn a_version_2_file_reads_and_turns_version_3_as_it_is_written() {
     database
         .check_integrity()
         .expect("the repacked file is sound");
-    assert_eq!(entries(&database, "words"), words);
+    assert_holds(&database, &words, &pairs);
 }
