@@ -72,6 +72,9 @@ pub fn default_shards_per_index(cores: usize) -> usize {
 pub const STORE_IDLE_SECONDS_DEFAULT: u64 = 900;
 /// The most `--store-idle-seconds` accepts (a year).
 pub const STORE_IDLE_SECONDS_MAX: u64 = 365 * 24 * 3600;
+/// The most `--shutdown-drain-delay-seconds` accepts: a balancer notices a failing health
+/// check within seconds, and a service manager's stop timeout is 90 s by default.
+pub const SHUTDOWN_DRAIN_DELAY_SECONDS_MAX: u64 = 300;
 /// The default of `--documents-per-shard` (see `crate::tasks::shard_growth`).
 pub const DOCUMENTS_PER_SHARD_DEFAULT: u64 = 100_000;
 /// The most `--documents-per-shard` accepts.
@@ -465,6 +468,10 @@ pub struct Config {
     /// A shard nobody used for this long is closed (`--store-idle-seconds`, default
     /// [`STORE_IDLE_SECONDS_DEFAULT`]).
     pub store_idle: std::time::Duration,
+    /// How long the cores keep serving once SIGTERM or SIGINT arrived, while `GET /health`
+    /// answers 503 `draining`, before they stop accepting (`--shutdown-drain-delay-seconds`,
+    /// default 0).
+    pub shutdown_drain_delay: std::time::Duration,
     /// Bytes the commit caches of every open shard may hold together
     /// (`--max-cache-memory`, default the machine's memory over
     /// [`CACHE_MEMORY_SHARE_DIVISOR`]).
@@ -645,6 +652,7 @@ impl Config {
             .field("idle_poll", &self.idle_poll)
             .field("max_open_stores", &self.max_open_stores)
             .field("store_idle", &self.store_idle)
+            .field("shutdown_drain_delay", &self.shutdown_drain_delay)
             .field("max_cache_memory", &self.max_cache_memory)
             .field("indexing_scheduling", &self.indexing_scheduling)
             .field("documents_per_shard", &self.documents_per_shard)
@@ -1347,6 +1355,17 @@ struct Cli {
     )]
     store_idle_seconds: u64,
 
+    /// Seconds the server keeps serving after SIGTERM or SIGINT while `GET /health` answers
+    /// 503 `{"status":"draining"}`, so that a load balancer stops sending it requests before
+    /// it stops accepting them (0 to 300; default 0: stop accepting at once).
+    #[arg(
+        long,
+        env = "CORESEARCH_SHUTDOWN_DRAIN_DELAY_SECONDS",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u64).range(0..=SHUTDOWN_DRAIN_DELAY_SECONDS_MAX)
+    )]
+    shutdown_drain_delay_seconds: u64,
+
     /// Memory the search caches of every open index may take together (`2 GiB`, `500 MB`…);
     /// past it, new cache entries are not kept and the least recently used indexes are
     /// closed (default: a quarter of the machine's memory).
@@ -1737,6 +1756,7 @@ impl Config {
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
             max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
+            shutdown_drain_delay: std::time::Duration::from_secs(cli.shutdown_drain_delay_seconds),
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
             indexing_scheduling,
             documents_per_shard: cli.documents_per_shard,
@@ -2721,6 +2741,7 @@ mod tests {
             vectorstore_reader_prefetch_memory,
             max_open_stores,
             store_idle,
+            shutdown_drain_delay,
             max_cache_memory,
             indexing_scheduling,
             documents_per_shard,

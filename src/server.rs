@@ -35,8 +35,12 @@ use crate::http::HttpLimits;
 use crate::http::tls::{TlsAcceptor, TlsOptions};
 use crate::request_log::RequestLog;
 use crate::routes::{Router, Services};
+use crate::runtime::lifecycle::Lifecycle;
+use crate::runtime::listener::ServingEnd;
 use crate::runtime::mesh::{self, MeshSetup};
+use crate::runtime::service_manager;
 use crate::runtime::shutdown::ShutdownFlag;
+use crate::runtime::startup_gate::StartupGate;
 use crate::runtime::{CoreContext, CoreMesh, RuntimeOptions, RuntimeTimer};
 use crate::search::queue::{SearchQueue, SearchQueueLimits};
 
@@ -85,6 +89,12 @@ struct CoreSettings {
     logs: crate::logs::LogControl,
     /// The rerank service of personalized searches.
     personalization: crate::personalization::Personalization,
+    /// Starting, ready or draining, as `GET /health` and the service manager see it.
+    lifecycle: Lifecycle,
+    /// How often each core beats for the service manager's watchdog (`None`: no watchdog).
+    heartbeat: Option<Duration>,
+    /// `--shutdown-drain-delay-seconds`: how long cores keep serving once shutdown began.
+    drain_delay: Duration,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -175,6 +185,11 @@ fn run_cores(
         Mode::UntilIdle => Arc::new(Webhooks::new(None, Default::default())),
     };
     let network = Arc::new(crate::network::model::load_network(&data_directory)?);
+    let lifecycle = Lifecycle::new(config.cores, mode == Mode::Serve);
+    let heartbeat = match mode {
+        Mode::Serve => start_watchdog(&lifecycle)?,
+        Mode::UntilIdle => None,
+    };
     let settings = CoreSettings {
         data_directory: data_directory.clone(),
         webhooks,
@@ -205,6 +220,9 @@ fn run_cores(
         snapshot_schedule: snapshot_schedule(config, mode),
         logs,
         personalization: personalization(config, mode),
+        lifecycle,
+        heartbeat,
+        drain_delay: config.shutdown_drain_delay,
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -223,6 +241,18 @@ fn run_cores(
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// Starts the watchdog thread when the service manager asks for one (`WATCHDOG_USEC`), and
+/// answers how often each core must then beat.
+fn start_watchdog(lifecycle: &Lifecycle) -> Result<Option<Duration>, String> {
+    let Some(interval) = service_manager::watchdog_interval() else {
+        return Ok(None);
+    };
+    service_manager::start_watchdog(lifecycle.clone(), interval)
+        .map_err(|error| format!("could not start the watchdog thread: {error}"))?;
+    tracing::info!(?interval, "the service manager's watchdog is on");
+    Ok(Some(service_manager::heartbeat_period(interval)))
 }
 
 /// The rerank service of `--experimental-personalization-api-key` and
@@ -437,6 +467,9 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         shutdown,
         ..
     } = context;
+    beat_for_watchdog(core, &settings);
+    let gate = Rc::new(StartupGate::new(settings.lifecycle.clone()));
+    let serving = start_serving(core, listeners, balance, &gate, &settings, &shutdown);
     let (mesh, control) = join_control_mesh(core, &settings).await?;
     let update_files = UpdateFiles::open(&settings.data_directory)
         .map_err(|error| format!("could not open the update files: {error}"))?;
@@ -471,7 +504,6 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
             scheduler.run(settings.interrupted.clone()),
         );
     }
-    let tls = settings.tls.map(|config| Rc::new(TlsAcceptor::new(config)));
     let request_log = start_request_log(settings.log_mode, &settings.logs);
     let search_queue = SearchQueue::new(settings.search_queue);
     crate::metrics::core_figures::install(search_queue.clone());
@@ -487,15 +519,63 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         update_files,
         personalization: settings.personalization.clone(),
         remote_availability: settings.remote_availability.clone(),
+        lifecycle: settings.lifecycle.clone(),
     }));
     tracing::debug!(core, "serving");
-    let limits = Rc::new(settings.limits);
-    crate::runtime::listener::serve(listeners, balance, router, limits, tls, shutdown).await;
+    gate.open(router);
+    settings.lifecycle.core_serving(core);
+    serving.await;
     // Every connection has drained: no request line can follow these.
     request_log.flush();
     mesh.close();
     data_mesh.close();
     Ok(())
+}
+
+/// Starts serving this core's listeners through `gate`, before the core's router exists (see
+/// `runtime::startup_gate`); the task ends once the core stopped serving after shutdown.
+fn start_serving(
+    core: usize,
+    listeners: Vec<crate::runtime::socket::Listener>,
+    balance: crate::runtime::connection_balance::CoreBalance,
+    gate: &Rc<StartupGate<Router>>,
+    settings: &CoreSettings,
+    shutdown: &ShutdownFlag,
+) -> crate::runtime::Task<()> {
+    let tls = settings
+        .tls
+        .clone()
+        .map(|config| Rc::new(TlsAcceptor::new(config)));
+    let limits = Rc::new(settings.limits.clone());
+    let end = ServingEnd {
+        shutdown: shutdown.clone(),
+        lifecycle: settings.lifecycle.clone(),
+        drain_delay: settings.drain_delay,
+    };
+    tracing::trace!(core, "accepting before the router is built");
+    crate::runtime::spawn(crate::runtime::listener::serve(
+        listeners,
+        balance,
+        gate.clone(),
+        limits,
+        tls,
+        end,
+    ))
+}
+
+/// Beats this core's heartbeat for the service manager's watchdog, when it is on: a timer
+/// task of the core, so the beats stop when the core stops making progress.
+fn beat_for_watchdog(core: usize, settings: &CoreSettings) {
+    let Some(period) = settings.heartbeat else {
+        return;
+    };
+    let lifecycle = settings.lifecycle.clone();
+    crate::runtime::spawn_detached(async move {
+        loop {
+            lifecycle.beat(core);
+            crate::runtime::sleep(period).await;
+        }
+    });
 }
 
 /// When `enabled`, raises `shutdown` once no task of `queue` is enqueued or processing (or

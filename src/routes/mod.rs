@@ -62,6 +62,8 @@ pub struct Services {
     pub personalization: crate::personalization::Personalization,
     /// Which remotes answer lately (shared by the process's cores).
     pub remote_availability: std::sync::Arc<crate::network::availability::RemoteAvailability>,
+    /// Starting, ready or draining: what `GET /health` answers.
+    pub lifecycle: crate::runtime::lifecycle::Lifecycle,
 }
 
 /// Answers every request of one core.
@@ -274,7 +276,7 @@ async fn dispatch_instance(
 ) -> Result<Response, ResponseError> {
     match endpoint {
         Endpoint::Root => Ok(root::root(services)),
-        Endpoint::Health => Ok(root::health()),
+        Endpoint::Health => Ok(root::health(services)),
         Endpoint::Version => Ok(root::version()),
         Endpoint::GetExperimentalFeatures => Ok(features::get(services)),
         Endpoint::PatchExperimentalFeatures => features::patch(services, call.request).await,

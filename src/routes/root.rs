@@ -33,9 +33,11 @@ pub fn root(services: &Services) -> Response {
     response
 }
 
-/// `GET /health`.
-pub fn health() -> Response {
-    Response::json(200, &br#"{"status":"available"}"#[..])
+/// `GET /health`: 200 `{"status":"available"}` while the process serves, 503
+/// `{"status":"draining"}` once shutdown began (coresearch's extension for load balancers;
+/// see `runtime::lifecycle`).
+pub fn health(services: &Services) -> Response {
+    crate::runtime::lifecycle::health_response(services.lifecycle.phase())
 }
 
 /// `GET /version`: the build's commit and date, and the API version spoken.

@@ -16,6 +16,7 @@ use std::time::Duration;
 use futures_lite::future;
 
 use super::connection_balance::{AssignedConnection, CoreBalance, Placement};
+use super::lifecycle::Lifecycle;
 use super::shutdown::ShutdownFlag;
 use super::socket::{Socket, Wakeup};
 use super::timer::RuntimeTimer;
@@ -40,6 +41,15 @@ struct ConnectionService<H: Handler> {
     connection_shutdown: ShutdownSignal,
 }
 
+/// How a core's serving ends: once `shutdown` is raised, the process drains
+/// (`lifecycle`), the core keeps serving for `drain_delay` while `GET /health` answers 503,
+/// then stops accepting and drains its connections.
+pub struct ServingEnd {
+    pub shutdown: ShutdownFlag,
+    pub lifecycle: Lifecycle,
+    pub drain_delay: Duration,
+}
+
 /// Serves every listener of this core, and the connections other cores hand it, until
 /// shutdown, then drains open connections.
 pub async fn serve<H: Handler + 'static>(
@@ -48,7 +58,7 @@ pub async fn serve<H: Handler + 'static>(
     handler: Rc<H>,
     limits: Rc<HttpLimits>,
     tls: Option<Rc<TlsAcceptor>>,
-    shutdown: ShutdownFlag,
+    end: ServingEnd,
 ) {
     let service = Rc::new(ConnectionService {
         handler,
@@ -66,7 +76,11 @@ pub async fn serve<H: Handler + 'static>(
         })
         .collect();
     let handoffs = glommio::spawn_local(handoff_loop(balance.clone(), service.clone()));
-    shutdown.raised().await;
+    end.shutdown.raised().await;
+    end.lifecycle.begin_draining();
+    if !end.drain_delay.is_zero() {
+        glommio::timer::sleep(end.drain_delay).await;
+    }
     for running in accept_loops {
         running.cancel().await;
     }

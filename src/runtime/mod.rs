@@ -7,7 +7,8 @@
 //! Invariants:
 //! - core `i` runs on CPU `cpus[i]` and never migrates;
 //! - core 0 is the control core (see ARCHITECTURE.md §2.1);
-//! - the runtime shares between cores only atomics: the shutdown flag, the open connection
+//! - the runtime shares between cores only atomics: the shutdown flag, the lifecycle
+//!   ([`lifecycle`]: phase and heartbeats), the open connection
 //!   counts ([`connection_balance`]) and the per-CPU serving slots; what the rest of the
 //!   server shares is listed in ARCHITECTURE.md §3.
 
@@ -23,13 +24,16 @@ pub mod indexing_share;
 pub mod indexing_thread;
 pub mod invoke;
 pub mod latency;
+pub mod lifecycle;
 pub mod listener;
 pub mod mesh;
 pub mod mesh_latency;
 pub mod readiness;
+pub mod service_manager;
 pub mod serving_activity;
 pub mod shutdown;
 pub mod socket;
+pub mod startup_gate;
 pub mod task;
 pub mod thread_usage;
 pub mod timer;

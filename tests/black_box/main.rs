@@ -52,6 +52,7 @@ mod replication_parameters;
 mod search;
 mod search_queue;
 mod search_relevance;
+mod service_manager;
 mod shard_growth;
 mod sharded_network;
 mod sharding;
