@@ -85,6 +85,10 @@ struct CoreSettings {
     logs: crate::logs::LogControl,
     /// The rerank service of personalized searches.
     personalization: crate::personalization::Personalization,
+    /// The rate limits of API keys and tenant tokens (`--rate-limit-*`).
+    rate_limits: crate::auth::rate_limit::RateLimits,
+    /// The cores the rate limits are shared out between.
+    cores: usize,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -205,6 +209,8 @@ fn run_cores(
         snapshot_schedule: snapshot_schedule(config, mode),
         logs,
         personalization: personalization(config, mode),
+        rate_limits: config.rate_limits,
+        cores: config.cores,
     };
     let options = RuntimeOptions {
         cores: config.cores,
@@ -487,6 +493,10 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         update_files,
         personalization: settings.personalization.clone(),
         remote_availability: settings.remote_availability.clone(),
+        rate_limiter: crate::auth::rate_limit::RateLimiter::for_core(
+            &settings.rate_limits,
+            settings.cores,
+        ),
     }));
     tracing::debug!(core, "serving");
     let limits = Rc::new(settings.limits);
