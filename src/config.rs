@@ -1434,6 +1434,15 @@ struct Cli {
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
     vectorstore_reader_prefetch_memory: bool,
 
+    /// The `--rate-limit-*` options.
+    #[command(flatten)]
+    rate_limit_flags: RateLimitFlags,
+}
+
+/// The `--rate-limit-*` options (see `crate::auth::rate_limit`), apart so the configuration
+/// reads them in one step.
+#[derive(Debug, clap::Args)]
+struct RateLimitFlags {
     /// Requests per second each API key may send to the instance (0.001 to 1000000; off when
     /// not given). The master key is not limited. Shared out between the cores: see
     /// `crate::auth::rate_limit`.
@@ -1478,9 +1487,9 @@ struct Cli {
     rate_limit_tenant_token_burst: Option<Burst>,
 }
 
-impl Cli {
+impl RateLimitFlags {
     /// The rate limits the flags (or variables) set.
-    fn rate_limits(&self) -> RateLimits {
+    fn limits(&self) -> RateLimits {
         RateLimits {
             api_key: self
                 .rate_limit_api_key_requests_per_second
@@ -1490,7 +1499,9 @@ impl Cli {
                 .map(|rate| RateLimit::new(rate, self.rate_limit_tenant_token_burst)),
         }
     }
+}
 
+impl Cli {
     /// The dynamic search rules' limits the flags (or variables) set.
     fn dsr_fuel(&self) -> RuleFuel {
         RuleFuel {
@@ -1750,11 +1761,9 @@ impl Config {
     fn from_cli(cli: Cli, config_file_path: Option<PathBuf>, cwd: &Path) -> Config {
         let resolve = |path: PathBuf| cwd.join(path);
         let cores = usize::try_from(cli.cores).unwrap_or(available_cores());
-        let shards_per_index = shards_per_index_or_default(cli.shards_per_index, cores);
         let s3_snapshots = s3_snapshot_config(&cli, cwd);
         let experimental_dsr_fuel = cli.dsr_fuel();
         let indexing_scheduling = IndexingScheduling::from_cli(&cli);
-        let rate_limits = cli.rate_limits();
         Config {
             db_path: resolve(cli.db_path),
             http_addr: cli.http_addr,
@@ -1810,7 +1819,7 @@ impl Config {
             s3_snapshots,
             config_file_path,
             cores,
-            shards_per_index,
+            shards_per_index: shards_per_index_or_default(cli.shards_per_index, cores),
             idle_poll: std::time::Duration::from_micros(cli.idle_poll_micros),
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
             max_open_stores: cli.max_open_stores.map(saturating_usize),
@@ -1818,7 +1827,7 @@ impl Config {
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
             indexing_scheduling,
             documents_per_shard: cli.documents_per_shard,
-            rate_limits,
+            rate_limits: cli.rate_limit_flags.limits(),
         }
     }
 

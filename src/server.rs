@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::auth::rate_limit::RateLimiter;
 use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::coordinator::catalog::Catalog;
@@ -493,10 +494,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         update_files,
         personalization: settings.personalization.clone(),
         remote_availability: settings.remote_availability.clone(),
-        rate_limiter: crate::auth::rate_limit::RateLimiter::for_core(
-            &settings.rate_limits,
-            settings.cores,
-        ),
+        rate_limiter: RateLimiter::for_core(&settings.rate_limits, settings.cores),
     }));
     tracing::debug!(core, "serving");
     let limits = Rc::new(settings.limits);
