@@ -29,6 +29,11 @@ use std::str::FromStr;
 
 use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser, ValueEnum};
 
+pub use crate::auth::rate_limit::setting::{
+    BURST_MAX, REQUESTS_PER_SECOND_MAX, REQUESTS_PER_SECOND_MIN,
+};
+use crate::auth::rate_limit::{Burst, RateLimit, RateLimits, RequestsPerSecond};
+
 /// The shortest master key a production instance accepts.
 pub const MASTER_KEY_BYTES_MIN: usize = 16;
 /// Random bytes in a master key we suggest (base64 encoded, 43 characters).
@@ -483,6 +488,9 @@ pub struct Config {
     /// [`DOCUMENTS_PER_SHARD_DEFAULT`]; 0: a new index gets
     /// `shards_per_index` at once).
     pub documents_per_shard: u64,
+    /// The rate limits of API keys and tenant tokens (`--rate-limit-*`, off by default; see
+    /// `crate::auth::rate_limit`).
+    pub rate_limits: RateLimits,
 }
 
 /// `value` as a `usize`, the largest one when it does not fit.
@@ -656,6 +664,7 @@ impl Config {
             .field("max_cache_memory", &self.max_cache_memory)
             .field("indexing_scheduling", &self.indexing_scheduling)
             .field("documents_per_shard", &self.documents_per_shard)
+            .field("rate_limits", &self.rate_limits)
             .field(
                 "vectorstore_reader_prefetch_memory",
                 &self.vectorstore_reader_prefetch_memory,
@@ -830,6 +839,19 @@ fn parse_snapshot_schedule(text: &str) -> Result<SnapshotSchedule, String> {
     text.parse::<u64>()
         .map(|seconds| SnapshotSchedule(Some(seconds)))
         .map_err(|error| format!("`{text}` is not a number of seconds: {error}"))
+}
+
+/// `--rate-limit-*-burst`: a whole number of requests within the bounds.
+fn parse_burst(text: &str) -> Result<Burst, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(Burst::new)
+        .ok_or_else(|| {
+            format!(
+                "`{text}` is not a burst: expected a whole number of requests from 1 to {BURST_MAX}"
+            )
+        })
 }
 
 /// `--max-indexing-threads`: empty or `unlimited` means no explicit bound.
@@ -1430,6 +1452,72 @@ struct Cli {
     /// navigation vectors, and a huge-page copy of the vectors).
     #[arg(long, env = "VECTORSTORE_READER_PREFETCH_MEMORY")]
     vectorstore_reader_prefetch_memory: bool,
+
+    /// The `--rate-limit-*` options.
+    #[command(flatten)]
+    rate_limit_flags: RateLimitFlags,
+}
+
+/// The `--rate-limit-*` options (see `crate::auth::rate_limit`), apart so the configuration
+/// reads them in one step.
+#[derive(Debug, clap::Args)]
+struct RateLimitFlags {
+    /// Requests per second each API key may send to the instance (0.001 to 1000000; off when
+    /// not given). The master key is not limited. Shared out between the cores: see
+    /// `crate::auth::rate_limit`.
+    #[arg(
+        long,
+        env = "CORESEARCH_RATE_LIMIT_API_KEY_REQUESTS_PER_SECOND",
+        value_name = "RATE",
+        value_parser = RequestsPerSecond::parse
+    )]
+    rate_limit_api_key_requests_per_second: Option<RequestsPerSecond>,
+
+    /// Requests an API key may send at once after a quiet period (1 to 1000000; default one
+    /// second of its rate).
+    #[arg(
+        long,
+        env = "CORESEARCH_RATE_LIMIT_API_KEY_BURST",
+        value_name = "REQUESTS",
+        value_parser = parse_burst,
+        requires = "rate_limit_api_key_requests_per_second"
+    )]
+    rate_limit_api_key_burst: Option<Burst>,
+
+    /// Requests per second each tenant token may send to the instance (0.001 to 1000000; off
+    /// when not given).
+    #[arg(
+        long,
+        env = "CORESEARCH_RATE_LIMIT_TENANT_TOKEN_REQUESTS_PER_SECOND",
+        value_name = "RATE",
+        value_parser = RequestsPerSecond::parse
+    )]
+    rate_limit_tenant_token_requests_per_second: Option<RequestsPerSecond>,
+
+    /// Requests a tenant token may send at once after a quiet period (1 to 1000000; default
+    /// one second of its rate).
+    #[arg(
+        long,
+        env = "CORESEARCH_RATE_LIMIT_TENANT_TOKEN_BURST",
+        value_name = "REQUESTS",
+        value_parser = parse_burst,
+        requires = "rate_limit_tenant_token_requests_per_second"
+    )]
+    rate_limit_tenant_token_burst: Option<Burst>,
+}
+
+impl RateLimitFlags {
+    /// The rate limits the flags (or variables) set.
+    fn limits(&self) -> RateLimits {
+        RateLimits {
+            api_key: self
+                .rate_limit_api_key_requests_per_second
+                .map(|rate| RateLimit::new(rate, self.rate_limit_api_key_burst)),
+            tenant_token: self
+                .rate_limit_tenant_token_requests_per_second
+                .map(|rate| RateLimit::new(rate, self.rate_limit_tenant_token_burst)),
+        }
+    }
 }
 
 impl Cli {
@@ -1692,11 +1780,11 @@ impl Config {
     fn from_cli(cli: Cli, config_file_path: Option<PathBuf>, cwd: &Path) -> Config {
         let resolve = |path: PathBuf| cwd.join(path);
         let cores = usize::try_from(cli.cores).unwrap_or(available_cores());
-        let shards_per_index = shards_per_index_or_default(cli.shards_per_index, cores);
-        let s3_snapshots = s3_snapshot_config(&cli, cwd);
-        let experimental_dsr_fuel = cli.dsr_fuel();
-        let indexing_scheduling = IndexingScheduling::from_cli(&cli);
         Config {
+            // These three read the whole `cli`, so they come before any field moves out of it.
+            s3_snapshots: s3_snapshot_config(&cli, cwd),
+            experimental_dsr_fuel: cli.dsr_fuel(),
+            indexing_scheduling: IndexingScheduling::from_cli(&cli),
             db_path: resolve(cli.db_path),
             http_addr: cli.http_addr,
             master_key: cli.master_key,
@@ -1740,7 +1828,6 @@ impl Config {
                 .experimental_limit_batched_tasks_total_size,
             experimental_embedding_cache_entries: cli.experimental_embedding_cache_entries,
             experimental_no_snapshot_compaction: cli.experimental_no_snapshot_compaction,
-            experimental_dsr_fuel,
             experimental_no_edition_2024_for_settings: cli
                 .experimental_no_edition_2024_for_settings,
             experimental_no_edition_2024_for_dumps: cli.experimental_no_edition_2024_for_dumps,
@@ -1748,18 +1835,17 @@ impl Config {
             experimental_personalization_api_key: cli.experimental_personalization_api_key,
             experimental_personalization_url: cli.experimental_personalization_url,
             experimental_allowed_ip_networks: cli.experimental_allowed_ip_networks,
-            s3_snapshots,
             config_file_path,
             cores,
-            shards_per_index,
+            shards_per_index: shards_per_index_or_default(cli.shards_per_index, cores),
             idle_poll: std::time::Duration::from_micros(cli.idle_poll_micros),
             vectorstore_reader_prefetch_memory: cli.vectorstore_reader_prefetch_memory,
             max_open_stores: cli.max_open_stores.map(saturating_usize),
             store_idle: std::time::Duration::from_secs(cli.store_idle_seconds),
             shutdown_drain_delay: std::time::Duration::from_secs(cli.shutdown_drain_delay_seconds),
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
-            indexing_scheduling,
             documents_per_shard: cli.documents_per_shard,
+            rate_limits: cli.rate_limit_flags.limits(),
         }
     }
 
@@ -2745,6 +2831,96 @@ mod tests {
             max_cache_memory,
             indexing_scheduling,
             documents_per_shard,
+            rate_limits,
+        );
+    }
+
+    #[test]
+    fn rate_limits_are_off_by_default_and_come_from_flags_variables_and_the_file() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let cwd = directory.path();
+        assert_eq!(parse_ok(&[], &[], cwd).rate_limits, RateLimits::default());
+        let config = parse_ok(
+            &["--rate-limit-api-key-requests-per-second", "2.5"],
+            &[(
+                "CORESEARCH_RATE_LIMIT_TENANT_TOKEN_REQUESTS_PER_SECOND",
+                "7",
+            )],
+            cwd,
+        );
+        let api_key = config.rate_limits.api_key.expect("an API key limit");
+        assert_eq!(api_key.requests_per_second.get(), 2.5);
+        assert_eq!(api_key.burst.get(), 3, "one second of requests, rounded up");
+        let tenant_token = config
+            .rate_limits
+            .tenant_token
+            .expect("a tenant token limit");
+        assert_eq!(
+            (
+                tenant_token.requests_per_second.get(),
+                tenant_token.burst.get()
+            ),
+            (7.0, 7)
+        );
+        std::fs::write(
+            cwd.join("config.toml"),
+            "rate_limit_api_key_requests_per_second = 0.5\nrate_limit_api_key_burst = 4\n",
+        )
+        .expect("the file is written");
+        let api_key = parse_ok(&[], &[], cwd)
+            .rate_limits
+            .api_key
+            .expect("a limit");
+        assert_eq!(
+            (api_key.requests_per_second.get(), api_key.burst.get()),
+            (0.5, 4)
+        );
+    }
+
+    #[test]
+    fn out_of_range_rate_limits_are_refused_with_the_option_named() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let cwd = directory.path();
+        let rate = "--rate-limit-api-key-requests-per-second";
+        let burst = "--rate-limit-tenant-token-burst";
+        for (arguments, option) in [
+            (vec![format!("{rate}=0")], rate),
+            (vec![format!("{rate}=-3")], rate),
+            (vec![format!("{rate}=fast")], rate),
+            (vec![format!("{rate}=1e12")], rate),
+            (
+                vec![
+                    "--rate-limit-tenant-token-requests-per-second=5".to_owned(),
+                    format!("{burst}=0"),
+                ],
+                burst,
+            ),
+            (
+                vec![
+                    "--rate-limit-tenant-token-requests-per-second=5".to_owned(),
+                    format!("{burst}=99999999999"),
+                ],
+                burst,
+            ),
+            // A burst without its rate.
+            (
+                vec![format!("{burst}=3")],
+                "--rate-limit-tenant-token-requests-per-second",
+            ),
+        ] {
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            let error = parse(&arguments, &[], cwd).unwrap_err();
+            assert!(error.to_string().contains(option), "{arguments:?}: {error}");
+        }
+        std::fs::write(
+            cwd.join("config.toml"),
+            "rate_limit_api_key_requests_per_second = 1\nrate_limit_api_key_burst = -1\n",
+        )
+        .expect("the file is written");
+        let error = parse(&[], &[], cwd).unwrap_err();
+        assert!(
+            error.to_string().contains("--rate-limit-api-key-burst"),
+            "{error}"
         );
     }
 

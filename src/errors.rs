@@ -3,7 +3,8 @@
 //!
 //! The table holds the 278 codes of Meilisearch v1.41 and the six later codes coresearch
 //! answers (`index_scoped_api_key_with_global_action`, 1.48.3; the five codes of
-//! `POST /render-template`, 1.50), sorted by wire name. Each code also
+//! `POST /render-template`, 1.50), and coresearch's own `too_many_requests` (429, a rate
+//! limit; `crate::auth::rate_limit`), sorted by wire name. Each code also
 //! has a zero-sized marker type in [`codes`] so request decoders can name a field's code as
 //! a type parameter (see `crate::decode`).
 //!
@@ -378,6 +379,7 @@ error_codes! {
     TemplateParsingError => "template_parsing_error", 400, InvalidRequest;
     TemplateRenderingError => "template_rendering_error", 400, InvalidRequest;
     TooManyOpenFiles => "too_many_open_files", 422, System;
+    TooManyRequests => "too_many_requests", 429, InvalidRequest;
     TooManySearchRequests => "too_many_search_requests", 503, System;
     TooManyVectors => "too_many_vectors", 400, InvalidRequest;
     UnexpectedNetworkPreviousRemotes => "unexpected_network_previous_remotes", 400, InvalidRequest;
@@ -701,6 +703,8 @@ mod tests {
     /// `invalid_document_use_network`, and one before them).
     const CODE_COUNT_V1_41: usize = 278;
     const CODE_COUNT_LATER: usize = 10;
+    /// coresearch's own codes: `too_many_requests` (rate limits).
+    const CODE_COUNT_CORESEARCH: usize = 1;
 
     fn code_named(name: &str) -> Code {
         Code::ALL
@@ -712,7 +716,7 @@ mod tests {
 
     #[test]
     fn table_holds_every_meilisearch_code_once() {
-        let count = CODE_COUNT_V1_41 + CODE_COUNT_LATER;
+        let count = CODE_COUNT_V1_41 + CODE_COUNT_LATER + CODE_COUNT_CORESEARCH;
         assert_eq!(Code::ALL.len(), count);
         let names: HashSet<&str> = Code::ALL.iter().map(|code| code.name()).collect();
         assert_eq!(names.len(), count, "code names must be unique");
@@ -781,6 +785,7 @@ mod tests {
             ("requires_enterprise_edition", 451, "invalid_request"),
             ("s_3_snapshot_server_error", 502, "internal"),
             ("too_many_search_requests", 503, "system"),
+            ("too_many_requests", 429, "invalid_request"),
             (
                 "unimplemented_external_function_calling",
                 501,
@@ -807,12 +812,12 @@ mod tests {
     }
 
     #[test]
-    fn exactly_49_codes_leave_the_400_invalid_request_default() {
+    fn exactly_50_codes_leave_the_400_invalid_request_default() {
         let special = Code::ALL
             .iter()
             .filter(|code| code.status() != 400 || code.error_type() != ErrorType::InvalidRequest)
             .count();
-        assert_eq!(special, 49);
+        assert_eq!(special, 50);
     }
 
     #[test]

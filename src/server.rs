@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::auth::rate_limit::RateLimiter;
 use crate::auth::{JsonFileKeyPersistence, KeySet, KeyStore};
 use crate::config::Config;
 use crate::coordinator::catalog::Catalog;
@@ -95,6 +96,10 @@ struct CoreSettings {
     heartbeat: Option<Duration>,
     /// `--shutdown-drain-delay-seconds`: how long cores keep serving once shutdown began.
     drain_delay: Duration,
+    /// The rate limits of API keys and tenant tokens (`--rate-limit-*`).
+    rate_limits: crate::auth::rate_limit::RateLimits,
+    /// The cores the rate limits are shared out between.
+    cores: usize,
 }
 
 /// What outgoing requests may reach (`--experimental-allowed-ip-networks`).
@@ -223,17 +228,10 @@ fn run_cores(
         lifecycle,
         heartbeat,
         drain_delay: config.shutdown_drain_delay,
-    };
-    let options = RuntimeOptions {
+        rate_limits: config.rate_limits,
         cores: config.cores,
-        addresses: addresses.clone(),
-        idle_poll: config.idle_poll,
-        indexing_share: crate::runtime::indexing_share::IndexingShare::percent(
-            config.indexing_scheduling.cpu_share,
-        )
-        .with_scheduler_slice(config.indexing_scheduling.scheduler_slice)
-        .with_scheduling_policy(config.indexing_scheduling.scheduler_policy.policy()),
     };
+    let options = runtime_options(config, addresses);
     if mode == Mode::Serve {
         log_start(&options);
     }
@@ -241,6 +239,21 @@ fn run_cores(
         core_main(context, settings.clone())
     })
     .map_err(|error| error.to_string())
+}
+
+/// The runtime's options from the configuration: cores, listening addresses, idle polling
+/// and indexing's share of a busy CPU.
+fn runtime_options(config: &Config, addresses: Vec<SocketAddr>) -> RuntimeOptions {
+    RuntimeOptions {
+        cores: config.cores,
+        addresses,
+        idle_poll: config.idle_poll,
+        indexing_share: crate::runtime::indexing_share::IndexingShare::percent(
+            config.indexing_scheduling.cpu_share,
+        )
+        .with_scheduler_slice(config.indexing_scheduling.scheduler_slice)
+        .with_scheduling_policy(config.indexing_scheduling.scheduler_policy.policy()),
+    }
 }
 
 /// Starts the watchdog thread when the service manager asks for one (`WATCHDOG_USEC`), and
@@ -499,10 +512,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
             wake_receiver,
             settings.scheduler,
         );
-        crate::runtime::latency::spawn_detached(
-            crate::runtime::latency::LatencyClass::Indexing,
-            scheduler.run(settings.interrupted.clone()),
-        );
+        start_scheduler(scheduler, settings.interrupted.clone());
     }
     let request_log = start_request_log(settings.log_mode, &settings.logs);
     let search_queue = SearchQueue::new(settings.search_queue);
@@ -520,6 +530,7 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
         personalization: settings.personalization.clone(),
         remote_availability: settings.remote_availability.clone(),
         lifecycle: settings.lifecycle.clone(),
+        rate_limiter: RateLimiter::for_core(&settings.rate_limits, settings.cores),
     }));
     tracing::debug!(core, "serving");
     gate.open(router);
@@ -530,6 +541,15 @@ async fn core_main(context: CoreContext, settings: CoreSettings) -> Result<(), S
     mesh.close();
     data_mesh.close();
     Ok(())
+}
+
+/// Runs the control core's scheduler in the indexing latency class, beginning with the
+/// tasks of the batch a crash interrupted.
+fn start_scheduler(scheduler: Scheduler, interrupted: Vec<Task>) {
+    crate::runtime::latency::spawn_detached(
+        crate::runtime::latency::LatencyClass::Indexing,
+        scheduler.run(interrupted),
+    );
 }
 
 /// Starts serving this core's listeners through `gate`, before the core's router exists (see

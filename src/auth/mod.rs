@@ -20,7 +20,8 @@
 //! (the immutable versioned key set and the control core's key store), `persistence`
 //! (durable storage of the key set), `authenticate` (the per-request decision), `context`
 //! (what an authenticated request may reach), `tenant_token` (JWT tenant tokens and filter
-//! merging), `uuid_text` (uid parsing with Meilisearch's messages), `jwt_hmac` (the HMAC-only crypto backend of `jsonwebtoken`).
+//! merging), `uuid_text` (uid parsing with Meilisearch's messages), `jwt_hmac` (the HMAC-only crypto backend of `jsonwebtoken`),
+//! `rate_limit` (token buckets per API key and per tenant token, one set per core).
 //!
 //! Invariants: key secrets are derived, never stored; every secret comparison is
 //! constant-time; the key set seen by requests is an immutable snapshot replaced whole.
@@ -38,6 +39,7 @@ pub mod key;
 pub mod list_query;
 pub mod masked_secret;
 pub mod persistence;
+pub mod rate_limit;
 pub mod store;
 pub mod tenant_token;
 pub mod uuid_text;

@@ -1,18 +1,45 @@
 //! coresearch's own metric families: one series per core (requests it answered, its open
 //! connections, its search and write queues, the time its requests spend in the core mesh,
 //! its major page faults) and one per shard (the disk bytes of its page store and of its
-//! vector files), labelled with the core that owns it.
+//! vector files), labelled with the core that owns it; and the rate limiters' refusals and
+//! buckets by kind of identity, summed over the cores.
 //!
 //! Invariant: every name starts with `coresearch_`, so no family can be taken for one of
 //! Meilisearch's.
 
 use super::core_figures::CoreFigures;
 use super::exposition::{Exposition, Labels};
+use crate::auth::rate_limit::RateLimitKind;
 
 /// Adds the per-core and per-shard families of `cores` to `exposition`.
 pub fn add(exposition: &mut Exposition, cores: &[CoreFigures]) {
     add_per_core(exposition, cores);
     add_per_shard(exposition, cores);
+    add_rate_limits(exposition, cores);
+}
+
+/// The rate limiters' refusals and buckets, by kind of identity, summed over the cores.
+fn add_rate_limits(exposition: &mut Exposition, cores: &[CoreFigures]) {
+    let by_kind = |value: &dyn Fn(&CoreFigures, usize) -> u64| {
+        RateLimitKind::ALL
+            .iter()
+            .enumerate()
+            .map(|(slot, kind)| {
+                let total: u64 = cores.iter().map(|core| value(core, slot)).sum();
+                (vec![("kind", kind.label().to_string())], total as f64)
+            })
+            .collect()
+    };
+    exposition.counters(
+        "coresearch_rate_limited_requests_total",
+        "Requests refused with 429 because their API key or tenant token was over its rate limit",
+        by_kind(&|core, slot| core.rate_limits.refused[slot]),
+    );
+    exposition.gauges(
+        "coresearch_rate_limit_buckets",
+        "Token buckets the cores hold for API keys and tenant tokens",
+        by_kind(&|core, slot| core.rate_limits.buckets[slot]),
+    );
 }
 
 fn core_label(core: &CoreFigures) -> Labels {

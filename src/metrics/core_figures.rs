@@ -1,7 +1,7 @@
 //! What one core tells a scrape about itself — the figures only a thread-per-core server has:
 //! the requests it answered, its open connections, its search queue, its write queue, its
 //! mesh round trips, its major page faults, and the files of the shards it owns — and its
-//! chat completions' searches and tokens.
+//! chat completions' searches and tokens, and its rate limiter's refusals and buckets.
 //!
 //! A scrape sends every core a [`TakeCoreFigures`] through the core mesh; each core copies
 //! its own counters (its thread-locals and its coordinator's cells: no atomics, no lock),
@@ -64,6 +64,8 @@ pub struct CoreFigures {
     pub shards: Vec<ShardFiles>,
     /// The chat completions' searches and tokens.
     pub chat: crate::chats::figures::ChatFigures,
+    /// The requests its rate limiter refused and the buckets it holds.
+    pub rate_limits: super::rate_limits::RateLimitFigures,
 }
 
 /// Asks a core for its [`CoreFigures`].
@@ -95,6 +97,7 @@ impl CoreRequest<Coordinator> for TakeCoreFigures {
             personalized_searches: super::personalized_searches::count(),
             shards: Vec::new(),
             chat: crate::chats::figures::snapshot(),
+            rate_limits: super::rate_limits::snapshot(),
         };
         let owned = owned_shards(coordinator);
         let shards = crate::runtime::blocking::run(move || measure(&owned)).await;

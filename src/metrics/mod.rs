@@ -3,7 +3,8 @@
 //! core and per shard.
 //!
 //! Layout: [`http_recorder`] (each core's request counts and response times),
-//! [`personalized_searches`] (each core's count of personalized searches),
+//! [`personalized_searches`] (each core's count of personalized searches), [`rate_limits`]
+//! (each core's rate-limit refusals and buckets),
 //! [`core_figures`] (what one core tells a scrape), [`scrape`] (gathering the instance's
 //! and every core's figures), [`meilisearch_families`] and [`core_families`] (the figures
 //! as metric families), [`store_families`] (open shards against their budget), [`exposition`] (the text format).
@@ -18,5 +19,6 @@ pub mod exposition;
 pub mod http_recorder;
 pub mod meilisearch_families;
 pub mod personalized_searches;
+pub mod rate_limits;
 pub mod scrape;
 pub mod store_families;

@@ -18,6 +18,7 @@ pub mod logs;
 pub mod metrics;
 pub mod network;
 pub mod payload;
+pub mod rate_limit;
 pub mod render;
 pub mod root;
 pub mod search;
@@ -64,6 +65,8 @@ pub struct Services {
     pub remote_availability: std::sync::Arc<crate::network::availability::RemoteAvailability>,
     /// Starting, ready or draining: what `GET /health` answers.
     pub lifecycle: crate::runtime::lifecycle::Lifecycle,
+    /// This core's rate limiter; `None` when no rate limit is configured.
+    pub rate_limiter: Option<crate::auth::rate_limit::RateLimiter>,
 }
 
 /// Answers every request of one core.
@@ -180,8 +183,9 @@ impl Router {
     }
 
     /// The path the request counts under in the metrics, and the request's endpoint and
-    /// call once its route is found and its key authorized; otherwise the answer: 404 (no
-    /// route), 405 (no route for the method) or the authorization error.
+    /// call once its route is found, its key authorized and charged to its rate limit;
+    /// otherwise the answer: 404 (no route), 405 (no route for the method), the authorization
+    /// error or 429 (over the rate limit).
     fn authorized_call(&self, request: Request) -> (PathLabel, Result<(Endpoint, Call), Response>) {
         let (route, parameters) = match table::lookup(&request.method, &request.path) {
             Lookup::Found { route, parameters } => (route, parameters),
@@ -211,6 +215,11 @@ impl Router {
             Ok(context) => context,
             Err(response) => return (label, Err(response)),
         };
+        if let Some(limiter) = &self.services.rate_limiter
+            && let Err(response) = rate_limit::charge(limiter, &request, &context)
+        {
+            return (label, Err(response));
+        }
         let parameters = parameters
             .iter()
             .filter_map(|(name, _)| Some((*name, Lookup::parameter(&parameters, name)?)))

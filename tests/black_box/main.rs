@@ -46,6 +46,7 @@ mod network_100k;
 mod network_documents;
 mod path_index_uid;
 mod personalization;
+mod rate_limits;
 mod render_template;
 mod replica_pages;
 mod replication_parameters;
