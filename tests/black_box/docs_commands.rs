@@ -376,7 +376,7 @@ fn last_started_block(stdout: &str) -> Option<usize> {
         .lines()
         .filter_map(|line| line.strip_prefix(BLOCK_MARKER))
         .filter_map(|rest| rest.trim_end_matches("@@").parse().ok())
-        .last()
+        .next_back()
 }
 
 /// Runs the `sh` blocks of the page at `relative` (from the repository's root), after
