@@ -2,7 +2,7 @@
 //! fields nested in `info`, `info` selects itself and everything nested in it, a pattern no
 //! filterable rule meets is refused naming it first in order, and `*` still asks for every
 //! filterable field as 1.41 did. Each expected answer was read from Meilisearch 1.50 given the
-//! same documents and settings (its `*` refusal aside, see the README).
+//! same documents and settings (its `*` refusal aside, see docs/compatibility.md).
 
 use crate::common;
 
