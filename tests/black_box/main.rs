@@ -17,6 +17,7 @@ mod auth_tenant_token;
 mod chats;
 mod conformance_36;
 mod dashboard_browser;
+mod debian_package;
 mod docs_commands;
 mod document_edition;
 mod documents_conformance;

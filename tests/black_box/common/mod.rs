@@ -316,7 +316,8 @@ fn log_tail(log_path: &Path) -> String {
     )
 }
 
-fn free_address() -> SocketAddr {
+/// A loopback address with a port free now (another process may take it before it is bound).
+pub fn free_address() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind succeeds");
     listener.local_addr().expect("local_addr succeeds")
 }
