@@ -1,6 +1,6 @@
 //! coresearch's own metric families: one series per core (requests it answered, its open
 //! connections, its search and write queues, the time its requests spend in the core mesh,
-//! its major page faults) and one per shard (the disk bytes of its page store and of its
+//! its major page faults, its CPU time) and one per shard (the disk bytes of its page store and of its
 //! vector files), labelled with the core that owns it; and the rate limiters' refusals and
 //! buckets by kind of identity, summed over the cores.
 //!
@@ -105,6 +105,15 @@ fn add_per_core(exposition: &mut Exposition, cores: &[CoreFigures]) {
         cores
             .iter()
             .map(|core| (core_label(core), core.mesh_round_trips.clone()))
+            .collect(),
+    );
+    exposition.counters(
+        "coresearch_core_cpu_seconds_total",
+        "CPU seconds, user and system, each core's executor thread used (its rate is the \
+         core's load)",
+        cores
+            .iter()
+            .map(|core| (core_label(core), core.cpu_seconds))
             .collect(),
     );
     exposition.counters(

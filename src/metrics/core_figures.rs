@@ -57,6 +57,8 @@ pub struct CoreFigures {
     pub writes_in_flight: u64,
     pub mesh_round_trips: Histogram,
     pub major_page_faults: u64,
+    /// CPU seconds, user and system, the core's executor thread used since it started.
+    pub cpu_seconds: f64,
     /// Client connections placed on the core and still open.
     pub open_connections: u64,
     /// Searches of one index with `personalize` this core received.
@@ -93,6 +95,7 @@ impl CoreRequest<Coordinator> for TakeCoreFigures {
             writes_in_flight: coordinator.writes_in_flight(),
             mesh_round_trips: crate::runtime::mesh_latency::round_trips(),
             major_page_faults: crate::runtime::thread_usage::major_page_faults(),
+            cpu_seconds: crate::runtime::thread_usage::cpu_seconds(),
             open_connections: crate::runtime::connection_balance::open_connections_here(),
             personalized_searches: super::personalized_searches::count(),
             shards: Vec::new(),

@@ -14,6 +14,8 @@ use super::exposition::Exposition;
 use crate::coordinator::Coordinator;
 use crate::errors::ResponseError;
 use crate::host::documents::DocumentCount;
+use crate::network::Network;
+use crate::network::availability::{RemoteAvailability, RemoteStatus};
 use crate::tasks::queue_figures::{TaskFigures, task_figures};
 
 /// What the instance as a whole tells a scrape.
@@ -31,7 +33,10 @@ pub struct InstanceFigures {
 }
 
 /// The text of `GET /metrics`.
-pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseError> {
+pub async fn scrape(
+    coordinator: &Rc<Coordinator>,
+    remotes: &RemoteAvailability,
+) -> Result<String, ResponseError> {
     let instance = instance_figures(coordinator).await?;
     let cores = every_core_figures(coordinator).await?;
     let mut exposition = Exposition::default();
@@ -44,7 +49,35 @@ pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseErr
     super::core_families::add(&mut exposition, &cores);
     super::store_families::add(&mut exposition, &coordinator.store_figures());
     add_write_visibility(&mut exposition, &instance.tasks);
+    add_remote_availability(&mut exposition, &coordinator.network(), remotes);
     Ok(exposition.into_text())
+}
+
+/// `coresearch_network_remote_available`: 1 for each remote of the network (this instance
+/// left out) that answers lately, 0 for one marked unavailable after failed calls; no series
+/// without a network.
+fn add_remote_availability(
+    exposition: &mut Exposition,
+    network: &Network,
+    remotes: &RemoteAvailability,
+) {
+    let series = network
+        .remotes
+        .keys()
+        .filter(|remote| network.local.as_deref() != Some(remote.as_str()))
+        .map(|remote| {
+            let available = remotes.status(remote) == RemoteStatus::Available;
+            (
+                vec![("remote", remote.clone())],
+                f64::from(u8::from(available)),
+            )
+        })
+        .collect();
+    exposition.gauges(
+        "coresearch_network_remote_available",
+        "1 for each remote of the network that answers lately, 0 for one unavailable",
+        series,
+    );
 }
 
 /// `coresearch_write_visibility_seconds`: how long succeeded document writes took from their

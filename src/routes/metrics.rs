@@ -35,7 +35,8 @@ pub async fn get(services: &Services, context: &AuthContext) -> Result<Response,
     if !context.all_indexes_authorized() {
         return Err(restricted_key_refusal());
     }
-    let text = crate::metrics::scrape::scrape(&services.coordinator).await?;
+    let text = crate::metrics::scrape::scrape(&services.coordinator, &services.remote_availability)
+        .await?;
     Ok(Response {
         status: 200,
         headers: vec![(Cow::Borrowed("content-type"), TEXT_FORMAT.to_owned())],

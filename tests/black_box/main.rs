@@ -32,6 +32,7 @@ mod feature_toggles;
 mod federation_conformance;
 mod free_space;
 mod full_disk;
+mod grafana_dashboard;
 mod half_close;
 mod hardening_codes;
 mod http_api_errors;
