@@ -20,8 +20,8 @@
 //!   `histogram`, `data_dir`.
 //!
 //! A module imports the modules of lower layers, and within a layer only along the arrows
-//! §1.3 draws. The tidy test (`tests/black_box/tidy.rs`) fails on an import circle between
-//! top-level folders.
+//! §1.3 draws. The tidy test (`tests/black_box/tidy/layer_order.rs`) reads that drawing and
+//! fails on an import against it, and on a module the drawing does not place.
 
 pub mod auth;
 pub mod backups;

@@ -4,6 +4,9 @@
 //! - only `src/config.rs` reads the environment (outside test code);
 //! - no import circle crosses the top-level folders of `src/`: the server's layers
 //!   (`routes` → use cases → `coordinator` → `host` → …) import downwards only;
+//! - every top-level module of `src/` has its place in the layer order that ARCHITECTURE.md
+//!   §1.3 draws, and imports only modules of lower layers, or of its own layer along the
+//!   arrows drawn (`layer_order`, which reads the drawing from the document itself);
 //! - every `unsafe` block of the three product crates has a `// SAFETY:` comment on one of
 //!   the lines just above it (or a `# Safety` section for an `unsafe fn`).
 //!
@@ -15,6 +18,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+mod layer_order;
 
 /// How many lines above an `unsafe` block its `// SAFETY:` comment may start.
 const SAFETY_COMMENT_LINES_ABOVE: usize = 8;
@@ -48,20 +53,36 @@ fn is_test_file(relative: &Path) -> bool {
     text.contains("/tests/") || text.starts_with("tests/") || text.ends_with("tests.rs")
 }
 
-/// The non-test code of a file: without comment lines and without the `#[cfg(test)]`
-/// module that ends it.
-fn code_lines(text: &str) -> Vec<&str> {
+/// The lines of a text that are not comment lines, numbered from 1 as in the file.
+fn numbered_lines_without_comments(text: &str) -> Vec<(usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .collect()
+}
+
+/// The non-test code of a file, numbered as in the file: without comment lines and
+/// without the `#[cfg(test)]` module that ends it.
+fn numbered_code_lines(text: &str) -> Vec<(usize, &str)> {
     let code = match text.find("#[cfg(test)]\nmod ") {
         Some(start) => &text[..start],
         None => text,
     };
-    code.lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
+    numbered_lines_without_comments(code)
+}
+
+/// The non-test code of a file: without comment lines and without the `#[cfg(test)]`
+/// module that ends it.
+fn code_lines(text: &str) -> Vec<&str> {
+    numbered_code_lines(text)
+        .into_iter()
+        .map(|(_, line)| line)
         .collect()
 }
 
-/// The non-test files of `src/`, with their path relative to `src/`.
-fn server_sources() -> Vec<(PathBuf, String)> {
+/// Every file of `src/`, test files included, with its path relative to `src/`.
+fn all_server_sources() -> Vec<(PathBuf, String)> {
     let source = workspace_root().join("src");
     rust_files(&source)
         .into_iter()
@@ -73,6 +94,13 @@ fn server_sources() -> Vec<(PathBuf, String)> {
             let text = std::fs::read_to_string(&path).expect("a source file is UTF-8");
             (relative, text)
         })
+        .collect()
+}
+
+/// The non-test files of `src/`, with their path relative to `src/`.
+fn server_sources() -> Vec<(PathBuf, String)> {
+    all_server_sources()
+        .into_iter()
         .filter(|(relative, _)| !is_test_file(relative))
         .collect()
 }
@@ -127,32 +155,39 @@ fn top_level_module(relative: &Path) -> String {
     first.trim_end_matches(".rs").to_owned()
 }
 
-/// The top-level modules a file's code names through `crate::`.
-fn named_modules(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+/// The top-level modules one line of code names through `crate::`: `crate::<module>` paths
+/// and the items of a one-line `crate::{…}` group.
+fn modules_named_on_line(line: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
     let mut named = BTreeSet::new();
-    for line in code_lines(text) {
-        let mut rest = line;
-        while let Some(position) = rest.find("crate::") {
-            rest = &rest[position + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|character| character.is_alphanumeric() || *character == '_')
-                .collect();
-            if modules.contains(&name) {
-                named.insert(name);
-            }
-            if let Some(group) = rest.strip_prefix('{') {
-                let end = group.find('}').unwrap_or(group.len());
-                for item in group[..end].split(',') {
-                    let name = item.trim().split("::").next().unwrap_or("").trim();
-                    if modules.contains(name) {
-                        named.insert(name.to_owned());
-                    }
+    let mut rest = line;
+    while let Some(position) = rest.find("crate::") {
+        rest = &rest[position + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|character| character.is_alphanumeric() || *character == '_')
+            .collect();
+        if modules.contains(&name) {
+            named.insert(name);
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = item.trim().split("::").next().unwrap_or("").trim();
+                if modules.contains(name) {
+                    named.insert(name.to_owned());
                 }
             }
         }
     }
     named
+}
+
+/// The top-level modules a file's code names through `crate::`.
+fn named_modules(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    code_lines(text)
+        .into_iter()
+        .flat_map(|line| modules_named_on_line(line, modules))
+        .collect()
 }
 
 /// The folder-level import graph of `src/`: module → modules it imports.
