@@ -26,8 +26,8 @@ use roaring::RoaringBitmap;
 use shards::search::{DistinctNarrowing, ShardHit};
 
 use super::distinct_merge::{Merge, ShardCandidates, select, select_by_id};
-use super::execute::{SearchOutcome, merge_query_words};
 use super::facets::MergedFacets;
+use super::outcome::{SearchOutcome, merge_query_words};
 use super::parameters::SEARCH_LIMIT_DEFAULT;
 use super::prepare::PreparedSearch;
 use crate::coordinator::Coordinator;

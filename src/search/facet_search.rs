@@ -36,11 +36,11 @@ use crate::settings::locale::Locale;
 use crate::settings::model::FacetValuesSort;
 
 use super::distinct::facet_search_narrowings;
-use super::execute::shard_request;
 use super::parameters::{
     HybridParameter, MatchingStrategyParameter, RankingScoreThreshold, SearchBody,
 };
 use super::prepare::{EngineErrors, PreparedSearch, hidden_suffix, prepare_with, shown_names};
+use super::shard_request::shard_request;
 use crate::control::features::RuntimeFeatures;
 use crate::host::facet_search::ShardFacetSearch;
 
@@ -172,7 +172,8 @@ pub async fn facet_search(
         .await;
     let mut merged: MergedValues = BTreeMap::new();
     for answer in answers {
-        let values = answer.map_err(|error| super::execute::index_filter_error(record, error))?;
+        let values =
+            answer.map_err(|error| super::shard_request::index_filter_error(record, error))?;
         for value in values {
             let key = (value.order, value.normalized);
             merged.entry(key).or_insert((value.original, 0)).1 += value.count;

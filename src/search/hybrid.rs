@@ -24,8 +24,9 @@ use std::rc::Rc;
 
 use shards::search::VectorQuery;
 
-use super::execute::{SearchOutcome, execute_ranked};
+use super::outcome::SearchOutcome;
 use super::prepare::{PreparedSearch, SemanticSearch};
+use super::ranked::execute_ranked;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
 use crate::embedders::query_cache;

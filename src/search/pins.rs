@@ -5,7 +5,8 @@
 //! Which pins: see [`super::rule_matching`] (the rules that apply, by precedence, within
 //! the fuel's limits).
 //!
-//! How they are placed ([`execute_pinned`]): pinned documents are left out of the ranking
+//! How they are placed ([`pinned_hits`], [`organic_search`], [`place_pinned`], which
+//! `super::execute` runs in that order): pinned documents are left out of the ranking
 //! (whatever the query, they need not match it) and kept only when the search's filter
 //! selects them; the ranking then runs for the first `offset + limit` hits and the pins are
 //! merged in ([`place_pins`]): walking the merged list, a pin takes its place once its
@@ -33,9 +34,10 @@ use std::sync::Arc;
 use shards::search::{FieldFacetCounts, ScoreDetail, ShardHit};
 use time::OffsetDateTime;
 
-use super::execute::{SearchOutcome, execute_organic, index_filter_error, shard_request};
+use super::outcome::SearchOutcome;
 use super::prepare::PreparedSearch;
 use super::rule_matching::{RuleContext, resolve_pins};
+use super::shard_request::{index_filter_error, shard_request};
 use crate::control::features::RuntimeFeatures;
 use crate::coordinator::Coordinator;
 use crate::coordinator::catalog::IndexRecord;
@@ -131,29 +133,45 @@ pub fn ranked_places(pin_positions: &[u32], wanted: usize) -> usize {
         .count()
 }
 
-/// Runs `prepared`, whose rules pin documents: the pinned documents the filter selects,
-/// then the ranking without them for the first `offset + limit` hits, then the window with
-/// the pins placed (see the module documentation).
-pub async fn execute_pinned(
-    coordinator: &Rc<Coordinator>,
-    record: &IndexRecord,
-    prepared: &PreparedSearch,
-) -> Result<SearchOutcome, ResponseError> {
-    let (pinned, pinned_facets) = pinned_hits(coordinator, record, prepared).await?;
+/// The pinned documents a search's filter selects, each with its position, in placing order,
+/// and each shard's facet counts of them.
+pub struct Pinned {
+    hits: Vec<(u32, ShardSearchHit)>,
+    facets: Vec<ShardFacetCounts>,
+}
+
+impl Pinned {
+    /// The places the pinned documents take.
+    pub fn positions(&self) -> Vec<u32> {
+        self.hits.iter().map(|(position, _)| *position).collect()
+    }
+}
+
+/// The ranking a pinned search runs: without the pins, the first `offset + limit` hits, among
+/// which the pins are then placed (see the module documentation).
+pub fn organic_search(prepared: &PreparedSearch) -> PreparedSearch {
     let mut organic = prepared.clone();
     organic.pins = Vec::new();
     organic.offset = 0;
     organic.limit = prepared.offset.saturating_add(prepared.limit);
-    let positions: Vec<u32> = pinned.iter().map(|(position, _)| *position).collect();
-    let mut outcome = execute_organic(coordinator, record, &organic, &positions).await?;
-    outcome.total += pinned.len() as u64;
+    organic
+}
+
+/// The answer of `prepared` from the ranking of [`organic_search`] and the `pinned`
+/// documents: totals and facets with the pins counted, and the window with the pins placed.
+pub fn place_pinned(
+    mut outcome: SearchOutcome,
+    pinned: Pinned,
+    prepared: &PreparedSearch,
+) -> SearchOutcome {
+    outcome.total += pinned.hits.len() as u64;
     if let Some(merged) = outcome.facets.as_mut() {
-        for counts in pinned_facets {
+        for counts in pinned.facets {
             merged.add(counts);
         }
     }
     let ranked = std::mem::take(&mut outcome.hits);
-    outcome.hits = place_pins(pinned, prepared.offset, prepared.limit, ranked);
+    outcome.hits = place_pins(pinned.hits, prepared.offset, prepared.limit, ranked);
     if prepared
         .semantic
         .as_ref()
@@ -162,16 +180,16 @@ pub async fn execute_pinned(
         // Meilisearch counts every hit of a semantic-only search, pinned ones included.
         outcome.semantic_hit_count = Some(outcome.hits.len() as u32);
     }
-    Ok(outcome)
+    outcome
 }
 
 /// The pinned documents of `prepared` the filter selects, each with its position, in placing
 /// order, with each shard's facet counts of them when `facets` is asked.
-async fn pinned_hits(
+pub async fn pinned_hits(
     coordinator: &Rc<Coordinator>,
     record: &IndexRecord,
     prepared: &PreparedSearch,
-) -> Result<(Vec<(u32, ShardSearchHit)>, Vec<ShardFacetCounts>), ResponseError> {
+) -> Result<Pinned, ResponseError> {
     let request = shard_request(prepared);
     let answers = coordinator
         .ask_every_shard(&record.shard_set(), |_| PinnedDocuments {
@@ -196,7 +214,10 @@ async fn pinned_hits(
         };
         pinned.push((pin.position, pinned_hit(hit, pin.position)?));
     }
-    Ok((pinned, facets))
+    Ok(Pinned {
+        hits: pinned,
+        facets,
+    })
 }
 
 /// A pinned document as a hit: score 1, its details the pin alone.

@@ -27,9 +27,10 @@ use shards::shard::select_fields;
 use crate::coordinator::catalog::IndexRecord;
 use crate::settings::text_settings::text_settings;
 
-use super::execute::{SearchOutcome, canonical_locales};
+use super::outcome::SearchOutcome;
 use super::parameters::SEARCH_LIMIT_DEFAULT;
 use super::prepare::PreparedSearch;
+use super::shard_request::canonical_locales;
 use crate::host::search::ShardSearchHit;
 
 /// The reserved field of user-provided embeddings.

@@ -18,9 +18,10 @@ use shards::documents::document_id::document_id_from_value;
 use shards::filter::is_shard_refusal;
 use shards::search::VectorQuery;
 
-use super::execute::{SearchOutcome, execute_ranked};
+use super::outcome::SearchOutcome;
 use super::parameters::{RankingScoreThreshold, SEARCH_LIMIT_DEFAULT, SearchBody};
 use super::prepare::{EngineErrors, PreparedSearch, prepare_with};
+use super::ranked::execute_ranked;
 use super::response::search_result;
 use super::stages::StageTimer;
 use crate::control::features::RuntimeFeatures;

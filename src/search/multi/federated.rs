@@ -15,11 +15,13 @@ use crate::coordinator::catalog::IndexRecord;
 use crate::errors::{Code, ResponseError};
 use crate::host::search::{CountedQuery, MatchCountOfQueries};
 
-use crate::search::execute::{SearchOutcome, execute, shard_request};
+use crate::search::execute::execute;
+use crate::search::outcome::SearchOutcome;
 use crate::search::parameters::SEARCH_LIMIT_DEFAULT;
 use crate::search::prepare::{PreparedSearch, prepare};
 use crate::search::remote::{self, NetworkContext, RemoteQueries, RemoteResult};
 use crate::search::shard_partition::{ReadKey, shard_copies, shard_filter};
+use crate::search::shard_request::shard_request;
 
 use super::federated_facets::{facets_by_index, insert_federated_facets};
 use super::merge::{HitMarks, MergeWindow, add_remote_facets, merged_hits};
