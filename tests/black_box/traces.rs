@@ -221,11 +221,10 @@ fn traced_search(server: &Server, body: &Value) -> common::HttpResponse {
     ))
 }
 
-#[test]
-fn a_networked_search_is_one_trace_across_both_instances() {
-    let receiver = Receiver::start();
-    let a = start_network_instance(&traced_options(&receiver, "trace-a"));
-    let b = start_network_instance(&traced_options(&receiver, "trace-b"));
+/// Two traced instances `a` and `b` with a `movies` index each, `a` naming both as remotes.
+fn traced_pair(receiver: &Receiver) -> (Server, Server) {
+    let a = start_network_instance(&traced_options(receiver, "trace-a"));
+    let b = start_network_instance(&traced_options(receiver, "trace-b"));
     add_documents(
         &a,
         json!([{"id": 1, "title": "Carol"}, {"id": 2, "title": "Carol in Paris"}]),
@@ -239,21 +238,30 @@ fn a_networked_search_is_one_trace_across_both_instances() {
             "b": {"url": b.url(), "searchApiKey": MASTER_KEY}}})),
     );
     assert_eq!(response.status, 200, "{}", response.text());
+    (a, b)
+}
+
+/// The spans of the test's trace from `service` of OTLP kind `kind`.
+fn in_trace(spans: &[ReceivedSpan], service: &str, kind: u64) -> Vec<ReceivedSpan> {
+    spans
+        .iter()
+        .filter(|span| {
+            span.service == service
+                && span.text("traceId") == INCOMING_TRACE_ID
+                && span.span["kind"] == kind
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_networked_search_is_one_trace_across_both_instances() {
+    let receiver = Receiver::start();
+    let (a, _b) = traced_pair(&receiver);
     let response = traced_search(&a, &json!({"q": "carol", "useNetwork": true}));
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.json()["hits"].as_array().unwrap().len(), 3);
 
-    let in_trace = |spans: &[ReceivedSpan], service: &str, kind: u64| -> Vec<ReceivedSpan> {
-        spans
-            .iter()
-            .filter(|span| {
-                span.service == service
-                    && span.text("traceId") == INCOMING_TRACE_ID
-                    && span.span["kind"] == kind
-            })
-            .cloned()
-            .collect()
-    };
     let spans = receiver.wait_for(|spans| {
         in_trace(spans, "trace-b", 2).len() == 1
             && in_trace(spans, "trace-b", 1).len() >= 2
@@ -293,18 +301,23 @@ fn a_networked_search_is_one_trace_across_both_instances() {
         "{remote:?}"
     );
     assert_eq!(remote.text("name"), "POST /multi-search");
+    check_shards_and_batches(&spans, request_id, remote.text("spanId"));
+}
 
+/// The shard commands sit under each instance's request span (`request_id` on `a`,
+/// `remote_id` on `b`), and the document additions ran as root spans of task batches.
+fn check_shards_and_batches(spans: &[ReceivedSpan], request_id: &str, remote_id: &str) {
     // The shard commands: under each instance's request, on both cores of `a` (the context
     // crossed the core mesh in the invocation).
-    let shard_cores: std::collections::BTreeSet<String> = in_trace(&spans, "trace-a", 1)
+    let shard_cores: std::collections::BTreeSet<String> = in_trace(spans, "trace-a", 1)
         .iter()
-        .filter(|shard| descends_from(&spans, shard, request_id))
+        .filter(|shard| descends_from(spans, shard, request_id))
         .filter_map(|shard| shard.attribute("coresearch.core").map(Value::to_string))
         .collect();
     assert_eq!(shard_cores.len(), 2, "{spans:#?}");
-    let remote_shards = in_trace(&spans, "trace-b", 1)
+    let remote_shards = in_trace(spans, "trace-b", 1)
         .into_iter()
-        .filter(|shard| descends_from(&spans, shard, remote.text("spanId")))
+        .filter(|shard| descends_from(spans, shard, remote_id))
         .count();
     assert!(remote_shards >= 2, "{spans:#?}");
 
