@@ -44,6 +44,13 @@ pub async fn scrape(coordinator: &Rc<Coordinator>) -> Result<String, ResponseErr
     super::core_families::add(&mut exposition, &cores);
     super::store_families::add(&mut exposition, &coordinator.store_figures());
     add_write_visibility(&mut exposition, &instance.tasks);
+    if crate::traces::enabled() {
+        exposition.counters(
+            "coresearch_trace_spans_dropped_total",
+            "Finished spans dropped since start because the trace exporter's queue was full",
+            vec![(Vec::new(), crate::traces::exporter::dropped_spans() as f64)],
+        );
+    }
     Ok(exposition.into_text())
 }
 

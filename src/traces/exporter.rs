@@ -11,7 +11,7 @@
 //!   after its first span;
 //! - a failed post drops its batch and is logged at most once per [`FAILURE_LOG_INTERVAL`]
 //!   (with the count of failures since the last line); it never stops the exporter or the
-//!   server.
+//!   server. Spans dropped on a full channel are logged at the same pace.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,6 +162,7 @@ fn export_until_closed(receiver: &Receiver<Message>, endpoint: &Endpoint, servic
             }
             batch.clear();
         }
+        failures.note_queue_drops();
         if let Some(done) = flushed {
             let _ = done.try_send(());
         }
@@ -174,6 +175,9 @@ struct FailureLog {
     last_logged: Option<Instant>,
     failures_since: u64,
     spans_lost_since: u64,
+    /// [`dropped_spans`] when the last line about them was written.
+    queue_drops_logged: u64,
+    last_queue_drops_logged: Option<Instant>,
 }
 
 impl FailureLog {
@@ -198,5 +202,25 @@ impl FailureLog {
         self.last_logged = Some(Instant::now());
         self.failures_since = 0;
         self.spans_lost_since = 0;
+    }
+
+    /// Logs the spans dropped on a full channel since the last such line, unless that line
+    /// was written less than [`FAILURE_LOG_INTERVAL`] ago.
+    fn note_queue_drops(&mut self) {
+        let dropped = dropped_spans();
+        if dropped == self.queue_drops_logged
+            || self
+                .last_queue_drops_logged
+                .is_some_and(|logged| logged.elapsed() < FAILURE_LOG_INTERVAL)
+        {
+            return;
+        }
+        tracing::warn!(
+            spans_dropped = dropped - self.queue_drops_logged,
+            capacity = SPAN_QUEUE_CAPACITY,
+            "the trace exporter's queue was full; spans were dropped"
+        );
+        self.queue_drops_logged = dropped;
+        self.last_queue_drops_logged = Some(Instant::now());
     }
 }

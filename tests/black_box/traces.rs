@@ -352,12 +352,22 @@ fn without_the_endpoint_nothing_is_sent_and_an_unreachable_one_is_logged() {
         extra_arguments: vec![
             "--experimental-otlp-traces-endpoint".to_owned(),
             format!("http://{closed}"),
+            "--experimental-enable-metrics".to_owned(),
         ],
         ..Options::default()
     });
     for _ in 0..3 {
         assert_eq!(server.send("GET", "/indexes", None).status, 200);
     }
+    let metrics = server.send("GET", "/metrics", None);
+    assert_eq!(metrics.status, 200, "{}", metrics.text());
+    assert!(
+        metrics
+            .text()
+            .contains("coresearch_trace_spans_dropped_total 0"),
+        "{}",
+        metrics.text()
+    );
     if std::env::var_os("CORESEARCH_TEST_SERVER_LOGS").is_some() {
         return;
     }
