@@ -491,6 +491,9 @@ pub struct Config {
     /// The rate limits of API keys and tenant tokens (`--rate-limit-*`, off by default; see
     /// `crate::auth::rate_limit`).
     pub rate_limits: RateLimits,
+    /// Where and how traces are exported (`--experimental-otlp-traces-*`); `None`, the
+    /// default, leaves tracing off (see `crate::traces`).
+    pub otlp_traces: Option<crate::traces::ExportSettings>,
 }
 
 /// `value` as a `usize`, the largest one when it does not fit.
@@ -665,6 +668,7 @@ impl Config {
             .field("indexing_scheduling", &self.indexing_scheduling)
             .field("documents_per_shard", &self.documents_per_shard)
             .field("rate_limits", &self.rate_limits)
+            .field("otlp_traces", &self.otlp_traces)
             .field(
                 "vectorstore_reader_prefetch_memory",
                 &self.vectorstore_reader_prefetch_memory,
@@ -1456,6 +1460,82 @@ struct Cli {
     /// The `--rate-limit-*` options.
     #[command(flatten)]
     rate_limit_flags: RateLimitFlags,
+
+    /// The `--experimental-otlp-traces-*` options.
+    #[command(flatten)]
+    trace_flags: TraceFlags,
+}
+
+/// The `--experimental-otlp-traces-*` options (see `crate::traces`), apart so the
+/// configuration reads them in one step.
+#[derive(Debug, clap::Args)]
+struct TraceFlags {
+    /// The OTLP/HTTP endpoint traces are exported to (http or https; spans are posted as
+    /// JSON to `<URL>/v1/traces`). Tracing is off without it. An unreachable endpoint is
+    /// logged, never fatal.
+    #[arg(
+        long,
+        env = "CORESEARCH_EXPERIMENTAL_OTLP_TRACES_ENDPOINT",
+        value_name = "URL",
+        value_parser = parse_otlp_endpoint
+    )]
+    experimental_otlp_traces_endpoint: Option<url::Url>,
+
+    /// The share of new traces recorded, from 0 to 1 (a request with a `traceparent`
+    /// follows its sampled flag).
+    #[arg(
+        long,
+        env = "CORESEARCH_EXPERIMENTAL_OTLP_TRACES_SAMPLING_RATIO",
+        value_name = "RATIO",
+        default_value_t = OTLP_TRACES_SAMPLING_RATIO_DEFAULT,
+        value_parser = parse_sampling_ratio,
+        requires = "experimental_otlp_traces_endpoint"
+    )]
+    experimental_otlp_traces_sampling_ratio: f64,
+
+    /// The `service.name` the traces are reported under.
+    #[arg(
+        long,
+        env = "CORESEARCH_EXPERIMENTAL_OTLP_TRACES_SERVICE_NAME",
+        value_name = "NAME",
+        default_value = OTLP_TRACES_SERVICE_NAME_DEFAULT,
+        requires = "experimental_otlp_traces_endpoint"
+    )]
+    experimental_otlp_traces_service_name: String,
+}
+
+impl TraceFlags {
+    /// The export settings, when an endpoint is given.
+    fn settings(self) -> Option<crate::traces::ExportSettings> {
+        let endpoint = self.experimental_otlp_traces_endpoint?;
+        Some(crate::traces::ExportSettings {
+            endpoint,
+            sampling_ratio: self.experimental_otlp_traces_sampling_ratio,
+            service_name: self.experimental_otlp_traces_service_name,
+        })
+    }
+}
+
+/// The share of new traces recorded by default: all of them.
+pub const OTLP_TRACES_SAMPLING_RATIO_DEFAULT: f64 = 1.0;
+/// The `service.name` of the traces by default.
+pub const OTLP_TRACES_SERVICE_NAME_DEFAULT: &str = "coresearch";
+
+/// `--experimental-otlp-traces-endpoint`: an `http` or `https` URL with a host.
+fn parse_otlp_endpoint(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|error| format!("`{text}` is not a URL: {error}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(format!("`{text}` is not an http or https URL with a host"));
+    }
+    Ok(url)
+}
+
+/// `--experimental-otlp-traces-sampling-ratio`: a number from 0 to 1.
+fn parse_sampling_ratio(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(ratio) if (0.0..=1.0).contains(&ratio) => Ok(ratio),
+        _ => Err(format!("`{text}` is not a number from 0 to 1")),
+    }
 }
 
 /// The `--rate-limit-*` options (see `crate::auth::rate_limit`), apart so the configuration
@@ -1846,6 +1926,7 @@ impl Config {
             max_cache_memory: cli.max_cache_memory.unwrap_or_else(default_cache_memory),
             documents_per_shard: cli.documents_per_shard,
             rate_limits: cli.rate_limit_flags.limits(),
+            otlp_traces: cli.trace_flags.settings(),
         }
     }
 
@@ -2832,6 +2913,7 @@ mod tests {
             indexing_scheduling,
             documents_per_shard,
             rate_limits,
+            otlp_traces,
         );
     }
 
@@ -2922,6 +3004,48 @@ mod tests {
             error.to_string().contains("--rate-limit-api-key-burst"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn traces_are_off_by_default_and_a_bad_endpoint_or_ratio_is_refused_by_name() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let cwd = directory.path();
+        assert_eq!(parse_ok(&[], &[], cwd).otlp_traces, None);
+        let settings = parse_ok(
+            &[
+                "--experimental-otlp-traces-endpoint",
+                "http://127.0.0.1:4318",
+            ],
+            &[("CORESEARCH_EXPERIMENTAL_OTLP_TRACES_SAMPLING_RATIO", "0.25")],
+            cwd,
+        )
+        .otlp_traces
+        .expect("tracing is on");
+        assert_eq!(settings.endpoint.as_str(), "http://127.0.0.1:4318/");
+        assert_eq!(settings.sampling_ratio, 0.25);
+        assert_eq!(settings.service_name, OTLP_TRACES_SERVICE_NAME_DEFAULT);
+        let endpoint = "--experimental-otlp-traces-endpoint";
+        let ratio = "--experimental-otlp-traces-sampling-ratio";
+        for (arguments, option) in [
+            (vec![format!("{endpoint}=not a url")], endpoint),
+            (vec![format!("{endpoint}=ftp://collector")], endpoint),
+            (
+                vec![format!("{endpoint}=http://c:4318"), format!("{ratio}=1.5")],
+                ratio,
+            ),
+            (vec![format!("{ratio}=0.5")], endpoint),
+        ] {
+            let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+            let error = parse(&arguments, &[], cwd).unwrap_err();
+            assert!(error.to_string().contains(option), "{arguments:?}: {error}");
+        }
+        std::fs::write(
+            cwd.join("config.toml"),
+            "experimental_otlp_traces_endpoint = \"https://collector.example:4318/otlp\"\n",
+        )
+        .expect("the file is written");
+        let settings = parse_ok(&[], &[], cwd).otlp_traces.expect("tracing is on");
+        assert_eq!(settings.endpoint.path(), "/otlp");
     }
 
     #[test]

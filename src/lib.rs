@@ -17,7 +17,8 @@
 //! - platform: `outgoing` (the outgoing HTTP client), `config` (the one place that reads flags
 //!   and the environment), `runtime` (the only module that names glommio);
 //! - foundation: `http`, `auth`, `decode`, `errors` (the one code → type → status table),
-//!   `histogram`, `data_dir`.
+//!   `histogram`, `data_dir`, `traces` (OpenTelemetry spans, their context between cores and
+//!   servers, and the exporter thread).
 //!
 //! A module imports the modules of lower layers, and within a layer only along the arrows
 //! §1.3 draws. The tidy test (`tests/black_box/tidy/layer_order.rs`) reads that drawing and
@@ -56,3 +57,4 @@ pub mod settings;
 pub mod tasks;
 #[cfg(test)]
 mod test_support;
+pub mod traces;

@@ -122,7 +122,10 @@ pub fn run(
     data_directory: PathBuf,
     logs: crate::logs::LogControl,
 ) -> Result<(), String> {
-    run_cores(config, data_directory, Mode::Serve, logs)
+    let outcome = run_cores(config, data_directory, Mode::Serve, logs);
+    // The spans of the last requests are still waiting for their batch.
+    crate::traces::flush();
+    outcome
 }
 
 /// Runs the cores on `data_directory` without listening and without webhooks, until no task
@@ -147,13 +150,19 @@ enum Mode {
 }
 
 /// What every core reads from the configuration once, before the cores start: the
-/// outgoing IP policy, the query-embedding cache's size and the dynamic search rules' fuel.
+/// outgoing IP policy, the query-embedding cache's size, the dynamic search rules' fuel and
+/// the trace exporter (whose failure to start leaves tracing off, logged, never fatal).
 fn set_process_wide_options(config: &Config) {
     crate::outgoing::shared::set_policy(outgoing_policy(config));
     crate::embedders::query_cache::set_entries_per_embedder(
         config.experimental_embedding_cache_entries,
     );
     crate::search::rule_fuel::install(config.experimental_dsr_fuel);
+    if let Some(settings) = &config.otlp_traces
+        && let Err(error) = crate::traces::install(settings.clone())
+    {
+        tracing::error!(%error, "traces are not exported");
+    }
 }
 
 /// The experimental features the command line turns on for good.

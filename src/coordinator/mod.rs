@@ -18,7 +18,9 @@
 //! - [`Coordinator::writes_in_flight`] counts the write requests this core's shards have
 //!   received and not answered yet, whichever core sent them;
 //! - [`Coordinator::network`] reads the core's replica of the network each time (the control
-//!   plane replaces it on a change), so a request sees the network of the moment it asks.
+//!   plane replaces it on a change), so a request sees the network of the moment it asks;
+//! - every shard command runs in a span of its own on the core that runs it (a child of the
+//!   requester's span, whose context the mesh invocation carries), when tracing is on.
 
 pub mod catalog;
 
@@ -144,7 +146,19 @@ impl Coordinator {
         request: Request,
     ) -> Result<Request::Answer, ResponseError> {
         let _counted = Request::IS_WRITE.then(|| InFlight::count(&self.writes_in_flight));
-        request.run(&self.shards, address).await
+        if !crate::traces::enabled() {
+            return request.run(&self.shards, address).await;
+        }
+        let mut span = crate::traces::Span::child(
+            short_type_name(std::any::type_name::<Request>()),
+            crate::traces::SpanKind::Internal,
+        );
+        if span.is_recording() {
+            span.set_attribute("coresearch.core", self.core() as i64);
+            span.set_attribute("coresearch.shard", i64::from(address.shard));
+            span.set_attribute("coresearch.storage", address.storage.to_string());
+        }
+        span.run(Box::pin(request.run(&self.shards, address))).await
     }
 
     pub fn core(&self) -> usize {
@@ -364,6 +378,13 @@ impl MeshHandler<Invocation, (), ()> for Coordinator {
     }
 }
 
+/// A type's name without its path or generic arguments (`ShardSearchRequest`), as a shard
+/// command's span is named.
+fn short_type_name(full: &'static str) -> &'static str {
+    let plain = full.split('<').next().unwrap_or(full);
+    plain.rsplit("::").next().unwrap_or(plain)
+}
+
 /// The order in which core `core` starts the commands of shards `0..shards`: every other
 /// core's shard first (in shard order), then its own (see [`Coordinator::ask_every_shard`]).
 fn dispatch_order(shards: u32, cores: usize, core: usize) -> Vec<u32> {
@@ -384,5 +405,18 @@ mod tests {
         assert_eq!(dispatch_order(4, 4, 2), vec![0, 1, 3, 2]);
         assert_eq!(dispatch_order(3, 1, 0), vec![0, 1, 2]);
         assert_eq!(owner_core(5, 2), 1);
+    }
+
+    #[test]
+    fn a_shard_command_span_is_named_by_its_type() {
+        assert_eq!(
+            short_type_name("coresearch::host::search::ShardSearchRequest"),
+            "ShardSearchRequest"
+        );
+        assert_eq!(
+            short_type_name("coresearch::coordinator::OnShard<coresearch::host::Stats>"),
+            "OnShard"
+        );
+        assert_eq!(short_type_name("Plain"), "Plain");
     }
 }

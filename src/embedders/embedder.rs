@@ -502,11 +502,18 @@ impl Embedder {
         if let Some(options) = self.options {
             request = request.options(options);
         }
-        let answer = self
-            .client
-            .send(request)
-            .await
-            .map_err(|error| network_error(&error))?;
+        let source = shape.source();
+        let inputs = batch.len() as i64;
+        let answer = crate::traces::client_call(
+            "embedder request",
+            |span| {
+                span.set_attribute("coresearch.embedder.source", format!("{source:?}"));
+                span.set_attribute("coresearch.embedder.inputs", inputs);
+            },
+            self.client.send(request),
+        )
+        .await
+        .map_err(|error| network_error(&error))?;
         let outcome = shape.read_answer(&answer, batch.len(), dimensions);
         match outcome {
             Err(EmbedError {

@@ -50,6 +50,13 @@ pub async fn scrape(
     super::store_families::add(&mut exposition, &coordinator.store_figures());
     add_write_visibility(&mut exposition, &instance.tasks);
     add_remote_availability(&mut exposition, &coordinator.network(), remotes);
+    if crate::traces::enabled() {
+        exposition.counters(
+            "coresearch_trace_spans_dropped_total",
+            "Finished spans dropped since start because the trace exporter's queue was full",
+            vec![(Vec::new(), crate::traces::exporter::dropped_spans() as f64)],
+        );
+    }
     Ok(exposition.into_text())
 }
 

@@ -84,8 +84,30 @@ async fn send(
 }
 
 /// Sends `write` to `remote` with its write key and `extra_headers`; answers the JSON of a
-/// 2xx answer (`null` for an empty body) or the `remote_*` error of any other outcome.
+/// 2xx answer (`null` for an empty body) or the `remote_*` error of any other outcome. With
+/// tracing on, the call is one client span, whose context the request carries.
 pub async fn call_remote(
+    client: &OutgoingClient,
+    remote: &Remote,
+    write: &ForwardedWrite,
+    extra_headers: &[(String, String)],
+    attempts_max: u32,
+) -> Result<serde_json::Value, ResponseError> {
+    let path = write.path_and_query.split('?').next().unwrap_or_default();
+    crate::traces::client_call(
+        "remote call",
+        |span| {
+            span.set_name(format!("{} {path}", write.method.as_str()));
+            span.set_attribute("http.request.method", write.method.as_str().to_owned());
+            span.set_attribute("server.address", remote.url.clone());
+        },
+        call_remote_untraced(client, remote, write, extra_headers, attempts_max),
+    )
+    .await
+}
+
+/// [`call_remote`] without its span.
+async fn call_remote_untraced(
     client: &OutgoingClient,
     remote: &Remote,
     write: &ForwardedWrite,

@@ -11,7 +11,9 @@
 //! is final.
 //!
 //! Invariants: the URL is the remote's URL with the route's path appended as text (as
-//! Meilisearch builds it); a key is never written into an error message.
+//! Meilisearch builds it); a key is never written into an error message; with tracing on,
+//! one read is one client span (its attempts inside), whose context the request carries as
+//! `traceparent`.
 
 use std::time::{Duration, Instant};
 
@@ -96,8 +98,28 @@ pub async fn remote_index_read(
     remote_read(client, remote, &read.path(index_uid), body, None).await
 }
 
-/// Sends `body` to `remote`'s `path`, retried by the module's rules.
+/// Sends `body` to `remote`'s `path`, retried by the module's rules, in a client span.
 async fn remote_read(
+    client: &OutgoingClient,
+    remote: &Remote,
+    path: &str,
+    body: &Value,
+    before_change: Option<uuid::Uuid>,
+) -> Result<Value, ResponseError> {
+    crate::traces::client_call(
+        "remote read",
+        |span| {
+            span.set_name(format!("POST {path}"));
+            span.set_attribute("http.request.method", "POST");
+            span.set_attribute("url.full", format!("{}{path}", remote.url));
+        },
+        read_with_retries(client, remote, path, body, before_change),
+    )
+    .await
+}
+
+/// Sends `body` to `remote`'s `path`, retried by the module's rules.
+async fn read_with_retries(
     client: &OutgoingClient,
     remote: &Remote,
     path: &str,

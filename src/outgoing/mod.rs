@@ -14,7 +14,10 @@
 //! piece by piece ([`streamed`]); [`event_stream`] reads server-sent events from those pieces.
 //!
 //! Invariants:
-//! - only `runtime` and std/crates are imported (this module sits below every use case);
+//! - only `runtime`, `traces` and std/crates are imported (this module sits below every use
+//!   case);
+//! - a request sent under a span context carries it as `traceparent` (W3C trace context),
+//!   unless its caller set that header ([`OutgoingRequest::with_trace_context`]);
 //! - the client and its sockets stay on the core that built them (`Rc`, not `Send`);
 //! - a response of any status is an `Ok`: callers map statuses to their own errors; a 429
 //!   or 5xx is returned only once the attempts are spent;
@@ -125,6 +128,7 @@ impl OutgoingClient {
     /// Sends `request`, retrying transient failures, 429 and 5xx with backoff; the last
     /// answer or error once no retry is due.
     pub async fn send(&self, request: OutgoingRequest) -> Result<OutgoingResponse, OutgoingError> {
+        let request = request.with_trace_context();
         let options = request.options.unwrap_or(self.options);
         let mut attempt = 1;
         loop {

@@ -116,6 +116,23 @@ impl OutgoingRequest {
         self.options = Some(options);
         self
     }
+
+    /// Adds the current span context ([`crate::traces::current`]) as `traceparent`, unless
+    /// there is none or the request names its own.
+    pub fn with_trace_context(self) -> Self {
+        let Some(traceparent) = crate::traces::current_traceparent() else {
+            return self;
+        };
+        let named = self
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case(crate::traces::TRACEPARENT_HEADER));
+        if named {
+            self
+        } else {
+            self.header(crate::traces::TRACEPARENT_HEADER, &traceparent)
+        }
+    }
 }
 
 /// An answer, whatever its status.

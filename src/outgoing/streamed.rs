@@ -50,6 +50,7 @@ impl OutgoingClient {
         request: OutgoingRequest,
         idle_timeout: Duration,
     ) -> Result<StreamedResponse, OutgoingError> {
+        let request = request.with_trace_context();
         let options = request.options.unwrap_or(self.options);
         let mut attempt = 1;
         loop {

@@ -1,6 +1,7 @@
 //! The routes: one thin file per route family (decode, authorize, call, encode), and the
-//! [`Router`] that looks every request up in the [`table`], logs one line per request and
-//! counts it in the core's request metrics (`crate::metrics::http_recorder`).
+//! [`Router`] that looks every request up in the [`table`], logs one line per request,
+//! counts it in the core's request metrics (`crate::metrics::http_recorder`) and, with
+//! tracing on, runs it in its span ([`request_span`]).
 
 pub mod authorize;
 pub mod body;
@@ -20,6 +21,7 @@ pub mod network;
 pub mod payload;
 pub mod rate_limit;
 pub mod render;
+pub mod request_span;
 pub mod root;
 pub mod search;
 pub mod settings;
@@ -579,16 +581,40 @@ impl Handler for Router {
         }
     }
 
+    /// Answers the request in its span when tracing is on (see [`Router::answer`]).
+    async fn handle(&self, request: Request) -> Response {
+        if !crate::traces::enabled() {
+            return self.answer(request, false).await.0;
+        }
+        let span = request_span::start(&request);
+        let method = request.method.clone();
+        let (response, route) = crate::traces::within(
+            span.context(),
+            Box::pin(self.answer(request, span.is_recording())),
+        )
+        .await;
+        request_span::end(span, &method, route, response.status, self.services.core);
+        response
+    }
+}
+
+impl Router {
     /// Answers the request, then counts it in the core's metrics (its response time too
     /// while the `metrics` feature is on, as Meilisearch's middleware decides at the start
-    /// of the request) and logs it.
-    async fn handle(&self, request: Request) -> Response {
+    /// of the request) and logs it. With `traced`, also answers its route's pattern (`None`
+    /// when no route has the path) for the request's span.
+    async fn answer(
+        &self,
+        request: Request,
+        traced: bool,
+    ) -> (Response, Option<std::borrow::Cow<'static, str>>) {
         let log = &self.services.request_log;
         let timed = self.services.control.features().metrics;
         let started = (timed || log.is_enabled()).then(Instant::now);
         let method = request.method.clone();
         let logged_path = log.is_enabled().then(|| request.path.clone());
         let (response, label) = self.dispatch(request).await;
+        let route = (traced && label.routed).then(|| label.path.clone());
         let elapsed = started.map(|started| started.elapsed());
         http_recorder::record(
             method.as_str(),
@@ -605,6 +631,6 @@ impl Handler for Router {
                 duration_us: elapsed.as_micros() as u64,
             });
         }
-        response
+        (response, route)
     }
 }

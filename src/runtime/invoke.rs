@@ -11,7 +11,10 @@
 //! - an invocation answers its requester at most once (the one-shot sender is consumed);
 //!   a requester whose invocation never answers (the core went away) gets an error, never
 //!   waits forever: the mesh acknowledges a request only after it ran;
-//! - the request's latency class is fixed by its type ([`CoreRequest::CLASS`]).
+//! - the request's latency class is fixed by its type ([`CoreRequest::CLASS`]);
+//! - an invocation carries the span context current where it was made
+//!   ([`crate::traces::current`]) and runs under it on the target core, so the spans it
+//!   starts there are children of the requester's.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -36,6 +39,8 @@ pub trait CoreRequest<Target>: Send + 'static {
 /// A request with the channel its answer goes back on, its types erased for the mesh.
 pub struct Invocation<Target> {
     class: LatencyClass,
+    /// The requester's span context (`None` with tracing off or outside a trace).
+    parent: Option<crate::traces::SpanContext>,
     work: Box<dyn ErasedRequest<Target>>,
 }
 
@@ -81,6 +86,7 @@ impl<Target: 'static> Invocation<Target> {
         let (sender, receiver) = oneshot::channel();
         let invocation = Invocation {
             class: Request::CLASS,
+            parent: crate::traces::current(),
             work: Box::new(Typed {
                 request,
                 answer: sender,
@@ -97,7 +103,10 @@ impl<Target: 'static> Invocation<Target> {
 
     /// Runs the invocation against this core's `target`; its answer goes to its requester.
     pub async fn run(self, target: &Target) {
-        self.work.run(target).await;
+        match self.parent {
+            None => self.work.run(target).await,
+            Some(parent) => crate::traces::within(Some(parent), self.work.run(target)).await,
+        }
     }
 }
 

@@ -3,8 +3,11 @@
 //! for tests. The rest of the server names these, never glommio, so the runtime can change
 //! in this folder alone.
 //!
-//! Invariant: every task started here runs on the core that started it, in the latency class
-//! of the task that started it; nothing moves between cores except through the mesh.
+//! Invariants:
+//! - every task started here runs on the core that started it, in the latency class of the
+//!   task that started it; nothing moves between cores except through the mesh;
+//! - a task started here works for the span context current where it was started
+//!   ([`crate::traces::current`]): spans it starts are children of its starter's.
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,12 +17,15 @@ pub type Task<Output> = glommio::Task<Output>;
 
 /// Starts `future` as a task of this core (in the current latency class).
 pub fn spawn<Output: 'static>(future: impl Future<Output = Output> + 'static) -> Task<Output> {
-    glommio::spawn_local(future)
+    match crate::traces::current() {
+        None => glommio::spawn_local(future),
+        Some(parent) => glommio::spawn_local(crate::traces::within(Some(parent), future)),
+    }
 }
 
 /// Starts `future` as a task of this core whose handle is not kept.
 pub fn spawn_detached(future: impl Future<Output = ()> + 'static) {
-    glommio::spawn_local(future).detach();
+    spawn(future).detach();
 }
 
 /// Lets the core's other tasks run if this one has used up its time slice.
@@ -58,5 +64,5 @@ pub type Detached<Output> = glommio::task::JoinHandle<Output>;
 pub fn spawn_to_completion<Output: 'static>(
     future: impl Future<Output = Output> + 'static,
 ) -> Detached<Output> {
-    glommio::spawn_local(future).detach()
+    spawn(future).detach()
 }

@@ -357,7 +357,19 @@ impl Scheduler {
             return Ok(false);
         };
         let settled = leaves_nothing_waiting(&next, &waiting);
-        self.run_batch(next, settled).await?;
+        // Each batch is the root of a trace: its shard commands, embedder calls, forwarded
+        // writes and webhook deliveries are its descendants.
+        let mut span = crate::traces::Span::root("task batch");
+        if span.is_recording() {
+            span.set_attribute("coresearch.batch.tasks", next.task_uids.len() as i64);
+        }
+        let context = span.context();
+        // Boxed: the batch's future is large, and wrapping it by value deepens the core's stack.
+        let outcome = crate::traces::within(context, Box::pin(self.run_batch(next, settled))).await;
+        if outcome.is_err() {
+            span.set_error();
+        }
+        outcome?;
         Ok(true)
     }
 

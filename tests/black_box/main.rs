@@ -68,6 +68,7 @@ mod streaming_payload;
 mod task_queue_compaction;
 mod tidy;
 mod topology_change;
+mod traces;
 mod vectors;
 mod vectors_rest;
 mod webhooks;
