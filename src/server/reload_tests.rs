@@ -71,10 +71,15 @@ fn turning_tls_on_or_off_needs_a_restart() {
     assert_eq!(restart_needed(&with_tls, &plain), paths);
 }
 
-fn reloader(running: Config, tls: Option<Arc<SharedTlsConfig>>) -> Reloader {
-    let (_subscriber, logs) =
+/// A reloader for `running`, and the subscriber its log control changes (which must live
+/// as long as the control is used).
+fn reloader(
+    running: Config,
+    tls: Option<Arc<SharedTlsConfig>>,
+) -> (crate::logs::LogSubscriber, Reloader) {
+    let (subscriber, logs) =
         crate::logs::subscriber(running.log_level, LogMode::Human, false, std::io::sink);
-    Reloader::new(running, logs, tls)
+    (subscriber, Reloader::new(running, logs, tls))
 }
 
 #[test]
@@ -90,7 +95,7 @@ fn refused_tls_material_keeps_the_previous_configuration() {
     let shared = Arc::new(SharedTlsConfig::new(
         crate::http::tls::server_config(&super::super::tls_options(&running).unwrap()).unwrap(),
     ));
-    let mut reloader = reloader(running, Some(shared.clone()));
+    let (_subscriber, mut reloader) = reloader(running, Some(shared.clone()));
 
     let mismatched = config(
         &["--ssl-cert-path", "a.pem", "--ssl-key-path", "b.key"],
@@ -122,7 +127,7 @@ fn refused_tls_material_keeps_the_previous_configuration() {
 fn the_log_level_is_applied_and_remembered() {
     let directory = tempfile::tempdir().unwrap();
     let cwd = directory.path();
-    let mut reloader = reloader(config(&["--log-level", "warn"], cwd), None);
+    let (_subscriber, mut reloader) = reloader(config(&["--log-level", "warn"], cwd), None);
     reloader.apply_log_level(&config(&["--log-level", "info"], cwd));
     assert_eq!(reloader.running.log_level, LogLevel::Info);
     assert!(
