@@ -1,7 +1,8 @@
 //! SIGHUP reloads the configuration without a restart: the TLS certificate and key (new
 //! connections get the new certificate, established ones keep answering), the log level from
 //! the configuration file; refused material or a malformed file keeps everything as it was,
-//! logs why, and never ends the process.
+//! logs why, and never ends the process. The service manager hears `RELOADING=1` then
+//! `READY=1`.
 
 use crate::common;
 
@@ -299,4 +300,41 @@ fn a_malformed_configuration_file_changes_nothing_and_logs_the_start_error() {
     let log = server_log(&server);
     assert!(!log.contains("/indexes/after-the-refusals"), "{log}");
     assert!(!log.contains("the configuration was reloaded"), "{log}");
+}
+
+/// The next notify-socket messages until one holds `line`, as text.
+fn notified_until(socket: &std::os::unix::net::UnixDatagram, line: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut buffer = [0_u8; 4096];
+    while let Ok(length) = socket.recv(&mut buffer) {
+        let message = String::from_utf8_lossy(&buffer[..length]).into_owned();
+        let found = message.lines().any(|candidate| candidate == line);
+        seen.push(message);
+        if found {
+            return seen;
+        }
+    }
+    panic!("no `{line}` from the server; it sent {seen:?}");
+}
+
+#[test]
+fn the_service_manager_hears_of_the_reload() {
+    let scratch = tempfile::tempdir().expect("tempdir succeeds");
+    let path = scratch.path().join("notify.sock");
+    let socket = std::os::unix::net::UnixDatagram::bind(&path).expect("bind succeeds");
+    socket
+        .set_read_timeout(Some(RELOAD_WAIT))
+        .expect("set_read_timeout succeeds");
+    let server = Server::start_with(Options {
+        environment: vec![("NOTIFY_SOCKET".to_owned(), path.display().to_string())],
+        ..Options::default()
+    });
+    notified_until(&socket, "READY=1");
+
+    hang_up(&server);
+    let reloading = notified_until(&socket, "RELOADING=1");
+    let announced = reloading.last().expect("a message");
+    assert!(announced.contains("MONOTONIC_USEC="), "{announced:?}");
+    notified_until(&socket, "READY=1");
+    assert_eq!(server.raw(&request("GET", "/health", None)).status, 200);
 }
