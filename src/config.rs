@@ -1802,7 +1802,8 @@ fn arguments_with_variables(
 
 impl Config {
     /// Builds the configuration from the process's arguments, environment and working
-    /// directory.
+    /// directory. A SIGHUP reload calls it again (`crate::server`'s `reload`): the same
+    /// precedence and the same errors as at start, over the configuration file as it is now.
     pub fn from_args_and_env() -> Result<Config, ConfigError> {
         let cwd = std::env::current_dir()
             .map_err(|source| ConfigError::WorkingDirectoryUnreadable { source })?;
@@ -1981,6 +1982,62 @@ impl Config {
         ))
     }
 }
+
+impl Config {
+    /// The fields whose values differ between `self` and `other`, in declaration order, by
+    /// their names in `Debug` (the configuration file's keys, or close to them:
+    /// `store_idle` for `store_idle_seconds`). The secrets `Debug` hides are compared by
+    /// value.
+    pub fn changed_fields(&self, other: &Config) -> Vec<String> {
+        let mut changed: Vec<String> = debug_fields(self)
+            .into_iter()
+            .zip(debug_fields(other))
+            .filter(|(mine, theirs)| mine != theirs)
+            .map(|(mine, _)| mine.0)
+            .collect();
+        let secrets = [
+            ("master_key", self.master_key != other.master_key),
+            (
+                "task_webhook_authorization_header",
+                self.task_webhook_authorization_header != other.task_webhook_authorization_header,
+            ),
+            (
+                "experimental_personalization_api_key",
+                self.experimental_personalization_api_key
+                    != other.experimental_personalization_api_key,
+            ),
+            ("s3_snapshots", self.s3_snapshots != other.s3_snapshots),
+        ];
+        for (name, differs) in secrets {
+            if differs && !changed.iter().any(|field| field == name) {
+                changed.push(name.to_owned());
+            }
+        }
+        changed
+    }
+}
+
+/// The top-level fields of `config`'s pretty `Debug`, as (name, value text) in declaration
+/// order; a value spanning several lines is joined into one text.
+fn debug_fields(config: &Config) -> Vec<(String, String)> {
+    let text = format!("{config:#?}");
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for line in text.lines().skip(1) {
+        let field = line
+            .strip_prefix(DEBUG_FIELD_INDENT)
+            .filter(|rest| !rest.starts_with(' '))
+            .and_then(|rest| rest.split_once(": "));
+        match (field, fields.last_mut()) {
+            (Some((name, value)), _) => fields.push((name.to_owned(), value.to_owned())),
+            (None, Some(last)) => last.1.push_str(line),
+            (None, None) => {}
+        }
+    }
+    fields
+}
+
+/// The indentation of a top-level field in a pretty `Debug` of a struct.
+const DEBUG_FIELD_INDENT: &str = "    ";
 
 fn s3_snapshot_config(cli: &Cli, cwd: &Path) -> Option<S3SnapshotConfig> {
     // clap's `s3_snapshots` group guarantees the four bucket options come together.
@@ -2401,6 +2458,36 @@ mod tests {
         );
         assert_eq!(config.experimental_allowed_ip_networks.len(), 1);
         assert_eq!(config.cores, 1);
+    }
+
+    #[test]
+    fn changed_fields_names_what_differs_secrets_included() {
+        let directory = tempfile::tempdir().expect("tempdir succeeds");
+        let before = parse_ok(&["--master-key", "one"], &[], directory.path());
+        assert!(before.changed_fields(&before.clone()).is_empty());
+        let after = parse_ok(
+            &[
+                "--master-key",
+                "two",
+                "--log-level",
+                "debug",
+                "--experimental-allowed-ip-networks",
+                "10.0.0.0/8",
+                "--store-idle-seconds",
+                "7",
+            ],
+            &[],
+            directory.path(),
+        );
+        assert_eq!(
+            before.changed_fields(&after),
+            [
+                "log_level",
+                "experimental_allowed_ip_networks",
+                "store_idle",
+                "master_key"
+            ]
+        );
     }
 
     #[test]

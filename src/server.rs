@@ -1,5 +1,8 @@
 //! Assembling the server: the data directory, the cores, and on each core its control-plane
-//! replica, its router and its listeners.
+//! replica, its router and its listeners; and what SIGHUP reloads while they run
+//! ([`reload`]).
+
+mod reload;
 
 use std::cell::RefCell;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -33,7 +36,8 @@ use std::sync::Arc;
 
 use crate::config::Environment;
 use crate::http::HttpLimits;
-use crate::http::tls::{TlsAcceptor, TlsOptions};
+use crate::http::tls::TlsOptions;
+use crate::http::tls_reload::{CoreTlsAcceptor, SharedTlsConfig};
 use crate::request_log::RequestLog;
 use crate::routes::{Router, Services};
 use crate::runtime::lifecycle::Lifecycle;
@@ -67,7 +71,8 @@ struct CoreSettings {
     /// Which remotes answer lately, one map for the process.
     remote_availability: Arc<crate::network::availability::RemoteAvailability>,
     limits: HttpLimits,
-    tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
+    /// The TLS configuration every core handshakes with, which SIGHUP may replace.
+    tls: Option<Arc<SharedTlsConfig>>,
     mesh: MeshSetup<ControlInvocation, (), ControlBroadcast>,
     data_mesh: MeshSetup<Invocation, (), ()>,
     /// The task queue, opened before the cores start; used by the control core only.
@@ -188,7 +193,7 @@ fn run_cores(
     let shutdown = ShutdownFlag::from_signals()
         .map_err(|error| format!("could not install the signal handlers: {error}"))?;
     let tls = match mode {
-        Mode::Serve => tls_config(config)?,
+        Mode::Serve => serving_tls_and_reloads(config, &logs)?,
         Mode::UntilIdle => None,
     };
     let keys = open_key_store(&data_directory, config.master_key.clone())?.snapshot();
@@ -574,7 +579,7 @@ fn start_serving(
     let tls = settings
         .tls
         .clone()
-        .map(|config| Rc::new(TlsAcceptor::new(config)));
+        .map(|shared| Rc::new(CoreTlsAcceptor::new(shared)));
     let limits = Rc::new(settings.limits.clone());
     let end = ServingEnd {
         shutdown: shutdown.clone(),
@@ -819,14 +824,12 @@ fn open_key_store(
         .map_err(|error| format!("could not open the API keys: {error}"))
 }
 
-/// The TLS server configuration when `--ssl-cert-path` and `--ssl-key-path` are given.
-fn tls_config(
-    config: &Config,
-) -> Result<Option<Arc<futures_rustls::rustls::ServerConfig>>, String> {
+/// The TLS options when `--ssl-cert-path` and `--ssl-key-path` are both given.
+fn tls_options(config: &Config) -> Option<TlsOptions> {
     let (Some(cert_path), Some(key_path)) = (&config.ssl_cert_path, &config.ssl_key_path) else {
-        return Ok(None);
+        return None;
     };
-    let options = TlsOptions {
+    Some(TlsOptions {
         cert_path: cert_path.clone(),
         key_path: key_path.clone(),
         auth_path: config.ssl_auth_path.clone(),
@@ -834,10 +837,24 @@ fn tls_config(
         ocsp_path: config.ssl_ocsp_path.clone(),
         resumption: config.ssl_resumption,
         tickets: config.ssl_tickets,
-    };
-    crate::http::tls::server_config(&options)
-        .map(Some)
-        .map_err(|error| format!("TLS: {error}"))
+    })
+}
+
+/// The TLS configuration the cores start with, when TLS is asked for; and from now on,
+/// SIGHUP reloads the configuration into it and into the logs (see [`reload`]).
+fn serving_tls_and_reloads(
+    config: &Config,
+    logs: &crate::logs::LogControl,
+) -> Result<Option<Arc<SharedTlsConfig>>, String> {
+    let tls = tls_options(config)
+        .map(|options| crate::http::tls::server_config(&options))
+        .transpose()
+        .map_err(|error| format!("TLS: {error}"))?
+        .map(|server_config| Arc::new(SharedTlsConfig::new(server_config)));
+    let mut reloader = reload::Reloader::new(config.clone(), logs.clone(), tls.clone());
+    crate::runtime::reload_signal::on_reload_signal(move || reloader.reload())
+        .map_err(|error| format!("could not install the SIGHUP handler: {error}"))?;
+    Ok(tls)
 }
 
 /// Every socket address `http_addr` names (`localhost:7700` gives the loopback ones).

@@ -35,6 +35,7 @@ mod stream_body;
 mod streamed;
 mod timeout;
 pub mod tls;
+pub mod tls_reload;
 
 #[cfg(test)]
 mod tests;

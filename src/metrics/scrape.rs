@@ -2,6 +2,9 @@
 //! task queue's figures from the control core) and every core's own, asked through the core
 //! mesh, written out as Prometheus text.
 //!
+//! The reload counters are the process's atomics (`crate::runtime::reload_signal`), read
+//! where the scrape is answered.
+//!
 //! Invariant: the scrape is answered from copies: no core's counters are held while the
 //! text is written, and no core waits for another's answer.
 
@@ -57,6 +60,7 @@ pub async fn scrape(
             vec![(Vec::new(), crate::traces::exporter::dropped_spans() as f64)],
         );
     }
+    add_reloads(&mut exposition);
     Ok(exposition.into_text())
 }
 
@@ -84,6 +88,27 @@ fn add_remote_availability(
         "coresearch_network_remote_available",
         "1 for each remote of the network that answers lately, 0 for one unavailable",
         series,
+    );
+}
+
+/// `coresearch_configuration_reloads_total`: the SIGHUP reloads since start, by outcome
+/// (`failed`: something read was refused and kept as it was; see `crate::server`'s
+/// `reload`). Both series are there from the start, at 0.
+fn add_reloads(exposition: &mut Exposition) {
+    let requests = crate::runtime::reload_signal::reload_requests();
+    exposition.counters(
+        "coresearch_configuration_reloads_total",
+        "Configuration reloads (SIGHUP) since start, by outcome",
+        vec![
+            (
+                vec![("outcome", "succeeded".to_owned())],
+                requests.succeeded() as f64,
+            ),
+            (
+                vec![("outcome", "failed".to_owned())],
+                requests.failed() as f64,
+            ),
+        ],
     );
 }
 

@@ -20,7 +20,8 @@ use super::lifecycle::Lifecycle;
 use super::shutdown::ShutdownFlag;
 use super::socket::{Socket, Wakeup};
 use super::timer::RuntimeTimer;
-use crate::http::tls::{TLS_HANDSHAKE_TIMEOUT, TlsAcceptor};
+use crate::http::tls::TLS_HANDSHAKE_TIMEOUT;
+use crate::http::tls_reload::CoreTlsAcceptor;
 use crate::http::{Handler, HttpLimits, ShutdownSignal};
 
 /// How long in-flight requests may take to finish once shutdown began: long enough for a
@@ -35,7 +36,8 @@ pub const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(20);
 struct ConnectionService<H: Handler> {
     handler: Rc<H>,
     limits: Rc<HttpLimits>,
-    tls: Option<Rc<TlsAcceptor>>,
+    /// This core's TLS acceptor, which follows the configurations SIGHUP publishes.
+    tls: Option<Rc<CoreTlsAcceptor>>,
     /// Connections open on this core (for the shutdown drain).
     connections: Rc<Cell<usize>>,
     connection_shutdown: ShutdownSignal,
@@ -57,7 +59,7 @@ pub async fn serve<H: Handler + 'static>(
     balance: CoreBalance,
     handler: Rc<H>,
     limits: Rc<HttpLimits>,
-    tls: Option<Rc<TlsAcceptor>>,
+    tls: Option<Rc<CoreTlsAcceptor>>,
     end: ServingEnd,
 ) {
     let service = Rc::new(ConnectionService {
@@ -204,7 +206,9 @@ async fn serve_connection<H: Handler + 'static>(stream: Socket, service: &Connec
         None => {
             crate::http::serve_connection(stream, peer, limits, handler, &timer, shutdown).await
         }
-        Some(acceptor) => {
+        Some(tls) => {
+            // The configuration current now: a reload later leaves this handshake alone.
+            let acceptor = tls.current();
             match acceptor
                 .accept_with_timeout(stream, &timer, TLS_HANDSHAKE_TIMEOUT)
                 .await

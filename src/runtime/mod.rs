@@ -7,7 +7,8 @@
 //! Invariants:
 //! - core `i` runs on CPU `cpus[i]` and never migrates;
 //! - core 0 is the control core (see ARCHITECTURE.md §2.1);
-//! - the runtime shares between cores only atomics: the shutdown flag, the lifecycle
+//! - the runtime shares between cores only atomics: the shutdown flag, the reload
+//!   counters ([`reload_signal`]), the lifecycle
 //!   ([`lifecycle`]: phase and heartbeats), the open connection
 //!   counts ([`connection_balance`]) and the per-CPU serving slots; what the rest of the
 //!   server shares is listed in ARCHITECTURE.md §3.
@@ -29,6 +30,7 @@ pub mod listener;
 pub mod mesh;
 pub mod mesh_latency;
 pub mod readiness;
+pub mod reload_signal;
 pub mod service_manager;
 pub mod serving_activity;
 pub mod shutdown;

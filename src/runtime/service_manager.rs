@@ -1,6 +1,7 @@
 //! What the process tells its service manager (systemd's notify protocol, `sd_notify(3)`):
-//! `READY=1` once every core serves, `STOPPING=1` when shutdown begins, and `WATCHDOG=1`
-//! while every core makes progress, when the unit asks for a watchdog (`WatchdogSec=`).
+//! `READY=1` once every core serves, `STOPPING=1` when shutdown begins, `WATCHDOG=1`
+//! while every core makes progress, when the unit asks for a watchdog (`WatchdogSec=`), and
+//! `RELOADING=1` then `READY=1` around a SIGHUP reload (what `Type=notify-reload` waits for).
 //!
 //! The messages go to the datagram socket named by `NOTIFY_SOCKET`; without it (not started
 //! by a service manager) nothing is sent. A message that cannot be sent is logged and never
@@ -47,6 +48,25 @@ pub fn notify_stopping() {
             NotifyState::Status("draining connections"),
         ],
         "STOPPING=1",
+    );
+}
+
+/// Tells the service manager that a reload (SIGHUP) begins: `RELOADING=1` with the
+/// monotonic time, as `Type=notify-reload` units expect.
+pub fn notify_reloading() {
+    let mut states = vec![NotifyState::Reloading];
+    match NotifyState::monotonic_usec_now() {
+        Ok(now) => states.push(now),
+        Err(error) => tracing::warn!(%error, "could not read the monotonic clock"),
+    }
+    send(&states, "RELOADING=1");
+}
+
+/// Tells the service manager that the reload ended and the process serves again.
+pub fn notify_reloaded() {
+    send(
+        &[NotifyState::Ready, NotifyState::Status("serving")],
+        "READY=1",
     );
 }
 

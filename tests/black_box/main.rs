@@ -60,6 +60,7 @@ mod service_manager;
 mod shard_growth;
 mod sharded_network;
 mod sharding;
+mod sighup_reload;
 mod sigterm_shutdown;
 mod snapshots;
 mod startup_messages;

@@ -5,6 +5,7 @@
 
 pub mod network;
 pub mod rest_embedder;
+pub mod tls;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -50,6 +51,11 @@ pub struct Options {
     pub cores: Option<usize>,
     /// Environment variables the server is started with, beside the test's own.
     pub environment: Vec<(String, String)>,
+    /// Variables removed from the server's environment, after the harness set its own
+    /// (`MEILI_LOG_LEVEL`, which would beat a configuration file's `log_level`).
+    pub removed_environment: Vec<String>,
+    /// The server serves TLS (`--ssl-cert-path`): its health is checked over TLS.
+    pub tls: bool,
 }
 
 impl Server {
@@ -112,6 +118,9 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(server_stderr(&log_path));
+        for name in &options.removed_environment {
+            command.env_remove(name);
+        }
         if let Some(master_key) = &options.master_key {
             command.arg("--master-key").arg(master_key);
         }
@@ -142,7 +151,7 @@ impl Server {
             child: Some(child),
             _scratch: None,
         };
-        match server.wait_until_healthy() {
+        match server.wait_until_healthy(options.tls) {
             Ok(()) => Ok(server),
             Err(failure) => {
                 drop(server);
@@ -151,13 +160,19 @@ impl Server {
         }
     }
 
-    /// Waits for the first health check; fails at once when the process exits.
-    fn wait_until_healthy(&mut self) -> Result<(), String> {
+    /// Waits for the first health check (over TLS when `tls`); fails at once when the
+    /// process exits.
+    fn wait_until_healthy(&mut self, tls: bool) -> Result<(), String> {
         let started = Instant::now();
+        let health = "GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
         loop {
-            if let Ok(response) =
-                self.try_request("GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            {
+            let answer = if tls {
+                tls::TlsConnection::connect(self.address)
+                    .and_then(|mut connection| connection.request(health))
+            } else {
+                self.try_request(health)
+            };
+            if let Ok(response) = answer {
                 if response.status == 200 {
                     return Ok(());
                 }
@@ -377,20 +392,29 @@ impl Connection {
 
     /// Reads the next response.
     pub fn read_response(&mut self) -> std::io::Result<HttpResponse> {
-        let mut reader = Buffered {
-            stream: &mut self.stream,
-            pending: std::mem::take(&mut self.buffer),
-        };
-        let response = read_response(&mut reader);
-        self.buffer = reader.pending;
-        response
+        read_response_from(&mut self.stream, &mut self.buffer)
     }
+}
+
+/// Reads the next response from `stream`, after the bytes of `buffer` (read past the
+/// previous response), and leaves in `buffer` what was read past this one.
+pub fn read_response_from(
+    stream: &mut dyn Read,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<HttpResponse> {
+    let mut reader = Buffered {
+        stream,
+        pending: std::mem::take(buffer),
+    };
+    let response = read_response(&mut reader);
+    *buffer = reader.pending;
+    response
 }
 
 /// A stream with bytes already read in front of it; reading past a response's end leaves
 /// the surplus in `pending`.
 struct Buffered<'a> {
-    stream: &'a mut TcpStream,
+    stream: &'a mut dyn Read,
     pending: Vec<u8>,
 }
 
