@@ -145,6 +145,16 @@ impl Coordinator {
         address: ShardAddress,
         request: Request,
     ) -> Result<Request::Answer, ResponseError> {
+        // Only the owner writes a shard (ARCHITECTURE.md §3); another core may only read
+        // the snapshot of a shard its owner opened.
+        assert!(
+            self.owns_shard(address.shard) || (Request::READS_SNAPSHOT && !Request::IS_WRITE),
+            "core {} runs a request for shard {} of `{}`, owned by core {}",
+            self.core(),
+            address.shard,
+            address.storage,
+            self.owner_of(address.shard)
+        );
         let _counted = Request::IS_WRITE.then(|| InFlight::count(&self.writes_in_flight));
         if !crate::traces::enabled() {
             return request.run(&self.shards, address).await;
@@ -212,9 +222,10 @@ impl Coordinator {
         shard: u32,
         request: Request,
     ) -> Result<Request::Answer, ResponseError> {
-        debug_assert!(
+        // A shard past the index's count would be created empty by its owner.
+        assert!(
             shard < set.shards,
-            "shard {shard} of an index of {}",
+            "shard {shard} of an index of {} shards",
             set.shards
         );
         let address = ShardAddress {
@@ -305,7 +316,7 @@ impl Coordinator {
 
     /// Replaces the catalog on every core (this one included), waiting for each.
     pub async fn publish_catalog(&self, catalog: Arc<Catalog>) -> Result<(), ResponseError> {
-        debug_assert_eq!(
+        assert_eq!(
             self.core(),
             CONTROL_CORE,
             "only the control core changes the catalog"

@@ -24,6 +24,7 @@ impl ShardRequest for Remove {
     const IS_WRITE: bool = true;
 
     async fn run(self, host: &ShardHost, address: ShardAddress) -> Result<(), ResponseError> {
+        host.assert_owner(&address, "removes");
         host.prepared.borrow_mut().remove(&address);
         host.registry.remove(&address);
         let path = address.path(&host.data_directory);

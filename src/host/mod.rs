@@ -130,7 +130,7 @@ impl ShardHost {
         core: usize,
         cores: usize,
     ) -> ShardHost {
-        debug_assert!(core < cores, "core {core} of a server of {cores} cores");
+        assert!(core < cores, "core {core} of a server of {cores} cores");
         ShardHost {
             data_directory,
             memory,
@@ -236,6 +236,19 @@ impl ShardHost {
         &self.registry
     }
 
+    /// Asserts that this core owns the shard at `address`, which it `does` something to that
+    /// only the owner may (open, write, close or remove it: ARCHITECTURE.md §3).
+    fn assert_owner(&self, address: &ShardAddress, does: &str) {
+        assert!(
+            self.owns(address),
+            "core {} {does} shard {} of `{}`, owned by core {}",
+            self.core,
+            address.shard,
+            address.storage,
+            owner_core(address.shard, self.cores)
+        );
+    }
+
     /// Takes the batch prepared on `address`; `what` names the command that needs it.
     fn take_prepared(
         &self,
@@ -249,6 +262,7 @@ impl ShardHost {
 
     /// Holds `preparing` as the batch prepared on `address` (at most one per shard).
     fn hold_prepared(&self, address: ShardAddress, preparing: Preparing) {
+        self.assert_owner(&address, "prepares a batch on");
         let previous = self.prepared.borrow_mut().insert(address, preparing);
         debug_assert!(previous.is_none(), "two batches prepared on one shard");
     }

@@ -226,6 +226,12 @@ impl SendForNetworkChange {
 
 /// The key of the `sent`-th payload of shard `shard` to one target.
 fn key(sent: u64, shard: u32, context: &ImportContext) -> u64 {
+    // Two payloads under one key: the target takes the second for a retry of the first.
+    assert!(
+        shard < context.shard_count.max(1),
+        "shard {shard} of an index of {} shards keys its payloads apart",
+        context.shard_count
+    );
     sent * u64::from(context.shard_count.max(1)) + u64::from(shard)
 }
 

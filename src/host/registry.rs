@@ -252,7 +252,8 @@ impl ShardRegistry {
         };
         locked(&self.closed_figures).remove(&address);
         let previous = locked(&self.open).insert(address, entry);
-        debug_assert!(previous.is_none(), "a shard opened twice");
+        // Two open copies of one shard would be two writers of one page store.
+        assert!(previous.is_none(), "a shard opened twice");
         self.opened.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -58,6 +58,12 @@ impl CoreRequest<Coordinator> for LeaderWrite {
     type Answer = Result<Task, ResponseError>;
 
     async fn run(self, coordinator: &Coordinator) -> Self::Answer {
+        // The permit is the control core's: on another core, writes would lose their order.
+        assert_eq!(
+            coordinator.core(),
+            CONTROL_CORE,
+            "the leader's writes are sequenced on the control core"
+        );
         let permit = FORWARD_PERMIT.with(Rc::clone);
         let _held = permit
             .acquire_permit(1)

@@ -124,6 +124,11 @@ where
     Broadcast: Send + Clone + 'static,
     Request: CoreRequest<Target>,
 {
+    assert!(
+        core < mesh.cores(),
+        "a request for core {core}, of {} cores",
+        mesh.cores()
+    );
     if core == mesh.core() {
         return Ok(request.run(local).await);
     }

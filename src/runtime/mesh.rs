@@ -142,6 +142,11 @@ where
 
     /// Sends `body` to core `to` and waits for its reply.
     pub async fn request(&self, to: usize, body: Request) -> Result<Reply, MeshError> {
+        assert!(
+            to < self.cores,
+            "core {to} asked, of a mesh of {} cores",
+            self.cores
+        );
         if to == self.core {
             return Err(MeshError::SelfTarget);
         }
@@ -153,7 +158,11 @@ where
             reply: reply_sender,
             sent_at: mesh_latency::is_recording().then(Instant::now),
         };
-        self.pending.borrow_mut().insert(id, pending);
+        let previous = self.pending.borrow_mut().insert(id, pending);
+        assert!(
+            previous.is_none(),
+            "request {id} is pending once (its reply goes to one requester)"
+        );
         if self
             .senders
             .send_to(to, Envelope::Request { id, body })

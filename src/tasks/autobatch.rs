@@ -304,6 +304,7 @@ pub fn next_batch(
     index_state: impl Fn(&str) -> IndexState,
     limits: AutobatchLimits,
 ) -> Option<NextBatch> {
+    assert_in_uid_order(tasks);
     if let Some(first) = next_priority_batch(tasks) {
         return Some(first);
     }
@@ -432,6 +433,7 @@ pub fn next_index_batch(
     index_state: impl Fn(&str) -> IndexState,
     limits: AutobatchLimits,
 ) -> Option<NextBatch> {
+    assert_in_uid_order(enqueued);
     let first = enqueued.first()?;
     let indexes = first.indexes();
     let Some(index_uid) = indexes.first().map(|index| (*index).to_owned()) else {
@@ -488,6 +490,7 @@ pub fn next_index_batch(
     let (kind, must_create_index, autobatch_reason) =
         autobatch(&chosen, existing, primary_key.as_deref())?;
     let task_uids = kind_task_uids(&kind);
+    check_index_batch(&task_uids, &chosen, &index_uid, limits);
     Some(NextBatch {
         task_uids,
         plan: BatchPlan::Index {
@@ -499,6 +502,53 @@ pub fn next_index_batch(
         reuse_batch_uid: None,
         network_change: None,
     })
+}
+
+/// Asserts that the waiting tasks come in uid order, each once: the batches run each
+/// index's tasks in that order.
+fn assert_in_uid_order(tasks: &[&Task]) {
+    assert!(
+        tasks.windows(2).all(|pair| pair[0].uid < pair[1].uid),
+        "the waiting tasks come in uid order, each once"
+    );
+}
+
+/// Asserts what an index batch of `task_uids` formed from `chosen` (the index's waiting
+/// tasks, oldest first) must be: the oldest tasks of index `index_uid`, none skipped (so the
+/// index's tasks run in uid order and never mix with another index's), within the limits.
+fn check_index_batch(
+    task_uids: &[TaskUid],
+    chosen: &[&Task],
+    index_uid: &str,
+    limits: AutobatchLimits,
+) {
+    let oldest: Vec<TaskUid> = chosen
+        .iter()
+        .take(task_uids.len())
+        .map(|task| task.uid)
+        .collect();
+    assert_eq!(
+        task_uids, oldest,
+        "a batch of index `{index_uid}` holds its oldest waiting tasks, none skipped"
+    );
+    debug_assert!(
+        task_uids.len() <= limits.max_tasks_per_batch.max(1)
+            && (limits.autobatching_enabled || task_uids.len() == 1),
+        "a batch of {} tasks is over the task limit",
+        task_uids.len()
+    );
+    let payload_bytes: u64 = chosen[..task_uids.len()]
+        .iter()
+        .map(|task| match &task.kind {
+            KindWithContent::DocumentAdditionOrUpdate { content_bytes, .. } => *content_bytes,
+            _ => 0,
+        })
+        .fold(0, u64::saturating_add);
+    debug_assert!(
+        task_uids.len() == 1 || payload_bytes <= limits.max_payload_bytes,
+        "a batch of {} tasks and {payload_bytes} payload bytes is over the size limit",
+        task_uids.len()
+    );
 }
 
 /// The uids of a batch kind, sorted.

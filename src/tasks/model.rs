@@ -66,6 +66,25 @@ impl Status {
         matches!(self, Status::Succeeded | Status::Failed | Status::Canceled)
     }
 
+    /// Whether a stored task of kind `kind` may go from this status to `next` (the queue
+    /// asserts it on every write of a task): enqueued → processing → succeeded, failed or
+    /// canceled; an enqueued task may be canceled before it runs, and a processing one goes
+    /// back to enqueued (an aborted batch, a crash, a network change between its batches).
+    /// A failed `upgradeDatabase` is retried or canceled. Otherwise a finished task keeps
+    /// its status (a history rewrite or a network record may still change other fields).
+    pub fn may_become(self, next: Status, kind: Kind) -> bool {
+        match (self, next) {
+            (from, to) if from == to => true,
+            (Status::Enqueued, Status::Processing | Status::Canceled) | (Status::Processing, _) => {
+                true
+            }
+            (Status::Failed, Status::Processing | Status::Canceled) => {
+                kind == Kind::UpgradeDatabase
+            }
+            _ => false,
+        }
+    }
+
     /// A stable one-byte code for on-disk keys.
     pub fn byte(self) -> u8 {
         match self {

@@ -5,7 +5,8 @@
 //! sending the documents each need the owner of every id, so the owners are computed once, in
 //! the batch's order of ids, and read by position afterwards.
 //!
-//! Invariant: `owners[i]` is the owner of `ids[i]`; `None` only when the index has no shard.
+//! Invariant: `owners[i]` is the owner of `ids[i]`; `None` only when the index has no shard
+//! (asserted where the ids are shared out by owner).
 
 use shards::rendezvous::rendezvous_winner_position;
 
@@ -25,13 +26,15 @@ pub async fn owning_shards(names: &[String], ids: &[String]) -> Vec<Option<u32>>
 }
 
 /// `items` by owning shard, for an index of `shards` shards: one list per shard, each in the
-/// order of `items`; an item without an owner (or with one out of range) goes nowhere.
+/// order of `items`; an item without an owner (an index without shards) goes nowhere, and
+/// an owner out of range is a bug (asserted).
 pub fn share_out<Item>(
     shards: u32,
     items: impl IntoIterator<Item = (Option<u32>, Item)>,
 ) -> Vec<Vec<Item>> {
     let mut shares: Vec<Vec<Item>> = (0..shards).map(|_| Vec::new()).collect();
     for (owner, item) in items {
+        assert_owner_in_range(owner, shards);
         if let Some(share) = owner.and_then(|shard| shares.get_mut(shard as usize)) {
             share.push(item);
         }
@@ -47,16 +50,32 @@ pub async fn shares_by_owner(
     ids: &[String],
     owners: &[Option<u32>],
 ) -> Vec<Vec<String>> {
+    assert_eq!(
+        owners.len(),
+        ids.len(),
+        "one owner for each id of the batch"
+    );
     let mut shares: Vec<Vec<String>> = (0..shards).map(|_| Vec::new()).collect();
     for (position, (owner, id)) in owners.iter().zip(ids).enumerate() {
         if position % APPLY_CHUNK_DOCUMENTS == 0 {
             crate::runtime::yield_if_needed().await;
         }
+        assert_owner_in_range(*owner, shards);
         if let Some(share) = owner.and_then(|shard| shares.get_mut(shard as usize)) {
             share.push(id.clone());
         }
     }
     shares
+}
+
+/// Asserts that `owner` is one of the `shards` shards of the index, or `None` for an index
+/// without shards: owners weighed over other shard names would send documents to shards
+/// that do not hold them, or drop them.
+fn assert_owner_in_range(owner: Option<u32>, shards: u32) {
+    assert!(
+        owner.map_or(shards == 0, |shard| shard < shards),
+        "owner {owner:?} of a document of an index of {shards} shards"
+    );
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@
 //! - task uids only grow (`next-task-uid` is stored, so deleting the newest task never
 //!   gives its uid again); batch uids continue after the last stored batch, as Meilisearch;
 //! - deletion removes only finished tasks; enqueued and processing tasks are never removed;
+//! - a stored task's status changes only as [`Status::may_become`] allows; a batch starts
+//!   only tasks that wait for one, in uid order, and ends with none of its tasks processing
+//!   (these are asserted: a breach panics rather than commit a queue that lies);
 //! - tasks found `processing` at open were interrupted by a crash: they are reported, and
 //!   [`TaskQueue::requeue_interrupted`] puts them back in the queue.
 
@@ -445,6 +448,14 @@ impl TaskQueue {
     ) -> QueueResult<()> {
         let mut kept_network = None;
         if let Some(previous) = Self::read_task_for_write(write, task.uid)? {
+            assert!(
+                previous.status.may_become(task.status, task.kind()),
+                "task {} ({}) cannot go from {} to {}",
+                task.uid,
+                task.kind(),
+                previous.status,
+                task.status
+            );
             for (tree, key) in secondary_keys(&previous) {
                 Self::tree(write, tree)?.delete(&key)?;
             }
@@ -779,16 +790,30 @@ impl TaskQueue {
         stop_reason: String,
         started_at: OffsetDateTime,
     ) -> QueueResult<(Batch, Vec<Task>)> {
+        assert!(
+            task_uids.windows(2).all(|pair| pair[0] < pair[1]),
+            "a batch starts its tasks in uid order, each once: {task_uids:?}"
+        );
         let write = self.database.begin_write()?;
         let uid = match reuse_batch_uid {
             Some(uid) => uid,
             None => Self::next_batch_uid_in(&write)?,
         };
+        let replaced: Option<Batch> = Self::tree(&write, BATCHES_TREE)?
+            .get(&uid_bytes(uid))?
+            .map(|bytes| decode(&bytes))
+            .transpose()?;
         let mut batch = Batch::new(uid, started_at, stop_reason);
         let mut tasks = Vec::with_capacity(task_uids.len());
         for task_uid in task_uids {
             let mut task = Self::read_task_for_write(&write, *task_uid)?
                 .ok_or(QueueError::TaskNotFound(*task_uid))?;
+            assert!(
+                is_waiting(&task),
+                "task {task_uid} ({}, {}) cannot join batch {uid}: it does not wait for one",
+                task.kind(),
+                task.status
+            );
             // A network change runs over several batches: it shows the start of the one
             // it is in, as Meilisearch's does.
             task.started_at = Some(started_at);
@@ -797,6 +822,15 @@ impl TaskQueue {
             Self::write_task(&write, &task)?;
             tasks.push(task);
         }
+        // The shards skip a batch whose uid they applied: a finished batch's uid is given
+        // again only to the upgrade that retries it (no shard applies an upgrade).
+        assert!(
+            replaced.is_none_or(|replaced| replaced.finished_at.is_none())
+                || tasks
+                    .iter()
+                    .all(|task| task.kind() == Kind::UpgradeDatabase),
+            "batch {uid} is finished: its uid cannot start the batch of {task_uids:?}"
+        );
         batch.recompute(&tasks, true);
         Self::tree(&write, BATCHES_TREE)?.put(&uid_bytes(uid), &encode(&batch)?)?;
         write.commit()?;
@@ -840,23 +874,73 @@ impl TaskQueue {
         tasks: &mut [Task],
         finished_at: OffsetDateTime,
     ) -> QueueResult<()> {
+        assert!(
+            batch.finished_at.is_none(),
+            "batch {} is finished only once",
+            batch.uid
+        );
         Self::swap_history_for(write, tasks)?;
         for task in tasks.iter_mut() {
+            check_finished_in_batch(task, batch.uid);
             task.batch_uid = Some(batch.uid);
             task.started_at = match task.status {
                 Status::Enqueued => None,
                 _ => task.started_at.or(Some(batch.started_at)),
             };
             task.finished_at = task.status.is_finished().then_some(finished_at);
+            // Wall-clock dates may step back in production: checked in debug builds only.
+            debug_assert!(
+                task.started_at.is_none_or(|started| started <= finished_at),
+                "task {}: startedAt {:?} <= finishedAt {finished_at}",
+                task.uid,
+                task.started_at
+            );
             Self::refresh_change_details(write, task)?;
             Self::write_task(write, task)?;
         }
+        let left = Self::processing_in_batch(write, batch.uid)?;
+        assert!(
+            left.is_empty(),
+            "batch {} finishes with its tasks {left:?} still processing",
+            batch.uid
+        );
         Self::record_processed_imports(write, tasks)?;
         batch.finished_at = Some(finished_at);
         batch.progress = None;
         batch.recompute(tasks, false);
         Self::tree(write, BATCHES_TREE)?.put(&uid_bytes(batch.uid), &encode(batch)?)?;
         Ok(())
+    }
+
+    /// The tasks of batch `batch_uid` still processing, but a network change the batch
+    /// holds between two of its batches (see `Scheduler::record_change_batch`).
+    fn processing_in_batch(
+        write: &WriteTransaction,
+        batch_uid: BatchUid,
+    ) -> QueueResult<Vec<TaskUid>> {
+        let mut processing = Vec::new();
+        for entry in Self::tree(write, BY_STATUS_TREE)?
+            .prefix(&[Status::Processing.byte()], Direction::Forward)?
+        {
+            let (key, _) = entry?;
+            processing.push(trailing_uid(&key)?);
+        }
+        let mapping = Self::tree(write, BATCH_TASKS_TREE)?;
+        let mut left = Vec::new();
+        for uid in processing {
+            if mapping
+                .get(&prefixed(&uid_bytes(batch_uid), uid))?
+                .is_none()
+            {
+                continue;
+            }
+            let task =
+                Self::read_task_for_write(write, uid)?.ok_or(QueueError::TaskNotFound(uid))?;
+            if task.kind() != Kind::NetworkTopologyChange {
+                left.push(uid);
+            }
+        }
+        Ok(left)
     }
 
     /// Interrupts a processing batch: its processing tasks go back to `enqueued` and the
@@ -873,6 +957,11 @@ impl TaskQueue {
             let Some(mut task) = Self::read_task_for_write(&write, uid)? else {
                 continue;
             };
+            assert_eq!(
+                task.batch_uid,
+                Some(batch_uid),
+                "the batch-tasks tree puts task {uid} in batch {batch_uid}, the task says otherwise"
+            );
             if task.status == Status::Processing {
                 task.status = Status::Enqueued;
                 task.batch_uid = None;
@@ -1255,6 +1344,37 @@ impl TaskQueue {
         }
         Ok(batches)
     }
+}
+
+/// Whether `task` waits for a batch: enqueued, a failed `upgradeDatabase` (retried), or a
+/// network change processing between two of its batches.
+fn is_waiting(task: &Task) -> bool {
+    match task.status {
+        Status::Enqueued => true,
+        Status::Failed => task.kind() == Kind::UpgradeDatabase,
+        Status::Processing => task.kind() == Kind::NetworkTopologyChange,
+        Status::Succeeded | Status::Canceled => false,
+    }
+}
+
+/// Asserts that batch `batch_uid` may record `task` as it ends: a task of the batch, or one
+/// it canceled; finished, or a network change it carried going back to the queue.
+fn check_finished_in_batch(task: &Task, batch_uid: BatchUid) {
+    assert!(
+        task.batch_uid.is_none_or(|uid| uid == batch_uid) || task.status == Status::Canceled,
+        "batch {batch_uid} cannot finish task {}, which is in batch {:?}",
+        task.uid,
+        task.batch_uid
+    );
+    assert!(
+        task.status.is_finished()
+            || (task.status == Status::Enqueued && task.kind() == Kind::NetworkTopologyChange),
+        "batch {batch_uid} ends with task {} ({}) {}: only a network change it carried goes \
+         back to the queue",
+        task.uid,
+        task.kind(),
+        task.status
+    );
 }
 
 /// Whether the query bounds a date (those filters are checked on each task).

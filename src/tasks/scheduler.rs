@@ -636,6 +636,11 @@ impl Scheduler {
             .iter()
             .filter_map(|task| match &task.kind {
                 KindWithContent::DocumentAdditionOrUpdate { content_file, .. } => {
+                    assert!(
+                        task.status.is_finished(),
+                        "the update file of task {} goes only once the task is finished",
+                        task.uid
+                    );
                     Some(content_file.clone())
                 }
                 _ => None,

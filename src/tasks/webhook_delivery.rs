@@ -5,6 +5,7 @@
 //! - delivery runs in a detached task on the control core, through the core's shared
 //!   outgoing client (with its retries and backoff): it never delays the scheduler;
 //! - a failed delivery is logged and forgotten, never failing or repeating the batch;
+//! - a delivery holds the tasks of one batch as recorded, none processing (asserted);
 //! - every webhook gets `Content-Encoding: gzip`, `Content-Type: application/x-ndjson` and
 //!   then its own headers, unmasked.
 
@@ -27,6 +28,17 @@ const GZIP_CONTENT_ENCODING: &str = "gzip";
 
 /// Starts telling every webhook about `tasks`; returns at once.
 pub fn notify(webhooks: Arc<Webhooks>, tasks: &[Task]) {
+    let batch_uid = tasks.first().and_then(|task| task.batch_uid);
+    assert!(
+        tasks.iter().all(|task| task.batch_uid.is_some()
+            && task.batch_uid == batch_uid
+            && task.status != super::model::Status::Processing),
+        "the webhooks hear of the recorded tasks of one batch, not of {:?}",
+        tasks
+            .iter()
+            .map(|task| (task.uid, task.batch_uid, task.status))
+            .collect::<Vec<_>>()
+    );
     if webhooks.is_empty() || tasks.is_empty() {
         return;
     }

@@ -8,7 +8,9 @@
 //!   §1.3 draws, and imports only modules of lower layers, or of its own layer along the
 //!   arrows drawn (`layer_order`, which reads the drawing from the document itself);
 //! - every `unsafe` block of the three product crates has a `// SAFETY:` comment on one of
-//!   the lines just above it (or a `# Safety` section for an `unsafe fn`).
+//!   the lines just above it (or a `# Safety` section for an `unsafe fn`);
+//! - assertions guard the boundaries: at least one per 1,000 lines of non-test code in
+//!   `src/` and in `src/tasks/` (`assertion_density`).
 //!
 //! The checks read the source files as text; comments and `#[cfg(test)] mod` bodies at the
 //! end of a file are left out where the rule is about non-test code.
@@ -19,6 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod assertion_density;
 mod layer_order;
 
 /// How many lines above an `unsafe` block its `// SAFETY:` comment may start.

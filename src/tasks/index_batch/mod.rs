@@ -19,7 +19,7 @@
 //!
 //! Invariants: if any shard cannot prepare, every shard aborts and the batch's document
 //! tasks fail with that error, changing nothing; the catalog is only changed in the copy
-//! this batch returns.
+//! this batch returns; a batch's tasks are all of its index and each ends once (asserted).
 
 mod documents;
 mod edition;
@@ -37,7 +37,7 @@ use self::documents::{DocumentWork, TaskEffect};
 use self::settings::apply_settings;
 use super::autobatch::BatchKind;
 use super::control_side::ControlSide;
-use super::model::{KindWithContent, Task};
+use super::model::{KindWithContent, Task, TaskUid};
 use super::scheduler::{BatchEnd, failed, succeeded_with};
 use super::shard_growth::ShardGrowth;
 use crate::coordinator::Coordinator;
@@ -160,15 +160,43 @@ impl BatchWork {
             changed: false,
             removed_storages: Vec::new(),
         };
+        let started = self.members(&batch);
         let tasks = self.dispatch(batch, &mut changes).await;
         if self.interrupted() {
             return BatchEnd::Interrupted;
         }
+        let mut finished: Vec<TaskUid> = tasks.iter().map(|task| task.uid).collect();
+        finished.sort_unstable();
+        assert_eq!(
+            finished, started,
+            "index batch {} ends each of its tasks once",
+            self.batch_uid
+        );
         BatchEnd::Finished {
             tasks,
             catalog: changes.changed.then_some(changes.catalog),
             removed_storages: changes.removed_storages,
         }
+    }
+
+    /// The uids of `batch`'s tasks, sorted, once asserted that each is a task of this batch
+    /// for its index (an index batch never mixes indexes).
+    fn members(&self, batch: &IndexBatch) -> Vec<TaskUid> {
+        for task in &batch.tasks {
+            assert!(
+                task.batch_uid == Some(self.batch_uid)
+                    && task.indexes().contains(&batch.index_uid.as_str()),
+                "task {} (batch {:?}, indexes {:?}) is no task of index batch {} of `{}`",
+                task.uid,
+                task.batch_uid,
+                task.indexes(),
+                self.batch_uid,
+                batch.index_uid
+            );
+        }
+        let mut uids: Vec<TaskUid> = batch.tasks.iter().map(|task| task.uid).collect();
+        uids.sort_unstable();
+        uids
     }
 
     fn progress(&self, step: &str, finished: u32, total: u32) {

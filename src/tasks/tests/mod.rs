@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod autobatch;
+mod invariants;
 mod query;
 mod queue;
 mod views;
