@@ -539,7 +539,15 @@ fn the_stderr_filter_changes_at_run_time() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
-    assert_eq!(send(&request("GET", "/health", None)).status, 200);
+    // Until every core serves, `/health` answers 503 `starting`: wait as a balancer would.
+    let started = Instant::now();
+    while send(&request("GET", "/health", None)).status != 200 {
+        assert!(
+            started.elapsed() < LINE_WAIT,
+            "the server never became ready"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let change = |target: &str| {
         let body = json!({"target": target}).to_string();
         let response = send(&json_request("POST", "/logs/stderr", None, &body));
