@@ -24,6 +24,7 @@ use super::join::join_in_order;
 use super::local_model::{self, LocalModel};
 use super::rest::{RestShape, network_error};
 use super::{hub, ollama, openai};
+use crate::traces::{Span, SpanKind};
 
 /// The text Meilisearch embeds to measure an embedder's dimensions.
 pub const DIMENSION_TEST_TEXT: &str = "test";
@@ -103,7 +104,13 @@ impl LocalSource {
         let mut vectors = Vec::with_capacity(texts.len());
         for batch in texts.chunks(LOCAL_MODEL_BATCH_TEXTS) {
             let (model, batch) = (Arc::clone(&model), batch.to_vec());
-            vectors.extend(blocking::run(move || model.embed(&batch)).await?);
+            let mut span = Span::child("embedder local model", SpanKind::Internal);
+            if span.is_recording() {
+                span.set_attribute("coresearch.embedder.source", "HuggingFace");
+                span.set_attribute("coresearch.embedder.inputs", batch.len() as i64);
+            }
+            let embedded = span.run(blocking::run(move || model.embed(&batch))).await;
+            vectors.extend(embedded?);
         }
         Ok(vectors)
     }

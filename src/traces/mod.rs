@@ -9,7 +9,8 @@
 //!   (`runtime::invoke::Invocation`);
 //! - every call to a remote (`network::remote_call`, `network::forward`) and to an embedder
 //!   (`embedders::embedder`): a client span, whose context the outgoing client sends as
-//!   `traceparent` (`outgoing`);
+//!   `traceparent` (`outgoing`); a local `huggingFace` model's batch runs in an internal
+//!   span of its own;
 //! - every task batch: a root span on the control core (`tasks::scheduler`); the batch's
 //!   webhook deliveries carry its `traceparent`.
 //!
