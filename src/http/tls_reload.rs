@@ -99,22 +99,24 @@ mod tests {
 
     /// A server configuration for a fresh self-signed certificate.
     fn generated(directory: &std::path::Path, name: &str) -> Arc<ServerConfig> {
-        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
+            .expect("a self-signed certificate");
         let cert_path = directory.join(format!("{name}.pem"));
         let key_path = directory.join(format!("{name}.key"));
-        std::fs::write(&cert_path, certified.cert.pem()).unwrap();
-        std::fs::write(&key_path, certified.signing_key.serialize_pem()).unwrap();
+        std::fs::write(&cert_path, certified.cert.pem()).expect("the test file is written");
+        std::fs::write(&key_path, certified.signing_key.serialize_pem())
+            .expect("the test file is written");
         let options = TlsOptions {
             cert_path,
             key_path,
             ..TlsOptions::default()
         };
-        server_config(&options).unwrap()
+        server_config(&options).expect("the test certificate makes a TLS configuration")
     }
 
     #[test]
     fn a_core_picks_up_a_published_configuration_once() {
-        let directory = tempfile::tempdir().unwrap();
+        let directory = tempfile::tempdir().expect("a temporary directory");
         let first = generated(directory.path(), "first");
         let second = generated(directory.path(), "second");
         let shared = Arc::new(SharedTlsConfig::new(first.clone()));

@@ -11,18 +11,20 @@ use crate::config::{LogLevel, LogMode};
 fn config(arguments: &[&str], cwd: &Path) -> Config {
     let mut all = vec!["coresearch"];
     all.extend_from_slice(arguments);
-    Config::parse_from(all, &HashMap::new(), cwd).unwrap()
+    Config::parse_from(all, &HashMap::new(), cwd).expect("the test configuration is valid")
 }
 
 /// Writes a fresh self-signed certificate and its key as `name.pem` and `name.key`.
 fn write_certificate(directory: &Path, name: &str) {
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    std::fs::write(directory.join(format!("{name}.pem")), certified.cert.pem()).unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
+        .expect("a self-signed certificate");
+    std::fs::write(directory.join(format!("{name}.pem")), certified.cert.pem())
+        .expect("the test file is written");
     std::fs::write(
         directory.join(format!("{name}.key")),
         certified.signing_key.serialize_pem(),
     )
-    .unwrap();
+    .expect("the test key is written");
 }
 
 fn restart_needed(running: &Config, read: &Config) -> Vec<String> {
@@ -31,7 +33,7 @@ fn restart_needed(running: &Config, read: &Config) -> Vec<String> {
 
 #[test]
 fn the_log_level_and_tls_settings_reload_and_the_rest_needs_a_restart() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("a temporary directory");
     let cwd = directory.path();
     let tls = ["--ssl-cert-path", "a.pem", "--ssl-key-path", "a.key"];
     let running = config(&tls, cwd);
@@ -59,7 +61,7 @@ fn the_log_level_and_tls_settings_reload_and_the_rest_needs_a_restart() {
 
 #[test]
 fn turning_tls_on_or_off_needs_a_restart() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("a temporary directory");
     let cwd = directory.path();
     let plain = config(&[], cwd);
     let with_tls = config(
@@ -84,7 +86,7 @@ fn reloader(
 
 #[test]
 fn refused_tls_material_keeps_the_previous_configuration() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("a temporary directory");
     let cwd = directory.path();
     write_certificate(cwd, "a");
     write_certificate(cwd, "b");
@@ -93,7 +95,8 @@ fn refused_tls_material_keeps_the_previous_configuration() {
         cwd,
     );
     let shared = Arc::new(SharedTlsConfig::new(
-        crate::http::tls::server_config(&super::super::tls_options(&running).unwrap()).unwrap(),
+        crate::http::tls::server_config(&super::super::tls_options(&running).expect("TLS options"))
+            .expect("a TLS configuration"),
     ));
     let (_subscriber, mut reloader) = reloader(running, Some(shared.clone()));
 
@@ -105,7 +108,7 @@ fn refused_tls_material_keeps_the_previous_configuration() {
         !reloader.apply_tls(&mismatched),
         "a key of another certificate"
     );
-    std::fs::write(cwd.join("broken.key"), "not a key").unwrap();
+    std::fs::write(cwd.join("broken.key"), "not a key").expect("the test file is written");
     let broken = config(
         &["--ssl-cert-path", "a.pem", "--ssl-key-path", "broken.key"],
         cwd,
@@ -125,7 +128,7 @@ fn refused_tls_material_keeps_the_previous_configuration() {
 
 #[test]
 fn the_log_level_is_applied_and_remembered() {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("a temporary directory");
     let cwd = directory.path();
     let (_subscriber, mut reloader) = reloader(config(&["--log-level", "warn"], cwd), None);
     reloader.apply_log_level(&config(&["--log-level", "info"], cwd));

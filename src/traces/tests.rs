@@ -13,7 +13,7 @@ const EXAMPLE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 #[test]
 fn a_valid_traceparent_parses_and_formats_back() {
-    let context = SpanContext::parse_traceparent(EXAMPLE.as_bytes()).unwrap();
+    let context = SpanContext::parse_traceparent(EXAMPLE.as_bytes()).expect("a valid traceparent");
     assert_eq!(
         hex::encode(context.trace_id),
         "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -23,7 +23,7 @@ fn a_valid_traceparent_parses_and_formats_back() {
     assert_eq!(context.traceparent(), EXAMPLE);
     let unsampled =
         SpanContext::parse_traceparent(b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
-            .unwrap();
+            .expect("a valid unsampled traceparent");
     assert!(!unsampled.sampled);
     assert!(unsampled.traceparent().ends_with("-00"));
 }
@@ -58,7 +58,8 @@ fn a_child_keeps_the_trace_and_the_flag_and_gets_a_new_span_id() {
     assert_ne!(child.span_id, parent.span_id);
     assert!(child.sampled);
     assert_ne!(child.span_id, [0; 8]);
-    let reparsed = SpanContext::parse_traceparent(child.traceparent().as_bytes()).unwrap();
+    let reparsed = SpanContext::parse_traceparent(child.traceparent().as_bytes())
+        .expect("a valid traceparent");
     assert_eq!(reparsed, child);
 }
 
@@ -76,7 +77,7 @@ fn the_current_context_is_set_only_while_its_future_is_polled() {
 
 #[test]
 fn spans_encode_as_otlp_json() {
-    let parent = SpanContext::parse_traceparent(EXAMPLE.as_bytes()).unwrap();
+    let parent = SpanContext::parse_traceparent(EXAMPLE.as_bytes()).expect("a valid traceparent");
     let span = FinishedSpan {
         context: parent.new_child(),
         parent_span_id: Some(parent.span_id),
@@ -97,7 +98,8 @@ fn spans_encode_as_otlp_json() {
         ..span.clone()
     };
     let body: serde_json::Value =
-        serde_json::from_slice(&export_request_json("search", &[span.clone(), root])).unwrap();
+        serde_json::from_slice(&export_request_json("search", &[span.clone(), root]))
+            .expect("the export request is JSON");
     let resource = &body["resourceSpans"][0];
     assert_eq!(
         resource["resource"]["attributes"][0],

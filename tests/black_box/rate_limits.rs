@@ -40,8 +40,8 @@ fn create_key(server: &Server) -> (String, String) {
     assert_eq!(response.status, 201, "{}", response.text());
     let key = response.json();
     (
-        key["key"].as_str().unwrap().to_owned(),
-        key["uid"].as_str().unwrap().to_owned(),
+        key["key"].as_str().expect("a string").to_owned(),
+        key["uid"].as_str().expect("a string").to_owned(),
     )
 }
 
@@ -62,7 +62,7 @@ fn search(server: &Server, token: &str) -> HttpResponse {
 
 fn tenant_token(parent_key: &str, parent_uid: &str, rules: Value) -> String {
     let claims = json!({"searchRules": rules, "apiKeyUid": parent_uid});
-    sign_tenant_token(&claims, parent_key, Algorithm::HS256).unwrap()
+    sign_tenant_token(&claims, parent_key, Algorithm::HS256).expect("the token is signed")
 }
 
 /// The `Retry-After` of a 429, checked to be whole seconds, at least one.
@@ -86,7 +86,7 @@ fn assert_refused(response: &HttpResponse, identity: &str) {
         body["link"],
         "https://docs.meilisearch.com/errors#too_many_requests"
     );
-    let message = body["message"].as_str().unwrap();
+    let message = body["message"].as_str().expect("a string");
     assert!(
         message.starts_with(&format!(
             "Too many requests with this {identity}: the limit is"
@@ -97,7 +97,11 @@ fn assert_refused(response: &HttpResponse, identity: &str) {
         message.ends_with(&format!("Retry after {}s.", retry_after(response))),
         "{message}"
     );
-    assert_eq!(body.as_object().unwrap().len(), 4, "{body}");
+    assert_eq!(
+        body.as_object().expect("an error object").len(),
+        4,
+        "{body}"
+    );
 }
 
 /// `coresearch_rate_limited_requests_total` and `coresearch_rate_limit_buckets` for `kind`.
@@ -111,7 +115,7 @@ fn rate_limit_figures(server: &Server, kind: &str) -> (f64, f64) {
             .find_map(|line| line.strip_prefix(&series))
             .unwrap_or_else(|| panic!("no {series} in\n{text}"))
             .parse::<f64>()
-            .unwrap()
+            .expect("a number")
     };
     (
         value("coresearch_rate_limited_requests_total"),
@@ -139,7 +143,10 @@ fn past_the_burst_a_key_gets_429_with_retry_after_until_a_token_comes_back() {
     let refused = list_indexes(&server, &key_a);
     assert_refused(&refused, "API key");
     assert!(retry_after(&refused) <= 2, "one token comes back every 2 s");
-    let message = refused.json()["message"].as_str().unwrap().to_owned();
+    let message = refused.json()["message"]
+        .as_str()
+        .expect("a string")
+        .to_owned();
     assert!(
         message.contains("the limit is 0.5 requests per second with bursts of 3."),
         "{message}"
@@ -151,7 +158,7 @@ fn past_the_burst_a_key_gets_429_with_retry_after_until_a_token_comes_back() {
             .map(|_| scope.spawn(|| list_indexes(&server, &key_b).status))
             .collect();
         sent.into_iter()
-            .map(|thread| thread.join().unwrap())
+            .map(|thread| thread.join().expect("the client thread ends"))
             .collect()
     });
     assert_eq!(passed, [200, 200, 200]);
@@ -212,7 +219,7 @@ fn tenant_tokens_have_buckets_of_their_own_apart_from_their_parent_key() {
             .map(|_| scope.spawn(|| search(&server, &third).status))
             .collect();
         sent.into_iter()
-            .map(|thread| thread.join().unwrap())
+            .map(|thread| thread.join().expect("the client thread ends"))
             .collect()
     });
     assert_eq!(statuses.iter().filter(|status| **status == 404).count(), 2);
@@ -224,11 +231,14 @@ fn tenant_tokens_have_buckets_of_their_own_apart_from_their_parent_key() {
 /// Sends `count` requests with `key` on one keep-alive connection (so on one core); their
 /// statuses.
 fn statuses_on_one_connection(server: &Server, key: &str, count: usize) -> Vec<u16> {
-    let mut connection = server.connect().unwrap();
+    let mut connection = server.connect().expect("the server accepts");
     (0..count)
         .map(|_| {
             connection.send(request("GET", "/indexes", Some(key)).as_bytes());
-            connection.read_response().unwrap().status
+            connection
+                .read_response()
+                .expect("the server answers")
+                .status
         })
         .collect()
 }
@@ -257,17 +267,20 @@ fn each_core_enforces_its_share_of_the_limit_without_sharing_buckets() {
         let sent: Vec<_> = (0..connections)
             .map(|_| {
                 let barrier = barrier.clone();
-                let mut connection = server.connect().unwrap();
+                let mut connection = server.connect().expect("the server accepts");
                 let spread = spread.clone();
                 scope.spawn(move || {
                     barrier.wait();
                     connection.send(request("GET", "/indexes", Some(&spread)).as_bytes());
-                    connection.read_response().unwrap().status
+                    connection
+                        .read_response()
+                        .expect("the server answers")
+                        .status
                 })
             })
             .collect();
         sent.into_iter()
-            .map(|thread| thread.join().unwrap())
+            .map(|thread| thread.join().expect("the client thread ends"))
             .collect()
     });
     let passed = statuses.iter().filter(|status| **status == 200).count();
@@ -280,7 +293,7 @@ fn each_core_enforces_its_share_of_the_limit_without_sharing_buckets() {
 
 #[test]
 fn the_configuration_file_sets_the_limits_and_no_flag_means_no_limit() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("a temporary directory");
     let file = scratch.path().join("limits.toml");
     std::fs::write(
         &file,
@@ -289,8 +302,11 @@ fn the_configuration_file_sets_the_limits_and_no_flag_means_no_limit() {
              rate_limit_api_key_burst = 1\n"
         ),
     )
-    .unwrap();
-    let server = limited_server(1, &["--config-file-path", file.to_str().unwrap()]);
+    .expect("the configuration file is written");
+    let server = limited_server(
+        1,
+        &["--config-file-path", file.to_str().expect("a UTF-8 path")],
+    );
     let (key, _) = create_key(&server);
     assert_eq!(list_indexes(&server, &key).status, 200);
     assert_refused(&list_indexes(&server, &key), "API key");
@@ -306,7 +322,7 @@ fn the_configuration_file_sets_the_limits_and_no_flag_means_no_limit() {
 /// The exit status and standard error of a start with `arguments` and `environment`, which
 /// must fail before serving.
 fn failed_start(arguments: &[&str], environment: &[(&str, &str)]) -> (i32, String) {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("a temporary directory");
     let output = Command::new(env!("CARGO_BIN_EXE_coresearch"))
         .arg("--db-path")
         .arg(scratch.path().join("data.ms"))
@@ -322,7 +338,7 @@ fn failed_start(arguments: &[&str], environment: &[(&str, &str)]) -> (i32, Strin
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .unwrap();
+        .expect("the server runs");
     let code = output.status.code().expect("the process exits by itself");
     (code, String::from_utf8_lossy(&output.stderr).into_owned())
 }
@@ -352,10 +368,14 @@ fn an_out_of_range_limit_stops_the_start_with_the_flag_named() {
         stderr.contains("expected a whole number of requests from 1 to 1000000"),
         "{stderr}"
     );
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().expect("a temporary directory");
     let file = scratch.path().join("limits.toml");
-    std::fs::write(&file, "rate_limit_api_key_requests_per_second = 0\n").unwrap();
-    let (code, stderr) = failed_start(&["--config-file-path", file.to_str().unwrap()], &[]);
+    std::fs::write(&file, "rate_limit_api_key_requests_per_second = 0\n")
+        .expect("the test file is written");
+    let (code, stderr) = failed_start(
+        &["--config-file-path", file.to_str().expect("a UTF-8 path")],
+        &[],
+    );
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(rate), "{stderr}");
     let (code, stderr) = failed_start(&["--rate-limit-api-key-burst", "3"], &[]);

@@ -55,16 +55,18 @@ struct Receiver {
 
 impl Receiver {
     fn start() -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+        let address = listener.local_addr().expect("the bound address");
         let spans = Arc::new(Mutex::new(Vec::new()));
         let posts = Arc::new(Mutex::new(0));
         let (kept, counted) = (spans.clone(), posts.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 if let Some(body) = read_post(stream) {
-                    *counted.lock().unwrap() += 1;
-                    kept.lock().unwrap().extend(spans_of(&body));
+                    *counted.lock().expect("the receiver's lock is not poisoned") += 1;
+                    kept.lock()
+                        .expect("the receiver's lock is not poisoned")
+                        .extend(spans_of(&body));
                 }
             }
         });
@@ -80,11 +82,17 @@ impl Receiver {
     }
 
     fn spans(&self) -> Vec<ReceivedSpan> {
-        self.spans.lock().unwrap().clone()
+        self.spans
+            .lock()
+            .expect("the receiver's lock is not poisoned")
+            .clone()
     }
 
     fn posts(&self) -> usize {
-        *self.posts.lock().unwrap()
+        *self
+            .posts
+            .lock()
+            .expect("the receiver's lock is not poisoned")
     }
 
     /// The spans once `done` holds for them; panics after [`SPANS_WAIT`].
@@ -208,7 +216,7 @@ fn traced_options(receiver: &Receiver, service: &str) -> Options {
 fn add_documents(server: &Server, documents: Value) {
     let response = server.send("POST", "/indexes/movies/documents", Some(&documents));
     assert_eq!(response.status, 202, "{}", response.text());
-    let task = server.wait_task(response.json()["taskUid"].as_u64().unwrap());
+    let task = server.wait_task(response.json()["taskUid"].as_u64().expect("a task uid"));
     assert_eq!(task["status"], "succeeded", "{task}");
 }
 
@@ -260,7 +268,13 @@ fn a_networked_search_is_one_trace_across_both_instances() {
     let (a, _b) = traced_pair(&receiver);
     let response = traced_search(&a, &json!({"q": "carol", "useNetwork": true}));
     assert_eq!(response.status, 200, "{}", response.text());
-    assert_eq!(response.json()["hits"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        response.json()["hits"]
+            .as_array()
+            .expect("an array of hits")
+            .len(),
+        3
+    );
 
     let spans = receiver.wait_for(|spans| {
         in_trace(spans, "trace-b", 2).len() == 1

@@ -172,7 +172,10 @@ mod tests {
     const SECOND: u64 = 1_000_000_000;
 
     fn limit(rate: &str, burst: u64) -> RateLimit {
-        RateLimit::new(RequestsPerSecond::parse(rate).unwrap(), Burst::new(burst))
+        RateLimit::new(
+            RequestsPerSecond::parse(rate).expect("a rate in range"),
+            Burst::new(burst),
+        )
     }
 
     fn at(nanoseconds: u64) -> Moment {
@@ -216,7 +219,7 @@ mod tests {
             api_key: Some(limit("1", 1)),
             tenant_token: Some(limit("1", 1)),
         };
-        let limiter = RateLimiter::for_core(&limits, 1).unwrap();
+        let limiter = RateLimiter::for_core(&limits, 1).expect("limits are configured");
         for _ in 0..10 {
             assert_eq!(
                 limiter.charge_at(&AuthContext::full_access(), None, at(0)),
@@ -232,7 +235,7 @@ mod tests {
             api_key: Some(limit("2", 2)),
             tenant_token: None,
         };
-        let limiter = RateLimiter::for_core(&limits, 1).unwrap();
+        let limiter = RateLimiter::for_core(&limits, 1).expect("limits are configured");
         assert_eq!(limiter.charge_at(&key(1), None, at(0)), Ok(()));
         assert_eq!(limiter.charge_at(&key(1), None, at(0)), Ok(()));
         let refusal = limiter.charge_at(&key(1), None, at(0)).unwrap_err();
@@ -258,7 +261,7 @@ mod tests {
             api_key: Some(limit("1", 1)),
             tenant_token: Some(limit("1", 1)),
         };
-        let limiter = RateLimiter::for_core(&limits, 1).unwrap();
+        let limiter = RateLimiter::for_core(&limits, 1).expect("limits are configured");
         let first = Some(b"Bearer first.token.x".as_slice());
         let second = Some(b"Bearer second.token.x".as_slice());
         assert_eq!(limiter.charge_at(&tenant(1), first, at(0)), Ok(()));

@@ -17,17 +17,18 @@ use crate::tasks::queue::TaskQueue;
 /// A queue in a fresh directory (kept alive by the returned guard) with `count` additions
 /// to `movies` registered.
 fn queue_with(count: u32) -> (tempfile::TempDir, TaskQueue) {
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("a temporary directory");
     let options = Options {
         sync_mode: SyncMode::None,
         initial_size_bytes: 1 << 16,
         ..Options::default()
     };
-    let queue = TaskQueue::open(&directory.path().join("tasks.store"), options).unwrap();
+    let queue =
+        TaskQueue::open(&directory.path().join("tasks.store"), options).expect("the queue opens");
     for uid in 0..count {
         queue
             .register(addition("movies", 1), None, at(i64::from(uid)))
-            .unwrap();
+            .expect("the task is registered");
     }
     (directory, queue)
 }
@@ -62,10 +63,17 @@ fn the_status_moves_forward_only() {
 #[should_panic(expected = "cannot go from succeeded to enqueued")]
 fn a_finished_task_never_goes_back_to_the_queue() {
     let (_directory, queue) = queue_with(1);
-    let (mut batch, mut tasks) = queue.start_batch(&[0], None, String::new(), at(1)).unwrap();
+    let (mut batch, mut tasks) = queue
+        .start_batch(&[0], None, String::new(), at(1))
+        .expect("the batch starts");
     tasks[0].status = Status::Succeeded;
-    queue.finish_batch(&mut batch, &mut tasks, at(2)).unwrap();
-    let mut finished = queue.get_task(0).unwrap().unwrap();
+    queue
+        .finish_batch(&mut batch, &mut tasks, at(2))
+        .expect("the batch finishes");
+    let mut finished = queue
+        .get_task(0)
+        .expect("the queue reads")
+        .expect("task 0 exists");
     finished.status = Status::Enqueued;
     let _ = queue.update_tasks(&[finished]);
 }
@@ -74,9 +82,13 @@ fn a_finished_task_never_goes_back_to_the_queue() {
 #[should_panic(expected = "cannot join batch 1: it does not wait for one")]
 fn a_batch_never_starts_a_finished_task_again() {
     let (_directory, queue) = queue_with(1);
-    let (mut batch, mut tasks) = queue.start_batch(&[0], None, String::new(), at(1)).unwrap();
+    let (mut batch, mut tasks) = queue
+        .start_batch(&[0], None, String::new(), at(1))
+        .expect("the batch starts");
     tasks[0].status = Status::Succeeded;
-    queue.finish_batch(&mut batch, &mut tasks, at(2)).unwrap();
+    queue
+        .finish_batch(&mut batch, &mut tasks, at(2))
+        .expect("the batch finishes");
     let _ = queue.start_batch(&[0], None, String::new(), at(3));
 }
 
@@ -93,7 +105,7 @@ fn a_batch_never_ends_with_a_task_processing() {
     let (_directory, queue) = queue_with(2);
     let (mut batch, tasks) = queue
         .start_batch(&[0, 1], None, String::new(), at(1))
-        .unwrap();
+        .expect("the batch starts");
     let mut first = vec![tasks[0].clone()];
     first[0].status = Status::Succeeded;
     let _ = queue.finish_batch(&mut batch, &mut first, at(2));
@@ -103,9 +115,13 @@ fn a_batch_never_ends_with_a_task_processing() {
 #[should_panic(expected = "batch 0 is finished: its uid cannot start the batch")]
 fn a_finished_batch_uid_is_never_given_again() {
     let (_directory, queue) = queue_with(2);
-    let (mut batch, mut tasks) = queue.start_batch(&[0], None, String::new(), at(1)).unwrap();
+    let (mut batch, mut tasks) = queue
+        .start_batch(&[0], None, String::new(), at(1))
+        .expect("the batch starts");
     tasks[0].status = Status::Succeeded;
-    queue.finish_batch(&mut batch, &mut tasks, at(2)).unwrap();
+    queue
+        .finish_batch(&mut batch, &mut tasks, at(2))
+        .expect("the batch finishes");
     let _ = queue.start_batch(&[1], Some(0), String::new(), at(3));
 }
 
