@@ -97,9 +97,12 @@ pub async fn call_remote(
     crate::traces::client_call(
         "remote call",
         |span| {
-            span.set_name(format!("{} {path}", write.method.as_str()));
-            span.set_attribute("http.request.method", write.method.as_str().to_owned());
-            span.set_attribute("server.address", remote.url.clone());
+            super::remote_call::describe_remote_span(
+                span,
+                write.method.as_str(),
+                &remote.url,
+                path,
+            );
         },
         call_remote_untraced(client, remote, write, extra_headers, attempts_max),
     )

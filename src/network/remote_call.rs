@@ -108,14 +108,26 @@ async fn remote_read(
 ) -> Result<Value, ResponseError> {
     crate::traces::client_call(
         "remote read",
-        |span| {
-            span.set_name(format!("POST {path}"));
-            span.set_attribute("http.request.method", "POST");
-            span.set_attribute("url.full", format!("{}{path}", remote.url));
-        },
+        |span| describe_remote_span(span, "POST", &remote.url, path),
         read_with_retries(client, remote, path, body, before_change),
     )
     .await
+}
+
+/// Names and describes the client span of a call to a remote, read or forwarded write alike:
+/// `METHOD path`, the method and the full URL.
+pub fn describe_remote_span(
+    span: &mut crate::traces::Span,
+    method: &str,
+    remote_url: &str,
+    path: &str,
+) {
+    span.set_name(format!("{method} {path}"));
+    span.set_attribute("http.request.method", method.to_owned());
+    span.set_attribute(
+        "url.full",
+        format!("{}{path}", remote_url.trim_end_matches('/')),
+    );
 }
 
 /// Sends `body` to `remote`'s `path`, retried by the module's rules.

@@ -9,7 +9,6 @@
 #![allow(clippy::too_many_lines)]
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
@@ -17,7 +16,9 @@ use coresearch::auth::tenant_token::sign_tenant_token;
 use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
 
-use crate::common::{HttpResponse, MASTER_KEY, Options, Server, json_request, request};
+use crate::common::{
+    HttpResponse, MASTER_KEY, Options, Server, failed_start, json_request, request,
+};
 
 /// A rate so slow that no token comes back while a test runs (one per 100 s).
 const NO_REFILL_RATE: &str = "0.01";
@@ -317,30 +318,6 @@ fn the_configuration_file_sets_the_limits_and_no_flag_means_no_limit() {
         assert_eq!(list_indexes(&unlimited, &key).status, 200);
     }
     assert_eq!(rate_limit_figures(&unlimited, "api_key"), (0.0, 0.0));
-}
-
-/// The exit status and standard error of a start with `arguments` and `environment`, which
-/// must fail before serving.
-fn failed_start(arguments: &[&str], environment: &[(&str, &str)]) -> (i32, String) {
-    let scratch = tempfile::tempdir().expect("a temporary directory");
-    let output = Command::new(env!("CARGO_BIN_EXE_coresearch"))
-        .arg("--db-path")
-        .arg(scratch.path().join("data.ms"))
-        .arg("--http-addr")
-        .arg("127.0.0.1:0")
-        .arg("--cores")
-        .arg("1")
-        .args(arguments)
-        .current_dir(scratch.path())
-        .env_remove("MEILI_MASTER_KEY")
-        .envs(environment.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("the server runs");
-    let code = output.status.code().expect("the process exits by itself");
-    (code, String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
 #[test]

@@ -171,16 +171,8 @@ fn health_is_503_while_draining_and_the_other_routes_still_answer() {
 
 #[test]
 fn a_drain_delay_out_of_range_is_refused_at_start() {
-    let scratch = tempfile::tempdir().expect("tempdir succeeds");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_coresearch"))
-        .args(["--shutdown-drain-delay-seconds", "301", "--db-path"])
-        .arg(scratch.path().join("data.ms"))
-        .args(["--http-addr", "127.0.0.1:0"])
-        .env_remove("MEILI_MASTER_KEY")
-        .output()
-        .expect("output succeeds");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (code, stderr) = common::failed_start(&["--shutdown-drain-delay-seconds", "301"], &[]);
+    assert_ne!(code, 0, "{stderr}");
     assert!(
         stderr.contains("--shutdown-drain-delay-seconds") && stderr.contains("301"),
         "{stderr}"

@@ -553,3 +553,27 @@ pub fn request(method: &str, path: &str, key: Option<&str>) -> String {
         .unwrap_or_default();
     format!("{method} {path} HTTP/1.1\r\nHost: t\r\n{authorization}\r\n")
 }
+
+/// The exit status and standard error of a start with `arguments` and `environment`, which
+/// must fail before serving.
+pub fn failed_start(arguments: &[&str], environment: &[(&str, &str)]) -> (i32, String) {
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let output = Command::new(env!("CARGO_BIN_EXE_coresearch"))
+        .arg("--db-path")
+        .arg(scratch.path().join("data.ms"))
+        .arg("--http-addr")
+        .arg("127.0.0.1:0")
+        .arg("--cores")
+        .arg("1")
+        .args(arguments)
+        .current_dir(scratch.path())
+        .env_remove("MEILI_MASTER_KEY")
+        .envs(environment.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the server runs");
+    let code = output.status.code().expect("the process exits by itself");
+    (code, String::from_utf8_lossy(&output.stderr).into_owned())
+}
